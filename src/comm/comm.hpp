@@ -1,0 +1,103 @@
+// Collectives over Kokkos views and scalars (MPI implementation), plus the agreement protocol that
+// turns an error on any rank into the same error on every rank, so nobody waits in a collective.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/kokkos_compat.hpp"
+
+namespace hpct {
+
+template <class T>
+MPI_Datatype mpi_type() {
+  if constexpr (std::is_same_v<T, float>) return MPI_FLOAT;
+  else if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
+  else if constexpr (std::is_same_v<T, int>) return MPI_INT;
+  else if constexpr (std::is_same_v<T, long long>) return MPI_LONG_LONG;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return MPI_INT64_T;
+  else if constexpr (std::is_same_v<T, std::uint64_t>) return MPI_UINT64_T;
+  else if constexpr (std::is_same_v<T, std::uint32_t>) return MPI_UINT32_T;
+  else if constexpr (std::is_same_v<T, char>) return MPI_CHAR;
+  else static_assert(sizeof(T) == 0, "no MPI datatype for this type");
+}
+
+class Comm {
+ public:
+  explicit Comm(MPI_Comm comm = MPI_COMM_WORLD);
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  MPI_Comm raw() const { return comm_; }
+
+  // In-place sum over ranks of a contiguous buffer. Views must be contiguous (LayoutRight/Left);
+  // device buffers need a GPU-aware MPI (the NCCL communicator replaces this on GPUs).
+  template <class T>
+  void allreduce_sum(T* data, std::size_t n) const {
+    if (size_ == 1 || n == 0) return;
+    MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), mpi_type<T>(), MPI_SUM, comm_);
+  }
+  template <class V>
+  void allreduce_sum(const V& view) const {
+    fence();  // kernels that produced the buffer must finish before MPI reads it
+    allreduce_sum(view.data(), view.span());
+  }
+  template <class T>
+  T sum(T v) const { return reduce_scalar(v, MPI_SUM); }
+  template <class T>
+  T max(T v) const { return reduce_scalar(v, MPI_MAX); }
+  template <class T>
+  T min(T v) const { return reduce_scalar(v, MPI_MIN); }
+
+  template <class T>
+  void broadcast(T* data, std::size_t n, int root = 0) const {
+    if (size_ > 1 && n > 0) MPI_Bcast(data, static_cast<int>(n), mpi_type<T>(), root, comm_);
+  }
+  void broadcast(std::string& s, int root = 0) const;
+  template <class T>
+  std::vector<T> allgather(T v) const {
+    std::vector<T> out(static_cast<std::size_t>(size_));
+    MPI_Allgather(&v, 1, mpi_type<T>(), out.data(), 1, mpi_type<T>(), comm_);
+    return out;
+  }
+  void barrier() const { MPI_Barrier(comm_); }
+
+  // Every rank calls this with its own outcome (empty = fine). If any rank failed, every rank
+  // throws the same Error: the lowest failing rank's message (prefixed with its rank when not all
+  // ranks failed) and the most severe exit code.
+  void agree(const std::string& local_error, ExitCode code = ExitCode::failure) const;
+
+  // Runs f on every rank and agrees on its outcome (see agree). f must not itself call collectives
+  // that other ranks could skip by throwing.
+  template <class F>
+  void run_agreed(F&& f) const {
+    std::string err;
+    ExitCode code = ExitCode::ok;
+    try {
+      f();
+    } catch (const Error& e) {
+      err = e.what();
+      code = e.code();
+    } catch (const std::exception& e) {
+      err = e.what();
+      code = ExitCode::failure;
+    }
+    agree(err, code);
+  }
+
+ private:
+  template <class T>
+  T reduce_scalar(T v, MPI_Op op) const {
+    T out = v;
+    if (size_ > 1) MPI_Allreduce(&v, &out, 1, mpi_type<T>(), op, comm_);
+    return out;
+  }
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace hpct

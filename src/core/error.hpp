@@ -1,0 +1,48 @@
+// One exception type for everything a user can get wrong or a run can hit, carrying where it
+// happened (file, line, key) and the process exit code the driver should use.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace hpct {
+
+// Documented in README.md ("Exit codes"); job scripts rely on these values.
+enum class ExitCode : int {
+  ok = 0,
+  failure = 1,    // internal error, failed write, NaN policy stop
+  bad_input = 2,  // deck, command line or data file problem: fix the input and resubmit
+};
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message, ExitCode code = ExitCode::failure)
+      : std::runtime_error(message), code_(code) {}
+  ExitCode code() const { return code_; }
+  // True when every rank holds this same error (raised through Comm::agree): the ranks can then
+  // exit together; otherwise the driver aborts the job so no rank waits in a collective.
+  bool collective() const { return collective_; }
+  Error& mark_collective() {
+    collective_ = true;
+    return *this;
+  }
+
+ private:
+  ExitCode code_;
+  bool collective_ = false;
+};
+
+// "file:line: key: message", the form every input error takes so users can jump to the spot.
+inline std::string where(const std::string& file, int line, const std::string& key) {
+  std::string s = file;
+  if (line > 0) s += ":" + std::to_string(line);
+  if (!key.empty()) s += (s.empty() ? "" : ": ") + key;
+  return s;
+}
+
+[[noreturn]] inline void input_error(const std::string& file, int line, const std::string& key,
+                                     const std::string& message) {
+  throw Error(where(file, line, key) + ": " + message, ExitCode::bad_input);
+}
+
+}  // namespace hpct

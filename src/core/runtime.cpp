@@ -1,0 +1,118 @@
+#include "core/runtime.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/kokkos_compat.hpp"
+#include "core/log.hpp"
+#include "hpctrain/version.hpp"
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
+namespace hpct {
+
+Topology query_topology(MPI_Comm comm) {
+  Topology t;
+  MPI_Comm_rank(comm, &t.rank);
+  MPI_Comm_size(comm, &t.size);
+  MPI_Comm local;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, t.rank, MPI_INFO_NULL, &local);
+  MPI_Comm_rank(local, &t.local_rank);
+  MPI_Comm_size(local, &t.local_size);
+  MPI_Comm_free(&local);
+  int leader = t.local_rank == 0 ? 1 : 0;
+  MPI_Allreduce(&leader, &t.nodes, 1, MPI_INT, MPI_SUM, comm);
+  MPI_Allreduce(&t.local_size, &t.max_ranks_per_node, 1, MPI_INT, MPI_MAX, comm);
+  return t;
+}
+
+int affinity_core_count() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return -1;
+  return CPU_COUNT(&set);
+}
+
+Runtime::Runtime(int& argc, char**& argv) {
+  int provided = 0;
+  // FUNNELED: only the main thread calls MPI (a later prefetch thread does file I/O, not MPI).
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  topo_ = query_topology(MPI_COMM_WORLD);
+  Log::set_rank(topo_.rank);
+
+  std::vector<char*> args(argv, argv + argc);
+  std::string device_arg;
+#if defined(KOKKOS_ENABLE_CUDA)
+  bool has_device_arg = false;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--kokkos-device", 0) == 0) has_device_arg = true;
+  if (!has_device_arg) {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
+      device_arg = "--kokkos-device-id=" + std::to_string(topo_.local_rank % devices);
+      args.push_back(device_arg.data());
+    }
+  }
+#endif
+  // Kokkos warns when OpenMP binding is unset; spreading threads over the rank's cores is right
+  // for our kernels, and a user setting wins.
+  setenv("OMP_PROC_BIND", "spread", 0);
+  setenv("OMP_PLACES", "threads", 0);
+  int kargc = static_cast<int>(args.size());
+  args.push_back(nullptr);
+  char** kargv = args.data();
+  Kokkos::initialize(kargc, kargv);
+}
+
+Runtime::~Runtime() {
+  Kokkos::finalize();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+std::string execution_space_description() {
+  std::string s = std::string(ExecSpace::name());
+  s += strf(" (concurrency %d)", static_cast<int>(ExecSpace().concurrency()));
+#if defined(KOKKOS_ENABLE_CUDA)
+  int dev = 0;
+  cudaDeviceProp prop;
+  if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
+    s += strf(", device %d: %s, %.1f GiB", dev, prop.name,
+              static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
+#endif
+  return s;
+}
+
+std::string Runtime::affinity_warning() const {
+  const int cores = affinity_core_count();
+  const int threads = static_cast<int>(HostExecSpace().concurrency());
+  if (cores > 0 && cores < threads)
+    return strf(
+        "warning: rank %d runs %d host threads on %d core(s) of its affinity mask; bind with "
+        "`mpirun --map-by slot:PE=%d` or `srun --cpus-per-task=%d`",
+        topo_.rank, threads, cores, threads, threads);
+  return {};
+}
+
+std::string Runtime::banner() const {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  std::string b;
+  b += strf("hpctrain %s (git %s)\n", kVersion, kGitHash);
+  b += strf("  Kokkos %s, execution space %s\n", kokkos_version_string().c_str(),
+            execution_space_description().c_str());
+  b += strf("  host threads %d, cores in rank 0's affinity mask %d, host %s\n",
+            static_cast<int>(HostExecSpace().concurrency()), affinity_core_count(), host);
+  b += strf("  MPI ranks %d on %d node(s), up to %d rank(s) per node", topo_.size, topo_.nodes,
+            topo_.max_ranks_per_node);
+  return b;
+}
+
+}  // namespace hpct

@@ -1,0 +1,220 @@
+#include "deck/deck.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace hpct::deck {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+bool parse_integer(const std::string& s, long long& out) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  out = std::strtoll(s.c_str(), &end, 10);
+  return errno == 0 && end && *end == '\0';
+}
+
+bool parse_real(const std::string& s, double& out) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return errno == 0 && end && *end == '\0' && std::isfinite(out);
+}
+
+bool parse_boolean(const std::string& s, bool& out) {
+  if (s == "true" || s == "yes" || s == "on" || s == "1") return out = true, true;
+  if (s == "false" || s == "no" || s == "off" || s == "0") return out = false, true;
+  return false;
+}
+
+std::string range_text(const KeySpec& k) {
+  std::ostringstream s;
+  s << "[" << k.min << ", " << k.max << "]";
+  return s.str();
+}
+
+// Checks one value against its spec; returns an error message or "".
+std::string check_value(const KeySpec& k, const std::string& v) {
+  switch (k.type) {
+    case KeyType::Int: {
+      long long x;
+      if (!parse_integer(v, x)) return "expected an integer, got '" + v + "'";
+      if (x < k.min || x > k.max) return "value " + v + " is out of range " + range_text(k);
+      return {};
+    }
+    case KeyType::Real: {
+      double x;
+      if (!parse_real(v, x)) return "expected a real number, got '" + v + "'";
+      if (x < k.min || x > k.max) return "value " + v + " is out of range " + range_text(k);
+      return {};
+    }
+    case KeyType::Bool: {
+      bool b;
+      if (!parse_boolean(v, b)) return "expected true or false, got '" + v + "'";
+      return {};
+    }
+    case KeyType::String:
+      if (v.empty()) return "expected a value";
+      return {};
+    case KeyType::Choice: {
+      for (const auto& c : k.choices)
+        if (c == v) return {};
+      std::string all;
+      for (const auto& c : k.choices) all += (all.empty() ? "" : ", ") + c;
+      return "'" + v + "' is not one of: " + all;
+    }
+    case KeyType::IntList: {
+      const auto items = split_list(v);
+      if (items.empty()) return "expected a list of integers";
+      for (const auto& item : items) {
+        long long x;
+        if (!parse_integer(item, x)) return "expected a list of integers, got '" + item + "'";
+        if (x < k.min || x > k.max) return "value " + item + " is out of range " + range_text(k);
+      }
+      return {};
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> split_list(const std::string& value) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : value) {
+    if (c == ',' || c == ' ' || c == '\t') {
+      if (!cur.empty()) out.push_back(cur), cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+Deck Deck::parse(const std::string& text, const std::string& filename, const Schema& schema,
+                 const std::vector<std::string>& overrides) {
+  Deck d;
+  d.schema_ = &schema;
+  d.filename_ = filename;
+
+  auto set = [&](const std::string& key, const std::string& value, const std::string& file,
+                 int line, bool allow_replace) {
+    const KeySpec* spec = schema.find(key);
+    if (!spec) {
+      const std::string guess = schema.suggest(key);
+      input_error(file, line, key,
+                  "unknown key" + (guess.empty() ? std::string() : " (did you mean " + guess + "?)"));
+    }
+    auto it = d.entries_.find(key);
+    if (it != d.entries_.end() && !allow_replace)
+      input_error(file, line, key,
+                  "duplicate key (first set at " + where(it->second.file, it->second.line, "") + ")");
+    const std::string err = check_value(*spec, value);
+    if (!err.empty()) input_error(file, line, key, err);
+    d.entries_[key] = Entry{value, file, line};
+  };
+
+  std::istringstream in(text);
+  std::string raw;
+  int line_no = 0;
+  while (std::getline(in, raw)) {
+    ++line_no;
+    const auto hash = raw.find('#');
+    const std::string line = trim(hash == std::string::npos ? raw : raw.substr(0, hash));
+    if (line.empty()) continue;
+    const auto sep = line.find_first_of(" \t=");
+    const std::string key = line.substr(0, sep);
+    std::string value = sep == std::string::npos ? std::string() : trim(line.substr(sep + 1));
+    if (!value.empty() && value[0] == '=') value = trim(value.substr(1));  // `key = value` too
+    if (value.empty()) input_error(filename, line_no, key, "missing value");
+    set(key, value, filename, line_no, false);
+  }
+
+  int arg_no = 0;
+  for (const auto& o : overrides) {
+    ++arg_no;
+    const auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0)
+      input_error("--set", arg_no, o, "expected key=value");
+    set(trim(o.substr(0, eq)), trim(o.substr(eq + 1)), "--set", arg_no, true);
+  }
+
+  for (const auto& k : schema.keys()) {
+    if (d.entries_.count(k.name)) continue;
+    if (k.required) input_error(filename, 0, k.name, "required key is missing");
+    d.entries_[k.name] = Entry{k.default_value, "default", 0};
+  }
+  return d;
+}
+
+const Entry& Deck::entry(const std::string& key) const {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) throw Error("internal: deck key '" + key + "' is not declared");
+  return it->second;
+}
+
+bool Deck::is_set(const std::string& key) const { return entry(key).file != "default"; }
+
+void Deck::fail(const std::string& key, const std::string& message) const {
+  const Entry& e = entry(key);
+  if (e.file == "default")
+    input_error(filename_, 0, key, message + " (default value " + e.value + ")");
+  input_error(e.file, e.line, key, message);
+}
+
+long long Deck::get_int(const std::string& key) const {
+  long long x = 0;
+  parse_integer(entry(key).value, x);
+  return x;
+}
+
+double Deck::get_real(const std::string& key) const {
+  double x = 0;
+  parse_real(entry(key).value, x);
+  return x;
+}
+
+bool Deck::get_bool(const std::string& key) const {
+  bool b = false;
+  parse_boolean(entry(key).value, b);
+  return b;
+}
+
+const std::string& Deck::get_string(const std::string& key) const { return entry(key).value; }
+
+std::vector<long long> Deck::get_int_list(const std::string& key) const {
+  std::vector<long long> out;
+  for (const auto& item : split_list(entry(key).value)) {
+    long long x = 0;
+    parse_integer(item, x);
+    out.push_back(x);
+  }
+  return out;
+}
+
+std::string Deck::resolved() const {
+  std::ostringstream out;
+  for (const auto& k : schema_->keys()) {
+    const Entry& e = entry(k.name);
+    out << k.name << " " << e.value;
+    out << "   # " << (e.file == "default" ? "default" : where(e.file, e.line, "")) << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace hpct::deck

@@ -1,0 +1,53 @@
+// A parsed, validated input deck: `key value` lines plus --set overrides, checked against a Schema.
+// Every error names file:line:key. Values are typed on access; the resolved deck (every key with
+// its value and where it came from) is echoed in the log and stored with models and checkpoints.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "deck/schema.hpp"
+
+namespace hpct::deck {
+
+struct Entry {
+  std::string value;
+  std::string file;  // deck file name, "--set" for overrides, "default" for defaults
+  int line = 0;      // line in the file, or the position of the --set argument
+};
+
+class Deck {
+ public:
+  // Parses `text` (the content of `filename`) and then `overrides` ("key=value" strings), checking
+  // every value against the schema. Throws hpct::Error (bad_input) naming file:line:key.
+  static Deck parse(const std::string& text, const std::string& filename, const Schema& schema,
+                    const std::vector<std::string>& overrides = {});
+
+  long long get_int(const std::string& key) const;
+  double get_real(const std::string& key) const;
+  bool get_bool(const std::string& key) const;
+  const std::string& get_string(const std::string& key) const;
+  std::vector<long long> get_int_list(const std::string& key) const;
+  // True when the deck or the command line set the key (not just its default).
+  bool is_set(const std::string& key) const;
+  const Entry& entry(const std::string& key) const;
+
+  // Throws a bad_input error at the key's place (for checks that involve several keys or the
+  // outside world, e.g. "nodes 2 but the job has 1 node").
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+
+  // "key value   # origin" for every key, in schema order.
+  std::string resolved() const;
+  const std::string& filename() const { return filename_; }
+
+ private:
+  const Schema* schema_ = nullptr;
+  std::string filename_;
+  std::map<std::string, Entry> entries_;
+};
+
+// Splits a list value on commas and/or whitespace.
+std::vector<std::string> split_list(const std::string& value);
+
+}  // namespace hpct::deck

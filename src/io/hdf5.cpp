@@ -1,0 +1,305 @@
+#include "io/hdf5.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace hpct::h5 {
+
+namespace {
+
+// HDF5 prints its own error stack by default; we report errors ourselves.
+struct SilenceHdf5 {
+  SilenceHdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+};
+const SilenceHdf5 silence_once;
+
+template <class T>
+hid_t native_type() {
+  if constexpr (std::is_same_v<T, float>) return H5T_NATIVE_FLOAT;
+  else if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
+  else if constexpr (std::is_same_v<T, int>) return H5T_NATIVE_INT;
+  else if constexpr (std::is_same_v<T, long long>) return H5T_NATIVE_LLONG;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return H5T_NATIVE_INT64;
+  else if constexpr (std::is_same_v<T, std::uint64_t>) return H5T_NATIVE_UINT64;
+  else if constexpr (std::is_same_v<T, std::uint8_t>) return H5T_NATIVE_UINT8;
+  else if constexpr (std::is_same_v<T, std::int32_t>) return H5T_NATIVE_INT32;
+  else static_assert(sizeof(T) == 0, "unsupported HDF5 element type");
+}
+
+[[noreturn]] void fail(const File& f, const std::string& what) {
+  throw Error(f.path() + ": " + what, ExitCode::bad_input);
+}
+
+Handle open_dataset(const File& f, const std::string& name) {
+  if (!exists(f, name)) fail(f, "dataset '" + name + "' not found");
+  hid_t d = H5Dopen2(f.id(), name.c_str(), H5P_DEFAULT);
+  if (d < 0) fail(f, "cannot open dataset '" + name + "'");
+  return Handle(d, H5Dclose);
+}
+
+Handle open_object(const File& f, const std::string& object) {
+  hid_t o = H5Oopen(f.id(), object.c_str(), H5P_DEFAULT);
+  if (o < 0) fail(f, "object '" + object + "' not found");
+  return Handle(o, H5Oclose);
+}
+
+Handle link_creation_with_parents() {
+  hid_t p = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(p, 1);
+  return Handle(p, H5Pclose);
+}
+
+}  // namespace
+
+Handle& Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    reset();
+    id_ = o.id_, close_ = o.close_;
+    o.id_ = -1;
+  }
+  return *this;
+}
+
+void Handle::reset() {
+  if (id_ >= 0 && close_) close_(id_);
+  id_ = -1;
+}
+
+File File::open_read(const std::string& path) {
+  File f;
+  f.path_ = path;
+  if (H5Fis_accessible(path.c_str(), H5P_DEFAULT) <= 0)
+    throw Error(path + ": cannot open (missing, unreadable or not an HDF5 file)", ExitCode::bad_input);
+  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0) throw Error(path + ": cannot open HDF5 file", ExitCode::bad_input);
+  f.handle_ = Handle(id, H5Fclose);
+  return f;
+}
+
+File File::create(const std::string& path) {
+  File f;
+  f.path_ = path;
+  hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (id < 0) throw Error(path + ": cannot create HDF5 file (directory missing or not writable?)");
+  f.handle_ = Handle(id, H5Fclose);
+  return f;
+}
+
+void File::flush() const {
+  if (H5Fflush(id(), H5F_SCOPE_GLOBAL) < 0) throw Error(path_ + ": flush failed");
+}
+
+bool exists(const File& f, const std::string& name) {
+  // Check each path component, as H5Lexists requires the parents to exist.
+  std::string path;
+  std::size_t pos = 0;
+  while (pos != std::string::npos) {
+    const auto next = name.find('/', pos + 1);
+    path = name.substr(0, next);
+    if (!path.empty() && path != "/" && H5Lexists(f.id(), path.c_str(), H5P_DEFAULT) <= 0)
+      return false;
+    pos = next;
+  }
+  return true;
+}
+
+DatasetInfo info(const File& f, const std::string& name) {
+  Handle d = open_dataset(f, name);
+  Handle space(H5Dget_space(d.id()), H5Sclose);
+  Handle type(H5Dget_type(d.id()), H5Tclose);
+  DatasetInfo out;
+  const int rank = H5Sget_simple_extent_ndims(space.id());
+  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
+  if (rank > 0) H5Sget_simple_extent_dims(space.id(), dims.data(), nullptr);
+  out.dims.assign(dims.begin(), dims.end());
+  const H5T_class_t cls = H5Tget_class(type.id());
+  out.is_float = cls == H5T_FLOAT;
+  out.is_integer = cls == H5T_INTEGER;
+  out.type_size = H5Tget_size(type.id());
+  return out;
+}
+
+template <class T>
+void read_rows(const File& f, const std::string& name, const std::vector<std::uint64_t>& rows,
+               std::uint64_t cols, T* out) {
+  if (rows.empty()) return;
+  Handle d = open_dataset(f, name);
+  Handle fspace(H5Dget_space(d.id()), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(fspace.id());
+  H5Sselect_none(fspace.id());
+  std::size_t i = 0;
+  while (i < rows.size()) {
+    std::size_t j = i + 1;
+    while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
+    hsize_t start[2] = {rows[i], 0};
+    hsize_t count[2] = {j - i, cols};
+    if (H5Sselect_hyperslab(fspace.id(), H5S_SELECT_OR, start, nullptr, count, nullptr) < 0)
+      fail(f, "dataset '" + name + "': bad row selection");
+    i = j;
+  }
+  hsize_t mdims[2] = {rows.size(), cols};
+  Handle mspace(H5Screate_simple(rank, mdims, nullptr), H5Sclose);
+  if (H5Dread(d.id(), native_type<T>(), mspace.id(), fspace.id(), H5P_DEFAULT, out) < 0)
+    fail(f, "dataset '" + name + "': read failed");
+}
+
+template <class T>
+void read_row_range(const File& f, const std::string& name, std::uint64_t first, std::uint64_t count,
+                    std::uint64_t cols, T* out) {
+  if (count == 0) return;
+  Handle d = open_dataset(f, name);
+  Handle fspace(H5Dget_space(d.id()), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(fspace.id());
+  hsize_t start[2] = {first, 0};
+  hsize_t cnt[2] = {count, cols};
+  if (H5Sselect_hyperslab(fspace.id(), H5S_SELECT_SET, start, nullptr, cnt, nullptr) < 0)
+    fail(f, "dataset '" + name + "': bad row range");
+  Handle mspace(H5Screate_simple(rank, cnt, nullptr), H5Sclose);
+  if (H5Dread(d.id(), native_type<T>(), mspace.id(), fspace.id(), H5P_DEFAULT, out) < 0)
+    fail(f, "dataset '" + name + "': read failed");
+}
+
+template <class T>
+std::vector<T> read_all(const File& f, const std::string& name) {
+  const DatasetInfo di = info(f, name);
+  std::uint64_t n = 1;
+  for (auto x : di.dims) n *= x;
+  std::vector<T> out(n);
+  Handle d = open_dataset(f, name);
+  if (n > 0 && H5Dread(d.id(), native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    fail(f, "dataset '" + name + "': read failed");
+  return out;
+}
+
+template <class T>
+void write(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims,
+           const T* data) {
+  std::vector<hsize_t> hd(dims.begin(), dims.end());
+  Handle space(H5Screate_simple(static_cast<int>(hd.size()), hd.data(), nullptr), H5Sclose);
+  Handle lcpl = link_creation_with_parents();
+  hid_t d = H5Dcreate2(f.id(), name.c_str(), native_type<T>(), space.id(), lcpl.id(), H5P_DEFAULT,
+                       H5P_DEFAULT);
+  if (d < 0) throw Error(f.path() + ": cannot create dataset '" + name + "'");
+  Handle dh(d, H5Dclose);
+  if (H5Dwrite(d, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    throw Error(f.path() + ": writing dataset '" + name + "' failed (disk full?)");
+}
+
+namespace {
+void write_attr_raw(const File& f, const std::string& object, const std::string& key, hid_t type,
+                    const void* value) {
+  Handle o = open_object(f, object);
+  if (H5Aexists(o.id(), key.c_str()) > 0) H5Adelete(o.id(), key.c_str());
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  hid_t a = H5Acreate2(o.id(), key.c_str(), type, space.id(), H5P_DEFAULT, H5P_DEFAULT);
+  if (a < 0) throw Error(f.path() + ": cannot create attribute '" + key + "' on " + object);
+  Handle ah(a, H5Aclose);
+  if (H5Awrite(a, type, value) < 0) throw Error(f.path() + ": writing attribute '" + key + "' failed");
+}
+
+Handle open_attr(const File& f, const std::string& object, const std::string& key, Handle& o) {
+  o = open_object(f, object);
+  hid_t a = H5Aopen(o.id(), key.c_str(), H5P_DEFAULT);
+  if (a < 0) fail(f, "attribute '" + key + "' not found on " + object);
+  return Handle(a, H5Aclose);
+}
+}  // namespace
+
+void write_attr(const File& f, const std::string& object, const std::string& key,
+                const std::string& value) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.id(), std::max<std::size_t>(value.size(), 1));
+  H5Tset_strpad(type.id(), H5T_STR_NULLPAD);
+  std::string padded = value.empty() ? std::string(1, '\0') : value;
+  write_attr_raw(f, object, key, type.id(), padded.data());
+}
+
+void write_attr(const File& f, const std::string& object, const std::string& key, double value) {
+  write_attr_raw(f, object, key, H5T_NATIVE_DOUBLE, &value);
+}
+
+void write_attr(const File& f, const std::string& object, const std::string& key, long long value) {
+  write_attr_raw(f, object, key, H5T_NATIVE_LLONG, &value);
+}
+
+bool has_attr(const File& f, const std::string& object, const std::string& key) {
+  if (object != "/" && !exists(f, object)) return false;
+  return H5Aexists_by_name(f.id(), object.c_str(), key.c_str(), H5P_DEFAULT) > 0;
+}
+
+std::string read_attr_string(const File& f, const std::string& object, const std::string& key) {
+  Handle o;
+  Handle a = open_attr(f, object, key, o);
+  Handle type(H5Aget_type(a.id()), H5Tclose);
+  if (H5Tget_class(type.id()) != H5T_STRING) fail(f, "attribute '" + key + "' is not a string");
+  if (H5Tis_variable_str(type.id()) > 0) {
+    char* s = nullptr;
+    Handle mt(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mt.id(), H5T_VARIABLE);
+    H5Aread(a.id(), mt.id(), &s);
+    std::string out = s ? s : "";
+    H5free_memory(s);
+    return out;
+  }
+  std::string buf(H5Tget_size(type.id()), '\0');
+  H5Aread(a.id(), type.id(), buf.data());
+  buf.resize(buf.find('\0') == std::string::npos ? buf.size() : buf.find('\0'));
+  return buf;
+}
+
+double read_attr_double(const File& f, const std::string& object, const std::string& key) {
+  Handle o;
+  Handle a = open_attr(f, object, key, o);
+  double v = 0;
+  H5Aread(a.id(), H5T_NATIVE_DOUBLE, &v);
+  return v;
+}
+
+long long read_attr_int(const File& f, const std::string& object, const std::string& key) {
+  Handle o;
+  Handle a = open_attr(f, object, key, o);
+  long long v = 0;
+  H5Aread(a.id(), H5T_NATIVE_LLONG, &v);
+  return v;
+}
+
+namespace {
+#if H5_VERSION_GE(1, 12, 0)
+using ObjectInfo = H5O_info2_t;
+#else
+using ObjectInfo = H5O_info_t;
+#endif
+herr_t collect(hid_t, const char* name, const ObjectInfo* info, void* data) {
+  if (info->type == H5O_TYPE_DATASET) static_cast<std::vector<std::string>*>(data)->push_back(name);
+  return 0;
+}
+}  // namespace
+
+std::vector<std::string> list_datasets(const File& f, const std::string& group) {
+  std::vector<std::string> out;
+  Handle g = open_object(f, group);
+#if H5_VERSION_GE(1, 12, 0)
+  H5Ovisit3(g.id(), H5_INDEX_NAME, H5_ITER_INC, collect, &out, H5O_INFO_BASIC);
+#else
+  H5Ovisit2(g.id(), H5_INDEX_NAME, H5_ITER_INC, collect, &out, H5O_INFO_BASIC);
+#endif
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+#define HPCT_H5_INSTANTIATE(T)                                                                   \
+  template void read_rows<T>(const File&, const std::string&, const std::vector<std::uint64_t>&, \
+                             std::uint64_t, T*);                                                 \
+  template void read_row_range<T>(const File&, const std::string&, std::uint64_t, std::uint64_t, \
+                                  std::uint64_t, T*);                                            \
+  template std::vector<T> read_all<T>(const File&, const std::string&);                          \
+  template void write<T>(const File&, const std::string&, const std::vector<std::uint64_t>&, const T*);
+HPCT_H5_INSTANTIATE(float)
+HPCT_H5_INSTANTIATE(double)
+HPCT_H5_INSTANTIATE(int)
+HPCT_H5_INSTANTIATE(long long)
+HPCT_H5_INSTANTIATE(std::uint8_t)
+#undef HPCT_H5_INSTANTIATE
+
+}  // namespace hpct::h5

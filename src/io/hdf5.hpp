@@ -1,0 +1,91 @@
+// HDF5 with RAII handles and typed reads/writes of row-major arrays. Every failure is an hpct::Error
+// naming the file and dataset. Files are opened per rank with the default (sec2) driver: reads are
+// independent, so a rank that fails cannot leave the others inside a collective HDF5 call.
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hpct::h5 {
+
+// Owns one hid_t and closes it with the matching H5*close function.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer close) : id_(id), close_(close) {}
+  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
+  Handle& operator=(Handle&& o) noexcept;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { reset(); }
+  void reset();
+  hid_t id() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = -1;
+  Closer close_ = nullptr;
+};
+
+class File {
+ public:
+  static File open_read(const std::string& path);
+  // Creates (truncates) a file for writing.
+  static File create(const std::string& path);
+  hid_t id() const { return handle_.id(); }
+  const std::string& path() const { return path_; }
+  void flush() const;
+
+ private:
+  Handle handle_;
+  std::string path_;
+};
+
+struct DatasetInfo {
+  std::vector<std::uint64_t> dims;
+  bool is_float = false;    // H5T_FLOAT
+  bool is_integer = false;  // H5T_INTEGER
+  std::size_t type_size = 0;
+};
+
+bool exists(const File& f, const std::string& name);
+// Throws "file: dataset 'name' not found" when missing.
+DatasetInfo info(const File& f, const std::string& name);
+
+// Reads the listed rows (ascending, unique) of a 2-D dataset [n, cols] into `out`
+// (rows.size() x cols, row-major), converting to T. Rows are read as runs of consecutive indices.
+template <class T>
+void read_rows(const File& f, const std::string& name, const std::vector<std::uint64_t>& rows,
+               std::uint64_t cols, T* out);
+// Reads a contiguous block of rows [first, first + count) of a 1-D or 2-D dataset.
+template <class T>
+void read_row_range(const File& f, const std::string& name, std::uint64_t first, std::uint64_t count,
+                    std::uint64_t cols, T* out);
+// Reads a whole dataset (any rank) into a flat vector.
+template <class T>
+std::vector<T> read_all(const File& f, const std::string& name);
+
+// Writes a dataset of the given shape from row-major data; intermediate groups are created.
+template <class T>
+void write(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims,
+           const T* data);
+
+// Attributes on an object (a group or dataset path, "/" for the file).
+void write_attr(const File& f, const std::string& object, const std::string& key,
+                const std::string& value);
+void write_attr(const File& f, const std::string& object, const std::string& key, double value);
+void write_attr(const File& f, const std::string& object, const std::string& key, long long value);
+bool has_attr(const File& f, const std::string& object, const std::string& key);
+std::string read_attr_string(const File& f, const std::string& object, const std::string& key);
+double read_attr_double(const File& f, const std::string& object, const std::string& key);
+long long read_attr_int(const File& f, const std::string& object, const std::string& key);
+
+// Names of all datasets below `group`, as paths relative to it ("fc0/weight"), sorted.
+std::vector<std::string> list_datasets(const File& f, const std::string& group = "/");
+
+}  // namespace hpct::h5

@@ -1,0 +1,125 @@
+#include "train/driver.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "train/trainer.hpp"
+
+namespace hpct {
+
+namespace {
+
+const char* kUsage =
+    "usage: train DECK [--set key=value ...]\n"
+    "       train --help-deck      print every deck key with its type, default, range and doc\n"
+    "       train --version\n"
+    "Run under MPI: `mpirun -np 2 train DECK` or `srun train DECK`. Kokkos options (--kokkos-*)\n"
+    "are passed through to Kokkos.\n";
+
+struct CommandLine {
+  std::string deck_path;
+  std::vector<std::string> overrides;
+  bool help = false, help_deck = false, version = false;
+};
+
+CommandLine parse_command_line(int argc, char** argv) {
+  CommandLine c;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--kokkos-", 0) == 0) continue;
+    if (a == "--help" || a == "-h") c.help = true;
+    else if (a == "--help-deck") c.help_deck = true;
+    else if (a == "--version") c.version = true;
+    else if (a == "--set") {
+      if (i + 1 >= argc) throw Error("--set needs key=value\n" + std::string(kUsage), ExitCode::bad_input);
+      c.overrides.push_back(argv[++i]);
+    } else if (a.rfind("--set=", 0) == 0) c.overrides.push_back(a.substr(6));
+    else if (!a.empty() && a[0] == '-') throw Error("unknown option " + a + "\n" + kUsage, ExitCode::bad_input);
+    else if (c.deck_path.empty()) c.deck_path = a;
+    else throw Error("more than one deck given (" + c.deck_path + ", " + a + ")", ExitCode::bad_input);
+  }
+  if (!c.help && !c.help_deck && !c.version && c.deck_path.empty())
+    throw Error(std::string("no deck given\n") + kUsage, ExitCode::bad_input);
+  return c;
+}
+
+}  // namespace
+
+std::string read_deck_text(const Comm& comm, const std::string& path) {
+  std::string text;
+  std::string err;
+  if (comm.rank() == 0) {
+    std::ifstream in(path);
+    if (!in) err = path + ": cannot open deck";
+    else {
+      std::ostringstream s;
+      s << in.rdbuf();
+      text = s.str();
+    }
+  }
+  comm.agree(err, ExitCode::bad_input);
+  comm.broadcast(text, 0);
+  return text;
+}
+
+void check_layout(const deck::Deck& deck, const Topology& topo) {
+  const long long nodes = deck.get_int("nodes");
+  if (nodes > 0 && nodes != topo.nodes)
+    deck.fail("nodes", strf("deck expects %lld node(s) but the job runs on %d (ranks: %d)", nodes,
+                            topo.nodes, topo.size));
+  const long long rpn = deck.get_int("ranks_per_node");
+  if (rpn > 0 && (rpn != topo.max_ranks_per_node || rpn * topo.nodes != topo.size))
+    deck.fail("ranks_per_node",
+              strf("deck expects %lld rank(s) per node but the job has %d rank(s) on %d node(s)", rpn,
+                   topo.size, topo.nodes));
+}
+
+long long effective_batch(const deck::Deck& deck, int ranks) {
+  return deck.get_int("batch_size") * ranks * deck.get_int("accumulation_steps");
+}
+
+int train_main(int argc, char** argv) {
+  Runtime runtime(argc, argv);
+  const Comm comm;
+  const Topology& topo = runtime.topology();
+  try {
+    CommandLine cl;
+    comm.run_agreed([&] { cl = parse_command_line(argc, argv); });
+    if (cl.help || cl.help_deck || cl.version) {
+      if (cl.help) Log::info(kUsage);
+      if (cl.version) Log::info(runtime.banner());
+      if (cl.help_deck) Log::info(full_schema().help());
+      return 0;
+    }
+    const deck::Schema schema = full_schema();
+    const std::string text = read_deck_text(comm, cl.deck_path);
+    deck::Deck deck;
+    comm.run_agreed([&] {
+      deck = deck::Deck::parse(text, cl.deck_path, schema, cl.overrides);
+      check_layout(deck, topo);
+    });
+
+    Log::info(runtime.banner());
+    const std::string affinity = runtime.affinity_warning();
+    if (!affinity.empty()) Log::rank_error(affinity);
+    Log::info("  deck " + cl.deck_path);
+    return run_network_training(deck, comm, topo);
+  } catch (const Error& e) {
+    if (e.collective() || comm.size() == 1) {
+      if (comm.rank() == 0) std::fprintf(stderr, "error: %s\n", e.what());
+      return static_cast<int>(e.code());
+    }
+    // Only this rank knows: abort the job so no other rank waits in a collective forever.
+    Log::rank_error(std::string("error: ") + e.what());
+    MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
+  } catch (const std::exception& e) {
+    Log::rank_error(std::string("internal error: ") + e.what());
+    MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::failure));
+  }
+  return static_cast<int>(ExitCode::failure);
+}
+
+}  // namespace hpct
