@@ -1,6 +1,10 @@
 #include "io/hdf5.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "core/error.hpp"
 
@@ -69,10 +73,10 @@ void Handle::reset() {
 File File::open_read(const std::string& path) {
   File f;
   f.path_ = path;
-  if (H5Fis_accessible(path.c_str(), H5P_DEFAULT) <= 0)
-    throw Error(path + ": cannot open (missing, unreadable or not an HDF5 file)", ExitCode::bad_input);
+  if (::access(path.c_str(), R_OK) != 0)
+    throw Error(path + ": cannot open (" + std::strerror(errno) + ")", ExitCode::bad_input);
   hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (id < 0) throw Error(path + ": cannot open HDF5 file", ExitCode::bad_input);
+  if (id < 0) throw Error(path + ": not a readable HDF5 file (truncated or another format?)", ExitCode::bad_input);
   f.handle_ = Handle(id, H5Fclose);
   return f;
 }
@@ -127,21 +131,25 @@ void read_rows(const File& f, const std::string& name, const std::vector<std::ui
   Handle d = open_dataset(f, name);
   Handle fspace(H5Dget_space(d.id()), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(fspace.id());
-  H5Sselect_none(fspace.id());
-  std::size_t i = 0;
-  while (i < rows.size()) {
-    std::size_t j = i + 1;
-    while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
-    hsize_t start[2] = {rows[i], 0};
-    hsize_t count[2] = {j - i, cols};
-    if (H5Sselect_hyperslab(fspace.id(), H5S_SELECT_OR, start, nullptr, count, nullptr) < 0)
+  // Element selections, in batches of about 1M coordinates: OR-ing one hyperslab per row costs
+  // O(rows^2) in HDF5 1.10 (measured: 0.5 s for 9k rows, against 7 ms for element selection).
+  const std::uint64_t batch = std::max<std::uint64_t>(1, (1u << 20) / cols);
+  std::vector<hsize_t> coords;
+  for (std::size_t first = 0; first < rows.size(); first += batch) {
+    const std::size_t n = std::min<std::size_t>(batch, rows.size() - first);
+    coords.clear();
+    for (std::size_t i = first; i < first + n; ++i)
+      for (std::uint64_t j = 0; j < cols; ++j) {
+        coords.push_back(rows[i]);
+        if (rank == 2) coords.push_back(j);
+      }
+    if (H5Sselect_elements(fspace.id(), H5S_SELECT_SET, n * cols, coords.data()) < 0)
       fail(f, "dataset '" + name + "': bad row selection");
-    i = j;
+    hsize_t mdims[1] = {n * cols};
+    Handle mspace(H5Screate_simple(1, mdims, nullptr), H5Sclose);
+    if (H5Dread(d.id(), native_type<T>(), mspace.id(), fspace.id(), H5P_DEFAULT, out + first * cols) < 0)
+      fail(f, "dataset '" + name + "': read failed");
   }
-  hsize_t mdims[2] = {rows.size(), cols};
-  Handle mspace(H5Screate_simple(rank, mdims, nullptr), H5Sclose);
-  if (H5Dread(d.id(), native_type<T>(), mspace.id(), fspace.id(), H5P_DEFAULT, out) < 0)
-    fail(f, "dataset '" + name + "': read failed");
 }
 
 template <class T>

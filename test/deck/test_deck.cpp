@@ -139,6 +139,7 @@ TEST(Deck, ResolvedListsEveryKeyWithItsOrigin) {
 }
 
 TEST(Deck, HelpListsEveryKey) {
-  const std::string h = test_schema().help();
-  for (const auto& k : test_schema().keys()) EXPECT_NE(h.find(k.name), std::string::npos) << k.name;
+  const Schema schema = test_schema();
+  const std::string h = schema.help();
+  for (const auto& k : schema.keys()) EXPECT_NE(h.find(k.name), std::string::npos) << k.name;
 }

@@ -1,0 +1,37 @@
+#include "io/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "core/error.hpp"
+
+namespace hpct {
+
+void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  try {
+    write(tmp);
+    const int fd = ::open(tmp.c_str(), O_RDONLY);
+    if (fd < 0 || ::fsync(fd) != 0) {
+      if (fd >= 0) ::close(fd);
+      throw Error(tmp + ": fsync failed");
+    }
+    ::close(fd);
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw Error(path + ": rename from temporary file failed");
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+  // Make the rename itself durable.
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+}  // namespace hpct

@@ -1,0 +1,50 @@
+// Optimizers over the flat parameter buffer, with PyTorch's exact update rules:
+//  - sgd:   g' = g + wd p; buf = momentum buf + g' (buf = g' on the first step); p -= lr buf
+//           (torch.optim.SGD, dampening 0, nesterov off).
+//  - adamw: p *= 1 - lr wd (decoupled); m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+//           p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)   (torch.optim.AdamW).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/kokkos_compat.hpp"
+
+namespace hpct::optim {
+
+struct OptimizerConfig {
+  std::string kind = "adamw";  // sgd | adamw
+  double weight_decay = 0.0;
+  double momentum = 0.0;  // sgd
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adamw
+};
+
+template <class Scalar>
+class Optimizer {
+ public:
+  using Vector = Kokkos::View<Scalar*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
+  Optimizer(const OptimizerConfig& config, std::uint64_t n_params);
+  // One update of params from grads (both n_params long) with learning rate lr.
+  void step(const Vector& params, const Vector& grads, double lr);
+  std::uint64_t steps_taken() const { return t_; }
+  // State for checkpoints: first and second moments (sgd uses only the first, as momentum buffer).
+  const View1<Scalar>& first_moment() const { return m_; }
+  const View1<Scalar>& second_moment() const { return v_; }
+  void set_steps_taken(std::uint64_t t) { t_ = t; }
+
+ private:
+  OptimizerConfig config_;
+  std::uint64_t t_ = 0;
+  View1<Scalar> m_, v_;
+};
+
+// Scales grads so their global L2 norm is at most max_norm, like torch.nn.utils.clip_grad_norm_
+// (coefficient max_norm / (norm + 1e-6), capped at 1). Returns the norm before clipping.
+// Gradients are already all-reduced, so every rank computes the same norm without communication.
+template <class Scalar>
+double clip_grad_norm(const typename Optimizer<Scalar>::Vector& grads, double max_norm);
+
+template <class Scalar>
+double grad_norm(const typename Optimizer<Scalar>::Vector& grads);
+
+}  // namespace hpct::optim
