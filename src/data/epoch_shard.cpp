@@ -18,6 +18,8 @@ EpochShard::EpochShard(const TabularSource& src, const Sampler& sampler, int ran
   // At least one row so views are never empty (a rank may get no rows when N < ranks * batch).
   x_ = View2<float>("shard_inputs", std::max<std::uint64_t>(rows, 1), src_.d_in);
   y_ = View2<float>("shard_targets", std::max<std::uint64_t>(rows, 1), src_.d_out);
+  ids_ = View1<std::uint64_t>("shard_ids", std::max<std::uint64_t>(rows, 1));
+  hids_ = Kokkos::create_mirror_view(ids_);
   hx_ = Kokkos::create_mirror_view(x_);
   hy_ = Kokkos::create_mirror_view(y_);
   sorted_x_.resize(rows * src_.d_in);
@@ -29,7 +31,7 @@ long long EpochShard::load(std::uint64_t epoch) {
   const std::size_t rows = positions_.size();
   // order[i] = which of this rank's processing slots holds the i-th smallest sample id.
   std::vector<std::uint64_t> ids(rows);
-  for (std::size_t i = 0; i < rows; ++i) ids[i] = perm[positions_[i]];
+  for (std::size_t i = 0; i < rows; ++i) hids_(i) = ids[i] = perm[positions_[i]];
   std::vector<std::size_t> order(rows);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ids[a] < ids[b]; });
@@ -45,6 +47,7 @@ long long EpochShard::load(std::uint64_t epoch) {
   }
   Kokkos::deep_copy(x_, hx_);
   Kokkos::deep_copy(y_, hy_);
+  Kokkos::deep_copy(ids_, hids_);
   return bad;
 }
 

@@ -28,6 +28,8 @@ class EpochShard {
   }
   const View2<float>& inputs() const { return x_; }
   const View2<float>& targets() const { return y_; }
+  // Global sample index (row of the part) of every row, for per-sample randomness.
+  const View1<std::uint64_t>& ids() const { return ids_; }
 
  private:
   std::size_t index(std::uint64_t step, int micro) const {
@@ -40,9 +42,11 @@ class EpochShard {
   std::vector<std::uint64_t> offsets_;  // per (step, micro), plus the end
   std::vector<std::uint64_t> positions_;  // positions of the epoch order handled here, in order
   View2<float> x_, y_;
+  View1<std::uint64_t> ids_;
   // Host staging: rows in file order, then in processing order.
   std::vector<float> sorted_x_, sorted_y_;
   typename View2<float>::host_mirror_type hx_, hy_;
+  typename View1<std::uint64_t>::host_mirror_type hids_;
 };
 
 }  // namespace hpct

@@ -6,7 +6,6 @@
 
 #include "core/log.hpp"
 #include "hpctrain/version.hpp"
-#include "nn/loss.hpp"
 #include "nn/weights_io.hpp"
 #include "train/driver.hpp"
 #include "train/metrics_sink.hpp"
@@ -14,9 +13,7 @@
 namespace hpct {
 
 void declare_network_keys(deck::Schema& s) {
-  s.section("model (mlp)");
-  s.add_int_list("hidden_sizes", "64,64", 1, 1 << 20, "widths of the hidden layers, e.g. 256,256");
-  s.add_choice("activation", "relu", {"relu", "gelu", "silu", "tanh"}, "activation of the hidden layers");
+  declare_model_keys(s);
   s.add_string("init_weights", "", "HDF5 weights file (as written by `output`) to start from; empty: seed init");
 
   s.section("training");
@@ -42,13 +39,6 @@ void declare_network_keys(deck::Schema& s) {
 }
 
 namespace {
-
-std::string config_string(const MlpConfig& c) {
-  std::string hidden;
-  for (int h : c.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
-  return strf("d_in=%d hidden=%s d_out=%d activation=%s", c.d_in, hidden.c_str(), c.d_out,
-              nn::activation_name(c.activation));
-}
 
 // A hash of the parameter bits: ranks compare it to prove they start from the same model.
 std::uint64_t parameter_fingerprint(const View1<float>& params) {
@@ -107,13 +97,11 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm) : deck_
 
   sampler_ = std::make_unique<Sampler>(train_.rows, batch, ranks, accumulation, seed, deck.get_bool("shuffle"));
 
-  MlpConfig cfg;
-  cfg.d_in = static_cast<int>(train_.d_in);
-  cfg.d_out = static_cast<int>(train_.d_out);
-  for (long long h : deck.get_int_list("hidden_sizes")) cfg.hidden.push_back(static_cast<int>(h));
-  cfg.activation = nn::activation_from_name(deck.get_string("activation"));
   // One extra gradient slot carries the local loss sum through the same all-reduce.
-  model_ = std::make_unique<Mlp<float>>(cfg, static_cast<int>(batch), 1);
+  comm.run_agreed([&] {
+    model_ = make_model(deck, static_cast<int>(train_.d_in), static_cast<int>(train_.d_out),
+                        static_cast<int>(batch), 1);
+  });
 
   comm.run_agreed([&] {
     const std::string& init = deck.get_string("init_weights");
@@ -149,6 +137,13 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm) : deck_
   val_count_ = val_.rows * (r + 1) / p - val_first_;
   val_x_ = View2<float>("val_inputs", std::max<std::uint64_t>(val_count_, 1), val_.d_in);
   val_y_ = View2<float>("val_targets", std::max<std::uint64_t>(val_count_, 1), val_.d_out);
+  val_ids_ = View1<std::uint64_t>("val_ids", std::max<std::uint64_t>(val_count_, 1));
+  {
+    const auto ids = val_ids_;  // no `this` inside device lambdas
+    const std::uint64_t first = val_first_;
+    Kokkos::parallel_for("val_ids", Kokkos::RangePolicy<ExecSpace>(0, val_count_),
+                         KOKKOS_LAMBDA(const std::uint64_t i) { ids(i) = first + i; });
+  }
   long long bad = kNoBadValue;
   comm.run_agreed([&] {
     auto hx = Kokkos::create_mirror_view(val_x_);
@@ -161,23 +156,25 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm) : deck_
   if (bad != kNoBadValue) comm.agree(describe_bad_value(val_, bad), ExitCode::bad_input);
 }
 
-double NetworkTrainer::train_step(std::uint64_t step, std::uint64_t global_step) {
+double NetworkTrainer::train_step(std::uint64_t epoch, std::uint64_t step, std::uint64_t global_step) {
   auto& store = model_->store();
   const double n_step = static_cast<double>(sampler_->step_samples(step));
-  double sse = 0;
+  double loss_sum = 0;
   {
     ScopedTime t(time_.compute);
     store.zero_grads();
     for (int k = 0; k < sampler_->accumulation(); ++k) {
       const std::uint64_t first = shard_->first(step, k), n = shard_->count(step, k);
       if (n == 0) continue;  // this rank has no rows in the tail of the last step
-      const View2<float> x = row_block(shard_->inputs(), first, n);
-      const View2<float> t = row_block(shard_->targets(), first, n);
-      const auto& y = model_->forward(x, static_cast<int>(n));
-      sse += nn::mse_forward_backward(y, t, model_->output_grad(), static_cast<int>(n), n_step);
-      model_->backward(x, static_cast<int>(n));
+      Batch b;
+      b.x = row_block(shard_->inputs(), first, n);
+      b.y = row_block(shard_->targets(), first, n);
+      b.ids = Kokkos::subview(shard_->ids(), Kokkos::make_pair(first, first + n));
+      b.epoch = epoch;
+      b.n = static_cast<int>(n);
+      loss_sum += model_->accumulate_gradients(b, n_step);
     }
-    Kokkos::deep_copy(Kokkos::subview(store.grads(), store.count()), static_cast<float>(sse));
+    Kokkos::deep_copy(Kokkos::subview(store.grads(), store.count()), static_cast<float>(loss_sum));
     fence();
   }
   {
@@ -185,9 +182,9 @@ double NetworkTrainer::train_step(std::uint64_t step, std::uint64_t global_step)
     comm_.allreduce_sum(store.grads());
   }
   ScopedTime t(time_.compute);
-  float loss_sum = 0;
-  Kokkos::deep_copy(loss_sum, Kokkos::subview(store.grads(), store.count()));
-  const double loss = static_cast<double>(loss_sum) / (n_step * static_cast<double>(model_->config().d_out));
+  float global_loss_sum = 0;
+  Kokkos::deep_copy(global_loss_sum, Kokkos::subview(store.grads(), store.count()));
+  const double loss = static_cast<double>(global_loss_sum) / n_step;
   if (clip_ > 0) optim::clip_grad_norm<float>(store.grad_span(), clip_);
   optimizer_->step(store.param_span(), store.grad_span(), schedule_.at(global_step));
   fence();
@@ -196,15 +193,19 @@ double NetworkTrainer::train_step(std::uint64_t step, std::uint64_t global_step)
 
 double NetworkTrainer::validation_loss() {
   if (val_.rows == 0) return std::numeric_limits<double>::quiet_NaN();
-  const auto batch = static_cast<std::uint64_t>(model_->capacity());
-  double sse = 0;
+  const auto batch = static_cast<std::uint64_t>(deck_.get_int("batch_size"));
+  double sum = 0;
   for (std::uint64_t first = 0; first < val_count_; first += batch) {
     const std::uint64_t n = std::min(batch, val_count_ - first);
-    const View2<float> x = row_block(val_x_, first, n);
-    const View2<float> t = row_block(val_y_, first, n);
-    sse += nn::squared_error_sum(model_->forward(x, static_cast<int>(n)), t, static_cast<int>(n));
+    Batch b;
+    b.x = row_block(val_x_, first, n);
+    b.y = row_block(val_y_, first, n);
+    b.ids = Kokkos::subview(val_ids_, Kokkos::make_pair(first, first + n));
+    b.epoch = kValidationEpoch;
+    b.n = static_cast<int>(n);
+    sum += model_->loss_sum(b);
   }
-  return comm_.sum(sse) / (static_cast<double>(val_.rows) * static_cast<double>(val_.d_out));
+  return comm_.sum(sum) / static_cast<double>(val_.rows);
 }
 
 TrainSummary NetworkTrainer::run() {
@@ -234,7 +235,7 @@ TrainSummary NetworkTrainer::run() {
     std::uint64_t window_samples = 0;
     for (std::uint64_t step = 0; step < steps; ++step) {
       const std::uint64_t global_step = epoch * steps + step;
-      const double loss = train_step(step, global_step);
+      const double loss = train_step(epoch, step, global_step);
       if (!std::isfinite(loss))
         comm_.agree(strf("loss is %s at epoch %llu step %llu: lower lr, or set clip_grad_norm", 
                          std::isnan(loss) ? "NaN" : "Inf", (unsigned long long)epoch + 1,
@@ -301,8 +302,8 @@ void NetworkTrainer::write_outputs(const TrainSummary& s) {
   std::string err;
   if (comm_.rank() == 0) {
     try {
-      nn::Attributes attrs = {{"model", "mlp"},
-                              {"config", config_string(model_->config())},
+      nn::Attributes attrs = {{"model", model_->family()},
+                              {"config", model_->config_string()},
                               {"hpctrain_version", kVersion},
                               {"git_hash", kGitHash},
                               {"backend", ExecSpace::name()},
@@ -319,7 +320,8 @@ void NetworkTrainer::write_outputs(const TrainSummary& s) {
 int run_network_training(const deck::Deck& deck, const Comm& comm, const Topology& topo) {
   NetworkTrainer trainer(deck, comm);
   const Sampler& smp = trainer.sampler();
-  Log::info(strf("  model mlp: %s, %llu parameters", config_string(trainer.model().config()).c_str(),
+  Log::info(strf("  model %s: %s, %llu parameters", trainer.model().family().c_str(),
+                 trainer.model().config_string().c_str(),
                  (unsigned long long)trainer.model().store().count()));
   Log::info(strf("  data %s: %llu training rows, %llu validation rows",
                  deck.get_string("data_file").c_str(), (unsigned long long)smp.size(),

@@ -13,7 +13,7 @@
 #include "data/tabular.hpp"
 #include "deck/deck.hpp"
 #include "deck/schema.hpp"
-#include "models/mlp.hpp"
+#include "models/model.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
 
@@ -38,23 +38,26 @@ class NetworkTrainer {
   // Mean loss over the validation part (every rank gets the same value); NaN without validation rows.
   double validation_loss();
 
-  Mlp<float>& model() { return *model_; }
+  Model& model() { return *model_; }
   const Sampler& sampler() const { return *sampler_; }
   std::uint64_t validation_rows() const { return val_.rows; }
+  // Epoch value of validation batches: validation randomness is the same after every epoch.
+  static constexpr std::uint64_t kValidationEpoch = ~0ull;
 
  private:
-  double train_step(std::uint64_t step, std::uint64_t global_step);
+  double train_step(std::uint64_t epoch, std::uint64_t step, std::uint64_t global_step);
   void write_outputs(const TrainSummary& s);
 
   const deck::Deck& deck_;
   const Comm& comm_;
   TabularSource train_, val_;
   std::unique_ptr<Sampler> sampler_;
-  std::unique_ptr<Mlp<float>> model_;
+  std::unique_ptr<Model> model_;
   std::unique_ptr<optim::Optimizer<float>> optimizer_;
   optim::Schedule schedule_;
   std::unique_ptr<EpochShard> shard_;
   View2<float> val_x_, val_y_;  // this rank's contiguous block of validation rows
+  View1<std::uint64_t> val_ids_;
   std::uint64_t val_first_ = 0, val_count_ = 0;
   TimeSplit time_;
   double clip_ = 0;
