@@ -12,6 +12,7 @@ enum class ExitCode : int {
   ok = 0,
   failure = 1,    // internal error, failed write, NaN policy stop
   bad_input = 2,  // deck, command line or data file problem: fix the input and resubmit
+  requeue = 3,    // stopped by SIGUSR1/SIGTERM after writing a checkpoint: requeue the job
 };
 
 class Error : public std::runtime_error {

@@ -40,6 +40,7 @@ class Deck {
   // "key value   # origin" for every key, in schema order.
   std::string resolved() const;
   const std::string& filename() const { return filename_; }
+  const Schema& schema() const { return *schema_; }
 
  private:
   const Schema* schema_ = nullptr;

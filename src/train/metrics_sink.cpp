@@ -6,9 +6,9 @@
 
 namespace hpct {
 
-MetricsSink::MetricsSink(const std::string& path, int rank) {
+MetricsSink::MetricsSink(const std::string& path, int rank, bool append) {
   if (path.empty() || rank != 0) return;
-  file_ = std::fopen(path.c_str(), "w");
+  file_ = std::fopen(path.c_str(), append ? "a" : "w");
   if (!file_) throw Error(path + ": cannot open metrics file for writing", ExitCode::bad_input);
 }
 

@@ -11,8 +11,8 @@ namespace hpct {
 
 class MetricsSink {
  public:
-  // Opens `path` for writing on rank 0 when non-empty; throws hpct::Error when it cannot.
-  MetricsSink(const std::string& path, int rank);
+  // Opens `path` on rank 0 when non-empty (appending when resuming); throws hpct::Error when it cannot.
+  MetricsSink(const std::string& path, int rank, bool append = false);
   ~MetricsSink();
   MetricsSink(const MetricsSink&) = delete;
   MetricsSink& operator=(const MetricsSink&) = delete;

@@ -1,14 +1,17 @@
 #include "train/trainer.hpp"
 
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <limits>
 
 #include "core/log.hpp"
+#include "core/signals.hpp"
 #include "hpctrain/version.hpp"
 #include "nn/weights_io.hpp"
 #include "train/driver.hpp"
 #include "train/metrics_sink.hpp"
+#include "train/resume.hpp"
 
 namespace hpct {
 
@@ -36,6 +39,16 @@ void declare_network_keys(deck::Schema& s) {
   s.add_int("warmup_steps", 0, 0, 1ll << 40, "optimizer steps of linear warmup");
   s.add_real("min_lr_ratio", 0.0, 0.0, 1.0, "cosine: final rate as a fraction of lr");
   s.add_real("clip_grad_norm", 0.0, 0.0, 1e12, "clip gradients to this global L2 norm (0: off)");
+  s.add_choice("nan_policy", "stop", {"stop", "skip"},
+               "NaN/Inf loss or gradient: stop (checkpoint the last good state, exit 1) or skip the step");
+
+  s.section("checkpoint");
+  s.add_string("checkpoint_dir", "", "directory of checkpoints (empty: no checkpoints)");
+  s.add_int("checkpoint_every_steps", 0, 0, 1ll << 40, "checkpoint every N optimizer steps (0: off)");
+  s.add_int("checkpoint_every_epochs", 0, 0, 1ll << 30, "checkpoint every N epochs (0: off)");
+  s.add_real("checkpoint_every_minutes", 0.0, 0.0, 1e9, "checkpoint every M minutes of wall time (0: off)");
+  s.add_int("checkpoint_keep", 3, 1, 100000, "number of newest checkpoints kept");
+  s.add_string("resume", "none", "none | auto (newest valid checkpoint in checkpoint_dir) | a checkpoint path");
 }
 
 namespace {
@@ -57,6 +70,9 @@ std::string hms(double seconds) {
   const long s = static_cast<long>(seconds + 0.5);
   return strf("%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
 }
+
+// Trailing gradient slots that travel with the all-reduce (summed over ranks).
+enum ExtraSlot { kLossSlot = 0, kStopSlot = 1, kTimeCheckpointSlot = 2, kExtraSlots = 3 };
 
 template <class V>
 auto row_block(const V& v, std::uint64_t first, std::uint64_t count) {
@@ -97,10 +113,11 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm) : deck_
 
   sampler_ = std::make_unique<Sampler>(train_.rows, batch, ranks, accumulation, seed, deck.get_bool("shuffle"));
 
-  // One extra gradient slot carries the local loss sum through the same all-reduce.
+  // Extra gradient slots carry the loss sum and the stop/checkpoint flags through the same
+  // all-reduce: the agreement on stopping costs no collective of its own.
   comm.run_agreed([&] {
     model_ = make_model(deck, static_cast<int>(train_.d_in), static_cast<int>(train_.d_out),
-                        static_cast<int>(batch), 1);
+                        static_cast<int>(batch), kExtraSlots);
   });
 
   comm.run_agreed([&] {
@@ -128,6 +145,7 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm) : deck_
   schedule_.total_steps = sampler_->steps_per_epoch() * static_cast<std::uint64_t>(deck.get_int("epochs"));
   schedule_.min_lr_ratio = deck.get_real("min_lr_ratio");
   clip_ = deck.get_real("clip_grad_norm");
+  skip_nan_ = deck.get_string("nan_policy") == "skip";
 
   shard_ = std::make_unique<EpochShard>(train_, *sampler_, comm.rank());
 
@@ -154,9 +172,47 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm) : deck_
   });
   bad = comm.min(bad);
   if (bad != kNoBadValue) comm.agree(describe_bad_value(val_, bad), ExitCode::bad_input);
+
+  resumed_from_ = choose_checkpoint(deck, comm);
+  if (!resumed_from_.empty()) {
+    CheckpointState st;
+    comm.run_agreed([&] {
+      st = read_checkpoint(resumed_from_, model_->store(), *optimizer_);
+      check_resume_deck(deck, st);
+    });
+    // The position is a sample index in the epoch's global order: any rank count or batch size
+    // whose global batch divides it continues the same order.
+    const std::uint64_t g = sampler_->global_batch();
+    if (st.epoch_samples >= sampler_->size()) {
+      start_epoch_ = st.epoch + 1;
+    } else {
+      if (st.epoch_samples % g != 0)
+        comm.agree(strf("%s: resume at sample %llu of epoch %llu needs a global batch that divides it; "
+                        "batch_size x ranks x accumulation_steps = %llu does not",
+                        resumed_from_.c_str(), (unsigned long long)st.epoch_samples,
+                        (unsigned long long)st.epoch + 1, (unsigned long long)g),
+                   ExitCode::bad_input);
+      start_epoch_ = st.epoch;
+      start_step_ = st.epoch_samples / g;
+      start_epoch_loss_sum_ = st.epoch_loss_sum;
+      start_epoch_loss_count_ = st.epoch_steps;
+    }
+    global_step_ = st.global_step;
+    skipped_steps_ = st.skipped_steps;
+    best_val_loss_ = st.best_val_loss;
+    if (st.global_batch != g)
+      Log::info(strf("resume: global batch changed from %llu to %llu: training continues the same sample "
+                     "order with a different batch",
+                     (unsigned long long)st.global_batch, (unsigned long long)g));
+    Log::info(strf("resume: from %s (step %llu, epoch %llu, sample %llu of the epoch; written by %llu rank(s), "
+                   "%s build)",
+                   resumed_from_.c_str(), (unsigned long long)st.global_step, (unsigned long long)st.epoch + 1,
+                   (unsigned long long)st.epoch_samples, (unsigned long long)st.ranks, st.backend.c_str()));
+  }
 }
 
-double NetworkTrainer::train_step(std::uint64_t epoch, std::uint64_t step, std::uint64_t global_step) {
+NetworkTrainer::StepResult NetworkTrainer::train_step(std::uint64_t epoch, std::uint64_t step,
+                                                      std::uint64_t global_step, bool time_checkpoint_due) {
   auto& store = model_->store();
   const double n_step = static_cast<double>(sampler_->step_samples(step));
   double loss_sum = 0;
@@ -174,7 +230,12 @@ double NetworkTrainer::train_step(std::uint64_t epoch, std::uint64_t step, std::
       b.n = static_cast<int>(n);
       loss_sum += model_->accumulate_gradients(b, n_step);
     }
-    Kokkos::deep_copy(Kokkos::subview(store.grads(), store.count()), static_cast<float>(loss_sum));
+    auto extra = Kokkos::subview(store.grads(), Kokkos::make_pair(store.count(), store.count() + kExtraSlots));
+    auto h = Kokkos::create_mirror_view(extra);
+    h(kLossSlot) = static_cast<float>(loss_sum);
+    h(kStopSlot) = stop_signal() != 0 ? 1.0f : 0.0f;
+    h(kTimeCheckpointSlot) = time_checkpoint_due ? 1.0f : 0.0f;
+    Kokkos::deep_copy(extra, h);
     fence();
   }
   {
@@ -182,13 +243,73 @@ double NetworkTrainer::train_step(std::uint64_t epoch, std::uint64_t step, std::
     comm_.allreduce_sum(store.grads());
   }
   ScopedTime t(time_.compute);
-  float global_loss_sum = 0;
-  Kokkos::deep_copy(global_loss_sum, Kokkos::subview(store.grads(), store.count()));
-  const double loss = static_cast<double>(global_loss_sum) / n_step;
-  if (clip_ > 0) optim::clip_grad_norm<float>(store.grad_span(), clip_);
+  auto extra = to_host(Kokkos::subview(store.grads(), Kokkos::make_pair(store.count(), store.count() + kExtraSlots)));
+  StepResult r;
+  r.loss = static_cast<double>(extra(kLossSlot)) / n_step;
+  r.stop = extra(kStopSlot) > 0;
+  r.checkpoint_due = extra(kTimeCheckpointSlot) > 0;
+  // Gradients are identical on every rank after the all-reduce, so every rank reaches the same
+  // verdict on NaN/Inf without communicating.
+  const double norm = clip_ > 0 ? optim::clip_grad_norm<float>(store.grad_span(), clip_)
+                                : optim::grad_norm<float>(store.grad_span());
+  if (!std::isfinite(r.loss) || !std::isfinite(norm)) {
+    const std::string what = strf("%s at step %llu (epoch %llu)", std::isfinite(r.loss) ? "gradient norm is NaN/Inf" :
+                                  "loss is NaN/Inf", (unsigned long long)global_step + 1, (unsigned long long)epoch + 1);
+    if (!skip_nan_) {
+      // The parameters are still the last good ones: save them before stopping.
+      std::string saved;
+      if (!deck_.get_string("checkpoint_dir").empty())
+        saved = "; last good state saved in " + checkpoint(epoch, step, nan_epoch_loss_sum_, nan_epoch_loss_count_);
+      comm_.agree(what + saved + " (nan_policy stop; lower lr or set clip_grad_norm)", ExitCode::failure);
+    }
+    ++skipped_steps_;
+    Log::info(what + strf(": step skipped (nan_policy skip; %llu skipped so far)", (unsigned long long)skipped_steps_));
+    r.applied = false;
+    return r;
+  }
   optimizer_->step(store.param_span(), store.grad_span(), schedule_.at(global_step));
   fence();
-  return loss;
+  return r;
+}
+
+std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_steps, double epoch_loss_sum,
+                                       std::uint64_t epoch_loss_count) {
+  CheckpointState st;
+  st.global_step = global_step_;
+  st.epoch = epoch;
+  st.epoch_samples = std::min(sampler_->size(), epoch_steps * sampler_->global_batch());
+  st.epoch_steps = epoch_loss_count;
+  st.epoch_loss_sum = epoch_loss_sum;
+  st.skipped_steps = skipped_steps_;
+  st.best_val_loss = best_val_loss_;
+  st.seed = static_cast<std::uint64_t>(deck_.get_int("seed"));
+  st.ranks = static_cast<std::uint64_t>(comm_.size());
+  st.global_batch = sampler_->global_batch();
+  st.deck = deck_.resolved();
+  st.model_family = model_->family();
+  st.model_config = model_->config_string();
+  st.version = kVersion;
+  st.git_hash = kGitHash;
+  st.backend = ExecSpace::name();
+  std::string path, err;
+  {
+    ScopedTime t(time_.io);
+    // Rank 0 writes (the state is replicated); the others wait for its verdict, so a failed write
+    // stops every rank and the previous checkpoint stays intact.
+    if (comm_.rank() == 0) {
+      try {
+        path = write_checkpoint(deck_.get_string("checkpoint_dir"), static_cast<int>(deck_.get_int("checkpoint_keep")),
+                                st, model_->store(), *optimizer_);
+      } catch (const std::exception& e) {
+        err = std::string("checkpoint write failed: ") + e.what();
+      }
+    }
+    comm_.broadcast(err, 0);
+    comm_.agree(err, ExitCode::failure);
+    comm_.broadcast(path, 0);
+  }
+  Log::info("  checkpoint " + path);
+  return path;
 }
 
 double NetworkTrainer::validation_loss() {
@@ -211,16 +332,22 @@ double NetworkTrainer::validation_loss() {
 TrainSummary NetworkTrainer::run() {
   const auto epochs = static_cast<std::uint64_t>(deck_.get_int("epochs"));
   const auto log_every = static_cast<std::uint64_t>(deck_.get_int("log_every"));
+  const auto every_steps = static_cast<std::uint64_t>(deck_.get_int("checkpoint_every_steps"));
+  const auto every_epochs = static_cast<std::uint64_t>(deck_.get_int("checkpoint_every_epochs"));
+  const double every_seconds = 60.0 * deck_.get_real("checkpoint_every_minutes");
+  const bool checkpoints = !deck_.get_string("checkpoint_dir").empty();
   const std::uint64_t steps = sampler_->steps_per_epoch();
   const std::uint64_t total_steps = steps * epochs;
-  MetricsSink* metrics = nullptr;
-  std::unique_ptr<MetricsSink> sink;
-  comm_.run_agreed([&] { sink = std::make_unique<MetricsSink>(deck_.get_string("metrics_file"), comm_.rank()); });
-  metrics = sink.get();
+  install_stop_handlers();
+  std::unique_ptr<MetricsSink> metrics;
+  comm_.run_agreed([&] {
+    metrics = std::make_unique<MetricsSink>(deck_.get_string("metrics_file"), comm_.rank(), !resumed_from_.empty());
+  });
 
   TrainSummary s;
-  Stopwatch run_clock;
-  for (std::uint64_t epoch = 0; epoch < epochs; ++epoch) {
+  Stopwatch run_clock, checkpoint_clock;
+  const std::uint64_t first_global_step = global_step_;
+  for (std::uint64_t epoch = start_epoch_; epoch < epochs; ++epoch) {
     Stopwatch epoch_clock;
     long long bad = kNoBadValue;
     {
@@ -230,55 +357,86 @@ TrainSummary NetworkTrainer::run() {
     }
     if (bad != kNoBadValue) comm_.agree(describe_bad_value(train_, bad), ExitCode::bad_input);
 
-    double loss_sum = 0;
+    const std::uint64_t first_step = epoch == start_epoch_ ? start_step_ : 0;
+    double loss_sum = epoch == start_epoch_ ? start_epoch_loss_sum_ : 0.0;
+    std::uint64_t loss_count = epoch == start_epoch_ ? start_epoch_loss_count_ : 0;
+    std::uint64_t epoch_samples = 0;
     Stopwatch window;
     std::uint64_t window_samples = 0;
-    for (std::uint64_t step = 0; step < steps; ++step) {
-      const std::uint64_t global_step = epoch * steps + step;
-      const double loss = train_step(epoch, step, global_step);
-      if (!std::isfinite(loss))
-        comm_.agree(strf("loss is %s at epoch %llu step %llu: lower lr, or set clip_grad_norm", 
-                         std::isnan(loss) ? "NaN" : "Inf", (unsigned long long)epoch + 1,
-                         (unsigned long long)step + 1), ExitCode::failure);
-      loss_sum += loss;
+    for (std::uint64_t step = first_step; step < steps; ++step) {
+      const bool time_due = checkpoints && every_seconds > 0 && comm_.rank() == 0 &&
+                            checkpoint_clock.seconds() >= every_seconds;
+      nan_epoch_loss_sum_ = loss_sum;  // for the checkpoint nan_policy stop writes
+      nan_epoch_loss_count_ = loss_count;
+      const StepResult r = train_step(epoch, step, global_step_, time_due);
+      ++global_step_;
+      if (r.applied) loss_sum += r.loss, ++loss_count;
       window_samples += sampler_->step_samples(step);
+      epoch_samples += sampler_->step_samples(step);
       s.samples += sampler_->step_samples(step);
       ++s.steps;
-      if ((global_step + 1) % log_every == 0 || global_step + 1 == total_steps) {
+      if (step_hook_) step_hook_(global_step_);
+      if (global_step_ % log_every == 0 || global_step_ == total_steps) {
         const double rate = static_cast<double>(window_samples) / window.seconds();
-        const double eta = run_clock.seconds() / static_cast<double>(s.steps) *
-                           static_cast<double>(total_steps - s.steps);
-        const double lr = schedule_.at(global_step);
+        const double eta = run_clock.seconds() / static_cast<double>(global_step_ - first_global_step) *
+                           static_cast<double>(total_steps - global_step_);
+        const double lr = schedule_.at(global_step_ - 1);
         Log::info(strf("step %llu/%llu  epoch %llu/%llu  loss %.6f  lr %.3e  %.0f samples/s  ETA %s",
-                       (unsigned long long)global_step + 1, (unsigned long long)total_steps,
-                       (unsigned long long)epoch + 1, (unsigned long long)epochs, loss, lr, rate,
+                       (unsigned long long)global_step_, (unsigned long long)total_steps,
+                       (unsigned long long)epoch + 1, (unsigned long long)epochs, r.loss, lr, rate,
                        hms(eta).c_str()));
         if (metrics)
-          metrics->write("step", {{"step", double(global_step + 1)}, {"epoch", double(epoch + 1)},
-                                  {"loss", loss}, {"lr", lr}, {"samples_per_s", rate}});
+          metrics->write("step", {{"step", double(global_step_)}, {"epoch", double(epoch + 1)},
+                                  {"loss", r.loss}, {"lr", lr}, {"samples_per_s", rate}});
         window.reset();
         window_samples = 0;
       }
+      const bool last_of_epoch = step + 1 == steps;
+      if (r.stop) {
+        int sig = stop_signal();
+        s.stop_signal = sig != 0 ? sig : SIGUSR1;  // another rank got it
+        if (checkpoints) s.last_checkpoint = checkpoint(epoch, step + 1, loss_sum, loss_count);
+        s.seconds = run_clock.seconds();
+        s.time = time_;
+        s.skipped_steps = skipped_steps_;
+        return s;
+      }
+      if (checkpoints && !last_of_epoch &&
+          ((every_steps > 0 && global_step_ % every_steps == 0) || r.checkpoint_due)) {
+        s.last_checkpoint = checkpoint(epoch, step + 1, loss_sum, loss_count);
+        checkpoint_clock.reset();
+      }
     }
-    s.last_epoch_loss = loss_sum / static_cast<double>(steps);
+    s.last_epoch_loss = loss_count > 0 ? loss_sum / static_cast<double>(loss_count)
+                                       : std::numeric_limits<double>::quiet_NaN();
     {
       ScopedTime t(time_.compute);
       s.val_loss = validation_loss();
     }
+    if (std::isfinite(s.val_loss) && !(s.val_loss >= best_val_loss_)) best_val_loss_ = s.val_loss;
     const double secs = epoch_clock.seconds();
-    const double rate = static_cast<double>(sampler_->size()) / secs;
+    const double rate = static_cast<double>(epoch_samples) / secs;
     Log::info(strf("Epoch %llu/%llu: avg loss = %.6f (%llu batches)  val loss = %.6f  %.0f samples/s  %.2f s",
                    (unsigned long long)epoch + 1, (unsigned long long)epochs, s.last_epoch_loss,
                    (unsigned long long)steps, s.val_loss, rate, secs));
     if (metrics)
       metrics->write("epoch", {{"epoch", double(epoch + 1)}, {"train_loss", s.last_epoch_loss},
                                {"val_loss", s.val_loss}, {"samples_per_s", rate}, {"seconds", secs}});
+    const bool last_epoch = epoch + 1 == epochs;
+    const bool step_due = every_steps > 0 && global_step_ % every_steps == 0;
+    const bool epoch_due = every_epochs > 0 && (epoch + 1) % every_epochs == 0;
+    const bool time_due = every_seconds > 0 && comm_.max(checkpoint_clock.seconds()) >= every_seconds;
+    if (checkpoints && (last_epoch || step_due || epoch_due || time_due)) {
+      s.last_checkpoint = checkpoint(epoch, steps, loss_sum, loss_count);
+      checkpoint_clock.reset();
+    }
   }
   s.seconds = run_clock.seconds();
   s.time = time_;
+  s.skipped_steps = skipped_steps_;
   {
     ScopedTime t(s.time.io);
-    write_outputs(s);
+    write_outputs();
   }
   const double other = std::max(0.0, s.seconds - s.time.total());
   auto pct = [&](double x) { return 100.0 * x / std::max(s.seconds, 1e-12); };
@@ -288,15 +446,18 @@ TrainSummary NetworkTrainer::run() {
   Log::info(strf("  time (rank 0): compute %.2f s (%.0f%%), comm %.2f s (%.0f%%), io %.2f s (%.0f%%), other %.2f s",
                  s.time.compute, pct(s.time.compute), s.time.comm, pct(s.time.comm), s.time.io,
                  pct(s.time.io), other));
+  if (s.skipped_steps > 0)
+    Log::info(strf("  %llu step(s) skipped for NaN/Inf (nan_policy skip)", (unsigned long long)s.skipped_steps));
   if (metrics)
     metrics->write("summary", {{"steps", double(s.steps)}, {"samples", double(s.samples)},
                                {"seconds", s.seconds}, {"samples_per_s", double(s.samples) / s.seconds},
                                {"val_loss", s.val_loss}, {"compute_s", s.time.compute},
-                               {"comm_s", s.time.comm}, {"io_s", s.time.io}});
+                               {"comm_s", s.time.comm}, {"io_s", s.time.io},
+                               {"skipped_steps", double(s.skipped_steps)}});
   return s;
 }
 
-void NetworkTrainer::write_outputs(const TrainSummary& s) {
+void NetworkTrainer::write_outputs() {
   const std::string& out = deck_.get_string("output");
   if (out.empty()) return;
   std::string err;
@@ -332,7 +493,15 @@ int run_network_training(const deck::Deck& deck, const Comm& comm, const Topolog
                  deck.get_int("accumulation_steps"), (unsigned long long)smp.steps_per_epoch(),
                  (unsigned long long)smp.step_samples(smp.steps_per_epoch() - 1)));
   (void)topo;
-  trainer.run();
+  const TrainSummary s = trainer.run();
+  if (s.stop_signal != 0) {
+    Log::info(strf("Stopped by signal %d at step %llu%s; exit code %d asks the job script to requeue",
+                   s.stop_signal, (unsigned long long)(s.steps), 
+                   s.last_checkpoint.empty() ? " (no checkpoint_dir: nothing saved)"
+                                             : (": checkpoint " + s.last_checkpoint).c_str(),
+                   static_cast<int>(ExitCode::requeue)));
+    return static_cast<int>(ExitCode::requeue);
+  }
   return 0;
 }
 

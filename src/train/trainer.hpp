@@ -2,6 +2,8 @@
 // with gradient accumulation and one all-reduce per optimizer step, validation, logging, output.
 #pragma once
 
+#include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -24,17 +26,26 @@ void declare_network_keys(deck::Schema& s);
 int run_network_training(const deck::Deck& deck, const Comm& comm, const Topology& topo);
 
 struct TrainSummary {
-  std::uint64_t steps = 0, samples = 0;
+  std::uint64_t steps = 0, samples = 0;  // in this run (not counting steps before a resume)
+  std::uint64_t skipped_steps = 0;       // by nan_policy skip, over the whole training
   double last_epoch_loss = 0, val_loss = 0;
   double seconds = 0;
   TimeSplit time;
+  int stop_signal = 0;                   // SIGUSR1/SIGTERM that ended the run early (0: none)
+  std::string last_checkpoint;
 };
 
 class NetworkTrainer {
  public:
-  // Opens the data, builds the model and optimizer. Errors are agreed over `comm`'s ranks.
+  // Opens the data, builds the model and optimizer, and restores the checkpoint that `resume`
+  // selects. Errors are agreed over `comm`'s ranks.
   NetworkTrainer(const deck::Deck& deck, const Comm& comm);
+  // Trains to the end, or to a stop signal (then writes a checkpoint and returns with
+  // summary.stop_signal set). Throws an agreed hpct::Error on failure.
   TrainSummary run();
+  // Called after every optimizer step with the global step (tests use it to inject signals).
+  void set_step_hook(std::function<void(std::uint64_t)> hook) { step_hook_ = std::move(hook); }
+  const std::string& resumed_from() const { return resumed_from_; }
   // Mean loss over the validation part (every rank gets the same value); NaN without validation rows.
   double validation_loss();
 
@@ -45,8 +56,18 @@ class NetworkTrainer {
   static constexpr std::uint64_t kValidationEpoch = ~0ull;
 
  private:
-  double train_step(std::uint64_t epoch, std::uint64_t step, std::uint64_t global_step);
-  void write_outputs(const TrainSummary& s);
+  struct StepResult {
+    double loss = 0;
+    bool stop = false;             // some rank received a stop signal
+    bool checkpoint_due = false;   // rank 0's wall-clock cadence says so
+    bool applied = true;           // false when nan_policy skip dropped the update
+  };
+  StepResult train_step(std::uint64_t epoch, std::uint64_t step, std::uint64_t global_step,
+                        bool time_checkpoint_due);
+  // Writes a checkpoint after `epoch_steps` steps of `epoch`; returns its path (agreed on all ranks).
+  std::string checkpoint(std::uint64_t epoch, std::uint64_t epoch_steps, double epoch_loss_sum,
+                         std::uint64_t epoch_loss_count);
+  void write_outputs();
 
   const deck::Deck& deck_;
   const Comm& comm_;
@@ -61,6 +82,16 @@ class NetworkTrainer {
   std::uint64_t val_first_ = 0, val_count_ = 0;
   TimeSplit time_;
   double clip_ = 0;
+  bool skip_nan_ = false;
+  // Position, restored from a checkpoint.
+  std::uint64_t global_step_ = 0, start_epoch_ = 0, start_step_ = 0, skipped_steps_ = 0;
+  double start_epoch_loss_sum_ = 0;
+  std::uint64_t start_epoch_loss_count_ = 0;
+  double nan_epoch_loss_sum_ = 0;
+  std::uint64_t nan_epoch_loss_count_ = 0;
+  double best_val_loss_ = std::numeric_limits<double>::quiet_NaN();
+  std::string resumed_from_;
+  std::function<void(std::uint64_t)> step_hook_;
 };
 
 }  // namespace hpct

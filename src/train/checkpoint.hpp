@@ -1,0 +1,52 @@
+// Checkpoint files: everything needed to continue a run exactly, in one HDF5 file per checkpoint,
+// host-side and backend-independent (a CUDA build reads an OpenMP build's file and vice versa).
+//
+// Layout: datasets `params`, `optimizer/m`, `optimizer/v` (flat float32, the ParameterStore order)
+// and `model/<tensor>` (PyTorch layout, for inspection); root attributes for the position and the
+// provenance (see CheckpointState) and `checksum`, an FNV-1a hash of the flat buffers and state.
+// Files are written atomically; `latest` (a one-line text file) is updated last; the last `keep`
+// checkpoints are kept.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/parameters.hpp"
+#include "optim/optimizer.hpp"
+
+namespace hpct {
+
+struct CheckpointState {
+  std::uint64_t global_step = 0;      // optimizer steps taken
+  std::uint64_t epoch = 0;            // epoch in progress (0-based)
+  std::uint64_t epoch_samples = 0;    // samples of that epoch already consumed (its global order)
+  double epoch_loss_sum = 0;          // sum of step losses so far in that epoch (for its log line)
+  std::uint64_t epoch_steps = 0;      // steps of that epoch whose loss counts in epoch_loss_sum
+  std::uint64_t skipped_steps = 0;    // steps skipped by nan_policy skip
+  double best_val_loss = 0;           // best validation loss so far (NaN when none)
+  std::uint64_t seed = 0;
+  std::uint64_t ranks = 0, global_batch = 0;
+  std::string deck;                   // resolved deck of the run that wrote it
+  std::string model_family, model_config;
+  std::string version, git_hash, backend;
+};
+
+// Writes `dir/ckpt-<global_step>.h5` (atomically), then `dir/latest`, then removes all but the
+// newest `keep` checkpoints. Returns the path. Call on one rank.
+std::string write_checkpoint(const std::string& dir, int keep, const CheckpointState& state,
+                             const nn::ParameterStore<float>& store,
+                             const optim::Optimizer<float>& optimizer);
+
+// Reads and verifies a checkpoint (opens, every dataset present with the right size, checksum)
+// into `store` and `optimizer`. Throws hpct::Error naming the file and the problem.
+CheckpointState read_checkpoint(const std::string& path, nn::ParameterStore<float>& store,
+                                optim::Optimizer<float>& optimizer);
+
+// Reads only the state (attributes), verifying the file as read_checkpoint does.
+CheckpointState inspect_checkpoint(const std::string& path);
+
+// Checkpoint files in `dir`, newest (highest step) first; `latest` first when it names one.
+std::vector<std::string> checkpoint_candidates(const std::string& dir);
+
+}  // namespace hpct

@@ -1,0 +1,81 @@
+#include "train/resume.hpp"
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+
+namespace hpct {
+
+std::string choose_checkpoint(const deck::Deck& deck, const Comm& comm) {
+  const std::string& mode = deck.get_string("resume");
+  if (mode == "none") return {};
+  std::string chosen, err;
+  if (comm.rank() == 0) {
+    try {
+      if (mode != "auto") {
+        inspect_checkpoint(mode);  // throws with the reason when unusable
+        chosen = mode;
+      } else {
+        const std::string& dir = deck.get_string("checkpoint_dir");
+        if (dir.empty()) deck.fail("resume", "`resume auto` needs checkpoint_dir");
+        for (const std::string& candidate : checkpoint_candidates(dir)) {
+          try {
+            inspect_checkpoint(candidate);
+            chosen = candidate;
+            break;
+          } catch (const Error& e) {
+            Log::info(std::string("resume: skipping unusable checkpoint: ") + e.what());
+          }
+        }
+        if (chosen.empty()) Log::info("resume: no valid checkpoint in " + dir + ", starting fresh");
+      }
+    } catch (const Error& e) {
+      err = e.what();
+    }
+  }
+  comm.broadcast(err, 0);
+  comm.agree(err, ExitCode::bad_input);
+  comm.broadcast(chosen, 0);
+  return chosen;
+}
+
+namespace {
+// key -> value of a resolved deck ("key value   # origin" lines; values may be empty).
+std::map<std::string, std::string> resolved_values(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto hash = line.find("   #");
+    if (hash != std::string::npos) line = line.substr(0, hash);
+    const auto space = line.find(' ');
+    if (space == std::string::npos) continue;
+    out[line.substr(0, space)] = line.substr(space + 1);
+  }
+  return out;
+}
+}  // namespace
+
+void check_resume_deck(const deck::Deck& deck, const CheckpointState& state) {
+  // Model shape, loss, optimizer kind and the seed (which fixes the sample order and noise).
+  static const std::set<std::string> fixed_keys = {"model", "seed", "optimizer", "loss", "shuffle",
+                                                   "inputs_dataset", "targets_dataset"};
+  const auto old = resolved_values(state.deck);
+  for (const auto& key : deck.schema().keys()) {
+    const auto it = old.find(key.name);
+    if (it == old.end()) continue;  // a key newer than the checkpoint: its default applies
+    const std::string& before = it->second;
+    const std::string& now = deck.get_string(key.name);
+    if (before == now || key.name == "resume") continue;
+    const bool fixed = fixed_keys.count(key.name) || key.section.rfind("model", 0) == 0;
+    if (fixed)
+      deck.fail(key.name, "cannot change on resume (the checkpoint has '" + before + "', this run '" + now +
+                              "'); start a new run with `resume none` or another checkpoint_dir");
+    Log::info("resume: " + key.name + " changed from '" + before + "' to '" + now + "'");
+  }
+}
+
+}  // namespace hpct
