@@ -2,6 +2,7 @@
 // Rank 0 prints the usual GoogleTest output; other ranks print only their own failures, so a
 // failure on rank 1 is visible and fails the test on every rank.
 #include <gtest/gtest.h>
+#include <hdf5.h>
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   }
   int any = 0;
   MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  H5close();  // while MPI is still up: parallel HDF5 must not tear down after MPI_Finalize
   MPI_Finalize();
   return any;
 }

@@ -67,7 +67,8 @@ std::string check_value(const KeySpec& k, const std::string& v) {
       return {};
     }
     case KeyType::String:
-      if (v.empty()) return "expected a value";
+      // Optional strings (default "") may be emptied with --set key= to switch a feature off.
+      if (v.empty() && (k.required || !k.default_value.empty())) return "expected a value";
       return {};
     case KeyType::Choice: {
       for (const auto& c : k.choices)

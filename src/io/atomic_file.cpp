@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "core/error.hpp"
 
@@ -32,6 +34,26 @@ void write_atomically(const std::string& path, const std::function<void(const st
     ::fsync(dfd);
     ::close(dfd);
   }
+}
+
+void write_file_atomically(const std::string& path, const std::vector<char>& bytes) {
+  write_atomically(path, [&](const std::string& tmp) {
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) throw Error(tmp + ": cannot create (" + std::strerror(errno) + ")");
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const std::string why = n < 0 ? std::strerror(errno) : "no progress";
+        ::close(fd);
+        throw Error(path + ": write failed after " + std::to_string(done) + " of " +
+                    std::to_string(bytes.size()) + " bytes (" + why + ")");
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    if (::close(fd) != 0) throw Error(path + ": close failed (" + std::strerror(errno) + ")");
+  });
 }
 
 }  // namespace hpct

@@ -4,11 +4,16 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace hpct {
 
 // `write` receives the temporary path and must create the file there. On any error the temporary
 // file is removed, the previous `path` is untouched, and the error propagates.
 void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write);
+
+// Writes `bytes` to `path` the same way with plain POSIX writes, so a full disk or a file-size
+// limit is a clean hpct::Error naming the file, and the previous `path` survives.
+void write_file_atomically(const std::string& path, const std::vector<char>& bytes);
 
 }  // namespace hpct

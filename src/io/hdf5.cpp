@@ -99,6 +99,26 @@ File File::open_rw(const std::string& path) {
   return f;
 }
 
+File File::create_in_memory(const std::string& name) {
+  File f;
+  f.path_ = name;
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5Pset_fapl_core(fapl.id(), 1 << 20, 0);  // grow by 1 MiB, no backing store
+  hid_t id = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id());
+  if (id < 0) throw Error(name + ": cannot create in-memory HDF5 file");
+  f.handle_ = Handle(id, H5Fclose);
+  return f;
+}
+
+std::vector<char> File::image() const {
+  flush();
+  const ssize_t n = H5Fget_file_image(id(), nullptr, 0);
+  if (n < 0) throw Error(path_ + ": cannot get the file image");
+  std::vector<char> bytes(static_cast<std::size_t>(n));
+  if (H5Fget_file_image(id(), bytes.data(), bytes.size()) != n) throw Error(path_ + ": cannot copy the file image");
+  return bytes;
+}
+
 void File::flush() const {
   if (H5Fflush(id(), H5F_SCOPE_GLOBAL) < 0) throw Error(path_ + ": flush failed");
 }

@@ -39,6 +39,11 @@ class File {
   static File create(const std::string& path);
   // Opens an existing file for reading and writing.
   static File open_rw(const std::string& path);
+  // A file that lives only in memory (HDF5 core driver); image() returns its bytes. Outputs that
+  // must survive a full disk are built this way and written by write_file_atomically, so an I/O
+  // error is ours to handle and never leaves HDF5 with a half-closed file.
+  static File create_in_memory(const std::string& name);
+  std::vector<char> image() const;
   hid_t id() const { return handle_.id(); }
   const std::string& path() const { return path_; }
   void flush() const;

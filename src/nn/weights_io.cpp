@@ -11,16 +11,14 @@ namespace hpct::nn {
 template <class Scalar>
 void write_weights(const std::string& path, const ParameterStore<Scalar>& store, const Attributes& attrs) {
   auto host = to_host(store.params());
-  write_atomically(path, [&](const std::string& tmp) {
-    const h5::File f = h5::File::create(tmp);
-    for (const auto& t : store.tensors()) {
-      std::vector<float> values(t.size);
-      for (std::uint64_t i = 0; i < t.size; ++i) values[i] = static_cast<float>(host(t.offset + i));
-      h5::write(f, t.name, t.shape, values.data());
-    }
-    for (const auto& [k, v] : attrs) h5::write_attr(f, "/", k, v);
-    f.flush();
-  });
+  const h5::File f = h5::File::create_in_memory(path);
+  for (const auto& t : store.tensors()) {
+    std::vector<float> values(t.size);
+    for (std::uint64_t i = 0; i < t.size; ++i) values[i] = static_cast<float>(host(t.offset + i));
+    h5::write(f, t.name, t.shape, values.data());
+  }
+  for (const auto& [k, v] : attrs) h5::write_attr(f, "/", k, v);
+  write_file_atomically(path, f.image());
 }
 
 template <class Scalar>

@@ -135,16 +135,16 @@ std::string write_checkpoint(const std::string& dir, int keep, const CheckpointS
                                                                     : std::vector<float>();
   const std::string name = strf("ckpt-%09llu.h5", (unsigned long long)state.global_step);
   const std::string path = (fs::path(dir) / name).string();
-  write_atomically(path, [&](const std::string& tmp) {
-    const h5::File f = h5::File::create(tmp);
+  {
+    const h5::File f = h5::File::create_in_memory(name);
     h5::write(f, "params", {p.size()}, p.data());
     h5::write(f, "optimizer/m", {m.size()}, m.data());
     if (!v.empty()) h5::write(f, "optimizer/v", {v.size()}, v.data());
     for (const auto& t : store.tensors()) h5::write(f, "model/" + t.name, t.shape, p.data() + t.offset);
     write_state(f, state);
     h5::write_attr(f, "/", "checksum", checksum(state, p, m, v));
-    f.flush();
-  });
+    write_file_atomically(path, f.image());
+  }
   // The pointer is written last: a crash before this line leaves the previous `latest` valid.
   write_atomically((fs::path(dir) / kLatest).string(), [&](const std::string& tmp) {
     std::ofstream out(tmp);

@@ -177,8 +177,8 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm) : deck_
   if (!resumed_from_.empty()) {
     CheckpointState st;
     comm.run_agreed([&] {
+      check_resume_deck(deck, inspect_checkpoint(resumed_from_));  // names the key that changed
       st = read_checkpoint(resumed_from_, model_->store(), *optimizer_);
-      check_resume_deck(deck, st);
     });
     // The position is a sample index in the epoch's global order: any rank count or batch size
     // whose global batch divides it continues the same order.

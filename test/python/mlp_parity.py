@@ -9,8 +9,9 @@ try:
     import h5py
     import numpy as np
     import torch
-except ImportError as e:
-    print(f"SKIPPED: PyTorch parity needs torch and h5py ({e}); install with scripts/setup --reference")
+except Exception as e:  # ImportError, or a numpy ABI mismatch (ValueError) in a broken install
+    print(f"SKIPPED: PyTorch parity needs torch and h5py ({type(e).__name__}: {e}); "
+          "install them with scripts/setup --reference")
     sys.exit(77)
 
 ACTIVATIONS = {"relu": torch.nn.ReLU, "gelu": torch.nn.GELU, "silu": torch.nn.SiLU, "tanh": torch.nn.Tanh}
