@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include <string>
+#include <vector>
 
 #include "core/kokkos_compat.hpp"
 #include "core/runtime.hpp"
