@@ -6,6 +6,9 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdio>
+#include <cstdlib>
+
+#include "core/log.hpp"
 
 namespace {
 class RankFailurePrinter : public ::testing::EmptyTestEventListener {
@@ -28,6 +31,8 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   ::testing::InitGoogleTest(&argc, argv);
+  hpct::Log::set_rank(rank);
+  hpct::Log::set_quiet(std::getenv("HPCTRAIN_TEST_VERBOSE") == nullptr);
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());

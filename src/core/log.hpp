@@ -27,10 +27,12 @@ inline std::string strf(const char* fmt, ...) {
 class Log {
  public:
   static void set_rank(int rank) { rank_ = rank; }
+  // Silences info() (tests set this; errors still print).
+  static void set_quiet(bool quiet) { quiet_ = quiet; }
   static int rank() { return rank_; }
   // Rank 0 only.
   static void info(const std::string& line) {
-    if (rank_ == 0) {
+    if (rank_ == 0 && !quiet_) {
       std::fputs(line.c_str(), stdout);
       std::fputc('\n', stdout);
       std::fflush(stdout);
@@ -44,6 +46,7 @@ class Log {
 
  private:
   static inline int rank_ = 0;
+  static inline bool quiet_ = false;
 };
 
 }  // namespace hpct

@@ -90,6 +90,15 @@ File File::create(const std::string& path) {
   return f;
 }
 
+File File::open_rw(const std::string& path) {
+  File f;
+  f.path_ = path;
+  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  if (id < 0) throw Error(path + ": cannot open HDF5 file for writing");
+  f.handle_ = Handle(id, H5Fclose);
+  return f;
+}
+
 void File::flush() const {
   if (H5Fflush(id(), H5F_SCOPE_GLOBAL) < 0) throw Error(path_ + ": flush failed");
 }

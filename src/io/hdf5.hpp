@@ -37,6 +37,8 @@ class File {
   static File open_read(const std::string& path);
   // Creates (truncates) a file for writing.
   static File create(const std::string& path);
+  // Opens an existing file for reading and writing.
+  static File open_rw(const std::string& path);
   hid_t id() const { return handle_.id(); }
   const std::string& path() const { return path_; }
   void flush() const;

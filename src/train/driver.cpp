@@ -60,6 +60,8 @@ std::string read_deck_text(const Comm& comm, const std::string& path) {
       text = s.str();
     }
   }
+  // Only rank 0 touched the file, but the error is the job's: every rank raises the same message.
+  comm.broadcast(err, 0);
   comm.agree(err, ExitCode::bad_input);
   comm.broadcast(text, 0);
   return text;

@@ -1,0 +1,124 @@
+// AdamW and SGD against steps computed by hand with PyTorch's update rules; clipping; schedules.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "optim/optimizer.hpp"
+#include "optim/schedule.hpp"
+
+using namespace hpct;
+using Vec = optim::Optimizer<double>::Vector;
+
+namespace {
+struct Buffers {
+  View1<double> p, g;
+  Buffers(const std::vector<double>& p0) : p("p", p0.size()), g("g", p0.size()) {
+    auto h = Kokkos::create_mirror_view(p);
+    for (std::size_t i = 0; i < p0.size(); ++i) h(i) = p0[i];
+    Kokkos::deep_copy(p, h);
+  }
+  void set_grads(const std::vector<double>& g0) {
+    auto h = Kokkos::create_mirror_view(g);
+    for (std::size_t i = 0; i < g0.size(); ++i) h(i) = g0[i];
+    Kokkos::deep_copy(g, h);
+  }
+  Vec pv() const { return Vec(p.data(), p.extent(0)); }
+  Vec gv() const { return Vec(g.data(), g.extent(0)); }
+  double param(std::size_t i) const { return to_host(p)(i); }
+};
+}  // namespace
+
+TEST(Optimizers, AdamWMatchesHandComputedSteps) {
+  optim::OptimizerConfig c;
+  c.kind = "adamw";
+  c.weight_decay = 0.1;
+  c.beta1 = 0.9, c.beta2 = 0.99, c.eps = 1e-8;
+  Buffers b({1.0, -2.0});
+  optim::Optimizer<double> opt(c, 2);
+  const std::vector<std::vector<double>> grads = {{0.5, -0.25}, {0.1, 0.4}, {-0.3, 0.2}};
+  const double lr = 0.01;
+  // Reference: the same rule written out in scalar code (torch.optim.AdamW, amsgrad off).
+  std::vector<double> p = {1.0, -2.0}, m = {0, 0}, v = {0, 0};
+  for (std::size_t t = 1; t <= grads.size(); ++t) {
+    b.set_grads(grads[t - 1]);
+    opt.step(b.pv(), b.gv(), lr);
+    for (int i = 0; i < 2; ++i) {
+      const double g = grads[t - 1][i];
+      p[i] *= 1 - lr * c.weight_decay;
+      m[i] = c.beta1 * m[i] + (1 - c.beta1) * g;
+      v[i] = c.beta2 * v[i] + (1 - c.beta2) * g * g;
+      const double bc1 = 1 - std::pow(c.beta1, t), bc2 = 1 - std::pow(c.beta2, t);
+      p[i] -= lr / bc1 * m[i] / (std::sqrt(v[i]) / std::sqrt(bc2) + c.eps);
+      EXPECT_NEAR(b.param(i), p[i], 1e-14) << "step " << t << " param " << i;
+    }
+  }
+  // Known first step: with bias correction the first update is lr * sign(g) (plus decay).
+  Buffers f({0.0});
+  optim::Optimizer<double> first(optim::OptimizerConfig{}, 1);
+  f.set_grads({3.0});
+  first.step(f.pv(), f.gv(), 0.5);
+  EXPECT_NEAR(f.param(0), -0.5, 1e-7);
+}
+
+TEST(Optimizers, SgdMomentumMatchesHandComputedSteps) {
+  optim::OptimizerConfig c;
+  c.kind = "sgd";
+  c.momentum = 0.9;
+  c.weight_decay = 0.01;
+  Buffers b({1.0});
+  optim::Optimizer<double> opt(c, 1);
+  // buf1 = g1 + wd p0; p1 = p0 - lr buf1; buf2 = 0.9 buf1 + (g2 + wd p1); p2 = p1 - lr buf2
+  const double lr = 0.1, p0 = 1.0, g1 = 0.5, g2 = -0.2;
+  const double buf1 = g1 + 0.01 * p0, p1 = p0 - lr * buf1;
+  const double buf2 = 0.9 * buf1 + (g2 + 0.01 * p1), p2 = p1 - lr * buf2;
+  b.set_grads({g1});
+  opt.step(b.pv(), b.gv(), lr);
+  EXPECT_NEAR(b.param(0), p1, 1e-15);
+  b.set_grads({g2});
+  opt.step(b.pv(), b.gv(), lr);
+  EXPECT_NEAR(b.param(0), p2, 1e-15);
+}
+
+TEST(Optimizers, PlainSgdIsGradientDescent) {
+  optim::OptimizerConfig c;
+  c.kind = "sgd";
+  Buffers b({2.0, 3.0});
+  optim::Optimizer<double> opt(c, 2);
+  b.set_grads({1.0, -1.0});
+  opt.step(b.pv(), b.gv(), 0.25);
+  EXPECT_DOUBLE_EQ(b.param(0), 1.75);
+  EXPECT_DOUBLE_EQ(b.param(1), 3.25);
+}
+
+TEST(Optimizers, ClipGradNormLikePyTorch) {
+  Buffers b({0, 0});
+  b.set_grads({3.0, 4.0});  // norm 5
+  const double norm = optim::clip_grad_norm<double>(b.gv(), 1.0);
+  EXPECT_DOUBLE_EQ(norm, 5.0);
+  auto g = to_host(b.g);
+  EXPECT_NEAR(g(0), 3.0 / (5.0 + 1e-6), 1e-15);
+  EXPECT_NEAR(g(1), 4.0 / (5.0 + 1e-6), 1e-15);
+  b.set_grads({0.3, 0.4});  // below the limit: untouched
+  optim::clip_grad_norm<double>(b.gv(), 1.0);
+  EXPECT_DOUBLE_EQ(to_host(b.g)(0), 0.3);
+}
+
+TEST(Schedules, WarmupThenCosine) {
+  optim::Schedule s;
+  s.kind = "cosine";
+  s.lr = 1.0;
+  s.warmup_steps = 4;
+  s.total_steps = 14;
+  s.min_lr_ratio = 0.1;
+  EXPECT_DOUBLE_EQ(s.at(0), 0.25);
+  EXPECT_DOUBLE_EQ(s.at(3), 1.0);
+  EXPECT_DOUBLE_EQ(s.at(4), 1.0);                    // cosine starts at the peak
+  EXPECT_NEAR(s.at(9), 0.1 + 0.9 * 0.5, 1e-12);      // half way
+  EXPECT_NEAR(s.at(14), 0.1, 1e-12);                 // ends at min_lr
+  EXPECT_NEAR(s.at(100), 0.1, 1e-12);                // and stays there
+  optim::Schedule c;
+  c.lr = 0.5;
+  EXPECT_DOUBLE_EQ(c.at(0), 0.5);
+  EXPECT_DOUBLE_EQ(c.at(1000), 0.5);
+}

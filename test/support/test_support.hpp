@@ -1,0 +1,44 @@
+// Helpers shared by the tests: decks from text with the real schema, scratch files, data fixtures.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <string>
+
+#include "comm/comm.hpp"
+#include "data/synthetic.hpp"
+#include "deck/deck.hpp"
+#include "train/driver.hpp"
+
+namespace hpct::test {
+
+// A path in the test's working directory (the build tree), unique per test binary and name.
+inline std::string scratch(const std::string& name) { return "scratch_" + name; }
+
+inline deck::Deck make_deck(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  static const deck::Schema schema = full_schema();
+  return deck::Deck::parse(text, "test.in", schema, overrides);
+}
+
+// Friedman #1 data written once by rank 0 of `comm`; every rank returns after it exists.
+inline std::string friedman_file(const Comm& comm, const std::string& name, std::uint64_t rows,
+                                 std::uint64_t seed = 7) {
+  const std::string path = scratch(name + ".h5");
+  if (comm.rank() == 0) write_friedman1(path, rows, 10, 1.0, seed);
+  comm.barrier();
+  return path;
+}
+
+// Runs f and returns the hpct::Error message it throws ("" when it throws nothing).
+template <class F>
+std::string error_message(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace hpct::test
