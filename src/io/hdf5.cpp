@@ -1,6 +1,10 @@
 #include "io/hdf5.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "core/error.hpp"
 
@@ -69,10 +73,10 @@ void Handle::reset() {
 File File::open_read(const std::string& path) {
   File f;
   f.path_ = path;
-  if (H5Fis_accessible(path.c_str(), H5P_DEFAULT) <= 0)
-    throw Error(path + ": cannot open (missing, unreadable or not an HDF5 file)", ExitCode::bad_input);
+  if (::access(path.c_str(), R_OK) != 0)
+    throw Error(path + ": cannot open (" + std::strerror(errno) + ")", ExitCode::bad_input);
   hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (id < 0) throw Error(path + ": cannot open HDF5 file", ExitCode::bad_input);
+  if (id < 0) throw Error(path + ": not a readable HDF5 file (truncated or another format?)", ExitCode::bad_input);
   f.handle_ = Handle(id, H5Fclose);
   return f;
 }
