@@ -78,12 +78,15 @@ TEST(GbdtTrain, RawThresholdPredictionEqualsTrainingMargins) {
 }
 
 // LightGBM's binary example settings (63 leaves, lr 0.1, bagging/feature fraction 0.8,
-// min_data_in_leaf 50, min_sum_hessian_in_leaf 5, 100 trees): LightGBM reaches AUC 0.8316 on binary.test.
+// min_data_in_leaf 50, min_sum_hessian_in_leaf 5, 100 trees, the example's row weights): LightGBM reaches AUC 0.8316 on binary.test.
 TEST(GbdtTrain, BinaryExampleAuc) {
   GBDT_REQUIRE_DATA("lightgbm/binary.train");
   const Comm comm;
+  if (comm.size() > 1)
+    GTEST_SKIP() << "accuracy is checked at 1 rank; ModelIdenticalOnOneAndAllRanks shows more ranks train the same model";
   const std::string dir = gbdt_test::data_dir() + "/lightgbm/";
-  const TrainRun r = train_deck("data_file " + dir + "binary.train\ntest_file " + dir + "binary.test\n"
+  const TrainRun r = train_deck("data_file " + dir + "binary.train\nweight_file " + dir + "binary.train.weight\n"
+                           "test_file " + dir + "binary.test\n"
                            "objective binary\ngrowth leafwise\nmax_leaves 63\nmax_depth 0\neta 0.1\n"
                            "num_trees 100\nsubsample 0.8\ncolsample 0.8\nmin_data_in_leaf 50\n"
                            "min_child_weight 5\nlambda_l2 0\neval_metric auc,logloss\n", comm);
@@ -97,15 +100,15 @@ TEST(GbdtTrain, BinaryExampleAuc) {
 // Rank-count independence: the same training on a 1-rank sub-communicator and on all ranks gives
 // the same model file, byte for byte (ranks hold different row blocks; histograms, cuts, base
 // score and metrics are exact global figures). Covers bagging, column sampling and validation.
-TEST(GbdtTrain, ModelIdenticalOnOneAndAllRanks) {
-  GBDT_REQUIRE_DATA("lightgbm/binary.train");
+namespace {
+void expect_same_model_on_one_and_all_ranks(const std::string& growth) {
   const Comm world;
   MPI_Comm solo_raw;
   MPI_Comm_split(MPI_COMM_WORLD, world.rank() == 0 ? 0 : MPI_UNDEFINED, 0, &solo_raw);
   const std::string dir = gbdt_test::data_dir() + "/lightgbm/";
   const std::string text = "data_file " + dir + "binary.train\ntest_file " + dir + "binary.test\n"
                            "weight_file " + dir + "binary.train.weight\n"
-                           "objective binary\ngrowth depthwise\nmax_depth 4\neta 0.3\nnum_trees 8\n"
+                           "objective binary\n" + growth + "eta 0.3\nnum_trees 8\n"
                            "subsample 0.7\ncolsample 0.6\nmax_bin 63\nbin_sample_rows 3000\n"
                            "eval_metric auc\n";
   const TrainRun all = train_deck(text, world);
@@ -119,11 +122,20 @@ TEST(GbdtTrain, ModelIdenticalOnOneAndAllRanks) {
   EXPECT_EQ(to_json(all.res.model), solo_json);
   EXPECT_EQ(all.res.model.trees.size(), 8u);
 }
+}  // namespace
+
+TEST(GbdtTrain, ModelIdenticalOnOneAndAllRanks) {
+  GBDT_REQUIRE_DATA("lightgbm/binary.train");
+  expect_same_model_on_one_and_all_ranks("growth depthwise\nmax_depth 4\n");
+  expect_same_model_on_one_and_all_ranks("growth leafwise\nmax_leaves 12\nmax_depth 0\nmin_data_in_leaf 20\n");
+}
 
 // Multiclass at LightGBM's example settings; compared with LightGBM itself when it is importable.
 TEST(GbdtTrain, MulticlassLoglossNearLightGBM) {
   GBDT_REQUIRE_DATA("lightgbm/multiclass.train");
   const Comm comm;
+  if (comm.size() > 1)
+    GTEST_SKIP() << "accuracy is checked at 1 rank; ModelIdenticalOnOneAndAllRanks shows more ranks train the same model";
   const std::string dir = gbdt_test::data_dir() + "/lightgbm/";
   const TrainRun r = train_deck("data_file " + dir + "multiclass.train\ntest_file " + dir + "multiclass.test\n"
                            "objective multiclass\nnum_class 5\ngrowth leafwise\nmax_leaves 31\nmax_depth 0\n"
