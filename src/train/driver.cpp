@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "gbdt/gbdt.hpp"
 #include "train/trainer.hpp"
 
 namespace hpct {
@@ -108,6 +109,7 @@ int train_main(int argc, char** argv) {
     const std::string affinity = runtime.affinity_warning();
     if (!affinity.empty()) Log::rank_error(affinity);
     Log::info("  deck " + cl.deck_path);
+    if (deck.get_string("model") == "gbdt") return gbdt::run(deck, comm);
     return run_network_training(deck, comm, topo);
   } catch (const Error& e) {
     if (e.collective() || comm.size() == 1) {

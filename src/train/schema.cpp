@@ -1,4 +1,5 @@
 // The general keys (run, layout, data) and the composition of every module's keys into one schema.
+#include "gbdt/gbdt.hpp"
 #include "train/driver.hpp"
 #include "train/trainer.hpp"
 
@@ -7,7 +8,7 @@ namespace hpct {
 deck::Schema full_schema() {
   deck::Schema s;
   s.section("run");
-  s.add_choice("model", "mlp", {"mlp"}, "model family to train");
+  s.add_choice("model", "mlp", {"mlp", "gbdt"}, "model family to train");
   s.add_int("seed", 42, 0, (1ll << 62), "seed of every random stream (init, shuffle, noise)");
   s.add_string("output", "", "file the trained model is written to (HDF5 for networks); empty: none");
   s.add_string("metrics_file", "", "JSON-lines file with step, epoch and summary metrics; empty: none");
@@ -26,6 +27,7 @@ deck::Schema full_schema() {
              "without validation_file: the last fraction of data_file's rows is held out");
 
   declare_network_keys(s);
+  gbdt::declare_keys(s);
   return s;
 }
 

@@ -1,0 +1,114 @@
+// predict: scores a data file with a GBDT model file, data-parallel over MPI ranks (each rank reads
+// and scores its own block of rows), and writes one line of predictions per row (rank 0 writes).
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+#include "comm/comm.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "gbdt/data.hpp"
+#include "gbdt/metrics.hpp"
+#include "gbdt/model_io.hpp"
+
+namespace {
+
+const char* kUsage =
+    "usage: predict MODEL.json DATA OUTPUT [options]\n"
+    "  --format auto|hdf5|csv|tsv|libsvm   data format (auto: by extension)\n"
+    "  --label-column N                    CSV/TSV label column (default 0)\n"
+    "  --no-label                          CSV/TSV: the file has no label column\n"
+    "  --header                            CSV/TSV: skip the first line\n"
+    "  --libsvm-base 0|1                   LibSVM feature id base (default 1)\n"
+    "  --inputs-dataset NAME / --targets-dataset NAME   HDF5 dataset names\n"
+    "  --margin                            write raw margins instead of probabilities\n"
+    "OUTPUT gets one line per row: the prediction (binary: P(y=1); multiclass: K tab-separated\n"
+    "class probabilities). With labels, the objective's metric is printed.\n";
+
+int predict_main(int argc, char** argv, const hpct::Comm& comm) {
+  using namespace hpct;
+  using namespace hpct::gbdt;
+  if (argc < 4) throw Error(kUsage, ExitCode::bad_input);
+  const std::string model_path = argv[1], out_path = argv[3];
+  DataSource src;
+  src.file = argv[2];
+  bool margin = false, labelled = true;
+  for (int i = 4; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw Error("predict: " + a + " needs a value\n" + kUsage, ExitCode::bad_input);
+      return argv[++i];
+    };
+    if (a == "--format") src.format = next();
+    else if (a == "--label-column") src.label_column = std::atoi(next().c_str());
+    else if (a == "--no-label") { src.label_column = -1; labelled = false; }
+    else if (a == "--header") src.header = true;
+    else if (a == "--libsvm-base") src.libsvm_base = std::atoi(next().c_str());
+    else if (a == "--inputs-dataset") src.inputs_dataset = next();
+    else if (a == "--targets-dataset") src.targets_dataset = next();
+    else if (a == "--margin") margin = true;
+    else throw Error("predict: unknown option " + a + "\n" + kUsage, ExitCode::bad_input);
+  }
+  Model model;
+  comm.run_agreed([&] { model = read_model(model_path); });
+  src.num_features = model.num_features;
+  const Data d = load_data(src, "data", comm);
+  std::vector<double> m = predict_margins(model, d.x, d.rows);
+  const int K = model.num_outputs();
+  if (labelled) {
+    comm.run_agreed([&] { check_labels(model.objective, model.num_class, d.y, d.line, d.file); });
+    const std::string metric = default_metric(model.objective);
+    Log::info(strf("predict: %lld rows, %s %.6f", d.global_rows, metric.c_str(),
+                   evaluate(metric, model.objective, model.num_class, m, d.y, d.w, comm)));
+  }
+  if (!margin) transform(model.objective, model.num_class, m);
+  // Rank 0 gathers the blocks in rank order (= file order) and writes them.
+  const int n = static_cast<int>(m.size());
+  std::vector<int> counts(static_cast<std::size_t>(comm.size())), displs(counts.size());
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm.raw());
+  std::vector<double> all;
+  if (comm.rank() == 0) {
+    int total = 0;
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+      displs[r] = total;
+      total += counts[r];
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  MPI_Gatherv(m.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm.raw());
+  comm.run_agreed([&] {
+    if (comm.rank() != 0) return;
+    std::ostringstream o;
+    for (std::size_t i = 0; i < all.size(); ++i)
+      o << strf("%.17g", all[i]) << ((i + 1) % static_cast<std::size_t>(K) == 0 ? "\n" : "\t");
+    write_file_atomic(out_path, o.str());
+  });
+  Log::info("predict: wrote " + out_path);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int code = 0;
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    const hpct::Comm comm;
+    hpct::Log::set_rank(comm.rank());
+    try {
+      code = predict_main(argc, argv, comm);
+    } catch (const hpct::Error& e) {
+      // Errors after agree() are the same on every rank: rank 0 reports. Others (usage) too.
+      if (comm.rank() == 0 || !e.collective()) std::fprintf(stderr, "predict: error: %s\n", e.what());
+      code = static_cast<int>(e.code());
+      if (!e.collective() && comm.size() > 1) MPI_Abort(MPI_COMM_WORLD, code);
+    }
+  }
+  MPI_Finalize();
+  return code;
+}

@@ -1,0 +1,129 @@
+// Quantile binning: global cut points gathered over ranks, then a per-value binary search.
+#include "gbdt/binning.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+
+namespace hpct::gbdt {
+
+namespace {
+constexpr std::uint64_t kBinSampleStream = 0x62696e73ull;  // "bins"
+
+// A float strictly between a and b when one exists (a < b), else a: values <= a go left, b right.
+float midpoint(float a, float b) {
+  const float m = static_cast<float>((static_cast<double>(a) + static_cast<double>(b)) * 0.5);
+  return (m >= a && m < b) ? m : a;
+}
+}  // namespace
+
+std::uint8_t BinCuts::bin_of(int f, float x) const {
+  const auto& u = upper[static_cast<std::size_t>(f)];
+  if (std::isnan(x)) return static_cast<std::uint8_t>(u.size());
+  const auto it = std::lower_bound(u.begin(), u.end(), clamp_inf(x));  // first upper >= x
+  const std::size_t b = std::min<std::size_t>(static_cast<std::size_t>(it - u.begin()), u.size() - 1);
+  return static_cast<std::uint8_t>(b);
+}
+
+void BinCuts::finish() {
+  offset.assign(upper.size() + 1, 0);
+  for (std::size_t f = 0; f < upper.size(); ++f)
+    offset[f + 1] = offset[f] + static_cast<int>(upper[f].size()) + 1;
+}
+
+std::vector<float> cuts_from_sorted(const std::vector<float>& v, int max_bin) {
+  std::vector<float> distinct;
+  std::vector<long long> count;
+  for (float x : v) {
+    if (distinct.empty() || x != distinct.back()) {
+      distinct.push_back(x);
+      count.push_back(0);
+    }
+    ++count.back();
+  }
+  std::vector<float> cuts;
+  const std::size_t u = distinct.size();
+  if (u <= static_cast<std::size_t>(max_bin)) {
+    for (std::size_t i = 0; i + 1 < u; ++i) cuts.push_back(midpoint(distinct[i], distinct[i + 1]));
+  } else {
+    // Greedy equal-count bins; the target is recomputed from what is left so a heavy value that
+    // fills several targets at once does not starve the later bins.
+    long long left = static_cast<long long>(v.size());
+    int bins_left = max_bin;
+    long long acc = 0;
+    for (std::size_t i = 0; i + 1 < u && bins_left > 1; ++i) {
+      acc += count[i];
+      const double target = static_cast<double>(left) / bins_left;
+      if (static_cast<double>(acc) >= target ||
+          static_cast<double>(acc + count[i + 1]) > 1.5 * target) {
+        cuts.push_back(midpoint(distinct[i], distinct[i + 1]));
+        left -= acc;
+        acc = 0;
+        --bins_left;
+      }
+    }
+  }
+  cuts.push_back(FLT_MAX);
+  return cuts;
+}
+
+BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long first_row,
+                     long long global_rows, int max_bin, long long sample_rows, std::uint64_t seed,
+                     const Comm& comm) {
+  if (max_bin < 1 || max_bin > 255) throw Error("max_bin must be in [1, 255]", ExitCode::bad_input);
+  const bool sample = global_rows > sample_rows;
+  const double rate = sample ? static_cast<double>(sample_rows) / static_cast<double>(global_rows) : 1.0;
+  std::vector<float> mine;
+  for (long long r = 0; r < n; ++r) {
+    if (sample && rng::uniform(rng::hash(seed, kBinSampleStream, static_cast<std::uint64_t>(first_row + r))) >= rate)
+      continue;
+    mine.insert(mine.end(), x.begin() + r * F, x.begin() + (r + 1) * F);
+  }
+  // Everyone gets every sampled row: the cuts are then a pure function of the sampled multiset.
+  const int cnt = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(comm.size())), displs(counts.size());
+  MPI_Allgather(&cnt, 1, MPI_INT, counts.data(), 1, MPI_INT, comm.raw());
+  long long total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    displs[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  if (total > (1ll << 31) - 1) throw Error("bin_sample_rows x features exceeds 2^31 values");
+  std::vector<float> all(static_cast<std::size_t>(total));
+  MPI_Allgatherv(mine.data(), cnt, MPI_FLOAT, all.data(), counts.data(), displs.data(), MPI_FLOAT,
+                 comm.raw());
+  const long long rows = total / (F > 0 ? F : 1);
+  BinCuts cuts;
+  cuts.upper.resize(static_cast<std::size_t>(F));
+  std::vector<float> col;
+  for (int f = 0; f < F; ++f) {
+    col.clear();
+    for (long long r = 0; r < rows; ++r) {
+      const float v = all[static_cast<std::size_t>(r * F + f)];
+      if (!std::isnan(v)) col.push_back(clamp_inf(v));
+    }
+    std::sort(col.begin(), col.end());
+    cuts.upper[static_cast<std::size_t>(f)] = cuts_from_sorted(col, max_bin);
+  }
+  cuts.finish();
+  return cuts;
+}
+
+View2<std::uint8_t> bin_matrix(const BinCuts& cuts, const std::vector<float>& x, long long n) {
+  const int F = cuts.num_features();
+  View2<std::uint8_t> bins("gbdt::bins", static_cast<std::size_t>(n), static_cast<std::size_t>(F));
+  auto h = Kokkos::create_mirror_view(bins);
+  const BinCuts* c = &cuts;
+  const float* px = x.data();
+  // Host-side binary searches over std::vector cut lists; one device copy at the end.
+  Kokkos::parallel_for(
+      "gbdt::bin_matrix", Kokkos::RangePolicy<HostExecSpace>(0, n), [=](const long long r) {
+        for (int f = 0; f < F; ++f) h(r, f) = c->bin_of(f, px[r * F + f]);
+      });
+  Kokkos::fence();
+  Kokkos::deep_copy(bins, h);
+  return bins;
+}
+
+}  // namespace hpct::gbdt

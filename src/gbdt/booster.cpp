@@ -1,0 +1,153 @@
+// Boosting loop and evaluation.
+#include "gbdt/booster.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/rng.hpp"
+#include "core/timer.hpp"
+#include "gbdt/metrics.hpp"
+
+namespace hpct::gbdt {
+
+namespace {
+constexpr std::uint64_t kBagStream = 0x6261675full;  // "bag_"
+constexpr std::uint64_t kColStream = 0x636f6c5full;  // "col_"
+
+template <class T>
+View1<T> to_device(const std::vector<T>& v, const char* name) {
+  View1<T> d(std::string(name), v.size());
+  auto h = Kokkos::create_mirror_view(d);
+  for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+
+View2<double> base_margins(long long n, const std::vector<double>& base) {
+  View2<double> m("gbdt::margin", static_cast<std::size_t>(n), base.size());
+  auto h = Kokkos::create_mirror_view(m);
+  for (long long i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < base.size(); ++k) h(i, k) = base[k];
+  Kokkos::deep_copy(m, h);
+  return m;
+}
+
+std::vector<double> host_margins(const View2<double>& m) {
+  auto h = to_host(m);
+  return std::vector<double>(h.data(), h.data() + h.size());
+}
+
+// Features of one tree: the ceil(colsample * F) with the smallest hash of (seed, round, feature).
+std::vector<char> sample_features(int F, double colsample, std::uint64_t seed, int round) {
+  std::vector<char> allowed(static_cast<std::size_t>(F), 1);
+  if (colsample >= 1.0) return allowed;
+  const int keep = std::max(1, static_cast<int>(std::ceil(colsample * F - 1e-9)));
+  std::vector<std::pair<std::uint64_t, int>> key;
+  for (int f = 0; f < F; ++f)
+    key.push_back({rng::hash(seed, kColStream, static_cast<std::uint64_t>(round), static_cast<std::uint64_t>(f)), f});
+  std::sort(key.begin(), key.end());
+  std::fill(allowed.begin(), allowed.end(), 0);
+  for (int i = 0; i < keep; ++i) allowed[static_cast<std::size_t>(key[static_cast<std::size_t>(i)].second)] = 1;
+  return allowed;
+}
+
+}  // namespace
+
+std::vector<EvalResult> evaluate_model(const Model& m, const std::vector<std::string>& metrics,
+                                       const Data& d, const Comm& comm) {
+  const auto margins = predict_margins(m, d.x, d.rows);
+  std::vector<EvalResult> out;
+  for (const auto& name : metrics)
+    out.push_back({d.name + "-" + name, evaluate(name, m.objective, m.num_class, margins, d.y, d.w, comm)});
+  return out;
+}
+
+TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const Data*>& evals,
+                  const Comm& comm, const RoundCallback& cb) {
+  Stopwatch clock;
+  TrainResult res;
+  Model& model = res.model;
+  model.objective = p.objective;
+  model.num_class = p.objective == Objective::multiclass ? p.num_class : 1;
+  model.num_features = static_cast<int>(tr.cols);
+  const int K = model.num_outputs();
+  const std::vector<std::string> metrics =
+      p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)} : p.metrics;
+  model.base_margin = p.base_score_auto
+                          ? base_margins_from_data(p.objective, model.num_class, tr.y, tr.w, comm)
+                          : base_margins_from_value(p.objective, model.num_class, p.base_score);
+
+  const BinCuts cuts = compute_cuts(tr.x, tr.rows, static_cast<int>(tr.cols), tr.first_row, tr.global_rows,
+                                    p.max_bin, p.bin_sample_rows, p.seed, comm);
+  const View2<std::uint8_t> bins = bin_matrix(cuts, tr.x, tr.rows);
+  std::vector<View2<std::uint8_t>> eval_bins;
+  std::vector<View2<double>> eval_margin;
+  for (const Data* e : evals) {
+    eval_bins.push_back(bin_matrix(cuts, e->x, e->rows));
+    eval_margin.push_back(base_margins(e->rows, model.base_margin));
+  }
+  const auto y = to_device(tr.y, "gbdt::y");
+  const auto w = to_device(tr.w, "gbdt::w");
+  View2<double> margin = base_margins(tr.rows, model.base_margin);
+  HistogramBuilder hb(bins, cuts.offset);
+  const auto n = static_cast<std::size_t>(tr.rows);
+  std::vector<View1<double>> g, h;
+  for (int k = 0; k < K; ++k) {
+    g.emplace_back("gbdt::g", n);
+    h.emplace_back("gbdt::h", n);
+  }
+  View1<int> in_bag("gbdt::in_bag", n);
+  View1<int> row_node("gbdt::row_node", n);
+
+  double best = 0;
+  for (int round = 0; round < p.num_trees; ++round) {
+    // Gradients of all outputs come from the margins before this round's trees.
+    for (int k = 0; k < K; ++k) gradients(p.objective, model.num_class, k, margin, y, w, g[k], h[k]);
+    const double rate = p.subsample;
+    const std::uint64_t seed = p.seed;
+    const long long first = tr.first_row;
+    const auto r64 = static_cast<std::uint64_t>(round);
+    Kokkos::parallel_for(
+        "gbdt::bagging", Kokkos::RangePolicy<ExecSpace>(0, static_cast<int>(n)), KOKKOS_LAMBDA(const int i) {
+          in_bag(i) = rate >= 1.0 ||
+                      rng::uniform(rng::hash(seed, kBagStream, r64, static_cast<std::uint64_t>(first + i))) < rate;
+        });
+    const auto allowed = sample_features(static_cast<int>(tr.cols), p.colsample, p.seed, round);
+    for (int k = 0; k < K; ++k) {
+      const QuantGrad q = quantize(g[k], h[k], in_bag, tr.global_rows, comm);
+      Tree t = grow_tree(p.grow, cuts, hb, bins, q, allowed, row_node, comm);
+      add_leaf_values(t, row_node, margin, k);
+      for (std::size_t e = 0; e < evals.size(); ++e) add_tree_binned(t, cuts, eval_bins[e], eval_margin[e], k);
+      model.trees.push_back(std::move(t));
+      model.tree_output.push_back(k);
+    }
+    std::vector<EvalResult> results;
+    for (std::size_t e = 0; e < evals.size(); ++e) {
+      const auto m = host_margins(eval_margin[e]);
+      for (const auto& name : metrics)
+        results.push_back({evals[e]->name + "-" + name,
+                           evaluate(name, p.objective, model.num_class, m, evals[e]->y, evals[e]->w, comm)});
+    }
+    res.history.push_back(results);
+    if (cb) cb(round, results);
+    // Early stopping on the first metric of the first eval set: values are exact global figures,
+    // so every rank takes the same decision without communicating.
+    if (p.early_stopping_rounds > 0 && !results.empty()) {
+      const double v = results[0].value;
+      const bool better = res.best_round < 0 ||
+                          (metric_higher_is_better(metrics[0]) ? v > best : v < best);
+      if (better) {
+        best = v;
+        res.best_round = round;
+      } else if (round - res.best_round >= p.early_stopping_rounds) {
+        break;
+      }
+    }
+  }
+  if (p.early_stopping_rounds > 0 && res.best_round >= 0) model.truncate(res.best_round + 1);
+  fence();
+  res.seconds = clock.seconds();
+  return res;
+}
+
+}  // namespace hpct::gbdt

@@ -1,0 +1,69 @@
+// The boosting loop: per round, gradients of every output from the current margins, bagging and
+// feature sampling keyed by (seed, round, global index), one tree per output, margin updates,
+// evaluation and early stopping. Data-parallel: every rank holds a block of rows.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "comm/comm.hpp"
+#include "gbdt/grow.hpp"
+#include "gbdt/model.hpp"
+
+namespace hpct::gbdt {
+
+struct BoostParams {
+  Objective objective = Objective::regression;
+  int num_class = 1;
+  int num_trees = 100;
+  GrowParams grow;
+  int max_bin = 255;
+  long long bin_sample_rows = 200000;
+  double subsample = 1.0;
+  double colsample = 1.0;
+  bool base_score_auto = true;
+  double base_score = 0.5;
+  std::vector<std::string> metrics;  // empty: the objective's default
+  int early_stopping_rounds = 0;     // 0: off; watches metrics[0] on the first eval set
+  std::uint64_t seed = 42;
+};
+
+// One rank's block of a data set (host arrays).
+struct Data {
+  std::string name;  // "train", "valid", "test": used in metric names
+  std::string file;
+  long long rows = 0, cols = 0;
+  long long first_row = 0;    // global index of the first local row (keys the random streams)
+  long long global_rows = 0;  // rows over all ranks
+  std::vector<float> x;       // rows x cols
+  std::vector<float> y;
+  std::vector<float> w;       // empty: unit weights
+  std::vector<int> line;      // file line (or row) of each local row, for messages
+};
+
+struct EvalResult {
+  std::string name;  // "valid-auc"
+  double value = 0;
+};
+
+struct TrainResult {
+  Model model;
+  std::vector<std::vector<EvalResult>> history;  // per round, every eval set x metric
+  int best_round = -1;                           // 0-based; -1 without early stopping
+  double seconds = 0;
+};
+
+// Called on every rank after each round with that round's evaluation results.
+using RoundCallback = std::function<void(int round, const std::vector<EvalResult>&)>;
+
+// Collective. `evals` are evaluated after every round (they must have train.cols features).
+TrainResult train(const BoostParams& p, const Data& train, const std::vector<const Data*>& evals,
+                  const Comm& comm, const RoundCallback& cb = {});
+
+// Metric values of a finished model on a data set (collective), named "<set>-<metric>".
+std::vector<EvalResult> evaluate_model(const Model& m, const std::vector<std::string>& metrics,
+                                       const Data& d, const Comm& comm);
+
+}  // namespace hpct::gbdt

@@ -1,0 +1,224 @@
+// Depthwise and leafwise growth. Histograms live on the host after the kernel: they are small
+// (nodes x bins x 24 bytes), MPI reduces host buffers without needing a GPU-aware MPI, and the split
+// scan is cheap next to the histogram pass over rows.
+#include "gbdt/grow.hpp"
+
+#include <algorithm>
+
+namespace hpct::gbdt {
+
+namespace {
+
+// All-reduce of several node histograms in one contiguous buffer (one MPI call).
+void allreduce_hists(std::vector<Hist>& hists, const Comm& comm) {
+  if (comm.size() == 1 || hists.empty()) return;
+  const std::size_t per = hists[0].size();
+  std::vector<long long> buf(per * hists.size());
+  for (std::size_t i = 0; i < hists.size(); ++i) std::copy(hists[i].begin(), hists[i].end(), buf.begin() + static_cast<std::ptrdiff_t>(i * per));
+  comm.allreduce_sum(buf.data(), buf.size());
+  for (std::size_t i = 0; i < hists.size(); ++i)
+    std::copy(buf.begin() + static_cast<std::ptrdiff_t>(i * per), buf.begin() + static_cast<std::ptrdiff_t>((i + 1) * per), hists[i].begin());
+}
+
+struct Grower {
+  const GrowParams& gp;
+  const BinCuts& cuts;
+  HistogramBuilder& hb;
+  const View2<std::uint8_t>& bins;
+  const QuantGrad& q;
+  const std::vector<char>& allowed;
+  const View1<int>& row_node;
+  const Comm& comm;
+  Tree tree;
+  std::vector<Hist> hist;                // by node id; emptied once a node is done
+  std::vector<SplitCandidate> cand;      // by node id
+
+  void ensure(int n) {
+    if (static_cast<int>(hist.size()) < n) {
+      hist.resize(static_cast<std::size_t>(n));
+      cand.resize(static_cast<std::size_t>(n));
+    }
+  }
+  int new_node(int depth, const Stats& s) {
+    const int id = tree.add_node(depth, s.h / q.scale_h, s.c);
+    ensure(id + 1);
+    return id;
+  }
+  bool may_split(int node) const {
+    return gp.max_depth <= 0 || tree.depth[static_cast<std::size_t>(node)] < gp.max_depth;
+  }
+  void search(int node, const Stats& s) {
+    cand[static_cast<std::size_t>(node)] =
+        may_split(node) ? best_split(hist[static_cast<std::size_t>(node)], cuts, allowed, s, q.scale_g,
+                                     q.scale_h, gp.split)
+                        : SplitCandidate{};
+  }
+  // Turns node into an inner node with two children; returns the children.
+  std::pair<int, int> split(int node) {
+    const SplitCandidate c = cand[static_cast<std::size_t>(node)];
+    const int d = tree.depth[static_cast<std::size_t>(node)] + 1;
+    const int l = new_node(d, c.left);
+    const int r = new_node(d, c.right);
+    const auto n = static_cast<std::size_t>(node);
+    tree.feature[n] = c.feature;
+    tree.bin[n] = c.bin;
+    tree.threshold[n] = cuts.upper[static_cast<std::size_t>(c.feature)][static_cast<std::size_t>(c.bin)];
+    tree.default_left[n] = c.default_left ? 1 : 0;
+    tree.gain[n] = c.gain;
+    tree.left[n] = l;
+    tree.right[n] = r;
+    return {l, r};
+  }
+  // Builds histograms of the smaller child of each pair (by global in-bag count, ties: left),
+  // all-reduces them together, derives the siblings, frees the parents and searches the children.
+  void children_hists(const std::vector<int>& parents) {
+    std::vector<int> build, other;
+    for (int p : parents) {
+      const int l = tree.left[static_cast<std::size_t>(p)], r = tree.right[static_cast<std::size_t>(p)];
+      const bool left_small = tree.count[static_cast<std::size_t>(l)] <= tree.count[static_cast<std::size_t>(r)];
+      build.push_back(left_small ? l : r);
+      other.push_back(left_small ? r : l);
+    }
+    auto built = hb.build(q, row_node, build, tree.num_nodes());
+    allreduce_hists(built, comm);
+    for (std::size_t i = 0; i < parents.size(); ++i) {
+      const auto p = static_cast<std::size_t>(parents[i]);
+      hist[static_cast<std::size_t>(other[i])] = subtract(hist[p], built[i]);
+      hist[static_cast<std::size_t>(build[i])] = std::move(built[i]);
+      Hist().swap(hist[p]);
+      const SplitCandidate& c = cand[p];
+      search(tree.left[p], c.left);
+      search(tree.right[p], c.right);
+    }
+  }
+
+  void grow() {
+    ensure(1);
+    Kokkos::deep_copy(row_node, 0);
+    auto root = hb.build(q, row_node, {0}, 1);
+    allreduce_hists(root, comm);
+    const Stats rs = node_stats(root[0], cuts);
+    new_node(0, rs);
+    record_g(0, rs);
+    hist[0] = std::move(root[0]);
+    search(0, rs);
+    if (gp.leafwise) grow_leafwise();
+    else grow_depthwise();
+    for (int i = 0; i < tree.num_nodes(); ++i) {
+      if (!tree.is_leaf(i)) continue;
+      // Leaf value from the exact global sums the node was created with.
+      const auto n = static_cast<std::size_t>(i);
+      tree.value[n] = gp.eta * leaf_value(leaf_g[n], tree.hess[n], gp.split);
+    }
+  }
+
+  std::vector<double> leaf_g;  // G of every node, kept for leaf values
+  void record_g(int node, const Stats& s) {
+    if (static_cast<int>(leaf_g.size()) <= node) leaf_g.resize(static_cast<std::size_t>(node) + 1);
+    leaf_g[static_cast<std::size_t>(node)] = s.g / q.scale_g;
+  }
+
+  void grow_depthwise() {
+    std::vector<int> level = {0};
+    int leaves = 1;
+    while (!level.empty()) {
+      std::vector<int> split_nodes;
+      for (int node : level) {
+        if (!cand[static_cast<std::size_t>(node)].valid) continue;
+        if (gp.max_leaves > 0 && leaves >= gp.max_leaves) break;
+        const SplitCandidate c = cand[static_cast<std::size_t>(node)];
+        const auto lr = split(node);
+        record_g(lr.first, c.left);
+        record_g(lr.second, c.right);
+        ++leaves;
+        split_nodes.push_back(node);
+      }
+      for (int node : level)
+        if (std::find(split_nodes.begin(), split_nodes.end(), node) == split_nodes.end())
+          Hist().swap(hist[static_cast<std::size_t>(node)]);
+      if (split_nodes.empty()) break;
+      partition_rows(tree, split_nodes, cuts, bins, row_node);
+      std::vector<int> next;
+      for (int p : split_nodes) {
+        next.push_back(tree.left[static_cast<std::size_t>(p)]);
+        next.push_back(tree.right[static_cast<std::size_t>(p)]);
+      }
+      // Children at the depth limit (or beyond the leaf budget) are leaves: no histograms needed.
+      const bool more = may_split(next[0]) && (gp.max_leaves <= 0 || leaves < gp.max_leaves);
+      if (!more) break;
+      children_hists(split_nodes);
+      level = next;
+    }
+  }
+
+  void grow_leafwise() {
+    int leaves = 1;
+    std::vector<int> open = {0};
+    const int limit = gp.max_leaves > 0 ? gp.max_leaves : (1 << 30);
+    while (leaves < limit) {
+      int pick = -1;
+      for (int node : open) {
+        const auto& c = cand[static_cast<std::size_t>(node)];
+        if (c.valid && (pick < 0 || c.gain > cand[static_cast<std::size_t>(pick)].gain)) pick = node;
+      }
+      if (pick < 0) break;
+      const SplitCandidate c = cand[static_cast<std::size_t>(pick)];
+      const auto lr = split(pick);
+      record_g(lr.first, c.left);
+      record_g(lr.second, c.right);
+      ++leaves;
+      open.erase(std::find(open.begin(), open.end(), pick));
+      partition_rows(tree, {pick}, cuts, bins, row_node);
+      if (leaves < limit && may_split(lr.first)) {
+        children_hists({pick});
+        open.push_back(lr.first);
+        open.push_back(lr.second);
+      } else {
+        Hist().swap(hist[static_cast<std::size_t>(pick)]);
+      }
+      // Keep `open` sorted by id so ties in gain resolve to the lowest node id on every rank.
+      std::sort(open.begin(), open.end());
+    }
+  }
+};
+
+}  // namespace
+
+void partition_rows(const Tree& tree, const std::vector<int>& split_nodes, const BinCuts& cuts,
+                    const View2<std::uint8_t>& bins, const View1<int>& row_node) {
+  const int nn = tree.num_nodes();
+  // Per node: feature (-1: not split now), bin, NaN bin, default_left, left child, right child.
+  View2<int> sp("gbdt::split_info", static_cast<std::size_t>(nn), 6);
+  auto h = Kokkos::create_mirror_view(sp);
+  for (int i = 0; i < nn; ++i) h(i, 0) = -1;
+  for (int node : split_nodes) {
+    const auto n = static_cast<std::size_t>(node);
+    h(node, 0) = tree.feature[n];
+    h(node, 1) = tree.bin[n];
+    h(node, 2) = cuts.nan_bin(tree.feature[n]);
+    h(node, 3) = tree.default_left[n];
+    h(node, 4) = tree.left[n];
+    h(node, 5) = tree.right[n];
+  }
+  Kokkos::deep_copy(sp, h);
+  const int n = static_cast<int>(bins.extent(0));
+  Kokkos::parallel_for(
+      "gbdt::partition", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int r) {
+        const int node = row_node(r);
+        const int f = sp(node, 0);
+        if (f < 0) return;
+        const int b = bins(r, f);
+        const bool go_left = b == sp(node, 2) ? sp(node, 3) != 0 : b <= sp(node, 1);
+        row_node(r) = go_left ? sp(node, 4) : sp(node, 5);
+      });
+}
+
+Tree grow_tree(const GrowParams& gp, const BinCuts& cuts, HistogramBuilder& hb,
+               const View2<std::uint8_t>& bins, const QuantGrad& q, const std::vector<char>& allowed,
+               const View1<int>& row_node, const Comm& comm) {
+  Grower g{gp, cuts, hb, bins, q, allowed, row_node, comm, {}, {}, {}, {}};
+  g.grow();
+  return std::move(g.tree);
+}
+
+}  // namespace hpct::gbdt

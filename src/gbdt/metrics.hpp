@@ -1,0 +1,27 @@
+// Evaluation metrics over all ranks' rows: rmse, mae, logloss, error, auc, mlogloss, merror.
+// Every metric is a global figure computed exactly (fixed-point sums, AUC over the gathered scores),
+// so its value, and any early-stopping decision based on it, is the same for every rank count.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "comm/comm.hpp"
+#include "gbdt/objective.hpp"
+
+namespace hpct::gbdt {
+
+bool metric_known(const std::string& name);
+bool metric_fits(const std::string& name, Objective o);  // e.g. auc needs binary
+bool metric_higher_is_better(const std::string& name);
+std::string default_metric(Objective o);  // rmse, logloss, mlogloss
+
+// `margins` [n, K] of this rank's rows (host, row-major), labels y, weights w (empty: 1).
+double evaluate(const std::string& metric, Objective o, int num_class, const std::vector<double>& margins,
+                const std::vector<float>& y, const std::vector<float>& w, const Comm& comm);
+
+// Weighted area under the ROC curve of local arrays (ties count one half). Exposed for tests.
+double auc_local(const std::vector<double>& score, const std::vector<float>& y,
+                 const std::vector<float>& w);
+
+}  // namespace hpct::gbdt

@@ -1,0 +1,118 @@
+// Prediction kernels over flattened trees.
+#include "gbdt/model.hpp"
+
+namespace hpct::gbdt {
+
+void Model::truncate(int r) {
+  const std::size_t keep = static_cast<std::size_t>(r) * static_cast<std::size_t>(num_outputs());
+  if (keep < trees.size()) {
+    trees.resize(keep);
+    tree_output.resize(keep);
+  }
+}
+
+std::vector<double> predict_margins(const Model& m, const std::vector<float>& x, long long n,
+                                    int rounds) {
+  const int K = m.num_outputs();
+  const int F = m.num_features;
+  const std::size_t ntrees = rounds < 0 ? m.trees.size()
+                                        : kmin(m.trees.size(), static_cast<std::size_t>(rounds) * K);
+  // Flatten: node arrays of all trees back to back, children as global indices.
+  std::vector<int> root, out, feat, left, right;
+  std::vector<char> dl;
+  std::vector<float> thr;
+  std::vector<double> val;
+  for (std::size_t t = 0; t < ntrees; ++t) {
+    const Tree& tr = m.trees[t];
+    const int base = static_cast<int>(feat.size());
+    root.push_back(base);
+    out.push_back(m.tree_output[t]);
+    for (int i = 0; i < tr.num_nodes(); ++i) {
+      const auto u = static_cast<std::size_t>(i);
+      feat.push_back(tr.feature[u]);
+      left.push_back(tr.is_leaf(i) ? -1 : base + tr.left[u]);
+      right.push_back(tr.is_leaf(i) ? -1 : base + tr.right[u]);
+      dl.push_back(tr.default_left[u]);
+      thr.push_back(tr.threshold[u]);
+      val.push_back(tr.value[u]);
+    }
+  }
+  auto dev = [](const auto& v, const char* name) {
+    using T = typename std::decay_t<decltype(v)>::value_type;
+    View1<T> d(std::string(name), v.size());
+    auto h = Kokkos::create_mirror_view(d);
+    for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
+    Kokkos::deep_copy(d, h);
+    return d;
+  };
+  auto d_root = dev(root, "root"), d_out = dev(out, "out"), d_feat = dev(feat, "feat");
+  auto d_left = dev(left, "left"), d_right = dev(right, "right");
+  auto d_dl = dev(dl, "dl");
+  auto d_thr = dev(thr, "thr");
+  auto d_val = dev(val, "val");
+  auto d_base = dev(m.base_margin, "base");
+  auto d_x = dev(x, "x");
+  View2<double> margin("gbdt::margin", static_cast<std::size_t>(n), static_cast<std::size_t>(K));
+  const int nt = static_cast<int>(ntrees);
+  Kokkos::parallel_for(
+      "gbdt::predict", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const long long r) {
+        for (int k = 0; k < K; ++k) margin(r, k) = d_base(k);
+        for (int t = 0; t < nt; ++t) {
+          int node = d_root(t);
+          while (d_left(node) >= 0) {
+            float v = d_x(r * F + d_feat(node));
+            v = v > 3.402823466e38f ? 3.402823466e38f : (v < -3.402823466e38f ? -3.402823466e38f : v);
+            const bool go_left = v != v ? d_dl(node) != 0 : v <= d_thr(node);  // v != v: NaN
+            node = go_left ? d_left(node) : d_right(node);
+          }
+          margin(r, d_out(t)) += d_val(node);
+        }
+      });
+  auto h = to_host(margin);
+  return std::vector<double>(h.data(), h.data() + n * K);
+}
+
+void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
+                     const View2<double>& margin, int k) {
+  const int nn = t.num_nodes();
+  View2<int> nodes("gbdt::tree_nodes", static_cast<std::size_t>(nn), 6);
+  View1<double> val("gbdt::tree_values", static_cast<std::size_t>(nn));
+  auto h = Kokkos::create_mirror_view(nodes);
+  auto hv = Kokkos::create_mirror_view(val);
+  for (int i = 0; i < nn; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    h(i, 0) = t.feature[u];
+    h(i, 1) = t.bin[u];
+    h(i, 2) = t.is_leaf(i) ? 0 : cuts.nan_bin(t.feature[u]);
+    h(i, 3) = t.default_left[u];
+    h(i, 4) = t.left[u];
+    h(i, 5) = t.right[u];
+    hv(i) = t.value[u];
+  }
+  Kokkos::deep_copy(nodes, h);
+  Kokkos::deep_copy(val, hv);
+  const int n = static_cast<int>(bins.extent(0));
+  Kokkos::parallel_for(
+      "gbdt::add_tree_binned", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int r) {
+        int node = 0;
+        while (nodes(node, 4) >= 0) {
+          const int b = bins(r, nodes(node, 0));
+          const bool go_left = b == nodes(node, 2) ? nodes(node, 3) != 0 : b <= nodes(node, 1);
+          node = go_left ? nodes(node, 4) : nodes(node, 5);
+        }
+        margin(r, k) += val(node);
+      });
+}
+
+void add_leaf_values(const Tree& t, const View1<int>& row_node, const View2<double>& margin, int k) {
+  View1<double> val("gbdt::tree_values", t.value.size());
+  auto hv = Kokkos::create_mirror_view(val);
+  for (std::size_t i = 0; i < t.value.size(); ++i) hv(i) = t.value[i];
+  Kokkos::deep_copy(val, hv);
+  const int n = static_cast<int>(row_node.extent(0));
+  Kokkos::parallel_for(
+      "gbdt::add_leaf_values", Kokkos::RangePolicy<ExecSpace>(0, n),
+      KOKKOS_LAMBDA(const int r) { margin(r, k) += val(row_node(r)); });
+}
+
+}  // namespace hpct::gbdt

@@ -1,0 +1,39 @@
+// A trained ensemble and its prediction: base margins plus the sum of tree outputs, tree by tree in
+// training order, so training-time and prediction-time margins are bitwise equal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/kokkos_compat.hpp"
+#include "gbdt/binning.hpp"
+#include "gbdt/objective.hpp"
+#include "gbdt/tree.hpp"
+
+namespace hpct::gbdt {
+
+struct Model {
+  Objective objective = Objective::regression;
+  int num_class = 1;      // classes (multiclass) or 1
+  int num_features = 0;
+  std::vector<double> base_margin;  // one per output
+  std::vector<Tree> trees;          // round-major: trees of round r are r*K .. r*K+K-1
+  std::vector<int> tree_output;     // output (class) each tree adds to
+  int num_outputs() const { return gbdt::num_outputs(objective, num_class); }
+  int rounds() const { return static_cast<int>(trees.size()) / num_outputs(); }
+  void truncate(int rounds);  // keeps the first `rounds` rounds (early stopping)
+};
+
+// Margins [n, K] (host, row-major) of raw rows x [n, F] (host, row-major; NaN = missing), over the
+// first `rounds` rounds (-1: all). Runs on the execution space.
+std::vector<double> predict_margins(const Model& m, const std::vector<float>& x, long long n,
+                                    int rounds = -1);
+
+// margin(:, k) += tree output for binned rows (validation sets during training).
+void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
+                     const View2<double>& margin, int k);
+// margin(:, k) += value of the leaf each row was partitioned into (training rows).
+void add_leaf_values(const Tree& t, const View1<int>& row_node, const View2<double>& margin, int k);
+
+}  // namespace hpct::gbdt

@@ -1,0 +1,136 @@
+// Objectives: squared error, binary logistic, multiclass softmax.
+#include "gbdt/objective.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "gbdt/fixed_point.hpp"
+
+namespace hpct::gbdt {
+
+Objective parse_objective(const std::string& name) {
+  if (name == "regression" || name == "squared_error") return Objective::regression;
+  if (name == "binary") return Objective::binary;
+  if (name == "multiclass") return Objective::multiclass;
+  throw Error("unknown objective '" + name + "'", ExitCode::bad_input);
+}
+
+std::string objective_name(Objective o) {
+  switch (o) {
+    case Objective::regression: return "regression";
+    case Objective::binary: return "binary";
+    default: return "multiclass";
+  }
+}
+
+void check_labels(Objective o, int num_class, const std::vector<float>& y, const std::vector<int>& line,
+                  const std::string& file) {
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const float v = y[i];
+    const int ln = i < line.size() ? line[i] : 0;
+    if (!std::isfinite(v)) input_error(file, ln, "", "label is not a finite number");
+    if (o == Objective::binary && v != 0.0f && v != 1.0f)
+      input_error(file, ln, "objective", strf("label %g is outside the binary objective's {0, 1}", v));
+    if (o == Objective::multiclass) {
+      if (v != std::floor(v) || v < 0)
+        input_error(file, ln, "objective", strf("label %g is not a class index (0, 1, ...)", v));
+      if (v >= num_class)
+        input_error(file, ln, "num_class",
+                    strf("label %g needs at least %d classes, num_class is %d", v, int(v) + 1, num_class));
+    }
+  }
+}
+
+std::vector<double> base_margins_from_data(Objective o, int num_class, const std::vector<float>& y,
+                                           const std::vector<float>& w, const Comm& comm) {
+  const std::size_t n = y.size();
+  auto wt = [&](std::size_t i) { return w.empty() ? 1.0 : static_cast<double>(w[i]); };
+  std::vector<double> terms(n);
+  for (std::size_t i = 0; i < n; ++i) terms[i] = wt(i);
+  const double wsum = exact_sum(comm, terms);
+  if (!(wsum > 0)) throw Error("training data has no rows (or zero total weight)", ExitCode::bad_input);
+  const int K = num_outputs(o, num_class);
+  std::vector<double> base(static_cast<std::size_t>(K), 0.0);
+  if (o == Objective::multiclass) {
+    for (int k = 0; k < K; ++k) {
+      for (std::size_t i = 0; i < n; ++i) terms[i] = static_cast<int>(y[i]) == k ? wt(i) : 0.0;
+      // A class absent from the data gets a tiny prior instead of -inf.
+      const double p = std::fmax(exact_sum(comm, terms) / wsum, 1e-12);
+      base[static_cast<std::size_t>(k)] = std::log(p);
+    }
+    return base;
+  }
+  for (std::size_t i = 0; i < n; ++i) terms[i] = wt(i) * y[i];
+  const double mean = exact_sum(comm, terms) / wsum;
+  if (o == Objective::regression) base[0] = mean;
+  else {
+    const double p = std::fmin(std::fmax(mean, 1e-12), 1 - 1e-12);
+    base[0] = std::log(p / (1 - p));
+  }
+  return base;
+}
+
+std::vector<double> base_margins_from_value(Objective o, int num_class, double value) {
+  const int K = num_outputs(o, num_class);
+  if (o == Objective::binary) {
+    if (!(value > 0 && value < 1))
+      throw Error("base_score must be a probability in (0, 1) for the binary objective",
+                  ExitCode::bad_input);
+    return {std::log(value / (1 - value))};
+  }
+  return std::vector<double>(static_cast<std::size_t>(K), value);
+}
+
+void gradients(Objective o, int num_class, int k, const View2<double>& margin, const View1<float>& y,
+               const View1<float>& w, const View1<double>& g, const View1<double>& h) {
+  const int n = static_cast<int>(margin.extent(0));
+  const int K = static_cast<int>(margin.extent(1));
+  const bool weighted = w.extent(0) > 0;
+  const int obj = static_cast<int>(o);
+  // Hessian floor as in common practice: keeps leaf values finite when p saturates.
+  const double kMinHess = 1e-16;
+  const double mc_factor = num_class > 1 ? double(num_class) / (num_class - 1) : 1.0;
+  Kokkos::parallel_for(
+      "gbdt::gradients", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
+        double gi = 0, hi = 1;
+        if (obj == static_cast<int>(Objective::regression)) {
+          gi = margin(i, 0) - y(i);
+          hi = 1;
+        } else if (obj == static_cast<int>(Objective::binary)) {
+          const double p = 1.0 / (1.0 + kmath::exp(-margin(i, 0)));
+          gi = p - y(i);
+          hi = kmax(p * (1 - p), kMinHess);
+        } else {
+          double mx = margin(i, 0);
+          for (int c = 1; c < K; ++c) mx = kmax(mx, margin(i, c));
+          double s = 0;
+          for (int c = 0; c < K; ++c) s += kmath::exp(margin(i, c) - mx);
+          const double p = kmath::exp(margin(i, k) - mx) / s;
+          gi = p - (static_cast<int>(y(i)) == k ? 1.0 : 0.0);
+          hi = kmax(mc_factor * p * (1 - p), kMinHess);
+        }
+        const double wi = weighted ? static_cast<double>(w(i)) : 1.0;
+        g(i) = gi * wi;
+        h(i) = hi * wi;
+      });
+}
+
+void transform(Objective o, int num_class, std::vector<double>& m) {
+  const int K = num_outputs(o, num_class);
+  const std::size_t n = m.size() / static_cast<std::size_t>(K);
+  if (o == Objective::binary) {
+    for (double& v : m) v = 1.0 / (1.0 + std::exp(-v));
+  } else if (o == Objective::multiclass) {
+    for (std::size_t i = 0; i < n; ++i) {
+      double* r = &m[i * static_cast<std::size_t>(K)];
+      double mx = r[0];
+      for (int c = 1; c < K; ++c) mx = std::fmax(mx, r[c]);
+      double s = 0;
+      for (int c = 0; c < K; ++c) s += (r[c] = std::exp(r[c] - mx));
+      for (int c = 0; c < K; ++c) r[c] /= s;
+    }
+  }
+}
+
+}  // namespace hpct::gbdt

@@ -1,0 +1,39 @@
+// Objectives: label checks, base margins from the data, per-row gradients/hessians (device kernel)
+// and the margin -> prediction transform.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "comm/comm.hpp"
+#include "core/kokkos_compat.hpp"
+
+namespace hpct::gbdt {
+
+enum class Objective { regression, binary, multiclass };
+
+Objective parse_objective(const std::string& name);  // regression|squared_error|binary|multiclass
+std::string objective_name(Objective o);
+// Outputs (margins) per row: num_class for multiclass, else 1.
+inline int num_outputs(Objective o, int num_class) { return o == Objective::multiclass ? num_class : 1; }
+
+// Throws bad_input at file:line for a label outside the objective's range: binary needs 0 or 1,
+// multiclass an integer in [0, num_class). `line[i]` is row i's line (row for HDF5).
+void check_labels(Objective o, int num_class, const std::vector<float>& y, const std::vector<int>& line,
+                  const std::string& file);
+
+// Base margins from the data (weighted, exact over ranks): mean (regression), log-odds of the mean
+// label (binary), log class priors (multiclass).
+std::vector<double> base_margins_from_data(Objective o, int num_class, const std::vector<float>& y,
+                                           const std::vector<float>& w, const Comm& comm);
+// Base margins from a user value: the margin for regression and multiclass, a probability for binary.
+std::vector<double> base_margins_from_value(Objective o, int num_class, double value);
+
+// g, h of output `k` for every row from margins [n, K]; w may be empty (unit weights).
+void gradients(Objective o, int num_class, int k, const View2<double>& margin, const View1<float>& y,
+               const View1<float>& w, const View1<double>& g, const View1<double>& h);
+
+// In place: margins -> predictions (identity, sigmoid, softmax over each row), host arrays [n, K].
+void transform(Objective o, int num_class, std::vector<double>& margins);
+
+}  // namespace hpct::gbdt

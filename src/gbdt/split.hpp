@@ -1,0 +1,51 @@
+// Split search on one node's histogram: gain G^2/(H+lambda) with L1 soft-thresholding, learned
+// default direction for NaN, and the min_split_gain / min_child_weight / min_data_in_leaf limits.
+#pragma once
+
+#include <vector>
+
+#include "gbdt/binning.hpp"
+#include "gbdt/histogram.hpp"
+
+namespace hpct::gbdt {
+
+struct SplitParams {
+  double lambda = 1.0;            // L2 on leaf values
+  double alpha = 0.0;             // L1 on leaf values
+  double min_split_gain = 0.0;    // a split must gain strictly more than this
+  double min_child_weight = 1.0;  // minimum hessian sum of each child
+  long long min_data_in_leaf = 0; // minimum (in-bag) row count of each child
+};
+
+// sign(G) * max(|G| - alpha, 0)
+inline double l1_threshold(double G, double alpha) {
+  return G > alpha ? G - alpha : (G < -alpha ? G + alpha : 0.0);
+}
+// Loss reduction of a node that gets its optimal value (up to the factor 1/2 used by everyone).
+inline double node_score(double G, double H, const SplitParams& p) {
+  const double t = l1_threshold(G, p.alpha);
+  return t * t / (H + p.lambda);
+}
+// Optimal leaf value before the learning rate.
+inline double leaf_value(double G, double H, const SplitParams& p) {
+  return H + p.lambda > 0 ? -l1_threshold(G, p.alpha) / (H + p.lambda) : 0.0;
+}
+
+struct SplitCandidate {
+  bool valid = false;
+  double gain = 0;
+  int feature = -1;
+  int bin = -1;               // value bins 0..bin go left
+  bool default_left = false;  // where the NaN bin goes
+  Stats left, right;
+};
+
+// Node statistics from its histogram: every row lies in exactly one bin of feature 0.
+Stats node_stats(const Hist& hist, const BinCuts& cuts);
+
+// Best split over the allowed features (allowed[f] != 0). Ties keep the lowest feature, then the
+// lowest bin, then NaN-right: deterministic. `scale_g/h` turn quantized sums back into G and H.
+SplitCandidate best_split(const Hist& hist, const BinCuts& cuts, const std::vector<char>& allowed,
+                          const Stats& parent, double scale_g, double scale_h, const SplitParams& p);
+
+}  // namespace hpct::gbdt

@@ -1,0 +1,51 @@
+// Text readers for tabular data (CSV, TSV, LibSVM): each rank parses only its own contiguous block
+// of data lines; every problem is an hpct::Error (bad_input) naming file:line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hpct::io {
+
+enum class TextFormat { csv, tsv, libsvm };
+
+struct TextOptions {
+  TextFormat format = TextFormat::csv;
+  int label_column = 0;  // CSV/TSV: 0-based column holding the label; -1: no label column
+  bool header = false;   // CSV/TSV: the first non-empty line names the columns and is skipped
+  int libsvm_base = 1;   // LibSVM: feature ids start at 0 or 1
+  // LibSVM: the feature count the caller expects (e.g. the model's); -1: whatever the block shows.
+  // CSV/TSV: checked against the file's column count when >= 0.
+  long long num_features = -1;
+};
+
+// One rank's block of rows. Missing values (empty field, NA, nan, absent LibSVM entry) are NaN.
+struct Table {
+  std::string file;
+  long long global_rows = 0;  // data lines in the whole file
+  long long first_row = 0;    // global index of this block's first row
+  long long rows = 0;         // rows in this block
+  long long cols = 0;         // features (LibSVM: max id seen in this block + 1 - base, or num_features)
+  std::vector<float> x;       // rows x cols, row-major
+  std::vector<float> y;       // labels (empty when label_column == -1)
+  std::vector<int> line;      // 1-based line number in `file` of every row, for error messages
+};
+
+// "csv", "tsv", "libsvm" from a file name's extension (.csv, .tsv/.txt/.train/.test, .svm/.libsvm).
+// Returns false when the extension says nothing.
+bool format_from_extension(const std::string& path, TextFormat& out);
+
+// Rows [rank * N / size, (rank + 1) * N / size) of the file's data lines (blank lines and lines
+// starting with '#' are not data). Not collective: callers agree on errors and, for LibSVM without
+// num_features, on the feature count (then call widen()).
+Table read_text_block(const std::string& path, const TextOptions& opt, int rank, int size);
+
+// Pads a LibSVM block to `cols` features with NaN (every rank must end with the same width).
+void widen(Table& t, long long cols);
+
+// One number per data line (weights, as LightGBM's *.weight files); returns lines
+// [first, first + count) and checks that the file has exactly `expected_total` lines.
+std::vector<float> read_column_block(const std::string& path, long long first, long long count,
+                                     long long expected_total);
+
+}  // namespace hpct::io

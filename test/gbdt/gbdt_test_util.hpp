@@ -1,0 +1,60 @@
+// Helpers shared by the GBDT tests: a schema with the general keys the trainer reuses plus the gbdt
+// keys, the shared data folder, and per-test input files written by rank 0.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+
+#include "comm/comm.hpp"
+#include "deck/deck.hpp"
+#include "gbdt/gbdt.hpp"
+
+namespace gbdt_test {
+
+// The general keys as the driver declares them (src/train/schema.cpp), without depending on it.
+inline hpct::deck::Schema schema() {
+  hpct::deck::Schema s;
+  s.add_choice("model", "gbdt", {"mlp", "gbdt"}, "model family");
+  s.add_int("seed", 42, 0, (1ll << 62), "seed");
+  s.add_string("output", "", "model file");
+  s.add_string("metrics_file", "", "metrics file");
+  s.add_int("log_every", 50, 1, 1ll << 40, "log cadence");
+  s.add_required_string("data_file", "training data");
+  s.add_string("inputs_dataset", "inputs", "HDF5 inputs");
+  s.add_string("targets_dataset", "targets", "HDF5 targets");
+  s.add_string("validation_file", "", "validation data");
+  s.add_real("validation_fraction", 0.1, 0.0, 0.9, "hold-out fraction");
+  hpct::gbdt::declare_keys(s);
+  return s;
+}
+
+inline hpct::deck::Deck deck(const std::string& text) {
+  static const hpct::deck::Schema s = schema();
+  return hpct::deck::Deck::parse(text, "test.in", s);
+}
+
+// The shared data sets live beside the repository (CI clones shared/ next to it).
+inline std::string data_dir() { return std::string(HPCTRAIN_SOURCE_DIR) + "/../shared/data"; }
+inline bool have(const std::string& rel) {
+  struct stat st;
+  return ::stat((data_dir() + "/" + rel).c_str(), &st) == 0;
+}
+#define GBDT_REQUIRE_DATA(rel)                                                               \
+  if (!gbdt_test::have(rel))                                                                 \
+  GTEST_SKIP() << "shared data set " << gbdt_test::data_dir() << "/" << rel                  \
+               << " is absent (clone shared/ beside the repository to run this test)"
+
+// Rank 0 writes `text` to `name` in the working directory; every rank returns after it exists.
+inline std::string write_file(const std::string& name, const std::string& text) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) std::ofstream(name, std::ios::binary) << text;
+  MPI_Barrier(MPI_COMM_WORLD);
+  return name;
+}
+
+}  // namespace gbdt_test

@@ -1,0 +1,283 @@
+// Unit tests of the GBDT pieces: binning, the histogram kernel (exact, any thread count), sibling
+// subtraction, split gain and default direction, AUC, and input errors naming file:line.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "gbdt/binning.hpp"
+#include "gbdt/histogram.hpp"
+#include "gbdt/metrics.hpp"
+#include "gbdt/objective.hpp"
+#include "gbdt/split.hpp"
+#include "gbdt_test_util.hpp"
+
+using namespace hpct;
+using namespace hpct::gbdt;
+
+TEST(GbdtBinning, FewDistinctValuesGetOwnBinsAndRuleMatchesThresholds) {
+  std::vector<float> v = {-1.5f, -1.5f, 0.0f, 0.25f, 0.25f, 3.0f};
+  const auto cuts = cuts_from_sorted(v, 255);
+  ASSERT_EQ(cuts.size(), 4u);  // four distinct values, the last bin is closed by FLT_MAX
+  EXPECT_EQ(cuts.back(), FLT_MAX);
+  BinCuts bc;
+  bc.upper = {cuts};
+  bc.finish();
+  EXPECT_EQ(bc.nan_bin(0), 4);
+  EXPECT_EQ(bc.bin_of(0, NAN), 4);
+  EXPECT_EQ(bc.bin_of(0, -1.5f), 0);
+  EXPECT_EQ(bc.bin_of(0, 0.0f), 1);
+  EXPECT_EQ(bc.bin_of(0, 0.25f), 2);
+  EXPECT_EQ(bc.bin_of(0, INFINITY), 3);
+  EXPECT_EQ(bc.bin_of(0, -INFINITY), 0);
+  // The model file's rule: bin_of(x) <= b exactly when x <= upper[b].
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> U(-3, 4);
+  for (int i = 0; i < 2000; ++i) {
+    const float x = i % 3 ? U(gen) : v[static_cast<std::size_t>(i) % v.size()];
+    for (int b = 0; b < 4; ++b) EXPECT_EQ(bc.bin_of(0, x) <= b, x <= cuts[static_cast<std::size_t>(b)]);
+  }
+}
+
+TEST(GbdtBinning, ManyValuesGiveBoundedRoughlyEqualBins) {
+  std::vector<float> v;
+  for (int i = 0; i < 10000; ++i) v.push_back(static_cast<float>(i % 5000) * 0.5f);
+  std::sort(v.begin(), v.end());
+  const auto cuts = cuts_from_sorted(v, 16);
+  ASSERT_LE(cuts.size(), 16u);
+  ASSERT_GE(cuts.size(), 12u);
+  BinCuts bc;
+  bc.upper = {cuts};
+  bc.finish();
+  std::vector<int> count(cuts.size(), 0);
+  for (float x : v) ++count[bc.bin_of(0, x)];
+  for (int c : count) EXPECT_LT(c, 10000 / 16 * 2) << "a bin holds far more than its share";
+}
+
+// Cuts depend on the global data only: all ranks (row blocks) vs rank 0 alone with every row,
+// with and without sampling.
+TEST(GbdtBinning, CutsIndependentOfRankCount) {
+  const Comm world;
+  const long long N = 5000;
+  const int F = 3;
+  std::vector<float> all(static_cast<std::size_t>(N * F));
+  for (long long i = 0; i < N * F; ++i)
+    all[static_cast<std::size_t>(i)] = i % 17 == 0 ? NAN : static_cast<float>(rng::normal(rng::hash(1, static_cast<std::uint64_t>(i))));
+  const long long first = N * world.rank() / world.size();
+  const long long n = N * (world.rank() + 1) / world.size() - first;
+  std::vector<float> mine(all.begin() + first * F, all.begin() + (first + n) * F);
+  for (long long sample : {100000LL, 1500LL}) {
+    const BinCuts a = compute_cuts(mine, n, F, first, N, 32, sample, 5, world);
+    MPI_Comm solo_raw;
+    MPI_Comm_split(MPI_COMM_WORLD, world.rank() == 0 ? 0 : MPI_UNDEFINED, 0, &solo_raw);
+    int same = 1;
+    if (solo_raw != MPI_COMM_NULL) {
+      const BinCuts b = compute_cuts(all, N, F, 0, N, 32, sample, 5, Comm(solo_raw));
+      same = a.upper == b.upper ? 1 : 0;
+      MPI_Comm_free(&solo_raw);
+    }
+    world.broadcast(&same, 1);
+    EXPECT_EQ(same, 1) << "sample_rows " << sample;
+    for (int f = 0; f < F; ++f) EXPECT_LE(a.upper[static_cast<std::size_t>(f)].size(), 32u);
+  }
+}
+
+namespace {
+struct HistFixture {
+  int n = 3001, F = 5;
+  std::vector<int> offset;
+  View2<std::uint8_t> bins;
+  QuantGrad q;
+  View1<int> row_node;
+  HistFixture() {
+    offset = {0};
+    for (int f = 0; f < F; ++f) offset.push_back(offset.back() + 4 + 3 * f);  // varied bin counts
+    bins = View2<std::uint8_t>("bins", n, F);
+    q.g = View1<long long>("g", n);
+    q.h = View1<long long>("h", n);
+    q.c = View1<int>("c", n);
+    row_node = View1<int>("node", n);
+    auto hb = Kokkos::create_mirror_view(bins);
+    auto hg = Kokkos::create_mirror_view(q.g);
+    auto hh = Kokkos::create_mirror_view(q.h);
+    auto hc = Kokkos::create_mirror_view(q.c);
+    auto hn = Kokkos::create_mirror_view(row_node);
+    for (int r = 0; r < n; ++r) {
+      const auto k = rng::hash(3, static_cast<std::uint64_t>(r));
+      for (int f = 0; f < F; ++f) hb(r, f) = static_cast<std::uint8_t>(rng::hash(k, f) % static_cast<std::uint64_t>(offset[f + 1] - offset[f]));
+      hg(r) = static_cast<long long>(rng::hash(k, 100) % 2000001) - 1000000;
+      hh(r) = static_cast<long long>(rng::hash(k, 101) % 1000000);
+      hc(r) = r % 7 != 0;  // some rows out of the bag
+      hn(r) = 1 + static_cast<int>(rng::hash(k, 102) % 2);  // nodes 1 and 2, children of 0
+    }
+    Kokkos::deep_copy(bins, hb);
+    Kokkos::deep_copy(q.g, hg);
+    Kokkos::deep_copy(q.h, hh);
+    Kokkos::deep_copy(q.c, hc);
+    Kokkos::deep_copy(row_node, hn);
+  }
+  // Plain host loop: the reference.
+  Hist naive(int node) const {
+    auto hb = to_host(bins);
+    auto hg = to_host(q.g);
+    auto hh = to_host(q.h);
+    auto hc = to_host(q.c);
+    auto hn = to_host(row_node);
+    Hist out(static_cast<std::size_t>(offset.back()) * 3, 0);
+    for (int r = 0; r < n; ++r) {
+      if (!hc(r) || (node >= 0 && hn(r) != node)) continue;
+      for (int f = 0; f < F; ++f) {
+        const std::size_t b = 3 * static_cast<std::size_t>(offset[f] + hb(r, f));
+        out[b] += hg(r);
+        out[b + 1] += hh(r);
+        out[b + 2] += 1;
+      }
+    }
+    return out;
+  }
+};
+}  // namespace
+
+// Exact equality with a serial loop, whatever OMP_NUM_THREADS (the test runs at 1 and 2 threads).
+TEST(GbdtHistogram, KernelEqualsSerialSumAndSubtractionGivesSibling) {
+  HistFixture fx;
+  HistogramBuilder hb(fx.bins, fx.offset);
+  const auto built = hb.build(fx.q, fx.row_node, {1, 2}, 3);
+  ASSERT_EQ(built.size(), 2u);
+  EXPECT_EQ(built[0], fx.naive(1));
+  EXPECT_EQ(built[1], fx.naive(2));
+  // Parent (all rows) minus one child is the other child, exactly.
+  View1<int> root("root", static_cast<std::size_t>(fx.n));
+  Kokkos::deep_copy(root, 0);
+  const auto parent = hb.build(fx.q, root, {0}, 1);
+  EXPECT_EQ(parent[0], fx.naive(-1));
+  EXPECT_EQ(subtract(parent[0], built[0]), built[1]);
+}
+
+TEST(GbdtSplit, GainFormulaAndLearnedNanDirection) {
+  // One feature, two value bins and the NaN bin. Scales of 1: stats are G and H directly.
+  BinCuts cuts;
+  cuts.upper = {{0.5f, FLT_MAX}};
+  cuts.finish();
+  Hist hist = {-10, 4, 4, /*bin1*/ 6, 4, 4, /*nan*/ -8, 3, 3};
+  const Stats parent = node_stats(hist, cuts);
+  EXPECT_EQ(parent.g, -12);
+  EXPECT_EQ(parent.h, 11);
+  SplitParams p;
+  p.lambda = 1;
+  p.min_child_weight = 0;
+  const auto s = best_split(hist, cuts, {1}, parent, 1.0, 1.0, p);
+  ASSERT_TRUE(s.valid);
+  // Candidates: {bin0}|{bin1,nan}: 100/5 + 4/8 ; {bin0,nan}|{bin1}: 324/8 + 36/5 (best);
+  // {bin0,bin1}|{nan}: 16/9 + 64/4.
+  const double parent_score = 144.0 / 12;
+  EXPECT_EQ(s.feature, 0);
+  EXPECT_EQ(s.bin, 0);
+  EXPECT_TRUE(s.default_left);
+  EXPECT_DOUBLE_EQ(s.gain, 324.0 / 8 + 36.0 / 5 - parent_score);
+  EXPECT_DOUBLE_EQ(leaf_value(-18, 7, p), 18.0 / 8);
+  // L1 soft-thresholding and min_split_gain.
+  p.alpha = 2;
+  EXPECT_DOUBLE_EQ(node_score(-18, 7, p), 16.0 * 16.0 / 8);
+  EXPECT_DOUBLE_EQ(leaf_value(1.5, 7, p), 0.0);
+  p.alpha = 0;
+  p.min_split_gain = 1e6;
+  EXPECT_FALSE(best_split(hist, cuts, {1}, parent, 1.0, 1.0, p).valid);
+  p.min_split_gain = 0;
+  p.min_data_in_leaf = 5;  // every child holds at most 8 of 11 rows: 3-row sides are refused
+  const auto t = best_split(hist, cuts, {1}, parent, 1.0, 1.0, p);
+  EXPECT_TRUE(!t.valid || (t.left.c >= 5 && t.right.c >= 5));
+}
+
+TEST(GbdtMetrics, AucMatchesPairwiseCountWithTiesAndWeights) {
+  std::vector<double> s;
+  std::vector<float> y, w;
+  for (int i = 0; i < 300; ++i) {
+    const auto k = rng::hash(9, static_cast<std::uint64_t>(i));
+    s.push_back(static_cast<double>(k % 23));  // many ties
+    y.push_back(static_cast<float>((k >> 20) % 3 == 0));
+    w.push_back(0.5f + static_cast<float>((k >> 30) % 4));
+  }
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    for (std::size_t j = 0; j < s.size(); ++j)
+      if (y[i] > 0.5f && y[j] < 0.5f) {
+        const double ww = static_cast<double>(w[i]) * w[j];
+        den += ww;
+        num += ww * (s[i] > s[j] ? 1.0 : s[i] == s[j] ? 0.5 : 0.0);
+      }
+  EXPECT_NEAR(auc_local(s, y, w), num / den, 1e-12);
+  // Global AUC over ranks' blocks equals the AUC of all rows (not an average).
+  const Comm comm;
+  const std::size_t a = s.size() * static_cast<std::size_t>(comm.rank()) / static_cast<std::size_t>(comm.size());
+  const std::size_t b = s.size() * static_cast<std::size_t>(comm.rank() + 1) / static_cast<std::size_t>(comm.size());
+  const std::vector<double> ms(s.begin() + static_cast<long>(a), s.begin() + static_cast<long>(b));
+  const std::vector<float> my(y.begin() + static_cast<long>(a), y.begin() + static_cast<long>(b));
+  const std::vector<float> mw(w.begin() + static_cast<long>(a), w.begin() + static_cast<long>(b));
+  EXPECT_NEAR(evaluate("auc", Objective::binary, 1, ms, my, mw, comm), num / den, 1e-12);
+}
+
+#define EXPECT_CONTAINS(text, part)                                            \
+  do {                                                                         \
+    const std::string t_ = (text);                                            \
+    EXPECT_NE(t_.find(part), std::string::npos) << "'" << t_ << "' lacks '" << (part) << "'"; \
+  } while (0)
+
+namespace {
+// Loads a file through the trainer's path and returns the agreed error message ("" when none).
+std::string load_error(const std::string& name, const std::string& text, const std::string& deck_extra) {
+  const std::string file = gbdt_test::write_file(name, text);
+  const Comm comm;
+  try {
+    const auto d = gbdt_test::deck("data_file " + file + "\n" + deck_extra);
+    const BoostParams p = params_from_deck(d);
+    Data data = load_data(source_from_deck(d, "data_file"), "train", comm);
+    comm.run_agreed([&] { check_labels(p.objective, p.num_class, data.y, data.line, data.file); });
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input) << e.what();
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(GbdtInput, ErrorsNameFileAndLine) {
+  EXPECT_CONTAINS(load_error("g_ragged.csv", "1,2,3\n0,4,5\n1,6\n0,7,8\n", "objective binary\n"), "g_ragged.csv:3: ragged row");
+  EXPECT_CONTAINS(load_error("g_text.tsv", "1\t2\n0\tx7\n1\t3\n0\t1\n", "objective binary\n"), "g_text.tsv:2: field 2 'x7' is not a number");
+  EXPECT_CONTAINS(load_error("g_label.csv", "1,2\n0,4\n# comment\n2,6\n0,7\n", "objective binary\n"), "g_label.csv:4: objective: label 2 is outside");
+  EXPECT_CONTAINS(load_error("g_class.csv", "1,2\n0,4\n3,6\n4,7\n", "objective multiclass\nnum_class 3\n"), "g_class.csv:3: num_class: label 3 needs at least 4 classes");
+  EXPECT_CONTAINS(load_error("g_ids.svm", "1 1:1 2:1\n0 0:1\n1 3:1\n0 2:4\n", "objective binary\n"), "g_ids.svm:2: feature id 0 below the base 1");
+  EXPECT_CONTAINS(load_error("g_ids0.svm", "1 0:1 2:1\n0 1:abc\n1 3:1\n0 2:4\n", "objective binary\nlibsvm_base 0\n"), "g_ids0.svm:2: value 'abc' of feature 1 is not a number");
+  EXPECT_EQ(load_error("g_ok.svm", "1 0:1 2:1\n0 1:2\n1 3:1\n0 2:4\n", "objective binary\nlibsvm_base 0\n"), "");
+  EXPECT_CONTAINS(load_error("g_fmt.dat", "1,2\n", "objective binary\n"), "data_format");
+}
+
+// LibSVM: absent entries are missing (NaN), ids 0- or 1-based; the width is the global maximum.
+TEST(GbdtInput, LibsvmSparseRowsAndWidthOverRanks) {
+  const Comm comm;
+  const std::string file = gbdt_test::write_file("g_sparse.svm", "1 1:0.5 3:2\n0 2:-1\n1\n0 7:3 # note\n");
+  DataSource src;
+  src.file = file;
+  const Data d = load_data(src, "train", comm);
+  EXPECT_EQ(d.cols, 7);
+  EXPECT_EQ(d.global_rows, 4);
+  EXPECT_EQ(comm.sum(d.rows), 4);
+  for (long long r = 0; r < d.rows; ++r) {
+    const long long g = d.first_row + r;
+    const float* x = &d.x[static_cast<std::size_t>(r * d.cols)];
+    if (g == 0) {
+      EXPECT_EQ(x[0], 0.5f);
+      EXPECT_TRUE(std::isnan(x[1]));
+      EXPECT_EQ(x[2], 2.0f);
+    }
+    if (g == 3) {
+      EXPECT_EQ(x[6], 3.0f);
+    }
+    if (g == 2) {
+      EXPECT_TRUE(std::all_of(x, x + 7, [](float v) { return std::isnan(v); }));
+    }
+  }
+}
