@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -13,6 +14,9 @@
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+#include <omp.h>
 #endif
 
 namespace hpct {
@@ -60,6 +64,26 @@ Runtime::Runtime(int& argc, char**& argv) {
     }
   }
 #endif
+  // Without OMP_NUM_THREADS, OpenMP starts one thread per core of the node in EVERY rank, so
+  // 2 ranks on 2 cores run 4 spinning threads and crawl. Default to the rank's fair share: its
+  // affinity mask when the launcher bound it, else the node's cores divided by its ranks.
+  if (!std::getenv("OMP_NUM_THREADS")) {
+    bool threads_arg = false;
+    for (int i = 1; i < argc; ++i)
+      if (std::string(argv[i]).rfind("--kokkos-threads", 0) == 0 ||
+          std::string(argv[i]).rfind("--kokkos-num-threads", 0) == 0)
+        threads_arg = true;
+    if (!threads_arg) {
+      const int mask = affinity_core_count();
+      const long online = sysconf(_SC_NPROCESSORS_ONLN);
+      int threads = mask > 0 ? mask : 1;
+      if (mask > 0 && online > 0 && mask >= online) threads = std::max(1, mask / topo_.local_size);
+#if defined(KOKKOS_ENABLE_OPENMP)
+      // libgomp read the environment before main(); set the runtime's value directly.
+      omp_set_num_threads(threads);
+#endif
+    }
+  }
   // Kokkos warns when OpenMP binding is unset; spreading threads over the rank's cores is right
   // for our kernels, and a user setting wins.
   setenv("OMP_PROC_BIND", "spread", 0);

@@ -110,7 +110,7 @@ std::vector<std::string> split_list(const std::string& value) {
 Deck Deck::parse(const std::string& text, const std::string& filename, const Schema& schema,
                  const std::vector<std::string>& overrides) {
   Deck d;
-  d.schema_ = &schema;
+  d.schema_ = schema;
   d.filename_ = filename;
 
   auto set = [&](const std::string& key, const std::string& value, const std::string& file,
@@ -210,7 +210,7 @@ std::vector<long long> Deck::get_int_list(const std::string& key) const {
 
 std::string Deck::resolved() const {
   std::ostringstream out;
-  for (const auto& k : schema_->keys()) {
+  for (const auto& k : schema_.keys()) {
     const Entry& e = entry(k.name);
     out << k.name << " " << e.value;
     out << "   # " << (e.file == "default" ? "default" : where(e.file, e.line, "")) << "\n";

@@ -40,10 +40,10 @@ class Deck {
   // "key value   # origin" for every key, in schema order.
   std::string resolved() const;
   const std::string& filename() const { return filename_; }
-  const Schema& schema() const { return *schema_; }
+  const Schema& schema() const { return schema_; }
 
  private:
-  const Schema* schema_ = nullptr;
+  Schema schema_;  // a copy: a Deck must not dangle when the caller's schema was a temporary
   std::string filename_;
   std::map<std::string, Entry> entries_;
 };
