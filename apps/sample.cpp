@@ -27,6 +27,7 @@ const char* kUsage =
     "  --steps S        ddim: timesteps used (default: all T)\n"
     "  --seed K         sampling noise seed (default 1)\n"
     "  --rows N         only the first N contexts (default: all)\n"
+    "  --clip X         clip the x0 prediction to [-X, X] normalised units (default 6; 0: off)\n"
     "  --chunk R        (context, member) rows per network batch (default 2048)\n"
     "  --context NAME / --fine NAME   dataset names (default context / fine)\n"
     "Writes `ensembles` [N, M, n_fine]. When DATA.h5 has the fine dataset, prints ensemble-mean\n"
@@ -61,6 +62,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--steps") o.sampler.steps = static_cast<int>(number());
     else if (a == "--seed") o.sampler.seed = static_cast<std::uint64_t>(number());
     else if (a == "--rows") o.rows = number();
+    else if (a == "--clip") o.sampler.clip = std::atof(v.c_str());
     else if (a == "--chunk") o.chunk = number();
     else if (a == "--context") o.context = v;
     else if (a == "--fine") o.fine = v;

@@ -62,32 +62,36 @@ void DiffusionSampler::run_chunk(int rows) {
     Kokkos::deep_copy(Kokkos::subview(t_, Kokkos::make_pair(0, rows)), static_cast<float>(ti));
     const auto& eps = net_.forward(x_, c_, t_, rows);
     const double abar = schedule_.abar[static_cast<std::size_t>(ti)];
-    if (ddpm) {
-      const double c1 = 1.0 / std::sqrt(schedule_.alpha[static_cast<std::size_t>(ti)]);
-      const double c2 = schedule_.beta[static_cast<std::size_t>(ti)] / std::sqrt(1.0 - abar);
-      const double sigma = std::sqrt(schedule_.posterior_variance[static_cast<std::size_t>(ti)]);
-      const auto step = static_cast<std::uint64_t>(ti);
-      Kokkos::parallel_for(
-          "sample_ddpm_step", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(rows) * d),
-          KOKKOS_LAMBDA(const long idx) {
-            const long i = idx / d, j = idx % d;
-            double v = c1 * (static_cast<double>(x(i, j)) - c2 * static_cast<double>(eps(i, j)));
+    const double abar_prev = ddpm ? (ti > 0 ? schedule_.abar[static_cast<std::size_t>(ti - 1)] : 1.0)
+                             : (k + 1 < visit_.size() ? schedule_.abar[static_cast<std::size_t>(visit_[k + 1])] : 1.0);
+    const double sa = std::sqrt(abar), sb = std::sqrt(1.0 - abar);
+    const double pa = std::sqrt(abar_prev), pb = std::sqrt(1.0 - abar_prev);
+    const double clip = opt_.clip;
+    // DDPM: x_{t-1} = mu + sigma z with the posterior mean
+    //   mu = sqrt(abar_prev) beta / (1 - abar) x0_hat + sqrt(alpha) (1 - abar_prev) / (1 - abar) x_t.
+    // DDIM (eta = 0): x_prev = sqrt(abar_prev) x0_hat + sqrt(1 - abar_prev) eps', eps' the noise
+    // implied by the (clipped) x0_hat.
+    const double beta = schedule_.beta[static_cast<std::size_t>(ti)];
+    const double m0 = pa * beta / (1.0 - abar);
+    const double mt = std::sqrt(schedule_.alpha[static_cast<std::size_t>(ti)]) * (1.0 - abar_prev) / (1.0 - abar);
+    const double sigma = ddpm ? std::sqrt(schedule_.posterior_variance[static_cast<std::size_t>(ti)]) : 0.0;
+    const auto step = static_cast<std::uint64_t>(ti);
+    Kokkos::parallel_for(
+        "sample_step", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(rows) * d),
+        KOKKOS_LAMBDA(const long idx) {
+          const long i = idx / d, j = idx % d;
+          const double xt = static_cast<double>(x(i, j));
+          double x0 = (xt - sb * static_cast<double>(eps(i, j))) / sa;
+          if (clip > 0) x0 = x0 > clip ? clip : (x0 < -clip ? -clip : x0);
+          double v;
+          if (ddpm) {
+            v = m0 * x0 + mt * xt;
             if (sigma > 0) v += sigma * rng::normal(rng::hash(key, ids(i), step, static_cast<std::uint64_t>(j)));
-            x(i, j) = static_cast<float>(v);
-          });
-    } else {
-      const double abar_prev = k + 1 < visit_.size() ? schedule_.abar[static_cast<std::size_t>(visit_[k + 1])] : 1.0;
-      const double sa = std::sqrt(abar), sb = std::sqrt(1.0 - abar);
-      const double pa = std::sqrt(abar_prev), pb = std::sqrt(1.0 - abar_prev);
-      Kokkos::parallel_for(
-          "sample_ddim_step", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(rows) * d),
-          KOKKOS_LAMBDA(const long idx) {
-            const long i = idx / d, j = idx % d;
-            const double e = static_cast<double>(eps(i, j));
-            const double x0 = (static_cast<double>(x(i, j)) - sb * e) / sa;
-            x(i, j) = static_cast<float>(pa * x0 + pb * e);
-          });
-    }
+          } else {
+            v = pa * x0 + pb * (xt - sa * x0) / sb;
+          }
+          x(i, j) = static_cast<float>(v);
+        });
   }
   norm_.denormalise_fine(x_, rows);
 }

@@ -19,6 +19,11 @@ struct SamplerOptions {
   int steps = 0;                // ddim: number of timesteps used (0: all T); ddpm always uses all T
   int members = 8;              // ensemble size M
   std::uint64_t seed = 1;
+  // The prediction x0_hat = (x_t - sqrt(1 - abar) eps_hat) / sqrt(abar) is clipped to [-clip, clip]
+  // (normalised units) before the update, as improved-diffusion's clip_denoised; 0: no clipping.
+  // Needed with the cosine schedule: its last abar is ~1e-6, so an unclipped x0_hat amplifies the
+  // network's error at the noisiest step a thousandfold.
+  double clip = 6.0;
 };
 
 class DiffusionSampler {
