@@ -46,16 +46,26 @@ void DiffusionModel::prepare(const Batch& b) {
   const auto y = b.y, xt = x_t_, eps = eps_;
   const auto ymean = norm_.y_mean, ystd = norm_.y_std;
   const auto sa = sqrt_abar_, sb = sqrt_one_minus_abar_;
-  const long d = static_cast<long>(x_t_.extent(1));
+  const long d = static_cast<long>(x_t_.extent(1)), pairs = (d + 1) / 2;
+  // Box-Muller gives two normals per draw: cells (2p, 2p+1) of a sample share the key
+  // (seed, epoch, sample id, p) and take r cos(theta), r sin(theta).
   Kokkos::parallel_for(
-      "diffusion_noising", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * d),
+      "diffusion_noising", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * pairs),
       KOKKOS_LAMBDA(const long idx) {
-        const long i = idx / d, j = idx % d;
+        const long i = idx / pairs, p = idx % pairs;
         const int ti = static_cast<int>(t(i));
-        const double e = rng::normal(rng::hash(e_key, epoch, ids(i), static_cast<std::uint64_t>(j)));
-        const double x0 = (static_cast<double>(y(i, j)) - ymean(j)) / static_cast<double>(ystd(j));
-        eps(i, j) = static_cast<float>(e);
-        xt(i, j) = static_cast<float>(sa(ti) * x0 + sb(ti) * e);
+        const std::uint64_t key = rng::hash(e_key, epoch, ids(i), static_cast<std::uint64_t>(p));
+        const double u1 = 1.0 - rng::uniform(rng::mix(key ^ 0x5851f42d4c957f2dull));  // (0, 1]
+        const double u2 = rng::uniform(rng::mix(key ^ 0x14057b7ef767814full));
+        const double r = kmath::sqrt(-2.0 * kmath::log(u1)), theta = 6.283185307179586 * u2;
+        for (long k = 0; k < 2; ++k) {
+          const long j = 2 * p + k;
+          if (j >= d) break;
+          const double e = r * (k == 0 ? kmath::cos(theta) : kmath::sin(theta));
+          const double x0 = (static_cast<double>(y(i, j)) - ymean(j)) / static_cast<double>(ystd(j));
+          eps(i, j) = static_cast<float>(e);
+          xt(i, j) = static_cast<float>(sa(ti) * x0 + sb(ti) * e);
+        }
       });
 }
 

@@ -47,14 +47,14 @@ void sinusoidal_embedding(const View1<Scalar>& t, const View2<Scalar>& emb, int 
   const int E = static_cast<int>(emb.extent(1)), half = E / 2;
   const double log_base = std::log(10000.0);
   Kokkos::parallel_for(
-      "sinusoidal_embedding", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * E),
+      "sinusoidal_embedding", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * half),
       KOKKOS_LAMBDA(const long idx) {
-        const long r = idx / E;
-        const int j = static_cast<int>(idx % E);
-        const int i = j < half ? j : j - half;
+        const long r = idx / half;
+        const int i = static_cast<int>(idx % half);
         const double w = kmath::exp(-log_base * static_cast<double>(i) / static_cast<double>(half));
         const double a = static_cast<double>(t(r)) * w;
-        emb(r, j) = static_cast<Scalar>(j < half ? kmath::sin(a) : kmath::cos(a));
+        emb(r, i) = static_cast<Scalar>(kmath::sin(a));
+        emb(r, i + half) = static_cast<Scalar>(kmath::cos(a));
       });
 }
 
