@@ -36,7 +36,7 @@ def ours(build, data, batch, steps, window):
     cmd = [os.path.join(build, "apps", "train"), os.path.join(ROOT, "inputs", "diffusion_quickstart.in"),
            "--set", f"data_file={data}", "--set", f"batch_size={batch}", "--set", f"epochs={epochs}",
            "--set", "validation_fraction=0", "--set", f"log_every={window}", "--set", f"metrics_file={metrics}",
-           "--set", "output=", "--set", "warmup_steps=0"]
+           "--set", f"output={os.path.join(ROOT, 'runs', 'perf_diffusion.weights.h5')}", "--set", "warmup_steps=0"]
     env = dict(os.environ, OMP_NUM_THREADS="1", OMP_PROC_BIND="false")
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, cwd=ROOT)
     rates = [r["samples_per_s"] for r in map(json.loads, open(metrics)) if r.get("type") == "step"]

@@ -47,6 +47,7 @@ void DiffusionModel::prepare(const Batch& b) {
   const auto ymean = norm_.y_mean, ystd = norm_.y_std;
   const auto sa = sqrt_abar_, sb = sqrt_one_minus_abar_;
   const long d = static_cast<long>(x_t_.extent(1)), pairs = (d + 1) / 2;
+  const bool v_target = net_.config().target == "v";
   // Box-Muller gives two normals per draw: cells (2p, 2p+1) of a sample share the key
   // (seed, epoch, sample id, p) and take r cos(theta), r sin(theta).
   Kokkos::parallel_for(
@@ -55,16 +56,17 @@ void DiffusionModel::prepare(const Batch& b) {
         const long i = idx / pairs, p = idx % pairs;
         const int ti = static_cast<int>(t(i));
         const std::uint64_t key = rng::hash(e_key, epoch, ids(i), static_cast<std::uint64_t>(p));
-        const double u1 = 1.0 - rng::uniform(rng::mix(key ^ 0x5851f42d4c957f2dull));  // (0, 1]
-        const double u2 = rng::uniform(rng::mix(key ^ 0x14057b7ef767814full));
-        const double r = kmath::sqrt(-2.0 * kmath::log(u1)), theta = 6.283185307179586 * u2;
+        const float u1 = static_cast<float>(1.0 - rng::uniform(rng::mix(key ^ 0x5851f42d4c957f2dull)));  // (0, 1]
+        const float u2 = static_cast<float>(rng::uniform(rng::mix(key ^ 0x14057b7ef767814full)));
+        const float r = kmath::sqrt(-2.0f * kmath::log(u1 > 1e-30f ? u1 : 1e-30f)), theta = 6.2831853f * u2;
+        const float cs[2] = {kmath::cos(theta), kmath::sin(theta)};
         for (long k = 0; k < 2; ++k) {
           const long j = 2 * p + k;
           if (j >= d) break;
-          const double e = r * (k == 0 ? kmath::cos(theta) : kmath::sin(theta));
-          const double x0 = (static_cast<double>(y(i, j)) - ymean(j)) / static_cast<double>(ystd(j));
-          eps(i, j) = static_cast<float>(e);
-          xt(i, j) = static_cast<float>(sa(ti) * x0 + sb(ti) * e);
+          const float e = r * cs[k];
+          const float x0 = (y(i, j) - ymean(j)) / ystd(j);
+          eps(i, j) = v_target ? sa(ti) * e - sb(ti) * x0 : e;
+          xt(i, j) = sa(ti) * x0 + sb(ti) * e;
         }
       });
 }

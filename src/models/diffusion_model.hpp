@@ -3,7 +3,8 @@
 // x_0 [n, n_fine]; both are normalised with training-set statistics. For each sample, the timestep
 // t ~ U{0..T-1} and the noise eps ~ N(0, I) are drawn from the counter-based RNG keyed by
 // (seed, epoch, global sample index), so any rank count trains the same model.
-// loss = mean over the fine cells of (eps_hat(x_t, c, t) - eps)^2, x_t = sqrt(abar_t) x_0 + sqrt(1-abar_t) eps.
+// loss = mean over the fine cells of (eps_hat(x_t, c, t) - eps)^2, x_t = sqrt(abar_t) x_0 + sqrt(1-abar_t) eps
+// (with `diffusion_target v` the target is v = sqrt(abar_t) eps - sqrt(1-abar_t) x_0 instead of eps).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,7 @@ class DiffusionModel : public Model {
   // Fills the noisy input x_t, the noise target eps and the timesteps for the batch (exposed for tests).
   void prepare(const Batch& b);
   const View2<float>& noisy() const { return x_t_; }
+  // The training target: the noise eps, or v for `diffusion_target v`.
   const View2<float>& noise() const { return eps_; }
   const View1<float>& timesteps() const { return t_; }
 
@@ -40,7 +42,7 @@ class DiffusionModel : public Model {
   NoiseSchedule schedule_;
   DiffusionNormalisation norm_;
   std::uint64_t seed_;
-  View1<double> sqrt_abar_, sqrt_one_minus_abar_;
+  View1<float> sqrt_abar_, sqrt_one_minus_abar_;
   View2<float> c_, x_t_, eps_;
   View1<float> t_;
 };

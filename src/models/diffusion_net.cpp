@@ -9,9 +9,13 @@
 
 namespace hpct {
 
+namespace {
+using Grid2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
+}  // namespace
+
 std::string DiffusionConfig::to_string() const {
-  return strf("n_context=%d n_fine=%d time_dim=%d hidden=%d depth=%d steps=%d schedule=%s", n_context,
-              n_fine, time_dim, hidden, depth, steps, schedule.c_str());
+  return strf("n_context=%d n_fine=%d time_dim=%d hidden=%d depth=%d steps=%d schedule=%s target=%s", n_context,
+              n_fine, time_dim, hidden, depth, steps, schedule.c_str(), target.c_str());
 }
 
 DiffusionConfig DiffusionConfig::parse(const std::string& text) {
@@ -22,8 +26,8 @@ DiffusionConfig DiffusionConfig::parse(const std::string& text) {
     const auto eq = tok.find('=');
     if (eq == std::string::npos) throw Error("diffusion config: '" + tok + "' is not key=value", ExitCode::bad_input);
     const std::string k = tok.substr(0, eq), v = tok.substr(eq + 1);
-    if (k == "schedule") {
-      c.schedule = v;
+    if (k == "schedule" || k == "target") {
+      (k == "schedule" ? c.schedule : c.target) = v;
       continue;
     }
     int* field = k == "n_context" ? &c.n_context : k == "n_fine" ? &c.n_fine : k == "time_dim" ? &c.time_dim
@@ -64,6 +68,8 @@ DiffusionNet<Scalar>::DiffusionNet(const DiffusionConfig& config, int capacity, 
   const DiffusionConfig& c = config;
   if (c.time_dim < 2 || c.time_dim % 2 != 0)
     throw Error("diffusion: time embedding size must be even and >= 2", ExitCode::bad_input);
+  if (c.target != "eps" && c.target != "v")
+    throw Error("diffusion: prediction target must be eps or v, not '" + c.target + "'", ExitCode::bad_input);
   if (c.hidden < 1 || c.depth < 0 || c.n_context < 1 || c.n_fine < 1)
     throw Error("diffusion: sizes must be positive", ExitCode::bad_input);
   using nn::Activation;
@@ -93,15 +99,14 @@ const typename DiffusionNet<Scalar>::Matrix& DiffusionNet<Scalar>::forward(const
   input_proj().forward(x_t, n);
   {
     const auto te = time_mlp().output(), ce = context_mlp().output(), xp = input_proj().output();
-    const auto z = z0_, h = h0_;
-    const int H = config_.hidden;
+    const auto sg = z0_, h = h0_;
+    // z0_ caches sigmoid(z): the backward SiLU derivative is s + h (1 - s).
     Kokkos::parallel_for(
-        "diffusion_embedding_sum", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * H),
-        KOKKOS_LAMBDA(const long idx) {
-          const long i = idx / H, j = idx % H;
+        "diffusion_embedding_sum", Grid2({0, 0}, {n, config_.hidden}), KOKKOS_LAMBDA(const int i, const int j) {
           const Scalar zz = xp(i, j) + ce(i, j) + te(i, j);
-          z(i, j) = zz;
-          h(i, j) = nn::activate(nn::Activation::silu, zz);
+          const Scalar s = Scalar(1) / (Scalar(1) + kmath::exp(-zz));
+          sg(i, j) = s;
+          h(i, j) = zz * s;
         });
   }
   const Matrix* in = &h0_;
@@ -124,13 +129,11 @@ void DiffusionNet<Scalar>::backward(const Matrix& x_t, const Matrix& c, int n) {
   }
   // Through the SiLU of the embedding sum: dz = dh0 * silu'(z); the sum hands dz to all three.
   {
-    const auto dz = d_h_[0], dt = d_t_, z = z0_;
-    const int H = config_.hidden;
+    const auto dz = d_h_[0], dt = d_t_, sg = z0_, h = h0_;
     Kokkos::parallel_for(
-        "diffusion_embedding_sum_grad", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * H),
-        KOKKOS_LAMBDA(const long idx) {
-          const long i = idx / H, j = idx % H;
-          const Scalar g = dz(i, j) * nn::activate_grad(nn::Activation::silu, z(i, j));
+        "diffusion_embedding_sum_grad", Grid2({0, 0}, {n, config_.hidden}), KOKKOS_LAMBDA(const int i, const int j) {
+          const Scalar s = sg(i, j);
+          const Scalar g = dz(i, j) * (s + h(i, j) * (Scalar(1) - s));
           dz(i, j) = g;
           dt(i, j) = g;
         });

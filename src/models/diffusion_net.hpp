@@ -23,6 +23,9 @@ struct DiffusionConfig {
   int depth = 2;      // hidden H -> H layers after the embedding sum
   int steps = 50;     // T (not a network size; kept here so one string describes the model)
   std::string schedule = "cosine";
+  // What the network's output is trained to predict: "eps" (the noise; the default and the seed's
+  // choice) or "v" = sqrt(abar) eps - sqrt(1 - abar) x_0 (Salimans & Ho 2022). Same network either way.
+  std::string target = "eps";
 
   std::string to_string() const;
   // Parses to_string()'s "key=value ..." form; unknown keys are an error.
@@ -66,7 +69,7 @@ class DiffusionNet {
   nn::ParameterStore<Scalar> store_;
   std::vector<nn::Dense<Scalar>> layers_;  // time_mlp, context_mlp, input_proj, hidden0.., output
   Matrix temb_in_;   // sinusoidal(t) [cap, E]
-  Matrix z0_, h0_;   // embedding sum before / after SiLU [cap, H]
+  Matrix z0_, h0_;   // sigmoid of the embedding sum, and its SiLU [cap, H]
   Matrix d_t_;       // dL/d(t_emb) [cap, H]
   std::vector<Matrix> d_h_;  // d_h_[k]: dL/d(input of hidden k); d_h_[depth]: dL/d(input of output)
   Matrix d_out_;     // dL/d(eps_hat) [cap, n_fine]

@@ -67,6 +67,7 @@ void DiffusionSampler::run_chunk(int rows) {
     const double sa = std::sqrt(abar), sb = std::sqrt(1.0 - abar);
     const double pa = std::sqrt(abar_prev), pb = std::sqrt(1.0 - abar_prev);
     const double clip = opt_.clip;
+    const bool v_target = net_.config().target == "v";
     // DDPM: x_{t-1} = mu + sigma z with the posterior mean
     //   mu = sqrt(abar_prev) beta / (1 - abar) x0_hat + sqrt(alpha) (1 - abar_prev) / (1 - abar) x_t.
     // DDIM (eta = 0): x_prev = sqrt(abar_prev) x0_hat + sqrt(1 - abar_prev) eps', eps' the noise
@@ -81,7 +82,8 @@ void DiffusionSampler::run_chunk(int rows) {
         KOKKOS_LAMBDA(const long idx) {
           const long i = idx / d, j = idx % d;
           const double xt = static_cast<double>(x(i, j));
-          double x0 = (xt - sb * static_cast<double>(eps(i, j))) / sa;
+          const double out = static_cast<double>(eps(i, j));
+          double x0 = v_target ? sa * xt - sb * out : (xt - sb * out) / sa;
           if (clip > 0) x0 = x0 > clip ? clip : (x0 < -clip ? -clip : x0);
           double v;
           if (ddpm) {

@@ -18,6 +18,8 @@ void declare_model_keys(deck::Schema& s) {
   s.add_int("diffusion_steps", 50, 1, 100000, "diffusion: number of noise levels T");
   s.add_choice("noise_schedule", "cosine", {"cosine", "linear"},
                "diffusion: cosine (Nichol & Dhariwal 2021, s = 0.008) or linear (Ho et al. 2020, scaled to T)");
+  s.add_choice("diffusion_target", "eps", {"eps", "v"},
+               "diffusion: the network predicts the noise eps (the seed's model) or v = sqrt(abar) eps - sqrt(1-abar) x_0");
 }
 
 std::unique_ptr<Model> make_model(const deck::Deck& deck, int d_in, int d_out, int capacity,
@@ -41,6 +43,7 @@ std::unique_ptr<Model> make_model(const deck::Deck& deck, int d_in, int d_out, i
     cfg.depth = static_cast<int>(deck.get_int("diffusion_depth"));
     cfg.steps = static_cast<int>(deck.get_int("diffusion_steps"));
     cfg.schedule = deck.get_string("noise_schedule");
+    cfg.target = deck.get_string("diffusion_target");
     return std::make_unique<DiffusionModel>(cfg, static_cast<std::uint64_t>(deck.get_int("seed")), capacity,
                                             extra_grad_slots);
   }

@@ -5,6 +5,8 @@
 namespace hpct::nn {
 
 namespace {
+using Grid2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
+
 template <class V>
 auto rows(const V& v, int n) {
   return Kokkos::subview(v, Kokkos::make_pair(0, n), Kokkos::ALL());
@@ -38,34 +40,45 @@ void Dense<Scalar>::forward(const Matrix& x, int n) {
   const auto z = z_;
   const auto y = y_;
   const Activation act = act_;
-  const int out = out_;
-  Kokkos::parallel_for(
-      "dense_bias_act", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * out),
-      KOKKOS_LAMBDA(const long idx) {
-        const long i = idx / out, j = idx % out;
-        if (act == Activation::identity) {
-          y(i, j) += b(j);
-        } else {
+  const Grid2 grid({0, 0}, {n, out_});
+  if (act == Activation::identity) {
+    Kokkos::parallel_for("dense_bias", grid, KOKKOS_LAMBDA(const int i, const int j) { y(i, j) += b(j); });
+  } else if (act == Activation::silu) {
+    // SiLU caches sigmoid(z) instead of z: backward needs only s and y (silu' = s + y (1 - s)).
+    Kokkos::parallel_for(
+        "dense_bias_silu", grid, KOKKOS_LAMBDA(const int i, const int j) {
+          const Scalar zz = z(i, j) + b(j);
+          const Scalar sg = Scalar(1) / (Scalar(1) + kmath::exp(-zz));
+          z(i, j) = sg;
+          y(i, j) = zz * sg;
+        });
+  } else {
+    Kokkos::parallel_for(
+        "dense_bias_act", grid, KOKKOS_LAMBDA(const int i, const int j) {
           const Scalar zz = z(i, j) + b(j);
           z(i, j) = zz;
           y(i, j) = activate(act, zz);
-        }
-      });
+        });
+  }
 }
 
 template <class Scalar>
 void Dense<Scalar>::backward(const Matrix& x, const Matrix& dy, const Matrix& dx, int n) {
   if (n == 0) return;
   const int out = out_;
-  if (act_ != Activation::identity) {
-    const auto z = z_;
+  const Grid2 grid({0, 0}, {n, out});
+  const auto z = z_;
+  if (act_ == Activation::silu) {
+    const auto y = y_;
+    Kokkos::parallel_for(
+        "dense_silu_grad", grid, KOKKOS_LAMBDA(const int i, const int j) {
+          const Scalar sg = z(i, j);
+          dy(i, j) *= sg + y(i, j) * (Scalar(1) - sg);
+        });
+  } else if (act_ != Activation::identity) {
     const Activation act = act_;
     Kokkos::parallel_for(
-        "dense_act_grad", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * out),
-        KOKKOS_LAMBDA(const long idx) {
-          const long i = idx / out, j = idx % out;
-          dy(i, j) *= activate_grad(act, z(i, j));
-        });
+        "dense_act_grad", grid, KOKKOS_LAMBDA(const int i, const int j) { dy(i, j) *= activate_grad(act, z(i, j)); });
   }
   // db += column sums of dz; one thread per output column keeps the sum order fixed (deterministic).
   const auto db = db_;

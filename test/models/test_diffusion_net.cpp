@@ -203,6 +203,30 @@ TEST(DiffusionModel, NoiseAndTimestepDependOnlyOnSeedEpochAndSampleId) {
   EXPECT_NEAR(l1, l2, 1e-6 * std::fabs(l1));
 }
 
+TEST(DiffusionModel, VTargetIsSqrtAbarEpsMinusSqrtOneMinusAbarX0) {
+  DiffusionConfig c;
+  c.n_context = 2, c.n_fine = 6, c.hidden = 8, c.time_dim = 4, c.steps = 20;
+  DiffusionConfig cv = c;
+  cv.target = "v";
+  DiffusionModel e(c, 7, 4, 1), v(cv, 7, 4, 1);
+  View2<float> x("x", 4, 2), y("y", 4, 6);
+  fill_normal(x, 5), fill_normal(y, 6);
+  const Batch b = make_batch(x, y, {3, 9, 27, 81});
+  e.prepare(b);
+  v.prepare(b);
+  auto eps = to_host(e.noise()), vt = to_host(v.noise()), xt = to_host(e.noisy()), xv = to_host(v.noisy());
+  auto t = to_host(e.timesteps());
+  auto hy = to_host(y);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 6; ++j) {
+      const double ab = e.schedule().abar[static_cast<std::size_t>(t(i))];
+      const double x0 = hy(i, j);  // identity normalisation
+      EXPECT_FLOAT_EQ(xt(i, j), xv(i, j));
+      EXPECT_NEAR(vt(i, j), std::sqrt(ab) * eps(i, j) - std::sqrt(1 - ab) * x0, 1e-5);
+    }
+  EXPECT_NE(DiffusionConfig::parse(cv.to_string()).target, "eps");
+}
+
 TEST(DiffusionSampler, EnsemblesDoNotDependOnChunking) {
   DiffusionConfig c;
   c.n_context = 3, c.n_fine = 8, c.hidden = 16, c.time_dim = 8, c.steps = 12;
@@ -211,7 +235,9 @@ TEST(DiffusionSampler, EnsemblesDoNotDependOnChunking) {
   const int n = 5, M = 3;
   std::vector<float> ctx(n * 3);
   for (std::size_t i = 0; i < ctx.size(); ++i) ctx[i] = static_cast<float>(rng::normal(rng::hash(8, i)));
-  for (const char* method : {"ddpm", "ddim"}) {
+  for (const char* method : {"ddpm", "ddim", "ddpm-v"}) {
+    c.target = std::string(method) == "ddpm-v" ? "v" : "eps";
+    if (c.target == "v") method = "ddpm";
     SamplerOptions o;
     o.method = method, o.members = M, o.seed = 4, o.steps = 5;
     DiffusionNet<float> small(c, 3), big(c, 64);  // 1 context per chunk vs all at once

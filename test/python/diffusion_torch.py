@@ -41,7 +41,7 @@ class Denoiser(nn.Module):
 
 def parse_config(text):
     cfg = dict(kv.split("=", 1) for kv in text.split())
-    return {k: (v if k == "schedule" else int(v)) for k, v in cfg.items()}
+    return {k: (v if k in ("schedule", "target") else int(v)) for k, v in cfg.items()}
 
 
 def load(path, dtype=torch.float64):
