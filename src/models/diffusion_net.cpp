@@ -6,12 +6,9 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "nn/elementwise.hpp"
 
 namespace hpct {
-
-namespace {
-using Grid2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
-}  // namespace
 
 std::string DiffusionConfig::to_string() const {
   return strf("n_context=%d n_fine=%d time_dim=%d hidden=%d depth=%d steps=%d schedule=%s target=%s", n_context,
@@ -101,10 +98,10 @@ const typename DiffusionNet<Scalar>::Matrix& DiffusionNet<Scalar>::forward(const
     const auto te = time_mlp().output(), ce = context_mlp().output(), xp = input_proj().output();
     const auto sg = z0_, h = h0_;
     // z0_ caches sigmoid(z): the backward SiLU derivative is s + h (1 - s).
-    Kokkos::parallel_for(
-        "diffusion_embedding_sum", Grid2({0, 0}, {n, config_.hidden}), KOKKOS_LAMBDA(const int i, const int j) {
+    nn::for_each_cell(
+        "diffusion_embedding_sum", n, config_.hidden, KOKKOS_LAMBDA(const int i, const int j) {
           const Scalar zz = xp(i, j) + ce(i, j) + te(i, j);
-          const Scalar s = Scalar(1) / (Scalar(1) + kmath::exp(-zz));
+          const Scalar s = nn::sigmoid(zz);
           sg(i, j) = s;
           h(i, j) = zz * s;
         });
@@ -130,8 +127,8 @@ void DiffusionNet<Scalar>::backward(const Matrix& x_t, const Matrix& c, int n) {
   // Through the SiLU of the embedding sum: dz = dh0 * silu'(z); the sum hands dz to all three.
   {
     const auto dz = d_h_[0], dt = d_t_, sg = z0_, h = h0_;
-    Kokkos::parallel_for(
-        "diffusion_embedding_sum_grad", Grid2({0, 0}, {n, config_.hidden}), KOKKOS_LAMBDA(const int i, const int j) {
+    nn::for_each_cell(
+        "diffusion_embedding_sum_grad", n, config_.hidden, KOKKOS_LAMBDA(const int i, const int j) {
           const Scalar s = sg(i, j);
           const Scalar g = dz(i, j) * (s + h(i, j) * (Scalar(1) - s));
           dz(i, j) = g;

@@ -1,12 +1,13 @@
 #include "nn/dense.hpp"
 
+#include <KokkosBlas2_gemv.hpp>
 #include <KokkosBlas3_gemm.hpp>
+
+#include "nn/elementwise.hpp"
 
 namespace hpct::nn {
 
 namespace {
-using Grid2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
-
 template <class V>
 auto rows(const V& v, int n) {
   return Kokkos::subview(v, Kokkos::make_pair(0, n), Kokkos::ALL());
@@ -29,6 +30,8 @@ void Dense<Scalar>::bind(const Store& store, int capacity) {
   db_ = store.grad_vector(b_index_);
   if (act_ != Activation::identity) z_ = Matrix("dense_z", capacity, out_);
   y_ = Matrix("dense_y", capacity, out_);
+  ones_ = decltype(ones_)("dense_ones", capacity);
+  Kokkos::deep_copy(ones_, Scalar(1));
 }
 
 template <class Scalar>
@@ -40,21 +43,21 @@ void Dense<Scalar>::forward(const Matrix& x, int n) {
   const auto z = z_;
   const auto y = y_;
   const Activation act = act_;
-  const Grid2 grid({0, 0}, {n, out_});
+  const int out = out_;
   if (act == Activation::identity) {
-    Kokkos::parallel_for("dense_bias", grid, KOKKOS_LAMBDA(const int i, const int j) { y(i, j) += b(j); });
+    for_each_cell("dense_bias", n, out, KOKKOS_LAMBDA(const int i, const int j) { y(i, j) += b(j); });
   } else if (act == Activation::silu) {
     // SiLU caches sigmoid(z) instead of z: backward needs only s and y (silu' = s + y (1 - s)).
-    Kokkos::parallel_for(
-        "dense_bias_silu", grid, KOKKOS_LAMBDA(const int i, const int j) {
+    for_each_cell(
+        "dense_bias_silu", n, out, KOKKOS_LAMBDA(const int i, const int j) {
           const Scalar zz = z(i, j) + b(j);
-          const Scalar sg = Scalar(1) / (Scalar(1) + kmath::exp(-zz));
+          const Scalar sg = sigmoid(zz);
           z(i, j) = sg;
           y(i, j) = zz * sg;
         });
   } else {
-    Kokkos::parallel_for(
-        "dense_bias_act", grid, KOKKOS_LAMBDA(const int i, const int j) {
+    for_each_cell(
+        "dense_bias_act", n, out, KOKKOS_LAMBDA(const int i, const int j) {
           const Scalar zz = z(i, j) + b(j);
           z(i, j) = zz;
           y(i, j) = activate(act, zz);
@@ -66,28 +69,21 @@ template <class Scalar>
 void Dense<Scalar>::backward(const Matrix& x, const Matrix& dy, const Matrix& dx, int n) {
   if (n == 0) return;
   const int out = out_;
-  const Grid2 grid({0, 0}, {n, out});
   const auto z = z_;
   if (act_ == Activation::silu) {
     const auto y = y_;
-    Kokkos::parallel_for(
-        "dense_silu_grad", grid, KOKKOS_LAMBDA(const int i, const int j) {
+    for_each_cell(
+        "dense_silu_grad", n, out, KOKKOS_LAMBDA(const int i, const int j) {
           const Scalar sg = z(i, j);
           dy(i, j) *= sg + y(i, j) * (Scalar(1) - sg);
         });
   } else if (act_ != Activation::identity) {
     const Activation act = act_;
-    Kokkos::parallel_for(
-        "dense_act_grad", grid, KOKKOS_LAMBDA(const int i, const int j) { dy(i, j) *= activate_grad(act, z(i, j)); });
+    for_each_cell(
+        "dense_act_grad", n, out, KOKKOS_LAMBDA(const int i, const int j) { dy(i, j) *= activate_grad(act, z(i, j)); });
   }
-  // db += column sums of dz; one thread per output column keeps the sum order fixed (deterministic).
-  const auto db = db_;
-  Kokkos::parallel_for(
-      "dense_bias_grad", Kokkos::RangePolicy<ExecSpace>(0, out), KOKKOS_LAMBDA(const int j) {
-        Scalar s = 0;
-        for (int i = 0; i < n; ++i) s += dy(i, j);
-        db(j) += s;
-      });
+  // db += dz^T 1 (BLAS gemv: a fixed summation order, so deterministic).
+  KokkosBlas::gemv("T", Scalar(1), rows(dy, n), Kokkos::subview(ones_, Kokkos::make_pair(0, n)), Scalar(1), db_);
   // dW += dz^T x ; dx = dz W
   KokkosBlas::gemm("T", "N", Scalar(1), rows(dy, n), rows(x, n), Scalar(1), dw_);
   if (dx.extent(0) > 0) KokkosBlas::gemm("N", "N", Scalar(1), rows(dy, n), w_, Scalar(0), rows(dx, n));

@@ -40,6 +40,7 @@ class Dense {
   typename Store::Vector b_, db_;
   // What backward needs of the pre-activation z (z itself; sigmoid(z) for silu) and the output.
   Matrix z_, y_;
+  Kokkos::View<Scalar*, Kokkos::LayoutRight, MemSpace> ones_;  // [capacity] of 1, for the bias gradient
 };
 
 }  // namespace hpct::nn
