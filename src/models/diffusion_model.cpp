@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/rng.hpp"
+#include "nn/elementwise.hpp"
 #include "nn/loss.hpp"
 
 namespace hpct {
@@ -49,19 +50,18 @@ void DiffusionModel::prepare(const Batch& b) {
   const long d = static_cast<long>(x_t_.extent(1)), pairs = (d + 1) / 2;
   const bool v_target = net_.config().target == "v";
   // Box-Muller gives two normals per draw: cells (2p, 2p+1) of a sample share the key
-  // (seed, epoch, sample id, p) and take r cos(theta), r sin(theta).
-  Kokkos::parallel_for(
-      "diffusion_noising", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * pairs),
-      KOKKOS_LAMBDA(const long idx) {
-        const long i = idx / pairs, p = idx % pairs;
+  // hash(seed, epoch, sample id, p) = mix(hash(seed, epoch, sample id) ^ p) and take r cos(theta),
+  // r sin(theta). The per-sample part of the key is computed once per (row, pair block).
+  nn::for_each_cell(
+      "diffusion_noising", n, static_cast<int>(pairs), KOKKOS_LAMBDA(const int i, const int p) {
         const int ti = static_cast<int>(t(i));
-        const std::uint64_t key = rng::hash(e_key, epoch, ids(i), static_cast<std::uint64_t>(p));
+        const std::uint64_t key = rng::mix(rng::hash(e_key, epoch, ids(i)) ^ static_cast<std::uint64_t>(p));
         const float u1 = static_cast<float>(1.0 - rng::uniform(rng::mix(key ^ 0x5851f42d4c957f2dull)));  // (0, 1]
         const float u2 = static_cast<float>(rng::uniform(rng::mix(key ^ 0x14057b7ef767814full)));
         const float r = kmath::sqrt(-2.0f * kmath::log(u1 > 1e-30f ? u1 : 1e-30f)), theta = 6.2831853f * u2;
         const float cs[2] = {kmath::cos(theta), kmath::sin(theta)};
-        for (long k = 0; k < 2; ++k) {
-          const long j = 2 * p + k;
+        for (int k = 0; k < 2; ++k) {
+          const long j = 2L * p + k;
           if (j >= d) break;
           const float e = r * cs[k];
           const float x0 = (y(i, j) - ymean(j)) / ystd(j);

@@ -1,6 +1,5 @@
 #include "nn/dense.hpp"
 
-#include <KokkosBlas2_gemv.hpp>
 #include <KokkosBlas3_gemm.hpp>
 
 #include "nn/elementwise.hpp"
@@ -82,8 +81,11 @@ void Dense<Scalar>::backward(const Matrix& x, const Matrix& dy, const Matrix& dx
     for_each_cell(
         "dense_act_grad", n, out, KOKKOS_LAMBDA(const int i, const int j) { dy(i, j) *= activate_grad(act, z(i, j)); });
   }
-  // db += dz^T 1 (BLAS gemv: a fixed summation order, so deterministic).
-  KokkosBlas::gemv("T", Scalar(1), rows(dy, n), Kokkos::subview(ones_, Kokkos::make_pair(0, n)), Scalar(1), db_);
+  // db [1, out] += 1 [1, n] dz [n, out]: a GEMM, so it reaches the BLAS TPL (KokkosBlas' transposed
+  // gemv on LayoutRight does not); fixed summation order, so deterministic.
+  const typename Store::Matrix db_row(db_.data(), 1, out);
+  const typename Store::Matrix ones_row(ones_.data(), 1, n);
+  KokkosBlas::gemm("N", "N", Scalar(1), ones_row, rows(dy, n), Scalar(1), db_row);
   // dW += dz^T x ; dx = dz W
   KokkosBlas::gemm("T", "N", Scalar(1), rows(dy, n), rows(x, n), Scalar(1), dw_);
   if (dx.extent(0) > 0) KokkosBlas::gemm("N", "N", Scalar(1), rows(dy, n), w_, Scalar(0), rows(dx, n));
