@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "core/kokkos_compat.hpp"
 #include "deck/deck.hpp"
@@ -22,6 +24,16 @@ struct Batch {
   int n = 0;
 };
 
+// Per-column mean and (population) standard deviation of the whole training part, reduced over
+// ranks; given to models that normalise their data (Model::needs_data_stats).
+struct DataStats {
+  std::uint64_t rows = 0;
+  std::vector<double> x_mean, x_std, y_mean, y_std;
+};
+
+// Extra float64 datasets stored with the weights (e.g. normalisation), by dataset path.
+using ExtraDatasets = std::map<std::string, std::vector<double>>;
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -36,6 +48,13 @@ class Model {
   virtual double accumulate_gradients(const Batch& b, double global_samples) = 0;
   // Sum of per-sample losses (evaluation; no gradients).
   virtual double loss_sum(const Batch& b) = 0;
+
+  // Models that normalise their data return true; the trainer then computes the training part's
+  // DataStats once (before the first step) and calls set_data_stats on every rank.
+  virtual bool needs_data_stats() const { return false; }
+  virtual void set_data_stats(const DataStats& stats) { (void)stats; }
+  // Non-trainable state written next to the parameters in the weights file.
+  virtual ExtraDatasets extra_datasets() const { return {}; }
 };
 
 // Keys of every network model family.

@@ -2,6 +2,8 @@
 
 #include <KokkosBlas3_gemm.hpp>
 
+#include "nn/elementwise.hpp"
+
 namespace hpct::nn {
 
 namespace {
@@ -27,6 +29,8 @@ void Dense<Scalar>::bind(const Store& store, int capacity) {
   db_ = store.grad_vector(b_index_);
   if (act_ != Activation::identity) z_ = Matrix("dense_z", capacity, out_);
   y_ = Matrix("dense_y", capacity, out_);
+  ones_ = decltype(ones_)("dense_ones", capacity);
+  Kokkos::deep_copy(ones_, Scalar(1));
 }
 
 template <class Scalar>
@@ -39,42 +43,49 @@ void Dense<Scalar>::forward(const Matrix& x, int n) {
   const auto y = y_;
   const Activation act = act_;
   const int out = out_;
-  Kokkos::parallel_for(
-      "dense_bias_act", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * out),
-      KOKKOS_LAMBDA(const long idx) {
-        const long i = idx / out, j = idx % out;
-        if (act == Activation::identity) {
-          y(i, j) += b(j);
-        } else {
+  if (act == Activation::identity) {
+    for_each_cell("dense_bias", n, out, KOKKOS_LAMBDA(const int i, const int j) { y(i, j) += b(j); });
+  } else if (act == Activation::silu) {
+    // SiLU caches sigmoid(z) instead of z: backward needs only s and y (silu' = s + y (1 - s)).
+    for_each_cell(
+        "dense_bias_silu", n, out, KOKKOS_LAMBDA(const int i, const int j) {
+          const Scalar zz = z(i, j) + b(j);
+          const Scalar sg = sigmoid(zz);
+          z(i, j) = sg;
+          y(i, j) = zz * sg;
+        });
+  } else {
+    for_each_cell(
+        "dense_bias_act", n, out, KOKKOS_LAMBDA(const int i, const int j) {
           const Scalar zz = z(i, j) + b(j);
           z(i, j) = zz;
           y(i, j) = activate(act, zz);
-        }
-      });
+        });
+  }
 }
 
 template <class Scalar>
 void Dense<Scalar>::backward(const Matrix& x, const Matrix& dy, const Matrix& dx, int n) {
   if (n == 0) return;
   const int out = out_;
-  if (act_ != Activation::identity) {
-    const auto z = z_;
-    const Activation act = act_;
-    Kokkos::parallel_for(
-        "dense_act_grad", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * out),
-        KOKKOS_LAMBDA(const long idx) {
-          const long i = idx / out, j = idx % out;
-          dy(i, j) *= activate_grad(act, z(i, j));
+  const auto z = z_;
+  if (act_ == Activation::silu) {
+    const auto y = y_;
+    for_each_cell(
+        "dense_silu_grad", n, out, KOKKOS_LAMBDA(const int i, const int j) {
+          const Scalar sg = z(i, j);
+          dy(i, j) *= sg + y(i, j) * (Scalar(1) - sg);
         });
+  } else if (act_ != Activation::identity) {
+    const Activation act = act_;
+    for_each_cell(
+        "dense_act_grad", n, out, KOKKOS_LAMBDA(const int i, const int j) { dy(i, j) *= activate_grad(act, z(i, j)); });
   }
-  // db += column sums of dz; one thread per output column keeps the sum order fixed (deterministic).
-  const auto db = db_;
-  Kokkos::parallel_for(
-      "dense_bias_grad", Kokkos::RangePolicy<ExecSpace>(0, out), KOKKOS_LAMBDA(const int j) {
-        Scalar s = 0;
-        for (int i = 0; i < n; ++i) s += dy(i, j);
-        db(j) += s;
-      });
+  // db [1, out] += 1 [1, n] dz [n, out]: a GEMM, so it reaches the BLAS TPL (KokkosBlas' transposed
+  // gemv on LayoutRight does not); fixed summation order, so deterministic.
+  const typename Store::Matrix db_row(db_.data(), 1, out);
+  const typename Store::Matrix ones_row(ones_.data(), 1, n);
+  KokkosBlas::gemm("N", "N", Scalar(1), ones_row, rows(dy, n), Scalar(1), db_row);
   // dW += dz^T x ; dx = dz W
   KokkosBlas::gemm("T", "N", Scalar(1), rows(dy, n), rows(x, n), Scalar(1), dw_);
   if (dx.extent(0) > 0) KokkosBlas::gemm("N", "N", Scalar(1), rows(dy, n), w_, Scalar(0), rows(dx, n));

@@ -38,7 +38,9 @@ class Dense {
   std::size_t w_index_, b_index_;
   typename Store::Matrix w_, dw_;
   typename Store::Vector b_, db_;
-  Matrix z_, y_;  // pre-activation (kept for backward) and output
+  // What backward needs of the pre-activation z (z itself; sigmoid(z) for silu) and the output.
+  Matrix z_, y_;
+  Kokkos::View<Scalar*, Kokkos::LayoutRight, MemSpace> ones_;  // [capacity] of 1, for the bias gradient
 };
 
 }  // namespace hpct::nn

@@ -9,7 +9,8 @@
 namespace hpct::nn {
 
 template <class Scalar>
-void write_weights(const std::string& path, const ParameterStore<Scalar>& store, const Attributes& attrs) {
+void write_weights(const std::string& path, const ParameterStore<Scalar>& store, const Attributes& attrs,
+                   const Extras& extras) {
   auto host = to_host(store.params());
   const h5::File f = h5::File::create_in_memory(path);
   for (const auto& t : store.tensors()) {
@@ -17,6 +18,7 @@ void write_weights(const std::string& path, const ParameterStore<Scalar>& store,
     for (std::uint64_t i = 0; i < t.size; ++i) values[i] = static_cast<float>(host(t.offset + i));
     h5::write(f, t.name, t.shape, values.data());
   }
+  for (const auto& [name, values] : extras) h5::write(f, name, {values.size()}, values.data());
   for (const auto& [k, v] : attrs) h5::write_attr(f, "/", k, v);
   write_file_atomically(path, f.image());
 }
@@ -44,8 +46,8 @@ Attributes read_weights(const std::string& path, ParameterStore<Scalar>& store) 
   return attrs;
 }
 
-template void write_weights<float>(const std::string&, const ParameterStore<float>&, const Attributes&);
-template void write_weights<double>(const std::string&, const ParameterStore<double>&, const Attributes&);
+template void write_weights<float>(const std::string&, const ParameterStore<float>&, const Attributes&, const Extras&);
+template void write_weights<double>(const std::string&, const ParameterStore<double>&, const Attributes&, const Extras&);
 template Attributes read_weights<float>(const std::string&, ParameterStore<float>&);
 template Attributes read_weights<double>(const std::string&, ParameterStore<double>&);
 

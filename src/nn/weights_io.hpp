@@ -6,15 +6,19 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "nn/parameters.hpp"
 
 namespace hpct::nn {
 
 using Attributes = std::map<std::string, std::string>;
+// Non-trainable float64 datasets written next to the tensors (e.g. "normalisation/fine_mean").
+using Extras = std::map<std::string, std::vector<double>>;
 
 template <class Scalar>
-void write_weights(const std::string& path, const ParameterStore<Scalar>& store, const Attributes& attrs);
+void write_weights(const std::string& path, const ParameterStore<Scalar>& store, const Attributes& attrs,
+                   const Extras& extras = {});
 
 // Loads every tensor of the store from `path`; a missing tensor or a shape mismatch is an error
 // naming the file and dataset. Returns the file's attributes.

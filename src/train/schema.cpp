@@ -8,7 +8,7 @@ namespace hpct {
 deck::Schema full_schema() {
   deck::Schema s;
   s.section("run");
-  s.add_choice("model", "mlp", {"mlp", "gbdt"}, "model family to train");
+  s.add_choice("model", "mlp", {"mlp", "diffusion", "gbdt"}, "model family to train");
   s.add_int("seed", 42, 0, (1ll << 62), "seed of every random stream (init, shuffle, noise)");
   s.add_string("output", "", "file the trained model is written to (HDF5 for networks); empty: none");
   s.add_string("metrics_file", "", "JSON-lines file with step, epoch and summary metrics; empty: none");

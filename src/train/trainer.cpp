@@ -9,6 +9,7 @@
 #include "core/signals.hpp"
 #include "hpctrain/version.hpp"
 #include "nn/weights_io.hpp"
+#include "train/data_stats.hpp"
 #include "train/driver.hpp"
 #include "train/metrics_sink.hpp"
 #include "train/resume.hpp"
@@ -119,6 +120,8 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm) : deck_
     model_ = make_model(deck, static_cast<int>(train_.d_in), static_cast<int>(train_.d_out),
                         static_cast<int>(batch), kExtraSlots);
   });
+  // Models that normalise their data get the training part's statistics (reduced over ranks).
+  if (model_->needs_data_stats()) model_->set_data_stats(compute_data_stats(train_, comm));
 
   comm.run_agreed([&] {
     const std::string& init = deck.get_string("init_weights");
@@ -469,7 +472,7 @@ void NetworkTrainer::write_outputs() {
                               {"git_hash", kGitHash},
                               {"backend", ExecSpace::name()},
                               {"deck", deck_.resolved()}};
-      nn::write_weights(out, model_->store(), attrs);
+      nn::write_weights(out, model_->store(), attrs, model_->extra_datasets());
     } catch (const std::exception& e) {
       err = e.what();
     }

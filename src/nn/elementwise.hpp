@@ -1,0 +1,29 @@
+// Element-wise kernels over rows x columns of a matrix (and the sigmoid they share).
+// On host backends a work item is a row and the column loop is a plain loop the compiler can
+// vectorise; on devices every (row, column) is its own work item.
+#pragma once
+
+#include <type_traits>
+
+#include "core/kokkos_compat.hpp"
+
+namespace hpct::nn {
+
+template <class F>
+void for_each_cell(const char* label, int rows, int cols, const F& f) {
+  if (rows <= 0 || cols <= 0) return;
+  if constexpr (std::is_same<MemSpace, Kokkos::HostSpace>::value) {
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(0, rows), KOKKOS_LAMBDA(const int i) {
+      for (int j = 0; j < cols; ++j) f(i, j);
+    });
+  } else {
+    Kokkos::parallel_for(label, Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>({0, 0}, {rows, cols}), f);
+  }
+}
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T sigmoid(T z) {
+  return T(1) / (T(1) + kmath::exp(-z));
+}
+
+}  // namespace hpct::nn
