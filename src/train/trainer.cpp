@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "core/signals.hpp"
 #include "hpctrain/version.hpp"
@@ -50,6 +51,9 @@ void declare_network_keys(deck::Schema& s) {
   s.add_real("checkpoint_every_minutes", 0.0, 0.0, 1e9, "checkpoint every M minutes of wall time (0: off)");
   s.add_int("checkpoint_keep", 3, 1, 100000, "number of newest checkpoints kept");
   s.add_string("resume", "none", "none | auto (newest valid checkpoint in checkpoint_dir) | a checkpoint path");
+  s.add_real("watchdog_timeout", 600.0, 0.0, 1e9,
+             "seconds a rank may wait in the gradient all-reduce before the job is aborted, naming the "
+             "ranks that never arrived (0: off)");
 }
 
 namespace {
@@ -82,7 +86,8 @@ auto row_block(const V& v, std::uint64_t first, std::uint64_t count) {
 
 }  // namespace
 
-NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm) : deck_(deck), comm_(comm) {
+NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
+    : deck_(deck), comm_(comm), reducer_(comm, deck.get_real("watchdog_timeout")) {
   const int ranks = comm.size();
   const auto batch = static_cast<std::uint64_t>(deck.get_int("batch_size"));
   const int accumulation = static_cast<int>(deck.get_int("accumulation_steps"));
@@ -243,7 +248,8 @@ NetworkTrainer::StepResult NetworkTrainer::train_step(std::uint64_t epoch, std::
   }
   {
     ScopedTime t(time_.comm);
-    comm_.allreduce_sum(store.grads());
+    fence();
+    reducer_.sum(store.grads().data(), store.grads().span(), global_step);
   }
   ScopedTime t(time_.compute);
   auto extra = to_host(Kokkos::subview(store.grads(), Kokkos::make_pair(store.count(), store.count() + kExtraSlots)));
@@ -347,11 +353,15 @@ TrainSummary NetworkTrainer::run() {
     metrics = std::make_unique<MetricsSink>(deck_.get_string("metrics_file"), comm_.rank(), !resumed_from_.empty());
   });
 
+  // The all-reduce watchdog names missing ranks after watchdog_timeout; this backstop covers every
+  // other place a dead peer could block us (checkpoint agreement, validation, data loading).
+  Heartbeat heartbeat(2.0 * deck_.get_real("watchdog_timeout"), comm_.rank());
   TrainSummary s;
   Stopwatch run_clock, checkpoint_clock;
   const std::uint64_t first_global_step = global_step_;
   for (std::uint64_t epoch = start_epoch_; epoch < epochs; ++epoch) {
     Stopwatch epoch_clock;
+    heartbeat.beat("loading the epoch's data");
     long long bad = kNoBadValue;
     {
       ScopedTime t(time_.io);
@@ -369,6 +379,7 @@ TrainSummary NetworkTrainer::run() {
     for (std::uint64_t step = first_step; step < steps; ++step) {
       const bool time_due = checkpoints && every_seconds > 0 && comm_.rank() == 0 &&
                             checkpoint_clock.seconds() >= every_seconds;
+      heartbeat.beat("a training step");
       nan_epoch_loss_sum_ = loss_sum;  // for the checkpoint nan_policy stop writes
       nan_epoch_loss_count_ = loss_count;
       const StepResult r = train_step(epoch, step, global_step_, time_due);
@@ -412,6 +423,7 @@ TrainSummary NetworkTrainer::run() {
     }
     s.last_epoch_loss = loss_count > 0 ? loss_sum / static_cast<double>(loss_count)
                                        : std::numeric_limits<double>::quiet_NaN();
+    heartbeat.beat("validation and the end of the epoch");
     {
       ScopedTime t(time_.compute);
       s.val_loss = validation_loss();

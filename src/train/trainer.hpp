@@ -8,6 +8,7 @@
 #include <string>
 
 #include "comm/comm.hpp"
+#include "comm/watchdog.hpp"
 #include "core/runtime.hpp"
 #include "core/timer.hpp"
 #include "data/epoch_shard.hpp"
@@ -71,6 +72,7 @@ class NetworkTrainer {
 
   const deck::Deck& deck_;
   const Comm& comm_;
+  WatchedAllreduce reducer_;
   TabularSource train_, val_;
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<Model> model_;

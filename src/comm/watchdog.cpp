@@ -1,0 +1,101 @@
+#include "comm/watchdog.hpp"
+
+#include <sched.h>
+
+#include <cstdio>
+
+#include "core/log.hpp"
+#include "core/timer.hpp"
+
+namespace hpct {
+
+namespace {
+constexpr int kPingTag = 7302;
+constexpr int kPongTag = 7303;
+}
+
+WatchedAllreduce::WatchedAllreduce(const Comm& comm, double timeout_seconds)
+    : comm_(comm), timeout_(timeout_seconds) {}
+
+void WatchedAllreduce::sum(float* data, std::size_t n, std::uint64_t step) {
+  if (comm_.size() == 1) return;
+  if (timeout_ <= 0) {
+    comm_.allreduce_sum(data, n);
+    return;
+  }
+  MPI_Request req;
+  MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, comm_.raw(), &req);
+  // Rank 0 decides at the timeout; the others wait a grace period longer, answering its pings, so
+  // that rank 0 can tell the live ranks from the dead or frozen ones.
+  const double deadline = comm_.rank() == 0 ? timeout_ : timeout_ + kGraceSeconds;
+  Stopwatch waited;
+  int done = 0;
+  long polls = 0;
+  while (true) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) break;
+    const double w = waited.seconds();
+    if (comm_.rank() != 0 && w > 0.5 * timeout_) answer_pings();
+    if (w > deadline) abort_job(step);
+    // Spin first (a healthy all-reduce completes within microseconds to milliseconds), then yield
+    // the core so an oversubscribed peer can run.
+    if (++polls > 100000) sched_yield();
+  }
+}
+
+void WatchedAllreduce::answer_pings() {
+  int flag = 0;
+  MPI_Iprobe(0, kPingTag, comm_.raw(), &flag, MPI_STATUS_IGNORE);
+  if (!flag) return;
+  int token = 0;
+  MPI_Recv(&token, 1, MPI_INT, 0, kPingTag, comm_.raw(), MPI_STATUS_IGNORE);
+  MPI_Send(&token, 1, MPI_INT, 0, kPongTag, comm_.raw());
+}
+
+std::vector<int> WatchedAllreduce::unresponsive_ranks() {
+  std::vector<int> token(static_cast<std::size_t>(comm_.size()), 1);
+  std::vector<MPI_Request> pings(static_cast<std::size_t>(comm_.size()), MPI_REQUEST_NULL);
+  for (int r = 1; r < comm_.size(); ++r)
+    MPI_Isend(&token[static_cast<std::size_t>(r)], 1, MPI_INT, r, kPingTag, comm_.raw(), &pings[static_cast<std::size_t>(r)]);
+  std::vector<bool> answered(static_cast<std::size_t>(comm_.size()), false);
+  answered[0] = true;
+  Stopwatch wait;
+  int pending = comm_.size() - 1;
+  while (pending > 0 && wait.seconds() < kGraceSeconds * 0.5) {
+    int flag = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, kPongTag, comm_.raw(), &flag, &status);
+    if (flag) {
+      int got = 0;
+      MPI_Recv(&got, 1, MPI_INT, status.MPI_SOURCE, kPongTag, comm_.raw(), MPI_STATUS_IGNORE);
+      if (!answered[static_cast<std::size_t>(status.MPI_SOURCE)]) --pending;
+      answered[static_cast<std::size_t>(status.MPI_SOURCE)] = true;
+    } else {
+      sched_yield();
+    }
+  }
+  std::vector<int> silent;
+  for (int r = 1; r < comm_.size(); ++r)
+    if (!answered[static_cast<std::size_t>(r)]) silent.push_back(r);
+  return silent;
+}
+
+void WatchedAllreduce::abort_job(std::uint64_t step) {
+  std::string msg;
+  if (comm_.rank() == 0) {
+    std::string ranks;
+    for (int r : unresponsive_ranks()) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    msg = strf("watchdog: the gradient all-reduce of step %llu did not complete within %.0f s; rank(s) %s "
+               "not responding (dead or hung); aborting the job",
+               (unsigned long long)step, timeout_, ranks.empty() ? "?" : ranks.c_str());
+  } else {
+    msg = strf("watchdog: rank %d waited %.0f s in the gradient all-reduce of step %llu and rank 0 did not "
+               "act (rank 0 dead or hung); aborting the job",
+               comm_.rank(), timeout_ + kGraceSeconds, (unsigned long long)step);
+  }
+  std::fprintf(stderr, "error: %s\n", msg.c_str());
+  std::fflush(stderr);
+  MPI_Abort(comm_.raw(), static_cast<int>(ExitCode::failure));
+}
+
+}  // namespace hpct
