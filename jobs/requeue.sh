@@ -1,11 +1,11 @@
 # Sourced by jobs/*.sbatch: runs one srun step, forwards SIGUSR1 to it and requeues on exit code 3.
 #
-# Requeue pattern (checkpoint/requeue lands in a later issue; this is the script side of it):
+# Requeue pattern (the script side of train's checkpoints; README "Checkpoints, resume and requeue"):
 #   `#SBATCH --signal=B:USR1@120` makes Slurm send USR1 to this batch shell 120 s before the time
 #   limit; we forward it to the step (srun passes USR1 on to every rank). train then writes a
 #   checkpoint at the next step boundary and exits 3 = "checkpoint written, requeue me", and we
 #   `scontrol requeue` the job, which restarts this script (same job id, SLURM_RESTART_COUNT + 1).
-#   Until train handles USR1, the signal ends the run 2 minutes early instead of at the limit.
+#   The layout decks set `resume auto`, so the restarted run continues from that checkpoint.
 run_with_requeue() {
   "$@" &
   local pid=$! rc
