@@ -67,19 +67,7 @@ int predict_main(int argc, char** argv, const hpct::Comm& comm) {
   }
   if (!margin) transform(model.objective, model.num_class, m);
   // Rank 0 gathers the blocks in rank order (= file order) and writes them.
-  const int n = static_cast<int>(m.size());
-  std::vector<int> counts(static_cast<std::size_t>(comm.size())), displs(counts.size());
-  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm.raw());
-  std::vector<double> all;
-  if (comm.rank() == 0) {
-    int total = 0;
-    for (std::size_t r = 0; r < counts.size(); ++r) {
-      displs[r] = total;
-      total += counts[r];
-    }
-    all.resize(static_cast<std::size_t>(total));
-  }
-  MPI_Gatherv(m.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm.raw());
+  const std::vector<double> all = comm.gather_to_root(m);
   comm.run_agreed([&] {
     if (comm.rank() != 0) return;
     std::ostringstream o;

@@ -64,6 +64,22 @@ class Comm {
     MPI_Allgather(&v, 1, mpi_type<T>(), out.data(), 1, mpi_type<T>(), comm_);
     return out;
   }
+  // Concatenation of every rank's vector in rank order, on `root` (empty elsewhere).
+  template <class T>
+  std::vector<T> gather_to_root(const std::vector<T>& local, int root = 0) const {
+    const int n = static_cast<int>(local.size());
+    std::vector<int> counts(static_cast<std::size_t>(size_)), displs(counts.size());
+    MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm_);
+    std::vector<T> all;
+    if (rank_ == root) {
+      int total = 0;
+      for (std::size_t r = 0; r < counts.size(); ++r) displs[r] = total, total += counts[r];
+      all.resize(static_cast<std::size_t>(total));
+    }
+    MPI_Gatherv(local.data(), n, mpi_type<T>(), all.data(), counts.data(), displs.data(), mpi_type<T>(), root,
+                comm_);
+    return all;
+  }
   void barrier() const { MPI_Barrier(comm_); }
 
   // Every rank calls this with its own outcome (empty = fine). If any rank failed, every rank

@@ -64,35 +64,16 @@ double auc_local(const std::vector<double>& score, const std::vector<float>& y,
 
 namespace {
 
-template <class T>
-std::vector<T> gather_to_root(const Comm& comm, const std::vector<T>& local) {
-  const int n = static_cast<int>(local.size());
-  std::vector<int> counts(static_cast<std::size_t>(comm.size())), displs(counts.size());
-  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm.raw());
-  std::vector<T> all;
-  if (comm.rank() == 0) {
-    int total = 0;
-    for (std::size_t r = 0; r < counts.size(); ++r) {
-      displs[r] = total;
-      total += counts[r];
-    }
-    all.resize(static_cast<std::size_t>(total));
-  }
-  MPI_Gatherv(local.data(), n, mpi_type<T>(), all.data(), counts.data(), displs.data(), mpi_type<T>(),
-              0, comm.raw());
-  return all;
-}
-
 double auc_global(const std::vector<double>& score, const std::vector<float>& y,
                   const std::vector<float>& w, const Comm& comm) {
   if (comm.size() == 1) return auc_local(score, y, w);
   const bool weighted = comm.max(w.empty() ? 0 : 1) == 1;
-  const auto s_all = gather_to_root(comm, score);
-  const auto y_all = gather_to_root(comm, y);
+  const auto s_all = comm.gather_to_root(score);
+  const auto y_all = comm.gather_to_root(y);
   std::vector<float> w_all;
   if (weighted) {
     std::vector<float> wl = w.empty() ? std::vector<float>(y.size(), 1.0f) : w;
-    w_all = gather_to_root(comm, wl);
+    w_all = comm.gather_to_root(wl);
   }
   double auc = comm.rank() == 0 ? auc_local(s_all, y_all, w_all) : 0.0;
   comm.broadcast(&auc, 1);

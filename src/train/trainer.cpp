@@ -431,9 +431,10 @@ TrainSummary NetworkTrainer::run() {
     if (std::isfinite(s.val_loss) && !(s.val_loss >= best_val_loss_)) best_val_loss_ = s.val_loss;
     const double secs = epoch_clock.seconds();
     const double rate = static_cast<double>(epoch_samples) / secs;
-    Log::info(strf("Epoch %llu/%llu: avg loss = %.6f (%llu batches)  val loss = %.6f  %.0f samples/s  %.2f s",
+    const std::string val = val_.rows > 0 ? strf("  val loss = %.6f", s.val_loss) : std::string();
+    Log::info(strf("Epoch %llu/%llu: avg loss = %.6f (%llu batches)%s  %.0f samples/s  %.2f s",
                    (unsigned long long)epoch + 1, (unsigned long long)epochs, s.last_epoch_loss,
-                   (unsigned long long)steps, s.val_loss, rate, secs));
+                   (unsigned long long)steps, val.c_str(), rate, secs));
     if (metrics)
       metrics->write("epoch", {{"epoch", double(epoch + 1)}, {"train_loss", s.last_epoch_loss},
                                {"val_loss", s.val_loss}, {"samples_per_s", rate}, {"seconds", secs}});

@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -40,5 +41,24 @@ std::string error_message(F&& f) {
   }
   return {};
 }
+
+// ||a - b|| / ||a||: how far two parameter vectors are apart.
+inline double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(a[i]) * a[i];
+  }
+  return std::sqrt(num / den);
+}
+
+// A communicator holding only this rank: the "1 rank" reference run inside a multi-rank test.
+struct SelfComm {
+  MPI_Comm raw;
+  SelfComm() { MPI_Comm_split(MPI_COMM_WORLD, Comm().rank(), 0, &raw); }
+  ~SelfComm() { MPI_Comm_free(&raw); }
+  SelfComm(const SelfComm&) = delete;
+  SelfComm& operator=(const SelfComm&) = delete;
+};
 
 }  // namespace hpct::test

@@ -15,6 +15,8 @@
 using namespace hpct;
 using hpct::test::error_message;
 using hpct::test::make_deck;
+using hpct::test::relative_difference;
+using hpct::test::SelfComm;
 namespace fs = std::filesystem;
 
 namespace {
@@ -51,14 +53,6 @@ std::string fresh_dir(const Comm& comm, const std::string& name) {
   return dir;
 }
 
-double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    den += double(a[i]) * a[i];
-  }
-  return std::sqrt(num / den);
-}
 
 std::string ckpt(const std::string& dir, int step) {
   char name[64];
@@ -66,11 +60,6 @@ std::string ckpt(const std::string& dir, int step) {
   return dir + name;
 }
 
-struct SelfComm {
-  MPI_Comm raw;
-  SelfComm() { MPI_Comm_split(MPI_COMM_WORLD, Comm().rank(), 0, &raw); }
-  ~SelfComm() { MPI_Comm_free(&raw); }
-};
 
 }  // namespace
 

@@ -9,6 +9,8 @@
 
 using namespace hpct;
 using hpct::test::make_deck;
+using hpct::test::relative_difference;
+using hpct::test::SelfComm;
 
 namespace {
 
@@ -23,22 +25,7 @@ std::vector<float> train_params(const Comm& comm, const std::string& data, const
   return std::vector<float>(h.data(), h.data() + h.extent(0));
 }
 
-// ||a - b|| / ||a||
-double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    den += double(a[i]) * a[i];
-  }
-  return std::sqrt(num / den);
-}
 
-// A communicator holding only this rank: the "1 rank" reference run inside a multi-rank test.
-struct SelfComm {
-  MPI_Comm raw;
-  SelfComm() { MPI_Comm_split(MPI_COMM_WORLD, Comm().rank(), 0, &raw); }
-  ~SelfComm() { MPI_Comm_free(&raw); }
-};
 
 }  // namespace
 
