@@ -22,6 +22,9 @@ using HostView1 = Kokkos::View<T*, Kokkos::LayoutRight, HostSpace>;
 template <class T>
 using HostView2 = Kokkos::View<T**, Kokkos::LayoutRight, HostSpace>;
 
+// Kernel labels: keep them at most 15 characters. Kokkos 3.4 takes labels as std::string, so a
+// longer one is a heap allocation on every launch (test_no_allocation checks the training step).
+
 // Mathematical functions moved from Kokkos::Experimental (3.x) to Kokkos (4.x).
 #if KOKKOS_VERSION >= 40000
 namespace kmath = ::Kokkos;

@@ -93,7 +93,7 @@ void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_
   Kokkos::deep_copy(val, hv);
   const int n = static_cast<int>(bins.extent(0));
   Kokkos::parallel_for(
-      "gbdt::add_tree_binned", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int r) {
+      "gbdt_add_tree", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int r) {
         int node = 0;
         while (nodes(node, 4) >= 0) {
           const int b = bins(r, nodes(node, 0));
@@ -111,7 +111,7 @@ void add_leaf_values(const Tree& t, const View1<int>& row_node, const View2<doub
   Kokkos::deep_copy(val, hv);
   const int n = static_cast<int>(row_node.extent(0));
   Kokkos::parallel_for(
-      "gbdt::add_leaf_values", Kokkos::RangePolicy<ExecSpace>(0, n),
+      "gbdt_add_leaves", Kokkos::RangePolicy<ExecSpace>(0, n),
       KOKKOS_LAMBDA(const int r) { margin(r, k) += val(row_node(r)); });
 }
 

@@ -40,7 +40,7 @@ void DiffusionModel::prepare(const Batch& b) {
   const std::uint64_t t_key = seed_ ^ rng::kTimestepStream, e_key = seed_ ^ rng::kNoiseStream;
   const int T = schedule_.steps;
   Kokkos::parallel_for(
-      "diffusion_timesteps", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
+      "diff_timesteps", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
         const int ti = static_cast<int>(rng::uniform(rng::hash(t_key, epoch, ids(i))) * T);
         t(i) = static_cast<float>(ti < T ? ti : T - 1);
       });
@@ -53,7 +53,7 @@ void DiffusionModel::prepare(const Batch& b) {
   // hash(seed, epoch, sample id, p) = mix(hash(seed, epoch, sample id) ^ p) and take r cos(theta),
   // r sin(theta). The per-sample part of the key is computed once per (row, pair block).
   nn::for_each_cell(
-      "diffusion_noising", n, static_cast<int>(pairs), KOKKOS_LAMBDA(const int i, const int p) {
+      "diff_noising", n, static_cast<int>(pairs), KOKKOS_LAMBDA(const int i, const int p) {
         const int ti = static_cast<int>(t(i));
         const std::uint64_t key = rng::mix(rng::hash(e_key, epoch, ids(i)) ^ static_cast<std::uint64_t>(p));
         const float u1 = static_cast<float>(1.0 - rng::uniform(rng::mix(key ^ 0x5851f42d4c957f2dull)));  // (0, 1]

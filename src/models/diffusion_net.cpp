@@ -48,7 +48,7 @@ void sinusoidal_embedding(const View1<Scalar>& t, const View2<Scalar>& emb, int 
   const int E = static_cast<int>(emb.extent(1)), half = E / 2;
   const double log_base = std::log(10000.0);
   Kokkos::parallel_for(
-      "sinusoidal_embedding", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * half),
+      "sinusoid_emb", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * half),
       KOKKOS_LAMBDA(const long idx) {
         const long r = idx / half;
         const int i = static_cast<int>(idx % half);
@@ -99,7 +99,7 @@ const typename DiffusionNet<Scalar>::Matrix& DiffusionNet<Scalar>::forward(const
     const auto sg = z0_, h = h0_;
     // z0_ caches sigmoid(z): the backward SiLU derivative is s + h (1 - s).
     nn::for_each_cell(
-        "diffusion_embedding_sum", n, config_.hidden, KOKKOS_LAMBDA(const int i, const int j) {
+        "emb_sum", n, config_.hidden, KOKKOS_LAMBDA(const int i, const int j) {
           const Scalar zz = xp(i, j) + ce(i, j) + te(i, j);
           const Scalar s = nn::sigmoid(zz);
           sg(i, j) = s;
@@ -128,7 +128,7 @@ void DiffusionNet<Scalar>::backward(const Matrix& x_t, const Matrix& c, int n) {
   {
     const auto dz = d_h_[0], dt = d_t_, sg = z0_, h = h0_;
     nn::for_each_cell(
-        "diffusion_embedding_sum_grad", n, config_.hidden, KOKKOS_LAMBDA(const int i, const int j) {
+        "emb_sum_grad", n, config_.hidden, KOKKOS_LAMBDA(const int i, const int j) {
           const Scalar s = sg(i, j);
           const Scalar g = dz(i, j) * (s + h(i, j) * (Scalar(1) - s));
           dz(i, j) = g;

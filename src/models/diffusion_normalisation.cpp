@@ -66,7 +66,7 @@ void DiffusionNormalisation::normalise_context(const View2<float>& c, const View
   const auto mean = c_mean, inv = c_inv_std;
   const long d = static_cast<long>(c.extent(1));
   Kokkos::parallel_for(
-      "normalise_context", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * d),
+      "norm_context", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * d),
       KOKKOS_LAMBDA(const long idx) {
         const long i = idx / d, j = idx % d;
         out(i, j) = (c(i, j) - mean(j)) * inv(j);
@@ -77,7 +77,7 @@ void DiffusionNormalisation::denormalise_fine(const View2<float>& x, int n) cons
   const auto mean = y_mean, sd = y_std;
   const long d = static_cast<long>(x.extent(1));
   Kokkos::parallel_for(
-      "denormalise_fine", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * d),
+      "denorm_fine", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * d),
       KOKKOS_LAMBDA(const long idx) {
         const long i = idx / d, j = idx % d;
         x(i, j) = x(i, j) * sd(j) + mean(j);

@@ -50,7 +50,7 @@ void DiffusionSampler::run_chunk(int rows) {
   const std::uint64_t key = sampling_key(opt_.seed);
   const auto T64 = static_cast<std::uint64_t>(T);
   Kokkos::parallel_for(
-      "sample_init_noise", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(rows) * d),
+      "sample_noise0", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(rows) * d),
       KOKKOS_LAMBDA(const long idx) {
         const long i = idx / d, j = idx % d;
         x(i, j) = static_cast<float>(rng::normal(rng::hash(key, ids(i), T64, static_cast<std::uint64_t>(j))));

@@ -1,6 +1,6 @@
 #include "nn/dense.hpp"
 
-#include <KokkosBlas3_gemm.hpp>
+#include "nn/gemm.hpp"
 
 #include "nn/elementwise.hpp"
 
@@ -37,7 +37,7 @@ template <class Scalar>
 void Dense<Scalar>::forward(const Matrix& x, int n) {
   if (n == 0) return;
   Matrix target = act_ == Activation::identity ? y_ : z_;
-  KokkosBlas::gemm("N", "T", Scalar(1), rows(x, n), w_, Scalar(0), rows(target, n));
+  gemm('N', 'T', Scalar(1), rows(x, n), w_, Scalar(0), rows(target, n));
   const auto b = b_;
   const auto z = z_;
   const auto y = y_;
@@ -85,10 +85,10 @@ void Dense<Scalar>::backward(const Matrix& x, const Matrix& dy, const Matrix& dx
   // gemv on LayoutRight does not); fixed summation order, so deterministic.
   const typename Store::Matrix db_row(db_.data(), 1, out);
   const typename Store::Matrix ones_row(ones_.data(), 1, n);
-  KokkosBlas::gemm("N", "N", Scalar(1), ones_row, rows(dy, n), Scalar(1), db_row);
+  gemm('N', 'N', Scalar(1), ones_row, rows(dy, n), Scalar(1), db_row);
   // dW += dz^T x ; dx = dz W
-  KokkosBlas::gemm("T", "N", Scalar(1), rows(dy, n), rows(x, n), Scalar(1), dw_);
-  if (dx.extent(0) > 0) KokkosBlas::gemm("N", "N", Scalar(1), rows(dy, n), w_, Scalar(0), rows(dx, n));
+  gemm('T', 'N', Scalar(1), rows(dy, n), rows(x, n), Scalar(1), dw_);
+  if (dx.extent(0) > 0) gemm('N', 'N', Scalar(1), rows(dy, n), w_, Scalar(0), rows(dx, n));
 }
 
 template class Dense<float>;

@@ -65,7 +65,11 @@ void ParameterStore<Scalar>::init_uniform(std::uint64_t seed) {
 
 template <class Scalar>
 void ParameterStore<Scalar>::zero_grads() {
-  Kokkos::deep_copy(grads_, Scalar(0));
+  // A kernel rather than deep_copy(view, 0): Kokkos 3.4's fill builds a label string (a heap
+  // allocation) on every call, and this runs every optimizer step.
+  const auto g = grads_;
+  Kokkos::parallel_for("zero_grads", Kokkos::RangePolicy<ExecSpace>(0, g.extent(0)),
+                       KOKKOS_LAMBDA(const std::uint64_t i) { g(i) = Scalar(0); });
 }
 
 template class ParameterStore<float>;

@@ -154,6 +154,7 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
   schedule_.min_lr_ratio = deck.get_real("min_lr_ratio");
   clip_ = deck.get_real("clip_grad_norm");
   skip_nan_ = deck.get_string("nan_policy") == "skip";
+  extra_host_ = HostView1<float>("extra_slots_host", kExtraSlots);  // once: the step must not allocate
 
   shard_ = std::make_unique<EpochShard>(train_, *sampler_, comm.rank());
 
@@ -239,11 +240,10 @@ NetworkTrainer::StepResult NetworkTrainer::train_step(std::uint64_t epoch, std::
       loss_sum += model_->accumulate_gradients(b, n_step);
     }
     auto extra = Kokkos::subview(store.grads(), Kokkos::make_pair(store.count(), store.count() + kExtraSlots));
-    auto h = Kokkos::create_mirror_view(extra);
-    h(kLossSlot) = static_cast<float>(loss_sum);
-    h(kStopSlot) = stop_signal() != 0 ? 1.0f : 0.0f;
-    h(kTimeCheckpointSlot) = time_checkpoint_due ? 1.0f : 0.0f;
-    Kokkos::deep_copy(extra, h);
+    extra_host_(kLossSlot) = static_cast<float>(loss_sum);
+    extra_host_(kStopSlot) = stop_signal() != 0 ? 1.0f : 0.0f;
+    extra_host_(kTimeCheckpointSlot) = time_checkpoint_due ? 1.0f : 0.0f;
+    Kokkos::deep_copy(extra, extra_host_);
     fence();
   }
   {
@@ -252,11 +252,12 @@ NetworkTrainer::StepResult NetworkTrainer::train_step(std::uint64_t epoch, std::
     reducer_.sum(store.grads().data(), store.grads().span(), global_step);
   }
   ScopedTime t(time_.compute);
-  auto extra = to_host(Kokkos::subview(store.grads(), Kokkos::make_pair(store.count(), store.count() + kExtraSlots)));
+  Kokkos::deep_copy(extra_host_,
+                    Kokkos::subview(store.grads(), Kokkos::make_pair(store.count(), store.count() + kExtraSlots)));
   StepResult r;
-  r.loss = static_cast<double>(extra(kLossSlot)) / n_step;
-  r.stop = extra(kStopSlot) > 0;
-  r.checkpoint_due = extra(kTimeCheckpointSlot) > 0;
+  r.loss = static_cast<double>(extra_host_(kLossSlot)) / n_step;
+  r.stop = extra_host_(kStopSlot) > 0;
+  r.checkpoint_due = extra_host_(kTimeCheckpointSlot) > 0;
   // Gradients are identical on every rank after the all-reduce, so every rank reaches the same
   // verdict on NaN/Inf without communicating.
   const double norm = clip_ > 0 ? optim::clip_grad_norm<float>(store.grad_span(), clip_)

@@ -83,6 +83,7 @@ class NetworkTrainer {
   View1<std::uint64_t> val_ids_;
   std::uint64_t val_first_ = 0, val_count_ = 0;
   TimeSplit time_;
+  HostView1<float> extra_host_;  // host copy of the trailing gradient slots (loss, flags)
   double clip_ = 0;
   bool skip_nan_ = false;
   // Position, restored from a checkpoint.

@@ -1,0 +1,48 @@
+// C = alpha op(A) op(B) + beta C on row-major (LayoutRight) matrices, the one GEMM entry point of nn.
+// Host builds call the BLAS library directly: KokkosBlas' TPL path makes the same BLAS call but also
+// builds a profiling-region name string on every call, a heap allocation per GEMM inside the
+// training step (caught by test_no_allocation). Device builds go through KokkosBlas (cuBLAS).
+#pragma once
+
+#include <type_traits>
+
+#include "core/kokkos_compat.hpp"
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <KokkosBlas3_gemm.hpp>
+#else
+extern "C" {
+void sgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const float* alpha,
+            const float* a, const int* lda, const float* b, const int* ldb, const float* beta, float* c,
+            const int* ldc);
+void dgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const double* alpha,
+            const double* a, const int* lda, const double* b, const int* ldb, const double* beta, double* c,
+            const int* ldc);
+}
+#endif
+
+namespace hpct::nn {
+
+template <class Scalar, class AV, class BV, class CV>
+void gemm(char ta, char tb, Scalar alpha, const AV& a, const BV& b, Scalar beta, const CV& c) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  const char tas[2] = {ta, '\0'}, tbs[2] = {tb, '\0'};
+  KokkosBlas::gemm(tas, tbs, alpha, a, b, beta, c);
+#else
+  static_assert(std::is_same_v<typename CV::array_layout, Kokkos::LayoutRight>, "row-major GEMM only");
+  const int m = static_cast<int>(c.extent(0)), n = static_cast<int>(c.extent(1));
+  const int k = static_cast<int>(ta == 'N' ? a.extent(1) : a.extent(0));
+  if (m == 0 || n == 0) return;
+  // A row-major matrix read as column-major is its transpose, so C^T = op(B)^T op(A)^T is one
+  // column-major GEMM with the operands swapped and the same transpose flags.
+  const int lda = static_cast<int>(a.stride(0) > 0 ? a.stride(0) : 1);
+  const int ldb = static_cast<int>(b.stride(0) > 0 ? b.stride(0) : 1);
+  const int ldc = static_cast<int>(c.stride(0) > 0 ? c.stride(0) : 1);
+  if constexpr (std::is_same_v<Scalar, float>)
+    sgemm_(&tb, &ta, &n, &m, &k, &alpha, b.data(), &ldb, a.data(), &lda, &beta, c.data(), &ldc);
+  else
+    dgemm_(&tb, &ta, &n, &m, &k, &alpha, b.data(), &ldb, a.data(), &lda, &beta, c.data(), &ldc);
+#endif
+}
+
+}  // namespace hpct::nn

@@ -1,0 +1,80 @@
+// No memory allocation inside the training step: every global operator new and every Kokkos View
+// allocation is counted between two optimizer steps of a running trainer (after warm-up), for the
+// mlp and the diffusion model. Any allocation there would cost a malloc (or cudaMalloc) per step.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "data/downscaling.hpp"
+#include "support/test_support.hpp"
+#include "train/trainer.hpp"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_heap{0}, g_views{0};
+
+void on_view_allocation(Kokkos::Profiling::SpaceHandle, const char*, const void*, std::uint64_t) {
+  if (g_counting) ++g_views;
+}
+}  // namespace
+
+// Replaces the program's global allocation functions so this test sees every heap allocation.
+void* operator new(std::size_t n) {
+  if (g_counting) ++g_heap;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+using namespace hpct;
+
+namespace {
+
+// Counts allocations from the end of step `from` to the end of step `to` (same epoch).
+void expect_no_allocation(const deck::Deck& deck, const Comm& comm, std::uint64_t from, std::uint64_t to) {
+  NetworkTrainer t(deck, comm);
+  ASSERT_GT(t.sampler().steps_per_epoch(), to) << "the counted steps must lie inside one epoch";
+  Kokkos::Tools::Experimental::set_allocate_data_callback(on_view_allocation);
+  long heap = -1, views = -1;
+  t.set_step_hook([&](std::uint64_t step) {
+    if (step == from) {
+      g_heap = 0, g_views = 0;
+      g_counting = true;
+    } else if (step == to) {
+      g_counting = false;
+      heap = g_heap, views = g_views;
+    }
+  });
+  t.run();
+  Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
+  EXPECT_EQ(heap, 0) << "heap allocations in steps " << from + 1 << ".." << to;
+  EXPECT_EQ(views, 0) << "Kokkos View allocations in steps " << from + 1 << ".." << to;
+}
+
+}  // namespace
+
+TEST(NoAllocation, MlpTrainingStep) {
+  const Comm comm;
+  const std::string data = hpct::test::friedman_file(comm, "noalloc", 2000);
+  const deck::Deck deck = hpct::test::make_deck(
+      "data_file " + data + "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nclip_grad_norm 1\nlog_every 100000\n"
+      "accumulation_steps 2\n");
+  expect_no_allocation(deck, comm, 5, 25);
+}
+
+TEST(NoAllocation, DiffusionTrainingStep) {
+  const Comm comm;
+  const std::string data = hpct::test::scratch("noalloc_diffusion.h5");
+  if (comm.rank() == 0) write_downscaling(data, 600, 1);
+  comm.barrier();
+  const deck::Deck deck = hpct::test::make_deck("model diffusion\ndata_file " + data +
+                                               "\ninputs_dataset context\ntargets_dataset fine\n"
+                                               "batch_size 8\nepochs 1\nlog_every 100000\n");
+  expect_no_allocation(deck, comm, 5, 25);
+}
