@@ -1,0 +1,205 @@
+// GBDT hot paths: the fixed-point histogram kernel (root and one tree level), the builder as training calls it, sibling subtraction, split search and the histogram all-reduce.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "comm/comm.hpp"
+#include "core/kokkos_compat.hpp"
+#include "core/rng.hpp"
+#include "gbdt/binning.hpp"
+#include "gbdt/histogram.hpp"
+#include "gbdt/split.hpp"
+
+namespace {
+
+using namespace hpct;
+using namespace hpct::gbdt;
+
+constexpr int kBinsPerFeature = 256;  // 255 value bins + the NaN bin, as with max_bin 255
+
+// Synthetic binned data: n rows x F features of uint8 bins, quantized gradients of both signs,
+// every row in the bag, and rows spread over `leaves` nodes numbered first_node.. (one tree level).
+struct HistInput {
+  View2<std::uint8_t> bins;
+  std::vector<int> offset;
+  View1<int> offset_d;
+  QuantGrad q;
+  View1<int> row_node;
+
+  HistInput(int n, int F, int leaves, int first_node) {
+    bins = View2<std::uint8_t>("bench::bins", static_cast<std::size_t>(n), static_cast<std::size_t>(F));
+    q.g = View1<long long>("bench::qg", static_cast<std::size_t>(n));
+    q.h = View1<long long>("bench::qh", static_cast<std::size_t>(n));
+    q.c = View1<int>("bench::qc", static_cast<std::size_t>(n));
+    q.scale_g = q.scale_h = 1.0;
+    row_node = View1<int>("bench::row_node", static_cast<std::size_t>(n));
+    auto b = bins;
+    auto g = q.g;
+    auto h = q.h;
+    auto c = q.c;
+    auto rn = row_node;
+    Kokkos::parallel_for(
+        "bench::fill_rows", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int r) {
+          const std::uint64_t k = rng::hash(11, static_cast<std::uint64_t>(r));
+          for (int f = 0; f < F; ++f)
+            b(r, f) = static_cast<std::uint8_t>(rng::hash(k, static_cast<std::uint64_t>(f)) % kBinsPerFeature);
+          g(r) = static_cast<long long>(rng::hash(k, 100) % 2000001) - 1000000;
+          h(r) = static_cast<long long>(rng::hash(k, 101) % 1000000);
+          c(r) = 1;
+          rn(r) = first_node + static_cast<int>(rng::hash(k, 102) % static_cast<std::uint64_t>(leaves));
+        });
+    offset.resize(static_cast<std::size_t>(F) + 1);
+    for (int f = 0; f <= F; ++f) offset[static_cast<std::size_t>(f)] = f * kBinsPerFeature;
+    offset_d = View1<int>("bench::offset", offset.size());
+    auto oh = Kokkos::create_mirror_view(offset_d);
+    for (std::size_t i = 0; i < offset.size(); ++i) oh(i) = offset[i];
+    Kokkos::deep_copy(offset_d, oh);
+    fence();
+  }
+};
+
+// Bytes the kernel must stream per row: F bin bytes + g, h (int64), c, row_node (int32).
+double row_bytes(int F) { return F + 2.0 * sizeof(long long) + 2.0 * sizeof(int); }
+
+void set_row_counters(benchmark::State& state, int n, int F) {
+  state.counters["rows"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GB"] =
+      benchmark::Counter(n * row_bytes(F) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The kernel alone over all rows into one node (the root histogram): zero + accumulate, fenced.
+void BM_HistogramKernelRoot(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0)), F = static_cast<int>(state.range(1));
+  HistInput in(n, F, 1, 0);
+  View1<int> slot_of("bench::slot_of", 1);
+  Kokkos::deep_copy(slot_of, 0);
+  View2<long long> hist("bench::hist", 1, static_cast<std::size_t>(F) * kBinsPerFeature * 3);
+  accumulate_histograms(in.bins, in.offset_d, in.q, in.row_node, slot_of, hist);  // warm-up
+  fence();
+  for (auto _ : state) {
+    Kokkos::deep_copy(hist, 0);
+    accumulate_histograms(in.bins, in.offset_d, in.q, in.row_node, slot_of, hist);
+    fence();
+  }
+  set_row_counters(state, n, F);
+}
+BENCHMARK(BM_HistogramKernelRoot)
+    ->ArgNames({"rows", "features"})
+    ->Args({100000, 28})->Args({1000000, 28})
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// HistogramBuilder::build as growth calls it for one depthwise level: rows spread over 2*nodes
+// children, histograms of `nodes` of them (the smaller sides), with its allocations, the
+// per-thread ScatterView copies, and the copy to host Hist vectors.
+void BM_HistogramBuildLevel(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0)), F = static_cast<int>(state.range(1));
+  const int nodes = static_cast<int>(state.range(2));
+  // Node ids of the level below `nodes` parents: 2*nodes-1 .. 4*nodes-2 (root level: node 0).
+  const int first = nodes == 1 ? 0 : 2 * nodes - 1;
+  const int leaves = nodes == 1 ? 1 : 2 * nodes;
+  HistInput in(n, F, leaves, first);
+  HistogramBuilder hb(in.bins, in.offset);
+  std::vector<int> build;
+  for (int i = 0; i < nodes; ++i) build.push_back(first + (nodes == 1 ? 0 : 2 * i));
+  const int num_tree_nodes = first + leaves;
+  benchmark::DoNotOptimize(hb.build(in.q, in.row_node, build, num_tree_nodes));  // warm-up
+  for (auto _ : state) {
+    auto out = hb.build(in.q, in.row_node, build, num_tree_nodes);  // ends with a host copy
+    benchmark::DoNotOptimize(out.data());
+    fence();
+  }
+  set_row_counters(state, n, F);
+  state.counters["hist_MB"] = static_cast<double>(nodes) * F * kBinsPerFeature * 3 * 8 / 1e6;
+}
+BENCHMARK(BM_HistogramBuildLevel)
+    ->ArgNames({"rows", "features", "nodes"})
+    ->Args({1000000, 28, 1})->Args({1000000, 28, 4})->Args({1000000, 28, 16})->Args({1000000, 28, 32})
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// Sibling = parent - child on host Hist vectors (what growth does instead of a second pass).
+void BM_HistogramSubtract(benchmark::State& state) {
+  const int F = static_cast<int>(state.range(0));
+  const std::size_t per = static_cast<std::size_t>(F) * kBinsPerFeature * 3;
+  Hist parent(per), child(per);
+  for (std::size_t i = 0; i < per; ++i) {
+    parent[i] = static_cast<long long>(rng::hash(5, i) % 1000000) + 1000000;
+    child[i] = static_cast<long long>(rng::hash(6, i) % 1000000);
+  }
+  for (auto _ : state) {
+    Hist sib = subtract(parent, child);
+    benchmark::DoNotOptimize(sib.data());
+    benchmark::ClobberMemory();
+  }
+  // Read parent and child, write the sibling.
+  state.counters["GB"] = benchmark::Counter(3.0 * per * sizeof(long long) * 1e-9,
+                                            benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["bins"] = benchmark::Counter(static_cast<double>(F) * kBinsPerFeature,
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_HistogramSubtract)->ArgName("features")->Arg(28)->Arg(128)->Arg(512)
+    ->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// best_split over one node's histogram: every bin boundary of every feature, both NaN directions.
+void BM_BestSplit(benchmark::State& state) {
+  const int F = static_cast<int>(state.range(0));
+  BinCuts cuts;
+  std::vector<float> upper(kBinsPerFeature - 1);
+  for (int b = 0; b < kBinsPerFeature - 1; ++b) upper[static_cast<std::size_t>(b)] = static_cast<float>(b);
+  upper.back() = FLT_MAX;
+  cuts.upper.assign(static_cast<std::size_t>(F), upper);
+  cuts.finish();
+  const int total = cuts.total_bins();
+  Hist hist(static_cast<std::size_t>(total) * 3);
+  // Value-bin counts are one rotation per feature of the same list, so every feature partitions
+  // the same rows; the NaN bin takes what makes each feature's gradient sum equal feature 0's.
+  std::vector<long long> base(kBinsPerFeature - 1);
+  for (std::size_t b = 0; b < base.size(); ++b) base[b] = 1000 + static_cast<long long>(rng::hash(3, b) % 3000);
+  auto at = [&](int f, int b) { return 3 * static_cast<std::size_t>(cuts.offset[static_cast<std::size_t>(f)] + b); };
+  long long g0 = 0;
+  for (int f = 0; f < F; ++f) {
+    long long gsum = 0;
+    for (int b = 0; b < kBinsPerFeature - 1; ++b) {
+      const long long rows = base[static_cast<std::size_t>((b + 7 * f) % (kBinsPerFeature - 1))];
+      const auto k = rng::hash(static_cast<std::uint64_t>(f), static_cast<std::uint64_t>(b));
+      hist[at(f, b)] = rows * (static_cast<long long>(k % 1000001) - 500000);  // g (scale 1e6)
+      hist[at(f, b) + 1] = rows * 250000;                                       // h
+      hist[at(f, b) + 2] = rows;                                                // count
+      gsum += hist[at(f, b)];
+    }
+    const int nan = kBinsPerFeature - 1;
+    if (f == 0) g0 = gsum - 40 * 100000;
+    hist[at(f, nan)] = g0 - gsum;
+    hist[at(f, nan) + 1] = 40 * 250000;
+    hist[at(f, nan) + 2] = 40;
+  }
+  const Stats parent = node_stats(hist, cuts);
+  const std::vector<char> allowed(static_cast<std::size_t>(F), 1);
+  SplitParams p;
+  for (auto _ : state) {
+    SplitCandidate c = best_split(hist, cuts, allowed, parent, 1e6, 1e6, p);
+    benchmark::DoNotOptimize(c);
+  }
+  state.counters["bins"] = benchmark::Counter(static_cast<double>(total), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_BestSplit)->ArgName("features")->Arg(28)->Arg(128)->Arg(512)
+    ->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// The all-reduce of one level's histograms (nodes x 28 x 256 x 3 int64) over all ranks, as growth
+// does once per level (depthwise) or per split (leafwise). A no-op on one rank; run under mpirun
+// -np 2+ to see it. Fixed iterations: every rank makes the same number of collective calls.
+void BM_HistogramAllreduce(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const Comm world;
+  std::vector<long long> buf(static_cast<std::size_t>(nodes) * 28 * kBinsPerFeature * 3, 1);
+  for (auto _ : state) {
+    world.allreduce_sum(buf.data(), buf.size());
+    benchmark::ClobberMemory();
+  }
+  state.counters["ranks"] = world.size();
+  state.counters["MB"] = static_cast<double>(buf.size() * sizeof(long long)) / 1e6;
+}
+BENCHMARK(BM_HistogramAllreduce)->ArgName("nodes")->Arg(1)->Arg(32)->Iterations(50)
+    ->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+}  // namespace
