@@ -11,9 +11,9 @@ train=$1 mpiexec=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
 export OMP_NUM_THREADS=1
-base=(--set data_file=$work/data.h5 --set epochs=4 --set batch_size=16 --set hidden_sizes=256,256
+base=(--set data_file=$work/data.h5 --set epochs=3 --set batch_size=16 --set hidden_sizes=256,256
       --set log_every=1000000 --set metrics_file= --set checkpoint_every_steps=50 --set checkpoint_keep=100)
-"$(dirname "$train")/datagen" friedman1 "$work/data.h5" --rows 6000 >/dev/null || fail "datagen"
+"$(dirname "$train")/datagen" friedman1 "$work/data.h5" --rows 20000 >/dev/null || fail "datagen"
 run() { "$mpiexec" -np 2 --bind-to none "$train" inputs/quickstart.in "${base[@]}" "$@"; }
 # In the background, with $! the pid of mpirun itself (signals go to the launcher, as with srun).
 start() { (exec "$mpiexec" -np 2 --bind-to none "$train" inputs/quickstart.in "${base[@]}" "$@") & }
@@ -70,15 +70,16 @@ for n in 2 5; do
 done
 
 dir=$work/usr1
-start --set checkpoint_dir=$dir --set checkpoint_every_steps=0 --set output=$work/usr1.h5 >"$work/usr1.log" 2>&1
+start --set checkpoint_dir=$dir --set output=$work/usr1.h5 >"$work/usr1.log" 2>&1
 launcher=$!
-sleep 1.5
+# Signal once training is surely under way (2 checkpoints, 100 of ~1690 steps), not after a guess.
+wait_for_checkpoints "$dir" 2 60 || fail "no checkpoint before the signal"
 kill -USR1 $launcher  # mpirun forwards SIGUSR1 to the ranks, as srun does with --signal
 wait $launcher
 rc=$?
 [ $rc -eq 3 ] || fail "SIGUSR1: exit code $rc, expected 3: $(tail -3 "$work/usr1.log")"
 grep -q "Stopped by signal" "$work/usr1.log" || fail "no stop message"
-run --set checkpoint_dir=$dir --set checkpoint_every_steps=0 --set resume=auto --set output=$work/usr1.h5 \
+run --set checkpoint_dir=$dir --set resume=auto --set output=$work/usr1.h5 \
   >"$work/usr1_resume.log" 2>&1 || fail "resume after SIGUSR1 failed"
 same_weights "$work/reference.h5" "$work/usr1.h5" || fail "weights after SIGUSR1 + resume differ"
 echo "SIGUSR1: exit 3, $(grep -o 'checkpoint [^ ]*ckpt[^ ]*' "$work/usr1.log" | tail -1), resumed to the same weights"
