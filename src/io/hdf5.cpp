@@ -75,39 +75,32 @@ File File::open_read(const std::string& path) {
   f.path_ = path;
   if (::access(path.c_str(), R_OK) != 0)
     throw Error(path + ": cannot open (" + std::strerror(errno) + ")", ExitCode::bad_input);
-  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (id < 0) throw Error(path + ": not a readable HDF5 file (truncated or another format?)", ExitCode::bad_input);
+  return adopt(path, H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
+               "not a readable HDF5 file (truncated or another format?)", ExitCode::bad_input);
+}
+
+File File::adopt(const std::string& path, hid_t id, const char* failure, ExitCode code) {
+  if (id < 0) throw Error(path + ": " + failure, code);
+  File f;
+  f.path_ = path;
   f.handle_ = Handle(id, H5Fclose);
   return f;
 }
 
 File File::create(const std::string& path) {
-  File f;
-  f.path_ = path;
-  hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (id < 0) throw Error(path + ": cannot create HDF5 file (directory missing or not writable?)");
-  f.handle_ = Handle(id, H5Fclose);
-  return f;
+  return adopt(path, H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+               "cannot create HDF5 file (directory missing or not writable?)");
 }
 
 File File::open_rw(const std::string& path) {
-  File f;
-  f.path_ = path;
-  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  if (id < 0) throw Error(path + ": cannot open HDF5 file for writing");
-  f.handle_ = Handle(id, H5Fclose);
-  return f;
+  return adopt(path, H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "cannot open HDF5 file for writing");
 }
 
 File File::create_in_memory(const std::string& name) {
-  File f;
-  f.path_ = name;
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   H5Pset_fapl_core(fapl.id(), 1 << 20, 0);  // grow by 1 MiB, no backing store
-  hid_t id = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id());
-  if (id < 0) throw Error(name + ": cannot create in-memory HDF5 file");
-  f.handle_ = Handle(id, H5Fclose);
-  return f;
+  return adopt(name, H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id()),
+               "cannot create in-memory HDF5 file");
 }
 
 std::vector<char> File::image() const {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
+
 namespace hpct::h5 {
 
 // Owns one hid_t and closes it with the matching H5*close function.
@@ -49,6 +51,9 @@ class File {
   void flush() const;
 
  private:
+  // Takes ownership of a file id from H5Fopen/H5Fcreate, or throws "path: failure" when it is < 0.
+  static File adopt(const std::string& path, hid_t id, const char* failure,
+                    ExitCode code = ExitCode::failure);
   Handle handle_;
   std::string path_;
 };

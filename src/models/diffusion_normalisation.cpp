@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "io/hdf5.hpp"
+#include "nn/elementwise.hpp"
 
 namespace hpct {
 
@@ -64,24 +65,14 @@ void DiffusionNormalisation::load(const std::string& weights_file) {
 
 void DiffusionNormalisation::normalise_context(const View2<float>& c, const View2<float>& out, int n) const {
   const auto mean = c_mean, inv = c_inv_std;
-  const long d = static_cast<long>(c.extent(1));
-  Kokkos::parallel_for(
-      "norm_context", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * d),
-      KOKKOS_LAMBDA(const long idx) {
-        const long i = idx / d, j = idx % d;
-        out(i, j) = (c(i, j) - mean(j)) * inv(j);
-      });
+  nn::for_each_cell("norm_context", n, static_cast<int>(c.extent(1)),
+                    KOKKOS_LAMBDA(const int i, const int j) { out(i, j) = (c(i, j) - mean(j)) * inv(j); });
 }
 
 void DiffusionNormalisation::denormalise_fine(const View2<float>& x, int n) const {
   const auto mean = y_mean, sd = y_std;
-  const long d = static_cast<long>(x.extent(1));
-  Kokkos::parallel_for(
-      "denorm_fine", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * d),
-      KOKKOS_LAMBDA(const long idx) {
-        const long i = idx / d, j = idx % d;
-        x(i, j) = x(i, j) * sd(j) + mean(j);
-      });
+  nn::for_each_cell("denorm_fine", n, static_cast<int>(x.extent(1)),
+                    KOKKOS_LAMBDA(const int i, const int j) { x(i, j) = x(i, j) * sd(j) + mean(j); });
 }
 
 }  // namespace hpct

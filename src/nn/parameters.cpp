@@ -27,24 +27,14 @@ void ParameterStore<Scalar>::allocate(std::size_t extra_grad_slots) {
 }
 
 template <class Scalar>
-typename ParameterStore<Scalar>::Matrix ParameterStore<Scalar>::matrix(std::size_t i) const {
+typename ParameterStore<Scalar>::Matrix ParameterStore<Scalar>::matrix_in(const View1<Scalar>& buf, std::size_t i) const {
   const Tensor& t = tensors_.at(i);
-  return Matrix(params_.data() + t.offset, t.shape.at(0), t.shape.at(1));
+  return Matrix(buf.data() + t.offset, t.shape.at(0), t.shape.at(1));
 }
 template <class Scalar>
-typename ParameterStore<Scalar>::Vector ParameterStore<Scalar>::vector(std::size_t i) const {
+typename ParameterStore<Scalar>::Vector ParameterStore<Scalar>::vector_in(const View1<Scalar>& buf, std::size_t i) const {
   const Tensor& t = tensors_.at(i);
-  return Vector(params_.data() + t.offset, t.size);
-}
-template <class Scalar>
-typename ParameterStore<Scalar>::Matrix ParameterStore<Scalar>::grad_matrix(std::size_t i) const {
-  const Tensor& t = tensors_.at(i);
-  return Matrix(grads_.data() + t.offset, t.shape.at(0), t.shape.at(1));
-}
-template <class Scalar>
-typename ParameterStore<Scalar>::Vector ParameterStore<Scalar>::grad_vector(std::size_t i) const {
-  const Tensor& t = tensors_.at(i);
-  return Vector(grads_.data() + t.offset, t.size);
+  return Vector(buf.data() + t.offset, t.size);
 }
 
 template <class Scalar>

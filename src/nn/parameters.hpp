@@ -30,10 +30,11 @@ class ParameterStore {
   // gradient all-reduce (the trainer puts the local loss sum there).
   void allocate(std::size_t extra_grad_slots = 0);
 
-  Matrix matrix(std::size_t i) const;
-  Vector vector(std::size_t i) const;
-  Matrix grad_matrix(std::size_t i) const;
-  Vector grad_vector(std::size_t i) const;
+  // Tensor i as a view into the parameter or the gradient buffer.
+  Matrix matrix(std::size_t i) const { return matrix_in(params_, i); }
+  Vector vector(std::size_t i) const { return vector_in(params_, i); }
+  Matrix grad_matrix(std::size_t i) const { return matrix_in(grads_, i); }
+  Vector grad_vector(std::size_t i) const { return vector_in(grads_, i); }
 
   // PyTorch's nn.Linear default: weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)), drawn from
   // the counter-based RNG at (seed, global parameter index): identical on every rank and backend.
@@ -50,6 +51,8 @@ class ParameterStore {
   Vector grad_span() const { return Vector(grads_.data(), count_); }
 
  private:
+  Matrix matrix_in(const View1<Scalar>& buf, std::size_t i) const;
+  Vector vector_in(const View1<Scalar>& buf, std::size_t i) const;
   std::vector<Tensor> tensors_;
   std::uint64_t count_ = 0;
   View1<Scalar> params_, grads_;
