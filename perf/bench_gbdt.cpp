@@ -9,6 +9,7 @@
 #include "core/rng.hpp"
 #include "gbdt/binning.hpp"
 #include "gbdt/histogram.hpp"
+#include "gbdt/partition.hpp"
 #include "gbdt/split.hpp"
 
 namespace {
@@ -19,35 +20,30 @@ using namespace hpct::gbdt;
 constexpr int kBinsPerFeature = 256;  // 255 value bins + the NaN bin, as with max_bin 255
 
 // Synthetic binned data: n rows x F features of uint8 bins, quantized gradients of both signs,
-// every row in the bag, and rows spread over `leaves` nodes numbered first_node.. (one tree level).
+// every row in the bag, all in node 0 of a RowPartition.
 struct HistInput {
   View2<std::uint8_t> bins;
   std::vector<int> offset;
   View1<int> offset_d;
   QuantGrad q;
-  View1<int> row_node;
+  RowPartition part;
+  View2<std::uint8_t> columns;
 
-  HistInput(int n, int F, int leaves, int first_node) {
+  HistInput(int n, int F) : part(n) {
     bins = View2<std::uint8_t>("bench::bins", static_cast<std::size_t>(n), static_cast<std::size_t>(F));
-    q.g = View1<long long>("bench::qg", static_cast<std::size_t>(n));
-    q.h = View1<long long>("bench::qh", static_cast<std::size_t>(n));
-    q.c = View1<int>("bench::qc", static_cast<std::size_t>(n));
+    q.gh = View2<long long>("bench::qgh", static_cast<std::size_t>(n), 2);
     q.scale_g = q.scale_h = 1.0;
-    row_node = View1<int>("bench::row_node", static_cast<std::size_t>(n));
+    View1<int> in_bag("bench::in_bag", static_cast<std::size_t>(n));
     auto b = bins;
-    auto g = q.g;
-    auto h = q.h;
-    auto c = q.c;
-    auto rn = row_node;
+    auto gh = q.gh;
     Kokkos::parallel_for(
         "bench::fill_rows", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int r) {
           const std::uint64_t k = rng::hash(11, static_cast<std::uint64_t>(r));
           for (int f = 0; f < F; ++f)
             b(r, f) = static_cast<std::uint8_t>(rng::hash(k, static_cast<std::uint64_t>(f)) % kBinsPerFeature);
-          g(r) = static_cast<long long>(rng::hash(k, 100) % 2000001) - 1000000;
-          h(r) = static_cast<long long>(rng::hash(k, 101) % 1000000);
-          c(r) = 1;
-          rn(r) = first_node + static_cast<int>(rng::hash(k, 102) % static_cast<std::uint64_t>(leaves));
+          gh(r, 0) = static_cast<long long>(rng::hash(k, 100) % 2000001) - 1000000;
+          gh(r, 1) = static_cast<long long>(rng::hash(k, 101) % 1000000);
+          in_bag(r) = 1;
         });
     offset.resize(static_cast<std::size_t>(F) + 1);
     for (int f = 0; f <= F; ++f) offset[static_cast<std::size_t>(f)] = f * kBinsPerFeature;
@@ -55,31 +51,38 @@ struct HistInput {
     auto oh = Kokkos::create_mirror_view(offset_d);
     for (std::size_t i = 0; i < offset.size(); ++i) oh(i) = offset[i];
     Kokkos::deep_copy(offset_d, oh);
+    part.reset(in_bag);
+    columns = transpose_bins(bins);
+    fence();
+  }
+  // Splits every node of the tree down to `depth` (node i's children: 2i+1, 2i+2) at the median bin
+  // of feature `level`: a full level of 2^depth nodes with scattered rows, as in a real tree.
+  void split_to_depth(int depth) {
+    for (int d = 0; d < depth; ++d)
+      for (int node = (1 << d) - 1; node < (1 << (d + 1)) - 1; ++node)
+        part.split(node, 2 * node + 1, 2 * node + 2, SplitRule{d, kBinsPerFeature / 2 - 1, kBinsPerFeature - 1, false}, columns);
     fence();
   }
 };
 
-// Bytes the kernel must stream per row: F bin bytes + g, h (int64), c, row_node (int32).
-double row_bytes(int F) { return F + 2.0 * sizeof(long long) + 2.0 * sizeof(int); }
+// Bytes the kernel must stream per row: F bin bytes + g, h (int64) + the row index (int32).
+double row_bytes(int F) { return F + 2.0 * sizeof(long long) + sizeof(int); }
 
-void set_row_counters(benchmark::State& state, int n, int F) {
-  state.counters["rows"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["GB"] =
-      benchmark::Counter(n * row_bytes(F) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+void set_row_counters(benchmark::State& state, double rows, int F) {
+  state.counters["rows"] = benchmark::Counter(rows, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GB"] = benchmark::Counter(rows * row_bytes(F) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // The kernel alone over all rows into one node (the root histogram): zero + accumulate, fenced.
 void BM_HistogramKernelRoot(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0)), F = static_cast<int>(state.range(1));
-  HistInput in(n, F, 1, 0);
-  View1<int> slot_of("bench::slot_of", 1);
-  Kokkos::deep_copy(slot_of, 0);
-  View2<long long> hist("bench::hist", 1, static_cast<std::size_t>(F) * kBinsPerFeature * 3);
-  accumulate_histograms(in.bins, in.offset_d, in.q, in.row_node, slot_of, hist);  // warm-up
-  fence();
+  HistInput in(n, F);
+  const std::size_t size = static_cast<std::size_t>(F) * kBinsPerFeature * 3;
+  View1<long long> hist("bench::hist", size);
+  View2<long long> partial("bench::partial", static_cast<std::size_t>(ExecSpace().concurrency()), size);
   for (auto _ : state) {
-    Kokkos::deep_copy(hist, 0);
-    accumulate_histograms(in.bins, in.offset_d, in.q, in.row_node, slot_of, hist);
+    Kokkos::deep_copy(hist, 0ll);
+    accumulate_histogram(in.bins, in.offset_d, in.q, in.part.index(), 0, n, hist, partial);
     fence();
   }
   set_row_counters(state, n, F);
@@ -89,33 +92,46 @@ BENCHMARK(BM_HistogramKernelRoot)
     ->Args({100000, 28})->Args({1000000, 28})
     ->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// HistogramBuilder::build as growth calls it for one depthwise level: rows spread over 2*nodes
-// children, histograms of `nodes` of them (the smaller sides), with its allocations, the
-// per-thread ScatterView copies, and the copy to host Hist vectors.
+// HistogramBuilder::build as depthwise growth calls it for one level below `depth` splits: the
+// left child of every pair (half the rows, scattered over the row array), with the host copies.
 void BM_HistogramBuildLevel(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0)), F = static_cast<int>(state.range(1));
-  const int nodes = static_cast<int>(state.range(2));
-  // Node ids of the level below `nodes` parents: 2*nodes-1 .. 4*nodes-2 (root level: node 0).
-  const int first = nodes == 1 ? 0 : 2 * nodes - 1;
-  const int leaves = nodes == 1 ? 1 : 2 * nodes;
-  HistInput in(n, F, leaves, first);
+  const int depth = static_cast<int>(state.range(2));
+  HistInput in(n, F);
+  in.split_to_depth(depth);
   HistogramBuilder hb(in.bins, in.offset);
   std::vector<int> build;
-  for (int i = 0; i < nodes; ++i) build.push_back(first + (nodes == 1 ? 0 : 2 * i));
-  const int num_tree_nodes = first + leaves;
-  benchmark::DoNotOptimize(hb.build(in.q, in.row_node, build, num_tree_nodes));  // warm-up
+  long long rows = 0;
+  for (int node = (1 << depth) - 1; node < (1 << (depth + 1)) - 1; node += depth == 0 ? 1 : 2) {
+    build.push_back(node);
+    rows += in.part.count(node);
+  }
   for (auto _ : state) {
-    auto out = hb.build(in.q, in.row_node, build, num_tree_nodes);  // ends with a host copy
+    auto out = hb.build(in.q, in.part, build);
     benchmark::DoNotOptimize(out.data());
     fence();
   }
-  set_row_counters(state, n, F);
-  state.counters["hist_MB"] = static_cast<double>(nodes) * F * kBinsPerFeature * 3 * 8 / 1e6;
+  set_row_counters(state, static_cast<double>(rows), F);
+  state.counters["nodes"] = static_cast<double>(build.size());
 }
 BENCHMARK(BM_HistogramBuildLevel)
-    ->ArgNames({"rows", "features", "nodes"})
-    ->Args({1000000, 28, 1})->Args({1000000, 28, 4})->Args({1000000, 28, 16})->Args({1000000, 28, 32})
+    ->ArgNames({"rows", "features", "depth"})
+    ->Args({1000000, 28, 0})->Args({1000000, 28, 2})->Args({1000000, 28, 4})->Args({1000000, 28, 5})
     ->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// RowPartition::split of the root (all rows) at one feature's median bin.
+void BM_PartitionSplit(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  HistInput in(n, 28);
+  int f = 0;
+  for (auto _ : state) {
+    in.part.split(0, 1, 2, SplitRule{f, kBinsPerFeature / 2 - 1, kBinsPerFeature - 1, false}, in.columns);
+    fence();
+    f = (f + 1) % 28;
+  }
+  state.counters["rows"] = benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_PartitionSplit)->ArgName("rows")->Arg(1000000)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // Sibling = parent - child on host Hist vectors (what growth does instead of a second pass).
 void BM_HistogramSubtract(benchmark::State& state) {

@@ -21,9 +21,7 @@ float midpoint(float a, float b) {
 std::uint8_t BinCuts::bin_of(int f, float x) const {
   const auto& u = upper[static_cast<std::size_t>(f)];
   if (std::isnan(x)) return static_cast<std::uint8_t>(u.size());
-  const auto it = std::lower_bound(u.begin(), u.end(), clamp_inf(x));  // first upper >= x
-  const std::size_t b = std::min<std::size_t>(static_cast<std::size_t>(it - u.begin()), u.size() - 1);
-  return static_cast<std::uint8_t>(b);
+  return static_cast<std::uint8_t>(lower_bin(u.data(), static_cast<int>(u.size()), clamp_inf(x)));
 }
 
 void BinCuts::finish() {
@@ -96,30 +94,42 @@ BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long 
   const long long rows = total / (F > 0 ? F : 1);
   BinCuts cuts;
   cuts.upper.resize(static_cast<std::size_t>(F));
-  std::vector<float> col;
-  for (int f = 0; f < F; ++f) {
-    col.clear();
-    for (long long r = 0; r < rows; ++r) {
-      const float v = all[static_cast<std::size_t>(r * F + f)];
-      if (!std::isnan(v)) col.push_back(clamp_inf(v));
-    }
-    std::sort(col.begin(), col.end());
-    cuts.upper[static_cast<std::size_t>(f)] = cuts_from_sorted(col, max_bin);
-  }
+  // Features are independent: one per host thread at a time.
+  Kokkos::parallel_for(
+      "gbdt::cuts", Kokkos::RangePolicy<HostExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>(0, F), [&](const int f) {
+        std::vector<float> col;
+        col.reserve(static_cast<std::size_t>(rows));
+        for (long long r = 0; r < rows; ++r) {
+          const float v = all[static_cast<std::size_t>(r * F + f)];
+          if (!std::isnan(v)) col.push_back(clamp_inf(v));
+        }
+        std::sort(col.begin(), col.end());
+        cuts.upper[static_cast<std::size_t>(f)] = cuts_from_sorted(col, max_bin);
+      });
+  Kokkos::fence();
   cuts.finish();
   return cuts;
 }
 
 View2<std::uint8_t> bin_matrix(const BinCuts& cuts, const std::vector<float>& x, long long n) {
   const int F = cuts.num_features();
-  View2<std::uint8_t> bins("gbdt::bins", static_cast<std::size_t>(n), static_cast<std::size_t>(F));
+  View2<std::uint8_t> bins(Kokkos::view_alloc("gbdt::bins", Kokkos::WithoutInitializing),
+                           static_cast<std::size_t>(n), static_cast<std::size_t>(F));
   auto h = Kokkos::create_mirror_view(bins);
-  const BinCuts* c = &cuts;
+  // All cut lists back to back: feature f's are flat[offset[f] - f, offset[f + 1] - f - 1).
+  std::vector<float> flat;
+  for (const auto& u : cuts.upper) flat.insert(flat.end(), u.begin(), u.end());
+  const float* u = flat.data();
+  const int* off = cuts.offset.data();
   const float* px = x.data();
-  // Host-side binary searches over std::vector cut lists; one device copy at the end.
   Kokkos::parallel_for(
-      "gbdt::bin_matrix", Kokkos::RangePolicy<HostExecSpace>(0, n), [=](const long long r) {
-        for (int f = 0; f < F; ++f) h(r, f) = c->bin_of(f, px[r * F + f]);
+      "gbdt::bin_matrix", Kokkos::RangePolicy<HostExecSpace, Kokkos::IndexType<long long>>(0, n),
+      [=](const long long r) {
+        for (int f = 0; f < F; ++f) {
+          const float v = px[r * F + f];
+          const int k = off[f + 1] - off[f] - 1;  // value bins; k is also the NaN bin
+          h(r, f) = static_cast<std::uint8_t>(std::isnan(v) ? k : lower_bin(u + off[f] - f, k, clamp_inf(v)));
+        }
       });
   Kokkos::fence();
   Kokkos::deep_copy(bins, h);

@@ -18,6 +18,17 @@ inline float clamp_inf(float x) {
   return x > FLT_MAX ? FLT_MAX : (x < -FLT_MAX ? -FLT_MAX : x);
 }
 
+// First b in [0, n) with u[b] >= x, for ascending u with u[n - 1] >= x: a branch-free binary search.
+inline int lower_bin(const float* u, int n, float x) {
+  const float* first = u;
+  while (n > 1) {
+    const int half = n / 2;
+    first += static_cast<int>(first[half - 1] < x) * half;  // arithmetic, not a branch to mispredict
+    n -= half;
+  }
+  return static_cast<int>(first - u);
+}
+
 struct BinCuts {
   // upper[f][b]: value bin b of feature f holds x with upper[f][b-1] < x <= upper[f][b]; the last
   // upper bound is FLT_MAX. The NaN bin of feature f is number upper[f].size().

@@ -90,6 +90,7 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
   const auto w = to_device(tr.w, "gbdt::w");
   View2<double> margin = base_margins(tr.rows, model.base_margin);
   HistogramBuilder hb(bins, cuts.offset);
+  const View2<std::uint8_t> columns = transpose_bins(bins);
   const auto n = static_cast<std::size_t>(tr.rows);
   std::vector<View1<double>> g, h;
   for (int k = 0; k < K; ++k) {
@@ -97,7 +98,7 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
     h.emplace_back("gbdt::h", n);
   }
   View1<int> in_bag("gbdt::in_bag", n);
-  View1<int> row_node("gbdt::row_node", n);
+  RowPartition part(tr.rows);
 
   double best = 0;
   for (int round = 0; round < p.num_trees; ++round) {
@@ -115,12 +116,18 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
     const auto allowed = sample_features(static_cast<int>(tr.cols), p.colsample, p.seed, round);
     for (int k = 0; k < K; ++k) {
       const QuantGrad q = quantize(g[k], h[k], in_bag, tr.global_rows, comm);
-      Tree t = grow_tree(p.grow, cuts, hb, bins, q, allowed, row_node, comm);
-      add_leaf_values(t, row_node, margin, k);
+      part.reset(in_bag);
+      Tree t = grow_tree(p.grow, cuts, hb, columns, q, allowed, part, comm);
+      add_tree_trained(t, cuts, bins, part, margin, k);
       for (std::size_t e = 0; e < evals.size(); ++e) add_tree_binned(t, cuts, eval_bins[e], eval_margin[e], k);
       model.trees.push_back(std::move(t));
       model.tree_output.push_back(k);
     }
+    // Metrics cost a pass over every eval set (and a gather for AUC): computed on the rounds that
+    // report them, the last round, and every round when early stopping watches them.
+    const bool report = p.early_stopping_rounds > 0 || round + 1 == p.num_trees ||
+                        (p.eval_every > 0 && (round + 1) % p.eval_every == 0);
+    if (!report) continue;
     std::vector<EvalResult> results;
     for (std::size_t e = 0; e < evals.size(); ++e) {
       const auto m = host_margins(eval_margin[e]);
@@ -129,6 +136,7 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
                            evaluate(name, p.objective, model.num_class, m, evals[e]->y, evals[e]->w, comm)});
     }
     res.history.push_back(results);
+    res.history_round.push_back(round);
     if (cb) cb(round, results);
     // Early stopping on the first metric of the first eval set: values are exact global figures,
     // so every rank takes the same decision without communicating.
@@ -144,7 +152,10 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
       }
     }
   }
+  const int trained = static_cast<int>(model.trees.size());
   if (p.early_stopping_rounds > 0 && res.best_round >= 0) model.truncate(res.best_round + 1);
+  // The training rows' margins are the final model's unless early stopping dropped rounds.
+  if (static_cast<int>(model.trees.size()) == trained) res.train_margins = host_margins(margin);
   fence();
   res.seconds = clock.seconds();
   return res;

@@ -27,6 +27,8 @@ struct BoostParams {
   double base_score = 0.5;
   std::vector<std::string> metrics;  // empty: the objective's default
   int early_stopping_rounds = 0;     // 0: off; watches metrics[0] on the first eval set
+  int eval_every = 1;                // evaluate every this many rounds (always the last; every
+                                     // round with early stopping)
   std::uint64_t seed = 42;
 };
 
@@ -50,12 +52,15 @@ struct EvalResult {
 
 struct TrainResult {
   Model model;
-  std::vector<std::vector<EvalResult>> history;  // per round, every eval set x metric
+  std::vector<std::vector<EvalResult>> history;  // per evaluated round, every eval set x metric
+  std::vector<int> history_round;                // 0-based round of each history entry
   int best_round = -1;                           // 0-based; -1 without early stopping
+  std::vector<double> train_margins;             // [rows, K] of the training rows under `model`
+                                                 // (empty when early stopping dropped rounds)
   double seconds = 0;
 };
 
-// Called on every rank after each round with that round's evaluation results.
+// Called on every rank after each evaluated round with that round's evaluation results.
 using RoundCallback = std::function<void(int round, const std::vector<EvalResult>&)>;
 
 // Collective. `evals` are evaluated after every round (they must have train.cols features).

@@ -2,6 +2,7 @@
 // lines, final metrics, the model file and the metrics file.
 #include "gbdt/gbdt.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -168,6 +169,7 @@ int run(const deck::Deck& deck, const Comm& comm) {
   if (has_valid) evals.push_back(&valid);
   if (has_test) evals.push_back(&test);
   const long long log_every = deck.get_int("log_every");
+  p.eval_every = static_cast<int>(std::min<long long>(log_every, 1 << 30));
   const TrainResult res = train(p, train_set, evals, comm, [&](int round, const std::vector<EvalResult>& r) {
     if ((round + 1) % log_every == 0 || round + 1 == p.num_trees) Log::info(line_of(round, r));
   });
@@ -176,7 +178,14 @@ int run(const deck::Deck& deck, const Comm& comm) {
 
   const std::vector<std::string> metrics =
       p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)} : p.metrics;
-  std::vector<EvalResult> final_r = evaluate_model(model, metrics, train_set, comm);
+  std::vector<EvalResult> final_r;
+  if (res.train_margins.empty()) {
+    final_r = evaluate_model(model, metrics, train_set, comm);
+  } else {  // no second pass over the training rows: their margins came with the training
+    for (const auto& name : metrics)
+      final_r.push_back({"train-" + name, evaluate(name, model.objective, model.num_class, res.train_margins,
+                                                   train_set.y, train_set.w, comm)});
+  }
   for (const Data* e : evals) {
     auto r = evaluate_model(model, metrics, *e, comm);
     final_r.insert(final_r.end(), r.begin(), r.end());
@@ -195,7 +204,7 @@ int run(const deck::Deck& deck, const Comm& comm) {
     if (!metrics_file.empty()) {
       std::ostringstream o;
       for (std::size_t r = 0; r < res.history.size(); ++r) {
-        o << "{\"round\": " << r + 1;
+        o << "{\"round\": " << res.history_round[r] + 1;
         for (const auto& e : res.history[r]) o << ", \"" << e.name << "\": " << strf("%.17g", e.value);
         o << "}\n";
       }

@@ -24,10 +24,10 @@ struct Grower {
   const GrowParams& gp;
   const BinCuts& cuts;
   HistogramBuilder& hb;
-  const View2<std::uint8_t>& bins;
+  const View2<std::uint8_t>& columns;  // bins feature-major, for partitioning
   const QuantGrad& q;
   const std::vector<char>& allowed;
-  const View1<int>& row_node;
+  RowPartition& part;
   const Comm& comm;
   Tree tree;
   std::vector<Hist> hist;                // by node id; emptied once a node is done
@@ -67,6 +67,7 @@ struct Grower {
     tree.gain[n] = c.gain;
     tree.left[n] = l;
     tree.right[n] = r;
+    part.split(node, l, r, SplitRule{c.feature, c.bin, cuts.nan_bin(c.feature), c.default_left}, columns);
     return {l, r};
   }
   // Builds histograms of the smaller child of each pair (by global in-bag count, ties: left),
@@ -79,7 +80,7 @@ struct Grower {
       build.push_back(left_small ? l : r);
       other.push_back(left_small ? r : l);
     }
-    auto built = hb.build(q, row_node, build, tree.num_nodes());
+    auto built = hb.build(q, part, build);
     allreduce_hists(built, comm);
     for (std::size_t i = 0; i < parents.size(); ++i) {
       const auto p = static_cast<std::size_t>(parents[i]);
@@ -94,8 +95,7 @@ struct Grower {
 
   void grow() {
     ensure(1);
-    Kokkos::deep_copy(row_node, 0);
-    auto root = hb.build(q, row_node, {0}, 1);
+    auto root = hb.build(q, part, {0});
     allreduce_hists(root, comm);
     const Stats rs = node_stats(root[0], cuts);
     new_node(0, rs);
@@ -137,7 +137,6 @@ struct Grower {
         if (std::find(split_nodes.begin(), split_nodes.end(), node) == split_nodes.end())
           Hist().swap(hist[static_cast<std::size_t>(node)]);
       if (split_nodes.empty()) break;
-      partition_rows(tree, split_nodes, cuts, bins, row_node);
       std::vector<int> next;
       for (int p : split_nodes) {
         next.push_back(tree.left[static_cast<std::size_t>(p)]);
@@ -168,7 +167,6 @@ struct Grower {
       record_g(lr.second, c.right);
       ++leaves;
       open.erase(std::find(open.begin(), open.end(), pick));
-      partition_rows(tree, {pick}, cuts, bins, row_node);
       if (leaves < limit && may_split(lr.first)) {
         children_hists({pick});
         open.push_back(lr.first);
@@ -184,39 +182,10 @@ struct Grower {
 
 }  // namespace
 
-void partition_rows(const Tree& tree, const std::vector<int>& split_nodes, const BinCuts& cuts,
-                    const View2<std::uint8_t>& bins, const View1<int>& row_node) {
-  const int nn = tree.num_nodes();
-  // Per node: feature (-1: not split now), bin, NaN bin, default_left, left child, right child.
-  View2<int> sp("gbdt::split_info", static_cast<std::size_t>(nn), 6);
-  auto h = Kokkos::create_mirror_view(sp);
-  for (int i = 0; i < nn; ++i) h(i, 0) = -1;
-  for (int node : split_nodes) {
-    const auto n = static_cast<std::size_t>(node);
-    h(node, 0) = tree.feature[n];
-    h(node, 1) = tree.bin[n];
-    h(node, 2) = cuts.nan_bin(tree.feature[n]);
-    h(node, 3) = tree.default_left[n];
-    h(node, 4) = tree.left[n];
-    h(node, 5) = tree.right[n];
-  }
-  Kokkos::deep_copy(sp, h);
-  const int n = static_cast<int>(bins.extent(0));
-  Kokkos::parallel_for(
-      "gbdt::partition", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int r) {
-        const int node = row_node(r);
-        const int f = sp(node, 0);
-        if (f < 0) return;
-        const int b = bins(r, f);
-        const bool go_left = b == sp(node, 2) ? sp(node, 3) != 0 : b <= sp(node, 1);
-        row_node(r) = go_left ? sp(node, 4) : sp(node, 5);
-      });
-}
-
 Tree grow_tree(const GrowParams& gp, const BinCuts& cuts, HistogramBuilder& hb,
-               const View2<std::uint8_t>& bins, const QuantGrad& q, const std::vector<char>& allowed,
-               const View1<int>& row_node, const Comm& comm) {
-  Grower g{gp, cuts, hb, bins, q, allowed, row_node, comm, {}, {}, {}, {}};
+               const View2<std::uint8_t>& columns, const QuantGrad& q, const std::vector<char>& allowed,
+               RowPartition& part, const Comm& comm) {
+  Grower g{gp, cuts, hb, columns, q, allowed, part, comm, {}, {}, {}, {}};
   g.grow();
   return std::move(g.tree);
 }

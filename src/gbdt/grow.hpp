@@ -8,6 +8,7 @@
 #include "comm/comm.hpp"
 #include "gbdt/binning.hpp"
 #include "gbdt/histogram.hpp"
+#include "gbdt/partition.hpp"
 #include "gbdt/split.hpp"
 #include "gbdt/tree.hpp"
 
@@ -21,15 +22,10 @@ struct GrowParams {
   bool leafwise = false;
 };
 
-// Collective. On return `row_node` holds the leaf of every local row (all rows, in bag or not).
-// `allowed[f]` marks the features this tree may split on.
+// Collective. `part` must hold this tree's in-bag rows in node 0 (RowPartition::reset); on return
+// every leaf owns its rows there. `allowed[f]` marks the features this tree may split on.
 Tree grow_tree(const GrowParams& gp, const BinCuts& cuts, HistogramBuilder& hb,
-               const View2<std::uint8_t>& bins, const QuantGrad& q, const std::vector<char>& allowed,
-               const View1<int>& row_node, const Comm& comm);
-
-// Moves rows of the nodes split in `tree` since the last call (those listed in `split_nodes`) to
-// their children. Exposed for tests.
-void partition_rows(const Tree& tree, const std::vector<int>& split_nodes, const BinCuts& cuts,
-                    const View2<std::uint8_t>& bins, const View1<int>& row_node);
+               const View2<std::uint8_t>& columns, const QuantGrad& q, const std::vector<char>& allowed,
+               RowPartition& part, const Comm& comm);
 
 }  // namespace hpct::gbdt

@@ -1,8 +1,10 @@
-// The histogram kernel (ScatterView: per-thread copies on OpenMP, atomics on GPUs) and quantization.
+// The histogram kernel and quantization. Host backends: rows in chunks, one private partial
+// histogram per chunk (no atomics, no false sharing), then a parallel sum of the partials. GPUs:
+// one thread per row with atomic adds. The per-row work is the same function in both.
 #include "gbdt/histogram.hpp"
 
-#include <Kokkos_ScatterView.hpp>
 #include <cmath>
+#include <type_traits>
 
 #include "gbdt/fixed_point.hpp"
 
@@ -12,6 +14,29 @@ namespace {
 // Round half away from zero; Kokkos 3.4 has no round() among its device math functions.
 KOKKOS_INLINE_FUNCTION long long round_ll(double x) {
   return static_cast<long long>(x >= 0 ? kmath::floor(x + 0.5) : -kmath::floor(0.5 - x));
+}
+
+constexpr bool kHostBackend = std::is_same<MemSpace, HostSpace>::value;
+// A chunk below this many rows costs more to zero and sum than it saves.
+constexpr long long kMinChunkRows = 4096;
+constexpr long long kPrefetchRows = 16;
+
+// Adds one row's (g, h, 1) to its bin of every feature.
+template <bool Atomic>
+KOKKOS_INLINE_FUNCTION void add_row(long long* hist, const std::uint8_t* row, const int* offset, int F,
+                                    long long g, long long h) {
+  for (int f = 0; f < F; ++f) {
+    long long* e = hist + 3 * (offset[f] + static_cast<int>(row[f]));
+    if (Atomic) {
+      Kokkos::atomic_add(e, g);
+      Kokkos::atomic_add(e + 1, h);
+      Kokkos::atomic_add(e + 2, 1ll);
+    } else {
+      e[0] += g;
+      e[1] += h;
+      e[2] += 1;
+    }
+  }
 }
 }  // namespace
 
@@ -29,19 +54,14 @@ QuantGrad quantize(const View1<double>& g, const View1<double>& h, const View1<i
   // The scale depends on global maxima and the global row count only: same on every rank count.
   q.scale_g = fixed_scale(comm.max(mg), static_cast<double>(global_rows));
   q.scale_h = fixed_scale(comm.max(mh), static_cast<double>(global_rows));
-  q.g = View1<long long>("gbdt::qg", static_cast<std::size_t>(n));
-  q.h = View1<long long>("gbdt::qh", static_cast<std::size_t>(n));
-  q.c = View1<int>("gbdt::qc", static_cast<std::size_t>(n));
+  q.gh = View2<long long>(Kokkos::view_alloc("gbdt::qgh", Kokkos::WithoutInitializing), static_cast<std::size_t>(n), 2);
   const double sg = q.scale_g, sh = q.scale_h;
-  auto qg = q.g;
-  auto qh = q.h;
-  auto qc = q.c;
+  auto gh = q.gh;
   Kokkos::parallel_for(
       "gbdt::quantize", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
         const bool in = in_bag(i) != 0;
-        qg(i) = in ? round_ll(g(i) * sg) : 0;
-        qh(i) = in ? round_ll(h(i) * sh) : 0;
-        qc(i) = in ? 1 : 0;
+        gh(i, 0) = in ? round_ll(g(i) * sg) : 0;
+        gh(i, 1) = in ? round_ll(h(i) * sh) : 0;
       });
   return q;
 }
@@ -52,34 +72,59 @@ Hist subtract(const Hist& parent, const Hist& child) {
   return out;
 }
 
-void accumulate_histograms(const View2<std::uint8_t>& bins, const View1<int>& offset, const QuantGrad& q,
-                           const View1<int>& row_node, const View1<int>& slot_of_node,
-                           const View2<long long>& hist) {
-  using Scatter = Kokkos::Experimental::ScatterView<long long**, Kokkos::LayoutRight, ExecSpace>;
-  Scatter scatter(hist);
-  const int n = static_cast<int>(bins.extent(0));
+void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& offset, const QuantGrad& q,
+                          const View1<int>& index, long long begin, long long count,
+                          const View1<long long>& hist, const View2<long long>& partial) {
+  if (count <= 0) return;
   const int F = static_cast<int>(bins.extent(1));
-  auto qg = q.g;
-  auto qh = q.h;
-  auto qc = q.c;
+  const std::uint8_t* B = bins.data();
+  const int* off = offset.data();
+  const int* idx = index.data() + begin;
+  const long long* gh = q.gh.data();
+  if (!kHostBackend) {
+    long long* out = hist.data();
+    Kokkos::parallel_for(
+        "gbdt::histogram", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(0, count),
+        KOKKOS_LAMBDA(const long long i) {
+          const long long r = idx[i];
+          add_row<true>(out, B + r * F, off, F, gh[2 * r], gh[2 * r + 1]);
+        });
+    return;
+  }
+  const long long max_chunks = static_cast<long long>(partial.extent(0));
+  const long long chunks = kmax(1ll, kmin(max_chunks, count / kMinChunkRows));
+  const long long per_chunk = (count + chunks - 1) / chunks;
+  const long long size = static_cast<long long>(hist.extent(0));
+  long long* part = partial.data();
+  long long* out = hist.data();
+  // One chunk: straight into the result. Several: each into its own zeroed partial.
   Kokkos::parallel_for(
-      "gbdt::histogram", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int r) {
-        if (qc(r) == 0) return;  // out of this tree's bag
-        const int node = row_node(r);
-        if (node < 0) return;
-        const int slot = slot_of_node(node);
-        if (slot < 0) return;
-        auto acc = scatter.access();
-        const long long g = qg(r), h = qh(r);
-        for (int f = 0; f < F; ++f) {
-          const int b = 3 * (offset(f) + static_cast<int>(bins(r, f)));
-          acc(slot, b) += g;
-          acc(slot, b + 1) += h;
-          acc(slot, b + 2) += 1;
+      "gbdt::histogram", Kokkos::RangePolicy<HostExecSpace>(0, static_cast<int>(chunks)), [=](const int c) {
+        long long* h = chunks == 1 ? out : part + c * size;
+        if (chunks > 1)
+          for (long long j = 0; j < size; ++j) h[j] = 0;
+        const long long lo = c * per_chunk, hi = kmin(count, lo + per_chunk);
+        for (long long i = lo; i < hi; ++i) {
+          const long long r = idx[i];
+#if defined(__GNUC__)
+          // Rows of deep nodes are scattered: fetch a row's bins and gradients a few rows ahead.
+          if (i + kPrefetchRows < hi) {
+            const long long ahead = idx[i + kPrefetchRows];
+            __builtin_prefetch(B + ahead * F);
+            __builtin_prefetch(gh + 2 * ahead);
+          }
+#endif
+          add_row<false>(h, B + r * F, off, F, gh[2 * r], gh[2 * r + 1]);
         }
       });
-  View2<long long> target = hist;  // contribute() takes a non-const view handle
-  Kokkos::Experimental::contribute(target, scatter);
+  if (chunks == 1) return;
+  Kokkos::parallel_for(
+      "gbdt::hist_sum", Kokkos::RangePolicy<HostExecSpace, Kokkos::IndexType<long long>>(0, size),
+      [=](const long long j) {
+        long long s = 0;
+        for (long long c = 0; c < chunks; ++c) s += part[c * size + j];
+        out[j] += s;
+      });
 }
 
 HistogramBuilder::HistogramBuilder(View2<std::uint8_t> bins, const std::vector<int>& offset)
@@ -88,27 +133,25 @@ HistogramBuilder::HistogramBuilder(View2<std::uint8_t> bins, const std::vector<i
   auto h = Kokkos::create_mirror_view(offset_);
   for (std::size_t i = 0; i < offset.size(); ++i) h(i) = offset[i];
   Kokkos::deep_copy(offset_, h);
+  const std::size_t size = static_cast<std::size_t>(total_bins_) * 3;
+  if (!kHostBackend) node_hist_ = View1<long long>("gbdt::node_hist", size);
+  const std::size_t chunks = kHostBackend ? static_cast<std::size_t>(kmax(1, ExecSpace().concurrency())) : 0;
+  partial_ = View2<long long>("gbdt::partial_hist", chunks, chunks > 0 ? size : 0);
 }
 
-std::vector<Hist> HistogramBuilder::build(const QuantGrad& q, const View1<int>& row_node,
-                                          const std::vector<int>& nodes, int num_tree_nodes) {
-  const std::size_t per = static_cast<std::size_t>(total_bins_) * 3;
-  // Bound the duplicated scatter memory to ~256 MiB: threads x slots x bins x 24 bytes.
-  const std::size_t threads = static_cast<std::size_t>(kmax(1, ExecSpace().concurrency()));
-  const std::size_t budget = std::size_t(256) << 20;
-  const std::size_t chunk = kmax<std::size_t>(1, budget / (threads * per * sizeof(long long)));
+std::vector<Hist> HistogramBuilder::build(const QuantGrad& q, const RowPartition& part,
+                                          const std::vector<int>& nodes) {
+  const std::size_t size = static_cast<std::size_t>(total_bins_) * 3;
   std::vector<Hist> out;
-  View1<int> slot_of("gbdt::slot_of", static_cast<std::size_t>(num_tree_nodes));
-  auto slot_h = Kokkos::create_mirror_view(slot_of);
-  for (std::size_t s0 = 0; s0 < nodes.size(); s0 += chunk) {
-    const std::size_t m = kmin(chunk, nodes.size() - s0);
-    for (int i = 0; i < num_tree_nodes; ++i) slot_h(i) = -1;
-    for (std::size_t s = 0; s < m; ++s) slot_h(nodes[s0 + s]) = static_cast<int>(s);
-    Kokkos::deep_copy(slot_of, slot_h);
-    View2<long long> hist("gbdt::hist", m, per);
-    accumulate_histograms(bins_, offset_, q, row_node, slot_of, hist);
-    auto hh = to_host(hist);
-    for (std::size_t s = 0; s < m; ++s) out.emplace_back(&hh(s, 0), &hh(s, 0) + per);
+  out.reserve(nodes.size());
+  for (int node : nodes) {
+    out.emplace_back(size, 0);
+    const HostView1<long long> host(out.back().data(), size);
+    // Host backends sum straight into the returned vector; GPUs into a device buffer, then copy.
+    const View1<long long> target = kHostBackend ? View1<long long>(host.data(), size) : node_hist_;
+    if (!kHostBackend) Kokkos::deep_copy(node_hist_, 0ll);
+    accumulate_histogram(bins_, offset_, q, part.index(), part.begin(node), part.count(node), target, partial_);
+    if (!kHostBackend) Kokkos::deep_copy(host, node_hist_);
   }
   return out;
 }

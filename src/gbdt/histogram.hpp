@@ -1,5 +1,5 @@
 // Gradient histograms in fixed point: per-row gradients/hessians are quantized to int64 with a
-// global power-of-two scale, then summed per (node, bin) by one Kokkos kernel. Integer sums make the
+// global power-of-two scale, then summed per bin over one node's rows. Integer sums make the
 // histograms identical for every thread count, rank count and backend, and make sibling histograms
 // by subtraction (parent - built child) exact.
 #pragma once
@@ -9,17 +9,18 @@
 
 #include "comm/comm.hpp"
 #include "core/kokkos_compat.hpp"
+#include "gbdt/partition.hpp"
 
 namespace hpct::gbdt {
 
-// Quantized per-row statistics of one tree: g, h scaled and rounded; c = 1 for rows in the bag.
+// Quantized per-row statistics of one tree: g, h scaled and rounded (0 for rows out of the bag),
+// side by side so a row's pair is one memory access (rows of deep nodes are read scattered).
 struct QuantGrad {
-  View1<long long> g, h;
-  View1<int> c;
+  View2<long long> gh;  // [n, 2]: g, h
   double scale_g = 1, scale_h = 1;  // G = sum(g) / scale_g
 };
 
-// Collective (max over ranks). in_bag(i) == 0 drops row i from this tree's statistics.
+// Collective (max over ranks). in_bag(i) == 0 zeroes row i's statistics.
 QuantGrad quantize(const View1<double>& g, const View1<double>& h, const View1<int>& in_bag,
                    long long global_rows, const Comm& comm);
 
@@ -44,12 +45,9 @@ class HistogramBuilder {
   // `bins` [n, F] uint8; `offset` the first slot of each feature (F + 1 entries).
   HistogramBuilder(View2<std::uint8_t> bins, const std::vector<int>& offset);
 
-  // Histograms of the nodes listed in `nodes` (tree node ids) over rows whose row_node is one of
-  // them; returns one host Hist per listed node, summed over this rank's rows only (the caller
-  // all-reduces). One kernel pass per chunk of nodes: the per-thread copies ScatterView keeps on
-  // CPUs are bounded in memory.
-  std::vector<Hist> build(const QuantGrad& q, const View1<int>& row_node, const std::vector<int>& nodes,
-                          int num_tree_nodes);
+  // Histograms of `nodes` over their rows in `part`, summed over this rank's rows only (the caller
+  // all-reduces). One host Hist per listed node.
+  std::vector<Hist> build(const QuantGrad& q, const RowPartition& part, const std::vector<int>& nodes);
 
   int total_bins() const { return total_bins_; }
 
@@ -57,12 +55,16 @@ class HistogramBuilder {
   View2<std::uint8_t> bins_;
   View1<int> offset_;
   int total_bins_ = 0;
+  View1<long long> node_hist_;  // one node's histogram (execution space)
+  View2<long long> partial_;    // host backends: one partial histogram per row chunk
 };
 
-// The kernel alone, for tests and benchmarks: hist(slot, 3 * bin + {0,1,2}) += over rows r with
-// slot = slot_of_node(row_node(r)) >= 0. `hist` must be zeroed by the caller.
-void accumulate_histograms(const View2<std::uint8_t>& bins, const View1<int>& offset, const QuantGrad& q,
-                           const View1<int>& row_node, const View1<int>& slot_of_node,
-                           const View2<long long>& hist);
+// The kernel alone, for tests and benchmarks: hist(3 * bin + {0, 1, 2}) += (g, h, 1) of the rows
+// index[begin, begin + count). `hist` must be zeroed by the caller. On host backends the rows are
+// cut into chunks summed into `partial` ([chunks, hist size]; at most partial.extent(0) chunks)
+// and then added up; on GPUs every row adds atomically. Both are exact integer sums.
+void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& offset, const QuantGrad& q,
+                          const View1<int>& index, long long begin, long long count,
+                          const View1<long long>& hist, const View2<long long>& partial);
 
 }  // namespace hpct::gbdt

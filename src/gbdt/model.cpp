@@ -72,13 +72,20 @@ std::vector<double> predict_margins(const Model& m, const std::vector<float>& x,
   return std::vector<double>(h.data(), h.data() + n * K);
 }
 
-void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
-                     const View2<double>& margin, int k) {
+namespace {
+// A tree in device arrays for walking binned rows: per node feature, bin, NaN bin, default_left,
+// left child, right child (-1: leaf); and the node values.
+struct BinnedTree {
+  View2<int> nodes;
+  View1<double> value;
+};
+
+BinnedTree flatten_binned(const Tree& t, const BinCuts& cuts) {
   const int nn = t.num_nodes();
-  View2<int> nodes("gbdt::tree_nodes", static_cast<std::size_t>(nn), 6);
-  View1<double> val("gbdt::tree_values", static_cast<std::size_t>(nn));
-  auto h = Kokkos::create_mirror_view(nodes);
-  auto hv = Kokkos::create_mirror_view(val);
+  BinnedTree bt{View2<int>("gbdt::tree_nodes", static_cast<std::size_t>(nn), 6),
+                View1<double>("gbdt::tree_values", static_cast<std::size_t>(nn))};
+  auto h = Kokkos::create_mirror_view(bt.nodes);
+  auto hv = Kokkos::create_mirror_view(bt.value);
   for (int i = 0; i < nn; ++i) {
     const auto u = static_cast<std::size_t>(i);
     h(i, 0) = t.feature[u];
@@ -89,30 +96,51 @@ void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_
     h(i, 5) = t.right[u];
     hv(i) = t.value[u];
   }
-  Kokkos::deep_copy(nodes, h);
-  Kokkos::deep_copy(val, hv);
-  const int n = static_cast<int>(bins.extent(0));
-  Kokkos::parallel_for(
-      "gbdt_add_tree", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int r) {
-        int node = 0;
-        while (nodes(node, 4) >= 0) {
-          const int b = bins(r, nodes(node, 0));
-          const bool go_left = b == nodes(node, 2) ? nodes(node, 3) != 0 : b <= nodes(node, 1);
-          node = go_left ? nodes(node, 4) : nodes(node, 5);
-        }
-        margin(r, k) += val(node);
-      });
+  Kokkos::deep_copy(bt.nodes, h);
+  Kokkos::deep_copy(bt.value, hv);
+  return bt;
 }
 
-void add_leaf_values(const Tree& t, const View1<int>& row_node, const View2<double>& margin, int k) {
-  View1<double> val("gbdt::tree_values", t.value.size());
-  auto hv = Kokkos::create_mirror_view(val);
-  for (std::size_t i = 0; i < t.value.size(); ++i) hv(i) = t.value[i];
-  Kokkos::deep_copy(val, hv);
-  const int n = static_cast<int>(row_node.extent(0));
+KOKKOS_INLINE_FUNCTION int leaf_of(const View2<int>& nodes, const View2<std::uint8_t>& bins, long long r) {
+  int node = 0;
+  while (nodes(node, 4) >= 0) {
+    const SplitRule s{nodes(node, 0), nodes(node, 1), nodes(node, 2), nodes(node, 3) != 0};
+    node = s.goes_left(bins(r, s.feature)) ? nodes(node, 4) : nodes(node, 5);
+  }
+  return node;
+}
+}  // namespace
+
+void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
+                     const View2<double>& margin, int k) {
+  const BinnedTree bt = flatten_binned(t, cuts);
+  const auto nodes = bt.nodes;
+  const auto val = bt.value;
   Kokkos::parallel_for(
-      "gbdt_add_leaves", Kokkos::RangePolicy<ExecSpace>(0, n),
-      KOKKOS_LAMBDA(const int r) { margin(r, k) += val(row_node(r)); });
+      "gbdt_add_tree", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(0, static_cast<long long>(bins.extent(0))),
+      KOKKOS_LAMBDA(const long long r) { margin(r, k) += val(leaf_of(nodes, bins, r)); });
+}
+
+void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
+                      const RowPartition& part, const View2<double>& margin, int k) {
+  const auto idx = part.index();
+  for (int i = 0; i < t.num_nodes(); ++i) {
+    if (!t.is_leaf(i)) continue;
+    const double v = t.value[static_cast<std::size_t>(i)];
+    Kokkos::parallel_for(
+        "gbdt_add_leaf", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(part.begin(i), part.begin(i) + part.count(i)),
+        KOKKOS_LAMBDA(const long long j) { margin(idx(j), k) += v; });
+  }
+  if (part.bag_rows() == part.rows()) return;
+  const BinnedTree bt = flatten_binned(t, cuts);
+  const auto nodes = bt.nodes;
+  const auto val = bt.value;
+  Kokkos::parallel_for(
+      "gbdt_add_oob", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(part.bag_rows(), part.rows()),
+      KOKKOS_LAMBDA(const long long j) {
+        const int r = idx(j);
+        margin(r, k) += val(leaf_of(nodes, bins, r));
+      });
 }
 
 }  // namespace hpct::gbdt

@@ -9,6 +9,7 @@
 #include "core/kokkos_compat.hpp"
 #include "gbdt/binning.hpp"
 #include "gbdt/objective.hpp"
+#include "gbdt/partition.hpp"
 #include "gbdt/tree.hpp"
 
 namespace hpct::gbdt {
@@ -33,7 +34,9 @@ std::vector<double> predict_margins(const Model& m, const std::vector<float>& x,
 // margin(:, k) += tree output for binned rows (validation sets during training).
 void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
                      const View2<double>& margin, int k);
-// margin(:, k) += value of the leaf each row was partitioned into (training rows).
-void add_leaf_values(const Tree& t, const View1<int>& row_node, const View2<double>& margin, int k);
+// margin(:, k) += tree output for the training rows of the tree just grown: in-bag rows by the leaf
+// they were partitioned into, out-of-bag rows by walking the tree on their bins.
+void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
+                      const RowPartition& part, const View2<double>& margin, int k);
 
 }  // namespace hpct::gbdt

@@ -87,52 +87,48 @@ TEST(GbdtBinning, CutsIndependentOfRankCount) {
 
 namespace {
 struct HistFixture {
-  int n = 3001, F = 5;
+  int n = 30001, F = 5;
   std::vector<int> offset;
   View2<std::uint8_t> bins;
   QuantGrad q;
-  View1<int> row_node;
+  View1<int> in_bag;
+  SplitRule rule;  // splits node 0 into nodes 1 (left) and 2
   HistFixture() {
     offset = {0};
     for (int f = 0; f < F; ++f) offset.push_back(offset.back() + 4 + 3 * f);  // varied bin counts
     bins = View2<std::uint8_t>("bins", n, F);
-    q.g = View1<long long>("g", n);
-    q.h = View1<long long>("h", n);
-    q.c = View1<int>("c", n);
-    row_node = View1<int>("node", n);
+    q.gh = View2<long long>("gh", n, 2);
+    in_bag = View1<int>("in_bag", n);
     auto hb = Kokkos::create_mirror_view(bins);
-    auto hg = Kokkos::create_mirror_view(q.g);
-    auto hh = Kokkos::create_mirror_view(q.h);
-    auto hc = Kokkos::create_mirror_view(q.c);
-    auto hn = Kokkos::create_mirror_view(row_node);
+    auto hq = Kokkos::create_mirror_view(q.gh);
+    auto hc = Kokkos::create_mirror_view(in_bag);
     for (int r = 0; r < n; ++r) {
       const auto k = rng::hash(3, static_cast<std::uint64_t>(r));
       for (int f = 0; f < F; ++f) hb(r, f) = static_cast<std::uint8_t>(rng::hash(k, f) % static_cast<std::uint64_t>(offset[f + 1] - offset[f]));
-      hg(r) = static_cast<long long>(rng::hash(k, 100) % 2000001) - 1000000;
-      hh(r) = static_cast<long long>(rng::hash(k, 101) % 1000000);
+      hq(r, 0) = static_cast<long long>(rng::hash(k, 100) % 2000001) - 1000000;
+      hq(r, 1) = static_cast<long long>(rng::hash(k, 101) % 1000000);
       hc(r) = r % 7 != 0;  // some rows out of the bag
-      hn(r) = 1 + static_cast<int>(rng::hash(k, 102) % 2);  // nodes 1 and 2, children of 0
     }
     Kokkos::deep_copy(bins, hb);
-    Kokkos::deep_copy(q.g, hg);
-    Kokkos::deep_copy(q.h, hh);
-    Kokkos::deep_copy(q.c, hc);
-    Kokkos::deep_copy(row_node, hn);
+    Kokkos::deep_copy(q.gh, hq);
+    Kokkos::deep_copy(in_bag, hc);
+    // Feature 2 has 10 bins; its last (9) plays the NaN bin, sent left.
+    rule = SplitRule{2, 4, 9, true};
   }
-  // Plain host loop: the reference.
+  // Plain host loop: the reference. node 0: all in-bag rows; 1 / 2: the rule's left / right side.
   Hist naive(int node) const {
     auto hb = to_host(bins);
-    auto hg = to_host(q.g);
-    auto hh = to_host(q.h);
-    auto hc = to_host(q.c);
-    auto hn = to_host(row_node);
+    auto hq = to_host(q.gh);
+    auto hc = to_host(in_bag);
     Hist out(static_cast<std::size_t>(offset.back()) * 3, 0);
     for (int r = 0; r < n; ++r) {
-      if (!hc(r) || (node >= 0 && hn(r) != node)) continue;
+      if (!hc(r)) continue;
+      const bool left = rule.goes_left(hb(r, rule.feature));
+      if ((node == 1 && !left) || (node == 2 && left)) continue;
       for (int f = 0; f < F; ++f) {
         const std::size_t b = 3 * static_cast<std::size_t>(offset[f] + hb(r, f));
-        out[b] += hg(r);
-        out[b + 1] += hh(r);
+        out[b] += hq(r, 0);
+        out[b + 1] += hq(r, 1);
         out[b + 2] += 1;
       }
     }
@@ -141,20 +137,31 @@ struct HistFixture {
 };
 }  // namespace
 
-// Exact equality with a serial loop, whatever OMP_NUM_THREADS (the test runs at 1 and 2 threads).
+// Exact equality with a serial loop, whatever OMP_NUM_THREADS (the test runs at 1 and 2 threads);
+// 30k rows so the root is summed in several chunks when threads allow.
 TEST(GbdtHistogram, KernelEqualsSerialSumAndSubtractionGivesSibling) {
   HistFixture fx;
   HistogramBuilder hb(fx.bins, fx.offset);
-  const auto built = hb.build(fx.q, fx.row_node, {1, 2}, 3);
+  RowPartition part(fx.n);
+  part.reset(fx.in_bag);
+  EXPECT_EQ(part.bag_rows(), fx.n - (fx.n + 6) / 7);
+  const auto parent = hb.build(fx.q, part, {0});
+  EXPECT_EQ(parent[0], fx.naive(0));
+  const auto columns = transpose_bins(fx.bins);
+  part.split(0, 1, 2, fx.rule, columns);
+  EXPECT_EQ(part.count(1) + part.count(2), part.bag_rows());
+  const auto built = hb.build(fx.q, part, {1, 2});
   ASSERT_EQ(built.size(), 2u);
   EXPECT_EQ(built[0], fx.naive(1));
   EXPECT_EQ(built[1], fx.naive(2));
-  // Parent (all rows) minus one child is the other child, exactly.
-  View1<int> root("root", static_cast<std::size_t>(fx.n));
-  Kokkos::deep_copy(root, 0);
-  const auto parent = hb.build(fx.q, root, {0}, 1);
-  EXPECT_EQ(parent[0], fx.naive(-1));
+  // Parent minus one child is the other child, exactly.
   EXPECT_EQ(subtract(parent[0], built[0]), built[1]);
+  // Splitting a child again keeps its rows and only its rows.
+  part.split(2, 3, 4, SplitRule{0, 1, 3, false}, columns);
+  EXPECT_EQ(part.count(3) + part.count(4), part.count(2));
+  EXPECT_EQ(part.begin(3), part.begin(2));
+  const auto grand = hb.build(fx.q, part, {3, 4});
+  EXPECT_EQ(subtract(built[1], grand[0]), grand[1]);
 }
 
 TEST(GbdtSplit, GainFormulaAndLearnedNanDirection) {

@@ -1,0 +1,148 @@
+// Compaction of the bag (reset) and two-way splits of a node's slice of the row index.
+#include "gbdt/partition.hpp"
+
+#include <algorithm>
+#include <type_traits>
+
+namespace hpct::gbdt {
+
+namespace {
+constexpr bool kHostBackend = std::is_same<MemSpace, HostSpace>::value;
+// Below this many rows per chunk a thread costs more than it saves.
+constexpr long long kMinChunkRows = 8192;
+}  // namespace
+
+RowPartition::RowPartition(long long rows)
+    : index_("gbdt::row_index", static_cast<std::size_t>(rows)),
+      scratch_("gbdt::row_scratch", static_cast<std::size_t>(rows)),
+      counts_(2 * static_cast<std::size_t>(kmax(1, HostExecSpace().concurrency()))) {}
+
+View2<std::uint8_t> transpose_bins(const View2<std::uint8_t>& bins) {
+  const long long n = static_cast<long long>(bins.extent(0)), F = static_cast<long long>(bins.extent(1));
+  View2<std::uint8_t> columns(Kokkos::view_alloc("gbdt::bin_columns", Kokkos::WithoutInitializing),
+                              static_cast<std::size_t>(F), static_cast<std::size_t>(n));
+  Kokkos::parallel_for(
+      "gbdt::transpose", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(0, n), KOKKOS_LAMBDA(const long long r) {
+        for (long long f = 0; f < F; ++f) columns(f, r) = bins(r, f);
+      });
+  return columns;
+}
+
+void RowPartition::ensure(int node) {
+  if (static_cast<int>(begin_.size()) <= node) {
+    begin_.resize(static_cast<std::size_t>(node) + 1, 0);
+    count_.resize(static_cast<std::size_t>(node) + 1, 0);
+  }
+}
+
+void RowPartition::reset(const View1<int>& in_bag) {
+  const long long n = rows();
+  auto idx = index_;
+  long long in = 0;
+  // In-bag rows ascending from the front; out-of-bag rows after them (written from the back, so
+  // both sides are placed in one pass without knowing the in-bag total yet).
+  Kokkos::parallel_scan(
+      "gbdt::bag_rows", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(0, n),
+      KOKKOS_LAMBDA(const long long r, long long& upd, const bool final) {
+        const bool keep = in_bag(r) != 0;
+        if (final) idx(keep ? upd : n - 1 - (r - upd)) = static_cast<int>(r);
+        upd += keep ? 1 : 0;
+      },
+      in);
+  bag_rows_ = in;
+  begin_.assign(1, 0);
+  count_.assign(1, in);
+}
+
+void RowPartition::split(int node, int left, int right, const SplitRule& rule,
+                         const View2<std::uint8_t>& columns) {
+  const long long b = begin(node), n = count(node);
+  const long long nl = kHostBackend ? split_host(b, n, rule, columns) : split_scan(b, n, rule, columns);
+  ensure(kmax(left, right));
+  begin_[static_cast<std::size_t>(left)] = b;
+  count_[static_cast<std::size_t>(left)] = nl;
+  begin_[static_cast<std::size_t>(right)] = b + nl;
+  count_[static_cast<std::size_t>(right)] = n - nl;
+}
+
+// GPUs: one parallel_scan (two passes over the slice), left rows in order at the front, right rows
+// from the back (reversed: order inside a node does not change any sum), then a copy back.
+long long RowPartition::split_scan(long long b, long long n, const SplitRule& rule,
+                                   const View2<std::uint8_t>& columns) {
+  auto idx = index_;
+  auto tmp = scratch_;
+  const SplitRule s = rule;
+  long long nl = 0;
+  Kokkos::parallel_scan(
+      "gbdt::partition", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(0, n),
+      KOKKOS_LAMBDA(const long long i, long long& upd, const bool final) {
+        const int r = idx(b + i);
+        const bool l = s.goes_left(columns(s.feature, r));
+        if (final) tmp(b + (l ? upd : n - 1 - (i - upd))) = r;
+        upd += l ? 1 : 0;
+      },
+      nl);
+  const auto range = std::make_pair(static_cast<std::size_t>(b), static_cast<std::size_t>(b + n));
+  Kokkos::deep_copy(Kokkos::subview(idx, range), Kokkos::subview(tmp, range));
+  return nl;
+}
+
+// Host backends: one read of the slice. Each chunk of rows writes its left rows to the front of
+// its own part of index (in place: a chunk never writes ahead of where it reads) and its right rows
+// to the same part of scratch; the chunks' pieces are then moved to their final places.
+long long RowPartition::split_host(long long b, long long n, const SplitRule& rule,
+                                   const View2<std::uint8_t>& columns) {
+  const long long chunks = kmax(1ll, kmin(static_cast<long long>(counts_.size()) / 2, n / kMinChunkRows));
+  const long long per = (n + chunks - 1) / chunks;
+  int* idx = index_.data() + b;
+  int* tmp = scratch_.data() + b;
+  long long* cnt = counts_.data();
+  // Rows stay ascending in every node, so this walks one feature's column forwards.
+  const std::uint8_t* col = &columns(rule.feature, 0);
+  // The rule as plain locals: kept in registers while the loop stores to idx.
+  const int bin = rule.bin, nan_bin = rule.nan_bin;
+  const bool nan_left = rule.default_left;
+  Kokkos::parallel_for(
+      "gbdt::partition", Kokkos::RangePolicy<HostExecSpace>(0, static_cast<int>(chunks)), [=](const int c) {
+        const long long lo = c * per, hi = kmin(n, lo + per);
+        long long l = lo, r = lo;
+        for (long long i = lo; i < hi; ++i) {
+          const int row = idx[i];
+          const int b = col[row];
+          if (b == nan_bin ? nan_left : b <= bin) idx[l++] = row;
+          else tmp[r++] = row;
+        }
+        cnt[2 * c] = l - lo;
+        cnt[2 * c + 1] = r - lo;
+      });
+  Kokkos::fence();
+  // Final places: left pieces packed from the front in chunk order, then the right pieces.
+  std::vector<long long> lpos(static_cast<std::size_t>(chunks)), rpos(static_cast<std::size_t>(chunks));
+  long long nl = 0;
+  for (long long c = 0; c < chunks; ++c) {
+    lpos[static_cast<std::size_t>(c)] = nl;
+    nl += cnt[2 * c];
+  }
+  long long at = nl;
+  for (long long c = 0; c < chunks; ++c) {
+    rpos[static_cast<std::size_t>(c)] = at;
+    at += cnt[2 * c + 1];
+  }
+  if (chunks == 1) {
+    std::copy(tmp, tmp + cnt[1], idx + nl);
+    return nl;
+  }
+  // Left pieces move towards the front (never past a piece not yet moved: moved in chunk order);
+  // right pieces come from scratch, so they can be placed in parallel afterwards.
+  for (long long c = 1; c < chunks; ++c)
+    std::copy(idx + c * per, idx + c * per + cnt[2 * c], idx + lpos[static_cast<std::size_t>(c)]);
+  const long long* rp = rpos.data();
+  Kokkos::parallel_for(
+      "gbdt::partition2", Kokkos::RangePolicy<HostExecSpace>(0, static_cast<int>(chunks)), [=](const int c) {
+        std::copy(tmp + c * per, tmp + c * per + cnt[2 * c + 1], idx + rp[c]);
+      });
+  Kokkos::fence();
+  return nl;
+}
+
+}  // namespace hpct::gbdt

@@ -1,0 +1,52 @@
+// Local rows grouped by tree node: node i owns index[begin(i), begin(i) + count(i)). Histograms of a
+// node then read only that node's rows (not every row with a filter), and a split rearranges only
+// the split node's slice. Row order inside a node does not matter for results: histogram sums are
+// integers, so any order gives the same bits.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/kokkos_compat.hpp"
+
+namespace hpct::gbdt {
+
+// Where a split node's rows go: bin <= bin goes left; the NaN bin goes left iff default_left.
+struct SplitRule {
+  int feature = -1, bin = -1, nan_bin = -1;
+  bool default_left = false;
+  KOKKOS_INLINE_FUNCTION bool goes_left(int b) const { return b == nan_bin ? default_left : b <= bin; }
+};
+
+// The bins feature-major: columns(f, r) = bins(r, f).
+View2<std::uint8_t> transpose_bins(const View2<std::uint8_t>& bins);
+
+class RowPartition {
+ public:
+  explicit RowPartition(long long rows);
+
+  // Starts a tree: rows with in_bag(r) != 0 become node 0 (ascending); the others follow them
+  // (positions bag_rows() .. rows()), outside every node.
+  void reset(const View1<int>& in_bag);
+  // Moves the rows of `node` into `left` (those the rule sends left) and `right`. Node ids may be
+  // any non-negative numbers; the split node's slice is reused by its children. `columns` holds
+  // the bins feature-major ([F, n], see transpose_bins): a split reads one feature of its rows.
+  void split(int node, int left, int right, const SplitRule& rule, const View2<std::uint8_t>& columns);
+
+  long long begin(int node) const { return begin_[static_cast<std::size_t>(node)]; }
+  long long count(int node) const { return count_[static_cast<std::size_t>(node)]; }
+  long long rows() const { return static_cast<long long>(index_.extent(0)); }
+  long long bag_rows() const { return bag_rows_; }
+  const View1<int>& index() const { return index_; }
+
+ private:
+  void ensure(int node);
+  long long split_scan(long long b, long long n, const SplitRule& rule, const View2<std::uint8_t>& columns);
+  long long split_host(long long b, long long n, const SplitRule& rule, const View2<std::uint8_t>& columns);
+  View1<int> index_, scratch_;
+  std::vector<long long> counts_;  // host split: left and right rows of each chunk
+  std::vector<long long> begin_, count_;
+  long long bag_rows_ = 0;
+};
+
+}  // namespace hpct::gbdt
