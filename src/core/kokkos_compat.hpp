@@ -48,6 +48,25 @@ auto to_host(const V& v) {
   return h;
 }
 
+// Host work cut into chunks of at least `min_rows` rows, at most one chunk per host thread.
+inline long long host_chunks(long long rows, long long min_rows) {
+  const long long threads = kmax(1, HostExecSpace().concurrency());
+  return kmax(1ll, kmin(threads, rows / kmax(1ll, min_rows)));
+}
+
+// body(c) for every chunk c in [0, chunks) on the host threads. A single chunk runs inline on the
+// calling thread: no parallel region, whose fork and join cost more than a small node's work (and
+// far more when another process holds a core and a thread misses its time slice).
+template <class Body>
+void for_each_host_chunk(const std::string& label, long long chunks, const Body& body) {
+  if (chunks <= 1) {
+    body(0);
+    return;
+  }
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<HostExecSpace>(0, static_cast<int>(chunks)), body);
+  Kokkos::fence();
+}
+
 inline std::string kokkos_version_string() {
   const int v = KOKKOS_VERSION;
   return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +

@@ -84,9 +84,11 @@ struct Grower {
     allreduce_hists(built, comm);
     for (std::size_t i = 0; i < parents.size(); ++i) {
       const auto p = static_cast<std::size_t>(parents[i]);
-      hist[static_cast<std::size_t>(other[i])] = subtract(hist[p], built[i]);
+      // The sibling takes over the parent's buffer: parent - built child, in place.
+      Hist& sibling = hist[static_cast<std::size_t>(other[i])];
+      sibling = std::move(hist[p]);
+      subtract_in_place(sibling, built[i]);
       hist[static_cast<std::size_t>(build[i])] = std::move(built[i]);
-      Hist().swap(hist[p]);
       const SplitCandidate& c = cand[p];
       search(tree.left[p], c.left);
       search(tree.right[p], c.right);
@@ -104,6 +106,7 @@ struct Grower {
     search(0, rs);
     if (gp.leafwise) grow_leafwise();
     else grow_depthwise();
+    for (Hist& h : hist) hb.recycle(std::move(h));
     for (int i = 0; i < tree.num_nodes(); ++i) {
       if (!tree.is_leaf(i)) continue;
       // Leaf value from the exact global sums the node was created with.
@@ -135,7 +138,7 @@ struct Grower {
       }
       for (int node : level)
         if (std::find(split_nodes.begin(), split_nodes.end(), node) == split_nodes.end())
-          Hist().swap(hist[static_cast<std::size_t>(node)]);
+          hb.recycle(std::move(hist[static_cast<std::size_t>(node)]));
       if (split_nodes.empty()) break;
       std::vector<int> next;
       for (int p : split_nodes) {
@@ -172,7 +175,7 @@ struct Grower {
         open.push_back(lr.first);
         open.push_back(lr.second);
       } else {
-        Hist().swap(hist[static_cast<std::size_t>(pick)]);
+        hb.recycle(std::move(hist[static_cast<std::size_t>(pick)]));
       }
       // Keep `open` sorted by id so ties in gain resolve to the lowest node id on every rank.
       std::sort(open.begin(), open.end());

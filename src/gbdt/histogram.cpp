@@ -3,6 +3,7 @@
 // one thread per row with atomic adds. The per-row work is the same function in both.
 #include "gbdt/histogram.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -67,9 +68,13 @@ QuantGrad quantize(const View1<double>& g, const View1<double>& h, const View1<i
 }
 
 Hist subtract(const Hist& parent, const Hist& child) {
-  Hist out(parent.size());
-  for (std::size_t i = 0; i < parent.size(); ++i) out[i] = parent[i] - child[i];
+  Hist out = parent;
+  subtract_in_place(out, child);
   return out;
+}
+
+void subtract_in_place(Hist& parent, const Hist& child) {
+  for (std::size_t i = 0; i < parent.size(); ++i) parent[i] -= child[i];
 }
 
 void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& offset, const QuantGrad& q,
@@ -91,32 +96,30 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
         });
     return;
   }
-  const long long max_chunks = static_cast<long long>(partial.extent(0));
-  const long long chunks = kmax(1ll, kmin(max_chunks, count / kMinChunkRows));
+  const long long chunks = kmin(static_cast<long long>(partial.extent(0)), host_chunks(count, kMinChunkRows));
   const long long per_chunk = (count + chunks - 1) / chunks;
   const long long size = static_cast<long long>(hist.extent(0));
   long long* part = partial.data();
   long long* out = hist.data();
   // One chunk: straight into the result. Several: each into its own zeroed partial.
-  Kokkos::parallel_for(
-      "gbdt::histogram", Kokkos::RangePolicy<HostExecSpace>(0, static_cast<int>(chunks)), [=](const int c) {
-        long long* h = chunks == 1 ? out : part + c * size;
-        if (chunks > 1)
-          for (long long j = 0; j < size; ++j) h[j] = 0;
-        const long long lo = c * per_chunk, hi = kmin(count, lo + per_chunk);
-        for (long long i = lo; i < hi; ++i) {
-          const long long r = idx[i];
+  for_each_host_chunk("gbdt::histogram", chunks, [=](const int c) {
+    long long* h = chunks == 1 ? out : part + c * size;
+    if (chunks > 1)
+      for (long long j = 0; j < size; ++j) h[j] = 0;
+    const long long lo = c * per_chunk, hi = kmin(count, lo + per_chunk);
+    for (long long i = lo; i < hi; ++i) {
+      const long long r = idx[i];
 #if defined(__GNUC__)
-          // Rows of deep nodes are scattered: fetch a row's bins and gradients a few rows ahead.
-          if (i + kPrefetchRows < hi) {
-            const long long ahead = idx[i + kPrefetchRows];
-            __builtin_prefetch(B + ahead * F);
-            __builtin_prefetch(gh + 2 * ahead);
-          }
+      // Rows of deep nodes are scattered: fetch a row's bins and gradients a few rows ahead.
+      if (i + kPrefetchRows < hi) {
+        const long long ahead = idx[i + kPrefetchRows];
+        __builtin_prefetch(B + ahead * F);
+        __builtin_prefetch(gh + 2 * ahead);
+      }
 #endif
-          add_row<false>(h, B + r * F, off, F, gh[2 * r], gh[2 * r + 1]);
-        }
-      });
+      add_row<false>(h, B + r * F, off, F, gh[2 * r], gh[2 * r + 1]);
+    }
+  });
   if (chunks == 1) return;
   Kokkos::parallel_for(
       "gbdt::hist_sum", Kokkos::RangePolicy<HostExecSpace, Kokkos::IndexType<long long>>(0, size),
@@ -125,6 +128,11 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
         for (long long c = 0; c < chunks; ++c) s += part[c * size + j];
         out[j] += s;
       });
+}
+
+void HistogramBuilder::recycle(Hist&& h) {
+  if (h.size() == static_cast<std::size_t>(total_bins_) * 3) spare_.push_back(std::move(h));
+  h = Hist();
 }
 
 HistogramBuilder::HistogramBuilder(View2<std::uint8_t> bins, const std::vector<int>& offset)
@@ -145,7 +153,13 @@ std::vector<Hist> HistogramBuilder::build(const QuantGrad& q, const RowPartition
   std::vector<Hist> out;
   out.reserve(nodes.size());
   for (int node : nodes) {
-    out.emplace_back(size, 0);
+    if (spare_.empty()) {
+      out.emplace_back(size, 0);
+    } else {
+      out.push_back(std::move(spare_.back()));
+      spare_.pop_back();
+      std::fill(out.back().begin(), out.back().end(), 0ll);
+    }
     const HostView1<long long> host(out.back().data(), size);
     // Host backends sum straight into the returned vector; GPUs into a device buffer, then copy.
     const View1<long long> target = kHostBackend ? View1<long long>(host.data(), size) : node_hist_;

@@ -39,6 +39,8 @@ inline Stats bin_stats(const Hist& hist, int bin) {
 }
 // parent - child, exact.
 Hist subtract(const Hist& parent, const Hist& child);
+// parent -= child: the sibling's histogram in the parent's buffer.
+void subtract_in_place(Hist& parent, const Hist& child);
 
 class HistogramBuilder {
  public:
@@ -48,6 +50,9 @@ class HistogramBuilder {
   // Histograms of `nodes` over their rows in `part`, summed over this rank's rows only (the caller
   // all-reduces). One host Hist per listed node.
   std::vector<Hist> build(const QuantGrad& q, const RowPartition& part, const std::vector<int>& nodes);
+  // Hands a histogram no longer needed back for reuse by build(): a fresh one is 100s of KiB that
+  // the allocator would map, fault in and unmap again for every node.
+  void recycle(Hist&& h);
 
   int total_bins() const { return total_bins_; }
 
@@ -57,6 +62,7 @@ class HistogramBuilder {
   int total_bins_ = 0;
   View1<long long> node_hist_;  // one node's histogram (execution space)
   View2<long long> partial_;    // host backends: one partial histogram per row chunk
+  std::vector<Hist> spare_;     // recycled histograms
 };
 
 // The kernel alone, for tests and benchmarks: hist(3 * bin + {0, 1, 2}) += (g, h, 1) of the rows

@@ -1,6 +1,8 @@
 // Prediction kernels over flattened trees.
 #include "gbdt/model.hpp"
 
+#include <algorithm>
+
 namespace hpct::gbdt {
 
 void Model::truncate(int r) {
@@ -124,13 +126,34 @@ void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_
 void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
                       const RowPartition& part, const View2<double>& margin, int k) {
   const auto idx = part.index();
-  for (int i = 0; i < t.num_nodes(); ++i) {
-    if (!t.is_leaf(i)) continue;
-    const double v = t.value[static_cast<std::size_t>(i)];
-    Kokkos::parallel_for(
-        "gbdt_add_leaf", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(part.begin(i), part.begin(i) + part.count(i)),
-        KOKKOS_LAMBDA(const long long j) { margin(idx(j), k) += v; });
+  // The leaves' slices tile the in-bag positions: one kernel finds each position's leaf by a
+  // binary search over the slice ends (sorted), rather than one launch per leaf.
+  std::vector<std::pair<long long, double>> ends;
+  for (int i = 0; i < t.num_nodes(); ++i)
+    if (t.is_leaf(i)) ends.push_back({part.begin(i) + part.count(i), t.value[static_cast<std::size_t>(i)]});
+  std::sort(ends.begin(), ends.end());
+  const int L = static_cast<int>(ends.size());
+  View1<long long> end("gbdt::leaf_end", ends.size());
+  View1<double> value("gbdt::leaf_value", ends.size());
+  auto he = Kokkos::create_mirror_view(end);
+  auto hv = Kokkos::create_mirror_view(value);
+  for (int i = 0; i < L; ++i) {
+    he(i) = ends[static_cast<std::size_t>(i)].first;
+    hv(i) = ends[static_cast<std::size_t>(i)].second;
   }
+  Kokkos::deep_copy(end, he);
+  Kokkos::deep_copy(value, hv);
+  Kokkos::parallel_for(
+      "gbdt_add_leaf", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(0, part.bag_rows()),
+      KOKKOS_LAMBDA(const long long j) {
+        int lo = 0, hi = L - 1;  // first leaf whose end > j
+        while (lo < hi) {
+          const int mid = (lo + hi) / 2;
+          if (end(mid) > j) hi = mid;
+          else lo = mid + 1;
+        }
+        margin(idx(j), k) += value(lo);
+      });
   if (part.bag_rows() == part.rows()) return;
   const BinnedTree bt = flatten_binned(t, cuts);
   const auto nodes = bt.nodes;

@@ -92,7 +92,7 @@ long long RowPartition::split_scan(long long b, long long n, const SplitRule& ru
 // to the same part of scratch; the chunks' pieces are then moved to their final places.
 long long RowPartition::split_host(long long b, long long n, const SplitRule& rule,
                                    const View2<std::uint8_t>& columns) {
-  const long long chunks = kmax(1ll, kmin(static_cast<long long>(counts_.size()) / 2, n / kMinChunkRows));
+  const long long chunks = kmin(static_cast<long long>(counts_.size()) / 2, host_chunks(n, kMinChunkRows));
   const long long per = (n + chunks - 1) / chunks;
   int* idx = index_.data() + b;
   int* tmp = scratch_.data() + b;
@@ -102,20 +102,18 @@ long long RowPartition::split_host(long long b, long long n, const SplitRule& ru
   // The rule as plain locals: kept in registers while the loop stores to idx.
   const int bin = rule.bin, nan_bin = rule.nan_bin;
   const bool nan_left = rule.default_left;
-  Kokkos::parallel_for(
-      "gbdt::partition", Kokkos::RangePolicy<HostExecSpace>(0, static_cast<int>(chunks)), [=](const int c) {
-        const long long lo = c * per, hi = kmin(n, lo + per);
-        long long l = lo, r = lo;
-        for (long long i = lo; i < hi; ++i) {
-          const int row = idx[i];
-          const int b = col[row];
-          if (b == nan_bin ? nan_left : b <= bin) idx[l++] = row;
-          else tmp[r++] = row;
-        }
-        cnt[2 * c] = l - lo;
-        cnt[2 * c + 1] = r - lo;
-      });
-  Kokkos::fence();
+  for_each_host_chunk("gbdt::partition", chunks, [=](const int c) {
+    const long long lo = c * per, hi = kmin(n, lo + per);
+    long long l = lo, r = lo;
+    for (long long i = lo; i < hi; ++i) {
+      const int row = idx[i];
+      const int b = col[row];
+      if (b == nan_bin ? nan_left : b <= bin) idx[l++] = row;
+      else tmp[r++] = row;
+    }
+    cnt[2 * c] = l - lo;
+    cnt[2 * c + 1] = r - lo;
+  });
   // Final places: left pieces packed from the front in chunk order, then the right pieces.
   std::vector<long long> lpos(static_cast<std::size_t>(chunks)), rpos(static_cast<std::size_t>(chunks));
   long long nl = 0;
@@ -137,11 +135,9 @@ long long RowPartition::split_host(long long b, long long n, const SplitRule& ru
   for (long long c = 1; c < chunks; ++c)
     std::copy(idx + c * per, idx + c * per + cnt[2 * c], idx + lpos[static_cast<std::size_t>(c)]);
   const long long* rp = rpos.data();
-  Kokkos::parallel_for(
-      "gbdt::partition2", Kokkos::RangePolicy<HostExecSpace>(0, static_cast<int>(chunks)), [=](const int c) {
-        std::copy(tmp + c * per, tmp + c * per + cnt[2 * c + 1], idx + rp[c]);
-      });
-  Kokkos::fence();
+  for_each_host_chunk("gbdt::part_move", chunks, [=](const int c) {
+    std::copy(tmp + c * per, tmp + c * per + cnt[2 * c + 1], idx + rp[c]);
+  });
   return nl;
 }
 
