@@ -77,7 +77,7 @@ void set_row_counters(benchmark::State& state, double rows, int F) {
 void BM_HistogramKernelRoot(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0)), F = static_cast<int>(state.range(1));
   HistInput in(n, F);
-  const std::size_t size = static_cast<std::size_t>(F) * kBinsPerFeature * 3;
+  const std::size_t size = static_cast<std::size_t>(F) * kBinsPerFeature * kHistStride;
   View1<long long> hist("bench::hist", size);
   View2<long long> partial("bench::partial", static_cast<std::size_t>(ExecSpace().concurrency()), size);
   for (auto _ : state) {
@@ -136,7 +136,7 @@ BENCHMARK(BM_PartitionSplit)->ArgName("rows")->Arg(1000000)->UseRealTime()->Unit
 // Sibling = parent - child on host Hist vectors (what growth does instead of a second pass).
 void BM_HistogramSubtract(benchmark::State& state) {
   const int F = static_cast<int>(state.range(0));
-  const std::size_t per = static_cast<std::size_t>(F) * kBinsPerFeature * 3;
+  const std::size_t per = static_cast<std::size_t>(F) * kBinsPerFeature * kHistStride;
   Hist parent(per), child(per);
   for (std::size_t i = 0; i < per; ++i) {
     parent[i] = static_cast<long long>(rng::hash(5, i) % 1000000) + 1000000;
@@ -166,12 +166,12 @@ void BM_BestSplit(benchmark::State& state) {
   cuts.upper.assign(static_cast<std::size_t>(F), upper);
   cuts.finish();
   const int total = cuts.total_bins();
-  Hist hist(static_cast<std::size_t>(total) * 3);
+  Hist hist(static_cast<std::size_t>(total) * kHistStride);
   // Value-bin counts are one rotation per feature of the same list, so every feature partitions
   // the same rows; the NaN bin takes what makes each feature's gradient sum equal feature 0's.
   std::vector<long long> base(kBinsPerFeature - 1);
   for (std::size_t b = 0; b < base.size(); ++b) base[b] = 1000 + static_cast<long long>(rng::hash(3, b) % 3000);
-  auto at = [&](int f, int b) { return 3 * static_cast<std::size_t>(cuts.offset[static_cast<std::size_t>(f)] + b); };
+  auto at = [&](int f, int b) { return kHistStride * static_cast<std::size_t>(cuts.offset[static_cast<std::size_t>(f)] + b); };
   long long g0 = 0;
   for (int f = 0; f < F; ++f) {
     long long gsum = 0;
@@ -207,7 +207,7 @@ BENCHMARK(BM_BestSplit)->ArgName("features")->Arg(28)->Arg(128)->Arg(512)
 void BM_HistogramAllreduce(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   const Comm world;
-  std::vector<long long> buf(static_cast<std::size_t>(nodes) * 28 * kBinsPerFeature * 3, 1);
+  std::vector<long long> buf(static_cast<std::size_t>(nodes) * 28 * kBinsPerFeature * kHistStride, 1);
   for (auto _ : state) {
     world.allreduce_sum(buf.data(), buf.size());
     benchmark::ClobberMemory();

@@ -22,12 +22,25 @@ constexpr bool kHostBackend = std::is_same<MemSpace, HostSpace>::value;
 constexpr long long kMinChunkRows = 4096;
 constexpr long long kPrefetchRows = 16;
 
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
+// One bin as a vector of 4 int64 (unaligned access, aliasing the histogram's long longs).
+typedef long long BinVec __attribute__((vector_size(32), aligned(8), __may_alias__));
+#endif
+
 // Adds one row's (g, h, 1) to its bin of every feature.
 template <bool Atomic>
 KOKKOS_INLINE_FUNCTION void add_row(long long* hist, const std::uint8_t* row, const int* offset, int F,
                                     long long g, long long h) {
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
+  if (!Atomic) {
+    const BinVec add = {g, h, 1, 0};
+    for (int f = 0; f < F; ++f)
+      *reinterpret_cast<BinVec*>(hist + kHistStride * (offset[f] + static_cast<int>(row[f]))) += add;
+    return;
+  }
+#endif
   for (int f = 0; f < F; ++f) {
-    long long* e = hist + 3 * (offset[f] + static_cast<int>(row[f]));
+    long long* e = hist + kHistStride * (offset[f] + static_cast<int>(row[f]));
     if (Atomic) {
       Kokkos::atomic_add(e, g);
       Kokkos::atomic_add(e + 1, h);
@@ -114,6 +127,7 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
       if (i + kPrefetchRows < hi) {
         const long long ahead = idx[i + kPrefetchRows];
         __builtin_prefetch(B + ahead * F);
+        __builtin_prefetch(B + ahead * F + F - 1);  // a row may straddle two cache lines
         __builtin_prefetch(gh + 2 * ahead);
       }
 #endif
@@ -131,7 +145,7 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
 }
 
 void HistogramBuilder::recycle(Hist&& h) {
-  if (h.size() == static_cast<std::size_t>(total_bins_) * 3) spare_.push_back(std::move(h));
+  if (h.size() == static_cast<std::size_t>(total_bins_) * kHistStride) spare_.push_back(std::move(h));
   h = Hist();
 }
 
@@ -141,7 +155,7 @@ HistogramBuilder::HistogramBuilder(View2<std::uint8_t> bins, const std::vector<i
   auto h = Kokkos::create_mirror_view(offset_);
   for (std::size_t i = 0; i < offset.size(); ++i) h(i) = offset[i];
   Kokkos::deep_copy(offset_, h);
-  const std::size_t size = static_cast<std::size_t>(total_bins_) * 3;
+  const std::size_t size = static_cast<std::size_t>(total_bins_) * kHistStride;
   if (!kHostBackend) node_hist_ = View1<long long>("gbdt::node_hist", size);
   const std::size_t chunks = kHostBackend ? static_cast<std::size_t>(kmax(1, ExecSpace().concurrency())) : 0;
   partial_ = View2<long long>("gbdt::partial_hist", chunks, chunks > 0 ? size : 0);
@@ -149,7 +163,7 @@ HistogramBuilder::HistogramBuilder(View2<std::uint8_t> bins, const std::vector<i
 
 std::vector<Hist> HistogramBuilder::build(const QuantGrad& q, const RowPartition& part,
                                           const std::vector<int>& nodes) {
-  const std::size_t size = static_cast<std::size_t>(total_bins_) * 3;
+  const std::size_t size = static_cast<std::size_t>(total_bins_) * kHistStride;
   std::vector<Hist> out;
   out.reserve(nodes.size());
   for (int node : nodes) {

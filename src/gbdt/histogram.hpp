@@ -31,10 +31,14 @@ struct Stats {
   Stats& operator-=(const Stats& o) { g -= o.g; h -= o.h; c -= o.c; return *this; }
 };
 
-// Host histogram of one node: 3 int64 per bin (g, h, count), bins laid out per BinCuts::offset.
+// int64 slots per bin: g, h, count and one unused, so that a bin is 32 bytes: one vector add per
+// feature and row on CPUs with 256-bit vectors, and bin addresses by a shift.
+constexpr int kHistStride = 4;
+
+// Host histogram of one node: kHistStride int64 per bin, bins laid out per BinCuts::offset.
 using Hist = std::vector<long long>;
 inline Stats bin_stats(const Hist& hist, int bin) {
-  const std::size_t b = static_cast<std::size_t>(bin) * 3;
+  const std::size_t b = static_cast<std::size_t>(bin) * kHistStride;
   return {hist[b], hist[b + 1], hist[b + 2]};
 }
 // parent - child, exact.
@@ -65,7 +69,7 @@ class HistogramBuilder {
   std::vector<Hist> spare_;     // recycled histograms
 };
 
-// The kernel alone, for tests and benchmarks: hist(3 * bin + {0, 1, 2}) += (g, h, 1) of the rows
+// The kernel alone, for tests and benchmarks: hist(kHistStride * bin + {0, 1, 2}) += (g, h, 1) of the rows
 // index[begin, begin + count). `hist` must be zeroed by the caller. On host backends the rows are
 // cut into chunks summed into `partial` ([chunks, hist size]; at most partial.extent(0) chunks)
 // and then added up; on GPUs every row adds atomically. Both are exact integer sums.

@@ -30,7 +30,7 @@ SplitCandidate best_of_feature(const Hist& hist, const BinCuts& cuts, int f, con
   int m = 0;
   for (int b = 0; b < k; ++b) {
     used[m] = b;
-    m += hist[3 * static_cast<std::size_t>(base + b) + 2] != 0 ? 1 : 0;
+    m += hist[kHistStride * static_cast<std::size_t>(base + b) + 2] != 0 ? 1 : 0;
   }
   for (int nan_left = 0; nan_left < (nan.c > 0 ? 2 : 1); ++nan_left) {
     Stats L = nan_left ? nan : Stats{};

@@ -120,13 +120,13 @@ struct HistFixture {
     auto hb = to_host(bins);
     auto hq = to_host(q.gh);
     auto hc = to_host(in_bag);
-    Hist out(static_cast<std::size_t>(offset.back()) * 3, 0);
+    Hist out(static_cast<std::size_t>(offset.back()) * kHistStride, 0);
     for (int r = 0; r < n; ++r) {
       if (!hc(r)) continue;
       const bool left = rule.goes_left(hb(r, rule.feature));
       if ((node == 1 && !left) || (node == 2 && left)) continue;
       for (int f = 0; f < F; ++f) {
-        const std::size_t b = 3 * static_cast<std::size_t>(offset[f] + hb(r, f));
+        const std::size_t b = kHistStride * static_cast<std::size_t>(offset[f] + hb(r, f));
         out[b] += hq(r, 0);
         out[b + 1] += hq(r, 1);
         out[b + 2] += 1;
@@ -169,7 +169,7 @@ TEST(GbdtSplit, GainFormulaAndLearnedNanDirection) {
   BinCuts cuts;
   cuts.upper = {{0.5f, FLT_MAX}};
   cuts.finish();
-  Hist hist = {-10, 4, 4, /*bin1*/ 6, 4, 4, /*nan*/ -8, 3, 3};
+  Hist hist = {-10, 4, 4, 0, /*bin1*/ 6, 4, 4, 0, /*nan*/ -8, 3, 3, 0};  // g, h, count, unused
   const Stats parent = node_stats(hist, cuts);
   EXPECT_EQ(parent.g, -12);
   EXPECT_EQ(parent.h, 11);
