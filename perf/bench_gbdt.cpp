@@ -99,7 +99,7 @@ void BM_HistogramBuildLevel(benchmark::State& state) {
   const int depth = static_cast<int>(state.range(2));
   HistInput in(n, F);
   in.split_to_depth(depth);
-  HistogramBuilder hb(in.bins, in.offset);
+  HistogramBuilder hb(in.bins, in.columns, in.offset);
   std::vector<int> build;
   long long rows = 0;
   for (int node = (1 << depth) - 1; node < (1 << (depth + 1)) - 1; node += depth == 0 ? 1 : 2) {

@@ -89,8 +89,8 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
   const auto y = to_device(tr.y, "gbdt::y");
   const auto w = to_device(tr.w, "gbdt::w");
   View2<double> margin = base_margins(tr.rows, model.base_margin);
-  HistogramBuilder hb(bins, cuts.offset);
   const View2<std::uint8_t> columns = transpose_bins(bins);
+  HistogramBuilder hb(bins, columns, cuts.offset);
   const auto n = static_cast<std::size_t>(tr.rows);
   std::vector<View1<double>> g, h;
   for (int k = 0; k < K; ++k) {

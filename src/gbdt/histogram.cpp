@@ -21,11 +21,24 @@ constexpr bool kHostBackend = std::is_same<MemSpace, HostSpace>::value;
 // A chunk below this many rows costs more to zero and sum than it saves.
 constexpr long long kMinChunkRows = 4096;
 constexpr long long kPrefetchRows = 16;
+// A node holding at least 1/kColumnDensity of the rows is built feature by feature.
+constexpr long long kColumnDensity = 4;
 
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__)
 // One bin as a vector of 4 int64 (unaligned access, aliasing the histogram's long longs).
 typedef long long BinVec __attribute__((vector_size(32), aligned(8), __may_alias__));
 #endif
+
+// Adds (g, h, 1) to one bin (host).
+inline void add_bin(long long* e, long long g, long long h) {
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
+  *reinterpret_cast<BinVec*>(e) += BinVec{g, h, 1, 0};
+#else
+  e[0] += g;
+  e[1] += h;
+  e[2] += 1;
+#endif
+}
 
 // Adds one row's (g, h, 1) to its bin of every feature.
 template <bool Atomic>
@@ -144,13 +157,53 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
       });
 }
 
+void accumulate_histogram_by_feature(const View2<std::uint8_t>& columns, const std::vector<int>& offset,
+                                     const QuantGrad& q, const View1<int>& index, long long begin,
+                                     long long count, long long* hist, const View1<long long>& ordered) {
+  if (count <= 0) return;
+  const long long n = static_cast<long long>(columns.extent(1));
+  const int F = static_cast<int>(columns.extent(0));
+  const int* idx = index.data() + begin;
+  // The node's (g, h) pairs in row order, read once per feature below. All rows in order (the
+  // root without bagging) need no copy.
+  const bool all_rows = begin == 0 && count == n;
+  const long long* gh = q.gh.data();
+  long long* og = ordered.data();
+  if (!all_rows) {
+    const long long chunks = host_chunks(count, kMinChunkRows);
+    const long long per = (count + chunks - 1) / chunks;
+    for_each_host_chunk("gbdt::order_gh", chunks, [=](const int c) {
+      for (long long i = c * per, hi = kmin(count, i + per); i < hi; ++i) {
+        og[2 * i] = gh[2 * idx[i]];
+        og[2 * i + 1] = gh[2 * idx[i] + 1];
+      }
+    });
+  }
+  const long long* g = all_rows ? gh : og;
+  const std::uint8_t* cols = columns.data();
+  const int* off = offset.data();
+  const long long blocks = kmin<long long>(F, kmax(1, HostExecSpace().concurrency()));
+  for_each_host_chunk("gbdt::hist_cols", blocks, [=](const int b) {
+    for (int f = static_cast<int>(b * F / blocks); f < static_cast<int>((b + 1) * F / blocks); ++f) {
+      const std::uint8_t* col = cols + static_cast<long long>(f) * n;
+      long long* h = hist + static_cast<long long>(kHistStride) * off[f];
+      if (all_rows) {
+        for (long long i = 0; i < count; ++i) add_bin(h + kHistStride * col[i], g[2 * i], g[2 * i + 1]);
+      } else {
+        for (long long i = 0; i < count; ++i) add_bin(h + kHistStride * col[idx[i]], g[2 * i], g[2 * i + 1]);
+      }
+    }
+  });
+}
+
 void HistogramBuilder::recycle(Hist&& h) {
   if (h.size() == static_cast<std::size_t>(total_bins_) * kHistStride) spare_.push_back(std::move(h));
   h = Hist();
 }
 
-HistogramBuilder::HistogramBuilder(View2<std::uint8_t> bins, const std::vector<int>& offset)
-    : bins_(bins), total_bins_(offset.back()) {
+HistogramBuilder::HistogramBuilder(View2<std::uint8_t> bins, View2<std::uint8_t> columns, const std::vector<int>& offset)
+    : bins_(bins), columns_(columns), offset_host_(offset), total_bins_(offset.back()) {
+  if (kHostBackend) ordered_ = View1<long long>("gbdt::ordered_gh", 2 * bins.extent(0));
   offset_ = View1<int>("gbdt::offset", offset.size());
   auto h = Kokkos::create_mirror_view(offset_);
   for (std::size_t i = 0; i < offset.size(); ++i) h(i) = offset[i];
@@ -176,9 +229,17 @@ std::vector<Hist> HistogramBuilder::build(const QuantGrad& q, const RowPartition
     }
     const HostView1<long long> host(out.back().data(), size);
     // Host backends sum straight into the returned vector; GPUs into a device buffer, then copy.
+    const long long rows = part.count(node);
+    // Dense nodes (a large share of the rows: the root and the first levels) feature by feature
+    // when every thread can take a feature; scattered rows row by row.
+    if (kHostBackend && rows * kColumnDensity >= part.rows() &&
+        HostExecSpace().concurrency() <= static_cast<int>(bins_.extent(1))) {
+      accumulate_histogram_by_feature(columns_, offset_host_, q, part.index(), part.begin(node), rows, host.data(), ordered_);
+      continue;
+    }
     const View1<long long> target = kHostBackend ? View1<long long>(host.data(), size) : node_hist_;
     if (!kHostBackend) Kokkos::deep_copy(node_hist_, 0ll);
-    accumulate_histogram(bins_, offset_, q, part.index(), part.begin(node), part.count(node), target, partial_);
+    accumulate_histogram(bins_, offset_, q, part.index(), part.begin(node), rows, target, partial_);
     if (!kHostBackend) Kokkos::deep_copy(host, node_hist_);
   }
   return out;

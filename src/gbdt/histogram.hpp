@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "comm/comm.hpp"
@@ -35,8 +36,23 @@ struct Stats {
 // feature and row on CPUs with 256-bit vectors, and bin addresses by a shift.
 constexpr int kHistStride = 4;
 
+// Cache-line aligned storage: a 32-byte bin must not straddle two cache lines.
+template <class T>
+struct CacheAligned {
+  using value_type = T;
+  CacheAligned() = default;
+  template <class U>
+  CacheAligned(const CacheAligned<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64))); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t(64)); }
+  template <class U>
+  bool operator==(const CacheAligned<U>&) const { return true; }
+  template <class U>
+  bool operator!=(const CacheAligned<U>&) const { return false; }
+};
+
 // Host histogram of one node: kHistStride int64 per bin, bins laid out per BinCuts::offset.
-using Hist = std::vector<long long>;
+using Hist = std::vector<long long, CacheAligned<long long>>;
 inline Stats bin_stats(const Hist& hist, int bin) {
   const std::size_t b = static_cast<std::size_t>(bin) * kHistStride;
   return {hist[b], hist[b + 1], hist[b + 2]};
@@ -48,8 +64,9 @@ void subtract_in_place(Hist& parent, const Hist& child);
 
 class HistogramBuilder {
  public:
-  // `bins` [n, F] uint8; `offset` the first slot of each feature (F + 1 entries).
-  HistogramBuilder(View2<std::uint8_t> bins, const std::vector<int>& offset);
+  // `bins` [n, F] uint8, `columns` the same feature-major [F, n] (transpose_bins); `offset` the
+  // first slot of each feature (F + 1 entries).
+  HistogramBuilder(View2<std::uint8_t> bins, View2<std::uint8_t> columns, const std::vector<int>& offset);
 
   // Histograms of `nodes` over their rows in `part`, summed over this rank's rows only (the caller
   // all-reduces). One host Hist per listed node.
@@ -61,8 +78,10 @@ class HistogramBuilder {
   int total_bins() const { return total_bins_; }
 
  private:
-  View2<std::uint8_t> bins_;
+  View2<std::uint8_t> bins_, columns_;
   View1<int> offset_;
+  std::vector<int> offset_host_;
+  View1<long long> ordered_;    // host backends: a node's (g, h) pairs in row order
   int total_bins_ = 0;
   View1<long long> node_hist_;  // one node's histogram (execution space)
   View2<long long> partial_;    // host backends: one partial histogram per row chunk
@@ -76,5 +95,13 @@ class HistogramBuilder {
 void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& offset, const QuantGrad& q,
                           const View1<int>& index, long long begin, long long count,
                           const View1<long long>& hist, const View2<long long>& partial);
+
+// Host backends, the same sums feature by feature: threads take blocks of features, so each
+// feature's bins stay in the L1 cache while its column is read, and no partial histograms are
+// needed. `hist` (host, zeroed) receives the node's histogram; `ordered` (2 x rows) is scratch
+// for the node's gradients in row order.
+void accumulate_histogram_by_feature(const View2<std::uint8_t>& columns, const std::vector<int>& offset,
+                                     const QuantGrad& q, const View1<int>& index, long long begin,
+                                     long long count, long long* hist, const View1<long long>& ordered);
 
 }  // namespace hpct::gbdt

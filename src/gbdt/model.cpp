@@ -2,6 +2,7 @@
 #include "gbdt/model.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace hpct::gbdt {
 
@@ -143,17 +144,37 @@ void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8
   }
   Kokkos::deep_copy(end, he);
   Kokkos::deep_copy(value, hv);
-  Kokkos::parallel_for(
-      "gbdt_add_leaf", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(0, part.bag_rows()),
-      KOKKOS_LAMBDA(const long long j) {
-        int lo = 0, hi = L - 1;  // first leaf whose end > j
-        while (lo < hi) {
-          const int mid = (lo + hi) / 2;
-          if (end(mid) > j) hi = mid;
-          else lo = mid + 1;
-        }
-        margin(idx(j), k) += value(lo);
-      });
+  if (std::is_same<MemSpace, HostSpace>::value) {
+    // Host: chunks of positions, each walking the leaves alongside instead of searching.
+    const long long n = part.bag_rows();
+    const long long chunks = host_chunks(n, 16384);
+    const long long per = (n + chunks - 1) / chunks;
+    const int* ix = idx.data();
+    const long long* e = he.data();
+    const double* v = hv.data();
+    double* mg = margin.data();
+    const long long K = static_cast<long long>(margin.extent(1));
+    for_each_host_chunk("gbdt_add_leaf", chunks, [=](const int c) {
+      const long long lo = c * per, hi = kmin(n, lo + per);
+      int leaf = static_cast<int>(std::upper_bound(e, e + L, lo) - e);
+      for (long long j = lo; j < hi; ++j) {
+        while (e[leaf] <= j) ++leaf;
+        mg[ix[j] * K + k] += v[leaf];
+      }
+    });
+  } else {
+    Kokkos::parallel_for(
+        "gbdt_add_leaf", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(0, part.bag_rows()),
+        KOKKOS_LAMBDA(const long long j) {
+          int lo = 0, hi = L - 1;  // first leaf whose end > j
+          while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (end(mid) > j) hi = mid;
+            else lo = mid + 1;
+          }
+          margin(idx(j), k) += value(lo);
+        });
+  }
   if (part.bag_rows() == part.rows()) return;
   const BinnedTree bt = flatten_binned(t, cuts);
   const auto nodes = bt.nodes;

@@ -141,13 +141,13 @@ struct HistFixture {
 // 30k rows so the root is summed in several chunks when threads allow.
 TEST(GbdtHistogram, KernelEqualsSerialSumAndSubtractionGivesSibling) {
   HistFixture fx;
-  HistogramBuilder hb(fx.bins, fx.offset);
+  const auto columns = transpose_bins(fx.bins);
+  HistogramBuilder hb(fx.bins, columns, fx.offset);
   RowPartition part(fx.n);
   part.reset(fx.in_bag);
   EXPECT_EQ(part.bag_rows(), fx.n - (fx.n + 6) / 7);
   const auto parent = hb.build(fx.q, part, {0});
   EXPECT_EQ(parent[0], fx.naive(0));
-  const auto columns = transpose_bins(fx.bins);
   part.split(0, 1, 2, fx.rule, columns);
   EXPECT_EQ(part.count(1) + part.count(2), part.bag_rows());
   const auto built = hb.build(fx.q, part, {1, 2});
@@ -162,6 +162,12 @@ TEST(GbdtHistogram, KernelEqualsSerialSumAndSubtractionGivesSibling) {
   EXPECT_EQ(part.begin(3), part.begin(2));
   const auto grand = hb.build(fx.q, part, {3, 4});
   EXPECT_EQ(subtract(built[1], grand[0]), grand[1]);
+  // A node with few, scattered rows is summed row by row, its dense parent feature by feature
+  // (with threads <= features): both ways must agree exactly.
+  part.split(3, 5, 6, SplitRule{1, 0, 6, false}, columns);
+  ASSERT_LT(part.count(5) * 8, part.rows());
+  const auto small = hb.build(fx.q, part, {5, 6});
+  EXPECT_EQ(subtract(grand[0], small[0]), small[1]);
 }
 
 TEST(GbdtSplit, GainFormulaAndLearnedNanDirection) {
