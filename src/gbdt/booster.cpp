@@ -99,11 +99,14 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
   }
   View1<int> in_bag("gbdt::in_bag", n);
   RowPartition part(tr.rows);
+  QuantGrad q;
 
   double best = 0;
   for (int round = 0; round < p.num_trees; ++round) {
     // Gradients of all outputs come from the margins before this round's trees.
-    for (int k = 0; k < K; ++k) gradients(p.objective, model.num_class, k, margin, y, w, g[k], h[k]);
+    std::vector<GradientRange> range(static_cast<std::size_t>(K));
+    for (int k = 0; k < K; ++k)
+      range[static_cast<std::size_t>(k)] = gradients(p.objective, model.num_class, k, margin, y, w, g[k], h[k]);
     const double rate = p.subsample;
     const std::uint64_t seed = p.seed;
     const long long first = tr.first_row;
@@ -115,7 +118,8 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
         });
     const auto allowed = sample_features(static_cast<int>(tr.cols), p.colsample, p.seed, round);
     for (int k = 0; k < K; ++k) {
-      const QuantGrad q = quantize(g[k], h[k], in_bag, tr.global_rows, comm);
+      const auto& rk = range[static_cast<std::size_t>(k)];
+      quantize(g[k], h[k], rk.max_abs_g, rk.max_h, tr.global_rows, comm, q);
       part.reset(in_bag);
       Tree t = grow_tree(p.grow, cuts, hb, columns, q, allowed, part, comm);
       add_tree_trained(t, cuts, bins, part, margin, k);

@@ -67,30 +67,21 @@ KOKKOS_INLINE_FUNCTION void add_row(long long* hist, const std::uint8_t* row, co
 }
 }  // namespace
 
-QuantGrad quantize(const View1<double>& g, const View1<double>& h, const View1<int>& in_bag,
-                   long long global_rows, const Comm& comm) {
+void quantize(const View1<double>& g, const View1<double>& h, double max_abs_g, double max_h,
+              long long global_rows, const Comm& comm, QuantGrad& q) {
   const int n = static_cast<int>(g.extent(0));
-  double mg = 0, mh = 0;
-  Kokkos::parallel_reduce(
-      "gbdt::grad_max", Kokkos::RangePolicy<ExecSpace>(0, n),
-      KOKKOS_LAMBDA(const int i, double& a) { a = kmax(a, kmath::fabs(g(i))); }, Kokkos::Max<double>(mg));
-  Kokkos::parallel_reduce(
-      "gbdt::hess_max", Kokkos::RangePolicy<ExecSpace>(0, n),
-      KOKKOS_LAMBDA(const int i, double& a) { a = kmax(a, kmath::fabs(h(i))); }, Kokkos::Max<double>(mh));
-  QuantGrad q;
   // The scale depends on global maxima and the global row count only: same on every rank count.
-  q.scale_g = fixed_scale(comm.max(mg), static_cast<double>(global_rows));
-  q.scale_h = fixed_scale(comm.max(mh), static_cast<double>(global_rows));
-  q.gh = View2<long long>(Kokkos::view_alloc("gbdt::qgh", Kokkos::WithoutInitializing), static_cast<std::size_t>(n), 2);
+  q.scale_g = fixed_scale(comm.max(max_abs_g), static_cast<double>(global_rows));
+  q.scale_h = fixed_scale(comm.max(max_h), static_cast<double>(global_rows));
+  if (q.gh.extent(0) != static_cast<std::size_t>(n))  // kept from tree to tree: 16 bytes a row
+    q.gh = View2<long long>(Kokkos::view_alloc("gbdt::qgh", Kokkos::WithoutInitializing), static_cast<std::size_t>(n), 2);
   const double sg = q.scale_g, sh = q.scale_h;
   auto gh = q.gh;
   Kokkos::parallel_for(
       "gbdt::quantize", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
-        const bool in = in_bag(i) != 0;
-        gh(i, 0) = in ? round_ll(g(i) * sg) : 0;
-        gh(i, 1) = in ? round_ll(h(i) * sh) : 0;
+        gh(i, 0) = round_ll(g(i) * sg);
+        gh(i, 1) = round_ll(h(i) * sh);
       });
-  return q;
 }
 
 Hist subtract(const Hist& parent, const Hist& child) {

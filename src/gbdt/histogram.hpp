@@ -14,16 +14,16 @@
 
 namespace hpct::gbdt {
 
-// Quantized per-row statistics of one tree: g, h scaled and rounded (0 for rows out of the bag),
-// side by side so a row's pair is one memory access (rows of deep nodes are read scattered).
+// Quantized per-row statistics of one tree: g, h scaled and rounded, side by side so a row's pair is one memory access (rows of deep nodes are read scattered).
 struct QuantGrad {
   View2<long long> gh;  // [n, 2]: g, h
   double scale_g = 1, scale_h = 1;  // G = sum(g) / scale_g
 };
 
-// Collective (max over ranks). in_bag(i) == 0 zeroes row i's statistics.
-QuantGrad quantize(const View1<double>& g, const View1<double>& h, const View1<int>& in_bag,
-                   long long global_rows, const Comm& comm);
+// Collective (max over ranks). `max_abs_g`, `max_h`: this rank's largest |g| and |h|. Rows out of
+// the bag are quantized too (they never enter a histogram: RowPartition leaves them out).
+void quantize(const View1<double>& g, const View1<double>& h, double max_abs_g, double max_h,
+              long long global_rows, const Comm& comm, QuantGrad& q);
 
 // Statistics of one bin or node: quantized sums and a row count.
 struct Stats {

@@ -82,8 +82,8 @@ std::vector<double> base_margins_from_value(Objective o, int num_class, double v
   return std::vector<double>(static_cast<std::size_t>(K), value);
 }
 
-void gradients(Objective o, int num_class, int k, const View2<double>& margin, const View1<float>& y,
-               const View1<float>& w, const View1<double>& g, const View1<double>& h) {
+GradientRange gradients(Objective o, int num_class, int k, const View2<double>& margin, const View1<float>& y,
+                        const View1<float>& w, const View1<double>& g, const View1<double>& h) {
   const int n = static_cast<int>(margin.extent(0));
   const int K = static_cast<int>(margin.extent(1));
   const bool weighted = w.extent(0) > 0;
@@ -91,8 +91,12 @@ void gradients(Objective o, int num_class, int k, const View2<double>& margin, c
   // Hessian floor as in common practice: keeps leaf values finite when p saturates.
   const double kMinHess = 1e-16;
   const double mc_factor = num_class > 1 ? double(num_class) / (num_class - 1) : 1.0;
-  Kokkos::parallel_for(
-      "gbdt::gradients", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
+  // One pass for the gradients and their range. MinMax carries two running values: its max is
+  // max |g|, its min is -max h.
+  Kokkos::MinMaxScalar<double> range;
+  Kokkos::parallel_reduce(
+      "gbdt::gradients", Kokkos::RangePolicy<ExecSpace>(0, n),
+      KOKKOS_LAMBDA(const int i, Kokkos::MinMaxScalar<double>& r) {
         double gi = 0, hi = 1;
         if (obj == static_cast<int>(Objective::regression)) {
           gi = margin(i, 0) - y(i);
@@ -113,7 +117,11 @@ void gradients(Objective o, int num_class, int k, const View2<double>& margin, c
         const double wi = weighted ? static_cast<double>(w(i)) : 1.0;
         g(i) = gi * wi;
         h(i) = hi * wi;
-      });
+        r.max_val = kmax(r.max_val, kmath::fabs(g(i)));
+        r.min_val = kmin(r.min_val, -kmath::fabs(h(i)));
+      },
+      Kokkos::MinMax<double>(range));
+  return {kmax(0.0, range.max_val), kmax(0.0, -range.min_val)};
 }
 
 void transform(Objective o, int num_class, std::vector<double>& m) {

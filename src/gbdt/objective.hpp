@@ -29,9 +29,15 @@ std::vector<double> base_margins_from_data(Objective o, int num_class, const std
 // Base margins from a user value: the margin for regression and multiclass, a probability for binary.
 std::vector<double> base_margins_from_value(Objective o, int num_class, double value);
 
-// g, h of output `k` for every row from margins [n, K]; w may be empty (unit weights).
-void gradients(Objective o, int num_class, int k, const View2<double>& margin, const View1<float>& y,
-               const View1<float>& w, const View1<double>& g, const View1<double>& h);
+// Largest |g| and h of this rank's rows: what fixes the fixed-point scales.
+struct GradientRange {
+  double max_abs_g = 0, max_h = 0;
+};
+
+// g, h of output `k` for every row from margins [n, K]; w may be empty (unit weights). Returns
+// their range, found in the same pass.
+GradientRange gradients(Objective o, int num_class, int k, const View2<double>& margin, const View1<float>& y,
+                        const View1<float>& w, const View1<double>& g, const View1<double>& h);
 
 // In place: margins -> predictions (identity, sigmoid, softmax over each row), host arrays [n, K].
 void transform(Objective o, int num_class, std::vector<double>& margins);
