@@ -159,7 +159,10 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
   const int trained = static_cast<int>(model.trees.size());
   if (p.early_stopping_rounds > 0 && res.best_round >= 0) model.truncate(res.best_round + 1);
   // The training rows' margins are the final model's unless early stopping dropped rounds.
-  if (static_cast<int>(model.trees.size()) == trained) res.train_margins = host_margins(margin);
+  if (static_cast<int>(model.trees.size()) == trained) {
+    res.train_margins = host_margins(margin);
+    for (const auto& m : eval_margin) res.eval_margins.push_back(host_margins(m));
+  }
   fence();
   res.seconds = clock.seconds();
   return res;

@@ -57,6 +57,7 @@ struct TrainResult {
   int best_round = -1;                           // 0-based; -1 without early stopping
   std::vector<double> train_margins;             // [rows, K] of the training rows under `model`
                                                  // (empty when early stopping dropped rounds)
+  std::vector<std::vector<double>> eval_margins;  // the same for each eval set
   double seconds = 0;
 };
 

@@ -186,9 +186,16 @@ int run(const deck::Deck& deck, const Comm& comm) {
       final_r.push_back({"train-" + name, evaluate(name, model.objective, model.num_class, res.train_margins,
                                                    train_set.y, train_set.w, comm)});
   }
-  for (const Data* e : evals) {
-    auto r = evaluate_model(model, metrics, *e, comm);
-    final_r.insert(final_r.end(), r.begin(), r.end());
+  for (std::size_t i = 0; i < evals.size(); ++i) {
+    const Data& e = *evals[i];
+    if (res.eval_margins.empty()) {
+      auto r = evaluate_model(model, metrics, e, comm);
+      final_r.insert(final_r.end(), r.begin(), r.end());
+    } else {
+      for (const auto& name : metrics)
+        final_r.push_back({e.name + "-" + name, evaluate(name, model.objective, model.num_class, res.eval_margins[i],
+                                                          e.y, e.w, comm)});
+    }
   }
   Log::info(strf("gbdt: %d trees in %.2f s;", static_cast<int>(model.trees.size()), res.seconds) +
             line_of(model.rounds() - 1, final_r).substr(line_of(model.rounds() - 1, {}).size()));

@@ -12,9 +12,10 @@
 namespace hpct::gbdt {
 
 namespace {
-// Round half away from zero; Kokkos 3.4 has no round() among its device math functions.
+// Round to nearest (halves away from zero) without a branch on the sign or a libm call: the
+// select compiles to a blend, the cast truncates.
 KOKKOS_INLINE_FUNCTION long long round_ll(double x) {
-  return static_cast<long long>(x >= 0 ? kmath::floor(x + 0.5) : -kmath::floor(0.5 - x));
+  return static_cast<long long>(x + (x < 0 ? -0.5 : 0.5));
 }
 
 constexpr bool kHostBackend = std::is_same<MemSpace, HostSpace>::value;
