@@ -101,15 +101,24 @@ long long RowPartition::split_host(long long b, long long n, const SplitRule& ru
   const std::uint8_t* col = &columns(rule.feature, 0);
   // The rule as plain locals: kept in registers while the loop stores to idx.
   const int bin = rule.bin, nan_bin = rule.nan_bin;
-  const bool nan_left = rule.default_left;
+  // The NaN bin is above every value bin, so `b <= bin` says right for it; flipped when NaN goes left.
+  const int nan_flip = rule.default_left ? 1 : 0;
   for_each_host_chunk("gbdt::partition", chunks, [=](const int c) {
     const long long lo = c * per, hi = kmin(n, lo + per);
     long long l = lo, r = lo;
     for (long long i = lo; i < hi; ++i) {
       const int row = idx[i];
+#if defined(__GNUC__)
+      if (i + 16 < hi) __builtin_prefetch(col + idx[i + 16]);  // rows of deep nodes are scattered
+#endif
       const int b = col[row];
-      if (b == nan_bin ? nan_left : b <= bin) idx[l++] = row;
-      else tmp[r++] = row;
+      // Branch-free: a split sends rows either way unpredictably. Both slots are written; the
+      // counter of the side the row belongs to moves on.
+      const int left = static_cast<int>(b <= bin) ^ (static_cast<int>(b == nan_bin) & nan_flip);
+      idx[l] = row;
+      tmp[r] = row;
+      l += left;
+      r += 1 - left;
     }
     cnt[2 * c] = l - lo;
     cnt[2 * c + 1] = r - lo;
