@@ -84,14 +84,16 @@ struct Grower {
     allreduce_hists(built, comm);
     for (std::size_t i = 0; i < parents.size(); ++i) {
       const auto p = static_cast<std::size_t>(parents[i]);
-      // The sibling takes over the parent's buffer: parent - built child, in place.
-      Hist& sibling = hist[static_cast<std::size_t>(other[i])];
-      sibling = std::move(hist[p]);
-      subtract_in_place(sibling, built[i]);
-      hist[static_cast<std::size_t>(build[i])] = std::move(built[i]);
+      const auto b = static_cast<std::size_t>(build[i]), o = static_cast<std::size_t>(other[i]);
       const SplitCandidate& c = cand[p];
-      search(tree.left[p], c.left);
-      search(tree.right[p], c.right);
+      const bool built_left = tree.left[p] == build[i];
+      // The sibling takes over the parent's buffer (parent - built child, in place), and both
+      // children are searched in the same pass.
+      hist[o] = std::move(hist[p]);
+      hist[b] = std::move(built[i]);
+      subtract_and_search(hist[o], hist[b], cuts, allowed, built_left ? c.left : c.right,
+                          built_left ? c.right : c.left, may_split(build[i]), may_split(other[i]), q.scale_g,
+                          q.scale_h, gp.split, cand[b], cand[o]);
     }
   }
 

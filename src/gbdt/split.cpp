@@ -69,28 +69,63 @@ constexpr int kParallelBins = 2048;
 
 }  // namespace
 
-SplitCandidate best_split(const Hist& hist, const BinCuts& cuts, const std::vector<char>& allowed,
-                          const Stats& parent, double sg, double sh, const SplitParams& p) {
-  const double parent_score = node_score(parent.g / sg, parent.h / sh, p);
-  const int F = cuts.num_features();
-  // Features are scanned independently (in parallel for large histograms); the reduction below
-  // walks them in order with a strict '>', so ties keep the lowest feature either way.
-  std::vector<SplitCandidate> per(static_cast<std::size_t>(F));
-  auto scan = [&](const int f) {
-    if (allowed[static_cast<std::size_t>(f)])
-      per[static_cast<std::size_t>(f)] = best_of_feature(hist, cuts, f, parent, sg, sh, p, parent_score);
-  };
-  if (cuts.total_bins() >= kParallelBins && HostExecSpace().concurrency() > 1) {
-    Kokkos::parallel_for("gbdt::split", Kokkos::RangePolicy<HostExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>(0, F), scan);
-    Kokkos::fence();
-  } else {
-    for (int f = 0; f < F; ++f) scan(f);
-  }
+namespace {
+// The first best of per-feature candidates (strict '>': ties keep the lowest feature).
+SplitCandidate first_best(const std::vector<SplitCandidate>& per, const SplitParams& p) {
   SplitCandidate best;
   best.gain = p.min_split_gain;
   for (const auto& c : per)
     if (c.valid && c.gain > best.gain) best = c;
   return best;
+}
+
+// body(f) for every feature: on the host threads for large histograms, else inline.
+template <class Body>
+void for_each_feature(const BinCuts& cuts, const Body& body) {
+  const int F = cuts.num_features();
+  if (cuts.total_bins() >= kParallelBins && HostExecSpace().concurrency() > 1) {
+    Kokkos::parallel_for("gbdt::split", Kokkos::RangePolicy<HostExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>(0, F), body);
+    Kokkos::fence();
+  } else {
+    for (int f = 0; f < F; ++f) body(f);
+  }
+}
+}  // namespace
+
+SplitCandidate best_split(const Hist& hist, const BinCuts& cuts, const std::vector<char>& allowed,
+                          const Stats& parent, double sg, double sh, const SplitParams& p) {
+  const double parent_score = node_score(parent.g / sg, parent.h / sh, p);
+  // Features are scanned independently; the reduction walks them in order, so the result does
+  // not depend on whether they ran in parallel.
+  std::vector<SplitCandidate> per(static_cast<std::size_t>(cuts.num_features()));
+  for_each_feature(cuts, [&](const int f) {
+    if (allowed[static_cast<std::size_t>(f)])
+      per[static_cast<std::size_t>(f)] = best_of_feature(hist, cuts, f, parent, sg, sh, p, parent_score);
+  });
+  return first_best(per, p);
+}
+
+void subtract_and_search(Hist& sibling, const Hist& built, const BinCuts& cuts, const std::vector<char>& allowed,
+                         const Stats& built_stats, const Stats& sibling_stats, bool search_built,
+                         bool search_sibling, double sg, double sh, const SplitParams& p,
+                         SplitCandidate& built_best, SplitCandidate& sibling_best) {
+  const double built_score = node_score(built_stats.g / sg, built_stats.h / sh, p);
+  const double sibling_score = node_score(sibling_stats.g / sg, sibling_stats.h / sh, p);
+  const std::size_t F = static_cast<std::size_t>(cuts.num_features());
+  std::vector<SplitCandidate> per_built(F), per_sibling(F);
+  for_each_feature(cuts, [&](const int f) {
+    const std::size_t lo = static_cast<std::size_t>(cuts.offset[static_cast<std::size_t>(f)]) * kHistStride;
+    const std::size_t hi = static_cast<std::size_t>(cuts.offset[static_cast<std::size_t>(f) + 1]) * kHistStride;
+    for (std::size_t j = lo; j < hi; ++j) sibling[j] -= built[j];
+    if (!allowed[static_cast<std::size_t>(f)]) return;
+    if (search_built)
+      per_built[static_cast<std::size_t>(f)] = best_of_feature(built, cuts, f, built_stats, sg, sh, p, built_score);
+    if (search_sibling)
+      per_sibling[static_cast<std::size_t>(f)] =
+          best_of_feature(sibling, cuts, f, sibling_stats, sg, sh, p, sibling_score);
+  });
+  built_best = first_best(per_built, p);
+  sibling_best = first_best(per_sibling, p);
 }
 
 }  // namespace hpct::gbdt
