@@ -7,7 +7,7 @@ Data sets: LightGBM's binary example (binary.train -> binary.test) and a generat
 ones, label drawn from a logistic model of both), written to HDF5 for us and kept in memory for the
 references; the last 10% of rows are the test set.
 
-usage: perf/compare_gbdt.py [--threads 2] [--trees 100] [--depth 6] [--bins 255] [--rows 1000000]
+usage: perf/compare_gbdt.py [--threads 2] [--trees 100] [--depth 6 | --leaves 63] [--bins 255] [--rows 1000000]
                             [--sets binary,higgs] [--ours build/apps/train]
 Our trainer is run as `OMP_NUM_THREADS=T <ours> DECK` (the `train` program).
 Needs numpy, h5py, xgboost(-cpu), lightgbm: `scripts/setup --reference`.
@@ -57,9 +57,11 @@ def run_ours(args, train_path, test_path, fmt, workdir, extra=""):
     deck = os.path.join(workdir, "deck.in")
     metrics = os.path.join(workdir, "metrics.jsonl")
     with open(deck, "w") as f:
+        shape = (f"growth leafwise\nmax_leaves {args.leaves}\nmax_depth 0\n" if args.leaves
+                 else f"growth depthwise\nmax_depth {args.depth}\n")
         f.write(f"model gbdt\ndata_file {train_path}\ntest_file {test_path}\ndata_format {fmt}\n"
-                f"objective binary\nnum_trees {args.trees}\neta 0.1\ngrowth depthwise\n"
-                f"max_depth {args.depth}\nmax_bin {args.bins}\nlambda_l2 1\nmin_child_weight 1\n"
+                f"objective binary\nnum_trees {args.trees}\neta 0.1\n{shape}"
+                f"max_bin {args.bins}\nlambda_l2 1\nmin_child_weight 1\n"
                 f"eval_metric auc,logloss\nmetrics_file {metrics}\nlog_every 100000\n{extra}")
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMP_PROC_BIND="false")
     t0 = time.time()
@@ -73,8 +75,10 @@ def run_xgb(args, xtr, ytr, xte, yte):
     import xgboost as xgb
     dtr, dte = xgb.DMatrix(xtr, ytr), xgb.DMatrix(xte, yte)
     t0 = time.time()
-    b = xgb.train(dict(objective="binary:logistic", tree_method="hist", max_depth=args.depth, eta=0.1,
-                       max_bin=args.bins, nthread=args.threads, reg_lambda=1, min_child_weight=1),
+    shape = (dict(grow_policy="lossguide", max_leaves=args.leaves, max_depth=0) if args.leaves
+             else dict(max_depth=args.depth))
+    b = xgb.train(dict(objective="binary:logistic", tree_method="hist", eta=0.1, max_bin=args.bins,
+                       nthread=args.threads, reg_lambda=1, min_child_weight=1, **shape),
                   dtr, args.trees)
     t = time.time() - t0
     p = b.predict(dte)
@@ -85,7 +89,9 @@ def run_lgb(args, xtr, ytr, xte, yte):
     import lightgbm as lgb
     t0 = time.time()
     ds = lgb.Dataset(xtr, ytr, params=dict(max_bin=args.bins, verbose=-1))
-    b = lgb.train(dict(objective="binary", learning_rate=0.1, num_leaves=2 ** args.depth, max_depth=args.depth,
+    shape = (dict(num_leaves=args.leaves, max_depth=-1) if args.leaves
+             else dict(num_leaves=2 ** args.depth, max_depth=args.depth))
+    b = lgb.train(dict(objective="binary", learning_rate=0.1, **shape,
                        max_bin=args.bins, num_threads=args.threads, lambda_l2=1, min_sum_hessian_in_leaf=1,
                        min_data_in_leaf=0, verbose=-1), ds, args.trees)
     t = time.time() - t0
@@ -107,13 +113,15 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--trees", type=int, default=100)
     ap.add_argument("--depth", type=int, default=6)
+    ap.add_argument("--leaves", type=int, default=0, help="leaf-wise growth to this many leaves (0: depth-wise)")
     ap.add_argument("--bins", type=int, default=255)
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--sets", default="binary,higgs")
     ap.add_argument("--ours", default="build/apps/train")
     ap.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
     args = ap.parse_args()
-    print(f"threads {args.threads}, trees {args.trees}, depth {args.depth}, bins {args.bins}")
+    shape = f"leaf-wise {args.leaves} leaves" if args.leaves else f"depth {args.depth}"
+    print(f"threads {args.threads}, trees {args.trees}, {shape}, bins {args.bins}")
     with tempfile.TemporaryDirectory() as work:
         if "binary" in args.sets:
             d = os.path.join(args.data, "lightgbm")
