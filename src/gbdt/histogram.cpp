@@ -1,6 +1,7 @@
-// The histogram kernel and quantization. Host backends: rows in chunks, one private partial
-// histogram per chunk (no atomics, no false sharing), then a parallel sum of the partials. GPUs:
-// one thread per row with atomic adds. The per-row work is the same function in both.
+// The histogram kernels and quantization. Host backends: dense nodes feature by feature (threads
+// own blocks of features), other nodes row by row in chunks with one private partial histogram per
+// chunk (no atomics, no false sharing) and a parallel sum of the partials. GPUs: one thread per row
+// with atomic adds. All are exact integer sums, so every path gives the same bits.
 #include "gbdt/histogram.hpp"
 
 #include <algorithm>
@@ -30,8 +31,8 @@ constexpr long long kColumnDensity = 4;
 typedef long long BinVec __attribute__((vector_size(32), aligned(8), __may_alias__));
 #endif
 
-// Adds (g, h, 1) to one bin (host).
-inline void add_bin(long long* e, long long g, long long h) {
+// Adds (g, h, 1) to one bin, as one vector add where the compiler offers 256-bit vectors.
+KOKKOS_INLINE_FUNCTION void add_bin(long long* e, long long g, long long h) {
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__)
   *reinterpret_cast<BinVec*>(e) += BinVec{g, h, 1, 0};
 #else
@@ -45,24 +46,14 @@ inline void add_bin(long long* e, long long g, long long h) {
 template <bool Atomic>
 KOKKOS_INLINE_FUNCTION void add_row(long long* hist, const std::uint8_t* row, const int* offset, int F,
                                     long long g, long long h) {
-#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
-  if (!Atomic) {
-    const BinVec add = {g, h, 1, 0};
-    for (int f = 0; f < F; ++f)
-      *reinterpret_cast<BinVec*>(hist + kHistStride * (offset[f] + static_cast<int>(row[f]))) += add;
-    return;
-  }
-#endif
   for (int f = 0; f < F; ++f) {
     long long* e = hist + kHistStride * (offset[f] + static_cast<int>(row[f]));
-    if (Atomic) {
+    if constexpr (Atomic) {
       Kokkos::atomic_add(e, g);
       Kokkos::atomic_add(e + 1, h);
       Kokkos::atomic_add(e + 2, 1ll);
     } else {
-      e[0] += g;
-      e[1] += h;
-      e[2] += 1;
+      add_bin(e, g, h);
     }
   }
 }
@@ -179,10 +170,14 @@ void accumulate_histogram_by_feature(const View2<std::uint8_t>& columns, const s
     for (int f = static_cast<int>(b * F / blocks); f < static_cast<int>((b + 1) * F / blocks); ++f) {
       const std::uint8_t* col = cols + static_cast<long long>(f) * n;
       long long* h = hist + static_cast<long long>(kHistStride) * off[f];
+      // Locals, not the lambda's captures: the stores into h could alias those, forcing reloads.
+      const long long m = count;
+      const int* rows = idx;
+      const long long* gr = g;
       if (all_rows) {
-        for (long long i = 0; i < count; ++i) add_bin(h + kHistStride * col[i], g[2 * i], g[2 * i + 1]);
+        for (long long i = 0; i < m; ++i) add_bin(h + kHistStride * col[i], gr[2 * i], gr[2 * i + 1]);
       } else {
-        for (long long i = 0; i < count; ++i) add_bin(h + kHistStride * col[idx[i]], g[2 * i], g[2 * i + 1]);
+        for (long long i = 0; i < m; ++i) add_bin(h + kHistStride * col[rows[i]], gr[2 * i], gr[2 * i + 1]);
       }
     }
   });
