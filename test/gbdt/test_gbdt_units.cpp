@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -168,6 +169,41 @@ TEST(GbdtHistogram, KernelEqualsSerialSumAndSubtractionGivesSibling) {
   ASSERT_LT(part.count(5) * 8, part.rows());
   const auto small = hb.build(fx.q, part, {5, 6});
   EXPECT_EQ(subtract(grand[0], small[0]), small[1]);
+}
+
+// The two CPU kernels directly, on all in-bag rows: row chunks with partial histograms (several
+// chunks when the test runs with 2 threads) and feature blocks; both equal the serial loop.
+TEST(GbdtHistogram, RowAndFeatureKernelsEqualSerialSum) {
+  HistFixture fx;
+  RowPartition part(fx.n);
+  part.reset(fx.in_bag);
+  const std::size_t size = static_cast<std::size_t>(fx.offset.back()) * kHistStride;
+  View1<int> offset("offset", fx.offset.size());
+  auto ho = Kokkos::create_mirror_view(offset);
+  for (std::size_t i = 0; i < fx.offset.size(); ++i) ho(i) = fx.offset[i];
+  Kokkos::deep_copy(offset, ho);
+  View1<long long> by_rows("by_rows", size);
+  View2<long long> partial("partial", static_cast<std::size_t>(ExecSpace().concurrency()), size);
+  accumulate_histogram(fx.bins, offset, fx.q, part.index(), 0, part.bag_rows(), by_rows, partial);
+  auto hr = to_host(by_rows);
+  EXPECT_EQ(Hist(hr.data(), hr.data() + size), fx.naive(0));
+  if (std::is_same<MemSpace, HostSpace>::value) {
+    Hist by_features(size, 0);
+    View1<long long> ordered("ordered", 2 * static_cast<std::size_t>(fx.n));
+    accumulate_histogram_by_feature(transpose_bins(fx.bins), fx.offset, fx.q, part.index(), 0, part.bag_rows(),
+                                    by_features.data(), ordered);
+    EXPECT_EQ(by_features, fx.naive(0));
+    // Every row in the bag: the feature kernel reads the gradients in place, without a copy.
+    HistFixture full;
+    Kokkos::deep_copy(full.in_bag, 1);
+    RowPartition all(full.n);
+    all.reset(full.in_bag);
+    ASSERT_EQ(all.bag_rows(), full.n);
+    Hist whole(size, 0);
+    accumulate_histogram_by_feature(transpose_bins(full.bins), full.offset, full.q, all.index(), 0, full.n,
+                                    whole.data(), ordered);
+    EXPECT_EQ(whole, full.naive(0));
+  }
 }
 
 TEST(GbdtSplit, GainFormulaAndLearnedNanDirection) {
