@@ -1,5 +1,5 @@
 // Depthwise and leafwise growth. Histograms live on the host after the kernel: they are small
-// (nodes x bins x 24 bytes), MPI reduces host buffers without needing a GPU-aware MPI, and the split
+// (bins x 32 bytes a node), MPI reduces host buffers without needing a GPU-aware MPI, and the split
 // scan is cheap next to the histogram pass over rows.
 #include "gbdt/grow.hpp"
 

@@ -78,12 +78,8 @@ void quantize(const View1<double>& g, const View1<double>& h, double max_abs_g, 
 
 Hist subtract(const Hist& parent, const Hist& child) {
   Hist out = parent;
-  subtract_in_place(out, child);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] -= child[i];
   return out;
-}
-
-void subtract_in_place(Hist& parent, const Hist& child) {
-  for (std::size_t i = 0; i < parent.size(); ++i) parent[i] -= child[i];
 }
 
 void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& offset, const QuantGrad& q,

@@ -57,10 +57,8 @@ inline Stats bin_stats(const Hist& hist, int bin) {
   const std::size_t b = static_cast<std::size_t>(bin) * kHistStride;
   return {hist[b], hist[b + 1], hist[b + 2]};
 }
-// parent - child, exact.
+// parent - child, exact (growth does this in place, see subtract_and_search).
 Hist subtract(const Hist& parent, const Hist& child);
-// parent -= child: the sibling's histogram in the parent's buffer.
-void subtract_in_place(Hist& parent, const Hist& child);
 
 class HistogramBuilder {
  public:

@@ -50,7 +50,7 @@ SplitCandidate best_split(const Hist& hist, const BinCuts& cuts, const std::vect
 
 // Both children of a split in one pass over the features (in parallel for large histograms):
 // `sibling` holds the parent's histogram and becomes parent - built; then the best split of each
-// child whose flag is set (else an invalid candidate). Same results as subtract_in_place and two
+// child whose flag is set (else an invalid candidate). Same results as subtract() and two
 // best_split calls.
 void subtract_and_search(Hist& sibling, const Hist& built, const BinCuts& cuts, const std::vector<char>& allowed,
                          const Stats& built_stats, const Stats& sibling_stats, bool search_built,

@@ -169,6 +169,34 @@ TEST(GbdtHistogram, KernelEqualsSerialSumAndSubtractionGivesSibling) {
   ASSERT_LT(part.count(5) * 8, part.rows());
   const auto small = hb.build(fx.q, part, {5, 6});
   EXPECT_EQ(subtract(grand[0], small[0]), small[1]);
+
+  // Growth's fused pass (sibling in place + both searches) against subtract + two best_split.
+  BinCuts cuts;
+  for (int f = 0; f < fx.F; ++f) {
+    std::vector<float> upper;
+    for (int b = 0; b + 1 < fx.offset[f + 1] - fx.offset[f]; ++b) upper.push_back(static_cast<float>(b));
+    upper.back() = FLT_MAX;
+    cuts.upper.push_back(upper);
+  }
+  cuts.finish();
+  ASSERT_EQ(cuts.offset, fx.offset);
+  SplitParams sp;
+  sp.min_data_in_leaf = 100;
+  const std::vector<char> allowed(static_cast<std::size_t>(fx.F), 1);
+  const Stats s3 = node_stats(grand[0], cuts), s4 = node_stats(grand[1], cuts);
+  Hist sibling = built[1];  // node 2, becomes node 4 = 2 - 3
+  SplitCandidate c3, c4;
+  subtract_and_search(sibling, grand[0], cuts, allowed, s3, s4, true, true, 1e-6, 1e-6, sp, c3, c4);
+  EXPECT_EQ(sibling, grand[1]);
+  for (const auto& [fused, alone] : {std::make_pair(c3, best_split(grand[0], cuts, allowed, s3, 1e-6, 1e-6, sp)),
+                                     std::make_pair(c4, best_split(grand[1], cuts, allowed, s4, 1e-6, 1e-6, sp))}) {
+    ASSERT_TRUE(alone.valid);
+    EXPECT_EQ(fused.feature, alone.feature);
+    EXPECT_EQ(fused.bin, alone.bin);
+    EXPECT_EQ(fused.default_left, alone.default_left);
+    EXPECT_EQ(fused.gain, alone.gain);
+    EXPECT_EQ(fused.left.c, alone.left.c);
+  }
 }
 
 // The two CPU kernels directly, on all in-bag rows: row chunks with partial histograms (several
