@@ -158,6 +158,9 @@ void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8
       const long long lo = c * per, hi = kmin(n, lo + per);
       int leaf = static_cast<int>(std::upper_bound(e, e + L, lo) - e);
       for (long long j = lo; j < hi; ++j) {
+#if defined(__GNUC__)
+        if (j + 16 < hi) __builtin_prefetch(mg + ix[j + 16] * K + k, 1);  // scattered rows
+#endif
         while (e[leaf] <= j) ++leaf;
         mg[ix[j] * K + k] += v[leaf];
       }
