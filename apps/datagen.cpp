@@ -10,7 +10,10 @@ namespace {
 const char* kUsage =
     "usage: datagen friedman1 OUT.h5 [--rows N] [--features F] [--noise S] [--seed K]\n"
     "  Friedman #1 regression: inputs [N, F] ~ U[0,1], targets [N, 1]; best MSE = S^2.\n"
-    "  defaults: --rows 20000 --features 10 --noise 1.0 --seed 1\n";
+    "  defaults: --rows 20000 --features 10 --noise 1.0 --seed 1\n"
+    "       datagen higgs OUT.h5 [--rows N] [--seed K]\n"
+    "  HIGGS-like binary classification: inputs [N, 28], targets [N] in {0, 1} (GBDT decks).\n"
+    "  defaults: --rows 20000 --seed 1\n";
 
 long long number(const char* flag, const char* value) {
   char* end = nullptr;
@@ -24,7 +27,8 @@ long long number(const char* flag, const char* value) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3 || std::string(argv[1]) != "friedman1") {
+  const std::string kind = argc >= 2 ? argv[1] : "";
+  if (argc < 3 || (kind != "friedman1" && kind != "higgs")) {
     std::fputs(kUsage, stderr);
     return 2;
   }
@@ -39,9 +43,9 @@ int main(int argc, char** argv) {
     }
     const char* v = argv[++i];
     if (a == "--rows") rows = number("--rows", v);
-    else if (a == "--features") features = number("--features", v);
+    else if (a == "--features" && kind == "friedman1") features = number("--features", v);
     else if (a == "--seed") seed = number("--seed", v);
-    else if (a == "--noise") noise = std::atof(v);
+    else if (a == "--noise" && kind == "friedman1") noise = std::atof(v);
     else {
       std::fprintf(stderr, "datagen: unknown option %s\n%s", a.c_str(), kUsage);
       return 2;
@@ -52,6 +56,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    if (kind == "higgs") {
+      hpct::write_higgs_like(out, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(seed));
+      std::printf("datagen: wrote %s (higgs, %lld rows x 28 features, seed %lld)\n", out.c_str(), rows, seed);
+      return 0;
+    }
     hpct::write_friedman1(out, static_cast<std::uint64_t>(rows), static_cast<int>(features), noise,
                           static_cast<std::uint64_t>(seed));
   } catch (const hpct::Error& e) {

@@ -32,4 +32,34 @@ void write_friedman1(const std::string& path, std::uint64_t rows, int features, 
   });
 }
 
+void write_higgs_like(const std::string& path, std::uint64_t rows, std::uint64_t seed) {
+  constexpr std::uint64_t kLow = 21, kFeatures = 28;
+  std::vector<float> x(rows * kFeatures), y(rows);
+  const std::uint64_t key = seed ^ rng::kDataGenStream ^ 0x6869676773ull;  // "higgs"
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    float* r = &x[i * kFeatures];
+    for (std::uint64_t j = 0; j < kLow; ++j) r[j] = static_cast<float>(rng::normal(rng::hash(key, i, j)));
+    auto m = [&](int a, int b) { return std::sqrt(std::fabs(r[a] * r[b]) + r[a] * r[a]); };
+    float* h = r + kLow;
+    h[0] = m(0, 1);
+    h[1] = m(2, 3);
+    h[2] = m(4, 5);
+    h[3] = m(6, 7) + m(8, 9);
+    h[4] = std::fabs(r[10] - r[11]);
+    h[5] = std::tanh(r[12] * r[13]);
+    h[6] = m(14, 15) * m(16, 17);
+    const double z = 0.8 * h[0] - 0.6 * h[3] + 0.5 * h[5] + 0.3 * r[18] * r[19] - 0.4 * std::fabs(r[20]) +
+                     0.25 * h[6] - 0.2;
+    y[i] = rng::uniform(rng::hash(key, i, kFeatures)) < 1.0 / (1.0 + std::exp(-z)) ? 1.0f : 0.0f;
+  }
+  write_atomically(path, [&](const std::string& tmp) {
+    const h5::File f = h5::File::create(tmp);
+    h5::write(f, "inputs", {rows, kFeatures}, x.data());
+    h5::write(f, "targets", {rows}, y.data());
+    h5::write_attr(f, "/", "generator", std::string("higgs_like"));
+    h5::write_attr(f, "/", "seed", static_cast<long long>(seed));
+    f.flush();
+  });
+}
+
 }  // namespace hpct

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The GBDT decks run as their headers document, scaled down to 2 ranks and a few trees (run by ctest
+# from the repository root): inputs/gbdt_cpu64.in on `datagen higgs` data, inputs/gbdt_binary.in on
+# LightGBM's example files (skipped when ../shared/data is absent). Each must exit 0, write its
+# model, and reach a sane AUC.
+# usage: gbdt_decks.sh TRAIN_BINARY MPIEXEC WORKDIR
+set -u
+train=$1 mpiexec=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+export OMP_NUM_THREADS=1
+run() { "$mpiexec" -np 2 --bind-to none "$train" "$@"; }
+# The last AUC on the final line: "... valid-auc 0.71 ..." or "... test-auc 0.83 ...".
+final_auc() { grep "trees in" "$1" | tail -1 | sed -E "s/.*$2-auc ([0-9.]+).*/\1/"; }
+above() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
+
+"$(dirname "$train")/datagen" higgs "$work/higgs_like.h5" --rows 40000 >/dev/null || fail "datagen higgs"
+run inputs/gbdt_cpu64.in --set ranks_per_node=2 --set data_file="$work/higgs_like.h5" --set num_trees=20 \
+    --set output="$work/cpu64.json" --set metrics_file="$work/cpu64.jsonl" >"$work/cpu64.log" 2>&1 ||
+  { cat "$work/cpu64.log"; fail "gbdt_cpu64.in"; }
+[ -s "$work/cpu64.json" ] || fail "gbdt_cpu64.in wrote no model"
+auc=$(final_auc "$work/cpu64.log" valid)
+above "$auc" 0.68 || fail "gbdt_cpu64.in: valid AUC $auc, expected above 0.68"
+echo "gbdt_cpu64.in: valid AUC $auc"
+
+if [ -f ../shared/data/lightgbm/binary.train ]; then
+  run inputs/gbdt_binary.in --set num_trees=20 --set output="$work/binary.json" \
+      --set metrics_file="$work/binary.jsonl" >"$work/binary.log" 2>&1 || { cat "$work/binary.log"; fail "gbdt_binary.in"; }
+  [ -s "$work/binary.json" ] || fail "gbdt_binary.in wrote no model"
+  auc=$(final_auc "$work/binary.log" test)
+  above "$auc" 0.78 || fail "gbdt_binary.in: test AUC $auc, expected above 0.78"
+  echo "gbdt_binary.in: test AUC $auc"
+else
+  echo "gbdt_binary.in: skipped (../shared/data/lightgbm not found)"
+fi
+echo "PASS"
