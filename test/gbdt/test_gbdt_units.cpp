@@ -43,6 +43,33 @@ TEST(GbdtBinning, FewDistinctValuesGetOwnBinsAndRuleMatchesThresholds) {
   }
 }
 
+// bin_matrix (the padded-table search over blocks of rows) agrees with bin_of everywhere: features
+// with 1, 2 and 255 value bins; values on the cuts, between them, infinite, NaN, -0.
+TEST(GbdtBinning, MatrixBinningEqualsBinOf) {
+  std::mt19937 gen(11);
+  std::normal_distribution<float> N(0, 2);
+  BinCuts bc;
+  bc.upper.push_back({FLT_MAX});
+  bc.upper.push_back({0.0f, FLT_MAX});
+  std::vector<float> many;
+  for (int i = 0; i < 254; ++i) many.push_back(-5.0f + 0.04f * static_cast<float>(i));
+  many.push_back(FLT_MAX);
+  bc.upper.push_back(many);
+  bc.finish();
+  const int F = 3;
+  const long long n = 3001;  // not a multiple of the row block
+  std::vector<float> x(static_cast<std::size_t>(n) * F);
+  const float special[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, FLT_MAX, -FLT_MAX, -5.0f, 5.16f};
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float cut = many[static_cast<std::size_t>(gen() % 254)];
+    x[i] = i % 7 == 0 ? special[i / 7 % 9] : (i % 5 == 0 ? cut : N(gen));
+  }
+  const auto h = to_host(bin_matrix(bc, x, n));
+  for (long long r = 0; r < n; ++r)
+    for (int f = 0; f < F; ++f)
+      ASSERT_EQ(h(r, f), bc.bin_of(f, x[static_cast<std::size_t>(r * F + f)])) << "row " << r << " feature " << f;
+}
+
 TEST(GbdtBinning, ManyValuesGiveBoundedRoughlyEqualBins) {
   std::vector<float> v;
   for (int i = 0; i < 10000; ++i) v.push_back(static_cast<float>(i % 5000) * 0.5f);
