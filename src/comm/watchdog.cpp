@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/log.hpp"
 #include "core/timer.hpp"
@@ -96,6 +97,7 @@ void WatchedAllreduce::abort_job(std::uint64_t step) {
   std::fprintf(stderr, "error: %s\n", msg.c_str());
   std::fflush(stderr);
   MPI_Abort(comm_.raw(), static_cast<int>(ExitCode::failure));
+  std::abort();  // MPI_Abort does not return; the compiler cannot know that
 }
 
 }  // namespace hpct

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <type_traits>
 
 namespace hpct {
 
@@ -12,6 +13,9 @@ using ExecSpace = Kokkos::DefaultExecutionSpace;
 using MemSpace = ExecSpace::memory_space;
 using HostExecSpace = Kokkos::DefaultHostExecutionSpace;
 using HostSpace = Kokkos::HostSpace;
+
+// Kernels' data live in host memory (OpenMP/Serial builds): host-only fast paths may run.
+inline constexpr bool kHostBackend = std::is_same<MemSpace, HostSpace>::value;
 
 template <class T>
 using View1 = Kokkos::View<T*, Kokkos::LayoutRight, MemSpace>;

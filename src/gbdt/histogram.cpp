@@ -19,7 +19,6 @@ KOKKOS_INLINE_FUNCTION long long round_ll(double x) {
   return static_cast<long long>(x + (x < 0 ? -0.5 : 0.5));
 }
 
-constexpr bool kHostBackend = std::is_same<MemSpace, HostSpace>::value;
 // A chunk below this many rows costs more to zero and sum than it saves.
 constexpr long long kMinChunkRows = 4096;
 constexpr long long kPrefetchRows = 16;

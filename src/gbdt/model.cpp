@@ -144,7 +144,7 @@ void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8
   }
   Kokkos::deep_copy(end, he);
   Kokkos::deep_copy(value, hv);
-  if (std::is_same<MemSpace, HostSpace>::value) {
+  if (kHostBackend) {
     // Host: chunks of positions, each walking the leaves alongside instead of searching.
     const long long n = part.bag_rows();
     const long long chunks = host_chunks(n, 16384);

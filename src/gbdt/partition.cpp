@@ -7,7 +7,6 @@
 namespace hpct::gbdt {
 
 namespace {
-constexpr bool kHostBackend = std::is_same<MemSpace, HostSpace>::value;
 // Below this many rows per chunk a thread costs more than it saves.
 constexpr long long kMinChunkRows = 8192;
 }  // namespace
