@@ -55,19 +55,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "datagen: friedman1 needs --features >= 5 and --rows >= 1\n");
     return 2;
   }
-  try {
+  return hpct::run_tool("datagen", [&] {
     if (kind == "higgs") {
       hpct::write_higgs_like(out, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(seed));
       std::printf("datagen: wrote %s (higgs, %lld rows x 28 features, seed %lld)\n", out.c_str(), rows, seed);
-      return 0;
+    } else {
+      hpct::write_friedman1(out, static_cast<std::uint64_t>(rows), static_cast<int>(features), noise,
+                            static_cast<std::uint64_t>(seed));
+      std::printf("datagen: wrote %s (friedman1, %lld rows x %lld features, noise %g, seed %lld)\n",
+                  out.c_str(), rows, features, noise, seed);
     }
-    hpct::write_friedman1(out, static_cast<std::uint64_t>(rows), static_cast<int>(features), noise,
-                          static_cast<std::uint64_t>(seed));
-  } catch (const hpct::Error& e) {
-    std::fprintf(stderr, "datagen: %s\n", e.what());
-    return static_cast<int>(e.code());
-  }
-  std::printf("datagen: wrote %s (friedman1, %lld rows x %lld features, noise %g, seed %lld)\n", out.c_str(),
-              rows, features, noise, seed);
-  return 0;
+    return 0;
+  });
 }

@@ -45,13 +45,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "diffgen: --rows must be >= 1\n");
     return 2;
   }
-  try {
+  return hpct::run_tool("diffgen", [&] {
     hpct::write_downscaling(out, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(seed));
-  } catch (const hpct::Error& e) {
-    std::fprintf(stderr, "diffgen: %s\n", e.what());
-    return static_cast<int>(e.code());
-  }
-  std::printf("diffgen: wrote %s (%lld samples: context [%lld, 7], fine [%lld, 256], seed %lld)\n", out.c_str(),
-              rows, rows, rows, seed);
-  return 0;
+    std::printf("diffgen: wrote %s (%lld samples: context [%lld, 7], fine [%lld, 256], seed %lld)\n",
+                out.c_str(), rows, rows, rows, seed);
+    return 0;
+  });
 }

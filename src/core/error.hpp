@@ -2,6 +2,7 @@
 // happened (file, line, key) and the process exit code the driver should use.
 #pragma once
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -44,6 +45,18 @@ inline std::string where(const std::string& file, int line, const std::string& k
 [[noreturn]] inline void input_error(const std::string& file, int line, const std::string& key,
                                      const std::string& message) {
   throw Error(where(file, line, key) + ": " + message, ExitCode::bad_input);
+}
+
+// A serial command-line tool's work: an Error becomes one line "tool: message" on stderr and the
+// exit code it carries; otherwise body's own return value.
+template <class Body>
+int run_tool(const char* tool, const Body& body) {
+  try {
+    return body();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", tool, e.what());
+    return static_cast<int>(e.code());
+  }
 }
 
 }  // namespace hpct

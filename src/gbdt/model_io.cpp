@@ -161,24 +161,21 @@ std::string to_json(const Model& m) {
   for (std::size_t t = 0; t < m.trees.size(); ++t) {
     const Tree& tr = m.trees[t];
     std::vector<int> dl(tr.default_left.begin(), tr.default_left.end());
-    o << (t ? "," : "") << "\n    {\"output\": " << m.tree_output[t] << ",\n     ";
-    write_array(o, "feature", tr.feature, i);
-    o << ",\n     ";
-    write_array(o, "threshold", tr.threshold, f9);
-    o << ",\n     ";
-    write_array(o, "default_left", dl, i);
-    o << ",\n     ";
-    write_array(o, "left", tr.left, i);
-    o << ",\n     ";
-    write_array(o, "right", tr.right, i);
-    o << ",\n     ";
-    write_array(o, "value", tr.value, d17);
-    o << ",\n     ";
-    write_array(o, "gain", tr.gain, d17);
-    o << ",\n     ";
-    write_array(o, "cover", tr.hess, d17);
-    o << ",\n     ";
-    write_array(o, "count", tr.count, i);
+    o << (t ? "," : "") << "\n    {\"output\": " << m.tree_output[t];
+    // Each node array on its own line, in the documented order.
+    auto node_array = [&](const char* key, const auto& values, auto fmt) {
+      o << ",\n     ";
+      write_array(o, key, values, fmt);
+    };
+    node_array("feature", tr.feature, i);
+    node_array("threshold", tr.threshold, f9);
+    node_array("default_left", dl, i);
+    node_array("left", tr.left, i);
+    node_array("right", tr.right, i);
+    node_array("value", tr.value, d17);
+    node_array("gain", tr.gain, d17);
+    node_array("cover", tr.hess, d17);
+    node_array("count", tr.count, i);
     o << "}";
   }
   o << "\n  ]\n}\n";

@@ -51,6 +51,15 @@ std::string agaricus_deck(int trees = 2) {
 
 }  // namespace
 
+// Figures against the reference tools are checked at 1 rank: ModelIdenticalOnOneAndAllRanks
+// shows that more ranks train the same model.
+#define SKIP_ACCURACY_ABOVE_ONE_RANK(comm) \
+  if ((comm).size() > 1) GTEST_SKIP() << "accuracy is checked at 1 rank (see ModelIdenticalOnOneAndAllRanks)"
+
+namespace {
+std::string lightgbm_dir() { return gbdt_test::data_dir() + "/lightgbm/"; }
+}  // namespace
+
 // XGBoost's documented agaricus run: test error 0.016139 after round 1, 0 after round 2.
 TEST(GbdtTrain, AgaricusMatchesXGBoost) {
   GBDT_REQUIRE_DATA("xgboost/agaricus.txt.train");
@@ -83,9 +92,8 @@ TEST(GbdtTrain, RawThresholdPredictionEqualsTrainingMargins) {
 TEST(GbdtTrain, BinaryExampleAuc) {
   GBDT_REQUIRE_DATA("lightgbm/binary.train");
   const Comm comm;
-  if (comm.size() > 1)
-    GTEST_SKIP() << "accuracy is checked at 1 rank; ModelIdenticalOnOneAndAllRanks shows more ranks train the same model";
-  const std::string dir = gbdt_test::data_dir() + "/lightgbm/";
+  SKIP_ACCURACY_ABOVE_ONE_RANK(comm);
+  const std::string dir = lightgbm_dir();
   const TrainRun r = train_deck("data_file " + dir + "binary.train\nweight_file " + dir + "binary.train.weight\n"
                            "test_file " + dir + "binary.test\n"
                            "objective binary\ngrowth leafwise\nmax_leaves 63\nmax_depth 0\neta 0.1\n"
@@ -106,7 +114,7 @@ void expect_same_model_on_one_and_all_ranks(const std::string& growth) {
   const Comm world;
   MPI_Comm solo_raw;
   MPI_Comm_split(MPI_COMM_WORLD, world.rank() == 0 ? 0 : MPI_UNDEFINED, 0, &solo_raw);
-  const std::string dir = gbdt_test::data_dir() + "/lightgbm/";
+  const std::string dir = lightgbm_dir();
   const std::string text = "data_file " + dir + "binary.train\ntest_file " + dir + "binary.test\n"
                            "weight_file " + dir + "binary.train.weight\n"
                            "objective binary\n" + growth + "eta 0.3\nnum_trees 8\n"
@@ -135,9 +143,8 @@ TEST(GbdtTrain, ModelIdenticalOnOneAndAllRanks) {
 TEST(GbdtTrain, MulticlassLoglossNearLightGBM) {
   GBDT_REQUIRE_DATA("lightgbm/multiclass.train");
   const Comm comm;
-  if (comm.size() > 1)
-    GTEST_SKIP() << "accuracy is checked at 1 rank; ModelIdenticalOnOneAndAllRanks shows more ranks train the same model";
-  const std::string dir = gbdt_test::data_dir() + "/lightgbm/";
+  SKIP_ACCURACY_ABOVE_ONE_RANK(comm);
+  const std::string dir = lightgbm_dir();
   const TrainRun r = train_deck("data_file " + dir + "multiclass.train\ntest_file " + dir + "multiclass.test\n"
                            "objective multiclass\nnum_class 5\ngrowth leafwise\nmax_leaves 31\nmax_depth 0\n"
                            "eta 0.05\nnum_trees 100\nmin_data_in_leaf 20\nmin_child_weight 0.001\n"
@@ -176,9 +183,8 @@ TEST(GbdtTrain, MulticlassLoglossNearLightGBM) {
 TEST(GbdtTrain, BinaryAucMatchesLightGBM) {
   GBDT_REQUIRE_DATA("lightgbm/binary.train");
   const Comm comm;
-  if (comm.size() > 1)
-    GTEST_SKIP() << "accuracy is checked at 1 rank; ModelIdenticalOnOneAndAllRanks shows more ranks train the same model";
-  const std::string dir = gbdt_test::data_dir() + "/lightgbm/";
+  SKIP_ACCURACY_ABOVE_ONE_RANK(comm);
+  const std::string dir = lightgbm_dir();
   const std::string text = "data_file " + dir + "binary.train\ntest_file " + dir + "binary.test\n"
                            "objective binary\ngrowth leafwise\nmax_leaves 63\nmax_depth 0\neta 0.1\n"
                            "num_trees 100\nlambda_l2 0\nalpha_l1 0\nmin_split_gain 0\nmax_bin 255\n"
