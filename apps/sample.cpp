@@ -15,8 +15,8 @@
 #include "core/timer.hpp"
 #include "io/atomic_file.hpp"
 #include "io/hdf5.hpp"
-#include "models/diffusion_sampler.hpp"
-#include "models/diffusion_scores.hpp"
+#include "models/diffusion/diffusion_sampler.hpp"
+#include "models/diffusion/diffusion_scores.hpp"
 #include "nn/weights_io.hpp"
 
 namespace {

@@ -4,7 +4,7 @@
 
 #include "core/kokkos_compat.hpp"
 #include "fill.hpp"
-#include "models/mlp.hpp"
+#include "models/mlp/mlp.hpp"
 #include "nn/loss.hpp"
 #include "optim/optimizer.hpp"
 
@@ -18,7 +18,7 @@ void BM_MlpTrainStep(benchmark::State& state) {
   config.hidden = {256, 256};
   config.activation = hpct::nn::Activation::gelu;
   hpct::Mlp<float> model(config, batch);
-  model.store().init_uniform(42);
+  model.store().initialize(42);
   hpct::optim::OptimizerConfig oc;
   oc.kind = "adamw";
   oc.weight_decay = 1e-4;

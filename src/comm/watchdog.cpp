@@ -18,14 +18,15 @@ constexpr int kPongTag = 7303;
 WatchedAllreduce::WatchedAllreduce(const Comm& comm, double timeout_seconds)
     : comm_(comm), timeout_(timeout_seconds) {}
 
-void WatchedAllreduce::sum(float* data, std::size_t n, std::uint64_t step) {
+template <class T>
+void WatchedAllreduce::sum(T* data, std::size_t n, std::uint64_t step) {
   if (comm_.size() == 1) return;
   if (timeout_ <= 0) {
     comm_.allreduce_sum(data, n);
     return;
   }
   MPI_Request req;
-  MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, comm_.raw(), &req);
+  MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), mpi_type<T>(), MPI_SUM, comm_.raw(), &req);
   // Rank 0 decides at the timeout; the others wait a grace period longer, answering its pings, so
   // that rank 0 can tell the live ranks from the dead or frozen ones.
   const double deadline = comm_.rank() == 0 ? timeout_ : timeout_ + kGraceSeconds;
@@ -99,5 +100,8 @@ void WatchedAllreduce::abort_job(std::uint64_t step) {
   MPI_Abort(comm_.raw(), static_cast<int>(ExitCode::failure));
   std::abort();  // MPI_Abort does not return; the compiler cannot know that
 }
+
+template void WatchedAllreduce::sum<float>(float*, std::size_t, std::uint64_t);
+template void WatchedAllreduce::sum<double>(double*, std::size_t, std::uint64_t);
 
 }  // namespace hpct

@@ -19,7 +19,9 @@ class WatchedAllreduce {
   // timeout_seconds <= 0 disables the watchdog (plain blocking all-reduce, no arrival messages).
   WatchedAllreduce(const Comm& comm, double timeout_seconds);
   // In-place sum over ranks of data[0, n) at optimizer step `step`. Aborts the job on timeout.
-  void sum(float* data, std::size_t n, std::uint64_t step);
+  // T: float (gradients) or double (the step's control values: loss sum and flags).
+  template <class T>
+  void sum(T* data, std::size_t n, std::uint64_t step);
 
  private:
   static constexpr double kGraceSeconds = 5.0;

@@ -1,28 +1,19 @@
-// The interface the trainer drives: a model owns its parameters (one flat buffer) and turns a batch
-// into gradients and a loss. New model families implement it and register in models/factory.cpp.
+// The interface the trainer drives: a model owns its parameters (one flat buffer), turns a Batch
+// into gradients and a loss, and reports when ranges of the gradient buffer are final. New model
+// families implement it in their own folder and add one line to models/registry.cpp.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/kokkos_compat.hpp"
-#include "deck/deck.hpp"
-#include "deck/schema.hpp"
+#include "data/batch.hpp"
 #include "nn/parameters.hpp"
 
 namespace hpct {
-
-// Rows [0, n) of a micro-batch, on the device. `ids` are the global sample indices of the rows and
-// `epoch` the epoch: per-sample randomness (e.g. diffusion noise) is keyed by them, never by rank.
-struct Batch {
-  View2<float> x, y;
-  View1<std::uint64_t> ids;
-  std::uint64_t epoch = 0;
-  int n = 0;
-};
 
 // Per-column mean and (population) standard deviation of the whole training part, reduced over
 // ranks; given to models that normalise their data (Model::needs_data_stats).
@@ -34,6 +25,13 @@ struct DataStats {
 // Extra float64 datasets stored with the weights (e.g. normalisation), by dataset path.
 using ExtraDatasets = std::map<std::string, std::vector<double>>;
 
+// Sums over evaluated rows; the evaluator reduces them over ranks.
+struct EvalSums {
+  double loss = 0;          // sum of per-sample losses
+  long long top1 = 0;       // classification: rows whose label is the arg-max
+  long long topk = 0;       // classification: rows whose label is among the k largest logits
+};
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -42,12 +40,23 @@ class Model {
   virtual nn::ParameterStore<float>& store() = 0;
 
   // Adds to the store's gradient buffer the gradient of (sum over the batch's samples of the
-  // per-sample loss) / global_samples, and returns that local sum of per-sample losses. Dividing
-  // by the whole step's sample count makes the sum over micro-batches and ranks the gradient of
-  // the step's mean loss, whatever the rank count or accumulation.
-  virtual double accumulate_gradients(const Batch& b, double global_samples) = 0;
+  // per-sample loss) / normaliser, and returns that local sum of per-sample losses. The trainer
+  // passes normaliser = samples in the whole global step (divided by the loss scale), so the sum
+  // over micro-batches and ranks is the gradient of the step's mean loss, whatever the rank count
+  // or accumulation (Note [the gradient rule] in nn/layer.hpp).
+  virtual double accumulate_gradients(const Batch& b, double normaliser) = 0;
   // Sum of per-sample losses (evaluation; no gradients).
   virtual double loss_sum(const Batch& b) = 0;
+  // Evaluation sums: the loss, and for classifiers the top-1 and top-k hits.
+  virtual void evaluate(const Batch& b, int k, EvalSums& sums) {
+    (void)k;
+    sums.loss += loss_sum(b);
+  }
+  virtual bool classifies() const { return false; }
+
+  // Called during backward with (offset, count) of each gradient range that is final (reverse
+  // layer order, Note [registration order] in nn/parameters.hpp); empty: no reporting.
+  void set_gradient_ready_hook(nn::ParameterStore<float>::ReadyHook hook) { store().set_ready_hook(std::move(hook)); }
 
   // Models that normalise their data return true; the trainer then computes the training part's
   // DataStats once (before the first step) and calls set_data_stats on every rank.
@@ -55,13 +64,10 @@ class Model {
   virtual void set_data_stats(const DataStats& stats) { (void)stats; }
   // Non-trainable state written next to the parameters in the weights file.
   virtual ExtraDatasets extra_datasets() const { return {}; }
+  // Reads them back from a weights file (models without extra datasets ignore it).
+  virtual void load_extra_datasets(const std::string& weights_file) { (void)weights_file; }
+  // Training FLOPs per sample (forward + backward, the GEMMs), for the MFU in the summary.
+  virtual double train_flops_per_sample() const { return 0; }
 };
-
-// Keys of every network model family.
-void declare_model_keys(deck::Schema& s);
-// Builds the deck's model for data with d_in inputs and d_out targets, for batches of up to
-// `capacity` rows. The store is allocated with `extra_grad_slots` (see ParameterStore).
-std::unique_ptr<Model> make_model(const deck::Deck& deck, int d_in, int d_out, int capacity,
-                                  std::size_t extra_grad_slots);
 
 }  // namespace hpct

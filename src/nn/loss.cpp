@@ -1,45 +1,186 @@
+// Loss kernels (see loss.hpp): one work item per row; sums in double.
 #include "nn/loss.hpp"
+
+#include "core/error.hpp"
 
 namespace hpct::nn {
 
+LossKind loss_from_name(const std::string& name) {
+  if (name == "mse") return LossKind::mse;
+  if (name == "cross_entropy") return LossKind::cross_entropy;
+  if (name == "bce") return LossKind::bce;
+  throw Error("unknown loss '" + name + "'", ExitCode::bad_input);
+}
+
+const char* loss_name(LossKind k) {
+  switch (k) {
+    case LossKind::mse: return "mse";
+    case LossKind::cross_entropy: return "cross_entropy";
+    case LossKind::bce: return "bce";
+  }
+  return "?";
+}
+
+namespace {
+
 template <class Scalar>
-double mse_forward_backward(const View2<Scalar>& y, const View2<Scalar>& t, const View2<Scalar>& dy,
-                            int n, double global_samples) {
+KOKKOS_INLINE_FUNCTION int label_of(Scalar v, int classes) {
+  const int c = static_cast<int>(v);
+  return c < 0 ? 0 : (c >= classes ? classes - 1 : c);
+}
+
+// Per-row loss and (if write) gradient for all three kinds. d = columns of pred.
+template <class Scalar>
+double row_losses(LossKind kind, double smoothing, const Tensor<Scalar>& pred, const Tensor<Scalar>& target,
+                  const Tensor<Scalar>& dpred, bool write, bool acc, int n, double normaliser) {
   if (n == 0) return 0.0;
-  const long d = static_cast<long>(y.extent(1));
-  const Scalar scale = static_cast<Scalar>(2.0 / (global_samples * static_cast<double>(d)));
-  double sse = 0;
-  Kokkos::parallel_reduce(
-      "mse", Kokkos::RangePolicy<ExecSpace>(0, n * d),
-      KOKKOS_LAMBDA(const long idx, double& acc) {
-        const long i = idx / d, j = idx % d;
-        const Scalar diff = y(i, j) - t(i, j);
-        dy(i, j) = scale * diff;
-        acc += static_cast<double>(diff) * static_cast<double>(diff);
-      },
-      sse);
-  return sse;
+  const auto y = pred.rows(n), t = target.rows(n);
+  const auto dy = write ? dpred.rows(n) : pred.rows(n);
+  const int d = static_cast<int>(y.extent(1));
+  double sum = 0;
+  if (kind == LossKind::mse) {
+    const Scalar scale = static_cast<Scalar>(2.0 / (normaliser * d));
+    Kokkos::parallel_reduce(
+        "loss_mse", Kokkos::RangePolicy<ExecSpace>(0, n),
+        KOKKOS_LAMBDA(const int i, double& s) {
+          double row = 0;
+          for (int j = 0; j < d; ++j) {
+            // Training takes the difference in Scalar (it is also the gradient); evaluation in double.
+            const Scalar diff = y(i, j) - t(i, j);
+            if (write) dy(i, j) = acc ? dy(i, j) + scale * diff : scale * diff;
+            const double e = write ? static_cast<double>(diff)
+                                   : static_cast<double>(y(i, j)) - static_cast<double>(t(i, j));
+            row += e * e;
+          }
+          s += row / d;
+        },
+        sum);
+  } else if (kind == LossKind::cross_entropy) {
+    const double inv = 1.0 / normaliser, off = smoothing / d, on = 1.0 - smoothing + off;
+    Kokkos::parallel_reduce(
+        "loss_xent", Kokkos::RangePolicy<ExecSpace>(0, n),
+        KOKKOS_LAMBDA(const int i, double& s) {
+          const int c = label_of(t(i, 0), d);
+          double m = static_cast<double>(y(i, 0));
+          for (int j = 1; j < d; ++j) m = kmax(m, static_cast<double>(y(i, j)));
+          double z = 0, qz = 0;
+          for (int j = 0; j < d; ++j) {
+            z += kmath::exp(static_cast<double>(y(i, j)) - m);
+            qz += (j == c ? on : off) * static_cast<double>(y(i, j));
+          }
+          const double lse = m + kmath::log(z);
+          s += lse - qz;  // sum_c q_c = 1
+          if (write)
+            for (int j = 0; j < d; ++j) {
+              const double p = kmath::exp(static_cast<double>(y(i, j)) - lse);
+              const Scalar g = static_cast<Scalar>((p - (j == c ? on : off)) * inv);
+              dy(i, j) = acc ? dy(i, j) + g : g;
+            }
+        },
+        sum);
+  } else {
+    const double scale = 1.0 / (normaliser * d);
+    Kokkos::parallel_reduce(
+        "loss_bce", Kokkos::RangePolicy<ExecSpace>(0, n),
+        KOKKOS_LAMBDA(const int i, double& s) {
+          double row = 0;
+          for (int j = 0; j < d; ++j) {
+            const double z = static_cast<double>(y(i, j)), tt = static_cast<double>(t(i, j));
+            const double az = z < 0 ? -z : z;
+            row += (z > 0 ? z : 0.0) - z * tt + kmath::log1p(kmath::exp(-az));
+            if (write) {
+              const Scalar g = static_cast<Scalar>((1.0 / (1.0 + kmath::exp(-z)) - tt) * scale);
+              dy(i, j) = acc ? dy(i, j) + g : g;
+            }
+          }
+          s += row / d;
+        },
+        sum);
+  }
+  return sum;
+}
+
+}  // namespace
+
+template <class Scalar>
+double Loss<Scalar>::forward_backward(const T& pred, const T& target, const T& dpred, GradMode mode, int n,
+                                      double normaliser) const {
+  return row_losses(kind_, smoothing_, pred, target, dpred, true, mode == GradMode::accumulate, n, normaliser);
 }
 
 template <class Scalar>
-double squared_error_sum(const View2<Scalar>& y, const View2<Scalar>& t, int n) {
-  if (n == 0) return 0.0;
-  const long d = static_cast<long>(y.extent(1));
-  double sse = 0;
-  Kokkos::parallel_reduce(
-      "sse", Kokkos::RangePolicy<ExecSpace>(0, n * d),
-      KOKKOS_LAMBDA(const long idx, double& acc) {
-        const long i = idx / d, j = idx % d;
-        const double diff = static_cast<double>(y(i, j)) - static_cast<double>(t(i, j));
-        acc += diff * diff;
-      },
-      sse);
-  return sse;
+double Loss<Scalar>::forward(const T& pred, const T& target, int n) const {
+  return row_losses(kind_, smoothing_, pred, target, T(), false, false, n, 1.0);
 }
 
-template double mse_forward_backward<float>(const View2<float>&, const View2<float>&, const View2<float>&, int, double);
-template double mse_forward_backward<double>(const View2<double>&, const View2<double>&, const View2<double>&, int, double);
-template double squared_error_sum<float>(const View2<float>&, const View2<float>&, int);
-template double squared_error_sum<double>(const View2<double>&, const View2<double>&, int);
+template <class Scalar>
+long long count_top_k_hits(const Tensor<Scalar>& logits, const Tensor<Scalar>& target, int n, int k) {
+  if (n == 0) return 0;
+  const auto y = logits.rows(n), t = target.rows(n);
+  const int d = static_cast<int>(y.extent(1));
+  long long hits = 0;
+  Kokkos::parallel_reduce(
+      "topk_hits", Kokkos::RangePolicy<ExecSpace>(0, n),
+      KOKKOS_LAMBDA(const int i, long long& h) {
+        const int c = label_of(t(i, 0), d);
+        // The label is in the top k when fewer than k logits beat it (ties count for the label).
+        int better = 0;
+        for (int j = 0; j < d; ++j) better += y(i, j) > y(i, c) ? 1 : 0;
+        h += better < k ? 1 : 0;
+      },
+      hits);
+  return hits;
+}
+
+template <class Scalar>
+long long first_bad_label(const Tensor<Scalar>& target, int n, int classes) {
+  if (n == 0) return -1;
+  const auto t = target.rows(n);
+  long long first = n;
+  Kokkos::parallel_reduce(
+      "bad_labels", Kokkos::RangePolicy<ExecSpace>(0, n),
+      KOKKOS_LAMBDA(const int i, long long& f) {
+        const Scalar v = t(i, 0);
+        const bool ok = v >= Scalar(0) && v < Scalar(classes) && static_cast<Scalar>(static_cast<long long>(v)) == v;
+        if (!ok && i < f) f = i;
+      },
+      Kokkos::Min<long long>(first));
+  return first == n ? -1 : first;
+}
+
+namespace {
+template <class Scalar>
+double sse_and_grad(const Tensor<Scalar>& y, const Tensor<Scalar>& t, const Tensor<Scalar>& dy, int n,
+                    double global_samples) {
+  // The sum of squared errors (not divided by d): Loss returns per-sample means, times d.
+  const Loss<Scalar> loss(LossKind::mse);
+  const double d = static_cast<double>(y.cols());
+  return dy.empty() ? loss.forward(y, t, n) * d
+                    : loss.forward_backward(y, t, dy, GradMode::assign, n, global_samples) * d;
+}
+}  // namespace
+
+double mse_forward_backward(const Tensor<float>& y, const Tensor<float>& t, const Tensor<float>& dy, int n,
+                            double global_samples) {
+  return sse_and_grad(y, t, dy, n, global_samples);
+}
+double mse_forward_backward(const Tensor<double>& y, const Tensor<double>& t, const Tensor<double>& dy, int n,
+                            double global_samples) {
+  return sse_and_grad(y, t, dy, n, global_samples);
+}
+double squared_error_sum(const Tensor<float>& y, const Tensor<float>& t, int n) {
+  return sse_and_grad(y, t, Tensor<float>(), n, 1.0);
+}
+double squared_error_sum(const Tensor<double>& y, const Tensor<double>& t, int n) {
+  return sse_and_grad(y, t, Tensor<double>(), n, 1.0);
+}
+
+#define HPCT_LOSS(S)                                                                                          \
+  template class Loss<S>;                                                                                     \
+  template long long count_top_k_hits<S>(const Tensor<S>&, const Tensor<S>&, int, int);                       \
+  template long long first_bad_label<S>(const Tensor<S>&, int, int);
+HPCT_LOSS(float)
+HPCT_LOSS(double)
+#undef HPCT_LOSS
 
 }  // namespace hpct::nn

@@ -1,21 +1,57 @@
-// Losses over a micro-batch, normalised by the number of samples in the WHOLE global step (not the
-// local micro-batch), so that summing gradients over micro-batches and ranks gives exactly the
+// Losses as layers with Note [the gradient rule] (nn/layer.hpp): forward_backward returns the SUM
+// over rows [0, n) of the per-sample losses and writes (assigns or accumulates, by mode)
+// dpred = d(sum / normaliser) / dpred. The trainer passes normaliser = samples in the WHOLE global
+// step (times 1 / loss scale), so summing gradients over micro-batches and ranks gives exactly the
 // gradient of the step's mean loss, whatever the rank count and accumulation.
+//   mse            per-sample: mean over the d outputs of (y - t)^2          (PyTorch MSELoss)
+//   cross_entropy  logits [n, C], target [n, 1] holding the class index; label smoothing s:
+//                  q = (1 - s) onehot + s / C, per-sample -sum_c q_c log softmax(z)_c
+//                                                                       (PyTorch CrossEntropyLoss)
+//   bce            logits [n, d], targets in [0, 1]; per-sample mean over d of
+//                  max(z, 0) - z t + log(1 + exp(-|z|))                  (BCEWithLogitsLoss)
 #pragma once
 
-#include "core/kokkos_compat.hpp"
+#include <memory>
+#include <string>
+
+#include "nn/layer.hpp"
 
 namespace hpct::nn {
 
-// Mean squared error as PyTorch's MSELoss(reduction="mean") over a global batch of N samples with
-// d outputs: L = sum (y - t)^2 / (N d). Writes dL/dy for rows [0, n) into dy and returns the local
-// sum of squared errors (the caller reduces it over ranks and divides by N d).
-template <class Scalar>
-double mse_forward_backward(const View2<Scalar>& y, const View2<Scalar>& t, const View2<Scalar>& dy,
-                            int n, double global_samples);
+enum class LossKind : std::uint8_t { mse, cross_entropy, bce };
+LossKind loss_from_name(const std::string& name);
+const char* loss_name(LossKind k);
 
-// Sum of squared errors only (evaluation).
 template <class Scalar>
-double squared_error_sum(const View2<Scalar>& y, const View2<Scalar>& t, int n);
+class Loss {
+ public:
+  using T = Tensor<Scalar>;
+  Loss(LossKind kind, double label_smoothing = 0.0) : kind_(kind), smoothing_(label_smoothing) {}
+  double forward_backward(const T& pred, const T& target, const T& dpred, GradMode mode, int n,
+                          double normaliser) const;
+  double forward(const T& pred, const T& target, int n) const;  // evaluation: the sum only
+  LossKind kind() const { return kind_; }
+  bool classifies() const { return kind_ == LossKind::cross_entropy; }
+
+ private:
+  LossKind kind_;
+  double smoothing_;
+};
+
+// Rows [0, n) whose target class index is among the k largest logits (accuracy for k = 1).
+template <class Scalar>
+long long count_top_k_hits(const Tensor<Scalar>& logits, const Tensor<Scalar>& target, int n, int k);
+// Rows [0, n) whose target is not an integer class index in [0, classes): -1 if none, else the first.
+template <class Scalar>
+long long first_bad_label(const Tensor<Scalar>& target, int n, int classes);
+
+// The mse pieces as free functions (kept for tests and tools): the sum of squared errors, and
+// dy = d(sse / (global_samples d)) / dy.
+double mse_forward_backward(const Tensor<float>& y, const Tensor<float>& t, const Tensor<float>& dy, int n,
+                            double global_samples);
+double mse_forward_backward(const Tensor<double>& y, const Tensor<double>& t, const Tensor<double>& dy, int n,
+                            double global_samples);
+double squared_error_sum(const Tensor<float>& y, const Tensor<float>& t, int n);
+double squared_error_sum(const Tensor<double>& y, const Tensor<double>& t, int n);
 
 }  // namespace hpct::nn

@@ -1,3 +1,4 @@
+// The flat parameter store: registration, initialisation, gradient-ready reporting.
 #include "nn/parameters.hpp"
 
 #include <cmath>
@@ -9,10 +10,10 @@ namespace hpct::nn {
 
 template <class Scalar>
 std::size_t ParameterStore<Scalar>::add(const std::string& name, const std::vector<std::uint64_t>& shape,
-                                        std::uint64_t fan_in) {
+                                        const Init& init, bool decay) {
   if (params_.extent(0) > 0) throw Error("internal: parameter '" + name + "' added after allocate()");
   Tensor t;
-  t.name = name, t.shape = shape, t.offset = count_, t.fan_in = fan_in;
+  t.name = name, t.shape = shape, t.offset = count_, t.init = init, t.decay = decay;
   t.size = 1;
   for (auto d : shape) t.size *= d;
   count_ += t.size;
@@ -21,15 +22,15 @@ std::size_t ParameterStore<Scalar>::add(const std::string& name, const std::vect
 }
 
 template <class Scalar>
-void ParameterStore<Scalar>::allocate(std::size_t extra_grad_slots) {
+void ParameterStore<Scalar>::allocate() {
   params_ = View1<Scalar>("params", count_);
-  grads_ = View1<Scalar>("grads", count_ + extra_grad_slots);
+  grads_ = View1<Scalar>("grads", count_);
 }
 
 template <class Scalar>
 typename ParameterStore<Scalar>::Matrix ParameterStore<Scalar>::matrix_in(const View1<Scalar>& buf, std::size_t i) const {
   const Tensor& t = tensors_.at(i);
-  return Matrix(buf.data() + t.offset, t.shape.at(0), t.shape.at(1));
+  return Matrix(buf.data() + t.offset, t.shape.at(0), t.shape.size() > 1 ? t.size / t.shape.at(0) : 1);
 }
 template <class Scalar>
 typename ParameterStore<Scalar>::Vector ParameterStore<Scalar>::vector_in(const View1<Scalar>& buf, std::size_t i) const {
@@ -38,16 +39,24 @@ typename ParameterStore<Scalar>::Vector ParameterStore<Scalar>::vector_in(const 
 }
 
 template <class Scalar>
-void ParameterStore<Scalar>::init_uniform(std::uint64_t seed) {
+void ParameterStore<Scalar>::initialize(std::uint64_t seed) {
   for (const Tensor& t : tensors_) {
-    const double bound = 1.0 / std::sqrt(static_cast<double>(t.fan_in));
+    const Init init = t.init;
+    const double bound = init.scale / std::sqrt(static_cast<double>(init.fan_in));
     const std::uint64_t key = seed ^ rng::kInitStream;
     const std::uint64_t offset = t.offset;
     Vector p(params_.data() + t.offset, t.size);
     Kokkos::parallel_for(
-        "init_uniform", Kokkos::RangePolicy<ExecSpace>(0, t.size), KOKKOS_LAMBDA(const std::uint64_t i) {
-          const double u = rng::uniform(rng::hash(key, offset + i));
-          p(i) = static_cast<Scalar>((2.0 * u - 1.0) * bound);
+        "init_params", Kokkos::RangePolicy<ExecSpace>(0, t.size), KOKKOS_LAMBDA(const std::uint64_t i) {
+          const std::uint64_t bits = rng::hash(key, offset + i);
+          double v = 0;
+          switch (init.kind) {
+            case Init::uniform_fan_in: v = (2.0 * rng::uniform(bits) - 1.0) * bound; break;
+            case Init::normal: v = init.scale * rng::normal(bits); break;
+            case Init::ones: v = 1.0; break;
+            case Init::zeros: v = 0.0; break;
+          }
+          p(i) = static_cast<Scalar>(v);
         });
   }
   fence();
@@ -60,6 +69,24 @@ void ParameterStore<Scalar>::zero_grads() {
   const auto g = grads_;
   Kokkos::parallel_for("zero_grads", Kokkos::RangePolicy<ExecSpace>(0, g.extent(0)),
                        KOKKOS_LAMBDA(const std::uint64_t i) { g(i) = Scalar(0); });
+}
+
+template <class Scalar>
+void ParameterStore<Scalar>::report_ready(std::size_t first, std::size_t last) const {
+  if (!ready_hook_) return;
+  const Tensor& a = tensors_[first];
+  const Tensor& b = tensors_[last];
+  ready_hook_(a.offset, b.offset + b.size - a.offset);
+}
+
+template <class Scalar>
+View1<std::uint8_t> ParameterStore<Scalar>::decay_mask() const {
+  View1<std::uint8_t> mask("decay_mask", count_);
+  auto h = Kokkos::create_mirror_view(mask);
+  for (const Tensor& t : tensors_)
+    for (std::uint64_t i = 0; i < t.size; ++i) h(t.offset + i) = t.decay ? 1 : 0;
+  Kokkos::deep_copy(mask, h);
+  return mask;
 }
 
 template class ParameterStore<float>;

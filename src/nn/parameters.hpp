@@ -1,9 +1,16 @@
 // All trainable parameters of a model in ONE flat buffer, and their gradients in another of the same
 // layout (llm.c's design): one all-reduce, one optimizer kernel and one checkpoint dataset cover the
-// whole model. Layers register named tensors, then get unmanaged views into the buffers.
+// whole model. Layers register named tensors (with their initialisation and whether weight decay
+// applies), then get unmanaged views into the buffers.
+//
+// Note [registration order]: layers register in forward order, so backward visits the buffer from
+// its end to its start, and each layer's gradients are one contiguous range. A layer reports its
+// range through report_ready() once its backward is done; a gradient reducer can start all-reducing
+// a bucket (a reverse range) while the layers before it are still in backward.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,24 +18,38 @@
 
 namespace hpct::nn {
 
+// PyTorch's default initialisations, per layer kind.
+struct Init {
+  enum Kind : std::uint8_t { uniform_fan_in, normal, ones, zeros } kind = uniform_fan_in;
+  double scale = 1.0;  // uniform_fan_in: bound = scale / sqrt(fan_in); normal: standard deviation
+  std::uint64_t fan_in = 1;
+
+  // nn.Linear weight and bias, nn.Conv: U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+  static Init linear(std::uint64_t fan_in) { return {uniform_fan_in, 1.0, fan_in}; }
+  static Init normal_std(double std) { return {normal, std, 1}; }  // nn.Embedding: N(0, 1)
+  static Init constant_one() { return {ones, 1.0, 1}; }            // LayerNorm weight
+  static Init constant_zero() { return {zeros, 1.0, 1}; }          // LayerNorm bias
+};
+
 template <class Scalar>
 class ParameterStore {
  public:
   using Matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
   using Vector = Kokkos::View<Scalar*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
+  // Called with (offset, count) of a gradient range that backward will not touch again.
+  using ReadyHook = std::function<void(std::uint64_t offset, std::uint64_t count)>;
 
   struct Tensor {
     std::string name;                  // PyTorch state_dict style: "fc0.weight" is stored as "fc0/weight"
     std::vector<std::uint64_t> shape;  // [out, in] for weights, [out] for biases
     std::uint64_t offset = 0, size = 0;
-    std::uint64_t fan_in = 1;          // for the default initialisation
+    Init init;
+    bool decay = true;                 // AdamW/SGD weight decay applies (weights: yes; biases, norms: no)
   };
 
   // Registers a tensor; returns its index. Only before allocate().
-  std::size_t add(const std::string& name, const std::vector<std::uint64_t>& shape, std::uint64_t fan_in);
-  // Allocates params and grads; `extra_grad_slots` trailing gradient entries travel with the
-  // gradient all-reduce (the trainer puts the local loss sum there).
-  void allocate(std::size_t extra_grad_slots = 0);
+  std::size_t add(const std::string& name, const std::vector<std::uint64_t>& shape, const Init& init, bool decay);
+  void allocate();
 
   // Tensor i as a view into the parameter or the gradient buffer.
   Matrix matrix(std::size_t i) const { return matrix_in(params_, i); }
@@ -36,19 +57,23 @@ class ParameterStore {
   Matrix grad_matrix(std::size_t i) const { return matrix_in(grads_, i); }
   Vector grad_vector(std::size_t i) const { return vector_in(grads_, i); }
 
-  // PyTorch's nn.Linear default: weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)), drawn from
-  // the counter-based RNG at (seed, global parameter index): identical on every rank and backend.
-  void init_uniform(std::uint64_t seed);
+  // Every tensor by its Init, drawn from the counter-based RNG at (seed, global parameter index):
+  // identical on every rank and backend.
+  void initialize(std::uint64_t seed);
   void zero_grads();
+
+  // Gradient-ready reporting (Note [registration order]). Tensors [first, last] must be contiguous.
+  void set_ready_hook(ReadyHook hook) { ready_hook_ = std::move(hook); }
+  void report_ready(std::size_t first, std::size_t last) const;
 
   std::uint64_t count() const { return count_; }
   const std::vector<Tensor>& tensors() const { return tensors_; }
-  // Flat buffers; grads() includes the extra slots at the end.
   const View1<Scalar>& params() const { return params_; }
   const View1<Scalar>& grads() const { return grads_; }
-  // params/grads restricted to the parameters (without the extra slots).
   Vector param_span() const { return Vector(params_.data(), count_); }
   Vector grad_span() const { return Vector(grads_.data(), count_); }
+  // 1 where weight decay applies, per parameter (the optimizer's parameter groups).
+  View1<std::uint8_t> decay_mask() const;
 
  private:
   Matrix matrix_in(const View1<Scalar>& buf, std::size_t i) const;
@@ -56,6 +81,7 @@ class ParameterStore {
   std::vector<Tensor> tensors_;
   std::uint64_t count_ = 0;
   View1<Scalar> params_, grads_;
+  ReadyHook ready_hook_;
 };
 
 }  // namespace hpct::nn

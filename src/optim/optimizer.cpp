@@ -10,7 +10,8 @@ namespace hpct::optim {
 namespace {
 template <class Scalar>
 KOKKOS_INLINE_FUNCTION void adamw_block(Scalar* __restrict__ params, const Scalar* __restrict__ grads,
-                                        Scalar* __restrict__ m, Scalar* __restrict__ v, std::uint64_t begin,
+                                        Scalar* __restrict__ m, Scalar* __restrict__ v,
+                                        const std::uint8_t* __restrict__ mask, std::uint64_t begin,
                                         std::uint64_t end, Scalar decay, Scalar step_size, Scalar inv_sqrt_bc2,
                                         Scalar eps, Scalar b1, Scalar b2) {
   for (std::uint64_t i = begin; i < end; ++i) {
@@ -19,13 +20,17 @@ KOKKOS_INLINE_FUNCTION void adamw_block(Scalar* __restrict__ params, const Scala
     const Scalar vi = b2 * v[i] + (Scalar(1) - b2) * g * g;
     m[i] = mi;
     v[i] = vi;
-    params[i] = params[i] * decay - step_size * mi / (kmath::sqrt(vi) * inv_sqrt_bc2 + eps);
+    const Scalar d = mask == nullptr || mask[i] ? decay : Scalar(1);
+    params[i] = params[i] * d - step_size * mi / (kmath::sqrt(vi) * inv_sqrt_bc2 + eps);
   }
 }
 }  // namespace
 
 template <class Scalar>
-Optimizer<Scalar>::Optimizer(const OptimizerConfig& config, std::uint64_t n_params) : config_(config) {
+Optimizer<Scalar>::Optimizer(const OptimizerConfig& config, std::uint64_t n_params, View1<std::uint8_t> decay_mask)
+    : config_(config), decay_mask_(decay_mask) {
+  if (decay_mask.extent(0) != 0 && decay_mask.extent(0) != n_params)
+    throw Error("internal: decay mask length differs from the parameter count");
   if (config.kind != "sgd" && config.kind != "adamw")
     throw Error("unknown optimizer '" + config.kind + "'", ExitCode::bad_input);
   m_ = View1<Scalar>("optim_m", n_params);
@@ -38,6 +43,7 @@ void Optimizer<Scalar>::step(const Vector& params, const Vector& grads, double l
   const auto m = m_;
   const auto v = v_;
   const std::uint64_t n = params.extent(0);
+  const std::uint8_t* const mask = decay_mask_.extent(0) > 0 ? decay_mask_.data() : nullptr;
   if (config_.kind == "sgd") {
     const Scalar wd = static_cast<Scalar>(config_.weight_decay);
     const Scalar mom = static_cast<Scalar>(config_.momentum);
@@ -45,7 +51,7 @@ void Optimizer<Scalar>::step(const Vector& params, const Vector& grads, double l
     const bool first = t_ == 1;
     Kokkos::parallel_for(
         "sgd_step", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const std::uint64_t i) {
-          Scalar g = grads(i) + wd * params(i);
+          Scalar g = grads(i) + (mask == nullptr || mask[i] ? wd : Scalar(0)) * params(i);
           if (mom != Scalar(0)) {
             m(i) = first ? g : mom * m(i) + g;
             g = m(i);
@@ -72,7 +78,7 @@ void Optimizer<Scalar>::step(const Vector& params, const Vector& grads, double l
       "adamw_step", Kokkos::RangePolicy<ExecSpace>(0, (n + kBlock - 1) / kBlock),
       KOKKOS_LAMBDA(const std::uint64_t blk) {
         const std::uint64_t begin = blk * kBlock, end = begin + kBlock < n ? begin + kBlock : n;
-        adamw_block(pp, gp, mp, vp, begin, end, decay, step_size, inv_sqrt_bc2, eps, b1s, b2s);
+        adamw_block(pp, gp, mp, vp, mask, begin, end, decay, step_size, inv_sqrt_bc2, eps, b1s, b2s);
       });
 }
 
@@ -102,11 +108,21 @@ double clip_grad_norm(const typename Optimizer<Scalar>::Vector& grads, double ma
   return norm;
 }
 
+template <class Scalar>
+void scale_values(const typename Optimizer<Scalar>::Vector& values, double factor) {
+  const Scalar c = static_cast<Scalar>(factor);
+  Kokkos::parallel_for(
+      "scale_values", Kokkos::RangePolicy<ExecSpace>(0, values.extent(0)),
+      KOKKOS_LAMBDA(const std::uint64_t i) { values(i) *= c; });
+}
+
 template class Optimizer<float>;
 template class Optimizer<double>;
 template double grad_norm<float>(const Optimizer<float>::Vector&);
 template double grad_norm<double>(const Optimizer<double>::Vector&);
 template double clip_grad_norm<float>(const Optimizer<float>::Vector&, double);
 template double clip_grad_norm<double>(const Optimizer<double>::Vector&, double);
+template void scale_values<float>(const Optimizer<float>::Vector&, double);
+template void scale_values<double>(const Optimizer<double>::Vector&, double);
 
 }  // namespace hpct::optim

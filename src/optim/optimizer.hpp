@@ -3,6 +3,8 @@
 //           (torch.optim.SGD, dampening 0, nesterov off).
 //  - adamw: p *= 1 - lr wd (decoupled); m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
 //           p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)   (torch.optim.AdamW).
+// Parameter groups: weight decay applies only where the decay mask is 1 (the ParameterStore marks
+// weights 1 and biases and norms 0, like the usual two AdamW groups); without a mask, everywhere.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +25,8 @@ template <class Scalar>
 class Optimizer {
  public:
   using Vector = Kokkos::View<Scalar*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
-  Optimizer(const OptimizerConfig& config, std::uint64_t n_params);
+  // decay_mask: 1 where weight decay applies, one entry per parameter; empty: everywhere.
+  Optimizer(const OptimizerConfig& config, std::uint64_t n_params, View1<std::uint8_t> decay_mask = {});
   // One update of params from grads (both n_params long) with learning rate lr.
   void step(const Vector& params, const Vector& grads, double lr);
   std::uint64_t steps_taken() const { return t_; }
@@ -36,6 +39,7 @@ class Optimizer {
   OptimizerConfig config_;
   std::uint64_t t_ = 0;
   View1<Scalar> m_, v_;
+  View1<std::uint8_t> decay_mask_;
 };
 
 // Scales grads so their global L2 norm is at most max_norm, like torch.nn.utils.clip_grad_norm_
@@ -46,5 +50,9 @@ double clip_grad_norm(const typename Optimizer<Scalar>::Vector& grads, double ma
 
 template <class Scalar>
 double grad_norm(const typename Optimizer<Scalar>::Vector& grads);
+
+// values *= factor (unscaling fp16 gradients by 1 / loss scale).
+template <class Scalar>
+void scale_values(const typename Optimizer<Scalar>::Vector& values, double factor);
 
 }  // namespace hpct::optim

@@ -71,6 +71,8 @@ void write_state(const h5::File& f, const CheckpointState& s) {
   i("global_batch", s.global_batch);
   h5::write_attr(f, "/", "epoch_loss_sum", s.epoch_loss_sum);
   h5::write_attr(f, "/", "best_val_loss", s.best_val_loss);
+  h5::write_attr(f, "/", "loss_scale", s.loss_scale);
+  i("loss_scale_growth_tracker", s.loss_scale_growth_tracker);
   h5::write_attr(f, "/", "deck", s.deck);
   h5::write_attr(f, "/", "model", s.model_family);
   h5::write_attr(f, "/", "config", s.model_config);
@@ -92,6 +94,10 @@ CheckpointState read_state(const h5::File& f) {
   s.global_batch = i("global_batch");
   s.epoch_loss_sum = h5::read_attr_double(f, "/", "epoch_loss_sum");
   s.best_val_loss = h5::read_attr_double(f, "/", "best_val_loss");
+  if (h5::has_attr(f, "/", "loss_scale")) {  // absent in checkpoints written before precision modes
+    s.loss_scale = h5::read_attr_double(f, "/", "loss_scale");
+    s.loss_scale_growth_tracker = i("loss_scale_growth_tracker");
+  }
   s.deck = h5::read_attr_string(f, "/", "deck");
   s.model_family = h5::read_attr_string(f, "/", "model");
   s.model_config = h5::read_attr_string(f, "/", "config");

@@ -25,6 +25,8 @@ struct CheckpointState {
   std::uint64_t epoch_steps = 0;      // steps of that epoch whose loss counts in epoch_loss_sum
   std::uint64_t skipped_steps = 0;    // steps skipped by nan_policy skip
   double best_val_loss = 0;           // best validation loss so far (NaN when none)
+  double loss_scale = 1;              // fp16 dynamic loss scale, and clean steps since it changed
+  std::uint64_t loss_scale_growth_tracker = 0;
   std::uint64_t seed = 0;
   std::uint64_t ranks = 0, global_batch = 0;
   std::string deck;                   // resolved deck of the run that wrote it

@@ -110,7 +110,7 @@ int train_main(int argc, char** argv) {
     if (!affinity.empty()) Log::rank_error(affinity);
     Log::info("  deck " + cl.deck_path);
     if (deck.get_string("model") == "gbdt") return gbdt::run(deck, comm);
-    return run_network_training(deck, comm, topo);
+    return run_network_training(deck, comm);
   } catch (const Error& e) {
     if (e.collective() || comm.size() == 1) {
       if (comm.rank() == 0) std::fprintf(stderr, "error: %s\n", e.what());

@@ -78,4 +78,24 @@ void check_resume_deck(const deck::Deck& deck, const CheckpointState& state) {
   }
 }
 
+ResumePoint resume_point(const std::string& path, const CheckpointState& st, std::uint64_t epoch_size,
+                         std::uint64_t global_batch) {
+  ResumePoint p;
+  if (st.epoch_samples >= epoch_size) {
+    p.epoch = st.epoch + 1;
+    return p;
+  }
+  if (st.epoch_samples % global_batch != 0)
+    throw Error(strf("%s: resume at sample %llu of epoch %llu needs a global batch that divides it; "
+                     "batch_size x ranks x accumulation_steps = %llu does not",
+                     path.c_str(), (unsigned long long)st.epoch_samples, (unsigned long long)st.epoch + 1,
+                     (unsigned long long)global_batch),
+                ExitCode::bad_input);
+  p.epoch = st.epoch;
+  p.step = st.epoch_samples / global_batch;
+  p.epoch_loss_sum = st.epoch_loss_sum;
+  p.epoch_loss_count = st.epoch_steps;
+  return p;
+}
+
 }  // namespace hpct

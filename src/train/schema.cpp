@@ -1,14 +1,18 @@
 // The general keys (run, layout, data) and the composition of every module's keys into one schema.
 #include "gbdt/gbdt.hpp"
 #include "train/driver.hpp"
-#include "train/trainer.hpp"
+#include "models/registry.hpp"
+#include "train/config.hpp"
 
 namespace hpct {
 
 deck::Schema full_schema() {
   deck::Schema s;
   s.section("run");
-  s.add_choice("model", "mlp", {"mlp", "diffusion", "gbdt"}, "model family to train");
+  std::vector<std::string> families;
+  for (const ModelFamily& f : model_families()) families.push_back(f.name);
+  families.push_back("gbdt");
+  s.add_choice("model", "mlp", families, "model family to train (networks: see the registry's families below; gbdt: trees)");
   s.add_int("seed", 42, 0, (1ll << 62), "seed of every random stream (init, shuffle, noise)");
   s.add_string("output", "", "file the trained model is written to (HDF5 for networks); empty: none");
   s.add_string("metrics_file", "", "JSON-lines file with step, epoch and summary metrics; empty: none");

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "io/hdf5.hpp"
-#include "models/mlp.hpp"
+#include "models/mlp/mlp.hpp"
 #include "nn/weights_io.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"
@@ -53,8 +53,8 @@ std::string train_error(const std::string& deck_text) {
 TEST(Weights, RoundTripKeepsEveryBitAndPyTorchNames) {
   MlpConfig cfg{5, 2, {7, 3}, nn::Activation::gelu};
   Mlp<float> a(cfg, 4), b(cfg, 4);
-  a.store().init_uniform(123);
-  b.store().init_uniform(999);
+  a.store().initialize(123);
+  b.store().initialize(999);
   const std::string path = scratch("weights_" + std::to_string(Comm().rank()) + ".h5");
   nn::write_weights(path, a.store(), {{"model", "mlp"}, {"config", "test"}});
   const nn::Attributes attrs = nn::read_weights(path, b.store());
@@ -71,7 +71,7 @@ TEST(Weights, ShapeMismatchAndMissingTensorNameTheDataset) {
   MlpConfig small{5, 2, {7}, nn::Activation::relu}, wide{5, 2, {8}, nn::Activation::relu},
       deep{5, 2, {7, 7}, nn::Activation::relu};
   Mlp<float> a(small, 1), b(wide, 1), c(deep, 1);
-  a.store().init_uniform(1);
+  a.store().initialize(1);
   const std::string path = scratch("weights_small_" + std::to_string(Comm().rank()) + ".h5");
   nn::write_weights(path, a.store(), {});
   EXPECT_EQ(error_message([&] { nn::read_weights(path, b.store()); }),

@@ -7,10 +7,10 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "models/diffusion_model.hpp"
-#include "models/diffusion_net.hpp"
-#include "models/diffusion_sampler.hpp"
-#include "models/diffusion_schedule.hpp"
+#include "models/diffusion/diffusion_model.hpp"
+#include "models/diffusion/diffusion_net.hpp"
+#include "models/diffusion/diffusion_sampler.hpp"
+#include "models/diffusion/diffusion_schedule.hpp"
 
 namespace hpct {
 namespace {
@@ -107,7 +107,7 @@ TEST(DiffusionNet, SiluGradientMatchesFiniteDifferences) {
 // gradient is compared with a central difference; failures name the tensor.
 void check_gradients(const DiffusionConfig& c, int n) {
   DiffusionNet<double> net(c, n);
-  net.store().init_uniform(11);
+  net.store().initialize(11);
   View2<double> x("x", n, c.n_fine), ctx("c", n, c.n_context), R("R", n, c.n_fine);
   View1<double> t("t", n);
   fill_normal(x, 1), fill_normal(ctx, 2), fill_normal(R, 3);
@@ -171,14 +171,15 @@ Batch make_batch(const View2<float>& x, const View2<float>& y, const std::vector
   for (std::size_t i = 0; i < ids.size(); ++i) h(i) = ids[i];
   Kokkos::deep_copy(v, h);
   Batch b;
-  b.x = x, b.y = y, b.ids = v, b.epoch = 3, b.n = static_cast<int>(ids.size());
+  b.set(Batch::kInputs, x), b.set(Batch::kTargets, y);
+  b.ids = v, b.epoch = 3, b.n = static_cast<int>(ids.size());
   return b;
 }
 
 TEST(DiffusionModel, NoiseAndTimestepDependOnlyOnSeedEpochAndSampleId) {
   DiffusionConfig c;
   c.n_context = 2, c.n_fine = 6, c.hidden = 8, c.time_dim = 4;
-  DiffusionModel a(c, 99, 4, 1), b(c, 99, 4, 1);
+  DiffusionModel a(c, 99, 4), b(c, 99, 4);
   View2<float> x("x", 4, 2), y("y", 4, 6);
   fill_normal(x, 5), fill_normal(y, 6);
   // The same sample (id 42, row 2 of y) at row 2 of one batch and row 0 of another.
@@ -208,7 +209,7 @@ TEST(DiffusionModel, VTargetIsSqrtAbarEpsMinusSqrtOneMinusAbarX0) {
   c.n_context = 2, c.n_fine = 6, c.hidden = 8, c.time_dim = 4, c.steps = 20;
   DiffusionConfig cv = c;
   cv.target = "v";
-  DiffusionModel e(c, 7, 4, 1), v(cv, 7, 4, 1);
+  DiffusionModel e(c, 7, 4), v(cv, 7, 4);
   View2<float> x("x", 4, 2), y("y", 4, 6);
   fill_normal(x, 5), fill_normal(y, 6);
   const Batch b = make_batch(x, y, {3, 9, 27, 81});
@@ -241,8 +242,8 @@ TEST(DiffusionSampler, EnsemblesDoNotDependOnChunking) {
     SamplerOptions o;
     o.method = method, o.members = M, o.seed = 4, o.steps = 5;
     DiffusionNet<float> small(c, 3), big(c, 64);  // 1 context per chunk vs all at once
-    small.store().init_uniform(2);
-    big.store().init_uniform(2);
+    small.store().initialize(2);
+    big.store().initialize(2);
     DiffusionSampler a(small, s, norm, o), b(big, s, norm, o);
     std::vector<float> oa(n * M * 8), ob(n * M * 8), oc(2 * M * 8);
     a.sample(ctx.data(), n, 100, oa.data());

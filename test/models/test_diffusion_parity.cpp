@@ -12,7 +12,7 @@
 
 #include "core/rng.hpp"
 #include "io/hdf5.hpp"
-#include "models/diffusion_net.hpp"
+#include "models/diffusion/diffusion_net.hpp"
 #include "nn/loss.hpp"
 #include "nn/weights_io.hpp"
 
@@ -37,7 +37,7 @@ TEST(DiffusionParity, MatchesPyTorchForwardLossAndGradients) {
   DiffusionConfig c;  // the production sizes: E=32, H=256, 7 -> 256, depth 2
   const int n = 6;
   DiffusionNet<double> net(c, n);
-  net.store().init_uniform(5);
+  net.store().initialize(5);
   // Round the parameters to float32 exactly as the weights file stores them.
   nn::write_weights(weights, net.store(), {{"model", "diffusion"}, {"config", c.to_string()}});
   nn::read_weights(weights, net.store());

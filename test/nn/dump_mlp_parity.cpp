@@ -6,7 +6,7 @@
 
 #include "core/rng.hpp"
 #include "io/hdf5.hpp"
-#include "models/mlp.hpp"
+#include "models/mlp/mlp.hpp"
 #include "nn/loss.hpp"
 #include "nn/weights_io.hpp"
 
@@ -17,7 +17,7 @@ void dump(const std::string& path, nn::Activation act) {
   const int n = 16, d_in = 10, d_out = 3;
   MlpConfig cfg{d_in, d_out, {32, 24}, act};
   Mlp<float> mlp(cfg, n);
-  mlp.store().init_uniform(2024);
+  mlp.store().initialize(2024);
   View2<float> x("x", n, d_in), t("t", n, d_out);
   auto hx = Kokkos::create_mirror_view(x);
   auto ht = Kokkos::create_mirror_view(t);

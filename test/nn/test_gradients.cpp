@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/rng.hpp"
-#include "models/mlp.hpp"
+#include "models/mlp/mlp.hpp"
 #include "nn/activation.hpp"
 #include "nn/loss.hpp"
 
@@ -47,7 +47,7 @@ void check_mlp_gradients(nn::Activation act, const std::vector<int>& hidden) {
   const int n = 5, d_in = 4, d_out = 3;
   MlpConfig cfg{d_in, d_out, hidden, act};
   Mlp<double> mlp(cfg, n);
-  mlp.store().init_uniform(11);
+  mlp.store().initialize(11);
   const View2<double> x = random_matrix(n, d_in, 3);
   ProbeLoss probe;
   for (int i = 0; i < n * d_out; ++i) probe.w.push_back(rng::normal(rng::hash(99, i)));
@@ -125,8 +125,8 @@ TEST(Gradients, GradientsAccumulateOverMicroBatches) {
   // Backward on rows [0,2) then [2,4) must equal backward on [0,4) (dW and db are += updates).
   MlpConfig cfg{3, 2, {4}, nn::Activation::tanh};
   Mlp<double> a(cfg, 4), b(cfg, 4);
-  a.store().init_uniform(5);
-  b.store().init_uniform(5);
+  a.store().initialize(5);
+  b.store().initialize(5);
   const View2<double> x = random_matrix(4, 3, 8);
   ProbeLoss probe;
   for (int i = 0; i < 8; ++i) probe.w.push_back(1.0 + i);

@@ -110,8 +110,9 @@ TEST(Checkpoint, StopSignalWritesACheckpointAndResumeContinuesAtTheSameSample) {
   const std::string bs = "batch_size=" + std::to_string(16 / comm.size());
   const RunResult full = train(comm, data, {bs});
   // The last rank alone gets SIGUSR1 after step 9 (mid-epoch): every rank must stop after step 10,
-  // the step during which the flag travels with the gradients.
+  // the step during which the flag travels in the control reduction.
   const int last = comm.size() - 1;
+  install_stop_handlers();  // the embedding program's job (the train driver does it)
   const RunResult stopped = train(comm, data, {bs, "checkpoint_dir=" + dir}, [&](std::uint64_t step) {
     if (step == 9 && comm.rank() == last) std::raise(SIGUSR1);
   });

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "models/diffusion_net.hpp"
-#include "models/diffusion_normalisation.hpp"
-#include "models/diffusion_schedule.hpp"
+#include "models/diffusion/diffusion_net.hpp"
+#include "models/diffusion/diffusion_normalisation.hpp"
+#include "models/diffusion/diffusion_schedule.hpp"
 
 namespace hpct {
 

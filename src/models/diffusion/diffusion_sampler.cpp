@@ -1,5 +1,5 @@
 // DDPM / DDIM ensemble sampling loops over chunks of (context, member) rows.
-#include "models/diffusion_sampler.hpp"
+#include "models/diffusion/diffusion_sampler.hpp"
 
 #include <cmath>
 #include <cstring>

@@ -9,24 +9,28 @@
 
 #include <cstdint>
 
-#include "models/diffusion_net.hpp"
-#include "models/diffusion_normalisation.hpp"
-#include "models/diffusion_schedule.hpp"
+#include "models/diffusion/diffusion_net.hpp"
+#include "models/diffusion/diffusion_normalisation.hpp"
+#include "models/diffusion/diffusion_schedule.hpp"
 #include "models/model.hpp"
+#include "nn/loss.hpp"
 
 namespace hpct {
 
 class DiffusionModel : public Model {
  public:
-  DiffusionModel(const DiffusionConfig& config, std::uint64_t seed, int capacity, std::size_t extra_grad_slots);
+  DiffusionModel(const DiffusionConfig& config, std::uint64_t seed, int capacity,
+                 nn::Precision precision = nn::Precision::fp32);
   std::string family() const override { return "diffusion"; }
   std::string config_string() const override { return net_.config().to_string(); }
   nn::ParameterStore<float>& store() override { return net_.store(); }
-  double accumulate_gradients(const Batch& b, double global_samples) override;
+  double accumulate_gradients(const Batch& b, double normaliser) override;
   double loss_sum(const Batch& b) override;
   bool needs_data_stats() const override { return true; }
   void set_data_stats(const DataStats& stats) override { norm_.set(stats); }
   ExtraDatasets extra_datasets() const override { return norm_.datasets(); }
+  void load_extra_datasets(const std::string& weights_file) override { norm_.load(weights_file); }
+  double train_flops_per_sample() const override { return 3.0 * net_.forward_flops(); }
 
   DiffusionNet<float>& net() { return net_; }
   const NoiseSchedule& schedule() const { return schedule_; }
@@ -45,6 +49,7 @@ class DiffusionModel : public Model {
   View1<float> sqrt_abar_, sqrt_one_minus_abar_;
   View2<float> c_, x_t_, eps_;
   View1<float> t_;
+  nn::Loss<float> loss_{nn::LossKind::mse};
 };
 
 }  // namespace hpct

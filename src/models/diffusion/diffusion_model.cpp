@@ -1,5 +1,5 @@
 // Training loss and gradients of the diffusion downscaler (noise prediction, DDPM).
-#include "models/diffusion_model.hpp"
+#include "models/diffusion/diffusion_model.hpp"
 
 #include <cmath>
 
@@ -10,8 +10,8 @@
 namespace hpct {
 
 DiffusionModel::DiffusionModel(const DiffusionConfig& config, std::uint64_t seed, int capacity,
-                               std::size_t extra_grad_slots)
-    : net_(config, capacity, extra_grad_slots),
+                               nn::Precision precision)
+    : net_(config, capacity, precision),
       schedule_(NoiseSchedule::make(config.schedule, config.steps)),
       norm_(config.n_context, config.n_fine),
       seed_(seed),
@@ -33,7 +33,7 @@ DiffusionModel::DiffusionModel(const DiffusionConfig& config, std::uint64_t seed
 
 void DiffusionModel::prepare(const Batch& b) {
   const int n = b.n;
-  norm_.normalise_context(b.x, c_, n);
+  norm_.normalise_context(View2<float>(b.inputs().matrix()), c_, n);
   const auto ids = b.ids;
   const auto t = t_;
   const std::uint64_t epoch = b.epoch;
@@ -44,7 +44,8 @@ void DiffusionModel::prepare(const Batch& b) {
         const int ti = static_cast<int>(rng::uniform(rng::hash(t_key, epoch, ids(i))) * T);
         t(i) = static_cast<float>(ti < T ? ti : T - 1);
       });
-  const auto y = b.y, xt = x_t_, eps = eps_;
+  const auto y = b.targets().matrix();
+  const auto xt = x_t_, eps = eps_;
   const auto ymean = norm_.y_mean, ystd = norm_.y_std;
   const auto sa = sqrt_abar_, sb = sqrt_one_minus_abar_;
   const long d = static_cast<long>(x_t_.extent(1)), pairs = (d + 1) / 2;
@@ -71,20 +72,19 @@ void DiffusionModel::prepare(const Batch& b) {
       });
 }
 
-double DiffusionModel::accumulate_gradients(const Batch& b, double global_samples) {
+double DiffusionModel::accumulate_gradients(const Batch& b, double normaliser) {
   if (b.n == 0) return 0.0;
   prepare(b);
-  const auto& out = net_.forward(x_t_, c_, t_, b.n);
-  const double sse = nn::mse_forward_backward(out, eps_, net_.output_grad(), b.n, global_samples);
+  const Tensor<float> out(net_.forward(x_t_, c_, t_, b.n));
+  const double sum = loss_.forward_backward(out, eps_, net_.output_grad_tensor(), nn::GradMode::assign, b.n, normaliser);
   net_.backward(x_t_, c_, b.n);
-  return sse / static_cast<double>(net_.config().n_fine);
+  return sum;
 }
 
 double DiffusionModel::loss_sum(const Batch& b) {
   if (b.n == 0) return 0.0;
   prepare(b);
-  return nn::squared_error_sum(net_.forward(x_t_, c_, t_, b.n), eps_, b.n) /
-         static_cast<double>(net_.config().n_fine);
+  return loss_.forward(Tensor<float>(net_.forward(x_t_, c_, t_, b.n)), eps_, b.n);
 }
 
 }  // namespace hpct

@@ -1,5 +1,5 @@
 // Normalisation statistics of the diffusion model: set from DataStats, stored, loaded, applied.
-#include "models/diffusion_normalisation.hpp"
+#include "models/diffusion/diffusion_normalisation.hpp"
 
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // Ensemble RMSE, CRPS and spread/skill of downscaling ensembles, and the coarse-copy baseline.
-#include "models/diffusion_scores.hpp"
+#include "models/diffusion/diffusion_scores.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Construction of the cosine and linear noise schedules.
-#include "models/diffusion_schedule.hpp"
+#include "models/diffusion/diffusion_schedule.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -6,13 +6,15 @@
 //   eps_hat = output(h)
 // Layer names match a PyTorch module with those attribute names (nn.Linear each), so the HDF5
 // weights load with load_state_dict. Templated on Scalar: float for training, double for tests.
+// Built from nn layers (Linear with fused SiLU, Add, Sequential), wired by hand as in llm.c.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "nn/dense.hpp"
-#include "nn/parameters.hpp"
+#include "nn/layers/add.hpp"
+#include "nn/layers/linear.hpp"
+#include "nn/sequential.hpp"
 
 namespace hpct {
 
@@ -40,39 +42,38 @@ void sinusoidal_embedding(const View1<Scalar>& t, const View2<Scalar>& emb, int 
 template <class Scalar>
 class DiffusionNet {
  public:
-  using Matrix = View2<Scalar>;
+  using Matrix = typename Tensor<Scalar>::Matrix;
   using Vector = View1<Scalar>;
 
-  DiffusionNet(const DiffusionConfig& config, int capacity, std::size_t extra_grad_slots = 0);
+  DiffusionNet(const DiffusionConfig& config, int capacity, nn::Precision precision = nn::Precision::fp32);
 
   // Rows [0, n): x_t [*, n_fine], c [*, n_context], t [*] (timestep index as a Scalar) -> eps_hat.
-  const Matrix& forward(const Matrix& x_t, const Matrix& c, const Vector& t, int n);
-  // Fill rows [0, n) with dL/d(eps_hat), then call backward with the inputs of the last forward.
-  const Matrix& output_grad() const { return d_out_; }
-  // Accumulates (+=) the parameter gradients into the store.
-  void backward(const Matrix& x_t, const Matrix& c, int n);
+  Matrix forward(const Tensor<Scalar>& x_t, const Tensor<Scalar>& c, const Vector& t, int n);
+  // dL/d(eps_hat): fill rows [0, n), then call backward with the inputs of the last forward.
+  Matrix output_grad() const { return d_out_->matrix(); }
+  const Tensor<Scalar>& output_grad_tensor() const { return *d_out_; }
+  // Accumulates (+=) the parameter gradients into the store (Note [the gradient rule]).
+  void backward(const Tensor<Scalar>& x_t, const Tensor<Scalar>& c, int n);
 
   nn::ParameterStore<Scalar>& store() { return store_; }
   const nn::ParameterStore<Scalar>& store() const { return store_; }
   const DiffusionConfig& config() const { return config_; }
   int capacity() const { return capacity_; }
+  // Multiply-adds x 2 of one sample's forward pass (the GEMMs).
+  double forward_flops() const;
 
  private:
-  nn::Dense<Scalar>& time_mlp() { return layers_[0]; }
-  nn::Dense<Scalar>& context_mlp() { return layers_[1]; }
-  nn::Dense<Scalar>& input_proj() { return layers_[2]; }
-  nn::Dense<Scalar>& hidden(int k) { return layers_[static_cast<std::size_t>(3 + k)]; }
-  nn::Dense<Scalar>& output() { return layers_.back(); }
-
   DiffusionConfig config_;
   int capacity_;
   nn::ParameterStore<Scalar> store_;
-  std::vector<nn::Dense<Scalar>> layers_;  // time_mlp, context_mlp, input_proj, hidden0.., output
-  Matrix temb_in_;   // sinusoidal(t) [cap, E]
-  Matrix z0_, h0_;   // sigmoid of the embedding sum, and its SiLU [cap, H]
-  Matrix d_t_;       // dL/d(t_emb) [cap, H]
-  std::vector<Matrix> d_h_;  // d_h_[k]: dL/d(input of hidden k); d_h_[depth]: dL/d(input of output)
-  Matrix d_out_;     // dL/d(eps_hat) [cap, n_fine]
+  nn::Workspace<Scalar> ws_;
+  // Registered in this order (Note [registration order]): time_mlp, context_mlp, input_proj, trunk.
+  nn::Linear<Scalar> time_mlp_, context_mlp_, input_proj_;
+  nn::Add<Scalar> embedding_sum_;  // SiLU(input_proj(x_t) + context_mlp(c) + time_mlp(t))
+  nn::Sequential<Scalar> trunk_;   // hidden0.. (SiLU), output
+  Tensor<Scalar>* temb_in_ = nullptr;  // sinusoidal(t) [cap, E]
+  Tensor<Scalar>* d_h0_ = nullptr;     // dL/d(embedding sum output) [cap, H]
+  Tensor<Scalar>* d_out_ = nullptr;    // dL/d(eps_hat) [cap, n_fine]
 };
 
 }  // namespace hpct

@@ -1,0 +1,51 @@
+// The diffusion family's registry entry: its deck keys and how to build it (see models/registry.hpp).
+#include "core/error.hpp"
+#include "models/diffusion/diffusion_model.hpp"
+#include "models/registry.hpp"
+
+namespace hpct {
+
+namespace {
+
+void declare(deck::Schema& s) {
+  s.section("model (diffusion): n_context and n_fine are the widths of the inputs and targets datasets");
+  s.add_int("time_embedding_dim", 32, 2, 1 << 16, "diffusion: size E of the sinusoidal timestep embedding (even)");
+  s.add_int("diffusion_hidden", 256, 1, 1 << 20, "diffusion: hidden width H of the denoiser");
+  s.add_int("diffusion_depth", 2, 0, 1024, "diffusion: H -> H SiLU layers after the embedding sum");
+  s.add_int("diffusion_steps", 50, 1, 100000, "diffusion: number of noise levels T");
+  s.add_choice("noise_schedule", "cosine", {"cosine", "linear"},
+               "diffusion: cosine (Nichol & Dhariwal 2021, s = 0.008) or linear (Ho et al. 2020, scaled to T)");
+  s.add_choice("diffusion_target", "eps", {"eps", "v"},
+               "diffusion: the network predicts the noise eps (the seed's model) or v = sqrt(abar) eps - sqrt(1-abar) x_0");
+}
+
+std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
+  const deck::Deck& deck = ctx.deck;
+  if (deck.get_string("loss") != "mse")
+    deck.fail("loss", "the diffusion model trains on its own denoising (mse) loss; leave loss at mse");
+  DiffusionConfig cfg;
+  cfg.n_context = ctx.d_in;
+  cfg.n_fine = ctx.d_out;
+  cfg.time_dim = static_cast<int>(deck.get_int("time_embedding_dim"));
+  if (cfg.time_dim % 2 != 0) deck.fail("time_embedding_dim", "must be even (sin and cos halves)");
+  cfg.hidden = static_cast<int>(deck.get_int("diffusion_hidden"));
+  cfg.depth = static_cast<int>(deck.get_int("diffusion_depth"));
+  cfg.steps = static_cast<int>(deck.get_int("diffusion_steps"));
+  cfg.schedule = deck.get_string("noise_schedule");
+  cfg.target = deck.get_string("diffusion_target");
+  return std::make_unique<DiffusionModel>(cfg, static_cast<std::uint64_t>(deck.get_int("seed")), ctx.capacity,
+                                          ctx.precision);
+}
+
+std::unique_ptr<Model> from_config(const std::string& config, int capacity) {
+  return std::make_unique<DiffusionModel>(DiffusionConfig::parse(config), 0, capacity);
+}
+
+}  // namespace
+
+ModelFamily diffusion_family() {
+  return {"diffusion", "conditional diffusion downscaler (seed 000): coarse context -> fine field", declare, build,
+          from_config};
+}
+
+}  // namespace hpct

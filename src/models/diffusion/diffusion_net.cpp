@@ -1,0 +1,133 @@
+// Forward and backward of the diffusion denoiser (see diffusion_net.hpp) on the nn layers.
+#include "models/diffusion/diffusion_net.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+
+namespace hpct {
+
+std::string DiffusionConfig::to_string() const {
+  return strf("n_context=%d n_fine=%d time_dim=%d hidden=%d depth=%d steps=%d schedule=%s target=%s", n_context,
+              n_fine, time_dim, hidden, depth, steps, schedule.c_str(), target.c_str());
+}
+
+DiffusionConfig DiffusionConfig::parse(const std::string& text) {
+  DiffusionConfig c;
+  std::istringstream in(text);
+  std::string tok;
+  while (in >> tok) {
+    const auto eq = tok.find('=');
+    if (eq == std::string::npos) throw Error("diffusion config: '" + tok + "' is not key=value", ExitCode::bad_input);
+    const std::string k = tok.substr(0, eq), v = tok.substr(eq + 1);
+    if (k == "schedule" || k == "target") {
+      (k == "schedule" ? c.schedule : c.target) = v;
+      continue;
+    }
+    int* field = k == "n_context" ? &c.n_context : k == "n_fine" ? &c.n_fine : k == "time_dim" ? &c.time_dim
+               : k == "hidden" ? &c.hidden : k == "depth" ? &c.depth : k == "steps" ? &c.steps : nullptr;
+    if (!field) throw Error("diffusion config: unknown key '" + k + "'", ExitCode::bad_input);
+    *field = std::atoi(v.c_str());
+  }
+  return c;
+}
+
+std::uint64_t DiffusionConfig::parameter_count() const {
+  auto lin = [](std::uint64_t in, std::uint64_t out) { return in * out + out; };
+  const std::uint64_t H = static_cast<std::uint64_t>(hidden);
+  return lin(static_cast<std::uint64_t>(time_dim), H) + lin(static_cast<std::uint64_t>(n_context), H) +
+         lin(static_cast<std::uint64_t>(n_fine), H) + static_cast<std::uint64_t>(depth) * lin(H, H) +
+         lin(H, static_cast<std::uint64_t>(n_fine));
+}
+
+template <class Scalar>
+void sinusoidal_embedding(const View1<Scalar>& t, const View2<Scalar>& emb, int n) {
+  const int E = static_cast<int>(emb.extent(1)), half = E / 2;
+  const double log_base = std::log(10000.0);
+  Kokkos::parallel_for(
+      "sinusoid_emb", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * half),
+      KOKKOS_LAMBDA(const long idx) {
+        const long r = idx / half;
+        const int i = static_cast<int>(idx % half);
+        const double w = kmath::exp(-log_base * static_cast<double>(i) / static_cast<double>(half));
+        const double a = static_cast<double>(t(r)) * w;
+        emb(r, i) = static_cast<Scalar>(kmath::sin(a));
+        emb(r, i + half) = static_cast<Scalar>(kmath::cos(a));
+      });
+}
+
+namespace {
+void check_config(const DiffusionConfig& c) {
+  if (c.time_dim < 2 || c.time_dim % 2 != 0)
+    throw Error("diffusion: time embedding size must be even and >= 2", ExitCode::bad_input);
+  if (c.target != "eps" && c.target != "v")
+    throw Error("diffusion: prediction target must be eps or v, not '" + c.target + "'", ExitCode::bad_input);
+  if (c.hidden < 1 || c.depth < 0 || c.n_context < 1 || c.n_fine < 1)
+    throw Error("diffusion: sizes must be positive", ExitCode::bad_input);
+}
+}  // namespace
+
+template <class Scalar>
+DiffusionNet<Scalar>::DiffusionNet(const DiffusionConfig& config, int capacity, nn::Precision precision)
+    : config_((check_config(config), config)),
+      capacity_(capacity),
+      time_mlp_(store_, ws_, "time_mlp", config.time_dim, config.hidden, capacity, nn::Activation::silu, precision),
+      context_mlp_(store_, ws_, "context_mlp", config.n_context, config.hidden, capacity, nn::Activation::silu,
+                   precision),
+      input_proj_(store_, ws_, "input_proj", config.n_fine, config.hidden, capacity, nn::Activation::identity,
+                  precision),
+      embedding_sum_(ws_, "embedding_sum", Shape{capacity, config.hidden}, nn::Activation::silu, precision),
+      trunk_(ws_) {
+  const DiffusionConfig& c = config;
+  for (int k = 0; k < c.depth; ++k)
+    trunk_.template emplace<nn::Linear<Scalar>>(store_, ws_, "hidden" + std::to_string(k), c.hidden, c.hidden,
+                                                capacity, nn::Activation::silu, precision);
+  trunk_.template emplace<nn::Linear<Scalar>>(store_, ws_, "output", c.hidden, c.n_fine, capacity,
+                                              nn::Activation::identity, precision);
+  temb_in_ = &ws_.request("temb_in", capacity, c.time_dim);
+  d_h0_ = &ws_.request("d_h0", capacity, c.hidden);
+  d_out_ = &ws_.request("d_out", capacity, c.n_fine);
+  store_.allocate();
+  ws_.allocate();
+  for (nn::Layer<Scalar>* l : {static_cast<nn::Layer<Scalar>*>(&time_mlp_), static_cast<nn::Layer<Scalar>*>(&context_mlp_),
+                               static_cast<nn::Layer<Scalar>*>(&input_proj_), static_cast<nn::Layer<Scalar>*>(&trunk_)})
+    l->bind(store_);
+}
+
+template <class Scalar>
+typename DiffusionNet<Scalar>::Matrix DiffusionNet<Scalar>::forward(const Tensor<Scalar>& x_t, const Tensor<Scalar>& c,
+                                                                    const Vector& t, int n) {
+  sinusoidal_embedding<Scalar>(t, View2<Scalar>(temb_in_->matrix()), n);
+  time_mlp_.forward(*temb_in_, n);
+  context_mlp_.forward(c, n);
+  input_proj_.forward(x_t, n);
+  embedding_sum_.forward({&input_proj_.output(), &context_mlp_.output(), &time_mlp_.output()}, n);
+  trunk_.forward(embedding_sum_.output(), n);
+  return trunk_.output().matrix();
+}
+
+template <class Scalar>
+void DiffusionNet<Scalar>::backward(const Tensor<Scalar>& x_t, const Tensor<Scalar>& c, int n) {
+  trunk_.backward(embedding_sum_.output(), *d_out_, *d_h0_, nn::GradMode::assign, n);
+  // One gradient for all three summands (Note [shared input gradient]).
+  const Tensor<Scalar>& dz = embedding_sum_.backward(*d_h0_, n);
+  const Tensor<Scalar> none;
+  input_proj_.backward(x_t, dz, none, nn::GradMode::assign, n);
+  context_mlp_.backward(c, dz, none, nn::GradMode::assign, n);
+  time_mlp_.backward(*temb_in_, dz, none, nn::GradMode::assign, n);
+}
+
+template <class Scalar>
+double DiffusionNet<Scalar>::forward_flops() const {
+  const double H = config_.hidden;
+  return 2.0 * H * (config_.time_dim + config_.n_context + config_.n_fine + config_.depth * H + config_.n_fine);
+}
+
+template void sinusoidal_embedding<float>(const View1<float>&, const View2<float>&, int);
+template void sinusoidal_embedding<double>(const View1<double>&, const View2<double>&, int);
+template class DiffusionNet<float>;
+template class DiffusionNet<double>;
+
+}  // namespace hpct

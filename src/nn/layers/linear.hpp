@@ -1,0 +1,48 @@
+// Linear: y = act(x W^T + b), W [out, in] as PyTorch's nn.Linear, with an optional activation fused
+// into the bias kernel (a GEMM epilogue). The GEMMs go through nn/gemm.hpp (OpenBLAS / cuBLAS).
+// Obeys Note [the gradient rule] (nn/layer.hpp); registers "<name>/weight" (decayed) and
+// "<name>/bias" (not decayed) with nn.Linear's initialisation.
+#pragma once
+
+#include <string>
+
+#include "nn/activation.hpp"
+#include "nn/layer.hpp"
+#include "nn/precision.hpp"
+
+namespace hpct::nn {
+
+template <class Scalar>
+class Linear : public Layer<Scalar> {
+ public:
+  using T = Tensor<Scalar>;
+  using Store = ParameterStore<Scalar>;
+
+  Linear(Store& store, Workspace<Scalar>& ws, const std::string& name, int in, int out, int capacity,
+         Activation act = Activation::identity, Precision precision = Precision::fp32);
+  void bind(const Store& store) override;
+  void forward(const T& x, int n) override;
+  void backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) override;
+  const T& output() const override { return *y_; }
+
+  int in() const { return in_; }
+  int out() const { return out_; }
+  Activation activation() const { return act_; }
+
+ private:
+  int in_, out_;
+  Activation act_;
+  Precision precision_;
+  const Store* store_ = nullptr;
+  std::size_t w_index_, b_index_;
+  typename Store::Matrix w_, dw_;
+  typename Store::Vector b_, db_;
+  // What backward needs of the pre-activation z: z itself, or sigmoid(z) for silu (silu' = s + y (1 - s)).
+  T* z_ = nullptr;
+  T* y_ = nullptr;
+  T* dz_ = nullptr;    // dL/dz, so that dy stays untouched
+  T* ones_ = nullptr;  // [capacity] of 1: the bias gradient as a GEMM
+  View2<Scalar> w_lowp_;  // the weights rounded to the compute precision (bf16/fp16 only)
+};
+
+}  // namespace hpct::nn

@@ -1,0 +1,58 @@
+// The resolved configuration of a network training run, parsed from the deck ONCE into a struct
+// (a library caller can fill the same struct), and the deck keys it comes from. Model-family keys
+// stay in the deck: the registry reads them when it builds the model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "deck/deck.hpp"
+#include "deck/schema.hpp"
+#include "nn/precision.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/schedule.hpp"
+
+namespace hpct {
+
+struct TrainConfig {
+  // run and data
+  std::uint64_t seed = 42;
+  std::string model = "mlp", init_weights;
+  std::string data_file, inputs_dataset = "inputs", targets_dataset = "targets", validation_file;
+  double validation_fraction = 0.1;
+  // training
+  std::uint64_t batch_size = 32;
+  int accumulation_steps = 1;
+  std::uint64_t epochs = 10;
+  bool shuffle = true;
+  std::string loss = "mse";
+  int top_k = 5;  // classification: the k of the top-k accuracy
+  nn::Precision precision = nn::Precision::fp32;
+  // optimizer
+  optim::OptimizerConfig optimizer;
+  optim::Schedule schedule;  // total_steps is filled in by the trainer (it depends on the data)
+  bool decay_all_parameters = false;
+  double clip_grad_norm = 0;
+  bool skip_nonfinite = false;  // nan_policy skip
+  // fp16 loss scaling (PyTorch GradScaler's semantics)
+  double loss_scale_init = 65536.0;
+  std::uint64_t loss_scale_growth_interval = 2000;
+  // checkpoints
+  std::string checkpoint_dir;
+  std::uint64_t checkpoint_every_steps = 0, checkpoint_every_epochs = 0;
+  double checkpoint_every_minutes = 0;
+  int checkpoint_keep = 3;
+  std::string resume = "none";
+  double watchdog_timeout = 600;
+  // outputs
+  std::string output, metrics_file;
+  std::uint64_t log_every = 50;
+
+  static TrainConfig from_deck(const deck::Deck& deck);
+};
+
+// The network-training keys (training, optimizer, precision, checkpoint sections) and every model
+// family's keys (from the registry).
+void declare_network_keys(deck::Schema& s);
+
+}  // namespace hpct

@@ -1,0 +1,59 @@
+// Validation over this rank's block of rows (see evaluator.hpp).
+#include "train/evaluator.hpp"
+
+#include <algorithm>
+
+namespace hpct {
+
+Evaluator::Evaluator(const TabularSource& val, const Comm& comm, std::uint64_t batch, int top_k)
+    : val_(val), comm_(comm), batch_(batch), top_k_(top_k) {
+  const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(comm.size());
+  first_ = val_.rows * r / p;
+  count_ = val_.rows * (r + 1) / p - first_;
+  const std::uint64_t cap = std::max<std::uint64_t>(count_, 1);
+  x_ = View2<float>("val_inputs", cap, val_.d_in);
+  y_ = View2<float>("val_targets", cap, val_.d_out);
+  ids_ = View1<std::uint64_t>("val_ids", cap);
+  {
+    const auto ids = ids_;
+    const std::uint64_t first = first_;
+    Kokkos::parallel_for("val_ids", Kokkos::RangePolicy<ExecSpace>(0, count_),
+                         KOKKOS_LAMBDA(const std::uint64_t i) { ids(i) = first + i; });
+  }
+  long long bad = kNoBadValue;
+  comm.run_agreed([&] {
+    auto hx = Kokkos::create_mirror_view(x_);
+    auto hy = Kokkos::create_mirror_view(y_);
+    bad = read_tabular_block(val_, first_, count_, hx.data(), hy.data());
+    Kokkos::deep_copy(x_, hx);
+    Kokkos::deep_copy(y_, hy);
+  });
+  bad = comm.min(bad);
+  if (bad != kNoBadValue) comm.agree(describe_bad_value(val_, bad), ExitCode::bad_input);
+}
+
+EvalResult Evaluator::evaluate(Model& model) const {
+  EvalResult r;
+  if (val_.rows == 0) return r;
+  EvalSums sums;
+  for (std::uint64_t first = 0; first < count_; first += batch_) {
+    const std::uint64_t n = std::min(batch_, count_ - first);
+    const auto rows = Kokkos::make_pair(first, first + n);
+    Batch b;
+    b.set(Batch::kInputs, View2<float>(Kokkos::subview(x_, rows, Kokkos::ALL())));
+    b.set(Batch::kTargets, View2<float>(Kokkos::subview(y_, rows, Kokkos::ALL())));
+    b.ids = Kokkos::subview(ids_, rows);
+    b.epoch = kValidationEpoch;
+    b.n = static_cast<int>(n);
+    model.evaluate(b, top_k_, sums);
+  }
+  const double total = static_cast<double>(val_.rows);
+  r.loss = comm_.sum(sums.loss) / total;
+  if (model.classifies()) {
+    r.accuracy = static_cast<double>(comm_.sum(sums.top1)) / total;
+    r.top_k_accuracy = static_cast<double>(comm_.sum(sums.topk)) / total;
+  }
+  return r;
+}
+
+}  // namespace hpct

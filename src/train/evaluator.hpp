@@ -1,0 +1,41 @@
+// Validation: each rank evaluates a contiguous block of the validation rows (read once), in
+// micro-batches; the sums (loss, top-1 and top-k hits for classifiers) are reduced over ranks.
+// Validation randomness (diffusion noise) uses a fixed epoch value, so every evaluation of the
+// same model gives the same number.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "comm/comm.hpp"
+#include "data/tabular.hpp"
+#include "models/model.hpp"
+
+namespace hpct {
+
+struct EvalResult {
+  double loss = std::numeric_limits<double>::quiet_NaN();  // mean per-sample loss; NaN: no rows
+  double accuracy = std::numeric_limits<double>::quiet_NaN();       // classifiers only
+  double top_k_accuracy = std::numeric_limits<double>::quiet_NaN();  // classifiers only
+};
+
+class Evaluator {
+ public:
+  // Reads this rank's block of `val` (errors agreed over ranks, bad values named).
+  Evaluator(const TabularSource& val, const Comm& comm, std::uint64_t batch, int top_k);
+  std::uint64_t rows() const { return val_.rows; }
+  EvalResult evaluate(Model& model) const;
+  // The epoch value validation batches carry.
+  static constexpr std::uint64_t kValidationEpoch = ~0ull;
+
+ private:
+  TabularSource val_;
+  const Comm& comm_;
+  std::uint64_t batch_;
+  int top_k_;
+  std::uint64_t first_ = 0, count_ = 0;
+  View2<float> x_, y_;
+  View1<std::uint64_t> ids_;
+};
+
+}  // namespace hpct

@@ -1,0 +1,79 @@
+// Progress lines, epoch lines, the summary and the metrics records (see reporter.hpp).
+#include "train/reporter.hpp"
+
+#include <cmath>
+
+#include "core/log.hpp"
+
+namespace hpct {
+
+std::string hms(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const long s = static_cast<long>(seconds + 0.5);
+  return strf("%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+}
+
+Reporter::Reporter(const TrainConfig& config, const Comm& comm, bool resumed, std::uint64_t total_steps,
+                   std::uint64_t first_global_step)
+    : config_(config), total_steps_(total_steps), first_global_step_(first_global_step) {
+  comm.run_agreed([&] { metrics_ = std::make_unique<MetricsSink>(config.metrics_file, comm.rank(), resumed); });
+}
+
+void Reporter::step(std::uint64_t global_step, std::uint64_t epoch, const StepOutcome& r, double lr,
+                    std::uint64_t step_samples) {
+  window_samples_ += step_samples;
+  if (global_step % config_.log_every != 0 && global_step != total_steps_) return;
+  const double rate = static_cast<double>(window_samples_) / window_.seconds();
+  const double eta = run_clock_.seconds() / static_cast<double>(global_step - first_global_step_) *
+                     static_cast<double>(total_steps_ - global_step);
+  const std::string scale = config_.precision == nn::Precision::fp16 ? strf("  scale %.0f", r.loss_scale) : "";
+  Log::info(strf("step %llu/%llu  epoch %llu/%llu  loss %.6f  lr %.3e%s  %.0f samples/s  ETA %s",
+                 (unsigned long long)global_step, (unsigned long long)total_steps_, (unsigned long long)epoch + 1,
+                 (unsigned long long)config_.epochs, r.loss, lr, scale.c_str(), rate, hms(eta).c_str()));
+  metrics_->write("step", {{"step", double(global_step)}, {"epoch", double(epoch + 1)}, {"loss", r.loss},
+                           {"lr", lr}, {"grad_norm", r.grad_norm}, {"loss_scale", r.loss_scale},
+                           {"samples_per_s", rate}});
+  window_.reset();
+  window_samples_ = 0;
+}
+
+void Reporter::epoch(std::uint64_t epoch, std::uint64_t steps, double train_loss, bool has_validation,
+                     const EvalResult& val, std::uint64_t samples, double seconds) {
+  const double rate = static_cast<double>(samples) / seconds;
+  std::string v;
+  if (has_validation) {
+    v = strf("  val loss = %.6f", val.loss);
+    if (std::isfinite(val.accuracy)) v += strf("  val acc = %.4f  top-%d = %.4f", val.accuracy, config_.top_k, val.top_k_accuracy);
+  }
+  Log::info(strf("Epoch %llu/%llu: avg loss = %.6f (%llu batches)%s  %.0f samples/s  %.2f s",
+                 (unsigned long long)epoch + 1, (unsigned long long)config_.epochs, train_loss,
+                 (unsigned long long)steps, v.c_str(), rate, seconds));
+  metrics_->write("epoch", {{"epoch", double(epoch + 1)}, {"train_loss", train_loss}, {"val_loss", val.loss},
+                            {"val_accuracy", val.accuracy}, {"val_top_k_accuracy", val.top_k_accuracy},
+                            {"samples_per_s", rate}, {"seconds", seconds}});
+}
+
+void Reporter::summary(const TrainSummary& s, bool has_validation, double train_flops_per_sample) {
+  const double other = std::max(0.0, s.seconds - s.time.total());
+  auto pct = [&](double x) { return 100.0 * x / std::max(s.seconds, 1e-12); };
+  const double rate = static_cast<double>(s.samples) / s.seconds;
+  const std::string val = has_validation ? strf("final val loss %.6f", s.val.loss) : std::string("no validation data");
+  Log::info(strf("Done: %llu steps, %llu samples in %.2f s = %.0f samples/s; %s", (unsigned long long)s.steps,
+                 (unsigned long long)s.samples, s.seconds, rate, val.c_str()));
+  Log::info(strf("  time (rank 0): compute %.2f s (%.0f%%), comm %.2f s (%.0f%%), io %.2f s (%.0f%%), other %.2f s",
+                 s.time.compute, pct(s.time.compute), s.time.comm, pct(s.time.comm), s.time.io, pct(s.time.io),
+                 other));
+  if (train_flops_per_sample > 0)
+    Log::info(strf("  model FLOPs: %.3g per sample (forward + backward GEMMs), %.2f GFLOP/s over all ranks",
+                   train_flops_per_sample, train_flops_per_sample * rate * 1e-9));
+  if (s.skipped_steps > 0)
+    Log::info(strf("  %llu step(s) skipped for NaN/Inf (nan_policy skip or fp16 loss scaling)",
+                   (unsigned long long)s.skipped_steps));
+  metrics_->write("summary", {{"steps", double(s.steps)}, {"samples", double(s.samples)}, {"seconds", s.seconds},
+                              {"samples_per_s", rate}, {"val_loss", s.val.loss}, {"compute_s", s.time.compute},
+                              {"comm_s", s.time.comm}, {"io_s", s.time.io},
+                              {"skipped_steps", double(s.skipped_steps)},
+                              {"train_flops_per_sample", train_flops_per_sample}});
+}
+
+}  // namespace hpct

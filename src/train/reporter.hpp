@@ -1,0 +1,55 @@
+// What a run tells its user while it trains and when it ends: a progress line every `log_every`
+// steps (step, epoch, loss, lr, samples/s, ETA), one line per epoch ("Epoch e/E: avg loss = X
+// (N batches)" with the validation figures), the summary with the time split, and the same figures
+// as JSON lines in `metrics_file`. Rank 0 writes; every rank may call.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "comm/comm.hpp"
+#include "core/timer.hpp"
+#include "train/config.hpp"
+#include "train/evaluator.hpp"
+#include "train/metrics_sink.hpp"
+#include "train/step.hpp"
+
+namespace hpct {
+
+struct TrainSummary {
+  std::uint64_t steps = 0, samples = 0;  // in this run (not counting steps before a resume)
+  std::uint64_t skipped_steps = 0;       // by nan_policy skip or the fp16 loss scaler, whole training
+  double last_epoch_loss = 0;
+  double val_loss = std::numeric_limits<double>::quiet_NaN();
+  EvalResult val;                        // the last validation
+  double seconds = 0;
+  TimeSplit time;
+  int stop_signal = 0;                   // SIGUSR1/SIGTERM that ended the run early (0: none)
+  std::string last_checkpoint;
+};
+
+class Reporter {
+ public:
+  // Opens the metrics file (rank 0; appending when resumed). Errors are agreed over ranks.
+  Reporter(const TrainConfig& config, const Comm& comm, bool resumed, std::uint64_t total_steps,
+           std::uint64_t first_global_step);
+  // After every optimizer step; global_step counts the steps taken so far.
+  void step(std::uint64_t global_step, std::uint64_t epoch, const StepOutcome& r, double lr,
+            std::uint64_t step_samples);
+  void epoch(std::uint64_t epoch, std::uint64_t steps, double train_loss, bool has_validation,
+             const EvalResult& val, std::uint64_t samples, double seconds);
+  void summary(const TrainSummary& s, bool has_validation, double train_flops_per_sample);
+
+ private:
+  const TrainConfig& config_;
+  std::uint64_t total_steps_, first_global_step_;
+  std::unique_ptr<MetricsSink> metrics_;
+  Stopwatch run_clock_, window_;
+  std::uint64_t window_samples_ = 0;
+};
+
+// "h:mm:ss", or "?" for a negative or non-finite number of seconds.
+std::string hms(double seconds);
+
+}  // namespace hpct

@@ -1,0 +1,77 @@
+// One optimizer step, the same for every network model family:
+//   zero gradients -> micro-batches accumulate gradients (normalised by the global step's sample
+//   count and the loss scale) -> ONE all-reduce of the flat gradient buffer and ONE small fp64
+//   all-reduce of the control values (loss sum, stop and checkpoint flags) -> unscale (fp16) ->
+//   clip -> non-finite check -> loss-scaler update -> optimizer update.
+// Every decision after the all-reduces uses values that are identical on all ranks, so all ranks
+// reach it without further communication.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "comm/watchdog.hpp"
+#include "core/timer.hpp"
+#include "models/model.hpp"
+#include "optim/loss_scaler.hpp"
+#include "optim/optimizer.hpp"
+#include "train/config.hpp"
+
+namespace hpct {
+
+// This rank's view of the stop conditions, summed over ranks by the control reduction.
+struct StepControl {
+  bool stop_requested = false;       // a stop signal arrived here
+  bool time_checkpoint_due = false;  // rank 0's wall clock says a timed checkpoint is due
+};
+
+struct StepOutcome {
+  double loss = 0;               // mean loss over the step's samples, all ranks
+  double grad_norm = 0;          // global L2 norm before clipping (unscaled)
+  double loss_scale = 1;         // the scale this step ran with (1 unless fp16)
+  bool stop = false;             // some rank received a stop signal
+  bool checkpoint_due = false;   // the timed checkpoint cadence says so
+  bool nonfinite = false;        // the loss or a gradient was NaN/Inf
+  bool applied = true;           // the optimizer updated the parameters
+};
+
+class StepRunner {
+ public:
+  StepRunner(const TrainConfig& config, const Comm& comm, Model& model, std::uint64_t total_steps);
+
+  // micro_batch(k, batch) fills micro-step k's batch and returns false when this rank has no rows
+  // in it (the tail of an epoch); the rank still joins the all-reduces.
+  template <class MicroBatch>
+  StepOutcome run(std::uint64_t global_step, std::uint64_t step_samples, int micro_steps,
+                  const StepControl& control, MicroBatch&& micro_batch, TimeSplit& time) {
+    double loss_sum = 0;
+    {
+      ScopedTime t(time.compute);
+      model_.store().zero_grads();
+      const double normaliser = static_cast<double>(step_samples) / scaler_.scale();
+      for (int k = 0; k < micro_steps; ++k) {
+        Batch b;
+        if (micro_batch(k, b)) loss_sum += model_.accumulate_gradients(b, normaliser);
+      }
+      fence();
+    }
+    return finish(loss_sum, global_step, step_samples, control, time);
+  }
+
+  double lr(std::uint64_t global_step) const { return schedule_.at(global_step); }
+  optim::Optimizer<float>& optimizer() { return optimizer_; }
+  optim::LossScaler& scaler() { return scaler_; }
+
+ private:
+  StepOutcome finish(double loss_sum, std::uint64_t global_step, std::uint64_t step_samples,
+                     const StepControl& control, TimeSplit& time);
+  Model& model_;
+  WatchedAllreduce reducer_;
+  optim::Optimizer<float> optimizer_;
+  optim::Schedule schedule_;
+  optim::LossScaler scaler_;
+  double clip_;
+  std::array<double, 3> control_{};  // loss sum, stop, time checkpoint: summed over ranks
+};
+
+}  // namespace hpct
