@@ -44,6 +44,7 @@ class NetworkTrainer {
 
   const TrainConfig& config() const { return config_; }
   Model& model() { return *model_; }
+  StepRunner& step_runner() { return *steps_; }
   const Sampler& sampler() const { return *sampler_; }
   std::uint64_t validation_rows() const { return evaluator_->rows(); }
 
@@ -60,7 +61,7 @@ class NetworkTrainer {
     if (heartbeat_) heartbeat_->beat(where);
   }
 
-  const deck::Deck& deck_;  // kept for the model family's keys and the resolved text stored in files
+  deck::Deck deck_;  // a copy: the model family's keys and the resolved text stored in files
   TrainConfig config_;
   const Comm& comm_;
   TabularSource train_, val_;
