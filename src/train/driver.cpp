@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/trace.hpp"
 #include "gbdt/gbdt.hpp"
 #include "train/trainer.hpp"
 
@@ -100,9 +101,12 @@ int train_main(int argc, char** argv) {
     const deck::Schema schema = full_schema();
     const std::string text = read_deck_text(comm, cl.deck_path);
     deck::Deck deck;
+    trace::FinishAtExit trace_at_exit;  // writes trace_file however the run ends
     comm.run_agreed([&] {
       deck = deck::Deck::parse(text, cl.deck_path, schema, cl.overrides);
       check_layout(deck, topo);
+      if (const std::string err = trace::start(deck.get_string("trace_file"), comm.rank()); !err.empty())
+        deck.fail("trace_file", err);
     });
 
     Log::info(runtime.banner());

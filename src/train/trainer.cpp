@@ -8,6 +8,7 @@
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "core/signals.hpp"
+#include "core/trace.hpp"
 #include "hpctrain/version.hpp"
 #include "nn/weights_io.hpp"
 #include "train/data_stats.hpp"
@@ -226,7 +227,7 @@ NetworkTrainer::StepResult NetworkTrainer::train_step(std::uint64_t epoch, std::
   const double n_step = static_cast<double>(sampler_->step_samples(step));
   double loss_sum = 0;
   {
-    ScopedTime t(time_.compute);
+    ScopedTime t(time_.compute, "forward_backward");
     store.zero_grads();
     for (int k = 0; k < sampler_->accumulation(); ++k) {
       const std::uint64_t first = shard_->first(step, k), n = shard_->count(step, k);
@@ -247,11 +248,11 @@ NetworkTrainer::StepResult NetworkTrainer::train_step(std::uint64_t epoch, std::
     fence();
   }
   {
-    ScopedTime t(time_.comm);
+    ScopedTime t(time_.comm, "allreduce");
     fence();
     reducer_.sum(store.grads().data(), store.grads().span(), global_step);
   }
-  ScopedTime t(time_.compute);
+  ScopedTime t(time_.compute, "optimizer");
   Kokkos::deep_copy(extra_host_,
                     Kokkos::subview(store.grads(), Kokkos::make_pair(store.count(), store.count() + kExtraSlots)));
   StepResult r;
@@ -262,6 +263,7 @@ NetworkTrainer::StepResult NetworkTrainer::train_step(std::uint64_t epoch, std::
   // verdict on NaN/Inf without communicating.
   const double norm = clip_ > 0 ? optim::clip_grad_norm<float>(store.grad_span(), clip_)
                                 : optim::grad_norm<float>(store.grad_span());
+  r.grad_norm = norm;
   if (!std::isfinite(r.loss) || !std::isfinite(norm)) {
     const std::string what = strf("%s at step %llu (epoch %llu)", std::isfinite(r.loss) ? "gradient norm is NaN/Inf" :
                                   "loss is NaN/Inf", (unsigned long long)global_step + 1, (unsigned long long)epoch + 1);
@@ -303,7 +305,7 @@ std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_
   st.backend = ExecSpace::name();
   std::string path, err;
   {
-    ScopedTime t(time_.io);
+    ScopedTime t(time_.io, "checkpoint");
     // Rank 0 writes (the state is replicated); the others wait for its verdict, so a failed write
     // stops every rank and the previous checkpoint stays intact.
     if (comm_.rank() == 0) {
@@ -319,6 +321,7 @@ std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_
     comm_.broadcast(path, 0);
   }
   Log::info("  checkpoint " + path);
+  trace::write();  // a job killed later keeps its timeline up to here
   return path;
 }
 
@@ -351,7 +354,8 @@ TrainSummary NetworkTrainer::run() {
   install_stop_handlers();
   std::unique_ptr<MetricsSink> metrics;
   comm_.run_agreed([&] {
-    metrics = std::make_unique<MetricsSink>(deck_.get_string("metrics_file"), comm_.rank(), !resumed_from_.empty());
+    metrics = std::make_unique<MetricsSink>(deck_.get_string("metrics_file"), comm_.rank(), !resumed_from_.empty(),
+                                            deck_.get_string("tensorboard_dir"));
   });
 
   // The all-reduce watchdog names missing ranks after watchdog_timeout; this backstop covers every
@@ -361,11 +365,12 @@ TrainSummary NetworkTrainer::run() {
   Stopwatch run_clock, checkpoint_clock;
   const std::uint64_t first_global_step = global_step_;
   for (std::uint64_t epoch = start_epoch_; epoch < epochs; ++epoch) {
+    trace::Scope epoch_trace("epoch");
     Stopwatch epoch_clock;
     heartbeat.beat("loading the epoch's data");
     long long bad = kNoBadValue;
     {
-      ScopedTime t(time_.io);
+      ScopedTime t(time_.io, "data");
       comm_.run_agreed([&] { bad = shard_->load(epoch); });
       bad = comm_.min(bad);
     }
@@ -378,6 +383,7 @@ TrainSummary NetworkTrainer::run() {
     Stopwatch window;
     std::uint64_t window_samples = 0;
     for (std::uint64_t step = first_step; step < steps; ++step) {
+      trace::Scope step_trace("step");
       const bool time_due = checkpoints && every_seconds > 0 && comm_.rank() == 0 &&
                             checkpoint_clock.seconds() >= every_seconds;
       heartbeat.beat("a training step");
@@ -396,13 +402,13 @@ TrainSummary NetworkTrainer::run() {
         const double eta = run_clock.seconds() / static_cast<double>(global_step_ - first_global_step) *
                            static_cast<double>(total_steps - global_step_);
         const double lr = schedule_.at(global_step_ - 1);
-        Log::info(strf("step %llu/%llu  epoch %llu/%llu  loss %.6f  lr %.3e  %.0f samples/s  ETA %s",
-                       (unsigned long long)global_step_, (unsigned long long)total_steps,
-                       (unsigned long long)epoch + 1, (unsigned long long)epochs, r.loss, lr, rate,
-                       hms(eta).c_str()));
+        Log::progress(strf("step %llu/%llu  epoch %llu/%llu  loss %.6f  lr %.3e  %.0f samples/s  ETA %s",
+                           (unsigned long long)global_step_, (unsigned long long)total_steps,
+                           (unsigned long long)epoch + 1, (unsigned long long)epochs, r.loss, lr, rate,
+                           hms(eta).c_str()), double(global_step_) / double(total_steps));
         if (metrics)
           metrics->write("step", {{"step", double(global_step_)}, {"epoch", double(epoch + 1)},
-                                  {"loss", r.loss}, {"lr", lr}, {"samples_per_s", rate}});
+                                  {"loss", r.loss}, {"lr", lr}, {"grad_norm", r.grad_norm}, {"samples_per_s", rate}});
         window.reset();
         window_samples = 0;
       }
@@ -426,7 +432,7 @@ TrainSummary NetworkTrainer::run() {
                                        : std::numeric_limits<double>::quiet_NaN();
     heartbeat.beat("validation and the end of the epoch");
     {
-      ScopedTime t(time_.compute);
+      ScopedTime t(time_.compute, "validation");
       s.val_loss = validation_loss();
     }
     if (std::isfinite(s.val_loss) && !(s.val_loss >= best_val_loss_)) best_val_loss_ = s.val_loss;
@@ -437,8 +443,10 @@ TrainSummary NetworkTrainer::run() {
                    (unsigned long long)epoch + 1, (unsigned long long)epochs, s.last_epoch_loss,
                    (unsigned long long)steps, val.c_str(), rate, secs));
     if (metrics)
-      metrics->write("epoch", {{"epoch", double(epoch + 1)}, {"train_loss", s.last_epoch_loss},
-                               {"val_loss", s.val_loss}, {"samples_per_s", rate}, {"seconds", secs}});
+      metrics->write("epoch", {{"epoch", double(epoch + 1)}, {"step", double(global_step_)},
+                               {"train_loss", s.last_epoch_loss}, {"val_loss", s.val_loss}, {"samples_per_s", rate},
+                               {"seconds", secs}, {"compute_s", time_.compute}, {"comm_s", time_.comm},
+                               {"io_s", time_.io}});
     const bool last_epoch = epoch + 1 == epochs;
     const bool step_due = every_steps > 0 && global_step_ % every_steps == 0;
     const bool epoch_due = every_epochs > 0 && (epoch + 1) % every_epochs == 0;
@@ -452,7 +460,7 @@ TrainSummary NetworkTrainer::run() {
   s.time = time_;
   s.skipped_steps = skipped_steps_;
   {
-    ScopedTime t(s.time.io);
+    ScopedTime t(s.time.io, "output");
     write_outputs();
   }
   const double other = std::max(0.0, s.seconds - s.time.total());

@@ -62,6 +62,7 @@ class NetworkTrainer {
     bool stop = false;             // some rank received a stop signal
     bool checkpoint_due = false;   // rank 0's wall-clock cadence says so
     bool applied = true;           // false when nan_policy skip dropped the update
+    double grad_norm = 0;          // global L2 norm of the summed gradient, before clipping
   };
   StepResult train_step(std::uint64_t epoch, std::uint64_t step, std::uint64_t global_step,
                         bool time_checkpoint_due);
