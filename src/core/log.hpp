@@ -52,7 +52,8 @@ class Log {
   static void progress(const std::string& line, double fraction);
   // "[#########-----------]  45%": the bar progress() draws, `width` characters between brackets.
   static std::string progress_bar(double fraction, int width);
-  // In-place redrawing on or off; by default it is on when stdout is a terminal (tests force it).
+  // In-place redrawing on or off (tests); by default on when stdout is a terminal with a size, or
+  // as HPCTRAIN_PROGRESS=bar|lines says (log.cpp, "terminal detection").
   static void set_terminal(bool terminal) { terminal_ = terminal ? 1 : 0; }
 
  private:

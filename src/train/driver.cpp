@@ -113,6 +113,7 @@ int train_main(int argc, char** argv) {
     const std::string affinity = runtime.affinity_warning();
     if (!affinity.empty()) Log::rank_error(affinity);
     Log::info("  deck " + cl.deck_path);
+    trace::Scope run_trace("run");
     if (deck.get_string("model") == "gbdt") return gbdt::run(deck, comm);
     return run_network_training(deck, comm, topo);
   } catch (const Error& e) {
