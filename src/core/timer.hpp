@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include "core/trace.hpp"
+
 namespace hpct {
 
 class Stopwatch {
@@ -21,10 +23,11 @@ struct TimeSplit {
   double total() const { return compute + comm + io; }
 };
 
-// Adds the elapsed time of a scope to one bucket of a TimeSplit.
+// Adds the elapsed time of a scope to one bucket of a TimeSplit and, when a trace is recorded and
+// `trace_name` is given, puts the scope on the timeline (core/trace.hpp) as that phase.
 class ScopedTime {
  public:
-  explicit ScopedTime(double& bucket) : bucket_(bucket) {}
+  explicit ScopedTime(double& bucket, const char* trace_name = nullptr) : bucket_(bucket), trace_(trace_name) {}
   ~ScopedTime() { bucket_ += watch_.seconds(); }
   ScopedTime(const ScopedTime&) = delete;
   ScopedTime& operator=(const ScopedTime&) = delete;
@@ -32,6 +35,7 @@ class ScopedTime {
  private:
   double& bucket_;
   Stopwatch watch_;
+  trace::Scope trace_;
 };
 
 }  // namespace hpct

@@ -11,6 +11,7 @@
 #include "core/timer.hpp"
 #include "gbdt/metrics.hpp"
 #include "gbdt/model_io.hpp"
+#include "io/tensorboard.hpp"
 
 namespace hpct::gbdt {
 
@@ -219,6 +220,14 @@ int run(const deck::Deck& deck, const Comm& comm) {
       for (const auto& e : final_r) o << ", \"" << e.name << "\": " << strf("%.17g", e.value);
       o << "}\n";
       write_file_atomic(metrics_file, o.str());
+    }
+    if (!deck.get_string("tensorboard_dir").empty()) {  // each round's evaluations as gbdt/<set>-<metric>
+      TensorBoardWriter tensorboard(deck.get_string("tensorboard_dir"));
+      for (std::size_t r = 0; r < res.history.size(); ++r) {
+        std::vector<TensorBoardWriter::Scalar> scalars;
+        for (const auto& e : res.history[r]) scalars.emplace_back("gbdt/" + e.name, e.value);
+        tensorboard.write_scalars(res.history_round[r] + 1, scalars);
+      }
     }
   });
   return 0;

@@ -98,6 +98,7 @@ TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
   c.watchdog_timeout = d.get_real("watchdog_timeout");
   c.output = d.get_string("output");
   c.metrics_file = d.get_string("metrics_file");
+  c.tensorboard_dir = d.get_string("tensorboard_dir");
   c.log_every = static_cast<std::uint64_t>(d.get_int("log_every"));
   return c;
 }

@@ -45,7 +45,7 @@ struct TrainConfig {
   std::string resume = "none";
   double watchdog_timeout = 600;
   // outputs
-  std::string output, metrics_file;
+  std::string output, metrics_file, tensorboard_dir;
   std::uint64_t log_every = 50;
 
   static TrainConfig from_deck(const deck::Deck& deck);

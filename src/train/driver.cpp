@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/trace.hpp"
 #include "gbdt/gbdt.hpp"
 #include "train/trainer.hpp"
 
@@ -100,15 +101,19 @@ int train_main(int argc, char** argv) {
     const deck::Schema schema = full_schema();
     const std::string text = read_deck_text(comm, cl.deck_path);
     deck::Deck deck;
+    trace::FinishAtExit trace_at_exit;  // writes trace_file however the run ends
     comm.run_agreed([&] {
       deck = deck::Deck::parse(text, cl.deck_path, schema, cl.overrides);
       check_layout(deck, topo);
+      if (const std::string err = trace::start(deck.get_string("trace_file"), comm.rank()); !err.empty())
+        deck.fail("trace_file", err);
     });
 
     Log::info(runtime.banner());
     const std::string affinity = runtime.affinity_warning();
     if (!affinity.empty()) Log::rank_error(affinity);
     Log::info("  deck " + cl.deck_path);
+    trace::Scope run_trace("run");
     if (deck.get_string("model") == "gbdt") return gbdt::run(deck, comm);
     return run_network_training(deck, comm);
   } catch (const Error& e) {

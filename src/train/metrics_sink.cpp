@@ -3,13 +3,17 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "io/tensorboard.hpp"
 
 namespace hpct {
 
-MetricsSink::MetricsSink(const std::string& path, int rank, bool append) {
-  if (path.empty() || rank != 0) return;
-  file_ = std::fopen(path.c_str(), append ? "a" : "w");
-  if (!file_) throw Error(path + ": cannot open metrics file for writing", ExitCode::bad_input);
+MetricsSink::MetricsSink(const std::string& path, int rank, bool append, const std::string& tensorboard_dir) {
+  if (rank != 0) return;
+  if (!path.empty()) {
+    file_ = std::fopen(path.c_str(), append ? "a" : "w");
+    if (!file_) throw Error(path + ": cannot open metrics file for writing", ExitCode::bad_input);
+  }
+  if (!tensorboard_dir.empty()) tensorboard_ = std::make_unique<TensorBoardWriter>(tensorboard_dir);
 }
 
 MetricsSink::~MetricsSink() {
@@ -17,6 +21,7 @@ MetricsSink::~MetricsSink() {
 }
 
 void MetricsSink::write(const std::string& type, const std::vector<Field>& fields) {
+  if (tensorboard_) write_tensorboard(type, fields);
   if (!file_) return;
   std::fprintf(file_, "{\"type\": \"%s\"", type.c_str());
   for (const auto& [k, v] : fields) {
@@ -25,6 +30,36 @@ void MetricsSink::write(const std::string& type, const std::vector<Field>& field
   }
   std::fputs("}\n", file_);
   std::fflush(file_);
+}
+
+std::string MetricsSink::tensorboard_tag(const std::string& type, const std::string& field) {
+  if (field == "step" || field == "epoch") return "";  // the x axis, not a curve
+  if (type == "step") {
+    if (field == "samples_per_s") return "perf/samples_per_s";
+    return "train/" + field;  // loss, lr, grad_norm, loss_scale
+  }
+  if (type == "epoch") {
+    if (field == "train_loss") return "epoch/train_loss";
+    if (field == "val_loss") return "val/loss";
+    if (field == "samples_per_s") return "perf/epoch_samples_per_s";
+    if (field == "seconds") return "perf/epoch_seconds";
+    if (field.size() > 2 && field.compare(field.size() - 2, 2, "_s") == 0) return "time/" + field;  // phases
+    return "epoch/" + field;
+  }
+  return type + "/" + field;  // summary/...
+}
+
+void MetricsSink::write_tensorboard(const std::string& type, const std::vector<Field>& fields) {
+  std::int64_t step = last_step_;
+  std::vector<TensorBoardWriter::Scalar> scalars;
+  for (const auto& [k, v] : fields) {
+    if (k == "step") step = static_cast<std::int64_t>(v);
+    const std::string tag = tensorboard_tag(type, k);
+    if (!tag.empty() && std::isfinite(v)) scalars.emplace_back(tag, v);
+  }
+  last_step_ = step;
+  tensorboard_->write_scalars(step, scalars);
+  if (type != "step") tensorboard_->flush();
 }
 
 }  // namespace hpct

@@ -16,7 +16,7 @@ std::string hms(double seconds) {
 Reporter::Reporter(const TrainConfig& config, const Comm& comm, bool resumed, std::uint64_t total_steps,
                    std::uint64_t first_global_step)
     : config_(config), total_steps_(total_steps), first_global_step_(first_global_step) {
-  comm.run_agreed([&] { metrics_ = std::make_unique<MetricsSink>(config.metrics_file, comm.rank(), resumed); });
+  comm.run_agreed([&] { metrics_ = std::make_unique<MetricsSink>(config.metrics_file, comm.rank(), resumed, config.tensorboard_dir); });
 }
 
 void Reporter::step(std::uint64_t global_step, std::uint64_t epoch, const StepOutcome& r, double lr,
@@ -27,9 +27,10 @@ void Reporter::step(std::uint64_t global_step, std::uint64_t epoch, const StepOu
   const double eta = run_clock_.seconds() / static_cast<double>(global_step - first_global_step_) *
                      static_cast<double>(total_steps_ - global_step);
   const std::string scale = config_.precision == nn::Precision::fp16 ? strf("  scale %.0f", r.loss_scale) : "";
-  Log::info(strf("step %llu/%llu  epoch %llu/%llu  loss %.6f  lr %.3e%s  %.0f samples/s  ETA %s",
-                 (unsigned long long)global_step, (unsigned long long)total_steps_, (unsigned long long)epoch + 1,
-                 (unsigned long long)config_.epochs, r.loss, lr, scale.c_str(), rate, hms(eta).c_str()));
+  Log::progress(strf("step %llu/%llu  epoch %llu/%llu  loss %.6f  lr %.3e%s  %.0f samples/s  ETA %s",
+                     (unsigned long long)global_step, (unsigned long long)total_steps_, (unsigned long long)epoch + 1,
+                     (unsigned long long)config_.epochs, r.loss, lr, scale.c_str(), rate, hms(eta).c_str()),
+                static_cast<double>(global_step) / static_cast<double>(total_steps_));
   metrics_->write("step", {{"step", double(global_step)}, {"epoch", double(epoch + 1)}, {"loss", r.loss},
                            {"lr", lr}, {"grad_norm", r.grad_norm}, {"loss_scale", r.loss_scale},
                            {"samples_per_s", rate}});
@@ -37,8 +38,9 @@ void Reporter::step(std::uint64_t global_step, std::uint64_t epoch, const StepOu
   window_samples_ = 0;
 }
 
-void Reporter::epoch(std::uint64_t epoch, std::uint64_t steps, double train_loss, bool has_validation,
-                     const EvalResult& val, std::uint64_t samples, double seconds) {
+void Reporter::epoch(std::uint64_t epoch, std::uint64_t global_step, std::uint64_t steps, double train_loss,
+                     bool has_validation, const EvalResult& val, std::uint64_t samples, double seconds,
+                     const TimeSplit& time) {
   const double rate = static_cast<double>(samples) / seconds;
   std::string v;
   if (has_validation) {
@@ -48,9 +50,10 @@ void Reporter::epoch(std::uint64_t epoch, std::uint64_t steps, double train_loss
   Log::info(strf("Epoch %llu/%llu: avg loss = %.6f (%llu batches)%s  %.0f samples/s  %.2f s",
                  (unsigned long long)epoch + 1, (unsigned long long)config_.epochs, train_loss,
                  (unsigned long long)steps, v.c_str(), rate, seconds));
-  metrics_->write("epoch", {{"epoch", double(epoch + 1)}, {"train_loss", train_loss}, {"val_loss", val.loss},
-                            {"val_accuracy", val.accuracy}, {"val_top_k_accuracy", val.top_k_accuracy},
-                            {"samples_per_s", rate}, {"seconds", seconds}});
+  metrics_->write("epoch", {{"epoch", double(epoch + 1)}, {"step", double(global_step)}, {"train_loss", train_loss},
+                            {"val_loss", val.loss}, {"val_accuracy", val.accuracy},
+                            {"val_top_k_accuracy", val.top_k_accuracy}, {"samples_per_s", rate}, {"seconds", seconds},
+                            {"compute_s", time.compute}, {"comm_s", time.comm}, {"io_s", time.io}});
 }
 
 void Reporter::summary(const TrainSummary& s, bool has_validation, double train_flops_per_sample) {

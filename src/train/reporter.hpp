@@ -37,8 +37,8 @@ class Reporter {
   // After every optimizer step; global_step counts the steps taken so far.
   void step(std::uint64_t global_step, std::uint64_t epoch, const StepOutcome& r, double lr,
             std::uint64_t step_samples);
-  void epoch(std::uint64_t epoch, std::uint64_t steps, double train_loss, bool has_validation,
-             const EvalResult& val, std::uint64_t samples, double seconds);
+  void epoch(std::uint64_t epoch, std::uint64_t global_step, std::uint64_t steps, double train_loss,
+             bool has_validation, const EvalResult& val, std::uint64_t samples, double seconds, const TimeSplit& time);
   void summary(const TrainSummary& s, bool has_validation, double train_flops_per_sample);
 
  private:

@@ -16,6 +16,10 @@ deck::Schema full_schema() {
   s.add_int("seed", 42, 0, (1ll << 62), "seed of every random stream (init, shuffle, noise)");
   s.add_string("output", "", "file the trained model is written to (HDF5 for networks); empty: none");
   s.add_string("metrics_file", "", "JSON-lines file with step, epoch and summary metrics; empty: none");
+  s.add_string("tensorboard_dir", "", "directory of TensorBoard event files (rank 0; the metrics_file values); "
+               "empty: none");
+  s.add_string("trace_file", "", "per-rank timeline of the training phases in Chrome trace-event JSON (Perfetto); "
+               "%r in the name is the rank, else .rank<r> goes before the extension; empty: none");
   s.add_int("log_every", 50, 1, 1ll << 40, "optimizer steps between progress lines");
 
   s.section("layout");

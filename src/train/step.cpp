@@ -29,11 +29,11 @@ StepOutcome StepRunner::finish(double loss_sum, std::uint64_t global_step, std::
   r.loss_scale = scaler_.scale();
   control_ = {loss_sum, control.stop_requested ? 1.0 : 0.0, control.time_checkpoint_due ? 1.0 : 0.0};
   {
-    ScopedTime t(time.comm);
+    ScopedTime t(time.comm, "allreduce");
     reducer_.sum(store.grads().data(), store.count(), global_step);
     reducer_.sum(control_.data(), control_.size(), global_step);
   }
-  ScopedTime t(time.compute);
+  ScopedTime t(time.compute, "optimizer");
   r.loss = control_[0] / static_cast<double>(step_samples);
   r.stop = control_[1] > 0;
   r.checkpoint_due = control_[2] > 0;

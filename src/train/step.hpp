@@ -46,7 +46,7 @@ class StepRunner {
                   const StepControl& control, MicroBatch&& micro_batch, TimeSplit& time) {
     double loss_sum = 0;
     {
-      ScopedTime t(time.compute);
+      ScopedTime t(time.compute, "forward_backward");
       model_.store().zero_grads();
       const double normaliser = static_cast<double>(step_samples) / scaler_.scale();
       for (int k = 0; k < micro_steps; ++k) {

@@ -8,6 +8,7 @@
 
 #include "core/log.hpp"
 #include "core/signals.hpp"
+#include "core/trace.hpp"
 #include "hpctrain/version.hpp"
 #include "models/registry.hpp"
 #include "nn/weights_io.hpp"
@@ -124,6 +125,7 @@ bool NetworkTrainer::train_epoch(std::uint64_t epoch, std::uint64_t first_step, 
                                  Reporter& reporter) {
   const std::uint64_t steps = sampler_->steps_per_epoch();
   for (std::uint64_t step = first_step; step < steps; ++step) {
+    trace::Scope step_trace("step");
     beat("a training step");
     const StepControl control{stop_signal() != 0, cadence_.time_due_local(comm_.rank())};
     const std::uint64_t n_step = sampler_->step_samples(step);
@@ -183,11 +185,12 @@ TrainSummary NetworkTrainer::run() {
   TrainSummary s;
   Stopwatch run_clock;
   for (std::uint64_t epoch = start_epoch_; epoch < config_.epochs; ++epoch) {
+    trace::Scope epoch_trace("epoch");
     Stopwatch epoch_clock;
     beat("loading the epoch's data");
     long long bad = kNoBadValue;
     {
-      ScopedTime t(time_.io);
+      ScopedTime t(time_.io, "data");
       comm_.run_agreed([&] { bad = shard_->load(epoch); });
       bad = comm_.min(bad);
     }
@@ -204,13 +207,13 @@ TrainSummary NetworkTrainer::run() {
                                               : std::numeric_limits<double>::quiet_NaN();
     beat("validation and the end of the epoch");
     {
-      ScopedTime t(time_.compute);
+      ScopedTime t(time_.compute, "validation");
       s.val = evaluator_->evaluate(*model_);
       s.val_loss = s.val.loss;
     }
     if (std::isfinite(s.val_loss) && !(s.val_loss >= best_val_loss_)) best_val_loss_ = s.val_loss;
-    reporter.epoch(epoch, steps, s.last_epoch_loss, evaluator_->rows() > 0, s.val, s.samples - samples_before,
-                   epoch_clock.seconds());
+    reporter.epoch(epoch, global_step_, steps, s.last_epoch_loss, evaluator_->rows() > 0, s.val,
+                   s.samples - samples_before, epoch_clock.seconds(), time_);
     const bool time_due = cadence_.time_elapsed(comm_.max(cadence_.seconds_since_checkpoint()));
     if (cadence_.after_epoch(epoch, global_step_, time_due, epoch + 1 == config_.epochs)) {
       s.last_checkpoint = checkpoint(epoch, steps);
@@ -220,7 +223,7 @@ TrainSummary NetworkTrainer::run() {
   s.seconds = run_clock.seconds();
   s.skipped_steps = skipped_steps_;
   {
-    ScopedTime t(time_.io);
+    ScopedTime t(time_.io, "output");
     write_outputs();
   }
   s.time = time_;
@@ -250,7 +253,7 @@ std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_
   st.backend = ExecSpace::name();
   std::string path, err;
   {
-    ScopedTime t(time_.io);
+    ScopedTime t(time_.io, "checkpoint");
     // Rank 0 writes (the state is replicated); the others wait for its verdict, so a failed write
     // stops every rank and the previous checkpoint stays intact.
     if (comm_.rank() == 0) {
@@ -266,6 +269,7 @@ std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_
     comm_.broadcast(path, 0);
   }
   Log::info("  checkpoint " + path);
+  trace::write();  // a job killed later keeps its timeline up to here
   return path;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "core/trace.hpp"
 #include "data/downscaling.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"
@@ -66,6 +67,17 @@ TEST(NoAllocation, MlpTrainingStep) {
       "data_file " + data + "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nclip_grad_norm 1\nlog_every 100000\n"
       "accumulation_steps 2\n");
   expect_no_allocation(deck, comm, 5, 25);
+}
+
+// A recorded trace (trace_file) adds events to a buffer allocated up front, never to the heap.
+TEST(NoAllocation, MlpTrainingStepWhileTracing) {
+  const Comm comm;
+  const std::string data = hpct::test::friedman_file(comm, "noalloc_trace", 2000);
+  const deck::Deck deck = hpct::test::make_deck("data_file " + data +
+                                               "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nlog_every 100000\n");
+  ASSERT_EQ(trace::start(hpct::test::scratch("noalloc_trace_%r.json"), comm.rank()), "");
+  expect_no_allocation(deck, comm, 5, 25);
+  trace::finish();
 }
 
 TEST(NoAllocation, DiffusionTrainingStep) {
