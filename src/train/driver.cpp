@@ -1,6 +1,7 @@
 #include "train/driver.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -53,8 +54,11 @@ std::string read_deck_text(const Comm& comm, const std::string& path) {
   std::string text;
   std::string err;
   if (comm.rank() == 0) {
+    std::error_code ec;
     std::ifstream in(path);
-    if (!in) err = path + ": cannot open deck";
+    // A directory opens as an empty stream: without this it reads as an empty deck.
+    if (std::filesystem::is_directory(path, ec)) err = path + ": is a directory, not a deck file";
+    else if (!in) err = path + ": cannot open deck";
     else {
       std::ostringstream s;
       s << in.rdbuf();
