@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "gbdt/gbdt.hpp"
+#include "train/output_paths.hpp"
 #include "train/trainer.hpp"
 
 namespace hpct {
@@ -113,6 +114,7 @@ int train_main(int argc, char** argv) {
     const std::string affinity = runtime.affinity_warning();
     if (!affinity.empty()) Log::rank_error(affinity);
     Log::info("  deck " + cl.deck_path);
+    prepare_output_paths(deck, comm);
     if (deck.get_string("model") == "gbdt") return gbdt::run(deck, comm);
     return run_network_training(deck, comm, topo);
   } catch (const Error& e) {

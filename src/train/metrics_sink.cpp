@@ -9,7 +9,7 @@ namespace hpct {
 MetricsSink::MetricsSink(const std::string& path, int rank, bool append) {
   if (path.empty() || rank != 0) return;
   file_ = std::fopen(path.c_str(), append ? "a" : "w");
-  if (!file_) throw Error(path + ": cannot open metrics file for writing", ExitCode::bad_input);
+  if (!file_) throw Error(path + ": cannot open metrics file for writing");  // a failed write: exit 1
 }
 
 MetricsSink::~MetricsSink() {
