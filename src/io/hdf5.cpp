@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 
 namespace hpct::h5 {
 
@@ -36,7 +37,7 @@ hid_t native_type() {
 }
 
 Handle open_dataset(const File& f, const std::string& name) {
-  if (!exists(f, name)) fail(f, "dataset '" + name + "' not found");
+  if (!exists(f, name)) fail(f, "dataset '" + clip_for_log(name) + "' not found");
   hid_t d = H5Dopen2(f.id(), name.c_str(), H5P_DEFAULT);
   if (d < 0) fail(f, "cannot open dataset '" + name + "'");
   return Handle(d, H5Dclose);
@@ -73,8 +74,10 @@ void Handle::reset() {
 File File::open_read(const std::string& path) {
   File f;
   f.path_ = path;
-  if (::access(path.c_str(), R_OK) != 0)
-    throw Error(path + ": cannot open (" + std::strerror(errno) + ")", ExitCode::bad_input);
+  if (::access(path.c_str(), R_OK) != 0) {
+    const int why = errno;
+    throw Error(clip_for_log(path, 200) + ": cannot open (" + std::strerror(why) + ")", ExitCode::bad_input);
+  }
   return adopt(path, H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
                "not a readable HDF5 file (truncated or another format?)", ExitCode::bad_input);
 }
