@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 
 namespace hpct::deck {
 
@@ -46,44 +47,63 @@ std::string range_text(const KeySpec& k) {
   return s.str();
 }
 
+// Keys and values as error messages quote them: short, printable (see clip_for_log).
+std::string shown(const std::string& s) { return clip_for_log(s); }
+
+// Note bad_bytes: a NUL ends the value for strtoll/strtod (`epochs 2<NUL>9999` read as 2) and ends
+// the message for printf, and bytes that are not UTF-8 are a wrong encoding or a binary file given
+// as the deck; neither is ever meant. `text` is one deck line or one --set argument; throws at the
+// first such byte, naming it escaped and quoting the text.
+void reject_bad_bytes(const std::string& text, const std::string& file, int line) {
+  std::size_t pos = 0;
+  while (pos < text.size() && text[pos] != '\0' && utf8_length_at(text, pos) > 0) pos += utf8_length_at(text, pos);
+  if (pos == text.size()) return;
+  const std::string quoted = trim(text);
+  const std::string key = quoted.substr(0, quoted.find_first_of(" \t="));
+  const std::string byte = strf("\\x%02x", static_cast<unsigned char>(text[pos]));
+  const std::string what = text[pos] == '\0' ? " (NUL) is not allowed in a deck" : " is not valid UTF-8";
+  input_error(file, line, shown(key), "byte " + byte + what + ": '" + shown(quoted) + "'");
+}
+
 // Checks one value against its spec; returns an error message or "".
-std::string check_value(const KeySpec& k, const std::string& v) {
+std::string check_value(const KeySpec& k, const std::string& value) {
+  const std::string v = shown(value);
   switch (k.type) {
     case KeyType::Int: {
       long long x;
-      if (!parse_integer(v, x)) return "expected an integer, got '" + v + "'";
+      if (!parse_integer(value, x)) return "expected an integer, got '" + v + "'";
       if (x < k.min || x > k.max) return "value " + v + " is out of range " + range_text(k);
       return {};
     }
     case KeyType::Real: {
       double x;
-      if (!parse_real(v, x)) return "expected a real number, got '" + v + "'";
+      if (!parse_real(value, x)) return "expected a real number, got '" + v + "'";
       if (x < k.min || x > k.max) return "value " + v + " is out of range " + range_text(k);
       return {};
     }
     case KeyType::Bool: {
       bool b;
-      if (!parse_boolean(v, b)) return "expected true or false, got '" + v + "'";
+      if (!parse_boolean(value, b)) return "expected true or false, got '" + v + "'";
       return {};
     }
     case KeyType::String:
       // Optional strings (default "") may be emptied with --set key= to switch a feature off.
-      if (v.empty() && (k.required || !k.default_value.empty())) return "expected a value";
+      if (value.empty() && (k.required || !k.default_value.empty())) return "expected a value";
       return {};
     case KeyType::Choice: {
       for (const auto& c : k.choices)
-        if (c == v) return {};
+        if (c == value) return {};
       std::string all;
       for (const auto& c : k.choices) all += (all.empty() ? "" : ", ") + c;
       return "'" + v + "' is not one of: " + all;
     }
     case KeyType::IntList: {
-      const auto items = split_list(v);
+      const auto items = split_list(value);
       if (items.empty()) return "expected a list of integers";
       for (const auto& item : items) {
         long long x;
-        if (!parse_integer(item, x)) return "expected a list of integers, got '" + item + "'";
-        if (x < k.min || x > k.max) return "value " + item + " is out of range " + range_text(k);
+        if (!parse_integer(item, x)) return "expected a list of integers, got '" + shown(item) + "'";
+        if (x < k.min || x > k.max) return "value " + shown(item) + " is out of range " + range_text(k);
       }
       return {};
     }
@@ -118,7 +138,7 @@ Deck Deck::parse(const std::string& text, const std::string& filename, const Sch
     const KeySpec* spec = schema.find(key);
     if (!spec) {
       const std::string guess = schema.suggest(key);
-      input_error(file, line, key,
+      input_error(file, line, shown(key),
                   "unknown key" + (guess.empty() ? std::string() : " (did you mean " + guess + "?)"));
     }
     auto it = d.entries_.find(key);
@@ -135,6 +155,7 @@ Deck Deck::parse(const std::string& text, const std::string& filename, const Sch
   int line_no = 0;
   while (std::getline(in, raw)) {
     ++line_no;
+    reject_bad_bytes(raw, filename, line_no);
     const auto hash = raw.find('#');
     const std::string line = trim(hash == std::string::npos ? raw : raw.substr(0, hash));
     if (line.empty()) continue;
@@ -142,16 +163,17 @@ Deck Deck::parse(const std::string& text, const std::string& filename, const Sch
     const std::string key = line.substr(0, sep);
     std::string value = sep == std::string::npos ? std::string() : trim(line.substr(sep + 1));
     if (!value.empty() && value[0] == '=') value = trim(value.substr(1));  // `key = value` too
-    if (value.empty()) input_error(filename, line_no, key, "missing value");
+    if (value.empty()) input_error(filename, line_no, shown(key), "missing value");
     set(key, value, filename, line_no, false);
   }
 
   int arg_no = 0;
   for (const auto& o : overrides) {
     ++arg_no;
+    reject_bad_bytes(o, "--set", arg_no);
     const auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0)
-      input_error("--set", arg_no, o, "expected key=value");
+      input_error("--set", arg_no, shown(o), "expected key=value");
     set(trim(o.substr(0, eq)), trim(o.substr(eq + 1)), "--set", arg_no, true);
   }
 
@@ -174,7 +196,7 @@ bool Deck::is_set(const std::string& key) const { return entry(key).file != "def
 void Deck::fail(const std::string& key, const std::string& message) const {
   const Entry& e = entry(key);
   if (e.file == "default")
-    input_error(filename_, 0, key, message + " (default value " + e.value + ")");
+    input_error(filename_, 0, key, message + " (default value " + shown(e.value) + ")");
   input_error(e.file, e.line, key, message);
 }
 

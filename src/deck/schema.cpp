@@ -102,9 +102,14 @@ std::string Schema::suggest(const std::string& name) const {
   std::string best;
   std::size_t best_d = name.size() / 2 + 2;  // farther than this is not a typo
   for (const auto& k : keys_) {
-    std::size_t d = edit_distance(name, k.name);
     // A key that contains the word typed (batch -> batch_size) is a good guess too.
-    if (k.name.find(name) != std::string::npos && name.size() >= 3) d = std::min<std::size_t>(d, 2);
+    const bool contains = name.size() >= 3 && k.name.find(name) != std::string::npos;
+    // The distance is at least the difference in length: skip the quadratic edit distance when
+    // that alone is too far (a 200,000-character key then costs nothing).
+    const std::size_t length_gap = name.size() > k.name.size() ? name.size() - k.name.size() : k.name.size() - name.size();
+    if (!contains && length_gap >= best_d) continue;
+    std::size_t d = edit_distance(name, k.name);
+    if (contains) d = std::min<std::size_t>(d, 2);
     if (d < best_d) best_d = d, best = k.name;
   }
   return best;

@@ -87,9 +87,9 @@ BoostParams params_from_deck(const deck::Deck& d) {
       d.fail("base_score", "the binary objective needs a probability in (0, 1)");
   }
   for (const auto& m : deck::split_list(d.get_string("eval_metric"))) {
-    if (!metric_known(m)) d.fail("eval_metric", "unknown metric '" + m + "'");
+    if (!metric_known(m)) d.fail("eval_metric", "unknown metric '" + clip_for_log(m) + "'");
     if (!metric_fits(m, p.objective))
-      d.fail("eval_metric", "metric '" + m + "' does not apply to the " + objective_name(p.objective) + " objective");
+      d.fail("eval_metric", "metric '" + clip_for_log(m) + "' does not apply to the " + objective_name(p.objective) + " objective");
     p.metrics.push_back(m);
   }
   p.early_stopping_rounds = static_cast<int>(d.get_int("early_stopping_rounds"));

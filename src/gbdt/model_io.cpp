@@ -231,7 +231,9 @@ Model from_json(const std::string& text, const std::string& src) {
 void write_file_atomic(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) input_error(path, 0, "output", "cannot write (" + std::string(std::strerror(errno)) + ")");
+  // A failed output write exits 1 like the network trainer's (prepare_output_paths normally
+  // catches an unwritable place before training).
+  if (!f) throw Error(path + ": cannot write (" + std::string(std::strerror(errno)) + ")");
   const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
   if (std::fclose(f) != 0 || !ok) {
     std::remove(tmp.c_str());

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 
 namespace hpct::h5 {
 
@@ -36,7 +37,7 @@ hid_t native_type() {
 }
 
 Handle open_dataset(const File& f, const std::string& name) {
-  if (!exists(f, name)) fail(f, "dataset '" + name + "' not found");
+  if (!exists(f, name)) fail(f, "dataset '" + clip_for_log(name) + "' not found");
   hid_t d = H5Dopen2(f.id(), name.c_str(), H5P_DEFAULT);
   if (d < 0) fail(f, "cannot open dataset '" + name + "'");
   return Handle(d, H5Dclose);
@@ -73,8 +74,10 @@ void Handle::reset() {
 File File::open_read(const std::string& path) {
   File f;
   f.path_ = path;
-  if (::access(path.c_str(), R_OK) != 0)
-    throw Error(path + ": cannot open (" + std::strerror(errno) + ")", ExitCode::bad_input);
+  if (::access(path.c_str(), R_OK) != 0) {
+    const int why = errno;
+    throw Error(clip_for_log(path, 200) + ": cannot open (" + std::strerror(why) + ")", ExitCode::bad_input);
+  }
   return adopt(path, H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
                "not a readable HDF5 file (truncated or another format?)", ExitCode::bad_input);
 }
@@ -236,9 +239,29 @@ Handle open_attr(const File& f, const std::string& object, const std::string& ke
 }
 }  // namespace
 
+// Note long_attributes: an attribute is a message in its object's header, and a header message is
+// limited to 64 KiB in the file format we write (the default, readable by every HDF5 since 1.6), so
+// a resolved deck or a model configuration over that could not be stored. A longer text is written
+// as a variable-length string, whose bytes live in the file's global heap and only a reference in
+// the header, so any length works. Shorter texts keep the fixed-length type they always had: h5py
+// reads those as bytes, the long ones as str; read_attr_string reads both. (The 1.8 format's dense
+// attribute storage would also do, but HDF5 1.10's H5Fget_file_image returns an image of such a file
+// whose superblock checksum is wrong, and our outputs are written from in-memory images.)
+constexpr std::size_t kLongestFixedLengthText = 32 * 1024;
+
 void write_attr(const File& f, const std::string& object, const std::string& key,
                 const std::string& value) {
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  if (value.size() > kLongestFixedLengthText) {
+    // A variable-length string ends at its first NUL: refuse rather than store a cut text.
+    if (value.find('\0') != std::string::npos)
+      throw Error(f.path() + ": attribute '" + key + "': a text this long cannot hold a NUL byte");
+    H5Tset_size(type.id(), H5T_VARIABLE);
+    H5Tset_cset(type.id(), H5T_CSET_UTF8);
+    const char* text = value.c_str();
+    write_attr_raw(f, object, key, type.id(), &text);
+    return;
+  }
   H5Tset_size(type.id(), std::max<std::size_t>(value.size(), 1));
   H5Tset_strpad(type.id(), H5T_STR_NULLPAD);
   std::string padded = value.empty() ? std::string(1, '\0') : value;
@@ -267,7 +290,8 @@ std::string read_attr_string(const File& f, const std::string& object, const std
     char* s = nullptr;
     Handle mt(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mt.id(), H5T_VARIABLE);
-    H5Aread(a.id(), mt.id(), &s);
+    H5Tset_cset(mt.id(), H5Tget_cset(type.id()));  // HDF5 converts no text between character sets
+    if (H5Aread(a.id(), mt.id(), &s) < 0) fail(f, "attribute '" + key + "': read failed");
     std::string out = s ? s : "";
     H5free_memory(s);
     return out;

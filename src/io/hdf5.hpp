@@ -87,7 +87,8 @@ template <class T>
 void write(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims,
            const T* data);
 
-// Attributes on an object (a group or dataset path, "/" for the file).
+// Attributes on an object (a group or dataset path, "/" for the file). Texts of any length (see
+// long_attributes in hdf5.cpp).
 void write_attr(const File& f, const std::string& object, const std::string& key,
                 const std::string& value);
 void write_attr(const File& f, const std::string& object, const std::string& key, double value);

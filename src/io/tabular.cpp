@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 
 namespace hpct::io {
 namespace {
@@ -19,7 +20,10 @@ const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) input_error(path, 0, "", "cannot open file (" + std::string(std::strerror(errno)) + ")");
+  if (!in) {
+    const int why = errno;
+    input_error(clip_for_log(path, 200), 0, "", "cannot open file (" + std::string(std::strerror(why)) + ")");
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();

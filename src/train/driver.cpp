@@ -1,6 +1,7 @@
 #include "train/driver.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -8,6 +9,7 @@
 #include "core/log.hpp"
 #include "core/trace.hpp"
 #include "gbdt/gbdt.hpp"
+#include "train/output_paths.hpp"
 #include "train/trainer.hpp"
 
 namespace hpct {
@@ -54,8 +56,11 @@ std::string read_deck_text(const Comm& comm, const std::string& path) {
   std::string text;
   std::string err;
   if (comm.rank() == 0) {
+    std::error_code ec;
     std::ifstream in(path);
-    if (!in) err = path + ": cannot open deck";
+    // A directory opens as an empty stream: without this it reads as an empty deck.
+    if (std::filesystem::is_directory(path, ec)) err = path + ": is a directory, not a deck file";
+    else if (!in) err = path + ": cannot open deck";
     else {
       std::ostringstream s;
       s << in.rdbuf();
@@ -113,6 +118,7 @@ int train_main(int argc, char** argv) {
     const std::string affinity = runtime.affinity_warning();
     if (!affinity.empty()) Log::rank_error(affinity);
     Log::info("  deck " + cl.deck_path);
+    prepare_output_paths(deck, comm);
     trace::Scope run_trace("run");
     if (deck.get_string("model") == "gbdt") return gbdt::run(deck, comm);
     return run_network_training(deck, comm);

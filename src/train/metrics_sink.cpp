@@ -11,7 +11,7 @@ MetricsSink::MetricsSink(const std::string& path, int rank, bool append, const s
   if (rank != 0) return;
   if (!path.empty()) {
     file_ = std::fopen(path.c_str(), append ? "a" : "w");
-    if (!file_) throw Error(path + ": cannot open metrics file for writing", ExitCode::bad_input);
+    if (!file_) throw Error(path + ": cannot open metrics file for writing");  // a failed write: exit 1
   }
   if (!tensorboard_dir.empty()) tensorboard_ = std::make_unique<TensorBoardWriter>(tensorboard_dir);
 }

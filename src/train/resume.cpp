@@ -72,9 +72,9 @@ void check_resume_deck(const deck::Deck& deck, const CheckpointState& state) {
     if (before == now || key.name == "resume") continue;
     const bool fixed = fixed_keys.count(key.name) || key.section.rfind("model", 0) == 0;
     if (fixed)
-      deck.fail(key.name, "cannot change on resume (the checkpoint has '" + before + "', this run '" + now +
-                              "'); start a new run with `resume none` or another checkpoint_dir");
-    Log::info("resume: " + key.name + " changed from '" + before + "' to '" + now + "'");
+      deck.fail(key.name, "cannot change on resume (the checkpoint has '" + clip_for_log(before) + "', this run '" +
+                              clip_for_log(now) + "'); start a new run with `resume none` or another checkpoint_dir");
+    Log::info("resume: " + key.name + " changed from '" + clip_for_log(before) + "' to '" + clip_for_log(now) + "'");
   }
 }
 

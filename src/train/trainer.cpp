@@ -295,7 +295,8 @@ int run_network_training(const deck::Deck& deck, const Comm& comm) {
   const Sampler& smp = trainer.sampler();
   const TrainConfig& c = trainer.config();
   Log::info(strf("  model %s: %s, %llu parameters, precision %s", trainer.model().family().c_str(),
-                 trainer.model().config_string().c_str(), (unsigned long long)trainer.model().store().count(),
+                 clip_for_log(trainer.model().config_string(), 200).c_str(),
+                 (unsigned long long)trainer.model().store().count(),
                  nn::precision_name(c.precision)));
   Log::info(strf("  data %s: %llu training rows, %llu validation rows", c.data_file.c_str(),
                  (unsigned long long)smp.size(), (unsigned long long)trainer.validation_rows()));

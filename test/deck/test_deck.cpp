@@ -143,3 +143,52 @@ TEST(Deck, HelpListsEveryKey) {
   const std::string h = schema.help();
   for (const auto& k : schema.keys()) EXPECT_NE(h.find(k.name), std::string::npos) << k.name;
 }
+
+// A NUL byte used to end the value for the number parser (`epochs 2\0 9999` read as 2) and cut
+// printed messages short; bytes that are not UTF-8 are just as surely not what the user meant.
+TEST(Deck, RejectsNulBytesShowingThemEscaped) {
+  const std::string nul_value = std::string("data_file x\nbatch_size 2") + '\0' + "9999\n";
+  EXPECT_EQ(error_of(nul_value), "run.in:2: batch_size: byte \\x00 (NUL) is not allowed in a deck: 'batch_size 2\\x009999'");
+  const std::string nul_key = std::string("data_file x\n\nbatch") + '\0' + "_size 2\n";
+  EXPECT_EQ(error_of(nul_key), "run.in:3: batch\\x00_size: byte \\x00 (NUL) is not allowed in a deck: 'batch\\x00_size 2'");
+  EXPECT_EQ(error_of("data_file x\n", {std::string("lr=0.1") + '\0' + "5"}),
+            "--set:1: lr: byte \\x00 (NUL) is not allowed in a deck: 'lr=0.1\\x005'");
+}
+
+TEST(Deck, RejectsBytesThatAreNotUtf8) {
+  EXPECT_EQ(error_of("data_file caf\xe9.h5\n"),
+            "run.in:1: data_file: byte \\xe9 is not valid UTF-8: 'data_file caf\\xe9.h5'");
+  EXPECT_EQ(error_of("data_file x\nbatch_size 8 # \xff\xfe comment\n"),
+            "run.in:2: batch_size: byte \\xff is not valid UTF-8: 'batch_size 8 # \\xff\\xfe comment'");
+  // Overlong encodings and UTF-16 surrogates are invalid too; real UTF-8 is fine.
+  EXPECT_EQ(error_of("data_file \xc0\xaf\n"), "run.in:1: data_file: byte \\xc0 is not valid UTF-8: 'data_file \\xc0\\xaf'");
+  EXPECT_EQ(error_of("data_file \xed\xa0\x80\n"),
+            "run.in:1: data_file: byte \\xed is not valid UTF-8: 'data_file \\xed\\xa0\\x80'");
+  EXPECT_EQ(error_of("data_file x\n", {"data_file=\x80"}), "--set:1: data_file: byte \\x80 is not valid UTF-8: 'data_file=\\x80'");
+  const Deck d = Deck::parse("data_file caf\xc3\xa9_\xe2\x82\xac_\xf0\x9f\x98\x80.h5  # \xc3\xa9t\xc3\xa9\n", "run.in",
+                             test_schema());
+  EXPECT_EQ(d.get_string("data_file"), "caf\xc3\xa9_\xe2\x82\xac_\xf0\x9f\x98\x80.h5");
+}
+
+// A 200,000-character key or value used to be echoed whole in the error (and the did-you-mean
+// search over such a key took seconds): errors quote a short prefix and say how long it was.
+TEST(Deck, LongKeysAndValuesAreQuotedShort) {
+  const std::string long_key(200000, 'k');
+  const std::string unknown = error_of("data_file x\n" + long_key + " 1\n");
+  EXPECT_LT(unknown.size(), 200u) << unknown.substr(0, 300);
+  EXPECT_EQ(unknown.rfind("run.in:2: kkkk", 0), 0u) << unknown.substr(0, 300);
+  EXPECT_NE(unknown.find("... (200000 bytes): unknown key"), std::string::npos) << unknown.substr(0, 300);
+
+  const std::string long_number(200000, '7');
+  for (const std::string& text : {"data_file x\nbatch_size " + long_number + "\n",
+                                  "data_file x\nactivation " + long_key + "\n",
+                                  "data_file x\nhidden_sizes 1," + long_number + "\n",
+                                  "data_file x\nbatch_size " + long_key + "\n"}) {
+    const std::string e = error_of(text);
+    EXPECT_LT(e.size(), 200u) << e.substr(0, 300);
+    EXPECT_NE(e.find("(200000 bytes)"), std::string::npos) << e.substr(0, 300);
+  }
+  const std::string set_error = error_of("data_file x\n", {long_key});
+  EXPECT_LT(set_error.size(), 200u) << set_error.substr(0, 300);
+  EXPECT_LT(error_of("data_file x\n", {"lr=" + long_key}).size(), 200u);
+}
