@@ -145,7 +145,7 @@ long long first_bad_label(const Tensor<Scalar>& target, int n, int classes) {
         if (!ok && i < f) f = i;
       },
       Kokkos::Min<long long>(first));
-  return first == n ? -1 : first;
+  return first >= n ? -1 : first;  // the Min reducer starts from the largest value
 }
 
 namespace {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "nn/loss.hpp"
+
 namespace hpct {
 
 Evaluator::Evaluator(const TabularSource& val, const Comm& comm, std::uint64_t batch, int top_k)
@@ -30,6 +32,13 @@ Evaluator::Evaluator(const TabularSource& val, const Comm& comm, std::uint64_t b
   });
   bad = comm.min(bad);
   if (bad != kNoBadValue) comm.agree(describe_bad_value(val_, bad), ExitCode::bad_input);
+}
+
+long long Evaluator::first_bad_label(int classes) const {
+  const long long bad = nn::first_bad_label(Tensor<float>(y_), static_cast<int>(count_), classes);
+  const long long row = bad < 0 ? (1ll << 62) : static_cast<long long>(val_.first_row + first_ + bad);
+  const long long first = comm_.min(row);
+  return first == (1ll << 62) ? -1 : first;
 }
 
 EvalResult Evaluator::evaluate(Model& model) const {

@@ -25,6 +25,9 @@ class Evaluator {
   Evaluator(const TabularSource& val, const Comm& comm, std::uint64_t batch, int top_k);
   std::uint64_t rows() const { return val_.rows; }
   EvalResult evaluate(Model& model) const;
+  // Classifiers: the first file row (over all ranks) whose target is not a class index in
+  // [0, classes), or -1.
+  long long first_bad_label(int classes) const;
   // The epoch value validation batches carry.
   static constexpr std::uint64_t kValidationEpoch = ~0ull;
 

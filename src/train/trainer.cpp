@@ -11,6 +11,7 @@
 #include "core/trace.hpp"
 #include "hpctrain/version.hpp"
 #include "models/registry.hpp"
+#include "nn/loss.hpp"
 #include "nn/weights_io.hpp"
 #include "train/data_stats.hpp"
 #include "train/resume.hpp"
@@ -48,6 +49,15 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
   steps_ = std::make_unique<StepRunner>(config_, comm, *model_, sampler_->steps_per_epoch() * config_.epochs);
   shard_ = std::make_unique<EpochShard>(train_, *sampler_, comm.rank());
   evaluator_ = std::make_unique<Evaluator>(val_, comm, config_.batch_size, config_.top_k);
+  if (model_->classifies()) {
+    const int classes = static_cast<int>(deck_.get_int("num_classes"));
+    const long long bad = evaluator_->first_bad_label(classes);
+    if (bad >= 0)
+      comm.agree(strf("%s: dataset '%s': row %lld is not a class index in [0, %d) (num_classes); cross_entropy "
+                      "needs integer labels",
+                      val_.file.c_str(), val_.targets.c_str(), bad, classes),
+                 ExitCode::bad_input);
+  }
   const std::string path = choose_checkpoint(deck, comm);
   if (!path.empty()) restore(path);
 }
@@ -92,6 +102,24 @@ void NetworkTrainer::build_model() {
   const std::uint64_t fp = parameter_fingerprint(model_->store().params());
   comm_.agree(comm_.min(fp) != comm_.max(fp) ? "initial parameters differ between ranks (fingerprint mismatch)" : "",
               ExitCode::failure);
+}
+
+void NetworkTrainer::check_labels() {
+  // Every epoch holds the same rows (in another order), so one check at the first epoch covers all.
+  const std::uint64_t rows = sampler_->rows_per_epoch(comm_.rank());
+  const int classes = static_cast<int>(deck_.get_int("num_classes"));
+  const long long bad = nn::first_bad_label(row_block(shard_->targets(), 0, rows), static_cast<int>(rows), classes);
+  long long row = -1;
+  if (bad >= 0) {
+    auto ids = to_host(Kokkos::subview(shard_->ids(), Kokkos::make_pair(bad, bad + 1)));
+    row = static_cast<long long>(train_.first_row + ids(0));
+  }
+  const long long first = comm_.max(row) < 0 ? -1 : comm_.min(row < 0 ? (1ll << 62) : row);
+  if (first >= 0)
+    comm_.agree(strf("%s: dataset '%s': row %lld is not a class index in [0, %d) (num_classes); cross_entropy "
+                     "needs integer labels",
+                     train_.file.c_str(), train_.targets.c_str(), first, classes),
+                ExitCode::bad_input);
 }
 
 void NetworkTrainer::restore(const std::string& path) {
@@ -195,6 +223,7 @@ TrainSummary NetworkTrainer::run() {
       bad = comm_.min(bad);
     }
     if (bad != kNoBadValue) comm_.agree(describe_bad_value(train_, bad), ExitCode::bad_input);
+    if (epoch == start_epoch_ && model_->classifies()) check_labels();
     if (epoch != start_epoch_) epoch_loss_sum_ = 0, epoch_loss_count_ = 0;
     const std::uint64_t samples_before = s.samples;
     if (!train_epoch(epoch, epoch == start_epoch_ ? start_step_ : 0, s, reporter)) {

@@ -52,6 +52,8 @@ class NetworkTrainer {
   void open_data();
   void build_model();
   void restore(const std::string& path);
+  // Classifiers: every training target is an integer class index (an agreed error otherwise).
+  void check_labels();
   // Trains one epoch from `first_step`; returns false when a stop signal ended it.
   bool train_epoch(std::uint64_t epoch, std::uint64_t first_step, TrainSummary& s, Reporter& reporter);
   // Writes a checkpoint after `epoch_steps` steps of `epoch`; returns its path (agreed on all ranks).
