@@ -94,7 +94,8 @@ long long Embedding<Scalar>::first_bad_index(const T& x, int n) const {
         if (!ok && p < f) f = p;
       },
       Kokkos::Min<long long>(first));
-  return first == positions ? -1 : first;
+  // The Min reducer starts from its identity (the largest long long), not from `first`.
+  return first >= positions ? -1 : first;
 }
 
 template class Embedding<float>;
