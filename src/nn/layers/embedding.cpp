@@ -25,7 +25,7 @@ KOKKOS_INLINE_FUNCTION int row_of(Scalar v, int num) {
 template <class Scalar>
 Embedding<Scalar>::Embedding(Store& store, Workspace<Scalar>& ws, const std::string& name, int num, int dim,
                              const Shape& index_shape, Precision precision)
-    : num_(num), dim_(dim), precision_(precision), name_(name), groups_(name, index_shape.size(), num) {
+    : num_(num), dim_(dim), precision_(precision), what_(name + " indices"), groups_(name, index_shape.size(), num) {
   w_index_ = store.add(name + "/weight", {static_cast<std::uint64_t>(num), static_cast<std::uint64_t>(dim)},
                        Init::normal_std(1.0), true);
   y_ = &ws.request(name + "/y", embedded_shape(index_shape, dim, name));
@@ -58,7 +58,7 @@ void Embedding<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
     Kokkos::parallel_for("embedding_keys", Kokkos::RangePolicy<ExecSpace>(0, positions),
                          KOKKOS_LAMBDA(const std::int64_t p) { keys(p) = row_of(idx(p), num); });
     groups_.pull_keys(positions);
-    groups_.build(positions, num_, name_ + " indices");
+    groups_.build(positions, num_, what_);  // what_: no string built in the step
     // One work item per (touched table row, feature): the row's positions in ascending order.
     const auto touched = groups_.touched(), offsets = groups_.offsets(), order = groups_.order();
     const auto dw = dw_;

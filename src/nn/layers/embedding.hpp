@@ -41,7 +41,7 @@ class Embedding : public Layer<Scalar> {
  private:
   int num_, dim_;
   Precision precision_;
-  std::string name_;
+  std::string what_;  // names the indices in errors
   const Store* store_ = nullptr;
   std::size_t w_index_;
   typename Store::Matrix w_, dw_;
