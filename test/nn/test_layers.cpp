@@ -16,6 +16,7 @@
 #include "nn/layers/linear.hpp"
 #include "nn/layers/scatter_add.hpp"
 #include "nn/loss.hpp"
+#include "nn/sequential.hpp"
 
 namespace hpct {
 namespace {
@@ -199,6 +200,24 @@ TEST(LayerGradients, DropoutWithItsFixedMask) {
     test::expect_gradients_ok(test::check_gradients(test::layer_case(drop, x, 5, nullptr)),
                               training ? "Dropout (training)" : "Dropout (evaluation)");
   }
+}
+
+TEST(LayerGradients, SequentialOfNewAndOldLayers) {
+  // Linear -> LayerNorm -> Dropout -> Activation -> Linear: the chain's own gradient tensors and
+  // the first layer's flag follow the rule as a whole.
+  Net net;
+  nn::Sequential<double> seq(net.ws);
+  seq.emplace<nn::Linear<double>>(net.store, net.ws, "fc0", 3, 6, 5);
+  seq.emplace<nn::LayerNorm<double>>(net.store, net.ws, "norm", Shape{5, 6});
+  auto& drop = seq.emplace<nn::Dropout<double>>(net.ws, "drop", Shape{5, 6}, 0.3, 9);
+  seq.emplace<nn::ActivationLayer<double>>(net.ws, "act", Shape{5, 6}, nn::Activation::gelu);
+  seq.emplace<nn::Linear<double>>(net.store, net.ws, "fc1", 6, 2, 5);
+  net.allocate({&seq});
+  View1<std::uint64_t> ids("ids", 5);
+  Kokkos::deep_copy(ids, std::uint64_t(3));
+  drop.set_batch(1, ids);
+  const DTensor x = test::random_matrix(5, 3, 70);
+  test::expect_gradients_ok(test::check_gradients(test::layer_case(seq, x, 4, &net.store)), "Sequential");
 }
 
 // A loss as a layer with a [1, 1] output, L = sum / normaliser; its backward turns the probe's

@@ -8,7 +8,9 @@
 // item per (key, column) adds them in that order: every output element is written by one thread,
 // always in the same order, on every backend. The sort runs on the host over buffers allocated
 // once in the constructor, so building the groups never allocates (Embedding rebuilds them each
-// backward; Gather and ScatterAdd once per index set).
+// backward; Gather and ScatterAdd once per index set). On a GPU build that is a copy of the keys
+// to the host and of the groups back per build: correct and allocation-free, not yet fast (a
+// device radix sort with a stable scatter is the upgrade when an embedding model needs the speed).
 #pragma once
 
 #include <cstdint>
