@@ -5,12 +5,22 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 #include "core/error.hpp"
 
 namespace hpct::h5 {
 
 namespace {
+
+// Note (one HDF5 call at a time): Debian's HDF5 is built without its thread-safety lock, and the
+// data loader thread reads while the main thread may write a checkpoint. Every function of this
+// file that calls into HDF5 holds this lock; recursive because they call one another.
+std::recursive_mutex& library_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+using LibraryLock = std::lock_guard<std::recursive_mutex>;
 
 // HDF5 prints its own error stack by default; we report errors ourselves.
 struct SilenceHdf5 {
@@ -66,11 +76,13 @@ Handle& Handle::operator=(Handle&& o) noexcept {
 }
 
 void Handle::reset() {
+  const LibraryLock lock(library_mutex());
   if (id_ >= 0 && close_) close_(id_);
   id_ = -1;
 }
 
 File File::open_read(const std::string& path) {
+  const LibraryLock lock(library_mutex());
   File f;
   f.path_ = path;
   if (::access(path.c_str(), R_OK) != 0)
@@ -80,6 +92,7 @@ File File::open_read(const std::string& path) {
 }
 
 File File::adopt(const std::string& path, hid_t id, const char* failure, ExitCode code) {
+  const LibraryLock lock(library_mutex());
   if (id < 0) throw Error(path + ": " + failure, code);
   File f;
   f.path_ = path;
@@ -88,15 +101,18 @@ File File::adopt(const std::string& path, hid_t id, const char* failure, ExitCod
 }
 
 File File::create(const std::string& path) {
+  const LibraryLock lock(library_mutex());
   return adopt(path, H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                "cannot create HDF5 file (directory missing or not writable?)");
 }
 
 File File::open_rw(const std::string& path) {
+  const LibraryLock lock(library_mutex());
   return adopt(path, H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "cannot open HDF5 file for writing");
 }
 
 File File::create_in_memory(const std::string& name) {
+  const LibraryLock lock(library_mutex());
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   H5Pset_fapl_core(fapl.id(), 1 << 20, 0);  // grow by 1 MiB, no backing store
   return adopt(name, H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id()),
@@ -104,6 +120,7 @@ File File::create_in_memory(const std::string& name) {
 }
 
 std::vector<char> File::image() const {
+  const LibraryLock lock(library_mutex());
   flush();
   const ssize_t n = H5Fget_file_image(id(), nullptr, 0);
   if (n < 0) throw Error(path_ + ": cannot get the file image");
@@ -113,10 +130,12 @@ std::vector<char> File::image() const {
 }
 
 void File::flush() const {
+  const LibraryLock lock(library_mutex());
   if (H5Fflush(id(), H5F_SCOPE_GLOBAL) < 0) throw Error(path_ + ": flush failed");
 }
 
 bool exists(const File& f, const std::string& name) {
+  const LibraryLock lock(library_mutex());
   // Check each path component, as H5Lexists requires the parents to exist.
   std::string path;
   std::size_t pos = 0;
@@ -131,6 +150,7 @@ bool exists(const File& f, const std::string& name) {
 }
 
 DatasetInfo info(const File& f, const std::string& name) {
+  const LibraryLock lock(library_mutex());
   Handle d = open_dataset(f, name);
   Handle space(H5Dget_space(d.id()), H5Sclose);
   Handle type(H5Dget_type(d.id()), H5Tclose);
@@ -149,6 +169,7 @@ DatasetInfo info(const File& f, const std::string& name) {
 template <class T>
 void read_rows(const File& f, const std::string& name, const std::vector<std::uint64_t>& rows,
                std::uint64_t cols, T* out) {
+  const LibraryLock lock(library_mutex());
   if (rows.empty()) return;
   Handle d = open_dataset(f, name);
   Handle fspace(H5Dget_space(d.id()), H5Sclose);
@@ -177,6 +198,7 @@ void read_rows(const File& f, const std::string& name, const std::vector<std::ui
 template <class T>
 void read_row_range(const File& f, const std::string& name, std::uint64_t first, std::uint64_t count,
                     std::uint64_t cols, T* out) {
+  const LibraryLock lock(library_mutex());
   if (count == 0) return;
   Handle d = open_dataset(f, name);
   Handle fspace(H5Dget_space(d.id()), H5Sclose);
@@ -192,6 +214,7 @@ void read_row_range(const File& f, const std::string& name, std::uint64_t first,
 
 template <class T>
 std::vector<T> read_all(const File& f, const std::string& name) {
+  const LibraryLock lock(library_mutex());
   const DatasetInfo di = info(f, name);
   std::uint64_t n = 1;
   for (auto x : di.dims) n *= x;
@@ -205,6 +228,7 @@ std::vector<T> read_all(const File& f, const std::string& name) {
 template <class T>
 void write(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims,
            const T* data) {
+  const LibraryLock lock(library_mutex());
   std::vector<hsize_t> hd(dims.begin(), dims.end());
   Handle space(H5Screate_simple(static_cast<int>(hd.size()), hd.data(), nullptr), H5Sclose);
   Handle lcpl = link_creation_with_parents();
@@ -219,6 +243,7 @@ void write(const File& f, const std::string& name, const std::vector<std::uint64
 namespace {
 void write_attr_raw(const File& f, const std::string& object, const std::string& key, hid_t type,
                     const void* value) {
+  const LibraryLock lock(library_mutex());
   Handle o = open_object(f, object);
   if (H5Aexists(o.id(), key.c_str()) > 0) H5Adelete(o.id(), key.c_str());
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
@@ -238,6 +263,7 @@ Handle open_attr(const File& f, const std::string& object, const std::string& ke
 
 void write_attr(const File& f, const std::string& object, const std::string& key,
                 const std::string& value) {
+  const LibraryLock lock(library_mutex());
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(type.id(), std::max<std::size_t>(value.size(), 1));
   H5Tset_strpad(type.id(), H5T_STR_NULLPAD);
@@ -246,19 +272,23 @@ void write_attr(const File& f, const std::string& object, const std::string& key
 }
 
 void write_attr(const File& f, const std::string& object, const std::string& key, double value) {
+  const LibraryLock lock(library_mutex());
   write_attr_raw(f, object, key, H5T_NATIVE_DOUBLE, &value);
 }
 
 void write_attr(const File& f, const std::string& object, const std::string& key, long long value) {
+  const LibraryLock lock(library_mutex());
   write_attr_raw(f, object, key, H5T_NATIVE_LLONG, &value);
 }
 
 bool has_attr(const File& f, const std::string& object, const std::string& key) {
+  const LibraryLock lock(library_mutex());
   if (object != "/" && !exists(f, object)) return false;
   return H5Aexists_by_name(f.id(), object.c_str(), key.c_str(), H5P_DEFAULT) > 0;
 }
 
 std::string read_attr_string(const File& f, const std::string& object, const std::string& key) {
+  const LibraryLock lock(library_mutex());
   Handle o;
   Handle a = open_attr(f, object, key, o);
   Handle type(H5Aget_type(a.id()), H5Tclose);
@@ -279,6 +309,7 @@ std::string read_attr_string(const File& f, const std::string& object, const std
 }
 
 double read_attr_double(const File& f, const std::string& object, const std::string& key) {
+  const LibraryLock lock(library_mutex());
   Handle o;
   Handle a = open_attr(f, object, key, o);
   double v = 0;
@@ -287,6 +318,7 @@ double read_attr_double(const File& f, const std::string& object, const std::str
 }
 
 long long read_attr_int(const File& f, const std::string& object, const std::string& key) {
+  const LibraryLock lock(library_mutex());
   Handle o;
   Handle a = open_attr(f, object, key, o);
   long long v = 0;
@@ -307,6 +339,7 @@ herr_t collect(hid_t, const char* name, const ObjectInfo* info, void* data) {
 }  // namespace
 
 std::vector<std::string> list_datasets(const File& f, const std::string& group) {
+  const LibraryLock lock(library_mutex());
   std::vector<std::string> out;
   Handle g = open_object(f, group);
 #if H5_VERSION_GE(1, 12, 0)
