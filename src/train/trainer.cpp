@@ -156,7 +156,7 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
   skip_nan_ = deck.get_string("nan_policy") == "skip";
   extra_host_ = HostView1<float>("extra_slots_host", kExtraSlots);  // once: the step must not allocate
 
-  shard_ = std::make_unique<EpochShard>(train_, *sampler_, comm.rank());
+  shard_ = std::make_unique<EpochShard>(train_, *sampler_, comm.rank(), shard_options(deck));
 
   // Validation: each rank evaluates a contiguous block of rows; the order does not matter.
   const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(ranks);
