@@ -1,5 +1,6 @@
 // Reads one epoch's rows of one rank from the HDF5 file into host memory, in the order the rank
-// processes them. Host code only (no Kokkos, no MPI), so the loader thread can run it while the main
+// processes them (contiguous reads where the rows are dense in the file, element selections
+// where they are sparse). Host code only (no Kokkos, no MPI), so the loader thread can run it while the main
 // thread trains; HDF5 calls are serialised by the lock in io/hdf5.cpp.
 #pragma once
 
@@ -37,9 +38,9 @@ class EpochStager {
   Sampler sampler_;
   std::vector<std::uint64_t> positions_;
   // Reused every epoch: ids in processing order, the processing slot of each id in file order,
-  // the ids in file order, and one chunk of rows as the file gives them.
-  std::vector<std::uint64_t> ids_, slots_, sorted_ids_, chunk_ids_;
-  std::vector<float> chunk_x_, chunk_y_;
+  // the ids in file order, and one read window of rows as the file gives them.
+  std::vector<std::uint64_t> ids_, slots_, sorted_ids_, window_ids_;
+  std::vector<float> window_x_, window_y_;
 };
 
 }  // namespace hpct

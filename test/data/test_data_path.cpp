@@ -96,9 +96,11 @@ TEST(DataPath, EveryModeShowsTheRowsOfThePerEpochRead) {
   const std::string path = hpct::test::friedman_file(Comm(MPI_COMM_SELF), "data_path_rows", 140);
   TabularSource src = describe_tabular(path, "inputs", "targets");
   src.first_row = 9, src.rows = 117;  // a part that does not start at row 0
-  // 3 ranks x batch 5 x 2 micro-steps: 4 steps, the last one partial, rank 2 short in it.
-  const Sampler sampler(src.rows, 5, 3, 2, 11, true);
-  for (int rank = 0; rank < 3; ++rank) {
+  // 3 ranks x batch 5 x 2 micro-steps: 4 steps, the last one partial, rank 2 short in it; a rank's
+  // rows are dense in the file (contiguous reads). 12 ranks x batch 2: sparse (element selections).
+  const Sampler three(src.rows, 5, 3, 2, 11, true), twelve(src.rows, 2, 12, 1, 5, true);
+  for (const auto& [sampler, rank] : std::vector<std::pair<Sampler, int>>{
+           {three, 0}, {three, 1}, {three, 2}, {twelve, 0}, {twelve, 11}}) {
     const std::uint64_t rows = sampler.rows_per_epoch(rank);
     const std::vector<std::pair<ShardOptions, bool>> modes = {
         {options(DataCache::stream, false), false}, {options(DataCache::stream, true), false},
