@@ -117,8 +117,31 @@ TEST(DataPath, EveryModeShowsTheRowsOfThePerEpochRead) {
         EXPECT_EQ(got.bad, kNoBadValue);
       }
       EXPECT_GE(shard.hidden_read_seconds(), 0.0);
+      EXPECT_LE(shard.hidden_read_seconds(), shard.read_seconds());
     }
   }
+}
+
+TEST(DataPath, DeckKeysChooseThePath) {
+  const ShardOptions defaults = shard_options(make_deck("data_file x.h5\n"));
+  EXPECT_EQ(defaults.cache, DataCache::automatic);
+  EXPECT_TRUE(defaults.prefetch);
+  EXPECT_EQ(defaults.cache_mb, ShardOptions().cache_mb);  // the deck's default and the struct's agree
+  const ShardOptions o = shard_options(
+      make_deck("data_file x.h5\ndata_cache stream\ndata_cache_mb 16\nprefetch_epoch false\nepochs 7\n"));
+  EXPECT_EQ(o.cache, DataCache::stream);
+  EXPECT_EQ(o.cache_mb, 16u);
+  EXPECT_FALSE(o.prefetch);
+  EXPECT_EQ(o.epochs, 7u);
+  EXPECT_EQ(shard_options(make_deck("data_file x.h5\ndata_cache memory\n")).cache, DataCache::memory);
+  ShardOptions a;
+  a.cache_mb = 16;
+  EXPECT_TRUE(hold_in_memory(a, 16u << 20));
+  EXPECT_FALSE(hold_in_memory(a, (16u << 20) + 1));
+  a.cache = DataCache::memory;
+  EXPECT_TRUE(hold_in_memory(a, 1ull << 40));  // memory is a request, not subject to the budget
+  a.cache = DataCache::stream;
+  EXPECT_FALSE(hold_in_memory(a, 1));
 }
 
 TEST(DataPath, ShuffleOffReadsOnceAndShowsTheSameRows) {
