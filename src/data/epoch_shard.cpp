@@ -64,9 +64,11 @@ EpochShard::EpochShard(const TabularSource& src, const Sampler& sampler, int ran
   else if (!sampler_.shuffled())
     Log::info("  data path: shuffle off, each rank reads its rows once");
   else
-    Log::info(strf("  data path: each epoch's rows are read from the file (part %.1f MiB, data_cache %s)%s", mib,
-                   options_.cache == DataCache::stream ? "stream" : "auto",
-                   options_.prefetch ? ", the next epoch prefetched by a loader thread" : ""));
+    Log::info(strf("  data path: each epoch's rows are read from the file (part %.1f MiB; %s)%s", mib,
+                   options_.cache == DataCache::stream
+                       ? "data_cache stream"
+                       : strf("over data_cache_mb %llu", (unsigned long long)options_.cache_mb).c_str(),
+                   options_.prefetch && options_.epochs != 1 ? ", the next epoch prefetched by a loader thread" : ""));
   if (hold_) {
     x_ = View2<float>("shard_inputs", rows, src_.d_in);
     y_ = View2<float>("shard_targets", rows, src_.d_out);
