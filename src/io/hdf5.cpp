@@ -8,38 +8,32 @@
 #include <mutex>
 
 #include "core/error.hpp"
+#include "io/hdf5_detail.hpp"
 
 namespace hpct::h5 {
 
-namespace {
+using detail::LibraryLock;
+using detail::library_mutex;
+using detail::native_type;
 
-// Note (one HDF5 call at a time): Debian's HDF5 is built without its thread-safety lock, and the
-// data loader thread reads while the main thread may write a checkpoint. Every function of this
-// file that calls into HDF5 holds this lock; recursive because they call one another.
-std::recursive_mutex& library_mutex() {
+std::recursive_mutex& detail::library_mutex() {
   static std::recursive_mutex m;
   return m;
 }
-using LibraryLock = std::lock_guard<std::recursive_mutex>;
+
+Handle detail::link_creation_with_parents() {
+  hid_t p = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(p, 1);
+  return Handle(p, H5Pclose);
+}
+
+namespace {
 
 // HDF5 prints its own error stack by default; we report errors ourselves.
 struct SilenceHdf5 {
   SilenceHdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 };
 const SilenceHdf5 silence_once;
-
-template <class T>
-hid_t native_type() {
-  if constexpr (std::is_same_v<T, float>) return H5T_NATIVE_FLOAT;
-  else if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
-  else if constexpr (std::is_same_v<T, int>) return H5T_NATIVE_INT;
-  else if constexpr (std::is_same_v<T, long long>) return H5T_NATIVE_LLONG;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return H5T_NATIVE_INT64;
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return H5T_NATIVE_UINT64;
-  else if constexpr (std::is_same_v<T, std::uint8_t>) return H5T_NATIVE_UINT8;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return H5T_NATIVE_INT32;
-  else static_assert(sizeof(T) == 0, "unsupported HDF5 element type");
-}
 
 [[noreturn]] void fail(const File& f, const std::string& what) {
   throw Error(f.path() + ": " + what, ExitCode::bad_input);
@@ -56,12 +50,6 @@ Handle open_object(const File& f, const std::string& object) {
   hid_t o = H5Oopen(f.id(), object.c_str(), H5P_DEFAULT);
   if (o < 0) fail(f, "object '" + object + "' not found");
   return Handle(o, H5Oclose);
-}
-
-Handle link_creation_with_parents() {
-  hid_t p = H5Pcreate(H5P_LINK_CREATE);
-  H5Pset_create_intermediate_group(p, 1);
-  return Handle(p, H5Pclose);
 }
 
 }  // namespace
@@ -109,27 +97,6 @@ File File::create(const std::string& path) {
 File File::open_rw(const std::string& path) {
   const LibraryLock lock(library_mutex());
   return adopt(path, H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "cannot open HDF5 file for writing");
-}
-
-bool parallel_available() {
-#ifdef H5_HAVE_PARALLEL
-  return true;
-#else
-  return false;
-#endif
-}
-
-File File::create_collective(const std::string& path, MPI_Comm comm) {
-  const LibraryLock lock(library_mutex());
-#ifdef H5_HAVE_PARALLEL
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  if (H5Pset_fapl_mpio(fapl.id(), comm, MPI_INFO_NULL) < 0) throw Error(path + ": cannot set up MPI-IO access");
-  return adopt(path, H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id()),
-               "cannot create HDF5 file (directory missing or not writable?)");
-#else
-  (void)comm;
-  throw Error(path + ": writing one file from several ranks needs the parallel (MPI-IO) HDF5 build");
-#endif
 }
 
 File File::create_in_memory(const std::string& name) {
@@ -252,46 +219,13 @@ void write(const File& f, const std::string& name, const std::vector<std::uint64
   const LibraryLock lock(library_mutex());
   std::vector<hsize_t> hd(dims.begin(), dims.end());
   Handle space(H5Screate_simple(static_cast<int>(hd.size()), hd.data(), nullptr), H5Sclose);
-  Handle lcpl = link_creation_with_parents();
+  Handle lcpl = detail::link_creation_with_parents();
   hid_t d = H5Dcreate2(f.id(), name.c_str(), native_type<T>(), space.id(), lcpl.id(), H5P_DEFAULT,
                        H5P_DEFAULT);
   if (d < 0) throw Error(f.path() + ": cannot create dataset '" + name + "'");
   Handle dh(d, H5Dclose);
   if (H5Dwrite(d, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
     throw Error(f.path() + ": writing dataset '" + name + "' failed (disk full?)");
-}
-
-template <class T>
-void write_rows_collective(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims,
-                           std::uint64_t first_row, std::uint64_t rows, const T* data) {
-  const LibraryLock lock(library_mutex());
-#ifdef H5_HAVE_PARALLEL
-  const int rank = static_cast<int>(dims.size());
-  std::vector<hsize_t> hd(dims.begin(), dims.end());
-  Handle fspace(H5Screate_simple(rank, hd.data(), nullptr), H5Sclose);
-  Handle lcpl = link_creation_with_parents();
-  // The same creation properties as write(): contiguous, no filters, so the file looks the same.
-  hid_t d = H5Dcreate2(f.id(), name.c_str(), native_type<T>(), fspace.id(), lcpl.id(), H5P_DEFAULT, H5P_DEFAULT);
-  if (d < 0) throw Error(f.path() + ": cannot create dataset '" + name + "'");
-  Handle dh(d, H5Dclose);
-  std::vector<hsize_t> start(hd.size(), 0), count = hd;
-  start[0] = first_row;
-  count[0] = std::max<hsize_t>(rows, 1);  // a rank without rows selects nothing but still joins
-  Handle mspace(H5Screate_simple(rank, count.data(), nullptr), H5Sclose);
-  count[0] = rows;
-  const bool ok = rows > 0 ? H5Sselect_hyperslab(fspace.id(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
-                                                 nullptr) >= 0
-                           : H5Sselect_none(fspace.id()) >= 0 && H5Sselect_none(mspace.id()) >= 0;
-  if (!ok) throw Error(f.path() + ": dataset '" + name + "': bad row block");
-  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  H5Pset_dxpl_mpio(dxpl.id(), H5FD_MPIO_COLLECTIVE);
-  const T none{};
-  if (H5Dwrite(d, native_type<T>(), mspace.id(), fspace.id(), dxpl.id(), rows > 0 ? data : &none) < 0)
-    throw Error(f.path() + ": writing dataset '" + name + "' failed (disk full?)");
-#else
-  (void)name, (void)dims, (void)first_row, (void)rows, (void)data;
-  throw Error(f.path() + ": collective writes need the parallel (MPI-IO) HDF5 build");
-#endif
 }
 
 namespace {
@@ -411,9 +345,7 @@ std::vector<std::string> list_datasets(const File& f, const std::string& group) 
   template void read_row_range<T>(const File&, const std::string&, std::uint64_t, std::uint64_t, \
                                   std::uint64_t, T*);                                            \
   template std::vector<T> read_all<T>(const File&, const std::string&);                          \
-  template void write<T>(const File&, const std::string&, const std::vector<std::uint64_t>&, const T*);          \
-  template void write_rows_collective<T>(const File&, const std::string&, const std::vector<std::uint64_t>&,      \
-                                         std::uint64_t, std::uint64_t, const T*);
+  template void write<T>(const File&, const std::string&, const std::vector<std::uint64_t>&, const T*);
 HPCT_H5_INSTANTIATE(float)
 HPCT_H5_INSTANTIATE(double)
 HPCT_H5_INSTANTIATE(int)
