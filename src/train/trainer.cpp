@@ -47,7 +47,7 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
                                        config_.seed, config_.shuffle);
   build_model();
   steps_ = std::make_unique<StepRunner>(config_, comm, *model_, sampler_->steps_per_epoch() * config_.epochs);
-  shard_ = std::make_unique<EpochShard>(train_, *sampler_, comm.rank());
+  shard_ = std::make_unique<EpochShard>(train_, *sampler_, comm.rank(), shard_options(deck));
   evaluator_ = std::make_unique<Evaluator>(val_, comm, config_.batch_size, config_.top_k);
   if (model_->classifies()) {
     const int classes = static_cast<int>(deck_.get_int("num_classes"));
@@ -256,6 +256,8 @@ TrainSummary NetworkTrainer::run() {
     write_outputs();
   }
   s.time = time_;
+  s.read_s = shard_->read_seconds();
+  s.hidden_read_s = shard_->hidden_read_seconds();
   reporter.summary(s, evaluator_->rows() > 0, model_->train_flops_per_sample());
   return s;
 }
