@@ -44,8 +44,9 @@ void gather_part_rows(const View2<float>& x, const View2<float>& part, const Vie
                        });
 }
 
-EpochShard::EpochShard(const TabularSource& src, const Sampler& sampler, int rank, const ShardOptions& options)
-    : src_(src), sampler_(sampler), options_(options) {
+EpochShard::EpochShard(std::shared_ptr<const Dataset> data, const Sampler& sampler, int rank, const ShardOptions& options)
+    : data_(std::move(data)), d_in_(field_width(*data_, 0)), d_out_(field_width(*data_, 1)), sampler_(sampler),
+      options_(options) {
   offsets_.push_back(0);
   for (std::uint64_t s = 0; s < sampler_.steps_per_epoch(); ++s)
     for (int k = 0; k < sampler_.accumulation(); ++k) {
@@ -56,7 +57,7 @@ EpochShard::EpochShard(const TabularSource& src, const Sampler& sampler, int ran
   // At least one row so views are never empty (a rank may get no rows when N < ranks * batch).
   const std::uint64_t rows = std::max<std::uint64_t>(positions_.size(), 1);
   // Without shuffling every epoch has the same rows: the shard itself holds them after one read.
-  const std::uint64_t part_bytes = src_.rows * (src_.d_in + src_.d_out) * sizeof(float);
+  const std::uint64_t part_bytes = data_->rows() * (d_in_ + d_out_) * sizeof(float);
   hold_ = sampler_.shuffled() && hold_in_memory(options_, part_bytes);
   const double mib = static_cast<double>(part_bytes) / double(1 << 20);
   if (hold_)
@@ -70,22 +71,22 @@ EpochShard::EpochShard(const TabularSource& src, const Sampler& sampler, int ran
                        : strf("over data_cache_mb %llu", (unsigned long long)options_.cache_mb).c_str(),
                    options_.prefetch && options_.epochs != 1 ? ", the next epoch prefetched by a loader thread" : ""));
   if (hold_) {
-    x_ = View2<float>("shard_inputs", rows, src_.d_in);
-    y_ = View2<float>("shard_targets", rows, src_.d_out);
+    x_ = View2<float>("shard_inputs", rows, d_in_);
+    y_ = View2<float>("shard_targets", rows, d_out_);
     ids_ = View1<std::uint64_t>("shard_ids", rows);
     host_ids_ = Kokkos::create_mirror_view(ids_);
     return;
   }
   const int slots = options_.prefetch && sampler_.shuffled() ? 2 : 1;
   for (int s = 0; s < slots; ++s) {
-    slot_x_[s] = StagingView2("staged_inputs", rows, src_.d_in);
-    slot_y_[s] = StagingView2("staged_targets", rows, src_.d_out);
+    slot_x_[s] = StagingView2("staged_inputs", rows, d_in_);
+    slot_y_[s] = StagingView2("staged_targets", rows, d_out_);
     slot_ids_[s] = StagingView1("staged_ids", rows);
   }
   x_ = device_buffer<View2<float>>(slot_x_[0], "shard_inputs");
   y_ = device_buffer<View2<float>>(slot_y_[0], "shard_targets");
   ids_ = device_buffer<View1<std::uint64_t>>(slot_ids_[0], "shard_ids");
-  stager_ = std::make_unique<EpochStager>(src_, sampler_, positions_);
+  stager_ = std::make_unique<EpochStager>(data_, sampler_, positions_);
 }
 
 EpochShard::~EpochShard() { stop_prefetch(); }
@@ -115,12 +116,12 @@ long long EpochShard::load(std::uint64_t epoch) {
 long long EpochShard::load_held(std::uint64_t epoch) {
   if (!part_read_) {
     const Stopwatch clock;
-    const std::uint64_t n = std::max<std::uint64_t>(src_.rows, 1);
-    part_x_ = View2<float>("shard_part_x", n, src_.d_in);
-    part_y_ = View2<float>("shard_part_y", n, src_.d_out);
+    const std::uint64_t n = std::max<std::uint64_t>(data_->rows(), 1);
+    part_x_ = View2<float>("shard_part_x", n, d_in_);
+    part_y_ = View2<float>("shard_part_y", n, d_out_);
     auto hx = Kokkos::create_mirror_view(part_x_);
     auto hy = Kokkos::create_mirror_view(part_y_);
-    part_bad_ = read_tabular_block(src_, 0, src_.rows, hx.data(), hy.data());
+    part_bad_ = data_->read_block(0, data_->rows(), {hx.data(), hy.data()});
     Kokkos::deep_copy(part_x_, hx);
     Kokkos::deep_copy(part_y_, hy);
     part_read_ = true;

@@ -17,6 +17,7 @@
 #include "data/epoch_stager.hpp"
 #include "data/loader_thread.hpp"
 #include "data/sampler.hpp"
+#include "data/dataset.hpp"
 #include "data/shard_options.hpp"
 #include "data/tabular.hpp"
 
@@ -24,7 +25,7 @@ namespace hpct {
 
 class EpochShard {
  public:
-  EpochShard(const TabularSource& src, const Sampler& sampler, int rank, const ShardOptions& options = {});
+  EpochShard(std::shared_ptr<const Dataset> data, const Sampler& sampler, int rank, const ShardOptions& options = {});
   // Stops a running prefetch (between two HDF5 reads) and waits for it.
   ~EpochShard();
   EpochShard(const EpochShard&) = delete;
@@ -67,7 +68,8 @@ class EpochShard {
   void present(int slot);
   void stop_prefetch();
 
-  TabularSource src_;
+  std::shared_ptr<const Dataset> data_;  // fields 0 and 1: inputs and targets
+  std::uint64_t d_in_, d_out_;
   Sampler sampler_;
   ShardOptions options_;
   bool hold_ = false;

@@ -10,8 +10,8 @@ namespace hpct {
 namespace {
 // Rows per HDF5 read: about 1M values, the batch size of h5::read_rows' element selections. Between
 // reads the loader checks for cancellation and lets the main thread take the HDF5 lock.
-std::uint64_t window_rows(const TabularSource& src) {
-  return std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / (src.d_in + src.d_out));
+std::uint64_t window_rows(std::uint64_t d_in, std::uint64_t d_out) {
+  return std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / (d_in + d_out));
 }
 
 // Note (sieve reads): an HDF5 element selection costs about 15x a contiguous read per row (3840 rows
@@ -31,17 +31,18 @@ void sample_ids(const Sampler& sampler, const std::vector<std::uint64_t>& positi
   for (std::size_t i = 0; i < positions.size(); ++i) ids[i] = perm[positions[i]];
 }
 
-EpochStager::EpochStager(const TabularSource& src, const Sampler& sampler,
+EpochStager::EpochStager(std::shared_ptr<const Dataset> data, const Sampler& sampler,
                          const std::vector<std::uint64_t>& positions)
-    : src_(src), sampler_(sampler), positions_(positions) {
+    : data_(std::move(data)), d_in_(field_width(*data_, 0)), d_out_(field_width(*data_, 1)), sampler_(sampler),
+      positions_(positions) {
   const std::size_t rows = positions_.size();
   ids_.resize(rows);
   slots_.resize(rows);
   sorted_ids_.resize(rows);
-  const std::uint64_t window = std::min<std::uint64_t>(window_rows(src_), std::max<std::uint64_t>(src_.rows, 1));
+  const std::uint64_t window = std::min<std::uint64_t>(window_rows(d_in_, d_out_), std::max<std::uint64_t>(data_->rows(), 1));
   window_ids_.reserve(window);
-  window_x_.resize(window * src_.d_in);
-  window_y_.resize(window * src_.d_out);
+  window_x_.resize(window * d_in_);
+  window_y_.resize(window * d_out_);
 }
 
 long long EpochStager::stage(std::uint64_t epoch, HostRows out, const std::atomic<bool>& cancel) {
@@ -54,8 +55,8 @@ long long EpochStager::stage(std::uint64_t epoch, HostRows out, const std::atomi
   std::sort(slots_.begin(), slots_.end(), [&](std::uint64_t a, std::uint64_t b) { return ids_[a] < ids_[b]; });
   for (std::size_t i = 0; i < rows; ++i) sorted_ids_[i] = ids_[slots_[i]];
 
-  const std::size_t dx = src_.d_in, dy = src_.d_out;
-  const std::uint64_t window = window_rows(src_);
+  const std::size_t dx = d_in_, dy = d_out_;
+  const std::uint64_t window = window_rows(d_in_, d_out_);
   long long bad = kNoBadValue;
   for (std::size_t first = 0; first < rows;) {
     if (cancel.load()) return kNoBadValue;
@@ -71,11 +72,11 @@ long long EpochStager::stage(std::uint64_t epoch, HostRows out, const std::atomi
     // epoch, so the first bad row over ranks is the same.
     long long window_bad = kNoBadValue;
     if (sieve) {
-      window_bad = read_tabular_block(src_, base, span, window_x_.data(), window_y_.data());
+      window_bad = data_->read_block(base, span, {window_x_.data(), window_y_.data()});
     } else {
       window_ids_.assign(sorted_ids_.begin() + static_cast<std::ptrdiff_t>(first),
                          sorted_ids_.begin() + static_cast<std::ptrdiff_t>(end));
-      window_bad = read_tabular_rows(src_, window_ids_, window_x_.data(), window_y_.data());
+      window_bad = data_->read_rows(window_ids_, {window_x_.data(), window_y_.data()});
     }
     if (bad == kNoBadValue) bad = window_bad;
     for (std::size_t i = 0; i < n; ++i) {

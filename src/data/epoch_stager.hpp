@@ -6,8 +6,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "data/dataset.hpp"
 #include "data/sampler.hpp"
 #include "data/tabular.hpp"
 
@@ -27,14 +29,15 @@ void sample_ids(const Sampler& sampler, const std::vector<std::uint64_t>& positi
 class EpochStager {
  public:
   // `positions`: the positions of every epoch's order that this rank handles, in processing order.
-  EpochStager(const TabularSource& src, const Sampler& sampler, const std::vector<std::uint64_t>& positions);
+  EpochStager(std::shared_ptr<const Dataset> data, const Sampler& sampler, const std::vector<std::uint64_t>& positions);
 
   // Stages `epoch` into `out`; returns the bad-value code (tabular.hpp) of the first NaN/Inf among
   // its rows. Returns early, with `out` incomplete, once `cancel` is set.
   long long stage(std::uint64_t epoch, HostRows out, const std::atomic<bool>& cancel);
 
  private:
-  TabularSource src_;
+  std::shared_ptr<const Dataset> data_;
+  std::uint64_t d_in_, d_out_;
   Sampler sampler_;
   std::vector<std::uint64_t> positions_;
   // Reused every epoch: ids in processing order, the processing slot of each id in file order,

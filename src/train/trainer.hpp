@@ -66,7 +66,8 @@ class NetworkTrainer {
   deck::Deck deck_;  // a copy: the model family's keys and the resolved text stored in files
   TrainConfig config_;
   const Comm& comm_;
-  TabularSource train_, val_;
+  TabularSource train_, val_;  // the parts of the file(s): the split of data_file or validation_file
+  std::shared_ptr<const Dataset> train_data_, val_data_;
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<StepRunner> steps_;

@@ -107,7 +107,7 @@ TEST(DataPath, EveryModeShowsTheRowsOfThePerEpochRead) {
         {options(DataCache::memory, false), true},  {options(DataCache::automatic, true), true},
         {options(DataCache::automatic, true, 0), false}};
     for (const auto& [opt, holds] : modes) {
-      EpochShard shard(src, sampler, rank, opt);
+      EpochShard shard(std::make_shared<TabularDataset>(src), sampler, rank, opt);
       EXPECT_EQ(shard.holds_part(), holds);
       for (std::uint64_t epoch = 0; epoch < 4; ++epoch) {
         const Shown want = expected(src, sampler, rank, epoch), got = load_and_show(shard, epoch, rows);
@@ -150,7 +150,7 @@ TEST(DataPath, ShuffleOffReadsOnceAndShowsTheSameRows) {
   const std::string path = hpct::test::friedman_file(Comm(MPI_COMM_SELF), "data_path_noshuffle", 50);
   const TabularSource src = describe_tabular(path, "inputs", "targets");
   const Sampler sampler(src.rows, 4, 2, 1, 3, false);
-  EpochShard shard(src, sampler, 1, options(DataCache::memory, true));
+  EpochShard shard(std::make_shared<TabularDataset>(src), sampler, 1, options(DataCache::memory, true));
   EXPECT_FALSE(shard.holds_part());  // its own rows are all it ever needs
   const std::uint64_t rows = sampler.rows_per_epoch(1);
   const Shown first = load_and_show(shard, 0, rows);
