@@ -44,6 +44,9 @@ struct TrainConfig {
   int checkpoint_keep = 3;
   std::string resume = "none";
   double watchdog_timeout = 600;
+  // data parallelism (comm/gradient_reducer.hpp)
+  double bucket_mb = 25;          // 0: one all-reduce of the whole gradient buffer after backward
+  bool overlap_allreduce = true;  // buckets start during backward of the last micro-step
   // outputs
   std::string output, metrics_file, tensorboard_dir;
   std::uint64_t log_every = 50;

@@ -1,15 +1,19 @@
 // One optimizer step, the same for every network model family:
 //   zero gradients -> micro-batches accumulate gradients (normalised by the global step's sample
-//   count and the loss scale) -> ONE all-reduce of the flat gradient buffer and ONE small fp64
-//   all-reduce of the control values (loss sum, stop and checkpoint flags) -> unscale (fp16) ->
-//   clip -> non-finite check -> loss-scaler update -> optimizer update.
+//   count and the loss scale) -> the gradient all-reduce: ONE of the flat buffer after backward
+//   (bucket_mb 0), or bucket by bucket, started during backward of the last micro-step as the model
+//   reports ranges final (comm/gradient_reducer.hpp) -> ONE small fp64 all-reduce of the control
+//   values (loss sum, stop and checkpoint flags) -> unscale (fp16) -> clip -> non-finite check ->
+//   loss-scaler update -> optimizer update.
 // Every decision after the all-reduces uses values that are identical on all ranks, so all ranks
 // reach it without further communication.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 
+#include "comm/gradient_reducer.hpp"
 #include "comm/watchdog.hpp"
 #include "core/timer.hpp"
 #include "models/model.hpp"
@@ -38,6 +42,9 @@ struct StepOutcome {
 class StepRunner {
  public:
   StepRunner(const TrainConfig& config, const Comm& comm, Model& model, std::uint64_t total_steps);
+  ~StepRunner();  // removes the model's gradient-ready hook, which points here
+  StepRunner(const StepRunner&) = delete;
+  StepRunner& operator=(const StepRunner&) = delete;
 
   // micro_batch(k, batch) fills micro-step k's batch and returns false when this rank has no rows
   // in it (the tail of an epoch); the rank still joins the all-reduces.
@@ -51,7 +58,12 @@ class StepRunner {
       const double normaliser = static_cast<double>(step_samples) / scaler_.scale();
       for (int k = 0; k < micro_steps; ++k) {
         Batch b;
-        if (micro_batch(k, b)) loss_sum += model_.accumulate_gradients(b, normaliser);
+        if (!micro_batch(k, b)) continue;
+        // Earlier micro-steps only accumulate: their reports start no communication.
+        const bool last = k + 1 == micro_steps;
+        if (last && buckets_) buckets_->arm();
+        loss_sum += model_.accumulate_gradients(b, normaliser);
+        if (last && buckets_) buckets_->disarm();
       }
       fence();
     }
@@ -61,12 +73,15 @@ class StepRunner {
   double lr(std::uint64_t global_step) const { return schedule_.at(global_step); }
   optim::Optimizer<float>& optimizer() { return optimizer_; }
   optim::LossScaler& scaler() { return scaler_; }
+  // The bucketed reducer; null with bucket_mb 0 or on one rank.
+  const GradientReducer* gradient_reducer() const { return buckets_.get(); }
 
  private:
   StepOutcome finish(double loss_sum, std::uint64_t global_step, std::uint64_t step_samples,
                      const StepControl& control, TimeSplit& time);
   Model& model_;
   WatchedAllreduce reducer_;
+  std::unique_ptr<GradientReducer> buckets_;
   optim::Optimizer<float> optimizer_;
   optim::Schedule schedule_;
   optim::LossScaler scaler_;
