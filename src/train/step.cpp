@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "core/log.hpp"
+
 namespace hpct {
 
 namespace {
@@ -35,6 +37,10 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
       GradientReducer* b = buckets_.get();
       model_.set_gradient_ready_hook([b](std::uint64_t offset, std::uint64_t count) { b->on_ready(offset, count); });
     }
+    const auto& plan = buckets_->buckets();
+    Log::info(strf("  gradient all-reduce: %zu bucket(s) of %llu floats in all (the first %llu), %s", plan.size(),
+                   (unsigned long long)model.store().count(), (unsigned long long)plan.front().count,
+                   config.overlap_allreduce ? "started during backward of the last micro-step" : "after backward"));
   }
 }
 
