@@ -36,6 +36,17 @@ void WatchedAllreduce::start(T* data, std::size_t n) {
   MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), mpi_type<T>(), MPI_SUM, comm_.raw(), &requests_.back());
 }
 
+void WatchedAllreduce::start_reduce_scatter(const float* send, float* recv, const int* counts) {
+  requests_.push_back(MPI_REQUEST_NULL);
+  MPI_Ireduce_scatter(send, recv, counts, MPI_FLOAT, MPI_SUM, comm_.raw(), &requests_.back());
+}
+
+void WatchedAllreduce::start_allgather(float* data, const int* counts, const int* displs) {
+  requests_.push_back(MPI_REQUEST_NULL);
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts, displs, MPI_FLOAT, comm_.raw(),
+                  &requests_.back());
+}
+
 bool WatchedAllreduce::progress() {
   if (requests_.empty()) return true;
   int done = 0;

@@ -32,6 +32,12 @@ class WatchedAllreduce {
   // or written until wait() returns. Every rank must start the same sequence of sums.
   template <class T>
   void start(T* data, std::size_t n);
+  // Optimizer sharding (ZeRO stage 1): starts the sum over ranks of send[0, sum(counts)) of which
+  // this rank receives its part, counts[rank] values, into recv (MPI_Ireduce_scatter); and starts
+  // the gather of every rank's part data[displs[r], + counts[r]) into data on all ranks, in place
+  // (MPI_Iallgatherv). The count arrays must stay alive until wait() returns.
+  void start_reduce_scatter(const float* send, float* recv, const int* counts);
+  void start_allgather(float* data, const int* counts, const int* displs);
   // Drives the outstanding requests without blocking (MPI_Testall); returns true when none is left.
   bool progress();
   // Completes every outstanding request of optimizer step `step`, with the watchdog (a plain

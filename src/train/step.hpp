@@ -5,6 +5,8 @@
 //   reports ranges final (comm/gradient_reducer.hpp) -> ONE small fp64 all-reduce of the control
 //   values (loss sum, stop and checkpoint flags) -> unscale (fp16) -> clip -> non-finite check ->
 //   loss-scaler update -> optimizer update.
+// With optimizer_sharding (Note [optimizer sharding] in step.cpp) the gradient all-reduce becomes a
+// reduce-scatter, each rank updates its slice, and an all-gather brings the parameters back.
 // Every decision after the all-reduces uses values that are identical on all ranks, so all ranks
 // reach it without further communication.
 #pragma once
@@ -12,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "comm/gradient_reducer.hpp"
 #include "comm/watchdog.hpp"
@@ -37,6 +40,12 @@ struct StepOutcome {
   bool checkpoint_due = false;   // the timed checkpoint cadence says so
   bool nonfinite = false;        // the loss or a gradient was NaN/Inf
   bool applied = true;           // the optimizer updated the parameters
+};
+
+// This rank's slice of the flat parameter buffer: the whole buffer unless the optimizer is sharded.
+struct ParameterShard {
+  std::uint64_t offset = 0, count = 0;
+  std::vector<int> counts, displs;  // every rank's slice (sharded only), for the MPI calls
 };
 
 class StepRunner {
@@ -71,7 +80,9 @@ class StepRunner {
   }
 
   double lr(std::uint64_t global_step) const { return schedule_.at(global_step); }
+  // Over this rank's shard only when the optimizer is sharded (no checkpoints then).
   optim::Optimizer<float>& optimizer() { return optimizer_; }
+  bool sharded() const { return !shard_.counts.empty(); }
   optim::LossScaler& scaler() { return scaler_; }
   // The bucketed reducer; null with bucket_mb 0 or on one rank.
   const GradientReducer* gradient_reducer() const { return buckets_.get(); }
@@ -79,14 +90,18 @@ class StepRunner {
  private:
   StepOutcome finish(double loss_sum, std::uint64_t global_step, std::uint64_t step_samples,
                      const StepControl& control, TimeSplit& time);
+  StepOutcome finish_sharded(StepOutcome r, std::uint64_t global_step, std::uint64_t step_samples, TimeSplit& time);
   Model& model_;
   WatchedAllreduce reducer_;
   std::unique_ptr<GradientReducer> buckets_;
-  optim::Optimizer<float> optimizer_;
+  ParameterShard shard_;
+  View1<float> shard_grads_;  // sharded: this rank's slice of the summed gradients
+  optim::Optimizer<float> optimizer_;  // over shard_ only
   optim::Schedule schedule_;
   optim::LossScaler scaler_;
   double clip_;
-  std::array<double, 3> control_{};  // loss sum, stop, time checkpoint: summed over ranks
+  std::array<double, 3> control_{};
+  double norm_sq_ = 0;  // sharded: squared gradient norm, summed over ranks  // loss sum, stop, time checkpoint: summed over ranks
 };
 
 }  // namespace hpct
