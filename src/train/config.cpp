@@ -65,8 +65,7 @@ void declare_network_keys(deck::Schema& s) {
              "reports its gradients final (false: all buckets after backward); nothing to overlap on 1 rank");
   s.add_bool("optimizer_sharding", false,
              "ZeRO stage 1: reduce-scatter the gradients, each rank updates its slice of the parameters "
-             "(and keeps only that slice's optimizer state), all-gather; no checkpoints (checkpoint_dir, "
-             "resume) with it");
+             "(and keeps only that slice's optimizer state), all-gather; checkpoints still hold the whole state");
 }
 
 TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
@@ -111,13 +110,6 @@ TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
   c.bucket_mb = d.get_real("bucket_mb");
   c.overlap_allreduce = d.get_bool("overlap_allreduce");
   c.optimizer_sharding = d.get_bool("optimizer_sharding");
-  // The sharded optimizer keeps slices of m and v; checkpoints hold the full state.
-  if (c.optimizer_sharding && !c.checkpoint_dir.empty())
-    d.fail("optimizer_sharding", "`optimizer_sharding true` does not support checkpoints yet (the optimizer "
-                                 "state is kept in slices): unset checkpoint_dir or set optimizer_sharding false");
-  if (c.optimizer_sharding && c.resume != "none")
-    d.fail("optimizer_sharding", "`optimizer_sharding true` cannot resume from a checkpoint (resume " + c.resume +
-                                 "): set resume none or optimizer_sharding false");
   c.output = d.get_string("output");
   c.metrics_file = d.get_string("metrics_file");
   c.tensorboard_dir = d.get_string("tensorboard_dir");

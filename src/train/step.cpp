@@ -12,12 +12,13 @@ namespace hpct {
 // only. A step reduce-scatters the gradients (each rank receives the summed gradients of its slice),
 // unscales and clips its slice, updates its slice of the parameters, and all-gathers the parameters.
 // The global gradient norm (clipping, the non-finite check, the log) is the square root of the sum
-// over ranks of the slices' squared norms: one more fp64 all-reduce of one value. Every operation on
+// over ranks of the slices' squared norms: one more fp64 all-reduce of one value. Checkpoints hold
+// the whole state as without sharding (and so resume across the setting): gathered on rank 0 for
+// a write into a temporary full-size optimizer, and read whole by every rank, which keeps its slice. Every operation on
 // a gradient element is the one of the unsharded step, and with 2 ranks each element's sum is the
 // same a + b, so the parameters are bitwise the unsharded ones unless clipping is on: the norm is
 // then summed in another association (two partial sums), which may move its last bit and so the
-// clip coefficient (within 1e-6 then). The optimizer state exists in slices, so checkpoints (which
-// hold the full m and v) are not supported with sharding: the deck rejects the combination.
+// clip coefficient (within 1e-6 then).
 namespace {
 ParameterShard shard_of(const Comm& comm, std::uint64_t n, bool sharded) {
   ParameterShard s;
@@ -54,7 +55,9 @@ std::vector<GradientBucket> buckets_of(const TrainConfig& config, const nn::Para
 }  // namespace
 
 StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model, std::uint64_t total_steps)
-    : model_(model),
+    : comm_(comm),
+      model_(model),
+      optimizer_config_(config.optimizer),
       reducer_(comm, config.watchdog_timeout),
       shard_(shard_of(comm, model.store().count(), config.optimizer_sharding)),
       optimizer_(config.optimizer, shard_.count, decay_mask(config, model.store(), shard_)),
@@ -165,6 +168,43 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
   reducer_.start_allgather(store.params().data(), shard_.counts.data(), shard_.displs.data());
   reducer_.wait(global_step);
   return r;
+}
+
+}  // namespace hpct
+
+namespace hpct {
+
+const optim::Optimizer<float>& StepRunner::optimizer_for_save() {
+  if (!sharded()) return optimizer_;
+  const std::uint64_t n = model_.store().count();
+  if (comm_.rank() == 0 && !full_state_) full_state_ = std::make_unique<optim::Optimizer<float>>(optimizer_config_, n);
+  fence();
+  const auto gather = [&](const View1<float>& slice, const View1<float>* full) {
+    MPI_Gatherv(slice.data(), static_cast<int>(shard_.count), MPI_FLOAT, full ? full->data() : nullptr,
+                shard_.counts.data(), shard_.displs.data(), MPI_FLOAT, 0, comm_.raw());
+  };
+  gather(optimizer_.first_moment(), full_state_ ? &full_state_->first_moment() : nullptr);
+  if (optimizer_.second_moment().extent(0) > 0)
+    gather(optimizer_.second_moment(), full_state_ ? &full_state_->second_moment() : nullptr);
+  if (comm_.rank() != 0) return optimizer_;  // only rank 0 writes
+  full_state_->set_steps_taken(optimizer_.steps_taken());
+  return *full_state_;
+}
+
+optim::Optimizer<float>& StepRunner::optimizer_for_load() {
+  if (!sharded()) return optimizer_;
+  if (!full_state_) full_state_ = std::make_unique<optim::Optimizer<float>>(optimizer_config_, model_.store().count());
+  return *full_state_;
+}
+
+void StepRunner::optimizer_loaded() {
+  if (!sharded() || !full_state_) return;
+  const auto slice = std::make_pair(shard_.offset, shard_.offset + shard_.count);
+  Kokkos::deep_copy(optimizer_.first_moment(), Kokkos::subview(full_state_->first_moment(), slice));
+  if (optimizer_.second_moment().extent(0) > 0)
+    Kokkos::deep_copy(optimizer_.second_moment(), Kokkos::subview(full_state_->second_moment(), slice));
+  optimizer_.set_steps_taken(full_state_->steps_taken());
+  full_state_.reset();  // the whole state is needed again only at the next checkpoint (rank 0)
 }
 
 }  // namespace hpct

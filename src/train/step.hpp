@@ -80,9 +80,15 @@ class StepRunner {
   }
 
   double lr(std::uint64_t global_step) const { return schedule_.at(global_step); }
-  // Over this rank's shard only when the optimizer is sharded (no checkpoints then).
+  // Over this rank's shard only when the optimizer is sharded.
   optim::Optimizer<float>& optimizer() { return optimizer_; }
   bool sharded() const { return !shard_.counts.empty(); }
+  // Checkpoints hold the whole buffer's optimizer state. Saving: every rank calls this (sharded, it
+  // gathers the slices on rank 0, a collective); rank 0 writes the result. Loading: read into
+  // optimizer_for_load() on every rank, then call optimizer_loaded() (each rank keeps its slice).
+  const optim::Optimizer<float>& optimizer_for_save();
+  optim::Optimizer<float>& optimizer_for_load();
+  void optimizer_loaded();
   optim::LossScaler& scaler() { return scaler_; }
   // The bucketed reducer; null with bucket_mb 0 or on one rank.
   const GradientReducer* gradient_reducer() const { return buckets_.get(); }
@@ -91,7 +97,9 @@ class StepRunner {
   StepOutcome finish(double loss_sum, std::uint64_t global_step, std::uint64_t step_samples,
                      const StepControl& control, TimeSplit& time);
   StepOutcome finish_sharded(StepOutcome r, std::uint64_t global_step, std::uint64_t step_samples, TimeSplit& time);
+  const Comm& comm_;
   Model& model_;
+  optim::OptimizerConfig optimizer_config_;
   WatchedAllreduce reducer_;
   std::unique_ptr<GradientReducer> buckets_;
   ParameterShard shard_;
@@ -100,8 +108,9 @@ class StepRunner {
   optim::Schedule schedule_;
   optim::LossScaler scaler_;
   double clip_;
-  std::array<double, 3> control_{};
-  double norm_sq_ = 0;  // sharded: squared gradient norm, summed over ranks  // loss sum, stop, time checkpoint: summed over ranks
+  std::array<double, 3> control_{};  // loss sum, stop, time checkpoint: summed over ranks
+  double norm_sq_ = 0;               // sharded: squared gradient norm, summed over ranks
+  std::unique_ptr<optim::Optimizer<float>> full_state_;  // sharded: whole-buffer state for checkpoints
 };
 
 }  // namespace hpct

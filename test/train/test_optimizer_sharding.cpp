@@ -1,7 +1,9 @@
 // The sharded optimizer (optimizer_sharding, Note [optimizer sharding] in train/step.cpp): the same
 // parameters as the unsharded step (bitwise without clipping at 2 ranks; within 1e-6 with it), for
-// AdamW and SGD, the mlp and the diffusion model, with accumulation; the deck rejects checkpoints.
+// AdamW and SGD, the mlp and the diffusion model, with accumulation; checkpoints hold the whole state.
 #include <gtest/gtest.h>
+
+#include <filesystem>
 
 #include "data/downscaling.hpp"
 #include "support/test_support.hpp"
@@ -73,14 +75,26 @@ TEST(OptimizerSharding, ClippingMatchesWithinRounding) {
   EXPECT_GT(relative_difference(plain, unclipped), 1e-3) << "clipping must be active in this test";
 }
 
-TEST(OptimizerSharding, TheDeckRejectsCheckpointsWithSharding) {
-  const std::string msg = hpct::test::error_message([] {
-    TrainConfig::from_deck(make_deck("data_file x.h5\n", {"optimizer_sharding=true", "checkpoint_dir=ck"}));
-  });
-  EXPECT_NE(msg.find("optimizer_sharding"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("checkpoint"), std::string::npos) << msg;
-  EXPECT_NE(hpct::test::error_message([] {
-              TrainConfig::from_deck(make_deck("data_file x.h5\n", {"optimizer_sharding=true", "resume=auto"}));
-            }).find("optimizer_sharding"),
-            std::string::npos);
+// Checkpoints hold the whole optimizer state (gathered on rank 0): a sharded run resumes bitwise,
+// and a checkpoint of a sharded run resumes unsharded (and the reverse) to the same parameters.
+TEST(OptimizerSharding, ResumeIsBitwiseAndCheckpointsAreInterchangeable) {
+  const Comm comm;
+  const std::string deck = mlp_deck(comm);
+  const std::string dir = hpct::test::scratch("sharding_ckpt_np" + std::to_string(comm.size()));
+  if (comm.rank() == 0) std::filesystem::remove_all(dir);
+  comm.barrier();
+  const std::vector<std::string> save{"checkpoint_dir=" + dir, "checkpoint_every_steps=5", "checkpoint_keep=100"};
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  const auto full = train_params(comm, deck, with({"optimizer_sharding=true"}, save));
+  const std::string ckpt = "resume=" + dir + "/ckpt-000000015.h5";
+  EXPECT_EQ(train_params(comm, deck, {"optimizer_sharding=true", ckpt}), full);
+  EXPECT_EQ(train_params(comm, deck, {"optimizer_sharding=false", ckpt}), full);
+  // An unsharded run's checkpoint resumed sharded.
+  if (comm.rank() == 0) std::filesystem::remove_all(dir);
+  comm.barrier();
+  train_params(comm, deck, with({"optimizer_sharding=false"}, save));
+  EXPECT_EQ(train_params(comm, deck, {"optimizer_sharding=true", ckpt}), full);
 }
