@@ -91,6 +91,16 @@ TEST(NoAllocation, MlpTrainingStepWithOverlappedBuckets) {
   expect_no_allocation(deck, comm, 5, 25);
 }
 
+// The sharded optimizer: reduce-scatter into a slice buffer allocated once, update, all-gather.
+TEST(NoAllocation, MlpTrainingStepWithShardedOptimizer) {
+  const Comm comm;
+  const std::string data = hpct::test::friedman_file(comm, "noalloc_sharded", 2000);
+  const deck::Deck deck = hpct::test::make_deck(
+      "data_file " + data + "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nclip_grad_norm 1\nlog_every 100000\n"
+      "accumulation_steps 2\noptimizer_sharding true\n");
+  expect_no_allocation(deck, comm, 5, 25);
+}
+
 TEST(NoAllocation, DiffusionTrainingStep) {
   const Comm comm;
   const std::string data = hpct::test::scratch("noalloc_diffusion.h5");
