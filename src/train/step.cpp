@@ -12,13 +12,13 @@ namespace hpct {
 // only. A step reduce-scatters the gradients (each rank receives the summed gradients of its slice),
 // unscales and clips its slice, updates its slice of the parameters, and all-gathers the parameters.
 // The global gradient norm (clipping, the non-finite check, the log) is the square root of the sum
-// over ranks of the slices' squared norms: one more fp64 all-reduce of one value. Checkpoints hold
-// the whole state as without sharding (and so resume across the setting): gathered on rank 0 for
-// a write into a temporary full-size optimizer, and read whole by every rank, which keeps its slice. Every operation on
+// over ranks of the slices' squared norms: one more fp64 all-reduce of one value. Every operation on
 // a gradient element is the one of the unsharded step, and with 2 ranks each element's sum is the
 // same a + b, so the parameters are bitwise the unsharded ones unless clipping is on: the norm is
 // then summed in another association (two partial sums), which may move its last bit and so the
-// clip coefficient (within 1e-6 then).
+// clip coefficient (within 1e-6 then; bitwise in the tests). Checkpoints hold the whole state, as
+// without sharding, so runs resume across the setting: it is gathered on rank 0 into a temporary
+// full-size optimizer for a write, and read whole by every rank, which keeps its slice.
 namespace {
 ParameterShard shard_of(const Comm& comm, std::uint64_t n, bool sharded) {
   ParameterShard s;
@@ -131,6 +131,7 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
   auto& store = model_.store();
   using Vector = optim::Optimizer<float>::Vector;
   const Vector grads(shard_grads_.data(), shard_.count);
+  full_state_.reset();  // rank 0's whole-state copy from the last checkpoint write: not kept around
   {
     ScopedTime t(time.comm, "reduce_scatter");
     reducer_.start_reduce_scatter(store.grads().data(), shard_grads_.data(), shard_.counts.data());
@@ -169,10 +170,6 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
   reducer_.wait(global_step);
   return r;
 }
-
-}  // namespace hpct
-
-namespace hpct {
 
 const optim::Optimizer<float>& StepRunner::optimizer_for_save() {
   if (!sharded()) return optimizer_;
