@@ -118,6 +118,12 @@ TEST(GradientBuckets, MlpWithAccumulationIsBitwiseTheSingleAllreduce) {
   expect_buckets_bitwise(comm, mlp_deck(comm));
 }
 
+// fp16: the buckets carry loss-scaled gradients, some steps overflow and are skipped.
+TEST(GradientBuckets, Fp16MlpIsBitwiseTheSingleAllreduce) {
+  const Comm comm;
+  expect_buckets_bitwise(comm, mlp_deck(comm) + "precision fp16\nloss_scale_init 1e8\nloss_scale_growth_interval 3\n");
+}
+
 TEST(GradientBuckets, DiffusionWithAccumulationIsBitwiseTheSingleAllreduce) {
   const Comm comm;
   expect_buckets_bitwise(comm, diffusion_deck(comm));

@@ -54,6 +54,12 @@ TEST(OptimizerSharding, SgdMomentumMlpIsBitwiseTheUnshardedStep) {
   expect_bitwise(comm, mlp_deck(comm), {"optimizer=sgd"});
 }
 
+// fp16: the slices are unscaled before the norm; the loss scaler decides on the global norm.
+TEST(OptimizerSharding, Fp16WithLossScalingIsBitwiseTheUnshardedStep) {
+  const Comm comm;
+  expect_bitwise(comm, mlp_deck(comm), {"precision=fp16", "loss_scale_init=1e8", "loss_scale_growth_interval=3"});
+}
+
 TEST(OptimizerSharding, DiffusionIsBitwiseTheUnshardedStep) {
   const Comm comm;
   const std::string data = hpct::test::scratch("sharding_diffusion_np" + std::to_string(comm.size()) + ".h5");
