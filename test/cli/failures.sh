@@ -4,8 +4,8 @@
 #     an uninterrupted run, also when the newest checkpoint is truncated and a temporary file from a
 #     write killed midway is left behind;
 #  2. SIGUSR1 (as SLURM sends it): checkpoint, exit code 3, resume continues to the same weights;
-#  3. a frozen rank (SIGSTOP): the watchdog aborts the job and names it, with the single all-reduce
-#     and with bucketed all-reduces.
+#  3. a frozen rank (SIGSTOP): the watchdog aborts the job and names it,
+#     with the single all-reduce, bucketed all-reduces and the sharded optimizer.
 # usage: failures.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
@@ -107,5 +107,6 @@ frozen_rank() {  # name, extra --set arguments
   echo "frozen rank ($name): job aborted after $((SECONDS - start)) s: $(grep -o 'rank(s) 1 not responding[^;]*' "$work/$name.log")"
 }
 frozen_rank hang --set bucket_mb=0
-frozen_rank hang_buckets --set bucket_mb=0.001
+frozen_rank hang_buckets --set bucket_mb=0.001  # 3 buckets of the 256,256 mlp
+frozen_rank hang_sharded --set optimizer_sharding=true
 echo "all failure scenarios passed"
