@@ -21,21 +21,53 @@ WatchedAllreduce::WatchedAllreduce(const Comm& comm, double timeout_seconds)
 template <class T>
 void WatchedAllreduce::sum(T* data, std::size_t n, std::uint64_t step) {
   if (comm_.size() == 1) return;
-  if (timeout_ <= 0) {
+  if (timeout_ <= 0 && requests_.empty()) {
     comm_.allreduce_sum(data, n);
     return;
   }
-  MPI_Request req;
-  MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), mpi_type<T>(), MPI_SUM, comm_.raw(), &req);
+  start(data, n);
+  wait(step);
+}
+
+template <class T>
+void WatchedAllreduce::start(T* data, std::size_t n) {
+  if (comm_.size() == 1 || n == 0) return;
+  requests_.push_back(MPI_REQUEST_NULL);
+  MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), mpi_type<T>(), MPI_SUM, comm_.raw(), &requests_.back());
+}
+
+void WatchedAllreduce::start_reduce_scatter(const float* send, float* recv, const int* counts) {
+  requests_.push_back(MPI_REQUEST_NULL);
+  MPI_Ireduce_scatter(send, recv, counts, MPI_FLOAT, MPI_SUM, comm_.raw(), &requests_.back());
+}
+
+void WatchedAllreduce::start_allgather(float* data, const int* counts, const int* displs) {
+  requests_.push_back(MPI_REQUEST_NULL);
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts, displs, MPI_FLOAT, comm_.raw(),
+                  &requests_.back());
+}
+
+bool WatchedAllreduce::progress() {
+  if (requests_.empty()) return true;
+  int done = 0;
+  MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE);
+  if (done) requests_.clear();  // keeps the capacity: no allocation at the next start()
+  return done != 0;
+}
+
+void WatchedAllreduce::wait(std::uint64_t step) {
+  if (requests_.empty()) return;
+  if (timeout_ <= 0) {
+    MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+    requests_.clear();
+    return;
+  }
   // Rank 0 decides at the timeout; the others wait a grace period longer, answering its pings, so
   // that rank 0 can tell the live ranks from the dead or frozen ones.
   const double deadline = comm_.rank() == 0 ? timeout_ : timeout_ + kGraceSeconds;
   Stopwatch waited;
-  int done = 0;
   long polls = 0;
-  while (true) {
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (done) break;
+  while (!progress()) {
     const double w = waited.seconds();
     if (comm_.rank() != 0 && w > 0.5 * timeout_) answer_pings();
     if (w > deadline) abort_job(step);
@@ -103,5 +135,7 @@ void WatchedAllreduce::abort_job(std::uint64_t step) {
 
 template void WatchedAllreduce::sum<float>(float*, std::size_t, std::uint64_t);
 template void WatchedAllreduce::sum<double>(double*, std::size_t, std::uint64_t);
+template void WatchedAllreduce::start<float>(float*, std::size_t);
+template void WatchedAllreduce::start<double>(double*, std::size_t);
 
 }  // namespace hpct

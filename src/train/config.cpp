@@ -55,6 +55,17 @@ void declare_network_keys(deck::Schema& s) {
   s.add_real("watchdog_timeout", 600.0, 0.0, 1e9,
              "seconds a rank may wait in the gradient all-reduce before the job is aborted, naming the "
              "ranks that never arrived (0: off)");
+
+  s.section("data parallelism");
+  s.add_real("bucket_mb", 25.0, 0.0, 1e6,
+             "MiB per gradient all-reduce bucket (the first one at most 1 MiB); 0: one all-reduce of the "
+             "whole gradient buffer after backward. Results do not depend on it (bitwise at 2 ranks)");
+  s.add_bool("overlap_allreduce", true,
+             "start each bucket's all-reduce during backward of the last micro-step, as soon as the model "
+             "reports its gradients final (false: all buckets after backward); nothing to overlap on 1 rank");
+  s.add_bool("optimizer_sharding", false,
+             "ZeRO stage 1: reduce-scatter the gradients, each rank updates its slice of the parameters "
+             "(and keeps only that slice's optimizer state), all-gather; checkpoints still hold the whole state");
 }
 
 TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
@@ -96,6 +107,9 @@ TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
   c.checkpoint_keep = static_cast<int>(d.get_int("checkpoint_keep"));
   c.resume = d.get_string("resume");
   c.watchdog_timeout = d.get_real("watchdog_timeout");
+  c.bucket_mb = d.get_real("bucket_mb");
+  c.overlap_allreduce = d.get_bool("overlap_allreduce");
+  c.optimizer_sharding = d.get_bool("optimizer_sharding");
   c.output = d.get_string("output");
   c.metrics_file = d.get_string("metrics_file");
   c.tensorboard_dir = d.get_string("tensorboard_dir");

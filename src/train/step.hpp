@@ -1,15 +1,22 @@
 // One optimizer step, the same for every network model family:
 //   zero gradients -> micro-batches accumulate gradients (normalised by the global step's sample
-//   count and the loss scale) -> ONE all-reduce of the flat gradient buffer and ONE small fp64
-//   all-reduce of the control values (loss sum, stop and checkpoint flags) -> unscale (fp16) ->
-//   clip -> non-finite check -> loss-scaler update -> optimizer update.
+//   count and the loss scale) -> the gradient all-reduce: ONE of the flat buffer after backward
+//   (bucket_mb 0), or bucket by bucket, started during backward of the last micro-step as the model
+//   reports ranges final (comm/gradient_reducer.hpp) -> ONE small fp64 all-reduce of the control
+//   values (loss sum, stop and checkpoint flags) -> unscale (fp16) -> clip -> non-finite check ->
+//   loss-scaler update -> optimizer update.
+// With optimizer_sharding (Note [optimizer sharding] in step.cpp) the gradient all-reduce becomes a
+// reduce-scatter, each rank updates its slice, and an all-gather brings the parameters back.
 // Every decision after the all-reduces uses values that are identical on all ranks, so all ranks
 // reach it without further communication.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
+#include "comm/gradient_reducer.hpp"
 #include "comm/watchdog.hpp"
 #include "core/timer.hpp"
 #include "models/model.hpp"
@@ -35,9 +42,18 @@ struct StepOutcome {
   bool applied = true;           // the optimizer updated the parameters
 };
 
+// This rank's slice of the flat parameter buffer: the whole buffer unless the optimizer is sharded.
+struct ParameterShard {
+  std::uint64_t offset = 0, count = 0;
+  std::vector<int> counts, displs;  // every rank's slice (sharded only), for the MPI calls
+};
+
 class StepRunner {
  public:
   StepRunner(const TrainConfig& config, const Comm& comm, Model& model, std::uint64_t total_steps);
+  ~StepRunner();  // removes the model's gradient-ready hook, which points here
+  StepRunner(const StepRunner&) = delete;
+  StepRunner& operator=(const StepRunner&) = delete;
 
   // micro_batch(k, batch) fills micro-step k's batch and returns false when this rank has no rows
   // in it (the tail of an epoch); the rank still joins the all-reduces.
@@ -51,7 +67,12 @@ class StepRunner {
       const double normaliser = static_cast<double>(step_samples) / scaler_.scale();
       for (int k = 0; k < micro_steps; ++k) {
         Batch b;
-        if (micro_batch(k, b)) loss_sum += model_.accumulate_gradients(b, normaliser);
+        if (!micro_batch(k, b)) continue;
+        // Earlier micro-steps only accumulate: their reports start no communication.
+        const bool last = k + 1 == micro_steps;
+        if (last && buckets_) buckets_->arm();
+        loss_sum += model_.accumulate_gradients(b, normaliser);
+        if (last && buckets_) buckets_->disarm();
       }
       fence();
     }
@@ -59,19 +80,37 @@ class StepRunner {
   }
 
   double lr(std::uint64_t global_step) const { return schedule_.at(global_step); }
+  // Over this rank's shard only when the optimizer is sharded.
   optim::Optimizer<float>& optimizer() { return optimizer_; }
+  bool sharded() const { return !shard_.counts.empty(); }
+  // Checkpoints hold the whole buffer's optimizer state. Saving: every rank calls this (sharded, it
+  // gathers the slices on rank 0, a collective); rank 0 writes the result. Loading: read into
+  // optimizer_for_load() on every rank, then call optimizer_loaded() (each rank keeps its slice).
+  const optim::Optimizer<float>& optimizer_for_save();
+  optim::Optimizer<float>& optimizer_for_load();
+  void optimizer_loaded();
   optim::LossScaler& scaler() { return scaler_; }
+  // The bucketed reducer; null with bucket_mb 0 or on one rank.
+  const GradientReducer* gradient_reducer() const { return buckets_.get(); }
 
  private:
   StepOutcome finish(double loss_sum, std::uint64_t global_step, std::uint64_t step_samples,
                      const StepControl& control, TimeSplit& time);
+  StepOutcome finish_sharded(StepOutcome r, std::uint64_t global_step, std::uint64_t step_samples, TimeSplit& time);
+  const Comm& comm_;
   Model& model_;
+  optim::OptimizerConfig optimizer_config_;
   WatchedAllreduce reducer_;
-  optim::Optimizer<float> optimizer_;
+  std::unique_ptr<GradientReducer> buckets_;
+  ParameterShard shard_;
+  View1<float> shard_grads_;  // sharded: this rank's slice of the summed gradients
+  optim::Optimizer<float> optimizer_;  // over shard_ only
   optim::Schedule schedule_;
   optim::LossScaler scaler_;
   double clip_;
   std::array<double, 3> control_{};  // loss sum, stop, time checkpoint: summed over ranks
+  double norm_sq_ = 0;               // sharded: squared gradient norm, summed over ranks
+  std::unique_ptr<optim::Optimizer<float>> full_state_;  // sharded: whole-buffer state for checkpoints
 };
 
 }  // namespace hpct

@@ -126,7 +126,8 @@ void NetworkTrainer::restore(const std::string& path) {
   CheckpointState st;
   comm_.run_agreed([&] {
     check_resume_deck(deck_, inspect_checkpoint(path));  // names the key that changed
-    st = read_checkpoint(path, model_->store(), steps_->optimizer());
+    st = read_checkpoint(path, model_->store(), steps_->optimizer_for_load());
+    steps_->optimizer_loaded();
   });
   ResumePoint p;
   comm_.run_agreed([&] { p = resume_point(path, st, sampler_->size(), sampler_->global_batch()); });
@@ -285,12 +286,12 @@ std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_
   std::string path, err;
   {
     ScopedTime t(time_.io, "checkpoint");
-    // Rank 0 writes (the state is replicated); the others wait for its verdict, so a failed write
-    // stops every rank and the previous checkpoint stays intact.
+    // Rank 0 writes (the state is replicated, or gathered there when the optimizer is sharded); the
+    // others wait for its verdict, so a failed write stops every rank and the previous checkpoint stays intact.
+    const optim::Optimizer<float>& optimizer = steps_->optimizer_for_save();
     if (comm_.rank() == 0) {
       try {
-        path = write_checkpoint(config_.checkpoint_dir, config_.checkpoint_keep, st, model_->store(),
-                                steps_->optimizer());
+        path = write_checkpoint(config_.checkpoint_dir, config_.checkpoint_keep, st, model_->store(), optimizer);
       } catch (const std::exception& e) {
         err = std::string("checkpoint write failed: ") + e.what();
       }

@@ -4,7 +4,8 @@
 #     an uninterrupted run, also when the newest checkpoint is truncated and a temporary file from a
 #     write killed midway is left behind;
 #  2. SIGUSR1 (as SLURM sends it): checkpoint, exit code 3, resume continues to the same weights;
-#  3. a frozen rank (SIGSTOP): the watchdog aborts the job and names it.
+#  3. a frozen rank (SIGSTOP): the watchdog aborts the job and names it,
+#     with the single all-reduce, bucketed all-reduces and the sharded optimizer.
 # usage: failures.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
@@ -84,17 +85,28 @@ run --set checkpoint_dir=$dir --set resume=auto --set output=$work/usr1.h5 \
 same_weights "$work/reference.h5" "$work/usr1.h5" || fail "weights after SIGUSR1 + resume differ"
 echo "SIGUSR1: exit 3, $(grep -o 'checkpoint [^ ]*ckpt[^ ]*' "$work/usr1.log" | tail -1), resumed to the same weights"
 
-dir=$work/hang
-start --set checkpoint_dir=$dir --set checkpoint_every_steps=0 --set watchdog_timeout=3 --set epochs=50 >"$work/hang.log" 2>&1
-launcher=$!
-sleep 1.5
-victim=$(rank_pid $launcher 1)
-kill -STOP "$victim"
-start=$SECONDS
-for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
-kill -9 "$victim" 2>/dev/null
-kill -0 $launcher 2>/dev/null && { kill -9 $launcher; fail "job still running 30 s after rank 1 froze"; }
-wait $launcher && fail "job with a frozen rank exited 0"
-grep -q "watchdog: .*rank(s) 1 not responding" "$work/hang.log" || fail "watchdog did not name rank 1: $(grep -i watchdog "$work/hang.log")"
-echo "frozen rank: job aborted after $((SECONDS - start)) s: $(grep -o 'rank(s) 1 not responding[^;]*' "$work/hang.log")"
+# The frozen rank with the single all-reduce and with small buckets started during backward (several
+# outstanding requests under the watchdog).
+frozen_rank() {  # name, extra --set arguments
+  local name=$1; shift
+  local dir=$work/$name
+  start --set checkpoint_dir=$dir --set checkpoint_every_steps=0 --set watchdog_timeout=3 --set epochs=50 "$@" \
+    >"$work/$name.log" 2>&1
+  local launcher=$!
+  sleep 1.5
+  local victim
+  victim=$(rank_pid $launcher 1)
+  kill -STOP "$victim"
+  local start=$SECONDS
+  for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$victim" 2>/dev/null
+  kill -0 $launcher 2>/dev/null && { kill -9 $launcher; fail "$name: job still running 30 s after rank 1 froze"; }
+  wait $launcher && fail "$name: job with a frozen rank exited 0"
+  grep -q "watchdog: .*rank(s) 1 not responding" "$work/$name.log" ||
+    fail "$name: watchdog did not name rank 1: $(grep -i watchdog "$work/$name.log")"
+  echo "frozen rank ($name): job aborted after $((SECONDS - start)) s: $(grep -o 'rank(s) 1 not responding[^;]*' "$work/$name.log")"
+}
+frozen_rank hang --set bucket_mb=0
+frozen_rank hang_buckets --set bucket_mb=0.001  # 3 buckets of the 256,256 mlp
+frozen_rank hang_sharded --set optimizer_sharding=true
 echo "all failure scenarios passed"

@@ -80,13 +80,35 @@ TEST(NoAllocation, MlpTrainingStepWhileTracing) {
   trace::finish();
 }
 
+// The bucketed all-reduce started from the gradient-ready hook during backward (2 ranks; on 1 rank
+// nothing is communicated): the hook is installed once and the requests have room reserved.
+TEST(NoAllocation, MlpTrainingStepWithOverlappedBuckets) {
+  const Comm comm;
+  const std::string data = hpct::test::friedman_file(comm, "noalloc_buckets", 2000);
+  const deck::Deck deck = hpct::test::make_deck(
+      "data_file " + data + "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nclip_grad_norm 1\nlog_every 100000\n"
+      "accumulation_steps 2\nbucket_mb 0.0001\n");
+  expect_no_allocation(deck, comm, 5, 25);
+}
+
+// The sharded optimizer: reduce-scatter into a slice buffer allocated once, update, all-gather.
+TEST(NoAllocation, MlpTrainingStepWithShardedOptimizer) {
+  const Comm comm;
+  const std::string data = hpct::test::friedman_file(comm, "noalloc_sharded", 2000);
+  const deck::Deck deck = hpct::test::make_deck(
+      "data_file " + data + "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nclip_grad_norm 1\nlog_every 100000\n"
+      "accumulation_steps 2\noptimizer_sharding true\n");
+  expect_no_allocation(deck, comm, 5, 25);
+}
+
 TEST(NoAllocation, DiffusionTrainingStep) {
   const Comm comm;
   const std::string data = hpct::test::scratch("noalloc_diffusion.h5");
   if (comm.rank() == 0) write_downscaling(data, 600, 1);
   comm.barrier();
-  const deck::Deck deck = hpct::test::make_deck("model diffusion\ndata_file " + data +
-                                               "\ninputs_dataset context\ntargets_dataset fine\n"
-                                               "batch_size 8\nepochs 1\nlog_every 100000\n");
-  expect_no_allocation(deck, comm, 5, 25);
+  const std::string text = "model diffusion\ndata_file " + data +
+                           "\ninputs_dataset context\ntargets_dataset fine\nbatch_size 8\nepochs 1\nlog_every 100000\n";
+  expect_no_allocation(hpct::test::make_deck(text, {"bucket_mb=0"}), comm, 5, 25);
+  // With small buckets started during backward (2 ranks).
+  expect_no_allocation(hpct::test::make_deck(text, {"bucket_mb=0.001"}), comm, 5, 25);
 }
