@@ -152,7 +152,7 @@ def ours(a, tmp, data, batch, epochs, ranks):
     metrics = os.path.join(tmp, "metrics.jsonl")
     if os.path.exists(metrics):
         os.remove(metrics)
-    launch = [] if ranks == 0 else ["mpirun", "-np", str(ranks), "--bind-to", a.mpi_bind]
+    launch = [] if ranks == 0 else ["mpirun", "-np", str(ranks), "--bind-to", a.mpi_bind] + shlex.split(a.mpirun_args)
     cmd = launch + [os.path.join(a.build, "apps", "train"), DECK, "--set", f"data_file={data}",
                     "--set", f"batch_size={batch}", "--set", f"epochs={epochs}", "--set", f"metrics_file={metrics}",
                     "--set", f"output={os.path.join(tmp, 'weights.h5')}"]
@@ -167,7 +167,8 @@ def ours(a, tmp, data, batch, epochs, ranks):
 
 def pytorch(a, data, batch, epochs, ranks):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "torch", "--data", data, "--batch", str(batch),
-           "--epochs", str(epochs), "--ranks", str(max(ranks, 1)), "--seed", str(a.seed)] + (["--bind"] if ranks else [])
+           "--epochs", str(epochs), "--ranks", str(max(ranks, 1)), "--seed", str(a.seed)]
+    cmd += ["--bind"] if ranks else []
     out, wall = run(cmd, "PyTorch")
     r = child_result(out, "PyTorch")
     ep = r["epoch_seconds"]
@@ -228,8 +229,11 @@ def main():
                     help="rows of the steady-state/scaling data set (a multiple of 2 x batch keeps steps whole)")
     ap.add_argument("--steady-epochs", type=int, default=3)
     ap.add_argument("--mpi-bind", default="core", help="mpirun --bind-to value for the 1- and 2-rank runs")
-    ap.add_argument("--gemm", choices=["bench", "torch"], default="bench", help="sgemm limit from bench_gemm or torch.mm")
-    ap.add_argument("--gemm-gflops", type=float, help="use this sgemm GFLOP/s (e.g. a quiet machine's) instead of measuring")
+    ap.add_argument("--mpirun-args", default="", help="more mpirun options, e.g. '--mca mpi_yield_when_idle 1'")
+    ap.add_argument("--gemm", choices=["bench", "torch"], default="bench",
+                    help="sgemm limit from bench_gemm or torch.mm")
+    ap.add_argument("--gemm-gflops", type=float,
+                    help="use this sgemm GFLOP/s (e.g. a quiet machine's) instead of measuring")
     ap.add_argument("--no-scaling", action="store_true", help="only the 1-rank session and steady figures")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--worker", choices=["torch", "sgemm"], help=argparse.SUPPRESS)
@@ -247,7 +251,8 @@ def main():
     a.build = os.path.abspath(a.build)
     batches = [int(b) for b in a.batches.split(",")]
     if a.quick:
-        a.scaling_rows, a.steady_epochs = 2 * max(batches) * 2, 2
+        whole = 2 * max(batches)  # rows per 2-rank step at the largest batch: keep every step whole
+        a.scaling_rows, a.steady_epochs = whole * -(-1024 // whole), 2
     scaling_data = os.path.join(ROOT, "data", f"downscaling_scaling{a.scaling_rows}.h5")
     ensure_data(a, SESSION_DATA, 3840)
     ensure_data(a, scaling_data, a.scaling_rows)
@@ -297,14 +302,19 @@ def print_table(a, R, batches, started, load_before, load_after, gemm_what):
     model = next((line.split(":", 1)[1].strip() for line in model.splitlines() if line.startswith("Model name")), "?")
     flops = R[("session", "ours", "flops", batches[0])][0]
     pct = "{:.0%}"
-    print(f"Command: `{shlex.join([os.path.relpath(sys.executable, ROOT), os.path.relpath(__file__, ROOT)] + sys.argv[1:])}`  ")
+    python = sys.executable
+    if python.startswith(ROOT + os.sep):
+        python = os.path.relpath(python, ROOT)
+    command = [python, os.path.relpath(__file__, ROOT)] + sys.argv[1:]
+    print(f"Command: `{shlex.join(command)}`  ")
     print(f"Date: {started:%Y-%m-%d %H:%M} UTC; CPU: {model}, {os.cpu_count()} cores; load average "
           f"{load_before[0]:.1f} before, {load_after[0]:.1f} after; torch {torch.__version__}; {a.repeats} repeat(s), "
           f"median [min-max]  ")
     print(f"Single-core sgemm ({gemm_what}): {fmt(R[('gemm',)], '{:.1f}')} GFLOP/s; model: {flops / 1e6:.2f} MFLOP "
           f"per training sample (forward + backward GEMMs)  ")
+    mpi = " ".join(["--bind-to", a.mpi_bind] + shlex.split(a.mpirun_args))
     print(f"Session: {os.path.relpath(DECK, ROOT)}, 3840 rows, 1 epoch, 1 thread. Steady: epochs 2-{a.steady_epochs} "
-          f"of {a.scaling_rows} rows, one core per rank (mpirun --bind-to {a.mpi_bind}; PyTorch pinned).\n")
+          f"of {a.scaling_rows} rows, one core per rank (mpirun {mpi}; PyTorch pinned).\n")
     print("| figure | " + " | ".join(f"batch {b}{'/rank' if not a.no_scaling else ''}" for b in batches) + " |")
     print("|---" * (len(batches) + 1) + "|")
 
