@@ -253,6 +253,10 @@ def main():
     if a.quick:
         whole = 2 * max(batches)  # rows per 2-rank step at the largest batch: keep every step whole
         a.scaling_rows, a.steady_epochs = whole * -(-1024 // whole), 2
+    for b in batches:
+        if a.scaling_rows % (2 * b):
+            print(f"compare_session: warning: --scaling-rows {a.scaling_rows} is not a multiple of 2 x {b}: "
+                  "a partial last step lowers the 2-rank figures", file=sys.stderr)
     scaling_data = os.path.join(ROOT, "data", f"downscaling_scaling{a.scaling_rows}.h5")
     ensure_data(a, SESSION_DATA, 3840)
     ensure_data(a, scaling_data, a.scaling_rows)
