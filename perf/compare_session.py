@@ -13,7 +13,7 @@ What each run does (both sides do the same work, in a fresh process each time):
   Process wall time (start-up, imports, output) is reported separately.
 - steady: the same over --scaling-rows rows for --steady-epochs epochs; the rate of the epochs after the
   first. 1 rank (mpirun -np 1 --bind-to core; PyTorch pinned to one core) and 2 ranks (mpirun -np 2
-  --bind-to core; PyTorch DDP, gloo, 2 spawned processes pinned to a core each, each taking every
+  --bind-to core; PyTorch DDP, gloo, 2 forked processes pinned to a core each, each taking every
   second row of the epoch's permutation as DistributedSampler does). Weak scaling efficiency =
   2-rank samples/s / (2 x 1-rank samples/s), batch per rank fixed.
 - GEMM limit: model FLOPs per sample (forward + backward GEMMs, from our summary) x samples/s over the
