@@ -63,6 +63,9 @@ void declare_network_keys(deck::Schema& s) {
   s.add_bool("overlap_allreduce", true,
              "start each bucket's all-reduce during backward of the last micro-step, as soon as the model "
              "reports its gradients final (false: all buckets after backward); nothing to overlap on 1 rank");
+  s.add_choice("comm_backend", "auto", {"auto", "mpi", "nccl"},
+               "gradient all-reduce: nccl (GPU builds with NCCL; control values stay on MPI), mpi, or auto "
+               "(nccl where the build has it and ranks > 1)");
   s.add_bool("optimizer_sharding", false,
              "ZeRO stage 1: reduce-scatter the gradients, each rank updates its slice of the parameters "
              "(and keeps only that slice's optimizer state), all-gather; checkpoints still hold the whole state");
@@ -110,6 +113,7 @@ TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
   c.bucket_mb = d.get_real("bucket_mb");
   c.overlap_allreduce = d.get_bool("overlap_allreduce");
   c.optimizer_sharding = d.get_bool("optimizer_sharding");
+  c.comm_backend = d.get_string("comm_backend");
   c.output = d.get_string("output");
   c.metrics_file = d.get_string("metrics_file");
   c.tensorboard_dir = d.get_string("tensorboard_dir");

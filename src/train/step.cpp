@@ -65,7 +65,15 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
       scaler_(config.precision == nn::Precision::fp16, config.loss_scale_init, config.loss_scale_growth_interval),
       clip_(config.clip_grad_norm) {
   schedule_.total_steps = total_steps;
-  if (sharded()) {
+  const bool use_nccl = config.comm_backend == "nccl" ||
+                        (config.comm_backend == "auto" && NcclCollective::available() && comm.size() > 1);
+  if (use_nccl) {
+    if (sharded()) throw Error("comm_backend nccl: optimizer_sharding runs on MPI only; set comm_backend mpi",
+                               ExitCode::bad_input);
+    nccl_ = std::make_unique<NcclCollective>(comm, config.watchdog_timeout);
+    Log::info("  gradient all-reduce: NCCL " + NcclCollective::version() +
+              " on the Kokkos CUDA stream (one sum after backward; control values on MPI)");
+  } else if (sharded()) {
     shard_grads_ = View1<float>("shard_grads", shard_.count);
     reducer_.reserve(2);
     Log::info(strf("  optimizer sharded over %d ranks: %llu of %llu parameters here (reduce-scatter, all-gather; "
@@ -99,7 +107,10 @@ StepOutcome StepRunner::finish(double loss_sum, std::uint64_t global_step, std::
   if (sharded()) return finish_sharded(r, global_step, step_samples, time);
   {
     ScopedTime t(time.comm, "allreduce");
-    if (buckets_) {
+    if (nccl_) {
+      nccl_->sum(store.grads().data(), store.count(), global_step);
+      reducer_.sum(control_.data(), control_.size(), global_step);
+    } else if (buckets_) {
       // The buckets not started during backward, then the control values, all under one watchdog.
       buckets_->start_remaining();
       reducer_.start(control_.data(), control_.size());

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "comm/gradient_reducer.hpp"
+#include "comm/nccl_collective.hpp"
 #include "comm/watchdog.hpp"
 #include "core/timer.hpp"
 #include "models/model.hpp"
@@ -92,6 +93,8 @@ class StepRunner {
   optim::LossScaler& scaler() { return scaler_; }
   // The bucketed reducer; null with bucket_mb 0 or on one rank.
   const GradientReducer* gradient_reducer() const { return buckets_.get(); }
+  // "nccl" or "mpi": the backend of the gradient all-reduce.
+  const char* comm_backend() const { return nccl_ ? "nccl" : "mpi"; }
 
  private:
   StepOutcome finish(double loss_sum, std::uint64_t global_step, std::uint64_t step_samples,
@@ -102,6 +105,7 @@ class StepRunner {
   optim::OptimizerConfig optimizer_config_;
   WatchedAllreduce reducer_;
   std::unique_ptr<GradientReducer> buckets_;
+  std::unique_ptr<NcclCollective> nccl_;  // comm_backend nccl: the gradient sum (control stays on MPI)
   ParameterShard shard_;
   View1<float> shard_grads_;  // sharded: this rank's slice of the summed gradients
   optim::Optimizer<float> optimizer_;  // over shard_ only

@@ -48,7 +48,8 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
   sampler_ = std::make_unique<Sampler>(train_.rows, config_.batch_size, comm.size(), config_.accumulation_steps,
                                        config_.seed, config_.shuffle);
   build_model();
-  steps_ = std::make_unique<StepRunner>(config_, comm, *model_, sampler_->steps_per_epoch() * config_.epochs);
+  comm.run_agreed(
+      [&] { steps_ = std::make_unique<StepRunner>(config_, comm, *model_, sampler_->steps_per_epoch() * config_.epochs); });
   shard_ = std::make_unique<EpochShard>(train_data_, *sampler_, comm.rank(), shard_options(deck));
   evaluator_ = std::make_unique<Evaluator>(val_data_, comm, config_.batch_size, config_.top_k);
   if (model_->classifies()) {
