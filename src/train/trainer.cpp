@@ -70,6 +70,12 @@ std::uint64_t parameter_fingerprint(const View1<float>& params) {
   return acc;
 }
 
+// ids(i) = first + i for i < n. A free function: nvcc allows no device lambda in a constructor.
+void fill_consecutive(const View1<std::uint64_t>& ids, std::uint64_t first, std::uint64_t n) {
+  Kokkos::parallel_for("val_ids", Kokkos::RangePolicy<ExecSpace>(0, n),
+                       KOKKOS_LAMBDA(const std::uint64_t i) { ids(i) = first + i; });
+}
+
 std::string hms(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";
   const long s = static_cast<long>(seconds + 0.5);
@@ -165,12 +171,7 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
   val_x_ = View2<float>("val_inputs", std::max<std::uint64_t>(val_count_, 1), val_.d_in);
   val_y_ = View2<float>("val_targets", std::max<std::uint64_t>(val_count_, 1), val_.d_out);
   val_ids_ = View1<std::uint64_t>("val_ids", std::max<std::uint64_t>(val_count_, 1));
-  {
-    const auto ids = val_ids_;  // no `this` inside device lambdas
-    const std::uint64_t first = val_first_;
-    Kokkos::parallel_for("val_ids", Kokkos::RangePolicy<ExecSpace>(0, val_count_),
-                         KOKKOS_LAMBDA(const std::uint64_t i) { ids(i) = first + i; });
-  }
+  fill_consecutive(val_ids_, val_first_, val_count_);
   long long bad = kNoBadValue;
   comm.run_agreed([&] {
     auto hx = Kokkos::create_mirror_view(val_x_);
