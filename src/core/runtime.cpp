@@ -109,6 +109,13 @@ Runtime::~Runtime() {
 std::string execution_space_description() {
   std::string s = std::string(ExecSpace::name());
   s += strf(" (concurrency %d)", static_cast<int>(ExecSpace().concurrency()));
+#if defined(KOKKOS_ENABLE_CUDA)
+  int dev = 0;
+  cudaDeviceProp prop;
+  if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
+    s += strf(", device %d: %s, %.1f GiB", dev, prop.name,
+              static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
+#endif
   return s;
 }
 
@@ -130,7 +137,8 @@ std::string compiled_cuda_archs() {
 
 std::string cuda_version_string(int v) { return strf("%d.%d", v / 1000, v % 1000 / 10); }
 
-// GPU name, memory, compute capability, CUDA runtime and driver, what the binary carries, NCCL.
+// The GPU's compute capability, CUDA runtime and driver, what the binary carries, NCCL (the name and
+// memory are on the execution-space line).
 std::string gpu_banner_lines() {
   int dev = 0, runtime_version = 0, driver_version = 0;
   cudaDeviceProp prop;
@@ -138,12 +146,9 @@ std::string gpu_banner_lines() {
     return "\n  GPU: properties unavailable";
   cudaRuntimeGetVersion(&runtime_version);
   cudaDriverGetVersion(&driver_version);
-  std::string s = strf("\n  GPU %d: %s, %.1f GiB, compute capability %d.%d", dev, prop.name,
-                       static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0), prop.major,
-                       prop.minor);
-  s += strf("\n  CUDA runtime %s, driver %s; binary carries %s",
-            cuda_version_string(runtime_version).c_str(), cuda_version_string(driver_version).c_str(),
-            compiled_cuda_archs().c_str());
+  std::string s = strf("\n  GPU %d: compute capability %d.%d; CUDA runtime %s, driver %s; binary carries %s",
+                       dev, prop.major, prop.minor, cuda_version_string(runtime_version).c_str(),
+                       cuda_version_string(driver_version).c_str(), compiled_cuda_archs().c_str());
 #if defined(__CUDA_ARCH_LIST__)
   const int archs[] = {__CUDA_ARCH_LIST__};
   bool native = false;
