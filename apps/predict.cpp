@@ -10,6 +10,7 @@
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
+#include "core/gpu_fallback.hpp"
 #include "core/log.hpp"
 #include "gbdt/data.hpp"
 #include "gbdt/metrics.hpp"
@@ -82,6 +83,7 @@ int predict_main(int argc, char** argv, const hpct::Comm& comm) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hpct::exec_host_twin_without_gpu(argv);  // GPU build, no GPU: the host build's predict
   MPI_Init(&argc, &argv);
   int code = 0;
   {

@@ -19,6 +19,22 @@ using namespace hpct::gbdt;
 
 constexpr int kBinsPerFeature = 256;  // 255 value bins + the NaN bin, as with max_bin 255
 
+// Hashed bins, gradients of both signs, every row in the bag. A free function: nvcc allows no device
+// lambda in a constructor.
+void fill_rows(const View2<std::uint8_t>& b, const View2<long long>& gh, const View1<int>& in_bag) {
+  const int F = static_cast<int>(b.extent(1));
+  Kokkos::parallel_for(
+      "bench::fill_rows", Kokkos::RangePolicy<ExecSpace>(0, static_cast<int>(b.extent(0))),
+      KOKKOS_LAMBDA(const int r) {
+        const std::uint64_t k = rng::hash(11, static_cast<std::uint64_t>(r));
+        for (int f = 0; f < F; ++f)
+          b(r, f) = static_cast<std::uint8_t>(rng::hash(k, static_cast<std::uint64_t>(f)) % kBinsPerFeature);
+        gh(r, 0) = static_cast<long long>(rng::hash(k, 100) % 2000001) - 1000000;
+        gh(r, 1) = static_cast<long long>(rng::hash(k, 101) % 1000000);
+        in_bag(r) = 1;
+      });
+}
+
 // Synthetic binned data: n rows x F features of uint8 bins, quantized gradients of both signs,
 // every row in the bag, all in node 0 of a RowPartition.
 struct HistInput {
@@ -34,17 +50,7 @@ struct HistInput {
     q.gh = View2<long long>("bench::qgh", static_cast<std::size_t>(n), 2);
     q.scale_g = q.scale_h = 1.0;
     View1<int> in_bag("bench::in_bag", static_cast<std::size_t>(n));
-    auto b = bins;
-    auto gh = q.gh;
-    Kokkos::parallel_for(
-        "bench::fill_rows", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int r) {
-          const std::uint64_t k = rng::hash(11, static_cast<std::uint64_t>(r));
-          for (int f = 0; f < F; ++f)
-            b(r, f) = static_cast<std::uint8_t>(rng::hash(k, static_cast<std::uint64_t>(f)) % kBinsPerFeature);
-          gh(r, 0) = static_cast<long long>(rng::hash(k, 100) % 2000001) - 1000000;
-          gh(r, 1) = static_cast<long long>(rng::hash(k, 101) % 1000000);
-          in_bag(r) = 1;
-        });
+    fill_rows(bins, q.gh, in_bag);
     offset.resize(static_cast<std::size_t>(F) + 1);
     for (int f = 0; f <= F; ++f) offset[static_cast<std::size_t>(f)] = f * kBinsPerFeature;
     offset_d = View1<int>("bench::offset", offset.size());

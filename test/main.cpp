@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/gpu_fallback.hpp"
 #include "core/log.hpp"
 
 namespace {
@@ -27,6 +28,7 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hpct::exec_host_twin_without_gpu(argv);  // a GPU build's test without a GPU runs its host twin
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0;

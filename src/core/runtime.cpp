@@ -8,12 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "core/gpu_fallback.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/log.hpp"
 #include "hpctrain/version.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
+#endif
+#if defined(HPCTRAIN_HAVE_NCCL)
+#include <nccl.h>
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)
 #include <omp.h>
@@ -44,6 +48,7 @@ int affinity_core_count() {
 }
 
 Runtime::Runtime(int& argc, char**& argv) {
+  exec_host_twin_without_gpu(argv);  // before MPI starts: the twin initialises MPI itself
   int provided = 0;
   // FUNNELED: only the main thread calls MPI (a later prefetch thread does file I/O, not MPI).
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -56,12 +61,12 @@ Runtime::Runtime(int& argc, char**& argv) {
   bool has_device_arg = false;
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]).rfind("--kokkos-device", 0) == 0) has_device_arg = true;
-  if (!has_device_arg) {
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
-      device_arg = "--kokkos-device-id=" + std::to_string(topo_.local_rank % devices);
-      args.push_back(device_arg.data());
-    }
+  gpus_on_node_ = visible_gpu_count(nullptr);
+  if (!has_device_arg && gpus_on_node_ > 0) {
+    // One GPU per node-local rank; more ranks than GPUs is refused in device_error (after the deck
+    // is read, so the message reaches every rank), not here.
+    device_arg = "--kokkos-device-id=" + std::to_string(topo_.local_rank % gpus_on_node_);
+    args.push_back(device_arg.data());
   }
 #endif
   // Without OMP_NUM_THREADS, OpenMP starts one thread per core of the node in EVERY rank, so
@@ -114,6 +119,55 @@ std::string execution_space_description() {
   return s;
 }
 
+#if defined(KOKKOS_ENABLE_CUDA)
+namespace {
+
+// The architectures this binary carries: nvcc lists them in __CUDA_ARCH_LIST__ (e.g. 800), and
+// `-arch=sm_XY` (what Kokkos passes) embeds sm_XY machine code plus compute_XY PTX.
+std::string compiled_cuda_archs() {
+#if defined(__CUDA_ARCH_LIST__)
+  const int archs[] = {__CUDA_ARCH_LIST__};
+  std::string s;
+  for (const int a : archs) s += strf("%ssm_%d + PTX compute_%d", s.empty() ? "" : ", ", a / 10, a / 10);
+  return s;
+#else
+  return "unknown";
+#endif
+}
+
+std::string cuda_version_string(int v) { return strf("%d.%d", v / 1000, v % 1000 / 10); }
+
+// The GPU's compute capability, CUDA runtime and driver, what the binary carries, NCCL (the name and
+// memory are on the execution-space line).
+std::string gpu_banner_lines() {
+  int dev = 0, runtime_version = 0, driver_version = 0;
+  cudaDeviceProp prop;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess)
+    return "\n  GPU: properties unavailable";
+  cudaRuntimeGetVersion(&runtime_version);
+  cudaDriverGetVersion(&driver_version);
+  std::string s = strf("\n  GPU %d: compute capability %d.%d; CUDA runtime %s, driver %s; binary carries %s",
+                       dev, prop.major, prop.minor, cuda_version_string(runtime_version).c_str(),
+                       cuda_version_string(driver_version).c_str(), compiled_cuda_archs().c_str());
+#if defined(__CUDA_ARCH_LIST__)
+  const int archs[] = {__CUDA_ARCH_LIST__};
+  bool native = false;
+  for (const int a : archs) native = native || a == prop.major * 100 + prop.minor * 10;
+  if (!native) s += strf(" (PTX JIT-compiled for sm_%d%d)", prop.major, prop.minor);
+#endif
+#if defined(HPCTRAIN_HAVE_NCCL)
+  int nccl = 0;  // the library loaded at run time, which may be newer than the header
+  ncclGetVersion(&nccl);
+  s += strf("\n  NCCL %d.%d.%d", nccl / 10000, nccl / 100 % 100, nccl % 100);
+#else
+  s += "\n  NCCL not linked (gradients over MPI)";
+#endif
+  return s;
+}
+
+}  // namespace
+#endif
+
 std::string Runtime::affinity_warning() const {
   const int cores = affinity_core_count();
   const int threads = static_cast<int>(HostExecSpace().concurrency());
@@ -122,6 +176,19 @@ std::string Runtime::affinity_warning() const {
         "warning: rank %d runs %d host threads on %d core(s) of its affinity mask; bind with "
         "`mpirun --map-by slot:PE=%d` or `srun --cpus-per-task=%d`",
         topo_.rank, threads, cores, threads, threads);
+  return {};
+}
+
+std::string Runtime::device_error(const std::string& device, std::string* warning) const {
+  const std::string choice = check_device_choice(device, warning);
+  if (!choice.empty() || kHostBackend) return choice;
+  if (topo_.local_size > gpus_on_node_) {
+    char host[256] = {0};
+    gethostname(host, sizeof(host) - 1);
+    return strf("%d ranks run on node %s but it has %d GPU(s) visible; run at most %d rank(s) per node "
+                "(one GPU each)",
+                topo_.local_size, host, gpus_on_node_, gpus_on_node_);
+  }
   return {};
 }
 
@@ -136,6 +203,9 @@ std::string Runtime::banner() const {
             static_cast<int>(HostExecSpace().concurrency()), affinity_core_count(), host);
   b += strf("  MPI ranks %d on %d node(s), up to %d rank(s) per node", topo_.size, topo_.nodes,
             topo_.max_ranks_per_node);
+#if defined(KOKKOS_ENABLE_CUDA)
+  b += gpu_banner_lines();
+#endif
   return b;
 }
 

@@ -19,6 +19,7 @@ class Runtime {
  public:
   // Initialises MPI and Kokkos. Kokkos gets --kokkos-device-id=<local_rank % devices> on GPU builds
   // unless the user passed one; command-line arguments Kokkos consumes are left in argv for it.
+  // A GPU build on a node without a GPU first hands over to its host twin (core/gpu_fallback.hpp).
   Runtime(int& argc, char**& argv);
   ~Runtime();
   Runtime(const Runtime&) = delete;
@@ -29,9 +30,14 @@ class Runtime {
   std::string banner() const;
   // Non-empty when this rank's CPU affinity mask holds fewer cores than its Kokkos threads.
   std::string affinity_warning() const;
+  // Non-empty when the deck's `device` value cannot be honoured here (the message for the `device`
+  // key): no GPU for `gpu`, a GPU build for `cpu`, more ranks on this node than GPUs. *warning gets
+  // the one fallback line when a GPU build fell back to the host under `auto`.
+  std::string device_error(const std::string& device, std::string* warning) const;
 
  private:
   Topology topo_;
+  int gpus_on_node_ = 0;  // GPU builds: devices visible to this rank
 };
 
 Topology query_topology(MPI_Comm comm);

@@ -39,9 +39,12 @@ class RowPartition {
   long long bag_rows() const { return bag_rows_; }
   const View1<int>& index() const { return index_; }
 
+  // The device split (split() calls it). Public only because nvcc rejects a device lambda inside a
+  // private or protected member function.
+  long long split_scan(long long b, long long n, const SplitRule& rule, const View2<std::uint8_t>& columns);
+
  private:
   void ensure(int node);
-  long long split_scan(long long b, long long n, const SplitRule& rule, const View2<std::uint8_t>& columns);
   long long split_host(long long b, long long n, const SplitRule& rule, const View2<std::uint8_t>& columns);
   View1<int> index_, scratch_;
   std::vector<long long> counts_;  // host split: left and right rows of each chunk

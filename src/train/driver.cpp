@@ -107,13 +107,18 @@ int train_main(int argc, char** argv) {
     const std::string text = read_deck_text(comm, cl.deck_path);
     deck::Deck deck;
     trace::FinishAtExit trace_at_exit;  // writes trace_file however the run ends
+    std::string device_warning;
     comm.run_agreed([&] {
       deck = deck::Deck::parse(text, cl.deck_path, schema, cl.overrides);
       check_layout(deck, topo);
+      const std::string device = runtime.device_error(deck.get_string("device"), &device_warning);
+      if (!device.empty()) deck.fail("device", device);
       if (const std::string err = trace::start(deck.get_string("trace_file"), comm.rank()); !err.empty())
         deck.fail("trace_file", err);
     });
 
+    // One line for the whole job: every rank of a node without a GPU has the same warning.
+    if (!device_warning.empty() && comm.rank() == 0) std::fprintf(stderr, "%s\n", device_warning.c_str());
     Log::info(runtime.banner());
     const std::string affinity = runtime.affinity_warning();
     if (!affinity.empty()) Log::rank_error(affinity);

@@ -7,6 +7,14 @@
 
 namespace hpct {
 
+namespace {
+// ids(i) = first + i for i < n. A free function: nvcc allows no device lambda in a constructor.
+void fill_consecutive(const View1<std::uint64_t>& ids, std::uint64_t first, std::uint64_t n) {
+  Kokkos::parallel_for("val_ids", Kokkos::RangePolicy<ExecSpace>(0, n),
+                       KOKKOS_LAMBDA(const std::uint64_t i) { ids(i) = first + i; });
+}
+}  // namespace
+
 Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::uint64_t batch, int top_k)
     : val_(std::move(val)), comm_(comm), batch_(batch), top_k_(top_k) {
   const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(comm.size());
@@ -16,12 +24,7 @@ Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::
   x_ = View2<float>("val_inputs", cap, field_width(*val_, 0));
   y_ = View2<float>("val_targets", cap, field_width(*val_, 1));
   ids_ = View1<std::uint64_t>("val_ids", cap);
-  {
-    const auto ids = ids_;
-    const std::uint64_t first = first_;
-    Kokkos::parallel_for("val_ids", Kokkos::RangePolicy<ExecSpace>(0, count_),
-                         KOKKOS_LAMBDA(const std::uint64_t i) { ids(i) = first + i; });
-  }
+  fill_consecutive(ids_, first_, count_);
   long long bad = kNoBadValue;
   comm.run_agreed([&] {
     auto hx = Kokkos::create_mirror_view(x_);

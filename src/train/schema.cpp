@@ -13,6 +13,9 @@ deck::Schema full_schema() {
   for (const ModelFamily& f : model_families()) families.push_back(f.name);
   families.push_back("gbdt");
   s.add_choice("model", "mlp", families, "model family to train (networks: see the registry's families below; gbdt: trees)");
+  s.add_choice("device", "auto", {"auto", "gpu", "cpu"},
+               "where kernels run: auto = the node-local rank's GPU on GPU builds, the host CPUs when no "
+               "GPU is visible (one warning); gpu = a GPU or an error; cpu = the host build");
   s.add_int("seed", 42, 0, (1ll << 62), "seed of every random stream (init, shuffle, noise)");
   s.add_string("output", "", "file the trained model is written to (HDF5 for networks); empty: none");
   s.add_string("metrics_file", "", "JSON-lines file with step, epoch and summary metrics; empty: none");

@@ -41,8 +41,10 @@ class DiffusionSampler {
   // The timesteps visited, from the noisiest down to 0.
   const std::vector<int>& timesteps() const { return visit_; }
 
- private:
+  // One chunk of sample(). Public only because nvcc rejects a device lambda inside a private member.
   void run_chunk(int rows);
+
+ private:
 
   DiffusionNet<float>& net_;
   const NoiseSchedule& schedule_;
