@@ -326,6 +326,14 @@ int hpctrain_counters(int handle, int64_t* global_step, int64_t* sessions, int64
   });
 }
 
+int hpctrain_last_session_time(int handle, double* seconds, double* step_seconds) {
+  return guarded("hpctrain_last_session_time", Status::internal, [&] {
+    const InsituModel& m = lookup(handle);
+    if (seconds) *seconds = m.last_session_seconds();
+    if (step_seconds) *step_seconds = m.last_session_step_seconds();
+  });
+}
+
 int hpctrain_set_log_callback(int handle, hpctrain_log_fn callback, void* user, int all_ranks) {
   return guarded("hpctrain_set_log_callback", Status::internal,
                  [&] { lookup(handle).log().set_callback(callback, user, all_ranks != 0); });

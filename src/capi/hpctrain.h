@@ -105,6 +105,10 @@ int hpctrain_stats(int handle, double* input_mean, double* input_std, double* ta
 /* Local. Counters: optimizer steps, completed sessions, epochs of all sessions. */
 int hpctrain_counters(int handle, int64_t* global_step, int64_t* sessions, int64_t* epochs);
 
+/* Local. Wall seconds of the last session and the part inside its optimizer steps; the rest
+ * (gathering the buffer, statistics, the state kept for a rollback, logging) is its overhead. */
+int hpctrain_last_session_time(int handle, double* seconds, double* step_seconds);
+
 /* Local. Log lines go to callback(line, user) (NULL: back to stdout), or are appended to a file
  * (NULL or "": stdout); rank 0 of the model's communicator only, unless all_ranks (a file then
  * gets ".rank<r>" appended). */

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/log.hpp"
+#include "core/timer.hpp"
 #include "data/sampler.hpp"
 #include "hpctrain/version.hpp"
 #include "insitu/inference.hpp"
@@ -114,6 +115,8 @@ void InsituModel::update_stats(const Snapshot& snap) {
 
 double InsituModel::train_session(const std::string& time) {
   const std::uint64_t session = counters_.sessions + 1;
+  const Stopwatch clock;
+  const double step_seconds_before = time_.total();
   Snapshot snap;
   run_agreed_as(*comm_, Status::internal, [&] { snap = buffer_.gather(*comm_); });
   if (snap.rows == 0)
@@ -144,6 +147,8 @@ double InsituModel::train_session(const std::string& time) {
   }
   counters_.sessions = session;
   pushes_since_session_ = 0;
+  last_session_step_seconds_ = time_.total() - step_seconds_before;
+  last_session_seconds_ = clock.seconds();
   log_.line(strf("  Training session %llu complete: final loss = %.6f", (unsigned long long)session, loss));
   if (cfg_.checkpoint_every_sessions > 0 && session % cfg_.checkpoint_every_sessions == 0)
     log_.line("  checkpoint " + save(cfg_.train.checkpoint_dir));

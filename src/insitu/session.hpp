@@ -67,6 +67,10 @@ class InsituModel {
   // The normalisation in use (identity until the first session of a model that normalises).
   const DataStats& stats() const { return stats_; }
   std::uint64_t global_batch() const;
+  // Wall seconds of the last session, and the part spent inside its optimizer steps (forward,
+  // backward, all-reduce, update): the rest is the session's overhead.
+  double last_session_seconds() const { return last_session_seconds_; }
+  double last_session_step_seconds() const { return last_session_step_seconds_; }
 
  private:
   // One epoch over the snapshot; returns its mean loss and adds its steps to `batches`.
@@ -91,6 +95,7 @@ class InsituModel {
   Counters counters_;
   std::uint64_t pushes_since_session_ = 0;
   TimeSplit time_;
+  double last_session_seconds_ = 0, last_session_step_seconds_ = 0;
   // The state before the running session, restored when its loss goes NaN/Inf.
   struct GoodState {
     View1<float> params, m, v;
