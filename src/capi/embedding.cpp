@@ -1,6 +1,7 @@
 // Adopting or starting MPI and Kokkos for libhpctrain (see embedding.hpp).
 #include "capi/embedding.hpp"
 
+#include <hdf5.h>
 #include <mpi.h>
 
 #include <string>
@@ -72,6 +73,8 @@ void ensure_kokkos(int device) {
 }
 
 void finalize_runtime() {
+  // HDF5 closes at exit otherwise, after MPI_Finalize, which a parallel HDF5 must not do.
+  H5close();
   if (g_started_kokkos && Kokkos::is_initialized()) Kokkos::finalize();
   g_started_kokkos = false;
   int finalised = 0;

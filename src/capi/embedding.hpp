@@ -11,7 +11,7 @@ void ensure_mpi();
 // Checks `device` (-1 = CPU) against this build and the machine; initialises Kokkos on it unless
 // the host did. Throws InsituError(device).
 void ensure_kokkos(int device);
-// Finalises Kokkos and MPI, each only if ensure_* started it.
+// Closes HDF5, then finalises Kokkos and MPI, each only if ensure_* started it.
 void finalize_runtime();
 
 }  // namespace hpct::capi

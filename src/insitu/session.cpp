@@ -2,7 +2,6 @@
 #include "insitu/session.hpp"
 
 #include <cmath>
-#include <filesystem>
 #include <limits>
 
 #include "core/log.hpp"
@@ -14,7 +13,6 @@
 #include "insitu/status.hpp"
 #include "models/registry.hpp"
 #include "nn/weights_io.hpp"
-#include "train/checkpoint.hpp"
 
 namespace hpct::insitu {
 
