@@ -248,6 +248,30 @@ static void test_sample(int rank) {
   CHECK(hpctrain_destroy(h) == HPCTRAIN_OK);
 }
 
+/* session_trigger when_full: a session once every rank's buffer is full, and then at every call;
+ * checkpoint_every_sessions writes into checkpoint_dir. */
+static void test_when_full(int rank) {
+  const char* deck = "model mlp\nhidden_sizes 4\nbatch_size 4\ninput_width 3\ntarget_width 2\nbuffer_capacity 8\n"
+                     "session_trigger when_full\ncheckpoint_every_sessions 2\ncheckpoint_dir scratch_capi_full\n";
+  int h = 0, ran = -1;
+  CHECK(hpctrain_create_from_text("full", deck, MPI_COMM_WORLD, -1, &h) == HPCTRAIN_OK);
+  CHECK(hpctrain_set_log_file(h, "scratch_capi_log.txt", 0) == HPCTRAIN_OK);
+  float x[N * D_IN], y[N * D_OUT];
+  make_samples(rank, x, y);
+  CHECK(hpctrain_push_float(h, x, 5, D_IN, y, D_OUT, HPCTRAIN_ROW_MAJOR) == HPCTRAIN_OK);
+  CHECK(hpctrain_train_if_due(h, "t", &ran, NULL) == HPCTRAIN_OK && ran == 0);
+  CHECK(hpctrain_push_float(h, x + 5 * D_IN, 5, D_IN, y + 5 * D_OUT, D_OUT, HPCTRAIN_ROW_MAJOR) == HPCTRAIN_OK);
+  int64_t held = 0;
+  CHECK(hpctrain_buffer_fill(h, &held, NULL, NULL) == HPCTRAIN_OK && held == 8);
+  CHECK(hpctrain_train_if_due(h, "t", &ran, NULL) == HPCTRAIN_OK && ran == 1);
+  CHECK(hpctrain_train_if_due(h, "t", &ran, NULL) == HPCTRAIN_OK && ran == 1);
+  /* The second session wrote a checkpoint that loads back. */
+  int64_t step = -1, sessions = -1;
+  CHECK(hpctrain_load_checkpoint(h, "scratch_capi_full", &step, &sessions) == HPCTRAIN_OK);
+  CHECK(sessions == 2 && step > 0);
+  CHECK(hpctrain_destroy(h) == HPCTRAIN_OK);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0;
@@ -257,6 +281,7 @@ int main(int argc, char** argv) {
   test_layouts_train_alike(rank);
   test_errors(rank);
   test_sample(rank);
+  test_when_full(rank);
   CHECK(hpctrain_finalize() == HPCTRAIN_OK);
   const int result = capi_result();
   if (rank == 0) printf(result == 0 ? "all C API checks passed\n" : "C API checks FAILED\n");
