@@ -1,10 +1,12 @@
 // sample: ensembles from a trained diffusion downscaler for the contexts of an HDF5 file, data-parallel
-// over MPI ranks (each rank samples a contiguous block of contexts; rank 0 gathers and writes), with
-// the evaluation against the `fine` dataset when the file has one.
+// over MPI ranks (each rank samples a contiguous block of contexts and writes it into the one output
+// file with parallel HDF5), with the evaluation against the `fine` dataset when the file has one.
 #include <mpi.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,75 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
+// The ensembles [total, M, nf] and this rank's contexts [first, first + count) of them.
+struct OutputBlock {
+  std::uint64_t total, first, count, members, n_fine;
+};
+using WriteAttributes = std::function<void(const hpct::h5::File&)>;
+
+// Every rank writes its hyperslab of the one output file in one collective MPI-IO transfer: no rank
+// holds more than its own block. Written under a temporary name that rank 0 renames when every
+// rank succeeded, so a failed run leaves no half-written file.
+void write_collectively(const hpct::Comm& comm, const std::string& out, const OutputBlock& b,
+                        const std::vector<float>& ens, const WriteAttributes& attributes) {
+  using namespace hpct;
+  std::string tmp = temporary_path(out, static_cast<long>(getpid()));
+  comm.broadcast(tmp, 0);  // rank 0's name
+  std::string err;
+  try {
+    const h5::File f = h5::File::create_collective(tmp, comm.raw());
+    h5::write_rows_collective(f, "ensembles", {b.total, b.members, b.n_fine}, b.first, b.count, ens.data());
+    attributes(f);
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  const bool failed = comm.max(err.empty() ? 0 : 1) != 0;
+  if (failed && comm.rank() == 0) std::remove(tmp.c_str());
+  comm.agree(err, ExitCode::failure);
+  if (comm.rank() == 0) {
+    try {
+      commit_file(tmp, out);
+    } catch (const std::exception& e) {
+      err = e.what();
+    }
+  }
+  comm.broadcast(err, 0);
+  comm.agree(err, ExitCode::failure);
+}
+
+// Without parallel HDF5: rank 0 gathers every ensemble (MPI counts limit it to 2^31 floats) and writes.
+void gather_and_write(const hpct::Comm& comm, const std::string& out, const OutputBlock& b,
+                      const std::vector<float>& ens, const WriteAttributes& attributes) {
+  using namespace hpct;
+  // Counts in units of one context's ensemble.
+  const std::uint64_t per = b.members * b.n_fine, p = static_cast<std::uint64_t>(comm.size());
+  std::vector<int> counts(static_cast<std::size_t>(p)), displs(static_cast<std::size_t>(p));
+  for (std::uint64_t q = 0; q < p; ++q) {
+    const std::uint64_t f0 = b.total * q / p, f1 = b.total * (q + 1) / p;
+    if ((f1 - f0) * per > static_cast<std::uint64_t>(INT32_MAX) || f0 * per > static_cast<std::uint64_t>(INT32_MAX))
+      comm.agree("sample: output too large for one gather; use --rows to split", ExitCode::bad_input);
+    counts[q] = static_cast<int>((f1 - f0) * per);
+    displs[q] = static_cast<int>(f0 * per);
+  }
+  std::vector<float> all(comm.rank() == 0 ? b.total * per : 0);
+  MPI_Gatherv(ens.data(), static_cast<int>(b.count * per), MPI_FLOAT, all.data(), counts.data(), displs.data(),
+              MPI_FLOAT, 0, comm.raw());
+  std::string err;
+  if (comm.rank() == 0) {
+    try {
+      write_atomically(out, [&](const std::string& tmp) {
+        const h5::File f = h5::File::create(tmp);
+        h5::write(f, "ensembles", {b.total, b.members, b.n_fine}, all.data());
+        attributes(f);
+        f.flush();
+      });
+    } catch (const std::exception& e) {
+      err = e.what();
+    }
+  }
+  comm.agree(err, ExitCode::failure);
+}
+
 int run(int argc, char** argv, const hpct::Comm& comm) {
   using namespace hpct;
   Options o;
@@ -137,38 +208,17 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
   Log::info(strf("sample: %llu ensembles in %.2f s (%.0f member samples/s)", (unsigned long long)total, secs,
                  static_cast<double>(total * M) / secs));
 
-  // Gather to rank 0 (counts in units of one context's ensemble) and write.
-  const std::uint64_t per = M * nf;
-  std::vector<int> counts(static_cast<std::size_t>(p)), displs(static_cast<std::size_t>(p));
-  for (std::uint64_t q = 0; q < p; ++q) {
-    const std::uint64_t f0 = total * q / p, f1 = total * (q + 1) / p;
-    if ((f1 - f0) * per > static_cast<std::uint64_t>(INT32_MAX) || f0 * per > static_cast<std::uint64_t>(INT32_MAX))
-      comm.agree("sample: output too large for one gather; use --rows to split", ExitCode::bad_input);
-    counts[q] = static_cast<int>((f1 - f0) * per);
-    displs[q] = static_cast<int>(f0 * per);
-  }
-  std::vector<float> all(comm.rank() == 0 ? total * per : 0);
-  MPI_Gatherv(ens.data(), static_cast<int>(count * per), MPI_FLOAT, all.data(), counts.data(), displs.data(),
-              MPI_FLOAT, 0, comm.raw());
-  std::string err;
-  if (comm.rank() == 0) {
-    try {
-      write_atomically(o.out, [&](const std::string& tmp) {
-        const h5::File f = h5::File::create(tmp);
-        h5::write(f, "ensembles", {total, M, nf}, all.data());
-        h5::write_attr(f, "/", "method", o.sampler.method);
-        h5::write_attr(f, "/", "members", static_cast<long long>(M));
-        h5::write_attr(f, "/", "network_evaluations", static_cast<long long>(sampler->timesteps().size()));
-        h5::write_attr(f, "/", "seed", static_cast<long long>(o.sampler.seed));
-        h5::write_attr(f, "/", "weights", o.weights);
-        h5::write_attr(f, "/", "data", o.data);
-        f.flush();
-      });
-    } catch (const std::exception& e) {
-      err = e.what();
-    }
-  }
-  comm.agree(err, ExitCode::failure);
+  const OutputBlock block{total, first, count, M, nf};
+  const auto attributes = [&](const h5::File& f) {
+    h5::write_attr(f, "/", "method", o.sampler.method);
+    h5::write_attr(f, "/", "members", static_cast<long long>(M));
+    h5::write_attr(f, "/", "network_evaluations", static_cast<long long>(sampler->timesteps().size()));
+    h5::write_attr(f, "/", "seed", static_cast<long long>(o.sampler.seed));
+    h5::write_attr(f, "/", "weights", o.weights);
+    h5::write_attr(f, "/", "data", o.data);
+  };
+  if (h5::parallel_available()) write_collectively(comm, o.out, block, ens, attributes);
+  else gather_and_write(comm, o.out, block, ens, attributes);
   Log::info("sample: wrote " + o.out + " (ensembles [" + std::to_string(total) + ", " + std::to_string(M) + ", " +
             std::to_string(nf) + "])");
 

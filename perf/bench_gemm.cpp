@@ -1,5 +1,5 @@
-// GEMM throughput through KokkosBlas::gemm (float, LayoutRight as in nn::Dense): C = op(A) op(B) at
-// n^3 sizes, plus the transpose modes Dense uses (N,T forward; T,N and N,N backward) at n = 512,
+// GEMM throughput through KokkosBlas::gemm (float, LayoutRight as in nn::Linear): C = op(A) op(B) at
+// n^3 sizes, plus the transpose modes Linear uses (N,T forward; T,N and N,N backward) at n = 512,
 // so a mode that silently misses the BLAS/cuBLAS path shows up as a 10x drop.
 #include <benchmark/benchmark.h>
 

@@ -14,6 +14,14 @@ using MemSpace = ExecSpace::memory_space;
 using HostExecSpace = Kokkos::DefaultHostExecutionSpace;
 using HostSpace = Kokkos::HostSpace;
 
+// Host buffers that feed host-to-device copies: page-locked on GPU builds, so the copy is one DMA
+// transfer without a bounce through a driver buffer (CudaHostPinnedSpace exists in 3.4 to 5.x).
+#if defined(KOKKOS_ENABLE_CUDA)
+using StagingSpace = Kokkos::CudaHostPinnedSpace;
+#else
+using StagingSpace = HostSpace;
+#endif
+
 // Kernels' data live in host memory (OpenMP/Serial builds): host-only fast paths may run.
 inline constexpr bool kHostBackend = std::is_same<MemSpace, HostSpace>::value;
 

@@ -47,6 +47,7 @@ enum Stream : std::uint64_t {
   kNoiseStream = 4,
   kTimestepStream = 5,
   kDataGenStream = 6,
+  kDropoutStream = 7,
 };
 
 }  // namespace hpct::rng

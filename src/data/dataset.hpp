@@ -33,7 +33,14 @@ class Dataset {
   virtual long long read_block(std::uint64_t first, std::uint64_t count, const std::vector<float*>& out) const = 0;
   // A message naming the file, field and row of a bad-value code.
   virtual std::string describe_bad_value(long long code) const = 0;
+  // "<file>: dataset '<targets>': row <r>" for row `row` of this data set's field `field`.
+  virtual std::string describe_row(std::uint64_t row, int field) const = 0;
 };
+
+// Values per row of field i (the product of its row shape).
+inline std::uint64_t field_width(const Dataset& d, int i) {
+  return static_cast<std::uint64_t>(d.fields().at(static_cast<std::size_t>(i)).row_shape.size());
+}
 
 // The HDF5 tabular part (inputs [N, d_in], targets [N, d_out]) as a Dataset.
 class TabularDataset : public Dataset {
@@ -45,6 +52,7 @@ class TabularDataset : public Dataset {
   long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<float*>& out) const override;
   long long read_block(std::uint64_t first, std::uint64_t count, const std::vector<float*>& out) const override;
   std::string describe_bad_value(long long code) const override { return hpct::describe_bad_value(src_, code); }
+  std::string describe_row(std::uint64_t row, int field) const override;
   const TabularSource& source() const { return src_; }
 
  private:

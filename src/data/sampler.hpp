@@ -24,6 +24,8 @@ class Sampler {
   std::uint64_t global_batch() const { return global_batch_; }
   std::uint64_t steps_per_epoch() const { return (n_ + global_batch_ - 1) / global_batch_; }
   int accumulation() const { return accumulation_; }
+  // False: every epoch has the same order (the identity).
+  bool shuffled() const { return shuffle_; }
   // Samples in step `step` of any epoch (G, or fewer for the last step).
   std::uint64_t step_samples(std::uint64_t step) const;
   // Positions [begin, end) of the epoch's order that `rank` handles in (step, micro).

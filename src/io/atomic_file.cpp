@@ -11,10 +11,10 @@
 
 namespace hpct {
 
-void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+std::string temporary_path(const std::string& path, long owner) { return path + ".tmp." + std::to_string(owner); }
+
+void commit_file(const std::string& tmp, const std::string& path) {
   try {
-    write(tmp);
     const int fd = ::open(tmp.c_str(), O_RDONLY);
     if (fd < 0 || ::fsync(fd) != 0) {
       if (fd >= 0) ::close(fd);
@@ -34,6 +34,17 @@ void write_atomically(const std::string& path, const std::function<void(const st
     ::fsync(dfd);
     ::close(dfd);
   }
+}
+
+void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write) {
+  const std::string tmp = temporary_path(path, static_cast<long>(getpid()));
+  try {
+    write(tmp);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+  commit_file(tmp, path);
 }
 
 void write_file_atomically(const std::string& path, const std::vector<char>& bytes) {

@@ -5,11 +5,28 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "io/hdf5_detail.hpp"
 
 namespace hpct::h5 {
+
+using detail::LibraryLock;
+using detail::library_mutex;
+using detail::native_type;
+
+std::recursive_mutex& detail::library_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
+Handle detail::link_creation_with_parents() {
+  hid_t p = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(p, 1);
+  return Handle(p, H5Pclose);
+}
 
 namespace {
 
@@ -18,19 +35,6 @@ struct SilenceHdf5 {
   SilenceHdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 };
 const SilenceHdf5 silence_once;
-
-template <class T>
-hid_t native_type() {
-  if constexpr (std::is_same_v<T, float>) return H5T_NATIVE_FLOAT;
-  else if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
-  else if constexpr (std::is_same_v<T, int>) return H5T_NATIVE_INT;
-  else if constexpr (std::is_same_v<T, long long>) return H5T_NATIVE_LLONG;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return H5T_NATIVE_INT64;
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return H5T_NATIVE_UINT64;
-  else if constexpr (std::is_same_v<T, std::uint8_t>) return H5T_NATIVE_UINT8;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return H5T_NATIVE_INT32;
-  else static_assert(sizeof(T) == 0, "unsupported HDF5 element type");
-}
 
 [[noreturn]] void fail(const File& f, const std::string& what) {
   throw Error(f.path() + ": " + what, ExitCode::bad_input);
@@ -49,12 +53,6 @@ Handle open_object(const File& f, const std::string& object) {
   return Handle(o, H5Oclose);
 }
 
-Handle link_creation_with_parents() {
-  hid_t p = H5Pcreate(H5P_LINK_CREATE);
-  H5Pset_create_intermediate_group(p, 1);
-  return Handle(p, H5Pclose);
-}
-
 }  // namespace
 
 Handle& Handle::operator=(Handle&& o) noexcept {
@@ -67,11 +65,13 @@ Handle& Handle::operator=(Handle&& o) noexcept {
 }
 
 void Handle::reset() {
+  const LibraryLock lock(library_mutex());
   if (id_ >= 0 && close_) close_(id_);
   id_ = -1;
 }
 
 File File::open_read(const std::string& path) {
+  const LibraryLock lock(library_mutex());
   File f;
   f.path_ = path;
   if (::access(path.c_str(), R_OK) != 0) {
@@ -83,6 +83,7 @@ File File::open_read(const std::string& path) {
 }
 
 File File::adopt(const std::string& path, hid_t id, const char* failure, ExitCode code) {
+  const LibraryLock lock(library_mutex());
   if (id < 0) throw Error(path + ": " + failure, code);
   File f;
   f.path_ = path;
@@ -91,15 +92,18 @@ File File::adopt(const std::string& path, hid_t id, const char* failure, ExitCod
 }
 
 File File::create(const std::string& path) {
+  const LibraryLock lock(library_mutex());
   return adopt(path, H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                "cannot create HDF5 file (directory missing or not writable?)");
 }
 
 File File::open_rw(const std::string& path) {
+  const LibraryLock lock(library_mutex());
   return adopt(path, H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "cannot open HDF5 file for writing");
 }
 
 File File::create_in_memory(const std::string& name) {
+  const LibraryLock lock(library_mutex());
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   H5Pset_fapl_core(fapl.id(), 1 << 20, 0);  // grow by 1 MiB, no backing store
   return adopt(name, H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id()),
@@ -107,6 +111,7 @@ File File::create_in_memory(const std::string& name) {
 }
 
 std::vector<char> File::image() const {
+  const LibraryLock lock(library_mutex());
   flush();
   const ssize_t n = H5Fget_file_image(id(), nullptr, 0);
   if (n < 0) throw Error(path_ + ": cannot get the file image");
@@ -116,10 +121,12 @@ std::vector<char> File::image() const {
 }
 
 void File::flush() const {
+  const LibraryLock lock(library_mutex());
   if (H5Fflush(id(), H5F_SCOPE_GLOBAL) < 0) throw Error(path_ + ": flush failed");
 }
 
 bool exists(const File& f, const std::string& name) {
+  const LibraryLock lock(library_mutex());
   // Check each path component, as H5Lexists requires the parents to exist.
   std::string path;
   std::size_t pos = 0;
@@ -134,6 +141,7 @@ bool exists(const File& f, const std::string& name) {
 }
 
 DatasetInfo info(const File& f, const std::string& name) {
+  const LibraryLock lock(library_mutex());
   Handle d = open_dataset(f, name);
   Handle space(H5Dget_space(d.id()), H5Sclose);
   Handle type(H5Dget_type(d.id()), H5Tclose);
@@ -152,6 +160,7 @@ DatasetInfo info(const File& f, const std::string& name) {
 template <class T>
 void read_rows(const File& f, const std::string& name, const std::vector<std::uint64_t>& rows,
                std::uint64_t cols, T* out) {
+  const LibraryLock lock(library_mutex());
   if (rows.empty()) return;
   Handle d = open_dataset(f, name);
   Handle fspace(H5Dget_space(d.id()), H5Sclose);
@@ -180,6 +189,7 @@ void read_rows(const File& f, const std::string& name, const std::vector<std::ui
 template <class T>
 void read_row_range(const File& f, const std::string& name, std::uint64_t first, std::uint64_t count,
                     std::uint64_t cols, T* out) {
+  const LibraryLock lock(library_mutex());
   if (count == 0) return;
   Handle d = open_dataset(f, name);
   Handle fspace(H5Dget_space(d.id()), H5Sclose);
@@ -195,6 +205,7 @@ void read_row_range(const File& f, const std::string& name, std::uint64_t first,
 
 template <class T>
 std::vector<T> read_all(const File& f, const std::string& name) {
+  const LibraryLock lock(library_mutex());
   const DatasetInfo di = info(f, name);
   std::uint64_t n = 1;
   for (auto x : di.dims) n *= x;
@@ -208,9 +219,10 @@ std::vector<T> read_all(const File& f, const std::string& name) {
 template <class T>
 void write(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims,
            const T* data) {
+  const LibraryLock lock(library_mutex());
   std::vector<hsize_t> hd(dims.begin(), dims.end());
   Handle space(H5Screate_simple(static_cast<int>(hd.size()), hd.data(), nullptr), H5Sclose);
-  Handle lcpl = link_creation_with_parents();
+  Handle lcpl = detail::link_creation_with_parents();
   hid_t d = H5Dcreate2(f.id(), name.c_str(), native_type<T>(), space.id(), lcpl.id(), H5P_DEFAULT,
                        H5P_DEFAULT);
   if (d < 0) throw Error(f.path() + ": cannot create dataset '" + name + "'");
@@ -222,6 +234,7 @@ void write(const File& f, const std::string& name, const std::vector<std::uint64
 namespace {
 void write_attr_raw(const File& f, const std::string& object, const std::string& key, hid_t type,
                     const void* value) {
+  const LibraryLock lock(library_mutex());
   Handle o = open_object(f, object);
   if (H5Aexists(o.id(), key.c_str()) > 0) H5Adelete(o.id(), key.c_str());
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
@@ -251,6 +264,7 @@ constexpr std::size_t kLongestFixedLengthText = 32 * 1024;
 
 void write_attr(const File& f, const std::string& object, const std::string& key,
                 const std::string& value) {
+  const LibraryLock lock(library_mutex());
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
   if (value.size() > kLongestFixedLengthText) {
     // A variable-length string ends at its first NUL: refuse rather than store a cut text.
@@ -269,19 +283,23 @@ void write_attr(const File& f, const std::string& object, const std::string& key
 }
 
 void write_attr(const File& f, const std::string& object, const std::string& key, double value) {
+  const LibraryLock lock(library_mutex());
   write_attr_raw(f, object, key, H5T_NATIVE_DOUBLE, &value);
 }
 
 void write_attr(const File& f, const std::string& object, const std::string& key, long long value) {
+  const LibraryLock lock(library_mutex());
   write_attr_raw(f, object, key, H5T_NATIVE_LLONG, &value);
 }
 
 bool has_attr(const File& f, const std::string& object, const std::string& key) {
+  const LibraryLock lock(library_mutex());
   if (object != "/" && !exists(f, object)) return false;
   return H5Aexists_by_name(f.id(), object.c_str(), key.c_str(), H5P_DEFAULT) > 0;
 }
 
 std::string read_attr_string(const File& f, const std::string& object, const std::string& key) {
+  const LibraryLock lock(library_mutex());
   Handle o;
   Handle a = open_attr(f, object, key, o);
   Handle type(H5Aget_type(a.id()), H5Tclose);
@@ -303,6 +321,7 @@ std::string read_attr_string(const File& f, const std::string& object, const std
 }
 
 double read_attr_double(const File& f, const std::string& object, const std::string& key) {
+  const LibraryLock lock(library_mutex());
   Handle o;
   Handle a = open_attr(f, object, key, o);
   double v = 0;
@@ -311,6 +330,7 @@ double read_attr_double(const File& f, const std::string& object, const std::str
 }
 
 long long read_attr_int(const File& f, const std::string& object, const std::string& key) {
+  const LibraryLock lock(library_mutex());
   Handle o;
   Handle a = open_attr(f, object, key, o);
   long long v = 0;
@@ -331,6 +351,7 @@ herr_t collect(hid_t, const char* name, const ObjectInfo* info, void* data) {
 }  // namespace
 
 std::vector<std::string> list_datasets(const File& f, const std::string& group) {
+  const LibraryLock lock(library_mutex());
   std::vector<std::string> out;
   Handle g = open_object(f, group);
 #if H5_VERSION_GE(1, 12, 0)

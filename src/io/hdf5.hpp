@@ -4,6 +4,7 @@
 #pragma once
 
 #include <hdf5.h>
+#include <mpi.h>
 
 #include <cstdint>
 #include <map>
@@ -41,6 +42,10 @@ class File {
   static File create(const std::string& path);
   // Opens an existing file for reading and writing.
   static File open_rw(const std::string& path);
+  // Creates (truncates) a file that every rank of `comm` writes together (MPI-IO driver, parallel
+  // HDF5 only: see parallel_available()). Every rank must make this call and every later call on
+  // the file with the same arguments, attributes included; closing it is collective too.
+  static File create_collective(const std::string& path, MPI_Comm comm);
   // A file that lives only in memory (HDF5 core driver); image() returns its bytes. Outputs that
   // must survive a full disk are built this way and written by write_file_atomically, so an I/O
   // error is ours to handle and never leaves HDF5 with a half-closed file.
@@ -86,6 +91,16 @@ std::vector<T> read_all(const File& f, const std::string& name);
 template <class T>
 void write(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims,
            const T* data);
+
+// The HDF5 library is the parallel (MPI-IO) build: File::create_collective works.
+bool parallel_available();
+
+// Collective: creates dataset `name` [dims] in a file from File::create_collective, and each rank
+// writes its rows [first_row, first_row + rows) along the first dimension from `data` (row-major,
+// possibly none) in one collective MPI-IO transfer.
+template <class T>
+void write_rows_collective(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims,
+                           std::uint64_t first_row, std::uint64_t rows, const T* data);
 
 // Attributes on an object (a group or dataset path, "/" for the file). Texts of any length (see
 // long_attributes in hdf5.cpp).

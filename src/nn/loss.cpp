@@ -145,7 +145,8 @@ long long first_bad_label(const Tensor<Scalar>& target, int n, int classes) {
         if (!ok && i < f) f = i;
       },
       Kokkos::Min<long long>(first));
-  return first == n ? -1 : first;
+  // The Min reducer starts from its identity (the largest long long), not from `first`.
+  return first >= n ? -1 : first;
 }
 
 namespace {

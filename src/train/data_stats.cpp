@@ -6,10 +6,10 @@
 
 namespace hpct {
 
-DataStats compute_data_stats(const TabularSource& src, const Comm& comm) {
+DataStats compute_data_stats(const Dataset& data, const Comm& comm) {
   const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(comm.size());
-  const std::uint64_t first = src.rows * r / p, count = src.rows * (r + 1) / p - first;
-  const std::uint64_t dx = src.d_in, dy = src.d_out, chunk = 4096;
+  const std::uint64_t first = data.rows() * r / p, count = data.rows() * (r + 1) / p - first;
+  const std::uint64_t dx = field_width(data, 0), dy = field_width(data, 1), chunk = 4096;
   std::vector<float> x(chunk * dx), y(chunk * dy);
   // acc = [sum x | sum y] (pass 0) or [sum (x-mean)^2 | sum (y-mean)^2] (pass 1)
   std::vector<double> acc(dx + dy), mean(dx + dy, 0.0);
@@ -18,7 +18,7 @@ DataStats compute_data_stats(const TabularSource& src, const Comm& comm) {
     comm.run_agreed([&] {
       for (std::uint64_t b = 0; b < count; b += chunk) {
         const std::uint64_t n = std::min(chunk, count - b);
-        read_tabular_block(src, first + b, n, x.data(), y.data());
+        data.read_block(first + b, n, {x.data(), y.data()});
         for (std::uint64_t i = 0; i < n; ++i) {
           for (std::uint64_t j = 0; j < dx; ++j) {
             const double v = x[i * dx + j] - mean[j];
@@ -33,13 +33,13 @@ DataStats compute_data_stats(const TabularSource& src, const Comm& comm) {
     });
     comm.allreduce_sum(acc.data(), acc.size());
     for (std::size_t j = 0; j < acc.size(); ++j) {
-      const double m = acc[j] / static_cast<double>(std::max<std::uint64_t>(src.rows, 1));
+      const double m = acc[j] / static_cast<double>(std::max<std::uint64_t>(data.rows(), 1));
       if (pass == 0) mean[j] = m;
       else acc[j] = std::sqrt(m);
     }
   }
   DataStats s;
-  s.rows = src.rows;
+  s.rows = data.rows();
   s.x_mean.assign(mean.begin(), mean.begin() + static_cast<long>(dx));
   s.y_mean.assign(mean.begin() + static_cast<long>(dx), mean.end());
   s.x_std.assign(acc.begin(), acc.begin() + static_cast<long>(dx));

@@ -2,13 +2,13 @@
 #pragma once
 
 #include "comm/comm.hpp"
-#include "data/tabular.hpp"
+#include "data/dataset.hpp"
 #include "models/model.hpp"
 
 namespace hpct {
 
 // Each rank reads a contiguous block of the part's rows (in chunks); two passes (mean, then the
 // centred sum of squares), each one all-reduce of doubles. Collective over `comm`.
-DataStats compute_data_stats(const TabularSource& src, const Comm& comm);
+DataStats compute_data_stats(const Dataset& data, const Comm& comm);
 
 }  // namespace hpct

@@ -3,16 +3,18 @@
 
 #include <algorithm>
 
+#include "nn/loss.hpp"
+
 namespace hpct {
 
-Evaluator::Evaluator(const TabularSource& val, const Comm& comm, std::uint64_t batch, int top_k)
-    : val_(val), comm_(comm), batch_(batch), top_k_(top_k) {
+Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::uint64_t batch, int top_k)
+    : val_(std::move(val)), comm_(comm), batch_(batch), top_k_(top_k) {
   const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(comm.size());
-  first_ = val_.rows * r / p;
-  count_ = val_.rows * (r + 1) / p - first_;
+  first_ = val_->rows() * r / p;
+  count_ = val_->rows() * (r + 1) / p - first_;
   const std::uint64_t cap = std::max<std::uint64_t>(count_, 1);
-  x_ = View2<float>("val_inputs", cap, val_.d_in);
-  y_ = View2<float>("val_targets", cap, val_.d_out);
+  x_ = View2<float>("val_inputs", cap, field_width(*val_, 0));
+  y_ = View2<float>("val_targets", cap, field_width(*val_, 1));
   ids_ = View1<std::uint64_t>("val_ids", cap);
   {
     const auto ids = ids_;
@@ -24,17 +26,24 @@ Evaluator::Evaluator(const TabularSource& val, const Comm& comm, std::uint64_t b
   comm.run_agreed([&] {
     auto hx = Kokkos::create_mirror_view(x_);
     auto hy = Kokkos::create_mirror_view(y_);
-    bad = read_tabular_block(val_, first_, count_, hx.data(), hy.data());
+    bad = val_->read_block(first_, count_, {hx.data(), hy.data()});
     Kokkos::deep_copy(x_, hx);
     Kokkos::deep_copy(y_, hy);
   });
   bad = comm.min(bad);
-  if (bad != kNoBadValue) comm.agree(describe_bad_value(val_, bad), ExitCode::bad_input);
+  if (bad != kNoBadValue) comm.agree(val_->describe_bad_value(bad), ExitCode::bad_input);
+}
+
+long long Evaluator::first_bad_label(int classes) const {
+  const long long bad = nn::first_bad_label(Tensor<float>(y_), static_cast<int>(count_), classes);
+  const long long row = bad < 0 ? (1ll << 62) : static_cast<long long>(first_) + bad;
+  const long long first = comm_.min(row);
+  return first == (1ll << 62) ? -1 : first;
 }
 
 EvalResult Evaluator::evaluate(Model& model) const {
   EvalResult r;
-  if (val_.rows == 0) return r;
+  if (val_->rows() == 0) return r;
   EvalSums sums;
   for (std::uint64_t first = 0; first < count_; first += batch_) {
     const std::uint64_t n = std::min(batch_, count_ - first);
@@ -47,7 +56,7 @@ EvalResult Evaluator::evaluate(Model& model) const {
     b.n = static_cast<int>(n);
     model.evaluate(b, top_k_, sums);
   }
-  const double total = static_cast<double>(val_.rows);
+  const double total = static_cast<double>(val_->rows());
   r.loss = comm_.sum(sums.loss) / total;
   if (model.classifies()) {
     r.accuracy = static_cast<double>(comm_.sum(sums.top1)) / total;

@@ -6,9 +6,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 
 #include "comm/comm.hpp"
-#include "data/tabular.hpp"
+#include "data/dataset.hpp"
 #include "models/model.hpp"
 
 namespace hpct {
@@ -22,14 +23,17 @@ struct EvalResult {
 class Evaluator {
  public:
   // Reads this rank's block of `val` (errors agreed over ranks, bad values named).
-  Evaluator(const TabularSource& val, const Comm& comm, std::uint64_t batch, int top_k);
-  std::uint64_t rows() const { return val_.rows; }
+  Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::uint64_t batch, int top_k);
+  std::uint64_t rows() const { return val_->rows(); }
   EvalResult evaluate(Model& model) const;
+  // Classifiers: the first row (over all ranks) whose target is not a class index in [0, classes),
+  // or -1.
+  long long first_bad_label(int classes) const;
   // The epoch value validation batches carry.
   static constexpr std::uint64_t kValidationEpoch = ~0ull;
 
  private:
-  TabularSource val_;
+  std::shared_ptr<const Dataset> val_;
   const Comm& comm_;
   std::uint64_t batch_;
   int top_k_;

@@ -66,6 +66,9 @@ void Reporter::summary(const TrainSummary& s, bool has_validation, double train_
   Log::info(strf("  time (rank 0): compute %.2f s (%.0f%%), comm %.2f s (%.0f%%), io %.2f s (%.0f%%), other %.2f s",
                  s.time.compute, pct(s.time.compute), s.time.comm, pct(s.time.comm), s.time.io, pct(s.time.io),
                  other));
+  if (s.read_s > 0)
+    Log::info(strf("  data reads %.3f s, of which %.3f s hidden behind training by the loader thread", s.read_s,
+                   s.hidden_read_s));
   if (train_flops_per_sample > 0)
     Log::info(strf("  model FLOPs: %.3g per sample (forward + backward GEMMs), %.2f GFLOP/s over all ranks",
                    train_flops_per_sample, train_flops_per_sample * rate * 1e-9));
@@ -74,7 +77,8 @@ void Reporter::summary(const TrainSummary& s, bool has_validation, double train_
                    (unsigned long long)s.skipped_steps));
   metrics_->write("summary", {{"steps", double(s.steps)}, {"samples", double(s.samples)}, {"seconds", s.seconds},
                               {"samples_per_s", rate}, {"val_loss", s.val.loss}, {"compute_s", s.time.compute},
-                              {"comm_s", s.time.comm}, {"io_s", s.time.io},
+                              {"comm_s", s.time.comm}, {"io_s", s.time.io}, {"read_s", s.read_s},
+                              {"hidden_read_s", s.hidden_read_s},
                               {"skipped_steps", double(s.skipped_steps)},
                               {"train_flops_per_sample", train_flops_per_sample}});
 }

@@ -25,6 +25,7 @@ struct TrainSummary {
   EvalResult val;                        // the last validation
   double seconds = 0;
   TimeSplit time;
+  double read_s = 0, hidden_read_s = 0;  // training-data reads in all, and the part a loader thread hid
   int stop_signal = 0;                   // SIGUSR1/SIGTERM that ended the run early (0: none)
   std::string last_checkpoint;
 };

@@ -33,6 +33,13 @@ deck::Schema full_schema() {
   s.add_string("validation_file", "", "validation data (same dataset names); empty: split data_file");
   s.add_real("validation_fraction", 0.1, 0.0, 0.9,
              "without validation_file: the last fraction of data_file's rows is held out");
+  s.add_choice("data_cache", "auto", {"auto", "memory", "stream"},
+               "memory: read the training part once and permute it in memory each epoch; stream: read each "
+               "epoch's rows from the file; auto: memory when the part fits data_cache_mb");
+  s.add_int("data_cache_mb", 2048, 0, 1ll << 40,
+            "MiB per rank (device memory on GPUs) data_cache auto may hold; every rank holds the whole part");
+  s.add_bool("prefetch_epoch", true,
+             "when streaming, a loader thread reads the next epoch's rows while this epoch trains");
 
   declare_network_keys(s);
   gbdt::declare_keys(s);

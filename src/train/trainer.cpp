@@ -11,6 +11,7 @@
 #include "core/trace.hpp"
 #include "hpctrain/version.hpp"
 #include "models/registry.hpp"
+#include "nn/loss.hpp"
 #include "nn/weights_io.hpp"
 #include "train/data_stats.hpp"
 #include "train/resume.hpp"
@@ -42,12 +43,22 @@ Tensor<float> row_block(const View2<float>& v, std::uint64_t first, std::uint64_
 NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
     : deck_(deck), config_(TrainConfig::from_deck(deck)), comm_(comm), cadence_(config_) {
   open_data();
+  train_data_ = std::make_shared<TabularDataset>(train_);
+  val_data_ = std::make_shared<TabularDataset>(val_);
   sampler_ = std::make_unique<Sampler>(train_.rows, config_.batch_size, comm.size(), config_.accumulation_steps,
                                        config_.seed, config_.shuffle);
   build_model();
   steps_ = std::make_unique<StepRunner>(config_, comm, *model_, sampler_->steps_per_epoch() * config_.epochs);
-  shard_ = std::make_unique<EpochShard>(train_, *sampler_, comm.rank());
-  evaluator_ = std::make_unique<Evaluator>(val_, comm, config_.batch_size, config_.top_k);
+  shard_ = std::make_unique<EpochShard>(train_data_, *sampler_, comm.rank(), shard_options(deck));
+  evaluator_ = std::make_unique<Evaluator>(val_data_, comm, config_.batch_size, config_.top_k);
+  if (model_->classifies()) {
+    const int classes = static_cast<int>(deck_.get_int("num_classes"));
+    const long long bad = evaluator_->first_bad_label(classes);
+    if (bad >= 0)
+      comm.agree(val_data_->describe_row(static_cast<std::uint64_t>(bad), 1) +
+                     strf(" is not a class index in [0, %d) (num_classes); cross_entropy needs integer labels", classes),
+                 ExitCode::bad_input);
+  }
   const std::string path = choose_checkpoint(deck, comm);
   if (!path.empty()) restore(path);
 }
@@ -84,7 +95,7 @@ void NetworkTrainer::build_model() {
     model_ = make_model(ctx);
   });
   // Models that normalise their data get the training part's statistics (reduced over ranks).
-  if (model_->needs_data_stats()) model_->set_data_stats(compute_data_stats(train_, comm_));
+  if (model_->needs_data_stats()) model_->set_data_stats(compute_data_stats(*train_data_, comm_));
   comm_.run_agreed([&] {
     if (config_.init_weights.empty()) model_->store().initialize(config_.seed);
     else nn::read_weights(config_.init_weights, model_->store());
@@ -92,6 +103,23 @@ void NetworkTrainer::build_model() {
   const std::uint64_t fp = parameter_fingerprint(model_->store().params());
   comm_.agree(comm_.min(fp) != comm_.max(fp) ? "initial parameters differ between ranks (fingerprint mismatch)" : "",
               ExitCode::failure);
+}
+
+void NetworkTrainer::check_labels() {
+  // Every epoch holds the same rows (in another order), so one check at the first epoch covers all.
+  const std::uint64_t rows = sampler_->rows_per_epoch(comm_.rank());
+  const int classes = static_cast<int>(deck_.get_int("num_classes"));
+  const long long bad = nn::first_bad_label(row_block(shard_->targets(), 0, rows), static_cast<int>(rows), classes);
+  long long row = 1ll << 62;
+  if (bad >= 0) {
+    auto ids = to_host(Kokkos::subview(shard_->ids(), Kokkos::make_pair(bad, bad + 1)));
+    row = static_cast<long long>(ids(0));
+  }
+  const long long first = comm_.min(row);
+  if (first != (1ll << 62))
+    comm_.agree(train_data_->describe_row(static_cast<std::uint64_t>(first), 1) +
+                    strf(" is not a class index in [0, %d) (num_classes); cross_entropy needs integer labels", classes),
+                ExitCode::bad_input);
 }
 
 void NetworkTrainer::restore(const std::string& path) {
@@ -194,7 +222,8 @@ TrainSummary NetworkTrainer::run() {
       comm_.run_agreed([&] { bad = shard_->load(epoch); });
       bad = comm_.min(bad);
     }
-    if (bad != kNoBadValue) comm_.agree(describe_bad_value(train_, bad), ExitCode::bad_input);
+    if (bad != kNoBadValue) comm_.agree(train_data_->describe_bad_value(bad), ExitCode::bad_input);
+    if (epoch == start_epoch_ && model_->classifies()) check_labels();
     if (epoch != start_epoch_) epoch_loss_sum_ = 0, epoch_loss_count_ = 0;
     const std::uint64_t samples_before = s.samples;
     if (!train_epoch(epoch, epoch == start_epoch_ ? start_step_ : 0, s, reporter)) {
@@ -227,6 +256,8 @@ TrainSummary NetworkTrainer::run() {
     write_outputs();
   }
   s.time = time_;
+  s.read_s = shard_->read_seconds();
+  s.hidden_read_s = shard_->hidden_read_seconds();
   reporter.summary(s, evaluator_->rows() > 0, model_->train_flops_per_sample());
   return s;
 }

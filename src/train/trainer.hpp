@@ -52,6 +52,8 @@ class NetworkTrainer {
   void open_data();
   void build_model();
   void restore(const std::string& path);
+  // Classifiers: every training target is an integer class index (an agreed error otherwise).
+  void check_labels();
   // Trains one epoch from `first_step`; returns false when a stop signal ended it.
   bool train_epoch(std::uint64_t epoch, std::uint64_t first_step, TrainSummary& s, Reporter& reporter);
   // Writes a checkpoint after `epoch_steps` steps of `epoch`; returns its path (agreed on all ranks).
@@ -64,7 +66,8 @@ class NetworkTrainer {
   deck::Deck deck_;  // a copy: the model family's keys and the resolved text stored in files
   TrainConfig config_;
   const Comm& comm_;
-  TabularSource train_, val_;
+  TabularSource train_, val_;  // the parts of the file(s): the split of data_file or validation_file
+  std::shared_ptr<const Dataset> train_data_, val_data_;
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<StepRunner> steps_;

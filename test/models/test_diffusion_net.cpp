@@ -11,17 +11,12 @@
 #include "models/diffusion/diffusion_net.hpp"
 #include "models/diffusion/diffusion_sampler.hpp"
 #include "models/diffusion/diffusion_schedule.hpp"
+#include "nn/layer_check.hpp"
 
 namespace hpct {
 namespace {
 
-template <class V>
-void fill_normal(const V& v, std::uint64_t key, double scale = 1.0) {
-  auto h = Kokkos::create_mirror_view(v);
-  auto* p = h.data();
-  for (std::size_t i = 0; i < h.span(); ++i) p[i] = static_cast<typename V::value_type>(scale * rng::normal(rng::hash(key, i)));
-  Kokkos::deep_copy(v, h);
-}
+using test::fill_normal;
 
 TEST(DiffusionNet, DefaultParameterCountIs273664) {
   DiffusionConfig c;  // E=32, H=256, n_context=7, n_fine=256, depth 2
@@ -127,23 +122,13 @@ void check_gradients(const DiffusionConfig& c, int n) {
   Kokkos::deep_copy(net.output_grad(), R);
   net.backward(x, ctx, n);
   auto g = to_host(net.store().grads());
-  auto p = Kokkos::create_mirror_view(net.store().params());
-  Kokkos::deep_copy(p, net.store().params());
-  const double h = 1e-6;
+  // Central differences of every parameter (the shared harness, nn/layer_check.hpp).
+  const std::vector<double> numeric = test::numeric_gradient(net.store().params().data(), net.store().count(), loss);
   for (const auto& tensor : net.store().tensors()) {
     double max_err = 0, max_g = 0;
     for (std::uint64_t k = 0; k < tensor.size; ++k) {
       const std::uint64_t i = tensor.offset + k;
-      const double orig = p(i);
-      p(i) = orig + h;
-      Kokkos::deep_copy(net.store().params(), p);
-      const double lp = loss();
-      p(i) = orig - h;
-      Kokkos::deep_copy(net.store().params(), p);
-      const double lm = loss();
-      p(i) = orig;
-      Kokkos::deep_copy(net.store().params(), p);
-      max_err = std::max(max_err, std::fabs((lp - lm) / (2 * h) - g(i)));
+      max_err = std::max(max_err, std::fabs(numeric[i] - g(i)));
       max_g = std::max(max_g, std::fabs(g(i)));
     }
     EXPECT_GT(max_g, 0.0) << tensor.name << " has an all-zero gradient";

@@ -69,7 +69,8 @@ void expect_same(const Outcome& a, const Outcome& b, double param_tol) {
 
 TEST(DiffusionRanks, DataStatisticsDoNotDependOnRankCount) {
   const TabularSource src = describe_tabular(data_file(), "context", "fine");
-  const DataStats w = compute_data_stats(src, Comm(MPI_COMM_WORLD)), s = compute_data_stats(src, Comm(MPI_COMM_SELF));
+  const DataStats w = compute_data_stats(TabularDataset(src), Comm(MPI_COMM_WORLD)),
+                  s = compute_data_stats(TabularDataset(src), Comm(MPI_COMM_SELF));
   ASSERT_EQ(w.y_std.size(), 256u);
   for (std::size_t j = 0; j < 7; ++j) {
     EXPECT_NEAR(w.x_mean[j], s.x_mean[j], 1e-12);

@@ -8,20 +8,13 @@
 #include "core/rng.hpp"
 #include "models/mlp/mlp.hpp"
 #include "nn/activation.hpp"
+#include "nn/layer_check.hpp"
 #include "nn/loss.hpp"
 
 using namespace hpct;
+using test::random_matrix;
 
 namespace {
-
-View2<double> random_matrix(int rows, int cols, std::uint64_t seed, double scale = 1.0) {
-  View2<double> m("m", rows, cols);
-  auto h = Kokkos::create_mirror_view(m);
-  for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j) h(i, j) = scale * rng::normal(rng::hash(seed, i, j));
-  Kokkos::deep_copy(m, h);
-  return m;
-}
 
 // Loss = 0.5 * sum(out * w) for fixed random weights w: its gradient wrt out is w, so every output
 // element is checked with a distinct weight.
@@ -58,22 +51,12 @@ void check_mlp_gradients(nn::Activation act, const std::vector<int>& hidden) {
   mlp.backward(x, n);
   auto analytic = to_host(mlp.store().grads());
 
-  auto params = mlp.store().params();
-  auto hp = Kokkos::create_mirror_view(params);
-  Kokkos::deep_copy(hp, params);
-  const double h = 1e-6;
+  // Central differences of every parameter (the shared harness, nn/layer_check.hpp).
+  const std::vector<double> numerics = test::numeric_gradient(
+      mlp.store().params().data(), mlp.store().count(), [&]() { return probe.value(mlp.forward(x, n), n); });
   double worst = 0;
   for (std::uint64_t k = 0; k < mlp.store().count(); ++k) {
-    const double saved = hp(k);
-    hp(k) = saved + h;
-    Kokkos::deep_copy(params, hp);
-    const double up = probe.value(mlp.forward(x, n), n);
-    hp(k) = saved - h;
-    Kokkos::deep_copy(params, hp);
-    const double down = probe.value(mlp.forward(x, n), n);
-    hp(k) = saved;
-    Kokkos::deep_copy(params, hp);
-    const double numeric = (up - down) / (2 * h);
+    const double numeric = numerics[k];
     const double err = std::abs(numeric - analytic(k)) / std::max(1.0, std::abs(numeric));
     worst = std::max(worst, err);
     EXPECT_NEAR(analytic(k), numeric, 1e-6 * std::max(1.0, std::abs(numeric)))

@@ -122,3 +122,24 @@ TEST(Schedules, WarmupThenCosine) {
   EXPECT_DOUBLE_EQ(c.at(0), 0.5);
   EXPECT_DOUBLE_EQ(c.at(1000), 0.5);
 }
+
+TEST(Optimizers, WeightDecayAppliesOnlyWhereTheMaskSaysSo) {
+  // Zero gradients: AdamW leaves p * (1 - lr wd) where decay applies and p itself elsewhere (biases,
+  // norms); SGD adds wd p to the gradient only where decay applies.
+  View1<std::uint8_t> mask("mask", 3);
+  auto hm = Kokkos::create_mirror_view(mask);
+  hm(0) = 1, hm(1) = 0, hm(2) = 1;
+  Kokkos::deep_copy(mask, hm);
+  for (const char* kind : {"adamw", "sgd"}) {
+    optim::OptimizerConfig c;
+    c.kind = kind;
+    c.weight_decay = 0.5;
+    Buffers b({1.0, 2.0, -4.0});
+    b.set_grads({0.0, 0.0, 0.0});
+    optim::Optimizer<double> opt(c, 3, mask);
+    opt.step(b.pv(), b.gv(), 0.1);
+    EXPECT_DOUBLE_EQ(b.param(0), 1.0 * (1 - 0.1 * 0.5)) << kind;
+    EXPECT_DOUBLE_EQ(b.param(1), 2.0) << kind << ": no decay where the mask is 0";
+    EXPECT_DOUBLE_EQ(b.param(2), -4.0 * (1 - 0.1 * 0.5)) << kind;
+  }
+}

@@ -1,0 +1,71 @@
+// The host counting sort behind IndexGroups (see index_groups.hpp).
+#include "nn/layers/index_groups.hpp"
+
+#include "core/error.hpp"
+
+namespace hpct::nn {
+
+IndexGroups::IndexGroups(const std::string& name, std::int64_t max_positions, std::int64_t max_keys)
+    : keys_(name + "/keys", static_cast<std::size_t>(max_positions)),
+      offsets_(name + "/offsets", static_cast<std::size_t>(max_keys + 1)),
+      order_(name + "/order", static_cast<std::size_t>(max_positions)),
+      touched_(name + "/touched", static_cast<std::size_t>(max_positions)) {
+  h_keys_ = Kokkos::create_mirror_view(keys_);
+  h_offsets_ = Kokkos::create_mirror_view(offsets_);
+  h_order_ = Kokkos::create_mirror_view(order_);
+  h_touched_ = Kokkos::create_mirror_view(touched_);
+}
+
+namespace {
+// Copies the first n elements host -> device; nothing to do when they share memory.
+void push(const View1<int>& dev, const HostView1<int>& host, std::int64_t n) {
+  if (n <= 0 || dev.data() == host.data()) return;
+  const auto range = Kokkos::make_pair(std::size_t(0), static_cast<std::size_t>(n));
+  Kokkos::deep_copy(Kokkos::subview(dev, range), Kokkos::subview(host, range));
+}
+}  // namespace
+
+void IndexGroups::pull_keys(std::int64_t m) {
+  if (m <= 0 || keys_.data() == h_keys_.data()) return;
+  const auto range = Kokkos::make_pair(std::size_t(0), static_cast<std::size_t>(m));
+  Kokkos::deep_copy(Kokkos::subview(h_keys_, range), Kokkos::subview(keys_, range));
+}
+
+void IndexGroups::build(std::int64_t m, std::int64_t num_keys, const std::string& what) {
+  if (m < 0 || m > max_positions() || num_keys < 0 || num_keys > max_keys())
+    throw Error("internal: " + what + ": " + std::to_string(m) + " indices into " + std::to_string(num_keys) +
+                " rows exceed the capacity (" + std::to_string(max_positions()) + " indices, " +
+                std::to_string(max_keys()) + " rows)");
+  fence();  // the keys may come from a kernel (pull_keys on host backends is no copy)
+  for (std::int64_t p = 0; p < m; ++p) {
+    const int k = h_keys_(static_cast<std::size_t>(p));
+    if (k < 0 || k >= num_keys)
+      throw Error(what + ": index " + std::to_string(k) + " at position " + std::to_string(p) + " is outside [0, " +
+                      std::to_string(num_keys) + ")",
+                  ExitCode::bad_input);
+  }
+  // Stable counting sort: count each key at offsets[k + 1], prefix-sum to group starts, place
+  // positions in ascending order advancing offsets[k], then shift back so offsets[k] is the start.
+  for (std::int64_t k = 0; k <= num_keys; ++k) h_offsets_(static_cast<std::size_t>(k)) = 0;
+  for (std::int64_t p = 0; p < m; ++p) ++h_offsets_(static_cast<std::size_t>(h_keys_(static_cast<std::size_t>(p)) + 1));
+  for (std::int64_t k = 0; k < num_keys; ++k)
+    h_offsets_(static_cast<std::size_t>(k + 1)) += h_offsets_(static_cast<std::size_t>(k));
+  for (std::int64_t p = 0; p < m; ++p) {
+    const auto k = static_cast<std::size_t>(h_keys_(static_cast<std::size_t>(p)));
+    h_order_(static_cast<std::size_t>(h_offsets_(k)++)) = static_cast<int>(p);
+  }
+  for (std::int64_t k = num_keys; k > 0; --k)
+    h_offsets_(static_cast<std::size_t>(k)) = h_offsets_(static_cast<std::size_t>(k - 1));
+  h_offsets_(0) = 0;
+  touched_count_ = 0;
+  for (std::int64_t k = 0; k < num_keys; ++k)
+    if (h_offsets_(static_cast<std::size_t>(k + 1)) > h_offsets_(static_cast<std::size_t>(k)))
+      h_touched_(static_cast<std::size_t>(touched_count_++)) = static_cast<int>(k);
+  m_ = m, num_keys_ = num_keys;
+  push(keys_, h_keys_, m);
+  push(offsets_, h_offsets_, num_keys + 1);
+  push(order_, h_order_, m);
+  push(touched_, h_touched_, touched_count_);
+}
+
+}  // namespace hpct::nn

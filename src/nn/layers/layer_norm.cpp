@@ -1,0 +1,110 @@
+// LayerNorm kernels (see layer_norm.hpp, Note [layer norm numerics]).
+#include "nn/layers/layer_norm.hpp"
+
+#include "core/error.hpp"
+
+namespace hpct::nn {
+
+template <class Scalar>
+LayerNorm<Scalar>::LayerNorm(Store& store, Workspace<Scalar>& ws, const std::string& name, const Shape& shape,
+                             double eps, Precision precision)
+    : eps_(eps), precision_(precision) {
+  if (shape.rank < 2) throw Error("internal: LayerNorm " + name + " needs a [rows, ..., features] shape");
+  features_ = static_cast<int>(shape.dim[static_cast<std::size_t>(shape.rank - 1)]);
+  rows_per_sample_ = shape.row_size() / features_;
+  const auto d = static_cast<std::uint64_t>(features_);
+  w_index_ = store.add(name + "/weight", {d}, Init::constant_one(), false);
+  b_index_ = store.add(name + "/bias", {d}, Init::constant_zero(), false);
+  y_ = &ws.request(name + "/y", shape);
+  mean_ = &ws.request(name + "/mean", shape.rows(), rows_per_sample_);
+  rstd_ = &ws.request(name + "/rstd", shape.rows(), rows_per_sample_);
+}
+
+template <class Scalar>
+void LayerNorm<Scalar>::bind(const Store& store) {
+  store_ = &store;
+  w_ = store.vector(w_index_), b_ = store.vector(b_index_);
+  dw_ = store.grad_vector(w_index_), db_ = store.grad_vector(b_index_);
+}
+
+template <class Scalar>
+typename LayerNorm<Scalar>::T::Matrix LayerNorm<Scalar>::norm_rows(const T& t, int n) const {
+  return typename T::Matrix(t.data(), static_cast<std::size_t>(n * rows_per_sample_),
+                            static_cast<std::size_t>(features_));
+}
+
+template <class Scalar>
+void LayerNorm<Scalar>::forward(const T& x, int n) {
+  const auto xm = norm_rows(x, n), y = norm_rows(*y_, n);
+  const auto mean = mean_->flat(), rstd = rstd_->flat();
+  const auto w = w_, b = b_;
+  const int d = features_;
+  const double eps = eps_;
+  Kokkos::parallel_for("layernorm_fw", Kokkos::RangePolicy<ExecSpace>(0, static_cast<int>(xm.extent(0))),
+                       KOKKOS_LAMBDA(const int r) {
+                         double s = 0;
+                         for (int j = 0; j < d; ++j) s += static_cast<double>(xm(r, j));
+                         const double mu = s / d;
+                         double v = 0;
+                         for (int j = 0; j < d; ++j) {
+                           const double e = static_cast<double>(xm(r, j)) - mu;
+                           v += e * e;
+                         }
+                         const double rs = 1.0 / kmath::sqrt(v / d + eps);
+                         mean(r) = static_cast<Scalar>(mu);
+                         rstd(r) = static_cast<Scalar>(rs);
+                         for (int j = 0; j < d; ++j) {
+                           const double xhat = (static_cast<double>(xm(r, j)) - mu) * rs;
+                           y(r, j) = static_cast<Scalar>(xhat * static_cast<double>(w(j)) + static_cast<double>(b(j)));
+                         }
+                       });
+  round_values(precision_, y_->data(), static_cast<std::int64_t>(y.span()));
+}
+
+template <class Scalar>
+void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) {
+  const auto xm = norm_rows(x, n), g = norm_rows(dy, n);
+  const auto mean = mean_->flat(), rstd = rstd_->flat();
+  const auto w = w_, dw = dw_, db = db_;
+  const int d = features_, rows = static_cast<int>(xm.extent(0));
+  // xhat from the cached statistics: the same value the forward used, up to the Scalar rounding
+  // of mean and rstd (exact in double; the gradient check runs in double).
+  Kokkos::parallel_for("layernorm_bw_w", Kokkos::RangePolicy<ExecSpace>(0, d), KOKKOS_LAMBDA(const int j) {
+    double sw = 0, sb = 0;
+    for (int r = 0; r < rows; ++r) {
+      const double gr = static_cast<double>(g(r, j));
+      const double xhat = (static_cast<double>(xm(r, j)) - static_cast<double>(mean(r))) * static_cast<double>(rstd(r));
+      sw += gr * xhat;
+      sb += gr;
+    }
+    dw(j) += static_cast<Scalar>(sw);
+    db(j) += static_cast<Scalar>(sb);
+  });
+  if (!dx.empty()) {
+    const auto dxm = norm_rows(dx, n);
+    const bool acc = mode == GradMode::accumulate;
+    Kokkos::parallel_for("layernorm_bw_x", Kokkos::RangePolicy<ExecSpace>(0, rows), KOKKOS_LAMBDA(const int r) {
+      const double mu = static_cast<double>(mean(r)), rs = static_cast<double>(rstd(r));
+      double sg = 0, sgx = 0;
+      for (int j = 0; j < d; ++j) {
+        const double gw = static_cast<double>(g(r, j)) * static_cast<double>(w(j));
+        sg += gw;
+        sgx += gw * (static_cast<double>(xm(r, j)) - mu) * rs;
+      }
+      const double mg = sg / d, mgx = sgx / d;
+      for (int j = 0; j < d; ++j) {
+        const double gw = static_cast<double>(g(r, j)) * static_cast<double>(w(j));
+        const double xhat = (static_cast<double>(xm(r, j)) - mu) * rs;
+        const Scalar v = static_cast<Scalar>(rs * (gw - mg - xhat * mgx));
+        dxm(r, j) = acc ? dxm(r, j) + v : v;
+      }
+    });
+    round_values(precision_, dx.data(), static_cast<std::int64_t>(dxm.span()));
+  }
+  store_->report_ready(w_index_, b_index_);
+}
+
+template class LayerNorm<float>;
+template class LayerNorm<double>;
+
+}  // namespace hpct::nn
