@@ -41,6 +41,10 @@ std::string checksum(const CheckpointState& s, const std::vector<float>& p, cons
   const std::string n = numeric_state(s);
   h = fnv1a(h, n.data(), n.size());
   h = fnv1a(h, s.deck.data(), s.deck.size());
+  for (const auto& [name, values] : s.extra) {  // nothing when absent: older checksums still match
+    h = fnv1a(h, name.data(), name.size());
+    h = fnv1a(h, values.data(), values.size() * sizeof(double));
+  }
   return strf("%016llx", (unsigned long long)h);
 }
 
@@ -79,6 +83,12 @@ void write_state(const h5::File& f, const CheckpointState& s) {
   h5::write_attr(f, "/", "hpctrain_version", s.version);
   h5::write_attr(f, "/", "git_hash", s.git_hash);
   h5::write_attr(f, "/", "backend", s.backend);
+  std::string names;
+  for (const auto& [name, values] : s.extra) {
+    h5::write(f, "extra/" + name, {values.size()}, values.data());
+    names += (names.empty() ? "" : ",") + name;
+  }
+  if (!names.empty()) h5::write_attr(f, "/", "extra_names", names);
 }
 
 CheckpointState read_state(const h5::File& f) {
@@ -104,6 +114,16 @@ CheckpointState read_state(const h5::File& f) {
   s.version = h5::read_attr_string(f, "/", "hpctrain_version");
   s.git_hash = h5::read_attr_string(f, "/", "git_hash");
   s.backend = h5::read_attr_string(f, "/", "backend");
+  if (h5::has_attr(f, "/", "extra_names")) {
+    const std::string names = h5::read_attr_string(f, "/", "extra_names");
+    std::size_t begin = 0;
+    while (begin < names.size()) {
+      const std::size_t end = std::min(names.find(',', begin), names.size());
+      const std::string name = names.substr(begin, end - begin);
+      s.extra[name] = h5::read_all<double>(f, "extra/" + name);
+      begin = end + 1;
+    }
+  }
   return s;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct CheckpointState {
   std::string deck;                   // resolved deck of the run that wrote it
   std::string model_family, model_config;
   std::string version, git_hash, backend;
+  // State beyond the trainer's, as float64 datasets `extra/<name>` (the in-situ library keeps its
+  // normalisation statistics and buffer counters here); covered by the checksum when present.
+  std::map<std::string, std::vector<double>> extra;
 };
 
 // Writes `dir/ckpt-<global_step>.h5` (atomically), then `dir/latest`, then removes all but the

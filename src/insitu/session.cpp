@@ -1,0 +1,253 @@
+// The in-situ model: creation, pushes, sessions over the gathered buffer, checkpoints (see session.hpp).
+#include "insitu/session.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "core/log.hpp"
+#include "core/timer.hpp"
+#include "data/sampler.hpp"
+#include "hpctrain/version.hpp"
+#include "insitu/inference.hpp"
+#include "insitu/layout.hpp"
+#include "insitu/status.hpp"
+#include "models/registry.hpp"
+#include "nn/weights_io.hpp"
+
+namespace hpct::insitu {
+
+namespace {
+
+std::unique_ptr<Comm> duplicate(MPI_Comm comm, MPI_Comm& dup) {
+  // Our own communicator: the library's collectives can never match a message of the host's.
+  if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
+    throw InsituError(Status::mpi, "MPI_Comm_dup failed on the communicator passed in");
+  return std::make_unique<Comm>(dup);
+}
+
+Sampler session_sampler(const InsituConfig& c, std::uint64_t rows, int ranks) {
+  return Sampler(rows, c.train.batch_size, ranks, c.train.accumulation_steps, c.train.seed, c.train.shuffle);
+}
+
+}  // namespace
+
+InsituModel::InsituModel(const std::string& name, const deck::Deck& deck, MPI_Comm comm)
+    : name_(name),
+      deck_(deck),
+      cfg_(InsituConfig::from_deck(deck)),
+      comm_(duplicate(comm, dup_)),
+      log_(comm_->rank()),
+      buffer_(cfg_.buffer_capacity, cfg_.input_width, cfg_.target_width),
+      online_(cfg_.input_width, cfg_.target_width) {
+  stats_ = online_.stats();  // identity until the first session
+  // Embedding: the all-reduce watchdog would abort the host's job; off unless the deck asks for it.
+  if (!deck_.is_set("watchdog_timeout")) cfg_.train.watchdog_timeout = 0;
+  run_agreed_as(*comm_, Status::deck, [&] {
+    const ModelBuildContext ctx{deck_, cfg_.input_width, cfg_.target_width, static_cast<int>(cfg_.train.batch_size),
+                                cfg_.train.precision};
+    model_ = make_model(ctx);
+    if (cfg_.train.init_weights.empty()) model_->store().initialize(cfg_.train.seed);
+    else nn::read_weights(cfg_.train.init_weights, model_->store());
+  });
+  // The learning-rate horizon: planned_sessions sessions over full buffers.
+  const Sampler full = session_sampler(cfg_, cfg_.buffer_capacity * static_cast<std::uint64_t>(comm_->size()),
+                                       comm_->size());
+  steps_ = std::make_unique<StepRunner>(cfg_.train, *comm_, *model_,
+                                        full.steps_per_epoch() * cfg_.session_epochs * cfg_.planned_sessions);
+  inference_ = std::make_unique<Inference>(*model_);
+}
+
+InsituModel::~InsituModel() {
+  inference_.reset();
+  steps_.reset();
+  model_.reset();
+  comm_.reset();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && dup_ != MPI_COMM_NULL) MPI_Comm_free(&dup_);
+}
+
+std::uint64_t InsituModel::global_batch() const {
+  return cfg_.train.batch_size * static_cast<std::uint64_t>(comm_->size()) *
+         static_cast<std::uint64_t>(cfg_.train.accumulation_steps);
+}
+
+template <class T>
+void InsituModel::push(const T* x, const T* y, std::uint64_t n, Order order) {
+  const long long bad = buffer_.push(x, y, n, order);
+  if (bad >= 0) {
+    const auto dx = static_cast<std::uint64_t>(cfg_.input_width);
+    const auto b = static_cast<std::uint64_t>(bad);
+    throw InsituError(Status::nonfinite,
+                      b < n * dx ? strf("push: inputs value %llu is NaN/Inf; nothing was stored", (unsigned long long)b)
+                                 : strf("push: targets value %llu is NaN/Inf; nothing was stored",
+                                        (unsigned long long)(b - n * dx)));
+  }
+  // The statistics see every pushed sample, in float32 as the buffer stores them.
+  const std::vector<float> xs = to_rows(x, n, static_cast<std::uint64_t>(cfg_.input_width), order);
+  const std::vector<float> ys = to_rows(y, n, static_cast<std::uint64_t>(cfg_.target_width), order);
+  for (std::uint64_t i = 0; i < n; ++i)
+    online_.add(&xs[i * static_cast<std::uint64_t>(cfg_.input_width)],
+                &ys[i * static_cast<std::uint64_t>(cfg_.target_width)]);
+  ++pushes_since_session_;
+}
+
+template void InsituModel::push<float>(const float*, const float*, std::uint64_t, Order);
+template void InsituModel::push<double>(const double*, const double*, std::uint64_t, Order);
+
+bool InsituModel::session_due() const {
+  if (cfg_.session_trigger == "when_full")
+    return comm_->min(buffer_.size() == buffer_.capacity() ? 1 : 0) == 1;
+  if (cfg_.session_trigger == "every_pushes") return comm_->max(pushes_since_session_) >= cfg_.session_every_pushes;
+  return false;
+}
+
+void InsituModel::update_stats(const Snapshot& snap) {
+  if (!model_->needs_data_stats() || (stats_set_ && !cfg_.stats_every_session)) return;
+  stats_ = cfg_.stats_from_buffer
+               ? buffer_stats(snap.x.data(), snap.y.data(), snap.rows, cfg_.input_width, cfg_.target_width, *comm_)
+               : online_.merged(*comm_).stats();
+  model_->set_data_stats(stats_);
+  stats_set_ = true;
+}
+
+double InsituModel::train_session(const std::string& time) {
+  const std::uint64_t session = counters_.sessions + 1;
+  const Stopwatch clock;
+  const double step_seconds_before = time_.total();
+  Snapshot snap;
+  run_agreed_as(*comm_, Status::internal, [&] { snap = buffer_.gather(*comm_); });
+  if (snap.rows == 0)
+    throw InsituError(Status::empty, strf("training session %llu: the buffer is empty on every rank (push samples "
+                                          "before training)",
+                                          (unsigned long long)session));
+  log_.line(strf("Training session %llu at %s: %llu samples in buffer", (unsigned long long)session, time.c_str(),
+                 (unsigned long long)snap.rows));
+  update_stats(snap);
+  keep_good_state();
+  double loss = std::numeric_limits<double>::quiet_NaN();
+  for (std::uint64_t e = 0; e < cfg_.session_epochs; ++e) {
+    std::uint64_t batches = 0;
+    loss = run_epoch(snap, counters_.epochs, batches);
+    if (std::isnan(loss) && batches > 0 && !cfg_.train.skip_nonfinite && !steps_->scaler().enabled()) {
+      const std::uint64_t step = counters_.global_step;
+      roll_back();
+      const std::string what =
+          strf("training session %llu: loss is NaN/Inf at step %llu; the model is rolled back to its state before "
+               "the session (lower lr or set clip_grad_norm)",
+               (unsigned long long)session, (unsigned long long)step);
+      log_.line("  " + what);
+      throw InsituError(Status::nonfinite, what);
+    }
+    ++counters_.epochs;
+    log_.line(strf("    Epoch %llu/%llu: avg loss = %.6f (%llu batches)", (unsigned long long)e + 1,
+                   (unsigned long long)cfg_.session_epochs, loss, (unsigned long long)batches));
+  }
+  counters_.sessions = session;
+  pushes_since_session_ = 0;
+  last_session_step_seconds_ = time_.total() - step_seconds_before;
+  last_session_seconds_ = clock.seconds();
+  log_.line(strf("  Training session %llu complete: final loss = %.6f", (unsigned long long)session, loss));
+  if (cfg_.checkpoint_every_sessions > 0 && session % cfg_.checkpoint_every_sessions == 0)
+    log_.line("  checkpoint " + save(cfg_.train.checkpoint_dir));
+  return loss;
+}
+
+double InsituModel::run_epoch(const Snapshot& snap, std::uint64_t epoch, std::uint64_t& batches) {
+  // This rank's slots of the epoch's global order, laid out as EpochShard lays out a file's rows.
+  const Sampler sampler = session_sampler(cfg_, snap.rows, comm_->size());
+  const int accumulation = sampler.accumulation();
+  std::vector<std::uint64_t> offsets{0}, positions;
+  for (std::uint64_t s = 0; s < sampler.steps_per_epoch(); ++s)
+    for (int k = 0; k < accumulation; ++k) {
+      const auto r = sampler.slice(s, k, comm_->rank());
+      for (std::uint64_t p = r.first; p < r.second; ++p) positions.push_back(p);
+      offsets.push_back(positions.size());
+    }
+  const std::vector<std::uint64_t> perm = sampler.permutation(epoch);
+  const auto dx = static_cast<std::uint64_t>(cfg_.input_width), dy = static_cast<std::uint64_t>(cfg_.target_width);
+  const std::uint64_t rows = std::max<std::uint64_t>(positions.size(), 1);
+  View2<float> x("insitu_x", rows, dx), y("insitu_y", rows, dy);
+  View1<std::uint64_t> ids("insitu_ids", rows);
+  auto hx = Kokkos::create_mirror_view(x);
+  auto hy = Kokkos::create_mirror_view(y);
+  auto hids = Kokkos::create_mirror_view(ids);
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    const std::uint64_t id = perm[positions[i]];
+    hids(i) = id;
+    std::copy_n(&snap.x[id * dx], dx, &hx(i, 0));
+    std::copy_n(&snap.y[id * dy], dy, &hy(i, 0));
+  }
+  Kokkos::deep_copy(x, hx);
+  Kokkos::deep_copy(y, hy);
+  Kokkos::deep_copy(ids, hids);
+
+  double loss_sum = 0;
+  std::uint64_t loss_count = 0;
+  bool nonfinite = false;
+  for (std::uint64_t step = 0; step < sampler.steps_per_epoch(); ++step) {
+    auto micro_batch = [&](int k, Batch& b) {
+      const std::size_t idx = static_cast<std::size_t>(step) * static_cast<std::size_t>(accumulation) +
+                              static_cast<std::size_t>(k);
+      const std::uint64_t first = offsets[idx], n = offsets[idx + 1] - first;
+      if (n == 0) return false;
+      b.set(Batch::kInputs, Tensor<float>(x.data() + first * dx, Shape{static_cast<std::int64_t>(n),
+                                                                        static_cast<std::int64_t>(dx)}));
+      b.set(Batch::kTargets, Tensor<float>(y.data() + first * dy, Shape{static_cast<std::int64_t>(n),
+                                                                         static_cast<std::int64_t>(dy)}));
+      b.ids = Kokkos::subview(ids, Kokkos::make_pair(first, first + n));
+      b.epoch = epoch;
+      b.n = static_cast<int>(n);
+      return true;
+    };
+    const StepOutcome r = steps_->run(counters_.global_step, sampler.step_samples(step), accumulation, StepControl{},
+                                      micro_batch, time_);
+    ++counters_.global_step;
+    ++batches;
+    if (r.applied) {
+      loss_sum += r.loss;
+      ++loss_count;
+    } else if (steps_->scaler().enabled() || cfg_.train.skip_nonfinite) {
+      log_.line(strf("    step %llu: loss or gradient NaN/Inf, step skipped", (unsigned long long)counters_.global_step));
+    } else {
+      nonfinite = true;  // every rank sees the same reduced outcome: all stop here together
+      break;
+    }
+  }
+  if (nonfinite || loss_count == 0) return std::numeric_limits<double>::quiet_NaN();
+  return loss_sum / static_cast<double>(loss_count);
+}
+
+void InsituModel::keep_good_state() {
+  const std::uint64_t n = model_->store().count();
+  if (good_.params.extent(0) != n) {
+    good_.params = View1<float>("insitu_good_params", n);
+    good_.m = View1<float>("insitu_good_m", steps_->optimizer().first_moment().extent(0));
+    good_.v = View1<float>("insitu_good_v", steps_->optimizer().second_moment().extent(0));
+  }
+  Kokkos::deep_copy(good_.params, model_->store().params());
+  Kokkos::deep_copy(good_.m, steps_->optimizer().first_moment());
+  Kokkos::deep_copy(good_.v, steps_->optimizer().second_moment());
+  good_.optimizer_steps = steps_->optimizer().steps_taken();
+  good_.counters = counters_;
+}
+
+void InsituModel::roll_back() {
+  Kokkos::deep_copy(model_->store().params(), good_.params);
+  Kokkos::deep_copy(steps_->optimizer().first_moment(), good_.m);
+  Kokkos::deep_copy(steps_->optimizer().second_moment(), good_.v);
+  steps_->optimizer().set_steps_taken(good_.optimizer_steps);
+  counters_ = good_.counters;
+}
+
+void InsituModel::predict(const float* x, std::uint64_t n, float* y) { inference_->predict(x, n, y); }
+
+void InsituModel::sample(const float* contexts, std::uint64_t n, int members, std::uint64_t seed, float* out) {
+  inference_->sample(contexts, n, members, seed, cfg_, stats_, stats_set_, out);
+}
+
+int InsituModel::output_width() const {
+  return model_->family() == "mlp" ? inference_->output_width() : cfg_.target_width;
+}
+
+}  // namespace hpct::insitu

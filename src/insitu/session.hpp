@@ -1,0 +1,107 @@
+// A model trained inside a running simulation: the deck's model family, optimizer and step runner
+// (the same pieces as `train`), a rolling buffer the simulation pushes into, and training sessions.
+// Note [a session is an epoch]: a session snapshots the buffer (buffer.hpp, Note [global
+// numbering]) and runs session_epochs epochs over it exactly as NetworkTrainer runs an epoch over
+// a file: Sampler(seed) order of epoch e, where e counts the epochs of all sessions so far, the same
+// step runner, batch ids and noise keys. So one session equals `train` on a file of the snapshot.
+// Calls marked collective must be made by every rank of the model's communicator.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "comm/comm.hpp"
+#include "deck/deck.hpp"
+#include "insitu/buffer.hpp"
+#include "insitu/config.hpp"
+#include "insitu/insitu_log.hpp"
+#include "insitu/stats.hpp"
+#include "models/model.hpp"
+#include "train/step.hpp"
+
+namespace hpct::insitu {
+
+class Inference;
+
+struct Counters {
+  std::uint64_t global_step = 0;  // optimizer steps taken
+  std::uint64_t sessions = 0;     // training sessions completed
+  std::uint64_t epochs = 0;       // epochs of all sessions (the sampler's epoch index)
+};
+
+class InsituModel {
+ public:
+  // Collective. `comm` is the caller's communicator; the model works on its own duplicate.
+  InsituModel(const std::string& name, const deck::Deck& deck, MPI_Comm comm);
+  ~InsituModel();
+
+  const std::string& name() const { return name_; }
+  const InsituConfig& config() const { return cfg_; }
+  const Comm& comm() const { return *comm_; }
+  LogSink& log() { return log_; }
+  Model& model() { return *model_; }
+
+  // Local: n samples into this rank's buffer (and its online statistics).
+  template <class T>
+  void push(const T* x, const T* y, std::uint64_t n, Order order);
+  // Collective: one session over the gathered buffer; returns its last epoch's mean loss.
+  // `time` is the simulation's time string for the log line.
+  double train_session(const std::string& time);
+  // Collective: whether session_trigger says a session is due now (the same answer on all ranks).
+  bool session_due() const;
+
+  // Local: mlp outputs / diffusion ensembles for this rank's rows (row-major float32).
+  void predict(const float* x, std::uint64_t n, float* y);
+  void sample(const float* contexts, std::uint64_t n, int members, std::uint64_t seed, float* out);
+  // Width of predict's outputs (mlp: its last layer) or of one ensemble member (diffusion).
+  int output_width() const;
+
+  // Collective: rank 0 writes dir/ckpt-<step>.h5 (session_checkpoint.cpp); returns its path.
+  std::string save(const std::string& dir);
+  // Collective: every rank reads `path` (a checkpoint file, or a directory: its newest).
+  void load(const std::string& path);
+
+  const Counters& counters() const { return counters_; }
+  const RollingBuffer& buffer() const { return buffer_; }
+  // The normalisation in use (identity until the first session of a model that normalises).
+  const DataStats& stats() const { return stats_; }
+  std::uint64_t global_batch() const;
+  // Wall seconds of the last session, and the part spent inside its optimizer steps (forward,
+  // backward, all-reduce, update): the rest is the session's overhead.
+  double last_session_seconds() const { return last_session_seconds_; }
+  double last_session_step_seconds() const { return last_session_step_seconds_; }
+
+ private:
+  // One epoch over the snapshot; returns its mean loss and adds its steps to `batches`.
+  double run_epoch(const Snapshot& snap, std::uint64_t epoch, std::uint64_t& batches);
+  void update_stats(const Snapshot& snap);
+  void keep_good_state();
+  void roll_back();
+
+  std::string name_;
+  deck::Deck deck_;
+  InsituConfig cfg_;
+  std::unique_ptr<Comm> comm_;
+  MPI_Comm dup_ = MPI_COMM_NULL;
+  LogSink log_;
+  RollingBuffer buffer_;
+  OnlineStats online_;
+  DataStats stats_;
+  bool stats_set_ = false;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<StepRunner> steps_;
+  std::unique_ptr<Inference> inference_;
+  Counters counters_;
+  std::uint64_t pushes_since_session_ = 0;
+  TimeSplit time_;
+  double last_session_seconds_ = 0, last_session_step_seconds_ = 0;
+  // The state before the running session, restored when its loss goes NaN/Inf.
+  struct GoodState {
+    View1<float> params, m, v;
+    std::uint64_t optimizer_steps = 0;
+    Counters counters;
+  } good_;
+};
+
+}  // namespace hpct::insitu
