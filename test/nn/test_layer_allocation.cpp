@@ -3,38 +3,14 @@
 // each layer after one warm-up pass (float, as in training).
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
 #include "core/rng.hpp"
+#include "support/allocation_counter.hpp"
 #include "nn/layers/concat.hpp"
 #include "nn/layers/dropout.hpp"
 #include "nn/layers/embedding.hpp"
 #include "nn/layers/gather.hpp"
 #include "nn/layers/layer_norm.hpp"
 #include "nn/layers/scatter_add.hpp"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_heap{0}, g_views{0};
-
-void on_view_allocation(Kokkos::Profiling::SpaceHandle, const char*, const void*, std::uint64_t) {
-  if (g_counting) ++g_views;
-}
-}  // namespace
-
-// Replaces the program's global allocation functions so this test sees every heap allocation.
-void* operator new(std::size_t n) {
-  if (g_counting) ++g_heap;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace hpct {
 namespace {
@@ -84,14 +60,11 @@ TEST(LayerAllocation, ForwardAndBackwardAllocateNothing) {
     fence();
   };
   step();  // warm-up
-  Kokkos::Tools::Experimental::set_allocate_data_callback(on_view_allocation);
-  g_heap = 0, g_views = 0;
-  g_counting = true;
+  hpct::test::start_counting_allocations();
   step();
-  g_counting = false;
-  Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
-  EXPECT_EQ(g_heap.load(), 0) << "heap allocations in a layer forward/backward";
-  EXPECT_EQ(g_views.load(), 0) << "Kokkos View allocations in a layer forward/backward";
+  const hpct::test::AllocationCounts c = hpct::test::stop_counting_allocations();
+  EXPECT_EQ(c.heap, 0) << "heap allocations in a layer forward/backward";
+  EXPECT_EQ(c.views, 0) << "Kokkos View allocations in a layer forward/backward";
 }
 
 }  // namespace

@@ -3,42 +3,11 @@
 // mlp and the diffusion model. Any allocation there would cost a malloc (or cudaMalloc) per step.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
 #include "core/trace.hpp"
+#include "support/allocation_counter.hpp"
 #include "data/downscaling.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_heap{0}, g_views{0};
-
-void on_view_allocation(Kokkos::Profiling::SpaceHandle, const char*, const void*, std::uint64_t) {
-  if (g_counting) ++g_views;
-}
-}  // namespace
-
-// Replaces the program's global allocation functions so this test sees every heap allocation.
-void* operator new(std::size_t n) {
-#if defined(__CUDA_ARCH__)
-  // nvcc compiles replaced global allocation functions for the device too, where no kernel of ours
-  // calls them: that copy only has to compile (no exceptions, no host variables there).
-  (void)n;
-  return nullptr;
-#else
-  if (g_counting) ++g_heap;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-#endif
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 using namespace hpct;
 
@@ -48,19 +17,16 @@ namespace {
 void expect_no_allocation(const deck::Deck& deck, const Comm& comm, std::uint64_t from, std::uint64_t to) {
   NetworkTrainer t(deck, comm);
   ASSERT_GT(t.sampler().steps_per_epoch(), to) << "the counted steps must lie inside one epoch";
-  Kokkos::Tools::Experimental::set_allocate_data_callback(on_view_allocation);
   long heap = -1, views = -1;
   t.set_step_hook([&](std::uint64_t step) {
     if (step == from) {
-      g_heap = 0, g_views = 0;
-      g_counting = true;
+      hpct::test::start_counting_allocations();
     } else if (step == to) {
-      g_counting = false;
-      heap = g_heap, views = g_views;
+      const hpct::test::AllocationCounts c = hpct::test::stop_counting_allocations();
+      heap = c.heap, views = c.views;
     }
   });
   t.run();
-  Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
   EXPECT_EQ(heap, 0) << "heap allocations in steps " << from + 1 << ".." << to;
   EXPECT_EQ(views, 0) << "Kokkos View allocations in steps " << from + 1 << ".." << to;
 }

@@ -44,9 +44,11 @@ class Dropout : public Layer<Scalar> {
     return rng::uniform(rng::hash(key, id, element)) >= p;
   }
 
- private:
   // out(i, j) (=|+=) in(i, j) * mask(i, j) * scale over rows [0, n) (the identity in evaluation).
+  // Public only because nvcc allows no device lambda in a private member function.
   void apply(const T& in, const T& out, bool accumulate, int n) const;
+
+ private:
   double p_;
   std::uint64_t seed_;
   int rows_per_sample_;
