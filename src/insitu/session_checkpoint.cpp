@@ -6,7 +6,6 @@
 #include <limits>
 
 #include "core/log.hpp"
-#include "hpctrain/version.hpp"
 #include "insitu/session.hpp"
 #include "insitu/status.hpp"
 #include "train/checkpoint.hpp"
@@ -24,21 +23,10 @@ constexpr const char* kStats[] = {"insitu/stats/x_mean", "insitu/stats/x_std", "
 
 std::string InsituModel::save(const std::string& dir) {
   if (dir.empty()) throw InsituError(Status::argument, "save: no directory given and the deck has no checkpoint_dir");
-  CheckpointState st;
+  CheckpointState st = run_state(deck_, *model_, steps_->scaler(), cfg_.train.seed, comm_->size(), global_batch());
   st.global_step = counters_.global_step;
   st.epoch = counters_.epochs;
-  st.seed = cfg_.train.seed;
-  st.ranks = static_cast<std::uint64_t>(comm_->size());
-  st.global_batch = global_batch();
-  st.loss_scale = steps_->scaler().scale();
-  st.loss_scale_growth_tracker = steps_->scaler().growth_tracker();
   st.best_val_loss = std::numeric_limits<double>::quiet_NaN();
-  st.deck = deck_.resolved();
-  st.model_family = model_->family();
-  st.model_config = model_->config_string();
-  st.version = kVersion;
-  st.git_hash = kGitHash;
-  st.backend = ExecSpace::name();
   st.extra[kCounters] = {static_cast<double>(counters_.sessions), static_cast<double>(counters_.epochs),
                          stats_set_ ? 1.0 : 0.0};
   st.extra[kStats[0]] = stats_.x_mean;

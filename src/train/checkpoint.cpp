@@ -1,5 +1,7 @@
 #include "train/checkpoint.hpp"
 
+#include "hpctrain/version.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -231,6 +233,23 @@ std::vector<std::string> checkpoint_candidates(const std::string& dir) {
   for (const auto& [step, path] : all)
     if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
   return out;
+}
+
+CheckpointState run_state(const deck::Deck& deck, const Model& model, const optim::LossScaler& scaler,
+                          std::uint64_t seed, int ranks, std::uint64_t global_batch) {
+  CheckpointState st;
+  st.seed = seed;
+  st.ranks = static_cast<std::uint64_t>(ranks);
+  st.global_batch = global_batch;
+  st.loss_scale = scaler.scale();
+  st.loss_scale_growth_tracker = scaler.growth_tracker();
+  st.deck = deck.resolved();
+  st.model_family = model.family();
+  st.model_config = model.config_string();
+  st.version = kVersion;
+  st.git_hash = kGitHash;
+  st.backend = ExecSpace::name();
+  return st;
 }
 
 }  // namespace hpct

@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "deck/deck.hpp"
+#include "models/model.hpp"
 #include "nn/parameters.hpp"
+#include "optim/loss_scaler.hpp"
 #include "optim/optimizer.hpp"
 
 namespace hpct {
@@ -37,6 +40,12 @@ struct CheckpointState {
   // normalisation statistics and buffer counters here); covered by the checksum when present.
   std::map<std::string, std::vector<double>> extra;
 };
+
+// A state carrying what every checkpoint records about its run: seed, ranks, global batch, loss
+// scale, resolved deck, model family and configuration, version, git hash and backend. The caller
+// adds the position (step, epoch, samples) and any extra datasets.
+CheckpointState run_state(const deck::Deck& deck, const Model& model, const optim::LossScaler& scaler,
+                          std::uint64_t seed, int ranks, std::uint64_t global_batch);
 
 // Writes `dir/ckpt-<global_step>.h5` (atomically), then `dir/latest`, then removes all but the
 // newest `keep` checkpoints. Returns the path. Call on one rank.

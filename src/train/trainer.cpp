@@ -265,7 +265,8 @@ TrainSummary NetworkTrainer::run() {
 }
 
 std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_steps) {
-  CheckpointState st;
+  CheckpointState st =
+      run_state(deck_, *model_, steps_->scaler(), config_.seed, comm_.size(), sampler_->global_batch());
   st.global_step = global_step_;
   st.epoch = epoch;
   st.epoch_samples = std::min(sampler_->size(), epoch_steps * sampler_->global_batch());
@@ -273,17 +274,6 @@ std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_
   st.epoch_loss_sum = epoch_loss_sum_;
   st.skipped_steps = skipped_steps_;
   st.best_val_loss = best_val_loss_;
-  st.loss_scale = steps_->scaler().scale();
-  st.loss_scale_growth_tracker = steps_->scaler().growth_tracker();
-  st.seed = config_.seed;
-  st.ranks = static_cast<std::uint64_t>(comm_.size());
-  st.global_batch = sampler_->global_batch();
-  st.deck = deck_.resolved();
-  st.model_family = model_->family();
-  st.model_config = model_->config_string();
-  st.version = kVersion;
-  st.git_hash = kGitHash;
-  st.backend = ExecSpace::name();
   std::string path, err;
   {
     ScopedTime t(time_.io, "checkpoint");
