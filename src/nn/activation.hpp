@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/kokkos_compat.hpp"
+#include "core/vector_math.hpp"
 
 namespace hpct::nn {
 
@@ -18,7 +19,7 @@ KOKKOS_INLINE_FUNCTION T activate(Activation a, T z) {
   switch (a) {
     case Activation::relu: return z > T(0) ? z : T(0);
     case Activation::gelu: return T(0.5) * z * (T(1) + kmath::erf(z * T(0.70710678118654752440)));
-    case Activation::silu: return z / (T(1) + kmath::exp(-z));
+    case Activation::silu: return z / (T(1) + exp_vectorisable(-z));
     case Activation::tanh: return kmath::tanh(z);
     default: return z;
   }
@@ -33,7 +34,7 @@ KOKKOS_INLINE_FUNCTION T activate_grad(Activation a, T z) {
       return T(0.5) * (T(1) + kmath::erf(z * T(0.70710678118654752440))) +
              z * T(0.39894228040143267794) * kmath::exp(T(-0.5) * z * z);
     case Activation::silu: {
-      const T s = T(1) / (T(1) + kmath::exp(-z));
+      const T s = T(1) / (T(1) + exp_vectorisable(-z));
       return s * (T(1) + z * (T(1) - s));
     }
     case Activation::tanh: {

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "core/kokkos_compat.hpp"
+#include "core/vector_math.hpp"
 
 namespace hpct::nn {
 
@@ -21,9 +22,10 @@ void for_each_cell(const char* label, int rows, int cols, const F& f) {
   }
 }
 
+// exp_vectorisable keeps the loops that call it vectorised on host builds (Note [vectorisable exp]).
 template <class T>
 KOKKOS_INLINE_FUNCTION T sigmoid(T z) {
-  return T(1) / (T(1) + kmath::exp(-z));
+  return T(1) / (T(1) + exp_vectorisable(-z));
 }
 
 }  // namespace hpct::nn

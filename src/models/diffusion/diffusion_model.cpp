@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/rng.hpp"
+#include "core/vector_math.hpp"
 #include "nn/elementwise.hpp"
 #include "nn/loss.hpp"
 
@@ -48,28 +49,64 @@ void DiffusionModel::prepare(const Batch& b) {
   const auto xt = x_t_, eps = eps_;
   const auto ymean = norm_.y_mean, ystd = norm_.y_std;
   const auto sa = sqrt_abar_, sb = sqrt_one_minus_abar_;
-  const long d = static_cast<long>(x_t_.extent(1)), pairs = (d + 1) / 2;
+  const long d = static_cast<long>(x_t_.extent(1));
   const bool v_target = net_.config().target == "v";
   // Box-Muller gives two normals per draw: cells (2p, 2p+1) of a sample share the key
   // hash(seed, epoch, sample id, p) = mix(hash(seed, epoch, sample id) ^ p) and take r cos(theta),
-  // r sin(theta). The per-sample part of the key is computed once per (row, pair block).
-  nn::for_each_cell(
-      "diff_noising", n, static_cast<int>(pairs), KOKKOS_LAMBDA(const int i, const int p) {
-        const int ti = static_cast<int>(t(i));
-        const std::uint64_t key = rng::mix(rng::hash(e_key, epoch, ids(i)) ^ static_cast<std::uint64_t>(p));
-        const float u1 = static_cast<float>(1.0 - rng::uniform(rng::mix(key ^ 0x5851f42d4c957f2dull)));  // (0, 1]
-        const float u2 = static_cast<float>(rng::uniform(rng::mix(key ^ 0x14057b7ef767814full)));
-        const float r = kmath::sqrt(-2.0f * kmath::log(u1 > 1e-30f ? u1 : 1e-30f)), theta = 6.2831853f * u2;
-        const float cs[2] = {kmath::cos(theta), kmath::sin(theta)};
-        for (int k = 0; k < 2; ++k) {
-          const long j = 2L * p + k;
-          if (j >= d) break;
-          const float e = r * cs[k];
-          const float x0 = (y(i, j) - ymean(j)) / ystd(j);
-          eps(i, j) = v_target ? sa(ti) * e - sb(ti) * x0 : e;
-          xt(i, j) = sa(ti) * x0 + sb(ti) * e;
-        }
-      });
+  // r sin(theta). noise_pairs does pairs [p0, p1) of row i with the row's values loaded once and
+  // restrict pointers, and log/sin/cos are the vectorisable ones (core/vector_math.hpp): host
+  // compilers vectorise its loop over a whole row; devices run one pair per work item.
+  const float* const mean_p = ymean.data();
+  const float* const std_p = ystd.data();
+  const auto draw = KOKKOS_LAMBDA(const std::uint64_t row_key, const long p, float& e0, float& e1) {
+    const std::uint64_t key = rng::mix(row_key ^ static_cast<std::uint64_t>(p));
+    const float u1 = static_cast<float>(1.0 - rng::uniform(rng::mix(key ^ 0x5851f42d4c957f2dull)));  // (0, 1]
+    const float u2 = static_cast<float>(rng::uniform(rng::mix(key ^ 0x14057b7ef767814full)));
+    const float r = kmath::sqrt(-2.0f * log_vectorisable(u1 > 1e-30f ? u1 : 1e-30f));
+    float sin_t, cos_t;
+    sincos_turns(u2, sin_t, cos_t);
+    e0 = r * cos_t;
+    e1 = r * sin_t;
+  };
+  // Pairs [p0, p1) of row i, and the odd last cell of a row when `odd` (it takes the cosine).
+  const auto noise_pairs = KOKKOS_LAMBDA(const int i, const long p0, const long p1, const bool odd) {
+    const int ti = static_cast<int>(t(i));
+    const float a = sa(ti), s = sb(ti);
+    const std::uint64_t row_key = rng::hash(e_key, epoch, ids(i));
+    const float* __restrict__ y_row = &y(i, 0);
+    float* __restrict__ eps_row = &eps(i, 0);
+    float* __restrict__ xt_row = &xt(i, 0);
+    const float v_flag = v_target ? 1.0f : 0.0f;  // a float compare in the loop: GCC vectorises that select
+    const auto put = [&](const long j, const float e) {
+      const float x0 = (y_row[j] - mean_p[j]) / std_p[j];
+      eps_row[j] = v_flag != 0.0f ? a * e - s * x0 : e;
+      xt_row[j] = a * x0 + s * e;
+    };
+    for (long p = p0; p < p1; ++p) {
+      float e0, e1;
+      draw(row_key, p, e0, e1);
+      put(2 * p, e0);
+      put(2 * p + 1, e1);
+    }
+    if (odd) {
+      float e0, e1;
+      draw(row_key, d / 2, e0, e1);
+      put(d - 1, e0);
+    }
+  };
+  const long full_pairs = d / 2;
+  const bool odd = d % 2 == 1;
+  if constexpr (kHostBackend) {
+    Kokkos::parallel_for("diff_noising", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
+      noise_pairs(i, 0, full_pairs, odd);
+    });
+  } else {
+    nn::for_each_cell("diff_noising", n, static_cast<int>(full_pairs),
+                      KOKKOS_LAMBDA(const int i, const int p) { noise_pairs(i, p, p + 1, false); });
+    if (odd)
+      Kokkos::parallel_for("diff_noise_odd", Kokkos::RangePolicy<ExecSpace>(0, n),
+                           KOKKOS_LAMBDA(const int i) { noise_pairs(i, 0, 0, true); });
+  }
 }
 
 double DiffusionModel::accumulate_gradients(const Batch& b, double normaliser) {

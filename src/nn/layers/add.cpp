@@ -17,6 +17,36 @@ Add<Scalar>::Add(Workspace<Scalar>& ws, const std::string& name, const Shape& sh
   }
 }
 
+namespace {
+// The sum and activation pass. kThree is a template argument, not a run-time flag in the loop: a
+// flag there keeps GCC from vectorising the column loop (Note [vectorisable exp] is the other half).
+template <bool kThree, class Scalar, class Matrix>
+void add_activate(int n, int cols, Activation act, const Matrix& a, const Matrix& b, const Matrix& c,
+                  const Matrix& y, const Matrix& z) {
+  if (act == Activation::identity) {
+    for_each_cell(
+        "add_fw", n, cols, KOKKOS_LAMBDA(const int i, const int j) {
+          y(i, j) = kThree ? a(i, j) + b(i, j) + c(i, j) : a(i, j) + b(i, j);
+        });
+  } else if (act == Activation::silu) {
+    for_each_cell(
+        "add_silu_fw", n, cols, KOKKOS_LAMBDA(const int i, const int j) {
+          const Scalar zz = kThree ? a(i, j) + b(i, j) + c(i, j) : a(i, j) + b(i, j);
+          const Scalar s = sigmoid(zz);
+          z(i, j) = s;
+          y(i, j) = zz * s;
+        });
+  } else {
+    for_each_cell(
+        "add_act_fw", n, cols, KOKKOS_LAMBDA(const int i, const int j) {
+          const Scalar zz = kThree ? a(i, j) + b(i, j) + c(i, j) : a(i, j) + b(i, j);
+          z(i, j) = zz;
+          y(i, j) = activate(act, zz);
+        });
+  }
+}
+}  // namespace
+
 template <class Scalar>
 void Add<Scalar>::forward(std::initializer_list<const T*> inputs, int n) {
   if (inputs.size() < 2 || inputs.size() > 3) throw Error("internal: Add takes 2 or 3 inputs");
@@ -24,34 +54,13 @@ void Add<Scalar>::forward(std::initializer_list<const T*> inputs, int n) {
   int k = 0;
   for (const T* t : inputs) in[k++] = t;
   const auto a = in[0]->rows(n), b = in[1]->rows(n);
-  const auto c = k == 3 ? in[2]->rows(n) : a;
-  const bool three = k == 3;
   const auto y = y_->rows(n);
+  const auto z = z_ ? z_->rows(n) : y;
   const int cols = static_cast<int>(y.extent(1));
-  const Activation act = act_;
-  if (act == Activation::identity) {
-    for_each_cell(
-        "add_fw", n, cols, KOKKOS_LAMBDA(const int i, const int j) {
-          y(i, j) = three ? a(i, j) + b(i, j) + c(i, j) : a(i, j) + b(i, j);
-        });
-  } else if (act == Activation::silu) {
-    const auto z = z_->rows(n);
-    for_each_cell(
-        "add_silu_fw", n, cols, KOKKOS_LAMBDA(const int i, const int j) {
-          const Scalar zz = three ? a(i, j) + b(i, j) + c(i, j) : a(i, j) + b(i, j);
-          const Scalar s = sigmoid(zz);
-          z(i, j) = s;
-          y(i, j) = zz * s;
-        });
-  } else {
-    const auto z = z_->rows(n);
-    for_each_cell(
-        "add_act_fw", n, cols, KOKKOS_LAMBDA(const int i, const int j) {
-          const Scalar zz = three ? a(i, j) + b(i, j) + c(i, j) : a(i, j) + b(i, j);
-          z(i, j) = zz;
-          y(i, j) = activate(act, zz);
-        });
-  }
+  if (k == 3)
+    add_activate<true, Scalar>(n, cols, act_, a, b, in[2]->rows(n), y, z);
+  else
+    add_activate<false, Scalar>(n, cols, act_, a, b, a, y, z);
   if (precision_ != Precision::fp32) {
     round_values(precision_, y_->data(), static_cast<std::int64_t>(y.span()));
     if (z_) round_values(precision_, z_->data(), static_cast<std::int64_t>(y.span()));
