@@ -56,7 +56,7 @@ void Reporter::epoch(std::uint64_t epoch, std::uint64_t global_step, std::uint64
                             {"compute_s", time.compute}, {"comm_s", time.comm}, {"io_s", time.io}});
 }
 
-void Reporter::summary(const TrainSummary& s, bool has_validation, double train_flops_per_sample) {
+void Reporter::summary(const TrainSummary& s, bool has_validation, double train_flops_per_sample, const PeakFlops& peak) {
   const double other = std::max(0.0, s.seconds - s.time.total());
   auto pct = [&](double x) { return 100.0 * x / std::max(s.seconds, 1e-12); };
   const double rate = static_cast<double>(s.samples) / s.seconds;
@@ -69,9 +69,14 @@ void Reporter::summary(const TrainSummary& s, bool has_validation, double train_
   if (s.read_s > 0)
     Log::info(strf("  data reads %.3f s, of which %.3f s hidden behind training by the loader thread", s.read_s,
                    s.hidden_read_s));
+  const double model_flops_per_s = train_flops_per_sample * rate;
+  const double mfu = peak.flops_per_s > 0 ? model_flops_per_s / peak.flops_per_s : 0.0;
   if (train_flops_per_sample > 0)
     Log::info(strf("  model FLOPs: %.3g per sample (forward + backward GEMMs), %.2f GFLOP/s over all ranks",
-                   train_flops_per_sample, train_flops_per_sample * rate * 1e-9));
+                   train_flops_per_sample, model_flops_per_s * 1e-9));
+  if (train_flops_per_sample > 0 && mfu > 0)
+    Log::info(strf("  MFU %.1f%% of %.1f GFLOP/s over all ranks (%s)", 100.0 * mfu, peak.flops_per_s * 1e-9,
+                   peak.source.c_str()));
   if (s.skipped_steps > 0)
     Log::info(strf("  %llu step(s) skipped for NaN/Inf (nan_policy skip or fp16 loss scaling)",
                    (unsigned long long)s.skipped_steps));
@@ -80,7 +85,8 @@ void Reporter::summary(const TrainSummary& s, bool has_validation, double train_
                               {"comm_s", s.time.comm}, {"io_s", s.time.io}, {"read_s", s.read_s},
                               {"hidden_read_s", s.hidden_read_s},
                               {"skipped_steps", double(s.skipped_steps)},
-                              {"train_flops_per_sample", train_flops_per_sample}});
+                              {"train_flops_per_sample", train_flops_per_sample},
+                              {"peak_flops_per_s", peak.flops_per_s}, {"mfu", mfu}});
 }
 
 }  // namespace hpct

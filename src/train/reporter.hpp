@@ -11,6 +11,7 @@
 #include "comm/comm.hpp"
 #include "core/timer.hpp"
 #include "train/config.hpp"
+#include "train/peak_flops.hpp"
 #include "train/evaluator.hpp"
 #include "train/metrics_sink.hpp"
 #include "train/step.hpp"
@@ -40,7 +41,8 @@ class Reporter {
             std::uint64_t step_samples);
   void epoch(std::uint64_t epoch, std::uint64_t global_step, std::uint64_t steps, double train_loss,
              bool has_validation, const EvalResult& val, std::uint64_t samples, double seconds, const TimeSplit& time);
-  void summary(const TrainSummary& s, bool has_validation, double train_flops_per_sample);
+  // peak: the sum over ranks of rank_peak_flops (train/peak_flops.hpp); MFU is printed when known.
+  void summary(const TrainSummary& s, bool has_validation, double train_flops_per_sample, const PeakFlops& peak);
 
  private:
   const TrainConfig& config_;

@@ -260,7 +260,12 @@ TrainSummary NetworkTrainer::run() {
   s.time = time_;
   s.read_s = shard_->read_seconds();
   s.hidden_read_s = shard_->hidden_read_seconds();
-  reporter.summary(s, evaluator_->rows() > 0, model_->train_flops_per_sample());
+  PeakFlops peak;
+  if (model_->train_flops_per_sample() > 0) {
+    peak = rank_peak_flops(config_.precision);  // every rank at once, as they trained
+    peak.flops_per_s = comm_.sum(peak.flops_per_s);
+  }
+  reporter.summary(s, evaluator_->rows() > 0, model_->train_flops_per_sample(), peak);
   return s;
 }
 
