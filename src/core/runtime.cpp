@@ -1,9 +1,12 @@
 #include "core/runtime.hpp"
 
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -116,6 +119,53 @@ std::string execution_space_description() {
     s += strf(", device %d: %s, %.1f GiB", dev, prop.name,
               static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
 #endif
+  return s;
+}
+
+// Note [device memory peak]: CUDA has no per-process high-water mark, and Kokkos's allocation
+// callbacks would switch on its profiling hooks, which name every kernel launch with a freshly
+// allocated string (breaking "no allocation per step"). So the peak is sampled: total - free from
+// cudaMemGetInfo after the first step, at progress lines, epoch ends and the summary. Training
+// allocates everything up front, so the samples see the peak; what they count is what nvidia-smi
+// shows for the GPU (our CUDA context, cuBLAS and NCCL buffers included; also any other process on
+// the same GPU, e.g. ranks sharing it).
+namespace {
+std::atomic<std::uint64_t> device_bytes_peak{0};
+}
+
+void sample_device_memory() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return;
+  const std::uint64_t used = total_bytes - free_bytes;
+  std::uint64_t seen = device_bytes_peak.load();
+  while (used > seen && !device_bytes_peak.compare_exchange_weak(seen, used)) {
+  }
+#endif
+}
+
+MemoryPeak memory_peak() {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  MemoryPeak p;
+  struct rusage usage {};
+  if (getrusage(RUSAGE_SELF, &usage) == 0) p.host_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB
+#if defined(KOKKOS_ENABLE_CUDA)
+  sample_device_memory();
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+    p.device_mib = static_cast<double>(device_bytes_peak.load()) / kMiB;
+    p.device_total_mib = static_cast<double>(total_bytes) / kMiB;
+  }
+#else
+  (void)kMiB;
+#endif
+  return p;
+}
+
+std::string describe_memory_peak(const MemoryPeak& peak) {
+  std::string s = strf("peak memory: host %.1f MiB", peak.host_mib);
+  if (peak.device_mib >= 0)
+    s += strf(", GPU %.2f of %.1f GiB", peak.device_mib / 1024.0, peak.device_total_mib / 1024.0);
   return s;
 }
 

@@ -260,6 +260,9 @@ TrainSummary NetworkTrainer::run() {
   s.time = time_;
   s.read_s = shard_->read_seconds();
   s.hidden_read_s = shard_->hidden_read_seconds();
+  s.memory = memory_peak();
+  s.memory.host_mib = comm_.max(s.memory.host_mib);
+  s.memory.device_mib = comm_.max(s.memory.device_mib);
   reporter.summary(s, evaluator_->rows() > 0, model_->train_flops_per_sample());
   return s;
 }
