@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/gpu_fallback.hpp"
@@ -21,6 +22,9 @@
 #endif
 #if defined(HPCTRAIN_HAVE_NCCL)
 #include <nccl.h>
+#endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>  // MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)
 #include <omp.h>
@@ -169,6 +173,34 @@ std::string describe_memory_peak(const MemoryPeak& peak) {
   return s;
 }
 
+// Note [CUDA-aware MPI]: an MPI built with CUDA support reads and writes GPU memory itself; any
+// other MPI crashes (or silently reads garbage) when handed a device pointer. GPU builds ask the
+// library: OpenMPI says at compile time whether it was built with CUDA (MPIX_CUDA_AWARE_SUPPORT in
+// mpi-ext.h) and at run time whether that support is on (MPIX_Query_cuda_support); any other MPI is
+// taken as not CUDA-aware. HPCTRAIN_MPI_CUDA_AWARE=1|0 in the job's environment overrides the
+// answer: CUDA awareness belongs to the MPI installation and its run-time settings (Cray MPICH
+// wants MPICH_GPU_SUPPORT_ENABLED=1 and has no query here), the same for every deck on a system.
+// Without it, device buffers travel through pinned host memory (comm/host_staging.hpp). Host builds
+// have no device memory; HPCTRAIN_MPI_CUDA_AWARE=0 still switches the staging on there, so the tests
+// run that path on every build (the "device" buffers are then host memory, copied by memcpy).
+bool mpi_accepts_device_memory(std::string* how) {
+  static const std::pair<bool, std::string> answer = [] {
+    if (const char* env = std::getenv("HPCTRAIN_MPI_CUDA_AWARE"); env && *env)
+      return std::make_pair(std::string(env) != "0", std::string("HPCTRAIN_MPI_CUDA_AWARE=") + env);
+#if !defined(KOKKOS_ENABLE_CUDA)
+    return std::make_pair(true, std::string("host build"));
+#elif defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    return std::make_pair(MPIX_Query_cuda_support() == 1, std::string("MPIX_Query_cuda_support"));
+#elif defined(MPIX_CUDA_AWARE_SUPPORT)
+    return std::make_pair(false, std::string("OpenMPI built without CUDA"));
+#else
+    return std::make_pair(false, std::string("no CUDA-awareness query in this MPI"));
+#endif
+  }();
+  if (how) *how = answer.second;
+  return answer.first;
+}
+
 #if defined(KOKKOS_ENABLE_CUDA)
 namespace {
 
@@ -212,6 +244,9 @@ std::string gpu_banner_lines() {
 #else
   s += "\n  NCCL not linked (gradients over MPI)";
 #endif
+  std::string how;
+  s += mpi_accepts_device_memory(&how) ? "\n  MPI: CUDA-aware (" + how + ")"
+                                       : "\n  MPI: staging through pinned host memory (" + how + ")";
   return s;
 }
 

@@ -57,6 +57,11 @@ MemoryPeak memory_peak();
 // "peak memory: host 85.2 MiB, GPU 1.23 of 79.1 GiB" (what the summary line prints).
 std::string describe_memory_peak(const MemoryPeak& peak);
 
+// Whether MPI may be handed device memory, decided once after MPI_Init (Note [CUDA-aware MPI] in
+// runtime.cpp). Host builds: true (no device memory) unless HPCTRAIN_MPI_CUDA_AWARE=0 (tests).
+// *how: what decided it.
+bool mpi_accepts_device_memory(std::string* how = nullptr);
+
 Topology query_topology(MPI_Comm comm);
 int affinity_core_count();
 std::string execution_space_description();
