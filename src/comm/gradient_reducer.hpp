@@ -46,7 +46,8 @@ class GradientReducer {
   static constexpr std::uint64_t kMaxBucketElements = std::uint64_t(1) << 30;
   static constexpr double kFirstBucketBytes = 1024.0 * 1024.0;
 
-  // grads: the flat float gradient buffer of `buckets`' layout (host or GPU-aware-MPI memory).
+  // grads: the flat float gradient buffer of `buckets`' layout (device memory goes through the
+  // watched all-reduce's pinned host staging when MPI is not CUDA-aware: stage_device_buffer).
   // overlap false: the buckets start after backward (no hook needed).
   GradientReducer(WatchedAllreduce& watched, float* grads, std::vector<GradientBucket> buckets, bool overlap);
 

@@ -10,6 +10,9 @@
 #include <nccl.h>
 #include <sched.h>
 
+#include <vector>
+
+#include "comm/watchdog.hpp"
 #include "core/log.hpp"
 #include "core/timer.hpp"
 #define HPCTRAIN_NCCL 1
@@ -40,7 +43,7 @@ std::string NcclCollective::version() {
 }
 
 NcclCollective::NcclCollective(const Comm& comm, double timeout_seconds)
-    : state_(std::make_unique<State>()), rank_(comm.rank()), timeout_(timeout_seconds) {
+    : state_(std::make_unique<State>()), comm_(comm), rank_(comm.rank()), timeout_(timeout_seconds) {
   ncclUniqueId id;
   std::string err;
   if (comm.rank() == 0) {
@@ -64,29 +67,58 @@ void NcclCollective::sum(float* data, std::size_t n, std::uint64_t step) {
   if (n == 0) return;
   const ncclResult_t launched = ncclAllReduce(data, data, n, ncclFloat, ncclSum, state_->comm, state_->stream);
   cudaEventRecord(state_->done, state_->stream);
+  const unsigned long long shown_step = (unsigned long long)step + 1;
+  std::string message;
+  if (launched != ncclSuccess)
+    message = strf("rank %d: the NCCL gradient all-reduce of step %llu did not start: %s", rank_, shown_step,
+                   ncclGetErrorString(launched));
+  // Rank 0 decides at the timeout; the others answer its pings and wait a grace period longer.
+  const double deadline = rank_ == 0 ? timeout_ : timeout_ + kGraceSeconds;
   Stopwatch waited;
   long polls = 0;
-  while (launched == ncclSuccess) {
+  while (message.empty()) {
     if (cudaEventQuery(state_->done) == cudaSuccess) return;
     ncclResult_t async = ncclSuccess;
     ncclCommGetAsyncError(state_->comm, &async);
     if (async != ncclSuccess && async != ncclInProgress) {
-      std::fprintf(stderr, "rank %d: NCCL error in the gradient all-reduce at step %llu: %s\n", rank_,
-                   (unsigned long long)step + 1, ncclGetErrorString(async));
+      message = strf("rank %d: NCCL error in the gradient all-reduce of step %llu: %s", rank_, shown_step,
+                     ncclGetErrorString(async));
       break;
     }
-    if (timeout_ > 0 && waited.seconds() > timeout_) {
-      std::fprintf(stderr,
-                   "rank %d: the NCCL gradient all-reduce at step %llu did not complete within %.0f s "
-                   "(watchdog_timeout); the ranks that report nothing never arrived\n",
-                   rank_, (unsigned long long)step + 1, timeout_);
+    const double w = timeout_ > 0 ? waited.seconds() : 0.0;
+    if (timeout_ > 0 && rank_ != 0 && w > 0.5 * timeout_) {
+      arrival::answer_pings(comm_);
+      if (arrival::told_to_abort(comm_)) {
+        message = strf("rank %d: aborting the NCCL gradient all-reduce of step %llu as rank 0 decided", rank_,
+                       shown_step);
+        break;
+      }
+    }
+    if (timeout_ > 0 && w > deadline) {
+      if (rank_ == 0) {
+        const std::vector<int> silent = arrival::silent_ranks(comm_, kGraceSeconds * 0.5);
+        std::vector<int> waiting;
+        for (int r = 1, k = 0; r < comm_.size(); ++r) {
+          if (k < static_cast<int>(silent.size()) && silent[static_cast<std::size_t>(k)] == r) ++k;
+          else waiting.push_back(r);
+        }
+        arrival::tell_to_abort(comm_, waiting);
+        message = strf("watchdog: the NCCL gradient all-reduce of step %llu did not complete within %.0f s; "
+                       "rank(s) %s did not arrive (dead, hung or stuck elsewhere); aborting the job",
+                       shown_step, timeout_, arrival::list(silent).c_str());
+      } else {
+        message = strf("watchdog: rank %d waited %.0f s in the NCCL gradient all-reduce of step %llu and rank 0 "
+                       "did not act (rank 0 dead or hung); aborting the job",
+                       rank_, timeout_ + kGraceSeconds, shown_step);
+      }
       break;
     }
     if (++polls > 100000) sched_yield();
   }
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  std::fflush(stderr);
   ncclCommAbort(state_->comm);
   state_->comm = nullptr;
-  std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::failure));
 }
 
@@ -95,7 +127,8 @@ void NcclCollective::sum(float* data, std::size_t n, std::uint64_t step) {
 struct NcclCollective::State {};
 bool NcclCollective::available() { return false; }
 std::string NcclCollective::version() { return ""; }
-NcclCollective::NcclCollective(const Comm& comm, double timeout_seconds) : rank_(comm.rank()), timeout_(timeout_seconds) {
+NcclCollective::NcclCollective(const Comm& comm, double timeout_seconds)
+    : comm_(comm), rank_(comm.rank()), timeout_(timeout_seconds) {
   throw Error("comm_backend nccl: this build has no NCCL (it needs a CUDA build with NCCL; see docs/cluster.md)",
               ExitCode::bad_input);
 }

@@ -2,10 +2,12 @@
 // NCCL. Rank 0 creates the NCCL unique id, MPI broadcasts it (the control channel stays MPI), every
 // rank joins with the GPU Kokkos chose for it, and sums run on the stream of Kokkos' CUDA execution
 // space instance, so no host synchronisation sits between the backward kernels and the all-reduce.
-// Waiting is polled like the MPI watchdog (comm/watchdog.hpp): ncclCommGetAsyncError is checked, and
-// past the timeout the communicator is aborted (ncclCommAbort) and the job ends with a message that
-// names this rank and the step; the ranks that printed no such message are the ones that never
-// arrived. Builds without NCCL compile this file too: available() is false and construction throws.
+// Waiting is polled like the MPI watchdog (comm/watchdog.hpp) and with its stall inspector:
+// ncclCommGetAsyncError is checked; past the timeout rank 0 pings every rank over MPI, names the
+// ranks that do not answer (they never arrived in the all-reduce) and tells the others to abort; then
+// every rank that can aborts its communicator (ncclCommAbort) and the job (MPI_Abort, non-zero). The
+// other ranks wait a grace period longer before aborting on their own, which covers a dead rank 0.
+// Builds without NCCL compile this file too: available() is false and construction throws.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +33,10 @@ class NcclCollective {
   void sum(float* data, std::size_t n, std::uint64_t step);
 
  private:
+  static constexpr double kGraceSeconds = 5.0;  // as the MPI watchdog's
   struct State;
   std::unique_ptr<State> state_;
+  const Comm& comm_;
   int rank_ = 0;
   double timeout_;
 };

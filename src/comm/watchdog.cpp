@@ -1,9 +1,11 @@
+// The watched collectives, their staging, and the stall inspector that names absent ranks (see watchdog.hpp).
 #include "comm/watchdog.hpp"
 
 #include <sched.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 
 #include "core/log.hpp"
 #include "core/timer.hpp"
@@ -15,13 +17,13 @@ constexpr int kPingTag = 7302;
 constexpr int kPongTag = 7303;
 }
 
-WatchedAllreduce::WatchedAllreduce(const Comm& comm, double timeout_seconds)
-    : comm_(comm), timeout_(timeout_seconds) {}
+WatchedAllreduce::WatchedAllreduce(const Comm& comm, double timeout_seconds, bool force_staging)
+    : comm_(comm), timeout_(timeout_seconds), staging_(force_staging) {}
 
 template <class T>
 void WatchedAllreduce::sum(T* data, std::size_t n, std::uint64_t step) {
   if (comm_.size() == 1) return;
-  if (timeout_ <= 0 && requests_.empty()) {
+  if (timeout_ <= 0 && requests_.empty() && !staging_.active()) {
     comm_.allreduce_sum(data, n);
     return;
   }
@@ -32,18 +34,27 @@ void WatchedAllreduce::sum(T* data, std::size_t n, std::uint64_t step) {
 template <class T>
 void WatchedAllreduce::start(T* data, std::size_t n) {
   if (comm_.size() == 1 || n == 0) return;
+  T* buffer = static_cast<T*>(staging_.stage(data, n * sizeof(T), true, true));
   requests_.push_back(MPI_REQUEST_NULL);
-  MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), mpi_type<T>(), MPI_SUM, comm_.raw(), &requests_.back());
+  MPI_Iallreduce(MPI_IN_PLACE, buffer, static_cast<int>(n), mpi_type<T>(), MPI_SUM, comm_.raw(), &requests_.back());
 }
 
 void WatchedAllreduce::start_reduce_scatter(const float* send, float* recv, const int* counts) {
+  std::size_t total = 0;
+  for (int r = 0; r < comm_.size(); ++r) total += static_cast<std::size_t>(counts[r]);
+  // MPI only reads send: staging copies it down and nothing back.
+  const void* send_buffer = staging_.stage(const_cast<float*>(send), total * sizeof(float), true, false);
+  void* recv_buffer = staging_.stage(recv, static_cast<std::size_t>(counts[comm_.rank()]) * sizeof(float), false, true);
   requests_.push_back(MPI_REQUEST_NULL);
-  MPI_Ireduce_scatter(send, recv, counts, MPI_FLOAT, MPI_SUM, comm_.raw(), &requests_.back());
+  MPI_Ireduce_scatter(send_buffer, recv_buffer, counts, MPI_FLOAT, MPI_SUM, comm_.raw(), &requests_.back());
 }
 
 void WatchedAllreduce::start_allgather(float* data, const int* counts, const int* displs) {
+  const int last = comm_.size() - 1;
+  const std::size_t total = static_cast<std::size_t>(displs[last]) + static_cast<std::size_t>(counts[last]);
+  float* buffer = static_cast<float*>(staging_.stage(data, total * sizeof(float), true, true));
   requests_.push_back(MPI_REQUEST_NULL);
-  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts, displs, MPI_FLOAT, comm_.raw(),
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer, counts, displs, MPI_FLOAT, comm_.raw(),
                   &requests_.back());
 }
 
@@ -51,7 +62,10 @@ bool WatchedAllreduce::progress() {
   if (requests_.empty()) return true;
   int done = 0;
   MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE);
-  if (done) requests_.clear();  // keeps the capacity: no allocation at the next start()
+  if (done) {
+    requests_.clear();  // keeps the capacity: no allocation at the next start()
+    staging_.finish();  // the results back to the device (when staged)
+  }
   return done != 0;
 }
 
@@ -60,6 +74,7 @@ void WatchedAllreduce::wait(std::uint64_t step) {
   if (timeout_ <= 0) {
     MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
     requests_.clear();
+    staging_.finish();
     return;
   }
   // Rank 0 decides at the timeout; the others wait a grace period longer, answering its pings, so
@@ -69,7 +84,7 @@ void WatchedAllreduce::wait(std::uint64_t step) {
   long polls = 0;
   while (!progress()) {
     const double w = waited.seconds();
-    if (comm_.rank() != 0 && w > 0.5 * timeout_) answer_pings();
+    if (comm_.rank() != 0 && w > 0.5 * timeout_) arrival::answer_pings(comm_);
     if (w > deadline) abort_job(step);
     // Spin first (a healthy all-reduce completes within microseconds to milliseconds), then yield
     // the core so an oversubscribed peer can run.
@@ -77,51 +92,87 @@ void WatchedAllreduce::wait(std::uint64_t step) {
   }
 }
 
-void WatchedAllreduce::answer_pings() {
+namespace arrival {
+
+namespace {
+constexpr int kAbortTag = 7304;
+int round_token = 0;  // rank 0: the current inspection round
+}  // namespace
+
+void answer_pings(const Comm& comm) {
   int flag = 0;
-  MPI_Iprobe(0, kPingTag, comm_.raw(), &flag, MPI_STATUS_IGNORE);
+  MPI_Iprobe(0, kPingTag, comm.raw(), &flag, MPI_STATUS_IGNORE);
   if (!flag) return;
   int token = 0;
-  MPI_Recv(&token, 1, MPI_INT, 0, kPingTag, comm_.raw(), MPI_STATUS_IGNORE);
-  MPI_Send(&token, 1, MPI_INT, 0, kPongTag, comm_.raw());
+  MPI_Recv(&token, 1, MPI_INT, 0, kPingTag, comm.raw(), MPI_STATUS_IGNORE);
+  MPI_Send(&token, 1, MPI_INT, 0, kPongTag, comm.raw());
 }
 
-std::vector<int> WatchedAllreduce::unresponsive_ranks() {
-  std::vector<int> token(static_cast<std::size_t>(comm_.size()), 1);
-  std::vector<MPI_Request> pings(static_cast<std::size_t>(comm_.size()), MPI_REQUEST_NULL);
-  for (int r = 1; r < comm_.size(); ++r)
-    MPI_Isend(&token[static_cast<std::size_t>(r)], 1, MPI_INT, r, kPingTag, comm_.raw(), &pings[static_cast<std::size_t>(r)]);
-  std::vector<bool> answered(static_cast<std::size_t>(comm_.size()), false);
+std::vector<int> silent_ranks(const Comm& comm, double grace) {
+  const int token = ++round_token;
+  const auto p = static_cast<std::size_t>(comm.size());
+  std::vector<MPI_Request> pings(p, MPI_REQUEST_NULL);
+  // The send buffer outlives this call (a ping to a silent rank may never complete).
+  static std::deque<int> ping_tokens;  // push_back keeps earlier elements in place
+  ping_tokens.push_back(token);
+  for (int r = 1; r < comm.size(); ++r)
+    MPI_Isend(&ping_tokens.back(), 1, MPI_INT, r, kPingTag, comm.raw(), &pings[static_cast<std::size_t>(r)]);
+  std::vector<bool> answered(p, false);
   answered[0] = true;
   Stopwatch wait;
-  int pending = comm_.size() - 1;
-  while (pending > 0 && wait.seconds() < kGraceSeconds * 0.5) {
+  int pending = comm.size() - 1;
+  while (pending > 0 && wait.seconds() < grace) {
     int flag = 0;
     MPI_Status status;
-    MPI_Iprobe(MPI_ANY_SOURCE, kPongTag, comm_.raw(), &flag, &status);
+    MPI_Iprobe(MPI_ANY_SOURCE, kPongTag, comm.raw(), &flag, &status);
     if (flag) {
       int got = 0;
-      MPI_Recv(&got, 1, MPI_INT, status.MPI_SOURCE, kPongTag, comm_.raw(), MPI_STATUS_IGNORE);
-      if (!answered[static_cast<std::size_t>(status.MPI_SOURCE)]) --pending;
-      answered[static_cast<std::size_t>(status.MPI_SOURCE)] = true;
+      MPI_Recv(&got, 1, MPI_INT, status.MPI_SOURCE, kPongTag, comm.raw(), MPI_STATUS_IGNORE);
+      const auto from = static_cast<std::size_t>(status.MPI_SOURCE);
+      if (got == token && !answered[from]) --pending, answered[from] = true;  // else: a late answer
     } else {
       sched_yield();
     }
   }
+  // Pings to silent ranks stay posted: a rank that wakes later answers into a round nobody reads.
+  for (int r = 1; r < comm.size(); ++r)
+    if (answered[static_cast<std::size_t>(r)]) MPI_Wait(&pings[static_cast<std::size_t>(r)], MPI_STATUS_IGNORE);
+    else MPI_Request_free(&pings[static_cast<std::size_t>(r)]);
   std::vector<int> silent;
-  for (int r = 1; r < comm_.size(); ++r)
+  for (int r = 1; r < comm.size(); ++r)
     if (!answered[static_cast<std::size_t>(r)]) silent.push_back(r);
   return silent;
 }
 
+void tell_to_abort(const Comm& comm, const std::vector<int>& ranks) {
+  const int token = 1;
+  for (const int r : ranks) MPI_Send(&token, 1, MPI_INT, r, kAbortTag, comm.raw());
+}
+
+bool told_to_abort(const Comm& comm) {
+  int flag = 0;
+  MPI_Iprobe(0, kAbortTag, comm.raw(), &flag, MPI_STATUS_IGNORE);
+  if (!flag) return false;
+  int token = 0;
+  MPI_Recv(&token, 1, MPI_INT, 0, kAbortTag, comm.raw(), MPI_STATUS_IGNORE);
+  return true;
+}
+
+std::string list(const std::vector<int>& ranks) {
+  std::string s;
+  for (const int r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
+  return s.empty() ? "?" : s;
+}
+
+}  // namespace arrival
+
 void WatchedAllreduce::abort_job(std::uint64_t step) {
   std::string msg;
   if (comm_.rank() == 0) {
-    std::string ranks;
-    for (int r : unresponsive_ranks()) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    const std::string ranks = arrival::list(arrival::silent_ranks(comm_, kGraceSeconds * 0.5));
     msg = strf("watchdog: the gradient all-reduce of step %llu did not complete within %.0f s; rank(s) %s "
                "not responding (dead or hung); aborting the job",
-               (unsigned long long)step, timeout_, ranks.empty() ? "?" : ranks.c_str());
+               (unsigned long long)step, timeout_, ranks.c_str());
   } else {
     msg = strf("watchdog: rank %d waited %.0f s in the gradient all-reduce of step %llu and rank 0 did not "
                "act (rank 0 dead or hung); aborting the job",

@@ -6,7 +6,8 @@
 // a grace period longer before aborting on their own, which covers a dead rank 0.
 // Several all-reduces may be outstanding at once (the gradient buckets of comm/gradient_reducer.hpp
 // and the control values): start() each, progress() while other work runs, then wait() for all of
-// them under one watchdog.
+// them under one watchdog. Device buffers given to stage_device_buffer() travel through pinned host
+// memory when MPI cannot read GPU memory (comm/host_staging.hpp); the call sites do not change.
 #pragma once
 
 #include <cstdint>
@@ -14,20 +15,46 @@
 #include <vector>
 
 #include "comm/comm.hpp"
+#include "comm/host_staging.hpp"
 
 namespace hpct {
+
+// The stall inspector, shared by this MPI watchdog and the NCCL one (comm/nccl_collective.hpp): at
+// the timeout rank 0 pings every other rank over MPI; a rank still waiting in the collective answers,
+// so the ranks that stay silent are the ones that never arrived (dead, frozen, or stuck elsewhere).
+// Each inspection is a round with its own token, so a late answer to an earlier round is discarded.
+namespace arrival {
+// Ranks != 0, while waiting: answers rank 0's pending ping, if any.
+void answer_pings(const Comm& comm);
+// Rank 0, at the timeout: pings every rank and returns those that did not answer within `grace` s.
+std::vector<int> silent_ranks(const Comm& comm, double grace);
+// Rank 0, before aborting: tells `ranks` (the ones that answered) to abort their side too.
+void tell_to_abort(const Comm& comm, const std::vector<int>& ranks);
+// Ranks != 0, while waiting: true once rank 0 said to abort.
+bool told_to_abort(const Comm& comm);
+// "1, 3" ("?" for none).
+std::string list(const std::vector<int>& ranks);
+}  // namespace arrival
 
 class WatchedAllreduce {
  public:
   // timeout_seconds <= 0 disables the watchdog (plain blocking all-reduce, no arrival messages).
-  WatchedAllreduce(const Comm& comm, double timeout_seconds);
+  // force_staging: stage device buffers even with a CUDA-aware MPI (tests).
+  WatchedAllreduce(const Comm& comm, double timeout_seconds, bool force_staging = false);
   // In-place sum over ranks of data[0, n) at optimizer step `step`. Aborts the job on timeout.
   // T: float (gradients) or double (the step's control values: loss sum and flags).
   template <class T>
   void sum(T* data, std::size_t n, std::uint64_t step);
 
   // Room for this many outstanding requests, so start() never allocates during a step.
-  void reserve(std::size_t max_outstanding) { requests_.reserve(max_outstanding); }
+  void reserve(std::size_t max_outstanding) {
+    requests_.reserve(max_outstanding);
+    staging_.reserve(max_outstanding + 1);  // a reduce-scatter stages two buffers
+  }
+  // Set-up: collectives on (parts of) the device buffer [data, data + bytes) go through a pinned host
+  // twin when MPI is not CUDA-aware (a no-op otherwise, and on host builds).
+  void stage_device_buffer(void* data, std::size_t bytes) { staging_.add(data, bytes); }
+  bool staging() const { return staging_.active(); }
   // Starts an in-place sum over ranks of data[0, n) (MPI_Iallreduce); the buffer must not be read
   // or written until wait() returns. Every rank must start the same sequence of sums.
   template <class T>
@@ -46,13 +73,12 @@ class WatchedAllreduce {
   std::size_t outstanding() const { return requests_.size(); }
 
  private:
-  static constexpr double kGraceSeconds = 5.0;
-  void answer_pings();                    // ranks != 0, while waiting
-  std::vector<int> unresponsive_ranks();  // rank 0, at the timeout
+  static constexpr double kGraceSeconds = 5.0;  // the other ranks' wait beyond rank 0's timeout
   [[noreturn]] void abort_job(std::uint64_t step);
   const Comm& comm_;
   double timeout_;
   std::vector<MPI_Request> requests_;  // outstanding; completed ones are MPI_REQUEST_NULL
+  HostStaging staging_;
 };
 
 }  // namespace hpct

@@ -1,11 +1,15 @@
 #include "core/runtime.hpp"
 
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/gpu_fallback.hpp"
@@ -18,6 +22,9 @@
 #endif
 #if defined(HPCTRAIN_HAVE_NCCL)
 #include <nccl.h>
+#endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>  // MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)
 #include <omp.h>
@@ -128,6 +135,81 @@ std::string execution_space_description() {
   return s;
 }
 
+// Note [device memory peak]: CUDA has no per-process high-water mark, and Kokkos's allocation
+// callbacks would switch on its profiling hooks, which name every kernel launch with a freshly
+// allocated string (breaking "no allocation per step"). So the peak is sampled: total - free from
+// cudaMemGetInfo after the first step, at progress lines, epoch ends and the summary. Training
+// allocates everything up front, so the samples see the peak; what they count is what nvidia-smi
+// shows for the GPU (our CUDA context, cuBLAS and NCCL buffers included; also any other process on
+// the same GPU, e.g. ranks sharing it).
+namespace {
+std::atomic<std::uint64_t> device_bytes_peak{0};
+}
+
+void sample_device_memory() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return;
+  const std::uint64_t used = total_bytes - free_bytes;
+  std::uint64_t seen = device_bytes_peak.load();
+  while (used > seen && !device_bytes_peak.compare_exchange_weak(seen, used)) {
+  }
+#endif
+}
+
+MemoryPeak memory_peak() {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  MemoryPeak p;
+  struct rusage usage {};
+  if (getrusage(RUSAGE_SELF, &usage) == 0) p.host_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB
+#if defined(KOKKOS_ENABLE_CUDA)
+  sample_device_memory();
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+    p.device_mib = static_cast<double>(device_bytes_peak.load()) / kMiB;
+    p.device_total_mib = static_cast<double>(total_bytes) / kMiB;
+  }
+#else
+  (void)kMiB;
+#endif
+  return p;
+}
+
+std::string describe_memory_peak(const MemoryPeak& peak) {
+  std::string s = strf("peak memory: host %.1f MiB", peak.host_mib);
+  if (peak.device_mib >= 0)
+    s += strf(", GPU %.2f of %.1f GiB", peak.device_mib / 1024.0, peak.device_total_mib / 1024.0);
+  return s;
+}
+
+// Note [CUDA-aware MPI]: an MPI built with CUDA support reads and writes GPU memory itself; any
+// other MPI crashes (or silently reads garbage) when handed a device pointer. GPU builds ask the
+// library: OpenMPI says at compile time whether it was built with CUDA (MPIX_CUDA_AWARE_SUPPORT in
+// mpi-ext.h) and at run time whether that support is on (MPIX_Query_cuda_support); any other MPI is
+// taken as not CUDA-aware. HPCTRAIN_MPI_CUDA_AWARE=1|0 in the job's environment overrides the
+// answer: CUDA awareness belongs to the MPI installation and its run-time settings (Cray MPICH
+// wants MPICH_GPU_SUPPORT_ENABLED=1 and has no query here), the same for every deck on a system.
+// Without it, device buffers travel through pinned host memory (comm/host_staging.hpp). Host builds
+// have no device memory; HPCTRAIN_MPI_CUDA_AWARE=0 still switches the staging on there, so the tests
+// run that path on every build (the "device" buffers are then host memory, copied by memcpy).
+bool mpi_accepts_device_memory(std::string* how) {
+  static const std::pair<bool, std::string> answer = [] {
+    if (const char* env = std::getenv("HPCTRAIN_MPI_CUDA_AWARE"); env && *env)
+      return std::make_pair(std::string(env) != "0", std::string("HPCTRAIN_MPI_CUDA_AWARE=") + env);
+#if !defined(KOKKOS_ENABLE_CUDA)
+    return std::make_pair(true, std::string("host build"));
+#elif defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    return std::make_pair(MPIX_Query_cuda_support() == 1, std::string("MPIX_Query_cuda_support"));
+#elif defined(MPIX_CUDA_AWARE_SUPPORT)
+    return std::make_pair(false, std::string("OpenMPI built without CUDA"));
+#else
+    return std::make_pair(false, std::string("no CUDA-awareness query in this MPI"));
+#endif
+  }();
+  if (how) *how = answer.second;
+  return answer.first;
+}
+
 #if defined(KOKKOS_ENABLE_CUDA)
 namespace {
 
@@ -171,6 +253,9 @@ std::string gpu_banner_lines() {
 #else
   s += "\n  NCCL not linked (gradients over MPI)";
 #endif
+  std::string how;
+  s += mpi_accepts_device_memory(&how) ? "\n  MPI: CUDA-aware (" + how + ")"
+                                       : "\n  MPI: staging through pinned host memory (" + how + ")";
   return s;
 }
 

@@ -40,6 +40,28 @@ class Runtime {
   int gpus_on_node_ = 0;  // GPU builds: devices visible to this rank
 };
 
+// Peak memory of this process, for the run's summary. Host: the resident set's high-water mark
+// (getrusage ru_maxrss), every build. Device (GPU builds): the most memory in use on this rank's GPU
+// seen by sample_device_memory(), as nvidia-smi counts it (CUDA context and libraries included, and
+// other processes sharing the GPU; see Note [device memory peak]); negative on host builds.
+struct MemoryPeak {
+  double host_mib = 0;
+  double device_mib = -1;
+  double device_total_mib = 0;
+};
+// Records the device memory in use now (cudaMemGetInfo: no allocation, no synchronisation).
+// A no-op on host builds.
+void sample_device_memory();
+// Samples once more and returns the peaks so far.
+MemoryPeak memory_peak();
+// "peak memory: host 85.2 MiB, GPU 1.23 of 79.1 GiB" (what the summary line prints).
+std::string describe_memory_peak(const MemoryPeak& peak);
+
+// Whether MPI may be handed device memory, decided once after MPI_Init (Note [CUDA-aware MPI] in
+// runtime.cpp). Host builds: true (no device memory) unless HPCTRAIN_MPI_CUDA_AWARE=0 (tests).
+// *how: what decided it.
+bool mpi_accepts_device_memory(std::string* how = nullptr);
+
 Topology query_topology(MPI_Comm comm);
 int affinity_core_count();
 std::string execution_space_description();

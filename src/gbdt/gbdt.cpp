@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/runtime.hpp"
 #include "core/timer.hpp"
 #include "gbdt/metrics.hpp"
 #include "gbdt/model_io.hpp"
@@ -172,6 +173,7 @@ int run(const deck::Deck& deck, const Comm& comm) {
   const long long log_every = deck.get_int("log_every");
   p.eval_every = static_cast<int>(std::min<long long>(log_every, 1 << 30));
   const TrainResult res = train(p, train_set, evals, comm, [&](int round, const std::vector<EvalResult>& r) {
+    sample_device_memory();  // mid-training, while the round's buffers exist
     if ((round + 1) % log_every == 0 || round + 1 == p.num_trees) Log::info(line_of(round, r));
   });
   const Model& model = res.model;
@@ -200,6 +202,10 @@ int run(const deck::Deck& deck, const Comm& comm) {
   }
   Log::info(strf("gbdt: %d trees in %.2f s;", static_cast<int>(model.trees.size()), res.seconds) +
             line_of(model.rounds() - 1, final_r).substr(line_of(model.rounds() - 1, {}).size()));
+  MemoryPeak memory = memory_peak();
+  memory.host_mib = comm.max(memory.host_mib);
+  memory.device_mib = comm.max(memory.device_mib);
+  Log::info("gbdt: " + describe_memory_peak(memory) + " (max over ranks)");
 
   const std::string output = deck.get_string("output");
   const std::string metrics_file = deck.get_string("metrics_file");
@@ -218,6 +224,8 @@ int run(const deck::Deck& deck, const Comm& comm) {
       }
       o << "{\"final\": true, \"rounds\": " << model.rounds() << ", \"seconds\": " << strf("%.3f", res.seconds);
       for (const auto& e : final_r) o << ", \"" << e.name << "\": " << strf("%.17g", e.value);
+      o << ", \"peak_host_mib\": " << strf("%.1f", memory.host_mib);
+      if (memory.device_mib >= 0) o << ", \"peak_device_mib\": " << strf("%.1f", memory.device_mib);
       o << "}\n";
       write_file_atomic(metrics_file, o.str());
     }

@@ -22,7 +22,9 @@ Reporter::Reporter(const TrainConfig& config, const Comm& comm, bool resumed, st
 void Reporter::step(std::uint64_t global_step, std::uint64_t epoch, const StepOutcome& r, double lr,
                     std::uint64_t step_samples) {
   window_samples_ += step_samples;
+  if (global_step == first_global_step_ + 1) sample_device_memory();  // the step's buffers all exist now
   if (global_step % config_.log_every != 0 && global_step != total_steps_) return;
+  sample_device_memory();
   const double rate = static_cast<double>(window_samples_) / window_.seconds();
   const double eta = run_clock_.seconds() / static_cast<double>(global_step - first_global_step_) *
                      static_cast<double>(total_steps_ - global_step);
@@ -41,6 +43,7 @@ void Reporter::step(std::uint64_t global_step, std::uint64_t epoch, const StepOu
 void Reporter::epoch(std::uint64_t epoch, std::uint64_t global_step, std::uint64_t steps, double train_loss,
                      bool has_validation, const EvalResult& val, std::uint64_t samples, double seconds,
                      const TimeSplit& time) {
+  sample_device_memory();  // after validation
   const double rate = static_cast<double>(samples) / seconds;
   std::string v;
   if (has_validation) {
@@ -77,16 +80,21 @@ void Reporter::summary(const TrainSummary& s, bool has_validation, double train_
   if (train_flops_per_sample > 0 && mfu > 0)
     Log::info(strf("  MFU %.1f%% of %.1f GFLOP/s over all ranks (%s)", 100.0 * mfu, peak.flops_per_s * 1e-9,
                    peak.source.c_str()));
+  Log::info("  " + describe_memory_peak(s.memory) + " (max over ranks)");
   if (s.skipped_steps > 0)
     Log::info(strf("  %llu step(s) skipped for NaN/Inf (nan_policy skip or fp16 loss scaling)",
                    (unsigned long long)s.skipped_steps));
-  metrics_->write("summary", {{"steps", double(s.steps)}, {"samples", double(s.samples)}, {"seconds", s.seconds},
-                              {"samples_per_s", rate}, {"val_loss", s.val.loss}, {"compute_s", s.time.compute},
-                              {"comm_s", s.time.comm}, {"io_s", s.time.io}, {"read_s", s.read_s},
-                              {"hidden_read_s", s.hidden_read_s},
-                              {"skipped_steps", double(s.skipped_steps)},
-                              {"train_flops_per_sample", train_flops_per_sample},
-                              {"peak_flops_per_s", peak.flops_per_s}, {"mfu", mfu}});
+  std::vector<MetricsSink::Field> fields{{"steps", double(s.steps)}, {"samples", double(s.samples)},
+                                         {"seconds", s.seconds}, {"samples_per_s", rate}, {"val_loss", s.val.loss},
+                                         {"compute_s", s.time.compute}, {"comm_s", s.time.comm},
+                                         {"io_s", s.time.io}, {"read_s", s.read_s},
+                                         {"hidden_read_s", s.hidden_read_s},
+                                         {"skipped_steps", double(s.skipped_steps)},
+                                         {"train_flops_per_sample", train_flops_per_sample},
+                                         {"peak_flops_per_s", peak.flops_per_s}, {"mfu", mfu},
+                                         {"peak_host_mib", s.memory.host_mib}};
+  if (s.memory.device_mib >= 0) fields.push_back({"peak_device_mib", s.memory.device_mib});
+  metrics_->write("summary", fields);
 }
 
 }  // namespace hpct

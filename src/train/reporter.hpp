@@ -9,6 +9,7 @@
 #include <string>
 
 #include "comm/comm.hpp"
+#include "core/runtime.hpp"
 #include "core/timer.hpp"
 #include "train/config.hpp"
 #include "train/peak_flops.hpp"
@@ -29,6 +30,7 @@ struct TrainSummary {
   double read_s = 0, hidden_read_s = 0;  // training-data reads in all, and the part a loader thread hid
   int stop_signal = 0;                   // SIGUSR1/SIGTERM that ended the run early (0: none)
   std::string last_checkpoint;
+  MemoryPeak memory;                     // max over ranks (core/runtime.hpp)
 };
 
 class Reporter {

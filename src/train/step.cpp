@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/log.hpp"
+#include "core/runtime.hpp"
 
 namespace hpct {
 
@@ -76,6 +77,8 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
   } else if (sharded()) {
     shard_grads_ = View1<float>("shard_grads", shard_.count);
     reducer_.reserve(2);
+    reducer_.stage_device_buffer(model.store().params().data(), model.store().count() * sizeof(float));
+    reducer_.stage_device_buffer(shard_grads_.data(), shard_.count * sizeof(float));
     Log::info(strf("  optimizer sharded over %d ranks: %llu of %llu parameters here (reduce-scatter, all-gather; "
                    "bucket_mb does not apply)",
                    comm.size(), (unsigned long long)shard_.count, (unsigned long long)model.store().count()));
@@ -91,6 +94,16 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
     Log::info(strf("  gradient all-reduce: %zu bucket(s) of %llu floats in all (the first %llu), %s", plan.size(),
                    (unsigned long long)model.store().count(), (unsigned long long)plan.front().count,
                    config.overlap_allreduce ? "started during backward of the last micro-step" : "after backward"));
+  } else {
+    reducer_.reserve(1);
+  }
+  // Without a CUDA-aware MPI the gradients (and, sharded, the parameters) go through pinned host
+  // memory (comm/host_staging.hpp); a no-op on host builds and under NCCL (the buffer is never given).
+  if (!nccl_ && comm.size() > 1) {
+    reducer_.stage_device_buffer(model.store().grads().data(), model.store().count() * sizeof(float));
+    std::string how;
+    if (!mpi_accepts_device_memory(&how))
+      Log::info("  gradient all-reduce: staged through pinned host memory (MPI not CUDA-aware: " + how + ")");
   }
 }
 
@@ -187,9 +200,14 @@ const optim::Optimizer<float>& StepRunner::optimizer_for_save() {
   const std::uint64_t n = model_.store().count();
   if (comm_.rank() == 0 && !full_state_) full_state_ = std::make_unique<optim::Optimizer<float>>(optimizer_config_, n);
   fence();
+  // Through host copies (the same views on host builds): MPI may not read device memory, and a
+  // checkpoint may allocate.
   const auto gather = [&](const View1<float>& slice, const View1<float>* full) {
-    MPI_Gatherv(slice.data(), static_cast<int>(shard_.count), MPI_FLOAT, full ? full->data() : nullptr,
+    const auto slice_host = to_host(slice);
+    auto full_host = full ? Kokkos::create_mirror_view(*full) : decltype(Kokkos::create_mirror_view(slice))();
+    MPI_Gatherv(slice_host.data(), static_cast<int>(shard_.count), MPI_FLOAT, full ? full_host.data() : nullptr,
                 shard_.counts.data(), shard_.displs.data(), MPI_FLOAT, 0, comm_.raw());
+    if (full) Kokkos::deep_copy(*full, full_host);
   };
   gather(optimizer_.first_moment(), full_state_ ? &full_state_->first_moment() : nullptr);
   if (optimizer_.second_moment().extent(0) > 0)

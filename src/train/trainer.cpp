@@ -260,6 +260,9 @@ TrainSummary NetworkTrainer::run() {
   s.time = time_;
   s.read_s = shard_->read_seconds();
   s.hidden_read_s = shard_->hidden_read_seconds();
+  s.memory = memory_peak();
+  s.memory.host_mib = comm_.max(s.memory.host_mib);
+  s.memory.device_mib = comm_.max(s.memory.device_mib);
   PeakFlops peak;
   if (model_->train_flops_per_sample() > 0) {
     peak = rank_peak_flops(config_.precision);  // every rank at once, as they trained

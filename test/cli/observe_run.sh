@@ -17,4 +17,14 @@ export OMP_NUM_THREADS=1
 for f in metrics.jsonl trace.rank0.json trace.rank1.json; do [ -s "$work/$f" ] || fail "no $f"; done
 [ "$(ls "$work/tb" | grep -c '^events\.out\.tfevents\.')" = 1 ] || fail "expected one event file in $work/tb"
 grep -q '\[#' "$work/run.log" && fail "the progress bar was drawn into a log file"
+# The peak memory in the summary line and record: the host's always, the GPU's when it ran on one.
+summary=$(grep '"type": "summary"' "$work/metrics.jsonl")
+grep -Eq '^  peak memory: host [1-9][0-9.]* MiB' "$work/run.log" || fail "no host peak memory in the summary"
+echo "$summary" | grep -Eq '"peak_host_mib": [1-9]' || fail "no peak_host_mib in the summary record"
+if grep -q "execution space Cuda" "$work/run.log"; then
+  grep -Eq '^  peak memory: host .*, GPU [0-9.]+ of [0-9.]+ GiB' "$work/run.log" || fail "no GPU peak memory in the summary"
+  echo "$summary" | grep -Eq '"peak_device_mib": [1-9]' || fail "no peak_device_mib in the summary record"
+else
+  echo "$summary" | grep -q 'peak_device_mib' && fail "peak_device_mib in the summary of a run on the host"
+fi
 echo "PASS"

@@ -1,7 +1,10 @@
-// Collectives and the error agreement protocol: an error on one rank reaches every rank.
+// Collectives and the error agreement protocol: an error on one rank reaches every rank; the watched
+// collectives give the same results when device buffers are staged through host memory.
 #include <gtest/gtest.h>
 
 #include "comm/comm.hpp"
+#include "comm/watchdog.hpp"
+#include "core/timer.hpp"
 #include "support/test_support.hpp"
 
 using namespace hpct;
@@ -50,4 +53,96 @@ TEST(Comm, ErrorOnOneRankReachesEveryRank) {
   EXPECT_EQ(msg, "rank 0 says no");
   // Nobody failing: no exception.
   EXPECT_NO_THROW(comm.run_agreed([] {}));
+}
+
+namespace {
+// v(i) = a i + b. A free function: nvcc allows no device lambda inside a test body.
+void fill_linear(const View1<float>& v, float a, float b) {
+  Kokkos::parallel_for("fill_linear", Kokkos::RangePolicy<ExecSpace>(0, static_cast<int>(v.extent(0))),
+                       KOKKOS_LAMBDA(const int i) { v(i) = a * static_cast<float>(i) + b; });
+}
+}  // namespace
+
+// What a GPU build does without a CUDA-aware MPI (comm/host_staging.hpp), forced here so it runs on
+// every build: parts of a registered buffer, the whole of it, a reduce-scatter and an all-gather go
+// through the twin and come back summed; an unregistered buffer (the control values) passes through.
+TEST(Comm, StagedCollectivesMatchDirectOnes) {
+  const Comm comm;
+  const int p = comm.size(), me = comm.rank();
+  for (const double timeout : {0.0, 30.0}) {
+    WatchedAllreduce watched(comm, timeout, /*force_staging=*/true);
+    ASSERT_TRUE(watched.staging());
+    const std::size_t n = 10;
+    View1<float> grads("grads", n), params("params", n), mine("mine", n);
+    fill_linear(grads, 1.0f, static_cast<float>(100 * me));
+    fill_linear(params, -1.0f, 0.0f);
+    watched.stage_device_buffer(grads.data(), n * sizeof(float));
+    watched.stage_device_buffer(params.data(), n * sizeof(float));
+    watched.stage_device_buffer(mine.data(), n * sizeof(float));
+    watched.reserve(4);
+    double control[2] = {1.0, static_cast<double>(me)};
+    watched.start(grads.data() + 2, 5);  // [2, 7)
+    watched.start(grads.data() + 7, 3);  // [7, 10)
+    watched.start(control, 2);
+    watched.wait(0);
+    EXPECT_EQ(control[0], static_cast<double>(p));
+    auto g = to_host(grads);
+    for (std::size_t i = 0; i < n; ++i) {
+      float expect = static_cast<float>(i + 100 * me);  // [0, 2) was not reduced
+      if (i >= 2) {
+        expect = 0;
+        for (int r = 0; r < p; ++r) expect += static_cast<float>(i + 100 * r);
+      }
+      EXPECT_EQ(g(i), expect) << "element " << i << ", timeout " << timeout;
+    }
+    // The whole buffer through sum(), then sharding's pair: reduce-scatter into `mine`, all-gather of params.
+    watched.sum(grads.data(), n, 0);
+    std::vector<int> counts(static_cast<std::size_t>(p)), displs(static_cast<std::size_t>(p));
+    for (int r = 0, offset = 0; r < p; ++r) {
+      counts[r] = static_cast<int>(n) / p + (r < static_cast<int>(n) % p ? 1 : 0);
+      displs[r] = offset;
+      offset += counts[r];
+    }
+    watched.start_reduce_scatter(grads.data(), mine.data(), counts.data());
+    watched.wait(0);
+    fill_linear(params, -1.0f, static_cast<float>(-1000 * me));
+    watched.start_allgather(params.data(), counts.data(), displs.data());
+    watched.wait(0);
+    auto summed = to_host(grads);
+    auto part = to_host(mine);
+    for (int i = 0; i < counts[me]; ++i) EXPECT_EQ(part(i), static_cast<float>(p) * summed(displs[me] + i));
+    auto gathered = to_host(params);
+    for (int r = 0; r < p; ++r)
+      for (int i = displs[r]; i < displs[r] + counts[r]; ++i) EXPECT_EQ(gathered(i), static_cast<float>(-i - 1000 * r));
+  }
+}
+
+// The stall inspector both watchdogs use (MPI and NCCL): a rank that is not waiting in the collective
+// is named; ranks that wait answer, also after a round they missed, and obey the abort notice.
+TEST(Comm, StallInspectorNamesTheRanksThatDidNotArrive) {
+  const Comm comm;
+  if (comm.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  std::vector<int> everyone_else;
+  for (int r = 1; r < comm.size(); ++r) everyone_else.push_back(r);
+  // Round 1: the other ranks are elsewhere (in the barrier), so none answers.
+  if (comm.rank() == 0) {
+    EXPECT_EQ(arrival::silent_ranks(comm, 0.3), everyone_else);
+    EXPECT_EQ(arrival::list(everyone_else), comm.size() == 2 ? "1" : "1, 2");
+  }
+  comm.barrier();
+  // Round 2: they wait and answer (round 1's late answer is discarded); rank 0 then tells them to abort.
+  if (comm.rank() == 0) {
+    EXPECT_TRUE(arrival::silent_ranks(comm, 10.0).empty());
+    arrival::tell_to_abort(comm, everyone_else);
+  } else {
+    Stopwatch waited;
+    bool told = false;
+    while (!told && waited.seconds() < 20.0) {
+      arrival::answer_pings(comm);
+      told = arrival::told_to_abort(comm);
+    }
+    EXPECT_TRUE(told);
+  }
+  comm.barrier();
+  EXPECT_EQ(arrival::list({}), "?");
 }

@@ -25,7 +25,7 @@ KOKKOS_INLINE_FUNCTION int row_of(Scalar v, int num) {
 template <class Scalar>
 Embedding<Scalar>::Embedding(Store& store, Workspace<Scalar>& ws, const std::string& name, int num, int dim,
                              const Shape& index_shape, Precision precision)
-    : num_(num), dim_(dim), precision_(precision), what_(name + " indices"), groups_(name, index_shape.size(), num) {
+    : num_(num), dim_(dim), precision_(precision), groups_(name, index_shape.size(), num) {
   w_index_ = store.add(name + "/weight", {static_cast<std::uint64_t>(num), static_cast<std::uint64_t>(dim)},
                        Init::normal_std(1.0), true);
   y_ = &ws.request(name + "/y", embedded_shape(index_shape, dim, name));
@@ -57,19 +57,19 @@ void Embedding<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
     const int num = num_;
     Kokkos::parallel_for("embedding_keys", Kokkos::RangePolicy<ExecSpace>(0, positions),
                          KOKKOS_LAMBDA(const std::int64_t p) { keys(p) = row_of(idx(p), num); });
-    groups_.pull_keys(positions);
-    groups_.build(positions, num_, what_);  // what_: no string built in the step
-    // One work item per (touched table row, feature): the row's positions in ascending order.
-    const auto touched = groups_.touched(), offsets = groups_.offsets(), order = groups_.order();
+    groups_.group_on_device(positions, num_);  // the keys are clamped rows: always valid
+    // One work item per (table row, feature): the row's positions in ascending order; rows no
+    // position uses are left alone.
+    const auto offsets = groups_.offsets(), order = groups_.order();
     const auto dw = dw_;
     const typename T::Matrix g(dy.data(), static_cast<std::size_t>(positions), static_cast<std::size_t>(dim_));
-    for_each_cell("embedding_bw", static_cast<int>(groups_.touched_count()), dim_,
-                  KOKKOS_LAMBDA(const int u, const int j) {
-                    const int r = touched(u);
-                    Scalar s = Scalar(0);
-                    for (int o = offsets(r); o < offsets(r + 1); ++o) s += g(order(o), j);
-                    dw(r, j) += s;
-                  });
+    for_each_cell("embedding_bw", num_, dim_, KOKKOS_LAMBDA(const int r, const int j) {
+      const int first = offsets(r), last = offsets(r + 1);
+      if (first == last) return;
+      Scalar s = Scalar(0);
+      for (int o = first; o < last; ++o) s += g(order(o), j);
+      dw(r, j) += s;
+    });
   }
   if (!dx.empty() && mode == GradMode::assign) {
     const auto d = dx.flat();

@@ -7,8 +7,9 @@
 // stop one rank alone.
 //
 // Backward: dW[r] += sum over the positions p with index r of dy[p], a fixed-order sum per
-// table row over a stable counting sort of the batch's indices (Note [deterministic index sums],
-// index_groups.hpp), rebuilt each backward in buffers sized in the constructor: no allocation.
+// table row over the batch's positions grouped by index in ascending order (Note [deterministic
+// index sums], index_groups.hpp), grouped on the device each backward (Note [device grouping]) in
+// buffers sized in the constructor: no allocation, no host round trip.
 // Indices have no gradient: dx, when given, is assigned zeros or left as it is (accumulate).
 // Obeys Note [the gradient rule] (nn/layer.hpp).
 #pragma once
@@ -41,7 +42,6 @@ class Embedding : public Layer<Scalar> {
  private:
   int num_, dim_;
   Precision precision_;
-  std::string what_;  // names the indices in errors
   const Store* store_ = nullptr;
   std::size_t w_index_;
   typename Store::Matrix w_, dw_;

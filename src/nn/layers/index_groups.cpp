@@ -1,4 +1,4 @@
-// The host counting sort behind IndexGroups (see index_groups.hpp).
+// The host counting sort and the device grouping behind IndexGroups (see index_groups.hpp).
 #include "nn/layers/index_groups.hpp"
 
 #include "core/error.hpp"
@@ -31,11 +31,42 @@ void IndexGroups::pull_keys(std::int64_t m) {
   Kokkos::deep_copy(Kokkos::subview(h_keys_, range), Kokkos::subview(keys_, range));
 }
 
-void IndexGroups::build(std::int64_t m, std::int64_t num_keys, const std::string& what) {
+void IndexGroups::check_capacity(std::int64_t m, std::int64_t num_keys, const std::string& what) const {
   if (m < 0 || m > max_positions() || num_keys < 0 || num_keys > max_keys())
     throw Error("internal: " + what + ": " + std::to_string(m) + " indices into " + std::to_string(num_keys) +
                 " rows exceed the capacity (" + std::to_string(max_positions()) + " indices, " +
                 std::to_string(max_keys()) + " rows)");
+}
+
+void IndexGroups::group_on_device(std::int64_t m, std::int64_t num_keys) {
+  if (m < 0 || m > max_positions() || num_keys < 0 || num_keys > max_keys())
+    check_capacity(m, num_keys, "index groups");  // builds the message only when it fails
+  const auto keys = keys_, offsets = offsets_, order = order_;
+  const int positions = static_cast<int>(m), count = static_cast<int>(num_keys);
+  using Policy = Kokkos::RangePolicy<ExecSpace>;
+  // Counts at offsets(k + 1); exact integer atomics, so the same counts on every run.
+  Kokkos::parallel_for("groups_zero", Policy(0, count + 1), KOKKOS_LAMBDA(const int k) { offsets(k) = 0; });
+  Kokkos::parallel_for("groups_count", Policy(0, positions), KOKKOS_LAMBDA(const int p) {
+    Kokkos::atomic_add(&offsets(keys(p) + 1), 1);
+  });
+  // Inclusive scan: offsets(k) = positions with a key below k = the start of group k.
+  Kokkos::parallel_scan("groups_scan", Policy(0, count + 1), KOKKOS_LAMBDA(const int k, int& run, const bool final) {
+    const int c = offsets(k);
+    run += c;
+    if (final) offsets(k) = run;
+  });
+  // Each non-empty group lists its positions in ascending order (Note [device grouping]).
+  Kokkos::parallel_for("groups_place", Policy(0, count), KOKKOS_LAMBDA(const int k) {
+    int o = offsets(k);
+    const int end = offsets(k + 1);
+    for (int p = 0; o < end && p < positions; ++p)
+      if (keys(p) == k) order(o++) = p;
+  });
+  m_ = m, num_keys_ = num_keys, touched_count_ = -1;
+}
+
+void IndexGroups::build(std::int64_t m, std::int64_t num_keys, const std::string& what) {
+  check_capacity(m, num_keys, what);
   fence();  // the keys may come from a kernel (pull_keys on host backends is no copy)
   for (std::int64_t p = 0; p < m; ++p) {
     const int k = h_keys_(static_cast<std::size_t>(p));

@@ -6,11 +6,19 @@
 // would add in thread order, so results would change from run to run and between thread counts.
 // Instead a stable counting sort lists each group's positions in ascending order, and one work
 // item per (key, column) adds them in that order: every output element is written by one thread,
-// always in the same order, on every backend. The sort runs on the host over buffers allocated
-// once in the constructor, so building the groups never allocates (Embedding rebuilds them each
-// backward; Gather and ScatterAdd once per index set). On a GPU build that is a copy of the keys
-// to the host and of the groups back per build: correct and allocation-free, not yet fast (a
-// device radix sort with a stable scatter is the upgrade when an embedding model needs the speed).
+// always in the same order, on every backend. Two ways to build the groups, both over buffers
+// allocated once in the constructor, so building never allocates:
+//  - build(): on the host, with key validation (Gather and ScatterAdd, once per index set); on a GPU
+//    build that is a copy of the keys to the host and of the groups back;
+//  - group_on_device(): without leaving the device (Embedding, every backward; Note [device grouping]).
+//
+// Note [device grouping]: integer atomics count each key (exact, so deterministic), a scan turns
+// the counts into group starts, and one work item per non-empty key walks the positions in
+// ascending order and lists its own: the order is the one the host sort gives, with no float
+// atomic and no host round trip. The walk costs O(m) per non-empty key, O(m^2) at worst: fine for
+// the batch-sized index sets of embeddings (m in the thousands); a device radix sort is the upgrade
+// for much larger ones. touched() is not filled: the consumer runs over every key and skips the
+// empty groups, so no count has to come back to the host.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +43,9 @@ class IndexGroups {
   // Groups positions [0, m) by host_keys() into num_keys groups and copies the result to the
   // device. A key outside [0, num_keys) throws an Error naming `what` and the position.
   void build(std::int64_t m, std::int64_t num_keys, const std::string& what);
+  // Groups positions [0, m) by keys() on the device (Note [device grouping]); every key must be in
+  // [0, num_keys) already (callers clamp). Fills offsets() and order(), not touched().
+  void group_on_device(std::int64_t m, std::int64_t num_keys);
 
   const View1<int>& keys() const { return keys_; }        // [m]: key of each position
   const View1<int>& offsets() const { return offsets_; }  // [num_keys + 1]: group k is order[offsets[k], offsets[k+1])
@@ -42,12 +53,13 @@ class IndexGroups {
   const View1<int>& touched() const { return touched_; }  // [touched_count()]: keys with a non-empty group, ascending
   std::int64_t positions() const { return m_; }
   std::int64_t num_keys() const { return num_keys_; }
-  std::int64_t touched_count() const { return touched_count_; }
+  std::int64_t touched_count() const { return touched_count_; }  // after build() only
   std::int64_t max_positions() const { return static_cast<std::int64_t>(keys_.extent(0)); }
   std::int64_t max_keys() const { return static_cast<std::int64_t>(offsets_.extent(0)) - 1; }
 
  private:
   View1<int> keys_, offsets_, order_, touched_;
+  void check_capacity(std::int64_t m, std::int64_t num_keys, const std::string& what) const;
   HostView1<int> h_keys_, h_offsets_, h_order_, h_touched_;
   std::int64_t m_ = 0, num_keys_ = 0, touched_count_ = 0;
 };

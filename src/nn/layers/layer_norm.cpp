@@ -18,6 +18,9 @@ LayerNorm<Scalar>::LayerNorm(Store& store, Workspace<Scalar>& ws, const std::str
   y_ = &ws.request(name + "/y", shape);
   mean_ = &ws.request(name + "/mean", shape.rows(), rows_per_sample_);
   rstd_ = &ws.request(name + "/rstd", shape.rows(), rows_per_sample_);
+  const std::int64_t max_rows = static_cast<std::int64_t>(shape.rows()) * rows_per_sample_;
+  const auto blocks = static_cast<std::size_t>((max_rows + kRowsPerBlock - 1) / kRowsPerBlock);
+  partial_ = decltype(partial_)(name + "/partial", blocks > 0 ? blocks : 1, 2 * d);
 }
 
 template <class Scalar>
@@ -69,14 +72,25 @@ void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
   const int d = features_, rows = static_cast<int>(xm.extent(0));
   // xhat from the cached statistics: the same value the forward used, up to the Scalar rounding
   // of mean and rstd (exact in double; the gradient check runs in double).
-  Kokkos::parallel_for("layernorm_bw_w", Kokkos::RangePolicy<ExecSpace>(0, d), KOKKOS_LAMBDA(const int j) {
+  // Note [layer norm parameter sums]: per (block, feature) partials, then per feature in block order.
+  const auto partial = partial_;
+  const int per_block = kRowsPerBlock, blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  Kokkos::parallel_for("layernorm_bw_wp", Kokkos::RangePolicy<ExecSpace>(0, blocks * d), KOKKOS_LAMBDA(const int i) {
+    const int block = i / d, j = i % d;
+    const int end = kmin(rows, (block + 1) * per_block);
     double sw = 0, sb = 0;
-    for (int r = 0; r < rows; ++r) {
+    for (int r = block * per_block; r < end; ++r) {
       const double gr = static_cast<double>(g(r, j));
       const double xhat = (static_cast<double>(xm(r, j)) - static_cast<double>(mean(r))) * static_cast<double>(rstd(r));
       sw += gr * xhat;
       sb += gr;
     }
+    partial(block, j) = sw;
+    partial(block, d + j) = sb;
+  });
+  Kokkos::parallel_for("layernorm_bw_w", Kokkos::RangePolicy<ExecSpace>(0, d), KOKKOS_LAMBDA(const int j) {
+    double sw = 0, sb = 0;
+    for (int block = 0; block < blocks; ++block) sw += partial(block, j), sb += partial(block, d + j);
     dw(j) += static_cast<Scalar>(sw);
     db(j) += static_cast<Scalar>(sb);
   });

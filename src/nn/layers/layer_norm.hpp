@@ -6,8 +6,16 @@
 // Note [layer norm numerics]: mean and variance are taken in double with two passes (the mean,
 // then the squared deviations from it), so a large offset does not cancel the variance; the
 // backward is the exact gradient dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w,
-// again with double sums. One work item per row (forward, dx) or per feature (dw, db) loops in a
-// fixed order, so results do not depend on the thread count or backend.
+// again with double sums. One work item per row (forward, dx) loops in a fixed order; dw and db
+// are summed over rows in two fixed stages (Note [layer norm parameter sums]), so no result depends
+// on the thread count or backend.
+//
+// Note [layer norm parameter sums]: one work item per feature looping over every row left a GPU
+// with only D threads. Instead one work item per (block of kRowsPerBlock rows, feature) sums its
+// block in row order into a double partial (a buffer sized for the largest batch, allocated once),
+// and one per feature then adds the partials in block order. The association is fixed by the block
+// size alone, the same on every backend and thread count; up to kRowsPerBlock rows it is the plain
+// row-order sum.
 #pragma once
 
 #include <string>
@@ -45,6 +53,8 @@ class LayerNorm : public Layer<Scalar> {
   T* y_ = nullptr;
   T* mean_ = nullptr;  // per normalised row, for backward
   T* rstd_ = nullptr;  // 1 / sqrt(var + eps) per normalised row
+  static constexpr int kRowsPerBlock = 32;
+  Kokkos::View<double**, Kokkos::LayoutRight, MemSpace> partial_;  // [blocks, 2 * features]: dw, db sums
 };
 
 }  // namespace hpct::nn
