@@ -8,6 +8,7 @@
 #include "core/timer.hpp"
 #include "data/sampler.hpp"
 #include "hpctrain/version.hpp"
+#include "insitu/device_arrays.hpp"
 #include "insitu/inference.hpp"
 #include "insitu/layout.hpp"
 #include "insitu/session_rows.hpp"
@@ -26,6 +27,13 @@ std::unique_ptr<Comm> duplicate(MPI_Comm comm, MPI_Comm& dup) {
   if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
     throw InsituError(Status::mpi, "MPI_Comm_dup failed on the communicator passed in");
   return std::make_unique<Comm>(dup);
+}
+
+[[noreturn]] void reject_nonfinite(std::uint64_t bad, std::uint64_t n, std::uint64_t d_in) {
+  throw InsituError(Status::nonfinite,
+                    bad < n * d_in ? strf("push: inputs value %llu is NaN/Inf; nothing was stored", (unsigned long long)bad)
+                                   : strf("push: targets value %llu is NaN/Inf; nothing was stored",
+                                          (unsigned long long)(bad - n * d_in)));
 }
 
 Sampler session_sampler(const InsituConfig& c, std::uint64_t rows, int ranks) {
@@ -77,15 +85,9 @@ std::uint64_t InsituModel::global_batch() const {
 
 template <class T>
 void InsituModel::push(const T* x, const T* y, std::uint64_t n, Order order) {
+  if (is_device_memory(x) || is_device_memory(y)) return push_from_device(x, y, n, order);
   const long long bad = buffer_.push(x, y, n, order);
-  if (bad >= 0) {
-    const auto dx = static_cast<std::uint64_t>(cfg_.input_width);
-    const auto b = static_cast<std::uint64_t>(bad);
-    throw InsituError(Status::nonfinite,
-                      b < n * dx ? strf("push: inputs value %llu is NaN/Inf; nothing was stored", (unsigned long long)b)
-                                 : strf("push: targets value %llu is NaN/Inf; nothing was stored",
-                                        (unsigned long long)(b - n * dx)));
-  }
+  if (bad >= 0) reject_nonfinite(static_cast<std::uint64_t>(bad), n, static_cast<std::uint64_t>(cfg_.input_width));
   // The statistics see every pushed sample, in float32 as the buffer stores them.
   const std::vector<float> xs = to_rows(x, n, static_cast<std::uint64_t>(cfg_.input_width), order);
   const std::vector<float> ys = to_rows(y, n, static_cast<std::uint64_t>(cfg_.target_width), order);
@@ -93,6 +95,25 @@ void InsituModel::push(const T* x, const T* y, std::uint64_t n, Order order) {
     online_.add(&xs[i * static_cast<std::uint64_t>(cfg_.input_width)],
                 &ys[i * static_cast<std::uint64_t>(cfg_.target_width)]);
   ++pushes_since_session_;
+}
+
+template <class T>
+void InsituModel::push_from_device(const T* x, const T* y, std::uint64_t n, Order order) {
+  const auto dx = static_cast<std::uint64_t>(cfg_.input_width), dy = static_cast<std::uint64_t>(cfg_.target_width);
+  // The host path's check and message: the first NaN/Inf in the caller's layout, nothing stored.
+  auto first_bad = [](const T* a, std::uint64_t count) -> long long {
+    if (is_device_memory(a)) return first_nonfinite_on_device(a, count);
+    for (std::uint64_t i = 0; i < count; ++i)
+      if (!std::isfinite(a[i])) return static_cast<long long>(i);
+    return -1;
+  };
+  long long bad = first_bad(x, n * dx);
+  if (bad < 0 && (bad = first_bad(y, n * dy)) >= 0) bad += static_cast<long long>(n * dx);
+  if (bad >= 0) reject_nonfinite(static_cast<std::uint64_t>(bad), n, dx);
+  // Converted and transposed on the device, then one copy into the host buffer (device_arrays.hpp).
+  const auto hx = to_host(rows_in(x, n, dx, order));
+  const auto hy = to_host(rows_in(y, n, dy, order));
+  push(hx.data(), hy.data(), n, Order::row_major);
 }
 
 template void InsituModel::push<float>(const float*, const float*, std::uint64_t, Order);
@@ -255,9 +276,12 @@ void InsituModel::roll_back() {
   counters_ = good_.counters;
 }
 
-void InsituModel::predict(const float* x, std::uint64_t n, float* y) { inference_->predict(x, n, y); }
+void InsituModel::predict(const View2<float>& x, std::uint64_t n, const View2<float>& y) {
+  inference_->predict(x, n, y);
+}
 
-void InsituModel::sample(const float* contexts, std::uint64_t n, int members, std::uint64_t seed, float* out) {
+void InsituModel::sample(const View2<float>& contexts, std::uint64_t n, int members, std::uint64_t seed,
+                         const View2<float>& out) {
   inference_->sample(contexts, n, members, seed, cfg_, stats_, stats_set_, out);
 }
 

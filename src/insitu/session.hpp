@@ -44,7 +44,8 @@ class InsituModel {
   LogSink& log() { return log_; }
   Model& model() { return *model_; }
 
-  // Local: n samples into this rank's buffer (and its online statistics).
+  // Local: n samples into this rank's buffer (and its online statistics). x and y may be host or
+  // device memory (device_arrays.hpp).
   template <class T>
   void push(const T* x, const T* y, std::uint64_t n, Order order);
   // Collective: one session over every rank's buffer; returns its last epoch's mean loss.
@@ -53,9 +54,10 @@ class InsituModel {
   // Collective: whether session_trigger says a session is due now (the same answer on all ranks).
   bool session_due() const;
 
-  // Local: mlp outputs / diffusion ensembles for this rank's rows (row-major float32).
-  void predict(const float* x, std::uint64_t n, float* y);
-  void sample(const float* contexts, std::uint64_t n, int members, std::uint64_t seed, float* out);
+  // Local: mlp outputs [n, width] / diffusion ensembles [n * members, width] for this rank's rows
+  // (row-major float32 in the kernels' memory: device_arrays.hpp moves caller arrays in and out).
+  void predict(const View2<float>& x, std::uint64_t n, const View2<float>& y);
+  void sample(const View2<float>& contexts, std::uint64_t n, int members, std::uint64_t seed, const View2<float>& out);
   // Width of predict's outputs (mlp: its last layer) or of one ensemble member (diffusion).
   int output_width() const;
 
@@ -81,6 +83,8 @@ class InsituModel {
   // One epoch over the session's samples; returns its mean loss and adds its steps to `batches`.
   double run_epoch(const Numbering& numbering, std::uint64_t epoch, std::uint64_t& batches);
   void update_stats(const Numbering& numbering);
+  template <class T>
+  void push_from_device(const T* x, const T* y, std::uint64_t n, Order order);
   void keep_good_state();
   void roll_back();
 

@@ -81,7 +81,9 @@ TEST(InsituShard, ASessionHoldsOnlyThisRanksShardAndStillTrainsLikeTrain) {
   EXPECT_EQ(m.last_session_staged_rows(), shard);
   if (world.size() > 1) {
     EXPECT_LT(m.last_session_staged_rows(), total) << "a rank staged the whole session";
-    if (world.rank() == 1) EXPECT_GT(m.last_session_staged_rows(), pushed_by(1)) << "rank 1 trains on rank 0's rows too";
+    if (world.rank() == 1) {
+      EXPECT_GT(m.last_session_staged_rows(), pushed_by(1)) << "rank 1 trains on rank 0's rows too";
+    }
   }
 
   const auto file = params_of(t.model().store().params()), insitu = params_of(m.model().store().params());
