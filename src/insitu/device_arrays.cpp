@@ -27,6 +27,47 @@ constexpr T largest() {
   else return DBL_MAX;
 }
 
+// Note [functors, not lambdas]: nvcc (11.x) rejects these kernels as extended lambdas inside the
+// explicitly instantiated function templates below ("unexpected number of captures").
+
+// rows(i, j) = a's element (i, j) in the caller's layout, as float32.
+template <class T>
+struct RowsIn {
+  View2<float> rows;
+  Borrowed<const T> src;
+  long long n, d;
+  bool column;
+  KOKKOS_INLINE_FUNCTION void operator()(const long long idx) const {
+    const long long i = idx / d, j = idx % d;
+    rows(i, j) = static_cast<float>(column ? src(i + j * n) : src(idx));
+  }
+};
+
+// The caller's (i, m, j) = rows(i * k + m, j).
+template <class T>
+struct RowsOut {
+  View2<float> rows;
+  Borrowed<T> dst;
+  long long n, k, d;
+  bool column;
+  KOKKOS_INLINE_FUNCTION void operator()(const long long idx) const {
+    const long long i = idx / (k * d), m = (idx / d) % k, j = idx % d;
+    dst(column ? i + m * n + j * n * k : idx) = static_cast<T>(rows(i * k + m, j));
+  }
+};
+
+// The lowest index of a NaN/Inf (NaN fails every comparison).
+template <class T>
+struct FirstNonFinite {
+  Borrowed<const T> src;
+  T top;
+  KOKKOS_INLINE_FUNCTION void operator()(const long long idx, long long& lowest) const {
+    const T v = src(idx);
+    const T magnitude = v < T(0) ? -v : v;
+    if (!(magnitude <= top) && idx < lowest) lowest = idx;
+  }
+};
+
 }  // namespace
 
 bool is_device_memory(const void* p) {
@@ -51,7 +92,6 @@ bool is_device_memory(const void* p) {
 #endif
 }
 
-// Public free functions: nvcc needs device lambdas outside private members and constructors.
 template <class T>
 View2<float> rows_in(const T* a, std::uint64_t n, std::uint64_t d, Order order) {
   if (n > 0 && d > 0 && is_device_memory(a)) return device_rows_in(a, n, d, order);
@@ -66,14 +106,9 @@ template <class T>
 View2<float> device_rows_in(const T* a, std::uint64_t n, std::uint64_t d, Order order) {
   View2<float> rows(Kokkos::view_alloc(Kokkos::WithoutInitializing, "insitu_rows_in"), n, d);
   if (n == 0 || d == 0) return rows;
-  const Borrowed<const T> src(a, n * d);
   const auto ln = static_cast<long long>(n), ld = static_cast<long long>(d);
-  const bool column = order == Order::column_major;
-  Kokkos::parallel_for(
-      "insitu_rows_in", Policy(0, ln * ld), KOKKOS_LAMBDA(const long long idx) {
-        const long long i = idx / ld, j = idx % ld;
-        rows(i, j) = static_cast<float>(column ? src(i + j * ln) : src(idx));
-      });
+  Kokkos::parallel_for("insitu_rows_in", Policy(0, ln * ld),
+                       RowsIn<T>{rows, Borrowed<const T>(a, n * d), ln, ld, order == Order::column_major});
   return rows;
 }
 
@@ -88,31 +123,18 @@ void rows_out(const View2<float>& rows, std::uint64_t n, std::uint64_t k, std::u
 template <class T>
 void device_rows_out(const View2<float>& rows, std::uint64_t n, std::uint64_t k, std::uint64_t d, T* out, Order order) {
   if (n == 0 || k == 0 || d == 0) return;
-  const Borrowed<T> dst(out, n * k * d);
   const auto ln = static_cast<long long>(n), lk = static_cast<long long>(k), ld = static_cast<long long>(d);
-  const bool column = order == Order::column_major;
-  Kokkos::parallel_for(
-      "insitu_rows_out", Policy(0, ln * lk * ld), KOKKOS_LAMBDA(const long long idx) {
-        const long long i = idx / (lk * ld), m = (idx / ld) % lk, j = idx % ld;
-        dst(column ? i + m * ln + j * ln * lk : idx) = static_cast<T>(rows(i * lk + m, j));
-      });
+  Kokkos::parallel_for("insitu_rows_out", Policy(0, ln * lk * ld),
+                       RowsOut<T>{rows, Borrowed<T>(out, n * k * d), ln, lk, ld, order == Order::column_major});
   fence();  // the caller reads its array when the call returns
 }
 
 template <class T>
 long long first_nonfinite_on_device(const T* a, std::uint64_t count) {
   if (count == 0) return -1;
-  const Borrowed<const T> src(a, count);
-  const T top = largest<T>();
   long long first = LLONG_MAX;
-  Kokkos::parallel_reduce(
-      "insitu_finite", Policy(0, static_cast<long long>(count)),
-      KOKKOS_LAMBDA(const long long idx, long long& lowest) {
-        const T v = src(idx);
-        const T magnitude = v < T(0) ? -v : v;
-        if (!(magnitude <= top) && idx < lowest) lowest = idx;  // NaN fails every comparison
-      },
-      Kokkos::Min<long long>(first));
+  Kokkos::parallel_reduce("insitu_finite", Policy(0, static_cast<long long>(count)),
+                          FirstNonFinite<T>{Borrowed<const T>(a, count), largest<T>()}, Kokkos::Min<long long>(first));
   return first == LLONG_MAX ? -1 : first;
 }
 
