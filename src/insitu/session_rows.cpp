@@ -63,8 +63,9 @@ std::uint64_t stage_rows(const RollingBuffer& buffer, const Numbering& numbering
   // Send side: for every rank, in its list's order, the rows this rank owns (Note [staged shard]).
   std::vector<float> send;
   std::vector<int> send_counts(static_cast<std::size_t>(ranks), 0);
-  send.reserve(static_cast<std::size_t>(buffer.size()) * d);
+  send.reserve(static_cast<std::size_t>(buffer.size()) * d);  // at most every held row once
   for (int q = 0; q < ranks; ++q) {
+    if (q == me) continue;  // this rank's own rows are copied straight from the buffer below
     std::uint64_t n = 0;
     for (const std::uint64_t id : wanted_by(q)) {
       if (id < my_first || id >= my_end) continue;
@@ -83,12 +84,12 @@ std::uint64_t stage_rows(const RollingBuffer& buffer, const Numbering& numbering
   for (std::size_t i = 0; i < mine.size(); ++i) {
     if (mine[i] >= numbering.rows) throw Error("internal: in-situ session row id beyond the session");
     owners[i] = numbering.owner(mine[i]);
-    ++from[static_cast<std::size_t>(owners[i])];
+    if (owners[i] != me) ++from[static_cast<std::size_t>(owners[i])];
   }
   std::vector<int> recv_counts(from.size());
   for (std::size_t r = 0; r < from.size(); ++r) recv_counts[r] = as_count(from[r]);
   const std::vector<int> send_displs = displacements(send_counts), recv_displs = displacements(recv_counts);
-  std::vector<float> recv(mine.size() * d);
+  std::vector<float> recv(static_cast<std::size_t>(recv_displs.back() + recv_counts.back()) * d);
 
   MPI_Datatype row = MPI_DATATYPE_NULL;
   MPI_Type_contiguous(static_cast<int>(d), MPI_FLOAT, &row);
@@ -101,6 +102,11 @@ std::uint64_t stage_rows(const RollingBuffer& buffer, const Numbering& numbering
   // Each owner's rows arrive in this rank's list order; interleave them back into that order.
   std::vector<std::uint64_t> cursor(recv_displs.begin(), recv_displs.end());
   for (std::size_t i = 0; i < mine.size(); ++i) {
+    if (owners[i] == me) {
+      std::copy_n(buffer.x(mine[i] - my_first), dx, x + i * dx);
+      std::copy_n(buffer.y(mine[i] - my_first), dy, y + i * dy);
+      continue;
+    }
     const float* r = &recv[cursor[static_cast<std::size_t>(owners[i])]++ * d];
     std::copy_n(r, dx, x + i * dx);
     std::copy_n(r + dx, dy, y + i * dy);

@@ -8,8 +8,9 @@
 // Note [staged shard]: no rank ever holds the whole session. Every rank computes the same lists of
 // global ids each rank needs (an epoch's shard of the permutation, or a statistics block), so each
 // owner knows which of its rows go where without a request round; one MPI_Alltoallv of whole rows
-// (inputs and targets packed) moves them. A rank stages only its own list: about N / P rows for
-// an epoch, plus the send copy of its own held rows.
+// (inputs and targets packed) moves them; a rank's own rows are copied straight from its buffer.
+// A rank stages only its own list (about N / P rows for an epoch), plus the send copy of the rows
+// it holds for others.
 #pragma once
 
 #include <cstdint>
