@@ -3,7 +3,7 @@
 //  - BM_InsituPush: one simulation output step's push (80 samples, fp64, as the seed's 3840
 //    samples per 48 output steps) into a 3840-sample buffer; the simulation pays this per output.
 //  - BM_InsituSession/epochs:E: a whole session over a full buffer (3840 samples, 240 steps per
-//    epoch), with its overhead beyond its optimizer steps (gathering the buffer, statistics, the
+//    epoch), with its overhead beyond its optimizer steps (moving the epoch's rows, statistics, the
 //    state kept for a rollback, building each epoch's rows, log lines) as the counter overhead_ms
 //    (hpctrain_last_session_time); docs/insitu.md reports it next to the example's step time.
 #include <benchmark/benchmark.h>

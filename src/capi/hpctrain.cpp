@@ -14,7 +14,7 @@
 #include "core/log.hpp"
 #include "hpctrain/version.hpp"
 #include "insitu/config.hpp"
-#include "insitu/layout.hpp"
+#include "insitu/device_arrays.hpp"
 #include "insitu/session.hpp"
 #include "insitu/status.hpp"
 #include "train/driver.hpp"
@@ -139,11 +139,11 @@ int predict(const char* fn, int handle, const T* x, std::int64_t n, std::int64_t
                                                  " (use hpctrain_sample)");
     check_width("inputs", d_in, m.config().input_width, "input_width");
     check_width("outputs", d_out, m.output_width(), "the mlp's last layer");
-    const std::vector<float> rows = hpct::insitu::to_rows(x, static_cast<std::uint64_t>(n),
-                                                          static_cast<std::uint64_t>(d_in), order);
-    std::vector<float> out(static_cast<std::size_t>(n * d_out));
-    m.predict(rows.data(), static_cast<std::uint64_t>(n), out.data());
-    hpct::insitu::from_rows(out.data(), static_cast<std::uint64_t>(n), 1, static_cast<std::uint64_t>(d_out), y, order);
+    const auto un = static_cast<std::uint64_t>(n), ud = static_cast<std::uint64_t>(d_out);
+    const hpct::View2<float> rows = hpct::insitu::rows_in(x, un, static_cast<std::uint64_t>(d_in), order);
+    const hpct::View2<float> out("insitu_predict", un, ud);
+    m.predict(rows, un, out);
+    hpct::insitu::rows_out(out, un, 1, ud, y, order);
   });
 }
 
@@ -161,10 +161,10 @@ int sample(const char* fn, int handle, const T* c, std::int64_t n, std::int64_t 
     check_width("contexts", d_in, m.config().input_width, "input_width");
     check_width("ensemble members", d_out, m.config().target_width, "target_width");
     const auto un = static_cast<std::uint64_t>(n), ud = static_cast<std::uint64_t>(d_out);
-    const std::vector<float> rows = hpct::insitu::to_rows(c, un, static_cast<std::uint64_t>(d_in), order);
-    std::vector<float> ens(un * static_cast<std::uint64_t>(members) * ud);
-    m.sample(rows.data(), un, members, static_cast<std::uint64_t>(seed), ens.data());
-    hpct::insitu::from_rows(ens.data(), un, static_cast<std::uint64_t>(members), ud, out, order);
+    const hpct::View2<float> rows = hpct::insitu::rows_in(c, un, static_cast<std::uint64_t>(d_in), order);
+    const hpct::View2<float> ens("insitu_sample", un * static_cast<std::uint64_t>(members), ud);
+    m.sample(rows, un, members, static_cast<std::uint64_t>(seed), ens);
+    hpct::insitu::rows_out(ens, un, static_cast<std::uint64_t>(members), ud, out, order);
   });
 }
 

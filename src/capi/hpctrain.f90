@@ -4,6 +4,8 @@
 ! array, and ensembles(n, members, d). The library transposes these column-major arrays itself
 ! (HPCTRAIN_COL_MAJOR). Every function returns an integer status (HPCTRAIN_OK = 0); the message of
 ! a failure is hpctrain_last_error(). The communicator is the Fortran integer handle (use mpi).
+! The arrays' addresses are passed on, so a contiguous array given by its device address (inside
+! !$acc host_data use_device(...)) takes the C API's device path in a CUDA build (hpctrain.h).
 module hpctrain
   use iso_c_binding
   implicit none

@@ -7,7 +7,10 @@
  * Every function returns an HPCTRAIN_* status (0 = success) and never aborts or throws; after a
  * failure, hpctrain_last_error() holds a message (per thread). Functions marked COLLECTIVE must be
  * called by every rank of the model's communicator; they return the same status on every rank.
- * Arrays are borrowed for the call only. Layout: HPCTRAIN_ROW_MAJOR, C's [n][d] (sample i, value j
+ * Arrays are borrowed for the call only, host or device memory: in a CUDA build a pointer to the
+ * model's GPU's memory (cudaMalloc) is recognised (cudaPointerGetAttributes) and read or written
+ * there by GPU kernels, the transpose included; host, pinned, managed and unregistered memory is
+ * read as host memory; in a CPU build every pointer is host memory. Layout: HPCTRAIN_ROW_MAJOR, C's [n][d] (sample i, value j
  * at i * d + j), or HPCTRAIN_COL_MAJOR, Fortran's (n, d) (at i + j * n); ensembles are [n][members][d]
  * or (n, members, d). See docs/insitu.md. */
 #ifndef HPCTRAIN_H
@@ -106,7 +109,8 @@ int hpctrain_stats(int handle, double* input_mean, double* input_std, double* ta
 int hpctrain_counters(int handle, int64_t* global_step, int64_t* sessions, int64_t* epochs);
 
 /* Local. Wall seconds of the last session and the part inside its optimizer steps; the rest
- * (gathering the buffer, statistics, the state kept for a rollback, logging) is its overhead. */
+ * (moving each epoch's rows to the ranks, statistics, the state kept for a rollback, logging) is
+ * its overhead. */
 int hpctrain_last_session_time(int handle, double* seconds, double* step_seconds);
 
 /* Local. Log lines go to callback(line, user) (NULL: back to stdout), or are appended to a file

@@ -1,11 +1,7 @@
-// The rolling buffer's push (with the Fortran transpose) and its gathered snapshot (see buffer.hpp).
+// The rolling buffer's push, with the Fortran transpose (see buffer.hpp).
 #include "insitu/buffer.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <limits>
-
-#include "core/error.hpp"
 
 namespace hpct::insitu {
 
@@ -44,36 +40,5 @@ long long RollingBuffer::push(const T* x, const T* y, std::uint64_t n, Order ord
 
 template long long RollingBuffer::push<float>(const float*, const float*, std::uint64_t, Order);
 template long long RollingBuffer::push<double>(const double*, const double*, std::uint64_t, Order);
-
-Snapshot RollingBuffer::gather(const Comm& comm) const {
-  Snapshot s;
-  s.counts = comm.allgather<std::uint64_t>(size_);
-  for (std::uint64_t c : s.counts) s.rows += c;
-  const auto dx = static_cast<std::uint64_t>(d_in_), dy = static_cast<std::uint64_t>(d_out_);
-  if (s.rows * std::max(dx, dy) > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
-    throw Error("in-situ buffer: the gathered session is too large for one MPI message; lower buffer_capacity");
-  s.x.resize(s.rows * dx);
-  s.y.resize(s.rows * dy);
-  // This rank's samples, oldest first (the ring unrolled).
-  std::vector<float> mx(size_ * dx), my(size_ * dy);
-  for (std::uint64_t i = 0; i < size_; ++i) {
-    std::copy_n(x(i), dx, &mx[i * dx]);
-    std::copy_n(y(i), dy, &my[i * dy]);
-  }
-  auto gatherv = [&](const std::vector<float>& mine, std::vector<float>& all, std::uint64_t d) {
-    std::vector<int> counts(s.counts.size()), displs(s.counts.size());
-    int offset = 0;
-    for (std::size_t r = 0; r < counts.size(); ++r) {
-      counts[r] = static_cast<int>(s.counts[r] * d);
-      displs[r] = offset;
-      offset += counts[r];
-    }
-    MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_FLOAT, all.data(), counts.data(), displs.data(),
-                   MPI_FLOAT, comm.raw());
-  };
-  gatherv(mx, s.x, dx);
-  gatherv(my, s.y, dy);
-  return s;
-}
 
 }  // namespace hpct::insitu

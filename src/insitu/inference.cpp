@@ -17,7 +17,7 @@ int Inference::output_width() const {
   return dynamic_cast<MlpModel&>(trained_).mlp().config().d_out;
 }
 
-void Inference::predict(const float* x, std::uint64_t n, float* y) {
+void Inference::predict(const View2<float>& x, std::uint64_t n, const View2<float>& y) {
   if (trained_.family() != "mlp")
     throw InsituError(Status::unsupported, "predict needs an mlp model; this one is " + trained_.family() +
                                                " (diffusion: use hpctrain_sample)");
@@ -25,26 +25,18 @@ void Inference::predict(const float* x, std::uint64_t n, float* y) {
   Kokkos::deep_copy(mlp_->store().params(), trained_.store().params());
   Mlp<float>& net = dynamic_cast<MlpModel&>(*mlp_).mlp();
   const auto d_in = static_cast<std::uint64_t>(net.config().d_in);
-  const auto d_out = static_cast<std::uint64_t>(net.config().d_out);
-  View2<float> in("insitu_predict_in", kChunk, d_in), out("insitu_predict_out", kChunk, d_out);
-  auto h_in = Kokkos::create_mirror_view(in);
-  auto h_out = Kokkos::create_mirror_view(out);
   for (std::uint64_t first = 0; first < n; first += kChunk) {
     const std::uint64_t rows = std::min<std::uint64_t>(kChunk, n - first);
-    std::copy_n(x + first * d_in, rows * d_in, h_in.data());
-    Kokkos::deep_copy(in, h_in);
-    const auto y_dev = net.forward(Tensor<float>(in.data(), Shape{static_cast<std::int64_t>(rows),
-                                                                   static_cast<std::int64_t>(d_in)}),
+    const auto y_dev = net.forward(Tensor<float>(x.data() + first * d_in, Shape{static_cast<std::int64_t>(rows),
+                                                                               static_cast<std::int64_t>(d_in)}),
                                    static_cast<int>(rows));
-    Kokkos::deep_copy(Kokkos::subview(out, Kokkos::make_pair(std::uint64_t{0}, rows), Kokkos::ALL()),
+    Kokkos::deep_copy(Kokkos::subview(y, Kokkos::make_pair(first, first + rows), Kokkos::ALL()),
                       Kokkos::subview(y_dev, Kokkos::make_pair(std::uint64_t{0}, rows), Kokkos::ALL()));
-    Kokkos::deep_copy(h_out, out);
-    std::copy_n(h_out.data(), rows * d_out, y + first * d_out);
   }
 }
 
-void Inference::sample(const float* contexts, std::uint64_t n, int members, std::uint64_t seed,
-                       const InsituConfig& cfg, const DataStats& stats, bool stats_set, float* out) {
+void Inference::sample(const View2<float>& contexts, std::uint64_t n, int members, std::uint64_t seed,
+                       const InsituConfig& cfg, const DataStats& stats, bool stats_set, const View2<float>& out) {
   if (trained_.family() != "diffusion")
     throw InsituError(Status::unsupported, "sample needs a diffusion model; this one is " + trained_.family() +
                                                " (mlp: use hpctrain_predict)");
@@ -66,7 +58,7 @@ void Inference::sample(const float* contexts, std::uint64_t n, int members, std:
   opt.seed = seed;
   opt.clip = cfg.sample_clip;
   DiffusionSampler sampler(*net_, schedule, norm, opt);
-  sampler.sample(contexts, n, 0, out);
+  sampler.sample(contexts, n, 0, out);  // the view overload: no host copy
 }
 
 }  // namespace hpct::insitu

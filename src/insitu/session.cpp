@@ -1,4 +1,4 @@
-// The in-situ model: creation, pushes, sessions over the gathered buffer, checkpoints (see session.hpp).
+// The in-situ model: creation, pushes, sessions over every rank's buffer, checkpoints (see session.hpp).
 #include "insitu/session.hpp"
 
 #include <cmath>
@@ -8,11 +8,15 @@
 #include "core/timer.hpp"
 #include "data/sampler.hpp"
 #include "hpctrain/version.hpp"
+#include "insitu/device_arrays.hpp"
 #include "insitu/inference.hpp"
 #include "insitu/layout.hpp"
+#include "insitu/session_rows.hpp"
+#include "insitu/staged_block.hpp"
 #include "insitu/status.hpp"
 #include "models/registry.hpp"
 #include "nn/weights_io.hpp"
+#include "train/data_stats.hpp"
 
 namespace hpct::insitu {
 
@@ -23,6 +27,13 @@ std::unique_ptr<Comm> duplicate(MPI_Comm comm, MPI_Comm& dup) {
   if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
     throw InsituError(Status::mpi, "MPI_Comm_dup failed on the communicator passed in");
   return std::make_unique<Comm>(dup);
+}
+
+[[noreturn]] void reject_nonfinite(std::uint64_t bad, std::uint64_t n, std::uint64_t d_in) {
+  throw InsituError(Status::nonfinite,
+                    bad < n * d_in ? strf("push: inputs value %llu is NaN/Inf; nothing was stored", (unsigned long long)bad)
+                                   : strf("push: targets value %llu is NaN/Inf; nothing was stored",
+                                          (unsigned long long)(bad - n * d_in)));
 }
 
 Sampler session_sampler(const InsituConfig& c, std::uint64_t rows, int ranks) {
@@ -74,15 +85,9 @@ std::uint64_t InsituModel::global_batch() const {
 
 template <class T>
 void InsituModel::push(const T* x, const T* y, std::uint64_t n, Order order) {
+  if (is_device_memory(x) || is_device_memory(y)) return push_from_device(x, y, n, order);
   const long long bad = buffer_.push(x, y, n, order);
-  if (bad >= 0) {
-    const auto dx = static_cast<std::uint64_t>(cfg_.input_width);
-    const auto b = static_cast<std::uint64_t>(bad);
-    throw InsituError(Status::nonfinite,
-                      b < n * dx ? strf("push: inputs value %llu is NaN/Inf; nothing was stored", (unsigned long long)b)
-                                 : strf("push: targets value %llu is NaN/Inf; nothing was stored",
-                                        (unsigned long long)(b - n * dx)));
-  }
+  if (bad >= 0) reject_nonfinite(static_cast<std::uint64_t>(bad), n, static_cast<std::uint64_t>(cfg_.input_width));
   // The statistics see every pushed sample, in float32 as the buffer stores them.
   const std::vector<float> xs = to_rows(x, n, static_cast<std::uint64_t>(cfg_.input_width), order);
   const std::vector<float> ys = to_rows(y, n, static_cast<std::uint64_t>(cfg_.target_width), order);
@@ -90,6 +95,25 @@ void InsituModel::push(const T* x, const T* y, std::uint64_t n, Order order) {
     online_.add(&xs[i * static_cast<std::uint64_t>(cfg_.input_width)],
                 &ys[i * static_cast<std::uint64_t>(cfg_.target_width)]);
   ++pushes_since_session_;
+}
+
+template <class T>
+void InsituModel::push_from_device(const T* x, const T* y, std::uint64_t n, Order order) {
+  const auto dx = static_cast<std::uint64_t>(cfg_.input_width), dy = static_cast<std::uint64_t>(cfg_.target_width);
+  // The host path's check and message: the first NaN/Inf in the caller's layout, nothing stored.
+  auto first_bad = [](const T* a, std::uint64_t count) -> long long {
+    if (is_device_memory(a)) return first_nonfinite_on_device(a, count);
+    for (std::uint64_t i = 0; i < count; ++i)
+      if (!std::isfinite(a[i])) return static_cast<long long>(i);
+    return -1;
+  };
+  long long bad = first_bad(x, n * dx);
+  if (bad < 0 && (bad = first_bad(y, n * dy)) >= 0) bad += static_cast<long long>(n * dx);
+  if (bad >= 0) reject_nonfinite(static_cast<std::uint64_t>(bad), n, dx);
+  // Converted and transposed on the device, then one copy into the host buffer (device_arrays.hpp).
+  const auto hx = to_host(rows_in(x, n, dx, order));
+  const auto hy = to_host(rows_in(y, n, dy, order));
+  push(hx.data(), hy.data(), n, Order::row_major);
 }
 
 template void InsituModel::push<float>(const float*, const float*, std::uint64_t, Order);
@@ -102,11 +126,15 @@ bool InsituModel::session_due() const {
   return false;
 }
 
-void InsituModel::update_stats(const Snapshot& snap) {
+void InsituModel::update_stats(const Numbering& numbering) {
   if (!model_->needs_data_stats() || (stats_set_ && !cfg_.stats_every_session)) return;
-  stats_ = cfg_.stats_from_buffer
-               ? buffer_stats(snap.x.data(), snap.y.data(), snap.rows, cfg_.input_width, cfg_.target_width, *comm_)
-               : online_.merged(*comm_).stats();
+  if (cfg_.stats_from_buffer) {
+    const StagedBlock block(buffer_, numbering, *comm_);
+    last_session_staged_rows_ = std::max(last_session_staged_rows_, block.staged());
+    stats_ = compute_data_stats(block, *comm_);
+  } else {
+    stats_ = online_.merged(*comm_).stats();
+  }
   model_->set_data_stats(stats_);
   stats_set_ = true;
 }
@@ -115,20 +143,20 @@ double InsituModel::train_session(const std::string& time) {
   const std::uint64_t session = counters_.sessions + 1;
   const Stopwatch clock;
   const double step_seconds_before = time_.total();
-  Snapshot snap;
-  run_agreed_as(*comm_, Status::internal, [&] { snap = buffer_.gather(*comm_); });
-  if (snap.rows == 0)
+  last_session_staged_rows_ = 0;
+  const Numbering numbering = Numbering::of(buffer_, *comm_);
+  if (numbering.rows == 0)
     throw InsituError(Status::empty, strf("training session %llu: the buffer is empty on every rank (push samples "
                                           "before training)",
                                           (unsigned long long)session));
   log_.line(strf("Training session %llu at %s: %llu samples in buffer", (unsigned long long)session, time.c_str(),
-                 (unsigned long long)snap.rows));
-  update_stats(snap);
+                 (unsigned long long)numbering.rows));
+  update_stats(numbering);
   keep_good_state();
   double loss = std::numeric_limits<double>::quiet_NaN();
   for (std::uint64_t e = 0; e < cfg_.session_epochs; ++e) {
     std::uint64_t batches = 0;
-    loss = run_epoch(snap, counters_.epochs, batches);
+    loss = run_epoch(numbering, counters_.epochs, batches);
     if (std::isnan(loss) && batches > 0 && !cfg_.train.skip_nonfinite && !steps_->scaler().enabled()) {
       const std::uint64_t step = counters_.global_step;
       roll_back();
@@ -153,31 +181,39 @@ double InsituModel::train_session(const std::string& time) {
   return loss;
 }
 
-double InsituModel::run_epoch(const Snapshot& snap, std::uint64_t epoch, std::uint64_t& batches) {
-  // This rank's slots of the epoch's global order, laid out as EpochShard lays out a file's rows.
-  const Sampler sampler = session_sampler(cfg_, snap.rows, comm_->size());
+double InsituModel::run_epoch(const Numbering& numbering, std::uint64_t epoch, std::uint64_t& batches) {
+  // Each rank's slots of the epoch's global order, laid out as EpochShard lays out a file's rows;
+  // every rank computes every rank's list, so the owners know where their rows go (session_rows.hpp).
+  const Sampler sampler = session_sampler(cfg_, numbering.rows, comm_->size());
   const int accumulation = sampler.accumulation();
-  std::vector<std::uint64_t> offsets{0}, positions;
+  const std::vector<std::uint64_t> perm = sampler.permutation(epoch);
+  const WantedBy shard = [&](int q) {
+    std::vector<std::uint64_t> ids;
+    ids.reserve(sampler.rows_per_epoch(q));
+    for (std::uint64_t s = 0; s < sampler.steps_per_epoch(); ++s)
+      for (int k = 0; k < accumulation; ++k) {
+        const auto r = sampler.slice(s, k, q);
+        for (std::uint64_t p = r.first; p < r.second; ++p) ids.push_back(perm[p]);
+      }
+    return ids;
+  };
+  std::vector<std::uint64_t> offsets{0};
   for (std::uint64_t s = 0; s < sampler.steps_per_epoch(); ++s)
     for (int k = 0; k < accumulation; ++k) {
       const auto r = sampler.slice(s, k, comm_->rank());
-      for (std::uint64_t p = r.first; p < r.second; ++p) positions.push_back(p);
-      offsets.push_back(positions.size());
+      offsets.push_back(offsets.back() + (r.second - r.first));
     }
-  const std::vector<std::uint64_t> perm = sampler.permutation(epoch);
+  const std::vector<std::uint64_t> mine = shard(comm_->rank());
   const auto dx = static_cast<std::uint64_t>(cfg_.input_width), dy = static_cast<std::uint64_t>(cfg_.target_width);
-  const std::uint64_t rows = std::max<std::uint64_t>(positions.size(), 1);
+  const std::uint64_t rows = std::max<std::uint64_t>(mine.size(), 1);
   View2<float> x("insitu_x", rows, dx), y("insitu_y", rows, dy);
   View1<std::uint64_t> ids("insitu_ids", rows);
   auto hx = Kokkos::create_mirror_view(x);
   auto hy = Kokkos::create_mirror_view(y);
   auto hids = Kokkos::create_mirror_view(ids);
-  for (std::size_t i = 0; i < positions.size(); ++i) {
-    const std::uint64_t id = perm[positions[i]];
-    hids(i) = id;
-    std::copy_n(&snap.x[id * dx], dx, &hx(i, 0));
-    std::copy_n(&snap.y[id * dy], dy, &hy(i, 0));
-  }
+  std::copy(mine.begin(), mine.end(), hids.data());
+  last_session_staged_rows_ =
+      std::max(last_session_staged_rows_, stage_rows(buffer_, numbering, *comm_, shard, hx.data(), hy.data()));
   Kokkos::deep_copy(x, hx);
   Kokkos::deep_copy(y, hy);
   Kokkos::deep_copy(ids, hids);
@@ -240,9 +276,12 @@ void InsituModel::roll_back() {
   counters_ = good_.counters;
 }
 
-void InsituModel::predict(const float* x, std::uint64_t n, float* y) { inference_->predict(x, n, y); }
+void InsituModel::predict(const View2<float>& x, std::uint64_t n, const View2<float>& y) {
+  inference_->predict(x, n, y);
+}
 
-void InsituModel::sample(const float* contexts, std::uint64_t n, int members, std::uint64_t seed, float* out) {
+void InsituModel::sample(const View2<float>& contexts, std::uint64_t n, int members, std::uint64_t seed,
+                         const View2<float>& out) {
   inference_->sample(contexts, n, members, seed, cfg_, stats_, stats_set_, out);
 }
 

@@ -1,9 +1,10 @@
 // A model trained inside a running simulation: the deck's model family, optimizer and step runner
 // (the same pieces as `train`), a rolling buffer the simulation pushes into, and training sessions.
-// Note [a session is an epoch]: a session snapshots the buffer (buffer.hpp, Note [global
-// numbering]) and runs session_epochs epochs over it exactly as NetworkTrainer runs an epoch over
-// a file: Sampler(seed) order of epoch e, where e counts the epochs of all sessions so far, the same
-// step runner, batch ids and noise keys. So one session equals `train` on a file of the snapshot.
+// Note [a session is an epoch]: a session numbers every rank's buffered samples (session_rows.hpp,
+// Note [global numbering]) and runs session_epochs epochs over them exactly as NetworkTrainer runs
+// an epoch over a file: Sampler(seed) order of epoch e, where e counts the epochs of all sessions so
+// far, the same step runner, batch ids and noise keys. So one session equals `train` on a file of
+// those samples. Each epoch stages on each rank only the rows of its shard (Note [staged shard]).
 // Calls marked collective must be made by every rank of the model's communicator.
 #pragma once
 
@@ -16,6 +17,7 @@
 #include "insitu/buffer.hpp"
 #include "insitu/config.hpp"
 #include "insitu/insitu_log.hpp"
+#include "insitu/session_rows.hpp"
 #include "insitu/stats.hpp"
 #include "models/model.hpp"
 #include "train/step.hpp"
@@ -42,18 +44,20 @@ class InsituModel {
   LogSink& log() { return log_; }
   Model& model() { return *model_; }
 
-  // Local: n samples into this rank's buffer (and its online statistics).
+  // Local: n samples into this rank's buffer (and its online statistics). x and y may be host or
+  // device memory (device_arrays.hpp).
   template <class T>
   void push(const T* x, const T* y, std::uint64_t n, Order order);
-  // Collective: one session over the gathered buffer; returns its last epoch's mean loss.
+  // Collective: one session over every rank's buffer; returns its last epoch's mean loss.
   // `time` is the simulation's time string for the log line.
   double train_session(const std::string& time);
   // Collective: whether session_trigger says a session is due now (the same answer on all ranks).
   bool session_due() const;
 
-  // Local: mlp outputs / diffusion ensembles for this rank's rows (row-major float32).
-  void predict(const float* x, std::uint64_t n, float* y);
-  void sample(const float* contexts, std::uint64_t n, int members, std::uint64_t seed, float* out);
+  // Local: mlp outputs [n, width] / diffusion ensembles [n * members, width] for this rank's rows
+  // (row-major float32 in the kernels' memory: device_arrays.hpp moves caller arrays in and out).
+  void predict(const View2<float>& x, std::uint64_t n, const View2<float>& y);
+  void sample(const View2<float>& contexts, std::uint64_t n, int members, std::uint64_t seed, const View2<float>& out);
   // Width of predict's outputs (mlp: its last layer) or of one ensemble member (diffusion).
   int output_width() const;
 
@@ -71,11 +75,16 @@ class InsituModel {
   // backward, all-reduce, update): the rest is the session's overhead.
   double last_session_seconds() const { return last_session_seconds_; }
   double last_session_step_seconds() const { return last_session_step_seconds_; }
+  // The most session rows this rank held at once in the last session (an epoch's shard, or its
+  // block of the buffer statistics): about N / P, never the whole session.
+  std::uint64_t last_session_staged_rows() const { return last_session_staged_rows_; }
 
  private:
-  // One epoch over the snapshot; returns its mean loss and adds its steps to `batches`.
-  double run_epoch(const Snapshot& snap, std::uint64_t epoch, std::uint64_t& batches);
-  void update_stats(const Snapshot& snap);
+  // One epoch over the session's samples; returns its mean loss and adds its steps to `batches`.
+  double run_epoch(const Numbering& numbering, std::uint64_t epoch, std::uint64_t& batches);
+  void update_stats(const Numbering& numbering);
+  template <class T>
+  void push_from_device(const T* x, const T* y, std::uint64_t n, Order order);
   void keep_good_state();
   void roll_back();
 
@@ -96,6 +105,7 @@ class InsituModel {
   std::uint64_t pushes_since_session_ = 0;
   TimeSplit time_;
   double last_session_seconds_ = 0, last_session_step_seconds_ = 0;
+  std::uint64_t last_session_staged_rows_ = 0;
   // The state before the running session, restored when its loss goes NaN/Inf.
   struct GoodState {
     View1<float> params, m, v;

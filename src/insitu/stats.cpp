@@ -1,4 +1,4 @@
-// Online (Welford/Chan) and buffer (two-pass) normalisation statistics (see stats.hpp).
+// Online (Welford/Chan) normalisation statistics (see stats.hpp).
 #include "insitu/stats.hpp"
 
 #include <algorithm>
@@ -84,41 +84,6 @@ void OnlineStats::load(const std::map<std::string, std::vector<double>>& in, con
   n_ = static_cast<std::uint64_t>(n->second[0]);
   mean_ = mean->second;
   m2_ = m2->second;
-}
-
-DataStats buffer_stats(const float* x, const float* y, std::uint64_t rows, int d_in, int d_out, const Comm& comm) {
-  // Note [same bits as train]: the loops below are train/data_stats.cpp's, over the same row blocks
-  // (rank r: [N r / P, N (r + 1) / P)) and with the same all-reduce, so the statistics are identical.
-  const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(comm.size());
-  const std::uint64_t first = rows * r / p, count = rows * (r + 1) / p - first;
-  const auto dx = static_cast<std::uint64_t>(d_in), dy = static_cast<std::uint64_t>(d_out);
-  std::vector<double> acc(dx + dy), mean(dx + dy, 0.0);
-  for (int pass = 0; pass < 2; ++pass) {
-    std::fill(acc.begin(), acc.end(), 0.0);
-    for (std::uint64_t i = first; i < first + count; ++i) {
-      for (std::uint64_t j = 0; j < dx; ++j) {
-        const double v = x[i * dx + j] - mean[j];
-        acc[j] += pass == 0 ? v : v * v;
-      }
-      for (std::uint64_t j = 0; j < dy; ++j) {
-        const double v = y[i * dy + j] - mean[dx + j];
-        acc[dx + j] += pass == 0 ? v : v * v;
-      }
-    }
-    comm.allreduce_sum(acc.data(), acc.size());
-    for (std::size_t j = 0; j < acc.size(); ++j) {
-      const double m = acc[j] / static_cast<double>(std::max<std::uint64_t>(rows, 1));
-      if (pass == 0) mean[j] = m;
-      else acc[j] = std::sqrt(m);
-    }
-  }
-  DataStats s;
-  s.rows = rows;
-  s.x_mean.assign(mean.begin(), mean.begin() + static_cast<long>(dx));
-  s.y_mean.assign(mean.begin() + static_cast<long>(dx), mean.end());
-  s.x_std.assign(acc.begin(), acc.begin() + static_cast<long>(dx));
-  s.y_std.assign(acc.begin() + static_cast<long>(dx), acc.end());
-  return s;
 }
 
 }  // namespace hpct::insitu

@@ -1,10 +1,8 @@
-// Normalisation statistics of in-situ data, two ways:
-//  - OnlineStats: per-column Welford accumulators (fp64) updated at every push on each rank, merged
-//    over ranks with Chan et al.'s pairwise formula in rank order (every rank gets the same bits);
-//    this is how seed 000's plugin accumulates before its first session (stats_source pushed).
-//  - buffer_stats: two passes over a session's gathered buffer, with exactly the row partition,
-//    summation order and reduction of train/data_stats.cpp (stats_source buffer), so a session
-//    normalises bit for bit like `train` on a file of the same samples.
+// Online normalisation statistics of in-situ data (stats_source pushed): per-column Welford
+// accumulators (fp64) updated at every push on each rank, merged over ranks with Chan et al.'s
+// pairwise formula in rank order (every rank gets the same bits); this is how seed 000's plugin
+// accumulates before its first session. (stats_source buffer runs train/data_stats over the
+// session's samples: staged_block.hpp.)
 #pragma once
 
 #include <cstdint>
@@ -38,9 +36,5 @@ class OnlineStats {
   std::uint64_t n_ = 0;
   std::vector<double> mean_, m2_;  // inputs then targets
 };
-
-// rows [N, d_in] and [N, d_out] (row-major, every rank holds all N rows): rank r sums rows
-// [N r / P, N (r + 1) / P). Collective.
-DataStats buffer_stats(const float* x, const float* y, std::uint64_t rows, int d_in, int d_out, const Comm& comm);
 
 }  // namespace hpct::insitu

@@ -120,4 +120,33 @@ void DiffusionSampler::sample(const float* contexts, std::uint64_t n, std::uint6
   }
 }
 
+void DiffusionSampler::stage_chunk(const View2<float>& contexts, std::uint64_t first, std::uint64_t k,
+                                   std::uint64_t first_index) {
+  const auto c_raw = c_raw_;
+  const auto ids = pair_ids_;
+  const auto M = static_cast<long>(opt_.members), nc = static_cast<long>(c_raw_.extent(1));
+  const auto base = static_cast<long>(first);
+  const std::uint64_t id0 = (first_index + first) * static_cast<std::uint64_t>(M);  // as the host overload's ids
+  Kokkos::parallel_for(
+      "sample_stage", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(k) * M * nc),
+      KOKKOS_LAMBDA(const long idx) {
+        const long r = idx / nc, j = idx % nc;  // r = context * M + member
+        c_raw(r, j) = contexts(base + r / M, j);
+        if (j == 0) ids(r) = id0 + static_cast<std::uint64_t>(r);
+      });
+}
+
+void DiffusionSampler::sample(const View2<float>& contexts, std::uint64_t n, std::uint64_t first_index,
+                              const View2<float>& out) {
+  const auto M = static_cast<std::uint64_t>(opt_.members);
+  for (std::uint64_t first = 0; first < n; first += static_cast<std::uint64_t>(contexts_per_chunk_)) {
+    const std::uint64_t k = std::min<std::uint64_t>(static_cast<std::uint64_t>(contexts_per_chunk_), n - first);
+    const auto rows = static_cast<int>(k * M);
+    stage_chunk(contexts, first, k, first_index);
+    run_chunk(rows);
+    Kokkos::deep_copy(Kokkos::subview(out, Kokkos::make_pair(first * M, first * M + k * M), Kokkos::ALL()),
+                      Kokkos::subview(x_, Kokkos::make_pair(0, rows), Kokkos::ALL()));
+  }
+}
+
 }  // namespace hpct

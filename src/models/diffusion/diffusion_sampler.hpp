@@ -38,11 +38,19 @@ class DiffusionSampler {
   void sample(const float* contexts, std::uint64_t n, std::uint64_t first_index, float* out,
               const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
 
+  // The same with contexts [n, n_context] and out [n * members, n_fine] as views in the kernels'
+  // memory (device memory on GPU builds): neither passes through the host (the in-situ library
+  // samples into a caller's device array this way). Bitwise the same values as the host overload.
+  void sample(const View2<float>& contexts, std::uint64_t n, std::uint64_t first_index, const View2<float>& out);
+
   // The timesteps visited, from the noisiest down to 0.
   const std::vector<int>& timesteps() const { return visit_; }
 
   // One chunk of sample(). Public only because nvcc rejects a device lambda inside a private member.
   void run_chunk(int rows);
+  // The view overload's chunk input: contexts [first, first + k) each repeated for the members,
+  // with their (context, member) ids. Public for the same reason.
+  void stage_chunk(const View2<float>& contexts, std::uint64_t first, std::uint64_t k, std::uint64_t first_index);
 
  private:
 
