@@ -36,17 +36,9 @@ class Error : public std::runtime_error {
 
 // "file:line: key: message", the form every input error takes so users can jump to the spot.
 inline std::string where(const std::string& file, int line, const std::string& key) {
-  // Appended piece by piece: GCC 12 in C++20 mode warns (-Wrestrict, a false positive) on
-  // `const char* + std::string&&` here.
   std::string s = file;
-  if (line > 0) {
-    s += ':';
-    s += std::to_string(line);
-  }
-  if (!key.empty()) {
-    if (!s.empty()) s += ": ";
-    s += key;
-  }
+  if (line > 0) s += ":" + std::to_string(line);
+  if (!key.empty()) s += (s.empty() ? "" : ": ") + key;
   return s;
 }
 
