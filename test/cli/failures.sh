@@ -90,8 +90,12 @@ echo "SIGUSR1: exit 3, $(grep -o 'checkpoint [^ ]*ckpt[^ ]*' "$work/usr1.log" | 
 frozen_rank() {  # name, extra --set arguments
   local name=$1; shift
   local dir=$work/$name
-  start --set checkpoint_dir=$dir --set checkpoint_every_steps=0 --set watchdog_timeout=3 --set epochs=50 "$@" \
-    >"$work/$name.log" 2>&1
+  # Long epochs and no validation: the freeze must land in a step's all-reduce, which the watchdog
+  # covers and names the rank in. Frozen at an epoch boundary (validation, loading the next epoch),
+  # the other rank waits in a collective outside the watchdog, and the heartbeat ends the job first
+  # without a name; with epochs of a few seconds the freeze 1.5 s in falls inside the first one.
+  start --set checkpoint_dir=$dir --set checkpoint_every_steps=0 --set watchdog_timeout=3 --set epochs=3 \
+    --set data_file="$work/data_long.h5" --set validation_fraction=0 "$@" >"$work/$name.log" 2>&1
   local launcher=$!
   sleep 1.5
   local victim
@@ -106,6 +110,7 @@ frozen_rank() {  # name, extra --set arguments
     fail "$name: watchdog did not name rank 1: $(grep -i watchdog "$work/$name.log")"
   echo "frozen rank ($name): job aborted after $((SECONDS - start)) s: $(grep -o 'rank(s) 1 not responding[^;]*' "$work/$name.log")"
 }
+"$(dirname "$train")/datagen" friedman1 "$work/data_long.h5" --rows 400000 >/dev/null || fail "datagen (long)"
 frozen_rank hang --set bucket_mb=0
 frozen_rank hang_buckets --set bucket_mb=0.001  # 3 buckets of the 256,256 mlp
 frozen_rank hang_sharded --set optimizer_sharding=true
