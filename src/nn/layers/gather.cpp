@@ -1,8 +1,6 @@
 // Gather layer kernels (see gather.hpp).
 #include "nn/layers/gather.hpp"
 
-#include <algorithm>
-
 namespace hpct::nn {
 
 template <class Scalar>
@@ -14,9 +12,7 @@ Gather<Scalar>::Gather(Workspace<Scalar>& ws, const std::string& name, int cols,
 
 template <class Scalar>
 void Gather<Scalar>::set_indices(const std::vector<int>& index, std::int64_t sources) {
-  if (static_cast<std::int64_t>(index.size()) <= groups_.max_positions())
-    std::copy(index.begin(), index.end(), groups_.host_keys().data());
-  groups_.build(static_cast<std::int64_t>(index.size()), sources, name_ + " (gather) indices");
+  groups_.build_from(index, sources, name_ + " (gather) indices");
 }
 
 template <class Scalar>

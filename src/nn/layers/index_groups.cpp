@@ -1,6 +1,8 @@
 // The host counting sort and the device grouping behind IndexGroups (see index_groups.hpp).
 #include "nn/layers/index_groups.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace hpct::nn {
@@ -63,6 +65,12 @@ void IndexGroups::group_on_device(std::int64_t m, std::int64_t num_keys) {
       if (keys(p) == k) order(o++) = p;
   });
   m_ = m, num_keys_ = num_keys, touched_count_ = -1;
+}
+
+void IndexGroups::build_from(const std::vector<int>& keys, std::int64_t num_keys, const std::string& what) {
+  const auto m = static_cast<std::int64_t>(keys.size());
+  if (m <= max_positions()) std::copy(keys.begin(), keys.end(), h_keys_.data());
+  build(m, num_keys, what);
 }
 
 void IndexGroups::build(std::int64_t m, std::int64_t num_keys, const std::string& what) {

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/kokkos_compat.hpp"
 #include "nn/elementwise.hpp"
@@ -43,6 +44,9 @@ class IndexGroups {
   // Groups positions [0, m) by host_keys() into num_keys groups and copies the result to the
   // device. A key outside [0, num_keys) throws an Error naming `what` and the position.
   void build(std::int64_t m, std::int64_t num_keys, const std::string& what);
+  // build() from a host list of keys (Gather's and ScatterAdd's set_indices). Too many keys is the
+  // capacity error of build(), so nothing is copied past host_keys().
+  void build_from(const std::vector<int>& keys, std::int64_t num_keys, const std::string& what);
   // Groups positions [0, m) by keys() on the device (Note [device grouping]); every key must be in
   // [0, num_keys) already (callers clamp). Fills offsets() and order(), not touched().
   void group_on_device(std::int64_t m, std::int64_t num_keys);

@@ -1,8 +1,6 @@
 // ScatterAdd layer kernels (see scatter_add.hpp).
 #include "nn/layers/scatter_add.hpp"
 
-#include <algorithm>
-
 namespace hpct::nn {
 
 template <class Scalar>
@@ -14,9 +12,7 @@ ScatterAdd<Scalar>::ScatterAdd(Workspace<Scalar>& ws, const std::string& name, i
 
 template <class Scalar>
 void ScatterAdd<Scalar>::set_indices(const std::vector<int>& index, std::int64_t targets) {
-  if (static_cast<std::int64_t>(index.size()) <= groups_.max_positions())
-    std::copy(index.begin(), index.end(), groups_.host_keys().data());
-  groups_.build(static_cast<std::int64_t>(index.size()), targets, name_ + " (scatter_add) indices");
+  groups_.build_from(index, targets, name_ + " (scatter_add) indices");
 }
 
 template <class Scalar>
