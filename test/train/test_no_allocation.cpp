@@ -60,7 +60,17 @@ TEST(NoAllocation, MlpTrainingStepWithOverlappedBuckets) {
   const std::string data = hpct::test::friedman_file(comm, "noalloc_buckets", 2000);
   const deck::Deck deck = hpct::test::make_deck(
       "data_file " + data + "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nclip_grad_norm 1\nlog_every 100000\n"
-      "accumulation_steps 2\nbucket_mb 0.0001\n");
+      "accumulation_steps 2\nbucket_mb 0.0001\ncomm_backend mpi\n");
+  expect_no_allocation(deck, comm, 5, 25);
+}
+
+// The shared-memory reducer (2 ranks): ranges copied from the ready hook, chunks summed in the window.
+TEST(NoAllocation, MlpTrainingStepWithSharedMemoryReducer) {
+  const Comm comm;
+  const std::string data = hpct::test::friedman_file(comm, "noalloc_shm", 2000);
+  const deck::Deck deck = hpct::test::make_deck(
+      "data_file " + data + "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nclip_grad_norm 1\nlog_every 100000\n"
+      "accumulation_steps 2\ncomm_backend shm\n");
   expect_no_allocation(deck, comm, 5, 25);
 }
 
