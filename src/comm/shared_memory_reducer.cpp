@@ -48,13 +48,15 @@ bool SharedMemoryReducer::node_local(const Comm& comm) {
 // the file; every rank reserves its own slot's pages with posix_fallocate (so tmpfs cannot fail later
 // with SIGBUS, and the pages come from that rank's NUMA node) and maps the whole file; rank 0 unlinks
 // the name once every rank has it open or failed, so nothing is left in /dev/shm, even after a crash.
-SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, double timeout_seconds)
+SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, double timeout_seconds, bool sharded)
     : comm_(comm), rank_(comm.rank()), size_(comm.size()), n_(n), timeout_(timeout_seconds) {
   chunks_ = (n_ + kChunk - 1) / kChunk;
   const std::uint64_t padded = round_up(n_ * sizeof(float));  // bytes per slot, whole pages
   const auto p = static_cast<std::uint64_t>(size_);
-  const std::uint64_t header = round_up((p + 2) * sizeof(Counter) + p * sizeof(ControlSlot));
-  bytes_ = header + p * padded;
+  const std::uint64_t header = round_up((2 * p + 2) * sizeof(Counter) + p * sizeof(ControlSlot));
+  // Rank 0's pages: the header and, sharded, the shared parameters after the slots.
+  const std::uint64_t params_at = header + p * padded;
+  bytes_ = params_at + (sharded ? padded : 0);
   static int windows = 0;  // a name per window of this job: pid of rank 0 and a count
   std::string name;
   if (rank_ == 0) name = strf("/hpctrain-%d-%d", static_cast<int>(getpid()), windows++);
@@ -75,6 +77,7 @@ SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, doub
   if (error.empty()) {
     int rc = posix_fallocate(fd, offset, static_cast<off_t>(padded));
     if (rc == 0 && rank_ == 0) rc = posix_fallocate(fd, 0, static_cast<off_t>(header));
+    if (rc == 0 && rank_ == 0 && sharded) rc = posix_fallocate(fd, static_cast<off_t>(params_at), static_cast<off_t>(padded));
     if (rc != 0) error = what + ": " + std::strerror(rc) + " (is /dev/shm full or `ulimit -f` set? comm_backend mpi needs no window)";
   }
   if (error.empty()) {
@@ -94,10 +97,12 @@ SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, doub
   published_ = reinterpret_cast<Counter*>(base_);
   claimed_ = published_ + p;
   done_ = claimed_ + 1;
-  control_ = reinterpret_cast<ControlSlot*>(done_ + 1);
+  stage_ = done_ + 1;
+  control_ = reinterpret_cast<ControlSlot*>(stage_ + p);
   for (std::uint64_t r = 0; r < p; ++r) slot_ptrs_.push_back(reinterpret_cast<float*>(base_ + header + r * padded));
+  if (sharded) shared_params_ = reinterpret_cast<float*>(base_ + params_at);
   if (rank_ == 0) {
-    for (std::uint64_t r = 0; r < p + 2; ++r) new (&published_[r]) Counter{{0}};
+    for (std::uint64_t r = 0; r < 2 * p + 2; ++r) new (&published_[r]) Counter{{0}};
     for (std::uint64_t r = 0; r < p; ++r) new (&control_[r]) ControlSlot{};
   }
   comm.barrier();  // the counters exist before anyone reads them
@@ -166,6 +171,18 @@ bool SharedMemoryReducer::reduce_one() {
   return true;
 }
 
+void SharedMemoryReducer::wait_all(const Counter* counters, std::uint64_t value, std::uint64_t step) {
+  Stopwatch waited;
+  long polls = 0;
+  for (int r = 0; r < size_; ++r) {
+    while (counters[r].value.load(std::memory_order_acquire) < value) {
+      if ((++polls & 1023) == 0 && timeout_ > 0 && waited.seconds() > (rank_ == 0 ? timeout_ : timeout_ + kGraceSeconds))
+        abort_job(step, counters, value);
+      if (polls > 100000) sched_yield();  // an oversubscribed peer may need this core
+    }
+  }
+}
+
 void SharedMemoryReducer::reduce(std::uint64_t step, double* control, int n_control) {
   const std::uint64_t target = (seq_ + 1) * chunks_;
   Stopwatch waited;
@@ -173,36 +190,69 @@ void SharedMemoryReducer::reduce(std::uint64_t step, double* control, int n_cont
   for (;;) {
     if (reduce_one()) continue;
     if (done_->value.load(std::memory_order_acquire) >= target) break;
-    if ((++polls & 1023) == 0 && timeout_ > 0) {
-      const double w = waited.seconds();
-      if (w > (rank_ == 0 ? timeout_ : timeout_ + kGraceSeconds)) abort_job(step);
-    }
-    if (polls > 100000) sched_yield();  // an oversubscribed peer may need this core
+    if ((++polls & 1023) == 0 && timeout_ > 0 && waited.seconds() > (rank_ == 0 ? timeout_ : timeout_ + kGraceSeconds))
+      abort_job(step, published_, seq_ * stride() + n_ + 1);
+    if (polls > 100000) sched_yield();
   }
   // The control values: every rank may have published all its gradients from the ready hook and
   // still be on its way to contribute() (a slow loss, a checkpoint); wait for the final publication.
-  const std::uint64_t all = seq_ * stride() + n_ + 1;
-  for (int r = 0; r < size_; ++r) {
-    while (published_[r].value.load(std::memory_order_acquire) < all) {
-      if ((++polls & 1023) == 0 && timeout_ > 0 && waited.seconds() > (rank_ == 0 ? timeout_ : timeout_ + kGraceSeconds))
-        abort_job(step);
-      if (polls > 100000) sched_yield();
-    }
+  wait_all(published_, seq_ * stride() + n_ + 1, step);
+  for (int i = 0; i < n_control && i < kMaxControl; ++i) {
+    double s = 0;
+    for (int r = 0; r < size_; ++r) s += control_[r].values[seq_ % 2][i];
+    control[i] = s;
+  }
+  end_exchange();
+}
+
+void SharedMemoryReducer::end_exchange() {
+  ++seq_;
+  ready_ = 0;  // the next exchange starts unpublished, also on a rank that never arms (no rows in it)
+}
+
+// The sharded exchange. Note [shared-memory sequence] holds here too: a rank writes its slot for the
+// next exchange only after sum_scalar, which waits for every rank to have finished reduce_slice; it
+// writes the shared parameters only after the next sum_scalar, which waits for every rank to have
+// finished this all_gather.
+void SharedMemoryReducer::reduce_slice(std::uint64_t step, std::uint64_t offset, std::uint64_t count, float* out,
+                                       double* control, int n_control) {
+  wait_all(published_, seq_ * stride() + n_ + 1, step);  // every gradient and control value
+  // Note [shared-memory sum order], into this rank's private slice.
+  std::memcpy(out, slot(0) + offset, count * sizeof(float));
+  for (int r = 1; r < size_; ++r) {
+    const float* x = slot(r) + offset;
+#pragma omp simd
+    for (std::uint64_t i = 0; i < count; ++i) out[i] += x[i];
   }
   for (int i = 0; i < n_control && i < kMaxControl; ++i) {
     double s = 0;
     for (int r = 0; r < size_; ++r) s += control_[r].values[seq_ % 2][i];
     control[i] = s;
   }
-  ++seq_;
-  ready_ = 0;  // the next exchange starts unpublished, also on a rank that never arms (no rows in it)
 }
 
-void SharedMemoryReducer::abort_job(std::uint64_t step) const {
-  std::vector<int> absent;
-  const std::uint64_t all = seq_ * stride() + n_ + 1;
+double SharedMemoryReducer::sum_scalar(std::uint64_t step, double value) {
+  control_[rank_].scalar[seq_ % 2] = value;
+  stage_[rank_].value.store(seq_ * 4 + 1, std::memory_order_release);
+  wait_all(stage_, seq_ * 4 + 1, step);
+  double s = 0;
+  for (int r = 0; r < size_; ++r) s += control_[r].scalar[seq_ % 2];
+  return s;
+}
+
+void SharedMemoryReducer::all_gather(std::uint64_t step, float* params, std::uint64_t offset, std::uint64_t count) {
+  std::memcpy(shared_params_ + offset, params + offset, count * sizeof(float));
+  stage_[rank_].value.store(seq_ * 4 + 2, std::memory_order_release);
+  wait_all(stage_, seq_ * 4 + 2, step);
+  std::memcpy(params, shared_params_, offset * sizeof(float));
+  std::memcpy(params + offset + count, shared_params_ + offset + count, (n_ - offset - count) * sizeof(float));
+  end_exchange();
+}
+
+void SharedMemoryReducer::abort_job(std::uint64_t step, const Counter* counters, std::uint64_t value) const {
+  std::vector<int> absent;  // the ranks whose counter never reached the value waited for
   for (int r = 0; r < size_; ++r)
-    if (published_[r].value.load(std::memory_order_acquire) < all) absent.push_back(r);
+    if (counters[r].value.load(std::memory_order_acquire) < value) absent.push_back(r);
   std::string msg = strf("watchdog: the gradient all-reduce of step %llu did not complete within %.0f s; ",
                          (unsigned long long)step, timeout_ + (rank_ == 0 ? 0.0 : kGraceSeconds));
   msg += absent.empty() ? std::string("every rank arrived, but a rank stopped while summing (dead or hung)")

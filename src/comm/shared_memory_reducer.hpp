@@ -48,8 +48,9 @@ class SharedMemoryReducer {
   // can hold them all. Collective.
   static bool node_local(const Comm& comm);
 
-  // Collective: allocates the window for n floats per rank. timeout_seconds <= 0: no watchdog.
-  SharedMemoryReducer(const Comm& comm, std::uint64_t n, double timeout_seconds);
+  // Collective: allocates the window for n floats per rank (and, sharded, n shared parameters).
+  // timeout_seconds <= 0: no watchdog.
+  SharedMemoryReducer(const Comm& comm, std::uint64_t n, double timeout_seconds, bool sharded = false);
   ~SharedMemoryReducer();
   SharedMemoryReducer(const SharedMemoryReducer&) = delete;
   SharedMemoryReducer& operator=(const SharedMemoryReducer&) = delete;
@@ -68,6 +69,17 @@ class SharedMemoryReducer {
   void reduce(std::uint64_t step, double* control, int n_control);
   // This rank's slot: the summed gradients after reduce(), until the next exchange's arm().
   float* sum() const { return slot(rank_); }
+
+  // Optimizer sharding (ZeRO stage 1, Note [optimizer sharding] in train/step.cpp) through the window,
+  // after contribute(): out[0, count) = the rank-order sum of [offset, offset + count) over ranks, and
+  // the control values summed. Then sum_scalar (the slices' squared norms), the update of this rank's
+  // slice, and all_gather; end_exchange() closes the exchange (all_gather does, or a skipped step).
+  void reduce_slice(std::uint64_t step, std::uint64_t offset, std::uint64_t count, float* out, double* control,
+                    int n_control);
+  double sum_scalar(std::uint64_t step, double value);
+  // Publishes params[offset, offset + count) and copies every other rank's slice into params[0, n).
+  void all_gather(std::uint64_t step, float* params, std::uint64_t offset, std::uint64_t count);
+  void end_exchange();
   std::uint64_t size() const { return n_; }
 
  private:
@@ -76,6 +88,7 @@ class SharedMemoryReducer {
   };
   struct alignas(64) ControlSlot {
     double values[2][kMaxControl];  // by the parity of the exchange
+    double scalar[2];               // sum_scalar's value, likewise
   };
   std::uint64_t stride() const { return n_ + 2; }  // Note [shared-memory sequence]
   float* slot(int r) const { return slot_ptrs_[static_cast<std::size_t>(r)]; }
@@ -83,7 +96,10 @@ class SharedMemoryReducer {
   bool chunk_published(std::uint64_t chunk) const;
   // Claims and sums one published chunk; false when none is claimable now.
   bool reduce_one();
-  [[noreturn]] void abort_job(std::uint64_t step) const;
+  // Spins until every rank's counter in `counters` reaches `value`, under the watchdog.
+  void wait_all(const Counter* counters, std::uint64_t value, std::uint64_t step);
+  // Names the ranks whose counter is below value (those that never arrived) and aborts the job.
+  [[noreturn]] void abort_job(std::uint64_t step, const Counter* counters, std::uint64_t value) const;
 
   const Comm& comm_;
   int rank_, size_;
@@ -95,6 +111,8 @@ class SharedMemoryReducer {
   Counter* claimed_ = nullptr;    // chunks claimed, seq*C + k
   Counter* done_ = nullptr;       // chunks summed, seq*C + k
   ControlSlot* control_ = nullptr;  // per rank
+  Counter* stage_ = nullptr;      // per rank, sharded: seq*4 + 1 (scalar written), + 2 (slice published)
+  float* shared_params_ = nullptr;  // sharded: every rank's updated slice
   std::vector<float*> slot_ptrs_;  // every rank's slot in this process's address space
   std::uint64_t seq_ = 0;         // this exchange
   const float* grads_ = nullptr;  // armed: the buffer on_ready copies from

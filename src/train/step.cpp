@@ -48,8 +48,8 @@ View1<std::uint8_t> decay_mask(const TrainConfig& config, const nn::ParameterSto
 }
 
 // comm_backend auto: NCCL where the build has it; between ranks that share one node's memory on a
-// host build, the shared-memory reducer (Note [why shared memory] in comm/shared_memory_reducer.hpp),
-// unless the optimizer is sharded; MPI otherwise.
+// host build, the shared-memory reducer (Note [why shared memory] in comm/shared_memory_reducer.hpp);
+// MPI otherwise.
 std::string choose_backend(const TrainConfig& config, const Comm& comm) {
   if (config.comm_backend == "shm") {
     if (!kHostBackend)
@@ -62,7 +62,7 @@ std::string choose_backend(const TrainConfig& config, const Comm& comm) {
   if (config.comm_backend != "auto") return config.comm_backend;
   if (comm.size() == 1) return "mpi";
   if (NcclCollective::available()) return "nccl";
-  if (kHostBackend && !config.optimizer_sharding && SharedMemoryReducer::node_local(comm)) return "shm";
+  if (kHostBackend && SharedMemoryReducer::node_local(comm)) return "shm";
   return "mpi";
 }
 
@@ -86,11 +86,10 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
       clip_(config.clip_grad_norm) {
   schedule_.total_steps = total_steps;
   const std::string backend = choose_backend(config, comm);
+  if (sharded()) shard_grads_ = View1<float>("shard_grads", shard_.count);
   if (backend == "shm") {
-    if (sharded()) throw Error("comm_backend shm: optimizer_sharding runs on MPI only; set comm_backend mpi",
-                               ExitCode::bad_input);
     try {
-      shm_ = std::make_unique<SharedMemoryReducer>(comm, model.store().count(), config.watchdog_timeout);
+      shm_ = std::make_unique<SharedMemoryReducer>(comm, model.store().count(), config.watchdog_timeout, sharded());
     } catch (const Error& e) {  // agreed by every rank, so all of them fall back (auto) or stop
       if (config.comm_backend != "auto") throw;
       Log::info("warning: " + std::string(e.what()) + "; the gradients go over MPI instead");
@@ -101,10 +100,12 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
       SharedMemoryReducer* s = shm_.get();
       model_.set_gradient_ready_hook([s](std::uint64_t offset, std::uint64_t count) { s->on_ready(offset, count); });
     }
-    Log::info(strf("  gradient all-reduce: node shared memory, %d ranks, %llu floats in chunks of %llu, %s",
+    Log::info(strf("  gradient all-reduce: node shared memory, %d ranks, %llu floats in chunks of %llu, %s%s",
                    comm.size(), (unsigned long long)model.store().count(),
                    (unsigned long long)SharedMemoryReducer::kChunk,
-                   config.overlap_allreduce ? "published during backward of the last micro-step" : "after backward"));
+                   config.overlap_allreduce ? "published during backward of the last micro-step" : "after backward",
+                   sharded() ? strf("; optimizer sharded: %llu parameters here", (unsigned long long)shard_.count).c_str()
+                             : ""));
   } else if (backend == "nccl") {
     if (sharded()) throw Error("comm_backend nccl: optimizer_sharding runs on MPI only; set comm_backend mpi",
                                ExitCode::bad_input);
@@ -112,7 +113,6 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
     Log::info("  gradient all-reduce: NCCL " + NcclCollective::version() +
               " on the Kokkos CUDA stream (one sum after backward; control values on MPI)");
   } else if (sharded()) {
-    shard_grads_ = View1<float>("shard_grads", shard_.count);
     reducer_.reserve(2);
     reducer_.stage_device_buffer(model.store().params().data(), model.store().count() * sizeof(float));
     reducer_.stage_device_buffer(shard_grads_.data(), shard_.count * sizeof(float));
@@ -205,9 +205,16 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
   full_state_.reset();  // rank 0's whole-state copy from the last checkpoint write: not kept around
   {
     ScopedTime t(time.comm, "reduce_scatter");
-    reducer_.start_reduce_scatter(store.grads().data(), shard_grads_.data(), shard_.counts.data());
-    reducer_.start(control_.data(), control_.size());
-    reducer_.wait(global_step);
+    if (shm_) {
+      fence();  // the last kernels of backward wrote the gradients
+      shm_->contribute(store.grads().data(), control_.data(), static_cast<int>(control_.size()));
+      shm_->reduce_slice(global_step, shard_.offset, shard_.count, shard_grads_.data(), control_.data(),
+                         static_cast<int>(control_.size()));
+    } else {
+      reducer_.start_reduce_scatter(store.grads().data(), shard_grads_.data(), shard_.counts.data());
+      reducer_.start(control_.data(), control_.size());
+      reducer_.wait(global_step);
+    }
   }
   r.loss = control_[0] / static_cast<double>(step_samples);
   r.stop = control_[1] > 0;
@@ -220,12 +227,14 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
   }
   {
     ScopedTime t(time.comm, "allreduce");
-    reducer_.sum(&norm_sq_, 1, global_step);
+    if (shm_) norm_sq_ = shm_->sum_scalar(global_step, norm_sq_);
+    else reducer_.sum(&norm_sq_, 1, global_step);
   }
   r.grad_norm = std::sqrt(norm_sq_);
   r.nonfinite = !std::isfinite(r.loss) || !std::isfinite(r.grad_norm);
   if (!scaler_.update(r.nonfinite)) {
     r.applied = false;
+    if (shm_) shm_->end_exchange();  // every rank skips the all-gather alike
     return r;
   }
   {
@@ -237,8 +246,12 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
     fence();  // MPI reads the updated slice
   }
   ScopedTime t(time.comm, "allgather");
-  reducer_.start_allgather(store.params().data(), shard_.counts.data(), shard_.displs.data());
-  reducer_.wait(global_step);
+  if (shm_) {
+    shm_->all_gather(global_step, store.params().data(), shard_.offset, shard_.count);
+  } else {
+    reducer_.start_allgather(store.params().data(), shard_.counts.data(), shard_.displs.data());
+    reducer_.wait(global_step);
+  }
   return r;
 }
 

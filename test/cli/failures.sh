@@ -113,6 +113,7 @@ frozen_rank() {  # name, extra --set arguments
 "$(dirname "$train")/datagen" friedman1 "$work/data_long.h5" --rows 400000 >/dev/null || fail "datagen (long)"
 frozen_rank hang --set bucket_mb=0 --set comm_backend=mpi
 frozen_rank hang_buckets --set bucket_mb=0.001 --set comm_backend=mpi  # 3 buckets of the 256,256 mlp
-frozen_rank hang_sharded --set optimizer_sharding=true
+frozen_rank hang_sharded --set optimizer_sharding=true --set comm_backend=mpi
 frozen_rank hang_shm --set comm_backend=shm  # names the rank that did not publish its gradients
+frozen_rank hang_shm_sharded --set comm_backend=shm --set optimizer_sharding=true
 echo "all failure scenarios passed"

@@ -80,7 +80,17 @@ TEST(NoAllocation, MlpTrainingStepWithShardedOptimizer) {
   const std::string data = hpct::test::friedman_file(comm, "noalloc_sharded", 2000);
   const deck::Deck deck = hpct::test::make_deck(
       "data_file " + data + "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nclip_grad_norm 1\nlog_every 100000\n"
-      "accumulation_steps 2\noptimizer_sharding true\n");
+      "accumulation_steps 2\noptimizer_sharding true\ncomm_backend mpi\n");
+  expect_no_allocation(deck, comm, 5, 25);
+}
+
+// The sharded optimizer through the shared-memory window: slice sum, norm, all-gather in the window.
+TEST(NoAllocation, MlpTrainingStepWithShardedOptimizerInSharedMemory) {
+  const Comm comm;
+  const std::string data = hpct::test::friedman_file(comm, "noalloc_shm_sharded", 2000);
+  const deck::Deck deck = hpct::test::make_deck(
+      "data_file " + data + "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nclip_grad_norm 1\nlog_every 100000\n"
+      "accumulation_steps 2\noptimizer_sharding true\ncomm_backend shm\n");
   expect_no_allocation(deck, comm, 5, 25);
 }
 
