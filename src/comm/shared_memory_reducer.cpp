@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "comm/watchdog.hpp"
+#include "core/page_buffer.hpp"
 #include "core/log.hpp"
 #include "core/timer.hpp"
 
@@ -26,8 +27,7 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
               "the shared-memory reducer needs address-free 64-bit atomics in a window shared by processes");
 
 namespace {
-constexpr std::uint64_t kPage = 4096;
-std::uint64_t round_up(std::uint64_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
+std::uint64_t round_up(std::uint64_t bytes) { return PageBuffer::round_to_pages(bytes); }
 constexpr double kGraceSeconds = 5.0;  // the other ranks' wait beyond rank 0's timeout, as in watchdog.cpp
 }  // namespace
 
@@ -48,7 +48,8 @@ bool SharedMemoryReducer::node_local(const Comm& comm) {
 // the file; every rank reserves its own slot's pages with posix_fallocate (so tmpfs cannot fail later
 // with SIGBUS, and the pages come from that rank's NUMA node) and maps the whole file; rank 0 unlinks
 // the name once every rank has it open or failed, so nothing is left in /dev/shm, even after a crash.
-SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, double timeout_seconds, bool sharded)
+SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, double timeout_seconds, bool sharded,
+                                         const PageBuffer* grads)
     : comm_(comm), rank_(comm.rank()), size_(comm.size()), n_(n), timeout_(timeout_seconds) {
   chunks_ = (n_ + kChunk - 1) / kChunk;
   const std::uint64_t padded = round_up(n_ * sizeof(float));  // bytes per slot, whole pages
@@ -85,7 +86,8 @@ SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, doub
     if (at == MAP_FAILED) error = what + ": mmap: " + std::strerror(errno);
     else base_ = static_cast<char*>(at);
   }
-  if (fd >= 0) close(fd);  // the mapping keeps the memory
+  if (error.empty() && grads) error = map_slot_onto(grads, fd, offset, padded);
+  if (fd >= 0) close(fd);  // the mappings keep the memory
   try {
     comm.agree(error);
   } catch (const Error&) {
@@ -106,6 +108,26 @@ SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, doub
     for (std::uint64_t r = 0; r < p; ++r) new (&control_[r]) ControlSlot{};
   }
   comm.barrier();  // the counters exist before anyone reads them
+}
+
+// Note [page-backed gradients] in nn/parameters.hpp: this rank's slot becomes the pages of its
+// gradient buffer, at the buffer's address. The buffer's content moves into the slot first. Should
+// the mapping fail, the buffer gets private pages again with its content back, and training goes on
+// over MPI (auto) or stops (shm) with the agreed error.
+std::string SharedMemoryReducer::map_slot_onto(const PageBuffer* grads, int fd, off_t offset, std::uint64_t bytes) {
+  if (grads->bytes() != bytes) return "";  // another page rounding: keep copying into the slot
+  float* slot = reinterpret_cast<float*>(base_ + offset);  // slot_ptrs_ is not set yet
+  std::memcpy(slot, grads->data(), n_ * sizeof(float));
+  void* at = mmap(grads->data(), bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, offset);
+  if (at != MAP_FAILED) {
+    own_ = static_cast<float*>(grads->data());
+    return "";
+  }
+  const std::string error = std::string("comm_backend shm: mapping the gradient buffer onto the window: ") +
+                            std::strerror(errno);
+  mmap(grads->data(), bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  std::memcpy(grads->data(), slot, n_ * sizeof(float));
+  return error;
 }
 
 SharedMemoryReducer::~SharedMemoryReducer() {
@@ -129,14 +151,14 @@ void SharedMemoryReducer::on_ready(std::uint64_t offset, std::uint64_t count) {
     armed_ = false;
     return;
   }
-  std::memcpy(slot(rank_) + offset, grads_ + offset, count * sizeof(float));
+  if (!own_) std::memcpy(slot(rank_) + offset, grads_ + offset, count * sizeof(float));
   publish(ready_ + count);
 }
 
 void SharedMemoryReducer::contribute(const float* grads, const double* control, int n_control) {
   armed_ = false;
   const std::uint64_t rest = n_ - ready_;
-  if (rest > 0) std::memcpy(slot(rank_), grads, rest * sizeof(float));
+  if (rest > 0 && !own_) std::memcpy(slot(rank_), grads, rest * sizeof(float));
   double* mine = control_[rank_].values[seq_ % 2];
   for (int i = 0; i < n_control && i < kMaxControl; ++i) mine[i] = control[i];
   publish(n_ + 1);  // release: the rest of the slot and the control values are visible with it
@@ -160,13 +182,18 @@ bool SharedMemoryReducer::reduce_one() {
   const std::uint64_t count = std::min(kChunk, end);
   const std::uint64_t begin = end - count;
   // Note [shared-memory sum order]: slot 0 + slot 1 + ..., accumulated in slot 0, then copied out.
-  float* acc = slot(0) + begin;
-  for (int r = 1; r < size_; ++r) {
+  // Two ranks: accumulated in this rank's own slot (a + b == b + a exactly), so that only the other
+  // rank's chunk crosses between the cores, once each way.
+  const int home = size_ == 2 ? rank_ : 0;
+  float* acc = slot(home) + begin;
+  for (int r = 0; r < size_; ++r) {
+    if (r == home) continue;
     const float* x = slot(r) + begin;
 #pragma omp simd
     for (std::uint64_t i = 0; i < count; ++i) acc[i] += x[i];
   }
-  for (int r = 1; r < size_; ++r) std::memcpy(slot(r) + begin, acc, count * sizeof(float));
+  for (int r = 0; r < size_; ++r)
+    if (r != home) std::memcpy(slot(r) + begin, acc, count * sizeof(float));
   done_->value.fetch_add(1, std::memory_order_release);
   return true;
 }

@@ -1,17 +1,18 @@
 // The gradient all-reduce between ranks of one node through shared memory (comm_backend shm): no
-// MPI call and no system call on the step's path. Each rank copies its final gradient ranges into its
-// slot of a node-shared window (a POSIX shared-memory file) during backward, as the model reports them
-// (Note [registration order] in nn/parameters.hpp), and publishes how far it got; the ranks then sum
-// the buffer chunk by chunk, each chunk claimed by whichever rank is free first, and write the sum
-// into every rank's slot, which becomes that rank's gradient buffer for the rest of the step. The
-// step's control values (loss sum, flags) travel in the same window.
+// MPI call and no system call on the step's path. Each rank's gradient buffer is its slot of a
+// node-shared window (a POSIX shared-memory file, mapped at the buffer's address: Note [page-backed
+// gradients] in nn/parameters.hpp; where that cannot be, ranges are copied into the slot). During
+// backward a rank publishes how far the model has reported its gradients final (Note [registration
+// order] in nn/parameters.hpp); the ranks then sum the buffer chunk by chunk, each chunk claimed by
+// whichever rank is free first, and write the sum into every rank's slot, that is into every rank's
+// gradient buffer. The step's control values (loss sum, flags) travel in the same window.
 //
 // Note [why shared memory]: between two ranks of one node, Open MPI's all-reduce of the 1 MiB
 // gradient of the seed-000 denoiser moves the data with process_vm_readv (a system call that pins
 // the peer's pages, about 18% of each rank's time in the kernel on the 2-vCPU KVM machine) plus
 // libnbc's rounds; a batch-16 step computes for about 0.5 ms, so that all-reduce and the wait for
-// the later rank cost 25-30% of weak-scaling efficiency. Here a step costs one copy into the slot
-// (cache-warm, spread over backward) and a share of the sum; a rank that finished backward early
+// the later rank cost 25-30% of weak-scaling efficiency. Here a step costs a share of the sum (reads
+// of every rank's chunk, writes of the sum to each); a rank that finished backward early
 // sums the chunks the later rank has already published, so part of the arrival skew is used, not
 // waited out.
 //
@@ -31,11 +32,15 @@
 
 #include <mpi.h>
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "comm/comm.hpp"
+#include "core/page_buffer.hpp"
 
 namespace hpct {
 
@@ -49,8 +54,11 @@ class SharedMemoryReducer {
   static bool node_local(const Comm& comm);
 
   // Collective: allocates the window for n floats per rank (and, sharded, n shared parameters).
-  // timeout_seconds <= 0: no watchdog.
-  SharedMemoryReducer(const Comm& comm, std::uint64_t n, double timeout_seconds, bool sharded = false);
+  // timeout_seconds <= 0: no watchdog. grads: the pages of this rank's gradient buffer, which become
+  // its slot (Note [page-backed gradients] in nn/parameters.hpp; then nothing is copied); null: the
+  // ranges are copied into the slot as they are published.
+  SharedMemoryReducer(const Comm& comm, std::uint64_t n, double timeout_seconds, bool sharded = false,
+                      const PageBuffer* grads = nullptr);
   ~SharedMemoryReducer();
   SharedMemoryReducer(const SharedMemoryReducer&) = delete;
   SharedMemoryReducer& operator=(const SharedMemoryReducer&) = delete;
@@ -67,8 +75,10 @@ class SharedMemoryReducer {
   // every chunk is summed; control receives the control values summed over ranks. Aborts the job
   // naming the ranks that never published when the watchdog's timeout passes.
   void reduce(std::uint64_t step, double* control, int n_control);
-  // This rank's slot: the summed gradients after reduce(), until the next exchange's arm().
-  float* sum() const { return slot(rank_); }
+  // This rank's slot: the summed gradients after reduce(), until the next exchange's arm(). With
+  // the gradient buffer mapped onto the slot, that is the gradient buffer itself.
+  float* sum() const { return own_ ? own_ : slot(rank_); }
+  bool slot_is_gradient_buffer() const { return own_ != nullptr; }
 
   // Optimizer sharding (ZeRO stage 1, Note [optimizer sharding] in train/step.cpp) through the window,
   // after contribute(): out[0, count) = the rank-order sum of [offset, offset + count) over ranks, and
@@ -93,6 +103,7 @@ class SharedMemoryReducer {
   std::uint64_t stride() const { return n_ + 2; }  // Note [shared-memory sequence]
   float* slot(int r) const { return slot_ptrs_[static_cast<std::size_t>(r)]; }
   void publish(std::uint64_t ready);
+  std::string map_slot_onto(const PageBuffer* grads, int fd, off_t offset, std::uint64_t bytes);
   bool chunk_published(std::uint64_t chunk) const;
   // Claims and sums one published chunk; false when none is claimable now.
   bool reduce_one();
@@ -114,6 +125,7 @@ class SharedMemoryReducer {
   Counter* stage_ = nullptr;      // per rank, sharded: seq*4 + 1 (scalar written), + 2 (slice published)
   float* shared_params_ = nullptr;  // sharded: every rank's updated slice
   std::vector<float*> slot_ptrs_;  // every rank's slot in this process's address space
+  float* own_ = nullptr;           // the gradient buffer, when it is this rank's slot (a second mapping)
   std::uint64_t seq_ = 0;         // this exchange
   const float* grads_ = nullptr;  // armed: the buffer on_ready copies from
   bool armed_ = false;

@@ -24,7 +24,12 @@ std::size_t ParameterStore<Scalar>::add(const std::string& name, const std::vect
 template <class Scalar>
 void ParameterStore<Scalar>::allocate() {
   params_ = View1<Scalar>("params", count_);
-  grads_ = View1<Scalar>("grads", count_);
+  if constexpr (kHostBackend) {  // Note [page-backed gradients]
+    grad_pages_ = std::make_shared<PageBuffer>(count_ * sizeof(Scalar));
+    grads_ = View1<Scalar>(static_cast<Scalar*>(grad_pages_->data()), count_);
+  } else {
+    grads_ = View1<Scalar>("grads", count_);
+  }
 }
 
 template <class Scalar>

@@ -7,14 +7,22 @@
 // its end to its start, and each layer's gradients are one contiguous range. A layer reports its
 // range through report_ready() once its backward is done; a gradient reducer can start all-reducing
 // a bucket (a reverse range) while the layers before it are still in backward.
+//
+// Note [page-backed gradients]: on host builds the gradient buffer is a mapping of its own pages
+// (core/page_buffer.hpp), not a Kokkos allocation. The shared-memory reducer replaces those pages in
+// place (mmap MAP_FIXED) by this rank's slot of its node-shared window, so backward writes the
+// gradients where the other ranks read them, and the sum lands back in this buffer, with no copy;
+// the address, and so every layer's view into it, stays the same.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/kokkos_compat.hpp"
+#include "core/page_buffer.hpp"
 
 namespace hpct::nn {
 
@@ -72,6 +80,8 @@ class ParameterStore {
   const View1<Scalar>& grads() const { return grads_; }
   Vector param_span() const { return Vector(params_.data(), count_); }
   Vector grad_span() const { return Vector(grads_.data(), count_); }
+  // The gradient buffer's own pages (Note [page-backed gradients]); null on device builds.
+  const PageBuffer* gradient_pages() const { return grad_pages_.get(); }
   // 1 where weight decay applies, per parameter (the optimizer's parameter groups).
   View1<std::uint8_t> decay_mask() const;
 
@@ -81,6 +91,7 @@ class ParameterStore {
   std::vector<Tensor> tensors_;
   std::uint64_t count_ = 0;
   View1<Scalar> params_, grads_;
+  std::shared_ptr<PageBuffer> grad_pages_;  // host builds: the memory grads_ views
   ReadyHook ready_hook_;
 };
 

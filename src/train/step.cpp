@@ -89,7 +89,8 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
   if (sharded()) shard_grads_ = View1<float>("shard_grads", shard_.count);
   if (backend == "shm") {
     try {
-      shm_ = std::make_unique<SharedMemoryReducer>(comm, model.store().count(), config.watchdog_timeout, sharded());
+      shm_ = std::make_unique<SharedMemoryReducer>(comm, model.store().count(), config.watchdog_timeout, sharded(),
+                                                   model.store().gradient_pages());
     } catch (const Error& e) {  // agreed by every rank, so all of them fall back (auto) or stop
       if (config.comm_backend != "auto") throw;
       Log::info("warning: " + std::string(e.what()) + "; the gradients go over MPI instead");
@@ -100,9 +101,10 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
       SharedMemoryReducer* s = shm_.get();
       model_.set_gradient_ready_hook([s](std::uint64_t offset, std::uint64_t count) { s->on_ready(offset, count); });
     }
-    Log::info(strf("  gradient all-reduce: node shared memory, %d ranks, %llu floats in chunks of %llu, %s%s",
+    Log::info(strf("  gradient all-reduce: node shared memory, %d ranks, %llu floats in chunks of %llu (%s), %s%s",
                    comm.size(), (unsigned long long)model.store().count(),
                    (unsigned long long)SharedMemoryReducer::kChunk,
+                   shm_->slot_is_gradient_buffer() ? "the gradient buffer is in the window" : "copied into the window",
                    config.overlap_allreduce ? "published during backward of the last micro-step" : "after backward",
                    sharded() ? strf("; optimizer sharded: %llu parameters here", (unsigned long long)shard_.count).c_str()
                              : ""));

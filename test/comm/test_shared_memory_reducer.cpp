@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "comm/shared_memory_reducer.hpp"
+#include "core/page_buffer.hpp"
 #include "core/rng.hpp"
 
 using namespace hpct;
@@ -38,10 +41,9 @@ std::vector<float> rank_order_sum(int ranks, int exchange, std::uint64_t n) {
 
 enum class Publish { at_end, in_order, out_of_order };
 
-// Publishes g like a backward pass: ranges from the end of the buffer to its start, `pieces` of them.
-void publish(SharedMemoryReducer& shm, const std::vector<float>& g, Publish how, int pieces) {
-  const std::uint64_t n = g.size();
-  shm.arm(g.data());
+// Publishes g[0, n) like a backward pass: ranges from the end of the buffer to its start, `pieces` of them.
+void publish(SharedMemoryReducer& shm, const float* g, std::uint64_t n, Publish how, int pieces) {
+  shm.arm(g);
   if (how != Publish::at_end) {
     std::uint64_t end = n;
     for (int p = 0; p < pieces && end > 0; ++p) {
@@ -56,23 +58,30 @@ void publish(SharedMemoryReducer& shm, const std::vector<float>& g, Publish how,
   shm.disarm();
 }
 
-void expect_exchanges(std::uint64_t n, Publish how, int late_rank = -1) {
+// page_backed: the gradient buffer is a PageBuffer that becomes this rank's slot (Note [page-backed
+// gradients] in nn/parameters.hpp): the sum must land in it, in place.
+void expect_exchanges(std::uint64_t n, Publish how, int late_rank = -1, bool page_backed = false) {
   const Comm comm;
-  SharedMemoryReducer shm(comm, n, 60.0);
+  std::unique_ptr<PageBuffer> pages = page_backed ? std::make_unique<PageBuffer>(n * sizeof(float)) : nullptr;
+  SharedMemoryReducer shm(comm, n, 60.0, false, pages.get());
   ASSERT_EQ(shm.size(), n);
+  ASSERT_EQ(shm.slot_is_gradient_buffer(), page_backed);
   for (int e = 0; e < 4; ++e) {
-    const std::vector<float> g = gradient(comm.rank(), e, n);
+    std::vector<float> g = gradient(comm.rank(), e, n);
+    float* grads = g.data();
+    if (pages) grads = static_cast<float*>(pages->data()), std::copy(g.begin(), g.end(), grads);
     if (comm.rank() == late_rank && e == 1) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     // Exchange 2: rank 0 never arms (a rank without rows in the last micro-step) and contributes all.
-    if (comm.rank() != 0 || e != 2) publish(shm, g, how, 5);
+    if (comm.rank() != 0 || e != 2) publish(shm, grads, n, how, 5);
     // Late again after publishing every range during "backward": the others must still wait for its
     // control values (a checkpoint or the loss on that rank can take this long).
     if (comm.rank() == late_rank && e == 3) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     double control[3] = {1.0 + comm.rank(), 0.25 * comm.rank(), static_cast<double>(e)};
-    shm.contribute(g.data(), control, 3);
+    shm.contribute(grads, control, 3);
     shm.reduce(static_cast<std::uint64_t>(e), control, 3);
     const std::vector<float> expect = rank_order_sum(comm.size(), e, n);
     const float* got = shm.sum();
+    if (pages) EXPECT_EQ(got, grads) << "the sum is in the gradient buffer itself";
     std::uint64_t wrong = 0;
     for (std::uint64_t i = 0; i < n; ++i) wrong += got[i] != expect[i];
     EXPECT_EQ(wrong, 0u) << "exchange " << e << " of " << n << " floats";
@@ -108,4 +117,13 @@ TEST(SharedMemoryReducer, OutOfOrderReportsFallBackToTheEnd) {
 TEST(SharedMemoryReducer, ALateRankStillGetsTheSameSum) {
   const Comm comm;
   expect_exchanges(4 * SharedMemoryReducer::kChunk, Publish::in_order, comm.size() - 1);
+}
+
+// The gradient buffer mapped onto the window: nothing copied, the sum written into it.
+TEST(SharedMemoryReducer, PageBackedGradientBufferIsTheSlot) {
+  const Comm comm;
+  const std::uint64_t k = SharedMemoryReducer::kChunk;
+  expect_exchanges(3 * k + 5, Publish::in_order, comm.size() - 1, true);
+  expect_exchanges(k - 1, Publish::at_end, -1, true);
+  expect_exchanges(2 * k + 3, Publish::out_of_order, -1, true);
 }
