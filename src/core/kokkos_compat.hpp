@@ -3,6 +3,7 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -104,6 +105,28 @@ inline void fence() {
 #else
   Kokkos::fence();  // 3.4 has no labelled fence
 #endif
+}
+
+// Note [copies without a heap allocation]: Kokkos 4.x/5.x's deep_copy fences with long labels
+// (std::string allocations) and default-constructs execution space instances. copy_view(dst, src)
+// copies one contiguous rank-1 view into another of the same size: where both are host memory on
+// Kokkos 4+, as a fence (as deep_copy's) and a memcpy; otherwise through Kokkos::deep_copy.
+template <class D, class S>
+void copy_view(const D& dst, const S& src) {
+#if KOKKOS_VERSION >= 40000
+  constexpr bool host_both = Kokkos::SpaceAccessibility<HostSpace, typename D::memory_space>::accessible &&
+                             Kokkos::SpaceAccessibility<HostSpace, typename S::memory_space>::accessible;
+  if constexpr (host_both && D::rank == 1 && S::rank == 1 &&
+                std::is_same_v<typename D::non_const_value_type, typename S::non_const_value_type>) {
+    if (dst.span() == src.span() && dst.span_is_contiguous() && src.span_is_contiguous()) {
+      fence();
+      if (dst.span() > 0 && dst.data() != src.data())
+        std::memcpy(dst.data(), src.data(), dst.span() * sizeof(typename D::non_const_value_type));
+      return;
+    }
+  }
+#endif
+  Kokkos::deep_copy(dst, src);
 }
 
 // Host copy of a device view; shares the allocation when the view already lives on the host.
