@@ -63,9 +63,10 @@ void declare_network_keys(deck::Schema& s) {
   s.add_bool("overlap_allreduce", true,
              "start each bucket's all-reduce during backward of the last micro-step, as soon as the model "
              "reports its gradients final (false: all buckets after backward); nothing to overlap on 1 rank");
-  s.add_choice("comm_backend", "auto", {"auto", "mpi", "nccl"},
-               "gradient all-reduce: nccl (GPU builds with NCCL; control values stay on MPI), mpi, or auto "
-               "(nccl where the build has it and ranks > 1)");
+  s.add_choice("comm_backend", "auto", {"auto", "mpi", "nccl", "shm"},
+               "gradient all-reduce: nccl (GPU builds with NCCL; control values stay on MPI), shm (ranks of one "
+               "node, CPU builds: through a shared-memory window, no MPI call), mpi, or auto (nccl where the "
+               "build has it, else shm when all ranks share one node, else mpi)");
   s.add_bool("optimizer_sharding", false,
              "ZeRO stage 1: reduce-scatter the gradients, each rank updates its slice of the parameters "
              "(and keeps only that slice's optimizer state), all-gather; checkpoints still hold the whole state");

@@ -47,7 +47,7 @@ struct TrainConfig {
   // data parallelism (comm/gradient_reducer.hpp)
   double bucket_mb = 25;          // 0: one all-reduce of the whole gradient buffer after backward
   bool overlap_allreduce = true;  // buckets start during backward of the last micro-step
-  std::string comm_backend = "auto";  // gradients over mpi or nccl (auto: nccl on GPU builds with NCCL)
+  std::string comm_backend = "auto";  // gradients over mpi, nccl or shm (see choose_backend in step.cpp)
   bool optimizer_sharding = false;  // ZeRO stage 1 (Note [optimizer sharding] in train/step.cpp)
   // outputs
   std::string output, metrics_file, tensorboard_dir;

@@ -47,6 +47,25 @@ View1<std::uint8_t> decay_mask(const TrainConfig& config, const nn::ParameterSto
   return slice;
 }
 
+// comm_backend auto: NCCL where the build has it; between ranks that share one node's memory on a
+// host build, the shared-memory reducer (Note [why shared memory] in comm/shared_memory_reducer.hpp);
+// MPI otherwise.
+std::string choose_backend(const TrainConfig& config, const Comm& comm) {
+  if (config.comm_backend == "shm") {
+    if (!kHostBackend)
+      throw Error("comm_backend shm: the gradients live in GPU memory on this build; use nccl or mpi", ExitCode::bad_input);
+    if (!SharedMemoryReducer::node_local(comm))
+      throw Error("comm_backend shm: the ranks are spread over several nodes; shm needs all of them on one node "
+                  "(use mpi or auto)", ExitCode::bad_input);
+    return comm.size() == 1 ? "mpi" : "shm";  // one rank: nothing to sum
+  }
+  if (config.comm_backend != "auto") return config.comm_backend;
+  if (comm.size() == 1) return "mpi";
+  if (NcclCollective::available()) return "nccl";
+  if (kHostBackend && SharedMemoryReducer::node_local(comm)) return "shm";
+  return "mpi";
+}
+
 std::vector<GradientBucket> buckets_of(const TrainConfig& config, const nn::ParameterStore<float>& store) {
   std::vector<std::uint64_t> offsets;
   for (const auto& t : store.tensors()) offsets.push_back(t.offset);
@@ -66,16 +85,34 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
       scaler_(config.precision == nn::Precision::fp16, config.loss_scale_init, config.loss_scale_growth_interval),
       clip_(config.clip_grad_norm) {
   schedule_.total_steps = total_steps;
-  const bool use_nccl = config.comm_backend == "nccl" ||
-                        (config.comm_backend == "auto" && NcclCollective::available() && comm.size() > 1);
-  if (use_nccl) {
+  const std::string backend = choose_backend(config, comm);
+  if (sharded()) shard_grads_ = View1<float>("shard_grads", shard_.count);
+  if (backend == "shm") {
+    try {
+      shm_ = std::make_unique<SharedMemoryReducer>(comm, model.store().count(), config.watchdog_timeout, sharded());
+    } catch (const Error& e) {  // agreed by every rank, so all of them fall back (auto) or stop
+      if (config.comm_backend != "auto") throw;
+      Log::info("warning: " + std::string(e.what()) + "; the gradients go over MPI instead");
+    }
+  }
+  if (shm_) {
+    if (config.overlap_allreduce) {
+      SharedMemoryReducer* s = shm_.get();
+      model_.set_gradient_ready_hook([s](std::uint64_t offset, std::uint64_t count) { s->on_ready(offset, count); });
+    }
+    Log::info(strf("  gradient all-reduce: node shared memory, %d ranks, %llu floats in chunks of %llu, %s%s",
+                   comm.size(), (unsigned long long)model.store().count(),
+                   (unsigned long long)SharedMemoryReducer::kChunk,
+                   config.overlap_allreduce ? "published during backward of the last micro-step" : "after backward",
+                   sharded() ? strf("; optimizer sharded: %llu parameters here", (unsigned long long)shard_.count).c_str()
+                             : ""));
+  } else if (backend == "nccl") {
     if (sharded()) throw Error("comm_backend nccl: optimizer_sharding runs on MPI only; set comm_backend mpi",
                                ExitCode::bad_input);
     nccl_ = std::make_unique<NcclCollective>(comm, config.watchdog_timeout);
     Log::info("  gradient all-reduce: NCCL " + NcclCollective::version() +
               " on the Kokkos CUDA stream (one sum after backward; control values on MPI)");
   } else if (sharded()) {
-    shard_grads_ = View1<float>("shard_grads", shard_.count);
     reducer_.reserve(2);
     reducer_.stage_device_buffer(model.store().params().data(), model.store().count() * sizeof(float));
     reducer_.stage_device_buffer(shard_grads_.data(), shard_.count * sizeof(float));
@@ -99,7 +136,7 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
   }
   // Without a CUDA-aware MPI the gradients (and, sharded, the parameters) go through pinned host
   // memory (comm/host_staging.hpp); a no-op on host builds and under NCCL (the buffer is never given).
-  if (!nccl_ && comm.size() > 1) {
+  if (!nccl_ && !shm_ && comm.size() > 1) {
     reducer_.stage_device_buffer(model.store().grads().data(), model.store().count() * sizeof(float));
     std::string how;
     if (!mpi_accepts_device_memory(&how))
@@ -108,7 +145,12 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
 }
 
 StepRunner::~StepRunner() {
-  if (buckets_ && buckets_->overlap()) model_.set_gradient_ready_hook(nullptr);
+  if ((buckets_ && buckets_->overlap()) || shm_) model_.set_gradient_ready_hook(nullptr);
+}
+
+void StepRunner::arm_reducers(bool on) {
+  if (buckets_) on ? buckets_->arm() : buckets_->disarm();
+  if (shm_) on ? shm_->arm(model_.store().grads().data()) : shm_->disarm();
 }
 
 StepOutcome StepRunner::finish(double loss_sum, std::uint64_t global_step, std::uint64_t step_samples,
@@ -123,6 +165,10 @@ StepOutcome StepRunner::finish(double loss_sum, std::uint64_t global_step, std::
     if (nccl_) {
       nccl_->sum(store.grads().data(), store.count(), global_step);
       reducer_.sum(control_.data(), control_.size(), global_step);
+    } else if (shm_) {
+      fence();  // the last kernels of backward wrote the gradients
+      shm_->contribute(store.grads().data(), control_.data(), static_cast<int>(control_.size()));
+      shm_->reduce(global_step, control_.data(), static_cast<int>(control_.size()));
     } else if (buckets_) {
       // The buckets not started during backward, then the control values, all under one watchdog.
       buckets_->start_remaining();
@@ -137,7 +183,8 @@ StepOutcome StepRunner::finish(double loss_sum, std::uint64_t global_step, std::
   r.loss = control_[0] / static_cast<double>(step_samples);
   r.stop = control_[1] > 0;
   r.checkpoint_due = control_[2] > 0;
-  const auto grads = store.grad_span();
+  // With shm the summed gradients are in this rank's slot of the shared window, not in the store.
+  const auto grads = shm_ ? nn::ParameterStore<float>::Vector(shm_->sum(), store.count()) : store.grad_span();
   if (scaler_.enabled()) optim::scale_values<float>(grads, 1.0 / r.loss_scale);  // unscale, then clip
   r.grad_norm = clip_ > 0 ? optim::clip_grad_norm<float>(grads, clip_) : optim::grad_norm<float>(grads);
   r.nonfinite = !std::isfinite(r.loss) || !std::isfinite(r.grad_norm);
@@ -158,9 +205,16 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
   full_state_.reset();  // rank 0's whole-state copy from the last checkpoint write: not kept around
   {
     ScopedTime t(time.comm, "reduce_scatter");
-    reducer_.start_reduce_scatter(store.grads().data(), shard_grads_.data(), shard_.counts.data());
-    reducer_.start(control_.data(), control_.size());
-    reducer_.wait(global_step);
+    if (shm_) {
+      fence();  // the last kernels of backward wrote the gradients
+      shm_->contribute(store.grads().data(), control_.data(), static_cast<int>(control_.size()));
+      shm_->reduce_slice(global_step, shard_.offset, shard_.count, shard_grads_.data(), control_.data(),
+                         static_cast<int>(control_.size()));
+    } else {
+      reducer_.start_reduce_scatter(store.grads().data(), shard_grads_.data(), shard_.counts.data());
+      reducer_.start(control_.data(), control_.size());
+      reducer_.wait(global_step);
+    }
   }
   r.loss = control_[0] / static_cast<double>(step_samples);
   r.stop = control_[1] > 0;
@@ -173,12 +227,14 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
   }
   {
     ScopedTime t(time.comm, "allreduce");
-    reducer_.sum(&norm_sq_, 1, global_step);
+    if (shm_) norm_sq_ = shm_->sum_scalar(global_step, norm_sq_);
+    else reducer_.sum(&norm_sq_, 1, global_step);
   }
   r.grad_norm = std::sqrt(norm_sq_);
   r.nonfinite = !std::isfinite(r.loss) || !std::isfinite(r.grad_norm);
   if (!scaler_.update(r.nonfinite)) {
     r.applied = false;
+    if (shm_) shm_->end_exchange();  // every rank skips the all-gather alike
     return r;
   }
   {
@@ -190,8 +246,12 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
     fence();  // MPI reads the updated slice
   }
   ScopedTime t(time.comm, "allgather");
-  reducer_.start_allgather(store.params().data(), shard_.counts.data(), shard_.displs.data());
-  reducer_.wait(global_step);
+  if (shm_) {
+    shm_->all_gather(global_step, store.params().data(), shard_.offset, shard_.count);
+  } else {
+    reducer_.start_allgather(store.params().data(), shard_.counts.data(), shard_.displs.data());
+    reducer_.wait(global_step);
+  }
   return r;
 }
 

@@ -18,6 +18,7 @@
 
 #include "comm/gradient_reducer.hpp"
 #include "comm/nccl_collective.hpp"
+#include "comm/shared_memory_reducer.hpp"
 #include "comm/watchdog.hpp"
 #include "core/timer.hpp"
 #include "models/model.hpp"
@@ -71,9 +72,9 @@ class StepRunner {
         if (!micro_batch(k, b)) continue;
         // Earlier micro-steps only accumulate: their reports start no communication.
         const bool last = k + 1 == micro_steps;
-        if (last && buckets_) buckets_->arm();
+        if (last) arm_reducers(true);
         loss_sum += model_.accumulate_gradients(b, normaliser);
-        if (last && buckets_) buckets_->disarm();
+        if (last) arm_reducers(false);
       }
       fence();
     }
@@ -93,10 +94,12 @@ class StepRunner {
   optim::LossScaler& scaler() { return scaler_; }
   // The bucketed reducer; null with bucket_mb 0 or on one rank.
   const GradientReducer* gradient_reducer() const { return buckets_.get(); }
-  // "nccl" or "mpi": the backend of the gradient all-reduce.
-  const char* comm_backend() const { return nccl_ ? "nccl" : "mpi"; }
+  // "nccl", "shm" or "mpi": the backend of the gradient all-reduce.
+  const char* comm_backend() const { return nccl_ ? "nccl" : shm_ ? "shm" : "mpi"; }
 
  private:
+  // Brackets backward of the last micro-step: the overlapped reducers act on ready reports only then.
+  void arm_reducers(bool on);
   StepOutcome finish(double loss_sum, std::uint64_t global_step, std::uint64_t step_samples,
                      const StepControl& control, TimeSplit& time);
   StepOutcome finish_sharded(StepOutcome r, std::uint64_t global_step, std::uint64_t step_samples, TimeSplit& time);
@@ -106,6 +109,7 @@ class StepRunner {
   WatchedAllreduce reducer_;
   std::unique_ptr<GradientReducer> buckets_;
   std::unique_ptr<NcclCollective> nccl_;  // comm_backend nccl: the gradient sum (control stays on MPI)
+  std::unique_ptr<SharedMemoryReducer> shm_;  // comm_backend shm: gradients and control values
   ParameterShard shard_;
   View1<float> shard_grads_;  // sharded: this rank's slice of the summed gradients
   optim::Optimizer<float> optimizer_;  // over shard_ only

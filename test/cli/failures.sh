@@ -5,7 +5,7 @@
 #     write killed midway is left behind;
 #  2. SIGUSR1 (as SLURM sends it): checkpoint, exit code 3, resume continues to the same weights;
 #  3. a frozen rank (SIGSTOP): the watchdog aborts the job and names it,
-#     with the single all-reduce, bucketed all-reduces and the sharded optimizer.
+#     with the single all-reduce, bucketed all-reduces, the sharded optimizer and comm_backend shm.
 # usage: failures.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
@@ -85,8 +85,8 @@ run --set checkpoint_dir=$dir --set resume=auto --set output=$work/usr1.h5 \
 same_weights "$work/reference.h5" "$work/usr1.h5" || fail "weights after SIGUSR1 + resume differ"
 echo "SIGUSR1: exit 3, $(grep -o 'checkpoint [^ ]*ckpt[^ ]*' "$work/usr1.log" | tail -1), resumed to the same weights"
 
-# The frozen rank with the single all-reduce and with small buckets started during backward (several
-# outstanding requests under the watchdog).
+# The frozen rank with the single all-reduce, with small buckets started during backward (several
+# outstanding requests under the watchdog), with the sharded optimizer and with the shared-memory reducer.
 frozen_rank() {  # name, extra --set arguments
   local name=$1; shift
   local dir=$work/$name
@@ -111,7 +111,9 @@ frozen_rank() {  # name, extra --set arguments
   echo "frozen rank ($name): job aborted after $((SECONDS - start)) s: $(grep -o 'rank(s) 1 not responding[^;]*' "$work/$name.log")"
 }
 "$(dirname "$train")/datagen" friedman1 "$work/data_long.h5" --rows 400000 >/dev/null || fail "datagen (long)"
-frozen_rank hang --set bucket_mb=0
-frozen_rank hang_buckets --set bucket_mb=0.001  # 3 buckets of the 256,256 mlp
-frozen_rank hang_sharded --set optimizer_sharding=true
+frozen_rank hang --set bucket_mb=0 --set comm_backend=mpi
+frozen_rank hang_buckets --set bucket_mb=0.001 --set comm_backend=mpi  # 3 buckets of the 256,256 mlp
+frozen_rank hang_sharded --set optimizer_sharding=true --set comm_backend=mpi
+frozen_rank hang_shm --set comm_backend=shm  # names the rank that did not publish its gradients
+frozen_rank hang_shm_sharded --set comm_backend=shm --set optimizer_sharding=true
 echo "all failure scenarios passed"

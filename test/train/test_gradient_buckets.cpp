@@ -1,7 +1,8 @@
 // The bucketed, overlapped gradient all-reduce (comm/gradient_reducer.hpp): the bucket plan, and
 // that training with buckets gives bitwise the parameters of the single all-reduce (Note [buckets
 // are exact]) for the mlp and the diffusion model with accumulation, that resume stays bitwise, and
-// that buckets really start during backward on 2 ranks.
+// that buckets really start during backward on 2 ranks. The shared-memory reducer (comm_backend
+// shm) is held to the same results.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -29,6 +30,7 @@ std::uint64_t covered(const std::vector<GradientBucket>& buckets, std::uint64_t 
 struct RunResult {
   std::vector<float> params;
   std::size_t buckets = 0, started_during_backward = 0;
+  std::string backend;
 };
 
 RunResult train(const Comm& comm, const std::string& text, const std::vector<std::string>& overrides) {
@@ -37,6 +39,7 @@ RunResult train(const Comm& comm, const std::string& text, const std::vector<std
   RunResult r;
   auto h = to_host(t.model().store().params());
   r.params.assign(h.data(), h.data() + h.extent(0));
+  r.backend = t.step_runner().comm_backend();
   if (const GradientReducer* g = t.step_runner().gradient_reducer()) {
     r.buckets = g->buckets().size();
     r.started_during_backward = g->started_during_backward();
@@ -60,14 +63,23 @@ std::string diffusion_deck(const Comm& comm) {
 
 // bucket_mb 0.0001: 26 floats, so most tensors end a bucket, and the mlp's buckets cut layers
 // between their weight and bias (the watermark must handle it).
-void expect_buckets_bitwise(const Comm& comm, const std::string& deck) {
+// comm_backend shm (comm/shared_memory_reducer.hpp) sums in rank order, which at 2 ranks is MPI's a + b:
+// bitwise too, with ranges published during backward and without.
+void expect_buckets_bitwise(const Comm& comm, const std::string& deck_text) {
+  const std::string deck = deck_text + "comm_backend mpi\n";
   const RunResult single = train(comm, deck, {"bucket_mb=0"});
   const RunResult bucketed = train(comm, deck, {"bucket_mb=0.0001"});
   const RunResult after_backward = train(comm, deck, {"bucket_mb=0.0001", "overlap_allreduce=false"});
   const RunResult one_bucket = train(comm, deck, {});  // default 25 MiB: the first (1 MiB) bucket holds all
+  const RunResult shm = train(comm, deck, {"comm_backend=shm"});
+  const RunResult shm_after_backward = train(comm, deck, {"comm_backend=shm", "overlap_allreduce=false"});
   ASSERT_EQ(bucketed.params, single.params);
   ASSERT_EQ(after_backward.params, single.params);
   ASSERT_EQ(one_bucket.params, single.params);
+  ASSERT_EQ(shm.params, single.params);
+  ASSERT_EQ(shm_after_backward.params, single.params);
+  EXPECT_EQ(shm.backend, comm.size() > 1 ? "shm" : "mpi");
+  EXPECT_EQ(bucketed.backend, "mpi");
   if (comm.size() > 1) {
     EXPECT_GT(bucketed.buckets, 3u);
     // The last layers' buckets started while earlier layers were still in backward.
@@ -134,7 +146,7 @@ TEST(GradientBuckets, ResumeWithBucketsIsBitwise) {
   const std::string dir = hpct::test::scratch("buckets_ckpt_np" + std::to_string(comm.size()));
   if (comm.rank() == 0) std::filesystem::remove_all(dir);
   comm.barrier();
-  const std::string deck = mlp_deck(comm);
+  const std::string deck = mlp_deck(comm) + "comm_backend mpi\n";
   // 363 training rows / global batch 16 (8 per rank at 2 ranks, 2 micro-steps of 8 at 1 rank ...).
   const RunResult full = train(comm, deck, {"bucket_mb=0.0001", "checkpoint_dir=" + dir, "checkpoint_every_steps=5",
                                       "checkpoint_keep=100"});
@@ -142,4 +154,7 @@ TEST(GradientBuckets, ResumeWithBucketsIsBitwise) {
   ASSERT_EQ(full.params, single.params);
   const RunResult resumed = train(comm, deck, {"bucket_mb=0.0001", "resume=" + dir + "/ckpt-000000015.h5"});
   ASSERT_EQ(resumed.params, full.params);
+  // A checkpoint written with MPI resumes bitwise with the shared-memory reducer.
+  const RunResult resumed_shm = train(comm, deck, {"comm_backend=shm", "resume=" + dir + "/ckpt-000000015.h5"});
+  ASSERT_EQ(resumed_shm.params, full.params);
 }

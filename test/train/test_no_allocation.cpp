@@ -31,15 +31,19 @@ void expect_no_allocation(const deck::Deck& deck, const Comm& comm, std::uint64_
   EXPECT_EQ(views, 0) << "Kokkos View allocations in steps " << from + 1 << ".." << to;
 }
 
+// The 32,32 mlp on 2000 Friedman rows (its own file per case), 2 micro-steps, clipping, plus `extra`.
+deck::Deck mlp_deck(const Comm& comm, const std::string& name, const std::string& extra) {
+  const std::string data = hpct::test::friedman_file(comm, name, 2000);
+  return hpct::test::make_deck("data_file " + data +
+                               "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nclip_grad_norm 1\nlog_every 100000\n"
+                               "accumulation_steps 2\n" + extra);
+}
+
 }  // namespace
 
 TEST(NoAllocation, MlpTrainingStep) {
   const Comm comm;
-  const std::string data = hpct::test::friedman_file(comm, "noalloc", 2000);
-  const deck::Deck deck = hpct::test::make_deck(
-      "data_file " + data + "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nclip_grad_norm 1\nlog_every 100000\n"
-      "accumulation_steps 2\n");
-  expect_no_allocation(deck, comm, 5, 25);
+  expect_no_allocation(mlp_deck(comm, "noalloc", ""), comm, 5, 25);
 }
 
 // A recorded trace (trace_file) adds events to a buffer allocated up front, never to the heap.
@@ -57,21 +61,25 @@ TEST(NoAllocation, MlpTrainingStepWhileTracing) {
 // nothing is communicated): the hook is installed once and the requests have room reserved.
 TEST(NoAllocation, MlpTrainingStepWithOverlappedBuckets) {
   const Comm comm;
-  const std::string data = hpct::test::friedman_file(comm, "noalloc_buckets", 2000);
-  const deck::Deck deck = hpct::test::make_deck(
-      "data_file " + data + "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nclip_grad_norm 1\nlog_every 100000\n"
-      "accumulation_steps 2\nbucket_mb 0.0001\n");
-  expect_no_allocation(deck, comm, 5, 25);
+  expect_no_allocation(mlp_deck(comm, "noalloc_buckets", "bucket_mb 0.0001\ncomm_backend mpi\n"), comm, 5, 25);
+}
+
+// The shared-memory reducer (2 ranks): ranges copied from the ready hook, chunks summed in the window.
+TEST(NoAllocation, MlpTrainingStepWithSharedMemoryReducer) {
+  const Comm comm;
+  expect_no_allocation(mlp_deck(comm, "noalloc_shm", "comm_backend shm\n"), comm, 5, 25);
 }
 
 // The sharded optimizer: reduce-scatter into a slice buffer allocated once, update, all-gather.
 TEST(NoAllocation, MlpTrainingStepWithShardedOptimizer) {
   const Comm comm;
-  const std::string data = hpct::test::friedman_file(comm, "noalloc_sharded", 2000);
-  const deck::Deck deck = hpct::test::make_deck(
-      "data_file " + data + "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nclip_grad_norm 1\nlog_every 100000\n"
-      "accumulation_steps 2\noptimizer_sharding true\n");
-  expect_no_allocation(deck, comm, 5, 25);
+  expect_no_allocation(mlp_deck(comm, "noalloc_sharded", "optimizer_sharding true\ncomm_backend mpi\n"), comm, 5, 25);
+}
+
+// The sharded optimizer through the shared-memory window: slice sum, norm, all-gather in the window.
+TEST(NoAllocation, MlpTrainingStepWithShardedOptimizerInSharedMemory) {
+  const Comm comm;
+  expect_no_allocation(mlp_deck(comm, "noalloc_shm_sharded", "optimizer_sharding true\ncomm_backend shm\n"), comm, 5, 25);
 }
 
 TEST(NoAllocation, DiffusionTrainingStep) {
@@ -83,5 +91,7 @@ TEST(NoAllocation, DiffusionTrainingStep) {
                            "\ninputs_dataset context\ntargets_dataset fine\nbatch_size 8\nepochs 1\nlog_every 100000\n";
   expect_no_allocation(hpct::test::make_deck(text, {"bucket_mb=0"}), comm, 5, 25);
   // With small buckets started during backward (2 ranks).
-  expect_no_allocation(hpct::test::make_deck(text, {"bucket_mb=0.001"}), comm, 5, 25);
+  expect_no_allocation(hpct::test::make_deck(text, {"bucket_mb=0.001", "comm_backend=mpi"}), comm, 5, 25);
+  // Through the shared-memory window (2 ranks).
+  expect_no_allocation(hpct::test::make_deck(text, {"comm_backend=shm"}), comm, 5, 25);
 }

@@ -1,6 +1,7 @@
 // The sharded optimizer (optimizer_sharding, Note [optimizer sharding] in train/step.cpp): the same
 // parameters as the unsharded step (bitwise without clipping at 2 ranks; within 1e-6 with it), for
 // AdamW and SGD, the mlp and the diffusion model, with accumulation; checkpoints hold the whole state.
+// Both transports: MPI collectives and the shared-memory window (comm_backend shm).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -34,9 +35,16 @@ void expect_bitwise(const Comm& comm, const std::string& deck, const std::vector
   std::vector<std::string> on{"optimizer_sharding=true"}, off{"optimizer_sharding=false"};
   on.insert(on.end(), extra.begin(), extra.end());
   off.insert(off.end(), extra.begin(), extra.end());
-  const auto sharded = train_params(comm, deck, on);
-  const auto plain = train_params(comm, deck, off);
+  auto with = [](std::vector<std::string> a, const std::string& b) {
+    a.push_back(b);
+    return a;
+  };
+  // Over MPI (reduce-scatter, all-gather) and through the shared-memory window (comm_backend shm).
+  const auto sharded = train_params(comm, deck, with(on, "comm_backend=mpi"));
+  const auto sharded_shm = train_params(comm, deck, with(on, "comm_backend=shm"));
+  const auto plain = train_params(comm, deck, with(off, "comm_backend=mpi"));
   ASSERT_EQ(sharded, plain);
+  ASSERT_EQ(sharded_shm, plain);
   // The runs trained: the parameters moved.
   const auto untrained = train_params(comm, deck, {"optimizer_sharding=false", "lr=0"});
   EXPECT_GT(relative_difference(plain, untrained), 1e-3);
@@ -74,9 +82,12 @@ TEST(OptimizerSharding, DiffusionIsBitwiseTheUnshardedStep) {
 TEST(OptimizerSharding, ClippingMatchesWithinRounding) {
   const Comm comm;
   const std::string deck = mlp_deck(comm);
-  const auto sharded = train_params(comm, deck, {"optimizer_sharding=true", "clip_grad_norm=0.05"});
+  const auto sharded = train_params(comm, deck, {"optimizer_sharding=true", "clip_grad_norm=0.05", "comm_backend=mpi"});
   const auto plain = train_params(comm, deck, {"optimizer_sharding=false", "clip_grad_norm=0.05"});
   EXPECT_LT(relative_difference(plain, sharded), 1e-6);
+  // shm sums the slices' norms in rank order, as MPI's sum of two does: bitwise the MPI sharded step.
+  const auto sharded_shm = train_params(comm, deck, {"optimizer_sharding=true", "clip_grad_norm=0.05", "comm_backend=shm"});
+  EXPECT_EQ(sharded_shm, sharded);
   const auto unclipped = train_params(comm, deck, {"optimizer_sharding=false"});
   EXPECT_GT(relative_difference(plain, unclipped), 1e-3) << "clipping must be active in this test";
 }
@@ -98,6 +109,7 @@ TEST(OptimizerSharding, ResumeIsBitwiseAndCheckpointsAreInterchangeable) {
   const std::string ckpt = "resume=" + dir + "/ckpt-000000015.h5";
   EXPECT_EQ(train_params(comm, deck, {"optimizer_sharding=true", ckpt}), full);
   EXPECT_EQ(train_params(comm, deck, {"optimizer_sharding=false", ckpt}), full);
+  EXPECT_EQ(train_params(comm, deck, {"optimizer_sharding=true", ckpt, "comm_backend=mpi"}), full);
   // An unsharded run's checkpoint resumed sharded.
   if (comm.rank() == 0) std::filesystem::remove_all(dir);
   comm.barrier();

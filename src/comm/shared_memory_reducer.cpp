@@ -1,0 +1,267 @@
+// The node-local shared-memory gradient all-reduce (see shared_memory_reducer.hpp).
+#include "comm/shared_memory_reducer.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <cstdio>
+#include <cstdlib>
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "comm/watchdog.hpp"
+#include "core/log.hpp"
+#include "core/timer.hpp"
+
+namespace hpct {
+
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
+              "the shared-memory reducer needs address-free 64-bit atomics in a window shared by processes");
+
+namespace {
+constexpr std::uint64_t kPage = 4096;
+std::uint64_t round_up(std::uint64_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
+constexpr double kGraceSeconds = 5.0;  // the other ranks' wait beyond rank 0's timeout, as in watchdog.cpp
+}  // namespace
+
+bool SharedMemoryReducer::node_local(const Comm& comm) {
+  if (comm.size() == 1) return true;
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm.raw(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  // Every rank of a job spread over nodes sees fewer ranks on its node than in comm: all agree.
+  return node_size == comm.size();
+}
+
+// Note [shared-memory window]: the window is a POSIX shared-memory file (shm_open) rather than an
+// MPI_Win_allocate_shared window, because its failures must be errors every rank agrees on: Open MPI
+// aborts the job when its backing file cannot grow (a `ulimit -f`, a full /dev/shm). Rank 0 creates
+// the file; every rank reserves its own slot's pages with posix_fallocate (so tmpfs cannot fail later
+// with SIGBUS, and the pages come from that rank's NUMA node) and maps the whole file; rank 0 unlinks
+// the name once every rank has it open or failed, so nothing is left in /dev/shm, even after a crash.
+SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, double timeout_seconds, bool sharded)
+    : comm_(comm), rank_(comm.rank()), size_(comm.size()), n_(n), timeout_(timeout_seconds) {
+  chunks_ = (n_ + kChunk - 1) / kChunk;
+  const std::uint64_t padded = round_up(n_ * sizeof(float));  // bytes per slot, whole pages
+  const auto p = static_cast<std::uint64_t>(size_);
+  const std::uint64_t header = round_up((2 * p + 2) * sizeof(Counter) + p * sizeof(ControlSlot));
+  // Rank 0's pages: the header and, sharded, the shared parameters after the slots.
+  const std::uint64_t params_at = header + p * padded;
+  bytes_ = params_at + (sharded ? padded : 0);
+  static int windows = 0;  // a name per window of this job: pid of rank 0 and a count
+  std::string name;
+  if (rank_ == 0) name = strf("/hpctrain-%d-%d", static_cast<int>(getpid()), windows++);
+  comm.broadcast(name);
+  const std::string what = strf("comm_backend shm: the gradient window (%.1f MiB in /dev/shm)", bytes_ / 1048576.0);
+  std::string error;
+  int fd = -1;
+  if (rank_ == 0) {
+    fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes_)) != 0) error = what + ": " + std::strerror(errno);
+  }
+  comm.agree(error);  // rank 0 could not create it: every rank throws (the name is unlinked below)
+  if (rank_ != 0) fd = shm_open(name.c_str(), O_RDWR, 0);
+  if (fd < 0) error = what + ": " + std::strerror(errno);
+  // This rank's pages: its slot (and rank 0 the header), reserved now so that a full /dev/shm is an
+  // error here and not a SIGBUS in a later step.
+  const off_t offset = static_cast<off_t>(header + static_cast<std::uint64_t>(rank_) * padded);
+  if (error.empty()) {
+    int rc = posix_fallocate(fd, offset, static_cast<off_t>(padded));
+    if (rc == 0 && rank_ == 0) rc = posix_fallocate(fd, 0, static_cast<off_t>(header));
+    if (rc == 0 && rank_ == 0 && sharded) rc = posix_fallocate(fd, static_cast<off_t>(params_at), static_cast<off_t>(padded));
+    if (rc != 0) error = what + ": " + std::strerror(rc) + " (is /dev/shm full or `ulimit -f` set? comm_backend mpi needs no window)";
+  }
+  if (error.empty()) {
+    void* at = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (at == MAP_FAILED) error = what + ": mmap: " + std::strerror(errno);
+    else base_ = static_cast<char*>(at);
+  }
+  if (fd >= 0) close(fd);  // the mapping keeps the memory
+  try {
+    comm.agree(error);
+  } catch (const Error&) {
+    if (rank_ == 0) shm_unlink(name.c_str());
+    if (base_) munmap(base_, bytes_), base_ = nullptr;
+    throw;
+  }
+  if (rank_ == 0) shm_unlink(name.c_str());  // every rank has it mapped
+  published_ = reinterpret_cast<Counter*>(base_);
+  claimed_ = published_ + p;
+  done_ = claimed_ + 1;
+  stage_ = done_ + 1;
+  control_ = reinterpret_cast<ControlSlot*>(stage_ + p);
+  for (std::uint64_t r = 0; r < p; ++r) slot_ptrs_.push_back(reinterpret_cast<float*>(base_ + header + r * padded));
+  if (sharded) shared_params_ = reinterpret_cast<float*>(base_ + params_at);
+  if (rank_ == 0) {
+    for (std::uint64_t r = 0; r < 2 * p + 2; ++r) new (&published_[r]) Counter{{0}};
+    for (std::uint64_t r = 0; r < p; ++r) new (&control_[r]) ControlSlot{};
+  }
+  comm.barrier();  // the counters exist before anyone reads them
+}
+
+SharedMemoryReducer::~SharedMemoryReducer() {
+  if (base_) munmap(base_, bytes_);
+}
+
+void SharedMemoryReducer::arm(const float* grads) {
+  grads_ = grads;
+  armed_ = true;
+  ready_ = 0;
+}
+
+void SharedMemoryReducer::publish(std::uint64_t ready) {
+  ready_ = ready;
+  published_[rank_].value.store(seq_ * stride() + ready, std::memory_order_release);
+}
+
+void SharedMemoryReducer::on_ready(std::uint64_t offset, std::uint64_t count) {
+  if (!armed_) return;
+  if (offset + count != n_ - ready_) {  // out of backward order: contribute() copies the rest
+    armed_ = false;
+    return;
+  }
+  std::memcpy(slot(rank_) + offset, grads_ + offset, count * sizeof(float));
+  publish(ready_ + count);
+}
+
+void SharedMemoryReducer::contribute(const float* grads, const double* control, int n_control) {
+  armed_ = false;
+  const std::uint64_t rest = n_ - ready_;
+  if (rest > 0) std::memcpy(slot(rank_), grads, rest * sizeof(float));
+  double* mine = control_[rank_].values[seq_ % 2];
+  for (int i = 0; i < n_control && i < kMaxControl; ++i) mine[i] = control[i];
+  publish(n_ + 1);  // release: the rest of the slot and the control values are visible with it
+}
+
+bool SharedMemoryReducer::chunk_published(std::uint64_t chunk) const {
+  const std::uint64_t need = seq_ * stride() + std::min(n_, (chunk + 1) * kChunk);
+  for (int r = 0; r < size_; ++r)
+    if (published_[r].value.load(std::memory_order_acquire) < need) return false;
+  return true;
+}
+
+bool SharedMemoryReducer::reduce_one() {
+  const std::uint64_t base = seq_ * chunks_;
+  std::uint64_t c = claimed_->value.load(std::memory_order_acquire);
+  if (c >= base + chunks_ || !chunk_published(c - base)) return false;
+  if (!claimed_->value.compare_exchange_strong(c, c + 1, std::memory_order_acq_rel)) return true;  // lost: retry
+  // Chunk k covers [end - count, end), counted from the end of the buffer (backward publishes there first).
+  const std::uint64_t k = c - base;
+  const std::uint64_t end = n_ - k * kChunk;
+  const std::uint64_t count = std::min(kChunk, end);
+  const std::uint64_t begin = end - count;
+  // Note [shared-memory sum order]: slot 0 + slot 1 + ..., accumulated in slot 0, then copied out.
+  float* acc = slot(0) + begin;
+  for (int r = 1; r < size_; ++r) {
+    const float* x = slot(r) + begin;
+#pragma omp simd
+    for (std::uint64_t i = 0; i < count; ++i) acc[i] += x[i];
+  }
+  for (int r = 1; r < size_; ++r) std::memcpy(slot(r) + begin, acc, count * sizeof(float));
+  done_->value.fetch_add(1, std::memory_order_release);
+  return true;
+}
+
+void SharedMemoryReducer::wait_all(const Counter* counters, std::uint64_t value, std::uint64_t step) {
+  Stopwatch waited;
+  long polls = 0;
+  for (int r = 0; r < size_; ++r) {
+    while (counters[r].value.load(std::memory_order_acquire) < value) {
+      if ((++polls & 1023) == 0 && timeout_ > 0 && waited.seconds() > (rank_ == 0 ? timeout_ : timeout_ + kGraceSeconds))
+        abort_job(step, counters, value);
+      if (polls > 100000) sched_yield();  // an oversubscribed peer may need this core
+    }
+  }
+}
+
+void SharedMemoryReducer::reduce(std::uint64_t step, double* control, int n_control) {
+  const std::uint64_t target = (seq_ + 1) * chunks_;
+  Stopwatch waited;
+  long polls = 0;
+  for (;;) {
+    if (reduce_one()) continue;
+    if (done_->value.load(std::memory_order_acquire) >= target) break;
+    if ((++polls & 1023) == 0 && timeout_ > 0 && waited.seconds() > (rank_ == 0 ? timeout_ : timeout_ + kGraceSeconds))
+      abort_job(step, published_, seq_ * stride() + n_ + 1);
+    if (polls > 100000) sched_yield();
+  }
+  // The control values: every rank may have published all its gradients from the ready hook and
+  // still be on its way to contribute() (a slow loss, a checkpoint); wait for the final publication.
+  wait_all(published_, seq_ * stride() + n_ + 1, step);
+  for (int i = 0; i < n_control && i < kMaxControl; ++i) {
+    double s = 0;
+    for (int r = 0; r < size_; ++r) s += control_[r].values[seq_ % 2][i];
+    control[i] = s;
+  }
+  end_exchange();
+}
+
+void SharedMemoryReducer::end_exchange() {
+  ++seq_;
+  ready_ = 0;  // the next exchange starts unpublished, also on a rank that never arms (no rows in it)
+}
+
+// The sharded exchange. Note [shared-memory sequence] holds here too: a rank writes its slot for the
+// next exchange only after sum_scalar, which waits for every rank to have finished reduce_slice; it
+// writes the shared parameters only after the next sum_scalar, which waits for every rank to have
+// finished this all_gather.
+void SharedMemoryReducer::reduce_slice(std::uint64_t step, std::uint64_t offset, std::uint64_t count, float* out,
+                                       double* control, int n_control) {
+  wait_all(published_, seq_ * stride() + n_ + 1, step);  // every gradient and control value
+  // Note [shared-memory sum order], into this rank's private slice.
+  std::memcpy(out, slot(0) + offset, count * sizeof(float));
+  for (int r = 1; r < size_; ++r) {
+    const float* x = slot(r) + offset;
+#pragma omp simd
+    for (std::uint64_t i = 0; i < count; ++i) out[i] += x[i];
+  }
+  for (int i = 0; i < n_control && i < kMaxControl; ++i) {
+    double s = 0;
+    for (int r = 0; r < size_; ++r) s += control_[r].values[seq_ % 2][i];
+    control[i] = s;
+  }
+}
+
+double SharedMemoryReducer::sum_scalar(std::uint64_t step, double value) {
+  control_[rank_].scalar[seq_ % 2] = value;
+  stage_[rank_].value.store(seq_ * 4 + 1, std::memory_order_release);
+  wait_all(stage_, seq_ * 4 + 1, step);
+  double s = 0;
+  for (int r = 0; r < size_; ++r) s += control_[r].scalar[seq_ % 2];
+  return s;
+}
+
+void SharedMemoryReducer::all_gather(std::uint64_t step, float* params, std::uint64_t offset, std::uint64_t count) {
+  std::memcpy(shared_params_ + offset, params + offset, count * sizeof(float));
+  stage_[rank_].value.store(seq_ * 4 + 2, std::memory_order_release);
+  wait_all(stage_, seq_ * 4 + 2, step);
+  std::memcpy(params, shared_params_, offset * sizeof(float));
+  std::memcpy(params + offset + count, shared_params_ + offset + count, (n_ - offset - count) * sizeof(float));
+  end_exchange();
+}
+
+void SharedMemoryReducer::abort_job(std::uint64_t step, const Counter* counters, std::uint64_t value) const {
+  std::vector<int> absent;  // the ranks whose counter never reached the value waited for
+  for (int r = 0; r < size_; ++r)
+    if (counters[r].value.load(std::memory_order_acquire) < value) absent.push_back(r);
+  std::string msg = strf("watchdog: the gradient all-reduce of step %llu did not complete within %.0f s; ",
+                         (unsigned long long)step, timeout_ + (rank_ == 0 ? 0.0 : kGraceSeconds));
+  msg += absent.empty() ? std::string("every rank arrived, but a rank stopped while summing (dead or hung)")
+                        : "rank(s) " + arrival::list(absent) + " not responding (dead or hung)";
+  msg += "; aborting the job";
+  std::fprintf(stderr, "error: %s\n", msg.c_str());
+  std::fflush(stderr);
+  MPI_Abort(comm_.raw(), static_cast<int>(ExitCode::failure));
+  std::abort();
+}
+
+}  // namespace hpct

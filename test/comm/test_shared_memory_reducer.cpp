@@ -1,0 +1,111 @@
+// The node-local shared-memory gradient all-reduce (comm/shared_memory_reducer.hpp): every rank gets
+// bitwise the rank-order sum (Note [shared-memory sum order]) and the summed control values, over
+// many exchanges in a row (Note [shared-memory sequence]), for sizes around the chunk size, whether
+// ranges are published during "backward" in order, out of order, or all at the end, when a rank
+// contributes without arming, and when one rank arrives much later than the others.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "comm/shared_memory_reducer.hpp"
+#include "core/rng.hpp"
+
+using namespace hpct;
+
+namespace {
+
+// Rank r's gradient for exchange e: distinct, non-trivial floats whose sums round.
+std::vector<float> gradient(int rank, int exchange, std::uint64_t n) {
+  std::vector<float> g(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t bits = rng::hash(static_cast<std::uint64_t>(rank * 1000 + exchange), i);
+    g[i] = static_cast<float>((rng::uniform(bits) - 0.5) * 1e3 * (1 + rank));
+  }
+  return g;
+}
+
+std::vector<float> rank_order_sum(int ranks, int exchange, std::uint64_t n) {
+  std::vector<float> s = gradient(0, exchange, n);
+  for (int r = 1; r < ranks; ++r) {
+    const std::vector<float> g = gradient(r, exchange, n);
+    for (std::uint64_t i = 0; i < n; ++i) s[i] += g[i];
+  }
+  return s;
+}
+
+enum class Publish { at_end, in_order, out_of_order };
+
+// Publishes g like a backward pass: ranges from the end of the buffer to its start, `pieces` of them.
+void publish(SharedMemoryReducer& shm, const std::vector<float>& g, Publish how, int pieces) {
+  const std::uint64_t n = g.size();
+  shm.arm(g.data());
+  if (how != Publish::at_end) {
+    std::uint64_t end = n;
+    for (int p = 0; p < pieces && end > 0; ++p) {
+      const std::uint64_t count = std::max<std::uint64_t>(1, std::min(end, n / pieces + 7));
+      // out_of_order: the second report skips a range, so it does not continue the first.
+      const std::uint64_t offset = end - count;
+      if (how == Publish::out_of_order && p == 1 && offset > 0) shm.on_ready(offset - 1, count);
+      else shm.on_ready(offset, count);
+      end = offset;
+    }
+  }
+  shm.disarm();
+}
+
+void expect_exchanges(std::uint64_t n, Publish how, int late_rank = -1) {
+  const Comm comm;
+  SharedMemoryReducer shm(comm, n, 60.0);
+  ASSERT_EQ(shm.size(), n);
+  for (int e = 0; e < 4; ++e) {
+    const std::vector<float> g = gradient(comm.rank(), e, n);
+    if (comm.rank() == late_rank && e == 1) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // Exchange 2: rank 0 never arms (a rank without rows in the last micro-step) and contributes all.
+    if (comm.rank() != 0 || e != 2) publish(shm, g, how, 5);
+    // Late again after publishing every range during "backward": the others must still wait for its
+    // control values (a checkpoint or the loss on that rank can take this long).
+    if (comm.rank() == late_rank && e == 3) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    double control[3] = {1.0 + comm.rank(), 0.25 * comm.rank(), static_cast<double>(e)};
+    shm.contribute(g.data(), control, 3);
+    shm.reduce(static_cast<std::uint64_t>(e), control, 3);
+    const std::vector<float> expect = rank_order_sum(comm.size(), e, n);
+    const float* got = shm.sum();
+    std::uint64_t wrong = 0;
+    for (std::uint64_t i = 0; i < n; ++i) wrong += got[i] != expect[i];
+    EXPECT_EQ(wrong, 0u) << "exchange " << e << " of " << n << " floats";
+    const int p = comm.size();
+    EXPECT_EQ(control[0], p + p * (p - 1) / 2.0);
+    EXPECT_EQ(control[1], 0.25 * p * (p - 1) / 2.0);
+    EXPECT_EQ(control[2], static_cast<double>(e) * p);
+  }
+}
+
+}  // namespace
+
+TEST(SharedMemoryReducer, EveryRankInTheCommIsOnThisNode) {
+  EXPECT_TRUE(SharedMemoryReducer::node_local(Comm()));
+}
+
+TEST(SharedMemoryReducer, SumsAreTheRankOrderSumForSizesAroundAChunk) {
+  const std::uint64_t k = SharedMemoryReducer::kChunk;
+  for (const std::uint64_t n : {std::uint64_t(1), k - 1, k, k + 1, 3 * k + 5}) expect_exchanges(n, Publish::at_end);
+}
+
+TEST(SharedMemoryReducer, RangesPublishedDuringBackward) {
+  expect_exchanges(3 * SharedMemoryReducer::kChunk + 5, Publish::in_order);
+  expect_exchanges(100, Publish::in_order);  // more pieces than chunks
+}
+
+TEST(SharedMemoryReducer, OutOfOrderReportsFallBackToTheEnd) {
+  expect_exchanges(2 * SharedMemoryReducer::kChunk + 3, Publish::out_of_order);
+}
+
+// The last rank arrives 200 ms late at one exchange, and at another publishes its gradients in time
+// but its control values late: the others wait (summing what it published).
+TEST(SharedMemoryReducer, ALateRankStillGetsTheSameSum) {
+  const Comm comm;
+  expect_exchanges(4 * SharedMemoryReducer::kChunk, Publish::in_order, comm.size() - 1);
+}
