@@ -162,6 +162,7 @@ void for_each_host_chunk(const std::string& label, long long chunks, const Body&
 // sum_over: on Kokkos 4+ host backends, each host thread sums a contiguous block of [begin, end)
 // in order and the blocks are added in order (one thread: the plain sequential sum, as Kokkos's);
 // elsewhere (Kokkos 3.4, devices) it is Kokkos::parallel_reduce. body(i, acc) adds item i to acc.
+// The block sums share one buffer: call it from one thread at a time (the step's, as kernels are).
 inline double* host_partial_sums() {
   static std::vector<double> partial(static_cast<std::size_t>(kmax(1, host_exec().concurrency())) * 8);
   return partial.data();  // one 64-byte line per block: no false sharing
