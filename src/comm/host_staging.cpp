@@ -25,8 +25,8 @@ void* HostStaging::stage(void* data, std::size_t bytes, bool copy_in, bool copy_
   for (const Buffer& b : buffers_) {
     if (p < b.device || p + bytes > b.device + b.bytes) continue;
     char* host = b.twin.data() + (p - b.device);
-    // deep_copy between spaces fences first, so the kernels that produced the part have finished.
-    if (copy_in) Kokkos::deep_copy(HostBytes(host, bytes), DeviceBytes(p, bytes));
+    // copy_view, as deep_copy, fences first, so the kernels that produced the part have finished.
+    if (copy_in) copy_view(HostBytes(host, bytes), DeviceBytes(p, bytes));
     if (copy_out) pending_.push_back({p, host, bytes});
     return host;
   }
@@ -35,7 +35,7 @@ void* HostStaging::stage(void* data, std::size_t bytes, bool copy_in, bool copy_
 
 void HostStaging::finish() {
   for (const Part& part : pending_)
-    Kokkos::deep_copy(DeviceBytes(part.device, part.bytes), HostBytes(part.host, part.bytes));
+    copy_view(DeviceBytes(part.device, part.bytes), HostBytes(part.host, part.bytes));
   pending_.clear();  // keeps the capacity
 }
 

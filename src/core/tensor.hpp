@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "core/kokkos_compat.hpp"
 
@@ -59,6 +60,13 @@ class Tensor {
   template <class... P>
   Tensor(const Kokkos::View<Scalar**, P...>& m)  // NOLINT(google-explicit-constructor)
       : data_(m.data()), shape_({static_cast<std::int64_t>(m.extent(0)), static_cast<std::int64_t>(m.extent(1))}) {}
+  // Note [no tensor over a temporary view]: a Tensor does not own its memory, so one made from a
+  // temporary managed View (`const Tensor x = make_view(...);`) points at memory freed at the end of
+  // that statement, which the next allocations reuse. Refused at compile time: keep the View in a
+  // variable. (A test did this: its input x became the dy of the gradient check whenever the
+  // allocator reused the block, which on Kokkos 4.6 with one OpenMP thread it did now and then.)
+  template <class... P, std::enable_if_t<!Kokkos::View<Scalar**, P...>::memory_traits::is_unmanaged, int> = 0>
+  Tensor(Kokkos::View<Scalar**, P...>&&) = delete;
 
   Scalar* data() const { return data_; }
   const Shape& shape() const { return shape_; }

@@ -35,7 +35,7 @@ void gather_part_rows(const View2<float>& x, const View2<float>& part, const Vie
                       std::uint64_t rows) {
   using Team = Kokkos::TeamPolicy<ExecSpace>::member_type;
   const int cols = static_cast<int>(x.extent(1));
-  Kokkos::parallel_for("shard_gather", Kokkos::TeamPolicy<ExecSpace>(static_cast<int>(rows), Kokkos::AUTO),
+  Kokkos::parallel_for("shard_gather", teams(static_cast<int>(rows), Kokkos::AUTO),
                        KOKKOS_LAMBDA(const Team& team) {
                          const int i = team.league_rank();
                          const std::uint64_t src = ids(i);

@@ -96,7 +96,7 @@ BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long 
   cuts.upper.resize(static_cast<std::size_t>(F));
   // Features are independent: one per host thread at a time.
   Kokkos::parallel_for(
-      "gbdt::cuts", Kokkos::RangePolicy<HostExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>(0, F), [&](const int f) {
+      "gbdt::cuts", host_range<Kokkos::Schedule<Kokkos::Dynamic>>(0, F), [&](const int f) {
         std::vector<float> col;
         col.reserve(static_cast<std::size_t>(rows));
         for (long long r = 0; r < rows; ++r) {
@@ -106,7 +106,7 @@ BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long 
         std::sort(col.begin(), col.end());
         cuts.upper[static_cast<std::size_t>(f)] = cuts_from_sorted(col, max_bin);
       });
-  Kokkos::fence();
+  fence();
   cuts.finish();
   return cuts;
 }
@@ -132,7 +132,7 @@ View2<std::uint8_t> bin_matrix(const BinCuts& cuts, const std::vector<float>& x,
   const float* px = x.data();
   const long long blocks = (n + kBlock - 1) / kBlock;
   Kokkos::parallel_for(
-      "gbdt::bin_matrix", Kokkos::RangePolicy<HostExecSpace, Kokkos::IndexType<long long>>(0, blocks),
+      "gbdt::bin_matrix", host_range<Kokkos::IndexType<long long>>(0, blocks),
       [=](const long long blk) {
         const long long r0 = blk * kBlock, m = kmin<long long>(kBlock, n - r0);
         for (int f = 0; f < F; ++f) {
@@ -149,7 +149,7 @@ View2<std::uint8_t> bin_matrix(const BinCuts& cuts, const std::vector<float>& x,
             h(r0 + j, f) = static_cast<std::uint8_t>(std::isnan(v[j]) ? nb[f] : pos[j]);
         }
       });
-  Kokkos::fence();
+  fence();
   Kokkos::deep_copy(bins, h);
   return bins;
 }

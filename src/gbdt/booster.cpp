@@ -112,7 +112,7 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
     const long long first = tr.first_row;
     const auto r64 = static_cast<std::uint64_t>(round);
     Kokkos::parallel_for(
-        "gbdt::bagging", Kokkos::RangePolicy<ExecSpace>(0, static_cast<int>(n)), KOKKOS_LAMBDA(const int i) {
+        "gbdt::bagging", hpct::range(0, static_cast<int>(n)), KOKKOS_LAMBDA(const int i) {
           in_bag(i) = rate >= 1.0 ||
                       rng::uniform(rng::hash(seed, kBagStream, r64, static_cast<std::uint64_t>(first + i))) < rate;
         });

@@ -69,7 +69,7 @@ void quantize(const View1<double>& g, const View1<double>& h, double max_abs_g, 
   const double sg = q.scale_g, sh = q.scale_h;
   auto gh = q.gh;
   Kokkos::parallel_for(
-      "gbdt::quantize", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
+      "gbdt::quantize", range(0, n), KOKKOS_LAMBDA(const int i) {
         gh(i, 0) = round_ll(g(i) * sg);
         gh(i, 1) = round_ll(h(i) * sh);
       });
@@ -93,7 +93,7 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
   if (!kHostBackend) {
     long long* out = hist.data();
     Kokkos::parallel_for(
-        "gbdt::histogram", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(0, count),
+        "gbdt::histogram", range<Kokkos::IndexType<long long>>(0, count),
         KOKKOS_LAMBDA(const long long i) {
           const long long r = idx[i];
           add_row<true>(out, B + r * F, off, F, gh[2 * r], gh[2 * r + 1]);
@@ -127,7 +127,7 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
   });
   if (chunks == 1) return;
   Kokkos::parallel_for(
-      "gbdt::hist_sum", Kokkos::RangePolicy<HostExecSpace, Kokkos::IndexType<long long>>(0, size),
+      "gbdt::hist_sum", host_range<Kokkos::IndexType<long long>>(0, size),
       [=](const long long j) {
         long long s = 0;
         for (long long c = 0; c < chunks; ++c) s += part[c * size + j];
@@ -160,7 +160,7 @@ void accumulate_histogram_by_feature(const View2<std::uint8_t>& columns, const s
   const long long* g = all_rows ? gh : og;
   const std::uint8_t* cols = columns.data();
   const int* off = offset.data();
-  const long long blocks = kmin<long long>(F, kmax(1, HostExecSpace().concurrency()));
+  const long long blocks = kmin<long long>(F, kmax(1, host_exec().concurrency()));
   for_each_host_chunk("gbdt::hist_cols", blocks, [=](const int b) {
     for (int f = static_cast<int>(b * F / blocks); f < static_cast<int>((b + 1) * F / blocks); ++f) {
       const std::uint8_t* col = cols + static_cast<long long>(f) * n;
@@ -192,7 +192,7 @@ HistogramBuilder::HistogramBuilder(View2<std::uint8_t> bins, View2<std::uint8_t>
   Kokkos::deep_copy(offset_, h);
   const std::size_t size = static_cast<std::size_t>(total_bins_) * kHistStride;
   if (!kHostBackend) node_hist_ = View1<long long>("gbdt::node_hist", size);
-  const std::size_t chunks = kHostBackend ? static_cast<std::size_t>(kmax(1, ExecSpace().concurrency())) : 0;
+  const std::size_t chunks = kHostBackend ? static_cast<std::size_t>(kmax(1, exec().concurrency())) : 0;
   partial_ = View2<long long>("gbdt::partial_hist", chunks, chunks > 0 ? size : 0);
 }
 
@@ -215,7 +215,7 @@ std::vector<Hist> HistogramBuilder::build(const QuantGrad& q, const RowPartition
     // Dense nodes (a large share of the rows: the root and the first levels) feature by feature
     // when every thread can take a feature; scattered rows row by row.
     if (kHostBackend && rows * kColumnDensity >= part.rows() &&
-        HostExecSpace().concurrency() <= static_cast<int>(bins_.extent(1))) {
+        host_exec().concurrency() <= static_cast<int>(bins_.extent(1))) {
       accumulate_histogram_by_feature(columns_, offset_host_, q, part.index(), part.begin(node), rows, host.data(), ordered_);
       continue;
     }

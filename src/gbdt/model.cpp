@@ -58,7 +58,7 @@ std::vector<double> predict_margins(const Model& m, const std::vector<float>& x,
   View2<double> margin("gbdt::margin", static_cast<std::size_t>(n), static_cast<std::size_t>(K));
   const int nt = static_cast<int>(ntrees);
   Kokkos::parallel_for(
-      "gbdt::predict", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const long long r) {
+      "gbdt::predict", range(0, n), KOKKOS_LAMBDA(const long long r) {
         for (int k = 0; k < K; ++k) margin(r, k) = d_base(k);
         for (int t = 0; t < nt; ++t) {
           int node = d_root(t);
@@ -120,7 +120,7 @@ void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_
   const auto nodes = bt.nodes;
   const auto val = bt.value;
   Kokkos::parallel_for(
-      "gbdt_add_tree", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(0, static_cast<long long>(bins.extent(0))),
+      "gbdt_add_tree", range<Kokkos::IndexType<long long>>(0, static_cast<long long>(bins.extent(0))),
       KOKKOS_LAMBDA(const long long r) { margin(r, k) += val(leaf_of(nodes, bins, r)); });
 }
 
@@ -167,7 +167,7 @@ void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8
     });
   } else {
     Kokkos::parallel_for(
-        "gbdt_add_leaf", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(0, part.bag_rows()),
+        "gbdt_add_leaf", range<Kokkos::IndexType<long long>>(0, part.bag_rows()),
         KOKKOS_LAMBDA(const long long j) {
           int lo = 0, hi = L - 1;  // first leaf whose end > j
           while (lo < hi) {
@@ -183,7 +183,7 @@ void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8
   const auto nodes = bt.nodes;
   const auto val = bt.value;
   Kokkos::parallel_for(
-      "gbdt_add_oob", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(part.bag_rows(), part.rows()),
+      "gbdt_add_oob", range<Kokkos::IndexType<long long>>(part.bag_rows(), part.rows()),
       KOKKOS_LAMBDA(const long long j) {
         const int r = idx(j);
         margin(r, k) += val(leaf_of(nodes, bins, r));

@@ -95,7 +95,7 @@ GradientRange gradients(Objective o, int num_class, int k, const View2<double>& 
   // max |g|, its min is -max h.
   Kokkos::MinMaxScalar<double> range;
   Kokkos::parallel_reduce(
-      "gbdt::gradients", Kokkos::RangePolicy<ExecSpace>(0, n),
+      "gbdt::gradients", hpct::range(0, n),
       KOKKOS_LAMBDA(const int i, Kokkos::MinMaxScalar<double>& r) {
         double gi = 0, hi = 1;
         if (obj == static_cast<int>(Objective::regression)) {

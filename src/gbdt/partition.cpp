@@ -14,14 +14,14 @@ constexpr long long kMinChunkRows = 8192;
 RowPartition::RowPartition(long long rows)
     : index_("gbdt::row_index", static_cast<std::size_t>(rows)),
       scratch_("gbdt::row_scratch", static_cast<std::size_t>(rows)),
-      counts_(2 * static_cast<std::size_t>(kmax(1, HostExecSpace().concurrency()))) {}
+      counts_(2 * static_cast<std::size_t>(kmax(1, host_exec().concurrency()))) {}
 
 View2<std::uint8_t> transpose_bins(const View2<std::uint8_t>& bins) {
   const long long n = static_cast<long long>(bins.extent(0)), F = static_cast<long long>(bins.extent(1));
   View2<std::uint8_t> columns(Kokkos::view_alloc("gbdt::bin_columns", Kokkos::WithoutInitializing),
                               static_cast<std::size_t>(F), static_cast<std::size_t>(n));
   Kokkos::parallel_for(
-      "gbdt::transpose", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(0, n), KOKKOS_LAMBDA(const long long r) {
+      "gbdt::transpose", range<Kokkos::IndexType<long long>>(0, n), KOKKOS_LAMBDA(const long long r) {
         for (long long f = 0; f < F; ++f) columns(f, r) = bins(r, f);
       });
   return columns;
@@ -41,7 +41,7 @@ void RowPartition::reset(const View1<int>& in_bag) {
   // In-bag rows ascending from the front; out-of-bag rows after them (written from the back, so
   // both sides are placed in one pass without knowing the in-bag total yet).
   Kokkos::parallel_scan(
-      "gbdt::bag_rows", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(0, n),
+      "gbdt::bag_rows", range<Kokkos::IndexType<long long>>(0, n),
       KOKKOS_LAMBDA(const long long r, long long& upd, const bool final) {
         const bool keep = in_bag(r) != 0;
         if (final) idx(keep ? upd : n - 1 - (r - upd)) = static_cast<int>(r);
@@ -73,7 +73,7 @@ long long RowPartition::split_scan(long long b, long long n, const SplitRule& ru
   const SplitRule s = rule;
   long long nl = 0;
   Kokkos::parallel_scan(
-      "gbdt::partition", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(0, n),
+      "gbdt::partition", range<Kokkos::IndexType<long long>>(0, n),
       KOKKOS_LAMBDA(const long long i, long long& upd, const bool final) {
         const int r = idx(b + i);
         const bool l = s.goes_left(columns(s.feature, r));

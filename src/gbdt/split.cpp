@@ -83,9 +83,9 @@ SplitCandidate first_best(const std::vector<SplitCandidate>& per, const SplitPar
 template <class Body>
 void for_each_feature(const BinCuts& cuts, const Body& body) {
   const int F = cuts.num_features();
-  if (cuts.total_bins() >= kParallelBins && HostExecSpace().concurrency() > 1) {
-    Kokkos::parallel_for("gbdt::split", Kokkos::RangePolicy<HostExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>(0, F), body);
-    Kokkos::fence();
+  if (cuts.total_bins() >= kParallelBins && host_exec().concurrency() > 1) {
+    Kokkos::parallel_for("gbdt::split", host_range<Kokkos::Schedule<Kokkos::Dynamic>>(0, F), body);
+    fence();
   } else {
     for (int f = 0; f < F; ++f) body(f);
   }

@@ -107,7 +107,7 @@ View2<float> device_rows_in(const T* a, std::uint64_t n, std::uint64_t d, Order 
   View2<float> rows(Kokkos::view_alloc(Kokkos::WithoutInitializing, "insitu_rows_in"), n, d);
   if (n == 0 || d == 0) return rows;
   const auto ln = static_cast<long long>(n), ld = static_cast<long long>(d);
-  Kokkos::parallel_for("insitu_rows_in", Policy(0, ln * ld),
+  Kokkos::parallel_for("insitu_rows_in", Policy(exec(), 0, ln * ld),
                        RowsIn<T>{rows, Borrowed<const T>(a, n * d), ln, ld, order == Order::column_major});
   return rows;
 }
@@ -124,7 +124,7 @@ template <class T>
 void device_rows_out(const View2<float>& rows, std::uint64_t n, std::uint64_t k, std::uint64_t d, T* out, Order order) {
   if (n == 0 || k == 0 || d == 0) return;
   const auto ln = static_cast<long long>(n), lk = static_cast<long long>(k), ld = static_cast<long long>(d);
-  Kokkos::parallel_for("insitu_rows_out", Policy(0, ln * lk * ld),
+  Kokkos::parallel_for("insitu_rows_out", Policy(exec(), 0, ln * lk * ld),
                        RowsOut<T>{rows, Borrowed<T>(out, n * k * d), ln, lk, ld, order == Order::column_major});
   fence();  // the caller reads its array when the call returns
 }
@@ -133,7 +133,7 @@ template <class T>
 long long first_nonfinite_on_device(const T* a, std::uint64_t count) {
   if (count == 0) return -1;
   long long first = LLONG_MAX;
-  Kokkos::parallel_reduce("insitu_finite", Policy(0, static_cast<long long>(count)),
+  Kokkos::parallel_reduce("insitu_finite", Policy(exec(), 0, static_cast<long long>(count)),
                           FirstNonFinite<T>{Borrowed<const T>(a, count), largest<T>()}, Kokkos::Min<long long>(first));
   return first == LLONG_MAX ? -1 : first;
 }

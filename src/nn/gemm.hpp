@@ -27,7 +27,12 @@ template <class Scalar, class AV, class BV, class CV>
 void gemm(char ta, char tb, Scalar alpha, const AV& a, const BV& b, Scalar beta, const CV& c) {
 #if defined(KOKKOS_ENABLE_CUDA)
   const char tas[2] = {ta, '\0'}, tbs[2] = {tb, '\0'};
-  KokkosBlas::gemm(tas, tbs, alpha, a, b, beta, c);
+#if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40100
+  // Note [one execution space instance]: without one, Kokkos Kernels 4.x default-constructs it.
+  KokkosBlas::gemm(exec(), tas, tbs, alpha, a, b, beta, c);
+#else
+  KokkosBlas::gemm(tas, tbs, alpha, a, b, beta, c);  // 3.4: no instance argument
+#endif
 #else
   static_assert(std::is_same_v<typename CV::array_layout, Kokkos::LayoutRight>, "row-major GEMM only");
   const int m = static_cast<int>(c.extent(0)), n = static_cast<int>(c.extent(1));

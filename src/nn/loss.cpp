@@ -40,8 +40,8 @@ double row_losses(LossKind kind, double smoothing, const Tensor<Scalar>& pred, c
   double sum = 0;
   if (kind == LossKind::mse) {
     const Scalar scale = static_cast<Scalar>(2.0 / (normaliser * d));
-    Kokkos::parallel_reduce(
-        "loss_mse", Kokkos::RangePolicy<ExecSpace>(0, n),
+    sum = sum_over(
+        "loss_mse", 0, n,
         KOKKOS_LAMBDA(const int i, double& s) {
           double row = 0;
           for (int j = 0; j < d; ++j) {
@@ -53,12 +53,11 @@ double row_losses(LossKind kind, double smoothing, const Tensor<Scalar>& pred, c
             row += e * e;
           }
           s += row / d;
-        },
-        sum);
+        });
   } else if (kind == LossKind::cross_entropy) {
     const double inv = 1.0 / normaliser, off = smoothing / d, on = 1.0 - smoothing + off;
-    Kokkos::parallel_reduce(
-        "loss_xent", Kokkos::RangePolicy<ExecSpace>(0, n),
+    sum = sum_over(
+        "loss_xent", 0, n,
         KOKKOS_LAMBDA(const int i, double& s) {
           const int c = label_of(t(i, 0), d);
           double m = static_cast<double>(y(i, 0));
@@ -76,12 +75,11 @@ double row_losses(LossKind kind, double smoothing, const Tensor<Scalar>& pred, c
               const Scalar g = static_cast<Scalar>((p - (j == c ? on : off)) * inv);
               dy(i, j) = acc ? dy(i, j) + g : g;
             }
-        },
-        sum);
+        });
   } else {
     const double scale = 1.0 / (normaliser * d);
-    Kokkos::parallel_reduce(
-        "loss_bce", Kokkos::RangePolicy<ExecSpace>(0, n),
+    sum = sum_over(
+        "loss_bce", 0, n,
         KOKKOS_LAMBDA(const int i, double& s) {
           double row = 0;
           for (int j = 0; j < d; ++j) {
@@ -94,8 +92,7 @@ double row_losses(LossKind kind, double smoothing, const Tensor<Scalar>& pred, c
             }
           }
           s += row / d;
-        },
-        sum);
+        });
   }
   return sum;
 }
@@ -120,7 +117,7 @@ long long count_top_k_hits(const Tensor<Scalar>& logits, const Tensor<Scalar>& t
   const int d = static_cast<int>(y.extent(1));
   long long hits = 0;
   Kokkos::parallel_reduce(
-      "topk_hits", Kokkos::RangePolicy<ExecSpace>(0, n),
+      "topk_hits", range(0, n),
       KOKKOS_LAMBDA(const int i, long long& h) {
         const int c = label_of(t(i, 0), d);
         // The label is in the top k when fewer than k logits beat it (ties count for the label).
@@ -138,7 +135,7 @@ long long first_bad_label(const Tensor<Scalar>& target, int n, int classes) {
   const auto t = target.rows(n);
   long long first = n;
   Kokkos::parallel_reduce(
-      "bad_labels", Kokkos::RangePolicy<ExecSpace>(0, n),
+      "bad_labels", range(0, n),
       KOKKOS_LAMBDA(const int i, long long& f) {
         const Scalar v = t(i, 0);
         const bool ok = v >= Scalar(0) && v < Scalar(classes) && static_cast<Scalar>(static_cast<long long>(v)) == v;

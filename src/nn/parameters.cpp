@@ -52,7 +52,7 @@ void ParameterStore<Scalar>::initialize(std::uint64_t seed) {
     const std::uint64_t offset = t.offset;
     Vector p(params_.data() + t.offset, t.size);
     Kokkos::parallel_for(
-        "init_params", Kokkos::RangePolicy<ExecSpace>(0, t.size), KOKKOS_LAMBDA(const std::uint64_t i) {
+        "init_params", range(0, t.size), KOKKOS_LAMBDA(const std::uint64_t i) {
           const std::uint64_t bits = rng::hash(key, offset + i);
           double v = 0;
           switch (init.kind) {
@@ -72,7 +72,7 @@ void ParameterStore<Scalar>::zero_grads() {
   // A kernel rather than deep_copy(view, 0): Kokkos 3.4's fill builds a label string (a heap
   // allocation) on every call, and this runs every optimizer step.
   const auto g = grads_;
-  Kokkos::parallel_for("zero_grads", Kokkos::RangePolicy<ExecSpace>(0, g.extent(0)),
+  Kokkos::parallel_for("zero_grads", range(0, g.extent(0)),
                        KOKKOS_LAMBDA(const std::uint64_t i) { g(i) = Scalar(0); });
 }
 

@@ -50,7 +50,7 @@ void Optimizer<Scalar>::step(const Vector& params, const Vector& grads, double l
     const Scalar lr_s = static_cast<Scalar>(lr);
     const bool first = t_ == 1;
     Kokkos::parallel_for(
-        "sgd_step", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const std::uint64_t i) {
+        "sgd_step", range(0, n), KOKKOS_LAMBDA(const std::uint64_t i) {
           Scalar g = grads(i) + (mask == nullptr || mask[i] ? wd : Scalar(0)) * params(i);
           if (mom != Scalar(0)) {
             m(i) = first ? g : mom * m(i) + g;
@@ -75,7 +75,7 @@ void Optimizer<Scalar>::step(const Vector& params, const Vector& grads, double l
   Scalar* const mp = m.data();
   Scalar* const vp = v.data();
   Kokkos::parallel_for(
-      "adamw_step", Kokkos::RangePolicy<ExecSpace>(0, (n + kBlock - 1) / kBlock),
+      "adamw_step", range(0, (n + kBlock - 1) / kBlock),
       KOKKOS_LAMBDA(const std::uint64_t blk) {
         const std::uint64_t begin = blk * kBlock, end = begin + kBlock < n ? begin + kBlock : n;
         adamw_block(pp, gp, mp, vp, mask, begin, end, decay, step_size, inv_sqrt_bc2, eps, b1s, b2s);
@@ -104,14 +104,12 @@ double grad_norm(const typename Optimizer<Scalar>::Vector& grads) {
   constexpr std::uint64_t kBlock = std::is_same<MemSpace, Kokkos::HostSpace>::value ? 4096 : 1;
   const std::uint64_t n = grads.extent(0);
   const Scalar* const g = grads.data();
-  double sq = 0;
-  Kokkos::parallel_reduce(
-      "grad_norm", Kokkos::RangePolicy<ExecSpace>(0, (n + kBlock - 1) / kBlock),
+  const double sq = sum_over(
+      "grad_norm", std::uint64_t(0), (n + kBlock - 1) / kBlock,
       KOKKOS_LAMBDA(const std::uint64_t blk, double& acc) {
         const std::uint64_t begin = blk * kBlock, end = begin + kBlock < n ? begin + kBlock : n;
         acc += sum_of_squares(g, begin, end);
-      },
-      sq);
+      });
   return std::sqrt(sq);
 }
 
@@ -122,7 +120,7 @@ double clip_grad_norm(const typename Optimizer<Scalar>::Vector& grads, double ma
   if (coef < 1.0) {
     const Scalar c = static_cast<Scalar>(coef);
     Kokkos::parallel_for(
-        "clip_grads", Kokkos::RangePolicy<ExecSpace>(0, grads.extent(0)),
+        "clip_grads", range(0, grads.extent(0)),
         KOKKOS_LAMBDA(const std::uint64_t i) { grads(i) *= c; });
   }
   return norm;
@@ -132,7 +130,7 @@ template <class Scalar>
 void scale_values(const typename Optimizer<Scalar>::Vector& values, double factor) {
   const Scalar c = static_cast<Scalar>(factor);
   Kokkos::parallel_for(
-      "scale_values", Kokkos::RangePolicy<ExecSpace>(0, values.extent(0)),
+      "scale_values", range(0, values.extent(0)),
       KOKKOS_LAMBDA(const std::uint64_t i) { values(i) *= c; });
 }
 

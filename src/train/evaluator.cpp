@@ -10,7 +10,7 @@ namespace hpct {
 namespace {
 // ids(i) = first + i for i < n. A free function: nvcc allows no device lambda in a constructor.
 void fill_consecutive(const View1<std::uint64_t>& ids, std::uint64_t first, std::uint64_t n) {
-  Kokkos::parallel_for("val_ids", Kokkos::RangePolicy<ExecSpace>(0, n),
+  Kokkos::parallel_for("val_ids", range(0, n),
                        KOKKOS_LAMBDA(const std::uint64_t i) { ids(i) = first + i; });
 }
 }  // namespace
@@ -52,8 +52,8 @@ EvalResult Evaluator::evaluate(Model& model) const {
     const std::uint64_t n = std::min(batch_, count_ - first);
     const auto rows = Kokkos::make_pair(first, first + n);
     Batch b;
-    b.set(Batch::kInputs, View2<float>(Kokkos::subview(x_, rows, Kokkos::ALL())));
-    b.set(Batch::kTargets, View2<float>(Kokkos::subview(y_, rows, Kokkos::ALL())));
+    b.set(Batch::kInputs, Tensor<float>::Matrix(Kokkos::subview(x_, rows, Kokkos::ALL())));
+    b.set(Batch::kTargets, Tensor<float>::Matrix(Kokkos::subview(y_, rows, Kokkos::ALL())));
     b.ids = Kokkos::subview(ids_, rows);
     b.epoch = kValidationEpoch;
     b.n = static_cast<int>(n);

@@ -1,9 +1,11 @@
 // What the gradient check cannot see: the harness itself catches broken layers; index sums are
 // bit-identical to a fixed sequential order (Note [deterministic index sums]); dropout keys depend
-// on (seed, epoch, sample id, element) only (Note [dropout keys]); bad indices are errors.
+// on (seed, epoch, sample id, element) only (Note [dropout keys]); bad indices are errors; no tensor
+// over a temporary managed View (Note [no tensor over a temporary view]).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
@@ -79,7 +81,8 @@ TEST(GradCheckHarness, CatchesEveryKindOfBrokenLayer) {
     nn::Workspace<double> ws;
     FaultyScale layer(store, ws, fault);
     store.allocate(), ws.allocate(), layer.bind(store), store.initialize(3);
-    const DTensor x = test::random_matrix(4, 3, 9);
+    const View2<double> x_values = test::random_matrix(4, 3, 9);
+    const DTensor x = x_values;
     const test::GradCheckReport r = test::check_gradients(test::layer_case(layer, x, 4, &store));
     const bool clean = r.rule_violations.empty() && r.param_error <= 1e-6 && r.input_error <= 1e-6;
     EXPECT_EQ(clean, fault == Fault::none) << "fault " << static_cast<int>(fault);
@@ -168,7 +171,8 @@ TEST(EmbeddingRules, IndexInputGetsAZeroGradient) {
   const DTensor x(idx.data(), Shape{3});
   test::set_values(x, {3, 0, 3});
   emb.forward(x, 3);
-  const DTensor dy = test::random_matrix(3, 2, 4);
+  const View2<double> dy_values = test::random_matrix(3, 2, 4);
+  const DTensor dy = dy_values;
   View1<double> dxv("dx", 3);
   const DTensor dx(dxv.data(), Shape{3});
   test::set_values(dx, {5, 6, 7});
@@ -249,6 +253,22 @@ TEST(LayerNormRules, LargeOffsetsKeepTheirVariance) {
       EXPECT_NEAR(y[static_cast<std::size_t>(r * 64 + j)], want, 1e-4 * (1 + std::abs(want)));
     }
   }
+}
+
+// Note [no tensor over a temporary view]: `const DTensor x = test::random_matrix(...)` compiled and
+// left x pointing at freed memory (LayerGradients.LinearWithEachActivation failed whenever dy
+// reused it). Managed temporaries are refused; named Views and unmanaged temporaries (which own
+// nothing) still convert.
+TEST(TensorRules, NoTensorOverATemporaryManagedView) {
+  static_assert(!std::is_convertible_v<View2<double>, DTensor>, "a temporary managed View would dangle");
+  static_assert(!std::is_constructible_v<DTensor, View2<double>>, "a temporary managed View would dangle");
+  static_assert(std::is_convertible_v<const View2<double>&, DTensor>);
+  static_assert(std::is_convertible_v<View2<double>&, DTensor>);
+  static_assert(std::is_convertible_v<DTensor::Matrix, DTensor>);
+  const View2<double> values = test::random_matrix(3, 2, 1);
+  const DTensor x = values;
+  EXPECT_EQ(x.data(), values.data());
+  EXPECT_EQ(test::host_values(x.matrix()), test::host_values(DTensor(values)));
 }
 
 }  // namespace

@@ -57,7 +57,8 @@ TEST(LayerGradients, LinearWithEachActivation) {
     Net net;
     nn::Linear<double> fc(net.store, net.ws, "fc", 4, 3, 6, act);
     net.allocate({&fc});
-    const DTensor x = test::random_matrix(6, 4, 3);
+    const View2<double> x_values = test::random_matrix(6, 4, 3);
+    const DTensor x = x_values;
     test::expect_gradients_ok(test::check_gradients(test::layer_case(fc, x, 5, &net.store)),
                               std::string("Linear ") + nn::activation_name(act));
   }
@@ -197,7 +198,8 @@ TEST(LayerGradients, DropoutWithItsFixedMask) {
     Kokkos::deep_copy(ids, h);
     drop.set_batch(2, ids);
     drop.set_training(training);
-    const DTensor x = test::random_matrix(6, 5, 50);
+    const View2<double> x_values = test::random_matrix(6, 5, 50);
+    const DTensor x = x_values;
     test::expect_gradients_ok(test::check_gradients(test::layer_case(drop, x, 5, nullptr)),
                               training ? "Dropout (training)" : "Dropout (evaluation)");
   }
@@ -217,7 +219,8 @@ TEST(LayerGradients, SequentialOfNewAndOldLayers) {
   View1<std::uint64_t> ids("ids", 5);
   Kokkos::deep_copy(ids, std::uint64_t(3));
   drop.set_batch(1, ids);
-  const DTensor x = test::random_matrix(5, 3, 70);
+  const View2<double> x_values = test::random_matrix(5, 3, 70);
+  const DTensor x = x_values;
   test::expect_gradients_ok(test::check_gradients(test::layer_case(seq, x, 4, &net.store)), "Sequential");
 }
 

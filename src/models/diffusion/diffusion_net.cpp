@@ -47,7 +47,7 @@ void sinusoidal_embedding(const View1<Scalar>& t, const View2<Scalar>& emb, int 
   const int E = static_cast<int>(emb.extent(1)), half = E / 2;
   const double log_base = std::log(10000.0);
   Kokkos::parallel_for(
-      "sinusoid_emb", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(n) * half),
+      "sinusoid_emb", range(0, static_cast<long>(n) * half),
       KOKKOS_LAMBDA(const long idx) {
         const long r = idx / half;
         const int i = static_cast<int>(idx % half);

@@ -50,7 +50,7 @@ void DiffusionSampler::run_chunk(int rows) {
   const std::uint64_t key = sampling_key(opt_.seed);
   const auto T64 = static_cast<std::uint64_t>(T);
   Kokkos::parallel_for(
-      "sample_noise0", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(rows) * d),
+      "sample_noise0", range(0, static_cast<long>(rows) * d),
       KOKKOS_LAMBDA(const long idx) {
         const long i = idx / d, j = idx % d;
         x(i, j) = static_cast<float>(rng::normal(rng::hash(key, ids(i), T64, static_cast<std::uint64_t>(j))));
@@ -78,7 +78,7 @@ void DiffusionSampler::run_chunk(int rows) {
     const double sigma = ddpm ? std::sqrt(schedule_.posterior_variance[static_cast<std::size_t>(ti)]) : 0.0;
     const auto step = static_cast<std::uint64_t>(ti);
     Kokkos::parallel_for(
-        "sample_step", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(rows) * d),
+        "sample_step", range(0, static_cast<long>(rows) * d),
         KOKKOS_LAMBDA(const long idx) {
           const long i = idx / d, j = idx % d;
           const double xt = static_cast<double>(x(i, j));
@@ -128,7 +128,7 @@ void DiffusionSampler::stage_chunk(const View2<float>& contexts, std::uint64_t f
   const auto base = static_cast<long>(first);
   const std::uint64_t id0 = (first_index + first) * static_cast<std::uint64_t>(M);  // as the host overload's ids
   Kokkos::parallel_for(
-      "sample_stage", Kokkos::RangePolicy<ExecSpace>(0, static_cast<long>(k) * M * nc),
+      "sample_stage", range(0, static_cast<long>(k) * M * nc),
       KOKKOS_LAMBDA(const long idx) {
         const long r = idx / nc, j = idx % nc;  // r = context * M + member
         c_raw(r, j) = contexts(base + r / M, j);

@@ -55,7 +55,7 @@ void Embedding<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
     const auto idx = x.flat();
     const auto keys = groups_.keys();
     const int num = num_;
-    Kokkos::parallel_for("embedding_keys", Kokkos::RangePolicy<ExecSpace>(0, positions),
+    Kokkos::parallel_for("embedding_keys", range(0, positions),
                          KOKKOS_LAMBDA(const std::int64_t p) { keys(p) = row_of(idx(p), num); });
     groups_.group_on_device(positions, num_);  // the keys are clamped rows: always valid
     // One work item per (table row, feature): the row's positions in ascending order; rows no
@@ -73,7 +73,7 @@ void Embedding<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
   }
   if (!dx.empty() && mode == GradMode::assign) {
     const auto d = dx.flat();
-    Kokkos::parallel_for("embedding_dx", Kokkos::RangePolicy<ExecSpace>(0, positions),
+    Kokkos::parallel_for("embedding_dx", range(0, positions),
                          KOKKOS_LAMBDA(const std::int64_t p) { d(p) = Scalar(0); });
   }
   store_->report_ready(w_index_, w_index_);
@@ -87,7 +87,7 @@ long long Embedding<Scalar>::first_bad_index(const T& x, int n) const {
   const int num = num_;
   long long first = positions;
   Kokkos::parallel_reduce(
-      "embedding_check", Kokkos::RangePolicy<ExecSpace>(0, positions),
+      "embedding_check", range(0, positions),
       KOKKOS_LAMBDA(const long long p, long long& f) {
         const Scalar v = idx(p);
         const bool ok = v >= Scalar(0) && v < Scalar(num) && static_cast<Scalar>(static_cast<long long>(v)) == v;

@@ -45,20 +45,19 @@ void IndexGroups::group_on_device(std::int64_t m, std::int64_t num_keys) {
     check_capacity(m, num_keys, "index groups");  // builds the message only when it fails
   const auto keys = keys_, offsets = offsets_, order = order_;
   const int positions = static_cast<int>(m), count = static_cast<int>(num_keys);
-  using Policy = Kokkos::RangePolicy<ExecSpace>;
   // Counts at offsets(k + 1); exact integer atomics, so the same counts on every run.
-  Kokkos::parallel_for("groups_zero", Policy(0, count + 1), KOKKOS_LAMBDA(const int k) { offsets(k) = 0; });
-  Kokkos::parallel_for("groups_count", Policy(0, positions), KOKKOS_LAMBDA(const int p) {
+  Kokkos::parallel_for("groups_zero", range(0, count + 1), KOKKOS_LAMBDA(const int k) { offsets(k) = 0; });
+  Kokkos::parallel_for("groups_count", range(0, positions), KOKKOS_LAMBDA(const int p) {
     Kokkos::atomic_add(&offsets(keys(p) + 1), 1);
   });
   // Inclusive scan: offsets(k) = positions with a key below k = the start of group k.
-  Kokkos::parallel_scan("groups_scan", Policy(0, count + 1), KOKKOS_LAMBDA(const int k, int& run, const bool final) {
+  Kokkos::parallel_scan("groups_scan", range(0, count + 1), KOKKOS_LAMBDA(const int k, int& run, const bool final) {
     const int c = offsets(k);
     run += c;
     if (final) offsets(k) = run;
   });
   // Each non-empty group lists its positions in ascending order (Note [device grouping]).
-  Kokkos::parallel_for("groups_place", Policy(0, count), KOKKOS_LAMBDA(const int k) {
+  Kokkos::parallel_for("groups_place", range(0, count), KOKKOS_LAMBDA(const int k) {
     int o = offsets(k);
     const int end = offsets(k + 1);
     for (int p = 0; o < end && p < positions; ++p)

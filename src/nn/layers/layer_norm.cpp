@@ -43,7 +43,7 @@ void LayerNorm<Scalar>::forward(const T& x, int n) {
   const auto w = w_, b = b_;
   const int d = features_;
   const double eps = eps_;
-  Kokkos::parallel_for("layernorm_fw", Kokkos::RangePolicy<ExecSpace>(0, static_cast<int>(xm.extent(0))),
+  Kokkos::parallel_for("layernorm_fw", range(0, static_cast<int>(xm.extent(0))),
                        KOKKOS_LAMBDA(const int r) {
                          double s = 0;
                          for (int j = 0; j < d; ++j) s += static_cast<double>(xm(r, j));
@@ -75,7 +75,7 @@ void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
   // Note [layer norm parameter sums]: per (block, feature) partials, then per feature in block order.
   const auto partial = partial_;
   const int per_block = kRowsPerBlock, blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  Kokkos::parallel_for("layernorm_bw_wp", Kokkos::RangePolicy<ExecSpace>(0, blocks * d), KOKKOS_LAMBDA(const int i) {
+  Kokkos::parallel_for("layernorm_bw_wp", range(0, blocks * d), KOKKOS_LAMBDA(const int i) {
     const int block = i / d, j = i % d;
     const int end = kmin(rows, (block + 1) * per_block);
     double sw = 0, sb = 0;
@@ -88,7 +88,7 @@ void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
     partial(block, j) = sw;
     partial(block, d + j) = sb;
   });
-  Kokkos::parallel_for("layernorm_bw_w", Kokkos::RangePolicy<ExecSpace>(0, d), KOKKOS_LAMBDA(const int j) {
+  Kokkos::parallel_for("layernorm_bw_w", range(0, d), KOKKOS_LAMBDA(const int j) {
     double sw = 0, sb = 0;
     for (int block = 0; block < blocks; ++block) sw += partial(block, j), sb += partial(block, d + j);
     dw(j) += static_cast<Scalar>(sw);
@@ -97,7 +97,7 @@ void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
   if (!dx.empty()) {
     const auto dxm = norm_rows(dx, n);
     const bool acc = mode == GradMode::accumulate;
-    Kokkos::parallel_for("layernorm_bw_x", Kokkos::RangePolicy<ExecSpace>(0, rows), KOKKOS_LAMBDA(const int r) {
+    Kokkos::parallel_for("layernorm_bw_x", range(0, rows), KOKKOS_LAMBDA(const int r) {
       const double mu = static_cast<double>(mean(r)), rs = static_cast<double>(rstd(r));
       double sg = 0, sgx = 0;
       for (int j = 0; j < d; ++j) {

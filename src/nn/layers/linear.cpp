@@ -29,7 +29,7 @@ void Linear<Scalar>::bind(const Store& store) {
   b_ = store.vector(b_index_);
   db_ = store.grad_vector(b_index_);
   const auto ones = ones_->flat();
-  Kokkos::parallel_for("linear_ones", Kokkos::RangePolicy<ExecSpace>(0, ones.extent(0)),
+  Kokkos::parallel_for("linear_ones", range(0, ones.extent(0)),
                        KOKKOS_LAMBDA(const std::size_t i) { ones(i) = Scalar(1); });
   if (precision_ != Precision::fp32) w_lowp_ = View2<Scalar>("linear_w_lowp", out_, in_);
 }
