@@ -81,7 +81,9 @@ void expect_exchanges(std::uint64_t n, Publish how, int late_rank = -1, bool pag
     shm.reduce(static_cast<std::uint64_t>(e), control, 3);
     const std::vector<float> expect = rank_order_sum(comm.size(), e, n);
     const float* got = shm.sum();
-    if (pages) EXPECT_EQ(got, grads) << "the sum is in the gradient buffer itself";
+    if (pages) {
+      EXPECT_EQ(got, grads) << "the sum is in the gradient buffer itself";
+    }
     std::uint64_t wrong = 0;
     for (std::uint64_t i = 0; i < n; ++i) wrong += got[i] != expect[i];
     EXPECT_EQ(wrong, 0u) << "exchange " << e << " of " << n << " floats";
