@@ -2,9 +2,13 @@
 #include "comm/shared_memory_reducer.hpp"
 
 #include <fcntl.h>
-#include <sched.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <climits>
+#include <ctime>
 
 #include <cerrno>
 
@@ -54,7 +58,7 @@ SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, doub
   chunks_ = (n_ + kChunk - 1) / kChunk;
   const std::uint64_t padded = round_up(n_ * sizeof(float));  // bytes per slot, whole pages
   const auto p = static_cast<std::uint64_t>(size_);
-  const std::uint64_t header = round_up((2 * p + 2) * sizeof(Counter) + p * sizeof(ControlSlot));
+  const std::uint64_t header = round_up((2 * p + 2) * sizeof(Counter) + sizeof(Event) + p * sizeof(ControlSlot));
   // Rank 0's pages: the header and, sharded, the shared parameters after the slots.
   const std::uint64_t params_at = header + p * padded;
   bytes_ = params_at + (sharded ? padded : 0);
@@ -100,12 +104,14 @@ SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, doub
   claimed_ = published_ + p;
   done_ = claimed_ + 1;
   stage_ = done_ + 1;
-  control_ = reinterpret_cast<ControlSlot*>(stage_ + p);
+  event_ = reinterpret_cast<Event*>(stage_ + p);
+  control_ = reinterpret_cast<ControlSlot*>(event_ + 1);
   for (std::uint64_t r = 0; r < p; ++r) slot_ptrs_.push_back(reinterpret_cast<float*>(base_ + header + r * padded));
   if (sharded) shared_params_ = reinterpret_cast<float*>(base_ + params_at);
   if (rank_ == 0) {
     for (std::uint64_t r = 0; r < 2 * p + 2; ++r) new (&published_[r]) Counter{{0}};
     for (std::uint64_t r = 0; r < p; ++r) new (&control_[r]) ControlSlot{};
+    new (event_) Event{};
   }
   comm.barrier();  // the counters exist before anyone reads them
 }
@@ -143,6 +149,7 @@ void SharedMemoryReducer::arm(const float* grads) {
 void SharedMemoryReducer::publish(std::uint64_t ready) {
   ready_ = ready;
   published_[rank_].value.store(seq_ * stride() + ready, std::memory_order_release);
+  signal();
 }
 
 void SharedMemoryReducer::on_ready(std::uint64_t offset, std::uint64_t count) {
@@ -195,31 +202,67 @@ bool SharedMemoryReducer::reduce_one() {
   for (int r = 0; r < size_; ++r)
     if (r != home) std::memcpy(slot(r) + begin, acc, count * sizeof(float));
   done_->value.fetch_add(1, std::memory_order_release);
+  signal();
   return true;
 }
 
+// Note [spin, then sleep]: a healthy peer arrives within microseconds, so a waiting rank first spins
+// on the counters (a system call per poll would cost more than the wait). After kSpinSeconds it
+// sleeps on a futex in the window until a rank publishes anything (every counter update bumps the
+// event word, and wakes sleepers if there are any), at most 1 ms at a time so the watchdog still
+// runs. When ranks outnumber free cores (an oversubscribed node, a build beside the job), the peer
+// it waits for may need this very core: spinning, or yielding to whatever else runs there, made a
+// 2-rank quickstart 2.5-5x slower than MPI; a sleeper woken by a futex gets its core back at once.
+// No wake-up is lost: the sleeper announces itself, then checks its condition, then sleeps only if
+// the event word has not moved since before the check (all sequentially consistent).
+void SharedMemoryReducer::signal() const {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  event_->word.fetch_add(1, std::memory_order_seq_cst);
+  if (event_->sleepers.load(std::memory_order_seq_cst) > 0)
+    syscall(SYS_futex, &event_->word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+template <class Ready>
+void SharedMemoryReducer::Waiter::poll(const SharedMemoryReducer& shm, std::uint64_t step, const Counter* counters,
+                                       std::uint64_t value, const Ready& ready) {
+  if ((++polls_ & 63) != 0 && !sleeping_) return;
+  const double w = waited_.seconds();
+  if (shm.timeout_ > 0 && w > (shm.rank_ == 0 ? shm.timeout_ : shm.timeout_ + kGraceSeconds))
+    shm.abort_job(step, counters, value);
+  sleeping_ = w > kSpinSeconds;
+  if (!sleeping_) return;
+  Event& e = *shm.event_;
+  const std::uint32_t seen = e.word.load(std::memory_order_seq_cst);
+  e.sleepers.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!ready()) {
+    const timespec most{0, 1000000};  // 1 ms
+    syscall(SYS_futex, &e.word, FUTEX_WAIT, seen, &most, nullptr, 0);
+  }
+  e.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+}
+
 void SharedMemoryReducer::wait_all(const Counter* counters, std::uint64_t value, std::uint64_t step) {
-  Stopwatch waited;
-  long polls = 0;
+  Waiter waiter;
   for (int r = 0; r < size_; ++r) {
-    while (counters[r].value.load(std::memory_order_acquire) < value) {
-      if ((++polls & 1023) == 0 && timeout_ > 0 && waited.seconds() > (rank_ == 0 ? timeout_ : timeout_ + kGraceSeconds))
-        abort_job(step, counters, value);
-      if (polls > 100000) sched_yield();  // an oversubscribed peer may need this core
-    }
+    const auto ready = [&] { return counters[r].value.load(std::memory_order_acquire) >= value; };
+    while (!ready()) waiter.poll(*this, step, counters, value, ready);
   }
 }
 
 void SharedMemoryReducer::reduce(std::uint64_t step, double* control, int n_control) {
   const std::uint64_t target = (seq_ + 1) * chunks_;
-  Stopwatch waited;
-  long polls = 0;
+  Waiter waiter;
+  // Something to do (a published chunk left to claim) or everything summed.
+  const auto ready = [&] {
+    const std::uint64_t c = claimed_->value.load(std::memory_order_acquire);
+    return done_->value.load(std::memory_order_acquire) >= target ||
+           (c < seq_ * chunks_ + chunks_ && chunk_published(c - seq_ * chunks_));
+  };
   for (;;) {
     if (reduce_one()) continue;
     if (done_->value.load(std::memory_order_acquire) >= target) break;
-    if ((++polls & 1023) == 0 && timeout_ > 0 && waited.seconds() > (rank_ == 0 ? timeout_ : timeout_ + kGraceSeconds))
-      abort_job(step, published_, seq_ * stride() + n_ + 1);
-    if (polls > 100000) sched_yield();
+    waiter.poll(*this, step, published_, seq_ * stride() + n_ + 1, ready);
   }
   // The control values: every rank may have published all its gradients from the ready hook and
   // still be on its way to contribute() (a slow loss, a checkpoint); wait for the final publication.
@@ -261,6 +304,7 @@ void SharedMemoryReducer::reduce_slice(std::uint64_t step, std::uint64_t offset,
 double SharedMemoryReducer::sum_scalar(std::uint64_t step, double value) {
   control_[rank_].scalar[seq_ % 2] = value;
   stage_[rank_].value.store(seq_ * 4 + 1, std::memory_order_release);
+  signal();
   wait_all(stage_, seq_ * 4 + 1, step);
   double s = 0;
   for (int r = 0; r < size_; ++r) s += control_[r].scalar[seq_ % 2];
@@ -270,6 +314,7 @@ double SharedMemoryReducer::sum_scalar(std::uint64_t step, double value) {
 void SharedMemoryReducer::all_gather(std::uint64_t step, float* params, std::uint64_t offset, std::uint64_t count) {
   std::memcpy(shared_params_ + offset, params + offset, count * sizeof(float));
   stage_[rank_].value.store(seq_ * 4 + 2, std::memory_order_release);
+  signal();
   wait_all(stage_, seq_ * 4 + 2, step);
   std::memcpy(params, shared_params_, offset * sizeof(float));
   std::memcpy(params + offset + count, shared_params_ + offset + count, (n_ - offset - count) * sizeof(float));

@@ -41,6 +41,7 @@
 
 #include "comm/comm.hpp"
 #include "core/page_buffer.hpp"
+#include "core/timer.hpp"
 
 namespace hpct {
 
@@ -107,6 +108,27 @@ class SharedMemoryReducer {
   bool chunk_published(std::uint64_t chunk) const;
   // Claims and sums one published chunk; false when none is claimable now.
   bool reduce_one();
+  // One wait's polling (Note [spin, then sleep] in the .cpp): spins, then sleeps on the window's
+  // event word until ready() or a timeout; aborts the job naming the ranks whose counter is below
+  // value at the watchdog's timeout.
+  class Waiter {
+   public:
+    template <class Ready>
+    void poll(const SharedMemoryReducer& shm, std::uint64_t step, const Counter* counters, std::uint64_t value,
+              const Ready& ready);
+
+   private:
+    Stopwatch waited_;
+    long polls_ = 0;
+    bool sleeping_ = false;
+  };
+  struct alignas(64) Event {
+    std::atomic<std::uint32_t> word{0};      // bumped by every counter update (a futex)
+    std::atomic<std::uint32_t> sleepers{0};  // ranks asleep on it
+  };
+  static constexpr double kSpinSeconds = 200e-6;
+  // After a counter update: bumps the event word and wakes the sleepers.
+  void signal() const;
   // Spins until every rank's counter in `counters` reaches `value`, under the watchdog.
   void wait_all(const Counter* counters, std::uint64_t value, std::uint64_t step);
   // Names the ranks whose counter is below value (those that never arrived) and aborts the job.
@@ -123,6 +145,7 @@ class SharedMemoryReducer {
   Counter* done_ = nullptr;       // chunks summed, seq*C + k
   ControlSlot* control_ = nullptr;  // per rank
   Counter* stage_ = nullptr;      // per rank, sharded: seq*4 + 1 (scalar written), + 2 (slice published)
+  Event* event_ = nullptr;        // Note [spin, then sleep]
   float* shared_params_ = nullptr;  // sharded: every rank's updated slice
   std::vector<float*> slot_ptrs_;  // every rank's slot in this process's address space
   float* own_ = nullptr;           // the gradient buffer, when it is this rank's slot (a second mapping)
