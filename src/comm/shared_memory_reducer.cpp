@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,22 @@ namespace {
 std::uint64_t round_up(std::uint64_t bytes) { return PageBuffer::round_to_pages(bytes); }
 constexpr double kGraceSeconds = 5.0;  // the other ranks' wait beyond rank 0's timeout, as in watchdog.cpp
 }  // namespace
+
+// Note [window names]: a window's name must be new in /dev/shm, which outlives processes and may be
+// shared by jobs in other PID namespaces (containers), so rank 0's pid alone can collide with a name
+// a killed job left behind. The name carries the pid, a count and 64 random bits, and a name that
+// exists anyway (EEXIST) is drawn again rather than opened.
+int SharedMemoryReducer::create_window(std::string& name) {
+  static int windows = 0;
+  static std::mt19937_64 draw{std::random_device{}() ^ (static_cast<std::uint64_t>(getpid()) << 32)};
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    name = strf("/hpctrain-%d-%d-%016llx", static_cast<int>(getpid()), windows++,
+                static_cast<unsigned long long>(draw()));
+    const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;  // errno is EEXIST
+}
 
 bool SharedMemoryReducer::node_local(const Comm& comm) {
   if (comm.size() == 1) return true;
@@ -62,18 +79,22 @@ SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, doub
   // Rank 0's pages: the header and, sharded, the shared parameters after the slots.
   const std::uint64_t params_at = header + p * padded;
   bytes_ = params_at + (sharded ? padded : 0);
-  static int windows = 0;  // a name per window of this job: pid of rank 0 and a count
-  std::string name;
-  if (rank_ == 0) name = strf("/hpctrain-%d-%d", static_cast<int>(getpid()), windows++);
-  comm.broadcast(name);
-  const std::string what = strf("comm_backend shm: the gradient window (%.1f MiB in /dev/shm)", bytes_ / 1048576.0);
-  std::string error;
+  const std::string what = bytes_ < (1u << 20)
+                               ? strf("comm_backend shm: the gradient window (%.0f KiB in /dev/shm)", bytes_ / 1024.0)
+                               : strf("comm_backend shm: the gradient window (%.1f MiB in /dev/shm)", bytes_ / 1048576.0);
+  std::string name, error;
   int fd = -1;
   if (rank_ == 0) {
-    fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes_)) != 0) error = what + ": " + std::strerror(errno);
+    fd = create_window(name);
+    if (fd < 0) error = what + ": " + std::strerror(errno);
+    else if (ftruncate(fd, static_cast<off_t>(bytes_)) != 0) {
+      error = what + ": " + std::strerror(errno);
+      close(fd), fd = -1;
+      shm_unlink(name.c_str());  // nothing of a failed window stays in /dev/shm
+    }
   }
-  comm.agree(error);  // rank 0 could not create it: every rank throws (the name is unlinked below)
+  comm.broadcast(name);
+  comm.agree(error);  // rank 0 could not create it: every rank throws, and nothing is left behind
   if (rank_ != 0) fd = shm_open(name.c_str(), O_RDWR, 0);
   if (fd < 0) error = what + ": " + std::strerror(errno);
   // This rank's pages: its slot (and rank 0 the header), reserved now so that a full /dev/shm is an

@@ -94,6 +94,9 @@ class SharedMemoryReducer {
   std::uint64_t size() const { return n_; }
 
  private:
+  // Rank 0: creates a window file under a name that is new in /dev/shm (Note [window names]);
+  // -1 with errno on failure.
+  static int create_window(std::string& name);
   struct alignas(64) Counter {
     std::atomic<std::uint64_t> value;
   };

@@ -1,3 +1,4 @@
+// Process-wide setup of one SPMD rank (see runtime.hpp): MPI, Kokkos on the chosen device, the banner.
 #include "core/runtime.hpp"
 
 #include <sched.h>
@@ -5,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -56,6 +58,11 @@ int affinity_core_count() {
 
 Runtime::Runtime(int& argc, char**& argv) {
   exec_host_twin_without_gpu(argv);  // before MPI starts: the twin initialises MPI itself
+  // Note [file-size limit]: under a file-size limit (`ulimit -f`, which SLURM propagates from the
+  // submitting shell) a write past it raises SIGXFSZ, whose default action kills the rank mid-write:
+  // no error message, and the other ranks wait for the watchdog. Ignored, the write fails with EFBIG
+  // instead, and every writer reports that as an error naming its file, keeping what it replaces.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Note [non-blocking all-reduce algorithm]: Open MPI's non-blocking collectives (libnbc) pick a
   // binomial reduce + broadcast for every in-place all-reduce on fewer than 4 ranks, which moves the
   // whole buffer twice: a 1 MiB gradient all-reduce between 2 ranks of a node took 220-260 us

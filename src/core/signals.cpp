@@ -1,3 +1,4 @@
+// The stop-request flag set by SIGUSR1/SIGTERM (see signals.hpp).
 #include "core/signals.hpp"
 
 #include <csignal>

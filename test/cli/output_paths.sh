@@ -67,6 +67,20 @@ run inputs/gbdt_cpu64.in --set ranks_per_node=2 --set data_file="$work/higgs.h5"
 [ -s "$work/g/new/model.json" ] || fail "no GBDT model in the new directory"
 [ -s "$work/g/other/m.jsonl" ] || fail "no GBDT metrics in the new directory"
 
+# A file-size limit on the ranks (`ulimit -f`; mpirun itself keeps none): the write that passes it
+# fails with one error line naming the file and exit code 1, instead of SIGXFSZ killing the rank
+# (Note [file-size limit] in core/runtime.cpp), and no partial file is left.
+"$mpiexec" -np 2 --bind-to none bash -c 'ulimit -f 16 && exec "$0" "$@"' "$train" inputs/quickstart.in \
+    --set data_file="$work/f1.h5" --set epochs=1 --set output= --set metrics_file= \
+    --set checkpoint_dir="$work/fsize" >"$work/fsize.out" 2>"$work/fsize.err"
+rc=$?
+echo "--- file-size limit: exit $rc"; grep '^error: ' "$work/fsize.err"
+[ "$rc" -eq 1 ] || { cat "$work/fsize.err"; fail "file-size limit: exit code $rc, expected 1"; }
+[ "$(grep -c '^error: ' "$work/fsize.err")" -eq 1 ] || fail "file-size limit: expected exactly one 'error:' line"
+grep -q "^error: checkpoint write failed: $work/fsize/ckpt-.*File too large" "$work/fsize.err" ||
+  fail "file-size limit: the error does not name the checkpoint file and the cause"
+[ -z "$(find "$work/fsize" -name '*.tmp*')" ] || fail "file-size limit: a partial checkpoint was left"
+
 probes=$(find "$work" -name '.hpctrain-probe*')
 [ -z "$probes" ] || fail "probe files left behind: $probes"
 echo "PASS"

@@ -2,8 +2,18 @@
 // bitwise the rank-order sum (Note [shared-memory sum order]) and the summed control values, over
 // many exchanges in a row (Note [shared-memory sequence]), for sizes around the chunk size, whether
 // ranges are published during "backward" in order, out of order, or all at the end, when a rank
-// contributes without arming, and when one rank arrives much later than the others.
+// contributes without arming, and when one rank arrives much later than the others; a window that
+// cannot be made leaves nothing in /dev/shm.
 #include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <string>
 
 #include <chrono>
 #include <algorithm>
@@ -128,4 +138,60 @@ TEST(SharedMemoryReducer, PageBackedGradientBufferIsTheSlot) {
   expect_exchanges(3 * k + 5, Publish::in_order, comm.size() - 1, true);
   expect_exchanges(k - 1, Publish::at_end, -1, true);
   expect_exchanges(2 * k + 3, Publish::out_of_order, -1, true);
+}
+
+namespace {
+// The names of this job's windows in /dev/shm (rank 0's pid is in each; Note [window names]).
+std::vector<std::string> windows_of(int pid) {
+  std::vector<std::string> found;
+  const std::string prefix = "hpctrain-" + std::to_string(pid) + "-";
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm"))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) found.push_back(e.path().filename().string());
+  return found;
+}
+}  // namespace
+
+// Rank 0's window cannot grow (a file-size limit): every rank gets the error, and no window file is
+// left in /dev/shm, where a later job could trip over its name. Names left by killed jobs with this
+// pid do not stop a new window either.
+TEST(SharedMemoryReducer, AFailedWindowLeavesNothingBehindAndStaleNamesDoNotCollide) {
+  const Comm comm;
+  int pid = static_cast<int>(getpid());
+  comm.broadcast(&pid, 1);
+  rlimit old{};
+  getrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, SIG_IGN);
+  if (comm.rank() == 0) {
+    rlimit tiny = old;
+    tiny.rlim_cur = 4096;
+    setrlimit(RLIMIT_FSIZE, &tiny);
+  }
+  std::string message;
+  try {
+    SharedMemoryReducer shm(comm, 1 << 20, 60.0);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  if (comm.rank() == 0) setrlimit(RLIMIT_FSIZE, &old);
+  EXPECT_NE(message.find("comm_backend shm: the gradient window"), std::string::npos) << message;
+  comm.barrier();
+  if (comm.rank() == 0) {
+    EXPECT_TRUE(windows_of(pid).empty());
+  }
+  // Stale files under every name the old scheme (pid and count) would pick next.
+  std::vector<std::string> stale;
+  if (comm.rank() == 0) {
+    for (int count = 0; count < 64; ++count) {
+      stale.push_back("/hpctrain-" + std::to_string(pid) + "-" + std::to_string(count));
+      const int fd = shm_open(stale.back().c_str(), O_CREAT | O_RDWR, 0600);
+      if (fd >= 0) close(fd);
+    }
+  }
+  comm.barrier();
+  expect_exchanges(100, Publish::at_end);
+  for (const std::string& name : stale) shm_unlink(name.c_str());
+  comm.barrier();
+  if (comm.rank() == 0) {
+    EXPECT_TRUE(windows_of(pid).empty());
+  }
 }
