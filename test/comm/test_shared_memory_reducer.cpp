@@ -8,10 +8,8 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <filesystem>
 #include <string>
 
@@ -25,6 +23,7 @@
 #include "comm/shared_memory_reducer.hpp"
 #include "core/page_buffer.hpp"
 #include "core/rng.hpp"
+#include "support/test_support.hpp"
 
 using namespace hpct;
 
@@ -158,21 +157,15 @@ TEST(SharedMemoryReducer, AFailedWindowLeavesNothingBehindAndStaleNamesDoNotColl
   const Comm comm;
   int pid = static_cast<int>(getpid());
   comm.broadcast(&pid, 1);
-  rlimit old{};
-  getrlimit(RLIMIT_FSIZE, &old);
-  std::signal(SIGXFSZ, SIG_IGN);
-  if (comm.rank() == 0) {
-    rlimit tiny = old;
-    tiny.rlim_cur = 4096;
-    setrlimit(RLIMIT_FSIZE, &tiny);
-  }
   std::string message;
-  try {
-    SharedMemoryReducer shm(comm, 1 << 20, 60.0);
-  } catch (const Error& e) {
-    message = e.what();
+  {
+    const hpct::test::FileSizeLimit limit(comm, 0, 4096);
+    try {
+      SharedMemoryReducer shm(comm, 1 << 20, 60.0);
+    } catch (const Error& e) {
+      message = e.what();
+    }
   }
-  if (comm.rank() == 0) setrlimit(RLIMIT_FSIZE, &old);
   EXPECT_NE(message.find("comm_backend shm: the gradient window"), std::string::npos) << message;
   comm.barrier();
   if (comm.rank() == 0) {

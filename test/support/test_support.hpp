@@ -2,8 +2,10 @@
 #pragma once
 
 #include <mpi.h>
+#include <sys/resource.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <string>
 
@@ -59,6 +61,30 @@ struct SelfComm {
   ~SelfComm() { MPI_Comm_free(&raw); }
   SelfComm(const SelfComm&) = delete;
   SelfComm& operator=(const SelfComm&) = delete;
+};
+
+// While it lives, rank `rank` of the job may write files of at most `bytes` (RLIMIT_FSIZE, as a
+// full disk or `ulimit -f` would limit it); SIGXFSZ is ignored, as the apps ignore it, so that a
+// write past the limit fails with EFBIG.
+class FileSizeLimit {
+ public:
+  FileSizeLimit(const Comm& comm, int rank, rlim_t bytes) : limited_(comm.rank() == rank) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    getrlimit(RLIMIT_FSIZE, &old_);
+    if (!limited_) return;
+    rlimit tiny = old_;
+    tiny.rlim_cur = bytes;
+    setrlimit(RLIMIT_FSIZE, &tiny);
+  }
+  ~FileSizeLimit() {
+    if (limited_) setrlimit(RLIMIT_FSIZE, &old_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  bool limited_;
+  rlimit old_{};
 };
 
 }  // namespace hpct::test

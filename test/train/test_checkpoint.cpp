@@ -1,7 +1,6 @@
 // Checkpoints and resume: bitwise continuation at the same rank count, equivalence across rank
 // counts, stop signals, corrupt/truncated files, model-shape changes, failed writes, NaN policy.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 
 #include <csignal>
 #include <filesystem>
@@ -191,16 +190,11 @@ TEST(Checkpoint, FailedWriteIsAnErrorOnEveryRankAndKeepsThePreviousCheckpoint) {
   const std::string dir = fresh_dir(comm, "full");
   train(comm, data, {bs, "checkpoint_dir=" + dir, "epochs=1"});
   const CheckpointState before = inspect_checkpoint(ckpt(dir, 23));
-  rlimit old{};
-  getrlimit(RLIMIT_FSIZE, &old);
-  std::signal(SIGXFSZ, SIG_IGN);
-  if (comm.rank() == 0) {
-    rlimit tiny = old;
-    tiny.rlim_cur = 4096;
-    setrlimit(RLIMIT_FSIZE, &tiny);
+  std::string full_msg;
+  {
+    const hpct::test::FileSizeLimit limit(comm, 0, 4096);
+    full_msg = error_message([&] { train(comm, data, {bs, "checkpoint_dir=" + dir, "resume=auto"}); });
   }
-  const std::string full_msg = error_message([&] { train(comm, data, {bs, "checkpoint_dir=" + dir, "resume=auto"}); });
-  if (comm.rank() == 0) setrlimit(RLIMIT_FSIZE, &old);
   comm.barrier();
   EXPECT_NE(full_msg.find("checkpoint write failed"), std::string::npos) << full_msg;
   // The previous checkpoint is intact and still the one `latest` names.
