@@ -12,6 +12,7 @@ const char* dtype_name(DType d) {
     case DType::bf16: return "bfloat16";
     case DType::f16: return "float16";
     case DType::i64: return "int64";
+    case DType::i32: return "int32";
   }
   return "?";
 }

@@ -14,14 +14,18 @@
 namespace hpct {
 
 // The element type of a tensor's storage. bf16/fp16 tag compute precisions (see precision.hpp).
-enum class DType : std::uint8_t { f32, f64, bf16, f16, i64 };
+enum class DType : std::uint8_t { f32, f64, bf16, f16, i64, i32 };
 const char* dtype_name(DType d);
 
 template <class T>
 constexpr DType dtype_of() {
   if constexpr (std::is_same_v<T, float>) return DType::f32;
   else if constexpr (std::is_same_v<T, double>) return DType::f64;
-  else return DType::i64;
+  else if constexpr (std::is_same_v<T, std::int32_t>) return DType::i32;
+  else {
+    static_assert(std::is_same_v<T, std::int64_t>, "tensors hold float, double, int32 or int64");
+    return DType::i64;
+  }
 }
 
 struct Shape {

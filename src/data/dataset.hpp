@@ -1,7 +1,7 @@
-// What a data source provides to the trainer: a row count, the name and per-row shape of each
-// field (a row of "inputs" may be [d], [C, H, W] or [L, D]), and a reader for a set of global row
-// indices. The trainer, the sampler and the loaders see only this interface, so new kinds of data
-// (NetCDF grids, graphs, in-situ buffers) plug in without touching them.
+// What a data source provides to the trainer: a row count, its fields (name, dtype, per-row shape,
+// ragged or not: data/field.hpp) and readers for a set of row indices or a block of rows. The
+// trainer, the sampler, the epoch shard, the evaluator and the statistics see only this interface;
+// data sources are chosen by the deck's `data_format` (data/source_registry.hpp).
 #pragma once
 
 #include <cstdint>
@@ -9,15 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.hpp"
-#include "data/tabular.hpp"
+#include "data/field.hpp"
 
 namespace hpct {
-
-struct FieldSpec {
-  const char* name;  // Batch field name (static storage)
-  Shape row_shape;   // the shape of one row, without the sample axis
-};
 
 class Dataset {
  public:
@@ -25,38 +19,46 @@ class Dataset {
   virtual std::string description() const = 0;  // for messages: the file (and part)
   virtual std::uint64_t rows() const = 0;
   virtual std::vector<FieldSpec> fields() const = 0;
-  // Reads the given rows (indices into this data set, ascending, unique) of every field into
-  // row-major host buffers, one per field in fields() order. Returns the first non-finite value's
-  // code (kNoBadValue when all finite; see tabular.hpp), for agreement over ranks.
-  virtual long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<float*>& out) const = 0;
+  // Ragged field `field`: rows() + 1 offsets; row r holds elements [o[r], o[r + 1]) (Note [ragged
+  // fields] in field.hpp). Known before any read, so buffers are sized once.
+  virtual const std::vector<std::uint64_t>& ragged_offsets(int field) const;
+  // Reads the given rows (indices into this data set, ascending, unique) of every field into host
+  // buffers, one per field in fields() order (ragged: elements in row order plus offsets from 0).
+  // Returns a bad-value code (field.hpp) for what only the source can see, else kNoBadValue; the
+  // value checks of first_bad_value are the caller's.
+  virtual long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const = 0;
   // Reads the contiguous rows [first, first + count).
-  virtual long long read_block(std::uint64_t first, std::uint64_t count, const std::vector<float*>& out) const = 0;
-  // A message naming the file, field and row of a bad-value code.
-  virtual std::string describe_bad_value(long long code) const = 0;
+  virtual long long read_block(std::uint64_t first, std::uint64_t count, const std::vector<FieldBuffer>& out) const = 0;
   // "<file>: dataset '<targets>': row <r>" for row `row` of this data set's field `field`.
   virtual std::string describe_row(std::uint64_t row, int field) const = 0;
 };
 
-// Values per row of field i (the product of its row shape).
-inline std::uint64_t field_width(const Dataset& d, int i) {
-  return static_cast<std::uint64_t>(d.fields().at(static_cast<std::size_t>(i)).row_shape.size());
-}
+// Values per row of fixed field i (the product of its row shape).
+inline std::uint64_t field_width(const Dataset& d, int i) { return d.fields().at(static_cast<std::size_t>(i)).width(); }
 
-// The HDF5 tabular part (inputs [N, d_in], targets [N, d_out]) as a Dataset.
-class TabularDataset : public Dataset {
+// The message for a bad-value code of `data` checked against `specs` (its fields, as constrained).
+std::string describe_bad_value(const Dataset& data, const std::vector<FieldSpec>& specs, long long code);
+
+// Rows [first, first + count) of `data` as a data set (the training and validation parts).
+std::shared_ptr<const Dataset> row_range(std::shared_ptr<const Dataset> data, std::uint64_t first, std::uint64_t count);
+
+// The most elements that any `rows` rows of ragged field `field` hold (capacity for a shard).
+std::uint64_t most_elements(const Dataset& data, int field, std::uint64_t rows);
+
+// Host buffers for `rows` rows of every field of a data set, ragged fields holding up to
+// `elements[f]` elements (sized once, reused).
+class HostFields {
  public:
-  explicit TabularDataset(const TabularSource& src) : src_(src) {}
-  std::string description() const override { return src_.file; }
-  std::uint64_t rows() const override { return src_.rows; }
-  std::vector<FieldSpec> fields() const override;
-  long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<float*>& out) const override;
-  long long read_block(std::uint64_t first, std::uint64_t count, const std::vector<float*>& out) const override;
-  std::string describe_bad_value(long long code) const override { return hpct::describe_bad_value(src_, code); }
-  std::string describe_row(std::uint64_t row, int field) const override;
-  const TabularSource& source() const { return src_; }
+  HostFields() = default;
+  HostFields(const std::vector<FieldSpec>& specs, std::uint64_t rows, const std::vector<std::uint64_t>& elements);
+  const std::vector<FieldBuffer>& buffers() const { return buffers_; }
+  const std::uint32_t* words(std::size_t f) const { return words_[f].data(); }
+  const std::uint64_t* offsets(std::size_t f) const { return offsets_[f].data(); }
 
  private:
-  TabularSource src_;
+  std::vector<std::vector<std::uint32_t>> words_;
+  std::vector<std::vector<std::uint64_t>> offsets_;
+  std::vector<FieldBuffer> buffers_;
 };
 
 }  // namespace hpct

@@ -1,7 +1,8 @@
 // The rows one rank needs for one epoch, laid out in the order the rank processes them, so every
-// micro-batch is a contiguous block of rows on the device and a step copies nothing.
+// micro-batch is a contiguous block of rows (and of ragged elements) on the device and a step
+// copies nothing. Every field of the data set travels, whatever its dtype or raggedness.
 // Two ways to get them (data_cache, see shard_options.hpp):
-// - memory: the whole training part is read once (one contiguous HDF5 read, validated once) into
+// - memory: the whole training part is read once (one contiguous read, validated once) into
 //   device memory; each epoch a gather kernel copies this rank's rows of the epoch's order from it.
 // - stream: each epoch's rows are read from the file (HDF5 element selections); with prefetch a
 //   loader thread reads epoch e + 1 into a second host buffer while epoch e trains.
@@ -14,26 +15,31 @@
 #include <vector>
 
 #include "core/kokkos_compat.hpp"
+#include "data/batch.hpp"
+#include "data/dataset.hpp"
 #include "data/epoch_stager.hpp"
 #include "data/loader_thread.hpp"
 #include "data/sampler.hpp"
-#include "data/dataset.hpp"
 #include "data/shard_options.hpp"
-#include "data/tabular.hpp"
 
 namespace hpct {
 
 class EpochShard {
  public:
-  EpochShard(std::shared_ptr<const Dataset> data, const Sampler& sampler, int rank, const ShardOptions& options = {});
-  // Stops a running prefetch (between two HDF5 reads) and waits for it.
+  // `specs`: the data set's fields with the checks the model asks for (Model::constrain_fields);
+  // without it, data->fields().
+  EpochShard(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const Sampler& sampler, int rank,
+             const ShardOptions& options = {});
+  EpochShard(std::shared_ptr<const Dataset> data, const Sampler& sampler, int rank, const ShardOptions& options = {})
+      : EpochShard(data, data->fields(), sampler, rank, options) {}
+  // Stops a running prefetch (between two reads) and waits for it.
   ~EpochShard();
   EpochShard(const EpochShard&) = delete;
   EpochShard& operator=(const EpochShard&) = delete;
 
-  // Makes this rank's rows of `epoch` the contents of inputs()/targets()/ids(). Returns the
-  // bad-value code (see tabular.hpp) of the first NaN/Inf among the rows it validated (all of the
-  // part when it is held, else this rank's rows of the epoch); the caller agrees over ranks.
+  // Makes this rank's rows of `epoch` what fill() and ids() show. Returns the bad-value code
+  // (field.hpp) of the first bad value among the rows it validated (all of the part when it is
+  // held, else this rank's rows of the epoch); the caller agrees over ranks.
   long long load(std::uint64_t epoch);
 
   // Rows [first, first + count) of the device buffers hold micro-batch (step, micro).
@@ -41,10 +47,15 @@ class EpochShard {
   std::uint64_t count(std::uint64_t step, int micro) const {
     return offsets_[index(step, micro) + 1] - offsets_[index(step, micro)];
   }
-  const View2<float>& inputs() const { return x_; }
-  const View2<float>& targets() const { return y_; }
+  // Sets every field of micro-batch (step, micro), its ids and its row count in `b` (no allocation).
+  void fill(Batch& b, std::uint64_t step, int micro) const;
+  // Rows [first, first + n) of a fixed float32 field as a matrix (tests, checks).
+  Tensor<float>::Matrix float_rows(const char* name, std::uint64_t first, std::uint64_t n) const;
+  Tensor<float>::Matrix inputs() const { return float_rows(Batch::kInputs, 0, rows_); }
+  Tensor<float>::Matrix targets() const { return float_rows(Batch::kTargets, 0, rows_); }
   // Global sample index (row of the part) of every row, for per-sample randomness.
   const View1<std::uint64_t>& ids() const { return ids_; }
+  const std::vector<FieldSpec>& specs() const { return specs_; }
 
   // The whole training part is held in memory (data_cache memory, or auto and it fits).
   bool holds_part() const { return hold_; }
@@ -54,8 +65,14 @@ class EpochShard {
   double hidden_read_seconds() const;
 
  private:
-  using StagingView2 = Kokkos::View<float**, Kokkos::LayoutRight, StagingSpace>;
-  using StagingView1 = Kokkos::View<std::uint64_t*, Kokkos::LayoutRight, StagingSpace>;
+  using StagingWords = Kokkos::View<std::uint32_t*, Kokkos::LayoutRight, StagingSpace>;
+  using StagingIds = Kokkos::View<std::uint64_t*, Kokkos::LayoutRight, StagingSpace>;
+  // One epoch's rows on the host: per field its words, per ragged field where each row starts.
+  struct Slot {
+    std::vector<StagingWords> words;
+    std::vector<std::vector<std::uint64_t>> starts;
+    StagingIds ids;
+  };
 
   std::size_t index(std::uint64_t step, int micro) const {
     return static_cast<std::size_t>(step) * static_cast<std::size_t>(sampler_.accumulation()) +
@@ -63,30 +80,40 @@ class EpochShard {
   }
   long long load_held(std::uint64_t epoch);
   long long load_streamed(std::uint64_t epoch);
-  HostRows staging_rows(int slot) const;
-  // Makes staging slot `slot` what inputs()/targets()/ids() show.
+  HostRows staging_rows(int slot);
+  // Makes staging slot `slot` what fill() and ids() show.
   void present(int slot);
+  // The ragged fields' per-micro-batch offsets from the row starts of the presented epoch.
+  void upload_batch_offsets();
   void stop_prefetch();
 
-  std::shared_ptr<const Dataset> data_;  // fields 0 and 1: inputs and targets
-  std::uint64_t d_in_, d_out_;
+  std::shared_ptr<const Dataset> data_;
+  std::vector<FieldSpec> specs_;
   Sampler sampler_;
   ShardOptions options_;
   bool hold_ = false;
+  std::uint64_t rows_ = 0;                // this rank's rows per epoch
   std::vector<std::uint64_t> offsets_;    // per (step, micro), plus the end
   std::vector<std::uint64_t> positions_;  // positions of the epoch order handled here, in order
-  View2<float> x_, y_;
+  std::vector<View1<std::uint32_t>> words_;  // per field, the buffer steps read
   View1<std::uint64_t> ids_;
+  // Ragged fields: where each row starts (host, of the presented epoch), and each micro-batch's
+  // n + 1 offsets from 0 on the device, micro-batch m's at [first(m) + m, first(m) + m + n + 1).
+  const std::vector<std::vector<std::uint64_t>>* starts_ = nullptr;
+  std::vector<View1<std::uint64_t>> batch_offsets_;
+  std::vector<typename View1<std::uint64_t>::host_mirror_type> batch_offsets_host_;
 
   // memory: the training part, read on the first load; the first bad value found in it.
-  View2<float> part_x_, part_y_;
+  std::vector<View1<std::uint32_t>> part_words_;
+  std::vector<View1<std::uint64_t>> part_offsets_;  // ragged fields: the part's offsets
   bool part_read_ = false;
   long long part_bad_ = kNoBadValue;
   typename View1<std::uint64_t>::host_mirror_type host_ids_;
+  std::vector<std::vector<std::uint64_t>> held_starts_;
+  std::vector<View1<std::uint64_t>> held_starts_dev_;
 
   // stream: host staging slots (the second one only with prefetch) and the loader.
-  StagingView2 slot_x_[2], slot_y_[2];
-  StagingView1 slot_ids_[2];
+  Slot slots_[2];
   std::unique_ptr<EpochStager> stager_;
   LoaderThread loader_;
   std::atomic<bool> cancel_{false};

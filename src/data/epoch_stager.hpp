@@ -1,7 +1,8 @@
-// Reads one epoch's rows of one rank from the HDF5 file into host memory, in the order the rank
-// processes them (contiguous reads where the rows are dense in the file, element selections
-// where they are sparse). Host code only (no Kokkos, no MPI), so the loader thread can run it while the main
-// thread trains; HDF5 calls are serialised by the lock in io/hdf5.cpp.
+// Reads one epoch's rows of one rank from a data set into host memory, in the order the rank
+// processes them (contiguous reads where the rows are dense in the file, row selections where they
+// are sparse), every field at once, ragged fields included. Host code only (no Kokkos, no MPI), so
+// the loader thread can run it while the main thread trains; HDF5 calls are serialised by the lock
+// in io/hdf5.cpp.
 #pragma once
 
 #include <atomic>
@@ -11,14 +12,15 @@
 
 #include "data/dataset.hpp"
 #include "data/sampler.hpp"
-#include "data/tabular.hpp"
 
 namespace hpct {
 
-// Where staged rows go: x [rows, d_in], y [rows, d_out] row-major, ids [rows].
+// Where staged rows go: per field its buffer of 32-bit words (fixed: row i at i x words; ragged:
+// element e at e x words) and, for ragged fields, the element at which each row starts (rows + 1
+// entries, written by stage()); the sample ids in processing order.
 struct HostRows {
-  float* x = nullptr;
-  float* y = nullptr;
+  std::vector<std::uint32_t*> words;
+  std::vector<std::uint64_t*> starts;  // nullptr for fixed fields
   std::uint64_t* ids = nullptr;
 };
 
@@ -26,24 +28,32 @@ struct HostRows {
 void sample_ids(const Sampler& sampler, const std::vector<std::uint64_t>& positions, std::uint64_t epoch,
                 std::uint64_t* ids);
 
+// starts[i] = the element where row ids[i] begins when the rows' elements of a ragged field are laid
+// out one after the other in processing order (starts[rows] = the total).
+void ragged_starts(const std::vector<std::uint64_t>& offsets, const std::uint64_t* ids, std::size_t rows,
+                   std::uint64_t* starts);
+
 class EpochStager {
  public:
-  // `positions`: the positions of every epoch's order that this rank handles, in processing order.
-  EpochStager(std::shared_ptr<const Dataset> data, const Sampler& sampler, const std::vector<std::uint64_t>& positions);
+  // `positions`: the positions of every epoch's order that this rank handles, in processing order;
+  // `specs`: the data set's fields with the checks their values must pass.
+  EpochStager(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const Sampler& sampler,
+              const std::vector<std::uint64_t>& positions);
 
-  // Stages `epoch` into `out`; returns the bad-value code (tabular.hpp) of the first NaN/Inf among
+  // Stages `epoch` into `out`; returns the bad-value code (field.hpp) of the first bad value among
   // its rows. Returns early, with `out` incomplete, once `cancel` is set.
-  long long stage(std::uint64_t epoch, HostRows out, const std::atomic<bool>& cancel);
+  long long stage(std::uint64_t epoch, const HostRows& out, const std::atomic<bool>& cancel);
 
  private:
   std::shared_ptr<const Dataset> data_;
-  std::uint64_t d_in_, d_out_;
+  std::vector<FieldSpec> specs_;
   Sampler sampler_;
   std::vector<std::uint64_t> positions_;
+  std::uint64_t window_ = 1;  // rows per read
   // Reused every epoch: ids in processing order, the processing slot of each id in file order,
   // the ids in file order, and one read window of rows as the file gives them.
   std::vector<std::uint64_t> ids_, slots_, sorted_ids_, window_ids_;
-  std::vector<float> window_x_, window_y_;
+  HostFields window_fields_;
 };
 
 }  // namespace hpct

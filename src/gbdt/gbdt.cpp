@@ -18,8 +18,7 @@ namespace hpct::gbdt {
 
 void declare_keys(deck::Schema& s) {
   s.section("gbdt");
-  s.add_choice("data_format", "auto", {"auto", "hdf5", "csv", "tsv", "libsvm"},
-               "format of data_file, validation_file and test_file (auto: by extension; .train/.test are tsv)");
+  // data_format is declared with the data sources (data/source_registry.cpp): hdf5, csv, tsv, libsvm.
   s.add_int("label_column", 0, 0, 1 << 20, "CSV/TSV: 0-based column holding the label");
   s.add_bool("text_header", false, "CSV/TSV: the first line holds column names");
   s.add_int("libsvm_base", 1, 0, 1, "LibSVM: feature ids start at 0 or 1");

@@ -5,7 +5,6 @@
 #include <numeric>
 
 #include "core/error.hpp"
-#include "data/tabular.hpp"
 
 namespace hpct::insitu {
 
@@ -35,7 +34,7 @@ StagedBlock::StagedBlock(const RollingBuffer& buffer, const Numbering& numbering
 }
 
 std::vector<FieldSpec> StagedBlock::fields() const {
-  return {{"inputs", Shape{static_cast<std::int64_t>(d_in_)}}, {"targets", Shape{static_cast<std::int64_t>(d_out_)}}};
+  return supervised_fields(static_cast<std::uint64_t>(d_in_), static_cast<std::uint64_t>(d_out_));
 }
 
 std::uint64_t StagedBlock::local(std::uint64_t row) const {
@@ -44,28 +43,24 @@ std::uint64_t StagedBlock::local(std::uint64_t row) const {
   return row - first_;
 }
 
-long long StagedBlock::read_rows(const std::vector<std::uint64_t>& rows, const std::vector<float*>& out) const {
+long long StagedBlock::read_rows(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const {
   const auto dx = static_cast<std::uint64_t>(d_in_), dy = static_cast<std::uint64_t>(d_out_);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::uint64_t l = local(rows[i]);
-    std::copy_n(&x_[l * dx], dx, out.at(0) + i * dx);
-    std::copy_n(&y_[l * dy], dy, out.at(1) + i * dy);
+    std::copy_n(&x_[l * dx], dx, static_cast<float*>(out.at(0).values) + i * dx);
+    std::copy_n(&y_[l * dy], dy, static_cast<float*>(out.at(1).values) + i * dy);
   }
   return kNoBadValue;  // pushes reject non-finite values
 }
 
-long long StagedBlock::read_block(std::uint64_t first, std::uint64_t count, const std::vector<float*>& out) const {
+long long StagedBlock::read_block(std::uint64_t first, std::uint64_t count, const std::vector<FieldBuffer>& out) const {
   if (count == 0) return kNoBadValue;
   const std::uint64_t l = local(first);
   (void)local(first + count - 1);
   const auto dx = static_cast<std::uint64_t>(d_in_), dy = static_cast<std::uint64_t>(d_out_);
-  std::copy_n(&x_[l * dx], count * dx, out.at(0));
-  std::copy_n(&y_[l * dy], count * dy, out.at(1));
+  std::copy_n(&x_[l * dx], count * dx, static_cast<float*>(out.at(0).values));
+  std::copy_n(&y_[l * dy], count * dy, static_cast<float*>(out.at(1).values));
   return kNoBadValue;
-}
-
-std::string StagedBlock::describe_bad_value(long long code) const {
-  return "the in-situ buffer: value code " + std::to_string(code);
 }
 
 std::string StagedBlock::describe_row(std::uint64_t row, int field) const {

@@ -11,16 +11,12 @@
 
 #include "core/kokkos_compat.hpp"
 #include "data/batch.hpp"
+#include "data/field.hpp"
+#include "data/field_stats.hpp"
 #include "nn/parameters.hpp"
 
 namespace hpct {
 
-// Per-column mean and (population) standard deviation of the whole training part, reduced over
-// ranks; given to models that normalise their data (Model::needs_data_stats).
-struct DataStats {
-  std::uint64_t rows = 0;
-  std::vector<double> x_mean, x_std, y_mean, y_std;
-};
 
 // Extra float64 datasets stored with the weights (e.g. normalisation), by dataset path.
 using ExtraDatasets = std::map<std::string, std::vector<double>>;
@@ -58,14 +54,19 @@ class Model {
   // layer order, Note [registration order] in nn/parameters.hpp); empty: no reporting.
   void set_gradient_ready_hook(nn::ParameterStore<float>::ReadyHook hook) { store().set_ready_hook(std::move(hook)); }
 
-  // Models that normalise their data return true; the trainer then computes the training part's
-  // DataStats once (before the first step) and calls set_data_stats on every rank.
-  virtual bool needs_data_stats() const { return false; }
+  // The statistics of the training part a model normalises with (empty: none); the trainer
+  // computes them once (before the first step, reduced over ranks) and calls set_data_stats on every rank.
+  virtual std::vector<StatsRequest> data_stats_request() const { return {}; }
+  bool needs_data_stats() const { return !data_stats_request().empty(); }
   virtual void set_data_stats(const DataStats& stats) { (void)stats; }
   // Non-trainable state written next to the parameters in the weights file.
   virtual ExtraDatasets extra_datasets() const { return {}; }
   // Reads them back from a weights file (models without extra datasets ignore it).
   virtual void load_extra_datasets(const std::string& weights_file) { (void)weights_file; }
+  // Narrows the checks of the data's fields to what this model accepts (class indices below
+  // num_classes, token ids within a vocabulary, edge indices within their graph); the data path
+  // then names the file, field and row of the first value outside them.
+  virtual void constrain_fields(std::vector<FieldSpec>& fields) const { (void)fields; }
   // Training FLOPs per sample (forward + backward, the GEMMs), for the MFU in the summary.
   virtual double train_flops_per_sample() const { return 0; }
 };

@@ -10,12 +10,21 @@ namespace hpct {
 ModelFamily mlp_family();        // models/mlp/mlp_family.cpp
 ModelFamily diffusion_family();  // models/diffusion/diffusion_family.cpp
 
-const std::vector<ModelFamily>& model_families() {
-  static const std::vector<ModelFamily> families = {
+namespace {
+std::vector<ModelFamily>& registered() {
+  static std::vector<ModelFamily> families = {
       mlp_family(),
       diffusion_family(),
   };
   return families;
+}
+}  // namespace
+
+const std::vector<ModelFamily>& model_families() { return registered(); }
+
+void register_model_family(const ModelFamily& family) {
+  if (find_model_family(family.name)) throw Error(std::string("internal: model family '") + family.name + "' twice");
+  registered().push_back(family);
 }
 
 const ModelFamily* find_model_family(const std::string& name) {
@@ -26,6 +35,16 @@ const ModelFamily* find_model_family(const std::string& name) {
 
 void declare_model_keys(deck::Schema& s) {
   for (const ModelFamily& f : model_families()) f.declare_keys(s);
+}
+
+const FieldSpec& ModelBuildContext::field(const std::string& name) const {
+  std::string have;
+  for (const FieldSpec& f : fields) {
+    if (f.name == name) return f;
+    have += (have.empty() ? "" : ", ") + f.describe();
+  }
+  deck.fail("data_file", "the " + deck.get_string("model") + " model reads a field '" + name +
+                             "'; the data has " + (have.empty() ? std::string("none") : have));
 }
 
 std::unique_ptr<Model> make_model(const ModelBuildContext& ctx) {

@@ -15,10 +15,20 @@
 namespace hpct {
 
 struct ModelBuildContext {
+  // The data's fields (names, dtypes, shapes): a family builds for what the data holds.
+  ModelBuildContext(const deck::Deck& d, std::vector<FieldSpec> f, int cap, nn::Precision p)
+      : deck(d), fields(std::move(f)), capacity(cap), precision(p) {}
+  // Tabular data: inputs [d_in] and targets [d_out], float32.
+  ModelBuildContext(const deck::Deck& d, int d_in, int d_out, int cap, nn::Precision p)
+      : ModelBuildContext(d, supervised_fields(static_cast<std::uint64_t>(d_in), static_cast<std::uint64_t>(d_out)),
+                          cap, p) {}
   const deck::Deck& deck;
-  int d_in = 0, d_out = 0;  // widths of one row of the inputs and of the targets
-  int capacity = 0;         // the largest micro-batch
+  std::vector<FieldSpec> fields;
+  int capacity = 0;  // the largest micro-batch
   nn::Precision precision = nn::Precision::fp32;
+
+  // The field called `name`; a deck error (at data_file) when the data has none.
+  const FieldSpec& field(const std::string& name) const;
 };
 
 struct ModelFamily {
@@ -31,6 +41,9 @@ struct ModelFamily {
 };
 
 const std::vector<ModelFamily>& model_families();
+// Adds a family defined outside src/models (a test build's own family, a user's extension) before
+// the deck schema is built: the one line such a program adds before calling train_main.
+void register_model_family(const ModelFamily& family);
 // The family named `name`, or nullptr.
 const ModelFamily* find_model_family(const std::string& name);
 // Declares the keys of every family (each family in its own section).

@@ -1,4 +1,4 @@
-// Two-pass, rank-reduced column statistics of the training data (for models that normalise).
+// Two-pass, rank-reduced statistics of the training data's fields (for models that normalise).
 #include "train/data_stats.hpp"
 
 #include <algorithm>
@@ -6,44 +6,71 @@
 
 namespace hpct {
 
-DataStats compute_data_stats(const Dataset& data, const Comm& comm) {
+DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<StatsRequest> requests) {
+  if (requests.empty()) requests = {{"inputs", StatsGranularity::column}, {"targets", StatsGranularity::column}};
+  const std::vector<FieldSpec> specs = data.fields();
+  // Per request: the field index, the values per row, and the values per group (column or channel).
+  struct Plan {
+    std::size_t field;
+    std::uint64_t width, group, first;  // first: where its groups start in acc
+    std::uint64_t groups() const { return width / group; }
+  };
+  std::vector<Plan> plan;
+  std::uint64_t total = 0;
+  for (const StatsRequest& r : requests) {
+    const auto it = std::find_if(specs.begin(), specs.end(), [&](const FieldSpec& s) { return s.name == r.field; });
+    if (it == specs.end()) throw Error(data.description() + ": no field '" + r.field + "' to normalise", ExitCode::bad_input);
+    if (it->dtype != DType::f32 || it->ragged)
+      throw Error(data.description() + ": field '" + r.field + "' is not a float field of fixed shape; it cannot be normalised",
+                  ExitCode::bad_input);
+    const std::uint64_t w = it->width();
+    const std::uint64_t per = r.granularity == StatsGranularity::channel && it->row_shape.rank > 0
+                                  ? w / static_cast<std::uint64_t>(it->row_shape.dim[0])
+                                  : 1;
+    plan.push_back({static_cast<std::size_t>(it - specs.begin()), w, per, total});
+    total += w / per;
+  }
   const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(comm.size());
-  const std::uint64_t first = data.rows() * r / p, count = data.rows() * (r + 1) / p - first;
-  const std::uint64_t dx = field_width(data, 0), dy = field_width(data, 1), chunk = 4096;
-  std::vector<float> x(chunk * dx), y(chunk * dy);
-  // acc = [sum x | sum y] (pass 0) or [sum (x-mean)^2 | sum (y-mean)^2] (pass 1)
-  std::vector<double> acc(dx + dy), mean(dx + dy, 0.0);
+  const std::uint64_t first = data.rows() * r / p, count = data.rows() * (r + 1) / p - first, chunk = 4096;
+  const HostFields buf(specs, chunk, std::vector<std::uint64_t>(specs.size(), 0));
+  // acc = per group: sum x (pass 0) or sum (x - mean)^2 (pass 1)
+  std::vector<double> acc(total), mean(total, 0.0);
   for (int pass = 0; pass < 2; ++pass) {
     std::fill(acc.begin(), acc.end(), 0.0);
     comm.run_agreed([&] {
       for (std::uint64_t b = 0; b < count; b += chunk) {
         const std::uint64_t n = std::min(chunk, count - b);
-        data.read_block(first + b, n, {x.data(), y.data()});
-        for (std::uint64_t i = 0; i < n; ++i) {
-          for (std::uint64_t j = 0; j < dx; ++j) {
-            const double v = x[i * dx + j] - mean[j];
-            acc[j] += pass == 0 ? v : v * v;
-          }
-          for (std::uint64_t j = 0; j < dy; ++j) {
-            const double v = y[i * dy + j] - mean[dx + j];
-            acc[dx + j] += pass == 0 ? v : v * v;
-          }
+        data.read_block(first + b, n, buf.buffers());
+        for (const Plan& q : plan) {
+          const auto* x = reinterpret_cast<const float*>(buf.words(q.field));
+          for (std::uint64_t i = 0; i < n; ++i)
+            for (std::uint64_t j = 0; j < q.width; ++j) {
+              const std::uint64_t g = q.first + j / q.group;
+              const double v = x[i * q.width + j] - mean[g];
+              acc[g] += pass == 0 ? v : v * v;
+            }
         }
       }
     });
     comm.allreduce_sum(acc.data(), acc.size());
-    for (std::size_t j = 0; j < acc.size(); ++j) {
-      const double m = acc[j] / static_cast<double>(std::max<std::uint64_t>(data.rows(), 1));
-      if (pass == 0) mean[j] = m;
-      else acc[j] = std::sqrt(m);
-    }
+    for (const Plan& q : plan)
+      for (std::uint64_t g = q.first; g < q.first + q.groups(); ++g) {
+        const double m = acc[g] / static_cast<double>(std::max<std::uint64_t>(data.rows() * q.group, 1));
+        if (pass == 0) mean[g] = m;
+        else acc[g] = std::sqrt(m);
+      }
   }
   DataStats s;
   s.rows = data.rows();
-  s.x_mean.assign(mean.begin(), mean.begin() + static_cast<long>(dx));
-  s.y_mean.assign(mean.begin() + static_cast<long>(dx), mean.end());
-  s.x_std.assign(acc.begin(), acc.begin() + static_cast<long>(dx));
-  s.y_std.assign(acc.begin() + static_cast<long>(dx), acc.end());
+  for (std::size_t k = 0; k < plan.size(); ++k) {
+    const Plan& q = plan[k];
+    FieldStats f{requests[k].field, requests[k].granularity, {}, {}};
+    f.mean.assign(mean.begin() + static_cast<long>(q.first), mean.begin() + static_cast<long>(q.first + q.groups()));
+    f.std.assign(acc.begin() + static_cast<long>(q.first), acc.begin() + static_cast<long>(q.first + q.groups()));
+    if (f.field == "inputs" && f.granularity == StatsGranularity::column) s.x_mean = f.mean, s.x_std = f.std;
+    if (f.field == "targets" && f.granularity == StatsGranularity::column) s.y_mean = f.mean, s.y_std = f.std;
+    s.fields.push_back(std::move(f));
+  }
   return s;
 }
 

@@ -1,14 +1,16 @@
-// Column mean and standard deviation of a tabular training part, computed over all ranks.
+// Normalisation statistics of a training part's fields, computed over all ranks.
 #pragma once
 
 #include "comm/comm.hpp"
 #include "data/dataset.hpp"
-#include "models/model.hpp"
+#include "data/field_stats.hpp"
 
 namespace hpct {
 
-// Each rank reads a contiguous block of the part's rows (in chunks); two passes (mean, then the
-// centred sum of squares), each one all-reduce of doubles. Collective over `comm`.
-DataStats compute_data_stats(const Dataset& data, const Comm& comm);
+// Mean and population standard deviation of each requested float32 fixed field, per column or per
+// channel. Each rank reads a contiguous block of the part's rows (in chunks); two passes (mean,
+// then the centred sum of squares), each one all-reduce of doubles. Collective over `comm`.
+// Without requests: the columns of "inputs" and "targets".
+DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<StatsRequest> requests = {});
 
 }  // namespace hpct

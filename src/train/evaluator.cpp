@@ -15,30 +15,84 @@ void fill_consecutive(const View1<std::uint64_t>& ids, std::uint64_t first, std:
 }
 }  // namespace
 
-Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::uint64_t batch, int top_k)
-    : val_(std::move(val)), comm_(comm), batch_(batch), top_k_(top_k) {
+namespace {
+template <class T>
+using HostUnmanaged = Kokkos::View<T*, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+}  // namespace
+
+Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::uint64_t batch, int top_k,
+                     std::vector<FieldSpec> specs)
+    : val_(std::move(val)), comm_(comm), batch_(batch), top_k_(top_k), specs_(std::move(specs)) {
+  if (specs_.empty()) specs_ = val_->fields();
   const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(comm.size());
   first_ = val_->rows() * r / p;
   count_ = val_->rows() * (r + 1) / p - first_;
   const std::uint64_t cap = std::max<std::uint64_t>(count_, 1);
-  x_ = View2<float>("val_inputs", cap, field_width(*val_, 0));
-  y_ = View2<float>("val_targets", cap, field_width(*val_, 1));
+  const std::size_t fields = specs_.size();
   ids_ = View1<std::uint64_t>("val_ids", cap);
   fill_consecutive(ids_, first_, count_);
+  words_.resize(fields);
+  starts_.resize(fields);
+  batch_offsets_.resize(fields);
   long long bad = kNoBadValue;
   comm.run_agreed([&] {
-    auto hx = Kokkos::create_mirror_view(x_);
-    auto hy = Kokkos::create_mirror_view(y_);
-    bad = val_->read_block(first_, count_, {hx.data(), hy.data()});
-    Kokkos::deep_copy(x_, hx);
-    Kokkos::deep_copy(y_, hy);
+    std::vector<std::uint64_t> elements(fields, 0);
+    for (std::size_t f = 0; f < fields; ++f) {
+      if (!specs_[f].ragged) continue;
+      const auto& o = val_->ragged_offsets(static_cast<int>(f));
+      elements[f] = o[first_ + count_] - o[first_];
+    }
+    const HostFields block(specs_, count_, elements);
+    bad = val_->read_block(first_, count_, block.buffers());
+    bad = std::min(bad, first_bad_value(specs_, block.buffers(), count_, nullptr, first_));
+    for (std::size_t f = 0; f < fields; ++f) {
+      const std::uint64_t n = (specs_[f].ragged ? elements[f] : count_) * specs_[f].words();
+      words_[f] = View1<std::uint32_t>("val_field", std::max<std::uint64_t>(n, 1));
+      Kokkos::deep_copy(Kokkos::subview(words_[f], Kokkos::make_pair(std::uint64_t{0}, n)),
+                        HostUnmanaged<const std::uint32_t>(block.words(f), n));
+      if (!specs_[f].ragged) continue;
+      starts_[f].assign(block.offsets(f), block.offsets(f) + count_ + 1);
+      // Micro-batch k holds rows [k * batch, ...): its offsets from 0 at [k * batch + k, ...).
+      const std::uint64_t micro = (count_ + batch_ - 1) / batch_;
+      batch_offsets_[f] = View1<std::uint64_t>("val_batch_offsets", count_ + micro + 1);
+      auto h = Kokkos::create_mirror_view(batch_offsets_[f]);
+      for (std::uint64_t k = 0; k < micro; ++k) {
+        const std::uint64_t a = k * batch_, b = std::min(count_, a + batch_);
+        for (std::uint64_t row = a; row <= b; ++row) h(row + k) = starts_[f][row] - starts_[f][a];
+      }
+      Kokkos::deep_copy(batch_offsets_[f], h);
+    }
   });
   bad = comm.min(bad);
-  if (bad != kNoBadValue) comm.agree(val_->describe_bad_value(bad), ExitCode::bad_input);
+  if (bad != kNoBadValue) comm.agree(describe_bad_value(*val_, specs_, bad), ExitCode::bad_input);
+}
+
+void Evaluator::fill(Batch& b, std::uint64_t first, std::uint64_t n, std::uint64_t index) const {
+  for (std::size_t f = 0; f < specs_.size(); ++f) {
+    const FieldSpec& s = specs_[f];
+    Batch::Field field{s.name.c_str(), s.dtype, nullptr, {}, nullptr};
+    if (!s.ragged) {
+      field.data = words_[f].data() + first * s.words();
+      field.shape = s.shape_of(static_cast<std::int64_t>(n));
+    } else {
+      const std::uint64_t begin = starts_[f][first], end = starts_[f][first + n];
+      field.data = words_[f].data() + begin * s.words();
+      field.shape = s.shape_of(static_cast<std::int64_t>(end - begin));
+      field.offsets = batch_offsets_[f].data() + first + index;
+    }
+    b.set_field(field);
+  }
+  b.ids = Kokkos::subview(ids_, Kokkos::make_pair(first, first + n));
+  b.epoch = kValidationEpoch;
+  b.n = static_cast<int>(n);
 }
 
 long long Evaluator::first_bad_label(int classes) const {
-  const long long bad = nn::first_bad_label(Tensor<float>(y_), static_cast<int>(count_), classes);
+  std::size_t t = 0;
+  while (t < specs_.size() && specs_[t].name != Batch::kTargets) ++t;
+  if (t == specs_.size() || specs_[t].dtype != DType::f32) return -1;  // integer labels: checked by their range
+  const Tensor<float> y(reinterpret_cast<float*>(words_[t].data()), specs_[t].shape_of(static_cast<std::int64_t>(count_)));
+  const long long bad = nn::first_bad_label(y, static_cast<int>(count_), classes);
   const long long row = bad < 0 ? (1ll << 62) : static_cast<long long>(first_) + bad;
   const long long first = comm_.min(row);
   return first == (1ll << 62) ? -1 : first;
@@ -50,13 +104,8 @@ EvalResult Evaluator::evaluate(Model& model) const {
   EvalSums sums;
   for (std::uint64_t first = 0; first < count_; first += batch_) {
     const std::uint64_t n = std::min(batch_, count_ - first);
-    const auto rows = Kokkos::make_pair(first, first + n);
     Batch b;
-    b.set(Batch::kInputs, Tensor<float>::Matrix(Kokkos::subview(x_, rows, Kokkos::ALL())));
-    b.set(Batch::kTargets, Tensor<float>::Matrix(Kokkos::subview(y_, rows, Kokkos::ALL())));
-    b.ids = Kokkos::subview(ids_, rows);
-    b.epoch = kValidationEpoch;
-    b.n = static_cast<int>(n);
+    fill(b, first, n, first / batch_);
     model.evaluate(b, top_k_, sums);
   }
   const double total = static_cast<double>(val_->rows());

@@ -1,4 +1,5 @@
-// Validation: each rank evaluates a contiguous block of the validation rows (read once), in
+// Validation: each rank evaluates a contiguous block of the validation rows (read once, every
+// field), in
 // micro-batches; the sums (loss, top-1 and top-k hits for classifiers) are reduced over ranks.
 // Validation randomness (diffusion noise) uses a fixed epoch value, so every evaluation of the
 // same model gives the same number.
@@ -23,7 +24,9 @@ struct EvalResult {
 class Evaluator {
  public:
   // Reads this rank's block of `val` (errors agreed over ranks, bad values named).
-  Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::uint64_t batch, int top_k);
+  // `specs`: val's fields with the model's checks (empty: val->fields()).
+  Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::uint64_t batch, int top_k,
+            std::vector<FieldSpec> specs = {});
   std::uint64_t rows() const { return val_->rows(); }
   EvalResult evaluate(Model& model) const;
   // Classifiers: the first row (over all ranks) whose target is not a class index in [0, classes),
@@ -37,8 +40,16 @@ class Evaluator {
   const Comm& comm_;
   std::uint64_t batch_;
   int top_k_;
+  // Rows [first, first + n) of the block as micro-batch `index` (no allocation).
+  void fill(Batch& b, std::uint64_t first, std::uint64_t n, std::uint64_t index) const;
+
+  std::vector<FieldSpec> specs_;
   std::uint64_t first_ = 0, count_ = 0;
-  View2<float> x_, y_;
+  std::vector<View1<std::uint32_t>> words_;  // per field, this rank's block
+  // Ragged fields: where each row of the block starts (host), and each micro-batch's offsets from 0
+  // (device; micro-batch k's n + 1 at [first + k, ...), as in the epoch shard).
+  std::vector<std::vector<std::uint64_t>> starts_;
+  std::vector<View1<std::uint64_t>> batch_offsets_;
   View1<std::uint64_t> ids_;
 };
 

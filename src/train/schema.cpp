@@ -1,6 +1,7 @@
 // The general keys (run, layout, data) and the composition of every module's keys into one schema.
 #include "gbdt/gbdt.hpp"
 #include "train/driver.hpp"
+#include "data/source_registry.hpp"
 #include "models/registry.hpp"
 #include "train/config.hpp"
 
@@ -30,10 +31,9 @@ deck::Schema full_schema() {
   s.add_int("ranks_per_node", 0, 0, 1 << 20, "expected MPI ranks per node, checked (0: any)");
 
   s.section("data");
-  s.add_required_string("data_file", "training data (HDF5 with inputs [N, d_in] and targets [N, d_out])");
-  s.add_string("inputs_dataset", "inputs", "name of the inputs dataset in data_file");
-  s.add_string("targets_dataset", "targets", "name of the targets dataset in data_file");
-  s.add_string("validation_file", "", "validation data (same dataset names); empty: split data_file");
+  s.add_required_string("data_file", "training data (see data_format; e.g. HDF5 with inputs [N, d_in] and targets [N, d_out])");
+  s.add_string("validation_file", "", "validation data (same format and fields); empty: split data_file");
+  declare_data_source_keys(s);
   s.add_real("validation_fraction", 0.1, 0.0, 0.9,
              "without validation_file: the last fraction of data_file's rows is held out");
   s.add_choice("data_cache", "auto", {"auto", "memory", "stream"},

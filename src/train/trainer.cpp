@@ -13,6 +13,7 @@
 #include "models/registry.hpp"
 #include "nn/loss.hpp"
 #include "nn/weights_io.hpp"
+#include "data/source_registry.hpp"
 #include "train/data_stats.hpp"
 #include "train/resume.hpp"
 
@@ -32,26 +33,18 @@ std::uint64_t parameter_fingerprint(const View1<float>& params) {
   return acc;
 }
 
-// Rows [first, first + n) of a row-major matrix as a tensor (no view construction: no allocation).
-Tensor<float> row_block(const View2<float>& v, std::uint64_t first, std::uint64_t n) {
-  const auto cols = static_cast<std::int64_t>(v.extent(1));
-  return Tensor<float>(v.data() + first * v.extent(1), Shape{static_cast<std::int64_t>(n), cols});
-}
-
 }  // namespace
 
 NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
     : deck_(deck), config_(TrainConfig::from_deck(deck)), comm_(comm), cadence_(config_) {
   open_data();
-  train_data_ = std::make_shared<TabularDataset>(train_);
-  val_data_ = std::make_shared<TabularDataset>(val_);
-  sampler_ = std::make_unique<Sampler>(train_.rows, config_.batch_size, comm.size(), config_.accumulation_steps,
+  sampler_ = std::make_unique<Sampler>(train_data_->rows(), config_.batch_size, comm.size(), config_.accumulation_steps,
                                        config_.seed, config_.shuffle);
   build_model();
   comm.run_agreed(
       [&] { steps_ = std::make_unique<StepRunner>(config_, comm, *model_, sampler_->steps_per_epoch() * config_.epochs); });
-  shard_ = std::make_unique<EpochShard>(train_data_, *sampler_, comm.rank(), shard_options(deck));
-  evaluator_ = std::make_unique<Evaluator>(val_data_, comm, config_.batch_size, config_.top_k);
+  shard_ = std::make_unique<EpochShard>(train_data_, specs_, *sampler_, comm.rank(), shard_options(deck));
+  evaluator_ = std::make_unique<Evaluator>(val_data_, comm, config_.batch_size, config_.top_k, specs_);
   if (model_->classifies()) {
     const int classes = static_cast<int>(deck_.get_int("num_classes"));
     const long long bad = evaluator_->first_bad_label(classes);
@@ -64,39 +57,67 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
   if (!path.empty()) restore(path);
 }
 
+namespace {
+
+bool same_fields(const std::vector<FieldSpec>& a, const std::vector<FieldSpec>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].name != b[i].name || a[i].dtype != b[i].dtype || a[i].row_shape != b[i].row_shape ||
+        a[i].ragged != b[i].ragged)
+      return false;
+  return true;
+}
+
+std::string list_fields(const std::vector<FieldSpec>& fields) {
+  std::string s;
+  for (const FieldSpec& f : fields) s += (s.empty() ? "" : ", ") + f.describe();
+  return s;
+}
+
+}  // namespace
+
 void NetworkTrainer::open_data() {
   comm_.run_agreed([&] {
-    train_ = describe_tabular(config_.data_file, config_.inputs_dataset, config_.targets_dataset);
+    const std::shared_ptr<const Dataset> data = open_data_source(deck_, config_.data_file, "data_file");
     if (!config_.validation_file.empty()) {
-      val_ = describe_tabular(config_.validation_file, config_.inputs_dataset, config_.targets_dataset);
-      if (val_.d_in != train_.d_in || val_.d_out != train_.d_out)
-        deck_.fail("validation_file",
-                   strf("%s has %llu inputs and %llu targets per row, %s has %llu and %llu",
-                        config_.validation_file.c_str(), (unsigned long long)val_.d_in,
-                        (unsigned long long)val_.d_out, train_.file.c_str(), (unsigned long long)train_.d_in,
-                        (unsigned long long)train_.d_out));
+      train_data_ = data;
+      val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");
+      const auto a = train_data_->fields(), b = val_data_->fields();
+      if (!same_fields(a, b)) {
+        if (a.size() == 2 && b.size() == 2)  // the tabular pair: widths in the words users know
+          deck_.fail("validation_file",
+                     strf("%s has %llu inputs and %llu targets per row, %s has %llu and %llu",
+                          config_.validation_file.c_str(), (unsigned long long)b[0].width(),
+                          (unsigned long long)b[1].width(), config_.data_file.c_str(),
+                          (unsigned long long)a[0].width(), (unsigned long long)a[1].width()));
+        deck_.fail("validation_file", config_.validation_file + " has fields " + list_fields(b) + ", " +
+                                          config_.data_file + " has " + list_fields(a));
+      }
     } else {
       // The held-out part is the tail of the file: datagen writes shuffled rows; for sorted data,
       // give a validation_file instead.
-      val_ = train_;
-      const auto n_val = static_cast<std::uint64_t>(
-          std::floor(config_.validation_fraction * static_cast<double>(train_.rows)));
-      val_.first_row = train_.rows - n_val;
-      val_.rows = n_val;
-      train_.rows -= n_val;
+      const std::uint64_t rows = data->rows();
+      const auto n_val = static_cast<std::uint64_t>(std::floor(config_.validation_fraction * static_cast<double>(rows)));
+      train_data_ = row_range(data, 0, rows - n_val);
+      val_data_ = row_range(data, rows - n_val, n_val);
     }
-    if (train_.rows == 0) deck_.fail("validation_fraction", "leaves no training rows");
+    if (train_data_->rows() == 0) deck_.fail("validation_fraction", "leaves no training rows");
   });
 }
 
 void NetworkTrainer::build_model() {
   comm_.run_agreed([&] {
-    const ModelBuildContext ctx{deck_, static_cast<int>(train_.d_in), static_cast<int>(train_.d_out),
-                                static_cast<int>(config_.batch_size), config_.precision};
+    specs_ = train_data_->fields();
+    const std::vector<FieldSpec> val = val_data_->fields();  // a validation_file may hold longer rows
+    for (std::size_t f = 0; f < specs_.size(); ++f)
+      specs_[f].max_row_elements = std::max(specs_[f].max_row_elements, val[f].max_row_elements);
+    const ModelBuildContext ctx(deck_, specs_, static_cast<int>(config_.batch_size), config_.precision);
     model_ = make_model(ctx);
+    model_->constrain_fields(specs_);
   });
   // Models that normalise their data get the training part's statistics (reduced over ranks).
-  if (model_->needs_data_stats()) model_->set_data_stats(compute_data_stats(*train_data_, comm_));
+  if (model_->needs_data_stats())
+    model_->set_data_stats(compute_data_stats(*train_data_, comm_, model_->data_stats_request()));
   comm_.run_agreed([&] {
     if (config_.init_weights.empty()) model_->store().initialize(config_.seed);
     else nn::read_weights(config_.init_weights, model_->store());
@@ -110,7 +131,12 @@ void NetworkTrainer::check_labels() {
   // Every epoch holds the same rows (in another order), so one check at the first epoch covers all.
   const std::uint64_t rows = sampler_->rows_per_epoch(comm_.rank());
   const int classes = static_cast<int>(deck_.get_int("num_classes"));
-  const long long bad = nn::first_bad_label(row_block(shard_->targets(), 0, rows), static_cast<int>(rows), classes);
+  const FieldSpec* t = nullptr;
+  for (const FieldSpec& f : specs_)
+    if (f.name == Batch::kTargets) t = &f;
+  if (!t || t->dtype != DType::f32) return;  // integer labels: checked against their range as they load
+  const long long bad = nn::first_bad_label(Tensor<float>(shard_->float_rows(Batch::kTargets, 0, rows)),
+                                            static_cast<int>(rows), classes);
   long long row = 1ll << 62;
   if (bad >= 0) {
     auto ids = to_host(Kokkos::subview(shard_->ids(), Kokkos::make_pair(bad, bad + 1)));
@@ -160,13 +186,9 @@ bool NetworkTrainer::train_epoch(std::uint64_t epoch, std::uint64_t first_step, 
     const StepControl control{stop_signal() != 0, cadence_.time_due_local(comm_.rank())};
     const std::uint64_t n_step = sampler_->step_samples(step);
     auto micro_batch = [&](int k, Batch& b) {
-      const std::uint64_t first = shard_->first(step, k), n = shard_->count(step, k);
-      if (n == 0) return false;
-      b.set(Batch::kInputs, row_block(shard_->inputs(), first, n));
-      b.set(Batch::kTargets, row_block(shard_->targets(), first, n));
-      b.ids = Kokkos::subview(shard_->ids(), Kokkos::make_pair(first, first + n));
+      if (shard_->count(step, k) == 0) return false;
+      shard_->fill(b, step, k);
       b.epoch = epoch;
-      b.n = static_cast<int>(n);
       return true;
     };
     const StepOutcome r = steps_->run(global_step_, n_step, sampler_->accumulation(), control, micro_batch, time_);
@@ -224,7 +246,7 @@ TrainSummary NetworkTrainer::run() {
       comm_.run_agreed([&] { bad = shard_->load(epoch); });
       bad = comm_.min(bad);
     }
-    if (bad != kNoBadValue) comm_.agree(train_data_->describe_bad_value(bad), ExitCode::bad_input);
+    if (bad != kNoBadValue) comm_.agree(describe_bad_value(*train_data_, specs_, bad), ExitCode::bad_input);
     if (epoch == start_epoch_ && model_->classifies()) check_labels();
     if (epoch != start_epoch_) epoch_loss_sum_ = 0, epoch_loss_count_ = 0;
     const std::uint64_t samples_before = s.samples;

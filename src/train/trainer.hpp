@@ -15,7 +15,6 @@
 #include "core/heartbeat.hpp"
 #include "data/epoch_shard.hpp"
 #include "data/sampler.hpp"
-#include "data/tabular.hpp"
 #include "deck/deck.hpp"
 #include "models/model.hpp"
 #include "train/cadence.hpp"
@@ -66,8 +65,9 @@ class NetworkTrainer {
   deck::Deck deck_;  // a copy: the model family's keys and the resolved text stored in files
   TrainConfig config_;
   const Comm& comm_;
-  TabularSource train_, val_;  // the parts of the file(s): the split of data_file or validation_file
+  // The parts of the file(s): the split of data_file, or data_file and validation_file.
   std::shared_ptr<const Dataset> train_data_, val_data_;
+  std::vector<FieldSpec> specs_;  // the data's fields with the checks the model asks for
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<StepRunner> steps_;

@@ -9,6 +9,7 @@
 
 #include "data/downscaling.hpp"
 #include "data/epoch_shard.hpp"
+#include "data/hdf5_tabular.hpp"
 #include "data/loader_thread.hpp"
 #include "io/hdf5.hpp"
 #include "support/test_support.hpp"

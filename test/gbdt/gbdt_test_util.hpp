@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "comm/comm.hpp"
+#include "data/source_registry.hpp"
 #include "deck/deck.hpp"
 #include "gbdt/gbdt.hpp"
 
@@ -24,9 +25,8 @@ inline hpct::deck::Schema schema() {
   s.add_string("metrics_file", "", "metrics file");
   s.add_int("log_every", 50, 1, 1ll << 40, "log cadence");
   s.add_required_string("data_file", "training data");
-  s.add_string("inputs_dataset", "inputs", "HDF5 inputs");
-  s.add_string("targets_dataset", "targets", "HDF5 targets");
   s.add_string("validation_file", "", "validation data");
+  hpct::declare_data_source_keys(s);  // data_format, inputs_dataset, targets_dataset, ...
   s.add_real("validation_fraction", 0.1, 0.0, 0.9, "hold-out fraction");
   hpct::gbdt::declare_keys(s);
   return s;

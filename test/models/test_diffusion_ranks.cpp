@@ -10,6 +10,7 @@
 
 #include "comm/comm.hpp"
 #include "data/downscaling.hpp"
+#include "data/hdf5_tabular.hpp"
 #include "train/data_stats.hpp"
 #include "train/driver.hpp"
 #include "train/trainer.hpp"

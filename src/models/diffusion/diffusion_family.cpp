@@ -24,8 +24,12 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   if (deck.get_string("loss") != "mse")
     deck.fail("loss", "the diffusion model trains on its own denoising (mse) loss; leave loss at mse");
   DiffusionConfig cfg;
-  cfg.n_context = ctx.d_in;
-  cfg.n_fine = ctx.d_out;
+  for (const char* name : {"inputs", "targets"})
+    if (ctx.field(name).dtype != DType::f32 || ctx.field(name).ragged)
+      deck.fail("data_file", std::string("the diffusion model reads float32 ") + name + " of fixed shape; the data has " +
+                                 ctx.field(name).describe());
+  cfg.n_context = static_cast<int>(ctx.field("inputs").width());
+  cfg.n_fine = static_cast<int>(ctx.field("targets").width());
   cfg.time_dim = static_cast<int>(deck.get_int("time_embedding_dim"));
   if (cfg.time_dim % 2 != 0) deck.fail("time_embedding_dim", "must be even (sin and cos halves)");
   cfg.hidden = static_cast<int>(deck.get_int("diffusion_hidden"));

@@ -26,7 +26,7 @@ class DiffusionModel : public Model {
   nn::ParameterStore<float>& store() override { return net_.store(); }
   double accumulate_gradients(const Batch& b, double normaliser) override;
   double loss_sum(const Batch& b) override;
-  bool needs_data_stats() const override { return true; }
+  std::vector<StatsRequest> data_stats_request() const override { return {{"inputs", {}}, {"targets", {}}}; }
   void set_data_stats(const DataStats& stats) override { norm_.set(stats); }
   ExtraDatasets extra_datasets() const override { return norm_.datasets(); }
   void load_extra_datasets(const std::string& weights_file) override { norm_.load(weights_file); }

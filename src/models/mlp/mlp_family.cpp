@@ -18,15 +18,22 @@ void declare(deck::Schema& s) {
 std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   const deck::Deck& deck = ctx.deck;
   MlpConfig cfg;
-  cfg.d_in = ctx.d_in;
-  cfg.d_out = ctx.d_out;
+  // Any row shape is flattened: an image [C, H, W] is C x H x W inputs.
+  const FieldSpec& inputs = ctx.field("inputs");
+  const FieldSpec& targets = ctx.field("targets");
+  if (inputs.dtype != DType::f32 || inputs.ragged)
+    deck.fail("data_file", "the mlp reads a float32 inputs field of fixed shape; the data has " + inputs.describe());
+  cfg.d_in = static_cast<int>(inputs.width());
+  cfg.d_out = static_cast<int>(targets.width());
   for (long long h : deck.get_int_list("hidden_sizes")) cfg.hidden.push_back(static_cast<int>(h));
   cfg.activation = nn::activation_from_name(deck.get_string("activation"));
   const nn::LossKind loss = nn::loss_from_name(deck.get_string("loss"));
+  if (targets.ragged || (targets.dtype != DType::f32 && loss != nn::LossKind::cross_entropy))
+    deck.fail("loss", std::string(nn::loss_name(loss)) + " needs float32 targets of fixed shape; the data has " + targets.describe());
   if (loss == nn::LossKind::cross_entropy) {
-    if (ctx.d_out != 1)
+    if (cfg.d_out != 1)
       deck.fail("loss", "cross_entropy needs one target column holding the class index; the targets have " +
-                            std::to_string(ctx.d_out));
+                            std::to_string(cfg.d_out));
     cfg.d_out = static_cast<int>(deck.get_int("num_classes"));
     if (cfg.d_out < 2) deck.fail("num_classes", "cross_entropy needs num_classes >= 2");
   }

@@ -21,10 +21,16 @@ class MlpModel : public Model {
   bool classifies() const override { return loss_.classifies(); }
   double train_flops_per_sample() const override { return 3.0 * mlp_.forward_flops(); }
   Mlp<float>& mlp() { return mlp_; }
+  // Integer class labels (an image set's int64 targets) must be class indices below num_classes.
+  void constrain_fields(std::vector<FieldSpec>& fields) const override;
 
  private:
+  // The batch's targets as float32: integer labels are converted into labels_ (no allocation).
+  Tensor<float> targets(const Batch& b) const;
+
   Mlp<float> mlp_;
   nn::Loss<float> loss_;
+  View1<float> labels_;  // capacity rows
 };
 
 }  // namespace hpct

@@ -1,9 +1,11 @@
-#include "data/tabular.hpp"
+// The `hdf5` tabular data source: checks at open, row and block reads (see hdf5_tabular.hpp).
+#include "data/hdf5_tabular.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
+#include "data/source_registry.hpp"
 #include "io/hdf5.hpp"
 
 namespace hpct {
@@ -28,13 +30,6 @@ std::uint64_t check_dataset(const h5::File& f, const std::string& name, std::uin
   return di.dims[0];
 }
 
-long long first_non_finite(const float* x, std::uint64_t rows, std::uint64_t cols) {
-  for (std::uint64_t i = 0; i < rows; ++i)
-    for (std::uint64_t j = 0; j < cols; ++j)
-      if (!std::isfinite(x[i * cols + j])) return static_cast<long long>(i);
-  return -1;
-}
-
 }  // namespace
 
 TabularSource describe_tabular(const std::string& file, const std::string& inputs,
@@ -53,26 +48,12 @@ TabularSource describe_tabular(const std::string& file, const std::string& input
   return s;
 }
 
-std::string describe_bad_value(const TabularSource& src, long long code) {
-  const long long row = code / 2;
-  const std::string& ds = (code % 2) ? src.targets : src.inputs;
-  return src.file + ": dataset '" + ds + "': row " + std::to_string(row) +
-         " holds a NaN or Inf (first bad row)";
-}
+std::vector<FieldSpec> TabularDataset::fields() const { return supervised_fields(src_.d_in, src_.d_out); }
 
-namespace {
-// `file_row(i)` maps the i-th row read to its row in the file.
-template <class RowOf>
-long long bad_value_code(const TabularSource& src, std::uint64_t n, const float* x, const float* y,
-                         RowOf file_row) {
-  long long best = kNoBadValue;
-  const long long bx = first_non_finite(x, n, src.d_in);
-  if (bx >= 0) best = static_cast<long long>(file_row(static_cast<std::uint64_t>(bx))) * 2;
-  const long long by = first_non_finite(y, n, src.d_out);
-  if (by >= 0) best = std::min(best, static_cast<long long>(file_row(static_cast<std::uint64_t>(by))) * 2 + 1);
-  return best;
+std::string TabularDataset::describe_row(std::uint64_t row, int field) const {
+  return src_.file + ": dataset '" + (field == 0 ? src_.inputs : src_.targets) + "': row " +
+         std::to_string(src_.first_row + row);
 }
-}  // namespace
 
 long long read_tabular_rows(const TabularSource& src, const std::vector<std::uint64_t>& rows,
                             float* x, float* y) {
@@ -82,7 +63,7 @@ long long read_tabular_rows(const TabularSource& src, const std::vector<std::uin
   for (std::size_t i = 0; i < rows.size(); ++i) file_rows[i] = rows[i] + src.first_row;
   h5::read_rows(f, src.inputs, file_rows, src.d_in, x);
   h5::read_rows(f, src.targets, file_rows, src.d_out, y);
-  return bad_value_code(src, rows.size(), x, y, [&](std::uint64_t i) { return file_rows[i]; });
+  return kNoBadValue;
 }
 
 long long read_tabular_block(const TabularSource& src, std::uint64_t first, std::uint64_t count,
@@ -91,7 +72,36 @@ long long read_tabular_block(const TabularSource& src, std::uint64_t first, std:
   const h5::File f = h5::File::open_read(src.file);
   h5::read_row_range(f, src.inputs, src.first_row + first, count, src.d_in, x);
   h5::read_row_range(f, src.targets, src.first_row + first, count, src.d_out, y);
-  return bad_value_code(src, count, x, y, [&](std::uint64_t i) { return src.first_row + first + i; });
+  return kNoBadValue;
+}
+
+bool has_hdf5_extension(const std::string& file) {
+  for (const char* ext : {".h5", ".hdf5", ".hdf", ".he5"}) {
+    const std::string e(ext);
+    if (file.size() > e.size() && file.compare(file.size() - e.size(), e.size(), e) == 0) return true;
+  }
+  return false;
+}
+
+namespace {
+
+void declare_tabular_keys(deck::Schema& s) {
+  s.add_string("inputs_dataset", "inputs", "hdf5: name of the inputs dataset [N, d_in] in data_file");
+  s.add_string("targets_dataset", "targets", "hdf5: name of the targets dataset [N, d_out] in data_file");
+}
+
+std::shared_ptr<const Dataset> open_tabular(const deck::Deck& deck, const std::string& file) {
+  return std::make_shared<TabularDataset>(
+      describe_tabular(file, deck.get_string("inputs_dataset"), deck.get_string("targets_dataset")));
+}
+
+bool recognises_tabular(const deck::Deck&, const std::string& file) { return has_hdf5_extension(file); }
+
+}  // namespace
+
+DataSourceKind hdf5_tabular_source() {
+  return {"hdf5", "HDF5 inputs [N, d_in] and targets [N, d_out], float32 or float64 (fields inputs, targets)",
+          declare_tabular_keys, recognises_tabular, open_tabular};
 }
 
 }  // namespace hpct

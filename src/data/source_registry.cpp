@@ -1,0 +1,61 @@
+// The list of data sources (see source_registry.hpp): one line per format.
+#include "data/source_registry.hpp"
+
+#include "core/error.hpp"
+
+namespace hpct {
+
+namespace {
+// Text tables the gbdt model reads with its own loader (src/gbdt/data.cpp).
+constexpr const char* kTreeOnlyFormats[] = {"csv", "tsv", "libsvm"};
+}  // namespace
+
+DataSourceKind hdf5_tabular_source();  // data/hdf5_tabular.cpp
+DataSourceKind hdf5_images_source();   // data/hdf5_images.cpp
+DataSourceKind hdf5_fields_source();   // data/hdf5_fields.cpp
+
+const std::vector<DataSourceKind>& data_sources() {
+  // Order matters for auto: the more specific formats first, plain tabular HDF5 last.
+  static const std::vector<DataSourceKind> sources = {
+      hdf5_images_source(),
+      hdf5_fields_source(),
+      hdf5_tabular_source(),
+  };
+  return sources;
+}
+
+void declare_data_source_keys(deck::Schema& s) {
+  std::vector<std::string> names = {"auto"};
+  std::string doc = "format of data_file, validation_file (and gbdt's test_file): auto (by extension and content)";
+  for (const DataSourceKind& k : data_sources()) {
+    names.push_back(k.name);
+    doc += std::string("; ") + k.name + ": " + k.summary;
+  }
+  for (const char* text : kTreeOnlyFormats) names.push_back(text);
+  doc += "; csv, tsv, libsvm: text tables (gbdt; .train/.test are tsv)";
+  s.add_choice("data_format", "auto", names, doc);
+  for (const DataSourceKind& k : data_sources())
+    if (k.declare_keys) k.declare_keys(s);
+}
+
+const DataSourceKind& data_source_for(const deck::Deck& deck, const std::string& file, const char* file_key) {
+  const std::string& format = deck.get_string("data_format");
+  for (const DataSourceKind& k : data_sources())
+    if (format == k.name) return k;
+  if (format != "auto")
+    deck.fail("data_format", format + " tables are read by the gbdt model only; networks read " + [] {
+      std::string names;
+      for (const DataSourceKind& k : data_sources()) names += (names.empty() ? "" : ", ") + std::string(k.name);
+      return names;
+    }());
+  for (const DataSourceKind& k : data_sources())
+    if (k.recognises(deck, file)) return k;
+  deck.fail(file_key, file + ": data_format auto does not recognise this file; set data_format");
+}
+
+std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const std::string& file,
+                                                const char* file_key) {
+  return data_source_for(deck, file, file_key).open(deck, file);
+}
+
+}  // namespace hpct

@@ -1,0 +1,34 @@
+// The registry of data sources: one entry per `data_format` (its deck keys, how it recognises a
+// file for `data_format auto`, how it opens one as a Dataset). Adding a format is one file in
+// src/data plus one line in source_registry.cpp.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/dataset.hpp"
+#include "deck/deck.hpp"
+#include "deck/schema.hpp"
+
+namespace hpct {
+
+struct DataSourceKind {
+  const char* name;     // the deck's data_format value
+  const char* summary;  // one line for --help-deck
+  void (*declare_keys)(deck::Schema& s);  // may be nullptr
+  // For data_format auto: whether `file` looks like this format (extension and content).
+  bool (*recognises)(const deck::Deck& deck, const std::string& file);
+  // Opens `file` (named by deck key `file_key`, for messages) as a data set; errors name the file.
+  std::shared_ptr<const Dataset> (*open)(const deck::Deck& deck, const std::string& file);
+};
+
+const std::vector<DataSourceKind>& data_sources();
+// Declares data_format and the keys of every source.
+void declare_data_source_keys(deck::Schema& s);
+// The source the deck's data_format names for `file` (auto: the first that recognises it).
+const DataSourceKind& data_source_for(const deck::Deck& deck, const std::string& file, const char* file_key);
+// Opens `file` with that source.
+std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const std::string& file, const char* file_key);
+
+}  // namespace hpct
