@@ -1,6 +1,6 @@
 # Sourced by jobs/*.sbatch: runs one srun step, forwards SIGUSR1 to it and requeues on exit code 3.
 #
-# Requeue pattern (the script side of train's checkpoints; README "Checkpoints, resume and requeue"):
+# Requeue pattern (the script side of train's checkpoints; docs/outputs.md "Checkpoints, resume and requeue"):
 #   `#SBATCH --signal=B:USR1@120` makes Slurm send USR1 to this batch shell 120 s before the time
 #   limit; we forward it to the step (srun passes USR1 on to every rank). train then writes a
 #   checkpoint at the next step boundary and exits 3 = "checkpoint written, requeue me", and we

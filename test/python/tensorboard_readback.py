@@ -13,7 +13,7 @@ except ImportError:
     print("SKIP: the tensorboard package is missing (scripts/setup --reference installs it)")
     sys.exit(77)
 
-TAGS = {  # (record type, field) -> tag; README "Outputs" documents the same table
+TAGS = {  # (record type, field) -> tag; docs/outputs.md "TensorBoard" documents the same table
     ("step", "loss"): "train/loss", ("step", "lr"): "train/lr", ("step", "grad_norm"): "train/grad_norm",
     ("step", "samples_per_s"): "perf/samples_per_s", ("epoch", "train_loss"): "epoch/train_loss",
     ("epoch", "val_loss"): "val/loss", ("epoch", "samples_per_s"): "perf/epoch_samples_per_s",
