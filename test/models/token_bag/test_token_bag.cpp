@@ -1,7 +1,7 @@
 // The recipe for a new family, proven by one that lives under test/: token_bag reads a ragged int64
 // field through the hdf5_fields data source, trains end to end through the trainer at 1 and 2 ranks
 // (below the mean-predicting baseline), rebuilds from its weights file, and a token outside the
-// vocabulary is an error naming the file, field and row.
+// vocabulary is an error naming the file, field and row; a step over ragged batches allocates nothing.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -9,6 +9,7 @@
 #include "io/hdf5.hpp"
 #include "models/registry.hpp"
 #include "nn/weights_io.hpp"
+#include "support/allocation_counter.hpp"
 #include "support/test_support.hpp"
 #include "token_bag/token_bag_model.hpp"
 #include "train/trainer.hpp"
@@ -97,4 +98,32 @@ TEST_F(TokenBag, ATokenOutsideTheVocabularyNamesFileFieldAndRow) {
               t.run();
             }),
             data + ": dataset 'tokens': row 123 holds a value outside [0, 39] (first bad row)");
+}
+
+// Ragged batches reach the model without an allocation in the step (the shard's offsets per
+// micro-batch are laid out at the epoch start; Batch::offsets is an unmanaged view).
+TEST_F(TokenBag, ARaggedStepAllocatesNothing) {
+  const Comm comm;
+  const std::string data = hpct::test::scratch("token_bag_noalloc.h5");
+  if (comm.rank() == 0) write_bags(data, 1200);
+  comm.barrier();
+  for (const char* cache : {"memory", "stream"}) {
+    const deck::Deck deck = hpct::test::make_deck(std::string(kDeck) + "data_file " + data +
+                                                      "\nbatch_size 8\naccumulation_steps 2\nlog_every 100000\n"
+                                                      "data_cache " + cache + "\n",
+                                                  {"epochs=1"});
+    NetworkTrainer t(deck, comm);
+    long heap = -1, views = -1;
+    t.set_step_hook([&](std::uint64_t step) {
+      if (step == 5) {
+        hpct::test::start_counting_allocations();
+      } else if (step == 25) {
+        const hpct::test::AllocationCounts c = hpct::test::stop_counting_allocations();
+        heap = c.heap, views = c.views;
+      }
+    });
+    t.run();
+    EXPECT_EQ(heap, 0) << cache;
+    EXPECT_EQ(views, 0) << cache;
+  }
 }
