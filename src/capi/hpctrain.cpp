@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "capi/embedding.hpp"
+#include "capi/host_adoption.hpp"
 #include "core/log.hpp"
 #include "hpctrain/version.hpp"
 #include "insitu/config.hpp"

@@ -8,7 +8,7 @@
 #include "core/error.hpp"
 #include "gbdt/binning.hpp"
 #include "io/hdf5.hpp"
-#include "io/tabular.hpp"
+#include "io/text_tables.hpp"
 
 namespace hpct::gbdt {
 

@@ -1,4 +1,4 @@
-// The in-situ library's deck: the `train` schema (train/schema.cpp full_schema) plus the keys of
+// The in-situ library's deck: the `train` schema (train/full_schema.cpp full_schema) plus the keys of
 // sessions over a rolling buffer, parsed once into InsituConfig. The training keys (batch_size,
 // optimizer, precision, model family...) mean exactly what they mean for `train`.
 #pragma once

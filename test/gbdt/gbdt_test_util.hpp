@@ -16,7 +16,7 @@
 
 namespace gbdt_test {
 
-// The general keys as the driver declares them (src/train/schema.cpp), without depending on it.
+// The general keys as the driver declares them (src/train/full_schema.cpp), without depending on it.
 inline hpct::deck::Schema schema() {
   hpct::deck::Schema s;
   s.add_choice("model", "gbdt", {"mlp", "gbdt"}, "model family");

@@ -1,4 +1,4 @@
-// The embedding rules of libhpctrain: adopt the host's MPI and Kokkos when it has them, start them
+// How libhpctrain adopts its host: adopt the host's MPI and Kokkos when it has them, start them
 // only when it has not (and then finish them in hpctrain_finalize), and check the device integer
 // against this build. No signal handlers, no heartbeat: the host owns its process.
 #pragma once

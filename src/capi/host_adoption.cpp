@@ -1,5 +1,5 @@
-// Adopting or starting MPI and Kokkos for libhpctrain (see embedding.hpp).
-#include "capi/embedding.hpp"
+// Adopting or starting MPI and Kokkos for libhpctrain (see host_adoption.hpp).
+#include "capi/host_adoption.hpp"
 
 #include <hdf5.h>
 #include <mpi.h>

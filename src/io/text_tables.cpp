@@ -1,6 +1,6 @@
 // Text readers for CSV, TSV and LibSVM. The whole file is read by every rank (text inputs are small;
 // large data belongs in HDF5), but only the rank's own block of lines is parsed and stored.
-#include "io/tabular.hpp"
+#include "io/text_tables.hpp"
 
 #include <cerrno>
 #include <cmath>
