@@ -100,7 +100,7 @@ HostFields::HostFields(const std::vector<FieldSpec>& specs, std::uint64_t rows,
     : words_(specs.size()), offsets_(specs.size()), buffers_(specs.size()) {
   for (std::size_t f = 0; f < specs.size(); ++f) {
     const std::uint64_t units = specs[f].ragged ? elements.at(f) : rows;
-    // One word more than needed: never empty, so data() is a real pointer.
+    // Two words (one 8-byte value) more than needed: never empty, so data() is a real pointer.
     words_[f].resize(units * specs[f].words() + 2);
     buffers_[f].values = words_[f].data();
     if (specs[f].ragged) {

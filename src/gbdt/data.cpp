@@ -13,6 +13,8 @@
 namespace hpct::gbdt {
 
 std::string resolve_format(const std::string& file, const std::string& format) {
+  if (format != "auto" && format != "hdf5" && format != "csv" && format != "tsv" && format != "libsvm")
+    input_error(file, 0, "data_format", format + " is a network data source; gbdt reads hdf5, csv, tsv or libsvm");
   if (format != "auto") return format;
   const auto dot = file.find_last_of('.');
   const std::string ext = dot == std::string::npos ? "" : file.substr(dot + 1);
