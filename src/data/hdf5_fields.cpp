@@ -100,8 +100,8 @@ class FieldsDataset : public Dataset {
         throw Error(what + ": index " + std::to_string(i) + " is smaller than the one before (offsets must ascend)",
                     ExitCode::bad_input);
     if (static_cast<std::uint64_t>(raw.back()) != elements)
-      throw Error(what + ": the last offset is " + std::to_string(raw.back()) + " but '" + name + "' has " +
-                      std::to_string(elements) + " elements",
+      throw Error(what + ": index " + std::to_string(raw.size() - 1) + ", the last, is " + std::to_string(raw.back()) +
+                      " but '" + name + "' has " + std::to_string(elements) + " elements",
                   ExitCode::bad_input);
     return std::vector<std::uint64_t>(raw.begin(), raw.end());
   }

@@ -32,7 +32,11 @@ DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<
   }
   const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(comm.size());
   const std::uint64_t first = data.rows() * r / p, count = data.rows() * (r + 1) / p - first, chunk = 4096;
-  const HostFields buf(specs, chunk, std::vector<std::uint64_t>(specs.size(), 0));
+  // Every field is read, so ragged fields need room for the most elements a chunk can hold.
+  std::vector<std::uint64_t> elements(specs.size(), 0);
+  for (std::size_t f = 0; f < specs.size(); ++f)
+    if (specs[f].ragged) elements[f] = most_elements(data, static_cast<int>(f), chunk);
+  const HostFields buf(specs, chunk, elements);
   // acc = per group: sum x (pass 0) or sum (x - mean)^2 (pass 1)
   std::vector<double> acc(total), mean(total, 0.0);
   for (int pass = 0; pass < 2; ++pass) {
