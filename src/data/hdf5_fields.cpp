@@ -73,16 +73,19 @@ class FieldsDataset : public Dataset {
   }
   long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const override {
     // Runs of consecutive rows, each one block read (rows of these data sets are large: scenes).
+    if (rows.empty()) return kNoBadValue;
+    const h5::File f = h5::File::open_read(file_);  // once: a sparse selection is many runs
     for (std::size_t i = 0; i < rows.size();) {
       std::size_t j = i + 1;
       while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
-      read_range(rows[i], j - i, out, i);
+      read_range(f, rows[i], j - i, out, i);
       i = j;
     }
     return kNoBadValue;
   }
   long long read_block(std::uint64_t first, std::uint64_t count, const std::vector<FieldBuffer>& out) const override {
-    read_range(first, count, out, 0);
+    if (count == 0) return kNoBadValue;
+    read_range(h5::File::open_read(file_), first, count, out, 0);
     return kNoBadValue;
   }
   std::string describe_row(std::uint64_t row, int field) const override {
@@ -106,10 +109,8 @@ class FieldsDataset : public Dataset {
     return std::vector<std::uint64_t>(raw.begin(), raw.end());
   }
   // Rows [first, first + count) into out, starting at row `at_row` of each buffer.
-  void read_range(std::uint64_t first, std::uint64_t count, const std::vector<FieldBuffer>& out,
+  void read_range(const h5::File& f, std::uint64_t first, std::uint64_t count, const std::vector<FieldBuffer>& out,
                   std::size_t at_row) const {
-    if (count == 0) return;
-    const h5::File f = h5::File::open_read(file_);
     for (std::size_t i = 0; i < specs_.size(); ++i) {
       const FieldSpec& s = specs_[i];
       std::uint64_t from = first, n = count, into = at_row;
