@@ -80,7 +80,8 @@ NetworkOptions parse(int argc, char** argv) {
     else if (a == "--clip") o.predict.sampling.clip = std::atof(v.c_str());
     else throw Error("predict: unknown option " + a + "\n" + kNetworkUsage, ExitCode::bad_input);
   }
-  if (pos.size() != 3) throw Error(std::string("predict: expected WEIGHTS DATA OUT\n") + kNetworkUsage, ExitCode::bad_input);
+  if (pos.size() != 3)
+    throw Error(std::string("predict: expected WEIGHTS DATA OUT\n") + kNetworkUsage, ExitCode::bad_input);
   o.weights = pos[0], o.data = pos[1], o.out = pos[2];
   return o;
 }

@@ -73,7 +73,8 @@ void gather_and_write(const Comm& comm, const std::string& out, const std::vecto
     try {
       write_atomically(out, [&](const std::string& tmp) {
         const h5::File f = h5::File::create(tmp);
-        for (std::size_t k = 0; k < datasets.size(); ++k) h5::write(f, datasets[k].name, datasets[k].dims, all[k].data());
+        for (std::size_t k = 0; k < datasets.size(); ++k)
+          h5::write(f, datasets[k].name, datasets[k].dims, all[k].data());
         attributes(f);
         f.flush();
       });

@@ -146,9 +146,9 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
   comm.run_agreed([&] {
     for (std::uint64_t done = 0; done < count;) {
       const std::uint64_t k = std::min(block, count - done);
-      const Batch b = prediction_batch(Tensor<float>(ctx_dev.data() + done * nc,
-                                                     Shape{static_cast<std::int64_t>(k), static_cast<std::int64_t>(nc)}),
-                                       static_cast<int>(k), Kokkos::subview(ids, Kokkos::make_pair(done, done + k)));
+      const Shape block_shape{static_cast<std::int64_t>(k), static_cast<std::int64_t>(nc)};
+      const Batch b = prediction_batch(Tensor<float>(ctx_dev.data() + done * nc, block_shape), static_cast<int>(k),
+                                       Kokkos::subview(ids, Kokkos::make_pair(done, done + k)));
       const PredictOutput out = model->predict(b, po).front();
       auto h = Kokkos::create_mirror_view(out.values);
       Kokkos::deep_copy(h, out.values);

@@ -137,7 +137,8 @@ int predict(const char* fn, int handle, const T* x, std::int64_t n, std::int64_t
     check_count(x, y, n);
     if (m.model().generates_ensembles())
       throw InsituError(Status::unsupported, "predict needs " + hpct::families_generating_ensembles(false) +
-                                                 " model; this one is " + m.model().family() + " (use hpctrain_sample)");
+                                                 " model; this one is " + m.model().family() +
+                                                 " (use hpctrain_sample)");
     check_width("inputs", d_in, m.config().input_width, "input_width");
     check_width("outputs", d_out, m.output_width(), "the model's output width");
     const auto un = static_cast<std::uint64_t>(n), ud = static_cast<std::uint64_t>(d_out);
@@ -157,7 +158,8 @@ int sample(const char* fn, int handle, const T* c, std::int64_t n, std::int64_t 
     if (members < 1) throw InsituError(Status::argument, strf("members %d must be >= 1", members));
     if (!m.model().generates_ensembles())
       throw InsituError(Status::unsupported, "sample needs " + hpct::families_generating_ensembles(true) +
-                                                 " model; this one is " + m.model().family() + " (use hpctrain_predict)");
+                                                 " model; this one is " + m.model().family() +
+                                                 " (use hpctrain_predict)");
     check_width("contexts", d_in, m.config().input_width, "input_width");
     check_width("ensemble members", d_out, m.output_width(), "the model's output width");
     const auto un = static_cast<std::uint64_t>(n), ud = static_cast<std::uint64_t>(d_out);

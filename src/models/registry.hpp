@@ -1,6 +1,7 @@
 // The model registry: one entry per network family (its deck keys, how to build it from a deck,
-// how to rebuild it from a weights file). The deck's `model` choices and `train --help-deck` come
-// from it; adding a family is one new folder plus one line in registry.cpp.
+// how to rebuild it from the configuration a weights file stores). The deck's `model` choices,
+// `train --help-deck`, the tools and the in-situ library come from it; adding a family is one new
+// folder plus one line in registry.cpp.
 #pragma once
 
 #include <memory>
