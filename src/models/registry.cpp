@@ -41,7 +41,7 @@ std::unique_ptr<Model> make_model(const ModelBuildContext& ctx) {
 deck::Schema config_schema(const ModelFamily& f) {
   deck::Schema s;
   s.section(std::string("stored configuration (") + f.name + ")");
-  f.declare_config_keys(s);
+  if (f.declare_config_keys) f.declare_config_keys(s);
   f.declare_keys(s);
   return s;
 }
@@ -69,6 +69,7 @@ std::unique_ptr<Model> model_from_config(const std::string& family, const std::s
                                          const std::string& origin) {
   const ModelFamily* f = find_model_family(family);
   if (!f) throw Error(origin + ": model family '" + family + "' is unknown to this build", ExitCode::bad_input);
+  if (!f->from_config) throw Error(origin + ": the " + family + " family cannot be rebuilt from its weights file");
   return f->from_config(parse_config(*f, config, origin + ": config"), capacity);
 }
 
