@@ -1,10 +1,14 @@
-// predict: scores a data file with a GBDT model file, data-parallel over MPI ranks (each rank reads
-// and scores its own block of rows), and writes one line of predictions per row (rank 0 writes).
+// predict: scores a data file with a trained model, data-parallel over MPI ranks (each rank reads
+// and scores its own block of rows). A GBDT model (JSON) writes one text line of predictions per
+// row (rank 0 writes); a network weights file (HDF5, any registered family: predict_network.cpp)
+// writes an HDF5 file with one dataset per named output of Model::predict.
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -15,11 +19,12 @@
 #include "gbdt/data.hpp"
 #include "gbdt/metrics.hpp"
 #include "gbdt/model_io.hpp"
+#include "predict_network.hpp"
 
 namespace {
 
 const char* kUsage =
-    "usage: predict MODEL.json DATA OUTPUT [options]\n"
+    "usage: predict MODEL.json DATA OUTPUT [options]   (a GBDT model written by train)\n"
     "  --format auto|hdf5|csv|tsv|libsvm   data format (auto: by extension)\n"
     "  --label-column N                    CSV/TSV label column (default 0)\n"
     "  --no-label                          CSV/TSV: the file has no label column\n"
@@ -30,10 +35,9 @@ const char* kUsage =
     "OUTPUT gets one line per row: the prediction (binary: P(y=1); multiclass: K tab-separated\n"
     "class probabilities). With labels, the objective's metric is printed.\n";
 
-int predict_main(int argc, char** argv, const hpct::Comm& comm) {
+int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
   using namespace hpct;
   using namespace hpct::gbdt;
-  if (argc < 4) throw Error(kUsage, ExitCode::bad_input);
   const std::string model_path = argv[1], out_path = argv[3];
   DataSource src;
   src.file = argv[2];
@@ -78,6 +82,20 @@ int predict_main(int argc, char** argv, const hpct::Comm& comm) {
   });
   Log::info("predict: wrote " + out_path);
   return 0;
+}
+
+// Network weights files are HDF5 (train writes them without a user block, so the signature opens
+// the file); GBDT models are JSON text.
+bool is_hdf5(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char signature[8] = {};
+  return f.read(signature, sizeof signature) && std::memcmp(signature, "\x89HDF\r\n\x1a\n", 8) == 0;
+}
+
+int predict_main(int argc, char** argv, const hpct::Comm& comm) {
+  using namespace hpct;
+  if (argc < 4) throw Error(std::string(kUsage) + "\n" + tools::kNetworkUsage, ExitCode::bad_input);
+  return is_hdf5(argv[1]) ? tools::predict_network(argc, argv, comm) : predict_gbdt(argc, argv, comm);
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
-// sample: ensembles from a trained diffusion downscaler for the contexts of an HDF5 file, data-parallel
-// over MPI ranks (each rank samples a contiguous block of contexts and writes it into the one output
-// file with parallel HDF5), with the evaluation against the `fine` dataset when the file has one.
+// sample: ensembles from a trained model that generates them (Model::generates_ensembles: the
+// diffusion downscaler) for the contexts of an HDF5 file, data-parallel over MPI ranks (each rank
+// samples a contiguous block of contexts and writes it into the one output file with parallel HDF5),
+// with the evaluation against the `fine` dataset when the file has one. apps/predict serves every
+// family, this one included; sample adds the progress lines and the ensemble scores.
 #include <mpi.h>
-#include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,11 +17,10 @@
 #include "core/log.hpp"
 #include "core/runtime.hpp"
 #include "core/timer.hpp"
-#include "io/atomic_file.hpp"
 #include "io/hdf5.hpp"
-#include "models/diffusion/diffusion_sampler.hpp"
 #include "models/diffusion/diffusion_scores.hpp"
-#include "nn/weights_io.hpp"
+#include "models/registry.hpp"
+#include "row_output.hpp"
 
 namespace {
 const char* kUsage =
@@ -37,7 +38,7 @@ const char* kUsage =
 
 struct Options {
   std::string weights, data, out, context = "context", fine = "fine";
-  hpct::SamplerOptions sampler;
+  hpct::SamplingOptions sampler;
   long long rows = -1, chunk = 2048;
 };
 
@@ -77,96 +78,28 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// The ensembles [total, M, nf] and this rank's contexts [first, first + count) of them.
-struct OutputBlock {
-  std::uint64_t total, first, count, members, n_fine;
-};
-using WriteAttributes = std::function<void(const hpct::h5::File&)>;
-
-// Every rank writes its hyperslab of the one output file in one collective MPI-IO transfer: no rank
-// holds more than its own block. Written under a temporary name that rank 0 renames when every
-// rank succeeded, so a failed run leaves no half-written file.
-void write_collectively(const hpct::Comm& comm, const std::string& out, const OutputBlock& b,
-                        const std::vector<float>& ens, const WriteAttributes& attributes) {
-  using namespace hpct;
-  std::string tmp = temporary_path(out, static_cast<long>(getpid()));
-  comm.broadcast(tmp, 0);  // rank 0's name
-  std::string err;
-  try {
-    const h5::File f = h5::File::create_collective(tmp, comm.raw());
-    h5::write_rows_collective(f, "ensembles", {b.total, b.members, b.n_fine}, b.first, b.count, ens.data());
-    attributes(f);
-  } catch (const std::exception& e) {
-    err = e.what();
-  }
-  const bool failed = comm.max(err.empty() ? 0 : 1) != 0;
-  if (failed && comm.rank() == 0) std::remove(tmp.c_str());
-  comm.agree(err, ExitCode::failure);
-  if (comm.rank() == 0) {
-    try {
-      commit_file(tmp, out);
-    } catch (const std::exception& e) {
-      err = e.what();
-    }
-  }
-  comm.broadcast(err, 0);
-  comm.agree(err, ExitCode::failure);
-}
-
-// Without parallel HDF5: rank 0 gathers every ensemble (MPI counts limit it to 2^31 floats) and writes.
-void gather_and_write(const hpct::Comm& comm, const std::string& out, const OutputBlock& b,
-                      const std::vector<float>& ens, const WriteAttributes& attributes) {
-  using namespace hpct;
-  // Counts in units of one context's ensemble.
-  const std::uint64_t per = b.members * b.n_fine, p = static_cast<std::uint64_t>(comm.size());
-  std::vector<int> counts(static_cast<std::size_t>(p)), displs(static_cast<std::size_t>(p));
-  for (std::uint64_t q = 0; q < p; ++q) {
-    const std::uint64_t f0 = b.total * q / p, f1 = b.total * (q + 1) / p;
-    if ((f1 - f0) * per > static_cast<std::uint64_t>(INT32_MAX) || f0 * per > static_cast<std::uint64_t>(INT32_MAX))
-      comm.agree("sample: output too large for one gather; use --rows to split", ExitCode::bad_input);
-    counts[q] = static_cast<int>((f1 - f0) * per);
-    displs[q] = static_cast<int>(f0 * per);
-  }
-  std::vector<float> all(comm.rank() == 0 ? b.total * per : 0);
-  MPI_Gatherv(ens.data(), static_cast<int>(b.count * per), MPI_FLOAT, all.data(), counts.data(), displs.data(),
-              MPI_FLOAT, 0, comm.raw());
-  std::string err;
-  if (comm.rank() == 0) {
-    try {
-      write_atomically(out, [&](const std::string& tmp) {
-        const h5::File f = h5::File::create(tmp);
-        h5::write(f, "ensembles", {b.total, b.members, b.n_fine}, all.data());
-        attributes(f);
-        f.flush();
-      });
-    } catch (const std::exception& e) {
-      err = e.what();
-    }
-  }
-  comm.agree(err, ExitCode::failure);
-}
-
 int run(int argc, char** argv, const hpct::Comm& comm) {
   using namespace hpct;
   Options o;
   comm.run_agreed([&] { o = parse(argc, argv); });
-  // Model description and weights.
-  DiffusionConfig cfg;
-  std::unique_ptr<DiffusionNet<float>> net;
-  std::unique_ptr<DiffusionNormalisation> norm;
+  // The model (through the registry: its family's stored configuration) and what it samples.
+  std::unique_ptr<Model> model;
+  PredictOptions po;
+  po.chunk = static_cast<int>(std::min<long long>(o.chunk, INT_MAX));
+  po.sampling = o.sampler;
+  std::vector<std::pair<std::string, long long>> facts;
+  std::uint64_t nc = 0, nf = 0;
   comm.run_agreed([&] {
-    const h5::File f = h5::File::open_read(o.weights);
-    if (!h5::has_attr(f, "/", "model") || h5::read_attr_string(f, "/", "model") != "diffusion")
-      throw Error(o.weights + ": not a diffusion model's weights (attribute model != diffusion)", ExitCode::bad_input);
-    cfg = DiffusionConfig::parse(h5::read_attr_string(f, "/", "config"));
-    net = std::make_unique<DiffusionNet<float>>(cfg, static_cast<int>(o.chunk));
-    nn::read_weights(o.weights, net->store());
-    norm = std::make_unique<DiffusionNormalisation>(cfg.n_context, cfg.n_fine);
-    norm->load(o.weights);
+    model = load_model(o.weights, po.chunk);
+    if (!model->generates_ensembles())
+      throw Error(o.weights + ": " + model->family() + " models do not generate ensembles; sample needs " +
+                      families_generating_ensembles(true) + " model (apps/predict serves every family)",
+                  ExitCode::bad_input);
+    facts = model->prediction_facts(po);  // also checks the method
+    po.outputs = {model->predict_outputs(po).front().name};
+    nc = static_cast<std::uint64_t>(model->predict_inputs().front().row_size());
+    nf = static_cast<std::uint64_t>(model->predict_outputs(po).front().row_shape.back());
   });
-  const NoiseSchedule schedule = NoiseSchedule::make(cfg.schedule, cfg.steps);
-  std::unique_ptr<DiffusionSampler> sampler;
-  comm.run_agreed([&] { sampler = std::make_unique<DiffusionSampler>(*net, schedule, *norm, o.sampler); });
 
   // This rank's block of contexts.
   std::uint64_t total = 0;
@@ -174,8 +107,8 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
   comm.run_agreed([&] {
     const h5::File f = h5::File::open_read(o.data);
     const h5::DatasetInfo di = h5::info(f, o.context);
-    if (di.dims.size() != 2 || di.dims[1] != static_cast<std::uint64_t>(cfg.n_context))
-      throw Error(o.data + ": dataset '" + o.context + "' must be [N, " + std::to_string(cfg.n_context) + "]",
+    if (di.dims.size() != 2 || di.dims[1] != nc)
+      throw Error(o.data + ": dataset '" + o.context + "' must be [N, " + std::to_string(nc) + "]",
                   ExitCode::bad_input);
     total = di.dims[0];
     if (o.rows >= 0 && static_cast<std::uint64_t>(o.rows) < total) total = static_cast<std::uint64_t>(o.rows);
@@ -183,7 +116,6 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
   });
   const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(comm.size());
   const std::uint64_t first = total * r / p, count = total * (r + 1) / p - first;
-  const std::uint64_t nc = static_cast<std::uint64_t>(cfg.n_context), nf = static_cast<std::uint64_t>(cfg.n_fine);
   const auto M = static_cast<std::uint64_t>(o.sampler.members);
   std::vector<float> ctx(count * nc), truth(has_fine ? count * nf : 0), ens(count * M * nf);
   comm.run_agreed([&] {
@@ -191,42 +123,62 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
     if (count > 0) h5::read_row_range(f, o.context, first, count, nc, ctx.data());
     if (has_fine && count > 0) h5::read_row_range(f, o.fine, first, count, nf, truth.data());
   });
-  Log::info(strf("sample: %llu contexts x %d members, %s with %zu network evaluations per member, %d rank(s)",
-                 (unsigned long long)total, o.sampler.members, o.sampler.method.c_str(), sampler->timesteps().size(),
-                 comm.size()));
+  std::string described;
+  for (const auto& [k, v] : facts) described += strf(", %s %lld", k.c_str(), v);
+  Log::info(strf("sample: %llu contexts x %d members, %s%s, %d rank(s)", (unsigned long long)total,
+                 o.sampler.members, o.sampler.method.c_str(), described.c_str(), comm.size()));
+
+  // Blocks of whole network batches (chunk / members contexts each), so the values are those of one
+  // call over the whole block; a progress line about every 10%.
+  const View2<float> ctx_dev("sample_contexts", count, nc);
+  const View1<std::uint64_t> ids("sample_context_ids", count);
+  {
+    auto h = Kokkos::create_mirror_view(ctx_dev);
+    std::copy(ctx.begin(), ctx.end(), h.data());
+    Kokkos::deep_copy(ctx_dev, h);
+    auto hi = Kokkos::create_mirror_view(ids);
+    for (std::uint64_t i = 0; i < count; ++i) hi(i) = first + i;  // noise keyed by the global context index
+    Kokkos::deep_copy(ids, hi);
+  }
+  const std::uint64_t per_batch = std::max<std::uint64_t>(static_cast<std::uint64_t>(po.chunk) / M, 1);
+  const std::uint64_t block = per_batch * std::max<std::uint64_t>((count + 10 * per_batch - 1) / (10 * per_batch), 1);
   Stopwatch clock;
-  std::uint64_t last_pct = 0;
-  sampler->sample(ctx.data(), count, first, ens.data(), [&](std::uint64_t done, std::uint64_t n) {
-    const std::uint64_t pct = n ? done * 100 / n : 100;
-    if (pct >= last_pct + 10 || done == n) {
-      last_pct = pct;
-      Log::info(strf("  rank 0: %llu/%llu contexts (%llu%%), %.1f s", (unsigned long long)done, (unsigned long long)n,
-                     (unsigned long long)pct, clock.seconds()));
+  comm.run_agreed([&] {
+    for (std::uint64_t done = 0; done < count;) {
+      const std::uint64_t k = std::min(block, count - done);
+      const Shape block_shape{static_cast<std::int64_t>(k), static_cast<std::int64_t>(nc)};
+      const Batch b = prediction_batch(Tensor<float>(ctx_dev.data() + done * nc, block_shape), static_cast<int>(k),
+                                       Kokkos::subview(ids, Kokkos::make_pair(done, done + k)));
+      const PredictOutput out = model->predict(b, po).front();
+      auto h = Kokkos::create_mirror_view(out.values);
+      Kokkos::deep_copy(h, out.values);
+      std::copy(h.data(), h.data() + h.extent(0), ens.begin() + static_cast<std::ptrdiff_t>(done * M * nf));
+      done += k;
+      Log::info(strf("  rank 0: %llu/%llu contexts (%llu%%), %.1f s", (unsigned long long)done,
+                     (unsigned long long)count, (unsigned long long)(done * 100 / count), clock.seconds()));
     }
   });
   const double secs = comm.max(clock.seconds());
   Log::info(strf("sample: %llu ensembles in %.2f s (%.0f member samples/s)", (unsigned long long)total, secs,
                  static_cast<double>(total * M) / secs));
 
-  const OutputBlock block{total, first, count, M, nf};
-  const auto attributes = [&](const h5::File& f) {
-    h5::write_attr(f, "/", "method", o.sampler.method);
-    h5::write_attr(f, "/", "members", static_cast<long long>(M));
-    h5::write_attr(f, "/", "network_evaluations", static_cast<long long>(sampler->timesteps().size()));
-    h5::write_attr(f, "/", "seed", static_cast<long long>(o.sampler.seed));
-    h5::write_attr(f, "/", "weights", o.weights);
-    h5::write_attr(f, "/", "data", o.data);
-  };
-  if (h5::parallel_available()) write_collectively(comm, o.out, block, ens, attributes);
-  else gather_and_write(comm, o.out, block, ens, attributes);
-  Log::info("sample: wrote " + o.out + " (ensembles [" + std::to_string(total) + ", " + std::to_string(M) + ", " +
-            std::to_string(nf) + "])");
+  tools::write_row_datasets(comm, o.out, first, count, {{po.outputs.front(), {total, M, nf}, ens.data()}},
+                            [&](const h5::File& f) {
+                              h5::write_attr(f, "/", "method", o.sampler.method);
+                              h5::write_attr(f, "/", "members", static_cast<long long>(M));
+                              for (const auto& [k, v] : facts) h5::write_attr(f, "/", k, v);
+                              h5::write_attr(f, "/", "seed", static_cast<long long>(o.sampler.seed));
+                              h5::write_attr(f, "/", "weights", o.weights);
+                              h5::write_attr(f, "/", "data", o.data);
+                            });
+  Log::info("sample: wrote " + o.out + " (" + po.outputs.front() + " [" + std::to_string(total) + ", " +
+            std::to_string(M) + ", " + std::to_string(nf) + "])");
 
   if (has_fine) {
     EnsembleScores s;
     std::vector<float> coarse(count);
     for (std::uint64_t i = 0; i < count; ++i) coarse[i] = ctx[i * nc];
-    s.add(truth.data(), ens.data(), coarse.data(), count, o.sampler.members, cfg.n_fine);
+    s.add(truth.data(), ens.data(), coarse.data(), count, o.sampler.members, static_cast<int>(nf));
     double sums[6] = {s.values, s.sse_mean, s.crps, s.variance, s.sse_baseline, s.abs_baseline};
     comm.allreduce_sum(sums, 6);
     s.values = sums[0], s.sse_mean = sums[1], s.crps = sums[2], s.variance = sums[3];

@@ -17,6 +17,7 @@
 #include "insitu/device_arrays.hpp"
 #include "insitu/session.hpp"
 #include "insitu/status.hpp"
+#include "models/registry.hpp"
 #include "train/driver.hpp"
 
 using hpct::strf;
@@ -134,16 +135,16 @@ int predict(const char* fn, int handle, const T* x, std::int64_t n, std::int64_t
     InsituModel& m = lookup(handle);
     const Order order = order_of(layout);
     check_count(x, y, n);
-    if (m.model().family() != "mlp")
-      throw InsituError(Status::unsupported, "predict needs an mlp model; this one is " + m.model().family() +
+    if (m.model().generates_ensembles())
+      throw InsituError(Status::unsupported, "predict needs " + hpct::families_generating_ensembles(false) +
+                                                 " model; this one is " + m.model().family() +
                                                  " (use hpctrain_sample)");
     check_width("inputs", d_in, m.config().input_width, "input_width");
-    check_width("outputs", d_out, m.output_width(), "the mlp's last layer");
+    check_width("outputs", d_out, m.output_width(), "the model's output width");
     const auto un = static_cast<std::uint64_t>(n), ud = static_cast<std::uint64_t>(d_out);
     const hpct::View2<float> rows = hpct::insitu::rows_in(x, un, static_cast<std::uint64_t>(d_in), order);
-    const hpct::View2<float> out("insitu_predict", un, ud);
-    m.predict(rows, un, out);
-    hpct::insitu::rows_out(out, un, 1, ud, y, order);
+    const hpct::PredictOutput out = m.predict(rows, un);
+    hpct::insitu::rows_out(out.matrix(), un, 1, ud, y, order);
   });
 }
 
@@ -155,16 +156,18 @@ int sample(const char* fn, int handle, const T* c, std::int64_t n, std::int64_t 
     const Order order = order_of(layout);
     check_count(c, out, n);
     if (members < 1) throw InsituError(Status::argument, strf("members %d must be >= 1", members));
-    if (m.model().family() != "diffusion")
-      throw InsituError(Status::unsupported, "sample needs a diffusion model; this one is " + m.model().family() +
+    if (!m.model().generates_ensembles())
+      throw InsituError(Status::unsupported, "sample needs " + hpct::families_generating_ensembles(true) +
+                                                 " model; this one is " + m.model().family() +
                                                  " (use hpctrain_predict)");
     check_width("contexts", d_in, m.config().input_width, "input_width");
-    check_width("ensemble members", d_out, m.config().target_width, "target_width");
+    check_width("ensemble members", d_out, m.output_width(), "the model's output width");
     const auto un = static_cast<std::uint64_t>(n), ud = static_cast<std::uint64_t>(d_out);
+    const auto um = static_cast<std::uint64_t>(members);
     const hpct::View2<float> rows = hpct::insitu::rows_in(c, un, static_cast<std::uint64_t>(d_in), order);
-    const hpct::View2<float> ens("insitu_sample", un * static_cast<std::uint64_t>(members), ud);
-    m.sample(rows, un, members, static_cast<std::uint64_t>(seed), ens);
-    hpct::insitu::rows_out(ens, un, static_cast<std::uint64_t>(members), ud, out, order);
+    const hpct::PredictOutput ens = m.predict(rows, un, members, static_cast<std::uint64_t>(seed));
+    // [n, members, width] as the [n * members, width] rows rows_out takes.
+    hpct::insitu::rows_out(hpct::View2<float>(ens.values.data(), un * um, ud), un, um, ud, out, order);
   });
 }
 

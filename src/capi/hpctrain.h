@@ -79,13 +79,14 @@ int hpctrain_train(int handle, const char* sim_time, double* loss);
 /* COLLECTIVE. Runs a session when the deck's session_trigger says one is due; *ran = 1 if it did. */
 int hpctrain_train_if_due(int handle, const char* sim_time, int* ran, double* loss);
 
-/* Local. mlp: outputs (n x d_out) for inputs (n x d_in). */
+/* Local. Models with one output row per input row (mlp: its outputs, logits for classifiers): the
+ * model's primary output (n x d_out) for inputs (n x d_in). */
 int hpctrain_predict_float(int handle, const float* inputs, int64_t n, int64_t d_in, float* outputs, int64_t d_out,
                            int layout);
 int hpctrain_predict_double(int handle, const double* inputs, int64_t n, int64_t d_in, double* outputs,
                             int64_t d_out, int layout);
-/* Local. diffusion: `members` samples per context (n x d_in) into out (n x members x d_out); the
- * noise depends only on (seed, context index, member, step). */
+/* Local. Models that generate ensembles (diffusion): `members` samples per context (n x d_in) into
+ * out (n x members x d_out); the noise depends only on (seed, context index, member, step). */
 int hpctrain_sample_float(int handle, const float* contexts, int64_t n, int64_t d_in, int members, int64_t seed,
                           float* out, int64_t d_out, int layout);
 int hpctrain_sample_double(int handle, const double* contexts, int64_t n, int64_t d_in, int members, int64_t seed,

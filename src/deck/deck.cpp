@@ -111,6 +111,14 @@ std::string check_value(const KeySpec& k, const std::string& value) {
   return {};
 }
 
+// Splits on spaces and tabs only (a setting's list value keeps its commas).
+std::vector<std::string> split_list_on_spaces(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string token; in >> token;) out.push_back(token);
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> split_list(const std::string& value) {
@@ -185,6 +193,13 @@ Deck Deck::parse(const std::string& text, const std::string& filename, const Sch
   return d;
 }
 
+Deck Deck::parse_settings(const std::string& line, const std::string& origin, const Schema& schema) {
+  // One setting per deck line, so the deck's checks and messages apply as they are.
+  std::string text;
+  for (const std::string& setting : split_list_on_spaces(line)) text += setting + "\n";
+  return parse(text, origin, schema);
+}
+
 const Entry& Deck::entry(const std::string& key) const {
   auto it = entries_.find(key);
   if (it == entries_.end()) throw Error("internal: deck key '" + key + "' is not declared");
@@ -226,6 +241,20 @@ std::vector<long long> Deck::get_int_list(const std::string& key) const {
     long long x = 0;
     parse_integer(item, x);
     out.push_back(x);
+  }
+  return out;
+}
+
+std::string Deck::settings() const {
+  std::string out;
+  for (const auto& k : schema_.keys()) {
+    std::string value = entry(k.name).value;
+    if (k.type == KeyType::IntList) {
+      std::string joined;
+      for (const auto& item : split_list(value)) joined += (joined.empty() ? "" : ",") + item;
+      value = joined;
+    }
+    out += (out.empty() ? "" : " ") + k.name + "=" + value;
   }
   return out;
 }

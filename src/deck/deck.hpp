@@ -23,6 +23,10 @@ class Deck {
   // every value against the schema. Throws hpct::Error (bad_input) naming file:line:key.
   static Deck parse(const std::string& text, const std::string& filename, const Schema& schema,
                     const std::vector<std::string>& overrides = {});
+  // Parses one line of space-separated `key=value` settings (the form of a model's configuration
+  // stored with its weights), each checked as a deck line; errors name `origin` and the setting's
+  // position in the line.
+  static Deck parse_settings(const std::string& line, const std::string& origin, const Schema& schema);
 
   long long get_int(const std::string& key) const;
   double get_real(const std::string& key) const;
@@ -39,6 +43,8 @@ class Deck {
 
   // "key value   # origin" for every key, in schema order.
   std::string resolved() const;
+  // "key=value key=value ..." for every key in schema order (lists as "a,b,c"): parse_settings' form.
+  std::string settings() const;
   const std::string& filename() const { return filename_; }
   const Schema& schema() const { return schema_; }
 

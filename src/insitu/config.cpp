@@ -1,6 +1,7 @@
 // The in-situ deck keys and their one-time parse (see config.hpp).
 #include "insitu/config.hpp"
 
+#include "models/registry.hpp"
 #include "train/driver.hpp"
 
 namespace hpct::insitu {
@@ -37,7 +38,11 @@ deck::Deck parse_insitu_deck(const std::string& text, const std::string& filenam
 InsituConfig InsituConfig::from_deck(const deck::Deck& d) {
   InsituConfig c;
   c.train = TrainConfig::from_deck(d);
-  if (c.train.model == "gbdt") d.fail("model", "the in-situ library trains network families (mlp, diffusion), not gbdt");
+  if (!find_model_family(c.train.model)) {
+    std::string families;
+    for (const ModelFamily& f : model_families()) families += (families.empty() ? "" : ", ") + std::string(f.name);
+    d.fail("model", "the in-situ library trains network families (" + families + "), not " + c.train.model);
+  }
   c.input_width = static_cast<int>(d.get_int("input_width"));
   c.target_width = static_cast<int>(d.get_int("target_width"));
   if (c.input_width < 1) d.fail("input_width", "required by the in-situ library (values per sample of the inputs)");

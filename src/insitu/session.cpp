@@ -9,7 +9,6 @@
 #include "data/sampler.hpp"
 #include "hpctrain/version.hpp"
 #include "insitu/device_arrays.hpp"
-#include "insitu/inference.hpp"
 #include "insitu/layout.hpp"
 #include "insitu/session_rows.hpp"
 #include "insitu/staged_block.hpp"
@@ -65,11 +64,9 @@ InsituModel::InsituModel(const std::string& name, const deck::Deck& deck, MPI_Co
                                        comm_->size());
   steps_ = std::make_unique<StepRunner>(cfg_.train, *comm_, *model_,
                                         full.steps_per_epoch() * cfg_.session_epochs * cfg_.planned_sessions);
-  inference_ = std::make_unique<Inference>(*model_);
 }
 
 InsituModel::~InsituModel() {
-  inference_.reset();
   steps_.reset();
   model_.reset();
   comm_.reset();
@@ -276,17 +273,30 @@ void InsituModel::roll_back() {
   counters_ = good_.counters;
 }
 
-void InsituModel::predict(const View2<float>& x, std::uint64_t n, const View2<float>& y) {
-  inference_->predict(x, n, y);
+PredictOptions InsituModel::predict_options(int members, std::uint64_t seed) const {
+  PredictOptions o;
+  o.chunk = kPredictChunk;
+  const std::vector<NamedShape> outputs = model_->predict_outputs(o);
+  if (outputs.empty()) throw InsituError(Status::unsupported, "the " + model_->family() + " model has no predict");
+  o.outputs = {outputs.front().name};  // the primary output only
+  o.sampling.method = cfg_.sample_method;
+  o.sampling.steps = cfg_.sample_steps;
+  o.sampling.clip = cfg_.sample_clip;
+  o.sampling.members = members;
+  o.sampling.seed = seed;
+  return o;
 }
 
-void InsituModel::sample(const View2<float>& contexts, std::uint64_t n, int members, std::uint64_t seed,
-                         const View2<float>& out) {
-  inference_->sample(contexts, n, members, seed, cfg_, stats_, stats_set_, out);
+PredictOutput InsituModel::predict(const View2<float>& x, std::uint64_t n, int members, std::uint64_t seed) {
+  // The model's normalisation is the session's (update_stats, load): identity until it is set.
+  const Batch b = prediction_batch(Tensor<float>(x.data(), Shape{static_cast<std::int64_t>(n), x.extent_int(1)}),
+                                   static_cast<int>(n));
+  return model_->predict(b, predict_options(members, seed)).front();
 }
 
 int InsituModel::output_width() const {
-  return model_->family() == "mlp" ? inference_->output_width() : cfg_.target_width;
+  const std::vector<NamedShape> outputs = model_->predict_outputs(predict_options(1, 0));
+  return static_cast<int>(outputs.front().row_shape.back());
 }
 
 }  // namespace hpct::insitu

@@ -24,8 +24,6 @@
 
 namespace hpct::insitu {
 
-class Inference;
-
 struct Counters {
   std::uint64_t global_step = 0;  // optimizer steps taken
   std::uint64_t sessions = 0;     // training sessions completed
@@ -54,12 +52,15 @@ class InsituModel {
   // Collective: whether session_trigger says a session is due now (the same answer on all ranks).
   bool session_due() const;
 
-  // Local: mlp outputs [n, width] / diffusion ensembles [n * members, width] for this rank's rows
-  // (row-major float32 in the kernels' memory: device_arrays.hpp moves caller arrays in and out).
-  void predict(const View2<float>& x, std::uint64_t n, const View2<float>& y);
-  void sample(const View2<float>& contexts, std::uint64_t n, int members, std::uint64_t seed, const View2<float>& out);
-  // Width of predict's outputs (mlp: its last layer) or of one ensemble member (diffusion).
+  // Local: the model's primary prediction (Model::predict, its first output) for this rank's rows
+  // x [n, input_width]: [n, output_width] values, or for a model that generates ensembles `members`
+  // samples per row drawn with `seed` ([n, members, output_width]). Row-major float32 in the
+  // kernels' memory (device_arrays.hpp moves caller arrays in and out). Works on an inference-sized
+  // network (the trained one holds one micro-batch), in chunks of kPredictChunk rows.
+  PredictOutput predict(const View2<float>& x, std::uint64_t n, int members = 1, std::uint64_t seed = 0);
+  // Values per row of the primary output (per ensemble member for a model that generates ensembles).
   int output_width() const;
+  static constexpr int kPredictChunk = 256;
 
   // Collective: rank 0 writes dir/ckpt-<step>.h5 (session_checkpoint.cpp); returns its path.
   std::string save(const std::string& dir);
@@ -87,6 +88,7 @@ class InsituModel {
   void push_from_device(const T* x, const T* y, std::uint64_t n, Order order);
   void keep_good_state();
   void roll_back();
+  PredictOptions predict_options(int members, std::uint64_t seed) const;
 
   std::string name_;
   deck::Deck deck_;
@@ -100,7 +102,6 @@ class InsituModel {
   bool stats_set_ = false;
   std::unique_ptr<Model> model_;
   std::unique_ptr<StepRunner> steps_;
-  std::unique_ptr<Inference> inference_;
   Counters counters_;
   std::uint64_t pushes_since_session_ = 0;
   TimeSplit time_;

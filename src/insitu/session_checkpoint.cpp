@@ -8,6 +8,7 @@
 #include "core/log.hpp"
 #include "insitu/session.hpp"
 #include "insitu/status.hpp"
+#include "models/registry.hpp"
 #include "train/checkpoint.hpp"
 
 namespace hpct::insitu {
@@ -59,7 +60,11 @@ void InsituModel::load(const std::string& where) {
       path = c.front();
     }
     const CheckpointState head = inspect_checkpoint(path);
-    if (head.model_family != model_->family() || head.model_config != model_->config_string())
+    // Configurations compare in their normalised form: files from before Note [stored
+    // configuration] (models/registry.hpp) stored other key names for the same model.
+    if (head.model_family != model_->family() ||
+        normalised_config(*find_model_family(head.model_family), head.model_config) !=
+            normalised_config(*find_model_family(head.model_family), model_->config_string()))
       throw InsituError(Status::shape, path + ": holds a " + head.model_family + " model '" +
                                            clip_for_log(head.model_config, 120) + "', this model is " +
                                            model_->family() + " '" + clip_for_log(model_->config_string(), 120) + "'");
@@ -77,7 +82,9 @@ void InsituModel::load(const std::string& where) {
   stats_.x_std = st.extra[kStats[1]];
   stats_.y_mean = st.extra[kStats[2]];
   stats_.y_std = st.extra[kStats[3]];
-  if (stats_set_) model_->set_data_stats(stats_);
+  // The identity when the checkpoint was saved before the first session: inference then
+  // normalises as that model did, whatever this one had before.
+  model_->set_data_stats(stats_);
   // The merged accumulator goes to rank 0 and the others start empty: their merge is the same.
   run_agreed_as(*comm_, Status::io, [&] {
     online_.reset();

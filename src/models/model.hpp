@@ -1,12 +1,14 @@
 // The interface the trainer drives: a model owns its parameters (one flat buffer), turns a Batch
-// into gradients and a loss, and reports when ranges of the gradient buffer are final. New model
-// families implement it in their own folder and add one line to models/registry.cpp.
+// into gradients and a loss, declares and sums its evaluation metrics, and predicts named outputs
+// for a Batch. New model families implement it in their own folder and add one line to
+// models/registry.cpp; nothing outside src/models names a family.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/kokkos_compat.hpp"
@@ -21,18 +23,79 @@ namespace hpct {
 // Extra float64 datasets stored with the weights (e.g. normalisation), by dataset path.
 using ExtraDatasets = std::map<std::string, std::vector<double>>;
 
-// Sums over evaluated rows; the evaluator reduces them over ranks.
-struct EvalSums {
-  double loss = 0;          // sum of per-sample losses
-  long long top1 = 0;       // classification: rows whose label is the arg-max
-  long long topk = 0;       // classification: rows whose label is among the k largest logits
+// One evaluation metric a family reports (Model::metrics). The evaluator sums the model's
+// per-metric sums over the validation rows and the ranks (one all-reduce of a vector of doubles);
+// the metric is sum / (rows x per_row), or its square root when `root` (an RMSE from squared errors).
+struct MetricSpec {
+  std::string name;    // the metrics file's "val_<name>" and TensorBoard's "val/<name>"
+  std::string label;   // in the epoch line ("val loss" -> "  val loss = 0.123456"); "": not printed there
+  int decimals = 6;    // digits after the point in the epoch line
+  double per_row = 1;  // the count of a row's contributions (RMSE over d outputs: d)
+  bool root = false;
 };
+
+// What the evaluator passes to Model::metrics and Model::evaluate.
+struct EvalOptions {
+  int top_k = 5;  // classifiers: k of the top-k accuracy (deck key top_k)
+};
+
+// Generated samples (Model::generates_ensembles): how many per input row and how they are drawn.
+struct SamplingOptions {
+  std::string method = "ddpm";  // ddpm (ancestral, every step) | ddim (deterministic, eta = 0)
+  int steps = 0;                // ddim: number of timesteps used (0: all T); ddpm always uses all T
+  int members = 8;              // ensemble size M
+  std::uint64_t seed = 1;       // noise of member m of row i depends only on (seed, ids(i), m, step)
+  // The prediction x0_hat = (x_t - sqrt(1 - abar) eps_hat) / sqrt(abar) is clipped to [-clip, clip]
+  // (normalised units) before the update, as improved-diffusion's clip_denoised; 0: no clipping.
+  // Needed with the cosine schedule: its last abar is ~1e-6, so an unclipped x0_hat amplifies the
+  // network's error at the noisiest step a thousandfold.
+  double clip = 6.0;
+};
+
+// Options of Model::predict; each family reads those that apply to it.
+struct PredictOptions {
+  int chunk = 256;                   // rows per network batch (ensembles: (row, member) pairs, >= members)
+  std::vector<std::string> outputs;  // the outputs wanted, by name; empty: all of predict_outputs()
+  SamplingOptions sampling;          // families that generate ensembles
+};
+
+// A named row shape: a batch field predict reads, or an output it writes ({"outputs", {10}}).
+struct NamedShape {
+  std::string name;
+  std::vector<std::int64_t> row_shape;  // the dimensions after the row axis
+  std::int64_t row_size() const {
+    std::int64_t s = 1;
+    for (const std::int64_t d : row_shape) s *= d;
+    return s;
+  }
+};
+
+// One output of Model::predict: shape [n, row_shape...], row-major float32 in the kernels' memory
+// (device memory on GPU builds), owned here.
+struct PredictOutput {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  View1<float> values;
+  std::int64_t rows() const { return shape.empty() ? 0 : shape[0]; }
+  std::int64_t row_size() const { return rows() == 0 ? 0 : static_cast<std::int64_t>(values.extent(0)) / rows(); }
+  // [rows, row_size] over the same memory (valid while this output lives).
+  View2<float> matrix() const {
+    return View2<float>(values.data(), static_cast<std::size_t>(rows()), static_cast<std::size_t>(row_size()));
+  }
+};
+using Predictions = std::vector<PredictOutput>;
+
+// A batch for predict: rows [0, n) of `inputs`; `ids` are the rows' global indices (what per-row
+// randomness is keyed by, so results do not depend on chunks or ranks); empty: 0..n-1.
+Batch prediction_batch(const Tensor<float>& inputs, int n, const View1<std::uint64_t>& ids = {});
 
 class Model {
  public:
   virtual ~Model() = default;
   virtual std::string family() const = 0;        // the deck's `model` value
-  virtual std::string config_string() const = 0;  // one line, stored with the weights
+  // One line of `key=value` settings stored with the weights (attribute "config"): the family's
+  // deck keys and the widths it was built for, parsed back by the registry's config schema.
+  virtual std::string config_string() const = 0;
   virtual nn::ParameterStore<float>& store() = 0;
 
   // Adds to the store's gradient buffer the gradient of (sum over the batch's samples of the
@@ -43,12 +106,43 @@ class Model {
   virtual double accumulate_gradients(const Batch& b, double normaliser) = 0;
   // Sum of per-sample losses (evaluation; no gradients).
   virtual double loss_sum(const Batch& b) = 0;
-  // Evaluation sums: the loss, and for classifiers the top-1 and top-k hits.
-  virtual void evaluate(const Batch& b, int k, EvalSums& sums) {
-    (void)k;
-    sums.loss += loss_sum(b);
+
+  // The evaluation metrics, "loss" (the mean per-sample loss) first; the rest are the family's
+  // (classifiers: accuracy and top-k accuracy; regression: RMSE).
+  virtual std::vector<MetricSpec> metrics(const EvalOptions& o) const {
+    (void)o;
+    return {loss_metric()};
   }
+  // Adds this batch's contributions to sums[i] for metrics()[i] (sums has metrics().size() entries).
+  virtual void evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) {
+    (void)o;
+    sums[0] += loss_sum(b);
+  }
+  // The "loss" metric every family reports first.
+  static MetricSpec loss_metric() { return {"loss", "val loss", 6, 1, false}; }
+  // Trained on class indices (cross_entropy): the trainer checks the labels before training.
   virtual bool classifies() const { return false; }
+
+  // Inference: named outputs for rows [0, b.n) of the batch (b.inputs(), b.ids), in the order of
+  // predict_outputs(o) (the first is the model's primary output: what the in-situ library's
+  // predict and sample return). Not collective; any b.n (the family works in chunks of o.chunk rows).
+  virtual Predictions predict(const Batch& b, const PredictOptions& o);
+  // The batch fields predict reads, with their row shapes.
+  virtual std::vector<NamedShape> predict_inputs() const { return {}; }
+  // The outputs predict writes with these options (all of them when o.outputs is empty).
+  virtual std::vector<NamedShape> predict_outputs(const PredictOptions& o) const {
+    (void)o;
+    return {};
+  }
+  // Whether predict generates an ensemble of o.sampling.members samples per input row (the primary
+  // output's row shape then starts with the member axis) rather than one value per row.
+  virtual bool generates_ensembles() const { return false; }
+  // Facts about a prediction with these options, for logs and output files (e.g. the network
+  // evaluations per generated sample).
+  virtual std::vector<std::pair<std::string, long long>> prediction_facts(const PredictOptions& o) const {
+    (void)o;
+    return {};
+  }
 
   // Called during backward with (offset, count) of each gradient range that is final (reverse
   // layer order, Note [registration order] in nn/parameters.hpp); empty: no reporting.
@@ -70,5 +164,8 @@ class Model {
   // Training FLOPs per sample (forward + backward, the GEMMs), for the MFU in the summary.
   virtual double train_flops_per_sample() const { return 0; }
 };
+
+// Whether `name` is among o.outputs (every name is when o.outputs is empty).
+bool output_wanted(const PredictOptions& o, const std::string& name);
 
 }  // namespace hpct

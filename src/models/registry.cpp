@@ -1,5 +1,8 @@
-// The list of network model families (see registry.hpp): one line per family.
+// The list of network model families (see registry.hpp): one line per family; building them from
+// decks and rebuilding them from weights files (Note [stored configuration]).
 #include "models/registry.hpp"
+
+#include <sstream>
 
 #include "core/error.hpp"
 #include "io/hdf5.hpp"
@@ -54,6 +57,41 @@ std::unique_ptr<Model> make_model(const ModelBuildContext& ctx) {
   return f->build(ctx);
 }
 
+deck::Schema config_schema(const ModelFamily& f) {
+  deck::Schema s;
+  s.section(std::string("stored configuration (") + f.name + ")");
+  if (f.declare_config_keys) f.declare_config_keys(s);
+  f.declare_keys(s);
+  return s;
+}
+
+deck::Deck parse_config(const ModelFamily& f, const std::string& config, const std::string& origin) {
+  // Legacy names are renamed setting by setting; the values are checked by the schema as they are.
+  std::string line;
+  std::istringstream settings(config);
+  for (std::string s; settings >> s;) {
+    for (const auto& [old_key, key] : f.legacy_config_keys)
+      if (s.compare(0, old_key.size() + 1, old_key + "=") == 0) {
+        s = key + s.substr(old_key.size());
+        break;
+      }
+    line += (line.empty() ? "" : " ") + s;
+  }
+  return deck::Deck::parse_settings(line, origin, config_schema(f));
+}
+
+std::string normalised_config(const ModelFamily& f, const std::string& config) {
+  return parse_config(f, config, "config").settings();
+}
+
+std::unique_ptr<Model> model_from_config(const std::string& family, const std::string& config, int capacity,
+                                         const std::string& origin) {
+  const ModelFamily* f = find_model_family(family);
+  if (!f) throw Error(origin + ": model family '" + family + "' is unknown to this build", ExitCode::bad_input);
+  if (!f->from_config) throw Error(origin + ": the " + family + " family cannot be rebuilt from its weights file");
+  return f->from_config(parse_config(*f, config, origin + ": config"), capacity);
+}
+
 std::unique_ptr<Model> load_model(const std::string& weights_file, int capacity) {
   std::string family, config;
   {
@@ -65,12 +103,17 @@ std::unique_ptr<Model> load_model(const std::string& weights_file, int capacity)
     family = h5::read_attr_string(f, "/", "model");
     config = h5::read_attr_string(f, "/", "config");
   }
-  const ModelFamily* fam = find_model_family(family);
-  if (!fam) throw Error(weights_file + ": model family '" + family + "' is unknown to this build", ExitCode::bad_input);
-  std::unique_ptr<Model> model = fam->from_config(config, capacity);
+  std::unique_ptr<Model> model = model_from_config(family, config, capacity, weights_file);
   nn::read_weights(weights_file, model->store());
   model->load_extra_datasets(weights_file);
   return model;
+}
+
+std::string families_generating_ensembles(bool ensembles) {
+  std::string out;
+  for (const ModelFamily& f : model_families())
+    if (f.generates_ensembles == ensembles) out += (out.empty() ? "" : " or ") + std::string(f.article) + " " + f.name;
+  return out;
 }
 
 }  // namespace hpct

@@ -1,10 +1,12 @@
 // The model registry: one entry per network family (its deck keys, how to build it from a deck,
-// how to rebuild it from a weights file). The deck's `model` choices and `train --help-deck` come
-// from it; adding a family is one new folder plus one line in registry.cpp.
+// how to rebuild it from the configuration a weights file stores). The deck's `model` choices,
+// `train --help-deck`, the tools and the in-situ library come from it; adding a family is one new
+// folder plus one line in registry.cpp.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "deck/deck.hpp"
@@ -32,12 +34,24 @@ struct ModelBuildContext {
 };
 
 struct ModelFamily {
-  const char* name;     // the deck's `model` value
-  const char* summary;  // one line for --help-deck
-  void (*declare_keys)(deck::Schema& s);
-  std::unique_ptr<Model> (*build)(const ModelBuildContext& ctx);
-  // From the "config" attribute that a weights file stores (Model::config_string), for tools.
-  std::unique_ptr<Model> (*from_config)(const std::string& config, int capacity);
+  const char* name = "";      // the deck's `model` value
+  const char* article = "a";  // "a" or "an" before the name in messages ("an mlp model")
+  const char* summary = "";   // one line for --help-deck
+  void (*declare_keys)(deck::Schema& s) = nullptr;  // its deck keys, in its own section
+  std::unique_ptr<Model> (*build)(const ModelBuildContext& ctx) = nullptr;
+  // Note [stored configuration]: a model's configuration (Model::config_string, the weights file's
+  // "config" attribute) is one line of `key=value` settings parsed by config_schema(): the keys of
+  // declare_keys plus those declare_config_keys adds (the widths the model was built for, its
+  // loss...). So decks and weights files share one typed parser, and a key the family adds to its
+  // deck is stored (test_registry checks that every key of the schema is).
+  void (*declare_config_keys)(deck::Schema& s) = nullptr;
+  // Rebuilds the model from its parsed configuration (fp32), for tools and inference.
+  std::unique_ptr<Model> (*from_config)(const deck::Deck& config, int capacity) = nullptr;
+  // Weights files written before Note [stored configuration] used other key names: old -> today's.
+  std::vector<std::pair<std::string, std::string>> legacy_config_keys;
+  // Its models generate ensembles (Model::generates_ensembles); here for messages that name the
+  // families able to do something without building a model.
+  bool generates_ensembles = false;
 };
 
 const std::vector<ModelFamily>& model_families();
@@ -50,7 +64,22 @@ const ModelFamily* find_model_family(const std::string& name);
 void declare_model_keys(deck::Schema& s);
 // Builds the deck's model (ctx.deck's `model`).
 std::unique_ptr<Model> make_model(const ModelBuildContext& ctx);
-// Rebuilds the model a weights file describes and loads its parameters (and extra datasets).
+
+// The schema of a family's stored configuration (Note [stored configuration]).
+deck::Schema config_schema(const ModelFamily& f);
+// Parses a stored configuration (legacy key names too); errors name `origin` (e.g. "w.h5: config").
+deck::Deck parse_config(const ModelFamily& f, const std::string& config, const std::string& origin);
+// The configuration with today's key names, every key in schema order: two configurations of a
+// family describe the same model exactly when their normalised forms are equal.
+std::string normalised_config(const ModelFamily& f, const std::string& config);
+// Rebuilds a model of the named family from its stored configuration (parameters uninitialised).
+std::unique_ptr<Model> model_from_config(const std::string& family, const std::string& config, int capacity,
+                                         const std::string& origin);
+// Rebuilds the model a weights file describes and loads its parameters (and extra datasets);
+// `capacity` rows per network batch (predict's PredictOptions::chunk).
 std::unique_ptr<Model> load_model(const std::string& weights_file, int capacity);
+// For messages: the families whose models do (or do not) generate ensembles, with their articles
+// ("an mlp", "a diffusion", joined by " or ").
+std::string families_generating_ensembles(bool ensembles);
 
 }  // namespace hpct

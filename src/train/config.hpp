@@ -17,7 +17,7 @@ namespace hpct {
 struct TrainConfig {
   // run and data
   std::uint64_t seed = 42;
-  std::string model = "mlp", init_weights;
+  std::string model, init_weights;  // model: the deck's family (its default: the registry's first)
   std::string data_file, inputs_dataset = "inputs", targets_dataset = "targets", validation_file;
   double validation_fraction = 0.1;
   // training

@@ -2,6 +2,7 @@
 #include "train/evaluator.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "nn/loss.hpp"
 
@@ -98,22 +99,33 @@ long long Evaluator::first_bad_label(int classes) const {
   return first == (1ll << 62) ? -1 : first;
 }
 
+double EvalResult::value(const std::string& name) const {
+  for (const auto& [spec, v] : metrics)
+    if (spec.name == name) return v;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 EvalResult Evaluator::evaluate(Model& model) const {
   EvalResult r;
   if (val_->rows() == 0) return r;
-  EvalSums sums;
+  const EvalOptions options{top_k_};
+  const std::vector<MetricSpec> specs = model.metrics(options);
+  std::vector<double> sums(specs.size(), 0.0);
   for (std::uint64_t first = 0; first < count_; first += batch_) {
     const std::uint64_t n = std::min(batch_, count_ - first);
     Batch b;
     fill(b, first, n, first / batch_);
-    model.evaluate(b, top_k_, sums);
+    model.evaluate(b, options, sums);
   }
+  comm_.allreduce_sum(sums.data(), sums.size());
   const double total = static_cast<double>(val_->rows());
-  r.loss = comm_.sum(sums.loss) / total;
-  if (model.classifies()) {
-    r.accuracy = static_cast<double>(comm_.sum(sums.top1)) / total;
-    r.top_k_accuracy = static_cast<double>(comm_.sum(sums.topk)) / total;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const double mean = sums[i] / (total * specs[i].per_row);
+    r.metrics.emplace_back(specs[i], specs[i].root ? std::sqrt(mean) : mean);
   }
+  r.loss = r.value("loss");
+  r.accuracy = r.value("accuracy");
+  r.top_k_accuracy = r.value("top_k_accuracy");
   return r;
 }
 

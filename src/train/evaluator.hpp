@@ -1,6 +1,6 @@
 // Validation: each rank evaluates a contiguous block of the validation rows (read once, every
-// field), in
-// micro-batches; the sums (loss, top-1 and top-k hits for classifiers) are reduced over ranks.
+// field), in micro-batches; the sums of the model's metrics (Model::metrics: the loss, the
+// family's others) are reduced over ranks in one all-reduce.
 // Validation randomness (diffusion noise) uses a fixed epoch value, so every evaluation of the
 // same model gives the same number.
 #pragma once
@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "comm/comm.hpp"
 #include "data/dataset.hpp"
@@ -16,9 +19,14 @@
 namespace hpct {
 
 struct EvalResult {
+  // The model's metrics with their values, in Model::metrics order ("loss" first); empty: no rows.
+  std::vector<std::pair<MetricSpec, double>> metrics;
+  // The value of the metric `name`, or NaN when the model has none or there were no rows.
+  double value(const std::string& name) const;
+  // Shorthands of value("loss"), value("accuracy") and value("top_k_accuracy") (classifiers).
   double loss = std::numeric_limits<double>::quiet_NaN();  // mean per-sample loss; NaN: no rows
-  double accuracy = std::numeric_limits<double>::quiet_NaN();       // classifiers only
-  double top_k_accuracy = std::numeric_limits<double>::quiet_NaN();  // classifiers only
+  double accuracy = std::numeric_limits<double>::quiet_NaN();
+  double top_k_accuracy = std::numeric_limits<double>::quiet_NaN();
 };
 
 class Evaluator {

@@ -13,7 +13,8 @@ deck::Schema full_schema() {
   std::vector<std::string> families;
   for (const ModelFamily& f : model_families()) families.push_back(f.name);
   families.push_back("gbdt");
-  s.add_choice("model", "mlp", families, "model family to train (networks: see the registry's families below; gbdt: trees)");
+  // The default is the registry's first family.
+  s.add_choice("model", families.front(), families, "model family to train (networks: see the registry's families below; gbdt: trees)");
   s.add_choice("device", "auto", {"auto", "gpu", "cpu"},
                "where kernels run: auto = the node-local rank's GPU on GPU builds, the host CPUs when no "
                "GPU is visible (one warning); gpu = a GPU or an error; cpu = the host build");

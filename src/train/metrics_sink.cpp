@@ -40,7 +40,7 @@ std::string MetricsSink::tensorboard_tag(const std::string& type, const std::str
   }
   if (type == "epoch") {
     if (field == "train_loss") return "epoch/train_loss";
-    if (field == "val_loss") return "val/loss";
+    if (field.compare(0, 4, "val_") == 0) return "val/" + field.substr(4);  // the model's metrics, by name
     if (field == "samples_per_s") return "perf/epoch_samples_per_s";
     if (field == "seconds") return "perf/epoch_seconds";
     if (field.size() > 2 && field.compare(field.size() - 2, 2, "_s") == 0) return "time/" + field;  // phases

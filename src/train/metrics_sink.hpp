@@ -29,7 +29,7 @@ class MetricsSink {
   void write(const std::string& type, const std::vector<Field>& fields);
 
   // The TensorBoard tag of a record's field ("" for fields that are not plotted, such as the step
-  // itself): see README "Outputs" for the table.
+  // itself): see docs/outputs.md "TensorBoard" for the table.
   static std::string tensorboard_tag(const std::string& type, const std::string& field);
 
  private:

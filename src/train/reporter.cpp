@@ -45,18 +45,22 @@ void Reporter::epoch(std::uint64_t epoch, std::uint64_t global_step, std::uint64
                      const TimeSplit& time) {
   sample_device_memory();  // after validation
   const double rate = static_cast<double>(samples) / seconds;
+  // The validation metrics the model declares, by name: those with a label in the line ("  val
+  // loss = 0.123456  val acc = 0.8100  top-5 = 0.9900"), every one in the record ("val_<name>").
   std::string v;
-  if (has_validation) {
-    v = strf("  val loss = %.6f", val.loss);
-    if (std::isfinite(val.accuracy)) v += strf("  val acc = %.4f  top-%d = %.4f", val.accuracy, config_.top_k, val.top_k_accuracy);
-  }
+  if (has_validation)
+    for (const auto& [spec, value] : val.metrics)
+      if (!spec.label.empty()) v += strf("  %s = %.*f", spec.label.c_str(), spec.decimals, value);
   Log::info(strf("Epoch %llu/%llu: avg loss = %.6f (%llu batches)%s  %.0f samples/s  %.2f s",
                  (unsigned long long)epoch + 1, (unsigned long long)config_.epochs, train_loss,
                  (unsigned long long)steps, v.c_str(), rate, seconds));
-  metrics_->write("epoch", {{"epoch", double(epoch + 1)}, {"step", double(global_step)}, {"train_loss", train_loss},
-                            {"val_loss", val.loss}, {"val_accuracy", val.accuracy},
-                            {"val_top_k_accuracy", val.top_k_accuracy}, {"samples_per_s", rate}, {"seconds", seconds},
-                            {"compute_s", time.compute}, {"comm_s", time.comm}, {"io_s", time.io}});
+  std::vector<MetricsSink::Field> fields{{"epoch", double(epoch + 1)}, {"step", double(global_step)},
+                                         {"train_loss", train_loss}, {"val_loss", val.loss}};
+  for (const auto& [spec, value] : val.metrics)
+    if (spec.name != "loss") fields.emplace_back("val_" + spec.name, value);
+  fields.insert(fields.end(), {{"samples_per_s", rate}, {"seconds", seconds}, {"compute_s", time.compute},
+                               {"comm_s", time.comm}, {"io_s", time.io}});
+  metrics_->write("epoch", fields);
 }
 
 void Reporter::summary(const TrainSummary& s, bool has_validation, double train_flops_per_sample, const PeakFlops& peak) {

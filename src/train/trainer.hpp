@@ -2,8 +2,9 @@
 // the configuration (config.hpp), the data of each epoch (data/epoch_shard.hpp), the step runner
 // (step.hpp), the checkpoint cadence (cadence.hpp), validation (evaluator.hpp) and the reporter
 // (reporter.hpp) -- into the epoch loop, plus checkpoints and resume.
-// Signal handlers and the heartbeat belong to the program that embeds the trainer (the `train`
-// driver installs both); the trainer only polls stop_signal() and beats a heartbeat it is given.
+// Signal handlers and the heartbeat belong to the program that runs the trainer
+// (run_network_training installs both for `train`); the trainer only polls stop_signal() and beats
+// a heartbeat it is given.
 #pragma once
 
 #include <functional>

@@ -246,10 +246,13 @@ class ProbeModel : public Model {
 };
 
 inline ModelFamily probe_family() {
-  return {"field_probe", "a test family: records the batches it sees (test/data/test_data_sources.cpp)",
-          [](deck::Schema& s) { s.section("model (field_probe, a test family)"); },
-          [](const ModelBuildContext&) -> std::unique_ptr<Model> { return std::make_unique<ProbeModel>(); },
-          [](const std::string&, int) -> std::unique_ptr<Model> { return std::make_unique<ProbeModel>(); }};
+  ModelFamily f;
+  f.name = "field_probe";
+  f.summary = "a test family: records the batches it sees (test/data/test_data_sources.cpp)";
+  f.declare_keys = [](deck::Schema& s) { s.section("model (field_probe, a test family)"); };
+  f.build = [](const ModelBuildContext&) -> std::unique_ptr<Model> { return std::make_unique<ProbeModel>(); };
+  f.from_config = [](const deck::Deck&, int) -> std::unique_ptr<Model> { return std::make_unique<ProbeModel>(); };
+  return f;
 }
 
 }  // namespace hpct::test

@@ -40,3 +40,43 @@ TEST(Registry, WeightsFilesRebuildTheSameModel) {
     for (std::size_t i = 0; i < a.extent(0); ++i) ASSERT_EQ(a(i), b(i)) << family << " parameter " << i;
   }
 }
+
+// Note [stored configuration]: the stored line sets every key of the family's config schema (so a
+// key added to the family's deck section is stored too), parses back to the same line, and a value
+// the schema refuses is an error naming the key.
+TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
+  for (const ModelFamily& f : model_families()) {
+    const std::string family = f.name;
+    const deck::Deck deck = hpct::test::make_deck("model " + family + "\ndata_file unused.h5\nhidden_sizes 5,4\n"
+                                                  "diffusion_hidden 6\ntime_embedding_dim 4\nloss mse\n");
+    const std::unique_ptr<Model> model = make_model(ModelBuildContext{deck, 3, 2, 4, nn::Precision::fp32});
+    const std::string config = model->config_string();
+    const deck::Deck parsed = parse_config(f, config, "test");
+    const deck::Schema schema = config_schema(f);
+    for (const deck::KeySpec& k : schema.keys())
+      EXPECT_TRUE(parsed.is_set(k.name)) << family << ": '" << config << "' does not store " << k.name;
+    EXPECT_EQ(normalised_config(f, config), parsed.settings());
+    EXPECT_EQ(model_from_config(family, config, 4, "test")->config_string(), config) << family;
+    const std::string bad = config + (family == "mlp" ? " activation=softsign" : " diffusion_steps=0");
+    EXPECT_NE(hpct::test::error_message([&] { parse_config(f, bad, "w.h5: config"); }).find("w.h5: config:"),
+              std::string::npos)
+        << family;
+    EXPECT_EQ(model->generates_ensembles(), f.generates_ensembles) << family;
+  }
+}
+
+// Weights files written before the schema parsed the configuration still load.
+TEST(Registry, LegacyConfigurationsLoad) {
+  const ModelFamily& mlp = *find_model_family("mlp");
+  EXPECT_EQ(normalised_config(mlp, "d_in=4 hidden=64,32 d_out=3 activation=gelu loss=cross_entropy"),
+            normalised_config(mlp, "d_in=4 d_out=3 loss=cross_entropy hidden_sizes=64,32 activation=gelu"));
+  EXPECT_EQ(normalised_config(mlp, "d_in=4 hidden=8 d_out=1 activation=relu"),
+            normalised_config(mlp, "d_in=4 d_out=1 loss=mse hidden_sizes=8 activation=relu"));
+  const ModelFamily& diffusion = *find_model_family("diffusion");
+  const std::string old_text =
+      "n_context=7 n_fine=256 time_dim=16 hidden=64 depth=3 steps=20 schedule=linear target=v";
+  const std::unique_ptr<Model> m = model_from_config("diffusion", old_text, 8, "old.h5");
+  EXPECT_EQ(m->config_string(), "n_context=7 n_fine=256 time_embedding_dim=16 diffusion_hidden=64 diffusion_depth=3 "
+                                "diffusion_steps=20 noise_schedule=linear diffusion_target=v");
+  EXPECT_EQ(normalised_config(diffusion, old_text), normalised_config(diffusion, m->config_string()));
+}

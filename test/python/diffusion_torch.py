@@ -39,8 +39,15 @@ class Denoiser(nn.Module):
         return self.output(h)
 
 
+# The stored configuration's keys (models/registry.hpp, Note [stored configuration]) -> ours.
+CONFIG_KEYS = {"n_context": "n_context", "n_fine": "n_fine", "time_embedding_dim": "time_dim",
+               "diffusion_hidden": "hidden", "diffusion_depth": "depth", "diffusion_steps": "steps",
+               "noise_schedule": "schedule", "diffusion_target": "target"}
+
+
 def parse_config(text):
     cfg = dict(kv.split("=", 1) for kv in text.split())
+    cfg = {CONFIG_KEYS.get(k, k): v for k, v in cfg.items()}  # files from before use our names already
     return {k: (v if k in ("schedule", "target") else int(v)) for k, v in cfg.items()}
 
 

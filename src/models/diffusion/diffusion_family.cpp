@@ -1,5 +1,7 @@
-// The diffusion family's registry entry: its deck keys and how to build it (see models/registry.hpp).
+// The diffusion family's registry entry: its deck keys, how to build it, and its stored configuration
+// (see models/registry.hpp).
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "models/diffusion/diffusion_model.hpp"
 #include "models/registry.hpp"
 
@@ -41,15 +43,56 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
                                           ctx.precision);
 }
 
-std::unique_ptr<Model> from_config(const std::string& config, int capacity) {
-  return std::make_unique<DiffusionModel>(DiffusionConfig::parse(config), 0, capacity);
+// Note [stored configuration] in models/registry.hpp: the widths besides the deck keys.
+void declare_config(deck::Schema& s) {
+  s.add_int("n_context", 7, 1, 1 << 30, "values per row of the context (the inputs)");
+  s.add_int("n_fine", 256, 1, 1 << 30, "values per row of the fine field (the targets)");
+}
+
+DiffusionConfig config_from(const deck::Deck& d) {
+  DiffusionConfig c;
+  c.n_context = static_cast<int>(d.get_int("n_context"));
+  c.n_fine = static_cast<int>(d.get_int("n_fine"));
+  c.time_dim = static_cast<int>(d.get_int("time_embedding_dim"));
+  if (c.time_dim % 2 != 0) d.fail("time_embedding_dim", "must be even (sin and cos halves)");
+  c.hidden = static_cast<int>(d.get_int("diffusion_hidden"));
+  c.depth = static_cast<int>(d.get_int("diffusion_depth"));
+  c.steps = static_cast<int>(d.get_int("diffusion_steps"));
+  c.schedule = d.get_string("noise_schedule");
+  c.target = d.get_string("diffusion_target");
+  return c;
+}
+
+std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
+  return std::make_unique<DiffusionModel>(config_from(config), 0, capacity);
 }
 
 }  // namespace
 
 ModelFamily diffusion_family() {
-  return {"diffusion", "conditional diffusion downscaler (seed 000): coarse context -> fine field", declare, build,
-          from_config};
+  ModelFamily f;
+  f.name = "diffusion";
+  f.summary = "conditional diffusion downscaler (seed 000): coarse context -> fine field";
+  f.declare_keys = declare;
+  f.build = build;
+  f.declare_config_keys = declare_config;
+  f.from_config = from_config;
+  // "n_context=7 n_fine=256 time_dim=32 hidden=256 depth=2 steps=50 schedule=cosine target=eps"
+  f.legacy_config_keys = {{"time_dim", "time_embedding_dim"}, {"hidden", "diffusion_hidden"},
+                          {"depth", "diffusion_depth"},       {"steps", "diffusion_steps"},
+                          {"schedule", "noise_schedule"},     {"target", "diffusion_target"}};
+  f.generates_ensembles = true;
+  return f;
+}
+
+std::string DiffusionConfig::to_string() const {
+  return strf("n_context=%d n_fine=%d time_embedding_dim=%d diffusion_hidden=%d diffusion_depth=%d "
+              "diffusion_steps=%d noise_schedule=%s diffusion_target=%s",
+              n_context, n_fine, time_dim, hidden, depth, steps, schedule.c_str(), target.c_str());
+}
+
+DiffusionConfig DiffusionConfig::parse(const std::string& text) {
+  return config_from(parse_config(diffusion_family(), text, "diffusion config"));
 }
 
 }  // namespace hpct

@@ -1,9 +1,12 @@
-// Training loss and gradients of the diffusion downscaler (noise prediction, DDPM).
+// Training loss and gradients of the diffusion downscaler (noise prediction, DDPM), and its ensembles.
 #include "models/diffusion/diffusion_model.hpp"
 
 #include <cmath>
 
+#include "core/error.hpp"
+#include "core/log.hpp"
 #include "core/rng.hpp"
+#include "models/diffusion/diffusion_sampler.hpp"
 #include "core/vector_math.hpp"
 #include "nn/elementwise.hpp"
 #include "nn/loss.hpp"
@@ -21,7 +24,8 @@ DiffusionModel::DiffusionModel(const DiffusionConfig& config, std::uint64_t seed
       c_("diff_context", capacity, config.n_context),
       x_t_("diff_x_t", capacity, config.n_fine),
       eps_("diff_eps", capacity, config.n_fine),
-      t_("diff_t", capacity) {
+      t_("diff_t", capacity),
+      precision_(precision) {
   auto a = Kokkos::create_mirror_view(sqrt_abar_);
   auto b = Kokkos::create_mirror_view(sqrt_one_minus_abar_);
   for (int i = 0; i < config.steps; ++i) {
@@ -122,6 +126,55 @@ double DiffusionModel::loss_sum(const Batch& b) {
   if (b.n == 0) return 0.0;
   prepare(b);
   return loss_.forward(Tensor<float>(net_.forward(x_t_, c_, t_, b.n)), eps_, b.n);
+}
+
+DiffusionNet<float>& DiffusionModel::inference_net(int rows) {
+  if (precision_ == nn::Precision::fp32 && net_.capacity() >= rows) return net_;
+  if (!inference_ || inference_->capacity() < rows)
+    inference_ = std::make_unique<DiffusionNet<float>>(net_.config(), rows, nn::Precision::fp32);
+  Kokkos::deep_copy(inference_->store().params(), net_.store().params());
+  return *inference_;
+}
+
+std::vector<NamedShape> DiffusionModel::predict_inputs() const {
+  return {{Batch::kInputs, {net_.config().n_context}}};
+}
+
+std::vector<NamedShape> DiffusionModel::predict_outputs(const PredictOptions& o) const {
+  if (!output_wanted(o, "ensembles")) return {};
+  return {{"ensembles", {o.sampling.members, net_.config().n_fine}}};
+}
+
+std::vector<std::pair<std::string, long long>> DiffusionModel::prediction_facts(const PredictOptions& o) const {
+  const auto visited = DiffusionSampler::visited_timesteps(o.sampling.method, o.sampling.steps, schedule_.steps);
+  return {{"network_evaluations", static_cast<long long>(visited.size())}};
+}
+
+Predictions DiffusionModel::predict(const Batch& b, const PredictOptions& o) {
+  if (!output_wanted(o, "ensembles")) return {};
+  const DiffusionConfig& c = net_.config();
+  const Tensor<float>& x = b.inputs();
+  if (x.cols() != c.n_context)
+    throw Error(strf("diffusion predict: the contexts have %lld values per row; the model was built for n_context %d",
+                     (long long)x.cols(), c.n_context),
+                ExitCode::bad_input);
+  const SamplingOptions& s = o.sampling;
+  if (s.members < 1) throw Error("sampling needs at least one member", ExitCode::bad_input);
+  const int rows = std::max(o.chunk, s.members);  // (context, member) rows per network batch
+  const auto n = static_cast<std::uint64_t>(b.n), M = static_cast<std::uint64_t>(s.members);
+  const auto nf = static_cast<std::uint64_t>(c.n_fine);
+  PredictOutput e{"ensembles", {b.n, s.members, c.n_fine}, View1<float>("diffusion_ensembles", n * M * nf)};
+  View1<std::uint64_t> ids = b.ids;
+  if (ids.extent(0) < n) {  // no global indices: the rows' positions
+    ids = View1<std::uint64_t>("diffusion_context_ids", n);
+    const auto v = ids;
+    Kokkos::parallel_for("diffusion_context_ids", range(std::uint64_t{0}, n),
+                         KOKKOS_LAMBDA(const std::uint64_t i) { v(i) = i; });
+  }
+  DiffusionSampler sampler(inference_net(rows), schedule_, norm_, s, rows);
+  const View2<float> contexts(x.data(), n, static_cast<std::size_t>(c.n_context));  // the batch's memory
+  sampler.sample(contexts, ids, n, View2<float>(e.values.data(), n * M, nf));
+  return {e};
 }
 
 }  // namespace hpct

@@ -5,9 +5,12 @@
 // (seed, epoch, global sample index), so any rank count trains the same model.
 // loss = mean over the fine cells of (eps_hat(x_t, c, t) - eps)^2, x_t = sqrt(abar_t) x_0 + sqrt(1-abar_t) eps
 // (with `diffusion_target v` the target is v = sqrt(abar_t) eps - sqrt(1-abar_t) x_0 instead of eps).
+// predict: "ensembles" [n, members, n_fine] in data units, sampled by DiffusionSampler (DDPM or
+// DDIM) from the contexts b.inputs(), the noise keyed by (seed, b.ids, member, step).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "models/diffusion/diffusion_net.hpp"
 #include "models/diffusion/diffusion_normalisation.hpp"
@@ -31,6 +34,11 @@ class DiffusionModel : public Model {
   ExtraDatasets extra_datasets() const override { return norm_.datasets(); }
   void load_extra_datasets(const std::string& weights_file) override { norm_.load(weights_file); }
   double train_flops_per_sample() const override { return 3.0 * net_.forward_flops(); }
+  Predictions predict(const Batch& b, const PredictOptions& o) override;
+  std::vector<NamedShape> predict_inputs() const override;
+  std::vector<NamedShape> predict_outputs(const PredictOptions& o) const override;
+  bool generates_ensembles() const override { return true; }
+  std::vector<std::pair<std::string, long long>> prediction_facts(const PredictOptions& o) const override;
 
   DiffusionNet<float>& net() { return net_; }
   const NoiseSchedule& schedule() const { return schedule_; }
@@ -42,6 +50,10 @@ class DiffusionModel : public Model {
   const View1<float>& timesteps() const { return t_; }
 
  private:
+  // The network predict samples with: this one when it is fp32 and holds `rows`, else an fp32 copy
+  // of that capacity with this one's parameters copied in.
+  DiffusionNet<float>& inference_net(int rows);
+
   DiffusionNet<float> net_;
   NoiseSchedule schedule_;
   DiffusionNormalisation norm_;
@@ -50,6 +62,8 @@ class DiffusionModel : public Model {
   View2<float> c_, x_t_, eps_;
   View1<float> t_;
   nn::Loss<float> loss_{nn::LossKind::mse};
+  nn::Precision precision_;
+  std::unique_ptr<DiffusionNet<float>> inference_;
 };
 
 }  // namespace hpct

@@ -2,37 +2,11 @@
 #include "models/diffusion/diffusion_net.hpp"
 
 #include <cmath>
-#include <sstream>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
 
 namespace hpct {
-
-std::string DiffusionConfig::to_string() const {
-  return strf("n_context=%d n_fine=%d time_dim=%d hidden=%d depth=%d steps=%d schedule=%s target=%s", n_context,
-              n_fine, time_dim, hidden, depth, steps, schedule.c_str(), target.c_str());
-}
-
-DiffusionConfig DiffusionConfig::parse(const std::string& text) {
-  DiffusionConfig c;
-  std::istringstream in(text);
-  std::string tok;
-  while (in >> tok) {
-    const auto eq = tok.find('=');
-    if (eq == std::string::npos) throw Error("diffusion config: '" + tok + "' is not key=value", ExitCode::bad_input);
-    const std::string k = tok.substr(0, eq), v = tok.substr(eq + 1);
-    if (k == "schedule" || k == "target") {
-      (k == "schedule" ? c.schedule : c.target) = v;
-      continue;
-    }
-    int* field = k == "n_context" ? &c.n_context : k == "n_fine" ? &c.n_fine : k == "time_dim" ? &c.time_dim
-               : k == "hidden" ? &c.hidden : k == "depth" ? &c.depth : k == "steps" ? &c.steps : nullptr;
-    if (!field) throw Error("diffusion config: unknown key '" + k + "'", ExitCode::bad_input);
-    *field = std::atoi(v.c_str());
-  }
-  return c;
-}
 
 std::uint64_t DiffusionConfig::parameter_count() const {
   auto lin = [](std::uint64_t in, std::uint64_t out) { return in * out + out; };

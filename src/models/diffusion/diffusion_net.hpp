@@ -29,8 +29,9 @@ struct DiffusionConfig {
   // choice) or "v" = sqrt(abar) eps - sqrt(1 - abar) x_0 (Salimans & Ho 2022). Same network either way.
   std::string target = "eps";
 
+  // The stored configuration (Note [stored configuration] in models/registry.hpp) and back, through
+  // the family's config schema (diffusion_family.cpp); unknown keys and bad values are errors.
   std::string to_string() const;
-  // Parses to_string()'s "key=value ..." form; unknown keys are an error.
   static DiffusionConfig parse(const std::string& text);
   std::uint64_t parameter_count() const;
 };

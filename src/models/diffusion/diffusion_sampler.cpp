@@ -14,22 +14,29 @@ namespace {
 std::uint64_t sampling_key(std::uint64_t seed) { return rng::hash(seed, rng::kNoiseStream, 0x53414d504c45ull); }
 }  // namespace
 
-DiffusionSampler::DiffusionSampler(DiffusionNet<float>& net, const NoiseSchedule& schedule,
-                                   const DiffusionNormalisation& norm, const SamplerOptions& options)
-    : net_(net), schedule_(schedule), norm_(norm), opt_(options) {
-  const int T = schedule.steps, cap = net.capacity();
-  if (opt_.members < 1) throw Error("sampling needs at least one member", ExitCode::bad_input);
-  if (cap < opt_.members) throw Error("sampling chunk must hold at least one context's members", ExitCode::bad_input);
-  if (opt_.method == "ddpm") {
-    for (int i = T - 1; i >= 0; --i) visit_.push_back(i);
-  } else if (opt_.method == "ddim") {
-    const int S = opt_.steps <= 0 ? T : std::min(opt_.steps, T);
+std::vector<int> DiffusionSampler::visited_timesteps(const std::string& method, int steps, int T) {
+  std::vector<int> visit;
+  if (method == "ddpm") {
+    for (int i = T - 1; i >= 0; --i) visit.push_back(i);
+  } else if (method == "ddim") {
+    const int S = steps <= 0 ? T : std::min(steps, T);
     // S timesteps evenly spaced over [0, T-1], always including T-1 and 0.
     for (int k = S - 1; k >= 0; --k)
-      visit_.push_back(S == 1 ? T - 1 : static_cast<int>(std::lround(static_cast<double>(k) * (T - 1) / (S - 1))));
+      visit.push_back(S == 1 ? T - 1 : static_cast<int>(std::lround(static_cast<double>(k) * (T - 1) / (S - 1))));
   } else {
-    throw Error("unknown sampling method '" + opt_.method + "' (ddpm or ddim)", ExitCode::bad_input);
+    throw Error("unknown sampling method '" + method + "' (ddpm or ddim)", ExitCode::bad_input);
   }
+  return visit;
+}
+
+DiffusionSampler::DiffusionSampler(DiffusionNet<float>& net, const NoiseSchedule& schedule,
+                                   const DiffusionNormalisation& norm, const SamplerOptions& options, int chunk_rows)
+    : net_(net), schedule_(schedule), norm_(norm), opt_(options) {
+  const int cap = chunk_rows > 0 ? chunk_rows : net.capacity();
+  if (cap > net.capacity()) throw Error("internal: sampling chunk larger than the network's capacity");
+  if (opt_.members < 1) throw Error("sampling needs at least one member", ExitCode::bad_input);
+  if (cap < opt_.members) throw Error("sampling chunk must hold at least one context's members", ExitCode::bad_input);
+  visit_ = visited_timesteps(opt_.method, opt_.steps, schedule.steps);
   contexts_per_chunk_ = cap / opt_.members;
   const int nc = net.config().n_context, nf = net.config().n_fine;
   c_raw_ = View2<float>("sample_c_raw", cap, nc);
@@ -120,29 +127,37 @@ void DiffusionSampler::sample(const float* contexts, std::uint64_t n, std::uint6
   }
 }
 
-void DiffusionSampler::stage_chunk(const View2<float>& contexts, std::uint64_t first, std::uint64_t k,
-                                   std::uint64_t first_index) {
+void DiffusionSampler::stage_chunk(const View2<float>& contexts, const View1<std::uint64_t>& ids, std::uint64_t first,
+                                   std::uint64_t k) {
   const auto c_raw = c_raw_;
-  const auto ids = pair_ids_;
+  const auto pair_ids = pair_ids_;
   const auto M = static_cast<long>(opt_.members), nc = static_cast<long>(c_raw_.extent(1));
   const auto base = static_cast<long>(first);
-  const std::uint64_t id0 = (first_index + first) * static_cast<std::uint64_t>(M);  // as the host overload's ids
   Kokkos::parallel_for(
       "sample_stage", range(0, static_cast<long>(k) * M * nc),
       KOKKOS_LAMBDA(const long idx) {
         const long r = idx / nc, j = idx % nc;  // r = context * M + member
         c_raw(r, j) = contexts(base + r / M, j);
-        if (j == 0) ids(r) = id0 + static_cast<std::uint64_t>(r);
+        // As the host overload's ids: (global context index) * M + member.
+        if (j == 0) pair_ids(r) = ids(base + r / M) * static_cast<std::uint64_t>(M) + static_cast<std::uint64_t>(r % M);
       });
 }
 
 void DiffusionSampler::sample(const View2<float>& contexts, std::uint64_t n, std::uint64_t first_index,
                               const View2<float>& out) {
+  const View1<std::uint64_t> ids("sample_context_ids", n);
+  Kokkos::parallel_for("sample_context_ids", range(std::uint64_t{0}, n),
+                       KOKKOS_LAMBDA(const std::uint64_t i) { ids(i) = first_index + i; });
+  sample(contexts, ids, n, out);
+}
+
+void DiffusionSampler::sample(const View2<float>& contexts, const View1<std::uint64_t>& ids, std::uint64_t n,
+                              const View2<float>& out) {
   const auto M = static_cast<std::uint64_t>(opt_.members);
   for (std::uint64_t first = 0; first < n; first += static_cast<std::uint64_t>(contexts_per_chunk_)) {
     const std::uint64_t k = std::min<std::uint64_t>(static_cast<std::uint64_t>(contexts_per_chunk_), n - first);
     const auto rows = static_cast<int>(k * M);
-    stage_chunk(contexts, first, k, first_index);
+    stage_chunk(contexts, ids, first, k);
     run_chunk(rows);
     Kokkos::deep_copy(Kokkos::subview(out, Kokkos::make_pair(first * M, first * M + k * M), Kokkos::ALL()),
                       Kokkos::subview(x_, Kokkos::make_pair(0, rows), Kokkos::ALL()));

@@ -11,26 +11,23 @@
 #include "models/diffusion/diffusion_net.hpp"
 #include "models/diffusion/diffusion_normalisation.hpp"
 #include "models/diffusion/diffusion_schedule.hpp"
+#include "models/model.hpp"
 
 namespace hpct {
 
-struct SamplerOptions {
-  std::string method = "ddpm";  // ddpm | ddim
-  int steps = 0;                // ddim: number of timesteps used (0: all T); ddpm always uses all T
-  int members = 8;              // ensemble size M
-  std::uint64_t seed = 1;
-  // The prediction x0_hat = (x_t - sqrt(1 - abar) eps_hat) / sqrt(abar) is clipped to [-clip, clip]
-  // (normalised units) before the update, as improved-diffusion's clip_denoised; 0: no clipping.
-  // Needed with the cosine schedule: its last abar is ~1e-6, so an unclipped x0_hat amplifies the
-  // network's error at the noisiest step a thousandfold.
-  double clip = 6.0;
-};
+// The sampling options live with the Model interface (models/model.hpp: PredictOptions::sampling).
+using SamplerOptions = SamplingOptions;
 
 class DiffusionSampler {
  public:
-  // The net's capacity is the chunk size in (context, member) rows; it must hold >= members rows.
+  // The chunk size in (context, member) rows is chunk_rows (0: the net's capacity), at most the
+  // net's capacity and at least the members.
   DiffusionSampler(DiffusionNet<float>& net, const NoiseSchedule& schedule, const DiffusionNormalisation& norm,
-                   const SamplerOptions& options);
+                   const SamplerOptions& options, int chunk_rows = 0);
+
+  // The timesteps a method visits on a schedule of T steps, from the noisiest down to 0 (ddim:
+  // `steps` of them evenly spaced, 0: all); an unknown method is an input error.
+  static std::vector<int> visited_timesteps(const std::string& method, int steps, int T);
 
   // contexts: host [n, n_context] in data units, rows with global indices first_index.. (the noise
   // of a member depends only on (seed, global context index, member, step), not on chunking or
@@ -42,15 +39,20 @@ class DiffusionSampler {
   // memory (device memory on GPU builds): neither passes through the host (the in-situ library
   // samples into a caller's device array this way). Bitwise the same values as the host overload.
   void sample(const View2<float>& contexts, std::uint64_t n, std::uint64_t first_index, const View2<float>& out);
+  // The same with each context's global index in ids [n] (first_index + i above): member m of
+  // context i is keyed by ids(i) * members + m.
+  void sample(const View2<float>& contexts, const View1<std::uint64_t>& ids, std::uint64_t n,
+              const View2<float>& out);
 
   // The timesteps visited, from the noisiest down to 0.
   const std::vector<int>& timesteps() const { return visit_; }
 
   // One chunk of sample(). Public only because nvcc rejects a device lambda inside a private member.
   void run_chunk(int rows);
-  // The view overload's chunk input: contexts [first, first + k) each repeated for the members,
+  // The view overloads' chunk input: contexts [first, first + k) each repeated for the members,
   // with their (context, member) ids. Public for the same reason.
-  void stage_chunk(const View2<float>& contexts, std::uint64_t first, std::uint64_t k, std::uint64_t first_index);
+  void stage_chunk(const View2<float>& contexts, const View1<std::uint64_t>& ids, std::uint64_t first,
+                   std::uint64_t k);
 
  private:
 

@@ -1,6 +1,5 @@
-// The mlp family's registry entry: its deck keys and how to build it (see models/registry.hpp).
-#include <sstream>
-
+// The mlp family's registry entry: its deck keys, how to build it, and its stored configuration (see
+// models/registry.hpp).
 #include "core/error.hpp"
 #include "models/mlp/mlp_model.hpp"
 #include "models/registry.hpp"
@@ -40,35 +39,35 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   return std::make_unique<MlpModel>(cfg, ctx.capacity, ctx.precision, loss, deck.get_real("label_smoothing"));
 }
 
-std::unique_ptr<Model> from_config(const std::string& config, int capacity) {
+// Note [stored configuration] in models/registry.hpp: the widths and the loss besides the deck keys.
+void declare_config(deck::Schema& s) {
+  s.add_int("d_in", 1, 1, 1 << 30, "values per row of the inputs");
+  s.add_int("d_out", 1, 1, 1 << 30, "outputs of the last layer (cross_entropy: the classes)");
+  s.add_choice("loss", "mse", {"mse", "cross_entropy", "bce"}, "the loss the model was trained with");
+}
+
+std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   MlpConfig cfg;
-  nn::LossKind loss = nn::LossKind::mse;
-  std::istringstream in(config);
-  std::string tok;
-  while (in >> tok) {
-    const auto eq = tok.find('=');
-    const std::string k = tok.substr(0, eq), v = eq == std::string::npos ? "" : tok.substr(eq + 1);
-    if (k == "d_in") cfg.d_in = std::stoi(v);
-    else if (k == "d_out") cfg.d_out = std::stoi(v);
-    else if (k == "activation") cfg.activation = nn::activation_from_name(v);
-    else if (k == "loss") loss = nn::loss_from_name(v);
-    else if (k == "hidden") {
-      std::istringstream hs(v);
-      for (std::string h; std::getline(hs, h, ',');)
-        if (!h.empty()) cfg.hidden.push_back(std::stoi(h));
-    } else {
-      throw Error("mlp config: unknown key '" + k + "' in '" + config + "'", ExitCode::bad_input);
-    }
-  }
-  if (cfg.d_in < 1 || cfg.d_out < 1) throw Error("mlp config: '" + config + "' lacks d_in or d_out", ExitCode::bad_input);
-  return std::make_unique<MlpModel>(cfg, capacity, nn::Precision::fp32, loss);
+  cfg.d_in = static_cast<int>(config.get_int("d_in"));
+  cfg.d_out = static_cast<int>(config.get_int("d_out"));
+  for (long long h : config.get_int_list("hidden_sizes")) cfg.hidden.push_back(static_cast<int>(h));
+  cfg.activation = nn::activation_from_name(config.get_string("activation"));
+  return std::make_unique<MlpModel>(cfg, capacity, nn::Precision::fp32, nn::loss_from_name(config.get_string("loss")));
 }
 
 }  // namespace
 
 ModelFamily mlp_family() {
-  return {"mlp", "multilayer perceptron: regression (mse), classification (cross_entropy), multi-label (bce)",
-          declare, build, from_config};
+  ModelFamily f;
+  f.name = "mlp";
+  f.article = "an";
+  f.summary = "multilayer perceptron: regression (mse), classification (cross_entropy), multi-label (bce)";
+  f.declare_keys = declare;
+  f.build = build;
+  f.declare_config_keys = declare_config;
+  f.from_config = from_config;
+  f.legacy_config_keys = {{"hidden", "hidden_sizes"}};  // "d_in=4 hidden=64,64 d_out=1 activation=relu"
+  return f;
 }
 
 }  // namespace hpct

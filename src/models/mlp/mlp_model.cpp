@@ -1,13 +1,51 @@
-// The mlp model's loss, gradients and evaluation (see mlp_model.hpp).
+// The mlp model's loss, gradients, metrics and predictions (see mlp_model.hpp).
 #include "models/mlp/mlp_model.hpp"
 
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
 #include "core/log.hpp"
 
 namespace hpct {
 
+namespace {
+
+// sums[j] += sum over rows [0, n) of (y(i, j) - t(i, j))^2 for every column j.
+void add_column_squared_errors(const Tensor<float>& y, const Tensor<float>& t, int n, double* sums) {
+  const auto ym = y.rows(n), tm = t.rows(n);
+  for (int j = 0; j < static_cast<int>(ym.extent(1)); ++j)
+    sums[j] += sum_over("mlp_column_sse", 0, n, KOKKOS_LAMBDA(const int i, double& acc) {
+      const double e = static_cast<double>(ym(i, j)) - static_cast<double>(tm(i, j));
+      acc += e * e;
+    });
+}
+
+// p = softmax of each row of z (rows [0, n)), max-subtracted.
+void softmax_rows(const View2<float>& z, const View2<float>& p, int n) {
+  const int d = static_cast<int>(z.extent(1));
+  Kokkos::parallel_for("mlp_softmax", range(0, n), KOKKOS_LAMBDA(const int i) {
+    float m = z(i, 0);
+    for (int j = 1; j < d; ++j) m = z(i, j) > m ? z(i, j) : m;
+    double s = 0;
+    for (int j = 0; j < d; ++j) s += kmath::exp(static_cast<double>(z(i, j) - m));
+    for (int j = 0; j < d; ++j) p(i, j) = static_cast<float>(kmath::exp(static_cast<double>(z(i, j) - m)) / s);
+  });
+}
+
+// p = 1 / (1 + exp(-z)) elementwise.
+void sigmoid(const View1<float>& z, const View1<float>& p) {
+  Kokkos::parallel_for("mlp_sigmoid", range(0, static_cast<long>(z.extent(0))), KOKKOS_LAMBDA(const long i) {
+    p(i) = static_cast<float>(1.0 / (1.0 + kmath::exp(-static_cast<double>(z(i)))));
+  });
+}
+
+}  // namespace
+
 MlpModel::MlpModel(const MlpConfig& config, int capacity, nn::Precision precision, nn::LossKind loss,
                    double label_smoothing)
-    : mlp_(config, capacity, precision), loss_(loss, label_smoothing), labels_("mlp_labels", capacity) {}
+    : mlp_(config, capacity, precision), loss_(loss, label_smoothing), precision_(precision),
+      labels_("mlp_labels", capacity) {}
 
 void MlpModel::constrain_fields(std::vector<FieldSpec>& fields) const {
   for (FieldSpec& f : fields)
@@ -32,13 +70,12 @@ Tensor<float> MlpModel::targets(const Batch& b) const {
 }
 
 std::string MlpModel::config_string() const {
+  // Note [stored configuration] in models/registry.hpp: the keys of the family's config schema.
   const MlpConfig& c = mlp_.config();
   std::string hidden;
   for (int h : c.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
-  std::string s = strf("d_in=%d hidden=%s d_out=%d activation=%s", c.d_in, hidden.c_str(), c.d_out,
-                       nn::activation_name(c.activation));
-  if (loss_.kind() != nn::LossKind::mse) s += std::string(" loss=") + nn::loss_name(loss_.kind());
-  return s;
+  return strf("d_in=%d d_out=%d loss=%s hidden_sizes=%s activation=%s", c.d_in, c.d_out,
+              nn::loss_name(loss_.kind()), hidden.c_str(), nn::activation_name(c.activation));
 }
 
 double MlpModel::accumulate_gradients(const Batch& b, double normaliser) {
@@ -57,15 +94,87 @@ double MlpModel::loss_sum(const Batch& b) {
   return loss_.forward(Tensor<float>(y), targets(b), b.n);
 }
 
-void MlpModel::evaluate(const Batch& b, int k, EvalSums& sums) {
+bool MlpModel::rmse_per_output() const {
+  const int d = mlp_.config().d_out;
+  return loss_.kind() == nn::LossKind::mse && d > 1 && d <= kMaxOutputRmse;
+}
+
+std::vector<MetricSpec> MlpModel::metrics(const EvalOptions& o) const {
+  std::vector<MetricSpec> m{loss_metric()};
+  if (loss_.classifies()) {
+    m.push_back({"accuracy", "val acc", 4, 1, false});
+    m.push_back({"top_k_accuracy", strf("top-%d", o.top_k), 4, 1, false});
+  } else if (loss_.kind() == nn::LossKind::mse) {
+    // The mse loss is the per-sample mean over the outputs, so the overall RMSE is its root: in
+    // the metrics file and TensorBoard in the targets' units, not repeated in the epoch line.
+    m.push_back({"rmse", "", 6, 1, true});
+    if (rmse_per_output())
+      for (int j = 0; j < mlp_.config().d_out; ++j) m.push_back({strf("rmse_%d", j), "", 6, 1, true});
+  }
+  return m;
+}
+
+void MlpModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) {
   if (b.n == 0) return;
   const Tensor<float> y(mlp_.forward(b.inputs(), b.n));
   const Tensor<float> t = targets(b);
-  sums.loss += loss_.forward(y, t, b.n);
+  const double loss = loss_.forward(y, t, b.n);
+  sums[0] += loss;
   if (loss_.classifies()) {
-    sums.top1 += nn::count_top_k_hits(y, t, b.n, 1);
-    sums.topk += nn::count_top_k_hits(y, t, b.n, k);
+    sums[1] += static_cast<double>(nn::count_top_k_hits(y, t, b.n, 1));
+    sums[2] += static_cast<double>(nn::count_top_k_hits(y, t, b.n, o.top_k));
+  } else if (loss_.kind() == nn::LossKind::mse) {
+    sums[1] += loss;
+    if (rmse_per_output()) add_column_squared_errors(y, t, b.n, &sums[2]);
   }
+}
+
+Mlp<float>& MlpModel::inference_net(int rows) {
+  if (precision_ == nn::Precision::fp32 && mlp_.capacity() >= rows) return mlp_;
+  if (!inference_ || inference_->capacity() < rows)
+    inference_ = std::make_unique<Mlp<float>>(mlp_.config(), rows, nn::Precision::fp32);
+  Kokkos::deep_copy(inference_->store().params(), mlp_.store().params());
+  return *inference_;
+}
+
+std::vector<NamedShape> MlpModel::predict_inputs() const {
+  return {{Batch::kInputs, {mlp_.config().d_in}}};
+}
+
+std::vector<NamedShape> MlpModel::predict_outputs(const PredictOptions& o) const {
+  std::vector<NamedShape> out;
+  const std::int64_t d = mlp_.config().d_out;
+  if (output_wanted(o, "outputs")) out.push_back({"outputs", {d}});
+  if (has_probabilities() && output_wanted(o, "probabilities")) out.push_back({"probabilities", {d}});
+  return out;
+}
+
+Predictions MlpModel::predict(const Batch& b, const PredictOptions& o) {
+  const MlpConfig& c = mlp_.config();
+  const Tensor<float>& x = b.inputs();
+  if (x.cols() != c.d_in)
+    throw Error(strf("mlp predict: the inputs have %lld values per row; the model was built for d_in %d",
+                     (long long)x.cols(), c.d_in),
+                ExitCode::bad_input);
+  const int n = b.n, chunk = std::max(o.chunk, 1);
+  PredictOutput y{"outputs", {n, c.d_out}, View1<float>("mlp_outputs", static_cast<std::size_t>(n) * c.d_out)};
+  const View2<float> ym = y.matrix();
+  Mlp<float>& net = inference_net(chunk);
+  for (int first = 0; first < n; first += chunk) {
+    const int rows = std::min(chunk, n - first);
+    const auto out = net.forward(x.row_range(first, rows), rows);
+    Kokkos::deep_copy(Kokkos::subview(ym, Kokkos::make_pair(first, first + rows), Kokkos::ALL()),
+                      Kokkos::subview(out, Kokkos::make_pair(0, rows), Kokkos::ALL()));
+  }
+  Predictions p;
+  if (output_wanted(o, "outputs")) p.push_back(y);
+  if (has_probabilities() && output_wanted(o, "probabilities")) {
+    PredictOutput pr{"probabilities", y.shape, View1<float>("mlp_probabilities", y.values.extent(0))};
+    if (loss_.classifies()) softmax_rows(ym, pr.matrix(), n);
+    else sigmoid(y.values, pr.values);
+    p.push_back(pr);
+  }
+  return p;
 }
 
 }  // namespace hpct

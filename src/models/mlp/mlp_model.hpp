@@ -1,6 +1,12 @@
 // `model mlp`: the MLP trained with mse (regression), cross_entropy (classification over
 // num_classes logits, integer labels, optional label smoothing) or bce (multi-label, logits).
+// Metrics: the loss; classifiers (cross_entropy) accuracy and top-k accuracy; regression (mse) the
+// RMSE overall and, for 2 to kMaxOutputRmse outputs, per output (rmse_<j>).
+// predict: "outputs" [n, d_out] (regression values; logits for cross_entropy and bce) and, for
+// cross_entropy and bce, "probabilities" [n, d_out] (softmax over the classes; sigmoid per label).
 #pragma once
+
+#include <memory>
 
 #include "models/mlp/mlp.hpp"
 #include "models/model.hpp"
@@ -10,6 +16,8 @@ namespace hpct {
 
 class MlpModel : public Model {
  public:
+  static constexpr int kMaxOutputRmse = 32;
+
   MlpModel(const MlpConfig& config, int capacity, nn::Precision precision, nn::LossKind loss,
            double label_smoothing = 0.0);
   std::string family() const override { return "mlp"; }
@@ -17,8 +25,12 @@ class MlpModel : public Model {
   nn::ParameterStore<float>& store() override { return mlp_.store(); }
   double accumulate_gradients(const Batch& b, double normaliser) override;
   double loss_sum(const Batch& b) override;
-  void evaluate(const Batch& b, int k, EvalSums& sums) override;
+  std::vector<MetricSpec> metrics(const EvalOptions& o) const override;
+  void evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) override;
   bool classifies() const override { return loss_.classifies(); }
+  Predictions predict(const Batch& b, const PredictOptions& o) override;
+  std::vector<NamedShape> predict_inputs() const override;
+  std::vector<NamedShape> predict_outputs(const PredictOptions& o) const override;
   double train_flops_per_sample() const override { return 3.0 * mlp_.forward_flops(); }
   Mlp<float>& mlp() { return mlp_; }
   // Integer class labels (an image set's int64 targets) must be class indices below num_classes.
@@ -27,9 +39,19 @@ class MlpModel : public Model {
  private:
   // The batch's targets as float32: integer labels are converted into labels_ (no allocation).
   Tensor<float> targets(const Batch& b) const;
+  // Outputs of a probability kind: cross_entropy (softmax) and bce (sigmoid).
+  bool has_probabilities() const { return loss_.kind() != nn::LossKind::mse; }
+  // Per-output RMSE: regression with 2..kMaxOutputRmse outputs (one output: the overall RMSE).
+  bool rmse_per_output() const;
+  // The network predict runs on: this one when it is fp32 and holds `rows`, else an fp32 copy of
+  // that capacity with this one's parameters copied in (the trained model's capacity is one
+  // training micro-batch; a device copy of the flat buffer costs microseconds).
+  Mlp<float>& inference_net(int rows);
 
   Mlp<float> mlp_;
   nn::Loss<float> loss_;
+  nn::Precision precision_;
+  std::unique_ptr<Mlp<float>> inference_;
   View1<float> labels_;  // capacity rows
 };
 

@@ -61,8 +61,9 @@ TokenBagModel::TokenBagModel(const TokenBagConfig& c, int capacity)
 }
 
 std::string TokenBagModel::config_string() const {
-  return "vocab=" + std::to_string(config_.vocab) + " dim=" + std::to_string(config_.dim) +
-         " max_tokens=" + std::to_string(config_.max_tokens);
+  // Note [stored configuration] in models/registry.hpp: the keys of the family's config schema.
+  return "token_bag_vocab=" + std::to_string(config_.vocab) + " token_bag_dim=" + std::to_string(config_.dim) +
+         " token_bag_max_tokens=" + std::to_string(config_.max_tokens);
 }
 
 void TokenBagModel::constrain_fields(std::vector<FieldSpec>& fields) const {
@@ -117,18 +118,29 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   return std::make_unique<TokenBagModel>(c, ctx.capacity);
 }
 
-std::unique_ptr<Model> from_config(const std::string& config, int capacity) {
+void declare_config(deck::Schema& s) {
+  s.add_int("token_bag_max_tokens", 1, 1, 1 << 24, "the most tokens one row of the training data held");
+}
+
+std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   TokenBagConfig c;
-  if (std::sscanf(config.c_str(), "vocab=%d dim=%d max_tokens=%d", &c.vocab, &c.dim, &c.max_tokens) != 3)
-    throw Error("token_bag config: '" + config + "'", ExitCode::bad_input);
+  c.vocab = static_cast<int>(config.get_int("token_bag_vocab"));
+  c.dim = static_cast<int>(config.get_int("token_bag_dim"));
+  c.max_tokens = static_cast<int>(config.get_int("token_bag_max_tokens"));
   return std::make_unique<TokenBagModel>(c, capacity);
 }
 
 }  // namespace
 
 ModelFamily token_bag_family() {
-  return {"token_bag", "a test family: ragged int64 tokens -> mean embedding -> Linear (test/models/token_bag)",
-          declare, build, from_config};
+  ModelFamily f;
+  f.name = "token_bag";
+  f.summary = "a test family: ragged int64 tokens -> mean embedding -> Linear (test/models/token_bag)";
+  f.declare_keys = declare;
+  f.build = build;
+  f.declare_config_keys = declare_config;
+  f.from_config = from_config;
+  return f;
 }
 
 }  // namespace hpct::test

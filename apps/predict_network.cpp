@@ -1,0 +1,206 @@
+// predict for a network weights file (any registered family, rebuilt by models/registry's
+// load_model): each rank reads its contiguous block of the data file's input rows, runs
+// Model::predict on it, and the ranks write one HDF5 file with one dataset per named output
+// ([N, ...], rows in data order; row_output.hpp). Per-row randomness (ensembles) is keyed by the
+// global row index, so the values do not depend on the rank count up to the network batches'
+// rounding (--chunk).
+#include "predict_network.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/timer.hpp"
+#include "deck/deck.hpp"
+#include "io/hdf5.hpp"
+#include "models/registry.hpp"
+#include "row_output.hpp"
+
+namespace hpct::tools {
+
+const char* const kNetworkUsage =
+    "usage: predict WEIGHTS.h5 DATA.h5 OUT.h5 [options]   (a network's weights file written by train)\n"
+    "  --inputs-dataset NAME   the inputs dataset of DATA.h5 (default: inputs)\n"
+    "  --outputs A,B           only these outputs (default: all the model predicts)\n"
+    "  --rows N                only the first N rows (default: all)\n"
+    "  --chunk R               rows per network batch (ensembles: (row, member) pairs; default 2048)\n"
+    "  models that generate ensembles (diffusion):\n"
+    "  --members M --seed K --method ddpm|ddim --steps S --clip X   as apps/sample (defaults 8, 1, ddpm, all, 6)\n"
+    "OUT.h5 gets one float32 dataset per output, rows in data order: mlp `outputs` [N, d_out] (values;\n"
+    "logits for classifiers) and for classifiers `probabilities` [N, d_out]; diffusion `ensembles`\n"
+    "[N, members, n_fine].\n";
+
+namespace {
+
+struct NetworkOptions {
+  std::string weights, data, out, inputs_dataset;
+  std::vector<std::string> outputs;
+  PredictOptions predict;
+  long long rows = -1;
+};
+
+NetworkOptions parse(int argc, char** argv) {
+  NetworkOptions o;
+  o.predict.chunk = 2048;
+  std::vector<std::string> pos;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--kokkos-", 0) == 0) continue;
+    if (a.rfind("--", 0) != 0) {
+      pos.push_back(a);
+      continue;
+    }
+    if (i + 1 >= argc) throw Error("predict: " + a + " needs a value\n" + kNetworkUsage, ExitCode::bad_input);
+    const std::string v = argv[++i];
+    auto number = [&]() {
+      char* end = nullptr;
+      const long long x = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || !end || *end != '\0')
+        throw Error("predict: " + a + " expects an integer, got '" + v + "'", ExitCode::bad_input);
+      return x;
+    };
+    auto positive_int = [&]() {
+      const long long x = number();
+      if (x < 1 || x > INT_MAX) throw Error("predict: " + a + " must be in [1, 2^31)", ExitCode::bad_input);
+      return static_cast<int>(x);
+    };
+    if (a == "--inputs-dataset") o.inputs_dataset = v;
+    else if (a == "--outputs") o.predict.outputs = deck::split_list(v);
+    else if (a == "--rows") o.rows = number();
+    else if (a == "--chunk") o.predict.chunk = positive_int();
+    else if (a == "--members") o.predict.sampling.members = positive_int();
+    else if (a == "--seed") o.predict.sampling.seed = static_cast<std::uint64_t>(number());
+    else if (a == "--method") o.predict.sampling.method = v;
+    else if (a == "--steps") o.predict.sampling.steps = static_cast<int>(number());
+    else if (a == "--clip") o.predict.sampling.clip = std::atof(v.c_str());
+    else throw Error("predict: unknown option " + a + "\n" + kNetworkUsage, ExitCode::bad_input);
+  }
+  if (pos.size() != 3)
+    throw Error(std::string("predict: expected WEIGHTS DATA OUT\n") + kNetworkUsage, ExitCode::bad_input);
+  o.weights = pos[0], o.data = pos[1], o.out = pos[2];
+  return o;
+}
+
+std::string shape_text(const std::vector<std::uint64_t>& dims) {
+  std::string s;
+  for (const std::uint64_t d : dims) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  return "[" + s + "]";
+}
+
+}  // namespace
+
+int predict_network(int argc, char** argv, const Comm& comm) {
+  NetworkOptions o;
+  comm.run_agreed([&] { o = parse(argc, argv); });
+  PredictOptions& po = o.predict;
+
+  // The model, what it reads and what it writes with these options (unknown names are errors).
+  std::unique_ptr<Model> model;
+  NamedShape input;
+  std::vector<NamedShape> outputs;
+  std::vector<std::pair<std::string, long long>> facts;
+  comm.run_agreed([&] {
+    model = load_model(o.weights, po.chunk);
+    const std::vector<NamedShape> inputs = model->predict_inputs();
+    if (inputs.size() != 1)
+      throw Error(o.weights + ": the " + model->family() + " model reads " + std::to_string(inputs.size()) +
+                      " fields; predict feeds one dataset",
+                  ExitCode::bad_input);
+    input = inputs.front();
+    const std::vector<NamedShape> all = model->predict_outputs(PredictOptions{po.chunk, {}, po.sampling});
+    for (const std::string& name : po.outputs)
+      if (std::none_of(all.begin(), all.end(), [&](const NamedShape& s) { return s.name == name; })) {
+        std::string known;
+        for (const NamedShape& s : all) known += (known.empty() ? "" : ", ") + s.name;
+        throw Error("predict: --outputs: the " + model->family() + " model has no output '" + name + "' (it has " +
+                        known + ")",
+                    ExitCode::bad_input);
+      }
+    outputs = model->predict_outputs(po);
+    facts = model->prediction_facts(po);  // checks the sampling options of models that sample
+  });
+  const std::string dataset = o.inputs_dataset.empty() ? input.name : o.inputs_dataset;
+  const auto width = static_cast<std::uint64_t>(input.row_size());
+
+  // This rank's block of rows.
+  std::uint64_t total = 0;
+  comm.run_agreed([&] {
+    const h5::File f = h5::File::open_read(o.data);
+    const h5::DatasetInfo di = h5::info(f, dataset);
+    std::uint64_t row = 1;
+    for (std::size_t i = 1; i < di.dims.size(); ++i) row *= di.dims[i];
+    if (di.dims.size() < 2 || row != width)
+      throw Error(o.data + ": dataset '" + dataset + "' is " + shape_text(di.dims) + "; the " + model->family() +
+                      " model reads rows of " + std::to_string(width) + " values",
+                  ExitCode::bad_input);
+    total = di.dims[0];
+    if (o.rows >= 0 && static_cast<std::uint64_t>(o.rows) < total) total = static_cast<std::uint64_t>(o.rows);
+  });
+  const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(comm.size());
+  const std::uint64_t first = total * r / p, count = total * (r + 1) / p - first;
+  if (comm.max(count) > static_cast<std::uint64_t>(INT_MAX))
+    comm.agree("predict: more than 2^31 rows per rank; use more ranks or --rows", ExitCode::bad_input);
+  const View2<float> x("predict_inputs", count, width);
+  const View1<std::uint64_t> ids("predict_ids", count);
+  comm.run_agreed([&] {
+    auto hx = Kokkos::create_mirror_view(x);
+    const h5::File f = h5::File::open_read(o.data);
+    if (count > 0) h5::read_row_range(f, dataset, first, count, width, hx.data());
+    Kokkos::deep_copy(x, hx);
+  });
+  {
+    auto h = Kokkos::create_mirror_view(ids);
+    for (std::uint64_t i = 0; i < count; ++i) h(i) = first + i;  // per-row randomness: the global row index
+    Kokkos::deep_copy(ids, h);
+  }
+  std::string described;
+  for (const auto& [k, v] : facts) described += strf(", %s %lld", k.c_str(), v);
+  Log::info(strf("predict: %s model, %llu rows of %s, %d rank(s)%s", model->family().c_str(),
+                 (unsigned long long)total, dataset.c_str(), comm.size(), described.c_str()));
+
+  Stopwatch clock;
+  Predictions pred;
+  comm.run_agreed([&] {
+    const Batch b = prediction_batch(Tensor<float>(x), static_cast<int>(count), ids);
+    pred = model->predict(b, po);
+    if (pred.size() != outputs.size()) throw Error("internal: predict's outputs differ from predict_outputs");
+  });
+  const double secs = comm.max(clock.seconds());
+
+  // Host copies of this rank's rows of every output, then one file from every rank.
+  std::vector<std::vector<float>> host(pred.size());
+  std::vector<RowDataset> datasets;
+  std::string written;
+  for (std::size_t k = 0; k < pred.size(); ++k) {
+    auto h = Kokkos::create_mirror_view(pred[k].values);
+    Kokkos::deep_copy(h, pred[k].values);
+    host[k].assign(h.data(), h.data() + h.extent(0));
+    std::vector<std::uint64_t> dims{total};
+    for (const std::int64_t d : outputs[k].row_shape) dims.push_back(static_cast<std::uint64_t>(d));
+    datasets.push_back({pred[k].name, dims, host[k].data()});
+    written += (written.empty() ? "" : ", ") + pred[k].name + " " + shape_text(dims);
+  }
+  write_row_datasets(comm, o.out, first, count, datasets, [&](const h5::File& f) {
+    h5::write_attr(f, "/", "model", model->family());
+    h5::write_attr(f, "/", "config", model->config_string());
+    h5::write_attr(f, "/", "weights", o.weights);
+    h5::write_attr(f, "/", "data", o.data);
+    h5::write_attr(f, "/", "inputs_dataset", dataset);
+    if (model->generates_ensembles()) {
+      h5::write_attr(f, "/", "method", po.sampling.method);
+      h5::write_attr(f, "/", "members", static_cast<long long>(po.sampling.members));
+      h5::write_attr(f, "/", "seed", static_cast<long long>(po.sampling.seed));
+    }
+    for (const auto& [k, v] : facts) h5::write_attr(f, "/", k, v);
+  });
+  Log::info(strf("predict: %llu rows in %.2f s; wrote %s (%s)", (unsigned long long)total, secs, o.out.c_str(),
+                 written.c_str()));
+  return 0;
+}
+
+}  // namespace hpct::tools
