@@ -60,7 +60,7 @@ void gather_part_rows(const View1<std::uint32_t>& dst, const View1<std::uint32_t
                        });
 }
 
-EpochShard::EpochShard(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const Sampler& sampler,
+EpochShard::EpochShard(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const EpochOrder& sampler,
                        int rank, const ShardOptions& options)
     : data_(std::move(data)), specs_(std::move(specs)), sampler_(sampler), options_(options) {
   offsets_.push_back(0);

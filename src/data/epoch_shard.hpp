@@ -19,7 +19,7 @@
 #include "data/dataset.hpp"
 #include "data/epoch_stager.hpp"
 #include "data/loader_thread.hpp"
-#include "data/sampler.hpp"
+#include "data/epoch_order.hpp"
 #include "data/shard_options.hpp"
 
 namespace hpct {
@@ -28,9 +28,9 @@ class EpochShard {
  public:
   // `specs`: the data set's fields with the checks the model asks for (Model::constrain_fields);
   // without it, data->fields().
-  EpochShard(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const Sampler& sampler, int rank,
+  EpochShard(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const EpochOrder& sampler, int rank,
              const ShardOptions& options = {});
-  EpochShard(std::shared_ptr<const Dataset> data, const Sampler& sampler, int rank, const ShardOptions& options = {})
+  EpochShard(std::shared_ptr<const Dataset> data, const EpochOrder& sampler, int rank, const ShardOptions& options = {})
       : EpochShard(data, data->fields(), sampler, rank, options) {}
   // Stops a running prefetch (between two reads) and waits for it.
   ~EpochShard();
@@ -89,7 +89,7 @@ class EpochShard {
 
   std::shared_ptr<const Dataset> data_;
   std::vector<FieldSpec> specs_;
-  Sampler sampler_;
+  EpochOrder sampler_;
   ShardOptions options_;
   bool hold_ = false;
   std::uint64_t rows_ = 0;                // this rank's rows per epoch

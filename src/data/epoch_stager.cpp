@@ -31,7 +31,7 @@ std::uint64_t window_rows(const Dataset& data, const std::vector<FieldSpec>& spe
 constexpr std::uint64_t kSieveSpan = 8;
 }  // namespace
 
-void sample_ids(const Sampler& sampler, const std::vector<std::uint64_t>& positions, std::uint64_t epoch,
+void sample_ids(const EpochOrder& sampler, const std::vector<std::uint64_t>& positions, std::uint64_t epoch,
                 std::uint64_t* ids) {
   if (!sampler.shuffled()) {
     std::copy(positions.begin(), positions.end(), ids);
@@ -47,7 +47,7 @@ void ragged_starts(const std::vector<std::uint64_t>& offsets, const std::uint64_
   for (std::size_t i = 0; i < rows; ++i) starts[i + 1] = starts[i] + offsets[ids[i] + 1] - offsets[ids[i]];
 }
 
-EpochStager::EpochStager(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const Sampler& sampler,
+EpochStager::EpochStager(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const EpochOrder& sampler,
                          const std::vector<std::uint64_t>& positions)
     : data_(std::move(data)), specs_(std::move(specs)), sampler_(sampler), positions_(positions) {
   const std::size_t rows = positions_.size();

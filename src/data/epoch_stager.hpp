@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "data/dataset.hpp"
-#include "data/sampler.hpp"
+#include "data/epoch_order.hpp"
 
 namespace hpct {
 
@@ -25,7 +25,7 @@ struct HostRows {
 };
 
 // ids[i] = the sample (row of the part) at position positions[i] of `epoch`'s global order.
-void sample_ids(const Sampler& sampler, const std::vector<std::uint64_t>& positions, std::uint64_t epoch,
+void sample_ids(const EpochOrder& sampler, const std::vector<std::uint64_t>& positions, std::uint64_t epoch,
                 std::uint64_t* ids);
 
 // starts[i] = the element where row ids[i] begins when the rows' elements of a ragged field are laid
@@ -37,7 +37,7 @@ class EpochStager {
  public:
   // `positions`: the positions of every epoch's order that this rank handles, in processing order;
   // `specs`: the data set's fields with the checks their values must pass.
-  EpochStager(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const Sampler& sampler,
+  EpochStager(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const EpochOrder& sampler,
               const std::vector<std::uint64_t>& positions);
 
   // Stages `epoch` into `out`; returns the bad-value code (field.hpp) of the first bad value among
@@ -47,7 +47,7 @@ class EpochStager {
  private:
   std::shared_ptr<const Dataset> data_;
   std::vector<FieldSpec> specs_;
-  Sampler sampler_;
+  EpochOrder sampler_;
   std::vector<std::uint64_t> positions_;
   std::uint64_t window_ = 1;  // rows per read
   // Reused every epoch: ids in processing order, the processing slot of each id in file order,

@@ -6,7 +6,7 @@
 
 #include "core/log.hpp"
 #include "core/timer.hpp"
-#include "data/sampler.hpp"
+#include "data/epoch_order.hpp"
 #include "hpctrain/version.hpp"
 #include "insitu/device_arrays.hpp"
 #include "insitu/layout.hpp"
@@ -35,8 +35,8 @@ std::unique_ptr<Comm> duplicate(MPI_Comm comm, MPI_Comm& dup) {
                                           (unsigned long long)(bad - n * d_in)));
 }
 
-Sampler session_sampler(const InsituConfig& c, std::uint64_t rows, int ranks) {
-  return Sampler(rows, c.train.batch_size, ranks, c.train.accumulation_steps, c.train.seed, c.train.shuffle);
+EpochOrder session_sampler(const InsituConfig& c, std::uint64_t rows, int ranks) {
+  return EpochOrder(rows, c.train.batch_size, ranks, c.train.accumulation_steps, c.train.seed, c.train.shuffle);
 }
 
 }  // namespace
@@ -60,7 +60,7 @@ InsituModel::InsituModel(const std::string& name, const deck::Deck& deck, MPI_Co
     else nn::read_weights(cfg_.train.init_weights, model_->store());
   });
   // The learning-rate horizon: planned_sessions sessions over full buffers.
-  const Sampler full = session_sampler(cfg_, cfg_.buffer_capacity * static_cast<std::uint64_t>(comm_->size()),
+  const EpochOrder full = session_sampler(cfg_, cfg_.buffer_capacity * static_cast<std::uint64_t>(comm_->size()),
                                        comm_->size());
   steps_ = std::make_unique<StepRunner>(cfg_.train, *comm_, *model_,
                                         full.steps_per_epoch() * cfg_.session_epochs * cfg_.planned_sessions);
@@ -181,7 +181,7 @@ double InsituModel::train_session(const std::string& time) {
 double InsituModel::run_epoch(const Numbering& numbering, std::uint64_t epoch, std::uint64_t& batches) {
   // Each rank's slots of the epoch's global order, laid out as EpochShard lays out a file's rows;
   // every rank computes every rank's list, so the owners know where their rows go (session_rows.hpp).
-  const Sampler sampler = session_sampler(cfg_, numbering.rows, comm_->size());
+  const EpochOrder sampler = session_sampler(cfg_, numbering.rows, comm_->size());
   const int accumulation = sampler.accumulation();
   const std::vector<std::uint64_t> perm = sampler.permutation(epoch);
   const WantedBy shard = [&](int q) {

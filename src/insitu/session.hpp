@@ -2,7 +2,7 @@
 // (the same pieces as `train`), a rolling buffer the simulation pushes into, and training sessions.
 // Note [a session is an epoch]: a session numbers every rank's buffered samples (session_rows.hpp,
 // Note [global numbering]) and runs session_epochs epochs over them exactly as NetworkTrainer runs
-// an epoch over a file: Sampler(seed) order of epoch e, where e counts the epochs of all sessions so
+// an epoch over a file: EpochOrder(seed) order of epoch e, where e counts the epochs of all sessions so
 // far, the same step runner, batch ids and noise keys. So one session equals `train` on a file of
 // those samples. Each epoch stages on each rank only the rows of its shard (Note [staged shard]).
 // Calls marked collective must be made by every rank of the model's communicator.

@@ -38,7 +38,7 @@ std::uint64_t parameter_fingerprint(const View1<float>& params) {
 NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
     : deck_(deck), config_(TrainConfig::from_deck(deck)), comm_(comm), cadence_(config_) {
   open_data();
-  sampler_ = std::make_unique<Sampler>(train_data_->rows(), config_.batch_size, comm.size(), config_.accumulation_steps,
+  sampler_ = std::make_unique<EpochOrder>(train_data_->rows(), config_.batch_size, comm.size(), config_.accumulation_steps,
                                        config_.seed, config_.shuffle);
   build_model();
   comm.run_agreed(
@@ -345,7 +345,7 @@ void NetworkTrainer::write_outputs() {
 
 int run_network_training(const deck::Deck& deck, const Comm& comm) {
   NetworkTrainer trainer(deck, comm);
-  const Sampler& smp = trainer.sampler();
+  const EpochOrder& smp = trainer.sampler();
   const TrainConfig& c = trainer.config();
   Log::info(strf("  model %s: %s, %llu parameters, precision %s", trainer.model().family().c_str(),
                  clip_for_log(trainer.model().config_string(), 200).c_str(),

@@ -15,7 +15,7 @@
 #include "comm/comm.hpp"
 #include "core/heartbeat.hpp"
 #include "data/epoch_shard.hpp"
-#include "data/sampler.hpp"
+#include "data/epoch_order.hpp"
 #include "deck/deck.hpp"
 #include "models/model.hpp"
 #include "train/cadence.hpp"
@@ -45,7 +45,7 @@ class NetworkTrainer {
   const TrainConfig& config() const { return config_; }
   Model& model() { return *model_; }
   StepRunner& step_runner() { return *steps_; }
-  const Sampler& sampler() const { return *sampler_; }
+  const EpochOrder& sampler() const { return *sampler_; }
   std::uint64_t validation_rows() const { return evaluator_->rows(); }
 
  private:
@@ -69,7 +69,7 @@ class NetworkTrainer {
   // The parts of the file(s): the split of data_file, or data_file and validation_file.
   std::shared_ptr<const Dataset> train_data_, val_data_;
   std::vector<FieldSpec> specs_;  // the data's fields with the checks the model asks for
-  std::unique_ptr<Sampler> sampler_;
+  std::unique_ptr<EpochOrder> sampler_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<StepRunner> steps_;
   std::unique_ptr<Evaluator> evaluator_;

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "data/sampler.hpp"
+#include "data/epoch_order.hpp"
 #include "insitu/config.hpp"
 #include "insitu/session.hpp"
 #include "io/hdf5.hpp"
@@ -75,7 +75,7 @@ TEST(InsituShard, ASessionHoldsOnlyThisRanksShardAndStillTrainsLikeTrain) {
   m.train_session("t");
 
   // The most this rank may hold: its rows of an epoch, or its block of the buffer statistics.
-  const Sampler sampler(total, kBatch, world.size(), 1, 11, true);
+  const EpochOrder sampler(total, kBatch, world.size(), 1, 11, true);
   const auto r = static_cast<std::uint64_t>(world.rank()), p = static_cast<std::uint64_t>(world.size());
   const std::uint64_t shard = std::max(sampler.rows_per_epoch(world.rank()), total * (r + 1) / p - total * r / p);
   EXPECT_EQ(m.last_session_staged_rows(), shard);

@@ -48,7 +48,7 @@ Shown load_and_show(EpochShard& shard, std::uint64_t epoch, std::uint64_t rows) 
 }
 
 // The expected rows: the part read in one block, indexed by the epoch's order.
-Shown expected(const TabularSource& src, const Sampler& sampler, int rank, std::uint64_t epoch) {
+Shown expected(const TabularSource& src, const EpochOrder& sampler, int rank, std::uint64_t epoch) {
   std::vector<float> px(src.rows * src.d_in), py(src.rows * src.d_out);
   Shown s;
   s.bad = read_tabular_block(src, 0, src.rows, px.data(), py.data());
@@ -99,8 +99,8 @@ TEST(DataPath, EveryModeShowsTheRowsOfThePerEpochRead) {
   src.first_row = 9, src.rows = 117;  // a part that does not start at row 0
   // 3 ranks x batch 5 x 2 micro-steps: 4 steps, the last one partial, rank 2 short in it; a rank's
   // rows are dense in the file (contiguous reads). 12 ranks x batch 2: sparse (element selections).
-  const Sampler three(src.rows, 5, 3, 2, 11, true), twelve(src.rows, 2, 12, 1, 5, true);
-  for (const auto& [sampler, rank] : std::vector<std::pair<Sampler, int>>{
+  const EpochOrder three(src.rows, 5, 3, 2, 11, true), twelve(src.rows, 2, 12, 1, 5, true);
+  for (const auto& [sampler, rank] : std::vector<std::pair<EpochOrder, int>>{
            {three, 0}, {three, 1}, {three, 2}, {twelve, 0}, {twelve, 11}}) {
     const std::uint64_t rows = sampler.rows_per_epoch(rank);
     const std::vector<std::pair<ShardOptions, bool>> modes = {
@@ -150,7 +150,7 @@ TEST(DataPath, ShuffleOffReadsOnceAndShowsTheSameRows) {
   if (comm.rank() != 0) return;
   const std::string path = hpct::test::friedman_file(Comm(MPI_COMM_SELF), "data_path_noshuffle", 50);
   const TabularSource src = describe_tabular(path, "inputs", "targets");
-  const Sampler sampler(src.rows, 4, 2, 1, 3, false);
+  const EpochOrder sampler(src.rows, 4, 2, 1, 3, false);
   EpochShard shard(std::make_shared<TabularDataset>(src), sampler, 1, options(DataCache::memory, true));
   EXPECT_FALSE(shard.holds_part());  // its own rows are all it ever needs
   const std::uint64_t rows = sampler.rows_per_epoch(1);

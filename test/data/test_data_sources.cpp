@@ -79,12 +79,12 @@ TEST(DataSources, EveryModeShowsTheExpectedRowsOfEveryField) {
   EXPECT_EQ(specs[0].max_row_elements, 4u);
   // 3 ranks x batch 5 x 2 micro-steps (dense rows: block reads, a partial last step); 12 ranks x
   // batch 2 (sparse rows: row selections); shuffle off (read once).
-  const Sampler three(rows, 5, 3, 2, 11, true), twelve(rows, 2, 12, 1, 5, true), fixed(rows, 4, 2, 1, 3, false);
+  const EpochOrder three(rows, 5, 3, 2, 11, true), twelve(rows, 2, 12, 1, 5, true), fixed(rows, 4, 2, 1, 3, false);
   const std::vector<std::pair<ShardOptions, bool>> modes = {
       {options(DataCache::stream, false), false}, {options(DataCache::stream, true), false},
       {options(DataCache::memory, false), true},  {options(DataCache::automatic, true), true},
       {options(DataCache::automatic, true, 0), false}};
-  for (const auto& [sampler, rank] : std::vector<std::pair<Sampler, int>>{
+  for (const auto& [sampler, rank] : std::vector<std::pair<EpochOrder, int>>{
            {three, 0}, {three, 2}, {twelve, 0}, {twelve, 11}, {fixed, 1}}) {
     for (const auto& [opt, holds] : modes) {
       EpochShard shard(data, sampler, rank, opt);
@@ -142,7 +142,7 @@ TEST(DataSources, TheTrainersBatchesCarryEveryFieldInEveryMode) {
   const std::string train_path = written(comm, train, "sources_trainer");
   const std::string val_path = written(comm, val, "sources_trainer_val");
   const std::uint64_t epochs = 2, batch = 4;
-  const Sampler sampler(train.rows, batch, comm.size(), 2, 0, true);
+  const EpochOrder sampler(train.rows, batch, comm.size(), 2, 0, true);
   for (const std::string& mode : kModes) {
     const deck::Deck deck = make_deck("model field_probe\n" + kGraphFields + "data_file " + train_path +
                                       "\nvalidation_file " + val_path +

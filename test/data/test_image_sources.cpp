@@ -110,7 +110,7 @@ TEST(DataSources, ImageSetsReadAsFloatWithInt64Labels) {
   const std::vector<double>& scaled = t.fields[0].values;
   EXPECT_EQ(*std::min_element(scaled.begin(), scaled.end()), 0.0);
   EXPECT_EQ(*std::max_element(scaled.begin(), scaled.end()), 1.0);
-  const Sampler sampler(10, 3, 1, 1, 4, true);
+  const EpochOrder sampler(10, 3, 1, 1, 4, true);
   for (const ShardOptions& opt : {options(DataCache::stream, false), options(DataCache::stream, true),
                                   options(DataCache::memory, true)}) {
     EpochShard shard(u, sampler, 0, opt);

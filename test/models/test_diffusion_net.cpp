@@ -9,7 +9,7 @@
 #include "core/rng.hpp"
 #include "models/diffusion/diffusion_model.hpp"
 #include "models/diffusion/diffusion_net.hpp"
-#include "models/diffusion/diffusion_sampler.hpp"
+#include "models/diffusion/ensemble_generator.hpp"
 #include "models/diffusion/diffusion_schedule.hpp"
 #include "nn/layer_check.hpp"
 
@@ -213,7 +213,7 @@ TEST(DiffusionModel, VTargetIsSqrtAbarEpsMinusSqrtOneMinusAbarX0) {
   EXPECT_NE(DiffusionConfig::parse(cv.to_string()).target, "eps");
 }
 
-TEST(DiffusionSampler, EnsemblesDoNotDependOnChunking) {
+TEST(EnsembleGenerator, EnsemblesDoNotDependOnChunking) {
   DiffusionConfig c;
   c.n_context = 3, c.n_fine = 8, c.hidden = 16, c.time_dim = 8, c.steps = 12;
   const NoiseSchedule s = NoiseSchedule::make(c.schedule, c.steps);
@@ -224,12 +224,12 @@ TEST(DiffusionSampler, EnsemblesDoNotDependOnChunking) {
   for (const char* method : {"ddpm", "ddim", "ddpm-v"}) {
     c.target = std::string(method) == "ddpm-v" ? "v" : "eps";
     if (c.target == "v") method = "ddpm";
-    SamplerOptions o;
+    SamplingOptions o;
     o.method = method, o.members = M, o.seed = 4, o.steps = 5;
     DiffusionNet<float> small(c, 3), big(c, 64);  // 1 context per chunk vs all at once
     small.store().initialize(2);
     big.store().initialize(2);
-    DiffusionSampler a(small, s, norm, o), b(big, s, norm, o);
+    EnsembleGenerator a(small, s, norm, o), b(big, s, norm, o);
     std::vector<float> oa(n * M * 8), ob(n * M * 8), oc(2 * M * 8);
     a.sample(ctx.data(), n, 100, oa.data());
     b.sample(ctx.data(), n, 100, ob.data());

@@ -9,7 +9,7 @@
 
 #include "core/rng.hpp"
 #include "models/diffusion/diffusion_model.hpp"
-#include "models/diffusion/diffusion_sampler.hpp"
+#include "models/diffusion/ensemble_generator.hpp"
 #include "models/mlp/mlp_model.hpp"
 
 using namespace hpct;
@@ -126,7 +126,7 @@ TEST(Predict, DiffusionEnsemblesAreKeyedByRowIdsAndSeed) {
   DiffusionNet<float> net(c, 3);
   Kokkos::deep_copy(net.store().params(), m.store().params());
   DiffusionNormalisation norm(3, 8);
-  DiffusionSampler sampler(net, m.schedule(), norm, o.sampling);
+  EnsembleGenerator sampler(net, m.schedule(), norm, o.sampling);
   std::vector<float> direct(a.size());
   auto hc = to_host(ctx);
   sampler.sample(hc.data(), n, 0, direct.data());

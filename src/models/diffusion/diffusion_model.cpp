@@ -6,7 +6,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/rng.hpp"
-#include "models/diffusion/diffusion_sampler.hpp"
+#include "models/diffusion/ensemble_generator.hpp"
 #include "core/vector_math.hpp"
 #include "nn/elementwise.hpp"
 #include "nn/loss.hpp"
@@ -146,7 +146,7 @@ std::vector<NamedShape> DiffusionModel::predict_outputs(const PredictOptions& o)
 }
 
 std::vector<std::pair<std::string, long long>> DiffusionModel::prediction_facts(const PredictOptions& o) const {
-  const auto visited = DiffusionSampler::visited_timesteps(o.sampling.method, o.sampling.steps, schedule_.steps);
+  const auto visited = EnsembleGenerator::visited_timesteps(o.sampling.method, o.sampling.steps, schedule_.steps);
   return {{"network_evaluations", static_cast<long long>(visited.size())}};
 }
 
@@ -171,7 +171,7 @@ Predictions DiffusionModel::predict(const Batch& b, const PredictOptions& o) {
     Kokkos::parallel_for("diffusion_context_ids", range(std::uint64_t{0}, n),
                          KOKKOS_LAMBDA(const std::uint64_t i) { v(i) = i; });
   }
-  DiffusionSampler sampler(inference_net(rows), schedule_, norm_, s, rows);
+  EnsembleGenerator sampler(inference_net(rows), schedule_, norm_, s, rows);
   const View2<float> contexts(x.data(), n, static_cast<std::size_t>(c.n_context));  // the batch's memory
   sampler.sample(contexts, ids, n, View2<float>(e.values.data(), n * M, nf));
   return {e};

@@ -5,7 +5,7 @@
 // (seed, epoch, global sample index), so any rank count trains the same model.
 // loss = mean over the fine cells of (eps_hat(x_t, c, t) - eps)^2, x_t = sqrt(abar_t) x_0 + sqrt(1-abar_t) eps
 // (with `diffusion_target v` the target is v = sqrt(abar_t) eps - sqrt(1-abar_t) x_0 instead of eps).
-// predict: "ensembles" [n, members, n_fine] in data units, sampled by DiffusionSampler (DDPM or
+// predict: "ensembles" [n, members, n_fine] in data units, sampled by EnsembleGenerator (DDPM or
 // DDIM) from the contexts b.inputs(), the noise keyed by (seed, b.ids, member, step).
 #pragma once
 

@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <set>
 
-#include "data/sampler.hpp"
+#include "data/epoch_order.hpp"
 
-using hpct::Sampler;
+using hpct::EpochOrder;
 
 namespace {
 // The sample ids in the order they are consumed: step by step, then micro-step, then rank.
-std::vector<std::uint64_t> consumed(const Sampler& s, int ranks, std::uint64_t epoch) {
+std::vector<std::uint64_t> consumed(const EpochOrder& s, int ranks, std::uint64_t epoch) {
   const auto perm = s.permutation(epoch);
   std::vector<std::uint64_t> out;
   for (std::uint64_t step = 0; step < s.steps_per_epoch(); ++step)
@@ -24,9 +24,9 @@ std::vector<std::uint64_t> consumed(const Sampler& s, int ranks, std::uint64_t e
 }
 }  // namespace
 
-TEST(Sampler, EverySampleExactlyOncePerEpoch) {
+TEST(EpochOrder, EverySampleExactlyOncePerEpoch) {
   for (std::uint64_t n : {1ull, 7ull, 100ull, 1001ull}) {
-    Sampler s(n, 8, 3, 2, 42, true);
+    EpochOrder s(n, 8, 3, 2, 42, true);
     for (std::uint64_t epoch = 0; epoch < 3; ++epoch) {
       auto ids = consumed(s, 3, epoch);
       ASSERT_EQ(ids.size(), n);
@@ -36,9 +36,9 @@ TEST(Sampler, EverySampleExactlyOncePerEpoch) {
   }
 }
 
-TEST(Sampler, SameGlobalOrderForOneAndTwoRanks) {
+TEST(EpochOrder, SameGlobalOrderForOneAndTwoRanks) {
   const std::uint64_t n = 1003;
-  Sampler one(n, 32, 1, 1, 5, true), two(n, 16, 2, 1, 5, true), accum(n, 8, 2, 2, 5, true);
+  EpochOrder one(n, 32, 1, 1, 5, true), two(n, 16, 2, 1, 5, true), accum(n, 8, 2, 2, 5, true);
   EXPECT_EQ(one.steps_per_epoch(), two.steps_per_epoch());
   for (std::uint64_t epoch = 0; epoch < 2; ++epoch) {
     EXPECT_EQ(consumed(one, 1, epoch), consumed(two, 2, epoch));
@@ -49,20 +49,20 @@ TEST(Sampler, SameGlobalOrderForOneAndTwoRanks) {
   }
 }
 
-TEST(Sampler, OrderChangesWithEpochAndSeedOnly) {
-  Sampler a(500, 10, 1, 1, 1, true), b(500, 10, 1, 1, 1, true), c(500, 10, 1, 1, 2, true);
+TEST(EpochOrder, OrderChangesWithEpochAndSeedOnly) {
+  EpochOrder a(500, 10, 1, 1, 1, true), b(500, 10, 1, 1, 1, true), c(500, 10, 1, 1, 2, true);
   EXPECT_EQ(a.permutation(3), b.permutation(3));
   EXPECT_NE(a.permutation(0), a.permutation(1));
   EXPECT_NE(a.permutation(0), c.permutation(0));
-  Sampler fixed(50, 10, 1, 1, 1, false);
+  EpochOrder fixed(50, 10, 1, 1, 1, false);
   const auto p = fixed.permutation(4);
   for (std::uint64_t i = 0; i < 50; ++i) EXPECT_EQ(p[i], i);
 }
 
-TEST(Sampler, PartialLastStepIsKeptAndSplitInOrder) {
+TEST(EpochOrder, PartialLastStepIsKeptAndSplitInOrder) {
   // 10 samples, global batch 2 ranks x 3 = 6: steps of 6 and 4; in the last step rank 0 gets 3,
   // rank 1 gets 1.
-  Sampler s(10, 3, 2, 1, 0, false);
+  EpochOrder s(10, 3, 2, 1, 0, false);
   EXPECT_EQ(s.steps_per_epoch(), 2u);
   EXPECT_EQ(s.step_samples(0), 6u);
   EXPECT_EQ(s.step_samples(1), 4u);
@@ -71,15 +71,15 @@ TEST(Sampler, PartialLastStepIsKeptAndSplitInOrder) {
   EXPECT_EQ(s.rows_per_epoch(0), 6u);
   EXPECT_EQ(s.rows_per_epoch(1), 4u);
   // More ranks than samples: some ranks get nothing, nothing is lost.
-  Sampler tiny(3, 2, 4, 1, 0, true);
+  EpochOrder tiny(3, 2, 4, 1, 0, true);
   std::uint64_t total = 0;
   for (int r = 0; r < 4; ++r) total += tiny.rows_per_epoch(r);
   EXPECT_EQ(total, 3u);
 }
 
-TEST(Sampler, PermutationIsUnbiasedEnough) {
+TEST(EpochOrder, PermutationIsUnbiasedEnough) {
   // Position of sample 0 over many epochs should be spread over the whole range.
-  Sampler s(20, 1, 1, 1, 9, true);
+  EpochOrder s(20, 1, 1, 1, 9, true);
   std::set<std::uint64_t> positions;
   for (std::uint64_t e = 0; e < 400; ++e) {
     const auto p = s.permutation(e);

@@ -15,15 +15,14 @@
 
 namespace hpct {
 
-// The sampling options live with the Model interface (models/model.hpp: PredictOptions::sampling).
-using SamplerOptions = SamplingOptions;
+// The sampling options (SamplingOptions) live with the Model interface (models/model.hpp).
 
-class DiffusionSampler {
+class EnsembleGenerator {
  public:
   // The chunk size in (context, member) rows is chunk_rows (0: the net's capacity), at most the
   // net's capacity and at least the members.
-  DiffusionSampler(DiffusionNet<float>& net, const NoiseSchedule& schedule, const DiffusionNormalisation& norm,
-                   const SamplerOptions& options, int chunk_rows = 0);
+  EnsembleGenerator(DiffusionNet<float>& net, const NoiseSchedule& schedule, const DiffusionNormalisation& norm,
+                   const SamplingOptions& options, int chunk_rows = 0);
 
   // The timesteps a method visits on a schedule of T steps, from the noisiest down to 0 (ddim:
   // `steps` of them evenly spaced, 0: all); an unknown method is an input error.
@@ -59,7 +58,7 @@ class DiffusionSampler {
   DiffusionNet<float>& net_;
   const NoiseSchedule& schedule_;
   const DiffusionNormalisation& norm_;
-  SamplerOptions opt_;
+  SamplingOptions opt_;
   std::vector<int> visit_;
   int contexts_per_chunk_;
   View2<float> c_raw_, c_, x_;

@@ -1,5 +1,5 @@
 // DDPM / DDIM ensemble sampling loops over chunks of (context, member) rows.
-#include "models/diffusion/diffusion_sampler.hpp"
+#include "models/diffusion/ensemble_generator.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -14,7 +14,7 @@ namespace {
 std::uint64_t sampling_key(std::uint64_t seed) { return rng::hash(seed, rng::kNoiseStream, 0x53414d504c45ull); }
 }  // namespace
 
-std::vector<int> DiffusionSampler::visited_timesteps(const std::string& method, int steps, int T) {
+std::vector<int> EnsembleGenerator::visited_timesteps(const std::string& method, int steps, int T) {
   std::vector<int> visit;
   if (method == "ddpm") {
     for (int i = T - 1; i >= 0; --i) visit.push_back(i);
@@ -29,8 +29,8 @@ std::vector<int> DiffusionSampler::visited_timesteps(const std::string& method, 
   return visit;
 }
 
-DiffusionSampler::DiffusionSampler(DiffusionNet<float>& net, const NoiseSchedule& schedule,
-                                   const DiffusionNormalisation& norm, const SamplerOptions& options, int chunk_rows)
+EnsembleGenerator::EnsembleGenerator(DiffusionNet<float>& net, const NoiseSchedule& schedule,
+                                   const DiffusionNormalisation& norm, const SamplingOptions& options, int chunk_rows)
     : net_(net), schedule_(schedule), norm_(norm), opt_(options) {
   const int cap = chunk_rows > 0 ? chunk_rows : net.capacity();
   if (cap > net.capacity()) throw Error("internal: sampling chunk larger than the network's capacity");
@@ -49,7 +49,7 @@ DiffusionSampler::DiffusionSampler(DiffusionNet<float>& net, const NoiseSchedule
   h_pair_ids_ = Kokkos::create_mirror_view(pair_ids_);
 }
 
-void DiffusionSampler::run_chunk(int rows) {
+void EnsembleGenerator::run_chunk(int rows) {
   const int T = schedule_.steps;
   const auto x = x_;
   const auto ids = pair_ids_;
@@ -105,7 +105,7 @@ void DiffusionSampler::run_chunk(int rows) {
   norm_.denormalise_fine(x_, rows);
 }
 
-void DiffusionSampler::sample(const float* contexts, std::uint64_t n, std::uint64_t first_index, float* out,
+void EnsembleGenerator::sample(const float* contexts, std::uint64_t n, std::uint64_t first_index, float* out,
                               const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   const auto M = static_cast<std::uint64_t>(opt_.members);
   const std::uint64_t nc = c_raw_.extent(1), nf = x_.extent(1);
@@ -127,7 +127,7 @@ void DiffusionSampler::sample(const float* contexts, std::uint64_t n, std::uint6
   }
 }
 
-void DiffusionSampler::stage_chunk(const View2<float>& contexts, const View1<std::uint64_t>& ids, std::uint64_t first,
+void EnsembleGenerator::stage_chunk(const View2<float>& contexts, const View1<std::uint64_t>& ids, std::uint64_t first,
                                    std::uint64_t k) {
   const auto c_raw = c_raw_;
   const auto pair_ids = pair_ids_;
@@ -143,7 +143,7 @@ void DiffusionSampler::stage_chunk(const View2<float>& contexts, const View1<std
       });
 }
 
-void DiffusionSampler::sample(const View2<float>& contexts, std::uint64_t n, std::uint64_t first_index,
+void EnsembleGenerator::sample(const View2<float>& contexts, std::uint64_t n, std::uint64_t first_index,
                               const View2<float>& out) {
   const View1<std::uint64_t> ids("sample_context_ids", n);
   Kokkos::parallel_for("sample_context_ids", range(std::uint64_t{0}, n),
@@ -151,7 +151,7 @@ void DiffusionSampler::sample(const View2<float>& contexts, std::uint64_t n, std
   sample(contexts, ids, n, out);
 }
 
-void DiffusionSampler::sample(const View2<float>& contexts, const View1<std::uint64_t>& ids, std::uint64_t n,
+void EnsembleGenerator::sample(const View2<float>& contexts, const View1<std::uint64_t>& ids, std::uint64_t n,
                               const View2<float>& out) {
   const auto M = static_cast<std::uint64_t>(opt_.members);
   for (std::uint64_t first = 0; first < n; first += static_cast<std::uint64_t>(contexts_per_chunk_)) {

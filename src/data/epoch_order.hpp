@@ -15,9 +15,9 @@
 
 namespace hpct {
 
-class Sampler {
+class EpochOrder {
  public:
-  Sampler(std::uint64_t n, std::uint64_t batch_per_rank, int ranks, int accumulation,
+  EpochOrder(std::uint64_t n, std::uint64_t batch_per_rank, int ranks, int accumulation,
           std::uint64_t seed, bool shuffle);
 
   std::uint64_t size() const { return n_; }

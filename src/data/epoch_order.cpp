@@ -1,4 +1,4 @@
-#include "data/sampler.hpp"
+#include "data/epoch_order.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -7,7 +7,7 @@
 
 namespace hpct {
 
-Sampler::Sampler(std::uint64_t n, std::uint64_t batch_per_rank, int ranks, int accumulation,
+EpochOrder::EpochOrder(std::uint64_t n, std::uint64_t batch_per_rank, int ranks, int accumulation,
                  std::uint64_t seed, bool shuffle)
     : n_(n),
       batch_(batch_per_rank),
@@ -18,12 +18,12 @@ Sampler::Sampler(std::uint64_t n, std::uint64_t batch_per_rank, int ranks, int a
       accumulation_(accumulation),
       shuffle_(shuffle) {}
 
-std::uint64_t Sampler::step_samples(std::uint64_t step) const {
+std::uint64_t EpochOrder::step_samples(std::uint64_t step) const {
   const std::uint64_t begin = step * global_batch_;
   return begin >= n_ ? 0 : std::min(global_batch_, n_ - begin);
 }
 
-std::pair<std::uint64_t, std::uint64_t> Sampler::slice(std::uint64_t step, int micro, int rank) const {
+std::pair<std::uint64_t, std::uint64_t> EpochOrder::slice(std::uint64_t step, int micro, int rank) const {
   const std::uint64_t begin = step * global_batch_ +
                               static_cast<std::uint64_t>(micro) * batch_ * ranks_ +
                               static_cast<std::uint64_t>(rank) * batch_;
@@ -31,7 +31,7 @@ std::pair<std::uint64_t, std::uint64_t> Sampler::slice(std::uint64_t step, int m
   return {b, std::min(begin + batch_, n_)};
 }
 
-std::vector<std::uint64_t> Sampler::permutation(std::uint64_t epoch) const {
+std::vector<std::uint64_t> EpochOrder::permutation(std::uint64_t epoch) const {
   std::vector<std::uint64_t> p(n_);
   std::iota(p.begin(), p.end(), 0);
   if (!shuffle_) return p;
@@ -43,7 +43,7 @@ std::vector<std::uint64_t> Sampler::permutation(std::uint64_t epoch) const {
   return p;
 }
 
-std::uint64_t Sampler::rows_per_epoch(int rank) const {
+std::uint64_t EpochOrder::rows_per_epoch(int rank) const {
   std::uint64_t rows = 0;
   for (std::uint64_t s = 0; s < steps_per_epoch(); ++s)
     for (int k = 0; k < accumulation_; ++k) {
