@@ -1,8 +1,5 @@
 // convert: writes a trained model in a format other tools load: a GBDT model file as XGBoost's JSON
 // model or LightGBM's text model, network weights (HDF5 from train) as safetensors for PyTorch.
-#include <mpi.h>
-
-#include <Kokkos_Core.hpp>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -10,8 +7,8 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/gpu_fallback.hpp"
 #include "core/log.hpp"
+#include "core/runtime.hpp"
 #include "gbdt/export.hpp"
 #include "gbdt/model_io.hpp"
 #include "models/registry.hpp"
@@ -89,23 +86,17 @@ int convert_main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  hpct::exec_host_twin_without_gpu(argv);  // GPU build, no GPU: the host build's convert
-  // MPI and Kokkos as in the other tools: the HDF5 library is the parallel build, and a network's
-  // parameters live in Kokkos views. One process; no communication.
-  MPI_Init(&argc, &argv);
-  int code = 0;
-  {
-    Kokkos::ScopeGuard kokkos(argc, argv);
-    try {
-      code = convert_main(argc, argv);
-    } catch (const hpct::Error& e) {
-      std::fprintf(stderr, "convert: error: %s\n", e.what());
-      code = static_cast<int>(e.code());
-    } catch (const std::exception& e) {  // e.g. an allocation failure
-      std::fprintf(stderr, "convert: error: %s\n", e.what());
-      code = 1;
-    }
+  // MPI and Kokkos as in the other tools (the HDF5 library is the parallel build; a network's
+  // parameters live in Kokkos views); a GPU build without a GPU hands over to its host twin.
+  // One process, no communication.
+  hpct::Runtime runtime(argc, argv);
+  try {
+    return convert_main(argc, argv);
+  } catch (const hpct::Error& e) {
+    std::fprintf(stderr, "convert: error: %s\n", e.what());
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {  // e.g. an allocation failure
+    std::fprintf(stderr, "convert: error: %s\n", e.what());
+    return 1;
   }
-  MPI_Finalize();
-  return code;
 }
