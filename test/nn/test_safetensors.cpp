@@ -62,7 +62,8 @@ void write_like_train(const std::string& path, Model& m) {
 TEST(Safetensors, WritesNetworksForThePyTorchCheck) {
   const int n = 8;
   {
-    std::unique_ptr<Model> m = find_model_family("mlp")->from_config("d_in=10 hidden=32,24 d_out=3 activation=gelu", n);
+    const std::string cfg = "d_in=10 hidden=32,24 d_out=3 activation=gelu";
+    std::unique_ptr<Model> m = find_model_family("mlp")->from_config(cfg, n);
     m->store().initialize(11);
     write_like_train("convert_mlp.weights.h5", *m);
     const View2<float> x = normal_matrix(n, 10, 1);
