@@ -1,14 +1,15 @@
-// JSON writer and a small JSON reader for exactly the values the model file holds.
+// The model file through nlohmann-json: written in the documented key order, read with checks that
+// name the file and field.
 #include "gbdt/model_io.hpp"
 
-#include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <map>
-#include <memory>
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -18,182 +19,149 @@ namespace hpct::gbdt {
 
 namespace {
 
-template <class T, class F>
-void write_array(std::ostringstream& o, const char* key, const std::vector<T>& v, F fmt) {
-  o << "\"" << key << "\": [";
-  for (std::size_t i = 0; i < v.size(); ++i) o << (i ? ", " : "") << fmt(v[i]);
-  o << "]";
-}
+using json = nlohmann::ordered_json;  // keeps the documented key order
 
-// Shortest forms that read back to the same float / double.
-std::string f9(float v) { return strf("%.9g", static_cast<double>(v)); }
-std::string d17(double v) { return strf("%.17g", v); }
-std::string i(long long v) { return std::to_string(v); }
-
-// --- reader: values are null, bool, number, string, array or object ---
-struct Value {
-  enum Kind { null, boolean, number, string, array, object } kind = null;
-  double num = 0;
-  std::string str;
-  std::vector<Value> items;
-  std::map<std::string, Value> fields;
-};
-
-class Parser {
- public:
-  Parser(const std::string& t, const std::string& src) : t_(t), src_(src) {}
-  Value parse() {
-    Value v = value();
-    ws();
-    if (p_ != t_.size()) fail("trailing characters");
-    return v;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& msg) {
-    int line = 1;
-    for (std::size_t k = 0; k < p_ && k < t_.size(); ++k) line += t_[k] == '\n';
-    input_error(src_, line, "", "model file: " + msg);
-  }
-  void ws() {
-    while (p_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[p_]))) ++p_;
-  }
-  bool eat(char c) {
-    ws();
-    if (p_ < t_.size() && t_[p_] == c) {
-      ++p_;
-      return true;
-    }
-    return false;
-  }
-  void expect(char c) {
-    if (!eat(c)) fail(std::string("expected '") + c + "'");
-  }
-  std::string str() {
-    expect('"');
-    std::string s;
-    while (p_ < t_.size() && t_[p_] != '"') {
-      if (t_[p_] == '\\' && p_ + 1 < t_.size()) ++p_;
-      s += t_[p_++];
-    }
-    if (p_ >= t_.size()) fail("unterminated string");
-    ++p_;
-    return s;
-  }
-  Value value() {
-    ws();
-    if (p_ >= t_.size()) fail("unexpected end");
-    Value v;
-    const char c = t_[p_];
-    if (c == '{') {
-      ++p_;
-      v.kind = Value::object;
-      if (eat('}')) return v;
-      do {
-        ws();
-        const std::string k = str();
-        expect(':');
-        v.fields[k] = value();
-      } while (eat(','));
-      expect('}');
-    } else if (c == '[') {
-      ++p_;
-      v.kind = Value::array;
-      if (eat(']')) return v;
-      do v.items.push_back(value());
-      while (eat(','));
-      expect(']');
-    } else if (c == '"') {
-      v.kind = Value::string;
-      v.str = str();
-    } else if (t_.compare(p_, 4, "true") == 0 || t_.compare(p_, 5, "false") == 0) {
-      v.kind = Value::boolean;
-      v.num = t_[p_] == 't' ? 1 : 0;
-      p_ += t_[p_] == 't' ? 4 : 5;
-    } else if (t_.compare(p_, 4, "null") == 0) {
-      p_ += 4;
-    } else {
-      char* end = nullptr;
-      v.kind = Value::number;
-      v.num = std::strtod(t_.c_str() + p_, &end);
-      if (end == t_.c_str() + p_) fail("expected a value");
-      p_ = static_cast<std::size_t>(end - t_.c_str());
-    }
-    return v;
-  }
-  const std::string& t_;
-  std::string src_;
-  std::size_t p_ = 0;
-};
-
-const Value& field(const Value& o, const std::string& k, const std::string& src) {
-  auto it = o.fields.find(k);
-  if (o.kind != Value::object || it == o.fields.end())
-    input_error(src, 0, k, "model file lacks the field '" + k + "'");
-  return it->second;
-}
+// A float32 threshold as the double nearest its 9-digit decimal: the JSON shows those 9 digits, and
+// the decimal reads back to the same float (the double is within 1e-9 relative of it, far from the
+// midpoint between two floats).
+double f9(float v) { return std::strtod(strf("%.9g", static_cast<double>(v)).c_str(), nullptr); }
 
 template <class T>
-std::vector<T> nums(const Value& o, const std::string& k, const std::string& src) {
-  const Value& a = field(o, k, src);
-  if (a.kind != Value::array) input_error(src, 0, k, "model file: '" + k + "' is not an array");
+json array_of(const std::vector<T>& v) {
+  json a = json::array();
+  for (const T& x : v) a.push_back(x);
+  return a;
+}
+
+// The layout: one line per top-level field and per node array, a tree as a block. nlohmann-json
+// writes every key and value (shortest round-trip forms for doubles); only the line breaks are ours.
+std::string layout(const json& doc) {
+  std::string o = "{";
+  bool first = true;
+  for (const auto& kv : doc.items()) {
+    o += std::string(first ? "\n  " : ",\n  ") + json(kv.key()).dump() + ": ";
+    first = false;
+    if (kv.key() != "trees") {
+      o += kv.value().dump();
+      continue;
+    }
+    o += "[";
+    for (std::size_t t = 0; t < kv.value().size(); ++t) {
+      o += t ? ",\n    {" : "\n    {";
+      bool first_array = true;
+      for (const auto& node_array : kv.value()[t].items()) {
+        o += std::string(first_array ? "" : ",\n     ") + json(node_array.key()).dump() + ": " +
+             node_array.value().dump();
+        first_array = false;
+      }
+      o += "}";
+    }
+    o += "\n  ]";
+  }
+  return o + "\n}\n";
+}
+
+const json& field(const json& o, const std::string& k, const std::string& src) {
+  auto it = o.is_object() ? o.find(k) : o.end();
+  if (it == o.end()) input_error(src, 0, k, "model file lacks the field '" + k + "'");
+  return *it;
+}
+
+double number(const json& o, const std::string& k, const std::string& src) {
+  const json& v = field(o, k, src);
+  if (!v.is_number()) input_error(src, 0, k, "model file: '" + k + "' is not a number");
+  return v.get<double>();
+}
+
+std::string text(const json& o, const std::string& k, const std::string& src) {
+  const json& v = field(o, k, src);
+  if (!v.is_string()) input_error(src, 0, k, "model file: '" + k + "' is not a string");
+  return v.get<std::string>();
+}
+
+// null reads as NaN: nlohmann-json writes a non-finite double as null.
+template <class T>
+std::vector<T> nums(const json& o, const std::string& k, const std::string& src) {
+  const json& a = field(o, k, src);
+  if (!a.is_array()) input_error(src, 0, k, "model file: '" + k + "' is not an array");
   std::vector<T> out;
-  for (const Value& x : a.items) out.push_back(static_cast<T>(x.num));
+  out.reserve(a.size());
+  for (const json& x : a) {
+    if constexpr (std::numeric_limits<T>::has_quiet_NaN) {
+      if (x.is_null()) {
+        out.push_back(std::numeric_limits<T>::quiet_NaN());
+        continue;
+      }
+    }
+    if (!x.is_number()) input_error(src, 0, k, "model file: '" + k + "' holds a value that is not a number");
+    out.push_back(static_cast<T>(x.get<double>()));
+  }
   return out;
 }
 
 }  // namespace
 
 std::string to_json(const Model& m) {
-  std::ostringstream o;
-  o << "{\n  \"format\": \"hpctrain-gbdt\",\n  \"version\": 1,\n";
-  o << "  \"objective\": \"" << objective_name(m.objective) << "\",\n";
-  o << "  \"num_class\": " << m.num_class << ",\n";
-  o << "  \"num_features\": " << m.num_features << ",\n";
-  o << "  \"num_outputs\": " << m.num_outputs() << ",\n";
-  o << "  \"rounds\": " << m.rounds() << ",\n";
-  o << "  \"split_rule\": \"go left when value <= threshold (float32 compare); NaN goes left when "
-       "default_left; +-inf count as +-FLT_MAX\",\n";
-  o << "  \"prediction\": \"margin[k] = base_margin[k] + sum of leaf values of trees with output k; "
-       "binary: sigmoid, multiclass: softmax\",\n  ";
-  write_array(o, "base_margin", m.base_margin, d17);
-  o << ",\n  \"trees\": [";
+  json doc;
+  doc["format"] = "hpctrain-gbdt";
+  doc["version"] = 1;
+  doc["objective"] = objective_name(m.objective);
+  doc["num_class"] = m.num_class;
+  doc["num_features"] = m.num_features;
+  doc["num_outputs"] = m.num_outputs();
+  doc["rounds"] = m.rounds();
+  doc["split_rule"] =
+      "go left when value <= threshold (float32 compare); NaN goes left when default_left; +-inf count as "
+      "+-FLT_MAX";
+  doc["prediction"] =
+      "margin[k] = base_margin[k] + sum of leaf values of trees with output k; binary: sigmoid, multiclass: "
+      "softmax";
+  doc["base_margin"] = array_of(m.base_margin);
+  json trees = json::array();
   for (std::size_t t = 0; t < m.trees.size(); ++t) {
     const Tree& tr = m.trees[t];
-    std::vector<int> dl(tr.default_left.begin(), tr.default_left.end());
-    o << (t ? "," : "") << "\n    {\"output\": " << m.tree_output[t];
-    // Each node array on its own line, in the documented order.
-    auto node_array = [&](const char* key, const auto& values, auto fmt) {
-      o << ",\n     ";
-      write_array(o, key, values, fmt);
-    };
-    node_array("feature", tr.feature, i);
-    node_array("threshold", tr.threshold, f9);
-    node_array("default_left", dl, i);
-    node_array("left", tr.left, i);
-    node_array("right", tr.right, i);
-    node_array("value", tr.value, d17);
-    node_array("gain", tr.gain, d17);
-    node_array("cover", tr.hess, d17);
-    node_array("count", tr.count, i);
-    o << "}";
+    std::vector<double> thr;
+    for (float v : tr.threshold) thr.push_back(f9(v));
+    json o;
+    o["output"] = m.tree_output[t];
+    o["feature"] = array_of(tr.feature);
+    o["threshold"] = array_of(thr);
+    o["default_left"] = array_of(std::vector<int>(tr.default_left.begin(), tr.default_left.end()));
+    o["left"] = array_of(tr.left);
+    o["right"] = array_of(tr.right);
+    o["value"] = array_of(tr.value);
+    o["gain"] = array_of(tr.gain);
+    o["cover"] = array_of(tr.hess);
+    o["count"] = array_of(tr.count);
+    trees.push_back(std::move(o));
   }
-  o << "\n  ]\n}\n";
-  return o.str();
+  doc["trees"] = std::move(trees);
+  return layout(doc);
 }
 
-Model from_json(const std::string& text, const std::string& src) {
-  const Value v = Parser(text, src).parse();
-  if (field(v, "format", src).str != "hpctrain-gbdt")
+Model from_json(const std::string& text_in, const std::string& src) {
+  json v;
+  try {
+    v = json::parse(text_in);
+  } catch (const json::parse_error& e) {
+    int line = 1;
+    for (std::size_t k = 0; k + 1 < e.byte && k < text_in.size(); ++k) line += text_in[k] == '\n';
+    std::string msg = e.what();  // "[json.exception.parse_error.101] parse error at line 2, ..."
+    const std::size_t p = msg.find("] ");
+    input_error(src, line, "", "model file: " + (p == std::string::npos ? msg : msg.substr(p + 2)));
+  }
+  if (!v.is_object() || !v.contains("format") || !v["format"].is_string() || v["format"] != "hpctrain-gbdt")
     input_error(src, 0, "format", "not an hpctrain-gbdt model file");
   Model m;
-  m.objective = parse_objective(field(v, "objective", src).str);
-  m.num_class = static_cast<int>(field(v, "num_class", src).num);
-  m.num_features = static_cast<int>(field(v, "num_features", src).num);
+  m.objective = parse_objective(text(v, "objective", src));
+  m.num_class = static_cast<int>(number(v, "num_class", src));
+  m.num_features = static_cast<int>(number(v, "num_features", src));
   m.base_margin = nums<double>(v, "base_margin", src);
   if (static_cast<int>(m.base_margin.size()) != m.num_outputs())
     input_error(src, 0, "base_margin", "model file: base_margin has the wrong length");
-  for (const Value& t : field(v, "trees", src).items) {
+  const json& trees = field(v, "trees", src);
+  if (!trees.is_array()) input_error(src, 0, "trees", "model file: 'trees' is not an array");
+  for (const json& t : trees) {
     Tree tr;
     tr.feature = nums<int>(t, "feature", src);
     tr.threshold = nums<float>(t, "threshold", src);
@@ -220,7 +188,7 @@ Model from_json(const std::string& text, const std::string& src) {
                     tr.feature[u] >= m.num_features || tr.left[u] <= k || tr.right[u] <= k))
         input_error(src, 0, "trees", strf("model file: tree %zu node %d is malformed", m.trees.size(), k));
     }
-    const int out = static_cast<int>(field(t, "output", src).num);
+    const int out = static_cast<int>(number(t, "output", src));
     if (out < 0 || out >= m.num_outputs()) input_error(src, 0, "output", "model file: bad tree output");
     m.trees.push_back(std::move(tr));
     m.tree_output.push_back(out);

@@ -1,0 +1,137 @@
+// The GBDT model as XGBoost's JSON model (doc/model.schema in XGBoost; the layout XGBoost 3.2 writes).
+#include <cfloat>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "gbdt/export.hpp"
+
+namespace hpct::gbdt {
+
+namespace {
+
+using json = nlohmann::json;
+
+// Note [the split rule in other tools]: x <= t in float32 is x < the next float above t.
+double xgboost_condition(float t) {
+  const float c = std::nextafter(t, INFINITY);
+  // +inf has no JSON spelling; 1e39 is above FLT_MAX, so XGBoost's float parser makes it +inf.
+  return std::isinf(c) ? 1e39 : static_cast<double>(c);
+}
+
+// XGBoost keeps its model parameters as strings; floats with 9 digits read back exactly.
+std::string f32(double v) { return strf("%.9g", static_cast<double>(static_cast<float>(v))); }
+
+json tree_json(const Tree& t, int id, int num_features) {
+  const int n = t.num_nodes();
+  std::vector<int> parents(static_cast<std::size_t>(n), 2147483647);  // XGBoost's "no parent"
+  json split_indices = json::array(), split_conditions = json::array(), default_left = json::array(),
+       left = json::array(), right = json::array(), base_weights = json::array(), loss_changes = json::array(),
+       sum_hessian = json::array(), split_type = json::array();
+  for (int i = 0; i < n; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const bool leaf = t.is_leaf(i);
+    if (!leaf) {
+      parents[static_cast<std::size_t>(t.left[u])] = i;
+      parents[static_cast<std::size_t>(t.right[u])] = i;
+    }
+    split_indices.push_back(leaf ? 0 : t.feature[u]);
+    // A leaf's condition is its value (XGBoost reads leaf values from split_conditions).
+    const double leaf_value = static_cast<float>(t.value[u]);  // XGBoost keeps float32 leaves
+    split_conditions.push_back(leaf ? leaf_value : xgboost_condition(t.threshold[u]));
+    default_left.push_back(leaf ? 0 : static_cast<int>(t.default_left[u] != 0));
+    left.push_back(leaf ? -1 : t.left[u]);
+    right.push_back(leaf ? -1 : t.right[u]);
+    base_weights.push_back(leaf_value);
+    loss_changes.push_back(static_cast<double>(static_cast<float>(t.gain[u])));
+    sum_hessian.push_back(static_cast<double>(static_cast<float>(t.hess[u])));
+    split_type.push_back(0);  // numerical
+  }
+  json tree;
+  tree["id"] = id;
+  tree["tree_param"] = {{"num_deleted", "0"},
+                        {"num_feature", std::to_string(num_features)},
+                        {"num_nodes", std::to_string(n)},
+                        {"size_leaf_vector", "1"}};
+  tree["split_indices"] = std::move(split_indices);
+  tree["split_conditions"] = std::move(split_conditions);
+  tree["default_left"] = std::move(default_left);
+  tree["left_children"] = std::move(left);
+  tree["right_children"] = std::move(right);
+  tree["parents"] = parents;
+  tree["base_weights"] = std::move(base_weights);
+  tree["loss_changes"] = std::move(loss_changes);
+  tree["sum_hessian"] = std::move(sum_hessian);
+  tree["split_type"] = std::move(split_type);
+  for (const char* k : {"categories", "categories_nodes", "categories_segments", "categories_sizes"})
+    tree[k] = json::array();
+  return tree;
+}
+
+}  // namespace
+
+std::string to_xgboost_json(const Model& m) {
+  const int K = m.num_outputs();
+  if (m.trees.size() % static_cast<std::size_t>(K) != 0)
+    throw Error(strf("model has %zu trees, not a whole number of rounds of %d", m.trees.size(), K),
+                ExitCode::bad_input);
+  json trees = json::array(), tree_info = json::array(), indptr = json::array({0});
+  for (std::size_t t = 0; t < m.trees.size(); ++t) {
+    trees.push_back(tree_json(m.trees[t], static_cast<int>(t), m.num_features));
+    tree_info.push_back(m.tree_output[t]);
+    if ((t + 1) % static_cast<std::size_t>(K) == 0) indptr.push_back(static_cast<long long>(t + 1));
+  }
+
+  // base_score: XGBoost's intercept, one per output: a margin for regression and multi:softprob
+  // (XGBoost >= 3.1 keeps one per class), a probability for binary:logistic (XGBoost takes its
+  // log-odds back).
+  std::string base = "[";
+  for (int k = 0; k < K; ++k) {
+    const double b = m.base_margin[static_cast<std::size_t>(k)];
+    base += (k ? "," : "") + f32(m.objective == Objective::binary ? 1.0 / (1.0 + std::exp(-b)) : b);
+  }
+  base += "]";
+  json objective;
+  switch (m.objective) {
+    case Objective::regression:
+      objective = {{"name", "reg:squarederror"}, {"reg_loss_param", {{"scale_pos_weight", "1"}}}};
+      break;
+    case Objective::binary:
+      objective = {{"name", "binary:logistic"}, {"reg_loss_param", {{"scale_pos_weight", "1"}}}};
+      break;
+    case Objective::multiclass:
+      objective = {{"name", "multi:softprob"},
+                   {"softmax_multiclass_param", {{"num_class", std::to_string(m.num_class)}}}};
+      break;
+  }
+
+  json booster;
+  booster["name"] = "gbtree";
+  const json no_categories = {
+      {"enc", json::array()}, {"feature_segments", json::array()}, {"sorted_idx", json::array()}};
+  booster["model"] = {{"cats", no_categories},
+                      {"gbtree_model_param",
+                       {{"num_parallel_tree", "1"}, {"num_trees", std::to_string(m.trees.size())}}},
+                      {"iteration_indptr", std::move(indptr)},
+                      {"tree_info", std::move(tree_info)},
+                      {"trees", std::move(trees)}};
+  json learner;
+  learner["attributes"] = json::object();
+  learner["feature_names"] = json::array();  // XGBoost then names them f0, f1, ...
+  learner["feature_types"] = json::array();
+  learner["gradient_booster"] = std::move(booster);
+  const int num_class = m.objective == Objective::multiclass ? m.num_class : 0;
+  learner["learner_model_param"] = {{"base_score", base},
+                                    {"boost_from_average", "1"},
+                                    {"num_class", std::to_string(num_class)},
+                                    {"num_feature", std::to_string(m.num_features)},
+                                    {"num_target", "1"}};
+  learner["objective"] = std::move(objective);
+  json doc;
+  doc["learner"] = std::move(learner);
+  doc["version"] = {3, 2, 0};
+  return doc.dump() + "\n";
+}
+
+}  // namespace hpct::gbdt
