@@ -7,6 +7,7 @@
 
 #include "core/log.hpp"
 #include "core/timer.hpp"
+#include "data/batch_layout.hpp"
 
 namespace hpct {
 
@@ -154,20 +155,7 @@ double EpochShard::hidden_read_seconds() const {
 void EpochShard::fill(Batch& b, std::uint64_t step, int micro) const {
   const std::size_t m = index(step, micro);
   const std::uint64_t first = offsets_[m], n = offsets_[m + 1] - first;
-  for (std::size_t f = 0; f < specs_.size(); ++f) {
-    const FieldSpec& s = specs_[f];
-    Batch::Field field{s.name.c_str(), s.dtype, nullptr, {}, nullptr};
-    if (!s.ragged) {
-      field.data = words_[f].data() + first * s.words();
-      field.shape = s.shape_of(static_cast<std::int64_t>(n));
-    } else {
-      const std::uint64_t begin = (*starts_)[f][first], end = (*starts_)[f][first + n];
-      field.data = words_[f].data() + begin * s.words();
-      field.shape = s.shape_of(static_cast<std::int64_t>(end - begin));
-      field.offsets = batch_offsets_[f].data() + first + m;
-    }
-    b.set_field(field);
-  }
+  fill_fields(b, specs_, words_, *starts_, batch_offsets_, first, n, m);
   b.ids = Kokkos::subview(ids_, Kokkos::make_pair(first, first + n));
   b.n = static_cast<int>(n);
 }
@@ -192,11 +180,8 @@ long long EpochShard::load(std::uint64_t epoch) {
 void EpochShard::upload_batch_offsets() {
   for (std::size_t f = 0; f < specs_.size(); ++f) {
     if (!specs_[f].ragged) continue;
-    const std::vector<std::uint64_t>& starts = (*starts_)[f];
-    auto& h = batch_offsets_host_[f];
-    for (std::size_t m = 0; m + 1 < offsets_.size(); ++m)
-      for (std::uint64_t r = offsets_[m]; r <= offsets_[m + 1]; ++r) h(r + m) = starts[r] - starts[offsets_[m]];
-    Kokkos::deep_copy(batch_offsets_[f], h);
+    micro_batch_offsets((*starts_)[f], offsets_, batch_offsets_host_[f].data());
+    Kokkos::deep_copy(batch_offsets_[f], batch_offsets_host_[f]);
   }
 }
 

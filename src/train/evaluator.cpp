@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "data/batch_layout.hpp"
 #include "nn/loss.hpp"
 
 namespace hpct {
@@ -54,13 +55,12 @@ Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::
       if (!specs_[f].ragged) continue;
       starts_[f].assign(block.offsets(f), block.offsets(f) + count_ + 1);
       // Micro-batch k holds rows [k * batch, ...): its offsets from 0 at [k * batch + k, ...).
-      const std::uint64_t micro = (count_ + batch_ - 1) / batch_;
-      batch_offsets_[f] = View1<std::uint64_t>("val_batch_offsets", count_ + micro + 1);
+      std::vector<std::uint64_t> bounds;
+      for (std::uint64_t row = 0; row < count_; row += batch_) bounds.push_back(row);
+      bounds.push_back(count_);
+      batch_offsets_[f] = View1<std::uint64_t>("val_batch_offsets", count_ + bounds.size());
       auto h = Kokkos::create_mirror_view(batch_offsets_[f]);
-      for (std::uint64_t k = 0; k < micro; ++k) {
-        const std::uint64_t a = k * batch_, b = std::min(count_, a + batch_);
-        for (std::uint64_t row = a; row <= b; ++row) h(row + k) = starts_[f][row] - starts_[f][a];
-      }
+      micro_batch_offsets(starts_[f], bounds, h.data());
       Kokkos::deep_copy(batch_offsets_[f], h);
     }
   });
@@ -69,20 +69,7 @@ Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::
 }
 
 void Evaluator::fill(Batch& b, std::uint64_t first, std::uint64_t n, std::uint64_t index) const {
-  for (std::size_t f = 0; f < specs_.size(); ++f) {
-    const FieldSpec& s = specs_[f];
-    Batch::Field field{s.name.c_str(), s.dtype, nullptr, {}, nullptr};
-    if (!s.ragged) {
-      field.data = words_[f].data() + first * s.words();
-      field.shape = s.shape_of(static_cast<std::int64_t>(n));
-    } else {
-      const std::uint64_t begin = starts_[f][first], end = starts_[f][first + n];
-      field.data = words_[f].data() + begin * s.words();
-      field.shape = s.shape_of(static_cast<std::int64_t>(end - begin));
-      field.offsets = batch_offsets_[f].data() + first + index;
-    }
-    b.set_field(field);
-  }
+  fill_fields(b, specs_, words_, starts_, batch_offsets_, first, n, index);
   b.ids = Kokkos::subview(ids_, Kokkos::make_pair(first, first + n));
   b.epoch = kValidationEpoch;
   b.n = static_cast<int>(n);
