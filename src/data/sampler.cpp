@@ -1,3 +1,4 @@
+// The (seed, epoch) permutation and the split of each step over micro-batches and ranks (see sampler.hpp).
 #include "data/sampler.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Opening, checking and reading row ranges of an HDF5 tabular data set (see tabular.hpp).
 #include "data/tabular.hpp"
 
 #include <algorithm>

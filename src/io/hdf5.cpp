@@ -1,3 +1,4 @@
+// The HDF5 wrapper: RAII handles, files, typed dataset and attribute I/O, errors naming file and dataset.
 #include "io/hdf5.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// Writing, checking (checksum) and reading checkpoint files, and finding the candidates in a directory.
 #include "train/checkpoint.hpp"
 
 #include "hpctrain/version.hpp"

@@ -1,3 +1,4 @@
+// The `train` program's command line, deck reading, layout check and dispatch (see driver.hpp).
 #include "train/driver.hpp"
 
 #include <cstdio>
@@ -84,10 +85,6 @@ void check_layout(const deck::Deck& deck, const Topology& topo) {
     deck.fail("ranks_per_node",
               strf("deck expects %lld rank(s) per node but the job has %d rank(s) on %d node(s)", rpn,
                    topo.size, topo.nodes));
-}
-
-long long effective_batch(const deck::Deck& deck, int ranks) {
-  return deck.get_int("batch_size") * ranks * deck.get_int("accumulation_steps");
 }
 
 int train_main(int argc, char** argv) {
