@@ -294,7 +294,7 @@ std::string Runtime::affinity_warning() const {
 }
 
 std::string Runtime::device_error(const std::string& device, std::string* warning) const {
-  const std::string choice = check_device_choice(device, warning);
+  std::string choice = check_device_choice(device, warning);
   if (!choice.empty() || kHostBackend) return choice;
   if (topo_.local_size > gpus_on_node_) {
     char host[256] = {0};
