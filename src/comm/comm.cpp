@@ -1,3 +1,4 @@
+// The MPI collectives of Comm and the agreement protocol that raises one rank's error on all (see comm.hpp).
 #include "comm/comm.hpp"
 
 namespace hpct {

@@ -150,9 +150,13 @@ std::string SharedMemoryReducer::map_slot_onto(const PageBuffer* grads, int fd, 
     own_ = static_cast<float*>(grads->data());
     return "";
   }
-  const std::string error = std::string("comm_backend shm: mapping the gradient buffer onto the window: ") +
-                            std::strerror(errno);
-  mmap(grads->data(), bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  std::string error = std::string("comm_backend shm: mapping the gradient buffer onto the window: ") +
+                      std::strerror(errno);
+  if (mmap(grads->data(), bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+    // The buffer's addresses lost their pages: no backend can use it, and only this rank knows.
+    Log::rank_error("error: " + error + "; giving the buffer its own pages again failed: " + std::strerror(errno));
+    MPI_Abort(comm_.raw(), static_cast<int>(ExitCode::failure));
+  }
   std::memcpy(grads->data(), slot, n_ * sizeof(float));
   return error;
 }

@@ -1,3 +1,4 @@
+// The heartbeat thread that ends a process whose main thread stopped reporting progress (see heartbeat.hpp).
 #include "core/heartbeat.hpp"
 
 #include <chrono>

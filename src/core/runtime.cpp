@@ -78,7 +78,20 @@ Runtime::Runtime(int& argc, char**& argv) {
   topo_ = query_topology(MPI_COMM_WORLD);
   Log::set_rank(topo_.rank);
 
-  std::vector<char*> args(argv, argv + argc);
+  // Note [help options]: Kokkos prints its 40-line argument help on `--help` too, before the
+  // program's own usage. `--help`/`-h` are the program's; Kokkos sees them only as
+  // `--help-kokkos`, passed on as `--kokkos-help` by rank 0 (every rank would print it).
+  std::vector<char*> args{argv[0]};
+  std::string kokkos_help = "--kokkos-help";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") continue;
+    if (a == "--help-kokkos") {
+      if (topo_.rank == 0) args.push_back(kokkos_help.data());
+      continue;
+    }
+    args.push_back(argv[i]);
+  }
   std::string device_arg;
 #if defined(KOKKOS_ENABLE_CUDA)
   bool has_device_arg = false;
@@ -281,7 +294,7 @@ std::string Runtime::affinity_warning() const {
 }
 
 std::string Runtime::device_error(const std::string& device, std::string* warning) const {
-  const std::string choice = check_device_choice(device, warning);
+  std::string choice = check_device_choice(device, warning);
   if (!choice.empty() || kHostBackend) return choice;
   if (topo_.local_size > gpus_on_node_) {
     char host[256] = {0};

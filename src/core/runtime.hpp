@@ -19,6 +19,7 @@ class Runtime {
  public:
   // Initialises MPI and Kokkos. Kokkos gets --kokkos-device-id=<local_rank % devices> on GPU builds
   // unless the user passed one; command-line arguments Kokkos consumes are left in argv for it.
+  // Kokkos never sees `--help`/`-h`; `--help-kokkos` prints its help (Note [help options]).
   // A GPU build on a node without a GPU first hands over to its host twin (core/gpu_fallback.hpp).
   Runtime(int& argc, char**& argv);
   ~Runtime();

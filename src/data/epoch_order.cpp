@@ -1,3 +1,4 @@
+// The (seed, epoch) permutation and the split of each step over micro-batches and ranks (see epoch_order.hpp).
 #include "data/epoch_order.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Writers of the synthetic data sets with a known answer: friedman1 and the HIGGS-like set (see synthetic.hpp).
 #include "data/synthetic.hpp"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// Parsing a deck and its --set overrides against a Schema, typed access, the resolved echo (see deck.hpp).
 #include "deck/deck.hpp"
 
 #include <cerrno>

@@ -1,3 +1,4 @@
+// Declaring deck keys (type, default, range, doc) and printing them for --help-deck (see schema.hpp).
 #include "deck/schema.hpp"
 
 #include <algorithm>

@@ -94,7 +94,7 @@ BinnedTree flatten_binned(const Tree& t, const BinCuts& cuts) {
     h(i, 0) = t.feature[u];
     h(i, 1) = t.bin[u];
     h(i, 2) = t.is_leaf(i) ? 0 : cuts.nan_bin(t.feature[u]);
-    h(i, 3) = t.default_left[u];
+    h(i, 3) = t.default_left[u] != 0 ? 1 : 0;
     h(i, 4) = t.left[u];
     h(i, 5) = t.right[u];
     hv(i) = t.value[u];

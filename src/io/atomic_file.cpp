@@ -1,3 +1,4 @@
+// Crash-safe replacement of a file: temporary name, fsync, rename, fsync the directory (see atomic_file.hpp).
 #include "io/atomic_file.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// The HDF5 wrapper: RAII handles, files, typed dataset and attribute I/O, errors naming file and dataset.
 #include "io/hdf5.hpp"
 
 #include <unistd.h>
@@ -388,6 +389,8 @@ std::vector<std::string> list_datasets(const File& f, const std::string& group) 
   return out;
 }
 
+// T names a type in template arguments, where parentheses cannot go.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define HPCT_H5_INSTANTIATE(T)                                                                   \
   template void read_rows<T>(const File&, const std::string&, const std::vector<std::uint64_t>&, \
                              std::uint64_t, T*);                                                 \
@@ -395,6 +398,7 @@ std::vector<std::string> list_datasets(const File& f, const std::string& group) 
                                   std::uint64_t, T*);                                            \
   template std::vector<T> read_all<T>(const File&, const std::string&);                          \
   template void write<T>(const File&, const std::string&, const std::vector<std::uint64_t>&, const T*);
+// NOLINTEND(bugprone-macro-parentheses)
 HPCT_H5_INSTANTIATE(float)
 HPCT_H5_INSTANTIATE(double)
 HPCT_H5_INSTANTIATE(int)

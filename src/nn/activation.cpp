@@ -1,3 +1,4 @@
+// Activation names to enum and back (the kernels are inline in activation.hpp).
 #include "nn/activation.hpp"
 
 #include "core/error.hpp"

@@ -1,3 +1,4 @@
+// Writing and reading trained weights as HDF5, one dataset per tensor (see weights_io.hpp).
 #include "nn/weights_io.hpp"
 
 #include <vector>

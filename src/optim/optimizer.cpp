@@ -1,3 +1,4 @@
+// The SGD and AdamW update kernels, gradient norm and clipping over the flat buffer (see optimizer.hpp).
 #include "optim/optimizer.hpp"
 
 #include <cmath>

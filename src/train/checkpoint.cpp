@@ -1,3 +1,4 @@
+// Writing, checking (checksum) and reading checkpoint files, and finding the candidates in a directory.
 #include "train/checkpoint.hpp"
 
 #include "hpctrain/version.hpp"
@@ -162,7 +163,7 @@ std::string write_checkpoint(const std::string& dir, int keep, const CheckpointS
   const std::vector<float> v = optimizer.second_moment().extent(0) ? host_vector(optimizer.second_moment())
                                                                     : std::vector<float>();
   const std::string name = strf("ckpt-%09llu.h5", (unsigned long long)state.global_step);
-  const std::string path = (fs::path(dir) / name).string();
+  std::string path = (fs::path(dir) / name).string();
   {
     const h5::File f = h5::File::create_in_memory(name);
     h5::write(f, "params", {p.size()}, p.data());
@@ -194,7 +195,7 @@ std::string write_checkpoint(const std::string& dir, int keep, const CheckpointS
 CheckpointState read_checkpoint(const std::string& path, nn::ParameterStore<float>& store,
                                 optim::Optimizer<float>& optimizer) {
   std::vector<float> p, m, v;
-  const CheckpointState s = load_verified(path, p, m, v);
+  CheckpointState s = load_verified(path, p, m, v);
   if (p.size() != store.count() || m.size() != optimizer.first_moment().extent(0) ||
       v.size() != optimizer.second_moment().extent(0))
     throw Error(path + strf(": holds %zu parameters and optimizer state for %zu/%zu, this model has %llu "

@@ -1,3 +1,4 @@
+// The `train` program's command line, deck reading, layout check and dispatch (see driver.hpp).
 #include "train/driver.hpp"
 
 #include <cstdio>
@@ -19,6 +20,7 @@ namespace {
 const char* kUsage =
     "usage: train DECK [--set key=value ...]\n"
     "       train --help-deck      print every deck key with its type, default, range and doc\n"
+    "       train --help-kokkos    print Kokkos's own options (--kokkos-*)\n"
     "       train --version\n"
     "Run under MPI: `mpirun -np 2 train DECK` or `srun train DECK`. Kokkos options (--kokkos-*)\n"
     "are passed through to Kokkos.\n";
@@ -26,7 +28,7 @@ const char* kUsage =
 struct CommandLine {
   std::string deck_path;
   std::vector<std::string> overrides;
-  bool help = false, help_deck = false, version = false;
+  bool help = false, help_deck = false, help_kokkos = false, version = false;
 };
 
 CommandLine parse_command_line(int argc, char** argv) {
@@ -36,6 +38,7 @@ CommandLine parse_command_line(int argc, char** argv) {
     if (a.rfind("--kokkos-", 0) == 0) continue;
     if (a == "--help" || a == "-h") c.help = true;
     else if (a == "--help-deck") c.help_deck = true;
+    else if (a == "--help-kokkos") c.help_kokkos = true;  // Runtime had Kokkos print it
     else if (a == "--version") c.version = true;
     else if (a == "--set") {
       if (i + 1 >= argc) throw Error("--set needs key=value\n" + std::string(kUsage), ExitCode::bad_input);
@@ -45,7 +48,7 @@ CommandLine parse_command_line(int argc, char** argv) {
     else if (c.deck_path.empty()) c.deck_path = a;
     else throw Error("more than one deck given (" + c.deck_path + ", " + a + ")", ExitCode::bad_input);
   }
-  if (!c.help && !c.help_deck && !c.version && c.deck_path.empty())
+  if (!c.help && !c.help_deck && !c.help_kokkos && !c.version && c.deck_path.empty())
     throw Error(std::string("no deck given\n") + kUsage, ExitCode::bad_input);
   return c;
 }
@@ -86,10 +89,6 @@ void check_layout(const deck::Deck& deck, const Topology& topo) {
                    topo.size, topo.nodes));
 }
 
-long long effective_batch(const deck::Deck& deck, int ranks) {
-  return deck.get_int("batch_size") * ranks * deck.get_int("accumulation_steps");
-}
-
 int train_main(int argc, char** argv) {
   Runtime runtime(argc, argv);
   const Comm comm;
@@ -97,7 +96,7 @@ int train_main(int argc, char** argv) {
   try {
     CommandLine cl;
     comm.run_agreed([&] { cl = parse_command_line(argc, argv); });
-    if (cl.help || cl.help_deck || cl.version) {
+    if (cl.help || cl.help_deck || cl.help_kokkos || cl.version) {
       if (cl.help) Log::info(kUsage);
       if (cl.version) Log::info(runtime.banner());
       if (cl.help_deck) Log::info(full_schema().help());

@@ -23,7 +23,4 @@ std::string read_deck_text(const Comm& comm, const std::string& path);
 // Checks the optional layout keys (nodes, ranks_per_node) against the real MPI world.
 void check_layout(const deck::Deck& deck, const Topology& topo);
 
-// Per-rank batch x ranks x accumulation steps.
-long long effective_batch(const deck::Deck& deck, int ranks);
-
 }  // namespace hpct

@@ -1,3 +1,4 @@
+// The JSON-lines metrics file and its TensorBoard twin, written by rank 0 (see metrics_sink.hpp).
 #include "train/metrics_sink.hpp"
 
 #include <cmath>

@@ -9,7 +9,7 @@ namespace hpct {
 
 std::string hms(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";
-  const long s = static_cast<long>(seconds + 0.5);
+  const long s = std::lround(seconds);
   return strf("%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
 }
 

@@ -1,3 +1,4 @@
+// Choosing the checkpoint to resume from and checking the new deck against it (see resume.hpp).
 #include "train/resume.hpp"
 
 #include <map>

@@ -95,7 +95,7 @@ frozen_rank() {  # name, extra --set arguments
   # the other rank waits in a collective outside the watchdog, and the heartbeat ends the job first
   # without a name; with epochs of a few seconds the freeze 1.5 s in falls inside the first one.
   start --set checkpoint_dir=$dir --set checkpoint_every_steps=0 --set watchdog_timeout=3 --set epochs=3 \
-    --set data_file="$work/data_long.h5" --set validation_fraction=0 "$@" >"$work/$name.log" 2>&1
+    --set data_file="$work/data_long.h5" --set validation_fraction=0 --set output= "$@" >"$work/$name.log" 2>&1
   local launcher=$!
   sleep 1.5
   local victim
