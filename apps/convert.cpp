@@ -42,8 +42,9 @@ void weights_to_safetensors(const std::string& in, const std::string& out) {
     nt.values.assign(host.data() + t.offset, host.data() + t.offset + t.size);
     tensors.push_back(std::move(nt));
   }
-  std::map<std::string, std::string> meta{
-      {"format", "pt"}, {"hpctrain.model", model->family()}, {"hpctrain.config", model->config_string()}};
+  std::map<std::string, std::string> meta{{"format", "pt"},
+                                          {"hpctrain.model", model->family()},
+                                          {"hpctrain.config", model->config_string()}};
   // Non-trainable datasets are not parameters (a strict load_state_dict would refuse them): they
   // go into the metadata as one JSON object {"normalisation/fine_mean": [...], ...}.
   const ExtraDatasets extras = model->extra_datasets();

@@ -62,8 +62,8 @@ int main(int argc, char** argv) {
     } else {
       hpct::write_friedman1(out, static_cast<std::uint64_t>(rows), static_cast<int>(features), noise,
                             static_cast<std::uint64_t>(seed));
-      std::printf("datagen: wrote %s (friedman1, %lld rows x %lld features, noise %g, seed %lld)\n",
-                  out.c_str(), rows, features, noise, seed);
+      std::printf("datagen: wrote %s (friedman1, %lld rows x %lld features, noise %g, seed %lld)\n", out.c_str(),
+                  rows, features, noise, seed);
     }
     return 0;
   });

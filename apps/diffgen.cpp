@@ -47,8 +47,8 @@ int main(int argc, char** argv) {
   }
   return hpct::run_tool("diffgen", [&] {
     hpct::write_downscaling(out, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(seed));
-    std::printf("diffgen: wrote %s (%lld samples: context [%lld, 7], fine [%lld, 256], seed %lld)\n",
-                out.c_str(), rows, rows, rows, seed);
+    std::printf("diffgen: wrote %s (%lld samples: context [%lld, 7], fine [%lld, 256], seed %lld)\n", out.c_str(),
+                rows, rows, rows, seed);
     return 0;
   });
 }

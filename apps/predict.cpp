@@ -50,8 +50,10 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
     };
     if (a == "--format") src.format = next();
     else if (a == "--label-column") src.label_column = std::atoi(next().c_str());
-    else if (a == "--no-label") { src.label_column = -1; labelled = false; }
-    else if (a == "--header") src.header = true;
+    else if (a == "--no-label") {
+      src.label_column = -1;
+      labelled = false;
+    } else if (a == "--header") src.header = true;
     else if (a == "--libsvm-base") src.libsvm_base = std::atoi(next().c_str());
     else if (a == "--inputs-dataset") src.inputs_dataset = next();
     else if (a == "--targets-dataset") src.targets_dataset = next();

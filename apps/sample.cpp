@@ -57,7 +57,8 @@ Options parse(int argc, char** argv) {
     auto number = [&]() {
       char* end = nullptr;
       const long long x = std::strtoll(v.c_str(), &end, 10);
-      if (!end || *end != '\0') throw hpct::Error(a + " expects an integer, got '" + v + "'", hpct::ExitCode::bad_input);
+      if (!end || *end != '\0')
+        throw hpct::Error(a + " expects an integer, got '" + v + "'", hpct::ExitCode::bad_input);
       return x;
     };
     if (a == "--members") o.sampler.members = static_cast<int>(number());
@@ -71,7 +72,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--fine") o.fine = v;
     else throw hpct::Error("unknown option " + a + "\n" + kUsage, hpct::ExitCode::bad_input);
   }
-  if (pos.size() != 3) throw hpct::Error(std::string("expected WEIGHTS DATA OUT\n") + kUsage, hpct::ExitCode::bad_input);
+  if (pos.size() != 3)
+    throw hpct::Error(std::string("expected WEIGHTS DATA OUT\n") + kUsage, hpct::ExitCode::bad_input);
   o.weights = pos[0], o.data = pos[1], o.out = pos[2];
   if (o.sampler.members < 1 || o.chunk < o.sampler.members)
     throw hpct::Error("--members must be >= 1 and --chunk >= --members", hpct::ExitCode::bad_input);
@@ -141,7 +143,8 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
     Kokkos::deep_copy(ids, hi);
   }
   const std::uint64_t per_batch = std::max<std::uint64_t>(static_cast<std::uint64_t>(po.chunk) / M, 1);
-  const std::uint64_t block = per_batch * std::max<std::uint64_t>((count + 10 * per_batch - 1) / (10 * per_batch), 1);
+  const std::uint64_t block = per_batch *
+                              std::max<std::uint64_t>((count + 10 * per_batch - 1) / (10 * per_batch), 1);
   Stopwatch clock;
   comm.run_agreed([&] {
     for (std::uint64_t done = 0; done < count;) {
@@ -183,7 +186,8 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
     comm.allreduce_sum(sums, 6);
     s.values = sums[0], s.sse_mean = sums[1], s.crps = sums[2], s.variance = sums[3];
     s.sse_baseline = sums[4], s.abs_baseline = sums[5];
-    Log::info("evaluation on " + o.data + " (" + std::to_string(total) + " contexts):\n" + s.report(o.sampler.members));
+    Log::info("evaluation on " + o.data + " (" + std::to_string(total) + " contexts):\n" +
+              s.report(o.sampler.members));
   }
   return 0;
 }

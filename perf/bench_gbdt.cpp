@@ -66,7 +66,8 @@ struct HistInput {
   void split_to_depth(int depth) {
     for (int d = 0; d < depth; ++d)
       for (int node = (1 << d) - 1; node < (1 << (d + 1)) - 1; ++node)
-        part.split(node, 2 * node + 1, 2 * node + 2, SplitRule{d, kBinsPerFeature / 2 - 1, kBinsPerFeature - 1, false}, columns);
+        part.split(node, 2 * node + 1, 2 * node + 2,
+                   SplitRule{d, kBinsPerFeature / 2 - 1, kBinsPerFeature - 1, false}, columns);
     fence();
   }
 };
@@ -76,7 +77,8 @@ double row_bytes(int F) { return F + 2.0 * sizeof(long long) + sizeof(int); }
 
 void set_row_counters(benchmark::State& state, double rows, int F) {
   state.counters["rows"] = benchmark::Counter(rows, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["GB"] = benchmark::Counter(rows * row_bytes(F) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GB"] = benchmark::Counter(rows * row_bytes(F) * 1e-9,
+                                            benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // The kernel alone over all rows into one node (the root histogram): zero + accumulate, fenced.
@@ -95,8 +97,10 @@ void BM_HistogramKernelRoot(benchmark::State& state) {
 }
 BENCHMARK(BM_HistogramKernelRoot)
     ->ArgNames({"rows", "features"})
-    ->Args({100000, 28})->Args({1000000, 28})
-    ->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Args({100000, 28})
+    ->Args({1000000, 28})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // HistogramBuilder::build as depthwise growth calls it for one level below `depth` splits: the
 // left child of every pair (half the rows, scattered over the row array), with the host copies.
@@ -122,8 +126,12 @@ void BM_HistogramBuildLevel(benchmark::State& state) {
 }
 BENCHMARK(BM_HistogramBuildLevel)
     ->ArgNames({"rows", "features", "depth"})
-    ->Args({1000000, 28, 0})->Args({1000000, 28, 2})->Args({1000000, 28, 4})->Args({1000000, 28, 5})
-    ->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Args({1000000, 28, 0})
+    ->Args({1000000, 28, 2})
+    ->Args({1000000, 28, 4})
+    ->Args({1000000, 28, 5})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // RowPartition::split of the root (all rows) at one feature's median bin.
 void BM_PartitionSplit(benchmark::State& state) {
@@ -159,8 +167,13 @@ void BM_HistogramSubtract(benchmark::State& state) {
   state.counters["bins"] = benchmark::Counter(static_cast<double>(F) * kBinsPerFeature,
                                               benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_HistogramSubtract)->ArgName("features")->Arg(28)->Arg(128)->Arg(512)
-    ->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_HistogramSubtract)
+    ->ArgName("features")
+    ->Arg(28)
+    ->Arg(128)
+    ->Arg(512)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // best_split over one node's histogram: every bin boundary of every feature, both NaN directions.
 void BM_BestSplit(benchmark::State& state) {
@@ -177,7 +190,9 @@ void BM_BestSplit(benchmark::State& state) {
   // the same rows; the NaN bin takes what makes each feature's gradient sum equal feature 0's.
   std::vector<long long> base(kBinsPerFeature - 1);
   for (std::size_t b = 0; b < base.size(); ++b) base[b] = 1000 + static_cast<long long>(rng::hash(3, b) % 3000);
-  auto at = [&](int f, int b) { return kHistStride * static_cast<std::size_t>(cuts.offset[static_cast<std::size_t>(f)] + b); };
+  auto at = [&](int f, int b) {
+    return kHistStride * static_cast<std::size_t>(cuts.offset[static_cast<std::size_t>(f)] + b);
+  };
   long long g0 = 0;
   for (int f = 0; f < F; ++f) {
     long long gsum = 0;
@@ -185,8 +200,8 @@ void BM_BestSplit(benchmark::State& state) {
       const long long rows = base[static_cast<std::size_t>((b + 7 * f) % (kBinsPerFeature - 1))];
       const auto k = rng::hash(static_cast<std::uint64_t>(f), static_cast<std::uint64_t>(b));
       hist[at(f, b)] = rows * (static_cast<long long>(k % 1000001) - 500000);  // g (scale 1e6)
-      hist[at(f, b) + 1] = rows * 250000;                                       // h
-      hist[at(f, b) + 2] = rows;                                                // count
+      hist[at(f, b) + 1] = rows * 250000;                                      // h
+      hist[at(f, b) + 2] = rows;                                               // count
       gsum += hist[at(f, b)];
     }
     const int nan = kBinsPerFeature - 1;
@@ -202,10 +217,16 @@ void BM_BestSplit(benchmark::State& state) {
     SplitCandidate c = best_split(hist, cuts, allowed, parent, 1e6, 1e6, p);
     benchmark::DoNotOptimize(c);
   }
-  state.counters["bins"] = benchmark::Counter(static_cast<double>(total), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["bins"] = benchmark::Counter(static_cast<double>(total),
+                                              benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_BestSplit)->ArgName("features")->Arg(28)->Arg(128)->Arg(512)
-    ->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_BestSplit)
+    ->ArgName("features")
+    ->Arg(28)
+    ->Arg(128)
+    ->Arg(512)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // The all-reduce of one level's histograms (nodes x 28 x 256 x 3 int64) over all ranks, as growth
 // does once per level (depthwise) or per split (leafwise). A no-op on one rank; run under mpirun
@@ -221,7 +242,12 @@ void BM_HistogramAllreduce(benchmark::State& state) {
   state.counters["ranks"] = world.size();
   state.counters["MB"] = static_cast<double>(buf.size() * sizeof(long long)) / 1e6;
 }
-BENCHMARK(BM_HistogramAllreduce)->ArgName("nodes")->Arg(1)->Arg(32)->Iterations(50)
-    ->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_HistogramAllreduce)
+    ->ArgName("nodes")
+    ->Arg(1)
+    ->Arg(32)
+    ->Iterations(50)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

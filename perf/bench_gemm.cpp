@@ -28,13 +28,16 @@ void BM_KokkosBlasGemm(benchmark::State& state) {
   state.SetLabel(std::string(mode[0]) + mode[1]);
   const double flops = 2.0 * n * n * static_cast<double>(n);
   // A rate counter: printed as GFLOP=<value>/s.
-  state.counters["GFLOP"] =
-      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_KokkosBlasGemm)
     ->ArgNames({"n", "mode"})
-    ->Args({256, 0})->Args({512, 0})->Args({1024, 0})
-    ->Args({512, 1})->Args({512, 2})
-    ->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Args({256, 0})
+    ->Args({512, 0})
+    ->Args({1024, 0})
+    ->Args({512, 1})
+    ->Args({512, 2})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -21,7 +21,8 @@ constexpr int kContext = 7, kFine = 256, kPerOutput = 80, kBuffer = 3840;
 std::string seed_deck(int epochs) {
   return "model diffusion\ninput_width 7\ntarget_width 256\ndiffusion_hidden 256\ndiffusion_depth 2\n"
          "diffusion_steps 50\ntime_embedding_dim 32\nbatch_size 16\nlr 1e-3\nbuffer_capacity 3840\n"
-         "session_epochs " + std::to_string(epochs) + "\n";
+         "session_epochs " +
+         std::to_string(epochs) + "\n";
 }
 
 void fill(std::vector<double>& x, std::vector<double>& y, int seed) {
@@ -32,7 +33,8 @@ void fill(std::vector<double>& x, std::vector<double>& y, int seed) {
 int make_model(int epochs) {
   int h = 0;
   if (hpctrain_create_from_text("bench", seed_deck(epochs).c_str(), MPI_COMM_WORLD, -1, &h) != HPCTRAIN_OK ||
-      hpctrain_set_log_callback(h, [](const char*, void*) {}, nullptr, 0) != HPCTRAIN_OK)
+      hpctrain_set_log_callback(
+          h, [](const char*, void*) {}, nullptr, 0) != HPCTRAIN_OK)
     return 0;
   return h;
 }

@@ -32,11 +32,14 @@ void BM_LinearForwardBackward(benchmark::State& state) {
   }
   // forward x W^T, backward dW += dy^T x and dx = dy W: three GEMMs of 2 B in out flops each.
   const double flops = 3.0 * 2.0 * batch * static_cast<double>(kWidth) * kWidth;
-  state.counters["GFLOP"] =
-      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.SetItemsProcessed(state.iterations() * batch);
 }
-BENCHMARK(BM_LinearForwardBackward)->ArgName("batch")->Arg(16)->Arg(256)->UseRealTime()
+BENCHMARK(BM_LinearForwardBackward)
+    ->ArgName("batch")
+    ->Arg(16)
+    ->Arg(256)
+    ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -42,7 +42,6 @@ void BM_MlpTrainStep(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * batch);
   state.counters["params"] = static_cast<double>(model.store().count());
 }
-BENCHMARK(BM_MlpTrainStep)->ArgName("batch")->Arg(16)->Arg(256)->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MlpTrainStep)->ArgName("batch")->Arg(16)->Arg(256)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace

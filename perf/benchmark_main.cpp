@@ -22,8 +22,7 @@ void record_configuration(const hpct::Runtime& runtime) {
   benchmark::AddCustomContext("kokkos_version", hpct::kokkos_version_string());
   benchmark::AddCustomContext("kokkos_execution_space", hpct::ExecSpace::name());
   benchmark::AddCustomContext("kokkos_concurrency", std::to_string(hpct::ExecSpace().concurrency()));
-  benchmark::AddCustomContext("kokkos_host_threads",
-                              std::to_string(hpct::HostExecSpace().concurrency()));
+  benchmark::AddCustomContext("kokkos_host_threads", std::to_string(hpct::HostExecSpace().concurrency()));
   benchmark::AddCustomContext("hpctrain_backend", hpct::execution_space_description());
   benchmark::AddCustomContext("affinity_cores", std::to_string(hpct::affinity_core_count()));
   benchmark::AddCustomContext("mpi_ranks", std::to_string(t.size));

@@ -12,8 +12,7 @@ namespace hpct::perf {
 inline void fill_pattern(const View2<float>& v, std::uint32_t salt) {
   const std::size_t cols = v.extent(1), total = v.extent(0) * v.extent(1);
   Kokkos::parallel_for(
-      "perf_fill", Kokkos::RangePolicy<ExecSpace>(std::size_t(0), total),
-      KOKKOS_LAMBDA(const std::size_t k) {
+      "perf_fill", Kokkos::RangePolicy<ExecSpace>(std::size_t(0), total), KOKKOS_LAMBDA(const std::size_t k) {
         std::uint32_t h = static_cast<std::uint32_t>(k) * 2654435761u ^ salt * 40503u;
         h ^= h >> 15;
         h *= 2246822519u;

@@ -42,7 +42,8 @@ static void step(double* u, double* tmp, double t) {
       const double adv = (cx > 0 ? cx * (U(i, j) - U(i - 1, j)) : cx * (U(i + 1, j) - U(i, j))) +
                          (cy > 0 ? cy * (U(i, j) - U(i, j - 1)) : cy * (U(i, j + 1) - U(i, j)));
       const double dif = kappa * (U(i + 1, j) + U(i - 1, j) + U(i, j + 1) + U(i, j - 1) - 4 * U(i, j));
-      const double force = 0.04 * sin(2 * pi * i / 32.0 + 0.02 * t) * cos(2 * pi * (j + rank * NY) / 48.0 - 0.015 * t);
+      const double force = 0.04 * sin(2 * pi * i / 32.0 + 0.02 * t) *
+                           cos(2 * pi * (j + rank * NY) / 48.0 - 0.015 * t);
       tmp[j * (NX + 2) + i] = U(i, j) + dt * (dif - adv + force - 0.01 * U(i, j));
     }
   for (int j = 1; j <= NY; ++j) memcpy(&U(1, j), &tmp[j * (NX + 2) + 1], NX * sizeof(double));
@@ -63,8 +64,8 @@ static void coarsen(const double* u, double* contexts, double* fine) {
   for (int b = 0; b <= PY + 1; ++b) PM(0, b) = PM(PX, b), PM(PX + 1, b) = PM(1, b);
   for (int b = 1, k = 0; b <= PY; ++b)
     for (int a = 1; a <= PX; ++a, ++k) {
-      const double c[7] = {PM(a, b), PM(a + 1, b), PM(a - 1, b), PM(a, b + 1), PM(a, b - 1), PM(a + 1, b + 1),
-                           PM(a - 1, b - 1)};
+      const double c[7] = {PM(a, b),     PM(a + 1, b),     PM(a - 1, b),    PM(a, b + 1),
+                           PM(a, b - 1), PM(a + 1, b + 1), PM(a - 1, b - 1)};
       memcpy(&contexts[k * 7], c, sizeof c);
       for (int j = 0; j < P; ++j)
         for (int i = 0; i < P; ++i) fine[k * P * P + j * P + i] = U((a - 1) * P + 1 + i, (b - 1) * P + 1 + j);
@@ -83,7 +84,8 @@ int main(int argc, char** argv) {
     for (int i = 1; i <= NX; ++i)
       U(i, j) = sin(6.2831853 * i / NX) * cos(6.2831853 * (j + rank * NY) / (NY * size));
   int h = 0;
-  check(hpctrain_create("downscaler", argc > 1 ? argv[1] : "downscaler.in", MPI_COMM_WORLD, HPCTRAIN_DEVICE_CPU, &h),
+  check(hpctrain_create("downscaler", argc > 1 ? argv[1] : "downscaler.in", MPI_COMM_WORLD, HPCTRAIN_DEVICE_CPU,
+                        &h),
         "create");
   double contexts[NP * 7], fine[NP * P * P], t = 0, loss = 0;
   int sessions = 0;
@@ -111,9 +113,10 @@ int main(int argc, char** argv) {
     }
   MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
-    printf("sessions: %d, last loss %.6f\ndownscaling RMSE over %d patches, ensemble of %d: ensemble mean %.5f, "
-           "coarse baseline %.5f\n",
-           sessions, loss, (int)(sums[2] / (P * P)), MEMBERS, sqrt(sums[0] / sums[2]), sqrt(sums[1] / sums[2]));
+    printf(
+        "sessions: %d, last loss %.6f\ndownscaling RMSE over %d patches, ensemble of %d: ensemble mean %.5f, "
+        "coarse baseline %.5f\n",
+        sessions, loss, (int)(sums[2] / (P * P)), MEMBERS, sqrt(sums[0] / sums[2]), sqrt(sums[1] / sums[2]));
   check(hpctrain_destroy(h), "destroy");
   check(hpctrain_finalize(), "finalize");
   free(u);

@@ -75,8 +75,8 @@ InsituModel& lookup(int handle) {
 Order order_of(int layout) {
   if (layout == HPCTRAIN_ROW_MAJOR) return Order::row_major;
   if (layout == HPCTRAIN_COL_MAJOR) return Order::column_major;
-  throw InsituError(Status::argument, strf("layout %d is neither HPCTRAIN_ROW_MAJOR (0) nor HPCTRAIN_COL_MAJOR (1)",
-                                           layout));
+  throw InsituError(Status::argument,
+                    strf("layout %d is neither HPCTRAIN_ROW_MAJOR (0) nor HPCTRAIN_COL_MAJOR (1)", layout));
 }
 
 void check_count(const void* a, const void* b, std::int64_t n) {
@@ -86,8 +86,8 @@ void check_count(const void* a, const void* b, std::int64_t n) {
 
 void check_width(const char* what, std::int64_t given, std::int64_t expected, const char* key) {
   if (given != expected)
-    throw InsituError(Status::shape, strf("%s are %lld values wide, the model's are %lld (%s)", what, (long long)given,
-                                          (long long)expected, key));
+    throw InsituError(Status::shape, strf("%s are %lld values wide, the model's are %lld (%s)", what,
+                                          (long long)given, (long long)expected, key));
 }
 
 int create(const char* fn, const char* name, const char* deck, bool is_text, MPI_Comm comm, int device,
@@ -98,8 +98,9 @@ int create(const char* fn, const char* name, const char* deck, bool is_text, MPI
     if (!deck) throw InsituError(Status::argument, is_text ? "deck text is NULL" : "deck path is NULL");
     hpct::capi::ensure_mpi();
     if (comm == MPI_COMM_NULL)
-      throw InsituError(Status::mpi, "the communicator is MPI_COMM_NULL (ranks outside a split communicator "
-                                     "do not create the model)");
+      throw InsituError(Status::mpi,
+                        "the communicator is MPI_COMM_NULL (ranks outside a split communicator "
+                        "do not create the model)");
     const hpct::Comm host(comm);
     hpct::insitu::run_agreed_as(host, Status::device, [&] { hpct::capi::ensure_kokkos(device); });
     const std::string text = is_text ? std::string(deck) : hpct::read_deck_text(host, deck);
@@ -149,8 +150,8 @@ int predict(const char* fn, int handle, const T* x, std::int64_t n, std::int64_t
 }
 
 template <class T>
-int sample(const char* fn, int handle, const T* c, std::int64_t n, std::int64_t d_in, int members, std::int64_t seed,
-           T* out, std::int64_t d_out, int layout) {
+int sample(const char* fn, int handle, const T* c, std::int64_t n, std::int64_t d_in, int members,
+           std::int64_t seed, T* out, std::int64_t d_out, int layout) {
   return guarded(fn, Status::internal, [&] {
     InsituModel& m = lookup(handle);
     const Order order = order_of(layout);
@@ -207,7 +208,8 @@ int hpctrain_destroy(int handle) {
       std::lock_guard<std::mutex> lock(g_registry_mutex);
       const auto it = g_models.find(handle);
       if (it == g_models.end())
-        throw InsituError(Status::handle, strf("handle %d is not a live model (never created, or destroyed)", handle));
+        throw InsituError(Status::handle,
+                          strf("handle %d is not a live model (never created, or destroyed)", handle));
       m = std::move(it->second);
       g_models.erase(it);
     }

@@ -47,11 +47,17 @@ class Comm {
     allreduce_sum(view.data(), view.span());
   }
   template <class T>
-  T sum(T v) const { return reduce_scalar(v, MPI_SUM); }
+  T sum(T v) const {
+    return reduce_scalar(v, MPI_SUM);
+  }
   template <class T>
-  T max(T v) const { return reduce_scalar(v, MPI_MAX); }
+  T max(T v) const {
+    return reduce_scalar(v, MPI_MAX);
+  }
   template <class T>
-  T min(T v) const { return reduce_scalar(v, MPI_MIN); }
+  T min(T v) const {
+    return reduce_scalar(v, MPI_MIN);
+  }
 
   template <class T>
   void broadcast(T* data, std::size_t n, int root = 0) const {

@@ -72,9 +72,9 @@ class GradientReducer {
   std::vector<GradientBucket> buckets_;
   bool overlap_;
   bool armed_ = false;
-  bool in_order_ = true;           // every report so far continued the watermark
-  std::uint64_t watermark_ = 0;    // gradients at [watermark_, end) are final
-  std::size_t next_ = 0;           // buckets_[0, next_) are started
+  bool in_order_ = true;         // every report so far continued the watermark
+  std::uint64_t watermark_ = 0;  // gradients at [watermark_, end) are final
+  std::size_t next_ = 0;         // buckets_[0, next_) are started
   std::size_t started_in_backward_ = 0;
 };
 

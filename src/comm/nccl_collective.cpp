@@ -103,13 +103,15 @@ void NcclCollective::sum(float* data, std::size_t n, std::uint64_t step) {
           else waiting.push_back(r);
         }
         arrival::tell_to_abort(comm_, waiting);
-        message = strf("watchdog: the NCCL gradient all-reduce of step %llu did not complete within %.0f s; "
-                       "rank(s) %s did not arrive (dead, hung or stuck elsewhere); aborting the job",
-                       shown_step, timeout_, arrival::list(silent).c_str());
+        message = strf(
+            "watchdog: the NCCL gradient all-reduce of step %llu did not complete within %.0f s; "
+            "rank(s) %s did not arrive (dead, hung or stuck elsewhere); aborting the job",
+            shown_step, timeout_, arrival::list(silent).c_str());
       } else {
-        message = strf("watchdog: rank %d waited %.0f s in the NCCL gradient all-reduce of step %llu and rank 0 "
-                       "did not act (rank 0 dead or hung); aborting the job",
-                       rank_, timeout_ + kGraceSeconds, shown_step);
+        message = strf(
+            "watchdog: rank %d waited %.0f s in the NCCL gradient all-reduce of step %llu and rank 0 "
+            "did not act (rank 0 dead or hung); aborting the job",
+            rank_, timeout_ + kGraceSeconds, shown_step);
       }
       break;
     }

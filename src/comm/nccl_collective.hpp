@@ -20,7 +20,7 @@ namespace hpct {
 
 class NcclCollective {
  public:
-  static bool available();      // this build has NCCL and CUDA
+  static bool available();       // this build has NCCL and CUDA
   static std::string version();  // "2.28.9", or "" without NCCL
   // Collective over `comm`. Throws an hpct::Error (agreed by the caller) when NCCL is unavailable or
   // initialisation fails.

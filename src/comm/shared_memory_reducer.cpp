@@ -12,9 +12,9 @@
 
 #include <cerrno>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <new>
 #include <random>
@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "comm/watchdog.hpp"
-#include "core/page_buffer.hpp"
 #include "core/log.hpp"
+#include "core/page_buffer.hpp"
 #include "core/timer.hpp"
 
 namespace hpct {
@@ -80,8 +80,10 @@ SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, doub
   const std::uint64_t params_at = header + p * padded;
   bytes_ = params_at + (sharded ? padded : 0);
   const std::string what = bytes_ < (1u << 20)
-                               ? strf("comm_backend shm: the gradient window (%.0f KiB in /dev/shm)", bytes_ / 1024.0)
-                               : strf("comm_backend shm: the gradient window (%.1f MiB in /dev/shm)", bytes_ / 1048576.0);
+                               ? strf("comm_backend shm: the gradient window (%.0f KiB in /dev/shm)",
+                                      bytes_ / 1024.0)
+                               : strf("comm_backend shm: the gradient window (%.1f MiB in /dev/shm)",
+                                      bytes_ / 1048576.0);
   std::string name, error;
   int fd = -1;
   if (rank_ == 0) {
@@ -103,8 +105,11 @@ SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, doub
   if (error.empty()) {
     int rc = posix_fallocate(fd, offset, static_cast<off_t>(padded));
     if (rc == 0 && rank_ == 0) rc = posix_fallocate(fd, 0, static_cast<off_t>(header));
-    if (rc == 0 && rank_ == 0 && sharded) rc = posix_fallocate(fd, static_cast<off_t>(params_at), static_cast<off_t>(padded));
-    if (rc != 0) error = what + ": " + std::strerror(rc) + " (is /dev/shm full or `ulimit -f` set? comm_backend mpi needs no window)";
+    if (rc == 0 && rank_ == 0 && sharded)
+      rc = posix_fallocate(fd, static_cast<off_t>(params_at), static_cast<off_t>(padded));
+    if (rc != 0)
+      error = what + ": " + std::strerror(rc) +
+              " (is /dev/shm full or `ulimit -f` set? comm_backend mpi needs no window)";
   }
   if (error.empty()) {
     void* at = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -142,7 +147,7 @@ SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, doub
 // the mapping fail, the buffer gets private pages again with its content back, and training goes on
 // over MPI (auto) or stops (shm) with the agreed error.
 std::string SharedMemoryReducer::map_slot_onto(const PageBuffer* grads, int fd, off_t offset, std::uint64_t bytes) {
-  if (grads->bytes() != bytes) return "";  // another page rounding: keep copying into the slot
+  if (grads->bytes() != bytes) return "";                  // another page rounding: keep copying into the slot
   float* slot = reinterpret_cast<float*>(base_ + offset);  // slot_ptrs_ is not set yet
   std::memcpy(slot, grads->data(), n_ * sizeof(float));
   void* at = mmap(grads->data(), bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, offset);
@@ -152,7 +157,8 @@ std::string SharedMemoryReducer::map_slot_onto(const PageBuffer* grads, int fd, 
   }
   std::string error = std::string("comm_backend shm: mapping the gradient buffer onto the window: ") +
                       std::strerror(errno);
-  if (mmap(grads->data(), bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+  if (mmap(grads->data(), bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+      MAP_FAILED) {
     // The buffer's addresses lost their pages: no backend can use it, and only this rank knows.
     Log::rank_error("error: " + error + "; giving the buffer its own pages again failed: " + std::strerror(errno));
     MPI_Abort(comm_.raw(), static_cast<int>(ExitCode::failure));

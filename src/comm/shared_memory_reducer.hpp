@@ -143,19 +143,19 @@ class SharedMemoryReducer {
   double timeout_;
   char* base_ = nullptr;  // the mapped window (Note [shared-memory window] in the .cpp)
   std::uint64_t bytes_ = 0;
-  Counter* published_ = nullptr;  // per rank: seq*stride() + floats published from the end (+1: control)
-  Counter* claimed_ = nullptr;    // chunks claimed, seq*C + k
-  Counter* done_ = nullptr;       // chunks summed, seq*C + k
+  Counter* published_ = nullptr;    // per rank: seq*stride() + floats published from the end (+1: control)
+  Counter* claimed_ = nullptr;      // chunks claimed, seq*C + k
+  Counter* done_ = nullptr;         // chunks summed, seq*C + k
   ControlSlot* control_ = nullptr;  // per rank
-  Counter* stage_ = nullptr;      // per rank, sharded: seq*4 + 1 (scalar written), + 2 (slice published)
-  Event* event_ = nullptr;        // Note [spin, then sleep]
+  Counter* stage_ = nullptr;        // per rank, sharded: seq*4 + 1 (scalar written), + 2 (slice published)
+  Event* event_ = nullptr;          // Note [spin, then sleep]
   float* shared_params_ = nullptr;  // sharded: every rank's updated slice
-  std::vector<float*> slot_ptrs_;  // every rank's slot in this process's address space
-  float* own_ = nullptr;           // the gradient buffer, when it is this rank's slot (a second mapping)
-  std::uint64_t seq_ = 0;         // this exchange
-  const float* grads_ = nullptr;  // armed: the buffer on_ready copies from
+  std::vector<float*> slot_ptrs_;   // every rank's slot in this process's address space
+  float* own_ = nullptr;            // the gradient buffer, when it is this rank's slot (a second mapping)
+  std::uint64_t seq_ = 0;           // this exchange
+  const float* grads_ = nullptr;    // armed: the buffer on_ready copies from
   bool armed_ = false;
-  std::uint64_t ready_ = 0;       // floats published from the end in this exchange
+  std::uint64_t ready_ = 0;  // floats published from the end in this exchange
 };
 
 }  // namespace hpct

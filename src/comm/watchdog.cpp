@@ -15,7 +15,7 @@ namespace hpct {
 namespace {
 constexpr int kPingTag = 7302;
 constexpr int kPongTag = 7303;
-}
+}  // namespace
 
 WatchedAllreduce::WatchedAllreduce(const Comm& comm, double timeout_seconds, bool force_staging)
     : comm_(comm), timeout_(timeout_seconds), staging_(force_staging) {}
@@ -44,7 +44,8 @@ void WatchedAllreduce::start_reduce_scatter(const float* send, float* recv, cons
   for (int r = 0; r < comm_.size(); ++r) total += static_cast<std::size_t>(counts[r]);
   // MPI only reads send: staging copies it down and nothing back.
   const void* send_buffer = staging_.stage(const_cast<float*>(send), total * sizeof(float), true, false);
-  void* recv_buffer = staging_.stage(recv, static_cast<std::size_t>(counts[comm_.rank()]) * sizeof(float), false, true);
+  void* recv_buffer = staging_.stage(recv, static_cast<std::size_t>(counts[comm_.rank()]) * sizeof(float), false,
+                                     true);
   requests_.push_back(MPI_REQUEST_NULL);
   MPI_Ireduce_scatter(send_buffer, recv_buffer, counts, MPI_FLOAT, MPI_SUM, comm_.raw(), &requests_.back());
 }
@@ -170,13 +171,15 @@ void WatchedAllreduce::abort_job(std::uint64_t step) {
   std::string msg;
   if (comm_.rank() == 0) {
     const std::string ranks = arrival::list(arrival::silent_ranks(comm_, kGraceSeconds * 0.5));
-    msg = strf("watchdog: the gradient all-reduce of step %llu did not complete within %.0f s; rank(s) %s "
-               "not responding (dead or hung); aborting the job",
-               (unsigned long long)step, timeout_, ranks.c_str());
+    msg = strf(
+        "watchdog: the gradient all-reduce of step %llu did not complete within %.0f s; rank(s) %s "
+        "not responding (dead or hung); aborting the job",
+        (unsigned long long)step, timeout_, ranks.c_str());
   } else {
-    msg = strf("watchdog: rank %d waited %.0f s in the gradient all-reduce of step %llu and rank 0 did not "
-               "act (rank 0 dead or hung); aborting the job",
-               comm_.rank(), timeout_ + kGraceSeconds, (unsigned long long)step);
+    msg = strf(
+        "watchdog: rank %d waited %.0f s in the gradient all-reduce of step %llu and rank 0 did not "
+        "act (rank 0 dead or hung); aborting the job",
+        comm_.rank(), timeout_ + kGraceSeconds, (unsigned long long)step);
   }
   std::fprintf(stderr, "error: %s\n", msg.c_str());
   std::fflush(stderr);

@@ -82,8 +82,8 @@ void exec_host_twin_without_gpu(char** argv) {
   }
   setenv(kFallbackVariable, why.c_str(), 1);
   execv(twin.c_str(), argv);
-  std::fprintf(stderr, "error: no GPU visible on host %s; starting the host build %s failed\n",
-               host_name().c_str(), twin.c_str());
+  std::fprintf(stderr, "error: no GPU visible on host %s; starting the host build %s failed\n", host_name().c_str(),
+               twin.c_str());
   std::exit(1);
 #else
   (void)argv;
@@ -99,8 +99,7 @@ std::string check_device_choice(const std::string& device, std::string* warning)
   const std::string reason = gpu_fallback_reason();
   if (!kHostBackend) {
     // A GPU program only gets this far with a GPU (otherwise it handed over to its host twin).
-    if (device == "cpu")
-      return "the GPU build runs on the GPU; run the host build of hpctrain for `device cpu`";
+    if (device == "cpu") return "the GPU build runs on the GPU; run the host build of hpctrain for `device cpu`";
     return {};
   }
   if (device == "gpu") {

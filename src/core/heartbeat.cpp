@@ -8,9 +8,7 @@
 namespace hpct {
 
 namespace {
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
 Heartbeat::Heartbeat(double timeout_seconds, int rank) : timeout_(timeout_seconds), rank_(rank) {

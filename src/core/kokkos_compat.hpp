@@ -49,9 +49,13 @@ namespace kmath = ::Kokkos::Experimental;
 #endif
 
 template <class T>
-KOKKOS_INLINE_FUNCTION T kmax(T a, T b) { return a > b ? a : b; }
+KOKKOS_INLINE_FUNCTION T kmax(T a, T b) {
+  return a > b ? a : b;
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T kmin(T a, T b) { return a < b ? a : b; }
+KOKKOS_INLINE_FUNCTION T kmin(T a, T b) {
+  return a < b ? a : b;
+}
 
 // Note [one execution space instance]: Kokkos 4.x/5.x heap-allocate a reference-count block
 // whenever an execution space instance is default-constructed, and every policy built without an
@@ -192,8 +196,7 @@ double sum_over(const char* label, I begin, I end, const Body& body) {
 
 inline std::string kokkos_version_string() {
   const int v = KOKKOS_VERSION;
-  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
-         std::to_string(v % 100);
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
 }
 
 }  // namespace hpct

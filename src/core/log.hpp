@@ -13,7 +13,8 @@ namespace hpct {
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
 #endif
-inline std::string strf(const char* fmt, ...) {
+inline std::string
+strf(const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);
   va_list copy;
@@ -113,7 +114,7 @@ class Log {
 
   static inline int rank_ = 0;
   static inline bool quiet_ = false;
-  static inline int terminal_ = -1;  // -1: not yet asked
+  static inline int terminal_ = -1;           // -1: not yet asked
   static inline bool progress_open_ = false;  // a progress line waits for its newline
 };
 

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
-#include "core/kokkos_compat.hpp"
 #include <cstdint>
+#include "core/kokkos_compat.hpp"
 
 namespace hpct::rng {
 
@@ -16,14 +16,11 @@ KOKKOS_INLINE_FUNCTION std::uint64_t mix(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
-KOKKOS_INLINE_FUNCTION std::uint64_t hash(std::uint64_t seed, std::uint64_t a) {
-  return mix(mix(seed) ^ a);
-}
+KOKKOS_INLINE_FUNCTION std::uint64_t hash(std::uint64_t seed, std::uint64_t a) { return mix(mix(seed) ^ a); }
 KOKKOS_INLINE_FUNCTION std::uint64_t hash(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
   return mix(hash(seed, a) ^ b);
 }
-KOKKOS_INLINE_FUNCTION std::uint64_t hash(std::uint64_t seed, std::uint64_t a, std::uint64_t b,
-                                          std::uint64_t c) {
+KOKKOS_INLINE_FUNCTION std::uint64_t hash(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
   return mix(hash(seed, a, b) ^ c);
 }
 

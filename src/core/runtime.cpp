@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <atomic>
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -257,8 +257,8 @@ std::string gpu_banner_lines() {
     return "\n  GPU: properties unavailable";
   cudaRuntimeGetVersion(&runtime_version);
   cudaDriverGetVersion(&driver_version);
-  std::string s = strf("\n  GPU %d: compute capability %d.%d; CUDA runtime %s, driver %s; binary carries %s",
-                       dev, prop.major, prop.minor, cuda_version_string(runtime_version).c_str(),
+  std::string s = strf("\n  GPU %d: compute capability %d.%d; CUDA runtime %s, driver %s; binary carries %s", dev,
+                       prop.major, prop.minor, cuda_version_string(runtime_version).c_str(),
                        cuda_version_string(driver_version).c_str(), compiled_cuda_archs().c_str());
 #if defined(__CUDA_ARCH_LIST__)
   const int archs[] = {__CUDA_ARCH_LIST__};
@@ -299,9 +299,10 @@ std::string Runtime::device_error(const std::string& device, std::string* warnin
   if (topo_.local_size > gpus_on_node_) {
     char host[256] = {0};
     gethostname(host, sizeof(host) - 1);
-    return strf("%d ranks run on node %s but it has %d GPU(s) visible; run at most %d rank(s) per node "
-                "(one GPU each)",
-                topo_.local_size, host, gpus_on_node_, gpus_on_node_);
+    return strf(
+        "%d ranks run on node %s but it has %d GPU(s) visible; run at most %d rank(s) per node "
+        "(one GPU each)",
+        topo_.local_size, host, gpus_on_node_, gpus_on_node_);
   }
   return {};
 }

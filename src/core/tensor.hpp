@@ -80,7 +80,9 @@ class Tensor {
   std::int64_t cols() const { return shape_.row_size(); }
 
   // [rows, row_size] over the whole tensor, or over its first n rows.
-  Matrix matrix() const { return Matrix(data_, static_cast<std::size_t>(rows()), static_cast<std::size_t>(cols())); }
+  Matrix matrix() const {
+    return Matrix(data_, static_cast<std::size_t>(rows()), static_cast<std::size_t>(cols()));
+  }
   Matrix rows(int n) const { return Matrix(data_, static_cast<std::size_t>(n), static_cast<std::size_t>(cols())); }
   Flat flat() const { return Flat(data_, static_cast<std::size_t>(shape_.size())); }
   // The first n rows as a tensor of the same shape otherwise.

@@ -65,11 +65,14 @@ bool write_json(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return false;
   const Recorder& r = recorder;
-  std::fprintf(f, "{\"displayTimeUnit\": \"ms\",\n \"otherData\": {\"rank\": %d, \"start_unix_us\": %lld, "
+  std::fprintf(f,
+               "{\"displayTimeUnit\": \"ms\",\n \"otherData\": {\"rank\": %d, \"start_unix_us\": %lld, "
                "\"dropped_events\": %llu},\n \"traceEvents\": [\n",
                r.rank, r.origin_unix_us, static_cast<unsigned long long>(r.dropped.load()));
-  std::fprintf(f, "  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, "
-               "\"args\": {\"name\": \"rank %d\"}}", r.rank, r.rank);
+  std::fprintf(f,
+               "  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, "
+               "\"args\": {\"name\": \"rank %d\"}}",
+               r.rank, r.rank);
   const std::size_t n = std::min(r.next.load(), r.capacity);
   for (std::size_t i = 0; i < n; ++i) {
     const Event& e = r.events[i];
@@ -148,7 +151,8 @@ std::string start(const std::string& pattern, int rank, std::size_t capacity) {
   r.dropped = 0;
   r.origin_ns = steady_ns();
   r.origin_unix_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                         std::chrono::system_clock::now().time_since_epoch()).count();
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
   detail::recording.store(true);
   return "";
 }

@@ -22,7 +22,7 @@ struct Batch {
     const char* name = nullptr;  // a string literal or a name its data set keeps alive
     DType dtype = DType::f32;
     void* data = nullptr;
-    Shape shape;                              // [n, row...] or, ragged, [elements, element...]
+    Shape shape;                             // [n, row...] or, ragged, [elements, element...]
     const std::uint64_t* offsets = nullptr;  // ragged: n + 1 entries on the device, offsets[0] = 0
   };
   static constexpr const char* kInputs = "inputs";
@@ -32,7 +32,7 @@ struct Batch {
   int field_count = 0;
   View1<std::uint64_t> ids;  // global sample index of each row
   std::uint64_t epoch = 0;
-  int n = 0;                 // rows in this micro-batch
+  int n = 0;  // rows in this micro-batch
 
   // Sets (or replaces) the field called `name`.
   void set_field(const Field& f) {
@@ -41,7 +41,8 @@ struct Batch {
         fields[static_cast<std::size_t>(i)] = f;
         return;
       }
-    if (field_count == kMaxFields) throw Error(std::string("internal: batch field limit reached at '") + f.name + "'");
+    if (field_count == kMaxFields)
+      throw Error(std::string("internal: batch field limit reached at '") + f.name + "'");
     fields[static_cast<std::size_t>(field_count++)] = f;
   }
   template <class T>
@@ -53,7 +54,8 @@ struct Batch {
   bool has(const char* name) const { return find(name) != nullptr; }
   const Field& field(const char* name) const {
     const Field* f = find(name);
-    if (!f) throw Error(std::string("the batch has no field '") + name + "' (the model needs it)", ExitCode::bad_input);
+    if (!f)
+      throw Error(std::string("the batch has no field '") + name + "' (the model needs it)", ExitCode::bad_input);
     return *f;
   }
   // The field `name` as a tensor of T (its dtype must be T's).
@@ -61,8 +63,8 @@ struct Batch {
   Tensor<T> get_as(const char* name) const {
     const Field& f = field(name);
     if (f.dtype != dtype_of<T>())
-      throw Error(std::string("the batch field '") + name + "' holds " + dtype_name(f.dtype) + ", the model reads " +
-                      dtype_name(dtype_of<T>()),
+      throw Error(std::string("the batch field '") + name + "' holds " + dtype_name(f.dtype) +
+                      ", the model reads " + dtype_name(dtype_of<T>()),
                   ExitCode::bad_input);
     return Tensor<T>(static_cast<T*>(f.data), f.shape);
   }
@@ -79,7 +81,8 @@ struct Batch {
  private:
   const Field* find(const char* name) const {
     for (int i = 0; i < field_count; ++i)
-      if (std::strcmp(fields[static_cast<std::size_t>(i)].name, name) == 0) return &fields[static_cast<std::size_t>(i)];
+      if (std::strcmp(fields[static_cast<std::size_t>(i)].name, name) == 0)
+        return &fields[static_cast<std::size_t>(i)];
     return nullptr;
   }
 };

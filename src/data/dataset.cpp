@@ -23,10 +23,11 @@ std::string describe_bad_value(const Dataset& data, const std::vector<FieldSpec>
       return where + " holds a value outside [" + std::to_string(s.min_value) + ", " + std::to_string(s.max_value) +
              "] (first bad row)";
     case BadKind::bad_offsets:
-      return where + ": the ragged offsets do not add up (they must start at 0, ascend and end at the element count)";
+      return where +
+             ": the ragged offsets do not add up (they must start at 0, ascend and end at the element count)";
     case BadKind::bad_index:
-      return where + " holds an index outside the row's '" +
-             specs.at(static_cast<std::size_t>(s.index_into)).name + "' elements (first bad row)";
+      return where + " holds an index outside the row's '" + specs.at(static_cast<std::size_t>(s.index_into)).name +
+             "' elements (first bad row)";
   }
   return where + ": bad value";
 }
@@ -59,7 +60,8 @@ class RowRange : public Dataset {
     for (auto& r : shifted) r += first_;
     return shift_code(data_->read_rows(shifted, out));
   }
-  long long read_block(std::uint64_t first, std::uint64_t count, const std::vector<FieldBuffer>& out) const override {
+  long long read_block(std::uint64_t first, std::uint64_t count,
+                       const std::vector<FieldBuffer>& out) const override {
     return shift_code(data_->read_block(first_ + first, count, out));
   }
   std::string describe_row(std::uint64_t row, int field) const override {
@@ -79,7 +81,8 @@ class RowRange : public Dataset {
 
 }  // namespace
 
-std::shared_ptr<const Dataset> row_range(std::shared_ptr<const Dataset> data, std::uint64_t first, std::uint64_t count) {
+std::shared_ptr<const Dataset> row_range(std::shared_ptr<const Dataset> data, std::uint64_t first,
+                                         std::uint64_t count) {
   if (first == 0 && count == data->rows()) return data;
   return std::make_shared<RowRange>(std::move(data), first, count);
 }

@@ -26,21 +26,26 @@ class Dataset {
   // buffers, one per field in fields() order (ragged: elements in row order plus offsets from 0).
   // Returns a bad-value code (field.hpp) for what only the source can see, else kNoBadValue; the
   // value checks of first_bad_value are the caller's.
-  virtual long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const = 0;
+  virtual long long read_rows(const std::vector<std::uint64_t>& rows,
+                              const std::vector<FieldBuffer>& out) const = 0;
   // Reads the contiguous rows [first, first + count).
-  virtual long long read_block(std::uint64_t first, std::uint64_t count, const std::vector<FieldBuffer>& out) const = 0;
+  virtual long long read_block(std::uint64_t first, std::uint64_t count,
+                               const std::vector<FieldBuffer>& out) const = 0;
   // "<file>: dataset '<targets>': row <r>" for row `row` of this data set's field `field`.
   virtual std::string describe_row(std::uint64_t row, int field) const = 0;
 };
 
 // Values per row of fixed field i (the product of its row shape).
-inline std::uint64_t field_width(const Dataset& d, int i) { return d.fields().at(static_cast<std::size_t>(i)).width(); }
+inline std::uint64_t field_width(const Dataset& d, int i) {
+  return d.fields().at(static_cast<std::size_t>(i)).width();
+}
 
 // The message for a bad-value code of `data` checked against `specs` (its fields, as constrained).
 std::string describe_bad_value(const Dataset& data, const std::vector<FieldSpec>& specs, long long code);
 
 // Rows [first, first + count) of `data` as a data set (the training and validation parts).
-std::shared_ptr<const Dataset> row_range(std::shared_ptr<const Dataset> data, std::uint64_t first, std::uint64_t count);
+std::shared_ptr<const Dataset> row_range(std::shared_ptr<const Dataset> data, std::uint64_t first,
+                                         std::uint64_t count);
 
 // The most elements that any `rows` rows of ragged field `field` hold (capacity for a shard).
 std::uint64_t most_elements(const Dataset& data, int field, std::uint64_t rows);

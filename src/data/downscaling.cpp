@@ -43,8 +43,8 @@ double terrain_height(int X, int Y) {
   return mountain + ridges;
 }
 
-void generate_downscaling(std::uint64_t first, std::uint64_t count, std::uint64_t seed,
-                          std::vector<float>& context, std::vector<float>& fine) {
+void generate_downscaling(std::uint64_t first, std::uint64_t count, std::uint64_t seed, std::vector<float>& context,
+                          std::vector<float>& fine) {
   const std::vector<Mode> ms = modes();
   const int N = kDomain, C = kDownscaleCell;
   std::vector<std::complex<double>> phase(static_cast<std::size_t>(N));  // e^{i 2 pi m / 48}
@@ -70,7 +70,8 @@ void generate_downscaling(std::uint64_t first, std::uint64_t count, std::uint64_
         const double x1 = rng::normal(rng::hash(key, id, 2 * mi)), x2 = rng::normal(rng::hash(key, id, 2 * mi + 1));
         const std::complex<double> c(ms[mi].amplitude * x1, -ms[mi].amplitude * x2);
         const int ky = ms[mi].ky;
-        for (int Y = 0; Y < N; ++Y) row[static_cast<std::size_t>(Y)] += c * phase[static_cast<std::size_t>(((ky * Y) % N + N) % N)];
+        for (int Y = 0; Y < N; ++Y)
+          row[static_cast<std::size_t>(Y)] += c * phase[static_cast<std::size_t>(((ky * Y) % N + N) % N)];
         any = true;
       }
       if (!any) continue;
@@ -88,7 +89,8 @@ void generate_downscaling(std::uint64_t first, std::uint64_t count, std::uint64_
     }
     for (int y = 0; y < C; ++y)
       for (int x = 0; x < C; ++x)
-        fine[s * C * C + static_cast<std::size_t>(y * C + x)] = static_cast<float>(f[static_cast<std::size_t>((C + y) * N + C + x)]);
+        fine[s * C * C + static_cast<std::size_t>(y * C + x)] = static_cast<float>(
+            f[static_cast<std::size_t>((C + y) * N + C + x)]);
   }
 }
 

@@ -27,8 +27,8 @@ constexpr int kDownscaleCell = 16, kDownscaleContext = 7;
 double terrain_height(int X, int Y);
 
 // Generates rows [first, first + count): context [count, 7] and fine [count, 256], row-major.
-void generate_downscaling(std::uint64_t first, std::uint64_t count, std::uint64_t seed,
-                          std::vector<float>& context, std::vector<float>& fine);
+void generate_downscaling(std::uint64_t first, std::uint64_t count, std::uint64_t seed, std::vector<float>& context,
+                          std::vector<float>& fine);
 
 // Writes `context` [rows, 7] and `fine` [rows, 256] (float32) to an HDF5 file.
 void write_downscaling(const std::string& path, std::uint64_t rows, std::uint64_t seed);

@@ -9,11 +9,10 @@
 namespace hpct {
 
 EpochOrder::EpochOrder(std::uint64_t n, std::uint64_t batch_per_rank, int ranks, int accumulation,
-                 std::uint64_t seed, bool shuffle)
+                       std::uint64_t seed, bool shuffle)
     : n_(n),
       batch_(batch_per_rank),
-      global_batch_(batch_per_rank * static_cast<std::uint64_t>(ranks) *
-                    static_cast<std::uint64_t>(accumulation)),
+      global_batch_(batch_per_rank * static_cast<std::uint64_t>(ranks) * static_cast<std::uint64_t>(accumulation)),
       seed_(seed),
       ranks_(ranks),
       accumulation_(accumulation),
@@ -25,8 +24,7 @@ std::uint64_t EpochOrder::step_samples(std::uint64_t step) const {
 }
 
 std::pair<std::uint64_t, std::uint64_t> EpochOrder::slice(std::uint64_t step, int micro, int rank) const {
-  const std::uint64_t begin = step * global_batch_ +
-                              static_cast<std::uint64_t>(micro) * batch_ * ranks_ +
+  const std::uint64_t begin = step * global_batch_ + static_cast<std::uint64_t>(micro) * batch_ * ranks_ +
                               static_cast<std::uint64_t>(rank) * batch_;
   const std::uint64_t b = std::min(begin, n_);
   return {b, std::min(begin + batch_, n_)};

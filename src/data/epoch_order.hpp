@@ -17,8 +17,8 @@ namespace hpct {
 
 class EpochOrder {
  public:
-  EpochOrder(std::uint64_t n, std::uint64_t batch_per_rank, int ranks, int accumulation,
-          std::uint64_t seed, bool shuffle);
+  EpochOrder(std::uint64_t n, std::uint64_t batch_per_rank, int ranks, int accumulation, std::uint64_t seed,
+             bool shuffle);
 
   std::uint64_t size() const { return n_; }
   std::uint64_t global_batch() const { return global_batch_; }

@@ -34,8 +34,8 @@ using HostUnmanaged = Kokkos::View<T*, Kokkos::LayoutRight, Kokkos::HostSpace, K
 template <class T>
 View1<T> upload(const T* values, std::size_t n, const std::string& label) {
   View1<T> v(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), std::max<std::size_t>(n, 1));
-  if (n > 0) Kokkos::deep_copy(Kokkos::subview(v, Kokkos::make_pair(std::size_t{0}, n)),
-                               HostUnmanaged<const T>(values, n));
+  if (n > 0)
+    Kokkos::deep_copy(Kokkos::subview(v, Kokkos::make_pair(std::size_t{0}, n)), HostUnmanaged<const T>(values, n));
   return v;
 }
 
@@ -49,16 +49,16 @@ void gather_part_rows(const View1<std::uint32_t>& dst, const View1<std::uint32_t
                       const View1<std::uint64_t>& ids, std::uint64_t rows, std::uint64_t w, bool ragged,
                       const View1<std::uint64_t>& part_offsets, const View1<std::uint64_t>& starts) {
   using Team = Kokkos::TeamPolicy<ExecSpace>::member_type;
-  Kokkos::parallel_for("shard_gather", teams(static_cast<int>(rows), Kokkos::AUTO),
-                       KOKKOS_LAMBDA(const Team& team) {
-                         const int i = team.league_rank();
-                         const std::uint64_t id = ids(i);
-                         const std::uint64_t from = ragged ? part_offsets(id) * w : id * w;
-                         const std::uint64_t to = ragged ? starts(i) * w : i * w;
-                         const std::uint64_t n = ragged ? (part_offsets(id + 1) - part_offsets(id)) * w : w;
-                         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(n)),
-                                              [&](const int j) { dst(to + j) = part(from + j); });
-                       });
+  Kokkos::parallel_for(
+      "shard_gather", teams(static_cast<int>(rows), Kokkos::AUTO), KOKKOS_LAMBDA(const Team& team) {
+        const int i = team.league_rank();
+        const std::uint64_t id = ids(i);
+        const std::uint64_t from = ragged ? part_offsets(id) * w : id * w;
+        const std::uint64_t to = ragged ? starts(i) * w : i * w;
+        const std::uint64_t n = ragged ? (part_offsets(id + 1) - part_offsets(id)) * w : w;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(n)),
+                             [&](const int j) { dst(to + j) = part(from + j); });
+      });
 }
 
 EpochShard::EpochShard(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const EpochOrder& sampler,
@@ -96,14 +96,14 @@ EpochShard::EpochShard(std::shared_ptr<const Dataset> data, std::vector<FieldSpe
   const double mib = static_cast<double>(part_bytes) / double(1 << 20);
   if (hold_)
     Log::info(strf("  data path: the training part (%.1f MiB) is held in memory and permuted each epoch", mib));
-  else if (!sampler_.shuffled())
-    Log::info("  data path: shuffle off, each rank reads its rows once");
+  else if (!sampler_.shuffled()) Log::info("  data path: shuffle off, each rank reads its rows once");
   else
     Log::info(strf("  data path: each epoch's rows are read from the file (part %.1f MiB; %s)%s", mib,
                    options_.cache == DataCache::stream
                        ? "data_cache stream"
                        : strf("over data_cache_mb %llu", (unsigned long long)options_.cache_mb).c_str(),
-                   options_.prefetch && options_.epochs != 1 ? ", the next epoch prefetched by a loader thread" : ""));
+                   options_.prefetch && options_.epochs != 1 ? ", the next epoch prefetched by a loader thread"
+                                                             : ""));
   words_.resize(fields);
   if (hold_) {
     held_starts_.resize(fields);
@@ -148,9 +148,7 @@ void EpochShard::stop_prefetch() {
   cancel_ = false;
 }
 
-double EpochShard::hidden_read_seconds() const {
-  return std::max(0.0, loader_.job_seconds() - wait_seconds_);
-}
+double EpochShard::hidden_read_seconds() const { return std::max(0.0, loader_.job_seconds() - wait_seconds_); }
 
 void EpochShard::fill(Batch& b, std::uint64_t step, int micro) const {
   const std::size_t m = index(step, micro);
@@ -217,8 +215,8 @@ long long EpochShard::load_held(std::uint64_t epoch) {
     const bool ragged = specs_[f].ragged;
     if (ragged) {
       ragged_starts(data_->ragged_offsets(static_cast<int>(f)), host_ids_.data(), rows_, held_starts_[f].data());
-      Kokkos::deep_copy(held_starts_dev_[f], HostUnmanaged<const std::uint64_t>(held_starts_[f].data(),
-                                                                                 held_starts_[f].size()));
+      Kokkos::deep_copy(held_starts_dev_[f],
+                        HostUnmanaged<const std::uint64_t>(held_starts_[f].data(), held_starts_[f].size()));
     }
     gather_part_rows(words_[f], part_words_[f], ids_, rows_, specs_[f].words(), ragged,
                      ragged ? part_offsets_[f] : View1<std::uint64_t>(),

@@ -17,9 +17,9 @@
 #include "core/kokkos_compat.hpp"
 #include "data/batch.hpp"
 #include "data/dataset.hpp"
+#include "data/epoch_order.hpp"
 #include "data/epoch_stager.hpp"
 #include "data/loader_thread.hpp"
-#include "data/epoch_order.hpp"
 #include "data/shard_options.hpp"
 
 namespace hpct {
@@ -30,7 +30,8 @@ class EpochShard {
   // without it, data->fields().
   EpochShard(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const EpochOrder& sampler, int rank,
              const ShardOptions& options = {});
-  EpochShard(std::shared_ptr<const Dataset> data, const EpochOrder& sampler, int rank, const ShardOptions& options = {})
+  EpochShard(std::shared_ptr<const Dataset> data, const EpochOrder& sampler, int rank,
+             const ShardOptions& options = {})
       : EpochShard(data, data->fields(), sampler, rank, options) {}
   // Stops a running prefetch (between two reads) and waits for it.
   ~EpochShard();
@@ -92,9 +93,9 @@ class EpochShard {
   EpochOrder sampler_;
   ShardOptions options_;
   bool hold_ = false;
-  std::uint64_t rows_ = 0;                // this rank's rows per epoch
-  std::vector<std::uint64_t> offsets_;    // per (step, micro), plus the end
-  std::vector<std::uint64_t> positions_;  // positions of the epoch order handled here, in order
+  std::uint64_t rows_ = 0;                   // this rank's rows per epoch
+  std::vector<std::uint64_t> offsets_;       // per (step, micro), plus the end
+  std::vector<std::uint64_t> positions_;     // positions of the epoch order handled here, in order
   std::vector<View1<std::uint32_t>> words_;  // per field, the buffer steps read
   View1<std::uint64_t> ids_;
   // Ragged fields: where each row starts (host, of the presented epoch), and each micro-batch's

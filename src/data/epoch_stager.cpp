@@ -47,8 +47,8 @@ void ragged_starts(const std::vector<std::uint64_t>& offsets, const std::uint64_
   for (std::size_t i = 0; i < rows; ++i) starts[i + 1] = starts[i] + offsets[ids[i] + 1] - offsets[ids[i]];
 }
 
-EpochStager::EpochStager(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const EpochOrder& sampler,
-                         const std::vector<std::uint64_t>& positions)
+EpochStager::EpochStager(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs,
+                         const EpochOrder& sampler, const std::vector<std::uint64_t>& positions)
     : data_(std::move(data)), specs_(std::move(specs)), sampler_(sampler), positions_(positions) {
   const std::size_t rows = positions_.size();
   ids_.resize(rows);
@@ -67,7 +67,8 @@ long long EpochStager::stage(std::uint64_t epoch, const HostRows& out, const std
   sample_ids(sampler_, positions_, epoch, ids_.data());
   std::copy(ids_.begin(), ids_.end(), out.ids);
   for (std::size_t f = 0; f < specs_.size(); ++f)
-    if (specs_[f].ragged) ragged_starts(data_->ragged_offsets(static_cast<int>(f)), ids_.data(), rows, out.starts[f]);
+    if (specs_[f].ragged)
+      ragged_starts(data_->ragged_offsets(static_cast<int>(f)), ids_.data(), rows, out.starts[f]);
   // The file is read in ascending row order (what an HDF5 selection needs); slots_[i] is where
   // the i-th smallest id goes in processing order.
   std::iota(slots_.begin(), slots_.end(), 0);

@@ -10,13 +10,15 @@ Shape FieldSpec::shape_of(std::int64_t n) const {
   Shape s;
   s.rank = 1 + row_shape.rank;
   s.dim[0] = n;
-  for (int i = 0; i < row_shape.rank; ++i) s.dim[static_cast<std::size_t>(i + 1)] = row_shape.dim[static_cast<std::size_t>(i)];
+  for (int i = 0; i < row_shape.rank; ++i)
+    s.dim[static_cast<std::size_t>(i + 1)] = row_shape.dim[static_cast<std::size_t>(i)];
   return s;
 }
 
 std::string FieldSpec::describe() const {
   std::string shape = ragged ? "[E" : "[N";
-  for (int i = 0; i < row_shape.rank; ++i) shape += ", " + std::to_string(row_shape.dim[static_cast<std::size_t>(i)]);
+  for (int i = 0; i < row_shape.rank; ++i)
+    shape += ", " + std::to_string(row_shape.dim[static_cast<std::size_t>(i)]);
   return name + ": " + dtype_name(dtype) + (ragged ? " ragged " : " ") + shape + "]";
 }
 
@@ -90,7 +92,8 @@ long long first_bad_value(const std::vector<FieldSpec>& specs, const std::vector
         const FieldBuffer& t = out[static_cast<std::size_t>(s.index_into)];
         limit = static_cast<std::int64_t>(t.offsets[i + 1] - t.offsets[i]);
       }
-      if (row_bad(s, b, begin, end, limit, kind)) best = std::min(best, bad_value_code(row, static_cast<int>(f), kind));
+      if (row_bad(s, b, begin, end, limit, kind))
+        best = std::min(best, bad_value_code(row, static_cast<int>(f), kind));
     }
   }
   return best;

@@ -17,9 +17,9 @@ namespace hpct {
 // table: row r holds elements [offsets[r], offsets[r + 1]), each of shape `row_shape`. A batch of
 // consecutive rows is then one contiguous block of elements plus n + 1 offsets starting at 0.
 struct FieldSpec {
-  std::string name;        // the Batch field name ("inputs", "targets", "tokens", ...)
+  std::string name;          // the Batch field name ("inputs", "targets", "tokens", ...)
   DType dtype = DType::f32;  // f32, i32 or i64
-  Shape row_shape;         // one row (fixed fields) or one element (ragged fields); rank 0: a scalar
+  Shape row_shape;           // one row (fixed fields) or one element (ragged fields); rank 0: a scalar
   bool ragged = false;
   // Integer fields: every value must lie in [min_value, max_value] (e.g. a vocabulary); models
   // narrow the range (Model::constrain_fields), sources leave it open.
@@ -34,7 +34,8 @@ struct FieldSpec {
   // Values in one row (fixed) or one element (ragged): the product of row_shape (1 for a scalar).
   std::uint64_t width() const {
     std::uint64_t w = 1;
-    for (int i = 0; i < row_shape.rank; ++i) w *= static_cast<std::uint64_t>(row_shape.dim[static_cast<std::size_t>(i)]);
+    for (int i = 0; i < row_shape.rank; ++i)
+      w *= static_cast<std::uint64_t>(row_shape.dim[static_cast<std::size_t>(i)]);
     return w;
   }
   std::size_t value_bytes() const { return dtype == DType::i64 || dtype == DType::f64 ? 8 : 4; }

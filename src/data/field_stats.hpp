@@ -37,7 +37,9 @@ struct DataStats {
       if (f.field == field) return f;
     throw Error("internal: no statistics of field '" + field + "'");
   }
-  FieldStats& of(const std::string& field) { return const_cast<FieldStats&>(static_cast<const DataStats&>(*this).of(field)); }
+  FieldStats& of(const std::string& field) {
+    return const_cast<FieldStats&>(static_cast<const DataStats&>(*this).of(field));
+  }
 };
 
 }  // namespace hpct

@@ -29,7 +29,8 @@ std::vector<std::string> split_names(const std::string& list) {
 class FieldsDataset : public Dataset {
  public:
   FieldsDataset(const std::string& file, const std::vector<std::string>& names) : file_(file), names_(names) {
-    if (names.empty()) throw Error(file + ": hdf5_fields needs the deck key `fields` (dataset names)", ExitCode::bad_input);
+    if (names.empty())
+      throw Error(file + ": hdf5_fields needs the deck key `fields` (dataset names)", ExitCode::bad_input);
     if (names.size() > static_cast<std::size_t>(kMaxFields))
       throw Error(file + ": at most " + std::to_string(kMaxFields) + " fields", ExitCode::bad_input);
     const h5::File f = h5::File::open_read(file);
@@ -45,7 +46,8 @@ class FieldsDataset : public Dataset {
       else if (di.is_integer) s.dtype = di.type_size == 4 ? DType::i32 : DType::i64;
       else throw Error(file + ": dataset '" + name + "' must hold numbers", ExitCode::bad_input);
       s.row_shape.rank = static_cast<int>(di.dims.size()) - 1;
-      for (std::size_t d = 1; d < di.dims.size(); ++d) s.row_shape.dim[d - 1] = static_cast<std::int64_t>(di.dims[d]);
+      for (std::size_t d = 1; d < di.dims.size(); ++d)
+        s.row_shape.dim[d - 1] = static_cast<std::int64_t>(di.dims[d]);
       std::uint64_t n = di.dims[0];
       if (h5::exists(f, name + "_offsets")) {
         s.ragged = true;
@@ -83,7 +85,8 @@ class FieldsDataset : public Dataset {
     }
     return kNoBadValue;
   }
-  long long read_block(std::uint64_t first, std::uint64_t count, const std::vector<FieldBuffer>& out) const override {
+  long long read_block(std::uint64_t first, std::uint64_t count,
+                       const std::vector<FieldBuffer>& out) const override {
     if (count == 0) return kNoBadValue;
     read_range(h5::File::open_read(file_), first, count, out, 0);
     return kNoBadValue;
@@ -93,7 +96,8 @@ class FieldsDataset : public Dataset {
   }
 
  private:
-  std::vector<std::uint64_t> read_offsets(const h5::File& f, const std::string& name, std::uint64_t elements) const {
+  std::vector<std::uint64_t> read_offsets(const h5::File& f, const std::string& name,
+                                          std::uint64_t elements) const {
     const std::vector<long long> raw = h5::read_all<long long>(f, name + "_offsets");
     const std::string what = file_ + ": dataset '" + name + "_offsets'";
     if (raw.empty()) throw Error(what + " is empty (it needs rows + 1 entries)", ExitCode::bad_input);
@@ -103,8 +107,9 @@ class FieldsDataset : public Dataset {
         throw Error(what + ": index " + std::to_string(i) + " is smaller than the one before (offsets must ascend)",
                     ExitCode::bad_input);
     if (static_cast<std::uint64_t>(raw.back()) != elements)
-      throw Error(what + ": index " + std::to_string(raw.size() - 1) + ", the last, is " + std::to_string(raw.back()) +
-                      " but '" + name + "' has " + std::to_string(elements) + " elements",
+      throw Error(what + ": index " + std::to_string(raw.size() - 1) + ", the last, is " +
+                      std::to_string(raw.back()) + " but '" + name + "' has " + std::to_string(elements) +
+                      " elements",
                   ExitCode::bad_input);
     return std::vector<std::uint64_t>(raw.begin(), raw.end());
   }
@@ -125,8 +130,7 @@ class FieldsDataset : public Dataset {
         h5::read_row_range(f, names_[i], from, n, w, static_cast<float*>(out[i].values) + into * w);
       else if (s.dtype == DType::i32)
         h5::read_row_range(f, names_[i], from, n, w, static_cast<int*>(out[i].values) + into * w);
-      else
-        h5::read_row_range(f, names_[i], from, n, w, static_cast<long long*>(out[i].values) + into * w);
+      else h5::read_row_range(f, names_[i], from, n, w, static_cast<long long*>(out[i].values) + into * w);
     }
   }
   std::string file_;

@@ -38,8 +38,7 @@ class ImageDataset : public Dataset {
     if (im.dims.size() == 4)
       x.row_shape = Shape{static_cast<std::int64_t>(im.dims[1]), static_cast<std::int64_t>(im.dims[2]),
                           static_cast<std::int64_t>(im.dims[3])};
-    else
-      x.row_shape = Shape{1, static_cast<std::int64_t>(im.dims[1]), static_cast<std::int64_t>(im.dims[2])};
+    else x.row_shape = Shape{1, static_cast<std::int64_t>(im.dims[1]), static_cast<std::int64_t>(im.dims[2])};
     y.name = "targets";
     y.dtype = DType::i64;
     specs_ = {x, y};
@@ -60,7 +59,8 @@ class ImageDataset : public Dataset {
     h5::read_rows(f, labels_, rows, 1, static_cast<long long*>(out.at(1).values));
     return kNoBadValue;
   }
-  long long read_block(std::uint64_t first, std::uint64_t count, const std::vector<FieldBuffer>& out) const override {
+  long long read_block(std::uint64_t first, std::uint64_t count,
+                       const std::vector<FieldBuffer>& out) const override {
     if (count == 0) return kNoBadValue;
     const h5::File f = h5::File::open_read(file_);
     const std::uint64_t w = specs_[0].width();
@@ -89,7 +89,8 @@ class ImageDataset : public Dataset {
 };
 
 void declare_image_keys(deck::Schema& s) {
-  s.add_string("images_dataset", "images", "hdf5_images: the images [N, C, H, W] (float or uint8, scaled to [0, 1])");
+  s.add_string("images_dataset", "images",
+               "hdf5_images: the images [N, C, H, W] (float or uint8, scaled to [0, 1])");
   s.add_string("labels_dataset", "labels", "hdf5_images: the integer class labels [N]");
 }
 

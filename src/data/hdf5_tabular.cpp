@@ -25,15 +25,13 @@ std::uint64_t check_dataset(const h5::File& f, const std::string& name, std::uin
                     std::to_string(di.dims.size()),
                 ExitCode::bad_input);
   }
-  if (cols == 0)
-    throw Error(f.path() + ": dataset '" + name + "' has no columns", ExitCode::bad_input);
+  if (cols == 0) throw Error(f.path() + ": dataset '" + name + "' has no columns", ExitCode::bad_input);
   return di.dims[0];
 }
 
 }  // namespace
 
-TabularSource describe_tabular(const std::string& file, const std::string& inputs,
-                               const std::string& targets) {
+TabularSource describe_tabular(const std::string& file, const std::string& inputs, const std::string& targets) {
   const h5::File f = h5::File::open_read(file);
   TabularSource s;
   s.file = file, s.inputs = inputs, s.targets = targets;
@@ -55,8 +53,7 @@ std::string TabularDataset::describe_row(std::uint64_t row, int field) const {
          std::to_string(src_.first_row + row);
 }
 
-long long read_tabular_rows(const TabularSource& src, const std::vector<std::uint64_t>& rows,
-                            float* x, float* y) {
+long long read_tabular_rows(const TabularSource& src, const std::vector<std::uint64_t>& rows, float* x, float* y) {
   if (rows.empty()) return kNoBadValue;
   const h5::File f = h5::File::open_read(src.file);
   std::vector<std::uint64_t> file_rows(rows.size());
@@ -66,8 +63,8 @@ long long read_tabular_rows(const TabularSource& src, const std::vector<std::uin
   return kNoBadValue;
 }
 
-long long read_tabular_block(const TabularSource& src, std::uint64_t first, std::uint64_t count,
-                             float* x, float* y) {
+long long read_tabular_block(const TabularSource& src, std::uint64_t first, std::uint64_t count, float* x,
+                             float* y) {
   if (count == 0) return kNoBadValue;
   const h5::File f = h5::File::open_read(src.file);
   h5::read_row_range(f, src.inputs, src.first_row + first, count, src.d_in, x);
@@ -91,8 +88,8 @@ void declare_tabular_keys(deck::Schema& s) {
 }
 
 std::shared_ptr<const Dataset> open_tabular(const deck::Deck& deck, const std::string& file) {
-  return std::make_shared<TabularDataset>(
-      describe_tabular(file, deck.get_string("inputs_dataset"), deck.get_string("targets_dataset")));
+  return std::make_shared<TabularDataset>(describe_tabular(file, deck.get_string("inputs_dataset"),
+                                                           deck.get_string("targets_dataset")));
 }
 
 bool recognises_tabular(const deck::Deck&, const std::string& file) { return has_hdf5_extension(file); }

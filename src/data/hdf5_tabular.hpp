@@ -20,18 +20,16 @@ struct TabularSource {
 
 // Opens `file` and checks both datasets: present, 2-D (a 1-D targets dataset is read as [N, 1]),
 // floating point, with the same N. Errors name the file and dataset.
-TabularSource describe_tabular(const std::string& file, const std::string& inputs,
-                               const std::string& targets);
+TabularSource describe_tabular(const std::string& file, const std::string& inputs, const std::string& targets);
 
 // Reads the given rows (indices into the part, ascending, unique) into x [rows, d_in] and
 // y [rows, d_out] (row-major). Values are not checked here (first_bad_value in field.hpp is the
 // callers'); returns kNoBadValue.
-long long read_tabular_rows(const TabularSource& src, const std::vector<std::uint64_t>& rows,
-                            float* x, float* y);
+long long read_tabular_rows(const TabularSource& src, const std::vector<std::uint64_t>& rows, float* x, float* y);
 
 // Reads a contiguous block [first, first + count) of the part; returns as read_tabular_rows.
-long long read_tabular_block(const TabularSource& src, std::uint64_t first, std::uint64_t count,
-                             float* x, float* y);
+long long read_tabular_block(const TabularSource& src, std::uint64_t first, std::uint64_t count, float* x,
+                             float* y);
 
 // The file name ends in .h5, .hdf5, .hdf or .he5.
 bool has_hdf5_extension(const std::string& file);
@@ -44,9 +42,11 @@ class TabularDataset : public Dataset {
   std::uint64_t rows() const override { return src_.rows; }
   std::vector<FieldSpec> fields() const override;
   long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const override {
-    return read_tabular_rows(src_, rows, static_cast<float*>(out.at(0).values), static_cast<float*>(out.at(1).values));
+    return read_tabular_rows(src_, rows, static_cast<float*>(out.at(0).values),
+                             static_cast<float*>(out.at(1).values));
   }
-  long long read_block(std::uint64_t first, std::uint64_t count, const std::vector<FieldBuffer>& out) const override {
+  long long read_block(std::uint64_t first, std::uint64_t count,
+                       const std::vector<FieldBuffer>& out) const override {
     return read_tabular_block(src_, first, count, static_cast<float*>(out.at(0).values),
                               static_cast<float*>(out.at(1).values));
   }

@@ -45,11 +45,12 @@ const DataSourceKind& data_source_for(const deck::Deck& deck, const std::string&
   for (const DataSourceKind& k : data_sources())
     if (format == k.name) return k;
   if (format != "auto")
-    deck.fail("data_format", format + " tables are read by the gbdt model only; networks read " + [] {
-      std::string names;
-      for (const DataSourceKind& k : data_sources()) names += (names.empty() ? "" : ", ") + std::string(k.name);
-      return names;
-    }());
+    deck.fail(
+        "data_format", format + " tables are read by the gbdt model only; networks read " + [] {
+          std::string names;
+          for (const DataSourceKind& k : data_sources()) names += (names.empty() ? "" : ", ") + std::string(k.name);
+          return names;
+        }());
   for (const DataSourceKind& k : data_sources())
     if (k.recognises(deck, file)) return k;
   deck.fail(file_key, file + ": data_format auto does not recognise this file; set data_format");

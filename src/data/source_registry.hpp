@@ -14,8 +14,8 @@
 namespace hpct {
 
 struct DataSourceKind {
-  const char* name;     // the deck's data_format value
-  const char* summary;  // one line for --help-deck
+  const char* name;                       // the deck's data_format value
+  const char* summary;                    // one line for --help-deck
   void (*declare_keys)(deck::Schema& s);  // may be nullptr
   // For data_format auto: whether `file` looks like this format (extension and content).
   bool (*recognises)(const deck::Deck& deck, const std::string& file);
@@ -29,6 +29,7 @@ void declare_data_source_keys(deck::Schema& s);
 // The source the deck's data_format names for `file` (auto: the first that recognises it).
 const DataSourceKind& data_source_for(const deck::Deck& deck, const std::string& file, const char* file_key);
 // Opens `file` with that source.
-std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const std::string& file, const char* file_key);
+std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const std::string& file,
+                                                const char* file_key);
 
 }  // namespace hpct

@@ -12,8 +12,7 @@ namespace hpct {
 // The best achievable MSE is noise^2; predicting the mean gives about 24.
 // Writes `inputs` [rows, features] and `targets` [rows, 1] as float32. Row i depends only on
 // (seed, i), so any subset of rows can be regenerated independently.
-void write_friedman1(const std::string& path, std::uint64_t rows, int features, double noise,
-                     std::uint64_t seed);
+void write_friedman1(const std::string& path, std::uint64_t rows, int features, double noise, std::uint64_t seed);
 
 // A HIGGS-like binary classification set (the shape of the UCI HIGGS data: 28 features, of which
 // 21 "low-level" ones, here N(0, 1), and 7 "high-level" nonlinear functions of them): the label is

@@ -142,8 +142,8 @@ Deck Deck::parse(const std::string& text, const std::string& filename, const Sch
   d.schema_ = schema;
   d.filename_ = filename;
 
-  auto set = [&](const std::string& key, const std::string& value, const std::string& file,
-                 int line, bool allow_replace) {
+  auto set = [&](const std::string& key, const std::string& value, const std::string& file, int line,
+                 bool allow_replace) {
     const KeySpec* spec = schema.find(key);
     if (!spec) {
       const std::string guess = schema.suggest(key);
@@ -181,8 +181,7 @@ Deck Deck::parse(const std::string& text, const std::string& filename, const Sch
     ++arg_no;
     reject_bad_bytes(o, "--set", arg_no);
     const auto eq = o.find('=');
-    if (eq == std::string::npos || eq == 0)
-      input_error("--set", arg_no, shown(o), "expected key=value");
+    if (eq == std::string::npos || eq == 0) input_error("--set", arg_no, shown(o), "expected key=value");
     set(trim(o.substr(0, eq)), trim(o.substr(eq + 1)), "--set", arg_no, true);
   }
 
@@ -211,8 +210,7 @@ bool Deck::is_set(const std::string& key) const { return entry(key).file != "def
 
 void Deck::fail(const std::string& key, const std::string& message) const {
   const Entry& e = entry(key);
-  if (e.file == "default")
-    input_error(filename_, 0, key, message + " (default value " + shown(e.value) + ")");
+  if (e.file == "default") input_error(filename_, 0, key, message + " (default value " + shown(e.value) + ")");
   input_error(e.file, e.line, key, message);
 }
 

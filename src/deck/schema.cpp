@@ -33,16 +33,14 @@ void Schema::add(KeySpec spec) {
   keys_.push_back(std::move(spec));
 }
 
-void Schema::add_int(const std::string& name, long long def, long long min, long long max,
-                     const std::string& doc) {
+void Schema::add_int(const std::string& name, long long def, long long min, long long max, const std::string& doc) {
   KeySpec k;
   k.name = name, k.type = KeyType::Int, k.default_value = std::to_string(def);
   k.min = static_cast<double>(min), k.max = static_cast<double>(max), k.doc = doc;
   add(std::move(k));
 }
 
-void Schema::add_real(const std::string& name, double def, double min, double max,
-                      const std::string& doc) {
+void Schema::add_real(const std::string& name, double def, double min, double max, const std::string& doc) {
   KeySpec k;
   k.name = name, k.type = KeyType::Real, k.default_value = fmt_number(def);
   k.min = min, k.max = max, k.doc = doc;
@@ -67,15 +65,15 @@ void Schema::add_required_string(const std::string& name, const std::string& doc
   add(std::move(k));
 }
 
-void Schema::add_choice(const std::string& name, const std::string& def,
-                        const std::vector<std::string>& choices, const std::string& doc) {
+void Schema::add_choice(const std::string& name, const std::string& def, const std::vector<std::string>& choices,
+                        const std::string& doc) {
   KeySpec k;
   k.name = name, k.type = KeyType::Choice, k.default_value = def, k.choices = choices, k.doc = doc;
   add(std::move(k));
 }
 
-void Schema::add_int_list(const std::string& name, const std::string& def, long long min,
-                          long long max, const std::string& doc) {
+void Schema::add_int_list(const std::string& name, const std::string& def, long long min, long long max,
+                          const std::string& doc) {
   KeySpec k;
   k.name = name, k.type = KeyType::IntList, k.default_value = def;
   k.min = static_cast<double>(min), k.max = static_cast<double>(max), k.doc = doc;
@@ -107,7 +105,8 @@ std::string Schema::suggest(const std::string& name) const {
     const bool contains = name.size() >= 3 && k.name.find(name) != std::string::npos;
     // The distance is at least the difference in length: skip the quadratic edit distance when
     // that alone is too far (a 200,000-character key then costs nothing).
-    const std::size_t length_gap = name.size() > k.name.size() ? name.size() - k.name.size() : k.name.size() - name.size();
+    const std::size_t length_gap = name.size() > k.name.size() ? name.size() - k.name.size()
+                                                               : k.name.size() - name.size();
     if (!contains && length_gap >= best_d) continue;
     std::size_t d = edit_distance(name, k.name);
     if (contains) d = std::min<std::size_t>(d, 2);
@@ -136,8 +135,7 @@ std::string Schema::help() const {
       const bool lo = k.min > -std::numeric_limits<double>::infinity();
       const bool hi = k.max < std::numeric_limits<double>::infinity();
       if (lo || hi)
-        out << ", range [" << (lo ? fmt_number(k.min) : "-inf") << ", "
-            << (hi ? fmt_number(k.max) : "inf") << "]";
+        out << ", range [" << (lo ? fmt_number(k.min) : "-inf") << ", " << (hi ? fmt_number(k.max) : "inf") << "]";
     }
     out << ")\n      " << k.doc << "\n";
   }

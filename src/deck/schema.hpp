@@ -27,14 +27,13 @@ class Schema {
  public:
   // `section` groups keys in --help-deck; it is set for the keys declared after it.
   void section(const std::string& name) { section_ = name; }
-  void add_int(const std::string& name, long long def, long long min, long long max,
-               const std::string& doc);
+  void add_int(const std::string& name, long long def, long long min, long long max, const std::string& doc);
   void add_real(const std::string& name, double def, double min, double max, const std::string& doc);
   void add_bool(const std::string& name, bool def, const std::string& doc);
   void add_string(const std::string& name, const std::string& def, const std::string& doc);
   void add_required_string(const std::string& name, const std::string& doc);
-  void add_choice(const std::string& name, const std::string& def,
-                  const std::vector<std::string>& choices, const std::string& doc);
+  void add_choice(const std::string& name, const std::string& def, const std::vector<std::string>& choices,
+                  const std::string& doc);
   // Comma- or space-separated list of integers, each within [min, max].
   void add_int_list(const std::string& name, const std::string& def, long long min, long long max,
                     const std::string& doc);

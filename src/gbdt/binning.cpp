@@ -26,8 +26,7 @@ std::uint8_t BinCuts::bin_of(int f, float x) const {
 
 void BinCuts::finish() {
   offset.assign(upper.size() + 1, 0);
-  for (std::size_t f = 0; f < upper.size(); ++f)
-    offset[f + 1] = offset[f] + static_cast<int>(upper[f].size()) + 1;
+  for (std::size_t f = 0; f < upper.size(); ++f) offset[f + 1] = offset[f] + static_cast<int>(upper[f].size()) + 1;
 }
 
 std::vector<float> cuts_from_sorted(const std::vector<float>& v, int max_bin) {
@@ -53,8 +52,7 @@ std::vector<float> cuts_from_sorted(const std::vector<float>& v, int max_bin) {
     for (std::size_t i = 0; i + 1 < u && bins_left > 1; ++i) {
       acc += count[i];
       const double target = static_cast<double>(left) / bins_left;
-      if (static_cast<double>(acc) >= target ||
-          static_cast<double>(acc + count[i + 1]) > 1.5 * target) {
+      if (static_cast<double>(acc) >= target || static_cast<double>(acc + count[i + 1]) > 1.5 * target) {
         cuts.push_back(midpoint(distinct[i], distinct[i + 1]));
         left -= acc;
         acc = 0;
@@ -66,15 +64,15 @@ std::vector<float> cuts_from_sorted(const std::vector<float>& v, int max_bin) {
   return cuts;
 }
 
-BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long first_row,
-                     long long global_rows, int max_bin, long long sample_rows, std::uint64_t seed,
-                     const Comm& comm) {
+BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long first_row, long long global_rows,
+                     int max_bin, long long sample_rows, std::uint64_t seed, const Comm& comm) {
   if (max_bin < 1 || max_bin > 255) throw Error("max_bin must be in [1, 255]", ExitCode::bad_input);
   const bool sample = global_rows > sample_rows;
   const double rate = sample ? static_cast<double>(sample_rows) / static_cast<double>(global_rows) : 1.0;
   std::vector<float> mine;
   for (long long r = 0; r < n; ++r) {
-    if (sample && rng::uniform(rng::hash(seed, kBinSampleStream, static_cast<std::uint64_t>(first_row + r))) >= rate)
+    if (sample &&
+        rng::uniform(rng::hash(seed, kBinSampleStream, static_cast<std::uint64_t>(first_row + r))) >= rate)
       continue;
     mine.insert(mine.end(), x.begin() + r * F, x.begin() + (r + 1) * F);
   }
@@ -89,23 +87,21 @@ BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long 
   }
   if (total > (1ll << 31) - 1) throw Error("bin_sample_rows x features exceeds 2^31 values");
   std::vector<float> all(static_cast<std::size_t>(total));
-  MPI_Allgatherv(mine.data(), cnt, MPI_FLOAT, all.data(), counts.data(), displs.data(), MPI_FLOAT,
-                 comm.raw());
+  MPI_Allgatherv(mine.data(), cnt, MPI_FLOAT, all.data(), counts.data(), displs.data(), MPI_FLOAT, comm.raw());
   const long long rows = total / (F > 0 ? F : 1);
   BinCuts cuts;
   cuts.upper.resize(static_cast<std::size_t>(F));
   // Features are independent: one per host thread at a time.
-  Kokkos::parallel_for(
-      "gbdt::cuts", host_range<Kokkos::Schedule<Kokkos::Dynamic>>(0, F), [&](const int f) {
-        std::vector<float> col;
-        col.reserve(static_cast<std::size_t>(rows));
-        for (long long r = 0; r < rows; ++r) {
-          const float v = all[static_cast<std::size_t>(r * F + f)];
-          if (!std::isnan(v)) col.push_back(clamp_inf(v));
-        }
-        std::sort(col.begin(), col.end());
-        cuts.upper[static_cast<std::size_t>(f)] = cuts_from_sorted(col, max_bin);
-      });
+  Kokkos::parallel_for("gbdt::cuts", host_range<Kokkos::Schedule<Kokkos::Dynamic>>(0, F), [&](const int f) {
+    std::vector<float> col;
+    col.reserve(static_cast<std::size_t>(rows));
+    for (long long r = 0; r < rows; ++r) {
+      const float v = all[static_cast<std::size_t>(r * F + f)];
+      if (!std::isnan(v)) col.push_back(clamp_inf(v));
+    }
+    std::sort(col.begin(), col.end());
+    cuts.upper[static_cast<std::size_t>(f)] = cuts_from_sorted(col, max_bin);
+  });
   fence();
   cuts.finish();
   return cuts;
@@ -131,24 +127,24 @@ View2<std::uint8_t> bin_matrix(const BinCuts& cuts, const std::vector<float>& x,
   const int* nb = nan_bin.data();
   const float* px = x.data();
   const long long blocks = (n + kBlock - 1) / kBlock;
-  Kokkos::parallel_for(
-      "gbdt::bin_matrix", host_range<Kokkos::IndexType<long long>>(0, blocks),
-      [=](const long long blk) {
-        const long long r0 = blk * kBlock, m = kmin<long long>(kBlock, n - r0);
-        for (int f = 0; f < F; ++f) {
-          const float* u = tab + static_cast<std::ptrdiff_t>(f) * kSlots;
-          float v[kBlock];
-          int pos[kBlock];
-          for (int j = 0; j < kBlock; ++j) {
-            v[j] = j < m ? clamp_inf(px[(r0 + j) * F + f]) : 0.0f;
-            pos[j] = 0;
-          }
-          for (int step = kSlots / 2; step >= 1; step /= 2)
-            for (int j = 0; j < kBlock; ++j) pos[j] += static_cast<int>(u[pos[j] + step - 1] < v[j]) * step;
-          for (int j = 0; j < m; ++j)  // NaN compares false everywhere: give it its own bin
-            h(r0 + j, f) = static_cast<std::uint8_t>(std::isnan(v[j]) ? nb[f] : pos[j]);
-        }
-      });
+  Kokkos::parallel_for("gbdt::bin_matrix", host_range<Kokkos::IndexType<long long>>(0, blocks),
+                       [=](const long long blk) {
+                         const long long r0 = blk * kBlock, m = kmin<long long>(kBlock, n - r0);
+                         for (int f = 0; f < F; ++f) {
+                           const float* u = tab + static_cast<std::ptrdiff_t>(f) * kSlots;
+                           float v[kBlock];
+                           int pos[kBlock];
+                           for (int j = 0; j < kBlock; ++j) {
+                             v[j] = j < m ? clamp_inf(px[(r0 + j) * F + f]) : 0.0f;
+                             pos[j] = 0;
+                           }
+                           for (int step = kSlots / 2; step >= 1; step /= 2)
+                             for (int j = 0; j < kBlock; ++j)
+                               pos[j] += static_cast<int>(u[pos[j] + step - 1] < v[j]) * step;
+                           for (int j = 0; j < m; ++j)  // NaN compares false everywhere: give it its own bin
+                             h(r0 + j, f) = static_cast<std::uint8_t>(std::isnan(v[j]) ? nb[f] : pos[j]);
+                         }
+                       });
   fence();
   Kokkos::deep_copy(bins, h);
   return bins;

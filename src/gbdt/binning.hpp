@@ -14,9 +14,7 @@ namespace hpct::gbdt {
 
 // Infinities are treated as the largest finite floats, in training and in prediction alike, so the
 // split rule "x <= threshold" always has a finite threshold to compare with.
-inline float clamp_inf(float x) {
-  return x > FLT_MAX ? FLT_MAX : (x < -FLT_MAX ? -FLT_MAX : x);
-}
+inline float clamp_inf(float x) { return x > FLT_MAX ? FLT_MAX : (x < -FLT_MAX ? -FLT_MAX : x); }
 
 // First b in [0, n) with u[b] >= x, for ascending u with u[n - 1] >= x: a branch-free binary search.
 inline int lower_bin(const float* u, int n, float x) {
@@ -49,9 +47,8 @@ std::vector<float> cuts_from_sorted(const std::vector<float>& sorted, int max_bi
 // Collective. x: this rank's rows [n, F] (row-major, host), rows first_row.. of global_rows.
 // When global_rows > sample_rows, rows are sampled by a hash of (seed, global row index), so the
 // sample (hence the cuts) does not depend on how rows are split over ranks.
-BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long first_row,
-                     long long global_rows, int max_bin, long long sample_rows, std::uint64_t seed,
-                     const Comm& comm);
+BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long first_row, long long global_rows,
+                     int max_bin, long long sample_rows, std::uint64_t seed, const Comm& comm);
 
 // Bins a host matrix into a device matrix [n, F] of uint8.
 View2<std::uint8_t> bin_matrix(const BinCuts& cuts, const std::vector<float>& x, long long n);

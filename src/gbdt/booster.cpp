@@ -44,7 +44,8 @@ std::vector<char> sample_features(int F, double colsample, std::uint64_t seed, i
   const int keep = std::max(1, static_cast<int>(std::ceil(colsample * F - 1e-9)));
   std::vector<std::pair<std::uint64_t, int>> key;
   for (int f = 0; f < F; ++f)
-    key.push_back({rng::hash(seed, kColStream, static_cast<std::uint64_t>(round), static_cast<std::uint64_t>(f)), f});
+    key.push_back({rng::hash(seed, kColStream, static_cast<std::uint64_t>(round), static_cast<std::uint64_t>(f)),
+                   f});
   std::sort(key.begin(), key.end());
   std::fill(allowed.begin(), allowed.end(), 0);
   for (int i = 0; i < keep; ++i) allowed[static_cast<std::size_t>(key[static_cast<std::size_t>(i)].second)] = 1;
@@ -53,8 +54,8 @@ std::vector<char> sample_features(int F, double colsample, std::uint64_t seed, i
 
 }  // namespace
 
-std::vector<EvalResult> evaluate_model(const Model& m, const std::vector<std::string>& metrics,
-                                       const Data& d, const Comm& comm) {
+std::vector<EvalResult> evaluate_model(const Model& m, const std::vector<std::string>& metrics, const Data& d,
+                                       const Comm& comm) {
   const auto margins = predict_margins(m, d.x, d.rows);
   std::vector<EvalResult> out;
   for (const auto& name : metrics)
@@ -62,8 +63,8 @@ std::vector<EvalResult> evaluate_model(const Model& m, const std::vector<std::st
   return out;
 }
 
-TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const Data*>& evals,
-                  const Comm& comm, const RoundCallback& cb) {
+TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const Data*>& evals, const Comm& comm,
+                  const RoundCallback& cb) {
   Stopwatch clock;
   TrainResult res;
   Model& model = res.model;
@@ -71,11 +72,10 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
   model.num_class = p.objective == Objective::multiclass ? p.num_class : 1;
   model.num_features = static_cast<int>(tr.cols);
   const int K = model.num_outputs();
-  const std::vector<std::string> metrics =
-      p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)} : p.metrics;
-  model.base_margin = p.base_score_auto
-                          ? base_margins_from_data(p.objective, model.num_class, tr.y, tr.w, comm)
-                          : base_margins_from_value(p.objective, model.num_class, p.base_score);
+  const std::vector<std::string> metrics = p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)}
+                                                             : p.metrics;
+  model.base_margin = p.base_score_auto ? base_margins_from_data(p.objective, model.num_class, tr.y, tr.w, comm)
+                                        : base_margins_from_value(p.objective, model.num_class, p.base_score);
 
   const BinCuts cuts = compute_cuts(tr.x, tr.rows, static_cast<int>(tr.cols), tr.first_row, tr.global_rows,
                                     p.max_bin, p.bin_sample_rows, p.seed, comm);
@@ -146,8 +146,7 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
     // so every rank takes the same decision without communicating.
     if (p.early_stopping_rounds > 0 && !results.empty()) {
       const double v = results[0].value;
-      const bool better = res.best_round < 0 ||
-                          (metric_higher_is_better(metrics[0]) ? v > best : v < best);
+      const bool better = res.best_round < 0 || (metric_higher_is_better(metrics[0]) ? v > best : v < best);
       if (better) {
         best = v;
         res.best_round = round;

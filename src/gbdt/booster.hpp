@@ -41,8 +41,8 @@ struct Data {
   long long global_rows = 0;  // rows over all ranks
   std::vector<float> x;       // rows x cols
   std::vector<float> y;
-  std::vector<float> w;       // empty: unit weights
-  std::vector<int> line;      // file line (or row) of each local row, for messages
+  std::vector<float> w;   // empty: unit weights
+  std::vector<int> line;  // file line (or row) of each local row, for messages
 };
 
 struct EvalResult {
@@ -52,11 +52,11 @@ struct EvalResult {
 
 struct TrainResult {
   Model model;
-  std::vector<std::vector<EvalResult>> history;  // per evaluated round, every eval set x metric
-  std::vector<int> history_round;                // 0-based round of each history entry
-  int best_round = -1;                           // 0-based; -1 without early stopping
-  std::vector<double> train_margins;             // [rows, K] of the training rows under `model`
-                                                 // (empty when early stopping dropped rounds)
+  std::vector<std::vector<EvalResult>> history;   // per evaluated round, every eval set x metric
+  std::vector<int> history_round;                 // 0-based round of each history entry
+  int best_round = -1;                            // 0-based; -1 without early stopping
+  std::vector<double> train_margins;              // [rows, K] of the training rows under `model`
+                                                  // (empty when early stopping dropped rounds)
   std::vector<std::vector<double>> eval_margins;  // the same for each eval set
   double seconds = 0;
 };
@@ -65,11 +65,11 @@ struct TrainResult {
 using RoundCallback = std::function<void(int round, const std::vector<EvalResult>&)>;
 
 // Collective. `evals` are evaluated after every round (they must have train.cols features).
-TrainResult train(const BoostParams& p, const Data& train, const std::vector<const Data*>& evals,
-                  const Comm& comm, const RoundCallback& cb = {});
+TrainResult train(const BoostParams& p, const Data& train, const std::vector<const Data*>& evals, const Comm& comm,
+                  const RoundCallback& cb = {});
 
 // Metric values of a finished model on a data set (collective), named "<set>-<metric>".
-std::vector<EvalResult> evaluate_model(const Model& m, const std::vector<std::string>& metrics,
-                                       const Data& d, const Comm& comm);
+std::vector<EvalResult> evaluate_model(const Model& m, const std::vector<std::string>& metrics, const Data& d,
+                                       const Comm& comm);
 
 }  // namespace hpct::gbdt

@@ -42,8 +42,8 @@ Data load_hdf5(const DataSource& src, const Comm& comm) {
   d.global_rows = static_cast<long long>(xi.dims[0]);
   d.cols = static_cast<long long>(xi.dims[1]);
   if (src.num_features >= 0 && d.cols != src.num_features)
-    input_error(src.file, 0, "inputs_dataset", "has " + std::to_string(d.cols) + " features, expected " +
-                                                   std::to_string(src.num_features));
+    input_error(src.file, 0, "inputs_dataset",
+                "has " + std::to_string(d.cols) + " features, expected " + std::to_string(src.num_features));
   d.first_row = d.global_rows * comm.rank() / comm.size();
   d.rows = d.global_rows * (comm.rank() + 1) / comm.size() - d.first_row;
   d.x.resize(static_cast<std::size_t>(d.rows * d.cols));
@@ -53,7 +53,8 @@ Data load_hdf5(const DataSource& src, const Comm& comm) {
   h5::read_row_range(f, src.targets_dataset, static_cast<std::uint64_t>(d.first_row),
                      static_cast<std::uint64_t>(d.rows), 1, d.y.data());
   d.line.resize(static_cast<std::size_t>(d.rows));
-  for (long long i = 0; i < d.rows; ++i) d.line[static_cast<std::size_t>(i)] = static_cast<int>(d.first_row + i + 1);
+  for (long long i = 0; i < d.rows; ++i)
+    d.line[static_cast<std::size_t>(i)] = static_cast<int>(d.first_row + i + 1);
   return d;
 }
 
@@ -72,7 +73,9 @@ Data load_data(const DataSource& src, const std::string& name, const Comm& comm)
     }
     text = true;
     io::TextOptions opt;
-    opt.format = format == "csv" ? io::TextFormat::csv : format == "tsv" ? io::TextFormat::tsv : io::TextFormat::libsvm;
+    opt.format = format == "csv"   ? io::TextFormat::csv
+                 : format == "tsv" ? io::TextFormat::tsv
+                                   : io::TextFormat::libsvm;
     opt.label_column = src.label_column;
     opt.header = src.header;
     opt.libsvm_base = src.libsvm_base;

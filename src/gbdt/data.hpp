@@ -11,10 +11,10 @@ namespace hpct::gbdt {
 
 struct DataSource {
   std::string file;
-  std::string format = "auto";  // auto, hdf5, csv, tsv, libsvm
+  std::string format = "auto";                                         // auto, hdf5, csv, tsv, libsvm
   std::string inputs_dataset = "inputs", targets_dataset = "targets";  // HDF5
-  int label_column = 0;         // CSV/TSV
-  bool header = false;          // CSV/TSV
+  int label_column = 0;                                                // CSV/TSV
+  bool header = false;                                                 // CSV/TSV
   int libsvm_base = 1;
   long long num_features = -1;  // -1: from the data (LibSVM: max id over all ranks)
   std::string weight_file;      // one weight per data row; empty: unit weights

@@ -33,7 +33,9 @@ std::string tree_block(const Tree& t, int index, double base) {
   std::vector<int> id(static_cast<std::size_t>(n));
   int inner = 0, leaves = 0;
   for (int i = 0; i < n; ++i) id[static_cast<std::size_t>(i)] = t.is_leaf(i) ? leaves++ : inner++;
-  auto ref = [&](int c) { return t.is_leaf(c) ? ~id[static_cast<std::size_t>(c)] : id[static_cast<std::size_t>(c)]; };
+  auto ref = [&](int c) {
+    return t.is_leaf(c) ? ~id[static_cast<std::size_t>(c)] : id[static_cast<std::size_t>(c)];
+  };
   // An inner node's value: the hessian-weighted mean of its leaves (LightGBM's internal_value is
   // the node's own output; ours is not kept; prediction does not read it).
   std::vector<double> vh(static_cast<std::size_t>(n)), h(static_cast<std::size_t>(n));
@@ -103,8 +105,8 @@ std::string to_lightgbm_text(const Model& m) {
   // LightGBM's trees of iteration r are r*K .. r*K+K-1, tree i adding to output i % K: ours too.
   for (std::size_t t = 0; t < m.trees.size(); ++t)
     if (m.tree_output[t] != static_cast<int>(t % static_cast<std::size_t>(K)))
-      throw Error(strf("tree %zu adds to output %d, not %zu: not LightGBM's round-major order", t,
-                       m.tree_output[t], t % static_cast<std::size_t>(K)),
+      throw Error(strf("tree %zu adds to output %d, not %zu: not LightGBM's round-major order", t, m.tree_output[t],
+                       t % static_cast<std::size_t>(K)),
                   ExitCode::bad_input);
   if (m.trees.size() % static_cast<std::size_t>(K) != 0)
     throw Error(strf("model has %zu trees, not a whole number of rounds of %d", m.trees.size(), K),

@@ -108,8 +108,9 @@ std::string to_xgboost_json(const Model& m) {
 
   json booster;
   booster["name"] = "gbtree";
-  const json no_categories = {
-      {"enc", json::array()}, {"feature_segments", json::array()}, {"sorted_idx", json::array()}};
+  const json no_categories = {{"enc", json::array()},
+                              {"feature_segments", json::array()},
+                              {"sorted_idx", json::array()}};
   booster["model"] = {{"cats", no_categories},
                       {"gbtree_model_param",
                        {{"num_parallel_tree", "1"}, {"num_trees", std::to_string(m.trees.size())}}},

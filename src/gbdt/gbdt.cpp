@@ -82,14 +82,16 @@ BoostParams params_from_deck(const deck::Deck& d) {
   if (!p.base_score_auto) {
     char* end = nullptr;
     p.base_score = std::strtod(bs.c_str(), &end);
-    if (bs.empty() || *end != '\0' || !std::isfinite(p.base_score)) d.fail("base_score", "expected auto or a number");
+    if (bs.empty() || *end != '\0' || !std::isfinite(p.base_score))
+      d.fail("base_score", "expected auto or a number");
     if (p.objective == Objective::binary && !(p.base_score > 0 && p.base_score < 1))
       d.fail("base_score", "the binary objective needs a probability in (0, 1)");
   }
   for (const auto& m : deck::split_list(d.get_string("eval_metric"))) {
     if (!metric_known(m)) d.fail("eval_metric", "unknown metric '" + clip_for_log(m) + "'");
     if (!metric_fits(m, p.objective))
-      d.fail("eval_metric", "metric '" + clip_for_log(m) + "' does not apply to the " + objective_name(p.objective) + " objective");
+      d.fail("eval_metric", "metric '" + clip_for_log(m) + "' does not apply to the " +
+                                objective_name(p.objective) + " objective");
     p.metrics.push_back(m);
   }
   p.early_stopping_rounds = static_cast<int>(d.get_int("early_stopping_rounds"));
@@ -136,8 +138,8 @@ int run(const deck::Deck& deck, const Comm& comm) {
     valid = load_data(vs, "valid", comm);
     has_valid = true;
   } else if (deck.is_set("validation_fraction") && deck.get_real("validation_fraction") > 0) {
-    const long long cut = train_set.global_rows -
-                          std::llround(deck.get_real("validation_fraction") * static_cast<double>(train_set.global_rows));
+    const long long cut = train_set.global_rows - std::llround(deck.get_real("validation_fraction") *
+                                                               static_cast<double>(train_set.global_rows));
     valid = split_tail(train_set, cut, "valid");
     has_valid = valid.global_rows > 0;
   }
@@ -178,8 +180,8 @@ int run(const deck::Deck& deck, const Comm& comm) {
   const Model& model = res.model;
   if (res.best_round >= 0) Log::info(strf("gbdt: early stopping kept %d rounds", res.best_round + 1));
 
-  const std::vector<std::string> metrics =
-      p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)} : p.metrics;
+  const std::vector<std::string> metrics = p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)}
+                                                             : p.metrics;
   std::vector<EvalResult> final_r;
   if (res.train_margins.empty()) {
     final_r = evaluate_model(model, metrics, train_set, comm);
@@ -195,8 +197,8 @@ int run(const deck::Deck& deck, const Comm& comm) {
       final_r.insert(final_r.end(), r.begin(), r.end());
     } else {
       for (const auto& name : metrics)
-        final_r.push_back({e.name + "-" + name, evaluate(name, model.objective, model.num_class, res.eval_margins[i],
-                                                          e.y, e.w, comm)});
+        final_r.push_back({e.name + "-" + name,
+                           evaluate(name, model.objective, model.num_class, res.eval_margins[i], e.y, e.w, comm)});
     }
   }
   Log::info(strf("gbdt: %d trees in %.2f s;", static_cast<int>(model.trees.size()), res.seconds) +

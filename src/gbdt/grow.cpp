@@ -14,10 +14,12 @@ void allreduce_hists(std::vector<Hist>& hists, const Comm& comm) {
   if (comm.size() == 1 || hists.empty()) return;
   const std::size_t per = hists[0].size();
   std::vector<long long> buf(per * hists.size());
-  for (std::size_t i = 0; i < hists.size(); ++i) std::copy(hists[i].begin(), hists[i].end(), buf.begin() + static_cast<std::ptrdiff_t>(i * per));
+  for (std::size_t i = 0; i < hists.size(); ++i)
+    std::copy(hists[i].begin(), hists[i].end(), buf.begin() + static_cast<std::ptrdiff_t>(i * per));
   comm.allreduce_sum(buf.data(), buf.size());
   for (std::size_t i = 0; i < hists.size(); ++i)
-    std::copy(buf.begin() + static_cast<std::ptrdiff_t>(i * per), buf.begin() + static_cast<std::ptrdiff_t>((i + 1) * per), hists[i].begin());
+    std::copy(buf.begin() + static_cast<std::ptrdiff_t>(i * per),
+              buf.begin() + static_cast<std::ptrdiff_t>((i + 1) * per), hists[i].begin());
 }
 
 struct Grower {
@@ -30,8 +32,8 @@ struct Grower {
   RowPartition& part;
   const Comm& comm;
   Tree tree;
-  std::vector<Hist> hist;                // by node id; emptied once a node is done
-  std::vector<SplitCandidate> cand;      // by node id
+  std::vector<Hist> hist;            // by node id; emptied once a node is done
+  std::vector<SplitCandidate> cand;  // by node id
 
   void ensure(int n) {
     if (static_cast<int>(hist.size()) < n) {
@@ -48,10 +50,9 @@ struct Grower {
     return gp.max_depth <= 0 || tree.depth[static_cast<std::size_t>(node)] < gp.max_depth;
   }
   void search(int node, const Stats& s) {
-    cand[static_cast<std::size_t>(node)] =
-        may_split(node) ? best_split(hist[static_cast<std::size_t>(node)], cuts, allowed, s, q.scale_g,
-                                     q.scale_h, gp.split)
-                        : SplitCandidate{};
+    cand[static_cast<std::size_t>(node)] = may_split(node) ? best_split(hist[static_cast<std::size_t>(node)], cuts,
+                                                                        allowed, s, q.scale_g, q.scale_h, gp.split)
+                                                           : SplitCandidate{};
   }
   // Turns node into an inner node with two children; returns the children.
   std::pair<int, int> split(int node) {
@@ -187,9 +188,8 @@ struct Grower {
 
 }  // namespace
 
-Tree grow_tree(const GrowParams& gp, const BinCuts& cuts, HistogramBuilder& hb,
-               const View2<std::uint8_t>& columns, const QuantGrad& q, const std::vector<char>& allowed,
-               RowPartition& part, const Comm& comm) {
+Tree grow_tree(const GrowParams& gp, const BinCuts& cuts, HistogramBuilder& hb, const View2<std::uint8_t>& columns,
+               const QuantGrad& q, const std::vector<char>& allowed, RowPartition& part, const Comm& comm) {
   Grower g{gp, cuts, hb, columns, q, allowed, part, comm, {}, {}, {}, {}};
   g.grow();
   return std::move(g.tree);

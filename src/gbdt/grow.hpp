@@ -17,15 +17,14 @@ namespace hpct::gbdt {
 struct GrowParams {
   SplitParams split;
   double eta = 0.3;
-  int max_depth = 6;    // 0: unlimited (leafwise only)
-  int max_leaves = 0;   // 0: unlimited (depthwise only)
+  int max_depth = 6;   // 0: unlimited (leafwise only)
+  int max_leaves = 0;  // 0: unlimited (depthwise only)
   bool leafwise = false;
 };
 
 // Collective. `part` must hold this tree's in-bag rows in node 0 (RowPartition::reset); on return
 // every leaf owns its rows there. `allowed[f]` marks the features this tree may split on.
-Tree grow_tree(const GrowParams& gp, const BinCuts& cuts, HistogramBuilder& hb,
-               const View2<std::uint8_t>& columns, const QuantGrad& q, const std::vector<char>& allowed,
-               RowPartition& part, const Comm& comm);
+Tree grow_tree(const GrowParams& gp, const BinCuts& cuts, HistogramBuilder& hb, const View2<std::uint8_t>& columns,
+               const QuantGrad& q, const std::vector<char>& allowed, RowPartition& part, const Comm& comm);
 
 }  // namespace hpct::gbdt

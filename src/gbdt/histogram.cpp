@@ -15,9 +15,7 @@ namespace hpct::gbdt {
 namespace {
 // Round to nearest (halves away from zero) without a branch on the sign or a libm call: the
 // select compiles to a blend, the cast truncates.
-KOKKOS_INLINE_FUNCTION long long round_ll(double x) {
-  return static_cast<long long>(x + (x < 0 ? -0.5 : 0.5));
-}
+KOKKOS_INLINE_FUNCTION long long round_ll(double x) { return static_cast<long long>(x + (x < 0 ? -0.5 : 0.5)); }
 
 // A chunk below this many rows costs more to zero and sum than it saves.
 constexpr long long kMinChunkRows = 4096;
@@ -43,8 +41,8 @@ KOKKOS_INLINE_FUNCTION void add_bin(long long* e, long long g, long long h) {
 
 // Adds one row's (g, h, 1) to its bin of every feature.
 template <bool Atomic>
-KOKKOS_INLINE_FUNCTION void add_row(long long* hist, const std::uint8_t* row, const int* offset, int F,
-                                    long long g, long long h) {
+KOKKOS_INLINE_FUNCTION void add_row(long long* hist, const std::uint8_t* row, const int* offset, int F, long long g,
+                                    long long h) {
   for (int f = 0; f < F; ++f) {
     long long* e = hist + kHistStride * (offset[f] + static_cast<int>(row[f]));
     if constexpr (Atomic) {
@@ -58,14 +56,15 @@ KOKKOS_INLINE_FUNCTION void add_row(long long* hist, const std::uint8_t* row, co
 }
 }  // namespace
 
-void quantize(const View1<double>& g, const View1<double>& h, double max_abs_g, double max_h,
-              long long global_rows, const Comm& comm, QuantGrad& q) {
+void quantize(const View1<double>& g, const View1<double>& h, double max_abs_g, double max_h, long long global_rows,
+              const Comm& comm, QuantGrad& q) {
   const int n = static_cast<int>(g.extent(0));
   // The scale depends on global maxima and the global row count only: same on every rank count.
   q.scale_g = fixed_scale(comm.max(max_abs_g), static_cast<double>(global_rows));
   q.scale_h = fixed_scale(comm.max(max_h), static_cast<double>(global_rows));
   if (q.gh.extent(0) != static_cast<std::size_t>(n))  // kept from tree to tree: 16 bytes a row
-    q.gh = View2<long long>(Kokkos::view_alloc("gbdt::qgh", Kokkos::WithoutInitializing), static_cast<std::size_t>(n), 2);
+    q.gh = View2<long long>(Kokkos::view_alloc("gbdt::qgh", Kokkos::WithoutInitializing),
+                            static_cast<std::size_t>(n), 2);
   const double sg = q.scale_g, sh = q.scale_h;
   auto gh = q.gh;
   Kokkos::parallel_for(
@@ -82,8 +81,8 @@ Hist subtract(const Hist& parent, const Hist& child) {
 }
 
 void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& offset, const QuantGrad& q,
-                          const View1<int>& index, long long begin, long long count,
-                          const View1<long long>& hist, const View2<long long>& partial) {
+                          const View1<int>& index, long long begin, long long count, const View1<long long>& hist,
+                          const View2<long long>& partial) {
   if (count <= 0) return;
   const int F = static_cast<int>(bins.extent(1));
   const std::uint8_t* B = bins.data();
@@ -93,8 +92,7 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
   if (!kHostBackend) {
     long long* out = hist.data();
     Kokkos::parallel_for(
-        "gbdt::histogram", range<Kokkos::IndexType<long long>>(0, count),
-        KOKKOS_LAMBDA(const long long i) {
+        "gbdt::histogram", range<Kokkos::IndexType<long long>>(0, count), KOKKOS_LAMBDA(const long long i) {
           const long long r = idx[i];
           add_row<true>(out, B + r * F, off, F, gh[2 * r], gh[2 * r + 1]);
         });
@@ -126,18 +124,16 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
     }
   });
   if (chunks == 1) return;
-  Kokkos::parallel_for(
-      "gbdt::hist_sum", host_range<Kokkos::IndexType<long long>>(0, size),
-      [=](const long long j) {
-        long long s = 0;
-        for (long long c = 0; c < chunks; ++c) s += part[c * size + j];
-        out[j] += s;
-      });
+  Kokkos::parallel_for("gbdt::hist_sum", host_range<Kokkos::IndexType<long long>>(0, size), [=](const long long j) {
+    long long s = 0;
+    for (long long c = 0; c < chunks; ++c) s += part[c * size + j];
+    out[j] += s;
+  });
 }
 
 void accumulate_histogram_by_feature(const View2<std::uint8_t>& columns, const std::vector<int>& offset,
-                                     const QuantGrad& q, const View1<int>& index, long long begin,
-                                     long long count, long long* hist, const View1<long long>& ordered) {
+                                     const QuantGrad& q, const View1<int>& index, long long begin, long long count,
+                                     long long* hist, const View1<long long>& ordered) {
   if (count <= 0) return;
   const long long n = static_cast<long long>(columns.extent(1));
   const int F = static_cast<int>(columns.extent(0));
@@ -183,7 +179,8 @@ void HistogramBuilder::recycle(Hist&& h) {
   h = Hist();
 }
 
-HistogramBuilder::HistogramBuilder(View2<std::uint8_t> bins, View2<std::uint8_t> columns, const std::vector<int>& offset)
+HistogramBuilder::HistogramBuilder(View2<std::uint8_t> bins, View2<std::uint8_t> columns,
+                                   const std::vector<int>& offset)
     : bins_(bins), columns_(columns), offset_host_(offset), total_bins_(offset.back()) {
   if (kHostBackend) ordered_ = View1<long long>("gbdt::ordered_gh", 2 * bins.extent(0));
   offset_ = View1<int>("gbdt::offset", offset.size());
@@ -216,7 +213,8 @@ std::vector<Hist> HistogramBuilder::build(const QuantGrad& q, const RowPartition
     // when every thread can take a feature; scattered rows row by row.
     if (kHostBackend && rows * kColumnDensity >= part.rows() &&
         host_exec().concurrency() <= static_cast<int>(bins_.extent(1))) {
-      accumulate_histogram_by_feature(columns_, offset_host_, q, part.index(), part.begin(node), rows, host.data(), ordered_);
+      accumulate_histogram_by_feature(columns_, offset_host_, q, part.index(), part.begin(node), rows, host.data(),
+                                      ordered_);
       continue;
     }
     const View1<long long> target = kHostBackend ? View1<long long>(host.data(), size) : node_hist_;

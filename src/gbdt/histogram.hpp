@@ -16,20 +16,30 @@ namespace hpct::gbdt {
 
 // Quantized per-row statistics of one tree: g, h scaled and rounded, side by side so a row's pair is one memory access (rows of deep nodes are read scattered).
 struct QuantGrad {
-  View2<long long> gh;  // [n, 2]: g, h
+  View2<long long> gh;              // [n, 2]: g, h
   double scale_g = 1, scale_h = 1;  // G = sum(g) / scale_g
 };
 
 // Collective (max over ranks). `max_abs_g`, `max_h`: this rank's largest |g| and |h|. Rows out of
 // the bag are quantized too (they never enter a histogram: RowPartition leaves them out).
-void quantize(const View1<double>& g, const View1<double>& h, double max_abs_g, double max_h,
-              long long global_rows, const Comm& comm, QuantGrad& q);
+void quantize(const View1<double>& g, const View1<double>& h, double max_abs_g, double max_h, long long global_rows,
+              const Comm& comm, QuantGrad& q);
 
 // Statistics of one bin or node: quantized sums and a row count.
 struct Stats {
   long long g = 0, h = 0, c = 0;
-  Stats& operator+=(const Stats& o) { g += o.g; h += o.h; c += o.c; return *this; }
-  Stats& operator-=(const Stats& o) { g -= o.g; h -= o.h; c -= o.c; return *this; }
+  Stats& operator+=(const Stats& o) {
+    g += o.g;
+    h += o.h;
+    c += o.c;
+    return *this;
+  }
+  Stats& operator-=(const Stats& o) {
+    g -= o.g;
+    h -= o.h;
+    c -= o.c;
+    return *this;
+  }
 };
 
 // int64 slots per bin: g, h, count and one unused, so that a bin is 32 bytes: one vector add per
@@ -46,9 +56,13 @@ struct CacheAligned {
   T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64))); }
   void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t(64)); }
   template <class U>
-  bool operator==(const CacheAligned<U>&) const { return true; }
+  bool operator==(const CacheAligned<U>&) const {
+    return true;
+  }
   template <class U>
-  bool operator!=(const CacheAligned<U>&) const { return false; }
+  bool operator!=(const CacheAligned<U>&) const {
+    return false;
+  }
 };
 
 // Host histogram of one node: kHistStride int64 per bin, bins laid out per BinCuts::offset.
@@ -79,7 +93,7 @@ class HistogramBuilder {
   View2<std::uint8_t> bins_, columns_;
   View1<int> offset_;
   std::vector<int> offset_host_;
-  View1<long long> ordered_;    // host backends: a node's (g, h) pairs in row order
+  View1<long long> ordered_;  // host backends: a node's (g, h) pairs in row order
   int total_bins_ = 0;
   View1<long long> node_hist_;  // one node's histogram (execution space)
   View2<long long> partial_;    // host backends: one partial histogram per row chunk
@@ -91,15 +105,15 @@ class HistogramBuilder {
 // cut into chunks summed into `partial` ([chunks, hist size]; at most partial.extent(0) chunks)
 // and then added up; on GPUs every row adds atomically. Both are exact integer sums.
 void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& offset, const QuantGrad& q,
-                          const View1<int>& index, long long begin, long long count,
-                          const View1<long long>& hist, const View2<long long>& partial);
+                          const View1<int>& index, long long begin, long long count, const View1<long long>& hist,
+                          const View2<long long>& partial);
 
 // Host backends, the same sums feature by feature: threads take blocks of features, so each
 // feature's bins stay in the L1 cache while its column is read, and no partial histograms are
 // needed. `hist` (host, zeroed) receives the node's histogram; `ordered` (2 x rows) is scratch
 // for the node's gradients in row order.
 void accumulate_histogram_by_feature(const View2<std::uint8_t>& columns, const std::vector<int>& offset,
-                                     const QuantGrad& q, const View1<int>& index, long long begin,
-                                     long long count, long long* hist, const View1<long long>& ordered);
+                                     const QuantGrad& q, const View1<int>& index, long long begin, long long count,
+                                     long long* hist, const View1<long long>& ordered);
 
 }  // namespace hpct::gbdt

@@ -31,8 +31,7 @@ std::string default_metric(Objective o) {
   return o == Objective::regression ? "rmse" : o == Objective::binary ? "logloss" : "mlogloss";
 }
 
-double auc_local(const std::vector<double>& score, const std::vector<float>& y,
-                 const std::vector<float>& w) {
+double auc_local(const std::vector<double>& score, const std::vector<float>& y, const std::vector<float>& w) {
   const std::size_t n = score.size();
   std::vector<std::size_t> idx(n);
   std::iota(idx.begin(), idx.end(), 0);
@@ -64,8 +63,8 @@ double auc_local(const std::vector<double>& score, const std::vector<float>& y,
 
 namespace {
 
-double auc_global(const std::vector<double>& score, const std::vector<float>& y,
-                  const std::vector<float>& w, const Comm& comm) {
+double auc_global(const std::vector<double>& score, const std::vector<float>& y, const std::vector<float>& w,
+                  const Comm& comm) {
   if (comm.size() == 1) return auc_local(score, y, w);
   const bool weighted = comm.max(w.empty() ? 0 : 1) == 1;
   const auto s_all = comm.gather_to_root(score);

@@ -21,7 +21,6 @@ double evaluate(const std::string& metric, Objective o, int num_class, const std
                 const std::vector<float>& y, const std::vector<float>& w, const Comm& comm);
 
 // Weighted area under the ROC curve of local arrays (ties count one half). Exposed for tests.
-double auc_local(const std::vector<double>& score, const std::vector<float>& y,
-                 const std::vector<float>& w);
+double auc_local(const std::vector<double>& score, const std::vector<float>& y, const std::vector<float>& w);
 
 }  // namespace hpct::gbdt

@@ -14,8 +14,7 @@ void Model::truncate(int r) {
   }
 }
 
-std::vector<double> predict_margins(const Model& m, const std::vector<float>& x, long long n,
-                                    int rounds) {
+std::vector<double> predict_margins(const Model& m, const std::vector<float>& x, long long n, int rounds) {
   const int K = m.num_outputs();
   const int F = m.num_features;
   const std::size_t ntrees = rounds < 0 ? m.trees.size()
@@ -124,8 +123,8 @@ void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_
       KOKKOS_LAMBDA(const long long r) { margin(r, k) += val(leaf_of(nodes, bins, r)); });
 }
 
-void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
-                      const RowPartition& part, const View2<double>& margin, int k) {
+void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins, const RowPartition& part,
+                      const View2<double>& margin, int k) {
   const auto idx = part.index();
   // The leaves' slices tile the in-bag positions: one kernel finds each position's leaf by a
   // binary search over the slice ends (sorted), rather than one launch per leaf.
@@ -167,8 +166,7 @@ void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8
     });
   } else {
     Kokkos::parallel_for(
-        "gbdt_add_leaf", range<Kokkos::IndexType<long long>>(0, part.bag_rows()),
-        KOKKOS_LAMBDA(const long long j) {
+        "gbdt_add_leaf", range<Kokkos::IndexType<long long>>(0, part.bag_rows()), KOKKOS_LAMBDA(const long long j) {
           int lo = 0, hi = L - 1;  // first leaf whose end > j
           while (lo < hi) {
             const int mid = (lo + hi) / 2;

@@ -16,7 +16,7 @@ namespace hpct::gbdt {
 
 struct Model {
   Objective objective = Objective::regression;
-  int num_class = 1;      // classes (multiclass) or 1
+  int num_class = 1;  // classes (multiclass) or 1
   int num_features = 0;
   std::vector<double> base_margin;  // one per output
   std::vector<Tree> trees;          // round-major: trees of round r are r*K .. r*K+K-1
@@ -28,15 +28,14 @@ struct Model {
 
 // Margins [n, K] (host, row-major) of raw rows x [n, F] (host, row-major; NaN = missing), over the
 // first `rounds` rounds (-1: all). Runs on the execution space.
-std::vector<double> predict_margins(const Model& m, const std::vector<float>& x, long long n,
-                                    int rounds = -1);
+std::vector<double> predict_margins(const Model& m, const std::vector<float>& x, long long n, int rounds = -1);
 
 // margin(:, k) += tree output for binned rows (validation sets during training).
 void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
                      const View2<double>& margin, int k);
 // margin(:, k) += tree output for the training rows of the tree just grown: in-bag rows by the leaf
 // they were partitioned into, out-of-bag rows by walking the tree on their bins.
-void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
-                      const RowPartition& part, const View2<double>& margin, int k);
+void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins, const RowPartition& part,
+                      const View2<double>& margin, int k);
 
 }  // namespace hpct::gbdt

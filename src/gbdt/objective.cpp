@@ -75,8 +75,7 @@ std::vector<double> base_margins_from_value(Objective o, int num_class, double v
   const int K = num_outputs(o, num_class);
   if (o == Objective::binary) {
     if (!(value > 0 && value < 1))
-      throw Error("base_score must be a probability in (0, 1) for the binary objective",
-                  ExitCode::bad_input);
+      throw Error("base_score must be a probability in (0, 1) for the binary objective", ExitCode::bad_input);
     return {std::log(value / (1 - value))};
   }
   return std::vector<double>(static_cast<std::size_t>(K), value);

@@ -53,8 +53,7 @@ void RowPartition::reset(const View1<int>& in_bag) {
   count_.assign(1, in);
 }
 
-void RowPartition::split(int node, int left, int right, const SplitRule& rule,
-                         const View2<std::uint8_t>& columns) {
+void RowPartition::split(int node, int left, int right, const SplitRule& rule, const View2<std::uint8_t>& columns) {
   const long long b = begin(node), n = count(node);
   const long long nl = kHostBackend ? split_host(b, n, rule, columns) : split_scan(b, n, rule, columns);
   ensure(kmax(left, right));
@@ -143,9 +142,8 @@ long long RowPartition::split_host(long long b, long long n, const SplitRule& ru
   for (long long c = 1; c < chunks; ++c)
     std::copy(idx + c * per, idx + c * per + cnt[2 * c], idx + lpos[static_cast<std::size_t>(c)]);
   const long long* rp = rpos.data();
-  for_each_host_chunk("gbdt::part_move", chunks, [=](const int c) {
-    std::copy(tmp + c * per, tmp + c * per + cnt[2 * c + 1], idx + rp[c]);
-  });
+  for_each_host_chunk("gbdt::part_move", chunks,
+                      [=](const int c) { std::copy(tmp + c * per, tmp + c * per + cnt[2 * c + 1], idx + rp[c]); });
   return nl;
 }
 

@@ -121,8 +121,8 @@ void subtract_and_search(Hist& sibling, const Hist& built, const BinCuts& cuts, 
     if (search_built)
       per_built[static_cast<std::size_t>(f)] = best_of_feature(built, cuts, f, built_stats, sg, sh, p, built_score);
     if (search_sibling)
-      per_sibling[static_cast<std::size_t>(f)] =
-          best_of_feature(sibling, cuts, f, sibling_stats, sg, sh, p, sibling_score);
+      per_sibling[static_cast<std::size_t>(f)] = best_of_feature(sibling, cuts, f, sibling_stats, sg, sh, p,
+                                                                 sibling_score);
   });
   built_best = first_best(per_built, p);
   sibling_best = first_best(per_sibling, p);

@@ -10,11 +10,11 @@
 namespace hpct::gbdt {
 
 struct SplitParams {
-  double lambda = 1.0;            // L2 on leaf values
-  double alpha = 0.0;             // L1 on leaf values
-  double min_split_gain = 0.0;    // a split must gain strictly more than this
-  double min_child_weight = 1.0;  // minimum hessian sum of each child
-  long long min_data_in_leaf = 0; // minimum (in-bag) row count of each child
+  double lambda = 1.0;             // L2 on leaf values
+  double alpha = 0.0;              // L1 on leaf values
+  double min_split_gain = 0.0;     // a split must gain strictly more than this
+  double min_child_weight = 1.0;   // minimum hessian sum of each child
+  long long min_data_in_leaf = 0;  // minimum (in-bag) row count of each child
 };
 
 // sign(G) * max(|G| - alpha, 0)

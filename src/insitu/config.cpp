@@ -16,13 +16,15 @@ deck::Schema insitu_schema() {
   s.add_int("session_epochs", 1, 1, 1 << 20, "in-situ: epochs over the buffer per training session");
   s.add_choice("session_trigger", "explicit", {"explicit", "when_full", "every_pushes"},
                "in-situ: when hpctrain_train_if_due runs a session (explicit: never; hpctrain_train always does)");
-  s.add_int("session_every_pushes", 0, 0, 1ll << 40, "in-situ: session_trigger every_pushes: push calls per session");
+  s.add_int("session_every_pushes", 0, 0, 1ll << 40,
+            "in-situ: session_trigger every_pushes: push calls per session");
   s.add_choice("stats_update", "frozen", {"frozen", "every_session"},
                "in-situ: normalisation statistics fixed at the first session, or refreshed at every session");
   s.add_choice("stats_source", "pushed", {"pushed", "buffer"},
                "in-situ: statistics over every sample ever pushed (online, as seed 000), or two-pass over "
                "the session's buffer exactly as `train` computes them over a file");
-  s.add_int("checkpoint_every_sessions", 0, 0, 1 << 30, "in-situ: write a checkpoint to checkpoint_dir every N sessions");
+  s.add_int("checkpoint_every_sessions", 0, 0, 1 << 30,
+            "in-situ: write a checkpoint to checkpoint_dir every N sessions");
   s.add_int("planned_sessions", 100, 1, 1 << 30, "in-situ: sessions the lr_schedule cosine horizon covers");
   s.add_choice("sample_method", "ddpm", {"ddpm", "ddim"}, "in-situ: diffusion ensemble sampler");
   s.add_int("sample_steps", 0, 0, 100000, "in-situ: ddim timesteps (0: all)");
@@ -46,7 +48,8 @@ InsituConfig InsituConfig::from_deck(const deck::Deck& d) {
   c.input_width = static_cast<int>(d.get_int("input_width"));
   c.target_width = static_cast<int>(d.get_int("target_width"));
   if (c.input_width < 1) d.fail("input_width", "required by the in-situ library (values per sample of the inputs)");
-  if (c.target_width < 1) d.fail("target_width", "required by the in-situ library (values per sample of the targets)");
+  if (c.target_width < 1)
+    d.fail("target_width", "required by the in-situ library (values per sample of the targets)");
   c.buffer_capacity = static_cast<std::uint64_t>(d.get_int("buffer_capacity"));
   c.session_epochs = static_cast<std::uint64_t>(d.get_int("session_epochs"));
   c.session_trigger = d.get_string("session_trigger");

@@ -13,7 +13,7 @@
 namespace hpct::insitu {
 
 struct InsituConfig {
-  TrainConfig train;              // the shared training configuration (data_file unused)
+  TrainConfig train;  // the shared training configuration (data_file unused)
   int input_width = 0, target_width = 0;
   std::uint64_t buffer_capacity = 4096;  // samples each rank keeps; the oldest are overwritten
   std::uint64_t session_epochs = 1;

@@ -121,7 +121,8 @@ void rows_out(const View2<float>& rows, std::uint64_t n, std::uint64_t k, std::u
 }
 
 template <class T>
-void device_rows_out(const View2<float>& rows, std::uint64_t n, std::uint64_t k, std::uint64_t d, T* out, Order order) {
+void device_rows_out(const View2<float>& rows, std::uint64_t n, std::uint64_t k, std::uint64_t d, T* out,
+                     Order order) {
   if (n == 0 || k == 0 || d == 0) return;
   const auto ln = static_cast<long long>(n), lk = static_cast<long long>(k), ld = static_cast<long long>(d);
   Kokkos::parallel_for("insitu_rows_out", Policy(exec(), 0, ln * lk * ld),
@@ -134,7 +135,8 @@ long long first_nonfinite_on_device(const T* a, std::uint64_t count) {
   if (count == 0) return -1;
   long long first = LLONG_MAX;
   Kokkos::parallel_reduce("insitu_finite", Policy(exec(), 0, static_cast<long long>(count)),
-                          FirstNonFinite<T>{Borrowed<const T>(a, count), largest<T>()}, Kokkos::Min<long long>(first));
+                          FirstNonFinite<T>{Borrowed<const T>(a, count), largest<T>()},
+                          Kokkos::Min<long long>(first));
   return first == LLONG_MAX ? -1 : first;
 }
 
@@ -144,7 +146,8 @@ template void rows_out<float>(const View2<float>&, std::uint64_t, std::uint64_t,
 template void rows_out<double>(const View2<float>&, std::uint64_t, std::uint64_t, std::uint64_t, double*, Order);
 template View2<float> device_rows_in<float>(const float*, std::uint64_t, std::uint64_t, Order);
 template View2<float> device_rows_in<double>(const double*, std::uint64_t, std::uint64_t, Order);
-template void device_rows_out<float>(const View2<float>&, std::uint64_t, std::uint64_t, std::uint64_t, float*, Order);
+template void device_rows_out<float>(const View2<float>&, std::uint64_t, std::uint64_t, std::uint64_t, float*,
+                                     Order);
 template void device_rows_out<double>(const View2<float>&, std::uint64_t, std::uint64_t, std::uint64_t, double*,
                                       Order);
 template long long first_nonfinite_on_device<float>(const float*, std::uint64_t);

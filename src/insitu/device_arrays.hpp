@@ -33,7 +33,8 @@ void rows_out(const View2<float>& rows, std::uint64_t n, std::uint64_t k, std::u
 template <class T>
 View2<float> device_rows_in(const T* a, std::uint64_t n, std::uint64_t d, Order order);
 template <class T>
-void device_rows_out(const View2<float>& rows, std::uint64_t n, std::uint64_t k, std::uint64_t d, T* out, Order order);
+void device_rows_out(const View2<float>& rows, std::uint64_t n, std::uint64_t k, std::uint64_t d, T* out,
+                     Order order);
 
 // The index of the first NaN/Inf of an array in the kernels' memory, a[0, count) (in the caller's layout), or -1.
 template <class T>

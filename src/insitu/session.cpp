@@ -30,9 +30,10 @@ std::unique_ptr<Comm> duplicate(MPI_Comm comm, MPI_Comm& dup) {
 
 [[noreturn]] void reject_nonfinite(std::uint64_t bad, std::uint64_t n, std::uint64_t d_in) {
   throw InsituError(Status::nonfinite,
-                    bad < n * d_in ? strf("push: inputs value %llu is NaN/Inf; nothing was stored", (unsigned long long)bad)
-                                   : strf("push: targets value %llu is NaN/Inf; nothing was stored",
-                                          (unsigned long long)(bad - n * d_in)));
+                    bad < n * d_in
+                        ? strf("push: inputs value %llu is NaN/Inf; nothing was stored", (unsigned long long)bad)
+                        : strf("push: targets value %llu is NaN/Inf; nothing was stored",
+                               (unsigned long long)(bad - n * d_in)));
 }
 
 EpochOrder session_sampler(const InsituConfig& c, std::uint64_t rows, int ranks) {
@@ -61,7 +62,7 @@ InsituModel::InsituModel(const std::string& name, const deck::Deck& deck, MPI_Co
   });
   // The learning-rate horizon: planned_sessions sessions over full buffers.
   const EpochOrder full = session_sampler(cfg_, cfg_.buffer_capacity * static_cast<std::uint64_t>(comm_->size()),
-                                       comm_->size());
+                                          comm_->size());
   steps_ = std::make_unique<StepRunner>(cfg_.train, *comm_, *model_,
                                         full.steps_per_epoch() * cfg_.session_epochs * cfg_.planned_sessions);
 }
@@ -117,8 +118,7 @@ template void InsituModel::push<float>(const float*, const float*, std::uint64_t
 template void InsituModel::push<double>(const double*, const double*, std::uint64_t, Order);
 
 bool InsituModel::session_due() const {
-  if (cfg_.session_trigger == "when_full")
-    return comm_->min(buffer_.size() == buffer_.capacity() ? 1 : 0) == 1;
+  if (cfg_.session_trigger == "when_full") return comm_->min(buffer_.size() == buffer_.capacity() ? 1 : 0) == 1;
   if (cfg_.session_trigger == "every_pushes") return comm_->max(pushes_since_session_) >= cfg_.session_every_pushes;
   return false;
 }
@@ -157,10 +157,10 @@ double InsituModel::train_session(const std::string& time) {
     if (std::isnan(loss) && batches > 0 && !cfg_.train.skip_nonfinite && !steps_->scaler().enabled()) {
       const std::uint64_t step = counters_.global_step;
       roll_back();
-      const std::string what =
-          strf("training session %llu: loss is NaN/Inf at step %llu; the model is rolled back to its state before "
-               "the session (lower lr or set clip_grad_norm)",
-               (unsigned long long)session, (unsigned long long)step);
+      const std::string what = strf(
+          "training session %llu: loss is NaN/Inf at step %llu; the model is rolled back to its state before "
+          "the session (lower lr or set clip_grad_norm)",
+          (unsigned long long)session, (unsigned long long)step);
       log_.line("  " + what);
       throw InsituError(Status::nonfinite, what);
     }
@@ -209,8 +209,8 @@ double InsituModel::run_epoch(const Numbering& numbering, std::uint64_t epoch, s
   auto hy = Kokkos::create_mirror_view(y);
   auto hids = Kokkos::create_mirror_view(ids);
   std::copy(mine.begin(), mine.end(), hids.data());
-  last_session_staged_rows_ =
-      std::max(last_session_staged_rows_, stage_rows(buffer_, numbering, *comm_, shard, hx.data(), hy.data()));
+  last_session_staged_rows_ = std::max(last_session_staged_rows_,
+                                       stage_rows(buffer_, numbering, *comm_, shard, hx.data(), hy.data()));
   Kokkos::deep_copy(x, hx);
   Kokkos::deep_copy(y, hy);
   Kokkos::deep_copy(ids, hids);
@@ -224,24 +224,25 @@ double InsituModel::run_epoch(const Numbering& numbering, std::uint64_t epoch, s
                               static_cast<std::size_t>(k);
       const std::uint64_t first = offsets[idx], n = offsets[idx + 1] - first;
       if (n == 0) return false;
-      b.set(Batch::kInputs, Tensor<float>(x.data() + first * dx, Shape{static_cast<std::int64_t>(n),
-                                                                        static_cast<std::int64_t>(dx)}));
-      b.set(Batch::kTargets, Tensor<float>(y.data() + first * dy, Shape{static_cast<std::int64_t>(n),
-                                                                         static_cast<std::int64_t>(dy)}));
+      b.set(Batch::kInputs, Tensor<float>(x.data() + first * dx,
+                                          Shape{static_cast<std::int64_t>(n), static_cast<std::int64_t>(dx)}));
+      b.set(Batch::kTargets, Tensor<float>(y.data() + first * dy,
+                                           Shape{static_cast<std::int64_t>(n), static_cast<std::int64_t>(dy)}));
       b.ids = Kokkos::subview(ids, Kokkos::make_pair(first, first + n));
       b.epoch = epoch;
       b.n = static_cast<int>(n);
       return true;
     };
-    const StepOutcome r = steps_->run(counters_.global_step, sampler.step_samples(step), accumulation, StepControl{},
-                                      micro_batch, time_);
+    const StepOutcome r = steps_->run(counters_.global_step, sampler.step_samples(step), accumulation,
+                                      StepControl{}, micro_batch, time_);
     ++counters_.global_step;
     ++batches;
     if (r.applied) {
       loss_sum += r.loss;
       ++loss_count;
     } else if (steps_->scaler().enabled() || cfg_.train.skip_nonfinite) {
-      log_.line(strf("    step %llu: loss or gradient NaN/Inf, step skipped", (unsigned long long)counters_.global_step));
+      log_.line(strf("    step %llu: loss or gradient NaN/Inf, step skipped",
+                     (unsigned long long)counters_.global_step));
     } else {
       nonfinite = true;  // every rank sees the same reduced outcome: all stop here together
       break;

@@ -23,7 +23,8 @@ constexpr const char* kStats[] = {"insitu/stats/x_mean", "insitu/stats/x_std", "
 }  // namespace
 
 std::string InsituModel::save(const std::string& dir) {
-  if (dir.empty()) throw InsituError(Status::argument, "save: no directory given and the deck has no checkpoint_dir");
+  if (dir.empty())
+    throw InsituError(Status::argument, "save: no directory given and the deck has no checkpoint_dir");
   CheckpointState st = run_state(deck_, *model_, steps_->scaler(), cfg_.train.seed, comm_->size(), global_batch());
   st.global_step = counters_.global_step;
   st.epoch = counters_.epochs;
@@ -67,7 +68,8 @@ void InsituModel::load(const std::string& where) {
             normalised_config(*find_model_family(head.model_family), model_->config_string()))
       throw InsituError(Status::shape, path + ": holds a " + head.model_family + " model '" +
                                            clip_for_log(head.model_config, 120) + "', this model is " +
-                                           model_->family() + " '" + clip_for_log(model_->config_string(), 120) + "'");
+                                           model_->family() + " '" + clip_for_log(model_->config_string(), 120) +
+                                           "'");
     const auto counters = head.extra.find(kCounters);
     if (counters == head.extra.end() || counters->second.size() != 3)
       throw InsituError(Status::io, path + ": not an in-situ checkpoint (no " + std::string(kCounters) + ")");

@@ -51,7 +51,8 @@ std::vector<int> displacements(const std::vector<int>& counts) {
 std::uint64_t stage_rows(const RollingBuffer& buffer, const Numbering& numbering, const Comm& comm,
                          const WantedBy& wanted_by, float* x, float* y) {
   const int ranks = comm.size(), me = comm.rank();
-  const auto dx = static_cast<std::size_t>(buffer.input_width()), dy = static_cast<std::size_t>(buffer.target_width());
+  const auto dx = static_cast<std::size_t>(buffer.input_width()),
+             dy = static_cast<std::size_t>(buffer.target_width());
   const std::size_t d = dx + dy;
   const std::uint64_t my_first = numbering.offsets[static_cast<std::size_t>(me)];
   const std::uint64_t my_end = my_first + numbering.counts[static_cast<std::size_t>(me)];

@@ -24,9 +24,9 @@ namespace hpct::insitu {
 
 // The session's global numbering (Note [global numbering]); the same on every rank.
 struct Numbering {
-  std::uint64_t rows = 0;               // N, over all ranks
-  std::vector<std::uint64_t> counts;    // samples held per rank
-  std::vector<std::uint64_t> offsets;   // global id of each rank's oldest sample
+  std::uint64_t rows = 0;              // N, over all ranks
+  std::vector<std::uint64_t> counts;   // samples held per rank
+  std::vector<std::uint64_t> offsets;  // global id of each rank's oldest sample
   // Collective: every rank's held count.
   static Numbering of(const RollingBuffer& buffer, const Comm& comm);
   int owner(std::uint64_t id) const;

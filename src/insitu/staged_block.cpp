@@ -43,7 +43,8 @@ std::uint64_t StagedBlock::local(std::uint64_t row) const {
   return row - first_;
 }
 
-long long StagedBlock::read_rows(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const {
+long long StagedBlock::read_rows(const std::vector<std::uint64_t>& rows,
+                                 const std::vector<FieldBuffer>& out) const {
   const auto dx = static_cast<std::uint64_t>(d_in_), dy = static_cast<std::uint64_t>(d_out_);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::uint64_t l = local(rows[i]);
@@ -53,7 +54,8 @@ long long StagedBlock::read_rows(const std::vector<std::uint64_t>& rows, const s
   return kNoBadValue;  // pushes reject non-finite values
 }
 
-long long StagedBlock::read_block(std::uint64_t first, std::uint64_t count, const std::vector<FieldBuffer>& out) const {
+long long StagedBlock::read_block(std::uint64_t first, std::uint64_t count,
+                                  const std::vector<FieldBuffer>& out) const {
   if (count == 0) return kNoBadValue;
   const std::uint64_t l = local(first);
   (void)local(first + count - 1);

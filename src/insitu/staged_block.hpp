@@ -24,7 +24,8 @@ class StagedBlock : public Dataset {
   std::vector<FieldSpec> fields() const override;
   // Rows outside this rank's block are not here: asking for one is an internal error.
   long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const override;
-  long long read_block(std::uint64_t first, std::uint64_t count, const std::vector<FieldBuffer>& out) const override;
+  long long read_block(std::uint64_t first, std::uint64_t count,
+                       const std::vector<FieldBuffer>& out) const override;
   std::string describe_row(std::uint64_t row, int field) const override;
   std::uint64_t staged() const { return count_; }
 

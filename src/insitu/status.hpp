@@ -12,17 +12,17 @@ namespace hpct::insitu {
 
 enum class Status : int {
   ok = 0,
-  argument = 1,     // a null pointer, a negative count, an unknown layout
-  handle = 2,       // unknown or destroyed handle
-  deck = 3,         // the deck: unreadable, unknown key, bad value
-  shape = 4,        // array widths that differ from the model's
-  empty = 5,        // a session with no samples in any rank's buffer
-  device = 6,       // a device this build or machine does not have
-  nonfinite = 7,    // NaN/Inf in pushed data, or a session whose loss went NaN/Inf (rolled back)
-  io = 8,           // a checkpoint or log file could not be written or read
-  mpi = 9,          // an unusable communicator
-  unsupported = 10, // an operation the model family does not have (predict on diffusion, ...)
-  internal = 11,    // anything else (out of memory, a bug): the message says what
+  argument = 1,      // a null pointer, a negative count, an unknown layout
+  handle = 2,        // unknown or destroyed handle
+  deck = 3,          // the deck: unreadable, unknown key, bad value
+  shape = 4,         // array widths that differ from the model's
+  empty = 5,         // a session with no samples in any rank's buffer
+  device = 6,        // a device this build or machine does not have
+  nonfinite = 7,     // NaN/Inf in pushed data, or a session whose loss went NaN/Inf (rolled back)
+  io = 8,            // a checkpoint or log file could not be written or read
+  mpi = 9,           // an unusable communicator
+  unsupported = 10,  // an operation the model family does not have (predict on diffusion, ...)
+  internal = 11,     // anything else (out of memory, a bug): the message says what
 };
 
 class InsituError : public Error {

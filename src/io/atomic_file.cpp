@@ -59,8 +59,8 @@ void write_file_atomically(const std::string& path, const std::vector<char>& byt
       if (n <= 0) {
         const std::string why = n < 0 ? std::strerror(errno) : "no progress";
         ::close(fd);
-        throw Error(path + ": write failed after " + std::to_string(done) + " of " +
-                    std::to_string(bytes.size()) + " bytes (" + why + ")");
+        throw Error(path + ": write failed after " + std::to_string(done) + " of " + std::to_string(bytes.size()) +
+                    " bytes (" + why + ")");
       }
       done += static_cast<std::size_t>(n);
     }

@@ -11,8 +11,6 @@ namespace hpct {
 std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc = 0);
 
 // The masked CRC stored in tfevents/TFRecord files: rotate right by 15 bits, add a constant.
-inline std::uint32_t mask_crc32c(std::uint32_t crc) {
-  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
-}
+inline std::uint32_t mask_crc32c(std::uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
 
 }  // namespace hpct

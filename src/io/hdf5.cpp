@@ -14,8 +14,8 @@
 
 namespace hpct::h5 {
 
-using detail::LibraryLock;
 using detail::library_mutex;
+using detail::LibraryLock;
 using detail::native_type;
 
 std::recursive_mutex& detail::library_mutex() {
@@ -134,8 +134,7 @@ bool exists(const File& f, const std::string& name) {
   while (pos != std::string::npos) {
     const auto next = name.find('/', pos + 1);
     path = name.substr(0, next);
-    if (!path.empty() && path != "/" && H5Lexists(f.id(), path.c_str(), H5P_DEFAULT) <= 0)
-      return false;
+    if (!path.empty() && path != "/" && H5Lexists(f.id(), path.c_str(), H5P_DEFAULT) <= 0) return false;
     pos = next;
   }
   return true;
@@ -164,8 +163,8 @@ void read_row_range_locked(const File& f, const std::string& name, std::uint64_t
                            std::uint64_t cols, T* out);
 
 template <class T>
-void read_rows(const File& f, const std::string& name, const std::vector<std::uint64_t>& rows,
-               std::uint64_t cols, T* out) {
+void read_rows(const File& f, const std::string& name, const std::vector<std::uint64_t>& rows, std::uint64_t cols,
+               T* out) {
   const LibraryLock lock(library_mutex());
   if (rows.empty()) return;
   Handle d = open_dataset(f, name);
@@ -243,14 +242,12 @@ std::vector<T> read_all(const File& f, const std::string& name) {
 }
 
 template <class T>
-void write(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims,
-           const T* data) {
+void write(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims, const T* data) {
   const LibraryLock lock(library_mutex());
   std::vector<hsize_t> hd(dims.begin(), dims.end());
   Handle space(H5Screate_simple(static_cast<int>(hd.size()), hd.data(), nullptr), H5Sclose);
   Handle lcpl = detail::link_creation_with_parents();
-  hid_t d = H5Dcreate2(f.id(), name.c_str(), native_type<T>(), space.id(), lcpl.id(), H5P_DEFAULT,
-                       H5P_DEFAULT);
+  hid_t d = H5Dcreate2(f.id(), name.c_str(), native_type<T>(), space.id(), lcpl.id(), H5P_DEFAULT, H5P_DEFAULT);
   if (d < 0) throw Error(f.path() + ": cannot create dataset '" + name + "'");
   Handle dh(d, H5Dclose);
   if (H5Dwrite(d, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
@@ -288,8 +285,7 @@ Handle open_attr(const File& f, const std::string& object, const std::string& ke
 // whose superblock checksum is wrong, and our outputs are written from in-memory images.)
 constexpr std::size_t kLongestFixedLengthText = 32 * 1024;
 
-void write_attr(const File& f, const std::string& object, const std::string& key,
-                const std::string& value) {
+void write_attr(const File& f, const std::string& object, const std::string& key, const std::string& value) {
   const LibraryLock lock(library_mutex());
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
   if (value.size() > kLongestFixedLengthText) {
@@ -391,12 +387,12 @@ std::vector<std::string> list_datasets(const File& f, const std::string& group) 
 
 // T names a type in template arguments, where parentheses cannot go.
 // NOLINTBEGIN(bugprone-macro-parentheses)
-#define HPCT_H5_INSTANTIATE(T)                                                                   \
-  template void read_rows<T>(const File&, const std::string&, const std::vector<std::uint64_t>&, \
-                             std::uint64_t, T*);                                                 \
-  template void read_row_range<T>(const File&, const std::string&, std::uint64_t, std::uint64_t, \
-                                  std::uint64_t, T*);                                            \
-  template std::vector<T> read_all<T>(const File&, const std::string&);                          \
+#define HPCT_H5_INSTANTIATE(T)                                                                                  \
+  template void read_rows<T>(const File&, const std::string&, const std::vector<std::uint64_t>&, std::uint64_t, \
+                             T*);                                                                               \
+  template void read_row_range<T>(const File&, const std::string&, std::uint64_t, std::uint64_t, std::uint64_t, \
+                                  T*);                                                                          \
+  template std::vector<T> read_all<T>(const File&, const std::string&);                                         \
   template void write<T>(const File&, const std::string&, const std::vector<std::uint64_t>&, const T*);
 // NOLINTEND(bugprone-macro-parentheses)
 HPCT_H5_INSTANTIATE(float)

@@ -57,8 +57,7 @@ class File {
 
  private:
   // Takes ownership of a file id from H5Fopen/H5Fcreate, or throws "path: failure" when it is < 0.
-  static File adopt(const std::string& path, hid_t id, const char* failure,
-                    ExitCode code = ExitCode::failure);
+  static File adopt(const std::string& path, hid_t id, const char* failure, ExitCode code = ExitCode::failure);
   Handle handle_;
   std::string path_;
 };
@@ -77,8 +76,8 @@ DatasetInfo info(const File& f, const std::string& name);
 // Reads the listed rows (ascending, unique) of a 2-D dataset [n, cols] into `out`
 // (rows.size() x cols, row-major), converting to T. Rows are read as runs of consecutive indices.
 template <class T>
-void read_rows(const File& f, const std::string& name, const std::vector<std::uint64_t>& rows,
-               std::uint64_t cols, T* out);
+void read_rows(const File& f, const std::string& name, const std::vector<std::uint64_t>& rows, std::uint64_t cols,
+               T* out);
 // Reads a contiguous block of rows [first, first + count) of a 1-D or 2-D dataset.
 template <class T>
 void read_row_range(const File& f, const std::string& name, std::uint64_t first, std::uint64_t count,
@@ -89,8 +88,7 @@ std::vector<T> read_all(const File& f, const std::string& name);
 
 // Writes a dataset of the given shape from row-major data; intermediate groups are created.
 template <class T>
-void write(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims,
-           const T* data);
+void write(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims, const T* data);
 
 // The HDF5 library is the parallel (MPI-IO) build: File::create_collective works.
 bool parallel_available();
@@ -104,8 +102,7 @@ void write_rows_collective(const File& f, const std::string& name, const std::ve
 
 // Attributes on an object (a group or dataset path, "/" for the file). Texts of any length (see
 // long_attributes in hdf5.cpp).
-void write_attr(const File& f, const std::string& object, const std::string& key,
-                const std::string& value);
+void write_attr(const File& f, const std::string& object, const std::string& key, const std::string& value);
 void write_attr(const File& f, const std::string& object, const std::string& key, double value);
 void write_attr(const File& f, const std::string& object, const std::string& key, long long value);
 bool has_attr(const File& f, const std::string& object, const std::string& key);

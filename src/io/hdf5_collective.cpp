@@ -8,8 +8,8 @@
 
 namespace hpct::h5 {
 
-using detail::LibraryLock;
 using detail::library_mutex;
+using detail::LibraryLock;
 using detail::native_type;
 
 bool parallel_available() {

@@ -107,13 +107,12 @@ void read_delimited(const std::vector<Line>& lines, const TextOptions& opt, Tabl
   const long long label = opt.label_column;
   if (label >= static_cast<long long>(ncols))
     input_error(t.file, lines[start].number, "label_column",
-                "column " + std::to_string(label) + " does not exist (the line has " +
-                    std::to_string(ncols) + " fields)");
+                "column " + std::to_string(label) + " does not exist (the line has " + std::to_string(ncols) +
+                    " fields)");
   t.cols = static_cast<long long>(ncols) - (label >= 0 ? 1 : 0);
   if (opt.num_features >= 0 && opt.num_features != t.cols)
     input_error(t.file, lines[start].number, "",
-                "has " + std::to_string(t.cols) + " features, expected " +
-                    std::to_string(opt.num_features));
+                "has " + std::to_string(t.cols) + " features, expected " + std::to_string(opt.num_features));
   t.global_rows = static_cast<long long>(lines.size() - start);
   t.x.assign(static_cast<std::size_t>(t.rows * t.cols), kNaN);
   if (label >= 0) t.y.resize(static_cast<std::size_t>(t.rows));
@@ -124,14 +123,14 @@ void read_delimited(const std::vector<Line>& lines, const TextOptions& opt, Tabl
     const auto fields = split_fields(l, delim);
     if (fields.size() != ncols)
       input_error(t.file, l.number, "",
-                  "ragged row: " + std::to_string(fields.size()) + " fields, expected " +
-                      std::to_string(ncols) + " (as on line " + std::to_string(lines[start].number) + ")");
+                  "ragged row: " + std::to_string(fields.size()) + " fields, expected " + std::to_string(ncols) +
+                      " (as on line " + std::to_string(lines[start].number) + ")");
     long long c = 0;
     for (std::size_t k = 0; k < ncols; ++k) {
       float v = 0;
       if (!parse_float(fields[k], v))
-        input_error(t.file, l.number, "", "field " + std::to_string(k + 1) + " '" + fields[k] +
-                                              "' is not a number");
+        input_error(t.file, l.number, "",
+                    "field " + std::to_string(k + 1) + " '" + fields[k] + "' is not a number");
       if (static_cast<long long>(k) == label) {
         if (std::isnan(v)) input_error(t.file, l.number, "", "missing label");
         t.y[static_cast<std::size_t>(r)] = v;
@@ -166,8 +165,7 @@ void read_libsvm(const std::vector<Line>& lines, const TextOptions& opt, Table& 
     while (ss >> tok) {
       if (tok[0] == '#') break;  // trailing comment
       const auto colon = tok.find(':');
-      if (colon == std::string::npos)
-        input_error(t.file, l.number, "", "entry '" + tok + "' is not id:value");
+      if (colon == std::string::npos) input_error(t.file, l.number, "", "entry '" + tok + "' is not id:value");
       char* end = nullptr;
       const std::string id_s = tok.substr(0, colon);
       const long long id = std::strtoll(id_s.c_str(), &end, 10);
@@ -175,14 +173,15 @@ void read_libsvm(const std::vector<Line>& lines, const TextOptions& opt, Table& 
         input_error(t.file, l.number, "", "feature id '" + id_s + "' is not an integer");
       const long long col = id - opt.libsvm_base;
       if (col < 0)
-        input_error(t.file, l.number, "", "feature id " + std::to_string(id) + " below the base " +
-                                              std::to_string(opt.libsvm_base) + " (libsvm_base)");
+        input_error(t.file, l.number, "",
+                    "feature id " + std::to_string(id) + " below the base " + std::to_string(opt.libsvm_base) +
+                        " (libsvm_base)");
       if (opt.num_features >= 0 && col >= opt.num_features)
-        input_error(t.file, l.number, "", "feature id " + std::to_string(id) + " exceeds the " +
-                                              std::to_string(opt.num_features) + " features expected");
+        input_error(t.file, l.number, "",
+                    "feature id " + std::to_string(id) + " exceeds the " + std::to_string(opt.num_features) +
+                        " features expected");
       if (col <= prev)
-        input_error(t.file, l.number, "", "feature ids must increase along a line (id " +
-                                              std::to_string(id) + ")");
+        input_error(t.file, l.number, "", "feature ids must increase along a line (id " + std::to_string(id) + ")");
       prev = col;
       float v = 0;
       const std::string v_s = tok.substr(colon + 1);
@@ -242,15 +241,14 @@ std::vector<float> read_column_block(const std::string& path, long long first, l
   const auto lines = data_lines(text);
   if (static_cast<long long>(lines.size()) != expected_total)
     input_error(path, lines.empty() ? 0 : lines.back().number, "",
-                "has " + std::to_string(lines.size()) + " values, the data has " +
-                    std::to_string(expected_total) + " rows");
+                "has " + std::to_string(lines.size()) + " values, the data has " + std::to_string(expected_total) +
+                    " rows");
   std::vector<float> out(static_cast<std::size_t>(count));
   for (long long i = 0; i < count; ++i) {
     const Line& l = lines[static_cast<std::size_t>(first + i)];
     const std::string s = trim(l.begin, l.end);
     float v = 0;
-    if (!parse_float(s, v) || std::isnan(v))
-      input_error(path, l.number, "", "'" + s + "' is not a number");
+    if (!parse_float(s, v) || std::isnan(v)) input_error(path, l.number, "", "'" + s + "' is not a number");
     out[static_cast<std::size_t>(i)] = v;
   }
   return out;

@@ -92,7 +92,7 @@ Batch prediction_batch(const Tensor<float>& inputs, int n, const View1<std::uint
 class Model {
  public:
   virtual ~Model() = default;
-  virtual std::string family() const = 0;        // the deck's `model` value
+  virtual std::string family() const = 0;  // the deck's `model` value
   // One line of `key=value` settings stored with the weights (attribute "config"): the family's
   // deck keys and the widths it was built for, parsed back by the registry's config schema.
   virtual std::string config_string() const = 0;
@@ -146,7 +146,9 @@ class Model {
 
   // Called during backward with (offset, count) of each gradient range that is final (reverse
   // layer order, Note [registration order] in nn/parameters.hpp); empty: no reporting.
-  void set_gradient_ready_hook(nn::ParameterStore<float>::ReadyHook hook) { store().set_ready_hook(std::move(hook)); }
+  void set_gradient_ready_hook(nn::ParameterStore<float>::ReadyHook hook) {
+    store().set_ready_hook(std::move(hook));
+  }
 
   // The statistics of the training part a model normalises with (empty: none); the trainer
   // computes them once (before the first step, reduced over ranks) and calls set_data_stats on every rank.

@@ -26,7 +26,8 @@ std::vector<ModelFamily>& registered() {
 const std::vector<ModelFamily>& model_families() { return registered(); }
 
 void register_model_family(const ModelFamily& family) {
-  if (find_model_family(family.name)) throw Error(std::string("internal: model family '") + family.name + "' twice");
+  if (find_model_family(family.name))
+    throw Error(std::string("internal: model family '") + family.name + "' twice");
   registered().push_back(family);
 }
 
@@ -46,8 +47,8 @@ const FieldSpec& ModelBuildContext::field(const std::string& name) const {
     if (f.name == name) return f;
     have += (have.empty() ? "" : ", ") + f.describe();
   }
-  deck.fail("data_file", "the " + deck.get_string("model") + " model reads a field '" + name +
-                             "'; the data has " + (have.empty() ? std::string("none") : have));
+  deck.fail("data_file", "the " + deck.get_string("model") + " model reads a field '" + name + "'; the data has " +
+                             (have.empty() ? std::string("none") : have));
 }
 
 std::unique_ptr<Model> make_model(const ModelBuildContext& ctx) {
@@ -112,7 +113,8 @@ std::unique_ptr<Model> load_model(const std::string& weights_file, int capacity)
 std::string families_generating_ensembles(bool ensembles) {
   std::string out;
   for (const ModelFamily& f : model_families())
-    if (f.generates_ensembles == ensembles) out += (out.empty() ? "" : " or ") + std::string(f.article) + " " + f.name;
+    if (f.generates_ensembles == ensembles)
+      out += (out.empty() ? "" : " or ") + std::string(f.article) + " " + f.name;
   return out;
 }
 

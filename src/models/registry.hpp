@@ -34,9 +34,9 @@ struct ModelBuildContext {
 };
 
 struct ModelFamily {
-  const char* name = "";      // the deck's `model` value
-  const char* article = "a";  // "a" or "an" before the name in messages ("an mlp model")
-  const char* summary = "";   // one line for --help-deck
+  const char* name = "";                            // the deck's `model` value
+  const char* article = "a";                        // "a" or "an" before the name in messages ("an mlp model")
+  const char* summary = "";                         // one line for --help-deck
   void (*declare_keys)(deck::Schema& s) = nullptr;  // its deck keys, in its own section
   std::unique_ptr<Model> (*build)(const ModelBuildContext& ctx) = nullptr;
   // Note [stored configuration]: a model's configuration (Model::config_string, the weights file's

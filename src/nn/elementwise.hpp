@@ -14,9 +14,10 @@ template <class F>
 void for_each_cell(const char* label, int rows, int cols, const F& f) {
   if (rows <= 0 || cols <= 0) return;
   if constexpr (std::is_same<MemSpace, Kokkos::HostSpace>::value) {
-    Kokkos::parallel_for(label, range(0, rows), KOKKOS_LAMBDA(const int i) {
-      for (int j = 0; j < cols; ++j) f(i, j);
-    });
+    Kokkos::parallel_for(
+        label, range(0, rows), KOKKOS_LAMBDA(const int i) {
+          for (int j = 0; j < cols; ++j) f(i, j);
+        });
   } else {
     Kokkos::parallel_for(label, range2(rows, cols), f);
   }

@@ -45,8 +45,7 @@ void gemm(char ta, char tb, Scalar alpha, const AV& a, const BV& b, Scalar beta,
   const int ldc = static_cast<int>(c.stride(0) > 0 ? c.stride(0) : 1);
   if constexpr (std::is_same_v<Scalar, float>)
     sgemm_(&tb, &ta, &n, &m, &k, &alpha, b.data(), &ldb, a.data(), &lda, &beta, c.data(), &ldc);
-  else
-    dgemm_(&tb, &ta, &n, &m, &k, &alpha, b.data(), &ldb, a.data(), &lda, &beta, c.data(), &ldc);
+  else dgemm_(&tb, &ta, &n, &m, &k, &alpha, b.data(), &ldb, a.data(), &lda, &beta, c.data(), &ldc);
 #endif
 }
 

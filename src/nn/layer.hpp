@@ -17,8 +17,8 @@
 // Sequential chains.
 #pragma once
 
-#include "nn/parameters.hpp"
 #include "core/tensor.hpp"
+#include "nn/parameters.hpp"
 #include "nn/workspace.hpp"
 
 namespace hpct::nn {

@@ -41,8 +41,7 @@ double row_losses(LossKind kind, double smoothing, const Tensor<Scalar>& pred, c
   if (kind == LossKind::mse) {
     const Scalar scale = static_cast<Scalar>(2.0 / (normaliser * d));
     sum = sum_over(
-        "loss_mse", 0, n,
-        KOKKOS_LAMBDA(const int i, double& s) {
+        "loss_mse", 0, n, KOKKOS_LAMBDA(const int i, double& s) {
           double row = 0;
           for (int j = 0; j < d; ++j) {
             // Training takes the difference in Scalar (it is also the gradient); evaluation in double.
@@ -57,8 +56,7 @@ double row_losses(LossKind kind, double smoothing, const Tensor<Scalar>& pred, c
   } else if (kind == LossKind::cross_entropy) {
     const double inv = 1.0 / normaliser, off = smoothing / d, on = 1.0 - smoothing + off;
     sum = sum_over(
-        "loss_xent", 0, n,
-        KOKKOS_LAMBDA(const int i, double& s) {
+        "loss_xent", 0, n, KOKKOS_LAMBDA(const int i, double& s) {
           const int c = label_of(t(i, 0), d);
           double m = static_cast<double>(y(i, 0));
           for (int j = 1; j < d; ++j) m = kmax(m, static_cast<double>(y(i, j)));
@@ -79,8 +77,7 @@ double row_losses(LossKind kind, double smoothing, const Tensor<Scalar>& pred, c
   } else {
     const double scale = 1.0 / (normaliser * d);
     sum = sum_over(
-        "loss_bce", 0, n,
-        KOKKOS_LAMBDA(const int i, double& s) {
+        "loss_bce", 0, n, KOKKOS_LAMBDA(const int i, double& s) {
           double row = 0;
           for (int j = 0; j < d; ++j) {
             const double z = static_cast<double>(y(i, j)), tt = static_cast<double>(t(i, j));
@@ -138,7 +135,8 @@ long long first_bad_label(const Tensor<Scalar>& target, int n, int classes) {
       "bad_labels", range(0, n),
       KOKKOS_LAMBDA(const int i, long long& f) {
         const Scalar v = t(i, 0);
-        const bool ok = v >= Scalar(0) && v < Scalar(classes) && static_cast<Scalar>(static_cast<long long>(v)) == v;
+        const bool ok = v >= Scalar(0) && v < Scalar(classes) &&
+                        static_cast<Scalar>(static_cast<long long>(v)) == v;
         if (!ok && i < f) f = i;
       },
       Kokkos::Min<long long>(first));
@@ -173,9 +171,9 @@ double squared_error_sum(const Tensor<double>& y, const Tensor<double>& t, int n
   return sse_and_grad(y, t, Tensor<double>(), n, 1.0);
 }
 
-#define HPCT_LOSS(S)                                                                                          \
-  template class Loss<S>;                                                                                     \
-  template long long count_top_k_hits<S>(const Tensor<S>&, const Tensor<S>&, int, int);                       \
+#define HPCT_LOSS(S)                                                                    \
+  template class Loss<S>;                                                               \
+  template long long count_top_k_hits<S>(const Tensor<S>&, const Tensor<S>&, int, int); \
   template long long first_bad_label<S>(const Tensor<S>&, int, int);
 HPCT_LOSS(float)
 HPCT_LOSS(double)

@@ -33,12 +33,14 @@ void ParameterStore<Scalar>::allocate() {
 }
 
 template <class Scalar>
-typename ParameterStore<Scalar>::Matrix ParameterStore<Scalar>::matrix_in(const View1<Scalar>& buf, std::size_t i) const {
+typename ParameterStore<Scalar>::Matrix ParameterStore<Scalar>::matrix_in(const View1<Scalar>& buf,
+                                                                          std::size_t i) const {
   const Tensor& t = tensors_.at(i);
   return Matrix(buf.data() + t.offset, t.shape.at(0), t.shape.size() > 1 ? t.size / t.shape.at(0) : 1);
 }
 template <class Scalar>
-typename ParameterStore<Scalar>::Vector ParameterStore<Scalar>::vector_in(const View1<Scalar>& buf, std::size_t i) const {
+typename ParameterStore<Scalar>::Vector ParameterStore<Scalar>::vector_in(const View1<Scalar>& buf,
+                                                                          std::size_t i) const {
   const Tensor& t = tensors_.at(i);
   return Vector(buf.data() + t.offset, t.size);
 }
@@ -72,8 +74,8 @@ void ParameterStore<Scalar>::zero_grads() {
   // A kernel rather than deep_copy(view, 0): Kokkos 3.4's fill builds a label string (a heap
   // allocation) on every call, and this runs every optimizer step.
   const auto g = grads_;
-  Kokkos::parallel_for("zero_grads", range(0, g.extent(0)),
-                       KOKKOS_LAMBDA(const std::uint64_t i) { g(i) = Scalar(0); });
+  Kokkos::parallel_for(
+      "zero_grads", range(0, g.extent(0)), KOKKOS_LAMBDA(const std::uint64_t i) { g(i) = Scalar(0); });
 }
 
 template <class Scalar>

@@ -52,7 +52,7 @@ class ParameterStore {
     std::vector<std::uint64_t> shape;  // [out, in] for weights, [out] for biases
     std::uint64_t offset = 0, size = 0;
     Init init;
-    bool decay = true;                 // AdamW/SGD weight decay applies (weights: yes; biases, norms: no)
+    bool decay = true;  // AdamW/SGD weight decay applies (weights: yes; biases, norms: no)
   };
 
   // Registers a tensor; returns its index. Only before allocate().

@@ -25,8 +25,7 @@ template <class Scalar>
 void round_values(Precision p, Scalar* data, std::int64_t count) {
   if (p == Precision::fp32 || count <= 0) return;
   Kokkos::parallel_for(
-      "round_lowp", range(0, count),
-      KOKKOS_LAMBDA(const std::int64_t i) { data[i] = round_to(p, data[i]); });
+      "round_lowp", range(0, count), KOKKOS_LAMBDA(const std::int64_t i) { data[i] = round_to(p, data[i]); });
 }
 
 template void round_values<float>(Precision, float*, std::int64_t);

@@ -47,8 +47,10 @@ Attributes read_weights(const std::string& path, ParameterStore<Scalar>& store) 
   return attrs;
 }
 
-template void write_weights<float>(const std::string&, const ParameterStore<float>&, const Attributes&, const Extras&);
-template void write_weights<double>(const std::string&, const ParameterStore<double>&, const Attributes&, const Extras&);
+template void write_weights<float>(const std::string&, const ParameterStore<float>&, const Attributes&,
+                                   const Extras&);
+template void write_weights<double>(const std::string&, const ParameterStore<double>&, const Attributes&,
+                                    const Extras&);
 template Attributes read_weights<float>(const std::string&, ParameterStore<float>&);
 template Attributes read_weights<double>(const std::string&, ParameterStore<double>&);
 

@@ -5,7 +5,10 @@ namespace hpct::optim {
 
 LossScaler::LossScaler(bool enabled, double init_scale, std::uint64_t growth_interval, double growth_factor,
                        double backoff_factor)
-    : enabled_(enabled), scale_(init_scale), interval_(growth_interval), growth_(growth_factor),
+    : enabled_(enabled),
+      scale_(init_scale),
+      interval_(growth_interval),
+      growth_(growth_factor),
       backoff_(backoff_factor) {}
 
 bool LossScaler::update(bool found_nonfinite) {

@@ -76,8 +76,7 @@ void Optimizer<Scalar>::step(const Vector& params, const Vector& grads, double l
   Scalar* const mp = m.data();
   Scalar* const vp = v.data();
   Kokkos::parallel_for(
-      "adamw_step", range(0, (n + kBlock - 1) / kBlock),
-      KOKKOS_LAMBDA(const std::uint64_t blk) {
+      "adamw_step", range(0, (n + kBlock - 1) / kBlock), KOKKOS_LAMBDA(const std::uint64_t blk) {
         const std::uint64_t begin = blk * kBlock, end = begin + kBlock < n ? begin + kBlock : n;
         adamw_block(pp, gp, mp, vp, mask, begin, end, decay, step_size, inv_sqrt_bc2, eps, b1s, b2s);
       });
@@ -121,8 +120,7 @@ double clip_grad_norm(const typename Optimizer<Scalar>::Vector& grads, double ma
   if (coef < 1.0) {
     const Scalar c = static_cast<Scalar>(coef);
     Kokkos::parallel_for(
-        "clip_grads", range(0, grads.extent(0)),
-        KOKKOS_LAMBDA(const std::uint64_t i) { grads(i) *= c; });
+        "clip_grads", range(0, grads.extent(0)), KOKKOS_LAMBDA(const std::uint64_t i) { grads(i) *= c; });
   }
   return norm;
 }
@@ -131,8 +129,7 @@ template <class Scalar>
 void scale_values(const typename Optimizer<Scalar>::Vector& values, double factor) {
   const Scalar c = static_cast<Scalar>(factor);
   Kokkos::parallel_for(
-      "scale_values", range(0, values.extent(0)),
-      KOKKOS_LAMBDA(const std::uint64_t i) { values(i) *= c; });
+      "scale_values", range(0, values.extent(0)), KOKKOS_LAMBDA(const std::uint64_t i) { values(i) *= c; });
 }
 
 template class Optimizer<float>;

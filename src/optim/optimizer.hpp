@@ -17,7 +17,7 @@ namespace hpct::optim {
 struct OptimizerConfig {
   std::string kind = "adamw";  // sgd | adamw
   double weight_decay = 0.0;
-  double momentum = 0.0;  // sgd
+  double momentum = 0.0;                          // sgd
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adamw
 };
 

@@ -9,9 +9,7 @@ Cadence::Cadence(const TrainConfig& c)
       every_epochs_(c.checkpoint_every_epochs),
       every_seconds_(60.0 * c.checkpoint_every_minutes) {}
 
-bool Cadence::time_due_local(int rank) const {
-  return enabled_ && rank == 0 && time_elapsed(clock_.seconds());
-}
+bool Cadence::time_due_local(int rank) const { return enabled_ && rank == 0 && time_elapsed(clock_.seconds()); }
 
 bool Cadence::after_step(std::uint64_t global_step, bool time_due_agreed, bool last_of_epoch) const {
   if (!enabled_ || last_of_epoch) return false;

@@ -153,15 +153,14 @@ CheckpointState load_verified(const std::string& path, std::vector<float>& p, st
 }  // namespace
 
 std::string write_checkpoint(const std::string& dir, int keep, const CheckpointState& state,
-                             const nn::ParameterStore<float>& store,
-                             const optim::Optimizer<float>& optimizer) {
+                             const nn::ParameterStore<float>& store, const optim::Optimizer<float>& optimizer) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error(dir + ": cannot create checkpoint directory (" + ec.message() + ")");
   const std::vector<float> p = host_vector(store.param_span());
   const std::vector<float> m = host_vector(optimizer.first_moment());
   const std::vector<float> v = optimizer.second_moment().extent(0) ? host_vector(optimizer.second_moment())
-                                                                    : std::vector<float>();
+                                                                   : std::vector<float>();
   const std::string name = strf("ckpt-%09llu.h5", (unsigned long long)state.global_step);
   std::string path = (fs::path(dir) / name).string();
   {

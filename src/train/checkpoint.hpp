@@ -22,18 +22,18 @@
 namespace hpct {
 
 struct CheckpointState {
-  std::uint64_t global_step = 0;      // optimizer steps taken
-  std::uint64_t epoch = 0;            // epoch in progress (0-based)
-  std::uint64_t epoch_samples = 0;    // samples of that epoch already consumed (its global order)
-  double epoch_loss_sum = 0;          // sum of step losses so far in that epoch (for its log line)
-  std::uint64_t epoch_steps = 0;      // steps of that epoch whose loss counts in epoch_loss_sum
-  std::uint64_t skipped_steps = 0;    // steps skipped by nan_policy skip
-  double best_val_loss = 0;           // best validation loss so far (NaN when none)
-  double loss_scale = 1;              // fp16 dynamic loss scale, and clean steps since it changed
+  std::uint64_t global_step = 0;    // optimizer steps taken
+  std::uint64_t epoch = 0;          // epoch in progress (0-based)
+  std::uint64_t epoch_samples = 0;  // samples of that epoch already consumed (its global order)
+  double epoch_loss_sum = 0;        // sum of step losses so far in that epoch (for its log line)
+  std::uint64_t epoch_steps = 0;    // steps of that epoch whose loss counts in epoch_loss_sum
+  std::uint64_t skipped_steps = 0;  // steps skipped by nan_policy skip
+  double best_val_loss = 0;         // best validation loss so far (NaN when none)
+  double loss_scale = 1;            // fp16 dynamic loss scale, and clean steps since it changed
   std::uint64_t loss_scale_growth_tracker = 0;
   std::uint64_t seed = 0;
   std::uint64_t ranks = 0, global_batch = 0;
-  std::string deck;                   // resolved deck of the run that wrote it
+  std::string deck;  // resolved deck of the run that wrote it
   std::string model_family, model_config;
   std::string version, git_hash, backend;
   // State beyond the trainer's, as float64 datasets `extra/<name>` (the in-situ library keeps its
@@ -50,8 +50,7 @@ CheckpointState run_state(const deck::Deck& deck, const Model& model, const opti
 // Writes `dir/ckpt-<global_step>.h5` (atomically), then `dir/latest`, then removes all but the
 // newest `keep` checkpoints. Returns the path. Call on one rank.
 std::string write_checkpoint(const std::string& dir, int keep, const CheckpointState& state,
-                             const nn::ParameterStore<float>& store,
-                             const optim::Optimizer<float>& optimizer);
+                             const nn::ParameterStore<float>& store, const optim::Optimizer<float>& optimizer);
 
 // Reads and verifies a checkpoint (opens, every dataset present with the right size, checksum)
 // into `store` and `optimizer`. Throws hpct::Error naming the file and the problem.

@@ -30,7 +30,8 @@ void declare_network_keys(deck::Schema& s) {
   s.add_real("lr", 1e-3, 0.0, 100.0, "base learning rate");
   s.add_real("weight_decay", 0.0, 0.0, 10.0, "adamw: decoupled weight decay; sgd: L2 added to the gradient");
   s.add_bool("weight_decay_all", false,
-             "decay every parameter; default: weights only (not biases or norm parameters), the usual AdamW groups");
+             "decay every parameter; default: weights only (not biases or norm parameters), the usual AdamW "
+             "groups");
   s.add_real("momentum", 0.0, 0.0, 1.0, "sgd momentum (0: plain SGD)");
   s.add_real("beta1", 0.9, 0.0, 0.999999, "adamw first-moment decay");
   s.add_real("beta2", 0.999, 0.0, 0.99999999, "adamw second-moment decay");
@@ -38,7 +39,8 @@ void declare_network_keys(deck::Schema& s) {
   s.add_choice("lr_schedule", "constant", {"constant", "cosine"}, "learning-rate schedule after warmup");
   s.add_int("warmup_steps", 0, 0, 1ll << 40, "optimizer steps of linear warmup");
   s.add_real("min_lr_ratio", 0.0, 0.0, 1.0, "cosine: final rate as a fraction of lr");
-  s.add_real("clip_grad_norm", 0.0, 0.0, 1e12, "clip gradients to this global L2 norm (0: off); fp16: after unscaling");
+  s.add_real("clip_grad_norm", 0.0, 0.0, 1e12,
+             "clip gradients to this global L2 norm (0: off); fp16: after unscaling");
   s.add_choice("nan_policy", "stop", {"stop", "skip"},
                "NaN/Inf loss or gradient: stop (checkpoint the last good state, exit 1) or skip the step");
   s.add_real("loss_scale_init", 65536.0, 1.0, 1e30, "fp16: initial loss scale (GradScaler's init_scale)");

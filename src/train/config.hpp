@@ -45,10 +45,10 @@ struct TrainConfig {
   std::string resume = "none";
   double watchdog_timeout = 600;
   // data parallelism (comm/gradient_reducer.hpp)
-  double bucket_mb = 25;          // 0: one all-reduce of the whole gradient buffer after backward
-  bool overlap_allreduce = true;  // buckets start during backward of the last micro-step
+  double bucket_mb = 25;              // 0: one all-reduce of the whole gradient buffer after backward
+  bool overlap_allreduce = true;      // buckets start during backward of the last micro-step
   std::string comm_backend = "auto";  // gradients over mpi, nccl or shm (see choose_backend in step.cpp)
-  bool optimizer_sharding = false;  // ZeRO stage 1 (Note [optimizer sharding] in train/step.cpp)
+  bool optimizer_sharding = false;    // ZeRO stage 1 (Note [optimizer sharding] in train/step.cpp)
   // outputs
   std::string output, metrics_file, tensorboard_dir;
   std::uint64_t log_every = 50;

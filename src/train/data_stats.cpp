@@ -19,9 +19,11 @@ DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<
   std::uint64_t total = 0;
   for (const StatsRequest& r : requests) {
     const auto it = std::find_if(specs.begin(), specs.end(), [&](const FieldSpec& s) { return s.name == r.field; });
-    if (it == specs.end()) throw Error(data.description() + ": no field '" + r.field + "' to normalise", ExitCode::bad_input);
+    if (it == specs.end())
+      throw Error(data.description() + ": no field '" + r.field + "' to normalise", ExitCode::bad_input);
     if (it->dtype != DType::f32 || it->ragged)
-      throw Error(data.description() + ": field '" + r.field + "' is not a float field of fixed shape; it cannot be normalised",
+      throw Error(data.description() + ": field '" + r.field +
+                      "' is not a float field of fixed shape; it cannot be normalised",
                   ExitCode::bad_input);
     const std::uint64_t w = it->width();
     const std::uint64_t per = r.granularity == StatsGranularity::channel && it->row_shape.rank > 0
@@ -69,7 +71,8 @@ DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<
   for (std::size_t k = 0; k < plan.size(); ++k) {
     const Plan& q = plan[k];
     FieldStats f{requests[k].field, requests[k].granularity, {}, {}};
-    f.mean.assign(mean.begin() + static_cast<long>(q.first), mean.begin() + static_cast<long>(q.first + q.groups()));
+    f.mean.assign(mean.begin() + static_cast<long>(q.first),
+                  mean.begin() + static_cast<long>(q.first + q.groups()));
     f.std.assign(acc.begin() + static_cast<long>(q.first), acc.begin() + static_cast<long>(q.first + q.groups()));
     if (f.field == "inputs" && f.granularity == StatsGranularity::column) s.x_mean = f.mean, s.x_std = f.std;
     if (f.field == "targets" && f.granularity == StatsGranularity::column) s.y_mean = f.mean, s.y_std = f.std;

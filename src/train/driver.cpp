@@ -80,13 +80,12 @@ std::string read_deck_text(const Comm& comm, const std::string& path) {
 void check_layout(const deck::Deck& deck, const Topology& topo) {
   const long long nodes = deck.get_int("nodes");
   if (nodes > 0 && nodes != topo.nodes)
-    deck.fail("nodes", strf("deck expects %lld node(s) but the job runs on %d (ranks: %d)", nodes,
-                            topo.nodes, topo.size));
+    deck.fail("nodes",
+              strf("deck expects %lld node(s) but the job runs on %d (ranks: %d)", nodes, topo.nodes, topo.size));
   const long long rpn = deck.get_int("ranks_per_node");
   if (rpn > 0 && (rpn != topo.max_ranks_per_node || rpn * topo.nodes != topo.size))
-    deck.fail("ranks_per_node",
-              strf("deck expects %lld rank(s) per node but the job has %d rank(s) on %d node(s)", rpn,
-                   topo.size, topo.nodes));
+    deck.fail("ranks_per_node", strf("deck expects %lld rank(s) per node but the job has %d rank(s) on %d node(s)",
+                                     rpn, topo.size, topo.nodes));
 }
 
 int train_main(int argc, char** argv) {

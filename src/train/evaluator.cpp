@@ -12,8 +12,8 @@ namespace hpct {
 namespace {
 // ids(i) = first + i for i < n. A free function: nvcc allows no device lambda in a constructor.
 void fill_consecutive(const View1<std::uint64_t>& ids, std::uint64_t first, std::uint64_t n) {
-  Kokkos::parallel_for("val_ids", range(0, n),
-                       KOKKOS_LAMBDA(const std::uint64_t i) { ids(i) = first + i; });
+  Kokkos::parallel_for(
+      "val_ids", range(0, n), KOKKOS_LAMBDA(const std::uint64_t i) { ids(i) = first + i; });
 }
 }  // namespace
 
@@ -79,7 +79,8 @@ long long Evaluator::first_bad_label(int classes) const {
   std::size_t t = 0;
   while (t < specs_.size() && specs_[t].name != Batch::kTargets) ++t;
   if (t == specs_.size() || specs_[t].dtype != DType::f32) return -1;  // integer labels: checked by their range
-  const Tensor<float> y(reinterpret_cast<float*>(words_[t].data()), specs_[t].shape_of(static_cast<std::int64_t>(count_)));
+  const Tensor<float> y(reinterpret_cast<float*>(words_[t].data()),
+                        specs_[t].shape_of(static_cast<std::int64_t>(count_)));
   const long long bad = nn::first_bad_label(y, static_cast<int>(count_), classes);
   const long long row = bad < 0 ? (1ll << 62) : static_cast<long long>(first_) + bad;
   const long long first = comm_.min(row);

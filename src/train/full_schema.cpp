@@ -1,9 +1,9 @@
 // The general keys (run, layout, data) and the composition of every module's keys into one schema.
-#include "gbdt/gbdt.hpp"
-#include "train/driver.hpp"
 #include "data/source_registry.hpp"
+#include "gbdt/gbdt.hpp"
 #include "models/registry.hpp"
 #include "train/config.hpp"
+#include "train/driver.hpp"
 
 namespace hpct {
 
@@ -14,16 +14,19 @@ deck::Schema full_schema() {
   for (const ModelFamily& f : model_families()) families.push_back(f.name);
   families.push_back("gbdt");
   // The default is the registry's first family.
-  s.add_choice("model", families.front(), families, "model family to train (networks: see the registry's families below; gbdt: trees)");
+  s.add_choice("model", families.front(), families,
+               "model family to train (networks: see the registry's families below; gbdt: trees)");
   s.add_choice("device", "auto", {"auto", "gpu", "cpu"},
                "where kernels run: auto = the node-local rank's GPU on GPU builds, the host CPUs when no "
                "GPU is visible (one warning); gpu = a GPU or an error; cpu = the host build");
   s.add_int("seed", 42, 0, (1ll << 62), "seed of every random stream (init, shuffle, noise)");
   s.add_string("output", "", "file the trained model is written to (HDF5 for networks); empty: none");
   s.add_string("metrics_file", "", "JSON-lines file with step, epoch and summary metrics; empty: none");
-  s.add_string("tensorboard_dir", "", "directory of TensorBoard event files (rank 0; the metrics_file values); "
+  s.add_string("tensorboard_dir", "",
+               "directory of TensorBoard event files (rank 0; the metrics_file values); "
                "empty: none");
-  s.add_string("trace_file", "", "per-rank timeline of the training phases in Chrome trace-event JSON (Perfetto); "
+  s.add_string("trace_file", "",
+               "per-rank timeline of the training phases in Chrome trace-event JSON (Perfetto); "
                "%r in the name is the rank, else .rank<r> goes before the extension; empty: none");
   s.add_int("log_every", 50, 1, 1ll << 40, "optimizer steps between progress lines");
 
@@ -32,7 +35,8 @@ deck::Schema full_schema() {
   s.add_int("ranks_per_node", 0, 0, 1 << 20, "expected MPI ranks per node, checked (0: any)");
 
   s.section("data");
-  s.add_required_string("data_file", "training data (see data_format; e.g. HDF5 with inputs [N, d_in] and targets [N, d_out])");
+  s.add_required_string("data_file",
+                        "training data (see data_format; e.g. HDF5 with inputs [N, d_in] and targets [N, d_out])");
   s.add_string("validation_file", "", "validation data (same format and fields); empty: split data_file");
   declare_data_source_keys(s);
   s.add_real("validation_fraction", 0.1, 0.0, 0.9,

@@ -18,7 +18,7 @@ namespace {
 struct GpuPeak {
   const char* name_part;  // matched against the CUDA device name, first match wins
   const char* label;
-  double fp32, half;      // dense FLOP/s: fp32 FMA units; bf16/fp16 tensor cores
+  double fp32, half;  // dense FLOP/s: fp32 FMA units; bf16/fp16 tensor cores
 };
 // NVIDIA data sheets (dense, no sparsity). PCIe parts come before their SXM names.
 constexpr GpuPeak kGpuPeaks[] = {

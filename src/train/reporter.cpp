@@ -16,7 +16,9 @@ std::string hms(double seconds) {
 Reporter::Reporter(const TrainConfig& config, const Comm& comm, bool resumed, std::uint64_t total_steps,
                    std::uint64_t first_global_step)
     : config_(config), total_steps_(total_steps), first_global_step_(first_global_step) {
-  comm.run_agreed([&] { metrics_ = std::make_unique<MetricsSink>(config.metrics_file, comm.rank(), resumed, config.tensorboard_dir); });
+  comm.run_agreed([&] {
+    metrics_ = std::make_unique<MetricsSink>(config.metrics_file, comm.rank(), resumed, config.tensorboard_dir);
+  });
 }
 
 void Reporter::step(std::uint64_t global_step, std::uint64_t epoch, const StepOutcome& r, double lr,
@@ -30,11 +32,16 @@ void Reporter::step(std::uint64_t global_step, std::uint64_t epoch, const StepOu
                      static_cast<double>(total_steps_ - global_step);
   const std::string scale = config_.precision == nn::Precision::fp16 ? strf("  scale %.0f", r.loss_scale) : "";
   Log::progress(strf("step %llu/%llu  epoch %llu/%llu  loss %.6f  lr %.3e%s  %.0f samples/s  ETA %s",
-                     (unsigned long long)global_step, (unsigned long long)total_steps_, (unsigned long long)epoch + 1,
-                     (unsigned long long)config_.epochs, r.loss, lr, scale.c_str(), rate, hms(eta).c_str()),
+                     (unsigned long long)global_step, (unsigned long long)total_steps_,
+                     (unsigned long long)epoch + 1, (unsigned long long)config_.epochs, r.loss, lr, scale.c_str(),
+                     rate, hms(eta).c_str()),
                 static_cast<double>(global_step) / static_cast<double>(total_steps_));
-  metrics_->write("step", {{"step", double(global_step)}, {"epoch", double(epoch + 1)}, {"loss", r.loss},
-                           {"lr", lr}, {"grad_norm", r.grad_norm}, {"loss_scale", r.loss_scale},
+  metrics_->write("step", {{"step", double(global_step)},
+                           {"epoch", double(epoch + 1)},
+                           {"loss", r.loss},
+                           {"lr", lr},
+                           {"grad_norm", r.grad_norm},
+                           {"loss_scale", r.loss_scale},
                            {"samples_per_s", rate}});
   window_.reset();
   window_samples_ = 0;
@@ -54,20 +61,27 @@ void Reporter::epoch(std::uint64_t epoch, std::uint64_t global_step, std::uint64
   Log::info(strf("Epoch %llu/%llu: avg loss = %.6f (%llu batches)%s  %.0f samples/s  %.2f s",
                  (unsigned long long)epoch + 1, (unsigned long long)config_.epochs, train_loss,
                  (unsigned long long)steps, v.c_str(), rate, seconds));
-  std::vector<MetricsSink::Field> fields{{"epoch", double(epoch + 1)}, {"step", double(global_step)},
-                                         {"train_loss", train_loss}, {"val_loss", val.loss}};
+  std::vector<MetricsSink::Field> fields{{"epoch", double(epoch + 1)},
+                                         {"step", double(global_step)},
+                                         {"train_loss", train_loss},
+                                         {"val_loss", val.loss}};
   for (const auto& [spec, value] : val.metrics)
     if (spec.name != "loss") fields.emplace_back("val_" + spec.name, value);
-  fields.insert(fields.end(), {{"samples_per_s", rate}, {"seconds", seconds}, {"compute_s", time.compute},
-                               {"comm_s", time.comm}, {"io_s", time.io}});
+  fields.insert(fields.end(), {{"samples_per_s", rate},
+                               {"seconds", seconds},
+                               {"compute_s", time.compute},
+                               {"comm_s", time.comm},
+                               {"io_s", time.io}});
   metrics_->write("epoch", fields);
 }
 
-void Reporter::summary(const TrainSummary& s, bool has_validation, double train_flops_per_sample, const PeakFlops& peak) {
+void Reporter::summary(const TrainSummary& s, bool has_validation, double train_flops_per_sample,
+                       const PeakFlops& peak) {
   const double other = std::max(0.0, s.seconds - s.time.total());
   auto pct = [&](double x) { return 100.0 * x / std::max(s.seconds, 1e-12); };
   const double rate = static_cast<double>(s.samples) / s.seconds;
-  const std::string val = has_validation ? strf("final val loss %.6f", s.val.loss) : std::string("no validation data");
+  const std::string val = has_validation ? strf("final val loss %.6f", s.val.loss)
+                                         : std::string("no validation data");
   Log::info(strf("Done: %llu steps, %llu samples in %.2f s = %.0f samples/s; %s", (unsigned long long)s.steps,
                  (unsigned long long)s.samples, s.seconds, rate, val.c_str()));
   Log::info(strf("  time (rank 0): compute %.2f s (%.0f%%), comm %.2f s (%.0f%%), io %.2f s (%.0f%%), other %.2f s",
@@ -88,14 +102,20 @@ void Reporter::summary(const TrainSummary& s, bool has_validation, double train_
   if (s.skipped_steps > 0)
     Log::info(strf("  %llu step(s) skipped for NaN/Inf (nan_policy skip or fp16 loss scaling)",
                    (unsigned long long)s.skipped_steps));
-  std::vector<MetricsSink::Field> fields{{"steps", double(s.steps)}, {"samples", double(s.samples)},
-                                         {"seconds", s.seconds}, {"samples_per_s", rate}, {"val_loss", s.val.loss},
-                                         {"compute_s", s.time.compute}, {"comm_s", s.time.comm},
-                                         {"io_s", s.time.io}, {"read_s", s.read_s},
+  std::vector<MetricsSink::Field> fields{{"steps", double(s.steps)},
+                                         {"samples", double(s.samples)},
+                                         {"seconds", s.seconds},
+                                         {"samples_per_s", rate},
+                                         {"val_loss", s.val.loss},
+                                         {"compute_s", s.time.compute},
+                                         {"comm_s", s.time.comm},
+                                         {"io_s", s.time.io},
+                                         {"read_s", s.read_s},
                                          {"hidden_read_s", s.hidden_read_s},
                                          {"skipped_steps", double(s.skipped_steps)},
                                          {"train_flops_per_sample", train_flops_per_sample},
-                                         {"peak_flops_per_s", peak.flops_per_s}, {"mfu", mfu},
+                                         {"peak_flops_per_s", peak.flops_per_s},
+                                         {"mfu", mfu},
                                          {"peak_host_mib", s.memory.host_mib}};
   if (s.memory.device_mib >= 0) fields.push_back({"peak_device_mib", s.memory.device_mib});
   metrics_->write("summary", fields);

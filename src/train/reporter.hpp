@@ -12,9 +12,9 @@
 #include "core/runtime.hpp"
 #include "core/timer.hpp"
 #include "train/config.hpp"
-#include "train/peak_flops.hpp"
 #include "train/evaluator.hpp"
 #include "train/metrics_sink.hpp"
+#include "train/peak_flops.hpp"
 #include "train/step.hpp"
 
 namespace hpct {
@@ -24,13 +24,13 @@ struct TrainSummary {
   std::uint64_t skipped_steps = 0;       // by nan_policy skip or the fp16 loss scaler, whole training
   double last_epoch_loss = 0;
   double val_loss = std::numeric_limits<double>::quiet_NaN();
-  EvalResult val;                        // the last validation
+  EvalResult val;  // the last validation
   double seconds = 0;
   TimeSplit time;
   double read_s = 0, hidden_read_s = 0;  // training-data reads in all, and the part a loader thread hid
   int stop_signal = 0;                   // SIGUSR1/SIGTERM that ended the run early (0: none)
   std::string last_checkpoint;
-  MemoryPeak memory;                     // max over ranks (core/runtime.hpp)
+  MemoryPeak memory;  // max over ranks (core/runtime.hpp)
 };
 
 class Reporter {
@@ -42,7 +42,8 @@ class Reporter {
   void step(std::uint64_t global_step, std::uint64_t epoch, const StepOutcome& r, double lr,
             std::uint64_t step_samples);
   void epoch(std::uint64_t epoch, std::uint64_t global_step, std::uint64_t steps, double train_loss,
-             bool has_validation, const EvalResult& val, std::uint64_t samples, double seconds, const TimeSplit& time);
+             bool has_validation, const EvalResult& val, std::uint64_t samples, double seconds,
+             const TimeSplit& time);
   // peak: the sum over ranks of rank_peak_flops (train/peak_flops.hpp); MFU is printed when known.
   void summary(const TrainSummary& s, bool has_validation, double train_flops_per_sample, const PeakFlops& peak);
 

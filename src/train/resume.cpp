@@ -62,8 +62,8 @@ std::map<std::string, std::string> resolved_values(const std::string& text) {
 
 void check_resume_deck(const deck::Deck& deck, const CheckpointState& state) {
   // Model shape, loss, optimizer kind and the seed (which fixes the sample order and noise).
-  static const std::set<std::string> fixed_keys = {"model", "seed", "optimizer", "loss", "shuffle",
-                                                   "inputs_dataset", "targets_dataset"};
+  static const std::set<std::string> fixed_keys = {"model",   "seed",           "optimizer",      "loss",
+                                                   "shuffle", "inputs_dataset", "targets_dataset"};
   const auto old = resolved_values(state.deck);
   for (const auto& key : deck.schema().keys()) {
     const auto it = old.find(key.name);
@@ -74,8 +74,10 @@ void check_resume_deck(const deck::Deck& deck, const CheckpointState& state) {
     const bool fixed = fixed_keys.count(key.name) || key.section.rfind("model", 0) == 0;
     if (fixed)
       deck.fail(key.name, "cannot change on resume (the checkpoint has '" + clip_for_log(before) + "', this run '" +
-                              clip_for_log(now) + "'); start a new run with `resume none` or another checkpoint_dir");
-    Log::info("resume: " + key.name + " changed from '" + clip_for_log(before) + "' to '" + clip_for_log(now) + "'");
+                              clip_for_log(now) +
+                              "'); start a new run with `resume none` or another checkpoint_dir");
+    Log::info("resume: " + key.name + " changed from '" + clip_for_log(before) + "' to '" + clip_for_log(now) +
+              "'");
   }
 }
 

@@ -53,10 +53,13 @@ View1<std::uint8_t> decay_mask(const TrainConfig& config, const nn::ParameterSto
 std::string choose_backend(const TrainConfig& config, const Comm& comm) {
   if (config.comm_backend == "shm") {
     if (!kHostBackend)
-      throw Error("comm_backend shm: the gradients live in GPU memory on this build; use nccl or mpi", ExitCode::bad_input);
+      throw Error("comm_backend shm: the gradients live in GPU memory on this build; use nccl or mpi",
+                  ExitCode::bad_input);
     if (!SharedMemoryReducer::node_local(comm))
-      throw Error("comm_backend shm: the ranks are spread over several nodes; shm needs all of them on one node "
-                  "(use mpi or auto)", ExitCode::bad_input);
+      throw Error(
+          "comm_backend shm: the ranks are spread over several nodes; shm needs all of them on one node "
+          "(use mpi or auto)",
+          ExitCode::bad_input);
     return comm.size() == 1 ? "mpi" : "shm";  // one rank: nothing to sum
   }
   if (config.comm_backend != "auto") return config.comm_backend;
@@ -99,18 +102,21 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
   if (shm_) {
     if (config.overlap_allreduce) {
       SharedMemoryReducer* s = shm_.get();
-      model_.set_gradient_ready_hook([s](std::uint64_t offset, std::uint64_t count) { s->on_ready(offset, count); });
+      model_.set_gradient_ready_hook([s](std::uint64_t offset, std::uint64_t count) {
+        s->on_ready(offset, count);
+      });
     }
-    Log::info(strf("  gradient all-reduce: node shared memory, %d ranks, %llu floats in chunks of %llu (%s), %s%s",
-                   comm.size(), (unsigned long long)model.store().count(),
-                   (unsigned long long)SharedMemoryReducer::kChunk,
-                   shm_->slot_is_gradient_buffer() ? "the gradient buffer is in the window" : "copied into the window",
-                   config.overlap_allreduce ? "published during backward of the last micro-step" : "after backward",
-                   sharded() ? strf("; optimizer sharded: %llu parameters here", (unsigned long long)shard_.count).c_str()
-                             : ""));
+    Log::info(strf(
+        "  gradient all-reduce: node shared memory, %d ranks, %llu floats in chunks of %llu (%s), %s%s",
+        comm.size(), (unsigned long long)model.store().count(), (unsigned long long)SharedMemoryReducer::kChunk,
+        shm_->slot_is_gradient_buffer() ? "the gradient buffer is in the window" : "copied into the window",
+        config.overlap_allreduce ? "published during backward of the last micro-step" : "after backward",
+        sharded() ? strf("; optimizer sharded: %llu parameters here", (unsigned long long)shard_.count).c_str()
+                  : ""));
   } else if (backend == "nccl") {
-    if (sharded()) throw Error("comm_backend nccl: optimizer_sharding runs on MPI only; set comm_backend mpi",
-                               ExitCode::bad_input);
+    if (sharded())
+      throw Error("comm_backend nccl: optimizer_sharding runs on MPI only; set comm_backend mpi",
+                  ExitCode::bad_input);
     nccl_ = std::make_unique<NcclCollective>(comm, config.watchdog_timeout);
     Log::info("  gradient all-reduce: NCCL " + NcclCollective::version() +
               " on the Kokkos CUDA stream (one sum after backward; control values on MPI)");
@@ -118,16 +124,19 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
     reducer_.reserve(2);
     reducer_.stage_device_buffer(model.store().params().data(), model.store().count() * sizeof(float));
     reducer_.stage_device_buffer(shard_grads_.data(), shard_.count * sizeof(float));
-    Log::info(strf("  optimizer sharded over %d ranks: %llu of %llu parameters here (reduce-scatter, all-gather; "
-                   "bucket_mb does not apply)",
-                   comm.size(), (unsigned long long)shard_.count, (unsigned long long)model.store().count()));
+    Log::info(
+        strf("  optimizer sharded over %d ranks: %llu of %llu parameters here (reduce-scatter, all-gather; "
+             "bucket_mb does not apply)",
+             comm.size(), (unsigned long long)shard_.count, (unsigned long long)model.store().count()));
   } else if (comm.size() > 1 && config.bucket_mb > 0) {
     buckets_ = std::make_unique<GradientReducer>(reducer_, model.store().grads().data(),
                                                  buckets_of(config, model.store()), config.overlap_allreduce);
     // Installed once: the hook is called from the layers every step and must not allocate.
     if (config.overlap_allreduce) {
       GradientReducer* b = buckets_.get();
-      model_.set_gradient_ready_hook([b](std::uint64_t offset, std::uint64_t count) { b->on_ready(offset, count); });
+      model_.set_gradient_ready_hook([b](std::uint64_t offset, std::uint64_t count) {
+        b->on_ready(offset, count);
+      });
     }
     const auto& plan = buckets_->buckets();
     Log::info(strf("  gradient all-reduce: %zu bucket(s) of %llu floats in all (the first %llu), %s", plan.size(),
@@ -260,7 +269,8 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
 const optim::Optimizer<float>& StepRunner::optimizer_for_save() {
   if (!sharded()) return optimizer_;
   const std::uint64_t n = model_.store().count();
-  if (comm_.rank() == 0 && !full_state_) full_state_ = std::make_unique<optim::Optimizer<float>>(optimizer_config_, n);
+  if (comm_.rank() == 0 && !full_state_)
+    full_state_ = std::make_unique<optim::Optimizer<float>>(optimizer_config_, n);
   fence();
   // Through host copies (the same views on host builds): MPI may not read device memory, and a
   // checkpoint may allocate.
@@ -281,7 +291,8 @@ const optim::Optimizer<float>& StepRunner::optimizer_for_save() {
 
 optim::Optimizer<float>& StepRunner::optimizer_for_load() {
   if (!sharded()) return optimizer_;
-  if (!full_state_) full_state_ = std::make_unique<optim::Optimizer<float>>(optimizer_config_, model_.store().count());
+  if (!full_state_)
+    full_state_ = std::make_unique<optim::Optimizer<float>>(optimizer_config_, model_.store().count());
   return *full_state_;
 }
 

@@ -35,13 +35,13 @@ struct StepControl {
 };
 
 struct StepOutcome {
-  double loss = 0;               // mean loss over the step's samples, all ranks
-  double grad_norm = 0;          // global L2 norm before clipping (unscaled)
-  double loss_scale = 1;         // the scale this step ran with (1 unless fp16)
-  bool stop = false;             // some rank received a stop signal
-  bool checkpoint_due = false;   // the timed checkpoint cadence says so
-  bool nonfinite = false;        // the loss or a gradient was NaN/Inf
-  bool applied = true;           // the optimizer updated the parameters
+  double loss = 0;              // mean loss over the step's samples, all ranks
+  double grad_norm = 0;         // global L2 norm before clipping (unscaled)
+  double loss_scale = 1;        // the scale this step ran with (1 unless fp16)
+  bool stop = false;            // some rank received a stop signal
+  bool checkpoint_due = false;  // the timed checkpoint cadence says so
+  bool nonfinite = false;       // the loss or a gradient was NaN/Inf
+  bool applied = true;          // the optimizer updated the parameters
 };
 
 // This rank's slice of the flat parameter buffer: the whole buffer unless the optimizer is sharded.
@@ -108,16 +108,16 @@ class StepRunner {
   optim::OptimizerConfig optimizer_config_;
   WatchedAllreduce reducer_;
   std::unique_ptr<GradientReducer> buckets_;
-  std::unique_ptr<NcclCollective> nccl_;  // comm_backend nccl: the gradient sum (control stays on MPI)
+  std::unique_ptr<NcclCollective> nccl_;      // comm_backend nccl: the gradient sum (control stays on MPI)
   std::unique_ptr<SharedMemoryReducer> shm_;  // comm_backend shm: gradients and control values
   ParameterShard shard_;
-  View1<float> shard_grads_;  // sharded: this rank's slice of the summed gradients
+  View1<float> shard_grads_;           // sharded: this rank's slice of the summed gradients
   optim::Optimizer<float> optimizer_;  // over shard_ only
   optim::Schedule schedule_;
   optim::LossScaler scaler_;
   double clip_;
-  std::array<double, 3> control_{};  // loss sum, stop, time checkpoint: summed over ranks
-  double norm_sq_ = 0;               // sharded: squared gradient norm, summed over ranks
+  std::array<double, 3> control_{};                      // loss sum, stop, time checkpoint: summed over ranks
+  double norm_sq_ = 0;                                   // sharded: squared gradient norm, summed over ranks
   std::unique_ptr<optim::Optimizer<float>> full_state_;  // sharded: whole-buffer state for checkpoints
 };
 

@@ -9,11 +9,11 @@
 #include "core/log.hpp"
 #include "core/signals.hpp"
 #include "core/trace.hpp"
+#include "data/source_registry.hpp"
 #include "hpctrain/version.hpp"
 #include "models/registry.hpp"
 #include "nn/loss.hpp"
 #include "nn/weights_io.hpp"
-#include "data/source_registry.hpp"
 #include "train/data_stats.hpp"
 #include "train/resume.hpp"
 
@@ -38,11 +38,12 @@ std::uint64_t parameter_fingerprint(const View1<float>& params) {
 NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
     : deck_(deck), config_(TrainConfig::from_deck(deck)), comm_(comm), cadence_(config_) {
   open_data();
-  sampler_ = std::make_unique<EpochOrder>(train_data_->rows(), config_.batch_size, comm.size(), config_.accumulation_steps,
-                                       config_.seed, config_.shuffle);
+  sampler_ = std::make_unique<EpochOrder>(train_data_->rows(), config_.batch_size, comm.size(),
+                                          config_.accumulation_steps, config_.seed, config_.shuffle);
   build_model();
-  comm.run_agreed(
-      [&] { steps_ = std::make_unique<StepRunner>(config_, comm, *model_, sampler_->steps_per_epoch() * config_.epochs); });
+  comm.run_agreed([&] {
+    steps_ = std::make_unique<StepRunner>(config_, comm, *model_, sampler_->steps_per_epoch() * config_.epochs);
+  });
   shard_ = std::make_unique<EpochShard>(train_data_, specs_, *sampler_, comm.rank(), shard_options(deck));
   evaluator_ = std::make_unique<Evaluator>(val_data_, comm, config_.batch_size, config_.top_k, specs_);
   if (model_->classifies()) {
@@ -50,7 +51,8 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
     const long long bad = evaluator_->first_bad_label(classes);
     if (bad >= 0)
       comm.agree(val_data_->describe_row(static_cast<std::uint64_t>(bad), 1) +
-                     strf(" is not a class index in [0, %d) (num_classes); cross_entropy needs integer labels", classes),
+                     strf(" is not a class index in [0, %d) (num_classes); cross_entropy needs integer labels",
+                          classes),
                  ExitCode::bad_input);
   }
   const std::string path = choose_checkpoint(deck, comm);
@@ -85,11 +87,10 @@ void NetworkTrainer::open_data() {
       const auto a = train_data_->fields(), b = val_data_->fields();
       if (!same_fields(a, b)) {
         if (a.size() == 2 && b.size() == 2)  // the tabular pair: widths in the words users know
-          deck_.fail("validation_file",
-                     strf("%s has %llu inputs and %llu targets per row, %s has %llu and %llu",
-                          config_.validation_file.c_str(), (unsigned long long)b[0].width(),
-                          (unsigned long long)b[1].width(), config_.data_file.c_str(),
-                          (unsigned long long)a[0].width(), (unsigned long long)a[1].width()));
+          deck_.fail("validation_file", strf("%s has %llu inputs and %llu targets per row, %s has %llu and %llu",
+                                             config_.validation_file.c_str(), (unsigned long long)b[0].width(),
+                                             (unsigned long long)b[1].width(), config_.data_file.c_str(),
+                                             (unsigned long long)a[0].width(), (unsigned long long)a[1].width()));
         deck_.fail("validation_file", config_.validation_file + " has fields " + list_fields(b) + ", " +
                                           config_.data_file + " has " + list_fields(a));
       }
@@ -97,7 +98,8 @@ void NetworkTrainer::open_data() {
       // The held-out part is the tail of the file: datagen writes shuffled rows; for sorted data,
       // give a validation_file instead.
       const std::uint64_t rows = data->rows();
-      const auto n_val = static_cast<std::uint64_t>(std::floor(config_.validation_fraction * static_cast<double>(rows)));
+      const auto n_val = static_cast<std::uint64_t>(std::floor(config_.validation_fraction *
+                                                               static_cast<double>(rows)));
       train_data_ = row_range(data, 0, rows - n_val);
       val_data_ = row_range(data, rows - n_val, n_val);
     }
@@ -123,7 +125,8 @@ void NetworkTrainer::build_model() {
     else nn::read_weights(config_.init_weights, model_->store());
   });
   const std::uint64_t fp = parameter_fingerprint(model_->store().params());
-  comm_.agree(comm_.min(fp) != comm_.max(fp) ? "initial parameters differ between ranks (fingerprint mismatch)" : "",
+  comm_.agree(comm_.min(fp) != comm_.max(fp) ? "initial parameters differ between ranks (fingerprint mismatch)"
+                                             : "",
               ExitCode::failure);
 }
 
@@ -145,7 +148,8 @@ void NetworkTrainer::check_labels() {
   const long long first = comm_.min(row);
   if (first != (1ll << 62))
     comm_.agree(train_data_->describe_row(static_cast<std::uint64_t>(first), 1) +
-                    strf(" is not a class index in [0, %d) (num_classes); cross_entropy needs integer labels", classes),
+                    strf(" is not a class index in [0, %d) (num_classes); cross_entropy needs integer labels",
+                         classes),
                 ExitCode::bad_input);
 }
 
@@ -169,12 +173,14 @@ void NetworkTrainer::restore(const std::string& path) {
   steps_->scaler().restore(st.loss_scale, st.loss_scale_growth_tracker);
   const std::uint64_t g = sampler_->global_batch();
   if (st.global_batch != g)
-    Log::info(strf("resume: global batch changed from %llu to %llu: training continues the same sample order "
-                   "with a different batch",
-                   (unsigned long long)st.global_batch, (unsigned long long)g));
-  Log::info(strf("resume: from %s (step %llu, epoch %llu, sample %llu of the epoch; written by %llu rank(s), %s build)",
-                 path.c_str(), (unsigned long long)st.global_step, (unsigned long long)st.epoch + 1,
-                 (unsigned long long)st.epoch_samples, (unsigned long long)st.ranks, st.backend.c_str()));
+    Log::info(
+        strf("resume: global batch changed from %llu to %llu: training continues the same sample order "
+             "with a different batch",
+             (unsigned long long)st.global_batch, (unsigned long long)g));
+  Log::info(
+      strf("resume: from %s (step %llu, epoch %llu, sample %llu of the epoch; written by %llu rank(s), %s build)",
+           path.c_str(), (unsigned long long)st.global_step, (unsigned long long)st.epoch + 1,
+           (unsigned long long)st.epoch_samples, (unsigned long long)st.ranks, st.backend.c_str()));
 }
 
 bool NetworkTrainer::train_epoch(std::uint64_t epoch, std::uint64_t first_step, TrainSummary& s,
@@ -200,8 +206,8 @@ bool NetworkTrainer::train_epoch(std::uint64_t epoch, std::uint64_t first_step, 
         Log::info(what + strf(": step skipped, fp16 loss scale lowered to %g", steps_->scaler().scale()));
       } else if (!config_.skip_nonfinite) {
         // The parameters are still the last good ones: save them before stopping.
-        const std::string saved =
-            cadence_.checkpoints() ? "; last good state saved in " + checkpoint(epoch, step) : std::string();
+        const std::string saved = cadence_.checkpoints() ? "; last good state saved in " + checkpoint(epoch, step)
+                                                         : std::string();
         comm_.agree(what + saved + " (nan_policy stop; lower lr or set clip_grad_norm)", ExitCode::failure);
       } else {
         Log::info(what + strf(": step skipped (nan_policy skip; %llu skipped so far)",
@@ -295,8 +301,8 @@ TrainSummary NetworkTrainer::run() {
 }
 
 std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_steps) {
-  CheckpointState st =
-      run_state(deck_, *model_, steps_->scaler(), config_.seed, comm_.size(), sampler_->global_batch());
+  CheckpointState st = run_state(deck_, *model_, steps_->scaler(), config_.seed, comm_.size(),
+                                 sampler_->global_batch());
   st.global_step = global_step_;
   st.epoch = epoch;
   st.epoch_samples = std::min(sampler_->size(), epoch_steps * sampler_->global_batch());
@@ -349,15 +355,14 @@ int run_network_training(const deck::Deck& deck, const Comm& comm) {
   const TrainConfig& c = trainer.config();
   Log::info(strf("  model %s: %s, %llu parameters, precision %s", trainer.model().family().c_str(),
                  clip_for_log(trainer.model().config_string(), 200).c_str(),
-                 (unsigned long long)trainer.model().store().count(),
-                 nn::precision_name(c.precision)));
+                 (unsigned long long)trainer.model().store().count(), nn::precision_name(c.precision)));
   Log::info(strf("  data %s: %llu training rows, %llu validation rows", c.data_file.c_str(),
                  (unsigned long long)smp.size(), (unsigned long long)trainer.validation_rows()));
-  Log::info(strf("  effective global batch %llu = %llu per rank x %d ranks x %d accumulation steps; "
-                 "%llu steps per epoch (last step %llu samples)",
-                 (unsigned long long)smp.global_batch(), (unsigned long long)c.batch_size, comm.size(),
-                 c.accumulation_steps, (unsigned long long)smp.steps_per_epoch(),
-                 (unsigned long long)smp.step_samples(smp.steps_per_epoch() - 1)));
+  Log::info(strf(
+      "  effective global batch %llu = %llu per rank x %d ranks x %d accumulation steps; "
+      "%llu steps per epoch (last step %llu samples)",
+      (unsigned long long)smp.global_batch(), (unsigned long long)c.batch_size, comm.size(), c.accumulation_steps,
+      (unsigned long long)smp.steps_per_epoch(), (unsigned long long)smp.step_samples(smp.steps_per_epoch() - 1)));
   // What a program embedding the trainer would keep for itself: signal handlers and the backstop
   // heartbeat (the all-reduce watchdog names missing ranks; the heartbeat covers every other place a
   // dead peer could block us: checkpoint agreement, validation, data loading).
@@ -366,8 +371,8 @@ int run_network_training(const deck::Deck& deck, const Comm& comm) {
   trainer.set_heartbeat(&heartbeat);
   const TrainSummary s = trainer.run();
   if (s.stop_signal != 0) {
-    Log::info(strf("Stopped by signal %d at step %llu%s; exit code %d asks the job script to requeue", s.stop_signal,
-                   (unsigned long long)(s.steps),
+    Log::info(strf("Stopped by signal %d at step %llu%s; exit code %d asks the job script to requeue",
+                   s.stop_signal, (unsigned long long)(s.steps),
                    s.last_checkpoint.empty() ? " (no checkpoint_dir: nothing saved)"
                                              : (": checkpoint " + s.last_checkpoint).c_str(),
                    static_cast<int>(ExitCode::requeue)));

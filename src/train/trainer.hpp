@@ -14,8 +14,8 @@
 
 #include "comm/comm.hpp"
 #include "core/heartbeat.hpp"
-#include "data/epoch_shard.hpp"
 #include "data/epoch_order.hpp"
+#include "data/epoch_shard.hpp"
 #include "deck/deck.hpp"
 #include "models/model.hpp"
 #include "train/cadence.hpp"

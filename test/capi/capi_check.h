@@ -9,23 +9,23 @@
 
 static int capi_failures = 0;
 
-#define CHECK(cond)                                                                              \
-  do {                                                                                           \
-    if (!(cond)) {                                                                               \
-      int r_ = 0;                                                                                \
-      MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                        \
-      fprintf(stderr, "[rank %d] %s:%d: CHECK(%s) failed; last error: %s\n", r_, __FILE__, __LINE__, \
-              #cond, hpctrain_last_error());                                                     \
-      ++capi_failures;                                                                           \
-    }                                                                                            \
+#define CHECK(cond)                                                                                         \
+  do {                                                                                                      \
+    if (!(cond)) {                                                                                          \
+      int r_ = 0;                                                                                           \
+      MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                                   \
+      fprintf(stderr, "[rank %d] %s:%d: CHECK(%s) failed; last error: %s\n", r_, __FILE__, __LINE__, #cond, \
+              hpctrain_last_error());                                                                       \
+      ++capi_failures;                                                                                      \
+    }                                                                                                       \
   } while (0)
 
 /* The call returns `code` and leaves a message containing `text`. */
-#define CHECK_ERROR(call, code, text)                                                 \
-  do {                                                                                \
-    int rc_ = (call);                                                                 \
-    CHECK(rc_ == (code));                                                             \
-    CHECK(strstr(hpctrain_last_error(), (text)) != NULL);                             \
+#define CHECK_ERROR(call, code, text)                     \
+  do {                                                    \
+    int rc_ = (call);                                     \
+    CHECK(rc_ == (code));                                 \
+    CHECK(strstr(hpctrain_last_error(), (text)) != NULL); \
   } while (0)
 
 /* 0 when every rank passed, 1 otherwise (the same on all ranks). */

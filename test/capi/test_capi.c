@@ -55,7 +55,8 @@ static void test_round_trip(int rank) {
   int nranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   char expected[128];
-  snprintf(expected, sizeof expected, "Training session 1 at 2000-01-01 00:00:00: %d samples in buffer", N * nranks);
+  snprintf(expected, sizeof expected, "Training session 1 at 2000-01-01 00:00:00: %d samples in buffer",
+           N * nranks);
   if (rank == 0) {
     CHECK(strstr(captured, expected) != NULL);
     CHECK(strstr(captured, "    Epoch 2/2: avg loss = ") != NULL);
@@ -92,7 +93,8 @@ static void test_round_trip(int rank) {
 
   CHECK(hpctrain_destroy(h) == HPCTRAIN_OK);
   /* A destroyed handle is an error, not undefined behaviour. */
-  CHECK_ERROR(hpctrain_push_float(h, x, N, D_IN, y, D_OUT, HPCTRAIN_ROW_MAJOR), HPCTRAIN_ERR_HANDLE, "not a live model");
+  CHECK_ERROR(hpctrain_push_float(h, x, N, D_IN, y, D_OUT, HPCTRAIN_ROW_MAJOR), HPCTRAIN_ERR_HANDLE,
+              "not a live model");
   CHECK_ERROR(hpctrain_destroy(h), HPCTRAIN_ERR_HANDLE, "not a live model");
 }
 
@@ -123,8 +125,8 @@ static void test_layouts_train_alike(int rank) {
 static void test_errors(int rank) {
   int h = -5;
   /* Bad decks: an unknown key, a missing width, a bad value; the handle is left 0. */
-  CHECK_ERROR(hpctrain_create_from_text("bad", "model mlp\nbatch_sise 4\n", MPI_COMM_WORLD, -1, &h), HPCTRAIN_ERR_DECK,
-              "batch_sise: unknown key (did you mean batch_size?)");
+  CHECK_ERROR(hpctrain_create_from_text("bad", "model mlp\nbatch_sise 4\n", MPI_COMM_WORLD, -1, &h),
+              HPCTRAIN_ERR_DECK, "batch_sise: unknown key (did you mean batch_size?)");
   CHECK(h == 0);
   CHECK_ERROR(hpctrain_create_from_text("bad", "model mlp\ninput_width 3\n", MPI_COMM_WORLD, -1, &h),
               HPCTRAIN_ERR_DECK, "target_width: required by the in-situ library");
@@ -169,7 +171,8 @@ static void test_errors(int rank) {
   CHECK_ERROR(hpctrain_sample_double(h, (const double*)out, 1, D_IN, 2, 1, out, D_OUT, HPCTRAIN_ROW_MAJOR),
               HPCTRAIN_ERR_UNSUPPORTED, "sample needs a diffusion model");
   float p[D_OUT];
-  CHECK_ERROR(hpctrain_predict_float(h, x, 1, D_IN, p, D_OUT + 1, HPCTRAIN_ROW_MAJOR), HPCTRAIN_ERR_SHAPE, "outputs");
+  CHECK_ERROR(hpctrain_predict_float(h, x, 1, D_IN, p, D_OUT + 1, HPCTRAIN_ROW_MAJOR), HPCTRAIN_ERR_SHAPE,
+              "outputs");
   /* Checkpoints that do not exist or do not fit. */
   CHECK_ERROR(hpctrain_load_checkpoint(h, "scratch_no_such_ckpt.h5", NULL, NULL), HPCTRAIN_ERR_IO,
               "scratch_no_such_ckpt.h5");
@@ -181,8 +184,9 @@ static void test_errors(int rank) {
 
   /* A session whose loss overflows (plain SGD at lr 100 on huge targets) rolls the model back to
    * its state before the session; the model stays usable. */
-  const char* wild = "model mlp\nhidden_sizes 8\nbatch_size 4\noptimizer sgd\nlr 100\n"
-                     "input_width 3\ntarget_width 2\nbuffer_capacity 64\nsession_epochs 2\n";
+  const char* wild =
+      "model mlp\nhidden_sizes 8\nbatch_size 4\noptimizer sgd\nlr 100\n"
+      "input_width 3\ntarget_width 2\nbuffer_capacity 64\nsession_epochs 2\n";
   CHECK(hpctrain_create_from_text("wild", wild, MPI_COMM_WORLD, -1, &h) == HPCTRAIN_OK);
   CHECK(hpctrain_set_log_file(h, "scratch_capi_log.txt", 0) == HPCTRAIN_OK);
   CHECK(hpctrain_push_float(h, x, N, D_IN, y, D_OUT, HPCTRAIN_ROW_MAJOR) == HPCTRAIN_OK);
@@ -201,8 +205,9 @@ static void test_errors(int rank) {
   CHECK(hpctrain_destroy(h) == HPCTRAIN_OK);
 
   /* A diffusion model: predict is the other family's. */
-  const char* diff = "model diffusion\ndiffusion_hidden 8\ntime_embedding_dim 4\ndiffusion_steps 5\nbatch_size 4\n"
-                     "input_width 3\ntarget_width 2\n";
+  const char* diff =
+      "model diffusion\ndiffusion_hidden 8\ntime_embedding_dim 4\ndiffusion_steps 5\nbatch_size 4\n"
+      "input_width 3\ntarget_width 2\n";
   CHECK(hpctrain_create_from_text("diff", diff, MPI_COMM_WORLD, -1, &h) == HPCTRAIN_OK);
   CHECK_ERROR(hpctrain_predict_float(h, x, 1, D_IN, p, D_OUT, HPCTRAIN_ROW_MAJOR), HPCTRAIN_ERR_UNSUPPORTED,
               "predict needs an mlp model");
@@ -211,8 +216,9 @@ static void test_errors(int rank) {
 
 /* Sampling an ensemble: shapes, layouts and determinism in the seed. */
 static void test_sample(int rank) {
-  const char* diff = "model diffusion\ndiffusion_hidden 16\ntime_embedding_dim 4\ndiffusion_steps 8\nbatch_size 8\n"
-                     "input_width 3\ntarget_width 2\nlr 0.005\n";
+  const char* diff =
+      "model diffusion\ndiffusion_hidden 16\ntime_embedding_dim 4\ndiffusion_steps 8\nbatch_size 8\n"
+      "input_width 3\ntarget_width 2\nlr 0.005\n";
   int h = 0;
   CHECK(hpctrain_create_from_text("diff", diff, MPI_COMM_WORLD, -1, &h) == HPCTRAIN_OK);
   CHECK(hpctrain_set_log_file(h, "scratch_capi_log.txt", 0) == HPCTRAIN_OK);
@@ -251,8 +257,9 @@ static void test_sample(int rank) {
 /* session_trigger when_full: a session once every rank's buffer is full, and then at every call;
  * checkpoint_every_sessions writes into checkpoint_dir. */
 static void test_when_full(int rank) {
-  const char* deck = "model mlp\nhidden_sizes 4\nbatch_size 4\ninput_width 3\ntarget_width 2\nbuffer_capacity 8\n"
-                     "session_trigger when_full\ncheckpoint_every_sessions 2\ncheckpoint_dir scratch_capi_full\n";
+  const char* deck =
+      "model mlp\nhidden_sizes 4\nbatch_size 4\ninput_width 3\ntarget_width 2\nbuffer_capacity 8\n"
+      "session_trigger when_full\ncheckpoint_every_sessions 2\ncheckpoint_dir scratch_capi_full\n";
   int h = 0, ran = -1;
   CHECK(hpctrain_create_from_text("full", deck, MPI_COMM_WORLD, -1, &h) == HPCTRAIN_OK);
   CHECK(hpctrain_set_log_file(h, "scratch_capi_log.txt", 0) == HPCTRAIN_OK);

@@ -9,8 +9,9 @@
 #include "capi_check.h"
 #include "hpctrain.h"
 
-static const char* kDeck = "model mlp\nhidden_sizes 8\nbatch_size 4\nlr 0.01\ninput_width 2\ntarget_width 1\n"
-                           "buffer_capacity 32\nsession_trigger every_pushes\nsession_every_pushes 4\n";
+static const char* kDeck =
+    "model mlp\nhidden_sizes 8\nbatch_size 4\nlr 0.01\ninput_width 2\ntarget_width 1\n"
+    "buffer_capacity 32\nsession_trigger every_pushes\nsession_every_pushes 4\n";
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

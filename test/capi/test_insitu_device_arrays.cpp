@@ -27,7 +27,8 @@ View1<T> in_kernel_memory(const std::vector<T>& host) {
 template <class T>
 std::vector<T> values(std::size_t n) {
   std::vector<T> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>(std::sin(0.37 * static_cast<double>(i)) * 3.1 + 0.1 * i);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = static_cast<T>(std::sin(0.37 * static_cast<double>(i)) * 3.1 + 0.1 * i);
   return v;
 }
 

@@ -99,7 +99,8 @@ std::vector<float> train_in_situ(const Comm& comm, const std::string& deck_text,
   EXPECT_EQ(hpctrain_push_float(h, x.data() + half * kIn, static_cast<int64_t>(rows - half), kIn,
                                 y.data() + half * kOut, kOut, HPCTRAIN_ROW_MAJOR),
             HPCTRAIN_OK);
-  for (int s = 0; s < sessions; ++s) EXPECT_EQ(hpctrain_train(h, "t", nullptr), HPCTRAIN_OK) << hpctrain_last_error();
+  for (int s = 0; s < sessions; ++s)
+    EXPECT_EQ(hpctrain_train(h, "t", nullptr), HPCTRAIN_OK) << hpctrain_last_error();
   const std::string dir = test::scratch("insitu_ckpt_" + name);
   EXPECT_EQ(hpctrain_save_checkpoint(h, dir.c_str(), nullptr, nullptr), HPCTRAIN_OK) << hpctrain_last_error();
   EXPECT_EQ(hpctrain_destroy(h), HPCTRAIN_OK);
@@ -157,7 +158,8 @@ TEST(InsituStats, OnlineStatisticsAgreeWithTwoPassToRounding) {
   EXPECT_LT(test::relative_difference(file, online), 1e-5);
 
   int h = 0;
-  ASSERT_EQ(hpctrain_create_from_text("s", (deck + "stats_source pushed\n").c_str(), world.raw(), -1, &h), HPCTRAIN_OK);
+  ASSERT_EQ(hpctrain_create_from_text("s", (deck + "stats_source pushed\n").c_str(), world.raw(), -1, &h),
+            HPCTRAIN_OK);
   ASSERT_EQ(hpctrain_set_log_file(h, test::scratch("insitu_log.txt").c_str(), 0), HPCTRAIN_OK);
   const auto [first, last] = local_rows(n, world);
   std::vector<float> rx(kIn), ry(kOut);

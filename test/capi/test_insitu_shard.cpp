@@ -31,7 +31,8 @@ std::uint64_t first_row(int rank) {
 
 void sample_row(std::uint64_t i, float* x, float* y) {
   for (int j = 0; j < kIn; ++j) x[j] = static_cast<float>(std::cos(0.29 * static_cast<double>(i) + j) - 0.2 * j);
-  for (int j = 0; j < kOut; ++j) y[j] = static_cast<float>(x[j % kIn] * std::sin(0.07 * static_cast<double>(i + j)) + 1.5);
+  for (int j = 0; j < kOut; ++j)
+    y[j] = static_cast<float>(x[j % kIn] * std::sin(0.07 * static_cast<double>(i + j)) + 1.5);
 }
 
 std::string deck_text() {
@@ -61,8 +62,8 @@ TEST(InsituShard, ASessionHoldsOnlyThisRanksShardAndStillTrainsLikeTrain) {
     h5::write(f, "targets", {total, static_cast<std::uint64_t>(kOut)}, ys.data());
   }
   world.barrier();
-  const deck::Deck file_deck =
-      deck::Deck::parse(deck_text() + "data_file " + path + "\nepochs 2\n", "test.in", insitu::insitu_schema());
+  const deck::Deck file_deck = deck::Deck::parse(deck_text() + "data_file " + path + "\nepochs 2\n", "test.in",
+                                                 insitu::insitu_schema());
   NetworkTrainer t(file_deck, world);
   t.run();
   insitu::InsituModel m("shard", insitu::parse_insitu_deck(deck_text(), "(deck text)"), world.raw());

@@ -58,8 +58,9 @@ TEST(Comm, ErrorOnOneRankReachesEveryRank) {
 namespace {
 // v(i) = a i + b. A free function: nvcc allows no device lambda inside a test body.
 void fill_linear(const View1<float>& v, float a, float b) {
-  Kokkos::parallel_for("fill_linear", Kokkos::RangePolicy<ExecSpace>(0, static_cast<int>(v.extent(0))),
-                       KOKKOS_LAMBDA(const int i) { v(i) = a * static_cast<float>(i) + b; });
+  Kokkos::parallel_for(
+      "fill_linear", Kokkos::RangePolicy<ExecSpace>(0, static_cast<int>(v.extent(0))),
+      KOKKOS_LAMBDA(const int i) { v(i) = a * static_cast<float>(i) + b; });
 }
 }  // namespace
 
@@ -113,7 +114,8 @@ TEST(Comm, StagedCollectivesMatchDirectOnes) {
     for (int i = 0; i < counts[me]; ++i) EXPECT_EQ(part(i), static_cast<float>(p) * summed(displs[me] + i));
     auto gathered = to_host(params);
     for (int r = 0; r < p; ++r)
-      for (int i = displs[r]; i < displs[r] + counts[r]; ++i) EXPECT_EQ(gathered(i), static_cast<float>(-i - 1000 * r));
+      for (int i = displs[r]; i < displs[r] + counts[r]; ++i)
+        EXPECT_EQ(gathered(i), static_cast<float>(-i - 1000 * r));
   }
 }
 

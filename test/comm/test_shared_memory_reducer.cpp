@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <string>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <thread>
@@ -105,9 +105,7 @@ void expect_exchanges(std::uint64_t n, Publish how, int late_rank = -1, bool pag
 
 }  // namespace
 
-TEST(SharedMemoryReducer, EveryRankInTheCommIsOnThisNode) {
-  EXPECT_TRUE(SharedMemoryReducer::node_local(Comm()));
-}
+TEST(SharedMemoryReducer, EveryRankInTheCommIsOnThisNode) { EXPECT_TRUE(SharedMemoryReducer::node_local(Comm())); }
 
 TEST(SharedMemoryReducer, SumsAreTheRankOrderSumForSizesAroundAChunk) {
   const std::uint64_t k = SharedMemoryReducer::kChunk;

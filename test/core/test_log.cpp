@@ -21,11 +21,18 @@ TEST(ClipForLog, LongTextKeepsAPrefixAndSaysHowLongItWas) {
 
 TEST(ClipForLog, NeverCutsAUtf8Character) {
   // 9 ASCII bytes then a 3-byte euro sign: the cut at 10 falls inside it, so it is left out whole.
-  EXPECT_EQ(clip_for_log("123456789\xe2\x82\xac" "abc", 10), "123456789... (15 bytes)");
+  EXPECT_EQ(clip_for_log("123456789\xe2\x82\xac"
+                         "abc",
+                         10),
+            "123456789... (15 bytes)");
 }
 
 TEST(ClipForLog, ControlAndInvalidBytesAreEscaped) {
-  EXPECT_EQ(clip_for_log(std::string("2\0" "9", 3), 60), "2\\x009");
+  EXPECT_EQ(clip_for_log(std::string("2\0"
+                                     "9",
+                                     3),
+                         60),
+            "2\\x009");
   EXPECT_EQ(clip_for_log("a\tb\x1b[31m\x7f", 60), "a\\x09b\\x1b[31m\\x7f");
   EXPECT_EQ(clip_for_log("\xff\xc3(\xed\xa0\x80", 60), "\\xff\\xc3(\\xed\\xa0\\x80");
 }
@@ -35,11 +42,11 @@ TEST(Utf8LengthAt, AcceptsWellFormedSequencesOnly) {
   EXPECT_EQ(utf8_length_at("\xc3\xa9", 0), 2u);
   EXPECT_EQ(utf8_length_at("\xe2\x82\xac", 0), 3u);
   EXPECT_EQ(utf8_length_at("\xf0\x9f\x98\x80", 0), 4u);
-  EXPECT_EQ(utf8_length_at("\xc3", 0), 0u);               // truncated
-  EXPECT_EQ(utf8_length_at("\xc0\xaf", 0), 0u);           // overlong '/'
-  EXPECT_EQ(utf8_length_at("\xe0\x80\xaf", 0), 0u);       // overlong '/'
-  EXPECT_EQ(utf8_length_at("\xed\xa0\x80", 0), 0u);       // UTF-16 surrogate
-  EXPECT_EQ(utf8_length_at("\xf4\x90\x80\x80", 0), 0u);   // above U+10FFFF
-  EXPECT_EQ(utf8_length_at("\x80", 0), 0u);               // lone continuation byte
+  EXPECT_EQ(utf8_length_at("\xc3", 0), 0u);                // truncated
+  EXPECT_EQ(utf8_length_at("\xc0\xaf", 0), 0u);            // overlong '/'
+  EXPECT_EQ(utf8_length_at("\xe0\x80\xaf", 0), 0u);        // overlong '/'
+  EXPECT_EQ(utf8_length_at("\xed\xa0\x80", 0), 0u);        // UTF-16 surrogate
+  EXPECT_EQ(utf8_length_at("\xf4\x90\x80\x80", 0), 0u);    // above U+10FFFF
+  EXPECT_EQ(utf8_length_at("\x80", 0), 0u);                // lone continuation byte
   EXPECT_EQ(utf8_length_at(std::string(1, '\0'), 0), 1u);  // NUL is UTF-8; the deck rejects it itself
 }

@@ -19,7 +19,7 @@ TEST_F(ProgressLine, BarFillsWithTheFraction) {
   EXPECT_EQ(Log::progress_bar(0.0, 10), "[----------]   0%");
   EXPECT_EQ(Log::progress_bar(0.5, 10), "[#####-----]  50%");
   EXPECT_EQ(Log::progress_bar(1.0, 10), "[##########] 100%");
-  EXPECT_EQ(Log::progress_bar(7.0, 4), "[####] 100%");   // clamped
+  EXPECT_EQ(Log::progress_bar(7.0, 4), "[####] 100%");  // clamped
   EXPECT_EQ(Log::progress_bar(-1.0, 4), "[----]   0%");
 }
 

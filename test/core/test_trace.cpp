@@ -29,7 +29,8 @@ std::vector<TraceEvent> read_events(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string s = text.str();
-  const std::regex event(R"re("name": "([a-z_]+)", "ph": "X", "ts": ([0-9]+\.[0-9]{3}), "dur": ([0-9]+\.[0-9]{3}))re");
+  const std::regex event(
+      R"re("name": "([a-z_]+)", "ph": "X", "ts": ([0-9]+\.[0-9]{3}), "dur": ([0-9]+\.[0-9]{3}))re");
   std::vector<TraceEvent> out;
   for (auto it = std::sregex_iterator(s.begin(), s.end(), event); it != std::sregex_iterator(); ++it)
     out.push_back({(*it)[1], to_ns((*it)[2]), to_ns((*it)[3])});

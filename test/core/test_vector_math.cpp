@@ -39,7 +39,8 @@ TEST(VectorMath, ExpEdges) {
   EXPECT_EQ(hpct::exp_vectorisable(-90.0f), 0.0f);
   EXPECT_EQ(hpct::exp_vectorisable(-inf), 0.0f);
   EXPECT_TRUE(std::isnan(hpct::exp_vectorisable(std::nanf(""))));
-  EXPECT_LT(ulp_error(hpct::exp_vectorisable(88.72f), std::exp(static_cast<double>(88.72f))), 2.0);  // 2^128 split in two factors
+  EXPECT_LT(ulp_error(hpct::exp_vectorisable(88.72f), std::exp(static_cast<double>(88.72f))),
+            2.0);                                         // 2^128 split in two factors
   EXPECT_EQ(hpct::exp_vectorisable(1.5), std::exp(1.5));  // double keeps the library's exp
 }
 

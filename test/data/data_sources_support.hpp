@@ -30,8 +30,8 @@ struct TableField {
   DType dtype = DType::f32;
   std::vector<std::uint64_t> row_shape;
   bool ragged = false;
-  std::vector<double> values;          // all rows' values (ragged: all elements', in row order)
-  std::vector<long long> offsets;      // ragged: rows + 1, written as `name_offsets`
+  std::vector<double> values;      // all rows' values (ragged: all elements', in row order)
+  std::vector<long long> offsets;  // ragged: rows + 1, written as `name_offsets`
 
   std::uint64_t width() const {
     std::uint64_t w = 1;
@@ -176,7 +176,8 @@ inline Seen expected(const Table& t, const std::vector<std::uint64_t>& file_rows
     Shape shape;
     shape.rank = 1 + static_cast<int>(f.row_shape.size());
     shape.dim[0] = static_cast<std::int64_t>(units);
-    for (std::size_t d = 0; d < f.row_shape.size(); ++d) shape.dim[d + 1] = static_cast<std::int64_t>(f.row_shape[d]);
+    for (std::size_t d = 0; d < f.row_shape.size(); ++d)
+      shape.dim[d + 1] = static_cast<std::int64_t>(f.row_shape[d]);
     s.shapes[f.name] = shape;
     s.dtypes[f.name] = f.dtype;
   }
@@ -203,7 +204,7 @@ inline void expect_same(const Seen& got, const Seen& want, const std::string& wh
 // narrows the fields' checks as the test sets in probe_checks() (Model::constrain_fields).
 struct ProbeChecks {
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> ranges;  // field -> [min, max]
-  std::map<std::string, std::string> index_into;                       // field -> ragged field
+  std::map<std::string, std::string> index_into;                        // field -> ragged field
 };
 inline ProbeChecks& probe_checks() {
   static ProbeChecks c;

@@ -100,13 +100,14 @@ TEST(DataPath, EveryModeShowsTheRowsOfThePerEpochRead) {
   // 3 ranks x batch 5 x 2 micro-steps: 4 steps, the last one partial, rank 2 short in it; a rank's
   // rows are dense in the file (contiguous reads). 12 ranks x batch 2: sparse (element selections).
   const EpochOrder three(src.rows, 5, 3, 2, 11, true), twelve(src.rows, 2, 12, 1, 5, true);
-  for (const auto& [sampler, rank] : std::vector<std::pair<EpochOrder, int>>{
-           {three, 0}, {three, 1}, {three, 2}, {twelve, 0}, {twelve, 11}}) {
+  for (const auto& [sampler, rank] :
+       std::vector<std::pair<EpochOrder, int>>{{three, 0}, {three, 1}, {three, 2}, {twelve, 0}, {twelve, 11}}) {
     const std::uint64_t rows = sampler.rows_per_epoch(rank);
-    const std::vector<std::pair<ShardOptions, bool>> modes = {
-        {options(DataCache::stream, false), false}, {options(DataCache::stream, true), false},
-        {options(DataCache::memory, false), true},  {options(DataCache::automatic, true), true},
-        {options(DataCache::automatic, true, 0), false}};
+    const std::vector<std::pair<ShardOptions, bool>> modes = {{options(DataCache::stream, false), false},
+                                                              {options(DataCache::stream, true), false},
+                                                              {options(DataCache::memory, false), true},
+                                                              {options(DataCache::automatic, true), true},
+                                                              {options(DataCache::automatic, true, 0), false}};
     for (const auto& [opt, holds] : modes) {
       EpochShard shard(std::make_shared<TabularDataset>(src), sampler, rank, opt);
       EXPECT_EQ(shard.holds_part(), holds);
@@ -221,7 +222,8 @@ TEST(DataPath, LoaderThreadHandsBackResultsAndErrors) {
 // test aborted in 3 of 10 runs on the 2-core development machine; a race cannot fail every time).
 TEST(DataPath, Hdf5CallsFromTwoThreadsDoNotOverlap) {
   const int rank = Comm().rank();
-  const std::string path = hpct::test::friedman_file(Comm(MPI_COMM_SELF), "data_path_lock_" + std::to_string(rank), 300);
+  const std::string path = hpct::test::friedman_file(Comm(MPI_COMM_SELF), "data_path_lock_" + std::to_string(rank),
+                                                     300);
   const TabularSource src = describe_tabular(path, "inputs", "targets");
   std::vector<float> want_x(src.rows * src.d_in), want_y(src.rows * src.d_out);
   read_tabular_block(src, 0, src.rows, want_x.data(), want_y.data());

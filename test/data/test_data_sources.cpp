@@ -80,12 +80,13 @@ TEST(DataSources, EveryModeShowsTheExpectedRowsOfEveryField) {
   // 3 ranks x batch 5 x 2 micro-steps (dense rows: block reads, a partial last step); 12 ranks x
   // batch 2 (sparse rows: row selections); shuffle off (read once).
   const EpochOrder three(rows, 5, 3, 2, 11, true), twelve(rows, 2, 12, 1, 5, true), fixed(rows, 4, 2, 1, 3, false);
-  const std::vector<std::pair<ShardOptions, bool>> modes = {
-      {options(DataCache::stream, false), false}, {options(DataCache::stream, true), false},
-      {options(DataCache::memory, false), true},  {options(DataCache::automatic, true), true},
-      {options(DataCache::automatic, true, 0), false}};
-  for (const auto& [sampler, rank] : std::vector<std::pair<EpochOrder, int>>{
-           {three, 0}, {three, 2}, {twelve, 0}, {twelve, 11}, {fixed, 1}}) {
+  const std::vector<std::pair<ShardOptions, bool>> modes = {{options(DataCache::stream, false), false},
+                                                            {options(DataCache::stream, true), false},
+                                                            {options(DataCache::memory, false), true},
+                                                            {options(DataCache::automatic, true), true},
+                                                            {options(DataCache::automatic, true, 0), false}};
+  for (const auto& [sampler, rank] :
+       std::vector<std::pair<EpochOrder, int>>{{three, 0}, {three, 2}, {twelve, 0}, {twelve, 11}, {fixed, 1}}) {
     for (const auto& [opt, holds] : modes) {
       EpochShard shard(data, sampler, rank, opt);
       EXPECT_EQ(shard.holds_part(), holds && sampler.shuffled());
@@ -177,10 +178,10 @@ TEST(DataSources, OffsetTablesThatDoNotAddUpNameFileDatasetAndIndex) {
     long long value;
     const char* message;
   };
-  const std::vector<Case> cases = {
-      {"start", 0, 1, "index 0 is 1, not 0"},
-      {"descending", 7, 9, "index 7 is smaller than the one before (offsets must ascend)"},
-      {"end", 20, 39, "index 20, the last, is 39 but 'tokens' has 40 elements"}};
+  const std::vector<Case> cases = {{"start", 0, 1, "index 0 is 1, not 0"},
+                                   {"descending", 7, 9,
+                                    "index 7 is smaller than the one before (offsets must ascend)"},
+                                   {"end", 20, 39, "index 20, the last, is 39 but 'tokens' has 40 elements"}};
   for (const Case& c : cases) {
     Table t = fields_table(20);
     ASSERT_EQ(t["tokens"].offsets[c.index], c.index == 0 ? 0 : c.index == 7 ? 11 : 40);

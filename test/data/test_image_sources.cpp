@@ -111,8 +111,8 @@ TEST(DataSources, ImageSetsReadAsFloatWithInt64Labels) {
   EXPECT_EQ(*std::min_element(scaled.begin(), scaled.end()), 0.0);
   EXPECT_EQ(*std::max_element(scaled.begin(), scaled.end()), 1.0);
   const EpochOrder sampler(10, 3, 1, 1, 4, true);
-  for (const ShardOptions& opt : {options(DataCache::stream, false), options(DataCache::stream, true),
-                                  options(DataCache::memory, true)}) {
+  for (const ShardOptions& opt :
+       {options(DataCache::stream, false), options(DataCache::stream, true), options(DataCache::memory, true)}) {
     EpochShard shard(u, sampler, 0, opt);
     for (std::uint64_t epoch = 0; epoch < 2; ++epoch) {
       ASSERT_EQ(shard.load(epoch), kNoBadValue);
@@ -156,7 +156,8 @@ TEST(DataSources, ImageSetErrorsNameFileAndDataset) {
       else h5::write(f, "labels", c.label_dims, y.data());
     }
     comm.barrier();
-    EXPECT_EQ(error_message([&] { open_as("data_format hdf5_images\n", path); }), path + ": " + c.message) << c.name;
+    EXPECT_EQ(error_message([&] { open_as("data_format hdf5_images\n", path); }), path + ": " + c.message)
+        << c.name;
     // The trainer reports it as it is (agreed over ranks).
     EXPECT_EQ(train_error("data_format hdf5_images\nloss cross_entropy\nnum_classes 3\ndata_file " + path + "\n"),
               path + ": " + c.message)
@@ -174,7 +175,8 @@ TEST(DataSources, ImageLabelsOutsideTheClassesAreNamedInEveryMode) {
     for (const std::string& mode : kModes)
       EXPECT_EQ(train_error("data_format hdf5_images\nimages_dataset pixels\nlabels_dataset classes\n"
                             "loss cross_entropy\nnum_classes 10\nhidden_sizes 8\nbatch_size 4\nepochs 2\n"
-                            "validation_fraction 0.2\ndata_file " + path + "\n" + mode),
+                            "validation_fraction 0.2\ndata_file " +
+                            path + "\n" + mode),
                 path + ": dataset 'classes': row " + std::to_string(row) +
                     " holds a value outside [0, 9] (first bad row)")
           << mode;
@@ -193,7 +195,7 @@ TEST(DataSources, DataFormatAutoPicksTheSourceAndCsvIsNotForNetworks) {
   EXPECT_EQ(pick("data_format auto\n", table), "hdf5");
   EXPECT_EQ(pick("fields inputs, targets\n", table), "hdf5_fields");
   EXPECT_EQ(pick("fields images, labels\n", images), "hdf5_fields");  // `fields` set: the user's fields
-  EXPECT_EQ(pick("data_format hdf5\n", images), "hdf5");               // an explicit format wins
+  EXPECT_EQ(pick("data_format hdf5\n", images), "hdf5");              // an explicit format wins
   EXPECT_EQ(open_as("fields images, labels\n", images)->fields()[0].describe(), "images: float32 [N, 3, 4, 5]");
   EXPECT_EQ(error_message([&] { pick("", "table.csv"); }),
             "test.in:1: data_file: table.csv: data_format auto does not recognise this file; set data_format");
@@ -208,7 +210,8 @@ TEST(DataSources, PerChannelStatisticsOfAnImageFieldEqualADirectComputation) {
   const std::uint64_t rows = 40;
   const std::vector<float> x = float_images(comm, path, rows);
   const DataStats s = compute_data_stats(*open_as("data_format hdf5_images\n", path), comm,
-                                         {{"inputs", StatsGranularity::channel}, {"inputs", StatsGranularity::column}});
+                                         {{"inputs", StatsGranularity::channel},
+                                          {"inputs", StatsGranularity::column}});
   EXPECT_EQ(s.rows, rows);
   ASSERT_EQ(s.fields.size(), 2u);
   // groups: 3 channels of 20 values, or 60 columns of 1, in each row
@@ -228,4 +231,3 @@ TEST(DataSources, PerChannelStatisticsOfAnImageFieldEqualADirectComputation) {
     }
   }
 }
-

@@ -67,8 +67,7 @@ TEST(Deck, DefaultsApplyWhenKeysAreAbsent) {
 TEST(Deck, UnknownKeySuggestsTheClosestKey) {
   EXPECT_EQ(error_of("data_file x.h5\nbatch_szie 8\n"),
             "run.in:2: batch_szie: unknown key (did you mean batch_size?)");
-  EXPECT_EQ(error_of("data_file x.h5\nbatch 8\n"),
-            "run.in:2: batch: unknown key (did you mean batch_size?)");
+  EXPECT_EQ(error_of("data_file x.h5\nbatch 8\n"), "run.in:2: batch: unknown key (did you mean batch_size?)");
   EXPECT_EQ(error_of("data_file x.h5\nzzzzzzzz 8\n"), "run.in:2: zzzzzzzz: unknown key");
 }
 
@@ -77,13 +76,10 @@ TEST(Deck, MissingRequiredKey) {
 }
 
 TEST(Deck, WrongTypes) {
-  EXPECT_EQ(error_of("data_file x\nbatch_size eight\n"),
-            "run.in:2: batch_size: expected an integer, got 'eight'");
-  EXPECT_EQ(error_of("data_file x\nbatch_size 8.5\n"),
-            "run.in:2: batch_size: expected an integer, got '8.5'");
+  EXPECT_EQ(error_of("data_file x\nbatch_size eight\n"), "run.in:2: batch_size: expected an integer, got 'eight'");
+  EXPECT_EQ(error_of("data_file x\nbatch_size 8.5\n"), "run.in:2: batch_size: expected an integer, got '8.5'");
   EXPECT_EQ(error_of("data_file x\nlr fast\n"), "run.in:2: lr: expected a real number, got 'fast'");
-  EXPECT_EQ(error_of("data_file x\nshuffle maybe\n"),
-            "run.in:2: shuffle: expected true or false, got 'maybe'");
+  EXPECT_EQ(error_of("data_file x\nshuffle maybe\n"), "run.in:2: shuffle: expected true or false, got 'maybe'");
   EXPECT_EQ(error_of("data_file x\nactivation swish\n"),
             "run.in:2: activation: 'swish' is not one of: relu, gelu, silu, tanh");
   EXPECT_EQ(error_of("data_file x\nhidden_sizes 64,x\n"),
@@ -109,8 +105,7 @@ TEST(Deck, MissingValue) {
 }
 
 TEST(Deck, OverridesReplaceValuesAndAreChecked) {
-  const Deck d = Deck::parse("data_file x\nbatch_size 8\n", "run.in", test_schema(),
-                             {"batch_size=64", "lr=0.5"});
+  const Deck d = Deck::parse("data_file x\nbatch_size 8\n", "run.in", test_schema(), {"batch_size=64", "lr=0.5"});
   EXPECT_EQ(d.get_int("batch_size"), 64);
   EXPECT_EQ(d.entry("batch_size").file, "--set");
   EXPECT_DOUBLE_EQ(d.get_real("lr"), 0.5);
@@ -148,9 +143,11 @@ TEST(Deck, HelpListsEveryKey) {
 // printed messages short; bytes that are not UTF-8 are just as surely not what the user meant.
 TEST(Deck, RejectsNulBytesShowingThemEscaped) {
   const std::string nul_value = std::string("data_file x\nbatch_size 2") + '\0' + "9999\n";
-  EXPECT_EQ(error_of(nul_value), "run.in:2: batch_size: byte \\x00 (NUL) is not allowed in a deck: 'batch_size 2\\x009999'");
+  EXPECT_EQ(error_of(nul_value),
+            "run.in:2: batch_size: byte \\x00 (NUL) is not allowed in a deck: 'batch_size 2\\x009999'");
   const std::string nul_key = std::string("data_file x\n\nbatch") + '\0' + "_size 2\n";
-  EXPECT_EQ(error_of(nul_key), "run.in:3: batch\\x00_size: byte \\x00 (NUL) is not allowed in a deck: 'batch\\x00_size 2'");
+  EXPECT_EQ(error_of(nul_key),
+            "run.in:3: batch\\x00_size: byte \\x00 (NUL) is not allowed in a deck: 'batch\\x00_size 2'");
   EXPECT_EQ(error_of("data_file x\n", {std::string("lr=0.1") + '\0' + "5"}),
             "--set:1: lr: byte \\x00 (NUL) is not allowed in a deck: 'lr=0.1\\x005'");
 }
@@ -161,12 +158,14 @@ TEST(Deck, RejectsBytesThatAreNotUtf8) {
   EXPECT_EQ(error_of("data_file x\nbatch_size 8 # \xff\xfe comment\n"),
             "run.in:2: batch_size: byte \\xff is not valid UTF-8: 'batch_size 8 # \\xff\\xfe comment'");
   // Overlong encodings and UTF-16 surrogates are invalid too; real UTF-8 is fine.
-  EXPECT_EQ(error_of("data_file \xc0\xaf\n"), "run.in:1: data_file: byte \\xc0 is not valid UTF-8: 'data_file \\xc0\\xaf'");
+  EXPECT_EQ(error_of("data_file \xc0\xaf\n"),
+            "run.in:1: data_file: byte \\xc0 is not valid UTF-8: 'data_file \\xc0\\xaf'");
   EXPECT_EQ(error_of("data_file \xed\xa0\x80\n"),
             "run.in:1: data_file: byte \\xed is not valid UTF-8: 'data_file \\xed\\xa0\\x80'");
-  EXPECT_EQ(error_of("data_file x\n", {"data_file=\x80"}), "--set:1: data_file: byte \\x80 is not valid UTF-8: 'data_file=\\x80'");
-  const Deck d = Deck::parse("data_file caf\xc3\xa9_\xe2\x82\xac_\xf0\x9f\x98\x80.h5  # \xc3\xa9t\xc3\xa9\n", "run.in",
-                             test_schema());
+  EXPECT_EQ(error_of("data_file x\n", {"data_file=\x80"}),
+            "--set:1: data_file: byte \\x80 is not valid UTF-8: 'data_file=\\x80'");
+  const Deck d = Deck::parse("data_file caf\xc3\xa9_\xe2\x82\xac_\xf0\x9f\x98\x80.h5  # \xc3\xa9t\xc3\xa9\n",
+                             "run.in", test_schema());
   EXPECT_EQ(d.get_string("data_file"), "caf\xc3\xa9_\xe2\x82\xac_\xf0\x9f\x98\x80.h5");
 }
 
@@ -180,10 +179,9 @@ TEST(Deck, LongKeysAndValuesAreQuotedShort) {
   EXPECT_NE(unknown.find("... (200000 bytes): unknown key"), std::string::npos) << unknown.substr(0, 300);
 
   const std::string long_number(200000, '7');
-  for (const std::string& text : {"data_file x\nbatch_size " + long_number + "\n",
-                                  "data_file x\nactivation " + long_key + "\n",
-                                  "data_file x\nhidden_sizes 1," + long_number + "\n",
-                                  "data_file x\nbatch_size " + long_key + "\n"}) {
+  for (const std::string& text :
+       {"data_file x\nbatch_size " + long_number + "\n", "data_file x\nactivation " + long_key + "\n",
+        "data_file x\nhidden_sizes 1," + long_number + "\n", "data_file x\nbatch_size " + long_key + "\n"}) {
     const std::string e = error_of(text);
     EXPECT_LT(e.size(), 200u) << e.substr(0, 300);
     EXPECT_NE(e.find("(200000 bytes)"), std::string::npos) << e.substr(0, 300);

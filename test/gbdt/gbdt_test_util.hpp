@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <sys/stat.h>
 #include <fstream>
 #include <string>
-#include <sys/stat.h>
 
 #include "comm/comm.hpp"
 #include "data/source_registry.hpp"
@@ -43,9 +43,9 @@ inline bool have(const std::string& rel) {
   struct stat st;
   return ::stat((data_dir() + "/" + rel).c_str(), &st) == 0;
 }
-#define GBDT_REQUIRE_DATA(rel)                                                               \
-  if (!gbdt_test::have(rel))                                                                 \
-  GTEST_SKIP() << "shared data set " << gbdt_test::data_dir() << "/" << rel                  \
+#define GBDT_REQUIRE_DATA(rel)                                              \
+  if (!gbdt_test::have(rel))                                                \
+  GTEST_SKIP() << "shared data set " << gbdt_test::data_dir() << "/" << rel \
                << " is absent (clone shared/ beside the repository to run this test)"
 
 // Rank 0 writes `text` to `name` in the working directory; every rank returns after it exists.

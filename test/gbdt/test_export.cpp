@@ -99,7 +99,7 @@ TEST(ExportLightgbm, NumbersNodesAsLightgbmAndFoldsTheBaseIntoTheFirstTrees) {
   EXPECT_EQ(s.compare(pos, 12, "end of trees"), 0);
   const std::size_t t0 = s.find("Tree=0"), t2 = s.find("Tree=2");
   EXPECT_EQ(field(s, "split_feature", t0), "0 1");
-  EXPECT_EQ(field(s, "left_child", t0), "-1 -2");   // leaves ~0 and ~1
+  EXPECT_EQ(field(s, "left_child", t0), "-1 -2");  // leaves ~0 and ~1
   EXPECT_EQ(field(s, "right_child", t0), "1 -3");
   EXPECT_EQ(field(s, "decision_type", t0), "10 8");  // NaN missing; default left at the root only
   // The double of 0.1f, and inf for FLT_MAX.

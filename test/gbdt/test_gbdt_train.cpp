@@ -2,10 +2,10 @@
 // LightGBM's published/measured figures, plus rank-count and thread-count independence.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <cmath>
 #include <cstdio>
 #include <functional>
-#include <sys/wait.h>
 
 #include "core/log.hpp"
 #include "gbdt/metrics.hpp"
@@ -43,9 +43,12 @@ double value_of(const std::vector<EvalResult>& v, const std::string& name) {
 
 std::string agaricus_deck(int trees = 2) {
   const std::string dir = gbdt_test::data_dir() + "/xgboost/";
-  return "data_file " + dir + "agaricus.txt.train\ntest_file " + dir + "agaricus.txt.test\n"
+  return "data_file " + dir + "agaricus.txt.train\ntest_file " + dir +
+         "agaricus.txt.test\n"
          "data_format libsvm\nobjective binary\neta 1\nmin_split_gain 1\nmin_child_weight 1\n"
-         "max_depth 3\nlambda_l2 1\nbase_score 0.5\nnum_trees " + std::to_string(trees) + "\neval_metric error,logloss\n"
+         "max_depth 3\nlambda_l2 1\nbase_score 0.5\nnum_trees " +
+         std::to_string(trees) +
+         "\neval_metric error,logloss\n"
          "max_bin 255\n";
 }
 
@@ -94,11 +97,15 @@ TEST(GbdtTrain, BinaryExampleAuc) {
   const Comm comm;
   SKIP_ACCURACY_ABOVE_ONE_RANK(comm);
   const std::string dir = lightgbm_dir();
-  const TrainRun r = train_deck("data_file " + dir + "binary.train\nweight_file " + dir + "binary.train.weight\n"
-                           "test_file " + dir + "binary.test\n"
-                           "objective binary\ngrowth leafwise\nmax_leaves 63\nmax_depth 0\neta 0.1\n"
-                           "num_trees 100\nsubsample 0.8\ncolsample 0.8\nmin_data_in_leaf 50\n"
-                           "min_child_weight 5\nlambda_l2 0\neval_metric auc,logloss\n", comm);
+  const TrainRun r = train_deck("data_file " + dir + "binary.train\nweight_file " + dir +
+                                    "binary.train.weight\n"
+                                    "test_file " +
+                                    dir +
+                                    "binary.test\n"
+                                    "objective binary\ngrowth leafwise\nmax_leaves 63\nmax_depth 0\neta 0.1\n"
+                                    "num_trees 100\nsubsample 0.8\ncolsample 0.8\nmin_data_in_leaf 50\n"
+                                    "min_child_weight 5\nlambda_l2 0\neval_metric auc,logloss\n",
+                                comm);
   const double auc = value_of(r.res.history.back(), "test-auc");
   const double ll = value_of(r.res.history.back(), "test-logloss");
   Log::info(strf("binary.test after 100 trees: auc %.4f logloss %.4f (LightGBM 0.8316 / 0.5031)", auc, ll));
@@ -115,9 +122,14 @@ void expect_same_model_on_one_and_all_ranks(const std::string& growth) {
   MPI_Comm solo_raw;
   MPI_Comm_split(MPI_COMM_WORLD, world.rank() == 0 ? 0 : MPI_UNDEFINED, 0, &solo_raw);
   const std::string dir = lightgbm_dir();
-  const std::string text = "data_file " + dir + "binary.train\ntest_file " + dir + "binary.test\n"
-                           "weight_file " + dir + "binary.train.weight\n"
-                           "objective binary\n" + growth + "eta 0.3\nnum_trees 8\n"
+  const std::string text = "data_file " + dir + "binary.train\ntest_file " + dir +
+                           "binary.test\n"
+                           "weight_file " +
+                           dir +
+                           "binary.train.weight\n"
+                           "objective binary\n" +
+                           growth +
+                           "eta 0.3\nnum_trees 8\n"
                            "subsample 0.7\ncolsample 0.6\nmax_bin 63\nbin_sample_rows 3000\n"
                            "eval_metric auc\n";
   const TrainRun all = train_deck(text, world);
@@ -145,18 +157,24 @@ TEST(GbdtTrain, MulticlassLoglossNearLightGBM) {
   const Comm comm;
   SKIP_ACCURACY_ABOVE_ONE_RANK(comm);
   const std::string dir = lightgbm_dir();
-  const TrainRun r = train_deck("data_file " + dir + "multiclass.train\ntest_file " + dir + "multiclass.test\n"
-                           "objective multiclass\nnum_class 5\ngrowth leafwise\nmax_leaves 31\nmax_depth 0\n"
-                           "eta 0.05\nnum_trees 100\nmin_data_in_leaf 20\nmin_child_weight 0.001\n"
-                           "lambda_l2 0\neval_metric mlogloss,merror\n", comm);
+  const TrainRun r = train_deck("data_file " + dir + "multiclass.train\ntest_file " + dir +
+                                    "multiclass.test\n"
+                                    "objective multiclass\nnum_class 5\ngrowth leafwise\nmax_leaves 31\nmax_depth "
+                                    "0\n"
+                                    "eta 0.05\nnum_trees 100\nmin_data_in_leaf 20\nmin_child_weight 0.001\n"
+                                    "lambda_l2 0\neval_metric mlogloss,merror\n",
+                                comm);
   const double ours = value_of(r.res.history.back(), "test-mlogloss");
   // Sane: far below the uniform guess log(5) = 1.609.
   EXPECT_LT(ours, 1.45);
   double lgb = -1;
   if (comm.rank() == 0) {
     const std::string cmd =
-        std::string(HPCTRAIN_REFERENCE_PYTHON) + " -c \"import lightgbm as l, numpy as n; "
-        "a=n.loadtxt('" + dir + "multiclass.train'); b=n.loadtxt('" + dir + "multiclass.test'); "
+        std::string(HPCTRAIN_REFERENCE_PYTHON) +
+        " -c \"import lightgbm as l, numpy as n; "
+        "a=n.loadtxt('" +
+        dir + "multiclass.train'); b=n.loadtxt('" + dir +
+        "multiclass.test'); "
         "m=l.train(dict(objective='multiclass',num_class=5,learning_rate=0.05,num_leaves=31,"
         "min_data_in_leaf=20,verbose=-1,num_threads=1,deterministic=True),l.Dataset(a[:,1:],a[:,0]),100); "
         "p=m.predict(b[:,1:]); print(-n.mean(n.log(n.maximum(p[n.arange(len(b)),b[:,0].astype(int)],1e-15))))\""
@@ -168,7 +186,10 @@ TEST(GbdtTrain, MulticlassLoglossNearLightGBM) {
   }
   comm.broadcast(&lgb, 1);
   Log::info(strf("multiclass.test mlogloss: ours %.4f, LightGBM %.4f", ours, lgb));
-  if (lgb < 0) GTEST_SKIP() << "LightGBM not importable by " HPCTRAIN_REFERENCE_PYTHON " (scripts/setup --reference): comparison skipped (ours " << ours << ")";
+  if (lgb < 0)
+    GTEST_SKIP() << "LightGBM not importable by " HPCTRAIN_REFERENCE_PYTHON
+                    " (scripts/setup --reference): comparison skipped (ours "
+                 << ours << ")";
   EXPECT_LT(ours, lgb * 1.02) << "more than 2% above LightGBM";
 }
 
@@ -185,7 +206,8 @@ TEST(GbdtTrain, BinaryAucMatchesLightGBM) {
   const Comm comm;
   SKIP_ACCURACY_ABOVE_ONE_RANK(comm);
   const std::string dir = lightgbm_dir();
-  const std::string text = "data_file " + dir + "binary.train\ntest_file " + dir + "binary.test\n"
+  const std::string text = "data_file " + dir + "binary.train\ntest_file " + dir +
+                           "binary.test\n"
                            "objective binary\ngrowth leafwise\nmax_leaves 63\nmax_depth 0\neta 0.1\n"
                            "num_trees 100\nlambda_l2 0\nalpha_l1 0\nmin_split_gain 0\nmax_bin 255\n"
                            "min_data_in_leaf 0\nmin_child_weight 5\nsubsample 1\ncolsample 1\n"
@@ -206,14 +228,16 @@ TEST(GbdtTrain, BinaryAucMatchesLightGBM) {
   for (int f = 0; f < cuts.num_features(); ++f) {
     const auto& u = cuts.upper[static_cast<std::size_t>(f)];
     spec += f ? ",\n[" : "\n[";
-    for (std::size_t b = 0; b + 1 < u.size(); ++b) spec += (b ? ", " : "") + strf("%.17g", static_cast<double>(u[b]));
+    for (std::size_t b = 0; b + 1 < u.size(); ++b)
+      spec += (b ? ", " : "") + strf("%.17g", static_cast<double>(u[b]));
     spec += "]";
   }
   spec += "]}\n";
   const std::string spec_file = gbdt_test::write_file("binary_auc_lightgbm.json", spec);
 
-  const std::string cmd = std::string(HPCTRAIN_REFERENCE_PYTHON) + " " HPCTRAIN_SOURCE_DIR "/test/python/lightgbm_binary.py " +
-                          spec_file + " " + dir + "binary.train " + dir + "binary.test";
+  const std::string cmd = std::string(HPCTRAIN_REFERENCE_PYTHON) +
+                          " " HPCTRAIN_SOURCE_DIR "/test/python/lightgbm_binary.py " + spec_file + " " + dir +
+                          "binary.train " + dir + "binary.test";
   FILE* f = popen(cmd.c_str(), "r");
   ASSERT_NE(f, nullptr) << cmd;
   long long stray = -1;
@@ -223,7 +247,9 @@ TEST(GbdtTrain, BinaryAucMatchesLightGBM) {
   const int status = pclose(f);
   std::remove(spec_file.c_str());
   if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
-    GTEST_SKIP() << "LightGBM not importable by " HPCTRAIN_REFERENCE_PYTHON " (scripts/setup --reference): comparison skipped (ours " << ours << ")";
+    GTEST_SKIP() << "LightGBM not importable by " HPCTRAIN_REFERENCE_PYTHON
+                    " (scripts/setup --reference): comparison skipped (ours "
+                 << ours << ")";
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd << " failed (status " << status << ")";
   EXPECT_EQ(stray, 0) << "LightGBM split at thresholds that are not our cut points: the bins differ";
   ASSERT_EQ(static_cast<long long>(margins.size()), r.test.rows);

@@ -93,7 +93,8 @@ TEST(GbdtBinning, CutsIndependentOfRankCount) {
   const int F = 3;
   std::vector<float> all(static_cast<std::size_t>(N * F));
   for (long long i = 0; i < N * F; ++i)
-    all[static_cast<std::size_t>(i)] = i % 17 == 0 ? NAN : static_cast<float>(rng::normal(rng::hash(1, static_cast<std::uint64_t>(i))));
+    all[static_cast<std::size_t>(i)] =
+        i % 17 == 0 ? NAN : static_cast<float>(rng::normal(rng::hash(1, static_cast<std::uint64_t>(i))));
   const long long first = N * world.rank() / world.size();
   const long long n = N * (world.rank() + 1) / world.size() - first;
   std::vector<float> mine(all.begin() + first * F, all.begin() + (first + n) * F);
@@ -132,7 +133,9 @@ struct HistFixture {
     auto hc = Kokkos::create_mirror_view(in_bag);
     for (int r = 0; r < n; ++r) {
       const auto k = rng::hash(3, static_cast<std::uint64_t>(r));
-      for (int f = 0; f < F; ++f) hb(r, f) = static_cast<std::uint8_t>(rng::hash(k, f) % static_cast<std::uint64_t>(offset[f + 1] - offset[f]));
+      for (int f = 0; f < F; ++f)
+        hb(r,
+           f) = static_cast<std::uint8_t>(rng::hash(k, f) % static_cast<std::uint64_t>(offset[f + 1] - offset[f]));
       hq(r, 0) = static_cast<long long>(rng::hash(k, 100) % 2000001) - 1000000;
       hq(r, 1) = static_cast<long long>(rng::hash(k, 101) % 1000000);
       hc(r) = r % 7 != 0;  // some rows out of the bag
@@ -317,16 +320,17 @@ TEST(GbdtMetrics, AucMatchesPairwiseCountWithTiesAndWeights) {
   // Global AUC over ranks' blocks equals the AUC of all rows (not an average).
   const Comm comm;
   const std::size_t a = s.size() * static_cast<std::size_t>(comm.rank()) / static_cast<std::size_t>(comm.size());
-  const std::size_t b = s.size() * static_cast<std::size_t>(comm.rank() + 1) / static_cast<std::size_t>(comm.size());
+  const std::size_t b = s.size() * static_cast<std::size_t>(comm.rank() + 1) /
+                        static_cast<std::size_t>(comm.size());
   const std::vector<double> ms(s.begin() + static_cast<long>(a), s.begin() + static_cast<long>(b));
   const std::vector<float> my(y.begin() + static_cast<long>(a), y.begin() + static_cast<long>(b));
   const std::vector<float> mw(w.begin() + static_cast<long>(a), w.begin() + static_cast<long>(b));
   EXPECT_NEAR(evaluate("auc", Objective::binary, 1, ms, my, mw, comm), num / den, 1e-12);
 }
 
-#define EXPECT_CONTAINS(text, part)                                            \
-  do {                                                                         \
-    const std::string t_ = (text);                                            \
+#define EXPECT_CONTAINS(text, part)                                                           \
+  do {                                                                                        \
+    const std::string t_ = (text);                                                            \
     EXPECT_NE(t_.find(part), std::string::npos) << "'" << t_ << "' lacks '" << (part) << "'"; \
   } while (0)
 
@@ -349,12 +353,19 @@ std::string load_error(const std::string& name, const std::string& text, const s
 }  // namespace
 
 TEST(GbdtInput, ErrorsNameFileAndLine) {
-  EXPECT_CONTAINS(load_error("g_ragged.csv", "1,2,3\n0,4,5\n1,6\n0,7,8\n", "objective binary\n"), "g_ragged.csv:3: ragged row");
-  EXPECT_CONTAINS(load_error("g_text.tsv", "1\t2\n0\tx7\n1\t3\n0\t1\n", "objective binary\n"), "g_text.tsv:2: field 2 'x7' is not a number");
-  EXPECT_CONTAINS(load_error("g_label.csv", "1,2\n0,4\n# comment\n2,6\n0,7\n", "objective binary\n"), "g_label.csv:4: objective: label 2 is outside");
-  EXPECT_CONTAINS(load_error("g_class.csv", "1,2\n0,4\n3,6\n4,7\n", "objective multiclass\nnum_class 3\n"), "g_class.csv:3: num_class: label 3 needs at least 4 classes");
-  EXPECT_CONTAINS(load_error("g_ids.svm", "1 1:1 2:1\n0 0:1\n1 3:1\n0 2:4\n", "objective binary\n"), "g_ids.svm:2: feature id 0 below the base 1");
-  EXPECT_CONTAINS(load_error("g_ids0.svm", "1 0:1 2:1\n0 1:abc\n1 3:1\n0 2:4\n", "objective binary\nlibsvm_base 0\n"), "g_ids0.svm:2: value 'abc' of feature 1 is not a number");
+  EXPECT_CONTAINS(load_error("g_ragged.csv", "1,2,3\n0,4,5\n1,6\n0,7,8\n", "objective binary\n"),
+                  "g_ragged.csv:3: ragged row");
+  EXPECT_CONTAINS(load_error("g_text.tsv", "1\t2\n0\tx7\n1\t3\n0\t1\n", "objective binary\n"),
+                  "g_text.tsv:2: field 2 'x7' is not a number");
+  EXPECT_CONTAINS(load_error("g_label.csv", "1,2\n0,4\n# comment\n2,6\n0,7\n", "objective binary\n"),
+                  "g_label.csv:4: objective: label 2 is outside");
+  EXPECT_CONTAINS(load_error("g_class.csv", "1,2\n0,4\n3,6\n4,7\n", "objective multiclass\nnum_class 3\n"),
+                  "g_class.csv:3: num_class: label 3 needs at least 4 classes");
+  EXPECT_CONTAINS(load_error("g_ids.svm", "1 1:1 2:1\n0 0:1\n1 3:1\n0 2:4\n", "objective binary\n"),
+                  "g_ids.svm:2: feature id 0 below the base 1");
+  EXPECT_CONTAINS(load_error("g_ids0.svm", "1 0:1 2:1\n0 1:abc\n1 3:1\n0 2:4\n",
+                             "objective binary\nlibsvm_base 0\n"),
+                  "g_ids0.svm:2: value 'abc' of feature 1 is not a number");
   EXPECT_EQ(load_error("g_ok.svm", "1 0:1 2:1\n0 1:2\n1 3:1\n0 2:4\n", "objective binary\nlibsvm_base 0\n"), "");
   EXPECT_CONTAINS(load_error("g_fmt.dat", "1,2\n", "objective binary\n"), "data_format");
 }

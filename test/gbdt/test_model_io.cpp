@@ -55,9 +55,9 @@ TEST(ModelIo, RoundTripsExactlyInTheDocumentedOrder) {
   const auto j = nlohmann::ordered_json::parse(text);
   std::vector<std::string> keys;
   for (const auto& kv : j.items()) keys.push_back(kv.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"format", "version", "objective", "num_class", "num_features",
-                                            "num_outputs", "rounds", "split_rule", "prediction", "base_margin",
-                                            "trees"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"format", "version", "objective", "num_class", "num_features", "num_outputs",
+                                      "rounds", "split_rule", "prediction", "base_margin", "trees"}));
 }
 
 TEST(ModelIo, ErrorsNameTheFileLineAndField) {
@@ -71,8 +71,9 @@ TEST(ModelIo, ErrorsNameTheFileLineAndField) {
   EXPECT_NE(error_of(renamed).find("m.json: num_features: model file lacks"), std::string::npos);
   text = to_json(small_model());
   const std::size_t q = text.find("\"left\": [1");
-  EXPECT_NE(error_of(text.replace(q, 10, "\"left\": [\"a\"")).find("m.json: left: model file: 'left' holds a value"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(text.replace(q, 10, "\"left\": [\"a\"")).find("m.json: left: model file: 'left' holds a value"),
+      std::string::npos);
 }
 
 }  // namespace

@@ -62,8 +62,8 @@ TEST(Weights, RoundTripKeepsEveryBitAndPyTorchNames) {
   auto pa = to_host(a.store().params()), pb = to_host(b.store().params());
   for (std::size_t i = 0; i < pa.extent(0); ++i) ASSERT_EQ(pa(i), pb(i)) << i;
   const h5::File f = h5::File::open_read(path);
-  EXPECT_EQ(h5::list_datasets(f), (std::vector<std::string>{"fc0/bias", "fc0/weight", "fc1/bias",
-                                                           "fc1/weight", "fc2/bias", "fc2/weight"}));
+  EXPECT_EQ(h5::list_datasets(f), (std::vector<std::string>{"fc0/bias", "fc0/weight", "fc1/bias", "fc1/weight",
+                                                            "fc2/bias", "fc2/weight"}));
   EXPECT_EQ(h5::info(f, "fc0/weight").dims, (std::vector<std::uint64_t>{7, 5}));  // [out, in]
 }
 
@@ -159,8 +159,7 @@ TEST(DataErrors, ValidationFileWithOtherWidths) {
   write_file(comm, a, {{"inputs", {20, 3}}, {"targets", {20, 1}}});
   write_file(comm, b, {{"inputs", {10, 4}}, {"targets", {10, 1}}});
   EXPECT_EQ(train_error("data_file " + a + "\nvalidation_file " + b + "\n"),
-            "test.in:2: validation_file: " + b + " has 4 inputs and 1 targets per row, " + a +
-                " has 3 and 1");
+            "test.in:2: validation_file: " + b + " has 4 inputs and 1 targets per row, " + a + " has 3 and 1");
 }
 
 TEST(DataErrors, InitWeightsOfAnotherShape) {

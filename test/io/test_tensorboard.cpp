@@ -23,7 +23,8 @@ TEST(Crc32c, KnownVectors) {
   EXPECT_EQ(crc_of(std::string(32, '\0')), 0x8A9136AAu);
   EXPECT_EQ(crc_of(std::string(32, '\xFF')), 0x62A8AB43u);
   std::string ascending, descending;
-  for (int i = 0; i < 32; ++i) ascending.push_back(static_cast<char>(i)), descending.push_back(static_cast<char>(31 - i));
+  for (int i = 0; i < 32; ++i)
+    ascending.push_back(static_cast<char>(i)), descending.push_back(static_cast<char>(31 - i));
   EXPECT_EQ(crc_of(ascending), 0x46DD794Eu);
   EXPECT_EQ(crc_of(descending), 0x113FDB5Cu);
 }
@@ -47,8 +48,8 @@ std::string bytes(std::initializer_list<int> b) {
 TEST(TensorBoard, EventBytesFollowTheProtobufWireFormat) {
   // wall_time 1.5 (field 1, fixed64), step 3 (field 2, varint), summary (field 5) holding one value
   // (field 1) with tag "a" (field 1) and simple_value 2.0f (field 2, fixed32).
-  const std::string expected = bytes({0x09, 0, 0, 0, 0, 0, 0, 0xF8, 0x3F, 0x10, 0x03, 0x2A, 0x0A, 0x0A, 0x08,
-                                      0x0A, 0x01, 'a', 0x15, 0, 0, 0, 0x40});
+  const std::string expected = bytes({0x09, 0,    0,    0,    0,    0,   0,    0xF8, 0x3F, 0x10, 0x03, 0x2A,
+                                      0x0A, 0x0A, 0x08, 0x0A, 0x01, 'a', 0x15, 0,    0,    0,    0x40});
   EXPECT_EQ(encode_event(1.5, 3, "", {{"a", 2.0}}), expected);
   const std::string version = encode_event(0.0, 0, "brain.Event:2", {});
   EXPECT_EQ(version.substr(9), bytes({0x10, 0x00, 0x1A, 13}) + "brain.Event:2");

@@ -9,8 +9,8 @@
 #include "core/rng.hpp"
 #include "models/diffusion/diffusion_model.hpp"
 #include "models/diffusion/diffusion_net.hpp"
-#include "models/diffusion/ensemble_generator.hpp"
 #include "models/diffusion/diffusion_schedule.hpp"
+#include "models/diffusion/ensemble_generator.hpp"
 #include "nn/layer_check.hpp"
 
 namespace hpct {
@@ -25,9 +25,10 @@ TEST(DiffusionNet, DefaultParameterCountIs273664) {
   EXPECT_EQ(net.store().count(), 273664u);
   std::vector<std::string> names;
   for (const auto& t : net.store().tensors()) names.push_back(t.name);
-  const std::vector<std::string> want = {"time_mlp/weight", "time_mlp/bias", "context_mlp/weight", "context_mlp/bias",
-                                         "input_proj/weight", "input_proj/bias", "hidden0/weight", "hidden0/bias",
-                                         "hidden1/weight", "hidden1/bias", "output/weight", "output/bias"};
+  const std::vector<std::string> want = {"time_mlp/weight",  "time_mlp/bias",     "context_mlp/weight",
+                                         "context_mlp/bias", "input_proj/weight", "input_proj/bias",
+                                         "hidden0/weight",   "hidden0/bias",      "hidden1/weight",
+                                         "hidden1/bias",     "output/weight",     "output/bias"};
   EXPECT_EQ(names, want);
 }
 
@@ -93,7 +94,8 @@ TEST(DiffusionNet, SinusoidalEmbeddingValues) {
 TEST(DiffusionNet, SiluGradientMatchesFiniteDifferences) {
   for (double z : {-6.0, -1.3, -0.2, 0.0, 0.4, 2.5, 8.0}) {
     const double h = 1e-6;
-    const double fd = (nn::activate(nn::Activation::silu, z + h) - nn::activate(nn::Activation::silu, z - h)) / (2 * h);
+    const double fd = (nn::activate(nn::Activation::silu, z + h) - nn::activate(nn::Activation::silu, z - h)) /
+                      (2 * h);
     EXPECT_NEAR(nn::activate_grad(nn::Activation::silu, z), fd, 1e-9) << z;
   }
 }
@@ -123,7 +125,8 @@ void check_gradients(const DiffusionConfig& c, int n) {
   net.backward(x, ctx, n);
   auto g = to_host(net.store().grads());
   // Central differences of every parameter (the shared harness, nn/layer_check.hpp).
-  const std::vector<double> numeric = test::numeric_gradient(net.store().params().data(), net.store().count(), loss);
+  const std::vector<double> numeric = test::numeric_gradient(net.store().params().data(), net.store().count(),
+                                                             loss);
   for (const auto& tensor : net.store().tensors()) {
     double max_err = 0, max_g = 0;
     for (std::uint64_t k = 0; k < tensor.size; ++k) {
@@ -234,8 +237,10 @@ TEST(EnsembleGenerator, EnsemblesDoNotDependOnChunking) {
     a.sample(ctx.data(), n, 100, oa.data());
     b.sample(ctx.data(), n, 100, ob.data());
     b.sample(ctx.data() + 3 * 3, 2, 103, oc.data());  // contexts 3 and 4 on their own (another rank's block)
-    for (std::size_t i = 0; i < oa.size(); ++i) ASSERT_NEAR(oa[i], ob[i], 1e-5 * (1 + std::fabs(ob[i]))) << method << " " << i;
-    for (std::size_t i = 0; i < oc.size(); ++i) ASSERT_NEAR(oc[i], ob[3 * M * 8 + i], 1e-5 * (1 + std::fabs(oc[i]))) << method;
+    for (std::size_t i = 0; i < oa.size(); ++i)
+      ASSERT_NEAR(oa[i], ob[i], 1e-5 * (1 + std::fabs(ob[i]))) << method << " " << i;
+    for (std::size_t i = 0; i < oc.size(); ++i)
+      ASSERT_NEAR(oc[i], ob[3 * M * 8 + i], 1e-5 * (1 + std::fabs(oc[i]))) << method;
     float spread = 0;
     for (int j = 0; j < 8; ++j) spread += std::fabs(ob[j] - ob[8 + j]);
     if (std::string(method) == "ddpm") {

@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <cstdlib>
-#include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -44,7 +44,8 @@ TEST(DiffusionParity, MatchesPyTorchForwardLossAndGradients) {
 
   View2<double> x("x", n, c.n_fine), ctx("c", n, c.n_context), eps("eps", n, c.n_fine);
   View1<double> t("t", n);
-  auto hx = Kokkos::create_mirror_view(x), hc = Kokkos::create_mirror_view(ctx), he = Kokkos::create_mirror_view(eps);
+  auto hx = Kokkos::create_mirror_view(x), hc = Kokkos::create_mirror_view(ctx),
+       he = Kokkos::create_mirror_view(eps);
   auto ht = Kokkos::create_mirror_view(t);
   for (int i = 0; i < n; ++i) {
     ht(i) = static_cast<double>((17 * i + 2) % c.steps);

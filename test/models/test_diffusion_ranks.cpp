@@ -40,12 +40,17 @@ Outcome train(const Comm& comm, int batch, int accumulation, const std::string& 
   const deck::Schema schema = full_schema();
   const std::string text =
       "model diffusion\n"
-      "data_file " + data_file() + "\n"
+      "data_file " +
+      data_file() +
+      "\n"
       "inputs_dataset context\ntargets_dataset fine\nvalidation_fraction 0.25\n"
       "diffusion_hidden 32\ntime_embedding_dim 8\ndiffusion_depth 1\ndiffusion_steps 20\n"
       "epochs 3\nlog_every 1000\nseed 5\n"
-      "batch_size " + std::to_string(batch) + "\naccumulation_steps " + std::to_string(accumulation) + "\n"
-      "optimizer " + optimizer + "\nlr 0.02\nmomentum 0.9\n";
+      "batch_size " +
+      std::to_string(batch) + "\naccumulation_steps " + std::to_string(accumulation) +
+      "\n"
+      "optimizer " +
+      optimizer + "\nlr 0.02\nmomentum 0.9\n";
   const deck::Deck deck = deck::Deck::parse(text, "ranks_test.in", schema, {});
   NetworkTrainer trainer(deck, comm);
   const TrainSummary s = trainer.run();
@@ -64,7 +69,8 @@ void expect_same(const Outcome& a, const Outcome& b, double param_tol) {
   EXPECT_NEAR(a.val_loss, b.val_loss, 1e-5 * std::fabs(b.val_loss));
   ASSERT_EQ(a.params.size(), b.params.size());
   double worst = 0;
-  for (std::size_t i = 0; i < a.params.size(); ++i) worst = std::max(worst, double(std::fabs(a.params[i] - b.params[i])));
+  for (std::size_t i = 0; i < a.params.size(); ++i)
+    worst = std::max(worst, double(std::fabs(a.params[i] - b.params[i])));
   EXPECT_LT(worst, param_tol) << "largest parameter difference";
 }
 

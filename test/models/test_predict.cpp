@@ -64,7 +64,8 @@ TEST(Predict, MlpOutputsAreTheForwardPassInAnyChunk) {
     EXPECT_EQ(p[0].shape, (std::vector<std::int64_t>{n, 2}));
     const std::vector<float> got = host_values(p[0]);
     ASSERT_EQ(got.size(), want.size());
-    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6f * (1 + std::fabs(want[i]))) << chunk;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], want[i], 1e-6f * (1 + std::fabs(want[i]))) << chunk;
   }
   const View2<float> wrong = random_rows(2, 4, 1);
   EXPECT_THROW(m.predict(prediction_batch(Tensor<float>(wrong), 2), o), Error);
@@ -118,8 +119,8 @@ TEST(Predict, DiffusionEnsemblesAreKeyedByRowIdsAndSeed) {
   auto hids = Kokkos::create_mirror_view(ids);
   for (int i = 0; i < 3; ++i) hids(i) = static_cast<std::uint64_t>(i + 2);
   Kokkos::deep_copy(ids, hids);
-  const std::vector<float> part =
-      host_values(m.predict(prediction_batch(Tensor<float>(ctx).row_range(2, 3), 3, ids), o)[0]);
+  const std::vector<float> part = host_values(
+      m.predict(prediction_batch(Tensor<float>(ctx).row_range(2, 3), 3, ids), o)[0]);
   ASSERT_EQ(part.size(), 3u * 3 * 8);
   for (std::size_t i = 0; i < part.size(); ++i) EXPECT_EQ(part[i], a[2 * 3 * 8 + i]) << i;
   // The sampler on its own (rows 0..n-1) gives the same ensembles.
@@ -146,7 +147,8 @@ TEST(Metrics, FamiliesDeclareTheirMetricsByName) {
   };
   EXPECT_EQ(names(make_mlp(nn::LossKind::mse, 2)), (std::vector<std::string>{"loss", "rmse", "rmse_0", "rmse_1"}));
   EXPECT_EQ(names(make_mlp(nn::LossKind::mse, 1)), (std::vector<std::string>{"loss", "rmse"}));
-  EXPECT_EQ(names(make_mlp(nn::LossKind::mse, MlpModel::kMaxOutputRmse + 1)), (std::vector<std::string>{"loss", "rmse"}));
+  EXPECT_EQ(names(make_mlp(nn::LossKind::mse, MlpModel::kMaxOutputRmse + 1)),
+            (std::vector<std::string>{"loss", "rmse"}));
   EXPECT_EQ(names(make_mlp(nn::LossKind::cross_entropy, 3)),
             (std::vector<std::string>{"loss", "accuracy", "top_k_accuracy"}));
   EXPECT_EQ(make_mlp(nn::LossKind::cross_entropy, 3).metrics(eo)[2].label, "top-2");

@@ -24,7 +24,8 @@ TEST(Registry, FamiliesAreDeckChoicesWithTheirKeys) {
 
 TEST(Registry, WeightsFilesRebuildTheSameModel) {
   for (const std::string family : {"mlp", "diffusion"}) {
-    const deck::Deck deck = hpct::test::make_deck("model " + family + "\ndata_file unused.h5\nhidden_sizes 5,4\n"
+    const deck::Deck deck = hpct::test::make_deck("model " + family +
+                                                  "\ndata_file unused.h5\nhidden_sizes 5,4\n"
                                                   "diffusion_hidden 6\ntime_embedding_dim 4\nloss mse\n");
     const ModelBuildContext ctx{deck, 3, 2, 4, nn::Precision::fp32};
     std::unique_ptr<Model> model = make_model(ctx);
@@ -47,7 +48,8 @@ TEST(Registry, WeightsFilesRebuildTheSameModel) {
 TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
   for (const ModelFamily& f : model_families()) {
     const std::string family = f.name;
-    const deck::Deck deck = hpct::test::make_deck("model " + family + "\ndata_file unused.h5\nhidden_sizes 5,4\n"
+    const deck::Deck deck = hpct::test::make_deck("model " + family +
+                                                  "\ndata_file unused.h5\nhidden_sizes 5,4\n"
                                                   "diffusion_hidden 6\ntime_embedding_dim 4\nloss mse\n");
     const std::unique_ptr<Model> model = make_model(ModelBuildContext{deck, 3, 2, 4, nn::Precision::fp32});
     const std::string config = model->config_string();
@@ -76,7 +78,8 @@ TEST(Registry, LegacyConfigurationsLoad) {
   const std::string old_text =
       "n_context=7 n_fine=256 time_dim=16 hidden=64 depth=3 steps=20 schedule=linear target=v";
   const std::unique_ptr<Model> m = model_from_config("diffusion", old_text, 8, "old.h5");
-  EXPECT_EQ(m->config_string(), "n_context=7 n_fine=256 time_embedding_dim=16 diffusion_hidden=64 diffusion_depth=3 "
-                                "diffusion_steps=20 noise_schedule=linear diffusion_target=v");
+  EXPECT_EQ(m->config_string(),
+            "n_context=7 n_fine=256 time_embedding_dim=16 diffusion_hidden=64 diffusion_depth=3 "
+            "diffusion_steps=20 noise_schedule=linear diffusion_target=v");
   EXPECT_EQ(normalised_config(diffusion, old_text), normalised_config(diffusion, m->config_string()));
 }

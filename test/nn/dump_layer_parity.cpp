@@ -41,7 +41,8 @@ struct Arena {
   FT normal(const Shape& s, std::uint64_t key, double scale = 1.0, double offset = 0.0) {
     const FT t = make(s);
     auto h = Kokkos::create_mirror_view(views.back());
-    for (std::size_t i = 0; i < h.extent(0); ++i) h(i) = static_cast<float>(offset + scale * rng::normal(rng::hash(key, i)));
+    for (std::size_t i = 0; i < h.extent(0); ++i)
+      h(i) = static_cast<float>(offset + scale * rng::normal(rng::hash(key, i)));
     Kokkos::deep_copy(views.back(), h);
     return t;
   }
@@ -58,10 +59,10 @@ struct Case {
   std::string name, kind;
   std::map<std::string, std::string> text;
   std::map<std::string, double> numbers;
-  std::vector<FT> inputs;                       // input/x<k>, each gets ours/dx<k>
-  std::map<std::string, FT> extra;              // input/index, input/target, input/mask
+  std::vector<FT> inputs;           // input/x<k>, each gets ours/dx<k>
+  std::map<std::string, FT> extra;  // input/index, input/target, input/mask
   nn::ParameterStore<float>* store = nullptr;
-  std::function<FT()> forward;                  // returns the rows of the output that count
+  std::function<FT()> forward;  // returns the rows of the output that count
   std::function<void(const FT& dy, const std::vector<FT>& dx)> backward;  // assigns every dx
 };
 
@@ -73,7 +74,8 @@ std::vector<float> host(const FT& t) {
 
 void write(const h5::File& f, const std::string& name, const FT& t) {
   std::vector<std::uint64_t> dims;
-  for (int i = 0; i < t.shape().rank; ++i) dims.push_back(static_cast<std::uint64_t>(t.shape().dim[static_cast<std::size_t>(i)]));
+  for (int i = 0; i < t.shape().rank; ++i)
+    dims.push_back(static_cast<std::uint64_t>(t.shape().dim[static_cast<std::size_t>(i)]));
   const std::vector<float> v = host(t);
   h5::write(f, name, dims, v.data());
 }
@@ -117,7 +119,8 @@ struct Net {
     store.initialize(2024);
     if (random_params) {  // away from LayerNorm's ones and zeros
       auto h = Kokkos::create_mirror_view(store.params());
-      for (std::size_t i = 0; i < h.extent(0); ++i) h(i) = static_cast<float>(1.0 + 0.5 * rng::normal(rng::hash(5, i)));
+      for (std::size_t i = 0; i < h.extent(0); ++i)
+        h(i) = static_cast<float>(1.0 + 0.5 * rng::normal(rng::hash(5, i)));
       Kokkos::deep_copy(store.params(), h);
     }
   }

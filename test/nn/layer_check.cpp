@@ -86,11 +86,12 @@ bool close(double got, double want) { return std::abs(got - want) <= 1e-12 * std
 
 // The first index where got != base * factor + offset (offset may be empty), as a message.
 std::string first_mismatch(const std::vector<double>& got, const std::vector<double>& base, double factor,
-                     const std::vector<double>& offset) {
+                           const std::vector<double>& offset) {
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double want = factor * base[i] + (offset.empty() ? 0.0 : offset[i]);
     if (!close(got[i], want))
-      return "element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", expected " + std::to_string(want);
+      return "element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", expected " +
+             std::to_string(want);
   }
   return "";
 }
@@ -152,11 +153,13 @@ GradCheckReport check_gradients(const LayerCase& c, std::uint64_t seed, double h
   // Pass 3 (several inputs): mixed flags, input k accumulating when k is odd.
   if (k_inputs > 1 && c.inputs_differentiable) {
     std::vector<nn::GradMode> modes;
-    for (std::size_t k = 0; k < k_inputs; ++k) modes.push_back(k % 2 ? nn::GradMode::accumulate : nn::GradMode::assign);
+    for (std::size_t k = 0; k < k_inputs; ++k)
+      modes.push_back(k % 2 ? nn::GradMode::accumulate : nn::GradMode::assign);
     fills = run(modes, rng::hash(seed, 4), dx);
     ++passes;
     for (std::size_t k = 0; k < k_inputs; ++k) {
-      const std::string mk = first_mismatch(host_values(dx[k]), d1[k], 1.0, k % 2 ? fills[k] : std::vector<double>());
+      const std::string mk = first_mismatch(host_values(dx[k]), d1[k], 1.0,
+                                            k % 2 ? fills[k] : std::vector<double>());
       if (!mk.empty())
         r.rule_violations.push_back("input " + std::to_string(k) + " wrong under mixed flags: " + mk);
     }

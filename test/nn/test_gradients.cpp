@@ -52,8 +52,8 @@ void check_mlp_gradients(nn::Activation act, const std::vector<int>& hidden) {
   auto analytic = to_host(mlp.store().grads());
 
   // Central differences of every parameter (the shared harness, nn/layer_check.hpp).
-  const std::vector<double> numerics = test::numeric_gradient(
-      mlp.store().params().data(), mlp.store().count(), [&]() { return probe.value(mlp.forward(x, n), n); });
+  const std::vector<double> numerics = test::numeric_gradient(mlp.store().params().data(), mlp.store().count(),
+                                                              [&]() { return probe.value(mlp.forward(x, n), n); });
   double worst = 0;
   for (std::uint64_t k = 0; k < mlp.store().count(); ++k) {
     const double numeric = numerics[k];
@@ -71,9 +71,7 @@ TEST(Gradients, MlpReluMatchesFiniteDifferences) { check_mlp_gradients(nn::Activ
 TEST(Gradients, MlpGeluMatchesFiniteDifferences) { check_mlp_gradients(nn::Activation::gelu, {6, 5}); }
 TEST(Gradients, MlpSiluMatchesFiniteDifferences) { check_mlp_gradients(nn::Activation::silu, {6, 5}); }
 TEST(Gradients, MlpTanhMatchesFiniteDifferences) { check_mlp_gradients(nn::Activation::tanh, {6, 5}); }
-TEST(Gradients, SingleLinearLayerMatchesFiniteDifferences) {
-  check_mlp_gradients(nn::Activation::relu, {});
-}
+TEST(Gradients, SingleLinearLayerMatchesFiniteDifferences) { check_mlp_gradients(nn::Activation::relu, {}); }
 
 TEST(Gradients, ActivationDerivativesMatchFiniteDifferences) {
   for (auto act : {nn::Activation::relu, nn::Activation::gelu, nn::Activation::silu, nn::Activation::tanh})

@@ -4,13 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "core/rng.hpp"
-#include "support/allocation_counter.hpp"
 #include "nn/layers/concat.hpp"
 #include "nn/layers/dropout.hpp"
 #include "nn/layers/embedding.hpp"
 #include "nn/layers/gather.hpp"
 #include "nn/layers/layer_norm.hpp"
 #include "nn/layers/scatter_add.hpp"
+#include "support/allocation_counter.hpp"
 
 namespace hpct {
 namespace {

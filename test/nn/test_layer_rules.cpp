@@ -19,8 +19,8 @@
 namespace hpct {
 namespace {
 
-using test::DTensor;
 using nn::GradMode;
+using test::DTensor;
 
 // y = w x (w one parameter) with one deliberate breach of Note [the gradient rule] or of the maths.
 enum class Fault { none, wrong_dx, wrong_dw, writes_dy, ignores_accumulate, assigns_param_grad };
@@ -112,7 +112,8 @@ TEST(IndexSums, ScatterGatherAndEmbeddingAddInAFixedOrder) {
   const int edges = 3000, nodes = 7, cols = 5;
   std::vector<int> dst(edges);
   std::vector<float> values(static_cast<std::size_t>(edges * cols));
-  for (int e = 0; e < edges; ++e) dst[static_cast<std::size_t>(e)] = static_cast<int>(rng::hash(1, e) % 6);  // node 6 unused
+  for (int e = 0; e < edges; ++e)
+    dst[static_cast<std::size_t>(e)] = static_cast<int>(rng::hash(1, e) % 6);  // node 6 unused
   for (std::size_t i = 0; i < values.size(); ++i)
     values[i] = static_cast<float>(rng::normal(rng::hash(2, i)) * std::pow(10.0, static_cast<double>(i % 7) - 3));
   const std::vector<float> want = sequential_group_sums(values, dst, nodes, cols);
@@ -183,8 +184,9 @@ TEST(EmbeddingRules, IndexInputGetsAZeroGradient) {
 }
 
 // The rows of a dropout output on input 1 (the mask times 1 / (1 - p)) for sample ids `ids`.
-std::vector<double> dropout_mask(double p, std::uint64_t seed, std::uint64_t epoch, const std::vector<std::uint64_t>& ids,
-                                 int cols, bool training = true, int rows_per_sample = 1) {
+std::vector<double> dropout_mask(double p, std::uint64_t seed, std::uint64_t epoch,
+                                 const std::vector<std::uint64_t>& ids, int cols, bool training = true,
+                                 int rows_per_sample = 1) {
   const int rows = static_cast<int>(ids.size()) * rows_per_sample;
   nn::Workspace<double> ws;
   nn::Dropout<double> drop(ws, "drop", Shape{rows, cols}, p, seed, rows_per_sample);
@@ -238,8 +240,9 @@ TEST(LayerNormRules, LargeOffsetsKeepTheirVariance) {
   std::vector<float> x(128);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1e4f + 0.01f * static_cast<float>(rng::normal(rng::hash(3, i)));
   View2<float> xv("x", 2, 64);
-  Kokkos::deep_copy(xv, Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                            x.data(), 2, 64));
+  Kokkos::deep_copy(xv,
+                    Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(x.data(),
+                                                                                                           2, 64));
   ln.forward(xv, 2);
   const std::vector<float> y = host_floats(ln.output(), 2);
   for (int r = 0; r < 2; ++r) {

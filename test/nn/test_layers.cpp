@@ -21,8 +21,8 @@
 namespace hpct {
 namespace {
 
-using test::DTensor;
 using nn::GradMode;
+using test::DTensor;
 
 const nn::Activation kActivations[] = {nn::Activation::identity, nn::Activation::relu, nn::Activation::gelu,
                                        nn::Activation::silu, nn::Activation::tanh};

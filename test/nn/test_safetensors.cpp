@@ -35,8 +35,8 @@ TEST(Safetensors, HeaderLengthJsonOffsetsAndAlignedLittleEndianData) {
   std::memcpy(bias, img.data() + 8 + n + 24, sizeof bias);
   EXPECT_EQ(bias[0], -1.5f);
   EXPECT_EQ(bias[1], 0.25f);
-  EXPECT_THROW(nn::safetensors_image({{"a", {3}, {1, 2}}}, {}), Error);                      // shape vs values
-  EXPECT_THROW(nn::safetensors_image({{"a", {1}, {1}}, {"a", {1}, {2}}}, {}), Error);         // repeated name
+  EXPECT_THROW(nn::safetensors_image({{"a", {3}, {1, 2}}}, {}), Error);                // shape vs values
+  EXPECT_THROW(nn::safetensors_image({{"a", {1}, {1}}, {"a", {1}, {2}}}, {}), Error);  // repeated name
 }
 
 template <class V>
@@ -73,7 +73,8 @@ TEST(Safetensors, WritesNetworksForThePyTorchCheck) {
     h5::write(f, "y", {std::uint64_t(n), 3}, flat(y).data());
   }
   {
-    const std::string cfg = "n_context=7 n_fine=64 time_dim=16 hidden=48 depth=2 steps=50 schedule=cosine target=eps";
+    const std::string cfg =
+        "n_context=7 n_fine=64 time_dim=16 hidden=48 depth=2 steps=50 schedule=cosine target=eps";
     std::unique_ptr<Model> m = model_from_config("diffusion", cfg, n, "test");
     m->store().initialize(12);
     write_like_train("convert_diffusion.weights.h5", *m);

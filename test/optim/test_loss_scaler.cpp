@@ -37,22 +37,22 @@ TEST(LossScaler, DisabledScalesByOneAndOnlyReportsNonFiniteSteps) {
 
 TEST(Precision, Fp16RoundsToNearestEvenWithRangeAndSubnormals) {
   EXPECT_EQ(nn::round_fp16(1.0f), 1.0f);
-  EXPECT_EQ(nn::round_fp16(65504.0f), 65504.0f);          // the largest half
+  EXPECT_EQ(nn::round_fp16(65504.0f), 65504.0f);  // the largest half
   EXPECT_EQ(nn::round_fp16(65519.0f), 65504.0f);
-  EXPECT_TRUE(std::isinf(nn::round_fp16(65520.0f)));      // rounds past the largest: inf
+  EXPECT_TRUE(std::isinf(nn::round_fp16(65520.0f)));  // rounds past the largest: inf
   EXPECT_TRUE(std::isinf(nn::round_fp16(-1e6f)) && nn::round_fp16(-1e6f) < 0);
-  EXPECT_EQ(nn::round_fp16(1.0f + 0x1p-11f), 1.0f);       // a tie goes to the even mantissa
+  EXPECT_EQ(nn::round_fp16(1.0f + 0x1p-11f), 1.0f);  // a tie goes to the even mantissa
   EXPECT_EQ(nn::round_fp16(1.0f + 3 * 0x1p-11f), 1.0f + 0x1p-9f);
-  EXPECT_EQ(nn::round_fp16(0x1p-24f), 0x1p-24f);          // the smallest subnormal
-  EXPECT_EQ(nn::round_fp16(0x1p-25f), 0.0f);              // half of it: tie to even (0)
-  EXPECT_EQ(nn::round_fp16(3 * 0x1p-25f), 0x1p-23f);      // 1.5 quanta: tie to even (2)
-  EXPECT_EQ(nn::round_fp16(0.1f), 0.0999755859375f);      // numpy.float16(0.1)
+  EXPECT_EQ(nn::round_fp16(0x1p-24f), 0x1p-24f);      // the smallest subnormal
+  EXPECT_EQ(nn::round_fp16(0x1p-25f), 0.0f);          // half of it: tie to even (0)
+  EXPECT_EQ(nn::round_fp16(3 * 0x1p-25f), 0x1p-23f);  // 1.5 quanta: tie to even (2)
+  EXPECT_EQ(nn::round_fp16(0.1f), 0.0999755859375f);  // numpy.float16(0.1)
   EXPECT_TRUE(std::isnan(nn::round_fp16(std::numeric_limits<float>::quiet_NaN())));
 }
 
 TEST(Precision, Bf16RoundsToNearestEvenKeepingFloatRange) {
-  EXPECT_EQ(nn::round_bf16(1.0f + 0x1p-8f), 1.0f);        // tie to even
+  EXPECT_EQ(nn::round_bf16(1.0f + 0x1p-8f), 1.0f);  // tie to even
   EXPECT_EQ(nn::round_bf16(1.0f + 3 * 0x1p-8f), 1.0f + 0x1p-6f);
-  EXPECT_EQ(nn::round_bf16(0.1f), 0.10009765625f);        // torch.tensor(0.1).bfloat16()
-  EXPECT_FALSE(std::isinf(nn::round_bf16(3e38f)));        // no fp16-like overflow
+  EXPECT_EQ(nn::round_bf16(0.1f), 0.10009765625f);  // torch.tensor(0.1).bfloat16()
+  EXPECT_FALSE(std::isinf(nn::round_bf16(3e38f)));  // no fp16-like overflow
 }

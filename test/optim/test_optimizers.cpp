@@ -113,10 +113,10 @@ TEST(Schedules, WarmupThenCosine) {
   s.min_lr_ratio = 0.1;
   EXPECT_DOUBLE_EQ(s.at(0), 0.25);
   EXPECT_DOUBLE_EQ(s.at(3), 1.0);
-  EXPECT_DOUBLE_EQ(s.at(4), 1.0);                    // cosine starts at the peak
-  EXPECT_NEAR(s.at(9), 0.1 + 0.9 * 0.5, 1e-12);      // half way
-  EXPECT_NEAR(s.at(14), 0.1, 1e-12);                 // ends at min_lr
-  EXPECT_NEAR(s.at(100), 0.1, 1e-12);                // and stays there
+  EXPECT_DOUBLE_EQ(s.at(4), 1.0);                // cosine starts at the peak
+  EXPECT_NEAR(s.at(9), 0.1 + 0.9 * 0.5, 1e-12);  // half way
+  EXPECT_NEAR(s.at(14), 0.1, 1e-12);             // ends at min_lr
+  EXPECT_NEAR(s.at(100), 0.1, 1e-12);            // and stays there
   optim::Schedule c;
   c.lr = 0.5;
   EXPECT_DOUBLE_EQ(c.at(0), 0.5);

@@ -29,7 +29,7 @@ struct RunResult {
 };
 
 RunResult train(const Comm& comm, const std::string& data, const std::vector<std::string>& overrides,
-          std::function<void(std::uint64_t)> hook = {}) {
+                std::function<void(std::uint64_t)> hook = {}) {
   const deck::Deck deck = make_deck("data_file " + data + "\n" + kBase, overrides);
   NetworkTrainer t(deck, comm);
   if (hook) t.set_step_hook(hook);
@@ -68,8 +68,8 @@ TEST(Checkpoint, ResumeAtTheSameRankCountIsBitwiseIdentical) {
   const std::string dir = fresh_dir(comm, "bitwise");
   const std::string bs = "batch_size=" + std::to_string(16 / comm.size());
   // 363 training rows / global batch 16 = 23 steps per epoch (last one partial).
-  const RunResult full = train(comm, data, {bs, "checkpoint_dir=" + dir, "checkpoint_every_steps=5",
-                                      "checkpoint_keep=100"});
+  const RunResult full = train(comm, data,
+                               {bs, "checkpoint_dir=" + dir, "checkpoint_every_steps=5", "checkpoint_keep=100"});
   for (int step : {5, 20, 25, 45}) {  // mid-epoch, just before and after an epoch boundary
     const RunResult resumed = train(comm, data, {bs, "resume=" + ckpt(dir, step)});
     EXPECT_EQ(resumed.resumed_from, ckpt(dir, step));
@@ -90,14 +90,16 @@ TEST(Checkpoint, ResumeOnAnotherRankCountContinuesTheSameTraining) {
   // Reference: 1 rank x 16, uninterrupted.
   const std::string base = fresh_dir(world, "ranks_ref");
   const std::string ref_dir = base + "/r" + std::to_string(world.rank());
-  const RunResult ref = train(one, data, {"batch_size=16", "checkpoint_dir=" + ref_dir, "checkpoint_every_steps=10",
-                                    "checkpoint_keep=100"});
+  const RunResult ref = train(one, data,
+                              {"batch_size=16", "checkpoint_dir=" + ref_dir, "checkpoint_every_steps=10",
+                               "checkpoint_keep=100"});
   // 1 -> 2 ranks: continue rank 0's 1-rank checkpoint on 2 ranks x 8.
   const RunResult two = train(world, data, {"batch_size=8", "resume=" + base + "/r0/ckpt-000000010.h5"});
   EXPECT_LT(relative_difference(ref.params, two.params), 1e-6);
   // 2 -> 1 rank: a 2-rank run checkpoints, a 1-rank run continues it.
   const std::string dir2 = fresh_dir(world, "ranks_two");
-  train(world, data, {"batch_size=8", "checkpoint_dir=" + dir2, "checkpoint_every_steps=10", "checkpoint_keep=100"});
+  train(world, data,
+        {"batch_size=8", "checkpoint_dir=" + dir2, "checkpoint_every_steps=10", "checkpoint_keep=100"});
   const RunResult back = train(one, data, {"batch_size=16", "resume=" + ckpt(dir2, 30)});
   EXPECT_LT(relative_difference(ref.params, back.params), 1e-6);
 }
@@ -165,10 +167,14 @@ TEST(Checkpoint, ModelShapeCannotChangeOnResumeButEpochsCan) {
   const std::string dir = fresh_dir(comm, "shape");
   const std::string bs = "batch_size=" + std::to_string(16 / comm.size());
   train(comm, data, {bs, "checkpoint_dir=" + dir, "checkpoint_every_steps=10"});
-  EXPECT_EQ(error_message([&] { train(comm, data, {bs, "resume=" + ckpt(dir, 40), "hidden_sizes=16,8"}); }),
+  EXPECT_EQ(error_message([&] {
+              train(comm, data, {bs, "resume=" + ckpt(dir, 40), "hidden_sizes=16,8"});
+            }),
             "--set:3: hidden_sizes: cannot change on resume (the checkpoint has '16,16', this run '16,8'); "
             "start a new run with `resume none` or another checkpoint_dir");
-  EXPECT_EQ(error_message([&] { train(comm, data, {bs, "resume=" + ckpt(dir, 40), "activation=relu"}); }),
+  EXPECT_EQ(error_message([&] {
+              train(comm, data, {bs, "resume=" + ckpt(dir, 40), "activation=relu"});
+            }),
             "--set:3: activation: cannot change on resume (the checkpoint has 'tanh', this run 'relu'); "
             "start a new run with `resume none` or another checkpoint_dir");
   const RunResult more = train(comm, data, {bs, "resume=" + ckpt(dir, 40), "epochs=3"});
@@ -185,7 +191,8 @@ TEST(Checkpoint, FailedWriteIsAnErrorOnEveryRankAndKeepsThePreviousCheckpoint) {
   comm.barrier();
   const std::string msg = error_message([&] { train(comm, data, {bs, "checkpoint_dir=" + blocker + "/ckpts"}); });
   EXPECT_NE(msg.find("checkpoint write failed: " + blocker + "/ckpts: cannot create checkpoint directory"),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
   // Disk full: a file-size limit on the writing rank makes the write fail midway (EFBIG).
   const std::string dir = fresh_dir(comm, "full");
   train(comm, data, {bs, "checkpoint_dir=" + dir, "epochs=1"});

@@ -22,8 +22,8 @@ std::string higgs_file(const Comm& comm, std::uint64_t rows) {
 }
 
 std::string deck_text(const std::string& data, const Comm& comm, const std::string& loss) {
-  return "data_file " + data + "\nhidden_sizes 64,64\nactivation relu\nbatch_size " + std::to_string(64 / comm.size()) +
-         "\nepochs 4\nlr 2e-3\nlog_every 1000000\nloss " + loss + "\n";
+  return "data_file " + data + "\nhidden_sizes 64,64\nactivation relu\nbatch_size " +
+         std::to_string(64 / comm.size()) + "\nepochs 4\nlr 2e-3\nlog_every 1000000\nloss " + loss + "\n";
 }
 
 }  // namespace
@@ -31,8 +31,8 @@ std::string deck_text(const std::string& data, const Comm& comm, const std::stri
 TEST(Classification, CrossEntropyLearnsHiggsLikeAndReportsAccuracy) {
   const Comm comm;
   const std::string data = higgs_file(comm, 12000);
-  const deck::Deck deck =
-      hpct::test::make_deck(deck_text(data, comm, "cross_entropy") + "num_classes 2\nlabel_smoothing 0.05\ntop_k 2\n");
+  const deck::Deck deck = hpct::test::make_deck(deck_text(data, comm, "cross_entropy") +
+                                                "num_classes 2\nlabel_smoothing 0.05\ntop_k 2\n");
   NetworkTrainer t(deck, comm);
   EXPECT_TRUE(t.model().classifies());
   const double before = t.validation_loss();
@@ -69,14 +69,16 @@ TEST(Classification, LabelsThatAreNotClassIndicesAreAnError) {
   }
   comm.barrier();
   const std::string msg = hpct::test::error_message([&] {
-    NetworkTrainer t(hpct::test::make_deck("data_file " + path + "\nloss cross_entropy\nnum_classes 2\n"
+    NetworkTrainer t(hpct::test::make_deck("data_file " + path +
+                                           "\nloss cross_entropy\nnum_classes 2\n"
                                            "validation_fraction 0\nbatch_size 4\nepochs 1\n"),
                      comm);
     t.run();
   });
   EXPECT_NE(msg.find("row 17 is not a class index in [0, 2)"), std::string::npos) << msg;
   const std::string msg2 = hpct::test::error_message([&] {
-    NetworkTrainer t(hpct::test::make_deck("data_file " + path + "\nloss cross_entropy\nnum_classes 1\nepochs 1\n"), comm);
+    NetworkTrainer t(hpct::test::make_deck("data_file " + path + "\nloss cross_entropy\nnum_classes 1\nepochs 1\n"),
+                     comm);
   });
   EXPECT_NE(msg2.find("num_classes"), std::string::npos) << msg2;
 }

@@ -17,14 +17,15 @@ namespace {
 std::vector<float> train_params(const Comm& comm, const std::string& data, const std::string& extra,
                                 const std::vector<std::string>& overrides = {}) {
   const deck::Deck deck = make_deck("data_file " + data +
-                                    "\nhidden_sizes 16,16\nactivation tanh\nepochs 2\nlr 0.01\n"
-                                    "validation_fraction 0.1\n" + extra, overrides);
+                                        "\nhidden_sizes 16,16\nactivation tanh\nepochs 2\nlr 0.01\n"
+                                        "validation_fraction 0.1\n" +
+                                        extra,
+                                    overrides);
   NetworkTrainer t(deck, comm);
   t.run();
   auto h = to_host(t.model().store().params());
   return std::vector<float>(h.data(), h.data() + h.extent(0));
 }
-
 
 
 }  // namespace
@@ -43,8 +44,8 @@ TEST_P(Equivalence, WorldRanksMatchOneRankWithTheSameGlobalBatch) {
   // Global batch 16 everywhere.
   const auto reference = train_params(one, data, opt + "batch_size 16\n");
   const auto world_plain = train_params(world, data, opt + "batch_size " + std::to_string(16 / p) + "\n");
-  const auto world_accum = train_params(world, data, opt + "batch_size " + std::to_string(8 / p) +
-                                                         "\naccumulation_steps 2\n");
+  const auto world_accum = train_params(world, data,
+                                        opt + "batch_size " + std::to_string(8 / p) + "\naccumulation_steps 2\n");
   EXPECT_LT(relative_difference(reference, world_plain), 1e-6);
   EXPECT_LT(relative_difference(reference, world_accum), 1e-6);
   // The runs really trained: parameters moved away from the seed initialisation.

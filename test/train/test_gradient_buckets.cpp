@@ -49,7 +49,8 @@ RunResult train(const Comm& comm, const std::string& text, const std::vector<std
 
 std::string mlp_deck(const Comm& comm) {
   const std::string data = hpct::test::friedman_file(comm, "buckets_np" + std::to_string(comm.size()), 403);
-  return "data_file " + data + "\nhidden_sizes 32,16\nactivation gelu\nepochs 2\nlr 0.01\nbatch_size 8\n"
+  return "data_file " + data +
+         "\nhidden_sizes 32,16\nactivation gelu\nepochs 2\nlr 0.01\nbatch_size 8\n"
          "accumulation_steps 2\nclip_grad_norm 1\nweight_decay 0.01\n";
 }
 
@@ -57,7 +58,8 @@ std::string diffusion_deck(const Comm& comm) {
   const std::string data = hpct::test::scratch("buckets_diffusion_np" + std::to_string(comm.size()) + ".h5");
   if (comm.rank() == 0) write_downscaling(data, 300, 1);
   comm.barrier();
-  return "model diffusion\ndata_file " + data + "\ninputs_dataset context\ntargets_dataset fine\n"
+  return "model diffusion\ndata_file " + data +
+         "\ninputs_dataset context\ntargets_dataset fine\n"
          "diffusion_hidden 32\nbatch_size 8\naccumulation_steps 2\nepochs 1\n";
 }
 
@@ -133,7 +135,8 @@ TEST(GradientBuckets, MlpWithAccumulationIsBitwiseTheSingleAllreduce) {
 // fp16: the buckets carry loss-scaled gradients, some steps overflow and are skipped.
 TEST(GradientBuckets, Fp16MlpIsBitwiseTheSingleAllreduce) {
   const Comm comm;
-  expect_buckets_bitwise(comm, mlp_deck(comm) + "precision fp16\nloss_scale_init 1e8\nloss_scale_growth_interval 3\n");
+  expect_buckets_bitwise(comm,
+                         mlp_deck(comm) + "precision fp16\nloss_scale_init 1e8\nloss_scale_growth_interval 3\n");
 }
 
 TEST(GradientBuckets, DiffusionWithAccumulationIsBitwiseTheSingleAllreduce) {
@@ -148,8 +151,9 @@ TEST(GradientBuckets, ResumeWithBucketsIsBitwise) {
   comm.barrier();
   const std::string deck = mlp_deck(comm) + "comm_backend mpi\n";
   // 363 training rows / global batch 16 (8 per rank at 2 ranks, 2 micro-steps of 8 at 1 rank ...).
-  const RunResult full = train(comm, deck, {"bucket_mb=0.0001", "checkpoint_dir=" + dir, "checkpoint_every_steps=5",
-                                      "checkpoint_keep=100"});
+  const RunResult full = train(comm, deck,
+                               {"bucket_mb=0.0001", "checkpoint_dir=" + dir, "checkpoint_every_steps=5",
+                                "checkpoint_keep=100"});
   const RunResult single = train(comm, deck, {"bucket_mb=0"});
   ASSERT_EQ(full.params, single.params);
   const RunResult resumed = train(comm, deck, {"bucket_mb=0.0001", "resume=" + dir + "/ckpt-000000015.h5"});

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "core/trace.hpp"
-#include "support/allocation_counter.hpp"
 #include "data/downscaling.hpp"
+#include "support/allocation_counter.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"
 
@@ -36,7 +36,8 @@ deck::Deck mlp_deck(const Comm& comm, const std::string& name, const std::string
   const std::string data = hpct::test::friedman_file(comm, name, 2000);
   return hpct::test::make_deck("data_file " + data +
                                "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nclip_grad_norm 1\nlog_every 100000\n"
-                               "accumulation_steps 2\n" + extra);
+                               "accumulation_steps 2\n" +
+                               extra);
 }
 
 }  // namespace
@@ -51,7 +52,7 @@ TEST(NoAllocation, MlpTrainingStepWhileTracing) {
   const Comm comm;
   const std::string data = hpct::test::friedman_file(comm, "noalloc_trace", 2000);
   const deck::Deck deck = hpct::test::make_deck("data_file " + data +
-                                               "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nlog_every 100000\n");
+                                                "\nhidden_sizes 32,32\nbatch_size 8\nepochs 1\nlog_every 100000\n");
   ASSERT_EQ(trace::start(hpct::test::scratch("noalloc_trace_%r.json"), comm.rank()), "");
   expect_no_allocation(deck, comm, 5, 25);
   trace::finish();
@@ -73,13 +74,15 @@ TEST(NoAllocation, MlpTrainingStepWithSharedMemoryReducer) {
 // The sharded optimizer: reduce-scatter into a slice buffer allocated once, update, all-gather.
 TEST(NoAllocation, MlpTrainingStepWithShardedOptimizer) {
   const Comm comm;
-  expect_no_allocation(mlp_deck(comm, "noalloc_sharded", "optimizer_sharding true\ncomm_backend mpi\n"), comm, 5, 25);
+  expect_no_allocation(mlp_deck(comm, "noalloc_sharded", "optimizer_sharding true\ncomm_backend mpi\n"), comm, 5,
+                       25);
 }
 
 // The sharded optimizer through the shared-memory window: slice sum, norm, all-gather in the window.
 TEST(NoAllocation, MlpTrainingStepWithShardedOptimizerInSharedMemory) {
   const Comm comm;
-  expect_no_allocation(mlp_deck(comm, "noalloc_shm_sharded", "optimizer_sharding true\ncomm_backend shm\n"), comm, 5, 25);
+  expect_no_allocation(mlp_deck(comm, "noalloc_shm_sharded", "optimizer_sharding true\ncomm_backend shm\n"), comm,
+                       5, 25);
 }
 
 TEST(NoAllocation, DiffusionTrainingStep) {
@@ -88,7 +91,8 @@ TEST(NoAllocation, DiffusionTrainingStep) {
   if (comm.rank() == 0) write_downscaling(data, 600, 1);
   comm.barrier();
   const std::string text = "model diffusion\ndata_file " + data +
-                           "\ninputs_dataset context\ntargets_dataset fine\nbatch_size 8\nepochs 1\nlog_every 100000\n";
+                           "\ninputs_dataset context\ntargets_dataset fine\nbatch_size 8\nepochs 1\nlog_every "
+                           "100000\n";
   expect_no_allocation(hpct::test::make_deck(text, {"bucket_mb=0"}), comm, 5, 25);
   // With small buckets started during backward (2 ranks).
   expect_no_allocation(hpct::test::make_deck(text, {"bucket_mb=0.001", "comm_backend=mpi"}), comm, 5, 25);

@@ -16,7 +16,8 @@ using hpct::test::relative_difference;
 
 namespace {
 
-std::vector<float> train_params(const Comm& comm, const std::string& text, const std::vector<std::string>& overrides) {
+std::vector<float> train_params(const Comm& comm, const std::string& text,
+                                const std::vector<std::string>& overrides) {
   NetworkTrainer t(make_deck(text, overrides), comm);
   EXPECT_EQ(t.step_runner().sharded(), comm.size() > 1 && overrides.front() == "optimizer_sharding=true");
   t.run();
@@ -27,7 +28,8 @@ std::vector<float> train_params(const Comm& comm, const std::string& text, const
 std::string mlp_deck(const Comm& comm) {
   const std::string data = hpct::test::friedman_file(comm, "sharding_np" + std::to_string(comm.size()), 403);
   // 32*10 + 32 + 16*32 + 16 + 16 + 1 = 897 parameters: odd, so the two slices differ in length.
-  return "data_file " + data + "\nhidden_sizes 32,16\nactivation gelu\nepochs 2\nlr 0.01\nbatch_size 8\n"
+  return "data_file " + data +
+         "\nhidden_sizes 32,16\nactivation gelu\nepochs 2\nlr 0.01\nbatch_size 8\n"
          "accumulation_steps 2\nweight_decay 0.01\nmomentum 0.9\n";
 }
 
@@ -73,8 +75,9 @@ TEST(OptimizerSharding, DiffusionIsBitwiseTheUnshardedStep) {
   const std::string data = hpct::test::scratch("sharding_diffusion_np" + std::to_string(comm.size()) + ".h5");
   if (comm.rank() == 0) write_downscaling(data, 300, 1);
   comm.barrier();
-  expect_bitwise(comm, "model diffusion\ndata_file " + data + "\ninputs_dataset context\ntargets_dataset fine\n"
-                       "diffusion_hidden 32\nbatch_size 8\naccumulation_steps 2\nepochs 1\n");
+  expect_bitwise(comm, "model diffusion\ndata_file " + data +
+                           "\ninputs_dataset context\ntargets_dataset fine\n"
+                           "diffusion_hidden 32\nbatch_size 8\naccumulation_steps 2\nepochs 1\n");
 }
 
 // Clipping uses the global norm summed from the two slices' squared norms: another association of
@@ -82,11 +85,13 @@ TEST(OptimizerSharding, DiffusionIsBitwiseTheUnshardedStep) {
 TEST(OptimizerSharding, ClippingMatchesWithinRounding) {
   const Comm comm;
   const std::string deck = mlp_deck(comm);
-  const auto sharded = train_params(comm, deck, {"optimizer_sharding=true", "clip_grad_norm=0.05", "comm_backend=mpi"});
+  const auto sharded = train_params(comm, deck,
+                                    {"optimizer_sharding=true", "clip_grad_norm=0.05", "comm_backend=mpi"});
   const auto plain = train_params(comm, deck, {"optimizer_sharding=false", "clip_grad_norm=0.05"});
   EXPECT_LT(relative_difference(plain, sharded), 1e-6);
   // shm sums the slices' norms in rank order, as MPI's sum of two does: bitwise the MPI sharded step.
-  const auto sharded_shm = train_params(comm, deck, {"optimizer_sharding=true", "clip_grad_norm=0.05", "comm_backend=shm"});
+  const auto sharded_shm = train_params(comm, deck,
+                                        {"optimizer_sharding=true", "clip_grad_norm=0.05", "comm_backend=shm"});
   EXPECT_EQ(sharded_shm, sharded);
   const auto unclipped = train_params(comm, deck, {"optimizer_sharding=false"});
   EXPECT_GT(relative_difference(plain, unclipped), 1e-3) << "clipping must be active in this test";

@@ -71,13 +71,14 @@ std::string content_of(const std::string& path) {
 TEST(OutputPaths, MissingDirectoriesAreCreatedAndNothingElse) {
   const Comm comm;
   const std::string dir = fresh_dir(comm, "created");
-  const deck::Deck d = make_deck("data_file x.h5\n", {"output=" + dir + "/a/b/w.h5", "metrics_file=" + dir + "/m/x.jsonl",
-                                                      "checkpoint_dir=" + dir + "/c/d"});
+  const deck::Deck d = make_deck("data_file x.h5\n",
+                                 {"output=" + dir + "/a/b/w.h5", "metrics_file=" + dir + "/m/x.jsonl",
+                                  "checkpoint_dir=" + dir + "/c/d"});
   prepare_output_paths(d, comm);
   comm.barrier();
   // The directories exist; no output file is created early and no probe file is left behind.
-  EXPECT_EQ(entries_below(dir), (std::vector<std::string>{dir + "/a", dir + "/a/b", dir + "/c", dir + "/c/d",
-                                                          dir + "/m"}));
+  EXPECT_EQ(entries_below(dir),
+            (std::vector<std::string>{dir + "/a", dir + "/a/b", dir + "/c", dir + "/c/d", dir + "/m"}));
 }
 
 TEST(OutputPaths, AnUnwritablePlaceIsRefusedOnEveryRankNamingTheKeysLine) {
@@ -92,13 +93,16 @@ TEST(OutputPaths, AnUnwritablePlaceIsRefusedOnEveryRankNamingTheKeysLine) {
       << deck_line.message;
   for (const char* key : {"output", "metrics_file", "checkpoint_dir"}) {
     const Failure f = failure_of([&] {
-      prepare_output_paths(make_deck("data_file x.h5\n", {"seed=3", std::string(key) + "=" + blocker + "/x"}), comm);
+      prepare_output_paths(make_deck("data_file x.h5\n", {"seed=3", std::string(key) + "=" + blocker + "/x"}),
+                           comm);
     });
     EXPECT_EQ(f.code, ExitCode::failure) << key;
     EXPECT_EQ(f.message.rfind("--set:2: " + std::string(key) + ": cannot create directory '" + blocker, 0), 0u)
         << f.message;
   }
-  const Failure is_dir = failure_of([&] { prepare_output_paths(make_deck("data_file x.h5\n", {"output=" + dir}), comm); });
+  const Failure is_dir = failure_of([&] {
+    prepare_output_paths(make_deck("data_file x.h5\n", {"output=" + dir}), comm);
+  });
   EXPECT_EQ(is_dir.message, "--set:1: output: '" + dir + "' is a directory; a file name is expected");
   EXPECT_EQ(is_dir.code, ExitCode::failure);
 }

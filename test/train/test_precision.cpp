@@ -75,18 +75,21 @@ TEST(Precision, Fp16ResumeRestoresTheLossScaleBitwise) {
   const std::string dir = hpct::test::scratch("precision_ckpt_np" + std::to_string(comm.size()));
   if (comm.rank() == 0) std::system(("rm -rf " + dir).c_str());
   comm.barrier();
-  const std::string text = base_deck(data, comm, 2) + "precision fp16\nloss_scale_init 1099511627776\n"
-                                                      "loss_scale_growth_interval 10\n";
+  const std::string text = base_deck(data, comm, 2) +
+                           "precision fp16\nloss_scale_init 1099511627776\n"
+                           "loss_scale_growth_interval 10\n";
   std::vector<float> full;
   {
-    NetworkTrainer t(hpct::test::make_deck(text + "checkpoint_dir " + dir + "\ncheckpoint_every_steps 70\n"
+    NetworkTrainer t(hpct::test::make_deck(text + "checkpoint_dir " + dir +
+                                           "\ncheckpoint_every_steps 70\n"
                                            "checkpoint_keep 100\n"),
                      comm);
     t.run();
     full = params_of(t);
   }
   // Step 70 lies after the initial back-off and inside the first epoch.
-  NetworkTrainer resumed(hpct::test::make_deck(text + "checkpoint_dir " + dir + "\nresume " + dir + "/ckpt-000000070.h5\n"),
+  NetworkTrainer resumed(hpct::test::make_deck(text + "checkpoint_dir " + dir + "\nresume " + dir +
+                                               "/ckpt-000000070.h5\n"),
                          comm);
   EXPECT_NE(resumed.step_runner().scaler().scale(), 1099511627776.0) << "the scale comes from the checkpoint";
   resumed.run();
@@ -97,10 +100,13 @@ TEST(Precision, Bf16AndFp16ReachTheFp32LossWithinTenPercent) {
   const Comm comm;
   const std::string data = hpct::test::friedman_file(comm, "precision_long", 6000, 3);
   auto train = [&](const std::string& precision) {
-    NetworkTrainer t(hpct::test::make_deck("data_file " + data + "\nhidden_sizes 64,64\nactivation gelu\n"
-                                           "batch_size " + std::to_string(32 / comm.size()) +
+    NetworkTrainer t(hpct::test::make_deck("data_file " + data +
+                                           "\nhidden_sizes 64,64\nactivation gelu\n"
+                                           "batch_size " +
+                                           std::to_string(32 / comm.size()) +
                                            "\nepochs 6\nlr 5e-3\nlr_schedule cosine\nlog_every 1000000\n"
-                                           "precision " + precision + "\n"),
+                                           "precision " +
+                                           precision + "\n"),
                      comm);
     return t.run().val_loss;
   };

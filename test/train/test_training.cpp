@@ -9,10 +9,10 @@ using namespace hpct;
 TEST(Training, FriedmanMlpReachesStatedValidationLoss) {
   const Comm comm;
   const std::string data = hpct::test::friedman_file(comm, "friedman_train", 12000, 3);
-  const deck::Deck deck = hpct::test::make_deck(
-      "data_file " + data +
-      "\nhidden_sizes 64,64\nactivation gelu\nbatch_size " + std::to_string(32 / comm.size()) +
-      "\nepochs 10\nlr 5e-3\nlr_schedule cosine\nwarmup_steps 20\n");
+  const deck::Deck deck = hpct::test::make_deck("data_file " + data +
+                                                "\nhidden_sizes 64,64\nactivation gelu\nbatch_size " +
+                                                std::to_string(32 / comm.size()) +
+                                                "\nepochs 10\nlr 5e-3\nlr_schedule cosine\nwarmup_steps 20\n");
   NetworkTrainer t(deck, comm);
   const double before = t.validation_loss();
   const TrainSummary s = t.run();

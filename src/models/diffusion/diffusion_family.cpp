@@ -18,7 +18,8 @@ void declare(deck::Schema& s) {
   s.add_choice("noise_schedule", "cosine", {"cosine", "linear"},
                "diffusion: cosine (Nichol & Dhariwal 2021, s = 0.008) or linear (Ho et al. 2020, scaled to T)");
   s.add_choice("diffusion_target", "eps", {"eps", "v"},
-               "diffusion: the network predicts the noise eps (the seed's model) or v = sqrt(abar) eps - sqrt(1-abar) x_0");
+               "diffusion: the network predicts the noise eps (the seed's model) or v = sqrt(abar) eps - "
+               "sqrt(1-abar) x_0");
 }
 
 std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
@@ -28,8 +29,8 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   DiffusionConfig cfg;
   for (const char* name : {"inputs", "targets"})
     if (ctx.field(name).dtype != DType::f32 || ctx.field(name).ragged)
-      deck.fail("data_file", std::string("the diffusion model reads float32 ") + name + " of fixed shape; the data has " +
-                                 ctx.field(name).describe());
+      deck.fail("data_file", std::string("the diffusion model reads float32 ") + name +
+                                 " of fixed shape; the data has " + ctx.field(name).describe());
   cfg.n_context = static_cast<int>(ctx.field("inputs").width());
   cfg.n_fine = static_cast<int>(ctx.field("targets").width());
   cfg.time_dim = static_cast<int>(deck.get_int("time_embedding_dim"));
@@ -86,9 +87,10 @@ ModelFamily diffusion_family() {
 }
 
 std::string DiffusionConfig::to_string() const {
-  return strf("n_context=%d n_fine=%d time_embedding_dim=%d diffusion_hidden=%d diffusion_depth=%d "
-              "diffusion_steps=%d noise_schedule=%s diffusion_target=%s",
-              n_context, n_fine, time_dim, hidden, depth, steps, schedule.c_str(), target.c_str());
+  return strf(
+      "n_context=%d n_fine=%d time_embedding_dim=%d diffusion_hidden=%d diffusion_depth=%d "
+      "diffusion_steps=%d noise_schedule=%s diffusion_target=%s",
+      n_context, n_fine, time_dim, hidden, depth, steps, schedule.c_str(), target.c_str());
 }
 
 DiffusionConfig DiffusionConfig::parse(const std::string& text) {

@@ -6,8 +6,8 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/rng.hpp"
-#include "models/diffusion/ensemble_generator.hpp"
 #include "core/vector_math.hpp"
+#include "models/diffusion/ensemble_generator.hpp"
 #include "nn/elementwise.hpp"
 #include "nn/loss.hpp"
 
@@ -101,15 +101,15 @@ void DiffusionModel::prepare(const Batch& b) {
   const long full_pairs = d / 2;
   const bool odd = d % 2 == 1;
   if constexpr (kHostBackend) {
-    Kokkos::parallel_for("diff_noising", range(0, n), KOKKOS_LAMBDA(const int i) {
-      noise_pairs(i, 0, full_pairs, odd);
-    });
+    Kokkos::parallel_for(
+        "diff_noising", range(0, n), KOKKOS_LAMBDA(const int i) { noise_pairs(i, 0, full_pairs, odd); });
   } else {
-    nn::for_each_cell("diff_noising", n, static_cast<int>(full_pairs),
-                      KOKKOS_LAMBDA(const int i, const int p) { noise_pairs(i, p, p + 1, false); });
+    nn::for_each_cell(
+        "diff_noising", n, static_cast<int>(full_pairs),
+        KOKKOS_LAMBDA(const int i, const int p) { noise_pairs(i, p, p + 1, false); });
     if (odd)
-      Kokkos::parallel_for("diff_noise_odd", range(0, n),
-                           KOKKOS_LAMBDA(const int i) { noise_pairs(i, 0, 0, true); });
+      Kokkos::parallel_for(
+          "diff_noise_odd", range(0, n), KOKKOS_LAMBDA(const int i) { noise_pairs(i, 0, 0, true); });
   }
 }
 
@@ -117,7 +117,8 @@ double DiffusionModel::accumulate_gradients(const Batch& b, double normaliser) {
   if (b.n == 0) return 0.0;
   prepare(b);
   const Tensor<float> out(net_.forward(x_t_, c_, t_, b.n));
-  const double sum = loss_.forward_backward(out, eps_, net_.output_grad_tensor(), nn::GradMode::assign, b.n, normaliser);
+  const double sum = loss_.forward_backward(out, eps_, net_.output_grad_tensor(), nn::GradMode::assign, b.n,
+                                            normaliser);
   net_.backward(x_t_, c_, b.n);
   return sum;
 }
@@ -155,7 +156,8 @@ Predictions DiffusionModel::predict(const Batch& b, const PredictOptions& o) {
   const DiffusionConfig& c = net_.config();
   const Tensor<float>& x = b.inputs();
   if (x.cols() != c.n_context)
-    throw Error(strf("diffusion predict: the contexts have %lld values per row; the model was built for n_context %d",
+    throw Error(strf("diffusion predict: the contexts have %lld values per row; the model was built for n_context "
+                     "%d",
                      (long long)x.cols(), c.n_context),
                 ExitCode::bad_input);
   const SamplingOptions& s = o.sampling;
@@ -168,8 +170,8 @@ Predictions DiffusionModel::predict(const Batch& b, const PredictOptions& o) {
   if (ids.extent(0) < n) {  // no global indices: the rows' positions
     ids = View1<std::uint64_t>("diffusion_context_ids", n);
     const auto v = ids;
-    Kokkos::parallel_for("diffusion_context_ids", range(std::uint64_t{0}, n),
-                         KOKKOS_LAMBDA(const std::uint64_t i) { v(i) = i; });
+    Kokkos::parallel_for(
+        "diffusion_context_ids", range(std::uint64_t{0}, n), KOKKOS_LAMBDA(const std::uint64_t i) { v(i) = i; });
   }
   EnsembleGenerator sampler(inference_net(rows), schedule_, norm_, s, rows);
   const View2<float> contexts(x.data(), n, static_cast<std::size_t>(c.n_context));  // the batch's memory

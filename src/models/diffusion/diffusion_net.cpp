@@ -21,8 +21,7 @@ void sinusoidal_embedding(const View1<Scalar>& t, const View2<Scalar>& emb, int 
   const int E = static_cast<int>(emb.extent(1)), half = E / 2;
   const double log_base = std::log(10000.0);
   Kokkos::parallel_for(
-      "sinusoid_emb", range(0, static_cast<long>(n) * half),
-      KOKKOS_LAMBDA(const long idx) {
+      "sinusoid_emb", range(0, static_cast<long>(n) * half), KOKKOS_LAMBDA(const long idx) {
         const long r = idx / half;
         const int i = static_cast<int>(idx % half);
         const double w = kmath::exp(-log_base * static_cast<double>(i) / static_cast<double>(half));
@@ -65,14 +64,16 @@ DiffusionNet<Scalar>::DiffusionNet(const DiffusionConfig& config, int capacity, 
   d_out_ = &ws_.request("d_out", capacity, c.n_fine);
   store_.allocate();
   ws_.allocate();
-  for (nn::Layer<Scalar>* l : {static_cast<nn::Layer<Scalar>*>(&time_mlp_), static_cast<nn::Layer<Scalar>*>(&context_mlp_),
-                               static_cast<nn::Layer<Scalar>*>(&input_proj_), static_cast<nn::Layer<Scalar>*>(&trunk_)})
+  for (nn::Layer<Scalar>* l :
+       {static_cast<nn::Layer<Scalar>*>(&time_mlp_), static_cast<nn::Layer<Scalar>*>(&context_mlp_),
+        static_cast<nn::Layer<Scalar>*>(&input_proj_), static_cast<nn::Layer<Scalar>*>(&trunk_)})
     l->bind(store_);
 }
 
 template <class Scalar>
-typename DiffusionNet<Scalar>::Matrix DiffusionNet<Scalar>::forward(const Tensor<Scalar>& x_t, const Tensor<Scalar>& c,
-                                                                    const Vector& t, int n) {
+typename DiffusionNet<Scalar>::Matrix DiffusionNet<Scalar>::forward(const Tensor<Scalar>& x_t,
+                                                                    const Tensor<Scalar>& c, const Vector& t,
+                                                                    int n) {
   sinusoidal_embedding<Scalar>(t, View2<Scalar>(temb_in_->matrix()), n);
   time_mlp_.forward(*temb_in_, n);
   context_mlp_.forward(c, n);

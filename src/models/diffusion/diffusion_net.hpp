@@ -70,8 +70,8 @@ class DiffusionNet {
   nn::Workspace<Scalar> ws_;
   // Registered in this order (Note [registration order]): time_mlp, context_mlp, input_proj, trunk.
   nn::Linear<Scalar> time_mlp_, context_mlp_, input_proj_;
-  nn::Add<Scalar> embedding_sum_;  // SiLU(input_proj(x_t) + context_mlp(c) + time_mlp(t))
-  nn::Sequential<Scalar> trunk_;   // hidden0.. (SiLU), output
+  nn::Add<Scalar> embedding_sum_;      // SiLU(input_proj(x_t) + context_mlp(c) + time_mlp(t))
+  nn::Sequential<Scalar> trunk_;       // hidden0.. (SiLU), output
   Tensor<Scalar>* temb_in_ = nullptr;  // sinusoidal(t) [cap, E]
   Tensor<Scalar>* d_h0_ = nullptr;     // dL/d(embedding sum output) [cap, H]
   Tensor<Scalar>* d_out_ = nullptr;    // dL/d(eps_hat) [cap, n_fine]

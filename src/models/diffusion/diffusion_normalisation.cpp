@@ -28,8 +28,10 @@ std::vector<double> values(const View1<float>& v, bool invert) {
 }  // namespace
 
 DiffusionNormalisation::DiffusionNormalisation(int n_context, int n_fine)
-    : c_mean("norm_c_mean", n_context), c_inv_std("norm_c_inv_std", n_context),
-      y_mean("norm_y_mean", n_fine), y_std("norm_y_std", n_fine) {
+    : c_mean("norm_c_mean", n_context),
+      c_inv_std("norm_c_inv_std", n_context),
+      y_mean("norm_y_mean", n_fine),
+      y_std("norm_y_std", n_fine) {
   Kokkos::deep_copy(c_inv_std, 1.0f);
   Kokkos::deep_copy(y_std, 1.0f);
 }
@@ -65,14 +67,16 @@ void DiffusionNormalisation::load(const std::string& weights_file) {
 
 void DiffusionNormalisation::normalise_context(const View2<float>& c, const View2<float>& out, int n) const {
   const auto mean = c_mean, inv = c_inv_std;
-  nn::for_each_cell("norm_context", n, static_cast<int>(c.extent(1)),
-                    KOKKOS_LAMBDA(const int i, const int j) { out(i, j) = (c(i, j) - mean(j)) * inv(j); });
+  nn::for_each_cell(
+      "norm_context", n, static_cast<int>(c.extent(1)),
+      KOKKOS_LAMBDA(const int i, const int j) { out(i, j) = (c(i, j) - mean(j)) * inv(j); });
 }
 
 void DiffusionNormalisation::denormalise_fine(const View2<float>& x, int n) const {
   const auto mean = y_mean, sd = y_std;
-  nn::for_each_cell("denorm_fine", n, static_cast<int>(x.extent(1)),
-                    KOKKOS_LAMBDA(const int i, const int j) { x(i, j) = x(i, j) * sd(j) + mean(j); });
+  nn::for_each_cell(
+      "denorm_fine", n, static_cast<int>(x.extent(1)),
+      KOKKOS_LAMBDA(const int i, const int j) { x(i, j) = x(i, j) * sd(j) + mean(j); });
 }
 
 }  // namespace hpct

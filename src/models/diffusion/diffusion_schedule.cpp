@@ -47,8 +47,7 @@ NoiseSchedule NoiseSchedule::linear(int steps, double max_beta) {
   out.steps = steps;
   const double scale = 1000.0 / steps;
   const double b0 = std::min(1e-4 * scale, max_beta), b1 = std::min(0.02 * scale, max_beta);
-  for (int i = 0; i < steps; ++i)
-    out.beta.push_back(steps == 1 ? b1 : b0 + (b1 - b0) * i / (steps - 1));
+  for (int i = 0; i < steps; ++i) out.beta.push_back(steps == 1 ? b1 : b0 + (b1 - b0) * i / (steps - 1));
   finish(out);
   return out;
 }

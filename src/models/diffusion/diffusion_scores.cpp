@@ -9,8 +9,8 @@
 
 namespace hpct {
 
-void EnsembleScores::add(const float* truth, const float* ens, const float* coarse, std::uint64_t n,
-                         int members, int nf) {
+void EnsembleScores::add(const float* truth, const float* ens, const float* coarse, std::uint64_t n, int members,
+                         int nf) {
   const auto M = static_cast<std::size_t>(members);
   std::vector<double> x(M);
   for (std::uint64_t i = 0; i < n; ++i)
@@ -47,10 +47,11 @@ double EnsembleScores::baseline_crps() const { return abs_baseline / values; }
 double EnsembleScores::spread_skill() const { return std::sqrt(variance / values) / rmse(); }
 
 std::string EnsembleScores::report(int members) const {
-  return strf("ensemble-mean RMSE %.4f | baseline (coarse mean copied) RMSE %.4f | RMSE ratio %.3f\n"
-              "CRPS %.4f | baseline CRPS (MAE) %.4f | spread/skill %.3f (M = %d; x sqrt((M+1)/M) = %.3f)",
-              rmse(), baseline_rmse(), rmse() / baseline_rmse(), mean_crps(), baseline_crps(), spread_skill(),
-              members, spread_skill() * std::sqrt((members + 1.0) / members));
+  return strf(
+      "ensemble-mean RMSE %.4f | baseline (coarse mean copied) RMSE %.4f | RMSE ratio %.3f\n"
+      "CRPS %.4f | baseline CRPS (MAE) %.4f | spread/skill %.3f (M = %d; x sqrt((M+1)/M) = %.3f)",
+      rmse(), baseline_rmse(), rmse() / baseline_rmse(), mean_crps(), baseline_crps(), spread_skill(), members,
+      spread_skill() * std::sqrt((members + 1.0) / members));
 }
 
 }  // namespace hpct

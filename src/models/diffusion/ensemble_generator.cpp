@@ -30,12 +30,14 @@ std::vector<int> EnsembleGenerator::visited_timesteps(const std::string& method,
 }
 
 EnsembleGenerator::EnsembleGenerator(DiffusionNet<float>& net, const NoiseSchedule& schedule,
-                                   const DiffusionNormalisation& norm, const SamplingOptions& options, int chunk_rows)
+                                     const DiffusionNormalisation& norm, const SamplingOptions& options,
+                                     int chunk_rows)
     : net_(net), schedule_(schedule), norm_(norm), opt_(options) {
   const int cap = chunk_rows > 0 ? chunk_rows : net.capacity();
   if (cap > net.capacity()) throw Error("internal: sampling chunk larger than the network's capacity");
   if (opt_.members < 1) throw Error("sampling needs at least one member", ExitCode::bad_input);
-  if (cap < opt_.members) throw Error("sampling chunk must hold at least one context's members", ExitCode::bad_input);
+  if (cap < opt_.members)
+    throw Error("sampling chunk must hold at least one context's members", ExitCode::bad_input);
   visit_ = visited_timesteps(opt_.method, opt_.steps, schedule.steps);
   contexts_per_chunk_ = cap / opt_.members;
   const int nc = net.config().n_context, nf = net.config().n_fine;
@@ -57,8 +59,7 @@ void EnsembleGenerator::run_chunk(int rows) {
   const std::uint64_t key = sampling_key(opt_.seed);
   const auto T64 = static_cast<std::uint64_t>(T);
   Kokkos::parallel_for(
-      "sample_noise0", range(0, static_cast<long>(rows) * d),
-      KOKKOS_LAMBDA(const long idx) {
+      "sample_noise0", range(0, static_cast<long>(rows) * d), KOKKOS_LAMBDA(const long idx) {
         const long i = idx / d, j = idx % d;
         x(i, j) = static_cast<float>(rng::normal(rng::hash(key, ids(i), T64, static_cast<std::uint64_t>(j))));
       });
@@ -70,7 +71,8 @@ void EnsembleGenerator::run_chunk(int rows) {
     const auto& eps = net_.forward(x_, c_, t_, rows);
     const double abar = schedule_.abar[static_cast<std::size_t>(ti)];
     const double abar_prev = ddpm ? (ti > 0 ? schedule_.abar[static_cast<std::size_t>(ti - 1)] : 1.0)
-                             : (k + 1 < visit_.size() ? schedule_.abar[static_cast<std::size_t>(visit_[k + 1])] : 1.0);
+                                  : (k + 1 < visit_.size() ? schedule_.abar[static_cast<std::size_t>(visit_[k + 1])]
+                                                           : 1.0);
     const double sa = std::sqrt(abar), sb = std::sqrt(1.0 - abar);
     const double pa = std::sqrt(abar_prev), pb = std::sqrt(1.0 - abar_prev);
     const double clip = opt_.clip;
@@ -85,8 +87,7 @@ void EnsembleGenerator::run_chunk(int rows) {
     const double sigma = ddpm ? std::sqrt(schedule_.posterior_variance[static_cast<std::size_t>(ti)]) : 0.0;
     const auto step = static_cast<std::uint64_t>(ti);
     Kokkos::parallel_for(
-        "sample_step", range(0, static_cast<long>(rows) * d),
-        KOKKOS_LAMBDA(const long idx) {
+        "sample_step", range(0, static_cast<long>(rows) * d), KOKKOS_LAMBDA(const long idx) {
           const long i = idx / d, j = idx % d;
           const double xt = static_cast<double>(x(i, j));
           const double out = static_cast<double>(eps(i, j));
@@ -106,7 +107,7 @@ void EnsembleGenerator::run_chunk(int rows) {
 }
 
 void EnsembleGenerator::sample(const float* contexts, std::uint64_t n, std::uint64_t first_index, float* out,
-                              const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+                               const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   const auto M = static_cast<std::uint64_t>(opt_.members);
   const std::uint64_t nc = c_raw_.extent(1), nf = x_.extent(1);
   for (std::uint64_t first = 0; first < n; first += static_cast<std::uint64_t>(contexts_per_chunk_)) {
@@ -127,32 +128,33 @@ void EnsembleGenerator::sample(const float* contexts, std::uint64_t n, std::uint
   }
 }
 
-void EnsembleGenerator::stage_chunk(const View2<float>& contexts, const View1<std::uint64_t>& ids, std::uint64_t first,
-                                   std::uint64_t k) {
+void EnsembleGenerator::stage_chunk(const View2<float>& contexts, const View1<std::uint64_t>& ids,
+                                    std::uint64_t first, std::uint64_t k) {
   const auto c_raw = c_raw_;
   const auto pair_ids = pair_ids_;
   const auto M = static_cast<long>(opt_.members), nc = static_cast<long>(c_raw_.extent(1));
   const auto base = static_cast<long>(first);
   Kokkos::parallel_for(
-      "sample_stage", range(0, static_cast<long>(k) * M * nc),
-      KOKKOS_LAMBDA(const long idx) {
+      "sample_stage", range(0, static_cast<long>(k) * M * nc), KOKKOS_LAMBDA(const long idx) {
         const long r = idx / nc, j = idx % nc;  // r = context * M + member
         c_raw(r, j) = contexts(base + r / M, j);
         // As the host overload's ids: (global context index) * M + member.
-        if (j == 0) pair_ids(r) = ids(base + r / M) * static_cast<std::uint64_t>(M) + static_cast<std::uint64_t>(r % M);
+        if (j == 0)
+          pair_ids(r) = ids(base + r / M) * static_cast<std::uint64_t>(M) + static_cast<std::uint64_t>(r % M);
       });
 }
 
 void EnsembleGenerator::sample(const View2<float>& contexts, std::uint64_t n, std::uint64_t first_index,
-                              const View2<float>& out) {
+                               const View2<float>& out) {
   const View1<std::uint64_t> ids("sample_context_ids", n);
-  Kokkos::parallel_for("sample_context_ids", range(std::uint64_t{0}, n),
-                       KOKKOS_LAMBDA(const std::uint64_t i) { ids(i) = first_index + i; });
+  Kokkos::parallel_for(
+      "sample_context_ids", range(std::uint64_t{0}, n),
+      KOKKOS_LAMBDA(const std::uint64_t i) { ids(i) = first_index + i; });
   sample(contexts, ids, n, out);
 }
 
 void EnsembleGenerator::sample(const View2<float>& contexts, const View1<std::uint64_t>& ids, std::uint64_t n,
-                              const View2<float>& out) {
+                               const View2<float>& out) {
   const auto M = static_cast<std::uint64_t>(opt_.members);
   for (std::uint64_t first = 0; first < n; first += static_cast<std::uint64_t>(contexts_per_chunk_)) {
     const std::uint64_t k = std::min<std::uint64_t>(static_cast<std::uint64_t>(contexts_per_chunk_), n - first);

@@ -22,7 +22,7 @@ class EnsembleGenerator {
   // The chunk size in (context, member) rows is chunk_rows (0: the net's capacity), at most the
   // net's capacity and at least the members.
   EnsembleGenerator(DiffusionNet<float>& net, const NoiseSchedule& schedule, const DiffusionNormalisation& norm,
-                   const SamplingOptions& options, int chunk_rows = 0);
+                    const SamplingOptions& options, int chunk_rows = 0);
 
   // The timesteps a method visits on a schedule of T steps, from the noisiest down to 0 (ddim:
   // `steps` of them evenly spaced, 0: all); an unknown method is an input error.
@@ -54,7 +54,6 @@ class EnsembleGenerator {
                    std::uint64_t k);
 
  private:
-
   DiffusionNet<float>& net_;
   const NoiseSchedule& schedule_;
   const DiffusionNormalisation& norm_;

@@ -13,7 +13,8 @@ Mlp<Scalar>::Mlp(const MlpConfig& config, int capacity, nn::Precision precision)
   const std::size_t n_layers = widths.size() - 1;
   for (std::size_t l = 0; l < n_layers; ++l)
     net_.template emplace<nn::Linear<Scalar>>(store_, ws_, "fc" + std::to_string(l), widths[l], widths[l + 1],
-                                              capacity, l + 1 == n_layers ? nn::Activation::identity : config.activation,
+                                              capacity,
+                                              l + 1 == n_layers ? nn::Activation::identity : config.activation,
                                               precision);
   dout_ = &ws_.request("mlp_dout", capacity, config.d_out);
   store_.allocate();

@@ -21,14 +21,16 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   const FieldSpec& inputs = ctx.field("inputs");
   const FieldSpec& targets = ctx.field("targets");
   if (inputs.dtype != DType::f32 || inputs.ragged)
-    deck.fail("data_file", "the mlp reads a float32 inputs field of fixed shape; the data has " + inputs.describe());
+    deck.fail("data_file",
+              "the mlp reads a float32 inputs field of fixed shape; the data has " + inputs.describe());
   cfg.d_in = static_cast<int>(inputs.width());
   cfg.d_out = static_cast<int>(targets.width());
   for (long long h : deck.get_int_list("hidden_sizes")) cfg.hidden.push_back(static_cast<int>(h));
   cfg.activation = nn::activation_from_name(deck.get_string("activation"));
   const nn::LossKind loss = nn::loss_from_name(deck.get_string("loss"));
   if (targets.ragged || (targets.dtype != DType::f32 && loss != nn::LossKind::cross_entropy))
-    deck.fail("loss", std::string(nn::loss_name(loss)) + " needs float32 targets of fixed shape; the data has " + targets.describe());
+    deck.fail("loss", std::string(nn::loss_name(loss)) + " needs float32 targets of fixed shape; the data has " +
+                          targets.describe());
   if (loss == nn::LossKind::cross_entropy) {
     if (cfg.d_out != 1)
       deck.fail("loss", "cross_entropy needs one target column holding the class index; the targets have " +
@@ -52,7 +54,8 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   cfg.d_out = static_cast<int>(config.get_int("d_out"));
   for (long long h : config.get_int_list("hidden_sizes")) cfg.hidden.push_back(static_cast<int>(h));
   cfg.activation = nn::activation_from_name(config.get_string("activation"));
-  return std::make_unique<MlpModel>(cfg, capacity, nn::Precision::fp32, nn::loss_from_name(config.get_string("loss")));
+  return std::make_unique<MlpModel>(cfg, capacity, nn::Precision::fp32,
+                                    nn::loss_from_name(config.get_string("loss")));
 }
 
 }  // namespace

@@ -15,36 +15,41 @@ namespace {
 void add_column_squared_errors(const Tensor<float>& y, const Tensor<float>& t, int n, double* sums) {
   const auto ym = y.rows(n), tm = t.rows(n);
   for (int j = 0; j < static_cast<int>(ym.extent(1)); ++j)
-    sums[j] += sum_over("mlp_column_sse", 0, n, KOKKOS_LAMBDA(const int i, double& acc) {
-      const double e = static_cast<double>(ym(i, j)) - static_cast<double>(tm(i, j));
-      acc += e * e;
-    });
+    sums[j] += sum_over(
+        "mlp_column_sse", 0, n, KOKKOS_LAMBDA(const int i, double& acc) {
+          const double e = static_cast<double>(ym(i, j)) - static_cast<double>(tm(i, j));
+          acc += e * e;
+        });
 }
 
 // p = softmax of each row of z (rows [0, n)), max-subtracted.
 void softmax_rows(const View2<float>& z, const View2<float>& p, int n) {
   const int d = static_cast<int>(z.extent(1));
-  Kokkos::parallel_for("mlp_softmax", range(0, n), KOKKOS_LAMBDA(const int i) {
-    float m = z(i, 0);
-    for (int j = 1; j < d; ++j) m = z(i, j) > m ? z(i, j) : m;
-    double s = 0;
-    for (int j = 0; j < d; ++j) s += kmath::exp(static_cast<double>(z(i, j) - m));
-    for (int j = 0; j < d; ++j) p(i, j) = static_cast<float>(kmath::exp(static_cast<double>(z(i, j) - m)) / s);
-  });
+  Kokkos::parallel_for(
+      "mlp_softmax", range(0, n), KOKKOS_LAMBDA(const int i) {
+        float m = z(i, 0);
+        for (int j = 1; j < d; ++j) m = z(i, j) > m ? z(i, j) : m;
+        double s = 0;
+        for (int j = 0; j < d; ++j) s += kmath::exp(static_cast<double>(z(i, j) - m));
+        for (int j = 0; j < d; ++j) p(i, j) = static_cast<float>(kmath::exp(static_cast<double>(z(i, j) - m)) / s);
+      });
 }
 
 // p = 1 / (1 + exp(-z)) elementwise.
 void sigmoid(const View1<float>& z, const View1<float>& p) {
-  Kokkos::parallel_for("mlp_sigmoid", range(0, static_cast<long>(z.extent(0))), KOKKOS_LAMBDA(const long i) {
-    p(i) = static_cast<float>(1.0 / (1.0 + kmath::exp(-static_cast<double>(z(i)))));
-  });
+  Kokkos::parallel_for(
+      "mlp_sigmoid", range(0, static_cast<long>(z.extent(0))), KOKKOS_LAMBDA(const long i) {
+        p(i) = static_cast<float>(1.0 / (1.0 + kmath::exp(-static_cast<double>(z(i)))));
+      });
 }
 
 }  // namespace
 
 MlpModel::MlpModel(const MlpConfig& config, int capacity, nn::Precision precision, nn::LossKind loss,
                    double label_smoothing)
-    : mlp_(config, capacity, precision), loss_(loss, label_smoothing), precision_(precision),
+    : mlp_(config, capacity, precision),
+      loss_(loss, label_smoothing),
+      precision_(precision),
       labels_("mlp_labels", capacity) {}
 
 void MlpModel::constrain_fields(std::vector<FieldSpec>& fields) const {
@@ -58,7 +63,8 @@ void MlpModel::constrain_fields(std::vector<FieldSpec>& fields) const {
 template <class Int>
 void labels_to_float(const View1<float>& out, const Int* labels, int n) {
   const View1<float> o = out;
-  Kokkos::parallel_for("mlp_labels", range(0, n), KOKKOS_LAMBDA(const int i) { o(i) = static_cast<float>(labels[i]); });
+  Kokkos::parallel_for(
+      "mlp_labels", range(0, n), KOKKOS_LAMBDA(const int i) { o(i) = static_cast<float>(labels[i]); });
 }
 
 Tensor<float> MlpModel::targets(const Batch& b) const {
@@ -82,8 +88,8 @@ double MlpModel::accumulate_gradients(const Batch& b, double normaliser) {
   if (b.n == 0) return 0.0;
   const Tensor<float>& x = b.inputs();
   const Tensor<float> y(mlp_.forward(x, b.n));
-  const double sum =
-      loss_.forward_backward(y, targets(b), mlp_.output_grad_tensor(), nn::GradMode::assign, b.n, normaliser);
+  const double sum = loss_.forward_backward(y, targets(b), mlp_.output_grad_tensor(), nn::GradMode::assign, b.n,
+                                            normaliser);
   mlp_.backward(x, b.n);
   return sum;
 }
@@ -137,9 +143,7 @@ Mlp<float>& MlpModel::inference_net(int rows) {
   return *inference_;
 }
 
-std::vector<NamedShape> MlpModel::predict_inputs() const {
-  return {{Batch::kInputs, {mlp_.config().d_in}}};
-}
+std::vector<NamedShape> MlpModel::predict_inputs() const { return {{Batch::kInputs, {mlp_.config().d_in}}}; }
 
 std::vector<NamedShape> MlpModel::predict_outputs(const PredictOptions& o) const {
   std::vector<NamedShape> out;

@@ -16,8 +16,9 @@ template <class Scalar>
 void ActivationLayer<Scalar>::forward(const T& x, int n) {
   const auto xm = x.rows(n), y = y_->rows(n);
   const Activation act = act_;
-  for_each_cell("act_fw", n, static_cast<int>(y.extent(1)),
-                KOKKOS_LAMBDA(const int i, const int j) { y(i, j) = activate(act, xm(i, j)); });
+  for_each_cell(
+      "act_fw", n, static_cast<int>(y.extent(1)),
+      KOKKOS_LAMBDA(const int i, const int j) { y(i, j) = activate(act, xm(i, j)); });
   round_values(precision_, y_->data(), static_cast<std::int64_t>(y.span()));
 }
 

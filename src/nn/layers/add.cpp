@@ -57,10 +57,8 @@ void Add<Scalar>::forward(std::initializer_list<const T*> inputs, int n) {
   const auto y = y_->rows(n);
   const auto z = z_ ? z_->rows(n) : y;
   const int cols = static_cast<int>(y.extent(1));
-  if (k == 3)
-    add_activate<true, Scalar>(n, cols, act_, a, b, in[2]->rows(n), y, z);
-  else
-    add_activate<false, Scalar>(n, cols, act_, a, b, a, y, z);
+  if (k == 3) add_activate<true, Scalar>(n, cols, act_, a, b, in[2]->rows(n), y, z);
+  else add_activate<false, Scalar>(n, cols, act_, a, b, a, y, z);
   if (precision_ != Precision::fp32) {
     round_values(precision_, y_->data(), static_cast<std::int64_t>(y.span()));
     if (z_) round_values(precision_, z_->data(), static_cast<std::int64_t>(y.span()));

@@ -30,7 +30,7 @@ class Add {
   Activation act_;
   Precision precision_;
   T* y_ = nullptr;
-  T* z_ = nullptr;   // sigmoid(z) for silu, z otherwise (with an activation)
+  T* z_ = nullptr;  // sigmoid(z) for silu, z otherwise (with an activation)
   T* dz_ = nullptr;
 };
 

@@ -16,19 +16,20 @@ template <class Scalar>
 void Concat<Scalar>::forward(const T& a, const T& b, int n) {
   const auto am = a.rows(n), bm = b.rows(n), y = y_->rows(n);
   const int ca = cols_a_;
-  for_each_cell("concat_fw", n, cols_a_ + cols_b_, KOKKOS_LAMBDA(const int i, const int j) {
-    y(i, j) = j < ca ? am(i, j) : bm(i, j - ca);
-  });
+  for_each_cell(
+      "concat_fw", n, cols_a_ + cols_b_,
+      KOKKOS_LAMBDA(const int i, const int j) { y(i, j) = j < ca ? am(i, j) : bm(i, j - ca); });
 }
 
 namespace {
 // d(i, j) (=|+=) g(i, first + j) for the columns [first, first + d.extent(1)) of g.
 template <class Matrix>
 void split_columns(const char* label, const Matrix& g, int first, const Matrix& d, bool accumulate, int n) {
-  for_each_cell(label, n, static_cast<int>(d.extent(1)), KOKKOS_LAMBDA(const int i, const int j) {
-    const auto v = g(i, first + j);
-    d(i, j) = accumulate ? d(i, j) + v : v;
-  });
+  for_each_cell(
+      label, n, static_cast<int>(d.extent(1)), KOKKOS_LAMBDA(const int i, const int j) {
+        const auto v = g(i, first + j);
+        d(i, j) = accumulate ? d(i, j) + v : v;
+      });
 }
 }  // namespace
 

@@ -10,8 +10,8 @@ template <class Scalar>
 Dropout<Scalar>::Dropout(Workspace<Scalar>& ws, const std::string& name, const Shape& shape, double p,
                          std::uint64_t seed, int rows_per_sample, Precision precision)
     : p_(p), seed_(seed), rows_per_sample_(rows_per_sample), precision_(precision), name_(name) {
-  if (!(p >= 0.0 && p <= 1.0)) throw Error("dropout " + name + ": p = " + std::to_string(p) + " is outside [0, 1]",
-                                           ExitCode::bad_input);
+  if (!(p >= 0.0 && p <= 1.0))
+    throw Error("dropout " + name + ": p = " + std::to_string(p) + " is outside [0, 1]", ExitCode::bad_input);
   if (rows_per_sample < 1) throw Error("internal: dropout " + name + ": rows_per_sample < 1");
   y_ = &ws.request(name + "/y", shape);
 }
@@ -21,9 +21,9 @@ void Dropout<Scalar>::apply(const T& in, const T& out, bool accumulate, int n) c
   const auto a = in.rows(n), b = out.rows(n);
   const int cols = static_cast<int>(b.extent(1));
   if (!training_ || p_ == 0.0) {
-    for_each_cell("dropout_id", n, cols, KOKKOS_LAMBDA(const int i, const int j) {
-      b(i, j) = accumulate ? b(i, j) + a(i, j) : a(i, j);
-    });
+    for_each_cell(
+        "dropout_id", n, cols,
+        KOKKOS_LAMBDA(const int i, const int j) { b(i, j) = accumulate ? b(i, j) + a(i, j) : a(i, j); });
     return;
   }
   const int per = rows_per_sample_;
@@ -34,12 +34,13 @@ void Dropout<Scalar>::apply(const T& in, const T& out, bool accumulate, int n) c
   const double p = p_;
   // p = 1 drops everything (PyTorch gives zeros, not 0 * inf).
   const Scalar scale = p < 1.0 ? static_cast<Scalar>(1.0 / (1.0 - p)) : Scalar(0);
-  for_each_cell("dropout", n, cols, KOKKOS_LAMBDA(const int i, const int j) {
-    const std::uint64_t element = static_cast<std::uint64_t>(i % per) * static_cast<std::uint64_t>(cols) +
-                                  static_cast<std::uint64_t>(j);
-    const Scalar v = keeps(key, ids(i / per), element, p) ? a(i, j) * scale : Scalar(0);
-    b(i, j) = accumulate ? b(i, j) + v : v;
-  });
+  for_each_cell(
+      "dropout", n, cols, KOKKOS_LAMBDA(const int i, const int j) {
+        const std::uint64_t element = static_cast<std::uint64_t>(i % per) * static_cast<std::uint64_t>(cols) +
+                                      static_cast<std::uint64_t>(j);
+        const Scalar v = keeps(key, ids(i / per), element, p) ? a(i, j) * scale : Scalar(0);
+        b(i, j) = accumulate ? b(i, j) + v : v;
+      });
 }
 
 template <class Scalar>

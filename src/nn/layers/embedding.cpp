@@ -43,8 +43,9 @@ void Embedding<Scalar>::forward(const T& x, int n) {
   const int positions = static_cast<int>(n * x.cols()), num = num_;
   const auto w = w_;
   const typename T::Matrix y(y_->data(), static_cast<std::size_t>(positions), static_cast<std::size_t>(dim_));
-  for_each_cell("embedding_fw", positions, dim_,
-                KOKKOS_LAMBDA(const int p, const int j) { y(p, j) = w(row_of(idx(p), num), j); });
+  for_each_cell(
+      "embedding_fw", positions, dim_,
+      KOKKOS_LAMBDA(const int p, const int j) { y(p, j) = w(row_of(idx(p), num), j); });
   round_values(precision_, y_->data(), static_cast<std::int64_t>(y.span()));
 }
 
@@ -55,26 +56,28 @@ void Embedding<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
     const auto idx = x.flat();
     const auto keys = groups_.keys();
     const int num = num_;
-    Kokkos::parallel_for("embedding_keys", range(0, positions),
-                         KOKKOS_LAMBDA(const std::int64_t p) { keys(p) = row_of(idx(p), num); });
+    Kokkos::parallel_for(
+        "embedding_keys", range(0, positions),
+        KOKKOS_LAMBDA(const std::int64_t p) { keys(p) = row_of(idx(p), num); });
     groups_.group_on_device(positions, num_);  // the keys are clamped rows: always valid
     // One work item per (table row, feature): the row's positions in ascending order; rows no
     // position uses are left alone.
     const auto offsets = groups_.offsets(), order = groups_.order();
     const auto dw = dw_;
     const typename T::Matrix g(dy.data(), static_cast<std::size_t>(positions), static_cast<std::size_t>(dim_));
-    for_each_cell("embedding_bw", num_, dim_, KOKKOS_LAMBDA(const int r, const int j) {
-      const int first = offsets(r), last = offsets(r + 1);
-      if (first == last) return;
-      Scalar s = Scalar(0);
-      for (int o = first; o < last; ++o) s += g(order(o), j);
-      dw(r, j) += s;
-    });
+    for_each_cell(
+        "embedding_bw", num_, dim_, KOKKOS_LAMBDA(const int r, const int j) {
+          const int first = offsets(r), last = offsets(r + 1);
+          if (first == last) return;
+          Scalar s = Scalar(0);
+          for (int o = first; o < last; ++o) s += g(order(o), j);
+          dw(r, j) += s;
+        });
   }
   if (!dx.empty() && mode == GradMode::assign) {
     const auto d = dx.flat();
-    Kokkos::parallel_for("embedding_dx", range(0, positions),
-                         KOKKOS_LAMBDA(const std::int64_t p) { d(p) = Scalar(0); });
+    Kokkos::parallel_for(
+        "embedding_dx", range(0, positions), KOKKOS_LAMBDA(const std::int64_t p) { d(p) = Scalar(0); });
   }
   store_->report_ready(w_index_, w_index_);
 }

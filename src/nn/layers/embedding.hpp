@@ -28,8 +28,8 @@ class Embedding : public Layer<Scalar> {
   using T = Tensor<Scalar>;
   using Store = ParameterStore<Scalar>;
   // `index_shape`: the index tensor for the largest batch, [capacity] or [capacity, L].
-  Embedding(Store& store, Workspace<Scalar>& ws, const std::string& name, int num, int dim, const Shape& index_shape,
-            Precision precision = Precision::fp32);
+  Embedding(Store& store, Workspace<Scalar>& ws, const std::string& name, int num, int dim,
+            const Shape& index_shape, Precision precision = Precision::fp32);
   void bind(const Store& store) override;
   void forward(const T& x, int n) override;
   void backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) override;

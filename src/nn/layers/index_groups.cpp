@@ -46,23 +46,26 @@ void IndexGroups::group_on_device(std::int64_t m, std::int64_t num_keys) {
   const auto keys = keys_, offsets = offsets_, order = order_;
   const int positions = static_cast<int>(m), count = static_cast<int>(num_keys);
   // Counts at offsets(k + 1); exact integer atomics, so the same counts on every run.
-  Kokkos::parallel_for("groups_zero", range(0, count + 1), KOKKOS_LAMBDA(const int k) { offsets(k) = 0; });
-  Kokkos::parallel_for("groups_count", range(0, positions), KOKKOS_LAMBDA(const int p) {
-    Kokkos::atomic_add(&offsets(keys(p) + 1), 1);
-  });
+  Kokkos::parallel_for(
+      "groups_zero", range(0, count + 1), KOKKOS_LAMBDA(const int k) { offsets(k) = 0; });
+  Kokkos::parallel_for(
+      "groups_count", range(0, positions),
+      KOKKOS_LAMBDA(const int p) { Kokkos::atomic_add(&offsets(keys(p) + 1), 1); });
   // Inclusive scan: offsets(k) = positions with a key below k = the start of group k.
-  Kokkos::parallel_scan("groups_scan", range(0, count + 1), KOKKOS_LAMBDA(const int k, int& run, const bool final) {
-    const int c = offsets(k);
-    run += c;
-    if (final) offsets(k) = run;
-  });
+  Kokkos::parallel_scan(
+      "groups_scan", range(0, count + 1), KOKKOS_LAMBDA(const int k, int& run, const bool final) {
+        const int c = offsets(k);
+        run += c;
+        if (final) offsets(k) = run;
+      });
   // Each non-empty group lists its positions in ascending order (Note [device grouping]).
-  Kokkos::parallel_for("groups_place", range(0, count), KOKKOS_LAMBDA(const int k) {
-    int o = offsets(k);
-    const int end = offsets(k + 1);
-    for (int p = 0; o < end && p < positions; ++p)
-      if (keys(p) == k) order(o++) = p;
-  });
+  Kokkos::parallel_for(
+      "groups_place", range(0, count), KOKKOS_LAMBDA(const int k) {
+        int o = offsets(k);
+        const int end = offsets(k + 1);
+        for (int p = 0; o < end && p < positions; ++p)
+          if (keys(p) == k) order(o++) = p;
+      });
   m_ = m, num_keys_ = num_keys, touched_count_ = -1;
 }
 
@@ -85,7 +88,8 @@ void IndexGroups::build(std::int64_t m, std::int64_t num_keys, const std::string
   // Stable counting sort: count each key at offsets[k + 1], prefix-sum to group starts, place
   // positions in ascending order advancing offsets[k], then shift back so offsets[k] is the start.
   for (std::int64_t k = 0; k <= num_keys; ++k) h_offsets_(static_cast<std::size_t>(k)) = 0;
-  for (std::int64_t p = 0; p < m; ++p) ++h_offsets_(static_cast<std::size_t>(h_keys_(static_cast<std::size_t>(p)) + 1));
+  for (std::int64_t p = 0; p < m; ++p)
+    ++h_offsets_(static_cast<std::size_t>(h_keys_(static_cast<std::size_t>(p)) + 1));
   for (std::int64_t k = 0; k < num_keys; ++k)
     h_offsets_(static_cast<std::size_t>(k + 1)) += h_offsets_(static_cast<std::size_t>(k));
   for (std::int64_t p = 0; p < m; ++p) {

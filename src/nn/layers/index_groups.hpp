@@ -51,10 +51,14 @@ class IndexGroups {
   // [0, num_keys) already (callers clamp). Fills offsets() and order(), not touched().
   void group_on_device(std::int64_t m, std::int64_t num_keys);
 
-  const View1<int>& keys() const { return keys_; }        // [m]: key of each position
-  const View1<int>& offsets() const { return offsets_; }  // [num_keys + 1]: group k is order[offsets[k], offsets[k+1])
-  const View1<int>& order() const { return order_; }      // [m]: positions, grouped, ascending within a group
-  const View1<int>& touched() const { return touched_; }  // [touched_count()]: keys with a non-empty group, ascending
+  const View1<int>& keys() const { return keys_; }  // [m]: key of each position
+  const View1<int>& offsets() const {
+    return offsets_;
+  }                                                   // [num_keys + 1]: group k is order[offsets[k], offsets[k+1])
+  const View1<int>& order() const { return order_; }  // [m]: positions, grouped, ascending within a group
+  const View1<int>& touched() const {
+    return touched_;
+  }  // [touched_count()]: keys with a non-empty group, ascending
   std::int64_t positions() const { return m_; }
   std::int64_t num_keys() const { return num_keys_; }
   std::int64_t touched_count() const { return touched_count_; }  // after build() only
@@ -70,14 +74,15 @@ class IndexGroups {
 
 // dst(p, j) = src(key(p), j) for p in [0, m) (plus dst(p, j) when accumulating).
 template <class Matrix>
-void gather_rows(const char* label, const Matrix& src, const View1<int>& key, const Matrix& dst,
-                 std::int64_t m, bool accumulate) {
+void gather_rows(const char* label, const Matrix& src, const View1<int>& key, const Matrix& dst, std::int64_t m,
+                 bool accumulate) {
   using S = typename Matrix::non_const_value_type;
   const int cols = static_cast<int>(dst.extent(1));
-  for_each_cell(label, static_cast<int>(m), cols, KOKKOS_LAMBDA(const int p, const int j) {
-    const S v = src(key(p), j);
-    dst(p, j) = accumulate ? dst(p, j) + v : v;
-  });
+  for_each_cell(
+      label, static_cast<int>(m), cols, KOKKOS_LAMBDA(const int p, const int j) {
+        const S v = src(key(p), j);
+        dst(p, j) = accumulate ? dst(p, j) + v : v;
+      });
 }
 
 // dst(k, j) = sum over the positions p of group k, ascending, of src(p, j), for every key k in
@@ -89,11 +94,12 @@ void sum_groups(const char* label, const Matrix& src, const IndexGroups& groups,
   const auto offsets = groups.offsets();
   const auto order = groups.order();
   const int cols = static_cast<int>(dst.extent(1));
-  for_each_cell(label, static_cast<int>(groups.num_keys()), cols, KOKKOS_LAMBDA(const int k, const int j) {
-    S s = accumulate ? dst(k, j) : S(0);
-    for (int o = offsets(k); o < offsets(k + 1); ++o) s += src(order(o), j);
-    dst(k, j) = s;
-  });
+  for_each_cell(
+      label, static_cast<int>(groups.num_keys()), cols, KOKKOS_LAMBDA(const int k, const int j) {
+        S s = accumulate ? dst(k, j) : S(0);
+        for (int o = offsets(k); o < offsets(k + 1); ++o) s += src(order(o), j);
+        dst(k, j) = s;
+      });
 }
 
 }  // namespace hpct::nn

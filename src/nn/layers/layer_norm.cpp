@@ -43,24 +43,24 @@ void LayerNorm<Scalar>::forward(const T& x, int n) {
   const auto w = w_, b = b_;
   const int d = features_;
   const double eps = eps_;
-  Kokkos::parallel_for("layernorm_fw", range(0, static_cast<int>(xm.extent(0))),
-                       KOKKOS_LAMBDA(const int r) {
-                         double s = 0;
-                         for (int j = 0; j < d; ++j) s += static_cast<double>(xm(r, j));
-                         const double mu = s / d;
-                         double v = 0;
-                         for (int j = 0; j < d; ++j) {
-                           const double e = static_cast<double>(xm(r, j)) - mu;
-                           v += e * e;
-                         }
-                         const double rs = 1.0 / kmath::sqrt(v / d + eps);
-                         mean(r) = static_cast<Scalar>(mu);
-                         rstd(r) = static_cast<Scalar>(rs);
-                         for (int j = 0; j < d; ++j) {
-                           const double xhat = (static_cast<double>(xm(r, j)) - mu) * rs;
-                           y(r, j) = static_cast<Scalar>(xhat * static_cast<double>(w(j)) + static_cast<double>(b(j)));
-                         }
-                       });
+  Kokkos::parallel_for(
+      "layernorm_fw", range(0, static_cast<int>(xm.extent(0))), KOKKOS_LAMBDA(const int r) {
+        double s = 0;
+        for (int j = 0; j < d; ++j) s += static_cast<double>(xm(r, j));
+        const double mu = s / d;
+        double v = 0;
+        for (int j = 0; j < d; ++j) {
+          const double e = static_cast<double>(xm(r, j)) - mu;
+          v += e * e;
+        }
+        const double rs = 1.0 / kmath::sqrt(v / d + eps);
+        mean(r) = static_cast<Scalar>(mu);
+        rstd(r) = static_cast<Scalar>(rs);
+        for (int j = 0; j < d; ++j) {
+          const double xhat = (static_cast<double>(xm(r, j)) - mu) * rs;
+          y(r, j) = static_cast<Scalar>(xhat * static_cast<double>(w(j)) + static_cast<double>(b(j)));
+        }
+      });
   round_values(precision_, y_->data(), static_cast<std::int64_t>(y.span()));
 }
 
@@ -75,44 +75,48 @@ void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
   // Note [layer norm parameter sums]: per (block, feature) partials, then per feature in block order.
   const auto partial = partial_;
   const int per_block = kRowsPerBlock, blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  Kokkos::parallel_for("layernorm_bw_wp", range(0, blocks * d), KOKKOS_LAMBDA(const int i) {
-    const int block = i / d, j = i % d;
-    const int end = kmin(rows, (block + 1) * per_block);
-    double sw = 0, sb = 0;
-    for (int r = block * per_block; r < end; ++r) {
-      const double gr = static_cast<double>(g(r, j));
-      const double xhat = (static_cast<double>(xm(r, j)) - static_cast<double>(mean(r))) * static_cast<double>(rstd(r));
-      sw += gr * xhat;
-      sb += gr;
-    }
-    partial(block, j) = sw;
-    partial(block, d + j) = sb;
-  });
-  Kokkos::parallel_for("layernorm_bw_w", range(0, d), KOKKOS_LAMBDA(const int j) {
-    double sw = 0, sb = 0;
-    for (int block = 0; block < blocks; ++block) sw += partial(block, j), sb += partial(block, d + j);
-    dw(j) += static_cast<Scalar>(sw);
-    db(j) += static_cast<Scalar>(sb);
-  });
+  Kokkos::parallel_for(
+      "layernorm_bw_wp", range(0, blocks * d), KOKKOS_LAMBDA(const int i) {
+        const int block = i / d, j = i % d;
+        const int end = kmin(rows, (block + 1) * per_block);
+        double sw = 0, sb = 0;
+        for (int r = block * per_block; r < end; ++r) {
+          const double gr = static_cast<double>(g(r, j));
+          const double xhat = (static_cast<double>(xm(r, j)) - static_cast<double>(mean(r))) *
+                              static_cast<double>(rstd(r));
+          sw += gr * xhat;
+          sb += gr;
+        }
+        partial(block, j) = sw;
+        partial(block, d + j) = sb;
+      });
+  Kokkos::parallel_for(
+      "layernorm_bw_w", range(0, d), KOKKOS_LAMBDA(const int j) {
+        double sw = 0, sb = 0;
+        for (int block = 0; block < blocks; ++block) sw += partial(block, j), sb += partial(block, d + j);
+        dw(j) += static_cast<Scalar>(sw);
+        db(j) += static_cast<Scalar>(sb);
+      });
   if (!dx.empty()) {
     const auto dxm = norm_rows(dx, n);
     const bool acc = mode == GradMode::accumulate;
-    Kokkos::parallel_for("layernorm_bw_x", range(0, rows), KOKKOS_LAMBDA(const int r) {
-      const double mu = static_cast<double>(mean(r)), rs = static_cast<double>(rstd(r));
-      double sg = 0, sgx = 0;
-      for (int j = 0; j < d; ++j) {
-        const double gw = static_cast<double>(g(r, j)) * static_cast<double>(w(j));
-        sg += gw;
-        sgx += gw * (static_cast<double>(xm(r, j)) - mu) * rs;
-      }
-      const double mg = sg / d, mgx = sgx / d;
-      for (int j = 0; j < d; ++j) {
-        const double gw = static_cast<double>(g(r, j)) * static_cast<double>(w(j));
-        const double xhat = (static_cast<double>(xm(r, j)) - mu) * rs;
-        const Scalar v = static_cast<Scalar>(rs * (gw - mg - xhat * mgx));
-        dxm(r, j) = acc ? dxm(r, j) + v : v;
-      }
-    });
+    Kokkos::parallel_for(
+        "layernorm_bw_x", range(0, rows), KOKKOS_LAMBDA(const int r) {
+          const double mu = static_cast<double>(mean(r)), rs = static_cast<double>(rstd(r));
+          double sg = 0, sgx = 0;
+          for (int j = 0; j < d; ++j) {
+            const double gw = static_cast<double>(g(r, j)) * static_cast<double>(w(j));
+            sg += gw;
+            sgx += gw * (static_cast<double>(xm(r, j)) - mu) * rs;
+          }
+          const double mg = sg / d, mgx = sgx / d;
+          for (int j = 0; j < d; ++j) {
+            const double gw = static_cast<double>(g(r, j)) * static_cast<double>(w(j));
+            const double xhat = (static_cast<double>(xm(r, j)) - mu) * rs;
+            const Scalar v = static_cast<Scalar>(rs * (gw - mg - xhat * mgx));
+            dxm(r, j) = acc ? dxm(r, j) + v : v;
+          }
+        });
     round_values(precision_, dx.data(), static_cast<std::int64_t>(dxm.span()));
   }
   store_->report_ready(w_index_, b_index_);

@@ -7,8 +7,8 @@
 namespace hpct::nn {
 
 template <class Scalar>
-Linear<Scalar>::Linear(Store& store, Workspace<Scalar>& ws, const std::string& name, int in, int out,
-                       int capacity, Activation act, Precision precision)
+Linear<Scalar>::Linear(Store& store, Workspace<Scalar>& ws, const std::string& name, int in, int out, int capacity,
+                       Activation act, Precision precision)
     : in_(in), out_(out), act_(act), precision_(precision) {
   const auto o = static_cast<std::uint64_t>(out), i = static_cast<std::uint64_t>(in);
   w_index_ = store.add(name + "/weight", {o, i}, Init::linear(i), true);
@@ -29,8 +29,8 @@ void Linear<Scalar>::bind(const Store& store) {
   b_ = store.vector(b_index_);
   db_ = store.grad_vector(b_index_);
   const auto ones = ones_->flat();
-  Kokkos::parallel_for("linear_ones", range(0, ones.extent(0)),
-                       KOKKOS_LAMBDA(const std::size_t i) { ones(i) = Scalar(1); });
+  Kokkos::parallel_for(
+      "linear_ones", range(0, ones.extent(0)), KOKKOS_LAMBDA(const std::size_t i) { ones(i) = Scalar(1); });
   if (precision_ != Precision::fp32) w_lowp_ = View2<Scalar>("linear_w_lowp", out_, in_);
 }
 
@@ -50,7 +50,8 @@ void Linear<Scalar>::forward(const T& x, int n) {
   const Activation act = act_;
   const int out = out_;
   if (act == Activation::identity) {
-    for_each_cell("linear_bias", n, out, KOKKOS_LAMBDA(const int i, const int j) { y(i, j) += b(j); });
+    for_each_cell(
+        "linear_bias", n, out, KOKKOS_LAMBDA(const int i, const int j) { y(i, j) += b(j); });
   } else if (act == Activation::silu) {
     const auto z = z_->matrix();
     for_each_cell(
@@ -107,8 +108,7 @@ void Linear<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mod
     if (!dx.empty()) {
       const typename T::Matrix w = precision_ != Precision::fp32 ? typename T::Matrix(w_lowp_) : w_;
       gemm('N', 'N', Scalar(1), dz, w, mode == GradMode::accumulate ? Scalar(1) : Scalar(0), dx.rows(n));
-      if (precision_ != Precision::fp32)
-        round_values(precision_, dx.data(), static_cast<std::int64_t>(n) * in_);
+      if (precision_ != Precision::fp32) round_values(precision_, dx.data(), static_cast<std::int64_t>(n) * in_);
     }
   }
   store_->report_ready(w_index_, b_index_);

@@ -40,8 +40,8 @@ class Linear : public Layer<Scalar> {
   // What backward needs of the pre-activation z: z itself, or sigmoid(z) for silu (silu' = s + y (1 - s)).
   T* z_ = nullptr;
   T* y_ = nullptr;
-  T* dz_ = nullptr;    // dL/dz, so that dy stays untouched
-  T* ones_ = nullptr;  // [capacity] of 1: the bias gradient as a GEMM
+  T* dz_ = nullptr;       // dL/dz, so that dy stays untouched
+  T* ones_ = nullptr;     // [capacity] of 1: the bias gradient as a GEMM
   View2<Scalar> w_lowp_;  // the weights rounded to the compute precision (bf16/fp16 only)
 };
 

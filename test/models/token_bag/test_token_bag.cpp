@@ -67,7 +67,8 @@ class TokenBag : public ::testing::Test {
 
 TEST_F(TokenBag, TrainsThroughTheTrainerAndRebuildsFromItsWeights) {
   const Comm comm;
-  const std::string data = hpct::test::scratch("token_bag.h5"), weights = hpct::test::scratch("token_bag_weights.h5");
+  const std::string data = hpct::test::scratch("token_bag.h5"),
+                    weights = hpct::test::scratch("token_bag_weights.h5");
   double variance = 0;
   if (comm.rank() == 0) variance = write_bags(data, 1500);
   comm.broadcast(&variance, 1, 0);
@@ -91,8 +92,8 @@ TEST_F(TokenBag, ATokenOutsideTheVocabularyNamesFileFieldAndRow) {
   const std::string data = hpct::test::scratch("token_bag_bad.h5");
   if (comm.rank() == 0) write_bags(data, 300, 123);
   comm.barrier();
-  const deck::Deck deck =
-      hpct::test::make_deck(std::string(kDeck) + "data_file " + data + "\nbatch_size 8\n", {"epochs=1"});
+  const deck::Deck deck = hpct::test::make_deck(std::string(kDeck) + "data_file " + data + "\nbatch_size 8\n",
+                                                {"epochs=1"});
   EXPECT_EQ(hpct::test::error_message([&] {
               NetworkTrainer t(deck, comm);
               t.run();
@@ -110,7 +111,8 @@ TEST_F(TokenBag, ARaggedStepAllocatesNothing) {
   for (const char* cache : {"memory", "stream"}) {
     const deck::Deck deck = hpct::test::make_deck(std::string(kDeck) + "data_file " + data +
                                                       "\nbatch_size 8\naccumulation_steps 2\nlog_every 100000\n"
-                                                      "data_cache " + cache + "\n",
+                                                      "data_cache " +
+                                                      cache + "\n",
                                                   {"epochs=1"});
     NetworkTrainer t(deck, comm);
     long heap = -1, views = -1;

@@ -9,9 +9,8 @@ namespace hpct::test {
 // ids(e) = tokens[e] as float (the Embedding's index tensor; exact below 2^24).
 void token_ids_to_float(const Tensor<float>& ids, const std::int64_t* tokens, std::int64_t count) {
   float* out = ids.data();
-  Kokkos::parallel_for("bag_ids", range(0, count), KOKKOS_LAMBDA(const std::int64_t e) {
-    out[e] = static_cast<float>(tokens[e]);
-  });
+  Kokkos::parallel_for(
+      "bag_ids", range(0, count), KOKKOS_LAMBDA(const std::int64_t e) { out[e] = static_cast<float>(tokens[e]); });
 }
 
 // pooled(i, :) = mean of embedded(e, :) over row i's elements (a fixed order: deterministic).
@@ -19,15 +18,16 @@ void mean_pool(const Tensor<float>& pooled, const Tensor<float>& embedded, const
   const auto p = pooled.rows(n);
   const auto x = embedded.matrix();
   const int dim = static_cast<int>(p.extent(1));
-  Kokkos::parallel_for("bag_pool", range(0, n), KOKKOS_LAMBDA(const int i) {
-    const std::uint64_t a = offsets(i), b = offsets(i + 1);
-    const float inv = b > a ? 1.0f / static_cast<float>(b - a) : 0.0f;
-    for (int d = 0; d < dim; ++d) {
-      float s = 0;
-      for (std::uint64_t e = a; e < b; ++e) s += x(e, d);
-      p(i, d) = s * inv;
-    }
-  });
+  Kokkos::parallel_for(
+      "bag_pool", range(0, n), KOKKOS_LAMBDA(const int i) {
+        const std::uint64_t a = offsets(i), b = offsets(i + 1);
+        const float inv = b > a ? 1.0f / static_cast<float>(b - a) : 0.0f;
+        for (int d = 0; d < dim; ++d) {
+          float s = 0;
+          for (std::uint64_t e = a; e < b; ++e) s += x(e, d);
+          p(i, d) = s * inv;
+        }
+      });
 }
 
 // dembedded(e, :) = dpooled(row of e, :) / (elements of that row).
@@ -36,12 +36,14 @@ void mean_pool_backward(const Tensor<float>& dembedded, const Tensor<float>& dpo
   const auto dp = dpooled.rows(n);
   float* dx = dembedded.data();
   const int dim = static_cast<int>(dp.extent(1));
-  Kokkos::parallel_for("bag_pool_bwd", range(0, n), KOKKOS_LAMBDA(const int i) {
-    const std::uint64_t a = offsets(i), b = offsets(i + 1);
-    const float inv = b > a ? 1.0f / static_cast<float>(b - a) : 0.0f;
-    for (std::uint64_t e = a; e < b; ++e)
-      for (int d = 0; d < dim; ++d) dx[e * static_cast<std::uint64_t>(dim) + static_cast<std::uint64_t>(d)] = dp(i, d) * inv;
-  });
+  Kokkos::parallel_for(
+      "bag_pool_bwd", range(0, n), KOKKOS_LAMBDA(const int i) {
+        const std::uint64_t a = offsets(i), b = offsets(i + 1);
+        const float inv = b > a ? 1.0f / static_cast<float>(b - a) : 0.0f;
+        for (std::uint64_t e = a; e < b; ++e)
+          for (int d = 0; d < dim; ++d)
+            dx[e * static_cast<std::uint64_t>(dim) + static_cast<std::uint64_t>(d)] = dp(i, d) * inv;
+      });
 }
 
 TokenBagModel::TokenBagModel(const TokenBagConfig& c, int capacity)
@@ -75,7 +77,8 @@ const Tensor<float>& TokenBagModel::forward(const Batch& b) {
   const Tensor<std::int64_t> tokens = b.get_as<std::int64_t>("tokens");
   const std::int64_t count = tokens.rows();
   if (count > ids_->rows())
-    throw Error("token_bag: " + std::to_string(count) + " tokens in a batch, more than planned", ExitCode::bad_input);
+    throw Error("token_bag: " + std::to_string(count) + " tokens in a batch, more than planned",
+                ExitCode::bad_input);
   token_ids_to_float(*ids_, tokens.data(), count);
   embed_.forward(*ids_, static_cast<int>(count));
   mean_pool(*pooled_, embed_.output(), b.offsets("tokens"), b.n);
