@@ -30,7 +30,7 @@ class EpochShard {
   // without it, data->fields().
   EpochShard(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const EpochOrder& sampler, int rank,
              const ShardOptions& options = {});
-  EpochShard(std::shared_ptr<const Dataset> data, const EpochOrder& sampler, int rank,
+  EpochShard(const std::shared_ptr<const Dataset>& data, const EpochOrder& sampler, int rank,
              const ShardOptions& options = {})
       : EpochShard(data, data->fields(), sampler, rank, options) {}
   // Stops a running prefetch (between two reads) and waits for it.
