@@ -63,6 +63,7 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
   Model model;
   comm.run_agreed([&] { model = read_model(model_path); });
   src.num_features = model.num_features;
+  src.allow_infinite = true;  // scoring: an infinite value goes down the tree (LightGBM's rule too)
   const Data d = load_data(src, "data", comm);
   std::vector<double> m = predict_margins(model, d.x, d.rows);
   const int K = model.num_outputs();

@@ -80,6 +80,7 @@ Data load_data(const DataSource& src, const std::string& name, const Comm& comm)
     opt.header = src.header;
     opt.libsvm_base = src.libsvm_base;
     opt.num_features = src.num_features;
+    opt.allow_infinite = src.allow_infinite;
     t = io::read_text_block(src.file, opt, comm.rank(), comm.size());
   });
   if (text) {

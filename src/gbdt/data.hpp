@@ -18,6 +18,7 @@ struct DataSource {
   int libsvm_base = 1;
   long long num_features = -1;  // -1: from the data (LibSVM: max id over all ranks)
   std::string weight_file;      // one weight per data row; empty: unit weights
+  bool allow_infinite = false;  // text: infinite values read as such (scoring); training refuses them
 };
 
 // Collective. Rows are split in contiguous blocks over ranks; see docs/gbdt.md.

@@ -165,6 +165,16 @@ int run(const deck::Deck& deck, const Comm& comm) {
     if (has_valid) check_labels(p.objective, p.num_class, valid.y, valid.line, valid.file);
     if (has_test) check_labels(p.objective, p.num_class, test.y, test.line, test.file);
   });
+  if (p.objective == Objective::binary) {
+    // Labels all of one class train a constant model; XGBoost and LightGBM warn, so do we (the
+    // labels were checked to be 0 or 1 just above).
+    double ones = 0;
+    for (float v : train_set.y) ones += v;
+    ones = comm.sum(ones);
+    if (ones == 0 || ones == static_cast<double>(train_set.global_rows))
+      Log::info(strf("warning: %s: every training label is %d; a binary objective then learns a constant",
+                     train_set.file.c_str(), ones == 0 ? 0 : 1));
+  }
   Log::info(strf("gbdt: %lld training rows x %lld features on %d ranks (%lld on this rank), loaded in %.2f s",
                  train_set.global_rows, F, comm.size(), train_set.rows, load_clock.seconds()));
 

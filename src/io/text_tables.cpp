@@ -35,11 +35,13 @@ struct Line {
   int number;  // 1-based
 };
 
-// Data lines: non-blank, not starting with '#'; CR of CRLF files dropped.
+// Data lines: non-blank, not starting with '#'; CR of CRLF files dropped; a UTF-8 byte-order mark at
+// the start skipped (spreadsheet exports write one; pandas and XGBoost skip it too).
 std::vector<Line> data_lines(const std::string& text) {
   std::vector<Line> out;
   const char* p = text.data();
   const char* e = p + text.size();
+  if (text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) p += 3;
   int number = 0;
   while (p < e) {
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(e - p)));
@@ -65,19 +67,28 @@ bool is_missing(const std::string& s) {
   return s.empty() || s == "NA" || s == "na" || s == "N/A" || s == "?" || s == "nan" || s == "NaN";
 }
 
-// Parses a whole field as a float; false when it is not a number.
-bool parse_float(const std::string& s, float& out) {
+enum class Parsed : std::uint8_t { number, not_a_number, infinite };
+
+// Parses a whole field as a float. An infinity, written out or past float's range (1e999), is not
+// data a model can learn from (XGBoost refuses it too): the caller names the file, line and field.
+// Underflow to 0 is fine.
+Parsed parse_float(const std::string& s, float& out, bool allow_infinite = false) {
   if (is_missing(s)) {
     out = kNaN;
-    return true;
+    return Parsed::number;
   }
   char* end = nullptr;
   errno = 0;
   const float v = std::strtof(s.c_str(), &end);
-  if (end == s.c_str() || *end != '\0') return false;
-  // Overflow gives +-inf (errno ERANGE); keep it, the binning clamps infinities. Underflow is fine.
+  if (end == s.c_str() || *end != '\0') return Parsed::not_a_number;
+  if (std::isinf(v) && !allow_infinite) return Parsed::infinite;
   out = v;
-  return true;
+  return Parsed::number;
+}
+
+// "is not a number" or "is infinite (or beyond float's range)", for error messages.
+const char* parse_problem(Parsed p) {
+  return p == Parsed::infinite ? "is infinite (or beyond float's range)" : "is not a number";
 }
 
 std::vector<std::string> split_fields(const Line& l, char delim) {
@@ -128,9 +139,10 @@ void read_delimited(const std::vector<Line>& lines, const TextOptions& opt, Tabl
     long long c = 0;
     for (std::size_t k = 0; k < ncols; ++k) {
       float v = 0;
-      if (!parse_float(fields[k], v))
+      const Parsed pv = parse_float(fields[k], v, opt.allow_infinite && static_cast<long long>(k) != label);
+      if (pv != Parsed::number)
         input_error(t.file, l.number, "",
-                    "field " + std::to_string(k + 1) + " '" + fields[k] + "' is not a number");
+                    "field " + std::to_string(k + 1) + " '" + fields[k] + "' " + parse_problem(pv));
       if (static_cast<long long>(k) == label) {
         if (std::isnan(v)) input_error(t.file, l.number, "", "missing label");
         t.y[static_cast<std::size_t>(r)] = v;
@@ -158,8 +170,10 @@ void read_libsvm(const std::vector<Line>& lines, const TextOptions& opt, Table& 
     std::string tok;
     ss >> tok;
     float y = 0;
-    if (!parse_float(tok, y) || std::isnan(y))
-      input_error(t.file, l.number, "", "label '" + tok + "' is not a number");
+    const Parsed py = parse_float(tok, y);
+    if (py != Parsed::number || std::isnan(y))
+      input_error(t.file, l.number, "",
+                  "label '" + tok + "' " + parse_problem(py == Parsed::number ? Parsed::not_a_number : py));
     t.y[static_cast<std::size_t>(r)] = y;
     long long prev = -1;
     while (ss >> tok) {
@@ -176,6 +190,10 @@ void read_libsvm(const std::vector<Line>& lines, const TextOptions& opt, Table& 
         input_error(t.file, l.number, "",
                     "feature id " + std::to_string(id) + " below the base " + std::to_string(opt.libsvm_base) +
                         " (libsvm_base)");
+      if (col >= kMaxLibsvmFeatures)
+        input_error(t.file, l.number, "",
+                    "feature id " + std::to_string(id) + " is beyond the limit of " +
+                        std::to_string(kMaxLibsvmFeatures) + " features (rows are held dense)");
       if (opt.num_features >= 0 && col >= opt.num_features)
         input_error(t.file, l.number, "",
                     "feature id " + std::to_string(id) + " exceeds the " + std::to_string(opt.num_features) +
@@ -185,8 +203,9 @@ void read_libsvm(const std::vector<Line>& lines, const TextOptions& opt, Table& 
       prev = col;
       float v = 0;
       const std::string v_s = tok.substr(colon + 1);
-      if (!parse_float(v_s, v))
-        input_error(t.file, l.number, "", "value '" + v_s + "' of feature " + id_s + " is not a number");
+      const Parsed pv = parse_float(v_s, v, opt.allow_infinite);
+      if (pv != Parsed::number)
+        input_error(t.file, l.number, "", "value '" + v_s + "' of feature " + id_s + " " + parse_problem(pv));
       rows[static_cast<std::size_t>(r)].push_back({col, v});
       if (col > max_col) max_col = col;
     }
@@ -248,7 +267,10 @@ std::vector<float> read_column_block(const std::string& path, long long first, l
     const Line& l = lines[static_cast<std::size_t>(first + i)];
     const std::string s = trim(l.begin, l.end);
     float v = 0;
-    if (!parse_float(s, v) || std::isnan(v)) input_error(path, l.number, "", "'" + s + "' is not a number");
+    const Parsed pv = parse_float(s, v);
+    if (pv != Parsed::number || std::isnan(v))
+      input_error(path, l.number, "",
+                  "'" + s + "' " + parse_problem(pv == Parsed::number ? Parsed::not_a_number : pv));
     out[static_cast<std::size_t>(i)] = v;
   }
   return out;

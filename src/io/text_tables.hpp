@@ -17,7 +17,15 @@ struct TextOptions {
   // LibSVM: the feature count the caller expects (e.g. the model's); -1: whatever the block shows.
   // CSV/TSV: checked against the file's column count when >= 0.
   long long num_features = -1;
+  // Infinite values (inf, 1e999) are read as +-inf instead of being an error: scoring a model, where
+  // the trees send them one way (LightGBM does the same); training data refuses them, as XGBoost does.
+  bool allow_infinite = false;
 };
+
+// LibSVM rows are held dense (rows x features floats, as the binning reads them), so a feature id
+// past this limit (2^24, 16.7M features) is an error naming the file, line and id, not an allocation
+// that fails.
+constexpr long long kMaxLibsvmFeatures = 1ll << 24;
 
 // One rank's block of rows. Missing values (empty field, NA, nan, absent LibSVM entry) are NaN.
 struct Table {

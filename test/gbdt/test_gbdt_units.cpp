@@ -396,3 +396,22 @@ TEST(GbdtInput, LibsvmSparseRowsAndWidthOverRanks) {
     }
   }
 }
+
+// Tables as users hand them over: an infinity (written out or past float's range) is an error naming
+// the file, line and field; a UTF-8 byte-order mark is skipped; a LibSVM id past the stated limit is
+// an error naming it, not a failed allocation.
+TEST(GbdtInput, InfinitiesByteOrderMarksAndHugeFeatureIds) {
+  EXPECT_CONTAINS(load_error("g_inf.csv", "1,2\n0,1e999\n1,3\n0,1\n", "objective binary\n"),
+                  "g_inf.csv:2: field 2 '1e999' is infinite (or beyond float's range)");
+  EXPECT_CONTAINS(load_error("g_inf.tsv", "1\t2\n0\t-inf\n1\t3\n0\t1\n", "objective binary\n"),
+                  "g_inf.tsv:2: field 2 '-inf' is infinite");
+  EXPECT_CONTAINS(load_error("g_inf.svm", "1 1:1\n0 2:1e999\n1 1:3\n0 2:1\n", "objective binary\n"),
+                  "g_inf.svm:2: value '1e999' of feature 2 is infinite");
+  EXPECT_EQ(load_error("g_bom.csv",
+                       "\xEF\xBB\xBF"
+                       "0,1\n1,2\n0,1\n1,3\n",
+                       "objective binary\n"),
+            "");
+  EXPECT_CONTAINS(load_error("g_huge.svm", "1 1:1\n0 2000000000:1\n1 1:3\n0 2:1\n", "objective binary\n"),
+                  "g_huge.svm:2: feature id 2000000000 is beyond the limit of 16777216 features");
+}
