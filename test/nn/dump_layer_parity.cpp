@@ -16,6 +16,7 @@
 #include "io/hdf5.hpp"
 #include "nn/layers/activation_layer.hpp"
 #include "nn/layers/add.hpp"
+#include "nn/layers/causal_attention.hpp"
 #include "nn/layers/concat.hpp"
 #include "nn/layers/dropout.hpp"
 #include "nn/layers/edge_attention.hpp"
@@ -409,6 +410,16 @@ TEST(LayerParityDump, FourierEmbedding) {
   // Distances of tens of metres and angles: the angles 2 pi x w reach hundreds of radians.
   Case c = one_input("fourier_embedding", "fourier_embedding", emb, a.normal({10, 3}, 40, 20.0), 9, &net.store);
   c.numbers["freqs"] = 8, c.numbers["hidden"] = 16;
+  dump(c, a);
+}
+
+TEST(LayerParityDump, CausalAttention) {
+  Arena a;
+  Net net;
+  nn::CausalAttention<float> attn(net.store, net.ws, "layer", 16, 4, 7, 3);
+  net.allocate(&attn);
+  Case c = one_input("causal_attention", "causal_attention", attn, a.normal({3, 7, 16}, 50), 3, &net.store);
+  c.numbers["heads"] = 4;
   dump(c, a);
 }
 

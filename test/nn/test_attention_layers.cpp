@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "nn/layer_check.hpp"
+#include "nn/layers/causal_attention.hpp"
 #include "nn/layers/edge_attention.hpp"
 #include "nn/layers/edge_softmax.hpp"
 #include "nn/layers/fourier_embedding.hpp"
@@ -180,6 +181,36 @@ TEST(AttentionGradients, FourierEmbedding) {
   const View2<double> x = test::random_matrix(7, 2, 51, 0.8);
   test::expect_gradients_ok(test::check_gradients(test::layer_case(emb, DTensor(x), 6, &store)),
                             "FourierEmbedding");
+}
+
+TEST(AttentionGradients, CausalAttentionSeesOnlyThePast) {
+  nn::ParameterStore<double> store;
+  nn::Workspace<double> ws;
+  const int L = 4, D = 6;
+  nn::CausalAttention<double> attn(store, ws, "attn", D, 2, L, 3);
+  store.allocate(), ws.allocate();
+  attn.bind(store);
+  store.initialize(17);
+  test::fill_normal(store.params(), 18, 0.5);
+  View2<double> xv("x", 3 * L, D);
+  test::fill_normal(xv, 61);
+  const DTensor x(xv.data(), Shape{3, L, D});
+  // Two of three sequences: the smaller batch regroups the edge prefix (Note [causal edges as a prefix]).
+  test::expect_gradients_ok(test::check_gradients(test::layer_case(attn, x, 2, &store)), "CausalAttention");
+  // Changing token 2 of sequence 1 leaves tokens 0, 1 of it and all of sequence 0 unchanged.
+  attn.forward(x, 2);
+  const std::vector<double> before = test::host_values(attn.output().first_rows(2));
+  std::vector<double> xs = test::host_values(x);
+  xs[static_cast<std::size_t>((L + 2) * D)] += 1.0;
+  test::set_values(x, xs);
+  attn.forward(x, 2);
+  const std::vector<double> after = test::host_values(attn.output().first_rows(2));
+  for (int t = 0; t < 2 * L; ++t)
+    for (int j = 0; j < D; ++j) {
+      const auto k = static_cast<std::size_t>(t * D + j);
+      if (t < L + 2) EXPECT_EQ(after[k], before[k]) << "token " << t;
+      else if (j == 0) EXPECT_NE(after[k], before[k]) << "token " << t;
+    }
 }
 
 }  // namespace

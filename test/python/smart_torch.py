@@ -81,6 +81,26 @@ class FourierEmbedding(nn.Module):
         return self.to_out(s)
 
 
+class CausalAttention(nn.Module):
+    """Dense causal multi-head self-attention with a -inf mask above the diagonal."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.to_q, self.to_v = nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.to_k = nn.Linear(dim, dim, bias=False)
+        self.to_out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        n, length, dim = x.shape
+        split = lambda t: t.view(n, length, self.heads, dim // self.heads).transpose(1, 2)  # noqa: E731
+        q, k, v = split(self.to_q(x)), split(self.to_k(x)), split(self.to_v(x))
+        score = q @ k.transpose(-1, -2) / math.sqrt(dim // self.heads)
+        mask = torch.ones(length, length, dtype=torch.bool).triu(1)
+        a = score.masked_fill(mask, -math.inf).softmax(-1)
+        return self.to_out((a @ v).transpose(1, 2).reshape(n, length, dim))
+
+
 def load_params(module, group):
     """Copies our parameters (h5 group with <module path>/<weight|bias>) into a torch module."""
     with torch.no_grad():
@@ -99,7 +119,7 @@ def grad_errors(module, group, rel_err):
     return out
 
 
-KINDS = ("edge_softmax", "edge_attention", "fourier_embedding")
+KINDS = ("edge_softmax", "edge_attention", "fourier_embedding", "causal_attention")
 
 
 def build_layer(f, kind, xs):
@@ -118,6 +138,10 @@ def build_layer(f, kind, xs):
         return m(xs[0], xs[0], None, src, dst), m
     if kind == "fourier_embedding":
         m = FourierEmbedding(xs[0].shape[1], num("hidden"), num("freqs"))
+        load_params(m, f["layer"])
+        return m(xs[0]), m
+    if kind == "causal_attention":
+        m = CausalAttention(xs[0].shape[2], num("heads"))
         load_params(m, f["layer"])
         return m(xs[0]), m
     raise ValueError(f"unknown layer kind '{kind}'")

@@ -1,6 +1,7 @@
 // EdgeSoftmax kernels (see edge_softmax.hpp).
 #include "nn/layers/edge_softmax.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -32,8 +33,19 @@ void EdgeSoftmax<Scalar>::set_edges(const std::vector<int>& src, const std::vect
   if (src.size() != dst.size())
     throw Error("internal: " + name_ + ": " + std::to_string(src.size()) + " edge sources but " +
                 std::to_string(dst.size()) + " destinations");
-  by_dst_.build_from(dst, n_dst, name_ + " (edge attention) destinations");
-  by_src_.build_from(src, n_src, name_ + " (edge attention) sources");
+  set_edges(src.data(), dst.data(), static_cast<std::int64_t>(src.size()), n_src, n_dst);
+}
+
+template <class Scalar>
+void EdgeSoftmax<Scalar>::set_edges(const int* src, const int* dst, std::int64_t m, std::int64_t n_src,
+                                    std::int64_t n_dst) {
+  // Copy only what fits: a list over capacity is build()'s capacity error.
+  if (m <= by_dst_.max_positions()) {
+    std::copy(dst, dst + m, by_dst_.host_keys().data());
+    std::copy(src, src + m, by_src_.host_keys().data());
+  }
+  by_dst_.build(m, n_dst, name_ + " (edge attention) destinations");
+  by_src_.build(m, n_src, name_ + " (edge attention) sources");
 }
 
 template <class Scalar>

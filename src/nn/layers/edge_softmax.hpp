@@ -35,6 +35,8 @@ class EdgeSoftmax {
   // The edge set: edge e goes from src[e] in [0, n_src) to dst[e] in [0, n_dst). Outside the step;
   // it groups on the host into buffers allocated in the constructor (no allocation here).
   void set_edges(const std::vector<int>& src, const std::vector<int>& dst, std::int64_t n_src, std::int64_t n_dst);
+  // The same from m edges in host arrays (a data path's own buffers: nothing is allocated).
+  void set_edges(const int* src, const int* dst, std::int64_t m, std::int64_t n_src, std::int64_t n_dst);
 
   // out() rows [0, n_dst). kr, vr may be empty (no relative-position term).
   void forward(const T& q, const T& k, const T& v, const T& kr, const T& vr);
