@@ -12,12 +12,16 @@ namespace hpct {
 
 ModelFamily mlp_family();        // models/mlp/mlp_family.cpp
 ModelFamily diffusion_family();  // models/diffusion/diffusion_family.cpp
+namespace smart {
+ModelFamily smart_family();  // models/smart/smart_family.cpp
+}
 
 namespace {
 std::vector<ModelFamily>& registered() {
   static std::vector<ModelFamily> families = {
       mlp_family(),
       diffusion_family(),
+      smart::smart_family(),
   };
   return families;
 }

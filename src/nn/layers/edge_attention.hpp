@@ -42,6 +42,9 @@ class EdgeAttention {
   void set_edges(const std::vector<int>& src, const std::vector<int>& dst, std::int64_t n_src, std::int64_t n_dst) {
     core_.set_edges(src, dst, n_src, n_dst);
   }
+  void set_edges(const int* src, const int* dst, std::int64_t m, std::int64_t n_src, std::int64_t n_dst) {
+    core_.set_edges(src, dst, m, n_src, n_dst);
+  }
 
   // y rows [0, n_dst) from x_src rows [0, n_src), x_dst rows [0, n_dst), r rows [0, edges) (or empty).
   void forward(const T& x_src, const T& x_dst, const T& r);
