@@ -45,13 +45,27 @@ TEST(Registry, WeightsFilesRebuildTheSameModel) {
 // Note [stored configuration]: the stored line sets every key of the family's config schema (so a
 // key added to the family's deck section is stored too), parses back to the same line, and a value
 // the schema refuses is an error naming the key.
+// The fields of apps/trajgen's scenes (model smart), small.
+std::vector<FieldSpec> scene_fields() {
+  auto ragged = [](const char* name, DType t, Shape element, std::uint64_t most) {
+    FieldSpec f;
+    f.name = name, f.dtype = t, f.row_shape = element, f.ragged = true, f.max_row_elements = most;
+    return f;
+  };
+  return {ragged("agent_state", DType::f32, Shape{91, 5}, 3), ragged("agent_type", DType::i64, Shape{}, 3),
+          ragged("map_polyline", DType::f32, Shape{11, 2}, 5), ragged("map_type", DType::i64, Shape{}, 5)};
+}
+
 TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
   for (const ModelFamily& f : model_families()) {
     const std::string family = f.name;
     const deck::Deck deck = hpct::test::make_deck("model " + family +
                                                   "\ndata_file unused.h5\nhidden_sizes 5,4\n"
                                                   "diffusion_hidden 6\ntime_embedding_dim 4\nloss mse\n");
-    const std::unique_ptr<Model> model = make_model(ModelBuildContext{deck, 3, 2, 4, nn::Precision::fp32});
+    // Families that read other fields than tabular inputs and targets get theirs.
+    std::vector<FieldSpec> fields = supervised_fields(3, 2);
+    if (family == "smart") fields = scene_fields();
+    const std::unique_ptr<Model> model = make_model(ModelBuildContext{deck, fields, 4, nn::Precision::fp32});
     const std::string config = model->config_string();
     const deck::Deck parsed = parse_config(f, config, "test");
     const deck::Schema schema = config_schema(f);
