@@ -22,7 +22,7 @@ SceneGraphBuilder::SceneGraphBuilder(const GraphLimits& l, const MotionVocab& vo
   g_.token_in.assign(an, 0), g_.target.assign(an, 0), g_.weight.assign(an, 0), g_.agent_key.assign(an, 0);
   g_.agent_type.assign(an, 0);
   g_.map_key.assign(mn, 0), g_.map_feat.assign(mn * kMapFeatures, 0);
-  pose_.assign(an * 3, 0), map_pose_.assign(mn * 3, 0);
+  g_.agent_pose.assign(an * 3, 0), map_pose_.assign(mn * 3, 0);
   g_.map_map.reserve(map_map_capacity(), 3);
   g_.temporal.reserve(temporal_capacity(), 4);
   g_.map_agent.reserve(map_agent_capacity(), 3);
@@ -103,17 +103,22 @@ const SceneGraph& SceneGraphBuilder::build(int n, const float* state, const std:
     for (std::int64_t a = 0; a < na; ++a) {
       const float* st = state + (a0 + a) * steps * 5;
       const int ty = static_cast<int>(std::clamp<std::int64_t>(type[a0 + a], 0, kAgentTypes - 1));
+      // Note [drift-free tokens]: each token is the motion from the pose the tokens so far reconstruct
+      // (not the true pose) to the true next pose, as SMART matches tokens; the reconstruction then
+      // stays within half a grid cell of the truth, and a rollout, which can only chain decoded
+      // tokens, sees the poses training saw. Node poses are the reconstructed ones.
+      double x = st[0], y = st[1], h = st[2];
       for (int k = 0; k < kTokenSteps; ++k) {
-        const float* p = st + k * kShift * 5;
         const float* q = st + (k + 1) * kShift * 5;
-        const int tok = vocab_.tokenize(ty, p[0], p[1], p[2], q[0], q[1], q[2]);
+        const int tok = vocab_.tokenize(ty, x, y, h, q[0], q[1], q[2]);
+        vocab_.apply(ty, tok, x, y, h);
         if (k < T) {
           const auto node = static_cast<std::size_t>(base + a * T + k);
           g.token_in[node] = static_cast<float>(ty * V + tok);
           g.agent_type[node] = ty;
           g.weight[node] = weight;
           g.agent_key[node] = rng::hash(ids[s], 2, static_cast<std::uint64_t>(a * T + k));
-          pose_[node * 3] = q[0], pose_[node * 3 + 1] = q[1], pose_[node * 3 + 2] = q[2];
+          g.agent_pose[node * 3] = x, g.agent_pose[node * 3 + 1] = y, g.agent_pose[node * 3 + 2] = h;
         }
         if (k > 0) g.target[static_cast<std::size_t>(base + a * T + k - 1)] = static_cast<float>(tok);
       }
@@ -140,11 +145,11 @@ const SceneGraph& SceneGraphBuilder::build(int n, const float* state, const std:
     for (std::int64_t a = 0; a < na; ++a)
       for (int t = 0; t < T; ++t) {
         const std::int64_t node = base + a * T + t;
-        const double* pd = &pose_[static_cast<std::size_t>(node) * 3];
+        const double* pd = &g.agent_pose[static_cast<std::size_t>(node) * 3];
         // temporal: the same agent's earlier steps within time_span.
         for (int t2 = std::max(0, t - limits_.time_span); t2 < t; ++t2)
           push(g.temporal, static_cast<int>(base + a * T + t2), static_cast<int>(node),
-               &pose_[static_cast<std::size_t>(base + a * T + t2) * 3], pd, t2 - t);
+               &g.agent_pose[static_cast<std::size_t>(base + a * T + t2) * 3], pd, t2 - t);
         // map -> agent.
         candidates_.clear();
         for (std::int64_t m = 0; m < nm; ++m) {
@@ -163,7 +168,7 @@ const SceneGraph& SceneGraphBuilder::build(int n, const float* state, const std:
         // agent <-> agent at the same step.
         candidates_.clear();
         for (std::int64_t b = 0; b < na; ++b) {
-          const double* pb = &pose_[static_cast<std::size_t>(base + b * T + t) * 3];
+          const double* pb = &g.agent_pose[static_cast<std::size_t>(base + b * T + t) * 3];
           const double dist = std::hypot(pb[0] - pd[0], pb[1] - pd[1]);
           if (b != a && dist < limits_.agent_radius) candidates_.emplace_back(dist, static_cast<int>(b));
         }
@@ -173,7 +178,7 @@ const SceneGraph& SceneGraphBuilder::build(int n, const float* state, const std:
         for (std::size_t i = 0; i < k; ++i) {
           const auto src = base + candidates_[i].second * T + t;
           push(g.agent_agent, static_cast<int>(src), static_cast<int>(node),
-               &pose_[static_cast<std::size_t>(src) * 3], pd);
+               &g.agent_pose[static_cast<std::size_t>(src) * 3], pd);
         }
       }
   }

@@ -1,7 +1,8 @@
 // SceneGraph: one micro-batch of trajgen scenes as SMART's token graph, built on the host into
 // buffers sized once for the largest batch (no allocation per step):
 //   agent nodes  one per (agent, token step t = 0..16): input token t (the motion ending at time
-//                point t + 1), target token t + 1, the pose at time point t + 1;
+//                point t + 1), target token t + 1, the pose the tokens reconstruct at point t + 1
+//                (Note [drift-free tokens] in scene_graph.cpp);
 //   map nodes    one per map segment (11 points in the segment's own frame + its kind);
 //   edges        map -> map within map_radius (the nearest map_neighbours), temporal agent edges
 //                (same agent, t - time_span <= t' < t), map -> agent within 30 m (nearest
@@ -44,6 +45,7 @@ struct SceneGraph {
   std::vector<std::uint64_t> agent_key, map_key;  // per node: what dropout is keyed by
   std::vector<float> map_feat;                    // [maps, kMapFeatures]
   std::vector<int> agent_type;                    // [agent nodes]
+  std::vector<double> agent_pose;                 // [agent nodes, 3]: reconstructed x, y, heading at point t + 1
   EdgeList map_map, temporal, map_agent, agent_agent;
 };
 
@@ -68,7 +70,7 @@ class SceneGraphBuilder {
   GraphLimits limits_;
   const MotionVocab& vocab_;
   SceneGraph g_;
-  std::vector<double> pose_, map_pose_;             // [nodes, 3]: x, y, heading
+  std::vector<double> map_pose_;                    // [map nodes, 3]: x, y, heading
   std::vector<std::pair<double, int>> candidates_;  // neighbour search scratch
 };
 
