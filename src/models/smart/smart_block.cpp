@@ -1,4 +1,5 @@
 // SmartBlock: norms, edge attention, residuals and the feed-forward (see smart_block.hpp).
+// Kernel labels stay within 15 characters: longer ones allocate a std::string per launch (kokkos_compat.hpp).
 #include "models/smart/smart_block.hpp"
 
 #include "nn/elementwise.hpp"

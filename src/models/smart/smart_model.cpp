@@ -229,7 +229,7 @@ void SmartModel::token_loss(const Tensor<float>& dlogits, double scale) {
   const auto target = target_, weight = weight_, loss = node_loss_;
   const double eps = config_.label_smoothing;
   Kokkos::parallel_for(
-      "smart_token_loss", range(0, na), KOKKOS_LAMBDA(const int i) {
+      "smart_loss", range(0, na), KOKKOS_LAMBDA(const int i) {
         double m = z(i, 0), mean = 0;
         for (int k = 0; k < V; ++k) m = z(i, k) > m ? z(i, k) : m, mean += z(i, k);
         double s = 0;

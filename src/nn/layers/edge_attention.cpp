@@ -61,7 +61,7 @@ void EdgeAttention<Scalar>::blend_forward(int n) {
   const auto agg = core_.output().matrix(), s = to_s_.output().matrix(), gz = to_g_.output().matrix();
   const auto g = gate_->matrix(), u = u_->matrix();
   for_each_cell(
-      "edge_attention_gate", n, config_.heads * config_.head_dim, KOKKOS_LAMBDA(const int i, const int j) {
+      "edge_gate", n, config_.heads * config_.head_dim, KOKKOS_LAMBDA(const int i, const int j) {
         const Scalar gg = sigmoid(gz(i, j));
         g(i, j) = gg;
         u(i, j) = agg(i, j) + gg * (s(i, j) - agg(i, j));
@@ -93,7 +93,7 @@ void EdgeAttention<Scalar>::blend_backward(const T& du, int n) {
   const auto agg = core_.output().matrix(), s = to_s_.output().matrix(), g = gate_->matrix();
   const auto d = du.matrix(), dagg = dagg_->matrix(), ds = ds_->matrix(), dgz = dgz_->matrix();
   for_each_cell(
-      "edge_attention_gate_bw", n, config_.heads * config_.head_dim, KOKKOS_LAMBDA(const int i, const int j) {
+      "edge_gate_bw", n, config_.heads * config_.head_dim, KOKKOS_LAMBDA(const int i, const int j) {
         const Scalar gg = g(i, j), dd = d(i, j);
         dagg(i, j) = dd * (Scalar(1) - gg);
         ds(i, j) = dd * gg;

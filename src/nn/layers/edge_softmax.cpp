@@ -18,7 +18,9 @@ EdgeSoftmax<Scalar>::EdgeSoftmax(Workspace<Scalar>& ws, const std::string& name,
       head_dim_(head_dim),
       precision_(precision),
       by_dst_(name + "/by_dst", max_edges, max_dst),
-      by_src_(name + "/by_src", max_edges, max_src) {
+      by_src_(name + "/by_src", max_edges, max_src),
+      what_dst_(name + " (edge attention) destinations"),
+      what_src_(name + " (edge attention) sources") {
   const std::int64_t width = static_cast<std::int64_t>(heads) * head_dim;
   attn_ = &ws.request(name + "/attn", max_edges, heads);
   dscore_ = &ws.request(name + "/dscore", max_edges, heads);
@@ -44,8 +46,8 @@ void EdgeSoftmax<Scalar>::set_edges(const int* src, const int* dst, std::int64_t
     std::copy(dst, dst + m, by_dst_.host_keys().data());
     std::copy(src, src + m, by_src_.host_keys().data());
   }
-  by_dst_.build(m, n_dst, name_ + " (edge attention) destinations");
-  by_src_.build(m, n_src, name_ + " (edge attention) sources");
+  by_dst_.build(m, n_dst, what_dst_);
+  by_src_.build(m, n_src, what_src_);
 }
 
 template <class Scalar>
@@ -132,7 +134,7 @@ void EdgeSoftmax<Scalar>::backward(const T& q, const T& k, const T& v, const T& 
   // Per edge and column: the gradients of k + kr and v + vr (one writer per element).
   const M dke = dk_edge_->matrix(), dve = dv_edge_->matrix();
   for_each_cell(
-      "edge_softmax_bw_edges", static_cast<int>(edges()), heads_ * D, KOKKOS_LAMBDA(const int e, const int c) {
+      "edge_sm_bw_e", static_cast<int>(edges()), heads_ * D, KOKKOS_LAMBDA(const int e, const int c) {
         const int i = dst(e), h = c / D;
         dke(e, c) = ds(e, h) * qm(i, c);
         dve(e, c) = a(e, h) * g(i, c);

@@ -60,11 +60,12 @@ class EdgeSoftmax {
   std::string name_;
   int heads_, head_dim_;
   Precision precision_;
-  IndexGroups by_dst_, by_src_;  // keys(): dst resp. src of every edge
-  T* attn_ = nullptr;            // [max_edges, heads]
-  T* dscore_ = nullptr;          // [max_edges, heads]: dL/dscore (scale folded in)
-  T* out_ = nullptr;             // [max_dst, heads * head_dim]
-  T* dk_edge_ = nullptr;         // [max_edges, heads * head_dim]
+  IndexGroups by_dst_, by_src_;      // keys(): dst resp. src of every edge
+  std::string what_dst_, what_src_;  // for the errors of build(), made once: set_edges allocates nothing
+  T* attn_ = nullptr;                // [max_edges, heads]
+  T* dscore_ = nullptr;              // [max_edges, heads]: dL/dscore (scale folded in)
+  T* out_ = nullptr;                 // [max_dst, heads * head_dim]
+  T* dk_edge_ = nullptr;             // [max_edges, heads * head_dim]
   T* dv_edge_ = nullptr;
 };
 

@@ -50,7 +50,7 @@ void FourierEmbedding<Scalar>::sum_mlps(const T& extra, int n) {
   const bool has_extra = !extra.empty();
   const auto e = has_extra ? extra.matrix() : s;
   for_each_cell(
-      "fourier_sum_init", n, hidden_,
+      "fourier_sum0", n, hidden_,
       KOKKOS_LAMBDA(const int i, const int j) { s(i, j) = has_extra ? e(i, j) : Scalar(0); });
   // Input order, one input at a time: a fixed summation order.
   for (const Mlp& m : mlps_) {

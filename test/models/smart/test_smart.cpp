@@ -11,6 +11,7 @@
 #include "models/registry.hpp"
 #include "models/smart/motion_tokens.hpp"
 #include "models/smart/scene_graph.hpp"
+#include "support/allocation_counter.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"
 
@@ -159,4 +160,33 @@ TEST(Smart, ResumeIsBitwiseAndTheWeightsRebuildTheModel) {
   auto a = to_host(loaded->store().params());
   ASSERT_EQ(a.extent(0), full.params.size());
   for (std::size_t i = 0; i < a.extent(0); ++i) ASSERT_EQ(a(i), full.params[i]) << i;
+}
+
+// The graphs are built into buffers sized once and the layers run on the workspace: a training step
+// allocates nothing (heap or Kokkos views), as in every family.
+TEST(Smart, AStepAllocatesNothing) {
+  const Comm comm;
+  const std::string data = scenes_file(comm, "smart_noalloc", 40);
+  const deck::Deck deck = test::make_deck(std::string(kTiny) + "data_file " + data + "\n",
+                                          {"batch_size=4", "epochs=1", "log_every=100000"});
+  NetworkTrainer t(deck, comm);
+  long heap = -1, views = -1;
+  t.set_step_hook([&](std::uint64_t step) {
+    if (step == 2) {
+      test::start_counting_allocations();
+    } else if (step == 6) {
+      const test::AllocationCounts c = test::stop_counting_allocations();
+      heap = c.heap, views = c.views;
+    }
+  });
+  t.run();
+  EXPECT_EQ(heap, 0);
+  EXPECT_EQ(views, 0);
+}
+
+TEST(Smart, LowPrecisionIsRefusedByName) {
+  const Comm comm;
+  const std::string data = scenes_file(comm, "smart_bf16", 8);
+  const deck::Deck deck = test::make_deck(std::string(kTiny) + "data_file " + data + "\n", {"precision=bf16"});
+  EXPECT_NE(test::error_message([&] { NetworkTrainer t(deck, comm); }).find("fp32 only"), std::string::npos);
 }
