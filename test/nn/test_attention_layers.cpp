@@ -208,8 +208,11 @@ TEST(AttentionGradients, CausalAttentionSeesOnlyThePast) {
   for (int t = 0; t < 2 * L; ++t)
     for (int j = 0; j < D; ++j) {
       const auto k = static_cast<std::size_t>(t * D + j);
-      if (t < L + 2) EXPECT_EQ(after[k], before[k]) << "token " << t;
-      else if (j == 0) EXPECT_NE(after[k], before[k]) << "token " << t;
+      if (t < L + 2) {
+        EXPECT_EQ(after[k], before[k]) << "token " << t;
+      } else if (j == 0) {
+        EXPECT_NE(after[k], before[k]) << "token " << t;
+      }
     }
 }
 

@@ -168,13 +168,13 @@ TEST(Smart, AStepAllocatesNothing) {
   const Comm comm;
   const std::string data = scenes_file(comm, "smart_noalloc", 40);
   const deck::Deck deck = test::make_deck(std::string(kTiny) + "data_file " + data + "\n",
-                                          {"batch_size=4", "epochs=1", "log_every=100000"});
+                                          {"batch_size=2", "epochs=1", "log_every=100000"});
   NetworkTrainer t(deck, comm);
   long heap = -1, views = -1;
   t.set_step_hook([&](std::uint64_t step) {
     if (step == 2) {
       test::start_counting_allocations();
-    } else if (step == 6) {
+    } else if (step == 5) {
       const test::AllocationCounts c = test::stop_counting_allocations();
       heap = c.heap, views = c.views;
     }
