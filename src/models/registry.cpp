@@ -15,6 +15,9 @@ ModelFamily diffusion_family();  // models/diffusion/diffusion_family.cpp
 namespace smart {
 ModelFamily smart_family();  // models/smart/smart_family.cpp
 }
+namespace lm {
+ModelFamily transformer_family();  // models/transformer/transformer_family.cpp
+}
 
 namespace {
 std::vector<ModelFamily>& registered() {
@@ -22,6 +25,7 @@ std::vector<ModelFamily>& registered() {
       mlp_family(),
       diffusion_family(),
       smart::smart_family(),
+      lm::transformer_family(),
   };
   return families;
 }

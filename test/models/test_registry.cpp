@@ -65,6 +65,11 @@ TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
     // Families that read other fields than tabular inputs and targets get theirs.
     std::vector<FieldSpec> fields = supervised_fields(3, 2);
     if (family == "smart") fields = scene_fields();
+    if (family == "transformer") {
+      FieldSpec tokens;
+      tokens.name = "tokens", tokens.dtype = DType::i64, tokens.row_shape = Shape{6};
+      fields = {tokens};
+    }
     const std::unique_ptr<Model> model = make_model(ModelBuildContext{deck, fields, 4, nn::Precision::fp32});
     const std::string config = model->config_string();
     const deck::Deck parsed = parse_config(f, config, "test");
