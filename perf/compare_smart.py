@@ -8,16 +8,16 @@ machine, 1 and 2 threads, run back to back. Prints samples/s of both and the rat
 
 Defaults are SMART-tiny's settings (hidden 128, 8 heads, 3 map and 6 agent layers, vocab 2048) at a
 small batch (CPU). Our side: `build/apps/train` (1 rank, OMP_NUM_THREADS=T) on trajgen scenes with
-the settings as --set; samples/s from its final line (the first step included). PyTorch side: the
+the settings as --set; samples/s of its metrics summary (the first step included). PyTorch side: the
 functional reference of test/python/smart_parity.py (segment softmax by scatter ops) on our weights
 (the weights file of our run), the token graph built in numpy by the same rules as
 src/models/smart/scene_graph.cpp (drift-free tokens, nearest neighbours within the radii), forward,
 label-smoothed cross-entropy, backward and an AdamW step per batch; torch.set_num_threads(T).
 Not a pass/fail test: timings depend on the machine and its load."""
 import argparse
+import json
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -149,9 +149,11 @@ def ours(build, data, weights, a, threads):
     for k, v in sets.items():
         cmd += ["--set", f"{k}={v}"]
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="false")
-    log = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
-    m = re.search(r"Done: .* = ([0-9.]+) samples/s", log)
-    return float(m.group(1))
+    subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    # The summary record of the metrics file: samples/s unrounded (the log line rounds it).
+    with open(weights + ".metrics.jsonl") as f:
+        summary = [r for r in map(json.loads, f) if r.get("type") == "summary"][-1]
+    return float(summary["samples_per_s"])
 
 
 def reference(weights, data, a, threads):
