@@ -10,6 +10,7 @@
 #include "core/signals.hpp"
 #include "core/trace.hpp"
 #include "data/source_registry.hpp"
+#include "data/validation_split.hpp"
 #include "hpctrain/version.hpp"
 #include "models/registry.hpp"
 #include "nn/loss.hpp"
@@ -98,8 +99,7 @@ void NetworkTrainer::open_data() {
       // The held-out part is the tail of the file: datagen writes shuffled rows; for sorted data,
       // give a validation_file instead.
       const std::uint64_t rows = data->rows();
-      const auto n_val = static_cast<std::uint64_t>(std::floor(config_.validation_fraction *
-                                                               static_cast<double>(rows)));
+      const std::uint64_t n_val = validation_split_rows(rows, config_.validation_fraction);
       train_data_ = row_range(data, 0, rows - n_val);
       val_data_ = row_range(data, rows - n_val, n_val);
     }
