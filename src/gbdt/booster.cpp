@@ -102,6 +102,11 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
   View1<int> in_bag("gbdt::in_bag", n);
   RowPartition part(tr.rows);
   QuantGrad q;
+  // The collectives of tree building are watched, as a network step's are: a rank frozen or dead
+  // while the others wait in them is named and the job aborted (comm/watchdog.hpp).
+  WatchedAllreduce watched(comm, p.watchdog_timeout);
+  watched.describe("the tree-building all-reduce of round");
+  std::vector<double> maxima(2 * static_cast<std::size_t>(K));
 
   double best = 0;
   int first_round = 0;
@@ -137,11 +142,17 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
                       rng::uniform(rng::hash(seed, kBagStream, r64, static_cast<std::uint64_t>(first + i))) < rate;
         });
     const auto allowed = sample_features(static_cast<int>(tr.cols), p.colsample, p.seed, round);
+    const auto shown_round = static_cast<std::uint64_t>(round + 1);
     for (int k = 0; k < K; ++k) {
-      const auto& rk = range[static_cast<std::size_t>(k)];
-      quantize(g[k], h[k], rk.max_abs_g, rk.max_h, tr.global_rows, comm, q);
+      maxima[2 * static_cast<std::size_t>(k)] = range[static_cast<std::size_t>(k)].max_abs_g;
+      maxima[2 * static_cast<std::size_t>(k) + 1] = range[static_cast<std::size_t>(k)].max_h;
+    }
+    watched.max(maxima.data(), maxima.size(), shown_round);  // the quantization scales' global maxima
+    for (int k = 0; k < K; ++k) {
+      const auto kk = static_cast<std::size_t>(k);
+      quantize(g[k], h[k], maxima[2 * kk], maxima[2 * kk + 1], tr.global_rows, q);
       part.reset(in_bag);
-      Tree t = grow_tree(p.grow, cuts, hb, columns, q, allowed, part, comm);
+      Tree t = grow_tree(p.grow, cuts, hb, columns, q, allowed, part, watched, shown_round);
       add_tree_trained(t, cuts, bins, part, margin, k);
       for (std::size_t e = 0; e < evals.size(); ++e) add_tree_binned(t, cuts, eval_bins[e], eval_margin[e], k);
       model.trees.push_back(std::move(t));

@@ -30,6 +30,8 @@ struct BoostParams {
   int eval_every = 1;                // evaluate every this many rounds (always the last; every
                                      // round with early stopping)
   std::uint64_t seed = 42;
+  double watchdog_timeout = 0;  // s: a tree's collectives waiting longer name the missing ranks and
+                                // abort the job (0: plain blocking collectives)
 };
 
 // One rank's block of a data set (host arrays).

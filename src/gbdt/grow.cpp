@@ -9,14 +9,15 @@ namespace hpct::gbdt {
 
 namespace {
 
-// All-reduce of several node histograms in one contiguous buffer (one MPI call).
-void allreduce_hists(std::vector<Hist>& hists, const Comm& comm) {
-  if (comm.size() == 1 || hists.empty()) return;
+// All-reduce of several node histograms in one contiguous buffer (one MPI call), under the
+// watchdog: a rank that froze or died while building its part is named, not waited for.
+void allreduce_hists(std::vector<Hist>& hists, WatchedAllreduce& reduce, std::uint64_t round) {
+  if (reduce.ranks() == 1 || hists.empty()) return;
   const std::size_t per = hists[0].size();
   std::vector<long long> buf(per * hists.size());
   for (std::size_t i = 0; i < hists.size(); ++i)
     std::copy(hists[i].begin(), hists[i].end(), buf.begin() + static_cast<std::ptrdiff_t>(i * per));
-  comm.allreduce_sum(buf.data(), buf.size());
+  reduce.sum(buf.data(), buf.size(), round);
   for (std::size_t i = 0; i < hists.size(); ++i)
     std::copy(buf.begin() + static_cast<std::ptrdiff_t>(i * per),
               buf.begin() + static_cast<std::ptrdiff_t>((i + 1) * per), hists[i].begin());
@@ -30,7 +31,8 @@ struct Grower {
   const QuantGrad& q;
   const std::vector<char>& allowed;
   RowPartition& part;
-  const Comm& comm;
+  WatchedAllreduce& reduce;
+  std::uint64_t round;
   Tree tree;
   std::vector<Hist> hist;            // by node id; emptied once a node is done
   std::vector<SplitCandidate> cand;  // by node id
@@ -82,7 +84,7 @@ struct Grower {
       other.push_back(left_small ? r : l);
     }
     auto built = hb.build(q, part, build);
-    allreduce_hists(built, comm);
+    allreduce_hists(built, reduce, round);
     for (std::size_t i = 0; i < parents.size(); ++i) {
       const auto p = static_cast<std::size_t>(parents[i]);
       const auto b = static_cast<std::size_t>(build[i]), o = static_cast<std::size_t>(other[i]);
@@ -101,7 +103,7 @@ struct Grower {
   void grow() {
     ensure(1);
     auto root = hb.build(q, part, {0});
-    allreduce_hists(root, comm);
+    allreduce_hists(root, reduce, round);
     const Stats rs = node_stats(root[0], cuts);
     new_node(0, rs);
     record_g(0, rs);
@@ -189,8 +191,9 @@ struct Grower {
 }  // namespace
 
 Tree grow_tree(const GrowParams& gp, const BinCuts& cuts, HistogramBuilder& hb, const View2<std::uint8_t>& columns,
-               const QuantGrad& q, const std::vector<char>& allowed, RowPartition& part, const Comm& comm) {
-  Grower g{gp, cuts, hb, columns, q, allowed, part, comm, {}, {}, {}, {}};
+               const QuantGrad& q, const std::vector<char>& allowed, RowPartition& part, WatchedAllreduce& reduce,
+               std::uint64_t round) {
+  Grower g{gp, cuts, hb, columns, q, allowed, part, reduce, round, {}, {}, {}, {}};
   g.grow();
   return std::move(g.tree);
 }

@@ -60,7 +60,8 @@ RunData load_run_data(const deck::Deck& deck, const Comm& comm) {
     d.has_valid = true;
   } else if (deck.is_set("validation_fraction") && deck.get_real("validation_fraction") > 0) {
     const auto rows = static_cast<std::uint64_t>(d.train.global_rows);
-    const auto cut = static_cast<long long>(rows - validation_split_rows(rows, deck.get_real("validation_fraction")));
+    const auto cut = static_cast<long long>(rows -
+                                            validation_split_rows(rows, deck.get_real("validation_fraction")));
     d.valid = gbdt::split_tail(d.train, cut, "valid");
     d.has_valid = d.valid.global_rows > 0;
   }
@@ -183,6 +184,7 @@ gbdt::BoostResume resume_state(const deck::Deck& deck, const gbdt::BoostParams& 
 
 int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
   gbdt::BoostParams p = gbdt::params_from_deck(deck);
+  p.watchdog_timeout = deck.get_real("watchdog_timeout");
   Stopwatch load_clock;
   RunData d;
   {

@@ -6,6 +6,7 @@
 #  2. SIGUSR1 (as SLURM sends it): checkpoint after the same round on every rank, exit code 3;
 #     `resume auto` on 1 rank (2 -> 1) finishes with the same model file;
 #  3. kill -9 of a 1-rank job: resumed on 1 rank to the same model file;
+#  4. a frozen rank (SIGSTOP) during tree building: the watchdog aborts the job and names it;
 # and the metrics file holds one `round` record per round and a `summary` (appended on resume).
 # usage: gbdt_resume.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
@@ -13,9 +14,10 @@ train=$1 mpiexec=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
 export OMP_NUM_THREADS=1
-# inputs/gbdt_cpu64.in scaled down: bagging and column sampling on, early stopping after 20 rounds.
+# inputs/gbdt_cpu64.in scaled down: bagging and column sampling on, early stopping after 8 rounds.
 base=(--set data_file=$work/higgs.h5 --set ranks_per_node=0 --set num_trees=200 --set max_depth=5
-      --set log_every=1000000 --set checkpoint_every_trees=3 --set checkpoint_keep=100)
+      --set log_every=1000000 --set checkpoint_every_trees=3 --set checkpoint_keep=100
+      --set early_stopping_rounds=8)
 "$(dirname "$train")/datagen" higgs "$work/higgs.h5" --rows 8000 >/dev/null || fail "datagen"
 run() { local np=$1; shift; "$mpiexec" -np "$np" --bind-to none "$train" inputs/gbdt_cpu64.in "${base[@]}" "$@"; }
 # In the background, with $! the pid of mpirun itself (signals go to the launcher, as with srun).
@@ -97,4 +99,21 @@ run 1 --set checkpoint_dir=$dir --set resume=auto --set output=$work/solo.json -
   >"$work/solo_resume.log" 2>&1 || fail "solo: resume failed: $(tail -3 "$work/solo_resume.log")"
 cmp "$work/reference.json" "$work/solo.json" || fail "solo: model after kill -9 + resume on 1 rank differs"
 echo "kill -9 at 1 rank: $(grep -o 'resume: from [^ ]* (round [0-9]*' "$work/solo_resume.log")), same model file"
+# 4. Rank 1 frozen mid-training: rank 0 waits in a watched collective of tree building.
+start 2 --set checkpoint_dir= --set early_stopping_rounds=0 --set num_trees=100000 --set watchdog_timeout=3 \
+  --set output= --set metrics_file= >"$work/frozen.log" 2>&1
+launcher=$!
+for ((i = 0; i < 100; ++i)); do grep -q "training rows" "$work/frozen.log" && break; sleep 0.1; done
+sleep 1
+victim=$(rank_pid 1)
+[ -n "$victim" ] || fail "frozen: rank 1 not found"
+kill -STOP "$victim"
+t0=$SECONDS
+for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+kill -9 "$victim" 2>/dev/null
+kill -0 $launcher 2>/dev/null && { kill -9 $launcher; fail "frozen: job still running 30 s after rank 1 froze"; }
+wait $launcher && fail "frozen: job with a frozen rank exited 0"
+grep -q "watchdog: the tree-building all-reduce of round [0-9]* did not complete .*rank(s) 1 not responding" \
+  "$work/frozen.log" || fail "frozen: the watchdog did not name rank 1: $(grep -i -e watchdog -e heartbeat "$work/frozen.log")"
+echo "frozen rank: aborted after $((SECONDS - t0)) s: $(grep -o 'round [0-9]* did not complete.*responding' "$work/frozen.log")"
 echo "PASS"
