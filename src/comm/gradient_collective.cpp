@@ -2,6 +2,7 @@
 // gradient_collective.hpp).
 #include "comm/gradient_collective.hpp"
 
+#include "comm/hierarchical_allreduce.hpp"
 #include "comm/nccl_collective.hpp"
 #include "comm/shared_memory_reducer.hpp"
 #include "comm/watchdog.hpp"
@@ -26,6 +27,14 @@ class MpiGradientCollective final : public GradientCollective {
           strf("  optimizer sharded over %d ranks: %llu of %llu parameters here (reduce-scatter, "
                "all-gather; bucket_mb does not apply)",
                comm.size(), (unsigned long long)o.shard->count, (unsigned long long)o.count));
+    } else if (o.hierarchical && comm.size() > 1) {
+      reducer_.reserve(1);
+      hierarchy_ = std::make_unique<HierarchicalAllreduce>(comm, o.count, o.watchdog_timeout);
+      Log::info(
+          strf("  gradient all-reduce: hierarchical, %d node(s) of up to %d rank(s): sum in each node, "
+               "all-reduce among the node leaders, broadcast (one sum after backward; bucket_mb does "
+               "not apply)",
+               hierarchy_->nodes(), comm.max(hierarchy_->node_size())));
     } else if (comm.size() > 1 && !o.buckets.empty()) {
       buckets_ = std::make_unique<GradientReducer>(reducer_, o.grads, o.buckets, o.overlap);
       const auto& plan = buckets_->buckets();
@@ -35,7 +44,7 @@ class MpiGradientCollective final : public GradientCollective {
     } else {
       reducer_.reserve(1);
     }
-    if (comm.size() > 1) {
+    if (comm.size() > 1 && !hierarchy_) {
       reducer_.stage_device_buffer(o.grads, o.count * sizeof(float));
       std::string how;
       if (!mpi_accepts_device_memory(&how))
@@ -56,6 +65,9 @@ class MpiGradientCollective final : public GradientCollective {
       buckets_->start_remaining();
       reducer_.start(control, static_cast<std::size_t>(nc));
       reducer_.wait(step);
+    } else if (hierarchy_) {
+      hierarchy_->sum(grads, n, step);
+      reducer_.sum(control, static_cast<std::size_t>(nc), step);  // a few doubles: flat
     } else {
       reducer_.sum(grads, n, step);
       reducer_.sum(control, static_cast<std::size_t>(nc), step);
@@ -81,6 +93,7 @@ class MpiGradientCollective final : public GradientCollective {
  private:
   WatchedAllreduce reducer_;
   std::unique_ptr<GradientReducer> buckets_;
+  std::unique_ptr<HierarchicalAllreduce> hierarchy_;
 };
 
 // NCCL: the gradient sum on the Kokkos CUDA stream under NCCL's own watchdog; the control values
@@ -180,6 +193,16 @@ std::string choose_backend(const std::string& wanted, const Comm& comm) {
 }  // namespace
 
 std::unique_ptr<GradientCollective> make_gradient_collective(const Comm& comm, const CollectiveOptions& o) {
+  if (o.hierarchical) {  // an MPI path: the window and NCCL sum flat within their own reach
+    if (o.backend == "nccl" || o.backend == "shm")
+      throw Error("hierarchical_allreduce: runs over MPI; set comm_backend mpi or auto", ExitCode::bad_input);
+    if (!kHostBackend)
+      throw Error("hierarchical_allreduce: host builds only (the node sum runs on the host)", ExitCode::bad_input);
+    if (o.shard)
+      throw Error("hierarchical_allreduce: not with optimizer_sharding (its reduce-scatter is flat)",
+                  ExitCode::bad_input);
+    return std::make_unique<MpiGradientCollective>(comm, o);
+  }
   const std::string backend = choose_backend(o.backend, comm);
   if (backend == "shm") {
     try {

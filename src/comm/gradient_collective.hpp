@@ -58,9 +58,10 @@ class GradientCollective {
 
 // What the factory needs of the model and the deck.
 struct CollectiveOptions {
-  std::string backend = "auto";            // auto | mpi | nccl | shm (comm_backend)
-  double watchdog_timeout = 0;             // s; 0: no watchdog
-  bool overlap = false;                    // start sums during backward of the last micro-step
+  std::string backend = "auto";  // auto | mpi | nccl | shm (comm_backend)
+  double watchdog_timeout = 0;   // s; 0: no watchdog
+  bool overlap = false;          // start sums during backward of the last micro-step
+  bool hierarchical = false;     // MPI: node sums, the leaders' all-reduce, broadcast (hierarchical_allreduce.hpp)
   std::vector<GradientBucket> buckets;     // MPI: the bucket plan (empty: one sum after backward)
   float* grads = nullptr;                  // the flat gradient buffer (device memory on GPU builds)
   float* params = nullptr;                 // the flat parameter buffer (sharded: all-gathered)

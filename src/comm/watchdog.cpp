@@ -74,6 +74,19 @@ void WatchedAllreduce::start_allgather(float* data, const int* counts, const int
                   &requests_.back());
 }
 
+void WatchedAllreduce::start_gather(const float* send, float* recv, std::size_t n, int root) {
+  if (comm_.size() == 1 || n == 0) return;
+  requests_.push_back(MPI_REQUEST_NULL);
+  MPI_Igather(send, static_cast<int>(n), MPI_FLOAT, recv, static_cast<int>(n), MPI_FLOAT, root, comm_.raw(),
+              &requests_.back());
+}
+
+void WatchedAllreduce::start_broadcast(float* data, std::size_t n, int root) {
+  if (comm_.size() == 1 || n == 0) return;
+  requests_.push_back(MPI_REQUEST_NULL);
+  MPI_Ibcast(data, static_cast<int>(n), MPI_FLOAT, root, comm_.raw(), &requests_.back());
+}
+
 bool WatchedAllreduce::progress() {
   if (requests_.empty()) return true;
   int done = 0;
@@ -182,10 +195,25 @@ std::string list(const std::vector<int>& ranks) {
 
 }  // namespace arrival
 
+namespace {
+std::vector<int> world_ranks(const Comm& comm, const std::vector<int>& ranks) {
+  if (ranks.empty()) return ranks;
+  MPI_Group group, world;
+  MPI_Comm_group(comm.raw(), &group);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  std::vector<int> out(ranks.size());
+  MPI_Group_translate_ranks(group, static_cast<int>(ranks.size()), ranks.data(), world, out.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  return out;
+}
+}  // namespace
+
 void WatchedAllreduce::abort_job(std::uint64_t step) {
   std::string msg;
   if (comm_.rank() == 0) {
-    const std::string ranks = arrival::list(arrival::silent_ranks(comm_, kGraceSeconds * 0.5));
+    // Named as MPI_COMM_WORLD numbers them (a sub-communicator's own numbers would mislead).
+    const std::string ranks = arrival::list(world_ranks(comm_, arrival::silent_ranks(comm_, kGraceSeconds * 0.5)));
     msg = strf(
         "watchdog: %s %llu did not complete within %.0f s; rank(s) %s not responding (dead or hung); "
         "aborting the job",

@@ -71,6 +71,11 @@ class WatchedAllreduce {
   // (MPI_Iallgatherv). The count arrays must stay alive until wait() returns.
   void start_reduce_scatter(const float* send, float* recv, const int* counts);
   void start_allgather(float* data, const int* counts, const int* displs);
+  // Host buffers only (the hierarchical all-reduce, comm/hierarchical_allreduce.hpp): every rank's
+  // send[0, n) into recv[r * n, + n) on `root` (MPI_Igather; recv is ignored elsewhere), and root's
+  // data[0, n) to every rank (MPI_Ibcast).
+  void start_gather(const float* send, float* recv, std::size_t n, int root);
+  void start_broadcast(float* data, std::size_t n, int root);
   // Drives the outstanding requests without blocking (MPI_Testall); returns true when none is left.
   bool progress();
   // Completes every outstanding request of optimizer step `step`, with the watchdog (a plain

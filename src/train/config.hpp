@@ -46,10 +46,11 @@ struct TrainConfig {
   std::string resume = "none";
   double watchdog_timeout = 600;
   // data parallelism (comm/gradient_reducer.hpp)
-  double bucket_mb = 25;              // 0: one all-reduce of the whole gradient buffer after backward
-  bool overlap_allreduce = true;      // buckets start during backward of the last micro-step
-  std::string comm_backend = "auto";  // gradients over mpi, nccl or shm (comm/gradient_collective.hpp)
-  bool optimizer_sharding = false;    // ZeRO stage 1 (Note [optimizer sharding] in train/step.cpp)
+  double bucket_mb = 25;                // 0: one all-reduce of the whole gradient buffer after backward
+  bool overlap_allreduce = true;        // buckets start during backward of the last micro-step
+  std::string comm_backend = "auto";    // gradients over mpi, nccl or shm (comm/gradient_collective.hpp)
+  bool hierarchical_allreduce = false;  // node, then leaders, then broadcast (comm/hierarchical_allreduce.hpp)
+  bool optimizer_sharding = false;      // ZeRO stage 1 (Note [optimizer sharding] in train/step.cpp)
   // outputs
   std::string output, metrics_file, tensorboard_dir;
   std::uint64_t log_every = 50;
@@ -61,6 +62,7 @@ struct TrainConfig {
     o.backend = comm_backend;
     o.watchdog_timeout = watchdog_timeout;
     o.overlap = overlap_allreduce;
+    o.hierarchical = hierarchical_allreduce;
     return o;
   }
 };
