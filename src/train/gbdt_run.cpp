@@ -7,6 +7,7 @@
 #include <csignal>
 #include <memory>
 
+#include "comm/progress_board.hpp"
 #include "core/error.hpp"
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
@@ -210,7 +211,9 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
   // Stop signals as for networks (SLURM's --signal); the heartbeat ends a rank whose progress stops
   // anywhere outside a watched collective (its all-reduce would otherwise wait forever).
   install_stop_handlers();
+  ProgressBoard board(comm);  // the node's signs of life: the heartbeat names a rank that stopped
   Heartbeat heartbeat(2.0 * deck.get_real("watchdog_timeout"), comm.rank());
+  heartbeat.set_peers(&board);
   RoundCheckpoints checkpoints(deck, comm, heartbeat);
 
   std::vector<const Data*> evals;

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "comm/progress_board.hpp"
 #include "core/log.hpp"
 #include "core/signals.hpp"
 #include "core/trace.hpp"
@@ -367,7 +368,9 @@ int run_network_training(const deck::Deck& deck, const Comm& comm) {
   // heartbeat (the all-reduce watchdog names missing ranks; the heartbeat covers every other place a
   // dead peer could block us: checkpoint agreement, validation, data loading).
   install_stop_handlers();
+  ProgressBoard board(comm);  // the node's signs of life: the heartbeat names a rank that stopped
   Heartbeat heartbeat(2.0 * c.watchdog_timeout, comm.rank());
+  heartbeat.set_peers(&board);
   trainer.set_heartbeat(&heartbeat);
   const TrainSummary s = trainer.run();
   if (s.stop_signal != 0) {
