@@ -28,7 +28,11 @@ ProgressBoard::ProgressBoard(const Comm& comm) {
     std::random_device rd;
     name = strf("/hpctrain-board-%d-%08x%08x", static_cast<int>(getpid()), rd(), rd());
     fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes_)) != 0) name.clear();
+    if (fd >= 0 && ftruncate(fd, static_cast<off_t>(bytes_)) != 0) {  // nothing may stay in /dev/shm
+      close(fd), fd = -1;
+      shm_unlink(name.c_str());
+    }
+    if (fd < 0) name.clear();
   }
   Comm(node).broadcast(name, 0);
   if (local_rank_ != 0 && !name.empty()) fd = shm_open(name.c_str(), O_RDWR, 0);
