@@ -6,6 +6,7 @@
 
 #include "core/rng.hpp"
 #include "core/timer.hpp"
+#include "core/trace.hpp"
 #include "gbdt/metrics.hpp"
 
 namespace hpct::gbdt {
@@ -79,9 +80,15 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
     model.base_margin = p.base_score_auto ? base_margins_from_data(p.objective, model.num_class, tr.y, tr.w, comm)
                                           : base_margins_from_value(p.objective, model.num_class, p.base_score);
 
-  const BinCuts cuts = compute_cuts(tr.x, tr.rows, static_cast<int>(tr.cols), tr.first_row, tr.global_rows,
-                                    p.max_bin, p.bin_sample_rows, p.seed, comm);
-  const View2<std::uint8_t> bins = bin_matrix(cuts, tr.x, tr.rows);
+  const BinCuts cuts = [&] {  // a trace phase of its own (the global quantiles: an all-gather)
+    trace::Scope t("binning");
+    return compute_cuts(tr.x, tr.rows, static_cast<int>(tr.cols), tr.first_row, tr.global_rows, p.max_bin,
+                        p.bin_sample_rows, p.seed, comm);
+  }();
+  const View2<std::uint8_t> bins = [&] {
+    trace::Scope t("binning");
+    return bin_matrix(cuts, tr.x, tr.rows);
+  }();
   std::vector<View2<std::uint8_t>> eval_bins;
   std::vector<View2<double>> eval_margin;
   for (const Data* e : evals) {
@@ -128,6 +135,7 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
     best = resume->best;
   }
   for (int round = first_round; round < p.num_trees; ++round) {
+    trace::Scope round_trace("round");
     // Gradients of all outputs come from the margins before this round's trees.
     std::vector<GradientRange> range(static_cast<std::size_t>(K));
     for (int k = 0; k < K; ++k)

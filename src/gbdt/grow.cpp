@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "core/trace.hpp"
+
 namespace hpct::gbdt {
 
 namespace {
@@ -13,6 +15,7 @@ namespace {
 // watchdog: a rank that froze or died while building its part is named, not waited for.
 void allreduce_hists(std::vector<Hist>& hists, WatchedAllreduce& reduce, std::uint64_t round) {
   if (reduce.ranks() == 1 || hists.empty()) return;
+  trace::Scope t("allreduce");
   const std::size_t per = hists[0].size();
   std::vector<long long> buf(per * hists.size());
   for (std::size_t i = 0; i < hists.size(); ++i)
@@ -52,6 +55,7 @@ struct Grower {
     return gp.max_depth <= 0 || tree.depth[static_cast<std::size_t>(node)] < gp.max_depth;
   }
   void search(int node, const Stats& s) {
+    trace::Scope t("split_search");
     cand[static_cast<std::size_t>(node)] = may_split(node) ? best_split(hist[static_cast<std::size_t>(node)], cuts,
                                                                         allowed, s, q.scale_g, q.scale_h, gp.split)
                                                            : SplitCandidate{};
@@ -70,6 +74,7 @@ struct Grower {
     tree.gain[n] = c.gain;
     tree.left[n] = l;
     tree.right[n] = r;
+    trace::Scope t("partition");
     part.split(node, l, r, SplitRule{c.feature, c.bin, cuts.nan_bin(c.feature), c.default_left}, columns);
     return {l, r};
   }
@@ -83,7 +88,11 @@ struct Grower {
       build.push_back(left_small ? l : r);
       other.push_back(left_small ? r : l);
     }
-    auto built = hb.build(q, part, build);
+    std::vector<Hist> built;
+    {
+      trace::Scope t("histograms");
+      built = hb.build(q, part, build);
+    }
     allreduce_hists(built, reduce, round);
     for (std::size_t i = 0; i < parents.size(); ++i) {
       const auto p = static_cast<std::size_t>(parents[i]);
@@ -94,6 +103,7 @@ struct Grower {
       // children are searched in the same pass.
       hist[o] = std::move(hist[p]);
       hist[b] = std::move(built[i]);
+      trace::Scope t("split_search");
       subtract_and_search(hist[o], hist[b], cuts, allowed, built_left ? c.left : c.right,
                           built_left ? c.right : c.left, may_split(build[i]), may_split(other[i]), q.scale_g,
                           q.scale_h, gp.split, cand[b], cand[o]);
@@ -102,7 +112,11 @@ struct Grower {
 
   void grow() {
     ensure(1);
-    auto root = hb.build(q, part, {0});
+    std::vector<Hist> root;
+    {
+      trace::Scope t("histograms");
+      root = hb.build(q, part, {0});
+    }
     allreduce_hists(root, reduce, round);
     const Stats rs = node_stats(root[0], cuts);
     new_node(0, rs);
