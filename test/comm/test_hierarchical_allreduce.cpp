@@ -46,7 +46,7 @@ TEST(HierarchicalAllreduce, PretendNodeMap) {
 TEST(HierarchicalAllreduce, SumsInTheStatedOrderAndRepeatsBitwise) {
   const Comm comm;
   const PretendNodes pretend;
-  const std::size_t n = 100003;  // odd, larger than one eager message
+  const std::size_t n = 100003;            // odd, larger than one eager message
   HierarchicalAllreduce h(comm, n, 30.0);  // watched: every stage through the watchdog
   std::vector<std::vector<float>> all;
   for (int r = 0; r < comm.size(); ++r) all.push_back(data_of(r, n));
