@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "comm/progress_board.hpp"
+#include "comm/watchdog.hpp"
 #include "core/error.hpp"
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
@@ -111,16 +112,19 @@ class RoundCheckpoints {
         dir_(deck.get_string("checkpoint_dir")),
         keep_(static_cast<int>(deck.get_int("checkpoint_keep"))),
         every_rounds_(deck.get_int("checkpoint_every_trees")),
-        every_seconds_(60.0 * deck.get_real("checkpoint_every_minutes")) {}
+        every_seconds_(60.0 * deck.get_real("checkpoint_every_minutes")),
+        agreement_(comm, deck.get_real("watchdog_timeout")) {
+    agreement_.describe("the stop agreement after round");
+  }
 
   // Note [gbdt stop agreement]: after every round the ranks sum two flags, the stop request and
   // rank 0's clock test, so all of them stop after the same round and checkpoint the same rounds.
-  // One two-int all-reduce per round is nothing beside a tree's histogram all-reduces.
+  // One two-value all-reduce per round (watched, like the tree's) is nothing beside a tree's histograms.
   bool after_round(int round, const gbdt::Model& model, int best_round, double best) {
     heartbeat_.beat("gbdt: after a round");
-    int flags[2] = {stop_signal() != 0 ? 1 : 0,
-                    comm_.rank() == 0 && every_seconds_ > 0 && clock_.seconds() >= every_seconds_ ? 1 : 0};
-    comm_.allreduce_sum(flags, 2);
+    double flags[2] = {stop_signal() != 0 ? 1.0 : 0.0,
+                       comm_.rank() == 0 && every_seconds_ > 0 && clock_.seconds() >= every_seconds_ ? 1.0 : 0.0};
+    agreement_.sum(flags, 2, static_cast<std::uint64_t>(round + 1));  // watched: a frozen rank is named
     const bool stop = flags[0] > 0;
     const bool due = stop || flags[1] > 0 || (every_rounds_ > 0 && (round + 1) % every_rounds_ == 0);
     if (due && !dir_.empty()) write(round + 1, model, best_round, best);
@@ -159,6 +163,7 @@ class RoundCheckpoints {
   long long every_rounds_;
   double every_seconds_;
   Stopwatch clock_;
+  WatchedAllreduce agreement_;
   int signal_ = 0;
   std::string last_;
 };

@@ -99,7 +99,7 @@ run 1 --set checkpoint_dir=$dir --set resume=auto --set output=$work/solo.json -
   >"$work/solo_resume.log" 2>&1 || fail "solo: resume failed: $(tail -3 "$work/solo_resume.log")"
 cmp "$work/reference.json" "$work/solo.json" || fail "solo: model after kill -9 + resume on 1 rank differs"
 echo "kill -9 at 1 rank: $(grep -o 'resume: from [^ ]* (round [0-9]*' "$work/solo_resume.log")), same model file"
-# 4. Rank 1 frozen mid-training: rank 0 waits in a watched collective of tree building.
+# 4. Rank 1 frozen mid-training: rank 0 waits in a watched collective (tree building or the per-round agreement).
 start 2 --set checkpoint_dir= --set early_stopping_rounds=0 --set num_trees=100000 --set watchdog_timeout=3 \
   --set output= --set metrics_file= >"$work/frozen.log" 2>&1
 launcher=$!
@@ -113,7 +113,7 @@ for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.
 kill -9 "$victim" 2>/dev/null
 kill -0 $launcher 2>/dev/null && { kill -9 $launcher; fail "frozen: job still running 30 s after rank 1 froze"; }
 wait $launcher && fail "frozen: job with a frozen rank exited 0"
-grep -q "watchdog: the tree-building all-reduce of round [0-9]* did not complete .*rank(s) 1 not responding" \
+grep -qE "watchdog: the (tree-building all-reduce of|stop agreement after) round [0-9]* did not complete .*rank\(s\) 1 not responding" \
   "$work/frozen.log" || fail "frozen: the watchdog did not name rank 1: $(grep -i -e watchdog -e heartbeat "$work/frozen.log")"
 echo "frozen rank: aborted after $((SECONDS - t0)) s: $(grep -o 'round [0-9]* did not complete.*responding' "$work/frozen.log")"
 echo "PASS"
