@@ -60,6 +60,12 @@ victim=$(rank_pid 1)
 kill -9 "$victim"
 wait_gone $launcher
 wait $launcher && fail "kill: job with a killed rank exited 0"
+# A key that shapes the trees cannot change on resume (the run stops before training, exit 2).
+run 2 --set checkpoint_dir=$dir --set resume=auto --set max_depth=6 --set output= --set metrics_file= \
+  >"$work/kill_changed.log" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "max_depth: cannot change on resume" "$work/kill_changed.log" ||
+  fail "kill: resume with another max_depth: exit $rc, $(grep error "$work/kill_changed.log")"
 run 2 --set checkpoint_dir=$dir --set resume=auto --set output=$work/kill.json --set metrics_file= \
   >"$work/kill_resume.log" 2>&1 || fail "kill: resume failed: $(tail -3 "$work/kill_resume.log")"
 grep -q "resume: from $dir/ckpt-" "$work/kill_resume.log" || fail "kill: the run did not resume"
