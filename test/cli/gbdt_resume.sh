@@ -2,7 +2,7 @@
 # GBDT on the run machinery (run by ctest from the repository root): a boosting job on 2 ranks with
 # checkpoints every 3 rounds and early stopping
 #  1. kill -9 of a rank: the job ends; `resume auto` on 2 ranks finishes with the model file of an
-#     uninterrupted run, byte for byte;
+#     uninterrupted run, byte for byte, and refuses to resume with another max_depth;
 #  2. SIGUSR1 (as SLURM sends it): checkpoint after the same round on every rank, exit code 3;
 #     `resume auto` on 1 rank (2 -> 1) finishes with the same model file;
 #  3. kill -9 of a 1-rank job: resumed on 1 rank to the same model file;
