@@ -47,14 +47,15 @@ std::string MetricsSink::tensorboard_tag(const std::string& type, const std::str
     if (field.size() > 2 && field.compare(field.size() - 2, 2, "_s") == 0) return "time/" + field;  // phases
     return "epoch/" + field;
   }
-  return type + "/" + field;  // summary/...
+  if (type == "round") return field == "round" ? "" : "gbdt/" + field;  // GBDT: gbdt/<set>-<metric>
+  return type + "/" + field;                                            // summary/...
 }
 
 void MetricsSink::write_tensorboard(const std::string& type, const std::vector<Field>& fields) {
   std::int64_t step = last_step_;
   std::vector<TensorBoardWriter::Scalar> scalars;
   for (const auto& [k, v] : fields) {
-    if (k == "step") step = static_cast<std::int64_t>(v);
+    if (k == "step" || (type == "round" && k == "round")) step = static_cast<std::int64_t>(v);  // the x axis
     const std::string tag = tensorboard_tag(type, k);
     if (!tag.empty() && std::isfinite(v)) scalars.emplace_back(tag, v);
   }
