@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/log.hpp"
 #include "core/runtime.hpp"
 #include "core/timer.hpp"
@@ -227,18 +227,24 @@ int run(const deck::Deck& deck, const Comm& comm) {
       Log::info("gbdt: model written to " + output);
     }
     if (!metrics_file.empty()) {
-      std::ostringstream o;
+      // One record per evaluated round, then the final one; metric values exact (shortest form).
+      using json_text::Json;
+      std::string o;
       for (std::size_t r = 0; r < res.history.size(); ++r) {
-        o << "{\"round\": " << res.history_round[r] + 1;
-        for (const auto& e : res.history[r]) o << ", \"" << e.name << "\": " << strf("%.17g", e.value);
-        o << "}\n";
+        Json rec;
+        rec["round"] = res.history_round[r] + 1;
+        for (const auto& e : res.history[r]) rec[e.name] = json_text::number(e.value);
+        o += json_text::line(rec) + "\n";
       }
-      o << "{\"final\": true, \"rounds\": " << model.rounds() << ", \"seconds\": " << strf("%.3f", res.seconds);
-      for (const auto& e : final_r) o << ", \"" << e.name << "\": " << strf("%.17g", e.value);
-      o << ", \"peak_host_mib\": " << strf("%.1f", memory.host_mib);
-      if (memory.device_mib >= 0) o << ", \"peak_device_mib\": " << strf("%.1f", memory.device_mib);
-      o << "}\n";
-      write_file_atomic(metrics_file, o.str());
+      Json fin;
+      fin["final"] = true;
+      fin["rounds"] = model.rounds();
+      fin["seconds"] = json_text::fixed(res.seconds, 3);
+      for (const auto& e : final_r) fin[e.name] = json_text::number(e.value);
+      fin["peak_host_mib"] = json_text::fixed(memory.host_mib, 1);
+      if (memory.device_mib >= 0) fin["peak_device_mib"] = json_text::fixed(memory.device_mib, 1);
+      o += json_text::line(fin) + "\n";
+      write_file_atomic(metrics_file, o);
     }
     if (!deck.get_string("tensorboard_dir").empty()) {  // each round's evaluations as gbdt/<set>-<metric>
       TensorBoardWriter tensorboard(deck.get_string("tensorboard_dir"));
