@@ -107,17 +107,17 @@ std::vector<double> combine(const Combiner& c, Task task, const ScoreTable& scor
 }
 
 Combiner given_average(const std::vector<double>& weights, std::size_t members, const std::string& origin) {
+  auto fail = [&](const std::string& what) {
+    throw Error((origin.empty() ? "" : origin + ": ") + what, ExitCode::bad_input);
+  };
   if (weights.size() != members)
-    throw Error(origin + ": " + std::to_string(weights.size()) + " weights for " + std::to_string(members) +
-                    " members",
-                ExitCode::bad_input);
+    fail(std::to_string(weights.size()) + " weights for " + std::to_string(members) + " members");
   double sum = 0;
   for (const double x : weights) {
-    if (!(x >= 0) || !std::isfinite(x))
-      throw Error(origin + ": weights must be finite and >= 0", ExitCode::bad_input);
+    if (!(x >= 0) || !std::isfinite(x)) fail("weights must be finite and >= 0");
     sum += x;
   }
-  if (sum <= 0) throw Error(origin + ": the weights are all 0", ExitCode::bad_input);
+  if (sum <= 0) fail("the weights are all 0");
   Combiner c;
   c.method = "average";
   for (const double x : weights) c.weights.push_back(x / sum);

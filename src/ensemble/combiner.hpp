@@ -28,7 +28,8 @@ std::vector<double> combine(const Combiner& c, Task task, const ScoreTable& scor
 // Weights >= 0 summing to 1 that minimise the weighted mean squared error (regression) or logloss
 // (binary) of the average on these rows. `w` empty: unit row weights.
 Combiner fit_average(Task task, const ScoreTable& scores, const std::vector<float>& y, const std::vector<float>& w);
-// The weights given, checked (>= 0, not all 0, one per member) and scaled to sum to 1; errors name `origin`.
+// The weights given, checked (>= 0, not all 0, one per member) and scaled to sum to 1; errors start
+// with `origin` (none when empty).
 Combiner given_average(const std::vector<double>& weights, std::size_t members, const std::string& origin);
 // Ridge (regression) or logistic (binary) regression of y on the members' scores (binary: logits),
 // intercept not penalised: minimises sum_i w_i loss_i + l2/2 |coef|^2 (ridge: squared error / 2), as

@@ -62,6 +62,13 @@ MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm
     const std::string model = m.deck.get_string("model");
     if (model == "ensemble") m.deck.fail("model", "an ensemble cannot be a member of an ensemble");
     m.trees = model == "gbdt";
+    // A network's loss decides what it predicts; refusing a wrong one here saves training a fold
+    // before load_member would say so (`loss` is the general key every network family reads).
+    const std::string loss = m.trees ? "" : m.deck.get_string("loss");
+    if (task == Task::binary && loss == "mse")
+      m.deck.fail("loss", "a binary ensemble member predicts P(y = 1): train it with loss bce (or cross_entropy)");
+    if (task == Task::regression && !m.trees && loss != "mse")
+      m.deck.fail("loss", "a regression ensemble member predicts the value: train it with loss mse");
     if (m.trees) {
       const gbdt::BoostParams p = gbdt::params_from_deck(m.deck);
       const bool fits = task == Task::binary ? p.objective == gbdt::Objective::binary

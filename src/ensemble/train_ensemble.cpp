@@ -93,7 +93,7 @@ int run(const deck::Deck& deck, const Comm& comm) {
     if (!given.empty() && method != "average") deck.fail("member_weights", "weights are for combine average");
     if (!given.empty()) {
       try {
-        given_average(given, paths.size(), "member_weights");
+        given_average(given, paths.size(), "");
       } catch (const Error& e) {
         deck.fail("member_weights", e.what());
       }

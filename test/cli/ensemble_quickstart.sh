@@ -73,6 +73,31 @@ assert err < 1e-6, f"predict ensemble on 1 and 2 ranks differs by {err}"
 print(f"predict ensemble on 1 and 2 ranks: max diff {err:.1e}")
 PY
 
+# The same members as files, averaged with weights fitted on data they have not seen (the test set's
+# first 70%; its ensemble file in a directory of its own, members by relative path); `predict` on it
+# equals the weighted average of the members' predict outputs.
+"$mpiexec" -np 2 --bind-to none "$train" inputs/ensemble_quickstart.in --set data_file="$dir/higgs_test.h5" \
+  --set validation_fraction=0.3 --set combine=average --set output="$dir/avg/avg.json" \
+  --set members="$dir/runs/ensemble.ensemble_mlp.h5,$dir/runs/ensemble.ensemble_gbdt.json" > "$dir/avg.log" 2>&1 ||
+  { cat "$dir/avg.log"; fail "train the averaged ensemble"; }
+predict 2 "$dir/avg/avg.json" "$dir/higgs_test.h5" "$dir/avg.txt" || { cat "$dir/predict.log"; fail "predict average"; }
+"$python" - "$dir" <<'PY'
+import json, sys
+import h5py, numpy as np
+d = sys.argv[1]
+e = json.load(open(f"{d}/avg/avg.json"))
+assert e["combine"] == "average" and [m["path"] for m in e["members"]] == [
+    "../runs/ensemble.ensemble_mlp.h5", "../runs/ensemble.ensemble_gbdt.json"], e
+w = e["weights"]
+assert abs(sum(w) - 1) < 1e-12 and min(w) > 0.1, w
+with h5py.File(f"{d}/mlp.h5") as f:
+    p_mlp = f["probabilities"][:, 0].astype(np.float64)
+expected = w[0] * p_mlp + w[1] * np.loadtxt(f"{d}/gbdt.txt")
+err = np.max(np.abs(np.loadtxt(f"{d}/avg.txt") - expected))
+assert err < 1e-12, f"averaged ensemble predictions differ from the weighted member predictions by {err}"
+print(f"predict average ensemble == {w[0]:.4f} p_mlp + {w[1]:.4f} p_gbdt (max diff {err:.1e})")
+PY
+
 # A member changed after fitting: refused, naming the key.
 echo " " >> "$dir/runs/ensemble.ensemble_gbdt.json"
 if predict 2 "$dir/runs/ensemble.json" "$dir/higgs_test.h5" "$dir/stale.txt"; then fail "a changed member was accepted"; fi
