@@ -183,10 +183,14 @@ int run(const deck::Deck& deck, const Comm& comm) {
   if (has_test) evals.push_back(&test);
   const long long log_every = deck.get_int("log_every");
   p.eval_every = static_cast<int>(std::min<long long>(log_every, 1 << 30));
-  const TrainResult res = train(p, train_set, evals, comm, [&](int round, const std::vector<EvalResult>& r) {
+  const RoundCallback progress = [&](int round, const std::vector<EvalResult>& r) {
     sample_device_memory();  // mid-training, while the round's buffers exist
     if ((round + 1) % log_every == 0 || round + 1 == p.num_trees) Log::info(line_of(round, r));
-  });
+  };
+  // Without early stopping the final training metrics come from the training margins, so the raw
+  // training values can go once binned (Note [binned rows only] in booster.hpp).
+  const TrainResult res = p.early_stopping_rounds > 0 ? train(p, train_set, evals, comm, progress)
+                                                      : train_releasing_inputs(p, train_set, evals, comm, progress);
   const Model& model = res.model;
   if (res.best_round >= 0) Log::info(strf("gbdt: early stopping kept %d rounds", res.best_round + 1));
 

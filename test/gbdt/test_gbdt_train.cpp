@@ -257,3 +257,23 @@ TEST(GbdtTrain, BinaryAucMatchesLightGBM) {
   Log::info(strf("binary.test auc at matched settings: ours %.4f, LightGBM %.4f", ours, lgb));
   EXPECT_LE(std::fabs(ours - lgb), 0.002) << "ours " << ours << ", LightGBM " << lgb;
 }
+
+// Note [binned rows only]: freeing the raw training values once binned changes nothing the model
+// or its metrics see, and leaves the data set without them.
+TEST(GbdtTrain, ReleasingTheInputsOnceBinnedTrainsTheSameModel) {
+  GBDT_REQUIRE_DATA("lightgbm/binary.train");
+  const Comm comm;
+  const std::string dir = lightgbm_dir();
+  const auto d = gbdt_test::deck("data_file " + dir + "binary.train\nobjective binary\nnum_trees 5\nmax_depth 4\n" +
+                                 "subsample 0.8\ncolsample 0.8\neval_metric auc\n");
+  const BoostParams p = params_from_deck(d);
+  Data kept = load_data(source_from_deck(d, "data_file"), "train", comm);
+  Data released = kept;
+  const TrainResult a = train(p, kept, {}, comm);
+  const TrainResult b = train_releasing_inputs(p, released, {}, comm);
+  EXPECT_EQ(to_json(a.model), to_json(b.model));
+  EXPECT_EQ(a.train_margins, b.train_margins);
+  EXPECT_FALSE(kept.x.empty());
+  EXPECT_TRUE(released.x.empty());
+  EXPECT_EQ(released.x.capacity(), 0u);  // the memory is gone, not just the size
+}
