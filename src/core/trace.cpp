@@ -58,10 +58,8 @@ std::string us(std::int64_t ns) {
 }
 
 // Every key, string (escaped by nlohmann) and the other values through json_text (core/json_text.hpp).
-bool write_json(const std::string& path) {
+void write_events(std::FILE* f) {
   using json_text::Json;
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return false;
   const Recorder& r = recorder;
   Json other;
   other["rank"] = r.rank;
@@ -86,7 +84,19 @@ bool write_json(const std::string& path) {
     std::fputs(text.c_str(), f);
   }
   std::fputs("\n]}\n", f);
-  const bool ok = !std::ferror(f);
+}
+
+// False when the file cannot be written; never throws (finish() runs from a destructor at exit).
+bool write_json(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return false;
+  bool ok = true;
+  try {
+    write_events(f);
+  } catch (...) {  // out of memory while formatting: the trace is lost, the run is not
+    ok = false;
+  }
+  ok = ok && !std::ferror(f);
   return std::fclose(f) == 0 && ok;
 }
 
