@@ -3,6 +3,7 @@
 #include "io/text_tables.hpp"
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -98,6 +99,28 @@ Parsed parse_float(const std::string& s, float& out, bool allow_infinite = false
   return Parsed::number;
 }
 
+// The same on a trimmed field [b, e) without copying it: std::from_chars reads the usual numbers
+// (correctly rounded, as strtof); anything it does not take whole (a leading '+', hex, underflow or
+// overflow, words) goes to parse_float, so both read every field the same way.
+Parsed parse_float(const char* b, const char* e, float& out, bool allow_infinite) {
+  const auto n = static_cast<std::size_t>(e - b);
+  bool missing = n == 0;
+  for (const char* m : {"NA", "na", "N/A", "?", "nan", "NaN"})  // as is_missing
+    missing = missing || (std::strlen(m) == n && std::memcmp(b, m, n) == 0);
+  if (missing) {
+    out = kNaN;
+    return Parsed::number;
+  }
+  float v = 0;
+  const auto [ptr, ec] = std::from_chars(b, e, v);
+  if (ec == std::errc() && ptr == e) {
+    if (std::isinf(v) && !allow_infinite) return Parsed::infinite;
+    out = v;
+    return Parsed::number;
+  }
+  return parse_float(std::string(b, e), out, allow_infinite);
+}
+
 // "is not a number" or "is infinite (or beyond float's range)", for error messages.
 const char* parse_problem(Parsed p) {
   return p == Parsed::infinite ? "is infinite (or beyond float's range)" : "is not a number";
@@ -151,18 +174,31 @@ void read_delimited(DataLines& lines, long long total, const TextOptions& opt, T
   for (long long r = 0; r < t.rows; ++r) {
     if (r > 0) lines.next(l);
     t.line[static_cast<std::size_t>(r)] = l.number;
-    const auto fields = split_fields(l, delim);
-    if (fields.size() != ncols)
+    // Fields are read in place (no copies): count them first, so a ragged row says so before any
+    // of its values is judged.
+    std::size_t nfields = 1;
+    for (const char* q = l.begin;
+         (q = static_cast<const char*>(std::memchr(q, delim, static_cast<std::size_t>(l.end - q)))); ++q)
+      ++nfields;
+    if (nfields != ncols)
       input_error(t.file, l.number, "",
-                  "ragged row: " + std::to_string(fields.size()) + " fields, expected " + std::to_string(ncols) +
+                  "ragged row: " + std::to_string(nfields) + " fields, expected " + std::to_string(ncols) +
                       " (as on line " + std::to_string(first_number) + ")");
     long long c = 0;
+    const char* fs = l.begin;
     for (std::size_t k = 0; k < ncols; ++k) {
+      const char* d = static_cast<const char*>(std::memchr(fs, delim, static_cast<std::size_t>(l.end - fs)));
+      const char* fe = d ? d : l.end;
+      const char* b = fs;
+      const char* e = fe;
+      while (b < e && (*b == ' ' || *b == '\t')) ++b;
+      while (e > b && (e[-1] == ' ' || e[-1] == '\t')) --e;
+      fs = fe + 1;
       float v = 0;
-      const Parsed pv = parse_float(fields[k], v, opt.allow_infinite && static_cast<long long>(k) != label);
+      const Parsed pv = parse_float(b, e, v, opt.allow_infinite && static_cast<long long>(k) != label);
       if (pv != Parsed::number)
         input_error(t.file, l.number, "",
-                    "field " + std::to_string(k + 1) + " '" + fields[k] + "' " + parse_problem(pv));
+                    "field " + std::to_string(k + 1) + " '" + std::string(b, e) + "' " + parse_problem(pv));
       if (static_cast<long long>(k) == label) {
         if (std::isnan(v)) input_error(t.file, l.number, "", "missing label");
         t.y[static_cast<std::size_t>(r)] = v;

@@ -1,10 +1,12 @@
 // The streaming text readers (Note [streaming text] in io/text_tables.cpp): rank blocks over a file
 // with a header, comments, blank lines, CRLF ends and a byte-order mark come out as the whole file
-// read at once would give them, with the right line numbers; LibSVM blocks; the weight reader's
-// count check names the last line.
+// read at once would give them, with the right line numbers; fields read as strtof reads them;
+// LibSVM blocks; the weight reader's count check names the last line.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -53,6 +55,25 @@ TEST(TextTables, RankBlocksCoverEveryRowOnceWithTheirLineNumbers) {
   EXPECT_EQ(x[0], 0.5f);
   EXPECT_TRUE(std::isnan(x[1]));
   EXPECT_EQ(x[9], 5.0f);
+}
+
+// Fields are read with std::from_chars and, for what it does not take whole, strtof: every field
+// must come out as strtof alone reads it (rounding, signs, hex, underflow, long digit strings).
+TEST(TextTables, FieldsReadAsStrtofReadsThem) {
+  const std::vector<std::string> fields = {"0.1",          "+1.5",    "-2.75e-3",
+                                           "0x1p3",        "1e-50",   "16777217",
+                                           "3.4028235e38", " 7 ",     "1.00000005960464477539",
+                                           "-0",           "4.9e-46", ".5",
+                                           "5.",           "1E3"};
+  std::string line = "1";
+  for (const std::string& f : fields) line += "," + f;
+  const std::string path = write("fields.csv", line + "\n");
+  const Table t = read_text_block(path, TextOptions{}, 0, 1);
+  ASSERT_EQ(t.x.size(), fields.size());
+  for (std::size_t k = 0; k < fields.size(); ++k) {
+    const float expected = std::strtof(fields[k].c_str(), nullptr);
+    EXPECT_EQ(std::memcmp(&t.x[k], &expected, sizeof(float)), 0) << "'" << fields[k] << "' read as " << t.x[k];
+  }
 }
 
 TEST(TextTables, LibsvmBlocksAndErrorsNameTheLine) {
