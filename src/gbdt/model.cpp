@@ -129,8 +129,12 @@ void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8
   // The leaves' slices tile the in-bag positions: one kernel finds each position's leaf by a
   // binary search over the slice ends (sorted), rather than one launch per leaf.
   std::vector<std::pair<long long, double>> ends;
+  // Leaves without rows on this rank are left out: their end equals a neighbour's, and the sort
+  // (end, then value) could put an empty leaf first and hand its value to the neighbour's rows --
+  // which made models depend on the rank count whenever a small leaf had no rows on some rank.
   for (int i = 0; i < t.num_nodes(); ++i)
-    if (t.is_leaf(i)) ends.push_back({part.begin(i) + part.count(i), t.value[static_cast<std::size_t>(i)]});
+    if (t.is_leaf(i) && part.count(i) > 0)
+      ends.push_back({part.begin(i) + part.count(i), t.value[static_cast<std::size_t>(i)]});
   std::sort(ends.begin(), ends.end());
   const int L = static_cast<int>(ends.size());
   View1<long long> end("gbdt::leaf_end", ends.size());

@@ -149,6 +149,9 @@ TEST(GbdtTrain, ModelIdenticalOnOneAndAllRanks) {
   GBDT_REQUIRE_DATA("lightgbm/binary.train");
   expect_same_model_on_one_and_all_ranks("growth depthwise\nmax_depth 4\n");
   expect_same_model_on_one_and_all_ranks("growth leafwise\nmax_leaves 12\nmax_depth 0\nmin_data_in_leaf 20\n");
+  // Deep trees with tiny leaves: some leaf has no rows on some rank (the margin update once gave
+  // such an empty leaf's value to its neighbour's rows there).
+  expect_same_model_on_one_and_all_ranks("growth depthwise\nmax_depth 6\nmin_child_weight 0.01\n");
 }
 
 // Multiclass at LightGBM's example settings; compared with LightGBM itself when it is importable.
