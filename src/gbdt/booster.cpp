@@ -64,8 +64,12 @@ std::vector<EvalResult> evaluate_model(const Model& m, const std::vector<std::st
   return out;
 }
 
-TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const Data*>& evals, const Comm& comm,
-                  const RoundCallback& cb, const BoostResume* resume, const RoundHook& after_round) {
+namespace {
+
+// `release`: tr.x itself, freed once binned (train_releasing_inputs), or null.
+TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>* release,
+                       const std::vector<const Data*>& evals, const Comm& comm, const RoundCallback& cb,
+                       const BoostResume* resume, const RoundHook& after_round) {
   Stopwatch clock;
   TrainResult res;
   Model& model = res.model;
@@ -95,6 +99,7 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
     eval_bins.push_back(bin_matrix(cuts, e->x, e->rows));
     eval_margin.push_back(base_margins(e->rows, model.base_margin));
   }
+  if (release) std::vector<float>().swap(*release);  // from here on only the bins
   const auto y = to_device(tr.y, "gbdt::y");
   const auto w = to_device(tr.w, "gbdt::w");
   View2<double> margin = base_margins(tr.rows, model.base_margin);
@@ -211,6 +216,21 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
   fence();
   res.seconds = clock.seconds();
   return res;
+}
+
+}  // namespace
+
+TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const Data*>& evals, const Comm& comm,
+                  const RoundCallback& cb, const BoostResume* resume, const RoundHook& after_round) {
+  return train_impl(p, tr, nullptr, evals, comm, cb, resume, after_round);
+}
+
+TrainResult train_releasing_inputs(const BoostParams& p, Data& tr, const std::vector<const Data*>& evals,
+                                   const Comm& comm, const RoundCallback& cb, const BoostResume* resume,
+                                   const RoundHook& after_round) {
+  if (p.early_stopping_rounds > 0)
+    throw Error("internal: train_releasing_inputs without early stopping only (the training rows are re-scored)");
+  return train_impl(p, tr, &tr.x, evals, comm, cb, resume, after_round);
 }
 
 }  // namespace hpct::gbdt

@@ -91,6 +91,14 @@ TrainResult train(const BoostParams& p, const Data& train, const std::vector<con
                   const RoundCallback& cb = {}, const BoostResume* resume = nullptr,
                   const RoundHook& after_round = {});
 
+// Note [binned rows only]: the same, freeing tr.x once its rows are binned, for callers that need
+// no raw training values afterwards (`train`'s gbdt run): training holds the uint8 bins (twice:
+// row- and feature-major), so a run peaks near the float32 data's size instead of twice it. Without
+// early stopping only (with it, the kept model re-scores the training rows from their values).
+TrainResult train_releasing_inputs(const BoostParams& p, Data& train, const std::vector<const Data*>& evals,
+                                   const Comm& comm, const RoundCallback& cb = {},
+                                   const BoostResume* resume = nullptr, const RoundHook& after_round = {});
+
 // Metric values of a finished model on a data set (collective), named "<set>-<metric>".
 std::vector<EvalResult> evaluate_model(const Model& m, const std::vector<std::string>& metrics, const Data& d,
                                        const Comm& comm);

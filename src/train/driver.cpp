@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/trace.hpp"
+#include "ensemble/train_ensemble.hpp"
 #include "train/gbdt_run.hpp"
 #include "train/output_paths.hpp"
 #include "train/trainer.hpp"
@@ -124,6 +125,7 @@ int train_main(int argc, char** argv) {
     prepare_output_paths(deck, comm);
     trace::Scope run_trace("run");
     if (deck.get_string("model") == "gbdt") return run_gbdt_training(deck, comm);
+    if (deck.get_string("model") == "ensemble") return ensemble::run(deck, comm);
     return run_network_training(deck, comm);
   } catch (const Error& e) {
     if (e.collective() || comm.size() == 1) {

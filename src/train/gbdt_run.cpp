@@ -230,19 +230,22 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
   gbdt::TrainResult res;
   {
     trace::Scope t("boosting");
-    res = gbdt::train(
-        p, d.train, evals, comm,
-        [&](int round, const std::vector<EvalResult>& r) {
-          sample_device_memory();  // mid-training, while the round's buffers exist
-          if ((round + 1) % log_every == 0 || round + 1 == p.num_trees) Log::info(line_of(round, r));
-          std::vector<MetricsSink::Field> f = {{"round", round + 1}};
-          for (const auto& e : r) f.emplace_back(e.name, e.value);
-          sink->write("round", f);
-        },
-        resumed_from.empty() ? nullptr : &resume,
-        [&](int round, const gbdt::Model& m, int best_round, double best) {
-          return checkpoints.after_round(round, m, best_round, best);
-        });
+    const gbdt::RoundCallback progress = [&](int round, const std::vector<EvalResult>& r) {
+      sample_device_memory();  // mid-training, while the round's buffers exist
+      if ((round + 1) % log_every == 0 || round + 1 == p.num_trees) Log::info(line_of(round, r));
+      std::vector<MetricsSink::Field> f = {{"round", round + 1}};
+      for (const auto& e : r) f.emplace_back(e.name, e.value);
+      sink->write("round", f);
+    };
+    const gbdt::RoundHook after_round = [&](int round, const gbdt::Model& m, int best_round, double best) {
+      return checkpoints.after_round(round, m, best_round, best);
+    };
+    const gbdt::BoostResume* from = resumed_from.empty() ? nullptr : &resume;
+    // Without early stopping the final training metrics come from the training margins, so the raw
+    // training values can go once binned (Note [binned rows only] in gbdt/booster.hpp).
+    res = p.early_stopping_rounds > 0
+              ? gbdt::train(p, d.train, evals, comm, progress, from, after_round)
+              : gbdt::train_releasing_inputs(p, d.train, evals, comm, progress, from, after_round);
   }
   const gbdt::Model& model = res.model;
   if (res.stopped) {
