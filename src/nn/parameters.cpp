@@ -10,10 +10,10 @@ namespace hpct::nn {
 
 template <class Scalar>
 std::size_t ParameterStore<Scalar>::add(const std::string& name, const std::vector<std::uint64_t>& shape,
-                                        const Init& init, bool decay) {
+                                        const Init& init, bool decay, bool trainable) {
   if (params_.extent(0) > 0) throw Error("internal: parameter '" + name + "' added after allocate()");
   Tensor t;
-  t.name = name, t.shape = shape, t.offset = count_, t.init = init, t.decay = decay;
+  t.name = name, t.shape = shape, t.offset = count_, t.init = init, t.decay = decay, t.trainable = trainable;
   t.size = 1;
   for (auto d : shape) t.size *= d;
   count_ += t.size;

@@ -53,10 +53,13 @@ class ParameterStore {
     std::uint64_t offset = 0, size = 0;
     Init init;
     bool decay = true;  // AdamW/SGD weight decay applies (weights: yes; biases, norms: no)
+    // false: state kept with the parameters (batch norm's running statistics), gradient always 0.
+    bool trainable = true;
   };
 
   // Registers a tensor; returns its index. Only before allocate().
-  std::size_t add(const std::string& name, const std::vector<std::uint64_t>& shape, const Init& init, bool decay);
+  std::size_t add(const std::string& name, const std::vector<std::uint64_t>& shape, const Init& init, bool decay,
+                  bool trainable = true);
   void allocate();
 
   // Tensor i as a view into the parameter or the gradient buffer.
