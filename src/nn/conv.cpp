@@ -23,6 +23,11 @@ void ConvGeometry::validate(const std::string& what) const {
   if (oh() < 1 || ow() < 1) throw Error(what + ": the kernel does not fit the input, " + to_string());
 }
 
+int ConvGeometry::chunk_for(std::int64_t per_sample, std::int64_t budget, int capacity) {
+  const std::int64_t fit = per_sample > 0 ? budget / per_sample : capacity;
+  return static_cast<int>(fit < 1 ? 1 : fit > capacity ? capacity : fit);
+}
+
 std::string ConvGeometry::to_string() const {
   std::string s = std::to_string(c_in) + "x" + std::to_string(h) + "x" + std::to_string(w) + " -> " +
                   std::to_string(c_out) + "x" + std::to_string(oh()) + "x" + std::to_string(ow()) + ", " +
@@ -67,21 +72,43 @@ Mat<Scalar> mat(const Scalar* p, std::int64_t rows, std::int64_t cols) {
   return Mat<Scalar>(const_cast<Scalar*>(p), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
 }
 
-// col [cin_g * kh * kw, oh * ow] of channels [c0, c0 + cin_g) of one sample's input x [C_in, H, W];
+// col [cin_g * kh * kw, samples * oh * ow] of channels [c0, c0 + cin_g) of `samples` consecutive
+// inputs x [C_in, H, W] (in_size elements apart), sample j in columns [j * oh * ow, (j + 1) * oh * ow);
 // padding reads as 0.
 template <class Scalar>
-void im2col(const Dims d, const Scalar* x, int c0, Scalar* col) {
-  const std::int64_t pixels = static_cast<std::int64_t>(d.oh) * d.ow;
-  const std::int64_t total = static_cast<std::int64_t>(d.cin_g) * d.kh * d.kw * pixels;
+void im2col(const Dims d, const Scalar* x, std::int64_t in_size, int samples, int c0, Scalar* col) {
+  const std::int64_t pixels = static_cast<std::int64_t>(d.oh) * d.ow, cols = pixels * samples;
+  const std::int64_t total = static_cast<std::int64_t>(d.cin_g) * d.kh * d.kw * cols;
   Kokkos::parallel_for(
       "conv_im2col", range(std::int64_t(0), total), KOKKOS_LAMBDA(const std::int64_t i) {
-        const std::int64_t r = i / pixels, p = i % pixels;
+        const std::int64_t r = i / cols, q = i % cols, j = q / pixels, p = q % pixels;
         const int kx = static_cast<int>(r % d.kw), ky = static_cast<int>((r / d.kw) % d.kh);
         const int c = static_cast<int>(r / (d.kw * d.kh));
         const int oy = static_cast<int>(p / d.ow), ox = static_cast<int>(p % d.ow);
         const int iy = oy * d.sh - d.ph + ky * d.dh, ix = ox * d.sw - d.pw + kx * d.dw;
         const bool inside = iy >= 0 && iy < d.h && ix >= 0 && ix < d.w;
-        col[i] = inside ? x[(static_cast<std::int64_t>(c0 + c) * d.h + iy) * d.w + ix] : Scalar(0);
+        col[i] = inside ? x[j * in_size + (static_cast<std::int64_t>(c0 + c) * d.h + iy) * d.w + ix] : Scalar(0);
+      });
+}
+
+// Between a chunk's GEMM layout t [cout_g, samples * pixels] and NCHW y (samples out_size apart,
+// output channels [co0, co0 + cout_g)): to_nchw assigns y from t, from_nchw assigns t from y.
+template <class Scalar>
+void chunk_to_nchw(const Dims d, const Scalar* t, int samples, int co0, std::int64_t out_size, Scalar* y) {
+  const std::int64_t pixels = static_cast<std::int64_t>(d.oh) * d.ow, cols = pixels * samples;
+  Kokkos::parallel_for(
+      "conv_chunk_to_nchw", range(std::int64_t(0), d.cout_g * cols), KOKKOS_LAMBDA(const std::int64_t i) {
+        const std::int64_t co = i / cols, q = i % cols, j = q / pixels, p = q % pixels;
+        y[j * out_size + (co0 + co) * pixels + p] = t[i];
+      });
+}
+template <class Scalar>
+void chunk_from_nchw(const Dims d, const Scalar* y, int samples, int co0, std::int64_t out_size, Scalar* t) {
+  const std::int64_t pixels = static_cast<std::int64_t>(d.oh) * d.ow, cols = pixels * samples;
+  Kokkos::parallel_for(
+      "conv_chunk_from_nchw", range(std::int64_t(0), d.cout_g * cols), KOKKOS_LAMBDA(const std::int64_t i) {
+        const std::int64_t co = i / cols, q = i % cols, j = q / pixels, p = q % pixels;
+        t[i] = y[j * out_size + (co0 + co) * pixels + p];
       });
 }
 
@@ -93,24 +120,26 @@ KOKKOS_INLINE_FUNCTION bool tap_output(const Dims& d, int iy, int ix, int ky, in
   return oy < d.oh && ox < d.ow;
 }
 
-// dx (=|+=) the gather of col [cin_g * kh * kw, oh * ow] onto channels [c0, c0 + cin_g) of one
-// sample (Note [convolution without atomics]).
+// dx (=|+=) the gather of col [cin_g * kh * kw, samples * oh * ow] onto channels [c0, c0 + cin_g)
+// of `samples` consecutive inputs (in_size elements apart) (Note [convolution without atomics]).
 template <class Scalar>
-void col2im_gather(const Dims d, const Scalar* col, int c0, Scalar* dx, bool accumulate) {
-  const std::int64_t total = static_cast<std::int64_t>(d.cin_g) * d.h * d.w;
-  const std::int64_t pixels = static_cast<std::int64_t>(d.oh) * d.ow;
+void col2im_gather(const Dims d, const Scalar* col, int samples, int c0, std::int64_t in_size, Scalar* dx,
+                   bool accumulate) {
+  const std::int64_t plane = static_cast<std::int64_t>(d.h) * d.w, per_sample = d.cin_g * plane;
+  const std::int64_t pixels = static_cast<std::int64_t>(d.oh) * d.ow, cols = pixels * samples;
   Kokkos::parallel_for(
-      "conv_col2im", range(std::int64_t(0), total), KOKKOS_LAMBDA(const std::int64_t i) {
-        const int c = static_cast<int>(i / (d.h * d.w));
-        const int iy = static_cast<int>((i / d.w) % d.h), ix = static_cast<int>(i % d.w);
+      "conv_col2im", range(std::int64_t(0), per_sample * samples), KOKKOS_LAMBDA(const std::int64_t i) {
+        const std::int64_t j = i / per_sample, e = i % per_sample;
+        const int c = static_cast<int>(e / plane);
+        const int iy = static_cast<int>((e / d.w) % d.h), ix = static_cast<int>(e % d.w);
         Scalar s = 0;
         for (int ky = 0; ky < d.kh; ++ky)
           for (int kx = 0; kx < d.kw; ++kx) {
             int oy = 0, ox = 0;
             if (!tap_output(d, iy, ix, ky, kx, oy, ox)) continue;
-            s += col[((static_cast<std::int64_t>(c) * d.kh + ky) * d.kw + kx) * pixels + oy * d.ow + ox];
+            s += col[((static_cast<std::int64_t>(c) * d.kh + ky) * d.kw + kx) * cols + j * pixels + oy * d.ow + ox];
           }
-        Scalar& out = dx[static_cast<std::int64_t>(c0) * d.h * d.w + i];
+        Scalar& out = dx[j * in_size + static_cast<std::int64_t>(c0) * plane + e];
         out = accumulate ? out + s : s;
       });
 }
@@ -119,7 +148,7 @@ void col2im_gather(const Dims d, const Scalar* col, int c0, Scalar* dx, bool acc
 
 template <class Scalar>
 void conv2d_forward(const ConvGeometry& g, ConvAlgorithm alg, const Scalar* x, const Scalar* w, Scalar* y,
-                    Scalar* col, int n) {
+                    Scalar* scratch, int n) {
   if (n <= 0) return;
   const Dims d(g);
   const std::int64_t in_size = static_cast<std::int64_t>(d.c_in) * d.h * d.w;
@@ -147,24 +176,35 @@ void conv2d_forward(const ConvGeometry& g, ConvAlgorithm alg, const Scalar* x, c
         });
     return;
   }
-  // gemm: per sample and group, y_g [cout_g, OH*OW] = w_g [cout_g, col_rows] col [col_rows, OH*OW].
+  // gemm: per chunk of samples and group, y_g [cout_g, S*OH*OW] = w_g [cout_g, col_rows] col [col_rows, S*OH*OW]
+  // (Note [convolution chunks]); a chunk of one writes y directly.
   const int rows = g.col_rows();
-  for (int s = 0; s < n; ++s)
+  Scalar* col = scratch;
+  Scalar* tmp = scratch + g.col_size();
+  for (int s0 = 0; s0 < n; s0 += g.batch_chunk) {
+    const int sc = n - s0 < g.batch_chunk ? n - s0 : g.batch_chunk;
+    const Scalar* xs = x + s0 * in_size;
     for (int grp = 0; grp < g.groups; ++grp) {
-      const Scalar* xs = x + s * in_size;
       const Scalar* b = xs + static_cast<std::int64_t>(grp) * d.cin_g * g.in_pixels();
-      if (!g.pointwise()) {
-        im2col(d, xs, grp * d.cin_g, col);
+      if (!(g.pointwise() && sc == 1)) {
+        im2col(d, xs, in_size, sc, grp * d.cin_g, col);
         b = col;
       }
-      gemm('N', 'N', Scalar(1), mat(w + static_cast<std::int64_t>(grp) * d.cout_g * rows, d.cout_g, rows),
-           mat(b, rows, pixels), Scalar(0), mat(y + s * out_size + grp * d.cout_g * pixels, d.cout_g, pixels));
+      const auto wg = mat(w + static_cast<std::int64_t>(grp) * d.cout_g * rows, d.cout_g, rows);
+      if (sc == 1) {
+        gemm('N', 'N', Scalar(1), wg, mat(b, rows, pixels), Scalar(0),
+             mat(y + s0 * out_size + grp * d.cout_g * pixels, d.cout_g, pixels));
+      } else {
+        gemm('N', 'N', Scalar(1), wg, mat(b, rows, sc * pixels), Scalar(0), mat(tmp, d.cout_g, sc * pixels));
+        chunk_to_nchw(d, tmp, sc, grp * d.cout_g, out_size, y + s0 * out_size);
+      }
     }
+  }
 }
 
 template <class Scalar>
 void conv2d_backward_data(const ConvGeometry& g, ConvAlgorithm alg, const Scalar* dy, const Scalar* w, Scalar* dx,
-                          Scalar* col, bool accumulate, int n) {
+                          Scalar* scratch, bool accumulate, int n) {
   if (n <= 0) return;
   const Dims d(g);
   const std::int64_t in_pixels = g.in_pixels(), in_size = d.c_in * in_pixels;
@@ -191,26 +231,34 @@ void conv2d_backward_data(const ConvGeometry& g, ConvAlgorithm alg, const Scalar
         });
     return;
   }
-  // gemm: col = w_g^T dy_g, then the gather onto dx; pointwise: dx_g (=|+=) w_g^T dy_g directly.
+  // gemm: col = w_g^T dy_g, then the gather onto dx; pointwise on one sample: dx_g (=|+=) w_g^T dy_g directly.
   const int rows = g.col_rows();
-  for (int s = 0; s < n; ++s)
+  Scalar* col = scratch;
+  Scalar* tmp = scratch + g.col_size();
+  for (int s0 = 0; s0 < n; s0 += g.batch_chunk) {
+    const int sc = n - s0 < g.batch_chunk ? n - s0 : g.batch_chunk;
+    Scalar* dxs = dx + s0 * in_size;
     for (int grp = 0; grp < g.groups; ++grp) {
       const auto wg = mat(w + static_cast<std::int64_t>(grp) * d.cout_g * rows, d.cout_g, rows);
-      const auto dyg = mat(dy + s * out_size + grp * d.cout_g * pixels, d.cout_g, pixels);
-      Scalar* dxs = dx + s * in_size;
-      if (g.pointwise()) {
-        gemm('T', 'N', Scalar(1), wg, dyg, accumulate ? Scalar(1) : Scalar(0),
+      const Scalar* dyg = dy + s0 * out_size + grp * d.cout_g * pixels;
+      if (sc > 1) {
+        chunk_from_nchw(d, dy + s0 * out_size, sc, grp * d.cout_g, out_size, tmp);
+        dyg = tmp;
+      }
+      if (g.pointwise() && sc == 1) {
+        gemm('T', 'N', Scalar(1), wg, mat(dyg, d.cout_g, pixels), accumulate ? Scalar(1) : Scalar(0),
              mat(dxs + static_cast<std::int64_t>(grp) * d.cin_g * in_pixels, rows, pixels));
       } else {
-        gemm('T', 'N', Scalar(1), wg, dyg, Scalar(0), mat(col, rows, pixels));
-        col2im_gather(d, col, grp * d.cin_g, dxs, accumulate);
+        gemm('T', 'N', Scalar(1), wg, mat(dyg, d.cout_g, sc * pixels), Scalar(0), mat(col, rows, sc * pixels));
+        col2im_gather(d, col, sc, grp * d.cin_g, in_size, dxs, accumulate);
       }
     }
+  }
 }
 
 template <class Scalar>
 void conv2d_backward_weights(const ConvGeometry& g, ConvAlgorithm alg, const Scalar* x, const Scalar* dy,
-                             Scalar* dw, Scalar* col, int n) {
+                             Scalar* dw, Scalar* scratch, int n) {
   if (n <= 0) return;
   const Dims d(g);
   const std::int64_t in_size = static_cast<std::int64_t>(d.c_in) * d.h * d.w;
@@ -239,19 +287,27 @@ void conv2d_backward_weights(const ConvGeometry& g, ConvAlgorithm alg, const Sca
         });
     return;
   }
-  // gemm: dw_g [cout_g, col_rows] += dy_g [cout_g, OH*OW] col^T, one sample after the other.
-  for (int s = 0; s < n; ++s)
+  // gemm: dw_g [cout_g, col_rows] += dy_g [cout_g, S*OH*OW] col^T, one chunk after the other.
+  Scalar* col = scratch;
+  Scalar* tmp = scratch + g.col_size();
+  for (int s0 = 0; s0 < n; s0 += g.batch_chunk) {
+    const int sc = n - s0 < g.batch_chunk ? n - s0 : g.batch_chunk;
+    const Scalar* xs = x + s0 * in_size;
     for (int grp = 0; grp < g.groups; ++grp) {
-      const Scalar* xs = x + s * in_size;
       const Scalar* b = xs + static_cast<std::int64_t>(grp) * d.cin_g * g.in_pixels();
-      if (!g.pointwise()) {
-        im2col(d, xs, grp * d.cin_g, col);
+      if (!(g.pointwise() && sc == 1)) {
+        im2col(d, xs, in_size, sc, grp * d.cin_g, col);
         b = col;
       }
-      gemm('N', 'T', Scalar(1), mat(dy + s * out_size + grp * d.cout_g * pixels, d.cout_g, pixels),
-           mat(b, rows, pixels), Scalar(1),
+      const Scalar* dyg = dy + s0 * out_size + grp * d.cout_g * pixels;
+      if (sc > 1) {
+        chunk_from_nchw(d, dy + s0 * out_size, sc, grp * d.cout_g, out_size, tmp);
+        dyg = tmp;
+      }
+      gemm('N', 'T', Scalar(1), mat(dyg, d.cout_g, sc * pixels), mat(b, rows, sc * pixels), Scalar(1),
            mat(dw + static_cast<std::int64_t>(grp) * d.cout_g * rows, d.cout_g, rows));
     }
+  }
 }
 
 #define HPCT_CONV_INSTANTIATE(S)                                                                              \

@@ -86,39 +86,43 @@ TEST(CnnLayerGradients, Conv2dEachGeometryAndAlgorithm) {
     }
 }
 
-// The two algorithms compute the same sums in different orders: equal to rounding.
+// The two algorithms compute the same sums in different orders: equal to rounding; the gemm one
+// with every chunk size from one sample to the whole batch (Note [convolution chunks]; a chunk of 2
+// over 3 samples leaves a partial chunk).
 TEST(CnnLayers, GemmAndDirectConvolutionsAgree) {
-  for (const ConvCase& cc : conv_cases()) {
-    const nn::ConvGeometry g = [&] {
-      nn::ConvGeometry r;
-      r.c_in = static_cast<int>(cc.in.dim[1]), r.h = static_cast<int>(cc.in.dim[2]);
-      r.w = static_cast<int>(cc.in.dim[3]), r.c_out = cc.o.out_channels, r.kh = r.kw = cc.o.kernel;
-      r.stride_h = r.stride_w = cc.o.stride, r.pad_h = r.pad_w = cc.o.padding, r.dil_h = r.dil_w = cc.o.dilation;
-      r.groups = cc.o.groups;
-      return r;
-    }();
-    const int n = static_cast<int>(cc.in.dim[0]);
-    const std::size_t out = static_cast<std::size_t>(n * g.c_out * g.out_pixels());
-    const std::size_t wsize = static_cast<std::size_t>(g.c_out * g.col_rows());
-    const Input x(cc.in, 11), w(Shape{g.c_out, g.col_rows()}, 12), dy(Shape{n, g.c_out, g.oh(), g.ow()}, 13);
-    View1<double> col("col", static_cast<std::size_t>(g.col_size()) + 1);
-    std::vector<double> results[2][3];
-    int a = 0;
-    for (const nn::ConvAlgorithm alg : {nn::ConvAlgorithm::gemm, nn::ConvAlgorithm::direct}) {
-      View1<double> y("y", out), dx("dx", static_cast<std::size_t>(cc.in.size())), dw("dw", wsize);
-      nn::conv2d_forward(g, alg, x.x.data(), w.x.data(), y.data(), col.data(), n);
-      nn::conv2d_backward_data(g, alg, dy.x.data(), w.x.data(), dx.data(), col.data(), false, n);
-      nn::conv2d_backward_weights(g, alg, x.x.data(), dy.x.data(), dw.data(), col.data(), n);
-      fence();
-      results[a][0] = test::host_values(DTensor(y.data(), Shape{static_cast<std::int64_t>(out)}));
-      results[a][1] = test::host_values(DTensor(dx.data(), Shape{cc.in.size()}));
-      results[a][2] = test::host_values(DTensor(dw.data(), Shape{static_cast<std::int64_t>(wsize)}));
-      ++a;
+  for (const ConvCase& cc : conv_cases())
+    for (int chunk = 1; chunk <= cc.in.dim[0]; ++chunk) {
+      const nn::ConvGeometry g = [&] {
+        nn::ConvGeometry r;
+        r.c_in = static_cast<int>(cc.in.dim[1]), r.h = static_cast<int>(cc.in.dim[2]);
+        r.w = static_cast<int>(cc.in.dim[3]), r.c_out = cc.o.out_channels, r.kh = r.kw = cc.o.kernel;
+        r.stride_h = r.stride_w = cc.o.stride, r.pad_h = r.pad_w = cc.o.padding, r.dil_h = r.dil_w = cc.o.dilation;
+        r.groups = cc.o.groups, r.batch_chunk = chunk;
+        return r;
+      }();
+      const int n = static_cast<int>(cc.in.dim[0]);
+      const std::size_t out = static_cast<std::size_t>(n * g.c_out * g.out_pixels());
+      const std::size_t wsize = static_cast<std::size_t>(g.c_out * g.col_rows());
+      const Input x(cc.in, 11), w(Shape{g.c_out, g.col_rows()}, 12), dy(Shape{n, g.c_out, g.oh(), g.ow()}, 13);
+      View1<double> col("col", static_cast<std::size_t>(g.scratch_size()) + 1);
+      std::vector<double> results[2][3];
+      int a = 0;
+      for (const nn::ConvAlgorithm alg : {nn::ConvAlgorithm::gemm, nn::ConvAlgorithm::direct}) {
+        View1<double> y("y", out), dx("dx", static_cast<std::size_t>(cc.in.size())), dw("dw", wsize);
+        nn::conv2d_forward(g, alg, x.x.data(), w.x.data(), y.data(), col.data(), n);
+        nn::conv2d_backward_data(g, alg, dy.x.data(), w.x.data(), dx.data(), col.data(), false, n);
+        nn::conv2d_backward_weights(g, alg, x.x.data(), dy.x.data(), dw.data(), col.data(), n);
+        fence();
+        results[a][0] = test::host_values(DTensor(y.data(), Shape{static_cast<std::int64_t>(out)}));
+        results[a][1] = test::host_values(DTensor(dx.data(), Shape{cc.in.size()}));
+        results[a][2] = test::host_values(DTensor(dw.data(), Shape{static_cast<std::int64_t>(wsize)}));
+        ++a;
+      }
+      for (int k = 0; k < 3; ++k)
+        for (std::size_t i = 0; i < results[0][k].size(); ++i)
+          ASSERT_NEAR(results[0][k][i], results[1][k][i], 1e-12)
+              << cc.what << " chunk " << chunk << " quantity " << k << " element " << i;
     }
-    for (int k = 0; k < 3; ++k)
-      for (std::size_t i = 0; i < results[0][k].size(); ++i)
-        ASSERT_NEAR(results[0][k][i], results[1][k][i], 1e-12) << cc.what << " quantity " << k << " element " << i;
-  }
 }
 
 TEST(CnnLayerGradients, BatchNorm2dTrainingAndEvaluation) {

@@ -28,7 +28,10 @@ Conv2d<Scalar>::Conv2d(Store& store, Workspace<Scalar>& ws, const std::string& n
   w_index_ = store.add(name + "/weight", {co, ci, k, k}, wi, true);
   if (has_bias_) b_index_ = store.add(name + "/bias", {co}, Init::linear(fan_in), false);
   y_ = &ws.request(name + "/y", Shape{in.dim[0], g_.c_out, g_.oh(), g_.ow()});
-  if (g_.col_size() > 0) col_ = &ws.request(name + "/col", Shape{g_.col_rows(), g_.out_pixels()});
+  // Note [convolution chunks]: as many samples per GEMM as keep the scratch within kScratchBudget.
+  const std::int64_t per_sample = static_cast<std::int64_t>(g_.col_rows() + g_.cout_g()) * g_.out_pixels();
+  g_.batch_chunk = ConvGeometry::chunk_for(per_sample, kScratchBudget, static_cast<int>(in.dim[0]));
+  if (g_.scratch_size() > 0) col_ = &ws.request(name + "/scratch", Shape{g_.scratch_size()});
 }
 
 template <class Scalar>

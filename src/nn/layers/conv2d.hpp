@@ -45,7 +45,10 @@ class Conv2d : public Layer<Scalar> {
   std::size_t w_index_ = 0, b_index_ = 0;
   Scalar *w_ = nullptr, *dw_ = nullptr, *b_ = nullptr, *db_ = nullptr;
   T* y_ = nullptr;
-  T* col_ = nullptr;  // im2col scratch of one sample and group (gemm)
+  T* col_ = nullptr;  // im2col scratch of one chunk of samples and group (gemm)
+  // Scratch elements per layer (1 MiB of float): the whole batch of 8x8 images in one GEMM, one
+  // sample at a time from about 32x32 with 64 channels on, where a sample's GEMM is large already.
+  static constexpr std::int64_t kScratchBudget = std::int64_t(1) << 18;
 };
 
 }  // namespace hpct::nn
