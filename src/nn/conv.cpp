@@ -97,7 +97,7 @@ template <class Scalar>
 void chunk_to_nchw(const Dims d, const Scalar* t, int samples, int co0, std::int64_t out_size, Scalar* y) {
   const std::int64_t pixels = static_cast<std::int64_t>(d.oh) * d.ow, cols = pixels * samples;
   Kokkos::parallel_for(
-      "conv_chunk_to_nchw", range(std::int64_t(0), d.cout_g * cols), KOKKOS_LAMBDA(const std::int64_t i) {
+      "conv_to_nchw", range(std::int64_t(0), d.cout_g * cols), KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t co = i / cols, q = i % cols, j = q / pixels, p = q % pixels;
         y[j * out_size + (co0 + co) * pixels + p] = t[i];
       });
@@ -106,7 +106,7 @@ template <class Scalar>
 void chunk_from_nchw(const Dims d, const Scalar* y, int samples, int co0, std::int64_t out_size, Scalar* t) {
   const std::int64_t pixels = static_cast<std::int64_t>(d.oh) * d.ow, cols = pixels * samples;
   Kokkos::parallel_for(
-      "conv_chunk_from_nchw", range(std::int64_t(0), d.cout_g * cols), KOKKOS_LAMBDA(const std::int64_t i) {
+      "conv_from_nchw", range(std::int64_t(0), d.cout_g * cols), KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t co = i / cols, q = i % cols, j = q / pixels, p = q % pixels;
         t[i] = y[j * out_size + (co0 + co) * pixels + p];
       });
@@ -211,7 +211,7 @@ void conv2d_backward_data(const ConvGeometry& g, ConvAlgorithm alg, const Scalar
   const std::int64_t pixels = g.out_pixels(), out_size = d.c_out * pixels;
   if (alg == ConvAlgorithm::direct) {
     Kokkos::parallel_for(
-        "conv_bw_data_direct", range(std::int64_t(0), n * in_size), KOKKOS_LAMBDA(const std::int64_t i) {
+        "conv_bwd_direct", range(std::int64_t(0), n * in_size), KOKKOS_LAMBDA(const std::int64_t i) {
           const std::int64_t s = i / in_size;
           const int c = static_cast<int>((i / in_pixels) % d.c_in);
           const int iy = static_cast<int>((i % in_pixels) / d.w), ix = static_cast<int>(i % d.w);
@@ -267,7 +267,7 @@ void conv2d_backward_weights(const ConvGeometry& g, ConvAlgorithm alg, const Sca
   if (alg == ConvAlgorithm::direct) {
     const std::int64_t wsize = static_cast<std::int64_t>(d.c_out) * rows;
     Kokkos::parallel_for(
-        "conv_bw_weights_direct", range(std::int64_t(0), wsize), KOKKOS_LAMBDA(const std::int64_t i) {
+        "conv_bww_direct", range(std::int64_t(0), wsize), KOKKOS_LAMBDA(const std::int64_t i) {
           const int co = static_cast<int>(i / rows), r = static_cast<int>(i % rows);
           const int kx = r % d.kw, ky = (r / d.kw) % d.kh, cl = r / (d.kw * d.kh);
           const int c = (co / d.cout_g) * d.cin_g + cl;

@@ -80,7 +80,7 @@ void ResidualBlock<Scalar>::backward(const T& x, const T& dy, const T& dx, nn::G
   if (dx.empty()) return;
   const auto d = dx.rows(n), gm = g.rows(n);
   Kokkos::parallel_for(
-      "resblock_identity_bw", range(std::int64_t(0), static_cast<std::int64_t>(n) * dx.cols()),
+      "resblock_id_bw", range(std::int64_t(0), static_cast<std::int64_t>(n) * dx.cols()),
       KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t cols = static_cast<std::int64_t>(d.extent(1));
         d(i / cols, i % cols) += gm(i / cols, i % cols);

@@ -40,9 +40,9 @@ void BatchNorm2d<Scalar>::reduce(int count) {
   if (!allreduce_) return;
   const HostView1<double> h(sums_host_.data(), static_cast<std::size_t>(count));
   const View1<double> d(sums_.data(), static_cast<std::size_t>(count));
-  Kokkos::deep_copy(h, d);
+  copy_view(h, d);  // Note [copies without a heap allocation]
   allreduce_(h.data(), count);
-  Kokkos::deep_copy(d, h);
+  copy_view(d, h);
 }
 
 template <class Scalar>
@@ -56,7 +56,7 @@ void BatchNorm2d<Scalar>::forward(const T& x, int n) {
   const double eps = eps_;
   if (training_) {
     Kokkos::parallel_for(
-        "batchnorm_fw_sums", range(0, c_count), KOKKOS_LAMBDA(const int c) {
+        "bn_fw_sums", range(0, c_count), KOKKOS_LAMBDA(const int c) {
           double s = 0, q = 0;
           for (int smp = 0; smp < n; ++smp)
             for (std::int64_t p = 0; p < pixels; ++p) {
@@ -70,7 +70,7 @@ void BatchNorm2d<Scalar>::forward(const T& x, int n) {
     Scalar *rm = rm_, *rv = rv_;
     const double m = momentum_;
     Kokkos::parallel_for(
-        "batchnorm_fw_stats", range(0, c_count), KOKKOS_LAMBDA(const int c) {
+        "bn_fw_stats", range(0, c_count), KOKKOS_LAMBDA(const int c) {
           const double count = sums(2 * c_count);
           if (count < 1) return;  // an empty global batch: nothing to normalise, statistics unchanged
           const double mu = sums(c) / count;
@@ -84,13 +84,13 @@ void BatchNorm2d<Scalar>::forward(const T& x, int n) {
   } else {
     const Scalar *rm = rm_, *rv = rv_;
     Kokkos::parallel_for(
-        "batchnorm_fw_running", range(0, c_count), KOKKOS_LAMBDA(const int c) {
+        "bn_fw_running", range(0, c_count), KOKKOS_LAMBDA(const int c) {
           mean(c) = static_cast<double>(rm[c]);
           rstd(c) = 1.0 / kmath::sqrt(static_cast<double>(rv[c]) + eps);
         });
   }
   Kokkos::parallel_for(
-      "batchnorm_fw", range(std::int64_t(0), n * c_count * pixels), KOKKOS_LAMBDA(const std::int64_t i) {
+      "bn_fw", range(std::int64_t(0), n * c_count * pixels), KOKKOS_LAMBDA(const std::int64_t i) {
         const int c = static_cast<int>((i / pixels) % c_count);
         const double xhat = (static_cast<double>(xp[i]) - mean(c)) * rstd(c);
         y[i] = static_cast<Scalar>(xhat * static_cast<double>(w[c]) + static_cast<double>(b[c]));
@@ -107,7 +107,7 @@ void BatchNorm2d<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMod
   // The rank's own sums of dy and dy xhat: the parameter gradients, and (summed over the ranks
   // when synchronised) the mean terms of the input gradient.
   Kokkos::parallel_for(
-      "batchnorm_bw_sums", range(0, c_count), KOKKOS_LAMBDA(const int c) {
+      "bn_bw_sums", range(0, c_count), KOKKOS_LAMBDA(const int c) {
         double sg = 0, sgx = 0;
         for (int smp = 0; smp < n; ++smp)
           for (std::int64_t p = 0; p < pixels; ++p) {
@@ -128,7 +128,7 @@ void BatchNorm2d<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMod
     const bool batch_stats = training_;
     // Training: dx = w rstd (dy - mean(dy) - xhat mean(dy xhat)); evaluation: dx = w rstd dy.
     Kokkos::parallel_for(
-        "batchnorm_bw_x", range(std::int64_t(0), n * c_count * pixels), KOKKOS_LAMBDA(const std::int64_t i) {
+        "bn_bw_x", range(std::int64_t(0), n * c_count * pixels), KOKKOS_LAMBDA(const std::int64_t i) {
           const int c = static_cast<int>((i / pixels) % c_count);
           const double scale = static_cast<double>(w[c]) * rstd(c);
           double v = static_cast<double>(g[i]);

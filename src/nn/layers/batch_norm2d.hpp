@@ -19,6 +19,9 @@
 // gradient all-reduce adds them). The reducer is called in every training forward and backward,
 // also with n = 0: it is a collective.
 //
+// The label of every kernel here is at most 15 characters: Kokkos takes it as a std::string, which
+// holds up to 15 without a heap allocation (so do conv.cpp's and the other layers').
+//
 // Note [batch norm numerics]: sums are taken in double, one work item per channel looping over
 // samples and pixels in order (deterministic, no atomics); var = E[x^2] - mean^2 in double loses
 // nothing for float data unless |mean| / std exceeds ~1e6.
