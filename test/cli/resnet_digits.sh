@@ -6,7 +6,10 @@
 # 2 ranks x batch 16 (the same global batches) must give the same weights (relative difference of the
 # flat parameter vector below 1e-4; the ranks only change the order of floating-point sums), and
 # the same two runs with sync_batch_norm false must not (each rank normalises its own 16 images),
-# which shows that the comparison can fail. Exit 77 (skipped) only when PYTHON lacks scikit-learn or h5py.
+# which shows that the comparison can fail. The 2-rank run without sync also times its convolutions
+# (conv_algorithm auto: its log must list the 20 choices); the 1-rank one takes auto's fixed rule
+# (conv_deterministic: gemm), so its weights equal bitwise those of the plain gemm run without
+# sync (on one rank the synchronised sums are the rank's own). Exit 77 (skipped) only when PYTHON lacks scikit-learn or h5py.
 # usage: resnet_digits.sh TRAIN PYTHON MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 train=$1 python=$2 mpiexec=$3 dir=$4 src=$5
@@ -24,10 +27,11 @@ run() {  # run NAME RANKS ARGS...: the deck with its outputs under $dir/NAME
 }
 run deck 2
 grep -E "^Epoch|^Done" "$dir/deck.log" | tail -n 3
-run sync1 1 --set batch_size=32 --set epochs=1 --set sync_batch_norm=true
+run sync1 1 --set batch_size=32 --set epochs=1 --set sync_batch_norm=true --set conv_algorithm=auto \
+  --set conv_deterministic=true
 run sync2 2 --set epochs=1 --set sync_batch_norm=true
 run local1 1 --set batch_size=32 --set epochs=1
-run local2 2 --set epochs=1
+run local2 2 --set epochs=1 --set conv_algorithm=auto
 "$python" - "$dir" <<'PY'
 import json, sys, h5py, numpy as np
 d = sys.argv[1]
@@ -48,5 +52,11 @@ sync, local = rel(f"{d}/sync2.h5", f"{d}/sync1.h5"), rel(f"{d}/local2.h5", f"{d}
 print(f"resnet_digits: final validation accuracy {accuracy:.4f} (at least 0.97); one epoch at 2 ranks vs 1 rank: "
       f"weights differ by {sync:.2e} with synchronised batch norm (at most 1e-4), {local:.2e} without (more than 1e-3)")
 assert sync <= 1e-4, f"synchronised batch norm: 2 ranks differ from 1 rank by {sync}"
+assert np.array_equal(flat(f"{d}/sync1.h5"), flat(f"{d}/local1.h5")), "conv_deterministic auto is not gemm bitwise"
+log = open(f"{d}/local2.log").read()
+choices = [l for l in log.splitlines() if l.rstrip().endswith(("-> gemm", "-> direct"))]
+assert "conv_algorithm auto: 20 convolutions timed" in log and len(choices) == 20, "conv_algorithm auto: no choices logged"
+print(f"resnet_digits: conv_algorithm auto chose {sum(c.endswith('direct') for c in choices)} direct of 20; "
+      "auto with conv_deterministic equals gemm bitwise")
 assert local > 1e-3, f"per-rank batch norm should differ from the 1-rank run, differs by only {local}"
 PY

@@ -27,6 +27,7 @@ ResNet<Scalar>::ResNet(const ResNetConfig& config, int capacity) : config_(confi
   o.kernel = config.small_stem ? 3 : 7, o.stride = config.small_stem ? 1 : 2, o.padding = config.small_stem ? 1 : 3;
   auto& stem = net_.template emplace<nn::Conv2d<Scalar>>(store_, ws_, "conv1", s, o);
   macs_ += stem.geometry().macs_per_sample();
+  convs_.push_back(&stem);
   s = stem.output().shape();
   norms_.push_back(&net_.template emplace<nn::BatchNorm2d<Scalar>>(store_, ws_, "bn1", s));
   net_.template emplace<nn::ActivationLayer<Scalar>>(ws_, "relu", s, nn::Activation::relu);
@@ -41,7 +42,7 @@ ResNet<Scalar>::ResNet(const ResNetConfig& config, int capacity) : config_(confi
                                                                  "layer" + std::to_string(stage + 1) + "/" +
                                                                      std::to_string(b),
                                                                  s, planes, stride, bottleneck,
-                                                                 config.conv_algorithm, norms_);
+                                                                 config.conv_algorithm, norms_, &convs_);
       macs_ += block.macs_per_sample();
       s = block.output().shape();
     }
@@ -52,6 +53,9 @@ ResNet<Scalar>::ResNet(const ResNetConfig& config, int capacity) : config_(confi
   net_.template emplace<nn::Linear<Scalar>>(store_, ws_, "fc", features, config.classes, capacity);
   macs_ += static_cast<double>(features) * config.classes;
   dout_ = &ws_.request("resnet_dout", capacity, config.classes);
+  // The convolutions' names, from their weights' names in the store ("layer1/0/conv1/weight").
+  for (const auto& t : store_.tensors())
+    if (t.shape.size() == 4) conv_names_.push_back(t.name.substr(0, t.name.size() - 7));
   store_.allocate();
   ws_.allocate();
   net_.bind(store_);

@@ -5,6 +5,15 @@
 // (3x3/1 conv, batch norm, relu, no pool) keeps small images (8x8 digits, 32x32) from vanishing
 // after the stem, as CIFAR ResNets do. Depths: 18, 34 (basic blocks) and 50 (bottlenecks).
 // Parameter names follow torchvision's state_dict ('/' for '.'): conv1, bn1, layer1/0/conv1, ..., fc.
+//
+// Note [convolution autotuning]: conv_algorithm auto chooses per convolution between the gemm and
+// the direct algorithm (nn/conv.hpp) by measuring them, as cuDNN's benchmark mode does, on the
+// first training steps: step 1 runs gemm untimed (warm-up: first touches, BLAS buffers), step 2
+// gemm timed, step 3 direct timed, each convolution's forward and backward fenced and timed on its
+// own; the times are summed over the ranks (one all-reduce) so every rank takes the same choice,
+// which the log lists. The chosen algorithm changes which sums are rounded how, not the result's
+// meaning; conv_deterministic true makes the choice a fixed rule instead (gemm everywhere), so a
+// run repeats bitwise. Every algorithm here is deterministic by itself (no atomics).
 #pragma once
 
 #include <string>
@@ -46,6 +55,10 @@ class ResNet {
   // Note [synchronised batch norm] (nn/layers/batch_norm2d.hpp) for every batch norm.
   void set_allreduce(const typename nn::BatchNorm2d<Scalar>::Allreduce& reducer);
 
+  // The convolutions in forward order, for Note [convolution autotuning].
+  const std::vector<nn::Conv2d<Scalar>*>& convolutions() const { return convs_; }
+  const std::vector<std::string>& convolution_names() const { return conv_names_; }
+
   nn::ParameterStore<Scalar>& store() { return store_; }
   const ResNetConfig& config() const { return config_; }
   int capacity() const { return capacity_; }
@@ -59,6 +72,8 @@ class ResNet {
   nn::Workspace<Scalar> ws_;
   nn::Sequential<Scalar> net_;
   std::vector<nn::BatchNorm2d<Scalar>*> norms_;
+  std::vector<nn::Conv2d<Scalar>*> convs_;
+  std::vector<std::string> conv_names_;
   Tensor<Scalar>* dout_ = nullptr;
   double macs_ = 0;
 };

@@ -11,12 +11,14 @@ namespace {
 template <class Scalar>
 Shape conv_bn(nn::Sequential<Scalar>& seq, nn::ParameterStore<Scalar>& store, nn::Workspace<Scalar>& ws,
               const std::string& conv_name, const std::string& bn_name, const Shape& in, int out, int kernel,
-              int stride, nn::ConvAlgorithm algorithm, std::vector<nn::BatchNorm2d<Scalar>*>& norms, double& macs) {
+              int stride, nn::ConvAlgorithm algorithm, std::vector<nn::BatchNorm2d<Scalar>*>& norms, double& macs,
+              std::vector<nn::Conv2d<Scalar>*>* convs) {
   nn::Conv2dOptions o;
   o.out_channels = out, o.kernel = kernel, o.stride = stride, o.padding = kernel / 2, o.bias = false;
   o.kaiming_fan_out = true, o.algorithm = algorithm;
   auto& conv = seq.template emplace<nn::Conv2d<Scalar>>(store, ws, conv_name, in, o);
   macs += conv.geometry().macs_per_sample();
+  if (convs) convs->push_back(&conv);
   const Shape s = conv.output().shape();
   norms.push_back(&seq.template emplace<nn::BatchNorm2d<Scalar>>(store, ws, bn_name, s));
   return s;
@@ -28,7 +30,8 @@ template <class Scalar>
 ResidualBlock<Scalar>::ResidualBlock(nn::ParameterStore<Scalar>& store, nn::Workspace<Scalar>& ws,
                                      const std::string& name, const Shape& in, int planes, int stride,
                                      bool bottleneck, nn::ConvAlgorithm algorithm,
-                                     std::vector<nn::BatchNorm2d<Scalar>*>& norms)
+                                     std::vector<nn::BatchNorm2d<Scalar>*>& norms,
+                                     std::vector<nn::Conv2d<Scalar>*>* convs)
     : main_(ws) {
   const std::string p = name + "/";
   Shape s = in;
@@ -36,21 +39,21 @@ ResidualBlock<Scalar>::ResidualBlock(nn::ParameterStore<Scalar>& store, nn::Work
     main_.template emplace<nn::ActivationLayer<Scalar>>(ws, p + what, s, nn::Activation::relu);
   };
   if (bottleneck) {
-    s = conv_bn(main_, store, ws, p + "conv1", p + "bn1", s, planes, 1, 1, algorithm, norms, macs_);
+    s = conv_bn(main_, store, ws, p + "conv1", p + "bn1", s, planes, 1, 1, algorithm, norms, macs_, convs);
     relu("relu1");
-    s = conv_bn(main_, store, ws, p + "conv2", p + "bn2", s, planes, 3, stride, algorithm, norms, macs_);
+    s = conv_bn(main_, store, ws, p + "conv2", p + "bn2", s, planes, 3, stride, algorithm, norms, macs_, convs);
     relu("relu2");
     s = conv_bn(main_, store, ws, p + "conv3", p + "bn3", s, planes * kBottleneckExpansion, 1, 1, algorithm, norms,
-                macs_);
+                macs_, convs);
   } else {
-    s = conv_bn(main_, store, ws, p + "conv1", p + "bn1", s, planes, 3, stride, algorithm, norms, macs_);
+    s = conv_bn(main_, store, ws, p + "conv1", p + "bn1", s, planes, 3, stride, algorithm, norms, macs_, convs);
     relu("relu1");
-    s = conv_bn(main_, store, ws, p + "conv2", p + "bn2", s, planes, 3, 1, algorithm, norms, macs_);
+    s = conv_bn(main_, store, ws, p + "conv2", p + "bn2", s, planes, 3, 1, algorithm, norms, macs_, convs);
   }
   if (stride != 1 || in.dim[1] != s.dim[1]) {
     shortcut_ = std::make_unique<nn::Sequential<Scalar>>(ws);
     conv_bn(*shortcut_, store, ws, p + "downsample/0", p + "downsample/1", in, static_cast<int>(s.dim[1]), 1,
-            stride, algorithm, norms, macs_);
+            stride, algorithm, norms, macs_, convs);
   }
   add_ = std::make_unique<nn::Add<Scalar>>(ws, p + "add", s, nn::Activation::relu);
 }

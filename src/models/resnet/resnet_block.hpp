@@ -26,10 +26,11 @@ class ResidualBlock : public nn::Layer<Scalar> {
  public:
   using T = Tensor<Scalar>;
   static constexpr int kBottleneckExpansion = 4;
-  // `in`: [N, C, H, W] for the largest batch. Every batch norm the block makes is appended to `norms`.
+  // `in`: [N, C, H, W] for the largest batch. Every batch norm the block makes is appended to `norms`,
+  // every convolution to `convs` (when given).
   ResidualBlock(nn::ParameterStore<Scalar>& store, nn::Workspace<Scalar>& ws, const std::string& name,
                 const Shape& in, int planes, int stride, bool bottleneck, nn::ConvAlgorithm algorithm,
-                std::vector<nn::BatchNorm2d<Scalar>*>& norms);
+                std::vector<nn::BatchNorm2d<Scalar>*>& norms, std::vector<nn::Conv2d<Scalar>*>* convs = nullptr);
   void bind(const nn::ParameterStore<Scalar>& store) override;
   void forward(const T& x, int n) override;
   void backward(const T& x, const T& dy, const T& dx, nn::GradMode mode, int n) override;

@@ -17,8 +17,11 @@ void declare(deck::Schema& s) {
                "pixels");
   s.add_bool("sync_batch_norm", false,
              "batch norm statistics over the global batch (all ranks): 1 rank == N ranks; off: per rank, as DDP");
-  s.add_choice("conv_algorithm", "gemm", {"gemm", "direct"},
-               "convolution algorithm: gemm (im2col + BLAS, 1x1 as a plain GEMM) or direct (Kokkos kernels)");
+  s.add_choice("conv_algorithm", "gemm", {"gemm", "direct", "auto"},
+               "convolution algorithm: gemm (im2col + BLAS, 1x1 as a plain GEMM), direct (Kokkos kernels), or auto "
+               "(each convolution times both on the first steps and keeps the faster; the log lists the choices)");
+  s.add_bool("conv_deterministic", false,
+             "with conv_algorithm auto: choose by a fixed rule (gemm) instead of timings, so runs repeat bitwise");
 }
 
 ResNetConfig config_from(const deck::Deck& deck) {
@@ -27,7 +30,6 @@ ResNetConfig config_from(const deck::Deck& deck) {
   if (c.depth != 18 && c.depth != 34 && c.depth != 50) deck.fail("resnet_depth", "must be 18, 34 or 50");
   c.base_width = static_cast<int>(deck.get_int("resnet_width"));
   c.small_stem = deck.get_string("resnet_stem") == "small";
-  c.conv_algorithm = nn::conv_algorithm_from_name(deck.get_string("conv_algorithm"));
   c.classes = static_cast<int>(deck.get_int("num_classes"));
   return c;
 }
@@ -49,7 +51,9 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   c.height = static_cast<int>(inputs.row_shape.dim[1]);
   c.width = static_cast<int>(inputs.row_shape.dim[2]);
   auto model = std::make_unique<ResNetModel>(c, ctx.capacity, deck.get_real("label_smoothing"));
-  if (deck.get_bool("sync_batch_norm") && ctx.allreduce_sum) model->synchronise_batch_norm(ctx.allreduce_sum);
+  model->set_reducer(ctx.allreduce_sum);
+  if (deck.get_bool("sync_batch_norm")) model->synchronise_batch_norm();
+  model->set_conv_algorithm(deck.get_string("conv_algorithm"), deck.get_bool("conv_deterministic"));
   return model;
 }
 
@@ -66,7 +70,9 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   c.channels = static_cast<int>(config.get_int("channels"));
   c.height = static_cast<int>(config.get_int("height"));
   c.width = static_cast<int>(config.get_int("width"));
-  return std::make_unique<ResNetModel>(c, capacity);
+  auto model = std::make_unique<ResNetModel>(c, capacity);
+  model->set_conv_algorithm(config.get_string("conv_algorithm"), config.get_bool("conv_deterministic"));
+  return model;
 }
 
 }  // namespace

@@ -40,9 +40,61 @@ ResNetModel::ResNetModel(const ResNetConfig& config, int capacity, double label_
       loss_(nn::LossKind::cross_entropy, label_smoothing),
       labels_("resnet_labels", static_cast<std::size_t>(std::max(capacity, 1))) {}
 
-void ResNetModel::synchronise_batch_norm(const nn::BatchNorm2d<float>::Allreduce& reducer) {
-  net_.set_allreduce(reducer);
-  synchronised_ = static_cast<bool>(reducer);
+void ResNetModel::synchronise_batch_norm() {
+  net_.set_allreduce(reducer_);
+  synchronised_ = static_cast<bool>(reducer_);
+}
+
+void ResNetModel::set_conv_algorithm(const std::string& choice, bool deterministic) {
+  conv_choice_ = choice, conv_deterministic_ = deterministic;
+  const bool autotune = choice == "auto";
+  const nn::ConvAlgorithm fixed = autotune ? nn::ConvAlgorithm::gemm : nn::conv_algorithm_from_name(choice);
+  for (auto* c : net_.convolutions()) c->set_algorithm(fixed);
+  tune_pass_ = autotune && !deterministic ? 0 : -1;
+  if (autotune && deterministic)
+    Log::info(
+        "  conv_algorithm auto with conv_deterministic: gemm for every convolution (a fixed rule, no timing)");
+}
+
+std::vector<nn::ConvAlgorithm> ResNetModel::conv_algorithms() const {
+  std::vector<nn::ConvAlgorithm> a;
+  for (const auto* c : net_.convolutions()) a.push_back(c->algorithm());
+  return a;
+}
+
+void ResNetModel::tuning_before() {
+  if (!tuning()) return;
+  const nn::ConvAlgorithm a = tune_pass_ == 2 ? nn::ConvAlgorithm::direct : nn::ConvAlgorithm::gemm;
+  for (auto* c : net_.convolutions()) c->set_algorithm(a), c->set_timing(tune_pass_ > 0);
+}
+
+void ResNetModel::tuning_after() {
+  if (!tuning()) return;
+  const auto& convs = net_.convolutions();
+  if (tune_pass_ > 0) {
+    if (tune_times_.empty()) tune_times_.assign(2 * convs.size(), 0.0);
+    const std::size_t base = tune_pass_ == 1 ? 0 : convs.size();
+    for (std::size_t i = 0; i < convs.size(); ++i) tune_times_[base + i] = convs[i]->elapsed();
+  }
+  if (++tune_pass_ < kTunePasses) return;
+  // Every rank takes the same choice from the times summed over the ranks.
+  if (reducer_) reducer_(tune_times_.data(), static_cast<int>(tune_times_.size()));
+  int direct = 0;
+  Log::info(
+      strf("  conv_algorithm auto: %zu convolutions timed (forward + backward, one step each, summed over "
+           "the ranks):",
+           convs.size()));
+  for (std::size_t i = 0; i < convs.size(); ++i) {
+    const double g = tune_times_[i], d = tune_times_[convs.size() + i];
+    const nn::ConvAlgorithm a = d < g ? nn::ConvAlgorithm::direct : nn::ConvAlgorithm::gemm;
+    direct += a == nn::ConvAlgorithm::direct;
+    convs[i]->set_timing(false);
+    convs[i]->set_algorithm(a);
+    Log::info(strf("    %-22s %-44s gemm %8.3f ms  direct %8.3f ms  -> %s", net_.convolution_names()[i].c_str(),
+                   convs[i]->geometry().to_string().c_str(), 1e3 * g, 1e3 * d, nn::conv_algorithm_name(a)));
+  }
+  Log::info(strf("  conv_algorithm auto: %zu gemm, %d direct", convs.size() - static_cast<std::size_t>(direct),
+                 direct));
 }
 
 void ResNetModel::constrain_fields(std::vector<FieldSpec>& fields) const {
@@ -74,27 +126,31 @@ std::string ResNetModel::config_string() const {
   const ResNetConfig& c = net_.config();
   return strf(
       "channels=%d height=%d width=%d num_classes=%d resnet_depth=%d resnet_width=%d resnet_stem=%s "
-      "conv_algorithm=%s sync_batch_norm=%s",
+      "conv_algorithm=%s conv_deterministic=%s sync_batch_norm=%s",
       c.channels, c.height, c.width, c.classes, c.depth, c.base_width, c.small_stem ? "small" : "imagenet",
-      nn::conv_algorithm_name(c.conv_algorithm), synchronised_ ? "true" : "false");
+      conv_choice_.c_str(), conv_deterministic_ ? "true" : "false", synchronised_ ? "true" : "false");
 }
 
 double ResNetModel::accumulate_gradients(const Batch& b, double normaliser) {
   net_.set_training(true);
   if (b.n == 0) {
-    // A collective step with no rows here: the batch norms still join the sums over the ranks.
-    if (!synchronised_) return 0.0;
+    // A collective step with no rows here: the batch norms and the tuning still join the sums over the ranks.
+    if (!collective_step()) return 0.0;
     const ResNetConfig& c = net_.config();
     const Tensor<float> none(labels_.data(), Shape{0, c.channels, c.height, c.width});
+    tuning_before();
     net_.forward(none, 0);
     net_.backward(none, 0);
+    tuning_after();
     return 0.0;
   }
   const Tensor<float> x = images(b);
+  tuning_before();
   const Tensor<float> y(net_.forward(x, b.n));
   const double sum = loss_.forward_backward(y, targets(b), net_.output_grad_tensor(), nn::GradMode::assign, b.n,
                                             normaliser);
   net_.backward(x, b.n);
+  tuning_after();
   return sum;
 }
 

@@ -3,7 +3,8 @@
 // Metrics: the loss, accuracy and top-k accuracy. predict: "outputs" (logits) and "probabilities".
 // Batch norm runs on batch statistics in accumulate_gradients and on the running statistics in
 // loss_sum, evaluate and predict. With sync_batch_norm, training steps are collective
-// (Model::collective_step): a rank with no rows in a micro-step still joins the statistics sums.
+// (Model::collective_step): a rank with no rows in a micro-step still joins the statistics sums; so
+// are the first three steps with conv_algorithm auto (Note [convolution autotuning] in resnet.hpp).
 #pragma once
 
 #include "models/model.hpp"
@@ -28,10 +29,16 @@ class ResNetModel : public Model {
   std::vector<NamedShape> predict_outputs(const PredictOptions& o) const override;
   double train_flops_per_sample() const override { return 3.0 * net_.forward_flops(); }
   void constrain_fields(std::vector<FieldSpec>& fields) const override;
-  bool collective_step() const override { return synchronised_; }
+  bool collective_step() const override { return synchronised_ || tuning(); }
 
-  // Note [synchronised batch norm]: `reducer` sums doubles over the ranks.
-  void synchronise_batch_norm(const nn::BatchNorm2d<float>::Allreduce& reducer);
+  // Sums doubles over the ranks (ModelBuildContext::allreduce_sum); empty on one rank.
+  void set_reducer(const nn::BatchNorm2d<float>::Allreduce& reducer) { reducer_ = reducer; }
+  // Note [synchronised batch norm], through the reducer.
+  void synchronise_batch_norm();
+  // conv_algorithm as the deck says it: gemm, direct, or auto (timed unless `deterministic`).
+  void set_conv_algorithm(const std::string& choice, bool deterministic);
+  // The algorithm each convolution runs (after tuning, its choice).
+  std::vector<nn::ConvAlgorithm> conv_algorithms() const;
   ResNet<float>& net() { return net_; }
 
  private:
@@ -40,7 +47,19 @@ class ResNetModel : public Model {
   // The inputs as [n, C, H, W], checked against the configured image shape.
   Tensor<float> images(const Batch& b) const;
 
+  bool tuning() const { return tune_pass_ >= 0 && tune_pass_ < kTunePasses; }
+  // Note [convolution autotuning]: the algorithm and timing of tuning pass tune_pass_, and after it
+  // the times it measured (and, after the last pass, the choice).
+  void tuning_before();
+  void tuning_after();
+  static constexpr int kTunePasses = 3;  // warm-up (gemm), gemm timed, direct timed
+
   ResNet<float> net_;
+  nn::BatchNorm2d<float>::Allreduce reducer_;
+  std::string conv_choice_ = "gemm";
+  bool conv_deterministic_ = false;
+  int tune_pass_ = -1;              // -1: no tuning
+  std::vector<double> tune_times_;  // [gemm per convolution..., direct per convolution...]
   nn::Loss<float> loss_;
   View1<float> labels_;  // capacity rows
   bool synchronised_ = false;

@@ -1,6 +1,7 @@
 // Conv2d layer: parameters, bias kernels and the calls into nn/conv.hpp (see conv2d.hpp).
 #include "nn/layers/conv2d.hpp"
 
+#include <chrono>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -42,10 +43,21 @@ void Conv2d<Scalar>::bind(const Store& store) {
 }
 
 template <class Scalar>
+template <class F>
+void Conv2d<Scalar>::timed(const F& f) {
+  if (!timing_) return f();
+  fence();
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  fence();
+  elapsed_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <class Scalar>
 void Conv2d<Scalar>::forward(const T& x, int n) {
   if (n <= 0) return;
   Scalar* col = col_ ? col_->data() : nullptr;
-  conv2d_forward(g_, alg_, x.data(), w_, y_->data(), col, n);
+  timed([&] { conv2d_forward(g_, alg_, x.data(), w_, y_->data(), col, n); });
   if (!has_bias_) return;
   const std::int64_t pixels = g_.out_pixels(), c_out = g_.c_out;
   Scalar* y = y_->data();
@@ -72,8 +84,11 @@ void Conv2d<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mod
             db[c] += s;
           });
     }
-    conv2d_backward_weights(g_, alg_, x.data(), dy.data(), dw_, col, n);
-    if (!dx.empty()) conv2d_backward_data(g_, alg_, dy.data(), w_, dx.data(), col, mode == GradMode::accumulate, n);
+    timed([&] {
+      conv2d_backward_weights(g_, alg_, x.data(), dy.data(), dw_, col, n);
+      if (!dx.empty())
+        conv2d_backward_data(g_, alg_, dy.data(), w_, dx.data(), col, mode == GradMode::accumulate, n);
+    });
   }
   store_->report_ready(w_index_, has_bias_ ? b_index_ : w_index_);
 }

@@ -36,10 +36,19 @@ class Conv2d : public Layer<Scalar> {
   ConvAlgorithm algorithm() const { return alg_; }
   // Every later pass uses `a` (the scratch for gemm was planned whatever the choice).
   void set_algorithm(ConvAlgorithm a) { alg_ = a; }
+  // Note [convolution autotuning] (models/resnet/resnet.hpp): while timing, every forward and
+  // backward fences before and after itself and adds its wall time to elapsed().
+  void set_timing(bool on) { timing_ = on, elapsed_ = 0; }
+  double elapsed() const { return elapsed_; }
 
  private:
+  // Runs f, timed into elapsed_ when timing_.
+  template <class F>
+  void timed(const F& f);
   ConvGeometry g_;
   ConvAlgorithm alg_;
+  bool timing_ = false;
+  double elapsed_ = 0;
   bool has_bias_;
   const Store* store_ = nullptr;
   std::size_t w_index_ = 0, b_index_ = 0;
