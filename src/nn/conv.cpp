@@ -39,7 +39,8 @@ std::string ConvGeometry::to_string() const {
   return s;
 }
 
-namespace {
+// Named, not anonymous: CUDA's extended lambdas need enclosing functions with external linkage.
+namespace conv_detail {
 
 // The geometry as plain integers, captured by value in device kernels (ConvGeometry's member
 // functions are host code).
@@ -144,7 +145,9 @@ void col2im_gather(const Dims d, const Scalar* col, int samples, int c0, std::in
       });
 }
 
-}  // namespace
+}  // namespace conv_detail
+
+using namespace conv_detail;  // NOLINT(google-build-using-namespace): this file's own helpers
 
 template <class Scalar>
 void conv2d_forward(const ConvGeometry& g, ConvAlgorithm alg, const Scalar* x, const Scalar* w, Scalar* y,

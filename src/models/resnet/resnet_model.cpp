@@ -9,9 +9,8 @@
 
 namespace hpct {
 
-namespace {
-
-// p = softmax of each row of z (rows [0, n)), max-subtracted.
+// p = softmax of each row of z (rows [0, n)), max-subtracted. Not in an anonymous namespace: CUDA's
+// extended lambdas need an enclosing function with external linkage.
 void resnet_softmax_rows(const View2<float>& z, const View2<float>& p, int n) {
   const int d = static_cast<int>(z.extent(1));
   Kokkos::parallel_for(
@@ -23,8 +22,6 @@ void resnet_softmax_rows(const View2<float>& z, const View2<float>& p, int n) {
         for (int j = 0; j < d; ++j) p(i, j) = static_cast<float>(kmath::exp(static_cast<double>(z(i, j) - m)) / s);
       });
 }
-
-}  // namespace
 
 // Integer labels to float (exact below 2^24). A free function: CUDA's extended lambdas need an
 // enclosing function with external linkage.
