@@ -55,9 +55,9 @@ TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
                                                   (images ? "loss cross_entropy\nnum_classes 3\nresnet_width 2\n"
                                                           : "loss mse\n"));
     FieldSpec image{Batch::kInputs, DType::f32, Shape{1, 8, 8}}, label{Batch::kTargets, DType::i64, Shape{}};
-    const std::unique_ptr<Model> model =
-        make_model(images ? ModelBuildContext{deck, {image, label}, 4, nn::Precision::fp32}
-                          : ModelBuildContext{deck, 3, 2, 4, nn::Precision::fp32});
+    const std::unique_ptr<Model> model = make_model(
+        images ? ModelBuildContext{deck, {image, label}, 4, nn::Precision::fp32}
+               : ModelBuildContext{deck, 3, 2, 4, nn::Precision::fp32});
     const std::string config = model->config_string();
     const deck::Deck parsed = parse_config(f, config, "test");
     const deck::Schema schema = config_schema(f);
