@@ -313,13 +313,17 @@ void conv2d_backward_weights(const ConvGeometry& g, ConvAlgorithm alg, const Sca
   }
 }
 
-#define HPCT_CONV_INSTANTIATE(S)                                                                              \
-  template void conv2d_forward<S>(const ConvGeometry&, ConvAlgorithm, const S*, const S*, S*, S*, int);       \
-  template void conv2d_backward_data<S>(const ConvGeometry&, ConvAlgorithm, const S*, const S*, S*, S*, bool, \
-                                        int);                                                                 \
-  template void conv2d_backward_weights<S>(const ConvGeometry&, ConvAlgorithm, const S*, const S*, S*, S*, int);
-HPCT_CONV_INSTANTIATE(float)
-HPCT_CONV_INSTANTIATE(double)
-#undef HPCT_CONV_INSTANTIATE
+template void conv2d_forward<float>(const ConvGeometry&, ConvAlgorithm, const float*, const float*, float*, float*,
+                                    int);
+template void conv2d_forward<double>(const ConvGeometry&, ConvAlgorithm, const double*, const double*, double*,
+                                     double*, int);
+template void conv2d_backward_data<float>(const ConvGeometry&, ConvAlgorithm, const float*, const float*, float*,
+                                          float*, bool, int);
+template void conv2d_backward_data<double>(const ConvGeometry&, ConvAlgorithm, const double*, const double*,
+                                           double*, double*, bool, int);
+template void conv2d_backward_weights<float>(const ConvGeometry&, ConvAlgorithm, const float*, const float*, float*,
+                                             float*, int);
+template void conv2d_backward_weights<double>(const ConvGeometry&, ConvAlgorithm, const double*, const double*,
+                                              double*, double*, int);
 
 }  // namespace hpct::nn

@@ -87,13 +87,20 @@ void ParameterStore<Scalar>::report_ready(std::size_t first, std::size_t last) c
 }
 
 template <class Scalar>
-View1<std::uint8_t> ParameterStore<Scalar>::decay_mask() const {
+View1<std::uint8_t> ParameterStore<Scalar>::decay_mask(bool all) const {
   View1<std::uint8_t> mask("decay_mask", count_);
   auto h = Kokkos::create_mirror_view(mask);
   for (const Tensor& t : tensors_)
-    for (std::uint64_t i = 0; i < t.size; ++i) h(t.offset + i) = t.decay ? 1 : 0;
+    for (std::uint64_t i = 0; i < t.size; ++i) h(t.offset + i) = t.trainable && (all || t.decay) ? 1 : 0;
   Kokkos::deep_copy(mask, h);
   return mask;
+}
+
+template <class Scalar>
+bool ParameterStore<Scalar>::all_trainable() const {
+  for (const Tensor& t : tensors_)
+    if (!t.trainable) return false;
+  return true;
 }
 
 template class ParameterStore<float>;

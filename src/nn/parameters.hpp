@@ -85,8 +85,11 @@ class ParameterStore {
   Vector grad_span() const { return Vector(grads_.data(), count_); }
   // The gradient buffer's own pages (Note [page-backed gradients]); null on device builds.
   const PageBuffer* gradient_pages() const { return grad_pages_.get(); }
-  // 1 where weight decay applies, per parameter (the optimizer's parameter groups).
-  View1<std::uint8_t> decay_mask() const;
+  // 1 where weight decay applies, per parameter (the optimizer's parameter groups); with `all`, on
+  // every trainable parameter. Never on state (trainable false): decay would pull it to zero.
+  View1<std::uint8_t> decay_mask(bool all = false) const;
+  // Whether every tensor is trainable (no state kept with the parameters).
+  bool all_trainable() const;
 
  private:
   Matrix matrix_in(const View1<Scalar>& buf, std::size_t i) const;

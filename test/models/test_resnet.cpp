@@ -64,6 +64,14 @@ TEST(ResNet, DepthsAndParameterCounts) {
   for (const auto& t : net.store().tensors()) (t.trainable ? trainable : state) += t.size;
   EXPECT_EQ(trainable, 11181642u);
   EXPECT_EQ(state, 9600u);
+  // No weight decay ever reaches the running statistics, not even with weight_decay_all.
+  EXPECT_FALSE(net.store().all_trainable());
+  for (const bool all : {false, true}) {
+    const auto mask = to_host(net.store().decay_mask(all));
+    for (const auto& t : net.store().tensors())
+      for (std::uint64_t i = 0; i < t.size; ++i)
+        ASSERT_EQ(mask(t.offset + i), t.trainable && (all || t.decay) ? 1 : 0) << t.name << " all " << all;
+  }
 }
 
 TEST(ResNet, AnEmptyCollectiveStepChangesNothing) {

@@ -8,12 +8,10 @@
 namespace hpct {
 
 std::vector<int> resnet_stage_blocks(int depth) {
-  switch (depth) {
-    case 18: return {2, 2, 2, 2};
-    case 34: return {3, 4, 6, 3};
-    case 50: return {3, 4, 6, 3};
-    default: throw Error("ResNet depth " + std::to_string(depth) + " is not one of 18, 34, 50");
-  }
+  // 34 and 50 have the same stage lengths (50 with bottlenecks: resnet_bottleneck).
+  if (depth == 18) return {2, 2, 2, 2};
+  if (depth == 34 || depth == 50) return {3, 4, 6, 3};
+  throw Error("ResNet depth " + std::to_string(depth) + " is not one of 18, 34, 50");
 }
 
 template <class Scalar>

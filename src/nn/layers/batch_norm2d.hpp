@@ -9,8 +9,9 @@
 // Note [running statistics as parameters]: the running statistics live in the parameter store
 // (never decayed, gradient always zero), so the weights file, checkpoints, the broadcast of
 // initial parameters and model averaging carry them with no extra machinery; an optimizer step on
-// a zero gradient without decay leaves them unchanged (SGD, AdamW). Only forward in training mode
-// writes them.
+// a zero gradient without decay leaves them unchanged (SGD, AdamW), and they are registered as
+// non-trainable, so no decay mask covers them (weight_decay_all included). Only forward in
+// training mode writes them.
 //
 // Note [synchronised batch norm]: with a reducer set (set_allreduce), the per-channel sums of the
 // forward (sum x, sum x^2, count) and of the backward (sum dy, sum dy xhat) are summed over the
