@@ -166,6 +166,9 @@ class Model {
   virtual void constrain_fields(std::vector<FieldSpec>& fields) const { (void)fields; }
   // Training FLOPs per sample (forward + backward, the GEMMs), for the MFU in the summary.
   virtual double train_flops_per_sample() const { return 0; }
+  // accumulate_gradients holds collectives (synchronised batch norm): the trainer calls it with an
+  // empty batch (n = 0) on a rank that has no rows in a micro-step, so every rank joins them.
+  virtual bool collective_step() const { return false; }
 };
 
 // One output of predict_rows, copied to the host: [rows, row_size] row-major.

@@ -10,10 +10,10 @@ namespace hpct::nn {
 
 template <class Scalar>
 std::size_t ParameterStore<Scalar>::add(const std::string& name, const std::vector<std::uint64_t>& shape,
-                                        const Init& init, bool decay) {
+                                        const Init& init, bool decay, bool trainable) {
   if (params_.extent(0) > 0) throw Error("internal: parameter '" + name + "' added after allocate()");
   Tensor t;
-  t.name = name, t.shape = shape, t.offset = count_, t.init = init, t.decay = decay;
+  t.name = name, t.shape = shape, t.offset = count_, t.init = init, t.decay = decay, t.trainable = trainable;
   t.size = 1;
   for (auto d : shape) t.size *= d;
   count_ += t.size;
@@ -87,13 +87,20 @@ void ParameterStore<Scalar>::report_ready(std::size_t first, std::size_t last) c
 }
 
 template <class Scalar>
-View1<std::uint8_t> ParameterStore<Scalar>::decay_mask() const {
+View1<std::uint8_t> ParameterStore<Scalar>::decay_mask(bool all) const {
   View1<std::uint8_t> mask("decay_mask", count_);
   auto h = Kokkos::create_mirror_view(mask);
   for (const Tensor& t : tensors_)
-    for (std::uint64_t i = 0; i < t.size; ++i) h(t.offset + i) = t.decay ? 1 : 0;
+    for (std::uint64_t i = 0; i < t.size; ++i) h(t.offset + i) = t.trainable && (all || t.decay) ? 1 : 0;
   Kokkos::deep_copy(mask, h);
   return mask;
+}
+
+template <class Scalar>
+bool ParameterStore<Scalar>::all_trainable() const {
+  for (const Tensor& t : tensors_)
+    if (!t.trainable) return false;
+  return true;
 }
 
 template class ParameterStore<float>;

@@ -53,10 +53,13 @@ class ParameterStore {
     std::uint64_t offset = 0, size = 0;
     Init init;
     bool decay = true;  // AdamW/SGD weight decay applies (weights: yes; biases, norms: no)
+    // false: state kept with the parameters (batch norm's running statistics), gradient always 0.
+    bool trainable = true;
   };
 
   // Registers a tensor; returns its index. Only before allocate().
-  std::size_t add(const std::string& name, const std::vector<std::uint64_t>& shape, const Init& init, bool decay);
+  std::size_t add(const std::string& name, const std::vector<std::uint64_t>& shape, const Init& init, bool decay,
+                  bool trainable = true);
   void allocate();
 
   // Tensor i as a view into the parameter or the gradient buffer.
@@ -82,8 +85,11 @@ class ParameterStore {
   Vector grad_span() const { return Vector(grads_.data(), count_); }
   // The gradient buffer's own pages (Note [page-backed gradients]); null on device builds.
   const PageBuffer* gradient_pages() const { return grad_pages_.get(); }
-  // 1 where weight decay applies, per parameter (the optimizer's parameter groups).
-  View1<std::uint8_t> decay_mask() const;
+  // 1 where weight decay applies, per parameter (the optimizer's parameter groups); with `all`, on
+  // every trainable parameter. Never on state (trainable false): decay would pull it to zero.
+  View1<std::uint8_t> decay_mask(bool all = false) const;
+  // Whether every tensor is trainable (no state kept with the parameters).
+  bool all_trainable() const;
 
  private:
   Matrix matrix_in(const View1<Scalar>& buf, std::size_t i) const;

@@ -41,8 +41,10 @@ ParameterShard shard_of(const Comm& comm, std::uint64_t n, bool sharded) {
 
 View1<std::uint8_t> decay_mask(const TrainConfig& config, const nn::ParameterStore<float>& store,
                                const ParameterShard& shard) {
-  if (config.decay_all_parameters) return {};
-  View1<std::uint8_t> full = store.decay_mask();
+  // weight_decay_all: every parameter, so no mask, unless state lives with the parameters (batch
+  // norm's running statistics), which no decay may touch.
+  if (config.decay_all_parameters && store.all_trainable()) return {};
+  View1<std::uint8_t> full = store.decay_mask(config.decay_all_parameters);
   if (shard.count == store.count()) return full;
   View1<std::uint8_t> slice("decay_mask_shard", shard.count);
   Kokkos::deep_copy(slice, Kokkos::subview(full, std::make_pair(shard.offset, shard.offset + shard.count)));

@@ -60,7 +60,10 @@ class StepRunner {
       const double normaliser = static_cast<double>(step_samples) / scaler_.scale();
       for (int k = 0; k < micro_steps; ++k) {
         Batch b;
-        if (!micro_batch(k, b)) continue;
+        if (!micro_batch(k, b)) {
+          if (model_.collective_step()) loss_sum += model_.accumulate_gradients(Batch{}, normaliser);
+          continue;
+        }
         // Earlier micro-steps only accumulate: their reports start no communication.
         const bool last = k + 1 == micro_steps;
         if (last) arm_reducers(true);

@@ -114,7 +114,8 @@ void NetworkTrainer::build_model() {
     const std::vector<FieldSpec> val = val_data_->fields();  // a validation_file may hold longer rows
     for (std::size_t f = 0; f < specs_.size(); ++f)
       specs_[f].max_row_elements = std::max(specs_[f].max_row_elements, val[f].max_row_elements);
-    const ModelBuildContext ctx(deck_, specs_, static_cast<int>(config_.batch_size), config_.precision);
+    ModelBuildContext ctx(deck_, specs_, static_cast<int>(config_.batch_size), config_.precision);
+    ctx.allreduce_sum = [this](double* v, int count) { comm_.allreduce_sum(v, static_cast<std::size_t>(count)); };
     model_ = make_model(ctx);
     model_->constrain_fields(specs_);
   });

@@ -48,10 +48,16 @@ TEST(Registry, WeightsFilesRebuildTheSameModel) {
 TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
   for (const ModelFamily& f : model_families()) {
     const std::string family = f.name;
+    const bool images = family == "resnet";  // classifies [C, H, W] images
     const deck::Deck deck = hpct::test::make_deck("model " + family +
                                                   "\ndata_file unused.h5\nhidden_sizes 5,4\n"
-                                                  "diffusion_hidden 6\ntime_embedding_dim 4\nloss mse\n");
-    const std::unique_ptr<Model> model = make_model(ModelBuildContext{deck, 3, 2, 4, nn::Precision::fp32});
+                                                  "diffusion_hidden 6\ntime_embedding_dim 4\n" +
+                                                  (images ? "loss cross_entropy\nnum_classes 3\nresnet_width 2\n"
+                                                          : "loss mse\n"));
+    FieldSpec image{Batch::kInputs, DType::f32, Shape{1, 8, 8}}, label{Batch::kTargets, DType::i64, Shape{}};
+    const std::unique_ptr<Model> model = make_model(
+        images ? ModelBuildContext{deck, {image, label}, 4, nn::Precision::fp32}
+               : ModelBuildContext{deck, 3, 2, 4, nn::Precision::fp32});
     const std::string config = model->config_string();
     const deck::Deck parsed = parse_config(f, config, "test");
     const deck::Schema schema = config_schema(f);
@@ -59,7 +65,9 @@ TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
       EXPECT_TRUE(parsed.is_set(k.name)) << family << ": '" << config << "' does not store " << k.name;
     EXPECT_EQ(normalised_config(f, config), parsed.settings());
     EXPECT_EQ(model_from_config(family, config, 4, "test")->config_string(), config) << family;
-    const std::string bad = config + (family == "mlp" ? " activation=softsign" : " diffusion_steps=0");
+    const std::string bad = config + (family == "mlp"      ? " activation=softsign"
+                                      : family == "resnet" ? " resnet_depth=7"
+                                                           : " diffusion_steps=0");
     EXPECT_NE(hpct::test::error_message([&] { parse_config(f, bad, "w.h5: config"); }).find("w.h5: config:"),
               std::string::npos)
         << family;
