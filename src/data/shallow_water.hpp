@@ -21,9 +21,9 @@ struct ShallowWaterConfig {
   int mountains = 6;                 // Gaussian hills
   double f0 = 1e-4, beta = 1.6e-11;  // Coriolis f = f0 + beta (y - Ly / 2), 1/s and 1/(m s)
   double gravity = 9.81;
-  double viscosity = 5e4;                  // m^2/s on u, v, h, q (damps the grid-scale mode of the collocated grid)
-  double drag = 1.0 / (10 * 86400);        // linear drag on u, v, 1/s
-  double relax_depth = 1.0 / (2 * 86400);  // relaxation of h towards its target, 1/s
+  double viscosity = 5e4;                 // m^2/s on u, v, h, q (damps the grid-scale mode of the collocated grid)
+  double drag = 1.0 / (10 * 86400);       // linear drag on u, v, 1/s
+  double relax_depth = 1.0 / (6 * 3600);  // relaxation of h towards its target, 1/s
   double relax_tracer = 1.0 / (10 * 86400);
   std::uint64_t seed = 1;  // orography and initial perturbation
 };

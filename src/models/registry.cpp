@@ -12,12 +12,14 @@ namespace hpct {
 
 ModelFamily mlp_family();        // models/mlp/mlp_family.cpp
 ModelFamily diffusion_family();  // models/diffusion/diffusion_family.cpp
+ModelFamily gnn_family();        // models/gnn/gnn_family.cpp
 
 namespace {
 std::vector<ModelFamily>& registered() {
   static std::vector<ModelFamily> families = {
       mlp_family(),
       diffusion_family(),
+      gnn_family(),
   };
   return families;
 }

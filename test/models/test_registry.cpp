@@ -51,7 +51,18 @@ TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
     const deck::Deck deck = hpct::test::make_deck("model " + family +
                                                   "\ndata_file unused.h5\nhidden_sizes 5,4\n"
                                                   "diffusion_hidden 6\ntime_embedding_dim 4\nloss mse\n");
-    const std::unique_ptr<Model> model = make_model(ModelBuildContext{deck, 3, 2, 4, nn::Precision::fp32});
+    // The gnn reads the netcdf source's gridded fields (a 6 x 8 grid, 2 state variables).
+    const auto spec = [](const char* name, Shape shape) {
+      FieldSpec s;
+      s.name = name, s.row_shape = shape;
+      return s;
+    };
+    const std::vector<FieldSpec> grid_fields = {spec("state", {2, 2, 48}), spec("targets", {2, 1, 48}),
+                                                spec("diff", {2, 48}), spec("grid", {2, 6, 8})};
+    const std::unique_ptr<Model> model = make_model(family == "gnn"
+                                                        ? ModelBuildContext{deck, grid_fields, 4,
+                                                                            nn::Precision::fp32}
+                                                        : ModelBuildContext{deck, 3, 2, 4, nn::Precision::fp32});
     const std::string config = model->config_string();
     const deck::Deck parsed = parse_config(f, config, "test");
     const deck::Schema schema = config_schema(f);
