@@ -25,10 +25,14 @@ void declare_config(deck::Schema& s) {
   s.add_int("forcings", 0, 0, 1 << 16, "forcing variables");
   s.add_int("statics", 0, 0, 1 << 16, "static variables");
   s.add_string("state_names", "", "the state variables' names, comma-separated (metric names)");
+  s.add_string("forcing_names", "none", "the forcing variables' names, comma-separated (none: no forcing)");
+  s.add_string("static_names", "none", "the static variables' names, comma-separated (none: no static field)");
 }
 
+// A comma-separated list; "none" is the empty list (a stored configuration has no empty values).
 std::vector<std::string> split(const std::string& list) {
   std::vector<std::string> out;
+  if (list == "none") return out;
   std::stringstream in(list);
   for (std::string s; std::getline(in, s, ',');) {
     s.erase(0, s.find_first_not_of(" \t"));
@@ -39,7 +43,8 @@ std::vector<std::string> split(const std::string& list) {
 }
 
 GnnModelConfig config_from(const deck::Deck& d, int ny, int nx, int S, int F, int K,
-                           const std::vector<std::string>& names) {
+                           const std::vector<std::string>& names, const std::vector<std::string>& forcing_names,
+                           const std::vector<std::string>& static_names) {
   GnnModelConfig c;
   c.net.ny = ny, c.net.nx = nx, c.net.d_in = 2 * S + F + K, c.net.d_out = S;
   c.net.latent = static_cast<int>(d.get_int("gnn_latent"));
@@ -47,6 +52,7 @@ GnnModelConfig config_from(const deck::Deck& d, int ny, int nx, int S, int F, in
   c.states = S, c.forcings = F, c.statics = K;
   c.boundary_width = static_cast<int>(d.get_int("boundary_width"));
   c.state_names = names;
+  c.forcing_names = forcing_names, c.static_names = static_names;
   if (static_cast<int>(names.size()) != S) {  // the data's names are unknown: s0, s1, ...
     c.state_names.clear();
     for (int s = 0; s < S; ++s) c.state_names.push_back("s" + std::to_string(s));
@@ -67,7 +73,8 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   const auto ny = static_cast<int>(grid.row_shape.dim[1]), nx = static_cast<int>(grid.row_shape.dim[2]);
   std::vector<std::string> names = split(ctx.deck.get_string("state_variables"));
   return std::make_unique<GnnModel>(config_from(ctx.deck, ny, nx, static_cast<int>(state.row_shape.dim[0]), F, K,
-                                                names),
+                                                names, split(ctx.deck.get_string("forcing_variables")),
+                                                split(ctx.deck.get_string("static_variables"))),
                                     ctx.capacity, ctx.precision);
 }
 
@@ -75,7 +82,8 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   return std::make_unique<GnnModel>(
       config_from(config, static_cast<int>(config.get_int("grid_ny")), static_cast<int>(config.get_int("grid_nx")),
                   static_cast<int>(config.get_int("states")), static_cast<int>(config.get_int("forcings")),
-                  static_cast<int>(config.get_int("statics")), split(config.get_string("state_names"))),
+                  static_cast<int>(config.get_int("statics")), split(config.get_string("state_names")),
+                  split(config.get_string("forcing_names")), split(config.get_string("static_names"))),
       capacity, nn::Precision::fp32);
 }
 

@@ -106,13 +106,16 @@ GnnModel::GnnModel(const GnnModelConfig& c, int capacity, nn::Precision precisio
 }
 
 std::string GnnModel::config_string() const {
-  std::string names;
-  for (const std::string& s : c_.state_names) names += (names.empty() ? "" : ",") + s;
+  const auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
+    return out.empty() ? std::string("none") : out;
+  };
   return strf(
       "gnn_latent=%d gnn_layers=%d boundary_width=%d grid_ny=%d grid_nx=%d states=%d forcings=%d statics=%d "
-      "state_names=%s",
+      "state_names=%s forcing_names=%s static_names=%s",
       c_.net.latent, c_.net.layers, c_.boundary_width, c_.net.ny, c_.net.nx, c_.states, c_.forcings, c_.statics,
-      names.c_str());
+      join(c_.state_names).c_str(), join(c_.forcing_names).c_str(), join(c_.static_names).c_str());
 }
 
 const Tensor<float>& GnnModel::inputs(const Batch& b) {

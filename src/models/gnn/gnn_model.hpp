@@ -18,7 +18,8 @@ struct GnnModelConfig {
   GnnConfig net;
   int states = 0, forcings = 0, statics = 0;  // S, F, K
   int boundary_width = 2;
-  std::vector<std::string> state_names;  // for metric names (s0, s1, ... when unknown)
+  std::vector<std::string> state_names;                  // for metric names (s0, s1, ... when unknown)
+  std::vector<std::string> forcing_names, static_names;  // the data's variables (rollout evaluation)
 };
 
 class GnnModel : public Model {
@@ -43,6 +44,13 @@ class GnnModel : public Model {
   const Tensor<float>& inputs(const Batch& b);
   // The normalised increment the network is trained to predict, [n N, S].
   const Tensor<float>& increments(const Batch& b);
+  // Autoregressive rollout over the batch's ar_steps targets (no gradients): each step predicts
+  // from the two latest states (its own predictions after the first) and the step's forcing, and
+  // the boundary strip is overwritten by the truth. Adds the interior sums of squared errors of
+  // lead k (1-based k + 1) and variable s at [k S + s] of `model` and of persistence (the state at
+  // t held) of `persistence`, in data units.
+  void rollout_errors(const Batch& b, std::vector<double>& model, std::vector<double>& persistence);
+  const GnnModelConfig& config() const { return c_; }
 
  private:
   // Squared errors of the last forward's output against the batch's truth: per-sample loss sum
@@ -60,6 +68,7 @@ class GnnModel : public Model {
   std::vector<double> h_in_mean_, h_in_std_, h_diff_mean_, h_diff_std_;
   Tensor<float> x_, target_;  // [cap N, d_in], [cap N, S]
   View1<float> x_buf_, target_buf_;
+  View1<float> roll_[3];  // rollout states [cap N, S]: t - 1, t, t + 1 (rotating)
 };
 
 }  // namespace hpct
