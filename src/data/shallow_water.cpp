@@ -60,8 +60,32 @@ double ShallowWater::sun(int i, int j, double t) const {
 double ShallowWater::target_depth(int i, int j, double t) const {
   const double y = (j + 0.5) * c_.dx, yc = 0.5 * c_.ny * c_.dx;
   const double surface = c_.depth - 0.5 * c_.jet_drop * std::tanh((y - yc) / c_.jet_width) +
-                         c_.heating * sun(i, j, t);
+                         c_.heating * sun(i, j, t) + storms(i, j, t);
   return surface - b_[static_cast<std::size_t>(j * c_.nx + i)];
+}
+
+double ShallowWater::storms(int i, int j, double t) const {
+  if (c_.storm_depth == 0) return 0;
+  const double Lx = c_.nx * c_.dx, x = (i + 0.5) * c_.dx, y = (j + 0.5) * c_.dx;
+  double sum = 0;
+  // Storm k is born at k * interval (k may be negative: storms alive at the start) and lives `life`.
+  const auto last = static_cast<long long>(std::floor(t / c_.storm_interval));
+  const auto first = static_cast<long long>(std::floor((t - c_.storm_life) / c_.storm_interval)) + 1;
+  for (long long k = first; k <= last; ++k) {
+    const double age = t - static_cast<double>(k) * c_.storm_interval;
+    if (age < 0 || age > c_.storm_life) continue;
+    const auto key = static_cast<std::uint64_t>(k + (1ll << 40));
+    const auto draw = [&](int d) {
+      return rng::uniform(rng::hash(c_.seed, 303, key, static_cast<std::uint64_t>(d)));
+    };
+    const double x0 = draw(0) * Lx + c_.storm_speed * age, y0 = (0.2 + 0.6 * draw(1)) * c_.ny * c_.dx;
+    const double depth = c_.storm_depth * (draw(2) < 0.5 ? -1.0 : 1.0) * (0.5 + 0.5 * draw(3));
+    double dx = std::fmod(std::abs(x - x0), Lx);
+    dx = std::min(dx, Lx - dx);  // periodic in x
+    const double r2 = (dx * dx + (y - y0) * (y - y0)) / (c_.storm_radius * c_.storm_radius);
+    sum += depth * std::sin(kPi * age / c_.storm_life) * std::exp(-0.5 * r2);
+  }
+  return sum;
 }
 
 void ShallowWater::tendency(const State& s, double t, State& out) const {

@@ -25,7 +25,12 @@ struct ShallowWaterConfig {
   double drag = 1.0 / (10 * 86400);       // linear drag on u, v, 1/s
   double relax_depth = 1.0 / (6 * 3600);  // relaxation of h towards its target, 1/s
   double relax_tracer = 1.0 / (10 * 86400);
-  std::uint64_t seed = 1;  // orography and initial perturbation
+  // Travelling storms: depth anomalies of the target (+-storm_depth, Gaussian of storm_radius) born
+  // every storm_interval at seeded places, drifting east at storm_speed, living storm_life; they
+  // make the weather differ from one day to the next (the heating alone repeats daily).
+  double storm_depth = 4, storm_radius = 150e3, storm_speed = 8, storm_interval = 12 * 3600.0,
+         storm_life = 2 * 86400.0;
+  std::uint64_t seed = 1;  // orography, storms and initial perturbation
 };
 
 class ShallowWater {
@@ -49,6 +54,7 @@ class ShallowWater {
   using State = std::vector<std::vector<double>>;  // h, u, v, q
   void tendency(const State& s, double t, State& out) const;
   double target_depth(int i, int j, double t) const;  // surface target minus orography
+  double storms(int i, int j, double t) const;        // the storms' part of the surface target
   ShallowWaterConfig c_;
   double time_ = 0;
   State s_, k_[4], tmp_;
