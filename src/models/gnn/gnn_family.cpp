@@ -72,10 +72,11 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   }
   const auto ny = static_cast<int>(grid.row_shape.dim[1]), nx = static_cast<int>(grid.row_shape.dim[2]);
   std::vector<std::string> names = split(ctx.deck.get_string("state_variables"));
-  return std::make_unique<GnnModel>(config_from(ctx.deck, ny, nx, static_cast<int>(state.row_shape.dim[0]), F, K,
-                                                names, split(ctx.deck.get_string("forcing_variables")),
-                                                split(ctx.deck.get_string("static_variables"))),
-                                    ctx.capacity, ctx.precision);
+  GnnModelConfig c = config_from(ctx.deck, ny, nx, static_cast<int>(state.row_shape.dim[0]), F, K, names,
+                                 split(ctx.deck.get_string("forcing_variables")),
+                                 split(ctx.deck.get_string("static_variables")));
+  c.ar_steps = static_cast<int>(ctx.field("targets").row_shape.dim[1]);  // trains through the rollout
+  return std::make_unique<GnnModel>(c, ctx.capacity, ctx.precision);
 }
 
 std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {

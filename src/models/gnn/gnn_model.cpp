@@ -98,6 +98,13 @@ GnnModel::GnnModel(const GnnModelConfig& c, int capacity, nn::Precision precisio
   x_buf_ = View1<float>("gnn_x", rows * static_cast<std::size_t>(c.net.d_in));
   target_buf_ = View1<float>("gnn_target", rows * static_cast<std::size_t>(S));
   x_ = Tensor<float>(x_buf_.data(), Shape{static_cast<std::int64_t>(rows), c.net.d_in});
+  if (c.ar_steps >
+      1) {  // the rollout's states, their gradients and every step's inputs (no allocation in the step)
+    const auto A = static_cast<std::size_t>(c.ar_steps);
+    train_states_ = View1<float>("gnn_roll_states", (A + 2) * rows * static_cast<std::size_t>(S));
+    train_grads_ = View1<float>("gnn_roll_grads", (A + 2) * rows * static_cast<std::size_t>(S));
+    train_x_ = View1<float>("gnn_roll_x", A * rows * static_cast<std::size_t>(c.net.d_in));
+  }
   target_ = Tensor<float>(target_buf_.data(), Shape{static_cast<std::int64_t>(rows), S});
   set_normalisation(std::vector<double>(static_cast<std::size_t>(c.net.d_in), 0.0),
                     std::vector<double>(static_cast<std::size_t>(c.net.d_in), 1.0),
@@ -144,6 +151,7 @@ double GnnModel::loss_and_grad(const Batch& b, const Tensor<float>& out, bool gr
 
 double GnnModel::accumulate_gradients(const Batch& b, double normaliser) {
   if (b.n == 0) return 0.0;
+  if (c_.ar_steps > 1) return rollout_loss(b, true, normaliser);
   const Tensor<float>& x = inputs(b);
   const Tensor<float>& y = net_.forward(x, b.n);
   const double sum = loss_and_grad(b, y, true, normaliser);
@@ -153,6 +161,7 @@ double GnnModel::accumulate_gradients(const Batch& b, double normaliser) {
 
 double GnnModel::loss_sum(const Batch& b) {
   if (b.n == 0) return 0.0;
+  if (c_.ar_steps > 1) return rollout_loss(b, false, 1.0);
   return loss_and_grad(b, net_.forward(inputs(b), b.n), false, 1.0);
 }
 
@@ -171,8 +180,11 @@ std::vector<MetricSpec> GnnModel::metrics(const EvalOptions& o) const {
 void GnnModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) {
   (void)o;
   if (b.n == 0) return;
+  // The loss is the training loss (over the rollout when ar_steps > 1); the RMSEs are of one step.
+  const double rollout = c_.ar_steps > 1 ? rollout_loss(b, false, 1.0) : 0.0;
   const Tensor<float>& y = net_.forward(inputs(b), b.n);
-  sums[0] += loss_and_grad(b, y, false, 1.0);
+  const double one_step = loss_and_grad(b, y, false, 1.0);
+  sums[0] += c_.ar_steps > 1 ? rollout : one_step;
   for (int s = 0; s < c_.states; ++s)
     gnn_kernels::add_rmse_sums(y.matrix(), target_.matrix(), mask_, diff_mean_, diff_std_, b.n,
                                c_.net.ny * c_.net.nx, s, sums[static_cast<std::size_t>(1 + s)],

@@ -18,7 +18,8 @@ struct GnnModelConfig {
   GnnConfig net;
   int states = 0, forcings = 0, statics = 0;  // S, F, K
   int boundary_width = 2;
-  std::vector<std::string> state_names;                  // for metric names (s0, s1, ... when unknown)
+  int ar_steps = 1;                      // predicted steps per training sample (the targets' second dimension)
+  std::vector<std::string> state_names;  // for metric names (s0, s1, ... when unknown)
   std::vector<std::string> forcing_names, static_names;  // the data's variables (rollout evaluation)
 };
 
@@ -56,6 +57,9 @@ class GnnModel : public Model {
   // Squared errors of the last forward's output against the batch's truth: per-sample loss sum
   // (returned), and d(loss)/d(output) / normaliser into the net's output gradient when `grad`.
   double loss_and_grad(const Batch& b, const Tensor<float>& out, bool grad, double normaliser);
+  // ar_steps > 1: the rollout loss (mean over the steps of the one-step loss of each predicted
+  // state), and with `grad` its gradient through every step (gnn_rollout.cpp).
+  double rollout_loss(const Batch& b, bool grad, double normaliser);
   void set_normalisation(const std::vector<double>& in_mean, const std::vector<double>& in_std,
                          const std::vector<double>& diff_mean, const std::vector<double>& diff_std);
 
@@ -68,7 +72,8 @@ class GnnModel : public Model {
   std::vector<double> h_in_mean_, h_in_std_, h_diff_mean_, h_diff_std_;
   Tensor<float> x_, target_;  // [cap N, d_in], [cap N, S]
   View1<float> x_buf_, target_buf_;
-  View1<float> roll_[3];  // rollout states [cap N, S]: t - 1, t, t + 1 (rotating)
+  View1<float> train_states_, train_grads_, train_x_;  // ar_steps > 1: [A + 2][cap N, S] x 2, [A][cap N, d_in]
+  View1<float> roll_[3];                               // rollout states [cap N, S]: t - 1, t, t + 1 (rotating)
 };
 
 }  // namespace hpct

@@ -64,6 +64,7 @@ GnnNet<Scalar>::GnnNet(const GnnConfig& c, int capacity, nn::Precision p)
   m2g_x_ = &ws_.request("gnn/m2g_x", capacity * m2g_.edges, 3);
   grid_h1_ = &ws_.request("gnn/grid_h1", capacity * N_, L);
   d_out_ = &ws_.request("gnn/d_out", capacity * N_, c.d_out);
+  d_x_ = &ws_.request("gnn/d_x", capacity * N_, c.d_in);
   d_go_ = &ws_.request("gnn/d_go", capacity * N_, L);
   d_gh1_ = &ws_.request("gnn/d_gh1", capacity * N_, L);
   d_gh_ = &ws_.request("gnn/d_gh", capacity * N_, L);
@@ -110,7 +111,7 @@ const Tensor<Scalar>& GnnNet<Scalar>::forward(const T& x, int n) {
 }
 
 template <class Scalar>
-void GnnNet<Scalar>::backward(const T& x, int n) {
+void GnnNet<Scalar>::backward(const T& x, int n, bool input_grad) {
   using nn::GradMode;
   const int rN = n * static_cast<int>(N_);
   const T none;
@@ -142,7 +143,7 @@ void GnnNet<Scalar>::backward(const T& x, int n) {
   m2m_embed_.backward(*m2m_x_, *d_edge_[cur], none, GradMode::assign, n * static_cast<int>(m2m_.edges));
   g2m_embed_.backward(*g2m_x_, *d_g2m_, none, GradMode::assign, n * static_cast<int>(g2m_.edges));
   mesh_embed_.backward(*mesh_x_, *d_mh_, none, GradMode::assign, n * static_cast<int>(M_));
-  grid_embed_.backward(x, *d_gh_, none, GradMode::assign, rN);
+  grid_embed_.backward(x, *d_gh_, input_grad ? *d_x_ : none, GradMode::assign, rN);
 }
 
 template <class Scalar>

@@ -31,9 +31,11 @@ class GnnNet {
   GnnNet(const GnnConfig& config, int capacity, nn::Precision precision = nn::Precision::fp32);
   // x [n N, d_in] -> [n N, d_out].
   const T& forward(const T& x, int n);
-  // dL/d(output): fill rows [0, n N) of output_grad(), then backward with the x of the last forward.
+  // dL/d(output): fill rows [0, n N) of output_grad(), then backward with the x of the last forward;
+  // with input_grad, dL/dx is assigned to input_grad() (a rollout trained through its steps).
   const T& output_grad() const { return *d_out_; }
-  void backward(const T& x, int n);
+  void backward(const T& x, int n, bool input_grad = false);
+  const T& input_grad() const { return *d_x_; }
 
   nn::ParameterStore<Scalar>& store() { return store_; }
   const GnnConfig& config() const { return c_; }
@@ -58,6 +60,7 @@ class GnnNet {
   // The static inputs, one copy per sample of the capacity.
   T *mesh_x_ = nullptr, *g2m_x_ = nullptr, *m2m_x_ = nullptr, *m2g_x_ = nullptr;
   T* grid_h1_ = nullptr;  // grid embedding + grid MLP (the decoder's receivers)
+  T* d_x_ = nullptr;
   T *d_out_ = nullptr, *d_go_ = nullptr, *d_gh1_ = nullptr, *d_gh_ = nullptr, *d_mh_ = nullptr;
   T *d_mesh_[2] = {nullptr, nullptr}, *d_edge_[2] = {nullptr, nullptr}, *d_g2m_ = nullptr, *d_m2g_ = nullptr;
 };

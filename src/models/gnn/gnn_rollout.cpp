@@ -91,3 +91,111 @@ void GnnModel::rollout_errors(const Batch& b, std::vector<double>& model, std::v
 }
 
 }  // namespace hpct
+
+namespace hpct {
+
+namespace gnn_kernels {
+
+// The rollout loss of step `step`: sum over rows of w mask sum_s ((next - truth) / diff_std)^2;
+// with grad, g = 2 w mask (next - truth) / diff_std^2 / normaliser (dL/d(next)).
+double rollout_step_loss(const View2<float>& next, const float* targets, const View1<float>& mask,
+                         const View1<float>& dstd, const View2<float>& g, bool grad, double w, double normaliser,
+                         int step, int n, int N, int S, int A) {
+  const float gscale = static_cast<float>(2.0 * w / normaliser);
+  if (grad)
+    nn::for_each_cell(
+        "gnn_roll_grad", n * N, S, KOKKOS_LAMBDA(const int r, const int s) {
+          const float e = next(r, s) - targets[((r / N * S + s) * A + step) * N + r % N];
+          g(r, s) = gscale * mask(r % N) * e / (dstd(s) * dstd(s));
+        });
+  return w * sum_over(
+                 "gnn_roll_loss", 0, n * N, KOKKOS_LAMBDA(const int r, double& acc) {
+                   double e2 = 0;
+                   for (int s = 0; s < S; ++s) {
+                     const double e = (static_cast<double>(next(r, s)) -
+                                       targets[((r / N * S + s) * A + step) * N + r % N]) /
+                                      dstd(s);
+                     e2 += e * e;
+                   }
+                   acc += mask(r % N) * e2;
+                 });
+}
+
+// dL/d(out) of a step from dL/d(the state it predicts): interior only (the boundary is the truth).
+void rollout_out_grad(const View2<float>& d_out, const View2<float>& g_next, const View1<float>& mask,
+                      const View1<float>& dstd, int n, int N, int S) {
+  nn::for_each_cell(
+      "gnn_roll_dout", n * N, S,
+      KOKKOS_LAMBDA(const int r, const int s) { d_out(r, s) = mask(r % N) * g_next(r, s) * dstd(s); });
+}
+
+// Through step k's input x_k = norm(s_{k-1}, s_k, ...) and its residual s_{k+1} = s_k + ...:
+// g_cur += mask g_next + dx[:, S + s] / std, and (with_prev) g_prev += dx[:, s] / std.
+void rollout_propagate(const View2<float>& g_cur, const View2<float>& g_prev, const View2<float>& g_next,
+                       const View2<float>& dx, const View1<float>& mask, const View1<float>& inv_std,
+                       bool with_prev, int n, int N, int S) {
+  nn::for_each_cell(
+      "gnn_roll_back", n * N, S, KOKKOS_LAMBDA(const int r, const int s) {
+        g_cur(r, s) += mask(r % N) * g_next(r, s) + dx(r, S + s) * inv_std(S + s);
+        if (with_prev) g_prev(r, s) += dx(r, s) * inv_std(s);
+      });
+}
+
+}  // namespace gnn_kernels
+
+// Note [rollout training]: states s_{-1}, s_0 come from the batch; step k predicts s_{k+1} from
+// x_k = norm(s_{k-1}, s_k, forcing k, static), interior s_k + increment, boundary the truth. The
+// loss is the mean over the steps of each step's one-step loss. Backward goes through the steps in
+// reverse, recomputing step k's activations from the stored x_k (one step's activations are kept,
+// not A), and carries dL/ds_k through the residual and through both input slots of the next two
+// steps. Parameter gradients add up over the steps; the gradient-ready reports wait for the last
+// pass (Note [repeated backward] in nn/parameters.hpp). With ar_steps 1 this is the one-step loss.
+double GnnModel::rollout_loss(const Batch& b, bool grad, double normaliser) {
+  const int N = c_.net.ny * c_.net.nx, S = c_.states, F = c_.forcings, K = c_.statics, n = b.n, A = c_.ar_steps;
+  const auto slot = static_cast<std::size_t>(net_.capacity()) * static_cast<std::size_t>(N);
+  const auto states = [&](int k) {  // s_{k-1}
+    return View2<float>(train_states_.data() + static_cast<std::size_t>(k) * slot * S,
+                        static_cast<std::size_t>(n * N), S);
+  };
+  const auto grads = [&](int k) {
+    return View2<float>(train_grads_.data() + static_cast<std::size_t>(k) * slot * S,
+                        static_cast<std::size_t>(n * N), S);
+  };
+  const auto inputs_of = [&](int k) {
+    return Tensor<float>(train_x_.data() + static_cast<std::size_t>(k) * slot * c_.net.d_in,
+                         Shape{static_cast<std::int64_t>(slot), c_.net.d_in});
+  };
+  const Tensor<float> targets = b.get("targets");
+  const float* state = b.get("state").data();
+  const float* forcing = F ? b.get("forcing").data() : nullptr;
+  const float* statics = K ? b.get("static").data() : nullptr;
+  const double w = 1.0 / (static_cast<double>(interior_) * S * A);
+  gnn_kernels::states_from_batch(states(0), state, 0, n, N, S);
+  gnn_kernels::states_from_batch(states(1), state, 1, n, N, S);
+  double loss = 0;
+  for (int k = 0; k < A; ++k) {
+    const Tensor<float> x = inputs_of(k);
+    gnn_kernels::inputs_from_states(x.matrix(), states(k), states(k + 1), forcing, statics, k, in_mean_,
+                                    in_inv_std_, n, N, S, F, K, A);
+    const Tensor<float>& out = net_.forward(x, n);
+    gnn_kernels::advance(states(k + 2), states(k + 1), out.matrix(), targets.data(), mask_, diff_mean_, diff_std_,
+                         k, n, N, S, A);
+    loss += gnn_kernels::rollout_step_loss(states(k + 2), targets.data(), mask_, diff_std_, grads(k + 2), grad, w,
+                                           normaliser, k, n, N, S, A);
+  }
+  if (!grad) return loss;
+  for (int k = A - 1; k >= 0; --k) {
+    const Tensor<float> x = inputs_of(k);
+    if (k < A - 1) net_.forward(x, n);  // the last step's activations are still there
+    gnn_kernels::rollout_out_grad(net_.output_grad().matrix(), grads(k + 2), mask_, diff_std_, n, N, S);
+    net_.store().hold_ready(k > 0);
+    net_.backward(x, n, k > 0);
+    if (k > 0)  // s_k = states(k + 1) is a prediction; s_{k-1} too when k >= 2
+      gnn_kernels::rollout_propagate(grads(k + 1), grads(k), grads(k + 2), net_.input_grad().matrix(), mask_,
+                                     in_inv_std_, k >= 2, n, N, S);
+  }
+  net_.store().hold_ready(false);
+  return loss;
+}
+
+}  // namespace hpct
