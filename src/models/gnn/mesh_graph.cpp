@@ -39,8 +39,15 @@ MeshGraph build_mesh_graph(int ny, int nx) {
   MeshGraph g;
   g.ny = ny, g.nx = nx;
   g.mesh_ny = ny / 3, g.mesh_nx = nx / 3;
-  const auto grid_point = [&](int p) { return Point{double(p % nx), double(p / nx)}; };
-  const auto mesh_point = [&](int m) { return Point{3.0 * (m % g.mesh_nx) + 1, 3.0 * (m / g.mesh_nx) + 1}; };
+  // Row and column are whole numbers by intent (integer division), then positions.
+  const auto grid_point = [&](int p) {
+    const int row = p / nx, col = p % nx;
+    return Point{double(col), double(row)};
+  };
+  const auto mesh_point = [&](int m) {
+    const int row = m / g.mesh_nx, col = m % g.mesh_nx;
+    return Point{3.0 * col + 1, 3.0 * row + 1};
+  };
   const int M = g.mesh_ny * g.mesh_nx, N = ny * nx;
   const double side = std::max(nx, ny);
   for (int m = 0; m < M; ++m) {
