@@ -17,8 +17,9 @@ const char* kUsage =
     "usage: wxeval WEIGHTS.h5 DATA.nc [--lead-steps N] [--from F] [--batch N] [--csv OUT.csv]\n"
     "  rolls the gnn of WEIGHTS.h5 out from every initial time of DATA.nc's samples from fraction F on\n"
     "  (the held-out part; with the training file, the validation part), the boundary forced by the\n"
-    "  truth, and prints the interior RMSE per lead step and state variable of the model and of\n"
-    "  persistence (and writes them to --csv). Ranks split the initial times (no sample twice).\n"
+    "  truth, and prints the interior RMSE per lead step and state variable of the model, of\n"
+    "  persistence and of climatology (the mean state per point of the samples before F), and writes\n"
+    "  them to --csv. Ranks split the initial times (no sample twice); the ratio is model/persistence.\n"
     "  defaults: --lead-steps 24 --from 0.8 --batch 8\n";
 
 int run(int argc, char** argv, const hpct::Comm& comm) {
@@ -42,30 +43,37 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
   }
   if (leads < 1 || batch < 1 || !(from >= 0 && from < 1))
     throw hpct::Error("--lead-steps and --batch must be >= 1 and --from in [0, 1)", hpct::ExitCode::bad_input);
-  hpct::RolloutSums s = hpct::gnn_rollout_sums(weights, data, leads, from, batch, comm.rank(), comm.size());
+  hpct::RolloutSums s = hpct::gnn_rollout_sums(weights, data, leads, from, batch, comm.rank(), comm.size(),
+                                               [&](std::vector<double>& v) {
+                                                 comm.allreduce_sum(v.data(), v.size());
+                                               });
   comm.allreduce_sum(s.model.data(), s.model.size());
   comm.allreduce_sum(s.persistence.data(), s.persistence.size());
+  comm.allreduce_sum(s.climatology.data(), s.climatology.size());
   if (s.total_samples == 0) throw hpct::Error(data + ": no held-out initial times", hpct::ExitCode::bad_input);
   if (comm.rank() != 0) return 0;
   const double count = static_cast<double>(s.total_samples) * s.interior_points;
   const std::size_t V = s.variables.size();
   std::printf("wxeval: %llu held-out initial times of %s, %d lead steps, RMSE over %d interior points\n",
               static_cast<unsigned long long>(s.total_samples), data.c_str(), leads, s.interior_points);
-  std::printf("%5s  %-10s %14s %16s %10s\n", "lead", "variable", "model_rmse", "persistence_rmse", "ratio");
+  std::printf("%5s  %-10s %14s %16s %16s %10s\n", "lead", "variable", "model_rmse", "persistence_rmse",
+              "climatology_rmse", "ratio");
   std::ofstream out;
   if (!csv.empty()) {
     out.open(csv);
     if (!out) throw hpct::Error(csv + ": cannot write", hpct::ExitCode::bad_input);
-    out << "lead_steps,variable,model_rmse,persistence_rmse\n";
+    out << "lead_steps,variable,model_rmse,persistence_rmse,climatology_rmse\n";
   }
   int beaten = 0;
   for (int k = 0; k < leads; ++k)
     for (std::size_t v = 0; v < V; ++v) {
       const double m = std::sqrt(s.model[static_cast<std::size_t>(k) * V + v] / count);
       const double p = std::sqrt(s.persistence[static_cast<std::size_t>(k) * V + v] / count);
+      const double c = std::sqrt(s.climatology[static_cast<std::size_t>(k) * V + v] / count);
       beaten += m < p ? 1 : 0;
-      std::printf("%5d  %-10s %14.6g %16.6g %10.3f\n", k + 1, s.variables[v].c_str(), m, p, p > 0 ? m / p : 0.0);
-      if (out) out << k + 1 << "," << s.variables[v] << "," << m << "," << p << "\n";
+      std::printf("%5d  %-10s %14.6g %16.6g %16.6g %10.3f\n", k + 1, s.variables[v].c_str(), m, p, c,
+                  p > 0 ? m / p : 0.0);
+      if (out) out << k + 1 << "," << s.variables[v] << "," << m << "," << p << "," << c << "\n";
     }
   std::printf("wxeval: the model beats persistence in %d of %d (lead, variable) pairs\n", beaten,
               leads * static_cast<int>(V));

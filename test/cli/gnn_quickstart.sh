@@ -24,7 +24,7 @@ awk -v a="$first" -v b="$last" 'BEGIN { if (!(b < 0.85 * a)) { print "val loss "
   { cat "$dir/eval1.log"; exit 1; }
 cat "$dir/eval2.log"
 grep -q "persistence_rmse" "$dir/eval2.log" || { echo "no table header naming persistence"; exit 1; }
-awk '$1 == 1 && NF == 5 { r += $5; n++ }
+awk '$1 == 1 && NF == 6 { r += $6; n++ }
      END { if (n != 4 || !(r / n < 0.9)) { print "1-hour RMSE / persistence " r / n " over " n " variables"; exit 1 } }' \
   "$dir/eval2.log"
 [ "$(wc -l < "$dir/eval.csv")" -eq 25 ] || { echo "eval.csv should hold a header and 24 rows"; exit 1; }

@@ -20,7 +20,8 @@ std::string joined(const std::vector<std::string>& v) {
 }  // namespace
 
 RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data_file, int lead_steps, double from,
-                             int batch, int rank, int ranks) {
+                             int batch, int rank, int ranks,
+                             const std::function<void(std::vector<double>&)>& sum_over_ranks) {
   const std::unique_ptr<Model> loaded = load_model(weights, batch);
   auto* model = dynamic_cast<GnnModel*>(loaded.get());
   if (!model)
@@ -50,12 +51,43 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
   const std::uint64_t hi = first +
                            held_out * static_cast<std::uint64_t>(rank + 1) / static_cast<std::uint64_t>(ranks);
   RolloutSums out;
+  std::vector<double> climatology;  // [S N] mean state
   out.variables = c.state_names, out.leads = lead_steps, out.total_samples = held_out;
   out.interior_points = model->interior_points();
   out.model.assign(static_cast<std::size_t>(lead_steps) * c.state_names.size(), 0.0);
   out.persistence = out.model;
   // Host buffers and their device copies, one batch at a time.
   const HostFields host(specs, static_cast<std::uint64_t>(batch), std::vector<std::uint64_t>(specs.size(), 0));
+  const auto S = static_cast<std::size_t>(c.states), N = static_cast<std::size_t>(c.net.ny) * c.net.nx;
+  const auto A = static_cast<std::size_t>(lead_steps);
+  // Climatology: the mean state at t of the samples before `from` (all when there are none), per
+  // variable and point; this rank's block, summed over ranks ([S N] sums, then the count).
+  {
+    const std::uint64_t c_end = first > 0 ? first : rows;
+    const std::uint64_t c_lo = c_end * static_cast<std::uint64_t>(rank) / static_cast<std::uint64_t>(ranks);
+    const std::uint64_t c_hi = c_end * static_cast<std::uint64_t>(rank + 1) / static_cast<std::uint64_t>(ranks);
+    std::vector<double> sums(S * N + 1, 0.0);
+    for (std::uint64_t at = c_lo; at < c_hi; at += static_cast<std::uint64_t>(batch)) {
+      const std::uint64_t m = std::min<std::uint64_t>(static_cast<std::uint64_t>(batch), c_hi - at);
+      data->read_block(at, m, host.buffers());
+      const auto* state = static_cast<const float*>(host.buffers()[0].values);  // [m][S][2][N]
+      for (std::uint64_t r = 0; r < m; ++r)
+        for (std::size_t s = 0; s < S; ++s)
+          for (std::size_t p = 0; p < N; ++p) sums[s * N + p] += state[((r * S + s) * 2 + 1) * N + p];
+      sums[S * N] += static_cast<double>(m);
+    }
+    sum_over_ranks(sums);
+    climatology.assign(sums.begin(), sums.end() - 1);
+    for (double& v : climatology) v /= std::max(1.0, sums[S * N]);
+  }
+  std::vector<float> inside(N);
+  for (std::size_t p = 0; p < N; ++p) {
+    const int i = static_cast<int>(p % static_cast<std::size_t>(c.net.nx)),
+              j = static_cast<int>(p / static_cast<std::size_t>(c.net.nx));
+    const int bw = c.boundary_width;
+    inside[p] = i >= bw && j >= bw && i < c.net.nx - bw && j < c.net.ny - bw ? 1.0f : 0.0f;
+  }
+  out.climatology.assign(A * S, 0.0);
   std::vector<View1<float>> device;
   for (const FieldSpec& s : specs)
     device.emplace_back("wxeval_" + s.name, static_cast<std::size_t>(batch) * s.width());
@@ -75,6 +107,17 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
             Tensor<float>(device[f].data(), specs[f].shape_of(static_cast<std::int64_t>(n))));
     }
     model->rollout_errors(b, out.model, out.persistence);
+    const auto* targets = static_cast<const float*>(host.buffers()[1].values);  // [n][S][A][N]
+    for (std::uint64_t r = 0; r < n; ++r)
+      for (std::size_t k = 0; k < A; ++k)
+        for (std::size_t s = 0; s < S; ++s) {
+          double e2 = 0;
+          for (std::size_t p = 0; p < N; ++p) {
+            const double e = targets[((r * S + s) * A + k) * N + p] - climatology[s * N + p];
+            e2 += inside[p] * e * e;
+          }
+          out.climatology[k * S + s] += e2;
+        }
     out.samples += n;
   }
   return out;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@ struct RolloutSums {
   std::vector<std::string> variables;  // the state variables
   int leads = 0;
   std::vector<double> model, persistence;  // [lead * variables + v]: sums of squared errors
+  std::vector<double> climatology;         // the same for the training part's mean state per point
   std::uint64_t samples = 0;               // this rank's samples
   std::uint64_t total_samples = 0;         // over all ranks (the held-out part)
   int interior_points = 0;
@@ -20,8 +22,11 @@ struct RolloutSums {
 
 // Samples [floor(from * rows), rows) of `data_file` opened with the model's variables and
 // ar_steps = lead_steps, split into contiguous blocks over `ranks` (this is `rank`), rolled out in
-// batches of `batch`. Errors name the files.
+// batches of `batch`. The climatology (the mean state of every variable at every point over the
+// samples before `from`, or over all samples when there are none) is summed over ranks with
+// `sum_over_ranks` (in place) before the rollouts. Errors name the files.
 RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data_file, int lead_steps, double from,
-                             int batch, int rank, int ranks);
+                             int batch, int rank, int ranks,
+                             const std::function<void(std::vector<double>&)>& sum_over_ranks);
 
 }  // namespace hpct
