@@ -24,7 +24,6 @@ using Lock = h5::detail::LibraryLock;
 std::recursive_mutex& nc_mutex() { return h5::detail::library_mutex(); }
 
 enum Axis : int { kTime = 0, kY = 1, kX = 2, kOther = 3 };
-constexpr const char* kAxisName[] = {"time", "y", "x"};
 
 void check(int status, const std::string& what) {
   if (status != NC_NOERR) throw Error(what + ": " + nc_strerror(status), ExitCode::bad_input);
