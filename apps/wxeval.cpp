@@ -10,17 +10,19 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/runtime.hpp"
+#include "io/hdf5.hpp"
 #include "models/gnn/rollout_evaluation.hpp"
 
 namespace {
 const char* kUsage =
-    "usage: wxeval WEIGHTS.h5 DATA.nc [--lead-steps N] [--from F] [--batch N] [--csv OUT.csv]\n"
+    "usage: wxeval WEIGHTS.h5 DATA.nc [--lead-steps N] [--from F] [--batch N] [--csv OUT.csv] [--fields OUT.h5]\n"
     "  rolls the gnn of WEIGHTS.h5 out from every initial time of DATA.nc's samples from fraction F on\n"
     "  (the held-out part; with the training file, the validation part), the boundary forced by the\n"
     "  truth, and prints the interior RMSE per lead step and state variable of the model, of\n"
     "  persistence and of climatology (the mean state per point of the samples before F), and writes\n"
     "  them to --csv. Ranks split the initial times (no sample twice); the ratio is model/persistence.\n"
-    "  defaults: --lead-steps 24 --from 0.8 --batch 8\n";
+    "  --fields: the first held-out initial time's truth and forecast [lead, variable, y, x] for\n"
+    "  scripts/plot-forecast. defaults: --lead-steps 24 --from 0.8 --batch 8\n";
 
 int run(int argc, char** argv, const hpct::Comm& comm) {
   if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') {
@@ -30,7 +32,7 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
   const std::string weights = argv[1], data = argv[2];
   int leads = 24, batch = 8;
   double from = 0.8;
-  std::string csv;
+  std::string csv, fields;
   for (int i = 3; i < argc; i += 2) {
     const std::string a = argv[i];
     if (i + 1 >= argc) throw hpct::Error(a + " needs a value", hpct::ExitCode::bad_input);
@@ -39,6 +41,7 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
     else if (a == "--batch") batch = std::atoi(v.c_str());
     else if (a == "--from") from = std::atof(v.c_str());
     else if (a == "--csv") csv = v;
+    else if (a == "--fields") fields = v;
     else throw hpct::Error("unknown option " + a + "\n" + kUsage, hpct::ExitCode::bad_input);
   }
   if (leads < 1 || batch < 1 || !(from >= 0 && from < 1))
@@ -77,6 +80,16 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
     }
   std::printf("wxeval: the model beats persistence in %d of %d (lead, variable) pairs\n", beaten,
               leads * static_cast<int>(V));
+  if (!fields.empty()) {
+    const hpct::h5::File f = hpct::h5::File::create(fields);
+    const std::vector<std::uint64_t> dims = {static_cast<std::uint64_t>(leads), V, static_cast<std::uint64_t>(s.ny),
+                                             static_cast<std::uint64_t>(s.nx)};
+    hpct::h5::write(f, "truth", dims, s.truth.data());
+    hpct::h5::write(f, "forecast", dims, s.forecast.data());
+    std::string names;
+    for (const std::string& n : s.variables) names += (names.empty() ? "" : ",") + n;
+    hpct::h5::write_attr(f, "/", "variables", names);
+  }
   return 0;
 }
 }  // namespace

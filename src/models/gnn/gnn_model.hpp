@@ -50,7 +50,9 @@ class GnnModel : public Model {
   // the boundary strip is overwritten by the truth. Adds the interior sums of squared errors of
   // lead k (1-based k + 1) and variable s at [k S + s] of `model` and of persistence (the state at
   // t held) of `persistence`, in data units.
-  void rollout_errors(const Batch& b, std::vector<double>& model, std::vector<double>& persistence);
+  // With `forecast`, the first sample's predicted states are appended to it, [A][S][N] (plots).
+  void rollout_errors(const Batch& b, std::vector<double>& model, std::vector<double>& persistence,
+                      std::vector<float>* forecast = nullptr);
   const GnnModelConfig& config() const { return c_; }
 
  private:

@@ -56,7 +56,8 @@ double step_sse(const View2<float>& a, const float* state, bool a_from_batch, co
 
 }  // namespace gnn_kernels
 
-void GnnModel::rollout_errors(const Batch& b, std::vector<double>& model, std::vector<double>& persistence) {
+void GnnModel::rollout_errors(const Batch& b, std::vector<double>& model, std::vector<double>& persistence,
+                              std::vector<float>* forecast) {
   if (b.n == 0) return;
   const int N = c_.net.ny * c_.net.nx, S = c_.states, F = c_.forcings, K = c_.statics, n = b.n;
   const Tensor<float> targets = b.get("targets");
@@ -85,6 +86,11 @@ void GnnModel::rollout_errors(const Batch& b, std::vector<double>& model, std::v
       persistence[static_cast<std::size_t>(k * S + s)] += gnn_kernels::step_sse(state_of(next), state, true,
                                                                                 targets.data(), mask_, s, k, n, N,
                                                                                 S, A);
+    }
+    if (forecast) {  // sample 0's rows [0, N) of the new state [n N, S], as [S][N]
+      const auto h = to_host(Kokkos::subview(state_of(next), std::make_pair(0, N), Kokkos::ALL()));
+      for (int s = 0; s < S; ++s)
+        for (int p = 0; p < N; ++p) forecast->push_back(h(p, s));
     }
     prev = cur, cur = next, next = 3 - prev - cur;
   }

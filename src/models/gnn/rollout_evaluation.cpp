@@ -53,6 +53,7 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
   RolloutSums out;
   std::vector<double> climatology;  // [S N] mean state
   out.variables = c.state_names, out.leads = lead_steps, out.total_samples = held_out;
+  out.ny = c.net.ny, out.nx = c.net.nx;
   out.interior_points = model->interior_points();
   out.model.assign(static_cast<std::size_t>(lead_steps) * c.state_names.size(), 0.0);
   out.persistence = out.model;
@@ -106,7 +107,14 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
       b.set(specs[f].name.c_str(),
             Tensor<float>(device[f].data(), specs[f].shape_of(static_cast<std::int64_t>(n))));
     }
-    model->rollout_errors(b, out.model, out.persistence);
+    const bool first_batch = at == lo && rank == 0;
+    model->rollout_errors(b, out.model, out.persistence, first_batch ? &out.forecast : nullptr);
+    if (first_batch) {  // sample 0's targets, [lead][variable][N] like the forecast
+      const auto* t = static_cast<const float*>(host.buffers()[1].values);
+      for (std::size_t k = 0; k < A; ++k)
+        for (std::size_t s = 0; s < S; ++s)
+          for (std::size_t p = 0; p < N; ++p) out.truth.push_back(t[(s * A + k) * N + p]);
+    }
     const auto* targets = static_cast<const float*>(host.buffers()[1].values);  // [n][S][A][N]
     for (std::uint64_t r = 0; r < n; ++r)
       for (std::size_t k = 0; k < A; ++k)

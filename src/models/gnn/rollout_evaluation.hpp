@@ -18,6 +18,9 @@ struct RolloutSums {
   std::uint64_t samples = 0;               // this rank's samples
   std::uint64_t total_samples = 0;         // over all ranks (the held-out part)
   int interior_points = 0;
+  // The first held-out initial time (rank 0): truth and forecast [lead][variable][ny][nx].
+  std::vector<float> truth, forecast;
+  int ny = 0, nx = 0;
 };
 
 // Samples [floor(from * rows), rows) of `data_file` opened with the model's variables and
