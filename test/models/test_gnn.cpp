@@ -283,3 +283,44 @@ TEST(GnnRollout, RolloutTrainingMatchesAcrossRanksAndResumesBitwise) {
   const auto resumed = train(world, {bs, "ar_steps=3", "resume=" + dir + "/ckpt-000000004.h5"});
   EXPECT_EQ(resumed, full);
 }
+
+// gnn_variable_weights: doubling every weight doubles the loss and every gradient exactly (the
+// weights multiply each variable's squared error), and the losses of weights (1, 0) and (0, 1) add
+// up to that of (1, 1); one-step and through a 2-step rollout.
+TEST(GnnModel, VariableWeightsScaleEachVariablesLoss) {
+  for (const int ar : {1, 2}) {
+    std::vector<View1<float>> keep;
+    const int n = 2, N = 6 * 7;
+    const auto field = [&](std::int64_t width, std::uint64_t key) {
+      keep.emplace_back("f", static_cast<std::size_t>(n * width));
+      auto h = Kokkos::create_mirror_view(keep.back());
+      for (std::size_t i = 0; i < h.extent(0); ++i) h(i) = static_cast<float>(rng::normal(rng::hash(key, i)));
+      Kokkos::deep_copy(keep.back(), h);
+      return keep.back().data();
+    };
+    Batch b;
+    b.n = n;
+    b.set("state", Tensor<float>(field(2 * 2 * N, 1), Shape{n, 2, 2, N}));
+    b.set("targets", Tensor<float>(field(2 * ar * N, 2), Shape{n, 2, ar, N}));
+    const auto run = [&](std::vector<double> weights, std::vector<float>* grads) {
+      GnnModelConfig c;
+      c.net.ny = 6, c.net.nx = 7, c.net.latent = 4, c.net.layers = 1, c.net.d_in = 4, c.net.d_out = 2;
+      c.states = 2, c.ar_steps = ar, c.boundary_width = 1, c.variable_weights = std::move(weights);
+      GnnModel m(c, n, nn::Precision::fp32);
+      m.store().initialize(3);
+      m.store().zero_grads();
+      const double loss = m.accumulate_gradients(b, 1.0);
+      if (grads) {
+        const auto h = to_host(m.store().grads());
+        grads->assign(h.data(), h.data() + h.extent(0));
+      }
+      return loss;
+    };
+    std::vector<float> g1, g2;
+    const double l11 = run({1, 1}, &g1), l22 = run({2, 2}, &g2);
+    EXPECT_EQ(l22, 2 * l11) << "ar_steps " << ar;
+    ASSERT_EQ(g1.size(), g2.size());
+    for (std::size_t i = 0; i < g1.size(); ++i) ASSERT_EQ(g2[i], 2 * g1[i]) << "ar_steps " << ar << ", " << i;
+    EXPECT_NEAR(run({1, 0}, nullptr) + run({0, 1}, nullptr), l11, 1e-12 * l11) << "ar_steps " << ar;
+  }
+}

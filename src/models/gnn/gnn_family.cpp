@@ -1,5 +1,7 @@
 // The gnn family's registry entry: its deck keys, how it is built from the netcdf source's fields,
 // and its stored configuration (see models/registry.hpp).
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -14,6 +16,8 @@ void declare(deck::Schema& s) {
   s.section("model (gnn)");
   s.add_int("gnn_latent", 256, 1, 1 << 16, "gnn: width of every node and edge representation");
   s.add_int("gnn_layers", 12, 1, 1000, "gnn: interaction-network layers on the mesh (processor)");
+  s.add_string("gnn_variable_weights", "",
+               "gnn: comma-separated loss weight per state variable, in state_variables order (empty: 1 each)");
   s.add_int("boundary_width", 2, 0, 1 << 16,
             "gnn: grid points along each edge of the region forced by the true state (left out of the loss)");
 }
@@ -52,6 +56,23 @@ GnnModelConfig config_from(const deck::Deck& d, int ny, int nx, int S, int F, in
   c.states = S, c.forcings = F, c.statics = K;
   c.boundary_width = static_cast<int>(d.get_int("boundary_width"));
   c.state_names = names;
+  // Loss weights: one non-negative number per state variable, not all 0 (empty: 1 each).
+  const std::vector<std::string> weights = split(d.get_string("gnn_variable_weights"));
+  c.variable_weights.assign(static_cast<std::size_t>(S), 1.0);
+  if (!weights.empty()) {
+    if (static_cast<int>(weights.size()) != S)
+      d.fail("gnn_variable_weights",
+             std::to_string(weights.size()) + " weights for " + std::to_string(S) + " state variables");
+    double total = 0;
+    for (std::size_t v = 0; v < weights.size(); ++v) {
+      char* end = nullptr;
+      const double w = std::strtod(weights[v].c_str(), &end);
+      if (end == weights[v].c_str() || *end != '\0' || !(w >= 0) || !std::isfinite(w))
+        d.fail("gnn_variable_weights", "'" + weights[v] + "' is not a non-negative number");
+      c.variable_weights[v] = w, total += w;
+    }
+    if (total <= 0) d.fail("gnn_variable_weights", "at least one weight must be positive");
+  }
   c.forcing_names = forcing_names, c.static_names = static_names;
   if (static_cast<int>(names.size()) != S) {  // the data's names are unknown: s0, s1, ...
     c.state_names.clear();

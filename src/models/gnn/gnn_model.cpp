@@ -38,20 +38,22 @@ void build_increments(const View2<float>& t, const float* state, const float* ta
       });
 }
 
-// Sum over rows [0, n N) of mask(p) * sum_s (y - t)^2 * w; with grad, g = 2 mask (y - t) w / normaliser.
+// Sum over rows [0, n N) of mask(p) * sum_s vw(s) (y - t)^2 * w; with grad,
+// g = 2 mask vw(s) (y - t) w / normaliser (vw: the per-variable loss weights).
 double masked_squared_error(const View2<float>& y, const View2<float>& t, const View1<float>& mask,
-                            const View2<float>& g, bool grad, double w, double normaliser, int n, int N, int S) {
+                            const View1<float>& vw, const View2<float>& g, bool grad, double w, double normaliser,
+                            int n, int N, int S) {
   const float gscale = static_cast<float>(2.0 * w / normaliser);
   if (grad)
     nn::for_each_cell(
         "gnn_loss_grad", n * N, S,
-        KOKKOS_LAMBDA(const int r, const int s) { g(r, s) = gscale * mask(r % N) * (y(r, s) - t(r, s)); });
+        KOKKOS_LAMBDA(const int r, const int s) { g(r, s) = gscale * mask(r % N) * vw(s) * (y(r, s) - t(r, s)); });
   return w * sum_over(
                  "gnn_loss", 0, n * N, KOKKOS_LAMBDA(const int r, double& acc) {
                    double e = 0;
                    for (int s = 0; s < S; ++s) {
                      const double d = static_cast<double>(y(r, s)) - static_cast<double>(t(r, s));
-                     e += d * d;
+                     e += vw(s) * d * d;
                    }
                    acc += mask(r % N) * e;
                  });
@@ -94,6 +96,15 @@ GnnModel::GnnModel(const GnnModelConfig& c, int capacity, nn::Precision precisio
     throw Error(strf("gnn: boundary_width %d leaves no interior point of the %d x %d grid", bw, c.net.ny, c.net.nx),
                 ExitCode::bad_input);
   Kokkos::deep_copy(mask_, h);
+  if (c_.variable_weights.empty()) c_.variable_weights.assign(static_cast<std::size_t>(S), 1.0);  // unweighted
+  if (static_cast<int>(c_.variable_weights.size()) != S)
+    throw Error(strf("gnn: %zu variable weights for %d state variables", c_.variable_weights.size(), S),
+                ExitCode::bad_input);
+  weights_ = View1<float>("gnn_variable_weights", static_cast<std::size_t>(S));
+  auto hw = Kokkos::create_mirror_view(weights_);
+  for (int v = 0; v < S; ++v)
+    hw(static_cast<std::size_t>(v)) = static_cast<float>(c_.variable_weights[static_cast<std::size_t>(v)]);
+  Kokkos::deep_copy(weights_, hw);
   const auto rows = static_cast<std::size_t>(capacity) * static_cast<std::size_t>(N);
   x_buf_ = View1<float>("gnn_x", rows * static_cast<std::size_t>(c.net.d_in));
   target_buf_ = View1<float>("gnn_target", rows * static_cast<std::size_t>(S));
@@ -118,11 +129,13 @@ std::string GnnModel::config_string() const {
     for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
     return out.empty() ? std::string("none") : out;
   };
+  std::string weights;
+  for (const double w : c_.variable_weights) weights += (weights.empty() ? "" : ",") + strf("%.17g", w);
   return strf(
       "gnn_latent=%d gnn_layers=%d boundary_width=%d grid_ny=%d grid_nx=%d states=%d forcings=%d statics=%d "
-      "state_names=%s forcing_names=%s static_names=%s",
+      "state_names=%s forcing_names=%s static_names=%s gnn_variable_weights=%s",
       c_.net.latent, c_.net.layers, c_.boundary_width, c_.net.ny, c_.net.nx, c_.states, c_.forcings, c_.statics,
-      join(c_.state_names).c_str(), join(c_.forcing_names).c_str(), join(c_.static_names).c_str());
+      join(c_.state_names).c_str(), join(c_.forcing_names).c_str(), join(c_.static_names).c_str(), weights.c_str());
 }
 
 const Tensor<float>& GnnModel::inputs(const Batch& b) {
@@ -145,8 +158,8 @@ const Tensor<float>& GnnModel::increments(const Batch& b) {
 double GnnModel::loss_and_grad(const Batch& b, const Tensor<float>& out, bool grad, double normaliser) {
   const int N = c_.net.ny * c_.net.nx, S = c_.states;
   const double w = 1.0 / (static_cast<double>(interior_) * S);  // the per-sample mean over points and variables
-  return gnn_kernels::masked_squared_error(out.matrix(), increments(b).matrix(), mask_, net_.output_grad().matrix(),
-                                           grad, w, normaliser, b.n, N, S);
+  return gnn_kernels::masked_squared_error(out.matrix(), increments(b).matrix(), mask_, weights_,
+                                           net_.output_grad().matrix(), grad, w, normaliser, b.n, N, S);
 }
 
 double GnnModel::accumulate_gradients(const Batch& b, double normaliser) {

@@ -18,8 +18,10 @@ struct GnnModelConfig {
   GnnConfig net;
   int states = 0, forcings = 0, statics = 0;  // S, F, K
   int boundary_width = 2;
-  int ar_steps = 1;                      // predicted steps per training sample (the targets' second dimension)
-  std::vector<std::string> state_names;  // for metric names (s0, s1, ... when unknown)
+  int ar_steps = 1;
+  std::vector<double>
+      variable_weights;  // loss weight per state variable (gnn_variable_weights)                      // predicted steps per training sample (the targets' second dimension)
+  std::vector<std::string> state_names;                  // for metric names (s0, s1, ... when unknown)
   std::vector<std::string> forcing_names, static_names;  // the data's variables (rollout evaluation)
 };
 
@@ -70,6 +72,7 @@ class GnnModel : public Model {
   int interior_ = 0;
   View1<float> mask_;                  // [N]: 1 inside, 0 on the boundary strip
   View1<float> in_mean_, in_inv_std_;  // [d_in]
+  View1<float> weights_;               // [S]: per-variable loss weights
   View1<float> diff_mean_, diff_std_;  // [S]
   std::vector<double> h_in_mean_, h_in_std_, h_diff_mean_, h_diff_std_;
   Tensor<float> x_, target_;  // [cap N, d_in], [cap N, S]

@@ -102,17 +102,17 @@ namespace hpct {
 
 namespace gnn_kernels {
 
-// The rollout loss of step `step`: sum over rows of w mask sum_s ((next - truth) / diff_std)^2;
-// with grad, g = 2 w mask (next - truth) / diff_std^2 / normaliser (dL/d(next)).
+// The rollout loss of step `step`: sum over rows of w mask sum_s vw(s) ((next - truth) / diff_std)^2;
+// with grad, g = 2 w mask vw(s) (next - truth) / diff_std^2 / normaliser (dL/d(next)).
 double rollout_step_loss(const View2<float>& next, const float* targets, const View1<float>& mask,
-                         const View1<float>& dstd, const View2<float>& g, bool grad, double w, double normaliser,
-                         int step, int n, int N, int S, int A) {
+                         const View1<float>& vw, const View1<float>& dstd, const View2<float>& g, bool grad,
+                         double w, double normaliser, int step, int n, int N, int S, int A) {
   const float gscale = static_cast<float>(2.0 * w / normaliser);
   if (grad)
     nn::for_each_cell(
         "gnn_roll_grad", n * N, S, KOKKOS_LAMBDA(const int r, const int s) {
           const float e = next(r, s) - targets[((r / N * S + s) * A + step) * N + r % N];
-          g(r, s) = gscale * mask(r % N) * e / (dstd(s) * dstd(s));
+          g(r, s) = gscale * mask(r % N) * vw(s) * e / (dstd(s) * dstd(s));
         });
   return w * sum_over(
                  "gnn_roll_loss", 0, n * N, KOKKOS_LAMBDA(const int r, double& acc) {
@@ -121,7 +121,7 @@ double rollout_step_loss(const View2<float>& next, const float* targets, const V
                      const double e = (static_cast<double>(next(r, s)) -
                                        targets[((r / N * S + s) * A + step) * N + r % N]) /
                                       dstd(s);
-                     e2 += e * e;
+                     e2 += vw(s) * e * e;
                    }
                    acc += mask(r % N) * e2;
                  });
@@ -186,8 +186,8 @@ double GnnModel::rollout_loss(const Batch& b, bool grad, double normaliser) {
     const Tensor<float>& out = net_.forward(x, n);
     gnn_kernels::advance(states(k + 2), states(k + 1), out.matrix(), targets.data(), mask_, diff_mean_, diff_std_,
                          k, n, N, S, A);
-    loss += gnn_kernels::rollout_step_loss(states(k + 2), targets.data(), mask_, diff_std_, grads(k + 2), grad, w,
-                                           normaliser, k, n, N, S, A);
+    loss += gnn_kernels::rollout_step_loss(states(k + 2), targets.data(), mask_, weights_, diff_std_, grads(k + 2),
+                                           grad, w, normaliser, k, n, N, S, A);
   }
   if (!grad) return loss;
   for (int k = A - 1; k >= 0; --k) {
