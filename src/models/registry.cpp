@@ -13,6 +13,7 @@ namespace hpct {
 ModelFamily mlp_family();        // models/mlp/mlp_family.cpp
 ModelFamily diffusion_family();  // models/diffusion/diffusion_family.cpp
 ModelFamily resnet_family();     // models/resnet/resnet_family.cpp
+ModelFamily gnn_family();        // models/gnn/gnn_family.cpp
 
 namespace {
 std::vector<ModelFamily>& registered() {
@@ -20,6 +21,7 @@ std::vector<ModelFamily>& registered() {
       mlp_family(),
       diffusion_family(),
       resnet_family(),
+      gnn_family(),
   };
   return families;
 }

@@ -80,7 +80,7 @@ void ParameterStore<Scalar>::zero_grads() {
 
 template <class Scalar>
 void ParameterStore<Scalar>::report_ready(std::size_t first, std::size_t last) const {
-  if (!ready_hook_) return;
+  if (!ready_hook_ || hold_ready_) return;
   const Tensor& a = tensors_[first];
   const Tensor& b = tensors_[last];
   ready_hook_(a.offset, b.offset + b.size - a.offset);

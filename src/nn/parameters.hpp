@@ -76,6 +76,10 @@ class ParameterStore {
   // Gradient-ready reporting (Note [registration order]). Tensors [first, last] must be contiguous.
   void set_ready_hook(ReadyHook hook) { ready_hook_ = std::move(hook); }
   void report_ready(std::size_t first, std::size_t last) const;
+  // Note [repeated backward]: a model that runs backward several times per micro-batch (the gnn's
+  // rollout, trained through its steps) holds the reports during all passes but the last, so no
+  // range is reduced before its last contribution.
+  void hold_ready(bool hold) { hold_ready_ = hold; }
 
   std::uint64_t count() const { return count_; }
   const std::vector<Tensor>& tensors() const { return tensors_; }
@@ -99,6 +103,7 @@ class ParameterStore {
   View1<Scalar> params_, grads_;
   std::shared_ptr<PageBuffer> grad_pages_;  // host builds: the memory grads_ views
   ReadyHook ready_hook_;
+  bool hold_ready_ = false;
 };
 
 }  // namespace hpct::nn

@@ -54,10 +54,21 @@ TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
                                                   "diffusion_hidden 6\ntime_embedding_dim 4\n" +
                                                   (images ? "loss cross_entropy\nnum_classes 3\nresnet_width 2\n"
                                                           : "loss mse\n"));
-    FieldSpec image{Batch::kInputs, DType::f32, Shape{1, 8, 8}}, label{Batch::kTargets, DType::i64, Shape{}};
-    const std::unique_ptr<Model> model = make_model(
-        images ? ModelBuildContext{deck, {image, label}, 4, nn::Precision::fp32}
-               : ModelBuildContext{deck, 3, 2, 4, nn::Precision::fp32});
+    // Families that read other fields than tabular inputs and targets get theirs.
+    std::vector<FieldSpec> fields = supervised_fields(3, 2);
+    if (images)
+      fields = {FieldSpec{Batch::kInputs, DType::f32, Shape{1, 8, 8}},
+                FieldSpec{Batch::kTargets, DType::i64, Shape{}}};
+    if (family == "gnn") {  // the netcdf source's gridded fields (a 6 x 8 grid, 2 state variables)
+      const auto spec = [](const char* name, Shape shape) {
+        FieldSpec s;
+        s.name = name, s.row_shape = shape;
+        return s;
+      };
+      fields = {spec("state", {2, 2, 48}), spec("targets", {2, 1, 48}), spec("diff", {2, 48}),
+                spec("grid", {2, 6, 8})};
+    }
+    const std::unique_ptr<Model> model = make_model(ModelBuildContext{deck, fields, 4, nn::Precision::fp32});
     const std::string config = model->config_string();
     const deck::Deck parsed = parse_config(f, config, "test");
     const deck::Schema schema = config_schema(f);
