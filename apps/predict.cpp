@@ -1,7 +1,8 @@
 // predict: scores a data file with a trained model, data-parallel over MPI ranks (each rank reads
 // and scores its own block of rows). A GBDT model (JSON) writes one text line of predictions per
 // row (rank 0 writes); a network weights file (HDF5, any registered family: predict_network.cpp)
-// writes an HDF5 file with one dataset per named output of Model::predict.
+// writes an HDF5 file with one dataset per named output of Model::predict; an ensemble file
+// (docs/ensembles.md) writes one line per row, like a GBDT model.
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
@@ -16,6 +17,8 @@
 #include "core/error.hpp"
 #include "core/gpu_fallback.hpp"
 #include "core/log.hpp"
+#include "ensemble/ensemble_file.hpp"
+#include "ensemble/report.hpp"
 #include "gbdt/data.hpp"
 #include "gbdt/metrics.hpp"
 #include "gbdt/model_io.hpp"
@@ -24,7 +27,7 @@
 namespace {
 
 const char* kUsage =
-    "usage: predict MODEL.json DATA OUTPUT [options]   (a GBDT model written by train)\n"
+    "usage: predict MODEL.json DATA OUTPUT [options]   (a GBDT model or an ensemble written by train)\n"
     "  --format auto|hdf5|csv|tsv|libsvm   data format (auto: by extension)\n"
     "  --label-column N                    CSV/TSV label column (default 0)\n"
     "  --no-label                          CSV/TSV: the file has no label column\n"
@@ -35,35 +38,63 @@ const char* kUsage =
     "OUTPUT gets one line per row: the prediction (binary: P(y=1); multiclass: K tab-separated\n"
     "class probabilities). With labels, the objective's metric is printed.\n";
 
-int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
-  using namespace hpct;
-  using namespace hpct::gbdt;
-  const std::string model_path = argv[1], out_path = argv[3];
-  DataSource src;
-  src.file = argv[2];
+// The options of the table paths (GBDT models and ensembles).
+struct TableOptions {
+  hpct::gbdt::DataSource src;
   bool margin = false, labelled = true;
+};
+
+TableOptions parse_table_options(int argc, char** argv) {
+  using namespace hpct;
+  TableOptions o;
+  o.src.file = argv[2];
   for (int i = 4; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) throw Error("predict: " + a + " needs a value\n" + kUsage, ExitCode::bad_input);
       return argv[++i];
     };
-    if (a == "--format") src.format = next();
-    else if (a == "--label-column") src.label_column = std::atoi(next().c_str());
+    if (a == "--format") o.src.format = next();
+    else if (a == "--label-column") o.src.label_column = std::atoi(next().c_str());
     else if (a == "--no-label") {
-      src.label_column = -1;
-      labelled = false;
-    } else if (a == "--header") src.header = true;
-    else if (a == "--libsvm-base") src.libsvm_base = std::atoi(next().c_str());
-    else if (a == "--inputs-dataset") src.inputs_dataset = next();
-    else if (a == "--targets-dataset") src.targets_dataset = next();
-    else if (a == "--margin") margin = true;
+      o.src.label_column = -1;
+      o.labelled = false;
+    } else if (a == "--header") o.src.header = true;
+    else if (a == "--libsvm-base") o.src.libsvm_base = std::atoi(next().c_str());
+    else if (a == "--inputs-dataset") o.src.inputs_dataset = next();
+    else if (a == "--targets-dataset") o.src.targets_dataset = next();
+    else if (a == "--margin") o.margin = true;
     else throw Error("predict: unknown option " + a + "\n" + kUsage, ExitCode::bad_input);
   }
-  Model model;
+  o.src.allow_infinite = true;  // scoring: an infinite value goes down the tree (LightGBM's rule too)
+  return o;
+}
+
+// Rank 0 gathers the blocks in rank order (= file order) and writes K values per line.
+void write_lines(const std::vector<double>& m, int K, const std::string& out_path, const hpct::Comm& comm) {
+  using namespace hpct;
+  const std::vector<double> all = comm.gather_to_root(m);
+  comm.run_agreed([&] {
+    if (comm.rank() != 0) return;
+    std::ostringstream o;
+    for (std::size_t i = 0; i < all.size(); ++i)
+      o << strf("%.17g", all[i]) << ((i + 1) % static_cast<std::size_t>(K) == 0 ? "\n" : "\t");
+    gbdt::write_file_atomic(out_path, o.str());
+  });
+  Log::info("predict: wrote " + out_path);
+}
+
+int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
+  using namespace hpct;
+  using namespace hpct::gbdt;
+  const std::string model_path = argv[1], out_path = argv[3];
+  TableOptions opt;
+  comm.run_agreed([&] { opt = parse_table_options(argc, argv); });
+  DataSource& src = opt.src;
+  const bool margin = opt.margin, labelled = opt.labelled;
+  gbdt::Model model;
   comm.run_agreed([&] { model = read_model(model_path); });
   src.num_features = model.num_features;
-  src.allow_infinite = true;  // scoring: an infinite value goes down the tree (LightGBM's rule too)
   const Data d = load_data(src, "data", comm);
   std::vector<double> m = predict_margins(model, d.x, d.rows);
   const int K = model.num_outputs();
@@ -74,31 +105,42 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
                    evaluate(metric, model.objective, model.num_class, m, d.y, d.w, comm)));
   }
   if (!margin) transform(model.objective, model.num_class, m);
-  // Rank 0 gathers the blocks in rank order (= file order) and writes them.
-  const std::vector<double> all = comm.gather_to_root(m);
-  comm.run_agreed([&] {
-    if (comm.rank() != 0) return;
-    std::ostringstream o;
-    for (std::size_t i = 0; i < all.size(); ++i)
-      o << strf("%.17g", all[i]) << ((i + 1) % static_cast<std::size_t>(K) == 0 ? "\n" : "\t");
-    write_file_atomic(out_path, o.str());
-  });
-  Log::info("predict: wrote " + out_path);
+  write_lines(m, K, out_path, comm);
   return 0;
 }
 
-// Network weights files are HDF5 (train writes them without a user block, so the signature opens
-// the file); GBDT models are JSON text.
-bool is_hdf5(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  char signature[8] = {};
-  return f.read(signature, sizeof signature) && std::memcmp(signature, "\x89HDF\r\n\x1a\n", 8) == 0;
+// An ensemble file: every member scores the rows (as `predict MEMBER` would) and the combiner
+// joins them; one line per row (binary: P(y = 1)).
+int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
+  using namespace hpct;
+  TableOptions opt;
+  ensemble::Ensemble e;
+  comm.run_agreed([&] {
+    opt = parse_table_options(argc, argv);
+    if (opt.margin)
+      throw Error("predict: --margin is for GBDT models; an ensemble writes its scores", ExitCode::bad_input);
+    e = ensemble::read_ensemble(argv[1]);
+  });
+  opt.src.num_features = e.spec.num_features;
+  const gbdt::Data d = gbdt::load_data(opt.src, "data", comm);
+  std::vector<double> s;
+  comm.run_agreed([&] { s = ensemble::ensemble_scores(e, d.x, d.rows, d.cols, d.first_row); });
+  if (opt.labelled) {
+    const std::vector<std::string> names = ensemble::metric_names(e.spec.task);
+    const std::vector<double> v = ensemble::score_metrics(e.spec.task, s, d, comm);
+    std::string line;
+    for (std::size_t i = 0; i < names.size(); ++i) line += strf(", %s %.6f", names[i].c_str(), v[i]);
+    Log::info(strf("predict: ensemble of %zu members, %lld rows%s", e.members.size(), d.global_rows, line.c_str()));
+  }
+  write_lines(s, 1, argv[3], comm);
+  return 0;
 }
 
 int predict_main(int argc, char** argv, const hpct::Comm& comm) {
   using namespace hpct;
   if (argc < 4) throw Error(std::string(kUsage) + "\n" + tools::kNetworkUsage, ExitCode::bad_input);
-  return is_hdf5(argv[1]) ? tools::predict_network(argc, argv, comm) : predict_gbdt(argc, argv, comm);
+  if (ensemble::is_hdf5_file(argv[1])) return tools::predict_network(argc, argv, comm);
+  return ensemble::is_ensemble_file(argv[1]) ? predict_ensemble(argc, argv, comm) : predict_gbdt(argc, argv, comm);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // predict for a network weights file (any registered family, rebuilt by models/registry's
 // load_model): each rank reads its contiguous block of the data file's input rows, runs
-// Model::predict on it, and the ranks write one HDF5 file with one dataset per named output
+// Model::predict on it (models/model.hpp's predict_rows), and the ranks write one HDF5 file with one dataset per named output
 // ([N, ...], rows in data order; row_output.hpp). Per-row randomness (ensembles) is keyed by the
 // global row index, so the values do not depend on the rank count up to the network batches'
 // rounding (--chunk).
@@ -145,44 +145,31 @@ int predict_network(int argc, char** argv, const Comm& comm) {
   const std::uint64_t first = total * r / p, count = total * (r + 1) / p - first;
   if (comm.max(count) > static_cast<std::uint64_t>(INT_MAX))
     comm.agree("predict: more than 2^31 rows per rank; use more ranks or --rows", ExitCode::bad_input);
-  const View2<float> x("predict_inputs", count, width);
-  const View1<std::uint64_t> ids("predict_ids", count);
+  std::vector<float> x(count * width);
   comm.run_agreed([&] {
-    auto hx = Kokkos::create_mirror_view(x);
     const h5::File f = h5::File::open_read(o.data);
-    if (count > 0) h5::read_row_range(f, dataset, first, count, width, hx.data());
-    Kokkos::deep_copy(x, hx);
+    if (count > 0) h5::read_row_range(f, dataset, first, count, width, x.data());
   });
-  {
-    auto h = Kokkos::create_mirror_view(ids);
-    for (std::uint64_t i = 0; i < count; ++i) h(i) = first + i;  // per-row randomness: the global row index
-    Kokkos::deep_copy(ids, h);
-  }
   std::string described;
   for (const auto& [k, v] : facts) described += strf(", %s %lld", k.c_str(), v);
   Log::info(strf("predict: %s model, %llu rows of %s, %d rank(s)%s", model->family().c_str(),
                  (unsigned long long)total, dataset.c_str(), comm.size(), described.c_str()));
 
   Stopwatch clock;
-  Predictions pred;
+  std::vector<HostOutput> pred;
   comm.run_agreed([&] {
-    const Batch b = prediction_batch(Tensor<float>(x), static_cast<int>(count), ids);
-    pred = model->predict(b, po);
+    pred = predict_rows(*model, x.data(), count, width, first, po);
     if (pred.size() != outputs.size()) throw Error("internal: predict's outputs differ from predict_outputs");
   });
   const double secs = comm.max(clock.seconds());
 
-  // Host copies of this rank's rows of every output, then one file from every rank.
-  std::vector<std::vector<float>> host(pred.size());
+  // This rank's rows of every output, then one file from every rank.
   std::vector<RowDataset> datasets;
   std::string written;
   for (std::size_t k = 0; k < pred.size(); ++k) {
-    auto h = Kokkos::create_mirror_view(pred[k].values);
-    Kokkos::deep_copy(h, pred[k].values);
-    host[k].assign(h.data(), h.data() + h.extent(0));
     std::vector<std::uint64_t> dims{total};
     for (const std::int64_t d : outputs[k].row_shape) dims.push_back(static_cast<std::uint64_t>(d));
-    datasets.push_back({pred[k].name, dims, host[k].data()});
+    datasets.push_back({pred[k].name, dims, pred[k].values.data()});
     written += (written.empty() ? "" : ", ") + pred[k].name + " " + shape_text(dims);
   }
   write_row_datasets(comm, o.out, first, count, datasets, [&](const h5::File& f) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <csignal>
 #include <ctime>
 
 #include <cerrno>
@@ -75,7 +76,7 @@ SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, doub
   chunks_ = (n_ + kChunk - 1) / kChunk;
   const std::uint64_t padded = round_up(n_ * sizeof(float));  // bytes per slot, whole pages
   const auto p = static_cast<std::uint64_t>(size_);
-  const std::uint64_t header = round_up((2 * p + 2) * sizeof(Counter) + sizeof(Event) + p * sizeof(ControlSlot));
+  const std::uint64_t header = round_up((3 * p + 2) * sizeof(Counter) + sizeof(Event) + p * sizeof(ControlSlot));
   // Rank 0's pages: the header and, sharded, the shared parameters after the slots.
   const std::uint64_t params_at = header + p * padded;
   bytes_ = params_at + (sharded ? padded : 0);
@@ -126,16 +127,20 @@ SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, doub
     throw;
   }
   if (rank_ == 0) shm_unlink(name.c_str());  // every rank has it mapped
+  // Tests only: this rank stops itself (SIGSTOP) once it holds a claimed chunk (Note [claim owner]).
+  if (const char* env = std::getenv("HPCTRAIN_TEST_FREEZE_IN_SUM"); env && *env)
+    freeze_in_sum_ = std::atoi(env) == rank_;
   published_ = reinterpret_cast<Counter*>(base_);
   claimed_ = published_ + p;
   done_ = claimed_ + 1;
   stage_ = done_ + 1;
-  event_ = reinterpret_cast<Event*>(stage_ + p);
+  summing_ = stage_ + p;
+  event_ = reinterpret_cast<Event*>(summing_ + p);
   control_ = reinterpret_cast<ControlSlot*>(event_ + 1);
   for (std::uint64_t r = 0; r < p; ++r) slot_ptrs_.push_back(reinterpret_cast<float*>(base_ + header + r * padded));
   if (sharded) shared_params_ = reinterpret_cast<float*>(base_ + params_at);
   if (rank_ == 0) {
-    for (std::uint64_t r = 0; r < 2 * p + 2; ++r) new (&published_[r]) Counter{{0}};
+    for (std::uint64_t r = 0; r < 3 * p + 2; ++r) new (&published_[r]) Counter{{0}};
     for (std::uint64_t r = 0; r < p; ++r) new (&control_[r]) ControlSlot{};
     new (event_) Event{};
   }
@@ -214,6 +219,10 @@ bool SharedMemoryReducer::reduce_one() {
   std::uint64_t c = claimed_->value.load(std::memory_order_acquire);
   if (c >= base + chunks_ || !chunk_published(c - base)) return false;
   if (!claimed_->value.compare_exchange_strong(c, c + 1, std::memory_order_acq_rel)) return true;  // lost: retry
+  // Note [claim owner]: the claim is recorded as this rank's until the chunk is done, so a rank that
+  // dies or hangs holding a claim is named by the watchdog even though it arrived everywhere.
+  summing_[rank_].value.store(c + 1, std::memory_order_release);
+  if (freeze_in_sum_) raise(SIGSTOP);  // tests only (HPCTRAIN_TEST_FREEZE_IN_SUM): frozen holding a claim
   // Chunk k covers [end - count, end), counted from the end of the buffer (backward publishes there first).
   const std::uint64_t k = c - base;
   const std::uint64_t end = n_ - k * kChunk;
@@ -232,6 +241,7 @@ bool SharedMemoryReducer::reduce_one() {
   }
   for (int r = 0; r < size_; ++r)
     if (r != home) std::memcpy(slot(r) + begin, acc, count * sizeof(float));
+  summing_[rank_].value.store(0, std::memory_order_release);
   done_->value.fetch_add(1, std::memory_order_release);
   signal();
   return true;
@@ -358,8 +368,13 @@ void SharedMemoryReducer::abort_job(std::uint64_t step, const Counter* counters,
     if (counters[r].value.load(std::memory_order_acquire) < value) absent.push_back(r);
   std::string msg = strf("watchdog: the gradient all-reduce of step %llu did not complete within %.0f s; ",
                          (unsigned long long)step, timeout_ + (rank_ == 0 ? 0.0 : kGraceSeconds));
-  msg += absent.empty() ? std::string("every rank arrived, but a rank stopped while summing (dead or hung)")
-                        : "rank(s) " + arrival::list(absent) + " not responding (dead or hung)";
+  std::vector<int> holding;  // every rank arrived: those that stopped holding a claimed chunk
+  for (int r = 0; r < size_ && absent.empty(); ++r)
+    if (summing_[r].value.load(std::memory_order_acquire) != 0) holding.push_back(r);
+  if (!absent.empty()) msg += "rank(s) " + arrival::list(absent) + " not responding (dead or hung)";
+  else if (!holding.empty())
+    msg += "rank(s) " + arrival::list(holding) + " not responding: stopped while summing a chunk (dead or hung)";
+  else msg += "every rank arrived, but a rank stopped while summing (dead or hung)";
   msg += "; aborting the job";
   std::fprintf(stderr, "error: %s\n", msg.c_str());
   std::fflush(stderr);

@@ -148,6 +148,7 @@ class SharedMemoryReducer {
   Counter* done_ = nullptr;         // chunks summed, seq*C + k
   ControlSlot* control_ = nullptr;  // per rank
   Counter* stage_ = nullptr;        // per rank, sharded: seq*4 + 1 (scalar written), + 2 (slice published)
+  Counter* summing_ = nullptr;      // per rank: the claimed chunk it sums (claim index + 1), 0: none
   Event* event_ = nullptr;          // Note [spin, then sleep]
   float* shared_params_ = nullptr;  // sharded: every rank's updated slice
   std::vector<float*> slot_ptrs_;   // every rank's slot in this process's address space
@@ -155,7 +156,8 @@ class SharedMemoryReducer {
   std::uint64_t seq_ = 0;           // this exchange
   const float* grads_ = nullptr;    // armed: the buffer on_ready copies from
   bool armed_ = false;
-  std::uint64_t ready_ = 0;  // floats published from the end in this exchange
+  bool freeze_in_sum_ = false;  // HPCTRAIN_TEST_FREEZE_IN_SUM names this rank (cli_failures)
+  std::uint64_t ready_ = 0;     // floats published from the end in this exchange
 };
 
 }  // namespace hpct

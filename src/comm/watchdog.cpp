@@ -22,21 +22,36 @@ WatchedAllreduce::WatchedAllreduce(const Comm& comm, double timeout_seconds, boo
 
 template <class T>
 void WatchedAllreduce::sum(T* data, std::size_t n, std::uint64_t step) {
-  if (comm_.size() == 1) return;
+  reduce(data, n, step, MPI_SUM);
+}
+
+template <class T>
+void WatchedAllreduce::max(T* data, std::size_t n, std::uint64_t step) {
+  reduce(data, n, step, MPI_MAX);
+}
+
+template <class T>
+void WatchedAllreduce::reduce(T* data, std::size_t n, std::uint64_t step, MPI_Op op) {
+  if (comm_.size() == 1 || n == 0) return;
   if (timeout_ <= 0 && requests_.empty() && !staging_.active()) {
-    comm_.allreduce_sum(data, n);
+    MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), mpi_type<T>(), op, comm_.raw());
     return;
   }
-  start(data, n);
+  start_op(data, n, op);
   wait(step);
 }
 
 template <class T>
 void WatchedAllreduce::start(T* data, std::size_t n) {
+  start_op(data, n, MPI_SUM);
+}
+
+template <class T>
+void WatchedAllreduce::start_op(T* data, std::size_t n, MPI_Op op) {
   if (comm_.size() == 1 || n == 0) return;
   T* buffer = static_cast<T*>(staging_.stage(data, n * sizeof(T), true, true));
   requests_.push_back(MPI_REQUEST_NULL);
-  MPI_Iallreduce(MPI_IN_PLACE, buffer, static_cast<int>(n), mpi_type<T>(), MPI_SUM, comm_.raw(), &requests_.back());
+  MPI_Iallreduce(MPI_IN_PLACE, buffer, static_cast<int>(n), mpi_type<T>(), op, comm_.raw(), &requests_.back());
 }
 
 void WatchedAllreduce::start_reduce_scatter(const float* send, float* recv, const int* counts) {
@@ -57,6 +72,19 @@ void WatchedAllreduce::start_allgather(float* data, const int* counts, const int
   requests_.push_back(MPI_REQUEST_NULL);
   MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer, counts, displs, MPI_FLOAT, comm_.raw(),
                   &requests_.back());
+}
+
+void WatchedAllreduce::start_gather(const float* send, float* recv, std::size_t n, int root) {
+  if (comm_.size() == 1 || n == 0) return;
+  requests_.push_back(MPI_REQUEST_NULL);
+  MPI_Igather(send, static_cast<int>(n), MPI_FLOAT, recv, static_cast<int>(n), MPI_FLOAT, root, comm_.raw(),
+              &requests_.back());
+}
+
+void WatchedAllreduce::start_broadcast(float* data, std::size_t n, int root) {
+  if (comm_.size() == 1 || n == 0) return;
+  requests_.push_back(MPI_REQUEST_NULL);
+  MPI_Ibcast(data, static_cast<int>(n), MPI_FLOAT, root, comm_.raw(), &requests_.back());
 }
 
 bool WatchedAllreduce::progress() {
@@ -167,19 +195,34 @@ std::string list(const std::vector<int>& ranks) {
 
 }  // namespace arrival
 
+namespace {
+std::vector<int> world_ranks(const Comm& comm, const std::vector<int>& ranks) {
+  if (ranks.empty()) return ranks;
+  MPI_Group group, world;
+  MPI_Comm_group(comm.raw(), &group);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  std::vector<int> out(ranks.size());
+  MPI_Group_translate_ranks(group, static_cast<int>(ranks.size()), ranks.data(), world, out.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  return out;
+}
+}  // namespace
+
 void WatchedAllreduce::abort_job(std::uint64_t step) {
   std::string msg;
   if (comm_.rank() == 0) {
-    const std::string ranks = arrival::list(arrival::silent_ranks(comm_, kGraceSeconds * 0.5));
+    // Named as MPI_COMM_WORLD numbers them (a sub-communicator's own numbers would mislead).
+    const std::string ranks = arrival::list(world_ranks(comm_, arrival::silent_ranks(comm_, kGraceSeconds * 0.5)));
     msg = strf(
-        "watchdog: the gradient all-reduce of step %llu did not complete within %.0f s; rank(s) %s "
-        "not responding (dead or hung); aborting the job",
-        (unsigned long long)step, timeout_, ranks.c_str());
+        "watchdog: %s %llu did not complete within %.0f s; rank(s) %s not responding (dead or hung); "
+        "aborting the job",
+        what_, (unsigned long long)step, timeout_, ranks.c_str());
   } else {
     msg = strf(
-        "watchdog: rank %d waited %.0f s in the gradient all-reduce of step %llu and rank 0 did not "
-        "act (rank 0 dead or hung); aborting the job",
-        comm_.rank(), timeout_ + kGraceSeconds, (unsigned long long)step);
+        "watchdog: rank %d waited %.0f s in %s %llu and rank 0 did not act (rank 0 dead or hung); "
+        "aborting the job",
+        comm_.rank(), timeout_ + kGraceSeconds, what_, (unsigned long long)step);
   }
   std::fprintf(stderr, "error: %s\n", msg.c_str());
   std::fflush(stderr);
@@ -189,6 +232,8 @@ void WatchedAllreduce::abort_job(std::uint64_t step) {
 
 template void WatchedAllreduce::sum<float>(float*, std::size_t, std::uint64_t);
 template void WatchedAllreduce::sum<double>(double*, std::size_t, std::uint64_t);
+template void WatchedAllreduce::sum<long long>(long long*, std::size_t, std::uint64_t);  // GBDT histograms
+template void WatchedAllreduce::max<double>(double*, std::size_t, std::uint64_t);
 template void WatchedAllreduce::start<float>(float*, std::size_t);
 template void WatchedAllreduce::start<double>(double*, std::size_t);
 

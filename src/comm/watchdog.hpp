@@ -45,6 +45,12 @@ class WatchedAllreduce {
   // T: float (gradients) or double (the step's control values: loss sum and flags).
   template <class T>
   void sum(T* data, std::size_t n, std::uint64_t step);
+  // In-place maximum over ranks, under the same watchdog (GBDT's gradient ranges). T: double.
+  template <class T>
+  void max(T* data, std::size_t n, std::uint64_t step);
+  // How the messages name a collective and its counter: "the gradient all-reduce of step" (the
+  // default) or, for trees, "the histogram all-reduce of round".
+  void describe(const char* what) { what_ = what; }
 
   // Room for this many outstanding requests, so start() never allocates during a step.
   void reserve(std::size_t max_outstanding) {
@@ -65,16 +71,27 @@ class WatchedAllreduce {
   // (MPI_Iallgatherv). The count arrays must stay alive until wait() returns.
   void start_reduce_scatter(const float* send, float* recv, const int* counts);
   void start_allgather(float* data, const int* counts, const int* displs);
+  // Host buffers only (the hierarchical all-reduce, comm/hierarchical_allreduce.hpp): every rank's
+  // send[0, n) into recv[r * n, + n) on `root` (MPI_Igather; recv is ignored elsewhere), and root's
+  // data[0, n) to every rank (MPI_Ibcast).
+  void start_gather(const float* send, float* recv, std::size_t n, int root);
+  void start_broadcast(float* data, std::size_t n, int root);
   // Drives the outstanding requests without blocking (MPI_Testall); returns true when none is left.
   bool progress();
   // Completes every outstanding request of optimizer step `step`, with the watchdog (a plain
   // MPI_Waitall when it is off). Aborts the job on timeout.
   void wait(std::uint64_t step);
   std::size_t outstanding() const { return requests_.size(); }
+  int ranks() const { return comm_.size(); }
 
  private:
   static constexpr double kGraceSeconds = 5.0;  // the other ranks' wait beyond rank 0's timeout
   [[noreturn]] void abort_job(std::uint64_t step);
+  template <class T>
+  void reduce(T* data, std::size_t n, std::uint64_t step, MPI_Op op);
+  template <class T>
+  void start_op(T* data, std::size_t n, MPI_Op op);
+  const char* what_ = "the gradient all-reduce of step";
   const Comm& comm_;
   double timeout_;
   std::vector<MPI_Request> requests_;  // outstanding; completed ones are MPI_REQUEST_NULL

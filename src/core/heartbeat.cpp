@@ -2,8 +2,10 @@
 #include "core/heartbeat.hpp"
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace hpct {
 
@@ -13,6 +15,11 @@ double now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 
 Heartbeat::Heartbeat(double timeout_seconds, int rank) : timeout_(timeout_seconds), rank_(rank) {
   last_ = now();
+  // Tests only: HPCTRAIN_TEST_FREEZE_AT=<rank>:<text> stops that rank (SIGSTOP) at the first beat whose
+  // place starts with <text>, a hang outside the watched collectives (cli_failures).
+  if (const char* env = std::getenv("HPCTRAIN_TEST_FREEZE_AT"); env && std::atoi(env) == rank_) {
+    if (const char* colon = std::strchr(env, ':')) freeze_at_ = colon + 1;
+  }
   if (timeout_ > 0) thread_ = std::thread([this] { watch(); });
 }
 
@@ -29,17 +36,24 @@ Heartbeat::~Heartbeat() {
 void Heartbeat::beat(const char* where) {
   last_ = now();
   where_ = where;
+  if (HeartbeatPeers* p = peers_.load()) p->progress(last_.load(), where);
+  if (!freeze_at_.empty() && std::strncmp(where, freeze_at_.c_str(), freeze_at_.size()) == 0) raise(SIGSTOP);
 }
 
 void Heartbeat::watch() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stop_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; })) {
-    const double idle = now() - last_.load();
+    const double t = now();
+    HeartbeatPeers* peers = peers_.load();
+    if (peers) peers->tick(t);
+    const double idle = t - last_.load();
     if (idle > timeout_) {
+      // A peer whose heartbeat thread stopped too is dead or frozen: the rank to name.
+      const std::string who = peers ? peers->stopped(t) : std::string();
       std::fprintf(stderr,
-                   "error: [rank %d] watchdog: no progress for %.0f s (last: %s); another rank is dead "
-                   "or hung: ending this rank so the launcher stops the job\n",
-                   rank_, idle, where_.load());
+                   "error: [rank %d] watchdog: no progress for %.0f s (last: %s); %s: ending this rank so the "
+                   "launcher stops the job\n",
+                   rank_, idle, where_.load(), who.empty() ? "another rank is dead or hung" : who.c_str());
       std::fflush(stderr);
       std::_Exit(1);
     }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/json_text.hpp"
 #include "core/log.hpp"
 
 namespace hpct::trace {
@@ -48,45 +49,54 @@ std::uint32_t thread_number() {
 }
 
 // Microseconds with nanosecond digits, exactly: parents and children compare without rounding.
-void put_us(std::FILE* f, std::int64_t ns) {
-  std::fprintf(f, "%lld.%03lld", static_cast<long long>(ns / 1000), static_cast<long long>(ns % 1000));
+// Note [trace timestamps]: these two numbers are the one piece of the file not printed by
+// nlohmann-json, which writes a double in its shortest form ("12.3", "12.0"); the trace keeps three
+// decimals (whole nanoseconds) so that a reader can take them as integers of nanoseconds, and
+// test_trace reads them so.
+std::string us(std::int64_t ns) {
+  return strf("%lld.%03lld", static_cast<long long>(ns / 1000), static_cast<long long>(ns % 1000));
 }
 
-void put_json_string(std::FILE* f, const char* s) {
-  std::fputc('"', f);
-  for (; *s; ++s) {
-    if (*s == '"' || *s == '\\') std::fputc('\\', f);
-    if (static_cast<unsigned char>(*s) >= 0x20) std::fputc(*s, f);
-  }
-  std::fputc('"', f);
-}
-
-bool write_json(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return false;
+// Every key, string (escaped by nlohmann) and the other values through json_text (core/json_text.hpp).
+void write_events(std::FILE* f) {
+  using json_text::Json;
   const Recorder& r = recorder;
-  std::fprintf(f,
-               "{\"displayTimeUnit\": \"ms\",\n \"otherData\": {\"rank\": %d, \"start_unix_us\": %lld, "
-               "\"dropped_events\": %llu},\n \"traceEvents\": [\n",
-               r.rank, r.origin_unix_us, static_cast<unsigned long long>(r.dropped.load()));
-  std::fprintf(f,
-               "  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, "
-               "\"args\": {\"name\": \"rank %d\"}}",
-               r.rank, r.rank);
+  Json other;
+  other["rank"] = r.rank;
+  other["start_unix_us"] = r.origin_unix_us;
+  other["dropped_events"] = r.dropped.load();
+  Json process;
+  process["name"] = "process_name";
+  process["ph"] = "M";
+  process["pid"] = r.rank;
+  process["tid"] = 0;
+  process["args"] = Json{{"name", strf("rank %d", r.rank)}};
+  std::string text = "{\"displayTimeUnit\": \"ms\",\n \"otherData\": " + json_text::line(other) +
+                     ",\n \"traceEvents\": [\n  " + json_text::line(process);
+  std::fputs(text.c_str(), f);
   const std::size_t n = std::min(r.next.load(), r.capacity);
   for (std::size_t i = 0; i < n; ++i) {
     const Event& e = r.events[i];
     if (!e.ready.load(std::memory_order_acquire)) continue;
-    std::fputs(",\n  {\"name\": ", f);
-    put_json_string(f, e.name);
-    std::fputs(", \"ph\": \"X\", \"ts\": ", f);
-    put_us(f, e.begin_ns);
-    std::fputs(", \"dur\": ", f);
-    put_us(f, e.duration_ns);
-    std::fprintf(f, ", \"pid\": %d, \"tid\": %u}", r.rank, e.thread);
+    text = ",\n  {\"name\": " + Json(e.name).dump(-1, ' ', false, Json::error_handler_t::replace) +
+           ", \"ph\": \"X\", \"ts\": " + us(e.begin_ns) + ", \"dur\": " + us(e.duration_ns) +
+           strf(", \"pid\": %d, \"tid\": %u}", r.rank, e.thread);
+    std::fputs(text.c_str(), f);
   }
   std::fputs("\n]}\n", f);
-  const bool ok = !std::ferror(f);
+}
+
+// False when the file cannot be written; never throws (finish() runs from a destructor at exit).
+bool write_json(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return false;
+  bool ok = true;
+  try {
+    write_events(f);
+  } catch (...) {  // out of memory while formatting: the trace is lost, the run is not
+    ok = false;
+  }
+  ok = ok && !std::ferror(f);
   return std::fclose(f) == 0 && ok;
 }
 

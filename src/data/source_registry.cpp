@@ -13,6 +13,7 @@ constexpr const char* kTreeOnlyFormats[] = {"csv", "tsv", "libsvm"};
 DataSourceKind hdf5_tabular_source();  // data/hdf5_tabular.cpp
 DataSourceKind hdf5_images_source();   // data/hdf5_images.cpp
 DataSourceKind hdf5_fields_source();   // data/hdf5_fields.cpp
+DataSourceKind netcdf_grid_source();   // data/netcdf_grid.cpp
 
 const std::vector<DataSourceKind>& data_sources() {
   // Order matters for auto: the more specific formats first, plain tabular HDF5 last; hdf5_fields
@@ -20,6 +21,7 @@ const std::vector<DataSourceKind>& data_sources() {
   // read as fields keeps its own names).
   static const std::vector<DataSourceKind> sources = {
       hdf5_fields_source(),
+      netcdf_grid_source(),
       hdf5_images_source(),
       hdf5_tabular_source(),
   };

@@ -6,6 +6,7 @@
 
 #include "core/rng.hpp"
 #include "core/timer.hpp"
+#include "core/trace.hpp"
 #include "gbdt/metrics.hpp"
 
 namespace hpct::gbdt {
@@ -63,8 +64,12 @@ std::vector<EvalResult> evaluate_model(const Model& m, const std::vector<std::st
   return out;
 }
 
-TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const Data*>& evals, const Comm& comm,
-                  const RoundCallback& cb) {
+namespace {
+
+// `release`: tr.x itself, freed once binned (train_releasing_inputs), or null.
+TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>* release,
+                       const std::vector<const Data*>& evals, const Comm& comm, const RoundCallback& cb,
+                       const BoostResume* resume, const RoundHook& after_round) {
   Stopwatch clock;
   TrainResult res;
   Model& model = res.model;
@@ -74,18 +79,27 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
   const int K = model.num_outputs();
   const std::vector<std::string> metrics = p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)}
                                                              : p.metrics;
-  model.base_margin = p.base_score_auto ? base_margins_from_data(p.objective, model.num_class, tr.y, tr.w, comm)
-                                        : base_margins_from_value(p.objective, model.num_class, p.base_score);
+  if (resume) model.base_margin = resume->base_margin;
+  else
+    model.base_margin = p.base_score_auto ? base_margins_from_data(p.objective, model.num_class, tr.y, tr.w, comm)
+                                          : base_margins_from_value(p.objective, model.num_class, p.base_score);
 
-  const BinCuts cuts = compute_cuts(tr.x, tr.rows, static_cast<int>(tr.cols), tr.first_row, tr.global_rows,
-                                    p.max_bin, p.bin_sample_rows, p.seed, comm);
-  const View2<std::uint8_t> bins = bin_matrix(cuts, tr.x, tr.rows);
+  const BinCuts cuts = [&] {  // a trace phase of its own (the global quantiles: an all-gather)
+    trace::Scope t("binning");
+    return compute_cuts(tr.x, tr.rows, static_cast<int>(tr.cols), tr.first_row, tr.global_rows, p.max_bin,
+                        p.bin_sample_rows, p.seed, comm);
+  }();
+  const View2<std::uint8_t> bins = [&] {
+    trace::Scope t("binning");
+    return bin_matrix(cuts, tr.x, tr.rows);
+  }();
   std::vector<View2<std::uint8_t>> eval_bins;
   std::vector<View2<double>> eval_margin;
   for (const Data* e : evals) {
     eval_bins.push_back(bin_matrix(cuts, e->x, e->rows));
     eval_margin.push_back(base_margins(e->rows, model.base_margin));
   }
+  if (release) std::vector<float>().swap(*release);  // from here on only the bins
   const auto y = to_device(tr.y, "gbdt::y");
   const auto w = to_device(tr.w, "gbdt::w");
   View2<double> margin = base_margins(tr.rows, model.base_margin);
@@ -100,9 +114,33 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
   View1<int> in_bag("gbdt::in_bag", n);
   RowPartition part(tr.rows);
   QuantGrad q;
+  // The collectives of tree building are watched, as a network step's are: a rank frozen or dead
+  // while the others wait in them is named and the job aborted (comm/watchdog.hpp).
+  WatchedAllreduce watched(comm, p.watchdog_timeout);
+  watched.describe("the tree-building all-reduce of round");
+  std::vector<double> maxima(2 * static_cast<std::size_t>(K));
 
   double best = 0;
-  for (int round = 0; round < p.num_trees; ++round) {
+  int first_round = 0;
+  if (resume) {
+    // Note [gbdt resume]: the margins are the base margins plus every tree's leaf values added in
+    // training order. add_tree_trained adds the same leaf value to a row as walking the tree on
+    // its bins (the partition follows the same bin rule), so replaying the trees with
+    // add_tree_binned rebuilds the margins bitwise, on any rank count (rows are keyed globally).
+    for (std::size_t i = 0; i < resume->trees.size(); ++i) {
+      const int k = resume->tree_output[i];
+      add_tree_binned(resume->trees[i], cuts, bins, margin, k);
+      for (std::size_t e = 0; e < evals.size(); ++e)
+        add_tree_binned(resume->trees[i], cuts, eval_bins[e], eval_margin[e], k);
+    }
+    model.trees = resume->trees;
+    model.tree_output = resume->tree_output;
+    first_round = resume->rounds;
+    res.best_round = resume->best_round;
+    best = resume->best;
+  }
+  for (int round = first_round; round < p.num_trees; ++round) {
+    trace::Scope round_trace("round");
     // Gradients of all outputs come from the margins before this round's trees.
     std::vector<GradientRange> range(static_cast<std::size_t>(K));
     for (int k = 0; k < K; ++k)
@@ -117,11 +155,17 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
                       rng::uniform(rng::hash(seed, kBagStream, r64, static_cast<std::uint64_t>(first + i))) < rate;
         });
     const auto allowed = sample_features(static_cast<int>(tr.cols), p.colsample, p.seed, round);
+    const auto shown_round = static_cast<std::uint64_t>(round + 1);
     for (int k = 0; k < K; ++k) {
-      const auto& rk = range[static_cast<std::size_t>(k)];
-      quantize(g[k], h[k], rk.max_abs_g, rk.max_h, tr.global_rows, comm, q);
+      maxima[2 * static_cast<std::size_t>(k)] = range[static_cast<std::size_t>(k)].max_abs_g;
+      maxima[2 * static_cast<std::size_t>(k) + 1] = range[static_cast<std::size_t>(k)].max_h;
+    }
+    watched.max(maxima.data(), maxima.size(), shown_round);  // the quantization scales' global maxima
+    for (int k = 0; k < K; ++k) {
+      const auto kk = static_cast<std::size_t>(k);
+      quantize(g[k], h[k], maxima[2 * kk], maxima[2 * kk + 1], tr.global_rows, q);
       part.reset(in_bag);
-      Tree t = grow_tree(p.grow, cuts, hb, columns, q, allowed, part, comm);
+      Tree t = grow_tree(p.grow, cuts, hb, columns, q, allowed, part, watched, shown_round);
       add_tree_trained(t, cuts, bins, part, margin, k);
       for (std::size_t e = 0; e < evals.size(); ++e) add_tree_binned(t, cuts, eval_bins[e], eval_margin[e], k);
       model.trees.push_back(std::move(t));
@@ -131,32 +175,39 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
     // report them, the last round, and every round when early stopping watches them.
     const bool report = p.early_stopping_rounds > 0 || round + 1 == p.num_trees ||
                         (p.eval_every > 0 && (round + 1) % p.eval_every == 0);
-    if (!report) continue;
-    std::vector<EvalResult> results;
-    for (std::size_t e = 0; e < evals.size(); ++e) {
-      const auto m = host_margins(eval_margin[e]);
-      for (const auto& name : metrics)
-        results.push_back({evals[e]->name + "-" + name,
-                           evaluate(name, p.objective, model.num_class, m, evals[e]->y, evals[e]->w, comm)});
-    }
-    res.history.push_back(results);
-    res.history_round.push_back(round);
-    if (cb) cb(round, results);
-    // Early stopping on the first metric of the first eval set: values are exact global figures,
-    // so every rank takes the same decision without communicating.
-    if (p.early_stopping_rounds > 0 && !results.empty()) {
-      const double v = results[0].value;
-      const bool better = res.best_round < 0 || (metric_higher_is_better(metrics[0]) ? v > best : v < best);
-      if (better) {
-        best = v;
-        res.best_round = round;
-      } else if (round - res.best_round >= p.early_stopping_rounds) {
-        break;
+    if (report) {
+      std::vector<EvalResult> results;
+      for (std::size_t e = 0; e < evals.size(); ++e) {
+        const auto m = host_margins(eval_margin[e]);
+        for (const auto& name : metrics)
+          results.push_back({evals[e]->name + "-" + name,
+                             evaluate(name, p.objective, model.num_class, m, evals[e]->y, evals[e]->w, comm)});
       }
+      res.history.push_back(results);
+      res.history_round.push_back(round);
+      if (cb) cb(round, results);
+      // Early stopping on the first metric of the first eval set: values are exact global figures,
+      // so every rank takes the same decision without communicating.
+      if (p.early_stopping_rounds > 0 && !results.empty()) {
+        const double v = results[0].value;
+        const bool better = res.best_round < 0 || (metric_higher_is_better(metrics[0]) ? v > best : v < best);
+        if (better) {
+          best = v;
+          res.best_round = round;
+        } else if (round - res.best_round >= p.early_stopping_rounds) {
+          break;
+        }
+      }
+    }
+    // After the early-stopping decision, so that a checkpoint of this round resumes to the same
+    // decisions; not after the last round (the model file follows).
+    if (after_round && round + 1 < p.num_trees && after_round(round, model, res.best_round, best)) {
+      res.stopped = true;
+      break;
     }
   }
   const int trained = static_cast<int>(model.trees.size());
-  if (p.early_stopping_rounds > 0 && res.best_round >= 0) model.truncate(res.best_round + 1);
+  if (!res.stopped && p.early_stopping_rounds > 0 && res.best_round >= 0) model.truncate(res.best_round + 1);
   // The training rows' margins are the final model's unless early stopping dropped rounds.
   if (static_cast<int>(model.trees.size()) == trained) {
     res.train_margins = host_margins(margin);
@@ -165,6 +216,21 @@ TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const 
   fence();
   res.seconds = clock.seconds();
   return res;
+}
+
+}  // namespace
+
+TrainResult train(const BoostParams& p, const Data& tr, const std::vector<const Data*>& evals, const Comm& comm,
+                  const RoundCallback& cb, const BoostResume* resume, const RoundHook& after_round) {
+  return train_impl(p, tr, nullptr, evals, comm, cb, resume, after_round);
+}
+
+TrainResult train_releasing_inputs(const BoostParams& p, Data& tr, const std::vector<const Data*>& evals,
+                                   const Comm& comm, const RoundCallback& cb, const BoostResume* resume,
+                                   const RoundHook& after_round) {
+  if (p.early_stopping_rounds > 0)
+    throw Error("internal: train_releasing_inputs without early stopping only (the training rows are re-scored)");
+  return train_impl(p, tr, &tr.x, evals, comm, cb, resume, after_round);
 }
 
 }  // namespace hpct::gbdt

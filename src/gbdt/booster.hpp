@@ -30,6 +30,8 @@ struct BoostParams {
   int eval_every = 1;                // evaluate every this many rounds (always the last; every
                                      // round with early stopping)
   std::uint64_t seed = 42;
+  double watchdog_timeout = 0;  // s: a tree's collectives waiting longer name the missing ranks and
+                                // abort the job (0: plain blocking collectives)
 };
 
 // One rank's block of a data set (host arrays).
@@ -59,14 +61,43 @@ struct TrainResult {
                                                   // (empty when early stopping dropped rounds)
   std::vector<std::vector<double>> eval_margins;  // the same for each eval set
   double seconds = 0;
+  bool stopped = false;  // the round hook asked to stop: `model` holds the rounds so far, unpruned
 };
+
+// Where a resumed run continues (gbdt checkpoints): the trees of its first `rounds` rounds, their
+// base margins and the early-stopping state after them. Sampling needs no state: bagging and
+// feature sampling are keyed by (seed, round, global index).
+struct BoostResume {
+  std::vector<double> base_margin;
+  std::vector<Tree> trees;
+  std::vector<int> tree_output;
+  int rounds = 0;
+  int best_round = -1;  // early stopping: the best round so far (-1: none yet)
+  double best = 0;      // and its metric value
+};
+
+// Called on every rank after each round that does not end training, with the model so far and
+// the early-stopping state; returns true to stop after this round (every rank must agree: the
+// caller decides collectively). The state is what a checkpoint stores.
+using RoundHook = std::function<bool(int round, const Model& model, int best_round, double best)>;
 
 // Called on every rank after each evaluated round with that round's evaluation results.
 using RoundCallback = std::function<void(int round, const std::vector<EvalResult>&)>;
 
 // Collective. `evals` are evaluated after every round (they must have train.cols features).
+// `resume`: continue from that state (its trees' margins are replayed, so the run continues
+// bitwise); `after_round`: checkpoints and stop requests.
 TrainResult train(const BoostParams& p, const Data& train, const std::vector<const Data*>& evals, const Comm& comm,
-                  const RoundCallback& cb = {});
+                  const RoundCallback& cb = {}, const BoostResume* resume = nullptr,
+                  const RoundHook& after_round = {});
+
+// Note [binned rows only]: the same, freeing tr.x once its rows are binned, for callers that need
+// no raw training values afterwards (`train`'s gbdt run): training holds the uint8 bins (twice:
+// row- and feature-major), so a run peaks near the float32 data's size instead of twice it. Without
+// early stopping only (with it, the kept model re-scores the training rows from their values).
+TrainResult train_releasing_inputs(const BoostParams& p, Data& train, const std::vector<const Data*>& evals,
+                                   const Comm& comm, const RoundCallback& cb = {},
+                                   const BoostResume* resume = nullptr, const RoundHook& after_round = {});
 
 // Metric values of a finished model on a data set (collective), named "<set>-<metric>".
 std::vector<EvalResult> evaluate_model(const Model& m, const std::vector<std::string>& metrics, const Data& d,

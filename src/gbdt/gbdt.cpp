@@ -1,18 +1,12 @@
-// The GBDT driver: deck keys, data loading (train / validation / test), training with progress
-// lines, final metrics, the model file and the metrics file.
+// The GBDT deck: its keys and what they mean for the booster and the data sources (the run itself
+// is train/gbdt_run.cpp, on the networks' run machinery).
 #include "gbdt/gbdt.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
-#include "core/runtime.hpp"
-#include "core/timer.hpp"
 #include "gbdt/metrics.hpp"
-#include "gbdt/model_io.hpp"
-#include "io/tensorboard.hpp"
 
 namespace hpct::gbdt {
 
@@ -50,6 +44,9 @@ void declare_keys(deck::Schema& s) {
                "metrics, comma-separated: rmse mae logloss error auc mlogloss merror (empty: the objective's)");
   s.add_int("early_stopping_rounds", 0, 0, 1 << 24,
             "stop when the first metric on the validation set has not improved for this many rounds (0: off)");
+  s.add_int("checkpoint_every_trees", 0, 0, 1 << 24,
+            "checkpoint every N boosting rounds into checkpoint_dir (0: off; checkpoint_every_minutes, "
+            "checkpoint_keep, resume and stop signals apply as for networks)");
 }
 
 BoostParams params_from_deck(const deck::Deck& d) {
@@ -110,146 +107,6 @@ DataSource source_from_deck(const deck::Deck& d, const std::string& file_key) {
   if (d.get_int("libsvm_num_features") > 0) s.num_features = d.get_int("libsvm_num_features");
   if (file_key == "data_file") s.weight_file = d.get_string("weight_file");
   return s;
-}
-
-namespace {
-
-std::string line_of(int round, const std::vector<EvalResult>& r) {
-  std::string s = strf("[%d]", round + 1);
-  for (const auto& e : r) s += strf("  %s %.6f", e.name.c_str(), e.value);
-  return s;
-}
-
-}  // namespace
-
-int run(const deck::Deck& deck, const Comm& comm) {
-  BoostParams p = params_from_deck(deck);
-  Stopwatch load_clock;
-  Data train_set = load_data(source_from_deck(deck, "data_file"), "train", comm);
-  const long long F = train_set.cols;
-
-  // A validation set: validation_file, or the tail of data_file only when validation_fraction is
-  // set in the deck (its default serves the network trainer; trees evaluate on test_file instead).
-  Data valid;
-  bool has_valid = false;
-  if (!deck.get_string("validation_file").empty()) {
-    DataSource vs = source_from_deck(deck, "validation_file");
-    vs.num_features = F;
-    valid = load_data(vs, "valid", comm);
-    has_valid = true;
-  } else if (deck.is_set("validation_fraction") && deck.get_real("validation_fraction") > 0) {
-    const long long cut = train_set.global_rows - std::llround(deck.get_real("validation_fraction") *
-                                                               static_cast<double>(train_set.global_rows));
-    valid = split_tail(train_set, cut, "valid");
-    has_valid = valid.global_rows > 0;
-  }
-  Data test;
-  const bool has_test = !deck.get_string("test_file").empty();
-  if (has_test) {
-    DataSource ts = source_from_deck(deck, "test_file");
-    ts.num_features = F;
-    test = load_data(ts, "test", comm);
-  }
-  if (p.early_stopping_rounds > 0 && !has_valid)
-    deck.fail("early_stopping_rounds", "needs validation_file or validation_fraction");
-
-  // Labels: multiclass without num_class takes the highest label over all ranks.
-  if (p.objective == Objective::multiclass && !deck.is_set("num_class")) {
-    float mx = 0;
-    for (float v : train_set.y) mx = std::fmax(mx, std::isfinite(v) ? v : 0.0f);
-    p.num_class = static_cast<int>(comm.max(static_cast<double>(mx))) + 1;
-    if (p.num_class < 2) deck.fail("num_class", "the training labels hold one class only");
-  }
-  comm.run_agreed([&] {
-    check_labels(p.objective, p.num_class, train_set.y, train_set.line, train_set.file);
-    if (has_valid) check_labels(p.objective, p.num_class, valid.y, valid.line, valid.file);
-    if (has_test) check_labels(p.objective, p.num_class, test.y, test.line, test.file);
-  });
-  if (p.objective == Objective::binary) {
-    // Labels all of one class train a constant model; XGBoost and LightGBM warn, so do we (the
-    // labels were checked to be 0 or 1 just above).
-    double ones = 0;
-    for (float v : train_set.y) ones += v;
-    ones = comm.sum(ones);
-    if (ones == 0 || ones == static_cast<double>(train_set.global_rows))
-      Log::info(strf("warning: %s: every training label is %d; a binary objective then learns a constant",
-                     train_set.file.c_str(), ones == 0 ? 0 : 1));
-  }
-  Log::info(strf("gbdt: %lld training rows x %lld features on %d ranks (%lld on this rank), loaded in %.2f s",
-                 train_set.global_rows, F, comm.size(), train_set.rows, load_clock.seconds()));
-
-  std::vector<const Data*> evals;
-  if (has_valid) evals.push_back(&valid);
-  if (has_test) evals.push_back(&test);
-  const long long log_every = deck.get_int("log_every");
-  p.eval_every = static_cast<int>(std::min<long long>(log_every, 1 << 30));
-  const TrainResult res = train(p, train_set, evals, comm, [&](int round, const std::vector<EvalResult>& r) {
-    sample_device_memory();  // mid-training, while the round's buffers exist
-    if ((round + 1) % log_every == 0 || round + 1 == p.num_trees) Log::info(line_of(round, r));
-  });
-  const Model& model = res.model;
-  if (res.best_round >= 0) Log::info(strf("gbdt: early stopping kept %d rounds", res.best_round + 1));
-
-  const std::vector<std::string> metrics = p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)}
-                                                             : p.metrics;
-  std::vector<EvalResult> final_r;
-  if (res.train_margins.empty()) {
-    final_r = evaluate_model(model, metrics, train_set, comm);
-  } else {  // no second pass over the training rows: their margins came with the training
-    for (const auto& name : metrics)
-      final_r.push_back({"train-" + name, evaluate(name, model.objective, model.num_class, res.train_margins,
-                                                   train_set.y, train_set.w, comm)});
-  }
-  for (std::size_t i = 0; i < evals.size(); ++i) {
-    const Data& e = *evals[i];
-    if (res.eval_margins.empty()) {
-      auto r = evaluate_model(model, metrics, e, comm);
-      final_r.insert(final_r.end(), r.begin(), r.end());
-    } else {
-      for (const auto& name : metrics)
-        final_r.push_back({e.name + "-" + name,
-                           evaluate(name, model.objective, model.num_class, res.eval_margins[i], e.y, e.w, comm)});
-    }
-  }
-  Log::info(strf("gbdt: %d trees in %.2f s;", static_cast<int>(model.trees.size()), res.seconds) +
-            line_of(model.rounds() - 1, final_r).substr(line_of(model.rounds() - 1, {}).size()));
-  MemoryPeak memory = memory_peak();
-  memory.host_mib = comm.max(memory.host_mib);
-  memory.device_mib = comm.max(memory.device_mib);
-  Log::info("gbdt: " + describe_memory_peak(memory) + " (max over ranks)");
-
-  const std::string output = deck.get_string("output");
-  const std::string metrics_file = deck.get_string("metrics_file");
-  comm.run_agreed([&] {
-    if (comm.rank() != 0) return;
-    if (!output.empty()) {
-      write_file_atomic(output, to_json(model));
-      Log::info("gbdt: model written to " + output);
-    }
-    if (!metrics_file.empty()) {
-      std::ostringstream o;
-      for (std::size_t r = 0; r < res.history.size(); ++r) {
-        o << "{\"round\": " << res.history_round[r] + 1;
-        for (const auto& e : res.history[r]) o << ", \"" << e.name << "\": " << strf("%.17g", e.value);
-        o << "}\n";
-      }
-      o << "{\"final\": true, \"rounds\": " << model.rounds() << ", \"seconds\": " << strf("%.3f", res.seconds);
-      for (const auto& e : final_r) o << ", \"" << e.name << "\": " << strf("%.17g", e.value);
-      o << ", \"peak_host_mib\": " << strf("%.1f", memory.host_mib);
-      if (memory.device_mib >= 0) o << ", \"peak_device_mib\": " << strf("%.1f", memory.device_mib);
-      o << "}\n";
-      write_file_atomic(metrics_file, o.str());
-    }
-    if (!deck.get_string("tensorboard_dir").empty()) {  // each round's evaluations as gbdt/<set>-<metric>
-      TensorBoardWriter tensorboard(deck.get_string("tensorboard_dir"));
-      for (std::size_t r = 0; r < res.history.size(); ++r) {
-        std::vector<TensorBoardWriter::Scalar> scalars;
-        for (const auto& e : res.history[r]) scalars.emplace_back("gbdt/" + e.name, e.value);
-        tensorboard.write_scalars(res.history_round[r] + 1, scalars);
-      }
-    }
-  });
-  return 0;
 }
 
 }  // namespace hpct::gbdt

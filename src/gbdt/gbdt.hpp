@@ -1,4 +1,4 @@
-// Entry point of the gradient-boosted-trees trainer (`model gbdt` in the deck), called by `train`.
+// The gradient-boosted-trees deck (`model gbdt`): its keys, the booster parameters and data sources it gives.
 #pragma once
 
 #include "comm/comm.hpp"
@@ -14,11 +14,7 @@ namespace hpct::gbdt {
 // validation_fraction) are declared by the driver's schema.
 void declare_keys(deck::Schema& s);
 
-// Trains, evaluates and writes the model; 0 on success, throws hpct::Error (the same on every rank)
-// otherwise.
-int run(const deck::Deck& deck, const Comm& comm);
-
-// Pieces of run(), exposed for tests and tools.
+// The booster's parameters and the data sources of a deck (the run: train/gbdt_run.hpp).
 BoostParams params_from_deck(const deck::Deck& deck);
 DataSource source_from_deck(const deck::Deck& deck, const std::string& file_key);
 

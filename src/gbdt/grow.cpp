@@ -5,18 +5,22 @@
 
 #include <algorithm>
 
+#include "core/trace.hpp"
+
 namespace hpct::gbdt {
 
 namespace {
 
-// All-reduce of several node histograms in one contiguous buffer (one MPI call).
-void allreduce_hists(std::vector<Hist>& hists, const Comm& comm) {
-  if (comm.size() == 1 || hists.empty()) return;
+// All-reduce of several node histograms in one contiguous buffer (one MPI call), under the
+// watchdog: a rank that froze or died while building its part is named, not waited for.
+void allreduce_hists(std::vector<Hist>& hists, WatchedAllreduce& reduce, std::uint64_t round) {
+  if (reduce.ranks() == 1 || hists.empty()) return;
+  trace::Scope t("allreduce");
   const std::size_t per = hists[0].size();
   std::vector<long long> buf(per * hists.size());
   for (std::size_t i = 0; i < hists.size(); ++i)
     std::copy(hists[i].begin(), hists[i].end(), buf.begin() + static_cast<std::ptrdiff_t>(i * per));
-  comm.allreduce_sum(buf.data(), buf.size());
+  reduce.sum(buf.data(), buf.size(), round);
   for (std::size_t i = 0; i < hists.size(); ++i)
     std::copy(buf.begin() + static_cast<std::ptrdiff_t>(i * per),
               buf.begin() + static_cast<std::ptrdiff_t>((i + 1) * per), hists[i].begin());
@@ -30,7 +34,8 @@ struct Grower {
   const QuantGrad& q;
   const std::vector<char>& allowed;
   RowPartition& part;
-  const Comm& comm;
+  WatchedAllreduce& reduce;
+  std::uint64_t round;
   Tree tree;
   std::vector<Hist> hist;            // by node id; emptied once a node is done
   std::vector<SplitCandidate> cand;  // by node id
@@ -50,6 +55,7 @@ struct Grower {
     return gp.max_depth <= 0 || tree.depth[static_cast<std::size_t>(node)] < gp.max_depth;
   }
   void search(int node, const Stats& s) {
+    trace::Scope t("split_search");
     cand[static_cast<std::size_t>(node)] = may_split(node) ? best_split(hist[static_cast<std::size_t>(node)], cuts,
                                                                         allowed, s, q.scale_g, q.scale_h, gp.split)
                                                            : SplitCandidate{};
@@ -68,6 +74,7 @@ struct Grower {
     tree.gain[n] = c.gain;
     tree.left[n] = l;
     tree.right[n] = r;
+    trace::Scope t("partition");
     part.split(node, l, r, SplitRule{c.feature, c.bin, cuts.nan_bin(c.feature), c.default_left}, columns);
     return {l, r};
   }
@@ -81,8 +88,12 @@ struct Grower {
       build.push_back(left_small ? l : r);
       other.push_back(left_small ? r : l);
     }
-    auto built = hb.build(q, part, build);
-    allreduce_hists(built, comm);
+    std::vector<Hist> built;
+    {
+      trace::Scope t("histograms");
+      built = hb.build(q, part, build);
+    }
+    allreduce_hists(built, reduce, round);
     for (std::size_t i = 0; i < parents.size(); ++i) {
       const auto p = static_cast<std::size_t>(parents[i]);
       const auto b = static_cast<std::size_t>(build[i]), o = static_cast<std::size_t>(other[i]);
@@ -92,6 +103,7 @@ struct Grower {
       // children are searched in the same pass.
       hist[o] = std::move(hist[p]);
       hist[b] = std::move(built[i]);
+      trace::Scope t("split_search");
       subtract_and_search(hist[o], hist[b], cuts, allowed, built_left ? c.left : c.right,
                           built_left ? c.right : c.left, may_split(build[i]), may_split(other[i]), q.scale_g,
                           q.scale_h, gp.split, cand[b], cand[o]);
@@ -100,8 +112,12 @@ struct Grower {
 
   void grow() {
     ensure(1);
-    auto root = hb.build(q, part, {0});
-    allreduce_hists(root, comm);
+    std::vector<Hist> root;
+    {
+      trace::Scope t("histograms");
+      root = hb.build(q, part, {0});
+    }
+    allreduce_hists(root, reduce, round);
     const Stats rs = node_stats(root[0], cuts);
     new_node(0, rs);
     record_g(0, rs);
@@ -189,8 +205,9 @@ struct Grower {
 }  // namespace
 
 Tree grow_tree(const GrowParams& gp, const BinCuts& cuts, HistogramBuilder& hb, const View2<std::uint8_t>& columns,
-               const QuantGrad& q, const std::vector<char>& allowed, RowPartition& part, const Comm& comm) {
-  Grower g{gp, cuts, hb, columns, q, allowed, part, comm, {}, {}, {}, {}};
+               const QuantGrad& q, const std::vector<char>& allowed, RowPartition& part, WatchedAllreduce& reduce,
+               std::uint64_t round) {
+  Grower g{gp, cuts, hb, columns, q, allowed, part, reduce, round, {}, {}, {}, {}};
   g.grow();
   return std::move(g.tree);
 }

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "comm/comm.hpp"
+#include "comm/watchdog.hpp"
 #include "gbdt/binning.hpp"
 #include "gbdt/histogram.hpp"
 #include "gbdt/partition.hpp"
@@ -22,9 +22,11 @@ struct GrowParams {
   bool leafwise = false;
 };
 
-// Collective. `part` must hold this tree's in-bag rows in node 0 (RowPartition::reset); on return
-// every leaf owns its rows there. `allowed[f]` marks the features this tree may split on.
+// Collective: the histograms are summed through `reduce` (watched; `round` names it in messages).
+// `part` must hold this tree's in-bag rows in node 0 (RowPartition::reset); on return every leaf
+// owns its rows there. `allowed[f]` marks the features this tree may split on.
 Tree grow_tree(const GrowParams& gp, const BinCuts& cuts, HistogramBuilder& hb, const View2<std::uint8_t>& columns,
-               const QuantGrad& q, const std::vector<char>& allowed, RowPartition& part, const Comm& comm);
+               const QuantGrad& q, const std::vector<char>& allowed, RowPartition& part, WatchedAllreduce& reduce,
+               std::uint64_t round);
 
 }  // namespace hpct::gbdt

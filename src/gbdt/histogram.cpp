@@ -57,11 +57,11 @@ KOKKOS_INLINE_FUNCTION void add_row(long long* hist, const std::uint8_t* row, co
 }  // namespace
 
 void quantize(const View1<double>& g, const View1<double>& h, double max_abs_g, double max_h, long long global_rows,
-              const Comm& comm, QuantGrad& q) {
+              QuantGrad& q) {
   const int n = static_cast<int>(g.extent(0));
   // The scale depends on global maxima and the global row count only: same on every rank count.
-  q.scale_g = fixed_scale(comm.max(max_abs_g), static_cast<double>(global_rows));
-  q.scale_h = fixed_scale(comm.max(max_h), static_cast<double>(global_rows));
+  q.scale_g = fixed_scale(max_abs_g, static_cast<double>(global_rows));
+  q.scale_h = fixed_scale(max_h, static_cast<double>(global_rows));
   if (q.gh.extent(0) != static_cast<std::size_t>(n))  // kept from tree to tree: 16 bytes a row
     q.gh = View2<long long>(Kokkos::view_alloc("gbdt::qgh", Kokkos::WithoutInitializing),
                             static_cast<std::size_t>(n), 2);

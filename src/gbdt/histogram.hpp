@@ -20,10 +20,11 @@ struct QuantGrad {
   double scale_g = 1, scale_h = 1;  // G = sum(g) / scale_g
 };
 
-// Collective (max over ranks). `max_abs_g`, `max_h`: this rank's largest |g| and |h|. Rows out of
-// the bag are quantized too (they never enter a histogram: RowPartition leaves them out).
+// `max_abs_g`, `max_h`: the largest |g| and |h| over all ranks (the caller reduces them, under the
+// watchdog). Rows out of the bag are quantized too (they never enter a histogram: RowPartition
+// leaves them out).
 void quantize(const View1<double>& g, const View1<double>& h, double max_abs_g, double max_h, long long global_rows,
-              const Comm& comm, QuantGrad& q);
+              QuantGrad& q);
 
 // Statistics of one bin or node: quantized sums and a row count.
 struct Stats {

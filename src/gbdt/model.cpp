@@ -127,10 +127,15 @@ void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8
                       const View2<double>& margin, int k) {
   const auto idx = part.index();
   // The leaves' slices tile the in-bag positions: one kernel finds each position's leaf by a
-  // binary search over the slice ends (sorted), rather than one launch per leaf.
+  // binary search over the slice ends (sorted), rather than one launch per leaf. A leaf with no row
+  // on this rank owns no position and is left out: its end equals its neighbour's, and sorted
+  // before it (by value) it would hand that neighbour's rows its own value (a model that then
+  // depended on the rank count).
   std::vector<std::pair<long long, double>> ends;
   for (int i = 0; i < t.num_nodes(); ++i)
-    if (t.is_leaf(i)) ends.push_back({part.begin(i) + part.count(i), t.value[static_cast<std::size_t>(i)]});
+    if (t.is_leaf(i) && part.count(i) > 0)
+      ends.push_back({part.begin(i) + part.count(i), t.value[static_cast<std::size_t>(i)]});
+  if (ends.empty()) ends.push_back({0, 0.0});  // no in-bag row here: the kernels below visit none
   std::sort(ends.begin(), ends.end());
   const int L = static_cast<int>(ends.size());
   View1<long long> end("gbdt::leaf_end", ends.size());

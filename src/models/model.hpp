@@ -89,6 +89,7 @@ using Predictions = std::vector<PredictOutput>;
 // randomness is keyed by, so results do not depend on chunks or ranks); empty: 0..n-1.
 Batch prediction_batch(const Tensor<float>& inputs, int n, const View1<std::uint64_t>& ids = {});
 
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -165,7 +166,23 @@ class Model {
   virtual void constrain_fields(std::vector<FieldSpec>& fields) const { (void)fields; }
   // Training FLOPs per sample (forward + backward, the GEMMs), for the MFU in the summary.
   virtual double train_flops_per_sample() const { return 0; }
+  // accumulate_gradients holds collectives (synchronised batch norm): the trainer calls it with an
+  // empty batch (n = 0) on a rank that has no rows in a micro-step, so every rank joins them.
+  virtual bool collective_step() const { return false; }
 };
+
+// One output of predict_rows, copied to the host: [rows, row_size] row-major.
+struct HostOutput {
+  std::string name;
+  std::int64_t row_size = 0;
+  std::vector<float> values;
+};
+// Model::predict on host rows x [count, width] (row-major) whose global indices are first ..
+// first + count - 1 (what per-row randomness is keyed by): the inputs go to the kernels' memory as
+// one batch and every output comes back to the host. apps/predict and the ensembles' network
+// members both score rows through it.
+std::vector<HostOutput> predict_rows(Model& m, const float* x, std::uint64_t count, std::uint64_t width,
+                                     std::uint64_t first, const PredictOptions& o);
 
 // Whether `name` is among o.outputs (every name is when o.outputs is empty).
 bool output_wanted(const PredictOptions& o, const std::string& name);

@@ -12,6 +12,8 @@ namespace hpct {
 
 ModelFamily mlp_family();        // models/mlp/mlp_family.cpp
 ModelFamily diffusion_family();  // models/diffusion/diffusion_family.cpp
+ModelFamily resnet_family();     // models/resnet/resnet_family.cpp
+ModelFamily gnn_family();        // models/gnn/gnn_family.cpp
 namespace smart {
 ModelFamily smart_family();  // models/smart/smart_family.cpp
 }
@@ -24,6 +26,8 @@ std::vector<ModelFamily>& registered() {
   static std::vector<ModelFamily> families = {
       mlp_family(),
       diffusion_family(),
+      resnet_family(),
+      gnn_family(),
       smart::smart_family(),
       lm::transformer_family(),
   };

@@ -4,6 +4,7 @@
 // folder plus one line in registry.cpp.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -28,6 +29,8 @@ struct ModelBuildContext {
   std::vector<FieldSpec> fields;
   int capacity = 0;  // the largest micro-batch
   nn::Precision precision = nn::Precision::fp32;
+  // Sums host doubles over the training ranks in place (synchronised batch norm); empty: one rank.
+  std::function<void(double* values, int count)> allreduce_sum;
 
   // The field called `name`; a deck error (at data_file) when the data has none.
   const FieldSpec& field(const std::string& name) const;

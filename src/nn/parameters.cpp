@@ -10,10 +10,10 @@ namespace hpct::nn {
 
 template <class Scalar>
 std::size_t ParameterStore<Scalar>::add(const std::string& name, const std::vector<std::uint64_t>& shape,
-                                        const Init& init, bool decay) {
+                                        const Init& init, bool decay, bool trainable) {
   if (params_.extent(0) > 0) throw Error("internal: parameter '" + name + "' added after allocate()");
   Tensor t;
-  t.name = name, t.shape = shape, t.offset = count_, t.init = init, t.decay = decay;
+  t.name = name, t.shape = shape, t.offset = count_, t.init = init, t.decay = decay, t.trainable = trainable;
   t.size = 1;
   for (auto d : shape) t.size *= d;
   count_ += t.size;
@@ -80,20 +80,27 @@ void ParameterStore<Scalar>::zero_grads() {
 
 template <class Scalar>
 void ParameterStore<Scalar>::report_ready(std::size_t first, std::size_t last) const {
-  if (!ready_hook_) return;
+  if (!ready_hook_ || hold_ready_) return;
   const Tensor& a = tensors_[first];
   const Tensor& b = tensors_[last];
   ready_hook_(a.offset, b.offset + b.size - a.offset);
 }
 
 template <class Scalar>
-View1<std::uint8_t> ParameterStore<Scalar>::decay_mask() const {
+View1<std::uint8_t> ParameterStore<Scalar>::decay_mask(bool all) const {
   View1<std::uint8_t> mask("decay_mask", count_);
   auto h = Kokkos::create_mirror_view(mask);
   for (const Tensor& t : tensors_)
-    for (std::uint64_t i = 0; i < t.size; ++i) h(t.offset + i) = t.decay ? 1 : 0;
+    for (std::uint64_t i = 0; i < t.size; ++i) h(t.offset + i) = t.trainable && (all || t.decay) ? 1 : 0;
   Kokkos::deep_copy(mask, h);
   return mask;
+}
+
+template <class Scalar>
+bool ParameterStore<Scalar>::all_trainable() const {
+  for (const Tensor& t : tensors_)
+    if (!t.trainable) return false;
+  return true;
 }
 
 template class ParameterStore<float>;

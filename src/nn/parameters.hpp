@@ -53,10 +53,13 @@ class ParameterStore {
     std::uint64_t offset = 0, size = 0;
     Init init;
     bool decay = true;  // AdamW/SGD weight decay applies (weights: yes; biases, norms: no)
+    // false: state kept with the parameters (batch norm's running statistics), gradient always 0.
+    bool trainable = true;
   };
 
   // Registers a tensor; returns its index. Only before allocate().
-  std::size_t add(const std::string& name, const std::vector<std::uint64_t>& shape, const Init& init, bool decay);
+  std::size_t add(const std::string& name, const std::vector<std::uint64_t>& shape, const Init& init, bool decay,
+                  bool trainable = true);
   void allocate();
 
   // Tensor i as a view into the parameter or the gradient buffer.
@@ -73,6 +76,10 @@ class ParameterStore {
   // Gradient-ready reporting (Note [registration order]). Tensors [first, last] must be contiguous.
   void set_ready_hook(ReadyHook hook) { ready_hook_ = std::move(hook); }
   void report_ready(std::size_t first, std::size_t last) const;
+  // Note [repeated backward]: a model that runs backward several times per micro-batch (the gnn's
+  // rollout, trained through its steps) holds the reports during all passes but the last, so no
+  // range is reduced before its last contribution.
+  void hold_ready(bool hold) { hold_ready_ = hold; }
 
   std::uint64_t count() const { return count_; }
   const std::vector<Tensor>& tensors() const { return tensors_; }
@@ -82,8 +89,11 @@ class ParameterStore {
   Vector grad_span() const { return Vector(grads_.data(), count_); }
   // The gradient buffer's own pages (Note [page-backed gradients]); null on device builds.
   const PageBuffer* gradient_pages() const { return grad_pages_.get(); }
-  // 1 where weight decay applies, per parameter (the optimizer's parameter groups).
-  View1<std::uint8_t> decay_mask() const;
+  // 1 where weight decay applies, per parameter (the optimizer's parameter groups); with `all`, on
+  // every trainable parameter. Never on state (trainable false): decay would pull it to zero.
+  View1<std::uint8_t> decay_mask(bool all = false) const;
+  // Whether every tensor is trainable (no state kept with the parameters).
+  bool all_trainable() const;
 
  private:
   Matrix matrix_in(const View1<Scalar>& buf, std::size_t i) const;
@@ -93,6 +103,7 @@ class ParameterStore {
   View1<Scalar> params_, grads_;
   std::shared_ptr<PageBuffer> grad_pages_;  // host builds: the memory grads_ views
   ReadyHook ready_hook_;
+  bool hold_ready_ = false;
 };
 
 }  // namespace hpct::nn

@@ -136,8 +136,9 @@ CheckpointState load_verified(const std::string& path, std::vector<float>& p, st
   try {
     const h5::File f = h5::File::open_read(path);
     CheckpointState s = read_state(f);
-    p = h5::read_all<float>(f, "params");
-    m = h5::read_all<float>(f, "optimizer/m");
+    // A state-only checkpoint (gbdt) has no flat buffers; its state is in `extra`.
+    p = h5::exists(f, "params") ? h5::read_all<float>(f, "params") : std::vector<float>();
+    m = h5::exists(f, "optimizer/m") ? h5::read_all<float>(f, "optimizer/m") : std::vector<float>();
     v = h5::exists(f, "optimizer/v") ? h5::read_all<float>(f, "optimizer/v") : std::vector<float>();
     const std::string stored = h5::read_attr_string(f, "/", "checksum");
     if (stored != checksum(s, p, m, v))
@@ -152,23 +153,24 @@ CheckpointState load_verified(const std::string& path, std::vector<float>& p, st
 
 }  // namespace
 
-std::string write_checkpoint(const std::string& dir, int keep, const CheckpointState& state,
-                             const nn::ParameterStore<float>& store, const optim::Optimizer<float>& optimizer) {
+namespace {
+// The file of either kind: a network's (store given) or a state-only one (gbdt: no flat buffers).
+std::string write_checkpoint_file(const std::string& dir, int keep, const CheckpointState& state,
+                                  const nn::ParameterStore<float>* store, const std::vector<float>& p,
+                                  const std::vector<float>& m, const std::vector<float>& v) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error(dir + ": cannot create checkpoint directory (" + ec.message() + ")");
-  const std::vector<float> p = host_vector(store.param_span());
-  const std::vector<float> m = host_vector(optimizer.first_moment());
-  const std::vector<float> v = optimizer.second_moment().extent(0) ? host_vector(optimizer.second_moment())
-                                                                   : std::vector<float>();
   const std::string name = strf("ckpt-%09llu.h5", (unsigned long long)state.global_step);
   std::string path = (fs::path(dir) / name).string();
   {
     const h5::File f = h5::File::create_in_memory(name);
-    h5::write(f, "params", {p.size()}, p.data());
-    h5::write(f, "optimizer/m", {m.size()}, m.data());
-    if (!v.empty()) h5::write(f, "optimizer/v", {v.size()}, v.data());
-    for (const auto& t : store.tensors()) h5::write(f, "model/" + t.name, t.shape, p.data() + t.offset);
+    if (store) {
+      h5::write(f, "params", {p.size()}, p.data());
+      h5::write(f, "optimizer/m", {m.size()}, m.data());
+      if (!v.empty()) h5::write(f, "optimizer/v", {v.size()}, v.data());
+      for (const auto& t : store->tensors()) h5::write(f, "model/" + t.name, t.shape, p.data() + t.offset);
+    }
     write_state(f, state);
     h5::write_attr(f, "/", "checksum", checksum(state, p, m, v));
     write_file_atomically(path, f.image());
@@ -189,6 +191,20 @@ std::string write_checkpoint(const std::string& dir, int keep, const CheckpointS
   std::sort(all.rbegin(), all.rend());
   for (std::size_t i = static_cast<std::size_t>(keep); i < all.size(); ++i) fs::remove(all[i].second, ec);
   return path;
+}
+}  // namespace
+
+std::string write_checkpoint(const std::string& dir, int keep, const CheckpointState& state,
+                             const nn::ParameterStore<float>& store, const optim::Optimizer<float>& optimizer) {
+  const std::vector<float> p = host_vector(store.param_span());
+  const std::vector<float> m = host_vector(optimizer.first_moment());
+  const std::vector<float> v = optimizer.second_moment().extent(0) ? host_vector(optimizer.second_moment())
+                                                                   : std::vector<float>();
+  return write_checkpoint_file(dir, keep, state, &store, p, m, v);
+}
+
+std::string write_state_checkpoint(const std::string& dir, int keep, const CheckpointState& state) {
+  return write_checkpoint_file(dir, keep, state, nullptr, {}, {}, {});
 }
 
 CheckpointState read_checkpoint(const std::string& path, nn::ParameterStore<float>& store,

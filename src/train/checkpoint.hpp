@@ -52,6 +52,10 @@ CheckpointState run_state(const deck::Deck& deck, const Model& model, const opti
 std::string write_checkpoint(const std::string& dir, int keep, const CheckpointState& state,
                              const nn::ParameterStore<float>& store, const optim::Optimizer<float>& optimizer);
 
+// The same file without flat buffers: everything is in `state.extra` (a gbdt booster's trees and
+// early-stopping state). Named by `state.global_step` (rounds, for gbdt).
+std::string write_state_checkpoint(const std::string& dir, int keep, const CheckpointState& state);
+
 // Reads and verifies a checkpoint (opens, every dataset present with the right size, checksum)
 // into `store` and `optimizer`. Throws hpct::Error naming the file and the problem.
 CheckpointState read_checkpoint(const std::string& path, nn::ParameterStore<float>& store,

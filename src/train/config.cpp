@@ -69,6 +69,9 @@ void declare_network_keys(deck::Schema& s) {
                "gradient all-reduce: nccl (GPU builds with NCCL; control values stay on MPI), shm (ranks of one "
                "node, CPU builds: through a shared-memory window, no MPI call), mpi, or auto (nccl where the "
                "build has it, else shm when all ranks share one node, else mpi)");
+  s.add_bool("hierarchical_allreduce", false,
+             "sum the gradients inside each node first, then among one leader per node, then broadcast back "
+             "(MPI, host builds; bucket_mb does not apply; docs/cluster.md)");
   s.add_bool("optimizer_sharding", false,
              "ZeRO stage 1: reduce-scatter the gradients, each rank updates its slice of the parameters "
              "(and keeps only that slice's optimizer state), all-gather; checkpoints still hold the whole state");
@@ -117,6 +120,7 @@ TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
   c.overlap_allreduce = d.get_bool("overlap_allreduce");
   c.optimizer_sharding = d.get_bool("optimizer_sharding");
   c.comm_backend = d.get_string("comm_backend");
+  c.hierarchical_allreduce = d.get_bool("hierarchical_allreduce");
   c.output = d.get_string("output");
   c.metrics_file = d.get_string("metrics_file");
   c.tensorboard_dir = d.get_string("tensorboard_dir");

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "comm/gradient_collective.hpp"
 #include "deck/deck.hpp"
 #include "deck/schema.hpp"
 #include "nn/precision.hpp"
@@ -45,15 +46,25 @@ struct TrainConfig {
   std::string resume = "none";
   double watchdog_timeout = 600;
   // data parallelism (comm/gradient_reducer.hpp)
-  double bucket_mb = 25;              // 0: one all-reduce of the whole gradient buffer after backward
-  bool overlap_allreduce = true;      // buckets start during backward of the last micro-step
-  std::string comm_backend = "auto";  // gradients over mpi, nccl or shm (see choose_backend in step.cpp)
-  bool optimizer_sharding = false;    // ZeRO stage 1 (Note [optimizer sharding] in train/step.cpp)
+  double bucket_mb = 25;                // 0: one all-reduce of the whole gradient buffer after backward
+  bool overlap_allreduce = true;        // buckets start during backward of the last micro-step
+  std::string comm_backend = "auto";    // gradients over mpi, nccl or shm (comm/gradient_collective.hpp)
+  bool hierarchical_allreduce = false;  // node, then leaders, then broadcast (comm/hierarchical_allreduce.hpp)
+  bool optimizer_sharding = false;      // ZeRO stage 1 (Note [optimizer sharding] in train/step.cpp)
   // outputs
   std::string output, metrics_file, tensorboard_dir;
   std::uint64_t log_every = 50;
 
   static TrainConfig from_deck(const deck::Deck& deck);
+  // The collective's settings (backend, watchdog, overlap); the step adds the buffers.
+  CollectiveOptions collective_options() const {
+    CollectiveOptions o;
+    o.backend = comm_backend;
+    o.watchdog_timeout = watchdog_timeout;
+    o.overlap = overlap_allreduce;
+    o.hierarchical = hierarchical_allreduce;
+    return o;
+  }
 };
 
 // The network-training keys (training, optimizer, precision, checkpoint sections) and every model

@@ -9,7 +9,8 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/trace.hpp"
-#include "gbdt/gbdt.hpp"
+#include "ensemble/train_ensemble.hpp"
+#include "train/gbdt_run.hpp"
 #include "train/output_paths.hpp"
 #include "train/trainer.hpp"
 
@@ -123,7 +124,8 @@ int train_main(int argc, char** argv) {
     Log::info("  deck " + cl.deck_path);
     prepare_output_paths(deck, comm);
     trace::Scope run_trace("run");
-    if (deck.get_string("model") == "gbdt") return gbdt::run(deck, comm);
+    if (deck.get_string("model") == "gbdt") return run_gbdt_training(deck, comm);
+    if (deck.get_string("model") == "ensemble") return ensemble::run(deck, comm);
     return run_network_training(deck, comm);
   } catch (const Error& e) {
     if (e.collective() || comm.size() == 1) {

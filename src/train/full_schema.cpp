@@ -1,5 +1,6 @@
 // The general keys (run, layout, data) and the composition of every module's keys into one schema.
 #include "data/source_registry.hpp"
+#include "ensemble/train_ensemble.hpp"
 #include "gbdt/gbdt.hpp"
 #include "models/registry.hpp"
 #include "train/config.hpp"
@@ -13,9 +14,11 @@ deck::Schema full_schema() {
   std::vector<std::string> families;
   for (const ModelFamily& f : model_families()) families.push_back(f.name);
   families.push_back("gbdt");
+  families.push_back("ensemble");
   // The default is the registry's first family.
   s.add_choice("model", families.front(), families,
-               "model family to train (networks: see the registry's families below; gbdt: trees)");
+               "model family to train (networks: see the registry's families below; gbdt: trees; ensemble: "
+               "members combined, docs/ensembles.md)");
   s.add_choice("device", "auto", {"auto", "gpu", "cpu"},
                "where kernels run: auto = the node-local rank's GPU on GPU builds, the host CPUs when no "
                "GPU is visible (one warning); gpu = a GPU or an error; cpu = the host build");
@@ -51,6 +54,7 @@ deck::Schema full_schema() {
 
   declare_network_keys(s);
   gbdt::declare_keys(s);
+  ensemble::declare_keys(s);
   return s;
 }
 

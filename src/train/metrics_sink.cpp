@@ -1,9 +1,11 @@
-// The JSON-lines metrics file and its TensorBoard twin, written by rank 0 (see metrics_sink.hpp).
+// The JSON-lines metrics file (through nlohmann-json, core/json_text.hpp) and its TensorBoard twin,
+// written by rank 0 (see metrics_sink.hpp).
 #include "train/metrics_sink.hpp"
 
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "io/tensorboard.hpp"
 
 namespace hpct {
@@ -24,12 +26,11 @@ MetricsSink::~MetricsSink() {
 void MetricsSink::write(const std::string& type, const std::vector<Field>& fields) {
   if (tensorboard_) write_tensorboard(type, fields);
   if (!file_) return;
-  std::fprintf(file_, "{\"type\": \"%s\"", type.c_str());
-  for (const auto& [k, v] : fields) {
-    if (std::isfinite(v)) std::fprintf(file_, ", \"%s\": %.9g", k.c_str(), v);
-    else std::fprintf(file_, ", \"%s\": null", k.c_str());
-  }
-  std::fputs("}\n", file_);
+  // Values with 9 significant digits (float32 training figures need no more); see core/json_text.hpp.
+  json_text::Json record;
+  record["type"] = type;
+  for (const auto& [k, v] : fields) record[k] = json_text::number(v, 9);
+  std::fputs((json_text::line(record) + "\n").c_str(), file_);
   std::fflush(file_);
 }
 
@@ -47,14 +48,15 @@ std::string MetricsSink::tensorboard_tag(const std::string& type, const std::str
     if (field.size() > 2 && field.compare(field.size() - 2, 2, "_s") == 0) return "time/" + field;  // phases
     return "epoch/" + field;
   }
-  return type + "/" + field;  // summary/...
+  if (type == "round") return field == "round" ? "" : "gbdt/" + field;  // GBDT: gbdt/<set>-<metric>
+  return type + "/" + field;                                            // summary/...
 }
 
 void MetricsSink::write_tensorboard(const std::string& type, const std::vector<Field>& fields) {
   std::int64_t step = last_step_;
   std::vector<TensorBoardWriter::Scalar> scalars;
   for (const auto& [k, v] : fields) {
-    if (k == "step") step = static_cast<std::int64_t>(v);
+    if (k == "step" || (type == "round" && k == "round")) step = static_cast<std::int64_t>(v);  // the x axis
     const std::string tag = tensorboard_tag(type, k);
     if (!tag.empty() && std::isfinite(v)) scalars.emplace_back(tag, v);
   }

@@ -71,7 +71,11 @@ void check_resume_deck(const deck::Deck& deck, const CheckpointState& state) {
     const std::string& before = it->second;
     const std::string& now = deck.get_string(key.name);
     if (before == now || key.name == "resume") continue;
-    const bool fixed = fixed_keys.count(key.name) || key.section.rfind("model", 0) == 0;
+    // A booster's keys shape every tree; the number of rounds and the test set may change.
+    static const std::set<std::string> gbdt_free = {"num_trees", "test_file", "checkpoint_every_trees"};
+    const bool gbdt_fixed = key.section == "gbdt" && !gbdt_free.count(key.name) &&
+                            deck.get_string("model") == "gbdt";
+    const bool fixed = fixed_keys.count(key.name) || key.section.rfind("model", 0) == 0 || gbdt_fixed;
     if (fixed)
       deck.fail(key.name, "cannot change on resume (the checkpoint has '" + clip_for_log(before) + "', this run '" +
                               clip_for_log(now) +

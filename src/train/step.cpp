@@ -1,7 +1,9 @@
 // The reduction and update half of an optimizer step (see step.hpp).
 #include "train/step.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/log.hpp"
 #include "core/runtime.hpp"
@@ -39,34 +41,14 @@ ParameterShard shard_of(const Comm& comm, std::uint64_t n, bool sharded) {
 
 View1<std::uint8_t> decay_mask(const TrainConfig& config, const nn::ParameterStore<float>& store,
                                const ParameterShard& shard) {
-  if (config.decay_all_parameters) return {};
-  View1<std::uint8_t> full = store.decay_mask();
+  // weight_decay_all: every parameter, so no mask, unless state lives with the parameters (batch
+  // norm's running statistics), which no decay may touch.
+  if (config.decay_all_parameters && store.all_trainable()) return {};
+  View1<std::uint8_t> full = store.decay_mask(config.decay_all_parameters);
   if (shard.count == store.count()) return full;
   View1<std::uint8_t> slice("decay_mask_shard", shard.count);
   Kokkos::deep_copy(slice, Kokkos::subview(full, std::make_pair(shard.offset, shard.offset + shard.count)));
   return slice;
-}
-
-// comm_backend auto: NCCL where the build has it; between ranks that share one node's memory on a
-// host build, the shared-memory reducer (Note [why shared memory] in comm/shared_memory_reducer.hpp);
-// MPI otherwise.
-std::string choose_backend(const TrainConfig& config, const Comm& comm) {
-  if (config.comm_backend == "shm") {
-    if (!kHostBackend)
-      throw Error("comm_backend shm: the gradients live in GPU memory on this build; use nccl or mpi",
-                  ExitCode::bad_input);
-    if (!SharedMemoryReducer::node_local(comm))
-      throw Error(
-          "comm_backend shm: the ranks are spread over several nodes; shm needs all of them on one node "
-          "(use mpi or auto)",
-          ExitCode::bad_input);
-    return comm.size() == 1 ? "mpi" : "shm";  // one rank: nothing to sum
-  }
-  if (config.comm_backend != "auto") return config.comm_backend;
-  if (comm.size() == 1) return "mpi";
-  if (NcclCollective::available()) return "nccl";
-  if (kHostBackend && SharedMemoryReducer::node_local(comm)) return "shm";
-  return "mpi";
 }
 
 std::vector<GradientBucket> buckets_of(const TrainConfig& config, const nn::ParameterStore<float>& store) {
@@ -81,87 +63,44 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
     : comm_(comm),
       model_(model),
       optimizer_config_(config.optimizer),
-      reducer_(comm, config.watchdog_timeout),
       shard_(shard_of(comm, model.store().count(), config.optimizer_sharding)),
       optimizer_(config.optimizer, shard_.count, decay_mask(config, model.store(), shard_)),
       schedule_(config.schedule),
       scaler_(config.precision == nn::Precision::fp16, config.loss_scale_init, config.loss_scale_growth_interval),
       clip_(config.clip_grad_norm) {
   schedule_.total_steps = total_steps;
-  const std::string backend = choose_backend(config, comm);
   if (sharded()) shard_grads_ = View1<float>("shard_grads", shard_.count);
-  if (backend == "shm") {
-    try {
-      shm_ = std::make_unique<SharedMemoryReducer>(comm, model.store().count(), config.watchdog_timeout, sharded(),
-                                                   model.store().gradient_pages());
-    } catch (const Error& e) {  // agreed by every rank, so all of them fall back (auto) or stop
-      if (config.comm_backend != "auto") throw;
-      Log::info("warning: " + std::string(e.what()) + "; the gradients go over MPI instead");
-    }
-  }
-  if (shm_) {
-    if (config.overlap_allreduce) {
-      SharedMemoryReducer* s = shm_.get();
-      model_.set_gradient_ready_hook([s](std::uint64_t offset, std::uint64_t count) {
-        s->on_ready(offset, count);
-      });
-    }
-    Log::info(strf(
-        "  gradient all-reduce: node shared memory, %d ranks, %llu floats in chunks of %llu (%s), %s%s",
-        comm.size(), (unsigned long long)model.store().count(), (unsigned long long)SharedMemoryReducer::kChunk,
-        shm_->slot_is_gradient_buffer() ? "the gradient buffer is in the window" : "copied into the window",
-        config.overlap_allreduce ? "published during backward of the last micro-step" : "after backward",
-        sharded() ? strf("; optimizer sharded: %llu parameters here", (unsigned long long)shard_.count).c_str()
-                  : ""));
-  } else if (backend == "nccl") {
-    if (sharded())
-      throw Error("comm_backend nccl: optimizer_sharding runs on MPI only; set comm_backend mpi",
-                  ExitCode::bad_input);
-    nccl_ = std::make_unique<NcclCollective>(comm, config.watchdog_timeout);
-    Log::info("  gradient all-reduce: NCCL " + NcclCollective::version() +
-              " on the Kokkos CUDA stream (one sum after backward; control values on MPI)");
-  } else if (sharded()) {
-    reducer_.reserve(2);
-    reducer_.stage_device_buffer(model.store().params().data(), model.store().count() * sizeof(float));
-    reducer_.stage_device_buffer(shard_grads_.data(), shard_.count * sizeof(float));
-    Log::info(
-        strf("  optimizer sharded over %d ranks: %llu of %llu parameters here (reduce-scatter, all-gather; "
-             "bucket_mb does not apply)",
-             comm.size(), (unsigned long long)shard_.count, (unsigned long long)model.store().count()));
-  } else if (comm.size() > 1 && config.bucket_mb > 0) {
-    buckets_ = std::make_unique<GradientReducer>(reducer_, model.store().grads().data(),
-                                                 buckets_of(config, model.store()), config.overlap_allreduce);
-    // Installed once: the hook is called from the layers every step and must not allocate.
-    if (config.overlap_allreduce) {
-      GradientReducer* b = buckets_.get();
-      model_.set_gradient_ready_hook([b](std::uint64_t offset, std::uint64_t count) {
-        b->on_ready(offset, count);
-      });
-    }
-    const auto& plan = buckets_->buckets();
-    Log::info(strf("  gradient all-reduce: %zu bucket(s) of %llu floats in all (the first %llu), %s", plan.size(),
-                   (unsigned long long)model.store().count(), (unsigned long long)plan.front().count,
-                   config.overlap_allreduce ? "started during backward of the last micro-step" : "after backward"));
-  } else {
-    reducer_.reserve(1);
-  }
-  // Without a CUDA-aware MPI the gradients (and, sharded, the parameters) go through pinned host
-  // memory (comm/host_staging.hpp); a no-op on host builds and under NCCL (the buffer is never given).
-  if (!nccl_ && !shm_ && comm.size() > 1) {
-    reducer_.stage_device_buffer(model.store().grads().data(), model.store().count() * sizeof(float));
-    std::string how;
-    if (!mpi_accepts_device_memory(&how))
-      Log::info("  gradient all-reduce: staged through pinned host memory (MPI not CUDA-aware: " + how + ")");
+  auto& store = model.store();
+  CollectiveOptions o = config.collective_options();
+  // Buckets need a plan and more than one rank; sharding exchanges slices instead (Note [optimizer sharding]).
+  if (comm.size() > 1 && config.bucket_mb > 0 && !sharded()) o.buckets = buckets_of(config, store);
+  o.grads = store.grads().data();
+  o.params = store.params().data();
+  o.count = store.count();
+  o.grad_pages = store.gradient_pages();
+  o.shard = sharded() ? &shard_ : nullptr;
+  o.slice = shard_grads_.data();
+  collective_ = make_gradient_collective(comm, o);
+  // Installed once: the hook is called from the layers every step and must not allocate.
+  if (collective_->overlaps()) {
+    GradientCollective* c = collective_.get();
+    model_.set_gradient_ready_hook([c](std::uint64_t offset, std::uint64_t count) { c->on_ready(offset, count); });
   }
 }
 
 StepRunner::~StepRunner() {
-  if ((buckets_ && buckets_->overlap()) || shm_) model_.set_gradient_ready_hook(nullptr);
+  if (collective_->overlaps()) model_.set_gradient_ready_hook(nullptr);
 }
 
 void StepRunner::arm_reducers(bool on) {
-  if (buckets_) on ? buckets_->arm() : buckets_->disarm();
-  if (shm_) on ? shm_->arm(model_.store().grads().data()) : shm_->disarm();
+  if (on) collective_->arm(model_.store().grads().data());
+  else collective_->disarm();
+}
+
+void StepRunner::decode_control(StepOutcome& r, std::uint64_t step_samples) const {
+  r.loss = control_[0] / static_cast<double>(step_samples);
+  r.stop = control_[1] > 0;
+  r.checkpoint_due = control_[2] > 0;
 }
 
 StepOutcome StepRunner::finish(double loss_sum, std::uint64_t global_step, std::uint64_t step_samples,
@@ -171,31 +110,16 @@ StepOutcome StepRunner::finish(double loss_sum, std::uint64_t global_step, std::
   r.loss_scale = scaler_.scale();
   control_ = {loss_sum, control.stop_requested ? 1.0 : 0.0, control.time_checkpoint_due ? 1.0 : 0.0};
   if (sharded()) return finish_sharded(r, global_step, step_samples, time);
+  float* summed = nullptr;
   {
     ScopedTime t(time.comm, "allreduce");
-    if (nccl_) {
-      nccl_->sum(store.grads().data(), store.count(), global_step);
-      reducer_.sum(control_.data(), control_.size(), global_step);
-    } else if (shm_) {
-      fence();  // the last kernels of backward wrote the gradients
-      shm_->contribute(store.grads().data(), control_.data(), static_cast<int>(control_.size()));
-      shm_->reduce(global_step, control_.data(), static_cast<int>(control_.size()));
-    } else if (buckets_) {
-      // The buckets not started during backward, then the control values, all under one watchdog.
-      buckets_->start_remaining();
-      reducer_.start(control_.data(), control_.size());
-      reducer_.wait(global_step);
-    } else {
-      reducer_.sum(store.grads().data(), store.count(), global_step);
-      reducer_.sum(control_.data(), control_.size(), global_step);
-    }
+    summed = collective_->all_reduce(store.grads().data(), store.count(), control_.data(),
+                                     static_cast<int>(control_.size()), global_step);
   }
   ScopedTime t(time.compute, "optimizer");
-  r.loss = control_[0] / static_cast<double>(step_samples);
-  r.stop = control_[1] > 0;
-  r.checkpoint_due = control_[2] > 0;
-  // With shm the summed gradients are in this rank's slot of the shared window, not in the store.
-  const auto grads = shm_ ? nn::ParameterStore<float>::Vector(shm_->sum(), store.count()) : store.grad_span();
+  decode_control(r, step_samples);
+  // The summed gradients: the store's buffer, or (shared memory) this rank's slot of the window.
+  const nn::ParameterStore<float>::Vector grads(summed, store.count());
   if (scaler_.enabled()) optim::scale_values<float>(grads, 1.0 / r.loss_scale);  // unscale, then clip
   r.grad_norm = clip_ > 0 ? optim::clip_grad_norm<float>(grads, clip_) : optim::grad_norm<float>(grads);
   r.nonfinite = !std::isfinite(r.loss) || !std::isfinite(r.grad_norm);
@@ -216,20 +140,10 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
   full_state_.reset();  // rank 0's whole-state copy from the last checkpoint write: not kept around
   {
     ScopedTime t(time.comm, "reduce_scatter");
-    if (shm_) {
-      fence();  // the last kernels of backward wrote the gradients
-      shm_->contribute(store.grads().data(), control_.data(), static_cast<int>(control_.size()));
-      shm_->reduce_slice(global_step, shard_.offset, shard_.count, shard_grads_.data(), control_.data(),
-                         static_cast<int>(control_.size()));
-    } else {
-      reducer_.start_reduce_scatter(store.grads().data(), shard_grads_.data(), shard_.counts.data());
-      reducer_.start(control_.data(), control_.size());
-      reducer_.wait(global_step);
-    }
+    collective_->reduce_scatter(store.grads().data(), shard_, shard_grads_.data(), control_.data(),
+                                static_cast<int>(control_.size()), global_step);
   }
-  r.loss = control_[0] / static_cast<double>(step_samples);
-  r.stop = control_[1] > 0;
-  r.checkpoint_due = control_[2] > 0;
+  decode_control(r, step_samples);
   {
     ScopedTime t(time.compute, "optimizer");
     if (scaler_.enabled()) optim::scale_values<float>(grads, 1.0 / r.loss_scale);
@@ -238,14 +152,13 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
   }
   {
     ScopedTime t(time.comm, "allreduce");
-    if (shm_) norm_sq_ = shm_->sum_scalar(global_step, norm_sq_);
-    else reducer_.sum(&norm_sq_, 1, global_step);
+    norm_sq_ = collective_->sum_scalar(norm_sq_, global_step);
   }
   r.grad_norm = std::sqrt(norm_sq_);
   r.nonfinite = !std::isfinite(r.loss) || !std::isfinite(r.grad_norm);
   if (!scaler_.update(r.nonfinite)) {
     r.applied = false;
-    if (shm_) shm_->end_exchange();  // every rank skips the all-gather alike
+    collective_->skip_all_gather();  // every rank skips the all-gather alike
     return r;
   }
   {
@@ -254,15 +167,10 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
     const double coef = clip_ / (r.grad_norm + 1e-6);
     if (clip_ > 0 && coef < 1.0) optim::scale_values<float>(grads, coef);
     optimizer_.step(Vector(store.params().data() + shard_.offset, shard_.count), grads, schedule_.at(global_step));
-    fence();  // MPI reads the updated slice
+    fence();  // the collective reads the updated slice
   }
   ScopedTime t(time.comm, "allgather");
-  if (shm_) {
-    shm_->all_gather(global_step, store.params().data(), shard_.offset, shard_.count);
-  } else {
-    reducer_.start_allgather(store.params().data(), shard_.counts.data(), shard_.displs.data());
-    reducer_.wait(global_step);
-  }
+  collective_->all_gather(store.params().data(), shard_, global_step);
   return r;
 }
 
@@ -274,12 +182,15 @@ const optim::Optimizer<float>& StepRunner::optimizer_for_save() {
   fence();
   // Through host copies (the same views on host builds): MPI may not read device memory, and a
   // checkpoint may allocate.
+  // The slices are contiguous in rank order, so their concatenation on rank 0 is the whole buffer.
   const auto gather = [&](const View1<float>& slice, const View1<float>* full) {
     const auto slice_host = to_host(slice);
-    auto full_host = full ? Kokkos::create_mirror_view(*full) : decltype(Kokkos::create_mirror_view(slice))();
-    MPI_Gatherv(slice_host.data(), static_cast<int>(shard_.count), MPI_FLOAT, full ? full_host.data() : nullptr,
-                shard_.counts.data(), shard_.displs.data(), MPI_FLOAT, 0, comm_.raw());
-    if (full) Kokkos::deep_copy(*full, full_host);
+    const std::vector<float> all = comm_.gather_to_root(std::vector<float>(slice_host.data(),
+                                                                           slice_host.data() + shard_.count));
+    if (!full) return;
+    auto full_host = Kokkos::create_mirror_view(*full);
+    std::copy(all.begin(), all.end(), full_host.data());
+    Kokkos::deep_copy(*full, full_host);
   };
   gather(optimizer_.first_moment(), full_state_ ? &full_state_->first_moment() : nullptr);
   if (optimizer_.second_moment().extent(0) > 0)

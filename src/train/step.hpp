@@ -16,10 +16,7 @@
 #include <memory>
 #include <vector>
 
-#include "comm/gradient_reducer.hpp"
-#include "comm/nccl_collective.hpp"
-#include "comm/shared_memory_reducer.hpp"
-#include "comm/watchdog.hpp"
+#include "comm/gradient_collective.hpp"
 #include "core/timer.hpp"
 #include "models/model.hpp"
 #include "optim/loss_scaler.hpp"
@@ -44,12 +41,6 @@ struct StepOutcome {
   bool applied = true;          // the optimizer updated the parameters
 };
 
-// This rank's slice of the flat parameter buffer: the whole buffer unless the optimizer is sharded.
-struct ParameterShard {
-  std::uint64_t offset = 0, count = 0;
-  std::vector<int> counts, displs;  // every rank's slice (sharded only), for the MPI calls
-};
-
 class StepRunner {
  public:
   StepRunner(const TrainConfig& config, const Comm& comm, Model& model, std::uint64_t total_steps);
@@ -69,7 +60,10 @@ class StepRunner {
       const double normaliser = static_cast<double>(step_samples) / scaler_.scale();
       for (int k = 0; k < micro_steps; ++k) {
         Batch b;
-        if (!micro_batch(k, b)) continue;
+        if (!micro_batch(k, b)) {
+          if (model_.collective_step()) loss_sum += model_.accumulate_gradients(Batch{}, normaliser);
+          continue;
+        }
         // Earlier micro-steps only accumulate: their reports start no communication.
         const bool last = k + 1 == micro_steps;
         if (last) arm_reducers(true);
@@ -92,10 +86,10 @@ class StepRunner {
   optim::Optimizer<float>& optimizer_for_load();
   void optimizer_loaded();
   optim::LossScaler& scaler() { return scaler_; }
-  // The bucketed reducer; null with bucket_mb 0 or on one rank.
-  const GradientReducer* gradient_reducer() const { return buckets_.get(); }
+  // The bucketed reducer; null with bucket_mb 0, on one rank or on another backend than MPI.
+  const GradientReducer* gradient_reducer() const { return collective_->buckets(); }
   // "nccl", "shm" or "mpi": the backend of the gradient all-reduce.
-  const char* comm_backend() const { return nccl_ ? "nccl" : shm_ ? "shm" : "mpi"; }
+  const char* comm_backend() const { return collective_->backend(); }
 
  private:
   // Brackets backward of the last micro-step: the overlapped reducers act on ready reports only then.
@@ -103,13 +97,11 @@ class StepRunner {
   StepOutcome finish(double loss_sum, std::uint64_t global_step, std::uint64_t step_samples,
                      const StepControl& control, TimeSplit& time);
   StepOutcome finish_sharded(StepOutcome r, std::uint64_t global_step, std::uint64_t step_samples, TimeSplit& time);
+  // The summed control values: the mean loss and the flags.
+  void decode_control(StepOutcome& r, std::uint64_t step_samples) const;
   const Comm& comm_;
   Model& model_;
   optim::OptimizerConfig optimizer_config_;
-  WatchedAllreduce reducer_;
-  std::unique_ptr<GradientReducer> buckets_;
-  std::unique_ptr<NcclCollective> nccl_;      // comm_backend nccl: the gradient sum (control stays on MPI)
-  std::unique_ptr<SharedMemoryReducer> shm_;  // comm_backend shm: gradients and control values
   ParameterShard shard_;
   View1<float> shard_grads_;           // sharded: this rank's slice of the summed gradients
   optim::Optimizer<float> optimizer_;  // over shard_ only
@@ -119,6 +111,7 @@ class StepRunner {
   std::array<double, 3> control_{};                      // loss sum, stop, time checkpoint: summed over ranks
   double norm_sq_ = 0;                                   // sharded: squared gradient norm, summed over ranks
   std::unique_ptr<optim::Optimizer<float>> full_state_;  // sharded: whole-buffer state for checkpoints
+  std::unique_ptr<GradientCollective> collective_;       // every exchange of the step, any backend
 };
 
 }  // namespace hpct

@@ -6,10 +6,12 @@
 #include <csignal>
 #include <cstring>
 
+#include "comm/progress_board.hpp"
 #include "core/log.hpp"
 #include "core/signals.hpp"
 #include "core/trace.hpp"
 #include "data/source_registry.hpp"
+#include "data/validation_split.hpp"
 #include "hpctrain/version.hpp"
 #include "models/registry.hpp"
 #include "nn/loss.hpp"
@@ -98,8 +100,7 @@ void NetworkTrainer::open_data() {
       // The held-out part is the tail of the file: datagen writes shuffled rows; for sorted data,
       // give a validation_file instead.
       const std::uint64_t rows = data->rows();
-      const auto n_val = static_cast<std::uint64_t>(std::floor(config_.validation_fraction *
-                                                               static_cast<double>(rows)));
+      const std::uint64_t n_val = validation_split_rows(rows, config_.validation_fraction);
       train_data_ = row_range(data, 0, rows - n_val);
       val_data_ = row_range(data, rows - n_val, n_val);
     }
@@ -113,7 +114,8 @@ void NetworkTrainer::build_model() {
     const std::vector<FieldSpec> val = val_data_->fields();  // a validation_file may hold longer rows
     for (std::size_t f = 0; f < specs_.size(); ++f)
       specs_[f].max_row_elements = std::max(specs_[f].max_row_elements, val[f].max_row_elements);
-    const ModelBuildContext ctx(deck_, specs_, static_cast<int>(config_.batch_size), config_.precision);
+    ModelBuildContext ctx(deck_, specs_, static_cast<int>(config_.batch_size), config_.precision);
+    ctx.allreduce_sum = [this](double* v, int count) { comm_.allreduce_sum(v, static_cast<std::size_t>(count)); };
     model_ = make_model(ctx);
     model_->constrain_fields(specs_);
   });
@@ -367,7 +369,9 @@ int run_network_training(const deck::Deck& deck, const Comm& comm) {
   // heartbeat (the all-reduce watchdog names missing ranks; the heartbeat covers every other place a
   // dead peer could block us: checkpoint agreement, validation, data loading).
   install_stop_handlers();
+  ProgressBoard board(comm);  // the node's signs of life: the heartbeat names a rank that stopped
   Heartbeat heartbeat(2.0 * c.watchdog_timeout, comm.rank());
+  heartbeat.set_peers(&board);
   trainer.set_heartbeat(&heartbeat);
   const TrainSummary s = trainer.run();
   if (s.stop_signal != 0) {

@@ -5,7 +5,9 @@
 #     write killed midway is left behind;
 #  2. SIGUSR1 (as SLURM sends it): checkpoint, exit code 3, resume continues to the same weights;
 #  3. a frozen rank (SIGSTOP): the watchdog aborts the job and names it,
-#     with the single all-reduce, bucketed all-reduces, the sharded optimizer and comm_backend shm.
+#     with the single all-reduce, bucketed all-reduces, the sharded optimizer and comm_backend shm,
+#     and with shm a rank frozen while it holds a claimed chunk of the window (every rank arrived);
+#  4. a rank frozen outside the watched collectives (at validation): the heartbeat names it.
 # usage: failures.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
@@ -116,4 +118,31 @@ frozen_rank hang_buckets --set bucket_mb=0.001 --set comm_backend=mpi  # 3 bucke
 frozen_rank hang_sharded --set optimizer_sharding=true --set comm_backend=mpi
 frozen_rank hang_shm --set comm_backend=shm  # names the rank that did not publish its gradients
 frozen_rank hang_shm_sharded --set comm_backend=shm --set optimizer_sharding=true
+# Frozen inside the sum: rank 1 stops itself once it holds a claimed chunk (HPCTRAIN_TEST_FREEZE_IN_SUM),
+# after publishing everything, so only the claim's owner record can name it (Note [claim owner]).
+HPCTRAIN_TEST_FREEZE_IN_SUM=1 start --set checkpoint_every_steps=0 --set watchdog_timeout=3 --set epochs=3 \
+  --set data_file="$work/data_long.h5" --set validation_fraction=0 --set output= --set comm_backend=shm \
+  >"$work/hang_in_sum.log" 2>&1
+launcher=$!
+for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+victim=$(rank_pid $launcher 1)
+[ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
+kill -0 $launcher 2>/dev/null && { kill -9 $launcher; fail "hang_in_sum: job still running 30 s after rank 1 froze"; }
+wait $launcher && fail "hang_in_sum: job with a frozen rank exited 0"
+grep -q "watchdog: .*rank(s) 1 not responding: stopped while summing a chunk" "$work/hang_in_sum.log" ||
+  fail "hang_in_sum: watchdog did not name rank 1: $(grep -i watchdog "$work/hang_in_sum.log")"
+echo "frozen rank inside the shm sum: $(grep -o 'rank(s) 1 not responding[^;]*' "$work/hang_in_sum.log")"
+# Frozen at validation (HPCTRAIN_TEST_FREEZE_AT): rank 0 waits in a collective the watchdog does not
+# cover; its heartbeat ends the job and names rank 1, whose signs of life stopped (Note [progress board]).
+HPCTRAIN_TEST_FREEZE_AT=1:validation start --set checkpoint_every_steps=0 --set watchdog_timeout=2 --set epochs=2 \
+  --set output= >"$work/hang_validation.log" 2>&1
+launcher=$!
+for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+victim=$(rank_pid $launcher 1)
+[ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
+kill -0 $launcher 2>/dev/null && { kill -9 $launcher; fail "hang_validation: job still running 30 s after rank 1 froze"; }
+wait $launcher && fail "hang_validation: job with a frozen rank exited 0"
+grep -q "\[rank 0\] watchdog: no progress .*rank 1 stopped (dead or frozen" "$work/hang_validation.log" ||
+  fail "hang_validation: the heartbeat did not name rank 1: $(grep -i watchdog "$work/hang_validation.log")"
+echo "frozen rank at validation: $(grep -o 'rank 1 stopped[^)]*)' "$work/hang_validation.log" | head -1)"
 echo "all failure scenarios passed"

@@ -42,9 +42,6 @@ TEST(Registry, WeightsFilesRebuildTheSameModel) {
   }
 }
 
-// Note [stored configuration]: the stored line sets every key of the family's config schema (so a
-// key added to the family's deck section is stored too), parses back to the same line, and a value
-// the schema refuses is an error naming the key.
 // The fields of apps/trajgen's scenes (model smart), small.
 std::vector<FieldSpec> scene_fields() {
   auto ragged = [](const char* name, DType t, Shape element, std::uint64_t most) {
@@ -56,14 +53,32 @@ std::vector<FieldSpec> scene_fields() {
           ragged("map_polyline", DType::f32, Shape{11, 2}, 5), ragged("map_type", DType::i64, Shape{}, 5)};
 }
 
+// Note [stored configuration]: the stored line sets every key of the family's config schema (so a
+// key added to the family's deck section is stored too), parses back to the same line, and a value
+// the schema refuses is an error naming the key.
 TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
   for (const ModelFamily& f : model_families()) {
     const std::string family = f.name;
+    const bool images = family == "resnet";  // classifies [C, H, W] images
     const deck::Deck deck = hpct::test::make_deck("model " + family +
                                                   "\ndata_file unused.h5\nhidden_sizes 5,4\n"
-                                                  "diffusion_hidden 6\ntime_embedding_dim 4\nloss mse\n");
+                                                  "diffusion_hidden 6\ntime_embedding_dim 4\n" +
+                                                  (images ? "loss cross_entropy\nnum_classes 3\nresnet_width 2\n"
+                                                          : "loss mse\n"));
     // Families that read other fields than tabular inputs and targets get theirs.
     std::vector<FieldSpec> fields = supervised_fields(3, 2);
+    if (images)
+      fields = {FieldSpec{Batch::kInputs, DType::f32, Shape{1, 8, 8}},
+                FieldSpec{Batch::kTargets, DType::i64, Shape{}}};
+    if (family == "gnn") {  // the netcdf source's gridded fields (a 6 x 8 grid, 2 state variables)
+      const auto spec = [](const char* name, Shape shape) {
+        FieldSpec s;
+        s.name = name, s.row_shape = shape;
+        return s;
+      };
+      fields = {spec("state", {2, 2, 48}), spec("targets", {2, 1, 48}), spec("diff", {2, 48}),
+                spec("grid", {2, 6, 8})};
+    }
     if (family == "smart") fields = scene_fields();
     if (family == "transformer") {
       FieldSpec tokens;
@@ -78,7 +93,9 @@ TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
       EXPECT_TRUE(parsed.is_set(k.name)) << family << ": '" << config << "' does not store " << k.name;
     EXPECT_EQ(normalised_config(f, config), parsed.settings());
     EXPECT_EQ(model_from_config(family, config, 4, "test")->config_string(), config) << family;
-    const std::string bad = config + (family == "mlp" ? " activation=softsign" : " diffusion_steps=0");
+    const std::string bad = config + (family == "mlp"      ? " activation=softsign"
+                                      : family == "resnet" ? " resnet_depth=7"
+                                                           : " diffusion_steps=0");
     EXPECT_NE(hpct::test::error_message([&] { parse_config(f, bad, "w.h5: config"); }).find("w.h5: config:"),
               std::string::npos)
         << family;

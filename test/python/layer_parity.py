@@ -73,6 +73,24 @@ def build(f, kind, xs):
     if kind == "dropout":
         mask = torch.tensor(np.array(f["input/mask"]))
         return xs[0] * mask / (1.0 - float(f.attrs["p"])), None
+    if kind == "conv2d":
+        w = np.array(f["layer/weight"])
+        groups = int(f.attrs["groups"])
+        m = module_with(f, torch.nn.Conv2d, w.shape[1] * groups, w.shape[0], w.shape[2],
+                        stride=int(f.attrs["stride"]), padding=int(f.attrs["padding"]),
+                        dilation=int(f.attrs["dilation"]), groups=groups, bias="layer/bias" in f)
+        return m(xs[0]), m
+    if kind == "batch_norm2d":  # training mode: batch statistics, running statistics updated
+        m = module_with(f, torch.nn.BatchNorm2d, xs[0].shape[1], eps=float(f.attrs["eps"]),
+                        momentum=float(f.attrs["momentum"]))
+        return m(xs[0]), m
+    if kind == "max_pool2d":
+        return F.max_pool2d(xs[0], int(f.attrs["kernel"]), int(f.attrs["stride"]), int(f.attrs["padding"])), None
+    if kind == "global_avg_pool":
+        return F.adaptive_avg_pool2d(xs[0], 1).flatten(1), None
+    if kind == "resize_bilinear":
+        size = (int(f.attrs["out_h"]), int(f.attrs["out_w"]))
+        return F.interpolate(xs[0], size=size, mode="bilinear", align_corners=False), None
     if kind == "mse":
         return torch.nn.MSELoss()(xs[0], target).reshape(1, 1), None
     if kind == "cross_entropy":
@@ -102,6 +120,9 @@ def check(path):
         elif module is not None:
             for name, p in module.named_parameters():
                 errors[f"{name}.grad"] = rel_err(f["ours/grad/layer"][name], p.grad.numpy())
+            for name, b in module.named_buffers():  # batch norm's running statistics after the forward
+                if name in f["layer"]:
+                    errors[name] = rel_err(f["layer"][name], b.numpy())
         if "ours/grad" in f and module is None:
             errors["parameters without a torch module"] = float("inf")
     failures = []

@@ -1,0 +1,35 @@
+// Ensemble members given as decks: trained by the ensemble run itself on a subset of its training
+// rows (each fold of the out-of-fold predictions, then all of them). GBDT decks train in memory on
+// the rows; network decks (any registered family) train through the network trainer on an HDF5
+// copy of the rows written under the ensemble's work directory, with the member deck's own
+// settings and the data, validation and output keys replaced (the ensemble owns those).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "comm/comm.hpp"
+#include "deck/deck.hpp"
+#include "ensemble/member.hpp"
+#include "gbdt/booster.hpp"
+
+namespace hpct::ensemble {
+
+struct MemberDeck {
+  std::string path;  // the deck file
+  std::string text;  // its content (every rank)
+  deck::Deck deck;   // parsed with the full schema
+  bool trees = false;
+  std::string name() const;  // the deck's file name without directory and extension
+};
+
+// Collective. Errors name the deck (file:line:key) and say why it cannot be a member of `task`.
+MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm);
+
+// Collective. Trains the member on this rank's rows of `d` whose keep flag is set, writes it to
+// `output` (GBDT: JSON; networks: HDF5 weights) and loads it back as a member. `work` is a
+// directory for the network's copy of the rows (existing, writable).
+Member train_member_deck(const MemberDeck& m, Task task, const gbdt::Data& d, const std::vector<char>& keep,
+                         const std::string& output, const std::string& work, const Comm& comm);
+
+}  // namespace hpct::ensemble

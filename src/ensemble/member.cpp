@@ -1,0 +1,133 @@
+// Ensemble members as scorers (see member.hpp).
+#include "ensemble/member.hpp"
+
+#include <cstring>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "gbdt/model_io.hpp"
+#include "models/registry.hpp"
+
+namespace hpct::ensemble {
+
+namespace {
+
+constexpr int kChunk = 2048;  // rows per network batch, as apps/predict's default
+
+// The output a network member's score comes from: regression reads `outputs` [n, 1]; binary reads
+// `probabilities`, [n, 1] (bce: P(y = 1)) or [n, 2] (cross_entropy over two classes: column 1).
+struct NetworkOutput {
+  std::string name;
+  int column = 0;
+};
+
+NetworkOutput network_output(const Model& m, Task task, const std::string& path) {
+  const std::vector<NamedShape> outs = m.predict_outputs(PredictOptions{});
+  const std::string want = task == Task::binary ? "probabilities" : "outputs";
+  for (const NamedShape& s : outs) {
+    if (s.name != want) continue;
+    const std::int64_t w = s.row_size();
+    if (task == Task::regression && w == 1) return {want, 0};
+    if (task == Task::binary && (w == 1 || w == 2)) return {want, static_cast<int>(w - 1)};
+    throw Error(path + ": the " + m.family() + " model's '" + want + "' has " + std::to_string(w) +
+                    " values per row; a " + task_name(task) + " ensemble member needs " +
+                    (task == Task::binary ? "1 (bce) or 2 (two classes)" : "1"),
+                ExitCode::bad_input);
+  }
+  throw Error(path + ": the " + m.family() + " model has no '" + want + "' output; a " + task_name(task) +
+                  " ensemble member needs it" +
+                  (task == Task::binary ? " (train it with loss bce or cross_entropy)" : ""),
+              ExitCode::bad_input);
+}
+
+}  // namespace
+
+const char* task_name(Task t) { return t == Task::binary ? "binary" : "regression"; }
+
+Task task_from_name(const std::string& name, const std::string& origin) {
+  if (name == "regression" || name == "squared_error") return Task::regression;
+  if (name == "binary") return Task::binary;
+  throw Error(origin + ": ensembles combine regression or binary members, not '" + name + "'", ExitCode::bad_input);
+}
+
+bool is_hdf5_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char signature[8] = {};
+  return f.read(signature, sizeof signature) && std::memcmp(signature, "\x89HDF\r\n\x1a\n", 8) == 0;
+}
+
+Member gbdt_member(gbdt::Model model, const std::string& path, Task task) {
+  const bool fits = task == Task::binary ? model.objective == gbdt::Objective::binary
+                                         : model.objective == gbdt::Objective::regression;
+  if (!fits)
+    throw Error(path + ": a GBDT model with objective " + gbdt::objective_name(model.objective) +
+                    " cannot be a member of a " + task_name(task) + " ensemble",
+                ExitCode::bad_input);
+  Member m;
+  m.path = path;
+  m.kind = "gbdt";
+  m.num_features = model.num_features;
+  m.trees = std::move(model);
+  return m;
+}
+
+Member network_member(std::shared_ptr<Model> model, const std::string& path, Task task) {
+  const std::vector<NamedShape> in = model->predict_inputs();
+  if (in.size() != 1)
+    throw Error(path + ": the " + model->family() + " model reads " + std::to_string(in.size()) +
+                    " fields; ensemble members read one row of features",
+                ExitCode::bad_input);
+  network_output(*model, task, path);  // checks it now, not at the first row
+  Member m;
+  m.path = path;
+  m.kind = model->family();
+  m.num_features = static_cast<int>(in.front().row_size());
+  m.network = std::move(model);
+  return m;
+}
+
+Member load_member(const std::string& path, Task task) {
+  if (is_hdf5_file(path)) return network_member(std::shared_ptr<Model>(load_model(path, kChunk)), path, task);
+  return gbdt_member(gbdt::read_model(path), path, task);
+}
+
+std::vector<double> member_scores(const Member& m, Task task, const std::vector<float>& x, long long n,
+                                  long long cols, long long first_row) {
+  if (cols != m.num_features)
+    throw Error(strf("%s: the member reads %d features; the data has %lld", m.path.c_str(), m.num_features, cols),
+                ExitCode::bad_input);
+  if (!m.network) {
+    std::vector<double> s = gbdt::predict_margins(m.trees, x, n);
+    gbdt::transform(m.trees.objective, m.trees.num_class, s);
+    return s;
+  }
+  const NetworkOutput want = network_output(*m.network, task, m.path);
+  PredictOptions po;
+  po.chunk = kChunk;
+  po.outputs = {want.name};
+  const std::vector<HostOutput> out = predict_rows(*m.network, x.data(), static_cast<std::uint64_t>(n),
+                                                   static_cast<std::uint64_t>(cols),
+                                                   static_cast<std::uint64_t>(first_row), po);
+  const HostOutput& o = out.front();
+  std::vector<double> s(static_cast<std::size_t>(n));
+  for (long long i = 0; i < n; ++i) s[i] = o.values[static_cast<std::size_t>(i * o.row_size + want.column)];
+  return s;
+}
+
+std::string file_checksum(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(path + ": cannot open", ExitCode::bad_input);
+  std::uint64_t h = 1469598103934665603ull;
+  char buf[1 << 16];
+  while (f) {
+    f.read(buf, sizeof buf);
+    for (std::streamsize i = 0; i < f.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 1099511628211ull;
+    }
+  }
+  return strf("%016llx", static_cast<unsigned long long>(h));
+}
+
+}  // namespace hpct::ensemble

@@ -1,0 +1,49 @@
+// One member of an ensemble as a scorer: a GBDT model file (JSON) or a network weights file (HDF5,
+// any registered family), loaded once and asked for one score per row (regression: the value;
+// binary: P(y = 1)). Scoring goes through the code apps/predict runs (gbdt::predict_margins,
+// models' predict_rows), so a member scores here exactly as `predict MEMBER` does.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gbdt/model.hpp"
+#include "models/model.hpp"
+
+namespace hpct::ensemble {
+
+// What every member predicts: one value per row, or the probability of class 1.
+enum class Task { regression, binary };
+const char* task_name(Task t);
+Task task_from_name(const std::string& name, const std::string& origin);
+
+struct Member {
+  std::string path;
+  std::string kind;                // "gbdt" or the network family ("mlp", ...)
+  gbdt::Model trees;               // kind gbdt
+  std::shared_ptr<Model> network;  // otherwise
+  int num_features = 0;            // the row width it reads
+};
+
+// Network weights files are HDF5 (train writes them without a user block, so the signature opens
+// the file); GBDT models and ensembles are JSON text.
+bool is_hdf5_file(const std::string& path);
+
+// Loads a member and checks that it predicts what `task` asks for (errors name the file).
+Member load_member(const std::string& path, Task task);
+// Wraps a network trained in this process (ensemble decks) as a member.
+Member network_member(std::shared_ptr<Model> model, const std::string& path, Task task);
+Member gbdt_member(gbdt::Model model, const std::string& path, Task task);
+
+// Scores of rows x [n, cols] (host, row-major, NaN = missing) whose global indices start at
+// `first_row`. Not collective.
+std::vector<double> member_scores(const Member& m, Task task, const std::vector<float>& x, long long n,
+                                  long long cols, long long first_row);
+
+// FNV-1a (64 bit) of the file's bytes as 16 hex digits: recorded with each member so that an
+// ensemble refuses a member file that changed after it was fitted.
+std::string file_checksum(const std::string& path);
+
+}  // namespace hpct::ensemble

@@ -1,0 +1,235 @@
+// `model ensemble`: the run that fits and evaluates an ensemble (see train_ensemble.hpp).
+#include "ensemble/train_ensemble.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/timer.hpp"
+#include "data/validation_split.hpp"
+#include "ensemble/deck_member.hpp"
+#include "ensemble/ensemble_file.hpp"
+#include "ensemble/report.hpp"
+#include "gbdt/data.hpp"
+#include "gbdt/gbdt.hpp"
+#include "gbdt/model_io.hpp"
+
+namespace hpct::ensemble {
+
+namespace {
+
+bool is_deck(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  return ext == ".in" || ext == ".deck";
+}
+
+// A member as the run holds it: where it came from, the model scored on the held-out sets, and its
+// scores on the training part (out-of-fold for deck members).
+struct Entry {
+  std::string name, source;
+  Member model;
+  std::vector<double> fit_scores;
+};
+
+// The output path with `suffix` in place of its extension: runs/ens.json -> runs/ens<suffix>.
+std::string beside(const std::string& output, const std::string& suffix) {
+  std::filesystem::path p(output);
+  return (p.parent_path() / (p.stem().string() + suffix)).string();
+}
+
+std::vector<double> scores_on(const Member& m, Task task, const gbdt::Data& d, const Comm& comm) {
+  std::vector<double> s;
+  comm.run_agreed([&] { s = member_scores(m, task, d.x, d.rows, d.cols, d.first_row); });
+  return s;
+}
+
+}  // namespace
+
+int fold_of(std::uint64_t seed, long long row, int folds) {
+  // splitmix64's finaliser: a good mix of the row index under the seed.
+  std::uint64_t z = seed * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(row) + 0x632be59bd9b4e019ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<int>(z % static_cast<std::uint64_t>(folds));
+}
+
+void declare_keys(deck::Schema& s) {
+  s.section("ensemble");
+  s.add_string("members", "",
+               "comma list of the ensemble's members: GBDT model files (.json), network weights files (.h5), or "
+               "decks (.in) that this run trains on data_file's training part");
+  s.add_choice("combine", "stacking", {"stacking", "average"},
+               "stacking: a meta-model (ridge; binary: logistic on logits) on the members' out-of-fold scores; "
+               "average: a weighted average (member_weights, or weights fitted on those scores)");
+  s.add_string("member_weights", "", "average: comma list of weights, one per member (empty: fitted)");
+  s.add_int("folds", 5, 2, 100, "K of the K-fold out-of-fold predictions of deck members");
+  s.add_real("meta_l2", 1.0, 0.0, 1e12, "stacking: L2 penalty of the meta-model's coefficients");
+  s.add_string("table_file", "", "CSV of the evaluation table (empty: the output's name with .table.csv)");
+}
+
+int run(const deck::Deck& deck, const Comm& comm) {
+  Stopwatch clock;
+  Task task = Task::regression;
+  std::vector<std::string> paths;
+  std::vector<double> given;
+  const std::string method = deck.get_string("combine"), output = deck.get_string("output");
+  const int folds = static_cast<int>(deck.get_int("folds"));
+  const auto seed = static_cast<std::uint64_t>(deck.get_int("seed"));
+  comm.run_agreed([&] {
+    const std::string objective = deck.get_string("objective");
+    if (objective != "regression" && objective != "squared_error" && objective != "binary")
+      deck.fail("objective", "an ensemble's members are regression or binary models, not " + objective);
+    task = task_from_name(objective, "objective");
+    if (output.empty()) deck.fail("output", "an ensemble needs an output file (the ensemble JSON)");
+    paths = deck::split_list(deck.get_string("members"));
+    if (paths.empty()) deck.fail("members", "an ensemble needs at least one member");
+    for (const std::string& w : deck::split_list(deck.get_string("member_weights"))) {
+      char* end = nullptr;
+      const double v = std::strtod(w.c_str(), &end);
+      if (w.empty() || *end != '\0') deck.fail("member_weights", "'" + w + "' is not a number");
+      given.push_back(v);
+    }
+    if (!given.empty() && method != "average") deck.fail("member_weights", "weights are for combine average");
+    if (!given.empty()) {
+      try {
+        given_average(given, paths.size(), "");
+      } catch (const Error& e) {
+        deck.fail("member_weights", e.what());
+      }
+    }
+  });
+
+  // Data: the training part (members' out-of-fold scores fit the combiner) and the held-out part.
+  gbdt::Data train = gbdt::load_data(gbdt::source_from_deck(deck, "data_file"), "train", comm);
+  gbdt::Data valid;
+  if (!deck.get_string("validation_file").empty()) {
+    gbdt::DataSource vs = gbdt::source_from_deck(deck, "validation_file");
+    vs.num_features = train.cols;
+    valid = gbdt::load_data(vs, "valid", comm);
+  } else {
+    const double frac = deck.get_real("validation_fraction");
+    if (frac <= 0) deck.fail("validation_fraction", "an ensemble is evaluated on a held-out part; set it above 0");
+    const auto rows = static_cast<std::uint64_t>(train.global_rows);
+    const long long cut = static_cast<long long>(rows - validation_split_rows(rows, frac));
+    valid = gbdt::split_tail(train, cut, "valid");
+  }
+  std::vector<const gbdt::Data*> sets{&valid};
+  gbdt::Data test;
+  if (!deck.get_string("test_file").empty()) {
+    gbdt::DataSource ts = gbdt::source_from_deck(deck, "test_file");
+    ts.num_features = train.cols;
+    test = gbdt::load_data(ts, "test", comm);
+    sets.push_back(&test);
+  }
+  Log::info(strf("ensemble: %s of %zu member(s), %lld training rows, %lld held-out rows%s", method.c_str(),
+                 paths.size(), train.global_rows, valid.global_rows,
+                 sets.size() > 1 ? strf(", %lld test rows", test.global_rows).c_str() : ""));
+
+  // Members. Deck members train K times (each fold on the others) for their out-of-fold scores,
+  // then once on the whole training part: that model is the one the ensemble keeps.
+  const bool fit = given.empty();
+  std::vector<int> fold(static_cast<std::size_t>(train.rows));
+  for (long long i = 0; i < train.rows; ++i)
+    fold[static_cast<std::size_t>(i)] = fold_of(seed, train.first_row + i, folds);
+  const std::string work = beside(output, ".work");
+  comm.run_agreed([&] {
+    if (comm.rank() == 0) std::filesystem::create_directories(work);
+  });
+  std::vector<Entry> entries;
+  for (const std::string& path : paths) {
+    Entry e;
+    e.source = path;
+    if (is_deck(path)) {
+      const MemberDeck md = read_member_deck(path, task, comm);
+      e.name = md.name();
+      const std::string ext = md.trees ? ".json" : ".h5";
+      if (fit) {
+        e.fit_scores.assign(fold.size(), 0.0);
+        for (int k = 0; k < folds; ++k) {
+          std::vector<char> keep(fold.size());
+          for (std::size_t i = 0; i < fold.size(); ++i) keep[i] = fold[i] != k;
+          const std::string out =
+              (std::filesystem::path(work) / strf("%s.fold%d%s", e.name.c_str(), k, ext.c_str())).string();
+          const Member mk = train_member_deck(md, task, train, keep, out, work, comm);
+          const std::vector<double> s = scores_on(mk, task, train, comm);
+          for (std::size_t i = 0; i < fold.size(); ++i)
+            if (fold[i] == k) e.fit_scores[i] = s[i];
+          Log::info(strf("ensemble: member %s, fold %d/%d trained", e.name.c_str(), k + 1, folds));
+        }
+      }
+      e.model = train_member_deck(md, task, train, std::vector<char>(fold.size(), 1),
+                                  beside(output, "." + e.name + ext), work, comm);
+    } else {
+      comm.run_agreed([&] { e.model = load_member(path, task); });
+      e.name = std::filesystem::path(path).stem().string();
+      if (fit) e.fit_scores = scores_on(e.model, task, train, comm);
+    }
+    Log::info(strf("ensemble: member %s (%s) from %s", e.name.c_str(), e.model.kind.c_str(), path.c_str()));
+    entries.push_back(std::move(e));
+  }
+
+  // The combiner, fitted on rank 0 over every rank's training rows, then the same on every rank.
+  EnsembleSpec spec;
+  spec.task = task;
+  spec.num_features = static_cast<int>(train.cols);
+  spec.folds = folds;
+  for (const Entry& e : entries) spec.members.push_back({e.model.path, e.model.kind, ""});
+  if (!fit) {
+    spec.combiner = given_average(given, entries.size(), "member_weights");
+    spec.folds = 0;
+  } else {
+    ScoreTable all;
+    for (const Entry& e : entries) all.push_back(comm.gather_to_root(e.fit_scores));
+    const std::vector<float> y = comm.gather_to_root(train.y), w = comm.gather_to_root(train.w);
+    std::string text;
+    comm.run_agreed([&] {
+      if (comm.rank() != 0) return;
+      spec.combiner = method == "average" ? fit_average(task, all, y, w)
+                                          : fit_stacking(task, all, y, w, deck.get_real("meta_l2"));
+      text = to_json(spec);
+    });
+    comm.broadcast(text, 0);
+    spec.combiner = from_json(text, "ensemble").combiner;
+  }
+
+  // The table: every member and the ensemble on the held-out part (and test_file).
+  Table table;
+  table.metrics = metric_names(task);
+  for (const gbdt::Data* d : sets) table.sets.push_back(d->name);
+  std::vector<TableRow> rows(entries.size() + 1);
+  for (std::size_t j = 0; j < entries.size(); ++j)
+    rows[j].model = entries[j].name, rows[j].kind = entries[j].model.kind;
+  rows.back().model = "ensemble";
+  rows.back().kind = method;
+  for (const gbdt::Data* d : sets) {
+    ScoreTable s;
+    for (std::size_t j = 0; j < entries.size(); ++j) {
+      s.push_back(scores_on(entries[j].model, task, *d, comm));
+      const std::vector<double> v = score_metrics(task, s.back(), *d, comm);
+      rows[j].values.insert(rows[j].values.end(), v.begin(), v.end());
+    }
+    const std::vector<double> v = score_metrics(task, combine(spec.combiner, task, s), *d, comm);
+    rows.back().values.insert(rows.back().values.end(), v.begin(), v.end());
+  }
+  table.rows = rows;
+
+  // The ensemble file (members by path relative to it, with checksums) and the table's CSV.
+  const std::string table_file = deck.get_string("table_file").empty() ? beside(output, ".table.csv")
+                                                                       : deck.get_string("table_file");
+  comm.run_agreed([&] {
+    if (comm.rank() != 0) return;
+    for (std::size_t j = 0; j < entries.size(); ++j) {
+      spec.members[j].path = relative_member_path(entries[j].model.path, output);
+      spec.members[j].checksum = file_checksum(entries[j].model.path);
+    }
+    gbdt::write_file_atomic(output, to_json(spec));
+    gbdt::write_file_atomic(table_file, table.csv());
+  });
+  Log::info("ensemble: evaluation\n" + table.text());
+  Log::info(strf("ensemble: wrote %s and %s in %.1f s", output.c_str(), table_file.c_str(), clock.seconds()));
+  return 0;
+}
+
+}  // namespace hpct::ensemble

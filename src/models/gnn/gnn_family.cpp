@@ -1,0 +1,127 @@
+// The gnn family's registry entry: its deck keys, how it is built from the netcdf source's fields,
+// and its stored configuration (see models/registry.hpp).
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "models/gnn/gnn_model.hpp"
+#include "models/registry.hpp"
+
+namespace hpct {
+
+namespace {
+
+void declare(deck::Schema& s) {
+  s.section("model (gnn)");
+  s.add_int("gnn_latent", 256, 1, 1 << 16, "gnn: width of every node and edge representation");
+  s.add_int("gnn_layers", 12, 1, 1000, "gnn: interaction-network layers on the mesh (processor)");
+  s.add_string("gnn_variable_weights", "",
+               "gnn: comma-separated loss weight per state variable, in state_variables order (empty: 1 each)");
+  s.add_int("boundary_width", 2, 0, 1 << 16,
+            "gnn: grid points along each edge of the region forced by the true state (left out of the loss)");
+}
+
+void declare_config(deck::Schema& s) {
+  s.add_int("grid_ny", 6, 6, 1 << 20, "grid rows (y) the graph was built for");
+  s.add_int("grid_nx", 6, 6, 1 << 20, "grid columns (x)");
+  s.add_int("states", 1, 1, 1 << 16, "state variables (predicted)");
+  s.add_int("forcings", 0, 0, 1 << 16, "forcing variables");
+  s.add_int("statics", 0, 0, 1 << 16, "static variables");
+  s.add_string("state_names", "", "the state variables' names, comma-separated (metric names)");
+  s.add_string("forcing_names", "none", "the forcing variables' names, comma-separated (none: no forcing)");
+  s.add_string("static_names", "none", "the static variables' names, comma-separated (none: no static field)");
+}
+
+// A comma-separated list; "none" is the empty list (a stored configuration has no empty values).
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  if (list == "none") return out;
+  std::stringstream in(list);
+  for (std::string s; std::getline(in, s, ',');) {
+    s.erase(0, s.find_first_not_of(" \t"));
+    s.erase(s.find_last_not_of(" \t") + 1);
+    if (!s.empty()) out.push_back(s);
+  }
+  return out;
+}
+
+GnnModelConfig config_from(const deck::Deck& d, int ny, int nx, int S, int F, int K,
+                           const std::vector<std::string>& names, const std::vector<std::string>& forcing_names,
+                           const std::vector<std::string>& static_names) {
+  GnnModelConfig c;
+  c.net.ny = ny, c.net.nx = nx, c.net.d_in = 2 * S + F + K, c.net.d_out = S;
+  c.net.latent = static_cast<int>(d.get_int("gnn_latent"));
+  c.net.layers = static_cast<int>(d.get_int("gnn_layers"));
+  c.states = S, c.forcings = F, c.statics = K;
+  c.boundary_width = static_cast<int>(d.get_int("boundary_width"));
+  c.state_names = names;
+  // Loss weights: one non-negative number per state variable, not all 0 (empty: 1 each).
+  const std::vector<std::string> weights = split(d.get_string("gnn_variable_weights"));
+  c.variable_weights.assign(static_cast<std::size_t>(S), 1.0);
+  if (!weights.empty()) {
+    if (static_cast<int>(weights.size()) != S)
+      d.fail("gnn_variable_weights",
+             std::to_string(weights.size()) + " weights for " + std::to_string(S) + " state variables");
+    double total = 0;
+    for (std::size_t v = 0; v < weights.size(); ++v) {
+      char* end = nullptr;
+      const double w = std::strtod(weights[v].c_str(), &end);
+      if (end == weights[v].c_str() || *end != '\0' || !(w >= 0) || !std::isfinite(w))
+        d.fail("gnn_variable_weights", "'" + weights[v] + "' is not a non-negative number");
+      c.variable_weights[v] = w, total += w;
+    }
+    if (total <= 0) d.fail("gnn_variable_weights", "at least one weight must be positive");
+  }
+  c.forcing_names = forcing_names, c.static_names = static_names;
+  if (static_cast<int>(names.size()) != S) {  // the data's names are unknown: s0, s1, ...
+    c.state_names.clear();
+    for (int s = 0; s < S; ++s) c.state_names.push_back("s" + std::to_string(s));
+  }
+  return c;
+}
+
+std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
+  const FieldSpec& state = ctx.field("state");
+  const FieldSpec& grid = ctx.field("grid");
+  ctx.field("targets");
+  ctx.field("diff");
+  int F = 0, K = 0;
+  for (const FieldSpec& f : ctx.fields) {
+    if (f.name == "forcing") F = static_cast<int>(f.row_shape.dim[0]);
+    if (f.name == "static") K = static_cast<int>(f.row_shape.dim[0]);
+  }
+  const auto ny = static_cast<int>(grid.row_shape.dim[1]), nx = static_cast<int>(grid.row_shape.dim[2]);
+  std::vector<std::string> names = split(ctx.deck.get_string("state_variables"));
+  GnnModelConfig c = config_from(ctx.deck, ny, nx, static_cast<int>(state.row_shape.dim[0]), F, K, names,
+                                 split(ctx.deck.get_string("forcing_variables")),
+                                 split(ctx.deck.get_string("static_variables")));
+  c.ar_steps = static_cast<int>(ctx.field("targets").row_shape.dim[1]);  // trains through the rollout
+  return std::make_unique<GnnModel>(c, ctx.capacity, ctx.precision);
+}
+
+std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
+  return std::make_unique<GnnModel>(
+      config_from(config, static_cast<int>(config.get_int("grid_ny")), static_cast<int>(config.get_int("grid_nx")),
+                  static_cast<int>(config.get_int("states")), static_cast<int>(config.get_int("forcings")),
+                  static_cast<int>(config.get_int("statics")), split(config.get_string("state_names")),
+                  split(config.get_string("forcing_names")), split(config.get_string("static_names"))),
+      capacity, nn::Precision::fp32);
+}
+
+}  // namespace
+
+ModelFamily gnn_family() {
+  ModelFamily f;
+  f.name = "gnn";
+  f.summary =
+      "regional weather GNN: encoder-processor-decoder message passing on a multi-scale mesh "
+      "(data_format netcdf; docs/gnn.md)";
+  f.declare_keys = declare;
+  f.build = build;
+  f.declare_config_keys = declare_config;
+  f.from_config = from_config;
+  return f;
+}
+
+}  // namespace hpct

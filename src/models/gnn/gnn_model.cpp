@@ -1,0 +1,265 @@
+// The gnn model's inputs, loss, metrics and normalisation (see gnn_model.hpp).
+#include "models/gnn/gnn_model.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "io/hdf5.hpp"
+
+namespace hpct {
+
+namespace gnn_kernels {
+
+// The row layouts of the netcdf source's fields (docs/gnn.md): state [S, 2, N], targets [S, A, N],
+// forcing [F, A, N], static [K, N]; x(b N + p, c) = (value - mean(c)) * inv_std(c) with channels
+// [state(t-1) S, state(t) S, forcing(t+1) F, static K].
+void build_inputs(const View2<float>& x, const float* state, const float* forcing, const float* statics,
+                  const View1<float>& mean, const View1<float>& inv_std, int n, int N, int S, int F, int K, int A) {
+  nn::for_each_cell(
+      "gnn_inputs", n * N, 2 * S + F + K, KOKKOS_LAMBDA(const int r, const int c) {
+        const int b = r / N, p = r % N;
+        float v;
+        if (c < 2 * S) v = state[((b * S + c % S) * 2 + c / S) * N + p];
+        else if (c < 2 * S + F) v = forcing[((b * F + c - 2 * S) * A) * N + p];
+        else v = statics[(b * K + c - 2 * S - F) * N + p];
+        x(r, c) = (v - mean(c)) * inv_std(c);
+      });
+}
+
+// t(b N + p, s) = ((targets[b, s, 0, p] - state[b, s, 1, p]) - diff_mean(s)) / diff_std(s).
+void build_increments(const View2<float>& t, const float* state, const float* targets, const View1<float>& dmean,
+                      const View1<float>& dstd, int n, int N, int S, int A) {
+  nn::for_each_cell(
+      "gnn_increments", n * N, S, KOKKOS_LAMBDA(const int r, const int s) {
+        const int b = r / N, p = r % N;
+        const float d = targets[((b * S + s) * A) * N + p] - state[((b * S + s) * 2 + 1) * N + p];
+        t(r, s) = (d - dmean(s)) / dstd(s);
+      });
+}
+
+// Sum over rows [0, n N) of mask(p) * sum_s vw(s) (y - t)^2 * w; with grad,
+// g = 2 mask vw(s) (y - t) w / normaliser (vw: the per-variable loss weights).
+double masked_squared_error(const View2<float>& y, const View2<float>& t, const View1<float>& mask,
+                            const View1<float>& vw, const View2<float>& g, bool grad, double w, double normaliser,
+                            int n, int N, int S) {
+  const float gscale = static_cast<float>(2.0 * w / normaliser);
+  if (grad)
+    nn::for_each_cell(
+        "gnn_loss_grad", n * N, S,
+        KOKKOS_LAMBDA(const int r, const int s) { g(r, s) = gscale * mask(r % N) * vw(s) * (y(r, s) - t(r, s)); });
+  return w * sum_over(
+                 "gnn_loss", 0, n * N, KOKKOS_LAMBDA(const int r, double& acc) {
+                   double e = 0;
+                   for (int s = 0; s < S; ++s) {
+                     const double d = static_cast<double>(y(r, s)) - static_cast<double>(t(r, s));
+                     e += vw(s) * d * d;
+                   }
+                   acc += mask(r % N) * e;
+                 });
+}
+
+// Interior sums of the squared 1-step errors in data units: the model's (y - t) diff_std and
+// persistence's (the whole step, t diff_std + diff_mean), for variable s.
+void add_rmse_sums(const View2<float>& y, const View2<float>& t, const View1<float>& mask,
+                   const View1<float>& dmean, const View1<float>& dstd, int n, int N, int s, double& model,
+                   double& persistence) {
+  model += sum_over(
+      "gnn_rmse_model", 0, n * N, KOKKOS_LAMBDA(const int r, double& acc) {
+        const double e = (static_cast<double>(y(r, s)) - t(r, s)) * dstd(s);
+        acc += mask(r % N) * e * e;
+      });
+  persistence += sum_over(
+      "gnn_rmse_persist", 0, n * N, KOKKOS_LAMBDA(const int r, double& acc) {
+        const double e = static_cast<double>(t(r, s)) * dstd(s) + dmean(s);
+        acc += mask(r % N) * e * e;
+      });
+}
+
+}  // namespace gnn_kernels
+
+GnnModel::GnnModel(const GnnModelConfig& c, int capacity, nn::Precision precision)
+    : c_(c), net_(c.net, capacity, precision) {
+  const int N = c.net.ny * c.net.nx, S = c.states;
+  if (c.net.d_in != 2 * c.states + c.forcings + c.statics || c.net.d_out != S)
+    throw Error("internal: gnn input/output widths do not match the variable counts");
+  const int bw = c.boundary_width;
+  mask_ = View1<float>("gnn_mask", static_cast<std::size_t>(N));
+  auto h = Kokkos::create_mirror_view(mask_);
+  for (int p = 0; p < N; ++p) {
+    const int i = p % c.net.nx, j = p / c.net.nx;
+    const bool inside = i >= bw && j >= bw && i < c.net.nx - bw && j < c.net.ny - bw;
+    h(static_cast<std::size_t>(p)) = inside ? 1.0f : 0.0f;
+    interior_ += inside ? 1 : 0;
+  }
+  if (interior_ == 0)
+    throw Error(strf("gnn: boundary_width %d leaves no interior point of the %d x %d grid", bw, c.net.ny, c.net.nx),
+                ExitCode::bad_input);
+  Kokkos::deep_copy(mask_, h);
+  if (c_.variable_weights.empty()) c_.variable_weights.assign(static_cast<std::size_t>(S), 1.0);  // unweighted
+  if (static_cast<int>(c_.variable_weights.size()) != S)
+    throw Error(strf("gnn: %zu variable weights for %d state variables", c_.variable_weights.size(), S),
+                ExitCode::bad_input);
+  weights_ = View1<float>("gnn_variable_weights", static_cast<std::size_t>(S));
+  auto hw = Kokkos::create_mirror_view(weights_);
+  for (int v = 0; v < S; ++v)
+    hw(static_cast<std::size_t>(v)) = static_cast<float>(c_.variable_weights[static_cast<std::size_t>(v)]);
+  Kokkos::deep_copy(weights_, hw);
+  const auto rows = static_cast<std::size_t>(capacity) * static_cast<std::size_t>(N);
+  x_buf_ = View1<float>("gnn_x", rows * static_cast<std::size_t>(c.net.d_in));
+  target_buf_ = View1<float>("gnn_target", rows * static_cast<std::size_t>(S));
+  x_ = Tensor<float>(x_buf_.data(), Shape{static_cast<std::int64_t>(rows), c.net.d_in});
+  if (c.ar_steps >
+      1) {  // the rollout's states, their gradients and every step's inputs (no allocation in the step)
+    const auto A = static_cast<std::size_t>(c.ar_steps);
+    train_states_ = View1<float>("gnn_roll_states", (A + 2) * rows * static_cast<std::size_t>(S));
+    train_grads_ = View1<float>("gnn_roll_grads", (A + 2) * rows * static_cast<std::size_t>(S));
+    train_x_ = View1<float>("gnn_roll_x", A * rows * static_cast<std::size_t>(c.net.d_in));
+  }
+  target_ = Tensor<float>(target_buf_.data(), Shape{static_cast<std::int64_t>(rows), S});
+  set_normalisation(std::vector<double>(static_cast<std::size_t>(c.net.d_in), 0.0),
+                    std::vector<double>(static_cast<std::size_t>(c.net.d_in), 1.0),
+                    std::vector<double>(static_cast<std::size_t>(S), 0.0),
+                    std::vector<double>(static_cast<std::size_t>(S), 1.0));
+}
+
+std::string GnnModel::config_string() const {
+  const auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
+    return out.empty() ? std::string("none") : out;
+  };
+  std::string weights;
+  for (const double w : c_.variable_weights) weights += (weights.empty() ? "" : ",") + strf("%.17g", w);
+  return strf(
+      "gnn_latent=%d gnn_layers=%d boundary_width=%d grid_ny=%d grid_nx=%d states=%d forcings=%d statics=%d "
+      "state_names=%s forcing_names=%s static_names=%s gnn_variable_weights=%s",
+      c_.net.latent, c_.net.layers, c_.boundary_width, c_.net.ny, c_.net.nx, c_.states, c_.forcings, c_.statics,
+      join(c_.state_names).c_str(), join(c_.forcing_names).c_str(), join(c_.static_names).c_str(), weights.c_str());
+}
+
+const Tensor<float>& GnnModel::inputs(const Batch& b) {
+  const Tensor<float> state = b.get("state");
+  const int A = static_cast<int>(b.get("targets").shape().dim[2]);
+  const float* forcing = c_.forcings ? b.get("forcing").data() : nullptr;
+  const float* statics = c_.statics ? b.get("static").data() : nullptr;
+  gnn_kernels::build_inputs(x_.matrix(), state.data(), forcing, statics, in_mean_, in_inv_std_, b.n,
+                            c_.net.ny * c_.net.nx, c_.states, c_.forcings, c_.statics, A);
+  return x_;
+}
+
+const Tensor<float>& GnnModel::increments(const Batch& b) {
+  const Tensor<float> targets = b.get("targets");
+  gnn_kernels::build_increments(target_.matrix(), b.get("state").data(), targets.data(), diff_mean_, diff_std_, b.n,
+                                c_.net.ny * c_.net.nx, c_.states, static_cast<int>(targets.shape().dim[2]));
+  return target_;
+}
+
+double GnnModel::loss_and_grad(const Batch& b, const Tensor<float>& out, bool grad, double normaliser) {
+  const int N = c_.net.ny * c_.net.nx, S = c_.states;
+  const double w = 1.0 / (static_cast<double>(interior_) * S);  // the per-sample mean over points and variables
+  return gnn_kernels::masked_squared_error(out.matrix(), increments(b).matrix(), mask_, weights_,
+                                           net_.output_grad().matrix(), grad, w, normaliser, b.n, N, S);
+}
+
+double GnnModel::accumulate_gradients(const Batch& b, double normaliser) {
+  if (b.n == 0) return 0.0;
+  if (c_.ar_steps > 1) return rollout_loss(b, true, normaliser);
+  const Tensor<float>& x = inputs(b);
+  const Tensor<float>& y = net_.forward(x, b.n);
+  const double sum = loss_and_grad(b, y, true, normaliser);
+  net_.backward(x, b.n);
+  return sum;
+}
+
+double GnnModel::loss_sum(const Batch& b) {
+  if (b.n == 0) return 0.0;
+  if (c_.ar_steps > 1) return rollout_loss(b, false, 1.0);
+  return loss_and_grad(b, net_.forward(inputs(b), b.n), false, 1.0);
+}
+
+std::vector<MetricSpec> GnnModel::metrics(const EvalOptions& o) const {
+  (void)o;
+  std::vector<MetricSpec> m{loss_metric()};
+  const auto name = [&](int s) {
+    return s < static_cast<int>(c_.state_names.size()) ? c_.state_names[static_cast<std::size_t>(s)]
+                                                       : "s" + std::to_string(s);
+  };
+  for (int s = 0; s < c_.states; ++s) m.push_back({"rmse_" + name(s), "", 6, double(interior_), true});
+  for (int s = 0; s < c_.states; ++s) m.push_back({"persistence_rmse_" + name(s), "", 6, double(interior_), true});
+  return m;
+}
+
+void GnnModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) {
+  (void)o;
+  if (b.n == 0) return;
+  // The loss is the training loss (over the rollout when ar_steps > 1); the RMSEs are of one step.
+  const double rollout = c_.ar_steps > 1 ? rollout_loss(b, false, 1.0) : 0.0;
+  const Tensor<float>& y = net_.forward(inputs(b), b.n);
+  const double one_step = loss_and_grad(b, y, false, 1.0);
+  sums[0] += c_.ar_steps > 1 ? rollout : one_step;
+  for (int s = 0; s < c_.states; ++s)
+    gnn_kernels::add_rmse_sums(y.matrix(), target_.matrix(), mask_, diff_mean_, diff_std_, b.n,
+                               c_.net.ny * c_.net.nx, s, sums[static_cast<std::size_t>(1 + s)],
+                               sums[static_cast<std::size_t>(1 + c_.states + s)]);
+}
+
+std::vector<StatsRequest> GnnModel::data_stats_request() const {
+  std::vector<StatsRequest> r = {{"state", StatsGranularity::channel}, {"diff", StatsGranularity::channel}};
+  if (c_.forcings) r.push_back({"forcing", StatsGranularity::channel});
+  if (c_.statics) r.push_back({"static", StatsGranularity::channel});
+  return r;
+}
+
+void GnnModel::set_data_stats(const DataStats& stats) {
+  std::vector<double> mean, std;
+  const auto append = [&](const FieldStats& f) {
+    mean.insert(mean.end(), f.mean.begin(), f.mean.end());
+    std.insert(std.end(), f.std.begin(), f.std.end());
+  };
+  append(stats.of("state"));
+  append(stats.of("state"));  // t - 1 and t: the same variables
+  if (c_.forcings) append(stats.of("forcing"));
+  if (c_.statics) append(stats.of("static"));
+  set_normalisation(mean, std, stats.of("diff").mean, stats.of("diff").std);
+}
+
+void GnnModel::set_normalisation(const std::vector<double>& in_mean, const std::vector<double>& in_std,
+                                 const std::vector<double>& diff_mean, const std::vector<double>& diff_std) {
+  h_in_mean_ = in_mean, h_in_std_ = in_std, h_diff_mean_ = diff_mean, h_diff_std_ = diff_std;
+  // A constant field (a flat static field, a variable that never changes) has std 0: taken as 1.
+  const auto safe = [](double s) { return s > 1e-12 ? s : 1.0; };
+  const auto to_device = [](const std::string& name, const std::vector<double>& v, auto f) {
+    View1<float> d(name, v.size());
+    auto h = Kokkos::create_mirror_view(d);
+    for (std::size_t i = 0; i < v.size(); ++i) h(i) = static_cast<float>(f(v[i]));
+    Kokkos::deep_copy(d, h);
+    return d;
+  };
+  in_mean_ = to_device("gnn_in_mean", in_mean, [](double v) { return v; });
+  in_inv_std_ = to_device("gnn_in_inv_std", in_std, [&](double v) { return 1.0 / safe(v); });
+  diff_mean_ = to_device("gnn_diff_mean", diff_mean, [](double v) { return v; });
+  diff_std_ = to_device("gnn_diff_std", diff_std, [&](double v) { return safe(v); });
+}
+
+ExtraDatasets GnnModel::extra_datasets() const {
+  return {{"normalisation/input_mean", h_in_mean_},
+          {"normalisation/input_std", h_in_std_},
+          {"normalisation/diff_mean", h_diff_mean_},
+          {"normalisation/diff_std", h_diff_std_}};
+}
+
+void GnnModel::load_extra_datasets(const std::string& weights_file) {
+  const h5::File f = h5::File::open_read(weights_file);
+  std::vector<std::vector<double>> v;
+  for (const char* name : {"input_mean", "input_std", "diff_mean", "diff_std"}) {
+    const std::string path = std::string("normalisation/") + name;
+    if (!h5::exists(f, path))
+      throw Error(weights_file + ": no dataset '" + path + "' (the gnn model's normalisation)",
+                  ExitCode::bad_input);
+    v.push_back(h5::read_all<double>(f, path));
+  }
+  set_normalisation(v[0], v[1], v[2], v[3]);
+}
+
+}  // namespace hpct

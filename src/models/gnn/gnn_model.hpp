@@ -1,0 +1,84 @@
+// `model gnn`: the regional weather GNN on the netcdf source's samples (docs/gnn.md). Inputs per
+// grid point: the normalised states at t - 1 and t, the forcing at t + 1 and the static fields;
+// output: the normalised one-step increment ((x(t+1) - x(t)) - diff_mean) / diff_std of every state
+// variable. The loss is its mean squared error over the interior points (the strip of
+// `boundary_width` points along the edges is the boundary, forced by the truth) and the variables.
+// Metrics: the loss and, per state variable, the RMSE of the 1-step forecast and of persistence.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/gnn/gnn_net.hpp"
+#include "models/model.hpp"
+
+namespace hpct {
+
+struct GnnModelConfig {
+  GnnConfig net;
+  int states = 0, forcings = 0, statics = 0;  // S, F, K
+  int boundary_width = 2;
+  int ar_steps = 1;
+  std::vector<double>
+      variable_weights;  // loss weight per state variable (gnn_variable_weights)                      // predicted steps per training sample (the targets' second dimension)
+  std::vector<std::string> state_names;                  // for metric names (s0, s1, ... when unknown)
+  std::vector<std::string> forcing_names, static_names;  // the data's variables (rollout evaluation)
+};
+
+class GnnModel : public Model {
+ public:
+  GnnModel(const GnnModelConfig& c, int capacity, nn::Precision precision);
+  std::string family() const override { return "gnn"; }
+  std::string config_string() const override;
+  nn::ParameterStore<float>& store() override { return net_.store(); }
+  double accumulate_gradients(const Batch& b, double normaliser) override;
+  double loss_sum(const Batch& b) override;
+  std::vector<MetricSpec> metrics(const EvalOptions& o) const override;
+  void evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) override;
+  std::vector<StatsRequest> data_stats_request() const override;
+  void set_data_stats(const DataStats& stats) override;
+  ExtraDatasets extra_datasets() const override;
+  void load_extra_datasets(const std::string& weights_file) override;
+  double train_flops_per_sample() const override { return 3.0 * net_.forward_flops_per_sample(); }
+
+  GnnNet<float>& net() { return net_; }
+  int interior_points() const { return interior_; }
+  // The network input of the batch's samples (normalised), [n N, 2S + F + K] (tests, parity dumps).
+  const Tensor<float>& inputs(const Batch& b);
+  // The normalised increment the network is trained to predict, [n N, S].
+  const Tensor<float>& increments(const Batch& b);
+  // Autoregressive rollout over the batch's ar_steps targets (no gradients): each step predicts
+  // from the two latest states (its own predictions after the first) and the step's forcing, and
+  // the boundary strip is overwritten by the truth. Adds the interior sums of squared errors of
+  // lead k (1-based k + 1) and variable s at [k S + s] of `model` and of persistence (the state at
+  // t held) of `persistence`, in data units.
+  // With `forecast`, the first sample's predicted states are appended to it, [A][S][N] (plots).
+  void rollout_errors(const Batch& b, std::vector<double>& model, std::vector<double>& persistence,
+                      std::vector<float>* forecast = nullptr);
+  const GnnModelConfig& config() const { return c_; }
+
+ private:
+  // Squared errors of the last forward's output against the batch's truth: per-sample loss sum
+  // (returned), and d(loss)/d(output) / normaliser into the net's output gradient when `grad`.
+  double loss_and_grad(const Batch& b, const Tensor<float>& out, bool grad, double normaliser);
+  // ar_steps > 1: the rollout loss (mean over the steps of the one-step loss of each predicted
+  // state), and with `grad` its gradient through every step (gnn_rollout.cpp).
+  double rollout_loss(const Batch& b, bool grad, double normaliser);
+  void set_normalisation(const std::vector<double>& in_mean, const std::vector<double>& in_std,
+                         const std::vector<double>& diff_mean, const std::vector<double>& diff_std);
+
+  GnnModelConfig c_;
+  GnnNet<float> net_;
+  int interior_ = 0;
+  View1<float> mask_;                  // [N]: 1 inside, 0 on the boundary strip
+  View1<float> in_mean_, in_inv_std_;  // [d_in]
+  View1<float> weights_;               // [S]: per-variable loss weights
+  View1<float> diff_mean_, diff_std_;  // [S]
+  std::vector<double> h_in_mean_, h_in_std_, h_diff_mean_, h_diff_std_;
+  Tensor<float> x_, target_;  // [cap N, d_in], [cap N, S]
+  View1<float> x_buf_, target_buf_;
+  View1<float> train_states_, train_grads_, train_x_;  // ar_steps > 1: [A + 2][cap N, S] x 2, [A][cap N, d_in]
+  View1<float> roll_[3];                               // rollout states [cap N, S]: t - 1, t, t + 1 (rotating)
+};
+
+}  // namespace hpct

@@ -1,0 +1,53 @@
+// One interaction-network layer on an edge set (neural-lam's InteractionNet, GraphCast's
+// processor step): messages m = MLP_e(cat(edge, sender, receiver)) per edge, their sum per
+// receiver (fixed order, Note [batched graphs] in graph_kernels.hpp), then
+//   receiver_out = receiver + MLP_n(cat(receiver, sum of m)),   edge_out = edge + m.
+// Both MLPs are GnnMlp (Linear-SiLU-Linear-LayerNorm), registered edge first ("<name>/edge_mlp",
+// "<name>/node_mlp"). Obeys Note [the gradient rule] (nn/layer.hpp) with its own signatures.
+#pragma once
+
+#include <string>
+
+#include "models/gnn/gnn_mlp.hpp"
+#include "models/gnn/graph_kernels.hpp"
+#include "nn/layers/concat.hpp"
+
+namespace hpct {
+
+template <class Scalar>
+class InteractionNet {
+ public:
+  using T = Tensor<Scalar>;
+  // For batches of up to `capacity` samples of the graph `g` (which must outlive this layer).
+  InteractionNet(nn::ParameterStore<Scalar>& store, nn::Workspace<Scalar>& ws, const std::string& name,
+                 const DeviceEdges& g, int latent, int capacity, nn::Precision precision = nn::Precision::fp32);
+  void bind(const nn::ParameterStore<Scalar>& store);
+  // edge [n E, L], send [n S, L], recv [n R, L] -> receiver_output() [n R, L], edge_output() [n E, L].
+  void forward(const T& edge, const T& send, const T& recv, int n);
+  const T& receiver_output() const { return *recv_out_; }
+  const T& edge_output() const { return *edge_out_; }
+  // From dL/d(receiver_output) and dL/d(edge_output) (empty: the edge output is unused), for the
+  // inputs of the last forward: d_edge, d_recv, then d_send, each assigned or accumulated as its
+  // mode says (empty: skipped). d_recv is complete before d_send is touched, so when senders and
+  // receivers are one node set (the mesh) pass one tensor for both, d_send accumulating.
+  void backward(const T& edge, const T& send, const T& recv, const T& d_recv_out, const T& d_edge_out,
+                const T& d_edge, nn::GradMode edge_mode, const T& d_send, nn::GradMode send_mode, const T& d_recv,
+                nn::GradMode recv_mode, int n);
+  double flops_per_sample() const;
+
+ private:
+  const DeviceEdges& g_;
+  int latent_;
+  GnnMlp<Scalar> edge_mlp_;
+  nn::Concat<Scalar> cat_;
+  GnnMlp<Scalar> node_mlp_;
+  T* cat3_ = nullptr;  // [cap E, 3L]: each edge's input row
+  T* agg_ = nullptr;   // [cap R, L]: summed messages
+  T* recv_out_ = nullptr;
+  T* edge_out_ = nullptr;
+  T* d_cat3_ = nullptr;
+  T* d_cat2_ = nullptr;
+  T* d_msg_ = nullptr;
+};
+
+}  // namespace hpct

@@ -1,0 +1,35 @@
+// The graphs of the gnn model, built from the grid's size alone (so a weights file rebuilds them
+// identically): a multi-scale mesh (levels 3x coarser, joined into one graph), grid -> mesh edges
+// for every grid point within 0.67 mesh spacings, mesh -> grid edges from the 4 nearest mesh nodes,
+// and per-edge features [length, dx, dy] (neural-lam's create_graph.py, read, not copied).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace hpct {
+
+// One directed edge set from `senders` nodes to `receivers` nodes.
+struct EdgeList {
+  std::vector<int> sender, receiver;
+  std::vector<float> features;  // [edges, 3]: length, dx, dy (receiver - sender), over the longest mesh edge
+  std::int64_t senders = 0, receivers = 0;
+  std::int64_t size() const { return static_cast<std::int64_t>(sender.size()); }
+};
+
+struct MeshGraph {
+  int ny = 0, nx = 0;                // the grid
+  int mesh_ny = 0, mesh_nx = 0;      // the finest mesh level
+  int levels = 0;                    // mesh levels joined into m2m
+  std::vector<float> mesh_features;  // [mesh nodes, 2]: x, y over the grid's larger side
+  EdgeList g2m, m2m, m2g;
+  std::int64_t grid_nodes() const { return static_cast<std::int64_t>(ny) * nx; }
+  std::int64_t mesh_nodes() const { return static_cast<std::int64_t>(mesh_ny) * mesh_nx; }
+};
+
+// Note [mesh in grid units]: the grid is taken as regular, point (i, j) at x = i, y = j; the finest
+// mesh has a node every 3 points, at 3k + 1 (so every coarser level's node, at 9k + 4, ..., is one
+// of them), and each level connects its nodes to their 8 neighbours. Needs ny, nx >= 6.
+MeshGraph build_mesh_graph(int ny, int nx);
+
+}  // namespace hpct

@@ -1,0 +1,134 @@
+// Rollout evaluation of a trained gnn on a netcdf file (see rollout_evaluation.hpp).
+#include "models/gnn/rollout_evaluation.hpp"
+
+#include <cmath>
+#include <memory>
+
+#include "core/error.hpp"
+#include "data/source_registry.hpp"
+#include "models/gnn/gnn_model.hpp"
+#include "models/registry.hpp"
+
+namespace hpct {
+
+namespace {
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+}  // namespace
+
+RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data_file, int lead_steps, double from,
+                             int batch, int rank, int ranks,
+                             const std::function<void(std::vector<double>&)>& sum_over_ranks) {
+  const std::unique_ptr<Model> loaded = load_model(weights, batch);
+  auto* model = dynamic_cast<GnnModel*>(loaded.get());
+  if (!model)
+    throw Error(weights + ": a " + loaded->family() + " model; wxeval evaluates gnn models", ExitCode::bad_input);
+  const GnnModelConfig& c = model->config();
+  // The data opened as the model was trained on it, with lead_steps targets per sample.
+  deck::Schema schema;
+  declare_data_source_keys(schema);
+  std::string text = "data_format netcdf\nstate_variables " + joined(c.state_names) + "\nar_steps " +
+                     std::to_string(lead_steps) + "\n";
+  if (!c.forcing_names.empty()) text += "forcing_variables " + joined(c.forcing_names) + "\n";
+  if (!c.static_names.empty()) text += "static_variables " + joined(c.static_names) + "\n";
+  const std::shared_ptr<const Dataset> data = open_data_source(deck::Deck::parse(text, weights + " (its variables)",
+                                                                                 schema, {}),
+                                                               data_file, "data_file");
+  const std::vector<FieldSpec> specs = data->fields();
+  const FieldSpec& grid = specs.at(3);
+  if (grid.row_shape.dim[1] != c.net.ny || grid.row_shape.dim[2] != c.net.nx)
+    throw Error(data_file + ": a " + std::to_string(grid.row_shape.dim[1]) + " x " +
+                    std::to_string(grid.row_shape.dim[2]) + " grid; " + weights + " was trained on " +
+                    std::to_string(c.net.ny) + " x " + std::to_string(c.net.nx),
+                ExitCode::bad_input);
+  const std::uint64_t rows = data->rows();
+  const auto first = static_cast<std::uint64_t>(std::floor(from * static_cast<double>(rows)));
+  const std::uint64_t held_out = rows - first;
+  const std::uint64_t lo = first + held_out * static_cast<std::uint64_t>(rank) / static_cast<std::uint64_t>(ranks);
+  const std::uint64_t hi = first +
+                           held_out * static_cast<std::uint64_t>(rank + 1) / static_cast<std::uint64_t>(ranks);
+  RolloutSums out;
+  std::vector<double> climatology;  // [S N] mean state
+  out.variables = c.state_names, out.leads = lead_steps, out.total_samples = held_out;
+  out.ny = c.net.ny, out.nx = c.net.nx;
+  out.interior_points = model->interior_points();
+  out.model.assign(static_cast<std::size_t>(lead_steps) * c.state_names.size(), 0.0);
+  out.persistence = out.model;
+  // Host buffers and their device copies, one batch at a time.
+  const HostFields host(specs, static_cast<std::uint64_t>(batch), std::vector<std::uint64_t>(specs.size(), 0));
+  const auto S = static_cast<std::size_t>(c.states), N = static_cast<std::size_t>(c.net.ny) * c.net.nx;
+  const auto A = static_cast<std::size_t>(lead_steps);
+  // Climatology: the mean state at t of the samples before `from` (all when there are none), per
+  // variable and point; this rank's block, summed over ranks ([S N] sums, then the count).
+  {
+    const std::uint64_t c_end = first > 0 ? first : rows;
+    const std::uint64_t c_lo = c_end * static_cast<std::uint64_t>(rank) / static_cast<std::uint64_t>(ranks);
+    const std::uint64_t c_hi = c_end * static_cast<std::uint64_t>(rank + 1) / static_cast<std::uint64_t>(ranks);
+    std::vector<double> sums(S * N + 1, 0.0);
+    for (std::uint64_t at = c_lo; at < c_hi; at += static_cast<std::uint64_t>(batch)) {
+      const std::uint64_t m = std::min<std::uint64_t>(static_cast<std::uint64_t>(batch), c_hi - at);
+      data->read_block(at, m, host.buffers());
+      const auto* state = static_cast<const float*>(host.buffers()[0].values);  // [m][S][2][N]
+      for (std::uint64_t r = 0; r < m; ++r)
+        for (std::size_t s = 0; s < S; ++s)
+          for (std::size_t p = 0; p < N; ++p) sums[s * N + p] += state[((r * S + s) * 2 + 1) * N + p];
+      sums[S * N] += static_cast<double>(m);
+    }
+    sum_over_ranks(sums);
+    climatology.assign(sums.begin(), sums.end() - 1);
+    for (double& v : climatology) v /= std::max(1.0, sums[S * N]);
+  }
+  std::vector<float> inside(N);
+  for (std::size_t p = 0; p < N; ++p) {
+    const int i = static_cast<int>(p % static_cast<std::size_t>(c.net.nx)),
+              j = static_cast<int>(p / static_cast<std::size_t>(c.net.nx));
+    const int bw = c.boundary_width;
+    inside[p] = i >= bw && j >= bw && i < c.net.nx - bw && j < c.net.ny - bw ? 1.0f : 0.0f;
+  }
+  out.climatology.assign(A * S, 0.0);
+  std::vector<View1<float>> device;
+  for (const FieldSpec& s : specs)
+    device.emplace_back("wxeval_" + s.name, static_cast<std::size_t>(batch) * s.width());
+  for (std::uint64_t at = lo; at < hi; at += static_cast<std::uint64_t>(batch)) {
+    const std::uint64_t n = std::min<std::uint64_t>(static_cast<std::uint64_t>(batch), hi - at);
+    data->read_block(at, n, host.buffers());
+    const long long bad = first_bad_value(specs, host.buffers(), n, nullptr, at);
+    if (bad != kNoBadValue) throw Error(describe_bad_value(*data, specs, bad), ExitCode::bad_input);
+    Batch b;
+    b.n = static_cast<int>(n);
+    for (std::size_t f = 0; f < specs.size(); ++f) {
+      const std::size_t count = n * specs[f].width();
+      Kokkos::deep_copy(Kokkos::subview(device[f], std::make_pair(std::size_t(0), count)),
+                        Kokkos::View<const float*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                            static_cast<const float*>(host.buffers()[f].values), count));
+      b.set(specs[f].name.c_str(),
+            Tensor<float>(device[f].data(), specs[f].shape_of(static_cast<std::int64_t>(n))));
+    }
+    const bool first_batch = at == lo && rank == 0;
+    model->rollout_errors(b, out.model, out.persistence, first_batch ? &out.forecast : nullptr);
+    if (first_batch) {  // sample 0's targets, [lead][variable][N] like the forecast
+      const auto* t = static_cast<const float*>(host.buffers()[1].values);
+      for (std::size_t k = 0; k < A; ++k)
+        for (std::size_t s = 0; s < S; ++s)
+          for (std::size_t p = 0; p < N; ++p) out.truth.push_back(t[(s * A + k) * N + p]);
+    }
+    const auto* targets = static_cast<const float*>(host.buffers()[1].values);  // [n][S][A][N]
+    for (std::uint64_t r = 0; r < n; ++r)
+      for (std::size_t k = 0; k < A; ++k)
+        for (std::size_t s = 0; s < S; ++s) {
+          double e2 = 0;
+          for (std::size_t p = 0; p < N; ++p) {
+            const double e = targets[((r * S + s) * A + k) * N + p] - climatology[s * N + p];
+            e2 += inside[p] * e * e;
+          }
+          out.climatology[k * S + s] += e2;
+        }
+    out.samples += n;
+  }
+  return out;
+}
+
+}  // namespace hpct

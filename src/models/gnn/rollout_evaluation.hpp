@@ -1,0 +1,35 @@
+// The gnn's forecast evaluation (apps/wxeval): rollouts of a trained model from held-out initial
+// times of a netcdf file to `lead_steps` steps, interior squared errors per lead time and state
+// variable for the model and for persistence, summed over this rank's block of samples.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace hpct {
+
+struct RolloutSums {
+  std::vector<std::string> variables;  // the state variables
+  int leads = 0;
+  std::vector<double> model, persistence;  // [lead * variables + v]: sums of squared errors
+  std::vector<double> climatology;         // the same for the training part's mean state per point
+  std::uint64_t samples = 0;               // this rank's samples
+  std::uint64_t total_samples = 0;         // over all ranks (the held-out part)
+  int interior_points = 0;
+  // The first held-out initial time (rank 0): truth and forecast [lead][variable][ny][nx].
+  std::vector<float> truth, forecast;
+  int ny = 0, nx = 0;
+};
+
+// Samples [floor(from * rows), rows) of `data_file` opened with the model's variables and
+// ar_steps = lead_steps, split into contiguous blocks over `ranks` (this is `rank`), rolled out in
+// batches of `batch`. The climatology (the mean state of every variable at every point over the
+// samples before `from`, or over all samples when there are none) is summed over ranks with
+// `sum_over_ranks` (in place) before the rollouts. Errors name the files.
+RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data_file, int lead_steps, double from,
+                             int batch, int rank, int ranks,
+                             const std::function<void(std::vector<double>&)>& sum_over_ranks);
+
+}  // namespace hpct

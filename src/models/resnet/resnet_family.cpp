@@ -1,0 +1,93 @@
+// The resnet family's registry entry: its deck keys, how to build it, and its stored configuration
+// (see models/registry.hpp).
+#include "core/error.hpp"
+#include "models/registry.hpp"
+#include "models/resnet/resnet_model.hpp"
+
+namespace hpct {
+
+namespace {
+
+void declare(deck::Schema& s) {
+  s.section("model (resnet)");
+  s.add_int("resnet_depth", 18, 18, 50, "ResNet depth: 18 or 34 (basic blocks), 50 (bottlenecks)");
+  s.add_int("resnet_width", 64, 1, 4096, "channels of the first stage (torchvision: 64); stages double it");
+  s.add_choice("resnet_stem", "imagenet", {"imagenet", "small"},
+               "imagenet: 7x7/2 conv + 3x3/2 max pool (torchvision); small: one 3x3/1 conv, for images of 8-32 "
+               "pixels");
+  s.add_bool("sync_batch_norm", false,
+             "batch norm statistics over the global batch (all ranks): 1 rank == N ranks; off: per rank, as DDP");
+  s.add_choice("conv_algorithm", "gemm", {"gemm", "direct", "auto"},
+               "convolution algorithm: gemm (im2col + BLAS, 1x1 as a plain GEMM), direct (Kokkos kernels), or auto "
+               "(each convolution times both on the first steps and keeps the faster; the log lists the choices)");
+  s.add_bool("conv_deterministic", false,
+             "with conv_algorithm auto: choose by a fixed rule (gemm) instead of timings, so runs repeat bitwise");
+}
+
+ResNetConfig config_from(const deck::Deck& deck) {
+  ResNetConfig c;
+  c.depth = static_cast<int>(deck.get_int("resnet_depth"));
+  if (c.depth != 18 && c.depth != 34 && c.depth != 50) deck.fail("resnet_depth", "must be 18, 34 or 50");
+  c.base_width = static_cast<int>(deck.get_int("resnet_width"));
+  c.small_stem = deck.get_string("resnet_stem") == "small";
+  c.classes = static_cast<int>(deck.get_int("num_classes"));
+  return c;
+}
+
+std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
+  const deck::Deck& deck = ctx.deck;
+  const FieldSpec& inputs = ctx.field("inputs");
+  const FieldSpec& targets = ctx.field("targets");
+  if (inputs.dtype != DType::f32 || inputs.ragged || inputs.row_shape.rank != 3)
+    deck.fail("data_file", "the resnet reads float32 images [C, H, W] (data_format hdf5_images); the data has " +
+                               inputs.describe());
+  if (deck.get_string("loss") != "cross_entropy")
+    deck.fail("loss", "the resnet classifies images: loss cross_entropy");
+  if (targets.ragged || targets.width() != 1)
+    deck.fail("data_file", "the resnet needs one class index per image; the data has " + targets.describe());
+  ResNetConfig c = config_from(deck);
+  if (c.classes < 2) deck.fail("num_classes", "cross_entropy needs num_classes >= 2");
+  c.channels = static_cast<int>(inputs.row_shape.dim[0]);
+  c.height = static_cast<int>(inputs.row_shape.dim[1]);
+  c.width = static_cast<int>(inputs.row_shape.dim[2]);
+  auto model = std::make_unique<ResNetModel>(c, ctx.capacity, deck.get_real("label_smoothing"));
+  model->set_reducer(ctx.allreduce_sum);
+  if (deck.get_bool("sync_batch_norm")) model->synchronise_batch_norm();
+  model->set_conv_algorithm(deck.get_string("conv_algorithm"), deck.get_bool("conv_deterministic"));
+  return model;
+}
+
+// Note [stored configuration] in models/registry.hpp: the image shape besides the deck keys.
+void declare_config(deck::Schema& s) {
+  s.add_int("channels", 3, 1, 1 << 20, "image channels");
+  s.add_int("height", 32, 1, 1 << 20, "image height");
+  s.add_int("width", 32, 1, 1 << 20, "image width");
+  s.add_int("num_classes", 10, 2, 1 << 24, "classes");
+}
+
+std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
+  ResNetConfig c = config_from(config);
+  c.channels = static_cast<int>(config.get_int("channels"));
+  c.height = static_cast<int>(config.get_int("height"));
+  c.width = static_cast<int>(config.get_int("width"));
+  auto model = std::make_unique<ResNetModel>(c, capacity);
+  model->set_conv_algorithm(config.get_string("conv_algorithm"), config.get_bool("conv_deterministic"));
+  return model;
+}
+
+}  // namespace
+
+ModelFamily resnet_family() {
+  ModelFamily f;
+  f.name = "resnet";
+  f.summary =
+      "ResNet-18/34/50 image classifier (cross_entropy) on hdf5_images; batch norm, optionally "
+      "synchronised";
+  f.declare_keys = declare;
+  f.build = build;
+  f.declare_config_keys = declare_config;
+  f.from_config = from_config;
+  return f;
+}
+
+}  // namespace hpct

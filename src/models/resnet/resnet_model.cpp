@@ -1,0 +1,217 @@
+// The resnet model's loss, gradients, metrics and predictions (see resnet_model.hpp).
+#include "models/resnet/resnet_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+
+namespace hpct {
+
+// p = softmax of each row of z (rows [0, n)), max-subtracted. Not in an anonymous namespace: CUDA's
+// extended lambdas need an enclosing function with external linkage.
+void resnet_softmax_rows(const View2<float>& z, const View2<float>& p, int n) {
+  const int d = static_cast<int>(z.extent(1));
+  Kokkos::parallel_for(
+      "resnet_softmax", range(0, n), KOKKOS_LAMBDA(const int i) {
+        float m = z(i, 0);
+        for (int j = 1; j < d; ++j) m = z(i, j) > m ? z(i, j) : m;
+        double s = 0;
+        for (int j = 0; j < d; ++j) s += kmath::exp(static_cast<double>(z(i, j) - m));
+        for (int j = 0; j < d; ++j) p(i, j) = static_cast<float>(kmath::exp(static_cast<double>(z(i, j) - m)) / s);
+      });
+}
+
+// Integer labels to float (exact below 2^24). A free function: CUDA's extended lambdas need an
+// enclosing function with external linkage.
+template <class Int>
+void resnet_labels_to_float(const View1<float>& out, const Int* labels, int n) {
+  const View1<float> o = out;
+  Kokkos::parallel_for(
+      "resnet_labels", range(0, n), KOKKOS_LAMBDA(const int i) { o(i) = static_cast<float>(labels[i]); });
+}
+
+ResNetModel::ResNetModel(const ResNetConfig& config, int capacity, double label_smoothing)
+    : net_(config, capacity),
+      loss_(nn::LossKind::cross_entropy, label_smoothing),
+      labels_("resnet_labels", static_cast<std::size_t>(std::max(capacity, 1))) {}
+
+void ResNetModel::synchronise_batch_norm() {
+  net_.set_allreduce(reducer_);
+  synchronised_ = static_cast<bool>(reducer_);
+}
+
+void ResNetModel::set_conv_algorithm(const std::string& choice, bool deterministic) {
+  conv_choice_ = choice, conv_deterministic_ = deterministic;
+  const bool autotune = choice == "auto";
+  const nn::ConvAlgorithm fixed = autotune ? nn::ConvAlgorithm::gemm : nn::conv_algorithm_from_name(choice);
+  for (auto* c : net_.convolutions()) c->set_algorithm(fixed);
+  tune_pass_ = autotune && !deterministic ? 0 : -1;
+  if (autotune && deterministic)
+    Log::info(
+        "  conv_algorithm auto with conv_deterministic: gemm for every convolution (a fixed rule, no timing)");
+}
+
+std::vector<nn::ConvAlgorithm> ResNetModel::conv_algorithms() const {
+  std::vector<nn::ConvAlgorithm> a;
+  for (const auto* c : net_.convolutions()) a.push_back(c->algorithm());
+  return a;
+}
+
+void ResNetModel::tuning_before() {
+  if (!tuning()) return;
+  const nn::ConvAlgorithm a = tune_pass_ == 2 ? nn::ConvAlgorithm::direct : nn::ConvAlgorithm::gemm;
+  for (auto* c : net_.convolutions()) c->set_algorithm(a), c->set_timing(tune_pass_ > 0);
+}
+
+void ResNetModel::tuning_after() {
+  if (!tuning()) return;
+  const auto& convs = net_.convolutions();
+  if (tune_pass_ > 0) {
+    if (tune_times_.empty()) tune_times_.assign(2 * convs.size(), 0.0);
+    const std::size_t base = tune_pass_ == 1 ? 0 : convs.size();
+    for (std::size_t i = 0; i < convs.size(); ++i) tune_times_[base + i] = convs[i]->elapsed();
+  }
+  if (++tune_pass_ < kTunePasses) return;
+  // Every rank takes the same choice from the times summed over the ranks.
+  if (reducer_) reducer_(tune_times_.data(), static_cast<int>(tune_times_.size()));
+  int direct = 0;
+  Log::info(
+      strf("  conv_algorithm auto: %zu convolutions timed (forward + backward, one step each, summed over "
+           "the ranks):",
+           convs.size()));
+  for (std::size_t i = 0; i < convs.size(); ++i) {
+    const double g = tune_times_[i], d = tune_times_[convs.size() + i];
+    const nn::ConvAlgorithm a = d < g ? nn::ConvAlgorithm::direct : nn::ConvAlgorithm::gemm;
+    direct += a == nn::ConvAlgorithm::direct;
+    convs[i]->set_timing(false);
+    convs[i]->set_algorithm(a);
+    Log::info(strf("    %-22s %-44s gemm %8.3f ms  direct %8.3f ms  -> %s", net_.convolution_names()[i].c_str(),
+                   convs[i]->geometry().to_string().c_str(), 1e3 * g, 1e3 * d, nn::conv_algorithm_name(a)));
+  }
+  Log::info(strf("  conv_algorithm auto: %zu gemm, %d direct", convs.size() - static_cast<std::size_t>(direct),
+                 direct));
+}
+
+void ResNetModel::constrain_fields(std::vector<FieldSpec>& fields) const {
+  for (FieldSpec& f : fields)
+    if (f.name == Batch::kTargets && f.dtype != DType::f32)
+      f.min_value = 0, f.max_value = net_.config().classes - 1;
+}
+
+Tensor<float> ResNetModel::targets(const Batch& b) const {
+  const Batch::Field& t = b.field(Batch::kTargets);
+  if (t.dtype == DType::f32) return b.targets();
+  if (t.dtype == DType::i64) resnet_labels_to_float(labels_, b.get_as<std::int64_t>(Batch::kTargets).data(), b.n);
+  else resnet_labels_to_float(labels_, b.get_as<std::int32_t>(Batch::kTargets).data(), b.n);
+  return Tensor<float>(labels_.data(), Shape{b.n, 1});
+}
+
+Tensor<float> ResNetModel::images(const Batch& b) const {
+  const ResNetConfig& c = net_.config();
+  const Tensor<float> x = b.inputs();
+  if (x.cols() != static_cast<std::int64_t>(c.channels) * c.height * c.width)
+    throw Error(strf("resnet: the images have %lld values each; the model was built for %dx%dx%d",
+                     (long long)x.cols(), c.channels, c.height, c.width),
+                ExitCode::bad_input);
+  return Tensor<float>(x.data(), Shape{b.n, c.channels, c.height, c.width});
+}
+
+std::string ResNetModel::config_string() const {
+  // Note [stored configuration] in models/registry.hpp.
+  const ResNetConfig& c = net_.config();
+  return strf(
+      "channels=%d height=%d width=%d num_classes=%d resnet_depth=%d resnet_width=%d resnet_stem=%s "
+      "conv_algorithm=%s conv_deterministic=%s sync_batch_norm=%s",
+      c.channels, c.height, c.width, c.classes, c.depth, c.base_width, c.small_stem ? "small" : "imagenet",
+      conv_choice_.c_str(), conv_deterministic_ ? "true" : "false", synchronised_ ? "true" : "false");
+}
+
+double ResNetModel::accumulate_gradients(const Batch& b, double normaliser) {
+  net_.set_training(true);
+  if (b.n == 0) {
+    // A collective step with no rows here: the batch norms and the tuning still join the sums over the ranks.
+    if (!collective_step()) return 0.0;
+    const ResNetConfig& c = net_.config();
+    const Tensor<float> none(labels_.data(), Shape{0, c.channels, c.height, c.width});
+    tuning_before();
+    net_.forward(none, 0);
+    net_.backward(none, 0);
+    tuning_after();
+    return 0.0;
+  }
+  const Tensor<float> x = images(b);
+  tuning_before();
+  const Tensor<float> y(net_.forward(x, b.n));
+  const double sum = loss_.forward_backward(y, targets(b), net_.output_grad_tensor(), nn::GradMode::assign, b.n,
+                                            normaliser);
+  net_.backward(x, b.n);
+  tuning_after();
+  return sum;
+}
+
+double ResNetModel::loss_sum(const Batch& b) {
+  if (b.n == 0) return 0.0;
+  net_.set_training(false);
+  const Tensor<float> y(net_.forward(images(b), b.n));
+  return loss_.forward(y, targets(b), b.n);
+}
+
+std::vector<MetricSpec> ResNetModel::metrics(const EvalOptions& o) const {
+  return {loss_metric(),
+          {"accuracy", "val acc", 4, 1, false},
+          {"top_k_accuracy", strf("top-%d", o.top_k), 4, 1, false}};
+}
+
+void ResNetModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) {
+  if (b.n == 0) return;
+  net_.set_training(false);
+  const Tensor<float> y(net_.forward(images(b), b.n));
+  const Tensor<float> t = targets(b);
+  sums[0] += loss_.forward(y, t, b.n);
+  sums[1] += static_cast<double>(nn::count_top_k_hits(y, t, b.n, 1));
+  sums[2] += static_cast<double>(nn::count_top_k_hits(y, t, b.n, o.top_k));
+}
+
+std::vector<NamedShape> ResNetModel::predict_inputs() const {
+  const ResNetConfig& c = net_.config();
+  return {{Batch::kInputs, {c.channels, c.height, c.width}}};
+}
+
+std::vector<NamedShape> ResNetModel::predict_outputs(const PredictOptions& o) const {
+  std::vector<NamedShape> out;
+  const std::int64_t d = net_.config().classes;
+  if (output_wanted(o, "outputs")) out.push_back({"outputs", {d}});
+  if (output_wanted(o, "probabilities")) out.push_back({"probabilities", {d}});
+  return out;
+}
+
+Predictions ResNetModel::predict(const Batch& b, const PredictOptions& o) {
+  const ResNetConfig& c = net_.config();
+  const Tensor<float> x = images(b);
+  const int n = b.n, chunk = std::max(1, std::min(o.chunk, net_.capacity()));
+  net_.set_training(false);
+  PredictOutput y{"outputs",
+                  {n, c.classes},
+                  View1<float>("resnet_outputs", static_cast<std::size_t>(n) * c.classes)};
+  const View2<float> ym = y.matrix();
+  const std::int64_t row = x.cols();
+  for (int first = 0; first < n; first += chunk) {
+    const int rows = std::min(chunk, n - first);
+    const Tensor<float> part(x.data() + first * row, Shape{rows, c.channels, c.height, c.width});
+    const auto out = net_.forward(part, rows);
+    Kokkos::deep_copy(Kokkos::subview(ym, Kokkos::make_pair(first, first + rows), Kokkos::ALL()),
+                      Kokkos::subview(out, Kokkos::make_pair(0, rows), Kokkos::ALL()));
+  }
+  Predictions p;
+  if (output_wanted(o, "outputs")) p.push_back(y);
+  if (output_wanted(o, "probabilities")) {
+    PredictOutput pr{"probabilities", y.shape, View1<float>("resnet_probabilities", y.values.extent(0))};
+    resnet_softmax_rows(ym, pr.matrix(), n);
+    p.push_back(pr);
+  }
+  return p;
+}
+
+}  // namespace hpct

@@ -1,0 +1,68 @@
+// `model resnet`: image classification with a ResNet (models/resnet/resnet.hpp) on [C, H, W] float
+// images (the hdf5_images source), cross-entropy over num_classes logits on integer labels.
+// Metrics: the loss, accuracy and top-k accuracy. predict: "outputs" (logits) and "probabilities".
+// Batch norm runs on batch statistics in accumulate_gradients and on the running statistics in
+// loss_sum, evaluate and predict. With sync_batch_norm, training steps are collective
+// (Model::collective_step): a rank with no rows in a micro-step still joins the statistics sums; so
+// are the first three steps with conv_algorithm auto (Note [convolution autotuning] in resnet.hpp).
+#pragma once
+
+#include "models/model.hpp"
+#include "models/resnet/resnet.hpp"
+#include "nn/loss.hpp"
+
+namespace hpct {
+
+class ResNetModel : public Model {
+ public:
+  ResNetModel(const ResNetConfig& config, int capacity, double label_smoothing = 0.0);
+  std::string family() const override { return "resnet"; }
+  std::string config_string() const override;
+  nn::ParameterStore<float>& store() override { return net_.store(); }
+  double accumulate_gradients(const Batch& b, double normaliser) override;
+  double loss_sum(const Batch& b) override;
+  std::vector<MetricSpec> metrics(const EvalOptions& o) const override;
+  void evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) override;
+  bool classifies() const override { return true; }
+  Predictions predict(const Batch& b, const PredictOptions& o) override;
+  std::vector<NamedShape> predict_inputs() const override;
+  std::vector<NamedShape> predict_outputs(const PredictOptions& o) const override;
+  double train_flops_per_sample() const override { return 3.0 * net_.forward_flops(); }
+  void constrain_fields(std::vector<FieldSpec>& fields) const override;
+  bool collective_step() const override { return synchronised_ || tuning(); }
+
+  // Sums doubles over the ranks (ModelBuildContext::allreduce_sum); empty on one rank.
+  void set_reducer(const nn::BatchNorm2d<float>::Allreduce& reducer) { reducer_ = reducer; }
+  // Note [synchronised batch norm], through the reducer.
+  void synchronise_batch_norm();
+  // conv_algorithm as the deck says it: gemm, direct, or auto (timed unless `deterministic`).
+  void set_conv_algorithm(const std::string& choice, bool deterministic);
+  // The algorithm each convolution runs (after tuning, its choice).
+  std::vector<nn::ConvAlgorithm> conv_algorithms() const;
+  ResNet<float>& net() { return net_; }
+
+ private:
+  // The batch's labels as float32 (an image set's int64 targets converted into labels_).
+  Tensor<float> targets(const Batch& b) const;
+  // The inputs as [n, C, H, W], checked against the configured image shape.
+  Tensor<float> images(const Batch& b) const;
+
+  bool tuning() const { return tune_pass_ >= 0 && tune_pass_ < kTunePasses; }
+  // Note [convolution autotuning]: the algorithm and timing of tuning pass tune_pass_, and after it
+  // the times it measured (and, after the last pass, the choice).
+  void tuning_before();
+  void tuning_after();
+  static constexpr int kTunePasses = 3;  // warm-up (gemm), gemm timed, direct timed
+
+  ResNet<float> net_;
+  nn::BatchNorm2d<float>::Allreduce reducer_;
+  std::string conv_choice_ = "gemm";
+  bool conv_deterministic_ = false;
+  int tune_pass_ = -1;              // -1: no tuning
+  std::vector<double> tune_times_;  // [gemm per convolution..., direct per convolution...]
+  nn::Loss<float> loss_;
+  View1<float> labels_;  // capacity rows
+  bool synchronised_ = false;
+};
+
+}  // namespace hpct

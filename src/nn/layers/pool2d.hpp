@@ -1,0 +1,48 @@
+// Pooling over the pixels of NCHW tensors: MaxPool2d (torch.nn.MaxPool2d(kernel, stride, padding),
+// padding reads as -infinity, ties go to the first maximum in scan order as in PyTorch's CPU kernel)
+// and GlobalAvgPool2d ([N, C, H, W] -> [N, C], torch's adaptive_avg_pool2d(x, 1) flattened).
+// Obey Note [the gradient rule] (nn/layer.hpp).
+// Note [pooling gradients as gathers]: each input element sums the gradients of the outputs that
+// took it (max: whose recorded argmax it is; average: its one output), one work item per input
+// element, so no float atomics and no dependence on the thread count.
+#pragma once
+
+#include <string>
+
+#include "nn/layer.hpp"
+
+namespace hpct::nn {
+
+template <class Scalar>
+class MaxPool2d : public Layer<Scalar> {
+ public:
+  using T = Tensor<Scalar>;
+  // `in`: [N, C, H, W] for the largest batch; stride 0 means stride = kernel (PyTorch's default).
+  MaxPool2d(Workspace<Scalar>& ws, const std::string& name, const Shape& in, int kernel, int stride = 0,
+            int padding = 0);
+  void forward(const T& x, int n) override;
+  void backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) override;
+  const T& output() const override { return *y_; }
+
+ private:
+  int c_, h_, w_, oh_, ow_, k_, s_, p_;
+  T* y_ = nullptr;
+  View1<int> argmax_;  // per output element: the input pixel (y * W + x) of its plane it took
+};
+
+template <class Scalar>
+class GlobalAvgPool2d : public Layer<Scalar> {
+ public:
+  using T = Tensor<Scalar>;
+  GlobalAvgPool2d(Workspace<Scalar>& ws, const std::string& name, const Shape& in);
+  void forward(const T& x, int n) override;
+  void backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) override;
+  const T& output() const override { return *y_; }
+
+ private:
+  int c_;
+  std::int64_t pixels_;
+  T* y_ = nullptr;
+};
+
+}  // namespace hpct::nn

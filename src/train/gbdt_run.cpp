@@ -1,0 +1,306 @@
+// The GBDT run: data (train / validation / test), resume, training with progress lines, per-round
+// checkpoints and stop requests, final metrics, the model file and the metrics records.
+#include "train/gbdt_run.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <memory>
+
+#include "comm/progress_board.hpp"
+#include "comm/watchdog.hpp"
+#include "core/error.hpp"
+#include "core/heartbeat.hpp"
+#include "core/log.hpp"
+#include "core/runtime.hpp"
+#include "core/signals.hpp"
+#include "core/timer.hpp"
+#include "core/trace.hpp"
+#include "data/validation_split.hpp"
+#include "gbdt/gbdt.hpp"
+#include "gbdt/metrics.hpp"
+#include "gbdt/model_io.hpp"
+#include "train/gbdt_checkpoint.hpp"
+#include "train/metrics_sink.hpp"
+#include "train/resume.hpp"
+
+namespace hpct {
+
+namespace {
+
+using gbdt::Data;
+using gbdt::EvalResult;
+
+std::string line_of(int round, const std::vector<EvalResult>& r) {
+  std::string s = strf("[%d]", round + 1);
+  for (const auto& e : r) s += strf("  %s %.6f", e.name.c_str(), e.value);
+  return s;
+}
+
+std::vector<MetricsSink::Field> fields_of(const std::vector<EvalResult>& r) {
+  std::vector<MetricsSink::Field> f;
+  for (const auto& e : r) f.emplace_back(e.name, e.value);
+  return f;
+}
+
+// The data sets of a run: training rows, and the validation and test sets when the deck has them.
+struct RunData {
+  Data train, valid, test;
+  bool has_valid = false, has_test = false;
+};
+
+RunData load_run_data(const deck::Deck& deck, const Comm& comm) {
+  RunData d;
+  d.train = gbdt::load_data(gbdt::source_from_deck(deck, "data_file"), "train", comm);
+  const long long F = d.train.cols;
+  // A validation set: validation_file, or the tail of data_file only when validation_fraction is
+  // set in the deck (its default serves the network trainer; trees evaluate on test_file instead).
+  if (!deck.get_string("validation_file").empty()) {
+    gbdt::DataSource vs = gbdt::source_from_deck(deck, "validation_file");
+    vs.num_features = F;
+    d.valid = gbdt::load_data(vs, "valid", comm);
+    d.has_valid = true;
+  } else if (deck.is_set("validation_fraction") && deck.get_real("validation_fraction") > 0) {
+    const auto rows = static_cast<std::uint64_t>(d.train.global_rows);
+    const auto cut = static_cast<long long>(rows -
+                                            validation_split_rows(rows, deck.get_real("validation_fraction")));
+    d.valid = gbdt::split_tail(d.train, cut, "valid");
+    d.has_valid = d.valid.global_rows > 0;
+  }
+  d.has_test = !deck.get_string("test_file").empty();
+  if (d.has_test) {
+    gbdt::DataSource ts = gbdt::source_from_deck(deck, "test_file");
+    ts.num_features = F;
+    d.test = gbdt::load_data(ts, "test", comm);
+  }
+  return d;
+}
+
+// Labels: multiclass without num_class takes the highest label over all ranks; every label is checked.
+void settle_labels(const deck::Deck& deck, gbdt::BoostParams& p, const RunData& d, const Comm& comm) {
+  using gbdt::Objective;
+  if (p.objective == Objective::multiclass && !deck.is_set("num_class")) {
+    float mx = 0;
+    for (float v : d.train.y) mx = std::fmax(mx, std::isfinite(v) ? v : 0.0f);
+    p.num_class = static_cast<int>(comm.max(static_cast<double>(mx))) + 1;
+    if (p.num_class < 2) deck.fail("num_class", "the training labels hold one class only");
+  }
+  comm.run_agreed([&] {
+    gbdt::check_labels(p.objective, p.num_class, d.train.y, d.train.line, d.train.file);
+    if (d.has_valid) gbdt::check_labels(p.objective, p.num_class, d.valid.y, d.valid.line, d.valid.file);
+    if (d.has_test) gbdt::check_labels(p.objective, p.num_class, d.test.y, d.test.line, d.test.file);
+  });
+  if (p.objective == Objective::binary) {
+    // Labels all of one class train a constant model; XGBoost and LightGBM warn, so do we (the
+    // labels were checked to be 0 or 1 just above).
+    double ones = 0;
+    for (float v : d.train.y) ones += v;
+    ones = comm.sum(ones);
+    if (ones == 0 || ones == static_cast<double>(d.train.global_rows))
+      Log::info(strf("warning: %s: every training label is %d; a binary objective then learns a constant",
+                     d.train.file.c_str(), ones == 0 ? 0 : 1));
+  }
+}
+
+// Checkpoints at a cadence (rounds, minutes) and on a stop signal; see Note [gbdt stop agreement].
+class RoundCheckpoints {
+ public:
+  RoundCheckpoints(const deck::Deck& deck, const Comm& comm, Heartbeat& heartbeat)
+      : deck_(deck),
+        comm_(comm),
+        heartbeat_(heartbeat),
+        dir_(deck.get_string("checkpoint_dir")),
+        keep_(static_cast<int>(deck.get_int("checkpoint_keep"))),
+        every_rounds_(deck.get_int("checkpoint_every_trees")),
+        every_seconds_(60.0 * deck.get_real("checkpoint_every_minutes")),
+        agreement_(comm, deck.get_real("watchdog_timeout")) {
+    agreement_.describe("the stop agreement after round");
+  }
+
+  // Note [gbdt stop agreement]: after every round the ranks sum two flags, the stop request and
+  // rank 0's clock test, so all of them stop after the same round and checkpoint the same rounds.
+  // One two-value all-reduce per round (watched, like the tree's) is nothing beside a tree's histograms.
+  bool after_round(int round, const gbdt::Model& model, int best_round, double best) {
+    heartbeat_.beat("gbdt: after a round");
+    double flags[2] = {stop_signal() != 0 ? 1.0 : 0.0,
+                       comm_.rank() == 0 && every_seconds_ > 0 && clock_.seconds() >= every_seconds_ ? 1.0 : 0.0};
+    agreement_.sum(flags, 2, static_cast<std::uint64_t>(round + 1));  // watched: a frozen rank is named
+    const bool stop = flags[0] > 0;
+    const bool due = stop || flags[1] > 0 || (every_rounds_ > 0 && (round + 1) % every_rounds_ == 0);
+    if (due && !dir_.empty()) write(round + 1, model, best_round, best);
+    if (stop) signal_ = stop_signal() != 0 ? stop_signal() : SIGUSR1;  // another rank got it
+    return stop;
+  }
+  int signal() const { return signal_; }
+  const std::string& last() const { return last_; }
+
+ private:
+  void write(int rounds, const gbdt::Model& model, int best_round, double best) {
+    trace::Scope t("checkpoint");
+    heartbeat_.beat("gbdt: checkpoint");
+    // Rank 0 writes; the others wait for its verdict, so a failed write stops every rank and the
+    // previous checkpoint stays intact.
+    std::string err;
+    if (comm_.rank() == 0) {
+      try {
+        last_ = write_state_checkpoint(dir_, keep_,
+                                       gbdt_checkpoint_state(deck_, model, rounds, best_round, best, comm_.size()));
+      } catch (const Error& e) {
+        err = std::string("checkpoint write failed: ") + e.what();
+      }
+    }
+    comm_.agree(err, ExitCode::failure);
+    Log::info("  checkpoint " + last_);
+    clock_.reset();
+    trace::write();  // a job killed later keeps its timeline up to here
+  }
+
+  const deck::Deck& deck_;
+  const Comm& comm_;
+  Heartbeat& heartbeat_;
+  std::string dir_;
+  int keep_;
+  long long every_rounds_;
+  double every_seconds_;
+  Stopwatch clock_;
+  WatchedAllreduce agreement_;
+  int signal_ = 0;
+  std::string last_;
+};
+
+// The booster state to continue from (rounds 0 when starting fresh).
+gbdt::BoostResume resume_state(const deck::Deck& deck, const gbdt::BoostParams& p, long long features,
+                               const Comm& comm, std::string& path) {
+  gbdt::BoostResume r;
+  path = choose_checkpoint(deck, comm);
+  if (path.empty()) return r;
+  comm.run_agreed([&] {
+    const CheckpointState st = inspect_checkpoint(path);
+    check_resume_deck(deck, st);
+    r = gbdt_resume_state(st, path, static_cast<int>(features), gbdt::num_outputs(p.objective, p.num_class));
+    if (r.rounds > p.num_trees)
+      deck.fail("num_trees",
+                strf("%d is below the %d rounds of the checkpoint %s", p.num_trees, r.rounds, path.c_str()));
+  });
+  Log::info(strf("resume: from %s (round %d of %d)", path.c_str(), r.rounds, p.num_trees));
+  return r;
+}
+
+}  // namespace
+
+int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
+  gbdt::BoostParams p = gbdt::params_from_deck(deck);
+  p.watchdog_timeout = deck.get_real("watchdog_timeout");
+  Stopwatch load_clock;
+  RunData d;
+  {
+    trace::Scope t("data");
+    d = load_run_data(deck, comm);
+  }
+  const long long F = d.train.cols;
+  if (p.early_stopping_rounds > 0 && !d.has_valid)
+    deck.fail("early_stopping_rounds", "needs validation_file or validation_fraction");
+  settle_labels(deck, p, d, comm);
+  Log::info(strf("gbdt: %lld training rows x %lld features on %d ranks (%lld on this rank), loaded in %.2f s",
+                 d.train.global_rows, F, comm.size(), d.train.rows, load_clock.seconds()));
+
+  std::string resumed_from;
+  const gbdt::BoostResume resume = resume_state(deck, p, F, comm, resumed_from);
+  // Metrics records go out as rounds finish (appended after the checkpoint's when resuming).
+  std::unique_ptr<MetricsSink> sink;
+  comm.run_agreed([&] {
+    sink = std::make_unique<MetricsSink>(deck.get_string("metrics_file"), comm.rank(), !resumed_from.empty(),
+                                         deck.get_string("tensorboard_dir"));
+  });
+
+  // Stop signals as for networks (SLURM's --signal); the heartbeat ends a rank whose progress stops
+  // anywhere outside a watched collective (its all-reduce would otherwise wait forever).
+  install_stop_handlers();
+  ProgressBoard board(comm);  // the node's signs of life: the heartbeat names a rank that stopped
+  Heartbeat heartbeat(2.0 * deck.get_real("watchdog_timeout"), comm.rank());
+  heartbeat.set_peers(&board);
+  RoundCheckpoints checkpoints(deck, comm, heartbeat);
+
+  std::vector<const Data*> evals;
+  if (d.has_valid) evals.push_back(&d.valid);
+  if (d.has_test) evals.push_back(&d.test);
+  const long long log_every = deck.get_int("log_every");
+  p.eval_every = static_cast<int>(std::min<long long>(log_every, 1 << 30));
+  heartbeat.beat("gbdt: binning and the first round");
+  gbdt::TrainResult res;
+  {
+    trace::Scope t("boosting");
+    const gbdt::RoundCallback progress = [&](int round, const std::vector<EvalResult>& r) {
+      sample_device_memory();  // mid-training, while the round's buffers exist
+      if ((round + 1) % log_every == 0 || round + 1 == p.num_trees) Log::info(line_of(round, r));
+      std::vector<MetricsSink::Field> f = {{"round", round + 1}};
+      for (const auto& e : r) f.emplace_back(e.name, e.value);
+      sink->write("round", f);
+    };
+    const gbdt::RoundHook after_round = [&](int round, const gbdt::Model& m, int best_round, double best) {
+      return checkpoints.after_round(round, m, best_round, best);
+    };
+    const gbdt::BoostResume* from = resumed_from.empty() ? nullptr : &resume;
+    // Without early stopping the final training metrics come from the training margins, so the raw
+    // training values can go once binned (Note [binned rows only] in gbdt/booster.hpp).
+    res = p.early_stopping_rounds > 0
+              ? gbdt::train(p, d.train, evals, comm, progress, from, after_round)
+              : gbdt::train_releasing_inputs(p, d.train, evals, comm, progress, from, after_round);
+  }
+  const gbdt::Model& model = res.model;
+  if (res.stopped) {
+    Log::info(strf("Stopped by signal %d after round %d%s; exit code %d asks the job script to requeue",
+                   checkpoints.signal(), model.rounds(),
+                   checkpoints.last().empty() ? " (no checkpoint_dir: nothing saved)"
+                                              : (": checkpoint " + checkpoints.last()).c_str(),
+                   static_cast<int>(ExitCode::requeue)));
+    return static_cast<int>(ExitCode::requeue);
+  }
+  if (res.best_round >= 0) Log::info(strf("gbdt: early stopping kept %d rounds", res.best_round + 1));
+
+  const std::vector<std::string> metrics = p.metrics.empty()
+                                               ? std::vector<std::string>{gbdt::default_metric(p.objective)}
+                                               : p.metrics;
+  std::vector<EvalResult> final_r;
+  if (res.train_margins.empty()) {
+    final_r = gbdt::evaluate_model(model, metrics, d.train, comm);
+  } else {  // no second pass over the training rows: their margins came with the training
+    for (const auto& name : metrics)
+      final_r.push_back({"train-" + name, gbdt::evaluate(name, model.objective, model.num_class, res.train_margins,
+                                                         d.train.y, d.train.w, comm)});
+  }
+  for (std::size_t i = 0; i < evals.size(); ++i) {
+    const Data& e = *evals[i];
+    if (res.eval_margins.empty()) {
+      auto r = gbdt::evaluate_model(model, metrics, e, comm);
+      final_r.insert(final_r.end(), r.begin(), r.end());
+    } else {
+      for (const auto& name : metrics)
+        final_r.push_back({e.name + "-" + name, gbdt::evaluate(name, model.objective, model.num_class,
+                                                               res.eval_margins[i], e.y, e.w, comm)});
+    }
+  }
+  Log::info(strf("gbdt: %d trees in %.2f s;", static_cast<int>(model.trees.size()), res.seconds) +
+            line_of(model.rounds() - 1, final_r).substr(line_of(model.rounds() - 1, {}).size()));
+  MemoryPeak memory = memory_peak();
+  memory.host_mib = comm.max(memory.host_mib);
+  memory.device_mib = comm.max(memory.device_mib);
+  Log::info("gbdt: " + describe_memory_peak(memory) + " (max over ranks)");
+
+  const std::string output = deck.get_string("output");
+  comm.run_agreed([&] {
+    if (comm.rank() != 0) return;
+    if (!output.empty()) {
+      gbdt::write_file_atomic(output, gbdt::to_json(model));
+      Log::info("gbdt: model written to " + output);
+    }
+    std::vector<MetricsSink::Field> summary = {{"rounds", model.rounds()}, {"seconds", res.seconds}};
+    for (const auto& f : fields_of(final_r)) summary.push_back(f);
+    summary.emplace_back("peak_host_mib", memory.host_mib);
+    if (memory.device_mib >= 0) summary.emplace_back("peak_device_mib", memory.device_mib);
+    sink->write("summary", summary);
+  });
+  return 0;
+}
+
+}  // namespace hpct

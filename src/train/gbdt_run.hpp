@@ -1,0 +1,14 @@
+// A GBDT run (`model gbdt`) on the run machinery the networks use: stop signals, checkpoints and
+// `resume`, the heartbeat, the JSONL metrics sink and TensorBoard, trace phases.
+#pragma once
+
+#include "comm/comm.hpp"
+#include "deck/deck.hpp"
+
+namespace hpct {
+
+// Trains, evaluates and writes the model; 0 on success, ExitCode::requeue after a stop signal (a
+// checkpoint written when checkpoint_dir is set), throws hpct::Error (the same on every rank) otherwise.
+int run_gbdt_training(const deck::Deck& deck, const Comm& comm);
+
+}  // namespace hpct

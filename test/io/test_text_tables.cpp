@@ -1,0 +1,112 @@
+// The streaming text readers (Note [streaming text] in io/text_tables.cpp): rank blocks over a file
+// with a header, comments, blank lines, CRLF ends and a byte-order mark come out as the whole file
+// read at once would give them, with the right line numbers; fields read as strtof reads them;
+// LibSVM blocks; the weight reader's count check names the last line.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/error.hpp"
+#include "io/text_tables.hpp"
+
+namespace hpct::io {
+namespace {
+
+std::string write(const std::string& name, const std::string& text) {
+  const std::filesystem::path dir = std::filesystem::path(HPCTRAIN_BINARY_DIR) / "test" / "scratch_text_tables";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+TEST(TextTables, RankBlocksCoverEveryRowOnceWithTheirLineNumbers) {
+  const std::string path = write("t.csv",
+                                 "\xEF\xBB\xBFy,a,b\r\n"  // BOM + header, CRLF
+                                 "# a comment\n"
+                                 "1,0.5,NA\r\n"
+                                 "\n"
+                                 "0,1.5,2\n"
+                                 "   \n"
+                                 "1,2.5,3\n"
+                                 "0,3.5,4\n"
+                                 "1,4.5,5");  // no final newline
+  TextOptions opt;
+  opt.header = true;
+  std::vector<float> x, y;
+  std::vector<int> lines;
+  for (int rank = 0; rank < 3; ++rank) {
+    const Table t = read_text_block(path, opt, rank, 3);
+    EXPECT_EQ(t.global_rows, 5);
+    EXPECT_EQ(t.cols, 2);
+    EXPECT_EQ(t.first_row, 5 * rank / 3);
+    x.insert(x.end(), t.x.begin(), t.x.end());
+    y.insert(y.end(), t.y.begin(), t.y.end());
+    lines.insert(lines.end(), t.line.begin(), t.line.end());
+  }
+  EXPECT_EQ(y, (std::vector<float>{1, 0, 1, 0, 1}));
+  EXPECT_EQ(lines, (std::vector<int>{3, 5, 7, 8, 9}));
+  ASSERT_EQ(x.size(), 10u);
+  EXPECT_EQ(x[0], 0.5f);
+  EXPECT_TRUE(std::isnan(x[1]));
+  EXPECT_EQ(x[9], 5.0f);
+}
+
+// Fields are read with std::from_chars and, for what it does not take whole, strtof: every field
+// must come out as strtof alone reads it (rounding, signs, hex, underflow, long digit strings).
+TEST(TextTables, FieldsReadAsStrtofReadsThem) {
+  const std::vector<std::string> fields = {"0.1",          "+1.5",    "-2.75e-3",
+                                           "0x1p3",        "1e-50",   "16777217",
+                                           "3.4028235e38", " 7 ",     "1.00000005960464477539",
+                                           "-0",           "4.9e-46", ".5",
+                                           "5.",           "1E3"};
+  std::string line = "1";
+  for (const std::string& f : fields) line += "," + f;
+  const std::string path = write("fields.csv", line + "\n");
+  const Table t = read_text_block(path, TextOptions{}, 0, 1);
+  ASSERT_EQ(t.x.size(), fields.size());
+  for (std::size_t k = 0; k < fields.size(); ++k) {
+    const float expected = std::strtof(fields[k].c_str(), nullptr);
+    EXPECT_EQ(std::memcmp(&t.x[k], &expected, sizeof(float)), 0) << "'" << fields[k] << "' read as " << t.x[k];
+  }
+}
+
+TEST(TextTables, LibsvmBlocksAndErrorsNameTheLine) {
+  const std::string path = write("t.svm", "1 1:0.5 3:2\n# skip\n0 2:1\n1 1:3 2:4 3:5\n");
+  TextOptions opt;
+  opt.format = TextFormat::libsvm;
+  const Table b = read_text_block(path, opt, 1, 2);
+  EXPECT_EQ(b.first_row, 1);
+  EXPECT_EQ(b.rows, 2);
+  EXPECT_EQ(b.line, (std::vector<int>{3, 4}));
+  EXPECT_EQ(b.cols, 3);
+  EXPECT_TRUE(std::isnan(b.x[0]));
+  EXPECT_EQ(b.x[1], 1.0f);
+  const std::string bad = write("bad.svm", "1 1:0.5\n0 2:x\n");
+  try {
+    read_text_block(bad, opt, 0, 1);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.svm:2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TextTables, WeightsAreCountedToTheLastLine) {
+  const std::string path = write("w.weight", "1\n2\n\n3\n");
+  EXPECT_EQ(read_column_block(path, 1, 2, 3), (std::vector<float>{2, 3}));
+  try {
+    read_column_block(path, 0, 2, 4);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("w.weight:4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has 3 values, the data has 4 rows"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace hpct::io

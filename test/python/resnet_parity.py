@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Whole-network PyTorch parity of our ResNet: loads the files of test_resnet_parity_dump (see
+test/models/dump_resnet_parity.cpp), builds the same ResNet in plain torch (written out below as
+torchvision's resnet18/50 are, no torchvision needed), loads our parameters, runs one
+training-mode forward and the backward of L = sum(logits * probe) in float64 (the exact answer our
+fp32 run is held to; torch's own fp32 run is reported beside it), and checks the logits, every
+parameter gradient and every updated running statistic within 1e-4 relative (norm-wise per tensor).
+Exits 77 (ctest: skipped) when torch or h5py is missing."""
+import sys
+
+try:
+    import h5py
+    import numpy as np
+    import torch
+    import torch.nn as nn
+except Exception as e:
+    print(f"SKIPPED: ResNet parity needs torch and h5py ({type(e).__name__}: {e})")
+    sys.exit(77)
+
+RTOL = 1e-4
+
+
+class Basic(nn.Module):
+    expansion = 1
+
+    def __init__(self, cin, planes, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, planes, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.downsample = None
+        if stride != 1 or cin != planes:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
+
+    def forward(self, x):
+        out = torch.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return torch.relu(out + (x if self.downsample is None else self.downsample(x)))
+
+
+class Bottleneck(nn.Module):
+    expansion = 4
+
+    def __init__(self, cin, planes, stride):
+        super().__init__()
+        out = planes * 4
+        self.conv1 = nn.Conv2d(cin, planes, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, stride, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.conv3 = nn.Conv2d(planes, out, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(out)
+        self.downsample = None
+        if stride != 1 or cin != out:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, out, 1, stride, bias=False), nn.BatchNorm2d(out))
+
+    def forward(self, x):
+        out = torch.relu(self.bn1(self.conv1(x)))
+        out = torch.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        return torch.relu(out + (x if self.downsample is None else self.downsample(x)))
+
+
+class ResNet(nn.Module):
+    def __init__(self, depth, width, classes, channels, small_stem):
+        super().__init__()
+        blocks = {18: [2, 2, 2, 2], 34: [3, 4, 6, 3], 50: [3, 4, 6, 3]}[depth]
+        block = Bottleneck if depth >= 50 else Basic
+        if small_stem:
+            self.conv1 = nn.Conv2d(channels, width, 3, 1, 1, bias=False)
+        else:
+            self.conv1 = nn.Conv2d(channels, width, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.maxpool = nn.Identity() if small_stem else nn.MaxPool2d(3, 2, 1)
+        cin = width
+        for s, count in enumerate(blocks):
+            layers = []
+            for b in range(count):
+                layers.append(block(cin, width << s, 2 if s > 0 and b == 0 else 1))
+                cin = (width << s) * block.expansion
+            setattr(self, f"layer{s + 1}", nn.Sequential(*layers))
+        self.fc = nn.Linear(cin, classes)
+
+    def forward(self, x):
+        x = self.maxpool(torch.relu(self.bn1(self.conv1(x))))
+        for s in range(4):
+            x = getattr(self, f"layer{s + 1}")(x)
+        return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+def rel_err(ours, ref):
+    ours = np.asarray(ours, dtype=np.float64).ravel()
+    ref = np.asarray(ref, dtype=np.float64).ravel()
+    if ours.shape != ref.shape:
+        return float("inf")
+    return float(np.linalg.norm(ours - ref) / max(np.linalg.norm(ref), 1e-30))
+
+
+def names(group, prefix=""):
+    out = []
+    for k, v in group.items():
+        if isinstance(v, h5py.Group):
+            out += names(v, prefix + k + ".")
+        else:
+            out.append(prefix + k)
+    return out
+
+
+def run_torch(f, dtype):
+    """Torch's logits, parameter gradients and running statistics, by torch's names."""
+    attr = lambda k: f.attrs[k].decode() if isinstance(f.attrs[k], bytes) else f.attrs[k]
+    x = torch.tensor(np.array(f["input/x"])).to(dtype)
+    model = ResNet(int(attr("depth")), int(attr("width")), int(attr("classes")), x.shape[1], attr("stem") == "small")
+    model = model.to(dtype)
+    state = model.state_dict()
+    ours = names(f["params"])
+    expected = [k for k in state if not k.endswith("num_batches_tracked")]
+    if sorted(ours) != sorted(expected):
+        raise KeyError(f"parameter names differ from torch's: missing {sorted(set(expected) - set(ours))[:5]}, "
+                       f"extra {sorted(set(ours) - set(expected))[:5]}")
+    with torch.no_grad():
+        for k in ours:
+            state[k].copy_(torch.tensor(np.array(f["params/" + k.replace(".", "/")])))
+    model.train()
+    y = model(x)
+    (y * torch.tensor(np.array(f["probe"])).to(dtype)).sum().backward()
+    grads = {k: p.grad.double().numpy() for k, p in model.named_parameters()}
+    running = {k: b.double().numpy() for k, b in model.named_buffers() if not k.endswith("num_batches_tracked")}
+    return y.detach().double().numpy(), grads, running
+
+
+def check(path):
+    with h5py.File(path, "r") as f:
+        try:
+            y, grads, running = run_torch(f, torch.float64)
+        except KeyError as e:
+            print(f"{path}: {e}")
+            return [f"{path}:names"]
+        y32, grads32, _ = run_torch(f, torch.float32)
+        errors = {"logits": rel_err(f["ours/y"], y)}
+        torch32 = max(rel_err(grads32[k], g) for k, g in grads.items())
+        for k, g in grads.items():
+            errors[k + ".grad"] = rel_err(f["ours/grad/" + k.replace(".", "/")], g)
+        for k, b in running.items():
+            errors[k] = rel_err(f["ours/running/" + k.replace(".", "/")], b)
+    worst = max(errors, key=errors.get)
+    failures = [f"{path}:{k} ({e:.2e})" for k, e in errors.items() if not e <= RTOL]
+    print(f"{path}: {len(errors)} quantities (logits, {len(grads)} parameter gradients, {len(running)} running "
+          f"statistics) against torch fp64: largest relative error {errors[worst]:.2e} at {worst}, logits "
+          f"{errors['logits']:.2e} (torch's own fp32 run: largest gradient error {torch32:.2e})")
+    return failures
+
+
+def main():
+    failed = []
+    for path in sys.argv[1:]:
+        failed += check(path)
+    if failed:
+        print(f"FAILED: {len(failed)} quantities differ from PyTorch by more than {RTOL}: {', '.join(failed[:10])}")
+        sys.exit(1)
+    print(f"PyTorch {torch.__version__}: {len(sys.argv) - 1} ResNets, forward and all gradients agree within {RTOL}")
+
+
+if __name__ == "__main__":
+    main()
