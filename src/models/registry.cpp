@@ -14,6 +14,12 @@ ModelFamily mlp_family();        // models/mlp/mlp_family.cpp
 ModelFamily diffusion_family();  // models/diffusion/diffusion_family.cpp
 ModelFamily resnet_family();     // models/resnet/resnet_family.cpp
 ModelFamily gnn_family();        // models/gnn/gnn_family.cpp
+namespace smart {
+ModelFamily smart_family();  // models/smart/smart_family.cpp
+}
+namespace lm {
+ModelFamily transformer_family();  // models/transformer/transformer_family.cpp
+}
 
 namespace {
 std::vector<ModelFamily>& registered() {
@@ -22,6 +28,8 @@ std::vector<ModelFamily>& registered() {
       diffusion_family(),
       resnet_family(),
       gnn_family(),
+      smart::smart_family(),
+      lm::transformer_family(),
   };
   return families;
 }

@@ -42,6 +42,17 @@ TEST(Registry, WeightsFilesRebuildTheSameModel) {
   }
 }
 
+// The fields of apps/trajgen's scenes (model smart), small.
+std::vector<FieldSpec> scene_fields() {
+  auto ragged = [](const char* name, DType t, Shape element, std::uint64_t most) {
+    FieldSpec f;
+    f.name = name, f.dtype = t, f.row_shape = element, f.ragged = true, f.max_row_elements = most;
+    return f;
+  };
+  return {ragged("agent_state", DType::f32, Shape{91, 5}, 3), ragged("agent_type", DType::i64, Shape{}, 3),
+          ragged("map_polyline", DType::f32, Shape{11, 2}, 5), ragged("map_type", DType::i64, Shape{}, 5)};
+}
+
 // Note [stored configuration]: the stored line sets every key of the family's config schema (so a
 // key added to the family's deck section is stored too), parses back to the same line, and a value
 // the schema refuses is an error naming the key.
@@ -67,6 +78,12 @@ TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
       };
       fields = {spec("state", {2, 2, 48}), spec("targets", {2, 1, 48}), spec("diff", {2, 48}),
                 spec("grid", {2, 6, 8})};
+    }
+    if (family == "smart") fields = scene_fields();
+    if (family == "transformer") {
+      FieldSpec tokens;
+      tokens.name = "tokens", tokens.dtype = DType::i64, tokens.row_shape = Shape{6};
+      fields = {tokens};
     }
     const std::unique_ptr<Model> model = make_model(ModelBuildContext{deck, fields, 4, nn::Precision::fp32});
     const std::string config = model->config_string();

@@ -11,6 +11,7 @@ try:
     import numpy as np
     import torch
     import torch.nn.functional as F
+    import smart_torch
 except Exception as e:  # ImportError, or a numpy ABI mismatch (ValueError) in a broken install
     print(f"SKIPPED: PyTorch layer parity needs torch and h5py ({type(e).__name__}: {e}); "
           "install them with scripts/setup --reference")
@@ -97,6 +98,8 @@ def build(f, kind, xs):
         return loss(xs[0], target[:, 0].long()).reshape(1, 1), None
     if kind == "bce":
         return torch.nn.BCEWithLogitsLoss()(xs[0], target).reshape(1, 1), None
+    if kind in smart_torch.KINDS:
+        return smart_torch.build_layer(f, kind, xs)
     raise ValueError(f"unknown layer kind '{kind}'")
 
 
@@ -112,7 +115,9 @@ def check(path):
         errors = {"y": rel_err(f["ours/y"], y.detach().numpy())}
         for k, x in enumerate(xs):
             errors[f"dx{k}"] = rel_err(f[f"ours/dx{k}"], x.grad.numpy())
-        if module is not None:
+        if module is not None and kind in smart_torch.KINDS:
+            errors.update(smart_torch.grad_errors(module, f["ours/grad/layer"], rel_err))
+        elif module is not None:
             for name, p in module.named_parameters():
                 errors[f"{name}.grad"] = rel_err(f["ours/grad/layer"][name], p.grad.numpy())
             for name, b in module.named_buffers():  # batch norm's running statistics after the forward

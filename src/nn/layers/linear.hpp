@@ -1,7 +1,7 @@
 // Linear: y = act(x W^T + b), W [out, in] as PyTorch's nn.Linear, with an optional activation fused
 // into the bias kernel (a GEMM epilogue). The GEMMs go through nn/gemm.hpp (OpenBLAS / cuBLAS).
 // Obeys Note [the gradient rule] (nn/layer.hpp); registers "<name>/weight" (decayed) and
-// "<name>/bias" (not decayed) with nn.Linear's initialisation.
+// "<name>/bias" (not decayed) with nn.Linear's initialisation; nn.Linear(bias=False) registers no bias.
 #pragma once
 
 #include <string>
@@ -19,7 +19,7 @@ class Linear : public Layer<Scalar> {
   using Store = ParameterStore<Scalar>;
 
   Linear(Store& store, Workspace<Scalar>& ws, const std::string& name, int in, int out, int capacity,
-         Activation act = Activation::identity, Precision precision = Precision::fp32);
+         Activation act = Activation::identity, Precision precision = Precision::fp32, bool bias = true);
   void bind(const Store& store) override;
   void forward(const T& x, int n) override;
   void backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) override;
@@ -28,11 +28,13 @@ class Linear : public Layer<Scalar> {
   int in() const { return in_; }
   int out() const { return out_; }
   Activation activation() const { return act_; }
+  bool has_bias() const { return has_bias_; }
 
  private:
   int in_, out_;
   Activation act_;
   Precision precision_;
+  bool has_bias_;
   const Store* store_ = nullptr;
   std::size_t w_index_, b_index_;
   typename Store::Matrix w_, dw_;

@@ -1,0 +1,188 @@
+// Building SMART's token graph of a batch on the host (see scene_graph.hpp).
+#include "models/smart/scene_graph.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+
+namespace hpct::smart {
+
+void EdgeList::reserve(std::int64_t capacity, int f) {
+  features = f;
+  src.assign(static_cast<std::size_t>(capacity), 0);
+  dst.assign(static_cast<std::size_t>(capacity), 0);
+  rel.assign(static_cast<std::size_t>(capacity * f), 0.0f);
+}
+
+SceneGraphBuilder::SceneGraphBuilder(const GraphLimits& l, const MotionVocab& vocab) : limits_(l), vocab_(vocab) {
+  const auto an = static_cast<std::size_t>(agent_nodes_capacity()),
+             mn = static_cast<std::size_t>(map_nodes_capacity());
+  g_.token_in.assign(an, 0), g_.target.assign(an, 0), g_.weight.assign(an, 0), g_.agent_key.assign(an, 0);
+  g_.agent_type.assign(an, 0);
+  g_.map_key.assign(mn, 0), g_.map_feat.assign(mn * kMapFeatures, 0);
+  g_.agent_pose.assign(an * 3, 0), map_pose_.assign(mn * 3, 0);
+  g_.map_map.reserve(map_map_capacity(), 3);
+  g_.temporal.reserve(temporal_capacity(), 4);
+  g_.map_agent.reserve(map_agent_capacity(), 3);
+  g_.agent_agent.reserve(agent_agent_capacity(), 3);
+  candidates_.reserve(static_cast<std::size_t>(std::max(l.max_agents, l.max_segments) + 1));
+}
+
+std::int64_t SceneGraphBuilder::agent_nodes_capacity() const {
+  return static_cast<std::int64_t>(limits_.scenes) * limits_.max_agents * kInputTokens;
+}
+std::int64_t SceneGraphBuilder::map_nodes_capacity() const {
+  return static_cast<std::int64_t>(limits_.scenes) * limits_.max_segments;
+}
+std::int64_t SceneGraphBuilder::map_map_capacity() const { return map_nodes_capacity() * limits_.map_neighbours; }
+std::int64_t SceneGraphBuilder::temporal_capacity() const { return agent_nodes_capacity() * limits_.time_span; }
+std::int64_t SceneGraphBuilder::map_agent_capacity() const {
+  return agent_nodes_capacity() * limits_.map_neighbours;
+}
+std::int64_t SceneGraphBuilder::agent_agent_capacity() const {
+  return agent_nodes_capacity() * limits_.agent_neighbours;
+}
+
+namespace {
+
+// Relative features of an edge from pose s to pose d.
+void relative(const double* s, const double* d, float* out) {
+  const double dx = s[0] - d[0], dy = s[1] - d[1];
+  out[0] = static_cast<float>(std::hypot(dx, dy));
+  out[1] = static_cast<float>(wrap_angle(std::atan2(dy, dx) - d[2]));
+  out[2] = static_cast<float>(wrap_angle(s[2] - d[2]));
+}
+
+void push(EdgeList& e, int src, int dst, const double* ps, const double* pd, double dt = 0) {
+  const auto k = static_cast<std::size_t>(e.count++);
+  e.src[k] = src, e.dst[k] = dst;
+  relative(ps, pd, &e.rel[k * static_cast<std::size_t>(e.features)]);
+  if (e.features == 4) e.rel[k * 4 + 3] = static_cast<float>(dt);
+}
+
+}  // namespace
+
+const SceneGraph& SceneGraphBuilder::build(int n, const float* state, const std::uint64_t* ao,
+                                           const std::int64_t* type, const float* poly, const std::uint64_t* mo,
+                                           const std::int64_t* map_type, const std::uint64_t* ids) {
+  if (n > limits_.scenes) throw Error("internal: smart: more scenes in a batch than planned");
+  SceneGraph& g = g_;
+  g.agents = g.maps = 0;
+  for (EdgeList* e : {&g.map_map, &g.temporal, &g.map_agent, &g.agent_agent}) e->count = 0;
+  constexpr int T = kInputTokens, steps = kTokenSteps * kShift + 1;
+  const int V = vocab_.size();
+  for (int s = 0; s < n; ++s) {
+    const auto a0 = static_cast<std::int64_t>(ao[s]), na = static_cast<std::int64_t>(ao[s + 1] - ao[s]);
+    const auto m0 = static_cast<std::int64_t>(mo[s]), nm = static_cast<std::int64_t>(mo[s + 1] - mo[s]);
+    if (na > limits_.max_agents || nm > limits_.max_segments)
+      throw Error("smart: a scene with " + std::to_string(na) + " agents and " + std::to_string(nm) +
+                      " map segments exceeds the training data's largest (" + std::to_string(limits_.max_agents) +
+                      ", " + std::to_string(limits_.max_segments) + ")",
+                  ExitCode::bad_input);
+    // Map nodes: points in the segment's frame (origin at its first point, x along first -> last).
+    const std::int64_t map_base = g.maps;
+    for (std::int64_t m = 0; m < nm; ++m) {
+      const float* p = poly + (m0 + m) * kSegmentPoints * 2;
+      const double h = std::atan2(p[21] - p[1], p[20] - p[0]), c = std::cos(h), sn = std::sin(h);
+      const auto node = static_cast<std::size_t>(g.maps++);
+      float* f = &g.map_feat[node * kMapFeatures];
+      for (int i = 0; i < kSegmentPoints; ++i) {
+        const double dx = p[2 * i] - p[0], dy = p[2 * i + 1] - p[1];
+        f[2 * i] = static_cast<float>(c * dx + sn * dy), f[2 * i + 1] = static_cast<float>(-sn * dx + c * dy);
+      }
+      for (int k = 0; k < 3; ++k) f[22 + k] = map_type[m0 + m] == k ? 1.0f : 0.0f;
+      map_pose_[node * 3] = p[10], map_pose_[node * 3 + 1] = p[11],
+                       map_pose_[node * 3 + 2] = h;  // the middle point
+      g.map_key[node] = rng::hash(ids[s], 1, static_cast<std::uint64_t>(m));
+    }
+    // Agent nodes, agent-major: node (a, t) = base + a T + t.
+    const std::int64_t base = g.agents;
+    const float weight = na > 0 ? 1.0f / static_cast<float>(na * T) : 0.0f;  // the scene's loss is its mean
+    for (std::int64_t a = 0; a < na; ++a) {
+      const float* st = state + (a0 + a) * steps * 5;
+      const int ty = static_cast<int>(std::clamp<std::int64_t>(type[a0 + a], 0, kAgentTypes - 1));
+      // Note [drift-free tokens]: each token is the motion from the pose the tokens so far reconstruct
+      // (not the true pose) to the true next pose, as SMART matches tokens; the reconstruction then
+      // stays within half a grid cell of the truth, and a rollout, which can only chain decoded
+      // tokens, sees the poses training saw. Node poses are the reconstructed ones.
+      double x = st[0], y = st[1], h = st[2];
+      for (int k = 0; k < kTokenSteps; ++k) {
+        const float* q = st + (k + 1) * kShift * 5;
+        const int tok = vocab_.tokenize(ty, x, y, h, q[0], q[1], q[2]);
+        vocab_.apply(ty, tok, x, y, h);
+        if (k < T) {
+          const auto node = static_cast<std::size_t>(base + a * T + k);
+          g.token_in[node] = static_cast<float>(ty * V + tok);
+          g.agent_type[node] = ty;
+          g.weight[node] = weight;
+          g.agent_key[node] = rng::hash(ids[s], 2, static_cast<std::uint64_t>(a * T + k));
+          g.agent_pose[node * 3] = x, g.agent_pose[node * 3 + 1] = y, g.agent_pose[node * 3 + 2] = h;
+        }
+        if (k > 0) g.target[static_cast<std::size_t>(base + a * T + k - 1)] = static_cast<float>(tok);
+      }
+    }
+    g.agents += na * T;
+    // map -> map: the nearest within map_radius.
+    for (std::int64_t d = 0; d < nm; ++d) {
+      candidates_.clear();
+      const double* pd = &map_pose_[static_cast<std::size_t>(map_base + d) * 3];
+      for (std::int64_t m = 0; m < nm; ++m) {
+        const double* pm = &map_pose_[static_cast<std::size_t>(map_base + m) * 3];
+        const double dist = std::hypot(pm[0] - pd[0], pm[1] - pd[1]);
+        if (m != d && dist < limits_.map_radius) candidates_.emplace_back(dist, static_cast<int>(m));
+      }
+      const std::size_t k = std::min(candidates_.size(), static_cast<std::size_t>(limits_.map_neighbours));
+      std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),
+                        candidates_.end());
+      for (std::size_t i = 0; i < k; ++i) {
+        const auto src = map_base + candidates_[i].second;
+        push(g.map_map, static_cast<int>(src), static_cast<int>(map_base + d),
+             &map_pose_[static_cast<std::size_t>(src) * 3], pd);
+      }
+    }
+    for (std::int64_t a = 0; a < na; ++a)
+      for (int t = 0; t < T; ++t) {
+        const std::int64_t node = base + a * T + t;
+        const double* pd = &g.agent_pose[static_cast<std::size_t>(node) * 3];
+        // temporal: the same agent's earlier steps within time_span.
+        for (int t2 = std::max(0, t - limits_.time_span); t2 < t; ++t2)
+          push(g.temporal, static_cast<int>(base + a * T + t2), static_cast<int>(node),
+               &g.agent_pose[static_cast<std::size_t>(base + a * T + t2) * 3], pd, t2 - t);
+        // map -> agent.
+        candidates_.clear();
+        for (std::int64_t m = 0; m < nm; ++m) {
+          const double* pm = &map_pose_[static_cast<std::size_t>(map_base + m) * 3];
+          const double dist = std::hypot(pm[0] - pd[0], pm[1] - pd[1]);
+          if (dist < limits_.map_agent_radius) candidates_.emplace_back(dist, static_cast<int>(m));
+        }
+        std::size_t k = std::min(candidates_.size(), static_cast<std::size_t>(limits_.map_neighbours));
+        std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),
+                          candidates_.end());
+        for (std::size_t i = 0; i < k; ++i) {
+          const auto src = map_base + candidates_[i].second;
+          push(g.map_agent, static_cast<int>(src), static_cast<int>(node),
+               &map_pose_[static_cast<std::size_t>(src) * 3], pd);
+        }
+        // agent <-> agent at the same step.
+        candidates_.clear();
+        for (std::int64_t b = 0; b < na; ++b) {
+          const double* pb = &g.agent_pose[static_cast<std::size_t>(base + b * T + t) * 3];
+          const double dist = std::hypot(pb[0] - pd[0], pb[1] - pd[1]);
+          if (b != a && dist < limits_.agent_radius) candidates_.emplace_back(dist, static_cast<int>(b));
+        }
+        k = std::min(candidates_.size(), static_cast<std::size_t>(limits_.agent_neighbours));
+        std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),
+                          candidates_.end());
+        for (std::size_t i = 0; i < k; ++i) {
+          const auto src = base + candidates_[i].second * T + t;
+          push(g.agent_agent, static_cast<int>(src), static_cast<int>(node),
+               &g.agent_pose[static_cast<std::size_t>(src) * 3], pd);
+        }
+      }
+  }
+  return g;
+}
+
+}  // namespace hpct::smart

@@ -1,0 +1,105 @@
+// SmartBlock: norms, edge attention, residuals and the feed-forward (see smart_block.hpp).
+// Kernel labels stay within 15 characters: longer ones allocate a std::string per launch (kokkos_compat.hpp).
+#include "models/smart/smart_block.hpp"
+
+#include "nn/elementwise.hpp"
+
+namespace hpct::smart {
+
+SmartBlock::SmartBlock(nn::ParameterStore<float>& store, nn::Workspace<float>& ws, const std::string& name,
+                       const Config& c)
+    : c_(c) {
+  const int H = c.hidden;
+  const Shape dst{c.max_dst, H};
+  // Registration in forward order (Note [registration order], nn/parameters.hpp).
+  if (c.bipartite)
+    ln_src_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_src", Shape{c.max_src, H});
+  ln_dst_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_dst", dst);
+  ln_r_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_r", Shape{c.max_edges, H});
+  nn::EdgeAttention<float>::Config ac;
+  ac.hidden = H, ac.heads = c.heads, ac.head_dim = H / c.heads, ac.has_r = true;
+  ac.max_edges = c.max_edges, ac.max_src = c.bipartite ? c.max_src : c.max_dst, ac.max_dst = c.max_dst;
+  attn_ = std::make_unique<nn::EdgeAttention<float>>(store, ws, name + "/attn", ac);
+  ln_post_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_post", dst);
+  ln_ff_pre_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_ff_pre", dst);
+  const int cap = static_cast<int>(c.max_dst);
+  ff1_ = std::make_unique<nn::Linear<float>>(store, ws, name + "/ff1", H, 4 * H, cap, nn::Activation::relu);
+  drop_ = std::make_unique<nn::Dropout<float>>(ws, name + "/drop", Shape{c.max_dst, 4 * H}, c.dropout, c.seed);
+  ff2_ = std::make_unique<nn::Linear<float>>(store, ws, name + "/ff2", 4 * H, H, cap);
+  ln_ff_post_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_ff_post", dst);
+  h_ = &ws.request(name + "/h", c.max_dst, H);
+  y_ = &ws.request(name + "/y", c.max_dst, H);
+  dh_ = &ws.request(name + "/dh", c.max_dst, H);
+  dtmp_ = &ws.request(name + "/dtmp", c.max_dst, H);
+  da_ = &ws.request(name + "/da", c.max_dst, H);
+  dwide_ = &ws.request(name + "/dwide", c.max_dst, 4 * H);
+  dwide2_ = &ws.request(name + "/dwide2", c.max_dst, 4 * H);
+  if (c.bipartite) dxs_ = &ws.request(name + "/dxs", c.max_src, H);
+  dxd_ = &ws.request(name + "/dxd", c.max_dst, H);
+  dr_ = &ws.request(name + "/dr", c.max_edges, H);
+}
+
+void SmartBlock::bind(const nn::ParameterStore<float>& store) {
+  if (ln_src_) ln_src_->bind(store);
+  ln_dst_->bind(store), ln_r_->bind(store), attn_->bind(store), ln_post_->bind(store), ln_ff_pre_->bind(store);
+  ff1_->bind(store), ff2_->bind(store), ln_ff_post_->bind(store);
+}
+
+void SmartBlock::set_batch(std::uint64_t epoch, const View1<std::uint64_t>& dst_keys, bool training) {
+  drop_->set_batch(epoch, dst_keys);
+  drop_->set_training(training);
+}
+
+void SmartBlock::add(const T& a, const T& b, const T& y, int n, bool accumulate) {
+  const auto am = a.matrix(), bm = b.matrix(), ym = y.matrix();
+  nn::for_each_cell(
+      "smart_block_add", n, static_cast<int>(ym.extent(1)), KOKKOS_LAMBDA(const int i, const int j) {
+        ym(i, j) = accumulate ? ym(i, j) + am(i, j) : am(i, j) + bm(i, j);
+      });
+}
+
+void SmartBlock::forward(const T& x_src, const T& x_dst, const T& r) {
+  const int nd = static_cast<int>(n_dst_), ne = static_cast<int>(attn_->core().edges());
+  ln_dst_->forward(x_dst, nd);
+  const T& xd = ln_dst_->output();
+  const T* xs = &xd;
+  if (c_.bipartite) {
+    ln_src_->forward(x_src, static_cast<int>(n_src_));
+    xs = &ln_src_->output();
+  }
+  ln_r_->forward(r, ne);
+  attn_->forward(*xs, xd, ln_r_->output());
+  ln_post_->forward(attn_->output(), nd);
+  add(x_dst, ln_post_->output(), *h_, nd, false);
+  ln_ff_pre_->forward(*h_, nd);
+  ff1_->forward(ln_ff_pre_->output(), nd);
+  drop_->forward(ff1_->output(), nd);
+  ff2_->forward(drop_->output(), nd);
+  ln_ff_post_->forward(ff2_->output(), nd);
+  add(*h_, ln_ff_post_->output(), *y_, nd, false);
+}
+
+void SmartBlock::backward(const T& x_src, const T& x_dst, const T& r, const T& dy, const T& dx_src,
+                          GradMode mode_src, const T& dx_dst, const T& dr, GradMode mode_r) {
+  const int nd = static_cast<int>(n_dst_), ne = static_cast<int>(attn_->core().edges());
+  const GradMode assign = GradMode::assign;
+  ln_ff_post_->backward(ff2_->output(), dy, *dtmp_, assign, nd);
+  ff2_->backward(drop_->output(), *dtmp_, *dwide_, assign, nd);
+  drop_->backward(ff1_->output(), *dwide_, *dwide2_, assign, nd);
+  ff1_->backward(ln_ff_pre_->output(), *dwide2_, *dtmp_, assign, nd);
+  ln_ff_pre_->backward(*h_, *dtmp_, *dh_, assign, nd);
+  add(dy, dy, *dh_, nd, true);  // the residual: dh += dy
+  ln_post_->backward(attn_->output(), *dh_, *da_, assign, nd);
+  const T& xd = ln_dst_->output();
+  if (c_.bipartite) {
+    attn_->backward(ln_src_->output(), xd, ln_r_->output(), *da_, *dxs_, assign, *dxd_, assign, *dr_, assign);
+  } else {  // Note [self-attention gradients] (edge_attention.hpp): one input gradient
+    attn_->backward(xd, xd, ln_r_->output(), *da_, *dxd_, GradMode::accumulate, *dxd_, assign, *dr_, assign);
+  }
+  ln_r_->backward(r, *dr_, dr, mode_r, ne);
+  ln_dst_->backward(x_dst, *dxd_, dx_dst, assign, nd);
+  add(*dh_, *dh_, dx_dst, nd, true);  // dx_dst += dh
+  if (c_.bipartite) ln_src_->backward(x_src, *dxs_, dx_src, mode_src, static_cast<int>(n_src_));
+}
+
+}  // namespace hpct::smart

@@ -1,0 +1,86 @@
+// `model smart`: SMART (next motion-token prediction, issue 19) on trajgen scenes. A batch row is a
+// scene (ragged fields agent_state, agent_type, map_polyline, map_type); SceneGraphBuilder turns the
+// rows into token graphs, then:
+//   map:    x_m = MLP(segment features); map_layers x SmartBlock over map -> map edges
+//   agents: x_a = Embedding(type * vocab + token); agent_layers x [temporal block, map -> agent
+//           block, agent <-> agent block], relative positions through one FourierEmbedding per
+//           edge kind
+//   head:   Linear(H, H) ReLU, Linear(H, vocab): logits of the next token of each (agent, step)
+//   loss:   cross-entropy with label smoothing, a scene's loss the mean over its agent nodes.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/model.hpp"
+#include "models/registry.hpp"
+#include "models/smart/scene_graph.hpp"
+#include "models/smart/smart_block.hpp"
+#include "nn/layers/embedding.hpp"
+#include "nn/layers/fourier_embedding.hpp"
+#include "nn/layers/linear.hpp"
+
+namespace hpct::smart {
+
+struct SmartConfig {
+  int hidden = 128, heads = 8, map_layers = 3, agent_layers = 6, vocab = 2048, freqs = 64;
+  double dropout = 0.1, label_smoothing = 0.1;
+  GraphLimits limits;  // scenes = capacity; max_agents, max_segments from the training data
+  std::uint64_t seed = 0;
+};
+
+class SmartModel : public Model {
+ public:
+  SmartModel(const SmartConfig& config, int capacity);
+  std::string family() const override { return "smart"; }
+  std::string config_string() const override;
+  nn::ParameterStore<float>& store() override { return store_; }
+  double accumulate_gradients(const Batch& b, double normaliser) override;
+  double loss_sum(const Batch& b) override;
+  void constrain_fields(std::vector<FieldSpec>& fields) const override;
+  ExtraDatasets extra_datasets() const override;
+  const SmartConfig& config() const { return config_; }
+  const MotionVocab& vocab() const { return vocab_; }
+  // Logits [agent nodes, vocab] of the last forward and the graph it ran on.
+  const Tensor<float>& logits() const { return head2_->output(); }
+  const SceneGraph& graph() const { return *graph_; }
+  // Runs the forward on a batch (dropout as `training` says); returns the local loss sum.
+  double forward(const Batch& b, bool training);
+
+  // Label-smoothed cross-entropy per agent node: loss(i) and, when dlogits is given, its gradient
+  // times weight(i) * scale. Public only because nvcc allows no device lambda in a private member.
+  void token_loss(const Tensor<float>& dlogits, double scale);
+
+ private:
+  void upload(const Batch& b);
+  void backward();
+  SmartConfig config_;
+  MotionVocab vocab_;
+  SceneGraphBuilder builder_;
+  const SceneGraph* graph_ = nullptr;
+  nn::ParameterStore<float> store_;
+  nn::Workspace<float> ws_;
+  std::unique_ptr<nn::Linear<float>> map_in1_, map_in2_;
+  std::unique_ptr<nn::FourierEmbedding<float>> r_mm_;
+  std::vector<std::unique_ptr<SmartBlock>> map_blocks_;
+  std::unique_ptr<nn::Embedding<float>> embed_;
+  std::unique_ptr<nn::FourierEmbedding<float>> r_t_, r_ma_, r_aa_;
+  std::vector<std::unique_ptr<SmartBlock>> agent_blocks_;  // per layer: temporal, map -> agent, agent <-> agent
+  std::unique_ptr<nn::Linear<float>> head1_, head2_;
+  // The batch's graph on the device.
+  View1<float> token_in_, target_, weight_, node_loss_;
+  View1<std::uint64_t> agent_key_, map_key_;
+  View2<float> map_feat_, rel_mm_, rel_t_, rel_ma_, rel_aa_;
+  HostView1<float> host_loss_;
+  Tensor<float>*dlogits_, *dh1_, *da_, *db_, *dm_, *dm2_, *dr_mm_, *dr_t_, *dr_ma_, *dr_aa_;
+  std::uint64_t epoch_ = 0;
+  // Host staging of the batch's fields (device builds; host builds read them in place).
+  HostView1<float> h_state_, h_poly_;
+  HostView1<std::int64_t> h_type_, h_map_type_;
+  HostView1<std::uint64_t> h_agent_off_, h_map_off_, h_ids_;
+};
+
+ModelFamily smart_family();
+
+}  // namespace hpct::smart

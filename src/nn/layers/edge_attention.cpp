@@ -1,0 +1,136 @@
+// EdgeAttention: projections, the edge softmax and the sigmoid gate (see edge_attention.hpp).
+#include "nn/layers/edge_attention.hpp"
+
+#include "nn/elementwise.hpp"
+
+namespace hpct::nn {
+
+namespace {
+int cap(std::int64_t rows) { return static_cast<int>(rows); }  // Linear's capacity argument
+}  // namespace
+
+// Registration in forward order, source side first (Note [registration order], nn/parameters.hpp),
+// so the backward, which ends with the source projections, reports ranges from the end.
+template <class Scalar>
+EdgeAttention<Scalar>::EdgeAttention(Store& store, Workspace<Scalar>& ws, const std::string& name, const Config& c)
+    : config_(c),
+      to_k_(store, ws, name + "/to_k", c.hidden, c.heads * c.head_dim, cap(c.max_src), Activation::identity,
+            c.precision, false),
+      to_v_(store, ws, name + "/to_v", c.hidden, c.heads * c.head_dim, cap(c.max_src), Activation::identity,
+            c.precision),
+      to_k_r_(c.has_r
+                  ? std::make_unique<Linear<Scalar>>(store, ws, name + "/to_k_r", c.hidden, c.heads * c.head_dim,
+                                                     cap(c.max_edges), Activation::identity, c.precision, false)
+                  : nullptr),
+      to_v_r_(c.has_r
+                  ? std::make_unique<Linear<Scalar>>(store, ws, name + "/to_v_r", c.hidden, c.heads * c.head_dim,
+                                                     cap(c.max_edges), Activation::identity, c.precision)
+                  : nullptr),
+      to_q_(store, ws, name + "/to_q", c.hidden, c.heads * c.head_dim, cap(c.max_dst), Activation::identity,
+            c.precision),
+      core_(ws, name + "/attn", c.heads, c.head_dim, c.max_edges, c.max_src, c.max_dst, c.precision),
+      to_s_(store, ws, name + "/to_s", c.hidden, c.heads * c.head_dim, cap(c.max_dst), Activation::identity,
+            c.precision),
+      cat_(ws, name + "/cat", c.heads * c.head_dim, c.hidden, c.max_dst),
+      to_g_(store, ws, name + "/to_g", c.heads * c.head_dim + c.hidden, c.heads * c.head_dim, cap(c.max_dst),
+            Activation::identity, c.precision),
+      to_out_(store, ws, name + "/to_out", c.heads * c.head_dim, c.hidden, cap(c.max_dst), Activation::identity,
+              c.precision) {
+  const int w = c.heads * c.head_dim;
+  gate_ = &ws.request(name + "/gate", c.max_dst, w);
+  u_ = &ws.request(name + "/u", c.max_dst, w);
+  du_ = &ws.request(name + "/du", c.max_dst, w);
+  dagg_ = &ws.request(name + "/dagg", c.max_dst, w);
+  dgz_ = &ws.request(name + "/dgz", c.max_dst, w);
+  dcat_ = &ws.request(name + "/dcat", c.max_dst, w + c.hidden);
+  ds_ = &ws.request(name + "/ds", c.max_dst, w);
+  dq_ = &ws.request(name + "/dq", c.max_dst, w);
+  dk_ = &ws.request(name + "/dk", c.max_src, w);
+  dv_ = &ws.request(name + "/dv", c.max_src, w);
+}
+
+template <class Scalar>
+void EdgeAttention<Scalar>::bind(const Store& store) {
+  to_k_.bind(store), to_v_.bind(store);
+  if (to_k_r_) to_k_r_->bind(store), to_v_r_->bind(store);
+  to_q_.bind(store), to_s_.bind(store), to_g_.bind(store), to_out_.bind(store);
+}
+
+template <class Scalar>
+void EdgeAttention<Scalar>::blend_forward(int n) {
+  const auto agg = core_.output().matrix(), s = to_s_.output().matrix(), gz = to_g_.output().matrix();
+  const auto g = gate_->matrix(), u = u_->matrix();
+  for_each_cell(
+      "edge_gate", n, config_.heads * config_.head_dim, KOKKOS_LAMBDA(const int i, const int j) {
+        const Scalar gg = sigmoid(gz(i, j));
+        g(i, j) = gg;
+        u(i, j) = agg(i, j) + gg * (s(i, j) - agg(i, j));
+      });
+  round_values(config_.precision, u_->data(), static_cast<std::int64_t>(n) * config_.heads * config_.head_dim);
+}
+
+template <class Scalar>
+void EdgeAttention<Scalar>::forward(const T& x_src, const T& x_dst, const T& r) {
+  n_src_ = static_cast<int>(core_.sources()), n_dst_ = static_cast<int>(core_.destinations());
+  const int n_edges = static_cast<int>(core_.edges());
+  to_k_.forward(x_src, n_src_), to_v_.forward(x_src, n_src_);
+  T kr, vr;
+  if (to_k_r_) {
+    to_k_r_->forward(r, n_edges), to_v_r_->forward(r, n_edges);
+    kr = to_k_r_->output(), vr = to_v_r_->output();
+  }
+  to_q_.forward(x_dst, n_dst_);
+  core_.forward(to_q_.output(), to_k_.output(), to_v_.output(), kr, vr);
+  to_s_.forward(x_dst, n_dst_);
+  cat_.forward(core_.output(), x_dst, n_dst_);
+  to_g_.forward(cat_.output(), n_dst_);
+  blend_forward(n_dst_);
+  to_out_.forward(*u_, n_dst_);
+}
+
+template <class Scalar>
+void EdgeAttention<Scalar>::blend_backward(const T& du, int n) {
+  const auto agg = core_.output().matrix(), s = to_s_.output().matrix(), g = gate_->matrix();
+  const auto d = du.matrix(), dagg = dagg_->matrix(), ds = ds_->matrix(), dgz = dgz_->matrix();
+  for_each_cell(
+      "edge_gate_bw", n, config_.heads * config_.head_dim, KOKKOS_LAMBDA(const int i, const int j) {
+        const Scalar gg = g(i, j), dd = d(i, j);
+        dagg(i, j) = dd * (Scalar(1) - gg);
+        ds(i, j) = dd * gg;
+        dgz(i, j) = dd * (s(i, j) - agg(i, j)) * gg * (Scalar(1) - gg);
+      });
+  const std::int64_t span = static_cast<std::int64_t>(n) * config_.heads * config_.head_dim;
+  round_values(config_.precision, dagg_->data(), span);
+  round_values(config_.precision, ds_->data(), span);
+  round_values(config_.precision, dgz_->data(), span);
+}
+
+template <class Scalar>
+void EdgeAttention<Scalar>::backward(const T& x_src, const T& x_dst, const T& r, const T& dy, const T& dx_src,
+                                     GradMode mode_src, const T& dx_dst, GradMode mode_dst, const T& dr,
+                                     GradMode mode_r) {
+  const int n_edges = static_cast<int>(core_.edges());
+  const GradMode acc = GradMode::accumulate;
+  to_out_.backward(*u_, dy, *du_, GradMode::assign, n_dst_);
+  blend_backward(*du_, n_dst_);
+  // Destination side first (Note [self-attention gradients]).
+  to_g_.backward(cat_.output(), *dgz_, *dcat_, GradMode::assign, n_dst_);
+  cat_.backward(*dcat_, *dagg_, acc, dx_dst, mode_dst, n_dst_);
+  to_s_.backward(x_dst, *ds_, dx_dst, acc, n_dst_);
+  T kr, vr;
+  if (to_k_r_) kr = to_k_r_->output(), vr = to_v_r_->output();
+  core_.backward(to_q_.output(), to_k_.output(), to_v_.output(), kr, vr, *dagg_, *dq_, GradMode::assign, *dk_,
+                 *dv_);
+  to_q_.backward(x_dst, *dq_, dx_dst, acc, n_dst_);
+  if (to_k_r_) {
+    to_v_r_->backward(r, core_.dv_edge(), dr, mode_r, n_edges);
+    to_k_r_->backward(r, core_.dk_edge(), dr, acc, n_edges);
+  }
+  to_v_.backward(x_src, *dv_, dx_src, mode_src, n_src_);
+  to_k_.backward(x_src, *dk_, dx_src, acc, n_src_);
+}
+
+template class EdgeAttention<float>;
+template class EdgeAttention<double>;
+
+}  // namespace hpct::nn

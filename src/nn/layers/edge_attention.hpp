@@ -1,0 +1,84 @@
+// EdgeAttention: SMART's sparse multi-head attention over an edge list (its AttentionLayer's
+// attention block, without the norms and the feed-forward that a model block puts around it):
+//   q = to_q(x_dst), k = to_k(x_src), v = to_v(x_src), kr = to_k_r(r), vr = to_v_r(r) (r per edge)
+//   agg = EdgeSoftmax(q, k + kr, v + vr)        (softmax per destination over its incoming edges)
+//   g   = sigmoid(to_g([agg, x_dst])),  u = agg + g * (to_s(x_dst) - agg)
+//   y   = to_out(u)                              [n_dst, hidden]
+// Without a relative-position input (has_r false) kr and vr are absent. Parameters under
+// "<name>/to_q/weight" etc., the names of SMART's module, so a torch state dict maps one to one.
+// to_k and to_k_r have no bias, as in SMART: a key bias adds q . b to every score of a destination,
+// which cancels in the softmax (its gradient would be 0).
+//
+// Note [self-attention gradients]: backward writes every destination gradient (gate, to_s, to_q)
+// before any source gradient (to_k, to_v). Self-attention (x_src == x_dst) may therefore pass the
+// same tensor as dx_dst and dx_src with mode_src = accumulate.
+// Obeys Note [the gradient rule] (nn/layer.hpp) with its own signatures.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/layers/concat.hpp"
+#include "nn/layers/edge_softmax.hpp"
+#include "nn/layers/linear.hpp"
+
+namespace hpct::nn {
+
+template <class Scalar>
+class EdgeAttention {
+ public:
+  using T = Tensor<Scalar>;
+  using Store = ParameterStore<Scalar>;
+  struct Config {
+    int hidden = 128, heads = 8, head_dim = 16;
+    bool has_r = true;  // a relative-position embedding [edges, hidden] is added to keys and values
+    std::int64_t max_edges = 0, max_src = 0, max_dst = 0;
+    Precision precision = Precision::fp32;
+  };
+  EdgeAttention(Store& store, Workspace<Scalar>& ws, const std::string& name, const Config& config);
+  void bind(const Store& store);
+  // Outside the step (see EdgeSoftmax::set_edges).
+  void set_edges(const std::vector<int>& src, const std::vector<int>& dst, std::int64_t n_src, std::int64_t n_dst) {
+    core_.set_edges(src, dst, n_src, n_dst);
+  }
+  void set_edges(const int* src, const int* dst, std::int64_t m, std::int64_t n_src, std::int64_t n_dst) {
+    core_.set_edges(src, dst, m, n_src, n_dst);
+  }
+
+  // y rows [0, n_dst) from x_src rows [0, n_src), x_dst rows [0, n_dst), r rows [0, edges) (or empty).
+  void forward(const T& x_src, const T& x_dst, const T& r);
+  void backward(const T& x_src, const T& x_dst, const T& r, const T& dy, const T& dx_src, GradMode mode_src,
+                const T& dx_dst, GradMode mode_dst, const T& dr, GradMode mode_r);
+  const T& output() const { return to_out_.output(); }
+  const EdgeSoftmax<Scalar>& core() const { return core_; }
+  const Config& config() const { return config_; }
+
+  // u = agg + g (s - agg) with g = sigmoid(gz) kept in gate; and its backward. Public only because
+  // nvcc allows no device lambda in a private member function.
+  void blend_forward(int n);
+  void blend_backward(const T& du, int n);
+
+ private:
+  Config config_;
+  int n_src_ = 0, n_dst_ = 0;
+  Linear<Scalar> to_k_, to_v_;
+  std::unique_ptr<Linear<Scalar>> to_k_r_, to_v_r_;
+  Linear<Scalar> to_q_;
+  EdgeSoftmax<Scalar> core_;
+  Linear<Scalar> to_s_;
+  Concat<Scalar> cat_;
+  Linear<Scalar> to_g_, to_out_;
+  T* gate_ = nullptr;  // sigmoid(to_g(...)) [max_dst, width]
+  T* u_ = nullptr;     // the blended aggregate, to_out's input
+  T* du_ = nullptr;
+  T* dagg_ = nullptr;
+  T* dgz_ = nullptr;
+  T* dcat_ = nullptr;
+  T* ds_ = nullptr;
+  T* dq_ = nullptr;
+  T* dk_ = nullptr;
+  T* dv_ = nullptr;
+};
+
+}  // namespace hpct::nn

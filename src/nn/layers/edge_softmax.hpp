@@ -1,0 +1,72 @@
+// EdgeSoftmax: multi-head attention over an edge list, the parameter-free core of EdgeAttention and
+// CausalAttention. For every edge e = (src j -> dst i) and head h (columns [h D, h D + D)):
+//   score(e, h) = scale * sum_d q(i, hD+d) * (k(j, hD+d) + kr(e, hD+d))
+//   a(e, .)     = softmax of score over the incoming edges of i (per head)
+//   out(i, hD+d) = sum over incoming e of a(e, h) * (v(j, hD+d) + vr(e, hD+d))
+// kr and vr (per-edge relative-position terms) are optional. A destination without incoming edges
+// gets 0 (torch_geometric's softmax + scatter-sum does the same).
+//
+// Note [segment softmax without atomics]: edges are grouped by destination once per edge set with
+// IndexGroups (a stable counting sort), and one work item per (destination, head) walks its edges in
+// ascending edge order: max, exp-sum, weighted sum, all in registers and in a fixed order. The
+// backward does the same for dq, writes per-edge key/value gradients (one writer per element), and
+// sums those into sources through a second grouping by source (sum_groups), so no float atomic is
+// used anywhere and results do not depend on threads, ranks or backends
+// (Note [deterministic index sums], index_groups.hpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "nn/layer.hpp"
+#include "nn/layers/index_groups.hpp"
+#include "nn/precision.hpp"
+
+namespace hpct::nn {
+
+template <class Scalar>
+class EdgeSoftmax {
+ public:
+  using T = Tensor<Scalar>;
+  // Up to max_edges edges between up to max_src sources and max_dst destinations; `heads` heads of
+  // `head_dim` columns each (q, k, v, kr, vr and out have heads * head_dim columns).
+  EdgeSoftmax(Workspace<Scalar>& ws, const std::string& name, int heads, int head_dim, std::int64_t max_edges,
+              std::int64_t max_src, std::int64_t max_dst, Precision precision = Precision::fp32);
+  // The edge set: edge e goes from src[e] in [0, n_src) to dst[e] in [0, n_dst). Outside the step;
+  // it groups on the host into buffers allocated in the constructor (no allocation here).
+  void set_edges(const std::vector<int>& src, const std::vector<int>& dst, std::int64_t n_src, std::int64_t n_dst);
+  // The same from m edges in host arrays (a data path's own buffers: nothing is allocated).
+  void set_edges(const int* src, const int* dst, std::int64_t m, std::int64_t n_src, std::int64_t n_dst);
+
+  // out() rows [0, n_dst). kr, vr may be empty (no relative-position term).
+  void forward(const T& q, const T& k, const T& v, const T& kr, const T& vr);
+  // From dout (rows [0, n_dst)): dq assigned or accumulated (mode_q) and dk, dv ASSIGNED (rows
+  // [0, n_src)); empty ones are skipped. The per-edge gradients of k + kr and v + vr are left in
+  // dk_edge() and dv_edge() (rows [0, edges())): they are dkr and dvr.
+  void backward(const T& q, const T& k, const T& v, const T& kr, const T& vr, const T& dout, const T& dq,
+                GradMode mode_q, const T& dk, const T& dv);
+
+  const T& output() const { return *out_; }
+  const T& dk_edge() const { return *dk_edge_; }
+  const T& dv_edge() const { return *dv_edge_; }
+  const T& attention() const { return *attn_; }  // [edges, heads]: a(e, h) of the last forward
+  std::int64_t edges() const { return by_dst_.positions(); }
+  std::int64_t sources() const { return by_src_.num_keys(); }
+  std::int64_t destinations() const { return by_dst_.num_keys(); }
+  int heads() const { return heads_; }
+  int head_dim() const { return head_dim_; }
+
+ private:
+  std::string name_;
+  int heads_, head_dim_;
+  Precision precision_;
+  IndexGroups by_dst_, by_src_;      // keys(): dst resp. src of every edge
+  std::string what_dst_, what_src_;  // for the errors of build(), made once: set_edges allocates nothing
+  T* attn_ = nullptr;                // [max_edges, heads]
+  T* dscore_ = nullptr;              // [max_edges, heads]: dL/dscore (scale folded in)
+  T* out_ = nullptr;                 // [max_dst, heads * head_dim]
+  T* dk_edge_ = nullptr;             // [max_edges, heads * head_dim]
+  T* dv_edge_ = nullptr;
+};
+
+}  // namespace hpct::nn

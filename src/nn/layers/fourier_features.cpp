@@ -1,0 +1,93 @@
+// FourierFeatures kernels (see fourier_features.hpp).
+#include "nn/layers/fourier_features.hpp"
+
+#include "nn/elementwise.hpp"
+
+namespace hpct::nn {
+
+namespace {
+// 2 pi as the reference computes it: (x * w) * 2 * pi, each product rounded to Scalar, so the
+// angles (tens of radians for distances in metres) match PyTorch's float arithmetic bit for bit.
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION Scalar angle(Scalar x, Scalar w) {
+  return ((x * w) * Scalar(2)) * static_cast<Scalar>(3.14159265358979323846);
+}
+}  // namespace
+
+template <class Scalar>
+FourierFeatures<Scalar>::FourierFeatures(Store& store, Workspace<Scalar>& ws, const std::string& name, int inputs,
+                                         int freqs, int capacity, Precision precision)
+    : inputs_(inputs), freqs_(freqs), capacity_(capacity), precision_(precision) {
+  w_index_ = store.add(name + "/weight", {static_cast<std::uint64_t>(inputs), static_cast<std::uint64_t>(freqs)},
+                       Init::normal_std(1.0), true);
+  y_ = &ws.request(name + "/y", static_cast<std::int64_t>(inputs) * capacity, 2 * freqs + 1);
+}
+
+template <class Scalar>
+void FourierFeatures<Scalar>::bind(const Store& store) {
+  store_ = &store;
+  w_ = store.matrix(w_index_);
+  dw_ = store.grad_matrix(w_index_);
+}
+
+template <class Scalar>
+void FourierFeatures<Scalar>::forward(const T& x, int n) {
+  if (n == 0) return;
+  const auto xm = x.matrix(), w = w_;
+  const auto y = y_->matrix();
+  const int F = freqs_, C = inputs_, capacity = capacity_;
+  for_each_cell(
+      "fourier_fw", n, C, KOKKOS_LAMBDA(const int i, const int c) {
+        const Scalar xv = xm(i, c);
+        const int row = c * capacity + i;
+        for (int f = 0; f < F; ++f) {
+          const Scalar t = angle(xv, w(c, f));
+          y(row, f) = kmath::cos(t);
+          y(row, F + f) = kmath::sin(t);
+        }
+        y(row, 2 * F) = xv;
+      });
+  for (int c = 0; c < C; ++c) round_values(precision_, block(c).data(), static_cast<std::int64_t>(n) * width());
+}
+
+template <class Scalar>
+void FourierFeatures<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) {
+  if (n > 0) {
+    const auto xm = x.matrix(), w = w_, dw = dw_, g = dy.matrix();
+    const int F = freqs_, C = inputs_, capacity = capacity_;
+    const Scalar two_pi = Scalar(2) * static_cast<Scalar>(3.14159265358979323846);
+    // d theta: dL/dtheta = -sin(theta) dcos + cos(theta) dsin.
+    // dw(c, f) += sum over rows, in row order, of dL/dtheta * x * 2 pi.
+    for_each_cell(
+        "fourier_bw_w", C, F, KOKKOS_LAMBDA(const int c, const int f) {
+          Scalar s = Scalar(0);
+          for (int i = 0; i < n; ++i) {
+            const int row = c * capacity + i;
+            const Scalar t = angle(xm(i, c), w(c, f));
+            s += (-kmath::sin(t) * g(row, f) + kmath::cos(t) * g(row, F + f)) * xm(i, c) * two_pi;
+          }
+          dw(c, f) += s;
+        });
+    if (!dx.empty()) {
+      const auto d = dx.matrix();
+      const bool acc = mode == GradMode::accumulate;
+      for_each_cell(
+          "fourier_bw_x", n, C, KOKKOS_LAMBDA(const int i, const int c) {
+            const int row = c * capacity + i;
+            Scalar s = g(row, 2 * F);
+            for (int f = 0; f < F; ++f) {
+              const Scalar t = angle(xm(i, c), w(c, f));
+              s += (-kmath::sin(t) * g(row, f) + kmath::cos(t) * g(row, F + f)) * w(c, f) * two_pi;
+            }
+            d(i, c) = acc ? d(i, c) + s : s;
+          });
+      round_values(precision_, dx.data(), static_cast<std::int64_t>(n) * C);
+    }
+  }
+  store_->report_ready(w_index_, w_index_);
+}
+
+template class FourierFeatures<float>;
+template class FourierFeatures<double>;
+
+}  // namespace hpct::nn

@@ -1,0 +1,111 @@
+// The whole SMART model against PyTorch (issue 19): a tiny SmartModel (fp32, dropout 0) runs one
+// training step on a batch of three trajgen scenes and writes parity_smart.h5 for
+// test/python/smart_parity.py: every parameter and gradient (params/<name>, grads/<name>), the token
+// graph the model built (graph/...), its logits and the loss sum. The reference rebuilds the
+// network in plain PyTorch (segment softmax by scatter ops) on the same weights and graph.
+#include <gtest/gtest.h>
+
+#include "data/traffic_sim.hpp"
+#include "io/hdf5.hpp"
+#include "models/smart/smart_model.hpp"
+
+using namespace hpct;
+
+namespace {
+
+template <class T>
+View1<T> device_copy(const std::vector<T>& v, const char* label) {
+  View1<T> d(std::string(label), v.size());
+  Kokkos::deep_copy(d, Kokkos::View<const T*, HostSpace, Kokkos::MemoryUnmanaged>(v.data(), v.size()));
+  return d;
+}
+
+template <class T>
+void write_vec(const h5::File& f, const std::string& name, const std::vector<T>& v, std::size_t count,
+               std::uint64_t cols = 1) {
+  if (cols == 1) h5::write(f, name, {static_cast<std::uint64_t>(count)}, v.data());
+  else h5::write(f, name, {static_cast<std::uint64_t>(count), cols}, v.data());
+}
+
+}  // namespace
+
+TEST(SmartParityDump, OneStepOfATinyModel) {
+  std::vector<float> state, poly;
+  std::vector<std::int64_t> type, map_type;
+  std::vector<std::uint64_t> ao{0}, mo{0};
+  int max_agents = 0, max_segs = 0;
+  const int scenes = 3;
+  for (int i = 0; i < scenes; ++i) {
+    const scenes::Scene sc = scenes::simulate_scene(11, static_cast<std::uint64_t>(i));
+    std::vector<long long> kinds;
+    scenes::map_segments(sc.net, 10.0, 11, poly, kinds);
+    state.insert(state.end(), sc.state.begin(), sc.state.end());
+    type.insert(type.end(), sc.type.begin(), sc.type.end());
+    map_type.insert(map_type.end(), kinds.begin(), kinds.end());
+    ao.push_back(ao.back() + sc.type.size()), mo.push_back(map_type.size());
+    max_agents = std::max(max_agents, static_cast<int>(sc.type.size()));
+    max_segs = std::max(max_segs, static_cast<int>(kinds.size()));
+  }
+  smart::SmartConfig c;
+  c.hidden = 16, c.heads = 4, c.map_layers = 2, c.agent_layers = 2, c.vocab = 64, c.freqs = 4, c.dropout = 0;
+  c.label_smoothing = 0.1;
+  c.limits.max_agents = max_agents, c.limits.max_segments = max_segs;
+  c.limits.time_span = 3, c.limits.map_neighbours = 5, c.limits.agent_neighbours = 4;
+  smart::SmartModel model(c, scenes);
+  model.store().initialize(3);
+  const auto d_state = device_copy(state, "state"), d_poly = device_copy(poly, "poly");
+  const auto d_type = device_copy(type, "type"), d_map_type = device_copy(map_type, "map_type");
+  const auto d_ao = device_copy(ao, "ao"), d_mo = device_copy(mo, "mo");
+  const auto ids = device_copy(std::vector<std::uint64_t>{5, 6, 7}, "ids");
+  Batch b;
+  b.n = scenes, b.ids = ids;
+  const auto agents = static_cast<std::int64_t>(ao.back()), segs = static_cast<std::int64_t>(mo.back());
+  b.set<float>("agent_state", Tensor<float>(d_state.data(), Shape{agents, 91, 5}), d_ao.data());
+  b.set<std::int64_t>("agent_type", Tensor<std::int64_t>(d_type.data(), Shape{agents}), d_ao.data());
+  b.set<float>("map_polyline", Tensor<float>(d_poly.data(), Shape{segs, 11, 2}), d_mo.data());
+  b.set<std::int64_t>("map_type", Tensor<std::int64_t>(d_map_type.data(), Shape{segs}), d_mo.data());
+  model.store().zero_grads();
+  const double normaliser = scenes;
+  const double loss = model.accumulate_gradients(b, normaliser);
+  fence();
+  EXPECT_GT(loss, 0.0);
+  const smart::SceneGraph& g = model.graph();
+  const h5::File f = h5::File::create("parity_smart.h5");
+  h5::write_attr(f, "/", "hidden", static_cast<long long>(c.hidden));
+  h5::write_attr(f, "/", "heads", static_cast<long long>(c.heads));
+  h5::write_attr(f, "/", "map_layers", static_cast<long long>(c.map_layers));
+  h5::write_attr(f, "/", "agent_layers", static_cast<long long>(c.agent_layers));
+  h5::write_attr(f, "/", "vocab", static_cast<long long>(c.vocab));
+  h5::write_attr(f, "/", "label_smoothing", c.label_smoothing);
+  h5::write_attr(f, "/", "normaliser", normaliser);
+  h5::write_attr(f, "/", "loss_sum", loss);
+  auto p = to_host(model.store().params());
+  auto gr = to_host(model.store().grads());
+  for (const auto& t : model.store().tensors()) {
+    h5::write(f, "params/" + t.name, t.shape, p.data() + t.offset);
+    h5::write(f, "grads/" + t.name, t.shape, gr.data() + t.offset);
+  }
+  const auto na = static_cast<std::size_t>(g.agents), nm = static_cast<std::size_t>(g.maps);
+  write_vec(f, "graph/token_in", g.token_in, na);
+  write_vec(f, "graph/target", g.target, na);
+  write_vec(f, "graph/weight", g.weight, na);
+  write_vec(f, "graph/map_feat", g.map_feat, nm, smart::kMapFeatures);
+  const std::pair<const char*, const smart::EdgeList*> kinds[] = {{"map_map", &g.map_map},
+                                                                  {"temporal", &g.temporal},
+                                                                  {"map_agent", &g.map_agent},
+                                                                  {"agent_agent", &g.agent_agent}};
+  for (const auto& [name, e] : kinds) {
+    const auto n = static_cast<std::size_t>(e->count);
+    ASSERT_GT(n, 0u) << name;
+    write_vec(f, std::string("graph/") + name + "/src", e->src, n);
+    write_vec(f, std::string("graph/") + name + "/dst", e->dst, n);
+    write_vec(f, std::string("graph/") + name + "/rel", e->rel, n, static_cast<std::uint64_t>(e->features));
+  }
+  h5::write_attr(f, "/", "agent_nodes", static_cast<long long>(g.agents));
+  h5::write_attr(f, "/", "map_nodes", static_cast<long long>(g.maps));
+  std::vector<float> logits(na * static_cast<std::size_t>(c.vocab));
+  Kokkos::deep_copy(Kokkos::View<float*, HostSpace, Kokkos::MemoryUnmanaged>(logits.data(), logits.size()),
+                    Kokkos::View<const float*, MemSpace, Kokkos::MemoryUnmanaged>(model.logits().data(),
+                                                                                  logits.size()));
+  write_vec(f, "logits", logits, na, static_cast<std::uint64_t>(c.vocab));
+}

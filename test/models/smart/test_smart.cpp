@@ -1,0 +1,192 @@
+// `model smart` (issue 19) at a tiny size on trajgen scenes: the motion vocabulary round-trips
+// motions to within its grid; the token graph is causal in time and never crosses scenes; training
+// through the trainer is data parallel (1 rank x batch 16 == the world's ranks x 16 / ranks, within
+// 1e-6) and lowers the validation loss; a resumed run continues bitwise; the weights file rebuilds it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "data/traffic_sim.hpp"
+#include "models/registry.hpp"
+#include "models/smart/motion_tokens.hpp"
+#include "models/smart/scene_graph.hpp"
+#include "support/allocation_counter.hpp"
+#include "support/test_support.hpp"
+#include "train/trainer.hpp"
+
+using namespace hpct;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string scenes_file(const Comm& comm, const std::string& name, std::uint64_t scenes) {
+  const std::string path = test::scratch(name + ".h5");
+  if (comm.rank() == 0) scenes::write_scenes(path, 7, scenes);
+  comm.barrier();
+  return path;
+}
+
+const char* kTiny =
+    "model smart\ndata_format hdf5_fields\nfields agent_state, agent_type, map_polyline, map_type\n"
+    "smart_hidden 16\nsmart_heads 2\nsmart_map_layers 1\nsmart_agent_layers 1\nmotion_vocab 64\nsmart_freqs 4\n"
+    "smart_map_neighbours 4\nsmart_agent_neighbours 4\nsmart_time_span 3\nlr 0.003\nvalidation_fraction 0.25\n"
+    "log_every 1000\n";
+
+struct TrainRun {
+  std::vector<float> params;
+  TrainSummary summary;
+};
+
+TrainRun train(const Comm& comm, const std::string& data, const std::vector<std::string>& overrides) {
+  const deck::Deck deck = test::make_deck(std::string(kTiny) + "data_file " + data + "\n", overrides);
+  NetworkTrainer t(deck, comm);
+  TrainRun r;
+  r.summary = t.run();
+  auto h = to_host(t.model().store().params());
+  r.params.assign(h.data(), h.data() + h.extent(0));
+  return r;
+}
+
+}  // namespace
+
+TEST(Smart, MotionTokensRoundTripWithinTheirGrid) {
+  const smart::MotionVocab vocab(2048);
+  EXPECT_EQ(vocab.nx() * vocab.n() * vocab.n(), 2048);
+  // A vehicle at (3, -2) heading 0.7 moves 4 m forward, 0.3 m left and turns 0.1 rad.
+  const double x0 = 3, y0 = -2, h0 = 0.7, c = std::cos(h0), s = std::sin(h0);
+  const double x1 = x0 + 4 * c - 0.3 * s, y1 = y0 + 4 * s + 0.3 * c, h1 = h0 + 0.1;
+  const int tok = vocab.tokenize(0, x0, y0, h0, x1, y1, h1);
+  double x = x0, y = y0, h = h0;
+  vocab.apply(0, tok, x, y, h);
+  EXPECT_LT(std::hypot(x - x1, y - y1), 0.2);  // half a cell: 8 m / 32 and 2.4 m / 8
+  EXPECT_LT(std::abs(h - h1), 0.07);
+  EXPECT_NE(tok, vocab.tokenize(0, x0, y0, h0, x0 + c, y0 + s, h0));  // 1 m is another token
+}
+
+TEST(Smart, TheTokenGraphIsCausalAndStaysInsideScenes) {
+  const Comm comm;
+  if (comm.rank() != 0) return;
+  std::vector<float> state, poly;
+  std::vector<std::int64_t> type, map_type;
+  std::vector<std::uint64_t> ao{0}, mo{0}, ids{40, 41, 42};
+  int max_agents = 0, max_segs = 0;
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    const scenes::Scene sc = scenes::simulate_scene(9, i);
+    std::vector<long long> kinds;
+    scenes::map_segments(sc.net, 10.0, 11, poly, kinds);
+    state.insert(state.end(), sc.state.begin(), sc.state.end());
+    type.insert(type.end(), sc.type.begin(), sc.type.end());
+    map_type.insert(map_type.end(), kinds.begin(), kinds.end());
+    ao.push_back(ao.back() + sc.type.size()), mo.push_back(map_type.size());
+    max_agents = std::max(max_agents, static_cast<int>(sc.type.size()));
+    max_segs = std::max(max_segs, static_cast<int>(kinds.size()));
+  }
+  smart::GraphLimits l;
+  l.scenes = 3, l.max_agents = max_agents, l.max_segments = max_segs, l.time_span = 4;
+  const smart::MotionVocab vocab(256);
+  smart::SceneGraphBuilder builder(l, vocab);
+  const smart::SceneGraph& g = builder.build(3, state.data(), ao.data(), type.data(), poly.data(), mo.data(),
+                                             map_type.data(), ids.data());
+  ASSERT_EQ(g.agents, static_cast<std::int64_t>(ao.back()) * smart::kInputTokens);
+  // Scene of an agent node / a map node.
+  auto scene_of_agent = [&](int node) {
+    const auto agent = static_cast<std::uint64_t>(node / smart::kInputTokens);
+    return agent < ao[1] ? 0 : agent < ao[2] ? 1 : 2;
+  };
+  auto scene_of_map = [&](int node) {
+    const auto m = static_cast<std::uint64_t>(node);
+    return m < mo[1] ? 0 : m < mo[2] ? 1 : 2;
+  };
+  ASSERT_GT(g.temporal.count, 0);
+  for (std::int64_t e = 0; e < g.temporal.count; ++e) {
+    const int s = g.temporal.src[static_cast<std::size_t>(e)], d = g.temporal.dst[static_cast<std::size_t>(e)];
+    EXPECT_EQ(s / smart::kInputTokens, d / smart::kInputTokens);  // the same agent
+    EXPECT_LT(s, d);                                              // strictly earlier
+    EXPECT_LE(d - s, 4);                                          // within time_span
+  }
+  ASSERT_GT(g.agent_agent.count, 0);
+  ASSERT_GT(g.map_agent.count, 0);
+  for (std::int64_t e = 0; e < g.agent_agent.count; ++e) {
+    const int s = g.agent_agent.src[static_cast<std::size_t>(e)],
+              d = g.agent_agent.dst[static_cast<std::size_t>(e)];
+    EXPECT_EQ(scene_of_agent(s), scene_of_agent(d));
+    EXPECT_EQ(s % smart::kInputTokens, d % smart::kInputTokens);  // the same step
+    EXPECT_LT(g.agent_agent.rel[static_cast<std::size_t>(3 * e)], 60.0f);
+  }
+  for (std::int64_t e = 0; e < g.map_agent.count; ++e)
+    EXPECT_EQ(scene_of_map(g.map_agent.src[static_cast<std::size_t>(e)]),
+              scene_of_agent(g.map_agent.dst[static_cast<std::size_t>(e)]));
+  for (std::int64_t e = 0; e < g.map_map.count; ++e)
+    EXPECT_EQ(scene_of_map(g.map_map.src[static_cast<std::size_t>(e)]),
+              scene_of_map(g.map_map.dst[static_cast<std::size_t>(e)]));
+  // Targets are the next step's input tokens.
+  for (std::int64_t a = 0; a < static_cast<std::int64_t>(ao.back()); ++a)
+    for (int t = 0; t + 1 < smart::kInputTokens; ++t) {
+      const auto node = static_cast<std::size_t>(a * smart::kInputTokens + t);
+      EXPECT_EQ(g.target[node], std::fmod(g.token_in[node + 1], 256.0f));
+    }
+}
+
+TEST(Smart, DataParallelEqualsOneRankAndLearns) {
+  const Comm world;
+  const std::string data = scenes_file(world, "smart_equiv", 24);
+  const int p = world.size();
+  test::SelfComm self;
+  const Comm one(self.raw);
+  const TrainRun reference = train(one, data, {"batch_size=16", "epochs=2"});
+  const TrainRun parallel = train(world, data, {"batch_size=" + std::to_string(16 / p), "epochs=2"});
+  EXPECT_LT(test::relative_difference(reference.params, parallel.params), 1e-6);
+  const TrainRun untrained = train(one, data, {"batch_size=16", "epochs=2", "lr=0"});
+  EXPECT_GT(test::relative_difference(reference.params, untrained.params), 1e-3);
+  EXPECT_LT(reference.summary.val_loss, untrained.summary.val_loss);
+}
+
+TEST(Smart, ResumeIsBitwiseAndTheWeightsRebuildTheModel) {
+  const Comm comm;
+  const std::string data = scenes_file(comm, "smart_resume", 24);
+  const std::string dir = test::scratch("smart_ckpt_np" + std::to_string(comm.size()));
+  if (comm.rank() == 0) fs::remove_all(dir), fs::create_directories(dir);
+  comm.barrier();
+  const std::string bs = "batch_size=" + std::to_string(8 / comm.size());
+  const std::string weights = dir + "/weights.h5";
+  const TrainRun full = train(comm, data,
+                              {bs, "epochs=2", "checkpoint_dir=" + dir, "checkpoint_every_steps=2",
+                               "checkpoint_keep=100", "output=" + weights});
+  const TrainRun resumed = train(comm, data, {bs, "epochs=2", "resume=" + dir + "/ckpt-000000002.h5"});
+  ASSERT_EQ(resumed.params, full.params);
+  std::unique_ptr<Model> loaded = load_model(weights, 4);
+  EXPECT_EQ(loaded->family(), "smart");
+  auto a = to_host(loaded->store().params());
+  ASSERT_EQ(a.extent(0), full.params.size());
+  for (std::size_t i = 0; i < a.extent(0); ++i) ASSERT_EQ(a(i), full.params[i]) << i;
+}
+
+// The graphs are built into buffers sized once and the layers run on the workspace: a training step
+// allocates nothing (heap or Kokkos views), as in every family.
+TEST(Smart, AStepAllocatesNothing) {
+  const Comm comm;
+  const std::string data = scenes_file(comm, "smart_noalloc", 40);
+  const deck::Deck deck = test::make_deck(std::string(kTiny) + "data_file " + data + "\n",
+                                          {"batch_size=2", "epochs=1", "log_every=100000"});
+  NetworkTrainer t(deck, comm);
+  long heap = -1, views = -1;
+  t.set_step_hook([&](std::uint64_t step) {
+    if (step == 2) {
+      test::start_counting_allocations();
+    } else if (step == 5) {
+      const test::AllocationCounts c = test::stop_counting_allocations();
+      heap = c.heap, views = c.views;
+    }
+  });
+  t.run();
+  EXPECT_EQ(heap, 0);
+  EXPECT_EQ(views, 0);
+}
+
+TEST(Smart, LowPrecisionIsRefusedByName) {
+  const Comm comm;
+  const std::string data = scenes_file(comm, "smart_bf16", 8);
+  const deck::Deck deck = test::make_deck(std::string(kTiny) + "data_file " + data + "\n", {"precision=bf16"});
+  EXPECT_NE(test::error_message([&] { NetworkTrainer t(deck, comm); }).find("fp32 only"), std::string::npos);
+}
