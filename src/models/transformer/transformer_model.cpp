@@ -6,6 +6,16 @@
 
 namespace hpct::lm {
 
+namespace transformer_detail {
+// Row r of a batch is position r % S of its sequence. A free function with external linkage: CUDA's
+// extended lambdas may live neither in a constructor nor in an anonymous namespace.
+template <class Flat>
+void fill_position_ids(const Flat& pos, std::int64_t rows, int S) {
+  Kokkos::parallel_for(
+      "lm_pos_ids", range(0, rows), KOKKOS_LAMBDA(const std::int64_t r) { pos(r) = static_cast<float>(r % S); });
+}
+}  // namespace transformer_detail
+
 TransformerModel::TransformerModel(const TransformerConfig& c, int capacity)
     : config_(c), positions_(c.seq_len - 1), capacity_(capacity) {
   if (positions_ < 1) throw Error("transformer: sequences need at least 2 tokens", ExitCode::bad_input);
@@ -49,9 +59,7 @@ TransformerModel::TransformerModel(const TransformerConfig& c, int capacity)
   tok_->bind(store_), pos_->bind(store_), ln_f_->bind(store_), head_->bind(store_);
   for (Block& b : blocks_)
     b.ln1->bind(store_), b.attn->bind(store_), b.ln2->bind(store_), b.ff1->bind(store_), b.ff2->bind(store_);
-  const auto pos = pos_ids_->flat();
-  Kokkos::parallel_for(
-      "lm_pos_ids", range(0, rows), KOKKOS_LAMBDA(const std::int64_t r) { pos(r) = static_cast<float>(r % S); });
+  transformer_detail::fill_position_ids(pos_ids_->flat(), rows, S);
 }
 
 std::string TransformerModel::config_string() const {
