@@ -210,7 +210,7 @@ static void test_errors(int rank) {
       "input_width 3\ntarget_width 2\n";
   CHECK(hpctrain_create_from_text("diff", diff, MPI_COMM_WORLD, -1, &h) == HPCTRAIN_OK);
   CHECK_ERROR(hpctrain_predict_float(h, x, 1, D_IN, p, D_OUT, HPCTRAIN_ROW_MAJOR), HPCTRAIN_ERR_UNSUPPORTED,
-              "predict needs an mlp model");
+              "predict needs an mlp");
   CHECK(hpctrain_destroy(h) == HPCTRAIN_OK);
 }
 
