@@ -24,12 +24,8 @@ ModelFamily transformer_family();  // models/transformer/transformer_family.cpp
 namespace {
 std::vector<ModelFamily>& registered() {
   static std::vector<ModelFamily> families = {
-      mlp_family(),
-      diffusion_family(),
-      resnet_family(),
-      gnn_family(),
-      smart::smart_family(),
-      lm::transformer_family(),
+      mlp_family(), diffusion_family(),    resnet_family(),
+      gnn_family(), smart::smart_family(), lm::transformer_family(),
   };
   return families;
 }
