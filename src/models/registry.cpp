@@ -23,10 +23,16 @@ ModelFamily transformer_family();  // models/transformer/transformer_family.cpp
 
 namespace {
 std::vector<ModelFamily>& registered() {
+  // clang-format off: one line per family
   static std::vector<ModelFamily> families = {
-      mlp_family(), diffusion_family(),    resnet_family(),
-      gnn_family(), smart::smart_family(), lm::transformer_family(),
+      mlp_family(),
+      diffusion_family(),
+      resnet_family(),
+      gnn_family(),
+      smart::smart_family(),
+      lm::transformer_family(),
   };
+  // clang-format on
   return families;
 }
 }  // namespace
