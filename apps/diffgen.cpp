@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "count_options.hpp"
 #include "data/downscaling.hpp"
 
 namespace {
@@ -22,25 +23,9 @@ int main(int argc, char** argv) {
   }
   const std::string out = argv[1];
   long long rows = 20000, seed = 1;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "diffgen: %s needs a value\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-    char* end = nullptr;
-    const long long v = std::strtoll(argv[++i], &end, 10);
-    if (!end || *end != '\0' || v < 0) {
-      std::fprintf(stderr, "diffgen: %s expects a non-negative integer, got '%s'\n", a.c_str(), argv[i]);
-      return 2;
-    }
-    if (a == "--rows") rows = v;
-    else if (a == "--seed") seed = v;
-    else {
-      std::fprintf(stderr, "diffgen: unknown option %s\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
+  if (const int bad = hpct::apps::parse_count_options("diffgen", argc, argv, 2, kUsage,
+                                                      {{"--rows", &rows}, {"--seed", &seed}}))
+    return bad;
   if (rows < 1) {
     std::fprintf(stderr, "diffgen: --rows must be >= 1\n");
     return 2;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "count_options.hpp"
 #include "data/traffic_sim.hpp"
 
 namespace {
@@ -28,25 +29,9 @@ int main(int argc, char** argv) {
   }
   const std::string out = argv[1];
   long long scenes = 200, seed = 1;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "trajgen: %s needs a value\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-    char* end = nullptr;
-    const long long v = std::strtoll(argv[++i], &end, 10);
-    if (!end || *end != '\0' || v < 0) {
-      std::fprintf(stderr, "trajgen: %s expects a non-negative integer, got '%s'\n", a.c_str(), argv[i]);
-      return 2;
-    }
-    if (a == "--scenes") scenes = v;
-    else if (a == "--seed") seed = v;
-    else {
-      std::fprintf(stderr, "trajgen: unknown option %s\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
+  if (const int bad = hpct::apps::parse_count_options("trajgen", argc, argv, 2, kUsage,
+                                                      {{"--scenes", &scenes}, {"--seed", &seed}}))
+    return bad;
   if (scenes < 1) {
     std::fprintf(stderr, "trajgen: --scenes must be >= 1\n");
     return 2;

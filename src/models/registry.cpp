@@ -23,16 +23,15 @@ ModelFamily transformer_family();  // models/transformer/transformer_family.cpp
 
 namespace {
 std::vector<ModelFamily>& registered() {
-  // clang-format off: one line per family
+  // One line per family; the comments keep clang-format from packing them.
   static std::vector<ModelFamily> families = {
-      mlp_family(),
-      diffusion_family(),
-      resnet_family(),
-      gnn_family(),
-      smart::smart_family(),
-      lm::transformer_family(),
+      mlp_family(),              // multilayer perceptron
+      diffusion_family(),        // seed 000: conditional diffusion downscaler
+      resnet_family(),           // seed 004: ResNet image classifier
+      gnn_family(),              // seed 001: regional weather GNN
+      smart::smart_family(),     // seed 002: SMART motion transformer
+      lm::transformer_family(),  // decoder-only language model
   };
-  // clang-format on
   return families;
 }
 }  // namespace

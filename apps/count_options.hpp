@@ -1,0 +1,45 @@
+// The integer options of the data generators (--rows N, --seed K, ...), parsed one way for every tool.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
+#include <string>
+
+namespace hpct::apps {
+
+struct CountOption {
+  const char* flag;  // "--rows"
+  long long* value;  // set when the flag is given
+};
+
+// Parses argv[first..argc) as pairs "FLAG N" with N a non-negative integer. Returns 0, or prints
+// why (an unknown flag, a missing or bad value; with the usage where it helps) and returns the exit
+// code 2 for the caller to return.
+inline int parse_count_options(const char* tool, int argc, char** argv, int first, const char* usage,
+                               std::initializer_list<CountOption> options) {
+  for (int i = first; i < argc; ++i) {
+    const std::string flag = argv[i];
+    const CountOption* option = nullptr;
+    for (const CountOption& o : options)
+      if (flag == o.flag) option = &o;
+    if (!option) {
+      std::fprintf(stderr, "%s: unknown option %s\n%s", tool, flag.c_str(), usage);
+      return 2;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s: %s needs a value\n%s", tool, flag.c_str(), usage);
+      return 2;
+    }
+    char* end = nullptr;
+    const long long v = std::strtoll(argv[++i], &end, 10);
+    if (!end || *end != '\0' || argv[i][0] == '\0' || v < 0) {
+      std::fprintf(stderr, "%s: %s expects a non-negative integer, got '%s'\n", tool, flag.c_str(), argv[i]);
+      return 2;
+    }
+    *option->value = v;
+  }
+  return 0;
+}
+
+}  // namespace hpct::apps
