@@ -54,6 +54,9 @@ void SmartBlock::bind(const nn::ParameterStore<float>& store) {
 void SmartBlock::set_batch(std::uint64_t epoch, const View1<std::uint64_t>& dst_keys, bool training) {
   drop_->set_batch(epoch, dst_keys);
   drop_->set_training(training);
+  // SMART's attn_drop: the attention weights dropped with the same p, from their own stream.
+  attn_->set_dropout(training ? c_.dropout : 0.0,
+                     nn::Dropout<float>::epoch_key(rng::hash(c_.seed, 0x6174746e64726f70ull), epoch), dst_keys);
 }
 
 void SmartBlock::add(const T& a, const T& b, const T& y, int n, bool accumulate) {
