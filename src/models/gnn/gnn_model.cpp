@@ -9,18 +9,27 @@
 
 namespace hpct {
 
+// Note [tendency input]: the model sees the state at t and the last step's change
+// state(t) - state(t - 1), the change normalised by the increments' statistics (diff_mean,
+// diff_std), not the two states each normalised by the state's. The two carry the same
+// information, but an hour's change of the depth is about 1% of its spread: as two nearly equal
+// inputs of order 1 the network had to amplify their difference ~100x to read the tendency, and
+// it learned the depth and the tracer (the variables whose change is smallest against their
+// spread) no better than persistence, and drifted in rollouts. Normalised, the tendency is of
+// order 1 like the target.
 namespace gnn_kernels {
 
 // The row layouts of the netcdf source's fields (docs/gnn.md): state [S, 2, N], targets [S, A, N],
 // forcing [F, A, N], static [K, N]; x(b N + p, c) = (value - mean(c)) * inv_std(c) with channels
-// [state(t-1) S, state(t) S, forcing(t+1) F, static K].
+// [state(t) - state(t-1) S, state(t) S, forcing(t+1) F, static K] (Note [tendency input]).
 void build_inputs(const View2<float>& x, const float* state, const float* forcing, const float* statics,
                   const View1<float>& mean, const View1<float>& inv_std, int n, int N, int S, int F, int K, int A) {
   nn::for_each_cell(
       "gnn_inputs", n * N, 2 * S + F + K, KOKKOS_LAMBDA(const int r, const int c) {
         const int b = r / N, p = r % N;
         float v;
-        if (c < 2 * S) v = state[((b * S + c % S) * 2 + c / S) * N + p];
+        if (c < S) v = state[((b * S + c) * 2 + 1) * N + p] - state[((b * S + c) * 2) * N + p];
+        else if (c < 2 * S) v = state[((b * S + c - S) * 2 + 1) * N + p];
         else if (c < 2 * S + F) v = forcing[((b * F + c - 2 * S) * A) * N + p];
         else v = statics[(b * K + c - 2 * S - F) * N + p];
         x(r, c) = (v - mean(c)) * inv_std(c);
@@ -217,8 +226,8 @@ void GnnModel::set_data_stats(const DataStats& stats) {
     mean.insert(mean.end(), f.mean.begin(), f.mean.end());
     std.insert(std.end(), f.std.begin(), f.std.end());
   };
+  append(stats.of("diff"));  // the last step's change, scaled as the increments (Note [tendency input])
   append(stats.of("state"));
-  append(stats.of("state"));  // t - 1 and t: the same variables
   if (c_.forcings) append(stats.of("forcing"));
   if (c_.statics) append(stats.of("static"));
   set_normalisation(mean, std, stats.of("diff").mean, stats.of("diff").std);

@@ -1,5 +1,6 @@
 // `model gnn`: the regional weather GNN on the netcdf source's samples (docs/gnn.md). Inputs per
-// grid point: the normalised states at t - 1 and t, the forcing at t + 1 and the static fields;
+// grid point: the last step's change state(t) - state(t - 1) scaled as the increments, the normalised
+// state at t, the forcing at t + 1 and the static fields (Note [tendency input] in gnn_model.cpp);
 // output: the normalised one-step increment ((x(t+1) - x(t)) - diff_mean) / diff_std of every state
 // variable. The loss is its mean squared error over the interior points (the strip of
 // `boundary_width` points along the edges is the boundary, forced by the truth) and the variables.
