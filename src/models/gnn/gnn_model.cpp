@@ -1,6 +1,7 @@
 // The gnn model's inputs, loss, metrics and normalisation (see gnn_model.hpp).
 #include "models/gnn/gnn_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -82,6 +83,18 @@ void add_rmse_sums(const View2<float>& y, const View2<float>& t, const View1<flo
       "gnn_rmse_persist", 0, n * N, KOKKOS_LAMBDA(const int r, double& acc) {
         const double e = static_cast<double>(t(r, s)) * dstd(s) + dmean(s);
         acc += mask(r % N) * e * e;
+      });
+}
+
+// y(b, s, p) = state(t)[b, s, p] + out(b N + p, s) diff_std(s) + diff_mean(s): the forecast in data
+// units, [n][S][N].
+void forecast_from_increments(const View1<float>& y, const float* state, const View2<float>& out,
+                              const View1<float>& dmean, const View1<float>& dstd, int first, int n, int N, int S) {
+  nn::for_each_cell(
+      "gnn_forecast", n * N, S, KOKKOS_LAMBDA(const int r, const int s) {
+        const int b = first + r / N, p = r % N;
+        y((static_cast<std::size_t>(b) * S + s) * N + p) = state[((b * S + s) * 2 + 1) * N + p] +
+                                                           out(r, s) * dstd(s) + dmean(s);
       });
 }
 
@@ -211,6 +224,39 @@ void GnnModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double
     gnn_kernels::add_rmse_sums(y.matrix(), target_.matrix(), mask_, diff_mean_, diff_std_, b.n,
                                c_.net.ny * c_.net.nx, s, sums[static_cast<std::size_t>(1 + s)],
                                sums[static_cast<std::size_t>(1 + c_.states + s)]);
+}
+
+std::vector<NamedShape> GnnModel::predict_inputs() const {
+  const std::int64_t N = static_cast<std::int64_t>(c_.net.ny) * c_.net.nx;
+  std::vector<NamedShape> in = {{"state", {c_.states, 2, N}}};
+  if (c_.forcings) in.push_back({"forcing", {c_.forcings, 1, N}});
+  if (c_.statics) in.push_back({"static", {c_.statics, N}});
+  return in;
+}
+
+std::vector<NamedShape> GnnModel::predict_outputs(const PredictOptions& o) const {
+  if (!output_wanted(o, "forecast")) return {};
+  return {{"forecast", {c_.states, static_cast<std::int64_t>(c_.net.ny) * c_.net.nx}}};
+}
+
+Predictions GnnModel::predict(const Batch& b, const PredictOptions& o) {
+  const int N = c_.net.ny * c_.net.nx, S = c_.states, F = c_.forcings, K = c_.statics, n = b.n;
+  if (!output_wanted(o, "forecast")) return {};
+  PredictOutput y{"forecast", {n, S, N}, View1<float>("gnn_forecast", static_cast<std::size_t>(n) * S * N)};
+  const float* state = b.get("state").data();
+  const float* forcing = F ? b.get("forcing").data() : nullptr;
+  const float* statics = K ? b.get("static").data() : nullptr;
+  const int chunk = std::max(1, std::min(o.chunk, net_.capacity()));
+  for (int first = 0; first < n; first += chunk) {
+    const int rows = std::min(chunk, n - first);
+    gnn_kernels::build_inputs(x_.matrix(), state + static_cast<std::size_t>(first) * S * 2 * N,
+                              forcing ? forcing + static_cast<std::size_t>(first) * F * N : nullptr,
+                              statics ? statics + static_cast<std::size_t>(first) * K * N : nullptr, in_mean_,
+                              in_inv_std_, rows, N, S, F, K, 1);
+    const Tensor<float>& out = net_.forward(x_, rows);
+    gnn_kernels::forecast_from_increments(y.values, state, out.matrix(), diff_mean_, diff_std_, first, rows, N, S);
+  }
+  return {y};
 }
 
 std::vector<StatsRequest> GnnModel::data_stats_request() const {

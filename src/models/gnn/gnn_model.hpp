@@ -41,6 +41,13 @@ class GnnModel : public Model {
   ExtraDatasets extra_datasets() const override;
   void load_extra_datasets(const std::string& weights_file) override;
   double train_flops_per_sample() const override { return 3.0 * net_.forward_flops_per_sample(); }
+  // The one-step forecast "forecast" [S, N]: the state at t + 1 in data units from the batch's
+  // "state" [S, 2, N] (t - 1 and t), "forcing" [F, 1, N] (t + 1) and "static" [K, N], the model's
+  // prediction at every point (no truth for the boundary strip here: roll out with the boundary
+  // forced by feeding the forecast back with the truth's strip, as wxeval does).
+  Predictions predict(const Batch& b, const PredictOptions& o) override;
+  std::vector<NamedShape> predict_inputs() const override;
+  std::vector<NamedShape> predict_outputs(const PredictOptions& o) const override;
 
   GnnNet<float>& net() { return net_; }
   int interior_points() const { return interior_; }
