@@ -20,6 +20,9 @@ ModelFamily smart_family();  // models/smart/smart_family.cpp
 namespace lm {
 ModelFamily transformer_family();  // models/transformer/transformer_family.cpp
 }
+namespace cape {
+ModelFamily cape_family();  // models/cape/cape_family.cpp
+}
 
 namespace {
 std::vector<ModelFamily>& registered() {
@@ -31,6 +34,7 @@ std::vector<ModelFamily>& registered() {
       gnn_family(),              // seed 001: regional weather GNN
       smart::smart_family(),     // seed 002: SMART motion transformer
       lm::transformer_family(),  // decoder-only language model
+      cape::cape_family(),       // seed 004: category-agnostic keypoints (CAPE)
   };
   return families;
 }

@@ -1,0 +1,188 @@
+// The CAPE matching head's kernels (Note [cape head arithmetic] in cape_head.hpp). Free functions in
+// a named namespace: CUDA's extended lambdas need an enclosing function with external linkage.
+// Kernel labels stay within 15 characters (no heap allocation for the label, as in nn/layers).
+#include "models/cape/cape_head.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hpct::cape {
+
+// Pooling weights a [n, K, P] at the support keypoints and target heatmaps h [n, K, P] at the query
+// keypoints, each normalised to sum 1 over the cells.
+void cape_maps(const View1<float>& a, const View1<float>& h, const float* kps, const float* kpq, int n, int K,
+               int fh, int fw, double sigma) {
+  const int P = fh * fw;
+  Kokkos::parallel_for(
+      "cape_maps", range(0, n * K), KOKKOS_LAMBDA(const int ik) {
+        for (int which = 0; which < 2; ++which) {
+          const float* kp = (which == 0 ? kps : kpq) + 3 * ik;
+          float* out = (which == 0 ? a.data() : h.data()) + static_cast<std::size_t>(ik) * P;
+          // In cells: the keypoint at (x w, y h), cell p's centre at (px + 0.5, py + 0.5).
+          const double x = kp[0] * fw, y = kp[1] * fh;
+          double sum = 0;
+          for (int p = 0; p < P; ++p) {
+            const double dx = (p % fw) + 0.5 - x, dy = (p / fw) + 0.5 - y;
+            const double g = kmath::exp(-(dx * dx + dy * dy) / (2 * sigma * sigma));
+            sum += g;
+            out[p] = static_cast<float>(g);
+          }
+          // Far outside the map every g underflows: then a uniform map (no keypoint lies there in practice).
+          for (int p = 0; p < P; ++p) out[p] = sum > 0 ? static_cast<float>(out[p] / sum) : 1.0f / P;
+        }
+      });
+}
+
+// f [n, K, D] = sum_p a [n, K, P] fs [n, D, P].
+void cape_pool(const View1<float>& f, const View1<float>& a, const float* fs, int n, int K, int D, int P) {
+  Kokkos::parallel_for(
+      "cape_pool", range(0, n * K * D), KOKKOS_LAMBDA(const int ikc) {
+        const int c = ikc % D, ik = ikc / D, i = ik / K;
+        const float* w = a.data() + static_cast<std::size_t>(ik) * P;
+        const float* x = fs + (static_cast<std::size_t>(i) * D + c) * P;
+        double s = 0;
+        for (int p = 0; p < P; ++p) s += static_cast<double>(w[p]) * x[p];
+        f(ikc) = static_cast<float>(s);
+      });
+}
+
+// Per (episode, keypoint): similarity, softmax, soft-argmax, the keypoint's loss terms and, for
+// backward, dL/dS (Note [cape loss]).
+void cape_match(const View1<float>& prob, const View1<float>& ds, const View1<float>& pred,
+                const View1<double>& lossk, const View1<float>& f, const View1<float>& h, const float* fq,
+                const float* kps, const float* kpq, int n, int K, int D, int fh, int fw, double scale, double w_hm,
+                bool gradients, double normaliser) {
+  const int P = fh * fw;
+  Kokkos::parallel_for(
+      "cape_match", range(0, n * K), KOKKOS_LAMBDA(const int ik) {
+        const int i = ik / K;
+        float* pr = prob.data() + static_cast<std::size_t>(ik) * P;
+        const float* fk = f.data() + static_cast<std::size_t>(ik) * D;
+        const float* fqi = fq + static_cast<std::size_t>(i) * D * P;
+        double m = -1e300;
+        for (int p = 0; p < P; ++p) {
+          double s = 0;
+          for (int c = 0; c < D; ++c) s += static_cast<double>(fk[c]) * fqi[static_cast<std::size_t>(c) * P + p];
+          s *= scale;
+          pr[p] = static_cast<float>(s);
+          m = s > m ? s : m;
+        }
+        double z = 0;
+        for (int p = 0; p < P; ++p) z += kmath::exp(static_cast<double>(pr[p]) - m);
+        double px = 0, py = 0;
+        for (int p = 0; p < P; ++p) {
+          const double q = kmath::exp(static_cast<double>(pr[p]) - m) / z;
+          pr[p] = static_cast<float>(q);
+          px += q * ((p % fw) + 0.5) / fw, py += q * ((p / fw) + 0.5) / fh;
+        }
+        pred(2 * ik) = static_cast<float>(px), pred(2 * ik + 1) = static_cast<float>(py);
+        // Visible in both images counts; M of the episode.
+        const double vis = static_cast<double>(kps[3 * ik + 2]) * kpq[3 * ik + 2];
+        int M = 0;
+        for (int k = 0; k < K; ++k) M += kps[3 * (i * K + k) + 2] * kpq[3 * (i * K + k) + 2] > 0;
+        const double ex = px - kpq[3 * ik], ey = py - kpq[3 * ik + 1];
+        const float* hk = h.data() + static_cast<std::size_t>(ik) * P;
+        double mse = 0;
+        for (int p = 0; p < P; ++p)
+          mse += (pr[p] - static_cast<double>(hk[p])) * (pr[p] - static_cast<double>(hk[p]));
+        const double wk = M > 0 ? vis / M : 0.0;
+        lossk(ik) = wk * (kmath::fabs(ex) + kmath::fabs(ey) + w_hm * mse);
+        if (!gradients) return;
+        float* d = ds.data() + static_cast<std::size_t>(ik) * P;
+        const double g = wk / normaliser, sx = (ex > 0) - (ex < 0), sy = (ey > 0) - (ey < 0);
+        double dot = 0;
+        for (int p = 0; p < P; ++p) {
+          const double dp = g * (sx * ((p % fw) + 0.5) / fw + sy * ((p / fw) + 0.5) / fh +
+                                 2 * w_hm * (pr[p] - static_cast<double>(hk[p])));
+          d[p] = static_cast<float>(dp);
+          dot += pr[p] * dp;
+        }
+        for (int p = 0; p < P; ++p) d[p] = static_cast<float>(pr[p] * (d[p] - dot) * scale);
+      });
+}
+
+void cape_episode_loss(const View1<double>& loss, const View1<double>& lossk, int n, int K) {
+  Kokkos::parallel_for(
+      "cape_loss", range(0, n), KOKKOS_LAMBDA(const int i) {
+        double s = 0;
+        for (int k = 0; k < K; ++k) s += lossk(i * K + k);
+        loss(i) = s;
+      });
+}
+
+// dfq [n, D, P] = sum_k ds [n, K, P] f [n, K, D] (ds holds dL/dS times the scale already).
+void cape_dquery(float* dfq, const View1<float>& ds, const View1<float>& f, int n, int K, int D, int P) {
+  Kokkos::parallel_for(
+      "cape_dquery", range(0, n * D * P), KOKKOS_LAMBDA(const int icp) {
+        const int p = icp % P, c = (icp / P) % D, i = icp / (P * D);
+        double s = 0;
+        for (int k = 0; k < K; ++k)
+          s += static_cast<double>(ds(static_cast<std::size_t>(i * K + k) * P + p)) * f((i * K + k) * D + c);
+        dfq[icp] = static_cast<float>(s);
+      });
+}
+
+// df [n, K, D] = sum_p ds [n, K, P] fq [n, D, P].
+void cape_dfeature(const View1<float>& df, const View1<float>& ds, const float* fq, int n, int K, int D, int P) {
+  Kokkos::parallel_for(
+      "cape_dfeat", range(0, n * K * D), KOKKOS_LAMBDA(const int ikc) {
+        const int c = ikc % D, ik = ikc / D, i = ik / K;
+        const float* d = ds.data() + static_cast<std::size_t>(ik) * P;
+        const float* x = fq + (static_cast<std::size_t>(i) * D + c) * P;
+        double s = 0;
+        for (int p = 0; p < P; ++p) s += static_cast<double>(d[p]) * x[p];
+        df(ikc) = static_cast<float>(s);
+      });
+}
+
+// dfs [n, D, P] = sum_k a [n, K, P] df [n, K, D].
+void cape_dsupport(float* dfs, const View1<float>& a, const View1<float>& df, int n, int K, int D, int P) {
+  Kokkos::parallel_for(
+      "cape_dsupport", range(0, n * D * P), KOKKOS_LAMBDA(const int icp) {
+        const int p = icp % P, c = (icp / P) % D, i = icp / (P * D);
+        double s = 0;
+        for (int k = 0; k < K; ++k)
+          s += static_cast<double>(a(static_cast<std::size_t>(i * K + k) * P + p)) * df((i * K + k) * D + c);
+        dfs[icp] = static_cast<float>(s);
+      });
+}
+
+MatchingHead::MatchingHead(const HeadConfig& c, int capacity) : c_(c), capacity_(std::max(capacity, 1)) {
+  const std::size_t nk = static_cast<std::size_t>(capacity_) * c.keypoints, P = std::size_t(c.height) * c.width;
+  weights_ = View1<float>("cape_weights", nk * P);
+  heat_ = View1<float>("cape_heat", nk * P);
+  prob_ = View1<float>("cape_prob", nk * P);
+  ds_ = View1<float>("cape_ds", nk * P);
+  f_ = View1<float>("cape_f", nk * c.dim);
+  df_ = View1<float>("cape_df", nk * c.dim);
+  pred_ = View1<float>("cape_pred", nk * 2);
+  lossk_ = View1<double>("cape_lossk", nk);
+  loss_ = View1<double>("cape_loss", static_cast<std::size_t>(capacity_));
+  loss_host_ = HostView1<double>("cape_loss_host", static_cast<std::size_t>(capacity_));
+}
+
+double MatchingHead::forward(const float* fs, const float* fq, const float* kp_support, const float* kp_query,
+                             int n, bool gradients, double normaliser) {
+  if (n == 0) return 0.0;
+  const int K = c_.keypoints, D = c_.dim, P = c_.height * c_.width;
+  cape_maps(weights_, heat_, kp_support, kp_query, n, K, c_.height, c_.width, c_.sigma);
+  cape_pool(f_, weights_, fs, n, K, D, P);
+  cape_match(prob_, ds_, pred_, lossk_, f_, heat_, fq, kp_support, kp_query, n, K, D, c_.height, c_.width, c_.scale,
+             c_.heatmap_weight, gradients, normaliser);
+  cape_episode_loss(loss_, lossk_, n, K);
+  Kokkos::deep_copy(loss_host_, loss_);
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += loss_host_(i);  // in order: the same sum on every backend
+  return sum;
+}
+
+void MatchingHead::backward(const float* fs, const float* fq, float* dfs, float* dfq, int n) const {
+  (void)fs;
+  if (n == 0) return;
+  const int K = c_.keypoints, D = c_.dim, P = c_.height * c_.width;
+  cape_dquery(dfq, ds_, f_, n, K, D, P);
+  cape_dfeature(df_, ds_, fq, n, K, D, P);
+  cape_dsupport(dfs, weights_, df_, n, K, D, P);
+}
+
+}  // namespace hpct::cape

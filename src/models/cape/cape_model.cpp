@@ -1,0 +1,203 @@
+// `model cape`: episodes, loss, gradients and metrics (see cape_model.hpp).
+#include "models/cape/cape_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/rng.hpp"
+
+namespace hpct::cape {
+
+// The stream of evaluation episodes (Note [cape episodes]): never an epoch number.
+constexpr std::uint64_t kEvaluationEpoch = ~std::uint64_t(0);
+
+// Note [cape episodes]: views and gathered images / keypoints of n episodes. A free function:
+// CUDA's extended lambdas need an enclosing function with external linkage.
+void cape_form_episodes(const View1<float>& images, const View1<float>& kps, const View1<float>& kpq,
+                        const View1<int>& views, const float* data, const float* keypoints,
+                        const View1<std::uint64_t>& ids, std::uint64_t seed, std::uint64_t epoch, int n, int V,
+                        int C, int HW, int K) {
+  const std::size_t image = static_cast<std::size_t>(C) * HW;
+  Kokkos::parallel_for(
+      "cape_episodes", range(0, n), KOKKOS_LAMBDA(const int i) {
+        const std::uint64_t h = rng::hash(seed, rng::kShuffleStream, epoch, ids(i));
+        const int s = static_cast<int>(h % static_cast<std::uint64_t>(V));
+        const int q = (s + 1 + static_cast<int>((h >> 32) % static_cast<std::uint64_t>(V - 1))) % V;
+        views(2 * i) = s, views(2 * i + 1) = q;
+        const float* row = data + static_cast<std::size_t>(i) * V * image;
+        for (std::size_t e = 0; e < image; ++e) {
+          images(static_cast<std::size_t>(i) * image + e) = row[static_cast<std::size_t>(s) * image + e];
+          images(static_cast<std::size_t>(n + i) * image + e) = row[static_cast<std::size_t>(q) * image + e];
+        }
+        const float* kp = keypoints + static_cast<std::size_t>(i) * V * K * 3;
+        for (int e = 0; e < 3 * K; ++e) {
+          kps(static_cast<std::size_t>(i) * K * 3 + e) = kp[s * K * 3 + e];
+          kpq(static_cast<std::size_t>(i) * K * 3 + e) = kp[q * K * 3 + e];
+        }
+      });
+}
+
+CapeModel::CapeModel(const CapeConfig& c, int capacity)
+    : c_(c),
+      capacity_(std::max(capacity, 1)),
+      backbone_(c.backbone, 2 * capacity_),
+      head_(
+          [&] {
+            HeadConfig h = c.head;  // the map's size and channels are the backbone's output's
+            h.dim = c.backbone.dim, h.height = backbone_.feature_height(), h.width = backbone_.feature_width();
+            return h;
+          }(),
+          capacity_) {
+  c_.head = head_.config();
+  const HeadConfig& h = c_.head;
+  const std::size_t image = static_cast<std::size_t>(c.backbone.channels) * c.backbone.height * c.backbone.width;
+  const std::size_t kp = static_cast<std::size_t>(capacity_) * h.keypoints * 3;
+  images_ = View1<float>("cape_images", 2 * static_cast<std::size_t>(capacity_) * image);
+  kp_support_ = View1<float>("cape_kp_support", kp);
+  kp_query_ = View1<float>("cape_kp_query", kp);
+  views_ = View1<int>("cape_views", 2 * static_cast<std::size_t>(capacity_));
+  host_pred_ = HostView1<float>("cape_host_pred", static_cast<std::size_t>(capacity_) * h.keypoints * 2);
+  host_support_ = HostView1<float>("cape_host_kps", kp);
+  host_query_ = HostView1<float>("cape_host_kpq", kp);
+  if (c.views < 2) throw Error("cape: the data needs at least 2 views per row (support and query)");
+}
+
+void CapeModel::set_reducer(const nn::BatchNorm2d<float>::Allreduce& reducer) {
+  reducer_ = reducer;
+  backbone_.set_allreduce(reducer);
+  synchronised_ = static_cast<bool>(reducer);
+}
+
+void CapeModel::set_conv_algorithm(const std::string& choice) {
+  conv_choice_ = choice;
+  // auto: the resnet family's timing is not wired here yet; gemm is what it picks on CPUs today.
+  backbone_.set_algorithm(choice == "direct" ? nn::ConvAlgorithm::direct : nn::ConvAlgorithm::gemm);
+}
+
+std::string CapeModel::config_string() const {
+  // Note [stored configuration] in models/registry.hpp.
+  const BackboneConfig& b = c_.backbone;
+  return strf(
+      "channels=%d height=%d width=%d views=%d keypoints=%d resnet_depth=%d resnet_width=%d resnet_stem=%s "
+      "conv_algorithm=%s cape_stages=%d cape_dim=%d cape_sigma=%.17g cape_heatmap_weight=%.17g "
+      "cape_similarity_scale=%.17g cape_pck_threshold=%.17g",
+      b.channels, b.height, b.width, c_.views, c_.head.keypoints, b.depth, b.base_width,
+      b.small_stem ? "small" : "imagenet", conv_choice_.c_str(), b.stages, b.dim, c_.head.sigma,
+      c_.head.heatmap_weight, c_.head.scale, c_.pck_threshold);
+}
+
+void CapeModel::form_episodes(const Batch& b, bool training) {
+  const BackboneConfig& bc = c_.backbone;
+  const Tensor<float> data = b.get("images"), kp = b.get("keypoints");
+  const std::int64_t want = static_cast<std::int64_t>(c_.views) * bc.channels * bc.height * bc.width;
+  if (data.cols() != want || kp.cols() != static_cast<std::int64_t>(c_.views) * c_.head.keypoints * 3)
+    throw Error(strf("cape: the rows hold %lld image and %lld keypoint values; the model was built for %d views "
+                     "of %dx%dx%d and %d keypoints",
+                     (long long)data.cols(), (long long)kp.cols(), c_.views, bc.channels, bc.height, bc.width,
+                     c_.head.keypoints),
+                ExitCode::bad_input);
+  cape_form_episodes(images_, kp_support_, kp_query_, views_, data.data(), kp.data(), b.ids, training ? c_.seed : 0,
+                     training ? b.epoch : kEvaluationEpoch, b.n, c_.views, bc.channels, bc.height * bc.width,
+                     c_.head.keypoints);
+}
+
+double CapeModel::head_pass(const Batch& b, bool training, double normaliser) {
+  const BackboneConfig& bc = c_.backbone;
+  const int n = b.n;
+  const Tensor<float> x(images_.data(), Shape{2 * n, bc.channels, bc.height, bc.width});
+  backbone_.set_training(training);
+  backbone_.forward(x, 2 * n);
+  const float* f = backbone_.output().data();
+  const std::size_t map = static_cast<std::size_t>(c_.head.dim) * c_.head.height * c_.head.width;
+  const double sum = head_.forward(f, f + n * map, kp_support_.data(), kp_query_.data(), n, training, normaliser);
+  if (training) {
+    float* d = backbone_.output_grad().data();
+    head_.backward(f, f + n * map, d, d + n * map, n);
+    backbone_.backward(x, 2 * n);
+  }
+  return sum;
+}
+
+double CapeModel::accumulate_gradients(const Batch& b, double normaliser) {
+  if (b.n == 0) {
+    // A collective step with no rows here: the batch norms still join the sums over the ranks.
+    if (!collective_step()) return 0.0;
+    const BackboneConfig& bc = c_.backbone;
+    const Tensor<float> none(images_.data(), Shape{0, bc.channels, bc.height, bc.width});
+    backbone_.set_training(true);
+    backbone_.forward(none, 0);
+    backbone_.backward(none, 0);
+    return 0.0;
+  }
+  form_episodes(b, true);
+  return head_pass(b, true, normaliser);
+}
+
+double CapeModel::loss_sum(const Batch& b) {
+  if (b.n == 0) return 0.0;
+  form_episodes(b, false);
+  return head_pass(b, false, 1.0);
+}
+
+std::vector<MetricSpec> CapeModel::metrics(const EvalOptions& o) const {
+  (void)o;
+  return {loss_metric(),
+          {"pck", strf("PCK@%g", c_.pck_threshold), 4, 1, false},
+          {"copy_pck", "copy baseline", 4, 1, false}};
+}
+
+void CapeModel::score(int n, double& pck, double& copy_pck, std::vector<double>* each,
+                      std::vector<double>* each_copy) {
+  Kokkos::deep_copy(host_pred_, head_.predictions());
+  Kokkos::deep_copy(host_support_, kp_support_);
+  Kokkos::deep_copy(host_query_, kp_query_);
+  const int K = c_.head.keypoints;
+  for (int i = 0; i < n; ++i) {
+    const float* q = &host_query_(static_cast<std::size_t>(i) * K * 3);
+    const float* s = &host_support_(static_cast<std::size_t>(i) * K * 3);
+    const float* p = &host_pred_(static_cast<std::size_t>(i) * K * 2);
+    double lo_x = 1e30, hi_x = -1e30, lo_y = 1e30, hi_y = -1e30;
+    int m = 0, hit = 0, copy_hit = 0;
+    for (int k = 0; k < K; ++k)
+      if (q[3 * k + 2] > 0 && s[3 * k + 2] > 0) {
+        lo_x = std::min(lo_x, double(q[3 * k])), hi_x = std::max(hi_x, double(q[3 * k]));
+        lo_y = std::min(lo_y, double(q[3 * k + 1])), hi_y = std::max(hi_y, double(q[3 * k + 1]));
+      }
+    const double radius = c_.pck_threshold * std::max(hi_x - lo_x, hi_y - lo_y);
+    for (int k = 0; k < K; ++k) {
+      if (!(q[3 * k + 2] > 0 && s[3 * k + 2] > 0)) continue;
+      ++m;
+      hit += std::hypot(p[2 * k] - q[3 * k], p[2 * k + 1] - q[3 * k + 1]) <= radius;
+      copy_hit += std::hypot(s[3 * k] - q[3 * k], s[3 * k + 1] - q[3 * k + 1]) <= radius;
+    }
+    const double a = m > 0 ? double(hit) / m : 0.0, c = m > 0 ? double(copy_hit) / m : 0.0;
+    pck += a, copy_pck += c;
+    if (each) each->push_back(a), each_copy->push_back(c);
+  }
+}
+
+void CapeModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) {
+  (void)o;
+  if (b.n == 0) return;
+  form_episodes(b, false);
+  sums[0] += head_pass(b, false, 1.0);
+  score(b.n, sums[1], sums[2]);
+}
+
+void CapeModel::run_episodes(const Batch& b, Episodes& out) {
+  if (b.n == 0) return;
+  form_episodes(b, false);
+  head_pass(b, false, 1.0);
+  double a = 0, c = 0;
+  score(b.n, a, c, &out.pck, &out.copy_pck);
+  const auto views = Kokkos::create_mirror_view_and_copy(HostSpace(), views_);
+  const std::size_t K = static_cast<std::size_t>(c_.head.keypoints), n = static_cast<std::size_t>(b.n);
+  for (std::size_t i = 0; i < n; ++i) out.support.push_back(views(2 * i)), out.query.push_back(views(2 * i + 1));
+  out.kp_support.insert(out.kp_support.end(), host_support_.data(), host_support_.data() + n * K * 3);
+  out.kp_query.insert(out.kp_query.end(), host_query_.data(), host_query_.data() + n * K * 3);
+  out.predicted.insert(out.predicted.end(), host_pred_.data(), host_pred_.data() + n * K * 2);
+}
+
+}  // namespace hpct::cape

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# inputs/cape_quickstart.in and inputs/cape_seed004.in as their headers document, scaled down to
+# seconds: apps/posegen writes a tiny set (32x32, 8 categories, 3 of them for testing), then
+#  - the quickstart deck at 1 rank x batch 16 and at 2 ranks x batch 8 for one epoch (synchronised
+#    batch norm, the same global batches and episodes) with SGD: weights within 1e-6 relative. (With
+#    AdamW the first steps divide gradients by their own magnitude: a bias whose gradient is at the
+#    rounding level moves by +-lr either way, so the ranks' different summation orders show as
+#    ~1e-5 in the weights though the losses agree to 6 digits.)
+#  - the same 2-rank run for 2 epochs, and again as 1 epoch + checkpoint + resume: weights bitwise
+#    equal; its loss is finite and cape_eval prints the PCK table and writes the CSV and episodes;
+#  - the seed-004 deck (ResNet-50 bottlenecks, fp16 loss scaling, clipping) for one epoch (one step)
+#    at width 4.
+# (scripts/plot-cape is not run here: matplotlib's import alone costs seconds.)
+# usage: cape_decks.sh POSEGEN TRAIN CAPE_EVAL PYTHON MPIEXEC SCRATCH_DIR SOURCE_DIR
+set -euo pipefail
+posegen=$1 train=$2 cape_eval=$3 python=$4 mpiexec=$5 dir=$6 src=$7
+"$python" -c "import h5py, numpy" 2>/dev/null || { echo "cape_decks: no h5py/numpy in $python"; exit 77; }
+rm -rf "$dir" && mkdir -p "$dir"
+"$posegen" "$dir/train.h5" "$dir/test.h5" --categories 8 --test-categories 3 --rows 32 --test-rows 12 --size 32 \
+  --views 3 --max-keypoints 6
+tiny=(--set data_file="$dir/train.h5" --set validation_file="$dir/test.h5" --set lr_schedule=constant
+      --set warmup_steps=0 --set log_every=2)
+run() {  # run NAME RANKS DECK ARGS...: the deck with its outputs under $dir/NAME
+  local name=$1 np=$2 deck=$3
+  shift 3
+  "$mpiexec" -np "$np" --bind-to none "$train" "$src/inputs/$deck" "${tiny[@]}" \
+    --set output="$dir/$name.h5" --set metrics_file="$dir/$name.jsonl" "$@" > "$dir/$name.log" 2>&1 ||
+    { cat "$dir/$name.log"; exit 1; }
+}
+run one 1 cape_quickstart.in --set batch_size=16 --set epochs=1 --set optimizer=sgd --set lr=0.05
+run two 2 cape_quickstart.in --set batch_size=8 --set epochs=1 --set optimizer=sgd --set lr=0.05
+run first 2 cape_quickstart.in --set batch_size=8 --set epochs=1 --set checkpoint_dir="$dir/ckpt" \
+  --set checkpoint_every_epochs=1
+run straight 2 cape_quickstart.in --set batch_size=8 --set epochs=2
+run resumed 2 cape_quickstart.in --set batch_size=8 --set epochs=2 --set checkpoint_dir="$dir/ckpt" --set resume=auto
+grep -E "^Epoch" "$dir/straight.log"
+run seed004 2 cape_seed004.in --set resnet_width=4 --set cape_stages=2 --set cape_dim=16 --set batch_size=16 \
+  --set epochs=1 --set checkpoint_dir= --set checkpoint_every_epochs=0
+grep -q "precision fp16 keeps the loss scaling" "$dir/seed004.log" || { cat "$dir/seed004.log"; exit 1; }
+"$cape_eval" "$dir/straight.h5" "$dir/test.h5" --csv "$dir/pck.csv" --episodes "$dir/episodes.h5" --plot-episodes 3
+"$python" - "$dir" <<'PY'
+import csv, json, sys, h5py, numpy as np
+d = sys.argv[1]
+def flat(path):
+    with h5py.File(path) as f:
+        assert f.attrs["model"] in (b"cape", "cape"), f.attrs["model"]
+        out = []
+        f.visititems(lambda name, obj: out.append((name, np.array(obj, dtype=np.float64).ravel()))
+                     if isinstance(obj, h5py.Dataset) else None)
+    return np.concatenate([v for _, v in sorted(out)])
+ranks = float(np.linalg.norm(flat(f"{d}/two.h5") - flat(f"{d}/one.h5")) / np.linalg.norm(flat(f"{d}/one.h5")))
+print(f"cape_decks: one epoch at 2 ranks x 8 vs 1 rank x 16 (synchronised batch norm, SGD): weights differ by {ranks:.2e}")
+assert ranks <= 1e-6, f"2 ranks differ from 1 rank by {ranks}"
+assert np.array_equal(flat(f"{d}/straight.h5"), flat(f"{d}/resumed.h5")), "resume is not bitwise"
+print("cape_decks: 2 epochs straight == 1 epoch + checkpoint + resume, bitwise")
+epochs = [r for r in map(json.loads, open(f"{d}/straight.jsonl")) if r.get("type") == "epoch"]
+assert epochs and all(np.isfinite(r["val_loss"]) for r in epochs), epochs
+rows = list(csv.DictReader(open(f"{d}/pck.csv")))
+assert rows[-1]["category"] == "all" and len(rows) == 4, rows  # 3 test categories + all
+assert abs(float(rows[-1]["pck"]) - epochs[-1]["val_pck"]) < 1e-6, (rows[-1], epochs[-1])
+PY

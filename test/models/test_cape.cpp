@@ -1,0 +1,160 @@
+// model cape (docs/cnn.md): a training step and an evaluation allocate nothing; episodes depend only
+// on (seed, epoch, row id); and the matching head's forward and backward on random feature maps are
+// written to cape_head_parity.h5 for test/python/cape_head_parity.py (PyTorch on the same inputs).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/rng.hpp"
+#include "io/hdf5.hpp"
+#include "models/cape/cape_model.hpp"
+#include "support/allocation_counter.hpp"
+
+namespace hpct {
+namespace {
+
+View1<float> normal_view(std::size_t count, std::uint64_t key, double sd = 1.0) {
+  View1<float> v("v", count);
+  auto h = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < count; ++i) h(i) = static_cast<float>(sd * rng::normal(rng::hash(key, i)));
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+// Keypoints [n, K, 3]: x, y uniform in [0.05, 0.95], the last `hidden` slots of each image invisible.
+View1<float> keypoint_view(int n, int K, int hidden, std::uint64_t key) {
+  View1<float> v("kp", static_cast<std::size_t>(n) * K * 3);
+  auto h = Kokkos::create_mirror_view(v);
+  for (int i = 0; i < n * K; ++i) {
+    h(3 * i) = static_cast<float>(0.05 + 0.9 * rng::uniform(rng::hash(key, 2 * i)));
+    h(3 * i + 1) = static_cast<float>(0.05 + 0.9 * rng::uniform(rng::hash(key, 2 * i + 1)));
+    h(3 * i + 2) = (i % K) < K - hidden ? 1.f : 0.f;
+  }
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+std::vector<float> host(const float* data, std::size_t count) {
+  std::vector<float> v(count);
+  Kokkos::deep_copy(Kokkos::View<float*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(v.data(), count),
+                    Kokkos::View<const float*, MemSpace, Kokkos::MemoryUnmanaged>(data, count));
+  return v;
+}
+
+struct Data {
+  View1<float> images, keypoints;
+  View1<std::uint64_t> ids;
+  Batch batch(int n, std::uint64_t epoch, int views, int side, int K) const {
+    Batch b;
+    b.set("images", Tensor<float>(images.data(), Shape{n, 3 * views, side, side}));
+    b.set("keypoints", Tensor<float>(keypoints.data(), Shape{n, views, K, 3}));
+    b.ids = ids, b.epoch = epoch, b.n = n;
+    return b;
+  }
+};
+
+Data make_data(int n, int views, int side, int K) {
+  Data d;
+  d.images = normal_view(static_cast<std::size_t>(n) * views * 3 * side * side, 5, 0.5);
+  d.keypoints = keypoint_view(n * views, K, 2, 6);
+  d.ids = View1<std::uint64_t>("ids", static_cast<std::size_t>(n));
+  auto h = Kokkos::create_mirror_view(d.ids);
+  for (int i = 0; i < n; ++i) h(i) = 100 + static_cast<std::uint64_t>(i);
+  Kokkos::deep_copy(d.ids, h);
+  return d;
+}
+
+cape::CapeConfig small_config(int views, int side, int K) {
+  cape::CapeConfig c;
+  c.backbone.base_width = 4, c.backbone.stages = 2, c.backbone.dim = 8;
+  c.backbone.height = c.backbone.width = side;
+  c.head.keypoints = K, c.views = views;
+  return c;
+}
+
+TEST(Cape, TrainingStepAndEvaluationAllocateNothing) {
+  const int n = 3, views = 3, side = 32, K = 5;
+  cape::CapeModel m(small_config(views, side, K), n);
+  m.store().initialize(1);
+  double sink = 0;
+  m.set_reducer([&sink](double* v, int count) { sink += v[count - 1]; });  // no MPI here
+  const Data d = make_data(n, views, side, K);
+  const Batch b = d.batch(n, 2, views, side, K);
+  std::vector<double> sums(3, 0.0);
+  auto step = [&]() {
+    m.accumulate_gradients(b, n);
+    m.evaluate(b, EvalOptions{}, sums);
+    fence();
+  };
+  step();  // warm-up
+  test::start_counting_allocations();
+  step();
+  const test::AllocationCounts counts = test::stop_counting_allocations();
+  EXPECT_EQ(counts.heap, 0) << "heap allocations in a cape step";
+  EXPECT_EQ(counts.views, 0) << "Kokkos View allocations in a cape step";
+  EXPECT_GT(sink, 0.0);
+}
+
+// Note [cape episodes]: the views of an episode depend on (seed, epoch, row id) only: the same rows
+// in another micro-batch give the same episodes; another epoch gives others; evaluation ignores the epoch.
+TEST(Cape, EpisodesAreKeyedBySeedEpochAndRow) {
+  const int n = 8, views = 4, side = 32, K = 5;
+  cape::CapeModel m(small_config(views, side, K), n);
+  m.store().initialize(1);
+  const Data d = make_data(n, views, side, K);
+  cape::CapeModel::Episodes all, tail;
+  m.run_episodes(d.batch(n, 0, views, side, K), all);
+  // Rows 4..7 alone (as another rank would hold them).
+  Data part = d;
+  part.images = Kokkos::subview(d.images, Kokkos::make_pair(d.images.extent(0) / 2, d.images.extent(0)));
+  part.keypoints = Kokkos::subview(d.keypoints,
+                                   Kokkos::make_pair(d.keypoints.extent(0) / 2, d.keypoints.extent(0)));
+  part.ids = Kokkos::subview(d.ids, Kokkos::make_pair(n / 2, n));
+  m.run_episodes(part.batch(n / 2, 0, views, side, K), tail);
+  for (int i = 0; i < n / 2; ++i) {
+    EXPECT_EQ(all.support[n / 2 + i], tail.support[i]);
+    EXPECT_EQ(all.query[n / 2 + i], tail.query[i]);
+    EXPECT_NE(all.support[i], all.query[i]);
+    EXPECT_NEAR(all.pck[n / 2 + i], tail.pck[i], 1e-12);
+  }
+  int distinct = 0;
+  for (int i = 0; i < n; ++i) distinct += all.support[i] != all.support[0] || all.query[i] != all.query[0];
+  EXPECT_GT(distinct, 0) << "every episode took the same views";
+}
+
+// The head alone on random maps: the parity file for test/python/cape_head_parity.py.
+TEST(Cape, HeadParityDump) {
+  cape::HeadConfig c;
+  c.keypoints = 5, c.dim = 6, c.height = 4, c.width = 5, c.sigma = 0.8, c.heatmap_weight = 2.0, c.scale = 0.7;
+  const int n = 3;
+  const double normaliser = 4.0;
+  cape::MatchingHead head(c, n);
+  const std::size_t map = static_cast<std::size_t>(n) * c.dim * c.height * c.width;
+  const View1<float> fs = normal_view(map, 31), fq = normal_view(map, 32);
+  const View1<float> kps = keypoint_view(n, c.keypoints, 1, 33), kpq = keypoint_view(n, c.keypoints, 2, 34);
+  View1<float> dfs("dfs", map), dfq("dfq", map);
+  const double sum = head.forward(fs.data(), fq.data(), kps.data(), kpq.data(), n, true, normaliser);
+  head.backward(fs.data(), fq.data(), dfs.data(), dfq.data(), n);
+  fence();
+  const h5::File f = h5::File::create("cape_head_parity.h5");
+  h5::write_attr(f, "/", "sigma", c.sigma);
+  h5::write_attr(f, "/", "heatmap_weight", c.heatmap_weight);
+  h5::write_attr(f, "/", "scale", c.scale);
+  h5::write_attr(f, "/", "normaliser", normaliser);
+  h5::write_attr(f, "/", "loss_sum", sum);
+  const std::uint64_t N = n, K = c.keypoints, D = c.dim, H = c.height, W = c.width;
+  h5::write(f, "fs", {N, D, H, W}, host(fs.data(), map).data());
+  h5::write(f, "fq", {N, D, H, W}, host(fq.data(), map).data());
+  h5::write(f, "kp_support", {N, K, 3}, host(kps.data(), N * K * 3).data());
+  h5::write(f, "kp_query", {N, K, 3}, host(kpq.data(), N * K * 3).data());
+  h5::write(f, "ours/pred", {N, K, 2}, host(head.predictions().data(), N * K * 2).data());
+  h5::write(f, "ours/prob", {N, K, H * W}, host(head.probabilities().data(), N * K * H * W).data());
+  h5::write(f, "ours/dfs", {N, D, H, W}, host(dfs.data(), map).data());
+  h5::write(f, "ours/dfq", {N, D, H, W}, host(dfq.data(), map).data());
+  auto loss = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), head.losses());
+  h5::write(f, "ours/loss", {N}, loss.data());
+  EXPECT_TRUE(std::isfinite(sum));
+}
+
+}  // namespace
+}  // namespace hpct
