@@ -122,9 +122,10 @@ struct HistFixture {
   QuantGrad q;
   View1<int> in_bag;
   SplitRule rule;  // splits node 0 into nodes 1 (left) and 2
-  HistFixture() {
+  // `uniform`: every feature 12 bins (the kernels' uniform-stride path), else varied bin counts.
+  explicit HistFixture(bool uniform = false) {
     offset = {0};
-    for (int f = 0; f < F; ++f) offset.push_back(offset.back() + 4 + 3 * f);  // varied bin counts
+    for (int f = 0; f < F; ++f) offset.push_back(offset.back() + (uniform ? 12 : 4 + 3 * f));
     bins = View2<std::uint8_t>("bins", n, F);
     q.gh = View2<long long>("gh", n, 2);
     q.count_bits = 16;  // n < 2^16
@@ -248,6 +249,21 @@ TEST(GbdtHistogram, RowAndFeatureKernelsEqualSerialSum) {
   accumulate_histogram(fx.bins, offset, fx.q, part.index(), 0, part.bag_rows(), by_rows, partial);
   auto hr = to_host(by_rows);
   EXPECT_EQ(Hist(hr.data(), hr.data() + size), fx.naive(0));
+  {  // the same bins per feature: the uniform-stride row loop
+    HistFixture u(true);
+    RowPartition pu(u.n);
+    pu.reset(u.in_bag);
+    const std::size_t su = static_cast<std::size_t>(u.offset.back()) * kHistStride;
+    View1<int> ou("offset_u", u.offset.size());
+    auto hou = Kokkos::create_mirror_view(ou);
+    for (std::size_t i = 0; i < u.offset.size(); ++i) hou(i) = u.offset[i];
+    Kokkos::deep_copy(ou, hou);
+    View1<long long> hu("by_rows_u", su);
+    View2<long long> pp("partial_u", static_cast<std::size_t>(ExecSpace().concurrency()), su);
+    accumulate_histogram(u.bins, ou, u.q, pu.index(), 0, pu.bag_rows(), hu, pp);
+    auto hh = to_host(hu);
+    EXPECT_EQ(Hist(hh.data(), hh.data() + su), u.naive(0));
+  }
   if (std::is_same<MemSpace, HostSpace>::value) {
     Hist by_features(size, 0);
     View1<long long> ordered("ordered", 2 * static_cast<std::size_t>(fx.n));
