@@ -65,6 +65,7 @@ KOKKOS_INLINE_FUNCTION void add_row(long long* hist, const std::uint8_t* row, co
     }
   }
 }
+
 // add_row on the host when feature f's bins start at f * stride (Note [uniform bin stride]).
 inline void add_row_uniform(long long* hist, const std::uint8_t* row, int stride, int F, const long long* gh) {
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__)
