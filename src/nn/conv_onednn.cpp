@@ -5,6 +5,8 @@
 
 #if defined(HPCTRAIN_HAVE_ONEDNN)
 #include <array>
+#include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -54,15 +56,39 @@ struct Operand {
   memory user, inner;
   dnnl::primitive reorder;
   bool reordered = false;
+  std::size_t offset = 0;  // of inner in the arena, when reordered
 };
 
 struct Plan {
   dnnl::primitive conv;
   Operand in[2], out;
   memory scratch;
+  std::size_t scratch_offset = 0, arena_bytes = 0;
   std::array<dnnl_exec_arg_t, 4> args{};
   int nargs = 0;
 };
+
+// Note [oneDNN arena]: the reordered copies and the scratchpad of a plan live only while it
+// executes, and plans execute one at a time, so all plans share one arena sized for the largest
+// (grown, 64-byte aligned, when a plan is built; each call points its memory objects into it). Per
+// plan buffers would hold about six copies of every convolution's activations for the process.
+struct Arena {
+  char* data = nullptr;
+  std::size_t size = 0;
+};
+Arena& arena() {
+  static Arena a;
+  return a;
+}
+void reserve_arena(std::size_t bytes) {
+  Arena& a = arena();
+  if (bytes <= a.size) return;
+  std::free(a.data);
+  a.data = static_cast<char*>(std::aligned_alloc(64, bytes));
+  if (!a.data) throw Error("oneDNN convolutions: out of memory for a " + std::to_string(bytes) + "-byte arena");
+  a.size = bytes;
+}
+std::size_t aligned_bytes(const memory::desc& md) { return (md.get_size() + 63) / 64 * 64; }
 
 using Key = std::array<int, 18>;
 
@@ -108,8 +134,8 @@ void plan_input(Operand& op, const memory::desc& user_md, const memory::desc& wa
     op.inner = op.user;
     return;
   }
-  op.inner = memory(want, engine());
-  op.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), user_md, engine(), want, user_scratchpad()));
+  op.inner = memory(want, engine(), DNNL_MEMORY_NONE);
+  op.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), user_md, engine(), want));
 }
 
 // The output the primitive writes in layout `have`: written in place when it is the caller's layout
@@ -121,8 +147,8 @@ void plan_output(Operand& op, const memory::desc& user_md, const memory::desc& h
     op.inner = op.user;
     return;
   }
-  op.inner = memory(have, engine());
-  dnnl::primitive_attr a = user_scratchpad();
+  op.inner = memory(have, engine(), DNNL_MEMORY_NONE);
+  dnnl::primitive_attr a;
   if (accumulate) {
     dnnl::post_ops po;
     po.append_sum(1.0f);
@@ -177,7 +203,13 @@ std::unique_ptr<Plan> make_plan(const ConvGeometry& g, Dir dir, bool accumulate,
     scratch_md = wpd.scratchpad_desc();
     arg_in[0] = DNNL_ARG_SRC, arg_in[1] = DNNL_ARG_DIFF_DST, arg_out = DNNL_ARG_DIFF_WEIGHTS;
   }
-  p->scratch = memory(scratch_md, engine());
+  p->scratch = memory(scratch_md, engine(), DNNL_MEMORY_NONE);
+  std::size_t bytes = 0;
+  for (Operand* op : {&p->in[0], &p->in[1], &p->out})
+    if (op->reordered) op->offset = bytes, bytes += aligned_bytes(op->inner.get_desc());
+  p->scratch_offset = bytes;
+  p->arena_bytes = bytes + aligned_bytes(scratch_md);
+  reserve_arena(p->arena_bytes);
   p->args[0] = {arg_in[0], p->in[0].inner.get()};
   p->args[1] = {arg_in[1], p->in[1].inner.get()};
   p->args[2] = {arg_out, p->out.inner.get()};
@@ -222,6 +254,10 @@ void execute(Plan& p, const float* in0, const float* in1, float* out) {
   point(p.in[0].user, in0);
   point(p.in[1].user, in1);
   point(p.out.user, out);
+  char* base = arena().data;  // Note [oneDNN arena]
+  for (Operand* op : {&p.in[0], &p.in[1], &p.out})
+    if (op->reordered) point(op->inner, reinterpret_cast<const float*>(base + op->offset));
+  if (p.arena_bytes > p.scratch_offset) point(p.scratch, reinterpret_cast<const float*>(base + p.scratch_offset));
   for (const Operand& op : p.in)
     if (op.reordered) run_reorder(op, true);
   check(dnnl_primitive_execute(p.conv.get(), stream().get(), p.nargs, p.args.data()), "convolution");

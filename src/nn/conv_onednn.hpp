@@ -1,9 +1,9 @@
 // The oneDNN convolution path behind nn/conv.hpp (ConvAlgorithm::onednn), float only, host builds
 // that found oneDNN (HPCTRAIN_HAVE_ONEDNN). nn/conv.cpp calls these; nothing else should.
 // Note [oneDNN plans]: a plan (the convolution primitive for one geometry, batch size and
-// direction, the reorders between our NCHW / OIHW tensors and the layouts oneDNN prefers, their
-// buffers and a user-owned scratchpad) is created on the first call for its key and kept for the
-// process; later calls only point the plan's memory objects at the caller's arrays and execute
+// direction, the reorders between our NCHW / OIHW tensors and the layouts oneDNN prefers, and the
+// places of their buffers and of a user-owned scratchpad in one shared arena, Note [oneDNN arena]
+// in the .cpp) is created on the first call for its key and kept for the process; later calls only point the plan's memory objects at the caller's arrays and execute
 // through the C API with a prebuilt argument array (dnnl.hpp's execute builds a std::vector and an
 // unordered_map per call). oneDNN's execute still builds a small argument map of its own inside the
 // library (about five heap blocks per primitive call, measured by test_resnet_allocation): out of
