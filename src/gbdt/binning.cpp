@@ -2,6 +2,7 @@
 #include "gbdt/binning.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -17,6 +18,37 @@ float midpoint(float a, float b) {
   return (m >= a && m < b) ? m : a;
 }
 }  // namespace
+
+// An LSD radix sort (3 passes of 11 bits): the cut points' sample is 200k values per feature,
+// which std::sort took ~5% of a 100-tree HIGGS-like run to order. The key maps the float order onto unsigned order (sign bit
+// flipped for positives, all bits for negatives); -0 sorts before +0, which compare equal anyway.
+void sort_floats(std::vector<float>& v) {
+  const std::size_t n = v.size();
+  std::vector<std::uint32_t> key(n), tmp(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t u;
+    std::memcpy(&u, &v[i], sizeof u);
+    key[i] = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  }
+  constexpr int kBits = 11, kBuckets = 1 << kBits;
+  std::vector<std::size_t> count(kBuckets);
+  for (int shift = 0; shift < 32; shift += kBits) {
+    std::fill(count.begin(), count.end(), 0);
+    for (const std::uint32_t k : key) ++count[(k >> shift) & (kBuckets - 1)];
+    std::size_t at = 0;
+    for (std::size_t& c : count) {
+      const std::size_t here = c;
+      c = at;
+      at += here;
+    }
+    for (const std::uint32_t k : key) tmp[count[(k >> shift) & (kBuckets - 1)]++] = k;
+    key.swap(tmp);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t u = (key[i] & 0x80000000u) ? (key[i] & 0x7fffffffu) : ~key[i];
+    std::memcpy(&v[i], &u, sizeof u);
+  }
+}
 
 std::uint8_t BinCuts::bin_of(int f, float x) const {
   const auto& u = upper[static_cast<std::size_t>(f)];
@@ -99,7 +131,7 @@ BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long 
       const float v = all[static_cast<std::size_t>(r * F + f)];
       if (!std::isnan(v)) col.push_back(clamp_inf(v));
     }
-    std::sort(col.begin(), col.end());
+    sort_floats(col);
     cuts.upper[static_cast<std::size_t>(f)] = cuts_from_sorted(col, max_bin);
   });
   fence();

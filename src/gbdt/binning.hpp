@@ -40,6 +40,9 @@ struct BinCuts {
   void finish();  // fills offset from upper
 };
 
+// Sorts non-NaN floats ascending (as std::sort; -0 before +0).
+void sort_floats(std::vector<float>& v);
+
 // Cut points from a sorted array of non-NaN values: at most max_bin value bins, each distinct
 // value gets its own bin when they fit, else bins of about equal counts; cuts are midpoints.
 std::vector<float> cuts_from_sorted(const std::vector<float>& sorted, int max_bin);

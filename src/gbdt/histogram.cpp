@@ -71,7 +71,9 @@ inline void add_row_uniform(long long* hist, const std::uint8_t* row, int stride
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__)
   const BinVec v = *reinterpret_cast<const BinVec*>(gh);
   const long long step = static_cast<long long>(kHistStride) * stride;
+#if !defined(__NVCC__)  // nvcc's front end does not know the pragma (the CUDA build's host code)
 #pragma GCC unroll 4
+#endif
   for (int f = 0; f < F; ++f) {
     *reinterpret_cast<BinVec*>(hist + kHistStride * static_cast<int>(row[f])) += v;
     hist += step;

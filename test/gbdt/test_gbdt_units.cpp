@@ -45,6 +45,22 @@ TEST(GbdtBinning, FewDistinctValuesGetOwnBinsAndRuleMatchesThresholds) {
 
 // bin_matrix (the padded-table search over blocks of rows) agrees with bin_of everywhere: features
 // with 1, 2 and 255 value bins; values on the cuts, between them, infinite, NaN, -0.
+TEST(GbdtBinning, RadixSortEqualsStdSort) {
+  std::vector<float> v;
+  for (int i = 0; i < 5000; ++i) {
+    const auto k = rng::hash(12, static_cast<std::uint64_t>(i));
+    v.push_back(static_cast<float>(static_cast<double>(k % 2000001) - 1e6) * (k % 7 == 0 ? 1e-30f : 1e-3f));
+  }
+  v.insert(v.end(), {0.0f, -0.0f, FLT_MAX, -FLT_MAX, FLT_MIN, -FLT_MIN, 1.0f, 1.0f});
+  std::vector<float> a = v, b = v;
+  sort_floats(a);
+  std::sort(b.begin(), b.end());
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], b[i]) << i;  // -0 == +0
+  for (std::size_t i = 1; i < a.size(); ++i)
+    EXPECT_FALSE(std::signbit(a[i - 1]) == false && std::signbit(a[i]) && a[i] == 0.0f);  // -0 first
+}
+
 TEST(GbdtBinning, MatrixBinningEqualsBinOf) {
   std::mt19937 gen(11);
   std::normal_distribution<float> N(0, 2);
