@@ -11,13 +11,16 @@ Our side: `build/apps/train` with inputs/gnn_seed001.in's model on 1 rank (OMP_N
 validation off), samples/s of its steps after the first (the metrics file's step records, log_every
 1). PyTorch side: test/python/gnn_torch.py's
 network on the same graph and widths, random inputs and targets, forward, MSE, backward, AdamW step;
-samples/s over --steps steps after one warm-up step. JAX side: the same, the step jit-compiled in
+samples/s over --steps steps after one warm-up step. Each side also as samples per second of CPU
+time (ours: the CPU time of the run less that of a one-step run), which a loaded machine disturbs
+far less than the wall time. JAX side: the same, the step jit-compiled in
 its own process (XLA's thread flags). Prints the CPU model and the load average (uptime) before and
 after. Not a pass/fail test: timings depend on the
 machine and its load (say which CPU and when in docs/gnn.md)."""
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -28,9 +31,28 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "test", "python"))
 
 
-def ours(build, data, threads, steps, workdir):
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def ours(build, data, threads, steps, workdir, data_warm=None):
+    """(wall samples/s of the steps after the first, CPU samples/s, training FLOPs per sample). The
+    CPU rate: the CPU time of this run minus that of a run on data_warm (one step) over the samples
+    of the extra steps, so start-up, graph building and the first step cancel out."""
+    if data_warm is not None:
+        before = children_cpu()
+        wall, _, flops = ours(build, data, threads, steps, workdir)
+        cpu_all = children_cpu() - before
+        before = children_cpu()
+        ours(build, data_warm, threads, 0, workdir)
+        cpu_one = children_cpu() - before
+        return wall, 8 * steps / max(cpu_all - cpu_one, 1e-9), flops
     metrics = os.path.join(workdir, f"ours_t{threads}.jsonl")
-    cmd = ["mpirun", "-np", "1", "--bind-to", "none", os.path.join(build, "apps", "train"),
+    if os.path.exists(metrics):
+        os.remove(metrics)
+    # The train binary alone (an MPI singleton): no mpirun process in the CPU time.
+    cmd = [os.path.join(build, "apps", "train"),
            os.path.join(ROOT, "inputs", "gnn_seed001.in"), "--set", f"data_file={data}", "--set", "epochs=1",
            "--set", "validation_fraction=0", "--set", f"metrics_file={metrics}", "--set", "data_cache=memory",
            "--set", f"output={os.path.join(workdir, 'w.h5')}", "--set", f"checkpoint_dir={workdir}/ckpt",
@@ -42,7 +64,8 @@ def ours(build, data, threads, steps, workdir):
     summary = [r for r in records if r["type"] == "summary"][-1]
     # The steps after the first (cold: first touch of the workspace), as the references time theirs.
     rates = [r["samples_per_s"] for r in records if r["type"] == "step" and r["step"] > 1]
-    return len(rates) / sum(1.0 / r for r in rates), summary.get("train_flops_per_sample", 0)
+    wall = len(rates) / sum(1.0 / r for r in rates) if rates else float("nan")
+    return wall, None, summary.get("train_flops_per_sample", 0)
 
 
 def torch_side(ny, nx, threads, steps, batch=8, latent=256, layers=12):
@@ -64,17 +87,17 @@ def torch_side(ny, nx, threads, steps, batch=8, latent=256, layers=12):
         opt.step()
 
     step()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(steps):
         step()
-    return steps * batch / (time.perf_counter() - start)
+    return steps * batch / (time.perf_counter() - start), steps * batch / (time.process_time() - cpu)
 
 
 def jax_side(ny, nx, threads, steps):
     out = subprocess.run([sys.executable, os.path.join(HERE, "gnn_jax.py"), "--threads", str(threads), "--nx",
                           str(nx), "--ny", str(ny), "--steps", str(steps)], check=True, capture_output=True,
                          text=True)
-    return float(out.stdout.strip().splitlines()[-1])
+    return tuple(float(v) for v in out.stdout.strip().splitlines()[-1].split())
 
 
 def machine():
@@ -101,26 +124,35 @@ def main():
         data = os.path.join(work, "wx.nc")
         # Initial times for a warm-up step and `steps` steps of batch 8 (hours + 1 times give hours - 1
         # samples).
-        subprocess.run([os.path.join(a.build, "apps", "wxgen"), data, "--nx", str(a.nx), "--ny", str(a.ny),
-                        "--margin", "6", "--hours", str(8 * (a.steps + 1) + 2), "--spinup", "6"], check=True,
-                       stdout=subprocess.DEVNULL)
+        data_warm = os.path.join(work, "wx1.nc")
+        for path, batches in ((data, a.steps + 1), (data_warm, 1)):
+            subprocess.run([os.path.join(a.build, "apps", "wxgen"), path, "--nx", str(a.nx), "--ny", str(a.ny),
+                            "--margin", "6", "--hours", str(8 * batches + 2), "--spinup", "6"], check=True,
+                           stdout=subprocess.DEVNULL)
         cpu, load = machine()
         print(f"gnn at the seed's settings (latent 256, 12 layers, batch 8), {a.ny} x {a.nx} grid, "
               f"{a.steps} steps; samples/s; {cpu}; {time.strftime('%Y-%m-%d %H:%M')}; before: {load}")
-        print(f"{'threads':>7} {'hpctrain':>10} {'pytorch':>10} {'jax':>10} {'ours/best':>10}")
-        ratios = {}
+        print("samples/s of wall time, and [of CPU time] (what an idle core gives; on a loaded machine the")
+        print("wall rates measure each process's share of the cores more than its code)")
+        print(f"{'threads':>7} {'hpctrain':>16} {'pytorch':>16} {'jax':>16} {'ours/best wall [cpu]':>21}")
+        ratios, cpu_ratios = {}, {}
+        nan = float("nan")
         for _ in range(a.repeats):
             for threads in (int(t) for t in a.threads.split(",")):
-                mine, flops = ours(a.build, data, threads, a.steps, work)
-                ref = torch_side(a.ny, a.nx, threads, a.steps)
-                jx = jax_side(a.ny, a.nx, threads, a.steps) if have_jax else float("nan")
-                best = max(ref, jx) if have_jax else ref
+                mine, mine_cpu, flops = ours(a.build, data, threads, a.steps, work, data_warm)
+                ref, ref_cpu = torch_side(a.ny, a.nx, threads, a.steps)
+                jx, jx_cpu = jax_side(a.ny, a.nx, threads, a.steps) if have_jax else (nan, nan)
+                best, best_cpu = (max(ref, jx), max(ref_cpu, jx_cpu)) if have_jax else (ref, ref_cpu)
                 ratios.setdefault(threads, []).append(mine / best)
-                print(f"{threads:>7} {mine:>10.3f} {ref:>10.3f} {jx:>10.3f} {mine / best:>10.2f}", flush=True)
+                cpu_ratios.setdefault(threads, []).append(mine_cpu / best_cpu)
+                cell = lambda w, c: f"{w:.3f} [{c:.3f}]"
+                print(f"{threads:>7} {cell(mine, mine_cpu):>16} {cell(ref, ref_cpu):>16} {cell(jx, jx_cpu):>16} "
+                      f"{cell(mine / best, mine_cpu / best_cpu):>21}", flush=True)
         print(f"after: {machine()[1]}")
-        for threads, r in ratios.items():
-            print(f"{threads} thread(s): ours / the faster of JAX and PyTorch {min(r):.2f} - {max(r):.2f} "
-                  f"over {len(r)} repeat(s)")
+        for threads in ratios:
+            r, c = ratios[threads], cpu_ratios[threads]
+            print(f"{threads} thread(s): ours / the faster of JAX and PyTorch: wall {min(r):.2f} - {max(r):.2f}, "
+                  f"CPU time {min(c):.2f} - {max(c):.2f} over {len(r)} repeat(s)")
         print(f"(training FLOPs per sample: {flops:.3g}; jax: {'installed' if have_jax else 'not installed'})")
 
 

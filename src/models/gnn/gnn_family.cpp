@@ -31,6 +31,8 @@ void declare_config(deck::Schema& s) {
   s.add_string("state_names", "", "the state variables' names, comma-separated (metric names)");
   s.add_string("forcing_names", "none", "the forcing variables' names, comma-separated (none: no forcing)");
   s.add_string("static_names", "none", "the static variables' names, comma-separated (none: no static field)");
+  // Files written before Note [tendency input] have no such key: their inputs were the two states.
+  s.add_string("gnn_inputs", "states", "the network's state inputs: tendency (the change and the state at t)");
 }
 
 // A comma-separated list; "none" is the empty list (a stored configuration has no empty values).
@@ -101,6 +103,11 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
 }
 
 std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
+  if (config.get_string("gnn_inputs") != "tendency")
+    throw Error(
+        "a gnn trained on the states at t - 1 and t as inputs (written before the tendency input, "
+        "docs/gnn.md): its weights do not fit this version's inputs; retrain it",
+        ExitCode::bad_input);
   return std::make_unique<GnnModel>(
       config_from(config, static_cast<int>(config.get_int("grid_ny")), static_cast<int>(config.get_int("grid_nx")),
                   static_cast<int>(config.get_int("states")), static_cast<int>(config.get_int("forcings")),

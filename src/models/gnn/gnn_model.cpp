@@ -155,7 +155,7 @@ std::string GnnModel::config_string() const {
   for (const double w : c_.variable_weights) weights += (weights.empty() ? "" : ",") + strf("%.17g", w);
   return strf(
       "gnn_latent=%d gnn_layers=%d boundary_width=%d grid_ny=%d grid_nx=%d states=%d forcings=%d statics=%d "
-      "state_names=%s forcing_names=%s static_names=%s gnn_variable_weights=%s",
+      "state_names=%s forcing_names=%s static_names=%s gnn_variable_weights=%s gnn_inputs=tendency",
       c_.net.latent, c_.net.layers, c_.boundary_width, c_.net.ny, c_.net.nx, c_.states, c_.forcings, c_.statics,
       join(c_.state_names).c_str(), join(c_.forcing_names).c_str(), join(c_.static_names).c_str(), weights.c_str());
 }

@@ -1,6 +1,6 @@
 // One edge set of the gnn model on the device, shared by every sample of a batch, and the two
-// batched kernels message passing needs: building each edge's input row cat(edge, sender,
-// receiver), and summing edge rows into their sender's or receiver's node in a fixed order.
+// batched kernels message passing needs: summing edge rows into their sender's or receiver's node
+// in a fixed order, and reading node rows onto their edges.
 //
 // Note [batched graphs]: every sample has the same graph, so a batch of n samples is n copies laid
 // out sample-major (node row b * nodes + v, edge row b * edges + e). The index groups (the CSR form
@@ -34,22 +34,6 @@ struct DeviceEdges {
   std::int64_t edges = 0, senders = 0, receivers = 0;
   nn::IndexGroups by_sender, by_receiver;  // keys(): the sender / receiver of each edge
 };
-
-// out(b E + e, :) = [edge(b E + e, :), send(b S + sender(e), :), recv(b R + receiver(e), :)], each
-// `width` wide, for samples [0, n).
-template <class Matrix>
-void edge_inputs(const DeviceEdges& g, const Matrix& edge, const Matrix& send, const Matrix& recv,
-                 const Matrix& out, int n, int width) {
-  const auto sk = g.by_sender.keys(), rk = g.by_receiver.keys();
-  const auto E = static_cast<int>(g.edges), S = static_cast<int>(g.senders), R = static_cast<int>(g.receivers);
-  nn::for_each_cell(
-      "gnn_edge_inputs", n * E, 3 * width, KOKKOS_LAMBDA(const int r, const int j) {
-        const int b = r / E, e = r % E;
-        out(r, j) = j < width       ? edge(r, j)
-                    : j < 2 * width ? send(b * S + sk(e), j - width)
-                                    : recv(b * R + rk(e), j - 2 * width);
-      });
-}
 
 // dst(b K + k, j) (=|+=) sum over the edges e of group k (ascending) of src(b E + e, first + j),
 // for samples [0, n), j in [0, dst cols): the edge rows summed into their node (K = groups' keys).

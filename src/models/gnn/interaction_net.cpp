@@ -27,16 +27,14 @@ InteractionNet<Scalar>::InteractionNet(nn::ParameterStore<Scalar>& store, nn::Wo
                                        nn::Precision precision)
     : g_(g),
       latent_(latent),
-      edge_mlp_(store, ws, name + "/edge_mlp", 3 * latent, latent, latent, capacity * g.edges, true, precision),
+      edge_mlp_(store, ws, name + "/edge_mlp", g, latent, capacity, precision),
       cat_(ws, name + "/cat", latent, latent, capacity * g.receivers),
       node_mlp_(store, ws, name + "/node_mlp", 2 * latent, latent, latent, capacity * g.receivers, true,
                 precision) {
   const std::int64_t E = capacity * g.edges, R = capacity * g.receivers;
-  cat3_ = &ws.request(name + "/cat3", E, 3 * latent);
   agg_ = &ws.request(name + "/agg", R, latent);
   recv_out_ = &ws.request(name + "/recv_out", R, latent);
   edge_out_ = &ws.request(name + "/edge_out", E, latent);
-  d_cat3_ = &ws.request(name + "/d_cat3", E, 3 * latent);
   d_cat2_ = &ws.request(name + "/d_cat2", R, 2 * latent);
   d_msg_ = &ws.request(name + "/d_msg", E, latent);
 }
@@ -50,8 +48,7 @@ void InteractionNet<Scalar>::bind(const nn::ParameterStore<Scalar>& store) {
 template <class Scalar>
 void InteractionNet<Scalar>::forward(const T& edge, const T& send, const T& recv, int n) {
   const int L = latent_, E = n * static_cast<int>(g_.edges), R = n * static_cast<int>(g_.receivers);
-  edge_inputs(g_, edge.matrix(), send.matrix(), recv.matrix(), cat3_->matrix(), n, L);
-  const T& msg = edge_mlp_.forward(*cat3_, E);
+  const T& msg = edge_mlp_.forward(edge, send, recv, n);
   sum_edges_into_nodes(g_.by_receiver, g_.edges, msg.matrix(), 0, agg_->matrix(), n, false);
   cat_.forward(recv, *agg_, R);
   const T& upd = node_mlp_.forward(cat_.output(), R);
@@ -64,7 +61,6 @@ template <class Scalar>
 void InteractionNet<Scalar>::backward(const T& edge, const T& send, const T& recv, const T& d_recv_out,
                                       const T& d_edge_out, const T& d_edge, nn::GradMode edge_mode, const T& d_send,
                                       nn::GradMode send_mode, const T& d_recv, nn::GradMode recv_mode, int n) {
-  (void)send;
   const int L = latent_, E = n * static_cast<int>(g_.edges), R = n * static_cast<int>(g_.receivers);
   const bool edge_out_used = !d_edge_out.empty();
   const auto none = d_msg_->matrix();
@@ -74,34 +70,24 @@ void InteractionNet<Scalar>::backward(const T& edge, const T& send, const T& rec
   gather_nodes_onto_edges(g_.by_receiver, g_.edges, d_cat2_->matrix(), L, d_msg_->matrix(), n, false);
   if (edge_out_used)
     add_into("gnn_msg_grad", d_msg_->matrix(), false, d_msg_->matrix(), d_edge_out.matrix(), 0, none, false, E, L);
-  edge_mlp_.backward(*cat3_, *d_msg_, *d_cat3_, nn::GradMode::assign, E);
-  // dL/d(edge) = d_cat3[:, :L] (+ dL/d(edge_out), the residual).
-  if (!d_edge.empty() && edge_out_used)
-    add_into("gnn_edge_grad", d_edge.matrix(), edge_mode == nn::GradMode::accumulate, d_cat3_->matrix(),
-             d_edge_out.matrix(), 0, none, false, E, L);
-  if (!d_edge.empty() && !edge_out_used) {
-    const auto d = d_edge.matrix(), g = d_cat3_->matrix();
-    const bool acc = edge_mode == nn::GradMode::accumulate;
-    nn::for_each_cell(
-        "gnn_edge_grad1", E, L,
-        KOKKOS_LAMBDA(const int i, const int j) { d(i, j) = acc ? d(i, j) + g(i, j) : g(i, j); });
-  }
-  if (!d_recv.empty()) {
+  // d_recv's own terms (the residual and the node MLP's input) first, then the edge MLP adds its
+  // receiver block's and, into d_send (possibly the same tensor), its sender block's.
+  if (!d_recv.empty())
     add_into("gnn_recv_grad", d_recv.matrix(), recv_mode == nn::GradMode::accumulate, d_recv_out.matrix(),
              d_cat2_->matrix(), 0, none, false, R, L);
-    sum_edges_into_nodes(g_.by_receiver, g_.edges, d_cat3_->matrix(), 2 * L, d_recv.matrix(), n, true);
+  edge_mlp_.backward(edge, send, recv, *d_msg_, n, d_edge, edge_mode == nn::GradMode::accumulate, d_send,
+                     send_mode == nn::GradMode::accumulate, d_recv, true);
+  // edge_out = edge + msg: its gradient reaches the edge input directly too.
+  if (!d_edge.empty() && edge_out_used) {
+    const auto d = d_edge.matrix(), g = d_edge_out.matrix();
+    nn::for_each_cell(
+        "gnn_edge_grad", E, L, KOKKOS_LAMBDA(const int i, const int j) { d(i, j) += g(i, j); });
   }
-  if (!d_send.empty())
-    sum_edges_into_nodes(g_.by_sender, g_.edges, d_cat3_->matrix(), L, d_send.matrix(), n,
-                         send_mode == nn::GradMode::accumulate);
-  (void)edge;
-  (void)recv;
 }
 
 template <class Scalar>
 double InteractionNet<Scalar>::flops_per_sample() const {
-  return static_cast<double>(g_.edges) * edge_mlp_.flops_per_row() +
-         static_cast<double>(g_.receivers) * node_mlp_.flops_per_row();
+  return edge_mlp_.flops_per_sample() + static_cast<double>(g_.receivers) * node_mlp_.flops_per_row();
 }
 
 template class InteractionNet<float>;

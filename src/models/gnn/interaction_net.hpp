@@ -2,12 +2,14 @@
 // processor step): messages m = MLP_e(cat(edge, sender, receiver)) per edge, their sum per
 // receiver (fixed order, Note [batched graphs] in graph_kernels.hpp), then
 //   receiver_out = receiver + MLP_n(cat(receiver, sum of m)),   edge_out = edge + m.
-// Both MLPs are GnnMlp (Linear-SiLU-Linear-LayerNorm), registered edge first ("<name>/edge_mlp",
-// "<name>/node_mlp"). Obeys Note [the gradient rule] (nn/layer.hpp) with its own signatures.
+// Both MLPs are Linear-SiLU-Linear-LayerNorm, registered edge first ("<name>/edge_mlp",
+// "<name>/node_mlp"); the edge MLP's first Linear is split by input block (Note [split edge Linear]
+// in edge_mlp.hpp). Obeys Note [the gradient rule] (nn/layer.hpp) with its own signatures.
 #pragma once
 
 #include <string>
 
+#include "models/gnn/edge_mlp.hpp"
 #include "models/gnn/gnn_mlp.hpp"
 #include "models/gnn/graph_kernels.hpp"
 #include "nn/layers/concat.hpp"
@@ -38,14 +40,12 @@ class InteractionNet {
  private:
   const DeviceEdges& g_;
   int latent_;
-  GnnMlp<Scalar> edge_mlp_;
+  EdgeMlp<Scalar> edge_mlp_;
   nn::Concat<Scalar> cat_;
   GnnMlp<Scalar> node_mlp_;
-  T* cat3_ = nullptr;  // [cap E, 3L]: each edge's input row
-  T* agg_ = nullptr;   // [cap R, L]: summed messages
+  T* agg_ = nullptr;  // [cap R, L]: summed messages
   T* recv_out_ = nullptr;
   T* edge_out_ = nullptr;
-  T* d_cat3_ = nullptr;
   T* d_cat2_ = nullptr;
   T* d_msg_ = nullptr;
 };
