@@ -1,9 +1,9 @@
 // datagen: writes synthetic HDF5 data sets for the quickstart, tests and benchmarks.
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "core/error.hpp"
+#include "count_options.hpp"
 #include "data/synthetic.hpp"
 
 namespace {
@@ -15,15 +15,6 @@ const char* kUsage =
     "  HIGGS-like binary classification: inputs [N, 28], targets [N] in {0, 1} (GBDT decks).\n"
     "  defaults: --rows 20000 --seed 1\n";
 
-long long number(const char* flag, const char* value) {
-  char* end = nullptr;
-  const long long v = std::strtoll(value, &end, 10);
-  if (!end || *end != '\0' || v < 0) {
-    std::fprintf(stderr, "datagen: %s expects a non-negative integer, got '%s'\n", flag, value);
-    std::exit(2);
-  }
-  return v;
-}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -35,22 +26,13 @@ int main(int argc, char** argv) {
   const std::string out = argv[2];
   long long rows = 20000, features = 10, seed = 1;
   double noise = 1.0;
-  for (int i = 3; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "datagen: %s needs a value\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-    const char* v = argv[++i];
-    if (a == "--rows") rows = number("--rows", v);
-    else if (a == "--features" && kind == "friedman1") features = number("--features", v);
-    else if (a == "--seed") seed = number("--seed", v);
-    else if (a == "--noise" && kind == "friedman1") noise = std::atof(v);
-    else {
-      std::fprintf(stderr, "datagen: unknown option %s\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
+  const int bad = kind == "higgs"
+                      ? hpct::apps::parse_count_options("datagen", argc, argv, 3, kUsage,
+                                                        {{"--rows", &rows}, {"--seed", &seed}})
+                      : hpct::apps::parse_count_options(
+                            "datagen", argc, argv, 3, kUsage,
+                            {{"--rows", &rows}, {"--features", &features}, {"--noise", &noise}, {"--seed", &seed}});
+  if (bad) return bad;
   if (features < 5 || rows < 1) {
     std::fprintf(stderr, "datagen: friedman1 needs --features >= 5 and --rows >= 1\n");
     return 2;

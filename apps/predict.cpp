@@ -110,7 +110,7 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
 }
 
 // An ensemble file: every member scores the rows (as `predict MEMBER` would) and the combiner
-// joins them; one line per row (binary: P(y = 1)).
+// joins them; one line per row (binary: P(y = 1); multiclass: K tab-separated probabilities).
 int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
   using namespace hpct;
   TableOptions opt;
@@ -132,7 +132,7 @@ int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
     for (std::size_t i = 0; i < names.size(); ++i) line += strf(", %s %.6f", names[i].c_str(), v[i]);
     Log::info(strf("predict: ensemble of %zu members, %lld rows%s", e.members.size(), d.global_rows, line.c_str()));
   }
-  write_lines(s, 1, argv[3], comm);
+  write_lines(s, e.spec.num_class, argv[3], comm);  // multiclass: K per line
   return 0;
 }
 

@@ -1,5 +1,5 @@
 // nn::Conv2d<float> forward and backward (weights + data) at ResNet-18's shapes for 64x64 images,
-// batch 8, by algorithm (gemm: im2col + BLAS; direct): GFLOP/s per layer shape, to hold against
+// batch 8, by algorithm (gemm: im2col + BLAS; direct; onednn where the build has it): GFLOP/s per layer shape, to hold against
 // bench_gemm's sgemm rate (docs/cnn.md).
 #include <benchmark/benchmark.h>
 
@@ -24,7 +24,7 @@ constexpr ConvShape kShapes[] = {
 
 void run(benchmark::State& state, bool backward) {
   const ConvShape& s = kShapes[state.range(0)];
-  const auto alg = state.range(1) == 0 ? hpct::nn::ConvAlgorithm::gemm : hpct::nn::ConvAlgorithm::direct;
+  const auto alg = static_cast<hpct::nn::ConvAlgorithm>(state.range(1));
   hpct::nn::ParameterStore<float> store;
   hpct::nn::Workspace<float> ws;
   hpct::nn::Conv2dOptions o;
@@ -51,18 +51,21 @@ void run(benchmark::State& state, bool backward) {
   }
   const double flops = (backward ? 4.0 : 2.0) * kBatch * conv.geometry().macs_per_sample();
   state.counters["GFLOP"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  state.SetLabel(std::string(s.name) + (alg == hpct::nn::ConvAlgorithm::gemm ? " gemm" : " direct") + " chunk " +
-                 std::to_string(conv.geometry().batch_chunk));
+  state.SetLabel(std::string(s.name) + " " + hpct::nn::conv_algorithm_name(alg) +
+                 (alg == hpct::nn::ConvAlgorithm::gemm ? " chunk " + std::to_string(conv.geometry().batch_chunk)
+                                                       : ""));
 }
 
 void BM_Conv2dForward(benchmark::State& state) { run(state, false); }
 void BM_Conv2dBackward(benchmark::State& state) { run(state, true); }
 
 void shapes(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"shape", "direct"});
+  b->ArgNames({"shape", "algorithm"});  // algorithm: 0 gemm, 1 direct, 2 onednn (ConvAlgorithm)
+  const bool onednn = hpct::nn::conv_algorithm_available(hpct::nn::ConvAlgorithm::onednn);
   for (int i = 0; i < static_cast<int>(sizeof(kShapes) / sizeof(kShapes[0])); ++i)
-    for (int a = 0; a < 2; ++a)
-      if (a == 0 || i >= 2) b->Args({i, a});  // direct on the 64x64 stem and layer1 takes seconds: not timed
+    for (int a = 0; a < 3; ++a)
+      // direct on the 64x64 stem and layer1 takes seconds: not timed
+      if (a == 0 || (a == 1 && i >= 2) || (a == 2 && onednn)) b->Args({i, a});
   b->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 BENCHMARK(BM_Conv2dForward)->Apply(shapes);

@@ -18,6 +18,7 @@ using namespace hpct;
 using namespace hpct::gbdt;
 
 constexpr int kBinsPerFeature = 256;  // 255 value bins + the NaN bin, as with max_bin 255
+constexpr int kCountBits = 21;        // 1M rows (Note [packed hessian and count])
 
 // Hashed bins, gradients of both signs, every row in the bag. A free function: nvcc allows no device
 // lambda in a constructor.
@@ -30,7 +31,7 @@ void fill_rows(const View2<std::uint8_t>& b, const View2<long long>& gh, const V
         for (int f = 0; f < F; ++f)
           b(r, f) = static_cast<std::uint8_t>(rng::hash(k, static_cast<std::uint64_t>(f)) % kBinsPerFeature);
         gh(r, 0) = static_cast<long long>(rng::hash(k, 100) % 2000001) - 1000000;
-        gh(r, 1) = static_cast<long long>(rng::hash(k, 101) % 1000000);
+        gh(r, 1) = static_cast<long long>(rng::hash(k, 101) % 1000000) * (1ll << kCountBits) + 1;  // h, count 1
         in_bag(r) = 1;
       });
 }
@@ -49,6 +50,7 @@ struct HistInput {
     bins = View2<std::uint8_t>("bench::bins", static_cast<std::size_t>(n), static_cast<std::size_t>(F));
     q.gh = View2<long long>("bench::qgh", static_cast<std::size_t>(n), 2);
     q.scale_g = q.scale_h = 1.0;
+    q.count_bits = kCountBits;
     View1<int> in_bag("bench::in_bag", static_cast<std::size_t>(n));
     fill_rows(bins, q.gh, in_bag);
     offset.resize(static_cast<std::size_t>(F) + 1);
@@ -200,21 +202,19 @@ void BM_BestSplit(benchmark::State& state) {
       const long long rows = base[static_cast<std::size_t>((b + 7 * f) % (kBinsPerFeature - 1))];
       const auto k = rng::hash(static_cast<std::uint64_t>(f), static_cast<std::uint64_t>(b));
       hist[at(f, b)] = rows * (static_cast<long long>(k % 1000001) - 500000);  // g (scale 1e6)
-      hist[at(f, b) + 1] = rows * 250000;                                      // h
-      hist[at(f, b) + 2] = rows;                                               // count
+      hist[at(f, b) + 1] = rows * 250000 * (1ll << kCountBits) + rows;         // h, count
       gsum += hist[at(f, b)];
     }
     const int nan = kBinsPerFeature - 1;
     if (f == 0) g0 = gsum - 40 * 100000;
     hist[at(f, nan)] = g0 - gsum;
-    hist[at(f, nan) + 1] = 40 * 250000;
-    hist[at(f, nan) + 2] = 40;
+    hist[at(f, nan) + 1] = 40ll * 250000 * (1ll << kCountBits) + 40;
   }
-  const Stats parent = node_stats(hist, cuts);
+  const Stats parent = node_stats(hist, cuts, kCountBits);
   const std::vector<char> allowed(static_cast<std::size_t>(F), 1);
   SplitParams p;
   for (auto _ : state) {
-    SplitCandidate c = best_split(hist, cuts, allowed, parent, 1e6, 1e6, p);
+    SplitCandidate c = best_split(hist, cuts, allowed, parent, 1e6, 1e6, kCountBits, p);
     benchmark::DoNotOptimize(c);
   }
   state.counters["bins"] = benchmark::Counter(static_cast<double>(total),

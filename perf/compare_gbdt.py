@@ -8,8 +8,12 @@ ones, label drawn from a logistic model of both), written to HDF5 for us and kep
 references; the last 10% of rows are the test set.
 
 usage: perf/compare_gbdt.py [--threads 2] [--trees 100] [--depth 6 | --leaves 63] [--bins 255] [--rows 1000000]
-                            [--sets binary,higgs] [--ours build/apps/train]
-Our trainer is run as `OMP_NUM_THREADS=T <ours> DECK` (the `train` program).
+                            [--sets binary,higgs] [--ours build/apps/train] [--repeats 1]
+Our trainer is run as `OMP_NUM_THREADS=T <ours> DECK` (the `train` program); XGBoost and LightGBM each
+in a fresh Python process of their own that reads the same files, so that every tool's process peak
+memory (`peak MiB`: getrusage's ru_maxrss of that process) is its own. With --repeats N the three
+tools run in turn N times and the table shows min-max of the times and ratios; the 1/5/15-minute load
+averages are printed before and after (timings on a shared machine are only comparable side by side).
 Needs numpy, h5py, xgboost(-cpu), lightgbm: `scripts/setup --reference`.
 """
 import argparse
@@ -65,10 +69,46 @@ def run_ours(args, train_path, test_path, fmt, workdir, extra=""):
                 f"eval_metric auc,logloss\nmetrics_file {metrics}\nlog_every 100000\n{extra}")
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMP_PROC_BIND="false")
     t0 = time.time()
-    subprocess.run([args.ours, deck], check=True, env=env, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen([args.ours, deck], env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{args.ours} {deck} failed with exit code {proc.returncode}")
     wall = time.time() - t0
     final = [json.loads(l) for l in open(metrics)][-1]
-    return dict(wall=wall, train=final["seconds"], auc=final["test-auc"], logloss=final["test-logloss"])
+    return dict(wall=wall, train=final["seconds"], auc=final["test-auc"], logloss=final["test-logloss"],
+                peak=usage.ru_maxrss / 1024.0, summary_peak=final.get("peak_host_mib", float("nan")))
+
+
+def run_tool(args, tool, fmt, train_path, test_path):
+    """One reference tool in a Python process of its own (--worker): its time, metrics and peak."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", tool, "--worker-format", fmt,
+           "--worker-files", train_path, test_path, "--threads", str(args.threads), "--trees", str(args.trees),
+           "--depth", str(args.depth), "--leaves", str(args.leaves), "--bins", str(args.bins)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=dict(os.environ, OMP_NUM_THREADS=str(args.threads)))
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{tool} worker failed")
+    r = json.loads(out.decode().strip().splitlines()[-1])
+    r["peak"] = usage.ru_maxrss / 1024.0
+    return r
+
+
+def load_set(fmt, path):
+    if fmt == "tsv":
+        a = np.loadtxt(path)
+        return a[:, 1:], a[:, 0]
+    import h5py
+    with h5py.File(path, "r") as f:
+        return f["inputs"][...], f["targets"][...]
+
+
+def worker(args):
+    xtr, ytr = load_set(args.worker_format, args.worker_files[0])
+    xte, yte = load_set(args.worker_format, args.worker_files[1])
+    r = (run_xgb if args.worker == "xgboost" else run_lgb)(args, xtr, ytr, xte, yte)
+    print(json.dumps({k: float(v) for k, v in r.items()}))
 
 
 def run_xgb(args, xtr, ytr, xte, yte):
@@ -99,13 +139,25 @@ def run_lgb(args, xtr, ytr, xte, yte):
     return dict(wall=t, train=t, auc=auc(yte, p), logloss=logloss(yte, p))
 
 
-def report(name, results):
-    print(f"\n== {name}")
-    print(f"{'tool':10s} {'wall s':>9s} {'train s':>9s} {'AUC':>8s} {'logloss':>8s} {'time/ours':>10s}")
-    ours = results.get("hpctrain")
-    for tool, r in results.items():
-        ratio = r["train"] / ours["train"] if ours else float("nan")
-        print(f"{tool:10s} {r['wall']:9.2f} {r['train']:9.2f} {r['auc']:8.4f} {r['logloss']:8.4f} {ratio:10.2f}")
+def load():
+    return "load %.2f %.2f %.2f" % os.getloadavg()
+
+
+def report(name, runs):
+    """runs: one dict tool -> result per repeat. Times and ratios as min-max over the repeats."""
+    print(f"\n== {name} ({len(runs)} repeat(s))")
+    print(f"{'tool':10s} {'train s':>13s} {'AUC':>8s} {'logloss':>8s} {'peak MiB':>9s} {'time/ours':>11s}")
+    span = lambda v: f"{min(v):.2f}" if len(v) == 1 or f"{min(v):.2f}" == f"{max(v):.2f}" else f"{min(v):.2f}-{max(v):.2f}"
+    for tool in runs[0]:
+        t = [r[tool]["train"] for r in runs]
+        ratio = [r[tool]["train"] / r["hpctrain"]["train"] for r in runs]
+        last = runs[-1][tool]
+        peak = max(r[tool]["peak"] for r in runs)
+        print(f"{tool:10s} {span(t):>13s} {last['auc']:8.4f} {last['logloss']:8.4f} {peak:9.1f} {span(ratio):>11s}")
+    ours = [r["hpctrain"]["train"] for r in runs]
+    faster = [min(r["xgboost"]["train"], r["lightgbm"]["train"]) for r in runs]
+    print("ours / faster tool: " + span([o / f for o, f in zip(ours, faster)]) +
+          f" (each repeat side by side); our summary's peak_host_mib {runs[-1]['hpctrain']['summary_peak']:.1f}")
 
 
 def main():
@@ -119,17 +171,23 @@ def main():
     ap.add_argument("--sets", default="binary,higgs")
     ap.add_argument("--ours", default="build/apps/train")
     ap.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--worker-format", help=argparse.SUPPRESS)
+    ap.add_argument("--worker-files", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.worker:
+        return worker(args)
     shape = f"leaf-wise {args.leaves} leaves" if args.leaves else f"depth {args.depth}"
-    print(f"threads {args.threads}, trees {args.trees}, {shape}, bins {args.bins}")
+    print(f"threads {args.threads}, trees {args.trees}, {shape}, bins {args.bins}; before: {load()}")
     with tempfile.TemporaryDirectory() as work:
         if "binary" in args.sets:
             d = os.path.join(args.data, "lightgbm")
-            tr, te = np.loadtxt(os.path.join(d, "binary.train")), np.loadtxt(os.path.join(d, "binary.test"))
-            res = {"hpctrain": run_ours(args, os.path.join(d, "binary.train"), os.path.join(d, "binary.test"), "tsv", work),
-                   "xgboost": run_xgb(args, tr[:, 1:], tr[:, 0], te[:, 1:], te[:, 0]),
-                   "lightgbm": run_lgb(args, tr[:, 1:], tr[:, 0], te[:, 1:], te[:, 0])}
-            report("binary.train -> binary.test (7000 x 28)", res)
+            tr, te = os.path.join(d, "binary.train"), os.path.join(d, "binary.test")
+            runs = [{"hpctrain": run_ours(args, tr, te, "tsv", work),
+                     "xgboost": run_tool(args, "xgboost", "tsv", tr, te),
+                     "lightgbm": run_tool(args, "lightgbm", "tsv", tr, te)} for _ in range(args.repeats)]
+            report("binary.train -> binary.test (7000 x 28)", runs)
         if "higgs" in args.sets:
             import h5py
             x, y = higgs_like(args.rows)
@@ -140,10 +198,12 @@ def main():
                 with h5py.File(p, "w") as f:
                     f["inputs"], f["targets"] = x[sl], y[sl]
                 paths.append(p)
-            res = {"hpctrain": run_ours(args, paths[0], paths[1], "hdf5", work),
-                   "xgboost": run_xgb(args, x[:cut], y[:cut], x[cut:], y[cut:]),
-                   "lightgbm": run_lgb(args, x[:cut], y[:cut], x[cut:], y[cut:])}
-            report(f"HIGGS-like {args.rows} x 28 (90/10 split)", res)
+            del x, y
+            runs = [{"hpctrain": run_ours(args, paths[0], paths[1], "hdf5", work),
+                     "xgboost": run_tool(args, "xgboost", "hdf5", *paths),
+                     "lightgbm": run_tool(args, "lightgbm", "hdf5", *paths)} for _ in range(args.repeats)]
+            report(f"HIGGS-like {args.rows} x 28 (90/10 split)", runs)
+    print(f"after: {load()}")
 
 
 if __name__ == "__main__":

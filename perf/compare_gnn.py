@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Training speed of hpctrain's gnn vs the same model in PyTorch (and JAX when the venv has it; it
-does not today, so that column says so), at the seed's settings (latent 256, 12 layers, batch 8),
-on a wxgen region of --nx x --ny points, 1 and 2 threads, run back to back in one go:
+"""Training speed of hpctrain's gnn vs the same model in the seed's stack (JAX + Haiku + Optax
+AdamW, jit-compiled: perf/gnn_jax.py) and in PyTorch, at the seed's settings (latent 256, 12
+layers, batch 8), on a wxgen region of --nx x --ny points, 1 and 2 threads, run back to back in one
+go, --repeats times (the ratios as min-max over the repeats; each repeat runs the three side by
+side, so a change of load hits all three):
 
-  .deps/refenv/bin/python perf/compare_gnn.py [--build build] [--nx 24] [--ny 18] [--steps 4]
+  .deps/refenv/bin/python perf/compare_gnn.py [--build build] [--nx 24] [--ny 18] [--steps 4] [--repeats 3]
 
 Our side: `build/apps/train` with inputs/gnn_seed001.in's model on 1 rank (OMP_NUM_THREADS=t,
-validation off), samples/s of the run's summary (metrics file). PyTorch side: test/python/gnn_torch.py's
+validation off), samples/s of its steps after the first (the metrics file's step records, log_every
+1). PyTorch side: test/python/gnn_torch.py's
 network on the same graph and widths, random inputs and targets, forward, MSE, backward, AdamW step;
-samples/s over --steps steps after one warm-up step. Not a pass/fail test: timings depend on the
+samples/s over --steps steps after one warm-up step. JAX side: the same, the step jit-compiled in
+its own process (XLA's thread flags). Prints the CPU model and the load average (uptime) before and
+after. Not a pass/fail test: timings depend on the
 machine and its load (say which CPU and when in docs/gnn.md)."""
 import argparse
 import json
@@ -28,12 +33,16 @@ def ours(build, data, threads, steps, workdir):
     cmd = ["mpirun", "-np", "1", "--bind-to", "none", os.path.join(build, "apps", "train"),
            os.path.join(ROOT, "inputs", "gnn_seed001.in"), "--set", f"data_file={data}", "--set", "epochs=1",
            "--set", "validation_fraction=0", "--set", f"metrics_file={metrics}", "--set", "data_cache=memory",
-           "--set", f"output={os.path.join(workdir, 'w.h5')}", "--set", f"checkpoint_dir={workdir}/ckpt"]
+           "--set", f"output={os.path.join(workdir, 'w.h5')}", "--set", f"checkpoint_dir={workdir}/ckpt",
+           "--set", "log_every=1"]
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="false",
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
-    summary = [json.loads(l) for l in open(metrics) if '"summary"' in l][-1]
-    return summary["samples_per_s"], summary.get("train_flops_per_sample", 0)
+    records = [json.loads(l) for l in open(metrics)]
+    summary = [r for r in records if r["type"] == "summary"][-1]
+    # The steps after the first (cold: first touch of the workspace), as the references time theirs.
+    rates = [r["samples_per_s"] for r in records if r["type"] == "step" and r["step"] > 1]
+    return len(rates) / sum(1.0 / r for r in rates), summary.get("train_flops_per_sample", 0)
 
 
 def torch_side(ny, nx, threads, steps, batch=8, latent=256, layers=12):
@@ -61,12 +70,27 @@ def torch_side(ny, nx, threads, steps, batch=8, latent=256, layers=12):
     return steps * batch / (time.perf_counter() - start)
 
 
+def jax_side(ny, nx, threads, steps):
+    out = subprocess.run([sys.executable, os.path.join(HERE, "gnn_jax.py"), "--threads", str(threads), "--nx",
+                          str(nx), "--ny", str(ny), "--steps", str(steps)], check=True, capture_output=True,
+                         text=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def machine():
+    model = next((l.split(":", 1)[1].strip() for l in subprocess.run(["lscpu"], capture_output=True, text=True)
+                  .stdout.splitlines() if l.startswith("Model name")), "?")
+    return model, subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--nx", type=int, default=24)
     ap.add_argument("--ny", type=int, default=18)
     ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     a = ap.parse_args()
     try:
         import jax  # noqa: F401
@@ -75,18 +99,28 @@ def main():
         have_jax = False
     with tempfile.TemporaryDirectory() as work:
         data = os.path.join(work, "wx.nc")
-        # Enough initial times for `steps` steps of batch 8 (hours + 1 times give hours - 1 samples).
+        # Initial times for a warm-up step and `steps` steps of batch 8 (hours + 1 times give hours - 1
+        # samples).
         subprocess.run([os.path.join(a.build, "apps", "wxgen"), data, "--nx", str(a.nx), "--ny", str(a.ny),
-                        "--margin", "6", "--hours", str(8 * a.steps + 2), "--spinup", "6"], check=True,
+                        "--margin", "6", "--hours", str(8 * (a.steps + 1) + 2), "--spinup", "6"], check=True,
                        stdout=subprocess.DEVNULL)
+        cpu, load = machine()
         print(f"gnn at the seed's settings (latent 256, 12 layers, batch 8), {a.ny} x {a.nx} grid, "
-              f"{a.steps} steps; samples/s")
+              f"{a.steps} steps; samples/s; {cpu}; {time.strftime('%Y-%m-%d %H:%M')}; before: {load}")
         print(f"{'threads':>7} {'hpctrain':>10} {'pytorch':>10} {'jax':>10} {'ours/best':>10}")
-        for threads in (1, 2):
-            mine, flops = ours(a.build, data, threads, a.steps, work)
-            ref = torch_side(a.ny, a.nx, threads, a.steps)
-            jax_rate = "n/a" if not have_jax else "todo"
-            print(f"{threads:>7} {mine:>10.3f} {ref:>10.3f} {jax_rate:>10} {mine / ref:>10.2f}")
+        ratios = {}
+        for _ in range(a.repeats):
+            for threads in (int(t) for t in a.threads.split(",")):
+                mine, flops = ours(a.build, data, threads, a.steps, work)
+                ref = torch_side(a.ny, a.nx, threads, a.steps)
+                jx = jax_side(a.ny, a.nx, threads, a.steps) if have_jax else float("nan")
+                best = max(ref, jx) if have_jax else ref
+                ratios.setdefault(threads, []).append(mine / best)
+                print(f"{threads:>7} {mine:>10.3f} {ref:>10.3f} {jx:>10.3f} {mine / best:>10.2f}", flush=True)
+        print(f"after: {machine()[1]}")
+        for threads, r in ratios.items():
+            print(f"{threads} thread(s): ours / the faster of JAX and PyTorch {min(r):.2f} - {max(r):.2f} "
+                  f"over {len(r)} repeat(s)")
         print(f"(training FLOPs per sample: {flops:.3g}; jax: {'installed' if have_jax else 'not installed'})")
 
 

@@ -3,8 +3,8 @@
 machine, 1 and 2 threads, run back to back. Prints samples/s of both and the ratio.
 
   .deps/refenv/bin/python perf/compare_smart.py [--build build] [--batch 4] [--steps 6] [--threads 1,2]
-                                               [--hidden 128 --heads 8 --map-layers 3 --agent-layers 6
-                                                --vocab 2048 --freqs 64 --neighbours 16]
+                                               [--repeats 3] [--hidden 128 --heads 8 --map-layers 3
+                                                --agent-layers 6 --vocab 2048 --freqs 64 --neighbours 16]
 
 Defaults are SMART-tiny's settings (hidden 128, 8 heads, 3 map and 6 agent layers, vocab 2048) at a
 small batch (CPU). Our side: `build/apps/train` (1 rank, OMP_NUM_THREADS=T) on trajgen scenes with
@@ -13,6 +13,12 @@ functional reference of test/python/smart_parity.py (segment softmax by scatter 
 (the weights file of our run), the token graph built in numpy by the same rules as
 src/models/smart/scene_graph.cpp (drift-free tokens, nearest neighbours within the radii), forward,
 label-smoothed cross-entropy, backward and an AdamW step per batch; torch.set_num_threads(T).
+Each thread count runs ours and the reference alternately --repeats times; the table gives min-max
+of each and the ratio of the medians, with the CPU model (lscpu) and `uptime`'s load before and after.
+Then the dense causal attention layer (nn::CausalAttention, forward + backward, projections included):
+perf/bench_causal_attention against the same layer in PyTorch. torch 1.13 (the reference venv) has no
+scaled_dot_product_attention, so the PyTorch side is the explicit softmax(QK^T / sqrt(d) + causal
+mask) V form; with torch >= 2 it uses F.scaled_dot_product_attention(is_causal=True) and says so.
 Not a pass/fail test: timings depend on the machine and its load."""
 import argparse
 import json
@@ -179,12 +185,65 @@ def reference(weights, data, a, threads):
     return len(batches) * a.batch / (time.perf_counter() - start)
 
 
+def causal_ours(build, threads):
+    """ms per forward + backward of perf/bench_causal_attention, by (n, L, D, heads)."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="false")
+    out = subprocess.run([os.path.join(build, "perf", "bench_causal_attention"), "--benchmark_format=json",
+                          "--benchmark_min_time=0.5"], env=env, capture_output=True, text=True, check=True).stdout
+    res = {}
+    for b in json.loads(out[out.index("{"):])["benchmarks"]:
+        args = tuple(int(part.split(":")[1]) for part in b["name"].split("/")[1:5])
+        res[args] = b["real_time"] * {"ms": 1.0, "us": 1e-3, "ns": 1e-6}[b["time_unit"]]
+    return res
+
+
+def causal_torch(n, L, D, heads, threads, repeats=10):
+    """The same layer in PyTorch: q/k/v/out projections (to_k without bias), causal attention."""
+    torch.set_num_threads(threads)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(n, L, D, generator=g, requires_grad=True)
+    dy = torch.randn(n, L, D, generator=g)
+    lin = [torch.nn.Linear(D, D, bias=(i != 1)) for i in range(4)]
+    mask = torch.ones(L, L, dtype=torch.bool).tril()
+    sdpa = getattr(F, "scaled_dot_product_attention", None)
+
+    def step():
+        q, k, v = (lin[i](x).view(n, L, heads, D // heads).transpose(1, 2) for i in range(3))
+        if sdpa is not None:
+            a = sdpa(q, k, v, is_causal=True)
+        else:
+            s = (q @ k.transpose(-1, -2)) / math.sqrt(D // heads)
+            a = torch.softmax(s.masked_fill(~mask, float("-inf")), -1) @ v
+        lin[3](a.transpose(1, 2).reshape(n, L, D)).backward(dy)
+
+    for _ in range(3):
+        step()
+    best = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        step()
+        best.append(time.perf_counter() - t)
+    return min(best) * 1e3, ("F.scaled_dot_product_attention" if sdpa is not None else
+                             "explicit softmax(QK^T)V (torch %s has no scaled_dot_product_attention)" % torch.__version__)
+
+
+def machine():
+    model = next((line.split(":", 1)[1].strip() for line in subprocess.run(["lscpu"], capture_output=True,
+                  text=True).stdout.splitlines() if line.startswith("Model name")), "unknown CPU")
+    return model, os.cpu_count()
+
+
+def load():
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--threads", default="1,2")
+    p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--heads", type=int, default=8)
     p.add_argument("--map-layers", type=int, default=3)
@@ -197,13 +256,31 @@ def main():
         data, weights = os.path.join(tmp, "scenes.h5"), os.path.join(tmp, "weights.h5")
         subprocess.run([os.path.join(a.build, "apps", "trajgen"), data, "--scenes", str(a.batch * a.steps),
                         "--seed", "3"], check=True, capture_output=True)
+        cpu, cores = machine()
         print(f"SMART (hidden {a.hidden}, {a.heads} heads, {a.map_layers} map + {a.agent_layers} agent layers, "
-              f"vocab {a.vocab}), batch {a.batch}, {a.steps} steps, {time.strftime('%Y-%m-%d')}")
-        print(f"{'threads':>7} {'ours samples/s':>15} {'PyTorch samples/s':>18} {'ratio':>6}")
-        for t in (int(x) for x in a.threads.split(",")):
-            o = ours(a.build, data, weights, a, t)
-            r = reference(weights, data, a, t)
-            print(f"{t:>7} {o:>15.2f} {r:>18.2f} {o / r:>6.2f}")
+              f"vocab {a.vocab}), batch {a.batch}, {a.steps} steps, {a.repeats} repeats, "
+              f"{time.strftime('%Y-%m-%d %H:%M')}, {cpu} ({cores} cores), torch {torch.__version__}")
+        print(f"load before: {load()}", flush=True)
+        print(f"{'threads':>7} {'ours samples/s (min-max)':>25} {'PyTorch samples/s (min-max)':>28} "
+              f"{'ratio of medians':>17}", flush=True)
+        threads = [int(x) for x in a.threads.split(",")]
+        for t in threads:
+            o, r = [], []
+            for _ in range(a.repeats):
+                o.append(ours(a.build, data, weights, a, t))
+                r.append(reference(weights, data, a, t))
+            mo, mr = sorted(o)[len(o) // 2], sorted(r)[len(r) // 2]
+            print(f"{t:>7} {min(o):>12.3f} - {max(o):<10.3f} {min(r):>14.3f} - {max(r):<11.3f} {mo / mr:>17.2f}",
+                  flush=True)
+        print(f"load after: {load()}", flush=True)
+        print("dense causal attention layer, forward + backward, ms (ours: perf/bench_causal_attention):")
+        for t in threads:
+            mine = causal_ours(a.build, t)
+            for (n, L, D, h), ms in sorted(mine.items()):
+                theirs, form = causal_torch(n, L, D, h, t)
+                print(f"  threads {t}  n {n} L {L} D {D} heads {h}: ours {ms:.2f} ms, PyTorch {theirs:.2f} ms "
+                      f"({form}), ratio {theirs / ms:.2f}", flush=True)
+        print(f"load at the end: {load()}")
 
 
 if __name__ == "__main__":

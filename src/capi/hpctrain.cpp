@@ -137,7 +137,7 @@ int predict(const char* fn, int handle, const T* x, std::int64_t n, std::int64_t
     const Order order = order_of(layout);
     check_count(x, y, n);
     if (m.model().generates_ensembles())
-      throw InsituError(Status::unsupported, "predict needs " + hpct::families_generating_ensembles(false) +
+      throw InsituError(Status::unsupported, "predict needs " + hpct::in_situ_families(false) +
                                                  " model; this one is " + m.model().family() +
                                                  " (use hpctrain_sample)");
     check_width("inputs", d_in, m.config().input_width, "input_width");
@@ -158,7 +158,7 @@ int sample(const char* fn, int handle, const T* c, std::int64_t n, std::int64_t 
     check_count(c, out, n);
     if (members < 1) throw InsituError(Status::argument, strf("members %d must be >= 1", members));
     if (!m.model().generates_ensembles())
-      throw InsituError(Status::unsupported, "sample needs " + hpct::families_generating_ensembles(true) +
+      throw InsituError(Status::unsupported, "sample needs " + hpct::in_situ_families(true) +
                                                  " model; this one is " + m.model().family() +
                                                  " (use hpctrain_predict)");
     check_width("contexts", d_in, m.config().input_width, "input_width");

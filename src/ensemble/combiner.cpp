@@ -15,8 +15,9 @@ constexpr double kEps = 1e-15;
 
 double row_weight(const std::vector<float>& w, std::size_t i) { return w.empty() ? 1.0 : w[i]; }
 
-// Solves a x = b (n small) by Gaussian elimination with partial pivoting; a is overwritten.
-std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double> b) {
+}  // namespace
+
+std::vector<double> solve_linear(std::vector<std::vector<double>> a, std::vector<double> b) {
   const std::size_t n = b.size();
   for (std::size_t c = 0; c < n; ++c) {
     std::size_t p = c;
@@ -41,6 +42,8 @@ std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double
   return x;
 }
 
+namespace {
+
 // Euclidean projection onto the probability simplex (sort-based; Held, Wolfe and Crowder 1974).
 std::vector<double> project_to_simplex(const std::vector<double>& v) {
   std::vector<double> u = v;
@@ -56,18 +59,25 @@ std::vector<double> project_to_simplex(const std::vector<double>& v) {
   return x;
 }
 
-// Weighted mean loss of the average with weights `a`, and its gradient.
+// Weighted mean loss of the average with weights `a`, and its gradient. Multiclass (K classes):
+// the loss is -log of the averaged probability of the row's class, so only that column is read.
 double average_loss(Task task, const ScoreTable& s, const std::vector<float>& y, const std::vector<float>& w,
-                    const std::vector<double>& a, std::vector<double>* grad) {
+                    const std::vector<double>& a, std::vector<double>* grad, std::size_t K) {
   const std::size_t m = s.size(), n = y.size();
   double total = 0, wsum = 0;
   if (grad) grad->assign(m, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
+    // The score column the loss reads: the row's class for multiclass.
+    const std::size_t at = task == Task::multiclass ? i * K + static_cast<std::size_t>(y[i]) : i;
     double p = 0;
-    for (std::size_t j = 0; j < m; ++j) p += a[j] * s[j][i];
+    for (std::size_t j = 0; j < m; ++j) p += a[j] * s[j][at];
     const double wi = row_weight(w, i);
     double dp;  // d loss / d p
-    if (task == Task::regression) {
+    if (task == Task::multiclass) {
+      const double q = std::max(p, kEps);
+      total += wi * -std::log(q);
+      dp = -1 / q;
+    } else if (task == Task::regression) {
       const double r = p - y[i];
       total += wi * r * r;
       dp = 2 * r;
@@ -78,7 +88,7 @@ double average_loss(Task task, const ScoreTable& s, const std::vector<float>& y,
     }
     wsum += wi;
     if (grad)
-      for (std::size_t j = 0; j < m; ++j) (*grad)[j] += wi * dp * s[j][i];
+      for (std::size_t j = 0; j < m; ++j) (*grad)[j] += wi * dp * s[j][at];
   }
   if (grad)
     for (double& g : *grad) g /= wsum;
@@ -92,7 +102,41 @@ double logit(double p) {
   return std::log(q / (1 - q));
 }
 
+double log_probability(double p) { return std::log(std::min(std::max(p, kEps), 1.0)); }
+
+namespace {
+// Multiclass: the average of the members' probability rows, or the multinomial meta-model's
+// softmax (see Combiner).
+std::vector<double> combine_multiclass(const Combiner& c, const ScoreTable& scores) {
+  const std::size_t K = static_cast<std::size_t>(c.num_class), m = scores.size();
+  const std::size_t n = scores.empty() ? 0 : scores.front().size() / K;
+  std::vector<double> out(n * K, 0.0), z(K);
+  for (std::size_t i = 0; i < n; ++i) {
+    double* o = out.data() + i * K;
+    if (c.method == "average") {
+      for (std::size_t j = 0; j < m; ++j)
+        for (std::size_t k = 0; k < K; ++k) o[k] += c.weights[j] * scores[j][i * K + k];
+      continue;
+    }
+    double mx = -HUGE_VAL;
+    for (std::size_t k = 0; k < K; ++k) {
+      double v = c.intercepts[k];
+      const double* row = c.coef.data() + k * m * K;
+      for (std::size_t j = 0; j < m; ++j)
+        for (std::size_t q = 0; q < K; ++q) v += row[j * K + q] * log_probability(scores[j][i * K + q]);
+      z[k] = v;
+      mx = std::max(mx, v);
+    }
+    double sum = 0;
+    for (std::size_t k = 0; k < K; ++k) sum += (o[k] = std::exp(z[k] - mx));
+    for (std::size_t k = 0; k < K; ++k) o[k] /= sum;
+  }
+  return out;
+}
+}  // namespace
+
 std::vector<double> combine(const Combiner& c, Task task, const ScoreTable& scores) {
+  if (task == Task::multiclass) return combine_multiclass(c, scores);
   const std::size_t n = scores.empty() ? 0 : scores.front().size();
   std::vector<double> out(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -127,11 +171,11 @@ Combiner given_average(const std::vector<double>& weights, std::size_t members, 
 // Projected gradient descent on the simplex with a backtracking step: the loss is convex in the
 // weights (squared error; logloss of a linear mix), so this reaches the optimum; a few members and
 // a few hundred iterations make it cheap next to scoring.
-Combiner fit_average(Task task, const ScoreTable& scores, const std::vector<float>& y,
-                     const std::vector<float>& w) {
-  const std::size_t m = scores.size();
+Combiner fit_average(Task task, const ScoreTable& scores, const std::vector<float>& y, const std::vector<float>& w,
+                     int num_class) {
+  const std::size_t m = scores.size(), K = static_cast<std::size_t>(num_class);
   std::vector<double> a(m, 1.0 / static_cast<double>(m)), g;
-  double f = average_loss(task, scores, y, w, a, &g), step = 1.0;
+  double f = average_loss(task, scores, y, w, a, &g, K), step = 1.0;
   for (int it = 0; it < 500; ++it) {
     std::vector<double> next;
     double fn = f;
@@ -139,7 +183,7 @@ Combiner fit_average(Task task, const ScoreTable& scores, const std::vector<floa
       std::vector<double> v(m);
       for (std::size_t j = 0; j < m; ++j) v[j] = a[j] - step * g[j];
       next = project_to_simplex(v);
-      fn = average_loss(task, scores, y, w, next, nullptr);
+      fn = average_loss(task, scores, y, w, next, nullptr, K);
       if (fn <= f) break;
       step *= 0.5;
     }
@@ -148,18 +192,20 @@ Combiner fit_average(Task task, const ScoreTable& scores, const std::vector<floa
     for (std::size_t j = 0; j < m; ++j) moved = std::max(moved, std::fabs(next[j] - a[j]));
     a = next;
     const bool done = moved < 1e-10 || f - fn < 1e-14 * std::max(1.0, f);
-    f = average_loss(task, scores, y, w, a, &g);
+    f = average_loss(task, scores, y, w, a, &g, K);
     step *= 2;
     if (done) break;
   }
   Combiner c;
   c.method = "average";
+  c.num_class = task == Task::multiclass ? num_class : 1;
   c.weights = a;
   return c;
 }
 
 Combiner fit_stacking(Task task, const ScoreTable& scores, const std::vector<float>& y, const std::vector<float>& w,
-                      double l2) {
+                      double l2, int num_class) {
+  if (task == Task::multiclass) return fit_multinomial(scores, y, w, l2, num_class);
   const std::size_t m = scores.size(), n = y.size(), d = m + 1;  // parameter 0: the intercept
   auto feature = [&](std::size_t j, std::size_t i) {
     return j == 0 ? 1.0 : (task == Task::binary ? logit(scores[j - 1][i]) : scores[j - 1][i]);
@@ -204,7 +250,7 @@ Combiner fit_stacking(Task task, const ScoreTable& scores, const std::vector<flo
     for (std::size_t j = 0; j < d; ++j)
       for (std::size_t k = 0; k < j; ++k) h[k][j] = h[j][k];
     for (std::size_t j = 1; j < d; ++j) h[j][j] += l2, g[j] += l2 * beta[j];
-    const std::vector<double> delta = solve(h, g);
+    const std::vector<double> delta = solve_linear(h, g);
     double t = 1;
     std::vector<double> next(d);
     double fn = f;

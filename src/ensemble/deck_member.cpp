@@ -69,10 +69,15 @@ MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm
       m.deck.fail("loss", "a binary ensemble member predicts P(y = 1): train it with loss bce (or cross_entropy)");
     if (task == Task::regression && !m.trees && loss != "mse")
       m.deck.fail("loss", "a regression ensemble member predicts the value: train it with loss mse");
+    if (task == Task::multiclass && !m.trees && loss != "cross_entropy")
+      m.deck.fail("loss",
+                  "a multiclass ensemble member predicts class probabilities: train it with loss "
+                  "cross_entropy");
     if (m.trees) {
       const gbdt::BoostParams p = gbdt::params_from_deck(m.deck);
-      const bool fits = task == Task::binary ? p.objective == gbdt::Objective::binary
-                                             : p.objective == gbdt::Objective::regression;
+      const bool fits = task == Task::binary       ? p.objective == gbdt::Objective::binary
+                        : task == Task::multiclass ? p.objective == gbdt::Objective::multiclass
+                                                   : p.objective == gbdt::Objective::regression;
       if (!fits)
         m.deck.fail("objective", "objective " + gbdt::objective_name(p.objective) + " cannot be a member of a " +
                                      task_name(task) + " ensemble");
@@ -84,10 +89,13 @@ MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm
 }
 
 Member train_member_deck(const MemberDeck& m, Task task, const gbdt::Data& d, const std::vector<char>& keep,
-                         const std::string& output, const std::string& work, const Comm& comm) {
+                         const std::string& output, const std::string& work, const Comm& comm, int num_class) {
   const gbdt::Data s = subset(d, keep, comm);
   if (m.trees) {
-    gbdt::Model model = gbdt::train(gbdt::params_from_deck(m.deck), s, {}, comm).model;
+    gbdt::BoostParams p = gbdt::params_from_deck(m.deck);
+    // Every fold predicts the ensemble's classes, even one whose rows lack the highest label.
+    if (task == Task::multiclass && p.num_class <= 0) p.num_class = num_class;
+    gbdt::Model model = gbdt::train(p, s, {}, comm).model;
     comm.run_agreed([&] {
       if (comm.rank() == 0) gbdt::write_file_atomic(output, gbdt::to_json(model));
     });

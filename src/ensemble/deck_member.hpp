@@ -28,8 +28,9 @@ MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm
 
 // Collective. Trains the member on this rank's rows of `d` whose keep flag is set, writes it to
 // `output` (GBDT: JSON; networks: HDF5 weights) and loads it back as a member. `work` is a
-// directory for the network's copy of the rows (existing, writable).
+// directory for the network's copy of the rows (existing, writable). `num_class`: multiclass, the
+// classes of a GBDT deck that leaves num_class at 0.
 Member train_member_deck(const MemberDeck& m, Task task, const gbdt::Data& d, const std::vector<char>& keep,
-                         const std::string& output, const std::string& work, const Comm& comm);
+                         const std::string& output, const std::string& work, const Comm& comm, int num_class = 0);
 
 }  // namespace hpct::ensemble

@@ -1,6 +1,7 @@
 // The ensemble file through nlohmann-json (see ensemble_file.hpp).
 #include "ensemble/ensemble_file.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -52,6 +53,7 @@ std::string to_json(const EnsembleSpec& e) {
   doc["version"] = kVersion;
   doc["task"] = task_name(e.task);
   doc["num_features"] = e.num_features;
+  if (e.task == Task::multiclass) doc["num_class"] = e.num_class;
   doc["combine"] = e.combiner.method;
   json members = json::array();
   for (const MemberRecord& m : e.members)
@@ -59,6 +61,20 @@ std::string to_json(const EnsembleSpec& e) {
   doc["members"] = members;
   if (e.combiner.method == "average") {
     doc["weights"] = e.combiner.weights;
+  } else if (e.task == Task::multiclass) {
+    // coef: one row per class of members x classes values (Combiner's multiclass layout).
+    json meta, coef = json::array();
+    const std::size_t width = e.members.size() * static_cast<std::size_t>(e.num_class);
+    for (std::size_t k = 0; k < e.combiner.intercepts.size(); ++k)
+      coef.push_back(std::vector<double>(e.combiner.coef.begin() + static_cast<std::ptrdiff_t>(k * width),
+                                         e.combiner.coef.begin() + static_cast<std::ptrdiff_t>((k + 1) * width)));
+    meta["model"] = "multinomial";
+    meta["features"] = "log_probability";
+    meta["l2"] = e.combiner.l2;
+    meta["folds"] = e.folds;
+    meta["intercept"] = e.combiner.intercepts;
+    meta["coef"] = coef;
+    doc["meta"] = meta;
   } else {
     json meta;
     meta["model"] = e.task == Task::binary ? "logistic" : "ridge";
@@ -90,6 +106,12 @@ EnsembleSpec from_json(const std::string& text, const std::string& source) {
                           source + ": key 'task'");
   e.num_features = static_cast<int>(
       field(doc, "num_features", "num_features", source, vt::number_float).get<double>());
+  if (e.task == Task::multiclass) {
+    const double k = field(doc, "num_class", "num_class", source, vt::number_float).get<double>();
+    if (!(k >= 2 && k <= 1e6) || k != std::floor(k)) bad(source, "num_class", "must be an integer >= 2");
+    e.num_class = static_cast<int>(k);
+  }
+  e.combiner.num_class = e.num_class;
   const json& members = field(doc, "members", "members", source, vt::array);
   if (members.empty()) bad(source, "members", "is empty");
   for (std::size_t i = 0; i < members.size(); ++i) {
@@ -104,6 +126,26 @@ EnsembleSpec from_json(const std::string& text, const std::string& source) {
   e.combiner.method = method;
   if (method == "average") {
     e.combiner.weights = numbers(doc, "weights", "weights", source, members.size());
+  } else if (method == "stacking" && e.task == Task::multiclass) {
+    const json& meta = field(doc, "meta", "meta", source, vt::object);
+    if (field(meta, "model", "meta.model", source, vt::string).get<std::string>() != "multinomial")
+      bad(source, "meta.model", "a multiclass ensemble's meta-model is multinomial");
+    const auto K = static_cast<std::size_t>(e.num_class);
+    e.combiner.intercepts = numbers(meta, "intercept", "meta.intercept", source, K);
+    const json& coef = field(meta, "coef", "meta.coef", source, vt::array);
+    if (coef.size() != K)
+      bad(source, "meta.coef", strf("has %zu rows; the ensemble has %zu classes", coef.size(), K));
+    for (std::size_t k = 0; k < K; ++k) {
+      const std::string at = strf("meta.coef[%zu]", k);
+      if (!coef[k].is_array() || coef[k].size() != members.size() * K)
+        bad(source, at, strf("must hold members x classes = %zu numbers", members.size() * K));
+      for (std::size_t i = 0; i < coef[k].size(); ++i) {
+        if (!coef[k][i].is_number()) bad(source, strf("%s[%zu]", at.c_str(), i), "is not a number");
+        e.combiner.coef.push_back(coef[k][i].get<double>());
+      }
+    }
+    e.combiner.l2 = field(meta, "l2", "meta.l2", source, vt::number_float).get<double>();
+    e.folds = static_cast<int>(field(meta, "folds", "meta.folds", source, vt::number_float).get<double>());
   } else if (method == "stacking") {
     const json& meta = field(doc, "meta", "meta", source, vt::object);
     const std::string want = e.task == Task::binary ? "logistic" : "ridge";
@@ -153,6 +195,10 @@ Ensemble read_ensemble(const std::string& path) {
                        path.c_str(), i, file.c_str(), sum.c_str(), r.checksum.c_str()),
                   ExitCode::bad_input);
     e.members.push_back(load_member(file, e.spec.task));
+    if (e.members.back().num_class != e.spec.num_class)
+      throw Error(strf("%s: members[%zu] (%s) predicts %d classes; the ensemble %d", path.c_str(), i, file.c_str(),
+                       e.members.back().num_class, e.spec.num_class),
+                  ExitCode::bad_input);
     if (e.members.back().num_features != e.spec.num_features)
       throw Error(strf("%s: members[%zu] (%s) reads %d features; the ensemble %d", path.c_str(), i, file.c_str(),
                        e.members.back().num_features, e.spec.num_features),

@@ -21,7 +21,8 @@ struct MemberRecord {
 struct EnsembleSpec {
   Task task = Task::regression;
   int num_features = 0;
-  int folds = 0;  // stacking: the K of the out-of-fold predictions it was fitted on (0: none)
+  int num_class = 1;  // multiclass: K (written as "num_class"; every member predicts K classes)
+  int folds = 0;      // stacking: the K of the out-of-fold predictions it was fitted on (0: none)
   Combiner combiner;
   std::vector<MemberRecord> members;
 };
@@ -42,7 +43,7 @@ std::string relative_member_path(const std::string& member, const std::string& e
 // Reads the file, resolves and checks every member (checksum) and loads it. Not collective.
 Ensemble read_ensemble(const std::string& path);
 
-// Combined scores of rows x [n, cols] (binary: P(y = 1)); see member_scores.
+// Combined scores of rows x [n, cols] (binary: P(y = 1); multiclass: K per row); see member_scores.
 std::vector<double> ensemble_scores(const Ensemble& e, const std::vector<float>& x, long long n, long long cols,
                                     long long first_row);
 

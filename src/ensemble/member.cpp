@@ -16,39 +16,50 @@ namespace {
 constexpr int kChunk = 2048;  // rows per network batch, as apps/predict's default
 
 // The output a network member's score comes from: regression reads `outputs` [n, 1]; binary reads
-// `probabilities`, [n, 1] (bce: P(y = 1)) or [n, 2] (cross_entropy over two classes: column 1).
+// `probabilities`, [n, 1] (bce: P(y = 1)) or [n, 2] (cross_entropy over two classes: column 1);
+// multiclass reads every column of `probabilities` [n, K] (cross_entropy, K >= 2).
 struct NetworkOutput {
   std::string name;
-  int column = 0;
+  int column = 0;  // -1: all columns
+  int width = 1;
 };
 
 NetworkOutput network_output(const Model& m, Task task, const std::string& path) {
   const std::vector<NamedShape> outs = m.predict_outputs(PredictOptions{});
-  const std::string want = task == Task::binary ? "probabilities" : "outputs";
+  const std::string want = task == Task::regression ? "outputs" : "probabilities";
   for (const NamedShape& s : outs) {
     if (s.name != want) continue;
     const std::int64_t w = s.row_size();
-    if (task == Task::regression && w == 1) return {want, 0};
-    if (task == Task::binary && (w == 1 || w == 2)) return {want, static_cast<int>(w - 1)};
+    if (task == Task::regression && w == 1) return {want, 0, 1};
+    if (task == Task::binary && (w == 1 || w == 2)) return {want, static_cast<int>(w - 1), 1};
+    if (task == Task::multiclass && w >= 2) return {want, -1, static_cast<int>(w)};
     throw Error(path + ": the " + m.family() + " model's '" + want + "' has " + std::to_string(w) +
                     " values per row; a " + task_name(task) + " ensemble member needs " +
-                    (task == Task::binary ? "1 (bce) or 2 (two classes)" : "1"),
+                    (task == Task::binary       ? "1 (bce) or 2 (two classes)"
+                     : task == Task::multiclass ? "2 or more (one per class)"
+                                                : "1"),
                 ExitCode::bad_input);
   }
   throw Error(path + ": the " + m.family() + " model has no '" + want + "' output; a " + task_name(task) +
                   " ensemble member needs it" +
-                  (task == Task::binary ? " (train it with loss bce or cross_entropy)" : ""),
+                  (task == Task::binary       ? " (train it with loss bce or cross_entropy)"
+                   : task == Task::multiclass ? " (train it with loss cross_entropy)"
+                                              : ""),
               ExitCode::bad_input);
 }
 
 }  // namespace
 
-const char* task_name(Task t) { return t == Task::binary ? "binary" : "regression"; }
+const char* task_name(Task t) {
+  return t == Task::binary ? "binary" : t == Task::multiclass ? "multiclass" : "regression";
+}
 
 Task task_from_name(const std::string& name, const std::string& origin) {
   if (name == "regression" || name == "squared_error") return Task::regression;
   if (name == "binary") return Task::binary;
-  throw Error(origin + ": ensembles combine regression or binary members, not '" + name + "'", ExitCode::bad_input);
+  if (name == "multiclass") return Task::multiclass;
+  throw Error(origin + ": ensembles combine regression, binary or multiclass members, not '" + name + "'",
+              ExitCode::bad_input);
 }
 
 bool is_hdf5_file(const std::string& path) {
@@ -58,8 +69,9 @@ bool is_hdf5_file(const std::string& path) {
 }
 
 Member gbdt_member(gbdt::Model model, const std::string& path, Task task) {
-  const bool fits = task == Task::binary ? model.objective == gbdt::Objective::binary
-                                         : model.objective == gbdt::Objective::regression;
+  const bool fits = task == Task::binary       ? model.objective == gbdt::Objective::binary
+                    : task == Task::multiclass ? model.objective == gbdt::Objective::multiclass
+                                               : model.objective == gbdt::Objective::regression;
   if (!fits)
     throw Error(path + ": a GBDT model with objective " + gbdt::objective_name(model.objective) +
                     " cannot be a member of a " + task_name(task) + " ensemble",
@@ -68,6 +80,7 @@ Member gbdt_member(gbdt::Model model, const std::string& path, Task task) {
   m.path = path;
   m.kind = "gbdt";
   m.num_features = model.num_features;
+  m.num_class = task == Task::multiclass ? model.num_class : 1;
   m.trees = std::move(model);
   return m;
 }
@@ -78,8 +91,9 @@ Member network_member(std::shared_ptr<Model> model, const std::string& path, Tas
     throw Error(path + ": the " + model->family() + " model reads " + std::to_string(in.size()) +
                     " fields; ensemble members read one row of features",
                 ExitCode::bad_input);
-  network_output(*model, task, path);  // checks it now, not at the first row
+  const NetworkOutput out = network_output(*model, task, path);  // checks it now, not at the first row
   Member m;
+  m.num_class = out.width;
   m.path = path;
   m.kind = model->family();
   m.num_features = static_cast<int>(in.front().row_size());
@@ -110,8 +124,11 @@ std::vector<double> member_scores(const Member& m, Task task, const std::vector<
                                                    static_cast<std::uint64_t>(cols),
                                                    static_cast<std::uint64_t>(first_row), po);
   const HostOutput& o = out.front();
-  std::vector<double> s(static_cast<std::size_t>(n));
-  for (long long i = 0; i < n; ++i) s[i] = o.values[static_cast<std::size_t>(i * o.row_size + want.column)];
+  std::vector<double> s(static_cast<std::size_t>(n) * static_cast<std::size_t>(want.width));
+  for (long long i = 0; i < n; ++i)
+    for (int k = 0; k < want.width; ++k)
+      s[static_cast<std::size_t>(i * want.width + k)] =
+          o.values[static_cast<std::size_t>(i * o.row_size + (want.column < 0 ? k : want.column))];
   return s;
 }
 

@@ -1,6 +1,6 @@
 // One member of an ensemble as a scorer: a GBDT model file (JSON) or a network weights file (HDF5,
-// any registered family), loaded once and asked for one score per row (regression: the value;
-// binary: P(y = 1)). Scoring goes through the code apps/predict runs (gbdt::predict_margins,
+// any registered family), loaded once and asked for its scores of each row (regression: the value;
+// binary: P(y = 1); multiclass: the K class probabilities). Scoring goes through the code apps/predict runs (gbdt::predict_margins,
 // models' predict_rows), so a member scores here exactly as `predict MEMBER` does.
 #pragma once
 
@@ -14,8 +14,9 @@
 
 namespace hpct::ensemble {
 
-// What every member predicts: one value per row, or the probability of class 1.
-enum class Task { regression, binary };
+// What every member predicts: one value per row, the probability of class 1, or (multiclass) the
+// probabilities of the K classes. Scores are row-major: K values per row (1 for the others).
+enum class Task { regression, binary, multiclass };
 const char* task_name(Task t);
 Task task_from_name(const std::string& name, const std::string& origin);
 
@@ -25,6 +26,7 @@ struct Member {
   gbdt::Model trees;               // kind gbdt
   std::shared_ptr<Model> network;  // otherwise
   int num_features = 0;            // the row width it reads
+  int num_class = 1;               // scores per row: K for multiclass, else 1
 };
 
 // Network weights files are HDF5 (train writes them without a user block, so the signature opens
@@ -38,7 +40,7 @@ Member network_member(std::shared_ptr<Model> model, const std::string& path, Tas
 Member gbdt_member(gbdt::Model model, const std::string& path, Task task);
 
 // Scores of rows x [n, cols] (host, row-major, NaN = missing) whose global indices start at
-// `first_row`. Not collective.
+// `first_row`: n x num_class values, row-major. Not collective.
 std::vector<double> member_scores(const Member& m, Task task, const std::vector<float>& x, long long n,
                                   long long cols, long long first_row);
 

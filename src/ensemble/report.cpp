@@ -11,6 +11,7 @@ namespace hpct::ensemble {
 
 std::vector<std::string> metric_names(Task task) {
   if (task == Task::binary) return {"auc", "logloss", "accuracy"};
+  if (task == Task::multiclass) return {"mlogloss", "accuracy"};
   return {"rmse", "mae"};
 }
 
@@ -20,14 +21,22 @@ std::vector<double> score_metrics(Task task, const std::vector<double>& scores, 
                                   const Comm& comm) {
   // The GBDT metrics read margins: a probability's margin is its logit (clipped at 1e-15, as
   // logloss clips), which gives the same AUC, error and logloss as the probability.
+  // Multiclass: the margins are log-probabilities, whose softmax is the probabilities again.
   std::vector<double> margins = scores;
-  const gbdt::Objective o = task == Task::binary ? gbdt::Objective::binary : gbdt::Objective::regression;
+  const gbdt::Objective o = task == Task::binary       ? gbdt::Objective::binary
+                            : task == Task::multiclass ? gbdt::Objective::multiclass
+                                                       : gbdt::Objective::regression;
+  const int K = task == Task::multiclass && d.rows > 0 ? static_cast<int>(scores.size() / d.rows) : 1;
+  const int classes = task == Task::multiclass ? comm.max(K) : 1;  // a rank without rows knows it too
   if (task == Task::binary)
     for (double& m : margins) m = logit(m);
+  if (task == Task::multiclass)
+    for (double& m : margins) m = log_probability(m);
+  const std::string error = task == Task::multiclass ? "merror" : "error";
   std::vector<double> v;
   for (const std::string& name : metric_names(task)) {
-    if (name == "accuracy") v.push_back(1 - gbdt::evaluate("error", o, 1, margins, d.y, d.w, comm));
-    else v.push_back(gbdt::evaluate(name, o, 1, margins, d.y, d.w, comm));
+    if (name == "accuracy") v.push_back(1 - gbdt::evaluate(error, o, classes, margins, d.y, d.w, comm));
+    else v.push_back(gbdt::evaluate(name, o, classes, margins, d.y, d.w, comm));
   }
   return v;
 }

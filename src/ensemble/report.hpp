@@ -1,5 +1,6 @@
 // The ensemble's evaluation table: for each member and for the ensemble, the task's metrics on each
-// evaluated set (regression: RMSE and MAE; binary: AUC, logloss and accuracy), computed by the GBDT
+// evaluated set (regression: RMSE and MAE; binary: AUC, logloss and accuracy; multiclass: mlogloss
+// and accuracy), computed by the GBDT
 // metrics (global and exact over ranks), printed by rank 0 and written as CSV.
 #pragma once
 
@@ -12,10 +13,11 @@
 
 namespace hpct::ensemble {
 
-std::vector<std::string> metric_names(Task task);  // rmse, mae | auc, logloss, accuracy
+std::vector<std::string> metric_names(Task task);  // rmse, mae | auc, logloss, accuracy | mlogloss, accuracy
 bool higher_is_better(const std::string& metric);
 
-// Collective: the metrics of one model's scores (binary: probabilities) on this rank's rows of d.
+// Collective: the metrics of one model's scores (binary: probabilities; multiclass: K per row) on
+// this rank's rows of d.
 std::vector<double> score_metrics(Task task, const std::vector<double>& scores, const gbdt::Data& d,
                                   const Comm& comm);
 

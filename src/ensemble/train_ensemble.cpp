@@ -1,6 +1,7 @@
 // `model ensemble`: the run that fits and evaluates an ensemble (see train_ensemble.hpp).
 #include "ensemble/train_ensemble.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -36,6 +37,14 @@ struct Entry {
 std::string beside(const std::string& output, const std::string& suffix) {
   std::filesystem::path p(output);
   return (p.parent_path() / (p.stem().string() + suffix)).string();
+}
+
+// Multiclass: every member predicts the ensemble's K classes.
+void check_classes(const Member& m, int K) {
+  if (m.num_class != K)
+    throw Error(strf("ensemble: member %s predicts %d class(es); the ensemble has %d (num_class)", m.path.c_str(),
+                     m.num_class, K),
+                ExitCode::bad_input);
 }
 
 std::vector<double> scores_on(const Member& m, Task task, const gbdt::Data& d, const Comm& comm) {
@@ -79,8 +88,9 @@ int run(const deck::Deck& deck, const Comm& comm) {
   const auto seed = static_cast<std::uint64_t>(deck.get_int("seed"));
   comm.run_agreed([&] {
     const std::string objective = deck.get_string("objective");
-    if (objective != "regression" && objective != "squared_error" && objective != "binary")
-      deck.fail("objective", "an ensemble's members are regression or binary models, not " + objective);
+    if (objective != "regression" && objective != "squared_error" && objective != "binary" &&
+        objective != "multiclass")
+      deck.fail("objective", "an ensemble's members are regression, binary or multiclass models, not " + objective);
     task = task_from_name(objective, "objective");
     if (output.empty()) deck.fail("output", "an ensemble needs an output file (the ensemble JSON)");
     paths = deck::split_list(deck.get_string("members"));
@@ -123,6 +133,26 @@ int run(const deck::Deck& deck, const Comm& comm) {
     test = gbdt::load_data(ts, "test", comm);
     sets.push_back(&test);
   }
+  // Multiclass: K from num_class, else the highest training label + 1 (over all ranks); every label
+  // of every set must be a class index.
+  int K = 1;
+  if (task == Task::multiclass) {
+    double top = 0;
+    for (const float v : train.y) top = std::max(top, static_cast<double>(v));
+    K = deck.is_set("num_class") ? static_cast<int>(deck.get_int("num_class"))
+                                 : static_cast<int>(comm.max(top)) + 1;
+    comm.run_agreed([&] {
+      if (K < 2) deck.fail("num_class", "a multiclass ensemble needs at least 2 classes");
+      for (const gbdt::Data* d : {&train, &valid, &test})
+        for (std::size_t i = 0; i < d->y.size(); ++i)
+          if (!(d->y[i] >= 0 && d->y[i] < K && d->y[i] == std::floor(d->y[i])))
+            throw Error(strf("ensemble: %s row %lld has label %g; a multiclass ensemble of %d classes needs "
+                             "0 .. %d",
+                             d->name.c_str(), d->first_row + static_cast<long long>(i) + 1,
+                             static_cast<double>(d->y[i]), K, K - 1),
+                        ExitCode::bad_input);
+    });
+  }
   Log::info(strf("ensemble: %s of %zu member(s), %lld training rows, %lld held-out rows%s", method.c_str(),
                  paths.size(), train.global_rows, valid.global_rows,
                  sets.size() > 1 ? strf(", %lld test rows", test.global_rows).c_str() : ""));
@@ -146,23 +176,30 @@ int run(const deck::Deck& deck, const Comm& comm) {
       e.name = md.name();
       const std::string ext = md.trees ? ".json" : ".h5";
       if (fit) {
-        e.fit_scores.assign(fold.size(), 0.0);
+        e.fit_scores.assign(fold.size() * static_cast<std::size_t>(K), 0.0);
         for (int k = 0; k < folds; ++k) {
           std::vector<char> keep(fold.size());
           for (std::size_t i = 0; i < fold.size(); ++i) keep[i] = fold[i] != k;
           const std::string out =
               (std::filesystem::path(work) / strf("%s.fold%d%s", e.name.c_str(), k, ext.c_str())).string();
-          const Member mk = train_member_deck(md, task, train, keep, out, work, comm);
+          const Member mk = train_member_deck(md, task, train, keep, out, work, comm, K);
+          comm.run_agreed([&] { check_classes(mk, K); });
           const std::vector<double> s = scores_on(mk, task, train, comm);
+          const auto kk = static_cast<std::size_t>(K);
           for (std::size_t i = 0; i < fold.size(); ++i)
-            if (fold[i] == k) e.fit_scores[i] = s[i];
+            if (fold[i] == k)
+              std::copy(s.begin() + i * kk, s.begin() + (i + 1) * kk, e.fit_scores.begin() + i * kk);
           Log::info(strf("ensemble: member %s, fold %d/%d trained", e.name.c_str(), k + 1, folds));
         }
       }
       e.model = train_member_deck(md, task, train, std::vector<char>(fold.size(), 1),
-                                  beside(output, "." + e.name + ext), work, comm);
+                                  beside(output, "." + e.name + ext), work, comm, K);
+      comm.run_agreed([&] { check_classes(e.model, K); });
     } else {
-      comm.run_agreed([&] { e.model = load_member(path, task); });
+      comm.run_agreed([&] {
+        e.model = load_member(path, task);
+        check_classes(e.model, K);
+      });
       e.name = std::filesystem::path(path).stem().string();
       if (fit) e.fit_scores = scores_on(e.model, task, train, comm);
     }
@@ -174,10 +211,12 @@ int run(const deck::Deck& deck, const Comm& comm) {
   EnsembleSpec spec;
   spec.task = task;
   spec.num_features = static_cast<int>(train.cols);
+  spec.num_class = K;
   spec.folds = folds;
   for (const Entry& e : entries) spec.members.push_back({e.model.path, e.model.kind, ""});
   if (!fit) {
     spec.combiner = given_average(given, entries.size(), "member_weights");
+    spec.combiner.num_class = K;
     spec.folds = 0;
   } else {
     ScoreTable all;
@@ -186,8 +225,8 @@ int run(const deck::Deck& deck, const Comm& comm) {
     std::string text;
     comm.run_agreed([&] {
       if (comm.rank() != 0) return;
-      spec.combiner = method == "average" ? fit_average(task, all, y, w)
-                                          : fit_stacking(task, all, y, w, deck.get_real("meta_l2"));
+      spec.combiner = method == "average" ? fit_average(task, all, y, w, K)
+                                          : fit_stacking(task, all, y, w, deck.get_real("meta_l2"), K);
       text = to_json(spec);
     });
     comm.broadcast(text, 0);

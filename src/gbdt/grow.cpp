@@ -1,5 +1,5 @@
 // Depthwise and leafwise growth. Histograms live on the host after the kernel: they are small
-// (bins x 32 bytes a node), MPI reduces host buffers without needing a GPU-aware MPI, and the split
+// (bins x 16 bytes a node), MPI reduces host buffers without needing a GPU-aware MPI, and the split
 // scan is cheap next to the histogram pass over rows.
 #include "gbdt/grow.hpp"
 
@@ -56,9 +56,10 @@ struct Grower {
   }
   void search(int node, const Stats& s) {
     trace::Scope t("split_search");
-    cand[static_cast<std::size_t>(node)] = may_split(node) ? best_split(hist[static_cast<std::size_t>(node)], cuts,
-                                                                        allowed, s, q.scale_g, q.scale_h, gp.split)
-                                                           : SplitCandidate{};
+    cand[static_cast<std::size_t>(node)] = may_split(node)
+                                               ? best_split(hist[static_cast<std::size_t>(node)], cuts, allowed, s,
+                                                            q.scale_g, q.scale_h, q.count_bits, gp.split)
+                                               : SplitCandidate{};
   }
   // Turns node into an inner node with two children; returns the children.
   std::pair<int, int> split(int node) {
@@ -106,7 +107,7 @@ struct Grower {
       trace::Scope t("split_search");
       subtract_and_search(hist[o], hist[b], cuts, allowed, built_left ? c.left : c.right,
                           built_left ? c.right : c.left, may_split(build[i]), may_split(other[i]), q.scale_g,
-                          q.scale_h, gp.split, cand[b], cand[o]);
+                          q.scale_h, q.count_bits, gp.split, cand[b], cand[o]);
     }
   }
 
@@ -118,7 +119,7 @@ struct Grower {
       root = hb.build(q, part, {0});
     }
     allreduce_hists(root, reduce, round);
-    const Stats rs = node_stats(root[0], cuts);
+    const Stats rs = node_stats(root[0], cuts, q.count_bits);
     new_node(0, rs);
     record_g(0, rs);
     hist[0] = std::move(root[0]);

@@ -1,5 +1,5 @@
-// The histogram kernels and quantization. Host backends: dense nodes feature by feature (threads
-// own blocks of features), other nodes row by row in chunks with one private partial histogram per
+// The histogram kernels and quantization. Host backends: dense nodes of wide data feature by
+// feature (threads own blocks of features), other nodes row by row in chunks with one private partial histogram per
 // chunk (no atomics, no false sharing) and a parallel sum of the partials. GPUs: one thread per row
 // with atomic adds. All are exact integer sums, so every path gives the same bits.
 #include "gbdt/histogram.hpp"
@@ -20,39 +20,65 @@ KOKKOS_INLINE_FUNCTION long long round_ll(double x) { return static_cast<long lo
 // A chunk below this many rows costs more to zero and sum than it saves.
 constexpr long long kMinChunkRows = 4096;
 constexpr long long kPrefetchRows = 16;
-// A node holding at least 1/kColumnDensity of the rows is built feature by feature.
+// A node holding at least 1/kColumnDensity of the rows is built feature by feature, when a whole
+// histogram is too large for a core's L2 cache (above kRowHistBytes) and the row-by-row kernel's
+// scattered bin updates would miss it. Smaller histograms are summed row by row even for the root:
+// a row's gradients are read once, not once per feature (feature by feature, a 1M-row root streams
+// the 16 MB gradient array 28 times and is bound by that), and the bins stay in L2.
 constexpr long long kColumnDensity = 4;
+constexpr long long kRowHistBytes = 512 * 1024;
 
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__)
-// One bin as a vector of 4 int64 (unaligned access, aliasing the histogram's long longs).
-typedef long long BinVec __attribute__((vector_size(32), aligned(8), __may_alias__));
+// One bin (g, hc) as a vector of 2 int64 (unaligned access, aliasing the histogram's long longs).
+typedef long long BinVec __attribute__((vector_size(16), aligned(8), __may_alias__));
 #endif
 
-// Adds (g, h, 1) to one bin, as one vector add where the compiler offers 256-bit vectors.
-KOKKOS_INLINE_FUNCTION void add_bin(long long* e, long long g, long long h) {
+// Adds one row's (g, hc) (two adjacent int64, Note [packed hessian and count]) to one bin, as one
+// vector add where the compiler offers vectors.
+KOKKOS_INLINE_FUNCTION void add_bin(long long* e, const long long* gh) {
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__)
-  *reinterpret_cast<BinVec*>(e) += BinVec{g, h, 1, 0};
+  *reinterpret_cast<BinVec*>(e) += *reinterpret_cast<const BinVec*>(gh);
 #else
-  e[0] += g;
-  e[1] += h;
-  e[2] += 1;
+  e[0] += gh[0];
+  e[1] += gh[1];
 #endif
 }
 
-// Adds one row's (g, h, 1) to its bin of every feature.
+// Adds one row's (g, hc) to its bin of every feature.
 template <bool Atomic>
-KOKKOS_INLINE_FUNCTION void add_row(long long* hist, const std::uint8_t* row, const int* offset, int F, long long g,
-                                    long long h) {
+KOKKOS_INLINE_FUNCTION void add_row(long long* hist, const std::uint8_t* row, const int* offset, int F,
+                                    const long long* gh) {
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
+  const BinVec v = *reinterpret_cast<const BinVec*>(gh);  // loaded once for all features
+#endif
   for (int f = 0; f < F; ++f) {
     long long* e = hist + kHistStride * (offset[f] + static_cast<int>(row[f]));
     if constexpr (Atomic) {
-      Kokkos::atomic_add(e, g);
-      Kokkos::atomic_add(e + 1, h);
-      Kokkos::atomic_add(e + 2, 1ll);
+      Kokkos::atomic_add(e, gh[0]);
+      Kokkos::atomic_add(e + 1, gh[1]);
     } else {
-      add_bin(e, g, h);
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
+      *reinterpret_cast<BinVec*>(e) += v;
+#else
+      add_bin(e, gh);
+#endif
     }
   }
+}
+
+// add_row on the host when feature f's bins start at f * stride (Note [uniform bin stride]).
+inline void add_row_uniform(long long* hist, const std::uint8_t* row, int stride, int F, const long long* gh) {
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
+  const BinVec v = *reinterpret_cast<const BinVec*>(gh);
+  const long long step = static_cast<long long>(kHistStride) * stride;
+#pragma GCC unroll 4
+  for (int f = 0; f < F; ++f) {
+    *reinterpret_cast<BinVec*>(hist + kHistStride * static_cast<int>(row[f])) += v;
+    hist += step;
+  }
+#else
+  for (int f = 0; f < F; ++f) add_bin(hist + kHistStride * (f * stride + static_cast<int>(row[f])), gh);
+#endif
 }
 }  // namespace
 
@@ -61,16 +87,21 @@ void quantize(const View1<double>& g, const View1<double>& h, double max_abs_g, 
   const int n = static_cast<int>(g.extent(0));
   // The scale depends on global maxima and the global row count only: same on every rank count.
   q.scale_g = fixed_scale(max_abs_g, static_cast<double>(global_rows));
-  q.scale_h = fixed_scale(max_h, static_cast<double>(global_rows));
+  // Note [packed hessian and count]: room for the global row count below the hessian bits.
+  int bits = 0;
+  std::frexp(static_cast<double>(global_rows), &bits);  // global_rows < 2^bits
+  q.count_bits = bits;
+  q.scale_h = std::ldexp(fixed_scale(max_h, static_cast<double>(global_rows)), -bits);
   if (q.gh.extent(0) != static_cast<std::size_t>(n))  // kept from tree to tree: 16 bytes a row
     q.gh = View2<long long>(Kokkos::view_alloc("gbdt::qgh", Kokkos::WithoutInitializing),
                             static_cast<std::size_t>(n), 2);
   const double sg = q.scale_g, sh = q.scale_h;
+  const long long unit = 1ll << bits;
   auto gh = q.gh;
   Kokkos::parallel_for(
       "gbdt::quantize", range(0, n), KOKKOS_LAMBDA(const int i) {
         gh(i, 0) = round_ll(g(i) * sg);
-        gh(i, 1) = round_ll(h(i) * sh);
+        gh(i, 1) = round_ll(h(i) * sh) * unit + 1;
       });
 }
 
@@ -94,12 +125,19 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
     Kokkos::parallel_for(
         "gbdt::histogram", range<Kokkos::IndexType<long long>>(0, count), KOKKOS_LAMBDA(const long long i) {
           const long long r = idx[i];
-          add_row<true>(out, B + r * F, off, F, gh[2 * r], gh[2 * r + 1]);
+          add_row<true>(out, B + r * F, off, F, gh + 2 * r);
         });
     return;
   }
   const long long chunks = kmin(static_cast<long long>(partial.extent(0)), host_chunks(count, kMinChunkRows));
   const long long per_chunk = (count + chunks - 1) / chunks;
+  // Note [uniform bin stride]: when every feature has the same number of bins (continuous data at
+  // max_bin), feature f's bins start at f * stride and the row loop steps a pointer instead of
+  // loading each feature's offset; with 4 features unrolled that is ~20% faster on x86 (a 1M x 28
+  // micro-benchmark, 0.8 -> 0.63 ns per row and feature).
+  const int stride = F > 0 ? off[1] - off[0] : 0;
+  bool uniform = true;
+  for (int f = 0; f <= F; ++f) uniform = uniform && off[f] == f * stride;
   const long long size = static_cast<long long>(hist.extent(0));
   long long* part = partial.data();
   long long* out = hist.data();
@@ -120,7 +158,8 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
         __builtin_prefetch(gh + 2 * ahead);
       }
 #endif
-      add_row<false>(h, B + r * F, off, F, gh[2 * r], gh[2 * r + 1]);
+      if (uniform) add_row_uniform(h, B + r * F, stride, F, gh + 2 * r);
+      else add_row<false>(h, B + r * F, off, F, gh + 2 * r);
     }
   });
   if (chunks == 1) return;
@@ -166,9 +205,9 @@ void accumulate_histogram_by_feature(const View2<std::uint8_t>& columns, const s
       const int* rows = idx;
       const long long* gr = g;
       if (all_rows) {
-        for (long long i = 0; i < m; ++i) add_bin(h + kHistStride * col[i], gr[2 * i], gr[2 * i + 1]);
+        for (long long i = 0; i < m; ++i) add_bin(h + kHistStride * col[i], gr + 2 * i);
       } else {
-        for (long long i = 0; i < m; ++i) add_bin(h + kHistStride * col[rows[i]], gr[2 * i], gr[2 * i + 1]);
+        for (long long i = 0; i < m; ++i) add_bin(h + kHistStride * col[rows[i]], gr + 2 * i);
       }
     }
   });
@@ -209,9 +248,10 @@ std::vector<Hist> HistogramBuilder::build(const QuantGrad& q, const RowPartition
     const HostView1<long long> host(out.back().data(), size);
     // Host backends sum straight into the returned vector; GPUs into a device buffer, then copy.
     const long long rows = part.count(node);
-    // Dense nodes (a large share of the rows: the root and the first levels) feature by feature
-    // when every thread can take a feature; scattered rows row by row.
+    // Dense nodes (a large share of the rows: the root and the first levels) of wide data feature
+    // by feature when every thread can take a feature; everything else row by row.
     if (kHostBackend && rows * kColumnDensity >= part.rows() &&
+        static_cast<long long>(size * sizeof(long long)) > kRowHistBytes &&
         host_exec().concurrency() <= static_cast<int>(bins_.extent(1))) {
       accumulate_histogram_by_feature(columns_, offset_host_, q, part.index(), part.begin(node), rows, host.data(),
                                       ordered_);

@@ -3,9 +3,9 @@
 
 namespace hpct::gbdt {
 
-Stats node_stats(const Hist& hist, const BinCuts& cuts) {
+Stats node_stats(const Hist& hist, const BinCuts& cuts, int count_bits) {
   Stats s;
-  for (int b = 0; b < cuts.offset[1]; ++b) s += bin_stats(hist, b);
+  for (int b = 0; b < cuts.offset[1]; ++b) s += bin_stats(hist, b, count_bits);
   return s;
 }
 
@@ -16,27 +16,28 @@ namespace {
 // empty bin repeats the previous boundary, which a strict '>' would not pick, so only non-empty
 // bins are scanned.
 SplitCandidate best_of_feature(const Hist& hist, const BinCuts& cuts, int f, const Stats& parent, double sg,
-                               double sh, const SplitParams& p, double parent_score) {
+                               double sh, int cb, const SplitParams& p, double parent_score) {
   // The scales are powers of two: multiplying by their inverses is exact, and cheaper than dividing.
   const double ig = 1.0 / sg, ih = 1.0 / sh;
   const long long min_rows = p.min_data_in_leaf > 1 ? p.min_data_in_leaf : 1;  // and at least one
   const int base = cuts.offset[static_cast<std::size_t>(f)];
   const int k = cuts.nan_bin(f);
-  const Stats nan = bin_stats(hist, base + k);
+  const Stats nan = bin_stats(hist, base + k, cb);
   SplitCandidate best;
   best.gain = p.min_split_gain;
-  // The non-empty bins, gathered without a branch (whether a bin is empty is unpredictable).
+  // The non-empty bins, gathered without a branch (whether a bin is empty is unpredictable). A bin
+  // holds rows iff its packed hc is not 0 (Note [packed hessian and count]).
   int used[256];
   int m = 0;
   for (int b = 0; b < k; ++b) {
     used[m] = b;
-    m += hist[kHistStride * static_cast<std::size_t>(base + b) + 2] != 0 ? 1 : 0;
+    m += hist[kHistStride * static_cast<std::size_t>(base + b) + 1] != 0 ? 1 : 0;
   }
   for (int nan_left = 0; nan_left < (nan.c > 0 ? 2 : 1); ++nan_left) {
     Stats L = nan_left ? nan : Stats{};
     for (int j = 0; j < m; ++j) {
       const int b = used[j];
-      L += bin_stats(hist, base + b);
+      L += bin_stats(hist, base + b, cb);
       if (L.c < min_rows) continue;
       // The right side only shrinks from here on (rows and hessians are non-negative).
       const long long rc = parent.c - L.c;
@@ -93,21 +94,22 @@ void for_each_feature(const BinCuts& cuts, const Body& body) {
 }  // namespace
 
 SplitCandidate best_split(const Hist& hist, const BinCuts& cuts, const std::vector<char>& allowed,
-                          const Stats& parent, double sg, double sh, const SplitParams& p) {
+                          const Stats& parent, double sg, double sh, int count_bits, const SplitParams& p) {
   const double parent_score = node_score(parent.g / sg, parent.h / sh, p);
   // Features are scanned independently; the reduction walks them in order, so the result does
   // not depend on whether they ran in parallel.
   std::vector<SplitCandidate> per(static_cast<std::size_t>(cuts.num_features()));
   for_each_feature(cuts, [&](const int f) {
     if (allowed[static_cast<std::size_t>(f)])
-      per[static_cast<std::size_t>(f)] = best_of_feature(hist, cuts, f, parent, sg, sh, p, parent_score);
+      per[static_cast<std::size_t>(f)] = best_of_feature(hist, cuts, f, parent, sg, sh, count_bits, p,
+                                                         parent_score);
   });
   return first_best(per, p);
 }
 
 void subtract_and_search(Hist& sibling, const Hist& built, const BinCuts& cuts, const std::vector<char>& allowed,
                          const Stats& built_stats, const Stats& sibling_stats, bool search_built,
-                         bool search_sibling, double sg, double sh, const SplitParams& p,
+                         bool search_sibling, double sg, double sh, int count_bits, const SplitParams& p,
                          SplitCandidate& built_best, SplitCandidate& sibling_best) {
   const double built_score = node_score(built_stats.g / sg, built_stats.h / sh, p);
   const double sibling_score = node_score(sibling_stats.g / sg, sibling_stats.h / sh, p);
@@ -119,10 +121,11 @@ void subtract_and_search(Hist& sibling, const Hist& built, const BinCuts& cuts, 
     for (std::size_t j = lo; j < hi; ++j) sibling[j] -= built[j];
     if (!allowed[static_cast<std::size_t>(f)]) return;
     if (search_built)
-      per_built[static_cast<std::size_t>(f)] = best_of_feature(built, cuts, f, built_stats, sg, sh, p, built_score);
+      per_built[static_cast<std::size_t>(f)] = best_of_feature(built, cuts, f, built_stats, sg, sh, count_bits, p,
+                                                               built_score);
     if (search_sibling)
-      per_sibling[static_cast<std::size_t>(f)] = best_of_feature(sibling, cuts, f, sibling_stats, sg, sh, p,
-                                                                 sibling_score);
+      per_sibling[static_cast<std::size_t>(f)] = best_of_feature(sibling, cuts, f, sibling_stats, sg, sh,
+                                                                 count_bits, p, sibling_score);
   });
   built_best = first_best(per_built, p);
   sibling_best = first_best(per_sibling, p);

@@ -41,12 +41,15 @@ struct SplitCandidate {
 };
 
 // Node statistics from its histogram: every row lies in exactly one bin of feature 0.
-Stats node_stats(const Hist& hist, const BinCuts& cuts);
+// `count_bits`: QuantGrad::count_bits (Note [packed hessian and count]).
+Stats node_stats(const Hist& hist, const BinCuts& cuts, int count_bits);
 
 // Best split over the allowed features (allowed[f] != 0). Ties keep the lowest feature, then the
-// lowest bin, then NaN-right: deterministic. `scale_g/h` turn quantized sums back into G and H.
+// lowest bin, then NaN-right: deterministic. `scale_g/h` turn quantized sums back into G and H,
+// `count_bits` unpacks the bins' hessian and count.
 SplitCandidate best_split(const Hist& hist, const BinCuts& cuts, const std::vector<char>& allowed,
-                          const Stats& parent, double scale_g, double scale_h, const SplitParams& p);
+                          const Stats& parent, double scale_g, double scale_h, int count_bits,
+                          const SplitParams& p);
 
 // Both children of a split in one pass over the features (in parallel for large histograms):
 // `sibling` holds the parent's histogram and becomes parent - built; then the best split of each
@@ -54,7 +57,7 @@ SplitCandidate best_split(const Hist& hist, const BinCuts& cuts, const std::vect
 // best_split calls.
 void subtract_and_search(Hist& sibling, const Hist& built, const BinCuts& cuts, const std::vector<char>& allowed,
                          const Stats& built_stats, const Stats& sibling_stats, bool search_built,
-                         bool search_sibling, double sg, double sh, const SplitParams& p,
+                         bool search_sibling, double sg, double sh, int count_bits, const SplitParams& p,
                          SplitCandidate& built_best, SplitCandidate& sibling_best);
 
 }  // namespace hpct::gbdt

@@ -40,10 +40,13 @@ deck::Deck parse_insitu_deck(const std::string& text, const std::string& filenam
 InsituConfig InsituConfig::from_deck(const deck::Deck& d) {
   InsituConfig c;
   c.train = TrainConfig::from_deck(d);
-  if (!find_model_family(c.train.model)) {
+  const ModelFamily* family = find_model_family(c.train.model);
+  if (!family || !family->runs_in_situ) {
     std::string families;
-    for (const ModelFamily& f : model_families()) families += (families.empty() ? "" : ", ") + std::string(f.name);
-    d.fail("model", "the in-situ library trains network families (" + families + "), not " + c.train.model);
+    for (const ModelFamily& f : model_families())
+      if (f.runs_in_situ) families += (families.empty() ? "" : ", ") + std::string(f.name);
+    d.fail("model", "the in-situ library trains the families that read rows of floats (" + families + "), not " +
+                        c.train.model);
   }
   c.input_width = static_cast<int>(d.get_int("input_width"));
   c.target_width = static_cast<int>(d.get_int("target_width"));

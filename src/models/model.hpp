@@ -107,6 +107,9 @@ class Model {
   virtual double accumulate_gradients(const Batch& b, double normaliser) = 0;
   // Sum of per-sample losses (evaluation; no gradients).
   virtual double loss_sum(const Batch& b) = 0;
+  // The micro-batch the trainer trains after the next one (same epoch; its rows stay in place until
+  // then): a family may start preparing it on a loader thread (smart: its token graph).
+  virtual void prefetch(const Batch& next) { (void)next; }
 
   // The evaluation metrics, "loss" (the mean per-sample loss) first; the rest are the family's
   // (classifiers: accuracy and top-k accuracy; regression: RMSE).

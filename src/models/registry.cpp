@@ -127,12 +127,17 @@ std::unique_ptr<Model> load_model(const std::string& weights_file, int capacity)
   return model;
 }
 
-std::string families_generating_ensembles(bool ensembles) {
+namespace {
+std::string families_named(bool ensembles, bool in_situ_only) {
   std::string out;
   for (const ModelFamily& f : model_families())
-    if (f.generates_ensembles == ensembles)
+    if (f.generates_ensembles == ensembles && (f.runs_in_situ || !in_situ_only))
       out += (out.empty() ? "" : " or ") + std::string(f.article) + " " + f.name;
   return out;
 }
+}  // namespace
+
+std::string families_generating_ensembles(bool ensembles) { return families_named(ensembles, false); }
+std::string in_situ_families(bool ensembles) { return families_named(ensembles, true); }
 
 }  // namespace hpct

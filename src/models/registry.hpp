@@ -55,6 +55,9 @@ struct ModelFamily {
   // Its models generate ensembles (Model::generates_ensembles); here for messages that name the
   // families able to do something without building a model.
   bool generates_ensembles = false;
+  // Its models read fixed-width float rows (inputs -> targets), the only data the in-situ library's
+  // buffer holds; families of images, graphs or token scenes train from files only.
+  bool runs_in_situ = false;
 };
 
 const std::vector<ModelFamily>& model_families();
@@ -84,5 +87,7 @@ std::unique_ptr<Model> load_model(const std::string& weights_file, int capacity)
 // For messages: the families whose models do (or do not) generate ensembles, with their articles
 // ("an mlp", "a diffusion", joined by " or ").
 std::string families_generating_ensembles(bool ensembles);
+// The same, among the families that run in the in-situ library (ModelFamily::runs_in_situ).
+std::string in_situ_families(bool ensembles);
 
 }  // namespace hpct

@@ -3,17 +3,47 @@
 
 #include "core/error.hpp"
 #include "core/kokkos_compat.hpp"
+#include "nn/conv_onednn.hpp"
 #include "nn/gemm.hpp"
+#include "nn/gemm_small.hpp"
 
 namespace hpct::nn {
 
 ConvAlgorithm conv_algorithm_from_name(const std::string& name) {
   if (name == "gemm") return ConvAlgorithm::gemm;
   if (name == "direct") return ConvAlgorithm::direct;
-  throw Error("unknown convolution algorithm '" + name + "' (gemm, direct)");
+  if (name == "onednn") {
+    if (!onednn::available())
+      throw Error("conv_algorithm onednn: this build has no oneDNN (libdnnl-dev / spack onednn)");
+    return ConvAlgorithm::onednn;
+  }
+  throw Error("unknown convolution algorithm '" + name + "' (gemm, direct, onednn)");
 }
 
-const char* conv_algorithm_name(ConvAlgorithm a) { return a == ConvAlgorithm::gemm ? "gemm" : "direct"; }
+const char* conv_algorithm_name(ConvAlgorithm a) {
+  return a == ConvAlgorithm::gemm ? "gemm" : a == ConvAlgorithm::direct ? "direct" : "onednn";
+}
+
+const ConvAlgorithm* conv_algorithms_available(int& count) {
+  static const ConvAlgorithm all[] = {ConvAlgorithm::gemm, ConvAlgorithm::direct, ConvAlgorithm::onednn};
+  count = onednn::available() ? 3 : 2;
+  return all;
+}
+
+bool conv_algorithm_available(ConvAlgorithm a) { return a != ConvAlgorithm::onednn || onednn::available(); }
+
+std::string math_libraries_line() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  std::string s = "  math: GEMM cuBLAS (KokkosBlas; fp32, bf16/fp16 emulated by rounding)";
+#else
+  std::string s = std::string("  math: GEMM ") + HPCTRAIN_BLAS_NAME;
+  if (!libxsmm_version().empty()) s += " + " + libxsmm_version() + " (small GEMMs, 1 thread)";
+  s += " (fp32; bf16/fp16 emulated by rounding)";
+#endif
+  s += "; convolutions gemm, direct";
+  if (onednn::available()) s += ", onednn (" + onednn::version() + ")";
+  return s;
+}
 
 void ConvGeometry::validate(const std::string& what) const {
   const bool ok = c_in > 0 && c_out > 0 && kh > 0 && kw > 0 && stride_h > 0 && stride_w > 0 && pad_h >= 0 &&
@@ -153,6 +183,8 @@ template <class Scalar>
 void conv2d_forward(const ConvGeometry& g, ConvAlgorithm alg, const Scalar* x, const Scalar* w, Scalar* y,
                     Scalar* scratch, int n) {
   if (n <= 0) return;
+  if constexpr (std::is_same_v<Scalar, float>)
+    if (alg == ConvAlgorithm::onednn) return onednn::forward(g, x, w, y, n);
   const Dims d(g);
   const std::int64_t in_size = static_cast<std::int64_t>(d.c_in) * d.h * d.w;
   const std::int64_t pixels = g.out_pixels(), out_size = d.c_out * pixels;
@@ -209,6 +241,8 @@ template <class Scalar>
 void conv2d_backward_data(const ConvGeometry& g, ConvAlgorithm alg, const Scalar* dy, const Scalar* w, Scalar* dx,
                           Scalar* scratch, bool accumulate, int n) {
   if (n <= 0) return;
+  if constexpr (std::is_same_v<Scalar, float>)
+    if (alg == ConvAlgorithm::onednn) return onednn::backward_data(g, dy, w, dx, accumulate, n);
   const Dims d(g);
   const std::int64_t in_pixels = g.in_pixels(), in_size = d.c_in * in_pixels;
   const std::int64_t pixels = g.out_pixels(), out_size = d.c_out * pixels;
@@ -263,6 +297,8 @@ template <class Scalar>
 void conv2d_backward_weights(const ConvGeometry& g, ConvAlgorithm alg, const Scalar* x, const Scalar* dy,
                              Scalar* dw, Scalar* scratch, int n) {
   if (n <= 0) return;
+  if constexpr (std::is_same_v<Scalar, float>)
+    if (alg == ConvAlgorithm::onednn) return onednn::backward_weights(g, x, dy, dw, n);
   const Dims d(g);
   const std::int64_t in_size = static_cast<std::int64_t>(d.c_in) * d.h * d.w;
   const std::int64_t pixels = g.out_pixels(), out_size = d.c_out * pixels;

@@ -9,6 +9,9 @@
 //             its result permuted into NCHW by a kernel (and dy out of NCHW for the backward).
 //   direct -- one Kokkos work item per output (forward), input (data gradient) or weight (weight
 //             gradient) element, summing in a fixed order: no scratch, no GEMM.
+//   onednn -- oneDNN's direct convolution primitives (nn/conv_onednn.hpp, Note [oneDNN plans]),
+//             on host builds that found oneDNN; float only (oneDNN has no f64 convolution: double
+//             tensors take the gemm path). Its own reordered copies, no scratch of ours.
 // Note [convolution without atomics]: the data gradient is a gather, not im2col's scatter (col2im):
 // each input element sums the (kernel tap, output pixel) pairs that read it, so no two work items
 // write one element, no float atomics are needed and the result does not depend on the thread count
@@ -22,9 +25,16 @@
 
 namespace hpct::nn {
 
-enum class ConvAlgorithm : std::uint8_t { gemm, direct };
+enum class ConvAlgorithm : std::uint8_t { gemm, direct, onednn };
+// Throws for an unknown name, and for "onednn" in a build without oneDNN.
 ConvAlgorithm conv_algorithm_from_name(const std::string& name);
 const char* conv_algorithm_name(ConvAlgorithm a);
+// The algorithms this build can run, gemm first: what conv_algorithm auto times.
+const ConvAlgorithm* conv_algorithms_available(int& count);
+bool conv_algorithm_available(ConvAlgorithm a);
+// The banner's line on the math libraries of this build: which library does GEMMs (and in which
+// precision) and which convolution algorithms exist, with oneDNN's version where found.
+std::string math_libraries_line();
 
 // A convolution's hyper-parameters and the input size they apply to; the output size follows.
 struct ConvGeometry {

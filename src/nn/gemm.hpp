@@ -1,7 +1,9 @@
 // C = alpha op(A) op(B) + beta C on row-major (LayoutRight) matrices, the one GEMM entry point of nn.
 // Host builds call the BLAS library directly: KokkosBlas' TPL path makes the same BLAS call but also
 // builds a profiling-region name string on every call, a heap allocation per GEMM inside the
-// training step (caught by test_no_allocation). Device builds go through KokkosBlas (cuBLAS).
+// training step (caught by test_no_allocation). Small float GEMMs go to LIBXSMM where the build has
+// it and it measures faster (nn/gemm_small.hpp, Note [small GEMM thresholds]). Device builds go
+// through KokkosBlas (cuBLAS).
 #pragma once
 
 #include <type_traits>
@@ -11,6 +13,7 @@
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <KokkosBlas3_gemm.hpp>
 #else
+#include "nn/gemm_small.hpp"
 extern "C" {
 void sgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const float* alpha,
             const float* a, const int* lda, const float* b, const int* ldb, const float* beta, float* c,
@@ -43,9 +46,12 @@ void gemm(char ta, char tb, Scalar alpha, const AV& a, const BV& b, Scalar beta,
   const int lda = static_cast<int>(a.stride(0) > 0 ? a.stride(0) : 1);
   const int ldb = static_cast<int>(b.stride(0) > 0 ? b.stride(0) : 1);
   const int ldc = static_cast<int>(c.stride(0) > 0 ? c.stride(0) : 1);
-  if constexpr (std::is_same_v<Scalar, float>)
+  if constexpr (std::is_same_v<Scalar, float>) {
+    if (small_sgemm(tb, ta, n, m, k, alpha, b.data(), ldb, a.data(), lda, beta, c.data(), ldc)) return;
     sgemm_(&tb, &ta, &n, &m, &k, &alpha, b.data(), &ldb, a.data(), &lda, &beta, c.data(), &ldc);
-  else dgemm_(&tb, &ta, &n, &m, &k, &alpha, b.data(), &ldb, a.data(), &lda, &beta, c.data(), &ldc);
+  } else {
+    dgemm_(&tb, &ta, &n, &m, &k, &alpha, b.data(), &ldb, a.data(), &lda, &beta, c.data(), &ldc);
+  }
 #endif
 }
 

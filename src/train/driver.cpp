@@ -10,6 +10,7 @@
 #include "core/log.hpp"
 #include "core/trace.hpp"
 #include "ensemble/train_ensemble.hpp"
+#include "nn/conv.hpp"
 #include "train/gbdt_run.hpp"
 #include "train/output_paths.hpp"
 #include "train/trainer.hpp"
@@ -119,6 +120,7 @@ int train_main(int argc, char** argv) {
     // One line for the whole job: every rank of a node without a GPU has the same warning.
     if (!device_warning.empty() && comm.rank() == 0) std::fprintf(stderr, "%s\n", device_warning.c_str());
     Log::info(runtime.banner());
+    Log::info(nn::math_libraries_line());
     const std::string affinity = runtime.affinity_warning();
     if (!affinity.empty()) Log::rank_error(affinity);
     Log::info("  deck " + cl.deck_path);

@@ -197,6 +197,14 @@ bool NetworkTrainer::train_epoch(std::uint64_t epoch, std::uint64_t first_step, 
       if (shard_->count(step, k) == 0) return false;
       shard_->fill(b, step, k);
       b.epoch = epoch;
+      // The micro-batch after this one, in this epoch, for the model's loader thread.
+      const bool same_step = k + 1 < sampler_->accumulation() && shard_->count(step, k + 1) > 0;
+      if (same_step || (step + 1 < steps && shard_->count(step + 1, 0) > 0)) {
+        Batch next;
+        shard_->fill(next, same_step ? step : step + 1, same_step ? k + 1 : 0);
+        next.epoch = epoch;
+        model_->prefetch(next);
+      }
       return true;
     };
     const StepOutcome r = steps_->run(global_step_, n_step, sampler_->accumulation(), control, micro_batch, time_);

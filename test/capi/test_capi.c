@@ -133,6 +133,10 @@ static void test_errors(int rank) {
   CHECK_ERROR(hpctrain_create_from_text("bad", "model mlp\ninput_width 3\ntarget_width 2\nlr -1\n", MPI_COMM_WORLD,
                                         -1, &h),
               HPCTRAIN_ERR_DECK, "lr");
+  /* A family that reads images, graphs or token scenes cannot train from the row buffer. */
+  CHECK_ERROR(hpctrain_create_from_text("bad", "model smart\ninput_width 3\ntarget_width 2\n", MPI_COMM_WORLD, -1,
+                                        &h),
+              HPCTRAIN_ERR_DECK, "(mlp, diffusion), not smart");
   CHECK_ERROR(hpctrain_create("bad", "no_such_deck.in", MPI_COMM_WORLD, -1, &h), HPCTRAIN_ERR_DECK,
               "no_such_deck.in");
   CHECK_ERROR(hpctrain_create_from_text("bad", NULL, MPI_COMM_WORLD, -1, &h), HPCTRAIN_ERR_ARGUMENT, "NULL");

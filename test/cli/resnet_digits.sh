@@ -54,7 +54,7 @@ print(f"resnet_digits: final validation accuracy {accuracy:.4f} (at least 0.97);
 assert sync <= 1e-4, f"synchronised batch norm: 2 ranks differ from 1 rank by {sync}"
 assert np.array_equal(flat(f"{d}/sync1.h5"), flat(f"{d}/local1.h5")), "conv_deterministic auto is not gemm bitwise"
 log = open(f"{d}/local2.log").read()
-choices = [l for l in log.splitlines() if l.rstrip().endswith(("-> gemm", "-> direct"))]
+choices = [l for l in log.splitlines() if l.rstrip().endswith(("-> gemm", "-> direct", "-> onednn"))]
 assert "conv_algorithm auto: 20 convolutions timed" in log and len(choices) == 20, "conv_algorithm auto: no choices logged"
 print(f"resnet_digits: conv_algorithm auto chose {sum(c.endswith('direct') for c in choices)} direct of 20; "
       "auto with conv_deterministic equals gemm bitwise")

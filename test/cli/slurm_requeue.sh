@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # jobs/cpu_n1.sbatch on a real Slurm (a private one, test/cli/slurm_local.sh), scaled to this machine
-# (2 tasks x 1 CPU, the 200k-row data cut to 20k rows and 6 epochs): its time limit is shortened
+# (2 tasks x 1 CPU; the deck's SMART at batch 32 per rank, tiny widths, 130 trajgen scenes and 6
+# epochs of 2 steps): its time limit is shortened
 # while it trains, so Slurm sends the script's `--signal=B:USR1@120`; jobs/requeue.sh forwards it,
 # train checkpoints and exits 3, requeue.sh runs `scontrol requeue`, the job starts again with
 # `resume auto` and finishes, and its weights equal bit for bit those of an uninterrupted run of the
@@ -19,14 +20,19 @@ sub=$work/submit
 mkdir -p "$sub/build/apps" "$sub/inputs" "$sub/data"
 ln -s "$src/jobs" "$sub/jobs"
 ln -s "$train" "$sub/build/apps/train"
-"$(dirname "$train")/datagen" friedman1 "$sub/data/friedman1_large.h5" --rows 20000 >/dev/null || fail "datagen"
-# 2 ranks with batch 128 keep the effective batch at 256; 71 steps an epoch; checkpoints every 50
-# steps on top of the deck's every epoch.
-sed -e 's/^ranks_per_node .*/ranks_per_node 2/' -e 's/^batch_size .*/batch_size 128/' \
-    -e 's/^epochs .*/epochs 6/' -e 's/^log_every .*/log_every 50/' \
-    -e 's/^checkpoint_keep .*/checkpoint_keep 100\ncheckpoint_every_steps 50/' \
+"$(dirname "$train")/trajgen" "$sub/data/scenes_seed002.h5" --scenes 130 --seed 1 >/dev/null || fail "trajgen"
+# 2 ranks with batch 32 keep the effective batch at 64; 128 training scenes = 2 steps an epoch;
+# checkpoints every 2 steps on top of the deck's every epoch; the model shrunk to seconds.
+sed -E -e 's/^ranks_per_node .*/ranks_per_node 2/' -e 's/^batch_size .*/batch_size 32/' \
+    -e 's/^epochs .*/epochs 6/' -e 's/^log_every .*/log_every 2/' -e 's/^warmup_steps .*/warmup_steps 2/' \
+    -e 's/^smart_hidden .*/smart_hidden 16/' -e 's/^smart_heads .*/smart_heads 2/' \
+    -e 's/^smart_(map|agent)_layers .*/smart_\1_layers 1/' -e 's/^motion_vocab .*/motion_vocab 64/' \
+    -e 's/^smart_freqs .*/smart_freqs 4/' -e 's/^smart_time_span .*/smart_time_span 2/' \
+    -e 's/^smart_(map|agent)_neighbours .*/smart_\1_neighbours 4/' \
+    -e 's/^checkpoint_keep .*/checkpoint_keep 100\ncheckpoint_every_steps 2/' \
     "$src/inputs/cpu_n1.in" >"$sub/inputs/cpu_n1.in"
-for key in "ranks_per_node 2" "batch_size 128" "epochs 6" "checkpoint_every_steps 50" "checkpoint_dir +runs/" \
+for key in "model +smart" "data_file +data/scenes_seed002.h5" "ranks_per_node 2" "batch_size 32" "epochs 6" \
+           "smart_hidden 16" "smart_agent_neighbours 4" "checkpoint_every_steps 2" "checkpoint_dir +runs/" \
            "resume +auto"; do
   grep -Eq "^$key" "$sub/inputs/cpu_n1.in" || fail "scaled deck lacks '$key' (inputs/cpu_n1.in changed?)"
 done

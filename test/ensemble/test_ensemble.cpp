@@ -221,3 +221,149 @@ TEST(EnsembleFolds, AreBalancedAndKeyedByTheGlobalRow) {
 
 }  // namespace
 }  // namespace hpct::ensemble
+
+namespace hpct::ensemble {
+namespace {
+
+// Multiclass (K = 3): rows' true class probabilities q, labels drawn from q, and three members: q
+// blurred towards uniform, noise, and q sharpened. Scores are row-major, K per row.
+struct MulticlassCase {
+  static constexpr std::size_t K = 3, n = 1500;
+  ScoreTable s = ScoreTable(3, std::vector<double>(n* K));
+  std::vector<float> y = std::vector<float>(n), w = std::vector<float>(n);
+  MulticlassCase() {
+    std::mt19937 gen(8);
+    std::uniform_real_distribution<double> u(0.05, 1.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      double q[K], noise[K], sharp[K], sq = 0, sn = 0, ss = 0;
+      for (std::size_t k = 0; k < K; ++k) sq += (q[k] = u(gen) * u(gen));
+      for (std::size_t k = 0; k < K; ++k) q[k] /= sq, sn += (noise[k] = u(gen)), ss += (sharp[k] = q[k] * q[k]);
+      double c = std::uniform_real_distribution<double>(0, 1)(gen), acc = 0;
+      y[i] = static_cast<float>(K - 1);
+      for (std::size_t k = 0; k < K; ++k)
+        if (c < (acc += q[k])) {
+          y[i] = static_cast<float>(k);
+          break;
+        }
+      for (std::size_t k = 0; k < K; ++k) {
+        s[0][i * K + k] = 0.7 * q[k] + 0.1;
+        s[1][i * K + k] = noise[k] / sn;
+        s[2][i * K + k] = sharp[k] / ss;
+      }
+      w[i] = static_cast<float>(0.5 + (i % 4) * 0.25);
+    }
+  }
+  double mlogloss(const std::vector<double>& p) const {
+    double t = 0, ws = 0;
+    for (std::size_t i = 0; i < n; ++i) t -= w[i] * std::log(p[i * K + static_cast<std::size_t>(y[i])]), ws += w[i];
+    return t / ws;
+  }
+};
+
+TEST(EnsembleMulticlass, AverageBeatsEveryMemberAndRowsSumToOne) {
+  const MulticlassCase mc;
+  const Combiner c = fit_average(Task::multiclass, mc.s, mc.y, mc.w, 3);
+  ASSERT_EQ(c.weights.size(), 3u);
+  EXPECT_NEAR(c.weights[0] + c.weights[1] + c.weights[2], 1.0, 1e-12);
+  const std::vector<double> p = combine(c, Task::multiclass, mc.s);
+  ASSERT_EQ(p.size(), mc.n * 3);
+  for (std::size_t i = 0; i < mc.n; i += 97) EXPECT_NEAR(p[3 * i] + p[3 * i + 1] + p[3 * i + 2], 1.0, 1e-12);
+  const double fitted = mc.mlogloss(p);
+  for (const auto& member : mc.s) EXPECT_LT(fitted, mc.mlogloss(member));
+  EXPECT_LT(c.weights[1], 0.1);  // the noise member carries nothing
+}
+
+// The multinomial meta-model's optimality conditions: for class k and feature a (1, then log p of
+// every member and class), sum_i w_i (p_ik - [y_i = k]) x_ia + l2 coef_ka = 0 (intercepts unpenalised).
+TEST(EnsembleMulticlass, MultinomialStackingReachesItsOptimumAndRoundTrips) {
+  const MulticlassCase mc;
+  const double l2 = 2.0;
+  const Combiner c = fit_stacking(Task::multiclass, mc.s, mc.y, mc.w, l2, 3);
+  ASSERT_EQ(c.intercepts.size(), 3u);
+  ASSERT_EQ(c.coef.size(), 3u * 9u);
+  const std::vector<double> p = combine(c, Task::multiclass, mc.s);
+  std::vector<double> grad(3 * 10, 0.0);
+  double wsum = 0;
+  for (std::size_t i = 0; i < mc.n; ++i) {
+    wsum += mc.w[i];
+    for (std::size_t k = 0; k < 3; ++k) {
+      const double r = mc.w[i] * (p[3 * i + k] - (static_cast<std::size_t>(mc.y[i]) == k ? 1.0 : 0.0));
+      grad[k * 10] += r;
+      for (std::size_t j = 0; j < 3; ++j)
+        for (std::size_t q = 0; q < 3; ++q) grad[k * 10 + 1 + 3 * j + q] += r * log_probability(mc.s[j][3 * i + q]);
+    }
+  }
+  for (std::size_t k = 0; k < 3; ++k)
+    for (std::size_t a = 0; a < 9; ++a) grad[k * 10 + 1 + a] += l2 * c.coef[k * 9 + a];
+  for (const double g : grad) EXPECT_LT(std::fabs(g) / wsum, 1e-8);
+  const double stacked = mc.mlogloss(p);
+  for (const auto& member : mc.s) EXPECT_LT(stacked, mc.mlogloss(member));
+
+  EnsembleSpec e;
+  e.task = Task::multiclass;
+  e.num_class = 3;
+  e.num_features = 4;
+  e.folds = 5;
+  e.combiner = c;
+  for (const char* m : {"a.json", "b.json", "c.h5"}) e.members.push_back({m, "gbdt", "0123456789abcdef"});
+  const EnsembleSpec r = from_json(to_json(e), "m.json");
+  EXPECT_EQ(r.task, Task::multiclass);
+  EXPECT_EQ(r.num_class, 3);
+  EXPECT_EQ(r.combiner.intercepts, c.intercepts);  // bitwise
+  EXPECT_EQ(r.combiner.coef, c.coef);
+  EXPECT_EQ(combine(r.combiner, Task::multiclass, mc.s), p);
+  nlohmann::json doc = nlohmann::json::parse(to_json(e));
+  doc["meta"]["coef"][1] = {1.0, 2.0};
+  EXPECT_NE(expect_error([&] { from_json(doc.dump(), "m.json"); }).find("key 'meta.coef[1]'"), std::string::npos);
+}
+
+// Multiclass GBDT members served from an ensemble file: each scores softmax probabilities (as
+// `predict MEMBER`), averaged; a binary model is refused as a member.
+TEST(EnsembleMulticlass, ServesMulticlassGbdtMembers) {
+  auto model = [](double bump) {
+    gbdt::Model m;
+    m.objective = gbdt::Objective::multiclass;
+    m.num_class = 3;
+    m.num_features = 2;
+    m.base_margin = {0.0, 0.0, 0.0};
+    for (int k = 0; k < 3; ++k) {
+      gbdt::Tree t;
+      for (int i = 0; i < 3; ++i) t.add_node(0, 1, 1);
+      t.feature[0] = 1, t.threshold[0] = 0.5f, t.left[0] = 1, t.right[0] = 2;
+      t.value[1] = k == 0 ? bump : 0.0, t.value[2] = k == 2 ? bump : 0.0;
+      m.trees.push_back(t);
+      m.tree_output.push_back(k);
+    }
+    return m;
+  };
+  const std::filesystem::path dir = std::filesystem::path(HPCTRAIN_BINARY_DIR) / "test" / "scratch_test_ensemble";
+  std::filesystem::create_directories(dir);
+  const std::string a = (dir / "mc_a.json").string(), b = (dir / "mc_b.json").string();
+  gbdt::write_file_atomic(a, gbdt::to_json(model(1.0)));
+  gbdt::write_file_atomic(b, gbdt::to_json(model(3.0)));
+  EnsembleSpec e;
+  e.task = Task::multiclass;
+  e.num_class = 3;
+  e.num_features = 2;
+  e.combiner = given_average({1, 1}, 2, "w");
+  e.combiner.num_class = 3;
+  const std::string path = (dir / "mc_avg.json").string();
+  for (const std::string& m : {a, b})
+    e.members.push_back({relative_member_path(m, path), "gbdt", file_checksum(m)});
+  gbdt::write_file_atomic(path, to_json(e));
+  const Ensemble loaded = read_ensemble(path);
+  const std::vector<double> s = ensemble_scores(loaded, {0, 0, 0, 1}, 2, 2, 0);  // row 0 left, row 1 right
+  ASSERT_EQ(s.size(), 6u);
+  auto soft = [](double v, int k) { return (k == 0 ? std::exp(v) : 1.0) / (std::exp(v) + 2); };
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_NEAR(s[static_cast<std::size_t>(k)], 0.5 * soft(1, k) + 0.5 * soft(3, k), 1e-15);
+    EXPECT_NEAR(s[static_cast<std::size_t>(5 - k)], 0.5 * soft(1, k) + 0.5 * soft(3, k), 1e-15);  // class 2 bumped
+  }
+  gbdt::Model binary = model(1.0);
+  binary.objective = gbdt::Objective::binary;
+  EXPECT_NE(expect_error([&] { gbdt_member(binary, "bin.json", Task::multiclass); }).find("cannot be a member"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace hpct::ensemble

@@ -122,11 +122,13 @@ struct HistFixture {
   QuantGrad q;
   View1<int> in_bag;
   SplitRule rule;  // splits node 0 into nodes 1 (left) and 2
-  HistFixture() {
+  // `uniform`: every feature 12 bins (the kernels' uniform-stride path), else varied bin counts.
+  explicit HistFixture(bool uniform = false) {
     offset = {0};
-    for (int f = 0; f < F; ++f) offset.push_back(offset.back() + 4 + 3 * f);  // varied bin counts
+    for (int f = 0; f < F; ++f) offset.push_back(offset.back() + (uniform ? 12 : 4 + 3 * f));
     bins = View2<std::uint8_t>("bins", n, F);
     q.gh = View2<long long>("gh", n, 2);
+    q.count_bits = 16;  // n < 2^16
     in_bag = View1<int>("in_bag", n);
     auto hb = Kokkos::create_mirror_view(bins);
     auto hq = Kokkos::create_mirror_view(q.gh);
@@ -137,7 +139,8 @@ struct HistFixture {
         hb(r,
            f) = static_cast<std::uint8_t>(rng::hash(k, f) % static_cast<std::uint64_t>(offset[f + 1] - offset[f]));
       hq(r, 0) = static_cast<long long>(rng::hash(k, 100) % 2000001) - 1000000;
-      hq(r, 1) = static_cast<long long>(rng::hash(k, 101) % 1000000);
+      // h packed with a count of one (Note [packed hessian and count]).
+      hq(r, 1) = static_cast<long long>(rng::hash(k, 101) % 1000000) * (1ll << q.count_bits) + 1;
       hc(r) = r % 7 != 0;  // some rows out of the bag
     }
     Kokkos::deep_copy(bins, hb);
@@ -160,7 +163,6 @@ struct HistFixture {
         const std::size_t b = kHistStride * static_cast<std::size_t>(offset[f] + hb(r, f));
         out[b] += hq(r, 0);
         out[b + 1] += hq(r, 1);
-        out[b + 2] += 1;
       }
     }
     return out;
@@ -193,8 +195,8 @@ TEST(GbdtHistogram, KernelEqualsSerialSumAndSubtractionGivesSibling) {
   EXPECT_EQ(part.begin(3), part.begin(2));
   const auto grand = hb.build(fx.q, part, {3, 4});
   EXPECT_EQ(subtract(built[1], grand[0]), grand[1]);
-  // A node with few, scattered rows is summed row by row, its dense parent feature by feature
-  // (with threads <= features): both ways must agree exactly.
+  // A node with few, scattered rows (summed row by row, as its parent: histograms this small are
+  // never summed feature by feature, RowAndFeatureKernelsEqualSerialSum checks that kernel).
   part.split(3, 5, 6, SplitRule{1, 0, 6, false}, columns);
   ASSERT_LT(part.count(5) * 8, part.rows());
   const auto small = hb.build(fx.q, part, {5, 6});
@@ -213,13 +215,15 @@ TEST(GbdtHistogram, KernelEqualsSerialSumAndSubtractionGivesSibling) {
   SplitParams sp;
   sp.min_data_in_leaf = 100;
   const std::vector<char> allowed(static_cast<std::size_t>(fx.F), 1);
-  const Stats s3 = node_stats(grand[0], cuts), s4 = node_stats(grand[1], cuts);
+  const Stats s3 = node_stats(grand[0], cuts, fx.q.count_bits), s4 = node_stats(grand[1], cuts, fx.q.count_bits);
   Hist sibling = built[1];  // node 2, becomes node 4 = 2 - 3
   SplitCandidate c3, c4;
-  subtract_and_search(sibling, grand[0], cuts, allowed, s3, s4, true, true, 1e-6, 1e-6, sp, c3, c4);
+  subtract_and_search(sibling, grand[0], cuts, allowed, s3, s4, true, true, 1e-6, 1e-6, fx.q.count_bits, sp, c3,
+                      c4);
   EXPECT_EQ(sibling, grand[1]);
-  for (const auto& [fused, alone] : {std::make_pair(c3, best_split(grand[0], cuts, allowed, s3, 1e-6, 1e-6, sp)),
-                                     std::make_pair(c4, best_split(grand[1], cuts, allowed, s4, 1e-6, 1e-6, sp))}) {
+  for (const auto& [fused, alone] :
+       {std::make_pair(c3, best_split(grand[0], cuts, allowed, s3, 1e-6, 1e-6, fx.q.count_bits, sp)),
+        std::make_pair(c4, best_split(grand[1], cuts, allowed, s4, 1e-6, 1e-6, fx.q.count_bits, sp))}) {
     ASSERT_TRUE(alone.valid);
     EXPECT_EQ(fused.feature, alone.feature);
     EXPECT_EQ(fused.bin, alone.bin);
@@ -245,6 +249,21 @@ TEST(GbdtHistogram, RowAndFeatureKernelsEqualSerialSum) {
   accumulate_histogram(fx.bins, offset, fx.q, part.index(), 0, part.bag_rows(), by_rows, partial);
   auto hr = to_host(by_rows);
   EXPECT_EQ(Hist(hr.data(), hr.data() + size), fx.naive(0));
+  {  // the same bins per feature: the uniform-stride row loop
+    HistFixture u(true);
+    RowPartition pu(u.n);
+    pu.reset(u.in_bag);
+    const std::size_t su = static_cast<std::size_t>(u.offset.back()) * kHistStride;
+    View1<int> ou("offset_u", u.offset.size());
+    auto hou = Kokkos::create_mirror_view(ou);
+    for (std::size_t i = 0; i < u.offset.size(); ++i) hou(i) = u.offset[i];
+    Kokkos::deep_copy(ou, hou);
+    View1<long long> hu("by_rows_u", su);
+    View2<long long> pp("partial_u", static_cast<std::size_t>(ExecSpace().concurrency()), su);
+    accumulate_histogram(u.bins, ou, u.q, pu.index(), 0, pu.bag_rows(), hu, pp);
+    auto hh = to_host(hu);
+    EXPECT_EQ(Hist(hh.data(), hh.data() + su), u.naive(0));
+  }
   if (std::is_same<MemSpace, HostSpace>::value) {
     Hist by_features(size, 0);
     View1<long long> ordered("ordered", 2 * static_cast<std::size_t>(fx.n));
@@ -269,14 +288,15 @@ TEST(GbdtSplit, GainFormulaAndLearnedNanDirection) {
   BinCuts cuts;
   cuts.upper = {{0.5f, FLT_MAX}};
   cuts.finish();
-  Hist hist = {-10, 4, 4, 0, /*bin1*/ 6, 4, 4, 0, /*nan*/ -8, 3, 3, 0};  // g, h, count, unused
-  const Stats parent = node_stats(hist, cuts);
+  // g, (h << 8) + count (Note [packed hessian and count], 8 count bits).
+  Hist hist = {-10, (4 << 8) + 4, /*bin1*/ 6, (4 << 8) + 4, /*nan*/ -8, (3 << 8) + 3};
+  const Stats parent = node_stats(hist, cuts, 8);
   EXPECT_EQ(parent.g, -12);
   EXPECT_EQ(parent.h, 11);
   SplitParams p;
   p.lambda = 1;
   p.min_child_weight = 0;
-  const auto s = best_split(hist, cuts, {1}, parent, 1.0, 1.0, p);
+  const auto s = best_split(hist, cuts, {1}, parent, 1.0, 1.0, 8, p);
   ASSERT_TRUE(s.valid);
   // Candidates: {bin0}|{bin1,nan}: 100/5 + 4/8 ; {bin0,nan}|{bin1}: 324/8 + 36/5 (best);
   // {bin0,bin1}|{nan}: 16/9 + 64/4.
@@ -292,10 +312,10 @@ TEST(GbdtSplit, GainFormulaAndLearnedNanDirection) {
   EXPECT_DOUBLE_EQ(leaf_value(1.5, 7, p), 0.0);
   p.alpha = 0;
   p.min_split_gain = 1e6;
-  EXPECT_FALSE(best_split(hist, cuts, {1}, parent, 1.0, 1.0, p).valid);
+  EXPECT_FALSE(best_split(hist, cuts, {1}, parent, 1.0, 1.0, 8, p).valid);
   p.min_split_gain = 0;
   p.min_data_in_leaf = 5;  // every child holds at most 8 of 11 rows: 3-row sides are refused
-  const auto t = best_split(hist, cuts, {1}, parent, 1.0, 1.0, p);
+  const auto t = best_split(hist, cuts, {1}, parent, 1.0, 1.0, 8, p);
   EXPECT_TRUE(!t.valid || (t.left.c >= 5 && t.right.c >= 5));
 }
 

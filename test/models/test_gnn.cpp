@@ -324,3 +324,50 @@ TEST(GnnModel, VariableWeightsScaleEachVariablesLoss) {
     EXPECT_NEAR(run({1, 0}, nullptr) + run({0, 1}, nullptr), l11, 1e-12 * l11) << "ar_steps " << ar;
   }
 }
+
+// predict's "forecast" is the rollout's first step: chunk by chunk, its interior squared errors
+// against the targets add up to what rollout_errors reports for lead 1.
+TEST(GnnModel, PredictForecastIsTheRolloutsFirstStep) {
+  std::vector<View1<float>> keep;
+  const int n = 3, N = 6 * 7, S = 2;
+  const auto field = [&](std::int64_t width, std::uint64_t key) {
+    keep.emplace_back("f", static_cast<std::size_t>(n * width));
+    auto h = Kokkos::create_mirror_view(keep.back());
+    for (std::size_t i = 0; i < h.extent(0); ++i) h(i) = static_cast<float>(rng::normal(rng::hash(key, i)));
+    Kokkos::deep_copy(keep.back(), h);
+    return keep.back().data();
+  };
+  Batch b;
+  b.n = n;
+  b.set("state", Tensor<float>(field(S * 2 * N, 1), Shape{n, S, 2, N}));
+  b.set("targets", Tensor<float>(field(S * N, 2), Shape{n, S, 1, N}));
+  b.set("forcing", Tensor<float>(field(N, 3), Shape{n, 1, 1, N}));
+  b.set("static", Tensor<float>(field(N, 4), Shape{n, 1, N}));
+  GnnModelConfig c;
+  c.net.ny = 6, c.net.nx = 7, c.net.latent = 8, c.net.layers = 2, c.net.d_in = 2 * S + 2, c.net.d_out = S;
+  c.states = S, c.forcings = 1, c.statics = 1, c.boundary_width = 1;
+  GnnModel m(c, n, nn::Precision::fp32);
+  m.store().initialize(5);
+  ASSERT_EQ(m.predict_inputs().size(), 3u);
+  PredictOptions o;
+  o.chunk = 2;  // two chunks: 2 + 1 samples
+  const Predictions p = m.predict(b, o);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].name, "forecast");
+  EXPECT_EQ(p[0].shape, (std::vector<std::int64_t>{n, S, N}));
+  std::vector<double> model, persistence;
+  m.rollout_errors(b, model, persistence);
+  const auto y = to_host(p[0].values);
+  const auto t = to_host(View1<float>(keep[1].data(), static_cast<std::size_t>(n * S * N)));
+  for (int s = 0; s < S; ++s) {
+    double sse = 0;
+    for (int r = 0; r < n; ++r)
+      for (int q = 0; q < N; ++q) {
+        const int i = q % 7, j = q / 7;
+        if (i < 1 || j < 1 || i >= 6 || j >= 5) continue;
+        const std::size_t at = (static_cast<std::size_t>(r) * S + s) * N + q;
+        sse += (double(y(at)) - t(at)) * (double(y(at)) - t(at));
+      }
+    EXPECT_NEAR(sse, model[static_cast<std::size_t>(s)], 1e-5 * sse) << "variable " << s;
+  }
+}

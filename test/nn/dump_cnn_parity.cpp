@@ -3,7 +3,7 @@
 // "/" attributes (kind and configuration), layer/<name> (our parameters and running statistics
 // under torch's names; the running statistics AFTER the forward), input/x0, probe (dL/dy),
 // ours/y, ours/dx0, ours/grad/layer/<name>. Cases: Conv2d (7x7/2, 3x3, dilated, grouped, 1x1;
-// both algorithms), BatchNorm2d in training mode, MaxPool2d, global average pooling, bilinear resize.
+// gemm, direct and oneDNN), BatchNorm2d in training mode, MaxPool2d, global average pooling, bilinear resize.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -105,13 +105,18 @@ TEST(CnnParityDump, Conv2d) {
       {"conv3x3_dilated_grouped", Shape{2, 4, 10, 9}, 6, 3, 1, 2, 2, 2, true, nn::ConvAlgorithm::gemm},
       {"conv1x1", Shape{3, 8, 5, 6}, 4, 1, 1, 0, 1, 1, false, nn::ConvAlgorithm::gemm},
       {"conv1x1s2", Shape{3, 8, 5, 6}, 4, 1, 2, 0, 1, 1, false, nn::ConvAlgorithm::gemm},
+      // oneDNN's (gemm in builds without it, so the file list stays one):
+      {"conv7x7s2_onednn", Shape{2, 3, 16, 14}, 8, 7, 2, 3, 1, 1, false, nn::ConvAlgorithm::onednn},
+      {"conv3x3s2_onednn", Shape{3, 4, 9, 8}, 6, 3, 2, 1, 1, 1, true, nn::ConvAlgorithm::onednn},
+      {"conv3x3_dilated_grouped_onednn", Shape{2, 4, 10, 9}, 6, 3, 1, 2, 2, 2, true, nn::ConvAlgorithm::onednn},
+      {"conv1x1s2_onednn", Shape{3, 8, 5, 6}, 4, 1, 2, 0, 1, 1, false, nn::ConvAlgorithm::onednn},
   };
   for (const C& c : cases) {
     Case t;
     t.name = c.name, t.kind = "conv2d";
     nn::Conv2dOptions o;
     o.out_channels = c.out, o.kernel = c.k, o.stride = c.s, o.padding = c.p, o.dilation = c.d, o.groups = c.g;
-    o.bias = c.bias, o.algorithm = c.alg;
+    o.bias = c.bias, o.algorithm = nn::conv_algorithm_available(c.alg) ? c.alg : nn::ConvAlgorithm::gemm;
     nn::Conv2d<float> conv(t.store, t.ws, "layer", c.in, o);
     t.numbers = {{"stride", 1.0 * c.s}, {"padding", 1.0 * c.p}, {"dilation", 1.0 * c.d}, {"groups", 1.0 * c.g}};
     t.run(conv, c.in);

@@ -79,6 +79,45 @@ TEST(AttentionGradients, EdgeSoftmaxWithRelativeTerms) {
   }
 }
 
+// Attention-weight dropout (Note [attention-weight dropout]): the gradients are those of the dropped
+// weights, the mask is the same on every call, keyed by the destinations' keys, and p = 0 is off.
+TEST(AttentionGradients, EdgeSoftmaxWithAttentionDropout) {
+  nn::Workspace<double> ws;
+  const int H = 2, D = 3, W = H * D;
+  nn::EdgeSoftmax<double> core(ws, "core", H, D, 12, 6, 5);
+  ws.allocate();
+  core.set_edges(kSrc, kDst, kNSrc, kNDst);
+  const View2<double> q = test::random_matrix(kNDst, W, 1), k = test::random_matrix(kNSrc, W, 2),
+                      v = test::random_matrix(kNSrc, W, 3), kr = test::random_matrix(kEdges, W, 4),
+                      vr = test::random_matrix(kEdges, W, 5);
+  View2<double> dk("dk", kNSrc, W), dv("dv", kNSrc, W);
+  View1<std::uint64_t> keys("keys", kNDst);
+  auto hk = Kokkos::create_mirror_view(keys);
+  for (int i = 0; i < kNDst; ++i) hk(static_cast<std::size_t>(i)) = 100 + static_cast<std::uint64_t>(i);
+  Kokkos::deep_copy(keys, hk);
+  test::LayerCase c;
+  c.inputs = {DTensor(q), DTensor(k), DTensor(v), DTensor(kr), DTensor(vr)};
+  c.forward = [&]() {
+    core.forward(c.inputs[0], c.inputs[1], c.inputs[2], c.inputs[3], c.inputs[4]);
+    return core.output().first_rows(kNDst);
+  };
+  c.backward = [&](const DTensor& dy, const std::vector<DTensor>& dx, const std::vector<GradMode>& modes) {
+    core.backward(c.inputs[0], c.inputs[1], c.inputs[2], c.inputs[3], c.inputs[4], dy, dx[0], modes[0],
+                  dx[1].empty() ? DTensor() : DTensor(dk), dx[2].empty() ? DTensor() : DTensor(dv));
+    put(DTensor(dk), dx[1], modes[1]), put(DTensor(dv), dx[2], modes[2]);
+    put(core.dk_edge(), dx[3], modes[3]), put(core.dv_edge(), dx[4], modes[4]);
+  };
+  core.set_dropout(0.0, 7, keys);
+  const std::vector<double> plain = test::host_values(c.forward());
+  core.set_dropout(0.4, 7, keys);
+  test::expect_gradients_ok(test::check_gradients(c), "EdgeSoftmax (attention dropout)");
+  const std::vector<double> once = test::host_values(c.forward()), again = test::host_values(c.forward());
+  EXPECT_EQ(once, again);
+  EXPECT_NE(once, plain);
+  core.set_dropout(0.4, 8, keys);  // another epoch's key, another mask
+  EXPECT_NE(test::host_values(c.forward()), once);
+}
+
 TEST(AttentionGradients, EdgeSoftmaxRejectsBadEdges) {
   nn::Workspace<double> ws;
   nn::EdgeSoftmax<double> core(ws, "core", 1, 2, 4, 3, 3);

@@ -1,12 +1,16 @@
 // The convolutional layers (Conv2d, BatchNorm2d, MaxPool2d, GlobalAvgPool2d, ResizeBilinear)
 // against finite differences and Note [the gradient rule] through nn/layer_check (double), the
-// gemm and direct convolutions against each other, batch norm's running statistics and evaluation
+// gemm and direct convolutions against each other, the oneDNN convolutions (float) against the
+// exact double ones and against themselves run twice, batch norm's running statistics and evaluation
 // mode, and synchronised batch norm over the ranks against one rank's whole batch (run at 1 and 2 ranks).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
+
+#include "core/error.hpp"
 
 #include "nn/conv.hpp"
 #include "nn/layer_check.hpp"
@@ -123,6 +127,92 @@ TEST(CnnLayers, GemmAndDirectConvolutionsAgree) {
           ASSERT_NEAR(results[0][k][i], results[1][k][i], 1e-12)
               << cc.what << " chunk " << chunk << " quantity " << k << " element " << i;
     }
+}
+
+// The oneDNN path (float only) against the double gemm path, which the gradient check above proves
+// exact: forward, data gradient (assigned and accumulated onto a nonzero dx) and weight gradient
+// (added onto a nonzero dw) of every geometry agree to float rounding, so the oneDNN gradients are
+// the gradients; and a second run repeats the first bitwise (conv_deterministic). In a build without
+// oneDNN, asking for it is an error naming the library.
+TEST(CnnLayers, OneDnnConvolutionsAreTheExactOnesInFloat) {
+  if (!nn::conv_algorithm_available(nn::ConvAlgorithm::onednn)) {
+    EXPECT_THROW(nn::conv_algorithm_from_name("onednn"), Error);
+    return;
+  }
+  EXPECT_EQ(nn::conv_algorithm_from_name("onednn"), nn::ConvAlgorithm::onednn);
+  for (const ConvCase& cc : conv_cases()) {
+    nn::ConvGeometry g;
+    g.c_in = static_cast<int>(cc.in.dim[1]), g.h = static_cast<int>(cc.in.dim[2]),
+    g.w = static_cast<int>(cc.in.dim[3]);
+    g.c_out = cc.o.out_channels, g.kh = g.kw = cc.o.kernel, g.stride_h = g.stride_w = cc.o.stride;
+    g.pad_h = g.pad_w = cc.o.padding, g.dil_h = g.dil_w = cc.o.dilation, g.groups = cc.o.groups;
+    const int n = static_cast<int>(cc.in.dim[0]);
+    const std::int64_t ysize = n * g.c_out * g.out_pixels(), wsize = g.c_out * g.col_rows(), xsize = cc.in.size();
+    // Inputs rounded to float first, so both paths see the same numbers.
+    auto rounded = [](std::vector<double> v) {
+      for (double& e : v) e = static_cast<double>(static_cast<float>(e));
+      return v;
+    };
+    const Input x(cc.in, 21), w(Shape{wsize}, 22), dy(Shape{ysize}, 23), dx0(Shape{xsize}, 24),
+        dw0(Shape{wsize}, 25);
+    const std::vector<double> xv = rounded(test::host_values(x.x)), wv = rounded(test::host_values(w.x)),
+                              dyv = rounded(test::host_values(dy.x)), dx0v = rounded(test::host_values(dx0.x)),
+                              dw0v = rounded(test::host_values(dw0.x));
+    // Exact: double gemm. Quantities: y, dx assigned, dx accumulated onto dx0, dw added onto dw0.
+    std::vector<double> exact[4];
+    {
+      View1<double> xd("x", xsize), wd("w", wsize), dyd("dy", ysize), y("y", ysize), dx("dx", xsize),
+          dw("dw", wsize);
+      View1<double> col("col", static_cast<std::size_t>(g.scratch_size()) + 1);
+      test::set_values(DTensor(xd.data(), Shape{xsize}), xv),
+          test::set_values(DTensor(wd.data(), Shape{wsize}), wv);
+      test::set_values(DTensor(dyd.data(), Shape{ysize}), dyv);
+      nn::conv2d_forward(g, nn::ConvAlgorithm::gemm, xd.data(), wd.data(), y.data(), col.data(), n);
+      nn::conv2d_backward_data(g, nn::ConvAlgorithm::gemm, dyd.data(), wd.data(), dx.data(), col.data(), false, n);
+      exact[0] = test::host_values(DTensor(y.data(), Shape{ysize}));
+      exact[1] = test::host_values(DTensor(dx.data(), Shape{xsize}));
+      exact[2] = exact[1];
+      for (std::size_t i = 0; i < exact[2].size(); ++i) exact[2][i] += dx0v[i];
+      test::set_values(DTensor(dw.data(), Shape{wsize}), dw0v);
+      nn::conv2d_backward_weights(g, nn::ConvAlgorithm::gemm, xd.data(), dyd.data(), dw.data(), col.data(), n);
+      exact[3] = test::host_values(DTensor(dw.data(), Shape{wsize}));
+    }
+    auto to_float = [](const std::vector<double>& v, View1<float>& out) {
+      auto h = Kokkos::create_mirror_view(out);
+      for (std::size_t i = 0; i < v.size(); ++i) h(i) = static_cast<float>(v[i]);
+      Kokkos::deep_copy(out, h);
+    };
+    auto from_float = [](const View1<float>& v) {
+      auto h = Kokkos::create_mirror_view(v);
+      Kokkos::deep_copy(h, v);
+      return std::vector<float>(h.data(), h.data() + h.extent(0));
+    };
+    std::vector<float> runs[2][4];
+    for (auto& run : runs) {
+      View1<float> xf("x", xsize), wf("w", wsize), dyf("dy", ysize), y("y", ysize), dx("dx", xsize),
+          dxa("dxa", xsize), dw("dw", wsize);
+      to_float(xv, xf), to_float(wv, wf), to_float(dyv, dyf), to_float(dx0v, dxa), to_float(dw0v, dw);
+      nn::conv2d_forward<float>(g, nn::ConvAlgorithm::onednn, xf.data(), wf.data(), y.data(), nullptr, n);
+      nn::conv2d_backward_data<float>(g, nn::ConvAlgorithm::onednn, dyf.data(), wf.data(), dx.data(), nullptr,
+                                      false, n);
+      nn::conv2d_backward_data<float>(g, nn::ConvAlgorithm::onednn, dyf.data(), wf.data(), dxa.data(), nullptr,
+                                      true, n);
+      nn::conv2d_backward_weights<float>(g, nn::ConvAlgorithm::onednn, xf.data(), dyf.data(), dw.data(), nullptr,
+                                         n);
+      fence();
+      run[0] = from_float(y), run[1] = from_float(dx), run[2] = from_float(dxa), run[3] = from_float(dw);
+    }
+    const char* names[4] = {"y", "dx", "dx accumulated", "dw accumulated"};
+    for (int k = 0; k < 4; ++k) {
+      double scale = 0;
+      for (const double e : exact[k]) scale = std::max(scale, std::abs(e));
+      for (std::size_t i = 0; i < exact[k].size(); ++i) {
+        ASSERT_NEAR(runs[0][k][i], exact[k][i], 1e-5 * (1 + scale))
+            << cc.what << " " << names[k] << " element " << i;
+        ASSERT_EQ(runs[0][k][i], runs[1][k][i]) << cc.what << " " << names[k] << ": a second run differs";
+      }
+    }
+  }
 }
 
 TEST(CnnLayerGradients, BatchNorm2dTrainingAndEvaluation) {

@@ -83,6 +83,7 @@ ModelFamily diffusion_family() {
                           {"depth", "diffusion_depth"},       {"steps", "diffusion_steps"},
                           {"schedule", "noise_schedule"},     {"target", "diffusion_target"}};
   f.generates_ensembles = true;
+  f.runs_in_situ = true;
   return f;
 }
 

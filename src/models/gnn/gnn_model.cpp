@@ -1,6 +1,7 @@
 // The gnn model's inputs, loss, metrics and normalisation (see gnn_model.hpp).
 #include "models/gnn/gnn_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -9,18 +10,27 @@
 
 namespace hpct {
 
+// Note [tendency input]: the model sees the state at t and the last step's change
+// state(t) - state(t - 1), the change normalised by the increments' statistics (diff_mean,
+// diff_std), not the two states each normalised by the state's. The two carry the same
+// information, but an hour's change of the depth is about 1% of its spread: as two nearly equal
+// inputs of order 1 the network had to amplify their difference ~100x to read the tendency, and
+// it learned the depth and the tracer (the variables whose change is smallest against their
+// spread) no better than persistence, and drifted in rollouts. Normalised, the tendency is of
+// order 1 like the target.
 namespace gnn_kernels {
 
 // The row layouts of the netcdf source's fields (docs/gnn.md): state [S, 2, N], targets [S, A, N],
 // forcing [F, A, N], static [K, N]; x(b N + p, c) = (value - mean(c)) * inv_std(c) with channels
-// [state(t-1) S, state(t) S, forcing(t+1) F, static K].
+// [state(t) - state(t-1) S, state(t) S, forcing(t+1) F, static K] (Note [tendency input]).
 void build_inputs(const View2<float>& x, const float* state, const float* forcing, const float* statics,
                   const View1<float>& mean, const View1<float>& inv_std, int n, int N, int S, int F, int K, int A) {
   nn::for_each_cell(
       "gnn_inputs", n * N, 2 * S + F + K, KOKKOS_LAMBDA(const int r, const int c) {
         const int b = r / N, p = r % N;
         float v;
-        if (c < 2 * S) v = state[((b * S + c % S) * 2 + c / S) * N + p];
+        if (c < S) v = state[((b * S + c) * 2 + 1) * N + p] - state[((b * S + c) * 2) * N + p];
+        else if (c < 2 * S) v = state[((b * S + c - S) * 2 + 1) * N + p];
         else if (c < 2 * S + F) v = forcing[((b * F + c - 2 * S) * A) * N + p];
         else v = statics[(b * K + c - 2 * S - F) * N + p];
         x(r, c) = (v - mean(c)) * inv_std(c);
@@ -73,6 +83,18 @@ void add_rmse_sums(const View2<float>& y, const View2<float>& t, const View1<flo
       "gnn_rmse_persist", 0, n * N, KOKKOS_LAMBDA(const int r, double& acc) {
         const double e = static_cast<double>(t(r, s)) * dstd(s) + dmean(s);
         acc += mask(r % N) * e * e;
+      });
+}
+
+// y(b, s, p) = state(t)[b, s, p] + out(b N + p, s) diff_std(s) + diff_mean(s): the forecast in data
+// units, [n][S][N].
+void forecast_from_increments(const View1<float>& y, const float* state, const View2<float>& out,
+                              const View1<float>& dmean, const View1<float>& dstd, int first, int n, int N, int S) {
+  nn::for_each_cell(
+      "gnn_forecast", n * N, S, KOKKOS_LAMBDA(const int r, const int s) {
+        const int b = first + r / N, p = r % N;
+        y((static_cast<std::size_t>(b) * S + s) * N + p) = state[((b * S + s) * 2 + 1) * N + p] +
+                                                           out(r, s) * dstd(s) + dmean(s);
       });
 }
 
@@ -204,6 +226,39 @@ void GnnModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double
                                sums[static_cast<std::size_t>(1 + c_.states + s)]);
 }
 
+std::vector<NamedShape> GnnModel::predict_inputs() const {
+  const std::int64_t N = static_cast<std::int64_t>(c_.net.ny) * c_.net.nx;
+  std::vector<NamedShape> in = {{"state", {c_.states, 2, N}}};
+  if (c_.forcings) in.push_back({"forcing", {c_.forcings, 1, N}});
+  if (c_.statics) in.push_back({"static", {c_.statics, N}});
+  return in;
+}
+
+std::vector<NamedShape> GnnModel::predict_outputs(const PredictOptions& o) const {
+  if (!output_wanted(o, "forecast")) return {};
+  return {{"forecast", {c_.states, static_cast<std::int64_t>(c_.net.ny) * c_.net.nx}}};
+}
+
+Predictions GnnModel::predict(const Batch& b, const PredictOptions& o) {
+  const int N = c_.net.ny * c_.net.nx, S = c_.states, F = c_.forcings, K = c_.statics, n = b.n;
+  if (!output_wanted(o, "forecast")) return {};
+  PredictOutput y{"forecast", {n, S, N}, View1<float>("gnn_forecast", static_cast<std::size_t>(n) * S * N)};
+  const float* state = b.get("state").data();
+  const float* forcing = F ? b.get("forcing").data() : nullptr;
+  const float* statics = K ? b.get("static").data() : nullptr;
+  const int chunk = std::max(1, std::min(o.chunk, net_.capacity()));
+  for (int first = 0; first < n; first += chunk) {
+    const int rows = std::min(chunk, n - first);
+    gnn_kernels::build_inputs(x_.matrix(), state + static_cast<std::size_t>(first) * S * 2 * N,
+                              forcing ? forcing + static_cast<std::size_t>(first) * F * N : nullptr,
+                              statics ? statics + static_cast<std::size_t>(first) * K * N : nullptr, in_mean_,
+                              in_inv_std_, rows, N, S, F, K, 1);
+    const Tensor<float>& out = net_.forward(x_, rows);
+    gnn_kernels::forecast_from_increments(y.values, state, out.matrix(), diff_mean_, diff_std_, first, rows, N, S);
+  }
+  return {y};
+}
+
 std::vector<StatsRequest> GnnModel::data_stats_request() const {
   std::vector<StatsRequest> r = {{"state", StatsGranularity::channel}, {"diff", StatsGranularity::channel}};
   if (c_.forcings) r.push_back({"forcing", StatsGranularity::channel});
@@ -217,8 +272,8 @@ void GnnModel::set_data_stats(const DataStats& stats) {
     mean.insert(mean.end(), f.mean.begin(), f.mean.end());
     std.insert(std.end(), f.std.begin(), f.std.end());
   };
+  append(stats.of("diff"));  // the last step's change, scaled as the increments (Note [tendency input])
   append(stats.of("state"));
-  append(stats.of("state"));  // t - 1 and t: the same variables
   if (c_.forcings) append(stats.of("forcing"));
   if (c_.statics) append(stats.of("static"));
   set_normalisation(mean, std, stats.of("diff").mean, stats.of("diff").std);

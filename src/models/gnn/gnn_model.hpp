@@ -1,5 +1,6 @@
 // `model gnn`: the regional weather GNN on the netcdf source's samples (docs/gnn.md). Inputs per
-// grid point: the normalised states at t - 1 and t, the forcing at t + 1 and the static fields;
+// grid point: the last step's change state(t) - state(t - 1) scaled as the increments, the normalised
+// state at t, the forcing at t + 1 and the static fields (Note [tendency input] in gnn_model.cpp);
 // output: the normalised one-step increment ((x(t+1) - x(t)) - diff_mean) / diff_std of every state
 // variable. The loss is its mean squared error over the interior points (the strip of
 // `boundary_width` points along the edges is the boundary, forced by the truth) and the variables.
@@ -40,6 +41,13 @@ class GnnModel : public Model {
   ExtraDatasets extra_datasets() const override;
   void load_extra_datasets(const std::string& weights_file) override;
   double train_flops_per_sample() const override { return 3.0 * net_.forward_flops_per_sample(); }
+  // The one-step forecast "forecast" [S, N]: the state at t + 1 in data units from the batch's
+  // "state" [S, 2, N] (t - 1 and t), "forcing" [F, 1, N] (t + 1) and "static" [K, N], the model's
+  // prediction at every point (no truth for the boundary strip here: roll out with the boundary
+  // forced by feeding the forecast back with the truth's strip, as wxeval does).
+  Predictions predict(const Batch& b, const PredictOptions& o) override;
+  std::vector<NamedShape> predict_inputs() const override;
+  std::vector<NamedShape> predict_outputs(const PredictOptions& o) const override;
 
   GnnNet<float>& net() { return net_; }
   int interior_points() const { return interior_; }

@@ -23,7 +23,7 @@ void inputs_from_states(const View2<float>& x, const View2<float>& prev, const V
       "gnn_roll_in", n * N, 2 * S + F + K, KOKKOS_LAMBDA(const int r, const int c) {
         const int b = r / N, p = r % N;
         float v;
-        if (c < S) v = prev(r, c);
+        if (c < S) v = cur(r, c) - prev(r, c);
         else if (c < 2 * S) v = cur(r, c - S);
         else if (c < 2 * S + F) v = forcing[((b * F + c - 2 * S) * A + step) * N + p];
         else v = statics[(b * K + c - 2 * S - F) * N + p];
@@ -135,22 +135,23 @@ void rollout_out_grad(const View2<float>& d_out, const View2<float>& g_next, con
       KOKKOS_LAMBDA(const int r, const int s) { d_out(r, s) = mask(r % N) * g_next(r, s) * dstd(s); });
 }
 
-// Through step k's input x_k = norm(s_{k-1}, s_k, ...) and its residual s_{k+1} = s_k + ...:
-// g_cur += mask g_next + dx[:, S + s] / std, and (with_prev) g_prev += dx[:, s] / std.
+// Through step k's input x_k = norm(s_k - s_{k-1}, s_k, ...) and its residual s_{k+1} = s_k + ...:
+// g_cur += mask g_next + dx[:, S + s] / std + dx[:, s] / std, and (with_prev) g_prev -= dx[:, s] / std.
 void rollout_propagate(const View2<float>& g_cur, const View2<float>& g_prev, const View2<float>& g_next,
                        const View2<float>& dx, const View1<float>& mask, const View1<float>& inv_std,
                        bool with_prev, int n, int N, int S) {
   nn::for_each_cell(
       "gnn_roll_back", n * N, S, KOKKOS_LAMBDA(const int r, const int s) {
-        g_cur(r, s) += mask(r % N) * g_next(r, s) + dx(r, S + s) * inv_std(S + s);
-        if (with_prev) g_prev(r, s) += dx(r, s) * inv_std(s);
+        const float d_tendency = dx(r, s) * inv_std(s);
+        g_cur(r, s) += mask(r % N) * g_next(r, s) + dx(r, S + s) * inv_std(S + s) + d_tendency;
+        if (with_prev) g_prev(r, s) -= d_tendency;
       });
 }
 
 }  // namespace gnn_kernels
 
 // Note [rollout training]: states s_{-1}, s_0 come from the batch; step k predicts s_{k+1} from
-// x_k = norm(s_{k-1}, s_k, forcing k, static), interior s_k + increment, boundary the truth. The
+// x_k = norm(s_k - s_{k-1}, s_k, forcing k, static), interior s_k + increment, boundary the truth. The
 // loss is the mean over the steps of each step's one-step loss. Backward goes through the steps in
 // reverse, recomputing step k's activations from the stored x_k (one step's activations are kept,
 // not A), and carries dL/ds_k through the residual and through both input slots of the next two

@@ -70,6 +70,7 @@ ModelFamily mlp_family() {
   f.declare_config_keys = declare_config;
   f.from_config = from_config;
   f.legacy_config_keys = {{"hidden", "hidden_sizes"}};  // "d_in=4 hidden=64,64 d_out=1 activation=relu"
+  f.runs_in_situ = true;
   return f;
 }
 

@@ -6,14 +6,15 @@
 // after the stem, as CIFAR ResNets do. Depths: 18, 34 (basic blocks) and 50 (bottlenecks).
 // Parameter names follow torchvision's state_dict ('/' for '.'): conv1, bn1, layer1/0/conv1, ..., fc.
 //
-// Note [convolution autotuning]: conv_algorithm auto chooses per convolution between the gemm and
-// the direct algorithm (nn/conv.hpp) by measuring them, as cuDNN's benchmark mode does, on the
-// first training steps: step 1 runs gemm untimed (warm-up: first touches, BLAS buffers), step 2
-// gemm timed, step 3 direct timed, each convolution's forward and backward fenced and timed on its
-// own; the times are summed over the ranks (one all-reduce) so every rank takes the same choice,
-// which the log lists. The chosen algorithm changes which sums are rounded how, not the result's
-// meaning; conv_deterministic true makes the choice a fixed rule instead (gemm everywhere), so a
-// run repeats bitwise. Every algorithm here is deterministic by itself (no atomics).
+// Note [convolution autotuning]: conv_algorithm auto chooses per convolution among the algorithms
+// the build has (nn/conv.hpp: gemm, direct, and onednn where oneDNN was found) by measuring them, as
+// cuDNN's benchmark mode does, on the first training steps: gemm untimed (warm-up: first touches,
+// BLAS buffers), gemm timed, direct timed, then onednn untimed (its plans are built, Note [oneDNN
+// plans]) and timed; each convolution's forward and backward fenced and timed on its own. The times
+// are summed over the ranks (one all-reduce) so every rank takes the same choice, which the log
+// lists. The chosen algorithm changes which sums are rounded how, not the result's meaning;
+// conv_deterministic true makes the choice a fixed rule instead (gemm everywhere), so a run repeats
+// bitwise. Every algorithm here is deterministic by itself for a fixed thread count (no atomics).
 #pragma once
 
 #include <string>

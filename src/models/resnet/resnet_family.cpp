@@ -17,9 +17,10 @@ void declare(deck::Schema& s) {
                "pixels");
   s.add_bool("sync_batch_norm", false,
              "batch norm statistics over the global batch (all ranks): 1 rank == N ranks; off: per rank, as DDP");
-  s.add_choice("conv_algorithm", "gemm", {"gemm", "direct", "auto"},
-               "convolution algorithm: gemm (im2col + BLAS, 1x1 as a plain GEMM), direct (Kokkos kernels), or auto "
-               "(each convolution times both on the first steps and keeps the faster; the log lists the choices)");
+  s.add_choice("conv_algorithm", "gemm", {"gemm", "direct", "onednn", "auto"},
+               "convolution algorithm: gemm (im2col + BLAS, 1x1 as a plain GEMM), direct (Kokkos kernels), onednn "
+               "(oneDNN, host builds that found it), or auto (each convolution times the candidates on the first "
+               "steps and keeps the fastest; the log lists the choices)");
   s.add_bool("conv_deterministic", false,
              "with conv_algorithm auto: choose by a fixed rule (gemm) instead of timings, so runs repeat bitwise");
 }

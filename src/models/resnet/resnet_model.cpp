@@ -48,6 +48,14 @@ void ResNetModel::set_conv_algorithm(const std::string& choice, bool determinist
   const nn::ConvAlgorithm fixed = autotune ? nn::ConvAlgorithm::gemm : nn::conv_algorithm_from_name(choice);
   for (auto* c : net_.convolutions()) c->set_algorithm(fixed);
   tune_pass_ = autotune && !deterministic ? 0 : -1;
+  tune_passes_.clear();
+  int count = 0;
+  const nn::ConvAlgorithm* candidates = nn::conv_algorithms_available(count);
+  tune_candidates_ = count;
+  for (int i = 0; i < count; ++i) {
+    if (candidates[i] != nn::ConvAlgorithm::direct) tune_passes_.push_back({candidates[i], -1});  // warm-up
+    tune_passes_.push_back({candidates[i], i});
+  }
   if (autotune && deterministic)
     Log::info(
         "  conv_algorithm auto with conv_deterministic: gemm for every convolution (a fixed rule, no timing)");
@@ -61,37 +69,49 @@ std::vector<nn::ConvAlgorithm> ResNetModel::conv_algorithms() const {
 
 void ResNetModel::tuning_before() {
   if (!tuning()) return;
-  const nn::ConvAlgorithm a = tune_pass_ == 2 ? nn::ConvAlgorithm::direct : nn::ConvAlgorithm::gemm;
-  for (auto* c : net_.convolutions()) c->set_algorithm(a), c->set_timing(tune_pass_ > 0);
+  const TunePass& p = tune_passes_[static_cast<std::size_t>(tune_pass_)];
+  for (auto* c : net_.convolutions()) c->set_algorithm(p.algorithm), c->set_timing(p.candidate >= 0);
 }
 
 void ResNetModel::tuning_after() {
   if (!tuning()) return;
   const auto& convs = net_.convolutions();
-  if (tune_pass_ > 0) {
-    if (tune_times_.empty()) tune_times_.assign(2 * convs.size(), 0.0);
-    const std::size_t base = tune_pass_ == 1 ? 0 : convs.size();
+  const TunePass& p = tune_passes_[static_cast<std::size_t>(tune_pass_)];
+  if (p.candidate >= 0) {
+    if (tune_times_.empty()) tune_times_.assign(static_cast<std::size_t>(tune_candidates_) * convs.size(), 0.0);
+    const std::size_t base = static_cast<std::size_t>(p.candidate) * convs.size();
     for (std::size_t i = 0; i < convs.size(); ++i) tune_times_[base + i] = convs[i]->elapsed();
   }
-  if (++tune_pass_ < kTunePasses) return;
+  if (++tune_pass_ < static_cast<int>(tune_passes_.size())) return;
   // Every rank takes the same choice from the times summed over the ranks.
   if (reducer_) reducer_(tune_times_.data(), static_cast<int>(tune_times_.size()));
-  int direct = 0;
+  int count = 0;
+  const nn::ConvAlgorithm* candidates = nn::conv_algorithms_available(count);
+  std::vector<int> chosen(static_cast<std::size_t>(count), 0);
   Log::info(
       strf("  conv_algorithm auto: %zu convolutions timed (forward + backward, one step each, summed over "
            "the ranks):",
            convs.size()));
   for (std::size_t i = 0; i < convs.size(); ++i) {
-    const double g = tune_times_[i], d = tune_times_[convs.size() + i];
-    const nn::ConvAlgorithm a = d < g ? nn::ConvAlgorithm::direct : nn::ConvAlgorithm::gemm;
-    direct += a == nn::ConvAlgorithm::direct;
+    int best = 0;
+    std::string times;
+    for (int a = 0; a < count; ++a) {
+      const double t = tune_times_[static_cast<std::size_t>(a) * convs.size() + i];
+      if (t < tune_times_[static_cast<std::size_t>(best) * convs.size() + i]) best = a;
+      times += strf("  %s %8.3f ms", nn::conv_algorithm_name(candidates[a]), 1e3 * t);
+    }
+    ++chosen[static_cast<std::size_t>(best)];
     convs[i]->set_timing(false);
-    convs[i]->set_algorithm(a);
-    Log::info(strf("    %-22s %-44s gemm %8.3f ms  direct %8.3f ms  -> %s", net_.convolution_names()[i].c_str(),
-                   convs[i]->geometry().to_string().c_str(), 1e3 * g, 1e3 * d, nn::conv_algorithm_name(a)));
+    convs[i]->set_algorithm(candidates[best]);
+    Log::info(strf("    %-22s %-44s%s  -> %s", net_.convolution_names()[i].c_str(),
+                   convs[i]->geometry().to_string().c_str(), times.c_str(),
+                   nn::conv_algorithm_name(candidates[best])));
   }
-  Log::info(strf("  conv_algorithm auto: %zu gemm, %d direct", convs.size() - static_cast<std::size_t>(direct),
-                 direct));
+  std::string summary;
+  for (int a = 0; a < count; ++a)
+    summary += strf("%s%d %s", a ? ", " : "", chosen[static_cast<std::size_t>(a)],
+                    nn::conv_algorithm_name(candidates[a]));
+  Log::info("  conv_algorithm auto: " + summary);
 }
 
 void ResNetModel::constrain_fields(std::vector<FieldSpec>& fields) const {

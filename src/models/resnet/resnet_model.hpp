@@ -4,7 +4,7 @@
 // Batch norm runs on batch statistics in accumulate_gradients and on the running statistics in
 // loss_sum, evaluate and predict. With sync_batch_norm, training steps are collective
 // (Model::collective_step): a rank with no rows in a micro-step still joins the statistics sums; so
-// are the first three steps with conv_algorithm auto (Note [convolution autotuning] in resnet.hpp).
+// are the tuning steps of conv_algorithm auto (Note [convolution autotuning] in resnet.hpp).
 #pragma once
 
 #include "models/model.hpp"
@@ -47,19 +47,26 @@ class ResNetModel : public Model {
   // The inputs as [n, C, H, W], checked against the configured image shape.
   Tensor<float> images(const Batch& b) const;
 
-  bool tuning() const { return tune_pass_ >= 0 && tune_pass_ < kTunePasses; }
+  bool tuning() const { return tune_pass_ >= 0 && tune_pass_ < static_cast<int>(tune_passes_.size()); }
   // Note [convolution autotuning]: the algorithm and timing of tuning pass tune_pass_, and after it
   // the times it measured (and, after the last pass, the choice).
   void tuning_before();
   void tuning_after();
-  static constexpr int kTunePasses = 3;  // warm-up (gemm), gemm timed, direct timed
+  // The tuning steps in order: an untimed warm-up before each candidate that needs one (gemm: BLAS
+  // buffers; onednn: its plans, Note [oneDNN plans]), then the candidate timed.
+  struct TunePass {
+    nn::ConvAlgorithm algorithm;
+    int candidate;  // index into the candidates' times; -1 for a warm-up
+  };
+  std::vector<TunePass> tune_passes_;
+  int tune_candidates_ = 0;
 
   ResNet<float> net_;
   nn::BatchNorm2d<float>::Allreduce reducer_;
   std::string conv_choice_ = "gemm";
   bool conv_deterministic_ = false;
   int tune_pass_ = -1;              // -1: no tuning
-  std::vector<double> tune_times_;  // [gemm per convolution..., direct per convolution...]
+  std::vector<double> tune_times_;  // [gemm per convolution..., direct per convolution..., onednn ...]
   nn::Loss<float> loss_;
   View1<float> labels_;  // capacity rows
   bool synchronised_ = false;

@@ -28,6 +28,31 @@ View1<T> device_view(const std::vector<T>& v, const char* label) {
 
 const char* kTypeNames[kAgentTypes] = {"vehicle", "pedestrian", "cyclist"};
 
+// Copies scene s (agents a0.., segments m0..) and its R rollouts (the copies in `st`) into `out`.
+void keep(SceneRollouts& out, std::uint64_t s, std::size_t na, std::size_t nm, const std::vector<float>& state,
+          std::size_t a0, const std::vector<float>& poly, std::size_t m0, const std::vector<long long>& type,
+          const std::vector<long long>& map_type, const std::vector<float>& st, int R) {
+  out.scene = static_cast<long long>(s), out.agents = na, out.segments = nm;
+  out.map.assign(poly.begin() + static_cast<std::ptrdiff_t>(m0 * 22),
+                 poly.begin() + static_cast<std::ptrdiff_t>((m0 + nm) * 22));
+  out.map_type.assign(map_type.begin() + static_cast<std::ptrdiff_t>(m0),
+                      map_type.begin() + static_cast<std::ptrdiff_t>(m0 + nm));
+  out.agent_type.assign(type.begin() + static_cast<std::ptrdiff_t>(a0),
+                        type.begin() + static_cast<std::ptrdiff_t>(a0 + na));
+  out.truth.clear(), out.rollouts.clear();
+  for (std::size_t a = 0; a < na; ++a)
+    for (int t = 0; t < kSteps; ++t)
+      for (int c = 0; c < 2; ++c)
+        out.truth.push_back(state[((a0 + a) * kSteps + static_cast<std::size_t>(t)) * 5 + c]);
+  for (int r = 0; r < R; ++r)
+    for (std::size_t a = 0; a < na; ++a)
+      for (int pt = 0; pt <= kTokenSteps; ++pt)
+        for (int c = 0; c < 2; ++c)
+          out.rollouts.push_back(
+              st[((static_cast<std::size_t>(r) * na + a) * kSteps + static_cast<std::size_t>(pt * kShift)) * 5 +
+                 c]);
+}
+
 }  // namespace
 
 RolloutReport evaluate_rollouts(Model& any, const std::string& path, const RolloutOptions& o) {
@@ -143,14 +168,34 @@ RolloutReport evaluate_rollouts(Model& any, const std::string& path, const Rollo
       TypeScores& ts = rep.types[static_cast<std::size_t>(tyi)];
       ++ts.agents, ts.min_ade += best_ade, ts.min_fde += best_fde, ts.cv_ade += cv_ade, ts.cv_fde += cv_fde;
     }
+    if (static_cast<long long>(s) == o.keep_scene)
+      keep(rep.scene, s, na, nm, state, a0, poly, m0, type, map_type, st, R);
     ++rep.scenes;
   }
+  if (o.keep_scene >= 0 && rep.scene.scene < 0)
+    throw Error("smart rollouts: scene " + std::to_string(o.keep_scene) + " is not among the " +
+                    std::to_string(rep.scenes) + " scenes evaluated (or has no agents)",
+                ExitCode::bad_input);
   for (TypeScores& t : rep.types)
     if (t.agents > 0) {
       const auto n = static_cast<double>(t.agents);
       t.min_ade /= n, t.min_fde /= n, t.cv_ade /= n, t.cv_fde /= n;
     }
   return rep;
+}
+
+void SceneRollouts::write(const std::string& path, int rollouts_count) const {
+  if (scene < 0) throw Error("internal: no scene kept to write", ExitCode::failure);
+  const h5::File f = h5::File::create(path);
+  const std::uint64_t A = agents, M = segments, R = static_cast<std::uint64_t>(rollouts_count);
+  h5::write(f, "map_polyline", {M, 11, 2}, map.data());
+  h5::write(f, "map_type", {M}, map_type.data());
+  h5::write(f, "agent_type", {A}, agent_type.data());
+  h5::write(f, "truth", {A, static_cast<std::uint64_t>(kSteps), 2}, truth.data());
+  h5::write(f, "rollouts", {R, A, static_cast<std::uint64_t>(kTokenSteps + 1), 2}, rollouts.data());
+  h5::write_attr(f, "/", "scene", scene);
+  h5::write_attr(f, "/", "history_steps", static_cast<long long>(kHistoryTokens * kShift + 1));
+  h5::write_attr(f, "/", "rollout_start_point", static_cast<long long>(kHistoryTokens));
 }
 
 std::string RolloutReport::table() const {

@@ -19,6 +19,21 @@ struct RolloutOptions {
   int rollouts = 6, top_k = 5;
   std::uint64_t seed = 1;
   std::uint64_t max_scenes = 0;  // 0: all
+  long long keep_scene = -1;     // >= 0: keep this scene's map, truth and rollouts (RolloutReport::scene)
+};
+
+// One scene as scripts/plot-scene draws it: map, agents' true paths (history and future) and the
+// rollouts' paths at the 0.5 s time points.
+struct SceneRollouts {
+  long long scene = -1;  // -1: none kept
+  std::uint64_t agents = 0, segments = 0;
+  std::vector<float> map;             // [segments, 11, 2]
+  std::vector<long long> map_type;    // [segments]
+  std::vector<long long> agent_type;  // [agents]
+  std::vector<float> truth;           // [agents, 91, 2]: x, y at 10 Hz; steps 0-10 the history
+  std::vector<float> rollouts;        // [rollouts, agents, 19, 2]: x, y at time points 0..18 (every 5 steps)
+  // Writes the datasets above (and attributes rollouts, history_steps) to an HDF5 file.
+  void write(const std::string& path, int rollouts_count) const;
 };
 
 struct TypeScores {
@@ -30,6 +45,7 @@ struct RolloutReport {
   std::array<TypeScores, kAgentTypes> types;
   std::uint64_t scenes = 0;
   int rollouts = 0, top_k = 0;
+  SceneRollouts scene;        // RolloutOptions::keep_scene's
   std::string table() const;  // the header names the baseline
   std::string csv() const;
 };

@@ -53,6 +53,7 @@ class SceneGraphBuilder {
  public:
   SceneGraphBuilder(const GraphLimits& limits, const MotionVocab& vocab);
   const GraphLimits& limits() const { return limits_; }
+  const SceneGraph& graph() const { return g_; }  // the last build's
   // Rows [0, n) of a batch on the host: agent_state [A, 91, 5], agent_type [A], map_polyline [M, 11, 2],
   // map_type [M], with n + 1 offsets each, and the rows' global sample ids.
   const SceneGraph& build(int n, const float* state, const std::uint64_t* agent_offsets, const std::int64_t* type,

@@ -13,20 +13,26 @@ SmartBlock::SmartBlock(nn::ParameterStore<float>& store, nn::Workspace<float>& w
   const Shape dst{c.max_dst, H};
   // Registration in forward order (Note [registration order], nn/parameters.hpp).
   if (c.bipartite)
-    ln_src_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_src", Shape{c.max_src, H});
-  ln_dst_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_dst", dst);
-  ln_r_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_r", Shape{c.max_edges, H});
+    ln_src_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_src", Shape{c.max_src, H}, 1e-5,
+                                                     c.precision);
+  ln_dst_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_dst", dst, 1e-5, c.precision);
+  ln_r_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_r", Shape{c.max_edges, H}, 1e-5,
+                                                 c.precision);
   nn::EdgeAttention<float>::Config ac;
   ac.hidden = H, ac.heads = c.heads, ac.head_dim = H / c.heads, ac.has_r = true;
   ac.max_edges = c.max_edges, ac.max_src = c.bipartite ? c.max_src : c.max_dst, ac.max_dst = c.max_dst;
+  ac.precision = c.precision;
   attn_ = std::make_unique<nn::EdgeAttention<float>>(store, ws, name + "/attn", ac);
-  ln_post_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_post", dst);
-  ln_ff_pre_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_ff_pre", dst);
+  ln_post_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_post", dst, 1e-5, c.precision);
+  ln_ff_pre_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_ff_pre", dst, 1e-5, c.precision);
   const int cap = static_cast<int>(c.max_dst);
-  ff1_ = std::make_unique<nn::Linear<float>>(store, ws, name + "/ff1", H, 4 * H, cap, nn::Activation::relu);
-  drop_ = std::make_unique<nn::Dropout<float>>(ws, name + "/drop", Shape{c.max_dst, 4 * H}, c.dropout, c.seed);
-  ff2_ = std::make_unique<nn::Linear<float>>(store, ws, name + "/ff2", 4 * H, H, cap);
-  ln_ff_post_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_ff_post", dst);
+  ff1_ = std::make_unique<nn::Linear<float>>(store, ws, name + "/ff1", H, 4 * H, cap, nn::Activation::relu,
+                                             c.precision);
+  drop_ = std::make_unique<nn::Dropout<float>>(ws, name + "/drop", Shape{c.max_dst, 4 * H}, c.dropout, c.seed, 1,
+                                               c.precision);
+  ff2_ = std::make_unique<nn::Linear<float>>(store, ws, name + "/ff2", 4 * H, H, cap, nn::Activation::identity,
+                                             c.precision);
+  ln_ff_post_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_ff_post", dst, 1e-5, c.precision);
   h_ = &ws.request(name + "/h", c.max_dst, H);
   y_ = &ws.request(name + "/y", c.max_dst, H);
   dh_ = &ws.request(name + "/dh", c.max_dst, H);
@@ -48,6 +54,9 @@ void SmartBlock::bind(const nn::ParameterStore<float>& store) {
 void SmartBlock::set_batch(std::uint64_t epoch, const View1<std::uint64_t>& dst_keys, bool training) {
   drop_->set_batch(epoch, dst_keys);
   drop_->set_training(training);
+  // SMART's attn_drop: the attention weights dropped with the same p, from their own stream.
+  attn_->set_dropout(training ? c_.dropout : 0.0,
+                     nn::Dropout<float>::epoch_key(rng::hash(c_.seed, 0x6174746e64726f70ull), epoch), dst_keys);
 }
 
 void SmartBlock::add(const T& a, const T& b, const T& y, int n, bool accumulate) {

@@ -28,6 +28,7 @@ class SmartBlock {
     double dropout = 0.1;
     std::uint64_t seed = 0;
     std::int64_t max_edges = 0, max_src = 0, max_dst = 0;
+    nn::Precision precision = nn::Precision::fp32;  // the layers' compute precision (nn/precision.hpp)
   };
   SmartBlock(nn::ParameterStore<float>& store, nn::Workspace<float>& ws, const std::string& name, const Config& c);
   void bind(const nn::ParameterStore<float>& store);

@@ -53,10 +53,9 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
                                      "' must be ragged; the data has " + ctx.field(name).describe());
   if (types.dtype != DType::i64 || segs.dtype != DType::i64)
     ctx.deck.fail("data_file", "smart reads int64 agent_type and map_type (apps/trajgen)");
-  // The layers take a precision, but the graph kernels and the loss have no bf16/fp16 path yet.
-  if (ctx.precision != nn::Precision::fp32)
-    ctx.deck.fail("precision", "model smart trains in fp32 only (bf16/fp16: not yet, see docs/transformer.md)");
   SmartConfig c = config_from(ctx.deck);
+  // bf16/fp16: every layer computes in it (fp32 master weights, norms, softmax and loss in fp32).
+  c.precision = ctx.precision;
   c.limits.max_agents = static_cast<int>(std::max<std::uint64_t>(types.max_row_elements, 1));
   c.limits.max_segments = static_cast<int>(std::max<std::uint64_t>(segs.max_row_elements, 1));
   c.seed = static_cast<std::uint64_t>(ctx.deck.get_int("seed"));

@@ -42,7 +42,7 @@ Tensor<float> rows_of(const View2<float>& v) {
 SmartModel::SmartModel(const SmartConfig& c, int capacity)
     : config_(c),
       vocab_(c.vocab),
-      builder_(
+      graphs_(
           [&] {
             GraphLimits l = c.limits;
             l.scenes = capacity;
@@ -54,30 +54,34 @@ SmartModel::SmartModel(const SmartConfig& c, int capacity)
                     std::to_string(c.heads) + ")",
                 ExitCode::bad_input);
   const int H = c.hidden, V = c.vocab;
-  const std::int64_t NA = builder_.agent_nodes_capacity(), NM = builder_.map_nodes_capacity();
-  const std::int64_t Emm = builder_.map_map_capacity(), Et = builder_.temporal_capacity(),
-                     Ema = builder_.map_agent_capacity(), Eaa = builder_.agent_agent_capacity();
+  const std::int64_t NA = graphs_.builder().agent_nodes_capacity(), NM = graphs_.builder().map_nodes_capacity();
+  const std::int64_t Emm = graphs_.builder().map_map_capacity(), Et = graphs_.builder().temporal_capacity(),
+                     Ema = graphs_.builder().map_agent_capacity(), Eaa = graphs_.builder().agent_agent_capacity();
   auto block = [&](const std::string& name, bool bipartite, std::int64_t edges, std::int64_t src, std::int64_t dst,
                    std::uint64_t salt) {
     SmartBlock::Config bc;
     bc.hidden = H, bc.heads = c.heads, bc.bipartite = bipartite, bc.dropout = c.dropout;
     bc.seed = rng::hash(c.seed, 0x736d617274ull, salt);  // every block its own dropout stream
-    bc.max_edges = edges, bc.max_src = src, bc.max_dst = dst;
+    bc.max_edges = edges, bc.max_src = src, bc.max_dst = dst, bc.precision = c.precision;
     return std::make_unique<SmartBlock>(store_, ws_, name, bc);
   };
   // Registration in forward order, the map first (Note [registration order], nn/parameters.hpp).
   map_in1_ = std::make_unique<nn::Linear<float>>(store_, ws_, "map_in.0", kMapFeatures, H, static_cast<int>(NM),
-                                                 nn::Activation::relu);
-  map_in2_ = std::make_unique<nn::Linear<float>>(store_, ws_, "map_in.2", H, H, static_cast<int>(NM));
+                                                 nn::Activation::relu, c.precision);
+  map_in2_ = std::make_unique<nn::Linear<float>>(store_, ws_, "map_in.2", H, H, static_cast<int>(NM),
+                                                 nn::Activation::identity, c.precision);
   r_mm_ = std::make_unique<nn::FourierEmbedding<float>>(store_, ws_, "r_pl2pl", 3, H, c.freqs,
-                                                        static_cast<int>(Emm));
+                                                        static_cast<int>(Emm), c.precision);
   for (int l = 0; l < c.map_layers; ++l)
     map_blocks_.push_back(block("map." + std::to_string(l), false, Emm, NM, NM, static_cast<std::uint64_t>(l)));
-  embed_ = std::make_unique<nn::Embedding<float>>(store_, ws_, "agent_token_emb", kAgentTypes * V, H, Shape{NA});
-  r_t_ = std::make_unique<nn::FourierEmbedding<float>>(store_, ws_, "r_t", 4, H, c.freqs, static_cast<int>(Et));
-  r_ma_ = std::make_unique<nn::FourierEmbedding<float>>(store_, ws_, "r_pl2a", 3, H, c.freqs,
-                                                        static_cast<int>(Ema));
-  r_aa_ = std::make_unique<nn::FourierEmbedding<float>>(store_, ws_, "r_a2a", 3, H, c.freqs, static_cast<int>(Eaa));
+  embed_ = std::make_unique<nn::Embedding<float>>(store_, ws_, "agent_token_emb", kAgentTypes * V, H, Shape{NA},
+                                                  c.precision);
+  r_t_ = std::make_unique<nn::FourierEmbedding<float>>(store_, ws_, "r_t", 4, H, c.freqs, static_cast<int>(Et),
+                                                       c.precision);
+  r_ma_ = std::make_unique<nn::FourierEmbedding<float>>(store_, ws_, "r_pl2a", 3, H, c.freqs, static_cast<int>(Ema),
+                                                        c.precision);
+  r_aa_ = std::make_unique<nn::FourierEmbedding<float>>(store_, ws_, "r_a2a", 3, H, c.freqs, static_cast<int>(Eaa),
+                                                        c.precision);
   for (int l = 0; l < c.agent_layers; ++l) {
     const std::string p = "agent." + std::to_string(l);
     const auto salt = static_cast<std::uint64_t>(100 + 3 * l);
@@ -86,8 +90,9 @@ SmartModel::SmartModel(const SmartConfig& c, int capacity)
     agent_blocks_.push_back(block(p + ".a2a", false, Eaa, NA, NA, salt + 2));
   }
   head1_ = std::make_unique<nn::Linear<float>>(store_, ws_, "head.0", H, H, static_cast<int>(NA),
-                                               nn::Activation::relu);
-  head2_ = std::make_unique<nn::Linear<float>>(store_, ws_, "head.2", H, V, static_cast<int>(NA));
+                                               nn::Activation::relu, c.precision);
+  head2_ = std::make_unique<nn::Linear<float>>(store_, ws_, "head.2", H, V, static_cast<int>(NA),
+                                               nn::Activation::identity, c.precision);
   dlogits_ = &ws_.request("smart/dlogits", NA, V);
   dh1_ = &ws_.request("smart/dh1", NA, H);
   da_ = &ws_.request("smart/da", NA, H);
@@ -172,7 +177,10 @@ void SmartModel::upload(const Batch& b) {
     throw Error("smart: agent_state must be ragged [agents, 91, 5] (apps/trajgen); the batch has " +
                     st.shape.to_string(),
                 ExitCode::bad_input);
-  graph_ = &builder_.build(n, state, ao, ty, poly, mo, mt, ids);
+  SceneRows rows;
+  rows.n = n, rows.epoch = b.epoch, rows.state = state, rows.agent_offsets = ao, rows.type = ty;
+  rows.poly = poly, rows.map_offsets = mo, rows.map_type = mt, rows.ids = ids;
+  graph_ = &graphs_.take(rows);
   const SceneGraph& g = *graph_;
   const auto na = static_cast<std::size_t>(g.agents), nm = static_cast<std::size_t>(g.maps);
   upload_prefix(g.token_in, na, token_in_), upload_prefix(g.target, na, target_),
@@ -189,6 +197,24 @@ void SmartModel::upload(const Batch& b) {
     const EdgeList& e = k % 3 == 0 ? g.temporal : k % 3 == 1 ? g.map_agent : g.agent_agent;
     agent_blocks_[k]->set_edges(e.src.data(), e.dst.data(), e.count, k % 3 == 1 ? g.maps : g.agents, g.agents);
   }
+}
+
+void SmartModel::prefetch(const Batch& b) {
+  // Host builds read the batch where it lies; device builds stage each batch through the one set of
+  // host buffers in upload(), so their graphs are still built in the step.
+  if (!kHostBackend || b.n == 0) return;
+  const Batch::Field& st = b.field("agent_state");
+  if (st.shape.rank != 3 || st.shape.dim[1] != kTokenSteps * kShift + 1 || st.shape.dim[2] != 5) return;
+  const Batch::Field& mp = b.field("map_polyline");
+  if (b.field("agent_type").dtype != DType::i64 || b.field("map_type").dtype != DType::i64) return;
+  SceneRows rows;
+  rows.n = b.n, rows.epoch = b.epoch;
+  rows.state = static_cast<const float*>(st.data), rows.agent_offsets = st.offsets;
+  rows.type = b.get_as<std::int64_t>("agent_type").data();
+  rows.poly = static_cast<const float*>(mp.data), rows.map_offsets = mp.offsets;
+  rows.map_type = b.get_as<std::int64_t>("map_type").data();
+  rows.ids = b.ids.data();
+  graphs_.prefetch(rows);
 }
 
 double SmartModel::forward(const Batch& b, bool training) {

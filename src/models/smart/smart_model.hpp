@@ -15,6 +15,7 @@
 
 #include "models/model.hpp"
 #include "models/registry.hpp"
+#include "models/smart/graph_prefetch.hpp"
 #include "models/smart/scene_graph.hpp"
 #include "models/smart/smart_block.hpp"
 #include "nn/layers/embedding.hpp"
@@ -28,6 +29,7 @@ struct SmartConfig {
   double dropout = 0.1, label_smoothing = 0.1;
   GraphLimits limits;  // scenes = capacity; max_agents, max_segments from the training data
   std::uint64_t seed = 0;
+  nn::Precision precision = nn::Precision::fp32;  // of every layer; the loss and the graphs stay fp32
 };
 
 class SmartModel : public Model {
@@ -38,6 +40,9 @@ class SmartModel : public Model {
   nn::ParameterStore<float>& store() override { return store_; }
   double accumulate_gradients(const Batch& b, double normaliser) override;
   double loss_sum(const Batch& b) override;
+  void prefetch(const Batch& next) override;
+  // Micro-batches whose graph the loader thread built (Note [graph prefetch]).
+  std::uint64_t prefetched_graphs() const { return graphs_.prefetched(); }
   void constrain_fields(std::vector<FieldSpec>& fields) const override;
   ExtraDatasets extra_datasets() const override;
   const SmartConfig& config() const { return config_; }
@@ -57,7 +62,7 @@ class SmartModel : public Model {
   void backward();
   SmartConfig config_;
   MotionVocab vocab_;
-  SceneGraphBuilder builder_;
+  GraphPrefetcher graphs_;  // the token graphs, the next one built on the loader thread
   const SceneGraph* graph_ = nullptr;
   nn::ParameterStore<float> store_;
   nn::Workspace<float> ws_;

@@ -46,6 +46,10 @@ class EdgeAttention {
     core_.set_edges(src, dst, m, n_src, n_dst);
   }
 
+  // Attention-weight dropout (Note [attention-weight dropout], edge_softmax.hpp).
+  void set_dropout(double p, std::uint64_t key, const View1<std::uint64_t>& dst_keys) {
+    core_.set_dropout(p, key, dst_keys);
+  }
   // y rows [0, n_dst) from x_src rows [0, n_src), x_dst rows [0, n_dst), r rows [0, edges) (or empty).
   void forward(const T& x_src, const T& x_dst, const T& r);
   void backward(const T& x_src, const T& x_dst, const T& r, const T& dy, const T& dx_src, GradMode mode_src,

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/rng.hpp"
 #include "nn/elementwise.hpp"
 
 namespace hpct::nn {
@@ -60,6 +61,14 @@ void EdgeSoftmax<Scalar>::forward(const T& q, const T& k, const T& v, const T& k
   const auto offsets = by_dst_.offsets(), order = by_dst_.order(), src = by_src_.keys();
   const int D = head_dim_;
   const Scalar scale = Scalar(1) / static_cast<Scalar>(std::sqrt(static_cast<double>(D)));
+  const bool drop = drop_p_ > 0;
+  const double p_drop = drop_p_;
+  const std::uint64_t drop_key = drop_key_;
+  const auto keys = drop_keys_;
+  const int H = heads_;
+  const Scalar inv_keep = drop && p_drop < 1 ? static_cast<Scalar>(1.0 / (1.0 - p_drop)) : Scalar(drop ? 0 : 1);
+  if (drop && static_cast<std::int64_t>(keys.extent(0)) < destinations())
+    throw Error("internal: " + name_ + ": attention dropout holds fewer keys than destinations");
   // One work item per (destination, head): Note [segment softmax without atomics].
   for_each_cell(
       "edge_softmax_fw", static_cast<int>(destinations()), heads_, KOKKOS_LAMBDA(const int i, const int h) {
@@ -85,7 +94,12 @@ void EdgeSoftmax<Scalar>::forward(const T& q, const T& k, const T& v, const T& k
           const int e = order(o), j = src(e);
           const Scalar p = a(e, h) / sum;
           a(e, h) = p;
-          for (int d = 0; d < D; ++d) out(i, c0 + d) += p * (vm(j, c0 + d) + (has_vr ? vrm(e, c0 + d) : Scalar(0)));
+          const auto element = static_cast<std::uint64_t>(o - begin) * static_cast<std::uint64_t>(H) +
+                               static_cast<std::uint64_t>(h);
+          const Scalar w = !drop                                                           ? p
+                           : rng::uniform(rng::hash(drop_key, keys(i), element)) >= p_drop ? p * inv_keep
+                                                                                           : Scalar(0);
+          for (int d = 0; d < D; ++d) out(i, c0 + d) += w * (vm(j, c0 + d) + (has_vr ? vrm(e, c0 + d) : Scalar(0)));
         }
       });
   round_values(precision_, out_->data(), destinations() * heads_ * head_dim_);
@@ -104,7 +118,15 @@ void EdgeSoftmax<Scalar>::backward(const T& q, const T& k, const T& v, const T& 
   const Scalar scale = Scalar(1) / static_cast<Scalar>(std::sqrt(static_cast<double>(D)));
   const bool want_dq = !dq.empty(), acc_q = mode_q == GradMode::accumulate;
   const M dqm = want_dq ? dq.matrix() : qm;
-  // Per (destination, head): da(e) = dout . (v + vr), dscore = scale * a (da - sum a da), then dq.
+  const bool drop = drop_p_ > 0;
+  const double p_drop = drop_p_;
+  const std::uint64_t drop_key = drop_key_;
+  const auto keys = drop_keys_;
+  const int H = heads_;
+  const Scalar inv_keep = drop && p_drop < 1 ? static_cast<Scalar>(1.0 / (1.0 - p_drop)) : Scalar(drop ? 0 : 1);
+  const M dve = dv_edge_->matrix();
+  // Per (destination, head): da(e) = dout . (v + vr) (times the dropout mask), dscore =
+  // scale * a (da - sum a da), then dq; with dropout also the value gradients, a keep g.
   for_each_cell(
       "edge_softmax_bw", static_cast<int>(destinations()), heads_, KOKKOS_LAMBDA(const int i, const int h) {
         const int begin = offsets(i), end = offsets(i + 1), c0 = h * D;
@@ -113,6 +135,14 @@ void EdgeSoftmax<Scalar>::backward(const T& q, const T& k, const T& v, const T& 
           const int e = order(o), j = src(e);
           Scalar da = Scalar(0);
           for (int d = 0; d < D; ++d) da += g(i, c0 + d) * (vm(j, c0 + d) + (has_vr ? vrm(e, c0 + d) : Scalar(0)));
+          if (drop) {
+            const auto element = static_cast<std::uint64_t>(o - begin) * static_cast<std::uint64_t>(H) +
+                                 static_cast<std::uint64_t>(h);
+            const Scalar keep = rng::uniform(rng::hash(drop_key, keys(i), element)) >= p_drop ? inv_keep
+                                                                                              : Scalar(0);
+            da *= keep;
+            for (int d = 0; d < D; ++d) dve(e, c0 + d) = a(e, h) * keep * g(i, c0 + d);
+          }
           ds(e, h) = da;
           dot += a(e, h) * da;
         }
@@ -132,12 +162,12 @@ void EdgeSoftmax<Scalar>::backward(const T& q, const T& k, const T& v, const T& 
         }
       });
   // Per edge and column: the gradients of k + kr and v + vr (one writer per element).
-  const M dke = dk_edge_->matrix(), dve = dv_edge_->matrix();
+  const M dke = dk_edge_->matrix();
   for_each_cell(
       "edge_sm_bw_e", static_cast<int>(edges()), heads_ * D, KOKKOS_LAMBDA(const int e, const int c) {
         const int i = dst(e), h = c / D;
         dke(e, c) = ds(e, h) * qm(i, c);
-        dve(e, c) = a(e, h) * g(i, c);
+        if (!drop) dve(e, c) = a(e, h) * g(i, c);
       });
   const std::int64_t span = edges() * heads_ * head_dim_;
   round_values(precision_, dk_edge_->data(), span);

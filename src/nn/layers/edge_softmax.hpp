@@ -13,6 +13,12 @@
 // sums those into sources through a second grouping by source (sum_groups), so no float atomic is
 // used anywhere and results do not depend on threads, ranks or backends
 // (Note [deterministic index sums], index_groups.hpp).
+//
+// Note [attention-weight dropout]: with set_dropout(p, ...) in training, out(i) sums
+// a(e, h) * keep(e, h) / (1 - p) * (v + vr) (PyTorch's dropout on the attention weights, SMART's
+// attn_drop); keep(e, h) is a pure function of (key, the destination's key, the edge's ordinal among
+// the destination's incoming edges, h), so the mask depends on the sample and node, never on ranks,
+// batch split or threads. attention() keeps the weights before dropout; backward draws the same mask.
 #pragma once
 
 #include <string>
@@ -38,6 +44,11 @@ class EdgeSoftmax {
   // The same from m edges in host arrays (a data path's own buffers: nothing is allocated).
   void set_edges(const int* src, const int* dst, std::int64_t m, std::int64_t n_src, std::int64_t n_dst);
 
+  // Attention-weight dropout for the next forward/backward (Note [attention-weight dropout]): p = 0
+  // switches it off; dst_keys holds a key per destination row.
+  void set_dropout(double p, std::uint64_t key, const View1<std::uint64_t>& dst_keys) {
+    drop_p_ = p, drop_key_ = key, drop_keys_ = dst_keys;
+  }
   // out() rows [0, n_dst). kr, vr may be empty (no relative-position term).
   void forward(const T& q, const T& k, const T& v, const T& kr, const T& vr);
   // From dout (rows [0, n_dst)): dq assigned or accumulated (mode_q) and dk, dv ASSIGNED (rows
@@ -67,6 +78,9 @@ class EdgeSoftmax {
   T* out_ = nullptr;                 // [max_dst, heads * head_dim]
   T* dk_edge_ = nullptr;             // [max_edges, heads * head_dim]
   T* dv_edge_ = nullptr;
+  double drop_p_ = 0;
+  std::uint64_t drop_key_ = 0;
+  View1<std::uint64_t> drop_keys_;
 };
 
 }  // namespace hpct::nn

@@ -2,7 +2,8 @@
 # inputs/smart_quickstart.in as its header documents, scaled down to seconds: trajgen writes 48
 # training and 3 held-out scenes, `train` runs the deck on 2 ranks for 2 epochs with every path
 # under the build tree (the loss must fall), and smart_eval rolls the held-out scenes out: the table
-# names the constant-velocity baseline and the CSV has a row per agent type with finite numbers.
+# names the constant-velocity baseline and the CSV has a row per agent type with finite numbers;
+# scripts/plot-scene draws the scene smart_eval kept (--scene-out) as a PNG.
 # usage: smart_quickstart.sh TRAIN TRAJGEN SMART_EVAL MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 train=$1 trajgen=$2 smart_eval=$3 mpiexec=$4 dir=$5 src=$6
@@ -16,11 +17,15 @@ grep -E "^Epoch|^Done" "$dir/log"
 first=$(grep -m1 -oE "^Epoch 1/2: avg loss = [0-9.]+" "$dir/log" | awk '{print $NF}')
 last=$(grep -m1 -oE "^Epoch 2/2: avg loss = [0-9.]+" "$dir/log" | awk '{print $NF}')
 awk -v a="$first" -v b="$last" 'BEGIN { if (!(b < a)) { print "smart_quickstart: loss did not fall: " a " -> " b; exit 1 } }'
-"$smart_eval" "$dir/weights.h5" "$dir/scenes_test.h5" --rollouts 2 --csv "$dir/eval.csv" > "$dir/eval.log" 2>&1 ||
+"$smart_eval" "$dir/weights.h5" "$dir/scenes_test.h5" --rollouts 2 --csv "$dir/eval.csv" \
+  --scene-out "$dir/scene.h5" --scene 1 > "$dir/eval.log" 2>&1 ||
   { cat "$dir/eval.log"; exit 1; }
 cat "$dir/eval.log"
 grep -q "vs the constant-velocity baseline" "$dir/eval.log" || { echo "smart_quickstart: no baseline in the table"; exit 1; }
 [ "$(head -1 "$dir/eval.csv")" = "type,agents,min_ade,min_fde,const_vel_ade,const_vel_fde" ] ||
   { echo "smart_quickstart: unexpected CSV header"; exit 1; }
 grep -qE "^vehicle,[1-9][0-9]*,[0-9]+\.[0-9]+," "$dir/eval.csv" || { echo "smart_quickstart: no vehicle scores"; exit 1; }
-echo "smart_quickstart: loss $first -> $last; rollouts evaluated"
+grep -q "^smart_eval: wrote scene 1 to" "$dir/eval.log" || { echo "smart_quickstart: no scene written"; exit 1; }
+"$src/scripts/plot-scene" "$dir/scene.h5" "$dir/scene.png"
+[ -s "$dir/scene.png" ] || { echo "smart_quickstart: no scene.png"; exit 1; }
+echo "smart_quickstart: loss $first -> $last; rollouts evaluated and drawn"

@@ -1,0 +1,65 @@
+// GraphPrefetcher: builds the next micro-batch's SceneGraph on a persistent worker thread (the
+// model's loader thread) while the current one trains, into a second SceneGraphBuilder sized like
+// the first: a step neither builds its graph nor allocates (Note [graph prefetch]).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "models/smart/scene_graph.hpp"
+
+namespace hpct::smart {
+
+// A micro-batch's rows on the host, as SceneGraphBuilder::build takes them, and its epoch: what a
+// prefetched graph is matched by (the same rows of the same epoch's data).
+struct SceneRows {
+  int n = 0;
+  std::uint64_t epoch = 0;
+  const float* state = nullptr;
+  const std::uint64_t* agent_offsets = nullptr;
+  const std::int64_t* type = nullptr;
+  const float* poly = nullptr;
+  const std::uint64_t* map_offsets = nullptr;
+  const std::int64_t* map_type = nullptr;
+  const std::uint64_t* ids = nullptr;
+  bool same(const SceneRows& o) const {
+    return n == o.n && epoch == o.epoch && state == o.state && agent_offsets == o.agent_offsets && type == o.type &&
+           poly == o.poly && map_offsets == o.map_offsets && map_type == o.map_type && ids == o.ids;
+  }
+};
+
+class GraphPrefetcher {
+ public:
+  GraphPrefetcher(const GraphLimits& limits, const MotionVocab& vocab);
+  GraphPrefetcher(const GraphPrefetcher&) = delete;
+  GraphPrefetcher& operator=(const GraphPrefetcher&) = delete;
+  ~GraphPrefetcher();  // waits for a running build, then ends the worker
+
+  const SceneGraphBuilder& builder() const { return *front_; }
+  // The next micro-batch the caller will take (its memory must stay as it is until then): built on
+  // the worker as soon as the worker and its builder are free.
+  void prefetch(const SceneRows& next);
+  // The graph of `rows`: the worker's, when it built exactly these rows (waits for it), else built
+  // now on the caller's thread. Valid until the next take().
+  const SceneGraph& take(const SceneRows& rows);
+  // Micro-batches whose graph came from the worker (for tests and the log).
+  std::uint64_t prefetched() const { return prefetched_; }
+
+ private:
+  void run();
+  void start_pending();  // with mu_ held
+  SceneGraphBuilder a_, b_;
+  SceneGraphBuilder *front_ = &a_, *back_ = &b_;  // front: the graph in use; back: the worker's
+  std::mutex mu_;
+  std::condition_variable cv_;
+  SceneRows job_, pending_;
+  bool has_job_ = false, job_done_ = false, has_pending_ = false, stop_ = false;
+  std::exception_ptr error_;
+  std::uint64_t prefetched_ = 0;
+  std::thread worker_;  // last: started once every member above is initialised
+};
+
+}  // namespace hpct::smart

@@ -1,0 +1,37 @@
+// Small single-precision GEMMs through LIBXSMM's JIT kernels, where they measure faster than the
+// BLAS library (host builds that found LIBXSMM: HPCTRAIN_HAVE_LIBXSMM). nn/gemm.hpp asks first and
+// calls BLAS when this declines.
+// Note [small GEMM thresholds]: LIBXSMM is taken for a column-major C (M x N) = op(A) op(B) when
+// alpha is 1, beta is 0 or 1, op(A) is not transposed (LIBXSMM 1.17 JIT-generates no transposed-A
+// kernels: nn::Linear's forward and the convolutions' weight gradients stay with BLAS), K <= 256
+// and M, N <= 4096, and only with one host thread (BLAS threads larger GEMMs; LIBXSMM's kernels are
+// serial). The bound is on K, the summed dimension, and not on M x N x K: the batch is M or N, so a
+// bound on the product would send one rank's batch of 32 to BLAS and two ranks' batches of 16 to
+// LIBXSMM, whose sums round differently, and synchronised batch norm's 1 rank == N ranks would
+// hold only to rounding amplified by training (measured 4e-3 after one digits epoch, against 3e-7).
+// Measured with perf/bench_gemm's BM_SmallGemm on this project's 2-core VM (docs/cnn.md, "Small
+// GEMMs"): LIBXSMM as fast or faster than OpenBLAS at every shape timed up to 256^3. Kernels are
+// dispatched by shape from LIBXSMM's registry (JIT on first use, cached for the process): no
+// allocation of ours in the step, and a fixed summation order (deterministic).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace hpct::nn {
+
+constexpr int kSmallGemmMaxK = 256, kSmallGemmMaxMN = 4096;
+
+// Column-major sgemm as BLAS's sgemm_ takes it; true when LIBXSMM did it, false when the caller
+// should call BLAS (no LIBXSMM, or a shape or mode outside Note [small GEMM thresholds]).
+bool small_sgemm(char ta, char tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+                 int ldb, float beta, float* c, int ldc);
+// Calls LIBXSMM whatever the thresholds (perf/bench_gemm); false where it has no kernel.
+bool libxsmm_sgemm_forced(char ta, char tb, int m, int n, int k, float alpha, const float* a, int lda,
+                          const float* b, int ldb, float beta, float* c, int ldc);
+// "LIBXSMM 1.17" or "" when not built in.
+std::string libxsmm_version();
+// Off: every GEMM goes to BLAS (the environment variable HPCTRAIN_NO_LIBXSMM=1 at start does the same).
+void set_small_gemm_enabled(bool on);
+
+}  // namespace hpct::nn
