@@ -6,7 +6,7 @@ ResNet-18 width 16, 2 stages, 64x64, 1-shot episodes) at batch 32 episodes. Prin
 and the ratio ours / PyTorch per case, repeated --repeats times (min-max of the ratios), with the
 CPU model (lscpu) and the load (uptime) before and after.
 
-  .deps/refenv/bin/python perf/compare_cnn.py [--build build] [--steps 8] [--repeats 2]
+  .deps/refenv/bin/python perf/compare_cnn.py [--build build] [--steps 8] [--repeats 2] [--conv-algorithm onednn]
 
 Our side: `build/apps/train` on 1 rank (OMP_NUM_THREADS = threads) with the deck's batch set; the
 median of its per-window rates (metrics file `samples_per_s`) after the first window. PyTorch side:
@@ -130,6 +130,8 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--conv-algorithm", default="onednn", choices=["gemm", "direct", "onednn"],
+                    help="our convolutions (a fixed one: auto's tuning steps would be timed)")
     a = ap.parse_args()
     os.makedirs(os.path.join(ROOT, "runs"), exist_ok=True)
     batch = 32
@@ -148,10 +150,11 @@ def main():
         cim, ckp = torch.tensor(f["images"][()]), torch.tensor(f["keypoints"][()])
     xt, yt = torch.tensor(x, dtype=torch.float32) / 255, torch.tensor(y)
     resnet_sets = [f"data_file={img}", "resnet_width=64", "resnet_stem=imagenet", "epochs=1",
-                   "data_format=hdf5_images"]
-    cape_sets = [f"data_file={cape_train}", "epochs=1"]
+                   "data_format=hdf5_images", f"conv_algorithm={a.conv_algorithm}"]
+    cape_sets = [f"data_file={cape_train}", "epochs=1", f"conv_algorithm={a.conv_algorithm}"]
     cpu = sh("lscpu | grep 'Model name'")
-    print(f"compare_cnn: {cpu}; {sh('nproc')} cores; torch {torch.__version__}")
+    print(f"compare_cnn: {cpu}; {sh('nproc')} cores; torch {torch.__version__}; ours conv_algorithm "
+          f"{a.conv_algorithm}")
     print(f"compare_cnn: load before: {sh('uptime')}")
     results = {}
     for r in range(a.repeats):
