@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # inputs/cape_quickstart.in and inputs/cape_seed004.in as their headers document, scaled down to
-# seconds: apps/posegen writes a tiny set (32x32, 8 categories, 3 of them for testing), then
+# seconds: apps/posegen writes a tiny set (32x32, 8 categories, 3 of them for testing; twice: the
+# same values), then
 #  - the quickstart deck at 1 rank x batch 16 and at 2 ranks x batch 8 for one epoch (synchronised
 #    batch norm, the same global batches and episodes) with SGD: weights within 1e-6 relative. (With
 #    AdamW the first steps divide gradients by their own magnitude: a bias whose gradient is at the
 #    rounding level moves by +-lr either way, so the ranks' different summation orders show as
-#    ~1e-5 in the weights though the losses agree to 6 digits.)
+#    ~1e-5 in the weights though the losses agree to 6 digits.) The deck's oneDNN convolutions
+#    (gemm in builds without oneDNN, e.g. CUDA ones) give the same weights at both batch sizes
+#    (2.0e-8 measured), so the check runs on the deck's algorithm;
 #  - the same 2-rank run for 2 epochs, and again as 1 epoch + checkpoint + resume: weights bitwise
 #    equal; its loss is finite and cape_eval prints the PCK table and writes the CSV and episodes;
 #  - the seed-004 deck (ResNet-50 bottlenecks, fp16 loss scaling, clipping) for one epoch (one step)
@@ -18,8 +21,15 @@ posegen=$1 train=$2 cape_eval=$3 python=$4 mpiexec=$5 dir=$6 src=$7
 rm -rf "$dir" && mkdir -p "$dir"
 "$posegen" "$dir/train.h5" "$dir/test.h5" --categories 8 --test-categories 3 --rows 32 --test-rows 12 --size 32 \
   --views 3 --max-keypoints 6
+# The same options write the same data (h5diff compares values, not the files' timestamps).
+"$posegen" "$dir/again.h5" "$dir/again_test.h5" --categories 8 --test-categories 3 --rows 32 --test-rows 12 \
+  --size 32 --views 3 --max-keypoints 6 > /dev/null
+h5diff "$dir/train.h5" "$dir/again.h5" && h5diff "$dir/test.h5" "$dir/again_test.h5"
+# The deck asks for oneDNN; a build without it (its train not linked to libdnnl) runs gemm.
+conv=onednn
+ldd "$train" 2>/dev/null | grep -q libdnnl || conv=gemm
 tiny=(--set data_file="$dir/train.h5" --set validation_file="$dir/test.h5" --set lr_schedule=constant
-      --set warmup_steps=0 --set log_every=2)
+      --set warmup_steps=0 --set log_every=2 --set conv_algorithm=$conv)
 run() {  # run NAME RANKS DECK ARGS...: the deck with its outputs under $dir/NAME
   local name=$1 np=$2 deck=$3
   shift 3

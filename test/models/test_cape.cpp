@@ -78,6 +78,7 @@ TEST(Cape, TrainingStepAndEvaluationAllocateNothing) {
   m.store().initialize(1);
   double sink = 0;
   m.set_reducer([&sink](double* v, int count) { sink += v[count - 1]; });  // no MPI here
+  m.synchronise_batch_norm();
   const Data d = make_data(n, views, side, K);
   const Batch b = d.batch(n, 2, views, side, K);
   std::vector<double> sums(3, 0.0);

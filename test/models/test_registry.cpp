@@ -81,7 +81,8 @@ TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
     }
     if (family == "smart") fields = scene_fields();
     if (family == "cape")  // apps/posegen's fields: 2 views of 3x16x16, 4 keypoints
-      fields = {FieldSpec{"images", DType::f32, Shape{6, 16, 16}}, FieldSpec{"keypoints", DType::f32, Shape{2, 4, 3}}};
+      fields = {FieldSpec{"images", DType::f32, Shape{6, 16, 16}},
+                FieldSpec{"keypoints", DType::f32, Shape{2, 4, 3}}};
     if (family == "transformer") {
       FieldSpec tokens;
       tokens.name = "tokens", tokens.dtype = DType::i64, tokens.row_shape = Shape{6};

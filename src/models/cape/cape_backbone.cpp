@@ -43,6 +43,9 @@ Backbone::Backbone(const BackboneConfig& c, int images) : c_(c), net_(ws_) {
   macs_ += proj.geometry().macs_per_sample();
   convs_.push_back(&proj);
   dout_ = &ws_.request("cape_dfeatures", proj.output().shape());
+  // The convolutions' names, from their weights' names in the store ("layer1/0/conv1/weight").
+  for (const auto& t : store_.tensors())
+    if (t.shape.size() == 4) conv_names_.push_back(t.name.substr(0, t.name.size() - 7));
   store_.allocate();
   ws_.allocate();
   net_.bind(store_);

@@ -38,6 +38,9 @@ class Backbone {
   void set_training(bool training);
   void set_allreduce(const nn::BatchNorm2d<float>::Allreduce& reducer);
   void set_algorithm(nn::ConvAlgorithm a);
+  // The convolutions in forward order and their names, for Note [convolution autotuning].
+  const std::vector<nn::Conv2d<float>*>& convolutions() const { return convs_; }
+  const std::vector<std::string>& convolution_names() const { return conv_names_; }
 
   nn::ParameterStore<float>& store() { return store_; }
   const BackboneConfig& config() const { return c_; }
@@ -52,6 +55,7 @@ class Backbone {
   nn::Sequential<float> net_;
   std::vector<nn::BatchNorm2d<float>*> norms_;
   std::vector<nn::Conv2d<float>*> convs_;
+  std::vector<std::string> conv_names_;
   Tensor<float>* dout_ = nullptr;
   double macs_ = 0;
 };

@@ -1,5 +1,5 @@
 // The cape family's registry entry: its deck keys (the backbone reuses the resnet family's keys
-// resnet_depth, resnet_width, resnet_stem, sync_batch_norm, conv_algorithm), building it from the
+// resnet_depth, resnet_width, resnet_stem, sync_batch_norm, conv_algorithm, conv_deterministic), building it from the
 // posegen fields, and its stored configuration (see models/registry.hpp).
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -66,8 +66,9 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
     Log::info("  model cape: precision " + std::string(nn::precision_name(ctx.precision)) +
               " keeps the loss scaling and master weights; the convolutions compute in fp32 on this build");
   auto model = std::make_unique<CapeModel>(c, ctx.capacity);
-  if (deck.get_bool("sync_batch_norm")) model->set_reducer(ctx.allreduce_sum);
-  model->set_conv_algorithm(deck.get_string("conv_algorithm"));
+  model->set_reducer(ctx.allreduce_sum);
+  if (deck.get_bool("sync_batch_norm")) model->synchronise_batch_norm();
+  model->set_conv_algorithm(deck.get_string("conv_algorithm"), deck.get_bool("conv_deterministic"));
   return model;
 }
 
@@ -80,7 +81,8 @@ void declare_config(deck::Schema& s) {
   s.add_int("resnet_depth", 18, 18, 50, "ResNet depth");
   s.add_int("resnet_width", 64, 1, 4096, "channels of the first stage");
   s.add_choice("resnet_stem", "imagenet", {"imagenet", "small"}, "the ResNet stem");
-  s.add_choice("conv_algorithm", "gemm", {"gemm", "direct", "auto"}, "convolution algorithm");
+  s.add_choice("conv_algorithm", "gemm", {"gemm", "direct", "onednn", "auto"}, "convolution algorithm");
+  s.add_bool("conv_deterministic", false, "with conv_algorithm auto: gemm by a fixed rule");
 }
 
 std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
@@ -91,7 +93,7 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   c.views = static_cast<int>(config.get_int("views"));
   c.head.keypoints = static_cast<int>(config.get_int("keypoints"));
   auto model = std::make_unique<CapeModel>(c, capacity);
-  model->set_conv_algorithm(config.get_string("conv_algorithm"));
+  model->set_conv_algorithm(config.get_string("conv_algorithm"), config.get_bool("conv_deterministic"));
   return model;
 }
 

@@ -22,7 +22,8 @@ void cape_maps(const View1<float>& a, const View1<float>& h, const float* kps, c
           const double x = kp[0] * fw, y = kp[1] * fh;
           double sum = 0;
           for (int p = 0; p < P; ++p) {
-            const double dx = (p % fw) + 0.5 - x, dy = (p / fw) + 0.5 - y;
+            const int row = p / fw, col = p % fw;  // the cell's indices
+            const double dx = col + 0.5 - x, dy = row + 0.5 - y;
             const double g = kmath::exp(-(dx * dx + dy * dy) / (2 * sigma * sigma));
             sum += g;
             out[p] = static_cast<float>(g);
@@ -73,7 +74,8 @@ void cape_match(const View1<float>& prob, const View1<float>& ds, const View1<fl
         for (int p = 0; p < P; ++p) {
           const double q = kmath::exp(static_cast<double>(pr[p]) - m) / z;
           pr[p] = static_cast<float>(q);
-          px += q * ((p % fw) + 0.5) / fw, py += q * ((p / fw) + 0.5) / fh;
+          const int row = p / fw, col = p % fw;
+          px += q * (col + 0.5) / fw, py += q * (row + 0.5) / fh;
         }
         pred(2 * ik) = static_cast<float>(px), pred(2 * ik + 1) = static_cast<float>(py);
         // Visible in both images counts; M of the episode.
@@ -92,7 +94,8 @@ void cape_match(const View1<float>& prob, const View1<float>& ds, const View1<fl
         const double g = wk / normaliser, sx = (ex > 0) - (ex < 0), sy = (ey > 0) - (ey < 0);
         double dot = 0;
         for (int p = 0; p < P; ++p) {
-          const double dp = g * (sx * ((p % fw) + 0.5) / fw + sy * ((p / fw) + 0.5) / fh +
+          const int row = p / fw, col = p % fw;
+          const double dp = g * (sx * (col + 0.5) / fw + sy * (row + 0.5) / fh +
                                  2 * w_hm * (pr[p] - static_cast<double>(hk[p])));
           d[p] = static_cast<float>(dp);
           dot += pr[p] * dp;

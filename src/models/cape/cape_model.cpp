@@ -64,16 +64,13 @@ CapeModel::CapeModel(const CapeConfig& c, int capacity)
   if (c.views < 2) throw Error("cape: the data needs at least 2 views per row (support and query)");
 }
 
-void CapeModel::set_reducer(const nn::BatchNorm2d<float>::Allreduce& reducer) {
-  reducer_ = reducer;
-  backbone_.set_allreduce(reducer);
-  synchronised_ = static_cast<bool>(reducer);
+void CapeModel::synchronise_batch_norm() {
+  backbone_.set_allreduce(reducer_);
+  synchronised_ = static_cast<bool>(reducer_);
 }
 
-void CapeModel::set_conv_algorithm(const std::string& choice) {
-  conv_choice_ = choice;
-  // auto: the resnet family's timing is not wired here yet; gemm is what it picks on CPUs today.
-  backbone_.set_algorithm(choice == "direct" ? nn::ConvAlgorithm::direct : nn::ConvAlgorithm::gemm);
+void CapeModel::set_conv_algorithm(const std::string& choice, bool deterministic) {
+  tuning_.configure(backbone_.convolutions(), backbone_.convolution_names(), choice, deterministic);
 }
 
 std::string CapeModel::config_string() const {
@@ -81,11 +78,12 @@ std::string CapeModel::config_string() const {
   const BackboneConfig& b = c_.backbone;
   return strf(
       "channels=%d height=%d width=%d views=%d keypoints=%d resnet_depth=%d resnet_width=%d resnet_stem=%s "
-      "conv_algorithm=%s cape_stages=%d cape_dim=%d cape_sigma=%.17g cape_heatmap_weight=%.17g "
+      "conv_algorithm=%s conv_deterministic=%s cape_stages=%d cape_dim=%d cape_sigma=%.17g "
+      "cape_heatmap_weight=%.17g "
       "cape_similarity_scale=%.17g cape_pck_threshold=%.17g",
       b.channels, b.height, b.width, c_.views, c_.head.keypoints, b.depth, b.base_width,
-      b.small_stem ? "small" : "imagenet", conv_choice_.c_str(), b.stages, b.dim, c_.head.sigma,
-      c_.head.heatmap_weight, c_.head.scale, c_.pck_threshold);
+      b.small_stem ? "small" : "imagenet", tuning_.choice().c_str(), tuning_.deterministic() ? "true" : "false",
+      b.stages, b.dim, c_.head.sigma, c_.head.heatmap_weight, c_.head.scale, c_.pck_threshold);
 }
 
 void CapeModel::form_episodes(const Batch& b, bool training) {
@@ -108,6 +106,7 @@ double CapeModel::head_pass(const Batch& b, bool training, double normaliser) {
   const int n = b.n;
   const Tensor<float> x(images_.data(), Shape{2 * n, bc.channels, bc.height, bc.width});
   backbone_.set_training(training);
+  if (training) tuning_.before();
   backbone_.forward(x, 2 * n);
   const float* f = backbone_.output().data();
   const std::size_t map = static_cast<std::size_t>(c_.head.dim) * c_.head.height * c_.head.width;
@@ -117,6 +116,7 @@ double CapeModel::head_pass(const Batch& b, bool training, double normaliser) {
     head_.backward(f, f + n * map, d, d + n * map, n);
     backbone_.backward(x, 2 * n);
   }
+  if (training) tuning_.after(reducer_);
   return sum;
 }
 
@@ -127,8 +127,10 @@ double CapeModel::accumulate_gradients(const Batch& b, double normaliser) {
     const BackboneConfig& bc = c_.backbone;
     const Tensor<float> none(images_.data(), Shape{0, bc.channels, bc.height, bc.width});
     backbone_.set_training(true);
+    tuning_.before();
     backbone_.forward(none, 0);
     backbone_.backward(none, 0);
+    tuning_.after(reducer_);
     return 0.0;
   }
   form_episodes(b, true);

@@ -18,6 +18,7 @@
 #include "models/cape/cape_backbone.hpp"
 #include "models/cape/cape_head.hpp"
 #include "models/model.hpp"
+#include "models/resnet/conv_tuning.hpp"
 
 namespace hpct::cape {
 
@@ -40,10 +41,15 @@ class CapeModel : public Model {
   std::vector<MetricSpec> metrics(const EvalOptions& o) const override;
   void evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) override;
   double train_flops_per_sample() const override { return 2 * 3.0 * backbone_.forward_flops(); }
-  bool collective_step() const override { return synchronised_; }
+  bool collective_step() const override { return synchronised_ || tuning_.tuning(); }
 
-  void set_reducer(const nn::BatchNorm2d<float>::Allreduce& reducer);
-  void set_conv_algorithm(const std::string& choice);
+  // Sums doubles over the ranks (ModelBuildContext::allreduce_sum; empty on one rank): conv_algorithm
+  // auto's times always, the batch norms' statistics after synchronise_batch_norm().
+  void set_reducer(const nn::BatchNorm2d<float>::Allreduce& reducer) { reducer_ = reducer; }
+  void synchronise_batch_norm();
+  // conv_algorithm as the deck says it, as the resnet family reads it (Note [convolution autotuning]).
+  void set_conv_algorithm(const std::string& choice, bool deterministic);
+  std::vector<nn::ConvAlgorithm> conv_algorithms() const { return tuning_.algorithms(); }
   const CapeConfig& config() const { return c_; }
   Backbone& backbone() { return backbone_; }
   MatchingHead& head() { return head_; }
@@ -75,7 +81,7 @@ class CapeModel : public Model {
   View1<float> kp_support_, kp_query_;  // [capacity, K, 3]
   View1<int> views_;                    // [capacity, 2]: support and query view per episode
   HostView1<float> host_pred_, host_support_, host_query_;
-  std::string conv_choice_ = "gemm";
+  ConvTuning tuning_;
   bool synchronised_ = false;
   nn::BatchNorm2d<float>::Allreduce reducer_;
 };

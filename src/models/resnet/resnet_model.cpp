@@ -43,76 +43,10 @@ void ResNetModel::synchronise_batch_norm() {
 }
 
 void ResNetModel::set_conv_algorithm(const std::string& choice, bool deterministic) {
-  conv_choice_ = choice, conv_deterministic_ = deterministic;
-  const bool autotune = choice == "auto";
-  const nn::ConvAlgorithm fixed = autotune ? nn::ConvAlgorithm::gemm : nn::conv_algorithm_from_name(choice);
-  for (auto* c : net_.convolutions()) c->set_algorithm(fixed);
-  tune_pass_ = autotune && !deterministic ? 0 : -1;
-  tune_passes_.clear();
-  int count = 0;
-  const nn::ConvAlgorithm* candidates = nn::conv_algorithms_available(count);
-  tune_candidates_ = count;
-  for (int i = 0; i < count; ++i) {
-    if (candidates[i] != nn::ConvAlgorithm::direct) tune_passes_.push_back({candidates[i], -1});  // warm-up
-    tune_passes_.push_back({candidates[i], i});
-  }
-  if (autotune && deterministic)
-    Log::info(
-        "  conv_algorithm auto with conv_deterministic: gemm for every convolution (a fixed rule, no timing)");
+  tuning_.configure(net_.convolutions(), net_.convolution_names(), choice, deterministic);
 }
 
-std::vector<nn::ConvAlgorithm> ResNetModel::conv_algorithms() const {
-  std::vector<nn::ConvAlgorithm> a;
-  for (const auto* c : net_.convolutions()) a.push_back(c->algorithm());
-  return a;
-}
-
-void ResNetModel::tuning_before() {
-  if (!tuning()) return;
-  const TunePass& p = tune_passes_[static_cast<std::size_t>(tune_pass_)];
-  for (auto* c : net_.convolutions()) c->set_algorithm(p.algorithm), c->set_timing(p.candidate >= 0);
-}
-
-void ResNetModel::tuning_after() {
-  if (!tuning()) return;
-  const auto& convs = net_.convolutions();
-  const TunePass& p = tune_passes_[static_cast<std::size_t>(tune_pass_)];
-  if (p.candidate >= 0) {
-    if (tune_times_.empty()) tune_times_.assign(static_cast<std::size_t>(tune_candidates_) * convs.size(), 0.0);
-    const std::size_t base = static_cast<std::size_t>(p.candidate) * convs.size();
-    for (std::size_t i = 0; i < convs.size(); ++i) tune_times_[base + i] = convs[i]->elapsed();
-  }
-  if (++tune_pass_ < static_cast<int>(tune_passes_.size())) return;
-  // Every rank takes the same choice from the times summed over the ranks.
-  if (reducer_) reducer_(tune_times_.data(), static_cast<int>(tune_times_.size()));
-  int count = 0;
-  const nn::ConvAlgorithm* candidates = nn::conv_algorithms_available(count);
-  std::vector<int> chosen(static_cast<std::size_t>(count), 0);
-  Log::info(
-      strf("  conv_algorithm auto: %zu convolutions timed (forward + backward, one step each, summed over "
-           "the ranks):",
-           convs.size()));
-  for (std::size_t i = 0; i < convs.size(); ++i) {
-    int best = 0;
-    std::string times;
-    for (int a = 0; a < count; ++a) {
-      const double t = tune_times_[static_cast<std::size_t>(a) * convs.size() + i];
-      if (t < tune_times_[static_cast<std::size_t>(best) * convs.size() + i]) best = a;
-      times += strf("  %s %8.3f ms", nn::conv_algorithm_name(candidates[a]), 1e3 * t);
-    }
-    ++chosen[static_cast<std::size_t>(best)];
-    convs[i]->set_timing(false);
-    convs[i]->set_algorithm(candidates[best]);
-    Log::info(strf("    %-22s %-44s%s  -> %s", net_.convolution_names()[i].c_str(),
-                   convs[i]->geometry().to_string().c_str(), times.c_str(),
-                   nn::conv_algorithm_name(candidates[best])));
-  }
-  std::string summary;
-  for (int a = 0; a < count; ++a)
-    summary += strf("%s%d %s", a ? ", " : "", chosen[static_cast<std::size_t>(a)],
-                    nn::conv_algorithm_name(candidates[a]));
-  Log::info("  conv_algorithm auto: " + summary);
-}
+std::vector<nn::ConvAlgorithm> ResNetModel::conv_algorithms() const { return tuning_.algorithms(); }
 
 void ResNetModel::constrain_fields(std::vector<FieldSpec>& fields) const {
   for (FieldSpec& f : fields)
@@ -145,7 +79,7 @@ std::string ResNetModel::config_string() const {
       "channels=%d height=%d width=%d num_classes=%d resnet_depth=%d resnet_width=%d resnet_stem=%s "
       "conv_algorithm=%s conv_deterministic=%s sync_batch_norm=%s",
       c.channels, c.height, c.width, c.classes, c.depth, c.base_width, c.small_stem ? "small" : "imagenet",
-      conv_choice_.c_str(), conv_deterministic_ ? "true" : "false", synchronised_ ? "true" : "false");
+      tuning_.choice().c_str(), tuning_.deterministic() ? "true" : "false", synchronised_ ? "true" : "false");
 }
 
 double ResNetModel::accumulate_gradients(const Batch& b, double normaliser) {
@@ -155,19 +89,19 @@ double ResNetModel::accumulate_gradients(const Batch& b, double normaliser) {
     if (!collective_step()) return 0.0;
     const ResNetConfig& c = net_.config();
     const Tensor<float> none(labels_.data(), Shape{0, c.channels, c.height, c.width});
-    tuning_before();
+    tuning_.before();
     net_.forward(none, 0);
     net_.backward(none, 0);
-    tuning_after();
+    tuning_.after(reducer_);
     return 0.0;
   }
   const Tensor<float> x = images(b);
-  tuning_before();
+  tuning_.before();
   const Tensor<float> y(net_.forward(x, b.n));
   const double sum = loss_.forward_backward(y, targets(b), net_.output_grad_tensor(), nn::GradMode::assign, b.n,
                                             normaliser);
   net_.backward(x, b.n);
-  tuning_after();
+  tuning_.after(reducer_);
   return sum;
 }
 

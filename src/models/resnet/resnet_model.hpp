@@ -8,6 +8,7 @@
 #pragma once
 
 #include "models/model.hpp"
+#include "models/resnet/conv_tuning.hpp"
 #include "models/resnet/resnet.hpp"
 #include "nn/loss.hpp"
 
@@ -29,7 +30,7 @@ class ResNetModel : public Model {
   std::vector<NamedShape> predict_outputs(const PredictOptions& o) const override;
   double train_flops_per_sample() const override { return 3.0 * net_.forward_flops(); }
   void constrain_fields(std::vector<FieldSpec>& fields) const override;
-  bool collective_step() const override { return synchronised_ || tuning(); }
+  bool collective_step() const override { return synchronised_ || tuning_.tuning(); }
 
   // Sums doubles over the ranks (ModelBuildContext::allreduce_sum); empty on one rank.
   void set_reducer(const nn::BatchNorm2d<float>::Allreduce& reducer) { reducer_ = reducer; }
@@ -47,26 +48,10 @@ class ResNetModel : public Model {
   // The inputs as [n, C, H, W], checked against the configured image shape.
   Tensor<float> images(const Batch& b) const;
 
-  bool tuning() const { return tune_pass_ >= 0 && tune_pass_ < static_cast<int>(tune_passes_.size()); }
-  // Note [convolution autotuning]: the algorithm and timing of tuning pass tune_pass_, and after it
-  // the times it measured (and, after the last pass, the choice).
-  void tuning_before();
-  void tuning_after();
-  // The tuning steps in order: an untimed warm-up before each candidate that needs one (gemm: BLAS
-  // buffers; onednn: its plans, Note [oneDNN plans]), then the candidate timed.
-  struct TunePass {
-    nn::ConvAlgorithm algorithm;
-    int candidate;  // index into the candidates' times; -1 for a warm-up
-  };
-  std::vector<TunePass> tune_passes_;
-  int tune_candidates_ = 0;
 
   ResNet<float> net_;
   nn::BatchNorm2d<float>::Allreduce reducer_;
-  std::string conv_choice_ = "gemm";
-  bool conv_deterministic_ = false;
-  int tune_pass_ = -1;              // -1: no tuning
-  std::vector<double> tune_times_;  // [gemm per convolution..., direct per convolution..., onednn ...]
+  ConvTuning tuning_;  // Note [convolution autotuning]
   nn::Loss<float> loss_;
   View1<float> labels_;  // capacity rows
   bool synchronised_ = false;

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Training speed of hpctrain's convolutional models vs the same models in PyTorch (oneDNN on the
+CPU), at 1 and 2 threads, in one go: ResNet-18 (torchvision's width 64, imagenet stem, 10 classes)
+on 64x64 images at batch 32, and `model cape` at its default size (inputs/cape_quickstart.in:
+ResNet-18 width 16, 2 stages, 64x64, 1-shot episodes) at batch 32 episodes. Prints samples/s of both
+and the ratio ours / PyTorch per case, repeated --repeats times (min-max of the ratios), with the
+CPU model (lscpu) and the load (uptime) before and after.
+
+  .deps/refenv/bin/python perf/compare_cnn.py [--build build] [--steps 8] [--repeats 2] [--conv-algorithm onednn]
+
+Our side: `build/apps/train` on 1 rank (OMP_NUM_THREADS = threads) with the deck's batch set; the
+median of its per-window rates (metrics file `samples_per_s`) after the first window. PyTorch side:
+the same network, data in memory, forward, loss, backward, AdamW step, timed after 2 warm-up steps.
+Not a pass/fail test: timings depend on the machine and its load."""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "test", "python"))
+
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+from resnet_parity import ResNet  # noqa: E402
+
+
+def sh(cmd):
+    return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
+
+
+def ours(build, deck, sets, batch, steps, threads, name):
+    metrics = os.path.join(ROOT, "runs", f"perf_cnn_{name}.jsonl")
+    if os.path.exists(metrics):
+        os.remove(metrics)
+    cmd = [os.path.join(build, "apps", "train"), os.path.join(ROOT, "inputs", deck), "--set", f"batch_size={batch}",
+           "--set", "validation_file=", "--set", "validation_fraction=0", "--set", "log_every=2",
+           "--set", f"metrics_file={metrics}", "--set", f"output={os.path.join(ROOT, 'runs', 'perf_cnn.weights.h5')}",
+           "--set", "warmup_steps=0", "--set", "sync_batch_norm=false"] + [a for s in sets for a in ("--set", s)]
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="false")
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, cwd=ROOT)
+    rates = [r["samples_per_s"] for r in map(json.loads, open(metrics)) if r.get("type") == "step"]
+    return statistics.median(rates[1:] if len(rates) > 2 else rates)
+
+
+def timed(step, steps):
+    for _ in range(2):
+        step()
+    t = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return time.perf_counter() - t
+
+
+def torch_resnet(x, y, batch, steps):
+    model = ResNet(18, 64, 10, 3, False)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-4)
+    i = [0]
+
+    def step():
+        s = (i[0] * batch) % (x.shape[0] - batch + 1)
+        i[0] += 1
+        loss = nn.functional.cross_entropy(model(x[s:s + batch]), y[s:s + batch])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return steps * batch / timed(step, steps)
+
+
+class CapeNet(nn.Module):
+    """The cape backbone (ResNet-18 stem + 2 stages, width 16, 1x1 projection to 64) and head, as
+    models/cape (the head's arithmetic as test/python/cape_head_parity.py)."""
+
+    def __init__(self, width=16, stages=2, dim=64, sigma=1.0, scale=0.125, w_hm=2.0):
+        super().__init__()
+        r = ResNet(18, width, 10, 3, False)
+        self.stem = nn.Sequential(r.conv1, r.bn1, nn.ReLU(), r.maxpool)
+        self.stages = nn.Sequential(*[getattr(r, f"layer{s + 1}") for s in range(stages)])
+        self.proj = nn.Conv2d(width << (stages - 1), dim, 1)
+        self.sigma, self.scale, self.w_hm = sigma, scale, w_hm
+
+    def forward(self, support, query, kps, kpq):
+        n = support.shape[0]
+        f = self.proj(self.stages(self.stem(torch.cat([support, query]))))
+        fs, fq = f[:n].flatten(2), f[n:].flatten(2)
+        h, w = f.shape[2], f.shape[3]
+        py, px = torch.meshgrid(torch.arange(h) + 0.5, torch.arange(w) + 0.5, indexing="ij")
+        px, py = px.reshape(1, 1, -1), py.reshape(1, 1, -1)
+
+        def gauss(kp):
+            g = torch.exp(-((px - kp[..., 0:1] * w) ** 2 + (py - kp[..., 1:2] * h) ** 2) / (2 * self.sigma ** 2))
+            return g / g.sum(-1, keepdim=True)
+        a, target = gauss(kps), gauss(kpq)
+        feat = torch.einsum("nkp,ndp->nkd", a, fs)
+        prob = torch.softmax(self.scale * torch.einsum("nkd,ndp->nkp", feat, fq), -1)
+        pred = torch.stack([(prob * px / w).sum(-1), (prob * py / h).sum(-1)], -1)
+        vis = kps[..., 2] * kpq[..., 2]
+        m = (vis > 0).sum(-1, keepdim=True).clamp(min=1)
+        loss = vis * ((pred - kpq[..., :2]).abs().sum(-1) + self.w_hm * ((prob - target) ** 2).sum(-1)) / m
+        return loss.sum() / n
+
+
+def torch_cape(images, keypoints, batch, steps):
+    model = CapeNet()
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
+    rng = np.random.default_rng(0)
+    i = [0]
+
+    def step():
+        s = (i[0] * batch) % (images.shape[0] - batch + 1)
+        i[0] += 1
+        v = rng.permutation(2)  # support and query view (2 views per row)
+        im = images[s:s + batch]
+        loss = model(im[:, 3 * v[0]:3 * v[0] + 3], im[:, 3 * v[1]:3 * v[1] + 3], keypoints[s:s + batch, v[0]],
+                     keypoints[s:s + batch, v[1]])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return steps * batch / timed(step, steps)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--conv-algorithm", default="onednn", choices=["gemm", "direct", "onednn"],
+                    help="our convolutions (a fixed one: auto's tuning steps would be timed)")
+    a = ap.parse_args()
+    os.makedirs(os.path.join(ROOT, "runs"), exist_ok=True)
+    batch = 32
+    rows = batch * (a.steps + 3)
+    # Random 64x64 images for the ResNet; posegen's data for cape.
+    img = os.path.join(ROOT, "runs", "perf_cnn_images.h5")
+    rs = np.random.default_rng(1)
+    x = rs.integers(0, 256, size=(rows, 3, 64, 64), dtype=np.uint8)
+    y = rs.integers(0, 10, size=rows)
+    with h5py.File(img, "w") as f:
+        f["images"], f["labels"] = x, y
+    cape_train, cape_test = (os.path.join(ROOT, "runs", f"perf_cnn_cape_{s}.h5") for s in ("train", "test"))
+    subprocess.run([os.path.join(a.build, "apps", "posegen"), cape_train, cape_test, "--rows", str(rows),
+                    "--test-rows", "8"], check=True, stdout=subprocess.DEVNULL)
+    with h5py.File(cape_train, "r") as f:
+        cim, ckp = torch.tensor(f["images"][()]), torch.tensor(f["keypoints"][()])
+    xt, yt = torch.tensor(x, dtype=torch.float32) / 255, torch.tensor(y)
+    resnet_sets = [f"data_file={img}", "resnet_width=64", "resnet_stem=imagenet", "epochs=1",
+                   "data_format=hdf5_images", f"conv_algorithm={a.conv_algorithm}"]
+    cape_sets = [f"data_file={cape_train}", "epochs=1", f"conv_algorithm={a.conv_algorithm}"]
+    cpu = sh("lscpu | grep 'Model name'")
+    print(f"compare_cnn: {cpu}; {sh('nproc')} cores; torch {torch.__version__}; ours conv_algorithm "
+          f"{a.conv_algorithm}")
+    print(f"compare_cnn: load before: {sh('uptime')}")
+    results = {}
+    for r in range(a.repeats):
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            torch.manual_seed(0)
+            for case in ("resnet18", "cape"):
+                if case == "resnet18":
+                    o = ours(a.build, "resnet_digits.in", resnet_sets, batch, a.steps, threads, case)
+                    t = torch_resnet(xt, yt, batch, a.steps)
+                else:
+                    o = ours(a.build, "cape_quickstart.in", cape_sets, batch, a.steps, threads, case)
+                    t = torch_cape(cim, ckp, batch, a.steps)
+                results.setdefault((case, threads), []).append((o, t))
+                print(f"  repeat {r + 1}: {case:8s} {threads} thread(s): ours {o:7.2f} samples/s, "
+                      f"PyTorch {t:7.2f} samples/s, ratio {o / t:5.2f}", flush=True)
+    print(f"compare_cnn: load after: {sh('uptime')}")
+    print("| case | threads | ours samples/s | PyTorch samples/s | ours / PyTorch (min-max) |")
+    print("|---|---|---|---|---|")
+    for (case, threads), v in sorted(results.items()):
+        ratios = [o / t for o, t in v]
+        print(f"| {case} | {threads} | {statistics.median(o for o, _ in v):.2f} | "
+              f"{statistics.median(t for _, t in v):.2f} | {min(ratios):.2f}-{max(ratios):.2f} |")
+
+
+if __name__ == "__main__":
+    main()

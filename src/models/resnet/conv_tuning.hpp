@@ -1,0 +1,49 @@
+// conv_algorithm and conv_deterministic for a network's convolutions (Note [convolution
+// autotuning] in models/resnet/resnet.hpp): the fixed choice, or the tuning passes of auto and the
+// per-convolution choice after them. Shared by the resnet and cape families.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "nn/layers/batch_norm2d.hpp"
+#include "nn/layers/conv2d.hpp"
+
+namespace hpct {
+
+class ConvTuning {
+ public:
+  using Allreduce = nn::BatchNorm2d<float>::Allreduce;
+  // `convs` (in forward order) and `names` outlive this object. choice: gemm, direct, onednn or
+  // auto (timed on the first training steps unless `deterministic`).
+  void configure(const std::vector<nn::Conv2d<float>*>& convs, const std::vector<std::string>& names,
+                 const std::string& choice, bool deterministic);
+  // Whether the next training step is a tuning step (a collective one when a reducer is set).
+  bool tuning() const { return pass_ >= 0 && pass_ < static_cast<int>(passes_.size()); }
+  // Around every training step's forward and backward: the algorithm and timing of the pass, and
+  // after it the times it measured (after the last pass, the choice, the same on every rank from
+  // the times summed by `reducer`).
+  void before();
+  void after(const Allreduce& reducer);
+  std::vector<nn::ConvAlgorithm> algorithms() const;
+  const std::string& choice() const { return choice_; }
+  bool deterministic() const { return deterministic_; }
+
+ private:
+  // The tuning steps in order: an untimed warm-up before each candidate that needs one (gemm: BLAS
+  // buffers; onednn: its plans, Note [oneDNN plans]), then the candidate timed.
+  struct Pass {
+    nn::ConvAlgorithm algorithm;
+    int candidate;  // index into the candidates' times; -1 for a warm-up
+  };
+  const std::vector<nn::Conv2d<float>*>* convs_ = nullptr;
+  const std::vector<std::string>* names_ = nullptr;
+  std::vector<Pass> passes_;
+  int candidates_ = 0;
+  int pass_ = -1;              // -1: no tuning
+  std::vector<double> times_;  // [gemm per convolution..., direct per convolution..., onednn ...]
+  std::string choice_ = "gemm";
+  bool deterministic_ = false;
+};
+
+}  // namespace hpct
