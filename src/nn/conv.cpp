@@ -43,7 +43,8 @@ std::string gemm_library_name() {
 
 std::string math_libraries_line() {
 #if defined(KOKKOS_ENABLE_CUDA)
-  std::string s = "  math: GEMM cuBLAS (KokkosBlas; fp32, bf16/fp16 emulated by rounding)";
+  std::string s =
+      "  math: GEMM cuBLAS (KokkosBlas fp32; Linear bf16/fp16 on tensor cores: cublasGemmEx, fp32 accumulation)";
 #else
   std::string s = std::string("  math: GEMM ") + HPCTRAIN_BLAS_NAME;
   if (!libxsmm_version().empty()) s += " + " + libxsmm_version() + " (small GEMMs, 1 thread)";
