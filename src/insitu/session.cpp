@@ -14,6 +14,7 @@
 #include "insitu/staged_block.hpp"
 #include "insitu/status.hpp"
 #include "models/registry.hpp"
+#include "nn/parameter_generation.hpp"
 #include "nn/weights_io.hpp"
 #include "train/data_stats.hpp"
 
@@ -268,6 +269,7 @@ void InsituModel::keep_good_state() {
 
 void InsituModel::roll_back() {
   Kokkos::deep_copy(model_->store().params(), good_.params);
+  nn::parameters_written();  // Note [parameter generation]
   Kokkos::deep_copy(steps_->optimizer().first_moment(), good_.m);
   Kokkos::deep_copy(steps_->optimizer().second_moment(), good_.v);
   steps_->optimizer().set_steps_taken(good_.optimizer_steps);

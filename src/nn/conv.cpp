@@ -32,9 +32,19 @@ const ConvAlgorithm* conv_algorithms_available(int& count) {
 
 bool conv_algorithm_available(ConvAlgorithm a) { return a != ConvAlgorithm::onednn || onednn::available(); }
 
+std::string gemm_library_name() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return "cuBLAS";
+#else
+  return libxsmm_version().empty() ? HPCTRAIN_BLAS_NAME
+                                   : std::string(HPCTRAIN_BLAS_NAME) + " + " + libxsmm_version();
+#endif
+}
+
 std::string math_libraries_line() {
 #if defined(KOKKOS_ENABLE_CUDA)
-  std::string s = "  math: GEMM cuBLAS (KokkosBlas; fp32, bf16/fp16 emulated by rounding)";
+  std::string s =
+      "  math: GEMM cuBLAS (KokkosBlas fp32; Linear bf16/fp16 on tensor cores: cublasGemmEx, fp32 accumulation)";
 #else
   std::string s = std::string("  math: GEMM ") + HPCTRAIN_BLAS_NAME;
   if (!libxsmm_version().empty()) s += " + " + libxsmm_version() + " (small GEMMs, 1 thread)";

@@ -35,6 +35,8 @@ bool conv_algorithm_available(ConvAlgorithm a);
 // The banner's line on the math libraries of this build: which library does GEMMs (and in which
 // precision) and which convolution algorithms exist, with oneDNN's version where found.
 std::string math_libraries_line();
+// The host BLAS library nn/gemm.hpp calls ("libopenblas.so"); "cuBLAS" on GPU builds.
+std::string gemm_library_name();
 
 // A convolution's hyper-parameters and the input size they apply to; the output size follows.
 struct ConvGeometry {

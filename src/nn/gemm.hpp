@@ -3,12 +3,14 @@
 // builds a profiling-region name string on every call, a heap allocation per GEMM inside the
 // training step (caught by test_no_allocation). Small float GEMMs go to LIBXSMM where the build has
 // it and it measures faster (nn/gemm_small.hpp, Note [small GEMM thresholds]). Device builds go
-// through KokkosBlas (cuBLAS).
+// through KokkosBlas (cuBLAS). bf16/fp16 operands have their own overload (Note [half GEMMs]).
 #pragma once
 
+#include <cstdint>
 #include <type_traits>
 
 #include "core/kokkos_compat.hpp"
+#include "nn/precision.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <KokkosBlas3_gemm.hpp>
@@ -54,5 +56,27 @@ void gemm(char ta, char tb, Scalar alpha, const AV& a, const BV& b, Scalar beta,
   }
 #endif
 }
+
+// Note [half GEMMs]: bf16/fp16 operands are stored as their 16-bit patterns (row-major). On CUDA
+// builds gemm() below is one cublasGemmEx with fp32 accumulation (CUBLAS_COMPUTE_32F) and an fp32 C,
+// so the products run on tensor cores; on host builds it widens the operands to fp32 (exact) and
+// calls the fp32 GEMM above, which is the emulation of Note [low precision on host builds]. Host
+// layers never call it (they keep their fp32 emulation); it is there so that one test checks both.
+using HalfMatrix = Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
+using FloatMatrix = Kokkos::View<float**, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
+
+// True where gemm(..., Precision, ...) runs on half-precision hardware (CUDA builds: tensor cores).
+bool half_gemm_native();
+
+// dst[i] = src[i] rounded to nearest even bf16/fp16, as bit patterns; a kernel on the default space.
+void to_half_bits(Precision p, const float* src, std::uint16_t* dst, std::int64_t count);
+// The same for a (possibly strided) matrix, into a dense [rows, cols] buffer.
+void to_half_bits(Precision p, const FloatMatrix& src, std::uint16_t* dst);
+// The inverse (exact): dst[i] = the value of the bf16/fp16 pattern src[i].
+void from_half_bits(Precision p, const std::uint16_t* src, float* dst, std::int64_t count);
+
+// C = alpha op(A) op(B) + beta C with bf16 or fp16 A and B (p), fp32 accumulation and fp32 C.
+void gemm(char ta, char tb, Precision p, float alpha, const HalfMatrix& a, const HalfMatrix& b, float beta,
+          const FloatMatrix& c);
 
 }  // namespace hpct::nn

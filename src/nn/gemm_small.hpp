@@ -7,8 +7,8 @@
 // and M, N <= 4096, and only with one host thread (BLAS threads larger GEMMs; LIBXSMM's kernels are
 // serial). The bound is on K, the summed dimension, and not on M x N x K: the batch is M or N, so a
 // bound on the product would send one rank's batch of 32 to BLAS and two ranks' batches of 16 to
-// LIBXSMM, whose sums round differently, and synchronised batch norm's 1 rank == N ranks would
-// hold only to rounding amplified by training (measured 4e-3 after one digits epoch, against 3e-7).
+// LIBXSMM, whose sums may round differently, and synchronised batch norm's 1 rank == N ranks held
+// only to 4e-3 after one digits epoch (3e-7 with the rule on K).
 // Measured with perf/bench_gemm's BM_SmallGemm on this project's 2-core VM (docs/cnn.md, "Small
 // GEMMs"): LIBXSMM as fast or faster than OpenBLAS at every shape timed up to 256^3. Kernels are
 // dispatched by shape from LIBXSMM's registry (JIT on first use, cached for the process): no

@@ -1,12 +1,21 @@
 // The flat parameter store: registration, initialisation, gradient-ready reporting.
 #include "nn/parameters.hpp"
 
+#include <atomic>
 #include <cmath>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "nn/parameter_generation.hpp"
 
 namespace hpct::nn {
+
+namespace {
+std::atomic<std::uint64_t> g_parameter_generation{1};  // above 0, a layer's "never converted"
+}  // namespace
+
+std::uint64_t parameter_generation() { return g_parameter_generation.load(std::memory_order_relaxed); }
+void parameters_written() { g_parameter_generation.fetch_add(1, std::memory_order_relaxed); }
 
 template <class Scalar>
 std::size_t ParameterStore<Scalar>::add(const std::string& name, const std::vector<std::uint64_t>& shape,
@@ -67,6 +76,7 @@ void ParameterStore<Scalar>::initialize(std::uint64_t seed) {
         });
   }
   fence();
+  parameters_written();  // Note [parameter generation]
 }
 
 template <class Scalar>

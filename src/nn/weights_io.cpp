@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "io/atomic_file.hpp"
 #include "io/hdf5.hpp"
+#include "nn/parameter_generation.hpp"
 
 namespace hpct::nn {
 
@@ -41,6 +42,7 @@ Attributes read_weights(const std::string& path, ParameterStore<Scalar>& store) 
     for (std::uint64_t i = 0; i < t.size; ++i) host(t.offset + i) = static_cast<Scalar>(values[i]);
   }
   Kokkos::deep_copy(store.params(), host);
+  parameters_written();  // Note [parameter generation]
   Attributes attrs;
   for (const char* key : {"model", "config", "hpctrain_version", "git_hash", "backend"})
     if (h5::has_attr(f, "/", key)) attrs[key] = h5::read_attr_string(f, "/", key);

@@ -13,6 +13,7 @@
 #include "core/log.hpp"
 #include "io/atomic_file.hpp"
 #include "io/hdf5.hpp"
+#include "nn/parameter_generation.hpp"
 
 namespace hpct {
 
@@ -223,6 +224,7 @@ CheckpointState read_checkpoint(const std::string& path, nn::ParameterStore<floa
     Kokkos::deep_copy(view, h);
   };
   copy_in(p, View1<float>(store.params()));
+  nn::parameters_written();  // Note [parameter generation]
   copy_in(m, optimizer.first_moment());
   if (!v.empty()) copy_in(v, optimizer.second_moment());
   optimizer.set_steps_taken(s.global_step - s.skipped_steps);

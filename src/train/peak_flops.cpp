@@ -6,6 +6,7 @@
 
 #include "core/kokkos_compat.hpp"
 #include "core/log.hpp"
+#include "nn/conv.hpp"
 #include "nn/gemm.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -69,10 +70,16 @@ PeakFlops rank_peak_flops(nn::Precision precision) {
   int dev = 0;
   cudaDeviceProp prop;
   if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return {};
-  return gpu_table_peak(prop.name, precision);
+  // bf16/fp16: Linear's GEMMs run on tensor cores (cublasGemmEx, fp32 accumulation; Note [half
+  // GEMMs]), so the MFU is against the half-precision peak. Convolutions still run in fp32 there.
+  PeakFlops p = gpu_table_peak(prop.name, precision);
+  if (precision != nn::Precision::fp32 && p.flops_per_s > 0)
+    p.source += ", tensor-core bf16/fp16 GEMMs (cuBLAS, fp32 accumulation; convolutions fp32)";
+  return p;
 #else
-  (void)precision;  // host GEMMs run in fp32 at every precision setting (emulated rounding)
-  return {measured_sgemm_flops(), strf("sgemm measured with %d thread(s) per rank", HostExecSpace().concurrency())};
+  (void)precision;  // host GEMMs run in fp32 at every precision setting (exact emulation, no half units)
+  return {measured_sgemm_flops(), strf("sgemm measured with %d thread(s) per rank; GEMMs: %s, fp32",
+                                       HostExecSpace().concurrency(), nn::gemm_library_name().c_str())};
 #endif
 }
 

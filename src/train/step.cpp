@@ -7,6 +7,7 @@
 
 #include "core/log.hpp"
 #include "core/runtime.hpp"
+#include "nn/parameter_generation.hpp"
 
 namespace hpct {
 
@@ -129,6 +130,7 @@ StepOutcome StepRunner::finish(double loss_sum, std::uint64_t global_step, std::
   }
   optimizer_.step(store.param_span(), grads, schedule_.at(global_step));
   fence();
+  nn::parameters_written();  // Note [parameter generation]
   return r;
 }
 
@@ -171,6 +173,7 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
   }
   ScopedTime t(time.comm, "allgather");
   collective_->all_gather(store.params().data(), shard_, global_step);
+  nn::parameters_written();  // Note [parameter generation]
   return r;
 }
 

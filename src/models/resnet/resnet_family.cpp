@@ -72,7 +72,11 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   c.height = static_cast<int>(config.get_int("height"));
   c.width = static_cast<int>(config.get_int("width"));
   auto model = std::make_unique<ResNetModel>(c, capacity);
-  model->set_conv_algorithm(config.get_string("conv_algorithm"), config.get_bool("conv_deterministic"));
+  // A model trained with oneDNN loads in a build without it: the convolutions compute the same
+  // function, so the stored choice falls back to gemm there.
+  std::string alg = config.get_string("conv_algorithm");
+  if (alg == "onednn" && !nn::conv_algorithm_available(nn::ConvAlgorithm::onednn)) alg = "gemm";
+  model->set_conv_algorithm(alg, config.get_bool("conv_deterministic"));
   return model;
 }
 

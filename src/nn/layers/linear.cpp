@@ -1,15 +1,18 @@
 // Linear layer kernels (see linear.hpp).
 #include "nn/layers/linear.hpp"
 
+#include <type_traits>
+
 #include "nn/elementwise.hpp"
 #include "nn/gemm.hpp"
+#include "nn/parameter_generation.hpp"
 
 namespace hpct::nn {
 
 template <class Scalar>
 Linear<Scalar>::Linear(Store& store, Workspace<Scalar>& ws, const std::string& name, int in, int out, int capacity,
                        Activation act, Precision precision, bool bias)
-    : in_(in), out_(out), act_(act), precision_(precision), has_bias_(bias) {
+    : in_(in), out_(out), act_(act), precision_(precision), has_bias_(bias), capacity_(capacity) {
   const auto o = static_cast<std::uint64_t>(out), i = static_cast<std::uint64_t>(in);
   w_index_ = store.add(name + "/weight", {o, i}, Init::linear(i), true);
   b_index_ = bias ? store.add(name + "/bias", {o}, Init::linear(i), false) : w_index_;
@@ -33,20 +36,61 @@ void Linear<Scalar>::bind(const Store& store) {
   const auto ones = ones_->flat();
   Kokkos::parallel_for(
       "linear_ones", range(0, ones.extent(0)), KOKKOS_LAMBDA(const std::size_t i) { ones(i) = Scalar(1); });
-  if (precision_ != Precision::fp32) w_lowp_ = View2<Scalar>("linear_w_lowp", out_, in_);
+  half_ = std::is_same_v<Scalar, float> && precision_ != Precision::fp32 && half_gemm_native();
+  if (half_) {
+    w_generation_ = 0;  // the generation starts above 0: the first forward converts
+    w_half_ = View1<std::uint16_t>("linear_w_half", static_cast<std::size_t>(out_) * in_);
+    x_half_ = View1<std::uint16_t>("linear_x_half", static_cast<std::size_t>(capacity_) * in_);
+    dz_half_ = View1<std::uint16_t>("linear_dz_half", static_cast<std::size_t>(capacity_) * out_);
+  } else if (precision_ != Precision::fp32) {
+    w_lowp_ = View2<Scalar>("linear_w_lowp", out_, in_);
+  }
+}
+
+template <class Scalar>
+void Linear<Scalar>::forward_half(const T& x, int n, const T& target) {
+  if constexpr (std::is_same_v<Scalar, float>) {
+    if (parameter_generation() != w_generation_) {  // Note [parameter generation]
+      to_half_bits(precision_, w_.data(), w_half_.data(), static_cast<std::int64_t>(out_) * in_);
+      w_generation_ = parameter_generation();
+    }
+    to_half_bits(precision_, x.rows(n), x_half_.data());
+    gemm('N', 'T', precision_, 1.0f, HalfMatrix(x_half_.data(), n, in_), HalfMatrix(w_half_.data(), out_, in_),
+         0.0f, target.rows(n));
+  }
+}
+
+template <class Scalar>
+void Linear<Scalar>::backward_half(const T& x, const typename T::Matrix& dz, const T& dx, GradMode mode, int n) {
+  if constexpr (std::is_same_v<Scalar, float>) {
+    // x again (not the forward's copy): a layer object applied twice per step overwrites it.
+    to_half_bits(precision_, dz, dz_half_.data());
+    to_half_bits(precision_, x.rows(n), x_half_.data());
+    const HalfMatrix dzh(dz_half_.data(), n, out_);
+    gemm('T', 'N', precision_, 1.0f, dzh, HalfMatrix(x_half_.data(), n, in_), 1.0f, dw_);  // dW += dz^T x
+    if (!dx.empty()) {
+      gemm('N', 'N', precision_, 1.0f, dzh, HalfMatrix(w_half_.data(), out_, in_),
+           mode == GradMode::accumulate ? 1.0f : 0.0f, dx.rows(n));
+      round_values(precision_, dx.data(), static_cast<std::int64_t>(n) * in_);
+    }
+  }
 }
 
 template <class Scalar>
 void Linear<Scalar>::forward(const T& x, int n) {
   if (n == 0) return;
-  typename T::Matrix w = w_;
-  if (precision_ != Precision::fp32) {
-    Kokkos::deep_copy(w_lowp_, w_);
-    round_values(precision_, w_lowp_.data(), static_cast<std::int64_t>(w_lowp_.span()));
-    w = w_lowp_;
-  }
   const T& target = act_ == Activation::identity ? *y_ : *z_;
-  gemm('N', 'T', Scalar(1), x.rows(n), w, Scalar(0), target.rows(n));
+  if (half_) {
+    forward_half(x, n, target);
+  } else {
+    typename T::Matrix w = w_;
+    if (precision_ != Precision::fp32) {
+      Kokkos::deep_copy(w_lowp_, w_);
+      round_values(precision_, w_lowp_.data(), static_cast<std::int64_t>(w_lowp_.span()));
+      w = w_lowp_;
+    }
+    gemm('N', 'T', Scalar(1), x.rows(n), w, Scalar(0), target.rows(n));
+  }
   const auto b = b_;
   const auto y = y_->matrix();
   const Activation act = act_;
@@ -111,8 +155,12 @@ void Linear<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mod
       const typename Store::Matrix ones_row(ones_->data(), 1, static_cast<std::size_t>(n));
       gemm('N', 'N', Scalar(1), ones_row, dz, Scalar(1), db_row);
     }
-    gemm('T', 'N', Scalar(1), dz, x.rows(n), Scalar(1), dw_);  // dW += dz^T x
-    if (!dx.empty()) {
+    if (half_) {
+      backward_half(x, dz, dx, mode, n);
+    } else {
+      gemm('T', 'N', Scalar(1), dz, x.rows(n), Scalar(1), dw_);  // dW += dz^T x
+    }
+    if (!half_ && !dx.empty()) {
       const typename T::Matrix w = precision_ != Precision::fp32 ? typename T::Matrix(w_lowp_) : w_;
       gemm('N', 'N', Scalar(1), dz, w, mode == GradMode::accumulate ? Scalar(1) : Scalar(0), dx.rows(n));
       if (precision_ != Precision::fp32) round_values(precision_, dx.data(), static_cast<std::int64_t>(n) * in_);

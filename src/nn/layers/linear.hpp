@@ -2,6 +2,7 @@
 // into the bias kernel (a GEMM epilogue). The GEMMs go through nn/gemm.hpp (OpenBLAS / cuBLAS).
 // Obeys Note [the gradient rule] (nn/layer.hpp); registers "<name>/weight" (decayed) and
 // "<name>/bias" (not decayed) with nn.Linear's initialisation; nn.Linear(bias=False) registers no bias.
+// bf16/fp16 on GPU builds: tensor-core GEMMs on half copies of the weights (Note [half GEMMs]).
 #pragma once
 
 #include <string>
@@ -24,6 +25,8 @@ class Linear : public Layer<Scalar> {
   void forward(const T& x, int n) override;
   void backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) override;
   const T& output() const override { return *y_; }
+  // Whether the GEMMs take half-precision operands (bf16/fp16 float layers on GPU builds).
+  bool half_gemms() const { return half_; }
 
   int in() const { return in_; }
   int out() const { return out_; }
@@ -44,7 +47,16 @@ class Linear : public Layer<Scalar> {
   T* y_ = nullptr;
   T* dz_ = nullptr;       // dL/dz, so that dy stays untouched
   T* ones_ = nullptr;     // [capacity] of 1: the bias gradient as a GEMM
-  View2<Scalar> w_lowp_;  // the weights rounded to the compute precision (bf16/fp16 only)
+  View2<Scalar> w_lowp_;  // the weights rounded to the compute precision (bf16/fp16 host emulation)
+  // Note [half GEMMs] on GPU builds: the weights as bf16/fp16 bit patterns, refreshed when the
+  // parameter generation moves (once per optimizer step, nn/parameter_generation.hpp); x and dz are
+  // converted per GEMM into the two other buffers.
+  void forward_half(const T& x, int n, const T& target);
+  void backward_half(const T& x, const typename T::Matrix& dz, const T& dx, GradMode mode, int n);
+  int capacity_;
+  bool half_ = false;
+  std::uint64_t w_generation_ = 0;
+  View1<std::uint16_t> w_half_, x_half_, dz_half_;
 };
 
 }  // namespace hpct::nn
