@@ -1,5 +1,5 @@
 // Unit tests of the GBDT pieces: binning, the histogram kernel (exact, any thread count), sibling
-// subtraction, split gain and default direction, AUC, and input errors naming file:line.
+// subtraction, split gain and default direction, AUC (the text inputs: test_gbdt_input.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -249,6 +249,22 @@ TEST(GbdtHistogram, KernelEqualsSerialSumAndSubtractionGivesSibling) {
   }
 }
 
+namespace {
+// The row kernel (accumulate_histogram) over a fixture's in-bag rows, copied to the host.
+Hist row_kernel_sum(HistFixture& f, const RowPartition& part) {
+  const std::size_t size = static_cast<std::size_t>(f.offset.back()) * kHistStride;
+  View1<int> offset("offset", f.offset.size());
+  auto ho = Kokkos::create_mirror_view(offset);
+  for (std::size_t i = 0; i < f.offset.size(); ++i) ho(i) = f.offset[i];
+  Kokkos::deep_copy(offset, ho);
+  View1<long long> by_rows("by_rows", size);
+  View2<long long> partial("partial", static_cast<std::size_t>(ExecSpace().concurrency()), size);
+  accumulate_histogram(f.bins, offset, f.q, part.index(), 0, part.bag_rows(), by_rows, partial);
+  auto hr = to_host(by_rows);
+  return Hist(hr.data(), hr.data() + size);
+}
+}  // namespace
+
 // The two CPU kernels directly, on all in-bag rows: row chunks with partial histograms (several
 // chunks when the test runs with 2 threads) and feature blocks; both equal the serial loop.
 TEST(GbdtHistogram, RowAndFeatureKernelsEqualSerialSum) {
@@ -256,29 +272,12 @@ TEST(GbdtHistogram, RowAndFeatureKernelsEqualSerialSum) {
   RowPartition part(fx.n);
   part.reset(fx.in_bag);
   const std::size_t size = static_cast<std::size_t>(fx.offset.back()) * kHistStride;
-  View1<int> offset("offset", fx.offset.size());
-  auto ho = Kokkos::create_mirror_view(offset);
-  for (std::size_t i = 0; i < fx.offset.size(); ++i) ho(i) = fx.offset[i];
-  Kokkos::deep_copy(offset, ho);
-  View1<long long> by_rows("by_rows", size);
-  View2<long long> partial("partial", static_cast<std::size_t>(ExecSpace().concurrency()), size);
-  accumulate_histogram(fx.bins, offset, fx.q, part.index(), 0, part.bag_rows(), by_rows, partial);
-  auto hr = to_host(by_rows);
-  EXPECT_EQ(Hist(hr.data(), hr.data() + size), fx.naive(0));
+  EXPECT_EQ(row_kernel_sum(fx, part), fx.naive(0));
   {  // the same bins per feature: the uniform-stride row loop
     HistFixture u(true);
     RowPartition pu(u.n);
     pu.reset(u.in_bag);
-    const std::size_t su = static_cast<std::size_t>(u.offset.back()) * kHistStride;
-    View1<int> ou("offset_u", u.offset.size());
-    auto hou = Kokkos::create_mirror_view(ou);
-    for (std::size_t i = 0; i < u.offset.size(); ++i) hou(i) = u.offset[i];
-    Kokkos::deep_copy(ou, hou);
-    View1<long long> hu("by_rows_u", su);
-    View2<long long> pp("partial_u", static_cast<std::size_t>(ExecSpace().concurrency()), su);
-    accumulate_histogram(u.bins, ou, u.q, pu.index(), 0, pu.bag_rows(), hu, pp);
-    auto hh = to_host(hu);
-    EXPECT_EQ(Hist(hh.data(), hh.data() + su), u.naive(0));
+    EXPECT_EQ(row_kernel_sum(u, pu), u.naive(0));
   }
   if (std::is_same<MemSpace, HostSpace>::value) {
     Hist by_features(size, 0);
@@ -362,92 +361,4 @@ TEST(GbdtMetrics, AucMatchesPairwiseCountWithTiesAndWeights) {
   const std::vector<float> my(y.begin() + static_cast<long>(a), y.begin() + static_cast<long>(b));
   const std::vector<float> mw(w.begin() + static_cast<long>(a), w.begin() + static_cast<long>(b));
   EXPECT_NEAR(evaluate("auc", Objective::binary, 1, ms, my, mw, comm), num / den, 1e-12);
-}
-
-#define EXPECT_CONTAINS(text, part)                                                           \
-  do {                                                                                        \
-    const std::string t_ = (text);                                                            \
-    EXPECT_NE(t_.find(part), std::string::npos) << "'" << t_ << "' lacks '" << (part) << "'"; \
-  } while (0)
-
-namespace {
-// Loads a file through the trainer's path and returns the agreed error message ("" when none).
-std::string load_error(const std::string& name, const std::string& text, const std::string& deck_extra) {
-  const std::string file = gbdt_test::write_file(name, text);
-  const Comm comm;
-  try {
-    const auto d = gbdt_test::deck("data_file " + file + "\n" + deck_extra);
-    const BoostParams p = params_from_deck(d);
-    Data data = load_data(source_from_deck(d, "data_file"), "train", comm);
-    comm.run_agreed([&] { check_labels(p.objective, p.num_class, data.y, data.line, data.file); });
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::bad_input) << e.what();
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
-
-TEST(GbdtInput, ErrorsNameFileAndLine) {
-  EXPECT_CONTAINS(load_error("g_ragged.csv", "1,2,3\n0,4,5\n1,6\n0,7,8\n", "objective binary\n"),
-                  "g_ragged.csv:3: ragged row");
-  EXPECT_CONTAINS(load_error("g_text.tsv", "1\t2\n0\tx7\n1\t3\n0\t1\n", "objective binary\n"),
-                  "g_text.tsv:2: field 2 'x7' is not a number");
-  EXPECT_CONTAINS(load_error("g_label.csv", "1,2\n0,4\n# comment\n2,6\n0,7\n", "objective binary\n"),
-                  "g_label.csv:4: objective: label 2 is outside");
-  EXPECT_CONTAINS(load_error("g_class.csv", "1,2\n0,4\n3,6\n4,7\n", "objective multiclass\nnum_class 3\n"),
-                  "g_class.csv:3: num_class: label 3 needs at least 4 classes");
-  EXPECT_CONTAINS(load_error("g_ids.svm", "1 1:1 2:1\n0 0:1\n1 3:1\n0 2:4\n", "objective binary\n"),
-                  "g_ids.svm:2: feature id 0 below the base 1");
-  EXPECT_CONTAINS(load_error("g_ids0.svm", "1 0:1 2:1\n0 1:abc\n1 3:1\n0 2:4\n",
-                             "objective binary\nlibsvm_base 0\n"),
-                  "g_ids0.svm:2: value 'abc' of feature 1 is not a number");
-  EXPECT_EQ(load_error("g_ok.svm", "1 0:1 2:1\n0 1:2\n1 3:1\n0 2:4\n", "objective binary\nlibsvm_base 0\n"), "");
-  EXPECT_CONTAINS(load_error("g_fmt.dat", "1,2\n", "objective binary\n"), "data_format");
-}
-
-// LibSVM: absent entries are missing (NaN), ids 0- or 1-based; the width is the global maximum.
-TEST(GbdtInput, LibsvmSparseRowsAndWidthOverRanks) {
-  const Comm comm;
-  const std::string file = gbdt_test::write_file("g_sparse.svm", "1 1:0.5 3:2\n0 2:-1\n1\n0 7:3 # note\n");
-  DataSource src;
-  src.file = file;
-  const Data d = load_data(src, "train", comm);
-  EXPECT_EQ(d.cols, 7);
-  EXPECT_EQ(d.global_rows, 4);
-  EXPECT_EQ(comm.sum(d.rows), 4);
-  for (long long r = 0; r < d.rows; ++r) {
-    const long long g = d.first_row + r;
-    const float* x = &d.x[static_cast<std::size_t>(r * d.cols)];
-    if (g == 0) {
-      EXPECT_EQ(x[0], 0.5f);
-      EXPECT_TRUE(std::isnan(x[1]));
-      EXPECT_EQ(x[2], 2.0f);
-    }
-    if (g == 3) {
-      EXPECT_EQ(x[6], 3.0f);
-    }
-    if (g == 2) {
-      EXPECT_TRUE(std::all_of(x, x + 7, [](float v) { return std::isnan(v); }));
-    }
-  }
-}
-
-// Tables as users hand them over: an infinity (written out or past float's range) is an error naming
-// the file, line and field; a UTF-8 byte-order mark is skipped; a LibSVM id past the stated limit is
-// an error naming it, not a failed allocation.
-TEST(GbdtInput, InfinitiesByteOrderMarksAndHugeFeatureIds) {
-  EXPECT_CONTAINS(load_error("g_inf.csv", "1,2\n0,1e999\n1,3\n0,1\n", "objective binary\n"),
-                  "g_inf.csv:2: field 2 '1e999' is infinite (or beyond float's range)");
-  EXPECT_CONTAINS(load_error("g_inf.tsv", "1\t2\n0\t-inf\n1\t3\n0\t1\n", "objective binary\n"),
-                  "g_inf.tsv:2: field 2 '-inf' is infinite");
-  EXPECT_CONTAINS(load_error("g_inf.svm", "1 1:1\n0 2:1e999\n1 1:3\n0 2:1\n", "objective binary\n"),
-                  "g_inf.svm:2: value '1e999' of feature 2 is infinite");
-  EXPECT_EQ(load_error("g_bom.csv",
-                       "\xEF\xBB\xBF"
-                       "0,1\n1,2\n0,1\n1,3\n",
-                       "objective binary\n"),
-            "");
-  EXPECT_CONTAINS(load_error("g_huge.svm", "1 1:1\n0 2000000000:1\n1 1:3\n0 2:1\n", "objective binary\n"),
-                  "g_huge.svm:2: feature id 2000000000 is beyond the limit of 16777216 features");
 }
