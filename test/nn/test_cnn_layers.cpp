@@ -215,27 +215,32 @@ TEST(CnnLayers, OneDnnConvolutionsAreTheExactOnesInFloat) {
   }
 }
 
+// Weight and bias away from ones and zeros; positive running variances.
+void set_batch_norm_parameters(Net& net, std::size_t c) {
+  std::vector<double> p = test::host_values(DTensor(net.store.params().data(),
+                                                    Shape{static_cast<std::int64_t>(net.store.count())}));
+  for (std::size_t i = 0; i < c; ++i)
+    p[i] = 1.0 + 0.3 * static_cast<double>(i), p[c + i] = 0.2 - 0.1 * static_cast<double>(i);
+  for (std::size_t i = 0; i < c; ++i) p[2 * c + i] = 0.5 * static_cast<double>(i), p[3 * c + i] = 2.0 + double(i);
+  test::set_values(DTensor(net.store.params().data(), Shape{static_cast<std::int64_t>(p.size())}), p);
+}
+
 TEST(CnnLayerGradients, BatchNorm2dTrainingAndEvaluation) {
-  for (const Shape shape : {Shape{3, 2, 3, 4}, Shape{5, 3}}) {
-    for (const bool training : {true, false}) {
-      Net net;
-      nn::BatchNorm2d<double> bn(net.store, net.ws, "bn", shape);
-      net.allocate({&bn});
-      // weight and bias away from ones and zeros; positive running variances
-      std::vector<double> p = test::host_values(DTensor(net.store.params().data(),
-                                                        Shape{static_cast<std::int64_t>(net.store.count())}));
-      const std::size_t c = static_cast<std::size_t>(shape.dim[1]);
-      for (std::size_t i = 0; i < c; ++i)
-        p[i] = 1.0 + 0.3 * static_cast<double>(i), p[c + i] = 0.2 - 0.1 * static_cast<double>(i);
-      for (std::size_t i = 0; i < c; ++i)
-        p[2 * c + i] = 0.5 * static_cast<double>(i), p[3 * c + i] = 2.0 + static_cast<double>(i);
-      test::set_values(DTensor(net.store.params().data(), Shape{static_cast<std::int64_t>(p.size())}), p);
-      bn.set_training(training);
-      const Input in(shape, 17, 2.0, 3.0);
-      const auto r = test::check_gradients(test::layer_case(bn, in.x, static_cast<int>(shape.dim[0]), &net.store));
-      test::expect_gradients_ok(r, "BatchNorm2d " + shape.to_string() + (training ? " training" : " evaluation"));
-    }
-  }
+  for (const Shape shape : {Shape{3, 2, 3, 4}, Shape{5, 3}, Shape{4, 3, 5, 7}})
+    for (const bool training : {true, false})
+      for (const bool relu : {false, true}) {  // Note [batch norm with relu]
+        Net net;
+        nn::BatchNorm2d<double> bn(net.store, net.ws, "bn", shape);
+        bn.set_relu(relu);
+        net.allocate({&bn});
+        set_batch_norm_parameters(net, static_cast<std::size_t>(shape.dim[1]));
+        bn.set_training(training);
+        const Input in(shape, 17, 2.0, 3.0);
+        const auto r = test::check_gradients(test::layer_case(bn, in.x, static_cast<int>(shape.dim[0]),
+                                                              &net.store));
+        test::expect_gradients_ok(r, "BatchNorm2d " + shape.to_string() + (training ? " training" : " evaluation") +
+                                         (relu ? " with relu" : ""));
+      }
 }
 
 TEST(CnnLayers, BatchNormRunningStatisticsFollowPyTorch) {

@@ -3,7 +3,6 @@
 
 #include "core/error.hpp"
 #include "models/resnet/resnet.hpp"
-#include "nn/layers/activation_layer.hpp"
 #include "nn/layers/pool2d.hpp"
 
 namespace hpct::cape {
@@ -21,7 +20,7 @@ Backbone::Backbone(const BackboneConfig& c, int images) : c_(c), net_(ws_) {
   convs_.push_back(&stem);
   s = stem.output().shape();
   norms_.push_back(&net_.emplace<nn::BatchNorm2d<float>>(store_, ws_, "bn1", s));
-  net_.emplace<nn::ActivationLayer<float>>(ws_, "relu", s, nn::Activation::relu);
+  norms_.back()->set_relu(true);  // Note [batch norm with relu]
   if (!c.small_stem) s = net_.emplace<nn::MaxPool2d<float>>(ws_, "maxpool", s, 3, 2, 1).output().shape();
   for (int stage = 0; stage < c.stages; ++stage) {
     const int planes = c.base_width << stage;

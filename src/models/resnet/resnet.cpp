@@ -2,7 +2,6 @@
 #include "models/resnet/resnet.hpp"
 
 #include "core/error.hpp"
-#include "nn/layers/activation_layer.hpp"
 #include "nn/layers/pool2d.hpp"
 
 namespace hpct {
@@ -28,7 +27,7 @@ ResNet<Scalar>::ResNet(const ResNetConfig& config, int capacity) : config_(confi
   convs_.push_back(&stem);
   s = stem.output().shape();
   norms_.push_back(&net_.template emplace<nn::BatchNorm2d<Scalar>>(store_, ws_, "bn1", s));
-  net_.template emplace<nn::ActivationLayer<Scalar>>(ws_, "relu", s, nn::Activation::relu);
+  norms_.back()->set_relu(true);  // Note [batch norm with relu]
   if (!config.small_stem)
     s = net_.template emplace<nn::MaxPool2d<Scalar>>(ws_, "maxpool", s, 3, 2, 1).output().shape();
   // Stages.

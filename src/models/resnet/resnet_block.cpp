@@ -1,18 +1,20 @@
 // Residual blocks (see resnet_block.hpp, Note [residual backward order]).
 #include "models/resnet/resnet_block.hpp"
 
-#include "nn/layers/activation_layer.hpp"
+#include "nn/plane_loop.hpp"
+
 
 namespace hpct {
 
 namespace {
 
-// conv (no bias, torchvision's init) then batch norm, appended to `seq`; returns the output shape.
+// conv (no bias, torchvision's init) then batch norm, appended to `seq`, with the relu after it
+// fused when `relu` (Note [batch norm with relu]); returns the output shape.
 template <class Scalar>
 Shape conv_bn(nn::Sequential<Scalar>& seq, nn::ParameterStore<Scalar>& store, nn::Workspace<Scalar>& ws,
               const std::string& conv_name, const std::string& bn_name, const Shape& in, int out, int kernel,
               int stride, nn::ConvAlgorithm algorithm, std::vector<nn::BatchNorm2d<Scalar>*>& norms, double& macs,
-              std::vector<nn::Conv2d<Scalar>*>* convs) {
+              std::vector<nn::Conv2d<Scalar>*>* convs, bool relu = false) {
   nn::Conv2dOptions o;
   o.out_channels = out, o.kernel = kernel, o.stride = stride, o.padding = kernel / 2, o.bias = false;
   o.kaiming_fan_out = true, o.algorithm = algorithm;
@@ -21,6 +23,7 @@ Shape conv_bn(nn::Sequential<Scalar>& seq, nn::ParameterStore<Scalar>& store, nn
   if (convs) convs->push_back(&conv);
   const Shape s = conv.output().shape();
   norms.push_back(&seq.template emplace<nn::BatchNorm2d<Scalar>>(store, ws, bn_name, s));
+  norms.back()->set_relu(relu);
   return s;
 }
 
@@ -35,19 +38,15 @@ ResidualBlock<Scalar>::ResidualBlock(nn::ParameterStore<Scalar>& store, nn::Work
     : main_(ws) {
   const std::string p = name + "/";
   Shape s = in;
-  auto relu = [&](const char* what) {
-    main_.template emplace<nn::ActivationLayer<Scalar>>(ws, p + what, s, nn::Activation::relu);
-  };
   if (bottleneck) {
-    s = conv_bn(main_, store, ws, p + "conv1", p + "bn1", s, planes, 1, 1, algorithm, norms, macs_, convs);
-    relu("relu1");
-    s = conv_bn(main_, store, ws, p + "conv2", p + "bn2", s, planes, 3, stride, algorithm, norms, macs_, convs);
-    relu("relu2");
+    s = conv_bn(main_, store, ws, p + "conv1", p + "bn1", s, planes, 1, 1, algorithm, norms, macs_, convs, true);
+    s = conv_bn(main_, store, ws, p + "conv2", p + "bn2", s, planes, 3, stride, algorithm, norms, macs_, convs,
+                true);
     s = conv_bn(main_, store, ws, p + "conv3", p + "bn3", s, planes * kBottleneckExpansion, 1, 1, algorithm, norms,
                 macs_, convs);
   } else {
-    s = conv_bn(main_, store, ws, p + "conv1", p + "bn1", s, planes, 3, stride, algorithm, norms, macs_, convs);
-    relu("relu1");
+    s = conv_bn(main_, store, ws, p + "conv1", p + "bn1", s, planes, 3, stride, algorithm, norms, macs_, convs,
+                true);
     s = conv_bn(main_, store, ws, p + "conv2", p + "bn2", s, planes, 3, 1, algorithm, norms, macs_, convs);
   }
   if (stride != 1 || in.dim[1] != s.dim[1]) {
@@ -81,12 +80,12 @@ void ResidualBlock<Scalar>::backward(const T& x, const T& dy, const T& dx, nn::G
   }
   main_.backward(x, g, dx, mode, n);
   if (dx.empty()) return;
-  const auto d = dx.rows(n), gm = g.rows(n);
-  Kokkos::parallel_for(
-      "resblock_id_bw", range(std::int64_t(0), static_cast<std::int64_t>(n) * dx.cols()),
-      KOKKOS_LAMBDA(const std::int64_t i) {
-        const std::int64_t cols = static_cast<std::int64_t>(d.extent(1));
-        d(i / cols, i % cols) += gm(i / cols, i % cols);
+  Scalar* d = dx.data();
+  const Scalar* gm = g.data();
+  const std::int64_t cols = dx.cols();
+  nn::for_each_plane(  // Note [plane loops], a sample's values as one plane
+      "resblock_id_bw", n, cols, KOKKOS_LAMBDA(const std::int64_t i, std::int64_t j0, std::int64_t j1) {
+        for (std::int64_t j = i * cols + j0; j < i * cols + j1; ++j) d[j] += gm[j];
       });
 }
 

@@ -2,6 +2,7 @@
 #include "nn/layers/batch_norm2d.hpp"
 
 #include "core/error.hpp"
+#include "nn/plane_loop.hpp"
 
 namespace hpct::nn {
 
@@ -45,6 +46,39 @@ void BatchNorm2d<Scalar>::reduce(int count) {
   copy_view(d, h);
 }
 
+// One plane's share of the per-channel sums (Note [batch norm numerics]). `omp simd reduction`
+// lets the compiler keep partial sums in vector lanes (as optim/optimizer.cpp's sum_of_squares):
+// a single running double sum is a chain of dependent additions, ~4 cycles per value.
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION void bn_sums(const Scalar* __restrict__ xs, std::int64_t pixels, double& s_out,
+                                    double& q_out) {
+  double s = 0, q = 0;
+#pragma omp simd simdlen(16) reduction(+ : s, q)
+  for (std::int64_t p = 0; p < pixels; ++p) {
+    const double v = static_cast<double>(xs[p]);
+    s += v, q += v * v;
+  }
+  s_out += s, q_out += q;
+}
+
+// The same for the backward's sums of dy and dy xhat, dy masked where the fused relu's output is 0
+// (Note [batch norm with relu]); kRelu a template argument so the loop has no branch.
+template <bool kRelu, class Scalar>
+KOKKOS_INLINE_FUNCTION void bn_grad_sums(const Scalar* __restrict__ gs, const Scalar* __restrict__ xs,
+                                         const Scalar* __restrict__ ys, std::int64_t pixels, double mu, double rs,
+                                         double& sg_out, double& sgx_out) {
+  double sg = 0, sgx = 0;
+#pragma omp simd simdlen(16) reduction(+ : sg, sgx)
+  for (std::int64_t p = 0; p < pixels; ++p) {
+    const double gi = static_cast<double>(!kRelu || ys[p] > Scalar(0) ? gs[p] : Scalar(0));
+    sg += gi;
+    sgx += gi * ((static_cast<double>(xs[p]) - mu) * rs);
+  }
+  sg_out += sg, sgx_out += sgx;
+}
+
+// Note [batch norm numerics]: the per-channel sums of `planes` planes of `pixels` values, in
+// kSumLanes independent lanes combined in a fixed order (nn/plane_loop.hpp).
 template <class Scalar>
 void BatchNorm2d<Scalar>::forward(const T& x, int n) {
   const int c_count = channels_;
@@ -59,10 +93,7 @@ void BatchNorm2d<Scalar>::forward(const T& x, int n) {
         "bn_fw_sums", range(0, c_count), KOKKOS_LAMBDA(const int c) {
           double s = 0, q = 0;
           for (int smp = 0; smp < n; ++smp)
-            for (std::int64_t p = 0; p < pixels; ++p) {
-              const double v = static_cast<double>(xp[(smp * static_cast<std::int64_t>(c_count) + c) * pixels + p]);
-              s += v, q += v * v;
-            }
+            bn_sums(xp + (smp * static_cast<std::int64_t>(c_count) + c) * pixels, pixels, s, q);
           sums(c) = s, sums(c_count + c) = q;
           if (c == 0) sums(2 * c_count) = static_cast<double>(n) * static_cast<double>(pixels);
         });
@@ -89,11 +120,19 @@ void BatchNorm2d<Scalar>::forward(const T& x, int n) {
           rstd(c) = 1.0 / kmath::sqrt(static_cast<double>(rv[c]) + eps);
         });
   }
-  Kokkos::parallel_for(
-      "bn_fw", range(std::int64_t(0), n * c_count * pixels), KOKKOS_LAMBDA(const std::int64_t i) {
-        const int c = static_cast<int>((i / pixels) % c_count);
-        const double xhat = (static_cast<double>(xp[i]) - mean(c)) * rstd(c);
-        y[i] = static_cast<Scalar>(xhat * static_cast<double>(w[c]) + static_cast<double>(b[c]));
+  const bool relu = relu_;
+  for_each_plane(
+      "bn_fw", static_cast<std::int64_t>(n) * c_count, pixels,
+      KOKKOS_LAMBDA(const std::int64_t plane, const std::int64_t p0, const std::int64_t p1) {
+        const int c = static_cast<int>(plane % c_count);
+        const double mu = mean(c), rs = rstd(c), wc = static_cast<double>(w[c]), bc = static_cast<double>(b[c]);
+        const Scalar* xs = xp + plane * pixels;
+        Scalar* ys = y + plane * pixels;
+        for (std::int64_t p = p0; p < p1; ++p) {
+          const double xhat = (static_cast<double>(xs[p]) - mu) * rs;
+          const Scalar v = static_cast<Scalar>(xhat * wc + bc);
+          ys[p] = relu ? (v > Scalar(0) ? v : Scalar(0)) : v;  // Note [batch norm with relu]
+        }
       });
 }
 
@@ -101,21 +140,22 @@ template <class Scalar>
 void BatchNorm2d<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) {
   const int c_count = channels_;
   const std::int64_t pixels = pixels_;
-  const Scalar *xp = x.data(), *g = dy.data(), *w = w_;
+  const Scalar *xp = x.data(), *g = dy.data(), *w = w_, *yp = y_->data();
   Scalar *dw = dw_, *db = db_;
   const auto mean = mean_, rstd = rstd_, sums = sums_;
+  const bool relu = relu_;
   // The rank's own sums of dy and dy xhat: the parameter gradients, and (summed over the ranks
-  // when synchronised) the mean terms of the input gradient.
+  // when synchronised) the mean terms of the input gradient. With the relu fused, dy is the
+  // gradient after the relu, masked where the output is 0 (Note [batch norm with relu]).
   Kokkos::parallel_for(
       "bn_bw_sums", range(0, c_count), KOKKOS_LAMBDA(const int c) {
         double sg = 0, sgx = 0;
-        for (int smp = 0; smp < n; ++smp)
-          for (std::int64_t p = 0; p < pixels; ++p) {
-            const std::int64_t i = (smp * static_cast<std::int64_t>(c_count) + c) * pixels + p;
-            const double gi = static_cast<double>(g[i]);
-            sg += gi;
-            sgx += gi * (static_cast<double>(xp[i]) - mean(c)) * rstd(c);
-          }
+        const double mu = mean(c), rs = rstd(c);
+        for (int smp = 0; smp < n; ++smp) {
+          const std::int64_t base = (smp * static_cast<std::int64_t>(c_count) + c) * pixels;
+          if (relu) bn_grad_sums<true>(g + base, xp + base, yp + base, pixels, mu, rs, sg, sgx);
+          else bn_grad_sums<false>(g + base, xp + base, yp + base, pixels, mu, rs, sg, sgx);
+        }
         dw[c] += static_cast<Scalar>(sgx);
         db[c] += static_cast<Scalar>(sg);
         sums(c) = sg, sums(c_count + c) = sgx;
@@ -127,18 +167,22 @@ void BatchNorm2d<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMod
     const bool acc = mode == GradMode::accumulate;
     const bool batch_stats = training_;
     // Training: dx = w rstd (dy - mean(dy) - xhat mean(dy xhat)); evaluation: dx = w rstd dy.
-    Kokkos::parallel_for(
-        "bn_bw_x", range(std::int64_t(0), n * c_count * pixels), KOKKOS_LAMBDA(const std::int64_t i) {
-          const int c = static_cast<int>((i / pixels) % c_count);
-          const double scale = static_cast<double>(w[c]) * rstd(c);
-          double v = static_cast<double>(g[i]);
-          if (batch_stats) {
-            const double count = sums(2 * c_count);
-            const double xhat = (static_cast<double>(xp[i]) - mean(c)) * rstd(c);
-            v -= sums(c) / count + xhat * sums(c_count + c) / count;
+    for_each_plane(
+        "bn_bw_x", static_cast<std::int64_t>(n) * c_count, pixels,
+        KOKKOS_LAMBDA(const std::int64_t plane, const std::int64_t p0, const std::int64_t p1) {
+          const int c = static_cast<int>(plane % c_count);
+          const double mu = mean(c), rs = rstd(c), scale = static_cast<double>(w[c]) * rs;
+          const double count = batch_stats ? sums(2 * c_count) : 1.0;
+          const double mg = batch_stats ? sums(c) / count : 0.0,
+                       mgx = batch_stats ? sums(c_count + c) / count : 0.0;
+          const Scalar *gs = g + plane * pixels, *xs = xp + plane * pixels, *ys = yp + plane * pixels;
+          Scalar* ds = d + plane * pixels;
+          for (std::int64_t p = p0; p < p1; ++p) {
+            double v = relu && !(ys[p] > Scalar(0)) ? 0.0 : static_cast<double>(gs[p]);
+            if (batch_stats) v -= mg + (static_cast<double>(xs[p]) - mu) * rs * mgx;
+            const Scalar r = static_cast<Scalar>(scale * v);
+            ds[p] = acc ? ds[p] + r : r;
           }
-          const Scalar r = static_cast<Scalar>(scale * v);
-          d[i] = acc ? d[i] + r : r;
         });
   }
   store_->report_ready(w_index_, rv_index_);

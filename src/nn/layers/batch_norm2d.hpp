@@ -24,8 +24,16 @@
 // holds up to 15 without a heap allocation (so do conv.cpp's and the other layers').
 //
 // Note [batch norm numerics]: sums are taken in double, one work item per channel looping over
-// samples and pixels in order (deterministic, no atomics); var = E[x^2] - mean^2 in double loses
-// nothing for float data unless |mean| / std exceeds ~1e6.
+// samples and pixels in order, each plane's sum in the vector lanes of an `omp simd` reduction
+// (an order fixed by the build: deterministic, no atomics, independent of threads); var = E[x^2] - mean^2 in
+// double loses nothing for float data unless |mean| / std exceeds ~1e6. The per-pixel passes loop
+// over planes (Note [plane loops] in nn/plane_loop.hpp).
+//
+// Note [batch norm with relu]: set_relu(true) fuses the ReLU that follows every batch norm in a
+// ResNet except the last of a block: y = max(0, bn(x)), and the backward masks dy where y is 0
+// before the batch-norm backward (y > 0 exactly where bn(x) > 0). Equal to BatchNorm2d followed by
+// ActivationLayer(relu) (up to the sign of zero gradients) with two passes over the tensor and one
+// tensor fewer per layer.
 #pragma once
 
 #include <functional>
@@ -54,6 +62,9 @@ class BatchNorm2d : public Layer<Scalar> {
   void set_training(bool training) { training_ = training; }
   bool training() const { return training_; }
   void set_allreduce(Allreduce reducer) { allreduce_ = std::move(reducer); }
+  // Note [batch norm with relu]; before the first forward.
+  void set_relu(bool relu) { relu_ = relu; }
+  bool relu() const { return relu_; }
   int channels() const { return channels_; }
 
  private:
@@ -63,6 +74,7 @@ class BatchNorm2d : public Layer<Scalar> {
   std::int64_t pixels_;  // H x W (1 for [N, C])
   double eps_, momentum_;
   bool training_ = true;
+  bool relu_ = false;
   Allreduce allreduce_;
   const Store* store_ = nullptr;
   std::size_t w_index_ = 0, b_index_ = 0, rm_index_ = 0, rv_index_ = 0;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "nn/plane_loop.hpp"
 
 namespace hpct::nn {
 
@@ -62,9 +63,12 @@ void Conv2d<Scalar>::forward(const T& x, int n) {
   const std::int64_t pixels = g_.out_pixels(), c_out = g_.c_out;
   Scalar* y = y_->data();
   const Scalar* b = b_;
-  Kokkos::parallel_for(
-      "conv_bias", range(std::int64_t(0), n * c_out * pixels),
-      KOKKOS_LAMBDA(const std::int64_t i) { y[i] += b[(i / pixels) % c_out]; });
+  for_each_plane(  // Note [plane loops]
+      "conv_bias", n * c_out, pixels, KOKKOS_LAMBDA(const std::int64_t plane, std::int64_t p0, std::int64_t p1) {
+        const Scalar bc = b[plane % c_out];
+        Scalar* ys = y + plane * pixels;
+        for (std::int64_t p = p0; p < p1; ++p) ys[p] += bc;
+      });
 }
 
 template <class Scalar>
@@ -79,8 +83,10 @@ void Conv2d<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mod
       Kokkos::parallel_for(
           "conv_bias_bw", range(0, g_.c_out), KOKKOS_LAMBDA(const int c) {
             Scalar s = 0;
-            for (int smp = 0; smp < n; ++smp)
-              for (std::int64_t p = 0; p < pixels; ++p) s += g[(smp * c_out + c) * pixels + p];
+            for (int smp = 0; smp < n; ++smp) {
+              const Scalar* gs = g + (smp * c_out + c) * pixels;
+              for (std::int64_t p = 0; p < pixels; ++p) s += gs[p];
+            }
             db[c] += s;
           });
     }

@@ -2,6 +2,7 @@
 #include "nn/layers/pool2d.hpp"
 
 #include "core/error.hpp"
+#include "nn/plane_loop.hpp"
 
 namespace hpct::nn {
 
@@ -21,15 +22,59 @@ MaxPool2d<Scalar>::MaxPool2d(Workspace<Scalar>& ws, const std::string& name, con
   argmax_ = View1<int>(name + "/argmax", static_cast<std::size_t>(y_->shape().size()));
 }
 
+// Note [max pool by taps]: on host backends one work item per plane, and for each output row the
+// window's taps (ky, kx) in scan order are the outer loops and the row's outputs the inner one: the
+// running maximum and argmax are updated by selects across the row, a loop the compiler vectorises,
+// where a loop over one window's taps branched on data (mispredicted most of the time: a tenth of a
+// cape step). Each output still sees its taps in scan order, so the result (ties to the first
+// maximum, NaN taken and kept) is the per-output loop's.
+// One tap of a row of windows (Note [max pool by taps]): outputs [lo, hi) of the row, whose tap reads
+// row[ox s], pixel at + ox s of the plane. Restrict pointers and plain arguments, so the loop
+// vectorises (members of a lambda's closure are reloaded after every store).
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION void max_pool_tap(const Scalar* __restrict__ row, int at, int s, int lo, int hi,
+                                         Scalar* __restrict__ ys, int* __restrict__ as) {
+  for (int ox = lo; ox < hi; ++ox) {
+    const Scalar v = row[ox * s], m = ys[ox];
+    // NaN propagates as in PyTorch (v != v takes it and keeps it).
+    const bool take = as[ox] < 0 || v > m || (v != v && m == m);
+    as[ox] = take ? at + ox * s : as[ox];
+    ys[ox] = take ? v : m;
+  }
+}
+
 template <class Scalar>
 void MaxPool2d<Scalar>::forward(const T& x, int n) {
   const int h = h_, w = w_, oh = oh_, ow = ow_, k = k_, s = s_, p = p_;
   const Scalar* xp = x.data();
   Scalar* y = y_->data();
-  const auto argmax = argmax_;
+  int* argmax = argmax_.data();
   const std::int64_t out_plane = static_cast<std::int64_t>(oh) * ow, in_plane = static_cast<std::int64_t>(h) * w;
+  const std::int64_t planes = static_cast<std::int64_t>(n) * c_;
+  if (kHostBackend) {
+    Kokkos::parallel_for(
+        "maxpool_fw", range(std::int64_t(0), planes), KOKKOS_LAMBDA(const std::int64_t plane) {
+          const Scalar* xs = xp + plane * in_plane;
+          for (int oy = 0; oy < oh; ++oy) {
+            Scalar* ys = y + plane * out_plane + static_cast<std::int64_t>(oy) * ow;
+            int* as = argmax + plane * out_plane + static_cast<std::int64_t>(oy) * ow;
+            for (int ox = 0; ox < ow; ++ox) as[ox] = -1, ys[ox] = 0;
+            for (int ky = 0; ky < k; ++ky) {
+              const int iy = oy * s - p + ky;
+              if (iy < 0 || iy >= h) continue;
+              for (int kx = 0; kx < k; ++kx) {
+                // The outputs whose tap kx is inside the row: 0 <= ox s - p + kx < w.
+                const int lo = kmax(0, (p - kx + s - 1) / s), hi = kmin(ow, (w - 1 + p - kx) / s + 1);
+                const int at = iy * w - p + kx;  // the tap's pixel for ox = 0
+                max_pool_tap(xs + at, at, s, lo, hi, ys, as);
+              }
+            }
+          }
+        });
+    return;
+  }
   Kokkos::parallel_for(
-      "maxpool_fw", range(std::int64_t(0), n * c_ * out_plane), KOKKOS_LAMBDA(const std::int64_t i) {
+      "maxpool_fw", range(std::int64_t(0), planes * out_plane), KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t plane = i / out_plane;
         const int oy = static_cast<int>((i % out_plane) / ow), ox = static_cast<int>(i % ow);
         const Scalar* xs = xp + plane * in_plane;
@@ -42,11 +87,10 @@ void MaxPool2d<Scalar>::forward(const T& x, int n) {
             const int ix = ox * s - p + kx;
             if (ix < 0 || ix >= w) continue;
             const Scalar v = xs[iy * w + ix];
-            // NaN propagates as in PyTorch (v != v takes it and keeps it).
             if (best < 0 || v > m || (v != v && m == m)) best = iy * w + ix, m = v;
           }
         }
-        argmax(i) = best;
+        argmax[i] = best;
         y[i] = m;
       });
 }
@@ -58,11 +102,27 @@ void MaxPool2d<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
   const int h = h_, w = w_, oh = oh_, ow = ow_, k = k_, s = s_, p = p_;
   const Scalar* g = dy.data();
   Scalar* d = dx.data();
-  const auto argmax = argmax_;
+  const int* argmax = argmax_.data();
   const bool acc = mode == GradMode::accumulate;
   const std::int64_t out_plane = static_cast<std::int64_t>(oh) * ow, in_plane = static_cast<std::int64_t>(h) * w;
+  const std::int64_t planes = static_cast<std::int64_t>(n) * c_;
+  if (kHostBackend && !acc) {
+    // Note [pooling gradients as gathers], on one host work item per plane: the plane zeroed, then
+    // each output's gradient added to its argmax in output order, which is the order in which the
+    // gather sums them (so the same values bitwise) without testing every window of every pixel.
+    Kokkos::parallel_for(
+        "maxpool_bw", range(std::int64_t(0), planes), KOKKOS_LAMBDA(const std::int64_t plane) {
+          Scalar* ds = d + plane * in_plane;
+          const Scalar* gs = g + plane * out_plane;
+          const int* as = argmax + plane * out_plane;
+          for (std::int64_t i = 0; i < in_plane; ++i) ds[i] = 0;
+          for (std::int64_t o = 0; o < out_plane; ++o)
+            if (as[o] >= 0) ds[as[o]] += gs[o];
+        });
+    return;
+  }
   Kokkos::parallel_for(
-      "maxpool_bw", range(std::int64_t(0), n * c_ * in_plane), KOKKOS_LAMBDA(const std::int64_t i) {
+      "maxpool_bw", range(std::int64_t(0), planes * in_plane), KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t plane = i / in_plane;
         const int pix = static_cast<int>(i % in_plane), iy = pix / w, ix = pix % w;
         // The windows holding (iy, ix): oy * s - p <= iy <= oy * s - p + k - 1.
@@ -72,7 +132,7 @@ void MaxPool2d<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
         for (int oy = oy0; oy <= oy1; ++oy)
           for (int ox = ox0; ox <= ox1; ++ox) {
             const std::int64_t o = plane * out_plane + oy * ow + ox;
-            if (argmax(o) == pix) sum += g[o];
+            if (argmax[o] == pix) sum += g[o];
           }
         d[i] = acc ? d[i] + sum : sum;
       });
