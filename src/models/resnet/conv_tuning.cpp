@@ -5,6 +5,16 @@
 
 namespace hpct {
 
+// Note [direct kernels in auto]: the direct kernels (one work item per element, 1-2 GFLOP/s on a
+// core against oneDNN's ~100) cannot win where oneDNN is there, and timing them costs seconds on a
+// 64x64 network (the reason inputs/cape_quickstart.in once named onednn); so auto leaves them out
+// of builds with oneDNN. Without it (gemm and direct) direct is timed only on convolutions of at
+// most kDirectTimingMacs multiply-adds per forward pass of the batch (tens of milliseconds at the
+// direct kernels' rate), where a small GEMM's overhead can lose to it; larger ones run gemm in the
+// direct pass and are not candidates for direct.
+constexpr double kDirectTimingMacs = 4e6;
+constexpr double kNotTimed = 1e30;  // seconds: never the fastest
+
 void ConvTuning::configure(const std::vector<nn::Conv2d<float>*>& convs, const std::vector<std::string>& names,
                            const std::string& choice, bool deterministic) {
   convs_ = &convs, names_ = &names;
@@ -16,15 +26,27 @@ void ConvTuning::configure(const std::vector<nn::Conv2d<float>*>& convs, const s
   passes_.clear();
   times_.clear();
   int count = 0;
-  const nn::ConvAlgorithm* candidates = nn::conv_algorithms_available(count);
-  candidates_ = count;
-  for (int i = 0; i < count; ++i) {
-    if (candidates[i] != nn::ConvAlgorithm::direct) passes_.push_back({candidates[i], -1});  // warm-up
-    passes_.push_back({candidates[i], i});
+  const nn::ConvAlgorithm* available = nn::conv_algorithms_available(count);
+  const bool onednn = nn::conv_algorithm_available(nn::ConvAlgorithm::onednn);
+  candidates_.clear();
+  for (int i = 0; i < count; ++i)
+    if (available[i] != nn::ConvAlgorithm::direct || !onednn) candidates_.push_back(available[i]);
+  for (std::size_t i = 0; i < candidates_.size(); ++i) {
+    if (candidates_[i] != nn::ConvAlgorithm::direct) passes_.push_back({candidates_[i], -1});  // warm-up
+    // A direct pass only where some convolution is small enough to time (Note [direct kernels in auto]).
+    bool any = false;
+    for (std::size_t c = 0; c < convs.size(); ++c) any = any || times(candidates_[i], c);
+    if (any) passes_.push_back({candidates_[i], static_cast<int>(i)});
   }
   if (autotune && deterministic)
     Log::info(
         "  conv_algorithm auto with conv_deterministic: gemm for every convolution (a fixed rule, no timing)");
+}
+
+bool ConvTuning::times(nn::ConvAlgorithm a, std::size_t i) const {
+  if (a != nn::ConvAlgorithm::direct) return true;
+  const nn::Conv2d<float>& c = *(*convs_)[i];
+  return c.geometry().macs_per_sample() * static_cast<double>(c.output().shape().dim[0]) <= kDirectTimingMacs;
 }
 
 std::vector<nn::ConvAlgorithm> ConvTuning::algorithms() const {
@@ -37,7 +59,11 @@ std::vector<nn::ConvAlgorithm> ConvTuning::algorithms() const {
 void ConvTuning::before() {
   if (!tuning()) return;
   const Pass& p = passes_[static_cast<std::size_t>(pass_)];
-  for (auto* c : *convs_) c->set_algorithm(p.algorithm), c->set_timing(p.candidate >= 0);
+  for (std::size_t i = 0; i < convs_->size(); ++i) {
+    const bool timed = times(p.algorithm, i);  // else gemm, untimed (Note [direct kernels in auto])
+    (*convs_)[i]->set_algorithm(timed ? p.algorithm : nn::ConvAlgorithm::gemm);
+    (*convs_)[i]->set_timing(p.candidate >= 0 && timed);
+  }
 }
 
 void ConvTuning::after(const Allreduce& reducer) {
@@ -45,15 +71,17 @@ void ConvTuning::after(const Allreduce& reducer) {
   const auto& convs = *convs_;
   const Pass& p = passes_[static_cast<std::size_t>(pass_)];
   if (p.candidate >= 0) {
-    if (times_.empty()) times_.assign(static_cast<std::size_t>(candidates_) * convs.size(), 0.0);
+    if (times_.empty()) times_.assign(candidates_.size() * convs.size(), kNotTimed);
     const std::size_t base = static_cast<std::size_t>(p.candidate) * convs.size();
-    for (std::size_t i = 0; i < convs.size(); ++i) times_[base + i] = convs[i]->elapsed();
+    for (std::size_t i = 0; i < convs.size(); ++i)
+      if (times(p.algorithm, i)) times_[base + i] = convs[i]->elapsed();
   }
   if (++pass_ < static_cast<int>(passes_.size())) return;
   // Every rank takes the same choice from the times summed over the ranks.
+  if (times_.empty()) times_.assign(candidates_.size() * convs.size(), kNotTimed);
   if (reducer) reducer(times_.data(), static_cast<int>(times_.size()));
-  int count = 0;
-  const nn::ConvAlgorithm* candidates = nn::conv_algorithms_available(count);
+  const int count = static_cast<int>(candidates_.size());
+  const nn::ConvAlgorithm* candidates = candidates_.data();
   std::vector<int> chosen(static_cast<std::size_t>(count), 0);
   Log::info(
       strf("  conv_algorithm auto: %zu convolutions timed (forward + backward, one step each, summed over "
@@ -65,7 +93,8 @@ void ConvTuning::after(const Allreduce& reducer) {
     for (int a = 0; a < count; ++a) {
       const double t = times_[static_cast<std::size_t>(a) * convs.size() + i];
       if (t < times_[static_cast<std::size_t>(best) * convs.size() + i]) best = a;
-      times += strf("  %s %8.3f ms", nn::conv_algorithm_name(candidates[a]), 1e3 * t);
+      if (t >= kNotTimed) times += strf("  %s %11s", nn::conv_algorithm_name(candidates[a]), "(too slow)");
+      else times += strf("  %s %8.3f ms", nn::conv_algorithm_name(candidates[a]), 1e3 * t);
     }
     ++chosen[static_cast<std::size_t>(best)];
     convs[i]->set_timing(false);

@@ -36,12 +36,14 @@ class ConvTuning {
     nn::ConvAlgorithm algorithm;
     int candidate;  // index into the candidates' times; -1 for a warm-up
   };
+  // Whether convolution i runs (and is timed) in a pass of `a` (Note [direct kernels in auto]).
+  bool times(nn::ConvAlgorithm a, std::size_t i) const;
   const std::vector<nn::Conv2d<float>*>* convs_ = nullptr;
   const std::vector<std::string>* names_ = nullptr;
   std::vector<Pass> passes_;
-  int candidates_ = 0;
+  std::vector<nn::ConvAlgorithm> candidates_;
   int pass_ = -1;              // -1: no tuning
-  std::vector<double> times_;  // [gemm per convolution..., direct per convolution..., onednn ...]
+  std::vector<double> times_;  // [first candidate per convolution..., second ...]; kNotTimed if skipped
   std::string choice_ = "gemm";
   bool deterministic_ = false;
 };

@@ -9,8 +9,9 @@
 // Note [convolution autotuning]: conv_algorithm auto chooses per convolution among the algorithms
 // the build has (nn/conv.hpp: gemm, direct, and onednn where oneDNN was found) by measuring them, as
 // cuDNN's benchmark mode does, on the first training steps: gemm untimed (warm-up: first touches,
-// BLAS buffers), gemm timed, direct timed, then onednn untimed (its plans are built, Note [oneDNN
-// plans]) and timed; each convolution's forward and backward fenced and timed on its own. The times
+// BLAS buffers), gemm timed, direct timed (only without oneDNN, and only on small convolutions:
+// Note [direct kernels in auto] in conv_tuning.cpp), then onednn untimed (its plans are built,
+// Note [oneDNN plans]) and timed; each convolution's forward and backward fenced and timed on its own. The times
 // are summed over the ranks (one all-reduce) so every rank takes the same choice, which the log
 // lists. The chosen algorithm changes which sums are rounded how, not the result's meaning;
 // conv_deterministic true makes the choice a fixed rule instead (gemm everywhere), so a run repeats
