@@ -6,7 +6,43 @@
 #include <algorithm>
 #include <cmath>
 
+#include "nn/plane_loop.hpp"
+
 namespace hpct::cape {
+
+// Note [cape head loops]: the sums over channels and keypoints in double, each in the order the
+// plain loops took, with the cells as the vectorised loop around them (one work item per channel
+// with nn/plane_loop.hpp, not one per element with three integer divisions); dot products over
+// cells as `omp simd` reductions. The softmax subtracts the largest similarity as rounded to float.
+KOKKOS_INLINE_FUNCTION double dot_cells(const float* __restrict__ a, const float* __restrict__ b, int P) {
+  double s = 0;
+#pragma omp simd reduction(+ : s)
+  for (int p = 0; p < P; ++p) s += static_cast<double>(a[p]) * b[p];
+  return s;
+}
+
+// out[p] = sum_k w[k P + p] v[k D], p in [p0, p1).
+KOKKOS_INLINE_FUNCTION void sum_over_keypoints(float* __restrict__ out, const float* __restrict__ w,
+                                               const float* __restrict__ v, int K, int P, int D, std::int64_t p0,
+                                               std::int64_t p1) {
+#pragma omp simd
+  for (std::int64_t p = p0; p < p1; ++p) {
+    double s = 0;
+    for (int k = 0; k < K; ++k) s += static_cast<double>(w[static_cast<std::int64_t>(k) * P + p]) * v[k * D];
+    out[p] = static_cast<float>(s);
+  }
+}
+
+// pr[p] = scale sum_c fk[c] fq[c P + p] (rounded to float), for every cell p.
+KOKKOS_INLINE_FUNCTION void similarities(float* __restrict__ pr, const float* __restrict__ fk,
+                                         const float* __restrict__ fq, int D, int P, double scale) {
+#pragma omp simd
+  for (int p = 0; p < P; ++p) {
+    double s = 0;
+    for (int c = 0; c < D; ++c) s += static_cast<double>(fk[c]) * fq[static_cast<std::size_t>(c) * P + p];
+    pr[p] = static_cast<float>(s * scale);
+  }
+}
 
 // Pooling weights a [n, K, P] at the support keypoints and target heatmaps h [n, K, P] at the query
 // keypoints, each normalised to sum 1 over the cells.
@@ -41,9 +77,7 @@ void cape_pool(const View1<float>& f, const View1<float>& a, const float* fs, in
         const int c = ikc % D, ik = ikc / D, i = ik / K;
         const float* w = a.data() + static_cast<std::size_t>(ik) * P;
         const float* x = fs + (static_cast<std::size_t>(i) * D + c) * P;
-        double s = 0;
-        for (int p = 0; p < P; ++p) s += static_cast<double>(w[p]) * x[p];
-        f(ikc) = static_cast<float>(s);
+        f(ikc) = static_cast<float>(dot_cells(w, x, P));
       });
 }
 
@@ -60,14 +94,9 @@ void cape_match(const View1<float>& prob, const View1<float>& ds, const View1<fl
         float* pr = prob.data() + static_cast<std::size_t>(ik) * P;
         const float* fk = f.data() + static_cast<std::size_t>(ik) * D;
         const float* fqi = fq + static_cast<std::size_t>(i) * D * P;
+        similarities(pr, fk, fqi, D, P, scale);
         double m = -1e300;
-        for (int p = 0; p < P; ++p) {
-          double s = 0;
-          for (int c = 0; c < D; ++c) s += static_cast<double>(fk[c]) * fqi[static_cast<std::size_t>(c) * P + p];
-          s *= scale;
-          pr[p] = static_cast<float>(s);
-          m = s > m ? s : m;
-        }
+        for (int p = 0; p < P; ++p) m = pr[p] > m ? pr[p] : m;
         double z = 0;
         for (int p = 0; p < P; ++p) z += kmath::exp(static_cast<double>(pr[p]) - m);
         double px = 0, py = 0;
@@ -115,13 +144,12 @@ void cape_episode_loss(const View1<double>& loss, const View1<double>& lossk, in
 
 // dfq [n, D, P] = sum_k ds [n, K, P] f [n, K, D] (ds holds dL/dS times the scale already).
 void cape_dquery(float* dfq, const View1<float>& ds, const View1<float>& f, int n, int K, int D, int P) {
-  Kokkos::parallel_for(
-      "cape_dquery", range(0, n * D * P), KOKKOS_LAMBDA(const int icp) {
-        const int p = icp % P, c = (icp / P) % D, i = icp / (P * D);
-        double s = 0;
-        for (int k = 0; k < K; ++k)
-          s += static_cast<double>(ds(static_cast<std::size_t>(i * K + k) * P + p)) * f((i * K + k) * D + c);
-        dfq[icp] = static_cast<float>(s);
+  const float *dsp = ds.data(), *fp = f.data();
+  nn::for_each_plane(
+      "cape_dquery", static_cast<std::int64_t>(n) * D, P,
+      KOKKOS_LAMBDA(const std::int64_t ic, const std::int64_t p0, const std::int64_t p1) {
+        const std::int64_t i = ic / D, c = ic % D;
+        sum_over_keypoints(dfq + ic * P, dsp + i * K * P, fp + i * K * D + c, K, P, D, p0, p1);
       });
 }
 
@@ -132,21 +160,18 @@ void cape_dfeature(const View1<float>& df, const View1<float>& ds, const float* 
         const int c = ikc % D, ik = ikc / D, i = ik / K;
         const float* d = ds.data() + static_cast<std::size_t>(ik) * P;
         const float* x = fq + (static_cast<std::size_t>(i) * D + c) * P;
-        double s = 0;
-        for (int p = 0; p < P; ++p) s += static_cast<double>(d[p]) * x[p];
-        df(ikc) = static_cast<float>(s);
+        df(ikc) = static_cast<float>(dot_cells(d, x, P));
       });
 }
 
 // dfs [n, D, P] = sum_k a [n, K, P] df [n, K, D].
 void cape_dsupport(float* dfs, const View1<float>& a, const View1<float>& df, int n, int K, int D, int P) {
-  Kokkos::parallel_for(
-      "cape_dsupport", range(0, n * D * P), KOKKOS_LAMBDA(const int icp) {
-        const int p = icp % P, c = (icp / P) % D, i = icp / (P * D);
-        double s = 0;
-        for (int k = 0; k < K; ++k)
-          s += static_cast<double>(a(static_cast<std::size_t>(i * K + k) * P + p)) * df((i * K + k) * D + c);
-        dfs[icp] = static_cast<float>(s);
+  const float *ap = a.data(), *dfp = df.data();
+  nn::for_each_plane(
+      "cape_dsupport", static_cast<std::int64_t>(n) * D, P,
+      KOKKOS_LAMBDA(const std::int64_t ic, const std::int64_t p0, const std::int64_t p1) {
+        const std::int64_t i = ic / D, c = ic % D;
+        sum_over_keypoints(dfs + ic * P, ap + i * K * P, dfp + i * K * D + c, K, P, D, p0, p1);
       });
 }
 

@@ -28,6 +28,9 @@ MaxPool2d<Scalar>::MaxPool2d(Workspace<Scalar>& ws, const std::string& name, con
 // where a loop over one window's taps branched on data (mispredicted most of the time: a tenth of a
 // cape step). Each output still sees its taps in scan order, so the result (ties to the first
 // maximum, NaN taken and kept) is the per-output loop's.
+// Kernels up to this size take the taps loop on host backends (larger ones the per-output loop).
+constexpr int kMaxTapKernel = 16;
+
 // One tap of a row of windows (Note [max pool by taps]): outputs [lo, hi) of the row, whose tap reads
 // row[ox s], pixel at + ox s of the plane. Restrict pointers and plain arguments, so the loop
 // vectorises (members of a lambda's closure are reloaded after every store).
@@ -51,10 +54,15 @@ void MaxPool2d<Scalar>::forward(const T& x, int n) {
   int* argmax = argmax_.data();
   const std::int64_t out_plane = static_cast<std::int64_t>(oh) * ow, in_plane = static_cast<std::int64_t>(h) * w;
   const std::int64_t planes = static_cast<std::int64_t>(n) * c_;
-  if (kHostBackend) {
+  if (kHostBackend && k <= kMaxTapKernel) {
     Kokkos::parallel_for(
         "maxpool_fw", range(std::int64_t(0), planes), KOKKOS_LAMBDA(const std::int64_t plane) {
           const Scalar* xs = xp + plane * in_plane;
+          // The outputs whose tap kx is inside a row, 0 <= ox s - p + kx < w: [lo, hi), the same
+          // for every row (divisions out of the loops: they cost more than the taps).
+          int lo[kMaxTapKernel], hi[kMaxTapKernel];
+          for (int kx = 0; kx < k; ++kx)
+            lo[kx] = kmax(0, (p - kx + s - 1) / s), hi[kx] = kmin(ow, (w - 1 + p - kx) / s + 1);
           for (int oy = 0; oy < oh; ++oy) {
             Scalar* ys = y + plane * out_plane + static_cast<std::int64_t>(oy) * ow;
             int* as = argmax + plane * out_plane + static_cast<std::int64_t>(oy) * ow;
@@ -63,10 +71,8 @@ void MaxPool2d<Scalar>::forward(const T& x, int n) {
               const int iy = oy * s - p + ky;
               if (iy < 0 || iy >= h) continue;
               for (int kx = 0; kx < k; ++kx) {
-                // The outputs whose tap kx is inside the row: 0 <= ox s - p + kx < w.
-                const int lo = kmax(0, (p - kx + s - 1) / s), hi = kmin(ow, (w - 1 + p - kx) / s + 1);
                 const int at = iy * w - p + kx;  // the tap's pixel for ox = 0
-                max_pool_tap(xs + at, at, s, lo, hi, ys, as);
+                max_pool_tap(xs + at, at, s, lo[kx], hi[kx], ys, as);
               }
             }
           }
