@@ -11,10 +11,15 @@ CPU model (lscpu) and the load (uptime) before and after.
 Our side: `build/apps/train` on 1 rank (OMP_NUM_THREADS = threads) with the deck's batch set; the
 median of its per-window rates (metrics file `samples_per_s`) after the first window. PyTorch side:
 the same network, data in memory, forward, loss, backward, AdamW step, timed after 2 warm-up steps.
+With --cpu-time also CPU seconds per step (user + system, all threads), which a loaded machine
+disturbs less than wall time: ours from two more runs, of 1 and 3 epochs (the difference over the
+2 epochs' steps, so start-up, the JIT kernels' generation and the tuning steps cancel), PyTorch's
+from time.process_time() around its timed steps; the ratio PyTorch / ours (above 1: ours needs less).
 Not a pass/fail test: timings depend on the machine and its load."""
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -35,26 +40,47 @@ def sh(cmd):
     return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
 
 
-def ours(build, deck, sets, batch, steps, threads, name):
-    metrics = os.path.join(ROOT, "runs", f"perf_cnn_{name}.jsonl")
-    if os.path.exists(metrics):
-        os.remove(metrics)
+def run_train(build, deck, sets, batch, threads, metrics, epochs=1):
+    """One `train` run; returns the CPU seconds it took (user + system)."""
     cmd = [os.path.join(build, "apps", "train"), os.path.join(ROOT, "inputs", deck), "--set", f"batch_size={batch}",
            "--set", "validation_file=", "--set", "validation_fraction=0", "--set", "log_every=2",
            "--set", f"metrics_file={metrics}", "--set", f"output={os.path.join(ROOT, 'runs', 'perf_cnn.weights.h5')}",
            "--set", "warmup_steps=0", "--set", "sync_batch_norm=false"] + [a for s in sets for a in ("--set", s)]
+    cmd += ["--set", f"epochs={epochs}"]
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="false")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, cwd=ROOT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def ours(build, deck, sets, batch, steps, threads, name):
+    metrics = os.path.join(ROOT, "runs", f"perf_cnn_{name}.jsonl")
+    if os.path.exists(metrics):
+        os.remove(metrics)
+    run_train(build, deck, sets, batch, threads, metrics)
     rates = [r["samples_per_s"] for r in map(json.loads, open(metrics)) if r.get("type") == "step"]
     return statistics.median(rates[1:] if len(rates) > 2 else rates)
+
+
+def ours_cpu(build, deck, sets, batch, threads, steps_per_epoch):
+    """CPU seconds per step: a 3-epoch run less a 1-epoch run, over the 2 epochs' steps."""
+    none = os.path.join(ROOT, "runs", "perf_cnn_cpu.jsonl")
+    one = run_train(build, deck, sets, batch, threads, none, 1)
+    three = run_train(build, deck, sets, batch, threads, none, 3)
+    return (three - one) / (2 * steps_per_epoch)
+
+
+CPU = {}  # the last timed() call's CPU seconds per step
 
 
 def timed(step, steps):
     for _ in range(2):
         step()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     for _ in range(steps):
         step()
+    CPU["torch"] = (time.process_time() - c) / steps
     return time.perf_counter() - t
 
 
@@ -132,6 +158,9 @@ def main():
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--conv-algorithm", default="onednn", choices=["gemm", "direct", "onednn"],
                     help="our convolutions (a fixed one: auto's tuning steps would be timed)")
+    ap.add_argument("--cpu-time", action="store_true", help="also CPU seconds per step (see above)")
+    ap.add_argument("--cases", default="resnet18,cape", help="comma-separated: resnet18, cape")
+    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     a = ap.parse_args()
     os.makedirs(os.path.join(ROOT, "runs"), exist_ok=True)
     batch = 32
@@ -149,35 +178,53 @@ def main():
     with h5py.File(cape_train, "r") as f:
         cim, ckp = torch.tensor(f["images"][()]), torch.tensor(f["keypoints"][()])
     xt, yt = torch.tensor(x, dtype=torch.float32) / 255, torch.tensor(y)
-    resnet_sets = [f"data_file={img}", "resnet_width=64", "resnet_stem=imagenet", "epochs=1",
+    resnet_sets = [f"data_file={img}", "resnet_width=64", "resnet_stem=imagenet",
                    "data_format=hdf5_images", f"conv_algorithm={a.conv_algorithm}"]
-    cape_sets = [f"data_file={cape_train}", "epochs=1", f"conv_algorithm={a.conv_algorithm}"]
+    cape_sets = [f"data_file={cape_train}", f"conv_algorithm={a.conv_algorithm}"]
+    cases = a.cases.split(",")
+    per_epoch = rows // batch
     cpu = sh("lscpu | grep 'Model name'")
     print(f"compare_cnn: {cpu}; {sh('nproc')} cores; torch {torch.__version__}; ours conv_algorithm "
           f"{a.conv_algorithm}")
     print(f"compare_cnn: load before: {sh('uptime')}")
-    results = {}
+    results, cpu = {}, {}
     for r in range(a.repeats):
-        for threads in (1, 2):
+        for threads in map(int, a.threads.split(",")):
             torch.set_num_threads(threads)
             torch.manual_seed(0)
-            for case in ("resnet18", "cape"):
+            for case in cases:
+                deck, sets = ("resnet_digits.in", resnet_sets) if case == "resnet18" else ("cape_quickstart.in",
+                                                                                            cape_sets)
+                o = ours(a.build, deck, sets, batch, a.steps, threads, case)
                 if case == "resnet18":
-                    o = ours(a.build, "resnet_digits.in", resnet_sets, batch, a.steps, threads, case)
                     t = torch_resnet(xt, yt, batch, a.steps)
                 else:
-                    o = ours(a.build, "cape_quickstart.in", cape_sets, batch, a.steps, threads, case)
                     t = torch_cape(cim, ckp, batch, a.steps)
                 results.setdefault((case, threads), []).append((o, t))
-                print(f"  repeat {r + 1}: {case:8s} {threads} thread(s): ours {o:7.2f} samples/s, "
-                      f"PyTorch {t:7.2f} samples/s, ratio {o / t:5.2f}", flush=True)
+                line = (f"  repeat {r + 1}: {case:8s} {threads} thread(s): ours {o:7.2f} samples/s, "
+                        f"PyTorch {t:7.2f} samples/s, ratio {o / t:5.2f}")
+                if a.cpu_time:
+                    tc = CPU["torch"]
+                    oc = ours_cpu(a.build, deck, sets, batch, threads, per_epoch)
+                    cpu.setdefault((case, threads), []).append((oc, tc))
+                    line += f"; CPU ms/step ours {1e3 * oc:7.1f}, PyTorch {1e3 * tc:7.1f}, ratio {tc / oc:5.2f}"
+                print(line, flush=True)
     print(f"compare_cnn: load after: {sh('uptime')}")
-    print("| case | threads | ours samples/s | PyTorch samples/s | ours / PyTorch (min-max) |")
-    print("|---|---|---|---|---|")
+    head = "| case | threads | ours samples/s | PyTorch samples/s | ours / PyTorch (min-max) |"
+    if a.cpu_time:
+        head += " CPU ms/step ours | PyTorch | PyTorch / ours (min-max) |"
+    print(head)
+    print("|---" * (head.count("|") - 1) + "|")
     for (case, threads), v in sorted(results.items()):
         ratios = [o / t for o, t in v]
-        print(f"| {case} | {threads} | {statistics.median(o for o, _ in v):.2f} | "
-              f"{statistics.median(t for _, t in v):.2f} | {min(ratios):.2f}-{max(ratios):.2f} |")
+        line = (f"| {case} | {threads} | {statistics.median(o for o, _ in v):.2f} | "
+                f"{statistics.median(t for _, t in v):.2f} | {min(ratios):.2f}-{max(ratios):.2f} |")
+        if a.cpu_time:
+            c = cpu[(case, threads)]
+            cr = [t / o for o, t in c]
+            line += (f" {1e3 * statistics.median(o for o, _ in c):.1f} | {1e3 * statistics.median(t for _, t in c):.1f} |"
+                     f" {min(cr):.2f}-{max(cr):.2f} |")
+        print(line)
 
 
 if __name__ == "__main__":
