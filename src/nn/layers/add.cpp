@@ -36,6 +36,14 @@ void add_activate(int n, int cols, Activation act, const Matrix& a, const Matrix
           z(i, j) = s;
           y(i, j) = zz * s;
         });
+  } else if (act == Activation::relu) {
+    // ReLU (the ResNet blocks' output) spelt out: activate()'s switch per element kept the loop scalar.
+    for_each_cell(
+        "add_relu_fw", n, cols, KOKKOS_LAMBDA(const int i, const int j) {
+          const Scalar zz = kThree ? a(i, j) + b(i, j) + c(i, j) : a(i, j) + b(i, j);
+          z(i, j) = zz;
+          y(i, j) = zz > Scalar(0) ? zz : Scalar(0);
+        });
   } else {
     for_each_cell(
         "add_act_fw", n, cols, KOKKOS_LAMBDA(const int i, const int j) {
@@ -75,6 +83,11 @@ const typename Add<Scalar>::T& Add<Scalar>::backward(const T& dy, int n) {
         "add_silu_bw", n, cols, KOKKOS_LAMBDA(const int i, const int j) {
           const Scalar s = z(i, j);
           d(i, j) = g(i, j) * (s + y(i, j) * (Scalar(1) - s));
+        });
+  } else if (act_ == Activation::relu) {  // as activate_grad, without its switch per element
+    for_each_cell(
+        "add_relu_bw", n, cols, KOKKOS_LAMBDA(const int i, const int j) {
+          d(i, j) = g(i, j) * (z(i, j) > Scalar(0) ? Scalar(1) : Scalar(0));
         });
   } else {
     const Activation act = act_;

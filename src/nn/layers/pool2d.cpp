@@ -28,17 +28,21 @@ MaxPool2d<Scalar>::MaxPool2d(Workspace<Scalar>& ws, const std::string& name, con
 // where a loop over one window's taps branched on data (mispredicted most of the time: a tenth of a
 // cape step). Each output still sees its taps in scan order, so the result (ties to the first
 // maximum, NaN taken and kept) is the per-output loop's.
-// Kernels up to this size take the taps loop on host backends (larger ones the per-output loop).
-constexpr int kMaxTapKernel = 16;
+// With a stride s > 1 a tap reads every s-th pixel of a row; strided loads cost more than the
+// compare. So each input row is first split into its s phases (pixel r + s j at phase r, place j),
+// in a buffer on the stack, and every tap reads one phase contiguously.
+// Kernels and strides up to kMaxTapKernel and rows up to kMaxTapRow pixels take the taps loop on
+// host backends (others the per-output loop).
+constexpr int kMaxTapKernel = 16, kMaxTapRow = 1024;
 
 // One tap of a row of windows (Note [max pool by taps]): outputs [lo, hi) of the row, whose tap reads
-// row[ox s], pixel at + ox s of the plane. Restrict pointers and plain arguments, so the loop
+// src[ox], pixel at + ox s of the plane. Restrict pointers and plain arguments, so the loop
 // vectorises (members of a lambda's closure are reloaded after every store).
 template <class Scalar>
-KOKKOS_INLINE_FUNCTION void max_pool_tap(const Scalar* __restrict__ row, int at, int s, int lo, int hi,
+KOKKOS_INLINE_FUNCTION void max_pool_tap(const Scalar* __restrict__ src, int at, int s, int lo, int hi,
                                          Scalar* __restrict__ ys, int* __restrict__ as) {
   for (int ox = lo; ox < hi; ++ox) {
-    const Scalar v = row[ox * s], m = ys[ox];
+    const Scalar v = src[ox], m = ys[ox];
     // NaN propagates as in PyTorch (v != v takes it and keeps it).
     const bool take = as[ox] < 0 || v > m || (v != v && m == m);
     as[ox] = take ? at + ox * s : as[ox];
@@ -54,15 +58,22 @@ void MaxPool2d<Scalar>::forward(const T& x, int n) {
   int* argmax = argmax_.data();
   const std::int64_t out_plane = static_cast<std::int64_t>(oh) * ow, in_plane = static_cast<std::int64_t>(h) * w;
   const std::int64_t planes = static_cast<std::int64_t>(n) * c_;
-  if (kHostBackend && k <= kMaxTapKernel) {
+  if (kHostBackend && k <= kMaxTapKernel && s <= kMaxTapKernel && w <= kMaxTapRow) {
     Kokkos::parallel_for(
         "maxpool_fw", range(std::int64_t(0), planes), KOKKOS_LAMBDA(const std::int64_t plane) {
           const Scalar* xs = xp + plane * in_plane;
           // The outputs whose tap kx is inside a row, 0 <= ox s - p + kx < w: [lo, hi), the same
-          // for every row (divisions out of the loops: they cost more than the taps).
-          int lo[kMaxTapKernel], hi[kMaxTapKernel];
-          for (int kx = 0; kx < k; ++kx)
+          // for every row (divisions out of the loops: they cost more than the taps); the tap
+          // reads phase (kx - p) mod s at place ox + shift.
+          int lo[kMaxTapKernel], hi[kMaxTapKernel], from[kMaxTapKernel], start[kMaxTapKernel];
+          for (int r = 0, at = 0; r < s; ++r) start[r] = at, at += (w - r + s - 1) / s;
+          for (int kx = 0; kx < k; ++kx) {
             lo[kx] = kmax(0, (p - kx + s - 1) / s), hi[kx] = kmin(ow, (w - 1 + p - kx) / s + 1);
+            const int off = kx - p, r = ((off % s) + s) % s;
+            from[kx] = start[r] + (off - r) / s;  // phase r's place for ox = 0 (may be negative: lo skips it)
+          }
+          Scalar phases[kMaxTapRow];
+          int split = -1;  // the row in `phases`
           for (int oy = 0; oy < oh; ++oy) {
             Scalar* ys = y + plane * out_plane + static_cast<std::int64_t>(oy) * ow;
             int* as = argmax + plane * out_plane + static_cast<std::int64_t>(oy) * ow;
@@ -70,9 +81,15 @@ void MaxPool2d<Scalar>::forward(const T& x, int n) {
             for (int ky = 0; ky < k; ++ky) {
               const int iy = oy * s - p + ky;
               if (iy < 0 || iy >= h) continue;
+              const Scalar* row = xs + static_cast<std::int64_t>(iy) * w;
+              if (s > 1 && split != iy) {
+                for (int r = 0; r < s; ++r)
+                  for (int j = 0, at = r; at < w; ++j, at += s) phases[start[r] + j] = row[at];
+                split = iy;
+              }
               for (int kx = 0; kx < k; ++kx) {
-                const int at = iy * w - p + kx;  // the tap's pixel for ox = 0
-                max_pool_tap(xs + at, at, s, lo[kx], hi[kx], ys, as);
+                const Scalar* src = s > 1 ? phases + from[kx] : row - p + kx;
+                max_pool_tap(src, iy * w - p + kx, s, lo[kx], hi[kx], ys, as);
               }
             }
           }
