@@ -4,7 +4,9 @@
 // Obey Note [the gradient rule] (nn/layer.hpp).
 // Note [pooling gradients as gathers]: each input element sums the gradients of the outputs that
 // took it (max: whose recorded argmax it is; average: its one output), one work item per input
-// element, so no float atomics and no dependence on the thread count.
+// element, so no float atomics and no dependence on the thread count. (Max pooling's assigned
+// backward on host backends is one work item per plane adding each output's gradient to its argmax
+// in output order: the gather's sums in the gather's order, Note [max pool by taps] in the .cpp.)
 #pragma once
 
 #include <string>
