@@ -59,8 +59,8 @@ class GnnNet {
   std::unique_ptr<GnnMlp<Scalar>> readout_;
   // The static inputs (the graph's own features), one sample's rows.
   T *mesh_x_ = nullptr, *g2m_x_ = nullptr, *m2m_x_ = nullptr, *m2g_x_ = nullptr;
-  // Their embeddings copied to every sample (Note [static embeddings once per batch]).
-  T *mesh_h_ = nullptr, *g2m_h_ = nullptr, *m2m_h_ = nullptr, *m2g_h_ = nullptr;
+  // Embeddings copied to every sample (Note [static embeddings once per batch]).
+  T *mesh_h_ = nullptr, *m2m_h_ = nullptr;
   T* grid_h1_ = nullptr;  // grid embedding + grid MLP (the decoder's receivers)
   T* d_x_ = nullptr;
   T *d_out_ = nullptr, *d_go_ = nullptr, *d_gh1_ = nullptr, *d_gh_ = nullptr, *d_mh_ = nullptr;

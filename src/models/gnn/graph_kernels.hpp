@@ -95,29 +95,35 @@ void copy_to_samples(const Matrix& src, std::int64_t rows, const Matrix& dst, in
       KOKKOS_LAMBDA(const int r, const int j) { dst(r, j) = src(r % R, j); });
 }
 
-// m(r, j) = sum over samples b = 0, 1, ..., n-1 (in that order) of m(b R + r, j), in place into the
-// first R rows (each cell reads its own column of rows before writing its first-sample row).
+// dst(r, j) (=|+=) sum over samples b = 0, 1, ..., n-1 (in that order) of src(b R + r, j), r in
+// [0, R). dst may be src (in place into its first R rows, accumulate false): every cell reads its
+// own column of rows before it writes its first-sample row.
 template <class Matrix>
-void sum_samples_in_place(const Matrix& m, std::int64_t rows, int n) {
+void sum_samples(const Matrix& src, std::int64_t rows, int n, const Matrix& dst, bool accumulate) {
   using S = typename Matrix::non_const_value_type;
   const auto R = static_cast<int>(rows);
   if constexpr (std::is_same<MemSpace, Kokkos::HostSpace>::value) {  // Note [row sums on the host]
-    const int cols = static_cast<int>(m.extent(1));
+    const int cols = static_cast<int>(dst.extent(1));
     Kokkos::parallel_for(
         "gnn_sum_samples", range(0, R), KOKKOS_LAMBDA(const int r) {
-          S* d = &m(r, 0);
+          S* d = &dst(r, 0);
+          const S* s0 = &src(r, 0);
+          if (accumulate)
+            for (int j = 0; j < cols; ++j) d[j] += s0[j];
+          else
+            for (int j = 0; j < cols; ++j) d[j] = s0[j];
           for (int b = 1; b < n; ++b) {
-            const S* s = &m(b * R + r, 0);
+            const S* s = &src(b * R + r, 0);
             for (int j = 0; j < cols; ++j) d[j] += s[j];
           }
         });
     return;
   }
   nn::for_each_cell(
-      "gnn_sum_samples", R, static_cast<int>(m.extent(1)), KOKKOS_LAMBDA(const int r, const int j) {
-        S s = m(r, j);
-        for (int b = 1; b < n; ++b) s += m(b * R + r, j);
-        m(r, j) = s;
+      "gnn_sum_samples", R, static_cast<int>(dst.extent(1)), KOKKOS_LAMBDA(const int r, const int j) {
+        S s = accumulate ? dst(r, j) + src(r, j) : src(r, j);
+        for (int b = 1; b < n; ++b) s += src(b * R + r, j);
+        dst(r, j) = s;
       });
 }
 

@@ -24,17 +24,19 @@ using namespace gnn_kernels;
 template <class Scalar>
 InteractionNet<Scalar>::InteractionNet(nn::ParameterStore<Scalar>& store, nn::Workspace<Scalar>& ws,
                                        const std::string& name, const DeviceEdges& g, int latent, int capacity,
-                                       nn::Precision precision)
+                                       nn::Precision precision, bool static_edges, bool edge_output)
     : g_(g),
       latent_(latent),
-      edge_mlp_(store, ws, name + "/edge_mlp", g, latent, capacity, precision),
+      static_edges_(static_edges),
+      edge_output_(edge_output),
+      edge_mlp_(store, ws, name + "/edge_mlp", g, latent, capacity, precision, static_edges),
       cat_(ws, name + "/cat", latent, latent, capacity * g.receivers),
       node_mlp_(store, ws, name + "/node_mlp", 2 * latent, latent, latent, capacity * g.receivers, true,
                 precision) {
   const std::int64_t E = capacity * g.edges, R = capacity * g.receivers;
   agg_ = &ws.request(name + "/agg", R, latent);
   recv_out_ = &ws.request(name + "/recv_out", R, latent);
-  edge_out_ = &ws.request(name + "/edge_out", E, latent);
+  if (edge_output) edge_out_ = &ws.request(name + "/edge_out", E, latent);
   d_cat2_ = &ws.request(name + "/d_cat2", R, 2 * latent);
   d_msg_ = &ws.request(name + "/d_msg", E, latent);
 }
@@ -54,7 +56,8 @@ void InteractionNet<Scalar>::forward(const T& edge, const T& send, const T& recv
   const T& upd = node_mlp_.forward(cat_.output(), R);
   const auto none = recv_out_->matrix();
   add_into("gnn_node_res", recv_out_->matrix(), false, recv.matrix(), upd.matrix(), 0, none, false, R, L);
-  add_into("gnn_edge_res", edge_out_->matrix(), false, edge.matrix(), msg.matrix(), 0, none, false, E, L);
+  if (edge_output_)
+    add_into("gnn_edge_res", edge_out_->matrix(), false, edge.matrix(), msg.matrix(), 0, none, false, E, L);
 }
 
 template <class Scalar>
@@ -77,8 +80,11 @@ void InteractionNet<Scalar>::backward(const T& edge, const T& send, const T& rec
              d_cat2_->matrix(), 0, none, false, R, L);
   edge_mlp_.backward(edge, send, recv, *d_msg_, n, d_edge, edge_mode == nn::GradMode::accumulate, d_send,
                      send_mode == nn::GradMode::accumulate, d_recv, true);
-  // edge_out = edge + msg: its gradient reaches the edge input directly too.
-  if (!d_edge.empty() && edge_out_used) {
+  // edge_out = edge + msg: its gradient reaches the edge input directly too (summed over the
+  // samples for a static edge input).
+  if (!d_edge.empty() && edge_out_used && static_edges_) {
+    sum_samples(d_edge_out.matrix(), g_.edges, n, d_edge.matrix(), true);
+  } else if (!d_edge.empty() && edge_out_used) {
     const auto d = d_edge.matrix(), g = d_edge_out.matrix();
     nn::for_each_cell(
         "gnn_edge_grad", E, L, KOKKOS_LAMBDA(const int i, const int j) { d(i, j) += g(i, j); });
