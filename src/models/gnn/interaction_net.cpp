@@ -7,15 +7,27 @@ namespace gnn_kernels {
 
 // out (=|+=) a + b (+ c when not empty), rows [0, rows), the first `cols` columns of each (a, b and c
 // may be wider: their columns from `a_first`, `b_first`).
-template <class Matrix>
-void add_into(const char* label, const Matrix& out, bool accumulate, const Matrix& a, const Matrix& b, int b_first,
-              const Matrix& c, bool with_c, int rows, int cols) {
+// The two choices are template arguments: a branch in the kernel (a conditional load) kept the host
+// loop from vectorising.
+template <bool kAccumulate, bool kWithC, class Matrix>
+void add_into_cells(const char* label, const Matrix& out, const Matrix& a, const Matrix& b, int b_first,
+                    const Matrix& c, int rows, int cols) {
   nn::for_each_cell(
       label, rows, cols, KOKKOS_LAMBDA(const int i, const int j) {
         auto v = a(i, j) + b(i, b_first + j);
-        if (with_c) v += c(i, j);
-        out(i, j) = accumulate ? out(i, j) + v : v;
+        if constexpr (kWithC) v += c(i, j);
+        if constexpr (kAccumulate) v += out(i, j);
+        out(i, j) = v;
       });
+}
+
+template <class Matrix>
+void add_into(const char* label, const Matrix& out, bool accumulate, const Matrix& a, const Matrix& b, int b_first,
+              const Matrix& c, bool with_c, int rows, int cols) {
+  if (accumulate && with_c) add_into_cells<true, true>(label, out, a, b, b_first, c, rows, cols);
+  else if (accumulate) add_into_cells<true, false>(label, out, a, b, b_first, c, rows, cols);
+  else if (with_c) add_into_cells<false, true>(label, out, a, b, b_first, c, rows, cols);
+  else add_into_cells<false, false>(label, out, a, b, b_first, c, rows, cols);
 }
 
 }  // namespace gnn_kernels
