@@ -114,7 +114,13 @@ def main():
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    ap.add_argument("--omp-wait-policy", choices=("active", "passive"),
+                    help="OMP_WAIT_POLICY for ours and PyTorch (both OpenMP; JAX is not): passive stops idle "
+                         "threads spinning, which on a machine with more runnable processes than cores takes "
+                         "most of a 2-thread run's CPU time (docs/gnn.md, Speed)")
     a = ap.parse_args()
+    if a.omp_wait_policy:
+        os.environ["OMP_WAIT_POLICY"] = a.omp_wait_policy  # before torch (and its libgomp) loads
     try:
         import jax  # noqa: F401
         have_jax = True

@@ -25,17 +25,18 @@ void add_blocks(const Matrix& dwb, const Matrix& dw, int latent) {
       KOKKOS_LAMBDA(const int r, const int j) { dw(r % L, (r / L) * L + j) += dwb(r, j); });
 }
 
-// z(r) = z(r) + ps(sender) + pr(receiver) + b, then y = silu(z) and z = sigmoid(z) (kept for silu').
+// z(r) = ze(r % ze_rows) + ps(sender) + pr(receiver) + b, then y = silu(z) and z = sigmoid(z) (kept
+// for silu'); ze is z itself (ze_rows = n E) or one sample's edge products (Note [static edge input]).
 template <class Matrix, class Vector>
-void edge_silu(const DeviceEdges& g, const Matrix& z, const Matrix& ps, const Matrix& pr, const Vector& b,
-               const Matrix& y, int n, int width) {
+void edge_silu(const DeviceEdges& g, const Matrix& ze, int ze_rows, const Matrix& z, const Matrix& ps,
+               const Matrix& pr, const Vector& b, const Matrix& y, int n, int width) {
   using S = typename Matrix::non_const_value_type;
   const auto sk = g.by_sender.keys(), rk = g.by_receiver.keys();
   const auto E = static_cast<int>(g.edges), NS = static_cast<int>(g.senders), NR = static_cast<int>(g.receivers);
   nn::for_each_cell(
       "gnn_edge_silu", n * E, width, KOKKOS_LAMBDA(const int r, const int j) {
         const int bb = r / E, e = r % E;
-        const S zz = z(r, j) + ps(bb * NS + sk(e), j) + pr(bb * NR + rk(e), j) + b(j);
+        const S zz = ze(r % ze_rows, j) + ps(bb * NS + sk(e), j) + pr(bb * NR + rk(e), j) + b(j);
         const S sg = nn::sigmoid(zz);
         z(r, j) = sg;
         y(r, j) = zz * sg;
@@ -58,10 +59,11 @@ using namespace gnn_kernels;
 
 template <class Scalar>
 EdgeMlp<Scalar>::EdgeMlp(Store& store, nn::Workspace<Scalar>& ws, const std::string& name, const DeviceEdges& g,
-                         int latent, int capacity, nn::Precision precision)
+                         int latent, int capacity, nn::Precision precision, bool static_edges)
     : g_(g),
       latent_(latent),
       precision_(precision),
+      static_edges_(static_edges),
       w_index_(store.add(name + "/fc1/weight", {std::uint64_t(latent), 3 * std::uint64_t(latent)},
                          nn::Init::linear(3 * std::uint64_t(latent)), true)),
       b_index_(store.add(name + "/fc1/bias", {std::uint64_t(latent)}, nn::Init::linear(3 * std::uint64_t(latent)),
@@ -82,6 +84,10 @@ EdgeMlp<Scalar>::EdgeMlp(Store& store, nn::Workspace<Scalar>& ws, const std::str
   dh_ = &ws.request(name + "/dh", E, L);
   dnorm_ = &ws.request(name + "/dz", E, L);
   ones_ = &ws.request(name + "/fc1/ones", E, 1);
+  if (static_edges) {
+    ze_ = &ws.request(name + "/fc1/ze", g.edges, L);
+    dzs_ = &ws.request(name + "/fc1/dzs", g.edges, L);
+  }
 }
 
 template <class Scalar>
@@ -111,10 +117,12 @@ const Tensor<Scalar>& EdgeMlp<Scalar>::forward(const T& edge, const T& send, con
   const bool lowp = precision_ != nn::Precision::fp32;
   split_blocks(typename T::Matrix(w_), wb_->matrix(), L);
   if (lowp) nn::round_values(precision_, wb_->data(), std::int64_t{3} * L * L);
-  nn::gemm('N', 'T', Scalar(1), edge.rows(E), block(*wb_, 0), Scalar(0), z_->rows(E));
+  const int Ee = static_edges_ ? static_cast<int>(g_.edges) : E;  // edge rows multiplied
+  const T& ze = static_edges_ ? *ze_ : *z_;
+  nn::gemm('N', 'T', Scalar(1), edge.rows(Ee), block(*wb_, 0), Scalar(0), ze.rows(Ee));
   nn::gemm('N', 'T', Scalar(1), send.rows(S), block(*wb_, 1), Scalar(0), ps_->rows(S));
   nn::gemm('N', 'T', Scalar(1), recv.rows(R), block(*wb_, 2), Scalar(0), pr_->rows(R));
-  edge_silu(g_, z_->matrix(), ps_->matrix(), pr_->matrix(), b_, y_->matrix(), n, L);
+  edge_silu(g_, ze.matrix(), Ee, z_->matrix(), ps_->matrix(), pr_->matrix(), b_, y_->matrix(), n, L);
   if (lowp) {
     nn::round_values(precision_, y_->data(), static_cast<std::int64_t>(E) * L);
     nn::round_values(precision_, z_->data(), static_cast<std::int64_t>(E) * L);
@@ -141,7 +149,11 @@ void EdgeMlp<Scalar>::backward(const T& edge, const T& send, const T& recv, cons
   const typename Store::Matrix db_row(db_.data(), 1, static_cast<std::size_t>(L));
   const typename Store::Matrix ones_row(ones_->data(), 1, static_cast<std::size_t>(E));
   nn::gemm('N', 'N', Scalar(1), ones_row, dz_->rows(E), Scalar(1), db_row);
-  nn::gemm('T', 'N', Scalar(1), dz_->rows(E), edge.rows(E), Scalar(0), block(*dwb_, 0));
+  // The edge block's: dz summed over the samples first when the edge input is static.
+  const int Ee = static_edges_ ? static_cast<int>(g_.edges) : E;
+  if (static_edges_) sum_samples(dz_->matrix(), g_.edges, n, dzs_->matrix(), false);
+  const T& dze = static_edges_ ? *dzs_ : *dz_;
+  nn::gemm('T', 'N', Scalar(1), dze.rows(Ee), edge.rows(Ee), Scalar(0), block(*dwb_, 0));
   nn::gemm('T', 'N', Scalar(1), dps_->rows(S), send.rows(S), Scalar(0), block(*dwb_, 1));
   nn::gemm('T', 'N', Scalar(1), dpr_->rows(R), recv.rows(R), Scalar(0), block(*dwb_, 2));
   add_blocks(dwb_->matrix(), typename T::Matrix(dw_), L);
@@ -152,7 +164,7 @@ void EdgeMlp<Scalar>::backward(const T& edge, const T& send, const T& recv, cons
     nn::gemm('N', 'N', Scalar(1), dp.rows(rows), block(*wb_, k), acc ? Scalar(1) : Scalar(0), d.rows(rows));
     if (lowp) nn::round_values(precision_, d.data(), static_cast<std::int64_t>(rows) * L);
   };
-  input_grad(d_edge, edge_acc, *dz_, E, 0);
+  input_grad(d_edge, edge_acc, dze, Ee, 0);
   input_grad(d_recv, recv_acc, *dpr_, R, 2);
   input_grad(d_send, send_acc, *dps_, S, 1);
 }

@@ -57,8 +57,10 @@ class GnnNet {
   std::vector<std::unique_ptr<InteractionNet<Scalar>>> processor_;
   std::unique_ptr<InteractionNet<Scalar>> decoder_;
   std::unique_ptr<GnnMlp<Scalar>> readout_;
-  // The static inputs, one copy per sample of the capacity.
+  // The static inputs (the graph's own features), one sample's rows.
   T *mesh_x_ = nullptr, *g2m_x_ = nullptr, *m2m_x_ = nullptr, *m2g_x_ = nullptr;
+  // Embeddings copied to every sample (Note [static embeddings once per batch]).
+  T *mesh_h_ = nullptr, *m2m_h_ = nullptr;
   T* grid_h1_ = nullptr;  // grid embedding + grid MLP (the decoder's receivers)
   T* d_x_ = nullptr;
   T *d_out_ = nullptr, *d_go_ = nullptr, *d_gh1_ = nullptr, *d_gh_ = nullptr, *d_mh_ = nullptr;

@@ -5,6 +5,9 @@
 // Both MLPs are Linear-SiLU-Linear-LayerNorm, registered edge first ("<name>/edge_mlp",
 // "<name>/node_mlp"); the edge MLP's first Linear is split by input block (Note [split edge Linear]
 // in edge_mlp.hpp). Obeys Note [the gradient rule] (nn/layer.hpp) with its own signatures.
+// static_edges: the edge input is the same for every sample (Note [static edge input]): it is read
+// as [E, L] where only the edge MLP uses it, and d_edge is one sample's [E, L], summed over the
+// samples. edge_output false: the edge output is not computed (the encoder's and decoder's).
 #pragma once
 
 #include <string>
@@ -22,7 +25,8 @@ class InteractionNet {
   using T = Tensor<Scalar>;
   // For batches of up to `capacity` samples of the graph `g` (which must outlive this layer).
   InteractionNet(nn::ParameterStore<Scalar>& store, nn::Workspace<Scalar>& ws, const std::string& name,
-                 const DeviceEdges& g, int latent, int capacity, nn::Precision precision = nn::Precision::fp32);
+                 const DeviceEdges& g, int latent, int capacity, nn::Precision precision = nn::Precision::fp32,
+                 bool static_edges = false, bool edge_output = true);
   void bind(const nn::ParameterStore<Scalar>& store);
   // edge [n E, L], send [n S, L], recv [n R, L] -> receiver_output() [n R, L], edge_output() [n E, L].
   void forward(const T& edge, const T& send, const T& recv, int n);
@@ -40,6 +44,7 @@ class InteractionNet {
  private:
   const DeviceEdges& g_;
   int latent_;
+  bool static_edges_, edge_output_;
   EdgeMlp<Scalar> edge_mlp_;
   nn::Concat<Scalar> cat_;
   GnnMlp<Scalar> node_mlp_;

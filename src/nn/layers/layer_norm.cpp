@@ -1,9 +1,48 @@
 // LayerNorm kernels (see layer_norm.hpp, Note [layer norm numerics]).
 #include "nn/layers/layer_norm.hpp"
 
+#include <type_traits>
+
 #include "core/error.hpp"
 
 namespace hpct::nn {
+
+namespace {
+
+// Note [layer norm lanes]: a row's sums are kept in kLanes partial sums (element j into lane
+// j % kLanes) combined in lane order at the end, instead of one running sum: a strict (non
+// -ffast-math) single sum is a chain of dependent double adds that no compiler may reorder, so it
+// ran one add per add-latency; kLanes independent chains are one vector of doubles on the host.
+// The order is fixed by kLanes alone (the same on every backend and thread count).
+constexpr int kLanes = 8;
+
+KOKKOS_INLINE_FUNCTION double combine_lanes(const double (&a)[kLanes]) {
+  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
+// sum over j of f(j) for j in [0, d) in kLanes lanes.
+template <class F>
+KOKKOS_INLINE_FUNCTION double lane_sum(int d, const F& f) {
+  double a[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int j = 0;
+  for (; j + kLanes <= d; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) a[l] += f(j + l);
+  for (int l = 0; j < d; ++j, ++l) a[l] += f(j);
+  return combine_lanes(a);
+}
+
+// The two sums of the dx formula, sum g w and sum g w xhat, in lanes (one pass over the row).
+template <class F>
+KOKKOS_INLINE_FUNCTION void lane_sum2(int d, const F& f, double& s1, double& s2) {
+  double a[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0}, b[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int j = 0;
+  for (; j + kLanes <= d; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) f(j + l, a[l], b[l]);
+  for (int l = 0; j < d; ++j, ++l) f(j, a[l], b[l]);
+  s1 = combine_lanes(a), s2 = combine_lanes(b);
+}
+
+}  // namespace
 
 template <class Scalar>
 LayerNorm<Scalar>::LayerNorm(Store& store, Workspace<Scalar>& ws, const std::string& name, const Shape& shape,
@@ -45,14 +84,11 @@ void LayerNorm<Scalar>::forward(const T& x, int n) {
   const double eps = eps_;
   Kokkos::parallel_for(
       "layernorm_fw", range(0, static_cast<int>(xm.extent(0))), KOKKOS_LAMBDA(const int r) {
-        double s = 0;
-        for (int j = 0; j < d; ++j) s += static_cast<double>(xm(r, j));
-        const double mu = s / d;
-        double v = 0;
-        for (int j = 0; j < d; ++j) {
+        const double mu = lane_sum(d, [&](const int j) { return static_cast<double>(xm(r, j)); }) / d;
+        const double v = lane_sum(d, [&](const int j) {
           const double e = static_cast<double>(xm(r, j)) - mu;
-          v += e * e;
-        }
+          return e * e;
+        });
         const double rs = 1.0 / kmath::sqrt(v / d + eps);
         mean(r) = static_cast<Scalar>(mu);
         rstd(r) = static_cast<Scalar>(rs);
@@ -75,21 +111,44 @@ void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
   // Note [layer norm parameter sums]: per (block, feature) partials, then per feature in block order.
   const auto partial = partial_;
   const int per_block = kRowsPerBlock, blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  Kokkos::parallel_for(
-      "layernorm_bw_wp", range(0, blocks * d), KOKKOS_LAMBDA(const int i) {
-        const int block = i / d, j = i % d;
-        const int end = kmin(rows, (block + 1) * per_block);
-        double sw = 0, sb = 0;
-        for (int r = block * per_block; r < end; ++r) {
-          const double gr = static_cast<double>(g(r, j));
-          const double xhat = (static_cast<double>(xm(r, j)) - static_cast<double>(mean(r))) *
-                              static_cast<double>(rstd(r));
-          sw += gr * xhat;
-          sb += gr;
-        }
-        partial(block, j) = sw;
-        partial(block, d + j) = sb;
-      });
+  if constexpr (std::is_same<MemSpace, Kokkos::HostSpace>::value) {
+    // A work item per block on the host: its rows in order, each added to the block's partials
+    // as a whole row (the feature loop innermost, vectorised); every (block, feature) partial is
+    // the same row-order sum as the device's per-(block, feature) loop below.
+    Kokkos::parallel_for(
+        "layernorm_bw_wp", range(0, blocks), KOKKOS_LAMBDA(const int block) {
+          double* sw = &partial(block, 0);
+          double* sb = &partial(block, d);
+          for (int j = 0; j < d; ++j) sw[j] = 0, sb[j] = 0;
+          const int end = kmin(rows, (block + 1) * per_block);
+          for (int r = block * per_block; r < end; ++r) {
+            const double mu = static_cast<double>(mean(r)), rs = static_cast<double>(rstd(r));
+            const Scalar* gr = &g(r, 0);
+            const Scalar* xr = &xm(r, 0);
+            for (int j = 0; j < d; ++j) {
+              const double gj = static_cast<double>(gr[j]);
+              sw[j] += gj * ((static_cast<double>(xr[j]) - mu) * rs);
+              sb[j] += gj;
+            }
+          }
+        });
+  } else {
+    Kokkos::parallel_for(
+        "layernorm_bw_wp", range(0, blocks * d), KOKKOS_LAMBDA(const int i) {
+          const int block = i / d, j = i % d;
+          const int end = kmin(rows, (block + 1) * per_block);
+          double sw = 0, sb = 0;
+          for (int r = block * per_block; r < end; ++r) {
+            const double gr = static_cast<double>(g(r, j));
+            const double xhat = (static_cast<double>(xm(r, j)) - static_cast<double>(mean(r))) *
+                                static_cast<double>(rstd(r));
+            sw += gr * xhat;
+            sb += gr;
+          }
+          partial(block, j) = sw;
+          partial(block, d + j) = sb;
+        });
+  }
   Kokkos::parallel_for(
       "layernorm_bw_w", range(0, d), KOKKOS_LAMBDA(const int j) {
         double sw = 0, sb = 0;
@@ -104,11 +163,14 @@ void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
         "layernorm_bw_x", range(0, rows), KOKKOS_LAMBDA(const int r) {
           const double mu = static_cast<double>(mean(r)), rs = static_cast<double>(rstd(r));
           double sg = 0, sgx = 0;
-          for (int j = 0; j < d; ++j) {
-            const double gw = static_cast<double>(g(r, j)) * static_cast<double>(w(j));
-            sg += gw;
-            sgx += gw * (static_cast<double>(xm(r, j)) - mu) * rs;
-          }
+          lane_sum2(
+              d,
+              [&](const int j, double& a, double& b) {
+                const double gw = static_cast<double>(g(r, j)) * static_cast<double>(w(j));
+                a += gw;
+                b += gw * (static_cast<double>(xm(r, j)) - mu) * rs;
+              },
+              sg, sgx);
           const double mg = sg / d, mgx = sgx / d;
           for (int j = 0; j < d; ++j) {
             const double gw = static_cast<double>(g(r, j)) * static_cast<double>(w(j));

@@ -6,9 +6,9 @@
 // Note [layer norm numerics]: mean and variance are taken in double with two passes (the mean,
 // then the squared deviations from it), so a large offset does not cancel the variance; the
 // backward is the exact gradient dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w,
-// again with double sums. One work item per row (forward, dx) loops in a fixed order; dw and db
-// are summed over rows in two fixed stages (Note [layer norm parameter sums]), so no result depends
-// on the thread count or backend.
+// again with double sums, each in 8 lanes (Note [layer norm lanes], layer_norm.cpp). One work item
+// per row (forward, dx) loops in a fixed order; dw and db are summed over rows in two fixed stages
+// (Note [layer norm parameter sums]), so no result depends on the thread count or backend.
 //
 // Note [layer norm parameter sums]: one work item per feature looping over every row left a GPU
 // with only D threads. Instead one work item per (block of kRowsPerBlock rows, feature) sums its

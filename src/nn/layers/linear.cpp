@@ -9,6 +9,26 @@
 
 namespace hpct::nn {
 
+namespace {
+
+// y = silu(z + b) and z = sigmoid(z + b) (kept for silu'), b only with kBias. The bias test is a
+// template argument, not a branch in the kernel: a load of b(j) under a condition stops GCC's
+// if-conversion, which left the host loop scalar (one expf-like polynomial per element).
+template <bool kBias, class Matrix, class Vector>
+void silu_epilogue(const Matrix& z, const Matrix& y, const Vector& b, int rows, int cols) {
+  using S = typename Matrix::non_const_value_type;
+  for_each_cell(
+      "linear_silu", rows, cols, KOKKOS_LAMBDA(const int i, const int j) {
+        S zz = z(i, j);
+        if constexpr (kBias) zz += b(j);
+        const S sg = sigmoid(zz);
+        z(i, j) = sg;
+        y(i, j) = zz * sg;
+      });
+}
+
+}  // namespace
+
 template <class Scalar>
 Linear<Scalar>::Linear(Store& store, Workspace<Scalar>& ws, const std::string& name, int in, int out, int capacity,
                        Activation act, Precision precision, bool bias)
@@ -102,14 +122,8 @@ void Linear<Scalar>::forward(const T& x, int n) {
     for_each_cell(
         "linear_bias", n, out, KOKKOS_LAMBDA(const int i, const int j) { y(i, j) += b(j); });
   } else if (act == Activation::silu) {
-    const auto z = z_->matrix();
-    for_each_cell(
-        "linear_silu", n, out, KOKKOS_LAMBDA(const int i, const int j) {
-          const Scalar zz = has_bias ? z(i, j) + b(j) : z(i, j);
-          const Scalar sg = sigmoid(zz);
-          z(i, j) = sg;
-          y(i, j) = zz * sg;
-        });
+    if (has_bias) silu_epilogue<true>(z_->matrix(), y, b, n, out);
+    else silu_epilogue<false>(z_->matrix(), y, b, n, out);
   } else {
     const auto z = z_->matrix();
     for_each_cell(
