@@ -55,12 +55,16 @@ void RowPartition::reset(const View1<int>& in_bag) {
 
 void RowPartition::split(int node, int left, int right, const SplitRule& rule, const View2<std::uint8_t>& columns) {
   const long long b = begin(node), n = count(node);
-  const long long nl = kHostBackend ? split_host(b, n, rule, columns) : split_scan(b, n, rule, columns);
+  set_split(node, left, right, kHostBackend ? split_host(b, n, rule, columns) : split_scan(b, n, rule, columns));
+}
+
+void RowPartition::set_split(int node, int left, int right, long long left_rows) {
+  const long long b = begin(node), n = count(node);
   ensure(kmax(left, right));
   begin_[static_cast<std::size_t>(left)] = b;
-  count_[static_cast<std::size_t>(left)] = nl;
-  begin_[static_cast<std::size_t>(right)] = b + nl;
-  count_[static_cast<std::size_t>(right)] = n - nl;
+  count_[static_cast<std::size_t>(left)] = left_rows;
+  begin_[static_cast<std::size_t>(right)] = b + left_rows;
+  count_[static_cast<std::size_t>(right)] = n - left_rows;
 }
 
 // GPUs: one parallel_scan (two passes over the slice), left rows in order at the front, right rows

@@ -33,6 +33,12 @@ class RowPartition {
   // the bins feature-major ([F, n], see transpose_bins): a split reads one feature of its rows.
   void split(int node, int left, int right, const SplitRule& rule, const View2<std::uint8_t>& columns);
 
+  // For splits done outside (gbdt/level.hpp): node's slice now holds `left_rows` rows of `left`
+  // followed by the rows of `right`; and the raw index and scratch arrays of the host backends.
+  void set_split(int node, int left, int right, long long left_rows);
+  int* index_data() { return index_.data(); }
+  int* scratch_data() { return scratch_.data(); }
+
   long long begin(int node) const { return begin_[static_cast<std::size_t>(node)]; }
   long long count(int node) const { return count_[static_cast<std::size_t>(node)]; }
   long long rows() const { return static_cast<long long>(index_.extent(0)); }
