@@ -111,7 +111,7 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
     g.emplace_back("gbdt::g", n);
     h.emplace_back("gbdt::h", n);
   }
-  View1<int> in_bag("gbdt::in_bag", n);
+  View1<int> in_bag("gbdt::in_bag", p.subsample < 1.0 ? n : 0);  // unused without bagging
   RowPartition part(tr.rows);
   QuantGrad q;
   // The collectives of tree building are watched, as a network step's are: a rank frozen or dead
@@ -139,6 +139,16 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
     res.best_round = resume->best_round;
     best = resume->best;
   }
+  // Note [eval margins in batches]: the eval sets' margins are read only by the metrics (on the
+  // rounds that report them) and at the end, so the new trees wait until then and add_trees_binned
+  // applies them in one pass over the rows (a row's bins read once for all of them) instead of a
+  // pass per tree. Every row gets the same values in the same order: the same bits.
+  std::size_t eval_applied = model.trees.size();
+  const auto add_pending_trees = [&] {
+    for (std::size_t e = 0; e < evals.size(); ++e)
+      add_trees_binned(model, eval_applied, model.trees.size(), cuts, eval_bins[e], eval_margin[e]);
+    eval_applied = model.trees.size();
+  };
   for (int round = first_round; round < p.num_trees; ++round) {
     trace::Scope round_trace("round");
     // Gradients of all outputs come from the margins before this round's trees.
@@ -149,11 +159,12 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
     const std::uint64_t seed = p.seed;
     const long long first = tr.first_row;
     const auto r64 = static_cast<std::uint64_t>(round);
-    Kokkos::parallel_for(
-        "gbdt::bagging", hpct::range(0, static_cast<int>(n)), KOKKOS_LAMBDA(const int i) {
-          in_bag(i) = rate >= 1.0 ||
-                      rng::uniform(rng::hash(seed, kBagStream, r64, static_cast<std::uint64_t>(first + i))) < rate;
-        });
+    if (rate < 1.0)  // else every row is in the bag (RowPartition::reset_all)
+      Kokkos::parallel_for(
+          "gbdt::bagging", hpct::range(0, static_cast<int>(n)), KOKKOS_LAMBDA(const int i) {
+            in_bag(i) = rng::uniform(rng::hash(seed, kBagStream, r64, static_cast<std::uint64_t>(first + i))) <
+                        rate;
+          });
     const auto allowed = sample_features(static_cast<int>(tr.cols), p.colsample, p.seed, round);
     const auto shown_round = static_cast<std::uint64_t>(round + 1);
     for (int k = 0; k < K; ++k) {
@@ -164,10 +175,10 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
     for (int k = 0; k < K; ++k) {
       const auto kk = static_cast<std::size_t>(k);
       quantize(g[k], h[k], maxima[2 * kk], maxima[2 * kk + 1], tr.global_rows, q);
-      part.reset(in_bag);
+      if (rate < 1.0) part.reset(in_bag);
+      else part.reset_all();
       Tree t = grow_tree(p.grow, cuts, hb, columns, q, allowed, part, watched, shown_round);
       add_tree_trained(t, cuts, bins, part, margin, k);
-      for (std::size_t e = 0; e < evals.size(); ++e) add_tree_binned(t, cuts, eval_bins[e], eval_margin[e], k);
       model.trees.push_back(std::move(t));
       model.tree_output.push_back(k);
     }
@@ -176,6 +187,7 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
     const bool report = p.early_stopping_rounds > 0 || round + 1 == p.num_trees ||
                         (p.eval_every > 0 && (round + 1) % p.eval_every == 0);
     if (report) {
+      add_pending_trees();
       std::vector<EvalResult> results;
       for (std::size_t e = 0; e < evals.size(); ++e) {
         const auto m = host_margins(eval_margin[e]);
@@ -206,6 +218,7 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
       break;
     }
   }
+  add_pending_trees();
   const int trained = static_cast<int>(model.trees.size());
   if (!res.stopped && p.early_stopping_rounds > 0 && res.best_round >= 0) model.truncate(res.best_round + 1);
   // The training rows' margins are the final model's unless early stopping dropped rounds.

@@ -243,7 +243,6 @@ void HistogramBuilder::recycle(Hist&& h) {
 HistogramBuilder::HistogramBuilder(View2<std::uint8_t> bins, View2<std::uint8_t> columns,
                                    const std::vector<int>& offset)
     : bins_(bins), columns_(columns), offset_host_(offset), total_bins_(offset.back()) {
-  if (kHostBackend) ordered_ = View1<long long>("gbdt::ordered_gh", 2 * bins.extent(0));
   offset_ = View1<int>("gbdt::offset", offset.size());
   auto h = Kokkos::create_mirror_view(offset_);
   for (std::size_t i = 0; i < offset.size(); ++i) h(i) = offset[i];
@@ -269,6 +268,9 @@ std::vector<Hist> HistogramBuilder::build(const QuantGrad& q, const RowPartition
     if (kHostBackend && rows * kColumnDensity >= part.rows() &&
         static_cast<long long>(size * sizeof(long long)) > kRowHistBytes &&
         host_exec().concurrency() <= static_cast<int>(bins_.extent(1))) {
+      if (ordered_.extent(0) == 0)  // 16 bytes a row: only where this path is taken (wide data)
+        ordered_ = View1<long long>(Kokkos::view_alloc("gbdt::ordered_gh", Kokkos::WithoutInitializing),
+                                    2 * bins_.extent(0));
       accumulate_histogram_by_feature(columns_, offset_host_, q, part.index(), part.begin(node), rows, host.data(),
                                       ordered_);
       continue;

@@ -102,28 +102,8 @@ std::vector<Hist> split_and_build(const std::vector<SplitJob>& jobs, RowPartitio
     int* ix = idx + bg[t.job] + t.lo;
     int* tx = tmp + bg[t.job] + t.lo;
     const long long m = t.hi - t.lo;
-    // Rows stay ascending in every node, so this walks one feature's column forwards.
-    const std::uint8_t* col = &columns(job.rule.feature, 0);
-    // The rule as plain locals: kept in registers while the loop stores to ix.
-    const int bin = job.rule.bin, nan_bin = job.rule.nan_bin;
-    // The NaN bin is above every value bin, so `b <= bin` says right for it; flipped when NaN goes left.
-    const int nan_flip = job.rule.default_left ? 1 : 0;
-    long long l = 0, r = 0;
-    for (long long k = 0; k < m; ++k) {
-      const int row = ix[k];
-#if defined(__GNUC__)
-      if (k + 16 < m) __builtin_prefetch(col + ix[k + 16]);  // rows of deep nodes are scattered
-#endif
-      const int b = col[row];
-      // Branch-free: a split sends rows either way unpredictably. Both slots are written (in
-      // place on the left: a row is never written ahead of where it was read); the counter of the
-      // side the row belongs to moves on.
-      const int left = static_cast<int>(b <= bin) ^ (static_cast<int>(b == nan_bin) & nan_flip);
-      ix[l] = row;
-      tx[r] = row;
-      l += left;
-      r += 1 - left;
-    }
+    const long long l = partition_piece(ix, tx, m, &columns(job.rule.feature, 0), job.rule);
+    const long long r = m - l;
     nl[i] = l;
     nr[i] = r;
     if (t.hist) {
