@@ -139,16 +139,6 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
     res.best_round = resume->best_round;
     best = resume->best;
   }
-  // Note [eval margins in batches]: the eval sets' margins are read only by the metrics (on the
-  // rounds that report them) and at the end, so the new trees wait until then and add_trees_binned
-  // applies them in one pass over the rows (a row's bins read once for all of them) instead of a
-  // pass per tree. Every row gets the same values in the same order: the same bits.
-  std::size_t eval_applied = model.trees.size();
-  const auto add_pending_trees = [&] {
-    for (std::size_t e = 0; e < evals.size(); ++e)
-      add_trees_binned(model, eval_applied, model.trees.size(), cuts, eval_bins[e], eval_margin[e]);
-    eval_applied = model.trees.size();
-  };
   for (int round = first_round; round < p.num_trees; ++round) {
     trace::Scope round_trace("round");
     // Gradients of all outputs come from the margins before this round's trees.
@@ -179,6 +169,7 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
       else part.reset_all();
       Tree t = grow_tree(p.grow, cuts, hb, columns, q, allowed, part, watched, shown_round);
       add_tree_trained(t, cuts, bins, part, margin, k);
+      for (std::size_t e = 0; e < evals.size(); ++e) add_tree_binned(t, cuts, eval_bins[e], eval_margin[e], k);
       model.trees.push_back(std::move(t));
       model.tree_output.push_back(k);
     }
@@ -187,7 +178,6 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
     const bool report = p.early_stopping_rounds > 0 || round + 1 == p.num_trees ||
                         (p.eval_every > 0 && (round + 1) % p.eval_every == 0);
     if (report) {
-      add_pending_trees();
       std::vector<EvalResult> results;
       for (std::size_t e = 0; e < evals.size(); ++e) {
         const auto m = host_margins(eval_margin[e]);
@@ -218,7 +208,6 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
       break;
     }
   }
-  add_pending_trees();
   const int trained = static_cast<int>(model.trees.size());
   if (!res.stopped && p.early_stopping_rounds > 0 && res.best_round >= 0) model.truncate(res.best_round + 1);
   // The training rows' margins are the final model's unless early stopping dropped rounds.

@@ -57,7 +57,8 @@ std::vector<Hist> split_and_build(const std::vector<SplitJob>& jobs, RowPartitio
   std::vector<Task> tasks;
   std::vector<std::size_t> out_of(J, 0), first_partial(J, 0);
   for (std::size_t j = 0; j < J; ++j) {
-    chunks[j] = T == 1 ? 1 : kmax(1ll, kmin<long long>(2 * T, count[j] / target));
+    // At most one task per thread for a node: each further one costs a partial histogram to zero and add.
+    chunks[j] = T == 1 ? 1 : kmax(1ll, kmin<long long>(T, count[j] / target));
     per[j] = (count[j] + chunks[j] - 1) / chunks[j];
     if (jobs[j].build < 0) continue;
     out_of[j] = out.size();

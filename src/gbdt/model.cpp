@@ -123,63 +123,6 @@ void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_
       KOKKOS_LAMBDA(const long long r) { margin(r, k) += val(leaf_of(nodes, bins, r)); });
 }
 
-void add_trees_binned(const Model& m, std::size_t first, std::size_t last, const BinCuts& cuts,
-                      const View2<std::uint8_t>& bins, const View2<double>& margin) {
-  if (last <= first) return;
-  if (last == first + 1) {
-    add_tree_binned(m.trees[first], cuts, bins, margin, m.tree_output[first]);
-    return;
-  }
-  // The trees' nodes back to back (children as indices into the whole), as flatten_binned.
-  std::vector<int> root, out;
-  int total = 0;
-  for (std::size_t t = first; t < last; ++t) {
-    root.push_back(total);
-    out.push_back(m.tree_output[t]);
-    total += m.trees[t].num_nodes();
-  }
-  View2<int> nodes("gbdt::trees_nodes", static_cast<std::size_t>(total), 6);
-  View1<double> value("gbdt::trees_values", static_cast<std::size_t>(total));
-  View1<int> roots("gbdt::trees_roots", root.size()), outs("gbdt::trees_outputs", out.size());
-  auto h = Kokkos::create_mirror_view(nodes);
-  auto hv = Kokkos::create_mirror_view(value);
-  auto hr = Kokkos::create_mirror_view(roots);
-  auto ho = Kokkos::create_mirror_view(outs);
-  for (std::size_t t = first; t < last; ++t) {
-    const Tree& tr = m.trees[t];
-    const int base = root[t - first];
-    hr(t - first) = base;
-    ho(t - first) = out[t - first];
-    for (int i = 0; i < tr.num_nodes(); ++i) {
-      const auto u = static_cast<std::size_t>(i);
-      h(base + i, 0) = tr.feature[u];
-      h(base + i, 1) = tr.bin[u];
-      h(base + i, 2) = tr.is_leaf(i) ? 0 : cuts.nan_bin(tr.feature[u]);
-      h(base + i, 3) = tr.default_left[u] != 0 ? 1 : 0;
-      h(base + i, 4) = tr.is_leaf(i) ? -1 : base + tr.left[u];
-      h(base + i, 5) = tr.is_leaf(i) ? -1 : base + tr.right[u];
-      hv(base + i) = tr.value[u];
-    }
-  }
-  Kokkos::deep_copy(nodes, h);
-  Kokkos::deep_copy(value, hv);
-  Kokkos::deep_copy(roots, hr);
-  Kokkos::deep_copy(outs, ho);
-  const int nt = static_cast<int>(last - first);
-  Kokkos::parallel_for(
-      "gbdt_add_trees", range<Kokkos::IndexType<long long>>(0, static_cast<long long>(bins.extent(0))),
-      KOKKOS_LAMBDA(const long long r) {
-        for (int t = 0; t < nt; ++t) {
-          int node = roots(t);
-          while (nodes(node, 4) >= 0) {
-            const SplitRule s{nodes(node, 0), nodes(node, 1), nodes(node, 2), nodes(node, 3) != 0};
-            node = s.goes_left(bins(r, s.feature)) ? nodes(node, 4) : nodes(node, 5);
-          }
-          margin(r, outs(t)) += value(node);
-        }
-      });
-}
-
 void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins, const RowPartition& part,
                       const View2<double>& margin, int k) {
   const auto idx = part.index();

@@ -33,11 +33,6 @@ std::vector<double> predict_margins(const Model& m, const std::vector<float>& x,
 // margin(:, k) += tree output for binned rows (validation sets during training).
 void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
                      const View2<double>& margin, int k);
-// The same for the model's trees [first, last) (each adding to its tree_output), in one pass over the
-// rows: a row's bins stay in cache for all the trees, and each row gets the trees' values in model
-// order, so the margins equal add_tree_binned's tree by tree, bit for bit.
-void add_trees_binned(const Model& m, std::size_t first, std::size_t last, const BinCuts& cuts,
-                      const View2<std::uint8_t>& bins, const View2<double>& margin);
 // margin(:, k) += tree output for the training rows of the tree just grown: in-bag rows by the leaf
 // they were partitioned into, out-of-bag rows by walking the tree on their bins.
 void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins, const RowPartition& part,
