@@ -38,8 +38,10 @@ struct Task {
 // are tasks of one region: a task partitions a piece of a node's rows (one byte of the split
 // feature per row) and sums the rows it sent to the smaller side into its own histogram at once.
 // A node gets one task (and is finished inside it) unless it holds more than ~1/(2 x threads) of
-// the level's rows; then its pieces are placed and its partial histograms summed in a second
-// region. Integer sums: any cut into tasks gives the same bits, and the index the same order.
+// the level's rows (then up to one task per thread); its pieces are then placed and its partial
+// histograms summed in a second region. Integer sums: any cut into tasks gives the same bits, and
+// the index the same order. Leafwise growth (one node per split) keeps the per-node kernels: there
+// this pass measured 5-20% more CPU time (a node's one or two tasks against finer chunks).
 std::vector<Hist> split_and_build(const std::vector<SplitJob>& jobs, RowPartition& part, HistogramBuilder& hb,
                                   const View2<std::uint8_t>& columns, const QuantGrad& q) {
   const int T = kmax(1, host_exec().concurrency());

@@ -1,8 +1,7 @@
-// Host backends: the splits of one tree level (depthwise) or of one leaf (leafwise) in one pass over
-// each split node's rows: the rows are partitioned, and the smaller child's histogram is summed from
-// the rows just placed (still in cache), all nodes in one parallel region (two when a node is cut
-// into several tasks) instead of a partition and a histogram region or two per node
-// (Note [one region per level]).
+// Host backends: the splits of one depthwise tree level in one pass over each split node's rows:
+// the rows are partitioned, and the smaller child's histogram is summed from the rows just placed
+// (still in cache), all nodes in one parallel region (two when a node is cut into several tasks)
+// instead of a partition and a histogram region or two per node (Note [one region per level]).
 #pragma once
 
 #include <vector>
