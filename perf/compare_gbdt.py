@@ -8,11 +8,12 @@ ones, label drawn from a logistic model of both), written to HDF5 for us and kep
 references; the last 10% of rows are the test set.
 
 usage: perf/compare_gbdt.py [--threads 2] [--trees 100] [--depth 6 | --leaves 63] [--bins 255] [--rows 1000000]
-                            [--sets binary,higgs] [--ours build/apps/train] [--repeats 1]
+                            [--sets binary,higgs] [--ours build/apps/train] [--repeats 1] [--baseline OTHER/train]
 Our trainer is run as `OMP_NUM_THREADS=T <ours> DECK` (the `train` program); XGBoost and LightGBM each
 in a fresh Python process of their own that reads the same files, so that every tool's process peak
 memory (`peak MiB`: getrusage's ru_maxrss of that process) is its own. With --repeats N the three
-tools run in turn N times and the table shows min-max of the times and ratios; the 1/5/15-minute load
+tools run in turn N times and the table shows min-max of the times and ratios; `cpu s` is each
+process's user + system CPU time (getrusage, reading the data included); the 1/5/15-minute load
 averages are printed before and after (timings on a shared machine are only comparable side by side).
 Needs numpy, h5py, xgboost(-cpu), lightgbm: `scripts/setup --reference`.
 """
@@ -57,7 +58,18 @@ def higgs_like(rows, seed=7):
     return x, y
 
 
-def run_ours(args, train_path, test_path, fmt, workdir, extra=""):
+def run_set(args, fmt, train_path, test_path, workdir):
+    """One repeat: ours, the --baseline build when given, XGBoost and LightGBM, in turn."""
+    r = {"hpctrain": run_ours(args, train_path, test_path, fmt, workdir)}
+    if args.baseline:
+        r["baseline"] = run_ours(args, train_path, test_path, fmt, workdir, binary=args.baseline)
+    r["xgboost"] = run_tool(args, "xgboost", fmt, train_path, test_path)
+    r["lightgbm"] = run_tool(args, "lightgbm", fmt, train_path, test_path)
+    return r
+
+
+def run_ours(args, train_path, test_path, fmt, workdir, extra="", binary=None):
+    binary = binary or args.ours
     deck = os.path.join(workdir, "deck.in")
     metrics = os.path.join(workdir, "metrics.jsonl")
     with open(deck, "w") as f:
@@ -69,15 +81,16 @@ def run_ours(args, train_path, test_path, fmt, workdir, extra=""):
                 f"eval_metric auc,logloss\nmetrics_file {metrics}\nlog_every 100000\n{extra}")
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMP_PROC_BIND="false")
     t0 = time.time()
-    proc = subprocess.Popen([args.ours, deck], env=env, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen([binary, deck], env=env, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise SystemExit(f"{args.ours} {deck} failed with exit code {proc.returncode}")
+        raise SystemExit(f"{binary} {deck} failed with exit code {proc.returncode}")
     wall = time.time() - t0
     final = [json.loads(l) for l in open(metrics)][-1]
     return dict(wall=wall, train=final["seconds"], auc=final["test-auc"], logloss=final["test-logloss"],
-                peak=usage.ru_maxrss / 1024.0, summary_peak=final.get("peak_host_mib", float("nan")))
+                peak=usage.ru_maxrss / 1024.0, summary_peak=final.get("peak_host_mib", float("nan")),
+                cpu=usage.ru_utime + usage.ru_stime)
 
 
 def run_tool(args, tool, fmt, train_path, test_path):
@@ -92,6 +105,7 @@ def run_tool(args, tool, fmt, train_path, test_path):
         raise SystemExit(f"{tool} worker failed")
     r = json.loads(out.decode().strip().splitlines()[-1])
     r["peak"] = usage.ru_maxrss / 1024.0
+    r["cpu"] = usage.ru_utime + usage.ru_stime
     return r
 
 
@@ -104,7 +118,18 @@ def load_set(fmt, path):
         return f["inputs"][...], f["targets"][...]
 
 
+def write_higgs(rows, paths):
+    import h5py
+    x, y = higgs_like(rows)
+    cut = int(rows * 0.9)
+    for p, sl in zip(paths, (slice(0, cut), slice(cut, None))):
+        with h5py.File(p, "w") as f:
+            f["inputs"], f["targets"] = x[sl], y[sl]
+
+
 def worker(args):
+    if args.worker == "data":
+        return write_higgs(args.rows, args.worker_files)
     xtr, ytr = load_set(args.worker_format, args.worker_files[0])
     xte, yte = load_set(args.worker_format, args.worker_files[1])
     r = (run_xgb if args.worker == "xgboost" else run_lgb)(args, xtr, ytr, xte, yte)
@@ -146,18 +171,23 @@ def load():
 def report(name, runs):
     """runs: one dict tool -> result per repeat. Times and ratios as min-max over the repeats."""
     print(f"\n== {name} ({len(runs)} repeat(s))")
-    print(f"{'tool':10s} {'train s':>13s} {'AUC':>8s} {'logloss':>8s} {'peak MiB':>9s} {'time/ours':>11s}")
+    print(f"{'tool':10s} {'train s':>13s} {'AUC':>8s} {'logloss':>8s} {'peak MiB':>9s} {'time/ours':>11s} {'cpu s':>13s}")
     span = lambda v: f"{min(v):.2f}" if len(v) == 1 or f"{min(v):.2f}" == f"{max(v):.2f}" else f"{min(v):.2f}-{max(v):.2f}"
     for tool in runs[0]:
         t = [r[tool]["train"] for r in runs]
         ratio = [r[tool]["train"] / r["hpctrain"]["train"] for r in runs]
         last = runs[-1][tool]
         peak = max(r[tool]["peak"] for r in runs)
-        print(f"{tool:10s} {span(t):>13s} {last['auc']:8.4f} {last['logloss']:8.4f} {peak:9.1f} {span(ratio):>11s}")
+        cpu = [r[tool]["cpu"] for r in runs]
+        print(f"{tool:10s} {span(t):>13s} {last['auc']:8.4f} {last['logloss']:8.4f} {peak:9.1f} {span(ratio):>11s}"
+              f" {span(cpu):>13s}")
     ours = [r["hpctrain"]["train"] for r in runs]
     faster = [min(r["xgboost"]["train"], r["lightgbm"]["train"]) for r in runs]
     print("ours / faster tool: " + span([o / f for o, f in zip(ours, faster)]) +
           f" (each repeat side by side); our summary's peak_host_mib {runs[-1]['hpctrain']['summary_peak']:.1f}")
+    cpu_ratio = [r["hpctrain"]["cpu"] / min(r["xgboost"]["cpu"], r["lightgbm"]["cpu"]) for r in runs]
+    print("CPU seconds, ours / the tool using fewer: " + span(cpu_ratio) +
+          " (whole processes, reading the data included: steadier than wall time on a shared machine)")
 
 
 def main():
@@ -172,6 +202,7 @@ def main():
     ap.add_argument("--ours", default="build/apps/train")
     ap.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--baseline", help="another build's train program, run after ours in every repeat")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--worker-format", help=argparse.SUPPRESS)
     ap.add_argument("--worker-files", nargs=2, help=argparse.SUPPRESS)
@@ -184,24 +215,17 @@ def main():
         if "binary" in args.sets:
             d = os.path.join(args.data, "lightgbm")
             tr, te = os.path.join(d, "binary.train"), os.path.join(d, "binary.test")
-            runs = [{"hpctrain": run_ours(args, tr, te, "tsv", work),
-                     "xgboost": run_tool(args, "xgboost", "tsv", tr, te),
-                     "lightgbm": run_tool(args, "lightgbm", "tsv", tr, te)} for _ in range(args.repeats)]
+            runs = [run_set(args, "tsv", tr, te, work) for _ in range(args.repeats)]
             report("binary.train -> binary.test (7000 x 28)", runs)
         if "higgs" in args.sets:
-            import h5py
-            x, y = higgs_like(args.rows)
-            cut = int(args.rows * 0.9)
-            paths = []
-            for part, sl in (("train", slice(0, cut)), ("test", slice(cut, None))):
-                p = os.path.join(work, f"higgs_{part}.h5")
-                with h5py.File(p, "w") as f:
-                    f["inputs"], f["targets"] = x[sl], y[sl]
-                paths.append(p)
-            del x, y
-            runs = [{"hpctrain": run_ours(args, paths[0], paths[1], "hdf5", work),
-                     "xgboost": run_tool(args, "xgboost", "hdf5", *paths),
-                     "lightgbm": run_tool(args, "lightgbm", "hdf5", *paths)} for _ in range(args.repeats)]
+            # Written by a process of its own: Linux hands a process's peak RSS on through fork and
+            # exec (the child's ru_maxrss starts at the parent's), so a parent that once held the
+            # data set would lift every tool's peak figure to its own (286 MiB for ours, whose own
+            # peak is 202 MiB).
+            paths = [os.path.join(work, "higgs_train.h5"), os.path.join(work, "higgs_test.h5")]
+            subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", "data", "--rows", str(args.rows),
+                            "--worker-files", *paths], check=True)
+            runs = [run_set(args, "hdf5", *paths, work) for _ in range(args.repeats)]
             report(f"HIGGS-like {args.rows} x 28 (90/10 split)", runs)
     print(f"after: {load()}")
 

@@ -101,15 +101,16 @@ BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long 
   if (max_bin < 1 || max_bin > 255) throw Error("max_bin must be in [1, 255]", ExitCode::bad_input);
   const bool sample = global_rows > sample_rows;
   const double rate = sample ? static_cast<double>(sample_rows) / static_cast<double>(global_rows) : 1.0;
-  std::vector<float> mine;
-  for (long long r = 0; r < n; ++r) {
-    if (sample &&
-        rng::uniform(rng::hash(seed, kBinSampleStream, static_cast<std::uint64_t>(first_row + r))) >= rate)
-      continue;
-    mine.insert(mine.end(), x.begin() + r * F, x.begin() + (r + 1) * F);
-  }
+  const auto sampled = [&](long long r) {
+    return !sample ||
+           rng::uniform(rng::hash(seed, kBinSampleStream, static_cast<std::uint64_t>(first_row + r))) < rate;
+  };
+  long long mine_rows = 0;
+  for (long long r = 0; r < n; ++r) mine_rows += sampled(r) ? 1 : 0;
   // Everyone gets every sampled row: the cuts are then a pure function of the sampled multiset.
-  const int cnt = static_cast<int>(mine.size());
+  // Gathered in place: this rank's rows go straight to their place in `all`, so the sample is held
+  // once, not twice, at the point where the run's raw rows are still in memory too (its peak).
+  const int cnt = static_cast<int>(mine_rows * F);
   std::vector<int> counts(static_cast<std::size_t>(comm.size())), displs(counts.size());
   MPI_Allgather(&cnt, 1, MPI_INT, counts.data(), 1, MPI_INT, comm.raw());
   long long total = 0;
@@ -119,7 +120,11 @@ BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long 
   }
   if (total > (1ll << 31) - 1) throw Error("bin_sample_rows x features exceeds 2^31 values");
   std::vector<float> all(static_cast<std::size_t>(total));
-  MPI_Allgatherv(mine.data(), cnt, MPI_FLOAT, all.data(), counts.data(), displs.data(), MPI_FLOAT, comm.raw());
+  float* at = all.data() + displs[static_cast<std::size_t>(comm.rank())];
+  for (long long r = 0; r < n; ++r)
+    if (sampled(r)) at = std::copy(x.begin() + r * F, x.begin() + (r + 1) * F, at);
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all.data(), counts.data(), displs.data(), MPI_FLOAT,
+                 comm.raw());
   const long long rows = total / (F > 0 ? F : 1);
   BinCuts cuts;
   cuts.upper.resize(static_cast<std::size_t>(F));

@@ -111,7 +111,7 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
     g.emplace_back("gbdt::g", n);
     h.emplace_back("gbdt::h", n);
   }
-  View1<int> in_bag("gbdt::in_bag", n);
+  View1<int> in_bag("gbdt::in_bag", p.subsample < 1.0 ? n : 0);  // unused without bagging
   RowPartition part(tr.rows);
   QuantGrad q;
   // The collectives of tree building are watched, as a network step's are: a rank frozen or dead
@@ -149,11 +149,12 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
     const std::uint64_t seed = p.seed;
     const long long first = tr.first_row;
     const auto r64 = static_cast<std::uint64_t>(round);
-    Kokkos::parallel_for(
-        "gbdt::bagging", hpct::range(0, static_cast<int>(n)), KOKKOS_LAMBDA(const int i) {
-          in_bag(i) = rate >= 1.0 ||
-                      rng::uniform(rng::hash(seed, kBagStream, r64, static_cast<std::uint64_t>(first + i))) < rate;
-        });
+    if (rate < 1.0)  // else every row is in the bag (RowPartition::reset_all)
+      Kokkos::parallel_for(
+          "gbdt::bagging", hpct::range(0, static_cast<int>(n)), KOKKOS_LAMBDA(const int i) {
+            in_bag(i) = rng::uniform(rng::hash(seed, kBagStream, r64, static_cast<std::uint64_t>(first + i))) <
+                        rate;
+          });
     const auto allowed = sample_features(static_cast<int>(tr.cols), p.colsample, p.seed, round);
     const auto shown_round = static_cast<std::uint64_t>(round + 1);
     for (int k = 0; k < K; ++k) {
@@ -164,7 +165,8 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
     for (int k = 0; k < K; ++k) {
       const auto kk = static_cast<std::size_t>(k);
       quantize(g[k], h[k], maxima[2 * kk], maxima[2 * kk + 1], tr.global_rows, q);
-      part.reset(in_bag);
+      if (rate < 1.0) part.reset(in_bag);
+      else part.reset_all();
       Tree t = grow_tree(p.grow, cuts, hb, columns, q, allowed, part, watched, shown_round);
       add_tree_trained(t, cuts, bins, part, margin, k);
       for (std::size_t e = 0; e < evals.size(); ++e) add_tree_binned(t, cuts, eval_bins[e], eval_margin[e], k);

@@ -105,6 +105,13 @@ class HistogramBuilder {
   void recycle(Hist&& h);
 
   int total_bins() const { return total_bins_; }
+  // A zeroed host histogram (a recycled one when there is one).
+  Hist take();
+  // Host backends whose histograms are all summed row by row (small enough for L2, see
+  // histogram.cpp): growth may then sum them while partitioning (gbdt/level.hpp).
+  bool row_by_row_host() const;
+  const View2<std::uint8_t>& bins() const { return bins_; }
+  const std::vector<int>& offset_host() const { return offset_host_; }
 
  private:
   View2<std::uint8_t> bins_, columns_;
@@ -124,6 +131,11 @@ class HistogramBuilder {
 void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& offset, const QuantGrad& q,
                           const View1<int>& index, long long begin, long long count, const View1<long long>& hist,
                           const View2<long long>& partial);
+
+// Host backends, one thread: hist(kHistStride * (offset[f] + bins[r, f]) + {0, 1}) += gh[r] of the
+// rows r = rows[0, m) (`bins` row-major with F features, `offset` on the host).
+void sum_rows_host(long long* hist, const std::uint8_t* bins, int F, const int* offset, const int* rows,
+                   long long m, const long long* gh);
 
 // Host backends, the same sums feature by feature: threads take blocks of features, so each
 // feature's bins stay in the L1 cache while its column is read, and no partial histograms are

@@ -81,46 +81,68 @@ std::vector<double> base_margins_from_value(Objective o, int num_class, double v
   return std::vector<double>(static_cast<std::size_t>(K), value);
 }
 
+namespace {
+// Hessian floor as in common practice: keeps leaf values finite when p saturates.
+constexpr double kMinHess = 1e-16;
+
+// One objective's gradients of output k, and their range: MinMax carries two running values, its
+// max is max |g|, its min is -max h. A kernel per objective: the objective is then known at
+// compile time, not tested per row (the same arithmetic either way).
+template <Objective O>
+struct GradientKernel {
+  View2<double> margin;
+  View1<float> y, w;
+  View1<double> g, h;
+  int K, k;
+  bool weighted;
+  double mc_factor;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, Kokkos::MinMaxScalar<double>& r) const {
+    double gi = 0, hi = 1;
+    if constexpr (O == Objective::regression) {
+      gi = margin(i, 0) - y(i);
+      hi = 1;
+    } else if constexpr (O == Objective::binary) {
+      const double p = 1.0 / (1.0 + kmath::exp(-margin(i, 0)));
+      gi = p - y(i);
+      hi = kmax(p * (1 - p), kMinHess);
+    } else {
+      double mx = margin(i, 0);
+      for (int c = 1; c < K; ++c) mx = kmax(mx, margin(i, c));
+      double s = 0;
+      for (int c = 0; c < K; ++c) s += kmath::exp(margin(i, c) - mx);
+      const double p = kmath::exp(margin(i, k) - mx) / s;
+      gi = p - (static_cast<int>(y(i)) == k ? 1.0 : 0.0);
+      hi = kmax(mc_factor * p * (1 - p), kMinHess);
+    }
+    const double wi = weighted ? static_cast<double>(w(i)) : 1.0;
+    gi *= wi;
+    hi *= wi;
+    g(i) = gi;
+    h(i) = hi;
+    r.max_val = kmax(r.max_val, kmath::fabs(gi));
+    r.min_val = kmin(r.min_val, -kmath::fabs(hi));
+  }
+};
+
+template <Objective O>
+GradientRange run_gradients(const GradientKernel<O>& kernel, int n) {
+  Kokkos::MinMaxScalar<double> range;
+  Kokkos::parallel_reduce("gbdt::gradients", hpct::range(0, n), kernel, Kokkos::MinMax<double>(range));
+  return {kmax(0.0, range.max_val), kmax(0.0, -range.min_val)};
+}
+}  // namespace
+
 GradientRange gradients(Objective o, int num_class, int k, const View2<double>& margin, const View1<float>& y,
                         const View1<float>& w, const View1<double>& g, const View1<double>& h) {
   const int n = static_cast<int>(margin.extent(0));
   const int K = static_cast<int>(margin.extent(1));
   const bool weighted = w.extent(0) > 0;
-  const int obj = static_cast<int>(o);
-  // Hessian floor as in common practice: keeps leaf values finite when p saturates.
-  const double kMinHess = 1e-16;
   const double mc_factor = num_class > 1 ? double(num_class) / (num_class - 1) : 1.0;
-  // One pass for the gradients and their range. MinMax carries two running values: its max is
-  // max |g|, its min is -max h.
-  Kokkos::MinMaxScalar<double> range;
-  Kokkos::parallel_reduce(
-      "gbdt::gradients", hpct::range(0, n),
-      KOKKOS_LAMBDA(const int i, Kokkos::MinMaxScalar<double>& r) {
-        double gi = 0, hi = 1;
-        if (obj == static_cast<int>(Objective::regression)) {
-          gi = margin(i, 0) - y(i);
-          hi = 1;
-        } else if (obj == static_cast<int>(Objective::binary)) {
-          const double p = 1.0 / (1.0 + kmath::exp(-margin(i, 0)));
-          gi = p - y(i);
-          hi = kmax(p * (1 - p), kMinHess);
-        } else {
-          double mx = margin(i, 0);
-          for (int c = 1; c < K; ++c) mx = kmax(mx, margin(i, c));
-          double s = 0;
-          for (int c = 0; c < K; ++c) s += kmath::exp(margin(i, c) - mx);
-          const double p = kmath::exp(margin(i, k) - mx) / s;
-          gi = p - (static_cast<int>(y(i)) == k ? 1.0 : 0.0);
-          hi = kmax(mc_factor * p * (1 - p), kMinHess);
-        }
-        const double wi = weighted ? static_cast<double>(w(i)) : 1.0;
-        g(i) = gi * wi;
-        h(i) = hi * wi;
-        r.max_val = kmax(r.max_val, kmath::fabs(g(i)));
-        r.min_val = kmin(r.min_val, -kmath::fabs(h(i)));
-      },
-      Kokkos::MinMax<double>(range));
-  return {kmax(0.0, range.max_val), kmax(0.0, -range.min_val)};
+  if (o == Objective::regression)
+    return run_gradients(GradientKernel<Objective::regression>{margin, y, w, g, h, K, k, weighted, mc_factor}, n);
+  if (o == Objective::binary)
+    return run_gradients(GradientKernel<Objective::binary>{margin, y, w, g, h, K, k, weighted, mc_factor}, n);
+  return run_gradients(GradientKernel<Objective::multiclass>{margin, y, w, g, h, K, k, weighted, mc_factor}, n);
 }
 
 void transform(Objective o, int num_class, std::vector<double>& m) {

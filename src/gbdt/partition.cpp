@@ -53,14 +53,29 @@ void RowPartition::reset(const View1<int>& in_bag) {
   count_.assign(1, in);
 }
 
+void RowPartition::reset_all() {
+  const long long n = rows();
+  auto idx = index_;
+  Kokkos::parallel_for(
+      "gbdt::all_rows", range<Kokkos::IndexType<long long>>(0, n),
+      KOKKOS_LAMBDA(const long long r) { idx(r) = static_cast<int>(r); });
+  bag_rows_ = n;
+  begin_.assign(1, 0);
+  count_.assign(1, n);
+}
+
 void RowPartition::split(int node, int left, int right, const SplitRule& rule, const View2<std::uint8_t>& columns) {
   const long long b = begin(node), n = count(node);
-  const long long nl = kHostBackend ? split_host(b, n, rule, columns) : split_scan(b, n, rule, columns);
+  set_split(node, left, right, kHostBackend ? split_host(b, n, rule, columns) : split_scan(b, n, rule, columns));
+}
+
+void RowPartition::set_split(int node, int left, int right, long long left_rows) {
+  const long long b = begin(node), n = count(node);
   ensure(kmax(left, right));
   begin_[static_cast<std::size_t>(left)] = b;
-  count_[static_cast<std::size_t>(left)] = nl;
-  begin_[static_cast<std::size_t>(right)] = b + nl;
-  count_[static_cast<std::size_t>(right)] = n - nl;
+  count_[static_cast<std::size_t>(left)] = left_rows;
+  begin_[static_cast<std::size_t>(right)] = b + left_rows;
+  count_[static_cast<std::size_t>(right)] = n - left_rows;
 }
 
 // GPUs: one parallel_scan (two passes over the slice), left rows in order at the front, right rows
@@ -85,6 +100,31 @@ long long RowPartition::split_scan(long long b, long long n, const SplitRule& ru
   return nl;
 }
 
+long long partition_piece(int* idx, int* tmp, long long m, const std::uint8_t* col, const SplitRule& rule) {
+  // The rule as plain locals: kept in registers while the loop stores to idx.
+  const int bin = rule.bin, nan_bin = rule.nan_bin;
+  // The NaN bin is above every value bin, so `b <= bin` says right for it; flipped when NaN goes left.
+  const int nan_flip = rule.default_left ? 1 : 0;
+  long long l = 0, r = 0;
+  // Rows stay ascending in every node, so this walks one feature's column forwards.
+  for (long long i = 0; i < m; ++i) {
+    const int row = idx[i];
+#if defined(__GNUC__)
+    if (i + 16 < m) __builtin_prefetch(col + idx[i + 16]);  // rows of deep nodes are scattered
+#endif
+    const int b = col[row];
+    // Branch-free: a split sends rows either way unpredictably. Both slots are written (in place
+    // on the left: a row is never written ahead of where it was read); the counter of the side
+    // the row belongs to moves on.
+    const int left = static_cast<int>(b <= bin) ^ (static_cast<int>(b == nan_bin) & nan_flip);
+    idx[l] = row;
+    tmp[r] = row;
+    l += left;
+    r += 1 - left;
+  }
+  return l;
+}
+
 // Host backends: one read of the slice. Each chunk of rows writes its left rows to the front of
 // its own part of index (in place: a chunk never writes ahead of where it reads) and its right rows
 // to the same part of scratch; the chunks' pieces are then moved to their final places.
@@ -95,29 +135,12 @@ long long RowPartition::split_host(long long b, long long n, const SplitRule& ru
   int* idx = index_.data() + b;
   int* tmp = scratch_.data() + b;
   long long* cnt = counts_.data();
-  // Rows stay ascending in every node, so this walks one feature's column forwards.
   const std::uint8_t* col = &columns(rule.feature, 0);
-  // The rule as plain locals: kept in registers while the loop stores to idx.
-  const int bin = rule.bin, nan_bin = rule.nan_bin;
-  // The NaN bin is above every value bin, so `b <= bin` says right for it; flipped when NaN goes left.
-  const int nan_flip = rule.default_left ? 1 : 0;
+  const SplitRule s = rule;
   for_each_host_chunk("gbdt::partition", chunks, [=](const int c) {
     const long long lo = c * per, hi = kmin(n, lo + per);
-    long long l = lo, r = lo;
-    for (long long i = lo; i < hi; ++i) {
-      const int row = idx[i];
-#if defined(__GNUC__)
-      if (i + 16 < hi) __builtin_prefetch(col + idx[i + 16]);  // rows of deep nodes are scattered
-#endif
-      const int b = col[row];
-      // Branch-free: a split sends rows either way unpredictably. Both slots are written; the
-      // counter of the side the row belongs to moves on.
-      const int left = static_cast<int>(b <= bin) ^ (static_cast<int>(b == nan_bin) & nan_flip);
-      idx[l] = row;
-      tmp[r] = row;
-      l += left;
-      r += 1 - left;
-    }
+    const long long l = lo + partition_piece(idx + lo, tmp + lo, hi - lo, col, s);
+    const long long r = hi - l + lo;
     cnt[2 * c] = l - lo;
     cnt[2 * c + 1] = r - lo;
   });

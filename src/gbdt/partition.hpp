@@ -21,6 +21,11 @@ struct SplitRule {
 // The bins feature-major: columns(f, r) = bins(r, f).
 View2<std::uint8_t> transpose_bins(const View2<std::uint8_t>& bins);
 
+// Host backends, one thread: moves the rows idx[0, m) that `rule` sends left to the front of idx
+// (in order, in place) and the others to tmp[0, ...) (in order), reading their bins from `col`
+// (the split feature's column); returns the left count.
+long long partition_piece(int* idx, int* tmp, long long m, const std::uint8_t* col, const SplitRule& rule);
+
 class RowPartition {
  public:
   explicit RowPartition(long long rows);
@@ -28,10 +33,18 @@ class RowPartition {
   // Starts a tree: rows with in_bag(r) != 0 become node 0 (ascending); the others follow them
   // (positions bag_rows() .. rows()), outside every node.
   void reset(const View1<int>& in_bag);
+  // The same with every row in the bag.
+  void reset_all();
   // Moves the rows of `node` into `left` (those the rule sends left) and `right`. Node ids may be
   // any non-negative numbers; the split node's slice is reused by its children. `columns` holds
   // the bins feature-major ([F, n], see transpose_bins): a split reads one feature of its rows.
   void split(int node, int left, int right, const SplitRule& rule, const View2<std::uint8_t>& columns);
+
+  // For splits done outside (gbdt/level.hpp): node's slice now holds `left_rows` rows of `left`
+  // followed by the rows of `right`; and the raw index and scratch arrays of the host backends.
+  void set_split(int node, int left, int right, long long left_rows);
+  int* index_data() { return index_.data(); }
+  int* scratch_data() { return scratch_.data(); }
 
   long long begin(int node) const { return begin_[static_cast<std::size_t>(node)]; }
   long long count(int node) const { return count_[static_cast<std::size_t>(node)]; }

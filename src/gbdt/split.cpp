@@ -111,24 +111,56 @@ void subtract_and_search(Hist& sibling, const Hist& built, const BinCuts& cuts, 
                          const Stats& built_stats, const Stats& sibling_stats, bool search_built,
                          bool search_sibling, double sg, double sh, int count_bits, const SplitParams& p,
                          SplitCandidate& built_best, SplitCandidate& sibling_best) {
-  const double built_score = node_score(built_stats.g / sg, built_stats.h / sh, p);
-  const double sibling_score = node_score(sibling_stats.g / sg, sibling_stats.h / sh, p);
+  subtract_and_search({PairSearch{&sibling, &built, built_stats, sibling_stats, search_built, search_sibling,
+                                  &built_best, &sibling_best}},
+                      cuts, allowed, sg, sh, count_bits, p);
+}
+
+void subtract_and_search(const std::vector<PairSearch>& pairs, const BinCuts& cuts,
+                         const std::vector<char>& allowed, double sg, double sh, int count_bits,
+                         const SplitParams& p) {
   const std::size_t F = static_cast<std::size_t>(cuts.num_features());
-  std::vector<SplitCandidate> per_built(F), per_sibling(F);
-  for_each_feature(cuts, [&](const int f) {
-    const std::size_t lo = static_cast<std::size_t>(cuts.offset[static_cast<std::size_t>(f)]) * kHistStride;
-    const std::size_t hi = static_cast<std::size_t>(cuts.offset[static_cast<std::size_t>(f) + 1]) * kHistStride;
+  const std::size_t P = pairs.size();
+  std::vector<double> built_score(P), sibling_score(P);
+  for (std::size_t i = 0; i < P; ++i) {
+    built_score[i] = node_score(pairs[i].built_stats.g / sg, pairs[i].built_stats.h / sh, p);
+    sibling_score[i] = node_score(pairs[i].sibling_stats.g / sg, pairs[i].sibling_stats.h / sh, p);
+  }
+  std::vector<SplitCandidate> per_built(P * F), per_sibling(P * F);
+  const auto body = [&](const int task) {
+    const std::size_t i = static_cast<std::size_t>(task) / F, f = static_cast<std::size_t>(task) % F;
+    const PairSearch& s = pairs[i];
+    const std::size_t lo = static_cast<std::size_t>(cuts.offset[f]) * kHistStride;
+    const std::size_t hi = static_cast<std::size_t>(cuts.offset[f + 1]) * kHistStride;
+    Hist& sibling = *s.sibling;
+    const Hist& built = *s.built;
     for (std::size_t j = lo; j < hi; ++j) sibling[j] -= built[j];
-    if (!allowed[static_cast<std::size_t>(f)]) return;
-    if (search_built)
-      per_built[static_cast<std::size_t>(f)] = best_of_feature(built, cuts, f, built_stats, sg, sh, count_bits, p,
-                                                               built_score);
-    if (search_sibling)
-      per_sibling[static_cast<std::size_t>(f)] = best_of_feature(sibling, cuts, f, sibling_stats, sg, sh,
-                                                                 count_bits, p, sibling_score);
-  });
-  built_best = first_best(per_built, p);
-  sibling_best = first_best(per_sibling, p);
+    if (!allowed[f]) return;
+    const int fi = static_cast<int>(f);
+    if (s.search_built)
+      per_built[task] = best_of_feature(built, cuts, fi, s.built_stats, sg, sh, count_bits, p, built_score[i]);
+    if (s.search_sibling)
+      per_sibling[task] = best_of_feature(sibling, cuts, fi, s.sibling_stats, sg, sh, count_bits, p,
+                                          sibling_score[i]);
+  };
+  // Features (of every split) are scanned independently; the reductions walk them in order, so
+  // the result does not depend on whether they ran in parallel.
+  const int tasks = static_cast<int>(P * F);
+  if (static_cast<long long>(cuts.total_bins()) * static_cast<long long>(P) >= kParallelBins &&
+      host_exec().concurrency() > 1) {
+    Kokkos::parallel_for("gbdt::split", host_range<Kokkos::Schedule<Kokkos::Dynamic>>(0, tasks), body);
+    fence();
+  } else {
+    for (int t = 0; t < tasks; ++t) body(t);
+  }
+  for (std::size_t i = 0; i < P; ++i) {
+    const std::vector<SplitCandidate> b(per_built.begin() + static_cast<std::ptrdiff_t>(i * F),
+                                        per_built.begin() + static_cast<std::ptrdiff_t>((i + 1) * F));
+    const std::vector<SplitCandidate> o(per_sibling.begin() + static_cast<std::ptrdiff_t>(i * F),
+                                        per_sibling.begin() + static_cast<std::ptrdiff_t>((i + 1) * F));
+    *pairs[i].built_best = first_best(b, p);
+    *pairs[i].sibling_best = first_best(o, p);
+  }
 }
 
 }  // namespace hpct::gbdt

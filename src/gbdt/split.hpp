@@ -60,4 +60,17 @@ void subtract_and_search(Hist& sibling, const Hist& built, const BinCuts& cuts, 
                          bool search_sibling, double sg, double sh, int count_bits, const SplitParams& p,
                          SplitCandidate& built_best, SplitCandidate& sibling_best);
 
+// One split's children for the batched subtract_and_search below (the arguments above).
+struct PairSearch {
+  Hist* sibling;
+  const Hist* built;
+  Stats built_stats, sibling_stats;
+  bool search_built, search_sibling;
+  SplitCandidate *built_best, *sibling_best;
+};
+// The same for several splits (a depthwise level) in one parallel region over (split, feature).
+void subtract_and_search(const std::vector<PairSearch>& pairs, const BinCuts& cuts,
+                         const std::vector<char>& allowed, double sg, double sh, int count_bits,
+                         const SplitParams& p);
+
 }  // namespace hpct::gbdt
