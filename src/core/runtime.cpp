@@ -9,6 +9,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -177,11 +178,29 @@ void sample_device_memory() {
 #endif
 }
 
+namespace {
+// Note [peak of this process]: getrusage's ru_maxrss survives fork and exec, so a train started by a
+// parent that had grown large (a Python driver holding a data set) reported the parent's peak as
+// its own. VmHWM in /proc/self/status is the high-water mark of this process's own address space;
+// ru_maxrss is the fallback where /proc is missing.
+double host_peak_kib() {
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    double kib = -1;
+    while (std::fgets(line, sizeof line, f) != nullptr)
+      if (std::sscanf(line, "VmHWM: %lf kB", &kib) == 1) break;
+    std::fclose(f);
+    if (kib >= 0) return kib;
+  }
+  struct rusage usage {};
+  return getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<double>(usage.ru_maxrss) : 0.0;
+}
+}  // namespace
+
 MemoryPeak memory_peak() {
   constexpr double kMiB = 1024.0 * 1024.0;
   MemoryPeak p;
-  struct rusage usage {};
-  if (getrusage(RUSAGE_SELF, &usage) == 0) p.host_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB
+  p.host_mib = host_peak_kib() / 1024.0;
 #if defined(KOKKOS_ENABLE_CUDA)
   sample_device_memory();
   std::size_t free_bytes = 0, total_bytes = 0;
