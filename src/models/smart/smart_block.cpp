@@ -21,7 +21,7 @@ SmartBlock::SmartBlock(nn::ParameterStore<float>& store, nn::Workspace<float>& w
   nn::EdgeAttention<float>::Config ac;
   ac.hidden = H, ac.heads = c.heads, ac.head_dim = H / c.heads, ac.has_r = true;
   ac.max_edges = c.max_edges, ac.max_src = c.bipartite ? c.max_src : c.max_dst, ac.max_dst = c.max_dst;
-  ac.precision = c.precision;
+  ac.precision = c.precision, ac.rel_scratch = c.rel_scratch;
   attn_ = std::make_unique<nn::EdgeAttention<float>>(store, ws, name + "/attn", ac);
   ln_post_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_post", dst, 1e-5, c.precision);
   ln_ff_pre_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_ff_pre", dst, 1e-5, c.precision);

@@ -29,6 +29,8 @@ class SmartBlock {
     std::uint64_t seed = 0;
     std::int64_t max_edges = 0, max_src = 0, max_dst = 0;
     nn::Precision precision = nn::Precision::fp32;  // the layers' compute precision (nn/precision.hpp)
+    // Shared by all blocks of a model (Note [folded relative projections], nn/layers/edge_softmax.hpp).
+    nn::RelScratch<float>* rel_scratch = nullptr;
   };
   SmartBlock(nn::ParameterStore<float>& store, nn::Workspace<float>& ws, const std::string& name, const Config& c);
   void bind(const nn::ParameterStore<float>& store);

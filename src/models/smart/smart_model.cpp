@@ -2,6 +2,7 @@
 // (see smart_model.hpp).
 #include "models/smart/smart_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -63,8 +64,16 @@ SmartModel::SmartModel(const SmartConfig& c, int capacity)
     bc.hidden = H, bc.heads = c.heads, bc.bipartite = bipartite, bc.dropout = c.dropout;
     bc.seed = rng::hash(c.seed, 0x736d617274ull, salt);  // every block its own dropout stream
     bc.max_edges = edges, bc.max_src = src, bc.max_dst = dst, bc.precision = c.precision;
+    bc.rel_scratch = &rel_scratch_;
     return std::make_unique<SmartBlock>(store_, ws_, name, bc);
   };
+  {  // One scratch for every block's folded relative projections (Note [folded relative projections]).
+    nn::EdgeAttention<float>::Config ac;
+    ac.has_r = true, ac.precision = c.precision;
+    if (nn::EdgeAttention<float>::folds(ac))
+      rel_scratch_ = nn::RelScratch<float>::request(ws_, "smart/rel", std::max(NA, NM),
+                                                    static_cast<std::int64_t>(c.heads) * H);
+  }
   // Registration in forward order, the map first (Note [registration order], nn/parameters.hpp).
   map_in1_ = std::make_unique<nn::Linear<float>>(store_, ws_, "map_in.0", kMapFeatures, H, static_cast<int>(NM),
                                                  nn::Activation::relu, c.precision);

@@ -66,6 +66,7 @@ class SmartModel : public Model {
   const SceneGraph* graph_ = nullptr;
   nn::ParameterStore<float> store_;
   nn::Workspace<float> ws_;
+  nn::RelScratch<float> rel_scratch_;  // every block's (Note [folded relative projections])
   std::unique_ptr<nn::Linear<float>> map_in1_, map_in2_;
   std::unique_ptr<nn::FourierEmbedding<float>> r_mm_;
   std::vector<std::unique_ptr<SmartBlock>> map_blocks_;
