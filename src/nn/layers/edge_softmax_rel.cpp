@@ -56,6 +56,33 @@ void rel_weight_grad(const S* x, const S* z, S* dw, int n, int H, int D, int R) 
                   Strided<S>{dw, R, 0, static_cast<std::int64_t>(D) * R}, 1, H);
 }
 
+// Note [attention-weight dropout]'s draw, by value for the kernels: factor() is keep / (1 - p) or
+// 0 for the edge of ordinal `ordinal` among destination i's incoming edges, head h of H.
+template <class S>
+struct DropDraw {
+  bool on = false;
+  double p = 0;
+  std::uint64_t key = 0;
+  View1<std::uint64_t> keys;
+  S inv_keep = S(1);
+  KOKKOS_INLINE_FUNCTION S factor(int i, int ordinal, int h, int H) const {
+    const auto element = static_cast<std::uint64_t>(ordinal) * static_cast<std::uint64_t>(H) +
+                         static_cast<std::uint64_t>(h);
+    return rng::uniform(rng::hash(key, keys(i), element)) >= p ? inv_keep : S(0);
+  }
+};
+
+template <class S>
+DropDraw<S> drop_draw(double p, std::uint64_t key, const View1<std::uint64_t>& keys, std::int64_t rows,
+                      const std::string& name) {
+  DropDraw<S> d;
+  d.on = p > 0, d.p = p, d.key = key, d.keys = keys;
+  d.inv_keep = d.on && p < 1 ? static_cast<S>(1.0 / (1.0 - p)) : S(d.on ? 0 : 1);
+  if (d.on && static_cast<std::int64_t>(keys.extent(0)) < rows)
+    throw Error("internal: " + name + ": attention dropout holds fewer keys than destinations");
+  return d;
+}
+
 template <class S>
 void check_scratch(const RelScratch<S>& s, std::int64_t rows, std::int64_t width, const std::string& name) {
   if (!s.qr || s.qr->rows() < rows || s.qr->cols() != width)
@@ -77,13 +104,8 @@ void EdgeSoftmax<Scalar>::forward_rel(const T& q, const T& k, const T& v, const 
                wsum = wsum_->matrix();
   const auto offsets = by_dst_.offsets(), order = by_dst_.order(), src = by_src_.keys();
   const Scalar scale = Scalar(1) / static_cast<Scalar>(std::sqrt(static_cast<double>(D)));
-  const bool drop = drop_p_ > 0;
-  const double p_drop = drop_p_;
-  const std::uint64_t drop_key = drop_key_;
-  const auto keys = drop_keys_;
-  const Scalar inv_keep = drop && p_drop < 1 ? static_cast<Scalar>(1.0 / (1.0 - p_drop)) : Scalar(drop ? 0 : 1);
-  if (drop && static_cast<std::int64_t>(keys.extent(0)) < nd)
-    throw Error("internal: " + name_ + ": attention dropout holds fewer keys than destinations");
+  const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, nd, name_);
+  const bool drop = dd.on;
   // One work item per destination, all heads: every edge's r row is read once per pass.
   Kokkos::parallel_for(
       "edge_rel_fw", range(0, nd), KOKKOS_LAMBDA(const int i) {
@@ -110,12 +132,7 @@ void EdgeSoftmax<Scalar>::forward_rel(const T& q, const T& k, const T& v, const 
         for (int o = begin; o < end; ++o) {
           const int e = order(o), j = src(e);
           for (int h = 0; h < H; ++h) {
-            const Scalar p = a(e, h);
-            const auto element = static_cast<std::uint64_t>(o - begin) * static_cast<std::uint64_t>(H) +
-                                 static_cast<std::uint64_t>(h);
-            const Scalar w = !drop                                                           ? p
-                             : rng::uniform(rng::hash(drop_key, keys(i), element)) >= p_drop ? p * inv_keep
-                                                                                             : Scalar(0);
+            const Scalar w = drop ? a(e, h) * dd.factor(i, o - begin, h, H) : a(e, h);
             wd(e, h) = w;
             wsum(i, h) += w;
             axpy(w, &vm(j, h * D), &out(i, h * D), D);
@@ -147,11 +164,8 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
   const Matrix dqm = want_dq ? dq.matrix() : qm, drm = want_dr ? dr.matrix() : rm;
   const auto offsets = by_dst_.offsets(), order = by_dst_.order(), src = by_src_.keys();
   const Scalar scale = Scalar(1) / static_cast<Scalar>(std::sqrt(static_cast<double>(D)));
-  const bool drop = drop_p_ > 0;
-  const double p_drop = drop_p_;
-  const std::uint64_t drop_key = drop_key_;
-  const auto keys = drop_keys_;
-  const Scalar inv_keep = drop && p_drop < 1 ? static_cast<Scalar>(1.0 / (1.0 - p_drop)) : Scalar(drop ? 0 : 1);
+  const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, nd, name_);
+  const bool drop = dd.on;
   // Per destination: da = dout . (v + vr) times the dropout mask (forward_rel's draw again),
   // dscore = scale a (da - sum a da); then dq's key part, rs, ragg and dr of every incoming edge.
   Kokkos::parallel_for(
@@ -164,11 +178,7 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
           for (int o = begin; o < end; ++o) {
             const int e = order(o), j = src(e);
             Scalar da = dot_lanes(&g(i, h * D), &vm(j, h * D), D) + dot_lanes(&gv(i, h * R), &rm(e, 0), R) + gb;
-            if (drop) {
-              const auto element = static_cast<std::uint64_t>(o - begin) * static_cast<std::uint64_t>(H) +
-                                   static_cast<std::uint64_t>(h);
-              da *= rng::uniform(rng::hash(drop_key, keys(i), element)) >= p_drop ? inv_keep : Scalar(0);
-            }
+            if (drop) da *= dd.factor(i, o - begin, h, H);
             ds(e, h) = da;
             rowdot(i, h) += a(e, h) * da;
           }
