@@ -107,7 +107,7 @@ void EdgeAttention<Scalar>::forward(const T& x_src, const T& x_dst, const T& r) 
     kr = to_k_r_->output(), vr = to_v_r_->output();
   }
   to_q_.forward(x_dst, n_dst_);
-  if (fold_) core_.forward_rel(to_q_.output(), to_k_.output(), to_v_.output(), r, wk_, wv_, bv_, *scratch_);
+  if (fold_) core_.forward_rel(to_q_.output(), to_k_.output(), to_v_.output(), r, wk_, wv_, bv_, *scratch_, norm_);
   else core_.forward(to_q_.output(), to_k_.output(), to_v_.output(), kr, vr);
   to_s_.forward(x_dst, n_dst_);
   cat_.forward(core_.output(), x_dst, n_dst_);
@@ -147,7 +147,7 @@ void EdgeAttention<Scalar>::backward(const T& x_src, const T& x_dst, const T& r,
   to_s_.backward(x_dst, *ds_, dx_dst, acc, n_dst_);
   if (fold_) {
     core_.backward_rel(to_q_.output(), to_k_.output(), to_v_.output(), r, wk_, wv_, bv_, *dagg_, *dq_,
-                       GradMode::assign, *dk_, *dv_, dr, mode_r, dwk_, dwv_, dbv_, *scratch_);
+                       GradMode::assign, *dk_, *dv_, dr, mode_r, dwk_, dwv_, dbv_, *scratch_, norm_);
     to_q_.backward(x_dst, *dq_, dx_dst, acc, n_dst_);
     store_->report_ready(rel_.wv, rel_.bv);  // as to_v_r's and to_k_r's Linear::backward would
     store_->report_ready(rel_.wk, rel_.wk);

@@ -57,6 +57,9 @@ class EdgeAttention {
     core_.set_edges(src, dst, m, n_src, n_dst);
   }
 
+  // Folded layers only: r is a shared xhat and the norm's gain and bias apply inside (Note [shared
+  // edge normalisation], edge_softmax.hpp); views into the parameter store, set after bind.
+  void set_rel_norm(const RelNorm<Scalar>& norm) { norm_ = norm; }
   // Attention-weight dropout (Note [attention-weight dropout], edge_softmax.hpp).
   void set_dropout(double p, std::uint64_t key, const View1<std::uint64_t>& dst_keys) {
     core_.set_dropout(p, key, dst_keys);
@@ -94,6 +97,7 @@ class EdgeAttention {
   typename Store::Matrix wk_, wv_, dwk_, dwv_;
   typename Store::Vector bv_, dbv_;
   RelScratch<Scalar> own_scratch_;
+  RelNorm<Scalar> norm_;
   const RelScratch<Scalar>* scratch_ = nullptr;
   T* gate_ = nullptr;  // sigmoid(to_g(...)) [max_dst, width]
   T* u_ = nullptr;     // the blended aggregate, to_out's input

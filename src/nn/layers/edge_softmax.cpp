@@ -30,6 +30,7 @@ EdgeSoftmax<Scalar>::EdgeSoftmax(Workspace<Scalar>& ws, const std::string& name,
     wdrop_ = &ws.request(name + "/wdrop", max_edges, heads);
     wsum_ = &ws.request(name + "/wsum", max_dst, heads);
     rowdot_ = &ws.request(name + "/rowdot", max_dst, heads);
+    cst_ = &ws.request(name + "/cst", max_dst, heads);
   } else {
     dk_edge_ = &ws.request(name + "/dk_edge", max_edges, width);
     dv_edge_ = &ws.request(name + "/dv_edge", max_edges, width);

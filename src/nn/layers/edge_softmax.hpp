@@ -58,6 +58,19 @@ struct RelScratch {
   }
 };
 
+// Note [shared edge normalisation]: with gamma set, forward_rel/backward_rel take r as xhat, the
+// parameter-free LayerNorm of the relative embedding that every block of one edge kind shares, and
+// apply the block's own LayerNorm gain and bias inside: qr.r = (qr * gamma).xhat + qr.beta,
+// sum_e w r_e = gamma * sum_e w xhat_e + beta sum_e w; dr becomes d xhat = gamma * dr, and
+// dgamma = sum_e dr_e * xhat_e, dbeta = sum_e dr_e come from the per-destination sums the backward
+// forms anyway (sum_ih qr_ih * sum_e ds xhat_e + gv_ih * sum_e w xhat_e, and the same with the sums
+// of ds and w). So no block normalises, or back-propagates through a norm of, [edges, hidden] rows.
+template <class Scalar>
+struct RelNorm {
+  using Vector = typename ParameterStore<Scalar>::Vector;
+  Vector gamma, beta, dgamma, dbeta;  // gamma empty: r is used as it is
+};
+
 template <class Scalar>
 class EdgeSoftmax {
  public:
@@ -92,12 +105,12 @@ class EdgeSoftmax {
   using Matrix = typename T::Matrix;
   using Vector = typename ParameterStore<Scalar>::Vector;
   void forward_rel(const T& q, const T& k, const T& v, const T& r, const Matrix& wk, const Matrix& wv,
-                   const Vector& bv, const RelScratch<Scalar>& s);
+                   const Vector& bv, const RelScratch<Scalar>& s, const RelNorm<Scalar>& norm = {});
   // dq as backward(); dk, dv assigned; dr assigned or accumulated (mode_r); dwk, dwv, dbv accumulated.
   void backward_rel(const T& q, const T& k, const T& v, const T& r, const Matrix& wk, const Matrix& wv,
                     const Vector& bv, const T& dout, const T& dq, GradMode mode_q, const T& dk, const T& dv,
                     const T& dr, GradMode mode_r, const Matrix& dwk, const Matrix& dwv, const Vector& dbv,
-                    const RelScratch<Scalar>& s);
+                    const RelScratch<Scalar>& s, const RelNorm<Scalar>& norm = {});
 
   const T& output() const { return *out_; }
   const T& dk_edge() const { return *dk_edge_; }
@@ -123,6 +136,7 @@ class EdgeSoftmax {
   T* wdrop_ = nullptr;   // rel: [max_edges, heads], the weights after dropout
   T* wsum_ = nullptr;    // rel: [max_dst, heads], their sums
   T* rowdot_ = nullptr;  // rel: [max_dst, heads], sum_e a da of the backward
+  T* cst_ = nullptr;     // rel: [max_dst, heads], qr.beta (forward); gv.beta, then sum_e ds (backward)
   double drop_p_ = 0;
   std::uint64_t drop_key_ = 0;
   View1<std::uint64_t> drop_keys_;

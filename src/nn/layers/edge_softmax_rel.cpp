@@ -83,6 +83,58 @@ DropDraw<S> drop_draw(double p, std::uint64_t key, const View1<std::uint64_t>& k
   return d;
 }
 
+// Note [shared edge normalisation]: z_ih *= gamma, with cst(i, h) = z_ih . beta first when asked.
+template <class S>
+void scale_heads(const Tensor<S>& z, const RelNorm<S>& norm, const Tensor<S>& cst, int nd, int H, int R) {
+  const auto zm = z.matrix(), c = cst.empty() ? zm : cst.matrix();
+  const auto gamma = norm.gamma, beta = norm.beta;
+  const bool want_c = !cst.empty();
+  Kokkos::parallel_for(
+      "edge_rel_scale", range(0, nd), KOKKOS_LAMBDA(const int i) {
+        for (int h = 0; h < H; ++h) {
+          S* zr = &zm(i, h * R);
+          if (want_c) c(i, h) = dot_lanes(zr, &beta(0), R);
+          for (int k = 0; k < R; ++k) zr[k] *= gamma(k);
+        }
+      });
+}
+
+// z_ih = gamma * z_ih + beta * count(i, h): a sum over edges of xhat into the same sum of r.
+template <class S>
+void affine_sums(const Tensor<S>& z, const RelNorm<S>& norm, const Tensor<S>& count, int nd, int H, int R) {
+  const auto zm = z.matrix(), cm = count.matrix();
+  const auto gamma = norm.gamma, beta = norm.beta;
+  Kokkos::parallel_for(
+      "edge_rel_affine", range(0, nd), KOKKOS_LAMBDA(const int i) {
+        for (int h = 0; h < H; ++h) {
+          S* zr = &zm(i, h * R);
+          for (int k = 0; k < R; ++k) zr[k] = gamma(k) * zr[k] + beta(k) * cm(i, h);
+        }
+      });
+}
+
+// dgamma_k += sum_ih qr_ih,k rs_ih,k + gv_ih,k ragg_ih,k and dbeta_k += sum_ih qr_ih,k dssum_ih +
+// gv_ih,k wsum_ih, with the unscaled qr, gv and the sums over xhat; in destination order.
+template <class S>
+void norm_param_grads(const RelScratch<S>& s, const Tensor<S>& dssum, const Tensor<S>& wsum, const RelNorm<S>& norm,
+                      int nd, int H, int R) {
+  const auto qr = s.qr->matrix(), gv = s.gv->matrix(), rs = s.rs->matrix(), ragg = s.ragg->matrix();
+  const auto ds = dssum.matrix(), ws = wsum.matrix();
+  const auto dgamma = norm.dgamma, dbeta = norm.dbeta;
+  Kokkos::parallel_for(
+      "edge_rel_dnorm", range(0, R), KOKKOS_LAMBDA(const int k) {
+        S g = S(0), b = S(0);
+        for (int i = 0; i < nd; ++i)
+          for (int h = 0; h < H; ++h) {
+            const int c = h * R + k;
+            g += qr(i, c) * rs(i, c) + gv(i, c) * ragg(i, c);
+            b += qr(i, c) * ds(i, h) + gv(i, c) * ws(i, h);
+          }
+        dgamma(k) += g;
+        dbeta(k) += b;
+      });
+}
+
 template <class S>
 void check_scratch(const RelScratch<S>& s, std::int64_t rows, std::int64_t width, const std::string& name) {
   if (!s.qr || s.qr->rows() < rows || s.qr->cols() != width)
@@ -94,14 +146,17 @@ void check_scratch(const RelScratch<S>& s, std::int64_t rows, std::int64_t width
 
 template <class Scalar>
 void EdgeSoftmax<Scalar>::forward_rel(const T& q, const T& k, const T& v, const T& r, const Matrix& wk,
-                                      const Matrix& wv, const Vector& bv, const RelScratch<Scalar>& s) {
+                                      const Matrix& wv, const Vector& bv, const RelScratch<Scalar>& s,
+                                      const RelNorm<Scalar>& norm) {
   const int nd = static_cast<int>(destinations()), H = heads_, D = head_dim_, R = static_cast<int>(r.cols());
   if (!wdrop_) throw Error("internal: " + name_ + ": forward_rel on a layer built without rel_dim");
   check_scratch(s, nd, static_cast<std::int64_t>(H) * R, name_);
   heads_to_rel(q.data(), wk.data(), s.qr->data(), nd, H, D, R);
+  const bool affine = norm.gamma.data() != nullptr;
+  if (affine) scale_heads(*s.qr, norm, *cst_, nd, H, R);  // Note [shared edge normalisation]
   const Matrix qm = q.matrix(), km = k.matrix(), vm = v.matrix(), rm = r.matrix(), qr = s.qr->matrix(),
                ragg = s.ragg->matrix(), a = attn_->matrix(), out = out_->matrix(), wd = wdrop_->matrix(),
-               wsum = wsum_->matrix();
+               wsum = wsum_->matrix(), cst = cst_->matrix();
   const auto offsets = by_dst_.offsets(), order = by_dst_.order(), src = by_src_.keys();
   const Scalar scale = Scalar(1) / static_cast<Scalar>(std::sqrt(static_cast<double>(D)));
   const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, nd, name_);
@@ -113,7 +168,8 @@ void EdgeSoftmax<Scalar>::forward_rel(const T& q, const T& k, const T& v, const 
         for (int o = begin; o < end; ++o) {
           const int e = order(o), j = src(e);
           for (int h = 0; h < H; ++h)
-            a(e, h) = scale * (dot_lanes(&qm(i, h * D), &km(j, h * D), D) + dot_lanes(&qr(i, h * R), &rm(e, 0), R));
+            a(e, h) = scale * (dot_lanes(&qm(i, h * D), &km(j, h * D), D) + dot_lanes(&qr(i, h * R), &rm(e, 0), R) +
+                               (affine ? cst(i, h) : Scalar(0)));
         }
         for (int h = 0; h < H; ++h) {
           Scalar m = Scalar(0), sum = Scalar(0);
@@ -142,6 +198,7 @@ void EdgeSoftmax<Scalar>::forward_rel(const T& q, const T& k, const T& v, const 
         for (int h = 0; h < H; ++h)
           for (int d = 0; d < D; ++d) out(i, h * D + d) += bv(h * D + d) * wsum(i, h);
       });
+  if (affine) affine_sums(*s.ragg, norm, *wsum_, nd, H, R);
   rel_to_heads(s.ragg->data(), wv.data(), Scalar(1), out_->data(), nd, H, D, R);
 }
 
@@ -150,15 +207,18 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
                                        const Matrix& wv, const Vector& bv, const T& dout, const T& dq,
                                        GradMode mode_q, const T& dk, const T& dv, const T& dr, GradMode mode_r,
                                        const Matrix& dwk, const Matrix& dwv, const Vector& dbv,
-                                       const RelScratch<Scalar>& s) {
+                                       const RelScratch<Scalar>& s, const RelNorm<Scalar>& norm) {
   const int nd = static_cast<int>(destinations()), H = heads_, D = head_dim_, R = static_cast<int>(r.cols());
   check_scratch(s, nd, static_cast<std::int64_t>(H) * R, name_);
   // qr again (the scratch is shared between layers), and gv = Wv_h^T dout_h.
   heads_to_rel(q.data(), wk.data(), s.qr->data(), nd, H, D, R);
   heads_to_rel(dout.data(), wv.data(), s.gv->data(), nd, H, D, R);
+  const bool affine = norm.gamma.data() != nullptr;
+  if (affine) scale_heads(*s.qr, norm, T(), nd, H, R), scale_heads(*s.gv, norm, *cst_, nd, H, R);
   const Matrix qm = q.matrix(), km = k.matrix(), vm = v.matrix(), rm = r.matrix(), qr = s.qr->matrix(),
                gv = s.gv->matrix(), ragg = s.ragg->matrix(), rs = s.rs->matrix(), a = attn_->matrix(),
-               ds = dscore_->matrix(), wd = wdrop_->matrix(), rowdot = rowdot_->matrix(), g = dout.matrix();
+               ds = dscore_->matrix(), wd = wdrop_->matrix(), rowdot = rowdot_->matrix(), g = dout.matrix(),
+               cst = cst_->matrix();
   const bool want_dq = !dq.empty(), acc_q = mode_q == GradMode::accumulate, acc_r = mode_r == GradMode::accumulate;
   const bool want_dr = !dr.empty();
   const Matrix dqm = want_dq ? dq.matrix() : qm, drm = want_dr ? dr.matrix() : rm;
@@ -177,7 +237,8 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
           const Scalar gb = dot_lanes(&g(i, h * D), &bv(h * D), D);
           for (int o = begin; o < end; ++o) {
             const int e = order(o), j = src(e);
-            Scalar da = dot_lanes(&g(i, h * D), &vm(j, h * D), D) + dot_lanes(&gv(i, h * R), &rm(e, 0), R) + gb;
+            Scalar da = dot_lanes(&g(i, h * D), &vm(j, h * D), D) + dot_lanes(&gv(i, h * R), &rm(e, 0), R) + gb +
+                        (affine ? cst(i, h) : Scalar(0));
             if (drop) da *= dd.factor(i, o - begin, h, H);
             ds(e, h) = da;
             rowdot(i, h) += a(e, h) * da;
@@ -186,6 +247,8 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
         if (want_dq && !acc_q)
           for (int c = 0; c < H * D; ++c) dqm(i, c) = Scalar(0);
         for (int c = 0; c < H * R; ++c) rs(i, c) = Scalar(0), ragg(i, c) = Scalar(0);
+        if (affine)
+          for (int h = 0; h < H; ++h) cst(i, h) = Scalar(0);  // from here: sum_e ds
         for (int o = begin; o < end; ++o) {
           const int e = order(o), j = src(e);
           Scalar* dre = want_dr ? &drm(e, 0) : nullptr;
@@ -195,6 +258,7 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
             const Scalar dsv = scale * a(e, h) * (ds(e, h) - rowdot(i, h));
             const Scalar w = drop ? wd(e, h) : a(e, h);
             ds(e, h) = dsv;
+            if (affine) cst(i, h) += dsv;
             if (want_dq) axpy(dsv, &km(j, h * D), &dqm(i, h * D), D);
             axpy(dsv, &rm(e, 0), &rs(i, h * R), R);
             axpy(w, &rm(e, 0), &ragg(i, h * R), R);
@@ -205,6 +269,13 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
           }
         }
       });
+  if (affine) {  // rs, ragg hold sums of xhat: the gain and bias gradients, then the sums of r
+    heads_to_rel(q.data(), wk.data(), s.qr->data(), nd, H, D, R);
+    heads_to_rel(dout.data(), wv.data(), s.gv->data(), nd, H, D, R);
+    norm_param_grads(s, *cst_, *wsum_, norm, nd, H, R);
+    affine_sums(*s.rs, norm, *cst_, nd, H, R);
+    affine_sums(*s.ragg, norm, *wsum_, nd, H, R);
+  }
   if (want_dq) rel_to_heads(s.rs->data(), wk.data(), Scalar(1), dq.data(), nd, H, D, R);
   rel_weight_grad(q.data(), s.rs->data(), dwk.data(), nd, H, D, R);
   rel_weight_grad(dout.data(), s.ragg->data(), dwv.data(), nd, H, D, R);
@@ -244,12 +315,12 @@ using Vec = typename ParameterStore<S>::Vector;
 #define HPCT_EDGE_SOFTMAX_REL(S)                                                                             \
   template void EdgeSoftmax<S>::forward_rel(const Tensor<S>&, const Tensor<S>&, const Tensor<S>&,            \
                                             const Tensor<S>&, const M<S>&, const M<S>&, const Vec<S>&,       \
-                                            const RelScratch<S>&);                                           \
+                                            const RelScratch<S>&, const RelNorm<S>&);                        \
   template void EdgeSoftmax<S>::backward_rel(const Tensor<S>&, const Tensor<S>&, const Tensor<S>&,           \
                                              const Tensor<S>&, const M<S>&, const M<S>&, const Vec<S>&,      \
                                              const Tensor<S>&, const Tensor<S>&, GradMode, const Tensor<S>&, \
                                              const Tensor<S>&, const Tensor<S>&, GradMode, const M<S>&,      \
-                                             const M<S>&, const Vec<S>&, const RelScratch<S>&);
+                                             const M<S>&, const Vec<S>&, const RelScratch<S>&, const RelNorm<S>&);
 HPCT_EDGE_SOFTMAX_REL(float)
 HPCT_EDGE_SOFTMAX_REL(double)
 #undef HPCT_EDGE_SOFTMAX_REL
