@@ -1,6 +1,7 @@
-// The dense causal multi-head attention layer (nn::CausalAttention: q/k/v projections, causal softmax
-// over EdgeSoftmax's kernels, output projection) forward + backward on N sequences of length L, width D:
-// perf/compare_smart.py times the same layer in PyTorch at the same shapes. Args: N, L, D, heads.
+// The dense causal multi-head attention layer (nn::CausalAttention: q/k/v projections, causal
+// attention by batched GEMMs and fused softmax rows, output projection) forward + backward on N
+// sequences of length L, width D: perf/compare_smart.py times the same layer in PyTorch at the same
+// shapes. Args: N, L, D, heads.
 #include <benchmark/benchmark.h>
 
 #include "core/kokkos_compat.hpp"

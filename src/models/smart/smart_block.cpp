@@ -21,8 +21,13 @@ SmartBlock::SmartBlock(nn::ParameterStore<float>& store, nn::Workspace<float>& w
   nn::EdgeAttention<float>::Config ac;
   ac.hidden = H, ac.heads = c.heads, ac.head_dim = H / c.heads, ac.has_r = true;
   ac.max_edges = c.max_edges, ac.max_src = c.bipartite ? c.max_src : c.max_dst, ac.max_dst = c.max_dst;
-  ac.precision = c.precision;
+  ac.precision = c.precision, ac.rel_scratch = c.rel_scratch;
   attn_ = std::make_unique<nn::EdgeAttention<float>>(store, ws, name + "/attn", ac);
+  shared_norm_ = nn::EdgeAttention<float>::folds(ac);
+  for (std::size_t i = 0; i < store.tensors().size(); ++i) {
+    if (store.tensors()[i].name == name + "/ln_r/weight") ln_r_w_ = i;
+    if (store.tensors()[i].name == name + "/ln_r/bias") ln_r_b_ = i;
+  }
   ln_post_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_post", dst, 1e-5, c.precision);
   ln_ff_pre_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_ff_pre", dst, 1e-5, c.precision);
   const int cap = static_cast<int>(c.max_dst);
@@ -49,6 +54,13 @@ void SmartBlock::bind(const nn::ParameterStore<float>& store) {
   if (ln_src_) ln_src_->bind(store);
   ln_dst_->bind(store), ln_r_->bind(store), attn_->bind(store), ln_post_->bind(store), ln_ff_pre_->bind(store);
   ff1_->bind(store), ff2_->bind(store), ln_ff_post_->bind(store);
+  store_ = &store;
+  if (shared_norm_) {
+    nn::RelNorm<float> n;
+    n.gamma = store.vector(ln_r_w_), n.beta = store.vector(ln_r_b_);
+    n.dgamma = store.grad_vector(ln_r_w_), n.dbeta = store.grad_vector(ln_r_b_);
+    attn_->set_rel_norm(n);
+  }
 }
 
 void SmartBlock::set_batch(std::uint64_t epoch, const View1<std::uint64_t>& dst_keys, bool training) {
@@ -76,8 +88,12 @@ void SmartBlock::forward(const T& x_src, const T& x_dst, const T& r) {
     ln_src_->forward(x_src, static_cast<int>(n_src_));
     xs = &ln_src_->output();
   }
-  ln_r_->forward(r, ne);
-  attn_->forward(*xs, xd, ln_r_->output());
+  if (shared_norm_) {
+    attn_->forward(*xs, xd, r);  // r: the kind's xhat
+  } else {
+    ln_r_->forward(r, ne);
+    attn_->forward(*xs, xd, ln_r_->output());
+  }
   ln_post_->forward(attn_->output(), nd);
   add(x_dst, ln_post_->output(), *h_, nd, false);
   ln_ff_pre_->forward(*h_, nd);
@@ -100,12 +116,17 @@ void SmartBlock::backward(const T& x_src, const T& x_dst, const T& r, const T& d
   add(dy, dy, *dh_, nd, true);  // the residual: dh += dy
   ln_post_->backward(attn_->output(), *dh_, *da_, assign, nd);
   const T& xd = ln_dst_->output();
+  // Shared norm: the attention writes d xhat into dr itself and the gain and bias gradients.
+  const T& ra = shared_norm_ ? r : ln_r_->output();
+  const T& dra = shared_norm_ ? dr : *dr_;
+  const GradMode mode_ra = shared_norm_ ? mode_r : assign;
   if (c_.bipartite) {
-    attn_->backward(ln_src_->output(), xd, ln_r_->output(), *da_, *dxs_, assign, *dxd_, assign, *dr_, assign);
+    attn_->backward(ln_src_->output(), xd, ra, *da_, *dxs_, assign, *dxd_, assign, dra, mode_ra);
   } else {  // Note [self-attention gradients] (edge_attention.hpp): one input gradient
-    attn_->backward(xd, xd, ln_r_->output(), *da_, *dxd_, GradMode::accumulate, *dxd_, assign, *dr_, assign);
+    attn_->backward(xd, xd, ra, *da_, *dxd_, GradMode::accumulate, *dxd_, assign, dra, mode_ra);
   }
-  ln_r_->backward(r, *dr_, dr, mode_r, ne);
+  if (shared_norm_) store_->report_ready(ln_r_w_, ln_r_b_);  // as ln_r's backward would
+  else ln_r_->backward(r, *dr_, dr, mode_r, ne);
   ln_dst_->backward(x_dst, *dxd_, dx_dst, assign, nd);
   add(*dh_, *dh_, dx_dst, nd, true);  // dx_dst += dh
   if (c_.bipartite) ln_src_->backward(x_src, *dxs_, dx_src, mode_src, static_cast<int>(n_src_));

@@ -29,6 +29,8 @@ class SmartBlock {
     std::uint64_t seed = 0;
     std::int64_t max_edges = 0, max_src = 0, max_dst = 0;
     nn::Precision precision = nn::Precision::fp32;  // the layers' compute precision (nn/precision.hpp)
+    // Shared by all blocks of a model (Note [folded relative projections], nn/layers/edge_softmax.hpp).
+    nn::RelScratch<float>* rel_scratch = nullptr;
   };
   SmartBlock(nn::ParameterStore<float>& store, nn::Workspace<float>& ws, const std::string& name, const Config& c);
   void bind(const nn::ParameterStore<float>& store);
@@ -43,11 +45,18 @@ class SmartBlock {
   void backward(const T& x_src, const T& x_dst, const T& r, const T& dy, const T& dx_src, GradMode mode_src,
                 const T& dx_dst, const T& dr, GradMode mode_r);
   const T& output() const { return *y_; }
+  // Note [shared edge normalisation] (nn/layers/edge_softmax.hpp): true when r is the edge kind's
+  // shared xhat (parameter-free LayerNorm of the relative embedding), which ln_r's gain and bias
+  // then enter inside the attention; dr is then d xhat. False: r is the embedding itself.
+  bool shares_edge_norm() const { return shared_norm_; }
   // y = a + b over rows [0, n). Public only because nvcc allows no device lambda in a private member function.
   static void add(const T& a, const T& b, const T& y, int n, bool accumulate);
 
  private:
   Config c_;
+  bool shared_norm_ = false;
+  std::size_t ln_r_w_ = 0, ln_r_b_ = 0;  // ln_r's parameter indices (shared norm)
+  const nn::ParameterStore<float>* store_ = nullptr;
   std::int64_t n_src_ = 0, n_dst_ = 0;
   std::unique_ptr<nn::LayerNorm<float>> ln_src_, ln_dst_, ln_r_;
   std::unique_ptr<nn::EdgeAttention<float>> attn_;

@@ -2,9 +2,11 @@
 // (see smart_model.hpp).
 #include "models/smart/smart_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
+#include "models/smart/edge_norm.hpp"
 #include "nn/elementwise.hpp"
 
 namespace hpct::smart {
@@ -63,8 +65,23 @@ SmartModel::SmartModel(const SmartConfig& c, int capacity)
     bc.hidden = H, bc.heads = c.heads, bc.bipartite = bipartite, bc.dropout = c.dropout;
     bc.seed = rng::hash(c.seed, 0x736d617274ull, salt);  // every block its own dropout stream
     bc.max_edges = edges, bc.max_src = src, bc.max_dst = dst, bc.precision = c.precision;
+    bc.rel_scratch = &rel_scratch_;
     return std::make_unique<SmartBlock>(store_, ws_, name, bc);
   };
+  {  // One scratch for every block's folded relative projections (Note [folded relative projections]).
+    nn::EdgeAttention<float>::Config ac;
+    ac.has_r = true, ac.precision = c.precision;
+    shared_norm_ = nn::EdgeAttention<float>::folds(ac);
+    if (shared_norm_) {
+      rel_scratch_ = nn::RelScratch<float>::request(ws_, "smart/rel", std::max(NA, NM),
+                                                    static_cast<std::int64_t>(c.heads) * H);
+      const std::int64_t caps[4] = {Emm, Et, Ema, Eaa};
+      for (int k = 0; k < 4; ++k) {  // Note [shared edge normalisation]
+        xhat_[static_cast<std::size_t>(k)] = &ws_.request("smart/xhat" + std::to_string(k), caps[k], H);
+        rstd_[static_cast<std::size_t>(k)] = &ws_.request("smart/rstd" + std::to_string(k), caps[k], 1);
+      }
+    }
+  }
   // Registration in forward order, the map first (Note [registration order], nn/parameters.hpp).
   map_in1_ = std::make_unique<nn::Linear<float>>(store_, ws_, "map_in.0", kMapFeatures, H, static_cast<int>(NM),
                                                  nn::Activation::relu, c.precision);
@@ -199,6 +216,12 @@ void SmartModel::upload(const Batch& b) {
   }
 }
 
+const Tensor<float>& SmartModel::edge_input(int kind) const {
+  if (shared_norm_) return *xhat_[static_cast<std::size_t>(kind)];
+  const nn::FourierEmbedding<float>* r[4] = {r_mm_.get(), r_t_.get(), r_ma_.get(), r_aa_.get()};
+  return r[kind]->output();
+}
+
 void SmartModel::prefetch(const Batch& b) {
   // Host builds read the batch where it lies; device builds stage each batch through the one set of
   // host buffers in upload(), so their graphs are still built in the step.
@@ -228,19 +251,26 @@ double SmartModel::forward(const Batch& b, bool training) {
   map_in2_->forward(map_in1_->output(), nm);
   r_mm_->forward(rows_of(rel_mm_), static_cast<int>(g.map_map.count));
   const Tensor<float>* xm = &map_in2_->output();
+  if (shared_norm_ && !map_blocks_.empty())
+    normalize_edges(r_mm_->output(), *xhat_[0], *rstd_[0], static_cast<int>(g.map_map.count));
   for (auto& blk : map_blocks_) {
-    blk->forward(*xm, *xm, r_mm_->output());
+    blk->forward(*xm, *xm, edge_input(0));
     xm = &blk->output();
   }
   embed_->forward(Tensor<float>(token_in_.data(), Shape{static_cast<std::int64_t>(token_in_.extent(0))}), na);
   r_t_->forward(rows_of(rel_t_), static_cast<int>(g.temporal.count));
   r_ma_->forward(rows_of(rel_ma_), static_cast<int>(g.map_agent.count));
   r_aa_->forward(rows_of(rel_aa_), static_cast<int>(g.agent_agent.count));
+  if (shared_norm_ && !agent_blocks_.empty()) {
+    normalize_edges(r_t_->output(), *xhat_[1], *rstd_[1], static_cast<int>(g.temporal.count));
+    normalize_edges(r_ma_->output(), *xhat_[2], *rstd_[2], static_cast<int>(g.map_agent.count));
+    normalize_edges(r_aa_->output(), *xhat_[3], *rstd_[3], static_cast<int>(g.agent_agent.count));
+  }
   const Tensor<float>* xa = &embed_->output();
   for (std::size_t k = 0; k < agent_blocks_.size(); ++k) {
     SmartBlock& blk = *agent_blocks_[k];
-    if (k % 3 == 1) blk.forward(*xm, *xa, r_ma_->output());
-    else blk.forward(*xa, *xa, k % 3 == 0 ? r_t_->output() : r_aa_->output());
+    if (k % 3 == 1) blk.forward(*xm, *xa, edge_input(2));
+    else blk.forward(*xa, *xa, edge_input(k % 3 == 0 ? 1 : 3));
     xa = &blk.output();
   }
   head1_->forward(*xa, na);
@@ -317,17 +347,22 @@ void SmartModel::backward() {
     SmartBlock& blk = *agent_blocks_[k];
     const Tensor<float>& x = agent_input(k);
     if (k % 3 == 1) {
-      blk.backward(xm, x, r_ma_->output(), *cur, *dm_, first_ma ? assign : acc, *other, *dr_ma_,
+      blk.backward(xm, x, edge_input(2), *cur, *dm_, first_ma ? assign : acc, *other, *dr_ma_,
                    first_ma ? assign : acc);
       first_ma = false;
     } else if (k % 3 == 0) {
-      blk.backward(x, x, r_t_->output(), *cur, none, assign, *other, *dr_t_, first_t ? assign : acc);
+      blk.backward(x, x, edge_input(1), *cur, none, assign, *other, *dr_t_, first_t ? assign : acc);
       first_t = false;
     } else {
-      blk.backward(x, x, r_aa_->output(), *cur, none, assign, *other, *dr_aa_, first_aa ? assign : acc);
+      blk.backward(x, x, edge_input(3), *cur, none, assign, *other, *dr_aa_, first_aa ? assign : acc);
       first_aa = false;
     }
     std::swap(cur, other);
+  }
+  if (shared_norm_ && L > 0) {  // d xhat -> d r (Note [shared edge normalisation])
+    normalize_edges_backward(*dr_aa_, *xhat_[3], *rstd_[3], static_cast<int>(g.agent_agent.count));
+    normalize_edges_backward(*dr_ma_, *xhat_[2], *rstd_[2], static_cast<int>(g.map_agent.count));
+    normalize_edges_backward(*dr_t_, *xhat_[1], *rstd_[1], static_cast<int>(g.temporal.count));
   }
   r_aa_->backward(rows_of(rel_aa_), *dr_aa_, none, assign, static_cast<int>(g.agent_agent.count));
   r_ma_->backward(rows_of(rel_ma_), *dr_ma_, none, assign, static_cast<int>(g.map_agent.count));
@@ -338,10 +373,12 @@ void SmartModel::backward() {
   Tensor<float>*mcur = dm_, *mother = dm2_;
   for (std::size_t k = map_blocks_.size(); k-- > 0;) {
     const Tensor<float>& x = k == 0 ? map_in2_->output() : map_blocks_[k - 1]->output();
-    map_blocks_[k]->backward(x, x, r_mm_->output(), *mcur, none, assign, *mother, *dr_mm_,
+    map_blocks_[k]->backward(x, x, edge_input(0), *mcur, none, assign, *mother, *dr_mm_,
                              k + 1 == map_blocks_.size() ? assign : acc);
     std::swap(mcur, mother);
   }
+  if (shared_norm_ && !map_blocks_.empty())
+    normalize_edges_backward(*dr_mm_, *xhat_[0], *rstd_[0], static_cast<int>(g.map_map.count));
   if (!map_blocks_.empty())
     r_mm_->backward(rows_of(rel_mm_), *dr_mm_, none, assign, static_cast<int>(g.map_map.count));
   map_in2_->backward(map_in1_->output(), *mcur, *mother, assign, nm);

@@ -9,6 +9,7 @@
 //   loss:   cross-entropy with label smoothing, a scene's loss the mean over its agent nodes.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,9 @@ class SmartModel : public Model {
 
  private:
   void upload(const Batch& b);
+  // What blocks of edge kind `kind` (0 map-map, 1 temporal, 2 map-agent, 3 agent-agent) take as r:
+  // the shared xhat, or the embedding (Note [shared edge normalisation]).
+  const Tensor<float>& edge_input(int kind) const;
   void backward();
   SmartConfig config_;
   MotionVocab vocab_;
@@ -66,6 +70,11 @@ class SmartModel : public Model {
   const SceneGraph* graph_ = nullptr;
   nn::ParameterStore<float> store_;
   nn::Workspace<float> ws_;
+  nn::RelScratch<float> rel_scratch_;  // every block's (Note [folded relative projections])
+  // Note [shared edge normalisation]: per edge kind (map-map, temporal, map-agent, agent-agent) the
+  // normalised embedding and its rows' 1 / std, when the blocks share it.
+  bool shared_norm_ = false;
+  std::array<Tensor<float>*, 4> xhat_{}, rstd_{};
   std::unique_ptr<nn::Linear<float>> map_in1_, map_in2_;
   std::unique_ptr<nn::FourierEmbedding<float>> r_mm_;
   std::vector<std::unique_ptr<SmartBlock>> map_blocks_;

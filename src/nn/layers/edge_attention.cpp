@@ -18,17 +18,20 @@ EdgeAttention<Scalar>::EdgeAttention(Store& store, Workspace<Scalar>& ws, const 
             c.precision, false),
       to_v_(store, ws, name + "/to_v", c.hidden, c.heads * c.head_dim, cap(c.max_src), Activation::identity,
             c.precision),
-      to_k_r_(c.has_r
+      to_k_r_(c.has_r && !folds(c)
                   ? std::make_unique<Linear<Scalar>>(store, ws, name + "/to_k_r", c.hidden, c.heads * c.head_dim,
                                                      cap(c.max_edges), Activation::identity, c.precision, false)
                   : nullptr),
-      to_v_r_(c.has_r
+      to_v_r_(c.has_r && !folds(c)
                   ? std::make_unique<Linear<Scalar>>(store, ws, name + "/to_v_r", c.hidden, c.heads * c.head_dim,
                                                      cap(c.max_edges), Activation::identity, c.precision)
                   : nullptr),
+      fold_(folds(c)),
+      rel_(register_rel(store, name, c)),
       to_q_(store, ws, name + "/to_q", c.hidden, c.heads * c.head_dim, cap(c.max_dst), Activation::identity,
             c.precision),
-      core_(ws, name + "/attn", c.heads, c.head_dim, c.max_edges, c.max_src, c.max_dst, c.precision),
+      core_(ws, name + "/attn", c.heads, c.head_dim, c.max_edges, c.max_src, c.max_dst, c.precision,
+            folds(c) ? c.hidden : 0),
       to_s_(store, ws, name + "/to_s", c.hidden, c.heads * c.head_dim, cap(c.max_dst), Activation::identity,
             c.precision),
       cat_(ws, name + "/cat", c.heads * c.head_dim, c.hidden, c.max_dst),
@@ -47,6 +50,24 @@ EdgeAttention<Scalar>::EdgeAttention(Store& store, Workspace<Scalar>& ws, const 
   dq_ = &ws.request(name + "/dq", c.max_dst, w);
   dk_ = &ws.request(name + "/dk", c.max_src, w);
   dv_ = &ws.request(name + "/dv", c.max_src, w);
+  if (fold_ && !c.rel_scratch)
+    own_scratch_ = RelScratch<Scalar>::request(ws, name + "/rel", c.max_dst,
+                                               static_cast<std::int64_t>(c.heads) * c.hidden);
+  scratch_ = c.rel_scratch ? c.rel_scratch : &own_scratch_;
+}
+
+// The folded layer's relative-position parameters, registered as Linear would register to_k_r
+// (weight, no bias) and to_v_r (weight, bias): same names, shapes, initialisation and order.
+template <class Scalar>
+typename EdgeAttention<Scalar>::RelParams EdgeAttention<Scalar>::register_rel(Store& store, const std::string& name,
+                                                                              const Config& c) {
+  RelParams p;
+  if (!folds(c)) return p;
+  const auto o = static_cast<std::uint64_t>(c.heads * c.head_dim), i = static_cast<std::uint64_t>(c.hidden);
+  p.wk = store.add(name + "/to_k_r/weight", {o, i}, Init::linear(i), true);
+  p.wv = store.add(name + "/to_v_r/weight", {o, i}, Init::linear(i), true);
+  p.bv = store.add(name + "/to_v_r/bias", {o}, Init::linear(i), false);
+  return p;
 }
 
 template <class Scalar>
@@ -54,6 +75,12 @@ void EdgeAttention<Scalar>::bind(const Store& store) {
   to_k_.bind(store), to_v_.bind(store);
   if (to_k_r_) to_k_r_->bind(store), to_v_r_->bind(store);
   to_q_.bind(store), to_s_.bind(store), to_g_.bind(store), to_out_.bind(store);
+  store_ = &store;
+  if (fold_) {
+    wk_ = store.matrix(rel_.wk), dwk_ = store.grad_matrix(rel_.wk);
+    wv_ = store.matrix(rel_.wv), dwv_ = store.grad_matrix(rel_.wv);
+    bv_ = store.vector(rel_.bv), dbv_ = store.grad_vector(rel_.bv);
+  }
 }
 
 template <class Scalar>
@@ -80,7 +107,8 @@ void EdgeAttention<Scalar>::forward(const T& x_src, const T& x_dst, const T& r) 
     kr = to_k_r_->output(), vr = to_v_r_->output();
   }
   to_q_.forward(x_dst, n_dst_);
-  core_.forward(to_q_.output(), to_k_.output(), to_v_.output(), kr, vr);
+  if (fold_) core_.forward_rel(to_q_.output(), to_k_.output(), to_v_.output(), r, wk_, wv_, bv_, *scratch_, norm_);
+  else core_.forward(to_q_.output(), to_k_.output(), to_v_.output(), kr, vr);
   to_s_.forward(x_dst, n_dst_);
   cat_.forward(core_.output(), x_dst, n_dst_);
   to_g_.forward(cat_.output(), n_dst_);
@@ -117,6 +145,16 @@ void EdgeAttention<Scalar>::backward(const T& x_src, const T& x_dst, const T& r,
   to_g_.backward(cat_.output(), *dgz_, *dcat_, GradMode::assign, n_dst_);
   cat_.backward(*dcat_, *dagg_, acc, dx_dst, mode_dst, n_dst_);
   to_s_.backward(x_dst, *ds_, dx_dst, acc, n_dst_);
+  if (fold_) {
+    core_.backward_rel(to_q_.output(), to_k_.output(), to_v_.output(), r, wk_, wv_, bv_, *dagg_, *dq_,
+                       GradMode::assign, *dk_, *dv_, dr, mode_r, dwk_, dwv_, dbv_, *scratch_, norm_);
+    to_q_.backward(x_dst, *dq_, dx_dst, acc, n_dst_);
+    store_->report_ready(rel_.wv, rel_.bv);  // as to_v_r's and to_k_r's Linear::backward would
+    store_->report_ready(rel_.wk, rel_.wk);
+    to_v_.backward(x_src, *dv_, dx_src, mode_src, n_src_);
+    to_k_.backward(x_src, *dk_, dx_src, acc, n_src_);
+    return;
+  }
   T kr, vr;
   if (to_k_r_) kr = to_k_r_->output(), vr = to_v_r_->output();
   core_.backward(to_q_.output(), to_k_.output(), to_v_.output(), kr, vr, *dagg_, *dq_, GradMode::assign, *dk_,

@@ -9,6 +9,12 @@
 // to_k and to_k_r have no bias, as in SMART: a key bias adds q . b to every score of a destination,
 // which cancels in the softmax (its gradient would be 0).
 //
+// With a relative-position input, fp32 or double compute and a host backend, kr and vr are never
+// formed: the core folds to_k_r and to_v_r into the destination side (Note [folded relative
+// projections], edge_softmax.hpp); the parameters are the same. Device builds keep the projections
+// over edges (their kernels are one work item per destination and head), and bf16/fp16 keep them
+// for the rounding points of Note [low precision on host builds].
+//
 // Note [self-attention gradients]: backward writes every destination gradient (gate, to_s, to_q)
 // before any source gradient (to_k, to_v). Self-attention (x_src == x_dst) may therefore pass the
 // same tensor as dx_dst and dx_src with mode_src = accumulate.
@@ -35,7 +41,12 @@ class EdgeAttention {
     bool has_r = true;  // a relative-position embedding [edges, hidden] is added to keys and values
     std::int64_t max_edges = 0, max_src = 0, max_dst = 0;
     Precision precision = Precision::fp32;
+    // Note [folded relative projections]: scratch shared with a model's other layers ([max_dst, heads
+    // * hidden] or more rows); null: the layer requests its own.
+    RelScratch<Scalar>* rel_scratch = nullptr;
   };
+  // Whether a layer of this configuration folds its relative projections (and needs RelScratch).
+  static bool folds(const Config& c) { return c.has_r && kHostBackend && c.precision == Precision::fp32; }
   EdgeAttention(Store& store, Workspace<Scalar>& ws, const std::string& name, const Config& config);
   void bind(const Store& store);
   // Outside the step (see EdgeSoftmax::set_edges).
@@ -46,6 +57,9 @@ class EdgeAttention {
     core_.set_edges(src, dst, m, n_src, n_dst);
   }
 
+  // Folded layers only: r is a shared xhat and the norm's gain and bias apply inside (Note [shared
+  // edge normalisation], edge_softmax.hpp); views into the parameter store, set after bind.
+  void set_rel_norm(const RelNorm<Scalar>& norm) { norm_ = norm; }
   // Attention-weight dropout (Note [attention-weight dropout], edge_softmax.hpp).
   void set_dropout(double p, std::uint64_t key, const View1<std::uint64_t>& dst_keys) {
     core_.set_dropout(p, key, dst_keys);
@@ -67,12 +81,24 @@ class EdgeAttention {
   Config config_;
   int n_src_ = 0, n_dst_ = 0;
   Linear<Scalar> to_k_, to_v_;
-  std::unique_ptr<Linear<Scalar>> to_k_r_, to_v_r_;
+  std::unique_ptr<Linear<Scalar>> to_k_r_, to_v_r_;  // not folded only
+  struct RelParams {
+    std::size_t wk = 0, wv = 0, bv = 0;  // parameter indices of to_k_r/weight, to_v_r/weight, to_v_r/bias
+  };
+  static RelParams register_rel(Store& store, const std::string& name, const Config& c);
+  bool fold_;
+  RelParams rel_;  // folded only: registered here, in to_k_r's and to_v_r's place
   Linear<Scalar> to_q_;
   EdgeSoftmax<Scalar> core_;
   Linear<Scalar> to_s_;
   Concat<Scalar> cat_;
   Linear<Scalar> to_g_, to_out_;
+  const Store* store_ = nullptr;
+  typename Store::Matrix wk_, wv_, dwk_, dwv_;
+  typename Store::Vector bv_, dbv_;
+  RelScratch<Scalar> own_scratch_;
+  RelNorm<Scalar> norm_;
+  const RelScratch<Scalar>* scratch_ = nullptr;
   T* gate_ = nullptr;  // sigmoid(to_g(...)) [max_dst, width]
   T* u_ = nullptr;     // the blended aggregate, to_out's input
   T* du_ = nullptr;

@@ -13,7 +13,7 @@ namespace hpct::nn {
 template <class Scalar>
 EdgeSoftmax<Scalar>::EdgeSoftmax(Workspace<Scalar>& ws, const std::string& name, int heads, int head_dim,
                                  std::int64_t max_edges, std::int64_t max_src, std::int64_t max_dst,
-                                 Precision precision)
+                                 Precision precision, int rel_dim)
     : name_(name),
       heads_(heads),
       head_dim_(head_dim),
@@ -26,8 +26,15 @@ EdgeSoftmax<Scalar>::EdgeSoftmax(Workspace<Scalar>& ws, const std::string& name,
   attn_ = &ws.request(name + "/attn", max_edges, heads);
   dscore_ = &ws.request(name + "/dscore", max_edges, heads);
   out_ = &ws.request(name + "/out", max_dst, width);
-  dk_edge_ = &ws.request(name + "/dk_edge", max_edges, width);
-  dv_edge_ = &ws.request(name + "/dv_edge", max_edges, width);
+  if (rel_dim > 0) {  // Note [folded relative projections]: no per-edge key/value gradients
+    wdrop_ = &ws.request(name + "/wdrop", max_edges, heads);
+    wsum_ = &ws.request(name + "/wsum", max_dst, heads);
+    rowdot_ = &ws.request(name + "/rowdot", max_dst, heads);
+    cst_ = &ws.request(name + "/cst", max_dst, heads);
+  } else {
+    dk_edge_ = &ws.request(name + "/dk_edge", max_edges, width);
+    dv_edge_ = &ws.request(name + "/dv_edge", max_edges, width);
+  }
 }
 
 template <class Scalar>

@@ -2,6 +2,7 @@
 #include "nn/layers/fourier_features.hpp"
 
 #include "nn/elementwise.hpp"
+#include "nn/precision.hpp"
 
 namespace hpct::nn {
 
@@ -50,6 +51,54 @@ void FourierFeatures<Scalar>::forward(const T& x, int n) {
   for (int c = 0; c < C; ++c) round_values(precision_, block(c).data(), static_cast<std::int64_t>(n) * width());
 }
 
+// Per (input, frequency), the angles again: device builds, and bf16/fp16, whose y holds rounded
+// values.
+template <class Scalar>
+void FourierFeatures<Scalar>::weight_grad(const T& x, const T& dy, int n) {
+  const auto xm = x.matrix(), w = w_, dw = dw_, g = dy.matrix();
+  const int F = freqs_, capacity = capacity_;
+  const Scalar two_pi = Scalar(2) * static_cast<Scalar>(3.14159265358979323846);
+  for_each_cell(
+      "fourier_bw_w", inputs_, F, KOKKOS_LAMBDA(const int c, const int f) {
+        Scalar s = Scalar(0);
+        for (int i = 0; i < n; ++i) {
+          const int row = c * capacity + i;
+          const Scalar t = angle(xm(i, c), w(c, f));
+          s += (-kmath::sin(t) * g(row, f) + kmath::cos(t) * g(row, F + f)) * xm(i, c) * two_pi;
+        }
+        dw(c, f) += s;
+      });
+}
+
+// Note [Fourier weight gradient from y]: in fp32 on the host, y holds cos and sin of exactly the
+// angles weight_grad recomputes, so the sums read them from y instead (no sin/cos in the backward),
+// row by row with kChunk frequencies in registers: the same terms added in the same row order per
+// (input, frequency) as weight_grad, so the same bits.
+template <class Scalar>
+void FourierFeatures<Scalar>::weight_grad_host(const T& x, const T& dy, int n) {
+  constexpr int kChunk = 64;
+  const auto xm = x.matrix(), dw = dw_, g = dy.matrix(), y = y_->matrix();
+  const int F = freqs_, capacity = capacity_;
+  const Scalar two_pi = Scalar(2) * static_cast<Scalar>(3.14159265358979323846);
+  Kokkos::parallel_for(
+      "fourier_bw_wh", range(0, inputs_), KOKKOS_LAMBDA(const int c) {
+        for (int f0 = 0; f0 < F; f0 += kChunk) {
+          const int nf = F - f0 < kChunk ? F - f0 : kChunk;
+          Scalar s[kChunk] = {};
+          for (int i = 0; i < n; ++i) {
+            const int row = c * capacity + i;
+            const Scalar xv = xm(i, c);
+            const Scalar* cs = &y(row, f0);
+            const Scalar* sn = &y(row, F + f0);
+            const Scalar* g1 = &g(row, f0);
+            const Scalar* g2 = &g(row, F + f0);
+            for (int f = 0; f < nf; ++f) s[f] += (-sn[f] * g1[f] + cs[f] * g2[f]) * xv * two_pi;
+          }
+          for (int f = 0; f < nf; ++f) dw(c, f0 + f) += s[f];
+        }
+      });
+}
+
 template <class Scalar>
 void FourierFeatures<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) {
   if (n > 0) {
@@ -58,16 +107,15 @@ void FourierFeatures<Scalar>::backward(const T& x, const T& dy, const T& dx, Gra
     const Scalar two_pi = Scalar(2) * static_cast<Scalar>(3.14159265358979323846);
     // d theta: dL/dtheta = -sin(theta) dcos + cos(theta) dsin.
     // dw(c, f) += sum over rows, in row order, of dL/dtheta * x * 2 pi.
-    for_each_cell(
-        "fourier_bw_w", C, F, KOKKOS_LAMBDA(const int c, const int f) {
-          Scalar s = Scalar(0);
-          for (int i = 0; i < n; ++i) {
-            const int row = c * capacity + i;
-            const Scalar t = angle(xm(i, c), w(c, f));
-            s += (-kmath::sin(t) * g(row, f) + kmath::cos(t) * g(row, F + f)) * xm(i, c) * two_pi;
-          }
-          dw(c, f) += s;
-        });
+    if constexpr (kHostBackend) {
+      if (precision_ == Precision::fp32) {
+        weight_grad_host(x, dy, n);
+      } else {
+        weight_grad(x, dy, n);
+      }
+    } else {
+      weight_grad(x, dy, n);
+    }
     if (!dx.empty()) {
       const auto d = dx.matrix();
       const bool acc = mode == GradMode::accumulate;

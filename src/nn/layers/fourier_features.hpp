@@ -38,6 +38,11 @@ class FourierFeatures : public Layer<Scalar> {
   int freqs() const { return freqs_; }
   int width() const { return 2 * freqs_ + 1; }
 
+  // The weight gradient (dw += ...): recomputing the angles, or from y (Note [Fourier weight gradient
+  // from y]). Public only because nvcc allows no device lambda in a private member function.
+  void weight_grad(const T& x, const T& dy, int n);
+  void weight_grad_host(const T& x, const T& dy, int n);
+
  private:
   int inputs_, freqs_, capacity_;
   Precision precision_;
