@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "core/kokkos_compat.hpp"
+#include "nn/conv_cudnn.hpp"
 #include "nn/conv_onednn.hpp"
 #include "nn/gemm.hpp"
 #include "nn/gemm_small.hpp"
@@ -17,20 +18,40 @@ ConvAlgorithm conv_algorithm_from_name(const std::string& name) {
       throw Error("conv_algorithm onednn: this build has no oneDNN (libdnnl-dev / spack onednn)");
     return ConvAlgorithm::onednn;
   }
-  throw Error("unknown convolution algorithm '" + name + "' (gemm, direct, onednn)");
+  if (name == "cudnn") {
+    if (!cudnn::available())
+      throw Error(
+          "conv_algorithm cudnn: this build has no cuDNN (CUDA builds find it in the toolkit, CUDNN_ROOT or spack "
+          "cudnn)");
+    return ConvAlgorithm::cudnn;
+  }
+  throw Error("unknown convolution algorithm '" + name + "' (gemm, direct, onednn, cudnn)");
 }
 
 const char* conv_algorithm_name(ConvAlgorithm a) {
-  return a == ConvAlgorithm::gemm ? "gemm" : a == ConvAlgorithm::direct ? "direct" : "onednn";
+  return a == ConvAlgorithm::gemm     ? "gemm"
+         : a == ConvAlgorithm::direct ? "direct"
+         : a == ConvAlgorithm::onednn ? "onednn"
+                                      : "cudnn";
 }
 
 const ConvAlgorithm* conv_algorithms_available(int& count) {
   static const ConvAlgorithm all[] = {ConvAlgorithm::gemm, ConvAlgorithm::direct, ConvAlgorithm::onednn};
+  static const ConvAlgorithm library[] = {ConvAlgorithm::cudnn};
+  if (cudnn::available()) return count = 1, library;
   count = onednn::available() ? 3 : 2;
   return all;
 }
 
-bool conv_algorithm_available(ConvAlgorithm a) { return a != ConvAlgorithm::onednn || onednn::available(); }
+bool conv_algorithm_available(ConvAlgorithm a) {
+  return a == ConvAlgorithm::onednn ? onednn::available() : a == ConvAlgorithm::cudnn ? cudnn::available() : true;
+}
+
+ConvAlgorithm conv_algorithm_deterministic() {
+  return cudnn::available() ? ConvAlgorithm::cudnn : ConvAlgorithm::gemm;
+}
+
+void set_conv_search(bool benchmark, bool deterministic) { cudnn::set_search(benchmark, deterministic); }
 
 std::string gemm_library_name() {
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -52,6 +73,9 @@ std::string math_libraries_line() {
 #endif
   s += "; convolutions gemm, direct";
   if (onednn::available()) s += ", onednn (" + onednn::version() + ")";
+  if (cudnn::available())
+    s += ", cudnn (" + cudnn::version() +
+         ": fp32 without TF32, bf16/fp16 on tensor cores with fp32 accumulation; auto = benchmark mode)";
   return s;
 }
 
@@ -195,6 +219,8 @@ void conv2d_forward(const ConvGeometry& g, ConvAlgorithm alg, const Scalar* x, c
   if (n <= 0) return;
   if constexpr (std::is_same_v<Scalar, float>)
     if (alg == ConvAlgorithm::onednn) return onednn::forward(g, x, w, y, n);
+  if constexpr (std::is_same_v<Scalar, float>)
+    if (alg == ConvAlgorithm::cudnn) return cudnn::forward(g, g.precision, x, w, y, n);
   const Dims d(g);
   const std::int64_t in_size = static_cast<std::int64_t>(d.c_in) * d.h * d.w;
   const std::int64_t pixels = g.out_pixels(), out_size = d.c_out * pixels;
@@ -253,6 +279,8 @@ void conv2d_backward_data(const ConvGeometry& g, ConvAlgorithm alg, const Scalar
   if (n <= 0) return;
   if constexpr (std::is_same_v<Scalar, float>)
     if (alg == ConvAlgorithm::onednn) return onednn::backward_data(g, dy, w, dx, accumulate, n);
+  if constexpr (std::is_same_v<Scalar, float>)
+    if (alg == ConvAlgorithm::cudnn) return cudnn::backward_data(g, g.precision, dy, w, dx, accumulate, n);
   const Dims d(g);
   const std::int64_t in_pixels = g.in_pixels(), in_size = d.c_in * in_pixels;
   const std::int64_t pixels = g.out_pixels(), out_size = d.c_out * pixels;
@@ -309,6 +337,8 @@ void conv2d_backward_weights(const ConvGeometry& g, ConvAlgorithm alg, const Sca
   if (n <= 0) return;
   if constexpr (std::is_same_v<Scalar, float>)
     if (alg == ConvAlgorithm::onednn) return onednn::backward_weights(g, x, dy, dw, n);
+  if constexpr (std::is_same_v<Scalar, float>)
+    if (alg == ConvAlgorithm::cudnn) return cudnn::backward_weights(g, g.precision, x, dy, dw, n);
   const Dims d(g);
   const std::int64_t in_size = static_cast<std::int64_t>(d.c_in) * d.h * d.w;
   const std::int64_t pixels = g.out_pixels(), out_size = d.c_out * pixels;

@@ -12,6 +12,9 @@
 //   onednn -- oneDNN's direct convolution primitives (nn/conv_onednn.hpp, Note [oneDNN plans]),
 //             on host builds that found oneDNN; float only (oneDNN has no f64 convolution: double
 //             tensors take the gemm path). Its own reordered copies, no scratch of ours.
+//   cudnn  -- cuDNN 9 (nn/conv_cudnn.hpp, Note [cuDNN plans]) on CUDA builds that found it; float
+//             only (double takes gemm); the one algorithm that computes in g.precision (Note [cuDNN
+//             precision]): the others compute in fp32 whatever it says.
 // Note [convolution without atomics]: the data gradient is a gather, not im2col's scatter (col2im):
 // each input element sums the (kernel tap, output pixel) pairs that read it, so no two work items
 // write one element, no float atomics are needed and the result does not depend on the thread count
@@ -23,15 +26,25 @@
 #include <cstdint>
 #include <string>
 
+#include "nn/precision.hpp"
+
 namespace hpct::nn {
 
-enum class ConvAlgorithm : std::uint8_t { gemm, direct, onednn };
-// Throws for an unknown name, and for "onednn" in a build without oneDNN.
+enum class ConvAlgorithm : std::uint8_t { gemm, direct, onednn, cudnn };
+// Throws for an unknown name, and for "onednn" / "cudnn" in a build without oneDNN / cuDNN.
 ConvAlgorithm conv_algorithm_from_name(const std::string& name);
 const char* conv_algorithm_name(ConvAlgorithm a);
-// The algorithms this build can run, gemm first: what conv_algorithm auto times.
+// The algorithms conv_algorithm auto times: gemm first (gemm, direct, and onednn where found) on
+// host builds; cudnn alone on CUDA builds with cuDNN, whose benchmark mode times cuDNN's own
+// algorithms per shape instead (Note [cuDNN plans]).
 const ConvAlgorithm* conv_algorithms_available(int& count);
 bool conv_algorithm_available(ConvAlgorithm a);
+// conv_algorithm auto with conv_deterministic: cudnn (cuDNN's heuristic choice among deterministic
+// algorithms) on CUDA builds with cuDNN, gemm elsewhere.
+ConvAlgorithm conv_algorithm_deterministic();
+// How library algorithms choose theirs from now on (cudnn: benchmark mode or the heuristic, and
+// deterministic algorithms only); conv_algorithm auto sets benchmark unless conv_deterministic.
+void set_conv_search(bool benchmark, bool deterministic);
 // The banner's line on the math libraries of this build: which library does GEMMs (and in which
 // precision) and which convolution algorithms exist, with oneDNN's version where found.
 std::string math_libraries_line();
@@ -42,7 +55,8 @@ std::string gemm_library_name();
 struct ConvGeometry {
   int c_in = 1, h = 1, w = 1, c_out = 1;
   int kh = 1, kw = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
-  int batch_chunk = 1;  // samples per GEMM (Note [convolution chunks])
+  int batch_chunk = 1;                    // samples per GEMM (Note [convolution chunks])
+  Precision precision = Precision::fp32;  // compute type of the cudnn algorithm (the others: fp32)
 
   int oh() const { return (h + 2 * pad_h - dil_h * (kh - 1) - 1) / stride_h + 1; }
   int ow() const { return (w + 2 * pad_w - dil_w * (kw - 1) - 1) / stride_w + 1; }

@@ -71,10 +71,15 @@ PeakFlops rank_peak_flops(nn::Precision precision) {
   cudaDeviceProp prop;
   if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return {};
   // bf16/fp16: Linear's GEMMs run on tensor cores (cublasGemmEx, fp32 accumulation; Note [half
-  // GEMMs]), so the MFU is against the half-precision peak. Convolutions still run in fp32 there.
+  // GEMMs]), so the MFU is against the half-precision peak; so do convolutions through cuDNN
+  // (conv_algorithm cudnn or auto, Note [cuDNN precision]), the others run in fp32.
   PeakFlops p = gpu_table_peak(prop.name, precision);
   if (precision != nn::Precision::fp32 && p.flops_per_s > 0)
-    p.source += ", tensor-core bf16/fp16 GEMMs (cuBLAS, fp32 accumulation; convolutions fp32)";
+    p.source += nn::conv_algorithm_available(nn::ConvAlgorithm::cudnn)
+                    ? ", tensor-core bf16/fp16 GEMMs (cuBLAS) and convolutions (cuDNN, with conv_algorithm "
+                      "cudnn|auto; "
+                      "others fp32), fp32 accumulation"
+                    : ", tensor-core bf16/fp16 GEMMs (cuBLAS, fp32 accumulation; convolutions fp32)";
   return p;
 #else
   (void)precision;  // host GEMMs run in fp32 at every precision setting (exact emulation, no half units)

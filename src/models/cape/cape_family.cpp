@@ -64,11 +64,13 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   c.seed = static_cast<std::uint64_t>(deck.get_int("seed"));
   if (ctx.precision != nn::Precision::fp32)
     Log::info("  model cape: precision " + std::string(nn::precision_name(ctx.precision)) +
-              " keeps the loss scaling and master weights; the convolutions compute in fp32 on this build");
+              " keeps the loss scaling and master weights; the head computes in fp32, the convolutions as logged "
+              "next");
   auto model = std::make_unique<CapeModel>(c, ctx.capacity);
   model->set_reducer(ctx.allreduce_sum);
   if (deck.get_bool("sync_batch_norm")) model->synchronise_batch_norm();
   model->set_conv_algorithm(deck.get_string("conv_algorithm"), deck.get_bool("conv_deterministic"));
+  model->set_conv_precision(ctx.precision);
   return model;
 }
 
@@ -81,7 +83,7 @@ void declare_config(deck::Schema& s) {
   s.add_int("resnet_depth", 18, 18, 50, "ResNet depth");
   s.add_int("resnet_width", 64, 1, 4096, "channels of the first stage");
   s.add_choice("resnet_stem", "imagenet", {"imagenet", "small"}, "the ResNet stem");
-  s.add_choice("conv_algorithm", "gemm", {"gemm", "direct", "onednn", "auto"}, "convolution algorithm");
+  s.add_choice("conv_algorithm", "gemm", {"gemm", "direct", "onednn", "cudnn", "auto"}, "convolution algorithm");
   s.add_bool("conv_deterministic", false, "with conv_algorithm auto: gemm by a fixed rule");
 }
 

@@ -50,6 +50,7 @@ class CapeModel : public Model {
   // conv_algorithm as the deck says it, as the resnet family reads it (Note [convolution autotuning]).
   void set_conv_algorithm(const std::string& choice, bool deterministic);
   std::vector<nn::ConvAlgorithm> conv_algorithms() const { return tuning_.algorithms(); }
+  void set_conv_precision(nn::Precision p) { tuning_.set_precision(p); }  // after set_conv_algorithm
   const CapeConfig& config() const { return c_; }
   Backbone& backbone() { return backbone_; }
   MatchingHead& head() { return head_; }

@@ -20,7 +20,9 @@ void ConvTuning::configure(const std::vector<nn::Conv2d<float>*>& convs, const s
   convs_ = &convs, names_ = &names;
   choice_ = choice, deterministic_ = deterministic;
   const bool autotune = choice == "auto";
-  const nn::ConvAlgorithm fixed = autotune ? nn::ConvAlgorithm::gemm : nn::conv_algorithm_from_name(choice);
+  const nn::ConvAlgorithm fixed = autotune ? nn::conv_algorithm_deterministic()
+                                           : nn::conv_algorithm_from_name(choice);
+  nn::set_conv_search(autotune && !deterministic, deterministic);  // cuDNN: benchmark mode under auto
   for (auto* c : convs) c->set_algorithm(fixed);
   pass_ = autotune && !deterministic ? 0 : -1;
   passes_.clear();
@@ -40,7 +42,8 @@ void ConvTuning::configure(const std::vector<nn::Conv2d<float>*>& convs, const s
   }
   if (autotune && deterministic)
     Log::info(
-        "  conv_algorithm auto with conv_deterministic: gemm for every convolution (a fixed rule, no timing)");
+        strf("  conv_algorithm auto with conv_deterministic: %s for every convolution (a fixed rule, no timing)",
+             nn::conv_algorithm_name(fixed)));
 }
 
 bool ConvTuning::times(nn::ConvAlgorithm a, std::size_t i) const {
@@ -54,6 +57,18 @@ std::vector<nn::ConvAlgorithm> ConvTuning::algorithms() const {
   if (convs_)
     for (const auto* c : *convs_) a.push_back(c->algorithm());
   return a;
+}
+
+void ConvTuning::set_precision(nn::Precision p) {
+  if (!convs_) return;
+  for (auto* c : *convs_) c->set_precision(p);
+  if (p == nn::Precision::fp32) return;
+  const bool library = nn::conv_algorithm_available(nn::ConvAlgorithm::cudnn) &&
+                       (choice_ == "auto" || choice_ == "cudnn");
+  Log::info(library ? strf("  convolutions in %s: cuDNN on tensor cores, fp32 accumulation", nn::precision_name(p))
+                    : strf("  convolutions in fp32 (precision %s is computed by conv_algorithm cudnn/auto on CUDA "
+                           "builds with cuDNN only)",
+                           nn::precision_name(p)));
 }
 
 void ConvTuning::before() {

@@ -26,6 +26,9 @@ class ConvTuning {
   void before();
   void after(const Allreduce& reducer);
   std::vector<nn::ConvAlgorithm> algorithms() const;
+  // After configure: the deck's precision for the convolutions; bf16/fp16 are real where cuDNN
+  // computes them (Note [cuDNN precision]), fp32 elsewhere. Logs which.
+  void set_precision(nn::Precision p);
   const std::string& choice() const { return choice_; }
   bool deterministic() const { return deterministic_; }
 

@@ -17,12 +17,14 @@ void declare(deck::Schema& s) {
                "pixels");
   s.add_bool("sync_batch_norm", false,
              "batch norm statistics over the global batch (all ranks): 1 rank == N ranks; off: per rank, as DDP");
-  s.add_choice("conv_algorithm", "gemm", {"gemm", "direct", "onednn", "auto"},
+  s.add_choice("conv_algorithm", "gemm", {"gemm", "direct", "onednn", "cudnn", "auto"},
                "convolution algorithm: gemm (im2col + BLAS, 1x1 as a plain GEMM), direct (Kokkos kernels), onednn "
-               "(oneDNN, host builds that found it), or auto (each convolution times the candidates on the first "
-               "steps and keeps the fastest; the log lists the choices)");
+               "(oneDNN, host builds that found it), cudnn (cuDNN's heuristic choice, CUDA builds that found it), "
+               "or auto (each convolution times the candidates on the first steps and keeps the fastest; on CUDA "
+               "builds cuDNN's benchmark mode; the log lists the choices)");
   s.add_bool("conv_deterministic", false,
-             "with conv_algorithm auto: choose by a fixed rule (gemm) instead of timings, so runs repeat bitwise");
+             "with conv_algorithm auto: choose by a fixed rule (gemm; CUDA: cuDNN's heuristic) instead of timings, "
+             "so runs repeat bitwise; cuDNN takes deterministic algorithms only");
 }
 
 ResNetConfig config_from(const deck::Deck& deck) {
@@ -55,6 +57,7 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   model->set_reducer(ctx.allreduce_sum);
   if (deck.get_bool("sync_batch_norm")) model->synchronise_batch_norm();
   model->set_conv_algorithm(deck.get_string("conv_algorithm"), deck.get_bool("conv_deterministic"));
+  model->set_conv_precision(ctx.precision);
   return model;
 }
 
@@ -72,10 +75,11 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   c.height = static_cast<int>(config.get_int("height"));
   c.width = static_cast<int>(config.get_int("width"));
   auto model = std::make_unique<ResNetModel>(c, capacity);
-  // A model trained with oneDNN loads in a build without it: the convolutions compute the same
+  // A model trained with oneDNN (cuDNN) loads in a build without it: the convolutions compute the same
   // function, so the stored choice falls back to gemm there.
   std::string alg = config.get_string("conv_algorithm");
   if (alg == "onednn" && !nn::conv_algorithm_available(nn::ConvAlgorithm::onednn)) alg = "gemm";
+  if (alg == "cudnn" && !nn::conv_algorithm_available(nn::ConvAlgorithm::cudnn)) alg = "gemm";
   model->set_conv_algorithm(alg, config.get_bool("conv_deterministic"));
   return model;
 }

@@ -40,6 +40,7 @@ class ResNetModel : public Model {
   void set_conv_algorithm(const std::string& choice, bool deterministic);
   // The algorithm each convolution runs (after tuning, its choice).
   std::vector<nn::ConvAlgorithm> conv_algorithms() const;
+  void set_conv_precision(nn::Precision p) { tuning_.set_precision(p); }  // after set_conv_algorithm
   ResNet<float>& net() { return net_; }
 
  private:

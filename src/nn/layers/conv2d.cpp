@@ -21,6 +21,7 @@ Conv2d<Scalar>::Conv2d(Store& store, Workspace<Scalar>& ws, const std::string& n
   g_.pad_h = g_.pad_w = o.padding;
   g_.dil_h = g_.dil_w = o.dilation;
   g_.groups = o.groups;
+  g_.precision = o.precision;
   g_.validate("Conv2d " + name);
   const auto co = static_cast<std::uint64_t>(g_.c_out), ci = static_cast<std::uint64_t>(g_.cin_g());
   const auto k = static_cast<std::uint64_t>(o.kernel);

@@ -18,6 +18,8 @@ struct Conv2dOptions {
   bool bias = true;
   bool kaiming_fan_out = false;  // torchvision ResNet's init: N(0, 2 / (C_out KH KW)), no bias
   ConvAlgorithm algorithm = ConvAlgorithm::gemm;
+  // bf16/fp16: the cudnn algorithm convolves in that type (Note [cuDNN precision]); others in fp32.
+  Precision precision = Precision::fp32;
 };
 
 template <class Scalar>
@@ -36,6 +38,8 @@ class Conv2d : public Layer<Scalar> {
   ConvAlgorithm algorithm() const { return alg_; }
   // Every later pass uses `a` (the scratch for gemm was planned whatever the choice).
   void set_algorithm(ConvAlgorithm a) { alg_ = a; }
+  // The compute type of the cudnn algorithm (Conv2dOptions::precision) for every later pass.
+  void set_precision(Precision p) { g_.precision = p; }
   // Note [convolution autotuning] (models/resnet/resnet.hpp): while timing, every forward and
   // backward fences before and after itself and adds its wall time to elapsed().
   void set_timing(bool on) { timing_ = on, elapsed_ = 0; }

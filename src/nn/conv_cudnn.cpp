@@ -1,0 +1,442 @@
+// cuDNN convolutions behind nn/conv.hpp: plans built once per shape, benchmark or heuristic
+// algorithm choice, fp32 and bf16/fp16 (Note [cuDNN plans], Note [cuDNN precision]).
+#include "nn/conv_cudnn.hpp"
+
+#include "core/error.hpp"
+
+#if defined(HPCTRAIN_HAVE_CUDNN)
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "core/kokkos_compat.hpp"
+#include "core/log.hpp"
+#include "nn/gemm.hpp"
+#endif
+
+namespace hpct::nn::cudnn {
+
+namespace {
+bool search_benchmark = false, search_deterministic = false;
+}  // namespace
+
+void set_search(bool benchmark_on, bool deterministic_on) {
+  search_benchmark = benchmark_on, search_deterministic = deterministic_on;
+}
+bool benchmark() { return search_benchmark; }
+bool deterministic() { return search_deterministic; }
+
+#if !defined(HPCTRAIN_HAVE_CUDNN)
+
+bool available() { return false; }
+std::string version() { return ""; }
+std::size_t plans_built() { return 0; }
+void forward(const ConvGeometry&, Precision, const float*, const float*, float*, int) {
+  throw Error(
+      "conv_algorithm cudnn: this build has no cuDNN (a CUDA build finds it in the toolkit, CUDNN_ROOT or spack's "
+      "cudnn)");
+}
+void backward_data(const ConvGeometry& g, Precision p, const float*, const float*, float*, bool, int) {
+  forward(g, p, nullptr, nullptr, nullptr, 0);
+}
+void backward_weights(const ConvGeometry& g, Precision p, const float*, const float*, float*, int) {
+  forward(g, p, nullptr, nullptr, nullptr, 0);
+}
+
+#else
+
+// Named, not anonymous: CUDA's extended lambdas need enclosing functions with external linkage.
+namespace cudnn_detail {
+void add_into(float* dst, const float* src, std::int64_t count) {
+  Kokkos::parallel_for(
+      "cudnn_add_half_result", range(std::int64_t(0), count),
+      KOKKOS_LAMBDA(const std::int64_t i) { dst[i] += src[i]; });
+}
+}  // namespace cudnn_detail
+
+namespace {
+
+// The largest workspace an algorithm may use (benchmark and heuristic alike): 512 MiB, as a bound
+// that leaves the activations of a large model room on a 40 GB A100. Algorithms that need more are
+// not considered.
+constexpr std::size_t kMaxWorkspaceBytes = std::size_t(512) << 20;
+
+enum class Dir : int { forward, backward_data, backward_weights };
+const char* dir_name(Dir d) {
+  return d == Dir::forward ? "forward" : d == Dir::backward_data ? "backward data" : "backward weights";
+}
+
+void check(cudnnStatus_t s, const char* what) {
+  if (s != CUDNN_STATUS_SUCCESS) throw Error(std::string("cuDNN: ") + what + " failed: " + cudnnGetErrorString(s));
+}
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Error(std::string("CUDA: ") + what + " failed: " + cudaGetErrorString(e));
+}
+
+// One handle for the process on the one execution space instance's stream (as nn/gemm_half.cpp's
+// cuBLAS handle); never destroyed: tearing it down after Kokkos::finalize would touch a dead context.
+cudnnHandle_t handle() {
+  static cudnnHandle_t h = [] {
+    cudnnHandle_t created = nullptr;
+    check(cudnnCreate(&created), "cudnnCreate");
+    return created;
+  }();
+  check(cudnnSetStream(h, exec().cuda_stream()), "cudnnSetStream");
+  return h;
+}
+
+// The shared device arena of Note [cuDNN plans]; grown (after a fence, since queued work may still
+// read the old one) only while a plan is built. Never freed, as the handle.
+struct Arena {
+  char* data = nullptr;
+  std::size_t size = 0;
+};
+Arena& arena() {
+  static Arena a;
+  return a;
+}
+void reserve_arena(std::size_t bytes) {
+  Arena& a = arena();
+  if (bytes <= a.size) return;
+  fence();
+  if (a.data) check_cuda(cudaFree(a.data), "cudaFree (cuDNN arena)");
+  a.data = nullptr, a.size = 0;
+  check_cuda(cudaMalloc(reinterpret_cast<void**>(&a.data), bytes), "cudaMalloc (cuDNN arena)");
+  a.size = bytes;
+}
+std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// A temporary device buffer for the benchmark search (plan building only).
+struct Temporary {
+  void* data = nullptr;
+  explicit Temporary(std::size_t bytes) {
+    if (bytes) check_cuda(cudaMalloc(&data, bytes), "cudaMalloc (cuDNN search)");
+  }
+  ~Temporary() {
+    if (data) cudaFree(data);
+  }
+  Temporary(const Temporary&) = delete;
+  Temporary& operator=(const Temporary&) = delete;
+};
+
+struct Plan {
+  Dir dir = Dir::forward;
+  Precision precision = Precision::fp32;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  int algo = 0;
+  std::size_t workspace = 0;
+  // Elements of the two inputs and the output, and (half runs) where their copies sit in the arena,
+  // the workspace after them.
+  std::int64_t count[3] = {0, 0, 0};
+  std::size_t offset[4] = {0, 0, 0, 0};  // in0, in1, out (half), out widened (float)
+  std::size_t workspace_offset = 0;
+};
+
+// The fields every cudnnConvolution*AlgoPerf_t has.
+struct Choice {
+  int algo = -1;
+  float time = 0;
+  std::size_t memory = 0;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  int considered = 0;
+};
+
+template <class Perf>
+Choice pick(const Perf* results, int count, Precision p) {
+  Choice c;
+  c.considered = count;
+  for (int i = 0; i < count; ++i) {
+    const Perf& r = results[i];
+    if (r.status != CUDNN_STATUS_SUCCESS || r.memory > kMaxWorkspaceBytes) continue;
+    if (search_deterministic && r.determinism != CUDNN_DETERMINISTIC) continue;
+    // Note [cuDNN precision]: no tensor-core (TF32) kernels for fp32.
+    if (p == Precision::fp32 &&
+        (r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+      continue;
+    c.algo = static_cast<int>(r.algo), c.time = r.time, c.memory = r.memory, c.math = r.mathType;
+    return c;
+  }
+  return c;
+}
+
+const char* algo_name(Dir d, int a) {
+  static const char* const fw[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+                                   "WINOGRAD",      "WINOGRAD_NONFUSED"};
+  static const char* const bd[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+  static const char* const bw[] = {"ALGO_0",    "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED",
+                                   "FFT_TILING"};
+  if (d == Dir::forward) return a >= 0 && a < 8 ? fw[a] : "?";
+  if (d == Dir::backward_data) return a >= 0 && a < 6 ? bd[a] : "?";
+  return a >= 0 && a < 7 ? bw[a] : "?";
+}
+
+std::size_t workspace_of(const Plan& pl, int algo) {
+  std::size_t bytes = 0;
+  cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
+  if (pl.dir == Dir::forward)
+    s = cudnnGetConvolutionForwardWorkspaceSize(handle(), pl.x, pl.w, pl.conv, pl.y,
+                                                static_cast<cudnnConvolutionFwdAlgo_t>(algo), &bytes);
+  else if (pl.dir == Dir::backward_data)
+    s = cudnnGetConvolutionBackwardDataWorkspaceSize(handle(), pl.w, pl.y, pl.conv, pl.x,
+                                                     static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), &bytes);
+  else
+    s = cudnnGetConvolutionBackwardFilterWorkspaceSize(handle(), pl.x, pl.y, pl.conv, pl.w,
+                                                       static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), &bytes);
+  return s == CUDNN_STATUS_SUCCESS ? bytes : 0;
+}
+
+// cuDNN's ranking without running anything (heuristic mode).
+Choice heuristic(const Plan& pl) {
+  cudnnConvolutionFwdAlgoPerf_t f[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  cudnnConvolutionBwdDataAlgoPerf_t d[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  cudnnConvolutionBwdFilterAlgoPerf_t w[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  int got = 0;
+  if (pl.dir == Dir::forward) {
+    check(cudnnGetConvolutionForwardAlgorithm_v7(handle(), pl.x, pl.w, pl.conv, pl.y,
+                                                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, f),
+          "cudnnGetConvolutionForwardAlgorithm_v7");
+    return pick(f, got, pl.precision);
+  }
+  if (pl.dir == Dir::backward_data) {
+    check(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle(), pl.w, pl.y, pl.conv, pl.x,
+                                                      CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, d),
+          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    return pick(d, got, pl.precision);
+  }
+  check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle(), pl.x, pl.y, pl.conv, pl.w,
+                                                      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, w),
+        "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+  return pick(w, got, pl.precision);
+}
+
+// Benchmark mode: every algorithm timed on the call's own inputs, into a temporary output.
+Choice benchmark_search(const Plan& pl, const void* in0, const void* in1, std::size_t out_bytes) {
+  const int algos = pl.dir == Dir::forward         ? static_cast<int>(CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
+                    : pl.dir == Dir::backward_data ? static_cast<int>(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT)
+                                                   : static_cast<int>(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
+  std::size_t ws_bytes = 0;
+  for (int a = 0; a < algos; ++a) {
+    const std::size_t b = workspace_of(pl, a);
+    if (b <= kMaxWorkspaceBytes && b > ws_bytes) ws_bytes = b;
+  }
+  fence();  // the inputs are ready
+  const Temporary out(out_bytes), ws(ws_bytes);
+  cudnnConvolutionFwdAlgoPerf_t f[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  cudnnConvolutionBwdDataAlgoPerf_t d[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  cudnnConvolutionBwdFilterAlgoPerf_t w[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  int got = 0;
+  Choice c;
+  if (pl.dir == Dir::forward) {
+    check(cudnnFindConvolutionForwardAlgorithmEx(handle(), pl.x, in0, pl.w, in1, pl.conv, pl.y, out.data, algos,
+                                                 &got, f, ws.data, ws_bytes),
+          "cudnnFindConvolutionForwardAlgorithmEx");
+    c = pick(f, got, pl.precision);
+  } else if (pl.dir == Dir::backward_data) {
+    check(cudnnFindConvolutionBackwardDataAlgorithmEx(handle(), pl.w, in1, pl.y, in0, pl.conv, pl.x, out.data,
+                                                      algos, &got, d, ws.data, ws_bytes),
+          "cudnnFindConvolutionBackwardDataAlgorithmEx");
+    c = pick(d, got, pl.precision);
+  } else {
+    check(cudnnFindConvolutionBackwardFilterAlgorithmEx(handle(), pl.x, in0, pl.y, in1, pl.conv, pl.w, out.data,
+                                                        algos, &got, w, ws.data, ws_bytes),
+          "cudnnFindConvolutionBackwardFilterAlgorithmEx");
+    c = pick(w, got, pl.precision);
+  }
+  fence();
+  return c;
+}
+
+cudnnDataType_t data_type(Precision p) {
+  return p == Precision::bf16 ? CUDNN_DATA_BFLOAT16 : p == Precision::fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+}
+
+void convert_inputs(const Plan& pl, const float* in0, const float* in1) {
+  char* base = arena().data;
+  to_half_bits(pl.precision, in0, reinterpret_cast<std::uint16_t*>(base + pl.offset[0]), pl.count[0]);
+  to_half_bits(pl.precision, in1, reinterpret_cast<std::uint16_t*>(base + pl.offset[1]), pl.count[1]);
+}
+
+std::unique_ptr<Plan> make_plan(const ConvGeometry& g, Dir dir, Precision p, int n, const float* in0,
+                                const float* in1) {
+  auto pl = std::make_unique<Plan>();
+  pl->dir = dir, pl->precision = p;
+  const cudnnDataType_t type = data_type(p);
+  check(cudnnCreateTensorDescriptor(&pl->x), "cudnnCreateTensorDescriptor");
+  check(cudnnCreateTensorDescriptor(&pl->y), "cudnnCreateTensorDescriptor");
+  check(cudnnCreateFilterDescriptor(&pl->w), "cudnnCreateFilterDescriptor");
+  check(cudnnCreateConvolutionDescriptor(&pl->conv), "cudnnCreateConvolutionDescriptor");
+  check(cudnnSetTensor4dDescriptor(pl->x, CUDNN_TENSOR_NCHW, type, n, g.c_in, g.h, g.w),
+        "cudnnSetTensor4dDescriptor");
+  check(cudnnSetTensor4dDescriptor(pl->y, CUDNN_TENSOR_NCHW, type, n, g.c_out, g.oh(), g.ow()),
+        "cudnnSetTensor4dDescriptor");
+  check(cudnnSetFilter4dDescriptor(pl->w, type, CUDNN_TENSOR_NCHW, g.c_out, g.cin_g(), g.kh, g.kw),
+        "cudnnSetFilter4dDescriptor");
+  // Cross-correlation with fp32 compute in every precision (torch.nn.Conv2d's operation).
+  check(cudnnSetConvolution2dDescriptor(pl->conv, g.pad_h, g.pad_w, g.stride_h, g.stride_w, g.dil_h, g.dil_w,
+                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+        "cudnnSetConvolution2dDescriptor");
+  check(cudnnSetConvolutionGroupCount(pl->conv, g.groups), "cudnnSetConvolutionGroupCount");
+  check(cudnnSetConvolutionMathType(pl->conv, p == Precision::fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
+        "cudnnSetConvolutionMathType");
+  int dims[4] = {0, 0, 0, 0};
+  check(cudnnGetConvolution2dForwardOutputDim(pl->conv, pl->x, pl->w, &dims[0], &dims[1], &dims[2], &dims[3]),
+        "cudnnGetConvolution2dForwardOutputDim");
+  if (dims[0] != n || dims[1] != g.c_out || dims[2] != g.oh() || dims[3] != g.ow())
+    throw Error("cuDNN: output size of " + g.to_string() + " disagrees with nn/conv.hpp's");
+
+  const std::int64_t xs = static_cast<std::int64_t>(n) * g.c_in * g.in_pixels();
+  const std::int64_t ys = static_cast<std::int64_t>(n) * g.c_out * g.out_pixels();
+  const std::int64_t ws = static_cast<std::int64_t>(g.c_out) * g.col_rows();
+  const std::int64_t counts[3][3] = {{xs, ws, ys}, {ys, ws, xs}, {xs, ys, ws}};  // in0, in1, out per Dir
+  for (int i = 0; i < 3; ++i) pl->count[i] = counts[static_cast<int>(dir)][i];
+  const std::size_t element = p == Precision::fp32 ? sizeof(float) : sizeof(std::uint16_t);
+  std::size_t bytes = 0;
+  if (p != Precision::fp32) {
+    for (int i = 0; i < 3; ++i) pl->offset[i] = bytes, bytes += aligned(static_cast<std::size_t>(pl->count[i]) * 2);
+    if (dir != Dir::forward) pl->offset[3] = bytes, bytes += aligned(static_cast<std::size_t>(pl->count[2]) * 4);
+  }
+  pl->workspace_offset = bytes;
+  reserve_arena(bytes);
+
+  Choice c;
+  if (search_benchmark) {
+    const void *a = in0, *b = in1;
+    if (p != Precision::fp32) {
+      convert_inputs(*pl, in0, in1);
+      a = arena().data + pl->offset[0], b = arena().data + pl->offset[1];
+    }
+    c = benchmark_search(*pl, a, b, static_cast<std::size_t>(pl->count[2]) * element);
+  } else {
+    c = heuristic(*pl);
+  }
+  if (c.algo < 0)
+    throw Error(std::string("cuDNN: no ") + (search_deterministic ? "deterministic " : "") + dir_name(dir) +
+                " algorithm within " + std::to_string(kMaxWorkspaceBytes >> 20) + " MiB of workspace for " +
+                g.to_string() + " (" + precision_name(p) + ")");
+  pl->algo = c.algo;
+  if (p != Precision::fp32)
+    check(cudnnSetConvolutionMathType(pl->conv, c.math), "cudnnSetConvolutionMathType");  // as the search ran it
+  pl->workspace = std::max(c.memory, workspace_of(*pl, c.algo));
+  reserve_arena(pl->workspace_offset + aligned(pl->workspace));
+  const std::string how = search_benchmark
+                              ? strf("benchmark of %d, %.3f ms", c.considered, static_cast<double>(c.time))
+                              : std::string("heuristic");
+  Log::info(strf("  cuDNN %s %s, batch %d, %s: %s (%s%s; workspace %.1f MiB)", dir_name(dir), g.to_string().c_str(),
+                 n, precision_name(p), algo_name(dir, c.algo), how.c_str(),
+                 search_deterministic ? ", deterministic" : "", static_cast<double>(pl->workspace) / (1 << 20)));
+  return pl;
+}
+
+using Key = std::array<int, 18>;
+
+Key key_of(const ConvGeometry& g, Dir dir, Precision p, int n) {
+  return {g.c_in,
+          g.h,
+          g.w,
+          g.c_out,
+          g.kh,
+          g.kw,
+          g.stride_h,
+          g.stride_w,
+          g.pad_h,
+          g.pad_w,
+          g.dil_h,
+          g.dil_w,
+          g.groups,
+          n,
+          static_cast<int>(dir),
+          static_cast<int>(p),
+          search_benchmark ? 1 : 0,
+          search_deterministic ? 1 : 0};
+}
+
+std::mutex plans_lock;
+std::map<Key, std::unique_ptr<Plan> >& plans_by_key() {
+  static std::map<Key, std::unique_ptr<Plan> > plans;
+  return plans;
+}
+
+Plan& plan_for(const ConvGeometry& g, Dir dir, Precision p, int n, const float* in0, const float* in1) {
+  const std::lock_guard<std::mutex> guard(plans_lock);
+  auto& plans = plans_by_key();
+  const Key k = key_of(g, dir, p, n);
+  const auto it = plans.find(k);
+  if (it != plans.end()) return *it->second;
+  return *plans.emplace(k, make_plan(g, dir, p, n, in0, in1)).first->second;
+}
+
+// out (=|+=) the convolution of the plan's direction; in fp32 cuDNN accumulates itself (beta 1).
+void execute(const Plan& pl, const float* in0, const float* in1, float* out, bool accumulate) {
+  const float one = 1.0f, zero = 0.0f;
+  const bool half = pl.precision != Precision::fp32;
+  char* base = arena().data;
+  const void *a = in0, *b = in1;
+  void* o = out;
+  if (half) {
+    convert_inputs(pl, in0, in1);
+    a = base + pl.offset[0], b = base + pl.offset[1], o = base + pl.offset[2];
+  }
+  const float* beta = accumulate && !half ? &one : &zero;
+  void* ws = pl.workspace ? base + pl.workspace_offset : nullptr;
+  cudnnHandle_t h = handle();
+  if (pl.dir == Dir::forward)
+    check(cudnnConvolutionForward(h, &one, pl.x, a, pl.w, b, pl.conv,
+                                  static_cast<cudnnConvolutionFwdAlgo_t>(pl.algo), ws, pl.workspace, beta, pl.y, o),
+          "cudnnConvolutionForward");
+  else if (pl.dir == Dir::backward_data)
+    check(cudnnConvolutionBackwardData(h, &one, pl.w, b, pl.y, a, pl.conv,
+                                       static_cast<cudnnConvolutionBwdDataAlgo_t>(pl.algo), ws, pl.workspace, beta,
+                                       pl.x, o),
+          "cudnnConvolutionBackwardData");
+  else
+    check(cudnnConvolutionBackwardFilter(h, &one, pl.x, a, pl.y, b, pl.conv,
+                                         static_cast<cudnnConvolutionBwdFilterAlgo_t>(pl.algo), ws, pl.workspace,
+                                         beta, pl.w, o),
+          "cudnnConvolutionBackwardFilter");
+  if (!half) return;
+  const auto* result = reinterpret_cast<const std::uint16_t*>(base + pl.offset[2]);
+  if (!accumulate) return from_half_bits(pl.precision, result, out, pl.count[2]);
+  auto* widened = reinterpret_cast<float*>(base + pl.offset[3]);
+  from_half_bits(pl.precision, result, widened, pl.count[2]);
+  cudnn_detail::add_into(out, widened, pl.count[2]);
+}
+
+}  // namespace
+
+bool available() { return true; }
+
+std::string version() {
+  const std::size_t v = cudnnGetVersion();  // 9.19.0 is 91900
+  return "cuDNN " + std::to_string(v / 10000) + "." + std::to_string(v % 10000 / 100) + "." +
+         std::to_string(v % 100);
+}
+
+std::size_t plans_built() {
+  const std::lock_guard<std::mutex> guard(plans_lock);
+  return plans_by_key().size();
+}
+
+void forward(const ConvGeometry& g, Precision p, const float* x, const float* w, float* y, int n) {
+  if (n > 0) execute(plan_for(g, Dir::forward, p, n, x, w), x, w, y, false);
+}
+
+void backward_data(const ConvGeometry& g, Precision p, const float* dy, const float* w, float* dx, bool accumulate,
+                   int n) {
+  if (n > 0) execute(plan_for(g, Dir::backward_data, p, n, dy, w), dy, w, dx, accumulate);
+}
+
+void backward_weights(const ConvGeometry& g, Precision p, const float* x, const float* dy, float* dw, int n) {
+  if (n > 0) execute(plan_for(g, Dir::backward_weights, p, n, x, dy), x, dy, dw, true);
+}
+
+#endif
+
+}  // namespace hpct::nn::cudnn
