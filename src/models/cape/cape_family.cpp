@@ -5,6 +5,7 @@
 #include "core/log.hpp"
 #include "models/cape/cape_model.hpp"
 #include "models/registry.hpp"
+#include "models/resnet/conv_tuning.hpp"
 
 namespace hpct::cape {
 
@@ -95,7 +96,9 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   c.views = static_cast<int>(config.get_int("views"));
   c.head.keypoints = static_cast<int>(config.get_int("keypoints"));
   auto model = std::make_unique<CapeModel>(c, capacity);
-  model->set_conv_algorithm(config.get_string("conv_algorithm"), config.get_bool("conv_deterministic"));
+  // A model trained with oneDNN or cuDNN loads in a build without it (by gemm).
+  model->set_conv_algorithm(stored_conv_algorithm(config.get_string("conv_algorithm")),
+                            config.get_bool("conv_deterministic"));
   return model;
 }
 

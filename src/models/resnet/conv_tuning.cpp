@@ -125,4 +125,10 @@ void ConvTuning::after(const Allreduce& reducer) {
   Log::info("  conv_algorithm auto: " + summary);
 }
 
+std::string stored_conv_algorithm(const std::string& stored) {
+  if (stored == "onednn" && !nn::conv_algorithm_available(nn::ConvAlgorithm::onednn)) return "gemm";
+  if (stored == "cudnn" && !nn::conv_algorithm_available(nn::ConvAlgorithm::cudnn)) return "gemm";
+  return stored;
+}
+
 }  // namespace hpct

@@ -11,6 +11,10 @@
 
 namespace hpct {
 
+// A stored model's conv_algorithm as this build runs it: a model trained with oneDNN or cuDNN loads
+// in a build without that library, where the convolutions compute the same function by gemm.
+std::string stored_conv_algorithm(const std::string& stored);
+
 class ConvTuning {
  public:
   using Allreduce = nn::BatchNorm2d<float>::Allreduce;

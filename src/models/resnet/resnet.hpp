@@ -14,8 +14,8 @@
 // Note [oneDNN plans]) and timed; each convolution's forward and backward fenced and timed on its own. The times
 // are summed over the ranks (one all-reduce) so every rank takes the same choice, which the log
 // lists. The chosen algorithm changes which sums are rounded how, not the result's meaning;
-// conv_deterministic true makes the choice a fixed rule instead (gemm everywhere), so a run repeats
-// bitwise. Every algorithm here is deterministic by itself for a fixed thread count (no atomics).
+// conv_deterministic true makes the choice a fixed rule instead (gemm everywhere; on CUDA builds
+// with cuDNN, cuDNN's ranking among its deterministic algorithms), so a run repeats bitwise. Every algorithm here is deterministic by itself for a fixed thread count (no atomics).
 #pragma once
 
 #include <string>

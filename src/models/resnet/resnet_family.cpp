@@ -2,6 +2,7 @@
 // (see models/registry.hpp).
 #include "core/error.hpp"
 #include "models/registry.hpp"
+#include "models/resnet/conv_tuning.hpp"
 #include "models/resnet/resnet_model.hpp"
 
 namespace hpct {
@@ -75,12 +76,8 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   c.height = static_cast<int>(config.get_int("height"));
   c.width = static_cast<int>(config.get_int("width"));
   auto model = std::make_unique<ResNetModel>(c, capacity);
-  // A model trained with oneDNN (cuDNN) loads in a build without it: the convolutions compute the same
-  // function, so the stored choice falls back to gemm there.
-  std::string alg = config.get_string("conv_algorithm");
-  if (alg == "onednn" && !nn::conv_algorithm_available(nn::ConvAlgorithm::onednn)) alg = "gemm";
-  if (alg == "cudnn" && !nn::conv_algorithm_available(nn::ConvAlgorithm::cudnn)) alg = "gemm";
-  model->set_conv_algorithm(alg, config.get_bool("conv_deterministic"));
+  model->set_conv_algorithm(stored_conv_algorithm(config.get_string("conv_algorithm")),
+                            config.get_bool("conv_deterministic"));
   return model;
 }
 
