@@ -15,8 +15,10 @@ void add_into_cells(const char* label, const Matrix& out, const Matrix& a, const
   nn::for_each_cell(
       label, rows, cols, KOKKOS_LAMBDA(const int i, const int j) {
         auto v = a(i, j) + b(i, b_first + j);
-        if constexpr (kWithC) v += c(i, j);
-        if constexpr (kAccumulate) v += out(i, j);
+        // Plain ifs on the constants (folded away): nvcc rejects a lambda's first capture of a view
+        // inside an if constexpr.
+        if (kWithC) v += c(i, j);
+        if (kAccumulate) v += out(i, j);
         out(i, j) = v;
       });
 }

@@ -20,7 +20,9 @@ void silu_epilogue(const Matrix& z, const Matrix& y, const Vector& b, int rows, 
   for_each_cell(
       "linear_silu", rows, cols, KOKKOS_LAMBDA(const int i, const int j) {
         S zz = z(i, j);
-        if constexpr (kBias) zz += b(j);
+        // A plain if on the constant (folded away): nvcc rejects a lambda's first capture of b inside
+        // an if constexpr.
+        if (kBias) zz += b(j);
         const S sg = sigmoid(zz);
         z(i, j) = sg;
         y(i, j) = zz * sg;
