@@ -3,6 +3,7 @@
 #include "nn/conv_cudnn.hpp"
 
 #include "core/error.hpp"
+#include "nn/conv_plan_key.hpp"
 
 #if defined(HPCTRAIN_HAVE_CUDNN)
 #include <cuda_runtime.h>
@@ -335,27 +336,11 @@ std::unique_ptr<Plan> make_plan(const ConvGeometry& g, Dir dir, Precision p, int
   return pl;
 }
 
-using Key = std::array<int, 18>;
+using Key = ConvPlanKey;
 
 Key key_of(const ConvGeometry& g, Dir dir, Precision p, int n) {
-  return {g.c_in,
-          g.h,
-          g.w,
-          g.c_out,
-          g.kh,
-          g.kw,
-          g.stride_h,
-          g.stride_w,
-          g.pad_h,
-          g.pad_w,
-          g.dil_h,
-          g.dil_w,
-          g.groups,
-          n,
-          static_cast<int>(dir),
-          static_cast<int>(p),
-          search_benchmark ? 1 : 0,
-          search_deterministic ? 1 : 0};
+  return conv_plan_key(g, n, static_cast<int>(dir), static_cast<int>(p), search_benchmark ? 1 : 0,
+                       search_deterministic ? 1 : 0);
 }
 
 std::mutex plans_lock;

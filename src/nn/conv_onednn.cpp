@@ -2,6 +2,7 @@
 #include "nn/conv_onednn.hpp"
 
 #include "core/error.hpp"
+#include "nn/conv_plan_key.hpp"
 
 #if defined(HPCTRAIN_HAVE_ONEDNN)
 #include <array>
@@ -90,27 +91,10 @@ void reserve_arena(std::size_t bytes) {
 }
 std::size_t aligned_bytes(const memory::desc& md) { return (md.get_size() + 63) / 64 * 64; }
 
-using Key = std::array<int, 18>;
+using Key = ConvPlanKey;
 
 Key key_of(const ConvGeometry& g, Dir dir, bool accumulate, int n) {
-  return {g.c_in,
-          g.h,
-          g.w,
-          g.c_out,
-          g.kh,
-          g.kw,
-          g.stride_h,
-          g.stride_w,
-          g.pad_h,
-          g.pad_w,
-          g.dil_h,
-          g.dil_w,
-          g.groups,
-          n,
-          static_cast<int>(dir),
-          accumulate ? 1 : 0,
-          0,
-          0};
+  return conv_plan_key(g, n, static_cast<int>(dir), accumulate ? 1 : 0, 0, 0);
 }
 
 memory::desc weights_desc(const ConvGeometry& g, bool any) {
