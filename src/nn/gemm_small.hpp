@@ -2,17 +2,19 @@
 // BLAS library (host builds that found LIBXSMM: HPCTRAIN_HAVE_LIBXSMM). nn/gemm.hpp asks first and
 // calls BLAS when this declines.
 // Note [small GEMM thresholds]: LIBXSMM is taken for a column-major C (M x N) = op(A) op(B) when
-// alpha is 1, beta is 0 or 1, op(A) is not transposed (LIBXSMM 1.17 JIT-generates no transposed-A
-// kernels: nn::Linear's forward and the convolutions' weight gradients stay with BLAS), K <= 256
-// and M, N <= 4096, and only with one host thread (BLAS threads larger GEMMs; LIBXSMM's kernels are
-// serial). The bound is on K, the summed dimension, and not on M x N x K: the batch is M or N, so a
-// bound on the product would send one rank's batch of 32 to BLAS and two ranks' batches of 16 to
-// LIBXSMM, whose sums may round differently, and synchronised batch norm's 1 rank == N ranks held
-// only to 4e-3 after one digits epoch (3e-7 with the rule on K).
+// alpha is 1, beta is 0 or 1, K <= 256 and M, N <= 4096; with op(A) transposed (nn::Linear's
+// forward x W^T) only when K >= 64, beta is 0 and op(B) is not transposed, through Note
+// [transposed-A small GEMMs] (LIBXSMM 1.17 JIT-generates no transposed-A kernels: the
+// convolutions' weight gradients, which accumulate, stay with BLAS); and only with one host thread
+// (BLAS threads larger GEMMs; LIBXSMM's kernels are serial). The bound is on K, the summed
+// dimension, and not on M x N x K: the batch is M or N, so a bound on the product would send one
+// rank's batch of 32 to BLAS and two ranks' batches of 16 to LIBXSMM, whose sums may round
+// differently, and synchronised batch norm's 1 rank == N ranks held only to 4e-3 after one digits
+// epoch (3e-7 with the rule on K).
 // Measured with perf/bench_gemm's BM_SmallGemm on this project's 2-core VM (docs/cnn.md, "Small
 // GEMMs"): LIBXSMM as fast or faster than OpenBLAS at every shape timed up to 256^3. Kernels are
-// dispatched by shape from LIBXSMM's registry (JIT on first use, cached for the process): no
-// allocation of ours in the step, and a fixed summation order (deterministic).
+// JIT-generated on first use and kept per shape (Note [LIBXSMM kernel cache]): no allocation of
+// ours in the step after the first, and a fixed summation order (deterministic).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +22,7 @@
 
 namespace hpct::nn {
 
-constexpr int kSmallGemmMaxK = 256, kSmallGemmMaxMN = 4096;
+constexpr int kSmallGemmMaxK = 256, kSmallGemmMaxMN = 4096, kSmallGemmMinKTransposedA = 64;
 
 // Column-major sgemm as BLAS's sgemm_ takes it; true when LIBXSMM did it, false when the caller
 // should call BLAS (no LIBXSMM, or a shape or mode outside Note [small GEMM thresholds]).
