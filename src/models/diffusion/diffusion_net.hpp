@@ -39,6 +39,10 @@ struct DiffusionConfig {
 // Writes the sinusoidal embedding of the timesteps t [n] into emb [n, E].
 template <class Scalar>
 void sinusoidal_embedding(const View1<Scalar>& t, const View2<Scalar>& emb, int n);
+// The same, with rows of whole timesteps 0 <= t < table.extent(0) copied from table, the embedding
+// of 0, 1, ... (Note [timestep embedding table]).
+template <class Scalar>
+void sinusoidal_embedding(const View1<Scalar>& t, const View2<Scalar>& emb, int n, const View2<Scalar>& table);
 
 template <class Scalar>
 class DiffusionNet {
@@ -73,6 +77,7 @@ class DiffusionNet {
   nn::Add<Scalar> embedding_sum_;      // SiLU(input_proj(x_t) + context_mlp(c) + time_mlp(t))
   nn::Sequential<Scalar> trunk_;       // hidden0.. (SiLU), output
   Tensor<Scalar>* temb_in_ = nullptr;  // sinusoidal(t) [cap, E]
+  View2<Scalar> temb_table_;           // sinusoidal(0..T-1) [T, E] (Note [timestep embedding table])
   Tensor<Scalar>* d_h0_ = nullptr;     // dL/d(embedding sum output) [cap, H]
   Tensor<Scalar>* d_out_ = nullptr;    // dL/d(eps_hat) [cap, n_fine]
 };
