@@ -61,30 +61,38 @@ libxsmm_smmfunction dispatch(const KernelKey& key, float beta) {
 }
 
 // Note [transposed-A small GEMMs]: LIBXSMM 1.17 JIT-generates no kernel for C = A^T B (column-major;
-// nn::Linear's forward x W^T comes here as W^T x), and OpenBLAS, which takes it, copies ("packs")
-// all of A (the weights) on every call: at batch 16 that copy cost as much as its kernel. The same
-// product is C^T = B^T A, an NN GEMM whose operands are B^T (n x k: the activations, small at small
-// batch) and A as stored. So B is transposed into a scratch buffer, LIBXSMM computes C^T into a
-// second one, and C is C^T transposed back, both transposes by LIBXSMM's own (libxsmm_otrans):
-// n (k + m) moved floats instead of OpenBLAS's k m, and LIBXSMM's kernel instead of OpenBLAS's. Each element of C is still one product sum over k in order, as in the NN
-// kernels (the denoiser's weights came out bitwise the same as with OpenBLAS after an epoch, batch
-// 16 and 256). The scratch grows to the largest shape seen (the first step) and is kept per
-// thread, so the step allocates nothing afterwards. Measured with bench_gemm's
-// BM_SmallGemmTransposedA (docs/cnn.md): 1.6x faster than OpenBLAS at 256 x 16 x 256, even at
-// 256 x 256 x 256, but 0.88x at 256 x 256 x 32, where the moved floats (n (k + m)) outnumber the
-// multiply-adds per float; hence kSmallGemmMinKTransposedA, a bound on K alone for the reason of
-// Note [small GEMM thresholds]. Only with beta 0 (a forward): the convolutions' weight gradients,
-// which accumulate (beta 1), stay with OpenBLAS as before.
+// nn::Linear's forward x W^T comes here as W^T x, A the weights), and OpenBLAS, which takes it,
+// copies ("packs") all of A on every call: at batch 16 that copy cost as much as its kernel. Two
+// NN GEMMs give the same product, each after LIBXSMM's own transposes (libxsmm_otrans) into
+// per-thread scratch: C = (A^T) B with A transposed (k m moved floats), or C^T = (B^T) A with B
+// transposed and the product transposed back (n (k + m) floats: the activations, few at a small
+// batch). The one that moves fewer floats is taken; OpenBLAS's packing moves k m. Either way each
+// element of C is one product sum over k in order by LIBXSMM's NN kernel, so the choice, which
+// depends on the batch n, does not change a bit: the denoiser's weights after an epoch were
+// bitwise equal by either way, and to OpenBLAS's (`HPCTRAIN_NO_LIBXSMM=1`), at batch 16 and 256,
+// clipped or not, and the 1 rank == 2 ranks tests hold. Measured with bench_gemm's
+// BM_SmallGemmTransposedA (docs/cnn.md): 1.6x faster than OpenBLAS at 256 x 16 x 256, 1.07x at
+// 256 x 256 x 256, 1.16x at 256 x 256 x 32. Only with beta 0 (a forward): the convolutions' weight
+// gradients, which accumulate (beta 1), stay with OpenBLAS. The scratch grows to the largest shape
+// seen (the first step), so the step allocates nothing afterwards.
 bool transposed_a_sgemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
-  thread_local std::vector<float> bt, ct;
-  const libxsmm_smmfunction f = dispatch(KernelKey{n, m, k, n, lda, n, LIBXSMM_GEMM_FLAG_BETA_0}, 0.0f);
+  thread_local std::vector<float> s0, s1;
+  const bool transpose_a = static_cast<long>(k) * m <= static_cast<long>(n) * (k + m);
+  const KernelKey key = transpose_a ? KernelKey{m, n, k, m, ldb, ldc, LIBXSMM_GEMM_FLAG_BETA_0}
+                                    : KernelKey{n, m, k, n, lda, n, LIBXSMM_GEMM_FLAG_BETA_0};
+  const libxsmm_smmfunction f = dispatch(key, 0.0f);
   if (!f) return false;
-  const std::size_t bt_size = static_cast<std::size_t>(n) * k, ct_size = static_cast<std::size_t>(n) * m;
-  if (bt.size() < bt_size) bt.resize(bt_size);
-  if (ct.size() < ct_size) ct.resize(ct_size);
-  libxsmm_otrans(bt.data(), b, sizeof(float), k, n, ldb, n);  // B^T: n x k, leading dimension n
-  f(bt.data(), a, ct.data());                                 // C^T (n x m) = B^T A
-  libxsmm_otrans(c, ct.data(), sizeof(float), n, m, n, ldc);  // C = (C^T)^T
+  if (transpose_a) {
+    if (s0.size() < static_cast<std::size_t>(m) * k) s0.resize(static_cast<std::size_t>(m) * k);
+    libxsmm_otrans(s0.data(), a, sizeof(float), k, m, lda, m);  // A^T: m x k, leading dimension m
+    f(s0.data(), b, c);                                         // C = A^T B
+    return true;
+  }
+  if (s0.size() < static_cast<std::size_t>(n) * k) s0.resize(static_cast<std::size_t>(n) * k);
+  if (s1.size() < static_cast<std::size_t>(n) * m) s1.resize(static_cast<std::size_t>(n) * m);
+  libxsmm_otrans(s0.data(), b, sizeof(float), k, n, ldb, n);  // B^T: n x k, leading dimension n
+  f(s0.data(), a, s1.data());                                 // C^T (n x m) = B^T A
+  libxsmm_otrans(c, s1.data(), sizeof(float), n, m, n, ldc);  // C = (C^T)^T
   return true;
 }
 #endif
@@ -114,7 +122,6 @@ bool small_sgemm(char ta, char tb, int m, int n, int k, float alpha, const float
                  int ldb, float beta, float* c, int ldc) {
 #if defined(HPCTRAIN_HAVE_LIBXSMM)
   if (!g_enabled || k > kSmallGemmMaxK || m > kSmallGemmMaxMN || n > kSmallGemmMaxMN) return false;
-  if (ta == 'T' && k < kSmallGemmMinKTransposedA) return false;  // Note [transposed-A small GEMMs]
   if (HostExecSpace().concurrency() != 1) return false;
   return libxsmm_sgemm_forced(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #else

@@ -3,7 +3,7 @@
 // calls BLAS when this declines.
 // Note [small GEMM thresholds]: LIBXSMM is taken for a column-major C (M x N) = op(A) op(B) when
 // alpha is 1, beta is 0 or 1, K <= 256 and M, N <= 4096; with op(A) transposed (nn::Linear's
-// forward x W^T) only when K >= 64, beta is 0 and op(B) is not transposed, through Note
+// forward x W^T) only when beta is 0 and op(B) is not transposed, through Note
 // [transposed-A small GEMMs] (LIBXSMM 1.17 JIT-generates no transposed-A kernels: the
 // convolutions' weight gradients, which accumulate, stay with BLAS); and only with one host thread
 // (BLAS threads larger GEMMs; LIBXSMM's kernels are serial). The bound is on K, the summed
@@ -22,7 +22,7 @@
 
 namespace hpct::nn {
 
-constexpr int kSmallGemmMaxK = 256, kSmallGemmMaxMN = 4096, kSmallGemmMinKTransposedA = 64;
+constexpr int kSmallGemmMaxK = 256, kSmallGemmMaxMN = 4096;
 
 // Column-major sgemm as BLAS's sgemm_ takes it; true when LIBXSMM did it, false when the caller
 // should call BLAS (no LIBXSMM, or a shape or mode outside Note [small GEMM thresholds]).

@@ -41,8 +41,9 @@ void sinusoidal_embedding(const View1<Scalar>& t, const View2<Scalar>& emb, int 
   const int E = static_cast<int>(emb.extent(1)), half = E / 2;
   const long rows = static_cast<long>(table.extent(0));
   const double log_base = std::log(10000.0);
+  // A label of at most 15 characters: a longer one is a std::string allocation per launch.
   Kokkos::parallel_for(
-      "sinusoid_emb_table", range(0, static_cast<long>(n) * half), KOKKOS_LAMBDA(const long idx) {
+      "sinusoid_rows", range(0, static_cast<long>(n) * half), KOKKOS_LAMBDA(const long idx) {
         const long r = idx / half;
         const int i = static_cast<int>(idx % half);
         const Scalar tr = t(r);
