@@ -114,8 +114,15 @@ void MaxPool2d<Scalar>::forward(const T& x, int n) {
               Scalar* ph = phases + (iy % k) * slot + kMaxTapKernel;
               if (held[iy % k] != iy) {
                 const Scalar* row = xs + static_cast<std::int64_t>(iy) * w;
-                for (int r = 0; r < s; ++r)
-                  for (int j = 0, at = r; at < w; ++j, at += s) ph[start[r] + j] = row[at];
+                if (s == 2) {  // ResNet's stem pool: a constant stride the compiler vectorises
+                  Scalar *even = ph, *odd = ph + start[1];
+#pragma omp simd
+                  for (int j = 0; j < w / 2; ++j) even[j] = row[2 * j], odd[j] = row[2 * j + 1];
+                  if (w % 2) even[w / 2] = row[w - 1];
+                } else {
+                  for (int r = 0; r < s; ++r)
+                    for (int j = 0, at = r; at < w; ++j, at += s) ph[start[r] + j] = row[at];
+                }
                 held[iy % k] = iy;
               }
               for (int kx = 0; kx < k; ++kx, ++taps) {
