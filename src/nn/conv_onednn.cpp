@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <vector>
 #endif
 
 namespace hpct::nn::onednn {
@@ -61,6 +62,7 @@ struct Operand {
 };
 
 struct Plan {
+  Dir dir = Dir::forward;
   dnnl::primitive conv;
   Operand in[2], out;
   memory scratch;
@@ -90,6 +92,60 @@ void reserve_arena(std::size_t bytes) {
   a.size = bytes;
 }
 std::size_t aligned_bytes(const memory::desc& md) { return (md.get_size() + 63) / 64 * 64; }
+
+// Note [oneDNN reorder reuse]: every convolution reorders its input x into the blocked layout twice
+// per step (forward, backward weights) and its output gradient dy twice (backward weights, backward
+// data): four of the six reorders of its activations, each a pass over a tensor that has left the
+// cache. So the forward's blocked x is kept (one buffer per (array, layout), made on its first
+// forward and kept for the process: the Workspace's tensors keep their addresses) and the backward
+// weights pass reads it instead of reordering x again; and the blocked dy of a backward pass is kept
+// in one buffer for the next call, which reads it when it is a backward pass of the same dy array
+// and layout (Conv2d::backward runs the weights' pass, then the data's, on one dy). The contract:
+// x is not written between a forward and the backward weights pass on the same array, nor dy between
+// the two backward passes: true of every layer's input and output gradient (its backward reads them),
+// and what an autodiff framework assumes anyway. Values are unchanged bitwise: the same reorder made
+// the same copy, once instead of twice.
+struct KeptX {
+  const float* user = nullptr;
+  memory::desc md;
+  char* data = nullptr;
+};
+std::vector<KeptX>& kept_x() {
+  static std::vector<KeptX> kept;
+  return kept;
+}
+// The entry of (x, md), made on first use (first steps only) when `make`; null when none.
+KeptX* find_kept_x(const float* x, const memory::desc& md, bool make) {
+  for (KeptX& k : kept_x())
+    if (k.user == x && k.md == md) return &k;
+  if (!make) return nullptr;
+  KeptX k;
+  k.user = x, k.md = md;
+  k.data = static_cast<char*>(std::aligned_alloc(64, aligned_bytes(md)));
+  if (!k.data) throw Error("oneDNN convolutions: out of memory for a kept input copy");
+  kept_x().push_back(k);
+  return &kept_x().back();
+}
+
+struct KeptDy {
+  char* data = nullptr;
+  std::size_t size = 0;
+  const float* user = nullptr;  // the dy array the buffer holds in layout md; null: none
+  memory::desc md;
+};
+KeptDy& kept_dy() {
+  static KeptDy k;
+  return k;
+}
+void reserve_kept_dy(std::size_t bytes) {
+  KeptDy& k = kept_dy();
+  k.user = nullptr;
+  if (bytes <= k.size) return;
+  std::free(k.data);
+  k.data = static_cast<char*>(std::aligned_alloc(64, bytes));
+  if (!k.data) throw Error("oneDNN convolutions: out of memory for a " + std::to_string(bytes) + "-byte dy copy");
+  k.size = bytes;
+}
 
 using Key = ConvPlanKey;
 
@@ -159,6 +215,7 @@ std::unique_ptr<Plan> make_plan(const ConvGeometry& g, Dir dir, bool accumulate,
                                            dil, pad_l, pad_r);
   const dnnl::convolution_forward::primitive_desc fpd(fd, attr, engine());
   auto p = std::make_unique<Plan>();
+  p->dir = dir;
   memory::desc scratch_md;
   int arg_in[2] = {0, 0}, arg_out = 0;
   if (dir == Dir::forward) {
@@ -194,6 +251,8 @@ std::unique_ptr<Plan> make_plan(const ConvGeometry& g, Dir dir, bool accumulate,
   p->scratch_offset = bytes;
   p->arena_bytes = bytes + aligned_bytes(scratch_md);
   reserve_arena(p->arena_bytes);
+  const Operand& dy = dir == Dir::backward_data ? p->in[0] : p->in[1];
+  if (dir != Dir::forward && dy.reordered) reserve_kept_dy(aligned_bytes(dy.inner.get_desc()));
   p->args[0] = {arg_in[0], p->in[0].inner.get()};
   p->args[1] = {arg_in[1], p->in[1].inner.get()};
   p->args[2] = {arg_out, p->out.inner.get()};
@@ -234,16 +293,46 @@ void point(memory& m, const float* data) {
   if (m.get_data_handle() != data) m.set_data_handle(const_cast<float*>(data));
 }
 
+// Where a reordered input of `p` comes from (Note [oneDNN reorder reuse]): points its inner memory
+// at a kept copy and says whether that copy already holds the input (no reorder to run), else at
+// the plan's place in the arena (or the buffer to keep it in) and false.
+bool place_input(Plan& p, int i, const float* user, char* base) {
+  Operand& op = p.in[i];
+  const memory::desc& md = op.inner.get_desc();
+  const bool is_x = i == 0 && p.dir != Dir::backward_data;
+  if (is_x) {
+    KeptX* k = find_kept_x(user, md, p.dir == Dir::forward);
+    if (k) {
+      point(op.inner, reinterpret_cast<const float*>(k->data));
+      return p.dir == Dir::backward_weights;  // the forward reorders into it
+    }
+  } else if (p.dir == Dir::backward_weights) {  // dy, kept for the backward data pass next
+    KeptDy& k = kept_dy();
+    point(op.inner, reinterpret_cast<const float*>(k.data));
+    k.user = user, k.md = md;
+    return false;
+  } else if (p.dir == Dir::backward_data && kept_dy().user == user && kept_dy().md == md) {
+    point(op.inner, reinterpret_cast<const float*>(kept_dy().data));
+    return true;
+  }
+  point(op.inner, reinterpret_cast<const float*>(base + op.offset));
+  return false;
+}
+
 void execute(Plan& p, const float* in0, const float* in1, float* out) {
   point(p.in[0].user, in0);
   point(p.in[1].user, in1);
   point(p.out.user, out);
   char* base = arena().data;  // Note [oneDNN arena]
-  for (Operand* op : {&p.in[0], &p.in[1], &p.out})
-    if (op->reordered) point(op->inner, reinterpret_cast<const float*>(base + op->offset));
+  const float* ins[2] = {in0, in1};
+  bool held[2] = {false, false};
+  for (int i = 0; i < 2; ++i)
+    if (p.in[i].reordered) held[i] = place_input(p, i, ins[i], base);
+  if (p.dir != Dir::backward_weights) kept_dy().user = nullptr;  // the kept dy serves the next call only
+  if (p.out.reordered) point(p.out.inner, reinterpret_cast<const float*>(base + p.out.offset));
   if (p.arena_bytes > p.scratch_offset) point(p.scratch, reinterpret_cast<const float*>(base + p.scratch_offset));
-  for (const Operand& op : p.in)
-    if (op.reordered) run_reorder(op, true);
+  for (int i = 0; i < 2; ++i)
+    if (p.in[i].reordered && !held[i]) run_reorder(p.in[i], true);
   check(dnnl_primitive_execute(p.conv.get(), stream().get(), p.nargs, p.args.data()), "convolution");
   if (p.out.reordered) run_reorder(p.out, false);
   check(dnnl_stream_wait(stream().get()), "stream wait");

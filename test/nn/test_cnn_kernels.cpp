@@ -1,11 +1,13 @@
 // The CNN layers' host kernels against their plain definitions (test_cnn_layers checks gradients
 // and parity): BatchNorm2d with its relu fused (Note [batch norm with relu]) against BatchNorm2d
 // then ActivationLayer, bitwise in float; MaxPool2d's taps loop and scatter backward (Note [max
-// pool by taps]) on ties (the first maximum in scan order takes the gradient) and NaN (kept).
+// pool by taps]) on ties (the first maximum in scan order takes the gradient) and NaN (kept), and
+// against the per-window definition on uneven shapes.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "nn/layers/activation_layer.hpp"
@@ -104,6 +106,51 @@ TEST(CnnKernels, MaxPoolTiesAndNaN) {
     std::vector<float> expect = want;
     for (float& e : expect) e *= mode == GradMode::assign ? 1.0f : 2.0f;
     EXPECT_EQ(values(dx.data(), 32), expect) << (mode == GradMode::assign ? "assign" : "accumulate");
+  }
+}
+
+// The taps loop against the per-window definition on shapes whose rows split unevenly into phases
+// (odd widths, strides 1-3, outputs past one block of 16): the maximum and, through backward, its
+// first place in scan order, with small integers so ties are frequent.
+TEST(CnnKernels, MaxPoolTapsMatchWindows) {
+  struct P {
+    int h, w, k, s, p;
+  };
+  for (const P& c : {P{5, 7, 3, 2, 1}, P{9, 37, 3, 2, 1}, P{6, 19, 3, 1, 1}, P{7, 23, 5, 3, 2}, P{4, 4, 2, 2, 0}}) {
+    const Shape shape{2, 3, c.h, c.w};
+    const std::size_t size = static_cast<std::size_t>(shape.size());
+    std::vector<float> xv(size);
+    for (std::size_t i = 0; i < size; ++i) xv[i] = static_cast<float>((i * 7919) % 13);
+    nn::Workspace<float> ws;
+    nn::MaxPool2d<float> pool(ws, "pool", shape, c.k, c.s, c.p);
+    ws.allocate();
+    const Shape out = pool.output().shape();
+    const int oh = static_cast<int>(out.dim[2]), ow = static_cast<int>(out.dim[3]);
+    const std::size_t osize = static_cast<std::size_t>(out.size());
+    const View1<float> x = filled(xv), dy = filled(std::vector<float>(osize, 1.0f)),
+                       dx = filled(std::vector<float>(size, 0.0f));
+    pool.forward(Tensor<float>(x.data(), shape), 2);
+    pool.backward(Tensor<float>(x.data(), shape), Tensor<float>(dy.data(), out), Tensor<float>(dx.data(), shape),
+                  GradMode::assign, 2);
+    std::vector<float> want_y(osize), want_dx(size, 0.0f);
+    for (int plane = 0; plane < 6; ++plane)
+      for (int oy = 0; oy < oh; ++oy)
+        for (int ox = 0; ox < ow; ++ox) {
+          int best = -1;
+          for (int ky = 0; ky < c.k; ++ky)
+            for (int kx = 0; kx < c.k; ++kx) {
+              const int iy = oy * c.s - c.p + ky, ix = ox * c.s - c.p + kx;
+              if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
+              const int at = (plane * c.h + iy) * c.w + ix;
+              if (best < 0 || xv[static_cast<std::size_t>(at)] > xv[static_cast<std::size_t>(best)]) best = at;
+            }
+          want_y[static_cast<std::size_t>((plane * oh + oy) * ow + ox)] = xv[static_cast<std::size_t>(best)];
+          want_dx[static_cast<std::size_t>(best)] += 1.0f;
+        }
+    const std::string what = "h " + std::to_string(c.h) + " w " + std::to_string(c.w) + " k " +
+                             std::to_string(c.k) + " s " + std::to_string(c.s);
+    EXPECT_EQ(values(pool.output().data(), osize), want_y) << what;
+    EXPECT_EQ(values(dx.data(), size), want_dx) << what;
   }
 }
 
