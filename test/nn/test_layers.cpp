@@ -121,6 +121,39 @@ TEST(LayerGradients, LayerNormOverTheLastDimension) {
   }
 }
 
+// Note [layer norm with relu]: the fused ReLU against finite differences, and bit for bit against
+// LayerNorm followed by ActivationLayer(relu), forward and backward (dx and the parameter gradients).
+TEST(LayerGradients, LayerNormWithFusedRelu) {
+  const Shape shape{3, 25, 4};
+  View1<double> xv("x", static_cast<std::size_t>(shape.size())), gv("g", static_cast<std::size_t>(shape.size()));
+  test::fill_normal(xv, 5, 2.0);
+  test::fill_normal(gv, 6, 1.0);
+  const DTensor x(xv.data(), shape), g(gv.data(), shape);
+  Net fused, plain;
+  nn::LayerNorm<double> ln(fused.store, fused.ws, "norm", shape, 1e-5),
+      ln2(plain.store, plain.ws, "norm", shape, 1e-5);
+  nn::ActivationLayer<double> relu(plain.ws, "relu", shape, nn::Activation::relu);
+  ln.fuse_relu();
+  fused.allocate({&ln});
+  plain.allocate({&ln2, &relu});
+  fused.randomize(21), plain.randomize(21);
+  test::expect_gradients_ok(test::check_gradients(test::layer_case(ln, x, 3, &fused.store)), "LayerNorm + relu");
+  View1<double> d1v("d1", static_cast<std::size_t>(shape.size())),
+      d2v("d2", static_cast<std::size_t>(shape.size())), tv("t", static_cast<std::size_t>(shape.size()));
+  const DTensor d1(d1v.data(), shape), d2(d2v.data(), shape), t(tv.data(), shape);
+  fused.store.zero_grads(), plain.store.zero_grads();
+  ln.forward(x, 3), ln2.forward(x, 3), relu.forward(ln2.output(), 3);
+  EXPECT_EQ(test::host_values(ln.output()), test::host_values(relu.output()));
+  ln.backward(x, g, d1, GradMode::assign, 3);
+  relu.backward(ln2.output(), g, t, GradMode::assign, 3);
+  ln2.backward(x, t, d2, GradMode::assign, 3);
+  EXPECT_EQ(test::host_values(d1), test::host_values(d2));
+  const auto grads = [](const nn::ParameterStore<double>& st) {
+    return test::host_values(DTensor(st.grads().data(), Shape{static_cast<std::int64_t>(st.grads().extent(0))}));
+  };
+  EXPECT_EQ(grads(fused.store), grads(plain.store));
+}
+
 TEST(LayerGradients, EmbeddingTableGradients) {
   Net net;
   const Shape index_shape{4, 3};

@@ -16,17 +16,16 @@ FourierEmbedding<Scalar>::FourierEmbedding(Store& store, Workspace<Scalar>& ws, 
     Mlp m;
     m.in = std::make_unique<Linear<Scalar>>(store, ws, p + ".0", features_.width(), hidden, capacity,
                                             Activation::identity, precision);
+    // mlps.<c>.2, the ReLU, is fused into the LayerNorm (Note [layer norm with relu]).
     m.norm = std::make_unique<LayerNorm<Scalar>>(store, ws, p + ".1", Shape{capacity, hidden}, 1e-5, precision);
-    m.relu = std::make_unique<ActivationLayer<Scalar>>(ws, p + ".2", Shape{capacity, hidden}, Activation::relu,
-                                                       precision);
+    m.norm->fuse_relu();
     m.out = std::make_unique<Linear<Scalar>>(store, ws, p + ".3", hidden, hidden, capacity, Activation::identity,
                                              precision);
     mlps_.push_back(std::move(m));
   }
   out_norm_ = std::make_unique<LayerNorm<Scalar>>(store, ws, name + "/to_out.0", Shape{capacity, hidden}, 1e-5,
                                                   precision);
-  out_relu_ = std::make_unique<ActivationLayer<Scalar>>(ws, name + "/to_out.1", Shape{capacity, hidden},
-                                                        Activation::relu, precision);
+  out_norm_->fuse_relu();  // to_out.1
   out_ = std::make_unique<Linear<Scalar>>(store, ws, name + "/to_out.2", hidden, hidden, capacity,
                                           Activation::identity, precision);
   sum_ = &ws.request(name + "/sum", capacity, hidden);
@@ -67,27 +66,23 @@ void FourierEmbedding<Scalar>::forward(const T& x, int n, const T& extra) {
     Mlp& m = mlps_[static_cast<std::size_t>(c)];
     m.in->forward(features_.block(c), n);
     m.norm->forward(m.in->output(), n);
-    m.relu->forward(m.norm->output(), n);
-    m.out->forward(m.relu->output(), n);
+    m.out->forward(m.norm->output(), n);
   }
   sum_mlps(extra, n);
   out_norm_->forward(*sum_, n);
-  out_relu_->forward(out_norm_->output(), n);
-  out_->forward(out_relu_->output(), n);
+  out_->forward(out_norm_->output(), n);
 }
 
 template <class Scalar>
 void FourierEmbedding<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) {
   const GradMode assign = GradMode::assign;
-  out_->backward(out_relu_->output(), dy, *da_, assign, n);
-  out_relu_->backward(out_norm_->output(), *da_, *db_, assign, n);
-  out_norm_->backward(*sum_, *db_, *dsum_, assign, n);
+  out_->backward(out_norm_->output(), dy, *da_, assign, n);
+  out_norm_->backward(*sum_, *da_, *dsum_, assign, n);
   for (int c = inputs_ - 1; c >= 0; --c) {
     Mlp& m = mlps_[static_cast<std::size_t>(c)];
-    m.out->backward(m.relu->output(), *dsum_, *da_, assign, n);
-    m.relu->backward(m.norm->output(), *da_, *db_, assign, n);
-    m.norm->backward(m.in->output(), *db_, *da_, assign, n);
-    m.in->backward(features_.block(c), *da_, features_.block_of(*dfeat_, c), assign, n);
+    m.out->backward(m.norm->output(), *dsum_, *da_, assign, n);
+    m.norm->backward(m.in->output(), *da_, *db_, assign, n);
+    m.in->backward(features_.block(c), *db_, features_.block_of(*dfeat_, c), assign, n);
   }
   features_.backward(x, *dfeat_, dx, mode, n);
 }

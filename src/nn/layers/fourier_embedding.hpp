@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "nn/layers/activation_layer.hpp"
 #include "nn/layers/fourier_features.hpp"
 #include "nn/layers/layer_norm.hpp"
 #include "nn/layers/linear.hpp"
@@ -42,16 +41,14 @@ class FourierEmbedding : public Layer<Scalar> {
  private:
   struct Mlp {
     std::unique_ptr<Linear<Scalar>> in;
-    std::unique_ptr<LayerNorm<Scalar>> norm;
-    std::unique_ptr<ActivationLayer<Scalar>> relu;
+    std::unique_ptr<LayerNorm<Scalar>> norm;  // with the ReLU fused (Note [layer norm with relu])
     std::unique_ptr<Linear<Scalar>> out;
   };
   int inputs_, hidden_;
   FourierFeatures<Scalar> features_;
   std::vector<Mlp> mlps_;
   T* sum_ = nullptr;
-  std::unique_ptr<LayerNorm<Scalar>> out_norm_;
-  std::unique_ptr<ActivationLayer<Scalar>> out_relu_;
+  std::unique_ptr<LayerNorm<Scalar>> out_norm_;  // to_out.0 and the ReLU to_out.1
   std::unique_ptr<Linear<Scalar>> out_;
   T* dsum_ = nullptr;
   T* dfeat_ = nullptr;  // laid out like features_.output()

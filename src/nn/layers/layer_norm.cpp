@@ -42,6 +42,20 @@ KOKKOS_INLINE_FUNCTION void lane_sum2(int d, const F& f, double& s1, double& s2)
   s1 = combine_lanes(a), s2 = combine_lanes(b);
 }
 
+// dy(r, j), times (y(r, j) > 0 ? 1 : 0) with relu (Note [layer norm with relu]).
+template <class Matrix>
+struct MaskedGrad {
+  using S = typename Matrix::non_const_value_type;
+  Matrix g, y;
+  bool relu;
+  // y is read whether or not relu is on (without relu it is g): a load under a condition would
+  // stop GCC's if-conversion, and the loops that call this would not vectorise.
+  KOKKOS_INLINE_FUNCTION S operator()(const int r, const int j) const {
+    const S keep = y(r, j) > S(0) ? S(1) : S(0);
+    return g(r, j) * (relu ? keep : S(1));
+  }
+};
+
 }  // namespace
 
 template <class Scalar>
@@ -82,6 +96,7 @@ void LayerNorm<Scalar>::forward(const T& x, int n) {
   const auto w = w_, b = b_;
   const int d = features_;
   const double eps = eps_;
+  const bool relu = relu_;
   Kokkos::parallel_for(
       "layernorm_fw", range(0, static_cast<int>(xm.extent(0))), KOKKOS_LAMBDA(const int r) {
         const double mu = lane_sum(d, [&](const int j) { return static_cast<double>(xm(r, j)); }) / d;
@@ -94,7 +109,8 @@ void LayerNorm<Scalar>::forward(const T& x, int n) {
         rstd(r) = static_cast<Scalar>(rs);
         for (int j = 0; j < d; ++j) {
           const double xhat = (static_cast<double>(xm(r, j)) - mu) * rs;
-          y(r, j) = static_cast<Scalar>(xhat * static_cast<double>(w(j)) + static_cast<double>(b(j)));
+          const Scalar v = static_cast<Scalar>(xhat * static_cast<double>(w(j)) + static_cast<double>(b(j)));
+          y(r, j) = relu ? (v > Scalar(0) ? v : Scalar(0)) : v;
         }
       });
   round_values(precision_, y_->data(), static_cast<std::int64_t>(y.span()));
@@ -103,6 +119,11 @@ void LayerNorm<Scalar>::forward(const T& x, int n) {
 template <class Scalar>
 void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) {
   const auto xm = norm_rows(x, n), g = norm_rows(dy, n);
+  // Note [layer norm with relu]: dy times (y > 0 ? 1 : 0); without relu, ym is dy itself (the
+  // same cache lines) and the factor 1, exact.
+  const bool relu = relu_;
+  const auto ym = relu ? norm_rows(*y_, n) : g;
+  const MaskedGrad<decltype(g)> gm{g, ym, relu};
   const auto mean = mean_->flat(), rstd = rstd_->flat();
   const auto w = w_, dw = dw_, db = db_;
   const int d = features_, rows = static_cast<int>(xm.extent(0));
@@ -123,10 +144,9 @@ void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
           const int end = kmin(rows, (block + 1) * per_block);
           for (int r = block * per_block; r < end; ++r) {
             const double mu = static_cast<double>(mean(r)), rs = static_cast<double>(rstd(r));
-            const Scalar* gr = &g(r, 0);
             const Scalar* xr = &xm(r, 0);
             for (int j = 0; j < d; ++j) {
-              const double gj = static_cast<double>(gr[j]);
+              const double gj = static_cast<double>(gm(r, j));
               sw[j] += gj * ((static_cast<double>(xr[j]) - mu) * rs);
               sb[j] += gj;
             }
@@ -139,7 +159,7 @@ void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
           const int end = kmin(rows, (block + 1) * per_block);
           double sw = 0, sb = 0;
           for (int r = block * per_block; r < end; ++r) {
-            const double gr = static_cast<double>(g(r, j));
+            const double gr = static_cast<double>(gm(r, j));
             const double xhat = (static_cast<double>(xm(r, j)) - static_cast<double>(mean(r))) *
                                 static_cast<double>(rstd(r));
             sw += gr * xhat;
@@ -166,14 +186,14 @@ void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
           lane_sum2(
               d,
               [&](const int j, double& a, double& b) {
-                const double gw = static_cast<double>(g(r, j)) * static_cast<double>(w(j));
+                const double gw = static_cast<double>(gm(r, j)) * static_cast<double>(w(j));
                 a += gw;
                 b += gw * (static_cast<double>(xm(r, j)) - mu) * rs;
               },
               sg, sgx);
           const double mg = sg / d, mgx = sgx / d;
           for (int j = 0; j < d; ++j) {
-            const double gw = static_cast<double>(g(r, j)) * static_cast<double>(w(j));
+            const double gw = static_cast<double>(gm(r, j)) * static_cast<double>(w(j));
             const double xhat = (static_cast<double>(xm(r, j)) - mu) * rs;
             const Scalar v = static_cast<Scalar>(rs * (gw - mg - xhat * mgx));
             dxm(r, j) = acc ? dxm(r, j) + v : v;

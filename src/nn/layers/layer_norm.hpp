@@ -37,6 +37,12 @@ class LayerNorm : public Layer<Scalar> {
   void forward(const T& x, int n) override;
   void backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) override;
   const T& output() const override { return *y_; }
+  // Note [layer norm with relu]: from now on output() is relu(LayerNorm(x)) and backward takes the
+  // gradient of that, as LayerNorm followed by ActivationLayer(relu) but with no [rows, D] pass or
+  // buffer of its own: the forward clamps as it writes y, and the backward masks dy by y > 0
+  // (which holds exactly where the normalised value was > 0) as it reads it, multiplying by 1 or 0
+  // as activate_grad does, so the same bits as the two layers.
+  void fuse_relu() { relu_ = true; }
   int features() const { return features_; }
   double eps() const { return eps_; }
 
@@ -46,6 +52,7 @@ class LayerNorm : public Layer<Scalar> {
   int features_;
   std::int64_t rows_per_sample_;
   double eps_;
+  bool relu_ = false;
   Precision precision_;
   const Store* store_ = nullptr;
   std::size_t w_index_, b_index_;
