@@ -164,7 +164,7 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
     watched.max(maxima.data(), maxima.size(), shown_round);  // the quantization scales' global maxima
     for (int k = 0; k < K; ++k) {
       const auto kk = static_cast<std::size_t>(k);
-      quantize(g[k], h[k], maxima[2 * kk], maxima[2 * kk + 1], tr.global_rows, q);
+      quantize(g[k], h[k], maxima[2 * kk], maxima[2 * kk + 1], tr.global_rows, q, p.quantized_gradients);
       if (rate < 1.0) part.reset(in_bag);
       else part.reset_all();
       Tree t = grow_tree(p.grow, cuts, hb, columns, q, allowed, part, watched, shown_round);

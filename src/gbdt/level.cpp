@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "gbdt/packed.hpp"
+
 namespace hpct::gbdt {
 
 namespace {
@@ -89,7 +91,7 @@ std::vector<Hist> split_and_build(const std::vector<SplitJob>& jobs, RowPartitio
   const std::uint8_t* B = bins.data();
   const int F = static_cast<int>(bins.extent(1));
   const int* off = hb.offset_host().data();
-  const long long* gh = q.gh.data();
+  const QuantGrad* qp = &q;  // captured as a pointer: no View copies inside the region
   int* idx = part.index_data();
   int* tmp = part.scratch_data();
   std::vector<long long> left_rows(tasks.size()), right_rows(tasks.size());
@@ -111,7 +113,7 @@ std::vector<Hist> split_and_build(const std::vector<SplitJob>& jobs, RowPartitio
     nr[i] = r;
     if (t.hist) {
       const bool left_side = job.build == job.left;
-      sum_rows_host(t.hist, B, F, off, left_side ? ix : tx, left_side ? l : r, gh);
+      sum_rows_host(t.hist, B, F, off, left_side ? ix : tx, left_side ? l : r, *qp);
     }
     if (ch[t.job] == 1) std::copy(tx, tx + r, ix + l);  // the whole node: its right rows after the left
   });
@@ -174,6 +176,8 @@ std::vector<Hist> split_and_build(const std::vector<SplitJob>& jobs, RowPartitio
     }
   });
   for (Hist& p : partials) hb.recycle(std::move(p));
+  if (q.packed)  // Note [packed gradients]: the sums above were one int64 a bin
+    for (Hist& h : out) expand_packed(h.data(), hb.total_bins());
   for (std::size_t j = 0; j < J; ++j) {
     long long l = 0;
     for (const long long v : lcnt[j]) l += v;
