@@ -168,7 +168,7 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
       if (rate < 1.0) part.reset(in_bag);
       else part.reset_all();
       Tree t = grow_tree(p.grow, cuts, hb, columns, q, allowed, part, watched, shown_round);
-      add_tree_trained(t, cuts, bins, part, margin, k);
+      add_tree_trained(t, cuts, bins, columns, part, margin, k);
       for (std::size_t e = 0; e < evals.size(); ++e) add_tree_binned(t, cuts, eval_bins[e], eval_margin[e], k);
       model.trees.push_back(std::move(t));
       model.tree_output.push_back(k);

@@ -355,7 +355,7 @@ TEST(GbdtHistogram, PackedKernelsEqualSerialSum) {
       EXPECT_EQ(filled[b], want[b]);
       EXPECT_EQ(filled[b + 1] >> fx.q.count_bits, want[b + 1]);
       EXPECT_EQ(filled[b + 1] & ((1ll << fx.q.count_bits) - 1),
-                std::min((1ll << fx.q.count_bits) - 1, std::llround(0.5 * static_cast<double>(want[b + 1]))));
+                std::min((1ll << fx.q.count_bits) - 1, (want[b + 1] + 1) / 2));  // round(h / 2), halves up
     }
   }
 }
