@@ -13,9 +13,7 @@ namespace {
 constexpr long long kLow = 1ll << 32;  // the h field's range: sums of h stay below it
 }
 
-void quantize_packed(const View1<double>& g, const View1<double>& h, double max_abs_g, double max_h,
-                     long long global_rows, QuantGrad& q) {
-  const int n = static_cast<int>(g.extent(0));
+void prepare_packed(QuantGrad& q, double max_abs_g, double max_h, long long global_rows, std::size_t n) {
   const auto rows = static_cast<double>(global_rows);
   // fixed_scale keeps rows x max below 2^61; 2^-31 of it keeps the sum of |g| below 2^30 (plus
   // half a unit of rounding per row: below 2^31, the signed high half), and 2^-30 keeps the sum of
@@ -27,18 +25,18 @@ void quantize_packed(const View1<double>& g, const View1<double>& h, double max_
   q.count_bits = bits;
   q.packed = true;
   if (q.gh.extent(0) != 0) q.gh = View2<long long>();
-  if (q.p.extent(0) != static_cast<std::size_t>(n))  // kept from tree to tree: 8 bytes a row
-    q.p = View1<long long>(Kokkos::view_alloc("gbdt::qp", Kokkos::WithoutInitializing),
-                           static_cast<std::size_t>(n));
+  if (q.p.extent(0) != n)  // kept from tree to tree: 8 bytes a row
+    q.p = View1<long long>(Kokkos::view_alloc("gbdt::qp", Kokkos::WithoutInitializing), n);
+}
+
+void quantize_packed(const View1<double>& g, const View1<double>& h, double max_abs_g, double max_h,
+                     long long global_rows, QuantGrad& q) {
+  const int n = static_cast<int>(g.extent(0));
+  prepare_packed(q, max_abs_g, max_h, global_rows, static_cast<std::size_t>(n));
   const double sg = q.scale_g, sh = q.scale_h;
   auto p = q.p;
   Kokkos::parallel_for(
-      "gbdt::quantize_packed", range(0, n), KOKKOS_LAMBDA(const int i) {
-        const double gs = g(i) * sg;
-        const auto gq = static_cast<long long>(gs + (gs < 0 ? -0.5 : 0.5));
-        const auto hq = static_cast<long long>(h(i) * sh + 0.5);  // h >= 0
-        p(i) = gq * kLow + hq;
-      });
+      "gbdt::quantize_packed", range(0, n), KOKKOS_LAMBDA(const int i) { p(i) = pack_gh(g(i), h(i), sg, sh); });
 }
 
 void expand_packed(long long* hist, long long bins) {

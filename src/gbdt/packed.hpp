@@ -31,6 +31,18 @@ namespace hpct::gbdt {
 // Whether `global_rows` rows leave packed sums at least 64 levels per row.
 inline bool packed_fits(long long global_rows) { return global_rows > 0 && global_rows < (1ll << 24); }
 
+// One row's packed value: g and h scaled, rounded (halves away from zero; h >= 0) and packed.
+KOKKOS_INLINE_FUNCTION long long pack_gh(double g, double h, double sg, double sh) {
+  const double gs = g * sg;
+  const auto gq = static_cast<long long>(gs + (gs < 0 ? -0.5 : 0.5));
+  const auto hq = static_cast<long long>(h * sh + 0.5);
+  return gq * (1ll << 32) + hq;
+}
+
+// Sets q's packed scales for gradients bounded by max_abs_g and max_h over `global_rows` rows and
+// sizes q.p for this rank's `n` rows.
+void prepare_packed(QuantGrad& q, double max_abs_g, double max_h, long long global_rows, std::size_t n);
+
 // Quantizes into q.p and sets the scales (called by quantize when packed_fits).
 void quantize_packed(const View1<double>& g, const View1<double>& h, double max_abs_g, double max_h,
                      long long global_rows, QuantGrad& q);
