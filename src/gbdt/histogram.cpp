@@ -198,7 +198,8 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
   }
   const long long chunks = kmin(static_cast<long long>(partial.extent(0)), host_chunks(count, kMinChunkRows));
   const long long per_chunk = (count + chunks - 1) / chunks;
-  const long long size = static_cast<long long>(hist.extent(0));
+  // Packed: the sums fill only the first half of hist (expanded afterwards), and of the partials.
+  const long long size = static_cast<long long>(hist.extent(0)) / (packed ? kHistStride : 1);
   long long* part = partial.data();
   long long* out = hist.data();
   // One chunk: straight into the result. Several: each into its own zeroed partial.

@@ -143,7 +143,8 @@ std::vector<Hist> split_and_build(const std::vector<SplitJob>& jobs, RowPartitio
       for (int p = 0; p < T; ++p) finish.push_back({static_cast<int>(j), p});
   }
   const Finish* fin = finish.data();
-  const long long size = static_cast<long long>(hb.total_bins()) * kHistStride;
+  // Packed (Note [packed gradients]): one int64 a bin until expanded below.
+  const long long size = static_cast<long long>(hb.total_bins()) * (q.packed ? 1 : kHistStride);
   const std::vector<long long>* lc = lcnt.data();
   const std::vector<long long>* rc = rcnt.data();
   const long long* pr = per.data();
