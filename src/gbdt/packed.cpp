@@ -54,8 +54,9 @@ void fill_counts(Hist& hist, double count_per_h, int count_bits) {
   const long long most = (1ll << count_bits) - 1;
   for (std::size_t b = 1; b < hist.size(); b += kHistStride) {
     const long long hs = hist[b];
-    // hs >= 0: rounding half up by truncation, without llround's call (a few 100k bins a tree).
-    const auto c = static_cast<long long>(static_cast<double>(hs) * count_per_h + 0.5);
+    // Rounding halves away from zero by truncation, without llround's call (a few 100k bins a tree).
+    const double x = static_cast<double>(hs) * count_per_h;
+    const auto c = static_cast<long long>(x + (x < 0 ? -0.5 : 0.5));
     hist[b] = hs * (1ll << count_bits) + std::min(most, c);
   }
 }
