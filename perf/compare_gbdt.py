@@ -9,6 +9,7 @@ references; the last 10% of rows are the test set.
 
 usage: perf/compare_gbdt.py [--threads 2] [--trees 100] [--depth 6 | --leaves 63] [--bins 255] [--rows 1000000]
                             [--sets binary,higgs] [--ours build/apps/train] [--repeats 1] [--baseline OTHER/train]
+                            [--quantized]
 Our trainer is run as `OMP_NUM_THREADS=T <ours> DECK` (the `train` program); XGBoost and LightGBM each
 in a fresh Python process of their own that reads the same files, so that every tool's process peak
 memory (`peak MiB`: getrusage's ru_maxrss of that process) is its own. With --repeats N the three
@@ -60,11 +61,16 @@ def higgs_like(rows, seed=7):
 
 def run_set(args, fmt, train_path, test_path, workdir):
     """One repeat: ours, the --baseline build when given, XGBoost and LightGBM, in turn."""
-    r = {"hpctrain": run_ours(args, train_path, test_path, fmt, workdir)}
+    r = {"hpctrain": run_ours(args, train_path, test_path, fmt, workdir,
+                              extra="quantized_gradients true\n" if args.quantized else "")}
+    if args.quantized:  # the same build with 16-byte exact bins, for the AUC and time it gives up
+        r["ours-exact"] = run_ours(args, train_path, test_path, fmt, workdir)
     if args.baseline:
         r["baseline"] = run_ours(args, train_path, test_path, fmt, workdir, binary=args.baseline)
     r["xgboost"] = run_tool(args, "xgboost", fmt, train_path, test_path)
     r["lightgbm"] = run_tool(args, "lightgbm", fmt, train_path, test_path)
+    if args.quantized:  # like for like: LightGBM's own quantized gradients (not its default)
+        r["lgb-quant"] = run_tool(args, "lgb-quant", fmt, train_path, test_path)
     return r
 
 
@@ -132,7 +138,10 @@ def worker(args):
         return write_higgs(args.rows, args.worker_files)
     xtr, ytr = load_set(args.worker_format, args.worker_files[0])
     xte, yte = load_set(args.worker_format, args.worker_files[1])
-    r = (run_xgb if args.worker == "xgboost" else run_lgb)(args, xtr, ytr, xte, yte)
+    if args.worker == "xgboost":
+        r = run_xgb(args, xtr, ytr, xte, yte)
+    else:
+        r = run_lgb(args, xtr, ytr, xte, yte, quantized=args.worker == "lgb-quant")
     print(json.dumps({k: float(v) for k, v in r.items()}))
 
 
@@ -150,7 +159,7 @@ def run_xgb(args, xtr, ytr, xte, yte):
     return dict(wall=t, train=t, auc=auc(yte, p), logloss=logloss(yte, p))
 
 
-def run_lgb(args, xtr, ytr, xte, yte):
+def run_lgb(args, xtr, ytr, xte, yte, quantized=False):
     import lightgbm as lgb
     t0 = time.time()
     ds = lgb.Dataset(xtr, ytr, params=dict(max_bin=args.bins, verbose=-1))
@@ -158,7 +167,8 @@ def run_lgb(args, xtr, ytr, xte, yte):
              else dict(num_leaves=2 ** args.depth, max_depth=args.depth))
     b = lgb.train(dict(objective="binary", learning_rate=0.1, **shape,
                        max_bin=args.bins, num_threads=args.threads, lambda_l2=1, min_sum_hessian_in_leaf=1,
-                       min_data_in_leaf=0, verbose=-1), ds, args.trees)
+                       min_data_in_leaf=0, verbose=-1, **(dict(use_quantized_grad=True) if quantized else {})),
+                  ds, args.trees)
     t = time.time() - t0
     p = b.predict(xte)
     return dict(wall=t, train=t, auc=auc(yte, p), logloss=logloss(yte, p))
@@ -188,6 +198,10 @@ def report(name, runs):
     cpu_ratio = [r["hpctrain"]["cpu"] / min(r["xgboost"]["cpu"], r["lightgbm"]["cpu"]) for r in runs]
     print("CPU seconds, ours / the tool using fewer: " + span(cpu_ratio) +
           " (whole processes, reading the data included: steadier than wall time on a shared machine)")
+    if "lgb-quant" in runs[0]:
+        print("ours / LightGBM use_quantized_grad=True: time " +
+              span([r["hpctrain"]["train"] / r["lgb-quant"]["train"] for r in runs]) + ", CPU " +
+              span([r["hpctrain"]["cpu"] / r["lgb-quant"]["cpu"] for r in runs]))
 
 
 def main():
@@ -203,6 +217,9 @@ def main():
     ap.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--baseline", help="another build's train program, run after ours in every repeat")
+    ap.add_argument("--quantized", action="store_true",
+                    help="ours with quantized_gradients true (8-byte bins), plus ours exact and LightGBM "
+                         "with use_quantized_grad=True in every repeat")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--worker-format", help=argparse.SUPPRESS)
     ap.add_argument("--worker-files", nargs=2, help=argparse.SUPPRESS)

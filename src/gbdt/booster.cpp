@@ -1,6 +1,8 @@
 // Boosting loop and evaluation.
 #include "gbdt/booster.hpp"
 
+#include "gbdt/packed.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -106,10 +108,17 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
   const View2<std::uint8_t> columns = transpose_bins(bins);
   HistogramBuilder hb(bins, columns, cuts.offset);
   const auto n = static_cast<std::size_t>(tr.rows);
+  // Note [packed binary gradients] (gbdt/objective.hpp): the gradient pass packs the rows itself,
+  // with scales fixed by the largest weight over all ranks.
+  double bound_g = 0, bound_h = 0;
+  double max_w = tr.w.empty() ? 1.0 : 0.0;
+  for (const float v : tr.w) max_w = std::fmax(max_w, std::fabs(static_cast<double>(v)));
+  const bool packed_gradients = p.quantized_gradients && packed_fits(tr.global_rows) &&
+                                fixed_gradient_bounds(p.objective, comm.max(max_w), bound_g, bound_h);
   std::vector<View1<double>> g, h;
   for (int k = 0; k < K; ++k) {
-    g.emplace_back("gbdt::g", n);
-    h.emplace_back("gbdt::h", n);
+    g.emplace_back("gbdt::g", packed_gradients ? 0 : n);
+    h.emplace_back("gbdt::h", packed_gradients ? 0 : n);
   }
   View1<int> in_bag("gbdt::in_bag", p.subsample < 1.0 ? n : 0);  // unused without bagging
   RowPartition part(tr.rows);
@@ -143,8 +152,13 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
     trace::Scope round_trace("round");
     // Gradients of all outputs come from the margins before this round's trees.
     std::vector<GradientRange> range(static_cast<std::size_t>(K));
-    for (int k = 0; k < K; ++k)
-      range[static_cast<std::size_t>(k)] = gradients(p.objective, model.num_class, k, margin, y, w, g[k], h[k]);
+    if (packed_gradients) {  // binary: K = 1
+      prepare_packed(q, bound_g, bound_h, tr.global_rows, n);
+      binary_gradients_packed(margin, y, w, q.scale_g, q.scale_h, q.p);
+    } else {
+      for (int k = 0; k < K; ++k)
+        range[static_cast<std::size_t>(k)] = gradients(p.objective, model.num_class, k, margin, y, w, g[k], h[k]);
+    }
     const double rate = p.subsample;
     const std::uint64_t seed = p.seed;
     const long long first = tr.first_row;
@@ -161,14 +175,16 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
       maxima[2 * static_cast<std::size_t>(k)] = range[static_cast<std::size_t>(k)].max_abs_g;
       maxima[2 * static_cast<std::size_t>(k) + 1] = range[static_cast<std::size_t>(k)].max_h;
     }
-    watched.max(maxima.data(), maxima.size(), shown_round);  // the quantization scales' global maxima
+    if (!packed_gradients)
+      watched.max(maxima.data(), maxima.size(), shown_round);  // the quantization scales' global maxima
     for (int k = 0; k < K; ++k) {
       const auto kk = static_cast<std::size_t>(k);
-      quantize(g[k], h[k], maxima[2 * kk], maxima[2 * kk + 1], tr.global_rows, q);
+      if (!packed_gradients)
+        quantize(g[k], h[k], maxima[2 * kk], maxima[2 * kk + 1], tr.global_rows, q, p.quantized_gradients);
       if (rate < 1.0) part.reset(in_bag);
       else part.reset_all();
       Tree t = grow_tree(p.grow, cuts, hb, columns, q, allowed, part, watched, shown_round);
-      add_tree_trained(t, cuts, bins, part, margin, k);
+      add_tree_trained(t, cuts, bins, columns, part, margin, k);
       for (std::size_t e = 0; e < evals.size(); ++e) add_tree_binned(t, cuts, eval_bins[e], eval_margin[e], k);
       model.trees.push_back(std::move(t));
       model.tree_output.push_back(k);

@@ -23,6 +23,7 @@ struct BoostParams {
   long long bin_sample_rows = 200000;
   double subsample = 1.0;
   double colsample = 1.0;
+  bool quantized_gradients = false;  // packed 8-byte gradients and bins (Note [packed gradients])
   bool base_score_auto = true;
   double base_score = 0.5;
   std::vector<std::string> metrics;  // empty: the objective's default

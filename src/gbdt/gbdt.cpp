@@ -35,6 +35,9 @@ void declare_keys(deck::Schema& s) {
   s.add_real("min_split_gain", 0.0, 0.0, 1e30, "a split must reduce the loss by more than this (gamma)");
   s.add_real("min_child_weight", 1.0, 0.0, 1e30, "minimum hessian sum in each child");
   s.add_int("min_data_in_leaf", 0, 0, 1ll << 40, "minimum rows in each child");
+  s.add_bool("quantized_gradients", false,
+             "8-byte histogram bins: gradients and hessians at about 10 bits, row counts estimated from "
+             "hessians (faster; below 2^24 rows, else ignored)");
   s.add_real("subsample", 1.0, 1e-6, 1.0, "fraction of rows used by each round (bagging)");
   s.add_real("colsample", 1.0, 1e-6, 1.0, "fraction of features each tree may split on");
   s.add_string("base_score", "auto",
@@ -69,6 +72,7 @@ BoostParams params_from_deck(const deck::Deck& d) {
   p.grow.split.min_split_gain = d.get_real("min_split_gain");
   p.grow.split.min_child_weight = d.get_real("min_child_weight");
   p.grow.split.min_data_in_leaf = d.get_int("min_data_in_leaf");
+  p.quantized_gradients = d.get_bool("quantized_gradients");
   p.max_bin = static_cast<int>(d.get_int("max_bin"));
   p.bin_sample_rows = d.get_int("bin_sample_rows");
   p.subsample = d.get_real("subsample");

@@ -7,6 +7,7 @@
 
 #include "core/trace.hpp"
 #include "gbdt/level.hpp"
+#include "gbdt/packed.hpp"
 
 namespace hpct::gbdt {
 
@@ -97,6 +98,13 @@ struct Grower {
   // Leafwise splits one node at a time, whose rows the per-node kernels cut finer (the fused pass
   // measured 5-20% more CPU time there, 2026-11-27).
   std::vector<Hist> split_rows(const std::vector<int>& parents, bool build) {
+    if (!build && kHostBackend) {  // leaves: their rows move in the margin update, not here
+      for (int p : parents) {
+        const auto u = static_cast<std::size_t>(p);
+        part.defer_split(p, tree.left[u], tree.right[u], rule_of(p));
+      }
+      return {};
+    }
     if (!hb.row_by_row_host() || gp.leafwise) {
       {
         trace::Scope t("partition");
@@ -123,6 +131,8 @@ struct Grower {
   // frees the parents and searches the children.
   void children_hists(const std::vector<int>& parents, std::vector<Hist> built) {
     allreduce_hists(built, reduce, round);
+    if (q.packed)
+      for (Hist& h : built) fill_counts(h, count_per_h, q.count_bits);
     std::vector<PairSearch> pairs;
     for (std::size_t i = 0; i < parents.size(); ++i) {
       const auto p = static_cast<std::size_t>(parents[i]);
@@ -150,6 +160,7 @@ struct Grower {
       root = hb.build(q, part, {0});
     }
     allreduce_hists(root, reduce, round);
+    if (q.packed) root_counts(root[0]);
     const Stats rs = node_stats(root[0], cuts, q.count_bits);
     new_node(0, rs);
     record_g(0, rs);
@@ -164,6 +175,18 @@ struct Grower {
       const auto n = static_cast<std::size_t>(i);
       tree.value[n] = gp.eta * leaf_value(leaf_g[n], tree.hess[n], gp.split);
     }
+  }
+
+  // Note [packed gradients] (gbdt/packed.hpp): rows per hessian unit at the root, from its exact
+  // global row count and hessian sum; the bins' counts are estimated with it.
+  double count_per_h = 0;
+  void root_counts(Hist& root) {
+    long long rows = part.count(0);
+    if (reduce.ranks() > 1) reduce.sum(&rows, 1, round);
+    long long hs = 0;  // the root's hessian sum: feature 0's bins, NaN bin included
+    for (int b = 0; b < cuts.offset[1]; ++b) hs += root[kHistStride * static_cast<std::size_t>(b) + 1];
+    count_per_h = hs > 0 ? static_cast<double>(rows) / static_cast<double>(hs) : 0.0;
+    fill_counts(root, count_per_h, q.count_bits);
   }
 
   std::vector<double> leaf_g;  // G of every node, kept for leaf values
@@ -236,7 +259,7 @@ struct Grower {
 Tree grow_tree(const GrowParams& gp, const BinCuts& cuts, HistogramBuilder& hb, const View2<std::uint8_t>& columns,
                const QuantGrad& q, const std::vector<char>& allowed, RowPartition& part, WatchedAllreduce& reduce,
                std::uint64_t round) {
-  Grower g{gp, cuts, hb, columns, q, allowed, part, reduce, round, {}, {}, {}, {}};
+  Grower g{gp, cuts, hb, columns, q, allowed, part, reduce, round, {}, {}, {}, 0.0, {}};
   g.grow();
   return std::move(g.tree);
 }

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "gbdt/fixed_point.hpp"
+#include "gbdt/packed.hpp"
 
 namespace hpct::gbdt {
 
@@ -44,16 +45,26 @@ KOKKOS_INLINE_FUNCTION void add_bin(long long* e, const long long* gh) {
 #endif
 }
 
-// Adds one row's (g, hc) to its bin of every feature.
-template <bool Atomic>
+// Adds one row's (g, hc) to its bin of every feature; Packed: its one packed int64 (Note [packed
+// gradients] in gbdt/packed.hpp) to a one-int64 bin.
+template <bool Atomic, bool Packed>
 KOKKOS_INLINE_FUNCTION void add_row(long long* hist, const std::uint8_t* row, const int* offset, int F,
                                     const long long* gh) {
+  if (Packed) {
+    const long long v = gh[0];
+    for (int f = 0; f < F; ++f) {
+      long long* e = hist + offset[f] + static_cast<int>(row[f]);
+      if (Atomic) Kokkos::atomic_add(e, v);
+      else *e += v;
+    }
+    return;
+  }
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__)
   const BinVec v = *reinterpret_cast<const BinVec*>(gh);  // loaded once for all features
 #endif
   for (int f = 0; f < F; ++f) {
     long long* e = hist + kHistStride * (offset[f] + static_cast<int>(row[f]));
-    if constexpr (Atomic) {
+    if (Atomic) {
       Kokkos::atomic_add(e, gh[0]);
       Kokkos::atomic_add(e + 1, gh[1]);
     } else {
@@ -67,7 +78,19 @@ KOKKOS_INLINE_FUNCTION void add_row(long long* hist, const std::uint8_t* row, co
 }
 
 // add_row on the host when feature f's bins start at f * stride (Note [uniform bin stride]).
+template <bool Packed>
 inline void add_row_uniform(long long* hist, const std::uint8_t* row, int stride, int F, const long long* gh) {
+  if (Packed) {
+    const long long v = gh[0];
+#if !defined(__NVCC__)
+#pragma GCC unroll 4
+#endif
+    for (int f = 0; f < F; ++f) {
+      hist[static_cast<int>(row[f])] += v;
+      hist += stride;
+    }
+    return;
+  }
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__)
   const BinVec v = *reinterpret_cast<const BinVec*>(gh);
   const long long step = static_cast<long long>(kHistStride) * stride;
@@ -82,10 +105,44 @@ inline void add_row_uniform(long long* hist, const std::uint8_t* row, int stride
   for (int f = 0; f < F; ++f) add_bin(hist + kHistStride * (f * stride + static_cast<int>(row[f])), gh);
 #endif
 }
+
+// sum_rows_host for one layout: W int64 a row and a bin.
+template <bool Packed>
+void sum_rows_impl(long long* hist, const std::uint8_t* B, int F, const int* off, const int* rows, long long m,
+                   const long long* gh) {
+  constexpr long long W = Packed ? 1 : kHistStride;
+  // Note [uniform bin stride]: when every feature has the same number of bins (continuous data at
+  // max_bin), feature f's bins start at f * stride and the row loop steps a pointer instead of
+  // loading each feature's offset; with 4 features unrolled that is ~20% faster on x86 (a 1M x 28
+  // micro-benchmark, 0.8 -> 0.63 ns per row and feature).
+  const int stride = F > 0 ? off[1] - off[0] : 0;
+  bool uniform = true;
+  for (int f = 0; f <= F; ++f) uniform = uniform && off[f] == f * stride;
+  for (long long i = 0; i < m; ++i) {
+    const long long r = rows[i];
+#if defined(__GNUC__)
+    // Rows of deep nodes are scattered: fetch a row's bins and gradients a few rows ahead.
+    if (i + kPrefetchRows < m) {
+      const long long ahead = rows[i + kPrefetchRows];
+      __builtin_prefetch(B + ahead * F);
+      __builtin_prefetch(B + ahead * F + F - 1);  // a row may straddle two cache lines
+      __builtin_prefetch(gh + W * ahead);
+    }
+#endif
+    if (uniform) add_row_uniform<Packed>(hist, B + r * F, stride, F, gh + W * r);
+    else add_row<false, Packed>(hist, B + r * F, off, F, gh + W * r);
+  }
+}
 }  // namespace
 
 void quantize(const View1<double>& g, const View1<double>& h, double max_abs_g, double max_h, long long global_rows,
-              QuantGrad& q) {
+              QuantGrad& q, bool packed) {
+  if (packed && packed_fits(global_rows)) {
+    quantize_packed(g, h, max_abs_g, max_h, global_rows, q);
+    return;
+  }
+  q.packed = false;
+  if (q.p.extent(0) != 0) q.p = View1<long long>();
   const int n = static_cast<int>(g.extent(0));
   // The scale depends on global maxima and the global row count only: same on every rank count.
   q.scale_g = fixed_scale(max_abs_g, static_cast<double>(global_rows));
@@ -114,28 +171,9 @@ Hist subtract(const Hist& parent, const Hist& child) {
 }
 
 void sum_rows_host(long long* hist, const std::uint8_t* B, int F, const int* off, const int* rows, long long m,
-                   const long long* gh) {
-  // Note [uniform bin stride]: when every feature has the same number of bins (continuous data at
-  // max_bin), feature f's bins start at f * stride and the row loop steps a pointer instead of
-  // loading each feature's offset; with 4 features unrolled that is ~20% faster on x86 (a 1M x 28
-  // micro-benchmark, 0.8 -> 0.63 ns per row and feature).
-  const int stride = F > 0 ? off[1] - off[0] : 0;
-  bool uniform = true;
-  for (int f = 0; f <= F; ++f) uniform = uniform && off[f] == f * stride;
-  for (long long i = 0; i < m; ++i) {
-    const long long r = rows[i];
-#if defined(__GNUC__)
-    // Rows of deep nodes are scattered: fetch a row's bins and gradients a few rows ahead.
-    if (i + kPrefetchRows < m) {
-      const long long ahead = rows[i + kPrefetchRows];
-      __builtin_prefetch(B + ahead * F);
-      __builtin_prefetch(B + ahead * F + F - 1);  // a row may straddle two cache lines
-      __builtin_prefetch(gh + 2 * ahead);
-    }
-#endif
-    if (uniform) add_row_uniform(hist, B + r * F, stride, F, gh + 2 * r);
-    else add_row<false>(hist, B + r * F, off, F, gh + 2 * r);
-  }
+                   const QuantGrad& q) {
+  if (q.packed) sum_rows_impl<true>(hist, B, F, off, rows, m, q.p.data());
+  else sum_rows_impl<false>(hist, B, F, off, rows, m, q.gh.data());
 }
 
 void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& offset, const QuantGrad& q,
@@ -146,19 +184,22 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
   const std::uint8_t* B = bins.data();
   const int* off = offset.data();
   const int* idx = index.data() + begin;
-  const long long* gh = q.gh.data();
+  const bool packed = q.packed;
+  const long long* gh = packed ? q.p.data() : q.gh.data();
   if (!kHostBackend) {
     long long* out = hist.data();
     Kokkos::parallel_for(
         "gbdt::histogram", range<Kokkos::IndexType<long long>>(0, count), KOKKOS_LAMBDA(const long long i) {
           const long long r = idx[i];
-          add_row<true>(out, B + r * F, off, F, gh + 2 * r);
+          if (packed) add_row<true, true>(out, B + r * F, off, F, gh + r);
+          else add_row<true, false>(out, B + r * F, off, F, gh + 2 * r);
         });
     return;
   }
   const long long chunks = kmin(static_cast<long long>(partial.extent(0)), host_chunks(count, kMinChunkRows));
   const long long per_chunk = (count + chunks - 1) / chunks;
-  const long long size = static_cast<long long>(hist.extent(0));
+  // Packed: the sums fill only the first half of hist (expanded afterwards), and of the partials.
+  const long long size = static_cast<long long>(hist.extent(0)) / (packed ? kHistStride : 1);
   long long* part = partial.data();
   long long* out = hist.data();
   // One chunk: straight into the result. Several: each into its own zeroed partial.
@@ -167,7 +208,8 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
     if (chunks > 1)
       for (long long j = 0; j < size; ++j) h[j] = 0;
     const long long lo = c * per_chunk, hi = kmin(count, lo + per_chunk);
-    sum_rows_host(h, B, F, off, idx + lo, hi - lo, gh);
+    if (packed) sum_rows_impl<true>(h, B, F, off, idx + lo, hi - lo, gh);
+    else sum_rows_impl<false>(h, B, F, off, idx + lo, hi - lo, gh);
   });
   if (chunks == 1) return;
   Kokkos::parallel_for("gbdt::hist_sum", host_range<Kokkos::IndexType<long long>>(0, size), [=](const long long j) {
@@ -187,16 +229,16 @@ void accumulate_histogram_by_feature(const View2<std::uint8_t>& columns, const s
   // The node's (g, h) pairs in row order, read once per feature below. All rows in order (the
   // root without bagging) need no copy.
   const bool all_rows = begin == 0 && count == n;
-  const long long* gh = q.gh.data();
+  const bool packed = q.packed;  // one int64 a row and a bin (Note [packed gradients])
+  const long long W = packed ? 1 : kHistStride;
+  const long long* gh = packed ? q.p.data() : q.gh.data();
   long long* og = ordered.data();
   if (!all_rows) {
     const long long chunks = host_chunks(count, kMinChunkRows);
     const long long per = (count + chunks - 1) / chunks;
     for_each_host_chunk("gbdt::order_gh", chunks, [=](const int c) {
-      for (long long i = c * per, hi = kmin(count, i + per); i < hi; ++i) {
-        og[2 * i] = gh[2 * idx[i]];
-        og[2 * i + 1] = gh[2 * idx[i] + 1];
-      }
+      for (long long i = c * per, hi = kmin(count, i + per); i < hi; ++i)
+        for (long long k = 0; k < W; ++k) og[W * i + k] = gh[W * idx[i] + k];
     });
   }
   const long long* g = all_rows ? gh : og;
@@ -206,12 +248,18 @@ void accumulate_histogram_by_feature(const View2<std::uint8_t>& columns, const s
   for_each_host_chunk("gbdt::hist_cols", blocks, [=](const int b) {
     for (int f = static_cast<int>(b * F / blocks); f < static_cast<int>((b + 1) * F / blocks); ++f) {
       const std::uint8_t* col = cols + static_cast<long long>(f) * n;
-      long long* h = hist + static_cast<long long>(kHistStride) * off[f];
+      long long* h = hist + W * off[f];
       // Locals, not the lambda's captures: the stores into h could alias those, forcing reloads.
       const long long m = count;
       const int* rows = idx;
       const long long* gr = g;
-      if (all_rows) {
+      if (packed) {
+        if (all_rows) {
+          for (long long i = 0; i < m; ++i) h[col[i]] += gr[i];
+        } else {
+          for (long long i = 0; i < m; ++i) h[col[rows[i]]] += gr[i];
+        }
+      } else if (all_rows) {
         for (long long i = 0; i < m; ++i) add_bin(h + kHistStride * col[i], gr + 2 * i);
       } else {
         for (long long i = 0; i < m; ++i) add_bin(h + kHistStride * col[rows[i]], gr + 2 * i);
@@ -273,12 +321,14 @@ std::vector<Hist> HistogramBuilder::build(const QuantGrad& q, const RowPartition
                                     2 * bins_.extent(0));
       accumulate_histogram_by_feature(columns_, offset_host_, q, part.index(), part.begin(node), rows, host.data(),
                                       ordered_);
+      if (q.packed) expand_packed(host.data(), total_bins_);
       continue;
     }
     const View1<long long> target = kHostBackend ? View1<long long>(host.data(), size) : node_hist_;
     if (!kHostBackend) Kokkos::deep_copy(node_hist_, 0ll);
     accumulate_histogram(bins_, offset_, q, part.index(), part.begin(node), rows, target, partial_);
     if (!kHostBackend) Kokkos::deep_copy(host, node_hist_);
+    if (q.packed) expand_packed(host.data(), total_bins_);
   }
   return out;
 }

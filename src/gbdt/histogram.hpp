@@ -18,9 +18,11 @@ namespace hpct::gbdt {
 // (rows of deep nodes are read scattered): g scaled and rounded, and the hessian packed with a row
 // count of one (Note [packed hessian and count]).
 struct QuantGrad {
-  View2<long long> gh;              // [n, 2]: g, (h << count_bits) + 1
+  View2<long long> gh;              // [n, 2]: g, (h << count_bits) + 1 (not packed)
+  View1<long long> p;               // [n]: g * 2^32 + h (packed: Note [packed gradients])
   double scale_g = 1, scale_h = 1;  // G = sum(g) / scale_g, H = (sum(hc) >> count_bits) / scale_h
   int count_bits = 0;
+  bool packed = false;  // rows in `p`, histograms summed as one int64 a bin (gbdt/packed.hpp)
 };
 
 // Note [packed hessian and count]
@@ -35,9 +37,9 @@ struct QuantGrad {
 
 // `max_abs_g`, `max_h`: the largest |g| and |h| over all ranks (the caller reduces them, under the
 // watchdog). Rows out of the bag are quantized too (they never enter a histogram: RowPartition
-// leaves them out).
+// leaves them out). `packed`: 8-byte rows and bins where the row count allows (packed_fits).
 void quantize(const View1<double>& g, const View1<double>& h, double max_abs_g, double max_h, long long global_rows,
-              QuantGrad& q);
+              QuantGrad& q, bool packed = false);
 
 // Statistics of one bin or node: quantized sums and a row count.
 struct Stats {
@@ -98,7 +100,7 @@ class HistogramBuilder {
   HistogramBuilder(View2<std::uint8_t> bins, View2<std::uint8_t> columns, const std::vector<int>& offset);
 
   // Histograms of `nodes` over their rows in `part`, summed over this rank's rows only (the caller
-  // all-reduces). One host Hist per listed node.
+  // all-reduces). One host Hist per listed node; packed q: counts still to fill (fill_counts).
   std::vector<Hist> build(const QuantGrad& q, const RowPartition& part, const std::vector<int>& nodes);
   // Hands a histogram no longer needed back for reuse by build(): a fresh one is 100s of KiB that
   // the allocator would map, fault in and unmap again for every node.
@@ -132,10 +134,11 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
                           const View1<int>& index, long long begin, long long count, const View1<long long>& hist,
                           const View2<long long>& partial);
 
-// Host backends, one thread: hist(kHistStride * (offset[f] + bins[r, f]) + {0, 1}) += gh[r] of the
-// rows r = rows[0, m) (`bins` row-major with F features, `offset` on the host).
+// Host backends, one thread: hist(kHistStride * (offset[f] + bins[r, f]) + {0, 1}) += q.gh[r] of the
+// rows r = rows[0, m) (`bins` row-major with F features, `offset` on the host); packed q:
+// hist(offset[f] + bins[r, f]) += q.p[r] (the caller expands the result, expand_packed).
 void sum_rows_host(long long* hist, const std::uint8_t* bins, int F, const int* offset, const int* rows,
-                   long long m, const long long* gh);
+                   long long m, const QuantGrad& q);
 
 // Host backends, the same sums feature by feature: threads take blocks of features, so each
 // feature's bins stay in the L1 cache while its column is read, and no partial histograms are

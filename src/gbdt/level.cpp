@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "gbdt/packed.hpp"
+
 namespace hpct::gbdt {
 
 namespace {
@@ -89,7 +91,7 @@ std::vector<Hist> split_and_build(const std::vector<SplitJob>& jobs, RowPartitio
   const std::uint8_t* B = bins.data();
   const int F = static_cast<int>(bins.extent(1));
   const int* off = hb.offset_host().data();
-  const long long* gh = q.gh.data();
+  const QuantGrad* qp = &q;  // captured as a pointer: no View copies inside the region
   int* idx = part.index_data();
   int* tmp = part.scratch_data();
   std::vector<long long> left_rows(tasks.size()), right_rows(tasks.size());
@@ -111,7 +113,7 @@ std::vector<Hist> split_and_build(const std::vector<SplitJob>& jobs, RowPartitio
     nr[i] = r;
     if (t.hist) {
       const bool left_side = job.build == job.left;
-      sum_rows_host(t.hist, B, F, off, left_side ? ix : tx, left_side ? l : r, gh);
+      sum_rows_host(t.hist, B, F, off, left_side ? ix : tx, left_side ? l : r, *qp);
     }
     if (ch[t.job] == 1) std::copy(tx, tx + r, ix + l);  // the whole node: its right rows after the left
   });
@@ -141,7 +143,8 @@ std::vector<Hist> split_and_build(const std::vector<SplitJob>& jobs, RowPartitio
       for (int p = 0; p < T; ++p) finish.push_back({static_cast<int>(j), p});
   }
   const Finish* fin = finish.data();
-  const long long size = static_cast<long long>(hb.total_bins()) * kHistStride;
+  // Packed (Note [packed gradients]): one int64 a bin until expanded below.
+  const long long size = static_cast<long long>(hb.total_bins()) * (q.packed ? 1 : kHistStride);
   const std::vector<long long>* lc = lcnt.data();
   const std::vector<long long>* rc = rcnt.data();
   const long long* pr = per.data();
@@ -174,6 +177,8 @@ std::vector<Hist> split_and_build(const std::vector<SplitJob>& jobs, RowPartitio
     }
   });
   for (Hist& p : partials) hb.recycle(std::move(p));
+  if (q.packed)  // Note [packed gradients]: the sums above were one int64 a bin
+    for (Hist& h : out) expand_packed(h.data(), hb.total_bins());
   for (std::size_t j = 0; j < J; ++j) {
     long long l = 0;
     for (const long long v : lcnt[j]) l += v;

@@ -34,8 +34,10 @@ std::vector<double> predict_margins(const Model& m, const std::vector<float>& x,
 void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
                      const View2<double>& margin, int k);
 // margin(:, k) += tree output for the training rows of the tree just grown: in-bag rows by the leaf
-// they were partitioned into, out-of-bag rows by walking the tree on their bins.
-void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins, const RowPartition& part,
-                      const View2<double>& margin, int k);
+// they were partitioned into (or by the deferred last split of their node, read from `columns`,
+// the bins feature-major), out-of-bag rows by walking the tree on their bins.
+void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
+                      const View2<std::uint8_t>& columns, const RowPartition& part, const View2<double>& margin,
+                      int k);
 
 }  // namespace hpct::gbdt

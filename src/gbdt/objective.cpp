@@ -1,6 +1,8 @@
 // Objectives: squared error, binary logistic, multiclass softmax.
 #include "gbdt/objective.hpp"
 
+#include "gbdt/packed.hpp"
+
 #include <cmath>
 
 #include "core/error.hpp"
@@ -143,6 +145,26 @@ GradientRange gradients(Objective o, int num_class, int k, const View2<double>& 
   if (o == Objective::binary)
     return run_gradients(GradientKernel<Objective::binary>{margin, y, w, g, h, K, k, weighted, mc_factor}, n);
   return run_gradients(GradientKernel<Objective::multiclass>{margin, y, w, g, h, K, k, weighted, mc_factor}, n);
+}
+
+bool fixed_gradient_bounds(Objective o, double max_weight, double& max_abs_g, double& max_h) {
+  if (o != Objective::binary) return false;
+  max_abs_g = max_weight;
+  max_h = max_weight * 0.25;  // kMinHess is far below
+  return true;
+}
+
+void binary_gradients_packed(const View2<double>& margin, const View1<float>& y, const View1<float>& w, double sg,
+                             double sh, const View1<long long>& p) {
+  const int n = static_cast<int>(margin.extent(0));
+  const bool weighted = w.extent(0) > 0;
+  Kokkos::parallel_for(
+      "gbdt::binary_gradients_packed", hpct::range(0, n), KOKKOS_LAMBDA(const int i) {
+        // The arithmetic of GradientKernel<binary>.
+        const double pr = 1.0 / (1.0 + kmath::exp(-margin(i, 0)));
+        const double wi = weighted ? static_cast<double>(w(i)) : 1.0;
+        p(i) = pack_gh((pr - y(i)) * wi, kmax(pr * (1 - pr), kMinHess) * wi, sg, sh);
+      });
 }
 
 void transform(Objective o, int num_class, std::vector<double>& m) {

@@ -51,6 +51,7 @@ void RowPartition::reset(const View1<int>& in_bag) {
   bag_rows_ = in;
   begin_.assign(1, 0);
   count_.assign(1, in);
+  deferred_.clear();
 }
 
 void RowPartition::reset_all() {
@@ -62,6 +63,13 @@ void RowPartition::reset_all() {
   bag_rows_ = n;
   begin_.assign(1, 0);
   count_.assign(1, n);
+  deferred_.clear();
+}
+
+void RowPartition::defer_split(int node, int left, int right, const SplitRule& rule) {
+  set_split(node, left, right, 0);
+  count_[static_cast<std::size_t>(right)] = 0;
+  deferred_.push_back({node, left, right, rule});
 }
 
 void RowPartition::split(int node, int left, int right, const SplitRule& rule, const View2<std::uint8_t>& columns) {

@@ -44,6 +44,15 @@ class RowPartition {
   // followed by the rows of `right`; and the raw index and scratch arrays of the host backends.
   void set_split(int node, int left, int right, long long left_rows);
   int* index_data() { return index_.data(); }
+  // Host backends: `node`'s rows belong to the leaves `left` and `right` by `rule`, but stay in
+  // node's slice (Note [last split in the margin update] in gbdt/model.cpp); the leaves own no
+  // rows here (count 0) and add_tree_trained applies the rule. Until the next reset.
+  struct Deferred {
+    int node, left, right;
+    SplitRule rule;
+  };
+  void defer_split(int node, int left, int right, const SplitRule& rule);
+  const std::vector<Deferred>& deferred() const { return deferred_; }
   int* scratch_data() { return scratch_.data(); }
 
   long long begin(int node) const { return begin_[static_cast<std::size_t>(node)]; }
@@ -62,6 +71,7 @@ class RowPartition {
   View1<int> index_, scratch_;
   std::vector<long long> counts_;  // host split: left and right rows of each chunk
   std::vector<long long> begin_, count_;
+  std::vector<Deferred> deferred_;
   long long bag_rows_ = 0;
 };
 

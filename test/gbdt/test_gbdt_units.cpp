@@ -13,6 +13,7 @@
 #include "gbdt/histogram.hpp"
 #include "gbdt/metrics.hpp"
 #include "gbdt/objective.hpp"
+#include "gbdt/packed.hpp"
 #include "gbdt/split.hpp"
 #include "gbdt_test_util.hpp"
 
@@ -295,6 +296,67 @@ TEST(GbdtHistogram, RowAndFeatureKernelsEqualSerialSum) {
     accumulate_histogram_by_feature(transpose_bins(full.bins), full.offset, full.q, all.index(), 0, full.n,
                                     whole.data(), ordered);
     EXPECT_EQ(whole, full.naive(0));
+  }
+}
+
+// Note [packed gradients]: the fixture's rows as packed 8-byte values (g in +-30000, h below 60000,
+// so sums over 30k rows fit their 31 and 32 bits). The kernels' expanded sums must equal a serial
+// loop in the 16-byte layout with a count of 0, at 1 and 2 threads.
+namespace {
+QuantGrad packed_of(const HistFixture& fx) {
+  QuantGrad q;
+  q.packed = true;
+  q.count_bits = fx.q.count_bits;
+  q.p = View1<long long>("p", static_cast<std::size_t>(fx.n));
+  auto hq = to_host(fx.q.gh);
+  auto hp = Kokkos::create_mirror_view(q.p);
+  for (int r = 0; r < fx.n; ++r) hp(r) = (hq(r, 0) % 30001) * (1ll << 32) + ((hq(r, 1) >> fx.q.count_bits) % 60000);
+  Kokkos::deep_copy(q.p, hp);
+  return q;
+}
+}  // namespace
+
+TEST(GbdtHistogram, PackedKernelsEqualSerialSum) {
+  for (const bool uniform : {false, true}) {
+    HistFixture fx(uniform);
+    const QuantGrad q = packed_of(fx);
+    // The reference: a serial loop over the packed rows, decoded per row.
+    auto hb_ = to_host(fx.bins);
+    auto hp = to_host(q.p);
+    auto hc = to_host(fx.in_bag);
+    const std::size_t size = static_cast<std::size_t>(fx.offset.back()) * kHistStride;
+    Hist want(size, 0);
+    for (int r = 0; r < fx.n; ++r) {
+      if (!hc(r)) continue;
+      const long long h = hp(r) & ((1ll << 32) - 1), g = (hp(r) - h) / (1ll << 32);
+      for (int f = 0; f < fx.F; ++f) {
+        const std::size_t b = kHistStride * static_cast<std::size_t>(fx.offset[f] + hb_(r, f));
+        want[b] += g;
+        want[b + 1] += h;
+      }
+    }
+    RowPartition part(fx.n);
+    part.reset(fx.in_bag);
+    const auto columns = transpose_bins(fx.bins);
+    HistogramBuilder hb(fx.bins, columns, fx.offset);
+    EXPECT_EQ(hb.build(q, part, {0})[0], want);  // row chunks, expanded
+    if (std::is_same<MemSpace, HostSpace>::value) {
+      Hist by_features(size, 0);
+      View1<long long> ordered("ordered", 2 * static_cast<std::size_t>(fx.n));
+      accumulate_histogram_by_feature(columns, fx.offset, q, part.index(), 0, part.bag_rows(), by_features.data(),
+                                      ordered);
+      expand_packed(by_features.data(), fx.offset.back());
+      EXPECT_EQ(by_features, want);
+    }
+    // Counts estimated from hessians: round(h x factor) below the shifted hessian.
+    Hist filled = want;
+    fill_counts(filled, 0.5, fx.q.count_bits);
+    for (std::size_t b = 0; b < size; b += kHistStride) {
+      EXPECT_EQ(filled[b], want[b]);
+      EXPECT_EQ(filled[b + 1] >> fx.q.count_bits, want[b + 1]);
+      EXPECT_EQ(filled[b + 1] & ((1ll << fx.q.count_bits) - 1),
+                std::min((1ll << fx.q.count_bits) - 1, (want[b + 1] + 1) / 2));  // round(h / 2), halves up
+    }
   }
 }
 
