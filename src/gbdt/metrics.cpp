@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <cstdint>
+#include <cstring>
+#include <utility>
 
 #include "core/error.hpp"
 #include "gbdt/fixed_point.hpp"
@@ -31,27 +33,84 @@ std::string default_metric(Objective o) {
   return o == Objective::regression ? "rmse" : o == Objective::binary ? "logloss" : "mlogloss";
 }
 
+namespace {
+
+// Order-preserving unsigned key of a finite double; -0 becomes +0 first because the tie groups are
+// defined by ==, under which they are equal.
+std::uint64_t order_key(double s) {
+  if (s == 0.0) s = 0.0;
+  std::uint64_t b = 0;
+  std::memcpy(&b, &s, sizeof b);
+  return (b >> 63) != 0 ? ~b : (b | (std::uint64_t{1} << 63));
+}
+
+// LSD radix sort, 11-bit digits; a digit every key shares is skipped (no move would happen).
+void radix_sort(std::vector<std::uint64_t>& k) {
+  constexpr int kBits = 11, kPasses = 6;
+  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+  std::vector<std::size_t> count(kBuckets * kPasses, 0);
+  for (const auto v : k)
+    for (int d = 0; d < kPasses; ++d)
+      ++count[static_cast<std::size_t>(d) * kBuckets + ((v >> (d * kBits)) & (kBuckets - 1))];
+  std::vector<std::uint64_t> tmp(k.size());
+  for (int d = 0; d < kPasses; ++d) {
+    std::size_t* c = &count[static_cast<std::size_t>(d) * kBuckets];
+    if (std::find(c, c + kBuckets, k.size()) != c + kBuckets) continue;
+    std::size_t sum = 0;
+    for (std::size_t b = 0; b < kBuckets; ++b) sum += std::exchange(c[b], sum);
+    for (const auto v : k) tmp[c[(v >> (d * kBits)) & (kBuckets - 1)]++] = v;
+    k.swap(tmp);
+  }
+}
+
+// Note [AUC by counting]: without weights every row counts 1, so a tie group's sums are exact
+// integers whatever the order inside the group: sorting the positives' and the negatives' scores
+// apart (radix, no comparisons, no gather through an index) and merging the two gives the same
+// groups, the same per-group counts, hence bitwise the same AUC as the sort by (score, label).
+// A 900k-row training AUC went from a comparison sort through an index to two radix sorts.
+double auc_unweighted(const std::vector<double>& score, const std::vector<float>& y) {
+  std::vector<std::uint64_t> pk, nk;
+  for (std::size_t i = 0; i < score.size(); ++i) (y[i] > 0.5f ? pk : nk).push_back(order_key(score[i]));
+  radix_sort(pk);
+  radix_sort(nk);
+  double neg_below = 0, area = 0, pos_total = 0;
+  for (std::size_t i = 0, j = 0; i < pk.size() || j < nk.size();) {
+    const std::uint64_t key = i == pk.size() ? nk[j] : j == nk.size() ? pk[i] : std::min(pk[i], nk[j]);
+    double pos = 0, neg = 0;
+    for (; i < pk.size() && pk[i] == key; ++i) pos += 1;
+    for (; j < nk.size() && nk[j] == key; ++j) neg += 1;
+    area += pos * (neg_below + 0.5 * neg);
+    neg_below += neg;
+    pos_total += pos;
+  }
+  if (pos_total <= 0 || neg_below <= 0) return 0.5;  // undefined: one class only
+  return area / (pos_total * neg_below);
+}
+
+}  // namespace
+
 double auc_local(const std::vector<double>& score, const std::vector<float>& y, const std::vector<float>& w) {
-  const std::size_t n = score.size();
-  std::vector<std::size_t> idx(n);
-  std::iota(idx.begin(), idx.end(), 0);
-  auto wt = [&](std::size_t i) { return w.empty() ? 1.0 : static_cast<double>(w[i]); };
+  if (w.empty()) return auc_unweighted(score, y);
+  struct Row {
+    double s;
+    float y, w;
+  };
+  std::vector<Row> r(score.size());
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = {score[i], y[i], w[i]};
   // Full key (score, label, weight) so the order, hence the floating-point sums, never depends on
-  // where rows came from.
-  std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-    if (score[a] != score[b]) return score[a] < score[b];
-    if (y[a] != y[b]) return y[a] < y[b];
-    return wt(a) < wt(b);
+  // where rows came from. The rows themselves are sorted, not an index into them.
+  std::sort(r.begin(), r.end(), [](const Row& a, const Row& b) {
+    if (a.s != b.s) return a.s < b.s;
+    if (a.y != b.y) return a.y < b.y;
+    return a.w < b.w;
   });
   // Walk from the lowest score: every positive beats the negatives below it, ties count one half.
+  const std::size_t n = r.size();
   double neg_below = 0, area = 0, pos_total = 0;
   for (std::size_t s = 0; s < n;) {
     std::size_t e = s;
     double pos = 0, neg = 0;
-    while (e < n && score[idx[e]] == score[idx[s]]) {
-      (y[idx[e]] > 0.5f ? pos : neg) += wt(idx[e]);
-      ++e;
-    }
+    for (; e < n && r[e].s == r[s].s; ++e) (r[e].y > 0.5f ? pos : neg) += static_cast<double>(r[e].w);
     area += pos * (neg_below + 0.5 * neg);
     neg_below += neg;
     pos_total += pos;

@@ -424,3 +424,27 @@ TEST(GbdtMetrics, AucMatchesPairwiseCountWithTiesAndWeights) {
   const std::vector<float> mw(w.begin() + static_cast<long>(a), w.begin() + static_cast<long>(b));
   EXPECT_NEAR(evaluate("auc", Objective::binary, 1, ms, my, mw, comm), num / den, 1e-12);
 }
+
+// Note [AUC by counting]: the unweighted AUC (radix sorts of each class's scores) equals the pairwise
+// count, with ties, negative scores and -0 == +0, and bitwise the weighted walk with unit weights.
+TEST(GbdtMetrics, UnweightedAucMatchesPairwiseCountAndUnitWeights) {
+  std::vector<double> s;
+  std::vector<float> y;
+  for (int i = 0; i < 400; ++i) {
+    const auto k = rng::hash(11, static_cast<std::uint64_t>(i));
+    const double v = static_cast<double>(k % 31) - 15.0;  // many ties, both signs
+    s.push_back(v == 0.0 && (k >> 40) % 2 == 0 ? -0.0 : v * (1.0 + 1e-3 * static_cast<double>((k >> 50) % 2)));
+    y.push_back(static_cast<float>((k >> 20) % 3 == 0));
+  }
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    for (std::size_t j = 0; j < s.size(); ++j)
+      if (y[i] > 0.5f && y[j] < 0.5f) {
+        den += 1;
+        num += s[i] > s[j] ? 1.0 : s[i] == s[j] ? 0.5 : 0.0;
+      }
+  const double a = auc_local(s, y, {});
+  EXPECT_NEAR(a, num / den, 1e-12);
+  EXPECT_EQ(a, auc_local(s, y, std::vector<float>(s.size(), 1.0f)));
+  EXPECT_EQ(auc_local(s, std::vector<float>(s.size(), 1.0f), {}), 0.5);  // one class only
+}
