@@ -197,6 +197,13 @@ double host_peak_kib() {
 }
 }  // namespace
 
+double process_cpu_seconds() {
+  struct rusage usage {};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0.0;
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return sec(usage.ru_utime) + sec(usage.ru_stime);
+}
+
 MemoryPeak memory_peak() {
   constexpr double kMiB = 1024.0 * 1024.0;
   MemoryPeak p;

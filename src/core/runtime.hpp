@@ -55,6 +55,9 @@ struct MemoryPeak {
 void sample_device_memory();
 // Samples once more and returns the peaks so far.
 MemoryPeak memory_peak();
+// CPU seconds (user + system, every thread) this process has used so far (getrusage RUSAGE_SELF):
+// the summary's `cpu_s`, so a comparison on a loaded machine can count the training loop alone.
+double process_cpu_seconds();
 // "peak memory: host 85.2 MiB, GPU 1.23 of 79.1 GiB" (what the summary line prints).
 std::string describe_memory_peak(const MemoryPeak& peak);
 

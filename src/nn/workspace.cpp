@@ -1,6 +1,9 @@
 // Workspace planning and the one allocation (see workspace.hpp).
 #include "nn/workspace.hpp"
 
+#include <cstdlib>
+#include <string>
+
 #include "core/error.hpp"
 
 namespace hpct::nn {
@@ -19,7 +22,21 @@ void Workspace<Scalar>::allocate() {
   if (done_) throw Error("internal: workspace allocated twice");
   done_ = true;
   // Extra kAlign elements so that the first tensor can start on an aligned address.
-  buffer_ = View1<Scalar>("workspace", planned_ + kAlign);
+  const std::size_t n = planned_ + kAlign;
+  if (kHostBackend) {
+    // Note [lazy zeroed workspace]: a View is zero-filled by a kernel that writes every page of the
+    // buffer at once: for SMART-tiny at batch 4 (3.2 GB, sized for the largest scenes' edge
+    // counts) that first touch was a quarter of a short run's CPU time, and most of those pages
+    // are never used again by a batch of ordinary scenes. calloc hands out the same zeros, but a
+    // block this large comes from fresh pages the kernel zeroes on first use, so only the pages a
+    // step touches are ever faulted in and no second zeroing pass runs; small blocks are cleared
+    // by calloc itself. Layers may rely on the zeros (as before). GPU builds keep the View.
+    host_block_.reset(std::calloc(n, sizeof(Scalar)));
+    if (!host_block_) throw Error("workspace: cannot allocate " + std::to_string(n * sizeof(Scalar)) + " bytes");
+    buffer_ = View1<Scalar>(static_cast<Scalar*>(host_block_.get()), n);
+  } else {
+    buffer_ = View1<Scalar>("workspace", n);
+  }
   Scalar* base = buffer_.data();
   const auto misalign = reinterpret_cast<std::uintptr_t>(base) % 64;
   if (misalign != 0) base += (64 - misalign) / sizeof(Scalar);

@@ -3,7 +3,9 @@
 // (plan), the model calls allocate() once, and the step itself never allocates (test_no_allocation).
 #pragma once
 
+#include <cstdlib>
 #include <deque>
+#include <memory>
 #include <string>
 
 #include "core/tensor.hpp"
@@ -35,7 +37,11 @@ class Workspace {
   std::deque<Request> requests_;
   std::size_t planned_ = 0;
   bool done_ = false;
-  View1<Scalar> buffer_;
+  View1<Scalar> buffer_;  // host builds: an unmanaged view of host_block_ (Note [lazy zeroed workspace])
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> host_block_;
 };
 
 }  // namespace hpct::nn

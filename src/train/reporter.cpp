@@ -105,6 +105,7 @@ void Reporter::summary(const TrainSummary& s, bool has_validation, double train_
   std::vector<MetricsSink::Field> fields{{"steps", double(s.steps)},
                                          {"samples", double(s.samples)},
                                          {"seconds", s.seconds},
+                                         {"cpu_s", s.cpu_seconds},
                                          {"samples_per_s", rate},
                                          {"val_loss", s.val.loss},
                                          {"compute_s", s.time.compute},

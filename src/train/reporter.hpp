@@ -26,6 +26,7 @@ struct TrainSummary {
   double val_loss = std::numeric_limits<double>::quiet_NaN();
   EvalResult val;  // the last validation
   double seconds = 0;
+  double cpu_seconds = 0;  // this process's CPU time (all threads) over the same span as `seconds`
   TimeSplit time;
   double read_s = 0, hidden_read_s = 0;  // training-data reads in all, and the part a loader thread hid
   int stop_signal = 0;                   // SIGUSR1/SIGTERM that ended the run early (0: none)

@@ -252,6 +252,7 @@ TrainSummary NetworkTrainer::run() {
   Reporter reporter(config_, comm_, !resumed_from_.empty(), steps * config_.epochs, global_step_);
   TrainSummary s;
   Stopwatch run_clock;
+  const double cpu_start = process_cpu_seconds();
   for (std::uint64_t epoch = start_epoch_; epoch < config_.epochs; ++epoch) {
     trace::Scope epoch_trace("epoch");
     Stopwatch epoch_clock;
@@ -268,6 +269,7 @@ TrainSummary NetworkTrainer::run() {
     const std::uint64_t samples_before = s.samples;
     if (!train_epoch(epoch, epoch == start_epoch_ ? start_step_ : 0, s, reporter)) {
       s.seconds = run_clock.seconds();
+      s.cpu_seconds = process_cpu_seconds() - cpu_start;
       s.time = time_;
       s.skipped_steps = skipped_steps_;
       return s;
@@ -290,6 +292,7 @@ TrainSummary NetworkTrainer::run() {
     }
   }
   s.seconds = run_clock.seconds();
+  s.cpu_seconds = process_cpu_seconds() - cpu_start;
   s.skipped_steps = skipped_steps_;
   {
     ScopedTime t(time_.io, "output");
