@@ -86,44 +86,6 @@ void small_shapes(benchmark::internal::Benchmark* bm) {
   bm->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
 BENCHMARK(BM_SmallGemm)->Apply(small_shapes);
-
-// nn::Linear's forward y = x W^T as the column-major C (out x B) = W^T x: A transposed, which BLAS
-// packs whole on every call and LIBXSMM takes through Note [transposed-A small GEMMs].
-// Args: M (out), N (batch), K (in), library (0 BLAS, 1 LIBXSMM).
-void BM_SmallGemmTransposedA(benchmark::State& state) {
-  const int m = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1));
-  const int k = static_cast<int>(state.range(2));
-  const bool xsmm = state.range(3) != 0;
-  hpct::View1<float> a("A", static_cast<std::size_t>(m) * k), b("B", static_cast<std::size_t>(k) * n),
-      c("C", static_cast<std::size_t>(m) * n);
-  Kokkos::deep_copy(a, 0.5f), Kokkos::deep_copy(b, 0.25f);
-  const int lda = k, ldb = k, ldc = m;
-  const float one = 1.0f, zero = 0.0f;
-  auto call = [&] {
-    if (xsmm)
-      return hpct::nn::libxsmm_sgemm_forced('T', 'N', m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c.data(),
-                                            ldc);
-    sgemm_("T", "N", &m, &n, &k, &one, a.data(), &lda, b.data(), &ldb, &zero, c.data(), &ldc);
-    return true;
-  };
-  if (!call()) {
-    state.SkipWithError("no LIBXSMM kernel (or no LIBXSMM in this build)");
-    return;
-  }
-  for (auto _ : state) call();
-  state.SetLabel(xsmm ? "libxsmm TN" : "blas TN");
-  state.counters["GFLOP"] = benchmark::Counter(2.0 * m * n * static_cast<double>(k) * 1e-9,
-                                               benchmark::Counter::kIsIterationInvariantRate);
-}
-void transposed_a_shapes(benchmark::internal::Benchmark* bm) {
-  bm->ArgNames({"M", "N", "K", "xsmm"});
-  // The denoiser's forward GEMMs: hidden/output (256 x B x 256), time (256 x B x 32), context (x 7).
-  for (const int batch : {16, 64, 256})
-    for (const int lib : {0, 1}) bm->Args({256, batch, 256, lib});
-  for (const int lib : {0, 1}) bm->Args({256, 16, 32, lib})->Args({256, 16, 7, lib})->Args({256, 256, 32, lib});
-  bm->UseRealTime()->Unit(benchmark::kMicrosecond);
-}
-BENCHMARK(BM_SmallGemmTransposedA)->Apply(transposed_a_shapes);
 #endif
 
 }  // namespace
