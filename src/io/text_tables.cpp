@@ -178,7 +178,7 @@ void read_delimited(DataLines& lines, long long total, const TextOptions& opt, T
     // of its values is judged.
     std::size_t nfields = 1;
     for (const char* q = l.begin;
-         (q = static_cast<const char*>(std::memchr(q, delim, static_cast<std::size_t>(l.end - q)))); ++q)
+         (q = static_cast<const char*>(std::memchr(q, delim, static_cast<std::size_t>(l.end - q)))) != nullptr; ++q)
       ++nfields;
     if (nfields != ncols)
       input_error(t.file, l.number, "",
