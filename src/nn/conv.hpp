@@ -57,6 +57,9 @@ struct ConvGeometry {
   int kh = 1, kw = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
   int batch_chunk = 1;                    // samples per GEMM (Note [convolution chunks])
   Precision precision = Precision::fp32;  // compute type of the cudnn algorithm (the others: fp32)
+  // Note [blocked activations] (nn/conv_onednn.hpp): the memory layout of x (layout_in) and y
+  // (layout_out) and of their gradients: 0 for NCHW, 16 for oneDNN's nChw16c (onednn algorithm only).
+  int layout_in = 0, layout_out = 0;
 
   int oh() const { return (h + 2 * pad_h - dil_h * (kh - 1) - 1) / stride_h + 1; }
   int ow() const { return (w + 2 * pad_w - dil_w * (kw - 1) - 1) / stride_w + 1; }

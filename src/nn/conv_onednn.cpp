@@ -150,7 +150,7 @@ void reserve_kept_dy(std::size_t bytes) {
 using Key = ConvPlanKey;
 
 Key key_of(const ConvGeometry& g, Dir dir, bool accumulate, int n) {
-  return conv_plan_key(g, n, static_cast<int>(dir), accumulate ? 1 : 0, 0, 0);
+  return conv_plan_key(g, n, static_cast<int>(dir), accumulate ? 1 : 0, g.layout_in, g.layout_out);
 }
 
 memory::desc weights_desc(const ConvGeometry& g, bool any) {
@@ -204,8 +204,10 @@ std::unique_ptr<Plan> make_plan(const ConvGeometry& g, Dir dir, bool accumulate,
   const memory::dims pad_r = {(g.oh() - 1) * g.stride_h + (g.kh - 1) * g.dil_h + 1 - g.h - g.pad_h,
                               (g.ow() - 1) * g.stride_w + (g.kw - 1) * g.dil_w + 1 - g.w - g.pad_w};
   const auto f32 = memory::data_type::f32;
-  const memory::desc x_user({n, g.c_in, g.h, g.w}, f32, Tag::nchw),
-      y_user({n, g.c_out, g.oh(), g.ow()}, f32, Tag::nchw);
+  // Note [blocked activations]: the caller's arrays in nChw16c need no reorder when oneDNN picks it.
+  const auto tag_of = [](int layout) { return layout == 16 ? Tag::nChw16c : Tag::nchw; };
+  const memory::desc x_user({n, g.c_in, g.h, g.w}, f32, tag_of(g.layout_in)),
+      y_user({n, g.c_out, g.oh(), g.ow()}, f32, tag_of(g.layout_out));
   const memory::desc x_any({n, g.c_in, g.h, g.w}, f32, Tag::any),
       y_any({n, g.c_out, g.oh(), g.ow()}, f32, Tag::any);
   const memory::desc w_user = weights_desc(g, false), w_any = weights_desc(g, true);

@@ -11,6 +11,15 @@
 // Primitives are convolution_direct (no Winograd), so a run repeats
 // bitwise for a fixed thread count; the backward passes write into a buffer and are added to dx / dw
 // by a reorder with a sum post-op (accumulate), so no float atomics of ours are involved.
+//
+// Note [blocked activations]: a convolution's x and y (and their gradients) may be in oneDNN's
+// nChw16c layout instead of NCHW (ConvGeometry::layout_in / layout_out = 16): element (n, c, y, x)
+// at ((n C/16 + c/16) H W + y W + x) 16 + c mod 16, C a multiple of 16. oneDNN's direct kernels
+// read and write that layout, so a chain conv -> batch norm -> relu -> max pool -> conv -> add whose
+// other layers work on it (BatchNorm2d::set_blocked, MaxPool2d::set_blocked; residual add and relu
+// are elementwise) runs with no reorder between layers: in a cape step those reorders were 10% of
+// the time (docs/cnn.md). The cape backbone turns it on for conv_algorithm onednn
+// (models/cape/cape_backbone.cpp), reordering only at the stem's input and the projection's output.
 #pragma once
 
 #include <cstddef>

@@ -3,6 +3,9 @@
 // written to cape_head_parity.h5 for test/python/cape_head_parity.py (PyTorch on the same inputs).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -121,6 +124,45 @@ TEST(Cape, EpisodesAreKeyedBySeedEpochAndRow) {
   int distinct = 0;
   for (int i = 0; i < n; ++i) distinct += all.support[i] != all.support[0] || all.query[i] != all.query[0];
   EXPECT_GT(distinct, 0) << "every episode took the same views";
+}
+
+// Note [blocked activations] (nn/conv_onednn.hpp): with every convolution on oneDNN and widths that
+// are multiples of 16, the backbone keeps its activations in nChw16c; the loss, the gradients, the
+// running statistics and the evaluation's sums equal those of the NCHW layers (HPCTRAIN_NO_BLOCKED=1)
+// up to the order of the batch-norm sums.
+TEST(Cape, BlockedActivationsMatchNchw) {
+  if (!nn::conv_algorithm_available(nn::ConvAlgorithm::onednn)) GTEST_SKIP() << "no oneDNN in this build";
+  const int n = 3, views = 3, side = 32, K = 5;
+  cape::CapeConfig c = small_config(views, side, K);
+  c.backbone.base_width = 16, c.backbone.depth = 18;
+  const Data d = make_data(n, views, side, K);
+  std::vector<float> grads[2], params[2];
+  std::vector<double> sums[2];
+  double loss[2] = {0, 0};
+  for (int blocked = 0; blocked < 2; ++blocked) {
+    if (!blocked) setenv("HPCTRAIN_NO_BLOCKED", "1", 1);
+    cape::CapeModel m(c, n);
+    unsetenv("HPCTRAIN_NO_BLOCKED");
+    m.store().initialize(1);
+    m.set_conv_algorithm("onednn", false);
+    for (int step = 0; step < 2; ++step) loss[blocked] = m.accumulate_gradients(d.batch(n, 2, views, side, K), n);
+    EXPECT_EQ(m.backbone().blocked(), blocked == 1);
+    sums[blocked].assign(3, 0.0);
+    m.evaluate(d.batch(n, 2, views, side, K), EvalOptions{}, sums[blocked]);
+    fence();
+    grads[blocked] = host(m.store().grads().data(), m.store().count());
+    params[blocked] = host(m.store().params().data(), m.store().count());
+  }
+  EXPECT_NEAR(loss[1], loss[0], 1e-5 * std::abs(loss[0]));
+  for (std::size_t i = 0; i < sums[0].size(); ++i)
+    EXPECT_NEAR(sums[1][i], sums[0][i], 1e-4 * std::abs(sums[0][i]) + 1e-6);
+  for (const auto* v : {grads, params}) {
+    double scale = 0;
+    for (const float e : v[0]) scale = std::max(scale, static_cast<double>(std::abs(e)));
+    ASSERT_EQ(v[1].size(), v[0].size());
+    for (std::size_t i = 0; i < v[0].size(); ++i)
+      ASSERT_NEAR(v[1][i], v[0][i], 1e-5 * scale + 1e-4 * std::abs(v[0][i])) << "element " << i;
+  }
 }
 
 // The head alone on random maps: the parity file for test/python/cape_head_parity.py.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/resnet/resnet_block.hpp"
+#include "nn/layers/pool2d.hpp"
 
 namespace hpct::cape {
 
@@ -28,7 +29,10 @@ class Backbone {
   // For up to `images` images per pass.
   Backbone(const BackboneConfig& c, int images);
   // x [n, C, H, W] -> output() [n, dim, h, w].
-  void forward(const Tensor<float>& x, int n) { net_.forward(x, n); }
+  void forward(const Tensor<float>& x, int n) {
+    sync_layout();
+    net_.forward(x, n);
+  }
   // Fill rows [0, n) of output_grad() first; the images' gradient is not computed.
   void backward(const Tensor<float>& x, int n) {
     net_.backward(x, *dout_, Tensor<float>(), nn::GradMode::assign, n);
@@ -47,6 +51,9 @@ class Backbone {
   int feature_height() const { return static_cast<int>(net_.output().shape().dim[2]); }
   int feature_width() const { return static_cast<int>(net_.output().shape().dim[3]); }
   double forward_flops() const { return 2.0 * macs_; }  // per image
+  // Note [blocked activations] (nn/conv_onednn.hpp): whether the last forward kept the activations
+  // between the stem and the projection in nChw16c.
+  bool blocked() const { return blocked_; }
 
  private:
   BackboneConfig c_;
@@ -58,6 +65,11 @@ class Backbone {
   std::vector<std::string> conv_names_;
   Tensor<float>* dout_ = nullptr;
   double macs_ = 0;
+  nn::MaxPool2d<float>* pool_ = nullptr;
+  bool blockable_ = false, blocked_ = false;
+  // Note [blocked activations]: nChw16c between the stem and the projection exactly when every
+  // convolution runs on oneDNN (the algorithm may change between steps, Note [convolution autotuning]).
+  void sync_layout();
 };
 
 }  // namespace hpct::cape

@@ -2,6 +2,7 @@
 #include "nn/layers/batch_norm2d.hpp"
 
 #include "core/error.hpp"
+#include "nn/layers/batch_norm2d_blocked.hpp"
 #include "nn/plane_loop.hpp"
 
 namespace hpct::nn {
@@ -34,6 +35,13 @@ void BatchNorm2d<Scalar>::bind(const Store& store) {
   w_ = store.vector(w_index_).data(), b_ = store.vector(b_index_).data();
   dw_ = store.grad_vector(w_index_).data(), db_ = store.grad_vector(b_index_).data();
   rm_ = store.vector(rm_index_).data(), rv_ = store.vector(rv_index_).data();
+}
+
+template <class Scalar>
+void BatchNorm2d<Scalar>::set_blocked(bool on) {
+  if (on && (pixels_ == 1 || channels_ % bn_blocked::kLanes != 0))
+    throw Error("internal: BatchNorm2d on nChw16c needs [N, C, H, W] with C a multiple of 16");
+  blocked_ = on;
 }
 
 template <class Scalar>
@@ -88,15 +96,18 @@ void BatchNorm2d<Scalar>::forward(const T& x, int n) {
   const auto mean = mean_, rstd = rstd_, sums = sums_;
   const Scalar *w = w_, *b = b_;
   const double eps = eps_;
+  const bool blocked = blocked_;  // Note [blocked activations] (nn/conv_onednn.hpp)
+  if (training_ && blocked) bn_blocked::forward_sums(xp, n, c_count, pixels, sums);
   if (training_) {
-    Kokkos::parallel_for(
-        "bn_fw_sums", range(0, c_count), KOKKOS_LAMBDA(const int c) {
-          double s = 0, q = 0;
-          for (int smp = 0; smp < n; ++smp)
-            bn_sums(xp + (smp * static_cast<std::int64_t>(c_count) + c) * pixels, pixels, s, q);
-          sums(c) = s, sums(c_count + c) = q;
-          if (c == 0) sums(2 * c_count) = static_cast<double>(n) * static_cast<double>(pixels);
-        });
+    if (!blocked)
+      Kokkos::parallel_for(
+          "bn_fw_sums", range(0, c_count), KOKKOS_LAMBDA(const int c) {
+            double s = 0, q = 0;
+            for (int smp = 0; smp < n; ++smp)
+              bn_sums(xp + (smp * static_cast<std::int64_t>(c_count) + c) * pixels, pixels, s, q);
+            sums(c) = s, sums(c_count + c) = q;
+            if (c == 0) sums(2 * c_count) = static_cast<double>(n) * static_cast<double>(pixels);
+          });
     reduce(2 * c_count + 1);  // Note [synchronised batch norm]
     Scalar *rm = rm_, *rv = rv_;
     const double m = momentum_;
@@ -121,6 +132,7 @@ void BatchNorm2d<Scalar>::forward(const T& x, int n) {
         });
   }
   const bool relu = relu_;
+  if (blocked) return bn_blocked::forward_normalise(xp, y, n, c_count, pixels, mean, rstd, w, b, relu);
   for_each_plane(
       "bn_fw", static_cast<std::int64_t>(n) * c_count, pixels,
       KOKKOS_LAMBDA(const std::int64_t plane, const std::int64_t p0, const std::int64_t p1) {
@@ -147,25 +159,33 @@ void BatchNorm2d<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMod
   // The rank's own sums of dy and dy xhat: the parameter gradients, and (summed over the ranks
   // when synchronised) the mean terms of the input gradient. With the relu fused, dy is the
   // gradient after the relu, masked where the output is 0 (Note [batch norm with relu]).
-  Kokkos::parallel_for(
-      "bn_bw_sums", range(0, c_count), KOKKOS_LAMBDA(const int c) {
-        double sg = 0, sgx = 0;
-        const double mu = mean(c), rs = rstd(c);
-        for (int smp = 0; smp < n; ++smp) {
-          const std::int64_t base = (smp * static_cast<std::int64_t>(c_count) + c) * pixels;
-          if (relu) bn_grad_sums<true>(g + base, xp + base, yp + base, pixels, mu, rs, sg, sgx);
-          else bn_grad_sums<false>(g + base, xp + base, yp + base, pixels, mu, rs, sg, sgx);
-        }
-        dw[c] += static_cast<Scalar>(sgx);
-        db[c] += static_cast<Scalar>(sg);
-        sums(c) = sg, sums(c_count + c) = sgx;
-        if (c == 0) sums(2 * c_count) = static_cast<double>(n) * static_cast<double>(pixels);
-      });
+  const bool blocked = blocked_;  // Note [blocked activations] (nn/conv_onednn.hpp)
+  if (blocked) bn_blocked::backward_sums(g, xp, n, c_count, pixels, mean, rstd, w, b_, relu, dw, db, sums);
+  else
+    Kokkos::parallel_for(
+        "bn_bw_sums", range(0, c_count), KOKKOS_LAMBDA(const int c) {
+          double sg = 0, sgx = 0;
+          const double mu = mean(c), rs = rstd(c);
+          for (int smp = 0; smp < n; ++smp) {
+            const std::int64_t base = (smp * static_cast<std::int64_t>(c_count) + c) * pixels;
+            if (relu) bn_grad_sums<true>(g + base, xp + base, yp + base, pixels, mu, rs, sg, sgx);
+            else bn_grad_sums<false>(g + base, xp + base, yp + base, pixels, mu, rs, sg, sgx);
+          }
+          dw[c] += static_cast<Scalar>(sgx);
+          db[c] += static_cast<Scalar>(sg);
+          sums(c) = sg, sums(c_count + c) = sgx;
+          if (c == 0) sums(2 * c_count) = static_cast<double>(n) * static_cast<double>(pixels);
+        });
   if (training_) reduce(2 * c_count + 1);
   if (!dx.empty()) {
     Scalar* d = dx.data();
     const bool acc = mode == GradMode::accumulate;
     const bool batch_stats = training_;
+    if (blocked) {
+      bn_blocked::backward_data(g, xp, d, n, c_count, pixels, mean, rstd, w, b_, sums, relu, batch_stats, acc);
+      store_->report_ready(w_index_, rv_index_);
+      return;
+    }
     // Training: dx = w rstd (dy - mean(dy) - xhat mean(dy xhat)); evaluation: dx = w rstd dy.
     for_each_plane(
         "bn_bw_x", static_cast<std::int64_t>(n) * c_count, pixels,

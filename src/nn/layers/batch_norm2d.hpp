@@ -65,6 +65,9 @@ class BatchNorm2d : public Layer<Scalar> {
   // Note [batch norm with relu]; before the first forward.
   void set_relu(bool relu) { relu_ = relu; }
   bool relu() const { return relu_; }
+  // Note [blocked activations] (nn/conv_onednn.hpp): x, y and their gradients in nChw16c (C a
+  // multiple of 16, [N, C, H, W] only); before the first forward.
+  void set_blocked(bool on);
   int channels() const { return channels_; }
 
  private:
@@ -75,6 +78,7 @@ class BatchNorm2d : public Layer<Scalar> {
   double eps_, momentum_;
   bool training_ = true;
   bool relu_ = false;
+  bool blocked_ = false;
   Allreduce allreduce_;
   const Store* store_ = nullptr;
   std::size_t w_index_ = 0, b_index_ = 0, rm_index_ = 0, rv_index_ = 0;

@@ -56,8 +56,18 @@ void Conv2d<Scalar>::timed(const F& f) {
 }
 
 template <class Scalar>
+void Conv2d<Scalar>::set_layout(int in, int out) {
+  if ((in != 0 && in != 16) || (out != 0 && out != 16) || (in && g_.c_in % 16) ||
+      (out && (g_.c_out % 16 || has_bias_)))
+    throw Error("internal: Conv2d " + g_.to_string() + " cannot take the blocked layout asked for");
+  g_.layout_in = in, g_.layout_out = out;
+}
+
+template <class Scalar>
 void Conv2d<Scalar>::forward(const T& x, int n) {
   if (n <= 0) return;
+  if ((g_.layout_in || g_.layout_out) && alg_ != ConvAlgorithm::onednn)  // Note [blocked activations]
+    throw Error("internal: a Conv2d on blocked activations runs on the onednn algorithm only");
   Scalar* col = col_ ? col_->data() : nullptr;
   timed([&] { conv2d_forward(g_, alg_, x.data(), w_, y_->data(), col, n); });
   if (!has_bias_) return;

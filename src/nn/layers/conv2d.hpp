@@ -38,6 +38,10 @@ class Conv2d : public Layer<Scalar> {
   ConvAlgorithm algorithm() const { return alg_; }
   // Every later pass uses `a` (the scratch for gemm was planned whatever the choice).
   void set_algorithm(ConvAlgorithm a) { alg_ = a; }
+  // Note [blocked activations] (nn/conv_onednn.hpp): x and dx in layout `in`, y and dy in `out` (0:
+  // NCHW, 16: nChw16c) for every later pass; a blocked layout needs the onednn algorithm and, for
+  // y, no bias (the bias kernels read NCHW).
+  void set_layout(int in, int out);
   // The compute type of the cudnn algorithm (Conv2dOptions::precision) for every later pass.
   void set_precision(Precision p) { g_.precision = p; }
   // Note [convolution autotuning] (models/resnet/resnet.hpp): while timing, every forward and

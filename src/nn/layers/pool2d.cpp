@@ -2,6 +2,7 @@
 #include "nn/layers/pool2d.hpp"
 
 #include "core/error.hpp"
+#include "nn/layers/pool2d_blocked.hpp"
 #include "nn/plane_loop.hpp"
 
 namespace hpct::nn {
@@ -69,8 +70,18 @@ KOKKOS_INLINE_FUNCTION void max_pool_row(const Scalar* const* __restrict__ src, 
 }
 
 template <class Scalar>
+void MaxPool2d<Scalar>::set_blocked(bool on) {
+  if (on && c_ % pool_blocked::kLanes != 0) throw Error("internal: MaxPool2d on nChw16c needs C a multiple of 16");
+  blocked_ = on;
+}
+
+template <class Scalar>
 void MaxPool2d<Scalar>::forward(const T& x, int n) {
   const int h = h_, w = w_, oh = oh_, ow = ow_, k = k_, s = s_, p = p_;
+  if (blocked_)  // Note [blocked activations] (nn/conv_onednn.hpp)
+    return pool_blocked::max_forward(x.data(), y_->data(), argmax_.data(),
+                                     static_cast<std::int64_t>(n) * (c_ / pool_blocked::kLanes), h, w, oh, ow, k, s,
+                                     p);
   const Scalar* xp = x.data();
   Scalar* y = y_->data();
   int* argmax = argmax_.data();
@@ -168,6 +179,9 @@ void MaxPool2d<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
   Scalar* d = dx.data();
   const int* argmax = argmax_.data();
   const bool acc = mode == GradMode::accumulate;
+  if (blocked_)  // Note [blocked activations] (nn/conv_onednn.hpp)
+    return pool_blocked::max_backward(g, argmax, d, acc, static_cast<std::int64_t>(n) * (c_ / pool_blocked::kLanes),
+                                      h, w, oh, ow, k, s, p);
   const std::int64_t out_plane = static_cast<std::int64_t>(oh) * ow, in_plane = static_cast<std::int64_t>(h) * w;
   const std::int64_t planes = static_cast<std::int64_t>(n) * c_;
   if (kHostBackend && !acc) {

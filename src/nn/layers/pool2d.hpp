@@ -25,9 +25,13 @@ class MaxPool2d : public Layer<Scalar> {
   void forward(const T& x, int n) override;
   void backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) override;
   const T& output() const override { return *y_; }
+  // Note [blocked activations] (nn/conv_onednn.hpp): x, y and their gradients in nChw16c (C a
+  // multiple of 16); before the first forward.
+  void set_blocked(bool on);
 
  private:
   int c_, h_, w_, oh_, ow_, k_, s_, p_;
+  bool blocked_ = false;
   T* y_ = nullptr;
   View1<int> argmax_;  // per output element: the input pixel (y * W + x) of its plane it took
 };

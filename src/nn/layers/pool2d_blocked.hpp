@@ -1,0 +1,95 @@
+// MaxPool2d's passes on nChw16c activations (Note [blocked activations] in nn/conv_onednn.hpp): the
+// 16 channels of a block in the vector lanes, each lane taking its window's taps in scan order with
+// the NCHW kernels' rule (ties to the first maximum, NaN taken and kept), so every output and argmax
+// is the NCHW pass's, bitwise. Internal to pool2d.cpp.
+#pragma once
+
+#include <cstdint>
+
+#include "core/kokkos_compat.hpp"
+
+namespace hpct::nn::pool_blocked {
+
+constexpr int kLanes = 16;
+
+// y and argmax (the input pixel iy W + ix of its plane each output took) of `planes` (sample,
+// block) planes, one work item per plane.
+template <class Scalar>
+void max_forward(const Scalar* xp, Scalar* y, int* argmax, std::int64_t planes, int h, int w, int oh, int ow, int k,
+                 int s, int p) {
+  const std::int64_t in_plane = static_cast<std::int64_t>(h) * w * kLanes,
+                     out_plane = static_cast<std::int64_t>(oh) * ow * kLanes;
+  Kokkos::parallel_for(
+      "maxpool_fw16", range(std::int64_t(0), planes), KOKKOS_LAMBDA(const std::int64_t plane) {
+        const Scalar* xs = xp + plane * in_plane;
+        Scalar* ys = y + plane * out_plane;
+        int* as = argmax + plane * out_plane;
+        for (int oy = 0; oy < oh; ++oy)
+          for (int ox = 0; ox < ow; ++ox) {
+            Scalar m[kLanes];
+            int best[kLanes];
+            for (int l = 0; l < kLanes; ++l) m[l] = 0, best[l] = -1;
+            for (int ky = 0; ky < k; ++ky) {
+              const int iy = oy * s - p + ky;
+              if (iy < 0 || iy >= h) continue;
+              for (int kx = 0; kx < k; ++kx) {
+                const int ix = ox * s - p + kx;
+                if (ix < 0 || ix >= w) continue;
+                const int at = iy * w + ix;
+                const Scalar* v = xs + static_cast<std::int64_t>(at) * kLanes;
+#pragma omp simd
+                for (int l = 0; l < kLanes; ++l) {
+                  const Scalar x = v[l];
+                  const bool take = (best[l] < 0) | (x > m[l]) | ((x != x) & (m[l] == m[l]));
+                  best[l] = take ? at : best[l];
+                  m[l] = take ? x : m[l];
+                }
+              }
+            }
+            const std::int64_t o = (static_cast<std::int64_t>(oy) * ow + ox) * kLanes;
+            for (int l = 0; l < kLanes; ++l) ys[o + l] = m[l], as[o + l] = best[l];
+          }
+      });
+}
+
+// dx from dy by the recorded argmax (Note [pooling gradients as gathers]): on host backends and
+// assigned, one work item per plane zeroing it and adding each output's gradient to its argmax in
+// output order (the gather's order); else one work item per input element summing the outputs
+// that took it.
+template <class Scalar>
+void max_backward(const Scalar* g, const int* argmax, Scalar* d, bool acc, std::int64_t planes, int h, int w,
+                  int oh, int ow, int k, int s, int p) {
+  const std::int64_t in_pixels = static_cast<std::int64_t>(h) * w, out_pixels = static_cast<std::int64_t>(oh) * ow;
+  if (kHostBackend && !acc) {
+    Kokkos::parallel_for(
+        "maxpool_bw16", range(std::int64_t(0), planes), KOKKOS_LAMBDA(const std::int64_t plane) {
+          Scalar* ds = d + plane * in_pixels * kLanes;
+          const Scalar* gs = g + plane * out_pixels * kLanes;
+          const int* as = argmax + plane * out_pixels * kLanes;
+          for (std::int64_t i = 0; i < in_pixels * kLanes; ++i) ds[i] = 0;
+          for (std::int64_t o = 0; o < out_pixels; ++o)
+            for (int l = 0; l < kLanes; ++l) {
+              const int a = as[o * kLanes + l];
+              if (a >= 0) ds[static_cast<std::int64_t>(a) * kLanes + l] += gs[o * kLanes + l];
+            }
+        });
+    return;
+  }
+  Kokkos::parallel_for(
+      "maxpool_bw16", range(std::int64_t(0), planes * in_pixels * kLanes), KOKKOS_LAMBDA(const std::int64_t i) {
+        const std::int64_t plane = i / (in_pixels * kLanes);
+        const int l = static_cast<int>(i % kLanes);
+        const int pix = static_cast<int>((i / kLanes) % in_pixels), iy = pix / w, ix = pix % w;
+        const int oy0 = kmax(0, (iy + p - k + s) / s), oy1 = kmin(oh - 1, (iy + p) / s);
+        const int ox0 = kmax(0, (ix + p - k + s) / s), ox1 = kmin(ow - 1, (ix + p) / s);
+        Scalar sum = 0;
+        for (int oy = oy0; oy <= oy1; ++oy)
+          for (int ox = ox0; ox <= ox1; ++ox) {
+            const std::int64_t o = ((plane * oh + oy) * ow + ox) * kLanes + l;
+            if (argmax[o] == pix) sum += g[o];
+          }
+        d[i] = acc ? d[i] + sum : sum;
+      });
+}
+
+}  // namespace hpct::nn::pool_blocked
