@@ -109,7 +109,10 @@ bool sums_in_k_order(libxsmm_smmfunction f, int r, int m, int k, int lda) {
       float s = 0.0f;
       for (int p = 0; p < k; ++p)
         s = std::fma(a[static_cast<std::size_t>(p) * r + i], b[static_cast<std::size_t>(j) * lda + p], s);
-      if (std::memcmp(&s, &c[static_cast<std::size_t>(j) * r + i], sizeof(float)) != 0) return false;
+      std::uint32_t want, got;  // bit patterns: -0 and 0 differ, as they would in a later product
+      std::memcpy(&want, &s, sizeof(float));
+      std::memcpy(&got, &c[static_cast<std::size_t>(j) * r + i], sizeof(float));
+      if (want != got) return false;
     }
   return true;
 }
