@@ -117,9 +117,15 @@ bool sums_in_k_order(libxsmm_smmfunction f, int r, int m, int k, int lda) {
   return true;
 }
 
-// The kernel for a chunk of r rows (r x m x k, lda), or null.
-libxsmm_smmfunction chunk_kernel(int r, int m, int k, int lda) {
-  return dispatch(KernelKey{r, m, k, r, lda, r, LIBXSMM_GEMM_FLAG_BETA_0}, 0.0f);
+// The kernel for a chunk of r rows (r x m x k, lda), or null: through the per-thread table when
+// `cached` (the calls of a step), straight from LIBXSMM's registry for the once-per-shape check, so
+// that the 16 kernels checked do not fill the table with sizes a step never calls.
+libxsmm_smmfunction chunk_kernel(int r, int m, int k, int lda, bool cached = true) {
+  const KernelKey key{r, m, k, r, lda, r, LIBXSMM_GEMM_FLAG_BETA_0};
+  if (cached) return dispatch(key, 0.0f);
+  const libxsmm_blasint la = key.lda, lb = key.ldb, lc = key.ldc;
+  const float alpha = 1.0f, beta = 0.0f;
+  return libxsmm_smmdispatch(key.m, key.n, key.k, &la, &lb, &lc, &alpha, &beta, &key.flags, nullptr);
 }
 
 // Whether every chunk kernel of the shape exists and sums in k order (checked once per shape).
@@ -134,7 +140,7 @@ bool k_order_verdict(int m, int k, int lda) {
     if (known[i].m == m && known[i].k == k && known[i].lda == lda) return known[i].ok;
   bool ok = true;
   for (int r = 1; r <= kRowChunk && ok; ++r) {
-    const libxsmm_smmfunction f = chunk_kernel(r, m, k, lda);
+    const libxsmm_smmfunction f = chunk_kernel(r, m, k, lda, false);
     ok = f != nullptr && sums_in_k_order(f, r, m, k, lda);
   }
   if (used < static_cast<int>(known.size())) known[used++] = Verdict{m, k, lda, ok};
