@@ -2,7 +2,12 @@
 #include "nn/gemm_small.hpp"
 
 #include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <vector>
 
 #include "core/kokkos_compat.hpp"
 
@@ -59,12 +64,103 @@ libxsmm_smmfunction dispatch(const KernelKey& key, float beta) {
   return f;
 }
 
-// Note [transposed-A small GEMMs]: C = A^T B (nn::Linear's forward x W^T) stays with OpenBLAS. A
-// LIBXSMM route (A or B transposed into scratch, then an NN kernel, choosing by the batch which
-// moves fewer floats) was 1.6x faster at 256 x 16 x 256, but its results depended on the batch
-// size: a one-sample prediction no longer equalled the same row of a batched one bit for bit
-// (test_fortran), even with the choice fixed. Until a route keeps that property, the forward
-// GEMM is OpenBLAS's.
+// Note [transposed-A small GEMMs]: LIBXSMM 1.17 JIT-generates no kernel for C = A^T B (column-major;
+// nn::Linear's forward x W^T comes here as W^T x: A the weights, k x m; B the batch, k x n), and
+// OpenBLAS, which takes it, copies ("packs") all of A on every call: at batch 16 that copy cost as
+// much as its kernel (13% of the denoiser's step). Here C^T = B^T A runs as NN kernels on chunks of
+// kRowChunk batch columns: B's chunk transposed into scratch (LIBXSMM's libxsmm_otrans), one
+// kernel (r x m = r x k times k x m, r <= kRowChunk), the product transposed back into C. A is read
+// in place, so nothing of the size of the weights moves.
+// Note [batch-invariant small kernels]: a one-sample prediction must equal its
+// row of a batch bit for bit (test_fortran; test_layers' LinearRowsIndependentOfBatch). LIBXSMM's NN kernels do
+// not all sum in one order: measured on this Zen 4 (docs/cnn.md), when the last 64-row block of M
+// holds 2..16 rows and N is small (2..11), the kernel splits the k sum over several accumulators,
+// so its result depends on the shape; otherwise each element is one fused multiply-add chain over
+// k in order, as OpenBLAS sums these shapes. The route therefore takes a shape (m, k, lda) only if
+// every kernel it can call, r = 1..kRowChunk, sums that way: each is checked once against a plain
+// fma chain on pseudo-random operands (k_order_verdict), and a shape that fails goes to OpenBLAS
+// for every batch. The choice depends on the layer (m, k) and not on the batch n, and every batch
+// is cut into the same chunks, so a row's bits never depend on the batch it came in. The earlier
+// route (withdrawn) chose between transposing A and transposing B by the batch and broke exactly
+// there: the test's 8-wide layer hit the split-sum kernels (M = 8 or N = 8).
+// Chunks of 16 are as fast as one call at batch 256 (320 against 350-365 us, 256 x 256 x 256).
+// The scratch grows to the largest shape seen (the first step): no allocation in later steps.
+constexpr int kRowChunk = 16;
+
+// Pseudo-random operand values in (-1, 1) with full mantissas, from the index (no state).
+float probe_value(std::uint32_t i) {
+  std::uint32_t h = i * 2654435761u + 0x9e3779b9u;
+  h ^= h >> 15;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  return static_cast<float>(static_cast<double>(h) / 2147483648.0 - 1.0);
+}
+
+// Whether f (C = A B, r x m, A r x k with leading dimension r, B k x m with lda, C leading dimension
+// r) computes every element as the chain s = fma(A(i, 0), B(0, j), 0), s = fma(A(i, 1), B(1, j), s), ...
+bool sums_in_k_order(libxsmm_smmfunction f, int r, int m, int k, int lda) {
+  std::vector<float> a(static_cast<std::size_t>(r) * k), b(static_cast<std::size_t>(lda) * m),
+      c(static_cast<std::size_t>(r) * m);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = probe_value(static_cast<std::uint32_t>(i));
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = probe_value(static_cast<std::uint32_t>(i + a.size()));
+  f(a.data(), b.data(), c.data());
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < r; ++i) {
+      float s = 0.0f;
+      for (int p = 0; p < k; ++p)
+        s = std::fma(a[static_cast<std::size_t>(p) * r + i], b[static_cast<std::size_t>(j) * lda + p], s);
+      std::uint32_t want, got;  // bit patterns: -0 and 0 differ, as they would in a later product
+      std::memcpy(&want, &s, sizeof(float));
+      std::memcpy(&got, &c[static_cast<std::size_t>(j) * r + i], sizeof(float));
+      if (want != got) return false;
+    }
+  return true;
+}
+
+// The kernel for a chunk of r rows (r x m x k, lda), or null: through the per-thread table when
+// `cached` (the calls of a step), straight from LIBXSMM's registry for the once-per-shape check, so
+// that the 16 kernels checked do not fill the table with sizes a step never calls.
+libxsmm_smmfunction chunk_kernel(int r, int m, int k, int lda, bool cached = true) {
+  const KernelKey key{r, m, k, r, lda, r, LIBXSMM_GEMM_FLAG_BETA_0};
+  if (cached) return dispatch(key, 0.0f);
+  const libxsmm_blasint la = key.lda, lb = key.ldb, lc = key.ldc;
+  const float alpha = 1.0f, beta = 0.0f;
+  return libxsmm_smmdispatch(key.m, key.n, key.k, &la, &lb, &lc, &alpha, &beta, &key.flags, nullptr);
+}
+
+// Whether every chunk kernel of the shape exists and sums in k order (checked once per shape).
+bool k_order_verdict(int m, int k, int lda) {
+  struct Verdict {
+    int m, k, lda;
+    bool ok;
+  };
+  thread_local std::array<Verdict, 64> known{};
+  thread_local int used = 0;
+  for (int i = 0; i < used; ++i)
+    if (known[i].m == m && known[i].k == k && known[i].lda == lda) return known[i].ok;
+  bool ok = true;
+  for (int r = 1; r <= kRowChunk && ok; ++r) {
+    const libxsmm_smmfunction f = chunk_kernel(r, m, k, lda, false);
+    ok = f != nullptr && sums_in_k_order(f, r, m, k, lda);
+  }
+  if (used < static_cast<int>(known.size())) known[used++] = Verdict{m, k, lda, ok};
+  return ok;
+}
+
+bool transposed_a_sgemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
+  if (!k_order_verdict(m, k, lda)) return false;
+  thread_local std::vector<float> s0, s1;
+  if (s0.size() < static_cast<std::size_t>(kRowChunk) * k) s0.resize(static_cast<std::size_t>(kRowChunk) * k);
+  if (s1.size() < static_cast<std::size_t>(kRowChunk) * m) s1.resize(static_cast<std::size_t>(kRowChunk) * m);
+  for (int j0 = 0; j0 < n; j0 += kRowChunk) {
+    const int r = n - j0 < kRowChunk ? n - j0 : kRowChunk;
+    const float* bj = b + static_cast<std::ptrdiff_t>(j0) * ldb;
+    libxsmm_otrans(s0.data(), bj, sizeof(float), k, r, ldb, r);  // B's chunk^T: r x k, leading dimension r
+    chunk_kernel(r, m, k, lda)(s0.data(), a, s1.data());         // C's chunk^T (r x m) = B^T A
+    libxsmm_otrans(c + static_cast<std::ptrdiff_t>(j0) * ldc, s1.data(), sizeof(float), r, m, r, ldc);
+  }
+  return true;
+}
 #endif
 }  // namespace
 
@@ -74,6 +170,7 @@ bool libxsmm_sgemm_forced(char ta, char tb, int m, int n, int k, float alpha, co
                           const float* b, int ldb, float beta, float* c, int ldc) {
 #if defined(HPCTRAIN_HAVE_LIBXSMM)
   if (alpha != 1.0f || (beta != 0.0f && beta != 1.0f)) return false;
+  if (ta == 'T') return tb == 'N' && beta == 0.0f && transposed_a_sgemm(m, n, k, a, lda, b, ldb, c, ldc);
   if (ta != 'N') return false;
   const int flags = (tb == 'T' ? LIBXSMM_GEMM_FLAG_TRANS_B : 0) | (beta == 0.0f ? LIBXSMM_GEMM_FLAG_BETA_0 : 0);
   const libxsmm_smmfunction f = dispatch(KernelKey{m, n, k, lda, ldb, ldc, flags}, beta);
@@ -90,7 +187,9 @@ bool libxsmm_sgemm_forced(char ta, char tb, int m, int n, int k, float alpha, co
 bool small_sgemm(char ta, char tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
                  int ldb, float beta, float* c, int ldc) {
 #if defined(HPCTRAIN_HAVE_LIBXSMM)
-  if (!g_enabled || k > kSmallGemmMaxK || m > kSmallGemmMaxMN || n > kSmallGemmMaxMN) return false;
+  // The transposed-A route has no bound on n (the batch): it cuts it into chunks itself, and a
+  // bound there would send large batches to BLAS (Note [transposed-A small GEMMs]).
+  if (!g_enabled || k > kSmallGemmMaxK || m > kSmallGemmMaxMN || (ta != 'T' && n > kSmallGemmMaxMN)) return false;
   if (HostExecSpace().concurrency() != 1) return false;
   return libxsmm_sgemm_forced(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #else

@@ -2,8 +2,10 @@
 // BLAS library (host builds that found LIBXSMM: HPCTRAIN_HAVE_LIBXSMM). nn/gemm.hpp asks first and
 // calls BLAS when this declines.
 // Note [small GEMM thresholds]: LIBXSMM is taken for a column-major C (M x N) = op(A) op(B) when
-// alpha is 1, beta is 0 or 1, K <= 256 and M, N <= 4096, op(A) not transposed (Note
-// [transposed-A small GEMMs]: nn::Linear's forward x W^T stays with BLAS); and only with one host thread
+// alpha is 1, beta is 0 or 1, K <= 256 and M, N <= 4096, op(A) not transposed; op(A) transposed
+// (nn::Linear's forward x W^T) only with beta 0 and op(B) not transposed, with no bound on N (the
+// batch), through Note [transposed-A small GEMMs], and only for shapes whose kernels pass Note
+// [batch-invariant small kernels]; and only with one host thread
 // (BLAS threads larger GEMMs; LIBXSMM's kernels are serial). The bound is on K, the summed
 // dimension, and not on M x N x K: the batch is M or N, so a bound on the product would send one
 // rank's batch of 32 to BLAS and two ranks' batches of 16 to LIBXSMM, whose sums may round

@@ -9,14 +9,17 @@
 namespace hpct::optim {
 
 namespace {
-template <class Scalar>
-KOKKOS_INLINE_FUNCTION void adamw_block(Scalar* __restrict__ params, const Scalar* __restrict__ grads,
+// kZero: write 0 over each gradient once read (Note [gradient zeroing in the update]); a template
+// argument so that neither loop carries a branch.
+template <bool kZero, class Scalar>
+KOKKOS_INLINE_FUNCTION void adamw_block(Scalar* __restrict__ params, Scalar* __restrict__ grads,
                                         Scalar* __restrict__ m, Scalar* __restrict__ v,
                                         const std::uint8_t* __restrict__ mask, std::uint64_t begin,
                                         std::uint64_t end, Scalar decay, Scalar step_size, Scalar inv_sqrt_bc2,
                                         Scalar eps, Scalar b1, Scalar b2) {
   for (std::uint64_t i = begin; i < end; ++i) {
     const Scalar g = grads[i];
+    if (kZero) grads[i] = Scalar(0);
     const Scalar mi = b1 * m[i] + (Scalar(1) - b1) * g;
     const Scalar vi = b2 * v[i] + (Scalar(1) - b2) * g * g;
     m[i] = mi;
@@ -39,7 +42,7 @@ Optimizer<Scalar>::Optimizer(const OptimizerConfig& config, std::uint64_t n_para
 }
 
 template <class Scalar>
-void Optimizer<Scalar>::step(const Vector& params, const Vector& grads, double lr) {
+void Optimizer<Scalar>::step(const Vector& params, const Vector& grads, double lr, bool zero_grads) {
   ++t_;
   const auto m = m_;
   const auto v = v_;
@@ -58,6 +61,7 @@ void Optimizer<Scalar>::step(const Vector& params, const Vector& grads, double l
             g = m(i);
           }
           params(i) -= lr_s * g;
+          if (zero_grads) grads(i) = Scalar(0);
         });
     return;
   }
@@ -72,13 +76,15 @@ void Optimizer<Scalar>::step(const Vector& params, const Vector& grads, double l
   // devices a block is one parameter.
   constexpr std::uint64_t kBlock = std::is_same<MemSpace, Kokkos::HostSpace>::value ? 256 : 1;
   Scalar* const pp = params.data();
-  const Scalar* const gp = grads.data();
+  Scalar* const gp = grads.data();
   Scalar* const mp = m.data();
   Scalar* const vp = v.data();
   Kokkos::parallel_for(
       "adamw_step", range(0, (n + kBlock - 1) / kBlock), KOKKOS_LAMBDA(const std::uint64_t blk) {
         const std::uint64_t begin = blk * kBlock, end = begin + kBlock < n ? begin + kBlock : n;
-        adamw_block(pp, gp, mp, vp, mask, begin, end, decay, step_size, inv_sqrt_bc2, eps, b1s, b2s);
+        if (zero_grads)
+          adamw_block<true>(pp, gp, mp, vp, mask, begin, end, decay, step_size, inv_sqrt_bc2, eps, b1s, b2s);
+        else adamw_block<false>(pp, gp, mp, vp, mask, begin, end, decay, step_size, inv_sqrt_bc2, eps, b1s, b2s);
       });
 }
 

@@ -128,7 +128,11 @@ StepOutcome StepRunner::finish(double loss_sum, std::uint64_t global_step, std::
     r.applied = false;
     return r;
   }
-  optimizer_.step(store.param_span(), grads, schedule_.at(global_step));
+  // The update zeroes the gradients it read when they are the store's own (not a shared-memory
+  // window's slot): the next step then skips its zeroing pass (Note [gradient zeroing in the update]).
+  const bool zero_in_update = summed == store.grads().data();
+  optimizer_.step(store.param_span(), grads, schedule_.at(global_step), zero_in_update);
+  grads_zeroed_ = zero_in_update;
   fence();
   nn::parameters_written();  // Note [parameter generation]
   return r;

@@ -56,7 +56,9 @@ class StepRunner {
     double loss_sum = 0;
     {
       ScopedTime t(time.compute, "forward_backward");
-      model_.store().zero_grads();
+      // Note [gradient zeroing in the update]: the last applied update may have zeroed them.
+      if (!grads_zeroed_) model_.store().zero_grads();
+      grads_zeroed_ = false;
       const double normaliser = static_cast<double>(step_samples) / scaler_.scale();
       for (int k = 0; k < micro_steps; ++k) {
         Batch b;
@@ -108,6 +110,8 @@ class StepRunner {
   optim::Schedule schedule_;
   optim::LossScaler scaler_;
   double clip_;
+  bool grads_zeroed_ =
+      false;  // the last update set the store's gradients to 0 (Note [gradient zeroing in the update])
   std::array<double, 3> control_{};                      // loss sum, stop, time checkpoint: summed over ranks
   double norm_sq_ = 0;                                   // sharded: squared gradient norm, summed over ranks
   std::unique_ptr<optim::Optimizer<float>> full_state_;  // sharded: whole-buffer state for checkpoints

@@ -299,5 +299,49 @@ TEST(LossGradients, MseCrossEntropyAndBce) {
   EXPECT_EQ(nn::first_bad_label(DTensor(labels), 6, 3), 2);  // label 3 at row 2 is outside [0, 3)
 }
 
+// Note [batch-invariant small kernels]: a row of Linear<float>'s output has the same bits whatever
+// batch it is computed in, a one-sample call included (the C API's predict against a batched
+// predict), at widths that LIBXSMM's transposed-A route takes (256 x 256, 7 -> 256, ...) and at
+// widths whose kernels split the k sum (8, 16, 80 wide), which must go elsewhere for every batch.
+// With one host thread only, as the C API's programs run: with two, OpenBLAS itself gives a
+// 32 -> 256 row of a batch of 300 other last bits than the same row in a batch of 1 to 3.
+TEST(LinearBatchInvariance, RowsIndependentOfTheBatch) {
+  if (HostExecSpace().concurrency() != 1)
+    GTEST_SKIP() << "one host thread only (OpenBLAS threads split differently)";
+  const int shapes[][2] = {{3, 8}, {8, 2}, {7, 256}, {32, 256}, {256, 256}, {256, 16}, {16, 80}, {20, 12}, {5, 65}};
+  constexpr int kCap = 300;
+  for (const auto& shape : shapes) {
+    const int in = shape[0], out = shape[1];
+    nn::ParameterStore<float> store;
+    nn::Workspace<float> ws;
+    nn::Linear<float> fc(store, ws, "fc", in, out, kCap);
+    store.allocate();
+    ws.allocate();
+    fc.bind(store);
+    store.initialize(11);
+    View2<float> x("x", kCap, in);
+    test::fill_normal(x, 5);
+    const Tensor<float> xt = x;
+    fc.forward(xt, kCap);
+    const auto all = to_host(fc.output().flat());
+    const std::vector<float> full(all.data(), all.data() + static_cast<std::size_t>(kCap) * out);
+    for (const int n : {1, 2, 3, 5, 8, 11, 16, 17, 33, 299}) {
+      fc.forward(xt, n);
+      const auto y = to_host(fc.output().flat());
+      EXPECT_EQ(std::vector<float>(y.data(), y.data() + static_cast<std::size_t>(n) * out),
+                std::vector<float>(full.begin(), full.begin() + static_cast<std::size_t>(n) * out))
+          << in << " -> " << out << ", batch " << n;
+    }
+    for (const int row : {0, 5, 17, 299}) {
+      fc.forward(xt.row_range(row, 1), 1);
+      const auto y = to_host(fc.output().flat());
+      EXPECT_EQ(std::vector<float>(y.data(), y.data() + out),
+                std::vector<float>(full.begin() + static_cast<std::ptrdiff_t>(row) * out,
+                                   full.begin() + static_cast<std::ptrdiff_t>(row + 1) * out))
+          << in << " -> " << out << ", row " << row << " alone";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hpct

@@ -143,3 +143,34 @@ TEST(Optimizers, WeightDecayAppliesOnlyWhereTheMaskSaysSo) {
     EXPECT_DOUBLE_EQ(b.param(2), -4.0 * (1 - 0.1 * 0.5)) << kind;
   }
 }
+
+// Note [gradient zeroing in the update]: with zero_grads the update is the same to the bit, and
+// every gradient it read is 0 afterwards (more than one host block, and a partial last block).
+TEST(Optimizers, ZeroingInTheUpdateChangesNoParameter) {
+  for (const char* kind : {"adamw", "sgd"}) {
+    optim::OptimizerConfig config;
+    config.kind = kind;
+    config.weight_decay = 0.01;
+    config.momentum = 0.9;
+    const std::size_t n = 1000;
+    std::vector<double> p0(n), g0(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      p0[i] = std::sin(0.37 * static_cast<double>(i));
+      g0[i] = std::cos(0.11 * static_cast<double>(i)) * 1e-2;
+    }
+    Buffers plain(p0), zeroing(p0);
+    optim::Optimizer<double> a(config, n), b(config, n);
+    for (int step = 0; step < 3; ++step) {
+      plain.set_grads(g0);
+      zeroing.set_grads(g0);
+      a.step(plain.pv(), plain.gv(), 1e-3);
+      b.step(zeroing.pv(), zeroing.gv(), 1e-3, true);
+    }
+    const auto pa = to_host(plain.p), pb = to_host(zeroing.p), ga = to_host(plain.g), gb = to_host(zeroing.g);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(pa(i), pb(i)) << kind << " parameter " << i;
+      ASSERT_EQ(ga(i), g0[i]) << kind << " gradient kept without zeroing, " << i;
+      ASSERT_EQ(gb(i), 0.0) << kind << " gradient zeroed, " << i;
+    }
+  }
+}
