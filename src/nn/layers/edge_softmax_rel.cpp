@@ -1,14 +1,25 @@
 // EdgeSoftmax with the relative-position projections folded into the destination side
 // (Note [folded relative projections], edge_softmax.hpp): forward_rel and backward_rel.
 #include <cmath>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "nn/elementwise.hpp"
 #include "nn/gemm_batched.hpp"
 #include "nn/layers/edge_softmax.hpp"
+#include "nn/layers/edge_softmax_blocked.hpp"
 
 namespace hpct::nn {
+
+bool& edge_blocked::enabled() {
+  static bool on = true;
+  return on;
+}
+bool edge_blocked::usable(int heads, int R) {
+  return HPCT_EDGE_BLOCKED && enabled() && (heads == 1 || heads == 2 || heads == 4 || heads == 8) && R % 16 == 0 &&
+         R > 0;
+}
 
 namespace {
 
@@ -161,6 +172,142 @@ void norm_param_grads(const RelScratch<S>& s, const Tensor<S>& dssum, const Tens
       });
 }
 
+
+#if HPCT_EDGE_BLOCKED
+// The r side of one destination's scores: t[h] = qr_ih . r_e, as dot_lanes() sums it.
+template <int H>
+inline void rel_dots(const float* z, const float* r, int R, float* t) {
+  if (edge_blocked::exact_dots(R)) {
+    edge_blocked::head_dots<H>(z, r, R, t);
+  } else {
+    for (int h = 0; h < H; ++h) t[h] = dot_lanes(z + h * R, r, R);
+  }
+}
+
+// forward_rel's per-destination loop on the host, the R-long work register-blocked (Note
+// [register-blocked edge kernels]); every other line as the generic kernel.
+template <int H, class Drop>
+void forward_blocked(int nd, int D, int R, float scale, bool affine, const Drop& dd, const IndexGroups& by_dst,
+                     const View1<int>& src, const Tensor<float>& q, const Tensor<float>& k, const Tensor<float>& v,
+                     const Tensor<float>& r, const Tensor<float>& qr, const Tensor<float>& ragg,
+                     const Tensor<float>& a_, const Tensor<float>& wd_, const Tensor<float>& wsum_,
+                     const Tensor<float>& cst_, const Tensor<float>& out_,
+                     const typename ParameterStore<float>::Vector& bv) {
+  const auto qm = q.matrix(), km = k.matrix(), vm = v.matrix(), a = a_.matrix(), wd = wd_.matrix(),
+             wsum = wsum_.matrix(), cst = cst_.matrix(), out = out_.matrix();
+  const int *offsets = by_dst.offsets().data(), *order = by_dst.order().data(), *srcp = src.data();
+  const float *rp = r.data(), *qrp = qr.data();
+  float *raggp = ragg.data(), *wdp = wd_.data();
+  const bool drop = dd.on;
+  Kokkos::parallel_for("edge_rel_fwb", host_range(0, nd), [=](const int i) {
+    const int begin = offsets[i], n = offsets[i + 1] - begin;
+    const int* es = order + begin;
+    const float* qri = qrp + static_cast<std::size_t>(i) * H * R;
+    float t[H];
+    for (int o = 0; o < n; ++o) {
+      const int e = es[o], j = srcp[e];
+      rel_dots<H>(qri, rp + static_cast<std::size_t>(e) * R, R, t);
+      for (int h = 0; h < H; ++h)
+        a(e, h) = scale * (dot_lanes(&qm(i, h * D), &km(j, h * D), D) + t[h] + (affine ? cst(i, h) : 0.0f));
+    }
+    for (int h = 0; h < H; ++h) {
+      float m = 0.0f, sum = 0.0f;
+      for (int o = 0; o < n; ++o)
+        if (o == 0 || a(es[o], h) > m) m = a(es[o], h);
+      for (int o = 0; o < n; ++o) {
+        const float p = exp_vectorisable(a(es[o], h) - m);
+        a(es[o], h) = p;
+        sum += p;
+      }
+      for (int o = 0; o < n; ++o) a(es[o], h) = a(es[o], h) / sum;
+      wsum(i, h) = 0.0f;
+    }
+    for (int c = 0; c < H * D; ++c) out(i, c) = 0.0f;
+    for (int o = 0; o < n; ++o) {
+      const int e = es[o], j = srcp[e];
+      for (int h = 0; h < H; ++h) {
+        const float w = drop ? a(e, h) * dd.factor(i, o, h, H) : a(e, h);
+        wd(e, h) = w;
+        wsum(i, h) += w;
+        axpy(w, &vm(j, h * D), &out(i, h * D), D);
+      }
+    }
+    edge_blocked::edge_sums<H, false, false>(es, n, rp, R, wdp, nullptr,
+                                             raggp + static_cast<std::size_t>(i) * H * R, nullptr, nullptr, nullptr,
+                                             nullptr, false);
+    for (int h = 0; h < H; ++h)
+      for (int d = 0; d < D; ++d) out(i, h * D + d) += bv(h * D + d) * wsum(i, h);
+  });
+  fence();
+}
+
+// backward_rel's per-destination loop on the host, the R-long work register-blocked (Note
+// [register-blocked edge kernels]); every other line as the generic kernel.
+struct RelBwArgs {
+  int D, R;
+  float scale;
+  bool affine, want_dq, acc_q, want_dr, acc_r;
+  const float *g, *v, *k, *r, *qr, *gv, *a, *bv;
+  const int *offsets, *order, *src;
+  float *ds, *wd, *rowdot, *cst, *dq, *rs, *ragg, *dr;
+};
+template <int H, class Drop>
+void backward_blocked(int nd, const RelBwArgs& p, const Drop& dd) {
+  const bool drop = dd.on;
+  Kokkos::parallel_for("edge_rel_bwb", host_range(0, nd), [=](const int i) {
+    const int D = p.D, R = p.R, HD = H * D, begin = p.offsets[i], n = p.offsets[i + 1] - begin;
+    const int* es = p.order + begin;
+    const std::size_t iHD = static_cast<std::size_t>(i) * HD, iHR = static_cast<std::size_t>(i) * H * R;
+    const float *gi = p.g + iHD, *gvi = p.gv + iHR, *qri = p.qr + iHR;
+    float* cst = p.cst + static_cast<std::size_t>(i) * H;
+    float* rowdot = p.rowdot + static_cast<std::size_t>(i) * H;
+    float gb[H], t[H];
+    for (int h = 0; h < H; ++h) rowdot[h] = 0.0f, gb[h] = dot_lanes(gi + h * D, p.bv + h * D, D);
+    for (int o = 0; o < n; ++o) {
+      const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
+      rel_dots<H>(gvi, p.r + e * R, R, t);
+      for (int h = 0; h < H; ++h) {
+        float da = dot_lanes(gi + h * D, p.v + j * HD + h * D, D) + t[h] + gb[h] + (p.affine ? cst[h] : 0.0f);
+        if (drop) da *= dd.factor(i, o, h, H);
+        p.ds[e * H + h] = da;
+        rowdot[h] += p.a[e * H + h] * da;
+      }
+    }
+    float* dqi = p.dq + iHD;
+    if (p.want_dq && !p.acc_q)
+      for (int c = 0; c < HD; ++c) dqi[c] = 0.0f;
+    if (p.affine)
+      for (int h = 0; h < H; ++h) cst[h] = 0.0f;  // from here: sum_e ds
+    for (int o = 0; o < n; ++o) {
+      const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
+      for (int h = 0; h < H; ++h) {
+        const float dsv = p.scale * p.a[e * H + h] * (p.ds[e * H + h] - rowdot[h]);
+        p.ds[e * H + h] = dsv;
+        if (p.affine) cst[h] += dsv;
+        if (p.want_dq) axpy(dsv, p.k + j * HD + h * D, dqi + h * D, D);
+      }
+    }
+    const float* w = drop ? p.wd : p.a;
+    if (p.want_dr)
+      edge_blocked::edge_sums<H, true, true>(es, n, p.r, R, p.ds, w, p.rs + iHR, p.ragg + iHR, qri, gvi, p.dr,
+                                             p.acc_r);
+    else
+      edge_blocked::edge_sums<H, true, false>(es, n, p.r, R, p.ds, w, p.rs + iHR, p.ragg + iHR, nullptr, nullptr,
+                                              nullptr, false);
+  });
+  fence();
+}
+
+// f(std::integral_constant<int, H>) for the head counts edge_blocked::usable() accepts.
+template <class F>
+void by_heads(int H, const F& f) {
+  if (H == 1) f(std::integral_constant<int, 1>());
+  else if (H == 2) f(std::integral_constant<int, 2>());
+  else if (H == 4) f(std::integral_constant<int, 4>());
+  else f(std::integral_constant<int, 8>());
+}
+#endif
+
 template <class S>
 void check_scratch(const RelScratch<S>& s, std::int64_t rows, std::int64_t width, const std::string& name) {
   if (!s.qr || s.qr->rows() < rows || s.qr->cols() != width)
@@ -187,6 +334,19 @@ void EdgeSoftmax<Scalar>::forward_rel(const T& q, const T& k, const T& v, const 
   const Scalar scale = Scalar(1) / static_cast<Scalar>(std::sqrt(static_cast<double>(D)));
   const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, nd, name_);
   const bool drop = dd.on;
+#if HPCT_EDGE_BLOCKED
+  if constexpr (std::is_same<Scalar, float>::value) {
+    if (kHostBackend && edge_blocked::usable(H, R)) {  // Note [register-blocked edge kernels]
+      by_heads(H, [&](auto heads) {
+        forward_blocked<decltype(heads)::value>(nd, D, R, scale, affine, dd, by_dst_, src, q, k, v, r, *s.qr,
+                                                *s.ragg, *attn_, *wdrop_, *wsum_, *cst_, *out_, bv);
+      });
+      if (affine) affine_sums(*s.ragg, norm, *wsum_, nd, H, R);
+      rel_to_heads(s.ragg->data(), wv.data(), Scalar(1), out_->data(), nd, H, D, R);
+      return;
+    }
+  }
+#endif
   // One work item per destination, all heads: every edge's r row is read once per pass.
   Kokkos::parallel_for(
       "edge_rel_fw", range(0, nd), KOKKOS_LAMBDA(const int i) {
@@ -252,49 +412,67 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
   const Scalar scale = Scalar(1) / static_cast<Scalar>(std::sqrt(static_cast<double>(D)));
   const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, nd, name_);
   const bool drop = dd.on;
+  bool blocked = false;
+#if HPCT_EDGE_BLOCKED
+  if constexpr (std::is_same<Scalar, float>::value) {
+    blocked = kHostBackend && edge_blocked::usable(H, R) && (!want_dr || dr.cols() == R);
+    if (blocked) {  // Note [register-blocked edge kernels]
+      RelBwArgs p;
+      p.D = D, p.R = R, p.scale = scale, p.affine = affine, p.want_dq = want_dq, p.acc_q = acc_q;
+      p.want_dr = want_dr, p.acc_r = acc_r;
+      p.g = dout.data(), p.v = v.data(), p.k = k.data(), p.r = r.data(), p.qr = s.qr->data(), p.gv = s.gv->data();
+      p.a = attn_->data(), p.bv = bv.data(), p.offsets = offsets.data(), p.order = order.data(), p.src = src.data();
+      p.ds = dscore_->data(), p.wd = wdrop_->data(), p.rowdot = rowdot_->data(), p.cst = cst_->data();
+      p.dq = want_dq ? dq.data() : nullptr, p.rs = s.rs->data(), p.ragg = s.ragg->data();
+      p.dr = want_dr ? dr.data() : nullptr;
+      by_heads(H, [&](auto heads) { backward_blocked<decltype(heads)::value>(nd, p, dd); });
+    }
+  }
+#endif
   // Per destination: da = dout . (v + vr) times the dropout mask (forward_rel's draw again),
   // dscore = scale a (da - sum a da); then dq's key part, rs, ragg and dr of every incoming edge.
-  Kokkos::parallel_for(
-      "edge_rel_bw", range(0, nd), KOKKOS_LAMBDA(const int i) {
-        const int begin = offsets(i), end = offsets(i + 1);
-        for (int h = 0; h < H; ++h) rowdot(i, h) = Scalar(0);
-        for (int h = 0; h < H; ++h) {
-          // dout_h . bv_h: the bias part of every edge's value
-          const Scalar gb = dot_lanes(&g(i, h * D), &bv(h * D), D);
-          for (int o = begin; o < end; ++o) {
-            const int e = order(o), j = src(e);
-            Scalar da = dot_lanes(&g(i, h * D), &vm(j, h * D), D) + dot_lanes(&gv(i, h * R), &rm(e, 0), R) + gb +
-                        (affine ? cst(i, h) : Scalar(0));
-            if (drop) da *= dd.factor(i, o - begin, h, H);
-            ds(e, h) = da;
-            rowdot(i, h) += a(e, h) * da;
-          }
-        }
-        if (want_dq && !acc_q)
-          for (int c = 0; c < H * D; ++c) dqm(i, c) = Scalar(0);
-        for (int c = 0; c < H * R; ++c) rs(i, c) = Scalar(0), ragg(i, c) = Scalar(0);
-        if (affine)
-          for (int h = 0; h < H; ++h) cst(i, h) = Scalar(0);  // from here: sum_e ds
-        for (int o = begin; o < end; ++o) {
-          const int e = order(o), j = src(e);
-          Scalar* dre = want_dr ? &drm(e, 0) : nullptr;
-          if (want_dr && !acc_r)
-            for (int c = 0; c < R; ++c) dre[c] = Scalar(0);
+  if (!blocked)
+    Kokkos::parallel_for(
+        "edge_rel_bw", range(0, nd), KOKKOS_LAMBDA(const int i) {
+          const int begin = offsets(i), end = offsets(i + 1);
+          for (int h = 0; h < H; ++h) rowdot(i, h) = Scalar(0);
           for (int h = 0; h < H; ++h) {
-            const Scalar dsv = scale * a(e, h) * (ds(e, h) - rowdot(i, h));
-            const Scalar w = drop ? wd(e, h) : a(e, h);
-            ds(e, h) = dsv;
-            if (affine) cst(i, h) += dsv;
-            if (want_dq) axpy(dsv, &km(j, h * D), &dqm(i, h * D), D);
-            axpy(dsv, &rm(e, 0), &rs(i, h * R), R);
-            axpy(w, &rm(e, 0), &ragg(i, h * R), R);
-            if (want_dr) {
-              axpy(dsv, &qr(i, h * R), dre, R);
-              axpy(w, &gv(i, h * R), dre, R);
+            // dout_h . bv_h: the bias part of every edge's value
+            const Scalar gb = dot_lanes(&g(i, h * D), &bv(h * D), D);
+            for (int o = begin; o < end; ++o) {
+              const int e = order(o), j = src(e);
+              Scalar da = dot_lanes(&g(i, h * D), &vm(j, h * D), D) + dot_lanes(&gv(i, h * R), &rm(e, 0), R) + gb +
+                          (affine ? cst(i, h) : Scalar(0));
+              if (drop) da *= dd.factor(i, o - begin, h, H);
+              ds(e, h) = da;
+              rowdot(i, h) += a(e, h) * da;
             }
           }
-        }
-      });
+          if (want_dq && !acc_q)
+            for (int c = 0; c < H * D; ++c) dqm(i, c) = Scalar(0);
+          for (int c = 0; c < H * R; ++c) rs(i, c) = Scalar(0), ragg(i, c) = Scalar(0);
+          if (affine)
+            for (int h = 0; h < H; ++h) cst(i, h) = Scalar(0);  // from here: sum_e ds
+          for (int o = begin; o < end; ++o) {
+            const int e = order(o), j = src(e);
+            Scalar* dre = want_dr ? &drm(e, 0) : nullptr;
+            if (want_dr && !acc_r)
+              for (int c = 0; c < R; ++c) dre[c] = Scalar(0);
+            for (int h = 0; h < H; ++h) {
+              const Scalar dsv = scale * a(e, h) * (ds(e, h) - rowdot(i, h));
+              const Scalar w = drop ? wd(e, h) : a(e, h);
+              ds(e, h) = dsv;
+              if (affine) cst(i, h) += dsv;
+              if (want_dq) axpy(dsv, &km(j, h * D), &dqm(i, h * D), D);
+              axpy(dsv, &rm(e, 0), &rs(i, h * R), R);
+              axpy(w, &rm(e, 0), &ragg(i, h * R), R);
+              if (want_dr) {
+                axpy(dsv, &qr(i, h * R), dre, R);
+                axpy(w, &gv(i, h * R), dre, R);
+              }
+            }
+          }
+        });
   if (affine) {  // rs, ragg hold sums of xhat: the gain and bias gradients, then the sums of r
     heads_to_rel(q.data(), wk.data(), s.qr->data(), nd, H, D, R);
     heads_to_rel(dout.data(), wv.data(), s.gv->data(), nd, H, D, R);
