@@ -50,10 +50,17 @@ void Dropout<Scalar>::apply(const T& in, const T& out, bool accumulate, int n) c
           const std::uint64_t base = static_cast<std::uint64_t>(i % per) * static_cast<std::uint64_t>(cols);
           const Scalar* x = &a(i, 0);
           Scalar* y = &b(i, 0);
-          for (int j = 0; j < cols; ++j) {
-            const bool keep = (rng::mix(row ^ (base + static_cast<std::uint64_t>(j))) >> 11) >= threshold;
-            const Scalar v = keep ? x[j] * scale : Scalar(0);
-            y[j] = accumulate ? y[j] + v : v;
+          // Locals, not the captures: a store through y could alias the closure, which kept GCC
+          // from vectorising.
+          const std::uint64_t t = threshold;
+          const Scalar s = scale;
+          const int m = cols;
+          if (accumulate) {
+            for (int j = 0; j < m; ++j)
+              y[j] += (rng::mix(row ^ (base + static_cast<std::uint64_t>(j))) >> 11) >= t ? x[j] * s : Scalar(0);
+          } else {
+            for (int j = 0; j < m; ++j)
+              y[j] = (rng::mix(row ^ (base + static_cast<std::uint64_t>(j))) >> 11) >= t ? x[j] * s : Scalar(0);
           }
         });
     return;

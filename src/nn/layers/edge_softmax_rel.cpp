@@ -68,18 +68,25 @@ void rel_weight_grad(const S* x, const S* z, S* dw, int n, int H, int D, int R) 
 }
 
 // Note [attention-weight dropout]'s draw, by value for the kernels: factor() is keep / (1 - p) or
-// 0 for the edge of ordinal `ordinal` among destination i's incoming edges, head h of H.
+// 0 for the edge of ordinal `ordinal` among destination i's incoming edges, head h of H. The
+// keep test is Note [dropout by integer threshold] (dropout.cpp): the same bits as
+// uniform(hash(key, keys(i), element)) >= p, and row(i) is the part of the hash that a
+// destination's draws share.
 template <class S>
 struct DropDraw {
   bool on = false;
   double p = 0;
-  std::uint64_t key = 0;
+  std::uint64_t key = 0, threshold = 0;
   View1<std::uint64_t> keys;
   S inv_keep = S(1);
-  KOKKOS_INLINE_FUNCTION S factor(int i, int ordinal, int h, int H) const {
+  KOKKOS_INLINE_FUNCTION std::uint64_t row(int i) const { return rng::hash(key, keys(i)); }
+  KOKKOS_INLINE_FUNCTION S factor_in(std::uint64_t row_hash, int ordinal, int h, int H) const {
     const auto element = static_cast<std::uint64_t>(ordinal) * static_cast<std::uint64_t>(H) +
                          static_cast<std::uint64_t>(h);
-    return rng::uniform(rng::hash(key, keys(i), element)) >= p ? inv_keep : S(0);
+    return (rng::mix(row_hash ^ element) >> 11) >= threshold ? inv_keep : S(0);
+  }
+  KOKKOS_INLINE_FUNCTION S factor(int i, int ordinal, int h, int H) const {
+    return factor_in(row(i), ordinal, h, H);
   }
 };
 
@@ -89,6 +96,7 @@ DropDraw<S> drop_draw(double p, std::uint64_t key, const View1<std::uint64_t>& k
   DropDraw<S> d;
   d.on = p > 0, d.p = p, d.key = key, d.keys = keys;
   d.inv_keep = d.on && p < 1 ? static_cast<S>(1.0 / (1.0 - p)) : S(d.on ? 0 : 1);
+  d.threshold = p < 1 ? static_cast<std::uint64_t>(std::ceil(p * 9007199254740992.0)) : (std::uint64_t(1) << 53);
   if (d.on && static_cast<std::int64_t>(keys.extent(0)) < rows)
     throw Error("internal: " + name + ": attention dropout holds fewer keys than destinations");
   return d;
@@ -223,10 +231,11 @@ void forward_blocked(int nd, int D, int R, float scale, bool affine, const Drop&
       wsum(i, h) = 0.0f;
     }
     for (int c = 0; c < H * D; ++c) out(i, c) = 0.0f;
+    const std::uint64_t drow = drop ? dd.row(i) : 0;
     for (int o = 0; o < n; ++o) {
       const int e = es[o], j = srcp[e];
       for (int h = 0; h < H; ++h) {
-        const float w = drop ? a(e, h) * dd.factor(i, o, h, H) : a(e, h);
+        const float w = drop ? a(e, h) * dd.factor_in(drow, o, h, H) : a(e, h);
         wd(e, h) = w;
         wsum(i, h) += w;
         axpy(w, &vm(j, h * D), &out(i, h * D), D);
@@ -263,12 +272,13 @@ void backward_blocked(int nd, const RelBwArgs& p, const Drop& dd) {
     float* rowdot = p.rowdot + static_cast<std::size_t>(i) * H;
     float gb[H], t[H];
     for (int h = 0; h < H; ++h) rowdot[h] = 0.0f, gb[h] = dot_lanes(gi + h * D, p.bv + h * D, D);
+    const std::uint64_t drow = drop ? dd.row(i) : 0;
     for (int o = 0; o < n; ++o) {
       const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
       rel_dots<H>(gvi, p.r + e * R, R, t);
       for (int h = 0; h < H; ++h) {
         float da = dot_lanes(gi + h * D, p.v + j * HD + h * D, D) + t[h] + gb[h] + (p.affine ? cst[h] : 0.0f);
-        if (drop) da *= dd.factor(i, o, h, H);
+        if (drop) da *= dd.factor_in(drow, o, h, H);
         p.ds[e * H + h] = da;
         rowdot[h] += p.a[e * H + h] * da;
       }
