@@ -9,41 +9,17 @@
 #include "nn/gemm_batched.hpp"
 #include "nn/layers/edge_softmax.hpp"
 #include "nn/layers/edge_softmax_blocked.hpp"
+#include "nn/layers/edge_softmax_detail.hpp"
 
 namespace hpct::nn {
 
-bool& edge_blocked::enabled() {
-  static bool on = true;
-  return on;
-}
-bool edge_blocked::usable(int heads, int R) {
-  return HPCT_EDGE_BLOCKED && enabled() && (heads == 1 || heads == 2 || heads == 4 || heads == 8) && R % 16 == 0 &&
-         R > 0;
-}
-
 namespace {
 
-// sum_c a[c] b[c] in 32 interleaved partial sums (four vector accumulators, so the FMA latency is
-// hidden) added in a fixed tree: the compiler vectorises it without -ffast-math, and the order is
-// the same on every thread count. Shorter rows (a head's D) take 8 lanes.
-template <class S>
-KOKKOS_INLINE_FUNCTION S dot_lanes(const S* a, const S* b, int n) {
-  S acc[32] = {};
-  int c = 0;
-  for (; c + 32 <= n; c += 32)
-    for (int l = 0; l < 32; ++l) acc[l] += a[c + l] * b[c + l];
-  for (; c + 8 <= n; c += 8)
-    for (int l = 0; l < 8; ++l) acc[l] += a[c + l] * b[c + l];
-  for (int l = 0; l < 8; ++l) acc[l] = (acc[l] + acc[l + 8]) + (acc[l + 16] + acc[l + 24]);
-  S s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-  for (; c < n; ++c) s += a[c] * b[c];
-  return s;
-}
+using edge_detail::axpy;
+using edge_detail::dot_lanes;
+using edge_detail::drop_draw;
+using edge_detail::DropDraw;
 
-template <class S>
-KOKKOS_INLINE_FUNCTION void axpy(S w, const S* x, S* y, int n) {
-  for (int c = 0; c < n; ++c) y[c] += w * x[c];
-}
 
 // out[:, h R, +R) = x[:, h D, +D) w[h D, +D) for every head h (x [n, H D], w [H D, R], out [n, H R]).
 template <class S>
@@ -67,40 +43,6 @@ void rel_weight_grad(const S* x, const S* z, S* dw, int n, int H, int D, int R) 
                   Strided<S>{dw, R, 0, static_cast<std::int64_t>(D) * R}, 1, H);
 }
 
-// Note [attention-weight dropout]'s draw, by value for the kernels: factor() is keep / (1 - p) or
-// 0 for the edge of ordinal `ordinal` among destination i's incoming edges, head h of H. The
-// keep test is Note [dropout by integer threshold] (dropout.cpp): the same bits as
-// uniform(hash(key, keys(i), element)) >= p, and row(i) is the part of the hash that a
-// destination's draws share.
-template <class S>
-struct DropDraw {
-  bool on = false;
-  double p = 0;
-  std::uint64_t key = 0, threshold = 0;
-  View1<std::uint64_t> keys;
-  S inv_keep = S(1);
-  KOKKOS_INLINE_FUNCTION std::uint64_t row(int i) const { return rng::hash(key, keys(i)); }
-  KOKKOS_INLINE_FUNCTION S factor_in(std::uint64_t row_hash, int ordinal, int h, int H) const {
-    const auto element = static_cast<std::uint64_t>(ordinal) * static_cast<std::uint64_t>(H) +
-                         static_cast<std::uint64_t>(h);
-    return (rng::mix(row_hash ^ element) >> 11) >= threshold ? inv_keep : S(0);
-  }
-  KOKKOS_INLINE_FUNCTION S factor(int i, int ordinal, int h, int H) const {
-    return factor_in(row(i), ordinal, h, H);
-  }
-};
-
-template <class S>
-DropDraw<S> drop_draw(double p, std::uint64_t key, const View1<std::uint64_t>& keys, std::int64_t rows,
-                      const std::string& name) {
-  DropDraw<S> d;
-  d.on = p > 0, d.p = p, d.key = key, d.keys = keys;
-  d.inv_keep = d.on && p < 1 ? static_cast<S>(1.0 / (1.0 - p)) : S(d.on ? 0 : 1);
-  d.threshold = p < 1 ? static_cast<std::uint64_t>(std::ceil(p * 9007199254740992.0)) : (std::uint64_t(1) << 53);
-  if (d.on && static_cast<std::int64_t>(keys.extent(0)) < rows)
-    throw Error("internal: " + name + ": attention dropout holds fewer keys than destinations");
-  return d;
-}
 
 // Note [shared edge normalisation]: z_ih *= gamma, with cst(i, h) = z_ih . beta first when asked.
 template <class S>
@@ -181,143 +123,6 @@ void norm_param_grads(const RelScratch<S>& s, const Tensor<S>& dssum, const Tens
 }
 
 
-#if HPCT_EDGE_BLOCKED
-// The r side of one destination's scores: t[h] = qr_ih . r_e, as dot_lanes() sums it.
-template <int H>
-inline void rel_dots(const float* z, const float* r, int R, float* t) {
-  if (edge_blocked::exact_dots(R)) {
-    edge_blocked::head_dots<H>(z, r, R, t);
-  } else {
-    for (int h = 0; h < H; ++h) t[h] = dot_lanes(z + h * R, r, R);
-  }
-}
-
-// forward_rel's per-destination loop on the host, the R-long work register-blocked (Note
-// [register-blocked edge kernels]); every other line as the generic kernel.
-template <int H, class Drop>
-void forward_blocked(int nd, int D, int R, float scale, bool affine, const Drop& dd, const IndexGroups& by_dst,
-                     const View1<int>& src, const Tensor<float>& q, const Tensor<float>& k, const Tensor<float>& v,
-                     const Tensor<float>& r, const Tensor<float>& qr, const Tensor<float>& ragg,
-                     const Tensor<float>& a_, const Tensor<float>& wd_, const Tensor<float>& wsum_,
-                     const Tensor<float>& cst_, const Tensor<float>& out_,
-                     const typename ParameterStore<float>::Vector& bv) {
-  const auto qm = q.matrix(), km = k.matrix(), vm = v.matrix(), a = a_.matrix(), wd = wd_.matrix(),
-             wsum = wsum_.matrix(), cst = cst_.matrix(), out = out_.matrix();
-  const int *offsets = by_dst.offsets().data(), *order = by_dst.order().data(), *srcp = src.data();
-  const float *rp = r.data(), *qrp = qr.data();
-  float *raggp = ragg.data(), *wdp = wd_.data();
-  const bool drop = dd.on;
-  Kokkos::parallel_for("edge_rel_fwb", host_range(0, nd), [=](const int i) {
-    const int begin = offsets[i], n = offsets[i + 1] - begin;
-    const int* es = order + begin;
-    const float* qri = qrp + static_cast<std::size_t>(i) * H * R;
-    float t[H];
-    for (int o = 0; o < n; ++o) {
-      const int e = es[o], j = srcp[e];
-      rel_dots<H>(qri, rp + static_cast<std::size_t>(e) * R, R, t);
-      for (int h = 0; h < H; ++h)
-        a(e, h) = scale * (dot_lanes(&qm(i, h * D), &km(j, h * D), D) + t[h] + (affine ? cst(i, h) : 0.0f));
-    }
-    for (int h = 0; h < H; ++h) {
-      float m = 0.0f, sum = 0.0f;
-      for (int o = 0; o < n; ++o)
-        if (o == 0 || a(es[o], h) > m) m = a(es[o], h);
-      for (int o = 0; o < n; ++o) {
-        const float p = exp_vectorisable(a(es[o], h) - m);
-        a(es[o], h) = p;
-        sum += p;
-      }
-      for (int o = 0; o < n; ++o) a(es[o], h) = a(es[o], h) / sum;
-      wsum(i, h) = 0.0f;
-    }
-    for (int c = 0; c < H * D; ++c) out(i, c) = 0.0f;
-    const std::uint64_t drow = drop ? dd.row(i) : 0;
-    for (int o = 0; o < n; ++o) {
-      const int e = es[o], j = srcp[e];
-      for (int h = 0; h < H; ++h) {
-        const float w = drop ? a(e, h) * dd.factor_in(drow, o, h, H) : a(e, h);
-        wd(e, h) = w;
-        wsum(i, h) += w;
-        axpy(w, &vm(j, h * D), &out(i, h * D), D);
-      }
-    }
-    edge_blocked::edge_sums<H, false, false>(es, n, rp, R, wdp, nullptr,
-                                             raggp + static_cast<std::size_t>(i) * H * R, nullptr, nullptr, nullptr,
-                                             nullptr, false);
-    for (int h = 0; h < H; ++h)
-      for (int d = 0; d < D; ++d) out(i, h * D + d) += bv(h * D + d) * wsum(i, h);
-  });
-  fence();
-}
-
-// backward_rel's per-destination loop on the host, the R-long work register-blocked (Note
-// [register-blocked edge kernels]); every other line as the generic kernel.
-struct RelBwArgs {
-  int D, R;
-  float scale;
-  bool affine, want_dq, acc_q, want_dr, acc_r;
-  const float *g, *v, *k, *r, *qr, *gv, *a, *bv;
-  const int *offsets, *order, *src;
-  float *ds, *wd, *rowdot, *cst, *dq, *rs, *ragg, *dr;
-};
-template <int H, class Drop>
-void backward_blocked(int nd, const RelBwArgs& p, const Drop& dd) {
-  const bool drop = dd.on;
-  Kokkos::parallel_for("edge_rel_bwb", host_range(0, nd), [=](const int i) {
-    const int D = p.D, R = p.R, HD = H * D, begin = p.offsets[i], n = p.offsets[i + 1] - begin;
-    const int* es = p.order + begin;
-    const std::size_t iHD = static_cast<std::size_t>(i) * HD, iHR = static_cast<std::size_t>(i) * H * R;
-    const float *gi = p.g + iHD, *gvi = p.gv + iHR, *qri = p.qr + iHR;
-    float* cst = p.cst + static_cast<std::size_t>(i) * H;
-    float* rowdot = p.rowdot + static_cast<std::size_t>(i) * H;
-    float gb[H], t[H];
-    for (int h = 0; h < H; ++h) rowdot[h] = 0.0f, gb[h] = dot_lanes(gi + h * D, p.bv + h * D, D);
-    const std::uint64_t drow = drop ? dd.row(i) : 0;
-    for (int o = 0; o < n; ++o) {
-      const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
-      rel_dots<H>(gvi, p.r + e * R, R, t);
-      for (int h = 0; h < H; ++h) {
-        float da = dot_lanes(gi + h * D, p.v + j * HD + h * D, D) + t[h] + gb[h] + (p.affine ? cst[h] : 0.0f);
-        if (drop) da *= dd.factor_in(drow, o, h, H);
-        p.ds[e * H + h] = da;
-        rowdot[h] += p.a[e * H + h] * da;
-      }
-    }
-    float* dqi = p.dq + iHD;
-    if (p.want_dq && !p.acc_q)
-      for (int c = 0; c < HD; ++c) dqi[c] = 0.0f;
-    if (p.affine)
-      for (int h = 0; h < H; ++h) cst[h] = 0.0f;  // from here: sum_e ds
-    for (int o = 0; o < n; ++o) {
-      const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
-      for (int h = 0; h < H; ++h) {
-        const float dsv = p.scale * p.a[e * H + h] * (p.ds[e * H + h] - rowdot[h]);
-        p.ds[e * H + h] = dsv;
-        if (p.affine) cst[h] += dsv;
-        if (p.want_dq) axpy(dsv, p.k + j * HD + h * D, dqi + h * D, D);
-      }
-    }
-    const float* w = drop ? p.wd : p.a;
-    if (p.want_dr)
-      edge_blocked::edge_sums<H, true, true>(es, n, p.r, R, p.ds, w, p.rs + iHR, p.ragg + iHR, qri, gvi, p.dr,
-                                             p.acc_r);
-    else
-      edge_blocked::edge_sums<H, true, false>(es, n, p.r, R, p.ds, w, p.rs + iHR, p.ragg + iHR, nullptr, nullptr,
-                                              nullptr, false);
-  });
-  fence();
-}
-
-// f(std::integral_constant<int, H>) for the head counts edge_blocked::usable() accepts.
-template <class F>
-void by_heads(int H, const F& f) {
-  if (H == 1) f(std::integral_constant<int, 1>());
-  else if (H == 2) f(std::integral_constant<int, 2>());
-  else if (H == 4) f(std::integral_constant<int, 4>());
-  else f(std::integral_constant<int, 8>());
-}
-#endif
-
 template <class S>
 void check_scratch(const RelScratch<S>& s, std::int64_t rows, std::int64_t width, const std::string& name) {
   if (!s.qr || s.qr->rows() < rows || s.qr->cols() != width)
@@ -344,19 +149,20 @@ void EdgeSoftmax<Scalar>::forward_rel(const T& q, const T& k, const T& v, const 
   const Scalar scale = Scalar(1) / static_cast<Scalar>(std::sqrt(static_cast<double>(D)));
   const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, nd, name_);
   const bool drop = dd.on;
-#if HPCT_EDGE_BLOCKED
   if constexpr (std::is_same<Scalar, float>::value) {
     if (kHostBackend && edge_blocked::usable(H, R)) {  // Note [register-blocked edge kernels]
-      by_heads(H, [&](auto heads) {
-        forward_blocked<decltype(heads)::value>(nd, D, R, scale, affine, dd, by_dst_, src, q, k, v, r, *s.qr,
-                                                *s.ragg, *attn_, *wdrop_, *wsum_, *cst_, *out_, bv);
-      });
+      edge_blocked::FwArgs p;
+      p.D = D, p.R = R, p.scale = scale, p.affine = affine;
+      p.q = q.data(), p.k = k.data(), p.v = v.data(), p.r = r.data(), p.qr = s.qr->data(), p.cst = cst_->data();
+      p.bv = bv.data(), p.offsets = offsets.data(), p.order = order.data(), p.src = src.data();
+      p.a = attn_->data(), p.wd = wdrop_->data(), p.wsum = wsum_->data(), p.out = out_->data();
+      p.ragg = s.ragg->data();
+      edge_blocked::forward(nd, H, p, dd);
       if (affine) affine_sums(*s.ragg, norm, *wsum_, nd, H, R);
       rel_to_heads(s.ragg->data(), wv.data(), Scalar(1), out_->data(), nd, H, D, R);
       return;
     }
   }
-#endif
   // One work item per destination, all heads: every edge's r row is read once per pass.
   Kokkos::parallel_for(
       "edge_rel_fw", range(0, nd), KOKKOS_LAMBDA(const int i) {
@@ -423,11 +229,10 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
   const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, nd, name_);
   const bool drop = dd.on;
   bool blocked = false;
-#if HPCT_EDGE_BLOCKED
   if constexpr (std::is_same<Scalar, float>::value) {
     blocked = kHostBackend && edge_blocked::usable(H, R) && (!want_dr || dr.cols() == R);
     if (blocked) {  // Note [register-blocked edge kernels]
-      RelBwArgs p;
+      edge_blocked::BwArgs p;
       p.D = D, p.R = R, p.scale = scale, p.affine = affine, p.want_dq = want_dq, p.acc_q = acc_q;
       p.want_dr = want_dr, p.acc_r = acc_r;
       p.g = dout.data(), p.v = v.data(), p.k = k.data(), p.r = r.data(), p.qr = s.qr->data(), p.gv = s.gv->data();
@@ -435,10 +240,9 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
       p.ds = dscore_->data(), p.wd = wdrop_->data(), p.rowdot = rowdot_->data(), p.cst = cst_->data();
       p.dq = want_dq ? dq.data() : nullptr, p.rs = s.rs->data(), p.ragg = s.ragg->data();
       p.dr = want_dr ? dr.data() : nullptr;
-      by_heads(H, [&](auto heads) { backward_blocked<decltype(heads)::value>(nd, p, dd); });
+      edge_blocked::backward(nd, H, p, dd);
     }
   }
-#endif
   // Per destination: da = dout . (v + vr) times the dropout mask (forward_rel's draw again),
   // dscore = scale a (da - sum a da); then dq's key part, rs, ragg and dr of every incoming edge.
   if (!blocked)
