@@ -1,6 +1,8 @@
 // Dropout kernels (see dropout.hpp, Note [dropout keys]).
 #include "nn/layers/dropout.hpp"
 
+#include <cmath>
+
 #include "core/error.hpp"
 #include "nn/elementwise.hpp"
 
@@ -34,6 +36,35 @@ void Dropout<Scalar>::apply(const T& in, const T& out, bool accumulate, int n) c
   const double p = p_;
   // p = 1 drops everything (PyTorch gives zeros, not 0 * inf).
   const Scalar scale = p < 1.0 ? static_cast<Scalar>(1.0 / (1.0 - p)) : Scalar(0);
+  if constexpr (kHostBackend) {
+    // Note [dropout by integer threshold]: keeps() compares uniform(bits) = (bits >> 11) 2^-53 with
+    // p; both sides are exact in double, so that is (bits >> 11) >= ceil(p 2^53), an integer
+    // compare. With the row's part of the hash, hash(key, id), formed once per row, a row is one
+    // mix() and one compare per element in a loop without branches, which the host vectorises
+    // (the per-element double compare ran as a mispredicted branch). The same mask bit for bit.
+    const std::uint64_t threshold = p < 1.0 ? static_cast<std::uint64_t>(std::ceil(p * 9007199254740992.0))
+                                            : (std::uint64_t(1) << 53);
+    Kokkos::parallel_for(
+        "dropout_h", range(0, n), KOKKOS_LAMBDA(const int i) {
+          const std::uint64_t row = rng::hash(key, ids(i / per));
+          const std::uint64_t base = static_cast<std::uint64_t>(i % per) * static_cast<std::uint64_t>(cols);
+          const Scalar* x = &a(i, 0);
+          Scalar* y = &b(i, 0);
+          // Locals, not the captures: a store through y could alias the closure, which kept GCC
+          // from vectorising.
+          const std::uint64_t t = threshold;
+          const Scalar s = scale;
+          const int m = cols;
+          if (accumulate) {
+            for (int j = 0; j < m; ++j)
+              y[j] += (rng::mix(row ^ (base + static_cast<std::uint64_t>(j))) >> 11) >= t ? x[j] * s : Scalar(0);
+          } else {
+            for (int j = 0; j < m; ++j)
+              y[j] = (rng::mix(row ^ (base + static_cast<std::uint64_t>(j))) >> 11) >= t ? x[j] * s : Scalar(0);
+          }
+        });
+    return;
+  }
   for_each_cell(
       "dropout", n, cols, KOKKOS_LAMBDA(const int i, const int j) {
         const std::uint64_t element = static_cast<std::uint64_t>(i % per) * static_cast<std::uint64_t>(cols) +

@@ -1,38 +1,25 @@
 // EdgeSoftmax with the relative-position projections folded into the destination side
 // (Note [folded relative projections], edge_softmax.hpp): forward_rel and backward_rel.
 #include <cmath>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "nn/elementwise.hpp"
 #include "nn/gemm_batched.hpp"
 #include "nn/layers/edge_softmax.hpp"
+#include "nn/layers/edge_softmax_blocked.hpp"
+#include "nn/layers/edge_softmax_detail.hpp"
 
 namespace hpct::nn {
 
 namespace {
 
-// sum_c a[c] b[c] in 32 interleaved partial sums (four vector accumulators, so the FMA latency is
-// hidden) added in a fixed tree: the compiler vectorises it without -ffast-math, and the order is
-// the same on every thread count. Shorter rows (a head's D) take 8 lanes.
-template <class S>
-KOKKOS_INLINE_FUNCTION S dot_lanes(const S* a, const S* b, int n) {
-  S acc[32] = {};
-  int c = 0;
-  for (; c + 32 <= n; c += 32)
-    for (int l = 0; l < 32; ++l) acc[l] += a[c + l] * b[c + l];
-  for (; c + 8 <= n; c += 8)
-    for (int l = 0; l < 8; ++l) acc[l] += a[c + l] * b[c + l];
-  for (int l = 0; l < 8; ++l) acc[l] = (acc[l] + acc[l + 8]) + (acc[l + 16] + acc[l + 24]);
-  S s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-  for (; c < n; ++c) s += a[c] * b[c];
-  return s;
-}
+using edge_detail::axpy;
+using edge_detail::dot_lanes;
+using edge_detail::drop_draw;
+using edge_detail::DropDraw;
 
-template <class S>
-KOKKOS_INLINE_FUNCTION void axpy(S w, const S* x, S* y, int n) {
-  for (int c = 0; c < n; ++c) y[c] += w * x[c];
-}
 
 // out[:, h R, +R) = x[:, h D, +D) w[h D, +D) for every head h (x [n, H D], w [H D, R], out [n, H R]).
 template <class S>
@@ -56,32 +43,6 @@ void rel_weight_grad(const S* x, const S* z, S* dw, int n, int H, int D, int R) 
                   Strided<S>{dw, R, 0, static_cast<std::int64_t>(D) * R}, 1, H);
 }
 
-// Note [attention-weight dropout]'s draw, by value for the kernels: factor() is keep / (1 - p) or
-// 0 for the edge of ordinal `ordinal` among destination i's incoming edges, head h of H.
-template <class S>
-struct DropDraw {
-  bool on = false;
-  double p = 0;
-  std::uint64_t key = 0;
-  View1<std::uint64_t> keys;
-  S inv_keep = S(1);
-  KOKKOS_INLINE_FUNCTION S factor(int i, int ordinal, int h, int H) const {
-    const auto element = static_cast<std::uint64_t>(ordinal) * static_cast<std::uint64_t>(H) +
-                         static_cast<std::uint64_t>(h);
-    return rng::uniform(rng::hash(key, keys(i), element)) >= p ? inv_keep : S(0);
-  }
-};
-
-template <class S>
-DropDraw<S> drop_draw(double p, std::uint64_t key, const View1<std::uint64_t>& keys, std::int64_t rows,
-                      const std::string& name) {
-  DropDraw<S> d;
-  d.on = p > 0, d.p = p, d.key = key, d.keys = keys;
-  d.inv_keep = d.on && p < 1 ? static_cast<S>(1.0 / (1.0 - p)) : S(d.on ? 0 : 1);
-  if (d.on && static_cast<std::int64_t>(keys.extent(0)) < rows)
-    throw Error("internal: " + name + ": attention dropout holds fewer keys than destinations");
-  return d;
-}
 
 // Note [shared edge normalisation]: z_ih *= gamma, with cst(i, h) = z_ih . beta first when asked.
 template <class S>
@@ -161,6 +122,7 @@ void norm_param_grads(const RelScratch<S>& s, const Tensor<S>& dssum, const Tens
       });
 }
 
+
 template <class S>
 void check_scratch(const RelScratch<S>& s, std::int64_t rows, std::int64_t width, const std::string& name) {
   if (!s.qr || s.qr->rows() < rows || s.qr->cols() != width)
@@ -187,6 +149,20 @@ void EdgeSoftmax<Scalar>::forward_rel(const T& q, const T& k, const T& v, const 
   const Scalar scale = Scalar(1) / static_cast<Scalar>(std::sqrt(static_cast<double>(D)));
   const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, nd, name_);
   const bool drop = dd.on;
+  if constexpr (std::is_same<Scalar, float>::value) {
+    if (kHostBackend && edge_blocked::usable(H, R)) {  // Note [register-blocked edge kernels]
+      edge_blocked::FwArgs p;
+      p.D = D, p.R = R, p.scale = scale, p.affine = affine;
+      p.q = q.data(), p.k = k.data(), p.v = v.data(), p.r = r.data(), p.qr = s.qr->data(), p.cst = cst_->data();
+      p.bv = bv.data(), p.offsets = offsets.data(), p.order = order.data(), p.src = src.data();
+      p.a = attn_->data(), p.wd = wdrop_->data(), p.wsum = wsum_->data(), p.out = out_->data();
+      p.ragg = s.ragg->data();
+      edge_blocked::forward(nd, H, p, dd);
+      if (affine) affine_sums(*s.ragg, norm, *wsum_, nd, H, R);
+      rel_to_heads(s.ragg->data(), wv.data(), Scalar(1), out_->data(), nd, H, D, R);
+      return;
+    }
+  }
   // One work item per destination, all heads: every edge's r row is read once per pass.
   Kokkos::parallel_for(
       "edge_rel_fw", range(0, nd), KOKKOS_LAMBDA(const int i) {
@@ -252,49 +228,65 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
   const Scalar scale = Scalar(1) / static_cast<Scalar>(std::sqrt(static_cast<double>(D)));
   const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, nd, name_);
   const bool drop = dd.on;
+  bool blocked = false;
+  if constexpr (std::is_same<Scalar, float>::value) {
+    blocked = kHostBackend && edge_blocked::usable(H, R) && (!want_dr || dr.cols() == R);
+    if (blocked) {  // Note [register-blocked edge kernels]
+      edge_blocked::BwArgs p;
+      p.D = D, p.R = R, p.scale = scale, p.affine = affine, p.want_dq = want_dq, p.acc_q = acc_q;
+      p.want_dr = want_dr, p.acc_r = acc_r;
+      p.g = dout.data(), p.v = v.data(), p.k = k.data(), p.r = r.data(), p.qr = s.qr->data(), p.gv = s.gv->data();
+      p.a = attn_->data(), p.bv = bv.data(), p.offsets = offsets.data(), p.order = order.data(), p.src = src.data();
+      p.ds = dscore_->data(), p.wd = wdrop_->data(), p.rowdot = rowdot_->data(), p.cst = cst_->data();
+      p.dq = want_dq ? dq.data() : nullptr, p.rs = s.rs->data(), p.ragg = s.ragg->data();
+      p.dr = want_dr ? dr.data() : nullptr;
+      edge_blocked::backward(nd, H, p, dd);
+    }
+  }
   // Per destination: da = dout . (v + vr) times the dropout mask (forward_rel's draw again),
   // dscore = scale a (da - sum a da); then dq's key part, rs, ragg and dr of every incoming edge.
-  Kokkos::parallel_for(
-      "edge_rel_bw", range(0, nd), KOKKOS_LAMBDA(const int i) {
-        const int begin = offsets(i), end = offsets(i + 1);
-        for (int h = 0; h < H; ++h) rowdot(i, h) = Scalar(0);
-        for (int h = 0; h < H; ++h) {
-          // dout_h . bv_h: the bias part of every edge's value
-          const Scalar gb = dot_lanes(&g(i, h * D), &bv(h * D), D);
-          for (int o = begin; o < end; ++o) {
-            const int e = order(o), j = src(e);
-            Scalar da = dot_lanes(&g(i, h * D), &vm(j, h * D), D) + dot_lanes(&gv(i, h * R), &rm(e, 0), R) + gb +
-                        (affine ? cst(i, h) : Scalar(0));
-            if (drop) da *= dd.factor(i, o - begin, h, H);
-            ds(e, h) = da;
-            rowdot(i, h) += a(e, h) * da;
-          }
-        }
-        if (want_dq && !acc_q)
-          for (int c = 0; c < H * D; ++c) dqm(i, c) = Scalar(0);
-        for (int c = 0; c < H * R; ++c) rs(i, c) = Scalar(0), ragg(i, c) = Scalar(0);
-        if (affine)
-          for (int h = 0; h < H; ++h) cst(i, h) = Scalar(0);  // from here: sum_e ds
-        for (int o = begin; o < end; ++o) {
-          const int e = order(o), j = src(e);
-          Scalar* dre = want_dr ? &drm(e, 0) : nullptr;
-          if (want_dr && !acc_r)
-            for (int c = 0; c < R; ++c) dre[c] = Scalar(0);
+  if (!blocked)
+    Kokkos::parallel_for(
+        "edge_rel_bw", range(0, nd), KOKKOS_LAMBDA(const int i) {
+          const int begin = offsets(i), end = offsets(i + 1);
+          for (int h = 0; h < H; ++h) rowdot(i, h) = Scalar(0);
           for (int h = 0; h < H; ++h) {
-            const Scalar dsv = scale * a(e, h) * (ds(e, h) - rowdot(i, h));
-            const Scalar w = drop ? wd(e, h) : a(e, h);
-            ds(e, h) = dsv;
-            if (affine) cst(i, h) += dsv;
-            if (want_dq) axpy(dsv, &km(j, h * D), &dqm(i, h * D), D);
-            axpy(dsv, &rm(e, 0), &rs(i, h * R), R);
-            axpy(w, &rm(e, 0), &ragg(i, h * R), R);
-            if (want_dr) {
-              axpy(dsv, &qr(i, h * R), dre, R);
-              axpy(w, &gv(i, h * R), dre, R);
+            // dout_h . bv_h: the bias part of every edge's value
+            const Scalar gb = dot_lanes(&g(i, h * D), &bv(h * D), D);
+            for (int o = begin; o < end; ++o) {
+              const int e = order(o), j = src(e);
+              Scalar da = dot_lanes(&g(i, h * D), &vm(j, h * D), D) + dot_lanes(&gv(i, h * R), &rm(e, 0), R) + gb +
+                          (affine ? cst(i, h) : Scalar(0));
+              if (drop) da *= dd.factor(i, o - begin, h, H);
+              ds(e, h) = da;
+              rowdot(i, h) += a(e, h) * da;
             }
           }
-        }
-      });
+          if (want_dq && !acc_q)
+            for (int c = 0; c < H * D; ++c) dqm(i, c) = Scalar(0);
+          for (int c = 0; c < H * R; ++c) rs(i, c) = Scalar(0), ragg(i, c) = Scalar(0);
+          if (affine)
+            for (int h = 0; h < H; ++h) cst(i, h) = Scalar(0);  // from here: sum_e ds
+          for (int o = begin; o < end; ++o) {
+            const int e = order(o), j = src(e);
+            Scalar* dre = want_dr ? &drm(e, 0) : nullptr;
+            if (want_dr && !acc_r)
+              for (int c = 0; c < R; ++c) dre[c] = Scalar(0);
+            for (int h = 0; h < H; ++h) {
+              const Scalar dsv = scale * a(e, h) * (ds(e, h) - rowdot(i, h));
+              const Scalar w = drop ? wd(e, h) : a(e, h);
+              ds(e, h) = dsv;
+              if (affine) cst(i, h) += dsv;
+              if (want_dq) axpy(dsv, &km(j, h * D), &dqm(i, h * D), D);
+              axpy(dsv, &rm(e, 0), &rs(i, h * R), R);
+              axpy(w, &rm(e, 0), &ragg(i, h * R), R);
+              if (want_dr) {
+                axpy(dsv, &qr(i, h * R), dre, R);
+                axpy(w, &gv(i, h * R), dre, R);
+              }
+            }
+          }
+        });
   if (affine) {  // rs, ragg hold sums of xhat: the gain and bias gradients, then the sums of r
     heads_to_rel(q.data(), wk.data(), s.qr->data(), nd, H, D, R);
     heads_to_rel(dout.data(), wv.data(), s.gv->data(), nd, H, D, R);

@@ -1,0 +1,251 @@
+// Register-blocked host versions of EdgeSoftmax's folded per-destination loops (Note
+// [register-blocked edge kernels], edge_softmax_blocked.hpp).
+#include "nn/layers/edge_softmax_blocked.hpp"
+
+#include <cstddef>
+#include <type_traits>
+
+#include "nn/elementwise.hpp"
+
+#if defined(__AVX512F__) && !defined(__CUDACC__)
+#include <immintrin.h>
+#define HPCT_EDGE_BLOCKED 1
+#else
+#define HPCT_EDGE_BLOCKED 0
+#endif
+
+namespace hpct::nn::edge_blocked {
+
+bool& enabled() {
+  static bool on = true;
+  return on;
+}
+
+bool usable(int heads, int R) {
+  return HPCT_EDGE_BLOCKED && enabled() && (heads == 1 || heads == 2 || heads == 4 || heads == 8) && R % 16 == 0 &&
+         R > 0;
+}
+
+#if HPCT_EDGE_BLOCKED
+namespace {
+
+using edge_detail::axpy;
+using edge_detail::dot_lanes;
+using Drop = edge_detail::DropDraw<float>;
+
+// GCC 12's intrinsic headers fill the unused lanes of extracts and shuffles from _mm*_undefined_*,
+// which its own -Wmaybe-uninitialized then reports at every inlined use: a false positive.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+// dot_lanes()' final tree over its 32 lanes (a: lanes 0-15, b: lanes 16-31):
+// x_l = (a_l + a_l+8) + (b_l + b_l+8), then ((x0 + x4) + (x1 + x5)) + ((x2 + x6) + (x3 + x7)).
+inline __m256 halves_sum(__m512 a) {  // a_l + a_l+8, l < 8
+  return _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_castps512_ps256(_mm512_shuffle_f32x4(a, a, 0xEE)));
+}
+inline float lane_tree(__m512 a, __m512 b) {
+  const __m256 x = _mm256_add_ps(halves_sum(a), halves_sum(b));
+  const __m128 y = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));  // x_l + x_l+4
+  const __m128 u = _mm_add_ps(y, _mm_shuffle_ps(y, y, _MM_SHUFFLE(2, 3, 0, 1)));        // y0 + y1, y2 + y3
+  return _mm_cvtss_f32(_mm_add_ss(u, _mm_movehl_ps(u, u)));
+}
+
+// out[h] = dot_lanes(z + h R, r, R) for h < H, bit for bit (R a multiple of 32).
+template <int H>
+inline void head_dots(const float* z, const float* r, int R, float* out) {
+  __m512 a[H], b[H];
+  for (int h = 0; h < H; ++h) a[h] = _mm512_setzero_ps(), b[h] = _mm512_setzero_ps();
+  for (int c = 0; c < R; c += 32) {
+    const __m512 r0 = _mm512_loadu_ps(r + c), r1 = _mm512_loadu_ps(r + c + 16);
+    for (int h = 0; h < H; ++h) {
+      a[h] = _mm512_add_ps(a[h], _mm512_mul_ps(_mm512_loadu_ps(z + h * R + c), r0));
+      b[h] = _mm512_add_ps(b[h], _mm512_mul_ps(_mm512_loadu_ps(z + h * R + c + 16), r1));
+    }
+  }
+  for (int h = 0; h < H; ++h) out[h] = lane_tree(a[h], b[h]);
+}
+
+// Over the n edges edges[0..n) of one destination, in that order, and 16 columns at a time:
+//   y1[h R + c] = sum_o k1(e, h) r_e[c]        (k1(e, h) = k1[e H + h], r_e = r + e R)
+//   y2[h R + c] = sum_o k2(e, h) r_e[c]        (kTwo)
+//   dr_e[c] (=|+=) sum_h k1(e, h) z1[h R + c] + k2(e, h) z2[h R + c]   (kDr; += with acc_dr)
+// y1, y2 are assigned (zero without edges).
+template <int H, bool kTwo, bool kDr>
+inline void edge_sums(const int* edges, int n, const float* r, int R, const float* k1, const float* k2, float* y1,
+                      float* y2, const float* z1, const float* z2, float* dr, bool acc_dr) {
+  for (int c = 0; c < R; c += 16) {
+    __m512 s1[H], s2[H];
+    for (int h = 0; h < H; ++h) {
+      s1[h] = _mm512_setzero_ps();
+      if (kTwo) s2[h] = _mm512_setzero_ps();
+    }
+    for (int o = 0; o < n; ++o) {
+      const auto e = static_cast<std::size_t>(edges[o]);
+      const __m512 rv = _mm512_loadu_ps(r + e * R + c);
+      const float* w1 = k1 + e * H;
+      const float* w2 = kTwo ? k2 + e * H : w1;
+      __m512 d = _mm512_setzero_ps();
+      if (kDr && acc_dr) d = _mm512_loadu_ps(dr + e * R + c);
+      for (int h = 0; h < H; ++h) {
+        const __m512 b1 = _mm512_set1_ps(w1[h]);
+        s1[h] = _mm512_add_ps(s1[h], _mm512_mul_ps(b1, rv));
+        if (kTwo) {
+          const __m512 b2 = _mm512_set1_ps(w2[h]);
+          s2[h] = _mm512_add_ps(s2[h], _mm512_mul_ps(b2, rv));
+          if (kDr) {
+            d = _mm512_add_ps(d, _mm512_mul_ps(b1, _mm512_loadu_ps(z1 + h * R + c)));
+            d = _mm512_add_ps(d, _mm512_mul_ps(b2, _mm512_loadu_ps(z2 + h * R + c)));
+          }
+        }
+      }
+      if (kDr) _mm512_storeu_ps(dr + e * R + c, d);
+    }
+    for (int h = 0; h < H; ++h) {
+      _mm512_storeu_ps(y1 + h * R + c, s1[h]);
+      if (kTwo) _mm512_storeu_ps(y2 + h * R + c, s2[h]);
+    }
+  }
+}
+
+
+// The r side of one destination's scores: t[h] = z_h . r, as dot_lanes() sums it (head_dots needs
+// R a multiple of 32; else dot_lanes itself).
+template <int H>
+inline void rel_dots(const float* z, const float* r, int R, float* t) {
+  if (R % 32 == 0) {
+    head_dots<H>(z, r, R, t);
+  } else {
+    for (int h = 0; h < H; ++h) t[h] = dot_lanes(z + h * R, r, R);
+  }
+}
+
+// Every line but the R-long work as the generic kernel in edge_softmax_rel.cpp.
+template <int H>
+void forward_heads(int nd, const FwArgs& p, const Drop& dd) {
+  const bool drop = dd.on;
+  Kokkos::parallel_for("edge_rel_fwb", host_range(0, nd), [=](const int i) {
+    const int D = p.D, R = p.R, HD = H * D, begin = p.offsets[i], n = p.offsets[i + 1] - begin;
+    const int* es = p.order + begin;
+    const std::size_t iHD = static_cast<std::size_t>(i) * HD, iH = static_cast<std::size_t>(i) * H;
+    const float* qri = p.qr + static_cast<std::size_t>(i) * H * R;
+    float* out = p.out + iHD;
+    float* wsum = p.wsum + iH;
+    float t[H];
+    for (int o = 0; o < n; ++o) {
+      const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
+      rel_dots<H>(qri, p.r + e * R, R, t);
+      for (int h = 0; h < H; ++h)
+        p.a[e * H + h] = p.scale * (dot_lanes(p.q + iHD + h * D, p.k + j * HD + h * D, D) + t[h] +
+                                    (p.affine ? p.cst[iH + h] : 0.0f));
+    }
+    for (int h = 0; h < H; ++h) {
+      float m = 0.0f, sum = 0.0f;
+      for (int o = 0; o < n; ++o)
+        if (o == 0 || p.a[es[o] * H + h] > m) m = p.a[es[o] * H + h];
+      for (int o = 0; o < n; ++o) {
+        const float e = exp_vectorisable(p.a[es[o] * H + h] - m);
+        p.a[es[o] * H + h] = e;
+        sum += e;
+      }
+      for (int o = 0; o < n; ++o) p.a[es[o] * H + h] = p.a[es[o] * H + h] / sum;
+      wsum[h] = 0.0f;
+    }
+    for (int c = 0; c < HD; ++c) out[c] = 0.0f;
+    const std::uint64_t drow = drop ? dd.row(i) : 0;
+    for (int o = 0; o < n; ++o) {
+      const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
+      for (int h = 0; h < H; ++h) {
+        const float w = drop ? p.a[e * H + h] * dd.factor_in(drow, o, h, H) : p.a[e * H + h];
+        p.wd[e * H + h] = w;
+        wsum[h] += w;
+        axpy(w, p.v + j * HD + h * D, out + h * D, D);
+      }
+    }
+    edge_sums<H, false, false>(es, n, p.r, R, p.wd, nullptr, p.ragg + static_cast<std::size_t>(i) * H * R, nullptr,
+                               nullptr, nullptr, nullptr, false);
+    for (int h = 0; h < H; ++h)
+      for (int d = 0; d < D; ++d) out[h * D + d] += p.bv[h * D + d] * wsum[h];
+  });
+  fence();
+}
+
+template <int H>
+void backward_heads(int nd, const BwArgs& p, const Drop& dd) {
+  const bool drop = dd.on;
+  Kokkos::parallel_for("edge_rel_bwb", host_range(0, nd), [=](const int i) {
+    const int D = p.D, R = p.R, HD = H * D, begin = p.offsets[i], n = p.offsets[i + 1] - begin;
+    const int* es = p.order + begin;
+    const std::size_t iHD = static_cast<std::size_t>(i) * HD, iHR = static_cast<std::size_t>(i) * H * R;
+    const float *gi = p.g + iHD, *gvi = p.gv + iHR, *qri = p.qr + iHR;
+    float* cst = p.cst + static_cast<std::size_t>(i) * H;
+    float* rowdot = p.rowdot + static_cast<std::size_t>(i) * H;
+    float gb[H], t[H];
+    for (int h = 0; h < H; ++h) rowdot[h] = 0.0f, gb[h] = dot_lanes(gi + h * D, p.bv + h * D, D);
+    const std::uint64_t drow = drop ? dd.row(i) : 0;
+    for (int o = 0; o < n; ++o) {
+      const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
+      rel_dots<H>(gvi, p.r + e * R, R, t);
+      for (int h = 0; h < H; ++h) {
+        float da = dot_lanes(gi + h * D, p.v + j * HD + h * D, D) + t[h] + gb[h] + (p.affine ? cst[h] : 0.0f);
+        if (drop) da *= dd.factor_in(drow, o, h, H);
+        p.ds[e * H + h] = da;
+        rowdot[h] += p.a[e * H + h] * da;
+      }
+    }
+    float* dqi = p.dq + iHD;
+    if (p.want_dq && !p.acc_q)
+      for (int c = 0; c < HD; ++c) dqi[c] = 0.0f;
+    if (p.affine)
+      for (int h = 0; h < H; ++h) cst[h] = 0.0f;  // from here: sum_e ds
+    for (int o = 0; o < n; ++o) {
+      const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
+      for (int h = 0; h < H; ++h) {
+        const float dsv = p.scale * p.a[e * H + h] * (p.ds[e * H + h] - rowdot[h]);
+        p.ds[e * H + h] = dsv;
+        if (p.affine) cst[h] += dsv;
+        if (p.want_dq) axpy(dsv, p.k + j * HD + h * D, dqi + h * D, D);
+      }
+    }
+    const float* w = drop ? p.wd : p.a;
+    if (p.want_dr)
+      edge_sums<H, true, true>(es, n, p.r, R, p.ds, w, p.rs + iHR, p.ragg + iHR, qri, gvi, p.dr, p.acc_r);
+    else
+      edge_sums<H, true, false>(es, n, p.r, R, p.ds, w, p.rs + iHR, p.ragg + iHR, nullptr, nullptr, nullptr, false);
+  });
+  fence();
+}
+
+// f(std::integral_constant<int, H>) for the head counts usable() accepts.
+template <class F>
+void by_heads(int H, const F& f) {
+  if (H == 1) f(std::integral_constant<int, 1>());
+  else if (H == 2) f(std::integral_constant<int, 2>());
+  else if (H == 4) f(std::integral_constant<int, 4>());
+  else f(std::integral_constant<int, 8>());
+}
+
+}  // namespace
+
+void forward(int nd, int H, const FwArgs& p, const Drop& dd) {
+  by_heads(H, [&](auto heads) { forward_heads<decltype(heads)::value>(nd, p, dd); });
+}
+void backward(int nd, int H, const BwArgs& p, const Drop& dd) {
+  by_heads(H, [&](auto heads) { backward_heads<decltype(heads)::value>(nd, p, dd); });
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#else
+void forward(int, int, const FwArgs&, const edge_detail::DropDraw<float>&) {
+  throw Error("internal: edge_blocked::forward without the blocked kernels (usable() is false)");
+}
+void backward(int, int, const BwArgs&, const edge_detail::DropDraw<float>&) {
+  throw Error("internal: edge_blocked::backward without the blocked kernels (usable() is false)");
+}
+#endif
+
+}  // namespace hpct::nn::edge_blocked
