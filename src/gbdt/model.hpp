@@ -35,9 +35,9 @@ void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_
                      const View2<double>& margin, int k);
 // margin(:, k) += tree output for the training rows of the tree just grown: in-bag rows by the leaf
 // they were partitioned into (or by the deferred last split of their node, read from `columns`,
-// the bins feature-major), out-of-bag rows by walking the tree on their bins.
+// the bins feature-major), out-of-bag rows by walking the tree on their bins. Overwrites part's
+// scratch (Note [leaf codes] in gbdt/model.cpp).
 void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
-                      const View2<std::uint8_t>& columns, const RowPartition& part, const View2<double>& margin,
-                      int k);
+                      const View2<std::uint8_t>& columns, RowPartition& part, const View2<double>& margin, int k);
 
 }  // namespace hpct::gbdt

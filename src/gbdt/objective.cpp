@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "gbdt/fixed_point.hpp"
+#include "gbdt/logistic.hpp"
 
 namespace hpct::gbdt {
 
@@ -158,10 +159,35 @@ void binary_gradients_packed(const View2<double>& margin, const View1<float>& y,
                              double sh, const View1<long long>& p) {
   const int n = static_cast<int>(margin.extent(0));
   const bool weighted = w.extent(0) > 0;
+  // The arithmetic of GradientKernel<binary>, with the logistic of Note [logistic without libm].
+  if (kHostBackend) {
+    // Host: plain loops over raw arrays (margins [n, 1]), which the compiler vectorizes.
+    const double* m = margin.data();
+    const float* yv = y.data();
+    const float* wv = w.data();
+    long long* out = p.data();
+    const long long chunks = host_chunks(n, 16384);
+    const long long per = (n + chunks - 1) / chunks;
+    for_each_host_chunk("gbdt::binary_gradients_packed", chunks, [=](const int c) {
+      const long long lo = c * per, hi = kmin(static_cast<long long>(n), lo + per);
+      if (weighted) {
+        for (long long i = lo; i < hi; ++i) {
+          const double pr = logistic(m[i]);
+          const auto wi = static_cast<double>(wv[i]);
+          out[i] = pack_gh((pr - yv[i]) * wi, kmax(pr * (1 - pr), kMinHess) * wi, sg, sh);
+        }
+      } else {  // a loop of its own: no weight to load (w is empty)
+        for (long long i = lo; i < hi; ++i) {
+          const double pr = logistic(m[i]);
+          out[i] = pack_gh(pr - yv[i], kmax(pr * (1 - pr), kMinHess), sg, sh);
+        }
+      }
+    });
+    return;
+  }
   Kokkos::parallel_for(
       "gbdt::binary_gradients_packed", hpct::range(0, n), KOKKOS_LAMBDA(const int i) {
-        // The arithmetic of GradientKernel<binary>.
-        const double pr = 1.0 / (1.0 + kmath::exp(-margin(i, 0)));
+        const double pr = logistic(margin(i, 0));
         const double wi = weighted ? static_cast<double>(w(i)) : 1.0;
         p(i) = pack_gh((pr - y(i)) * wi, kmax(pr * (1 - pr), kMinHess) * wi, sg, sh);
       });

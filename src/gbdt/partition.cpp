@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <type_traits>
+#if defined(__AVX512F__) && !defined(__CUDACC__)
+#include <immintrin.h>
+#endif
 
 namespace hpct::gbdt {
 
@@ -108,14 +111,61 @@ long long RowPartition::split_scan(long long b, long long n, const SplitRule& ru
   return nl;
 }
 
+// Note [vector partition]
+// partition_piece was 11-13% of a depth-6 run's CPU at about 6 cycles a row (a load of the row's
+// bin, two stores, two counters). With AVX-512 (HPCTRAIN_NATIVE on such a CPU) 16 rows go at once:
+// their bins come in one gather (4 bytes ending at the row's byte, so nothing past the column is
+// read; rows 0-2 take the scalar loop), the rule gives a lane mask, and the left and the right
+// rows are compressed in registers and stored whole (a compressing store to memory is slow on
+// AMD Zen 4). Left rows keep their order and the counts are the scalar loop's: the same index.
 long long partition_piece(int* idx, int* tmp, long long m, const std::uint8_t* col, const SplitRule& rule) {
   // The rule as plain locals: kept in registers while the loop stores to idx.
   const int bin = rule.bin, nan_bin = rule.nan_bin;
   // The NaN bin is above every value bin, so `b <= bin` says right for it; flipped when NaN goes left.
   const int nan_flip = rule.default_left ? 1 : 0;
   long long l = 0, r = 0;
+  long long i = 0;
+#if defined(__AVX512F__) && !defined(__CUDACC__)  // host-only fast path (Note [vector partition])
+  // Bins compared in the top byte of each lane (unsigned), where the gather below leaves them.
+  const __m512i vbin = _mm512_set1_epi32(static_cast<int>(static_cast<unsigned>(bin) << 24));
+  const __m512i vnan = _mm512_set1_epi32(static_cast<int>(static_cast<unsigned>(nan_bin) << 24));
+  const __m512i three = _mm512_set1_epi32(3), top_byte = _mm512_set1_epi32(static_cast<int>(0xff000000u));
+  for (; i + 16 <= m; i += 16) {
+    const __m512i rows = _mm512_loadu_si512(idx + i);
+    if (_mm512_cmplt_epi32_mask(rows, three) != 0) {  // rows 0-2: their 4-byte reads would start before col
+      for (long long j = i; j < i + 16; ++j) {
+        const int row = idx[j];
+        const int b = col[row];
+        const int left = static_cast<int>(b <= bin) ^ (static_cast<int>(b == nan_bin) & nan_flip);
+        idx[l] = row;
+        tmp[r] = row;
+        l += left;
+        r += 1 - left;
+      }
+      continue;
+    }
+#if defined(__GNUC__)
+    if (i + 48 <= m)  // rows of deep nodes are scattered: their bytes two blocks ahead
+      for (int j = 32; j < 48; ++j) __builtin_prefetch(col + idx[i + j]);
+#endif
+    // Bytes row - 3 .. row as one int32 each: the row's bin is the top byte (little-endian). The
+    // masked form with a zero source: the plain gather's undefined source warns in GCC 12.
+    const __m512i b = _mm512_and_si512(_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), 0xffff,
+                                                                   _mm512_sub_epi32(rows, three), col, 1),
+                                       top_byte);
+    const __mmask16 left = static_cast<__mmask16>(_mm512_cmple_epu32_mask(b, vbin) ^
+                                                  (nan_flip != 0 ? _mm512_cmpeq_epi32_mask(b, vnan) : 0));
+    // Compressed in registers, stored whole: the lanes past the count land on slots still to be
+    // written (idx: at or before i + 16, all loaded already; tmp: inside the piece).
+    _mm512_storeu_si512(idx + l, _mm512_maskz_compress_epi32(left, rows));
+    _mm512_storeu_si512(tmp + r, _mm512_maskz_compress_epi32(static_cast<__mmask16>(~left), rows));
+    const int nl = __builtin_popcount(static_cast<unsigned>(left));
+    l += nl;
+    r += 16 - nl;
+  }
+#endif
   // Rows stay ascending in every node, so this walks one feature's column forwards.
-  for (long long i = 0; i < m; ++i) {
+  for (; i < m; ++i) {
     const int row = idx[i];
 #if defined(__GNUC__)
     if (i + 16 < m) __builtin_prefetch(col + idx[i + 16]);  // rows of deep nodes are scattered
