@@ -68,6 +68,12 @@ void forward_normalise(const Scalar* xp, Scalar* y, int n, int c_count, std::int
 // y: the backward passes are memory-bound on the stem's tensors, and this reads two of them, not
 // three. xhat and the product are the forward's expressions, so the mask is the one read from y.
 //
+// dy where the fused relu passed the forward's output (or without relu), 0 where it did not.
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION Scalar relu_masked(Scalar dy, double xhat, double w, double b, bool relu) {
+  return !relu || static_cast<Scalar>(xhat * w + b) > Scalar(0) ? dy : Scalar(0);
+}
+
 // The rank's sums of dy and dy xhat per channel (dy masked where the fused relu's output is 0),
 // added to the parameter gradients and written to sums(c), sums(C + c), the count to sums(2 C).
 template <class Scalar>
@@ -91,9 +97,7 @@ void backward_sums(const Scalar* g, const Scalar* xp, int n, int c_count, std::i
             for (int l = 0; l < kLanes; ++l) {
               const std::int64_t i = p * kLanes + l;
               const double xhat = (static_cast<double>(xs[i]) - mu[l]) * rs[l];
-              const bool on = !relu ||
-                              static_cast<Scalar>(xhat * wc[l] + bc[l]) > Scalar(0);  // Note [relu mask from x]
-              const double gi = static_cast<double>(on ? gs[i] : Scalar(0));
+              const double gi = static_cast<double>(relu_masked(gs[i], xhat, wc[l], bc[l], relu));
               sg[l] += gi;
               sgx[l] += gi * xhat;
             }
@@ -135,9 +139,7 @@ void backward_data(const Scalar* g, const Scalar* xp, Scalar* d, int n, int c_co
           for (int l = 0; l < kLanes; ++l) {
             const std::int64_t i = p * kLanes + l;
             const double xhat = (static_cast<double>(xs[i]) - mu[l]) * rs[l];
-            const bool on = !relu ||
-                            static_cast<Scalar>(xhat * wc[l] + bc[l]) > Scalar(0);  // Note [relu mask from x]
-            double v = on ? static_cast<double>(gs[i]) : 0.0;
+            double v = static_cast<double>(relu_masked(gs[i], xhat, wc[l], bc[l], relu));
             if (batch_stats) v -= mg[l] + xhat * mgx[l];
             const Scalar r = static_cast<Scalar>(scale[l] * v);
             ds[i] = acc ? ds[i] + r : r;

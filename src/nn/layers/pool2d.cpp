@@ -162,7 +162,7 @@ void MaxPool2d<Scalar>::forward(const T& x, int n) {
             const int ix = ox * s - p + kx;
             if (ix < 0 || ix >= w) continue;
             const Scalar v = xs[iy * w + ix];
-            if (best < 0 || v > m || (v != v && m == m)) best = iy * w + ix, m = v;
+            if (pool_blocked::max_pool_takes(v, m, best < 0)) best = iy * w + ix, m = v;
           }
         }
         argmax[i] = best;

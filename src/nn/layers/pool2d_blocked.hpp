@@ -12,6 +12,13 @@ namespace hpct::nn::pool_blocked {
 
 constexpr int kLanes = 16;
 
+// Whether a max-pool window's tap x replaces the maximum m so far (first: no tap taken yet): ties
+// go to the first maximum, a NaN is taken and kept. The NCHW kernels (pool2d.cpp) use it too.
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION bool max_pool_takes(Scalar x, Scalar m, bool first) {
+  return first | (x > m) | ((x != x) & (m == m));
+}
+
 // y and argmax (the input pixel iy W + ix of its plane each output took) of `planes` (sample,
 // block) planes, one work item per plane.
 template <class Scalar>
@@ -40,7 +47,7 @@ void max_forward(const Scalar* xp, Scalar* y, int* argmax, std::int64_t planes, 
 #pragma omp simd
                 for (int l = 0; l < kLanes; ++l) {
                   const Scalar x = v[l];
-                  const bool take = (best[l] < 0) | (x > m[l]) | ((x != x) & (m[l] == m[l]));
+                  const bool take = max_pool_takes(x, m[l], best[l] < 0);
                   best[l] = take ? at : best[l];
                   m[l] = take ? x : m[l];
                 }
