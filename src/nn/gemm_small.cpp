@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "core/kokkos_compat.hpp"
-#include "nn/elementwise.hpp"
 
 #if defined(HPCTRAIN_HAVE_LIBXSMM)
 #include <libxsmm.h>
@@ -148,67 +147,21 @@ bool k_order_verdict(int m, int k, int lda) {
   return ok;
 }
 
-// Note [bias + SiLU in the back-transpose]: nn::Linear's SiLU forward wrote the product into z,
-// then read it back to add the bias and write sigmoid into z and the activation into y: z went
-// through memory twice (3.7% of a batch-256 step of the denoiser). Here the epilogue runs on the
-// transposed chunk while it is in the scratch (L1: 16 rows), and two transposes write z and y
-// once. Each element sees the operations of Linear's silu_epilogue in the same order (the product,
-// + b(j) when there is a bias, sigmoid, zz * sg), so the bits are those of the unfused path.
-struct SiluEpilogue {
-  const float* bias;  // null: no bias (the product is not touched, so -0 stays -0)
-  float* y;           // silu(z), row-major with leading dimension ldy
-  int ldy;
-};
-
-// The chunk s (column-major r x m: s[j r + i] is row i, column j) becomes sigmoid(s + b) and out
-// silu(s + b) = (s + b) sigmoid(s + b), in out's same layout.
-template <bool kBias>
-void silu_chunk(float* __restrict__ s, float* __restrict__ out, const float* __restrict__ bias, int r, int m) {
-  for (int j = 0; j < m; ++j) {
-    float* __restrict__ sj = s + static_cast<std::ptrdiff_t>(j) * r;
-    float* __restrict__ oj = out + static_cast<std::ptrdiff_t>(j) * r;
-    for (int i = 0; i < r; ++i) {
-      float zz = sj[i];
-      if (kBias) zz += bias[j];
-      const float sg = sigmoid(zz);
-      sj[i] = sg;
-      oj[i] = zz * sg;
-    }
-  }
-}
-
-bool transposed_a_sgemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
-                        const SiluEpilogue* silu = nullptr) {
+bool transposed_a_sgemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
   if (!k_order_verdict(m, k, lda)) return false;
-  thread_local std::vector<float> s0, s1, s2;
+  thread_local std::vector<float> s0, s1;
   if (s0.size() < static_cast<std::size_t>(kRowChunk) * k) s0.resize(static_cast<std::size_t>(kRowChunk) * k);
   if (s1.size() < static_cast<std::size_t>(kRowChunk) * m) s1.resize(static_cast<std::size_t>(kRowChunk) * m);
-  if (silu && s2.size() < static_cast<std::size_t>(kRowChunk) * m)
-    s2.resize(static_cast<std::size_t>(kRowChunk) * m);
   for (int j0 = 0; j0 < n; j0 += kRowChunk) {
     const int r = n - j0 < kRowChunk ? n - j0 : kRowChunk;
     const float* bj = b + static_cast<std::ptrdiff_t>(j0) * ldb;
     libxsmm_otrans(s0.data(), bj, sizeof(float), k, r, ldb, r);  // B's chunk^T: r x k, leading dimension r
     chunk_kernel(r, m, k, lda)(s0.data(), a, s1.data());         // C's chunk^T (r x m) = B^T A
-    if (silu) {
-      if (silu->bias) silu_chunk<true>(s1.data(), s2.data(), silu->bias, r, m);
-      else silu_chunk<false>(s1.data(), s2.data(), nullptr, r, m);
-      libxsmm_otrans(silu->y + static_cast<std::ptrdiff_t>(j0) * silu->ldy, s2.data(), sizeof(float), r, m, r,
-                     silu->ldy);
-    }
     libxsmm_otrans(c + static_cast<std::ptrdiff_t>(j0) * ldc, s1.data(), sizeof(float), r, m, r, ldc);
   }
   return true;
 }
 #endif
-
-// Whether the route may take a GEMM of this size (Note [small GEMM thresholds]).
-bool route_open(char ta, int m, int n, int k) {
-  // The transposed-A route has no bound on n (the batch): it cuts it into chunks itself, and a
-  // bound there would send large batches to BLAS (Note [transposed-A small GEMMs]).
-  if (!g_enabled || k > kSmallGemmMaxK || m > kSmallGemmMaxMN || (ta != 'T' && n > kSmallGemmMaxMN)) return false;
-  return HostExecSpace().concurrency() == 1;
-}
 }  // namespace
 
 void set_small_gemm_enabled(bool on) { g_enabled = on; }
@@ -234,24 +187,13 @@ bool libxsmm_sgemm_forced(char ta, char tb, int m, int n, int k, float alpha, co
 bool small_sgemm(char ta, char tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
                  int ldb, float beta, float* c, int ldc) {
 #if defined(HPCTRAIN_HAVE_LIBXSMM)
-  if (!route_open(ta, m, n, k)) return false;
+  // The transposed-A route has no bound on n (the batch): it cuts it into chunks itself, and a
+  // bound there would send large batches to BLAS (Note [transposed-A small GEMMs]).
+  if (!g_enabled || k > kSmallGemmMaxK || m > kSmallGemmMaxMN || (ta != 'T' && n > kSmallGemmMaxMN)) return false;
+  if (HostExecSpace().concurrency() != 1) return false;
   return libxsmm_sgemm_forced(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #else
   return libxsmm_sgemm_forced(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-#endif
-}
-
-bool small_linear_silu(int rows, int in, int out, const float* x, int ldx, const float* w, int ldw,
-                       const float* bias, float* z, int ldz, float* y, int ldy) {
-#if defined(HPCTRAIN_HAVE_LIBXSMM)
-  // x W^T is sgemm('T', 'N', out, rows, in, W, x) column-major, as gemm() passes it to small_sgemm.
-  if (!route_open('T', out, rows, in)) return false;
-  const SiluEpilogue silu{bias, y, ldy};
-  return transposed_a_sgemm(out, rows, in, w, ldw, x, ldx, z, ldz, &silu);
-#else
-  (void)rows, (void)in, (void)out, (void)x, (void)ldx, (void)w, (void)ldw, (void)bias, (void)z, (void)ldz, (void)y;
-  (void)ldy;
-  return false;
 #endif
 }
 

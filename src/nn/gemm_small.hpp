@@ -31,12 +31,6 @@ bool small_sgemm(char ta, char tb, int m, int n, int k, float alpha, const float
 // Calls LIBXSMM whatever the thresholds (perf/bench_gemm); false where it has no kernel.
 bool libxsmm_sgemm_forced(char ta, char tb, int m, int n, int k, float alpha, const float* a, int lda,
                           const float* b, int ldb, float beta, float* c, int ldc);
-// nn::Linear's SiLU forward on row-major matrices: z = sigmoid(x W^T + b) and y = silu(x W^T + b)
-// over rows [0, rows) (x rows x in, W out x in, bias null for none), with the epilogue applied in
-// the transposed-A route's back-transpose (Note [bias + SiLU in the back-transpose]); false, with
-// nothing written, where small_sgemm would decline x W^T.
-bool small_linear_silu(int rows, int in, int out, const float* x, int ldx, const float* w, int ldw,
-                       const float* bias, float* z, int ldz, float* y, int ldy);
 // "LIBXSMM 1.17" or "" when not built in.
 std::string libxsmm_version();
 // Off: every GEMM goes to BLAS (the environment variable HPCTRAIN_NO_LIBXSMM=1 at start does the same).

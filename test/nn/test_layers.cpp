@@ -2,11 +2,9 @@
 // the one harness of layer_check.hpp (double precision).
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <memory>
 #include <vector>
 
-#include "nn/elementwise.hpp"
 #include "nn/layer_check.hpp"
 #include "nn/layers/activation_layer.hpp"
 #include "nn/layers/add.hpp"
@@ -343,45 +341,6 @@ TEST(LinearBatchInvariance, OneThread_RowsIndependentOfTheBatch) {
           << in << " -> " << out << ", row " << row << " alone";
     }
   }
-}
-
-// Note [bias + SiLU in the back-transpose]: Linear<float>'s SiLU forward, whose epilogue runs inside
-// the small-GEMM route where it takes the shape, gives the bits of the unfused rule: the product
-// (+ b), then zz sigmoid(zz), checked against an identity Linear with the same weights. Shapes the
-// route takes (256 x 256, 7 -> 256) and one it declines (3 -> 8); batches across chunk edges.
-TEST(LinearSiluEpilogue, OneThread_FusedEqualsUnfused) {
-  ASSERT_EQ(HostExecSpace().concurrency(), 1) << "run with OMP_NUM_THREADS=1";
-  const int shapes[][2] = {{256, 256}, {7, 256}, {32, 256}, {3, 8}};
-  constexpr int kCap = 40;
-  for (const auto& shape : shapes)
-    for (const bool bias : {true, false}) {
-      const int in = shape[0], out = shape[1];
-      nn::ParameterStore<float> store;
-      nn::Workspace<float> ws;
-      nn::Linear<float> act(store, ws, "act", in, out, kCap, nn::Activation::silu, nn::Precision::fp32, bias);
-      nn::Linear<float> lin(store, ws, "lin", in, out, kCap, nn::Activation::identity, nn::Precision::fp32, bias);
-      store.allocate();
-      ws.allocate();
-      act.bind(store);
-      lin.bind(store);
-      store.initialize(12);
-      const auto params = store.params();
-      const std::size_t half = store.count() / 2;  // the same weights (and bias) in both layers
-      Kokkos::deep_copy(Kokkos::subview(params, std::make_pair(half, store.count())),
-                        Kokkos::subview(params, std::make_pair(std::size_t(0), half)));
-      View2<float> x("x", kCap, in);
-      test::fill_normal(x, 6);
-      for (const int n : {1, 16, 17, 40}) {
-        act.forward(Tensor<float>(x), n);
-        lin.forward(Tensor<float>(x), n);
-        const auto y = to_host(act.output().flat()), z = to_host(lin.output().flat());
-        for (int e = 0; e < n * out; ++e) {
-          const float zz = z(e), sg = nn::sigmoid(zz), want = zz * sg;
-          ASSERT_EQ(std::memcmp(&want, &y(e), sizeof(float)), 0)
-              << in << " -> " << out << (bias ? "" : " (no bias)") << ", batch " << n << ", element " << e;
-        }
-      }
-    }
 }
 
 }  // namespace

@@ -29,27 +29,6 @@ void silu_epilogue(const Matrix& z, const Matrix& y, const Vector& b, int rows, 
       });
 }
 
-// Host builds' fp32 SiLU layers: the GEMM with the bias + SiLU epilogue in LIBXSMM's
-// back-transpose (Note [bias + SiLU in the back-transpose], nn/gemm_small.cpp), the same bits as
-// the GEMM followed by silu_epilogue. False where that route declines the shape: nothing written.
-template <class Matrix, class Vector>
-bool fused_silu_forward(const Matrix& x, const Matrix& w, const Vector& b, bool has_bias, const Matrix& z,
-                        const Matrix& y, int n) {
-#if defined(KOKKOS_ENABLE_CUDA)
-  (void)x, (void)w, (void)b, (void)has_bias, (void)z, (void)y, (void)n;
-  return false;
-#else
-  using S = typename Matrix::non_const_value_type;
-  if constexpr (std::is_same_v<S, float>) {
-    const auto ld = [](const Matrix& a) { return static_cast<int>(a.stride(0) > 0 ? a.stride(0) : 1); };
-    return small_linear_silu(n, static_cast<int>(w.extent(1)), static_cast<int>(w.extent(0)), x.data(), ld(x),
-                             w.data(), ld(w), has_bias ? b.data() : nullptr, z.data(), ld(z), y.data(), ld(y));
-  }
-  (void)x, (void)w, (void)b, (void)has_bias, (void)z, (void)y, (void)n;
-  return false;
-#endif
-}
-
 }  // namespace
 
 template <class Scalar>
@@ -125,10 +104,6 @@ void Linear<Scalar>::forward(const T& x, int n) {
   const T& target = act_ == Activation::identity ? *y_ : *z_;
   if (half_) {
     forward_half(x, n, target);
-  } else if (act_ == Activation::silu && precision_ == Precision::fp32 &&
-             fused_silu_forward(typename T::Matrix(x.rows(n)), typename T::Matrix(w_), b_, has_bias_, z_->matrix(),
-                                y_->matrix(), n)) {
-    return;
   } else {
     typename T::Matrix w = w_;
     if (precision_ != Precision::fp32) {
