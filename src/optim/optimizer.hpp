@@ -56,6 +56,12 @@ double clip_grad_norm(const typename Optimizer<Scalar>::Vector& grads, double ma
 template <class Scalar>
 double grad_norm(const typename Optimizer<Scalar>::Vector& grads);
 
+// Whether every value is finite (no NaN or Inf): the non-finite check of a step whose norm is not
+// wanted (Note [norm only when wanted], train/step.cpp). grad_norm is non-finite exactly when a
+// value is (the sum of squares of floats cannot overflow a double), so the verdict is the same.
+template <class Scalar>
+bool all_finite(const typename Optimizer<Scalar>::Vector& values);
+
 // values *= factor (unscaling fp16 gradients by 1 / loss scale).
 template <class Scalar>
 void scale_values(const typename Optimizer<Scalar>::Vector& values, double factor);

@@ -24,8 +24,8 @@ Reporter::Reporter(const TrainConfig& config, const Comm& comm, bool resumed, st
 void Reporter::step(std::uint64_t global_step, std::uint64_t epoch, const StepOutcome& r, double lr,
                     std::uint64_t step_samples) {
   window_samples_ += step_samples;
-  if (global_step == first_global_step_ + 1) sample_device_memory();  // the step's buffers all exist now
-  if (global_step % config_.log_every != 0 && global_step != total_steps_) return;
+  if (global_step == first_global_step_ + 1) sample_device_memory();          // the step's buffers all exist now
+  if (!step_is_logged(global_step, config_.log_every, total_steps_)) return;  // the step runner's rule too
   sample_device_memory();
   const double rate = static_cast<double>(window_samples_) / window_.seconds();
   const double eta = run_clock_.seconds() / static_cast<double>(global_step - first_global_step_) *

@@ -68,7 +68,9 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
       optimizer_(config.optimizer, shard_.count, decay_mask(config, model.store(), shard_)),
       schedule_(config.schedule),
       scaler_(config.precision == nn::Precision::fp16, config.loss_scale_init, config.loss_scale_growth_interval),
-      clip_(config.clip_grad_norm) {
+      clip_(config.clip_grad_norm),
+      log_every_(config.log_every),
+      total_steps_(total_steps) {
   schedule_.total_steps = total_steps;
   if (sharded()) shard_grads_ = View1<float>("shard_grads", shard_.count);
   auto& store = model.store();
@@ -122,7 +124,17 @@ StepOutcome StepRunner::finish(double loss_sum, std::uint64_t global_step, std::
   // The summed gradients: the store's buffer, or (shared memory) this rank's slot of the window.
   const nn::ParameterStore<float>::Vector grads(summed, store.count());
   if (scaler_.enabled()) optim::scale_values<float>(grads, 1.0 / r.loss_scale);  // unscale, then clip
-  r.grad_norm = clip_ > 0 ? optim::clip_grad_norm<float>(grads, clip_) : optim::grad_norm<float>(grads);
+  // Note [norm only when wanted]: the norm is needed for clipping, for the step's progress record,
+  // and for the non-finite check that skips a step; that check alone is a cheaper pass with the same
+  // verdict (optim::all_finite). The norm took 6.7% of a batch-16 step of the denoiser, computed
+  // every step for a record written every log_every steps; a step whose gradients are not finite
+  // computes it too, so its message and record are as before. Logged steps and the weights are
+  // bitwise as before.
+  if (clip_ > 0) {
+    r.grad_norm = optim::clip_grad_norm<float>(grads, clip_);
+  } else if (step_is_logged(global_step + 1, log_every_, total_steps_) || !optim::all_finite<float>(grads)) {
+    r.grad_norm = optim::grad_norm<float>(grads);
+  }
   r.nonfinite = !std::isfinite(r.loss) || !std::isfinite(r.grad_norm);
   if (!scaler_.update(r.nonfinite)) {
     r.applied = false;

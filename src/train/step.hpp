@@ -33,13 +33,20 @@ struct StepControl {
 
 struct StepOutcome {
   double loss = 0;              // mean loss over the step's samples, all ranks
-  double grad_norm = 0;         // global L2 norm before clipping (unscaled)
+  double grad_norm = 0;         // global L2 norm before clipping (unscaled); 0 on finite steps that are not
+                                // logged, without clipping (Note [norm only when wanted] in step.cpp)
   double loss_scale = 1;        // the scale this step ran with (1 unless fp16)
   bool stop = false;            // some rank received a stop signal
   bool checkpoint_due = false;  // the timed checkpoint cadence says so
   bool nonfinite = false;       // the loss or a gradient was NaN/Inf
   bool applied = true;          // the optimizer updated the parameters
 };
+
+// Whether the step that brings the count of steps taken to steps_taken writes a progress line and
+// a metrics record (train/reporter.cpp): every log_every steps, and the last.
+inline bool step_is_logged(std::uint64_t steps_taken, std::uint64_t log_every, std::uint64_t total_steps) {
+  return log_every == 0 || steps_taken % log_every == 0 || steps_taken == total_steps;
+}
 
 class StepRunner {
  public:
@@ -110,6 +117,7 @@ class StepRunner {
   optim::Schedule schedule_;
   optim::LossScaler scaler_;
   double clip_;
+  std::uint64_t log_every_, total_steps_;  // Note [norm only when wanted]
   bool grads_zeroed_ =
       false;  // the last update set the store's gradients to 0 (Note [gradient zeroing in the update])
   std::array<double, 3> control_{};                      // loss sum, stop, time checkpoint: summed over ranks

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "optim/optimizer.hpp"
@@ -173,4 +174,33 @@ TEST(Optimizers, ZeroingInTheUpdateChangesNoParameter) {
       ASSERT_EQ(gb(i), 0.0) << kind << " gradient zeroed, " << i;
     }
   }
+}
+
+// Note [norm only when wanted]: all_finite is false exactly where grad_norm is not finite: one NaN,
+// +Inf or -Inf anywhere (first value, inside a block, in a partial last block), and true for large,
+// tiny and signed-zero values.
+TEST(Optimizers, AllFiniteAgreesWithTheNorm) {
+  const std::size_t n = 3 * 4096 + 77;
+  View1<float> g("g", n);
+  const optim::Optimizer<float>::Vector gv(g.data(), n);
+  auto h = Kokkos::create_mirror_view(g);
+  const auto reset = [&] {
+    for (std::size_t i = 0; i < n; ++i)
+      h(i) = i % 3 == 0   ? std::numeric_limits<float>::max()
+             : i % 3 == 1 ? -0.0f
+                          : std::numeric_limits<float>::denorm_min();
+    Kokkos::deep_copy(g, h);
+  };
+  reset();
+  EXPECT_TRUE(optim::all_finite<float>(gv));
+  EXPECT_TRUE(std::isfinite(optim::grad_norm<float>(gv)));
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity()})
+    for (const std::size_t at : {std::size_t(0), std::size_t(5000), n - 1}) {
+      reset();
+      h(at) = bad;
+      Kokkos::deep_copy(g, h);
+      EXPECT_FALSE(optim::all_finite<float>(gv)) << bad << " at " << at;
+      EXPECT_FALSE(std::isfinite(optim::grad_norm<float>(gv))) << bad << " at " << at;
+    }
 }
