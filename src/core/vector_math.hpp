@@ -109,6 +109,82 @@ KOKKOS_INLINE_FUNCTION void sincos_turns(float u, float& sin_out, float& cos_out
 #endif
 }
 
+// Note [vectorisable sincos]: sin and cos of a float angle t (radians), formed in double and
+// rounded once to float, for loops that libm's opaque sincosf call kept scalar (the Fourier
+// features' angles: 4% of a SMART step). Range reduction: k = round(t 2/pi) (added and subtracted
+// 1.5 * 2^52), r = (t - k pio2_hi) - k pio2_lo with pio2_hi holding 33 significant bits, so k pio2_hi
+// is exact for |k| < 2^20 (|t| < kSincosLimit) and the first difference is exact (Sterbenz); pi/2's
+// error beyond hi + lo (2^-86 relative) and the rounding of k pio2_lo leave r within 1e-22 of the
+// exact reduced angle. sin r and cos r by Taylor polynomials to degree 17 and 18 on |r| <= pi/4
+// (truncation below 1e-16 relative), then rotated by k quarter turns. The double result is far
+// closer to the exact value than half a float ulp, so its rounding to float is the correctly
+// rounded one except where the exact value lies within that error of a midpoint between floats:
+// glibc's sinf/cosf (documented up to 0.56 ulp) agree with it nearly everywhere but not always, so
+// this is not glibc's bits (test_vector_math checks it against the double-precision std::sin/cos). Beyond kSincosLimit (and for inf or
+// NaN) the caller uses libm: sincos_checked() does, and a vectorised loop can test
+// sincos_in_range() per element, OR the flags, and redo the rare row with sincos_checked().
+constexpr float kSincosLimit = 1.0e6f;  // < 2^20 pi/2
+
+KOKKOS_INLINE_FUNCTION bool sincos_in_range(float t) { return t <= kSincosLimit && t >= -kSincosLimit; }
+
+KOKKOS_INLINE_FUNCTION void sincos_vectorisable(float t, float& sin_out, float& cos_out) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  sin_out = kmath::sin(t);
+  cos_out = kmath::cos(t);
+#else
+  constexpr double kTwoOverPi = 0.63661977236758134308;
+  constexpr double kRound = 6755399441055744.0;         // 1.5 * 2^52
+  constexpr double kPio2Hi = 1.5707963267341256141663;  // pi/2 to 33 significant bits
+  constexpr double kPio2Lo = 6.077100506506192e-11;     // pi/2 - kPio2Hi, rounded
+  const double td = static_cast<double>(t);
+  const double kd = (td * kTwoOverPi + kRound) - kRound;
+  const double r = (td - kd * kPio2Hi) - kd * kPio2Lo, r2 = r * r;
+  double sp = -1.0 / 355687428096000.0;  // -1/17!
+  sp = sp * r2 + 1.0 / 1307674368000.0;
+  sp = sp * r2 - 1.0 / 6227020800.0;
+  sp = sp * r2 + 1.0 / 39916800.0;
+  sp = sp * r2 - 1.0 / 362880.0;
+  sp = sp * r2 + 1.0 / 5040.0;
+  sp = sp * r2 - 1.0 / 120.0;
+  sp = sp * r2 + 1.0 / 6.0;
+  const double sin_r = r - r * (r2 * sp);
+  double cp = 1.0 / 6402373705728000.0;  // 1/18!
+  cp = cp * r2 - 1.0 / 20922789888000.0;
+  cp = cp * r2 + 1.0 / 87178291200.0;
+  cp = cp * r2 - 1.0 / 479001600.0;
+  cp = cp * r2 + 1.0 / 3628800.0;
+  cp = cp * r2 - 1.0 / 40320.0;
+  cp = cp * r2 + 1.0 / 720.0;
+  cp = cp * r2 - 1.0 / 24.0;
+  cp = cp * r2 + 0.5;
+  const double cos_r = 1.0 - r2 * cp;
+  const std::int64_t quarter = static_cast<std::int64_t>(kd) & 3;
+  const double s_swap = (quarter & 1) ? cos_r : sin_r, c_swap = (quarter & 1) ? sin_r : cos_r;
+  sin_out = static_cast<float>((quarter & 2) ? -s_swap : s_swap);
+  cos_out = static_cast<float>((quarter == 1 || quarter == 2) ? -c_swap : c_swap);
+#endif
+}
+
+// sincos_vectorisable() where it is exact enough, libm elsewhere (one element; not vectorised).
+KOKKOS_INLINE_FUNCTION void sincos_checked(float t, float& sin_out, float& cos_out) {
+  if (sincos_in_range(t)) {
+    sincos_vectorisable(t, sin_out, cos_out);
+  } else {
+    sin_out = kmath::sin(t);
+    cos_out = kmath::cos(t);
+  }
+}
+
+// Double precision keeps libm (the double builds are the reference ones).
+KOKKOS_INLINE_FUNCTION bool sincos_in_range(double) { return true; }
+KOKKOS_INLINE_FUNCTION void sincos_vectorisable(double t, double& sin_out, double& cos_out) {
+  sin_out = kmath::sin(t);
+  cos_out = kmath::cos(t);
+}
+KOKKOS_INLINE_FUNCTION void sincos_checked(double t, double& sin_out, double& cos_out) {
+  sincos_vectorisable(t, sin_out, cos_out);
+}
+
 // Double precision keeps the library's exp: the double builds are the reference ones.
 KOKKOS_INLINE_FUNCTION double exp_vectorisable(double x) { return kmath::exp(x); }
 

@@ -2,7 +2,8 @@
 // with folded relative projections gives the same bits with the host's blocked per-edge kernels as
 // with the generic ones: output, every input gradient and every parameter gradient, with
 // attention-weight dropout and the shared edge norm, for head counts and widths that take each
-// branch of the kernels (R a multiple of 32: the blocked dots; 16 only: the sums alone).
+// branch of the kernels (R a multiple of 32: the blocked dots; 16 only: the sums alone; head width a
+// multiple of 16: the per-source key and value sums, by_source()).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -86,7 +87,7 @@ Result run(int hidden, int heads, bool blocked, bool norm) {
 
 TEST(EdgeBlockedKernels, SameBitsAsTheGenericKernels) {
   if (!kHostBackend || !nn::edge_blocked::usable(8, 64)) GTEST_SKIP() << "no blocked kernels in this build";
-  const int shapes[][2] = {{64, 8}, {32, 4}, {48, 8}, {16, 2}, {32, 1}};
+  const int shapes[][2] = {{64, 8}, {32, 4}, {48, 8}, {16, 2}, {32, 1}, {128, 8}, {64, 4}};
   for (const auto& s : shapes)
     for (const bool norm : {false, true}) {
       const Result a = run(s[0], s[1], true, norm), b = run(s[0], s[1], false, norm);

@@ -26,6 +26,11 @@ bool usable(int heads, int R) {
          R > 0;
 }
 
+bool source_usable(int heads, int D) {
+  const int hd = heads * D;
+  return HPCT_EDGE_BLOCKED && enabled() && D > 0 && D % 16 == 0 && (hd == 16 || hd == 32 || hd == 64 || hd == 128);
+}
+
 #if HPCT_EDGE_BLOCKED
 namespace {
 
@@ -227,7 +232,42 @@ void by_heads(int H, const F& f) {
   else f(std::integral_constant<int, 8>());
 }
 
+template <int NC>
+void by_source_chunks(int ns, const SrcArgs& p) {
+  Kokkos::parallel_for("edge_rel_srcb", host_range(0, ns), [=](const int j) {
+    constexpr int HD = 16 * NC;
+    const int H = HD / p.D, per_head = p.D / 16;
+    __m512 ak[NC], av[NC];
+    for (int c = 0; c < NC; ++c) ak[c] = _mm512_setzero_ps(), av[c] = _mm512_setzero_ps();
+    for (int o = p.offsets[j]; o < p.offsets[j + 1]; ++o) {
+      const auto e = static_cast<std::size_t>(p.order[o]), i = static_cast<std::size_t>(p.dst[e]);
+      const float *qi = p.q + i * HD, *gi = p.g + i * HD;
+      for (int c = 0; c < NC; ++c) {  // multiply, then add: axpy's y += w x without contraction
+        const std::size_t eh = e * H + c / per_head;
+        if (p.want_dk)
+          ak[c] = _mm512_add_ps(ak[c], _mm512_mul_ps(_mm512_set1_ps(p.ds[eh]), _mm512_loadu_ps(qi + 16 * c)));
+        if (p.want_dv)
+          av[c] = _mm512_add_ps(av[c], _mm512_mul_ps(_mm512_set1_ps(p.w[eh]), _mm512_loadu_ps(gi + 16 * c)));
+      }
+    }
+    const auto jHD = static_cast<std::size_t>(j) * HD;
+    for (int c = 0; c < NC; ++c) {
+      if (p.want_dk) _mm512_storeu_ps(p.dk + jHD + 16 * c, ak[c]);
+      if (p.want_dv) _mm512_storeu_ps(p.dv + jHD + 16 * c, av[c]);
+    }
+  });
+  fence();
+}
+
 }  // namespace
+
+void by_source(int ns, int H, const SrcArgs& p) {
+  const int chunks = H * p.D / 16;
+  if (chunks == 1) by_source_chunks<1>(ns, p);
+  else if (chunks == 2) by_source_chunks<2>(ns, p);
+  else if (chunks == 4) by_source_chunks<4>(ns, p);
+  else by_source_chunks<8>(ns, p);
+}
 
 void forward(int nd, int H, const FwArgs& p, const Drop& dd) {
   by_heads(H, [&](auto heads) { forward_heads<decltype(heads)::value>(nd, p, dd); });
@@ -240,6 +280,9 @@ void backward(int nd, int H, const BwArgs& p, const Drop& dd) {
 #pragma GCC diagnostic pop
 #endif
 #else
+void by_source(int, int, const SrcArgs&) {
+  throw Error("internal: edge_blocked::by_source without the blocked kernels (source_usable() is false)");
+}
 void forward(int, int, const FwArgs&, const edge_detail::DropDraw<float>&) {
   throw Error("internal: edge_blocked::forward without the blocked kernels (usable() is false)");
 }

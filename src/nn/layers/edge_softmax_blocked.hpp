@@ -50,4 +50,18 @@ struct BwArgs {
 };
 void backward(int nd, int H, const BwArgs &p, const edge_detail::DropDraw<float> &dd);
 
+// backward_rel's per-source loop (edge_rel_src): dk_j = sum_e ds_eh q_i,h and dv_j = sum_e w_eh g_i,h
+// over source j's outgoing edges e (to i) in `order`, with HD = H D columns held in 16-column
+// registers while the edges stream past: the generic loop's axpys, the same products added in the
+// same order (same bits). For D a multiple of 16 and HD in {16, 32, 64, 128} (source_usable()).
+struct SrcArgs {
+  int D;
+  bool want_dk, want_dv;
+  const float *q, *g, *ds, *w;
+  const int *offsets, *order, *dst;
+  float *dk, *dv;
+};
+bool source_usable(int heads, int D);
+void by_source(int ns, int H, const SrcArgs &p);
+
 }  // namespace hpct::nn::edge_blocked

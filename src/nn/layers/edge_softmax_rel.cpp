@@ -309,6 +309,17 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
   const auto s_offsets = by_src_.offsets(), s_order = by_src_.order(), dst = by_dst_.keys();
   const bool want_dk = !dk.empty(), want_dv = !dv.empty();
   const Matrix dkm = want_dk ? dk.matrix() : qm, dvm = want_dv ? dv.matrix() : qm;
+  if constexpr (std::is_same<Scalar, float>::value) {
+    if (kHostBackend && edge_blocked::source_usable(H, D)) {  // Note [register-blocked edge kernels]
+      edge_blocked::SrcArgs p;
+      p.D = D, p.want_dk = want_dk, p.want_dv = want_dv;
+      p.q = qm.data(), p.g = g.data(), p.ds = ds.data(), p.w = drop ? wd.data() : a.data();
+      p.offsets = s_offsets.data(), p.order = s_order.data(), p.dst = dst.data();
+      p.dk = want_dk ? dkm.data() : nullptr, p.dv = want_dv ? dvm.data() : nullptr;
+      edge_blocked::by_source(static_cast<int>(sources()), H, p);
+      return;
+    }
+  }
   Kokkos::parallel_for(
       "edge_rel_src", range(0, static_cast<int>(sources())), KOKKOS_LAMBDA(const int j) {
         for (int c = 0; c < H * D; ++c) {

@@ -1,6 +1,7 @@
 // FourierFeatures kernels (see fourier_features.hpp).
 #include "nn/layers/fourier_features.hpp"
 
+#include "core/vector_math.hpp"
 #include "nn/elementwise.hpp"
 #include "nn/precision.hpp"
 
@@ -41,11 +42,19 @@ void FourierFeatures<Scalar>::forward(const T& x, int n) {
       "fourier_fw", n, C, KOKKOS_LAMBDA(const int i, const int c) {
         const Scalar xv = xm(i, c);
         const int row = c * capacity + i;
+        // Note [vectorisable sincos] (core/vector_math.hpp): the frequency loop vectorises; an
+        // angle beyond its range (or inf/NaN) sends the row once more through libm's sin/cos.
+        Scalar* cs = &y(row, 0);
+        Scalar* sn = &y(row, F);
+        const Scalar* wc = &w(c, 0);
+        int far = 0;
         for (int f = 0; f < F; ++f) {
-          const Scalar t = angle(xv, w(c, f));
-          y(row, f) = kmath::cos(t);
-          y(row, F + f) = kmath::sin(t);
+          const Scalar t = angle(xv, wc[f]);
+          far |= sincos_in_range(t) ? 0 : 1;
+          sincos_vectorisable(t, sn[f], cs[f]);
         }
+        if (far != 0)
+          for (int f = 0; f < F; ++f) sincos_checked(angle(xv, wc[f]), sn[f], cs[f]);
         y(row, 2 * F) = xv;
       });
   for (int c = 0; c < C; ++c) round_values(precision_, block(c).data(), static_cast<std::int64_t>(n) * width());
@@ -63,8 +72,9 @@ void FourierFeatures<Scalar>::weight_grad(const T& x, const T& dy, int n) {
         Scalar s = Scalar(0);
         for (int i = 0; i < n; ++i) {
           const int row = c * capacity + i;
-          const Scalar t = angle(xm(i, c), w(c, f));
-          s += (-kmath::sin(t) * g(row, f) + kmath::cos(t) * g(row, F + f)) * xm(i, c) * two_pi;
+          Scalar sn = 0, cs = 0;
+          sincos_checked(angle(xm(i, c), w(c, f)), sn, cs);  // the forward's values
+          s += (-sn * g(row, f) + cs * g(row, F + f)) * xm(i, c) * two_pi;
         }
         dw(c, f) += s;
       });
@@ -124,8 +134,9 @@ void FourierFeatures<Scalar>::backward(const T& x, const T& dy, const T& dx, Gra
             const int row = c * capacity + i;
             Scalar s = g(row, 2 * F);
             for (int f = 0; f < F; ++f) {
-              const Scalar t = angle(xm(i, c), w(c, f));
-              s += (-kmath::sin(t) * g(row, f) + kmath::cos(t) * g(row, F + f)) * w(c, f) * two_pi;
+              Scalar sn = 0, cs = 0;
+              sincos_checked(angle(xm(i, c), w(c, f)), sn, cs);  // the forward's values
+              s += (-sn * g(row, f) + cs * g(row, F + f)) * w(c, f) * two_pi;
             }
             d(i, c) = acc ? d(i, c) + s : s;
           });
