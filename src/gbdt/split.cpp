@@ -1,6 +1,8 @@
 // Exhaustive scan of bin boundaries, both NaN directions, per feature.
 #include "gbdt/split.hpp"
 
+#include <limits>
+
 namespace hpct::gbdt {
 
 Stats node_stats(const Hist& hist, const BinCuts& cuts, int count_bits) {
@@ -11,15 +13,43 @@ Stats node_stats(const Hist& hist, const BinCuts& cuts, int count_bits) {
 
 namespace {
 
-// Best split of one feature (see best_split): one scan of the bin boundaries with NaN rows on the
-// right, one with them on the left (when there are any). Small nodes leave most bins empty; an
-// empty bin repeats the previous boundary, which a strict '>' would not pick, so only non-empty
-// bins are scanned.
+// Note [split scan in two passes]
+// The scan of a feature's boundaries was one loop: add the bin to the left sums, test the limits,
+// two divisions for the gain, compare. The divisions wait on the running sums and on each other
+// (5-6 ns a bin; 12% of a 63-leaves run, 62 splits a tree, each scanning two children's 7k bins).
+// Now the left sums of the non-empty bins are prefix sums first (integers: exact), then every
+// boundary's gain is computed in a loop without a carried dependency (the compiler vectorizes it:
+// eight divisions at once with AVX-512), the failed limits as -inf, and a last loop picks the best
+// with the old rules. Each gain is the same expression in the same order as before (no contraction:
+// -ffp-contract=off), so the same bits; the limits the old loop tested with `break` (the right side
+// only shrinks) fail for every later bin too, so skipping them and marking them fail the same bins.
+
+// The gain of every boundary j < m whose left side is the prefix sums (lg, lh, lc)[j] plus `extra`
+// (the NaN bin or nothing), -inf where a limit fails (see best_of_feature).
+void boundary_gains(const long long* lg, const long long* lh, const long long* lc, int m, const Stats& extra,
+                    const Stats& parent, double ig, double ih, const SplitParams& p, double parent_score,
+                    double* gain) {
+  const long long min_rows = p.min_data_in_leaf > 1 ? p.min_data_in_leaf : 1;  // and at least one
+  const double mcw = p.min_child_weight;
+  for (int j = 0; j < m; ++j) {
+    const long long g = lg[j] + extra.g, h = lh[j] + extra.h, c = lc[j] + extra.c;
+    const double HL = static_cast<double>(h) * ih;
+    const double HR = static_cast<double>(parent.h - h) * ih;
+    const bool ok = (c >= min_rows) & (parent.c - c >= min_rows) & (HR >= mcw) & (HL >= mcw);
+    const double v = node_score(static_cast<double>(g) * ig, HL, p) +
+                     node_score(static_cast<double>(parent.g - g) * ig, HR, p) - parent_score;
+    gain[j] = ok ? v : -std::numeric_limits<double>::infinity();
+  }
+}
+
+// Best split of one feature (see best_split): the bin boundaries with NaN rows on the right, then
+// with them on the left (when there are any). Small nodes leave most bins empty; an empty bin
+// repeats the previous boundary, which a strict '>' would not pick, so only non-empty bins are
+// scanned (Note [split scan in two passes]).
 SplitCandidate best_of_feature(const Hist& hist, const BinCuts& cuts, int f, const Stats& parent, double sg,
                                double sh, int cb, const SplitParams& p, double parent_score) {
   // The scales are powers of two: multiplying by their inverses is exact, and cheaper than dividing.
   const double ig = 1.0 / sg, ih = 1.0 / sh;
-  const long long min_rows = p.min_data_in_leaf > 1 ? p.min_data_in_leaf : 1;  // and at least one
   const int base = cuts.offset[static_cast<std::size_t>(f)];
   const int k = cuts.nan_bin(f);
   const Stats nan = bin_stats(hist, base + k, cb);
@@ -33,27 +63,29 @@ SplitCandidate best_of_feature(const Hist& hist, const BinCuts& cuts, int f, con
     used[m] = b;
     m += hist[kHistStride * static_cast<std::size_t>(base + b) + 1] != 0 ? 1 : 0;
   }
+  // Left sums at each non-empty bin (NaN rows right).
+  long long lg[256], lh[256], lc[256];
+  Stats L;
+  for (int j = 0; j < m; ++j) {
+    L += bin_stats(hist, base + used[j], cb);
+    lg[j] = L.g;
+    lh[j] = L.h;
+    lc[j] = L.c;
+  }
+  double gain[256];
   for (int nan_left = 0; nan_left < (nan.c > 0 ? 2 : 1); ++nan_left) {
-    Stats L = nan_left ? nan : Stats{};
+    boundary_gains(lg, lh, lc, m, nan_left ? nan : Stats{}, parent, ig, ih, p, parent_score, gain);
     for (int j = 0; j < m; ++j) {
+      const double g = gain[j];
       const int b = used[j];
-      L += bin_stats(hist, base + b, cb);
-      if (L.c < min_rows) continue;
-      // The right side only shrinks from here on (rows and hessians are non-negative).
-      const long long rc = parent.c - L.c;
-      const double HR = static_cast<double>(parent.h - L.h) * ih;
-      if (rc < min_rows || HR < p.min_child_weight) break;
-      const double HL = static_cast<double>(L.h) * ih;
-      if (HL < p.min_child_weight) continue;
-      const double gain = node_score(static_cast<double>(L.g) * ig, HL, p) +
-                          node_score(static_cast<double>(parent.g - L.g) * ig, HR, p) - parent_score;
       // Ties: the lower bin, then NaN right (the first scan).
-      if (gain > best.gain || (nan_left && best.valid && gain == best.gain && b < best.bin)) {
+      if (g > best.gain || (nan_left && best.valid && g == best.gain && b < best.bin)) {
         best.valid = true;
-        best.gain = gain;
+        best.gain = g;
         best.bin = b;
         best.default_left = nan_left != 0;
-        best.left = L;
+        best.left = Stats{lg[j], lh[j], lc[j]};
+        if (nan_left) best.left += nan;
       }
     }
   }
