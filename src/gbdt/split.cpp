@@ -17,15 +17,18 @@ namespace {
 // The scan of a feature's boundaries was one loop: add the bin to the left sums, test the limits,
 // two divisions for the gain, compare. The divisions wait on the running sums and on each other
 // (5-6 ns a bin; 12% of a 63-leaves run, 62 splits a tree, each scanning two children's 7k bins).
-// Now the left sums of the non-empty bins are prefix sums first (integers: exact), then every
-// boundary's gain is computed in a loop without a carried dependency (the compiler vectorizes it:
-// eight divisions at once with AVX-512), the failed limits as -inf, and a last loop picks the best
-// with the old rules. Each gain is the same expression in the same order as before (no contraction:
+// Now one loop gathers the non-empty bins' left sums (integers: exact), a second computes every
+// boundary's gain without a carried dependency (the compiler vectorizes it: eight divisions at
+// once with AVX-512), the failed limits and NaN gains as -inf, and the pick takes the first
+// boundary holding the largest gain (found eight lanes at a time), which is what the old loop's
+// strict '>' kept. Each gain is the same expression in the same order as before (no contraction:
 // -ffp-contract=off), so the same bits; the limits the old loop tested with `break` (the right side
 // only shrinks) fail for every later bin too, so skipping them and marking them fail the same bins.
+// The NaN-left scan's tie rule (an equal gain at a lower bin than the NaN-right pick wins) looks at
+// the first boundary with the largest gain only: any later one has a higher bin.
 
 // The gain of every boundary j < m whose left side is the prefix sums (lg, lh, lc)[j] plus `extra`
-// (the NaN bin or nothing), -inf where a limit fails (see best_of_feature).
+// (the NaN bin or nothing), -inf where a limit fails or the gain is NaN (see best_of_feature).
 void boundary_gains(const long long* lg, const long long* lh, const long long* lc, int m, const Stats& extra,
                     const Stats& parent, double ig, double ih, const SplitParams& p, double parent_score,
                     double* gain) {
@@ -35,11 +38,27 @@ void boundary_gains(const long long* lg, const long long* lh, const long long* l
     const long long g = lg[j] + extra.g, h = lh[j] + extra.h, c = lc[j] + extra.c;
     const double HL = static_cast<double>(h) * ih;
     const double HR = static_cast<double>(parent.h - h) * ih;
-    const bool ok = (c >= min_rows) & (parent.c - c >= min_rows) & (HR >= mcw) & (HL >= mcw);
     const double v = node_score(static_cast<double>(g) * ig, HL, p) +
                      node_score(static_cast<double>(parent.g - g) * ig, HR, p) - parent_score;
+    const bool ok = (c >= min_rows) & (parent.c - c >= min_rows) & (HR >= mcw) & (HL >= mcw) & (v == v);
     gain[j] = ok ? v : -std::numeric_limits<double>::infinity();
   }
+}
+
+// The first j < m holding the largest gain[j] (no NaN among them), or -1 for m == 0.
+int first_largest(const double* gain, int m) {
+  constexpr int kLanes = 8;  // lane-wise maxima: the compiler keeps them in one vector
+  double lane[kLanes];
+  for (double& v : lane) v = -std::numeric_limits<double>::infinity();
+  int j = 0;
+  for (; j + kLanes <= m; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] = gain[j + l] > lane[l] ? gain[j + l] : lane[l];
+  double top = -std::numeric_limits<double>::infinity();
+  for (; j < m; ++j) top = gain[j] > top ? gain[j] : top;
+  for (const double v : lane) top = v > top ? v : top;
+  for (j = 0; j < m; ++j)
+    if (gain[j] == top) return j;
+  return -1;
 }
 
 // Best split of one feature (see best_split): the bin boundaries with NaN rows on the right, then
@@ -55,38 +74,40 @@ SplitCandidate best_of_feature(const Hist& hist, const BinCuts& cuts, int f, con
   const Stats nan = bin_stats(hist, base + k, cb);
   SplitCandidate best;
   best.gain = p.min_split_gain;
-  // The non-empty bins, gathered without a branch (whether a bin is empty is unpredictable). A bin
-  // holds rows iff its packed hc is not 0 (Note [packed hessian and count]).
+  // The left sums (NaN rows right) at every non-empty bin, gathered without a branch (whether a
+  // bin is empty is unpredictable): an empty bin adds nothing and is overwritten by the next one. A
+  // bin holds rows iff its packed hc is not 0 (Note [packed hessian and count]).
   int used[256];
+  long long lg[256], lh[256], lc[256];
+  const long long count_mask = (1ll << cb) - 1;
+  const long long* e = hist.data() + kHistStride * static_cast<std::size_t>(base);
+  long long sum_g = 0, sum_h = 0, sum_c = 0;
   int m = 0;
   for (int b = 0; b < k; ++b) {
+    const long long hc = e[kHistStride * b + 1];
+    const bool rows = hc != 0;
+    sum_g += rows ? e[kHistStride * b] : 0;  // as the old scan: a bin without rows adds nothing
+    sum_h += hc >> cb;
+    sum_c += hc & count_mask;
     used[m] = b;
-    m += hist[kHistStride * static_cast<std::size_t>(base + b) + 1] != 0 ? 1 : 0;
-  }
-  // Left sums at each non-empty bin (NaN rows right).
-  long long lg[256], lh[256], lc[256];
-  Stats L;
-  for (int j = 0; j < m; ++j) {
-    L += bin_stats(hist, base + used[j], cb);
-    lg[j] = L.g;
-    lh[j] = L.h;
-    lc[j] = L.c;
+    lg[m] = sum_g;
+    lh[m] = sum_h;
+    lc[m] = sum_c;
+    m += rows ? 1 : 0;
   }
   double gain[256];
   for (int nan_left = 0; nan_left < (nan.c > 0 ? 2 : 1); ++nan_left) {
     boundary_gains(lg, lh, lc, m, nan_left ? nan : Stats{}, parent, ig, ih, p, parent_score, gain);
-    for (int j = 0; j < m; ++j) {
-      const double g = gain[j];
-      const int b = used[j];
-      // Ties: the lower bin, then NaN right (the first scan).
-      if (g > best.gain || (nan_left && best.valid && g == best.gain && b < best.bin)) {
-        best.valid = true;
-        best.gain = g;
-        best.bin = b;
-        best.default_left = nan_left != 0;
-        best.left = Stats{lg[j], lh[j], lc[j]};
-        if (nan_left) best.left += nan;
-      }
+    const int j = first_largest(gain, m);
+    if (j < 0) continue;
+    // Ties: the lower bin, then NaN right (the first scan).
+    if (gain[j] > best.gain || (nan_left && best.valid && gain[j] == best.gain && used[j] < best.bin)) {
+      best.valid = true;
+      best.gain = gain[j];
+      best.bin = used[j];
+      best.default_left = nan_left != 0;
+      best.left = Stats{lg[j], lh[j], lc[j]};
+      if (nan_left) best.left += nan;
     }
   }
   if (best.valid) {
