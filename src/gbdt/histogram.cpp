@@ -19,8 +19,12 @@ namespace {
 KOKKOS_INLINE_FUNCTION long long round_ll(double x) { return static_cast<long long>(x + (x < 0 ? -0.5 : 0.5)); }
 
 // A chunk below this many rows costs more to zero and sum than it saves.
-constexpr long long kMinChunkRows = 4096;
+constexpr long long kMinChunkRows = 2048;
 constexpr long long kPrefetchRows = 16;
+// Partial histograms of at most this many int64 in all are added up on the calling thread: a few
+// microseconds, less than a parallel region costs when its threads sleep between regions
+// (OMP_WAIT_POLICY=passive, or cores shared with other processes).
+constexpr long long kSerialSum = 32768;
 // A node holding at least 1/kColumnDensity of the rows is built feature by feature, when a whole
 // histogram is too large for a core's L2 cache (above kRowHistBytes) and the row-by-row kernel's
 // scattered bin updates would miss it. Smaller histograms are summed row by row even for the root:
@@ -202,21 +206,28 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
   const long long size = static_cast<long long>(hist.extent(0)) / (packed ? kHistStride : 1);
   long long* part = partial.data();
   long long* out = hist.data();
-  // One chunk: straight into the result. Several: each into its own zeroed partial.
+  // The first chunk straight into the (zeroed) result, the others each into a zeroed partial.
   for_each_host_chunk("gbdt::histogram", chunks, [=](const int c) {
-    long long* h = chunks == 1 ? out : part + c * size;
-    if (chunks > 1)
+    long long* h = c == 0 ? out : part + c * size;
+    if (c > 0)
       for (long long j = 0; j < size; ++j) h[j] = 0;
     const long long lo = c * per_chunk, hi = kmin(count, lo + per_chunk);
     if (packed) sum_rows_impl<true>(h, B, F, off, idx + lo, hi - lo, gh);
     else sum_rows_impl<false>(h, B, F, off, idx + lo, hi - lo, gh);
   });
   if (chunks == 1) return;
-  Kokkos::parallel_for("gbdt::hist_sum", host_range<Kokkos::IndexType<long long>>(0, size), [=](const long long j) {
+  const auto add_partials = [=](const long long j) {
     long long s = 0;
-    for (long long c = 0; c < chunks; ++c) s += part[c * size + j];
+    for (long long c = 1; c < chunks; ++c) s += part[c * size + j];
     out[j] += s;
-  });
+  };
+  // A few partials of a small histogram: added on the calling thread, without a region that
+  // would wait for a sleeping thread to wake (see kSerialSum).
+  if ((chunks - 1) * size <= kSerialSum) {
+    for (long long j = 0; j < size; ++j) add_partials(j);
+    return;
+  }
+  Kokkos::parallel_for("gbdt::hist_sum", host_range<Kokkos::IndexType<long long>>(0, size), add_partials);
 }
 
 void accumulate_histogram_by_feature(const View2<std::uint8_t>& columns, const std::vector<int>& offset,
@@ -268,12 +279,12 @@ void accumulate_histogram_by_feature(const View2<std::uint8_t>& columns, const s
   });
 }
 
-Hist HistogramBuilder::take() {
+Hist HistogramBuilder::take(std::size_t zeroed) {
   const std::size_t size = static_cast<std::size_t>(total_bins_) * kHistStride;
   if (spare_.empty()) return Hist(size, 0);
   Hist h = std::move(spare_.back());
   spare_.pop_back();
-  std::fill(h.begin(), h.end(), 0ll);
+  std::fill(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(std::min(zeroed, size)), 0ll);
   return h;
 }
 
@@ -307,7 +318,9 @@ std::vector<Hist> HistogramBuilder::build(const QuantGrad& q, const RowPartition
   std::vector<Hist> out;
   out.reserve(nodes.size());
   for (int node : nodes) {
-    out.push_back(take());
+    // Packed sums fill the first half only, and expand_packed rewrites all of it: a node's
+    // fixed cost, 62 times a tree leaf-wise.
+    out.push_back(take(q.packed ? static_cast<std::size_t>(total_bins_) : size));
     const HostView1<long long> host(out.back().data(), size);
     // Host backends sum straight into the returned vector; GPUs into a device buffer, then copy.
     const long long rows = part.count(node);

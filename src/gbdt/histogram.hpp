@@ -107,8 +107,9 @@ class HistogramBuilder {
   void recycle(Hist&& h);
 
   int total_bins() const { return total_bins_; }
-  // A zeroed host histogram (a recycled one when there is one).
-  Hist take();
+  // A zeroed host histogram (a recycled one when there is one); `zeroed` int64 from the front
+  // only (the rest left as it was) when the caller overwrites the rest, as expand_packed does.
+  Hist take(std::size_t zeroed = ~std::size_t{0});
   // Host backends whose histograms are all summed row by row (small enough for L2, see
   // histogram.cpp): growth may then sum them while partitioning (gbdt/level.hpp).
   bool row_by_row_host() const;

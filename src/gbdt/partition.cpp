@@ -11,7 +11,11 @@ namespace hpct::gbdt {
 
 namespace {
 // Below this many rows per chunk a thread costs more than it saves.
-constexpr long long kMinChunkRows = 8192;
+constexpr long long kMinChunkRows = 4096;
+// Right pieces of fewer rows than this in all are placed on the calling thread: a memmove of at
+// most 256 KiB costs less than a parallel region whose threads sleep between regions
+// (OMP_WAIT_POLICY=passive, or cores shared with other processes).
+constexpr long long kSerialMoveRows = 65536;
 }  // namespace
 
 RowPartition::RowPartition(long long rows)
@@ -223,8 +227,14 @@ long long RowPartition::split_host(long long b, long long n, const SplitRule& ru
   for (long long c = 1; c < chunks; ++c)
     std::copy(idx + c * per, idx + c * per + cnt[2 * c], idx + lpos[static_cast<std::size_t>(c)]);
   const long long* rp = rpos.data();
-  for_each_host_chunk("gbdt::part_move", chunks,
-                      [=](const int c) { std::copy(tmp + c * per, tmp + c * per + cnt[2 * c + 1], idx + rp[c]); });
+  const auto move_right = [=](const int c) {
+    std::copy(tmp + c * per, tmp + c * per + cnt[2 * c + 1], idx + rp[c]);
+  };
+  if (n - nl < kSerialMoveRows) {
+    for (int c = 0; c < static_cast<int>(chunks); ++c) move_right(c);
+    return nl;
+  }
+  for_each_host_chunk("gbdt::part_move", chunks, move_right);
   return nl;
 }
 
