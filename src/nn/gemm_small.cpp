@@ -14,6 +14,9 @@
 #if defined(HPCTRAIN_HAVE_LIBXSMM)
 #include <libxsmm.h>
 #endif
+#if defined(HPCTRAIN_HAVE_LIBXSMM) && defined(HPCTRAIN_HAVE_ONEDNN)
+#include <oneapi/dnnl/dnnl.h>
+#endif
 
 namespace hpct::nn {
 
@@ -147,8 +150,66 @@ bool k_order_verdict(int m, int k, int lda) {
   return ok;
 }
 
+#if defined(HPCTRAIN_HAVE_ONEDNN)
+// Note [oneDNN for many rows]: SMART's Linears run over edges (up to 30k rows of 128), where the
+// chunked route above reaches 68 GFLOP/s on this Zen 4 and OpenBLAS 61-75 (each a pass over C much
+// larger than the caches), while oneDNN's dnnl_sgemm reaches 90-93 (perf/bench_gemm_rows, docs/
+// transformer.md round 6). For at least kRowChunk batch rows its kernels sum every element as one
+// fma chain over k in order (below that it takes another path that does not), that is the same
+// bits as the chunk kernels of Note [batch-invariant small kernels]; so a shape takes it only if
+// that holds on pseudo-random operands for a few row counts (the tails of its row blocks), and a
+// row's bits then still do not depend on the batch it came in.
+constexpr int kDnnlProbeRows[] = {16, 17, 23, 31, 48, 64};
+// Where it pays (measured: round 6): many rows and a narrow output (the vocabulary's 2048-wide
+// logits at 1-2k rows were slower through it: 32 against 44 GFLOP/s).
+constexpr int kDnnlMinRows = 2048, kDnnlMaxCols = 512;
+
+// Whether dnnl_sgemm computes C = A^T B (as transposed_a_sgemm's operands, r batch rows) in k order.
+bool dnnl_sums_in_k_order(int r, int m, int k, int lda) {
+  std::vector<float> a(static_cast<std::size_t>(lda) * m), b(static_cast<std::size_t>(r) * k),
+      c(static_cast<std::size_t>(r) * m);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = probe_value(static_cast<std::uint32_t>(i));
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = probe_value(static_cast<std::uint32_t>(i + a.size()));
+  if (dnnl_sgemm('N', 'T', r, m, k, 1.0f, b.data(), k, a.data(), lda, 0.0f, c.data(), m) != dnnl_success)
+    return false;
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < m; ++j) {
+      float s = 0.0f;
+      for (int p = 0; p < k; ++p)
+        s = std::fma(b[static_cast<std::size_t>(i) * k + p], a[static_cast<std::size_t>(j) * lda + p], s);
+      std::uint32_t want, got;
+      std::memcpy(&want, &s, sizeof(float));
+      std::memcpy(&got, &c[static_cast<std::size_t>(i) * m + j], sizeof(float));
+      if (want != got) return false;
+    }
+  return true;
+}
+
+// Whether the shape may take dnnl_sgemm for n >= kRowChunk rows (checked once per shape).
+bool dnnl_verdict(int m, int k, int lda) {
+  struct Verdict {
+    int m, k, lda;
+    bool ok;
+  };
+  thread_local std::array<Verdict, 64> known{};
+  thread_local int used = 0;
+  for (int i = 0; i < used; ++i)
+    if (known[i].m == m && known[i].k == k && known[i].lda == lda) return known[i].ok;
+  bool ok = true;
+  for (const int r : kDnnlProbeRows) ok = ok && dnnl_sums_in_k_order(r, m, k, lda);
+  if (used < static_cast<int>(known.size())) known[used++] = Verdict{m, k, lda, ok};
+  return ok;
+}
+#endif
+
 bool transposed_a_sgemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
   if (!k_order_verdict(m, k, lda)) return false;
+#if defined(HPCTRAIN_HAVE_ONEDNN)
+  // Row-major, C^T [n, m] = B^T [n, k] (A^T [m, k])^T (Note [oneDNN for many rows]).
+  if (n >= kDnnlMinRows && m <= kDnnlMaxCols && dnnl_verdict(m, k, lda) &&
+      dnnl_sgemm('N', 'T', n, m, k, 1.0f, b, ldb, a, lda, 0.0f, c, ldc) == dnnl_success)
+    return true;
+#endif
   thread_local std::vector<float> s0, s1;
   if (s0.size() < static_cast<std::size_t>(kRowChunk) * k) s0.resize(static_cast<std::size_t>(kRowChunk) * k);
   if (s1.size() < static_cast<std::size_t>(kRowChunk) * m) s1.resize(static_cast<std::size_t>(kRowChunk) * m);
