@@ -14,6 +14,9 @@
 #if defined(HPCTRAIN_HAVE_LIBXSMM)
 #include <libxsmm.h>
 #endif
+#if defined(HPCTRAIN_HAVE_LIBXSMM) && defined(HPCTRAIN_HAVE_ONEDNN)
+#include <oneapi/dnnl/dnnl.h>
+#endif
 
 namespace hpct::nn {
 
@@ -147,8 +150,79 @@ bool k_order_verdict(int m, int k, int lda) {
   return ok;
 }
 
+#if defined(HPCTRAIN_HAVE_ONEDNN)
+// Note [oneDNN for many rows]: SMART's Linears run over edges (up to 30k rows of 128), where the
+// chunked route above reaches 68 GFLOP/s on this Zen 4 and OpenBLAS 61-75 (each a pass over C much
+// larger than the caches), while oneDNN's dnnl_sgemm reaches 90-93 (perf/bench_gemm_rows, docs/
+// transformer.md round 6). For at least kRowChunk batch rows its kernels sum every element as one
+// fma chain over k in order (below that it takes another path that does not), that is the same
+// bits as the chunk kernels of Note [batch-invariant small kernels]; so a shape takes it only if
+// that holds on pseudo-random operands for a few row counts (the tails of its row blocks), and a
+// row's bits then still do not depend on the batch it came in. The data gradient dz W (NN) over
+// more rows than LIBXSMM takes goes the same way: OpenBLAS summed those in k order as well, so the
+// bits stay those of OpenBLAS, one thread or two.
+constexpr int kDnnlProbeRows[] = {16, 17, 23, 31, 48, 64};
+// Where it pays (measured: round 6): many rows and a narrow output (the vocabulary's 2048-wide
+// logits at 1-2k rows were slower through it: 32 against 44 GFLOP/s).
+constexpr int kDnnlMinRows = 2048, kDnnlMaxCols = 512;
+
+// Whether dnnl_sgemm computes the row-major C [r, m] = B [r, k] op(A) (op(A) = A^T, A [m, k], for
+// ta 'T': Linear's forward; A [k, m] for ta 'N': its data gradient), r rows, in k order.
+bool dnnl_sums_in_k_order(char ta, int r, int m, int k, int lda) {
+  std::vector<float> a(static_cast<std::size_t>(lda) * (ta == 'T' ? m : k)), b(static_cast<std::size_t>(r) * k),
+      c(static_cast<std::size_t>(r) * m);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = probe_value(static_cast<std::uint32_t>(i));
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = probe_value(static_cast<std::uint32_t>(i + a.size()));
+  if (dnnl_sgemm('N', ta, r, m, k, 1.0f, b.data(), k, a.data(), lda, 0.0f, c.data(), m) != dnnl_success)
+    return false;
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < m; ++j) {
+      float s = 0.0f;
+      for (int p = 0; p < k; ++p) {
+        const std::size_t at = ta == 'T' ? static_cast<std::size_t>(j) * lda + p
+                                         : static_cast<std::size_t>(p) * lda + j;
+        s = std::fma(b[static_cast<std::size_t>(i) * k + p], a[at], s);
+      }
+      std::uint32_t want, got;
+      std::memcpy(&want, &s, sizeof(float));
+      std::memcpy(&got, &c[static_cast<std::size_t>(i) * m + j], sizeof(float));
+      if (want != got) return false;
+    }
+  return true;
+}
+
+// Whether the shape may take dnnl_sgemm for n >= kRowChunk rows (checked once per shape).
+bool dnnl_verdict(char ta, int m, int k, int lda) {
+  struct Verdict {
+    char ta;
+    int m, k, lda;
+    bool ok;
+  };
+  thread_local std::array<Verdict, 64> known{};
+  thread_local int used = 0;
+  for (int i = 0; i < used; ++i)
+    if (known[i].ta == ta && known[i].m == m && known[i].k == k && known[i].lda == lda) return known[i].ok;
+  bool ok = true;
+  for (const int r : kDnnlProbeRows) ok = ok && dnnl_sums_in_k_order(ta, r, m, k, lda);
+  if (used < static_cast<int>(known.size())) known[used++] = Verdict{ta, m, k, lda, ok};
+  return ok;
+}
+
+// Column-major C (m x n) = op(A) B with op(A) = A^T (k x m, ta 'T') or A (m x k, ta 'N'), B k x n,
+// beta 0, through dnnl_sgemm as the row-major C^T [n, m] = B^T [n, k] op(A)^T; false where the
+// shape is not for it (Note [oneDNN for many rows]).
+bool dnnl_many_rows(char ta, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
+                    int ldc) {
+  if (n < kDnnlMinRows || m > kDnnlMaxCols || !dnnl_verdict(ta, m, k, lda)) return false;
+  return dnnl_sgemm('N', ta, n, m, k, 1.0f, b, ldb, a, lda, 0.0f, c, ldc) == dnnl_success;
+}
+#endif
+
 bool transposed_a_sgemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
   if (!k_order_verdict(m, k, lda)) return false;
+#if defined(HPCTRAIN_HAVE_ONEDNN)
+  if (dnnl_many_rows('T', m, n, k, a, lda, b, ldb, c, ldc)) return true;
+#endif
   thread_local std::vector<float> s0, s1;
   if (s0.size() < static_cast<std::size_t>(kRowChunk) * k) s0.resize(static_cast<std::size_t>(kRowChunk) * k);
   if (s1.size() < static_cast<std::size_t>(kRowChunk) * m) s1.resize(static_cast<std::size_t>(kRowChunk) * m);
@@ -189,8 +263,16 @@ bool small_sgemm(char ta, char tb, int m, int n, int k, float alpha, const float
 #if defined(HPCTRAIN_HAVE_LIBXSMM)
   // The transposed-A route has no bound on n (the batch): it cuts it into chunks itself, and a
   // bound there would send large batches to BLAS (Note [transposed-A small GEMMs]).
-  if (!g_enabled || k > kSmallGemmMaxK || m > kSmallGemmMaxMN || (ta != 'T' && n > kSmallGemmMaxMN)) return false;
+  if (!g_enabled || k > kSmallGemmMaxK || m > kSmallGemmMaxMN) return false;
   if (HostExecSpace().concurrency() != 1) return false;
+#if defined(HPCTRAIN_HAVE_ONEDNN)
+  // Linear's data gradient over more rows than LIBXSMM takes (assigned, not accumulated: beta 0),
+  // where OpenBLAS summed in k order too (Note [oneDNN for many rows]).
+  if (ta == 'N' && tb == 'N' && alpha == 1.0f && beta == 0.0f && n > kSmallGemmMaxMN &&
+      dnnl_many_rows('N', m, n, k, a, lda, b, ldb, c, ldc))
+    return true;
+#endif
+  if (ta != 'T' && n > kSmallGemmMaxMN) return false;
   return libxsmm_sgemm_forced(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #else
   return libxsmm_sgemm_forced(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);

@@ -343,5 +343,34 @@ TEST(LinearBatchInvariance, OneThread_RowsIndependentOfTheBatch) {
   }
 }
 
+// Note [oneDNN for many rows]: from 2048 rows SMART-wide layers (128 -> 128, the Fourier features'
+// 129 -> 128) may go through oneDNN, below that through LIBXSMM's chunks; a row's bits must not tell.
+TEST(LinearBatchInvariance, OneThread_ManyRows) {
+  ASSERT_EQ(HostExecSpace().concurrency(), 1) << "run with OMP_NUM_THREADS=1";
+  constexpr int kCap = 4100;
+  for (const int in : {128, 129}) {
+    nn::ParameterStore<float> store;
+    nn::Workspace<float> ws;
+    nn::Linear<float> fc(store, ws, "fc", in, 128, kCap);
+    store.allocate();
+    ws.allocate();
+    fc.bind(store);
+    store.initialize(12);
+    View2<float> x("x", kCap, in);
+    test::fill_normal(x, 6);
+    const Tensor<float> xt = x;
+    fc.forward(xt, kCap);
+    const auto all = to_host(fc.output().flat());
+    const std::vector<float> full(all.data(), all.data() + static_cast<std::size_t>(kCap) * 128);
+    for (const int n : {1, 15, 16, 2047, 2048, 2049}) {
+      fc.forward(xt, n);
+      const auto y = to_host(fc.output().flat());
+      EXPECT_EQ(std::vector<float>(y.data(), y.data() + static_cast<std::size_t>(n) * 128),
+                std::vector<float>(full.begin(), full.begin() + static_cast<std::size_t>(n) * 128))
+          << in << " -> 128, batch " << n;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hpct
