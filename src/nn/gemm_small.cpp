@@ -216,6 +216,22 @@ bool dnnl_many_rows(char ta, int m, int n, int k, const float* a, int lda, const
   if (n < kDnnlMinRows || m > kDnnlMaxCols || !dnnl_verdict(ta, m, k, lda)) return false;
   return dnnl_sgemm('N', ta, n, m, k, 1.0f, b, ldb, a, lda, 0.0f, c, ldc) == dnnl_success;
 }
+
+// Note [oneDNN for weight gradients]: Linear's weight gradient dW += dz^T x (column-major here:
+// C (in x out) = A B^T with the rows as K) sums over the batch's rows, more than LIBXSMM takes
+// (kSmallGemmMaxK) over SMART's edges, where OpenBLAS took it at 76-80 GFLOP/s; dnnl_sgemm is 10-30%
+// faster there (docs/transformer.md, rounds 6 and 7). It sums the rows in another order than
+// OpenBLAS, so the bits differ from before but stay deterministic (one thread, fixed blocking per
+// shape, no atomics); only with one host thread, so the two-thread path is OpenBLAS's as before.
+// The boundary on K is the one that already split LIBXSMM from OpenBLAS, so no new route appears.
+bool weight_gradient_dnnl(char ta, char tb, int m, int n, int k, float alpha, const float* a, int lda,
+                          const float* b, int ldb, float beta, float* c, int ldc) {
+  if (ta != 'N' || tb != 'T' || alpha != 1.0f || k <= kSmallGemmMaxK || m > kDnnlMaxCols || n > kDnnlMaxCols)
+    return false;
+  if (HostExecSpace().concurrency() != 1) return false;
+  // Column-major C = A B^T is the row-major C^T [n, m] = B^T [n, k] A^T [k, m].
+  return dnnl_sgemm('T', 'N', n, m, k, alpha, b, ldb, a, lda, beta, c, ldc) == dnnl_success;
+}
 #endif
 
 bool transposed_a_sgemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
@@ -263,6 +279,9 @@ bool small_sgemm(char ta, char tb, int m, int n, int k, float alpha, const float
 #if defined(HPCTRAIN_HAVE_LIBXSMM)
   // The transposed-A route has no bound on n (the batch): it cuts it into chunks itself, and a
   // bound there would send large batches to BLAS (Note [transposed-A small GEMMs]).
+#if defined(HPCTRAIN_HAVE_ONEDNN)
+  if (g_enabled && weight_gradient_dnnl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return true;
+#endif
   if (!g_enabled || k > kSmallGemmMaxK || m > kSmallGemmMaxMN) return false;
   if (HostExecSpace().concurrency() != 1) return false;
 #if defined(HPCTRAIN_HAVE_ONEDNN)

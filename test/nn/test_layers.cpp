@@ -2,9 +2,11 @@
 // the one harness of layer_check.hpp (double precision).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <vector>
 
+#include "nn/gemm.hpp"
 #include "nn/layer_check.hpp"
 #include "nn/layers/activation_layer.hpp"
 #include "nn/layers/add.hpp"
@@ -368,6 +370,42 @@ TEST(LinearBatchInvariance, OneThread_ManyRows) {
       EXPECT_EQ(std::vector<float>(y.data(), y.data() + static_cast<std::size_t>(n) * 128),
                 std::vector<float>(full.begin(), full.begin() + static_cast<std::size_t>(n) * 128))
           << in << " -> 128, batch " << n;
+    }
+  }
+}
+
+
+// Note [oneDNN for weight gradients]: at one thread dW += dz^T x over more rows than LIBXSMM takes
+// goes through oneDNN: the sum must stay the gradient (a double sum within float rounding), and
+// give the same bits call after call (deterministic), and accumulate where beta is 1.
+TEST(LinearWeightGradient, OneThread_ManyRowsDeterministic) {
+  ASSERT_EQ(HostExecSpace().concurrency(), 1) << "run with OMP_NUM_THREADS=1";
+  for (const int rows : {257, 3001}) {
+    for (const int in : {128, 129}) {
+      View2<float> dz("dz", rows, 128), x("x", rows, in), dw("dw", 128, in);
+      test::fill_normal(dz, 7);
+      test::fill_normal(x, 8);
+      nn::gemm('T', 'N', 1.0f, dz, x, 0.0f, dw);
+      const auto first = to_host(dw);
+      const std::vector<float> once(first.data(), first.data() + static_cast<std::size_t>(128) * in);
+      nn::gemm('T', 'N', 1.0f, dz, x, 1.0f, dw);  // accumulates (C joins the sum per k block)
+      const auto twice = to_host(dw);
+      const auto hz = to_host(dz), hx = to_host(x);
+      for (int o = 0; o < 128; ++o)
+        for (int i = 0; i < in; ++i) {
+          double want = 0.0, scale = 0.0;
+          for (int r = 0; r < rows; ++r) {
+            want += static_cast<double>(hz(r, o)) * hx(r, i);
+            scale += std::abs(static_cast<double>(hz(r, o)) * hx(r, i));
+          }
+          const float got = once[static_cast<std::size_t>(o) * in + i];
+          ASSERT_NEAR(got, want, 1e-6 * scale) << rows << " rows, " << in << ", (" << o << ", " << i << ")";
+          ASSERT_NEAR(twice(o, i), 2.0 * want, 2e-6 * scale)
+              << rows << " rows, " << in << ", (" << o << ", " << i << ")";
+        }
+      nn::gemm('T', 'N', 1.0f, dz, x, 0.0f, dw);
+      const auto again = to_host(dw);
+      EXPECT_EQ(std::vector<float>(again.data(), again.data() + once.size()), once) << rows << " rows, " << in;
     }
   }
 }
