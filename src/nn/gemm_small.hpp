@@ -15,6 +15,9 @@
 // GEMMs"): LIBXSMM as fast or faster than OpenBLAS at every shape timed up to 256^3. Kernels are
 // JIT-generated on first use and kept per shape (Note [LIBXSMM kernel cache]): no allocation of
 // ours in the step after the first, and a fixed summation order (deterministic).
+// With oneDNN built in and one host thread, two more routes go to its sgemm: Linear's forward and
+// data gradient over many rows (Note [oneDNN for many rows]) and C = A B^T summing more than 256
+// rows (Note [oneDNN for weight gradients]), both in gemm_small.cpp.
 #pragma once
 
 #include <cstdint>
