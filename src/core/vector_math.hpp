@@ -127,6 +127,14 @@ constexpr float kSincosLimit = 1.0e6f;  // < 2^20 pi/2
 
 KOKKOS_INLINE_FUNCTION bool sincos_in_range(float t) { return t <= kSincosLimit && t >= -kSincosLimit; }
 
+// Horner's rule: horner(x, c_n, ..., c_0) = (...(c_n x + c_{n-1}) x + ...) x + c_0, one multiply
+// then one add per step (no fma: the library builds with -ffp-contract=off).
+KOKKOS_INLINE_FUNCTION double horner(double /*x*/, double acc) { return acc; }
+template <class... Rest>
+KOKKOS_INLINE_FUNCTION double horner(double x, double acc, double next, Rest... rest) {
+  return horner(x, acc * x + next, rest...);
+}
+
 KOKKOS_INLINE_FUNCTION void sincos_vectorisable(float t, float& sin_out, float& cos_out) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
   sin_out = kmath::sin(t);
@@ -139,24 +147,13 @@ KOKKOS_INLINE_FUNCTION void sincos_vectorisable(float t, float& sin_out, float& 
   const double td = static_cast<double>(t);
   const double kd = (td * kTwoOverPi + kRound) - kRound;
   const double r = (td - kd * kPio2Hi) - kd * kPio2Lo, r2 = r * r;
-  double sp = -1.0 / 355687428096000.0;  // -1/17!
-  sp = sp * r2 + 1.0 / 1307674368000.0;
-  sp = sp * r2 - 1.0 / 6227020800.0;
-  sp = sp * r2 + 1.0 / 39916800.0;
-  sp = sp * r2 - 1.0 / 362880.0;
-  sp = sp * r2 + 1.0 / 5040.0;
-  sp = sp * r2 - 1.0 / 120.0;
-  sp = sp * r2 + 1.0 / 6.0;
+  // Taylor coefficients of sin(r)/r and (1 - cos(r))/r^2 in r^2, highest first; a - c is a + (-c)
+  // bit for bit, so the chains sum as the written-out Horner steps did.
+  const double sp = horner(r2, -1.0 / 355687428096000.0, 1.0 / 1307674368000.0, -1.0 / 6227020800.0,
+                           1.0 / 39916800.0, -1.0 / 362880.0, 1.0 / 5040.0, -1.0 / 120.0, 1.0 / 6.0);
   const double sin_r = r - r * (r2 * sp);
-  double cp = 1.0 / 6402373705728000.0;  // 1/18!
-  cp = cp * r2 - 1.0 / 20922789888000.0;
-  cp = cp * r2 + 1.0 / 87178291200.0;
-  cp = cp * r2 - 1.0 / 479001600.0;
-  cp = cp * r2 + 1.0 / 3628800.0;
-  cp = cp * r2 - 1.0 / 40320.0;
-  cp = cp * r2 + 1.0 / 720.0;
-  cp = cp * r2 - 1.0 / 24.0;
-  cp = cp * r2 + 0.5;
+  const double cp = horner(r2, 1.0 / 6402373705728000.0, -1.0 / 20922789888000.0, 1.0 / 87178291200.0,
+                           -1.0 / 479001600.0, 1.0 / 3628800.0, -1.0 / 40320.0, 1.0 / 720.0, -1.0 / 24.0, 0.5);
   const double cos_r = 1.0 - r2 * cp;
   const std::int64_t quarter = static_cast<std::int64_t>(kd) & 3;
   const double s_swap = (quarter & 1) ? cos_r : sin_r, c_swap = (quarter & 1) ? sin_r : cos_r;

@@ -308,40 +308,50 @@ TEST(LossGradients, MseCrossEntropyAndBce) {
 // With one host thread only, as the C API's programs run: with two, OpenBLAS itself gives a
 // 32 -> 256 row of a batch of 300 other last bits than the same row in a batch of 1 to 3. The
 // OneThread_ prefix keeps the case out of the 2-thread runs (test/CMakeLists.txt).
+// A Linear<float> in -> out for up to cap rows, its weights drawn from `seed`, and cap rows of input.
+struct LinearOnRows {
+  nn::ParameterStore<float> store;
+  nn::Workspace<float> ws;
+  nn::Linear<float> fc;
+  View2<float> x;
+  LinearOnRows(int in, int out, int cap, std::uint64_t seed) : fc(store, ws, "fc", in, out, cap), x("x", cap, in) {
+    store.allocate();
+    ws.allocate();
+    fc.bind(store);
+    store.initialize(seed);
+    test::fill_normal(x, seed - 6);
+  }
+  // The output of a forward over the first n rows of x (a batch of n).
+  std::vector<float> batch(int n) { return output_of(x, n); }
+  // The output of a forward over row `row` of x alone (a view of that one row).
+  std::vector<float> alone(int row) { return output_of(Tensor<float>(x).row_range(row, 1), 1); }
+
+ private:
+  std::vector<float> output_of(const Tensor<float>& input, int n) {
+    fc.forward(input, n);
+    const auto y = to_host(fc.output().flat());
+    return std::vector<float>(y.data(), y.data() + static_cast<std::size_t>(n) * fc.out());
+  }
+};
+
+// Rows [first, first + n) of `all`, rows of `width` values.
+std::vector<float> rows_of(const std::vector<float>& all, int first, int n, int width) {
+  return std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(first) * width,
+                            all.begin() + static_cast<std::ptrdiff_t>(first + n) * width);
+}
+
 TEST(LinearBatchInvariance, OneThread_RowsIndependentOfTheBatch) {
   ASSERT_EQ(HostExecSpace().concurrency(), 1) << "run with OMP_NUM_THREADS=1";
   const int shapes[][2] = {{3, 8}, {8, 2}, {7, 256}, {32, 256}, {256, 256}, {256, 16}, {16, 80}, {20, 12}, {5, 65}};
   constexpr int kCap = 300;
   for (const auto& shape : shapes) {
     const int in = shape[0], out = shape[1];
-    nn::ParameterStore<float> store;
-    nn::Workspace<float> ws;
-    nn::Linear<float> fc(store, ws, "fc", in, out, kCap);
-    store.allocate();
-    ws.allocate();
-    fc.bind(store);
-    store.initialize(11);
-    View2<float> x("x", kCap, in);
-    test::fill_normal(x, 5);
-    const Tensor<float> xt = x;
-    fc.forward(xt, kCap);
-    const auto all = to_host(fc.output().flat());
-    const std::vector<float> full(all.data(), all.data() + static_cast<std::size_t>(kCap) * out);
-    for (const int n : {1, 2, 3, 5, 8, 11, 16, 17, 33, 299}) {
-      fc.forward(xt, n);
-      const auto y = to_host(fc.output().flat());
-      EXPECT_EQ(std::vector<float>(y.data(), y.data() + static_cast<std::size_t>(n) * out),
-                std::vector<float>(full.begin(), full.begin() + static_cast<std::size_t>(n) * out))
-          << in << " -> " << out << ", batch " << n;
-    }
-    for (const int row : {0, 5, 17, 299}) {
-      fc.forward(xt.row_range(row, 1), 1);
-      const auto y = to_host(fc.output().flat());
-      EXPECT_EQ(std::vector<float>(y.data(), y.data() + out),
-                std::vector<float>(full.begin() + static_cast<std::ptrdiff_t>(row) * out,
-                                   full.begin() + static_cast<std::ptrdiff_t>(row + 1) * out))
-          << in << " -> " << out << ", row " << row << " alone";
-    }
+    LinearOnRows layer(in, out, kCap, 11);
+    const std::vector<float> full = layer.batch(kCap);
+    for (const int n : {1, 2, 3, 5, 8, 11, 16, 17, 33, 299})
+      EXPECT_EQ(layer.batch(n), rows_of(full, 0, n, out)) << in << " -> " << out << ", batch " << n;
+    for (const int row : {0, 5, 17, 299})
+      EXPECT_EQ(layer.alone(row), rows_of(full, row, 1, out)) << in << " -> " << out << ", row " << row << " alone";
   }
 }
 
@@ -351,29 +361,12 @@ TEST(LinearBatchInvariance, OneThread_ManyRows) {
   ASSERT_EQ(HostExecSpace().concurrency(), 1) << "run with OMP_NUM_THREADS=1";
   constexpr int kCap = 4100;
   for (const int in : {128, 129}) {
-    nn::ParameterStore<float> store;
-    nn::Workspace<float> ws;
-    nn::Linear<float> fc(store, ws, "fc", in, 128, kCap);
-    store.allocate();
-    ws.allocate();
-    fc.bind(store);
-    store.initialize(12);
-    View2<float> x("x", kCap, in);
-    test::fill_normal(x, 6);
-    const Tensor<float> xt = x;
-    fc.forward(xt, kCap);
-    const auto all = to_host(fc.output().flat());
-    const std::vector<float> full(all.data(), all.data() + static_cast<std::size_t>(kCap) * 128);
-    for (const int n : {1, 15, 16, 2047, 2048, 2049}) {
-      fc.forward(xt, n);
-      const auto y = to_host(fc.output().flat());
-      EXPECT_EQ(std::vector<float>(y.data(), y.data() + static_cast<std::size_t>(n) * 128),
-                std::vector<float>(full.begin(), full.begin() + static_cast<std::size_t>(n) * 128))
-          << in << " -> 128, batch " << n;
-    }
+    LinearOnRows layer(in, 128, kCap, 12);
+    const std::vector<float> full = layer.batch(kCap);
+    for (const int n : {1, 15, 16, 2047, 2048, 2049})
+      EXPECT_EQ(layer.batch(n), rows_of(full, 0, n, 128)) << in << " -> 128, batch " << n;
   }
 }
-
 
 // Note [oneDNN for weight gradients]: at one thread dW += dz^T x over more rows than LIBXSMM takes
 // goes through oneDNN: the sum must stay the gradient (a double sum within float rounding), and
