@@ -84,15 +84,29 @@ Runtime::Runtime(int& argc, char**& argv) {
   // `--help-kokkos`, passed on as `--kokkos-help` by rank 0 (every rank would print it).
   std::vector<char*> args{argv[0]};
   std::string kokkos_help = "--kokkos-help";
+  // Note [thread option spellings]: Kokkos 3.x knows `--kokkos-threads=N`, 4.x and later
+  // `--kokkos-num-threads=N` (the old spelling deprecated); each ignores the other's without a word.
+  // Either spelling is accepted and passed on in the linked Kokkos's, and N also becomes OpenMP's
+  // thread count below, which OpenBLAS and oneDNN read at every call: Kokkos sizes only its own pool.
+  std::string threads_arg;
+  int threads_requested = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") continue;
+    const std::size_t eq = a.find('=');
+    if (a.compare(0, eq, "--kokkos-threads") == 0 || a.compare(0, eq, "--kokkos-num-threads") == 0) {
+      const std::string value = eq == std::string::npos ? "" : a.substr(eq + 1);
+      threads_requested = std::atoi(value.c_str());
+      threads_arg = (KOKKOS_VERSION >= 40000 ? "--kokkos-num-threads=" : "--kokkos-threads=") + value;
+      continue;  // passed on once, after the loop: the last one given wins, as in Kokkos
+    }
     if (a == "--help-kokkos") {
       if (topo_.rank == 0) args.push_back(kokkos_help.data());
       continue;
     }
     args.push_back(argv[i]);
   }
+  if (!threads_arg.empty()) args.push_back(threads_arg.data());
   std::string device_arg;
 #if defined(KOKKOS_ENABLE_CUDA)
   bool has_device_arg = false;
@@ -109,22 +123,20 @@ Runtime::Runtime(int& argc, char**& argv) {
   // Without OMP_NUM_THREADS, OpenMP starts one thread per core of the node in EVERY rank, so
   // 2 ranks on 2 cores run 4 spinning threads and crawl. Default to the rank's fair share: its
   // affinity mask when the launcher bound it, else the node's cores divided by its ranks.
-  if (!std::getenv("OMP_NUM_THREADS")) {
-    bool threads_arg = false;
-    for (int i = 1; i < argc; ++i)
-      if (std::string(argv[i]).rfind("--kokkos-threads", 0) == 0 ||
-          std::string(argv[i]).rfind("--kokkos-num-threads", 0) == 0)
-        threads_arg = true;
-    if (!threads_arg) {
-      const int mask = affinity_core_count();
-      const long online = sysconf(_SC_NPROCESSORS_ONLN);
-      int threads = mask > 0 ? mask : 1;
-      if (mask > 0 && online > 0 && mask >= online) threads = std::max(1, mask / topo_.local_size);
+  // An explicit thread option wins over OMP_NUM_THREADS (Note [thread option spellings]).
+  if (threads_requested > 0) {
 #if defined(KOKKOS_ENABLE_OPENMP)
-      // libgomp read the environment before main(); set the runtime's value directly.
-      omp_set_num_threads(threads);
+    omp_set_num_threads(threads_requested);
 #endif
-    }
+  } else if (!std::getenv("OMP_NUM_THREADS")) {
+    const int mask = affinity_core_count();
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = mask > 0 ? mask : 1;
+    if (mask > 0 && online > 0 && mask >= online) threads = std::max(1, mask / topo_.local_size);
+#if defined(KOKKOS_ENABLE_OPENMP)
+    // libgomp read the environment before main(); set the runtime's value directly.
+    omp_set_num_threads(threads);
+#endif
   }
   // Kokkos warns when OpenMP binding is unset; spreading threads over the rank's cores is right
   // for our kernels, and a user setting wins.
