@@ -110,8 +110,8 @@ void Optimizer<Scalar>::step(const Vector& params, const Vector& grads, double l
     const Scalar mom = static_cast<Scalar>(config_.momentum);
     const Scalar lr_s = static_cast<Scalar>(lr);
     const bool first = t_ == 1;
-    Kokkos::parallel_for(
-        "sgd_step", range(0, n), KOKKOS_LAMBDA(const std::uint64_t i) {
+    for_range(
+        "sgd_step", std::uint64_t(0), n, KOKKOS_LAMBDA(const std::uint64_t i) {
           Scalar g = grads(i) + (mask == nullptr || mask[i] ? wd : Scalar(0)) * params(i);
           if (mom != Scalar(0)) {
             m(i) = first ? g : mom * m(i) + g;
@@ -140,8 +140,8 @@ void Optimizer<Scalar>::step(const Vector& params, const Vector& grads, double l
   Scalar* const gp = grads.data();
   Scalar* const mp = m.data();
   Scalar* const vp = v.data();
-  Kokkos::parallel_for(
-      "adamw_step", range(0, (n + kBlock - 1) / kBlock), KOKKOS_LAMBDA(const std::uint64_t blk) {
+  for_range(
+      "adamw_step", std::uint64_t(0), (n + kBlock - 1) / kBlock, KOKKOS_LAMBDA(const std::uint64_t blk) {
         const std::uint64_t begin = blk * kBlock, end = begin + kBlock < n ? begin + kBlock : n;
         // Plain ifs on constants (nvcc: no if constexpr around a lambda's captures).
         if (kHost && zero_grads)
@@ -252,8 +252,8 @@ double clip_grad_norm(const typename Optimizer<Scalar>::Vector& grads, double ma
   const double coef = max_norm / (norm + 1e-6);
   if (coef < 1.0) {
     const Scalar c = static_cast<Scalar>(coef);
-    Kokkos::parallel_for(
-        "clip_grads", range(0, grads.extent(0)), KOKKOS_LAMBDA(const std::uint64_t i) { grads(i) *= c; });
+    for_range(
+        "clip_grads", std::uint64_t(0), grads.extent(0), KOKKOS_LAMBDA(const std::uint64_t i) { grads(i) *= c; });
   }
   return norm;
 }
@@ -261,8 +261,8 @@ double clip_grad_norm(const typename Optimizer<Scalar>::Vector& grads, double ma
 template <class Scalar>
 void scale_values(const typename Optimizer<Scalar>::Vector& values, double factor) {
   const Scalar c = static_cast<Scalar>(factor);
-  Kokkos::parallel_for(
-      "scale_values", range(0, values.extent(0)), KOKKOS_LAMBDA(const std::uint64_t i) { values(i) *= c; });
+  for_range(
+      "scale_values", std::uint64_t(0), values.extent(0), KOKKOS_LAMBDA(const std::uint64_t i) { values(i) *= c; });
 }
 
 template class Optimizer<float>;

@@ -42,8 +42,8 @@ void sinusoidal_embedding(const View1<Scalar>& t, const View2<Scalar>& emb, int 
   const long rows = static_cast<long>(table.extent(0));
   const double log_base = std::log(10000.0);
   // A label of at most 15 characters: a longer one is a std::string allocation per launch.
-  Kokkos::parallel_for(
-      "sinusoid_rows", range(0, static_cast<long>(n) * half), KOKKOS_LAMBDA(const long idx) {
+  for_range(
+      "sinusoid_rows", 0l, static_cast<long>(n) * half, KOKKOS_LAMBDA(const long idx) {
         const long r = idx / half;
         const int i = static_cast<int>(idx % half);
         const Scalar tr = t(r);
