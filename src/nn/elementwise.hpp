@@ -14,6 +14,11 @@ template <class F>
 void for_each_cell(const char* label, int rows, int cols, const F& f) {
   if (rows <= 0 || cols <= 0) return;
   if constexpr (std::is_same<MemSpace, Kokkos::HostSpace>::value) {
+    if (host_serial()) {  // Note [inline host kernels]
+      for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j) f(i, j);
+      return;
+    }
     Kokkos::parallel_for(
         label, range(0, rows), KOKKOS_LAMBDA(const int i) {
           for (int j = 0; j < cols; ++j) f(i, j);

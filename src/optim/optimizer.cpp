@@ -40,6 +40,51 @@ KOKKOS_INLINE_FUNCTION HPCT_VECTOR_WIDTH_256 void adamw_block(
     params[i] = params[i] * d - step_size * mi / (kmath::sqrt(vi) * inv_sqrt_bc2 + eps);
   }
 }
+
+// Note [AdamW in two phases]: the update's divides and square roots share one unit, and in the loop
+// above each divide waits for its element's square root and the arithmetic around it (a chain of
+// some 40 cycles), so the out-of-order window runs out of room before the unit is kept busy
+// (stand-alone, 272K parameters on this Zen 4: 100-108 us against 78 us for the square roots and
+// divides alone). Here a chunk of kAdamwChunk elements first updates m and v and stores the
+// numerator step_size * m and the denominator sqrt(v) / sqrt(1 - b2^t) + eps in two small arrays
+// (the square roots back to back), then updates the parameters from them (the divides back to
+// back): 91 us. Every element takes the same IEEE operations in the same order as above (the
+// build does not contract into FMAs), so the bits are the same (checked on the whole buffer).
+// Chunks of 32-128 measured within 7% of each other; the elements after the last whole chunk take
+// the loop above.
+constexpr int kAdamwChunk = 64;
+
+template <bool kZero, class Scalar>
+KOKKOS_INLINE_FUNCTION HPCT_VECTOR_WIDTH_256 void adamw_block_phased(
+    Scalar* __restrict__ params, Scalar* __restrict__ grads, Scalar* __restrict__ m, Scalar* __restrict__ v,
+    const std::uint8_t* __restrict__ mask, std::uint64_t begin, std::uint64_t end, Scalar decay, Scalar step_size,
+    Scalar inv_sqrt_bc2, Scalar eps, Scalar b1, Scalar b2) {
+  alignas(64) Scalar num[kAdamwChunk], den[kAdamwChunk];
+  std::uint64_t c0 = begin;
+  for (; c0 + kAdamwChunk <= end; c0 += kAdamwChunk) {
+    Scalar* __restrict__ gc = grads + c0;
+    Scalar* __restrict__ mc = m + c0;
+    Scalar* __restrict__ vc = v + c0;
+    for (int i = 0; i < kAdamwChunk; ++i) {
+      const Scalar g = gc[i];
+      if (kZero) gc[i] = Scalar(0);
+      const Scalar mi = b1 * mc[i] + (Scalar(1) - b1) * g;
+      const Scalar vi = b2 * vc[i] + (Scalar(1) - b2) * g * g;
+      mc[i] = mi;
+      vc[i] = vi;
+      num[i] = step_size * mi;
+      den[i] = kmath::sqrt(vi) * inv_sqrt_bc2 + eps;
+    }
+    Scalar* __restrict__ pc = params + c0;
+    if (mask == nullptr) {
+      for (int i = 0; i < kAdamwChunk; ++i) pc[i] = pc[i] * decay - num[i] / den[i];
+    } else {
+      const std::uint8_t* __restrict__ kc = mask + c0;
+      for (int i = 0; i < kAdamwChunk; ++i) pc[i] = pc[i] * (kc[i] ? decay : Scalar(1)) - num[i] / den[i];
+    }
+  }
+  adamw_block<kZero>(params, grads, m, v, mask, c0, end, decay, step_size, inv_sqrt_bc2, eps, b1, b2);
+}
 }  // namespace
 
 template <class Scalar>
@@ -65,8 +110,8 @@ void Optimizer<Scalar>::step(const Vector& params, const Vector& grads, double l
     const Scalar mom = static_cast<Scalar>(config_.momentum);
     const Scalar lr_s = static_cast<Scalar>(lr);
     const bool first = t_ == 1;
-    Kokkos::parallel_for(
-        "sgd_step", range(0, n), KOKKOS_LAMBDA(const std::uint64_t i) {
+    for_range(
+        "sgd_step", std::uint64_t(0), n, KOKKOS_LAMBDA(const std::uint64_t i) {
           Scalar g = grads(i) + (mask == nullptr || mask[i] ? wd : Scalar(0)) * params(i);
           if (mom != Scalar(0)) {
             m(i) = first ? g : mom * m(i) + g;
@@ -84,17 +129,27 @@ void Optimizer<Scalar>::step(const Vector& params, const Vector& grads, double l
   const Scalar eps = static_cast<Scalar>(config_.eps);
   const Scalar b1s = static_cast<Scalar>(b1), b2s = static_cast<Scalar>(b2);
   // On host backends each work item updates a block of kBlock contiguous parameters through
-  // restrict pointers, so the compiler vectorises the update (sqrt and divide included); on
-  // devices a block is one parameter.
-  constexpr std::uint64_t kBlock = std::is_same<MemSpace, Kokkos::HostSpace>::value ? 256 : 1;
+  // restrict pointers, so the compiler vectorises the update (sqrt and divide included), in two
+  // phases per chunk (Note [AdamW in two phases]); on devices a block is one parameter. Blocks of
+  // 8192 rather than 256: each call's loop start and end cost 8 us a step over 272K parameters
+  // (stand-alone: 108 us in blocks of 256, 100 in blocks of 16384), and 34 blocks still share out
+  // over host threads.
+  constexpr bool kHost = std::is_same<MemSpace, Kokkos::HostSpace>::value;
+  constexpr std::uint64_t kBlock = kHost ? 8192 : 1;
   Scalar* const pp = params.data();
   Scalar* const gp = grads.data();
   Scalar* const mp = m.data();
   Scalar* const vp = v.data();
-  Kokkos::parallel_for(
-      "adamw_step", range(0, (n + kBlock - 1) / kBlock), KOKKOS_LAMBDA(const std::uint64_t blk) {
+  for_range(
+      "adamw_step", std::uint64_t(0), (n + kBlock - 1) / kBlock, KOKKOS_LAMBDA(const std::uint64_t blk) {
         const std::uint64_t begin = blk * kBlock, end = begin + kBlock < n ? begin + kBlock : n;
-        if (zero_grads)
+        // Plain ifs on constants (nvcc: no if constexpr around a lambda's captures).
+        if (kHost && zero_grads)
+          adamw_block_phased<true>(pp, gp, mp, vp, mask, begin, end, decay, step_size, inv_sqrt_bc2, eps, b1s, b2s);
+        else if (kHost)
+          adamw_block_phased<false>(pp, gp, mp, vp, mask, begin, end, decay, step_size, inv_sqrt_bc2, eps, b1s,
+                                    b2s);
+        else if (zero_grads)
           adamw_block<true>(pp, gp, mp, vp, mask, begin, end, decay, step_size, inv_sqrt_bc2, eps, b1s, b2s);
         else adamw_block<false>(pp, gp, mp, vp, mask, begin, end, decay, step_size, inv_sqrt_bc2, eps, b1s, b2s);
       });
@@ -197,8 +252,8 @@ double clip_grad_norm(const typename Optimizer<Scalar>::Vector& grads, double ma
   const double coef = max_norm / (norm + 1e-6);
   if (coef < 1.0) {
     const Scalar c = static_cast<Scalar>(coef);
-    Kokkos::parallel_for(
-        "clip_grads", range(0, grads.extent(0)), KOKKOS_LAMBDA(const std::uint64_t i) { grads(i) *= c; });
+    for_range(
+        "clip_grads", std::uint64_t(0), grads.extent(0), KOKKOS_LAMBDA(const std::uint64_t i) { grads(i) *= c; });
   }
   return norm;
 }
@@ -206,8 +261,8 @@ double clip_grad_norm(const typename Optimizer<Scalar>::Vector& grads, double ma
 template <class Scalar>
 void scale_values(const typename Optimizer<Scalar>::Vector& values, double factor) {
   const Scalar c = static_cast<Scalar>(factor);
-  Kokkos::parallel_for(
-      "scale_values", range(0, values.extent(0)), KOKKOS_LAMBDA(const std::uint64_t i) { values(i) *= c; });
+  for_range(
+      "scale_values", std::uint64_t(0), values.extent(0), KOKKOS_LAMBDA(const std::uint64_t i) { values(i) *= c; });
 }
 
 template class Optimizer<float>;

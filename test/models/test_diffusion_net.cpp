@@ -91,6 +91,30 @@ TEST(DiffusionNet, SinusoidalEmbeddingValues) {
   }
 }
 
+// Note [timestep embedding table]: rows of whole timesteps in range come from the table, the others
+// (fractional, negative, past the table) are computed; either way the bits of the direct embedding.
+TEST(DiffusionNet, TimestepTableGivesTheDirectEmbedding) {
+  const int steps = 50, dim = 32;
+  View1<float> all("all", steps);
+  Kokkos::parallel_for(
+      "test_steps", range(0, steps), KOKKOS_LAMBDA(const int i) { all(i) = static_cast<float>(i); });
+  View2<float> table("table", steps, dim);
+  sinusoidal_embedding<float>(all, table, steps);
+  const std::vector<float> ts = {0.0f, 7.0f, 49.0f, 2.5f, -1.0f, 50.0f, 120.0f, 13.0f};
+  const int n = static_cast<int>(ts.size());
+  View1<float> t("t", n);
+  auto ht = Kokkos::create_mirror_view(t);
+  for (int i = 0; i < n; ++i) ht(i) = ts[static_cast<std::size_t>(i)];
+  Kokkos::deep_copy(t, ht);
+  View2<float> direct("direct", n, dim), tabled("tabled", n, dim);
+  sinusoidal_embedding<float>(t, direct, n);
+  sinusoidal_embedding<float>(t, tabled, n, table);
+  const auto hd = to_host(direct), htb = to_host(tabled);
+  for (int r = 0; r < n; ++r)
+    for (int i = 0; i < dim; ++i)
+      ASSERT_EQ(hd(r, i), htb(r, i)) << "t " << ts[static_cast<std::size_t>(r)] << " i " << i;
+}
+
 TEST(DiffusionNet, SiluGradientMatchesFiniteDifferences) {
   for (double z : {-6.0, -1.3, -0.2, 0.0, 0.4, 2.5, 8.0}) {
     const double h = 1e-6;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -174,6 +175,61 @@ TEST(Optimizers, ZeroingInTheUpdateChangesNoParameter) {
       ASSERT_EQ(gb(i), 0.0) << kind << " gradient zeroed, " << i;
     }
   }
+}
+
+// Note [AdamW in two phases]: the chunked float update gives every element the bits of the rule
+// written element by element (host blocks of 8192, whole chunks of 64 and the elements after the
+// last chunk; decay mask on and off; with and without zeroing the gradients).
+TEST(Optimizers, AdamWInChunksIsTheRuleToTheBit) {
+  const std::size_t n = 2 * 8192 + 3 * 64 + 37;
+  View1<std::uint8_t> mask("mask", n);
+  auto hm = Kokkos::create_mirror_view(mask);
+  for (std::size_t i = 0; i < n; ++i) hm(i) = i % 5 != 0;
+  Kokkos::deep_copy(mask, hm);
+  optim::OptimizerConfig c;
+  c.weight_decay = 0.01;
+  for (const bool masked : {false, true})
+    for (const bool zero : {false, true}) {
+      View1<float> p("p", n), g("g", n);
+      std::vector<float> rp(n), rm(n, 0.0f), rv(n, 0.0f);
+      auto hp = Kokkos::create_mirror_view(p);
+      for (std::size_t i = 0; i < n; ++i)
+        hp(i) = rp[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)));
+      Kokkos::deep_copy(p, hp);
+      optim::Optimizer<float> opt(c, n, masked ? mask : View1<std::uint8_t>());
+      const double lr = 1e-3;
+      for (int t = 1; t <= 3; ++t) {
+        std::vector<float> g0(n);
+        auto hg = Kokkos::create_mirror_view(g);
+        for (std::size_t i = 0; i < n; ++i)
+          hg(i) = g0[i] = static_cast<float>(std::cos(0.11 * static_cast<double>(i) + t) * 1e-2);
+        Kokkos::deep_copy(g, hg);
+        opt.step(optim::Optimizer<float>::Vector(p.data(), n), optim::Optimizer<float>::Vector(g.data(), n), lr,
+                 zero);
+        const float decay = static_cast<float>(1.0 - lr * c.weight_decay);
+        const float step_size = static_cast<float>(lr / (1.0 - std::pow(c.beta1, t)));
+        const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(c.beta2, t)));
+        const float eps = static_cast<float>(c.eps), b1 = static_cast<float>(c.beta1),
+                    b2 = static_cast<float>(c.beta2);
+        for (std::size_t i = 0; i < n; ++i) {
+          const float gi = g0[i];
+          rm[i] = b1 * rm[i] + (1.0f - b1) * gi;
+          rv[i] = b2 * rv[i] + (1.0f - b2) * gi * gi;
+          const float d = !masked || hm(i) ? decay : 1.0f;
+          rp[i] = rp[i] * d - step_size * rm[i] / (std::sqrt(rv[i]) * inv_sqrt_bc2 + eps);
+        }
+        const auto got = to_host(p), gg = to_host(g);
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(std::memcmp(&got(i), &rp[i], sizeof(float)), 0) << "step " << t << " parameter " << i;
+          ASSERT_EQ(gg(i), zero ? 0.0f : g0[i]) << "gradient " << i;
+        }
+      }
+      const auto m = to_host(opt.first_moment()), v = to_host(opt.second_moment());
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(std::memcmp(&m(i), &rm[i], sizeof(float)), 0) << "m " << i;
+        ASSERT_EQ(std::memcmp(&v(i), &rv[i], sizeof(float)), 0) << "v " << i;
+      }
+    }
 }
 
 // Note [norm only when wanted]: all_finite is false exactly where grad_norm is not finite: one NaN,

@@ -44,8 +44,8 @@ void DiffusionModel::prepare(const Batch& b) {
   const std::uint64_t epoch = b.epoch;
   const std::uint64_t t_key = seed_ ^ rng::kTimestepStream, e_key = seed_ ^ rng::kNoiseStream;
   const int T = schedule_.steps;
-  Kokkos::parallel_for(
-      "diff_timesteps", range(0, n), KOKKOS_LAMBDA(const int i) {
+  for_range(
+      "diff_timesteps", 0, n, KOKKOS_LAMBDA(const int i) {
         const int ti = static_cast<int>(rng::uniform(rng::hash(t_key, epoch, ids(i))) * T);
         t(i) = static_cast<float>(ti < T ? ti : T - 1);
       });
@@ -101,8 +101,8 @@ void DiffusionModel::prepare(const Batch& b) {
   const long full_pairs = d / 2;
   const bool odd = d % 2 == 1;
   if constexpr (kHostBackend) {
-    Kokkos::parallel_for(
-        "diff_noising", range(0, n), KOKKOS_LAMBDA(const int i) { noise_pairs(i, 0, full_pairs, odd); });
+    for_range(
+        "diff_noising", 0, n, KOKKOS_LAMBDA(const int i) { noise_pairs(i, 0, full_pairs, odd); });
   } else {
     nn::for_each_cell(
         "diff_noising", n, static_cast<int>(full_pairs),

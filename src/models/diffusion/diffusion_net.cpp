@@ -41,22 +41,31 @@ void sinusoidal_embedding(const View1<Scalar>& t, const View2<Scalar>& emb, int 
   const int E = static_cast<int>(emb.extent(1)), half = E / 2;
   const long rows = static_cast<long>(table.extent(0));
   const double log_base = std::log(10000.0);
-  // A label of at most 15 characters: a longer one is a std::string allocation per launch.
-  Kokkos::parallel_for(
-      "sinusoid_rows", range(0, static_cast<long>(n) * half), KOKKOS_LAMBDA(const long idx) {
-        const long r = idx / half;
-        const int i = static_cast<int>(idx % half);
+  // Work items: on host backends a row (a table row is copied in one loop: per value, the
+  // index arithmetic and the test on t cost more than the copy, 0.7% of a batch-16 step of the
+  // denoiser), on devices a (row, i) pair. A label of at most 15 characters: a longer one is a
+  // std::string allocation per launch.
+  const long per_row = kHostBackend ? half : 1;
+  for_range(
+      "sinusoid_rows", 0l, static_cast<long>(n) * half / per_row, KOKKOS_LAMBDA(const long item) {
+        const long r = item * per_row / half;
         const Scalar tr = t(r);
         const long ti = static_cast<long>(tr);
-        if (tr >= Scalar(0) && ti < rows && static_cast<Scalar>(ti) == tr) {
-          emb(r, i) = table(ti, i);
-          emb(r, i + half) = table(ti, i + half);
+        const bool tabled = tr >= Scalar(0) && ti < rows && static_cast<Scalar>(ti) == tr;
+        const int i0 = static_cast<int>(item * per_row % half);
+        if (tabled) {
+          for (int i = i0; i < i0 + per_row; ++i) {
+            emb(r, i) = table(ti, i);
+            emb(r, i + half) = table(ti, i + half);
+          }
           return;
         }
-        const double w = kmath::exp(-log_base * static_cast<double>(i) / static_cast<double>(half));
-        const double a = static_cast<double>(tr) * w;
-        emb(r, i) = static_cast<Scalar>(kmath::sin(a));
-        emb(r, i + half) = static_cast<Scalar>(kmath::cos(a));
+        for (int i = i0; i < i0 + per_row; ++i) {
+          const double w = kmath::exp(-log_base * static_cast<double>(i) / static_cast<double>(half));
+          const double a = static_cast<double>(tr) * w;
+          emb(r, i) = static_cast<Scalar>(kmath::sin(a));
+          emb(r, i + half) = static_cast<Scalar>(kmath::cos(a));
+        }
       });
 }
 

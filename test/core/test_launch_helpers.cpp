@@ -1,0 +1,64 @@
+// The launch helpers for_range, nn::for_each_cell and sum_over (Note [inline host kernels]): every
+// index once, sums equal to Kokkos's own with one thread, and no parallel region with one host thread.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/kokkos_compat.hpp"
+#include "nn/elementwise.hpp"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+using namespace hpct;
+
+TEST(LaunchHelpers, ForRangeVisitsEveryIndexOnce) {
+  const int n = 1000;
+  View1<int> hits("hits", n);
+  for_range(
+      "test_range", 0, n, KOKKOS_LAMBDA(const int i) { hits(i) += 1; });
+  for_range(
+      "test_range_u", std::uint64_t(10), std::uint64_t(n), KOKKOS_LAMBDA(const std::uint64_t i) { hits(i) += 2; });
+  const auto h = to_host(hits);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(h(i), i < 10 ? 1 : 3) << i;
+}
+
+TEST(LaunchHelpers, ForEachCellCoversTheMatrix) {
+  const int rows = 37, cols = 53;
+  View2<int> m("m", rows, cols);
+  nn::for_each_cell(
+      "test_cells", rows, cols, KOKKOS_LAMBDA(const int i, const int j) { m(i, j) += i * cols + j + 1; });
+  const auto h = to_host(m);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) ASSERT_EQ(h(i, j), i * cols + j + 1);
+}
+
+TEST(LaunchHelpers, SumOverIsKokkosSumWithOneThread) {
+  // Values whose sum depends on the order of the additions.
+  const int n = 4099;
+  View1<double> v("v", n);
+  Kokkos::parallel_for(
+      "test_fill", range(0, n),
+      KOKKOS_LAMBDA(const int i) { v(i) = (i % 3 == 0 ? 1e16 : 1.0) * (i % 2 ? -1 : 1) + 0.1 * i; });
+  const double ours = sum_over(
+      "test_sum", 0, n, KOKKOS_LAMBDA(const int i, double& acc) { acc += v(i); });
+  double theirs = 0;
+  Kokkos::parallel_reduce(
+      "test_sum_k", range(0, n), KOKKOS_LAMBDA(const int i, double& acc) { acc += v(i); }, theirs);
+  if (host_exec().concurrency() == 1) {
+    EXPECT_EQ(std::memcmp(&ours, &theirs, sizeof(double)), 0) << ours << " " << theirs;
+  } else {
+    EXPECT_NEAR(ours, theirs, 1e3);
+  }
+}
+
+#if defined(_OPENMP)
+TEST(LaunchHelpers, OneHostThreadOpensNoParallelRegion) {
+  if (!host_serial()) GTEST_SKIP() << "more than one host thread, or a device backend";
+  int inside = 0;
+  for_range("test_region", 0, 4, [&](const int) { inside |= omp_get_level(); });
+  nn::for_each_cell("test_region", 2, 2, [&](const int, const int) { inside |= omp_get_level(); });
+  EXPECT_EQ(inside, 0);
+}
+#endif
