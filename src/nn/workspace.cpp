@@ -28,7 +28,7 @@ Tensor<Scalar>& Workspace<Scalar>::request(const std::string& name, const Shape&
 template <class Scalar>
 Tensor<Scalar>& Workspace<Scalar>::request_scratch(const std::string& name, const Shape& shape) {
   Tensor<Scalar>& t = request(name, shape);
-  requests_.back().unit = unit_;
+  if (unit_ >= 0) requests_.back().unit = 2 * unit_ + 1;
   return t;
 }
 
@@ -38,7 +38,7 @@ void Workspace<Scalar>::to_scratch(const Tensor<Scalar>& t) {
   if (done_) throw Error("internal: workspace tensor moved to scratch after allocate()");
   for (std::size_t i = 0; i < tensors_.size(); ++i)
     if (&tensors_[i] == &t) {
-      requests_[i].unit = unit_;
+      requests_[i].unit = 2 * unit_;
       return;
     }
   throw Error("internal: to_scratch of a tensor not from this workspace");
@@ -49,8 +49,8 @@ void Workspace<Scalar>::allocate() {
   if (done_) throw Error("internal: workspace allocated twice");
   done_ = true;
   // Note [scratch units]: tensors of their own first, in request order, then the scratch block,
-  // each unit's tensors from its start.
-  std::vector<std::size_t> offset(requests_.size()), unit_end(units_.size(), 0);
+  // each unit's forward tensors from its start, and its backward tensors from its start again.
+  std::vector<std::size_t> offset(requests_.size()), unit_end(2 * units_.size(), 0);
   std::size_t own = 0;
   for (std::size_t i = 0; i < requests_.size(); ++i) {
     const Request& r = requests_[i];

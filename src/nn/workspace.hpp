@@ -15,14 +15,15 @@
 namespace hpct::nn {
 
 // Note [scratch units]: a model whose layers run one unit at a time (SMART: a block, a relative
-// embedding) opens a ScratchScope per unit while it builds the unit. Tensors the unit's layers
-// request with request_scratch() (gradients that live within one backward call, intermediates that
-// live within one forward call), or that the model moves there with to_scratch(), are then laid out
-// in one block shared by every unit, sized by the largest unit; inside a unit they never overlap.
-// The contract: a scratch tensor keeps what its unit wrote only until another unit runs, and holds
-// no zeros (a unit must write before it reads). Nothing moves between units, so results are the
-// same bits. Without an open scope request_scratch() is request(): every other model, and every
-// layer built alone (the tests), is laid out as before.
+// embedding) opens a ScratchScope per unit while it builds the unit. Gradients that live within one
+// backward call of the unit (request_scratch()) and intermediates that live within one forward call
+// (moved there by to_scratch()) are then laid out in one block shared by every unit, sized by the
+// largest unit; a unit's forward scratch and its backward scratch share it too (one is dead before
+// the other is written), and within either no two tensors overlap. The contract: a scratch tensor
+// keeps what its unit wrote only until another unit runs or the unit's other pass begins, and holds
+// no zeros (a unit writes before it reads). Nothing moves between tensors, so results are the same
+// bits. Without an open scope request_scratch() is request() and to_scratch() does nothing: every
+// other model, and every layer built alone (the tests), is laid out as before.
 template <class Scalar>
 class Workspace {
  public:
@@ -43,14 +44,14 @@ class Workspace {
   Tensor<Scalar>& request(const std::string& name, std::int64_t rows, std::int64_t cols) {
     return request(name, Shape{rows, cols});
   }
-  // A tensor that holds nothing from one call of its unit to the next: in the open scope's unit,
-  // or an ordinary request when no scope is open.
+  // A tensor that lives within one backward call of the open scope's unit (or until the unit's next
+  // forward, for what the caller reads right after it); an ordinary request when no scope is open.
   Tensor<Scalar>& request_scratch(const std::string& name, const Shape& shape);
   Tensor<Scalar>& request_scratch(const std::string& name, std::int64_t rows, std::int64_t cols) {
     return request_scratch(name, Shape{rows, cols});
   }
-  // Moves a tensor requested earlier (a layer's output that its backward does not read) into the
-  // open scope's unit; a no-op when no scope is open.
+  // Moves a tensor requested earlier into the open scope's forward scratch: a layer output that lives
+  // within one forward call of the unit (no backward reads it); a no-op when no scope is open.
   void to_scratch(const Tensor<Scalar>& t);
   void allocate();
   bool allocated() const { return buffer_.extent(0) > 0 || (planned_ == 0 && done_); }
@@ -60,7 +61,7 @@ class Workspace {
   struct Request {
     std::string name;
     std::size_t size;  // elements, rounded up to kAlign
-    int unit;          // -1: a tensor of its own; else its scratch unit
+    int unit;          // -1: a tensor of its own; else 2 x its scratch unit + (1 backward, 0 forward)
   };
   // Tensors start on 64-byte boundaries (vector loads, cache lines).
   static constexpr std::size_t kAlign = 64 / sizeof(Scalar) > 0 ? 64 / sizeof(Scalar) : 1;
