@@ -38,16 +38,21 @@ SmartBlock::SmartBlock(nn::ParameterStore<float>& store, nn::Workspace<float>& w
   ff2_ = std::make_unique<nn::Linear<float>>(store, ws, name + "/ff2", 4 * H, H, cap, nn::Activation::identity,
                                              c.precision);
   ln_ff_post_ = std::make_unique<nn::LayerNorm<float>>(store, ws, name + "/ln_ff_post", dst, 1e-5, c.precision);
+  // Note [scratch units] (nn/workspace.hpp): in SmartModel every block is a unit. The backward's
+  // gradients live within one backward call; the outputs of ln_post and ln_ff_post (LayerNorms
+  // without ReLU, whose backward reads their input) and of ff1 (its ReLU's backward reads z, the
+  // dropout's nothing) only until the residual adds and the dropout have read them.
+  ws.to_scratch(ln_post_->output()), ws.to_scratch(ln_ff_post_->output()), ws.to_scratch(ff1_->output());
   h_ = &ws.request(name + "/h", c.max_dst, H);
   y_ = &ws.request(name + "/y", c.max_dst, H);
-  dh_ = &ws.request(name + "/dh", c.max_dst, H);
-  dtmp_ = &ws.request(name + "/dtmp", c.max_dst, H);
-  da_ = &ws.request(name + "/da", c.max_dst, H);
-  dwide_ = &ws.request(name + "/dwide", c.max_dst, 4 * H);
-  dwide2_ = &ws.request(name + "/dwide2", c.max_dst, 4 * H);
-  if (c.bipartite) dxs_ = &ws.request(name + "/dxs", c.max_src, H);
-  dxd_ = &ws.request(name + "/dxd", c.max_dst, H);
-  dr_ = &ws.request(name + "/dr", c.max_edges, H);
+  dh_ = &ws.request_scratch(name + "/dh", c.max_dst, H);
+  dtmp_ = &ws.request_scratch(name + "/dtmp", c.max_dst, H);
+  da_ = &ws.request_scratch(name + "/da", c.max_dst, H);
+  dwide_ = &ws.request_scratch(name + "/dwide", c.max_dst, 4 * H);
+  dwide2_ = &ws.request_scratch(name + "/dwide2", c.max_dst, 4 * H);
+  if (c.bipartite) dxs_ = &ws.request_scratch(name + "/dxs", c.max_src, H);
+  dxd_ = &ws.request_scratch(name + "/dxd", c.max_dst, H);
+  dr_ = &ws.request_scratch(name + "/dr", c.max_edges, H);
 }
 
 void SmartBlock::bind(const nn::ParameterStore<float>& store) {

@@ -66,7 +66,17 @@ SmartModel::SmartModel(const SmartConfig& c, int capacity)
     bc.seed = rng::hash(c.seed, 0x736d617274ull, salt);  // every block its own dropout stream
     bc.max_edges = edges, bc.max_src = src, bc.max_dst = dst, bc.precision = c.precision;
     bc.rel_scratch = &rel_scratch_;
+    const nn::Workspace<float>::ScratchScope unit(ws_, name);  // Note [scratch units]
     return std::make_unique<SmartBlock>(store_, ws_, name, bc);
+  };
+  // Note [scratch units]: each relative embedding is a unit; with the shared norm its output lives
+  // only until normalize_edges has read it, which forward() calls right after the embedding.
+  auto embedding = [&](const std::string& name, int inputs, std::int64_t edges) {
+    const nn::Workspace<float>::ScratchScope unit(ws_, name);
+    auto r = std::make_unique<nn::FourierEmbedding<float>>(store_, ws_, name, inputs, H, c.freqs,
+                                                           static_cast<int>(edges), c.precision);
+    if (shared_norm_) ws_.to_scratch(r->output());
+    return r;
   };
   {  // One scratch for every block's folded relative projections (Note [folded relative projections]).
     nn::EdgeAttention<float>::Config ac;
@@ -83,22 +93,21 @@ SmartModel::SmartModel(const SmartConfig& c, int capacity)
     }
   }
   // Registration in forward order, the map first (Note [registration order], nn/parameters.hpp).
-  map_in1_ = std::make_unique<nn::Linear<float>>(store_, ws_, "map_in.0", kMapFeatures, H, static_cast<int>(NM),
-                                                 nn::Activation::relu, c.precision);
-  map_in2_ = std::make_unique<nn::Linear<float>>(store_, ws_, "map_in.2", H, H, static_cast<int>(NM),
-                                                 nn::Activation::identity, c.precision);
-  r_mm_ = std::make_unique<nn::FourierEmbedding<float>>(store_, ws_, "r_pl2pl", 3, H, c.freqs,
-                                                        static_cast<int>(Emm), c.precision);
+  {
+    const nn::Workspace<float>::ScratchScope unit(ws_, "map_in");
+    map_in1_ = std::make_unique<nn::Linear<float>>(store_, ws_, "map_in.0", kMapFeatures, H, static_cast<int>(NM),
+                                                   nn::Activation::relu, c.precision);
+    map_in2_ = std::make_unique<nn::Linear<float>>(store_, ws_, "map_in.2", H, H, static_cast<int>(NM),
+                                                   nn::Activation::identity, c.precision);
+  }
+  r_mm_ = embedding("r_pl2pl", 3, Emm);
   for (int l = 0; l < c.map_layers; ++l)
     map_blocks_.push_back(block("map." + std::to_string(l), false, Emm, NM, NM, static_cast<std::uint64_t>(l)));
   embed_ = std::make_unique<nn::Embedding<float>>(store_, ws_, "agent_token_emb", kAgentTypes * V, H, Shape{NA},
                                                   c.precision);
-  r_t_ = std::make_unique<nn::FourierEmbedding<float>>(store_, ws_, "r_t", 4, H, c.freqs, static_cast<int>(Et),
-                                                       c.precision);
-  r_ma_ = std::make_unique<nn::FourierEmbedding<float>>(store_, ws_, "r_pl2a", 3, H, c.freqs, static_cast<int>(Ema),
-                                                        c.precision);
-  r_aa_ = std::make_unique<nn::FourierEmbedding<float>>(store_, ws_, "r_a2a", 3, H, c.freqs, static_cast<int>(Eaa),
-                                                        c.precision);
+  r_t_ = embedding("r_t", 4, Et);
+  r_ma_ = embedding("r_pl2a", 3, Ema);
+  r_aa_ = embedding("r_a2a", 3, Eaa);
   for (int l = 0; l < c.agent_layers; ++l) {
     const std::string p = "agent." + std::to_string(l);
     const auto salt = static_cast<std::uint64_t>(100 + 3 * l);
@@ -106,12 +115,15 @@ SmartModel::SmartModel(const SmartConfig& c, int capacity)
     agent_blocks_.push_back(block(p + ".pl2a", true, Ema, NM, NA, salt + 1));
     agent_blocks_.push_back(block(p + ".a2a", false, Eaa, NA, NA, salt + 2));
   }
-  head1_ = std::make_unique<nn::Linear<float>>(store_, ws_, "head.0", H, H, static_cast<int>(NA),
-                                               nn::Activation::relu, c.precision);
-  head2_ = std::make_unique<nn::Linear<float>>(store_, ws_, "head.2", H, V, static_cast<int>(NA),
-                                               nn::Activation::identity, c.precision);
-  dlogits_ = &ws_.request("smart/dlogits", NA, V);
-  dh1_ = &ws_.request("smart/dh1", NA, H);
+  {  // A unit from the loss's gradient to the head's backward (Note [scratch units]).
+    const nn::Workspace<float>::ScratchScope unit(ws_, "head");
+    head1_ = std::make_unique<nn::Linear<float>>(store_, ws_, "head.0", H, H, static_cast<int>(NA),
+                                                 nn::Activation::relu, c.precision);
+    head2_ = std::make_unique<nn::Linear<float>>(store_, ws_, "head.2", H, V, static_cast<int>(NA),
+                                                 nn::Activation::identity, c.precision);
+    dlogits_ = &ws_.request_scratch("smart/dlogits", NA, V);
+    dh1_ = &ws_.request_scratch("smart/dh1", NA, H);
+  }
   da_ = &ws_.request("smart/da", NA, H);
   db_ = &ws_.request("smart/db", NA, H);
   dm_ = &ws_.request("smart/dm", NM, H);
@@ -258,14 +270,14 @@ double SmartModel::forward(const Batch& b, bool training) {
     xm = &blk->output();
   }
   embed_->forward(Tensor<float>(token_in_.data(), Shape{static_cast<std::int64_t>(token_in_.extent(0))}), na);
+  // Each embedding normalised right after it: its output is scratch (Note [scratch units]).
+  const bool norm = shared_norm_ && !agent_blocks_.empty();
   r_t_->forward(rows_of(rel_t_), static_cast<int>(g.temporal.count));
+  if (norm) normalize_edges(r_t_->output(), *xhat_[1], *rstd_[1], static_cast<int>(g.temporal.count));
   r_ma_->forward(rows_of(rel_ma_), static_cast<int>(g.map_agent.count));
+  if (norm) normalize_edges(r_ma_->output(), *xhat_[2], *rstd_[2], static_cast<int>(g.map_agent.count));
   r_aa_->forward(rows_of(rel_aa_), static_cast<int>(g.agent_agent.count));
-  if (shared_norm_ && !agent_blocks_.empty()) {
-    normalize_edges(r_t_->output(), *xhat_[1], *rstd_[1], static_cast<int>(g.temporal.count));
-    normalize_edges(r_ma_->output(), *xhat_[2], *rstd_[2], static_cast<int>(g.map_agent.count));
-    normalize_edges(r_aa_->output(), *xhat_[3], *rstd_[3], static_cast<int>(g.agent_agent.count));
-  }
+  if (norm) normalize_edges(r_aa_->output(), *xhat_[3], *rstd_[3], static_cast<int>(g.agent_agent.count));
   const Tensor<float>* xa = &embed_->output();
   for (std::size_t k = 0; k < agent_blocks_.size(); ++k) {
     SmartBlock& blk = *agent_blocks_[k];

@@ -42,14 +42,17 @@ EdgeAttention<Scalar>::EdgeAttention(Store& store, Workspace<Scalar>& ws, const 
   const int w = c.heads * c.head_dim;
   gate_ = &ws.request(name + "/gate", c.max_dst, w);
   u_ = &ws.request(name + "/u", c.max_dst, w);
-  du_ = &ws.request(name + "/du", c.max_dst, w);
-  dagg_ = &ws.request(name + "/dagg", c.max_dst, w);
-  dgz_ = &ws.request(name + "/dgz", c.max_dst, w);
-  dcat_ = &ws.request(name + "/dcat", c.max_dst, w + c.hidden);
-  ds_ = &ws.request(name + "/ds", c.max_dst, w);
-  dq_ = &ws.request(name + "/dq", c.max_dst, w);
-  dk_ = &ws.request(name + "/dk", c.max_src, w);
-  dv_ = &ws.request(name + "/dv", c.max_src, w);
+  // Note [scratch units]: the backward's gradients live within one backward call, and the gate's
+  // pre-activation only until blend_forward (the backward reads the gate itself).
+  ws.to_scratch(to_g_.output());
+  du_ = &ws.request_scratch(name + "/du", c.max_dst, w);
+  dagg_ = &ws.request_scratch(name + "/dagg", c.max_dst, w);
+  dgz_ = &ws.request_scratch(name + "/dgz", c.max_dst, w);
+  dcat_ = &ws.request_scratch(name + "/dcat", c.max_dst, w + c.hidden);
+  ds_ = &ws.request_scratch(name + "/ds", c.max_dst, w);
+  dq_ = &ws.request_scratch(name + "/dq", c.max_dst, w);
+  dk_ = &ws.request_scratch(name + "/dk", c.max_src, w);
+  dv_ = &ws.request_scratch(name + "/dv", c.max_src, w);
   if (fold_ && !c.rel_scratch)
     own_scratch_ = RelScratch<Scalar>::request(ws, name + "/rel", c.max_dst,
                                                static_cast<std::int64_t>(c.heads) * c.hidden);

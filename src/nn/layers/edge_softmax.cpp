@@ -24,16 +24,16 @@ EdgeSoftmax<Scalar>::EdgeSoftmax(Workspace<Scalar>& ws, const std::string& name,
       what_src_(name + " (edge attention) sources") {
   const std::int64_t width = static_cast<std::int64_t>(heads) * head_dim;
   attn_ = &ws.request(name + "/attn", max_edges, heads);
-  dscore_ = &ws.request(name + "/dscore", max_edges, heads);
+  dscore_ = &ws.request_scratch(name + "/dscore", max_edges, heads);  // Note [scratch units]
   out_ = &ws.request(name + "/out", max_dst, width);
   if (rel_dim > 0) {  // Note [folded relative projections]: no per-edge key/value gradients
     wdrop_ = &ws.request(name + "/wdrop", max_edges, heads);
     wsum_ = &ws.request(name + "/wsum", max_dst, heads);
-    rowdot_ = &ws.request(name + "/rowdot", max_dst, heads);
+    rowdot_ = &ws.request_scratch(name + "/rowdot", max_dst, heads);
     cst_ = &ws.request(name + "/cst", max_dst, heads);
   } else {
-    dk_edge_ = &ws.request(name + "/dk_edge", max_edges, width);
-    dv_edge_ = &ws.request(name + "/dv_edge", max_edges, width);
+    dk_edge_ = &ws.request_scratch(name + "/dk_edge", max_edges, width);
+    dv_edge_ = &ws.request_scratch(name + "/dv_edge", max_edges, width);
   }
 }
 

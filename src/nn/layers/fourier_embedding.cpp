@@ -29,10 +29,13 @@ FourierEmbedding<Scalar>::FourierEmbedding(Store& store, Workspace<Scalar>& ws, 
   out_ = std::make_unique<Linear<Scalar>>(store, ws, name + "/to_out.2", hidden, hidden, capacity,
                                           Activation::identity, precision);
   sum_ = &ws.request(name + "/sum", capacity, hidden);
-  dsum_ = &ws.request(name + "/dsum", capacity, hidden);
-  dfeat_ = &ws.request(name + "/dfeat", features_.output().shape());
-  da_ = &ws.request(name + "/da", capacity, hidden);
-  db_ = &ws.request(name + "/db", capacity, hidden);
+  // Note [scratch units]: the backward's gradients live within one backward call, and each input
+  // MLP's output only until sum_mlps.
+  dsum_ = &ws.request_scratch(name + "/dsum", capacity, hidden);
+  dfeat_ = &ws.request_scratch(name + "/dfeat", features_.output().shape());
+  da_ = &ws.request_scratch(name + "/da", capacity, hidden);
+  db_ = &ws.request_scratch(name + "/db", capacity, hidden);
+  for (const Mlp& m : mlps_) ws.to_scratch(m.out->output());
 }
 
 template <class Scalar>

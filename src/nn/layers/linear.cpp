@@ -40,7 +40,7 @@ Linear<Scalar>::Linear(Store& store, Workspace<Scalar>& ws, const std::string& n
   b_index_ = bias ? store.add(name + "/bias", {o}, Init::linear(i), false) : w_index_;
   if (act_ != Activation::identity) {
     z_ = &ws.request(name + "/z", capacity, out);
-    dz_ = &ws.request(name + "/dz", capacity, out);
+    dz_ = &ws.request_scratch(name + "/dz", capacity, out);  // Note [scratch units]
   }
   y_ = &ws.request(name + "/y", capacity, out);
   ones_ = &ws.request(name + "/ones", capacity, 1);
