@@ -23,7 +23,7 @@ bool& enabled() {
 
 bool usable(int heads, int R) {
   return HPCT_EDGE_BLOCKED && enabled() && (heads == 1 || heads == 2 || heads == 4 || heads == 8) && R % 16 == 0 &&
-         R > 0;
+         R > 0 && R <= kMaxR;
 }
 
 bool source_usable(int heads, int D) {
@@ -127,6 +127,17 @@ inline void rel_dots(const float* z, const float* r, int R, float* t) {
   }
 }
 
+// Note [shared norm scaled in the kernel]: zs[h R + k] = z[h R + k] * gamma[k] and, with c, c[h] =
+// z_h . beta by dot_lanes(), as scale_heads() in edge_softmax_rel.cpp forms them.
+template <int H>
+inline void scale_rows(const float* z, const float* gamma, const float* beta, int R, float* zs, float* c) {
+  for (int h = 0; h < H; ++h) {
+    const float* zh = z + h * R;
+    if (c) c[h] = dot_lanes(zh, beta, R);
+    for (int k = 0; k < R; ++k) zs[h * R + k] = zh[k] * gamma[k];
+  }
+}
+
 // Every line but the R-long work as the generic kernel in edge_softmax_rel.cpp.
 template <int H>
 void forward_heads(int nd, const FwArgs& p, const Drop& dd) {
@@ -136,6 +147,9 @@ void forward_heads(int nd, const FwArgs& p, const Drop& dd) {
     const int* es = p.order + begin;
     const std::size_t iHD = static_cast<std::size_t>(i) * HD, iH = static_cast<std::size_t>(i) * H;
     const float* qri = p.qr + static_cast<std::size_t>(i) * H * R;
+    alignas(64) float qs[H * kMaxR];
+    float cst[H] = {};
+    if (p.affine) scale_rows<H>(qri, p.gamma, p.beta, R, qs, cst), qri = qs;
     float* out = p.out + iHD;
     float* wsum = p.wsum + iH;
     float t[H];
@@ -144,7 +158,7 @@ void forward_heads(int nd, const FwArgs& p, const Drop& dd) {
       rel_dots<H>(qri, p.r + e * R, R, t);
       for (int h = 0; h < H; ++h)
         p.a[e * H + h] = p.scale * (dot_lanes(p.q + iHD + h * D, p.k + j * HD + h * D, D) + t[h] +
-                                    (p.affine ? p.cst[iH + h] : 0.0f));
+                                    (p.affine ? cst[h] : 0.0f));
     }
     for (int h = 0; h < H; ++h) {
       float m = 0.0f, sum = 0.0f;
@@ -185,6 +199,10 @@ void backward_heads(int nd, const BwArgs& p, const Drop& dd) {
     const int* es = p.order + begin;
     const std::size_t iHD = static_cast<std::size_t>(i) * HD, iHR = static_cast<std::size_t>(i) * H * R;
     const float *gi = p.g + iHD, *gvi = p.gv + iHR, *qri = p.qr + iHR;
+    alignas(64) float qs[H * kMaxR], gs[H * kMaxR];
+    float gc[H] = {};  // gv . beta
+    if (p.affine) scale_rows<H>(qri, p.gamma, p.beta, R, qs, nullptr), qri = qs;
+    if (p.affine) scale_rows<H>(gvi, p.gamma, p.beta, R, gs, gc), gvi = gs;
     float* cst = p.cst + static_cast<std::size_t>(i) * H;
     float* rowdot = p.rowdot + static_cast<std::size_t>(i) * H;
     float gb[H], t[H];
@@ -194,7 +212,7 @@ void backward_heads(int nd, const BwArgs& p, const Drop& dd) {
       const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
       rel_dots<H>(gvi, p.r + e * R, R, t);
       for (int h = 0; h < H; ++h) {
-        float da = dot_lanes(gi + h * D, p.v + j * HD + h * D, D) + t[h] + gb[h] + (p.affine ? cst[h] : 0.0f);
+        float da = dot_lanes(gi + h * D, p.v + j * HD + h * D, D) + t[h] + gb[h] + (p.affine ? gc[h] : 0.0f);
         if (drop) da *= dd.factor_in(drow, o, h, H);
         p.ds[e * H + h] = da;
         rowdot[h] += p.a[e * H + h] * da;

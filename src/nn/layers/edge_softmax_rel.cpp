@@ -141,7 +141,10 @@ void EdgeSoftmax<Scalar>::forward_rel(const T& q, const T& k, const T& v, const 
   check_scratch(s, nd, static_cast<std::int64_t>(H) * R, name_);
   heads_to_rel(q.data(), wk.data(), s.qr->data(), nd, H, D, R);
   const bool affine = norm.gamma.data() != nullptr;
-  if (affine) scale_heads(*s.qr, norm, *cst_, nd, H, R);  // Note [shared edge normalisation]
+  // Note [shared edge normalisation]; the blocked kernels scale qr themselves (Note [shared norm
+  // scaled in the kernel], edge_softmax_blocked.hpp).
+  const bool blocked = std::is_same<Scalar, float>::value && kHostBackend && edge_blocked::usable(H, R);
+  if (affine && !blocked) scale_heads(*s.qr, norm, *cst_, nd, H, R);
   const Matrix qm = q.matrix(), km = k.matrix(), vm = v.matrix(), rm = r.matrix(), qr = s.qr->matrix(),
                ragg = s.ragg->matrix(), a = attn_->matrix(), out = out_->matrix(), wd = wdrop_->matrix(),
                wsum = wsum_->matrix(), cst = cst_->matrix();
@@ -150,10 +153,11 @@ void EdgeSoftmax<Scalar>::forward_rel(const T& q, const T& k, const T& v, const 
   const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, nd, name_);
   const bool drop = dd.on;
   if constexpr (std::is_same<Scalar, float>::value) {
-    if (kHostBackend && edge_blocked::usable(H, R)) {  // Note [register-blocked edge kernels]
+    if (blocked) {  // Note [register-blocked edge kernels]
       edge_blocked::FwArgs p;
       p.D = D, p.R = R, p.scale = scale, p.affine = affine;
-      p.q = q.data(), p.k = k.data(), p.v = v.data(), p.r = r.data(), p.qr = s.qr->data(), p.cst = cst_->data();
+      p.q = q.data(), p.k = k.data(), p.v = v.data(), p.r = r.data(), p.qr = s.qr->data();
+      p.gamma = affine ? norm.gamma.data() : nullptr, p.beta = affine ? norm.beta.data() : nullptr;
       p.bv = bv.data(), p.offsets = offsets.data(), p.order = order.data(), p.src = src.data();
       p.a = attn_->data(), p.wd = wdrop_->data(), p.wsum = wsum_->data(), p.out = out_->data();
       p.ragg = s.ragg->data();
@@ -216,25 +220,27 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
   heads_to_rel(q.data(), wk.data(), s.qr->data(), nd, H, D, R);
   heads_to_rel(dout.data(), wv.data(), s.gv->data(), nd, H, D, R);
   const bool affine = norm.gamma.data() != nullptr;
-  if (affine) scale_heads(*s.qr, norm, T(), nd, H, R), scale_heads(*s.gv, norm, *cst_, nd, H, R);
+  const bool want_dr = !dr.empty();
+  // The blocked kernels keep qr and gv unscaled (Note [shared norm scaled in the kernel]).
+  const bool blocked = std::is_same<Scalar, float>::value && kHostBackend && edge_blocked::usable(H, R) &&
+                       (!want_dr || dr.cols() == R);
+  if (affine && !blocked) scale_heads(*s.qr, norm, T(), nd, H, R), scale_heads(*s.gv, norm, *cst_, nd, H, R);
   const Matrix qm = q.matrix(), km = k.matrix(), vm = v.matrix(), rm = r.matrix(), qr = s.qr->matrix(),
                gv = s.gv->matrix(), ragg = s.ragg->matrix(), rs = s.rs->matrix(), a = attn_->matrix(),
                ds = dscore_->matrix(), wd = wdrop_->matrix(), rowdot = rowdot_->matrix(), g = dout.matrix(),
                cst = cst_->matrix();
   const bool want_dq = !dq.empty(), acc_q = mode_q == GradMode::accumulate, acc_r = mode_r == GradMode::accumulate;
-  const bool want_dr = !dr.empty();
   const Matrix dqm = want_dq ? dq.matrix() : qm, drm = want_dr ? dr.matrix() : rm;
   const auto offsets = by_dst_.offsets(), order = by_dst_.order(), src = by_src_.keys();
   const Scalar scale = Scalar(1) / static_cast<Scalar>(std::sqrt(static_cast<double>(D)));
   const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, nd, name_);
   const bool drop = dd.on;
-  bool blocked = false;
   if constexpr (std::is_same<Scalar, float>::value) {
-    blocked = kHostBackend && edge_blocked::usable(H, R) && (!want_dr || dr.cols() == R);
     if (blocked) {  // Note [register-blocked edge kernels]
       edge_blocked::BwArgs p;
       p.D = D, p.R = R, p.scale = scale, p.affine = affine, p.want_dq = want_dq, p.acc_q = acc_q;
       p.want_dr = want_dr, p.acc_r = acc_r;
+      p.gamma = affine ? norm.gamma.data() : nullptr, p.beta = affine ? norm.beta.data() : nullptr;
       p.g = dout.data(), p.v = v.data(), p.k = k.data(), p.r = r.data(), p.qr = s.qr->data(), p.gv = s.gv->data();
       p.a = attn_->data(), p.bv = bv.data(), p.offsets = offsets.data(), p.order = order.data(), p.src = src.data();
       p.ds = dscore_->data(), p.wd = wdrop_->data(), p.rowdot = rowdot_->data(), p.cst = cst_->data();
@@ -287,9 +293,11 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
             }
           }
         });
-  if (affine) {  // rs, ragg hold sums of xhat: the gain and bias gradients, then the sums of r
-    heads_to_rel(q.data(), wk.data(), s.qr->data(), nd, H, D, R);
-    heads_to_rel(dout.data(), wv.data(), s.gv->data(), nd, H, D, R);
+  if (affine) {      // rs, ragg hold sums of xhat: the gain and bias gradients, then the sums of r
+    if (!blocked) {  // the generic kernel ran on scaled qr and gv: the unscaled ones again
+      heads_to_rel(q.data(), wk.data(), s.qr->data(), nd, H, D, R);
+      heads_to_rel(dout.data(), wv.data(), s.gv->data(), nd, H, D, R);
+    }
     norm_param_grads(s, *cst_, *wsum_, norm, nd, H, R);
     affine_sums(*s.rs, norm, *cst_, nd, H, R);
     affine_sums(*s.ragg, norm, *wsum_, nd, H, R);
