@@ -160,28 +160,42 @@ void forward_heads(int nd, const FwArgs& p, const Drop& dd) {
         p.a[e * H + h] = p.scale * (dot_lanes(p.q + iHD + h * D, p.k + j * HD + h * D, D) + t[h] +
                                     (p.affine ? cst[h] : 0.0f));
     }
-    for (int h = 0; h < H; ++h) {
-      float m = 0.0f, sum = 0.0f;
-      for (int o = 0; o < n; ++o)
-        if (o == 0 || p.a[es[o] * H + h] > m) m = p.a[es[o] * H + h];
-      for (int o = 0; o < n; ++o) {
-        const float e = exp_vectorisable(p.a[es[o] * H + h] - m);
-        p.a[es[o] * H + h] = e;
-        sum += e;
-      }
-      for (int o = 0; o < n; ++o) p.a[es[o] * H + h] = p.a[es[o] * H + h] / sum;
-      wsum[h] = 0.0f;
+    // Note [head-inner softmax loops]: the softmax and the dropout draw of one destination run
+    // over its edges with the H heads innermost (a[e H + h] is contiguous in h), so they vectorise
+    // across heads; each head's max, sum and weights see the same operations in the same edge
+    // order as the generic kernel's head-outer loops (the same bits).
+    float m[H], sum[H];
+    for (int h = 0; h < H; ++h) m[h] = 0.0f, sum[h] = 0.0f;
+    for (int o = 0; o < n; ++o) {
+      const float* ae = p.a + static_cast<std::size_t>(es[o]) * H;
+      for (int h = 0; h < H; ++h) m[h] = o == 0 || ae[h] > m[h] ? ae[h] : m[h];
     }
+    for (int o = 0; o < n; ++o) {
+      float* ae = p.a + static_cast<std::size_t>(es[o]) * H;
+      for (int h = 0; h < H; ++h) {
+        const float e = exp_vectorisable(ae[h] - m[h]);
+        ae[h] = e;
+        sum[h] += e;
+      }
+    }
+    for (int o = 0; o < n; ++o) {
+      float* ae = p.a + static_cast<std::size_t>(es[o]) * H;
+      for (int h = 0; h < H; ++h) ae[h] = ae[h] / sum[h];
+    }
+    for (int h = 0; h < H; ++h) wsum[h] = 0.0f;
     for (int c = 0; c < HD; ++c) out[c] = 0.0f;
     const std::uint64_t drow = drop ? dd.row(i) : 0;
     for (int o = 0; o < n; ++o) {
       const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
-      for (int h = 0; h < H; ++h) {
-        const float w = drop ? p.a[e * H + h] * dd.factor_in(drow, o, h, H) : p.a[e * H + h];
-        p.wd[e * H + h] = w;
-        wsum[h] += w;
-        axpy(w, p.v + j * HD + h * D, out + h * D, D);
+      const float* ae = p.a + e * H;
+      float* we = p.wd + e * H;
+      if (drop) {
+        for (int h = 0; h < H; ++h) we[h] = ae[h] * dd.factor_in(drow, o, h, H);
+      } else {
+        for (int h = 0; h < H; ++h) we[h] = ae[h];
       }
+      for (int h = 0; h < H; ++h) wsum[h] += we[h];
+      for (int h = 0; h < H; ++h) axpy(we[h], p.v + j * HD + h * D, out + h * D, D);
     }
     edge_sums<H, false, false>(es, n, p.r, R, p.wd, nullptr, p.ragg + static_cast<std::size_t>(i) * H * R, nullptr,
                                nullptr, nullptr, nullptr, false);
@@ -205,33 +219,41 @@ void backward_heads(int nd, const BwArgs& p, const Drop& dd) {
     if (p.affine) scale_rows<H>(gvi, p.gamma, p.beta, R, gs, gc), gvi = gs;
     float* cst = p.cst + static_cast<std::size_t>(i) * H;
     float* rowdot = p.rowdot + static_cast<std::size_t>(i) * H;
-    float gb[H], t[H];
-    for (int h = 0; h < H; ++h) rowdot[h] = 0.0f, gb[h] = dot_lanes(gi + h * D, p.bv + h * D, D);
+    float gb[H], t[H], dots[H], rd[H];  // rd: rowdot, stored at the end
+    for (int h = 0; h < H; ++h) rd[h] = 0.0f, gb[h] = dot_lanes(gi + h * D, p.bv + h * D, D);
     const std::uint64_t drow = drop ? dd.row(i) : 0;
+    // Note [head-inner softmax loops] (forward_heads): the per-(edge, head) scalars with the heads
+    // innermost, the same operations in the same edge order per head.
     for (int o = 0; o < n; ++o) {
       const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
       rel_dots<H>(gvi, p.r + e * R, R, t);
+      for (int h = 0; h < H; ++h) dots[h] = dot_lanes(gi + h * D, p.v + j * HD + h * D, D);
+      const float* ae = p.a + e * H;
+      float* dse = p.ds + e * H;
       for (int h = 0; h < H; ++h) {
-        float da = dot_lanes(gi + h * D, p.v + j * HD + h * D, D) + t[h] + gb[h] + (p.affine ? gc[h] : 0.0f);
-        if (drop) da *= dd.factor_in(drow, o, h, H);
-        p.ds[e * H + h] = da;
-        rowdot[h] += p.a[e * H + h] * da;
+        float da = dots[h] + t[h] + gb[h] + (p.affine ? gc[h] : 0.0f);
+        da = drop ? da * dd.factor_in(drow, o, h, H) : da;
+        dse[h] = da;
+        rd[h] += ae[h] * da;
       }
     }
+    for (int h = 0; h < H; ++h) rowdot[h] = rd[h];
     float* dqi = p.dq + iHD;
     if (p.want_dq && !p.acc_q)
       for (int c = 0; c < HD; ++c) dqi[c] = 0.0f;
-    if (p.affine)
-      for (int h = 0; h < H; ++h) cst[h] = 0.0f;  // from here: sum_e ds
+    float sds[H] = {};  // sum_e ds, into cst with the shared norm
     for (int o = 0; o < n; ++o) {
       const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
-      for (int h = 0; h < H; ++h) {
-        const float dsv = p.scale * p.a[e * H + h] * (p.ds[e * H + h] - rowdot[h]);
-        p.ds[e * H + h] = dsv;
-        if (p.affine) cst[h] += dsv;
-        if (p.want_dq) axpy(dsv, p.k + j * HD + h * D, dqi + h * D, D);
-      }
+      const float* ae = p.a + e * H;
+      float* dse = p.ds + e * H;
+      float dsv[H];
+      for (int h = 0; h < H; ++h) dsv[h] = p.scale * ae[h] * (dse[h] - rd[h]);
+      for (int h = 0; h < H; ++h) dse[h] = dsv[h], sds[h] += dsv[h];
+      if (p.want_dq)
+        for (int h = 0; h < H; ++h) axpy(dsv[h], p.k + j * HD + h * D, dqi + h * D, D);
     }
+    if (p.affine)
+      for (int h = 0; h < H; ++h) cst[h] = sds[h];
     const float* w = drop ? p.wd : p.a;
     if (p.want_dr)
       edge_sums<H, true, true>(es, n, p.r, R, p.ds, w, p.rs + iHR, p.ragg + iHR, qri, gvi, p.dr, p.acc_r);
