@@ -77,10 +77,13 @@ inline void head_dots(const float* z, const float* r, int R, float* out) {
 //   y1[h R + c] = sum_o k1(e, h) r_e[c]        (k1(e, h) = k1[e H + h], r_e = r + e R)
 //   y2[h R + c] = sum_o k2(e, h) r_e[c]        (kTwo)
 //   dr_e[c] (=|+=) sum_h k1(e, h) z1[h R + c] + k2(e, h) z2[h R + c]   (kDr; += with acc_dr)
-// y1, y2 are assigned (zero without edges).
+// y1, y2 are assigned (zero without edges). With gamma, y1 is stored as gamma[c] y1 + beta[c]
+// count[h], affine_sums()' expression in edge_softmax_rel.cpp (the same bits, and no pass of its
+// own over the [destinations, H R] rows).
 template <int H, bool kTwo, bool kDr>
 inline void edge_sums(const int* edges, int n, const float* r, int R, const float* k1, const float* k2, float* y1,
-                      float* y2, const float* z1, const float* z2, float* dr, bool acc_dr) {
+                      float* y2, const float* z1, const float* z2, float* dr, bool acc_dr,
+                      const float* gamma = nullptr, const float* beta = nullptr, const float* count = nullptr) {
   for (int c = 0; c < R; c += 16) {
     __m512 s1[H], s2[H];
     for (int h = 0; h < H; ++h) {
@@ -108,6 +111,11 @@ inline void edge_sums(const int* edges, int n, const float* r, int R, const floa
       }
       if (kDr) _mm512_storeu_ps(dr + e * R + c, d);
     }
+    if (gamma) {  // multiply, then add: no contraction, as affine_sums()
+      const __m512 gv = _mm512_loadu_ps(gamma + c), bv = _mm512_loadu_ps(beta + c);
+      for (int h = 0; h < H; ++h)
+        s1[h] = _mm512_add_ps(_mm512_mul_ps(gv, s1[h]), _mm512_mul_ps(bv, _mm512_set1_ps(count[h])));
+    }
     for (int h = 0; h < H; ++h) {
       _mm512_storeu_ps(y1 + h * R + c, s1[h]);
       if (kTwo) _mm512_storeu_ps(y2 + h * R + c, s2[h]);
@@ -125,6 +133,17 @@ inline void rel_dots(const float* z, const float* r, int R, float* t) {
   } else {
     for (int h = 0; h < H; ++h) t[h] = dot_lanes(z + h * R, r, R);
   }
+}
+
+// dot_lanes() and axpy() over one head's D columns, with SMART's D = 16 as a constant so the
+// compiler unrolls them into a few vector operations: the same function, so the same operations
+// in the same order (the same bits) as with D at run time.
+inline float head_dot(const float* a, const float* b, int D) {
+  return D == 16 ? dot_lanes(a, b, 16) : dot_lanes(a, b, D);
+}
+inline void head_axpy(float w, const float* x, float* y, int D) {
+  if (D == 16) axpy(w, x, y, 16);
+  else axpy(w, x, y, D);
 }
 
 // Note [shared norm scaled in the kernel]: zs[h R + k] = z[h R + k] * gamma[k] and, with c, c[h] =
@@ -157,8 +176,8 @@ void forward_heads(int nd, const FwArgs& p, const Drop& dd) {
       const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
       rel_dots<H>(qri, p.r + e * R, R, t);
       for (int h = 0; h < H; ++h)
-        p.a[e * H + h] = p.scale * (dot_lanes(p.q + iHD + h * D, p.k + j * HD + h * D, D) + t[h] +
-                                    (p.affine ? cst[h] : 0.0f));
+        p.a[e * H + h] = p.scale *
+                         (head_dot(p.q + iHD + h * D, p.k + j * HD + h * D, D) + t[h] + (p.affine ? cst[h] : 0.0f));
     }
     // Note [head-inner softmax loops]: the softmax and the dropout draw of one destination run
     // over its edges with the H heads innermost (a[e H + h] is contiguous in h), so they vectorise
@@ -195,10 +214,10 @@ void forward_heads(int nd, const FwArgs& p, const Drop& dd) {
         for (int h = 0; h < H; ++h) we[h] = ae[h];
       }
       for (int h = 0; h < H; ++h) wsum[h] += we[h];
-      for (int h = 0; h < H; ++h) axpy(we[h], p.v + j * HD + h * D, out + h * D, D);
+      for (int h = 0; h < H; ++h) head_axpy(we[h], p.v + j * HD + h * D, out + h * D, D);
     }
     edge_sums<H, false, false>(es, n, p.r, R, p.wd, nullptr, p.ragg + static_cast<std::size_t>(i) * H * R, nullptr,
-                               nullptr, nullptr, nullptr, false);
+                               nullptr, nullptr, nullptr, false, p.affine ? p.gamma : nullptr, p.beta, wsum);
     for (int h = 0; h < H; ++h)
       for (int d = 0; d < D; ++d) out[h * D + d] += p.bv[h * D + d] * wsum[h];
   });
@@ -220,14 +239,14 @@ void backward_heads(int nd, const BwArgs& p, const Drop& dd) {
     float* cst = p.cst + static_cast<std::size_t>(i) * H;
     float* rowdot = p.rowdot + static_cast<std::size_t>(i) * H;
     float gb[H], t[H], dots[H], rd[H];  // rd: rowdot, stored at the end
-    for (int h = 0; h < H; ++h) rd[h] = 0.0f, gb[h] = dot_lanes(gi + h * D, p.bv + h * D, D);
+    for (int h = 0; h < H; ++h) rd[h] = 0.0f, gb[h] = head_dot(gi + h * D, p.bv + h * D, D);
     const std::uint64_t drow = drop ? dd.row(i) : 0;
     // Note [head-inner softmax loops] (forward_heads): the per-(edge, head) scalars with the heads
     // innermost, the same operations in the same edge order per head.
     for (int o = 0; o < n; ++o) {
       const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
       rel_dots<H>(gvi, p.r + e * R, R, t);
-      for (int h = 0; h < H; ++h) dots[h] = dot_lanes(gi + h * D, p.v + j * HD + h * D, D);
+      for (int h = 0; h < H; ++h) dots[h] = head_dot(gi + h * D, p.v + j * HD + h * D, D);
       const float* ae = p.a + e * H;
       float* dse = p.ds + e * H;
       for (int h = 0; h < H; ++h) {
@@ -250,7 +269,7 @@ void backward_heads(int nd, const BwArgs& p, const Drop& dd) {
       for (int h = 0; h < H; ++h) dsv[h] = p.scale * ae[h] * (dse[h] - rd[h]);
       for (int h = 0; h < H; ++h) dse[h] = dsv[h], sds[h] += dsv[h];
       if (p.want_dq)
-        for (int h = 0; h < H; ++h) axpy(dsv[h], p.k + j * HD + h * D, dqi + h * D, D);
+        for (int h = 0; h < H; ++h) head_axpy(dsv[h], p.k + j * HD + h * D, dqi + h * D, D);
     }
     if (p.affine)
       for (int h = 0; h < H; ++h) cst[h] = sds[h];

@@ -36,10 +36,9 @@ bool usable(int heads, int R);
 bool &enabled();
 
 // forward_rel's per-destination loop: raw host pointers, rows of width H D (q, k, v, out), H (a,
-// wd, wsum, cst), R (r, gamma, beta) and H R (qr, ragg). Writes a, wd, wsum, out (its bias term
-// included) and ragg; the caller then applies the shared norm to ragg and adds ragg's projection to
-// out. With affine, qr is unscaled and gamma, beta are the shared norm's (Note [shared norm scaled
-// in the kernel]); cst is not read.
+// wd, wsum), R (r, gamma, beta) and H R (qr, ragg). Writes a, wd, wsum, out (its bias term
+// included) and ragg; the caller then adds ragg's projection to out. With affine, qr is unscaled and gamma, beta are the shared norm's (Note [shared norm scaled
+// in the kernel]), and ragg is written with the norm applied (gamma ragg + beta wsum).
 struct FwArgs {
   int D, R;
   float scale;
