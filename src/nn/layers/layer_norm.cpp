@@ -4,43 +4,14 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "nn/layers/layer_norm_lanes.hpp"
 
 namespace hpct::nn {
 
 namespace {
 
-// Note [layer norm lanes]: a row's sums are kept in kLanes partial sums (element j into lane
-// j % kLanes) combined in lane order at the end, instead of one running sum: a strict (non
-// -ffast-math) single sum is a chain of dependent double adds that no compiler may reorder, so it
-// ran one add per add-latency; kLanes independent chains are one vector of doubles on the host.
-// The order is fixed by kLanes alone (the same on every backend and thread count).
-constexpr int kLanes = 8;
-
-KOKKOS_INLINE_FUNCTION double combine_lanes(const double (&a)[kLanes]) {
-  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-}
-
-// sum over j of f(j) for j in [0, d) in kLanes lanes.
-template <class F>
-KOKKOS_INLINE_FUNCTION double lane_sum(int d, const F& f) {
-  double a[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int j = 0;
-  for (; j + kLanes <= d; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) a[l] += f(j + l);
-  for (int l = 0; j < d; ++j, ++l) a[l] += f(j);
-  return combine_lanes(a);
-}
-
-// The two sums of the dx formula, sum g w and sum g w xhat, in lanes (one pass over the row).
-template <class F>
-KOKKOS_INLINE_FUNCTION void lane_sum2(int d, const F& f, double& s1, double& s2) {
-  double a[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0}, b[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int j = 0;
-  for (; j + kLanes <= d; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) f(j + l, a[l], b[l]);
-  for (int l = 0; j < d; ++j, ++l) f(j, a[l], b[l]);
-  s1 = combine_lanes(a), s2 = combine_lanes(b);
-}
+using layer_norm_lanes::lane_sum;
+using layer_norm_lanes::lane_sum2;
 
 // dy(r, j), times (y(r, j) > 0 ? 1 : 0) with relu (Note [layer norm with relu]).
 template <class Matrix>
