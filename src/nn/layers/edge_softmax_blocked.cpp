@@ -23,7 +23,7 @@ bool& enabled() {
 
 bool usable(int heads, int R) {
   return HPCT_EDGE_BLOCKED && enabled() && (heads == 1 || heads == 2 || heads == 4 || heads == 8) && R % 16 == 0 &&
-         R > 0;
+         R > 0 && R <= kMaxR;
 }
 
 bool source_usable(int heads, int D) {
@@ -77,10 +77,13 @@ inline void head_dots(const float* z, const float* r, int R, float* out) {
 //   y1[h R + c] = sum_o k1(e, h) r_e[c]        (k1(e, h) = k1[e H + h], r_e = r + e R)
 //   y2[h R + c] = sum_o k2(e, h) r_e[c]        (kTwo)
 //   dr_e[c] (=|+=) sum_h k1(e, h) z1[h R + c] + k2(e, h) z2[h R + c]   (kDr; += with acc_dr)
-// y1, y2 are assigned (zero without edges).
+// y1, y2 are assigned (zero without edges). With gamma, y1 is stored as gamma[c] y1 + beta[c]
+// count[h], affine_sums()' expression in edge_softmax_rel.cpp (the same bits, and no pass of its
+// own over the [destinations, H R] rows).
 template <int H, bool kTwo, bool kDr>
 inline void edge_sums(const int* edges, int n, const float* r, int R, const float* k1, const float* k2, float* y1,
-                      float* y2, const float* z1, const float* z2, float* dr, bool acc_dr) {
+                      float* y2, const float* z1, const float* z2, float* dr, bool acc_dr,
+                      const float* gamma = nullptr, const float* beta = nullptr, const float* count = nullptr) {
   for (int c = 0; c < R; c += 16) {
     __m512 s1[H], s2[H];
     for (int h = 0; h < H; ++h) {
@@ -108,6 +111,11 @@ inline void edge_sums(const int* edges, int n, const float* r, int R, const floa
       }
       if (kDr) _mm512_storeu_ps(dr + e * R + c, d);
     }
+    if (gamma) {  // multiply, then add: no contraction, as affine_sums()
+      const __m512 gv = _mm512_loadu_ps(gamma + c), bv = _mm512_loadu_ps(beta + c);
+      for (int h = 0; h < H; ++h)
+        s1[h] = _mm512_add_ps(_mm512_mul_ps(gv, s1[h]), _mm512_mul_ps(bv, _mm512_set1_ps(count[h])));
+    }
     for (int h = 0; h < H; ++h) {
       _mm512_storeu_ps(y1 + h * R + c, s1[h]);
       if (kTwo) _mm512_storeu_ps(y2 + h * R + c, s2[h]);
@@ -127,6 +135,28 @@ inline void rel_dots(const float* z, const float* r, int R, float* t) {
   }
 }
 
+// dot_lanes() and axpy() over one head's D columns, with SMART's D = 16 as a constant so the
+// compiler unrolls them into a few vector operations: the same function, so the same operations
+// in the same order (the same bits) as with D at run time.
+inline float head_dot(const float* a, const float* b, int D) {
+  return D == 16 ? dot_lanes(a, b, 16) : dot_lanes(a, b, D);
+}
+inline void head_axpy(float w, const float* x, float* y, int D) {
+  if (D == 16) axpy(w, x, y, 16);
+  else axpy(w, x, y, D);
+}
+
+// Note [shared norm scaled in the kernel]: zs[h R + k] = z[h R + k] * gamma[k] and, with c, c[h] =
+// z_h . beta by dot_lanes(), as scale_heads() in edge_softmax_rel.cpp forms them.
+template <int H>
+inline void scale_rows(const float* z, const float* gamma, const float* beta, int R, float* zs, float* c) {
+  for (int h = 0; h < H; ++h) {
+    const float* zh = z + h * R;
+    if (c) c[h] = dot_lanes(zh, beta, R);
+    for (int k = 0; k < R; ++k) zs[h * R + k] = zh[k] * gamma[k];
+  }
+}
+
 // Every line but the R-long work as the generic kernel in edge_softmax_rel.cpp.
 template <int H>
 void forward_heads(int nd, const FwArgs& p, const Drop& dd) {
@@ -136,6 +166,9 @@ void forward_heads(int nd, const FwArgs& p, const Drop& dd) {
     const int* es = p.order + begin;
     const std::size_t iHD = static_cast<std::size_t>(i) * HD, iH = static_cast<std::size_t>(i) * H;
     const float* qri = p.qr + static_cast<std::size_t>(i) * H * R;
+    alignas(64) float qs[H * kMaxR];
+    float cst[H] = {};
+    if (p.affine) scale_rows<H>(qri, p.gamma, p.beta, R, qs, cst), qri = qs;
     float* out = p.out + iHD;
     float* wsum = p.wsum + iH;
     float t[H];
@@ -143,34 +176,48 @@ void forward_heads(int nd, const FwArgs& p, const Drop& dd) {
       const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
       rel_dots<H>(qri, p.r + e * R, R, t);
       for (int h = 0; h < H; ++h)
-        p.a[e * H + h] = p.scale * (dot_lanes(p.q + iHD + h * D, p.k + j * HD + h * D, D) + t[h] +
-                                    (p.affine ? p.cst[iH + h] : 0.0f));
+        p.a[e * H + h] = p.scale *
+                         (head_dot(p.q + iHD + h * D, p.k + j * HD + h * D, D) + t[h] + (p.affine ? cst[h] : 0.0f));
     }
-    for (int h = 0; h < H; ++h) {
-      float m = 0.0f, sum = 0.0f;
-      for (int o = 0; o < n; ++o)
-        if (o == 0 || p.a[es[o] * H + h] > m) m = p.a[es[o] * H + h];
-      for (int o = 0; o < n; ++o) {
-        const float e = exp_vectorisable(p.a[es[o] * H + h] - m);
-        p.a[es[o] * H + h] = e;
-        sum += e;
+    // Note [head-inner softmax loops]: the softmax and the dropout draw of one destination run
+    // over its edges with the H heads innermost (a[e H + h] is contiguous in h), so they vectorise
+    // across heads; each head's max, sum and weights see the same operations in the same edge
+    // order as the generic kernel's head-outer loops (the same bits).
+    float m[H], sum[H];
+    for (int h = 0; h < H; ++h) m[h] = 0.0f, sum[h] = 0.0f;
+    for (int o = 0; o < n; ++o) {
+      const float* ae = p.a + static_cast<std::size_t>(es[o]) * H;
+      for (int h = 0; h < H; ++h) m[h] = o == 0 || ae[h] > m[h] ? ae[h] : m[h];
+    }
+    for (int o = 0; o < n; ++o) {
+      float* ae = p.a + static_cast<std::size_t>(es[o]) * H;
+      for (int h = 0; h < H; ++h) {
+        const float e = exp_vectorisable(ae[h] - m[h]);
+        ae[h] = e;
+        sum[h] += e;
       }
-      for (int o = 0; o < n; ++o) p.a[es[o] * H + h] = p.a[es[o] * H + h] / sum;
-      wsum[h] = 0.0f;
     }
+    for (int o = 0; o < n; ++o) {
+      float* ae = p.a + static_cast<std::size_t>(es[o]) * H;
+      for (int h = 0; h < H; ++h) ae[h] = ae[h] / sum[h];
+    }
+    for (int h = 0; h < H; ++h) wsum[h] = 0.0f;
     for (int c = 0; c < HD; ++c) out[c] = 0.0f;
     const std::uint64_t drow = drop ? dd.row(i) : 0;
     for (int o = 0; o < n; ++o) {
       const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
-      for (int h = 0; h < H; ++h) {
-        const float w = drop ? p.a[e * H + h] * dd.factor_in(drow, o, h, H) : p.a[e * H + h];
-        p.wd[e * H + h] = w;
-        wsum[h] += w;
-        axpy(w, p.v + j * HD + h * D, out + h * D, D);
+      const float* ae = p.a + e * H;
+      float* we = p.wd + e * H;
+      if (drop) {
+        for (int h = 0; h < H; ++h) we[h] = ae[h] * dd.factor_in(drow, o, h, H);
+      } else {
+        for (int h = 0; h < H; ++h) we[h] = ae[h];
       }
+      for (int h = 0; h < H; ++h) wsum[h] += we[h];
+      for (int h = 0; h < H; ++h) head_axpy(we[h], p.v + j * HD + h * D, out + h * D, D);
     }
     edge_sums<H, false, false>(es, n, p.r, R, p.wd, nullptr, p.ragg + static_cast<std::size_t>(i) * H * R, nullptr,
-                               nullptr, nullptr, nullptr, false);
+                               nullptr, nullptr, nullptr, false, p.affine ? p.gamma : nullptr, p.beta, wsum);
     for (int h = 0; h < H; ++h)
       for (int d = 0; d < D; ++d) out[h * D + d] += p.bv[h * D + d] * wsum[h];
   });
@@ -185,35 +232,47 @@ void backward_heads(int nd, const BwArgs& p, const Drop& dd) {
     const int* es = p.order + begin;
     const std::size_t iHD = static_cast<std::size_t>(i) * HD, iHR = static_cast<std::size_t>(i) * H * R;
     const float *gi = p.g + iHD, *gvi = p.gv + iHR, *qri = p.qr + iHR;
+    alignas(64) float qs[H * kMaxR], gs[H * kMaxR];
+    float gc[H] = {};  // gv . beta
+    if (p.affine) scale_rows<H>(qri, p.gamma, p.beta, R, qs, nullptr), qri = qs;
+    if (p.affine) scale_rows<H>(gvi, p.gamma, p.beta, R, gs, gc), gvi = gs;
     float* cst = p.cst + static_cast<std::size_t>(i) * H;
     float* rowdot = p.rowdot + static_cast<std::size_t>(i) * H;
-    float gb[H], t[H];
-    for (int h = 0; h < H; ++h) rowdot[h] = 0.0f, gb[h] = dot_lanes(gi + h * D, p.bv + h * D, D);
+    float gb[H], t[H], dots[H], rd[H];  // rd: rowdot, stored at the end
+    for (int h = 0; h < H; ++h) rd[h] = 0.0f, gb[h] = head_dot(gi + h * D, p.bv + h * D, D);
     const std::uint64_t drow = drop ? dd.row(i) : 0;
+    // Note [head-inner softmax loops] (forward_heads): the per-(edge, head) scalars with the heads
+    // innermost, the same operations in the same edge order per head.
     for (int o = 0; o < n; ++o) {
       const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
       rel_dots<H>(gvi, p.r + e * R, R, t);
+      for (int h = 0; h < H; ++h) dots[h] = head_dot(gi + h * D, p.v + j * HD + h * D, D);
+      const float* ae = p.a + e * H;
+      float* dse = p.ds + e * H;
       for (int h = 0; h < H; ++h) {
-        float da = dot_lanes(gi + h * D, p.v + j * HD + h * D, D) + t[h] + gb[h] + (p.affine ? cst[h] : 0.0f);
-        if (drop) da *= dd.factor_in(drow, o, h, H);
-        p.ds[e * H + h] = da;
-        rowdot[h] += p.a[e * H + h] * da;
+        float da = dots[h] + t[h] + gb[h] + (p.affine ? gc[h] : 0.0f);
+        da = drop ? da * dd.factor_in(drow, o, h, H) : da;
+        dse[h] = da;
+        rd[h] += ae[h] * da;
       }
     }
+    for (int h = 0; h < H; ++h) rowdot[h] = rd[h];
     float* dqi = p.dq + iHD;
     if (p.want_dq && !p.acc_q)
       for (int c = 0; c < HD; ++c) dqi[c] = 0.0f;
-    if (p.affine)
-      for (int h = 0; h < H; ++h) cst[h] = 0.0f;  // from here: sum_e ds
+    float sds[H] = {};  // sum_e ds, into cst with the shared norm
     for (int o = 0; o < n; ++o) {
       const auto e = static_cast<std::size_t>(es[o]), j = static_cast<std::size_t>(p.src[e]);
-      for (int h = 0; h < H; ++h) {
-        const float dsv = p.scale * p.a[e * H + h] * (p.ds[e * H + h] - rowdot[h]);
-        p.ds[e * H + h] = dsv;
-        if (p.affine) cst[h] += dsv;
-        if (p.want_dq) axpy(dsv, p.k + j * HD + h * D, dqi + h * D, D);
-      }
+      const float* ae = p.a + e * H;
+      float* dse = p.ds + e * H;
+      float dsv[H];
+      for (int h = 0; h < H; ++h) dsv[h] = p.scale * ae[h] * (dse[h] - rd[h]);
+      for (int h = 0; h < H; ++h) dse[h] = dsv[h], sds[h] += dsv[h];
+      if (p.want_dq)
+        for (int h = 0; h < H; ++h) head_axpy(dsv[h], p.k + j * HD + h * D, dqi + h * D, D);
     }
+    if (p.affine)
+      for (int h = 0; h < H; ++h) cst[h] = sds[h];
     const float* w = drop ? p.wd : p.a;
     if (p.want_dr)
       edge_sums<H, true, true>(es, n, p.r, R, p.ds, w, p.rs + iHR, p.ragg + iHR, qri, gvi, p.dr, p.acc_r);

@@ -13,38 +13,50 @@
 // intrinsics multiply then add), and head_dots() keeps dot_lanes()' 32 lanes and reduction tree,
 // so results are the same bits as the generic kernels; test_attention_layers compares the two.
 // Host builds with AVX-512 only (usable()); elsewhere the generic Kokkos kernels run.
+//
+// Note [shared norm scaled in the kernel]: with the shared edge norm (Note [shared edge
+// normalisation], edge_softmax.hpp) the kernels take the unscaled qr and gv and form qr * gamma,
+// gv * gamma and the constants qr . beta, gv . beta per destination, into a stack copy, with the
+// products and dot_lanes() sums of the generic scale_heads() (the same bits). So qr and gv stay
+// unscaled in the scratch, and backward_rel's gain and bias gradients read them there instead of
+// running two of its five per-head GEMMs again, and no pass scales the [destinations, H R] rows.
 #pragma once
 
 #include "nn/layers/edge_softmax_detail.hpp"
 
 namespace hpct::nn::edge_blocked {
 
+// The widest R the blocked kernels take (the stack copies of Note [shared norm scaled in the kernel]).
+constexpr int kMaxR = 512;
 // Whether the blocked kernels run for this many heads and R (an AVX-512 host build, heads 1, 2, 4
-// or 8, R a multiple of 16; compiled with the library's flags, so the answer is the library's).
+// or 8, R a multiple of 16 up to kMaxR; compiled with the library's flags, so the answer is the
+// library's).
 bool usable(int heads, int R);
 // Tests switch the blocked kernels off to compare them with the generic ones.
 bool &enabled();
 
 // forward_rel's per-destination loop: raw host pointers, rows of width H D (q, k, v, out), H (a,
-// wd, wsum, cst), R (r) and H R (qr, ragg). Writes a, wd, wsum, out (its bias term included) and
-// ragg; the caller then applies the shared norm to ragg and adds ragg's projection to out.
+// wd, wsum), R (r, gamma, beta) and H R (qr, ragg). Writes a, wd, wsum, out (its bias term
+// included) and ragg; the caller then adds ragg's projection to out. With affine, qr is unscaled and gamma, beta are the shared norm's (Note [shared norm scaled
+// in the kernel]), and ragg is written with the norm applied (gamma ragg + beta wsum).
 struct FwArgs {
   int D, R;
   float scale;
   bool affine;
-  const float *q, *k, *v, *r, *qr, *cst, *bv;
+  const float *q, *k, *v, *r, *qr, *bv, *gamma, *beta;
   const int *offsets, *order, *src;
   float *a, *wd, *wsum, *out, *ragg;
 };
 void forward(int nd, int H, const FwArgs &p, const edge_detail::DropDraw<float> &dd);
 
 // backward_rel's per-destination loop: da, dscore (into ds), rowdot, cst (sum_e ds with the
-// shared norm), dq's key part, rs, ragg and dr of every incoming edge.
+// shared norm), dq's key part, rs, ragg and dr of every incoming edge. With affine, qr and gv are
+// unscaled (Note [shared norm scaled in the kernel]).
 struct BwArgs {
   int D, R;
   float scale;
   bool affine, want_dq, acc_q, want_dr, acc_r;
-  const float *g, *v, *k, *r, *qr, *gv, *a, *bv;
+  const float *g, *v, *k, *r, *qr, *gv, *a, *bv, *gamma, *beta;
   const int *offsets, *order, *src;
   float *ds, *wd, *rowdot, *cst, *dq, *rs, *ragg, *dr;
 };

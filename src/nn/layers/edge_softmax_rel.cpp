@@ -75,38 +75,46 @@ void affine_sums(const Tensor<S>& z, const RelNorm<S>& norm, const Tensor<S>& co
 }
 
 // dgamma_k += sum_ih qr_ih,k rs_ih,k + gv_ih,k ragg_ih,k and dbeta_k += sum_ih qr_ih,k dssum_ih +
-// gv_ih,k wsum_ih, with the unscaled qr, gv and the sums over xhat; in destination order.
+// gv_ih,k wsum_ih, with the unscaled qr, gv and the sums over xhat; in destination order. Then
+// rs and ragg become the sums of r (affine_sums with dssum resp. wsum); returns false where the
+// caller has to run those two itself.
 template <class S>
-void norm_param_grads(const RelScratch<S>& s, const Tensor<S>& dssum, const Tensor<S>& wsum, const RelNorm<S>& norm,
+bool norm_param_grads(const RelScratch<S>& s, const Tensor<S>& dssum, const Tensor<S>& wsum, const RelNorm<S>& norm,
                       int nd, int H, int R) {
   const auto qr = s.qr->matrix(), gv = s.gv->matrix(), rs = s.rs->matrix(), ragg = s.ragg->matrix();
   const auto ds = dssum.matrix(), ws = wsum.matrix();
-  const auto dgamma = norm.dgamma, dbeta = norm.dbeta;
+  const auto dgamma = norm.dgamma, dbeta = norm.dbeta, gamma = norm.gamma, beta = norm.beta;
   if constexpr (kHostBackend) {
     // Note [gain sums by column chunks]: a work item per column k walks column c = h R + k of four
     // [nd, H R] matrices, so on the host every element read pulls in a cache line of which it
     // uses one float, and the R work items read the 4 nd H R floats R times over (a tenth of
     // SMART's step). Here a work item owns kChunk adjacent columns (one cache line of each row)
     // with kChunk sums in registers: every sum adds the same terms in the same (i, h) order as the
-    // loop below, so the same bits.
+    // loop below, so the same bits. Note [affine sums with the gain sums]: the work item then
+    // turns the rs and ragg elements it has just read into gamma x + beta count, affine_sums()'
+    // expression, so those two passes over [nd, H R] rows are not needed either.
     constexpr int kChunk = 16;
     Kokkos::parallel_for(
         "edge_rel_dnormh", range(0, (R + kChunk - 1) / kChunk), KOKKOS_LAMBDA(const int chunk) {
           const int k0 = chunk * kChunk, nk = R - k0 < kChunk ? R - k0 : kChunk;
-          S g[kChunk] = {}, b[kChunk] = {};
+          S g[kChunk] = {}, b[kChunk] = {}, gk[kChunk] = {}, bk[kChunk] = {};
+          for (int k = 0; k < nk; ++k) gk[k] = gamma(k0 + k), bk[k] = beta(k0 + k);
           for (int i = 0; i < nd; ++i)
             for (int h = 0; h < H; ++h) {
               const int c0 = h * R + k0;
-              const S *q = &qr(i, c0), *r = &rs(i, c0), *v = &gv(i, c0), *a = &ragg(i, c0);
+              const S *q = &qr(i, c0), *v = &gv(i, c0);
+              S *r = &rs(i, c0), *a = &ragg(i, c0);
               const S dsv = ds(i, h), wsv = ws(i, h);
               for (int k = 0; k < nk; ++k) {
                 g[k] += q[k] * r[k] + v[k] * a[k];
                 b[k] += q[k] * dsv + v[k] * wsv;
+                r[k] = gk[k] * r[k] + bk[k] * dsv;
+                a[k] = gk[k] * a[k] + bk[k] * wsv;
               }
             }
           for (int k = 0; k < nk; ++k) dgamma(k0 + k) += g[k], dbeta(k0 + k) += b[k];
         });
-    return;
+    return true;
   }
   Kokkos::parallel_for(
       "edge_rel_dnorm", range(0, R), KOKKOS_LAMBDA(const int k) {
@@ -120,6 +128,7 @@ void norm_param_grads(const RelScratch<S>& s, const Tensor<S>& dssum, const Tens
         dgamma(k) += g;
         dbeta(k) += b;
       });
+  return false;
 }
 
 
@@ -141,7 +150,10 @@ void EdgeSoftmax<Scalar>::forward_rel(const T& q, const T& k, const T& v, const 
   check_scratch(s, nd, static_cast<std::int64_t>(H) * R, name_);
   heads_to_rel(q.data(), wk.data(), s.qr->data(), nd, H, D, R);
   const bool affine = norm.gamma.data() != nullptr;
-  if (affine) scale_heads(*s.qr, norm, *cst_, nd, H, R);  // Note [shared edge normalisation]
+  // Note [shared edge normalisation]; the blocked kernels scale qr themselves (Note [shared norm
+  // scaled in the kernel], edge_softmax_blocked.hpp).
+  const bool blocked = std::is_same<Scalar, float>::value && kHostBackend && edge_blocked::usable(H, R);
+  if (affine && !blocked) scale_heads(*s.qr, norm, *cst_, nd, H, R);
   const Matrix qm = q.matrix(), km = k.matrix(), vm = v.matrix(), rm = r.matrix(), qr = s.qr->matrix(),
                ragg = s.ragg->matrix(), a = attn_->matrix(), out = out_->matrix(), wd = wdrop_->matrix(),
                wsum = wsum_->matrix(), cst = cst_->matrix();
@@ -150,15 +162,15 @@ void EdgeSoftmax<Scalar>::forward_rel(const T& q, const T& k, const T& v, const 
   const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, nd, name_);
   const bool drop = dd.on;
   if constexpr (std::is_same<Scalar, float>::value) {
-    if (kHostBackend && edge_blocked::usable(H, R)) {  // Note [register-blocked edge kernels]
+    if (blocked) {  // Note [register-blocked edge kernels]
       edge_blocked::FwArgs p;
       p.D = D, p.R = R, p.scale = scale, p.affine = affine;
-      p.q = q.data(), p.k = k.data(), p.v = v.data(), p.r = r.data(), p.qr = s.qr->data(), p.cst = cst_->data();
+      p.q = q.data(), p.k = k.data(), p.v = v.data(), p.r = r.data(), p.qr = s.qr->data();
+      p.gamma = affine ? norm.gamma.data() : nullptr, p.beta = affine ? norm.beta.data() : nullptr;
       p.bv = bv.data(), p.offsets = offsets.data(), p.order = order.data(), p.src = src.data();
       p.a = attn_->data(), p.wd = wdrop_->data(), p.wsum = wsum_->data(), p.out = out_->data();
       p.ragg = s.ragg->data();
-      edge_blocked::forward(nd, H, p, dd);
-      if (affine) affine_sums(*s.ragg, norm, *wsum_, nd, H, R);
+      edge_blocked::forward(nd, H, p, dd);  // ragg with the shared norm applied
       rel_to_heads(s.ragg->data(), wv.data(), Scalar(1), out_->data(), nd, H, D, R);
       return;
     }
@@ -216,25 +228,27 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
   heads_to_rel(q.data(), wk.data(), s.qr->data(), nd, H, D, R);
   heads_to_rel(dout.data(), wv.data(), s.gv->data(), nd, H, D, R);
   const bool affine = norm.gamma.data() != nullptr;
-  if (affine) scale_heads(*s.qr, norm, T(), nd, H, R), scale_heads(*s.gv, norm, *cst_, nd, H, R);
+  const bool want_dr = !dr.empty();
+  // The blocked kernels keep qr and gv unscaled (Note [shared norm scaled in the kernel]).
+  const bool blocked = std::is_same<Scalar, float>::value && kHostBackend && edge_blocked::usable(H, R) &&
+                       (!want_dr || dr.cols() == R);
+  if (affine && !blocked) scale_heads(*s.qr, norm, T(), nd, H, R), scale_heads(*s.gv, norm, *cst_, nd, H, R);
   const Matrix qm = q.matrix(), km = k.matrix(), vm = v.matrix(), rm = r.matrix(), qr = s.qr->matrix(),
                gv = s.gv->matrix(), ragg = s.ragg->matrix(), rs = s.rs->matrix(), a = attn_->matrix(),
                ds = dscore_->matrix(), wd = wdrop_->matrix(), rowdot = rowdot_->matrix(), g = dout.matrix(),
                cst = cst_->matrix();
   const bool want_dq = !dq.empty(), acc_q = mode_q == GradMode::accumulate, acc_r = mode_r == GradMode::accumulate;
-  const bool want_dr = !dr.empty();
   const Matrix dqm = want_dq ? dq.matrix() : qm, drm = want_dr ? dr.matrix() : rm;
   const auto offsets = by_dst_.offsets(), order = by_dst_.order(), src = by_src_.keys();
   const Scalar scale = Scalar(1) / static_cast<Scalar>(std::sqrt(static_cast<double>(D)));
   const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, nd, name_);
   const bool drop = dd.on;
-  bool blocked = false;
   if constexpr (std::is_same<Scalar, float>::value) {
-    blocked = kHostBackend && edge_blocked::usable(H, R) && (!want_dr || dr.cols() == R);
     if (blocked) {  // Note [register-blocked edge kernels]
       edge_blocked::BwArgs p;
       p.D = D, p.R = R, p.scale = scale, p.affine = affine, p.want_dq = want_dq, p.acc_q = acc_q;
       p.want_dr = want_dr, p.acc_r = acc_r;
+      p.gamma = affine ? norm.gamma.data() : nullptr, p.beta = affine ? norm.beta.data() : nullptr;
       p.g = dout.data(), p.v = v.data(), p.k = k.data(), p.r = r.data(), p.qr = s.qr->data(), p.gv = s.gv->data();
       p.a = attn_->data(), p.bv = bv.data(), p.offsets = offsets.data(), p.order = order.data(), p.src = src.data();
       p.ds = dscore_->data(), p.wd = wdrop_->data(), p.rowdot = rowdot_->data(), p.cst = cst_->data();
@@ -287,12 +301,15 @@ void EdgeSoftmax<Scalar>::backward_rel(const T& q, const T& k, const T& v, const
             }
           }
         });
-  if (affine) {  // rs, ragg hold sums of xhat: the gain and bias gradients, then the sums of r
-    heads_to_rel(q.data(), wk.data(), s.qr->data(), nd, H, D, R);
-    heads_to_rel(dout.data(), wv.data(), s.gv->data(), nd, H, D, R);
-    norm_param_grads(s, *cst_, *wsum_, norm, nd, H, R);
-    affine_sums(*s.rs, norm, *cst_, nd, H, R);
-    affine_sums(*s.ragg, norm, *wsum_, nd, H, R);
+  if (affine) {      // rs, ragg hold sums of xhat: the gain and bias gradients, then the sums of r
+    if (!blocked) {  // the generic kernel ran on scaled qr and gv: the unscaled ones again
+      heads_to_rel(q.data(), wk.data(), s.qr->data(), nd, H, D, R);
+      heads_to_rel(dout.data(), wv.data(), s.gv->data(), nd, H, D, R);
+    }
+    if (!norm_param_grads(s, *cst_, *wsum_, norm, nd, H, R)) {
+      affine_sums(*s.rs, norm, *cst_, nd, H, R);
+      affine_sums(*s.ragg, norm, *wsum_, nd, H, R);
+    }
   }
   if (want_dq) rel_to_heads(s.rs->data(), wk.data(), Scalar(1), dq.data(), nd, H, D, R);
   rel_weight_grad(q.data(), s.rs->data(), dwk.data(), nd, H, D, R);

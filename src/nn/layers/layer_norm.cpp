@@ -4,43 +4,14 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "nn/layers/layer_norm_lanes.hpp"
 
 namespace hpct::nn {
 
 namespace {
 
-// Note [layer norm lanes]: a row's sums are kept in kLanes partial sums (element j into lane
-// j % kLanes) combined in lane order at the end, instead of one running sum: a strict (non
-// -ffast-math) single sum is a chain of dependent double adds that no compiler may reorder, so it
-// ran one add per add-latency; kLanes independent chains are one vector of doubles on the host.
-// The order is fixed by kLanes alone (the same on every backend and thread count).
-constexpr int kLanes = 8;
-
-KOKKOS_INLINE_FUNCTION double combine_lanes(const double (&a)[kLanes]) {
-  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-}
-
-// sum over j of f(j) for j in [0, d) in kLanes lanes.
-template <class F>
-KOKKOS_INLINE_FUNCTION double lane_sum(int d, const F& f) {
-  double a[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int j = 0;
-  for (; j + kLanes <= d; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) a[l] += f(j + l);
-  for (int l = 0; j < d; ++j, ++l) a[l] += f(j);
-  return combine_lanes(a);
-}
-
-// The two sums of the dx formula, sum g w and sum g w xhat, in lanes (one pass over the row).
-template <class F>
-KOKKOS_INLINE_FUNCTION void lane_sum2(int d, const F& f, double& s1, double& s2) {
-  double a[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0}, b[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int j = 0;
-  for (; j + kLanes <= d; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) f(j + l, a[l], b[l]);
-  for (int l = 0; j < d; ++j, ++l) f(j, a[l], b[l]);
-  s1 = combine_lanes(a), s2 = combine_lanes(b);
-}
+using layer_norm_lanes::lane_sum;
+using layer_norm_lanes::lane_sum2;
 
 // dy(r, j), times (y(r, j) > 0 ? 1 : 0) with relu (Note [layer norm with relu]).
 template <class Matrix>
@@ -53,6 +24,39 @@ struct MaskedGrad {
   KOKKOS_INLINE_FUNCTION S operator()(const int r, const int j) const {
     const S keep = y(r, j) > S(0) ? S(1) : S(0);
     return g(r, j) * (relu ? keep : S(1));
+  }
+};
+
+// dx of row r: rstd * (g w - mean(g w) - xhat mean(g w xhat)), the sums in lanes; assigned or
+// added (acc). One row per call: the host's fused pass and the device's own pass both call it.
+template <class Matrix, class Grad, class Stat, class Weight>
+struct DxRow {
+  using S = typename Matrix::non_const_value_type;
+  Matrix xm;
+  Grad gm;
+  Stat mean, rstd;
+  Weight w;
+  Matrix dxm;
+  int d;
+  bool acc;
+  KOKKOS_INLINE_FUNCTION void operator()(const int r) const {
+    const double mu = static_cast<double>(mean(r)), rs = static_cast<double>(rstd(r));
+    double sg = 0, sgx = 0;
+    lane_sum2(
+        d,
+        [&](const int j, double& a, double& b) {
+          const double gw = static_cast<double>(gm(r, j)) * static_cast<double>(w(j));
+          a += gw;
+          b += gw * (static_cast<double>(xm(r, j)) - mu) * rs;
+        },
+        sg, sgx);
+    const double mg = sg / d, mgx = sgx / d;
+    for (int j = 0; j < d; ++j) {
+      const double gw = static_cast<double>(gm(r, j)) * static_cast<double>(w(j));
+      const double xhat = (static_cast<double>(xm(r, j)) - mu) * rs;
+      const S v = static_cast<S>(rs * (gw - mg - xhat * mgx));
+      dxm(r, j) = acc ? dxm(r, j) + v : v;
+    }
   }
 };
 
@@ -132,12 +136,20 @@ void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
   // Note [layer norm parameter sums]: per (block, feature) partials, then per feature in block order.
   const auto partial = partial_;
   const int per_block = kRowsPerBlock, blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  const bool want_dx = !dx.empty(), acc = mode == GradMode::accumulate;
+  const auto dxm = want_dx ? norm_rows(dx, n) : xm;
+  const DxRow<decltype(xm), decltype(gm), decltype(mean), decltype(w)> dx_row{xm, gm, mean, rstd, w, dxm, d, acc};
+  bool dx_done = false;
   if constexpr (std::is_same<MemSpace, Kokkos::HostSpace>::value) {
     // A work item per block on the host: its rows in order, each added to the block's partials
     // as a whole row (the feature loop innermost, vectorised); every (block, feature) partial is
     // the same row-order sum as the device's per-(block, feature) loop below.
+    // Note [layer norm backward in one pass]: the row's dx is formed right after its partials,
+    // while x, dy (and y) of the row are in L1, instead of by a second pass over the [rows, D]
+    // tensors; every value is computed as the separate pass computes it (the same bits), and a
+    // row is read completely before its dx is written, so dx may alias dy as before.
     Kokkos::parallel_for(
-        "layernorm_bw_wp", range(0, blocks), KOKKOS_LAMBDA(const int block) {
+        "layernorm_bw", range(0, blocks), KOKKOS_LAMBDA(const int block) {
           double* sw = &partial(block, 0);
           double* sb = &partial(block, d);
           for (int j = 0; j < d; ++j) sw[j] = 0, sb[j] = 0;
@@ -150,8 +162,10 @@ void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
               sw[j] += gj * ((static_cast<double>(xr[j]) - mu) * rs);
               sb[j] += gj;
             }
+            if (want_dx) dx_row(r);
           }
         });
+    dx_done = true;
   } else {
     Kokkos::parallel_for(
         "layernorm_bw_wp", range(0, blocks * d), KOKKOS_LAMBDA(const int i) {
@@ -176,29 +190,10 @@ void LayerNorm<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode 
         dw(j) += static_cast<Scalar>(sw);
         db(j) += static_cast<Scalar>(sb);
       });
-  if (!dx.empty()) {
-    const auto dxm = norm_rows(dx, n);
-    const bool acc = mode == GradMode::accumulate;
-    Kokkos::parallel_for(
-        "layernorm_bw_x", range(0, rows), KOKKOS_LAMBDA(const int r) {
-          const double mu = static_cast<double>(mean(r)), rs = static_cast<double>(rstd(r));
-          double sg = 0, sgx = 0;
-          lane_sum2(
-              d,
-              [&](const int j, double& a, double& b) {
-                const double gw = static_cast<double>(gm(r, j)) * static_cast<double>(w(j));
-                a += gw;
-                b += gw * (static_cast<double>(xm(r, j)) - mu) * rs;
-              },
-              sg, sgx);
-          const double mg = sg / d, mgx = sgx / d;
-          for (int j = 0; j < d; ++j) {
-            const double gw = static_cast<double>(gm(r, j)) * static_cast<double>(w(j));
-            const double xhat = (static_cast<double>(xm(r, j)) - mu) * rs;
-            const Scalar v = static_cast<Scalar>(rs * (gw - mg - xhat * mgx));
-            dxm(r, j) = acc ? dxm(r, j) + v : v;
-          }
-        });
+  if (want_dx) {
+    if (!dx_done)
+      Kokkos::parallel_for(
+          "layernorm_bw_x", range(0, rows), KOKKOS_LAMBDA(const int r) { dx_row(r); });
     round_values(precision_, dx.data(), static_cast<std::int64_t>(dxm.span()));
   }
   store_->report_ready(w_index_, b_index_);
