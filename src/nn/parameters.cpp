@@ -3,9 +3,11 @@
 
 #include <atomic>
 #include <cmath>
+#include <limits>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "nn/gradient_bounds.hpp"
 #include "nn/parameter_generation.hpp"
 
 namespace hpct::nn {
@@ -33,6 +35,9 @@ std::size_t ParameterStore<Scalar>::add(const std::string& name, const std::vect
 template <class Scalar>
 void ParameterStore<Scalar>::allocate() {
   params_ = View1<Scalar>("params", count_);
+  bounded_.assign(tensors_.size(), 0);
+  bounds_.assign(tensors_.size(), std::numeric_limits<double>::infinity());
+  terms_.assign(tensors_.size(), 0);
   if constexpr (kHostBackend) {  // Note [page-backed gradients]
     grad_pages_ = std::make_shared<PageBuffer>(count_ * sizeof(Scalar));
     grads_ = View1<Scalar>(static_cast<Scalar*>(grad_pages_->data()), count_);
@@ -86,6 +91,19 @@ void ParameterStore<Scalar>::zero_grads() {
   const auto g = grads_;
   Kokkos::parallel_for(
       "zero_grads", range(0, g.extent(0)), KOKKOS_LAMBDA(const std::uint64_t i) { g(i) = Scalar(0); });
+}
+
+template <class Scalar>
+void ParameterStore<Scalar>::reset_gradient_bounds() {
+  for (std::size_t i = 0; i < bounds_.size(); ++i) {
+    bounds_[i] = bounded_[i] ? 0.0 : std::numeric_limits<double>::infinity();
+    terms_[i] = 0;
+  }
+}
+
+template <class Scalar>
+bool ParameterStore<Scalar>::gradient_proven_finite(std::size_t i) const {
+  return bounds_[i] < gradient_bounds::kLimit<Scalar> && terms_[i] <= gradient_bounds::kMaxTerms;
 }
 
 template <class Scalar>

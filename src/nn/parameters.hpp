@@ -81,6 +81,22 @@ class ParameterStore {
   // range is reduced before its last contribution.
   void hold_ready(bool hold) { hold_ready_ = hold; }
 
+  // Note [gradient bounds] (nn/gradient_bounds.hpp): per tensor, a bound on the magnitudes of its
+  // gradients' partial sums since they were last zeroed, +Inf when unknown. The writer of a tensor
+  // declares it (at bind) when its backward records bounds; while tracking is on, each backward
+  // adds its bound and its number of terms per element. reset_gradient_bounds() says the
+  // gradients are exactly zero now: declared tensors' bounds go to 0, the others' stay unknown.
+  void declare_bounded(std::size_t i) const { bounded_.at(i) = 1; }
+  void track_gradient_bounds(bool on) { track_bounds_ = on; }
+  bool tracking_gradient_bounds() const { return track_bounds_; }
+  void reset_gradient_bounds();
+  void add_gradient_bound(std::size_t i, double bound, std::uint64_t terms) const {
+    bounds_[i] += bound;
+    terms_[i] += terms;
+  }
+  // Whether tensor i's gradients are finite by its bound (false: unknown, not "not finite").
+  bool gradient_proven_finite(std::size_t i) const;
+
   std::uint64_t count() const { return count_; }
   const std::vector<Tensor>& tensors() const { return tensors_; }
   const View1<Scalar>& params() const { return params_; }
@@ -104,6 +120,11 @@ class ParameterStore {
   std::shared_ptr<PageBuffer> grad_pages_;  // host builds: the memory grads_ views
   ReadyHook ready_hook_;
   bool hold_ready_ = false;
+  // Note [gradient bounds]: recorded from backward, which sees the store as const.
+  mutable std::vector<std::uint8_t> bounded_;
+  mutable std::vector<double> bounds_;
+  mutable std::vector<std::uint64_t> terms_;
+  bool track_bounds_ = false;
 };
 
 }  // namespace hpct::nn

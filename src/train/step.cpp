@@ -52,6 +52,11 @@ View1<std::uint8_t> decay_mask(const TrainConfig& config, const nn::ParameterSto
   return slice;
 }
 
+bool range_finite(const optim::Optimizer<float>::Vector& grads, std::uint64_t begin, std::uint64_t end) {
+  return end == begin ||
+         optim::all_finite<float>(optim::Optimizer<float>::Vector(grads.data() + begin, end - begin));
+}
+
 std::vector<GradientBucket> buckets_of(const TrainConfig& config, const nn::ParameterStore<float>& store) {
   std::vector<std::uint64_t> offsets;
   for (const auto& t : store.tensors()) offsets.push_back(t.offset);
@@ -59,6 +64,22 @@ std::vector<GradientBucket> buckets_of(const TrainConfig& config, const nn::Para
   return plan_gradient_buckets(offsets, store.count(), bytes, GradientReducer::kFirstBucketBytes);
 }
 }  // namespace
+
+bool gradients_finite(const nn::ParameterStore<float>& store, const optim::Optimizer<float>::Vector& grads) {
+  const auto& tensors = store.tensors();
+  // The tensors without a proof, read in runs of neighbours (one pass each, as the full check).
+  std::uint64_t begin = 0, end = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    if (store.gradient_proven_finite(i)) continue;
+    const auto& t = tensors[i];
+    if (t.offset != end) {
+      if (!range_finite(grads, begin, end)) return false;
+      begin = t.offset;
+    }
+    end = t.offset + t.size;
+  }
+  return range_finite(grads, begin, end);
+}
 
 StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model, std::uint64_t total_steps)
     : comm_(comm),
@@ -73,6 +94,7 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
       total_steps_(total_steps) {
   schedule_.total_steps = total_steps;
   if (sharded()) shard_grads_ = View1<float>("shard_grads", shard_.count);
+  prove_finite_ = kHostBackend && comm.size() == 1 && !sharded() && !scaler_.enabled() && !(clip_ > 0);
   auto& store = model.store();
   CollectiveOptions o = config.collective_options();
   // Buckets need a plan and more than one rank; sharding exchanges slices instead (Note [optimizer sharding]).
@@ -132,7 +154,9 @@ StepOutcome StepRunner::finish(double loss_sum, std::uint64_t global_step, std::
   // bitwise as before.
   if (clip_ > 0) {
     r.grad_norm = optim::clip_grad_norm<float>(grads, clip_);
-  } else if (step_is_logged(global_step + 1, log_every_, total_steps_) || !optim::all_finite<float>(grads)) {
+  } else if (step_is_logged(global_step + 1, log_every_, total_steps_) ||
+             !(bounds_armed_ && summed == store.grads().data() ? gradients_finite(store, grads)
+                                                               : optim::all_finite<float>(grads))) {
     r.grad_norm = optim::grad_norm<float>(grads);
   }
   r.nonfinite = !std::isfinite(r.loss) || !std::isfinite(r.grad_norm);

@@ -48,6 +48,12 @@ inline bool step_is_logged(std::uint64_t steps_taken, std::uint64_t log_every, s
   return log_every == 0 || steps_taken % log_every == 0 || steps_taken == total_steps;
 }
 
+// Whether grads (in the store's layout) hold no NaN or Inf: optim::all_finite's verdict, without
+// reading the tensors whose recorded bounds prove them finite (Note [gradient bounds] in
+// nn/gradient_bounds.hpp). Valid only while the bounds describe grads: since they were last reset
+// on zeroed gradients, every backward into grads recorded.
+bool gradients_finite(const nn::ParameterStore<float>& store, const optim::Optimizer<float>::Vector& grads);
+
 class StepRunner {
  public:
   StepRunner(const TrainConfig& config, const Comm& comm, Model& model, std::uint64_t total_steps);
@@ -66,6 +72,10 @@ class StepRunner {
       // Note [gradient zeroing in the update]: the last applied update may have zeroed them.
       if (!grads_zeroed_) model_.store().zero_grads();
       grads_zeroed_ = false;
+      // The gradients are exactly zero here: the bounds start at 0 (Note [gradient bounds]).
+      bounds_armed_ = prove_finite_ && micro_steps == 1;
+      model_.store().track_gradient_bounds(bounds_armed_);
+      if (bounds_armed_) model_.store().reset_gradient_bounds();
       const double normaliser = static_cast<double>(step_samples) / scaler_.scale();
       for (int k = 0; k < micro_steps; ++k) {
         Batch b;
@@ -118,6 +128,9 @@ class StepRunner {
   optim::LossScaler scaler_;
   double clip_;
   std::uint64_t log_every_, total_steps_;  // Note [norm only when wanted]
+  // Note [gradient bounds]: one rank, no loss scaler, no clipping (which computes the norm anyway),
+  // a host build; armed for a step of one micro-step.
+  bool prove_finite_ = false, bounds_armed_ = false;
   bool grads_zeroed_ =
       false;  // the last update set the store's gradients to 0 (Note [gradient zeroing in the update])
   std::array<double, 3> control_{};                      // loss sum, stop, time checkpoint: summed over ranks

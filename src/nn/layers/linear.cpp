@@ -1,10 +1,12 @@
 // Linear layer kernels (see linear.hpp).
 #include "nn/layers/linear.hpp"
 
+#include <limits>
 #include <type_traits>
 
 #include "nn/elementwise.hpp"
 #include "nn/gemm.hpp"
+#include "nn/gradient_bounds.hpp"
 #include "nn/parameter_generation.hpp"
 
 namespace hpct::nn {
@@ -67,6 +69,29 @@ void Linear<Scalar>::bind(const Store& store) {
   } else if (precision_ != Precision::fp32) {
     w_lowp_ = View2<Scalar>("linear_w_lowp", out_, in_);
   }
+  // Note [gradient bounds]: max |dz| and max |x| are read on the host, and the half GEMMs take
+  // rounded copies of the operands, which the bound would have to follow: neither is bounded.
+  bounds_recorded_ = kHostBackend && !half_;
+  if (bounds_recorded_) {
+    store.declare_bounded(w_index_);
+    if (has_bias_) store.declare_bounded(b_index_);
+  }
+}
+
+template <class Scalar>
+void Linear<Scalar>::record_gradient_bounds(const T& x, const typename T::Matrix& dz, int n) const {
+  namespace gb = gradient_bounds;
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto rows = static_cast<std::uint64_t>(n);
+  double dz_max = inf, x_max = inf;
+  if (bounds_recorded_) {  // kHostBackend: the pointers are host memory
+    // The rows the GEMMs read (a Tensor's rows are dense).
+    dz_max = gb::max_magnitude(dz.data(), rows * static_cast<std::uint64_t>(dz.extent(1)));
+    // x only when dz is finite: a non-finite dz fails both bounds already.
+    if (dz_max < inf) x_max = gb::max_magnitude(x.data(), rows * static_cast<std::uint64_t>(x.cols()));
+  }
+  store_->add_gradient_bound(w_index_, gb::sum_bound(rows, dz_max, x_max), rows);
+  if (has_bias_) store_->add_gradient_bound(b_index_, gb::sum_bound(rows, dz_max, 1.0), rows);
 }
 
 template <class Scalar>
@@ -166,6 +191,7 @@ void Linear<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mod
       round_values(precision_, dz_->data(), static_cast<std::int64_t>(n) * out);
     // db [1, out] += 1 [1, n] dz [n, out]: a GEMM, so it reaches the BLAS library (KokkosBlas'
     // transposed gemv on LayoutRight does not); fixed summation order, so deterministic.
+    if (store_->tracking_gradient_bounds()) record_gradient_bounds(x, dz, n);
     if (has_bias_) {
       const typename Store::Matrix db_row(db_.data(), 1, static_cast<std::size_t>(out));
       const typename Store::Matrix ones_row(ones_->data(), 1, static_cast<std::size_t>(n));

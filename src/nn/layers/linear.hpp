@@ -53,6 +53,9 @@ class Linear : public Layer<Scalar> {
   // converted per GEMM into the two other buffers.
   void forward_half(const T& x, int n, const T& target);
   void backward_half(const T& x, const typename T::Matrix& dz, const T& dx, GradMode mode, int n);
+  // Note [gradient bounds]: this backward's bound on dW and db, from max |dz| and max |x|.
+  void record_gradient_bounds(const T& x, const typename T::Matrix& dz, int n) const;
+  bool bounds_recorded_ = false;  // host builds, float-operand GEMMs: the store's bounds come from here
   int capacity_;
   bool half_ = false;
   std::uint64_t w_generation_ = 0;
