@@ -22,6 +22,19 @@ namespace {
 #define HPCT_VECTOR_WIDTH_256
 #endif
 
+// AdamW's moments for one element: m and v updated in place from the gradient g (then 0 over g
+// when kZero), their new values also returned (shared by the two update loops below).
+template <bool kZero, class Scalar>
+KOKKOS_FORCEINLINE_FUNCTION void adam_moments(Scalar& g, Scalar& m, Scalar& v, Scalar b1, Scalar b2, Scalar& mi,
+                                              Scalar& vi) {
+  const Scalar gi = g;
+  if (kZero) g = Scalar(0);
+  mi = b1 * m + (Scalar(1) - b1) * gi;
+  vi = b2 * v + (Scalar(1) - b2) * gi * gi;
+  m = mi;
+  v = vi;
+}
+
 // kZero: write 0 over each gradient once read (Note [gradient zeroing in the update]); a template
 // argument so that neither loop carries a branch.
 template <bool kZero, class Scalar>
@@ -30,12 +43,8 @@ KOKKOS_INLINE_FUNCTION HPCT_VECTOR_WIDTH_256 void adamw_block(
     const std::uint8_t* __restrict__ mask, std::uint64_t begin, std::uint64_t end, Scalar decay, Scalar step_size,
     Scalar inv_sqrt_bc2, Scalar eps, Scalar b1, Scalar b2) {
   for (std::uint64_t i = begin; i < end; ++i) {
-    const Scalar g = grads[i];
-    if (kZero) grads[i] = Scalar(0);
-    const Scalar mi = b1 * m[i] + (Scalar(1) - b1) * g;
-    const Scalar vi = b2 * v[i] + (Scalar(1) - b2) * g * g;
-    m[i] = mi;
-    v[i] = vi;
+    Scalar mi, vi;
+    adam_moments<kZero>(grads[i], m[i], v[i], b1, b2, mi, vi);
     const Scalar d = mask == nullptr || mask[i] ? decay : Scalar(1);
     params[i] = params[i] * d - step_size * mi / (kmath::sqrt(vi) * inv_sqrt_bc2 + eps);
   }
@@ -66,12 +75,8 @@ KOKKOS_INLINE_FUNCTION HPCT_VECTOR_WIDTH_256 void adamw_block_phased(
     Scalar* __restrict__ mc = m + c0;
     Scalar* __restrict__ vc = v + c0;
     for (int i = 0; i < kAdamwChunk; ++i) {
-      const Scalar g = gc[i];
-      if (kZero) gc[i] = Scalar(0);
-      const Scalar mi = b1 * mc[i] + (Scalar(1) - b1) * g;
-      const Scalar vi = b2 * vc[i] + (Scalar(1) - b2) * g * g;
-      mc[i] = mi;
-      vc[i] = vi;
+      Scalar mi, vi;
+      adam_moments<kZero>(gc[i], mc[i], vc[i], b1, b2, mi, vi);
       num[i] = step_size * mi;
       den[i] = kmath::sqrt(vi) * inv_sqrt_bc2 + eps;
     }
