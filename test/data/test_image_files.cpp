@@ -4,9 +4,12 @@
 // (seed, epoch, sample id): the same pixels for a sample at 1 rank and at 2 ranks, prefetched or
 // not, cached or not, and different ones in another epoch; the geometry of the pipeline (a
 // keypoint moves with the flip, rotation, scale and crop as the pixels do); errors naming the file
-// and the row for a truncated JPEG and a file that is not an image.
+// and the row for a truncated JPEG and a file that is not an image. coco_keypoints: each view shows
+// its keypoints on the dots drawn there, unaugmented and through flips (left/right pairs swapped),
+// rotations and scales; visibility 0 and padding masked; rows rendered alone or together alike.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -218,6 +221,129 @@ TEST(ImageFolder, BrokenFilesNameTheFileAndRow) {
               open_as("data_format image_folder\n", kDir + "folder/train/ant");
             }).find("no class sub-folders"),
             std::string::npos);
+}
+
+// The dots of make_image_files.py's COCO photos: face left_eye red, right_eye green, nose blue; bar
+// end_a white, end_b black. Whether a view shows dot colour `c` within a pixel of (u, v).
+enum Dot { red, green, blue, white, black };
+bool shows(const float* view, int size, double u, double v, Dot c) {
+  const int pu = static_cast<int>(u * size), pv = static_cast<int>(v * size);
+  for (int y = std::max(pv - 1, 0); y <= std::min(pv + 1, size - 1); ++y)
+    for (int x = std::max(pu - 1, 0); x <= std::min(pu + 1, size - 1); ++x) {
+      const double r = view[(0 * size + y) * size + x], g = view[(1 * size + y) * size + x],
+                   b = view[(2 * size + y) * size + x];  // pixel / 255 (mean 0, std 1)
+      const double m = 40.0 / 255;
+      if ((c == red && r > g + m && r > b + m) || (c == green && g > r + m && g > b + m) ||
+          (c == blue && b > r + m && b > g + m) || (c == white && std::min({r, g, b}) > 0.5 + m) ||
+          (c == black && std::max({r, g, b}) < 0.5 - m))
+        return true;
+    }
+  return false;
+}
+
+constexpr int kSize = 32;
+const std::string kCoco =
+    "data_format coco_keypoints\nimage_channels 3\nimage_height 32\nimage_width 32\nkeypoint_views 2\n";
+
+// Rows of `data` at `epoch` (~0: unaugmented) through read_epoch_rows, all at once.
+std::vector<float> coco_rows(const Dataset& data, std::uint64_t epoch, std::vector<float>& kp,
+                             std::vector<long long>& category) {
+  const auto specs = data.fields();
+  std::vector<std::uint64_t> rows(data.rows());
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  const HostFields host(specs, rows.size(), {0, 0, 0});
+  EXPECT_EQ(epoch == ~std::uint64_t(0) ? data.read_rows(rows, host.buffers())
+                                       : data.read_epoch_rows(epoch, rows, host.buffers()),
+            kNoBadValue);
+  const auto* x = static_cast<const float*>(host.buffers()[0].values);
+  const auto* k = static_cast<const float*>(host.buffers()[1].values);
+  const auto* c = static_cast<const long long*>(host.buffers()[2].values);
+  kp.assign(k, k + rows.size() * specs[1].width());
+  category.assign(c, c + rows.size());
+  return std::vector<float>(x, x + rows.size() * specs[0].width());
+}
+
+// Every labelled keypoint of every view sits on its dot; returns how many views were flipped (the
+// face's eyes swapped), counting the views checked in `views`.
+int check_dots(const Dataset& data, std::uint64_t epoch, int& views) {
+  std::vector<float> kp;
+  std::vector<long long> category;
+  const std::vector<float> x = coco_rows(data, epoch, kp, category);
+  const std::size_t image = 3 * kSize * kSize;
+  int flipped = 0;
+  views = 0;
+  for (std::size_t row = 0; row < data.rows(); ++row)
+    for (std::size_t v = 0; v < 2; ++v) {
+      const float* view = &x[(row * 2 + v) * image];
+      const float* k = &kp[(row * 2 + v) * 9];
+      const std::string where = data.describe_row(row, 0) + " view " + std::to_string(v) + " epoch " +
+                                std::to_string(epoch);
+      EXPECT_EQ(k[8] == 0, category[row] == 1) << where << ": the bar has 2 keypoints, the third is padding";
+      bool swapped = false;
+      if (category[row] == 0) {
+        // A flipped face shows the right eye's dot (green) where its left eye is now.
+        swapped = k[2] > 0 && shows(view, kSize, k[0], k[1], green);
+        for (int m = 0; m < 3; ++m) {
+          if (k[3 * m + 2] == 0) continue;
+          const Dot want = m == 2 ? blue : (m == 0) != swapped ? red : green;
+          EXPECT_TRUE(shows(view, kSize, k[3 * m], k[3 * m + 1], want)) << where << " keypoint " << m;
+        }
+      } else {
+        for (int m = 0; m < 2; ++m) {
+          if (k[3 * m + 2] == 0) continue;
+          EXPECT_TRUE(shows(view, kSize, k[3 * m], k[3 * m + 1], m == 0 ? white : black))
+              << where << " keypoint " << m;
+        }
+      }
+      flipped += swapped;
+      ++views;
+    }
+  return flipped;
+}
+
+TEST(CocoKeypoints, ViewsShowTheirKeypointsOnTheirDots) {
+  const auto data = open_as(kCoco, kDir + "coco/train.json");
+  ASSERT_EQ(data->rows(), 9u);  // 6 faces, 3 bars
+  const auto specs = data->fields();
+  EXPECT_EQ(specs[0].name, "images");
+  EXPECT_EQ(specs[0].row_shape, Shape({6, kSize, kSize}));
+  EXPECT_EQ(specs[1].row_shape, Shape({2, 3, 3}));
+  EXPECT_EQ(specs[2].name, "category");
+  int views = 0;
+  EXPECT_EQ(check_dots(*data, ~std::uint64_t(0), views), 0);
+  EXPECT_EQ(views, 18);
+  // The bar of img0 has end_b at visibility 0: masked in the view showing it.
+  std::vector<float> kp;
+  std::vector<long long> category;
+  coco_rows(*data, ~std::uint64_t(0), kp, category);
+  EXPECT_EQ(category, (std::vector<long long>{0, 1, 0, 0, 1, 0, 0, 1, 0}));
+  EXPECT_EQ(kp[1 * 18 + 2], 1.0f);
+  EXPECT_EQ(kp[1 * 18 + 5], 0.0f);
+}
+
+TEST(CocoKeypoints, AugmentedKeypointsMoveWithThePixelsAndFlipsSwapPairs) {
+  const auto data = open_as(kCoco + "augment_flip true\naugment_rotate 30\naugment_scale 0.25\nseed 9\n",
+                            kDir + "coco/train.json");
+  ASSERT_TRUE(data->varies_by_epoch());
+  int flipped = 0, views = 0;
+  for (std::uint64_t epoch = 0; epoch < 6; ++epoch) {
+    int n = 0;
+    flipped += check_dots(*data, epoch, n);
+    views += n;
+  }
+  EXPECT_EQ(views, 6 * 18);
+  EXPECT_GT(flipped, 5);
+  EXPECT_LT(flipped, 6 * 12 - 5);
+  // One row alone renders as it does among all rows (what the rank or the batch holds is irrelevant).
+  std::vector<float> kp;
+  std::vector<long long> category;
+  const std::vector<float> all = coco_rows(*data, 3, kp, category);
+  const auto specs = data->fields();
+  const HostFields one(specs, 1, {0, 0, 0});
+  ASSERT_EQ(data->read_epoch_rows(3, {5}, one.buffers()), kNoBadValue);
+  const auto* x = static_cast<const float*>(one.buffers()[0].values);
+  EXPECT_EQ(std::vector<float>(x, x + specs[0].width()),
+            std::vector<float>(all.begin() + 5 * specs[0].width(), all.begin() + 6 * specs[0].width()));
 }
 
 }  // namespace

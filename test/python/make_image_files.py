@@ -69,8 +69,8 @@ def coco_files(root):
     """COCO keypoints: 6 photos of varying size, grey background, each with dots of known colours at
     the keypoints of one or two objects. Category 1 "face" (left_eye red, right_eye green, nose
     blue; flip pairs by the left/right names), category 2 "bar" (end_a white, end_b black; no
-    left/right names). Keypoints are at pixel centres (x + 0.5, y + 0.5 of the dot's pixel) and
-    the bbox is the keypoints' box with 4 pixels around."""
+    left/right names). Dots are 3x3 pixels; keypoints at their centres (x + 0.5, y + 0.5 of the
+    middle pixel); the bbox is the keypoints' box with 4 pixels around."""
     os.makedirs(os.path.join(root, "images"))
     images, annotations = [], []
     sizes = [(40, 30), (64, 48), (36, 52), (50, 50), (45, 33), (58, 41)]
@@ -85,7 +85,7 @@ def coco_files(root):
             colours = [(255, 0, 0), (0, 255, 0), (0, 0, 255)] if cat == 1 else [(255, 255, 255), (0, 0, 0)]
             kp = []
             for (x, y), v, colour in zip(pts, vis, colours):
-                draw.point((x, y), fill=colour)
+                draw.rectangle((x - 1, y - 1, x + 1, y + 1), fill=colour)
                 kp += [x + 0.5, y + 0.5, v] if v else [0, 0, 0]
             xs = [p[0] for p, v in zip(pts, vis) if v]
             ys = [p[1] for p, v in zip(pts, vis) if v]
@@ -93,7 +93,9 @@ def coco_files(root):
             annotations.append({"id": len(annotations) + 1, "image_id": 100 + n, "category_id": cat,
                                 "bbox": bbox, "keypoints": kp, "num_keypoints": sum(1 for v in vis if v),
                                 "iscrowd": 0, "area": bbox[2] * bbox[3]})
-        im.save(os.path.join(root, "images", name), quality=100) if name.endswith("jpg") else \
+        if name.endswith("jpg"):  # no chroma subsampling: the dots keep their colours
+            im.save(os.path.join(root, "images", name), quality=95, subsampling=0)
+        else:
             im.save(os.path.join(root, "images", name))
         images.append({"id": 100 + n, "file_name": "images/" + name, "width": w, "height": h})
     categories = [
