@@ -1,4 +1,4 @@
-// cape_eval: PCK per test category of a trained `model cape` against the copy baseline (docs/cnn.md). The
+// cape_eval: PCK per test category of a trained `model cape` against the copy baseline (docs/cape.md). The
 // program is the cape family's `evaluate` tool (Note [family tools], models/registry.hpp), in
 // models/cape/cape_evaluate.cpp.
 #include "models/registry.hpp"

@@ -1,4 +1,4 @@
-// posegen: articulated shapes for category-agnostic keypoints, `model cape` (docs/cnn.md). The program is
+// posegen: articulated shapes for category-agnostic keypoints, `model cape` (docs/cape.md). The program is
 // the cape family's `generate` tool (Note [family tools], models/registry.hpp), in
 // models/cape/cape_generate.cpp.
 #include "models/registry.hpp"

@@ -1,5 +1,5 @@
 // apps/posegen, the cape family's `generate` tool (ModelFamily::generate): writes a data set of articulated
-// shapes for category-agnostic keypoint localisation (`model cape`, docs/cnn.md "apps/posegen"): many
+// shapes for category-agnostic keypoint localisation (`model cape`, docs/cape.md): many
 // categories, each a skeleton of its own (number of keypoints, tree of bones, lengths, thicknesses,
 // colours, texture), drawn per image with its own pose, scale, rotation, deformation, background texture,
 // clutter and noise. Categories are split into a training file and a test file (never seen in training),
