@@ -212,15 +212,21 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
       for (const auto& e : r) f.emplace_back(e.name, e.value);
       sink->write("round", f);
     };
-    const gbdt::RoundHook after_round = [&](int round, const gbdt::Model& m, int best_round, double best) {
-      return rounds.after_round(round, m, best_round, best);
-    };
     const gbdt::BoostResume* from = resumed_from.empty() ? nullptr : &resume;
     // Without early stopping the final training metrics come from the training margins, so the raw
     // training values can go once binned (Note [binned rows only] in gbdt/booster.hpp).
-    res = p.early_stopping_rounds > 0
-              ? gbdt::train(p, d.train, evals, comm, progress, from, after_round)
-              : gbdt::train_releasing_inputs(p, d.train, evals, comm, progress, from, after_round);
+    gbdt::Booster booster(p, d.train, p.early_stopping_rounds > 0 ? nullptr : &d.train.x, evals, comm, progress,
+                          from);
+    // The run loop: a boosting round is the work of one round, the loop owns what comes between
+    // rounds. After the early-stopping decision (a checkpoint of a round resumes to the same
+    // decisions); not after the last round (the model file follows).
+    bool stopped = false;
+    while (booster.more() && !stopped) {
+      booster.grow_round();
+      if (booster.more())
+        stopped = rounds.after_round(booster.rounds() - 1, booster.model(), booster.best_round(), booster.best());
+    }
+    res = booster.finish(stopped);
   }
   const gbdt::Model& model = res.model;
   if (res.stopped)
