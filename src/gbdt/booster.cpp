@@ -78,6 +78,7 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
   model.objective = p.objective;
   model.num_class = p.objective == Objective::multiclass ? p.num_class : 1;
   model.num_features = static_cast<int>(tr.cols);
+  model.feature_names = tr.feature_names;
   const int K = model.num_outputs();
   const std::vector<std::string> metrics = p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)}
                                                              : p.metrics;
@@ -115,10 +116,12 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
   for (const float v : tr.w) max_w = std::fmax(max_w, std::fabs(static_cast<double>(v)));
   const bool packed_gradients = p.quantized_gradients && packed_fits(tr.global_rows) &&
                                 fixed_gradient_bounds(p.objective, comm.max(max_w), bound_g, bound_h);
+  // Every output's gradients in one array [K, n] (multiclass fills them in one pass); g[k] views row k.
+  const View2<double> g_all("gbdt::g", K, packed_gradients ? 0 : n), h_all("gbdt::h", K, packed_gradients ? 0 : n);
   std::vector<View1<double>> g, h;
   for (int k = 0; k < K; ++k) {
-    g.emplace_back("gbdt::g", packed_gradients ? 0 : n);
-    h.emplace_back("gbdt::h", packed_gradients ? 0 : n);
+    g.emplace_back(Kokkos::subview(g_all, k, Kokkos::ALL));
+    h.emplace_back(Kokkos::subview(h_all, k, Kokkos::ALL));
   }
   View1<int> in_bag("gbdt::in_bag", p.subsample < 1.0 ? n : 0);  // unused without bagging
   RowPartition part(tr.rows);
@@ -155,6 +158,8 @@ TrainResult train_impl(const BoostParams& p, const Data& tr, std::vector<float>*
     if (packed_gradients) {  // binary: K = 1
       prepare_packed(q, bound_g, bound_h, tr.global_rows, n);
       binary_gradients_packed(margin, y, w, q.scale_g, q.scale_h, q.p);
+    } else if (p.objective == Objective::multiclass) {
+      range = softmax_gradients(model.num_class, margin, y, w, g_all, h_all);
     } else {
       for (int k = 0; k < K; ++k)
         range[static_cast<std::size_t>(k)] = gradients(p.objective, model.num_class, k, margin, y, w, g[k], h[k]);
