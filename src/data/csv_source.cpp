@@ -5,22 +5,10 @@
 
 namespace hpct {
 
-namespace {
-
-std::shared_ptr<const Dataset> open_csv(const deck::Deck& deck, const std::string& file) {
-  return open_text_table(deck, file, io::TextFormat::csv);
-}
-
-bool recognises_csv(const deck::Deck&, const std::string& file) {
-  return text_extension_is(file, io::TextFormat::csv);
-}
-
-}  // namespace
-
 DataSourceKind csv_source() {
   // The text keys are shared with tsv and libsvm; declared here once.
   return {"csv", "comma-separated text, label_column, text_header (fields inputs, targets)",
-          declare_text_table_keys, recognises_csv, open_csv};
+          declare_text_table_keys, recognises_text<io::TextFormat::csv>, open_text<io::TextFormat::csv>};
 }
 
 }  // namespace hpct

@@ -5,21 +5,9 @@
 
 namespace hpct {
 
-namespace {
-
-std::shared_ptr<const Dataset> open_libsvm(const deck::Deck& deck, const std::string& file) {
-  return open_text_table(deck, file, io::TextFormat::libsvm);
-}
-
-bool recognises_libsvm(const deck::Deck&, const std::string& file) {
-  return text_extension_is(file, io::TextFormat::libsvm);
-}
-
-}  // namespace
-
 DataSourceKind libsvm_source() {
   return {"libsvm", "sparse text 'label id:value ...' (.svm .libsvm), libsvm_base (fields inputs, targets)",
-          nullptr, recognises_libsvm, open_libsvm};
+          nullptr, recognises_text<io::TextFormat::libsvm>, open_text<io::TextFormat::libsvm>};
 }
 
 }  // namespace hpct

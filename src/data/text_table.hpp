@@ -44,4 +44,14 @@ std::shared_ptr<const Dataset> open_text_table(const deck::Deck& deck, const std
 // Whether `file`'s extension says `format` (.csv; .tsv/.txt/.train/.test; .svm/.libsvm).
 bool text_extension_is(const std::string& file, io::TextFormat format);
 
+// The two DataSourceKind functions of text format F (the csv, tsv and libsvm sources name theirs).
+template <io::TextFormat F>
+std::shared_ptr<const Dataset> open_text(const deck::Deck& deck, const std::string& file) {
+  return open_text_table(deck, file, F);
+}
+template <io::TextFormat F>
+bool recognises_text(const deck::Deck&, const std::string& file) {
+  return text_extension_is(file, F);
+}
+
 }  // namespace hpct

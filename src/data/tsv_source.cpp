@@ -5,21 +5,9 @@
 
 namespace hpct {
 
-namespace {
-
-std::shared_ptr<const Dataset> open_tsv(const deck::Deck& deck, const std::string& file) {
-  return open_text_table(deck, file, io::TextFormat::tsv);
-}
-
-bool recognises_tsv(const deck::Deck&, const std::string& file) {
-  return text_extension_is(file, io::TextFormat::tsv);
-}
-
-}  // namespace
-
 DataSourceKind tsv_source() {
   return {"tsv", "tab-separated text (.tsv .txt .train .test), keys as csv (fields inputs, targets)", nullptr,
-          recognises_tsv, open_tsv};
+          recognises_text<io::TextFormat::tsv>, open_text<io::TextFormat::tsv>};
 }
 
 }  // namespace hpct
