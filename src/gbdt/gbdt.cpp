@@ -11,7 +11,7 @@
 namespace hpct::gbdt {
 
 void declare_keys(deck::Schema& s) {
-  s.section("gbdt");
+  s.section(kFamilyName);
   // data_format and the text tables' keys (label_column, text_header, ...) are declared with the
   // data sources (data/source_registry.cpp): hdf5, csv, tsv, libsvm.
   s.add_string("weight_file", "", "row weights of data_file, one number per line; empty: unit weights");
