@@ -43,6 +43,10 @@ class Dataset {
     (void)epoch;
     return read_rows(rows, out);
   }
+  // The names of fixed field `field`'s values (a text table's header columns); empty: unnamed.
+  virtual std::vector<std::string> value_names(int field) const;
+  // The line of the file that holds row `row` (text tables), else row + 1: for messages.
+  virtual long long file_line(std::uint64_t row) const { return static_cast<long long>(row) + 1; }
 };
 
 // Values per row of fixed field i (the product of its row shape).
