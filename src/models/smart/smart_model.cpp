@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/error.hpp"
 #include "models/smart/edge_norm.hpp"
@@ -32,6 +33,13 @@ void upload_prefix(const std::vector<T>& host, std::size_t count, const V& devic
                                                                                         device.span()),
                                     Kokkos::make_pair(std::size_t(0), count)),
                     Kokkos::View<const T*, HostSpace, Kokkos::MemoryUnmanaged>(host.data(), count));
+}
+
+// A real that reads back exactly (%.17g).
+std::string real_string(double v) {
+  char b[40];
+  std::snprintf(b, sizeof(b), "%.17g", v);
+  return b;
 }
 
 Tensor<float> rows_of(const View2<float>& v) {
@@ -152,7 +160,8 @@ SmartModel::SmartModel(const SmartConfig& c, int capacity)
     const auto scenes = static_cast<std::size_t>(capacity);
     const auto agents = scenes * static_cast<std::size_t>(c.limits.max_agents);
     const auto segs = scenes * static_cast<std::size_t>(c.limits.max_segments);
-    h_state_ = HostView1<float>("smart_h_state", agents * kTokenSteps * kShift * 5 + agents * 5);
+    h_state_ = HostView1<float>("smart_h_state", agents * static_cast<std::size_t>(c.limits.grid.steps()) * 5);
+    h_valid_ = HostView1<std::int32_t>("smart_h_valid", agents * static_cast<std::size_t>(c.limits.grid.steps()));
     h_poly_ = HostView1<float>("smart_h_poly", segs * kSegmentPoints * 2);
     h_type_ = HostView1<std::int64_t>("smart_h_type", agents);
     h_map_type_ = HostView1<std::int64_t>("smart_h_map_type", segs);
@@ -175,40 +184,72 @@ std::string SmartModel::config_string() const {
          " smart_map_neighbours=" + std::to_string(l.map_neighbours) +
          " smart_agent_neighbours=" + std::to_string(l.agent_neighbours) +
          " smart_max_agents=" + std::to_string(l.max_agents) +
-         " smart_max_segments=" + std::to_string(l.max_segments);
+         " smart_max_segments=" + std::to_string(l.max_segments) + " smart_step=" + real_string(c.step) +
+         " smart_history=" + real_string(c.history) + " smart_future=" + real_string(c.future);
 }
 
 void SmartModel::constrain_fields(std::vector<FieldSpec>& fields) const {
   for (FieldSpec& f : fields)
     if (f.name == "agent_type" || f.name == "map_type") f.min_value = 0, f.max_value = kAgentTypes - 1;
+    else if (f.name == "agent_valid") f.min_value = 0, f.max_value = 1;
 }
 
 ExtraDatasets SmartModel::extra_datasets() const { return {{"smart/motion_vocab", vocab_.table()}}; }
 
-void SmartModel::upload(const Batch& b) {
+// The rows of a batch as the graph builder reads them, pointers on the host (rows.steps: 0 when
+// agent_state is not [agents, steps, 5]).
+SceneRows SmartModel::rows_of_batch(const Batch& b, bool staged) {
   const int n = b.n;
   const Batch::Field& st = b.field("agent_state");
   const Batch::Field& mp = b.field("map_polyline");
   const Tensor<std::int64_t> type = b.get_as<std::int64_t>("agent_type"),
                              map_type = b.get_as<std::int64_t>("map_type");
-  const std::uint64_t* ao = on_host(st.offsets, static_cast<std::size_t>(n) + 1, h_agent_off_);
-  const std::uint64_t* mo = on_host(mp.offsets, static_cast<std::size_t>(n) + 1, h_map_off_);
+  SceneRows rows;
+  rows.n = n, rows.epoch = b.epoch;
+  rows.steps = st.shape.rank == 3 && st.shape.dim[2] == 5 ? static_cast<int>(st.shape.dim[1]) : 0;
   const auto agents = static_cast<std::size_t>(type.shape().size()),
              segs = static_cast<std::size_t>(map_type.shape().size());
-  const float* state = on_host(static_cast<const float*>(st.data), static_cast<std::size_t>(st.shape.size()),
-                               h_state_);
-  const float* poly = on_host(static_cast<const float*>(mp.data), static_cast<std::size_t>(mp.shape.size()),
-                              h_poly_);
-  const std::int64_t* ty = on_host<std::int64_t>(type.data(), agents, h_type_);
-  const std::int64_t* mt = on_host<std::int64_t>(map_type.data(), segs, h_map_type_);
-  const std::uint64_t* ids = on_host<std::uint64_t>(b.ids.data(), static_cast<std::size_t>(n), h_ids_);
-  if (st.shape.rank != 3 || st.shape.dim[1] != kTokenSteps * kShift + 1 || st.shape.dim[2] != 5)
-    throw Error("smart: agent_state must be ragged [agents, 91, 5] (apps/trajgen); the batch has " +
+  if (!staged) {  // host builds: the batch where it lies
+    rows.state = static_cast<const float*>(st.data), rows.agent_offsets = st.offsets, rows.type = type.data();
+    rows.poly = static_cast<const float*>(mp.data), rows.map_offsets = mp.offsets, rows.map_type = map_type.data();
+    rows.ids = b.ids.data();
+    if (b.has("agent_valid")) rows.valid = b.get_as<std::int32_t>("agent_valid").data();
+    return rows;
+  }
+  // A file with more steps than the grid needs: the staging grows once (device builds only).
+  if (static_cast<std::size_t>(st.shape.size()) > h_state_.extent(0))
+    h_state_ = HostView1<float>("smart_h_state", static_cast<std::size_t>(st.shape.size()));
+  if (static_cast<std::size_t>(st.shape.size()) / 5 > h_valid_.extent(0))
+    h_valid_ = HostView1<std::int32_t>("smart_h_valid", static_cast<std::size_t>(st.shape.size()) / 5);
+  rows.agent_offsets = on_host(st.offsets, static_cast<std::size_t>(n) + 1, h_agent_off_);
+  rows.map_offsets = on_host(mp.offsets, static_cast<std::size_t>(n) + 1, h_map_off_);
+  rows.state = on_host(static_cast<const float*>(st.data), static_cast<std::size_t>(st.shape.size()), h_state_);
+  rows.poly = on_host(static_cast<const float*>(mp.data), static_cast<std::size_t>(mp.shape.size()), h_poly_);
+  rows.type = on_host<std::int64_t>(type.data(), agents, h_type_);
+  rows.map_type = on_host<std::int64_t>(map_type.data(), segs, h_map_type_);
+  rows.ids = on_host<std::uint64_t>(b.ids.data(), static_cast<std::size_t>(n), h_ids_);
+  if (b.has("agent_valid")) {
+    const Tensor<std::int32_t> v = b.get_as<std::int32_t>("agent_valid");
+    rows.valid = on_host<std::int32_t>(v.data(), static_cast<std::size_t>(v.shape().size()), h_valid_);
+  }
+  return rows;
+}
+
+void SmartModel::upload(const Batch& b) {
+  const Batch::Field& st = b.field("agent_state");
+  if (st.shape.rank != 3 || st.shape.dim[2] != 5 || st.shape.dim[1] < config_.limits.grid.steps())
+    throw Error("smart: agent_state must be ragged [agents, steps >= " +
+                    std::to_string(config_.limits.grid.steps()) + ", 5] (the model's grid); the batch has " +
                     st.shape.to_string(),
                 ExitCode::bad_input);
-  SceneRows rows;
-  rows.n = n, rows.epoch = b.epoch, rows.state = state, rows.agent_offsets = ao, rows.type = ty;
-  rows.poly = poly, rows.map_offsets = mo, rows.map_type = mt, rows.ids = ids;
+  if (b.has("agent_valid")) {
+    const Batch::Field& v = b.field("agent_valid");
+    if (v.shape.rank != 2 || v.shape.dim[0] != st.shape.dim[0] || v.shape.dim[1] != st.shape.dim[1])
+      throw Error("smart: agent_valid must be ragged [agents, steps] like agent_state " + st.shape.to_string() +
+                      "; the batch has " + v.shape.to_string(),
+                  ExitCode::bad_input);
+  }
+  const SceneRows rows = rows_of_batch(b, !kHostBackend);
   graph_ = &graphs_.take(rows);
   const SceneGraph& g = *graph_;
   const auto na = static_cast<std::size_t>(g.agents), nm = static_cast<std::size_t>(g.maps);
@@ -238,17 +279,10 @@ void SmartModel::prefetch(const Batch& b) {
   // Host builds read the batch where it lies; device builds stage each batch through the one set of
   // host buffers in upload(), so their graphs are still built in the step.
   if (!kHostBackend || b.n == 0) return;
-  const Batch::Field& st = b.field("agent_state");
-  if (st.shape.rank != 3 || st.shape.dim[1] != kTokenSteps * kShift + 1 || st.shape.dim[2] != 5) return;
-  const Batch::Field& mp = b.field("map_polyline");
   if (b.field("agent_type").dtype != DType::i64 || b.field("map_type").dtype != DType::i64) return;
-  SceneRows rows;
-  rows.n = b.n, rows.epoch = b.epoch;
-  rows.state = static_cast<const float*>(st.data), rows.agent_offsets = st.offsets;
-  rows.type = b.get_as<std::int64_t>("agent_type").data();
-  rows.poly = static_cast<const float*>(mp.data), rows.map_offsets = mp.offsets;
-  rows.map_type = b.get_as<std::int64_t>("map_type").data();
-  rows.ids = b.ids.data();
+  if (b.has("agent_valid") && b.field("agent_valid").dtype != DType::i32) return;
+  const SceneRows rows = rows_of_batch(b, false);
+  if (rows.steps < config_.limits.grid.steps()) return;  // upload() reports it
   graphs_.prefetch(rows);
 }
 

@@ -28,7 +28,8 @@ namespace hpct::smart {
 struct SmartConfig {
   int hidden = 128, heads = 8, map_layers = 3, agent_layers = 6, vocab = 2048, freqs = 64;
   double dropout = 0.1, label_smoothing = 0.1;
-  GraphLimits limits;  // scenes = capacity; max_agents, max_segments from the training data
+  GraphLimits limits;  // scenes = capacity; max_agents, max_segments from the training data; the grid
+  double step = 0.1, history = 1.0, future = 8.0;  // seconds (smart_step, smart_history, smart_future)
   std::uint64_t seed = 0;
   nn::Precision precision = nn::Precision::fp32;  // of every layer; the loss and the graphs stay fp32
 };
@@ -60,6 +61,7 @@ class SmartModel : public Model {
 
  private:
   void upload(const Batch& b);
+  SceneRows rows_of_batch(const Batch& b, bool staged);
   // What blocks of edge kind `kind` (0 map-map, 1 temporal, 2 map-agent, 3 agent-agent) take as r:
   // the shared xhat, or the embedding (Note [shared edge normalisation]).
   const Tensor<float>& edge_input(int kind) const;
@@ -92,6 +94,7 @@ class SmartModel : public Model {
   // Host staging of the batch's fields (device builds; host builds read them in place).
   HostView1<float> h_state_, h_poly_;
   HostView1<std::int64_t> h_type_, h_map_type_;
+  HostView1<std::int32_t> h_valid_;
   HostView1<std::uint64_t> h_agent_off_, h_map_off_, h_ids_;
 };
 

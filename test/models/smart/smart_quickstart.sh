@@ -22,7 +22,7 @@ awk -v a="$first" -v b="$last" 'BEGIN { if (!(b < a)) { print "smart_quickstart:
   { cat "$dir/eval.log"; exit 1; }
 cat "$dir/eval.log"
 grep -q "vs the constant-velocity baseline" "$dir/eval.log" || { echo "smart_quickstart: no baseline in the table"; exit 1; }
-[ "$(head -1 "$dir/eval.csv")" = "type,agents,min_ade,min_fde,const_vel_ade,const_vel_fde" ] ||
+[ "$(head -1 "$dir/eval.csv")" = "type,agents,min_ade,min_fde,miss_rate,const_vel_ade,const_vel_fde,const_vel_miss_rate" ] ||
   { echo "smart_quickstart: unexpected CSV header"; exit 1; }
 grep -qE "^vehicle,[1-9][0-9]*,[0-9]+\.[0-9]+," "$dir/eval.csv" || { echo "smart_quickstart: no vehicle scores"; exit 1; }
 grep -q "^smart_eval: wrote scene 1 to" "$dir/eval.log" || { echo "smart_quickstart: no scene written"; exit 1; }
