@@ -16,12 +16,14 @@
 namespace {
 const char* kUsage =
     "usage: smart_eval WEIGHTS.h5 SCENES.h5 [--rollouts 6] [--top-k 5] [--scenes N] [--seed K] [--csv OUT.csv]\n"
-    "                  [--batch 8] [--scene-out SCENE.h5 [--scene K]]\n"
+    "                  [--batch 8] [--incremental 1] [--scene-out SCENE.h5 [--scene K]]\n"
     "  From each scene's history (the model's grid; trajgen: 1 s), --rollouts futures to the model's\n"
     "  horizon (trajgen: 8 s), each 0.5 s motion token sampled among the --top-k most likely;\n"
     "  minADE / minFDE and miss rate (minFDE > 2 m) per agent type against constant velocity.\n"
     "  --scenes N: the first N scenes only (default all). --batch B: scenes per forward (B x rollouts\n"
     "  rows). Under mpirun the ranks split the scenes (the scores do not depend on B or the ranks).\n"
+    "  --incremental 0: recompute every layer of every node for each token (the reference; 1, the\n"
+    "  default, computes only the new token's nodes and reuses the earlier ones' layer outputs).\n"
     "  --scene-out: scene K's (default 0) map, true paths and rollouts, for scripts/plot-scene.\n";
 }  // namespace
 
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
     else if (a == "--seed") o.seed = static_cast<std::uint64_t>(n);
     else if (a == "--scene") o.keep_scene = n;
     else if (a == "--batch") o.scenes_per_batch = static_cast<int>(n);
+    else if (a == "--incremental") o.incremental = n != 0;
     else {
       std::fprintf(stderr, "smart_eval: unknown option %s\n%s", a.c_str(), kUsage);
       return 2;

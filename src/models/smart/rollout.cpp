@@ -120,6 +120,7 @@ int sample_top_k(const float* z, int V, int top_k, double u, std::vector<int>& o
 // Runs the rollouts of one batch in place (b.st's future time points).
 void roll(SmartModel& model, RolloutBatch& b, std::size_t S, const RolloutOptions& o, std::vector<float>& logits,
           std::vector<int>& order) {
+  const bool incremental = o.incremental;
   const TokenGrid& g = model.config().limits.grid;
   const MotionVocab& vocab = model.vocab();
   const int T = g.inputs(), V = vocab.size(), R = o.rollouts;
@@ -142,6 +143,7 @@ void roll(SmartModel& model, RolloutBatch& b, std::size_t S, const RolloutOption
     batch.set<std::int64_t>("agent_type", Tensor<std::int64_t>(d_ty.data(), Shape{A}), d_ao.data());
     batch.set<float>("map_polyline", Tensor<float>(d_pl.data(), Shape{M, 11, 2}), d_mo.data());
     batch.set<std::int64_t>("map_type", Tensor<std::int64_t>(d_mt.data(), Shape{M}), d_mo.data());
+    if (incremental) model.rollout_window(k == g.history ? 0 : k - 1, k - 1);  // Note [incremental rollouts]
     model.forward(batch, false);
     logits.resize(static_cast<std::size_t>(A * T * V));
     Kokkos::deep_copy(Kokkos::View<float*, HostSpace, Kokkos::MemoryUnmanaged>(logits.data(), logits.size()),
@@ -167,6 +169,7 @@ void roll(SmartModel& model, RolloutBatch& b, std::size_t S, const RolloutOption
       }
     }
   }
+  model.end_rollout();
 }
 
 // Adds the scores of scene `s` (its copies in b from agent `first`) to the report.

@@ -28,6 +28,7 @@ struct RolloutOptions {
   long long keep_scene = -1;     // >= 0: keep this scene's map, truth and rollouts (RolloutReport::scene)
   int scenes_per_batch = 8;      // the model must be built for rollouts x scenes_per_batch rows
   int rank = 0, ranks = 1;       // this rank takes scenes rank, rank + ranks, ...
+  bool incremental = true;       // Note [incremental rollouts] (smart_model.hpp); false: full forwards
 };
 
 // One scene as scripts/plot-scene draws it: map, agents' true paths (history and future) and the

@@ -158,7 +158,7 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
       if (g.weight[static_cast<std::size_t>(i)] != 0.0f) g.weight[static_cast<std::size_t>(i)] = weight;
     g.agents += na * T;
     // map -> map: the nearest within map_radius.
-    for (std::int64_t d = 0; d < nm; ++d) {
+    for (std::int64_t d = 0; d < (r.map_edges ? nm : 0); ++d) {
       candidates_.clear();
       const double* pd = &map_pose_[static_cast<std::size_t>(map_base + d) * 3];
       for (std::int64_t m = 0; m < nm; ++m) {
@@ -179,6 +179,8 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
       for (int t = 0; t < T; ++t) {
         const std::int64_t node = base + a * T + t;
         if (!g.node_valid[static_cast<std::size_t>(node)]) continue;  // Note [validity masks]
+        if (t < r.edges_from || t > r.edges_to) continue;
+
         const double* pd = &g.agent_pose[static_cast<std::size_t>(node) * 3];
         // temporal: the same agent's earlier valid steps within time_span.
         for (int t2 = std::max(0, t - limits_.time_span); t2 < t; ++t2)

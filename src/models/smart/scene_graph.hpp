@@ -64,6 +64,10 @@ struct SceneGraph {
 // map_polyline [M, 11, 2], map_type [M], with n + 1 offsets each, and the rows' global sample ids.
 struct SceneRows {
   int n = 0, steps = kTokenSteps * kShift + 1;
+  // Edges only into agent nodes of token steps [edges_from, edges_to] (Note [incremental rollouts]
+  // in smart_model.cpp); training: all of them.
+  int edges_from = 0, edges_to = 1 << 30;
+  bool map_edges = true;  // map -> map edges (false: the map's encoding is cached)
   std::uint64_t epoch = 0;
   const float* state = nullptr;
   const std::int32_t* valid = nullptr;
@@ -74,7 +78,8 @@ struct SceneRows {
   const std::int64_t* map_type = nullptr;
   const std::uint64_t* ids = nullptr;
   bool same(const SceneRows& o) const {
-    return n == o.n && steps == o.steps && epoch == o.epoch && state == o.state && valid == o.valid &&
+    return n == o.n && steps == o.steps && edges_from == o.edges_from && edges_to == o.edges_to &&
+           map_edges == o.map_edges && epoch == o.epoch && state == o.state && valid == o.valid &&
            agent_offsets == o.agent_offsets && type == o.type && poly == o.poly && map_offsets == o.map_offsets &&
            map_type == o.map_type && ids == o.ids;
   }

@@ -42,6 +42,19 @@ std::string real_string(double v) {
   return b;
 }
 
+// Note [incremental rollouts]: rows of `out` whose token step (node % T) lies in [from, to] go into
+// the cache; the cache is then the next layer's input.
+void keep_rows(const Tensor<float>& out, const View2<float>& cache, int nodes, int T, int from, int to) {
+  const auto o = out.matrix();
+  const int H = static_cast<int>(cache.extent(1));
+  Kokkos::parallel_for(
+      "smart_rollout_cache", range(0, nodes), KOKKOS_LAMBDA(const int i) {
+        const int t = i % T;
+        if (t < from || t > to) return;
+        for (int h = 0; h < H; ++h) cache(i, h) = o(i, h);
+      });
+}
+
 Tensor<float> rows_of(const View2<float>& v) {
   return Tensor<float>(v.data(),
                        Shape{static_cast<std::int64_t>(v.extent(0)), static_cast<std::int64_t>(v.extent(1))});
@@ -249,7 +262,9 @@ void SmartModel::upload(const Batch& b) {
                       "; the batch has " + v.shape.to_string(),
                   ExitCode::bad_input);
   }
-  const SceneRows rows = rows_of_batch(b, !kHostBackend);
+  SceneRows rows = rows_of_batch(b, !kHostBackend);
+  if (rollout_from_ >= 0)
+    rows.edges_from = rollout_from_, rows.edges_to = rollout_to_, rows.map_edges = rollout_from_ == 0;
   graph_ = &graphs_.take(rows);
   const SceneGraph& g = *graph_;
   const auto na = static_cast<std::size_t>(g.agents), nm = static_cast<std::size_t>(g.maps);
@@ -293,15 +308,27 @@ double SmartModel::forward(const Batch& b, bool training) {
   const int na = static_cast<int>(g.agents), nm = static_cast<int>(g.maps);
   for (auto& blk : map_blocks_) blk->set_batch(epoch_, map_key_, training);
   for (auto& blk : agent_blocks_) blk->set_batch(epoch_, agent_key_, training);
-  map_in1_->forward(rows_of(map_feat_), nm);
-  map_in2_->forward(map_in1_->output(), nm);
-  r_mm_->forward(rows_of(rel_mm_), static_cast<int>(g.map_map.count));
-  const Tensor<float>* xm = &map_in2_->output();
-  if (shared_norm_ && !map_blocks_.empty())
-    normalize_edges(r_mm_->output(), *xhat_[0], *rstd_[0], static_cast<int>(g.map_map.count));
-  for (auto& blk : map_blocks_) {
-    blk->forward(*xm, *xm, edge_input(0));
-    xm = &blk->output();
+  const Tensor<float>* xm = nullptr;
+  Tensor<float> map_cached;
+  if (rollout_from_ > 0) {  // Note [incremental rollouts]: the map's encoding is the first step's
+    map_cached = rows_of(map_cache_);
+    xm = &map_cached;
+  } else {
+    map_in1_->forward(rows_of(map_feat_), nm);
+    map_in2_->forward(map_in1_->output(), nm);
+    r_mm_->forward(rows_of(rel_mm_), static_cast<int>(g.map_map.count));
+    xm = &map_in2_->output();
+    if (shared_norm_ && !map_blocks_.empty())
+      normalize_edges(r_mm_->output(), *xhat_[0], *rstd_[0], static_cast<int>(g.map_map.count));
+    for (auto& blk : map_blocks_) {
+      blk->forward(*xm, *xm, edge_input(0));
+      xm = &blk->output();
+    }
+    if (rollout_from_ == 0) {
+      keep_rows(*xm, map_cache_, nm, 1, 0, 0);
+      map_cached = rows_of(map_cache_);
+      xm = &map_cached;
+    }
   }
   embed_->forward(Tensor<float>(token_in_.data(), Shape{static_cast<std::int64_t>(token_in_.extent(0))}), na);
   // Each embedding normalised right after it: its output is scratch (Note [scratch units]).
@@ -313,15 +340,32 @@ double SmartModel::forward(const Batch& b, bool training) {
   r_aa_->forward(rows_of(rel_aa_), static_cast<int>(g.agent_agent.count));
   if (norm) normalize_edges(r_aa_->output(), *xhat_[3], *rstd_[3], static_cast<int>(g.agent_agent.count));
   const Tensor<float>* xa = &embed_->output();
+  std::vector<Tensor<float>> cached;  // Note [incremental rollouts]
   for (std::size_t k = 0; k < agent_blocks_.size(); ++k) {
     SmartBlock& blk = *agent_blocks_[k];
     if (k % 3 == 1) blk.forward(*xm, *xa, edge_input(2));
     else blk.forward(*xa, *xa, edge_input(k % 3 == 0 ? 1 : 3));
     xa = &blk.output();
+    if (rollout_from_ >= 0) {
+      keep_rows(*xa, layer_cache_[k], na, config_.limits.grid.inputs(), rollout_from_, rollout_to_);
+      cached.push_back(rows_of(layer_cache_[k]));
+      xa = &cached.back();
+    }
   }
   head1_->forward(*xa, na);
   head2_->forward(head1_->output(), na);
   return 0.0;
+}
+
+void SmartModel::rollout_window(int from, int to) {
+  if (layer_cache_.empty())
+    for (std::size_t k = 0; k < agent_blocks_.size(); ++k)
+      layer_cache_.emplace_back("smart_rollout_cache", token_in_.extent(0),
+                                static_cast<std::size_t>(config_.hidden));
+  if (map_cache_.extent(0) == 0)
+    map_cache_ = View2<float>("smart_rollout_map_cache", map_feat_.extent(0),
+                              static_cast<std::size_t>(config_.hidden));
+  rollout_from_ = from, rollout_to_ = to;
 }
 
 void SmartModel::token_loss(const Tensor<float>& dlogits, double scale) {

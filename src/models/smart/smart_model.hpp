@@ -55,6 +55,14 @@ class SmartModel : public Model {
   // Runs the forward on a batch (dropout as `training` says); returns the local loss sum.
   double forward(const Batch& b, bool training);
 
+  // Note [incremental rollouts]: the next forwards compute, in every agent layer, only the nodes of
+  // token steps [from, to] (their edges alone are built); earlier nodes' layer outputs come from the
+  // cache the previous forwards filled, and the map's encoding is the first forward's (the map of a
+  // rollout batch does not change). A rollout calls it with [0, k - 1] for its first token k and
+  // [k - 1, k - 1] after; end_rollout() returns to full forwards.
+  void rollout_window(int from, int to);
+  void end_rollout() { rollout_from_ = -1; }
+
   // Label-smoothed cross-entropy per agent node: loss(i) and, when dlogits is given, its gradient
   // times weight(i) * scale. Public only because nvcc allows no device lambda in a private member.
   void token_loss(const Tensor<float>& dlogits, double scale);
@@ -91,6 +99,9 @@ class SmartModel : public Model {
   HostView1<float> host_loss_;
   Tensor<float>*dlogits_, *dh1_, *da_, *db_, *dm_, *dm2_, *dr_mm_, *dr_t_, *dr_ma_, *dr_aa_;
   std::uint64_t epoch_ = 0;
+  int rollout_from_ = -1, rollout_to_ = -1;  // -1: full forwards
+  std::vector<View2<float>> layer_cache_;    // per agent block: its outputs [agent nodes, H]
+  View2<float> map_cache_;                   // the map's encoding [map nodes, H]
   // Host staging of the batch's fields (device builds; host builds read them in place).
   HostView1<float> h_state_, h_poly_;
   HostView1<std::int64_t> h_type_, h_map_type_;
