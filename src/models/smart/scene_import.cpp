@@ -50,13 +50,6 @@ bool state_at(const Track& tr, double t, double max_gap, float* out, bool& has_h
 float default_length(int type) { return type == 0 ? 4.5f : type == 2 ? 1.8f : 0.6f; }
 float default_width(int type) { return type == 0 ? 1.9f : type == 2 ? 0.7f : 0.6f; }
 
-template <class T>
-void write_ragged(const h5::File& f, const std::string& name, std::vector<std::uint64_t> dims,
-                  const std::vector<long long>& offsets, const std::vector<T>& data) {
-  dims.insert(dims.begin(), static_cast<std::uint64_t>(offsets.back()));
-  h5::write(f, name, dims, data.data());
-  h5::write(f, name + "_offsets", {static_cast<std::uint64_t>(offsets.size())}, offsets.data());
-}
 
 }  // namespace
 
@@ -173,12 +166,12 @@ ImportSummary import_scenes(const std::vector<Recording>& recordings, const std:
   sum.segments = static_cast<std::uint64_t>(segments.back());
   write_atomically(out, [&](const std::string& tmp) {
     const h5::File f = h5::File::create(tmp);
-    write_ragged(f, "agent_state", {steps, 5}, agents, state);
-    write_ragged(f, "agent_valid", {steps}, agents, valid);
-    write_ragged(f, "agent_type", {}, agents, type);
-    write_ragged(f, "agent_size", {2}, agents, size);
-    write_ragged(f, "map_polyline", {11, 2}, segments, poly);
-    write_ragged(f, "map_type", {}, segments, map_type);
+    h5::write_ragged(f, "agent_state", {steps, 5}, agents, state);
+    h5::write_ragged(f, "agent_valid", {steps}, agents, valid);
+    h5::write_ragged(f, "agent_type", {}, agents, type);
+    h5::write_ragged(f, "agent_size", {2}, agents, size);
+    h5::write_ragged(f, "map_polyline", {11, 2}, segments, poly);
+    h5::write_ragged(f, "map_type", {}, segments, map_type);
     h5::write_attr(f, "/", "generator", std::string("scenes_import (docs/transformer.md)"));
     h5::write_attr(f, "/", "source", source);
     h5::write_attr(f, "/", "step_seconds", o.step);
