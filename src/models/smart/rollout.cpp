@@ -145,7 +145,9 @@ void roll(SmartModel& model, RolloutBatch& b, std::size_t S, const RolloutOption
     batch.set<std::int64_t>("map_type", Tensor<std::int64_t>(d_mt.data(), Shape{M}), d_mo.data());
     if (incremental) model.rollout_window(k == g.history ? 0 : k - 1, k - 1);  // Note [incremental rollouts]
     model.forward(batch, false);
-    logits.resize(static_cast<std::size_t>(A * T * V));
+    // Rollouts number nodes time-major: node (a, t) = t A + a (Note [incremental rollouts]).
+    const auto nodes = static_cast<std::size_t>(model.graph().agents);
+    logits.resize(nodes * static_cast<std::size_t>(V));
     Kokkos::deep_copy(Kokkos::View<float*, HostSpace, Kokkos::MemoryUnmanaged>(logits.data(), logits.size()),
                       Kokkos::View<const float*, MemSpace, Kokkos::MemoryUnmanaged>(model.logits().data(),
                                                                                     logits.size()));
@@ -156,7 +158,8 @@ void roll(SmartModel& model, RolloutBatch& b, std::size_t S, const RolloutOption
       for (auto a = static_cast<std::size_t>(b.aoff[static_cast<std::size_t>(row)]);
            a < b.aoff[static_cast<std::size_t>(row) + 1]; ++a) {
         if (!b.rolled[a]) continue;
-        const std::size_t node = a * static_cast<std::size_t>(T) + static_cast<std::size_t>(k - 1);
+        const std::size_t node = incremental ? static_cast<std::size_t>(k - 1) * static_cast<std::size_t>(A) + a
+                                             : a * static_cast<std::size_t>(T) + static_cast<std::size_t>(k - 1);
         // Keyed by the agent's place among the scene's R copies, as when a scene was a batch.
         const double u = rng::uniform(rng::hash(o.seed, s, a - first, static_cast<std::uint64_t>(k)));
         const int pick = sample_top_k(&logits[node * static_cast<std::size_t>(V)], V, o.top_k, u, order);

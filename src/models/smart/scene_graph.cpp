@@ -83,6 +83,13 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
   for (EdgeList* e : {&g.map_map, &g.temporal, &g.map_agent, &g.agent_agent}) e->count = 0;
   const int T = grid.inputs(), S = grid.shift, steps = r.steps;
   const int V = vocab_.size();
+  // Node of agent `ga` (counted from the batch's first) at token step t: agent-major, or time-major
+  // for rollouts, where the steps up to edges_to are then a prefix (Note [incremental rollouts]).
+  const auto all = static_cast<std::int64_t>(ao[n] - ao[0]);
+  auto node_of = [&](std::int64_t ga, int t) {
+    return r.time_major ? static_cast<std::int64_t>(t) * all + ga : ga * T + t;
+  };
+  g.time_major_agents = r.time_major ? all : 0;
   for (int s = 0; s < n; ++s) {
     const auto a0 = static_cast<std::int64_t>(ao[s]), na = static_cast<std::int64_t>(ao[s + 1] - ao[s]);
     const auto m0 = static_cast<std::int64_t>(mo[s]), nm = static_cast<std::int64_t>(mo[s + 1] - mo[s]);
@@ -107,8 +114,8 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
                        map_pose_[node * 3 + 2] = h;  // the middle point
       g.map_key[node] = rng::hash(ids[s], 1, static_cast<std::uint64_t>(m));
     }
-    // Agent nodes, agent-major: node (a, t) = base + a T + t.
-    const std::int64_t base = g.agents;
+    // Agent nodes: node_of(agent, t).
+    const std::int64_t g0 = static_cast<std::int64_t>(ao[s] - ao[0]);
     std::int64_t counted = 0;  // nodes with a loss (Note [validity masks])
     for (std::int64_t a = 0; a < na; ++a) {
       const float* st = state + (a0 + a) * steps * 5;
@@ -137,7 +144,7 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
           known = false;
         }
         if (k < T) {
-          const auto node = static_cast<std::size_t>(base + a * T + k);
+          const auto node = static_cast<std::size_t>(node_of(g0 + a, k));
           g.token_in[node] = static_cast<float>(ty * V + tok);
           g.agent_type[node] = ty;
           g.node_valid[node] = ok;
@@ -146,7 +153,7 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
           g.agent_pose[node * 3] = x, g.agent_pose[node * 3 + 1] = y, g.agent_pose[node * 3 + 2] = h;
         }
         if (k > 0) {
-          const auto prev = static_cast<std::size_t>(base + a * T + k - 1);
+          const auto prev = static_cast<std::size_t>(node_of(g0 + a, k - 1));
           g.target[prev] = static_cast<float>(tok);
           if (ok && g.node_valid[prev]) g.weight[prev] = 1.0f, ++counted;
         }
@@ -154,8 +161,11 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
     }
     // The scene's loss is the mean over its counted nodes (all na T of them without a mask).
     const float weight = counted > 0 ? 1.0f / static_cast<float>(counted) : 0.0f;
-    for (std::int64_t i = base; i < base + na * T; ++i)
-      if (g.weight[static_cast<std::size_t>(i)] != 0.0f) g.weight[static_cast<std::size_t>(i)] = weight;
+    for (std::int64_t a = 0; a < na; ++a)
+      for (int t = 0; t < T; ++t) {
+        float& w = g.weight[static_cast<std::size_t>(node_of(g0 + a, t))];
+        if (w != 0.0f) w = weight;
+      }
     g.agents += na * T;
     // map -> map: the nearest within map_radius.
     for (std::int64_t d = 0; d < (r.map_edges ? nm : 0); ++d) {
@@ -177,16 +187,16 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
     }
     for (std::int64_t a = 0; a < na; ++a)
       for (int t = 0; t < T; ++t) {
-        const std::int64_t node = base + a * T + t;
+        const std::int64_t node = node_of(g0 + a, t);
         if (!g.node_valid[static_cast<std::size_t>(node)]) continue;  // Note [validity masks]
         if (t < r.edges_from || t > r.edges_to) continue;
 
         const double* pd = &g.agent_pose[static_cast<std::size_t>(node) * 3];
         // temporal: the same agent's earlier valid steps within time_span.
         for (int t2 = std::max(0, t - limits_.time_span); t2 < t; ++t2)
-          if (g.node_valid[static_cast<std::size_t>(base + a * T + t2)])
-            push(g.temporal, static_cast<int>(base + a * T + t2), static_cast<int>(node),
-                 &g.agent_pose[static_cast<std::size_t>(base + a * T + t2) * 3], pd, t2 - t);
+          if (g.node_valid[static_cast<std::size_t>(node_of(g0 + a, t2))])
+            push(g.temporal, static_cast<int>(node_of(g0 + a, t2)), static_cast<int>(node),
+                 &g.agent_pose[static_cast<std::size_t>(node_of(g0 + a, t2)) * 3], pd, t2 - t);
         // map -> agent.
         candidates_.clear();
         for (std::int64_t m = 0; m < nm; ++m) {
@@ -205,21 +215,23 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
         // agent <-> agent at the same step.
         candidates_.clear();
         for (std::int64_t b = 0; b < na; ++b) {
-          const double* pb = &g.agent_pose[static_cast<std::size_t>(base + b * T + t) * 3];
+          const double* pb = &g.agent_pose[static_cast<std::size_t>(node_of(g0 + b, t)) * 3];
           const double dist = std::hypot(pb[0] - pd[0], pb[1] - pd[1]);
-          if (b != a && g.node_valid[static_cast<std::size_t>(base + b * T + t)] && dist < limits_.agent_radius)
+          if (b != a && g.node_valid[static_cast<std::size_t>(node_of(g0 + b, t))] && dist < limits_.agent_radius)
             candidates_.emplace_back(dist, static_cast<int>(b));
         }
         k = std::min(candidates_.size(), static_cast<std::size_t>(limits_.agent_neighbours));
         std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),
                           candidates_.end());
         for (std::size_t i = 0; i < k; ++i) {
-          const auto src = base + candidates_[i].second * T + t;
+          const auto src = node_of(g0 + candidates_[i].second, t);
           push(g.agent_agent, static_cast<int>(src), static_cast<int>(node),
                &g.agent_pose[static_cast<std::size_t>(src) * 3], pd);
         }
       }
   }
+  // Rollouts: the nodes past edges_to are not computed (the time-major prefix).
+  if (r.time_major && r.edges_to < T - 1) g.agents = static_cast<std::int64_t>(r.edges_to + 1) * all;
   return g;
 }
 

@@ -55,6 +55,7 @@ struct SceneGraph {
   std::vector<int> agent_type;                    // [agent nodes]
   std::vector<double> agent_pose;                 // [agent nodes, 3]: reconstructed x, y, heading at point t + 1
   std::vector<char> node_valid;                   // [agent nodes]: its input token is valid
+  std::int64_t time_major_agents = 0;             // > 0: node (a, t) = t * this + a (SceneRows::time_major)
   EdgeList map_map, temporal, map_agent, agent_agent;
 };
 
@@ -67,7 +68,8 @@ struct SceneRows {
   // Edges only into agent nodes of token steps [edges_from, edges_to] (Note [incremental rollouts]
   // in smart_model.cpp); training: all of them.
   int edges_from = 0, edges_to = 1 << 30;
-  bool map_edges = true;  // map -> map edges (false: the map's encoding is cached)
+  bool map_edges = true;    // map -> map edges (false: the map's encoding is cached)
+  bool time_major = false;  // nodes numbered step by step (rollouts), not agent by agent
   std::uint64_t epoch = 0;
   const float* state = nullptr;
   const std::int32_t* valid = nullptr;
@@ -79,9 +81,9 @@ struct SceneRows {
   const std::uint64_t* ids = nullptr;
   bool same(const SceneRows& o) const {
     return n == o.n && steps == o.steps && edges_from == o.edges_from && edges_to == o.edges_to &&
-           map_edges == o.map_edges && epoch == o.epoch && state == o.state && valid == o.valid &&
-           agent_offsets == o.agent_offsets && type == o.type && poly == o.poly && map_offsets == o.map_offsets &&
-           map_type == o.map_type && ids == o.ids;
+           map_edges == o.map_edges && time_major == o.time_major && epoch == o.epoch && state == o.state &&
+           valid == o.valid && agent_offsets == o.agent_offsets && type == o.type && poly == o.poly &&
+           map_offsets == o.map_offsets && map_type == o.map_type && ids == o.ids;
   }
 };
 

@@ -5,10 +5,10 @@
 #include <cmath>
 
 #include "core/error.hpp"
-#include "data/road_network.hpp"
 #include "io/atomic_file.hpp"
 #include "io/hdf5.hpp"
 #include "models/smart/motion_tokens.hpp"
+#include "models/smart/road_network.hpp"
 
 namespace hpct::smart {
 

@@ -42,14 +42,14 @@ std::string real_string(double v) {
   return b;
 }
 
-// Note [incremental rollouts]: rows of `out` whose token step (node % T) lies in [from, to] go into
-// the cache; the cache is then the next layer's input.
-void keep_rows(const Tensor<float>& out, const View2<float>& cache, int nodes, int T, int from, int to) {
+// Note [incremental rollouts]: rows of `out` whose token step (node / per_step, time-major) lies in
+// [from, to] go into the cache; the cache is then the next layer's input.
+void keep_rows(const Tensor<float>& out, const View2<float>& cache, int nodes, int per_step, int from, int to) {
   const auto o = out.matrix();
   const int H = static_cast<int>(cache.extent(1));
   Kokkos::parallel_for(
       "smart_rollout_cache", range(0, nodes), KOKKOS_LAMBDA(const int i) {
-        const int t = i % T;
+        const int t = i / per_step;
         if (t < from || t > to) return;
         for (int h = 0; h < H; ++h) cache(i, h) = o(i, h);
       });
@@ -263,8 +263,10 @@ void SmartModel::upload(const Batch& b) {
                   ExitCode::bad_input);
   }
   SceneRows rows = rows_of_batch(b, !kHostBackend);
-  if (rollout_from_ >= 0)
-    rows.edges_from = rollout_from_, rows.edges_to = rollout_to_, rows.map_edges = rollout_from_ == 0;
+  if (rollout_from_ >= 0) {  // Note [incremental rollouts]
+    rows.edges_from = rollout_from_, rows.edges_to = rollout_to_;
+    rows.map_edges = rollout_from_ == 0, rows.time_major = true;
+  }
   graph_ = &graphs_.take(rows);
   const SceneGraph& g = *graph_;
   const auto na = static_cast<std::size_t>(g.agents), nm = static_cast<std::size_t>(g.maps);
@@ -325,7 +327,7 @@ double SmartModel::forward(const Batch& b, bool training) {
       xm = &blk->output();
     }
     if (rollout_from_ == 0) {
-      keep_rows(*xm, map_cache_, nm, 1, 0, 0);
+      keep_rows(*xm, map_cache_, nm, std::max(nm, 1), 0, 0);
       map_cached = rows_of(map_cache_);
       xm = &map_cached;
     }
@@ -347,7 +349,7 @@ double SmartModel::forward(const Batch& b, bool training) {
     else blk.forward(*xa, *xa, edge_input(k % 3 == 0 ? 1 : 3));
     xa = &blk.output();
     if (rollout_from_ >= 0) {
-      keep_rows(*xa, layer_cache_[k], na, config_.limits.grid.inputs(), rollout_from_, rollout_to_);
+      keep_rows(*xa, layer_cache_[k], na, static_cast<int>(g.time_major_agents), rollout_from_, rollout_to_);
       cached.push_back(rows_of(layer_cache_[k]));
       xa = &cached.back();
     }

@@ -55,11 +55,14 @@ class SmartModel : public Model {
   // Runs the forward on a batch (dropout as `training` says); returns the local loss sum.
   double forward(const Batch& b, bool training);
 
-  // Note [incremental rollouts]: the next forwards compute, in every agent layer, only the nodes of
-  // token steps [from, to] (their edges alone are built); earlier nodes' layer outputs come from the
-  // cache the previous forwards filled, and the map's encoding is the first forward's (the map of a
-  // rollout batch does not change). A rollout calls it with [0, k - 1] for its first token k and
-  // [k - 1, k - 1] after; end_rollout() returns to full forwards.
+  // Note [incremental rollouts]: in a rollout, the nodes of a token step depend only on earlier
+  // steps (temporal edges reach back, agent edges stay within a step). So the next forwards number
+  // nodes time-major (node (a, t) = t A + a) and compute only steps up to `to` (a prefix of the rows);
+  // edges are built into steps [from, to] alone, and in every agent layer the outputs of earlier
+  // steps come from the cache the previous forwards filled; the map's encoding is the first
+  // forward's (a rollout batch's map does not change). The scores equal full forwards'. A rollout
+  // calls it with [0, k - 1] for its first token k and [k - 1, k - 1] after; end_rollout() returns
+  // to full, agent-major forwards.
   void rollout_window(int from, int to);
   void end_rollout() { rollout_from_ = -1; }
 
