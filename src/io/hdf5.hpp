@@ -90,6 +90,16 @@ std::vector<T> read_all(const File& f, const std::string& name);
 template <class T>
 void write(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims, const T* data);
 
+// A ragged field as data_format hdf5_fields reads it: `name` [elements, element_dims...] and
+// `name_offsets` [rows + 1] (offsets.back() elements).
+template <class T>
+void write_ragged(const File& f, const std::string& name, std::vector<std::uint64_t> element_dims,
+                  const std::vector<long long>& offsets, const std::vector<T>& data) {
+  element_dims.insert(element_dims.begin(), static_cast<std::uint64_t>(offsets.back()));
+  write(f, name, element_dims, data.data());
+  write(f, name + "_offsets", {static_cast<std::uint64_t>(offsets.size())}, offsets.data());
+}
+
 // The HDF5 library is the parallel (MPI-IO) build: File::create_collective works.
 bool parallel_available();
 

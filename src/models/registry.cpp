@@ -71,11 +71,15 @@ const FieldSpec& ModelBuildContext::field(const std::string& name) const {
 
 int run_family_tool(const std::string& family, FamilyTool tool, int argc, char** argv) {
   const ModelFamily* f = find_model_family(family);
-  int (*main)(int, char**) = f ? (tool == FamilyTool::generate ? f->generate : f->evaluate) : nullptr;
+  int (*main)(int, char**) = nullptr;
+  if (f)
+    main = tool == FamilyTool::generate ? f->generate : tool == FamilyTool::evaluate ? f->evaluate : f->import_data;
   if (!main) {
     // A build error, not a user's: the app names a family without that tool.
-    std::fprintf(stderr, "internal: the %s family has no %s tool\n", family.c_str(),
-                 tool == FamilyTool::generate ? "generate" : "evaluate");
+    const char* kind = tool == FamilyTool::generate   ? "generate"
+                       : tool == FamilyTool::evaluate ? "evaluate"
+                                                      : "import";
+    std::fprintf(stderr, "internal: the %s family has no %s tool\n", family.c_str(), kind);
     return static_cast<int>(ExitCode::failure);
   }
   return main(argc, argv);

@@ -65,6 +65,8 @@ struct ModelFamily {
   // family header), so a family's data generator and evaluation live in its folder. nullptr: none.
   int (*generate)(int argc, char** argv) = nullptr;
   int (*evaluate)(int argc, char** argv) = nullptr;
+  // `import_data` turns data as users hold it into the family's data set (apps/scenes_import).
+  int (*import_data)(int argc, char** argv) = nullptr;
 };
 
 const std::vector<ModelFamily>& model_families();
@@ -77,7 +79,7 @@ const ModelFamily* find_model_family(const std::string& name);
 void declare_model_keys(deck::Schema& s);
 // Runs the named family's `generate` or `evaluate` program (Note [family tools]) on the command
 // line and returns its exit code: the whole main of apps/wxgen, wxeval and the others.
-enum class FamilyTool { generate, evaluate };
+enum class FamilyTool { generate, evaluate, import_data };
 int run_family_tool(const std::string& family, FamilyTool tool, int argc, char** argv);
 // Builds the deck's model (ctx.deck's `model`).
 std::unique_ptr<Model> make_model(const ModelBuildContext& ctx);

@@ -33,7 +33,7 @@ void GraphPrefetcher::run() {
     lock.unlock();
     std::exception_ptr error;
     try {
-      into->build(r.n, r.state, r.agent_offsets, r.type, r.poly, r.map_offsets, r.map_type, r.ids);
+      into->build(r);
     } catch (...) {
       error = std::current_exception();
     }
@@ -76,8 +76,7 @@ const SceneGraph& GraphPrefetcher::take(const SceneRows& rows) {
   if (has_pending_ && pending_.same(rows)) has_pending_ = false;
   start_pending();
   lock.unlock();
-  return front_->build(rows.n, rows.state, rows.agent_offsets, rows.type, rows.poly, rows.map_offsets,
-                       rows.map_type, rows.ids);
+  return front_->build(rows);
 }
 
 }  // namespace hpct::smart

@@ -13,24 +13,6 @@
 
 namespace hpct::smart {
 
-// A micro-batch's rows on the host, as SceneGraphBuilder::build takes them, and its epoch: what a
-// prefetched graph is matched by (the same rows of the same epoch's data).
-struct SceneRows {
-  int n = 0;
-  std::uint64_t epoch = 0;
-  const float* state = nullptr;
-  const std::uint64_t* agent_offsets = nullptr;
-  const std::int64_t* type = nullptr;
-  const float* poly = nullptr;
-  const std::uint64_t* map_offsets = nullptr;
-  const std::int64_t* map_type = nullptr;
-  const std::uint64_t* ids = nullptr;
-  bool same(const SceneRows& o) const {
-    return n == o.n && epoch == o.epoch && state == o.state && agent_offsets == o.agent_offsets && type == o.type &&
-           poly == o.poly && map_offsets == o.map_offsets && map_type == o.map_type && ids == o.ids;
-  }
-};
-
 class GraphPrefetcher {
  public:
   GraphPrefetcher(const GraphLimits& limits, const MotionVocab& vocab);

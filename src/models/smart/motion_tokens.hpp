@@ -13,9 +13,20 @@
 namespace hpct::smart {
 
 constexpr int kAgentTypes = 3;     // trajgen: 0 vehicle, 1 pedestrian, 2 cyclist
-constexpr int kShift = 5;          // steps per token (0.5 s at 10 Hz)
-constexpr int kTokenSteps = 18;    // 91 steps = 18 motions of 5 steps
-constexpr int kHistoryTokens = 2;  // steps 0..10: the motions ending at steps 5 and 10
+constexpr int kShift = 5;          // trajgen's grid: steps per token (0.5 s at 10 Hz) ...
+constexpr int kTokenSteps = 18;    // ... 91 steps = 18 motions of 5 steps ...
+constexpr int kHistoryTokens = 2;  // ... steps 0..10: the motions ending at steps 5 and 10
+constexpr double kTokenSeconds = 0.5;
+
+// The time grid of a model's scenes: a token is one 0.5 s motion, `shift` steps of the data's rate;
+// a scene is `tokens` motions (time points 0..tokens, point k = step k * shift), of which the first
+// `history` are observed. Set by the deck keys smart_step, smart_history, smart_future (or the scene
+// file's attributes; SmartFamily::build).
+struct TokenGrid {
+  int shift = kShift, tokens = kTokenSteps, history = kHistoryTokens;
+  int steps() const { return tokens * shift + 1; }  // the steps of agent_state a scene needs
+  int inputs() const { return tokens - 1; }         // agent nodes per agent (token t predicts t + 1)
+};
 
 struct Motion {
   double dx = 0, dy = 0, dh = 0;

@@ -1,9 +1,10 @@
-// Autoregressive rollouts of `model smart` and their minADE / minFDE (see rollout.hpp).
+// Autoregressive rollouts of `model smart` and their minADE / minFDE / miss rate (see rollout.hpp).
 #include "models/smart/rollout.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 
 #include "core/error.hpp"
@@ -13,9 +14,6 @@
 namespace hpct::smart {
 
 namespace {
-
-constexpr int kSteps = kTokenSteps * kShift + 1;       // 91
-constexpr int kFirstFuturePoint = kHistoryTokens + 1;  // time point 3 = step 15
 
 template <class T>
 View1<T> device_view(const std::vector<T>& v, const char* label) {
@@ -28,29 +26,232 @@ View1<T> device_view(const std::vector<T>& v, const char* label) {
 
 const char* kTypeNames[kAgentTypes] = {"vehicle", "pedestrian", "cyclist"};
 
-// Copies scene s (agents a0.., segments m0..) and its R rollouts (the copies in `st`) into `out`.
-void keep(SceneRollouts& out, std::uint64_t s, std::size_t na, std::size_t nm, const std::vector<float>& state,
-          std::size_t a0, const std::vector<float>& poly, std::size_t m0, const std::vector<long long>& type,
-          const std::vector<long long>& map_type, const std::vector<float>& st, int R) {
-  out.scene = static_cast<long long>(s), out.agents = na, out.segments = nm;
-  out.map.assign(poly.begin() + static_cast<std::ptrdiff_t>(m0 * 22),
-                 poly.begin() + static_cast<std::ptrdiff_t>((m0 + nm) * 22));
-  out.map_type.assign(map_type.begin() + static_cast<std::ptrdiff_t>(m0),
-                      map_type.begin() + static_cast<std::ptrdiff_t>(m0 + nm));
-  out.agent_type.assign(type.begin() + static_cast<std::ptrdiff_t>(a0),
-                        type.begin() + static_cast<std::ptrdiff_t>(a0 + na));
+// A scene file in memory (agent_valid absent: every step valid).
+struct SceneData {
+  std::vector<float> state, poly;
+  std::vector<std::int32_t> valid;
+  std::vector<long long> type, map_type, ao, mo;
+  std::size_t steps = 0;
+  bool ok(std::size_t agent, std::size_t step) const { return valid.empty() || valid[agent * steps + step] != 0; }
+};
+
+SceneData read_scenes(const std::string& path) {
+  const h5::File f = h5::File::open_read(path);
+  SceneData d;
+  const h5::DatasetInfo si = h5::info(f, "agent_state");
+  if (si.dims.size() != 3 || si.dims[2] != 5)
+    throw Error(path + ": agent_state must be [agents, steps, 5]", ExitCode::bad_input);
+  d.steps = static_cast<std::size_t>(si.dims[1]);
+  d.state = h5::read_all<float>(f, "agent_state");
+  d.type = h5::read_all<long long>(f, "agent_type");
+  d.poly = h5::read_all<float>(f, "map_polyline");
+  d.map_type = h5::read_all<long long>(f, "map_type");
+  d.ao = h5::read_all<long long>(f, "agent_state_offsets");
+  d.mo = h5::read_all<long long>(f, "map_polyline_offsets");
+  if (h5::exists(f, "agent_valid")) {
+    d.valid = h5::read_all<int>(f, "agent_valid");
+    if (d.valid.size() != d.state.size() / 5)
+      throw Error(path + ": agent_valid must be [agents, steps] like agent_state", ExitCode::bad_input);
+  }
+  if (d.ao.size() != d.mo.size() || d.ao.empty())
+    throw Error(path + ": agent_state_offsets and map_polyline_offsets must count the same scenes",
+                ExitCode::bad_input);
+  return d;
+}
+
+// One batch: `scenes` (global indices) x R copies; futures are overwritten by the rollouts as they go.
+struct RolloutBatch {
+  std::vector<std::uint64_t> scenes;
+  std::vector<float> st, pl;
+  std::vector<std::int32_t> valid;
+  std::vector<std::int64_t> ty, mt;
+  std::vector<std::uint64_t> aoff{0}, moff{0}, ids;
+  std::vector<std::size_t> first;  // [scenes x R]: the row's first agent in st
+  std::vector<char> rolled;        // [agents of the batch]: rolled out
+};
+
+RolloutBatch gather(const SceneData& d, const std::vector<std::uint64_t>& scenes, int R, const TokenGrid& g) {
+  RolloutBatch b;
+  b.scenes = scenes;
+  const std::size_t S = d.steps, now = static_cast<std::size_t>(g.history * g.shift);
+  for (const std::uint64_t s : scenes) {
+    const auto a0 = static_cast<std::size_t>(d.ao[s]), na = static_cast<std::size_t>(d.ao[s + 1] - d.ao[s]);
+    const auto m0 = static_cast<std::size_t>(d.mo[s]), nm = static_cast<std::size_t>(d.mo[s + 1] - d.mo[s]);
+    for (int r = 0; r < R; ++r) {
+      b.first.push_back(b.ty.size());
+      b.st.insert(b.st.end(), d.state.begin() + static_cast<std::ptrdiff_t>(a0 * S * 5),
+                  d.state.begin() + static_cast<std::ptrdiff_t>((a0 + na) * S * 5));
+      b.pl.insert(b.pl.end(), d.poly.begin() + static_cast<std::ptrdiff_t>(m0 * 22),
+                  d.poly.begin() + static_cast<std::ptrdiff_t>((m0 + nm) * 22));
+      for (std::size_t a = 0; a < na; ++a) {
+        b.ty.push_back(d.type[a0 + a]);
+        // Note [masked evaluation]: seen over the last history token -> rolled out, future valid.
+        bool seen = true;
+        for (std::size_t i = now - static_cast<std::size_t>(g.shift); i <= now; ++i) seen = seen && d.ok(a0 + a, i);
+        b.rolled.push_back(seen);
+        for (std::size_t i = 0; i < S; ++i)
+          b.valid.push_back(i <= now ? (d.ok(a0 + a, i) ? 1 : 0) : (seen ? 1 : 0));
+      }
+      for (std::size_t m = 0; m < nm; ++m) b.mt.push_back(d.map_type[m0 + m]);
+      b.aoff.push_back(b.aoff.back() + na), b.moff.push_back(b.moff.back() + nm), b.ids.push_back(s * 1000 + r);
+    }
+  }
+  return b;
+}
+
+// The token sampled among the top k of logits z (V of them) with uniform u in [0, 1).
+int sample_top_k(const float* z, int V, int top_k, double u, std::vector<int>& order) {
+  const int K = std::min({top_k, V, 16});
+  order.resize(static_cast<std::size_t>(V));
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + K, order.end(),
+                    [&](int x, int y) { return z[x] > z[y] || (z[x] == z[y] && x < y); });
+  double w[16], sum = 0;
+  for (int i = 0; i < K; ++i)
+    w[i] = std::exp(double(z[order[static_cast<std::size_t>(i)]] - z[order[0]])), sum += w[i];
+  u *= sum;
+  for (int i = 0; i < K; ++i) {
+    if (u < w[i]) return order[static_cast<std::size_t>(i)];
+    u -= w[i];
+  }
+  return order[static_cast<std::size_t>(K - 1)];
+}
+
+// Runs the rollouts of one batch in place (b.st's future time points).
+void roll(SmartModel& model, RolloutBatch& b, std::size_t S, const RolloutOptions& o, std::vector<float>& logits,
+          std::vector<int>& order) {
+  const bool incremental = o.incremental;
+  const TokenGrid& g = model.config().limits.grid;
+  const MotionVocab& vocab = model.vocab();
+  const int T = g.inputs(), V = vocab.size(), R = o.rollouts;
+  const auto rows = static_cast<int>(b.ids.size());
+  const auto d_pl = device_view(b.pl, "rollout_poly");
+  const auto d_ty = device_view(b.ty, "rollout_type"), d_mt = device_view(b.mt, "rollout_map_type");
+  const auto d_ao = device_view(b.aoff, "rollout_ao"), d_mo = device_view(b.moff, "rollout_mo");
+  const auto d_ids = device_view(b.ids, "rollout_ids");
+  const auto d_valid = device_view(b.valid, "rollout_valid");
+  const auto A = static_cast<std::int64_t>(b.aoff.back()), M = static_cast<std::int64_t>(b.moff.back());
+  const auto steps = static_cast<std::int64_t>(S);
+  View1<float> d_st("rollout_state", std::max<std::size_t>(b.st.size(), 1));
+  for (int k = g.history; k < g.tokens; ++k) {
+    Kokkos::deep_copy(Kokkos::subview(d_st, Kokkos::make_pair(std::size_t(0), b.st.size())),
+                      Kokkos::View<const float*, HostSpace, Kokkos::MemoryUnmanaged>(b.st.data(), b.st.size()));
+    Batch batch;
+    batch.n = rows, batch.ids = d_ids;
+    batch.set<float>("agent_state", Tensor<float>(d_st.data(), Shape{A, steps, 5}), d_ao.data());
+    batch.set<std::int32_t>("agent_valid", Tensor<std::int32_t>(d_valid.data(), Shape{A, steps}), d_ao.data());
+    batch.set<std::int64_t>("agent_type", Tensor<std::int64_t>(d_ty.data(), Shape{A}), d_ao.data());
+    batch.set<float>("map_polyline", Tensor<float>(d_pl.data(), Shape{M, 11, 2}), d_mo.data());
+    batch.set<std::int64_t>("map_type", Tensor<std::int64_t>(d_mt.data(), Shape{M}), d_mo.data());
+    if (incremental) model.rollout_window(k == g.history ? 0 : k - 1, k - 1);  // Note [incremental rollouts]
+    model.forward(batch, false);
+    // Rollouts number nodes time-major: node (a, t) = t A + a (Note [incremental rollouts]).
+    const auto nodes = static_cast<std::size_t>(model.graph().agents);
+    logits.resize(nodes * static_cast<std::size_t>(V));
+    Kokkos::deep_copy(Kokkos::View<float*, HostSpace, Kokkos::MemoryUnmanaged>(logits.data(), logits.size()),
+                      Kokkos::View<const float*, MemSpace, Kokkos::MemoryUnmanaged>(model.logits().data(),
+                                                                                    logits.size()));
+    // Node (a, k - 1) predicts token k: the motion from point k to point k + 1.
+    for (int row = 0; row < rows; ++row) {
+      const std::uint64_t s = b.scenes[static_cast<std::size_t>(row / R)];
+      const std::size_t first = b.first[static_cast<std::size_t>(row - row % R)];  // the scene's first copy
+      for (auto a = static_cast<std::size_t>(b.aoff[static_cast<std::size_t>(row)]);
+           a < b.aoff[static_cast<std::size_t>(row) + 1]; ++a) {
+        if (!b.rolled[a]) continue;
+        const std::size_t node = incremental ? static_cast<std::size_t>(k - 1) * static_cast<std::size_t>(A) + a
+                                             : a * static_cast<std::size_t>(T) + static_cast<std::size_t>(k - 1);
+        // Keyed by the agent's place among the scene's R copies, as when a scene was a batch.
+        const double u = rng::uniform(rng::hash(o.seed, s, a - first, static_cast<std::uint64_t>(k)));
+        const int pick = sample_top_k(&logits[node * static_cast<std::size_t>(V)], V, o.top_k, u, order);
+        // From the pose the tokens so far reconstruct (Note [drift-free tokens] in scene_graph.cpp).
+        const double* p = &model.graph().agent_pose[node * 3];
+        double x = p[0], y = p[1], h = p[2];
+        vocab.apply(static_cast<int>(std::clamp<std::int64_t>(b.ty[a], 0, kAgentTypes - 1)), pick, x, y, h);
+        float* q = &b.st[(a * S + static_cast<std::size_t>((k + 1) * g.shift)) * 5];
+        q[0] = static_cast<float>(x), q[1] = static_cast<float>(y), q[2] = static_cast<float>(h);
+      }
+    }
+  }
+  model.end_rollout();
+}
+
+// Adds the scores of scene `s` (its copies in b from agent `first`) to the report.
+void score(const SceneData& d, const RolloutBatch& b, std::uint64_t s, std::size_t first, const TokenGrid& g,
+           double step, int R, RolloutReport& rep) {
+  const auto a0 = static_cast<std::size_t>(d.ao[s]), na = static_cast<std::size_t>(d.ao[s + 1] - d.ao[s]);
+  const std::size_t S = d.steps, now = static_cast<std::size_t>(g.history * g.shift);
+  for (std::size_t a = 0; a < na; ++a) {
+    if (!b.rolled[first + a]) continue;
+    const float* truth = &d.state[(a0 + a) * S * 5];
+    int seen = 0;
+    std::size_t last = 0;
+    for (int pt = g.history + 1; pt <= g.tokens; ++pt)
+      if (d.ok(a0 + a, static_cast<std::size_t>(pt * g.shift)))
+        ++seen, last = static_cast<std::size_t>(pt * g.shift);
+    if (seen == 0) continue;  // Note [masked evaluation]
+    auto errors = [&](auto&& position, double& ade, double& fde) {
+      ade = 0, fde = 0;
+      for (int pt = g.history + 1; pt <= g.tokens; ++pt) {
+        const auto i = static_cast<std::size_t>(pt * g.shift);
+        if (!d.ok(a0 + a, i)) continue;
+        double x, y;
+        position(i, x, y);
+        const double e = std::hypot(x - truth[i * 5], y - truth[i * 5 + 1]);
+        ade += e;
+        if (i == last) fde = e;
+      }
+      ade /= seen;
+    };
+    double best_ade = std::numeric_limits<double>::max(), best_fde = best_ade;
+    for (int r = 0; r < R; ++r) {
+      const float* roll = &b.st[(first + static_cast<std::size_t>(r) * na + a) * S * 5];
+      double ade, fde;
+      errors([&](std::size_t i, double& x, double& y) { x = roll[i * 5], y = roll[i * 5 + 1]; }, ade, fde);
+      best_ade = std::min(best_ade, ade), best_fde = std::min(best_fde, fde);
+    }
+    const float* h = truth + now * 5;
+    double cv_ade, cv_fde;
+    errors(
+        [&](std::size_t i, double& x, double& y) {
+          const double dt = static_cast<double>(i - now) * step;
+          x = h[0] + h[3] * dt, y = h[1] + h[4] * dt;
+        },
+        cv_ade, cv_fde);
+    const int tyi = static_cast<int>(std::clamp<long long>(d.type[a0 + a], 0, kAgentTypes - 1));
+    TypeScores& ts = rep.types[static_cast<std::size_t>(tyi)];
+    ts.agents += 1, ts.min_ade += best_ade, ts.min_fde += best_fde, ts.miss += best_fde > kMissDistance ? 1.0 : 0.0;
+    ts.cv_ade += cv_ade, ts.cv_fde += cv_fde, ts.cv_miss += cv_fde > kMissDistance ? 1.0 : 0.0;
+  }
+}
+
+// Copies scene s (its first copy in b from agent `first`) and its R rollouts into `out`.
+void keep(SceneRollouts& out, const SceneData& d, const RolloutBatch& b, std::uint64_t s, std::size_t first,
+          const TokenGrid& g, int R) {
+  const auto a0 = static_cast<std::size_t>(d.ao[s]), na = static_cast<std::size_t>(d.ao[s + 1] - d.ao[s]);
+  const auto m0 = static_cast<std::size_t>(d.mo[s]), nm = static_cast<std::size_t>(d.mo[s + 1] - d.mo[s]);
+  out.scene = static_cast<long long>(s), out.agents = na, out.segments = nm, out.grid = g;
+  out.map.assign(d.poly.begin() + static_cast<std::ptrdiff_t>(m0 * 22),
+                 d.poly.begin() + static_cast<std::ptrdiff_t>((m0 + nm) * 22));
+  out.map_type.assign(d.map_type.begin() + static_cast<std::ptrdiff_t>(m0),
+                      d.map_type.begin() + static_cast<std::ptrdiff_t>(m0 + nm));
+  out.agent_type.assign(d.type.begin() + static_cast<std::ptrdiff_t>(a0),
+                        d.type.begin() + static_cast<std::ptrdiff_t>(a0 + na));
   out.truth.clear(), out.rollouts.clear();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
   for (std::size_t a = 0; a < na; ++a)
-    for (int t = 0; t < kSteps; ++t)
-      for (int c = 0; c < 2; ++c)
-        out.truth.push_back(state[((a0 + a) * kSteps + static_cast<std::size_t>(t)) * 5 + c]);
+    for (std::size_t t = 0; t < d.steps; ++t)
+      for (std::size_t c = 0; c < 2; ++c)
+        out.truth.push_back(d.ok(a0 + a, t) ? d.state[((a0 + a) * d.steps + t) * 5 + c] : nan);
   for (int r = 0; r < R; ++r)
     for (std::size_t a = 0; a < na; ++a)
-      for (int pt = 0; pt <= kTokenSteps; ++pt)
-        for (int c = 0; c < 2; ++c)
-          out.rollouts.push_back(
-              st[((static_cast<std::size_t>(r) * na + a) * kSteps + static_cast<std::size_t>(pt * kShift)) * 5 +
-                 c]);
+      for (int pt = 0; pt <= g.tokens; ++pt)
+        for (std::size_t c = 0; c < 2; ++c)
+          out.rollouts.push_back(b.rolled[first + a]
+                                     ? b.st[((first + static_cast<std::size_t>(r) * na + a) * d.steps +
+                                             static_cast<std::size_t>(pt * g.shift)) *
+                                                5 +
+                                            c]
+                                     : nan);
 }
 
 }  // namespace
@@ -59,129 +260,47 @@ RolloutReport evaluate_rollouts(Model& any, const std::string& path, const Rollo
   auto* smart = dynamic_cast<SmartModel*>(&any);
   if (!smart) throw Error("rollouts need a smart model, not " + any.family(), ExitCode::bad_input);
   SmartModel& model = *smart;
-  const h5::File f = h5::File::open_read(path);
-  const auto state = h5::read_all<float>(f, "agent_state");
-  const auto type = h5::read_all<long long>(f, "agent_type");
-  const auto poly = h5::read_all<float>(f, "map_polyline");
-  const auto map_type = h5::read_all<long long>(f, "map_type");
-  const auto ao = h5::read_all<long long>(f, "agent_state_offsets");
-  const auto mo = h5::read_all<long long>(f, "map_polyline_offsets");
-  const MotionVocab& vocab = model.vocab();
-  const int R = o.rollouts, T = kInputTokens, V = vocab.size();
+  if (o.rollouts < 1 || o.top_k < 1 || o.top_k > 16 || o.scenes_per_batch < 1)
+    throw Error("smart rollouts: --rollouts and --batch must be >= 1 and --top-k in [1, 16]", ExitCode::bad_input);
+  const SceneData d = read_scenes(path);
+  const TokenGrid& g = model.config().limits.grid;
+  if (d.steps < static_cast<std::size_t>(g.steps()))
+    throw Error(path + ": agent_state holds " + std::to_string(d.steps) +
+                    " steps per agent; the model's grid needs " + std::to_string(g.steps()),
+                ExitCode::bad_input);
   RolloutReport rep;
   rep.rollouts = o.rollouts, rep.top_k = o.top_k;
-  if (o.rollouts < 1 || o.top_k < 1 || o.top_k > 16)
-    throw Error("smart rollouts: --rollouts must be >= 1 and --top-k in [1, 16]", ExitCode::bad_input);
-  std::uint64_t scenes = ao.size() - 1;
+  rep.horizon = static_cast<double>((g.tokens - g.history) * g.shift) * model.config().step;
+  std::uint64_t scenes = d.ao.size() - 1;
   if (o.max_scenes > 0) scenes = std::min<std::uint64_t>(scenes, o.max_scenes);
+  std::vector<std::uint64_t> mine;  // this rank's scenes with agents
+  for (std::uint64_t s = static_cast<std::uint64_t>(o.rank); s < scenes; s += static_cast<std::uint64_t>(o.ranks))
+    if (d.ao[s + 1] > d.ao[s]) mine.push_back(s);
   std::vector<float> logits;
-  for (std::uint64_t s = 0; s < scenes; ++s) {
-    const auto a0 = static_cast<std::size_t>(ao[s]), na = static_cast<std::size_t>(ao[s + 1] - ao[s]);
-    const auto m0 = static_cast<std::size_t>(mo[s]), nm = static_cast<std::size_t>(mo[s + 1] - mo[s]);
-    if (na == 0) continue;
-    // R copies of the scene; futures are overwritten by the rollouts as they go.
-    std::vector<float> st, pl;
-    std::vector<std::int64_t> ty, mt;
-    std::vector<std::uint64_t> aoff{0}, moff{0}, ids;
-    for (int r = 0; r < R; ++r) {
-      st.insert(st.end(), state.begin() + static_cast<std::ptrdiff_t>(a0 * kSteps * 5),
-                state.begin() + static_cast<std::ptrdiff_t>((a0 + na) * kSteps * 5));
-      pl.insert(pl.end(), poly.begin() + static_cast<std::ptrdiff_t>(m0 * 22),
-                poly.begin() + static_cast<std::ptrdiff_t>((m0 + nm) * 22));
-      for (std::size_t a = 0; a < na; ++a) ty.push_back(type[a0 + a]);
-      for (std::size_t m = 0; m < nm; ++m) mt.push_back(map_type[m0 + m]);
-      aoff.push_back(aoff.back() + na), moff.push_back(moff.back() + nm), ids.push_back(s * 1000 + r);
+  std::vector<int> order;
+  for (std::size_t c = 0; c < mine.size(); c += static_cast<std::size_t>(o.scenes_per_batch)) {
+    const std::vector<std::uint64_t> chunk(
+        mine.begin() + static_cast<std::ptrdiff_t>(c),
+        mine.begin() +
+            static_cast<std::ptrdiff_t>(std::min(mine.size(), c + static_cast<std::size_t>(o.scenes_per_batch))));
+    RolloutBatch b = gather(d, chunk, o.rollouts, g);
+    roll(model, b, d.steps, o, logits, order);
+    for (std::size_t i = 0; i < chunk.size(); ++i) {
+      const std::size_t first = b.first[i * static_cast<std::size_t>(o.rollouts)];
+      score(d, b, chunk[i], first, g, model.config().step, o.rollouts, rep);
+      if (static_cast<long long>(chunk[i]) == o.keep_scene) keep(rep.scene, d, b, chunk[i], first, g, o.rollouts);
+      rep.scenes += 1;
     }
-    // Rollout poses at the time points (every 5 steps), starting from the truth at point 2.
-    for (int k = kHistoryTokens; k < kTokenSteps; ++k) {
-      const auto d_st = device_view(st, "rollout_state"), d_pl = device_view(pl, "rollout_poly");
-      const auto d_ty = device_view(ty, "rollout_type"), d_mt = device_view(mt, "rollout_map_type");
-      const auto d_ao = device_view(aoff, "rollout_ao"), d_mo = device_view(moff, "rollout_mo");
-      Batch b;
-      b.n = R, b.ids = device_view(ids, "rollout_ids");
-      const auto A = static_cast<std::int64_t>(aoff.back()), M = static_cast<std::int64_t>(moff.back());
-      b.set<float>("agent_state", Tensor<float>(d_st.data(), Shape{A, kSteps, 5}), d_ao.data());
-      b.set<std::int64_t>("agent_type", Tensor<std::int64_t>(d_ty.data(), Shape{A}), d_ao.data());
-      b.set<float>("map_polyline", Tensor<float>(d_pl.data(), Shape{M, 11, 2}), d_mo.data());
-      b.set<std::int64_t>("map_type", Tensor<std::int64_t>(d_mt.data(), Shape{M}), d_mo.data());
-      model.forward(b, false);
-      logits.resize(static_cast<std::size_t>(A * T * V));
-      Kokkos::deep_copy(Kokkos::View<float*, HostSpace, Kokkos::MemoryUnmanaged>(logits.data(), logits.size()),
-                        Kokkos::View<const float*, MemSpace, Kokkos::MemoryUnmanaged>(model.logits().data(),
-                                                                                      logits.size()));
-      // Node (a, k - 1) predicts token k: the motion from point k to point k + 1.
-      for (std::size_t a = 0; a < static_cast<std::size_t>(A); ++a) {
-        const float* z = &logits[(a * static_cast<std::size_t>(T) + static_cast<std::size_t>(k - 1)) *
-                                 static_cast<std::size_t>(V)];
-        int top[16];
-        const int K = std::min({o.top_k, V, 16});
-        std::vector<int> order(static_cast<std::size_t>(V));  // small: once per agent and step
-        std::iota(order.begin(), order.end(), 0);
-        std::partial_sort(order.begin(), order.begin() + K, order.end(),
-                          [&](int x, int y) { return z[x] > z[y] || (z[x] == z[y] && x < y); });
-        double w[16], sum = 0;
-        for (int i = 0; i < K; ++i)
-          top[i] = order[static_cast<std::size_t>(i)], w[i] = std::exp(double(z[top[i]] - z[top[0]])), sum += w[i];
-        double u = rng::uniform(rng::hash(o.seed, s, a, static_cast<std::uint64_t>(k))) * sum;
-        int pick = top[K - 1];
-        for (int i = 0; i < K; ++i) {
-          if (u < w[i]) {
-            pick = top[i];
-            break;
-          }
-          u -= w[i];
-        }
-        // From the pose the tokens so far reconstruct (Note [drift-free tokens] in scene_graph.cpp).
-        const double* p = &model.graph()
-                               .agent_pose[(a * static_cast<std::size_t>(T) + static_cast<std::size_t>(k - 1)) * 3];
-        double x = p[0], y = p[1], h = p[2];
-        vocab.apply(static_cast<int>(std::clamp<std::int64_t>(ty[a], 0, kAgentTypes - 1)), pick, x, y, h);
-        float* q = &st[(a * kSteps + static_cast<std::size_t>((k + 1) * kShift)) * 5];
-        q[0] = static_cast<float>(x), q[1] = static_cast<float>(y), q[2] = static_cast<float>(h);
-      }
-    }
-    // Scores per agent: rollouts vs truth at the future time points; constant velocity from step 10.
-    for (std::size_t a = 0; a < na; ++a) {
-      const float* truth = &state[(a0 + a) * kSteps * 5];
-      const int tyi = static_cast<int>(std::clamp<long long>(type[a0 + a], 0, kAgentTypes - 1));
-      double best_ade = 1e300, best_fde = 1e300;
-      for (int r = 0; r < R; ++r) {
-        const float* roll = &st[((static_cast<std::size_t>(r) * na + a) * kSteps) * 5];
-        double ade = 0, fde = 0;
-        for (int pt = kFirstFuturePoint; pt <= kTokenSteps; ++pt) {
-          const std::size_t i = static_cast<std::size_t>(pt * kShift) * 5;
-          const double e = std::hypot(roll[i] - truth[i], roll[i + 1] - truth[i + 1]);
-          ade += e, fde = e;
-        }
-        ade /= kTokenSteps - kFirstFuturePoint + 1;
-        best_ade = std::min(best_ade, ade), best_fde = std::min(best_fde, fde);
-      }
-      const float* h = truth + static_cast<std::size_t>(kHistoryTokens * kShift) * 5;  // step 10
-      double cv_ade = 0, cv_fde = 0;
-      for (int pt = kFirstFuturePoint; pt <= kTokenSteps; ++pt) {
-        const double dt = (pt * kShift - kHistoryTokens * kShift) * 0.1;
-        const std::size_t i = static_cast<std::size_t>(pt * kShift) * 5;
-        const double e = std::hypot(h[0] + h[3] * dt - truth[i], h[1] + h[4] * dt - truth[i + 1]);
-        cv_ade += e, cv_fde = e;
-      }
-      cv_ade /= kTokenSteps - kFirstFuturePoint + 1;
-      TypeScores& ts = rep.types[static_cast<std::size_t>(tyi)];
-      ++ts.agents, ts.min_ade += best_ade, ts.min_fde += best_fde, ts.cv_ade += cv_ade, ts.cv_fde += cv_fde;
-    }
-    if (static_cast<long long>(s) == o.keep_scene)
-      keep(rep.scene, s, na, nm, state, a0, poly, m0, type, map_type, st, R);
-    ++rep.scenes;
   }
-  if (o.keep_scene >= 0 && rep.scene.scene < 0)
-    throw Error("smart rollouts: scene " + std::to_string(o.keep_scene) + " is not among the " +
-                    std::to_string(rep.scenes) + " scenes evaluated (or has no agents)",
-                ExitCode::bad_input);
-  for (TypeScores& t : rep.types)
-    if (t.agents > 0) {
-      const auto n = static_cast<double>(t.agents);
-      t.min_ade /= n, t.min_fde /= n, t.cv_ade /= n, t.cv_fde /= n;
-    }
   return rep;
+}
+
+void RolloutReport::finish() {
+  for (TypeScores& t : types)
+    if (t.agents > 0) {
+      const double n = t.agents;
+      t.min_ade /= n, t.min_fde /= n, t.miss /= n, t.cv_ade /= n, t.cv_fde /= n, t.cv_miss /= n;
+    }
 }
 
 void SceneRollouts::write(const std::string& path, int rollouts_count) const {
@@ -191,37 +310,40 @@ void SceneRollouts::write(const std::string& path, int rollouts_count) const {
   h5::write(f, "map_polyline", {M, 11, 2}, map.data());
   h5::write(f, "map_type", {M}, map_type.data());
   h5::write(f, "agent_type", {A}, agent_type.data());
-  h5::write(f, "truth", {A, static_cast<std::uint64_t>(kSteps), 2}, truth.data());
-  h5::write(f, "rollouts", {R, A, static_cast<std::uint64_t>(kTokenSteps + 1), 2}, rollouts.data());
+  h5::write(f, "truth", {A, static_cast<std::uint64_t>(A ? truth.size() / A / 2 : 0), 2}, truth.data());
+  h5::write(f, "rollouts", {R, A, static_cast<std::uint64_t>(grid.tokens + 1), 2}, rollouts.data());
   h5::write_attr(f, "/", "scene", scene);
-  h5::write_attr(f, "/", "history_steps", static_cast<long long>(kHistoryTokens * kShift + 1));
-  h5::write_attr(f, "/", "rollout_start_point", static_cast<long long>(kHistoryTokens));
+  h5::write_attr(f, "/", "history_steps", static_cast<long long>(grid.history * grid.shift + 1));
+  h5::write_attr(f, "/", "rollout_start_point", static_cast<long long>(grid.history));
 }
 
 std::string RolloutReport::table() const {
-  std::string out = "minADE / minFDE at 8 s (m) over " + std::to_string(scenes) + " scenes, " +
-                    std::to_string(rollouts) + " rollouts per agent (top-" + std::to_string(top_k) +
-                    " sampling) vs the constant-velocity baseline:\n";
+  char head[300];
+  std::snprintf(head, sizeof(head),
+                "minADE / minFDE at %.1f s (m) and miss rate (minFDE > %.0f m) over %.0f scenes, %d rollouts per "
+                "agent (top-%d sampling) vs the constant-velocity baseline:\n",
+                horizon, kMissDistance, scenes, rollouts, top_k);
+  std::string out = head;
   char line[200];
-  std::snprintf(line, sizeof(line), "  %-11s %7s %9s %9s %12s %12s\n", "type", "agents", "minADE", "minFDE",
-                "const-vel ADE", "const-vel FDE");
+  std::snprintf(line, sizeof(line), "  %-11s %7s %9s %9s %6s %12s %12s %8s\n", "type", "agents", "minADE", "minFDE",
+                "miss", "const-vel ADE", "const-vel FDE", "cv miss");
   out += line;
   for (int t = 0; t < kAgentTypes; ++t) {
     const TypeScores& s = types[static_cast<std::size_t>(t)];
-    std::snprintf(line, sizeof(line), "  %-11s %7llu %9.3f %9.3f %12.3f %12.3f\n", kTypeNames[t],
-                  static_cast<unsigned long long>(s.agents), s.min_ade, s.min_fde, s.cv_ade, s.cv_fde);
+    std::snprintf(line, sizeof(line), "  %-11s %7.0f %9.3f %9.3f %6.3f %12.3f %12.3f %8.3f\n", kTypeNames[t],
+                  s.agents, s.min_ade, s.min_fde, s.miss, s.cv_ade, s.cv_fde, s.cv_miss);
     out += line;
   }
   return out;
 }
 
 std::string RolloutReport::csv() const {
-  std::string out = "type,agents,min_ade,min_fde,const_vel_ade,const_vel_fde\n";
+  std::string out = "type,agents,min_ade,min_fde,miss_rate,const_vel_ade,const_vel_fde,const_vel_miss_rate\n";
   char line[200];
   for (int t = 0; t < kAgentTypes; ++t) {
     const TypeScores& s = types[static_cast<std::size_t>(t)];
-    std::snprintf(line, sizeof(line), "%s,%llu,%.6f,%.6f,%.6f,%.6f\n", kTypeNames[t],
-                  static_cast<unsigned long long>(s.agents), s.min_ade, s.min_fde, s.cv_ade, s.cv_fde);
+    std::snprintf(line, sizeof(line), "%s,%.0f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", kTypeNames[t], s.agents, s.min_ade,
+                  s.min_fde, s.miss, s.cv_ade, s.cv_fde, s.cv_miss);
     out += line;
   }
   return out;

@@ -20,7 +20,7 @@ SceneGraphBuilder::SceneGraphBuilder(const GraphLimits& l, const MotionVocab& vo
   const auto an = static_cast<std::size_t>(agent_nodes_capacity()),
              mn = static_cast<std::size_t>(map_nodes_capacity());
   g_.token_in.assign(an, 0), g_.target.assign(an, 0), g_.weight.assign(an, 0), g_.agent_key.assign(an, 0);
-  g_.agent_type.assign(an, 0);
+  g_.agent_type.assign(an, 0), g_.node_valid.assign(an, 0);
   g_.map_key.assign(mn, 0), g_.map_feat.assign(mn * kMapFeatures, 0);
   g_.agent_pose.assign(an * 3, 0), map_pose_.assign(mn * 3, 0);
   g_.map_map.reserve(map_map_capacity(), 3);
@@ -28,10 +28,11 @@ SceneGraphBuilder::SceneGraphBuilder(const GraphLimits& l, const MotionVocab& vo
   g_.map_agent.reserve(map_agent_capacity(), 3);
   g_.agent_agent.reserve(agent_agent_capacity(), 3);
   candidates_.reserve(static_cast<std::size_t>(std::max(l.max_agents, l.max_segments) + 1));
+  token_ok_.assign(static_cast<std::size_t>(l.grid.tokens), 0);
 }
 
 std::int64_t SceneGraphBuilder::agent_nodes_capacity() const {
-  return static_cast<std::int64_t>(limits_.scenes) * limits_.max_agents * kInputTokens;
+  return static_cast<std::int64_t>(limits_.scenes) * limits_.max_agents * limits_.grid.inputs();
 }
 std::int64_t SceneGraphBuilder::map_nodes_capacity() const {
   return static_cast<std::int64_t>(limits_.scenes) * limits_.max_segments;
@@ -64,15 +65,31 @@ void push(EdgeList& e, int src, int dst, const double* ps, const double* pd, dou
 
 }  // namespace
 
-const SceneGraph& SceneGraphBuilder::build(int n, const float* state, const std::uint64_t* ao,
-                                           const std::int64_t* type, const float* poly, const std::uint64_t* mo,
-                                           const std::int64_t* map_type, const std::uint64_t* ids) {
+const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
+  const int n = r.n;
+  const float* state = r.state;
+  const std::uint64_t *ao = r.agent_offsets, *mo = r.map_offsets, *ids = r.ids;
+  const std::int64_t *type = r.type, *map_type = r.map_type;
+  const float* poly = r.poly;
   if (n > limits_.scenes) throw Error("internal: smart: more scenes in a batch than planned");
+  const TokenGrid& grid = limits_.grid;
+  if (r.steps < grid.steps())
+    throw Error("smart: agent_state holds " + std::to_string(r.steps) + " steps per agent; the model's grid (" +
+                    std::to_string(grid.tokens) + " tokens of " + std::to_string(grid.shift) + " steps) needs " +
+                    std::to_string(grid.steps()),
+                ExitCode::bad_input);
   SceneGraph& g = g_;
   g.agents = g.maps = 0;
   for (EdgeList* e : {&g.map_map, &g.temporal, &g.map_agent, &g.agent_agent}) e->count = 0;
-  constexpr int T = kInputTokens, steps = kTokenSteps * kShift + 1;
+  const int T = grid.inputs(), S = grid.shift, steps = r.steps;
   const int V = vocab_.size();
+  // Node of agent `ga` (counted from the batch's first) at token step t: agent-major, or time-major
+  // for rollouts, where the steps up to edges_to are then a prefix (Note [incremental rollouts]).
+  const auto all = static_cast<std::int64_t>(ao[n] - ao[0]);
+  auto node_of = [&](std::int64_t ga, int t) {
+    return r.time_major ? static_cast<std::int64_t>(t) * all + ga : ga * T + t;
+  };
+  g.time_major_agents = r.time_major ? all : 0;
   for (int s = 0; s < n; ++s) {
     const auto a0 = static_cast<std::int64_t>(ao[s]), na = static_cast<std::int64_t>(ao[s + 1] - ao[s]);
     const auto m0 = static_cast<std::int64_t>(mo[s]), nm = static_cast<std::int64_t>(mo[s + 1] - mo[s]);
@@ -97,35 +114,61 @@ const SceneGraph& SceneGraphBuilder::build(int n, const float* state, const std:
                        map_pose_[node * 3 + 2] = h;  // the middle point
       g.map_key[node] = rng::hash(ids[s], 1, static_cast<std::uint64_t>(m));
     }
-    // Agent nodes, agent-major: node (a, t) = base + a T + t.
-    const std::int64_t base = g.agents;
-    const float weight = na > 0 ? 1.0f / static_cast<float>(na * T) : 0.0f;  // the scene's loss is its mean
+    // Agent nodes: node_of(agent, t).
+    const std::int64_t g0 = static_cast<std::int64_t>(ao[s] - ao[0]);
+    std::int64_t counted = 0;  // nodes with a loss (Note [validity masks])
     for (std::int64_t a = 0; a < na; ++a) {
       const float* st = state + (a0 + a) * steps * 5;
+      const std::int32_t* vd = r.valid ? r.valid + (a0 + a) * steps : nullptr;
+      for (int k = 0; k < grid.tokens; ++k) {
+        bool ok = true;
+        for (int i = k * S; vd && ok && i <= (k + 1) * S; ++i) ok = vd[i] != 0;
+        token_ok_[static_cast<std::size_t>(k)] = ok;
+      }
       const int ty = static_cast<int>(std::clamp<std::int64_t>(type[a0 + a], 0, kAgentTypes - 1));
       // Note [drift-free tokens]: each token is the motion from the pose the tokens so far reconstruct
       // (not the true pose) to the true next pose, as SMART matches tokens; the reconstruction then
       // stays within half a grid cell of the truth, and a rollout, which can only chain decoded
       // tokens, sees the poses training saw. Node poses are the reconstructed ones.
-      double x = st[0], y = st[1], h = st[2];
-      for (int k = 0; k < kTokenSteps; ++k) {
-        const float* q = st + (k + 1) * kShift * 5;
-        const int tok = vocab_.tokenize(ty, x, y, h, q[0], q[1], q[2]);
-        vocab_.apply(ty, tok, x, y, h);
+      double x = 0, y = 0, h = 0;
+      bool known = false;  // the chain restarts from the truth after a gap
+      for (int k = 0; k < grid.tokens; ++k) {
+        const bool ok = token_ok_[static_cast<std::size_t>(k)];
+        int tok = 0;
+        if (ok) {
+          if (!known) x = st[k * S * 5], y = st[k * S * 5 + 1], h = st[k * S * 5 + 2], known = true;
+          const float* q = st + (k + 1) * S * 5;
+          tok = vocab_.tokenize(ty, x, y, h, q[0], q[1], q[2]);
+          vocab_.apply(ty, tok, x, y, h);
+        } else {
+          known = false;
+        }
         if (k < T) {
-          const auto node = static_cast<std::size_t>(base + a * T + k);
+          const auto node = static_cast<std::size_t>(node_of(g0 + a, k));
           g.token_in[node] = static_cast<float>(ty * V + tok);
           g.agent_type[node] = ty;
-          g.weight[node] = weight;
+          g.node_valid[node] = ok;
+          g.weight[node] = 0.0f;
           g.agent_key[node] = rng::hash(ids[s], 2, static_cast<std::uint64_t>(a * T + k));
           g.agent_pose[node * 3] = x, g.agent_pose[node * 3 + 1] = y, g.agent_pose[node * 3 + 2] = h;
         }
-        if (k > 0) g.target[static_cast<std::size_t>(base + a * T + k - 1)] = static_cast<float>(tok);
+        if (k > 0) {
+          const auto prev = static_cast<std::size_t>(node_of(g0 + a, k - 1));
+          g.target[prev] = static_cast<float>(tok);
+          if (ok && g.node_valid[prev]) g.weight[prev] = 1.0f, ++counted;
+        }
       }
     }
+    // The scene's loss is the mean over its counted nodes (all na T of them without a mask).
+    const float weight = counted > 0 ? 1.0f / static_cast<float>(counted) : 0.0f;
+    for (std::int64_t a = 0; a < na; ++a)
+      for (int t = 0; t < T; ++t) {
+        float& w = g.weight[static_cast<std::size_t>(node_of(g0 + a, t))];
+        if (w != 0.0f) w = weight;
+      }
     g.agents += na * T;
     // map -> map: the nearest within map_radius.
-    for (std::int64_t d = 0; d < nm; ++d) {
+    for (std::int64_t d = 0; d < (r.map_edges ? nm : 0); ++d) {
       candidates_.clear();
       const double* pd = &map_pose_[static_cast<std::size_t>(map_base + d) * 3];
       for (std::int64_t m = 0; m < nm; ++m) {
@@ -144,12 +187,16 @@ const SceneGraph& SceneGraphBuilder::build(int n, const float* state, const std:
     }
     for (std::int64_t a = 0; a < na; ++a)
       for (int t = 0; t < T; ++t) {
-        const std::int64_t node = base + a * T + t;
+        const std::int64_t node = node_of(g0 + a, t);
+        if (!g.node_valid[static_cast<std::size_t>(node)]) continue;  // Note [validity masks]
+        if (t < r.edges_from || t > r.edges_to) continue;
+
         const double* pd = &g.agent_pose[static_cast<std::size_t>(node) * 3];
-        // temporal: the same agent's earlier steps within time_span.
+        // temporal: the same agent's earlier valid steps within time_span.
         for (int t2 = std::max(0, t - limits_.time_span); t2 < t; ++t2)
-          push(g.temporal, static_cast<int>(base + a * T + t2), static_cast<int>(node),
-               &g.agent_pose[static_cast<std::size_t>(base + a * T + t2) * 3], pd, t2 - t);
+          if (g.node_valid[static_cast<std::size_t>(node_of(g0 + a, t2))])
+            push(g.temporal, static_cast<int>(node_of(g0 + a, t2)), static_cast<int>(node),
+                 &g.agent_pose[static_cast<std::size_t>(node_of(g0 + a, t2)) * 3], pd, t2 - t);
         // map -> agent.
         candidates_.clear();
         for (std::int64_t m = 0; m < nm; ++m) {
@@ -168,20 +215,23 @@ const SceneGraph& SceneGraphBuilder::build(int n, const float* state, const std:
         // agent <-> agent at the same step.
         candidates_.clear();
         for (std::int64_t b = 0; b < na; ++b) {
-          const double* pb = &g.agent_pose[static_cast<std::size_t>(base + b * T + t) * 3];
+          const double* pb = &g.agent_pose[static_cast<std::size_t>(node_of(g0 + b, t)) * 3];
           const double dist = std::hypot(pb[0] - pd[0], pb[1] - pd[1]);
-          if (b != a && dist < limits_.agent_radius) candidates_.emplace_back(dist, static_cast<int>(b));
+          if (b != a && g.node_valid[static_cast<std::size_t>(node_of(g0 + b, t))] && dist < limits_.agent_radius)
+            candidates_.emplace_back(dist, static_cast<int>(b));
         }
         k = std::min(candidates_.size(), static_cast<std::size_t>(limits_.agent_neighbours));
         std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),
                           candidates_.end());
         for (std::size_t i = 0; i < k; ++i) {
-          const auto src = base + candidates_[i].second * T + t;
+          const auto src = node_of(g0 + candidates_[i].second, t);
           push(g.agent_agent, static_cast<int>(src), static_cast<int>(node),
                &g.agent_pose[static_cast<std::size_t>(src) * 3], pd);
         }
       }
   }
+  // Rollouts: the nodes past edges_to are not computed (the time-major prefix).
+  if (r.time_major && r.edges_to < T - 1) g.agents = static_cast<std::int64_t>(r.edges_to + 1) * all;
   return g;
 }
 

@@ -1,7 +1,8 @@
-// SceneGraph: one micro-batch of trajgen scenes as SMART's token graph, built on the host into
-// buffers sized once for the largest batch (no allocation per step):
-//   agent nodes  one per (agent, token step t = 0..16): input token t (the motion ending at time
-//                point t + 1), target token t + 1, the pose the tokens reconstruct at point t + 1
+// SceneGraph: one micro-batch of scenes as SMART's token graph, built on the host into buffers sized
+// once for the largest batch (no allocation per step). With the grid of motion_tokens.hpp (trajgen:
+// 18 tokens of 5 steps):
+//   agent nodes  one per (agent, token step t = 0..tokens - 2): input token t (the motion ending at
+//                time point t + 1), target token t + 1, the pose the tokens reconstruct at point t + 1
 //                (Note [drift-free tokens] in scene_graph.cpp);
 //   map nodes    one per map segment (11 points in the segment's own frame + its kind);
 //   edges        map -> map within map_radius (the nearest map_neighbours), temporal agent edges
@@ -9,6 +10,12 @@
 //                map_neighbours) and agent <-> agent at the same step within 60 m (nearest
 //                agent_neighbours); each with relative features [distance, bearing of the source in
 //                the destination's frame, heading difference] (+ [t' - t] for temporal edges).
+// Note [validity masks]: a token is valid when every step of its 0.5 s window is (agent_valid); a
+// node whose input token is invalid keeps its place (node = base + a T + t) but has no edges and no
+// loss, a node's loss counts only when its target is valid too, and the token chain restarts from
+// the true pose at the first valid point after a gap, so an agent that appears mid-scene is learnt
+// from its first valid token on. A scene's loss is the mean over its counted nodes; with every step
+// valid the graph is the one without a mask, bit for bit.
 // Every node belongs to one scene and edges never cross scenes, so a scene's graph and its loss are
 // the same in any batch: what makes 1 rank x 16 equal 2 ranks x 8.
 #pragma once
@@ -21,13 +28,14 @@
 
 namespace hpct::smart {
 
-constexpr int kInputTokens = kTokenSteps - 1;  // 17 agent nodes per agent
+constexpr int kInputTokens = kTokenSteps - 1;  // trajgen's 17 agent nodes per agent
 constexpr int kMapFeatures = 25;               // 11 x 2 points + one-hot of 3 kinds
 constexpr int kSegmentPoints = 11;
 
 struct GraphLimits {
   int scenes = 0, max_agents = 0, max_segments = 0;  // per micro-batch / per scene
   int time_span = 6, map_neighbours = 16, agent_neighbours = 16;
+  TokenGrid grid;
   double map_radius = 20.0, map_agent_radius = 30.0, agent_radius = 60.0;
 };
 
@@ -46,7 +54,37 @@ struct SceneGraph {
   std::vector<float> map_feat;                    // [maps, kMapFeatures]
   std::vector<int> agent_type;                    // [agent nodes]
   std::vector<double> agent_pose;                 // [agent nodes, 3]: reconstructed x, y, heading at point t + 1
+  std::vector<char> node_valid;                   // [agent nodes]: its input token is valid
+  std::int64_t time_major_agents = 0;             // > 0: node (a, t) = t * this + a (SceneRows::time_major)
   EdgeList map_map, temporal, map_agent, agent_agent;
+};
+
+// A micro-batch's rows on the host, as SceneGraphBuilder::build takes them, and its epoch: what a
+// prefetched graph is matched by (the same rows of the same epoch's data). agent_state [A, steps, 5]
+// (steps >= the grid's), agent_valid [A, steps] (null: every step valid), agent_type [A],
+// map_polyline [M, 11, 2], map_type [M], with n + 1 offsets each, and the rows' global sample ids.
+struct SceneRows {
+  int n = 0, steps = kTokenSteps * kShift + 1;
+  // Edges only into agent nodes of token steps [edges_from, edges_to] (Note [incremental rollouts]
+  // in smart_model.cpp); training: all of them.
+  int edges_from = 0, edges_to = 1 << 30;
+  bool map_edges = true;    // map -> map edges (false: the map's encoding is cached)
+  bool time_major = false;  // nodes numbered step by step (rollouts), not agent by agent
+  std::uint64_t epoch = 0;
+  const float* state = nullptr;
+  const std::int32_t* valid = nullptr;
+  const std::uint64_t* agent_offsets = nullptr;
+  const std::int64_t* type = nullptr;
+  const float* poly = nullptr;
+  const std::uint64_t* map_offsets = nullptr;
+  const std::int64_t* map_type = nullptr;
+  const std::uint64_t* ids = nullptr;
+  bool same(const SceneRows& o) const {
+    return n == o.n && steps == o.steps && edges_from == o.edges_from && edges_to == o.edges_to &&
+           map_edges == o.map_edges && time_major == o.time_major && epoch == o.epoch && state == o.state &&
+           valid == o.valid && agent_offsets == o.agent_offsets && type == o.type && poly == o.poly &&
+           map_offsets == o.map_offsets && map_type == o.map_type && ids == o.ids;
+  }
 };
 
 class SceneGraphBuilder {
@@ -54,11 +92,7 @@ class SceneGraphBuilder {
   SceneGraphBuilder(const GraphLimits& limits, const MotionVocab& vocab);
   const GraphLimits& limits() const { return limits_; }
   const SceneGraph& graph() const { return g_; }  // the last build's
-  // Rows [0, n) of a batch on the host: agent_state [A, 91, 5], agent_type [A], map_polyline [M, 11, 2],
-  // map_type [M], with n + 1 offsets each, and the rows' global sample ids.
-  const SceneGraph& build(int n, const float* state, const std::uint64_t* agent_offsets, const std::int64_t* type,
-                          const float* poly, const std::uint64_t* map_offsets, const std::int64_t* map_type,
-                          const std::uint64_t* ids);
+  const SceneGraph& build(const SceneRows& rows);
   // The most edges of each kind per batch (layer capacities).
   std::int64_t agent_nodes_capacity() const;
   std::int64_t map_nodes_capacity() const;
@@ -73,6 +107,7 @@ class SceneGraphBuilder {
   SceneGraph g_;
   std::vector<double> map_pose_;                    // [map nodes, 3]: x, y, heading
   std::vector<std::pair<double, int>> candidates_;  // neighbour search scratch
+  std::vector<char> token_ok_;                      // [tokens] of one agent
 };
 
 }  // namespace hpct::smart

@@ -1,11 +1,14 @@
-// apps/smart_eval, the smart family's `evaluate` tool (ModelFamily::evaluate): rollouts of a trained `model
-// smart` on held-out trajgen scenes: minADE / minFDE per agent type against the constant-velocity baseline,
-// as a table and a CSV (docs/transformer.md).
+// apps/smart_eval, the smart family's `evaluate` tool (ModelFamily::evaluate): rollouts of a trained
+// `model smart` on held-out scenes (trajgen, scenes_import): minADE / minFDE and miss rate per agent
+// type against the constant-velocity baseline, as a table and a CSV (docs/transformer.md); MPI ranks
+// split the scenes.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "core/runtime.hpp"
 #include "models/registry.hpp"
@@ -14,10 +17,14 @@
 namespace {
 const char* kUsage =
     "usage: smart_eval WEIGHTS.h5 SCENES.h5 [--rollouts 6] [--top-k 5] [--scenes N] [--seed K] [--csv OUT.csv]\n"
-    "                  [--scene-out SCENE.h5 [--scene K]]\n"
-    "  From each scene's 1.1 s history, --rollouts futures of 8 s (16 motion tokens, each sampled among\n"
-    "  the --top-k most likely); minADE / minFDE per agent type against constant velocity.\n"
-    "  --scenes N: the first N scenes only (default all).\n"
+    "                  [--batch 8] [--incremental 1] [--scene-out SCENE.h5 [--scene K]]\n"
+    "  From each scene's history (the model's grid; trajgen: 1 s), --rollouts futures to the model's\n"
+    "  horizon (trajgen: 8 s), each 0.5 s motion token sampled among the --top-k most likely;\n"
+    "  minADE / minFDE and miss rate (minFDE > 2 m) per agent type against constant velocity.\n"
+    "  --scenes N: the first N scenes only (default all). --batch B: scenes per forward (B x rollouts\n"
+    "  rows). Under mpirun the ranks split the scenes (the scores do not depend on B or the ranks).\n"
+    "  --incremental 0: recompute every layer of every node for each token (the reference; 1, the\n"
+    "  default, computes only the new token's nodes and reuses the earlier ones' layer outputs).\n"
     "  --scene-out: scene K's (default 0) map, true paths and rollouts, for scripts/plot-scene.\n";
 }  // namespace
 
@@ -54,23 +61,45 @@ int smart_evaluate_main(int argc, char** argv) {
     else if (a == "--scenes") o.max_scenes = static_cast<std::uint64_t>(n);
     else if (a == "--seed") o.seed = static_cast<std::uint64_t>(n);
     else if (a == "--scene") o.keep_scene = n;
+    else if (a == "--batch") o.scenes_per_batch = static_cast<int>(n);
+    else if (a == "--incremental") o.incremental = n != 0;
     else {
       std::fprintf(stderr, "smart_eval: unknown option %s\n%s", a.c_str(), kUsage);
       return 2;
     }
   }
+  const hpct::Comm world;
+  o.rank = world.rank(), o.ranks = world.size();
   return hpct::run_tool("smart_eval", [&] {
     if (!scene_out.empty() && o.keep_scene < 0) o.keep_scene = 0;
-    std::unique_ptr<hpct::Model> model = hpct::load_model(weights, o.rollouts);
-    const hpct::smart::RolloutReport r = hpct::smart::evaluate_rollouts(*model, scenes, o);
-    std::fputs(r.table().c_str(), stdout);
-    if (!csv.empty()) {
+    if (o.rollouts < 1 || o.scenes_per_batch < 1)
+      throw hpct::Error("--rollouts and --batch must be >= 1", hpct::ExitCode::bad_input);
+    std::unique_ptr<hpct::Model> model = hpct::load_model(weights, o.rollouts * o.scenes_per_batch);
+    hpct::smart::RolloutReport r = hpct::smart::evaluate_rollouts(*model, scenes, o);
+    // The ranks' sums, then the means (rank 0 prints).
+    std::vector<double> sums{r.scenes, r.scene.scene >= 0 ? 1.0 : 0.0};
+    for (const auto& t : r.types)
+      sums.insert(sums.end(), {t.agents, t.min_ade, t.min_fde, t.miss, t.cv_ade, t.cv_fde, t.cv_miss});
+    world.allreduce_sum(sums.data(), sums.size());
+    r.scenes = sums[0];
+    for (std::size_t k = 0; k < r.types.size(); ++k) {
+      const double* v = &sums[2 + 7 * k];
+      r.types[k] = {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+    }
+    r.finish();
+    if (o.keep_scene >= 0 && sums[1] == 0)
+      throw hpct::Error("scene " + std::to_string(o.keep_scene) + " is not among the " +
+                            std::to_string(static_cast<long long>(r.scenes)) +
+                            " scenes evaluated (or has no agents)",
+                        hpct::ExitCode::bad_input);
+    if (world.rank() == 0) std::fputs(r.table().c_str(), stdout);
+    if (!csv.empty() && world.rank() == 0) {
       std::ofstream out(csv);
       out << r.csv();
       if (!out) throw hpct::Error("cannot write " + csv, hpct::ExitCode::bad_input);
       std::printf("smart_eval: wrote %s\n", csv.c_str());
     }
-    if (!scene_out.empty()) {
+    if (!scene_out.empty() && r.scene.scene >= 0) {
       r.scene.write(scene_out, r.rollouts);
       std::printf("smart_eval: wrote scene %lld to %s (scripts/plot-scene %s)\n", r.scene.scene, scene_out.c_str(),
                   scene_out.c_str());

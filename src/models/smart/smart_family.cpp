@@ -1,6 +1,9 @@
 // The smart family's registry entry: its deck keys, building from the data's fields, and its stored
 // configuration (see models/registry.hpp and smart_model.hpp).
+#include <cmath>
+
 #include "core/error.hpp"
+#include "io/hdf5.hpp"
 #include "models/registry.hpp"
 #include "models/smart/smart_model.hpp"
 
@@ -21,6 +24,14 @@ void declare(deck::Schema& s) {
   s.add_int("smart_time_span", 6, 1, 17, "smart: temporal edges reach this many tokens (0.5 s each) back");
   s.add_int("smart_map_neighbours", 16, 1, 4096, "smart: map segments per map -> agent and map -> map node");
   s.add_int("smart_agent_neighbours", 16, 1, 4096, "smart: neighbours per agent <-> agent node (within 60 m)");
+  s.add_real("smart_step", 0, 0, 10,
+             "smart: seconds between the data's steps; a token is 0.5 s of them (0: the scene file's step_seconds, "
+             "else 0.1)");
+  s.add_real("smart_history", 0, 0, 3600,
+             "smart: seconds observed, a multiple of 0.5 (0: the scene file's history_seconds, else 1.0)");
+  s.add_real("smart_future", 0, 0, 3600,
+             "smart: seconds predicted after the history, a multiple of 0.5 (0: the scene file's future_seconds, "
+             "else the rest of agent_state)");
 }
 
 void declare_config(deck::Schema& s) {
@@ -41,7 +52,46 @@ SmartConfig config_from(const deck::Deck& d) {
   c.limits.time_span = static_cast<int>(d.get_int("smart_time_span"));
   c.limits.map_neighbours = static_cast<int>(d.get_int("smart_map_neighbours"));
   c.limits.agent_neighbours = static_cast<int>(d.get_int("smart_agent_neighbours"));
+  c.step = d.get_real("smart_step"), c.history = d.get_real("smart_history"), c.future = d.get_real("smart_future");
   return c;
+}
+
+// `seconds` / `unit` as a whole number (within 1e-6), else a deck error at `key`.
+int whole(const deck::Deck& d, const char* key, double seconds, double unit, const char* what) {
+  const double n = seconds / unit;
+  if (!(n >= 1 - 1e-6) || std::abs(n - std::round(n)) > 1e-6 * std::max(1.0, n))
+    d.fail(key, std::string(what) + " (" + std::to_string(seconds) + " s) must be a positive multiple of " +
+                    std::to_string(unit) + " s");
+  return static_cast<int>(std::lround(n));
+}
+
+// The token grid of smart_step, smart_history, smart_future (resolved: no zeros left).
+void set_grid(SmartConfig& c, const deck::Deck& d) {
+  TokenGrid& g = c.limits.grid;
+  g.shift = whole(d, "smart_step", kTokenSeconds, c.step, "a token (0.5 s) over smart_step");
+  g.history = whole(d, "smart_history", c.history, kTokenSeconds, "smart_history");
+  g.tokens = g.history + whole(d, "smart_future", c.future, kTokenSeconds, "smart_future");
+}
+
+// Note [grid from the scene file]: smart_step, smart_history and smart_future left at 0 come from
+// the scene file's attributes (trajgen and scenes_import write step_seconds, history_seconds,
+// future_seconds), so a deck need not repeat the data's rate and horizon; files without them are
+// trajgen's 10 Hz, 1 s + the rest.
+void resolve_grid(SmartConfig& c, const deck::Deck& d, std::int64_t steps) {
+  double step = 0.1, history = 1.0, future = 0;
+  const std::string& file = d.get_string("data_file");
+  const h5::File f = h5::File::open_read(file);
+  if (h5::has_attr(f, "/", "step_seconds")) step = h5::read_attr_double(f, "/", "step_seconds");
+  if (h5::has_attr(f, "/", "history_seconds")) history = h5::read_attr_double(f, "/", "history_seconds");
+  if (h5::has_attr(f, "/", "future_seconds")) future = h5::read_attr_double(f, "/", "future_seconds");
+  if (c.step == 0) c.step = step;
+  if (c.history == 0) c.history = history;
+  if (c.future == 0) c.future = future > 0 ? future : static_cast<double>(steps - 1) * c.step - c.history;
+  set_grid(c, d);
+  if (c.limits.grid.steps() > steps)
+    d.fail("smart_future", "the grid needs " + std::to_string(c.limits.grid.steps()) + " steps of " +
+                               std::to_string(c.step) + " s per agent; agent_state in " + file + " has " +
+                               std::to_string(steps));
 }
 
 std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
@@ -59,6 +109,10 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   c.limits.max_agents = static_cast<int>(std::max<std::uint64_t>(types.max_row_elements, 1));
   c.limits.max_segments = static_cast<int>(std::max<std::uint64_t>(segs.max_row_elements, 1));
   c.seed = static_cast<std::uint64_t>(ctx.deck.get_int("seed"));
+  const FieldSpec& st = ctx.field("agent_state");
+  if (st.row_shape.rank != 2 || st.row_shape.dim[1] != 5)
+    ctx.deck.fail("data_file", "smart reads agent_state [agents, steps, 5]; the data has " + st.describe());
+  resolve_grid(c, ctx.deck, st.row_shape.dim[0]);
   return std::make_unique<SmartModel>(c, ctx.capacity);
 }
 
@@ -66,6 +120,11 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   SmartConfig c = config_from(config);
   c.limits.max_agents = static_cast<int>(config.get_int("smart_max_agents"));
   c.limits.max_segments = static_cast<int>(config.get_int("smart_max_segments"));
+  // Weights written before the grid keys: trajgen's grid.
+  if (c.step == 0) c.step = 0.1;
+  if (c.history == 0) c.history = 1.0;
+  if (c.future == 0) c.future = 8.0;
+  set_grid(c, config);
   return std::make_unique<SmartModel>(c, capacity);
 }
 
@@ -73,17 +132,19 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
 
 int smart_generate_main(int argc, char** argv);  // apps/trajgen: models/smart/smart_generate.cpp
 int smart_evaluate_main(int argc, char** argv);  // apps/smart_eval: models/smart/smart_evaluate.cpp
+int smart_import_main(int argc, char** argv);    // apps/scenes_import: models/smart/smart_import.cpp
 
 ModelFamily smart_family() {
   ModelFamily f;
   f.name = "smart";
-  f.summary = "SMART motion transformer: next motion token over scene graphs (apps/trajgen scenes)";
+  f.summary = "SMART motion transformer: next motion token over scene graphs (trajgen or scenes_import scenes)";
   f.declare_keys = declare;
   f.build = build;
   f.declare_config_keys = declare_config;
   f.from_config = from_config;
   f.generate = smart_generate_main;
   f.evaluate = smart_evaluate_main;
+  f.import_data = smart_import_main;
   return f;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/error.hpp"
 #include "models/smart/edge_norm.hpp"
@@ -32,6 +33,26 @@ void upload_prefix(const std::vector<T>& host, std::size_t count, const V& devic
                                                                                         device.span()),
                                     Kokkos::make_pair(std::size_t(0), count)),
                     Kokkos::View<const T*, HostSpace, Kokkos::MemoryUnmanaged>(host.data(), count));
+}
+
+// A real that reads back exactly (%.17g).
+std::string real_string(double v) {
+  char b[40];
+  std::snprintf(b, sizeof(b), "%.17g", v);
+  return b;
+}
+
+// Note [incremental rollouts]: rows of `out` whose token step (node / per_step, time-major) lies in
+// [from, to] go into the cache; the cache is then the next layer's input.
+void keep_rows(const Tensor<float>& out, const View2<float>& cache, int nodes, int per_step, int from, int to) {
+  const auto o = out.matrix();
+  const int H = static_cast<int>(cache.extent(1));
+  Kokkos::parallel_for(
+      "smart_rollout_cache", range(0, nodes), KOKKOS_LAMBDA(const int i) {
+        const int t = i / per_step;
+        if (t < from || t > to) return;
+        for (int h = 0; h < H; ++h) cache(i, h) = o(i, h);
+      });
 }
 
 Tensor<float> rows_of(const View2<float>& v) {
@@ -152,7 +173,8 @@ SmartModel::SmartModel(const SmartConfig& c, int capacity)
     const auto scenes = static_cast<std::size_t>(capacity);
     const auto agents = scenes * static_cast<std::size_t>(c.limits.max_agents);
     const auto segs = scenes * static_cast<std::size_t>(c.limits.max_segments);
-    h_state_ = HostView1<float>("smart_h_state", agents * kTokenSteps * kShift * 5 + agents * 5);
+    h_state_ = HostView1<float>("smart_h_state", agents * static_cast<std::size_t>(c.limits.grid.steps()) * 5);
+    h_valid_ = HostView1<std::int32_t>("smart_h_valid", agents * static_cast<std::size_t>(c.limits.grid.steps()));
     h_poly_ = HostView1<float>("smart_h_poly", segs * kSegmentPoints * 2);
     h_type_ = HostView1<std::int64_t>("smart_h_type", agents);
     h_map_type_ = HostView1<std::int64_t>("smart_h_map_type", segs);
@@ -175,40 +197,76 @@ std::string SmartModel::config_string() const {
          " smart_map_neighbours=" + std::to_string(l.map_neighbours) +
          " smart_agent_neighbours=" + std::to_string(l.agent_neighbours) +
          " smart_max_agents=" + std::to_string(l.max_agents) +
-         " smart_max_segments=" + std::to_string(l.max_segments);
+         " smart_max_segments=" + std::to_string(l.max_segments) + " smart_step=" + real_string(c.step) +
+         " smart_history=" + real_string(c.history) + " smart_future=" + real_string(c.future);
 }
 
 void SmartModel::constrain_fields(std::vector<FieldSpec>& fields) const {
   for (FieldSpec& f : fields)
     if (f.name == "agent_type" || f.name == "map_type") f.min_value = 0, f.max_value = kAgentTypes - 1;
+    else if (f.name == "agent_valid") f.min_value = 0, f.max_value = 1;
 }
 
 ExtraDatasets SmartModel::extra_datasets() const { return {{"smart/motion_vocab", vocab_.table()}}; }
 
-void SmartModel::upload(const Batch& b) {
+// The rows of a batch as the graph builder reads them, pointers on the host (rows.steps: 0 when
+// agent_state is not [agents, steps, 5]).
+SceneRows SmartModel::rows_of_batch(const Batch& b, bool staged) {
   const int n = b.n;
   const Batch::Field& st = b.field("agent_state");
   const Batch::Field& mp = b.field("map_polyline");
   const Tensor<std::int64_t> type = b.get_as<std::int64_t>("agent_type"),
                              map_type = b.get_as<std::int64_t>("map_type");
-  const std::uint64_t* ao = on_host(st.offsets, static_cast<std::size_t>(n) + 1, h_agent_off_);
-  const std::uint64_t* mo = on_host(mp.offsets, static_cast<std::size_t>(n) + 1, h_map_off_);
+  SceneRows rows;
+  rows.n = n, rows.epoch = b.epoch;
+  rows.steps = st.shape.rank == 3 && st.shape.dim[2] == 5 ? static_cast<int>(st.shape.dim[1]) : 0;
   const auto agents = static_cast<std::size_t>(type.shape().size()),
              segs = static_cast<std::size_t>(map_type.shape().size());
-  const float* state = on_host(static_cast<const float*>(st.data), static_cast<std::size_t>(st.shape.size()),
-                               h_state_);
-  const float* poly = on_host(static_cast<const float*>(mp.data), static_cast<std::size_t>(mp.shape.size()),
-                              h_poly_);
-  const std::int64_t* ty = on_host<std::int64_t>(type.data(), agents, h_type_);
-  const std::int64_t* mt = on_host<std::int64_t>(map_type.data(), segs, h_map_type_);
-  const std::uint64_t* ids = on_host<std::uint64_t>(b.ids.data(), static_cast<std::size_t>(n), h_ids_);
-  if (st.shape.rank != 3 || st.shape.dim[1] != kTokenSteps * kShift + 1 || st.shape.dim[2] != 5)
-    throw Error("smart: agent_state must be ragged [agents, 91, 5] (apps/trajgen); the batch has " +
+  if (!staged) {  // host builds: the batch where it lies
+    rows.state = static_cast<const float*>(st.data), rows.agent_offsets = st.offsets, rows.type = type.data();
+    rows.poly = static_cast<const float*>(mp.data), rows.map_offsets = mp.offsets, rows.map_type = map_type.data();
+    rows.ids = b.ids.data();
+    if (b.has("agent_valid")) rows.valid = b.get_as<std::int32_t>("agent_valid").data();
+    return rows;
+  }
+  // A file with more steps than the grid needs: the staging grows once (device builds only).
+  if (static_cast<std::size_t>(st.shape.size()) > h_state_.extent(0))
+    h_state_ = HostView1<float>("smart_h_state", static_cast<std::size_t>(st.shape.size()));
+  if (static_cast<std::size_t>(st.shape.size()) / 5 > h_valid_.extent(0))
+    h_valid_ = HostView1<std::int32_t>("smart_h_valid", static_cast<std::size_t>(st.shape.size()) / 5);
+  rows.agent_offsets = on_host(st.offsets, static_cast<std::size_t>(n) + 1, h_agent_off_);
+  rows.map_offsets = on_host(mp.offsets, static_cast<std::size_t>(n) + 1, h_map_off_);
+  rows.state = on_host(static_cast<const float*>(st.data), static_cast<std::size_t>(st.shape.size()), h_state_);
+  rows.poly = on_host(static_cast<const float*>(mp.data), static_cast<std::size_t>(mp.shape.size()), h_poly_);
+  rows.type = on_host<std::int64_t>(type.data(), agents, h_type_);
+  rows.map_type = on_host<std::int64_t>(map_type.data(), segs, h_map_type_);
+  rows.ids = on_host<std::uint64_t>(b.ids.data(), static_cast<std::size_t>(n), h_ids_);
+  if (b.has("agent_valid")) {
+    const Tensor<std::int32_t> v = b.get_as<std::int32_t>("agent_valid");
+    rows.valid = on_host<std::int32_t>(v.data(), static_cast<std::size_t>(v.shape().size()), h_valid_);
+  }
+  return rows;
+}
+
+void SmartModel::upload(const Batch& b) {
+  const Batch::Field& st = b.field("agent_state");
+  if (st.shape.rank != 3 || st.shape.dim[2] != 5 || st.shape.dim[1] < config_.limits.grid.steps())
+    throw Error("smart: agent_state must be ragged [agents, steps >= " +
+                    std::to_string(config_.limits.grid.steps()) + ", 5] (the model's grid); the batch has " +
                     st.shape.to_string(),
                 ExitCode::bad_input);
-  SceneRows rows;
-  rows.n = n, rows.epoch = b.epoch, rows.state = state, rows.agent_offsets = ao, rows.type = ty;
-  rows.poly = poly, rows.map_offsets = mo, rows.map_type = mt, rows.ids = ids;
+  if (b.has("agent_valid")) {
+    const Batch::Field& v = b.field("agent_valid");
+    if (v.shape.rank != 2 || v.shape.dim[0] != st.shape.dim[0] || v.shape.dim[1] != st.shape.dim[1])
+      throw Error("smart: agent_valid must be ragged [agents, steps] like agent_state " + st.shape.to_string() +
+                      "; the batch has " + v.shape.to_string(),
+                  ExitCode::bad_input);
+  }
+  SceneRows rows = rows_of_batch(b, !kHostBackend);
+  if (rollout_from_ >= 0) {  // Note [incremental rollouts]
+    rows.edges_from = rollout_from_, rows.edges_to = rollout_to_;
+    rows.map_edges = rollout_from_ == 0, rows.time_major = true;
+  }
   graph_ = &graphs_.take(rows);
   const SceneGraph& g = *graph_;
   const auto na = static_cast<std::size_t>(g.agents), nm = static_cast<std::size_t>(g.maps);
@@ -238,17 +296,10 @@ void SmartModel::prefetch(const Batch& b) {
   // Host builds read the batch where it lies; device builds stage each batch through the one set of
   // host buffers in upload(), so their graphs are still built in the step.
   if (!kHostBackend || b.n == 0) return;
-  const Batch::Field& st = b.field("agent_state");
-  if (st.shape.rank != 3 || st.shape.dim[1] != kTokenSteps * kShift + 1 || st.shape.dim[2] != 5) return;
-  const Batch::Field& mp = b.field("map_polyline");
   if (b.field("agent_type").dtype != DType::i64 || b.field("map_type").dtype != DType::i64) return;
-  SceneRows rows;
-  rows.n = b.n, rows.epoch = b.epoch;
-  rows.state = static_cast<const float*>(st.data), rows.agent_offsets = st.offsets;
-  rows.type = b.get_as<std::int64_t>("agent_type").data();
-  rows.poly = static_cast<const float*>(mp.data), rows.map_offsets = mp.offsets;
-  rows.map_type = b.get_as<std::int64_t>("map_type").data();
-  rows.ids = b.ids.data();
+  if (b.has("agent_valid") && b.field("agent_valid").dtype != DType::i32) return;
+  const SceneRows rows = rows_of_batch(b, false);
+  if (rows.steps < config_.limits.grid.steps()) return;  // upload() reports it
   graphs_.prefetch(rows);
 }
 
@@ -259,15 +310,27 @@ double SmartModel::forward(const Batch& b, bool training) {
   const int na = static_cast<int>(g.agents), nm = static_cast<int>(g.maps);
   for (auto& blk : map_blocks_) blk->set_batch(epoch_, map_key_, training);
   for (auto& blk : agent_blocks_) blk->set_batch(epoch_, agent_key_, training);
-  map_in1_->forward(rows_of(map_feat_), nm);
-  map_in2_->forward(map_in1_->output(), nm);
-  r_mm_->forward(rows_of(rel_mm_), static_cast<int>(g.map_map.count));
-  const Tensor<float>* xm = &map_in2_->output();
-  if (shared_norm_ && !map_blocks_.empty())
-    normalize_edges(r_mm_->output(), *xhat_[0], *rstd_[0], static_cast<int>(g.map_map.count));
-  for (auto& blk : map_blocks_) {
-    blk->forward(*xm, *xm, edge_input(0));
-    xm = &blk->output();
+  const Tensor<float>* xm = nullptr;
+  Tensor<float> map_cached;
+  if (rollout_from_ > 0) {  // Note [incremental rollouts]: the map's encoding is the first step's
+    map_cached = rows_of(map_cache_);
+    xm = &map_cached;
+  } else {
+    map_in1_->forward(rows_of(map_feat_), nm);
+    map_in2_->forward(map_in1_->output(), nm);
+    r_mm_->forward(rows_of(rel_mm_), static_cast<int>(g.map_map.count));
+    xm = &map_in2_->output();
+    if (shared_norm_ && !map_blocks_.empty())
+      normalize_edges(r_mm_->output(), *xhat_[0], *rstd_[0], static_cast<int>(g.map_map.count));
+    for (auto& blk : map_blocks_) {
+      blk->forward(*xm, *xm, edge_input(0));
+      xm = &blk->output();
+    }
+    if (rollout_from_ == 0) {
+      keep_rows(*xm, map_cache_, nm, std::max(nm, 1), 0, 0);
+      map_cached = rows_of(map_cache_);
+      xm = &map_cached;
+    }
   }
   embed_->forward(Tensor<float>(token_in_.data(), Shape{static_cast<std::int64_t>(token_in_.extent(0))}), na);
   // Each embedding normalised right after it: its output is scratch (Note [scratch units]).
@@ -279,15 +342,32 @@ double SmartModel::forward(const Batch& b, bool training) {
   r_aa_->forward(rows_of(rel_aa_), static_cast<int>(g.agent_agent.count));
   if (norm) normalize_edges(r_aa_->output(), *xhat_[3], *rstd_[3], static_cast<int>(g.agent_agent.count));
   const Tensor<float>* xa = &embed_->output();
+  std::vector<Tensor<float>> cached;  // Note [incremental rollouts]
   for (std::size_t k = 0; k < agent_blocks_.size(); ++k) {
     SmartBlock& blk = *agent_blocks_[k];
     if (k % 3 == 1) blk.forward(*xm, *xa, edge_input(2));
     else blk.forward(*xa, *xa, edge_input(k % 3 == 0 ? 1 : 3));
     xa = &blk.output();
+    if (rollout_from_ >= 0) {
+      keep_rows(*xa, layer_cache_[k], na, static_cast<int>(g.time_major_agents), rollout_from_, rollout_to_);
+      cached.push_back(rows_of(layer_cache_[k]));
+      xa = &cached.back();
+    }
   }
   head1_->forward(*xa, na);
   head2_->forward(head1_->output(), na);
   return 0.0;
+}
+
+void SmartModel::rollout_window(int from, int to) {
+  if (layer_cache_.empty())
+    for (std::size_t k = 0; k < agent_blocks_.size(); ++k)
+      layer_cache_.emplace_back("smart_rollout_cache", token_in_.extent(0),
+                                static_cast<std::size_t>(config_.hidden));
+  if (map_cache_.extent(0) == 0)
+    map_cache_ = View2<float>("smart_rollout_map_cache", map_feat_.extent(0),
+                              static_cast<std::size_t>(config_.hidden));
+  rollout_from_ = from, rollout_to_ = to;
 }
 
 void SmartModel::token_loss(const Tensor<float>& dlogits, double scale) {

@@ -28,7 +28,8 @@ namespace hpct::smart {
 struct SmartConfig {
   int hidden = 128, heads = 8, map_layers = 3, agent_layers = 6, vocab = 2048, freqs = 64;
   double dropout = 0.1, label_smoothing = 0.1;
-  GraphLimits limits;  // scenes = capacity; max_agents, max_segments from the training data
+  GraphLimits limits;  // scenes = capacity; max_agents, max_segments from the training data; the grid
+  double step = 0.1, history = 1.0, future = 8.0;  // seconds (smart_step, smart_history, smart_future)
   std::uint64_t seed = 0;
   nn::Precision precision = nn::Precision::fp32;  // of every layer; the loss and the graphs stay fp32
 };
@@ -54,12 +55,24 @@ class SmartModel : public Model {
   // Runs the forward on a batch (dropout as `training` says); returns the local loss sum.
   double forward(const Batch& b, bool training);
 
+  // Note [incremental rollouts]: in a rollout, the nodes of a token step depend only on earlier
+  // steps (temporal edges reach back, agent edges stay within a step). So the next forwards number
+  // nodes time-major (node (a, t) = t A + a) and compute only steps up to `to` (a prefix of the rows);
+  // edges are built into steps [from, to] alone, and in every agent layer the outputs of earlier
+  // steps come from the cache the previous forwards filled; the map's encoding is the first
+  // forward's (a rollout batch's map does not change). The scores equal full forwards'. A rollout
+  // calls it with [0, k - 1] for its first token k and [k - 1, k - 1] after; end_rollout() returns
+  // to full, agent-major forwards.
+  void rollout_window(int from, int to);
+  void end_rollout() { rollout_from_ = -1; }
+
   // Label-smoothed cross-entropy per agent node: loss(i) and, when dlogits is given, its gradient
   // times weight(i) * scale. Public only because nvcc allows no device lambda in a private member.
   void token_loss(const Tensor<float>& dlogits, double scale);
 
  private:
   void upload(const Batch& b);
+  SceneRows rows_of_batch(const Batch& b, bool staged);
   // What blocks of edge kind `kind` (0 map-map, 1 temporal, 2 map-agent, 3 agent-agent) take as r:
   // the shared xhat, or the embedding (Note [shared edge normalisation]).
   const Tensor<float>& edge_input(int kind) const;
@@ -89,9 +102,13 @@ class SmartModel : public Model {
   HostView1<float> host_loss_;
   Tensor<float>*dlogits_, *dh1_, *da_, *db_, *dm_, *dm2_, *dr_mm_, *dr_t_, *dr_ma_, *dr_aa_;
   std::uint64_t epoch_ = 0;
+  int rollout_from_ = -1, rollout_to_ = -1;  // -1: full forwards
+  std::vector<View2<float>> layer_cache_;    // per agent block: its outputs [agent nodes, H]
+  View2<float> map_cache_;                   // the map's encoding [map nodes, H]
   // Host staging of the batch's fields (device builds; host builds read them in place).
   HostView1<float> h_state_, h_poly_;
   HostView1<std::int64_t> h_type_, h_map_type_;
+  HostView1<std::int32_t> h_valid_;
   HostView1<std::uint64_t> h_agent_off_, h_map_off_, h_ids_;
 };
 

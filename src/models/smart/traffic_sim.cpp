@@ -193,6 +193,21 @@ Scene simulate_scene(std::uint64_t seed, std::uint64_t index, const SceneOptions
       out[4] = static_cast<float>(a.v * std::sin(h));
     }
   }
+  scene.valid.assign(n * steps, 1);
+  if (opt.churn > 0) {  // Note [agents that come and go]
+    Draw mask{rng::hash(draw.key, 2)};
+    const int T = opt.steps;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (mask.u() >= opt.churn) continue;
+      const int mode = mask.integer(0, 2), a = mask.integer(1, T - 2), len = mask.integer(3, T / 3);
+      const int from = mode == 0 ? 0 : mode == 1 ? a : std::min(a, T - 1 - len);  // 0: enters at a
+      const int to = mode == 0 ? a : mode == 1 ? T : from + len;                  // 1: leaves at a; 2: a gap
+      for (int t = from; t < to; ++t) {
+        scene.valid[i * steps + static_cast<std::size_t>(t)] = 0;
+        std::fill_n(&scene.state[(i * steps + static_cast<std::size_t>(t)) * 5], 5, 0.0f);
+      }
+    }
+  }
   return scene;
 }
 

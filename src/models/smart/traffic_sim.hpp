@@ -17,10 +17,11 @@ enum class AgentType : std::uint8_t { vehicle = 0, pedestrian = 1, cyclist = 2 }
 
 struct Scene {
   RoadNetwork net;
-  int steps = 0;                // recorded steps per agent (10 Hz)
-  std::vector<long long> type;  // [agents]: AgentType
-  std::vector<float> size;      // [agents, 2]: length, width (m)
-  std::vector<float> state;     // [agents, steps, 5]: x, y, heading, vx, vy
+  int steps = 0;                    // recorded steps per agent (10 Hz)
+  std::vector<long long> type;      // [agents]: AgentType
+  std::vector<float> size;          // [agents, 2]: length, width (m)
+  std::vector<float> state;         // [agents, steps, 5]: x, y, heading, vx, vy
+  std::vector<std::int32_t> valid;  // [agents, steps]: 1 where the agent is recorded
 };
 
 struct SceneOptions {
@@ -28,6 +29,10 @@ struct SceneOptions {
   int warmup = 30;  // simulated steps before recording starts
   int min_vehicles = 6, max_vehicles = 16;
   int max_cyclists = 4, max_pedestrians = 6;
+  // Note [agents that come and go]: this fraction of agents is recorded only part of the time
+  // (entering late, leaving early, or lost for a while), like tracks in recorded data; their
+  // state is zero where not recorded. 0: every agent at every step.
+  double churn = 0;
 };
 
 constexpr int kHistorySteps = 11;      // steps 0..10 are the history, the rest the future

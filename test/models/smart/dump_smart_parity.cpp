@@ -1,5 +1,6 @@
 // The whole SMART model against PyTorch (issue 19): a tiny SmartModel (fp32, dropout 0) runs one
-// training step on a batch of three trajgen scenes and writes parity_smart.h5 for
+// training step on a batch of three trajgen scenes (and, in parity_smart_masked.h5, of three scenes
+// whose agents come and go: Note [validity masks]) and writes parity_smart.h5 for
 // test/python/smart_parity.py: every parameter and gradient (params/<name>, grads/<name>), the token
 // graph the model built (graph/...), its logits and the loss sum. The reference rebuilds the
 // network in plain PyTorch (segment softmax by scatter ops) on the same weights and graph.
@@ -27,16 +28,18 @@ void write_vec(const h5::File& f, const std::string& name, const std::vector<T>&
   else h5::write(f, name, {static_cast<std::uint64_t>(count), cols}, v.data());
 }
 
-}  // namespace
-
-TEST(SmartParityDump, OneStepOfATinyModel) {
+void dump(const std::string& path, double churn) {
+  scenes::SceneOptions options;
+  options.churn = churn;
   std::vector<float> state, poly;
+  std::vector<std::int32_t> valid;
   std::vector<std::int64_t> type, map_type;
   std::vector<std::uint64_t> ao{0}, mo{0};
   int max_agents = 0, max_segs = 0;
   const int scenes = 3;
   for (int i = 0; i < scenes; ++i) {
-    const scenes::Scene sc = scenes::simulate_scene(11, static_cast<std::uint64_t>(i));
+    const scenes::Scene sc = scenes::simulate_scene(11, static_cast<std::uint64_t>(i), options);
+    valid.insert(valid.end(), sc.valid.begin(), sc.valid.end());
     std::vector<long long> kinds;
     scenes::map_segments(sc.net, 10.0, 11, poly, kinds);
     state.insert(state.end(), sc.state.begin(), sc.state.end());
@@ -56,12 +59,15 @@ TEST(SmartParityDump, OneStepOfATinyModel) {
   const auto d_state = device_copy(state, "state"), d_poly = device_copy(poly, "poly");
   const auto d_type = device_copy(type, "type"), d_map_type = device_copy(map_type, "map_type");
   const auto d_ao = device_copy(ao, "ao"), d_mo = device_copy(mo, "mo");
+  const auto d_valid = device_copy(valid, "valid");
   const auto ids = device_copy(std::vector<std::uint64_t>{5, 6, 7}, "ids");
   Batch b;
   b.n = scenes, b.ids = ids;
   const auto agents = static_cast<std::int64_t>(ao.back()), segs = static_cast<std::int64_t>(mo.back());
   b.set<float>("agent_state", Tensor<float>(d_state.data(), Shape{agents, 91, 5}), d_ao.data());
   b.set<std::int64_t>("agent_type", Tensor<std::int64_t>(d_type.data(), Shape{agents}), d_ao.data());
+  if (churn > 0)
+    b.set<std::int32_t>("agent_valid", Tensor<std::int32_t>(d_valid.data(), Shape{agents, 91}), d_ao.data());
   b.set<float>("map_polyline", Tensor<float>(d_poly.data(), Shape{segs, 11, 2}), d_mo.data());
   b.set<std::int64_t>("map_type", Tensor<std::int64_t>(d_map_type.data(), Shape{segs}), d_mo.data());
   model.store().zero_grads();
@@ -70,7 +76,7 @@ TEST(SmartParityDump, OneStepOfATinyModel) {
   fence();
   EXPECT_GT(loss, 0.0);
   const smart::SceneGraph& g = model.graph();
-  const h5::File f = h5::File::create("parity_smart.h5");
+  const h5::File f = h5::File::create(path);
   h5::write_attr(f, "/", "hidden", static_cast<long long>(c.hidden));
   h5::write_attr(f, "/", "heads", static_cast<long long>(c.heads));
   h5::write_attr(f, "/", "map_layers", static_cast<long long>(c.map_layers));
@@ -109,3 +115,9 @@ TEST(SmartParityDump, OneStepOfATinyModel) {
                                                                                   logits.size()));
   write_vec(f, "logits", logits, na, static_cast<std::uint64_t>(c.vocab));
 }
+
+}  // namespace
+
+TEST(SmartParityDump, OneStepOfATinyModel) { dump("parity_smart.h5", 0); }
+
+TEST(SmartParityDump, OneStepOnScenesWithAgentsThatComeAndGo) { dump("parity_smart_masked.h5", 0.5); }

@@ -3,7 +3,8 @@
 # training and 3 held-out scenes, `train` runs the deck on 2 ranks for 2 epochs with every path
 # under the build tree (the loss must fall), and smart_eval rolls the held-out scenes out: the table
 # names the constant-velocity baseline and the CSV has a row per agent type with finite numbers;
-# scripts/plot-scene draws the scene smart_eval kept (--scene-out) as a PNG.
+# scripts/plot-scene draws the scene smart_eval kept (--scene-out) as a PNG; full forwards and 2
+# ranks score the same.
 # usage: smart_quickstart.sh TRAIN TRAJGEN SMART_EVAL MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 train=$1 trajgen=$2 smart_eval=$3 mpiexec=$4 dir=$5 src=$6
@@ -22,10 +23,18 @@ awk -v a="$first" -v b="$last" 'BEGIN { if (!(b < a)) { print "smart_quickstart:
   { cat "$dir/eval.log"; exit 1; }
 cat "$dir/eval.log"
 grep -q "vs the constant-velocity baseline" "$dir/eval.log" || { echo "smart_quickstart: no baseline in the table"; exit 1; }
-[ "$(head -1 "$dir/eval.csv")" = "type,agents,min_ade,min_fde,const_vel_ade,const_vel_fde" ] ||
+[ "$(head -1 "$dir/eval.csv")" = "type,agents,min_ade,min_fde,miss_rate,const_vel_ade,const_vel_fde,const_vel_miss_rate" ] ||
   { echo "smart_quickstart: unexpected CSV header"; exit 1; }
 grep -qE "^vehicle,[1-9][0-9]*,[0-9]+\.[0-9]+," "$dir/eval.csv" || { echo "smart_quickstart: no vehicle scores"; exit 1; }
 grep -q "^smart_eval: wrote scene 1 to" "$dir/eval.log" || { echo "smart_quickstart: no scene written"; exit 1; }
+# The scores do not depend on how rollouts run: full forwards one scene at a time, and the scenes
+# split over 2 ranks, give the CSV of the incremental batched run (Note [incremental rollouts]).
+"$smart_eval" "$dir/weights.h5" "$dir/scenes_test.h5" --rollouts 2 --csv "$dir/eval_full.csv" --batch 1 \
+  --incremental 0 > "$dir/eval_full.log" 2>&1 || { cat "$dir/eval_full.log"; exit 1; }
+"$mpiexec" -np 2 --bind-to none "$smart_eval" "$dir/weights.h5" "$dir/scenes_test.h5" --rollouts 2 \
+  --csv "$dir/eval_np2.csv" > "$dir/eval_np2.log" 2>&1 || { cat "$dir/eval_np2.log"; exit 1; }
+cmp "$dir/eval.csv" "$dir/eval_full.csv" || { echo "smart_quickstart: incremental rollouts differ"; exit 1; }
+cmp "$dir/eval.csv" "$dir/eval_np2.csv" || { echo "smart_quickstart: 2 ranks score otherwise"; exit 1; }
 "$src/scripts/plot-scene" "$dir/scene.h5" "$dir/scene.png"
 [ -s "$dir/scene.png" ] || { echo "smart_quickstart: no scene.png"; exit 1; }
 echo "smart_quickstart: loss $first -> $last; rollouts evaluated and drawn"

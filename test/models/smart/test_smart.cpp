@@ -4,6 +4,7 @@
 // 1e-6) and lowers the validation loss; a resumed run continues bitwise; the weights file rebuilds it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -22,9 +23,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string scenes_file(const Comm& comm, const std::string& name, std::uint64_t scenes) {
+std::string scenes_file(const Comm& comm, const std::string& name, std::uint64_t scenes, double churn = 0) {
   const std::string path = test::scratch(name + ".h5");
-  if (comm.rank() == 0) scenes::write_scenes(path, 7, scenes);
+  scenes::SceneOptions options;
+  options.churn = churn;
+  if (comm.rank() == 0) scenes::write_scenes(path, 7, scenes, options);
   comm.barrier();
   return path;
 }
@@ -39,6 +42,9 @@ struct TrainRun {
   std::vector<float> params;
   TrainSummary summary;
 };
+
+// Masked variants (Note [validity masks]) read agent_valid too.
+const char* kMaskedFields = "fields=agent_state, agent_type, map_polyline, map_type, agent_valid";
 
 TrainRun train(const Comm& comm, const std::string& data, const std::vector<std::string>& overrides) {
   const deck::Deck deck = test::make_deck(std::string(kTiny) + "data_file " + data + "\n", overrides);
@@ -88,8 +94,10 @@ TEST(Smart, TheTokenGraphIsCausalAndStaysInsideScenes) {
   l.scenes = 3, l.max_agents = max_agents, l.max_segments = max_segs, l.time_span = 4;
   const smart::MotionVocab vocab(256);
   smart::SceneGraphBuilder builder(l, vocab);
-  const smart::SceneGraph& g = builder.build(3, state.data(), ao.data(), type.data(), poly.data(), mo.data(),
-                                             map_type.data(), ids.data());
+  smart::SceneRows rows;
+  rows.n = 3, rows.state = state.data(), rows.agent_offsets = ao.data(), rows.type = type.data();
+  rows.poly = poly.data(), rows.map_offsets = mo.data(), rows.map_type = map_type.data(), rows.ids = ids.data();
+  const smart::SceneGraph& g = builder.build(rows);
   ASSERT_EQ(g.agents, static_cast<std::int64_t>(ao.back()) * smart::kInputTokens);
   // Scene of an agent node / a map node.
   auto scene_of_agent = [&](int node) {
@@ -130,9 +138,6 @@ TEST(Smart, TheTokenGraphIsCausalAndStaysInsideScenes) {
     }
   // The loader thread's graph (Note [graph prefetch]) is the one built in place; other rows are
   // built on the caller's thread.
-  smart::SceneRows rows;
-  rows.n = 3, rows.state = state.data(), rows.agent_offsets = ao.data(), rows.type = type.data();
-  rows.poly = poly.data(), rows.map_offsets = mo.data(), rows.map_type = map_type.data(), rows.ids = ids.data();
   smart::GraphPrefetcher graphs(l, vocab);
   graphs.prefetch(rows);
   const smart::SceneGraph& p = graphs.take(rows);
@@ -152,6 +157,94 @@ TEST(Smart, TheTokenGraphIsCausalAndStaysInsideScenes) {
   EXPECT_EQ(graphs.prefetched(), 1u);
 }
 
+// Note [validity masks]: an all-ones mask builds the graph without a mask bit for bit; with agents
+// that come and go, a node whose 0.5 s input window holds an invalid step has no edges and no loss,
+// counted nodes need a valid target too, the scene's weights sum to 1, and an agent that appears
+// mid-scene gets nodes (and a loss) from its first valid token on.
+TEST(Smart, MaskedStepsLeaveTheGraphAndTheLoss) {
+  const Comm comm;
+  if (comm.rank() != 0) return;
+  scenes::SceneOptions churn;
+  churn.churn = 0.6;
+  std::vector<float> state, poly, masked_state;
+  std::vector<std::int32_t> ones, valid;
+  std::vector<std::int64_t> type, map_type;
+  std::vector<std::uint64_t> ao{0}, mo{0}, ids{3, 4};
+  int max_agents = 0, max_segs = 0;
+  for (std::uint64_t i = 0; i < 2; ++i) {
+    const scenes::Scene sc = scenes::simulate_scene(9, i), m = scenes::simulate_scene(9, i, churn);
+    ASSERT_EQ(sc.type, m.type);  // the mask changes nothing else
+    std::vector<long long> kinds;
+    scenes::map_segments(sc.net, 10.0, 11, poly, kinds);
+    state.insert(state.end(), sc.state.begin(), sc.state.end());
+    masked_state.insert(masked_state.end(), m.state.begin(), m.state.end());
+    ones.insert(ones.end(), sc.valid.begin(), sc.valid.end());
+    valid.insert(valid.end(), m.valid.begin(), m.valid.end());
+    type.insert(type.end(), sc.type.begin(), sc.type.end());
+    map_type.insert(map_type.end(), kinds.begin(), kinds.end());
+    ao.push_back(ao.back() + sc.type.size()), mo.push_back(map_type.size());
+    max_agents = std::max(max_agents, static_cast<int>(sc.type.size()));
+    max_segs = std::max(max_segs, static_cast<int>(kinds.size()));
+  }
+  ASSERT_NE(std::count(valid.begin(), valid.end(), 0), 0);
+  smart::GraphLimits l;
+  l.scenes = 2, l.max_agents = max_agents, l.max_segments = max_segs, l.time_span = 4;
+  const smart::MotionVocab vocab(256);
+  smart::SceneGraphBuilder plain(l, vocab), with_ones(l, vocab), masked(l, vocab);
+  smart::SceneRows rows;
+  rows.n = 2, rows.state = state.data(), rows.agent_offsets = ao.data(), rows.type = type.data();
+  rows.poly = poly.data(), rows.map_offsets = mo.data(), rows.map_type = map_type.data(), rows.ids = ids.data();
+  const smart::SceneGraph& a = plain.build(rows);
+  rows.valid = ones.data();
+  const smart::SceneGraph& b = with_ones.build(rows);
+  EXPECT_EQ(a.token_in, b.token_in);
+  EXPECT_EQ(a.weight, b.weight);
+  EXPECT_EQ(a.agent_pose, b.agent_pose);
+  for (auto kind : {&smart::SceneGraph::temporal, &smart::SceneGraph::map_agent, &smart::SceneGraph::agent_agent}) {
+    EXPECT_EQ((a.*kind).src, (b.*kind).src);
+    EXPECT_EQ((a.*kind).rel, (b.*kind).rel);
+  }
+  rows.valid = valid.data(), rows.state = masked_state.data();
+  const smart::SceneGraph& g = masked.build(rows);
+  constexpr int T = smart::kInputTokens, S = smart::kShift, steps = 91;
+  auto window_ok = [&](std::size_t agent, int k) {
+    for (int i = k * S; i <= (k + 1) * S; ++i)
+      if (!valid[agent * steps + static_cast<std::size_t>(i)]) return false;
+    return true;
+  };
+  double weights[2] = {0, 0};
+  int late_starters = 0;
+  for (std::size_t agent = 0; agent < ao.back(); ++agent) {
+    const int scene = agent < ao[1] ? 0 : 1;
+    for (int t = 0; t < T; ++t) {
+      const std::size_t node = agent * T + static_cast<std::size_t>(t);
+      EXPECT_EQ(g.node_valid[node] != 0, window_ok(agent, t)) << agent << " " << t;
+      const bool counted = window_ok(agent, t) && window_ok(agent, t + 1);
+      EXPECT_EQ(g.weight[node] > 0, counted) << agent << " " << t;
+      weights[scene] += g.weight[node];
+    }
+    int first = 0;
+    while (first < T && !window_ok(agent, first)) ++first;
+    if (first > 0 && first < T) {  // appears mid-scene (or after a gap at the start): learnt from then on
+      ++late_starters;
+      const double* p = &g.agent_pose[(agent * T + static_cast<std::size_t>(first)) * 3];
+      const float* truth = &masked_state[(agent * steps + static_cast<std::size_t>((first + 1) * S)) * 5];
+      EXPECT_LT(std::hypot(p[0] - truth[0], p[1] - truth[1]), 0.5);
+    }
+  }
+  EXPECT_GT(late_starters, 0);
+  EXPECT_NEAR(weights[0], 1.0, 1e-5);
+  EXPECT_NEAR(weights[1], 1.0, 1e-5);
+  auto node_ok = [&](int node) { return g.node_valid[static_cast<std::size_t>(node)] != 0; };
+  for (const smart::EdgeList* e : {&g.temporal, &g.agent_agent})
+    for (std::int64_t i = 0; i < e->count; ++i) {
+      EXPECT_TRUE(node_ok(e->src[static_cast<std::size_t>(i)]));
+      EXPECT_TRUE(node_ok(e->dst[static_cast<std::size_t>(i)]));
+    }
+  for (std::int64_t i = 0; i < g.map_agent.count; ++i)
+    EXPECT_TRUE(node_ok(g.map_agent.dst[static_cast<std::size_t>(i)]));
+}
+
 TEST(Smart, DataParallelEqualsOneRankAndLearns) {
   const Comm world;
   const std::string data = scenes_file(world, "smart_equiv", 24);
@@ -164,20 +257,49 @@ TEST(Smart, DataParallelEqualsOneRankAndLearns) {
   const TrainRun untrained = train(one, data, {"batch_size=16", "epochs=2", "lr=0"});
   EXPECT_GT(test::relative_difference(reference.params, untrained.params), 1e-3);
   EXPECT_LT(reference.summary.val_loss, untrained.summary.val_loss);
+  // trajgen's all-ones agent_valid read as a mask trains bit for bit as without it.
+  const TrainRun ones = train(one, data, {"batch_size=16", "epochs=2", kMaskedFields});
+  EXPECT_EQ(ones.params, reference.params);
 }
 
-TEST(Smart, ResumeIsBitwiseAndTheWeightsRebuildTheModel) {
+// The same with agents that come and go (Note [validity masks]).
+TEST(Smart, MaskedScenesTrainDataParallel) {
+  const Comm world;
+  const std::string data = scenes_file(world, "smart_equiv_masked", 24, 0.5);
+  const int p = world.size();
+  test::SelfComm self;
+  const Comm one(self.raw);
+  const TrainRun reference = train(one, data, {"batch_size=16", "epochs=2", kMaskedFields});
+  const TrainRun parallel = train(world, data, {"batch_size=" + std::to_string(16 / p), "epochs=2", kMaskedFields});
+  EXPECT_LT(test::relative_difference(reference.params, parallel.params), 1e-6);
+  const TrainRun untrained = train(one, data, {"batch_size=16", "epochs=2", "lr=0", kMaskedFields});
+  EXPECT_LT(reference.summary.val_loss, untrained.summary.val_loss);
+  ASSERT_TRUE(std::isfinite(reference.summary.val_loss));
+}
+
+class SmartResume : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SmartResume, IsBitwiseAndTheWeightsRebuildTheModel) {
   const Comm comm;
-  const std::string data = scenes_file(comm, "smart_resume", 24);
-  const std::string dir = test::scratch("smart_ckpt_np" + std::to_string(comm.size()));
+  const bool masked = GetParam();
+  const std::string data = scenes_file(comm, masked ? "smart_resume_masked" : "smart_resume", 24, masked ? 0.5 : 0);
+
+  const std::string dir = test::scratch(std::string(masked ? "smart_ckpt_masked_np" : "smart_ckpt_np") +
+                                        std::to_string(comm.size()));
   if (comm.rank() == 0) fs::remove_all(dir), fs::create_directories(dir);
   comm.barrier();
   const std::string bs = "batch_size=" + std::to_string(8 / comm.size());
   const std::string weights = dir + "/weights.h5";
-  const TrainRun full = train(comm, data,
-                              {bs, "epochs=2", "checkpoint_dir=" + dir, "checkpoint_every_steps=2",
-                               "checkpoint_keep=100", "output=" + weights});
-  const TrainRun resumed = train(comm, data, {bs, "epochs=2", "resume=" + dir + "/ckpt-000000002.h5"});
+  std::vector<std::string> first{bs,
+                                 "epochs=2",
+                                 "checkpoint_dir=" + dir,
+                                 "checkpoint_every_steps=2",
+                                 "checkpoint_keep=100",
+                                 "output=" + weights},
+      second{bs, "epochs=2", "resume=" + dir + "/ckpt-000000002.h5"};
+  if (masked) first.emplace_back(kMaskedFields), second.emplace_back(kMaskedFields);
+  const TrainRun full = train(comm, data, first);
+  const TrainRun resumed = train(comm, data, second);
   ASSERT_EQ(resumed.params, full.params);
   std::unique_ptr<Model> loaded = load_model(weights, 4);
   EXPECT_EQ(loaded->family(), "smart");
@@ -185,6 +307,9 @@ TEST(Smart, ResumeIsBitwiseAndTheWeightsRebuildTheModel) {
   ASSERT_EQ(a.extent(0), full.params.size());
   for (std::size_t i = 0; i < a.extent(0); ++i) ASSERT_EQ(a(i), full.params[i]) << i;
 }
+INSTANTIATE_TEST_SUITE_P(Smart, SmartResume, ::testing::Values(false, true), [](const auto& info) {
+  return info.param ? std::string("Masked") : std::string("Plain");
+});
 
 // The graphs are built into buffers sized once and the layers run on the workspace: a training step
 // allocates nothing (heap or Kokkos views), as in every family.

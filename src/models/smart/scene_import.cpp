@@ -1,0 +1,185 @@
+// Recorded tracks -> scenes on the model's grid (see scene_import.hpp).
+#include "models/smart/scene_import.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "io/atomic_file.hpp"
+#include "io/hdf5.hpp"
+#include "models/smart/motion_tokens.hpp"
+#include "models/smart/road_network.hpp"
+
+namespace hpct::smart {
+
+namespace {
+
+constexpr double kTimeEps = 1e-6;       // s: times closer than this are one
+constexpr double kStandingSpeed = 0.3;  // m/s: slower, the heading of the motion is noise
+
+// A track's state at time t: false when no two samples at most max_gap apart bracket it.
+bool state_at(const Track& tr, double t, double max_gap, float* out, bool& has_heading) {
+  const auto& s = tr.samples;
+  auto it = std::lower_bound(s.begin(), s.end(), t - kTimeEps,
+                             [](const TrackSample& a, double v) { return a.t < v; });
+  if (it == s.end()) return false;
+  std::size_t j = static_cast<std::size_t>(it - s.begin());
+  if (std::abs(s[j].t - t) > kTimeEps) {  // strictly between samples j - 1 and j
+    if (j == 0 || s[j].t - s[j - 1].t > max_gap + kTimeEps) return false;
+    --j;
+  } else if (j + 1 == s.size() && j > 0 && s[j].t - s[j - 1].t <= max_gap + kTimeEps) {
+    --j;  // the last sample: the motion of the segment ending there
+  }
+  const TrackSample& a = s[j];
+  const TrackSample& b = j + 1 < s.size() ? s[j + 1] : s[j];
+  const double span = b.t - a.t, w = span > 0 ? std::clamp((t - a.t) / span, 0.0, 1.0) : 0.0;
+  const bool segment = span > 0 && span <= max_gap + kTimeEps;
+  out[0] = static_cast<float>(a.x + w * (b.x - a.x)), out[1] = static_cast<float>(a.y + w * (b.y - a.y));
+  double vx = 0, vy = 0;
+  if (a.has_velocity && b.has_velocity) vx = a.vx + w * (b.vx - a.vx), vy = a.vy + w * (b.vy - a.vy);
+  else if (segment) vx = (b.x - a.x) / span, vy = (b.y - a.y) / span;
+  out[3] = static_cast<float>(vx), out[4] = static_cast<float>(vy);
+  has_heading = true;
+  if (a.has_heading && b.has_heading)
+    out[2] = static_cast<float>(wrap_angle(a.heading + w * wrap_angle(b.heading - a.heading)));
+  else if (std::hypot(vx, vy) >= kStandingSpeed) out[2] = static_cast<float>(std::atan2(vy, vx));
+  else has_heading = false;  // filled from the neighbours by the caller
+  return true;
+}
+
+float default_length(int type) { return type == 0 ? 4.5f : type == 2 ? 1.8f : 0.6f; }
+float default_width(int type) { return type == 0 ? 1.9f : type == 2 ? 0.7f : 0.6f; }
+
+
+}  // namespace
+
+ImportSummary import_scenes(const std::vector<Recording>& recordings, const std::string& out,
+                            const ImportOptions& o, const std::string& source) {
+  const double shift = kTokenSeconds / o.step;
+  if (!(o.step > 0) || std::abs(shift - std::round(shift)) > 1e-6)
+    throw Error("--step " + std::to_string(o.step) + " s: 0.5 s must be a whole number of steps",
+                ExitCode::bad_input);
+  for (const auto& [v, name] : {std::make_pair(o.history, "--history"), std::make_pair(o.window, "--window")}) {
+    const double n = v / kTokenSeconds;
+    if (n < 1 - 1e-9 || std::abs(n - std::round(n)) > 1e-6)
+      throw Error(std::string(name) + " " + std::to_string(v) + " s must be a positive multiple of 0.5 s",
+                  ExitCode::bad_input);
+  }
+  if (o.window <= o.history + 1e-9)
+    throw Error("--window must exceed --history (the future is what is predicted)", ExitCode::bad_input);
+  if (!(o.stride > 0)) throw Error("--stride must be positive", ExitCode::bad_input);
+  const auto steps = static_cast<std::size_t>(std::lround(o.window / o.step)) + 1;
+  ImportSummary sum;
+  std::vector<float> state, size, poly;
+  std::vector<std::int32_t> valid;
+  std::vector<long long> type, map_type, agents{0}, segments{0};
+  for (const Recording& r : recordings) {
+    ++sum.recordings;
+    double t0 = 1e300, t1 = -1e300;
+    for (const Track& tr : r.tracks)
+      if (!tr.samples.empty()) t0 = std::min(t0, tr.samples.front().t), t1 = std::max(t1, tr.samples.back().t);
+    // The map once per recording, cut as trajgen's (10 m pieces of 11 points).
+    scenes::RoadNetwork net;
+    for (const Polyline& p : r.map) {
+      scenes::Lane lane;
+      lane.kind = static_cast<scenes::LaneKind>(p.type);
+      for (std::size_t i = 0; i + 1 < p.xy.size(); i += 2) {
+        const scenes::Vec2 v{p.xy[i], p.xy[i + 1]};
+        const double d = lane.pts.empty() ? 0.0 : std::hypot(v.x - lane.pts.back().x, v.y - lane.pts.back().y);
+        if (!lane.pts.empty() && d == 0) continue;
+        lane.cum.push_back(lane.cum.empty() ? 0.0 : lane.cum.back() + d), lane.pts.push_back(v);
+      }
+      if (lane.pts.size() >= 2) net.lanes.push_back(lane);
+    }
+    std::vector<float> map_xy;
+    std::vector<long long> map_kinds;
+    scenes::map_segments(net, 10.0, 11, map_xy, map_kinds);
+    if (t1 - t0 < o.window - kTimeEps) {
+      ++sum.short_recordings;
+      continue;
+    }
+    for (double start = t0; start + o.window <= t1 + kTimeEps; start += o.stride) {
+      std::vector<float> st;
+      std::vector<std::int32_t> vd;
+      std::vector<long long> ty;
+      double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
+      for (const Track& tr : r.tracks) {
+        int kind = tr.type == kOtherType ? o.other : tr.type;
+        if (kind == kOtherType) continue;
+        std::vector<float> s(steps * 5, 0.0f);
+        std::vector<std::int32_t> v(steps, 0);
+        std::vector<char> heading(steps, 0);
+        std::size_t seen = 0;
+        for (std::size_t i = 0; i < steps; ++i) {
+          bool h = false;
+          if (state_at(tr, start + static_cast<double>(i) * o.step, o.max_gap, &s[i * 5], h))
+            v[i] = 1, heading[i] = h, ++seen;
+        }
+        if (seen == 0) continue;
+        // Heading while standing: the last known one, else the next (else 0).
+        for (int pass = 0; pass < 2; ++pass) {
+          float last = 0;
+          bool have = false;
+          for (std::size_t k = 0; k < steps; ++k) {
+            const std::size_t i = pass == 0 ? k : steps - 1 - k;
+            if (!v[i]) {
+              have = false;
+              continue;
+            }
+            if (heading[i]) last = s[i * 5 + 2], have = true;
+            else if (have) s[i * 5 + 2] = last, heading[i] = 1;
+          }
+        }
+        for (std::size_t i = 0; i < steps; ++i)
+          if (v[i])
+            for (int c = 0; c < 2; ++c)
+              lo[c] = std::min(lo[c], double(s[i * 5 + c])), hi[c] = std::max(hi[c], double(s[i * 5 + c]));
+        st.insert(st.end(), s.begin(), s.end()), vd.insert(vd.end(), v.begin(), v.end()), ty.push_back(kind);
+        sum.steps += steps, sum.valid_steps += seen;
+      }
+      if (ty.size() < o.min_agents) continue;
+      state.insert(state.end(), st.begin(), st.end()), valid.insert(valid.end(), vd.begin(), vd.end());
+      for (long long k : ty) {
+        type.push_back(k);
+        size.push_back(default_length(static_cast<int>(k))), size.push_back(default_width(static_cast<int>(k)));
+      }
+      agents.push_back(agents.back() + static_cast<long long>(ty.size()));
+      // Map pieces near the scene's agents (within 30 m of their bounding box).
+      for (std::size_t m = 0; m < map_kinds.size(); ++m) {
+        const float* p = &map_xy[m * 22];
+        bool near = false;
+        for (int i = 0; i < 11 && !near; ++i)
+          near = p[2 * i] > lo[0] - 30 && p[2 * i] < hi[0] + 30 && p[2 * i + 1] > lo[1] - 30 &&
+                 p[2 * i + 1] < hi[1] + 30;
+        if (near) poly.insert(poly.end(), p, p + 22), map_type.push_back(map_kinds[m]);
+      }
+      segments.push_back(static_cast<long long>(map_type.size()));
+      ++sum.scenes;
+    }
+  }
+  if (sum.scenes == 0)
+    throw Error(source + ": no scene of " + std::to_string(o.window) + " s with an agent (" +
+                    std::to_string(sum.short_recordings) + " of " + std::to_string(sum.recordings) +
+                    " recordings are shorter than the window; check --rate, --window)",
+                ExitCode::bad_input);
+  sum.agents = static_cast<std::uint64_t>(agents.back()),
+  sum.segments = static_cast<std::uint64_t>(segments.back());
+  write_atomically(out, [&](const std::string& tmp) {
+    const h5::File f = h5::File::create(tmp);
+    h5::write_ragged(f, "agent_state", {steps, 5}, agents, state);
+    h5::write_ragged(f, "agent_valid", {steps}, agents, valid);
+    h5::write_ragged(f, "agent_type", {}, agents, type);
+    h5::write_ragged(f, "agent_size", {2}, agents, size);
+    h5::write_ragged(f, "map_polyline", {11, 2}, segments, poly);
+    h5::write_ragged(f, "map_type", {}, segments, map_type);
+    h5::write_attr(f, "/", "generator", std::string("scenes_import (docs/transformer.md)"));
+    h5::write_attr(f, "/", "source", source);
+    h5::write_attr(f, "/", "step_seconds", o.step);
+    h5::write_attr(f, "/", "history_seconds", o.history);
+    h5::write_attr(f, "/", "future_seconds", o.window - o.history);
+    h5::write_attr(f, "/", "history_steps", static_cast<long long>(std::lround(o.history / o.step)) + 1);
+  });
+  return sum;
+}
+
+}  // namespace hpct::smart

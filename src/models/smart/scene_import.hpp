@@ -1,0 +1,37 @@
+// Scenes from recorded tracks (apps/scenes_import, docs/transformer.md): every recording is cut into
+// windows of `window` seconds every `stride` seconds; each track is resampled onto the window's
+// grid of `step` seconds (linear in position; velocity from the table or the motion; heading from
+// the table, else from the motion, held while the agent stands), valid where two samples at most
+// `max_gap` apart bracket the step; the scenes are written in trajgen's layout (agent_state,
+// agent_valid, agent_type, agent_size, map_polyline, map_type, ragged) with the grid's attributes
+// step_seconds, history_seconds and future_seconds, so `model smart` reads them without deck keys.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/smart/track_table.hpp"
+
+namespace hpct::smart {
+
+struct ImportOptions {
+  double step = 0.1;             // seconds between the scenes' steps (0.5 s must be whole steps)
+  double history = 1.0;          // seconds observed (a multiple of 0.5)
+  double window = 9.0;           // seconds per scene (history + future, a multiple of 0.5)
+  double stride = 4.5;           // seconds between scene starts in a recording
+  double max_gap = 0.25;         // seconds between two samples that interpolation bridges
+  int other = kOtherType;        // AV2's other objects: dropped (kOtherType) or taken as this type
+  std::uint64_t min_agents = 1;  // scenes with fewer agents are left out
+};
+
+struct ImportSummary {
+  std::uint64_t recordings = 0, scenes = 0, agents = 0, segments = 0, short_recordings = 0;
+  std::uint64_t steps = 0, valid_steps = 0;
+};
+
+// Writes the scenes of `recordings` to `out` (atomically: a failed import leaves no file).
+ImportSummary import_scenes(const std::vector<Recording>& recordings, const std::string& out,
+                            const ImportOptions& options, const std::string& source);
+
+}  // namespace hpct::smart

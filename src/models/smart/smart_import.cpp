@@ -1,0 +1,102 @@
+// apps/scenes_import, the smart family's `import_data` tool (ModelFamily::import_data): recorded
+// trajectories (a long track table with Argoverse 2's column names, and an optional map table) ->
+// scenes for `model smart`, in trajgen's layout with validity masks and the time grid as attributes
+// (docs/transformer.md).
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "core/error.hpp"
+#include "models/smart/scene_import.hpp"
+
+namespace {
+const char* kUsage =
+    "usage: scenes_import TRACKS.csv OUT.h5 [--map MAP.csv] [--rate HZ] [--step S] [--history S]\n"
+    "                     [--window S] [--stride S] [--max-gap S] [--type NAME] [--other NAME]\n"
+    "  TRACKS.csv: a header and one row per (scenario, track, time step) with Argoverse 2's columns\n"
+    "    scenario_id, track_id, timestep, position_x, position_y (m)  required\n"
+    "    heading (rad), velocity_x, velocity_y (m/s), object_type     optional\n"
+    "    object_type: vehicle, bus, pedestrian, cyclist, motorcyclist (-> vehicle, pedestrian,\n"
+    "    cyclist); static, background, construction, riderless_bicycle, unknown are 'other'.\n"
+    "  --map MAP.csv: polylines: [scenario_id,] polyline_id, x, y [, type: vehicle_lane, bike_lane,\n"
+    "    sidewalk, crosswalk], points in row order; without it the scenes have no map.\n"
+    "  --rate HZ: time steps per second of the table (default 10): a row's time is timestep / HZ.\n"
+    "  --step S: seconds between the scenes' steps (default 0.1; 0.5 s must be whole steps); tracks\n"
+    "    are resampled onto it (linear in position, heading from the motion where the table has none).\n"
+    "  --history S (default 1), --window S (default history + 8): seconds observed and per scene,\n"
+    "    multiples of 0.5; --stride S: between scene starts (default half the window).\n"
+    "  --max-gap S: samples further apart are not bridged (default 1.5 / HZ); the steps between are\n"
+    "    invalid (agent_valid 0), as before a track starts and after it ends.\n"
+    "  --type NAME: every track's type without an object_type column (default vehicle).\n"
+    "  --other NAME: take 'other' objects as this type (default: leave them out).\n";
+}  // namespace
+
+namespace hpct::smart {
+
+int smart_import_main(int argc, char** argv) {
+  if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string tracks = argv[1], out = argv[2];
+  std::string map, type_name = "vehicle", other_name;
+  double rate = 10, window = 0, stride = 0, max_gap = 0;
+  hpct::smart::ImportOptions o;
+  for (int i = 3; i < argc; i += 2) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "scenes_import: %s needs a value\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+    const std::string v = argv[i + 1];
+    if (a == "--map") map = v;
+    else if (a == "--type") type_name = v;
+    else if (a == "--other") other_name = v;
+    else {
+      double* target = a == "--rate"      ? &rate
+                       : a == "--step"    ? &o.step
+                       : a == "--history" ? &o.history
+                       : a == "--window"  ? &window
+                       : a == "--stride"  ? &stride
+                       : a == "--max-gap" ? &max_gap
+                                          : nullptr;
+      if (!target) {
+        std::fprintf(stderr, "scenes_import: unknown option %s\n%s", a.c_str(), kUsage);
+        return 2;
+      }
+      char* end = nullptr;
+      *target = std::strtod(v.c_str(), &end);
+      if (v.empty() || !end || *end != '\0' || !(*target > 0)) {
+        std::fprintf(stderr, "scenes_import: %s expects a positive number, got '%s'\n", a.c_str(), v.c_str());
+        return 2;
+      }
+    }
+  }
+  return hpct::run_tool("scenes_import", [&] {
+    int default_type = 0;
+    if (!hpct::smart::agent_type_of(type_name, default_type) || default_type == hpct::smart::kOtherType)
+      throw hpct::Error("--type '" + type_name + "': vehicle, pedestrian or cyclist", hpct::ExitCode::bad_input);
+    if (!other_name.empty() &&
+        (!hpct::smart::agent_type_of(other_name, o.other) || o.other == hpct::smart::kOtherType))
+      throw hpct::Error("--other '" + other_name + "': vehicle, pedestrian or cyclist", hpct::ExitCode::bad_input);
+    o.window = window > 0 ? window : o.history + 8.0;
+    o.stride = stride > 0 ? stride : o.window / 2;
+    o.max_gap = max_gap > 0 ? max_gap : 1.5 / rate;
+    std::vector<hpct::smart::Recording> recordings = hpct::smart::read_track_table(tracks, rate, default_type);
+    if (!map.empty()) hpct::smart::read_map_table(map, recordings);
+    const hpct::smart::ImportSummary s = hpct::smart::import_scenes(recordings, out, o, tracks);
+    std::printf(
+        "scenes_import: wrote %s (%llu scenes of %g s from %llu recordings, %llu agents, %.1f%% of their steps "
+        "valid, %llu map segments; %g s history at %g s steps)\n",
+        out.c_str(), static_cast<unsigned long long>(s.scenes), o.window,
+        static_cast<unsigned long long>(s.recordings), static_cast<unsigned long long>(s.agents),
+        s.steps ? 100.0 * static_cast<double>(s.valid_steps) / static_cast<double>(s.steps) : 0.0,
+        static_cast<unsigned long long>(s.segments), o.history, o.step);
+    if (s.short_recordings > 0)
+      std::printf("scenes_import: %llu recordings shorter than the window were left out\n",
+                  static_cast<unsigned long long>(s.short_recordings));
+    return 0;
+  });
+}
+
+}  // namespace hpct::smart

@@ -1,0 +1,184 @@
+// Reading track and map tables (see track_table.hpp).
+#include "models/smart/track_table.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "io/csv_rows.hpp"
+
+namespace hpct::smart {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  const std::size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
+  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+}
+
+[[noreturn]] void fail(const io::CsvRows& rows, const std::string& column, const std::string& message) {
+  input_error(rows.path(), rows.line(), column, message);
+}
+
+// The header's columns: required ones must be there.
+std::vector<int> columns(io::CsvRows& rows, const std::vector<std::string>& header,
+                         const std::vector<std::pair<const char*, bool>>& names) {
+  std::vector<int> out;
+  std::string have;
+  for (const std::string& h : header) have += (have.empty() ? "" : ", ") + h;
+  for (const auto& [name, required] : names) {
+    out.push_back(io::column_of(header, name));
+    if (required && out.back() < 0)
+      fail(rows, name, "missing column (the header has: " + have + "; Argoverse 2's names are expected)");
+  }
+  return out;
+}
+
+// Field `col` of the row as a number; `optional`: an empty cell gives false.
+bool number(const io::CsvRows& rows, const std::vector<std::string>& f, int col, const char* name, bool optional,
+            double& out) {
+  if (col < 0) return false;
+  if (static_cast<std::size_t>(col) >= f.size())
+    fail(rows, name, "the row has " + std::to_string(f.size()) + " fields; the header names more");
+  if (optional && trim(f[static_cast<std::size_t>(col)]).empty()) return false;
+  if (!io::parse_number(f[static_cast<std::size_t>(col)], out))
+    fail(rows, name, "'" + f[static_cast<std::size_t>(col)] + "' is not a finite number");
+  return true;
+}
+
+const std::string& text(const io::CsvRows& rows, const std::vector<std::string>& f, int col, const char* name) {
+  if (static_cast<std::size_t>(col) >= f.size())
+    fail(rows, name, "the row has " + std::to_string(f.size()) + " fields; the header names more");
+  if (trim(f[static_cast<std::size_t>(col)]).empty()) fail(rows, name, "empty");
+  return f[static_cast<std::size_t>(col)];
+}
+
+}  // namespace
+
+bool agent_type_of(const std::string& name, int& type) {
+  const std::string n = lower(trim(name));
+  if (n == "vehicle" || n == "bus" || n == "car" || n == "truck" || n == "0") type = 0;
+  else if (n == "pedestrian" || n == "1") type = 1;
+  else if (n == "cyclist" || n == "motorcyclist" || n == "bicycle" || n == "2") type = 2;
+  else if (n == "static" || n == "background" || n == "construction" || n == "riderless_bicycle" ||
+           n == "unknown" || n == "other")
+    type = kOtherType;
+  else return false;
+  return true;
+}
+
+std::vector<Recording> read_track_table(const std::string& path, double rate_hz, int default_type) {
+  io::CsvRows rows(path);
+  std::vector<std::string> f;
+  if (!rows.next(f)) throw Error(path + ": empty (a header row and tracks are expected)", ExitCode::bad_input);
+  const std::vector<int> c = columns(rows, f,
+                                     {{"scenario_id", true},
+                                      {"track_id", true},
+                                      {"timestep", true},
+                                      {"position_x", true},
+                                      {"position_y", true},
+                                      {"heading", false},
+                                      {"velocity_x", false},
+                                      {"velocity_y", false},
+                                      {"object_type", false}});
+  std::vector<Recording> out;
+  std::map<std::string, std::size_t> scenario_index;
+  std::vector<std::map<std::string, std::size_t>> track_index;
+  std::vector<std::vector<std::vector<int>>> lines;  // per scenario, track, sample: its line
+  while (rows.next(f)) {
+    const std::string& scenario = text(rows, f, c[0], "scenario_id");
+    const std::string& id = text(rows, f, c[1], "track_id");
+    TrackSample s;
+    double step = 0;
+    number(rows, f, c[2], "timestep", false, step);
+    s.t = step / rate_hz;
+    number(rows, f, c[3], "position_x", false, s.x);
+    number(rows, f, c[4], "position_y", false, s.y);
+    s.has_heading = number(rows, f, c[5], "heading", true, s.heading);
+    double vx = 0, vy = 0;
+    const bool hx = number(rows, f, c[6], "velocity_x", true, vx),
+               hy = number(rows, f, c[7], "velocity_y", true, vy);
+    if (hx != hy) fail(rows, hx ? "velocity_y" : "velocity_x", "empty where the other velocity is given");
+    s.has_velocity = hx, s.vx = vx, s.vy = vy;
+    int type = default_type;
+    if (c[8] >= 0 && !agent_type_of(text(rows, f, c[8], "object_type"), type))
+      fail(rows, "object_type",
+           "unknown type '" + f[static_cast<std::size_t>(c[8])] +
+               "' (AV2's vehicle, bus, pedestrian, cyclist, motorcyclist, static, background, construction, "
+               "riderless_bicycle, unknown)");
+    auto [it, fresh] = scenario_index.emplace(scenario, out.size());
+    if (fresh) out.push_back({scenario, {}, {}}), track_index.emplace_back(), lines.emplace_back();
+    Recording& r = out[it->second];
+    auto [tt, new_track] = track_index[it->second].emplace(id, r.tracks.size());
+    if (new_track) r.tracks.push_back({id, type, {}}), lines[it->second].emplace_back();
+    Track& tr = r.tracks[tt->second];
+    if (tr.type != type)
+      fail(rows, "object_type",
+           "track '" + id + "' changes type (line " + std::to_string(lines[it->second][tt->second].front()) +
+               " gave another)");
+    tr.samples.push_back(s);
+    lines[it->second][tt->second].push_back(rows.line());
+  }
+  for (std::size_t r = 0; r < out.size(); ++r)
+    for (std::size_t k = 0; k < out[r].tracks.size(); ++k) {
+      Track& tr = out[r].tracks[k];
+      std::vector<std::size_t> order(tr.samples.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return tr.samples[a].t < tr.samples[b].t; });
+      std::vector<TrackSample> sorted;
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        if (i > 0 && tr.samples[order[i]].t == tr.samples[order[i - 1]].t)
+          input_error(path, lines[r][k][order[i]], "timestep",
+                      "track '" + tr.id + "' of scenario '" + out[r].scenario + "' repeats the time step of line " +
+                          std::to_string(lines[r][k][order[i - 1]]));
+        sorted.push_back(tr.samples[order[i]]);
+      }
+      tr.samples = std::move(sorted);
+    }
+  if (out.empty()) throw Error(path + ": no tracks (only a header)", ExitCode::bad_input);
+  return out;
+}
+
+void read_map_table(const std::string& path, std::vector<Recording>& recordings) {
+  io::CsvRows rows(path);
+  std::vector<std::string> f;
+  if (!rows.next(f))
+    throw Error(path + ": empty (a header row and polyline points are expected)", ExitCode::bad_input);
+  const std::vector<int> c = columns(
+      rows, f, {{"scenario_id", false}, {"polyline_id", true}, {"x", true}, {"y", true}, {"type", false}});
+  std::map<std::pair<std::string, std::string>, Polyline> lines;
+  std::vector<std::pair<std::string, std::string>> order;
+  while (rows.next(f)) {
+    const std::string scenario = c[0] >= 0 ? text(rows, f, c[0], "scenario_id") : std::string();
+    const std::string& id = text(rows, f, c[1], "polyline_id");
+    double x = 0, y = 0;
+    number(rows, f, c[2], "x", false, x);
+    number(rows, f, c[3], "y", false, y);
+    int type = 0;
+    if (c[4] >= 0) {
+      const std::string t = lower(trim(text(rows, f, c[4], "type")));
+      if (t == "vehicle_lane" || t == "vehicle" || t == "0") type = 0;
+      else if (t == "bike_lane" || t == "bike" || t == "1") type = 1;
+      else if (t == "sidewalk" || t == "crosswalk" || t == "pedestrian" || t == "2") type = 2;
+      else fail(rows, "type", "unknown map type '" + t + "' (vehicle_lane, bike_lane, sidewalk, crosswalk)");
+    }
+    auto [it, fresh] = lines.emplace(std::make_pair(scenario, id), Polyline{type, {}});
+    if (fresh) order.push_back(it->first);
+    it->second.xy.push_back(x), it->second.xy.push_back(y);
+  }
+  for (const auto& key : order) {
+    const Polyline& p = lines[key];
+    if (p.xy.size() < 4) continue;  // a single point is no direction
+    for (Recording& r : recordings)
+      if (key.first.empty() || key.first == r.scenario) r.map.push_back(p);
+  }
+}
+
+}  // namespace hpct::smart
