@@ -14,16 +14,14 @@ DataSourceKind hdf5_tabular_source();  // data/hdf5_tabular.cpp
 DataSourceKind hdf5_images_source();   // data/hdf5_images.cpp
 DataSourceKind hdf5_fields_source();   // data/hdf5_fields.cpp
 DataSourceKind netcdf_grid_source();   // data/netcdf_grid.cpp
+DataSourceKind grib_grid_source();     // data/grib_grid.cpp
 
 const std::vector<DataSourceKind>& data_sources() {
   // Order matters for auto: the more specific formats first, plain tabular HDF5 last; hdf5_fields
   // before hdf5_images, since a deck that sets `fields` names the datasets it wants (an image file
   // read as fields keeps its own names).
   static const std::vector<DataSourceKind> sources = {
-      hdf5_fields_source(),
-      netcdf_grid_source(),
-      hdf5_images_source(),
-      hdf5_tabular_source(),
+      hdf5_fields_source(), netcdf_grid_source(), grib_grid_source(), hdf5_images_source(), hdf5_tabular_source(),
   };
   return sources;
 }

@@ -34,6 +34,8 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
                      std::to_string(lead_steps) + "\n";
   if (!c.forcing_names.empty()) text += "forcing_variables " + joined(c.forcing_names) + "\n";
   if (!c.static_names.empty()) text += "static_variables " + joined(c.static_names) + "\n";
+  if (!c.derived_forcings.empty()) text += "derived_forcings " + joined(c.derived_forcings) + "\n";
+  if (!c.derived_statics.empty()) text += "derived_statics " + joined(c.derived_statics) + "\n";
   const std::shared_ptr<const Dataset> data = open_data_source(deck::Deck::parse(text, weights + " (its variables)",
                                                                                  schema, {}),
                                                                data_file, "data_file");
