@@ -2,6 +2,7 @@
 #include "data/grid_samples.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -38,6 +39,10 @@ void GridSamples::declare_keys(deck::Schema& s) {
                "netcdf: static inputs computed from the lat/lon coordinates, appended to field static: lat_lon "
                "(sin, cos of latitude and of longitude)");
   s.add_int("ar_steps", 1, 1, 1000, "netcdf: predicted steps per sample (autoregressive rollout length)");
+  s.add_choice("missing_data", "error", {"error", "mask"},
+               "netcdf: a NaN (or _FillValue) is an error naming the variable and index (error), or (mask) points "
+               "missing at every time are left out of the loss (field mask) and time steps missing at every point "
+               "are skipped as initial times; any other NaN is still an error");
 }
 
 GridSamples::GridSamples(const std::string& file, const deck::Deck& deck)
@@ -47,7 +52,8 @@ GridSamples::GridSamples(const std::string& file, const deck::Deck& deck)
       static_(grid_name_list(deck.get_string("static_variables"))),
       ar_(static_cast<std::size_t>(deck.get_int("ar_steps"))),
       derived_forcing_names_(grid_name_list(deck.get_string("derived_forcings"))),
-      derived_static_names_(grid_name_list(deck.get_string("derived_statics"))) {
+      derived_static_names_(grid_name_list(deck.get_string("derived_statics"))),
+      masking_(deck.get_string("missing_data") == "mask") {
   if (state_.empty())
     throw Error(file + ": the " + deck.get_string("data_format") +
                     " source needs the deck key `state_variables` (the predicted variables)",
@@ -74,7 +80,8 @@ void GridSamples::finish(Layout layout) {
   std::vector<double> times = g.time_s;
   if (times.empty())
     for (std::size_t t = 0; t < g.times; ++t) times.push_back(static_cast<double>(t));
-  axis_ = time_axis(times, {}, ar_ + 2, file_);
+  const std::vector<char> bad = masking_ ? scan_missing() : std::vector<char>();
+  axis_ = time_axis(times, bad, ar_ + 2, file_);
   if (axis_.starts.empty())
     throw Error(file_ + ": " + std::to_string(g.times) + " time steps" +
                     (axis_.gaps ? " with " + std::to_string(axis_.gaps) + " gaps" : std::string()) +
@@ -101,6 +108,56 @@ void GridSamples::finish(Layout layout) {
   specs_.push_back(spec("grid", {2, static_cast<std::int64_t>(g.ny), static_cast<std::int64_t>(g.nx)}));
   if (F) specs_.push_back(spec("forcing", {F, A, N}));
   if (K) specs_.push_back(spec("static", {K, N}));
+  if (masking_) specs_.push_back(spec("mask", {N}));
+}
+
+// Note [missing data]: with missing_data mask, one pass over the file finds the points missing (NaN)
+// at every time in some timed variable or in a static one: they are masked (field mask 0, left out
+// of the loss and the scores) and given the variable's mean so the inputs stay finite; and the time
+// steps where a variable is missing at every point: no sample uses them. What is left, a NaN at one
+// point and time, is still an error naming the variable and the index (a broken file, not a domain).
+std::vector<char> GridSamples::scan_missing() {
+  const Layout& g = layout_;
+  const std::size_t n = g.ny * g.nx, V = state_.size() + forcing_.size(), chunk = 64;
+  std::vector<std::size_t> nan_count(V * n, 0);
+  std::vector<double> sum(V, 0.0), count(V, 0.0);
+  std::vector<char> bad(g.times, 0);
+  std::vector<float> window;
+  const std::unique_ptr<Reader> in = reader();
+  for (std::size_t t0 = 0; t0 < g.times; t0 += chunk) {
+    const std::size_t nt = std::min(chunk, g.times - t0);
+    window.resize(V * nt * n);
+    in->read(t0, nt, window.data());
+    for (std::size_t v = 0; v < V; ++v)
+      for (std::size_t k = 0; k < nt; ++k) {
+        const float* x = &window[(v * nt + k) * n];
+        std::size_t nans = 0;
+        for (std::size_t p = 0; p < n; ++p) {
+          if (std::isnan(x[p])) ++nans, ++nan_count[v * n + p];
+          else sum[v] += x[p], count[v] += 1;
+        }
+        if (nans == n) bad[t0 + k] = 1;
+      }
+  }
+  valid_.assign(n, 1.0f);
+  for (std::size_t v = 0; v < V; ++v)
+    for (std::size_t p = 0; p < n; ++p)
+      if (nan_count[v * n + p] == g.times) valid_[p] = 0.0f;
+  for (std::size_t k = 0; k < static_.size(); ++k)
+    for (std::size_t p = 0; p < n; ++p)
+      if (std::isnan(layout_.statics[k * n + p])) valid_[p] = 0.0f;
+  for (std::size_t p = 0; p < n; ++p)
+    if (valid_[p] == 0.0f) masked_.push_back(p);
+  if (masked_.size() == n) throw Error(file_ + ": every point is missing at every time", ExitCode::bad_input);
+  for (std::size_t v = 0; v < V; ++v) fill_.push_back(count[v] > 0 ? static_cast<float>(sum[v] / count[v]) : 0.0f);
+  for (std::size_t k = 0; k < static_.size(); ++k) {  // statics: the mean of the kept points
+    double s = 0, c = 0;
+    for (std::size_t p = 0; p < n; ++p)
+      if (valid_[p] != 0.0f) s += layout_.statics[k * n + p], c += 1;
+    for (const std::size_t p : masked_) layout_.statics[k * n + p] = static_cast<float>(s / c);
+  }
+  for (const char b : bad) missing_times_ += b ? 1 : 0;
+  return bad;
 }
 
 std::string GridSamples::description() const {
@@ -114,6 +171,9 @@ std::string GridSamples::description() const {
   if (axis_.gaps)
     d += ", " + std::to_string(axis_.gaps) + " gaps in time (" + std::to_string(axis_.missing_steps) +
          " steps missing)";
+  if (masking_)
+    d += ", " + std::to_string(masked_.size()) + " points always missing (masked), " +
+         std::to_string(missing_times_) + " time steps missing";
   const std::size_t all = layout_.times >= ar_ + 2 ? layout_.times - ar_ - 1 : 0;
   if (axis_.starts.size() < all) d += ", " + std::to_string(all - axis_.starts.size()) + " initial times skipped";
   return d + ")";
@@ -150,6 +210,9 @@ void GridSamples::fill(Reader& in, std::size_t t0, std::uint64_t count, const st
   const std::size_t nt = count + 1 + A;  // times t0 .. t0 + count + ar_
   window.resize((S + F) * nt * n);
   in.read(t0, nt, window.data());
+  for (std::size_t v = 0; v < (masked_.empty() ? 0 : S + F0); ++v)  // Note [missing data]
+    for (std::size_t k = 0; k < nt; ++k)
+      for (const std::size_t p : masked_) window[(v * nt + k) * n + p] = fill_[v];
   for (std::size_t d = 0; d < D; ++d)
     for (std::size_t k = 2; k < nt; ++k)  // forcings are used from the first target time on
       derived_forcing(derived_forcings_[d], layout_.time_s[t0 + k], axis_.step_s, layout_.y, layout_.x,
@@ -162,7 +225,8 @@ void GridSamples::fill(Reader& in, std::size_t t0, std::uint64_t count, const st
   auto* grid = static_cast<float*>(out[3].values);
   std::size_t next = 4;
   float* forcing = F ? static_cast<float*>(out[next++].values) : nullptr;
-  float* statics = statics_.empty() ? nullptr : static_cast<float*>(out[next].values);
+  float* statics = statics_.empty() ? nullptr : static_cast<float*>(out[next++].values);
+  float* mask = masking_ ? static_cast<float*>(out[next].values) : nullptr;
   for (std::size_t r = 0; r < count; ++r) {
     const std::size_t row = at + r;
     for (std::size_t s = 0; s < S; ++s) {
@@ -177,6 +241,7 @@ void GridSamples::fill(Reader& in, std::size_t t0, std::uint64_t count, const st
       for (std::size_t k = 0; k < A; ++k)
         std::copy_n(at_time(S + f, r + 2 + k), n, forcing + ((row * F + f) * A + k) * n);
     if (statics) std::copy(statics_.begin(), statics_.end(), statics + row * statics_.size());
+    if (mask) std::copy(valid_.begin(), valid_.end(), mask + row * n);
     for (std::size_t p = 0; p < n; ++p) {
       grid[row * 2 * n + p] = static_cast<float>(layout_.x[p % layout_.nx]);
       grid[row * 2 * n + n + p] = static_cast<float>(layout_.y[p / layout_.nx]);

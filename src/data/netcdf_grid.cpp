@@ -152,7 +152,7 @@ class NetcdfGridDataset : public GridSamples {
         const std::size_t nt = timed ? ar_ + 2 : 1;
         read_variable(f.id(), var, timed ? t0 : 0, nt, v.data());
         for (std::size_t i = 0; i < nt * n; ++i)
-          if (!std::isfinite(v[i]))
+          if (!std::isfinite(v[i]) && !masked(i % n))
             return file_ + ": variable '" + var.name + "': index (" +
                    (timed ? "time " + std::to_string(t0 + i / n) + ", " : "") + "y " +
                    std::to_string(i % n / layout_.nx) + ", x " + std::to_string(i % layout_.nx) + ") (sample " +

@@ -11,6 +11,7 @@
 #include "data/grid_forcings.hpp"
 #include "data/grid_time.hpp"
 #include "data/source_registry.hpp"
+#include "models/gnn/rollout_evaluation.hpp"
 #include "support/test_support.hpp"
 
 using namespace hpct;
@@ -150,6 +151,49 @@ TEST(Era5Sources, PackedInt16WithMissingValues) {
   // Row 2's target is time 4, where (j 2, i 3) is missing too.
   EXPECT_TRUE(std::isnan(r.at(1)[kN + 2 * kNx + 3]));
   EXPECT_NEAR(r.at(1)[kN + 2 * kNx + 2], t2m(4, 2 * kNx + 2), 0.006);
+}
+
+TEST(Era5Sources, MissingDataMasked) {
+  const std::string file = kDir + "era5_packed.nc";
+  const auto data = open_as("data_format netcdf\nstate_variables t2m\nar_steps 1\nmissing_data mask\n", file);
+  // Time 7 is missing everywhere: of initial times 1..8, those whose times 0..9 touch it go (6, 7, 8).
+  EXPECT_EQ(data->rows(), 5u);
+  EXPECT_NE(data->description().find("1 points always missing (masked), 1 time steps missing, 3 initial times "
+                                     "skipped"),
+            std::string::npos)
+      << data->description();
+  ASSERT_EQ(data->fields().back().name, "mask");
+  const Read r = read(*data, {0, 2});
+  EXPECT_EQ(r.at(4)[0], 0.0f);  // the masked point
+  EXPECT_EQ(r.at(4)[1], 1.0f);
+  EXPECT_TRUE(std::isfinite(r.at(0)[0]));              // given the mean, so the inputs stay finite
+  EXPECT_TRUE(std::isnan(r.at(1)[kN + 2 * kNx + 3]));  // a stray NaN stays: training stops on it
+  EXPECT_EQ(train_error("model gnn\ngnn_latent 4\ngnn_layers 1\nboundary_width 1\ndata_format netcdf\n"
+                        "state_variables t2m\nmissing_data mask\nbatch_size 2\nepochs 1\ndata_file " +
+                        file + "\n"),
+            file +
+                ": variable 't2m': index (time 4, y 2, x 3) (sample 2, field 'targets') holds a NaN or Inf (first "
+                "bad row)");
+}
+
+// The deck of inputs/gnn_era5.in (derived inputs, km edges) with a mask, trained for an epoch and rolled
+// out as wxeval does: the masked points are out of the loss and the scores, the missing hour skipped.
+TEST(Era5Sources, GnnTrainsAndRollsOutWithTheMask) {
+  const std::string file = kDir + "era5_masked.nc", weights = kDir + "gnn_masked.h5";
+  EXPECT_EQ(train_error("model gnn\ngnn_latent 8\ngnn_layers 1\nboundary_width 1\nstate_variables t2m\n"
+                        "derived_forcings toa_radiation, time_of_day\nderived_statics lat_lon\n"
+                        "gnn_edge_distances sphere\nmissing_data mask\nbatch_size 4\nepochs 1\n"
+                        "validation_fraction 0.25\noutput " +
+                        weights + "\ndata_file " + file + "\n"),
+            "");
+  const Comm comm;
+  const RolloutSums s = gnn_rollout_sums(weights, file, 3, 0.75, 4, comm.rank(), comm.size(),
+                                         [&](std::vector<double>& v) { comm.allreduce_sum(v.data(), v.size()); });
+  // The interior of 6 x 7 less a strip of 1 is 4 x 5 = 20 points; 4 of them are masked.
+  EXPECT_EQ(s.interior_points, 16);
+  EXPECT_EQ(s.variables, std::vector<std::string>{"t2m"});
+  for (double v : s.model) EXPECT_TRUE(std::isfinite(v));
+  for (double v : s.climatology) EXPECT_TRUE(std::isfinite(v));
 }
 
 TEST(Era5Sources, ErrorsNameTheFileTheVariableAndTheLevel) {

@@ -11,7 +11,10 @@ Values are exact in float32 and known to the test (t, j, i: time, latitude, long
   era5_3h.nc      t2m every 3 hours from 2024-03-20 00:00 (10 times, t = hours / 3), latitude
                   -180-180 longitudes (-1.5 .. 0.75), float64
   era5_packed.nc  t2m packed as int16 (scale_factor 0.01, add_offset 270, _FillValue -32767) with the
-                  point (j 0, i 0) missing at every time, and t2m[time 4, j 2, i 3] missing (a stray gap)
+                  point (j 0, i 0) missing at every time, time 7 missing at every point, and
+                  t2m[time 4, j 2, i 3] missing (a stray gap)
+  era5_masked.nc  era5_cds.nc's t2m over 40 hours with the points (j 2..3, i 3..4) missing (NaN) at
+                  every time ("land") and hour 20 missing at every point
 usage: make_era5_grids.py OUT_DIR
 """
 import os
@@ -80,6 +83,7 @@ hp = list(range(10))
 t2mp, _, _ = fields(hp)
 t2mp[:, 0, 0] = np.nan
 t2mp[4, 2, 3] = np.nan
+t2mp[7] = np.nan
 packed = xr.Dataset(
     {"t2m": (("time", "latitude", "longitude"), t2mp)},
     coords={"time": np.datetime64("2024-01-01T00:00", "ns") + np.array(hp) * np.timedelta64(1, "h"),
@@ -87,4 +91,16 @@ packed = xr.Dataset(
 )
 packed.to_netcdf(os.path.join(out, "era5_packed.nc"), encoding={
     "t2m": {"dtype": "int16", "scale_factor": 0.01, "add_offset": 270.0, "_FillValue": -32767}})
+# Always-missing points and a missing hour, nothing else.
+hm = list(range(40))
+t2mm, _, _ = fields(hm)
+t2mm[:, 2:4, 3:5] = np.nan
+t2mm[20] = np.nan
+masked = xr.Dataset(
+    {"t2m": (("valid_time", "latitude", "longitude"), t2mm.astype(np.float32))},
+    coords={"valid_time": np.datetime64("2024-06-20T00:00", "ns") + np.array(hm) * np.timedelta64(1, "h"),
+            "latitude": ("latitude", lat, {"units": "degrees_north"}),
+            "longitude": ("longitude", lon360, {"units": "degrees_east"})},
+)
+masked.to_netcdf(os.path.join(out, "era5_masked.nc"))
 print("wrote", out)

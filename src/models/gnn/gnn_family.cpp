@@ -37,6 +37,7 @@ void declare_config(deck::Schema& s) {
   // Files written before Note [tendency input] have no such key: their inputs were the two states.
   s.add_string("derived_forcings", "none", "the source's derived forcings (after the forcing variables)");
   s.add_string("derived_statics", "none", "the source's derived static inputs (after the static variables)");
+  s.add_string("missing_data", "error", "mask: the data's field mask left points out of the loss");
   s.add_string("gnn_inputs", "states", "the network's state inputs: tendency (the change and the state at t)");
 }
 
@@ -84,6 +85,7 @@ GnnModelConfig config_from(const deck::Deck& d, int ny, int nx, int S, int F, in
   c.derived_forcings = split(d.get_string("derived_forcings"));
   c.derived_statics = split(d.get_string("derived_statics"));
   c.sphere_edges = d.get_string("gnn_edge_distances") == "sphere";
+  c.masked = d.get_string("missing_data") == "mask";
   if (static_cast<int>(names.size()) != S) {  // the data's names are unknown: s0, s1, ...
     c.state_names.clear();
     for (int s = 0; s < S; ++s) c.state_names.push_back("s" + std::to_string(s));

@@ -162,6 +162,7 @@ std::string GnnModel::config_string() const {
   if (!c_.derived_forcings.empty()) s += " derived_forcings=" + join(c_.derived_forcings);
   if (!c_.derived_statics.empty()) s += " derived_statics=" + join(c_.derived_statics);
   if (c_.sphere_edges) s += " gnn_edge_distances=sphere";
+  if (c_.masked) s += " missing_data=mask";
   return s;
 }
 
@@ -270,6 +271,7 @@ std::vector<StatsRequest> GnnModel::data_stats_request() const {
   if (c_.statics) r.push_back({"static", StatsGranularity::channel});
   // The grid's coordinates: the same in every sample, so the column means are the coordinates.
   if (c_.sphere_edges) r.push_back({"grid", StatsGranularity::column});
+  if (c_.masked) r.push_back({"mask", StatsGranularity::column});  // the same in every sample, too
   return r;
 }
 
@@ -290,6 +292,29 @@ void GnnModel::set_data_stats(const DataStats& stats) {
     set_sphere_positions(std::vector<double>(g.begin() + N, g.end()),
                          std::vector<double>(g.begin(), g.begin() + N));
   }
+  if (c_.masked) set_point_mask(stats.of("mask").mean);
+}
+
+void GnnModel::set_point_mask(const std::vector<double>& valid) {
+  const auto N = static_cast<std::size_t>(c_.net.ny) * static_cast<std::size_t>(c_.net.nx);
+  if (valid.size() != N)
+    throw Error(strf("gnn: a mask of %zu points for a grid of %zu", valid.size(), N), ExitCode::bad_input);
+  h_valid_ = valid;
+  auto h = Kokkos::create_mirror_view(mask_);
+  Kokkos::deep_copy(h, mask_);
+  interior_ = 0;
+  for (std::size_t p = 0; p < N; ++p) {
+    if (valid[p] < 0.5) h(p) = 0.0f;
+    interior_ += h(p) > 0 ? 1 : 0;
+  }
+  if (interior_ == 0) throw Error("gnn: the data's mask leaves no interior point", ExitCode::bad_input);
+  Kokkos::deep_copy(mask_, h);
+}
+
+std::vector<float> GnnModel::point_mask() const {
+  auto h = Kokkos::create_mirror_view(mask_);
+  Kokkos::deep_copy(h, mask_);
+  return std::vector<float>(h.data(), h.data() + h.extent(0));
 }
 
 void GnnModel::set_sphere_positions(const std::vector<double>& lat, const std::vector<double>& lon) {
@@ -321,6 +346,7 @@ ExtraDatasets GnnModel::extra_datasets() const {
                      {"normalisation/diff_mean", h_diff_mean_},
                      {"normalisation/diff_std", h_diff_std_}};
   if (c_.sphere_edges) d["graph/latitude"] = h_lat_, d["graph/longitude"] = h_lon_;
+  if (c_.masked) d["graph/valid"] = h_valid_;
   return d;
 }
 
@@ -341,6 +367,11 @@ void GnnModel::load_extra_datasets(const std::string& weights_file) {
         throw Error(weights_file + ": no dataset '" + std::string(path) + "' (the grid positions of its edges)",
                     ExitCode::bad_input);
     set_sphere_positions(h5::read_all<double>(f, "graph/latitude"), h5::read_all<double>(f, "graph/longitude"));
+  }
+  if (c_.masked) {
+    if (!h5::exists(f, "graph/valid"))
+      throw Error(weights_file + ": no dataset 'graph/valid' (the points its data left out)", ExitCode::bad_input);
+    set_point_mask(h5::read_all<double>(f, "graph/valid"));
   }
 }
 
