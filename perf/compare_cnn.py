@@ -6,7 +6,7 @@ ResNet-18 width 16, 2 stages, 64x64, 1-shot episodes) at batch 32 episodes. Prin
 and the ratio ours / PyTorch per case, repeated --repeats times (min-max of the ratios), with the
 CPU model (lscpu) and the load (uptime) before and after.
 
-  .deps/refenv/bin/python perf/compare_cnn.py [--build build] [--steps 8] [--repeats 2] [--conv-algorithm onednn]
+  .deps/benchenv/bin/python perf/compare_cnn.py [--build build] [--steps 8] [--repeats 2] [--conv-algorithm onednn]
 
 Our side: `build/apps/train` on 1 rank (OMP_NUM_THREADS = threads) with the deck's batch set; the
 median of its per-window rates (metrics file `samples_per_s`) after the first window. PyTorch side:

@@ -2,11 +2,13 @@
 """Training speed of hpctrain's diffusion model vs the same model in PyTorch (AdamW, same batch), on
 this machine, one thread each, run back to back. Prints samples/s of both and the ratio per batch size.
 
-  /usr/bin/python3 perf/compare_diffusion.py [--build build] [--batches 16,256] [--seconds 20]
+  .deps/benchenv/bin/python perf/compare_diffusion.py [--build build] [--batches 16,256] [--samples 60000]
+                                                     [--repeats 3]
 
 Our side: `build/apps/train inputs/diffusion_quickstart.in` (1 rank, OMP_NUM_THREADS=1) with the batch
 overridden; its per-window rates (metrics file, `samples_per_s` of the step records) after the first
-window, median. PyTorch side: the same denoiser (test/python/diffusion_torch.py), data in memory,
+window, median. With --repeats N the two run alternately N times per batch size; the table gives
+min-max of each side's rate and of the ratio. PyTorch side: the same denoiser (test/python/diffusion_torch.py), data in memory,
 timestep and noise drawn per step, forward, MSE, backward, AdamW step; median of per-window rates.
 Not a pass/fail test: timings depend on the machine and its load."""
 import argparse
@@ -83,18 +85,22 @@ def main():
     ap.add_argument("--data", default=os.path.join(ROOT, "data", "downscaling.h5"))
     ap.add_argument("--batches", default="16,256")
     ap.add_argument("--samples", type=int, default=60000, help="training samples per measurement")
+    ap.add_argument("--repeats", type=int, default=1)
     args = ap.parse_args()
     if not os.path.exists(args.data):
         subprocess.run([os.path.join(args.build, "apps", "diffgen"), args.data, "--rows", "20000"], check=True)
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, OMP_NUM_THREADS=1, data {args.data}")
-    print(f"{'batch':>6} {'hpctrain samples/s':>20} {'pytorch samples/s':>18} {'ratio':>7}")
+    print(f"{'batch':>6} {'hpctrain samples/s':>22} {'pytorch samples/s':>22} {'ratio (min-max)':>16}")
+    span = lambda v, f: f"{min(v):{f}}-{max(v):{f}}" if len(v) > 1 else f"{v[0]:{f}}"
     for b in [int(x) for x in args.batches.split(",")]:
         steps = max(40, args.samples // b)
         window = max(5, steps // 10)
-        r_torch = pytorch(args.data, b, steps, window)
-        r_ours = ours(args.build, args.data, b, steps, window)
-        print(f"{b:>6} {r_ours:>20.0f} {r_torch:>18.0f} {r_ours / r_torch:>7.2f}", flush=True)
-
+        ours_rates, torch_rates = [], []
+        for _ in range(args.repeats):
+            torch_rates.append(pytorch(args.data, b, steps, window))
+            ours_rates.append(ours(args.build, args.data, b, steps, window))
+        ratios = [o / t for o, t in zip(ours_rates, torch_rates)]
+        print(f"{b:>6} {span(ours_rates, '.0f'):>22} {span(torch_rates, '.0f'):>22} {span(ratios, '.2f'):>16}", flush=True)
 
 if __name__ == "__main__":
     main()

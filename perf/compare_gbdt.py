@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Compare hpctrain's GBDT with XGBoost (hist) and LightGBM on the same data, threads, trees, depth
 and bins: wall time, test AUC / logloss, and ratios to ours.
 
@@ -16,7 +16,7 @@ memory (`peak MiB`: getrusage's ru_maxrss of that process) is its own. With --re
 tools run in turn N times and the table shows min-max of the times and ratios; `cpu s` is each
 process's user + system CPU time (getrusage, reading the data included); the 1/5/15-minute load
 averages are printed before and after (timings on a shared machine are only comparable side by side).
-Needs numpy, h5py, xgboost(-cpu), lightgbm: `scripts/setup --reference`.
+Needs numpy, h5py, xgboost(-cpu), lightgbm: `scripts/setup --bench` (.deps/benchenv/bin/python).
 """
 import argparse
 import json
@@ -214,7 +214,7 @@ def main():
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--sets", default="binary,higgs")
     ap.add_argument("--ours", default="build/apps/train")
-    ap.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
+    ap.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "data"))
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--baseline", help="another build's train program, run after ours in every repeat")
     ap.add_argument("--quantized", action="store_true",

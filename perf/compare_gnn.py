@@ -5,7 +5,7 @@ layers, batch 8), on a wxgen region of --nx x --ny points, 1 and 2 threads, run 
 go, --repeats times (the ratios as min-max over the repeats; each repeat runs the three side by
 side, so a change of load hits all three):
 
-  .deps/refenv/bin/python perf/compare_gnn.py [--build build] [--nx 24] [--ny 18] [--steps 4] [--repeats 3]
+  .deps/benchenv/bin/python perf/compare_gnn.py [--build build] [--nx 24] [--ny 18] [--steps 4] [--repeats 3]
 
 Our side: `build/apps/train` with inputs/gnn_seed001.in's model on 1 rank (OMP_NUM_THREADS=t,
 validation off), samples/s of its steps after the first (the metrics file's step records, log_every

@@ -2,7 +2,7 @@
 """The seed-000 denoiser session, ours vs PyTorch, side by side: throughput, ratio, share of the GEMM limit
 and weak scaling 1 -> 2 ranks (issue 11's goals). One thread per process. Prints a markdown table.
 
-  .deps/refenv/bin/python perf/compare_session.py [--build build] [--batches 16,256] [--repeats 3] [--quick]
+  .deps/benchenv/bin/python perf/compare_session.py [--build build] [--batches 16,256] [--repeats 3] [--quick]
 
 What each run does (both sides do the same work, in a fresh process each time):
 - session: `train inputs/diffusion_seed000.in` (3840 rows, 1 epoch, I/O included) with the batch set; our

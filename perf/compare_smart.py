@@ -2,7 +2,7 @@
 """Training speed of hpctrain's `model smart` vs the same network in plain PyTorch (issue 19), on this
 machine, 1 and 2 threads, run back to back. Prints samples/s of both and the ratio.
 
-  .deps/refenv/bin/python perf/compare_smart.py [--build build] [--batch 4] [--steps 6] [--threads 1,2]
+  .deps/benchenv/bin/python perf/compare_smart.py [--build build] [--batch 4] [--steps 6] [--threads 1,2]
                                                [--repeats 3] [--hidden 128 --heads 8 --map-layers 3
                                                 --agent-layers 6 --vocab 2048 --freqs 64 --neighbours 16]
 

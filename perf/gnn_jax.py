@@ -4,7 +4,7 @@ Optax AdamW, the whole training step (forward, MSE, backward, update) under jax.
 test/python/gnn_torch.py builds (the one src/models/gnn/mesh_graph.cpp builds). Run in its own
 process so the XLA thread flags take effect before jax is imported:
 
-  .deps/refenv/bin/python perf/gnn_jax.py --threads 1 --nx 24 --ny 18 --steps 4
+  .deps/benchenv/bin/python perf/gnn_jax.py --threads 1 --nx 24 --ny 18 --steps 4
 
 prints one line, the samples/s over --steps steps after the compiling warm-up step, of wall time
 and of the process's CPU time."""

@@ -1,9 +1,10 @@
-"""matplotlib for the plotting scripts: from this interpreter, else from the reference venv that
-`scripts/setup --reference` makes (.deps/refenv), by re-running the script there."""
+"""matplotlib for the plotting scripts: from this interpreter, else from Debian's python3 (README
+command 1 installs python3-matplotlib there), else from the reference venv of `scripts/setup
+--reference` (.deps/refenv), by re-running the script with the first of them that exists."""
 import os
 import sys
 
-_GUARD = "HPCTRAIN_REFENV_REEXEC"
+_GUARD = "HPCTRAIN_PYPLOT_REEXEC"
 
 
 def pyplot(required):
@@ -17,10 +18,13 @@ def pyplot(required):
     except ImportError:
         pass
     refenv = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".deps", "refenv", "bin", "python")
-    if os.path.exists(refenv) and not os.environ.get(_GUARD):
-        os.environ[_GUARD] = "1"
-        os.execv(refenv, [refenv] + sys.argv)
+    # Each candidate is tried once: the guard lists those already tried, so no re-exec loops.
+    tried = set(filter(None, os.environ.get(_GUARD, "").split(os.pathsep))) | {os.path.realpath(sys.executable)}
+    for python in ("/usr/bin/python3", refenv):
+        if os.path.exists(python) and os.path.realpath(python) not in tried:
+            os.environ[_GUARD] = os.pathsep.join(tried | {os.path.realpath(python)})
+            os.execv(python, [python] + sys.argv)
     if required:
-        sys.exit(f"{os.path.basename(sys.argv[0])}: needs matplotlib: run scripts/setup --reference "
-                 "(or apt-get install python3-matplotlib)")
+        sys.exit(f"{os.path.basename(sys.argv[0])}: needs matplotlib: run scripts/setup "
+                 "(it installs Debian's python3-matplotlib)")
     return None

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GBDT decks run as their headers document, scaled down to 2 ranks and a few trees (run by ctest
 # from the repository root): inputs/gbdt_cpu64.in on `datagen higgs` data, inputs/gbdt_binary.in on
-# LightGBM's example files (skipped when ../shared/data is absent). Each must exit 0, write its
-# model, and reach a sane AUC.
+# LightGBM's example files (examples/data/lightgbm). Each must exit 0, write its model, and reach a
+# sane AUC.
 # usage: gbdt_decks.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
@@ -34,14 +34,10 @@ OMP_NUM_THREADS=2 "$train" inputs/gbdt_cpu64.in --set ranks_per_node=1 $q --set 
 cmp "$work/q1.json" "$work/q2.json" || fail "quantized_gradients: 1 rank x 2 threads and 2 ranks x 1 thread differ"
 echo "quantized_gradients: same model on 2 ranks x 1 thread and 1 rank x 2 threads"
 
-if [ -f ../shared/data/lightgbm/binary.train ]; then
-  run inputs/gbdt_binary.in --set num_trees=20 --set output="$work/binary.json" \
-      --set metrics_file="$work/binary.jsonl" >"$work/binary.log" 2>&1 || { cat "$work/binary.log"; fail "gbdt_binary.in"; }
-  [ -s "$work/binary.json" ] || fail "gbdt_binary.in wrote no model"
-  auc=$(final_auc "$work/binary.log" test)
-  above "$auc" 0.78 || fail "gbdt_binary.in: test AUC $auc, expected above 0.78"
-  echo "gbdt_binary.in: test AUC $auc"
-else
-  echo "gbdt_binary.in: skipped (../shared/data/lightgbm not found)"
-fi
+run inputs/gbdt_binary.in --set num_trees=20 --set output="$work/binary.json" \
+    --set metrics_file="$work/binary.jsonl" >"$work/binary.log" 2>&1 || { cat "$work/binary.log"; fail "gbdt_binary.in"; }
+[ -s "$work/binary.json" ] || fail "gbdt_binary.in wrote no model"
+auc=$(final_auc "$work/binary.log" test)
+above "$auc" 0.78 || fail "gbdt_binary.in: test AUC $auc, expected above 0.78"
+echo "gbdt_binary.in: test AUC $auc"
 echo "PASS"

@@ -11,9 +11,9 @@ Limits: LightGBM sums in double in our order, so its margins must equal ours exa
 leaf values, base score and sums in float32, so margins must agree within 1e-6 relative (above 1 in
 magnitude) or absolute, probabilities within 1e-6. The measured maxima are printed.
 
-usage: convert_gbdt_parity.py BUILD_DIR MPIEXEC WORKDIR [SHARED_DATA_DIR]
-Cases on the shared data (XGBoost's agaricus, LightGBM's binary and multiclass examples) run when
-SHARED_DATA_DIR exists; the generated ones always run. Exits 77 (ctest: skipped) when xgboost,
+usage: convert_gbdt_parity.py BUILD_DIR MPIEXEC WORKDIR DATA_DIR
+DATA_DIR is the repository's examples/data (XGBoost's agaricus, LightGBM's binary and multiclass
+examples); the generated cases run besides. Exits 77 (ctest: skipped) when xgboost,
 lightgbm or h5py cannot be imported."""
 import json
 import os
@@ -33,7 +33,7 @@ except Exception as e:  # ImportError, or a numpy ABI mismatch in a broken insta
 
 TOL = 1e-6
 build, mpiexec, work = sys.argv[1], sys.argv[2], sys.argv[3]
-shared = sys.argv[4] if len(sys.argv) > 4 else ""
+data = sys.argv[4]
 tool = {name: os.path.join(build, "apps", name) for name in ("train", "predict", "convert", "datagen")}
 failures = []
 
@@ -120,7 +120,8 @@ def ours(model_path, data_path, K, fmt_args):
     """apps/predict's margins and predictions, [n, K]."""
     res = []
     for extra in (["--margin"], []):
-        out = data_path + (".margin" if extra else ".pred")
+        # Outputs go to the work folder, never beside the data (examples/data is part of the source).
+        out = os.path.join(work, os.path.basename(data_path) + (".margin" if extra else ".pred"))
         mpirun(tool["predict"], model_path, data_path, out, *fmt_args, *extra)
         res.append(np.loadtxt(out, dtype=np.float64, ndmin=2).reshape(-1, K))
     return res
@@ -213,26 +214,26 @@ def main():
         check_case(case, common + keys + [f"data_file {tr}", "data_format tsv"], xx.shape[1],
                    [("test", te, read_tsv(te, xx.shape[1]), True)], ["--format", "tsv"])
 
-    if shared and os.path.isdir(shared):
-        ag = os.path.join(shared, "xgboost", "agaricus.txt")
-        check_case("agaricus", common + [f"data_file {ag}.train", "data_format libsvm", "libsvm_base 0",
-                                         "libsvm_num_features 127", "objective binary", "num_trees 10",
-                                         "max_depth 3"],
-                   127, [("test", ag + ".test", read_libsvm(ag + ".test", 127, 0), True)],
-                   ["--format", "libsvm", "--libsvm-base", "0"])
-        lg = os.path.join(shared, "lightgbm")
-        check_case("lightgbm_binary", common + [f"data_file {lg}/binary.train", f"weight_file {lg}/binary.train.weight",
-                                                "data_format tsv", "objective binary", "num_trees 30",
-                                                "growth leafwise", "max_leaves 63", "max_depth 0",
-                                                "min_child_weight 5", "subsample 0.8", "colsample 0.8"],
-                   28, [("test", f"{lg}/binary.test", read_tsv(f"{lg}/binary.test", 28), True)], ["--format", "tsv"])
-        check_case("lightgbm_multiclass", common + [f"data_file {lg}/multiclass.train", "data_format tsv",
-                                                    "objective multiclass", "num_trees 10", "growth leafwise",
-                                                    "max_leaves 31", "max_depth 0", "eta 0.05"],
-                   28, [("test", f"{lg}/multiclass.test", read_tsv(f"{lg}/multiclass.test", 28), True)],
-                   ["--format", "tsv"])
-    else:
-        print(f"shared data cases not run: {shared or '(no SHARED_DATA_DIR)'} not found")
+    if not os.path.isdir(os.path.join(data, "lightgbm")):
+        print(f"FAILED: the example data {data} is missing")
+        sys.exit(1)
+    ag = os.path.join(data, "xgboost", "agaricus.txt")
+    check_case("agaricus", common + [f"data_file {ag}.train", "data_format libsvm", "libsvm_base 0",
+                                     "libsvm_num_features 127", "objective binary", "num_trees 10",
+                                     "max_depth 3"],
+               127, [("test", ag + ".test", read_libsvm(ag + ".test", 127, 0), True)],
+               ["--format", "libsvm", "--libsvm-base", "0"])
+    lg = os.path.join(data, "lightgbm")
+    check_case("lightgbm_binary", common + [f"data_file {lg}/binary.train", f"weight_file {lg}/binary.train.weight",
+                                            "data_format tsv", "objective binary", "num_trees 30",
+                                            "growth leafwise", "max_leaves 63", "max_depth 0",
+                                            "min_child_weight 5", "subsample 0.8", "colsample 0.8"],
+               28, [("test", f"{lg}/binary.test", read_tsv(f"{lg}/binary.test", 28), True)], ["--format", "tsv"])
+    check_case("lightgbm_multiclass", common + [f"data_file {lg}/multiclass.train", "data_format tsv",
+                                                "objective multiclass", "num_trees 10", "growth leafwise",
+                                                "max_leaves 31", "max_depth 0", "eta 0.05"],
+               28, [("test", f"{lg}/multiclass.test", read_tsv(f"{lg}/multiclass.test", 28), True)],
+               ["--format", "tsv"])
 
     if failures:
         print(f"FAILED: {len(failures)} comparisons: {', '.join(failures)}")
