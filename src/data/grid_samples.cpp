@@ -3,23 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "core/error.hpp"
 #include "data/grid_forcings.hpp"
 
 namespace hpct {
-
-std::vector<std::string> grid_name_list(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  for (std::string name; std::getline(in, name, ',');) {
-    name.erase(0, name.find_first_not_of(" \t"));
-    name.erase(name.find_last_not_of(" \t") + 1);
-    if (!name.empty()) out.push_back(name);
-  }
-  return out;
-}
 
 void GridSamples::declare_keys(deck::Schema& s) {
   s.add_string("state_variables", "",
@@ -47,12 +35,12 @@ void GridSamples::declare_keys(deck::Schema& s) {
 
 GridSamples::GridSamples(const std::string& file, const deck::Deck& deck)
     : file_(file),
-      state_(grid_name_list(deck.get_string("state_variables"))),
-      forcing_(grid_name_list(deck.get_string("forcing_variables"))),
-      static_(grid_name_list(deck.get_string("static_variables"))),
+      state_(deck::split_list(deck.get_string("state_variables"))),
+      forcing_(deck::split_list(deck.get_string("forcing_variables"))),
+      static_(deck::split_list(deck.get_string("static_variables"))),
       ar_(static_cast<std::size_t>(deck.get_int("ar_steps"))),
-      derived_forcing_names_(grid_name_list(deck.get_string("derived_forcings"))),
-      derived_static_names_(grid_name_list(deck.get_string("derived_statics"))),
+      derived_forcing_names_(deck::split_list(deck.get_string("derived_forcings"))),
+      derived_static_names_(deck::split_list(deck.get_string("derived_statics"))),
       masking_(deck.get_string("missing_data") == "mask") {
   if (state_.empty())
     throw Error(file + ": the " + deck.get_string("data_format") +

@@ -75,7 +75,4 @@ class GridSamples : public Dataset {
   std::vector<FieldSpec> specs_;
 };
 
-// A comma-separated list of names, blanks trimmed.
-std::vector<std::string> grid_name_list(const std::string& list);
-
 }  // namespace hpct
