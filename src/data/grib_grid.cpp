@@ -117,8 +117,9 @@ double valid_seconds(codes_handle* h, const std::string& where) {
   const long date = get_long(h, "validityDate", where), time = get_long(h, "validityTime", where);
   const long long days = days_from_civil(date / 10000, static_cast<int>(date / 100 % 100),
                                          static_cast<int>(date % 100));
-  return static_cast<double>(days) * 86400.0 + static_cast<double>(time / 100) * 3600.0 +
-         static_cast<double>(time % 100) * 60.0;
+  const long hours = time / 100, minutes = time % 100;  // hhmm
+  return static_cast<double>(days) * 86400.0 + static_cast<double>(hours) * 3600.0 +
+         static_cast<double>(minutes) * 60.0;
 }
 
 class GribGridDataset : public GridSamples {
