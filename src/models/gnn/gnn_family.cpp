@@ -18,6 +18,9 @@ void declare(deck::Schema& s) {
   s.add_int("gnn_layers", 12, 1, 1000, "gnn: interaction-network layers on the mesh (processor)");
   s.add_string("gnn_variable_weights", "",
                "gnn: comma-separated loss weight per state variable, in state_variables order (empty: 1 each)");
+  s.add_choice("gnn_edge_distances", "grid", {"grid", "sphere"},
+               "gnn: edge features in grid-index units (grid) or in km on the sphere between the points' "
+               "latitudes and longitudes (sphere: the data's y and x coordinates in degrees)");
   s.add_int("boundary_width", 2, 0, 1 << 16,
             "gnn: grid points along each edge of the region forced by the true state (left out of the loss)");
 }
@@ -32,6 +35,9 @@ void declare_config(deck::Schema& s) {
   s.add_string("forcing_names", "none", "the forcing variables' names, comma-separated (none: no forcing)");
   s.add_string("static_names", "none", "the static variables' names, comma-separated (none: no static field)");
   // Files written before Note [tendency input] have no such key: their inputs were the two states.
+  s.add_string("derived_forcings", "none", "the source's derived forcings (after the forcing variables)");
+  s.add_string("derived_statics", "none", "the source's derived static inputs (after the static variables)");
+  s.add_string("missing_data", "error", "mask: the data's field mask left points out of the loss");
   s.add_string("gnn_inputs", "states", "the network's state inputs: tendency (the change and the state at t)");
 }
 
@@ -76,6 +82,10 @@ GnnModelConfig config_from(const deck::Deck& d, int ny, int nx, int S, int F, in
     if (total <= 0) d.fail("gnn_variable_weights", "at least one weight must be positive");
   }
   c.forcing_names = forcing_names, c.static_names = static_names;
+  c.derived_forcings = split(d.get_string("derived_forcings"));
+  c.derived_statics = split(d.get_string("derived_statics"));
+  c.sphere_edges = d.get_string("gnn_edge_distances") == "sphere";
+  c.masked = d.get_string("missing_data") == "mask";
   if (static_cast<int>(names.size()) != S) {  // the data's names are unknown: s0, s1, ...
     c.state_names.clear();
     for (int s = 0; s < S; ++s) c.state_names.push_back("s" + std::to_string(s));

@@ -153,11 +153,17 @@ std::string GnnModel::config_string() const {
   };
   std::string weights;
   for (const double w : c_.variable_weights) weights += (weights.empty() ? "" : ",") + strf("%.17g", w);
-  return strf(
+  std::string s = strf(
       "gnn_latent=%d gnn_layers=%d boundary_width=%d grid_ny=%d grid_nx=%d states=%d forcings=%d statics=%d "
       "state_names=%s forcing_names=%s static_names=%s gnn_variable_weights=%s gnn_inputs=tendency",
       c_.net.latent, c_.net.layers, c_.boundary_width, c_.net.ny, c_.net.nx, c_.states, c_.forcings, c_.statics,
       join(c_.state_names).c_str(), join(c_.forcing_names).c_str(), join(c_.static_names).c_str(), weights.c_str());
+  // Written only when set, so a configuration without them reads as before.
+  if (!c_.derived_forcings.empty()) s += " derived_forcings=" + join(c_.derived_forcings);
+  if (!c_.derived_statics.empty()) s += " derived_statics=" + join(c_.derived_statics);
+  if (c_.sphere_edges) s += " gnn_edge_distances=sphere";
+  if (c_.masked) s += " missing_data=mask";
+  return s;
 }
 
 const Tensor<float>& GnnModel::inputs(const Batch& b) {
@@ -263,6 +269,9 @@ std::vector<StatsRequest> GnnModel::data_stats_request() const {
   std::vector<StatsRequest> r = {{"state", StatsGranularity::channel}, {"diff", StatsGranularity::channel}};
   if (c_.forcings) r.push_back({"forcing", StatsGranularity::channel});
   if (c_.statics) r.push_back({"static", StatsGranularity::channel});
+  // The grid's coordinates: the same in every sample, so the column means are the coordinates.
+  if (c_.sphere_edges) r.push_back({"grid", StatsGranularity::column});
+  if (c_.masked) r.push_back({"mask", StatsGranularity::column});  // the same in every sample, too
   return r;
 }
 
@@ -277,6 +286,40 @@ void GnnModel::set_data_stats(const DataStats& stats) {
   if (c_.forcings) append(stats.of("forcing"));
   if (c_.statics) append(stats.of("static"));
   set_normalisation(mean, std, stats.of("diff").mean, stats.of("diff").std);
+  if (c_.sphere_edges) {  // field grid [2, ny, nx]: x (longitude), then y (latitude)
+    const std::vector<double>& g = stats.of("grid").mean;
+    const std::size_t N = g.size() / 2;
+    set_sphere_positions(std::vector<double>(g.begin() + N, g.end()),
+                         std::vector<double>(g.begin(), g.begin() + N));
+  }
+  if (c_.masked) set_point_mask(stats.of("mask").mean);
+}
+
+void GnnModel::set_point_mask(const std::vector<double>& valid) {
+  const auto N = static_cast<std::size_t>(c_.net.ny) * static_cast<std::size_t>(c_.net.nx);
+  if (valid.size() != N)
+    throw Error(strf("gnn: a mask of %zu points for a grid of %zu", valid.size(), N), ExitCode::bad_input);
+  h_valid_ = valid;
+  auto h = Kokkos::create_mirror_view(mask_);
+  Kokkos::deep_copy(h, mask_);
+  interior_ = 0;
+  for (std::size_t p = 0; p < N; ++p) {
+    if (valid[p] < 0.5) h(p) = 0.0f;
+    interior_ += h(p) > 0 ? 1 : 0;
+  }
+  if (interior_ == 0) throw Error("gnn: the data's mask leaves no interior point", ExitCode::bad_input);
+  Kokkos::deep_copy(mask_, h);
+}
+
+std::vector<float> GnnModel::point_mask() const {
+  auto h = Kokkos::create_mirror_view(mask_);
+  Kokkos::deep_copy(h, mask_);
+  return std::vector<float>(h.data(), h.data() + h.extent(0));
+}
+
+void GnnModel::set_sphere_positions(const std::vector<double>& lat, const std::vector<double>& lon) {
+  h_lat_ = lat, h_lon_ = lon;
+  net_.set_sphere_positions(lat, lon);
 }
 
 void GnnModel::set_normalisation(const std::vector<double>& in_mean, const std::vector<double>& in_std,
@@ -298,10 +341,13 @@ void GnnModel::set_normalisation(const std::vector<double>& in_mean, const std::
 }
 
 ExtraDatasets GnnModel::extra_datasets() const {
-  return {{"normalisation/input_mean", h_in_mean_},
-          {"normalisation/input_std", h_in_std_},
-          {"normalisation/diff_mean", h_diff_mean_},
-          {"normalisation/diff_std", h_diff_std_}};
+  ExtraDatasets d = {{"normalisation/input_mean", h_in_mean_},
+                     {"normalisation/input_std", h_in_std_},
+                     {"normalisation/diff_mean", h_diff_mean_},
+                     {"normalisation/diff_std", h_diff_std_}};
+  if (c_.sphere_edges) d["graph/latitude"] = h_lat_, d["graph/longitude"] = h_lon_;
+  if (c_.masked) d["graph/valid"] = h_valid_;
+  return d;
 }
 
 void GnnModel::load_extra_datasets(const std::string& weights_file) {
@@ -315,6 +361,18 @@ void GnnModel::load_extra_datasets(const std::string& weights_file) {
     v.push_back(h5::read_all<double>(f, path));
   }
   set_normalisation(v[0], v[1], v[2], v[3]);
+  if (c_.sphere_edges) {
+    for (const char* path : {"graph/latitude", "graph/longitude"})
+      if (!h5::exists(f, path))
+        throw Error(weights_file + ": no dataset '" + std::string(path) + "' (the grid positions of its edges)",
+                    ExitCode::bad_input);
+    set_sphere_positions(h5::read_all<double>(f, "graph/latitude"), h5::read_all<double>(f, "graph/longitude"));
+  }
+  if (c_.masked) {
+    if (!h5::exists(f, "graph/valid"))
+      throw Error(weights_file + ": no dataset 'graph/valid' (the points its data left out)", ExitCode::bad_input);
+    set_point_mask(h5::read_all<double>(f, "graph/valid"));
+  }
 }
 
 }  // namespace hpct

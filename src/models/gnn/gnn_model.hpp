@@ -24,6 +24,10 @@ struct GnnModelConfig {
       variable_weights;  // loss weight per state variable (gnn_variable_weights)                      // predicted steps per training sample (the targets' second dimension)
   std::vector<std::string> state_names;                  // for metric names (s0, s1, ... when unknown)
   std::vector<std::string> forcing_names, static_names;  // the data's variables (rollout evaluation)
+  // The source's derived inputs (derived_forcings, derived_statics: their channels follow the file's).
+  std::vector<std::string> derived_forcings, derived_statics;
+  bool sphere_edges = false;  // gnn_edge_distances sphere: the grid field holds longitude and latitude
+  bool masked = false;        // missing_data mask: the data's field mask leaves points out of the loss
 };
 
 class GnnModel : public Model {
@@ -51,6 +55,8 @@ class GnnModel : public Model {
 
   GnnNet<float>& net() { return net_; }
   int interior_points() const { return interior_; }
+  // 1 at the points the loss and the scores count (inside the boundary strip, not masked), else 0.
+  std::vector<float> point_mask() const;
   // The network input of the batch's samples (normalised), [n N, 2S + F + K] (tests, parity dumps).
   const Tensor<float>& inputs(const Batch& b);
   // The normalised increment the network is trained to predict, [n N, S].
@@ -72,6 +78,8 @@ class GnnModel : public Model {
   // ar_steps > 1: the rollout loss (mean over the steps of the one-step loss of each predicted
   // state), and with `grad` its gradient through every step (gnn_rollout.cpp).
   double rollout_loss(const Batch& b, bool grad, double normaliser);
+  void set_sphere_positions(const std::vector<double>& lat, const std::vector<double>& lon);
+  void set_point_mask(const std::vector<double>& valid);  // masked: the data's field mask (1 kept, 0 missing)
   void set_normalisation(const std::vector<double>& in_mean, const std::vector<double>& in_std,
                          const std::vector<double>& diff_mean, const std::vector<double>& diff_std);
 
@@ -83,7 +91,9 @@ class GnnModel : public Model {
   View1<float> weights_;               // [S]: per-variable loss weights
   View1<float> diff_mean_, diff_std_;  // [S]
   std::vector<double> h_in_mean_, h_in_std_, h_diff_mean_, h_diff_std_;
-  Tensor<float> x_, target_;  // [cap N, d_in], [cap N, S]
+  std::vector<double> h_lat_, h_lon_;  // sphere_edges: every grid point's position (degrees)
+  std::vector<double> h_valid_;        // masked: the data's mask
+  Tensor<float> x_, target_;           // [cap N, d_in], [cap N, S]
   View1<float> x_buf_, target_buf_;
   View1<float> train_states_, train_grads_, train_x_;  // ar_steps > 1: [A + 2][cap N, S] x 2, [A][cap N, d_in]
   View1<float> roll_[3];                               // rollout states [cap N, S]: t - 1, t, t + 1 (rotating)

@@ -105,6 +105,14 @@ GnnNet<Scalar>::GnnNet(const GnnConfig& c, int capacity, nn::Precision p)
 }
 
 template <class Scalar>
+void GnnNet<Scalar>::set_sphere_positions(const std::vector<double>& lat, const std::vector<double>& lon) {
+  set_sphere_edge_features(graph_, lat, lon);
+  fill_copies(*g2m_x_, graph_.g2m.features, 1);
+  fill_copies(*m2m_x_, graph_.m2m.features, 1);
+  fill_copies(*m2g_x_, graph_.m2g.features, 1);
+}
+
+template <class Scalar>
 const Tensor<Scalar>& GnnNet<Scalar>::forward(const T& x, int n) {
   const int rN = n * static_cast<int>(N_);
   const T& gh = grid_embed_.forward(x, rN);

@@ -40,6 +40,9 @@ class GnnNet {
   nn::ParameterStore<Scalar>& store() { return store_; }
   const GnnConfig& config() const { return c_; }
   const MeshGraph& graph() const { return graph_; }
+  // The edge features in km from every grid point's latitude and longitude (Note [edge features on
+  // the sphere]); the graph's topology stays.
+  void set_sphere_positions(const std::vector<double>& lat, const std::vector<double>& lon);
   int capacity() const { return capacity_; }
   double forward_flops_per_sample() const;
 

@@ -107,4 +107,44 @@ MeshGraph build_mesh_graph(int ny, int nx) {
   return g;
 }
 
+void set_sphere_edge_features(MeshGraph& g, const std::vector<double>& lat, const std::vector<double>& lon) {
+  const auto N = static_cast<std::size_t>(g.grid_nodes());
+  if (lat.size() != N || lon.size() != N)
+    throw Error("internal: sphere positions for " + std::to_string(lat.size()) + " of " + std::to_string(N) +
+                " grid points");
+  constexpr double kRadiusKm = 6371.0, kDeg = 3.14159265358979323846 / 180.0;
+  for (std::size_t p = 0; p < N; ++p)
+    if (!(std::fabs(lat[p]) <= 90.0) || !std::isfinite(lon[p]))
+      throw Error("gnn_edge_distances sphere: grid point " + std::to_string(p) + " has latitude " +
+                      std::to_string(lat[p]) + ": the grid's y must be latitude and x longitude in degrees",
+                  ExitCode::bad_input);
+  // The grid point a node stands on: grid points are themselves, mesh node m is at (3 row + 1, 3 col + 1).
+  const auto mesh_point = [&](int m) {
+    return static_cast<std::size_t>((3 * (m / g.mesh_nx) + 1) * g.nx + 3 * (m % g.mesh_nx) + 1);
+  };
+  const auto features = [&](EdgeList& e, bool sender_mesh, bool receiver_mesh) {
+    for (std::size_t k = 0; k < e.sender.size(); ++k) {
+      const std::size_t s = sender_mesh ? mesh_point(e.sender[k]) : static_cast<std::size_t>(e.sender[k]);
+      const std::size_t r = receiver_mesh ? mesh_point(e.receiver[k]) : static_cast<std::size_t>(e.receiver[k]);
+      const double p1 = lat[s] * kDeg, p2 = lat[r] * kDeg;
+      const double dlon = std::remainder(lon[r] - lon[s], 360.0) * kDeg;
+      // Haversine: the great-circle distance.
+      const double h = std::pow(std::sin((p2 - p1) / 2), 2) +
+                       std::cos(p1) * std::cos(p2) * std::pow(std::sin(dlon / 2), 2);
+      const double length = 2 * kRadiusKm * std::asin(std::min(1.0, std::sqrt(h)));
+      e.features[3 * k] = static_cast<float>(length);
+      e.features[3 * k + 1] = static_cast<float>(kRadiusKm * std::cos((p1 + p2) / 2) * dlon);
+      e.features[3 * k + 2] = static_cast<float>(kRadiusKm * (p2 - p1));
+    }
+  };
+  features(g.g2m, false, true);
+  features(g.m2m, true, true);
+  features(g.m2g, true, false);
+  double longest = 0;
+  for (std::size_t e = 0; e < g.m2m.sender.size(); ++e) longest = std::max(longest, double(g.m2m.features[3 * e]));
+  if (!(longest > 0))
+    throw Error("gnn_edge_distances sphere: the mesh's edges have no length", ExitCode::bad_input);
+  for (EdgeList* e : {&g.g2m, &g.m2m, &g.m2g}) scale_features(*e, longest);
+}
+
 }  // namespace hpct

@@ -32,4 +32,12 @@ struct MeshGraph {
 // of them), and each level connects its nodes to their 8 neighbours. Needs ny, nx >= 6.
 MeshGraph build_mesh_graph(int ny, int nx);
 
+// Note [edge features on the sphere]: with gnn_edge_distances sphere the edges keep their grid-index
+// topology, but their features become [great-circle length, east, north] in km between the points'
+// latitudes and longitudes (degrees, one per grid point; a mesh node sits on its grid point), over
+// the longest mesh edge again: a 0.25 degree cell at 55N is 28 km north-south and 16 km east-west,
+// which index units hide. The east component takes the longitude difference wrapped to +-180
+// degrees (0-360 and -180-180 grids alike) times the cosine of the mean latitude.
+void set_sphere_edge_features(MeshGraph& g, const std::vector<double>& lat, const std::vector<double>& lon);
+
 }  // namespace hpct

@@ -30,10 +30,13 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
   // The data opened as the model was trained on it, with lead_steps targets per sample.
   deck::Schema schema;
   declare_data_source_keys(schema);
-  std::string text = "data_format netcdf\nstate_variables " + joined(c.state_names) + "\nar_steps " +
+  std::string text = "data_format auto\nstate_variables " + joined(c.state_names) + "\nar_steps " +
                      std::to_string(lead_steps) + "\n";
   if (!c.forcing_names.empty()) text += "forcing_variables " + joined(c.forcing_names) + "\n";
   if (!c.static_names.empty()) text += "static_variables " + joined(c.static_names) + "\n";
+  if (!c.derived_forcings.empty()) text += "derived_forcings " + joined(c.derived_forcings) + "\n";
+  if (!c.derived_statics.empty()) text += "derived_statics " + joined(c.derived_statics) + "\n";
+  if (c.masked) text += "missing_data mask\n";
   const std::shared_ptr<const Dataset> data = open_data_source(deck::Deck::parse(text, weights + " (its variables)",
                                                                                  schema, {}),
                                                                data_file, "data_file");
@@ -81,13 +84,7 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
     climatology.assign(sums.begin(), sums.end() - 1);
     for (double& v : climatology) v /= std::max(1.0, sums[S * N]);
   }
-  std::vector<float> inside(N);
-  for (std::size_t p = 0; p < N; ++p) {
-    const int i = static_cast<int>(p % static_cast<std::size_t>(c.net.nx)),
-              j = static_cast<int>(p / static_cast<std::size_t>(c.net.nx));
-    const int bw = c.boundary_width;
-    inside[p] = i >= bw && j >= bw && i < c.net.nx - bw && j < c.net.ny - bw ? 1.0f : 0.0f;
-  }
+  const std::vector<float> inside = model->point_mask();  // the interior, less masked points
   out.climatology.assign(A * S, 0.0);
   std::vector<View1<float>> device;
   for (const FieldSpec& s : specs)

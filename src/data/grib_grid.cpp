@@ -1,0 +1,298 @@
+// The `grib` data source: GRIB 1 or 2 on a regular latitude/longitude grid, as the Copernicus store
+// and ECMWF deliver ERA5 (one message per variable, level and time), read through ecCodes' C API as
+// the same forecasting samples as the netcdf source (grid_samples.hpp; docs/gnn.md, "Data").
+#include <eccodes.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+#include "core/error.hpp"
+#include "data/grid_samples.hpp"
+#include "data/source_registry.hpp"
+
+namespace hpct {
+
+namespace {
+
+// ecCodes' handles are created and read under one lock (the loader thread and the main thread may
+// read the same data set).
+std::mutex& grib_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// An open file and the message at hand, freed on every path out.
+class GribFile {
+ public:
+  explicit GribFile(const std::string& path) : path_(path), f_(std::fopen(path.c_str(), "rb")) {
+    if (!f_) throw Error(path + ": cannot open", ExitCode::bad_input);
+  }
+  ~GribFile() {
+    if (h_) codes_handle_delete(h_);
+    std::fclose(f_);
+  }
+  GribFile(const GribFile&) = delete;
+  GribFile& operator=(const GribFile&) = delete;
+  // The next message (nullptr at the end), or the one at `offset`.
+  codes_handle* next() {
+    if (h_) codes_handle_delete(h_);
+    int err = 0;
+    h_ = codes_handle_new_from_file(nullptr, f_, PRODUCT_GRIB, &err);
+    if (err != CODES_SUCCESS) throw Error(path_ + ": " + codes_get_error_message(err), ExitCode::bad_input);
+    return h_;
+  }
+  codes_handle* at(long offset) {
+    if (std::fseek(f_, offset, SEEK_SET) != 0) throw Error(path_ + ": cannot seek", ExitCode::bad_input);
+    codes_handle* h = next();
+    if (!h) throw Error(path_ + ": no message at offset " + std::to_string(offset), ExitCode::bad_input);
+    return h;
+  }
+
+ private:
+  std::string path_;
+  FILE* f_;
+  codes_handle* h_ = nullptr;
+};
+
+std::string get_string(codes_handle* h, const char* key) {
+  char buf[256] = {0};
+  std::size_t len = sizeof buf;
+  return codes_get_string(h, key, buf, &len) == CODES_SUCCESS ? std::string(buf) : std::string();
+}
+
+long get_long(codes_handle* h, const char* key, const std::string& where) {
+  long v = 0;
+  const int err = codes_get_long(h, key, &v);
+  if (err != CODES_SUCCESS)
+    throw Error(where + ": key '" + key + "': " + codes_get_error_message(err), ExitCode::bad_input);
+  return v;
+}
+
+double get_double(codes_handle* h, const char* key, const std::string& where) {
+  double v = 0;
+  const int err = codes_get_double(h, key, &v);
+  if (err != CODES_SUCCESS)
+    throw Error(where + ": key '" + key + "': " + codes_get_error_message(err), ExitCode::bad_input);
+  return v;
+}
+
+// What the index keeps of a message.
+struct Message {
+  std::string short_name, cf_name, level_type;
+  double level = 0, valid_s = 0;
+  long offset = 0;
+};
+
+// The regular grid of a message: size, scanning and coordinates.
+struct Grid {
+  long ni = 0, nj = 0;
+  bool j_consecutive = false;
+  std::vector<double> lat, lon;  // per row j and column i, in the file's scanning order
+  bool operator==(const Grid& o) const { return ni == o.ni && nj == o.nj && lat == o.lat && lon == o.lon; }
+};
+
+Grid grid_of(codes_handle* h, const std::string& where) {
+  const std::string type = get_string(h, "gridType");
+  if (type != "regular_ll")
+    throw Error(where + ": gridType '" + type + "'; the grib source reads regular_ll grids", ExitCode::bad_input);
+  Grid g;
+  g.ni = get_long(h, "Ni", where), g.nj = get_long(h, "Nj", where);
+  g.j_consecutive = get_long(h, "jPointsAreConsecutive", where) != 0;
+  const double lat0 = get_double(h, "latitudeOfFirstGridPointInDegrees", where);
+  const double lon0 = get_double(h, "longitudeOfFirstGridPointInDegrees", where);
+  const double di = get_double(h, "iDirectionIncrementInDegrees", where);
+  const double dj = get_double(h, "jDirectionIncrementInDegrees", where);
+  const double si = get_long(h, "iScansNegatively", where) ? -di : di;
+  const double sj = get_long(h, "jScansPositively", where) ? dj : -dj;
+  for (long j = 0; j < g.nj; ++j) g.lat.push_back(lat0 + static_cast<double>(j) * sj);
+  for (long i = 0; i < g.ni; ++i) g.lon.push_back(lon0 + static_cast<double>(i) * si);
+  return g;
+}
+
+// validityDate (yyyymmdd) and validityTime (hhmm) as seconds since 1970-01-01 UTC.
+double valid_seconds(codes_handle* h, const std::string& where) {
+  const long date = get_long(h, "validityDate", where), time = get_long(h, "validityTime", where);
+  const long long days = days_from_civil(date / 10000, static_cast<int>(date / 100 % 100),
+                                         static_cast<int>(date % 100));
+  const long hours = time / 100, minutes = time % 100;  // hhmm
+  return static_cast<double>(days) * 86400.0 + static_cast<double>(hours) * 3600.0 +
+         static_cast<double>(minutes) * 60.0;
+}
+
+class GribGridDataset : public GridSamples {
+ public:
+  GribGridDataset(const std::string& file, const deck::Deck& deck) : GridSamples(file, deck) {
+    const std::lock_guard<std::mutex> lock(grib_mutex());
+    std::vector<Message> all;
+    {
+      GribFile f(file);
+      for (codes_handle* h; (h = f.next()) != nullptr;) {
+        const std::string where = file + ": message " + std::to_string(all.size() + 1);
+        Message m;
+        m.short_name = get_string(h, "shortName");
+        m.cf_name = get_string(h, "cfVarName");
+        m.level_type = get_string(h, "typeOfLevel");
+        m.level = get_double(h, "level", where);
+        m.valid_s = valid_seconds(h, where);
+        m.offset = get_long(h, "offset", where);
+        const Grid g = grid_of(h, where);
+        if (all.empty()) grid_ = g;
+        else if (!(g == grid_))
+          throw Error(where + " (" + m.short_name + "): another grid than the first message's",
+                      ExitCode::bad_input);
+        all.push_back(m);
+      }
+    }
+    if (all.empty()) throw Error(file + ": no GRIB messages", ExitCode::bad_input);
+    Layout g;
+    g.ny = static_cast<std::size_t>(grid_.nj), g.nx = static_cast<std::size_t>(grid_.ni);
+    g.y = grid_.lat, g.x = grid_.lon, g.latlon = true;
+    // The times: those of the first state variable; every timed variable has one message at each.
+    std::vector<std::string> timed = state_;
+    timed.insert(timed.end(), forcing_.begin(), forcing_.end());
+    for (const std::string& name : timed) {
+      const std::vector<Message> ms = messages(all, name);
+      std::map<double, long> by_time;
+      for (const Message& m : ms)
+        if (!by_time.emplace(m.valid_s, m.offset).second)
+          throw Error(file + ": variable '" + name + "' has two messages at one time (" + m.short_name +
+                          ", level " + std::to_string(static_cast<long>(m.level)) + ")",
+                      ExitCode::bad_input);
+      if (g.time_s.empty())
+        for (const auto& [t, off] : by_time) g.time_s.push_back(t);
+      std::vector<long> offsets;
+      for (const double t : g.time_s) {
+        const auto it = by_time.find(t);
+        if (it == by_time.end())
+          throw Error(file + ": variable '" + name + "' has no message at the time of the first state variable's " +
+                          std::to_string(offsets.size()),
+                      ExitCode::bad_input);
+        offsets.push_back(it->second);
+      }
+      if (by_time.size() != g.time_s.size())
+        throw Error(file + ": variable '" + name + "' has " + std::to_string(by_time.size()) + " times; '" +
+                        state_[0] + "' has " + std::to_string(g.time_s.size()),
+                    ExitCode::bad_input);
+      offsets_.push_back(offsets);
+    }
+    g.times = g.time_s.size();
+    // Static variables: their first message (a land-sea mask is stored at every time, the same).
+    const std::size_t n = g.ny * g.nx;
+    g.statics.resize(static_.size() * n);
+    GribFile f(file);
+    for (std::size_t k = 0; k < static_.size(); ++k)
+      decode(f.at(messages(all, static_[k]).front().offset), static_[k], &g.statics[k * n]);
+    finish(std::move(g));
+  }
+
+  std::string describe_row(std::uint64_t row, int field) const override {
+    const std::size_t t0 = first_time(row);
+    return file_ + ": sample " + std::to_string(row) + " (times " + std::to_string(t0) + ".." +
+           std::to_string(t0 + ar_ + 1) + "), field '" + fields().at(static_cast<std::size_t>(field)).name + "'";
+  }
+
+ private:
+  class Reader_ : public Reader {
+   public:
+    explicit Reader_(const GribGridDataset& d) : d_(d), f_(d.file_) {}
+    void read(std::size_t t0, std::size_t nt, float* window) override {
+      const std::lock_guard<std::mutex> lock(grib_mutex());
+      const std::size_t n = d_.layout_.ny * d_.layout_.nx;
+      for (std::size_t v = 0; v < d_.offsets_.size(); ++v)
+        for (std::size_t k = 0; k < nt; ++k)
+          d_.decode(f_.at(d_.offsets_[v][t0 + k]), d_.name_of(v), &window[(v * nt + k) * n]);
+    }
+
+   private:
+    const GribGridDataset& d_;
+    GribFile f_;
+  };
+  std::unique_ptr<Reader> reader() const override { return std::make_unique<Reader_>(*this); }
+
+  const std::string& name_of(std::size_t v) const {
+    return v < state_.size() ? state_[v] : forcing_[v - state_.size()];
+  }
+
+  // The messages of deck name `name` (shortName or cfVarName, name@level for one level).
+  std::vector<Message> messages(const std::vector<Message>& all, const std::string& name) const {
+    const std::size_t at = name.find('@');
+    const std::string base = name.substr(0, at);
+    double level = 0;
+    if (at != std::string::npos) {
+      char* end = nullptr;
+      level = std::strtod(name.c_str() + at + 1, &end);
+      if (end == name.c_str() + at + 1 || *end != '\0')
+        throw Error(file_ + ": variable '" + base + "': '" + name + "' is not name@level (a number, e.g. z@500)",
+                    ExitCode::bad_input);
+    }
+    std::vector<Message> out;
+    std::vector<double> levels;
+    for (const Message& m : all) {
+      if (m.short_name != base && m.cf_name != base) continue;
+      if (std::find(levels.begin(), levels.end(), m.level) == levels.end()) levels.push_back(m.level);
+      if (at == std::string::npos || m.level == level) out.push_back(m);
+    }
+    std::string have;
+    for (const double l : levels) have += (have.empty() ? "" : ", ") + std::to_string(static_cast<long>(l));
+    if (levels.empty()) throw Error(file_ + ": variable '" + base + "' is missing", ExitCode::bad_input);
+    if (at == std::string::npos && levels.size() > 1)
+      throw Error(file_ + ": variable '" + base + "' has levels " + have + "; pick one with " + base + "@LEVEL",
+                  ExitCode::bad_input);
+    if (out.empty())
+      throw Error(file_ + ": variable '" + base + "': no level " + name.substr(at + 1) + " (" + have + ")",
+                  ExitCode::bad_input);
+    return out;
+  }
+
+  // A message's values into dst [ny][nx] in the grid's order, missing points (bitmap) as NaN.
+  void decode(codes_handle* h, const std::string& name, float* dst) const {
+    const std::string where = file_ + ": variable '" + name + "'";
+    std::size_t count = 0;
+    if (codes_get_size(h, "values", &count) != CODES_SUCCESS ||
+        count != static_cast<std::size_t>(grid_.ni * grid_.nj))
+      throw Error(where + ": a message of " + std::to_string(count) + " values on a " + std::to_string(grid_.nj) +
+                      " x " + std::to_string(grid_.ni) + " grid",
+                  ExitCode::bad_input);
+    values_.resize(count);
+    const int err = codes_get_double_array(h, "values", values_.data(), &count);
+    if (err != CODES_SUCCESS) throw Error(where + ": " + codes_get_error_message(err), ExitCode::bad_input);
+    const bool bitmap = get_long(h, "bitmapPresent", where) != 0;
+    const double missing = bitmap ? get_double(h, "missingValue", where) : 0;
+    const auto nx = static_cast<std::size_t>(grid_.ni), ny = static_cast<std::size_t>(grid_.nj);
+    for (std::size_t j = 0; j < ny; ++j)
+      for (std::size_t i = 0; i < nx; ++i) {
+        const double v = values_[grid_.j_consecutive ? i * ny + j : j * nx + i];
+        dst[j * nx + i] = bitmap && v == missing ? NAN : static_cast<float>(v);
+      }
+  }
+
+  Grid grid_;
+  std::vector<std::vector<long>> offsets_;  // [timed variable][time]: the message's offset in the file
+  mutable std::vector<double> values_;      // decode's buffer (under grib_mutex)
+};
+
+std::shared_ptr<const Dataset> open_grib(const deck::Deck& deck, const std::string& file) {
+  return std::make_shared<GribGridDataset>(file, deck);
+}
+
+bool recognises_grib(const deck::Deck&, const std::string& file) {
+  for (const char* ext : {".grib", ".grb", ".grib1", ".grib2", ".grb2"}) {
+    const std::string e = ext;
+    if (file.size() > e.size() && file.compare(file.size() - e.size(), e.size(), e) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+DataSourceKind grib_grid_source() {
+  return {"grib",
+          "GRIB 1/2 messages on a regular lat/lon grid as ECMWF and the Copernicus store deliver them, read with "
+          "ecCodes (the netcdf source's keys and fields; variables by shortName or cfVarName, e.g. 2t or t2m)",
+          nullptr, recognises_grib, open_grib};
+}
+
+}  // namespace hpct

@@ -1,0 +1,240 @@
+// The samples of gridded sources over the time axis (see grid_samples.hpp).
+#include "data/grid_samples.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "data/grid_forcings.hpp"
+
+namespace hpct {
+
+void GridSamples::declare_keys(deck::Schema& s) {
+  s.add_string("state_variables", "",
+               "netcdf: comma-separated variables (time, y, x) the model predicts (field state [S, 2, y*x]: "
+               "times t-1 and t; targets [S, ar_steps, y*x]: t+1 ..; diff [S, y*x]: state(t+1) - state(t)); "
+               "name@level picks one level of a variable with a level dimension (z@500)");
+  s.add_string("forcing_variables", "",
+               "netcdf: comma-separated variables (time, y, x) given at every predicted step (field forcing)");
+  s.add_string("static_variables", "",
+               "netcdf: comma-separated time-independent variables (y, x), e.g. orography, land-sea mask (field "
+               "static; a variable with a time dimension gives its first time)");
+  s.add_string("derived_forcings", "",
+               "netcdf: forcings computed from the time and lat/lon coordinates, appended to field forcing: "
+               "toa_radiation (J m-2 over the step ending at the time, as ERA5's tisr), time_of_day (sin, cos "
+               "of local solar time), day_of_year (sin, cos)");
+  s.add_string("derived_statics", "",
+               "netcdf: static inputs computed from the lat/lon coordinates, appended to field static: lat_lon "
+               "(sin, cos of latitude and of longitude)");
+  s.add_int("ar_steps", 1, 1, 1000, "netcdf: predicted steps per sample (autoregressive rollout length)");
+  s.add_choice("missing_data", "error", {"error", "mask"},
+               "netcdf: a NaN (or _FillValue) is an error naming the variable and index (error), or (mask) points "
+               "missing at every time are left out of the loss (field mask) and time steps missing at every point "
+               "are skipped as initial times; any other NaN is still an error");
+}
+
+GridSamples::GridSamples(const std::string& file, const deck::Deck& deck)
+    : file_(file),
+      state_(deck::split_list(deck.get_string("state_variables"))),
+      forcing_(deck::split_list(deck.get_string("forcing_variables"))),
+      static_(deck::split_list(deck.get_string("static_variables"))),
+      ar_(static_cast<std::size_t>(deck.get_int("ar_steps"))),
+      derived_forcing_names_(deck::split_list(deck.get_string("derived_forcings"))),
+      derived_static_names_(deck::split_list(deck.get_string("derived_statics"))),
+      masking_(deck.get_string("missing_data") == "mask") {
+  if (state_.empty())
+    throw Error(file + ": the " + deck.get_string("data_format") +
+                    " source needs the deck key `state_variables` (the predicted variables)",
+                ExitCode::bad_input);
+  derived_forcings_ = derived_forcing_channels(derived_forcing_names_, file + ": derived_forcings");
+  derived_statics_ = derived_static_channels(derived_static_names_, file + ": derived_statics");
+}
+
+void GridSamples::finish(Layout layout) {
+  layout_ = std::move(layout);
+  const Layout& g = layout_;
+  const std::size_t n = g.ny * g.nx;
+  const bool derived = !derived_forcings_.empty() || !derived_statics_.empty();
+  if (derived && !g.latlon &&
+      (!derived_statics_.empty() || derived_forcing_names_ != std::vector<std::string>{"day_of_year"}))
+    throw Error(file_ +
+                    ": derived_forcings/derived_statics need latitude and longitude coordinates (y named "
+                    "lat/latitude or with units degrees_north, x lon/longitude or degrees_east)",
+                ExitCode::bad_input);
+  if (!derived_forcings_.empty() && g.time_s.empty())
+    throw Error(file_ + ": derived_forcings need a time coordinate with CF units ('hours since ...')",
+                ExitCode::bad_input);
+  // Without a time coordinate the times are taken as consecutive steps.
+  std::vector<double> times = g.time_s;
+  if (times.empty())
+    for (std::size_t t = 0; t < g.times; ++t) times.push_back(static_cast<double>(t));
+  const std::vector<char> bad = masking_ ? scan_missing() : std::vector<char>();
+  axis_ = time_axis(times, bad, ar_ + 2, file_);
+  if (axis_.starts.empty())
+    throw Error(file_ + ": " + std::to_string(g.times) + " time steps" +
+                    (axis_.gaps ? " with " + std::to_string(axis_.gaps) + " gaps" : std::string()) +
+                    "; a sample needs ar_steps + 2 = " + std::to_string(ar_ + 2) +
+                    (axis_.gaps ? " consecutive steps" : ""),
+                ExitCode::bad_input);
+  statics_ = g.statics;
+  statics_.resize((static_.size() + derived_statics_.size()) * n);
+  for (std::size_t k = 0; k < derived_statics_.size(); ++k)
+    derived_static(derived_statics_[k], g.y, g.x, &statics_[(static_.size() + k) * n]);
+  const auto spec = [](const char* name, std::initializer_list<std::int64_t> dims) {
+    FieldSpec s;
+    s.name = name;
+    s.row_shape = Shape(dims);
+    return s;
+  };
+  const auto S = static_cast<std::int64_t>(state_.size()), N = static_cast<std::int64_t>(n),
+             A = static_cast<std::int64_t>(ar_);
+  const auto F = static_cast<std::int64_t>(forcing_.size() + derived_forcings_.size());
+  const auto K = static_cast<std::int64_t>(static_.size() + derived_statics_.size());
+  specs_.push_back(spec("state", {S, 2, N}));
+  specs_.push_back(spec("targets", {S, A, N}));
+  specs_.push_back(spec("diff", {S, N}));
+  specs_.push_back(spec("grid", {2, static_cast<std::int64_t>(g.ny), static_cast<std::int64_t>(g.nx)}));
+  if (F) specs_.push_back(spec("forcing", {F, A, N}));
+  if (K) specs_.push_back(spec("static", {K, N}));
+  if (masking_) specs_.push_back(spec("mask", {N}));
+}
+
+// Note [missing data]: with missing_data mask, one pass over the file finds the points missing (NaN)
+// at every time in some timed variable or in a static one: they are masked (field mask 0, left out
+// of the loss and the scores) and given the variable's mean so the inputs stay finite; and the time
+// steps where a variable is missing at every point: no sample uses them. What is left, a NaN at one
+// point and time, is still an error naming the variable and the index (a broken file, not a domain).
+std::vector<char> GridSamples::scan_missing() {
+  const Layout& g = layout_;
+  const std::size_t n = g.ny * g.nx, V = state_.size() + forcing_.size(), chunk = 64;
+  std::vector<std::size_t> nan_count(V * n, 0);
+  std::vector<double> sum(V, 0.0), count(V, 0.0);
+  std::vector<char> bad(g.times, 0);
+  std::vector<float> window;
+  const std::unique_ptr<Reader> in = reader();
+  for (std::size_t t0 = 0; t0 < g.times; t0 += chunk) {
+    const std::size_t nt = std::min(chunk, g.times - t0);
+    window.resize(V * nt * n);
+    in->read(t0, nt, window.data());
+    for (std::size_t v = 0; v < V; ++v)
+      for (std::size_t k = 0; k < nt; ++k) {
+        const float* x = &window[(v * nt + k) * n];
+        std::size_t nans = 0;
+        for (std::size_t p = 0; p < n; ++p) {
+          if (std::isnan(x[p])) ++nans, ++nan_count[v * n + p];
+          else sum[v] += x[p], count[v] += 1;
+        }
+        if (nans == n) bad[t0 + k] = 1;
+      }
+  }
+  valid_.assign(n, 1.0f);
+  for (std::size_t v = 0; v < V; ++v)
+    for (std::size_t p = 0; p < n; ++p)
+      if (nan_count[v * n + p] == g.times) valid_[p] = 0.0f;
+  for (std::size_t k = 0; k < static_.size(); ++k)
+    for (std::size_t p = 0; p < n; ++p)
+      if (std::isnan(layout_.statics[k * n + p])) valid_[p] = 0.0f;
+  for (std::size_t p = 0; p < n; ++p)
+    if (valid_[p] == 0.0f) masked_.push_back(p);
+  if (masked_.size() == n) throw Error(file_ + ": every point is missing at every time", ExitCode::bad_input);
+  for (std::size_t v = 0; v < V; ++v) fill_.push_back(count[v] > 0 ? static_cast<float>(sum[v] / count[v]) : 0.0f);
+  for (std::size_t k = 0; k < static_.size(); ++k) {  // statics: the mean of the kept points
+    double s = 0, c = 0;
+    for (std::size_t p = 0; p < n; ++p)
+      if (valid_[p] != 0.0f) s += layout_.statics[k * n + p], c += 1;
+    for (const std::size_t p : masked_) layout_.statics[k * n + p] = static_cast<float>(s / c);
+  }
+  for (const char b : bad) missing_times_ += b ? 1 : 0;
+  return bad;
+}
+
+std::string GridSamples::description() const {
+  std::string d = file_ + " (" + std::to_string(layout_.times) + " times x " + std::to_string(layout_.ny) + " x " +
+                  std::to_string(layout_.nx);
+  if (!layout_.time_s.empty()) {
+    const double h = axis_.step_s / 3600.0;
+    d += ", step " + (h == static_cast<long long>(h) ? std::to_string(static_cast<long long>(h)) + " h"
+                                                     : std::to_string(axis_.step_s) + " s");
+  }
+  if (axis_.gaps)
+    d += ", " + std::to_string(axis_.gaps) + " gaps in time (" + std::to_string(axis_.missing_steps) +
+         " steps missing)";
+  if (masking_)
+    d += ", " + std::to_string(masked_.size()) + " points always missing (masked), " +
+         std::to_string(missing_times_) + " time steps missing";
+  const std::size_t all = layout_.times >= ar_ + 2 ? layout_.times - ar_ - 1 : 0;
+  if (axis_.starts.size() < all) d += ", " + std::to_string(all - axis_.starts.size()) + " initial times skipped";
+  return d + ")";
+}
+
+long long GridSamples::read_rows(const std::vector<std::uint64_t>& rows,
+                                 const std::vector<FieldBuffer>& out) const {
+  // Runs of samples at consecutive times share their time slices: one read of the run's times per
+  // run, so a rank reads only the times of its own samples.
+  if (rows.empty()) return kNoBadValue;
+  const std::unique_ptr<Reader> in = reader();
+  std::vector<float> window;
+  for (std::size_t i = 0; i < rows.size();) {
+    std::size_t j = i + 1;
+    while (j < rows.size() && first_time(rows[j]) == first_time(rows[j - 1]) + 1) ++j;
+    fill(*in, first_time(rows[i]), j - i, out, i, window);
+    i = j;
+  }
+  return kNoBadValue;
+}
+
+long long GridSamples::read_block(std::uint64_t first, std::uint64_t count,
+                                  const std::vector<FieldBuffer>& out) const {
+  std::vector<std::uint64_t> rows(count);
+  for (std::uint64_t r = 0; r < count; ++r) rows[r] = first + r;
+  return read_rows(rows, out);
+}
+
+// Samples at first times [t0, t0 + count) into rows [at, at + count) of the buffers (specs_ order).
+void GridSamples::fill(Reader& in, std::size_t t0, std::uint64_t count, const std::vector<FieldBuffer>& out,
+                       std::size_t at, std::vector<float>& window) const {
+  const std::size_t n = layout_.ny * layout_.nx, S = state_.size(), F0 = forcing_.size(), A = ar_;
+  const std::size_t D = derived_forcings_.size(), F = F0 + D;
+  const std::size_t nt = count + 1 + A;  // times t0 .. t0 + count + ar_
+  window.resize((S + F) * nt * n);
+  in.read(t0, nt, window.data());
+  for (std::size_t v = 0; v < (masked_.empty() ? 0 : S + F0); ++v)  // Note [missing data]
+    for (std::size_t k = 0; k < nt; ++k)
+      for (const std::size_t p : masked_) window[(v * nt + k) * n + p] = fill_[v];
+  for (std::size_t d = 0; d < D; ++d)
+    for (std::size_t k = 2; k < nt; ++k)  // forcings are used from the first target time on
+      derived_forcing(derived_forcings_[d], layout_.time_s[t0 + k], axis_.step_s, layout_.y, layout_.x,
+                      &window[((S + F0 + d) * nt + k) * n]);
+  // window[v][time - t0][point]; sample r (initial time t0 + r + 1) takes times r .. r + A + 1.
+  const auto at_time = [&](std::size_t v, std::size_t t) { return &window[(v * nt + t) * n]; };
+  auto* state = static_cast<float*>(out[0].values);
+  auto* targets = static_cast<float*>(out[1].values);
+  auto* diff = static_cast<float*>(out[2].values);
+  auto* grid = static_cast<float*>(out[3].values);
+  std::size_t next = 4;
+  float* forcing = F ? static_cast<float*>(out[next++].values) : nullptr;
+  float* statics = statics_.empty() ? nullptr : static_cast<float*>(out[next++].values);
+  float* mask = masking_ ? static_cast<float*>(out[next].values) : nullptr;
+  for (std::size_t r = 0; r < count; ++r) {
+    const std::size_t row = at + r;
+    for (std::size_t s = 0; s < S; ++s) {
+      for (std::size_t k = 0; k < 2; ++k) std::copy_n(at_time(s, r + k), n, state + ((row * S + s) * 2 + k) * n);
+      for (std::size_t k = 0; k < A; ++k)
+        std::copy_n(at_time(s, r + 2 + k), n, targets + ((row * S + s) * A + k) * n);
+      const float* now = at_time(s, r + 1);
+      const float* next_state = at_time(s, r + 2);
+      for (std::size_t p = 0; p < n; ++p) diff[(row * S + s) * n + p] = next_state[p] - now[p];
+    }
+    for (std::size_t f = 0; f < F; ++f)
+      for (std::size_t k = 0; k < A; ++k)
+        std::copy_n(at_time(S + f, r + 2 + k), n, forcing + ((row * F + f) * A + k) * n);
+    if (statics) std::copy(statics_.begin(), statics_.end(), statics + row * statics_.size());
+    if (mask) std::copy(valid_.begin(), valid_.end(), mask + row * n);
+    for (std::size_t p = 0; p < n; ++p) {
+      grid[row * 2 * n + p] = static_cast<float>(layout_.x[p % layout_.nx]);
+      grid[row * 2 * n + n + p] = static_cast<float>(layout_.y[p / layout_.nx]);
+    }
+  }
+}
+
+}  // namespace hpct

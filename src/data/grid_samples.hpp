@@ -1,0 +1,78 @@
+// The format-independent half of the gridded forecasting sources (netcdf, ...): the deck's
+// variable keys, the samples over the time axis (gaps skipped, Note [time gaps]), the derived
+// forcings and statics appended to the file's (grid_forcings.hpp) and the fields a sample fills:
+// state [S, 2, N], targets [S, A, N], diff [S, N], grid [2, ny, nx], forcing [F, A, N],
+// static [K, N], and with missing_data mask, mask [N] (docs/gnn.md, "Data"). A format supplies the
+// layout it found and a reader of time windows of its timed variables.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/dataset.hpp"
+#include "data/grid_time.hpp"
+#include "deck/deck.hpp"
+#include "deck/schema.hpp"
+
+namespace hpct {
+
+class GridSamples : public Dataset {
+ public:
+  // state_variables, forcing_variables, static_variables, derived_forcings, derived_statics, ar_steps,
+  // missing_data.
+  static void declare_keys(deck::Schema& s);
+
+  std::string description() const override;
+  std::uint64_t rows() const override { return axis_.starts.size(); }
+  std::vector<FieldSpec> fields() const override { return specs_; }
+  long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const override;
+  long long read_block(std::uint64_t first, std::uint64_t count,
+                       const std::vector<FieldBuffer>& out) const override;
+
+ protected:
+  // What a format found in the file.
+  struct Layout {
+    std::size_t times = 0, ny = 0, nx = 0;
+    std::vector<double> y, x;    // the coordinates (the indices where the file has none)
+    bool latlon = false;         // y is latitude and x longitude, in degrees
+    std::vector<double> time_s;  // seconds since 1970-01-01 UTC (empty: the file has no time coordinate)
+    std::vector<float> statics;  // [K][ny nx]: the file's static variables
+  };
+  // Times [t0, t0 + nt) of the timed variables (state, then forcing, in deck order) into
+  // window[V][nt][ny nx]; one per read call (a format keeps its file open in it).
+  class Reader {
+   public:
+    virtual ~Reader() = default;
+    virtual void read(std::size_t t0, std::size_t nt, float* window) = 0;
+  };
+
+  GridSamples(const std::string& file, const deck::Deck& deck);  // the deck's keys
+  void finish(Layout layout);  // once the format has opened the file: the axis, derived channels, fields
+  virtual std::unique_ptr<Reader> reader() const = 0;
+  std::size_t first_time(std::uint64_t row) const { return axis_.starts.at(row); }    // t - 1 of a sample
+  bool masked(std::size_t point) const { return masking_ && valid_[point] == 0.0f; }  // Note [missing data]
+
+  std::string file_;
+  std::vector<std::string> state_, forcing_, static_;  // the file's variables (names as the deck gives them)
+  std::size_t ar_ = 1;
+  Layout layout_;
+
+ private:
+  void fill(Reader& in, std::size_t t0, std::uint64_t count, const std::vector<FieldBuffer>& out, std::size_t at,
+            std::vector<float>& window) const;
+  std::vector<char> scan_missing();  // Note [missing data]: the mask and the missing time steps
+
+  std::vector<std::string> derived_forcing_names_, derived_static_names_;  // the deck's lists
+  std::vector<std::string> derived_forcings_, derived_statics_;            // their channels
+  TimeAxis axis_;
+  std::vector<float> statics_;       // [K + derived][ny nx]
+  bool masking_ = false;             // missing_data mask
+  std::vector<float> valid_;         // [ny nx]: 1, or 0 where a point is always missing (masking_)
+  std::vector<std::size_t> masked_;  // the points that are 0 in valid_
+  std::vector<float> fill_;          // per timed variable: the value a masked point is given (its mean)
+  std::size_t missing_times_ = 0;
+  std::vector<FieldSpec> specs_;
+};
+
+}  // namespace hpct

@@ -1,0 +1,44 @@
+#!/bin/sh
+# GRIB as ECMWF writes ERA5, made by ecCodes' own grib_filter from its sample files (the grib
+# source's tests, test_era5_sources): the grid and times of make_era5_grids.py's era5_cds.nc (6 x 7
+# points, latitudes 52.0 .. 50.75 north to south, longitudes 358.5 .. 360.0, hours 0..13 of
+# 2024-06-20 without 06), with t2m = 270 + t + 0.5 j + 0.25 i as 2t (GRIB 2, heightAboveGround),
+# lsm = (i + j) % 2 (surface) at every time and z = level + 2 t + j - i on isobaricInhPa 850 and 500
+# (GRIB 1, as ERA5's pressure levels are), t the hour, j and i the row and column.
+# usage: make_era5_grib.sh OUT_DIR
+set -eu
+out=$1
+command -v grib_filter >/dev/null || { echo "make_era5_grib: grib_filter missing (libeccodes-tools)"; exit 1; }
+samples=$(codes_info -t 2>/dev/null || echo /usr/share/eccodes/samples)
+[ -f "$samples/regular_ll_sfc_grib2.tmpl" ] || samples=/usr/share/eccodes/samples
+mkdir -p "$out"
+rules_sfc=$out/sfc.rules
+rules_pl=$out/pl.rules
+: > "$rules_sfc"
+: > "$rules_pl"
+grid='set Ni = 7; set Nj = 6;
+set latitudeOfFirstGridPointInDegrees = 52.0; set longitudeOfFirstGridPointInDegrees = 358.5;
+set latitudeOfLastGridPointInDegrees = 50.75; set longitudeOfLastGridPointInDegrees = 360.0;
+set iDirectionIncrementInDegrees = 0.25; set jDirectionIncrementInDegrees = 0.25;'
+for t in 0 1 2 3 4 5 7 8 9 10 11 12 13; do
+  hhmm=$(printf '%02d00' "$t")
+  for var in 2t lsm; do
+    values=$(awk -v t="$t" -v var="$var" 'BEGIN {
+      for (j = 0; j < 6; j++) for (i = 0; i < 7; i++) {
+        v = var == "2t" ? 270 + t + 0.5 * j + 0.25 * i : (i + j) % 2
+        printf "%s%.2f", (j || i) ? ", " : "", v } }')
+    printf 'set dataDate = 20240620; set dataTime = %s; %s\nset shortName = "%s";\nset values = {%s};\nwrite;\n' \
+      "$hhmm" "$grid" "$var" "$values" >> "$rules_sfc"
+  done
+  for level in 850 500; do
+    values=$(awk -v t="$t" -v l="$level" 'BEGIN {
+      for (j = 0; j < 6; j++) for (i = 0; i < 7; i++) printf "%s%.2f", (j || i) ? ", " : "", l + 2 * t + j - i }')
+    printf 'set dataDate = 20240620; set dataTime = %s; %s\nset shortName = "z"; set level = %s;\nset values = {%s};\nwrite;\n' \
+      "$hhmm" "$grid" "$level" "$values" >> "$rules_pl"
+  done
+done
+grib_filter -o "$out/sfc.grib" "$rules_sfc" "$samples/regular_ll_sfc_grib2.tmpl"
+grib_filter -o "$out/pl.grib" "$rules_pl" "$samples/regular_ll_pl_grib1.tmpl"
+cat "$out/sfc.grib" "$out/pl.grib" > "$out/era5.grib"
+rm -f "$out/sfc.grib" "$out/pl.grib" "$rules_sfc" "$rules_pl"
+echo "wrote $out/era5.grib"
