@@ -74,8 +74,9 @@ int run_family_tool(const std::string& family, FamilyTool tool, int argc, char**
   int (*main)(int, char**) = f ? (tool == FamilyTool::generate ? f->generate : f->evaluate) : nullptr;
   if (!main) {
     // A build error, not a user's: the app names a family without that tool.
-    std::fprintf(stderr, "internal: the %s family has no %s tool\n", family.c_str(),
-                 tool == FamilyTool::generate ? "generate" : "evaluate");
+    const char* what = tool == FamilyTool::generate ? "generate" : "evaluate";
+    if (f) std::fprintf(stderr, "internal: the %s family has no %s tool\n", family.c_str(), what);
+    else std::fprintf(stderr, "internal: no model family '%s' (its %s tool was asked for)\n", family.c_str(), what);
     return static_cast<int>(ExitCode::failure);
   }
   return main(argc, argv);
