@@ -67,6 +67,13 @@ class RowRange : public Dataset {
   std::string describe_row(std::uint64_t row, int field) const override {
     return data_->describe_row(first_ + row, field);
   }
+  bool varies_by_epoch() const override { return data_->varies_by_epoch(); }
+  long long read_epoch_rows(std::uint64_t epoch, const std::vector<std::uint64_t>& rows,
+                            const std::vector<FieldBuffer>& out) const override {
+    std::vector<std::uint64_t> shifted(rows);
+    for (auto& r : shifted) r += first_;
+    return shift_code(data_->read_epoch_rows(epoch, shifted, out));
+  }
 
  private:
   long long shift_code(long long code) const {

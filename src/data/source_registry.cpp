@@ -10,20 +10,20 @@ namespace {
 constexpr const char* kTreeOnlyFormats[] = {"csv", "tsv", "libsvm"};
 }  // namespace
 
-DataSourceKind hdf5_tabular_source();  // data/hdf5_tabular.cpp
-DataSourceKind hdf5_images_source();   // data/hdf5_images.cpp
-DataSourceKind hdf5_fields_source();   // data/hdf5_fields.cpp
-DataSourceKind netcdf_grid_source();   // data/netcdf_grid.cpp
+DataSourceKind hdf5_tabular_source();    // data/hdf5_tabular.cpp
+DataSourceKind hdf5_images_source();     // data/hdf5_images.cpp
+DataSourceKind hdf5_fields_source();     // data/hdf5_fields.cpp
+DataSourceKind netcdf_grid_source();     // data/netcdf_grid.cpp
+DataSourceKind image_folder_source();    // data/image_folder.cpp
+DataSourceKind coco_keypoints_source();  // data/coco_keypoints.cpp
 
 const std::vector<DataSourceKind>& data_sources() {
   // Order matters for auto: the more specific formats first, plain tabular HDF5 last; hdf5_fields
   // before hdf5_images, since a deck that sets `fields` names the datasets it wants (an image file
   // read as fields keeps its own names).
   static const std::vector<DataSourceKind> sources = {
-      hdf5_fields_source(),
-      netcdf_grid_source(),
-      hdf5_images_source(),
-      hdf5_tabular_source(),
+      hdf5_fields_source(),  netcdf_grid_source(),    hdf5_images_source(),
+      image_folder_source(), coco_keypoints_source(), hdf5_tabular_source(),
   };
   return sources;
 }
