@@ -76,10 +76,11 @@ int run_family_tool(const std::string& family, FamilyTool tool, int argc, char**
     main = tool == FamilyTool::generate ? f->generate : tool == FamilyTool::evaluate ? f->evaluate : f->import_data;
   if (!main) {
     // A build error, not a user's: the app names a family without that tool.
-    const char* kind = tool == FamilyTool::generate   ? "generate"
+    const char* what = tool == FamilyTool::generate   ? "generate"
                        : tool == FamilyTool::evaluate ? "evaluate"
                                                       : "import";
-    std::fprintf(stderr, "internal: the %s family has no %s tool\n", family.c_str(), kind);
+    if (f) std::fprintf(stderr, "internal: the %s family has no %s tool\n", family.c_str(), what);
+    else std::fprintf(stderr, "internal: no model family '%s' (its %s tool was asked for)\n", family.c_str(), what);
     return static_cast<int>(ExitCode::failure);
   }
   return main(argc, argv);

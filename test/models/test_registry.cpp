@@ -122,3 +122,21 @@ TEST(Registry, LegacyConfigurationsLoad) {
             "diffusion_steps=20 noise_schedule=linear diffusion_target=v");
   EXPECT_EQ(normalised_config(diffusion, old_text), normalised_config(diffusion, m->config_string()));
 }
+
+// Note [family tools]: apps/wxgen, wxeval, trajgen, smart_eval, posegen, cape_eval, diffgen and sample
+// are one line each over their family's entry; a family without the tool is an internal error (exit
+// 1 with a message), not a crash.
+TEST(Registry, FamilyToolsAreReachedThroughTheirEntry) {
+  for (const char* name : {"gnn", "smart", "cape", "diffusion"}) {
+    const ModelFamily* f = find_model_family(name);
+    ASSERT_NE(f, nullptr) << name;
+    EXPECT_NE(f->generate, nullptr) << name << " has no generate tool";
+    EXPECT_NE(f->evaluate, nullptr) << name << " has no evaluate tool";
+  }
+  char program[] = "diffgen";
+  char* argv[] = {program, nullptr};
+  // Without arguments diffgen prints its usage and returns 2, as the app does.
+  EXPECT_EQ(run_family_tool("diffusion", FamilyTool::generate, 1, argv), 2);
+  EXPECT_EQ(run_family_tool("mlp", FamilyTool::evaluate, 1, argv), 1);  // mlp has no evaluate tool
+  EXPECT_EQ(run_family_tool("no_such_family", FamilyTool::generate, 1, argv), 1);
+}
