@@ -22,7 +22,8 @@ const char* kUsage =
     "usage: cape_eval WEIGHTS.h5 TEST.h5 [--csv OUT.csv] [--episodes OUT.h5] [--plot-episodes 6] [--rows N]\n"
     "  PCK@threshold (the model's cape_pck_threshold) per test category, model vs copy baseline.\n"
     "  --episodes: the first --plot-episodes episodes' images and keypoints for scripts/plot-cape.\n"
-    "  --rows N: the first N rows only (default all).\n";
+    "  --rows N: the first N rows only (default all).\n"
+    "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
 
 struct Tally {
   long long episodes = 0, keypoints = 0;
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string weights = argv[1], data = argv[2];
-  std::string csv, episodes_out;
+  std::string csv, episodes_out, weight_set;
   long long max_rows = -1, plot = 6;
   for (int i = 3; i < argc; i += 2) {
     const std::string a = argv[i];
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
     const std::string v = argv[i + 1];
     if (a == "--csv") csv = v;
     else if (a == "--episodes") episodes_out = v;
+    else if (a == "--weights") weight_set = v;
     else if (a == "--rows" || a == "--plot-episodes") (a == "--rows" ? max_rows : plot) = std::stoll(v);
     else {
       std::fprintf(stderr, "cape_eval: unknown option %s\n%s", a.c_str(), kUsage);
@@ -56,7 +58,10 @@ int main(int argc, char** argv) {
   }
   return hpct::run_tool("cape_eval", [&] {
     const int chunk = 32;
-    std::unique_ptr<hpct::Model> loaded = hpct::load_model(weights, chunk);
+    const hpct::nn::WeightsChoice choice = weight_set.empty()
+                                               ? hpct::nn::WeightsChoice::preferred
+                                               : hpct::nn::weights_choice(weight_set, "cape_eval: --weights");
+    std::unique_ptr<hpct::Model> loaded = hpct::load_model(weights, chunk, choice);
     auto* model = dynamic_cast<hpct::cape::CapeModel*>(loaded.get());
     if (!model) throw hpct::Error(weights + ": not a cape model", hpct::ExitCode::bad_input);
     const hpct::cape::CapeConfig& c = model->config();

@@ -17,7 +17,8 @@ const char* kUsage =
     "  From each scene's 1.1 s history, --rollouts futures of 8 s (16 motion tokens, each sampled among\n"
     "  the --top-k most likely); minADE / minFDE per agent type against constant velocity.\n"
     "  --scenes N: the first N scenes only (default all).\n"
-    "  --scene-out: scene K's (default 0) map, true paths and rollouts, for scripts/plot-scene.\n";
+    "  --scene-out: scene K's (default 0) map, true paths and rollouts, for scripts/plot-scene.\n"
+    "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -28,7 +29,7 @@ int main(int argc, char** argv) {
   }
   const std::string weights = argv[1], scenes = argv[2];
   hpct::smart::RolloutOptions o;
-  std::string csv, scene_out;
+  std::string csv, scene_out, weight_set;
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) {
@@ -36,6 +37,10 @@ int main(int argc, char** argv) {
       return 2;
     }
     const std::string v = argv[++i];
+    if (a == "--weights") {
+      weight_set = v;
+      continue;
+    }
     if (a == "--csv" || a == "--scene-out") {
       (a == "--csv" ? csv : scene_out) = v;
       continue;
@@ -58,7 +63,10 @@ int main(int argc, char** argv) {
   }
   return hpct::run_tool("smart_eval", [&] {
     if (!scene_out.empty() && o.keep_scene < 0) o.keep_scene = 0;
-    std::unique_ptr<hpct::Model> model = hpct::load_model(weights, o.rollouts);
+    const hpct::nn::WeightsChoice choice = weight_set.empty()
+                                               ? hpct::nn::WeightsChoice::preferred
+                                               : hpct::nn::weights_choice(weight_set, "smart_eval: --weights");
+    std::unique_ptr<hpct::Model> model = hpct::load_model(weights, o.rollouts, choice);
     const hpct::smart::RolloutReport r = hpct::smart::evaluate_rollouts(*model, scenes, o);
     std::fputs(r.table().c_str(), stdout);
     if (!csv.empty()) {

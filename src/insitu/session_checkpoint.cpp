@@ -36,6 +36,8 @@ std::string InsituModel::save(const std::string& dir) {
   st.extra[kStats[2]] = stats_.y_mean;
   st.extra[kStats[3]] = stats_.y_std;
   online_.merged(*comm_).save(st.extra, kOnline);
+  st.ema = steps_->ema_values();
+  st.ema_updates = steps_->ema() ? steps_->ema()->updates() : 0;
   std::string path, err;
   if (comm_->rank() == 0) {
     try {
@@ -75,6 +77,7 @@ void InsituModel::load(const std::string& where) {
       throw InsituError(Status::io, path + ": not an in-situ checkpoint (no " + std::string(kCounters) + ")");
     st = read_checkpoint(path, model_->store(), steps_->optimizer());
   });
+  steps_->ema_loaded(st.ema, st.ema_updates);
   const std::vector<double>& c = st.extra.at(kCounters);
   counters_.global_step = st.global_step;
   counters_.sessions = static_cast<std::uint64_t>(c[0]);
