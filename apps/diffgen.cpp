@@ -5,7 +5,7 @@
 
 #include "core/error.hpp"
 #include "count_options.hpp"
-#include "data/downscaling.hpp"
+#include "models/diffusion/downscaling.hpp"
 
 namespace {
 const char* kUsage =

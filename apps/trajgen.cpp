@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 #include "count_options.hpp"
-#include "data/traffic_sim.hpp"
+#include "models/smart/traffic_sim.hpp"
 
 namespace {
 const char* kUsage =

@@ -1,5 +1,5 @@
 // wxgen: writes a regional weather data set with real dynamics (shallow water on a beta-plane larger
-// than the region, src/data/shallow_water.hpp) as a NetCDF-4 file laid out as xarray writes one.
+// than the region, src/models/gnn/shallow_water.hpp) as a NetCDF-4 file laid out as xarray writes one.
 #include <netcdf.h>
 
 #include <cmath>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "data/shallow_water.hpp"
+#include "models/gnn/shallow_water.hpp"
 
 namespace {
 const char* kUsage =

@@ -7,11 +7,11 @@
 #include <limits>
 #include <thread>
 
-#include "data/downscaling.hpp"
 #include "data/epoch_shard.hpp"
 #include "data/hdf5_tabular.hpp"
 #include "data/loader_thread.hpp"
 #include "io/hdf5.hpp"
+#include "models/diffusion/downscaling.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"
 

@@ -11,7 +11,7 @@
 
 #include "core/rng.hpp"
 #include "io/hdf5.hpp"
-#include "models/resnet/resnet.hpp"
+#include "nn/resnet.hpp"
 
 namespace hpct {
 namespace {

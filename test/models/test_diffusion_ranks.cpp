@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "comm/comm.hpp"
-#include "data/downscaling.hpp"
 #include "data/hdf5_tabular.hpp"
+#include "models/diffusion/downscaling.hpp"
 #include "train/data_stats.hpp"
 #include "train/driver.hpp"
 #include "train/trainer.hpp"

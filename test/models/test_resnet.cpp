@@ -7,8 +7,8 @@
 
 #include <vector>
 
-#include "models/resnet/resnet.hpp"
 #include "nn/layer_check.hpp"
+#include "nn/resnet.hpp"
 
 namespace hpct {
 namespace {

@@ -5,8 +5,8 @@
 // for oneDNN's convolutions where the build has them (Note [oneDNN plans]: built in the warm-up).
 #include <gtest/gtest.h>
 
-#include "models/resnet/resnet.hpp"
 #include "nn/conv_onednn.hpp"
+#include "nn/resnet.hpp"
 #include "support/allocation_counter.hpp"
 
 namespace hpct {

@@ -3,8 +3,11 @@ the speed comparison. Attribute names match the HDF5 weight names ("time_mlp/wei
 import math
 import sys
 
-# Debian's torch and h5py are built against Debian's numpy; a newer numpy in /usr/local must not shadow it.
-sys.path.insert(0, "/usr/lib/python3/dist-packages")
+# Debian's torch and h5py are built against Debian's numpy; a newer numpy in /usr/local must not shadow
+# it when Debian's interpreter runs this directly. A venv (the reference or the comparison one) brings
+# its own torch and numpy.
+if sys.prefix == sys.base_prefix:
+    sys.path.insert(0, "/usr/lib/python3/dist-packages")
 
 import torch  # noqa: E402
 from torch import nn  # noqa: E402

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "comm/gradient_reducer.hpp"
-#include "data/downscaling.hpp"
+#include "models/diffusion/downscaling.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/trace.hpp"
-#include "data/downscaling.hpp"
+#include "models/diffusion/downscaling.hpp"
 #include "support/allocation_counter.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"

@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "data/downscaling.hpp"
+#include "models/diffusion/downscaling.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"
 

@@ -4,8 +4,8 @@
 #include <cstdlib>
 
 #include "core/error.hpp"
-#include "models/resnet/resnet.hpp"
 #include "nn/layers/pool2d.hpp"
+#include "nn/resnet.hpp"
 
 namespace hpct::cape {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "models/resnet/resnet_block.hpp"
 #include "nn/layers/pool2d.hpp"
+#include "nn/resnet_block.hpp"
 
 namespace hpct::cape {
 

@@ -5,7 +5,7 @@
 #include "core/log.hpp"
 #include "models/cape/cape_model.hpp"
 #include "models/registry.hpp"
-#include "models/resnet/conv_tuning.hpp"
+#include "nn/conv_tuning.hpp"
 
 namespace hpct::cape {
 

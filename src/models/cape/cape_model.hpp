@@ -18,7 +18,7 @@
 #include "models/cape/cape_backbone.hpp"
 #include "models/cape/cape_head.hpp"
 #include "models/model.hpp"
-#include "models/resnet/conv_tuning.hpp"
+#include "nn/conv_tuning.hpp"
 
 namespace hpct::cape {
 

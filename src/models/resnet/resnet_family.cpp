@@ -2,8 +2,8 @@
 // (see models/registry.hpp).
 #include "core/error.hpp"
 #include "models/registry.hpp"
-#include "models/resnet/conv_tuning.hpp"
 #include "models/resnet/resnet_model.hpp"
+#include "nn/conv_tuning.hpp"
 
 namespace hpct {
 

@@ -1,4 +1,4 @@
-// `model resnet`: image classification with a ResNet (models/resnet/resnet.hpp) on [C, H, W] float
+// `model resnet`: image classification with a ResNet (nn/resnet.hpp) on [C, H, W] float
 // images (the hdf5_images source), cross-entropy over num_classes logits on integer labels.
 // Metrics: the loss, accuracy and top-k accuracy. predict: "outputs" (logits) and "probabilities".
 // Batch norm runs on batch statistics in accumulate_gradients and on the running statistics in
@@ -8,9 +8,9 @@
 #pragma once
 
 #include "models/model.hpp"
-#include "models/resnet/conv_tuning.hpp"
-#include "models/resnet/resnet.hpp"
+#include "nn/conv_tuning.hpp"
 #include "nn/loss.hpp"
+#include "nn/resnet.hpp"
 
 namespace hpct {
 

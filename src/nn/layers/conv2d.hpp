@@ -44,7 +44,7 @@ class Conv2d : public Layer<Scalar> {
   void set_layout(int in, int out);
   // The compute type of the cudnn algorithm (Conv2dOptions::precision) for every later pass.
   void set_precision(Precision p) { g_.precision = p; }
-  // Note [convolution autotuning] (models/resnet/resnet.hpp): while timing, every forward and
+  // Note [convolution autotuning] (nn/resnet.hpp): while timing, every forward and
   // backward fences before and after itself and adds its wall time to elapsed().
   void set_timing(bool on) { timing_ = on, elapsed_ = 0; }
   double elapsed() const { return elapsed_; }

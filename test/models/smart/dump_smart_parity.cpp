@@ -5,9 +5,9 @@
 // network in plain PyTorch (segment softmax by scatter ops) on the same weights and graph.
 #include <gtest/gtest.h>
 
-#include "data/traffic_sim.hpp"
 #include "io/hdf5.hpp"
 #include "models/smart/smart_model.hpp"
+#include "models/smart/traffic_sim.hpp"
 
 using namespace hpct;
 

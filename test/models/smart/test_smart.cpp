@@ -7,12 +7,12 @@
 #include <cmath>
 #include <filesystem>
 
-#include "data/traffic_sim.hpp"
 #include "models/registry.hpp"
 #include "models/smart/graph_prefetch.hpp"
 #include "models/smart/motion_tokens.hpp"
 #include "models/smart/scene_graph.hpp"
 #include "models/smart/smart_model.hpp"
+#include "models/smart/traffic_sim.hpp"
 #include "support/allocation_counter.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"

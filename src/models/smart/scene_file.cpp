@@ -2,8 +2,8 @@
 #include <string>
 #include <vector>
 
-#include "data/traffic_sim.hpp"
 #include "io/hdf5.hpp"
+#include "models/smart/traffic_sim.hpp"
 
 namespace hpct::scenes {
 

@@ -1,5 +1,5 @@
 // The road network generator behind apps/trajgen (see road_network.hpp).
-#include "data/road_network.hpp"
+#include "models/smart/road_network.hpp"
 
 #include <algorithm>
 #include <cmath>

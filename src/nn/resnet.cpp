@@ -1,5 +1,5 @@
 // The ResNet network: stem, stages, head (see resnet.hpp).
-#include "models/resnet/resnet.hpp"
+#include "nn/resnet.hpp"
 
 #include "core/error.hpp"
 #include "nn/layers/pool2d.hpp"

@@ -1,5 +1,5 @@
 // Generator of the synthetic downscaling set (power-law random field + terrain; see downscaling.hpp).
-#include "data/downscaling.hpp"
+#include "models/diffusion/downscaling.hpp"
 
 #include <cmath>
 #include <complex>

@@ -1,5 +1,5 @@
 // conv_algorithm and conv_deterministic for a network's convolutions (Note [convolution
-// autotuning] in models/resnet/resnet.hpp): the fixed choice, or the tuning passes of auto and the
+// autotuning] in nn/resnet.hpp): the fixed choice, or the tuning passes of auto and the
 // per-convolution choice after them. Shared by the resnet and cape families.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The ResNet network for image classification: a stem, four stages of residual blocks
-// (models/resnet/resnet_block.hpp) of widths w, 2w, 4w, 8w (x4 for bottlenecks) with strides 1, 2,
+// (nn/resnet_block.hpp) of widths w, 2w, 4w, 8w (x4 for bottlenecks) with strides 1, 2,
 // 2, 2, global average pooling and a linear classifier, as torchvision's resnet18/34/50 when
 // w = 64 with the "imagenet" stem (7x7/2 conv, batch norm, relu, 3x3/2 max pool). The "small" stem
 // (3x3/1 conv, batch norm, relu, no pool) keeps small images (8x8 digits, 32x32) from vanishing
@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "models/resnet/resnet_block.hpp"
 #include "nn/layers/linear.hpp"
+#include "nn/resnet_block.hpp"
 
 namespace hpct {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "data/road_network.hpp"
+#include "models/smart/road_network.hpp"
 
 namespace hpct::scenes {
 

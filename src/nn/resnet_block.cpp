@@ -1,5 +1,5 @@
 // Residual blocks (see resnet_block.hpp, Note [residual backward order]).
-#include "models/resnet/resnet_block.hpp"
+#include "nn/resnet_block.hpp"
 
 #include "nn/plane_loop.hpp"
 

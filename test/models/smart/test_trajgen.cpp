@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "data/data_sources_support.hpp"
-#include "data/traffic_sim.hpp"
+#include "models/smart/traffic_sim.hpp"
 #include "support/test_support.hpp"
 
 using namespace hpct;

@@ -1,5 +1,5 @@
 // conv_algorithm's fixed choice and auto's tuning passes (see conv_tuning.hpp).
-#include "models/resnet/conv_tuning.hpp"
+#include "nn/conv_tuning.hpp"
 
 #include "core/log.hpp"
 

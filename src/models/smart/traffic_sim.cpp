@@ -1,5 +1,5 @@
 // The traffic simulation behind apps/trajgen (see traffic_sim.hpp).
-#include "data/traffic_sim.hpp"
+#include "models/smart/traffic_sim.hpp"
 
 #include <algorithm>
 #include <cmath>

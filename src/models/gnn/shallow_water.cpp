@@ -1,6 +1,6 @@
 // The shallow-water solver of apps/wxgen (see shallow_water.hpp): centred differences on a
 // collocated grid, classical fourth-order Runge-Kutta in time, periodic in x, free-slip walls in y.
-#include "data/shallow_water.hpp"
+#include "models/gnn/shallow_water.hpp"
 
 #include <algorithm>
 #include <cmath>
