@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <string>
 
+#include "core/count_options.hpp"
 #include "core/error.hpp"
-#include "count_options.hpp"
 #include "data/synthetic.hpp"
 
 namespace {
@@ -27,9 +27,9 @@ int main(int argc, char** argv) {
   long long rows = 20000, features = 10, seed = 1;
   double noise = 1.0;
   const int bad = kind == "higgs"
-                      ? hpct::apps::parse_count_options("datagen", argc, argv, 3, kUsage,
-                                                        {{"--rows", &rows}, {"--seed", &seed}})
-                      : hpct::apps::parse_count_options(
+                      ? hpct::parse_count_options("datagen", argc, argv, 3, kUsage,
+                                                  {{"--rows", &rows}, {"--seed", &seed}})
+                      : hpct::parse_count_options(
                             "datagen", argc, argv, 3, kUsage,
                             {{"--rows", &rows}, {"--features", &features}, {"--noise", &noise}, {"--seed", &seed}});
   if (bad) return bad;

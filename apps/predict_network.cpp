@@ -16,10 +16,10 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/timer.hpp"
+#include "data/row_output.hpp"
 #include "deck/deck.hpp"
 #include "io/hdf5.hpp"
 #include "models/registry.hpp"
-#include "row_output.hpp"
 
 namespace hpct::tools {
 

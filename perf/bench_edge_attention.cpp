@@ -1,8 +1,8 @@
 // SMART's edge attention (nn::EdgeAttention with folded relative projections, the shared edge norm
 // and attention-weight dropout, as SmartBlock runs it) forward + backward on a self-attention graph
 // of n nodes with 16 incoming edges each (SMART-tiny's agent blocks: about 900 - 1900 token rows at
-// batch 4): the edge kernels and per-head GEMMs of docs/transformer.md's speed rounds. Args: n,
-// hidden, heads.
+// batch 4): the edge kernels and per-head GEMMs that dominate SMART's step. Args: n, hidden,
+// heads.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>

@@ -5,11 +5,9 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "data/memory_table.hpp"
 #include "gbdt/gbdt.hpp"
 #include "gbdt/model_io.hpp"
-#include "io/hdf5.hpp"
-#include "train/driver.hpp"
-#include "train/trainer.hpp"
 
 namespace hpct::ensemble {
 
@@ -37,28 +35,29 @@ gbdt::Data subset(const gbdt::Data& d, const std::vector<char>& keep, const Comm
   return s;
 }
 
-// Rank 0 writes the rows as HDF5 inputs [n, F] and targets [n] (what the network trainer reads).
-void write_rows(const gbdt::Data& s, const std::string& path, const Comm& comm) {
-  const std::vector<float> x = comm.gather_to_root(s.x), y = comm.gather_to_root(s.y);
-  comm.run_agreed([&] {
-    if (comm.rank() != 0) return;
-    const h5::File f = h5::File::create(path);
-    const auto n = static_cast<std::uint64_t>(y.size()), cols = static_cast<std::uint64_t>(s.cols);
-    h5::write(f, "inputs", {n, cols}, x.data());
-    h5::write(f, "targets", {n}, y.data());
-  });
+// The kept rows of every rank, in global order, as a data set every rank holds (what the network
+// trainer reads: any rank may read any row of the epoch's order).
+std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::string& name, const Comm& comm) {
+  std::vector<float> x = comm.gather_to_root(s.x), y = comm.gather_to_root(s.y);
+  auto n = static_cast<std::uint64_t>(y.size());
+  comm.broadcast(&n, 1, 0);
+  x.resize(n * static_cast<std::uint64_t>(s.cols));
+  y.resize(n);
+  comm.broadcast(x.data(), x.size(), 0);
+  comm.broadcast(y.data(), y.size(), 0);
+  return std::make_shared<MemoryTable>(name, std::move(x), std::move(y), static_cast<std::uint64_t>(s.cols), 1);
 }
 
 }  // namespace
 
 std::string MemberDeck::name() const { return std::filesystem::path(path).stem().string(); }
 
-MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm) {
+MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm, const RunServices& services) {
   MemberDeck m;
   m.path = path;
-  m.text = read_deck_text(comm, path);
+  m.text = services.read_deck(path);
   comm.run_agreed([&] {
-    m.deck = deck::Deck::parse(m.text, path, full_schema());
+    m.deck = services.parse_deck(m.text, path);
     const std::string model = m.deck.get_string("model");
     if (model == "ensemble") m.deck.fail("model", "an ensemble cannot be a member of an ensemble");
     m.trees = model == "gbdt";
@@ -89,7 +88,7 @@ MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm
 }
 
 Member train_member_deck(const MemberDeck& m, Task task, const gbdt::Data& d, const std::vector<char>& keep,
-                         const std::string& output, const std::string& work, const Comm& comm, int num_class) {
+                         const std::string& output, const Comm& comm, const RunServices& services, int num_class) {
   const gbdt::Data s = subset(d, keep, comm);
   if (m.trees) {
     gbdt::BoostParams p = gbdt::params_from_deck(m.deck);
@@ -101,20 +100,7 @@ Member train_member_deck(const MemberDeck& m, Task task, const gbdt::Data& d, co
     });
     return gbdt_member(std::move(model), output, task);
   }
-  const std::string rows = (std::filesystem::path(work) / (m.name() + ".rows.h5")).string();
-  write_rows(s, rows, comm);
-  // The ensemble decides the data and where the member goes; the member deck keeps the rest.
-  const std::vector<std::string> overrides = {
-      "data_file=" + rows, "data_format=hdf5",      "inputs_dataset=inputs", "targets_dataset=targets",
-      "validation_file=",  "validation_fraction=0", "output=" + output,      "metrics_file=",
-      "tensorboard_dir=",  "trace_file=",           "checkpoint_dir=",       "resume=none",
-      "nodes=0",           "ranks_per_node=0"};
-  deck::Deck member;
-  comm.run_agreed([&] { member = deck::Deck::parse(m.text, m.path, full_schema(), overrides); });
-  {
-    NetworkTrainer trainer(member, comm);
-    trainer.run();
-  }
+  services.train_network(m.deck, rows_in_memory(s, d.file + ": the rows of member " + m.name(), comm), output);
   Member loaded;
   comm.run_agreed([&] { loaded = load_member(output, task); });
   return loaded;

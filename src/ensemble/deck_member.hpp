@@ -1,8 +1,8 @@
 // Ensemble members given as decks: trained by the ensemble run itself on a subset of its training
-// rows (each fold of the out-of-fold predictions, then all of them). GBDT decks train in memory on
-// the rows; network decks (any registered family) train through the network trainer on an HDF5
-// copy of the rows written under the ensemble's work directory, with the member deck's own
-// settings and the data, validation and output keys replaced (the ensemble owns those).
+// rows (each fold of the out-of-fold predictions, then all of them), in memory. GBDT decks train on
+// the rows; network decks (any registered family) train through the program's network trainer
+// (RunServices::train_network) on the same rows as a MemoryTable, with the member deck's own
+// model, training and optimizer settings (the ensemble owns the data and where the member goes).
 #pragma once
 
 #include <string>
@@ -12,6 +12,7 @@
 #include "deck/deck.hpp"
 #include "ensemble/member.hpp"
 #include "gbdt/booster.hpp"
+#include "models/run_family.hpp"
 
 namespace hpct::ensemble {
 
@@ -24,13 +25,13 @@ struct MemberDeck {
 };
 
 // Collective. Errors name the deck (file:line:key) and say why it cannot be a member of `task`.
-MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm);
+MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm, const RunServices& services);
 
 // Collective. Trains the member on this rank's rows of `d` whose keep flag is set, writes it to
-// `output` (GBDT: JSON; networks: HDF5 weights) and loads it back as a member. `work` is a
-// directory for the network's copy of the rows (existing, writable). `num_class`: multiclass, the
-// classes of a GBDT deck that leaves num_class at 0.
+// `output` (GBDT: JSON; networks: HDF5 weights) and loads it back as a member. `num_class`:
+// multiclass, the classes of a GBDT deck that leaves num_class at 0.
 Member train_member_deck(const MemberDeck& m, Task task, const gbdt::Data& d, const std::vector<char>& keep,
-                         const std::string& output, const std::string& work, const Comm& comm, int num_class = 0);
+                         const std::string& output, const Comm& comm, const RunServices& services,
+                         int num_class = 0);
 
 }  // namespace hpct::ensemble

@@ -78,7 +78,7 @@ void declare_keys(deck::Schema& s) {
   s.add_string("table_file", "", "CSV of the evaluation table (empty: the output's name with .table.csv)");
 }
 
-int run(const deck::Deck& deck, const Comm& comm) {
+int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   Stopwatch clock;
   Task task = Task::regression;
   std::vector<std::string> paths;
@@ -172,7 +172,7 @@ int run(const deck::Deck& deck, const Comm& comm) {
     Entry e;
     e.source = path;
     if (is_deck(path)) {
-      const MemberDeck md = read_member_deck(path, task, comm);
+      const MemberDeck md = read_member_deck(path, task, comm, services);
       e.name = md.name();
       const std::string ext = md.trees ? ".json" : ".h5";
       if (fit) {
@@ -182,7 +182,7 @@ int run(const deck::Deck& deck, const Comm& comm) {
           for (std::size_t i = 0; i < fold.size(); ++i) keep[i] = fold[i] != k;
           const std::string out =
               (std::filesystem::path(work) / strf("%s.fold%d%s", e.name.c_str(), k, ext.c_str())).string();
-          const Member mk = train_member_deck(md, task, train, keep, out, work, comm, K);
+          const Member mk = train_member_deck(md, task, train, keep, out, comm, services, K);
           comm.run_agreed([&] { check_classes(mk, K); });
           const std::vector<double> s = scores_on(mk, task, train, comm);
           const auto kk = static_cast<std::size_t>(K);
@@ -193,7 +193,7 @@ int run(const deck::Deck& deck, const Comm& comm) {
         }
       }
       e.model = train_member_deck(md, task, train, std::vector<char>(fold.size(), 1),
-                                  beside(output, "." + e.name + ext), work, comm, K);
+                                  beside(output, "." + e.name + ext), comm, services, K);
       comm.run_agreed([&] { check_classes(e.model, K); });
     } else {
       comm.run_agreed([&] {
@@ -269,6 +269,15 @@ int run(const deck::Deck& deck, const Comm& comm) {
   Log::info("ensemble: evaluation\n" + table.text());
   Log::info(strf("ensemble: wrote %s and %s in %.1f s", output.c_str(), table_file.c_str(), clock.seconds()));
   return 0;
+}
+
+RunFamily run_family() {
+  RunFamily f;
+  f.name = "ensemble";
+  f.summary = "members combined, docs/ensembles.md";
+  f.declare_keys = declare_keys;
+  f.run = run;
+  return f;
 }
 
 }  // namespace hpct::ensemble

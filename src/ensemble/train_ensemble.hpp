@@ -7,6 +7,7 @@
 #include "comm/comm.hpp"
 #include "deck/deck.hpp"
 #include "deck/schema.hpp"
+#include "models/run_family.hpp"
 
 namespace hpct::ensemble {
 
@@ -15,7 +16,11 @@ namespace hpct::ensemble {
 void declare_keys(deck::Schema& s);
 
 // Collective: fits, evaluates and writes the ensemble; 0 on success, throws an agreed hpct::Error.
-int run(const deck::Deck& deck, const Comm& comm);
+// Deck members are read and network members trained through the program's `services`.
+int run(const deck::Deck& deck, const Comm& comm, const RunServices& services);
+
+// `model ensemble` as a family that runs itself (models/run_family.hpp): its keys and run().
+RunFamily run_family();
 
 // The fold (0 .. folds-1) of the training part's global row `row`: a hash of (seed, row), so the
 // folds do not depend on the rank count and do not follow the file's order.

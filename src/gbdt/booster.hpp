@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,7 @@ struct TrainResult {
                                                   // (empty when early stopping dropped rounds)
   std::vector<std::vector<double>> eval_margins;  // the same for each eval set
   double seconds = 0;
-  bool stopped = false;  // the round hook asked to stop: `model` holds the rounds so far, unpruned
+  bool stopped = false;  // stopped before the last round: `model` holds the rounds so far, unpruned
 };
 
 // Where a resumed run continues (gbdt checkpoints): the trees of its first `rounds` rounds, their
@@ -77,20 +78,44 @@ struct BoostResume {
   double best = 0;      // and its metric value
 };
 
-// Called on every rank after each round that does not end training, with the model so far and
-// the early-stopping state; returns true to stop after this round (every rank must agree: the
-// caller decides collectively). The state is what a checkpoint stores.
-using RoundHook = std::function<bool(int round, const Model& model, int best_round, double best)>;
-
 // Called on every rank after each evaluated round with that round's evaluation results.
 using RoundCallback = std::function<void(int round, const std::vector<EvalResult>&)>;
 
-// Collective. `evals` are evaluated after every round (they must have train.cols features).
-// `resume`: continue from that state (its trees' margins are replayed, so the run continues
-// bitwise); `after_round`: checkpoints and stop requests.
+// The boosting loop one round at a time, so that a run loop (train/gbdt_run.cpp) owns what comes
+// between rounds: the stop agreement and checkpoints. Collective calls: every rank, same order.
+class Booster {
+ public:
+  // Collective: base margins, global bins of `train` and of `evals` (which must have train.cols
+  // features), and with `resume` its trees' margins replayed (so the run continues bitwise).
+  // `release`: train.x itself, freed once binned (Note [binned rows only]), or null.
+  Booster(const BoostParams& p, const Data& train, std::vector<float>* release,
+          const std::vector<const Data*>& evals, const Comm& comm, const RoundCallback& cb = {},
+          const BoostResume* resume = nullptr);
+  ~Booster();
+  Booster(const Booster&) = delete;
+  Booster& operator=(const Booster&) = delete;
+  // Rounds are left: fewer than num_trees grown and no early stop.
+  bool more() const;
+  // Collective: one round -- a tree per output, the metrics when the round reports them (`cb`), the
+  // early-stopping decision.
+  void grow_round();
+  int rounds() const;  // rounds grown so far (resumed ones included)
+  // The model so far (trees unpruned) and the early-stopping state: what a checkpoint stores.
+  const Model& model() const;
+  int best_round() const;
+  double best() const;
+  // The result. `stopped`: the run stopped before its last round (the model keeps every round).
+  TrainResult finish(bool stopped);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+// Collective: every round of a Booster. `evals` are evaluated as rounds report (they must have
+// train.cols features); `resume`: continue from that state.
 TrainResult train(const BoostParams& p, const Data& train, const std::vector<const Data*>& evals, const Comm& comm,
-                  const RoundCallback& cb = {}, const BoostResume* resume = nullptr,
-                  const RoundHook& after_round = {});
+                  const RoundCallback& cb = {}, const BoostResume* resume = nullptr);
 
 // Note [binned rows only]: the same, freeing tr.x once its rows are binned, for callers that need
 // no raw training values afterwards (`train`'s gbdt run): training holds the uint8 bins (twice:
@@ -98,7 +123,7 @@ TrainResult train(const BoostParams& p, const Data& train, const std::vector<con
 // early stopping only (with it, the kept model re-scores the training rows from their values).
 TrainResult train_releasing_inputs(const BoostParams& p, Data& train, const std::vector<const Data*>& evals,
                                    const Comm& comm, const RoundCallback& cb = {},
-                                   const BoostResume* resume = nullptr, const RoundHook& after_round = {});
+                                   const BoostResume* resume = nullptr);
 
 // Metric values of a finished model on a data set (collective), named "<set>-<metric>".
 std::vector<EvalResult> evaluate_model(const Model& m, const std::vector<std::string>& metrics, const Data& d,

@@ -11,7 +11,7 @@
 namespace hpct::gbdt {
 
 void declare_keys(deck::Schema& s) {
-  s.section("gbdt");
+  s.section(kFamilyName);
   // data_format is declared with the data sources (data/source_registry.cpp): hdf5, csv, tsv, libsvm.
   s.add_int("label_column", 0, 0, 1 << 20, "CSV/TSV: 0-based column holding the label");
   s.add_bool("text_header", false, "CSV/TSV: the first line holds column names");

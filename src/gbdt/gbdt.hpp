@@ -9,6 +9,9 @@
 
 namespace hpct::gbdt {
 
+// The deck's `model` value of a booster, the section of its keys and the family its checkpoints name.
+constexpr const char* kFamilyName = "gbdt";
+
 // Declares the gbdt-only keys in s.section("gbdt"). The general keys it reuses (model, seed, output,
 // metrics_file, log_every, data_file, inputs_dataset, targets_dataset, validation_file,
 // validation_fraction) are declared by the driver's schema.

@@ -96,7 +96,7 @@ struct Grower {
   // histograms of their smaller children (in order). Depthwise on CPUs with histograms small enough
   // to be summed row by row, both in one pass (Note [one region per level] in gbdt/level.cpp).
   // Leafwise splits one node at a time, whose rows the per-node kernels cut finer (the fused pass
-  // measured 5-20% more CPU time there, 2026-11-27).
+  // measured 5-20% more CPU time there).
   std::vector<Hist> split_rows(const std::vector<int>& parents, bool build) {
     if (!build && kHostBackend) {  // leaves: their rows move in the margin update, not here
       for (int p : parents) {

@@ -121,8 +121,8 @@ SplitCandidate best_of_feature(const Hist& hist, const BinCuts& cuts, int f, con
 // Below this many bins in all, one thread scans them faster than a parallel region starts and
 // ends: the region waits for every thread to arrive, and a sleeping one (OMP_WAIT_POLICY=passive,
 // or a core shared with another process) takes longer to wake than a leafwise split's two
-// children (2 x 28 features x 256 bins) take to scan on the calling thread, where round 5's
-// profile found all of the scan anyway (Note [split scan in two passes]).
+// children (2 x 28 features x 256 bins) take to scan on the calling thread, and a profile of
+// leafwise growth on one thread put the whole scan there anyway (Note [split scan in two passes]).
 constexpr int kParallelBins = 16384;
 
 }  // namespace

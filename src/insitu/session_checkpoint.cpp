@@ -10,6 +10,7 @@
 #include "insitu/status.hpp"
 #include "models/registry.hpp"
 #include "train/checkpoint.hpp"
+#include "train/run_loop.hpp"
 
 namespace hpct::insitu {
 
@@ -38,19 +39,13 @@ std::string InsituModel::save(const std::string& dir) {
   online_.merged(*comm_).save(st.extra, kOnline);
   st.ema = steps_->ema_values();
   st.ema_updates = steps_->ema() ? steps_->ema()->updates() : 0;
-  std::string path, err;
-  if (comm_->rank() == 0) {
-    try {
-      path = write_checkpoint(dir, cfg_.train.checkpoint_keep, st, model_->store(), steps_->optimizer());
-    } catch (const std::exception& e) {
-      err = std::string("checkpoint write failed: ") + e.what();
-    }
+  try {  // Note [rank 0 writes, all agree] (train/run_loop.hpp)
+    return write_checkpoint_agreed(*comm_, [&] {
+      return write_checkpoint(dir, cfg_.train.checkpoint_keep, st, model_->store(), steps_->optimizer());
+    });
+  } catch (const Error& e) {  // agreed: every rank has the same message
+    throw InsituError(Status::io, e.what());
   }
-  run_agreed_as(*comm_, Status::io, [&] {
-    if (!err.empty()) throw InsituError(Status::io, err);
-  });
-  comm_->broadcast(path, 0);
-  return path;
 }
 
 void InsituModel::load(const std::string& where) {

@@ -2,6 +2,7 @@
 // decks and rebuilding them from weights files (Note [stored configuration]).
 #include "models/registry.hpp"
 
+#include <cstdio>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -66,6 +67,18 @@ const FieldSpec& ModelBuildContext::field(const std::string& name) const {
   }
   deck.fail("data_file", "the " + deck.get_string("model") + " model reads a field '" + name + "'; the data has " +
                              (have.empty() ? std::string("none") : have));
+}
+
+int run_family_tool(const std::string& family, FamilyTool tool, int argc, char** argv) {
+  const ModelFamily* f = find_model_family(family);
+  int (*main)(int, char**) = f ? (tool == FamilyTool::generate ? f->generate : f->evaluate) : nullptr;
+  if (!main) {
+    // A build error, not a user's: the app names a family without that tool.
+    std::fprintf(stderr, "internal: the %s family has no %s tool\n", family.c_str(),
+                 tool == FamilyTool::generate ? "generate" : "evaluate");
+    return static_cast<int>(ExitCode::failure);
+  }
+  return main(argc, argv);
 }
 
 std::unique_ptr<Model> make_model(const ModelBuildContext& ctx) {

@@ -59,6 +59,13 @@ struct ModelFamily {
   // Its models read fixed-width float rows (inputs -> targets), the only data the in-situ library's
   // buffer holds; families of images, graphs or token scenes train from files only.
   bool runs_in_situ = false;
+  // Note [family tools]: the family's command-line programs, each a whole main (its own usage,
+  // messages and exit codes). `generate` writes the family's data set (apps/wxgen, trajgen, posegen,
+  // diffgen), `evaluate` scores a trained model on held-out data (apps/wxeval, smart_eval, cape_eval,
+  // sample). apps/ reach a family only through these (scripts/lint checks that apps include no
+  // family header), so a family's data generator and evaluation live in its folder. nullptr: none.
+  int (*generate)(int argc, char** argv) = nullptr;
+  int (*evaluate)(int argc, char** argv) = nullptr;
 };
 
 const std::vector<ModelFamily>& model_families();
@@ -69,6 +76,10 @@ void register_model_family(const ModelFamily& family);
 const ModelFamily* find_model_family(const std::string& name);
 // Declares the keys of every family (each family in its own section).
 void declare_model_keys(deck::Schema& s);
+// Runs the named family's `generate` or `evaluate` program (Note [family tools]) on the command
+// line and returns its exit code: the whole main of apps/wxgen, wxeval and the others.
+enum class FamilyTool { generate, evaluate };
+int run_family_tool(const std::string& family, FamilyTool tool, int argc, char** argv);
 // Builds the deck's model (ctx.deck's `model`).
 std::unique_ptr<Model> make_model(const ModelBuildContext& ctx);
 

@@ -76,7 +76,7 @@ libxsmm_smmfunction dispatch(const KernelKey& key, float beta) {
 // in place, so nothing of the size of the weights moves.
 // Note [batch-invariant small kernels]: a one-sample prediction must equal its
 // row of a batch bit for bit (test_fortran; test_layers' LinearRowsIndependentOfBatch). LIBXSMM's NN kernels do
-// not all sum in one order: measured on this Zen 4 (docs/cnn.md), when the last 64-row block of M
+// not all sum in one order: measured on this Zen 4 (perf/bench_gemm), when the last 64-row block of M
 // holds 2..16 rows and N is small (2..11), the kernel splits the k sum over several accumulators,
 // so its result depends on the shape; otherwise each element is one fused multiply-add chain over
 // k in order, as OpenBLAS sums these shapes. The route therefore takes a shape (m, k, lda) only if
@@ -153,8 +153,7 @@ bool k_order_verdict(int m, int k, int lda) {
 #if defined(HPCTRAIN_HAVE_ONEDNN)
 // Note [oneDNN for many rows]: SMART's Linears run over edges (up to 30k rows of 128), where the
 // chunked route above reaches 68 GFLOP/s on this Zen 4 and OpenBLAS 61-75 (each a pass over C much
-// larger than the caches), while oneDNN's dnnl_sgemm reaches 90-93 (perf/bench_gemm_rows, docs/
-// transformer.md round 6). For at least kRowChunk batch rows its kernels sum every element as one
+// larger than the caches), while oneDNN's dnnl_sgemm reaches 90-93 (perf/bench_gemm_rows). For at least kRowChunk batch rows its kernels sum every element as one
 // fma chain over k in order (below that it takes another path that does not), that is the same
 // bits as the chunk kernels of Note [batch-invariant small kernels]; so a shape takes it only if
 // that holds on pseudo-random operands for a few row counts (the tails of its row blocks), and a
@@ -162,7 +161,7 @@ bool k_order_verdict(int m, int k, int lda) {
 // more rows than LIBXSMM takes goes the same way: OpenBLAS summed those in k order as well, so the
 // bits stay those of OpenBLAS, one thread or two.
 constexpr int kDnnlProbeRows[] = {16, 17, 23, 31, 48, 64};
-// Where it pays (measured: round 6): many rows and a narrow output (the vocabulary's 2048-wide
+// Where it pays (perf/bench_gemm_rows): many rows and a narrow output (the vocabulary's 2048-wide
 // logits at 1-2k rows were slower through it: 32 against 44 GFLOP/s).
 constexpr int kDnnlMinRows = 2048, kDnnlMaxCols = 512;
 
@@ -220,7 +219,7 @@ bool dnnl_many_rows(char ta, int m, int n, int k, const float* a, int lda, const
 // Note [oneDNN for weight gradients]: Linear's weight gradient dW += dz^T x (column-major here:
 // C (in x out) = A B^T with the rows as K) sums over the batch's rows, more than LIBXSMM takes
 // (kSmallGemmMaxK) over SMART's edges, where OpenBLAS took it at 76-80 GFLOP/s; dnnl_sgemm is 10-30%
-// faster there (docs/transformer.md, rounds 6 and 7). It sums the rows in another order than
+// faster there (perf/bench_gemm_rows). It sums the rows in another order than
 // OpenBLAS, so the bits differ from before but stay deterministic (one thread, fixed blocking per
 // shape, no atomics); only with one host thread, so the two-thread path is OpenBLAS's as before.
 // The boundary on K is the one that already split LIBXSMM from OpenBLAS, so no new route appears.

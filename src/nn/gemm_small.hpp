@@ -11,8 +11,8 @@
 // rank's batch of 32 to BLAS and two ranks' batches of 16 to LIBXSMM, whose sums may round
 // differently, and synchronised batch norm's 1 rank == N ranks held only to 4e-3 after one digits
 // epoch (3e-7 with the rule on K).
-// Measured with perf/bench_gemm's BM_SmallGemm on this project's 2-core VM (docs/cnn.md, "Small
-// GEMMs"): LIBXSMM as fast or faster than OpenBLAS at every shape timed up to 256^3. Kernels are
+// Measured with perf/bench_gemm's BM_SmallGemm on this project's 2-core VM (docs/perf-log/cnn.md,
+// "LIBXSMM small GEMMs"): LIBXSMM as fast or faster than OpenBLAS at every shape timed up to 256^3. Kernels are
 // JIT-generated on first use and kept per shape (Note [LIBXSMM kernel cache]): no allocation of
 // ours in the step after the first, and a fixed summation order (deterministic).
 // With oneDNN built in and one host thread, two more routes go to its sgemm: Linear's forward and

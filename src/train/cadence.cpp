@@ -4,10 +4,14 @@
 namespace hpct {
 
 Cadence::Cadence(const TrainConfig& c)
-    : enabled_(!c.checkpoint_dir.empty()),
-      every_steps_(c.checkpoint_every_steps),
-      every_epochs_(c.checkpoint_every_epochs),
-      every_seconds_(60.0 * c.checkpoint_every_minutes) {}
+    : Cadence(c.checkpoint_dir, c.checkpoint_every_steps, c.checkpoint_every_epochs, c.checkpoint_every_minutes) {}
+
+Cadence::Cadence(const std::string& dir, std::uint64_t every_steps, std::uint64_t every_epochs,
+                 double every_minutes)
+    : enabled_(!dir.empty()),
+      every_steps_(every_steps),
+      every_epochs_(every_epochs),
+      every_seconds_(60.0 * every_minutes) {}
 
 bool Cadence::time_due_local(int rank) const { return enabled_ && rank == 0 && time_elapsed(clock_.seconds()); }
 

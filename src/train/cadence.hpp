@@ -1,10 +1,11 @@
-// When to checkpoint, written once: every N optimizer steps, every N epochs, every M minutes of
+// When to checkpoint, written once: every N optimizer steps (or boosting rounds), every N epochs, every M minutes of
 // wall time, and at the end of training. Mid-epoch checkpoints come after a step; the end of an
 // epoch has its own decision (so the last step of an epoch is not checkpointed twice).
 // The minutes cadence is rank 0's clock, agreed through the step's control reduction.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/timer.hpp"
 #include "train/config.hpp"
@@ -14,6 +15,8 @@ namespace hpct {
 class Cadence {
  public:
   explicit Cadence(const TrainConfig& config);
+  // dir empty: no checkpoints; a count or minutes of 0: that cadence is off.
+  Cadence(const std::string& dir, std::uint64_t every_steps, std::uint64_t every_epochs, double every_minutes);
   bool checkpoints() const { return enabled_; }
   // Rank 0 asks this before a step; the answer travels in the control reduction.
   bool time_due_local(int rank) const;

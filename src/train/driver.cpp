@@ -9,9 +9,8 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/trace.hpp"
-#include "ensemble/train_ensemble.hpp"
+#include "models/run_family.hpp"
 #include "nn/conv.hpp"
-#include "train/gbdt_run.hpp"
 #include "train/output_paths.hpp"
 #include "train/trainer.hpp"
 
@@ -53,6 +52,21 @@ CommandLine parse_command_line(int argc, char** argv) {
   if (!c.help && !c.help_deck && !c.help_kokkos && !c.version && c.deck_path.empty())
     throw Error(std::string("no deck given\n") + kUsage, ExitCode::bad_input);
   return c;
+}
+
+// What a family that runs itself may ask of this program (models/run_family.hpp).
+RunServices program_services(const Comm& comm) {
+  RunServices s;
+  s.read_deck = [&comm](const std::string& path) { return read_deck_text(comm, path); };
+  s.parse_deck = [](const std::string& text, const std::string& path) {
+    return deck::Deck::parse(text, path, full_schema());
+  };
+  s.train_network = [&comm](const deck::Deck& deck, std::shared_ptr<const Dataset> rows,
+                            const std::string& output) {
+    NetworkTrainer trainer(deck, comm, std::move(rows), output);
+    trainer.run();
+  };
+  return s;
 }
 
 }  // namespace
@@ -126,8 +140,9 @@ int train_main(int argc, char** argv) {
     Log::info("  deck " + cl.deck_path);
     prepare_output_paths(deck, comm);
     trace::Scope run_trace("run");
-    if (deck.get_string("model") == "gbdt") return run_gbdt_training(deck, comm);
-    if (deck.get_string("model") == "ensemble") return ensemble::run(deck, comm);
+    // A family that runs itself (trees, ensembles) takes the deck; the network families train here.
+    if (const RunFamily* family = find_run_family(deck.get_string("model")))
+      return family->run(deck, comm, program_services(comm));
     return run_network_training(deck, comm);
   } catch (const Error& e) {
     if (e.collective() || comm.size() == 1) {

@@ -1,8 +1,7 @@
 // The general keys (run, layout, data) and the composition of every module's keys into one schema.
 #include "data/source_registry.hpp"
-#include "ensemble/train_ensemble.hpp"
-#include "gbdt/gbdt.hpp"
 #include "models/registry.hpp"
+#include "models/run_family.hpp"
 #include "train/config.hpp"
 #include "train/driver.hpp"
 
@@ -12,13 +11,14 @@ deck::Schema full_schema() {
   deck::Schema s;
   s.section("run");
   std::vector<std::string> families;
+  std::string doc = "model family to train (networks: see the registry's families below";
   for (const ModelFamily& f : model_families()) families.push_back(f.name);
-  families.push_back("gbdt");
-  families.push_back("ensemble");
+  for (const RunFamily& f : run_families()) {  // the families that run themselves (trees, ensembles)
+    families.push_back(f.name);
+    doc += std::string("; ") + f.name + ": " + f.summary;
+  }
   // The default is the registry's first family.
-  s.add_choice("model", families.front(), families,
-               "model family to train (networks: see the registry's families below; gbdt: trees; ensemble: "
-               "members combined, docs/ensembles.md)");
+  s.add_choice("model", families.front(), families, doc + ")");
   s.add_choice("device", "auto", {"auto", "gpu", "cpu"},
                "where kernels run: auto = the node-local rank's GPU on GPU builds, the host CPUs when no "
                "GPU is visible (one warning); gpu = a GPU or an error; cpu = the host build");
@@ -53,8 +53,7 @@ deck::Schema full_schema() {
              "when streaming, a loader thread reads the next epoch's rows while this epoch trains");
 
   declare_network_keys(s);
-  gbdt::declare_keys(s);
-  ensemble::declare_keys(s);
+  for (const RunFamily& f : run_families()) f.declare_keys(s);
   return s;
 }
 

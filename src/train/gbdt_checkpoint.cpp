@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/log.hpp"
+#include "gbdt/gbdt.hpp"
 
 namespace hpct {
 
@@ -45,7 +46,7 @@ CheckpointState gbdt_checkpoint_state(const deck::Deck& deck, const gbdt::Model&
   st.seed = static_cast<std::uint64_t>(deck.get_int("seed"));
   st.ranks = static_cast<std::uint64_t>(ranks);
   st.deck = deck.resolved();
-  st.model_family = "gbdt";
+  st.model_family = gbdt::kFamilyName;
   st.version = kVersion;
   st.git_hash = kGitHash;
   st.backend = ExecSpace::name();
@@ -68,7 +69,7 @@ CheckpointState gbdt_checkpoint_state(const deck::Deck& deck, const gbdt::Model&
 gbdt::BoostResume gbdt_resume_state(const CheckpointState& st, const std::string& path, int num_features,
                                     int num_outputs) {
   auto fail = [&](const std::string& why) { throw Error(path + ": " + why, ExitCode::bad_input); };
-  if (st.model_family != "gbdt")
+  if (st.model_family != gbdt::kFamilyName)
     fail("is a checkpoint of a '" + st.model_family + "' network, not of a gbdt booster");
   auto get = [&](const std::string& name) -> const std::vector<double>& {
     const auto it = st.extra.find(name);

@@ -4,16 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <csignal>
 #include <memory>
 
-#include "comm/progress_board.hpp"
 #include "comm/watchdog.hpp"
 #include "core/error.hpp"
-#include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "core/runtime.hpp"
-#include "core/signals.hpp"
 #include "core/timer.hpp"
 #include "core/trace.hpp"
 #include "data/validation_split.hpp"
@@ -23,6 +19,7 @@
 #include "train/gbdt_checkpoint.hpp"
 #include "train/metrics_sink.hpp"
 #include "train/resume.hpp"
+#include "train/run_loop.hpp"
 
 namespace hpct {
 
@@ -102,17 +99,15 @@ void settle_labels(const deck::Deck& deck, gbdt::BoostParams& p, const RunData& 
   }
 }
 
-// Checkpoints at a cadence (rounds, minutes) and on a stop signal; see Note [gbdt stop agreement].
-class RoundCheckpoints {
+// The run loop's round hook for boosting: the stop agreement after every round, checkpoints at
+// the cadence (checkpoint_every_trees, minutes) and on a stop signal.
+class BoostingRounds {
  public:
-  RoundCheckpoints(const deck::Deck& deck, const Comm& comm, Heartbeat& heartbeat)
+  BoostingRounds(const deck::Deck& deck, const Comm& comm, RunLoop& loop)
       : deck_(deck),
         comm_(comm),
-        heartbeat_(heartbeat),
-        dir_(deck.get_string("checkpoint_dir")),
+        loop_(loop),
         keep_(static_cast<int>(deck.get_int("checkpoint_keep"))),
-        every_rounds_(deck.get_int("checkpoint_every_trees")),
-        every_seconds_(60.0 * deck.get_real("checkpoint_every_minutes")),
         agreement_(comm, deck.get_real("watchdog_timeout")) {
     agreement_.describe("the stop agreement after round");
   }
@@ -121,51 +116,30 @@ class RoundCheckpoints {
   // rank 0's clock test, so all of them stop after the same round and checkpoint the same rounds.
   // One two-value all-reduce per round (watched, like the tree's) is nothing beside a tree's histograms.
   bool after_round(int round, const gbdt::Model& model, int best_round, double best) {
-    heartbeat_.beat("gbdt: after a round");
-    double flags[2] = {stop_signal() != 0 ? 1.0 : 0.0,
-                       comm_.rank() == 0 && every_seconds_ > 0 && clock_.seconds() >= every_seconds_ ? 1.0 : 0.0};
-    agreement_.sum(flags, 2, static_cast<std::uint64_t>(round + 1));  // watched: a frozen rank is named
-    const bool stop = flags[0] > 0;
-    const bool due = stop || flags[1] > 0 || (every_rounds_ > 0 && (round + 1) % every_rounds_ == 0);
-    if (due && !dir_.empty()) write(round + 1, model, best_round, best);
-    if (stop) signal_ = stop_signal() != 0 ? stop_signal() : SIGUSR1;  // another rank got it
-    return stop;
+    loop_.beat("gbdt: after a round");
+    const auto rounds = static_cast<std::uint64_t>(round + 1);
+    const RoundFlags agreed = loop_.agree_flags(loop_.local_flags(), agreement_, rounds);
+    if (loop_.checkpoint_due(rounds, agreed, false)) {
+      trace::Scope t("checkpoint");
+      loop_.beat("gbdt: checkpoint");
+      loop_.checkpoint([&] {
+        return write_state_checkpoint(deck_.get_string("checkpoint_dir"), keep_,
+                                      gbdt_checkpoint_state(deck_, model, round + 1, best_round, best,
+                                                            comm_.size()));
+      });
+    }
+    if (agreed.stop) signal_ = RunLoop::stop_signal_seen();
+    return agreed.stop;
   }
   int signal() const { return signal_; }
-  const std::string& last() const { return last_; }
 
  private:
-  void write(int rounds, const gbdt::Model& model, int best_round, double best) {
-    trace::Scope t("checkpoint");
-    heartbeat_.beat("gbdt: checkpoint");
-    // Rank 0 writes; the others wait for its verdict, so a failed write stops every rank and the
-    // previous checkpoint stays intact.
-    std::string err;
-    if (comm_.rank() == 0) {
-      try {
-        last_ = write_state_checkpoint(dir_, keep_,
-                                       gbdt_checkpoint_state(deck_, model, rounds, best_round, best, comm_.size()));
-      } catch (const Error& e) {
-        err = std::string("checkpoint write failed: ") + e.what();
-      }
-    }
-    comm_.agree(err, ExitCode::failure);
-    Log::info("  checkpoint " + last_);
-    clock_.reset();
-    trace::write();  // a job killed later keeps its timeline up to here
-  }
-
   const deck::Deck& deck_;
   const Comm& comm_;
-  Heartbeat& heartbeat_;
-  std::string dir_;
+  RunLoop& loop_;
   int keep_;
-  long long every_rounds_;
-  double every_seconds_;
-  Stopwatch clock_;
   WatchedAllreduce agreement_;
   int signal_ = 0;
-  std::string last_;
 };
 
 // The booster state to continue from (rounds 0 when starting fresh).
@@ -215,18 +189,19 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
 
   // Stop signals as for networks (SLURM's --signal); the heartbeat ends a rank whose progress stops
   // anywhere outside a watched collective (its all-reduce would otherwise wait forever).
-  install_stop_handlers();
-  ProgressBoard board(comm);  // the node's signs of life: the heartbeat names a rank that stopped
-  Heartbeat heartbeat(2.0 * deck.get_real("watchdog_timeout"), comm.rank());
-  heartbeat.set_peers(&board);
-  RoundCheckpoints checkpoints(deck, comm, heartbeat);
+  RunGuard guard(comm, deck.get_real("watchdog_timeout"));
+  RunLoop loop(comm, Cadence(deck.get_string("checkpoint_dir"),
+                             static_cast<std::uint64_t>(deck.get_int("checkpoint_every_trees")), 0,
+                             deck.get_real("checkpoint_every_minutes")));
+  loop.set_heartbeat(&guard.heartbeat());
+  BoostingRounds rounds(deck, comm, loop);
 
   std::vector<const Data*> evals;
   if (d.has_valid) evals.push_back(&d.valid);
   if (d.has_test) evals.push_back(&d.test);
   const long long log_every = deck.get_int("log_every");
   p.eval_every = static_cast<int>(std::min<long long>(log_every, 1 << 30));
-  heartbeat.beat("gbdt: binning and the first round");
+  loop.beat("gbdt: binning and the first round");
   gbdt::TrainResult res;
   {
     trace::Scope t("boosting");
@@ -237,25 +212,25 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
       for (const auto& e : r) f.emplace_back(e.name, e.value);
       sink->write("round", f);
     };
-    const gbdt::RoundHook after_round = [&](int round, const gbdt::Model& m, int best_round, double best) {
-      return checkpoints.after_round(round, m, best_round, best);
-    };
     const gbdt::BoostResume* from = resumed_from.empty() ? nullptr : &resume;
     // Without early stopping the final training metrics come from the training margins, so the raw
     // training values can go once binned (Note [binned rows only] in gbdt/booster.hpp).
-    res = p.early_stopping_rounds > 0
-              ? gbdt::train(p, d.train, evals, comm, progress, from, after_round)
-              : gbdt::train_releasing_inputs(p, d.train, evals, comm, progress, from, after_round);
+    gbdt::Booster booster(p, d.train, p.early_stopping_rounds > 0 ? nullptr : &d.train.x, evals, comm, progress,
+                          from);
+    // The run loop: a boosting round is the work of one round, the loop owns what comes between
+    // rounds. After the early-stopping decision (a checkpoint of a round resumes to the same
+    // decisions); not after the last round (the model file follows).
+    bool stopped = false;
+    while (booster.more() && !stopped) {
+      booster.grow_round();
+      if (booster.more())
+        stopped = rounds.after_round(booster.rounds() - 1, booster.model(), booster.best_round(), booster.best());
+    }
+    res = booster.finish(stopped);
   }
   const gbdt::Model& model = res.model;
-  if (res.stopped) {
-    Log::info(strf("Stopped by signal %d after round %d%s; exit code %d asks the job script to requeue",
-                   checkpoints.signal(), model.rounds(),
-                   checkpoints.last().empty() ? " (no checkpoint_dir: nothing saved)"
-                                              : (": checkpoint " + checkpoints.last()).c_str(),
-                   static_cast<int>(ExitCode::requeue)));
-    return static_cast<int>(ExitCode::requeue);
-  }
+  if (res.stopped)
+    return RunLoop::stopped(rounds.signal(), strf("after round %d", model.rounds()), loop.last_checkpoint());
   if (res.best_round >= 0) Log::info(strf("gbdt: early stopping kept %d rounds", res.best_round + 1));
 
   const std::vector<std::string> metrics = p.metrics.empty()
@@ -301,6 +276,19 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
     sink->write("summary", summary);
   });
   return 0;
+}
+
+RunFamily gbdt_run_family() {
+  RunFamily f;
+  f.name = gbdt::kFamilyName;
+  f.summary = "trees";
+  f.declare_keys = gbdt::declare_keys;
+  f.run = [](const deck::Deck& deck, const Comm& comm, const RunServices&) {
+    return run_gbdt_training(deck, comm);
+  };
+  // A booster's keys shape every tree; the number of rounds and the test set may change.
+  f.resume_free_keys = {"num_trees", "test_file", "checkpoint_every_trees"};
+  return f;
 }
 
 }  // namespace hpct

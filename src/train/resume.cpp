@@ -1,12 +1,14 @@
 // Choosing the checkpoint to resume from and checking the new deck against it (see resume.hpp).
 #include "train/resume.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "models/run_family.hpp"
 
 namespace hpct {
 
@@ -65,17 +67,19 @@ void check_resume_deck(const deck::Deck& deck, const CheckpointState& state) {
   static const std::set<std::string> fixed_keys = {"model",   "seed",           "optimizer",      "loss",
                                                    "shuffle", "inputs_dataset", "targets_dataset"};
   const auto old = resolved_values(state.deck);
+  const RunFamily* run = find_run_family(deck.get_string("model"));
   for (const auto& key : deck.schema().keys()) {
     const auto it = old.find(key.name);
     if (it == old.end()) continue;  // a key newer than the checkpoint: its default applies
     const std::string& before = it->second;
     const std::string& now = deck.get_string(key.name);
     if (before == now || key.name == "resume") continue;
-    // A booster's keys shape every tree; the number of rounds and the test set may change.
-    static const std::set<std::string> gbdt_free = {"num_trees", "test_file", "checkpoint_every_trees"};
-    const bool gbdt_fixed = key.section == "gbdt" && !gbdt_free.count(key.name) &&
-                            deck.get_string("model") == "gbdt";
-    const bool fixed = fixed_keys.count(key.name) || key.section.rfind("model", 0) == 0 || gbdt_fixed;
+    // A family that runs itself (trees: every key shapes the trees but the number of rounds and the
+    // test set) says which keys of its own section may change.
+    const bool own_fixed = run && key.section == run->name &&
+                           std::find(run->resume_free_keys.begin(), run->resume_free_keys.end(), key.name) ==
+                               run->resume_free_keys.end();
+    const bool fixed = fixed_keys.count(key.name) || key.section.rfind("model", 0) == 0 || own_fixed;
     if (fixed)
       deck.fail(key.name, "cannot change on resume (the checkpoint has '" + clip_for_log(before) + "', this run '" +
                               clip_for_log(now) +

@@ -3,12 +3,9 @@
 #include "train/trainer.hpp"
 
 #include <cmath>
-#include <csignal>
 #include <cstring>
 
-#include "comm/progress_board.hpp"
 #include "core/log.hpp"
-#include "core/signals.hpp"
 #include "core/trace.hpp"
 #include "data/source_registry.hpp"
 #include "data/validation_split.hpp"
@@ -35,11 +32,38 @@ std::uint64_t parameter_fingerprint(const View1<float>& params) {
   return acc;
 }
 
+// The configuration of a network trained inside another run: no files of its own but its weights.
+TrainConfig inner_config(const deck::Deck& deck, const std::string& output) {
+  TrainConfig c = TrainConfig::from_deck(deck);
+  c.validation_file.clear();
+  c.validation_fraction = 0;
+  c.checkpoint_dir.clear();
+  c.resume = "none";
+  c.metrics_file.clear();
+  c.tensorboard_dir.clear();
+  c.output = output;
+  return c;
+}
+
 }  // namespace
 
 NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
-    : deck_(deck), config_(TrainConfig::from_deck(deck)), comm_(comm), cadence_(config_) {
-  open_data();
+    : NetworkTrainer(deck, TrainConfig::from_deck(deck), comm, nullptr) {}
+
+NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm, std::shared_ptr<const Dataset> rows,
+                               const std::string& output)
+    : NetworkTrainer(deck, inner_config(deck, output), comm, std::move(rows)) {}
+
+NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const Comm& comm,
+                               std::shared_ptr<const Dataset> rows)
+    : deck_(deck), config_(std::move(config)), comm_(comm), loop_(comm, Cadence(config_)) {
+  if (rows) {
+    train_data_ = rows;
+    val_data_ = row_range(rows, rows->rows(), 0);
+    comm.agree(rows->rows() == 0 ? rows->description() + ": no rows to train on" : "", ExitCode::bad_input);
+  } else {
+    open_data();
+  }
   sampler_ = std::make_unique<EpochOrder>(train_data_->rows(), config_.batch_size, comm.size(),
                                           config_.accumulation_steps, config_.seed, config_.shuffle);
   build_model();
@@ -57,7 +81,7 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm)
                           classes),
                  ExitCode::bad_input);
   }
-  const std::string path = choose_checkpoint(deck, comm);
+  const std::string path = config_.resume == "none" ? std::string() : choose_checkpoint(deck, comm);
   if (!path.empty()) restore(path);
 }
 
@@ -193,7 +217,8 @@ bool NetworkTrainer::train_epoch(std::uint64_t epoch, std::uint64_t first_step, 
   for (std::uint64_t step = first_step; step < steps; ++step) {
     trace::Scope step_trace("step");
     beat("a training step");
-    const StepControl control{stop_signal() != 0, cadence_.time_due_local(comm_.rank())};
+    const RoundFlags flags = loop_.local_flags();  // agreed in the step's control reduction
+    const StepControl control{flags.stop, flags.time_due};
     const std::uint64_t n_step = sampler_->step_samples(step);
     auto micro_batch = [&](int k, Batch& b) {
       if (shard_->count(step, k) == 0) return false;
@@ -218,8 +243,8 @@ bool NetworkTrainer::train_epoch(std::uint64_t epoch, std::uint64_t first_step, 
         Log::info(what + strf(": step skipped, fp16 loss scale lowered to %g", steps_->scaler().scale()));
       } else if (!config_.skip_nonfinite) {
         // The parameters are still the last good ones: save them before stopping.
-        const std::string saved = cadence_.checkpoints() ? "; last good state saved in " + checkpoint(epoch, step)
-                                                         : std::string();
+        const std::string saved = loop_.checkpoints() ? "; last good state saved in " + checkpoint(epoch, step)
+                                                      : std::string();
         comm_.agree(what + saved + " (nan_policy stop; lower lr or set clip_grad_norm)", ExitCode::failure);
       } else {
         Log::info(what + strf(": step skipped (nan_policy skip; %llu skipped so far)",
@@ -236,15 +261,12 @@ bool NetworkTrainer::train_epoch(std::uint64_t epoch, std::uint64_t first_step, 
     if (step_hook_) step_hook_(global_step_);
     reporter.step(global_step_, epoch, r, steps_->lr(global_step_ - 1), n_step);
     if (r.stop) {
-      const int sig = stop_signal();
-      s.stop_signal = sig != 0 ? sig : SIGUSR1;  // another rank got it
-      if (cadence_.checkpoints()) s.last_checkpoint = checkpoint(epoch, step + 1);
+      s.stop_signal = RunLoop::stop_signal_seen();
+      if (loop_.checkpoints()) s.last_checkpoint = checkpoint(epoch, step + 1);
       return false;
     }
-    if (cadence_.after_step(global_step_, r.checkpoint_due, step + 1 == steps)) {
+    if (loop_.checkpoint_due(global_step_, RoundFlags{false, r.checkpoint_due}, step + 1 == steps))
       s.last_checkpoint = checkpoint(epoch, step + 1);
-      cadence_.checkpoint_written();
-    }
   }
   return true;
 }
@@ -287,11 +309,10 @@ TrainSummary NetworkTrainer::run() {
     if (std::isfinite(s.val_loss) && !(s.val_loss >= best_val_loss_)) best_val_loss_ = s.val_loss;
     reporter.epoch(epoch, global_step_, steps, s.last_epoch_loss, evaluator_->rows() > 0, s.val,
                    s.samples - samples_before, epoch_clock.seconds(), time_);
-    const bool time_due = cadence_.time_elapsed(comm_.max(cadence_.seconds_since_checkpoint()));
-    if (cadence_.after_epoch(epoch, global_step_, time_due, epoch + 1 == config_.epochs)) {
+    const Cadence& cadence = loop_.cadence();
+    const bool time_due = cadence.time_elapsed(comm_.max(cadence.seconds_since_checkpoint()));
+    if (cadence.after_epoch(epoch, global_step_, time_due, epoch + 1 == config_.epochs))
       s.last_checkpoint = checkpoint(epoch, steps);
-      cadence_.checkpoint_written();
-    }
   }
   s.seconds = run_clock.seconds();
   s.cpu_seconds = process_cpu_seconds() - cpu_start;
@@ -327,26 +348,13 @@ std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_
   st.best_val_loss = best_val_loss_;
   st.ema = steps_->ema_values();  // on rank 0, which writes (gathered there when sharded)
   st.ema_updates = steps_->ema() ? steps_->ema()->updates() : 0;
-  std::string path, err;
-  {
-    ScopedTime t(time_.io, "checkpoint");
-    // Rank 0 writes (the state is replicated, or gathered there when the optimizer is sharded); the
-    // others wait for its verdict, so a failed write stops every rank and the previous checkpoint stays intact.
-    const optim::Optimizer<float>& optimizer = steps_->optimizer_for_save();
-    if (comm_.rank() == 0) {
-      try {
-        path = write_checkpoint(config_.checkpoint_dir, config_.checkpoint_keep, st, model_->store(), optimizer);
-      } catch (const std::exception& e) {
-        err = std::string("checkpoint write failed: ") + e.what();
-      }
-    }
-    comm_.broadcast(err, 0);
-    comm_.agree(err, ExitCode::failure);
-    comm_.broadcast(path, 0);
-  }
-  Log::info("  checkpoint " + path);
-  trace::write();  // a job killed later keeps its timeline up to here
-  return path;
+  ScopedTime t(time_.io, "checkpoint");
+  // Note [rank 0 writes, all agree] (run_loop.hpp); with a sharded optimizer every rank takes part
+  // in gathering its state on rank 0.
+  const optim::Optimizer<float>& optimizer = steps_->optimizer_for_save();
+  return loop_.checkpoint([&] {
+    return write_checkpoint(config_.checkpoint_dir, config_.checkpoint_keep, st, model_->store(), optimizer);
+  });
 }
 
 EvalResult NetworkTrainer::validate() {
@@ -394,23 +402,12 @@ int run_network_training(const deck::Deck& deck, const Comm& comm) {
       "%llu steps per epoch (last step %llu samples)",
       (unsigned long long)smp.global_batch(), (unsigned long long)c.batch_size, comm.size(), c.accumulation_steps,
       (unsigned long long)smp.steps_per_epoch(), (unsigned long long)smp.step_samples(smp.steps_per_epoch() - 1)));
-  // What a program embedding the trainer would keep for itself: signal handlers and the backstop
-  // heartbeat (the all-reduce watchdog names missing ranks; the heartbeat covers every other place a
-  // dead peer could block us: checkpoint agreement, validation, data loading).
-  install_stop_handlers();
-  ProgressBoard board(comm);  // the node's signs of life: the heartbeat names a rank that stopped
-  Heartbeat heartbeat(2.0 * c.watchdog_timeout, comm.rank());
-  heartbeat.set_peers(&board);
-  trainer.set_heartbeat(&heartbeat);
+  // What a program embedding the trainer would keep for itself (run_loop.hpp).
+  RunGuard guard(comm, c.watchdog_timeout);
+  trainer.set_heartbeat(&guard.heartbeat());
   const TrainSummary s = trainer.run();
-  if (s.stop_signal != 0) {
-    Log::info(strf("Stopped by signal %d at step %llu%s; exit code %d asks the job script to requeue",
-                   s.stop_signal, (unsigned long long)(s.steps),
-                   s.last_checkpoint.empty() ? " (no checkpoint_dir: nothing saved)"
-                                             : (": checkpoint " + s.last_checkpoint).c_str(),
-                   static_cast<int>(ExitCode::requeue)));
-    return static_cast<int>(ExitCode::requeue);
-  }
+  if (s.stop_signal != 0)
+    return RunLoop::stopped(s.stop_signal, strf("at step %llu", (unsigned long long)s.steps), s.last_checkpoint);
   return 0;
 }
 

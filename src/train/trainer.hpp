@@ -1,10 +1,10 @@
 // Data-parallel training of the network model families: composes the concepts of src/train --
 // the configuration (config.hpp), the data of each epoch (data/epoch_shard.hpp), the step runner
-// (step.hpp), the checkpoint cadence (cadence.hpp), validation (evaluator.hpp) and the reporter
-// (reporter.hpp) -- into the epoch loop, plus checkpoints and resume.
+// (step.hpp), the run loop (run_loop.hpp: cadence, stop agreement, checkpoint write-and-agree),
+// validation (evaluator.hpp) and the reporter (reporter.hpp) -- into the epoch loop, plus resume.
 // Signal handlers and the heartbeat belong to the program that runs the trainer
-// (run_network_training installs both for `train`); the trainer only polls stop_signal() and beats
-// a heartbeat it is given.
+// (run_network_training keeps a RunGuard for `train`); the trainer only polls stop_signal() and
+// beats a heartbeat it is given.
 #pragma once
 
 #include <functional>
@@ -18,10 +18,10 @@
 #include "data/epoch_shard.hpp"
 #include "deck/deck.hpp"
 #include "models/model.hpp"
-#include "train/cadence.hpp"
 #include "train/config.hpp"
 #include "train/evaluator.hpp"
 #include "train/reporter.hpp"
+#include "train/run_loop.hpp"
 #include "train/step.hpp"
 
 namespace hpct {
@@ -31,13 +31,19 @@ class NetworkTrainer {
   // Opens the data, builds the model and optimizer, and restores the checkpoint that `resume`
   // selects. Errors are agreed over `comm`'s ranks.
   NetworkTrainer(const deck::Deck& deck, const Comm& comm);
+  // A network trained inside another run (an ensemble's member) on `rows` that the caller holds in
+  // memory (every rank the same rows; no validation part). It resumes nothing and writes no
+  // checkpoint or metrics -- the run that holds it owns those -- and writes its weights to `output`
+  // (empty: none). The deck's model, training and optimizer keys apply.
+  NetworkTrainer(const deck::Deck& deck, const Comm& comm, std::shared_ptr<const Dataset> rows,
+                 const std::string& output);
   // Trains to the end, or to a stop signal (then writes a checkpoint and returns with
   // summary.stop_signal set). Throws an agreed hpct::Error on failure.
   TrainSummary run();
   // Called after every optimizer step with the global step (tests use it to inject signals).
   void set_step_hook(std::function<void(std::uint64_t)> hook) { step_hook_ = std::move(hook); }
   // Beaten at every step and phase; none: no heartbeat.
-  void set_heartbeat(Heartbeat* heartbeat) { heartbeat_ = heartbeat; }
+  void set_heartbeat(Heartbeat* heartbeat) { loop_.set_heartbeat(heartbeat); }
   const std::string& resumed_from() const { return resumed_from_; }
   // Mean loss over the validation part (every rank gets the same value); NaN without validation rows.
   double validation_loss() { return validate().loss; }
@@ -49,6 +55,7 @@ class NetworkTrainer {
   std::uint64_t validation_rows() const { return evaluator_->rows(); }
 
  private:
+  NetworkTrainer(const deck::Deck& deck, TrainConfig config, const Comm& comm, std::shared_ptr<const Dataset> rows);
   void open_data();
   void build_model();
   void restore(const std::string& path);
@@ -61,9 +68,7 @@ class NetworkTrainer {
   // The validation part's loss and metrics, with the weights validation_weights names.
   EvalResult validate();
   void write_outputs();
-  void beat(const char* where) {
-    if (heartbeat_) heartbeat_->beat(where);
-  }
+  void beat(const char* where) { loop_.beat(where); }
 
   deck::Deck deck_;  // a copy: the model family's keys and the resolved text stored in files
   TrainConfig config_;
@@ -76,7 +81,7 @@ class NetworkTrainer {
   std::unique_ptr<StepRunner> steps_;
   std::unique_ptr<Evaluator> evaluator_;
   std::unique_ptr<EpochShard> shard_;
-  Cadence cadence_;
+  RunLoop loop_;
   TimeSplit time_;
   // Position (restored from a checkpoint) and the running epoch's loss.
   std::uint64_t global_step_ = 0, start_epoch_ = 0, start_step_ = 0, skipped_steps_ = 0;
@@ -85,7 +90,6 @@ class NetworkTrainer {
   double best_val_loss_ = std::numeric_limits<double>::quiet_NaN();
   std::string resumed_from_;
   std::function<void(std::uint64_t)> step_hook_;
-  Heartbeat* heartbeat_ = nullptr;
 };
 
 // The `train` program's path for network models: trains, logs, writes outputs; installs the stop

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every relative link of the documentation resolves: for each markdown link `](target)` in README.md,
-# docs/*.md and test/README.md (outside fenced code blocks), the file part of the target (before any
+# docs/*.md, docs/perf-log/*.md and test/README.md (outside fenced code blocks), the file part of the target (before any
 # `#anchor`) must exist relative to the file that holds the link. Web links (scheme:...) and links to
 # an anchor of the same page are not checked. Needs no build (ctest label config).
 # usage: check_doc_links.sh [SOURCE_DIR]   (default: the repository holding this script)
@@ -8,7 +8,7 @@ set -u
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root" || { echo "FAIL: no directory $root"; exit 1; }
 
-files=(README.md docs/*.md test/README.md)
+files=(README.md docs/*.md docs/perf-log/*.md test/README.md)
 checked=0 broken=0
 for f in "${files[@]}"; do
   [ -f "$f" ] || { echo "FAIL: $f is missing"; broken=$((broken + 1)); continue; }

@@ -1,4 +1,4 @@
-// model cape (docs/cnn.md): a training step and an evaluation allocate nothing; episodes depend only
+// model cape (docs/cape.md): a training step and an evaluation allocate nothing; episodes depend only
 // on (seed, epoch, row id); and the matching head's forward and backward on random feature maps are
 // written to cape_head_parity.h5 for test/python/cape_head_parity.py (PyTorch on the same inputs).
 #include <gtest/gtest.h>

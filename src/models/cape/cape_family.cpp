@@ -104,6 +104,9 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
 
 }  // namespace
 
+int cape_generate_main(int argc, char** argv);  // apps/posegen: models/cape/cape_generate.cpp
+int cape_evaluate_main(int argc, char** argv);  // apps/cape_eval: models/cape/cape_evaluate.cpp
+
 ModelFamily cape_family() {
   ModelFamily f;
   f.name = "cape";
@@ -114,6 +117,8 @@ ModelFamily cape_family() {
   f.build = build;
   f.declare_config_keys = declare_config;
   f.from_config = from_config;
+  f.generate = cape_generate_main;
+  f.evaluate = cape_evaluate_main;
   return f;
 }
 

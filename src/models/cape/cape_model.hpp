@@ -1,4 +1,4 @@
-// `model cape`: category-agnostic keypoint localisation from 1-shot episodes (docs/cnn.md), after
+// `model cape`: category-agnostic keypoint localisation from 1-shot episodes (docs/cape.md), after
 // CapeFormer's proposal stage: a shared ResNet backbone (models/cape/cape_backbone.hpp) and the
 // matching head (models/cape/cape_head.hpp); the refining transformer is left out.
 // Data (apps/posegen, data_format hdf5_fields): "images" [V*C, H, W] float32 (V views of one

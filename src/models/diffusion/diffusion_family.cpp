@@ -70,6 +70,9 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
 
 }  // namespace
 
+int diffusion_generate_main(int argc, char** argv);  // apps/diffgen: models/diffusion/diffusion_generate.cpp
+int diffusion_evaluate_main(int argc, char** argv);  // apps/sample: models/diffusion/diffusion_evaluate.cpp
+
 ModelFamily diffusion_family() {
   ModelFamily f;
   f.name = "diffusion";
@@ -78,6 +81,8 @@ ModelFamily diffusion_family() {
   f.build = build;
   f.declare_config_keys = declare_config;
   f.from_config = from_config;
+  f.generate = diffusion_generate_main;
+  f.evaluate = diffusion_evaluate_main;
   // "n_context=7 n_fine=256 time_dim=32 hidden=256 depth=2 steps=50 schedule=cosine target=eps"
   f.legacy_config_keys = {{"time_dim", "time_embedding_dim"}, {"hidden", "diffusion_hidden"},
                           {"depth", "diffusion_depth"},       {"steps", "diffusion_steps"},

@@ -118,6 +118,9 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
 
 }  // namespace
 
+int gnn_generate_main(int argc, char** argv);  // apps/wxgen: models/gnn/gnn_generate.cpp
+int gnn_evaluate_main(int argc, char** argv);  // apps/wxeval: models/gnn/gnn_evaluate.cpp
+
 ModelFamily gnn_family() {
   ModelFamily f;
   f.name = "gnn";
@@ -128,6 +131,8 @@ ModelFamily gnn_family() {
   f.build = build;
   f.declare_config_keys = declare_config;
   f.from_config = from_config;
+  f.generate = gnn_generate_main;
+  f.evaluate = gnn_evaluate_main;
   return f;
 }
 

@@ -71,6 +71,9 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
 
 }  // namespace
 
+int smart_generate_main(int argc, char** argv);  // apps/trajgen: models/smart/smart_generate.cpp
+int smart_evaluate_main(int argc, char** argv);  // apps/smart_eval: models/smart/smart_evaluate.cpp
+
 ModelFamily smart_family() {
   ModelFamily f;
   f.name = "smart";
@@ -79,6 +82,8 @@ ModelFamily smart_family() {
   f.build = build;
   f.declare_config_keys = declare_config;
   f.from_config = from_config;
+  f.generate = smart_generate_main;
+  f.evaluate = smart_evaluate_main;
   return f;
 }
 

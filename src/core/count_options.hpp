@@ -7,7 +7,7 @@
 #include <initializer_list>
 #include <string>
 
-namespace hpct::apps {
+namespace hpct {
 
 struct CountOption {
   CountOption(const char* f, long long* v) : flag(f), value(v) {}
@@ -56,4 +56,4 @@ inline int parse_count_options(const char* tool, int argc, char** argv, int firs
   return 0;
 }
 
-}  // namespace hpct::apps
+}  // namespace hpct

@@ -1,5 +1,5 @@
 // Row datasets written from every rank into one HDF5 file (see row_output.hpp).
-#include "row_output.hpp"
+#include "data/row_output.hpp"
 
 #include <mpi.h>
 #include <unistd.h>

@@ -1,0 +1,169 @@
+// apps/cape_eval, the cape family's `evaluate` tool (ModelFamily::evaluate): a trained `model cape` on
+// posegen's test categories (never seen in training): PCK per category against the copy baseline (the
+// support's keypoints taken as the query's), as a table and a CSV, and optionally the first episodes
+// (images, keypoints, predictions) for scripts/plot-cape. Episodes are the model's evaluation episodes
+// (Note [cape episodes]): the same as train's validation reports for the same file.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/runtime.hpp"
+#include "io/hdf5.hpp"
+#include "models/cape/cape_model.hpp"
+#include "models/registry.hpp"
+
+namespace {
+const char* kUsage =
+    "usage: cape_eval WEIGHTS.h5 TEST.h5 [--csv OUT.csv] [--episodes OUT.h5] [--plot-episodes 6] [--rows N]\n"
+    "  PCK@threshold (the model's cape_pck_threshold) per test category, model vs copy baseline.\n"
+    "  --episodes: the first --plot-episodes episodes' images and keypoints for scripts/plot-cape.\n"
+    "  --rows N: the first N rows only (default all).\n"
+    "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
+
+struct Tally {
+  long long episodes = 0, keypoints = 0;
+  double pck = 0, copy = 0;
+};
+}  // namespace
+
+namespace hpct::cape {
+
+int cape_evaluate_main(int argc, char** argv) {
+  hpct::Runtime runtime(argc, argv);
+  if (argc < 3 || argv[1][0] == '-') {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string weights = argv[1], data = argv[2];
+  std::string csv, episodes_out, weight_set;
+  long long max_rows = -1, plot = 6;
+  for (int i = 3; i < argc; i += 2) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "cape_eval: %s needs a value\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+    const std::string v = argv[i + 1];
+    if (a == "--csv") csv = v;
+    else if (a == "--episodes") episodes_out = v;
+    else if (a == "--weights") weight_set = v;
+    else if (a == "--rows" || a == "--plot-episodes") (a == "--rows" ? max_rows : plot) = std::stoll(v);
+    else {
+      std::fprintf(stderr, "cape_eval: unknown option %s\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+  }
+  return hpct::run_tool("cape_eval", [&] {
+    const int chunk = 32;
+    const hpct::nn::WeightsChoice choice = weight_set.empty()
+                                               ? hpct::nn::WeightsChoice::preferred
+                                               : hpct::nn::weights_choice(weight_set, "cape_eval: --weights");
+    std::unique_ptr<hpct::Model> loaded = hpct::load_model(weights, chunk, choice);
+    auto* model = dynamic_cast<hpct::cape::CapeModel*>(loaded.get());
+    if (!model) throw hpct::Error(weights + ": not a cape model", hpct::ExitCode::bad_input);
+    const hpct::cape::CapeConfig& c = model->config();
+    const hpct::h5::File f = hpct::h5::File::open_read(data);
+    const hpct::h5::DatasetInfo im = hpct::h5::info(f, "images");
+    const std::uint64_t rows = max_rows >= 0 ? std::min<std::uint64_t>(im.dims[0], max_rows) : im.dims[0];
+    const std::uint64_t image_row = im.dims[1] * im.dims[2] * im.dims[3];
+    const std::uint64_t kp_row = static_cast<std::uint64_t>(c.views) * c.head.keypoints * 3;
+    if (image_row !=
+        static_cast<std::uint64_t>(c.views) * c.backbone.channels * c.backbone.height * c.backbone.width)
+      throw hpct::Error(data + ": the images do not have the shape the model was trained on",
+                        hpct::ExitCode::bad_input);
+    hpct::View1<float> images("images", chunk * image_row), keypoints("keypoints", chunk * kp_row);
+    hpct::View1<std::uint64_t> ids("ids", chunk);
+    std::vector<float> host_images(chunk * image_row), host_kp(chunk * kp_row);
+    std::vector<long long> category(chunk);
+    std::map<long long, Tally> per;
+    Tally all;
+    hpct::cape::CapeModel::Episodes first;
+    std::vector<long long> first_category;
+    std::vector<float> first_images;  // support and query images of the plotted episodes
+    const std::uint64_t image = image_row / c.views;
+    for (std::uint64_t r0 = 0; r0 < rows; r0 += chunk) {
+      const int n = static_cast<int>(std::min<std::uint64_t>(chunk, rows - r0));
+      hpct::h5::read_row_range(f, "images", r0, n, image_row, host_images.data());
+      hpct::h5::read_row_range(f, "keypoints", r0, n, kp_row, host_kp.data());
+      hpct::h5::read_row_range(f, "category", r0, n, 1, category.data());
+      auto ih = Kokkos::create_mirror_view(ids);
+      for (int i = 0; i < n; ++i) ih(i) = r0 + i;
+      Kokkos::deep_copy(ids, ih);
+      Kokkos::deep_copy(images, hpct::HostView1<float>(host_images.data(), host_images.size()));
+      Kokkos::deep_copy(keypoints, hpct::HostView1<float>(host_kp.data(), host_kp.size()));
+      hpct::Batch b;
+      b.set("images", hpct::Tensor<float>(images.data(), hpct::Shape{n, static_cast<std::int64_t>(im.dims[1]),
+                                                                     static_cast<std::int64_t>(im.dims[2]),
+                                                                     static_cast<std::int64_t>(im.dims[3])}));
+      b.set("keypoints", hpct::Tensor<float>(keypoints.data(), hpct::Shape{n, c.views, c.head.keypoints, 3}));
+      b.ids = ids, b.n = n;
+      hpct::cape::CapeModel::Episodes e;
+      model->run_episodes(b, e);
+      for (int i = 0; i < n; ++i) {
+        Tally& t = per[category[i]];
+        int k = 0;
+        for (int j = 0; j < c.head.keypoints; ++j) k += e.kp_query[(i * c.head.keypoints + j) * 3 + 2] > 0;
+        for (Tally* x : {&t, &all}) ++x->episodes, x->keypoints += k, x->pck += e.pck[i], x->copy += e.copy_pck[i];
+        if (static_cast<long long>(first.support.size()) < plot) {
+          first.support.push_back(e.support[i]), first.query.push_back(e.query[i]);
+          const std::size_t K3 = c.head.keypoints * 3, K2 = c.head.keypoints * 2;
+          first.kp_support.insert(first.kp_support.end(), e.kp_support.begin() + i * K3,
+                                  e.kp_support.begin() + (i + 1) * K3);
+          first.kp_query.insert(first.kp_query.end(), e.kp_query.begin() + i * K3,
+                                e.kp_query.begin() + (i + 1) * K3);
+          first.predicted.insert(first.predicted.end(), e.predicted.begin() + i * K2,
+                                 e.predicted.begin() + (i + 1) * K2);
+          first.pck.push_back(e.pck[i]), first.copy_pck.push_back(e.copy_pck[i]);
+          first_category.push_back(category[i]);
+          for (int v : {e.support[i], e.query[i]}) {
+            const float* src = host_images.data() + i * image_row + v * image;
+            first_images.insert(first_images.end(), src, src + image);
+          }
+        }
+      }
+    }
+    std::printf("cape_eval: %s on %s: %llu episodes, PCK@%g (per episode, averaged)\n", weights.c_str(),
+                data.c_str(), static_cast<unsigned long long>(rows), c.pck_threshold);
+    std::printf("  %-9s %9s %9s %9s %9s %7s\n", "category", "episodes", "keypoints", "model", "copy", "gain");
+    std::string text = "category,episodes,keypoints,pck,copy_pck\n";
+    auto line = [&](const std::string& name, const Tally& t) {
+      const double a = t.pck / std::max(1LL, t.episodes), b = t.copy / std::max(1LL, t.episodes);
+      std::printf("  %-9s %9lld %9lld %9.4f %9.4f %+7.4f\n", name.c_str(), t.episodes, t.keypoints, a, b, a - b);
+      text += hpct::strf("%s,%lld,%lld,%.6f,%.6f\n", name.c_str(), t.episodes, t.keypoints, a, b);
+    };
+    for (const auto& [cat, t] : per) line(std::to_string(cat), t);
+    line("all", all);
+    if (!csv.empty()) {
+      std::ofstream out(csv);
+      out << text;
+      if (!out) throw hpct::Error("cannot write " + csv, hpct::ExitCode::bad_input);
+      std::printf("cape_eval: wrote %s\n", csv.c_str());
+    }
+    if (!episodes_out.empty() && !first.support.empty()) {
+      const hpct::h5::File o = hpct::h5::File::create(episodes_out);
+      const auto E = static_cast<std::uint64_t>(first.support.size()),
+                 K = static_cast<std::uint64_t>(c.head.keypoints);
+      hpct::h5::write(o, "images",
+                      {E, 2, static_cast<std::uint64_t>(c.backbone.channels),
+                       static_cast<std::uint64_t>(c.backbone.height), static_cast<std::uint64_t>(c.backbone.width)},
+                      first_images.data());
+      hpct::h5::write(o, "kp_support", {E, K, 3}, first.kp_support.data());
+      hpct::h5::write(o, "kp_query", {E, K, 3}, first.kp_query.data());
+      hpct::h5::write(o, "predicted", {E, K, 2}, first.predicted.data());
+      hpct::h5::write(o, "pck", {E}, first.pck.data());
+      hpct::h5::write(o, "copy_pck", {E}, first.copy_pck.data());
+      hpct::h5::write(o, "category", {E}, first_category.data());
+      hpct::h5::write_attr(o, "/", "pck_threshold", c.pck_threshold);
+      std::printf("cape_eval: wrote %s (%llu episodes)\n", episodes_out.c_str(),
+                  static_cast<unsigned long long>(E));
+    }
+    return 0;
+  });
+}
+
+}  // namespace hpct::cape

@@ -1,0 +1,90 @@
+// The run loop: what every run shares, written once. A network's optimizer steps, GBDT's boosting
+// rounds and an in-situ session's epochs are the work of one round; around each round the loop
+// owns the checkpoint cadence (cadence.hpp), the stop agreement, the write-and-agree of a
+// checkpoint, the heartbeat, and at the end the "stopped by signal" line. A program that runs the
+// loop (not a library embedding it) also keeps the signal handlers and the heartbeat (RunGuard).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "comm/comm.hpp"
+#include "comm/progress_board.hpp"
+#include "comm/watchdog.hpp"
+#include "core/heartbeat.hpp"
+#include "train/cadence.hpp"
+
+namespace hpct {
+
+// Note [rank 0 writes, all agree]: a checkpoint's state is the same on every rank (replicated, or
+// gathered on rank 0 when the optimizer is sharded), so rank 0 alone writes it. The others wait
+// for its verdict: a failed write stops every rank with the same message, and the previous
+// checkpoint stays intact (files are written to a temporary name and renamed).
+// Collective: rank 0 runs `write`, which returns the path written; every rank gets that path, or
+// every rank throws the same Error ("checkpoint write failed: <why>", ExitCode::failure).
+std::string write_checkpoint_agreed(const Comm& comm, const std::function<std::string()>& write);
+
+// What a program running the loop keeps for itself: the SIGUSR1/SIGTERM stop handlers and the
+// backstop heartbeat. The all-reduce watchdog names missing ranks inside a collective; the
+// heartbeat covers every other place a dead peer could block us (checkpoint agreement, validation,
+// data loading), and the node's progress board lets it name the rank that stopped.
+class RunGuard {
+ public:
+  // Collective. watchdog_timeout <= 0: no heartbeat thread.
+  RunGuard(const Comm& comm, double watchdog_timeout);
+  Heartbeat& heartbeat() { return heartbeat_; }
+
+ private:
+  ProgressBoard board_;
+  Heartbeat heartbeat_;
+};
+
+// The flags each rank brings to the stop agreement of a round, reduced (max or sum) over ranks.
+struct RoundFlags {
+  bool stop = false;      // a stop signal arrived (on some rank, once agreed)
+  bool time_due = false;  // rank 0's clock says a minutes checkpoint is due
+};
+
+class RunLoop {
+ public:
+  RunLoop(const Comm& comm, const Cadence& cadence) : comm_(comm), cadence_(cadence) {}
+  // Beaten at every round and phase; none: no heartbeat.
+  void set_heartbeat(Heartbeat* heartbeat) { heartbeat_ = heartbeat; }
+  void beat(const char* where) const {
+    if (heartbeat_) heartbeat_->beat(where);
+  }
+  const Cadence& cadence() const { return cadence_; }
+  bool checkpoints() const { return cadence_.checkpoints(); }
+
+  // This rank's flags before the agreement (the caller reduces them with the round's own
+  // collectives, or with agree_flags).
+  RoundFlags local_flags() const;
+  // The agreed flags over every rank: one watched two-value all-reduce.
+  RoundFlags agree_flags(RoundFlags local, WatchedAllreduce& agreement, std::uint64_t round) const;
+  // After round `rounds` (1-based count of rounds done) inside a pass (an epoch): whether the
+  // cadence or the agreed flags ask for a checkpoint now.
+  bool checkpoint_due(std::uint64_t rounds, const RoundFlags& agreed, bool last_of_pass) const {
+    return cadence_.checkpoints() && (agreed.stop || cadence_.after_step(rounds, agreed.time_due, last_of_pass));
+  }
+
+  // Collective: writes a checkpoint through write_checkpoint_agreed, logs its path, keeps the
+  // timeline written so far (a job killed later keeps it) and restarts the minutes clock.
+  std::string checkpoint(const std::function<std::string()>& write);
+  // The newest checkpoint this loop wrote ("" when none).
+  const std::string& last_checkpoint() const { return last_; }
+
+  // The signal that stopped the run: this rank's, or SIGUSR1 when another rank got it.
+  static int stop_signal_seen();
+  // Logs "Stopped by signal S <where>: checkpoint P; exit code ..." (rank 0) and returns the
+  // requeue exit code. `where`: "at step 12", "after round 40".
+  static int stopped(int signal, const std::string& where, const std::string& last_checkpoint);
+
+ private:
+  const Comm& comm_;
+  Cadence cadence_;
+  Heartbeat* heartbeat_ = nullptr;
+  std::string last_;
+};
+
+}  // namespace hpct
