@@ -361,7 +361,7 @@ EvalResult NetworkTrainer::validate() {
   // validation_weights ema: the EMA's weights, put into the store for the evaluation only.
   const bool ema = config_.validate_with_ema && steps_->ema();
   if (ema) steps_->use_ema_weights(true);
-  const EvalResult r = evaluator_->evaluate(*model_);
+  EvalResult r = evaluator_->evaluate(*model_);
   if (ema) steps_->use_ema_weights(false);
   return r;
 }
