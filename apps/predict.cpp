@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/gpu_fallback.hpp"
 #include "core/log.hpp"
+#include "data/source_registry.hpp"
 #include "ensemble/ensemble_file.hpp"
 #include "ensemble/report.hpp"
 #include "gbdt/data.hpp"
@@ -29,45 +30,61 @@ namespace {
 const char* kUsage =
     "usage: predict MODEL.json DATA OUTPUT [options]   (a GBDT model or an ensemble written by train)\n"
     "  --format auto|hdf5|csv|tsv|libsvm   data format (auto: by extension)\n"
-    "  --label-column N                    CSV/TSV label column (default 0)\n"
+    "  --label-column N|NAME               CSV/TSV label column: index or header name (default 0)\n"
     "  --no-label                          CSV/TSV: the file has no label column\n"
-    "  --header                            CSV/TSV: skip the first line\n"
+    "  --header                            CSV/TSV: the first line names the columns\n"
     "  --libsvm-base 0|1                   LibSVM feature id base (default 1)\n"
     "  --inputs-dataset NAME / --targets-dataset NAME   HDF5 dataset names\n"
     "  --margin                            write raw margins instead of probabilities\n"
     "OUTPUT gets one line per row: the prediction (binary: P(y=1); multiclass: K tab-separated\n"
     "class probabilities). With labels, the objective's metric is printed.\n";
 
-// The options of the table paths (GBDT models and ensembles).
+// The options of the table paths (GBDT models and ensembles): the data options as the deck keys of
+// the data sources (data/source_registry.hpp), so the file is read as `train` reads it.
 struct TableOptions {
-  hpct::gbdt::DataSource src;
+  std::string file;
+  std::string settings;  // deck lines: data_format, label_column, ...
   bool margin = false, labelled = true;
 };
 
 TableOptions parse_table_options(int argc, char** argv) {
   using namespace hpct;
   TableOptions o;
-  o.src.file = argv[2];
+  o.file = argv[2];
+  // Scoring: an infinite value goes down the tree (LightGBM's rule too).
+  o.settings = "data_file " + o.file + "\ntext_allow_infinite true\n";
   for (int i = 4; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) throw Error("predict: " + a + " needs a value\n" + kUsage, ExitCode::bad_input);
       return argv[++i];
     };
-    if (a == "--format") o.src.format = next();
-    else if (a == "--label-column") o.src.label_column = std::atoi(next().c_str());
+    if (a == "--format") o.settings += "data_format " + next() + "\n";
+    else if (a == "--label-column") o.settings += "label_column " + next() + "\n";
     else if (a == "--no-label") {
-      o.src.label_column = -1;
+      o.settings += "label_column none\n";
       o.labelled = false;
-    } else if (a == "--header") o.src.header = true;
-    else if (a == "--libsvm-base") o.src.libsvm_base = std::atoi(next().c_str());
-    else if (a == "--inputs-dataset") o.src.inputs_dataset = next();
-    else if (a == "--targets-dataset") o.src.targets_dataset = next();
+    } else if (a == "--header") o.settings += "text_header true\n";
+    else if (a == "--libsvm-base") o.settings += "libsvm_base " + next() + "\n";
+    else if (a == "--inputs-dataset") o.settings += "inputs_dataset " + next() + "\n";
+    else if (a == "--targets-dataset") o.settings += "targets_dataset " + next() + "\n";
     else if (a == "--margin") o.margin = true;
     else throw Error("predict: unknown option " + a + "\n" + kUsage, ExitCode::bad_input);
   }
-  o.src.allow_infinite = true;  // scoring: an infinite value goes down the tree (LightGBM's rule too)
   return o;
+}
+
+// The rows of the data file, `num_features` wide, read through the data-source registry.
+hpct::gbdt::Data load_table(const TableOptions& o, long long num_features, const hpct::Comm& comm) {
+  using namespace hpct;
+  deck::Deck d;
+  comm.run_agreed([&] {
+    deck::Schema s;
+    s.add_required_string("data_file", "the data to score");
+    declare_data_source_keys(s);
+    d = deck::Deck::parse(o.settings, "predict's command line", s);
+  });
+  return gbdt::load_data(d, "data_file", "data", comm, num_features);
 }
 
 // Rank 0 gathers the blocks in rank order (= file order) and writes K values per line.
@@ -90,12 +107,11 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
   const std::string model_path = argv[1], out_path = argv[3];
   TableOptions opt;
   comm.run_agreed([&] { opt = parse_table_options(argc, argv); });
-  DataSource& src = opt.src;
   const bool margin = opt.margin, labelled = opt.labelled;
   gbdt::Model model;
   comm.run_agreed([&] { model = read_model(model_path); });
-  src.num_features = model.num_features;
-  const Data d = load_data(src, "data", comm);
+  const Data d = load_table(opt, model.num_features, comm);
+  check_column_names(model.feature_names, d, "the model");
   std::vector<double> m = predict_margins(model, d.x, d.rows);
   const int K = model.num_outputs();
   if (labelled) {
@@ -121,8 +137,7 @@ int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
       throw Error("predict: --margin is for GBDT models; an ensemble writes its scores", ExitCode::bad_input);
     e = ensemble::read_ensemble(argv[1]);
   });
-  opt.src.num_features = e.spec.num_features;
-  const gbdt::Data d = gbdt::load_data(opt.src, "data", comm);
+  const gbdt::Data d = load_table(opt, e.spec.num_features, comm);
   std::vector<double> s;
   comm.run_agreed([&] { s = ensemble::ensemble_scores(e, d.x, d.rows, d.cols, d.first_row); });
   if (opt.labelled) {

@@ -45,6 +45,7 @@ enum Stream : std::uint64_t {
   kTimestepStream = 5,
   kDataGenStream = 6,
   kDropoutStream = 7,
+  kAugmentStream = 8,  // image augmentation (data/image_transform.hpp)
 };
 
 }  // namespace hpct::rng

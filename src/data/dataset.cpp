@@ -13,6 +13,8 @@ const std::vector<std::uint64_t>& Dataset::ragged_offsets(int field) const {
   throw Error(description() + ": internal: field " + std::to_string(field) + " is not ragged");
 }
 
+std::vector<std::string> Dataset::value_names(int) const { return {}; }
+
 std::string describe_bad_value(const Dataset& data, const std::vector<FieldSpec>& specs, long long code) {
   const BadValue b = decode_bad_value(code);
   const std::string where = data.describe_row(b.row, b.field);
@@ -67,6 +69,15 @@ class RowRange : public Dataset {
   std::string describe_row(std::uint64_t row, int field) const override {
     return data_->describe_row(first_ + row, field);
   }
+  bool varies_by_epoch() const override { return data_->varies_by_epoch(); }
+  long long read_epoch_rows(std::uint64_t epoch, const std::vector<std::uint64_t>& rows,
+                            const std::vector<FieldBuffer>& out) const override {
+    std::vector<std::uint64_t> shifted(rows);
+    for (auto& r : shifted) r += first_;
+    return shift_code(data_->read_epoch_rows(epoch, shifted, out));
+  }
+  std::vector<std::string> value_names(int field) const override { return data_->value_names(field); }
+  long long file_line(std::uint64_t row) const override { return data_->file_line(first_ + row); }
 
  private:
   long long shift_code(long long code) const {

@@ -33,6 +33,20 @@ class Dataset {
                                const std::vector<FieldBuffer>& out) const = 0;
   // "<file>: dataset '<targets>': row <r>" for row `row` of this data set's field `field`.
   virtual std::string describe_row(std::uint64_t row, int field) const = 0;
+  // Sources whose training rows differ per epoch (image augmentation: Note [augmentation keys] in
+  // data/image_transform.hpp) say so; the training stager then reads every epoch through
+  // read_epoch_rows, never a held copy. read_rows and read_block give the rows unaugmented
+  // (validation, statistics).
+  virtual bool varies_by_epoch() const { return false; }
+  virtual long long read_epoch_rows(std::uint64_t epoch, const std::vector<std::uint64_t>& rows,
+                                    const std::vector<FieldBuffer>& out) const {
+    (void)epoch;
+    return read_rows(rows, out);
+  }
+  // The names of fixed field `field`'s values (a text table's header columns); empty: unnamed.
+  virtual std::vector<std::string> value_names(int field) const;
+  // The line of the file that holds row `row` (text tables), else row + 1: for messages.
+  virtual long long file_line(std::uint64_t row) const { return static_cast<long long>(row) + 1; }
 };
 
 // Values per row of fixed field i (the product of its row shape).

@@ -92,10 +92,16 @@ EpochShard::EpochShard(std::shared_ptr<const Dataset> data, std::vector<FieldSpe
     }
   }
   // Without shuffling every epoch has the same rows: the shard itself holds them after one read.
-  hold_ = sampler_.shuffled() && hold_in_memory(options_, part_bytes);
+  // Rows that differ per epoch (augmented images) are rendered each epoch: the source caches what
+  // it decoded (data_cache), the shard holds no copy.
+  const bool per_epoch = data_->varies_by_epoch();
+  hold_ = sampler_.shuffled() && !per_epoch && hold_in_memory(options_, part_bytes);
   const double mib = static_cast<double>(part_bytes) / double(1 << 20);
   if (hold_)
     Log::info(strf("  data path: the training part (%.1f MiB) is held in memory and permuted each epoch", mib));
+  else if (per_epoch)
+    Log::info(std::string("  data path: each epoch's rows are rendered from the decoded images") +
+              (options_.prefetch && options_.epochs != 1 ? ", the next epoch by a loader thread" : ""));
   else if (!sampler_.shuffled()) Log::info("  data path: shuffle off, each rank reads its rows once");
   else
     Log::info(strf("  data path: each epoch's rows are read from the file (part %.1f MiB; %s)%s", mib,
@@ -119,7 +125,7 @@ EpochShard::EpochShard(std::shared_ptr<const Dataset> data, std::vector<FieldSpe
     host_ids_ = Kokkos::create_mirror_view(ids_);
     return;
   }
-  const int slots = options_.prefetch && sampler_.shuffled() ? 2 : 1;
+  const int slots = options_.prefetch && (sampler_.shuffled() || per_epoch) ? 2 : 1;
   for (int s = 0; s < slots; ++s) {
     slots_[s].words.resize(fields);
     slots_[s].starts.resize(fields);
@@ -169,7 +175,7 @@ Tensor<float>::Matrix EpochShard::float_rows(const char* name, std::uint64_t fir
 }
 
 long long EpochShard::load(std::uint64_t epoch) {
-  if (loaded_ && !sampler_.shuffled()) return loaded_bad_;
+  if (loaded_ && !sampler_.shuffled() && !data_->varies_by_epoch()) return loaded_bad_;
   loaded_bad_ = hold_ ? load_held(epoch) : load_streamed(epoch);
   loaded_ = true;
   return loaded_bad_;

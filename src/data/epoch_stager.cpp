@@ -76,6 +76,7 @@ long long EpochStager::stage(std::uint64_t epoch, const HostRows& out, const std
   for (std::size_t i = 0; i < rows; ++i) sorted_ids_[i] = ids_[slots_[i]];
 
   const std::vector<FieldBuffer>& window = window_fields_.buffers();
+  const bool per_epoch = data_->varies_by_epoch();
   long long bad = kNoBadValue;
   for (std::size_t first = 0; first < rows;) {
     if (cancel.load()) return kNoBadValue;
@@ -85,7 +86,8 @@ long long EpochStager::stage(std::uint64_t epoch, const HostRows& out, const std
     while (end < rows && sorted_ids_[end] - base < window_) ++end;
     const std::size_t n = end - first;
     const std::uint64_t span = sorted_ids_[end - 1] - base + 1;
-    const bool sieve = span <= kSieveSpan * n;
+    // Rows that differ per epoch (augmented images) are rendered for this epoch, row by row.
+    const bool sieve = !per_epoch && span <= kSieveSpan * n;
     // Windows ascend through the file, so the first one with a bad value holds the first one. A
     // sieve read also checks rows other ranks use: all rows of the part are read by some rank every
     // epoch, so the first bad row over ranks is the same.
@@ -96,7 +98,8 @@ long long EpochStager::stage(std::uint64_t epoch, const HostRows& out, const std
     } else {
       window_ids_.assign(sorted_ids_.begin() + static_cast<std::ptrdiff_t>(first),
                          sorted_ids_.begin() + static_cast<std::ptrdiff_t>(end));
-      window_bad = data_->read_rows(window_ids_, window);
+      window_bad = per_epoch ? data_->read_epoch_rows(epoch, window_ids_, window)
+                             : data_->read_rows(window_ids_, window);
       window_bad = std::min(window_bad, first_bad_value(specs_, window, n, window_ids_.data()));
     }
     if (bad == kNoBadValue) bad = window_bad;

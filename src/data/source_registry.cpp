@@ -5,25 +5,24 @@
 
 namespace hpct {
 
-namespace {
-// Text tables the gbdt model reads with its own loader (src/gbdt/data.cpp).
-constexpr const char* kTreeOnlyFormats[] = {"csv", "tsv", "libsvm"};
-}  // namespace
-
-DataSourceKind hdf5_tabular_source();  // data/hdf5_tabular.cpp
-DataSourceKind hdf5_images_source();   // data/hdf5_images.cpp
-DataSourceKind hdf5_fields_source();   // data/hdf5_fields.cpp
-DataSourceKind netcdf_grid_source();   // data/netcdf_grid.cpp
+DataSourceKind hdf5_tabular_source();    // data/hdf5_tabular.cpp
+DataSourceKind hdf5_images_source();     // data/hdf5_images.cpp
+DataSourceKind hdf5_fields_source();     // data/hdf5_fields.cpp
+DataSourceKind netcdf_grid_source();     // data/netcdf_grid.cpp
+DataSourceKind image_folder_source();    // data/image_folder.cpp
+DataSourceKind coco_keypoints_source();  // data/coco_keypoints.cpp
+DataSourceKind csv_source();             // data/csv_source.cpp
+DataSourceKind tsv_source();             // data/tsv_source.cpp
+DataSourceKind libsvm_source();          // data/libsvm_source.cpp
 
 const std::vector<DataSourceKind>& data_sources() {
   // Order matters for auto: the more specific formats first, plain tabular HDF5 last; hdf5_fields
   // before hdf5_images, since a deck that sets `fields` names the datasets it wants (an image file
   // read as fields keeps its own names).
   static const std::vector<DataSourceKind> sources = {
-      hdf5_fields_source(),
-      netcdf_grid_source(),
-      hdf5_images_source(),
-      hdf5_tabular_source(),
+      hdf5_fields_source(),  netcdf_grid_source(),    hdf5_images_source(),
+      image_folder_source(), coco_keypoints_source(), hdf5_tabular_source(),
+      csv_source(),          tsv_source(),            libsvm_source(),
   };
   return sources;
 }
@@ -35,8 +34,6 @@ void declare_data_source_keys(deck::Schema& s) {
     names.push_back(k.name);
     doc += std::string("; ") + k.name + ": " + k.summary;
   }
-  for (const char* text : kTreeOnlyFormats) names.push_back(text);
-  doc += "; csv, tsv, libsvm: text tables (gbdt; .train/.test are tsv)";
   s.add_choice("data_format", "auto", names, doc);
   for (const DataSourceKind& k : data_sources())
     if (k.declare_keys) k.declare_keys(s);
@@ -46,13 +43,6 @@ const DataSourceKind& data_source_for(const deck::Deck& deck, const std::string&
   const std::string& format = deck.get_string("data_format");
   for (const DataSourceKind& k : data_sources())
     if (format == k.name) return k;
-  if (format != "auto")
-    deck.fail(
-        "data_format", format + " tables are read by the gbdt model only; networks read " + [] {
-          std::string names;
-          for (const DataSourceKind& k : data_sources()) names += (names.empty() ? "" : ", ") + std::string(k.name);
-          return names;
-        }());
   for (const DataSourceKind& k : data_sources())
     if (k.recognises(deck, file)) return k;
   deck.fail(file_key, file + ": data_format auto does not recognise this file; set data_format");

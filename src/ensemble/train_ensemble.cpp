@@ -112,12 +112,10 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   });
 
   // Data: the training part (members' out-of-fold scores fit the combiner) and the held-out part.
-  gbdt::Data train = gbdt::load_data(gbdt::source_from_deck(deck, "data_file"), "train", comm);
+  gbdt::Data train = gbdt::load_data(deck, "data_file", "train", comm);
   gbdt::Data valid;
   if (!deck.get_string("validation_file").empty()) {
-    gbdt::DataSource vs = gbdt::source_from_deck(deck, "validation_file");
-    vs.num_features = train.cols;
-    valid = gbdt::load_data(vs, "valid", comm);
+    valid = gbdt::load_data(deck, "validation_file", "valid", comm, train.cols);
   } else {
     const double frac = deck.get_real("validation_fraction");
     if (frac <= 0) deck.fail("validation_fraction", "an ensemble is evaluated on a held-out part; set it above 0");
@@ -128,9 +126,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   std::vector<const gbdt::Data*> sets{&valid};
   gbdt::Data test;
   if (!deck.get_string("test_file").empty()) {
-    gbdt::DataSource ts = gbdt::source_from_deck(deck, "test_file");
-    ts.num_features = train.cols;
-    test = gbdt::load_data(ts, "test", comm);
+    test = gbdt::load_data(deck, "test_file", "test", comm, train.cols);
     sets.push_back(&test);
   }
   // Multiclass: K from num_class, else the highest training label + 1 (over all ranks); every label

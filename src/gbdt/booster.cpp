@@ -89,6 +89,7 @@ struct Booster::State {
     model.objective = p.objective;
     model.num_class = p.objective == Objective::multiclass ? p.num_class : 1;
     model.num_features = static_cast<int>(tr.cols);
+    model.feature_names = tr.feature_names;
     K = model.num_outputs();
     metrics = p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)} : p.metrics;
     if (resume) model.base_margin = resume->base_margin;
@@ -122,9 +123,12 @@ struct Booster::State {
     for (const float v : tr.w) max_w = std::fmax(max_w, std::fabs(static_cast<double>(v)));
     packed_gradients = p.quantized_gradients && packed_fits(tr.global_rows) &&
                        fixed_gradient_bounds(p.objective, comm.max(max_w), bound_g, bound_h);
+    // Every output's gradients in one array [K, n] (multiclass fills them in one pass); g[k] views row k.
+    g_all = View2<double>("gbdt::g", K, packed_gradients ? 0 : n);
+    h_all = View2<double>("gbdt::h", K, packed_gradients ? 0 : n);
     for (int k = 0; k < K; ++k) {
-      g.emplace_back("gbdt::g", packed_gradients ? 0 : n);
-      h.emplace_back("gbdt::h", packed_gradients ? 0 : n);
+      g.emplace_back(Kokkos::subview(g_all, k, Kokkos::ALL));
+      h.emplace_back(Kokkos::subview(h_all, k, Kokkos::ALL));
     }
     in_bag = View1<int>("gbdt::in_bag", p.subsample < 1.0 ? n : 0);  // unused without bagging
     part = std::make_unique<RowPartition>(tr.rows);
@@ -173,6 +177,7 @@ struct Booster::State {
   std::size_t n = 0;
   double bound_g = 0, bound_h = 0;
   bool packed_gradients = false;
+  View2<double> g_all, h_all;
   std::vector<View1<double>> g, h;
   View1<int> in_bag;
   std::unique_ptr<RowPartition> part;
@@ -192,6 +197,8 @@ void Booster::State::grow_round() {
   if (packed_gradients) {  // binary: K = 1
     prepare_packed(q, bound_g, bound_h, tr.global_rows, n);
     binary_gradients_packed(margin, y, w, q.scale_g, q.scale_h, q.p);
+  } else if (p.objective == Objective::multiclass) {
+    range = softmax_gradients(model.num_class, margin, y, w, g_all, h_all);
   } else {
     for (int k = 0; k < K; ++k)
       range[static_cast<std::size_t>(k)] = gradients(p.objective, model.num_class, k, margin, y, w, g[k], h[k]);

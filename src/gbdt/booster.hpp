@@ -45,8 +45,9 @@ struct Data {
   long long global_rows = 0;  // rows over all ranks
   std::vector<float> x;       // rows x cols
   std::vector<float> y;
-  std::vector<float> w;   // empty: unit weights
-  std::vector<int> line;  // file line (or row) of each local row, for messages
+  std::vector<float> w;                    // empty: unit weights
+  std::vector<int> line;                   // file line (or row) of each local row, for messages
+  std::vector<std::string> feature_names;  // the header's names of the cols features; empty: unnamed
 };
 
 struct EvalResult {

@@ -1,34 +1,33 @@
-// Loading one rank's block of a data set (HDF5, CSV, TSV, LibSVM) for the GBDT trainer. Errors on
-// any rank become the same error on every rank.
+// Loading one rank's block of a table for the GBDT trainer, through the data-source registry
+// (data/source_registry.hpp: hdf5, csv, tsv, libsvm, ...): the same Dataset networks read. Errors
+// on any rank become the same error on every rank.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "comm/comm.hpp"
+#include "data/dataset.hpp"
+#include "deck/deck.hpp"
 #include "gbdt/booster.hpp"
 
 namespace hpct::gbdt {
 
-struct DataSource {
-  std::string file;
-  std::string format = "auto";                                         // auto, hdf5, csv, tsv, libsvm
-  std::string inputs_dataset = "inputs", targets_dataset = "targets";  // HDF5
-  int label_column = 0;                                                // CSV/TSV
-  bool header = false;                                                 // CSV/TSV
-  int libsvm_base = 1;
-  long long num_features = -1;  // -1: from the data (LibSVM: max id over all ranks)
-  std::string weight_file;      // one weight per data row; empty: unit weights
-  bool allow_infinite = false;  // text: infinite values read as such (scoring); training refuses them
-};
+// Collective. Opens the file of deck key `file_key` with the source data_format names and reads
+// this rank's contiguous block of rows (see docs/gbdt.md); data_file takes weight_file's weights.
+// `num_features` >= 0: the width the data must have (a LibSVM file with fewer ids is padded).
+Data load_data(const deck::Deck& deck, const std::string& file_key, const std::string& name, const Comm& comm,
+               long long num_features = -1);
 
-// Collective. Rows are split in contiguous blocks over ranks; see docs/gbdt.md.
-Data load_data(const DataSource& src, const std::string& name, const Comm& comm);
+// Collective. The same from an open data set (fields inputs [F] and, labelled, targets [1]).
+Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, long long num_features = -1);
+
+// Both named (a header): throws naming the first feature column of `d` whose name is not the one in
+// `names` (`whose`: "the model", "data_file"). Unnamed data or names are not checked.
+void check_column_names(const std::vector<std::string>& names, const Data& d, const std::string& whose);
 
 // Moves the global rows [cut, global_rows) of `d` into a new data set (the validation hold-out).
 // Not collective: every rank knows the global layout.
 Data split_tail(Data& d, long long cut, const std::string& name);
-
-// "hdf5" for .h5/.hdf5; csv/tsv/libsvm from the extension; else throws bad_input naming `key`.
-std::string resolve_format(const std::string& file, const std::string& format);
 
 }  // namespace hpct::gbdt

@@ -97,6 +97,16 @@ std::string tree_block(const Tree& t, int index, double base) {
   return o.str();
 }
 
+// The model's name of feature f, or LightGBM's own Column_<f>; the line is space-separated, so
+// blanks become '_' (LightGBM's own writer refuses such names).
+std::string lightgbm_name(const Model& m, int f) {
+  if (m.feature_names.empty()) return "Column_" + std::to_string(f);
+  std::string n = m.feature_names[static_cast<std::size_t>(f)];
+  for (char& c : n)
+    if (c == ' ' || c == '\t') c = '_';
+  return n;
+}
+
 }  // namespace
 
 std::string to_lightgbm_text(const Model& m) {
@@ -141,7 +151,7 @@ std::string to_lightgbm_text(const Model& m) {
   std::string names, infos, sizes;
   for (int f = 0; f < F; ++f) {
     const auto u = static_cast<std::size_t>(f);
-    names += (f ? " Column_" : "Column_") + std::to_string(f);
+    names += (f ? " " : "") + lightgbm_name(m, f);
     infos += (f ? " " : "") + (lo[u] <= hi[u] ? "[" + d17(lo[u]) + ":" + d17(hi[u]) + "]" : std::string("none"));
   }
   for (std::size_t t = 0; t < blocks.size(); ++t) sizes += (t ? " " : "") + std::to_string(blocks[t].size());

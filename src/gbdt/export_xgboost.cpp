@@ -119,7 +119,13 @@ std::string to_xgboost_json(const Model& m) {
                       {"trees", std::move(trees)}};
   json learner;
   learner["attributes"] = json::object();
-  learner["feature_names"] = json::array();  // XGBoost then names them f0, f1, ...
+  // Unnamed: XGBoost names them f0, f1, ... XGBoost refuses '[', ']' and '<' in names.
+  learner["feature_names"] = json::array();
+  for (std::string n : m.feature_names) {
+    for (char& c : n)
+      if (c == '[' || c == ']' || c == '<') c = '_';
+    learner["feature_names"].push_back(n);
+  }
   learner["feature_types"] = json::array();
   learner["gradient_booster"] = std::move(booster);
   const int num_class = m.objective == Objective::multiclass ? m.num_class : 0;

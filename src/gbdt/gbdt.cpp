@@ -12,13 +12,13 @@ namespace hpct::gbdt {
 
 void declare_keys(deck::Schema& s) {
   s.section(kFamilyName);
-  // data_format is declared with the data sources (data/source_registry.cpp): hdf5, csv, tsv, libsvm.
-  s.add_int("label_column", 0, 0, 1 << 20, "CSV/TSV: 0-based column holding the label");
-  s.add_bool("text_header", false, "CSV/TSV: the first line holds column names");
-  s.add_int("libsvm_base", 1, 0, 1, "LibSVM: feature ids start at 0 or 1");
-  s.add_int("libsvm_num_features", 0, 0, 1 << 30, "LibSVM: feature count (0: highest id in the training data)");
+  // data_format and the text tables' keys (label_column, text_header, ...) are declared with the
+  // data sources (data/source_registry.cpp): hdf5, csv, tsv, libsvm.
   s.add_string("weight_file", "", "row weights of data_file, one number per line; empty: unit weights");
   s.add_string("test_file", "", "data evaluated with the final model (same format); empty: none");
+  s.add_string("importance_file", "",
+               "feature importance written here: tab-separated feature, splits, gain, cover (as XGBoost's "
+               "get_score); empty: none");
   s.add_choice("objective", "regression", {"regression", "squared_error", "binary", "multiclass"},
                "loss: squared error, binary logistic (labels 0/1), multiclass softmax (labels 0..num_class-1)");
   s.add_int("num_class", 0, 0, 1 << 16, "multiclass: number of classes (0: highest label + 1)");
@@ -97,20 +97,6 @@ BoostParams params_from_deck(const deck::Deck& d) {
   }
   p.early_stopping_rounds = static_cast<int>(d.get_int("early_stopping_rounds"));
   return p;
-}
-
-DataSource source_from_deck(const deck::Deck& d, const std::string& file_key) {
-  DataSource s;
-  s.file = d.get_string(file_key);
-  s.format = d.get_string("data_format");
-  s.inputs_dataset = d.get_string("inputs_dataset");
-  s.targets_dataset = d.get_string("targets_dataset");
-  s.label_column = static_cast<int>(d.get_int("label_column"));
-  s.header = d.get_bool("text_header");
-  s.libsvm_base = static_cast<int>(d.get_int("libsvm_base"));
-  if (d.get_int("libsvm_num_features") > 0) s.num_features = d.get_int("libsvm_num_features");
-  if (file_key == "data_file") s.weight_file = d.get_string("weight_file");
-  return s;
 }
 
 }  // namespace hpct::gbdt

@@ -17,8 +17,7 @@ constexpr const char* kFamilyName = "gbdt";
 // validation_fraction) are declared by the driver's schema.
 void declare_keys(deck::Schema& s);
 
-// The booster's parameters and the data sources of a deck (the run: train/gbdt_run.hpp).
+// The booster's parameters of a deck (the run: train/gbdt_run.hpp; data: gbdt/data.hpp).
 BoostParams params_from_deck(const deck::Deck& deck);
-DataSource source_from_deck(const deck::Deck& deck, const std::string& file_key);
 
 }  // namespace hpct::gbdt

@@ -18,9 +18,10 @@ struct Model {
   Objective objective = Objective::regression;
   int num_class = 1;  // classes (multiclass) or 1
   int num_features = 0;
-  std::vector<double> base_margin;  // one per output
-  std::vector<Tree> trees;          // round-major: trees of round r are r*K .. r*K+K-1
-  std::vector<int> tree_output;     // output (class) each tree adds to
+  std::vector<std::string> feature_names;  // the training table's column names; empty: unnamed (f0, f1, ...)
+  std::vector<double> base_margin;         // one per output
+  std::vector<Tree> trees;                 // round-major: trees of round r are r*K .. r*K+K-1
+  std::vector<int> tree_output;            // output (class) each tree adds to
   int num_outputs() const { return gbdt::num_outputs(objective, num_class); }
   int rounds() const { return static_cast<int>(trees.size()) / num_outputs(); }
   void truncate(int rounds);  // keeps the first `rounds` rounds (early stopping)

@@ -108,6 +108,7 @@ std::string to_json(const Model& m) {
   doc["objective"] = objective_name(m.objective);
   doc["num_class"] = m.num_class;
   doc["num_features"] = m.num_features;
+  if (!m.feature_names.empty()) doc["feature_names"] = m.feature_names;  // unnamed models keep their bytes
   doc["num_outputs"] = m.num_outputs();
   doc["rounds"] = m.rounds();
   doc["split_rule"] =
@@ -156,6 +157,15 @@ Model from_json(const std::string& text_in, const std::string& src) {
   m.objective = parse_objective(text(v, "objective", src));
   m.num_class = static_cast<int>(number(v, "num_class", src));
   m.num_features = static_cast<int>(number(v, "num_features", src));
+  if (v.contains("feature_names")) {
+    const json& names = v["feature_names"];
+    if (!names.is_array() || names.size() != static_cast<std::size_t>(m.num_features))
+      input_error(src, 0, "feature_names", "model file: 'feature_names' must hold num_features strings");
+    for (const json& n : names) {
+      if (!n.is_string()) input_error(src, 0, "feature_names", "model file: 'feature_names' must hold strings");
+      m.feature_names.push_back(n.get<std::string>());
+    }
+  }
   m.base_margin = nums<double>(v, "base_margin", src);
   if (static_cast<int>(m.base_margin.size()) != m.num_outputs())
     input_error(src, 0, "base_margin", "model file: base_margin has the wrong length");

@@ -148,6 +148,43 @@ GradientRange gradients(Objective o, int num_class, int k, const View2<double>& 
   return run_gradients(GradientKernel<Objective::multiclass>{margin, y, w, g, h, K, k, weighted, mc_factor}, n);
 }
 
+std::vector<GradientRange> softmax_gradients(int num_class, const View2<double>& margin, const View1<float>& y,
+                                             const View1<float>& w, const View2<double>& g,
+                                             const View2<double>& h) {
+  const int n = static_cast<int>(margin.extent(0));
+  const int K = static_cast<int>(margin.extent(1));
+  const bool weighted = w.extent(0) > 0;
+  const double mc_factor = num_class > 1 ? double(num_class) / (num_class - 1) : 1.0;
+  // GradientKernel<multiclass>'s arithmetic for every k of a row: the same bits.
+  Kokkos::parallel_for(
+      "gbdt::softmax_gradients", hpct::range(0, n), KOKKOS_LAMBDA(const int i) {
+        double mx = margin(i, 0);
+        for (int c = 1; c < K; ++c) mx = kmax(mx, margin(i, c));
+        double s = 0;
+        for (int c = 0; c < K; ++c) s += kmath::exp(margin(i, c) - mx);
+        const double wi = weighted ? static_cast<double>(w(i)) : 1.0;
+        const int label = static_cast<int>(y(i));
+        for (int k = 0; k < K; ++k) {
+          const double p = kmath::exp(margin(i, k) - mx) / s;
+          g(k, i) = (p - (label == k ? 1.0 : 0.0)) * wi;
+          h(k, i) = kmax(mc_factor * p * (1 - p), kMinHess) * wi;
+        }
+      });
+  std::vector<GradientRange> range(static_cast<std::size_t>(K));
+  for (int k = 0; k < K; ++k) {
+    Kokkos::MinMaxScalar<double> r;
+    Kokkos::parallel_reduce(
+        "gbdt::softmax_gradient_range", hpct::range(0, n),
+        KOKKOS_LAMBDA(const int i, Kokkos::MinMaxScalar<double>& m) {
+          m.max_val = kmax(m.max_val, kmath::fabs(g(k, i)));
+          m.min_val = kmin(m.min_val, -kmath::fabs(h(k, i)));
+        },
+        Kokkos::MinMax<double>(r));
+    range[static_cast<std::size_t>(k)] = {kmax(0.0, r.max_val), kmax(0.0, -r.min_val)};
+  }
+  return range;
+}
+
 bool fixed_gradient_bounds(Objective o, double max_weight, double& max_abs_g, double& max_h) {
   if (o != Objective::binary) return false;
   max_abs_g = max_weight;

@@ -39,6 +39,11 @@ struct GradientRange {
 GradientRange gradients(Objective o, int num_class, int k, const View2<double>& margin, const View1<float>& y,
                         const View1<float>& w, const View1<double>& g, const View1<double>& h);
 
+// Multiclass: g, h [K, n] of every output in one pass over the rows (each row's softmax once, not
+// once per class); the same values as gradients() for each k. Returns the range of each output.
+std::vector<GradientRange> softmax_gradients(int num_class, const View2<double>& margin, const View1<float>& y,
+                                             const View1<float>& w, const View2<double>& g, const View2<double>& h);
+
 // Note [packed binary gradients]: the binary objective's |g| <= w and h <= w / 4 in every round
 // (|p - y| <= 1, p (1 - p) <= 1/4), so with packed gradients (Note [packed gradients] in
 // gbdt/packed.hpp) its scales can come from the largest weight alone, fixed before any gradient

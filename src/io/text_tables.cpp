@@ -2,6 +2,7 @@
 // [streaming text]) and parses and stores only its own block of lines.
 #include "io/text_tables.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -28,9 +29,9 @@ struct Line {
 
 // Note [streaming text]: the data lines of a file, read one at a time through the stream's buffer,
 // so a pass holds one line and never the file: a 252 MB table used to be held twice per rank (the
-// stream's copy and the string) next to its 112 MB of floats. Readers pass over the file twice
-// (count the data lines for the rank's block, then parse the block), each rank stopping after its
-// own block. Data lines: non-blank, not starting with '#'; CR of CRLF files dropped; a UTF-8
+// stream's copy and the string) next to its 112 MB of floats. Readers pass over the file twice:
+// scan_text records where each data line starts (12 bytes a row), then a read seeks to its rows and
+// parses only them. Data lines: non-blank, not starting with '#'; CR of CRLF files dropped; a UTF-8
 // byte-order mark at the start skipped (spreadsheet exports write one; pandas and XGBoost skip it).
 class DataLines {
  public:
@@ -42,7 +43,10 @@ class DataLines {
   }
   // The next data line (valid until the next call); false at the end of the file.
   bool next(Line& l) {
-    while (std::getline(in_, text_)) {
+    while (true) {
+      start_ = pos_;
+      if (!std::getline(in_, text_)) return false;
+      pos_ += text_.size() + (in_.eof() ? 0 : 1);
       ++number_;
       std::size_t b = 0, e = text_.size();
       if (number_ == 1 && text_.compare(0, 3, "\xEF\xBB\xBF") == 0) b = 3;
@@ -53,22 +57,23 @@ class DataLines {
       l = {text_.data() + b, text_.data() + e, number_};
       return true;
     }
-    return false;
+  }
+  // Byte offset of the line next() returned last.
+  std::uint64_t offset() const { return start_; }
+  // Continues at a data line that starts at `offset` and is line `number` (from a scan).
+  void seek(std::uint64_t offset, int number) {
+    in_.clear();
+    in_.seekg(static_cast<std::streamoff>(offset));
+    pos_ = offset;
+    number_ = number - 1;
   }
 
  private:
   std::ifstream in_;
   std::string text_;
   int number_ = 0;
+  std::uint64_t pos_ = 0, start_ = 0;
 };
-
-long long count_data_lines(const std::string& path) {
-  DataLines dl(path);
-  Line l{};
-  long long n = 0;
-  while (dl.next(l)) ++n;
-  return n;
-}
 
 std::string trim(const char* b, const char* e) {
   while (b < e && (*b == ' ' || *b == '\t')) ++b;
@@ -139,140 +144,138 @@ std::vector<std::string> split_fields(const Line& l, char delim) {
   return f;
 }
 
-void block_of(long long n, int rank, int size, long long& first, long long& count) {
-  first = n * rank / size;
-  count = n * (rank + 1) / size - first;
+// Fields of a delimited line, counted without copying (a ragged row says so before any of its
+// values is judged).
+std::size_t count_fields(const Line& l, char delim) {
+  std::size_t n = 1;
+  for (const char* q = l.begin;
+       (q = static_cast<const char*>(std::memchr(q, delim, static_cast<std::size_t>(l.end - q)))) != nullptr; ++q)
+    ++n;
+  return n;
 }
 
-// `total`: the file's data lines (header included).
-void read_delimited(DataLines& lines, long long total, const TextOptions& opt, Table& t) {
-  const char delim = opt.format == TextFormat::csv ? ',' : '\t';
-  const long long start = opt.header ? 1 : 0;
-  if (total <= start) input_error(t.file, 0, "", "no data lines");
-  Line l{};
-  for (long long k = 0; k < start; ++k) lines.next(l);  // the header
-  // The first data line fixes the column count for everyone (every rank parses it).
-  lines.next(l);
-  const Line first = l;
-  const std::size_t ncols = split_fields(first, delim).size();
-  const long long label = opt.label_column;
+// One CSV/TSV data line into a row of t.cols features (and its label), fields read in place.
+void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y) {
+  const char delim = t.opt.format == TextFormat::csv ? ',' : '\t';
+  const long long label = t.opt.label_column;
+  const auto ncols = static_cast<std::size_t>(t.cols + (label >= 0 ? 1 : 0));
+  const std::size_t nfields = count_fields(l, delim);
+  if (nfields != ncols)
+    input_error(t.file, l.number, "",
+                "ragged row: " + std::to_string(nfields) + " fields, expected " + std::to_string(ncols) +
+                    " (as on line " + std::to_string(t.line.front()) + ")");
+  long long c = 0;
+  const char* fs = l.begin;
+  for (std::size_t k = 0; k < ncols; ++k) {
+    const char* d = static_cast<const char*>(std::memchr(fs, delim, static_cast<std::size_t>(l.end - fs)));
+    const char* fe = d ? d : l.end;
+    const char* b = fs;
+    const char* e = fe;
+    while (b < e && (*b == ' ' || *b == '\t')) ++b;
+    while (e > b && (e[-1] == ' ' || e[-1] == '\t')) --e;
+    fs = fe + 1;
+    float v = 0;
+    const Parsed pv = parse_float(b, e, v, t.opt.allow_infinite && static_cast<long long>(k) != label);
+    if (pv != Parsed::number)
+      input_error(t.file, l.number, "",
+                  "field " + std::to_string(k + 1) + " '" + std::string(b, e) + "' " + parse_problem(pv));
+    if (static_cast<long long>(k) == label) {
+      if (std::isnan(v)) input_error(t.file, l.number, "", "missing label");
+      if (y) *y = v;
+    } else {
+      x[c++] = v;
+    }
+  }
+}
+
+// A LibSVM entry's feature id (as written, base included); errors name the line.
+long long libsvm_id(const TextLayout& t, const Line& l, const std::string& id_s) {
+  char* end = nullptr;
+  const long long id = std::strtoll(id_s.c_str(), &end, 10);
+  if (id_s.empty() || *end != '\0')
+    input_error(t.file, l.number, "", "feature id '" + id_s + "' is not an integer");
+  const long long col = id - t.opt.libsvm_base;
+  if (col < 0)
+    input_error(t.file, l.number, "",
+                "feature id " + std::to_string(id) + " below the base " + std::to_string(t.opt.libsvm_base) +
+                    " (libsvm_base)");
+  if (col >= kMaxLibsvmFeatures)
+    input_error(t.file, l.number, "",
+                "feature id " + std::to_string(id) + " is beyond the limit of " +
+                    std::to_string(kMaxLibsvmFeatures) + " features (rows are held dense)");
+  return id;
+}
+
+// One LibSVM line into a dense row of t.cols features (absent entries NaN) and its label. With
+// `x` null only the ids are read (the scan's width): returns the highest column, -1 for none.
+long long parse_libsvm(const TextLayout& t, const Line& l, float* x, float* y) {
+  std::istringstream ss(std::string(l.begin, l.end));
+  std::string tok;
+  ss >> tok;
+  if (x) {
+    float v = 0;
+    const Parsed py = parse_float(tok, v);
+    if (py != Parsed::number || std::isnan(v))
+      input_error(t.file, l.number, "",
+                  "label '" + tok + "' " + parse_problem(py == Parsed::number ? Parsed::not_a_number : py));
+    *y = v;
+    std::fill(x, x + t.cols, kNaN);
+  }
+  long long prev = -1;
+  while (ss >> tok) {
+    if (tok[0] == '#') break;  // trailing comment
+    const auto colon = tok.find(':');
+    if (colon == std::string::npos) input_error(t.file, l.number, "", "entry '" + tok + "' is not id:value");
+    const std::string id_s = tok.substr(0, colon);
+    const long long id = libsvm_id(t, l, id_s);
+    const long long col = id - t.opt.libsvm_base;
+    if (x && col >= t.cols)
+      input_error(t.file, l.number, "",
+                  "feature id " + std::to_string(id) + " exceeds the " + std::to_string(t.cols) +
+                      " features expected");
+    if (col <= prev)
+      input_error(t.file, l.number, "", "feature ids must increase along a line (id " + std::to_string(id) + ")");
+    prev = col;
+    if (!x) continue;
+    float v = 0;
+    const std::string v_s = tok.substr(colon + 1);
+    const Parsed pv = parse_float(v_s, v, t.opt.allow_infinite);
+    if (pv != Parsed::number)
+      input_error(t.file, l.number, "", "value '" + v_s + "' of feature " + id_s + " " + parse_problem(pv));
+    x[col] = v;
+  }
+  return prev;
+}
+
+// CSV/TSV: the header's names, the first data row's field count, the label column.
+void delimited_columns(const std::vector<std::string>& header, int header_line, const Line& first, TextLayout& t) {
+  const char delim = t.opt.format == TextFormat::csv ? ',' : '\t';
+  const std::size_t ncols = count_fields(first, delim);
+  if (!header.empty() && header.size() != ncols)
+    input_error(t.file, first.number, "",
+                "the header names " + std::to_string(header.size()) + " columns, the first data row has " +
+                    std::to_string(ncols) + " fields");
+  if (!t.opt.label_name.empty()) {
+    if (header.empty())
+      input_error(t.file, 0, "label_column",
+                  "'" + t.opt.label_name + "' names a column, but the file has no header (text_header)");
+    const auto it = std::find(header.begin(), header.end(), t.opt.label_name);
+    if (it == header.end())
+      input_error(t.file, header_line, "label_column", "no column named '" + t.opt.label_name + "' in the header");
+    t.opt.label_column = static_cast<int>(it - header.begin());
+  }
+  const long long label = t.opt.label_column;
   if (label >= static_cast<long long>(ncols))
     input_error(t.file, first.number, "label_column",
                 "column " + std::to_string(label) + " does not exist (the line has " + std::to_string(ncols) +
                     " fields)");
   t.cols = static_cast<long long>(ncols) - (label >= 0 ? 1 : 0);
-  if (opt.num_features >= 0 && opt.num_features != t.cols)
+  for (std::size_t k = 0; k < header.size(); ++k)
+    if (static_cast<long long>(k) == label) t.label_name = header[k];
+    else t.names.push_back(header[k]);
+  if (t.opt.num_features >= 0 && t.opt.num_features != t.cols)
     input_error(t.file, first.number, "",
-                "has " + std::to_string(t.cols) + " features, expected " + std::to_string(opt.num_features));
-  const int first_number = first.number;
-  t.global_rows = total - start;
-  t.x.assign(static_cast<std::size_t>(t.rows * t.cols), kNaN);
-  if (label >= 0) t.y.resize(static_cast<std::size_t>(t.rows));
-  t.line.resize(static_cast<std::size_t>(t.rows));
-  // `l` holds data row 0; move on to this block's first row.
-  for (long long k = 0; k < t.first_row; ++k) lines.next(l);
-  for (long long r = 0; r < t.rows; ++r) {
-    if (r > 0) lines.next(l);
-    t.line[static_cast<std::size_t>(r)] = l.number;
-    // Fields are read in place (no copies): count them first, so a ragged row says so before any
-    // of its values is judged.
-    std::size_t nfields = 1;
-    for (const char* q = l.begin;
-         (q = static_cast<const char*>(std::memchr(q, delim, static_cast<std::size_t>(l.end - q)))) != nullptr; ++q)
-      ++nfields;
-    if (nfields != ncols)
-      input_error(t.file, l.number, "",
-                  "ragged row: " + std::to_string(nfields) + " fields, expected " + std::to_string(ncols) +
-                      " (as on line " + std::to_string(first_number) + ")");
-    long long c = 0;
-    const char* fs = l.begin;
-    for (std::size_t k = 0; k < ncols; ++k) {
-      const char* d = static_cast<const char*>(std::memchr(fs, delim, static_cast<std::size_t>(l.end - fs)));
-      const char* fe = d ? d : l.end;
-      const char* b = fs;
-      const char* e = fe;
-      while (b < e && (*b == ' ' || *b == '\t')) ++b;
-      while (e > b && (e[-1] == ' ' || e[-1] == '\t')) --e;
-      fs = fe + 1;
-      float v = 0;
-      const Parsed pv = parse_float(b, e, v, opt.allow_infinite && static_cast<long long>(k) != label);
-      if (pv != Parsed::number)
-        input_error(t.file, l.number, "",
-                    "field " + std::to_string(k + 1) + " '" + std::string(b, e) + "' " + parse_problem(pv));
-      if (static_cast<long long>(k) == label) {
-        if (std::isnan(v)) input_error(t.file, l.number, "", "missing label");
-        t.y[static_cast<std::size_t>(r)] = v;
-      } else {
-        t.x[static_cast<std::size_t>(r * t.cols + c++)] = v;
-      }
-    }
-  }
-}
-
-void read_libsvm(DataLines& lines, long long total, const TextOptions& opt, Table& t) {
-  t.global_rows = total;
-  struct Entry {
-    long long col;
-    float v;
-  };
-  std::vector<std::vector<Entry>> rows(static_cast<std::size_t>(t.rows));
-  t.y.resize(static_cast<std::size_t>(t.rows));
-  t.line.resize(static_cast<std::size_t>(t.rows));
-  long long max_col = -1;
-  Line l{};
-  for (long long k = 0; k < t.first_row; ++k) lines.next(l);
-  for (long long r = 0; r < t.rows; ++r) {
-    lines.next(l);
-    t.line[static_cast<std::size_t>(r)] = l.number;
-    std::istringstream ss(std::string(l.begin, l.end));
-    std::string tok;
-    ss >> tok;
-    float y = 0;
-    const Parsed py = parse_float(tok, y);
-    if (py != Parsed::number || std::isnan(y))
-      input_error(t.file, l.number, "",
-                  "label '" + tok + "' " + parse_problem(py == Parsed::number ? Parsed::not_a_number : py));
-    t.y[static_cast<std::size_t>(r)] = y;
-    long long prev = -1;
-    while (ss >> tok) {
-      if (tok[0] == '#') break;  // trailing comment
-      const auto colon = tok.find(':');
-      if (colon == std::string::npos) input_error(t.file, l.number, "", "entry '" + tok + "' is not id:value");
-      char* end = nullptr;
-      const std::string id_s = tok.substr(0, colon);
-      const long long id = std::strtoll(id_s.c_str(), &end, 10);
-      if (id_s.empty() || *end != '\0')
-        input_error(t.file, l.number, "", "feature id '" + id_s + "' is not an integer");
-      const long long col = id - opt.libsvm_base;
-      if (col < 0)
-        input_error(t.file, l.number, "",
-                    "feature id " + std::to_string(id) + " below the base " + std::to_string(opt.libsvm_base) +
-                        " (libsvm_base)");
-      if (col >= kMaxLibsvmFeatures)
-        input_error(t.file, l.number, "",
-                    "feature id " + std::to_string(id) + " is beyond the limit of " +
-                        std::to_string(kMaxLibsvmFeatures) + " features (rows are held dense)");
-      if (opt.num_features >= 0 && col >= opt.num_features)
-        input_error(t.file, l.number, "",
-                    "feature id " + std::to_string(id) + " exceeds the " + std::to_string(opt.num_features) +
-                        " features expected");
-      if (col <= prev)
-        input_error(t.file, l.number, "", "feature ids must increase along a line (id " + std::to_string(id) + ")");
-      prev = col;
-      float v = 0;
-      const std::string v_s = tok.substr(colon + 1);
-      const Parsed pv = parse_float(v_s, v, opt.allow_infinite);
-      if (pv != Parsed::number)
-        input_error(t.file, l.number, "", "value '" + v_s + "' of feature " + id_s + " " + parse_problem(pv));
-      rows[static_cast<std::size_t>(r)].push_back({col, v});
-      if (col > max_col) max_col = col;
-    }
-  }
-  t.cols = opt.num_features >= 0 ? opt.num_features : max_col + 1;
-  t.x.assign(static_cast<std::size_t>(t.rows * t.cols), kNaN);
-  for (long long r = 0; r < t.rows; ++r)
-    for (const Entry& e : rows[static_cast<std::size_t>(r)])
-      t.x[static_cast<std::size_t>(r * t.cols + e.col)] = e.v;
+                "has " + std::to_string(t.cols) + " features, expected " + std::to_string(t.opt.num_features));
 }
 
 }  // namespace
@@ -288,27 +291,65 @@ bool format_from_extension(const std::string& path, TextFormat& out) {
   return true;
 }
 
-Table read_text_block(const std::string& path, const TextOptions& opt, int rank, int size) {
-  Table t;
+TextLayout scan_text(const std::string& path, const TextOptions& opt) {
+  TextLayout t;
   t.file = path;
-  const long long total = count_data_lines(path);
-  if (total == 0) input_error(path, 0, "", "no data lines");
-  const long long n = total - (opt.format != TextFormat::libsvm && opt.header ? 1 : 0);
-  block_of(n, rank, size, t.first_row, t.rows);
+  t.opt = opt;
   DataLines lines(path);
-  if (opt.format == TextFormat::libsvm) read_libsvm(lines, total, opt, t);
-  else read_delimited(lines, total, opt, t);
+  Line l{};
+  const bool delimited = opt.format != TextFormat::libsvm;
+  std::vector<std::string> header;
+  int header_line = 0;
+  if (delimited && opt.header && lines.next(l)) {
+    header = split_fields(l, opt.format == TextFormat::csv ? ',' : '\t');
+    header_line = l.number;
+  }
+  long long max_col = -1;
+  while (lines.next(l)) {
+    t.offset.push_back(lines.offset());
+    t.line.push_back(l.number);
+    if (t.offset.size() == 1 && delimited) delimited_columns(header, header_line, l, t);
+    if (!delimited && opt.num_features < 0) max_col = std::max(max_col, parse_libsvm(t, l, nullptr, nullptr));
+  }
+  t.rows = static_cast<long long>(t.offset.size());
+  if (t.rows == 0) input_error(path, 0, "", "no data lines");
+  if (!delimited) t.cols = opt.num_features >= 0 ? opt.num_features : max_col + 1;
   return t;
 }
 
-void widen(Table& t, long long cols) {
-  if (cols == t.cols) return;
-  std::vector<float> x(static_cast<std::size_t>(t.rows * cols), kNaN);
+void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t n, float* x, float* y) {
+  if (n == 0) return;
+  DataLines lines(t.file);
+  Line l{};
+  const auto cols = static_cast<std::size_t>(t.cols);
+  float dummy = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t r = rows[i];
+    if (i == 0 || r != rows[i - 1] + 1) lines.seek(t.offset[r], t.line[r]);  // else: the next line
+    lines.next(l);
+    float* yr = y ? y + i : &dummy;
+    if (t.opt.format == TextFormat::libsvm) parse_libsvm(t, l, x + i * cols, yr);
+    else parse_delimited(t, l, x + i * cols, yr);
+  }
+}
+
+Table read_text_block(const std::string& path, const TextOptions& opt, int rank, int size) {
+  const TextLayout layout = scan_text(path, opt);
+  Table t;
+  t.file = path;
+  t.global_rows = layout.rows;
+  t.cols = layout.cols;
+  t.first_row = layout.rows * rank / size;
+  t.rows = layout.rows * (rank + 1) / size - t.first_row;
+  std::vector<std::uint64_t> rows(static_cast<std::size_t>(t.rows));
   for (long long r = 0; r < t.rows; ++r)
-    for (long long c = 0; c < t.cols; ++c)
-      x[static_cast<std::size_t>(r * cols + c)] = t.x[static_cast<std::size_t>(r * t.cols + c)];
-  t.x.swap(x);
-  t.cols = cols;
+    rows[static_cast<std::size_t>(r)] = static_cast<std::uint64_t>(t.first_row + r);
+  t.x.resize(static_cast<std::size_t>(t.rows * t.cols));
+  if (layout.opt.label_column >= 0 || opt.format == TextFormat::libsvm)
+    t.y.resize(static_cast<std::size_t>(t.rows));
+  read_text_rows(layout, rows.data(), rows.size(), t.x.data(), t.y.empty() ? nullptr : t.y.data());
+  t.line.assign(layout.line.begin() + t.first_row, layout.line.begin() + t.first_row + t.rows);
+  return t;
 }
 
 std::vector<float> read_column_block(const std::string& path, long long first, long long count,

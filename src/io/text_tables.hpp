@@ -2,6 +2,7 @@
 // of data lines; every problem is an hpct::Error (bad_input) naming file:line.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,10 @@ enum class TextFormat { csv, tsv, libsvm };
 struct TextOptions {
   TextFormat format = TextFormat::csv;
   int label_column = 0;  // CSV/TSV: 0-based column holding the label; -1: no label column
-  bool header = false;   // CSV/TSV: the first non-empty line names the columns and is skipped
-  int libsvm_base = 1;   // LibSVM: feature ids start at 0 or 1
+  // CSV/TSV with a header: the column of this name holds the label (overrides label_column).
+  std::string label_name;
+  bool header = false;  // CSV/TSV: the first non-empty line names the columns and is skipped
+  int libsvm_base = 1;  // LibSVM: feature ids start at 0 or 1
   // LibSVM: the feature count the caller expects (e.g. the model's); -1: whatever the block shows.
   // CSV/TSV: checked against the file's column count when >= 0.
   long long num_features = -1;
@@ -33,23 +36,39 @@ struct Table {
   long long global_rows = 0;  // data lines in the whole file
   long long first_row = 0;    // global index of this block's first row
   long long rows = 0;         // rows in this block
-  long long cols = 0;         // features (LibSVM: max id seen in this block + 1 - base, or num_features)
+  long long cols = 0;         // features (as TextLayout::cols)
   std::vector<float> x;       // rows x cols, row-major
   std::vector<float> y;       // labels (empty when label_column == -1)
   std::vector<int> line;      // 1-based line number in `file` of every row, for error messages
 };
+
+// A text table as one pass over the file finds it (Note [streaming text]): where each data row
+// starts, its line, the feature count and the header's names. Rows are then parsed on demand.
+struct TextLayout {
+  std::string file;
+  TextOptions opt;                    // label_column resolved from label_name
+  long long rows = 0;                 // data rows (header excluded)
+  long long cols = 0;                 // features (LibSVM: highest id over the file + 1 - base, or num_features)
+  std::vector<std::string> names;     // CSV/TSV with a header: the feature columns' names; else empty
+  std::string label_name;             // the label column's header name, if any
+  std::vector<std::uint64_t> offset;  // byte offset of every data row in the file
+  std::vector<int> line;              // 1-based line of every data row
+};
+
+// One pass over the file; checks the header against the first data row and the label column.
+TextLayout scan_text(const std::string& path, const TextOptions& opt);
+
+// Parses the data rows `rows[0..n)` (ascending) into x [n, cols] and, with a label column, y [n].
+// Errors name the file, line and field.
+void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t n, float* x, float* y);
 
 // "csv", "tsv", "libsvm" from a file name's extension (.csv, .tsv/.txt/.train/.test, .svm/.libsvm).
 // Returns false when the extension says nothing.
 bool format_from_extension(const std::string& path, TextFormat& out);
 
 // Rows [rank * N / size, (rank + 1) * N / size) of the file's data lines (blank lines and lines
-// starting with '#' are not data). Not collective: callers agree on errors and, for LibSVM without
-// num_features, on the feature count (then call widen()).
+// starting with '#' are not data). Not collective: callers agree on errors.
 Table read_text_block(const std::string& path, const TextOptions& opt, int rank, int size);
-
-// Pads a LibSVM block to `cols` features with NaN (every rank must end with the same width).
-void widen(Table& t, long long cols);
 
 // One number per data line (weights, as LightGBM's *.weight files); returns lines
 // [first, first + count) and checks that the file has exactly `expected_total` lines.

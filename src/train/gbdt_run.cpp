@@ -14,6 +14,7 @@
 #include "core/trace.hpp"
 #include "data/validation_split.hpp"
 #include "gbdt/gbdt.hpp"
+#include "gbdt/importance.hpp"
 #include "gbdt/metrics.hpp"
 #include "gbdt/model_io.hpp"
 #include "train/gbdt_checkpoint.hpp"
@@ -48,14 +49,13 @@ struct RunData {
 
 RunData load_run_data(const deck::Deck& deck, const Comm& comm) {
   RunData d;
-  d.train = gbdt::load_data(gbdt::source_from_deck(deck, "data_file"), "train", comm);
+  d.train = gbdt::load_data(deck, "data_file", "train", comm);
   const long long F = d.train.cols;
   // A validation set: validation_file, or the tail of data_file only when validation_fraction is
   // set in the deck (its default serves the network trainer; trees evaluate on test_file instead).
   if (!deck.get_string("validation_file").empty()) {
-    gbdt::DataSource vs = gbdt::source_from_deck(deck, "validation_file");
-    vs.num_features = F;
-    d.valid = gbdt::load_data(vs, "valid", comm);
+    d.valid = gbdt::load_data(deck, "validation_file", "valid", comm, F);
+    gbdt::check_column_names(d.train.feature_names, d.valid, "data_file");
     d.has_valid = true;
   } else if (deck.is_set("validation_fraction") && deck.get_real("validation_fraction") > 0) {
     const auto rows = static_cast<std::uint64_t>(d.train.global_rows);
@@ -66,9 +66,8 @@ RunData load_run_data(const deck::Deck& deck, const Comm& comm) {
   }
   d.has_test = !deck.get_string("test_file").empty();
   if (d.has_test) {
-    gbdt::DataSource ts = gbdt::source_from_deck(deck, "test_file");
-    ts.num_features = F;
-    d.test = gbdt::load_data(ts, "test", comm);
+    d.test = gbdt::load_data(deck, "test_file", "test", comm, F);
+    gbdt::check_column_names(d.train.feature_names, d.test, "data_file");
   }
   return d;
 }
@@ -262,12 +261,17 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
   memory.device_mib = comm.max(memory.device_mib);
   Log::info("gbdt: " + describe_memory_peak(memory) + " (max over ranks)");
 
-  const std::string output = deck.get_string("output");
+  const std::string output = deck.get_string("output"), importance = deck.get_string("importance_file");
+  Log::info("gbdt: feature importance (gain, splits): " + gbdt::importance_summary(model, 10));
   comm.run_agreed([&] {
     if (comm.rank() != 0) return;
     if (!output.empty()) {
       gbdt::write_file_atomic(output, gbdt::to_json(model));
       Log::info("gbdt: model written to " + output);
+    }
+    if (!importance.empty()) {
+      gbdt::write_file_atomic(importance, gbdt::importance_table(model));
+      Log::info("gbdt: feature importance written to " + importance);
     }
     std::vector<MetricsSink::Field> summary = {{"rounds", model.rounds()}, {"seconds", res.seconds}};
     for (const auto& f : fields_of(final_r)) summary.push_back(f);

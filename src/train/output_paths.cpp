@@ -57,7 +57,10 @@ std::string prepare(const std::string& value, bool is_directory) {
 }  // namespace
 
 const std::vector<OutputKey>& output_keys() {
-  static const std::vector<OutputKey> keys = {{"output", false}, {"metrics_file", false}, {"checkpoint_dir", true}};
+  static const std::vector<OutputKey> keys = {{"output", false},
+                                              {"metrics_file", false},
+                                              {"checkpoint_dir", true},
+                                              {"importance_file", false}};
   return keys;
 }
 

@@ -2,7 +2,7 @@
 // hdf5_images reads float32 and uint8 images (uint8 scaled by 1/255, [N, H, W] as one channel) with
 // int64 labels, also through the epoch shard; its errors name file and dataset, and a label outside
 // the mlp's classes names file, dataset and row in every data_cache mode; data_format auto picks the
-// source and csv is not for networks; per-channel statistics of an image field equal a direct
+// source (text tables by extension); per-channel statistics of an image field equal a direct
 // computation.
 #include <gtest/gtest.h>
 
@@ -183,7 +183,7 @@ TEST(DataSources, ImageLabelsOutsideTheClassesAreNamedInEveryMode) {
   }
 }
 
-TEST(DataSources, DataFormatAutoPicksTheSourceAndCsvIsNotForNetworks) {
+TEST(DataSources, DataFormatAutoPicksTheSourceByExtensionAndContent) {
   const Comm comm;
   const std::string images = scratch("sources_auto_images.h5");
   float_images(comm, images, 4);
@@ -197,11 +197,11 @@ TEST(DataSources, DataFormatAutoPicksTheSourceAndCsvIsNotForNetworks) {
   EXPECT_EQ(pick("fields images, labels\n", images), "hdf5_fields");  // `fields` set: the user's fields
   EXPECT_EQ(pick("data_format hdf5\n", images), "hdf5");              // an explicit format wins
   EXPECT_EQ(open_as("fields images, labels\n", images)->fields()[0].describe(), "images: float32 [N, 3, 4, 5]");
-  EXPECT_EQ(error_message([&] { pick("", "table.csv"); }),
-            "test.in:1: data_file: table.csv: data_format auto does not recognise this file; set data_format");
-  const std::string csv = train_error("data_format csv\ndata_file " + table + "\n");
-  EXPECT_EQ(csv.rfind("test.in:1: data_format: csv tables are read by the gbdt model only; networks read ", 0), 0u)
-      << csv;
+  EXPECT_EQ(pick("", "table.csv"), "csv");  // text tables are sources like any other
+  EXPECT_EQ(pick("", "binary.train"), "tsv");
+  EXPECT_EQ(pick("", "sparse.svm"), "libsvm");
+  EXPECT_EQ(error_message([&] { pick("", "table.dat"); }),
+            "test.in:1: data_file: table.dat: data_format auto does not recognise this file; set data_format");
 }
 
 TEST(DataSources, PerChannelStatisticsOfAnImageFieldEqualADirectComputation) {

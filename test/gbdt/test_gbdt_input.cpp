@@ -1,5 +1,6 @@
-// Unit tests of the GBDT text inputs (csv, tsv, libsvm): errors naming file:line, sparse rows and
-// their width over ranks, infinities, byte-order marks and huge feature ids.
+// Unit tests of the GBDT text inputs (the csv, tsv and libsvm sources): errors naming file:line,
+// sparse rows and their width, infinities, byte-order marks and huge feature ids; header names into
+// the model, its importance and exports.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,7 +8,11 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "data/source_registry.hpp"
 #include "gbdt/data.hpp"
+#include "gbdt/export.hpp"
+#include "gbdt/importance.hpp"
+#include "gbdt/model_io.hpp"
 #include "gbdt/objective.hpp"
 #include "gbdt_test_util.hpp"
 
@@ -28,7 +33,7 @@ std::string load_error(const std::string& name, const std::string& text, const s
   try {
     const auto d = gbdt_test::deck("data_file " + file + "\n" + deck_extra);
     const BoostParams p = params_from_deck(d);
-    Data data = load_data(source_from_deck(d, "data_file"), "train", comm);
+    Data data = load_data(d, "data_file", "train", comm);
     comm.run_agreed([&] { check_labels(p.objective, p.num_class, data.y, data.line, data.file); });
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::bad_input) << e.what();
@@ -60,9 +65,7 @@ TEST(GbdtInput, ErrorsNameFileAndLine) {
 TEST(GbdtInput, LibsvmSparseRowsAndWidthOverRanks) {
   const Comm comm;
   const std::string file = gbdt_test::write_file("g_sparse.svm", "1 1:0.5 3:2\n0 2:-1\n1\n0 7:3 # note\n");
-  DataSource src;
-  src.file = file;
-  const Data d = load_data(src, "train", comm);
+  const Data d = load_data(gbdt_test::deck("data_file " + file + "\n"), "data_file", "train", comm);
   EXPECT_EQ(d.cols, 7);
   EXPECT_EQ(d.global_rows, 4);
   EXPECT_EQ(comm.sum(d.rows), 4);
@@ -100,4 +103,74 @@ TEST(GbdtInput, InfinitiesByteOrderMarksAndHugeFeatureIds) {
             "");
   EXPECT_CONTAINS(load_error("g_huge.svm", "1 1:1\n0 2000000000:1\n1 1:3\n0 2:1\n", "objective binary\n"),
                   "g_huge.svm:2: feature id 2000000000 is beyond the limit of 16777216 features");
+}
+
+// The csv source as networks and trees read it (data/text_table.hpp): the header's names, the label
+// by name, rows read by index equal to those read as a block, file lines for messages.
+TEST(GbdtInput, CsvSourceNamesRowsAndLines) {
+  const std::string file = gbdt_test::write_file("g_named.csv",
+                                                 "a,b,y,c\n# note\n1,2,0,3\n4,5,1,6\n\n7,8,0,9\n10,11,1,12\n");
+  const auto d = gbdt_test::deck("data_file " + file + "\ntext_header true\nlabel_column y\n");
+  const auto ds = open_data_source(d, file, "data_file");
+  EXPECT_EQ(ds->value_names(0), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(ds->value_names(1), std::vector<std::string>{"y"});
+  ASSERT_EQ(ds->rows(), 4u);
+  EXPECT_EQ(ds->file_line(2), 6);
+  std::vector<float> x(6), y(2);
+  ds->read_rows({1, 3}, {{x.data(), nullptr}, {y.data(), nullptr}});
+  EXPECT_EQ(x, (std::vector<float>{4, 5, 6, 10, 11, 12}));
+  EXPECT_EQ(y, (std::vector<float>{1, 1}));
+  std::vector<float> xb(12), yb(4);
+  ds->read_block(0, 4, {{xb.data(), nullptr}, {yb.data(), nullptr}});
+  EXPECT_EQ(xb, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+  EXPECT_EQ(yb, (std::vector<float>{0, 1, 0, 1}));
+  const Comm comm;
+  const Data data = load_data(d, "data_file", "train", comm);
+  EXPECT_EQ(data.feature_names, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(comm.sum(data.rows), 4);
+  for (long long r = 0; r < data.rows; ++r)
+    EXPECT_EQ(data.line[static_cast<std::size_t>(r)], (std::vector<int>{3, 4, 6, 7})[data.first_row + r]);
+}
+
+TEST(GbdtInput, HeaderErrorsNameTheColumn) {
+  EXPECT_CONTAINS(load_error("g_noname.csv", "a,y\n1,0\n2,1\n",
+                             "objective binary\ntext_header true\nlabel_column z\n"),
+                  "g_noname.csv:1: label_column: no column named 'z' in the header");
+  EXPECT_CONTAINS(load_error("g_nohdr.csv", "1,0\n2,1\n", "objective binary\nlabel_column y\n"),
+                  "names a column, but the file has no header");
+  EXPECT_CONTAINS(load_error("g_hdr3.csv", "a,b,y\n1,0\n2,1\n", "objective binary\ntext_header true\n"),
+                  "g_hdr3.csv:2: the header names 3 columns, the first data row has 2 fields");
+  EXPECT_EQ(load_error("g_label2.csv", "a,b,y\n1,5,0\n2,6,1\n",
+                       "objective binary\ntext_header true\nlabel_column 2\n"),
+            "");
+}
+
+// The header's names go into the model file, its importance and both exports; unnamed models keep
+// the file without the field.
+TEST(GbdtInput, NamesReachTheModelImportanceAndExports) {
+  std::string text = "width,label,height\n";
+  for (int i = 0; i < 200; ++i)
+    text += std::to_string(i % 17) + "," + std::to_string(i % 17 > 8) + "," + std::to_string(i % 5) + "\n";
+  const std::string file = gbdt_test::write_file("g_names.csv", text);
+  const auto d = gbdt_test::deck(
+      "data_file " + file + "\ntext_header true\nlabel_column label\nobjective binary\nnum_trees 3\nmax_depth 2\n");
+  const Comm comm;
+  const Data data = load_data(d, "data_file", "train", comm);
+  const TrainResult r = train(params_from_deck(d), data, {}, comm);
+  EXPECT_EQ(r.model.feature_names, (std::vector<std::string>{"width", "height"}));
+  const std::string json = to_json(r.model);
+  EXPECT_CONTAINS(json, "\"feature_names\": [\"width\",\"height\"]");
+  EXPECT_EQ(from_json(json, "m.json").feature_names, r.model.feature_names);
+  const auto imp = feature_importance(r.model);
+  ASSERT_EQ(imp.size(), 2u);
+  EXPECT_EQ(imp[0].name, "width");
+  EXPECT_GT(imp[0].splits, 0);
+  EXPECT_GT(imp[0].gain, imp[1].gain);
+  EXPECT_CONTAINS(importance_table(r.model), "feature\tsplits\tgain\tcover\nwidth\t");
+  EXPECT_CONTAINS(to_xgboost_json(r.model), "\"feature_names\":[\"width\",\"height\"]");
+  EXPECT_CONTAINS(to_lightgbm_text(r.model), "\nfeature_names=width height\n");
+  Model unnamed = r.model;
+  unnamed.feature_names.clear();
+  EXPECT_EQ(to_json(unnamed).find("feature_names"), std::string::npos);
+  EXPECT_CONTAINS(to_lightgbm_text(unnamed), "\nfeature_names=Column_0 Column_1\n");
 }

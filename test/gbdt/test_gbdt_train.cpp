@@ -26,10 +26,8 @@ TrainRun train_deck(const std::string& text, const Comm& comm) {
   const auto d = gbdt_test::deck(text);
   TrainRun r;
   const BoostParams p = params_from_deck(d);
-  r.train = load_data(source_from_deck(d, "data_file"), "train", comm);
-  DataSource ts = source_from_deck(d, "test_file");
-  ts.num_features = r.train.cols;
-  r.test = load_data(ts, "test", comm);
+  r.train = load_data(d, "data_file", "train", comm);
+  r.test = load_data(d, "test_file", "test", comm, r.train.cols);
   r.res = train(p, r.train, {&r.test}, comm);
   return r;
 }
@@ -286,7 +284,7 @@ TEST(GbdtTrain, ReleasingTheInputsOnceBinnedTrainsTheSameModel) {
   const auto d = gbdt_test::deck("data_file " + dir + "binary.train\nobjective binary\nnum_trees 5\nmax_depth 4\n" +
                                  "subsample 0.8\ncolsample 0.8\neval_metric auc\n");
   const BoostParams p = params_from_deck(d);
-  Data kept = load_data(source_from_deck(d, "data_file"), "train", comm);
+  Data kept = load_data(d, "data_file", "train", comm);
   Data released = kept;
   const TrainResult a = train(p, kept, {}, comm);
   const TrainResult b = train_releasing_inputs(p, released, {}, comm);

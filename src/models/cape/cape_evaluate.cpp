@@ -1,5 +1,6 @@
 // apps/cape_eval, the cape family's `evaluate` tool (ModelFamily::evaluate): a trained `model cape` on
-// posegen's test categories (never seen in training): PCK per category against the copy baseline (the
+// test rows (posegen's test categories, never seen in training, or a COCO keypoint file read as the
+// training deck's data keys say): PCK per category against the copy baseline (the
 // support's keypoints taken as the query's), as a table and a CSV, and optionally the first episodes
 // (images, keypoints, predictions) for scripts/plot-cape. Episodes are the model's evaluation episodes
 // (Note [cape episodes]): the same as train's validation reports for the same file.
@@ -7,23 +8,75 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/runtime.hpp"
+#include "data/source_registry.hpp"
 #include "io/hdf5.hpp"
 #include "models/cape/cape_model.hpp"
 #include "models/registry.hpp"
 
 namespace {
 const char* kUsage =
-    "usage: cape_eval WEIGHTS.h5 TEST.h5 [--csv OUT.csv] [--episodes OUT.h5] [--plot-episodes 6] [--rows N]\n"
+    "usage: cape_eval WEIGHTS.h5 TEST [--deck DECK] [--set KEY=VALUE]... [--csv OUT.csv] [--episodes OUT.h5]\n"
+    "                 [--plot-episodes 6] [--rows N]\n"
     "  PCK@threshold (the model's cape_pck_threshold) per test category, model vs copy baseline.\n"
+    "  TEST: posegen's HDF5, or a file read as the training deck's data keys say (--deck, e.g.\n"
+    "  inputs/cape_coco.in: a COCO keypoint JSON with its image_mean, image_std, bbox_margin,\n"
+    "  image_dir, seed; --set overrides them). The image size and views are the model's.\n"
     "  --episodes: the first --plot-episodes episodes' images and keypoints for scripts/plot-cape.\n"
     "  --rows N: the first N rows only (default all).\n"
     "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
+
+// `data` opened as the deck's data keys say (posegen's HDF5 without a deck), at the model's image
+// shape and views. Only the deck's data keys are read: data_format, the sources' keys, seed (the
+// evaluation episodes' pairs) and the data_cache keys; its model and optimiser keys are not this
+// tool's.
+std::shared_ptr<const hpct::Dataset> open_test_data(const std::string& data, const std::string& deck_file,
+                                                    const std::vector<std::string>& sets,
+                                                    const hpct::cape::CapeConfig& c) {
+  hpct::deck::Schema s;
+  s.add_string("data_file", "", "the test file");
+  s.add_string("validation_file", "", "unused");
+  hpct::declare_data_source_keys(s);
+  s.add_int("seed", 42, 0, (1ll << 62), "the training deck's seed");
+  s.add_choice("data_cache", "auto", {"auto", "memory", "stream"}, "decoded images kept in memory");
+  s.add_int("data_cache_mb", 2048, 0, 1ll << 40, "at most this many MiB");
+  s.add_bool("prefetch_epoch", true, "unused");
+  s.add_int("epochs", 1, 0, 1ll << 40, "unused");
+  std::string text = "data_format hdf5_fields\nfields images, keypoints, category\n";
+  if (!deck_file.empty()) {
+    std::ifstream in(deck_file);
+    if (!in) throw hpct::Error(deck_file + ": cannot open deck", hpct::ExitCode::bad_input);
+    text.clear();
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream words(line);
+      std::string key;
+      words >> key;
+      text += s.find(key) != nullptr ? line + "\n" : "\n";  // blank lines keep the line numbers
+    }
+  } else if (data.size() > 5 && data.compare(data.size() - 5, 5, ".json") == 0) {
+    throw hpct::Error(data +
+                          ": a COCO keypoint file: give the training deck with --deck (its image_mean, image_std, "
+                          "bbox_margin, image_dir)",
+                      hpct::ExitCode::bad_input);
+  }
+  std::vector<std::string> overrides = sets;
+  for (const std::string& o :
+       {"data_file=" + data, std::string("validation_file="),
+        "image_channels=" + std::to_string(c.backbone.channels),
+        "image_height=" + std::to_string(c.backbone.height), "image_width=" + std::to_string(c.backbone.width),
+        "keypoint_views=" + std::to_string(c.views)})
+    overrides.push_back(o);
+  const hpct::deck::Deck deck = hpct::deck::Deck::parse(text, deck_file.empty() ? "cape_eval" : deck_file, s,
+                                                        overrides);
+  return hpct::open_data_source(deck, data, "data_file");
+}
 
 struct Tally {
   long long episodes = 0, keypoints = 0;
@@ -40,7 +93,8 @@ int cape_evaluate_main(int argc, char** argv) {
     return 2;
   }
   const std::string weights = argv[1], data = argv[2];
-  std::string csv, episodes_out, weight_set;
+  std::string csv, episodes_out, deck_file, weight_set;
+  std::vector<std::string> sets;
   long long max_rows = -1, plot = 6;
   for (int i = 3; i < argc; i += 2) {
     const std::string a = argv[i];
@@ -50,6 +104,8 @@ int cape_evaluate_main(int argc, char** argv) {
     }
     const std::string v = argv[i + 1];
     if (a == "--csv") csv = v;
+    else if (a == "--deck") deck_file = v;
+    else if (a == "--set") sets.push_back(v);
     else if (a == "--episodes") episodes_out = v;
     else if (a == "--weights") weight_set = v;
     else if (a == "--rows" || a == "--plot-episodes") (a == "--rows" ? max_rows : plot) = std::stoll(v);
@@ -67,19 +123,28 @@ int cape_evaluate_main(int argc, char** argv) {
     auto* model = dynamic_cast<hpct::cape::CapeModel*>(loaded.get());
     if (!model) throw hpct::Error(weights + ": not a cape model", hpct::ExitCode::bad_input);
     const hpct::cape::CapeConfig& c = model->config();
-    const hpct::h5::File f = hpct::h5::File::open_read(data);
-    const hpct::h5::DatasetInfo im = hpct::h5::info(f, "images");
-    const std::uint64_t rows = max_rows >= 0 ? std::min<std::uint64_t>(im.dims[0], max_rows) : im.dims[0];
-    const std::uint64_t image_row = im.dims[1] * im.dims[2] * im.dims[3];
+    // The test rows through a data source (posegen's HDF5: hdf5_fields), at the model's shape.
+    const std::shared_ptr<const hpct::Dataset> source = open_test_data(data, deck_file, sets, c);
+    const std::vector<hpct::FieldSpec> specs = source->fields();
+    const std::uint64_t rows = max_rows >= 0
+                                   ? std::min<std::uint64_t>(source->rows(), static_cast<std::uint64_t>(max_rows))
+                                   : source->rows();
+    const std::uint64_t image_row = specs.at(0).width();
     const std::uint64_t kp_row = static_cast<std::uint64_t>(c.views) * c.head.keypoints * 3;
-    if (image_row !=
-        static_cast<std::uint64_t>(c.views) * c.backbone.channels * c.backbone.height * c.backbone.width)
-      throw hpct::Error(data + ": the images do not have the shape the model was trained on",
+    if (specs.size() < 3 || specs[0].name != "images" || specs[1].name != "keypoints" ||
+        image_row !=
+            static_cast<std::uint64_t>(c.views) * c.backbone.channels * c.backbone.height * c.backbone.width ||
+        specs[1].width() != kp_row)
+      throw hpct::Error(data + ": the images and keypoints do not have the shape the model was trained on (" +
+                            specs.at(0).describe() + ", " + specs.at(1).describe() + ")",
                         hpct::ExitCode::bad_input);
+    const hpct::Shape image_shape = specs[0].row_shape;
     hpct::View1<float> images("images", chunk * image_row), keypoints("keypoints", chunk * kp_row);
     hpct::View1<std::uint64_t> ids("ids", chunk);
-    std::vector<float> host_images(chunk * image_row), host_kp(chunk * kp_row);
-    std::vector<long long> category(chunk);
+    const hpct::HostFields host(specs, chunk, std::vector<std::uint64_t>(specs.size(), 0));
+    const float* host_images = static_cast<const float*>(host.buffers()[0].values);
+    const float* host_kp = static_cast<const float*>(host.buffers()[1].values);
+    const long long* category = static_cast<const long long*>(host.buffers()[2].values);
     std::map<long long, Tally> per;
     Tally all;
     hpct::cape::CapeModel::Episodes first;
@@ -88,18 +153,17 @@ int cape_evaluate_main(int argc, char** argv) {
     const std::uint64_t image = image_row / c.views;
     for (std::uint64_t r0 = 0; r0 < rows; r0 += chunk) {
       const int n = static_cast<int>(std::min<std::uint64_t>(chunk, rows - r0));
-      hpct::h5::read_row_range(f, "images", r0, n, image_row, host_images.data());
-      hpct::h5::read_row_range(f, "keypoints", r0, n, kp_row, host_kp.data());
-      hpct::h5::read_row_range(f, "category", r0, n, 1, category.data());
+      const long long bad = source->read_block(r0, static_cast<std::uint64_t>(n), host.buffers());
+      if (bad != hpct::kNoBadValue)
+        throw hpct::Error(hpct::describe_bad_value(*source, specs, bad), hpct::ExitCode::bad_input);
       auto ih = Kokkos::create_mirror_view(ids);
       for (int i = 0; i < n; ++i) ih(i) = r0 + i;
       Kokkos::deep_copy(ids, ih);
-      Kokkos::deep_copy(images, hpct::HostView1<float>(host_images.data(), host_images.size()));
-      Kokkos::deep_copy(keypoints, hpct::HostView1<float>(host_kp.data(), host_kp.size()));
+      Kokkos::deep_copy(images, hpct::HostView1<float>(const_cast<float*>(host_images), chunk * image_row));
+      Kokkos::deep_copy(keypoints, hpct::HostView1<float>(const_cast<float*>(host_kp), chunk * kp_row));
       hpct::Batch b;
-      b.set("images", hpct::Tensor<float>(images.data(), hpct::Shape{n, static_cast<std::int64_t>(im.dims[1]),
-                                                                     static_cast<std::int64_t>(im.dims[2]),
-                                                                     static_cast<std::int64_t>(im.dims[3])}));
+      b.set("images", hpct::Tensor<float>(images.data(), hpct::Shape{n, image_shape.dim[0], image_shape.dim[1],
+                                                                     image_shape.dim[2]}));
       b.set("keypoints", hpct::Tensor<float>(keypoints.data(), hpct::Shape{n, c.views, c.head.keypoints, 3}));
       b.ids = ids, b.n = n;
       hpct::cape::CapeModel::Episodes e;
@@ -121,7 +185,7 @@ int cape_evaluate_main(int argc, char** argv) {
           first.pck.push_back(e.pck[i]), first.copy_pck.push_back(e.copy_pck[i]);
           first_category.push_back(category[i]);
           for (int v : {e.support[i], e.query[i]}) {
-            const float* src = host_images.data() + i * image_row + v * image;
+            const float* src = host_images + i * image_row + v * image;
             first_images.insert(first_images.end(), src, src + image);
           }
         }

@@ -1,0 +1,168 @@
+// The `image_folder` data source: an ImageNet-style folder (torchvision's ImageFolder), one
+// sub-folder per class holding PNG and JPEG files of any size; classes are the sub-folders in name
+// order. Each row is one file, decoded (data/image_decode.hpp), resized to image_height x
+// image_width and normalised (data/image_transform.hpp); training rows are augmented per epoch.
+// Fields: "inputs" float32 [C, H, W] and "targets" int64 (the class index).
+#include <algorithm>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "data/image_transform.hpp"
+#include "data/shard_options.hpp"
+#include "data/source_registry.hpp"
+
+namespace hpct {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool image_extension(const fs::path& p) {
+  std::string e = p.extension().string();
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return e == ".png" || e == ".jpg" || e == ".jpeg";
+}
+
+// The class sub-folders of `root`, in name order (hidden ones left out).
+std::vector<std::string> class_names(const std::string& root) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(root, ec))
+    if (e.is_directory() && e.path().filename().string()[0] != '.') names.push_back(e.path().filename().string());
+  if (ec) throw Error(root + ": cannot list the image folder: " + ec.message(), ExitCode::bad_input);
+  std::sort(names.begin(), names.end());
+  if (names.empty())
+    throw Error(root + ": no class sub-folders (image_folder reads ROOT/<class>/<image>.png|jpg)",
+                ExitCode::bad_input);
+  return names;
+}
+
+// Cache bytes per rank from data_cache and data_cache_mb (stream: decode every epoch).
+std::uint64_t cache_bytes(const deck::Deck& deck) {
+  const ShardOptions o = shard_options(deck);
+  if (o.cache == DataCache::stream) return 0;
+  if (o.cache == DataCache::memory) return ~std::uint64_t(0);
+  return o.cache_mb << 20;
+}
+
+// Note [image rows]: the rows are the files in an order shuffled once by a fixed key (not the
+// deck's seed), so validation_fraction's tail holds images of every class and the same files
+// whatever the seed; the files are listed class by class in name order before that.
+constexpr std::uint64_t kRowOrderKey = 0x1a6e'f01d'e70b'5eedull;
+
+class ImageFolder : public Dataset {
+ public:
+  ImageFolder(const std::string& root, const std::vector<std::string>& classes, const ImageOptions& o,
+              std::uint64_t cache)
+      : root_(root), classes_(classes), o_(o) {
+    std::vector<std::string> files;
+    std::vector<long long> labels;
+    for (std::size_t c = 0; c < classes_.size(); ++c) {
+      const fs::path dir = fs::path(root) / classes_[c];
+      std::vector<std::string> here;
+      std::error_code ec;
+      for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+        if (e.is_regular_file() && image_extension(e.path()) && e.path().filename().string()[0] != '.')
+          here.push_back(e.path().string());
+      std::sort(here.begin(), here.end());
+      files.insert(files.end(), here.begin(), here.end());
+      labels.insert(labels.end(), here.size(), static_cast<long long>(c));
+    }
+    if (files.empty())
+      throw Error(root + ": no .png, .jpg or .jpeg files in the class folders", ExitCode::bad_input);
+    std::vector<std::uint64_t> order(files.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng::hash(kRowOrderKey, i) % i]);
+    std::vector<std::string> shuffled(files.size());
+    labels_.resize(files.size());
+    for (std::size_t r = 0; r < order.size(); ++r) shuffled[r] = files[order[r]], labels_[r] = labels[order[r]];
+    store_ = std::make_unique<ImageStore>(std::move(shuffled), o.channels, cache);
+    FieldSpec x, y;
+    x.name = "inputs";
+    x.row_shape = Shape{o.channels, o.height, o.width};
+    y.name = "targets";
+    y.dtype = DType::i64;
+    specs_ = {x, y};
+  }
+  std::string description() const override { return root_; }
+  std::uint64_t rows() const override { return store_->size(); }
+  std::vector<FieldSpec> fields() const override { return specs_; }
+  long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const override {
+    for (std::size_t i = 0; i < rows.size(); ++i) put(rows[i], i, Jitter{}, out);
+    return kNoBadValue;
+  }
+  long long read_block(std::uint64_t first, std::uint64_t count,
+                       const std::vector<FieldBuffer>& out) const override {
+    for (std::uint64_t i = 0; i < count; ++i) put(first + i, i, Jitter{}, out);
+    return kNoBadValue;
+  }
+  bool varies_by_epoch() const override { return o_.flip || o_.scale > 0 || o_.rotate > 0; }
+  long long read_epoch_rows(std::uint64_t epoch, const std::vector<std::uint64_t>& rows,
+                            const std::vector<FieldBuffer>& out) const override {
+    for (std::size_t i = 0; i < rows.size(); ++i) put(rows[i], i, draw_jitter(o_, epoch, rows[i]), out);
+    return kNoBadValue;
+  }
+  std::string describe_row(std::uint64_t row, int field) const override {
+    (void)field;
+    return store_->file(row) + " (row " + std::to_string(row) + " of " + root_ + ")";
+  }
+
+ private:
+  // Row `row` rendered with `j` into slot `slot` of `out`.
+  void put(std::uint64_t row, std::size_t slot, const Jitter& j, const std::vector<FieldBuffer>& out) const {
+    std::shared_ptr<const Image> im;
+    try {
+      im = store_->get(row);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " (row " + std::to_string(row) + " of " + root_ + ")", e.code());
+    }
+    const Affine a = view_map(0.5 * im->width, 0.5 * im->height, im->width, im->height, o_.width, o_.height, j);
+    render(*im, a, o_, static_cast<float*>(out.at(0).values) + slot * specs_[0].width());
+    static_cast<long long*>(out.at(1).values)[slot] = labels_[row];
+  }
+  std::string root_;
+  std::vector<std::string> classes_;
+  ImageOptions o_;
+  std::unique_ptr<ImageStore> store_;
+  std::vector<long long> labels_;
+  std::vector<FieldSpec> specs_;
+};
+
+std::shared_ptr<const Dataset> open_folder(const deck::Deck& deck, const std::string& root) {
+  std::vector<std::string> classes = class_names(root);
+  // A validation folder's class indices are the training folder's, so a class missing from it does
+  // not shift the others.
+  const std::string& train = deck.get_string("data_file");
+  if (root != train && fs::is_directory(train)) {
+    const std::vector<std::string> known = class_names(train);
+    for (const std::string& c : classes)
+      if (!std::binary_search(known.begin(), known.end(), c))
+        throw Error(root + ": class folder '" + c + "' is not among " + train + "'s classes", ExitCode::bad_input);
+    classes = known;  // a class folder missing here simply adds no rows
+  }
+  return std::make_shared<ImageFolder>(root, classes, image_options(deck), cache_bytes(deck));
+}
+
+// A folder whose sub-folders hold a PNG or JPEG file (the first sub-folder with files decides).
+bool recognises_folder(const deck::Deck& deck, const std::string& file) {
+  (void)deck;
+  std::error_code ec;
+  if (!fs::is_directory(file, ec)) return false;
+  for (const fs::directory_entry& d : fs::directory_iterator(file, ec)) {
+    if (!d.is_directory()) continue;
+    for (const fs::directory_entry& e : fs::directory_iterator(d.path(), ec))
+      if (e.is_regular_file()) return image_extension(e.path());
+  }
+  return false;
+}
+
+}  // namespace
+
+DataSourceKind image_folder_source() {
+  return {"image_folder",
+          "a folder of class sub-folders of PNG/JPEG images (fields inputs float32 [C, H, W], targets int64)",
+          declare_image_keys, recognises_folder, open_folder};
+}
+
+}  // namespace hpct

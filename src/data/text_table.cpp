@@ -1,0 +1,81 @@
+// The text-table Dataset shared by the csv, tsv and libsvm sources (see text_table.hpp): fields,
+// reads through io::read_text_rows, the deck keys and how they become io::TextOptions.
+#include "data/text_table.hpp"
+
+#include <cctype>
+
+#include "core/error.hpp"
+
+namespace hpct {
+
+std::vector<FieldSpec> TextTableDataset::fields() const {
+  std::vector<FieldSpec> f = supervised_fields(static_cast<std::uint64_t>(t_.cols), 1);
+  if (!labelled()) f.pop_back();
+  return f;
+}
+
+long long TextTableDataset::read_rows(const std::vector<std::uint64_t>& rows,
+                                      const std::vector<FieldBuffer>& out) const {
+  io::read_text_rows(t_, rows.data(), rows.size(), static_cast<float*>(out.at(0).values),
+                     labelled() ? static_cast<float*>(out.at(1).values) : nullptr);
+  return kNoBadValue;
+}
+
+long long TextTableDataset::read_block(std::uint64_t first, std::uint64_t count,
+                                       const std::vector<FieldBuffer>& out) const {
+  std::vector<std::uint64_t> rows(count);
+  for (std::uint64_t i = 0; i < count; ++i) rows[i] = first + i;
+  return read_rows(rows, out);
+}
+
+std::string TextTableDataset::describe_row(std::uint64_t row, int field) const {
+  const std::string what = field == 0 ? "features" : "label";
+  return t_.file + ":" + std::to_string(t_.line.at(row)) + ": " + what;
+}
+
+std::vector<std::string> TextTableDataset::value_names(int field) const {
+  if (field == 0) return t_.names;
+  if (field == 1 && !t_.label_name.empty()) return {t_.label_name};
+  return {};
+}
+
+void declare_text_table_keys(deck::Schema& s) {
+  s.add_string("label_column", "0",
+               "CSV/TSV: the label column, a 0-based index or a header name (text_header); none: no label "
+               "(scoring)");
+  s.add_bool("text_header", false, "CSV/TSV: the first line holds column names (kept as feature names)");
+  s.add_int("libsvm_base", 1, 0, 1, "LibSVM: feature ids start at 0 or 1");
+  s.add_int("libsvm_num_features", 0, 0, 1 << 30, "LibSVM: feature count (0: highest id in the file)");
+  s.add_bool("text_allow_infinite", false,
+             "CSV/TSV/LibSVM: read inf and values beyond float's range as +-inf (scoring: trees send them one "
+             "way) instead of refusing them");
+}
+
+std::shared_ptr<const Dataset> open_text_table(const deck::Deck& deck, const std::string& file,
+                                               io::TextFormat format) {
+  io::TextOptions opt;
+  opt.format = format;
+  const std::string& label = deck.get_string("label_column");
+  if (label == "none") {
+    opt.label_column = -1;
+  } else if (!label.empty() && label.find_first_not_of("0123456789") == std::string::npos) {
+    if (label.size() > 7) deck.fail("label_column", "column index " + label + " is too large");
+    opt.label_column = std::stoi(label);
+  } else {
+    if (label.empty()) deck.fail("label_column", "expected a column index, a header name or none");
+    opt.label_name = label;
+  }
+  opt.header = deck.get_bool("text_header");
+  opt.libsvm_base = static_cast<int>(deck.get_int("libsvm_base"));
+  if (format == io::TextFormat::libsvm && deck.get_int("libsvm_num_features") > 0)
+    opt.num_features = deck.get_int("libsvm_num_features");
+  opt.allow_infinite = deck.get_bool("text_allow_infinite");
+  return std::make_shared<TextTableDataset>(file, opt);
+}
+
+bool text_extension_is(const std::string& file, io::TextFormat format) {
+  io::TextFormat f{};
+  return io::format_from_extension(file, f) && f == format;
+}
+
+}  // namespace hpct

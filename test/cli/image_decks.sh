@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# inputs/resnet_folder.in and inputs/cape_coco.in on small image sets written by Pillow
+# (test/python/make_image_files.py), scaled down to seconds:
+#  - resnet_folder.in on photos/ (3 classes of one-colour JPEGs and PNGs of varying size, resized to
+#    12x12, flips, scale and rotation jitter) for one epoch at 1 rank x batch 8 and at 2 ranks x
+#    batch 4 (synchronised batch norm, SGD, gemm): the same augmented pixels in the same global
+#    batches, so weights within 1e-6 relative; 2 epochs straight == 1 epoch + checkpoint + resume,
+#    bitwise (the second epoch's augmentation is redrawn, not remembered);
+#  - a truncated JPEG and a file that is not an image, at 2 ranks: exit 2 on every rank, one error
+#    line naming the file and its row; no weights file written;
+#  - cape_coco.in on coco/train.json (2 categories, 6 photos, flips by left/right names) for 2
+#    epochs at 2 ranks, then cape_eval on the same JSON through the deck: the PCK table and CSV;
+#  - COCO files with an annotation naming a missing image, a keypoint outside its image, an image
+#    file that is not there: exit 2, one error line naming the JSON, the annotation or image index.
+# usage: image_decks.sh TRAIN CAPE_EVAL PYTHON MPIEXEC SCRATCH_DIR SOURCE_DIR
+set -euo pipefail
+train=$1 cape_eval=$2 python=$3 mpiexec=$4 dir=$5 src=$6
+"$python" -c "import h5py, numpy, PIL" 2>/dev/null || { echo "image_decks: no h5py/numpy/Pillow in $python"; exit 77; }
+rm -rf "$dir" && mkdir -p "$dir"
+"$python" "$src/test/python/make_image_files.py" "$dir/files" > /dev/null
+f=$dir/files
+folder=(--set data_file="$f/photos" --set validation_file="$f/photos" --set image_channels=3
+        --set image_height=12 --set image_width=12 --set image_mean=0.5 --set image_std=0.25
+        --set augment_flip=true --set resnet_width=4 --set resnet_stem=small --set num_classes=3
+        --set lr_schedule=constant --set warmup_steps=0 --set log_every=1 --set conv_algorithm=gemm)
+run() {  # run NAME RANKS DECK ARGS...: the deck with its outputs under $dir/NAME
+  local name=$1 np=$2 deck=$3
+  shift 3
+  "$mpiexec" -np "$np" --bind-to none "$train" "$src/inputs/$deck" \
+    --set output="$dir/$name.h5" --set metrics_file="$dir/$name.jsonl" "$@" > "$dir/$name.log" 2>&1 ||
+    { cat "$dir/$name.log"; exit 1; }
+}
+run one 1 resnet_folder.in "${folder[@]}" --set batch_size=8 --set epochs=1 --set optimizer=sgd --set lr=0.05 \
+  --set sync_batch_norm=true
+run two 2 resnet_folder.in "${folder[@]}" --set batch_size=4 --set epochs=1 --set optimizer=sgd --set lr=0.05 \
+  --set sync_batch_norm=true
+grep -q "rendered from the decoded images" "$dir/two.log" || { cat "$dir/two.log"; exit 1; }
+run first 2 resnet_folder.in "${folder[@]}" --set batch_size=2 --set epochs=1 --set checkpoint_dir="$dir/ckpt" \
+  --set checkpoint_every_epochs=1
+run straight 2 resnet_folder.in "${folder[@]}" --set batch_size=2 --set epochs=2
+run resumed 2 resnet_folder.in "${folder[@]}" --set batch_size=2 --set epochs=2 --set checkpoint_dir="$dir/ckpt" \
+  --set resume=auto
+
+broken() {  # broken NAME REGEX ARGS...: train must stop with exit 2 and one error line matching REGEX
+  local name=$1 regex=$2
+  shift 2
+  set +e
+  "$mpiexec" -np 2 --bind-to none "$train" "$@" --set output="$dir/$name.h5" --set metrics_file= \
+    > "$dir/$name.log" 2> "$dir/$name.err"
+  local rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || { echo "image_decks: $name: exit $rc, expected 2"; cat "$dir/$name.err"; exit 1; }
+  [ "$(grep -c '^error: ' "$dir/$name.err")" -eq 1 ] || { echo "image_decks: $name: not one error line"; cat "$dir/$name.err"; exit 1; }
+  grep -Eq "$regex" "$dir/$name.err" || { echo "image_decks: $name: the error does not match /$regex/"; cat "$dir/$name.err"; exit 1; }
+  [ ! -e "$dir/$name.h5" ] || { echo "image_decks: $name: wrote $dir/$name.h5"; exit 1; }
+  grep '^error: ' "$dir/$name.err"
+}
+broken truncated "^error: .*broken/truncated/cls1/p2.jpg: JPEG: .*\(row [0-9]+ of " "$src/inputs/resnet_folder.in" \
+  "${folder[@]}" --set data_file="$f/broken/truncated" --set validation_file= --set epochs=1 --set batch_size=2
+broken notimage "^error: .*broken/notimage/cls0/p1.png: not a PNG or JPEG file .*\(row [0-9]+ of " \
+  "$src/inputs/resnet_folder.in" "${folder[@]}" --set data_file="$f/broken/notimage" --set validation_file= \
+  --set epochs=1 --set batch_size=2
+
+coco=(--set data_file="$f/coco/train.json" --set validation_file="$f/coco/train.json" --set image_height=32
+      --set image_width=32 --set resnet_width=4 --set cape_dim=16 --set batch_size=4 --set log_every=1
+      --set conv_algorithm=gemm)
+run cape 2 cape_coco.in "${coco[@]}" --set epochs=2
+"$cape_eval" "$dir/cape.h5" "$f/coco/train.json" --deck "$src/inputs/cape_coco.in" --csv "$dir/pck.csv" \
+  > "$dir/cape_eval.log"
+cat "$dir/cape_eval.log"
+broken no_image "^error: .*coco/no_image.json: annotations\[3\] \(id 4\): image_id 999 is not among the images" \
+  "$src/inputs/cape_coco.in" "${coco[@]}" --set data_file="$f/coco/no_image.json" --set validation_file= --set epochs=1
+broken outside "^error: .*coco/outside.json: annotations\[2\] \(id 3\): keypoint 1 \(left_eye\) at \(500.5, 8.5\) is outside its image .*img1.jpg \(64 x 48\)" \
+  "$src/inputs/cape_coco.in" "${coco[@]}" --set data_file="$f/coco/outside.json" --set validation_file= --set epochs=1
+broken missing_file "^error: .*coco/missing_file.json: images\[4\] \(id 104\): image file .*images/gone.jpg not found" \
+  "$src/inputs/cape_coco.in" "${coco[@]}" --set data_file="$f/coco/missing_file.json" --set validation_file= --set epochs=1
+
+"$python" - "$dir" <<'PY'
+import csv, json, sys, h5py, numpy as np
+d = sys.argv[1]
+def flat(path):
+    with h5py.File(path) as f:
+        out = []
+        f.visititems(lambda name, obj: out.append((name, np.array(obj, dtype=np.float64).ravel()))
+                     if isinstance(obj, h5py.Dataset) else None)
+    return np.concatenate([v for _, v in sorted(out)])
+ranks = float(np.linalg.norm(flat(f"{d}/two.h5") - flat(f"{d}/one.h5")) / np.linalg.norm(flat(f"{d}/one.h5")))
+print(f"image_decks: resnet_folder, one epoch at 2 ranks x 4 vs 1 rank x 8 (augmented, synchronised batch norm, "
+      f"SGD): weights differ by {ranks:.2e}")
+assert ranks <= 1e-6, f"2 ranks differ from 1 rank by {ranks}"
+assert np.array_equal(flat(f"{d}/straight.h5"), flat(f"{d}/resumed.h5")), "resume is not bitwise"
+print("image_decks: resnet_folder, 2 epochs straight == 1 epoch + checkpoint + resume, bitwise")
+epochs = [r for r in map(json.loads, open(f"{d}/cape.jsonl")) if r.get("type") == "epoch"]
+assert len(epochs) == 2 and all(np.isfinite(r["val_loss"]) for r in epochs), epochs
+rows = list(csv.DictReader(open(f"{d}/pck.csv")))
+assert [r["category"] for r in rows] == ["0", "1", "all"], rows
+assert abs(float(rows[-1]["pck"]) - epochs[-1]["val_pck"]) < 1e-6, (rows[-1], epochs[-1])
+print(f"image_decks: cape_coco: val PCK {epochs[-1]['val_pck']:.4f}, cape_eval agrees")
+PY

@@ -1,0 +1,349 @@
+// The image data sources on files written by Pillow (test/python/make_image_files.py, the ctest
+// fixture image_files): image_folder's classes, pixel values, sizes, colours and normalisation,
+// a validation folder keeping the training folder's class indices; the augmentation keyed by
+// (seed, epoch, sample id): the same pixels for a sample at 1 rank and at 2 ranks, prefetched or
+// not, cached or not, and different ones in another epoch; the geometry of the pipeline (a
+// keypoint moves with the flip, rotation, scale and crop as the pixels do); errors naming the file
+// and the row for a truncated JPEG and a file that is not an image. coco_keypoints: each view shows
+// its keypoints on the dots drawn there, unaugmented and through flips (left/right pairs swapped),
+// rotations and scales; visibility 0 and padding masked; rows rendered alone or together alike.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "data/data_sources_support.hpp"
+#include "data/epoch_shard.hpp"
+#include "data/image_transform.hpp"
+#include "data/source_registry.hpp"
+#include "support/test_support.hpp"
+
+using namespace hpct;
+using namespace hpct::test;
+
+namespace {
+
+const std::string kDir = "scratch_image_files/";
+
+// Every row of `data` read by read_block: inputs and targets.
+struct Rows {
+  std::vector<float> x;
+  std::vector<long long> y;
+};
+Rows read_all(const Dataset& data) {
+  const auto specs = data.fields();
+  const HostFields host(specs, data.rows(), {0, 0});
+  EXPECT_EQ(data.read_block(0, data.rows(), host.buffers()), kNoBadValue);
+  Rows r;
+  const auto* x = static_cast<const float*>(host.buffers()[0].values);
+  const auto* y = static_cast<const long long*>(host.buffers()[1].values);
+  r.x.assign(x, x + data.rows() * specs[0].width());
+  r.y.assign(y, y + data.rows());
+  return r;
+}
+
+// The file a row shows (describe_row starts with it).
+std::string file_of(const Dataset& data, std::uint64_t row) {
+  const std::string d = data.describe_row(row, 0);
+  return d.substr(0, d.find(" (row"));
+}
+
+TEST(ImageFolder, GreyPngsShowTheirPixelsAndClasses) {
+  const auto data = open_as("data_format image_folder\nimage_channels 1\nimage_height 5\nimage_width 6\n",
+                            kDir + "folder/train");
+  ASSERT_EQ(data->rows(), 13u);  // ant 4, bee 4 + j.jpg, cat 4
+  const auto specs = data->fields();
+  EXPECT_EQ(specs[0].name, "inputs");
+  EXPECT_EQ(specs[0].row_shape, Shape({1, 5, 6}));
+  EXPECT_EQ(specs[1].dtype, DType::i64);
+  const Rows r = read_all(*data);
+  std::map<long long, int> per_class;
+  bool rows_mixed = false;
+  for (std::uint64_t row = 0; row < data->rows(); ++row) {
+    const std::string file = file_of(*data, row);
+    const std::string cls = file.substr(file.find("train/") + 6, 3);
+    const long long c = cls == "ant" ? 0 : cls == "bee" ? 1 : 2;
+    EXPECT_EQ(r.y[row], c) << file;
+    ++per_class[c];
+    if (row > 0 && r.y[row] != r.y[row - 1]) rows_mixed = true;
+    const float* px = &r.x[row * 30];
+    if (file.find("j.jpg") != std::string::npos) {
+      // RGB (200, 40, 90) as grey by libjpeg: Y = 0.299 R + 0.587 G + 0.114 B = 93.5; shrunk from
+      // 23 x 17, a flat colour stays flat.
+      for (int p = 0; p < 30; ++p) EXPECT_NEAR(px[p] * 255, 93.5, 2.0) << file << " pixel " << p;
+      continue;
+    }
+    const int i = file[file.size() - 5] - '0';
+    for (int y = 0; y < 5; ++y)
+      for (int x = 0; x < 6; ++x)
+        EXPECT_EQ(px[y * 6 + x], static_cast<float>(((40 * c + 7 * i + 3 * x + 11 * y) % 256) / 255.0))
+            << file << " x " << x << " y " << y;
+  }
+  EXPECT_EQ(per_class, (std::map<long long, int>{{0, 4}, {1, 5}, {2, 4}}));
+  EXPECT_TRUE(rows_mixed) << "the rows are in a shuffled order (Note [image rows])";
+}
+
+TEST(ImageFolder, PhotosOfAnySizeResizedAndNormalised) {
+  const auto data = open_as(
+      "data_format auto\nimage_channels 3\nimage_height 8\nimage_width 7\nimage_mean 0.5, 0.25, 0\n"
+      "image_std 0.5\n",
+      kDir + "photos");
+  ASSERT_EQ(data->rows(), 12u);
+  EXPECT_EQ(data->fields()[0].row_shape, Shape({3, 8, 7}));
+  const Rows r = read_all(*data);
+  const double colours[3][3] = {{220, 30, 30}, {30, 200, 40}, {40, 60, 230}}, mean[3] = {0.5, 0.25, 0};
+  for (std::uint64_t row = 0; row < 12; ++row) {
+    const long long c = r.y[row];
+    ASSERT_GE(c, 0);
+    ASSERT_LT(c, 3);
+    EXPECT_NE(file_of(*data, row).find("cls" + std::to_string(c)), std::string::npos);
+    for (int ch = 0; ch < 3; ++ch)
+      for (int p = 0; p < 56; ++p)
+        EXPECT_NEAR(r.x[row * 168 + ch * 56 + p], (colours[c][ch] / 255 - mean[ch]) / 0.5, 3.0 / 255 / 0.5)
+            << file_of(*data, row) << " channel " << ch << " pixel " << p;
+  }
+}
+
+TEST(ImageFolder, ValidationFolderKeepsTheTrainingClassIndices) {
+  const std::string train = kDir + "folder/train", val = kDir + "folder/val";
+  const deck::Deck deck = make_deck(
+      "data_format image_folder\nimage_channels 1\nimage_height 5\nimage_width 6\n"
+      "data_file " +
+      train + "\nvalidation_file " + val + "\n");
+  const auto data = open_data_source(deck, val, "validation_file");
+  ASSERT_EQ(data->rows(), 2u);
+  const Rows r = read_all(*data);
+  for (std::uint64_t row = 0; row < 2; ++row)
+    EXPECT_EQ(r.y[row], file_of(*data, row).find("/ant/") != std::string::npos ? 0 : 2);
+  // A class the training folder does not have is an error naming both folders.
+  const deck::Deck swapped = make_deck("data_format image_folder\ndata_file " + val + "\n");
+  EXPECT_NE(error_message([&] {
+              open_data_source(swapped, train, "validation_file");
+            }).find("class folder 'bee' is not among " + val + "'s classes"),
+            std::string::npos);
+}
+
+// Per sample id, the inputs a shard shows for `epoch` (every rank's shard of `ranks`).
+std::map<std::uint64_t, std::vector<float>> shown(const std::shared_ptr<const Dataset>& data, int ranks,
+                                                  std::uint64_t epoch, const ShardOptions& o) {
+  std::map<std::uint64_t, std::vector<float>> out;
+  const EpochOrder sampler(data->rows(), 4 / static_cast<std::uint64_t>(ranks), ranks, 1, 5,
+                           true);  // global batch 4
+  const std::uint64_t w = data->fields()[0].width();
+  for (int rank = 0; rank < ranks; ++rank) {
+    EpochShard shard(data, sampler, rank, o);
+    for (std::uint64_t e = 0; e <= epoch; ++e) EXPECT_EQ(shard.load(e), kNoBadValue);  // through the prefetch
+    const auto x = to_host(shard.inputs());
+    const auto ids = to_host(shard.ids());
+    const std::uint64_t rows = shard.first(sampler.steps_per_epoch(), 0);
+    for (std::uint64_t i = 0; i < rows; ++i) out[ids(i)].assign(x.data() + i * w, x.data() + (i + 1) * w);
+  }
+  return out;
+}
+
+TEST(ImageFolder, AugmentationIsKeyedBySeedEpochAndSample) {
+  const std::string keys =
+      "data_format image_folder\nimage_channels 3\nimage_height 9\nimage_width 9\naugment_flip true\n"
+      "augment_rotate 30\naugment_scale 0.3\nseed 11\n";
+  const auto data = open_as(keys, kDir + "folder/train");
+  ASSERT_TRUE(data->varies_by_epoch());
+  const auto one = shown(data, 1, 2, options(DataCache::memory, true));
+  // Another opening (a resumed run), 2 ranks, streamed without a cache and without the prefetch.
+  const auto again = open_as(keys + "data_cache stream\n", kDir + "folder/train");
+  const auto two = shown(again, 2, 2, options(DataCache::stream, false));
+  ASSERT_GE(one.size(), 12u);
+  EXPECT_EQ(one, two);
+  // Another epoch, and the unaugmented rows (validation), differ.
+  const auto other = shown(data, 1, 1, options(DataCache::memory, true));
+  const Rows plain = read_all(*data);
+  int differ = 0, differ_plain = 0;
+  for (const auto& [id, x] : one) {
+    differ += x != other.at(id);
+    differ_plain += x != std::vector<float>(plain.x.begin() + id * x.size(), plain.x.begin() + (id + 1) * x.size());
+  }
+  EXPECT_GE(differ, 10);
+  EXPECT_GE(differ_plain, 10);
+  // No augmentation keys: the rows do not vary, and the held path serves them.
+  EXPECT_FALSE(open_as("data_format image_folder\n", kDir + "folder/train")->varies_by_epoch());
+}
+
+// Note [augmentation keys] and the geometry: one bright pixel in a dark image, its centre as a
+// keypoint; through any flip, rotation, scale and crop the keypoint lands in the brightest output
+// pixel.
+TEST(ImageTransform, AKeypointMovesAsThePixelsDo) {
+  ImageOptions o;
+  o.channels = 1, o.height = 24, o.width = 20, o.mean = {0}, o.std = {1};
+  o.flip = true, o.scale = 0.3, o.rotate = 40, o.seed = 3;
+  Image im;
+  im.width = 37, im.height = 29, im.channels = 1;
+  int checked = 0, flipped = 0;
+  for (std::uint64_t id = 0; id < 40; ++id) {
+    const int px = 10 + static_cast<int>(id % 15), py = 8 + static_cast<int>((id * 7) % 12);
+    im.pixels.assign(37 * 29, 0);
+    // A 3x3 blob, so bilinear sampling at any angle keeps its centre the brightest.
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) im.pixels[(py + dy) * 37 + px + dx] = dx == 0 && dy == 0 ? 255 : 120;
+    const Jitter j = draw_jitter(o, 4, id);
+    flipped += j.flip;
+    // The crop: a box around the blob, as coco_keypoints shows a bounding box.
+    const Affine a = view_map(px + 0.5 + 2, py + 0.5 - 1, 16, 18, o.width, o.height, j);
+    std::vector<float> out(24 * 20);
+    render(im, a, o, out.data());
+    double u, v;
+    a.invert(px + 0.5, py + 0.5, u, v);
+    const auto best = std::max_element(out.begin(), out.end()) - out.begin();
+    const int bu = static_cast<int>(best % 20), bv = static_cast<int>(best / 20);
+    EXPECT_LE(std::fabs(bu + 0.5 - u), 1.0) << "id " << id << " flip " << j.flip << " angle " << j.angle;
+    EXPECT_LE(std::fabs(bv + 0.5 - v), 1.0) << "id " << id << " flip " << j.flip << " angle " << j.angle;
+    // And back: the map sends the keypoint's output position to its source position.
+    double x, y;
+    a.apply(u, v, x, y);
+    EXPECT_NEAR(x, px + 0.5, 1e-9);
+    EXPECT_NEAR(y, py + 0.5, 1e-9);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 40);
+  EXPECT_GT(flipped, 5);
+  EXPECT_LT(flipped, 35);
+}
+
+TEST(ImageFolder, BrokenFilesNameTheFileAndRow) {
+  for (const auto& [folder, what] :
+       std::vector<std::pair<std::string, std::string>>{{"broken/truncated", "cls1/p2.jpg: JPEG: "},
+                                                        {"broken/notimage", "cls0/p1.png: not a PNG or JPEG"}}) {
+    const auto data = open_as("data_format image_folder\n", kDir + folder);
+    const std::string e = error_message([&] { read_all(*data); });
+    EXPECT_NE(e.find(kDir + folder + "/" + what), std::string::npos) << e;
+    EXPECT_NE(e.find("(row "), std::string::npos) << e;
+  }
+  EXPECT_NE(error_message([&] {
+              open_as("data_format image_folder\n", kDir + "folder/train/ant");
+            }).find("no class sub-folders"),
+            std::string::npos);
+}
+
+// The dots of make_image_files.py's COCO photos: face left_eye red, right_eye green, nose blue; bar
+// end_a white, end_b black. Whether a view shows dot colour `c` within a pixel of (u, v).
+enum Dot { red, green, blue, white, black };
+bool shows(const float* view, int size, double u, double v, Dot c) {
+  const int pu = static_cast<int>(u * size), pv = static_cast<int>(v * size);
+  for (int y = std::max(pv - 1, 0); y <= std::min(pv + 1, size - 1); ++y)
+    for (int x = std::max(pu - 1, 0); x <= std::min(pu + 1, size - 1); ++x) {
+      const double r = view[(0 * size + y) * size + x], g = view[(1 * size + y) * size + x],
+                   b = view[(2 * size + y) * size + x];  // pixel / 255 (mean 0, std 1)
+      const double m = 40.0 / 255;
+      if ((c == red && r > g + m && r > b + m) || (c == green && g > r + m && g > b + m) ||
+          (c == blue && b > r + m && b > g + m) || (c == white && std::min({r, g, b}) > 0.5 + m) ||
+          (c == black && std::max({r, g, b}) < 0.5 - m))
+        return true;
+    }
+  return false;
+}
+
+constexpr int kSize = 32;
+const std::string kCoco =
+    "data_format coco_keypoints\nimage_channels 3\nimage_height 32\nimage_width 32\nkeypoint_views 2\n";
+
+// Rows of `data` at `epoch` (~0: unaugmented) through read_epoch_rows, all at once.
+std::vector<float> coco_rows(const Dataset& data, std::uint64_t epoch, std::vector<float>& kp,
+                             std::vector<long long>& category) {
+  const auto specs = data.fields();
+  std::vector<std::uint64_t> rows(data.rows());
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  const HostFields host(specs, rows.size(), {0, 0, 0});
+  EXPECT_EQ(epoch == ~std::uint64_t(0) ? data.read_rows(rows, host.buffers())
+                                       : data.read_epoch_rows(epoch, rows, host.buffers()),
+            kNoBadValue);
+  const auto* x = static_cast<const float*>(host.buffers()[0].values);
+  const auto* k = static_cast<const float*>(host.buffers()[1].values);
+  const auto* c = static_cast<const long long*>(host.buffers()[2].values);
+  kp.assign(k, k + rows.size() * specs[1].width());
+  category.assign(c, c + rows.size());
+  return std::vector<float>(x, x + rows.size() * specs[0].width());
+}
+
+// Every labelled keypoint of every view sits on its dot; returns how many views were flipped (the
+// face's eyes swapped), counting the views checked in `views`.
+int check_dots(const Dataset& data, std::uint64_t epoch, int& views) {
+  std::vector<float> kp;
+  std::vector<long long> category;
+  const std::vector<float> x = coco_rows(data, epoch, kp, category);
+  const std::size_t image = 3 * kSize * kSize;
+  int flipped = 0;
+  views = 0;
+  for (std::size_t row = 0; row < data.rows(); ++row)
+    for (std::size_t v = 0; v < 2; ++v) {
+      const float* view = &x[(row * 2 + v) * image];
+      const float* k = &kp[(row * 2 + v) * 9];
+      const std::string where = data.describe_row(row, 0) + " view " + std::to_string(v) + " epoch " +
+                                std::to_string(epoch);
+      EXPECT_EQ(k[8] == 0, category[row] == 1) << where << ": the bar has 2 keypoints, the third is padding";
+      bool swapped = false;
+      if (category[row] == 0) {
+        // A flipped face shows the right eye's dot (green) where its left eye is now.
+        swapped = k[2] > 0 && shows(view, kSize, k[0], k[1], green);
+        for (int m = 0; m < 3; ++m) {
+          if (k[3 * m + 2] == 0) continue;
+          const Dot want = m == 2 ? blue : (m == 0) != swapped ? red : green;
+          EXPECT_TRUE(shows(view, kSize, k[3 * m], k[3 * m + 1], want)) << where << " keypoint " << m;
+        }
+      } else {
+        for (int m = 0; m < 2; ++m) {
+          if (k[3 * m + 2] == 0) continue;
+          EXPECT_TRUE(shows(view, kSize, k[3 * m], k[3 * m + 1], m == 0 ? white : black))
+              << where << " keypoint " << m;
+        }
+      }
+      flipped += swapped;
+      ++views;
+    }
+  return flipped;
+}
+
+TEST(CocoKeypoints, ViewsShowTheirKeypointsOnTheirDots) {
+  const auto data = open_as(kCoco, kDir + "coco/train.json");
+  ASSERT_EQ(data->rows(), 9u);  // 6 faces, 3 bars
+  const auto specs = data->fields();
+  EXPECT_EQ(specs[0].name, "images");
+  EXPECT_EQ(specs[0].row_shape, Shape({6, kSize, kSize}));
+  EXPECT_EQ(specs[1].row_shape, Shape({2, 3, 3}));
+  EXPECT_EQ(specs[2].name, "category");
+  int views = 0;
+  EXPECT_EQ(check_dots(*data, ~std::uint64_t(0), views), 0);
+  EXPECT_EQ(views, 18);
+  // The bar of img0 has end_b at visibility 0: masked in the view showing it.
+  std::vector<float> kp;
+  std::vector<long long> category;
+  coco_rows(*data, ~std::uint64_t(0), kp, category);
+  EXPECT_EQ(category, (std::vector<long long>{0, 1, 0, 0, 1, 0, 0, 1, 0}));
+  EXPECT_EQ(kp[1 * 18 + 2], 1.0f);
+  EXPECT_EQ(kp[1 * 18 + 5], 0.0f);
+}
+
+TEST(CocoKeypoints, AugmentedKeypointsMoveWithThePixelsAndFlipsSwapPairs) {
+  const auto data = open_as(kCoco + "augment_flip true\naugment_rotate 30\naugment_scale 0.25\nseed 9\n",
+                            kDir + "coco/train.json");
+  ASSERT_TRUE(data->varies_by_epoch());
+  int flipped = 0, views = 0;
+  for (std::uint64_t epoch = 0; epoch < 6; ++epoch) {
+    int n = 0;
+    flipped += check_dots(*data, epoch, n);
+    views += n;
+  }
+  EXPECT_EQ(views, 6 * 18);
+  EXPECT_GT(flipped, 5);
+  EXPECT_LT(flipped, 6 * 12 - 5);
+  // One row alone renders as it does among all rows (what the rank or the batch holds is irrelevant).
+  std::vector<float> kp;
+  std::vector<long long> category;
+  const std::vector<float> all = coco_rows(*data, 3, kp, category);
+  const auto specs = data->fields();
+  const HostFields one(specs, 1, {0, 0, 0});
+  ASSERT_EQ(data->read_epoch_rows(3, {5}, one.buffers()), kNoBadValue);
+  const auto* x = static_cast<const float*>(one.buffers()[0].values);
+  EXPECT_EQ(std::vector<float>(x, x + specs[0].width()),
+            std::vector<float>(all.begin() + 5 * specs[0].width(), all.begin() + 6 * specs[0].width()));
+}
+
+}  // namespace

@@ -1,0 +1,123 @@
+"""Image files as users hold them, written with Pillow, for the image data sources' tests
+(test_image_files, cli_image_decks).
+
+  folder/train/<class>/   classes "ant", "bee", "cat": grey PNGs of 6 x 5 pixels whose values the
+                          test knows: pixel(x, y) = (40 c + 7 i + 3 x + 11 y) % 256 for class c, image i
+                          (i = 0..3, files i0.png ... in name order); plus in "bee" a JPEG of one colour
+                          (RGB 200, 40, 90, 23 x 17 pixels) named j.jpg
+  folder/val/<class>/     "ant" and "cat" only (1 grey PNG each, i = 0)
+  photos/<class>/         RGB JPEGs and PNGs of one colour each and of varying sizes, 3 classes x 4
+                          (for the decks: colour = class; the tests check the sizes and colours)
+  broken/truncated/<class>/  photos/ with one JPEG cut to half its bytes (cls1/p2.jpg)
+  broken/notimage/<class>/   photos/ with one file named .png holding text (cls0/p1.png)
+  coco/train.json + coco/images/   COCO keypoints (see coco_files below)
+usage: make_image_files.py OUT_DIR
+"""
+import json
+import os
+import shutil
+import sys
+
+try:
+    from PIL import Image, ImageDraw
+except ImportError as e:  # the runner (reference_python.sh) turns this into a failure where the venv exists
+    print(f"make_image_files: {e} (python3-pil)")
+    sys.exit(77)
+
+out = sys.argv[1]
+shutil.rmtree(out, ignore_errors=True)
+
+
+def grey(c, i, w=6, h=5):
+    im = Image.new("L", (w, h))
+    im.putdata([(40 * c + 7 * i + 3 * x + 11 * y) % 256 for y in range(h) for x in range(w)])
+    return im
+
+
+for part, classes, count in (("train", ("ant", "bee", "cat"), 4), ("val", ("ant", "cat"), 1)):
+    for name in classes:
+        c = ("ant", "bee", "cat").index(name)
+        d = os.path.join(out, "folder", part, name)
+        os.makedirs(d)
+        for i in range(count):
+            grey(c, i).save(os.path.join(d, f"i{i}.png"))
+Image.new("RGB", (23, 17), (200, 40, 90)).save(os.path.join(out, "folder/train/bee/j.jpg"), quality=95)
+
+COLOURS = [(220, 30, 30), (30, 200, 40), (40, 60, 230)]
+SIZES = [(31, 24), (16, 16), (50, 37), (20, 45)]
+
+
+def photos(root):
+    for c, colour in enumerate(COLOURS):
+        d = os.path.join(root, f"cls{c}")
+        os.makedirs(d)
+        for i, size in enumerate(SIZES):
+            ext = "jpg" if i % 2 == 0 else "png"
+            Image.new("RGB", size, colour).save(os.path.join(d, f"p{i}.{ext}"))
+
+
+photos(os.path.join(out, "photos"))
+photos(os.path.join(out, "broken/truncated"))
+cut = os.path.join(out, "broken/truncated/cls1/p2.jpg")
+data = open(cut, "rb").read()
+open(cut, "wb").write(data[: len(data) // 2])
+photos(os.path.join(out, "broken/notimage"))
+open(os.path.join(out, "broken/notimage/cls0/p1.png"), "w").write("not an image\n")
+
+
+def coco_files(root):
+    """COCO keypoints: 6 photos of varying size, grey background, each with dots of known colours at
+    the keypoints of one or two objects. Category 1 "face" (left_eye red, right_eye green, nose
+    blue; flip pairs by the left/right names), category 2 "bar" (end_a white, end_b black; no
+    left/right names). Dots are 3x3 pixels; keypoints at their centres (x + 0.5, y + 0.5 of the
+    middle pixel); the bbox is the keypoints' box with 4 pixels around."""
+    os.makedirs(os.path.join(root, "images"))
+    images, annotations = [], []
+    sizes = [(40, 30), (64, 48), (36, 52), (50, 50), (45, 33), (58, 41)]
+    for n, (w, h) in enumerate(sizes):
+        name = f"img{n}.{'jpg' if n % 2 else 'png'}"
+        im = Image.new("RGB", (w, h), (128, 128, 128))
+        draw = ImageDraw.Draw(im)
+        objects = [(1, [(8 + n, 8), (20 + n, 9), (14 + n, 16)], [2, 2, 2])]
+        if n % 2 == 0:
+            objects.append((2, [(w - 12, h - 14), (w - 5, h - 6)], [2, 1 if n else 0]))
+        for cat, pts, vis in objects:
+            colours = [(255, 0, 0), (0, 255, 0), (0, 0, 255)] if cat == 1 else [(255, 255, 255), (0, 0, 0)]
+            kp = []
+            for (x, y), v, colour in zip(pts, vis, colours):
+                draw.rectangle((x - 1, y - 1, x + 1, y + 1), fill=colour)
+                kp += [x + 0.5, y + 0.5, v] if v else [0, 0, 0]
+            xs = [p[0] for p, v in zip(pts, vis) if v]
+            ys = [p[1] for p, v in zip(pts, vis) if v]
+            bbox = [min(xs) - 4, min(ys) - 4, max(xs) - min(xs) + 9, max(ys) - min(ys) + 9]
+            annotations.append({"id": len(annotations) + 1, "image_id": 100 + n, "category_id": cat,
+                                "bbox": bbox, "keypoints": kp, "num_keypoints": sum(1 for v in vis if v),
+                                "iscrowd": 0, "area": bbox[2] * bbox[3]})
+        if name.endswith("jpg"):  # no chroma subsampling: the dots keep their colours
+            im.save(os.path.join(root, "images", name), quality=95, subsampling=0)
+        else:
+            im.save(os.path.join(root, "images", name))
+        images.append({"id": 100 + n, "file_name": "images/" + name, "width": w, "height": h})
+    categories = [
+        {"id": 1, "name": "face", "supercategory": "face", "keypoints": ["left_eye", "right_eye", "nose"],
+         "skeleton": [[1, 3], [2, 3]]},
+        {"id": 2, "name": "bar", "supercategory": "bar", "keypoints": ["end_a", "end_b"], "skeleton": [[1, 2]]},
+    ]
+    return {"images": images, "annotations": annotations, "categories": categories}
+
+
+coco = os.path.join(out, "coco")
+good = coco_files(coco)
+json.dump(good, open(os.path.join(coco, "train.json"), "w"))
+# Broken files: an annotation naming an image that is not there, a keypoint outside its image, a
+# file_name whose file is missing.
+bad = json.loads(json.dumps(good))
+bad["annotations"][3]["image_id"] = 999
+json.dump(bad, open(os.path.join(coco, "no_image.json"), "w"))
+bad = json.loads(json.dumps(good))
+bad["annotations"][2]["keypoints"][0] = 500.5
+json.dump(bad, open(os.path.join(coco, "outside.json"), "w"))
+bad = json.loads(json.dumps(good))
+bad["images"][4]["file_name"] = "images/gone.jpg"
+json.dump(bad, open(os.path.join(coco, "missing_file.json"), "w"))
+print(f"make_image_files: wrote {out}")
