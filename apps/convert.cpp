@@ -17,19 +17,22 @@
 namespace {
 
 const char* kUsage =
-    "usage: convert --to xgboost|lightgbm|safetensors INPUT OUTPUT\n"
+    "usage: convert --to xgboost|lightgbm|safetensors [--weights ema|raw] INPUT OUTPUT\n"
     "  xgboost      GBDT model file -> XGBoost JSON model (xgboost.Booster(model_file=OUTPUT))\n"
     "  lightgbm     GBDT model file -> LightGBM text model (lightgbm.Booster(model_file=OUTPUT))\n"
     "  safetensors  network weights (HDF5 written by train) -> safetensors with PyTorch state_dict\n"
     "               names (safetensors.torch.load_file(OUTPUT)); the model family and config, and\n"
-    "               any non-trainable datasets (normalisation), are in the header's __metadata__\n"
+    "               any non-trainable datasets (normalisation), are in the header's __metadata__;\n"
+    "               --weights: the EMA of the weights (default, when the file has one) or the\n"
+    "               trained ones (metadata hpctrain.weights says which)\n"
     "Predictions of the converted model equal ours; see docs/gbdt.md and docs/outputs.md.\n";
 
 // The weights' tensors under their state_dict names ("fc0/weight" -> "fc0.weight"), in the order
 // the model registers them, and the file's description as metadata.
-void weights_to_safetensors(const std::string& in, const std::string& out) {
+void weights_to_safetensors(const std::string& in, const std::string& out, hpct::nn::WeightsChoice choice) {
   using namespace hpct;
-  std::unique_ptr<Model> model = load_model(in, 1);
+  std::string weight_set;
+  std::unique_ptr<Model> model = load_model(in, 1, choice, &weight_set);
   nn::ParameterStore<float>& store = model->store();
   auto host = to_host(store.params());
   std::vector<nn::NamedTensor> tensors;
@@ -44,22 +47,25 @@ void weights_to_safetensors(const std::string& in, const std::string& out) {
   }
   std::map<std::string, std::string> meta{{"format", "pt"},
                                           {"hpctrain.model", model->family()},
-                                          {"hpctrain.config", model->config_string()}};
+                                          {"hpctrain.config", model->config_string()},
+                                          {"hpctrain.weights", weight_set}};
   // Non-trainable datasets are not parameters (a strict load_state_dict would refuse them): they
   // go into the metadata as one JSON object {"normalisation/fine_mean": [...], ...}.
   const ExtraDatasets extras = model->extra_datasets();
   if (!extras.empty()) meta["hpctrain.extras"] = nlohmann::json(extras).dump();
   nn::write_safetensors(out, tensors, meta);
-  Log::info(strf("convert: %zu tensors -> %s", tensors.size(), out.c_str()));
+  Log::info(strf("convert: %zu tensors (%s weights) -> %s", tensors.size(), weight_set.c_str(), out.c_str()));
 }
 
 int convert_main(int argc, char** argv) {
   using namespace hpct;
   std::string to;
+  nn::WeightsChoice choice = nn::WeightsChoice::preferred;
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--to" && i + 1 < argc) to = argv[++i];
+    else if (a == "--weights" && i + 1 < argc) choice = nn::weights_choice(argv[++i], "convert: --weights");
     else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
@@ -76,7 +82,7 @@ int convert_main(int argc, char** argv) {
     gbdt::write_file_atomic(out, to == "xgboost" ? gbdt::to_xgboost_json(m) : gbdt::to_lightgbm_text(m));
     Log::info(strf("convert: %zu trees -> %s (%s)", m.trees.size(), out.c_str(), to.c_str()));
   } else if (to == "safetensors") {
-    weights_to_safetensors(in, out);
+    weights_to_safetensors(in, out, choice);
   } else {
     throw Error("convert: --to must be xgboost, lightgbm or safetensors, not '" + to + "'\n" + kUsage,
                 ExitCode::bad_input);

@@ -29,6 +29,7 @@ const char* const kNetworkUsage =
     "  --outputs A,B           only these outputs (default: all the model predicts)\n"
     "  --rows N                only the first N rows (default: all)\n"
     "  --chunk R               rows per network batch (ensembles: (row, member) pairs; default 2048)\n"
+    "  --weights ema|raw       the EMA of the weights (default, when the file has one) or the trained ones\n"
     "  models that generate ensembles (diffusion):\n"
     "  --members M --seed K --method ddpm|ddim --steps S --clip X   as apps/sample (defaults 8, 1, ddpm, all, 6)\n"
     "OUT.h5 gets one float32 dataset per output, rows in data order: mlp `outputs` [N, d_out] (values;\n"
@@ -39,6 +40,8 @@ namespace {
 
 struct NetworkOptions {
   std::string weights, data, out, inputs_dataset;
+  nn::WeightsChoice weights_choice = nn::WeightsChoice::preferred;
+  std::string weight_set;  // the set loaded: ema or raw
   std::vector<std::string> outputs;
   PredictOptions predict;
   long long rows = -1;
@@ -73,6 +76,7 @@ NetworkOptions parse(int argc, char** argv) {
     else if (a == "--outputs") o.predict.outputs = deck::split_list(v);
     else if (a == "--rows") o.rows = number();
     else if (a == "--chunk") o.predict.chunk = positive_int();
+    else if (a == "--weights") o.weights_choice = nn::weights_choice(v, "predict: --weights");
     else if (a == "--members") o.predict.sampling.members = positive_int();
     else if (a == "--seed") o.predict.sampling.seed = static_cast<std::uint64_t>(number());
     else if (a == "--method") o.predict.sampling.method = v;
@@ -105,7 +109,7 @@ int predict_network(int argc, char** argv, const Comm& comm) {
   std::vector<NamedShape> outputs;
   std::vector<std::pair<std::string, long long>> facts;
   comm.run_agreed([&] {
-    model = load_model(o.weights, po.chunk);
+    model = load_model(o.weights, po.chunk, o.weights_choice, &o.weight_set);
     const std::vector<NamedShape> inputs = model->predict_inputs();
     if (inputs.size() != 1)
       throw Error(o.weights + ": the " + model->family() + " model reads " + std::to_string(inputs.size()) +
@@ -176,6 +180,7 @@ int predict_network(int argc, char** argv, const Comm& comm) {
     h5::write_attr(f, "/", "model", model->family());
     h5::write_attr(f, "/", "config", model->config_string());
     h5::write_attr(f, "/", "weights", o.weights);
+    h5::write_attr(f, "/", "weight_set", o.weight_set);
     h5::write_attr(f, "/", "data", o.data);
     h5::write_attr(f, "/", "inputs_dataset", dataset);
     if (model->generates_ensembles()) {

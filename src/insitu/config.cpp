@@ -29,6 +29,9 @@ deck::Schema insitu_schema() {
   s.add_choice("sample_method", "ddpm", {"ddpm", "ddim"}, "in-situ: diffusion ensemble sampler");
   s.add_int("sample_steps", 0, 0, 100000, "in-situ: ddim timesteps (0: all)");
   s.add_real("sample_clip", 6.0, 0.0, 1e6, "in-situ: clip of the x0 prediction (normalised units; 0: off)");
+  s.add_choice("predict_weights", "ema", {"ema", "raw"},
+               "in-situ: with ema_decay, predictions from the EMA of the weights or from the trained weights "
+               "(optimizer_sharding: always the trained weights, as prediction is local to a rank)");
   return s;
 }
 
@@ -68,6 +71,7 @@ InsituConfig InsituConfig::from_deck(const deck::Deck& d) {
   c.sample_method = d.get_string("sample_method");
   c.sample_steps = static_cast<int>(d.get_int("sample_steps"));
   c.sample_clip = d.get_real("sample_clip");
+  c.predict_with_ema = d.get_string("predict_weights") == "ema";
   return c;
 }
 

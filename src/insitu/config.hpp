@@ -26,6 +26,7 @@ struct InsituConfig {
   std::string sample_method = "ddpm";
   int sample_steps = 0;
   double sample_clip = 6.0;
+  bool predict_with_ema = true;  // predict_weights ema: predictions from the EMA of the weights (ema_decay)
 
   static InsituConfig from_deck(const deck::Deck& deck);
 };

@@ -294,7 +294,13 @@ PredictOutput InsituModel::predict(const View2<float>& x, std::uint64_t n, int m
   // The model's normalisation is the session's (update_stats, load): identity until it is set.
   const Batch b = prediction_batch(Tensor<float>(x.data(), Shape{static_cast<std::int64_t>(n), x.extent_int(1)}),
                                    static_cast<int>(n));
-  return model_->predict(b, predict_options(members, seed)).front();
+  // predict_weights ema: the EMA in the store for this prediction only; local, so not when sharded
+  // (gathering the slices would be a collective).
+  const bool ema = cfg_.predict_with_ema && steps_->ema() && !steps_->sharded();
+  if (ema) steps_->use_ema_weights(true);
+  PredictOutput out = model_->predict(b, predict_options(members, seed)).front();
+  if (ema) steps_->use_ema_weights(false);
+  return out;
 }
 
 int InsituModel::output_width() const {

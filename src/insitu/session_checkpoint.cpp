@@ -37,6 +37,8 @@ std::string InsituModel::save(const std::string& dir) {
   st.extra[kStats[2]] = stats_.y_mean;
   st.extra[kStats[3]] = stats_.y_std;
   online_.merged(*comm_).save(st.extra, kOnline);
+  st.ema = steps_->ema_values();
+  st.ema_updates = steps_->ema() ? steps_->ema()->updates() : 0;
   try {  // Note [rank 0 writes, all agree] (train/run_loop.hpp)
     return write_checkpoint_agreed(*comm_, [&] {
       return write_checkpoint(dir, cfg_.train.checkpoint_keep, st, model_->store(), steps_->optimizer());
@@ -70,6 +72,7 @@ void InsituModel::load(const std::string& where) {
       throw InsituError(Status::io, path + ": not an in-situ checkpoint (no " + std::string(kCounters) + ")");
     st = read_checkpoint(path, model_->store(), steps_->optimizer());
   });
+  steps_->ema_loaded(st.ema, st.ema_updates);
   const std::vector<double>& c = st.extra.at(kCounters);
   counters_.global_step = st.global_step;
   counters_.sessions = static_cast<std::uint64_t>(c[0]);

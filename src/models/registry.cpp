@@ -128,7 +128,8 @@ std::unique_ptr<Model> model_from_config(const std::string& family, const std::s
   return f->from_config(parse_config(*f, config, origin + ": config"), capacity);
 }
 
-std::unique_ptr<Model> load_model(const std::string& weights_file, int capacity) {
+std::unique_ptr<Model> load_model(const std::string& weights_file, int capacity, nn::WeightsChoice choice,
+                                  std::string* loaded) {
   std::string family, config;
   {
     const h5::File f = h5::File::open_read(weights_file);
@@ -140,7 +141,8 @@ std::unique_ptr<Model> load_model(const std::string& weights_file, int capacity)
     config = h5::read_attr_string(f, "/", "config");
   }
   std::unique_ptr<Model> model = model_from_config(family, config, capacity, weights_file);
-  nn::read_weights(weights_file, model->store());
+  const nn::Attributes attrs = nn::read_weights(weights_file, model->store(), choice);
+  if (loaded) *loaded = attrs.at("weights");
   model->load_extra_datasets(weights_file);
   return model;
 }

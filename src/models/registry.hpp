@@ -14,6 +14,7 @@
 #include "deck/schema.hpp"
 #include "models/model.hpp"
 #include "nn/precision.hpp"
+#include "nn/weights_io.hpp"
 
 namespace hpct {
 
@@ -95,8 +96,12 @@ std::string normalised_config(const ModelFamily& f, const std::string& config);
 std::unique_ptr<Model> model_from_config(const std::string& family, const std::string& config, int capacity,
                                          const std::string& origin);
 // Rebuilds the model a weights file describes and loads its parameters (and extra datasets);
-// `capacity` rows per network batch (predict's PredictOptions::chunk).
-std::unique_ptr<Model> load_model(const std::string& weights_file, int capacity);
+// `capacity` rows per network batch (predict's PredictOptions::chunk); `choice`: the EMA or the
+// trained weights (Note [weights choice] in nn/weights_io.cpp). `loaded`, when given, receives
+// "ema" or "raw": the set loaded.
+std::unique_ptr<Model> load_model(const std::string& weights_file, int capacity,
+                                  nn::WeightsChoice choice = nn::WeightsChoice::preferred,
+                                  std::string* loaded = nullptr);
 // For messages: the families whose models do (or do not) generate ensembles, with their articles
 // ("an mlp", "a diffusion", joined by " or ").
 std::string families_generating_ensembles(bool ensembles);

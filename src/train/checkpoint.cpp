@@ -49,6 +49,10 @@ std::string checksum(const CheckpointState& s, const std::vector<float>& p, cons
     h = fnv1a(h, name.data(), name.size());
     h = fnv1a(h, values.data(), values.size() * sizeof(double));
   }
+  if (!s.ema.empty()) {  // likewise
+    h = fnv1a(h, s.ema.data(), s.ema.size() * sizeof(float));
+    h = fnv1a(h, &s.ema_updates, sizeof(s.ema_updates));
+  }
   return strf("%016llx", (unsigned long long)h);
 }
 
@@ -93,6 +97,10 @@ void write_state(const h5::File& f, const CheckpointState& s) {
     names += (names.empty() ? "" : ",") + name;
   }
   if (!names.empty()) h5::write_attr(f, "/", "extra_names", names);
+  if (!s.ema.empty()) {
+    h5::write(f, "ema/params", {s.ema.size()}, s.ema.data());
+    i("ema_updates", s.ema_updates);
+  }
 }
 
 CheckpointState read_state(const h5::File& f) {
@@ -127,6 +135,10 @@ CheckpointState read_state(const h5::File& f) {
       s.extra[name] = h5::read_all<double>(f, "extra/" + name);
       begin = end + 1;
     }
+  }
+  if (h5::exists(f, "ema/params")) {
+    s.ema = h5::read_all<float>(f, "ema/params");
+    s.ema_updates = i("ema_updates");
   }
   return s;
 }
@@ -212,6 +224,9 @@ CheckpointState read_checkpoint(const std::string& path, nn::ParameterStore<floa
                                 optim::Optimizer<float>& optimizer) {
   std::vector<float> p, m, v;
   CheckpointState s = load_verified(path, p, m, v);
+  if (!s.ema.empty() && s.ema.size() != p.size())
+    throw Error(path + strf(": ema/params holds %zu values, params %zu", s.ema.size(), p.size()),
+                ExitCode::bad_input);
   if (p.size() != store.count() || m.size() != optimizer.first_moment().extent(0) ||
       v.size() != optimizer.second_moment().extent(0))
     throw Error(path + strf(": holds %zu parameters and optimizer state for %zu/%zu, this model has %llu "

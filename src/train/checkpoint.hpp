@@ -1,8 +1,9 @@
 // Checkpoint files: everything needed to continue a run exactly, in one HDF5 file per checkpoint,
 // host-side and backend-independent (a CUDA build reads an OpenMP build's file and vice versa).
 //
-// Layout: datasets `params`, `optimizer/m`, `optimizer/v` (flat float32, the ParameterStore order)
-// and `model/<tensor>` (PyTorch layout, for inspection); root attributes for the position and the
+// Layout: datasets `params`, `optimizer/m`, `optimizer/v` (flat float32, the ParameterStore order),
+// `ema/params` when the run keeps an EMA of the weights (optim/ema.hpp), and `model/<tensor>`
+// (PyTorch layout, for inspection); root attributes for the position and the
 // provenance (see CheckpointState) and `checksum`, an FNV-1a hash of the flat buffers and state.
 // Files are written atomically; `latest` (a one-line text file) is updated last; the last `keep`
 // checkpoints are kept.
@@ -39,6 +40,10 @@ struct CheckpointState {
   // State beyond the trainer's, as float64 datasets `extra/<name>` (the in-situ library keeps its
   // normalisation statistics and buffer counters here); covered by the checksum when present.
   std::map<std::string, std::vector<double>> extra;
+  // The EMA of the weights (flat float32, the ParameterStore order; empty: the run keeps none) and
+  // its update count; covered by the checksum when present.
+  std::vector<float> ema;
+  std::uint64_t ema_updates = 0;
 };
 
 // A state carrying what every checkpoint records about its run: seed, ranks, global batch, loss

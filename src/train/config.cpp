@@ -43,6 +43,15 @@ void declare_network_keys(deck::Schema& s) {
              "clip gradients to this global L2 norm (0: off); fp16: after unscaling");
   s.add_choice("nan_policy", "stop", {"stop", "skip"},
                "NaN/Inf loss or gradient: stop (checkpoint the last good state, exit 1) or skip the step");
+  s.add_real("ema_decay", 0.0, 0.0, 0.999999999,
+             "keep an exponential moving average of the weights with this decay (0: off), updated after "
+             "every applied optimizer step, saved in checkpoints and the weights file; predict, sample, the "
+             "evaluation apps and convert use it unless given --weights raw");
+  s.add_bool("ema_warmup", true,
+             "EMA decay min(ema_decay, (1 + k) / (10 + k)) at the k-th update (TensorFlow's and LitEma's "
+             "warm-up); false: ema_decay from the first update");
+  s.add_choice("validation_weights", "ema", {"ema", "raw"},
+               "weights validation evaluates when the run keeps an EMA: the EMA or the trained weights");
   s.add_real("loss_scale_init", 65536.0, 1.0, 1e30, "fp16: initial loss scale (GradScaler's init_scale)");
   s.add_int("loss_scale_growth_interval", 2000, 1, 1ll << 40,
             "fp16: clean steps before the loss scale doubles (GradScaler's growth_interval)");
@@ -107,6 +116,9 @@ TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
   c.schedule.min_lr_ratio = d.get_real("min_lr_ratio");
   c.clip_grad_norm = d.get_real("clip_grad_norm");
   c.skip_nonfinite = d.get_string("nan_policy") == "skip";
+  c.ema.decay = d.get_real("ema_decay");
+  c.ema.warmup = d.get_bool("ema_warmup");
+  c.validate_with_ema = d.get_string("validation_weights") == "ema";
   c.loss_scale_init = d.get_real("loss_scale_init");
   c.loss_scale_growth_interval = static_cast<std::uint64_t>(d.get_int("loss_scale_growth_interval"));
   c.checkpoint_dir = d.get_string("checkpoint_dir");

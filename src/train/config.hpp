@@ -10,6 +10,7 @@
 #include "deck/deck.hpp"
 #include "deck/schema.hpp"
 #include "nn/precision.hpp"
+#include "optim/ema.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
 
@@ -34,7 +35,9 @@ struct TrainConfig {
   optim::Schedule schedule;  // total_steps is filled in by the trainer (it depends on the data)
   bool decay_all_parameters = false;
   double clip_grad_norm = 0;
-  bool skip_nonfinite = false;  // nan_policy skip
+  bool skip_nonfinite = false;    // nan_policy skip
+  optim::EmaConfig ema;           // EMA of the weights (optim/ema.hpp); decay 0: none
+  bool validate_with_ema = true;  // validation_weights ema: validation evaluates the EMA when there is one
   // fp16 loss scaling (PyTorch GradScaler's semantics)
   double loss_scale_init = 65536.0;
   std::uint64_t loss_scale_growth_interval = 2000;

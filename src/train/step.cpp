@@ -106,6 +106,10 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
   o.shard = sharded() ? &shard_ : nullptr;
   o.slice = shard_grads_.data();
   collective_ = make_gradient_collective(comm, o);
+  if (config.ema.on()) {  // started at the initial weights (a resume replaces them: ema_loaded)
+    ema_ = std::make_unique<optim::WeightEma>(config.ema, shard_.count);
+    ema_->reset(optim::WeightEma::Vector(store.params().data() + shard_.offset, shard_.count));
+  }
   // Installed once: the hook is called from the layers every step and must not allocate.
   if (collective_->overlaps()) {
     GradientCollective* c = collective_.get();
@@ -168,6 +172,7 @@ StepOutcome StepRunner::finish(double loss_sum, std::uint64_t global_step, std::
   // window's slot): the next step then skips its zeroing pass (Note [gradient zeroing in the update]).
   const bool zero_in_update = summed == store.grads().data();
   optimizer_.step(store.param_span(), grads, schedule_.at(global_step), zero_in_update);
+  if (ema_) ema_->update(store.param_span());
   grads_zeroed_ = zero_in_update;
   fence();
   nn::parameters_written();  // Note [parameter generation]
@@ -208,7 +213,9 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
     // clip_grad_norm's rule, with the global norm.
     const double coef = clip_ / (r.grad_norm + 1e-6);
     if (clip_ > 0 && coef < 1.0) optim::scale_values<float>(grads, coef);
-    optimizer_.step(Vector(store.params().data() + shard_.offset, shard_.count), grads, schedule_.at(global_step));
+    const Vector slice(store.params().data() + shard_.offset, shard_.count);
+    optimizer_.step(slice, grads, schedule_.at(global_step));
+    if (ema_) ema_->update(slice);
     fence();  // the collective reads the updated slice
   }
   ScopedTime t(time.comm, "allgather");
@@ -258,6 +265,54 @@ void StepRunner::optimizer_loaded() {
     Kokkos::deep_copy(optimizer_.second_moment(), Kokkos::subview(full_state_->second_moment(), slice));
   optimizer_.set_steps_taken(full_state_->steps_taken());
   full_state_.reset();  // the whole state is needed again only at the next checkpoint (rank 0)
+}
+
+std::vector<float> StepRunner::ema_values(bool everywhere) {
+  if (!ema_) return {};
+  fence();
+  const auto host = to_host(ema_->shadow());
+  std::vector<float> local(host.data(), host.data() + host.extent(0));
+  if (!sharded()) return local;
+  // The slices are contiguous in rank order: their concatenation is the whole buffer.
+  std::vector<float> all = comm_.gather_to_root(local);
+  if (everywhere) {
+    all.resize(model_.store().count());
+    comm_.broadcast(all.data(), all.size());
+  }
+  return all;
+}
+
+std::string StepRunner::ema_loaded(const std::vector<float>& whole, std::uint64_t updates) {
+  if (!ema_) return whole.empty() ? "" : "resume: the checkpoint's EMA of the weights is dropped (ema_decay 0)";
+  if (whole.empty()) {
+    ema_->reset(optim::WeightEma::Vector(model_.store().params().data() + shard_.offset, shard_.count));
+    return "resume: the checkpoint holds no EMA of the weights; it starts at the restored weights";
+  }
+  ema_->load(whole.data() + shard_.offset, updates);
+  return "";
+}
+
+void StepRunner::use_ema_weights(bool on) {
+  if (!ema_) return;
+  const View1<float>& params = model_.store().params();
+  if (on) {
+    trained_params_ = View1<float>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "trained_params"),
+                                   params.extent(0));
+    Kokkos::deep_copy(trained_params_, params);
+    if (!sharded()) {
+      Kokkos::deep_copy(params, ema_->shadow());
+    } else {
+      const std::vector<float> all = ema_values(true);
+      auto host = Kokkos::create_mirror_view(params);
+      std::copy(all.begin(), all.end(), host.data());
+      Kokkos::deep_copy(params, host);
+    }
+  } else {
+    Kokkos::deep_copy(params, trained_params_);
+    trained_params_ = View1<float>();
+  }
+  fence();
+  nn::parameters_written();  // Note [parameter generation]
 }
 
 }  // namespace hpct

@@ -19,6 +19,7 @@
 #include "comm/gradient_collective.hpp"
 #include "core/timer.hpp"
 #include "models/model.hpp"
+#include "optim/ema.hpp"
 #include "optim/loss_scaler.hpp"
 #include "optim/optimizer.hpp"
 #include "train/config.hpp"
@@ -105,6 +106,19 @@ class StepRunner {
   optim::Optimizer<float>& optimizer_for_load();
   void optimizer_loaded();
   optim::LossScaler& scaler() { return scaler_; }
+  // The EMA of the weights (optim/ema.hpp), over this rank's shard when sharded; null without ema_decay.
+  const optim::WeightEma* ema() const { return ema_.get(); }
+  // The whole EMA on the host, in the store's layout (empty without one). Every rank calls it
+  // (sharded, the slices are gathered: a collective); the values are on rank 0 only, or on every
+  // rank with `everywhere`.
+  std::vector<float> ema_values(bool everywhere = false);
+  // After a checkpoint was read into the store: restores the EMA it holds (its whole buffer, on every
+  // rank; each rank keeps its slice), or, from a checkpoint without one, starts the EMA at the
+  // restored weights. Returns what happened, for the log ("" when the run keeps no EMA).
+  std::string ema_loaded(const std::vector<float>& whole, std::uint64_t updates);
+  // Puts the EMA into the store's parameters (on) or the trained weights back (off); every rank
+  // calls both (a collective when sharded). Nothing without an EMA.
+  void use_ema_weights(bool on);
   // The bucketed reducer; null with bucket_mb 0, on one rank or on another backend than MPI.
   const GradientReducer* gradient_reducer() const { return collective_->buckets(); }
   // "nccl", "shm" or "mpi": the backend of the gradient all-reduce.
@@ -137,6 +151,8 @@ class StepRunner {
   double norm_sq_ = 0;                                   // sharded: squared gradient norm, summed over ranks
   std::unique_ptr<optim::Optimizer<float>> full_state_;  // sharded: whole-buffer state for checkpoints
   std::unique_ptr<GradientCollective> collective_;       // every exchange of the step, any backend
+  std::unique_ptr<optim::WeightEma> ema_;                // over shard_ only
+  View1<float> trained_params_;                          // the trained weights while the EMA's are in the store
 };
 
 }  // namespace hpct

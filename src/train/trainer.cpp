@@ -186,6 +186,8 @@ void NetworkTrainer::restore(const std::string& path) {
     st = read_checkpoint(path, model_->store(), steps_->optimizer_for_load());
     steps_->optimizer_loaded();
   });
+  const std::string ema_note = steps_->ema_loaded(st.ema, st.ema_updates);
+  if (!ema_note.empty()) Log::info(ema_note);
   ResumePoint p;
   comm_.run_agreed([&] { p = resume_point(path, st, sampler_->size(), sampler_->global_batch()); });
   resumed_from_ = path;
@@ -301,7 +303,7 @@ TrainSummary NetworkTrainer::run() {
     beat("validation and the end of the epoch");
     {
       ScopedTime t(time_.compute, "validation");
-      s.val = evaluator_->evaluate(*model_);
+      s.val = validate();
       s.val_loss = s.val.loss;
     }
     if (std::isfinite(s.val_loss) && !(s.val_loss >= best_val_loss_)) best_val_loss_ = s.val_loss;
@@ -344,6 +346,8 @@ std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_
   st.epoch_loss_sum = epoch_loss_sum_;
   st.skipped_steps = skipped_steps_;
   st.best_val_loss = best_val_loss_;
+  st.ema = steps_->ema_values();  // on rank 0, which writes (gathered there when sharded)
+  st.ema_updates = steps_->ema() ? steps_->ema()->updates() : 0;
   ScopedTime t(time_.io, "checkpoint");
   // Note [rank 0 writes, all agree] (run_loop.hpp); with a sharded optimizer every rank takes part
   // in gathering its state on rank 0.
@@ -353,15 +357,29 @@ std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_
   });
 }
 
+EvalResult NetworkTrainer::validate() {
+  // validation_weights ema: the EMA's weights, put into the store for the evaluation only.
+  const bool ema = config_.validate_with_ema && steps_->ema();
+  if (ema) steps_->use_ema_weights(true);
+  EvalResult r = evaluator_->evaluate(*model_);
+  if (ema) steps_->use_ema_weights(false);
+  return r;
+}
+
 void NetworkTrainer::write_outputs() {
   if (config_.output.empty()) return;
   std::string err;
+  const std::vector<float> ema = steps_->ema_values();  // every rank: a collective when sharded
   if (comm_.rank() == 0) {
     try {
       nn::Attributes attrs = {{"model", model_->family()},    {"config", model_->config_string()},
                               {"hpctrain_version", kVersion}, {"git_hash", kGitHash},
                               {"backend", ExecSpace::name()}, {"deck", deck_.resolved()}};
-      nn::write_weights(config_.output, model_->store(), attrs, model_->extra_datasets());
+      if (const optim::WeightEma* e = steps_->ema())
+        attrs["ema"] = strf("decay=%.17g warmup=%s updates=%llu", e->config().decay,
+                            e->config().warmup ? "true" : "false", (unsigned long long)e->updates());
+      nn::write_weights(config_.output, model_->store(), attrs, model_->extra_datasets(),
+                        ema.empty() ? nullptr : ema.data());
     } catch (const std::exception& e) {
       err = e.what();
     }

@@ -46,7 +46,7 @@ class NetworkTrainer {
   void set_heartbeat(Heartbeat* heartbeat) { loop_.set_heartbeat(heartbeat); }
   const std::string& resumed_from() const { return resumed_from_; }
   // Mean loss over the validation part (every rank gets the same value); NaN without validation rows.
-  double validation_loss() { return evaluator_->evaluate(*model_).loss; }
+  double validation_loss() { return validate().loss; }
 
   const TrainConfig& config() const { return config_; }
   Model& model() { return *model_; }
@@ -65,6 +65,8 @@ class NetworkTrainer {
   bool train_epoch(std::uint64_t epoch, std::uint64_t first_step, TrainSummary& s, Reporter& reporter);
   // Writes a checkpoint after `epoch_steps` steps of `epoch`; returns its path (agreed on all ranks).
   std::string checkpoint(std::uint64_t epoch, std::uint64_t epoch_steps);
+  // The validation part's loss and metrics, with the weights validation_weights names.
+  EvalResult validate();
   void write_outputs();
   void beat(const char* where) { loop_.beat(where); }
 

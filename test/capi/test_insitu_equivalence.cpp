@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "capi/hpctrain.h"
 #include "core/log.hpp"
@@ -71,17 +72,19 @@ std::vector<float> params_of(const View1<float>& v) {
   return std::vector<float>(h.data(), h.data() + h.extent(0));
 }
 
-std::vector<float> train_on_file(const Comm& comm, const std::string& deck_text) {
+std::vector<float> train_on_file(const Comm& comm, const std::string& deck_text, bool ema = false) {
   const deck::Deck deck = deck::Deck::parse(deck_text, "test.in", insitu::insitu_schema());
   NetworkTrainer t(deck, comm);
   t.run();
-  return params_of(t.model().store().params());
+  return ema ? t.step_runner().ema_values(true) : params_of(t.model().store().params());
 }
 
 // Pushes this rank's rows in two calls, runs `sessions` sessions, returns the parameters (read
 // back from a checkpoint the library writes).
+// `dataset`: the checkpoint's dataset returned; `at_end(handle)` runs before the handle is destroyed.
 std::vector<float> train_in_situ(const Comm& comm, const std::string& deck_text, std::uint64_t n, int sessions,
-                                 const std::string& name) {
+                                 const std::string& name, const std::string& dataset = "params",
+                                 const std::function<void(int)>& at_end = {}) {
   int h = 0;
   EXPECT_EQ(hpctrain_create_from_text(name.c_str(), deck_text.c_str(), comm.raw(), -1, &h), HPCTRAIN_OK)
       << hpctrain_last_error();
@@ -103,11 +106,12 @@ std::vector<float> train_in_situ(const Comm& comm, const std::string& deck_text,
     EXPECT_EQ(hpctrain_train(h, "t", nullptr), HPCTRAIN_OK) << hpctrain_last_error();
   const std::string dir = test::scratch("insitu_ckpt_" + name);
   EXPECT_EQ(hpctrain_save_checkpoint(h, dir.c_str(), nullptr, nullptr), HPCTRAIN_OK) << hpctrain_last_error();
+  if (at_end) at_end(h);
   EXPECT_EQ(hpctrain_destroy(h), HPCTRAIN_OK);
   std::vector<std::string> files = checkpoint_candidates(dir);
   EXPECT_FALSE(files.empty());
   const h5::File f = h5::File::open_read(files.front());
-  return h5::read_all<float>(f, "params");
+  return h5::read_all<float>(f, dataset);
 }
 
 bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
@@ -145,6 +149,43 @@ TEST_P(InsituEquivalence, AnOverwrittenBufferIsTrainOnItsNewestSamples) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, InsituEquivalence, ::testing::Values("mlp", "diffusion"));
+
+// ema_decay (issue 39): the library's checkpoint holds the EMA `train` keeps over the same samples,
+// bitwise; predictions come from it (predict_weights ema), and the trained weights stay in place
+// for training (a raw prediction after an EMA one is the raw one before it).
+TEST(InsituEma, TheCheckpointHoldsTrainsEmaAndPredictionsUseIt) {
+  const Comm world;
+  const std::uint64_t n = 203;
+  const std::string data = write_file(world, "ema_mlp", n, n);
+  const std::string deck = base_deck("mlp") + "stats_source buffer\nbuffer_capacity 1000\nema_decay 0.9\n";
+  const auto file = train_on_file(world, deck + "data_file " + data + "\nepochs 2\n", true);
+  std::vector<float> x(kIn * 5), y(kOut * 5);
+  for (std::uint64_t i = 0; i < 5; ++i) sample_row(i, x.data() + i * kIn, y.data() + i * kOut);
+  auto predictions = [&](int h) {
+    std::vector<float> out(kOut * 5);
+    EXPECT_EQ(hpctrain_predict_float(h, x.data(), 5, kIn, out.data(), kOut, HPCTRAIN_ROW_MAJOR), HPCTRAIN_OK)
+        << hpctrain_last_error();
+    return out;
+  };
+  std::vector<float> ema_pred, raw_pred;
+  const auto insitu = train_in_situ(world, deck + "session_epochs 2\n", n, 1, "ema_mlp", "ema/params",
+                                    [&](int h) { ema_pred = predictions(h); });
+  EXPECT_TRUE(bitwise_equal(file, insitu)) << "relative difference " << test::relative_difference(file, insitu);
+  train_in_situ(world, deck + "session_epochs 2\npredict_weights raw\n", n, 1, "ema_mlp_raw", "params",
+                [&](int h) { raw_pred = predictions(h); });
+  EXPECT_FALSE(bitwise_equal(ema_pred, raw_pred));
+  // The trained weights continue training after an EMA prediction: 2 sessions with a prediction
+  // between them train what 2 sessions without one do.
+  const auto two = train_in_situ(world, deck + "session_epochs 2\n", n, 2, "ema_mlp_two");
+  const auto two_predicted = train_in_situ(
+      world, deck + "session_epochs 2\n", n, 1, "ema_mlp_pred", "params", [&](int h) {
+        predictions(h);
+        EXPECT_EQ(hpctrain_train(h, "t", nullptr), HPCTRAIN_OK);
+        EXPECT_EQ(hpctrain_save_checkpoint(h, test::scratch("insitu_ckpt_ema_mlp_pred").c_str(), nullptr, nullptr),
+                  HPCTRAIN_OK);
+      });
+  EXPECT_TRUE(bitwise_equal(two, two_predicted));
+}
 
 TEST(InsituStats, OnlineStatisticsAgreeWithTwoPassToRounding) {
   const Comm world;

@@ -30,7 +30,8 @@ const char* kUsage =
     "  inputs/cape_coco.in: a COCO keypoint JSON with its image_mean, image_std, bbox_margin,\n"
     "  image_dir, seed; --set overrides them). The image size and views are the model's.\n"
     "  --episodes: the first --plot-episodes episodes' images and keypoints for scripts/plot-cape.\n"
-    "  --rows N: the first N rows only (default all).\n";
+    "  --rows N: the first N rows only (default all).\n"
+    "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
 
 // `data` opened as the deck's data keys say (posegen's HDF5 without a deck), at the model's image
 // shape and views. Only the deck's data keys are read: data_format, the sources' keys, seed (the
@@ -92,7 +93,7 @@ int cape_evaluate_main(int argc, char** argv) {
     return 2;
   }
   const std::string weights = argv[1], data = argv[2];
-  std::string csv, episodes_out, deck_file;
+  std::string csv, episodes_out, deck_file, weight_set;
   std::vector<std::string> sets;
   long long max_rows = -1, plot = 6;
   for (int i = 3; i < argc; i += 2) {
@@ -106,6 +107,7 @@ int cape_evaluate_main(int argc, char** argv) {
     else if (a == "--deck") deck_file = v;
     else if (a == "--set") sets.push_back(v);
     else if (a == "--episodes") episodes_out = v;
+    else if (a == "--weights") weight_set = v;
     else if (a == "--rows" || a == "--plot-episodes") (a == "--rows" ? max_rows : plot) = std::stoll(v);
     else {
       std::fprintf(stderr, "cape_eval: unknown option %s\n%s", a.c_str(), kUsage);
@@ -114,7 +116,10 @@ int cape_evaluate_main(int argc, char** argv) {
   }
   return hpct::run_tool("cape_eval", [&] {
     const int chunk = 32;
-    std::unique_ptr<hpct::Model> loaded = hpct::load_model(weights, chunk);
+    const hpct::nn::WeightsChoice choice = weight_set.empty()
+                                               ? hpct::nn::WeightsChoice::preferred
+                                               : hpct::nn::weights_choice(weight_set, "cape_eval: --weights");
+    std::unique_ptr<hpct::Model> loaded = hpct::load_model(weights, chunk, choice);
     auto* model = dynamic_cast<hpct::cape::CapeModel*>(loaded.get());
     if (!model) throw hpct::Error(weights + ": not a cape model", hpct::ExitCode::bad_input);
     const hpct::cape::CapeConfig& c = model->config();

@@ -33,12 +33,15 @@ const char* kUsage =
     "  --rows N         only the first N contexts (default: all)\n"
     "  --clip X         clip the x0 prediction to [-X, X] normalised units (default 6; 0: off)\n"
     "  --chunk R        (context, member) rows per network batch (default 2048)\n"
+    "  --weights ema|raw  the EMA of the weights (default, when the file has one) or the trained ones\n"
     "  --context NAME / --fine NAME   dataset names (default context / fine)\n"
     "Writes `ensembles` [N, M, n_fine]. When DATA.h5 has the fine dataset, prints ensemble-mean\n"
     "RMSE, CRPS, spread/skill and the coarse-copy baseline (context column 0 copied to every cell).\n";
 
 struct Options {
   std::string weights, data, out, context = "context", fine = "fine";
+  hpct::nn::WeightsChoice weights_choice = hpct::nn::WeightsChoice::preferred;
+  std::string weight_set;  // the set loaded: ema or raw
   hpct::SamplingOptions sampler;
   long long rows = -1, chunk = 2048;
 };
@@ -69,6 +72,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--rows") o.rows = number();
     else if (a == "--clip") o.sampler.clip = std::atof(v.c_str());
     else if (a == "--chunk") o.chunk = number();
+    else if (a == "--weights") o.weights_choice = hpct::nn::weights_choice(v, "sample: --weights");
     else if (a == "--context") o.context = v;
     else if (a == "--fine") o.fine = v;
     else throw hpct::Error("unknown option " + a + "\n" + kUsage, hpct::ExitCode::bad_input);
@@ -93,7 +97,7 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
   std::vector<std::pair<std::string, long long>> facts;
   std::uint64_t nc = 0, nf = 0;
   comm.run_agreed([&] {
-    model = load_model(o.weights, po.chunk);
+    model = load_model(o.weights, po.chunk, o.weights_choice, &o.weight_set);
     if (!model->generates_ensembles())
       throw Error(o.weights + ": " + model->family() + " models do not generate ensembles; sample needs " +
                       families_generating_ensembles(true) + " model (apps/predict serves every family)",
@@ -173,6 +177,7 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
                               for (const auto& [k, v] : facts) h5::write_attr(f, "/", k, v);
                               h5::write_attr(f, "/", "seed", static_cast<long long>(o.sampler.seed));
                               h5::write_attr(f, "/", "weights", o.weights);
+                              h5::write_attr(f, "/", "weight_set", o.weight_set);
                               h5::write_attr(f, "/", "data", o.data);
                             });
   Log::info("sample: wrote " + o.out + " (" + po.outputs.front() + " [" + std::to_string(total) + ", " +

@@ -23,7 +23,8 @@ const char* kUsage =
     "  persistence and of climatology (the mean state per point of the samples before F), and writes\n"
     "  them to --csv. Ranks split the initial times (no sample twice); the ratio is model/persistence.\n"
     "  --fields: the first held-out initial time's truth and forecast [lead, variable, y, x] for\n"
-    "  scripts/plot-forecast. defaults: --lead-steps 24 --from 0.8 --batch 8\n";
+    "  scripts/plot-forecast. defaults: --lead-steps 24 --from 0.8 --batch 8\n"
+    "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
 
 int run(int argc, char** argv, const hpct::Comm& comm) {
   if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') {
@@ -34,6 +35,7 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
   int leads = 24, batch = 8;
   double from = 0.8;
   std::string csv, fields;
+  hpct::nn::WeightsChoice choice = hpct::nn::WeightsChoice::preferred;
   for (int i = 3; i < argc; i += 2) {
     const std::string a = argv[i];
     if (i + 1 >= argc) throw hpct::Error(a + " needs a value", hpct::ExitCode::bad_input);
@@ -43,14 +45,14 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
     else if (a == "--from") from = std::atof(v.c_str());
     else if (a == "--csv") csv = v;
     else if (a == "--fields") fields = v;
+    else if (a == "--weights") choice = hpct::nn::weights_choice(v, "wxeval: --weights");
     else throw hpct::Error("unknown option " + a + "\n" + kUsage, hpct::ExitCode::bad_input);
   }
   if (leads < 1 || batch < 1 || !(from >= 0 && from < 1))
     throw hpct::Error("--lead-steps and --batch must be >= 1 and --from in [0, 1)", hpct::ExitCode::bad_input);
-  hpct::RolloutSums s = hpct::gnn_rollout_sums(weights, data, leads, from, batch, comm.rank(), comm.size(),
-                                               [&](std::vector<double>& v) {
-                                                 comm.allreduce_sum(v.data(), v.size());
-                                               });
+  hpct::RolloutSums s = hpct::gnn_rollout_sums(
+      weights, data, leads, from, batch, comm.rank(), comm.size(),
+      [&](std::vector<double>& v) { comm.allreduce_sum(v.data(), v.size()); }, choice);
   comm.allreduce_sum(s.model.data(), s.model.size());
   comm.allreduce_sum(s.persistence.data(), s.persistence.size());
   comm.allreduce_sum(s.climatology.data(), s.climatology.size());

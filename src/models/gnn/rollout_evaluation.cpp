@@ -21,8 +21,9 @@ std::string joined(const std::vector<std::string>& v) {
 
 RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data_file, int lead_steps, double from,
                              int batch, int rank, int ranks,
-                             const std::function<void(std::vector<double>&)>& sum_over_ranks) {
-  const std::unique_ptr<Model> loaded = load_model(weights, batch);
+                             const std::function<void(std::vector<double>&)>& sum_over_ranks,
+                             nn::WeightsChoice choice) {
+  const std::unique_ptr<Model> loaded = load_model(weights, batch, choice);
   auto* model = dynamic_cast<GnnModel*>(loaded.get());
   if (!model)
     throw Error(weights + ": a " + loaded->family() + " model; wxeval evaluates gnn models", ExitCode::bad_input);

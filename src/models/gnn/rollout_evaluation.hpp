@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "nn/weights_io.hpp"
+
 namespace hpct {
 
 struct RolloutSums {
@@ -30,6 +32,7 @@ struct RolloutSums {
 // `sum_over_ranks` (in place) before the rollouts. Errors name the files.
 RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data_file, int lead_steps, double from,
                              int batch, int rank, int ranks,
-                             const std::function<void(std::vector<double>&)>& sum_over_ranks);
+                             const std::function<void(std::vector<double>&)>& sum_over_ranks,
+                             nn::WeightsChoice choice = nn::WeightsChoice::preferred);
 
 }  // namespace hpct

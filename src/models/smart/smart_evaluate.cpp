@@ -17,7 +17,7 @@
 namespace {
 const char* kUsage =
     "usage: smart_eval WEIGHTS.h5 SCENES.h5 [--rollouts 6] [--top-k 5] [--scenes N] [--seed K] [--csv OUT.csv]\n"
-    "                  [--batch 8] [--incremental 1] [--scene-out SCENE.h5 [--scene K]]\n"
+    "                  [--batch 8] [--incremental 1] [--weights ema|raw] [--scene-out SCENE.h5 [--scene K]]\n"
     "  From each scene's history (the model's grid; trajgen: 1 s), --rollouts futures to the model's\n"
     "  horizon (trajgen: 8 s), each 0.5 s motion token sampled among the --top-k most likely;\n"
     "  minADE / minFDE and miss rate (minFDE > 2 m) per agent type against constant velocity.\n"
@@ -25,7 +25,8 @@ const char* kUsage =
     "  rows). Under mpirun the ranks split the scenes (the scores do not depend on B or the ranks).\n"
     "  --incremental 0: recompute every layer of every node for each token (the reference; 1, the\n"
     "  default, computes only the new token's nodes and reuses the earlier ones' layer outputs).\n"
-    "  --scene-out: scene K's (default 0) map, true paths and rollouts, for scripts/plot-scene.\n";
+    "  --scene-out: scene K's (default 0) map, true paths and rollouts, for scripts/plot-scene.\n"
+    "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
 }  // namespace
 
 namespace hpct::smart {
@@ -38,7 +39,7 @@ int smart_evaluate_main(int argc, char** argv) {
   }
   const std::string weights = argv[1], scenes = argv[2];
   hpct::smart::RolloutOptions o;
-  std::string csv, scene_out;
+  std::string csv, scene_out, weight_set;
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) {
@@ -46,6 +47,10 @@ int smart_evaluate_main(int argc, char** argv) {
       return 2;
     }
     const std::string v = argv[++i];
+    if (a == "--weights") {
+      weight_set = v;
+      continue;
+    }
     if (a == "--csv" || a == "--scene-out") {
       (a == "--csv" ? csv : scene_out) = v;
       continue;
@@ -74,7 +79,10 @@ int smart_evaluate_main(int argc, char** argv) {
     if (!scene_out.empty() && o.keep_scene < 0) o.keep_scene = 0;
     if (o.rollouts < 1 || o.scenes_per_batch < 1)
       throw hpct::Error("--rollouts and --batch must be >= 1", hpct::ExitCode::bad_input);
-    std::unique_ptr<hpct::Model> model = hpct::load_model(weights, o.rollouts * o.scenes_per_batch);
+    const hpct::nn::WeightsChoice choice = weight_set.empty()
+                                               ? hpct::nn::WeightsChoice::preferred
+                                               : hpct::nn::weights_choice(weight_set, "smart_eval: --weights");
+    std::unique_ptr<hpct::Model> model = hpct::load_model(weights, o.rollouts * o.scenes_per_batch, choice);
     hpct::smart::RolloutReport r = hpct::smart::evaluate_rollouts(*model, scenes, o);
     // The ranks' sums, then the means (rank 0 prints).
     std::vector<double> sums{r.scenes, r.scene.scene >= 0 ? 1.0 : 0.0};
