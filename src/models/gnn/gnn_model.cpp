@@ -158,11 +158,11 @@ std::string GnnModel::config_string() const {
       "state_names=%s forcing_names=%s static_names=%s gnn_variable_weights=%s gnn_inputs=tendency",
       c_.net.latent, c_.net.layers, c_.boundary_width, c_.net.ny, c_.net.nx, c_.states, c_.forcings, c_.statics,
       join(c_.state_names).c_str(), join(c_.forcing_names).c_str(), join(c_.static_names).c_str(), weights.c_str());
-  // Written only when set, so a configuration without them reads as before.
-  if (!c_.derived_forcings.empty()) s += " derived_forcings=" + join(c_.derived_forcings);
-  if (!c_.derived_statics.empty()) s += " derived_statics=" + join(c_.derived_statics);
-  if (c_.sphere_edges) s += " gnn_edge_distances=sphere";
-  if (c_.masked) s += " missing_data=mask";
+  // Every key of the family's schema is stored (test_registry); a file written before these keys
+  // existed reads them as their defaults.
+  s += " derived_forcings=" + join(c_.derived_forcings) + " derived_statics=" + join(c_.derived_statics);
+  s += std::string(" gnn_edge_distances=") + (c_.sphere_edges ? "sphere" : "grid");
+  s += std::string(" missing_data=") + (c_.masked ? "mask" : "error");
   return s;
 }
 

@@ -1,6 +1,7 @@
 // The smart family's registry entry: its deck keys, building from the data's fields, and its stored
 // configuration (see models/registry.hpp and smart_model.hpp).
 #include <cmath>
+#include <fstream>
 
 #include "core/error.hpp"
 #include "io/hdf5.hpp"
@@ -80,10 +81,14 @@ void set_grid(SmartConfig& c, const deck::Deck& d) {
 void resolve_grid(SmartConfig& c, const deck::Deck& d, std::int64_t steps) {
   double step = 0.1, history = 1.0, future = 0;
   const std::string& file = d.get_string("data_file");
-  const h5::File f = h5::File::open_read(file);
-  if (h5::has_attr(f, "/", "step_seconds")) step = h5::read_attr_double(f, "/", "step_seconds");
-  if (h5::has_attr(f, "/", "history_seconds")) history = h5::read_attr_double(f, "/", "history_seconds");
-  if (h5::has_attr(f, "/", "future_seconds")) future = h5::read_attr_double(f, "/", "future_seconds");
+  // A run has opened its data already; a model built from fields alone (a test, a tool given the
+  // fields' shapes) has no file to read, and takes trajgen's grid.
+  if (std::ifstream(file).good()) {
+    const h5::File f = h5::File::open_read(file);
+    if (h5::has_attr(f, "/", "step_seconds")) step = h5::read_attr_double(f, "/", "step_seconds");
+    if (h5::has_attr(f, "/", "history_seconds")) history = h5::read_attr_double(f, "/", "history_seconds");
+    if (h5::has_attr(f, "/", "future_seconds")) future = h5::read_attr_double(f, "/", "future_seconds");
+  }
   if (c.step == 0) c.step = step;
   if (c.history == 0) c.history = history;
   if (c.future == 0) c.future = future > 0 ? future : static_cast<double>(steps - 1) * c.step - c.history;
