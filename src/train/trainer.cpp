@@ -58,9 +58,9 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
                                std::shared_ptr<const Dataset> rows)
     : deck_(deck), config_(std::move(config)), comm_(comm), loop_(comm, Cadence(config_)) {
   if (rows) {
-    train_data_ = rows;
     val_data_ = row_range(rows, rows->rows(), 0);
     comm.agree(rows->rows() == 0 ? rows->description() + ": no rows to train on" : "", ExitCode::bad_input);
+    train_data_ = std::move(rows);
   } else {
     open_data();
   }
