@@ -58,8 +58,8 @@ int chunk_bits(int chunks) {
 }
 }  // namespace
 
-std::uint64_t resolve_rank_invariant_chunk(const deck::Deck& deck, const TrainConfig& c, int ranks) {
-  if (!c.rank_invariant) return 0;
+MicroBatching resolve_micro_batching(const deck::Deck& deck, TrainConfig& c, int ranks) {
+  if (!c.rank_invariant) return {c.batch_size, c.accumulation_steps};
   const std::uint64_t g = c.batch_size * static_cast<std::uint64_t>(ranks) *
                           static_cast<std::uint64_t>(c.accumulation_steps);
   std::uint64_t chunk = c.rank_invariant_chunk;
@@ -89,7 +89,10 @@ std::uint64_t resolve_rank_invariant_chunk(const deck::Deck& deck, const TrainCo
   if (ranks > 1 && (c.hierarchical_allreduce || c.comm_backend == "shm" || c.comm_backend == "nccl"))
     Log::info("  rank_invariant: the gradients are summed as int64 over MPI (comm_backend " + c.comm_backend +
               (c.hierarchical_allreduce ? ", hierarchical_allreduce" : "") + " apply to the default path only)");
-  return chunk;
+  c.rank_invariant_chunk = chunk;
+  Log::info(strf("  rank_invariant: chunks of %llu samples, summed in int64 fixed point",
+                 (unsigned long long)chunk));
+  return {chunk, static_cast<int>(c.batch_size * static_cast<std::uint64_t>(c.accumulation_steps) / chunk)};
 }
 
 FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots)
@@ -263,7 +266,7 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
 double FixedPointSum::norm(const float* data, const ParameterShard* shard) const {
   const bool sliced = shard && !shard->counts.empty();
   const std::uint64_t first = sliced ? shard->offset : 0, count = sliced ? shard->count : n_;
-  const std::uint64_t b0 = first / kBlock, b1 = (first + count + kBlock - 1) / kBlock;
+  const std::uint64_t b0 = first / kBlock, b1 = count == 0 ? b0 : (first + count + kBlock - 1) / kBlock;
   View1<double> partial("fp_norm_blocks", b1 - b0);
   const Kokkos::View<const float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged> x(data, count);
   Kokkos::parallel_for(

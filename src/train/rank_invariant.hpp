@@ -14,10 +14,16 @@
 
 namespace hpct {
 
-// The chunk size of a rank_invariant run (rank_invariant_chunk, or the global batch / 4), checked
-// against the per-rank batch and the keys that cannot keep the arithmetic fixed; deck errors name
-// the key. 0 when the key is off.
-std::uint64_t resolve_rank_invariant_chunk(const deck::Deck& deck, const TrainConfig& config, int ranks);
+// How the sampler cuts a rank's share of a step: rows per micro-batch and micro-batches.
+struct MicroBatching {
+  std::uint64_t rows = 0;
+  int count = 0;
+};
+// (batch_size, accumulation_steps), or under rank_invariant one chunk per micro-batch: (chunk,
+// batch_size x accumulation_steps / chunk), after setting config.rank_invariant_chunk (the key, or
+// the global batch / 4) and checking it against the per-rank batch and the keys that cannot keep the
+// arithmetic fixed; deck errors name the key.
+MicroBatching resolve_micro_batching(const deck::Deck& deck, TrainConfig& config, int ranks);
 
 // The exact cross-chunk sum of one step. The step runner calls before_chunk / after_chunk around
 // each of this rank's chunks (slot k of the step holds global chunk k * ranks + rank), then reduce.

@@ -295,7 +295,8 @@ const optim::Optimizer<float>& StepRunner::optimizer_for_save() {
     Kokkos::deep_copy(*full, full_host);
   };
   gather(optimizer_.first_moment(), full_state_ ? &full_state_->first_moment() : nullptr);
-  if (optimizer_.second_moment().extent(0) > 0)
+  // Every rank alike (an empty slice too: a rank_invariant shard may hold no block).
+  if (optimizer_config_.kind == "adamw")
     gather(optimizer_.second_moment(), full_state_ ? &full_state_->second_moment() : nullptr);
   if (comm_.rank() != 0) return optimizer_;  // only rank 0 writes
   full_state_->set_steps_taken(optimizer_.steps_taken());

@@ -66,13 +66,10 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
     open_data();
   }
   // rank_invariant: micro-batches of one chunk each (Note [rank invariance] in train/rank_invariant.cpp).
-  comm.run_agreed([&] {
-    config_.rank_invariant_chunk = resolve_rank_invariant_chunk(deck_, config_, comm.size());
-  });
-  micro_batch_ = config_.rank_invariant ? config_.rank_invariant_chunk : config_.batch_size;
-  const auto accumulation = static_cast<int>(config_.batch_size *
-                                             static_cast<std::uint64_t>(config_.accumulation_steps) / micro_batch_);
-  sampler_ = std::make_unique<EpochOrder>(train_data_->rows(), micro_batch_, comm.size(), accumulation,
+  MicroBatching batching;
+  comm.run_agreed([&] { batching = resolve_micro_batching(deck_, config_, comm.size()); });
+  micro_batch_ = batching.rows;
+  sampler_ = std::make_unique<EpochOrder>(train_data_->rows(), batching.rows, comm.size(), batching.count,
                                           config_.seed, config_.shuffle);
   build_model();
   comm.run_agreed([&] {
@@ -411,9 +408,6 @@ int run_network_training(const deck::Deck& deck, const Comm& comm) {
       "%llu steps per epoch (last step %llu samples)",
       (unsigned long long)smp.global_batch(), (unsigned long long)c.batch_size, comm.size(), c.accumulation_steps,
       (unsigned long long)smp.steps_per_epoch(), (unsigned long long)smp.step_samples(smp.steps_per_epoch() - 1)));
-  if (c.rank_invariant)
-    Log::info(strf("  rank_invariant: chunks of %llu samples, summed in int64 fixed point",
-                   (unsigned long long)c.rank_invariant_chunk));
   // What a program embedding the trainer would keep for itself (run_loop.hpp).
   RunGuard guard(comm, c.watchdog_timeout);
   trainer.set_heartbeat(&guard.heartbeat());
