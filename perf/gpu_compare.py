@@ -98,7 +98,8 @@ def resnet18(bundle, work, batch=32, steps=30):
     torch.backends.cudnn.benchmark = True
     sets = {"data_file": "data/images64.h5", "data_format": "hdf5_images", "validation_file": "",
             "validation_fraction": 0, "resnet_width": 64, "resnet_stem": "imagenet", "num_classes": 10,
-            "batch_size": batch, "epochs": 8, "log_every": 2, "conv_algorithm": "cudnn", "warmup_steps": 0}
+            "batch_size": batch, "epochs": 8, "log_every": 2, "warmup_steps": 0,
+            "conv_algorithm": "cudnn" if OURS_DEVICE == "gpu" else "onednn"}
     mine = ours(bundle, "resnet_digits.in", sets, work)
     model = ResNet(18, 64, 10, 3, False).to(DEV)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-4)
