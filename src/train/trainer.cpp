@@ -14,6 +14,7 @@
 #include "nn/loss.hpp"
 #include "nn/weights_io.hpp"
 #include "train/data_stats.hpp"
+#include "train/rank_invariant.hpp"
 #include "train/resume.hpp"
 
 namespace hpct {
@@ -64,14 +65,18 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
   } else {
     open_data();
   }
-  sampler_ = std::make_unique<EpochOrder>(train_data_->rows(), config_.batch_size, comm.size(),
-                                          config_.accumulation_steps, config_.seed, config_.shuffle);
+  // rank_invariant: micro-batches of one chunk each (Note [rank invariance] in train/rank_invariant.cpp).
+  MicroBatching batching;
+  comm.run_agreed([&] { batching = resolve_micro_batching(deck_, config_, comm.size()); });
+  micro_batch_ = batching.rows;
+  sampler_ = std::make_unique<EpochOrder>(train_data_->rows(), batching.rows, comm.size(), batching.count,
+                                          config_.seed, config_.shuffle);
   build_model();
   comm.run_agreed([&] {
     steps_ = std::make_unique<StepRunner>(config_, comm, *model_, sampler_->steps_per_epoch() * config_.epochs);
   });
   shard_ = std::make_unique<EpochShard>(train_data_, specs_, *sampler_, comm.rank(), shard_options(deck));
-  evaluator_ = std::make_unique<Evaluator>(val_data_, comm, config_.batch_size, config_.top_k, specs_);
+  evaluator_ = std::make_unique<Evaluator>(val_data_, comm, micro_batch_, config_.top_k, specs_);
   if (model_->classifies()) {
     const int classes = static_cast<int>(deck_.get_int("num_classes"));
     const long long bad = evaluator_->first_bad_label(classes);
@@ -138,14 +143,15 @@ void NetworkTrainer::build_model() {
     const std::vector<FieldSpec> val = val_data_->fields();  // a validation_file may hold longer rows
     for (std::size_t f = 0; f < specs_.size(); ++f)
       specs_[f].max_row_elements = std::max(specs_[f].max_row_elements, val[f].max_row_elements);
-    ModelBuildContext ctx(deck_, specs_, static_cast<int>(config_.batch_size), config_.precision);
+    ModelBuildContext ctx(deck_, specs_, static_cast<int>(micro_batch_), config_.precision);
     ctx.allreduce_sum = [this](double* v, int count) { comm_.allreduce_sum(v, static_cast<std::size_t>(count)); };
     model_ = make_model(ctx);
     model_->constrain_fields(specs_);
   });
   // Models that normalise their data get the training part's statistics (reduced over ranks).
   if (model_->needs_data_stats())
-    model_->set_data_stats(compute_data_stats(*train_data_, comm_, model_->data_stats_request()));
+    model_->set_data_stats(compute_data_stats(*train_data_, comm_, model_->data_stats_request(),
+                                              config_.rank_invariant));
   comm_.run_agreed([&] {
     if (config_.init_weights.empty()) model_->store().initialize(config_.seed);
     else nn::read_weights(config_.init_weights, model_->store());
