@@ -14,6 +14,7 @@
 #include <string>
 
 #include "comm/comm.hpp"
+#include "core/blas_kernels.hpp"
 #include "core/error.hpp"
 #include "core/gpu_fallback.hpp"
 #include "core/log.hpp"
@@ -162,13 +163,15 @@ int predict_main(int argc, char** argv, const hpct::Comm& comm) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  hpct::exec_host_twin_without_gpu(argv);  // GPU build, no GPU: the host build's predict
+  hpct::exec_host_twin_without_gpu(argv);                         // GPU build, no GPU: the host build's predict
+  const std::string blas_note = hpct::choose_openblas_kernels();  // Note [OpenBLAS on unknown CPU models]
   MPI_Init(&argc, &argv);
   int code = 0;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     const hpct::Comm comm;
     hpct::Log::set_rank(comm.rank());
+    if (!blas_note.empty()) hpct::Log::info(blas_note);
     try {
       code = predict_main(argc, argv, comm);
     } catch (const hpct::Error& e) {
