@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Side-by-side timing of `rank_invariant true` against the default path on 2 ranks x 1 thread: the
-# seed-000 denoiser (inputs/diffusion_seed000.in, global batch 16) and SMART (inputs/smart_seed002.in
+# seed-000 denoiser (inputs/diffusion_seed000.in, global batch 16) and SMART (inputs/smart_quickstart.in
 # on a small trajgen set, global batch 16), each with chunks of 8 (one per rank per step) and of 4
 # (the default, global batch / 4), interleaved over repeats (the machine may be shared: compare runs
 # taken side by side). Prints one line per run (model, setting, repeat, samples/s from the metrics
@@ -13,9 +13,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=1
 "$build/apps/diffgen" "$work/diff.h5" --rows 1600 --seed 3 >/dev/null
-"$build/apps/trajgen" "$work/scenes.h5" --scenes 160 --seed 1 >/dev/null
+"$build/apps/trajgen" "$work/scenes.h5" --scenes 96 --seed 1 >/dev/null
 declare -A deck=([diffusion]="inputs/diffusion_seed000.in --set data_file=$work/diff.h5"
-                 [smart]="inputs/smart_seed002.in --set data_file=$work/scenes.h5 --set checkpoint_dir= --set epochs=1")
+                 [smart]="inputs/smart_quickstart.in --set data_file=$work/scenes.h5 --set epochs=3")
 echo "model setting repeat samples_per_s" | tee "$work/runs"
 for ((rep = 1; rep <= repeats; ++rep)); do
   for model in diffusion smart; do

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/log.hpp"
+#include "optim/optimizer.hpp"
 
 namespace hpct {
 
@@ -101,12 +102,14 @@ FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store,
       slots_(slots),
       n_(store.count()),
       blocks_((store.count() + kBlock - 1) / kBlock),
-      grads_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "chunk_grads"), static_cast<std::size_t>(slots),
+      grads_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "chunk_grads"), static_cast<std::size_t>(slots - 1),
              store.count()),
       used_(static_cast<std::size_t>(slots)),
       losses_(static_cast<std::size_t>(slots)),
       sums_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "chunk_sums"), store.count()),
       exponents_("chunk_exponents", blocks_) {
+  const int total = slots * comm.size();
+  tree_ = total <= kMaxTreeSlots && (total & (total - 1)) == 0;
   for (const auto& t : store.tensors())
     if (!t.trainable) state_.emplace_back(t.offset, t.size), state_count_ += t.size;
   state0_.resize(state_count_);
@@ -147,13 +150,14 @@ void copy_state(const View1<float>& params, const std::vector<std::pair<std::uin
 }  // namespace
 
 void FixedPointSum::begin_step() {
+  dirty_ = false;  // the step runner zeroed the gradients
   std::fill(used_.begin(), used_.end(), false);
   std::fill(losses_.begin(), losses_.end(), 0.0);
   if (state_count_ > 0) copy_state(store_.params(), state_, state0_.data(), false);
 }
 
 void FixedPointSum::before_chunk() {
-  store_.zero_grads();
+  if (dirty_) store_.zero_grads();
   if (state_count_ > 0) copy_state(store_.params(), state_, state0_.data(), true);
 }
 
@@ -161,7 +165,9 @@ void FixedPointSum::after_chunk(int slot, double loss_sum) {
   const auto k = static_cast<std::size_t>(slot);
   used_[k] = true;
   losses_[k] = loss_sum;
-  Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), store_.grads());
+  dirty_ = true;
+  // The last slot's gradient stays in the store's buffer (with one slot a step copies nothing).
+  if (slot + 1 < slots_) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), store_.grads());
   if (state_count_ > 0) copy_state(store_.params(), state_, state_slots_.data() + k * state_count_, false);
 }
 
@@ -198,18 +204,25 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
   }
 
   // Slots that ran no chunk (the tail of an epoch) add zeros.
-  for (int k = 0; k < slots_; ++k)
+  if (tree_) {
+    o.finite = tree_sum(out, shard);
+    return o;
+  }
+  for (int k = 0; k + 1 < slots_; ++k)
     if (!used_[static_cast<std::size_t>(k)]) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), 0.0f);
+  if (!used_.back() && dirty_) store_.zero_grads();  // it holds a copied slot's gradient
   const auto g = grads_;
+  const auto last = store_.grads();
   const auto ex = exponents_;
   const std::uint64_t n = n_;
-  const int slots = slots_;
+  const int copied = slots_ - 1;
   Kokkos::parallel_for(
       "fp_exponents", range(std::uint64_t(0), blocks_), KOKKOS_LAMBDA(const std::uint64_t b) {
         std::uint32_t top = 0;
         const std::uint64_t end = b * kBlock + kBlock < n ? b * kBlock + kBlock : n;
-        for (int k = 0; k < slots; ++k)
+        for (int k = 0; k < copied; ++k)
           for (std::uint64_t i = b * kBlock; i < end; ++i) top = kmax(top, magnitude_bits(g(k, i)));
+        for (std::uint64_t i = b * kBlock; i < end; ++i) top = kmax(top, magnitude_bits(last(i)));
         const int field = static_cast<int>(top >> 23);
         ex(b) = top >= 0x7f800000u ? kNonfinite : top == 0 ? kZero : (field == 0 ? -126 : field - 126);
       });
@@ -236,8 +249,8 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
   Kokkos::parallel_for(
       "fp_to_int", range(std::uint64_t(0), n), KOKKOS_LAMBDA(const std::uint64_t i) {
         const double s = scale(i / kBlock);
-        std::int64_t acc = 0;
-        for (int k = 0; k < slots; ++k) acc += static_cast<std::int64_t>(static_cast<double>(g(k, i)) * s);
+        auto acc = static_cast<std::int64_t>(static_cast<double>(last(i)) * s);
+        for (int k = 0; k < copied; ++k) acc += static_cast<std::int64_t>(static_cast<double>(g(k, i)) * s);
         sums(i) = acc;
       });
   fence();
@@ -261,6 +274,50 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
       });
   fence();
   return o;
+}
+
+bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard) {
+  for (int k = 0; k + 1 < slots_; ++k)
+    if (!used_[static_cast<std::size_t>(k)]) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), 0.0f);
+  if (!used_.back() && dirty_) store_.zero_grads();
+  // This rank's node of the tree: its slots k (chunks rank + k ranks), pairs k, k + w for w = slots / 2,
+  // slots / 4, ..., 1 -- chunk j with chunk j + chunks / 2 first. In place in the store's buffer.
+  const auto g = grads_;
+  const auto full = store_.grads();
+  const int slots = slots_;
+  Kokkos::parallel_for(
+      "tree_local", range(std::uint64_t(0), n_), KOKKOS_LAMBDA(const std::uint64_t i) {
+        float v[kMaxTreeSlots];
+        for (int k = 0; k + 1 < slots; ++k) v[k] = g(k, i);
+        v[slots - 1] = full(i);
+        for (int w = slots / 2; w >= 1; w /= 2)
+          for (int k = 0; k < w; ++k) v[k] = v[k] + v[k + w];
+        full(i) = v[0];
+      });
+  fence();
+  // Across ranks: rank r and r ^ d hold the two halves of one node for d = ranks / 2, ..., 1; each adds
+  // the other's (a + b == b + a, so both get the same bits).
+  const int ranks = comm_.size(), rank = comm_.rank();
+  if (ranks > 1) {
+    auto host = Kokkos::create_mirror_view(full);
+    Kokkos::deep_copy(host, full);
+    received_.resize(n_);
+    for (int d = ranks / 2; d >= 1; d /= 2) {
+      MPI_Sendrecv(host.data(), static_cast<int>(n_), MPI_FLOAT, rank ^ d, 39, received_.data(),
+                   static_cast<int>(n_), MPI_FLOAT, rank ^ d, 39, comm_.raw(), MPI_STATUS_IGNORE);
+      for (std::uint64_t i = 0; i < n_; ++i) host(i) = host(i) + received_[i];
+    }
+    Kokkos::deep_copy(full, host);
+  }
+  // Every rank holds the whole sum: the verdict on NaN/Inf is the same everywhere.
+  const bool finite = optim::all_finite<float>(optim::Optimizer<float>::Vector(full.data(), n_));
+  const bool sliced = shard && !shard->counts.empty();
+  if (sliced || out != full.data())
+    Kokkos::deep_copy(Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>(
+                          out, sliced ? shard->count : n_),
+                      Kokkos::subview(full, std::make_pair(sliced ? shard->offset : 0,
+                                                           sliced ? shard->offset + shard->count : n_)));
+  return finite;
 }
 
 double FixedPointSum::norm(const float* data, const ParameterShard* shard) const {

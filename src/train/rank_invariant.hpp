@@ -30,6 +30,7 @@ MicroBatching resolve_micro_batching(const deck::Deck& deck, TrainConfig& config
 class FixedPointSum {
  public:
   static constexpr std::uint64_t kBlock = 1024;  // elements sharing one fixed-point exponent
+  static constexpr int kMaxTreeSlots = 64;       // chunks per step summed in a fixed tree, at most
 
   // `slots`: chunks per rank and step.
   FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots);
@@ -55,15 +56,23 @@ class FixedPointSum {
   // The L2 norm of data (the whole buffer, or this rank's slice of it with `shard`), the same bits
   // for any slicing: per block in order, then over blocks in order.
   double norm(const float* data, const ParameterShard* shard) const;
+  // Whether the step's chunks are summed in a fixed float tree (a power of two of them, at most
+  // kMaxTreeSlots) rather than in fixed point.
+  bool tree() const { return tree_; }
 
  private:
   const Comm& comm_;
   nn::ParameterStore<float>& store_;
   int slots_;
   std::uint64_t n_, blocks_;
-  View2<float> grads_;          // [slot, element]: each slot's chunk gradient
-  std::vector<bool> used_;      // slot ran a chunk this step
-  std::vector<double> losses_;  // per slot
+  View2<float> grads_;  // [slot, element]: the chunk gradients of every slot but the last
+  // The tree sum into out (Note [rank invariance]); false when a gradient is NaN/Inf.
+  bool tree_sum(float* out, const ParameterShard* shard);
+  bool tree_ = false;
+  std::vector<float> received_;  // tree: the partner's half of a node
+  bool dirty_ = false;           // the store's gradient buffer holds a chunk's gradient
+  std::vector<bool> used_;       // slot ran a chunk this step
+  std::vector<double> losses_;   // per slot
   // State tensors (trainable false): (offset, size), the step's starting values, per slot values.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> state_;
   std::uint64_t state_count_ = 0;
