@@ -107,7 +107,8 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
                   ExitCode::bad_input);
     invariant_ = std::make_unique<FixedPointSum>(
         comm, store,
-        static_cast<int>(config.batch_size * static_cast<std::uint64_t>(config.accumulation_steps) / chunk_));
+        static_cast<int>(config.batch_size * static_cast<std::uint64_t>(config.accumulation_steps) / chunk_),
+        config.watchdog_timeout);
     o.backend = "mpi", o.hierarchical = false, o.overlap = false;
   }
   // Buckets need a plan and more than one rank; sharding exchanges slices instead (Note [optimizer sharding]).
@@ -248,7 +249,7 @@ StepOutcome StepRunner::finish_invariant(StepOutcome r, std::uint64_t global_ste
   {
     ScopedTime t(time.comm, "allreduce");
     o = invariant_->reduce(out, shard, static_cast<int>((step_samples + chunk_ - 1) / chunk_),
-                           control.stop_requested, control.time_checkpoint_due);
+                           control.stop_requested, control.time_checkpoint_due, global_step);
   }
   ScopedTime t(time.compute, "optimizer");
   control_ = {o.loss_sum, o.control[0], o.control[1]};
