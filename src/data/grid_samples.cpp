@@ -22,7 +22,8 @@ void GridSamples::declare_keys(deck::Schema& s) {
   s.add_string("derived_forcings", "",
                "netcdf: forcings computed from the time and lat/lon coordinates, appended to field forcing: "
                "toa_radiation (J m-2 over the step ending at the time, as ERA5's tisr), time_of_day (sin, cos "
-               "of local solar time), day_of_year (sin, cos)");
+               "of local solar time), day_of_year (sin, cos), state_day_before (each state variable one day "
+               "before the target time; ar_steps up to a day)");
   s.add_string("derived_statics", "",
                "netcdf: static inputs computed from the lat/lon coordinates, appended to field static: lat_lon "
                "(sin, cos of latitude and of longitude)");
@@ -46,7 +47,12 @@ GridSamples::GridSamples(const std::string& file, const deck::Deck& deck)
     throw Error(file + ": the " + deck.get_string("data_format") +
                     " source needs the deck key `state_variables` (the predicted variables)",
                 ExitCode::bad_input);
-  derived_forcings_ = derived_forcing_channels(derived_forcing_names_, file + ": derived_forcings");
+  const auto day_before = std::find(derived_forcing_names_.begin(), derived_forcing_names_.end(),
+                                    "state_day_before");
+  day_before_ = day_before != derived_forcing_names_.end();
+  std::vector<std::string> computed = derived_forcing_names_;
+  computed.erase(std::remove(computed.begin(), computed.end(), "state_day_before"), computed.end());
+  derived_forcings_ = derived_forcing_channels(computed, file + ": derived_forcings");
   derived_statics_ = derived_static_channels(derived_static_names_, file + ": derived_statics");
 }
 
@@ -56,12 +62,12 @@ void GridSamples::finish(Layout layout) {
   const std::size_t n = g.ny * g.nx;
   const bool derived = !derived_forcings_.empty() || !derived_statics_.empty();
   if (derived && !g.latlon &&
-      (!derived_statics_.empty() || derived_forcing_names_ != std::vector<std::string>{"day_of_year"}))
+      (!derived_statics_.empty() || derived_forcings_.size() != 2 || derived_forcings_[0] != "sin_day_of_year"))
     throw Error(file_ +
                     ": derived_forcings/derived_statics need latitude and longitude coordinates (y named "
                     "lat/latitude or with units degrees_north, x lon/longitude or degrees_east)",
                 ExitCode::bad_input);
-  if (!derived_forcings_.empty() && g.time_s.empty())
+  if ((!derived_forcings_.empty() || day_before_) && g.time_s.empty())
     throw Error(file_ + ": derived_forcings need a time coordinate with CF units ('hours since ...')",
                 ExitCode::bad_input);
   // Without a time coordinate the times are taken as consecutive steps.
@@ -70,6 +76,26 @@ void GridSamples::finish(Layout layout) {
     for (std::size_t t = 0; t < g.times; ++t) times.push_back(static_cast<double>(t));
   const std::vector<char> bad = masking_ ? scan_missing() : std::vector<char>();
   axis_ = time_axis(times, bad, ar_ + 2, file_);
+  // Note [the state a day before]: derived forcing state_day_before gives, at each target time t + k,
+  // the state variables one day (lag_ steps) earlier, read from the file: known at the initial time t
+  // while k <= lag_ (so ar_steps, and wxeval's lead steps, may not exceed a day). It is what 24-hour
+  // persistence forecasts with, the diurnal cycle of the day before at each point; a sample then
+  // needs the lag_ - 2 steps before its t - 1 too (back_), so the first day's initial times go.
+  if (day_before_) {
+    const double lag = 86400.0 / axis_.step_s;
+    if (lag != std::floor(lag) || lag < 1)
+      throw Error(file_ + ": derived_forcings state_day_before needs a step that divides a day (the step is " +
+                      std::to_string(axis_.step_s) + " s)",
+                  ExitCode::bad_input);
+    lag_ = static_cast<std::size_t>(lag);
+    if (ar_ > lag_)
+      throw Error(file_ + ": derived_forcings state_day_before: ar_steps " + std::to_string(ar_) +
+                      " reaches beyond a " + "day (" + std::to_string(lag_) +
+                      " steps), where the state a day before a target is not known " + "at the initial time",
+                  ExitCode::bad_input);
+    back_ = lag_ >= 2 ? lag_ - 2 : 0;
+    axis_ = time_axis(times, bad, ar_ + 2 + back_, file_);
+  }
   if (axis_.starts.empty())
     throw Error(file_ + ": " + std::to_string(g.times) + " time steps" +
                     (axis_.gaps ? " with " + std::to_string(axis_.gaps) + " gaps" : std::string()) +
@@ -88,7 +114,8 @@ void GridSamples::finish(Layout layout) {
   };
   const auto S = static_cast<std::int64_t>(state_.size()), N = static_cast<std::int64_t>(n),
              A = static_cast<std::int64_t>(ar_);
-  const auto F = static_cast<std::int64_t>(forcing_.size() + derived_forcings_.size());
+  const auto F = static_cast<std::int64_t>(forcing_.size() + derived_forcings_.size() +
+                                           (day_before_ ? state_.size() : 0));
   const auto K = static_cast<std::int64_t>(static_.size() + derived_statics_.size());
   specs_.push_back(spec("state", {S, 2, N}));
   specs_.push_back(spec("targets", {S, A, N}));
@@ -162,7 +189,7 @@ std::string GridSamples::description() const {
   if (masking_)
     d += ", " + std::to_string(masked_.size()) + " points always missing (masked), " +
          std::to_string(missing_times_) + " time steps missing";
-  const std::size_t all = layout_.times >= ar_ + 2 ? layout_.times - ar_ - 1 : 0;
+  const std::size_t all = layout_.times >= ar_ + 2 ? layout_.times - ar_ - 1 : 0;  // skipped: also a day
   if (axis_.starts.size() < all) d += ", " + std::to_string(all - axis_.starts.size()) + " initial times skipped";
   return d + ")";
 }
@@ -194,19 +221,24 @@ long long GridSamples::read_block(std::uint64_t first, std::uint64_t count,
 void GridSamples::fill(Reader& in, std::size_t t0, std::uint64_t count, const std::vector<FieldBuffer>& out,
                        std::size_t at, std::vector<float>& window) const {
   const std::size_t n = layout_.ny * layout_.nx, S = state_.size(), F0 = forcing_.size(), A = ar_;
-  const std::size_t D = derived_forcings_.size(), F = F0 + D;
-  const std::size_t nt = count + 1 + A;  // times t0 .. t0 + count + ar_
-  window.resize((S + F) * nt * n);
-  in.read(t0, nt, window.data());
+  const std::size_t D = derived_forcings_.size(), F = F0 + D + (day_before_ ? S : 0);
+  const std::size_t nt = count + 1 + A + back_;  // times t0 - back_ .. t0 + count + ar_
+  const std::size_t first = t0 - back_;
+  window.resize((S + F0 + D) * nt * n);
+  in.read(first, nt, window.data());
   for (std::size_t v = 0; v < (masked_.empty() ? 0 : S + F0); ++v)  // Note [missing data]
     for (std::size_t k = 0; k < nt; ++k)
       for (const std::size_t p : masked_) window[(v * nt + k) * n + p] = fill_[v];
   for (std::size_t d = 0; d < D; ++d)
-    for (std::size_t k = 2; k < nt; ++k)  // forcings are used from the first target time on
-      derived_forcing(derived_forcings_[d], layout_.time_s[t0 + k], axis_.step_s, layout_.y, layout_.x,
+    for (std::size_t k = back_ + 2; k < nt; ++k)  // forcings are used from the first target time on
+      derived_forcing(derived_forcings_[d], layout_.time_s[first + k], axis_.step_s, layout_.y, layout_.x,
                       &window[((S + F0 + d) * nt + k) * n]);
-  // window[v][time - t0][point]; sample r (initial time t0 + r + 1) takes times r .. r + A + 1.
-  const auto at_time = [&](std::size_t v, std::size_t t) { return &window[(v * nt + t) * n]; };
+  // window[v][time - t0 + back_][point]; sample r (initial time t0 + r + 1) takes times r .. r + A + 1.
+  const auto at_time = [&](std::size_t v, std::size_t t) { return &window[(v * nt + t + back_) * n]; };
+  // Forcing channel f at target k of sample r: read or computed, or the state a day before.
+  const auto forcing_at = [&](std::size_t f, std::size_t r, std::size_t k) {
+    return f < F0 + D ? at_time(S + f, r + 2 + k) : at_time(f - F0 - D, r + 2 + k - lag_);
+  };
   auto* state = static_cast<float*>(out[0].values);
   auto* targets = static_cast<float*>(out[1].values);
   auto* diff = static_cast<float*>(out[2].values);
@@ -227,7 +259,7 @@ void GridSamples::fill(Reader& in, std::size_t t0, std::uint64_t count, const st
     }
     for (std::size_t f = 0; f < F; ++f)
       for (std::size_t k = 0; k < A; ++k)
-        std::copy_n(at_time(S + f, r + 2 + k), n, forcing + ((row * F + f) * A + k) * n);
+        std::copy_n(forcing_at(f, r, k), n, forcing + ((row * F + f) * A + k) * n);
     if (statics) std::copy(statics_.begin(), statics_.end(), statics + row * statics_.size());
     if (mask) std::copy(valid_.begin(), valid_.end(), mask + row * n);
     for (std::size_t p = 0; p < n; ++p) {

@@ -50,8 +50,8 @@ class GridSamples : public Dataset {
   GridSamples(const std::string& file, const deck::Deck& deck);  // the deck's keys
   void finish(Layout layout);  // once the format has opened the file: the axis, derived channels, fields
   virtual std::unique_ptr<Reader> reader() const = 0;
-  std::size_t first_time(std::uint64_t row) const { return axis_.starts.at(row); }    // t - 1 of a sample
-  bool masked(std::size_t point) const { return masking_ && valid_[point] == 0.0f; }  // Note [missing data]
+  std::size_t first_time(std::uint64_t row) const { return axis_.starts.at(row) + back_; }  // t - 1 of a sample
+  bool masked(std::size_t point) const { return masking_ && valid_[point] == 0.0f; }        // Note [missing data]
 
   std::string file_;
   std::vector<std::string> state_, forcing_, static_;  // the file's variables (names as the deck gives them)
@@ -65,6 +65,9 @@ class GridSamples : public Dataset {
 
   std::vector<std::string> derived_forcing_names_, derived_static_names_;  // the deck's lists
   std::vector<std::string> derived_forcings_, derived_statics_;            // their channels
+  bool day_before_ = false;  // derived forcing state_day_before (Note [the state a day before])
+  std::size_t lag_ = 0;      // its lag in steps (one day)
+  std::size_t back_ = 0;     // the steps a sample reads before its t - 1 for it
   TimeAxis axis_;
   std::vector<float> statics_;       // [K + derived][ny nx]
   bool masking_ = false;             // missing_data mask

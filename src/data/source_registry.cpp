@@ -10,6 +10,7 @@ DataSourceKind hdf5_images_source();     // data/hdf5_images.cpp
 DataSourceKind hdf5_fields_source();     // data/hdf5_fields.cpp
 DataSourceKind netcdf_grid_source();     // data/netcdf_grid.cpp
 DataSourceKind grib_grid_source();       // data/grib_grid.cpp
+DataSourceKind zarr_grid_source();       // data/zarr_grid.cpp
 DataSourceKind image_folder_source();    // data/image_folder.cpp
 DataSourceKind coco_keypoints_source();  // data/coco_keypoints.cpp
 DataSourceKind csv_source();             // data/csv_source.cpp
@@ -21,9 +22,9 @@ const std::vector<DataSourceKind>& data_sources() {
   // before hdf5_images, since a deck that sets `fields` names the datasets it wants (an image file
   // read as fields keeps its own names).
   static const std::vector<DataSourceKind> sources = {
-      hdf5_fields_source(),  netcdf_grid_source(),    grib_grid_source(),    hdf5_images_source(),
-      image_folder_source(), coco_keypoints_source(), hdf5_tabular_source(), csv_source(),
-      tsv_source(),          libsvm_source(),
+      hdf5_fields_source(), netcdf_grid_source(),  grib_grid_source(),      zarr_grid_source(),
+      hdf5_images_source(), image_folder_source(), coco_keypoints_source(), hdf5_tabular_source(),
+      csv_source(),         tsv_source(),          libsvm_source(),
   };
   return sources;
 }

@@ -84,6 +84,12 @@ void declare_network_keys(deck::Schema& s) {
   s.add_bool("optimizer_sharding", false,
              "ZeRO stage 1: reduce-scatter the gradients, each rank updates its slice of the parameters "
              "(and keeps only that slice's optimizer state), all-gather; checkpoints still hold the whole state");
+  s.add_bool("rank_invariant", false,
+             "trained weights bit for bit the same for every rank count that keeps the global batch and divides "
+             "it into whole chunks: gradients of fixed chunks of samples summed exactly in int64 fixed point "
+             "(docs/data-parallel.md)");
+  s.add_int("rank_invariant_chunk", 0, 0, 1 << 24,
+            "rank_invariant: samples per chunk (it must divide batch_size); 0: the global batch / 4");
 }
 
 TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
@@ -133,6 +139,8 @@ TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
   c.optimizer_sharding = d.get_bool("optimizer_sharding");
   c.comm_backend = d.get_string("comm_backend");
   c.hierarchical_allreduce = d.get_bool("hierarchical_allreduce");
+  c.rank_invariant = d.get_bool("rank_invariant");
+  c.rank_invariant_chunk = static_cast<std::uint64_t>(d.get_int("rank_invariant_chunk"));
   c.output = d.get_string("output");
   c.metrics_file = d.get_string("metrics_file");
   c.tensorboard_dir = d.get_string("tensorboard_dir");

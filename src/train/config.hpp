@@ -49,11 +49,13 @@ struct TrainConfig {
   std::string resume = "none";
   double watchdog_timeout = 600;
   // data parallelism (comm/gradient_reducer.hpp)
-  double bucket_mb = 25;                // 0: one all-reduce of the whole gradient buffer after backward
-  bool overlap_allreduce = true;        // buckets start during backward of the last micro-step
-  std::string comm_backend = "auto";    // gradients over mpi, nccl or shm (comm/gradient_collective.hpp)
-  bool hierarchical_allreduce = false;  // node, then leaders, then broadcast (comm/hierarchical_allreduce.hpp)
-  bool optimizer_sharding = false;      // ZeRO stage 1 (Note [optimizer sharding] in train/step.cpp)
+  double bucket_mb = 25;                   // 0: one all-reduce of the whole gradient buffer after backward
+  bool overlap_allreduce = true;           // buckets start during backward of the last micro-step
+  std::string comm_backend = "auto";       // gradients over mpi, nccl or shm (comm/gradient_collective.hpp)
+  bool hierarchical_allreduce = false;     // node, then leaders, then broadcast (comm/hierarchical_allreduce.hpp)
+  bool optimizer_sharding = false;         // ZeRO stage 1 (Note [optimizer sharding] in train/step.cpp)
+  bool rank_invariant = false;             // weights independent of the rank count (train/rank_invariant.hpp)
+  std::uint64_t rank_invariant_chunk = 0;  // samples per chunk; 0: global batch / 4 (resolved by the trainer)
   // outputs
   std::string output, metrics_file, tensorboard_dir;
   std::uint64_t log_every = 50;

@@ -6,7 +6,8 @@
 
 namespace hpct {
 
-DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<StatsRequest> requests) {
+DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<StatsRequest> requests,
+                             bool fixed_blocks) {
   if (requests.empty()) requests = {{"inputs", StatsGranularity::column}, {"targets", StatsGranularity::column}};
   const std::vector<FieldSpec> specs = data.fields();
   // Per request: the field index, the values per row, and the values per group (column or channel).
@@ -41,24 +42,40 @@ DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<
   const HostFields buf(specs, chunk, elements);
   // acc = per group: sum x (pass 0) or sum (x - mean)^2 (pass 1)
   std::vector<double> acc(total), mean(total, 0.0);
+  const std::uint64_t blocks = (data.rows() + chunk - 1) / chunk;
+  std::vector<double> per_block(fixed_blocks ? blocks * total : 0);
   for (int pass = 0; pass < 2; ++pass) {
     std::fill(acc.begin(), acc.end(), 0.0);
+    std::fill(per_block.begin(), per_block.end(), 0.0);
+    // Adds rows [row, row + n) to a.
+    const auto add_rows = [&](std::uint64_t row, std::uint64_t n, double* a) {
+      data.read_block(row, n, buf.buffers());
+      for (const Plan& q : plan) {
+        const auto* x = reinterpret_cast<const float*>(buf.words(q.field));
+        for (std::uint64_t i = 0; i < n; ++i)
+          for (std::uint64_t j = 0; j < q.width; ++j) {
+            const std::uint64_t g = q.first + j / q.group;
+            const double v = x[i * q.width + j] - mean[g];
+            a[g] += pass == 0 ? v : v * v;
+          }
+      }
+    };
     comm.run_agreed([&] {
-      for (std::uint64_t b = 0; b < count; b += chunk) {
-        const std::uint64_t n = std::min(chunk, count - b);
-        data.read_block(first + b, n, buf.buffers());
-        for (const Plan& q : plan) {
-          const auto* x = reinterpret_cast<const float*>(buf.words(q.field));
-          for (std::uint64_t i = 0; i < n; ++i)
-            for (std::uint64_t j = 0; j < q.width; ++j) {
-              const std::uint64_t g = q.first + j / q.group;
-              const double v = x[i * q.width + j] - mean[g];
-              acc[g] += pass == 0 ? v : v * v;
-            }
-        }
+      if (fixed_blocks) {
+        for (std::uint64_t b = r; b < blocks; b += p)
+          add_rows(b * chunk, std::min(chunk, data.rows() - b * chunk), per_block.data() + b * total);
+      } else {
+        for (std::uint64_t b = 0; b < count; b += chunk)
+          add_rows(first + b, std::min(chunk, count - b), acc.data());
       }
     });
-    comm.allreduce_sum(acc.data(), acc.size());
+    if (fixed_blocks) {  // every block's sums come from one rank: the all-reduce adds zeros only
+      comm.allreduce_sum(per_block.data(), per_block.size());
+      for (std::uint64_t b = 0; b < blocks; ++b)
+        for (std::uint64_t g = 0; g < total; ++g) acc[g] += per_block[b * total + g];
+    } else {
+      comm.allreduce_sum(acc.data(), acc.size());
+    }
     for (const Plan& q : plan)
       for (std::uint64_t g = q.first; g < q.first + q.groups(); ++g) {
         const double m = acc[g] / static_cast<double>(std::max<std::uint64_t>(data.rows() * q.group, 1));

@@ -10,7 +10,10 @@ namespace hpct {
 // Mean and population standard deviation of each requested float32 fixed field, per column or per
 // channel. Each rank reads a contiguous block of the part's rows (in chunks); two passes (mean,
 // then the centred sum of squares), each one all-reduce of doubles. Collective over `comm`.
-// Without requests: the columns of "inputs" and "targets".
-DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<StatsRequest> requests = {});
+// Without requests: the columns of "inputs" and "targets". `fixed_blocks` (rank_invariant): the rows
+// are summed per block of 4096 (block b on rank b % P) and the blocks in order, the same bits on any
+// rank count (Note [rank invariance] in train/rank_invariant.cpp).
+DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<StatsRequest> requests = {},
+                             bool fixed_blocks = false);
 
 }  // namespace hpct

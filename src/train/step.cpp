@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "core/log.hpp"
@@ -24,10 +25,11 @@ namespace hpct {
 // without sharding, so runs resume across the setting: it is gathered on rank 0 into a temporary
 // full-size optimizer for a write, and read whole by every rank, which keeps its slice.
 namespace {
-ParameterShard shard_of(const Comm& comm, std::uint64_t n, bool sharded) {
+ParameterShard shard_of(const Comm& comm, std::uint64_t n, bool sharded, bool block_aligned) {
   ParameterShard s;
   s.count = n;
   if (!sharded || comm.size() == 1) return s;
+  if (block_aligned) return FixedPointSum::aligned_shard(comm, n);  // Note [rank invariance]
   const auto p = static_cast<std::uint64_t>(comm.size());
   std::uint64_t offset = 0;
   for (std::uint64_t r = 0; r < p; ++r) {
@@ -85,7 +87,7 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
     : comm_(comm),
       model_(model),
       optimizer_config_(config.optimizer),
-      shard_(shard_of(comm, model.store().count(), config.optimizer_sharding)),
+      shard_(shard_of(comm, model.store().count(), config.optimizer_sharding, config.rank_invariant)),
       optimizer_(config.optimizer, shard_.count, decay_mask(config, model.store(), shard_)),
       schedule_(config.schedule),
       scaler_(config.precision == nn::Precision::fp16, config.loss_scale_init, config.loss_scale_growth_interval),
@@ -94,11 +96,23 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
       total_steps_(total_steps) {
   schedule_.total_steps = total_steps;
   if (sharded()) shard_grads_ = View1<float>("shard_grads", shard_.count);
-  prove_finite_ = kHostBackend && comm.size() == 1 && !sharded() && !scaler_.enabled() && !(clip_ > 0);
+  prove_finite_ = kHostBackend && comm.size() == 1 && !sharded() && !scaler_.enabled() && !(clip_ > 0) &&
+                  !config.rank_invariant;
   auto& store = model.store();
   CollectiveOptions o = config.collective_options();
+  if (config.rank_invariant) {  // the gradients go through FixedPointSum; the collective all-gathers only
+    chunk_ = config.rank_invariant_chunk;
+    if (chunk_ == 0)  // only NetworkTrainer cuts the steps into chunks (resolve_micro_batching)
+      throw Error("rank_invariant: network training by `train` only (not the in-situ library)",
+                  ExitCode::bad_input);
+    invariant_ = std::make_unique<FixedPointSum>(
+        comm, store,
+        static_cast<int>(config.batch_size * static_cast<std::uint64_t>(config.accumulation_steps) / chunk_),
+        config.watchdog_timeout);
+    o.backend = "mpi", o.hierarchical = false, o.overlap = false;
+  }
   // Buckets need a plan and more than one rank; sharding exchanges slices instead (Note [optimizer sharding]).
-  if (comm.size() > 1 && config.bucket_mb > 0 && !sharded()) o.buckets = buckets_of(config, store);
+  if (comm.size() > 1 && config.bucket_mb > 0 && !sharded() && !invariant_) o.buckets = buckets_of(config, store);
   o.grads = store.grads().data();
   o.params = store.params().data();
   o.count = store.count();
@@ -138,6 +152,7 @@ StepOutcome StepRunner::finish(double loss_sum, std::uint64_t global_step, std::
   StepOutcome r;
   r.loss_scale = scaler_.scale();
   control_ = {loss_sum, control.stop_requested ? 1.0 : 0.0, control.time_checkpoint_due ? 1.0 : 0.0};
+  if (invariant_) return finish_invariant(r, global_step, step_samples, control, time);
   if (sharded()) return finish_sharded(r, global_step, step_samples, time);
   float* summed = nullptr;
   {
@@ -224,6 +239,47 @@ StepOutcome StepRunner::finish_sharded(StepOutcome r, std::uint64_t global_step,
   return r;
 }
 
+StepOutcome StepRunner::finish_invariant(StepOutcome r, std::uint64_t global_step, std::uint64_t step_samples,
+                                         const StepControl& control, TimeSplit& time) {
+  auto& store = model_.store();
+  const ParameterShard* shard = sharded() ? &shard_ : nullptr;
+  float* out = sharded() ? shard_grads_.data() : store.grads().data();
+  const optim::Optimizer<float>::Vector grads(out, shard_.count);
+  FixedPointSum::Outcome o;
+  {
+    ScopedTime t(time.comm, "allreduce");
+    o = invariant_->reduce(out, shard, static_cast<int>((step_samples + chunk_ - 1) / chunk_),
+                           control.stop_requested, control.time_checkpoint_due, global_step);
+  }
+  ScopedTime t(time.compute, "optimizer");
+  control_ = {o.loss_sum, o.control[0], o.control[1]};
+  decode_control(r, step_samples);
+  r.grad_norm = o.finite ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  if (o.finite && scaler_.enabled()) optim::scale_values<float>(grads, 1.0 / r.loss_scale);
+  // Note [norm only when wanted]; the exponents found NaN/Inf already.
+  if (o.finite && (clip_ > 0 || step_is_logged(global_step + 1, log_every_, total_steps_)))
+    r.grad_norm = invariant_->norm(out, shard);
+  r.nonfinite = !std::isfinite(r.loss) || !std::isfinite(r.grad_norm);
+  if (!scaler_.update(r.nonfinite)) {
+    r.applied = false;
+    if (sharded()) collective_->skip_all_gather();
+    return r;
+  }
+  const double coef = clip_ / (r.grad_norm + 1e-6);  // clip_grad_norm's rule, with the agreed norm
+  if (clip_ > 0 && coef < 1.0) optim::scale_values<float>(grads, coef);
+  const optim::Optimizer<float>::Vector params(store.params().data() + shard_.offset, shard_.count);
+  optimizer_.step(params, grads, schedule_.at(global_step), !sharded());
+  grads_zeroed_ = !sharded();
+  if (ema_) ema_->update(params);
+  fence();
+  if (sharded()) {
+    ScopedTime tg(time.comm, "allgather");
+    collective_->all_gather(store.params().data(), shard_, global_step);
+  }
+  nn::parameters_written();  // Note [parameter generation]
+  return r;
+}
+
 const optim::Optimizer<float>& StepRunner::optimizer_for_save() {
   if (!sharded()) return optimizer_;
   const std::uint64_t n = model_.store().count();
@@ -243,7 +299,8 @@ const optim::Optimizer<float>& StepRunner::optimizer_for_save() {
     Kokkos::deep_copy(*full, full_host);
   };
   gather(optimizer_.first_moment(), full_state_ ? &full_state_->first_moment() : nullptr);
-  if (optimizer_.second_moment().extent(0) > 0)
+  // Every rank alike (an empty slice too: a rank_invariant shard may hold no block).
+  if (optimizer_config_.kind == "adamw")
     gather(optimizer_.second_moment(), full_state_ ? &full_state_->second_moment() : nullptr);
   if (comm_.rank() != 0) return optimizer_;  // only rank 0 writes
   full_state_->set_steps_taken(optimizer_.steps_taken());

@@ -23,6 +23,7 @@
 #include "optim/loss_scaler.hpp"
 #include "optim/optimizer.hpp"
 #include "train/config.hpp"
+#include "train/rank_invariant.hpp"
 
 namespace hpct {
 
@@ -78,8 +79,15 @@ class StepRunner {
       model_.store().track_gradient_bounds(bounds_armed_);
       if (bounds_armed_) model_.store().reset_gradient_bounds();
       const double normaliser = static_cast<double>(step_samples) / scaler_.scale();
+      if (invariant_) invariant_->begin_step();
       for (int k = 0; k < micro_steps; ++k) {
         Batch b;
+        if (invariant_) {  // one chunk per micro-step (Note [rank invariance] in train/rank_invariant.cpp)
+          if (!micro_batch(k, b)) continue;
+          invariant_->before_chunk();
+          invariant_->after_chunk(k, model_.accumulate_gradients(b, normaliser));
+          continue;
+        }
         if (!micro_batch(k, b)) {
           if (model_.collective_step()) loss_sum += model_.accumulate_gradients(Batch{}, normaliser);
           continue;
@@ -130,6 +138,9 @@ class StepRunner {
   StepOutcome finish(double loss_sum, std::uint64_t global_step, std::uint64_t step_samples,
                      const StepControl& control, TimeSplit& time);
   StepOutcome finish_sharded(StepOutcome r, std::uint64_t global_step, std::uint64_t step_samples, TimeSplit& time);
+  // rank_invariant: the fixed-point sum of the chunks, then the update (sharded or not).
+  StepOutcome finish_invariant(StepOutcome r, std::uint64_t global_step, std::uint64_t step_samples,
+                               const StepControl& control, TimeSplit& time);
   // The summed control values: the mean loss and the flags.
   void decode_control(StepOutcome& r, std::uint64_t step_samples) const;
   const Comm& comm_;
@@ -153,6 +164,8 @@ class StepRunner {
   std::unique_ptr<GradientCollective> collective_;       // every exchange of the step, any backend
   std::unique_ptr<optim::WeightEma> ema_;                // over shard_ only
   View1<float> trained_params_;                          // the trained weights while the EMA's are in the store
+  std::unique_ptr<FixedPointSum> invariant_;             // rank_invariant only
+  std::uint64_t chunk_ = 0;                              // rank_invariant: samples per chunk
 };
 
 }  // namespace hpct

@@ -2,9 +2,10 @@
 // era5_grids): CDS's valid_time/number/expver, latitudes north to south, longitudes across 0 in
 // 0-360 and in -180-180, a missing hour (samples across it skipped), 3-hourly steps, pressure levels
 // by name@level, a land-sea mask stored over time, int16 packing, and the derived forcings and
-// statics at the right times and places.
+// statics at the right times and places; the same data from GRIB and from Zarr stores xarray wrote.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 
 #include "data/data_sources_support.hpp"
@@ -13,6 +14,7 @@
 #include "data/source_registry.hpp"
 #include "models/gnn/rollout_evaluation.hpp"
 #include "support/test_support.hpp"
+#include "train/trainer.hpp"
 
 using namespace hpct;
 using namespace hpct::test;
@@ -130,6 +132,84 @@ TEST(Era5Sources, GribGivesTheSameSamplesAsNetcdf) {
             kDir + "era5.grib: variable 'q' is missing");
 }
 
+// The same data set as a Zarr v2 store by xarray's to_zarr (Blosc, chunks across the time and both
+// axes): the same samples bit for bit, and int16 packed with zlib the same as the packed NetCDF.
+TEST(Era5Sources, ZarrGivesTheSameSamplesAsNetcdf) {
+  const std::string keys = kKeys.substr(kKeys.find('\n') + 1);  // data_format auto: a .zarr directory
+  const std::string packed = "state_variables t2m\nar_steps 1\n";
+  const std::vector<std::array<std::string, 3>> pairs = {{keys, "era5_cds.nc", "era5_cds.zarr"},
+                                                         {packed, "era5_packed.nc", "era5_packed_zlib.zarr"}};
+  for (const auto& [deck, nc_file, zarr_file] : pairs) {
+    const auto nc = open_as(deck, kDir + nc_file), zarr = open_as(deck, kDir + zarr_file);
+    ASSERT_EQ(zarr->rows(), nc->rows());
+    EXPECT_EQ(zarr->description().substr(zarr->description().find(" (")),
+              nc->description().substr(nc->description().find(" (")));
+    std::vector<std::uint64_t> rows;
+    for (std::uint64_t r = 0; r < nc->rows(); ++r) rows.push_back(r);
+    const Read a = read(*nc, rows), b = read(*zarr, rows);
+    ASSERT_EQ(a.specs.size(), b.specs.size());
+    for (std::size_t f = 0; f < a.specs.size(); ++f) {
+      ASSERT_EQ(a.specs[f].row_shape, b.specs[f].row_shape) << a.specs[f].name;
+      for (std::size_t i = 0; i < rows.size() * a.specs[f].width(); ++i) {
+        const float x = a.at(int(f))[i], y = b.at(int(f))[i];
+        if (std::isnan(x)) EXPECT_TRUE(std::isnan(y)) << zarr_file << " " << a.specs[f].name << " " << i;
+        else EXPECT_EQ(y, x) << zarr_file << " " << a.specs[f].name << " " << i;
+      }
+    }
+  }
+}
+
+std::vector<float> trained_params(const std::string& deck_text) {
+  const Comm comm;
+  const deck::Deck deck = make_deck(deck_text);  // the trainer keeps a reference
+  NetworkTrainer t(deck, comm);
+  t.run();
+  auto h = to_host(t.model().store().params());
+  return std::vector<float>(h.data(), h.data() + h.extent(0));
+}
+
+// The gnn trained from the Zarr store and from the NetCDF file: the same weights, bit for bit.
+TEST(Era5Sources, GnnTrainsTheSameFromZarrAsFromNetcdf) {
+  const std::string deck =
+      "model gnn\ngnn_latent 8\ngnn_layers 1\nboundary_width 1\nstate_variables t2m, z@500\nstatic_variables lsm\n"
+      "derived_forcings toa_radiation, time_of_day\nderived_statics lat_lon\ngnn_edge_distances sphere\n"
+      "batch_size 2\nepochs 2\nar_steps 2\ndata_file " +
+      kDir;
+  const std::vector<float> nc = trained_params(deck + "era5_cds.nc\n");
+  const std::vector<float> zarr = trained_params(deck + "era5_cds.zarr\n");
+  const std::vector<float> untrained = trained_params(deck + "era5_cds.nc\nlr 0\n");
+  EXPECT_NE(nc, untrained);  // it trained
+  ASSERT_EQ(zarr.size(), nc.size());
+  for (std::size_t i = 0; i < nc.size(); ++i) ASSERT_EQ(zarr[i], nc[i]) << "parameter " << i;
+}
+
+TEST(Era5Sources, ZarrErrorsNameTheStoreTheVariableAndTheChunk) {
+  const std::string bad = kDir + "era5_bad.zarr";
+  EXPECT_EQ(train_error("model gnn\ngnn_latent 4\ngnn_layers 1\nboundary_width 1\nstate_variables t2m\n"
+                        "batch_size 2\nepochs 1\ndata_file " +
+                        bad + "\n"),
+            bad + ": variable 't2m': chunk 1.0.0 (" + bad +
+                "/t2m/1.0.0): blosc cannot decompress it (truncated or "
+                "corrupt)");
+  EXPECT_EQ(error_message([&] { open_as("state_variables q\n", bad); }), bad + ": variable 'q' is missing");
+  EXPECT_EQ(error_message([&] { open_as("state_variables z@700\n", bad); }),
+            bad + ": variable 'z': no level 700 in 'pressure_level' (850, 500)");
+  EXPECT_EQ(error_message([&] { open_as("state_variables expver\n", bad); }),
+            bad + ": variable 'expver' must be float32, float64 or int16 packed with scale_factor/add_offset");
+  // A stray NaN (the packed store's time 4, y 2, x 3): named by variable and index, as in NetCDF.
+  const std::string packed = kDir + "era5_packed_zlib.zarr";
+  EXPECT_EQ(train_error("model gnn\ngnn_latent 4\ngnn_layers 1\nboundary_width 1\nstate_variables t2m\n"
+                        "missing_data mask\nbatch_size 2\nepochs 1\ndata_file " +
+                        packed + "\n"),
+            packed +
+                ": variable 't2m': index (time 4, y 2, x 3) (sample 2, field 'targets') holds a NaN or Inf (first "
+                "bad row)");
+  const std::string v3 = kDir + "era5_v3.zarr";
+  EXPECT_EQ(error_message([&] { open_as("state_variables t2m\n", v3); }),
+            v3 + ": a Zarr v3 store (zarr.json); the zarr source reads Zarr v2 (.zgroup, .zarray): write it with "
+                 "ds.to_zarr(path, zarr_format=2) (zarr-python 3) or with zarr-python 2");
+}
+
 TEST(Era5Sources, ThreeHourlySteps) {
   const auto data = open_as("data_format netcdf\nstate_variables t2m\nderived_forcings toa_radiation\nar_steps 2\n",
                             kDir + "era5_3h.nc");
@@ -141,6 +221,29 @@ TEST(Era5Sources, ThreeHourlySteps) {
   derived_forcing("toa_radiation", start + 2 * 10800.0, 10800.0, kLat, longitudes(-1.5), expect.data());
   for (std::size_t p = 0; p < kN; ++p) EXPECT_EQ(r.at(4)[p], expect[p]);
   EXPECT_EQ(r.at(0)[kN], t2m(1, 0));  // the state at t = step 1
+}
+
+// state_day_before: at each target time, t2m 8 steps (a day of 3-hour steps) earlier, so a sample
+// needs 6 steps before its t - 1 too: of the 10 times, one sample (t - 1 = 6, targets 8 and 9).
+TEST(Era5Sources, StateADayBeforeTheTargets) {
+  const std::string file = kDir + "era5_3h.nc";
+  const auto data = open_as("state_variables t2m\nderived_forcings toa_radiation, state_day_before\nar_steps 2\n",
+                            file);
+  ASSERT_EQ(data->rows(), 1u);
+  ASSERT_EQ(data->fields()[4].row_shape, Shape({2, 2, static_cast<std::int64_t>(kN)}));
+  const Read r = read(*data, {0});
+  for (std::size_t p = 0; p < kN; ++p) {
+    EXPECT_EQ(r.at(0)[p], t2m(6, p));           // state at t - 1
+    EXPECT_EQ(r.at(1)[kN + p], t2m(9, p));      // the second target
+    EXPECT_EQ(r.at(4)[2 * kN + p], t2m(0, p));  // t2m a day before target 8
+    EXPECT_EQ(r.at(4)[3 * kN + p], t2m(1, p));  // and before target 9
+  }
+  EXPECT_EQ(error_message([&] {
+              open_as("state_variables t2m\nderived_forcings state_day_before\nar_steps 9\n", file);
+            }),
+            file +
+                ": derived_forcings state_day_before: ar_steps 9 reaches beyond a day (8 steps), where the state a "
+                "day before a target is not known at the initial time");
 }
 
 TEST(Era5Sources, PackedInt16WithMissingValues) {

@@ -15,16 +15,23 @@ Values are exact in float32 and known to the test (t, j, i: time, latitude, long
                   t2m[time 4, j 2, i 3] missing (a stray gap)
   era5_masked.nc  era5_cds.nc's t2m over 40 hours with the points (j 2..3, i 3..4) missing (NaN) at
                   every time ("land") and hour 20 missing at every point
+  era5_cds.zarr   era5_cds.nc's data set by xarray's to_zarr with zarr-python 2's defaults (Zarr v2,
+                  Blosc lz4), chunks of 5 times x 3 x 4 points, so that a sample spans several
+  era5_packed_zlib.zarr  era5_packed.nc's, int16 packed, zlib-compressed chunks
+  era5_bad.zarr   era5_cds.zarr with t2m's chunk 1.0.0 cut short
+  era5_v3.zarr    a store with only the root zarr.json of Zarr v3 (zarr-python 3's default format)
 usage: make_era5_grids.py OUT_DIR
 """
 import os
 import sys
 
 try:
+    import numcodecs
     import numpy as np
     import xarray as xr
+    import zarr  # noqa: F401 (to_zarr's)
 except ImportError as e:
-    print(f"make_era5_grids: {e} (python3-xarray)")
+    print(f"make_era5_grids: {e} (python3-xarray, python3-zarr)")
     sys.exit(77)
 
 NY, NX = 6, 7
@@ -103,4 +110,21 @@ masked = xr.Dataset(
             "longitude": ("longitude", lon360, {"units": "degrees_east"})},
 )
 masked.to_netcdf(os.path.join(out, "era5_masked.nc"))
+
+# Zarr v2 stores as xarray writes them (mode w: the fixture may run again over an old scratch).
+chunks = {"t2m": {"chunks": (5, 3, 4)}, "lsm": {"chunks": (5, 3, 4)}, "z": {"chunks": (5, 1, 3, 4)}}
+cds.to_zarr(os.path.join(out, "era5_cds.zarr"), mode="w",
+            encoding=dict(chunks, valid_time={"units": "seconds since 1970-01-01", "dtype": "int64"}))
+packed.to_zarr(os.path.join(out, "era5_packed_zlib.zarr"), mode="w", encoding={
+    "t2m": {"dtype": "int16", "scale_factor": 0.01, "add_offset": 270.0, "_FillValue": -32767,
+            "compressor": numcodecs.Zlib(level=4)}})
+cds.to_zarr(os.path.join(out, "era5_bad.zarr"), mode="w", encoding=chunks)
+chunk = os.path.join(out, "era5_bad.zarr", "t2m", "1.0.0")
+with open(chunk, "rb") as f:
+    data = f.read()
+with open(chunk, "wb") as f:
+    f.write(data[: len(data) // 2])
+os.makedirs(os.path.join(out, "era5_v3.zarr"), exist_ok=True)
+with open(os.path.join(out, "era5_v3.zarr", "zarr.json"), "w") as f:
+    f.write('{"zarr_format": 3, "node_type": "group", "attributes": {}}')
 print("wrote", out)

@@ -1,0 +1,372 @@
+// The fixed-order sums of chunk gradients that make training independent of the rank count (see
+// rank_invariant.hpp).
+#include "train/rank_invariant.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "core/log.hpp"
+#include "optim/optimizer.hpp"
+
+namespace hpct {
+
+// Note [rank invariance]: with `rank_invariant true` the weights are a function of the deck's global
+// batch G alone, not of how it is split over ranks and micro-batches:
+// - Chunks. Step s's G samples (the global order, docs/data-parallel.md) are cut into chunks of C =
+//   rank_invariant_chunk consecutive positions; chunk j is positions [jC, (j+1)C) of the step, the
+//   same samples at every rank count. Each rank runs its chunks as micro-batches of C rows (the
+//   sampler takes micro-batch C and accumulation B x K / C, so rank r's micro-step k is chunk
+//   k x ranks + r). A chunk's forward and backward are the same kernels on the same C rows with the
+//   same threads on any rank, so its gradient g_j has the same bits wherever it runs (per-sample
+//   randomness is keyed by sample id and epoch, never the rank; batch norm normalises over the chunk).
+// - Fixed tree (a power of two of chunks a step, T <= 64: the default chunk G / 4 gives 4). The sum
+//   over chunks is the tree whose node "chunks j = a mod 2^i" is the node "j = a mod 2^(i+1)" plus the
+//   node "j = a + 2^i mod 2^(i+1)". Rank r's chunks (j = r mod P; P divides T, so P is a power of two)
+//   are one node: the rank adds its slots k and k + w for w = S/2, ..., 1 (S = T/P slots), then rank r
+//   and rank r ^ d exchange their nodes and each adds the other's for d = P/2, ..., 1 (a + b == b + a
+//   in IEEE arithmetic, so both hold the same bits). Every float addition is then fixed by the chunk
+//   indices alone, whatever P. With one chunk per rank this is the cost of the default all-reduce
+//   (one full exchange at 2 ranks, log2 P at P); the error is that of any float sum (T - 1 roundings).
+// - Exact sum (any other chunk count, e.g. 3 ranks). The gradient buffer is cut into blocks of kBlock elements. Per block b, the largest
+//   |g_j| over all chunks of the step gives an exponent e_b with |g_j| < 2^e_b (one MPI_MAX of one int
+//   per block; NaN/Inf is a reserved exponent, so every rank sees a non-finite step alike). Every
+//   g_j is converted to the int64 q_j = trunc(g_j 2^(62 - L - e_b)), L = ceil(log2(chunks per step)),
+//   so |q_j| < 2^(62 - L) and any sum of the step's chunks fits in 2^62: integer sums on the rank and
+//   the int64 MPI_SUM over ranks (or reduce-scatter under ZeRO-1) are exact, hence the same in any
+//   order and grouping. The result is converted back once: float(double(sum) 2^-(62 - L - e_b)).
+// - Error bound. Against the exact sum S of the float chunk gradients, per element:
+//   |result - S| <= ulp_f(S) + 2^L 2^(e_b + L - 62) (float rounding of the result, one truncation per
+//   chunk), i.e. 2^(2L - 62) of the block's largest gradient: below float's 2^-24 unless an element
+//   is 2^(38 - 2L) times smaller than its block's largest. The default path's float sum over chunks
+//   and ranks errs by up to (chunks - 1) x 2^-24 x sum |g_j|.
+// - Everything else reduced over the batch. Loss sums and state that forward writes (batch norm's
+//   running statistics, trainable false) are gathered per chunk (each slot of a vector of chunks
+//   filled by the one rank that ran it: MPI_SUM adds zeros only, exact) and combined in chunk order:
+//   every chunk starts from the step's state and the step ends with the chunks' mean (running
+//   statistics then move once per step, by the momentum, towards the mean of the chunks' statistics).
+//   The gradient norm (clipping, log) is summed per block, then over blocks in order, so a ZeRO-1
+//   slice (block-aligned) gives the unsharded bits. The update, the EMA, the loss scaler: elementwise
+//   or on agreed values.
+// The gradient all-reduce is then these MPI exchanges whatever comm_backend, hierarchical_allreduce,
+// bucket_mb and overlap_allreduce say (the log says so); ZeRO-1 reduce-scatters the ints (the tree
+// sums whole, then each rank keeps its slice).
+namespace {
+constexpr int kZero = std::numeric_limits<int>::min() / 2;       // an all-zero block
+constexpr int kNonfinite = std::numeric_limits<int>::max() / 2;  // a block holding NaN/Inf
+
+KOKKOS_INLINE_FUNCTION std::uint32_t magnitude_bits(float x) {
+  std::uint32_t u;
+  memcpy(&u, &x, sizeof(u));
+  return u & 0x7fffffffu;  // ordered as |x| for finite floats; >= 0x7f800000: NaN/Inf
+}
+
+int chunk_bits(int chunks) {
+  int l = 0;
+  while ((1 << l) < chunks) ++l;
+  return l;
+}
+}  // namespace
+
+MicroBatching resolve_micro_batching(const deck::Deck& deck, TrainConfig& c, int ranks) {
+  if (!c.rank_invariant) return {c.batch_size, c.accumulation_steps};
+  const std::uint64_t g = c.batch_size * static_cast<std::uint64_t>(ranks) *
+                          static_cast<std::uint64_t>(c.accumulation_steps);
+  std::uint64_t chunk = c.rank_invariant_chunk;
+  if (chunk == 0) {
+    if (g % 4 != 0)
+      deck.fail("rank_invariant_chunk",
+                strf("is needed: the global batch %llu (batch_size x ranks x accumulation_steps) is not a "
+                     "multiple of 4, the default chunk's divisor",
+                     (unsigned long long)g));
+    chunk = g / 4;
+  }
+  if (c.batch_size % chunk != 0)
+    deck.fail("rank_invariant_chunk",
+              strf("%llu%s does not divide batch_size %llu: every rank's micro-batch must hold whole chunks "
+                   "(rank counts whose batch_size is a multiple of the chunk keep the weights)",
+                   (unsigned long long)chunk, c.rank_invariant_chunk == 0 ? " (the global batch / 4)" : "",
+                   (unsigned long long)c.batch_size));
+  if (deck.get_bool("sync_batch_norm") && (c.model == "resnet" || c.model == "cape"))
+    deck.fail("rank_invariant",
+              "not with sync_batch_norm true: statistics over ranks depend on the rank count "
+              "(under rank_invariant batch norm normalises over each chunk)");
+  if (deck.get_string("conv_algorithm") == "auto" && !deck.get_bool("conv_deterministic") &&
+      (c.model == "resnet" || c.model == "cape"))
+    deck.fail("rank_invariant",
+              "not with conv_algorithm auto unless conv_deterministic true: timed choices "
+              "may differ between runs");
+  if (ranks > 1 && (c.hierarchical_allreduce || c.comm_backend == "shm" || c.comm_backend == "nccl"))
+    Log::info("  rank_invariant: the gradients are summed as int64 over MPI (comm_backend " + c.comm_backend +
+              (c.hierarchical_allreduce ? ", hierarchical_allreduce" : "") + " apply to the default path only)");
+  c.rank_invariant_chunk = chunk;
+  Log::info(strf("  rank_invariant: chunks of %llu samples, summed in int64 fixed point",
+                 (unsigned long long)chunk));
+  return {chunk, static_cast<int>(c.batch_size * static_cast<std::uint64_t>(c.accumulation_steps) / chunk)};
+}
+
+FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots, double watchdog_timeout)
+    : comm_(comm),
+      store_(store),
+      slots_(slots),
+      n_(store.count()),
+      blocks_((store.count() + kBlock - 1) / kBlock),
+      grads_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "chunk_grads"), static_cast<std::size_t>(slots - 1),
+             store.count()),
+      used_(static_cast<std::size_t>(slots)),
+      losses_(static_cast<std::size_t>(slots)),
+      sums_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "chunk_sums"), store.count()),
+      exponents_("chunk_exponents", blocks_) {
+  const int total = slots * comm.size();
+  tree_ = total <= kMaxTreeSlots && (total & (total - 1)) == 0;
+  if (tree_)  // the tree's pairs of ranks {r, r ^ d}, d = ranks / 2, ..., 1
+    for (int d = comm.size() / 2; d >= 1; d /= 2) {
+      Pair pair;
+      MPI_Comm_split(comm.raw(), comm.rank() & ~d, comm.rank(), &pair.raw);
+      pair.comm = std::make_unique<Comm>(pair.raw);
+      pair.sum = std::make_unique<WatchedAllreduce>(*pair.comm, watchdog_timeout);
+      pair.sum->reserve(2);
+      pairs_.push_back(std::move(pair));
+    }
+  for (const auto& t : store.tensors())
+    if (!t.trainable) state_.emplace_back(t.offset, t.size), state_count_ += t.size;
+  state0_.resize(state_count_);
+  state_slots_.resize(state_count_ * static_cast<std::size_t>(slots));
+}
+
+FixedPointSum::~FixedPointSum() {
+  for (Pair& pair : pairs_) {
+    pair.sum.reset();
+    pair.comm.reset();
+    MPI_Comm_free(&pair.raw);
+  }
+}
+
+ParameterShard FixedPointSum::aligned_shard(const Comm& comm, std::uint64_t n) {
+  ParameterShard s;
+  s.count = n;
+  if (comm.size() == 1) return s;
+  const auto p = static_cast<std::uint64_t>(comm.size());
+  const std::uint64_t blocks = (n + kBlock - 1) / kBlock;
+  std::uint64_t offset = 0;
+  for (std::uint64_t r = 0; r < p; ++r) {
+    const std::uint64_t end = std::min(n, offset + (blocks / p + (r < blocks % p ? 1 : 0)) * kBlock);
+    s.counts.push_back(static_cast<int>(end - offset));
+    s.displs.push_back(static_cast<int>(offset));
+    if (r == static_cast<std::uint64_t>(comm.rank())) s.offset = offset, s.count = end - offset;
+    offset = end;
+  }
+  return s;
+}
+
+namespace {
+using HostFloats = Kokkos::View<float*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+// Copies the state ranges of params to host `dst` (to_params false) or back.
+void copy_state(const View1<float>& params, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges,
+                float* host, bool to_params) {
+  std::uint64_t pos = 0;
+  for (const auto& [offset, size] : ranges) {
+    const auto dev = Kokkos::subview(params, std::make_pair(offset, offset + size));
+    const HostFloats h(host + pos, size);
+    if (to_params) Kokkos::deep_copy(dev, h);
+    else Kokkos::deep_copy(h, dev);
+    pos += size;
+  }
+}
+}  // namespace
+
+void FixedPointSum::begin_step() {
+  dirty_ = false;  // the step runner zeroed the gradients
+  std::fill(used_.begin(), used_.end(), false);
+  std::fill(losses_.begin(), losses_.end(), 0.0);
+  if (state_count_ > 0) copy_state(store_.params(), state_, state0_.data(), false);
+}
+
+void FixedPointSum::before_chunk() {
+  if (dirty_) store_.zero_grads();
+  if (state_count_ > 0) copy_state(store_.params(), state_, state0_.data(), true);
+}
+
+void FixedPointSum::after_chunk(int slot, double loss_sum) {
+  const auto k = static_cast<std::size_t>(slot);
+  used_[k] = true;
+  losses_[k] = loss_sum;
+  dirty_ = true;
+  // The last slot's gradient stays in the store's buffer (with one slot a step copies nothing).
+  if (slot + 1 < slots_) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), store_.grads());
+  if (state_count_ > 0) copy_state(store_.params(), state_, state_slots_.data() + k * state_count_, false);
+}
+
+FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* shard, int chunks, bool stop,
+                                             bool checkpoint_due, std::uint64_t step) {
+  Outcome o;
+  const int ranks = comm_.size(), rank = comm_.rank();
+  const int total = slots_ * ranks;
+  // Losses, flags and state: one slot per chunk, filled by the rank that ran it.
+  const std::size_t m = state_count_;
+  std::vector<double> control(static_cast<std::size_t>(total) * (1 + m) + 2, 0.0);
+  for (int k = 0; k < slots_; ++k) {
+    const auto j = static_cast<std::size_t>(k * ranks + rank), kk = static_cast<std::size_t>(k);
+    if (!used_[kk]) continue;
+    control[j] = losses_[kk];
+    for (std::size_t t = 0; t < m; ++t)
+      control[static_cast<std::size_t>(total) + 2 + j * m + t] = state_slots_[kk * m + t];
+  }
+  control[static_cast<std::size_t>(total)] = stop ? 1 : 0;
+  control[static_cast<std::size_t>(total) + 1] = checkpoint_due ? 1 : 0;
+  // The tree exchanges the control values with the gradients (one synchronisation a step).
+  if (tree_) o.finite = tree_sum(out, shard, control, step);
+  else comm_.allreduce_sum(control.data(), control.size());
+  for (int j = 0; j < total; ++j) o.loss_sum += control[static_cast<std::size_t>(j)];
+  o.control[0] = control[static_cast<std::size_t>(total)];
+  o.control[1] = control[static_cast<std::size_t>(total) + 1];
+  if (m > 0 && chunks > 0) {
+    std::vector<float> mean(m);
+    for (std::size_t t = 0; t < m; ++t) {
+      double s = 0;
+      for (int j = 0; j < chunks; ++j)
+        s += control[static_cast<std::size_t>(total) + 2 + static_cast<std::size_t>(j) * m + t];
+      mean[t] = static_cast<float>(s / chunks);
+    }
+    copy_state(store_.params(), state_, mean.data(), true);
+  }
+
+  if (tree_) return o;
+  // Slots that ran no chunk (the tail of an epoch) add zeros.
+  for (int k = 0; k + 1 < slots_; ++k)
+    if (!used_[static_cast<std::size_t>(k)]) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), 0.0f);
+  if (!used_.back() && dirty_) store_.zero_grads();  // it holds a copied slot's gradient
+  const auto g = grads_;
+  const auto last = store_.grads();
+  const auto ex = exponents_;
+  const std::uint64_t n = n_;
+  const int copied = slots_ - 1;
+  Kokkos::parallel_for(
+      "fp_exponents", range(std::uint64_t(0), blocks_), KOKKOS_LAMBDA(const std::uint64_t b) {
+        std::uint32_t top = 0;
+        const std::uint64_t end = b * kBlock + kBlock < n ? b * kBlock + kBlock : n;
+        for (int k = 0; k < copied; ++k)
+          for (std::uint64_t i = b * kBlock; i < end; ++i) top = kmax(top, magnitude_bits(g(k, i)));
+        for (std::uint64_t i = b * kBlock; i < end; ++i) top = kmax(top, magnitude_bits(last(i)));
+        const int field = static_cast<int>(top >> 23);
+        ex(b) = top >= 0x7f800000u ? kNonfinite : top == 0 ? kZero : (field == 0 ? -126 : field - 126);
+      });
+  auto ex_host = Kokkos::create_mirror_view(ex);
+  Kokkos::deep_copy(ex_host, ex);
+  if (ranks > 1)
+    MPI_Allreduce(MPI_IN_PLACE, ex_host.data(), static_cast<int>(blocks_), MPI_INT, MPI_MAX, comm_.raw());
+  for (std::uint64_t b = 0; b < blocks_; ++b)
+    if (ex_host(b) == kNonfinite) o.finite = false;
+  if (!o.finite) return o;
+
+  // Per block: the scale into the int64 format and back (powers of two: exact in double).
+  const int l = chunk_bits(total);
+  View1<double> scale("fp_scale", blocks_), inverse("fp_inverse", blocks_);
+  auto scale_host = Kokkos::create_mirror_view(scale), inverse_host = Kokkos::create_mirror_view(inverse);
+  for (std::uint64_t b = 0; b < blocks_; ++b) {
+    const int shift = 62 - l - ex_host(b);
+    scale_host(b) = ex_host(b) == kZero ? 0.0 : std::ldexp(1.0, shift);
+    inverse_host(b) = ex_host(b) == kZero ? 0.0 : std::ldexp(1.0, -shift);
+  }
+  Kokkos::deep_copy(scale, scale_host);
+  Kokkos::deep_copy(inverse, inverse_host);
+  const auto sums = sums_;
+  Kokkos::parallel_for(
+      "fp_to_int", range(std::uint64_t(0), n), KOKKOS_LAMBDA(const std::uint64_t i) {
+        const double s = scale(i / kBlock);
+        auto acc = static_cast<std::int64_t>(static_cast<double>(last(i)) * s);
+        for (int k = 0; k < copied; ++k) acc += static_cast<std::int64_t>(static_cast<double>(g(k, i)) * s);
+        sums(i) = acc;
+      });
+  fence();
+  // The exact sum over ranks (through the host: MPI may not read device memory).
+  auto sums_host = Kokkos::create_mirror_view(sums);
+  Kokkos::deep_copy(sums_host, sums);
+  const std::uint64_t first = shard ? shard->offset : 0, count = shard ? shard->count : n;
+  if (shard && !shard->counts.empty()) {
+    std::vector<std::int64_t> slice(count);
+    MPI_Reduce_scatter(sums_host.data(), slice.data(), shard->counts.data(), MPI_INT64_T, MPI_SUM, comm_.raw());
+    std::copy(slice.begin(), slice.end(), sums_host.data() + first);
+  } else if (ranks > 1) {
+    MPI_Allreduce(MPI_IN_PLACE, sums_host.data(), static_cast<int>(n), MPI_INT64_T, MPI_SUM, comm_.raw());
+  }
+  Kokkos::deep_copy(sums, sums_host);
+  const Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged> dst(out, count);
+  Kokkos::parallel_for(
+      "fp_to_float", range(std::uint64_t(0), count), KOKKOS_LAMBDA(const std::uint64_t i) {
+        const std::uint64_t e = first + i;
+        dst(i) = static_cast<float>(static_cast<double>(sums(e)) * inverse(e / kBlock));
+      });
+  fence();
+  return o;
+}
+
+bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vector<double>& control,
+                             std::uint64_t step) {
+  for (int k = 0; k + 1 < slots_; ++k)
+    if (!used_[static_cast<std::size_t>(k)]) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), 0.0f);
+  if (!used_.back() && dirty_) store_.zero_grads();
+  // This rank's node of the tree: its slots k (chunks rank + k ranks), pairs k, k + w for w = slots / 2,
+  // slots / 4, ..., 1 -- chunk j with chunk j + chunks / 2 first. In place in the store's buffer.
+  // One streaming add per pair (row k < S - 1 is grads_'s, row S - 1 the store's buffer).
+  const auto full = store_.grads();
+  using Row = Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
+  const auto row = [&](int k) {
+    return k + 1 < slots_ ? Row(grads_.data() + static_cast<std::uint64_t>(k) * n_, n_) : Row(full.data(), n_);
+  };
+  for (int w = slots_ / 2; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) {
+      const Row a = row(k), b = row(k + w);
+      Kokkos::parallel_for(
+          "tree_add", range(std::uint64_t(0), n_), KOKKOS_LAMBDA(const std::uint64_t i) { a(i) = a(i) + b(i); });
+    }
+  if (slots_ > 1) Kokkos::deep_copy(full, row(0));
+  fence();
+  // Across ranks: rank r and r ^ d hold the two halves of one node for d = ranks / 2, ..., 1; each adds
+  // the other's (a + b == b + a, so both get the same bits).
+  if (!pairs_.empty()) {
+    auto host = Kokkos::create_mirror_view(full);
+    Kokkos::deep_copy(host, full);
+    // A sum over two ranks is one addition per element, whichever rank computes it (under the watchdog).
+    for (Pair& pair : pairs_) {
+      pair.sum->start(host.data(), n_);
+      pair.sum->start(control.data(), control.size());
+      pair.sum->wait(step);
+    }
+    Kokkos::deep_copy(full, host);
+  }
+  // Every rank holds the whole sum: the verdict on NaN/Inf is the same everywhere.
+  const bool finite = optim::all_finite<float>(optim::Optimizer<float>::Vector(full.data(), n_));
+  const bool sliced = shard && !shard->counts.empty();
+  if (sliced || out != full.data())
+    Kokkos::deep_copy(Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>(
+                          out, sliced ? shard->count : n_),
+                      Kokkos::subview(full, std::make_pair(sliced ? shard->offset : 0,
+                                                           sliced ? shard->offset + shard->count : n_)));
+  return finite;
+}
+
+double FixedPointSum::norm(const float* data, const ParameterShard* shard) const {
+  const bool sliced = shard && !shard->counts.empty();
+  const std::uint64_t first = sliced ? shard->offset : 0, count = sliced ? shard->count : n_;
+  const std::uint64_t b0 = first / kBlock, b1 = count == 0 ? b0 : (first + count + kBlock - 1) / kBlock;
+  View1<double> partial("fp_norm_blocks", b1 - b0);
+  const Kokkos::View<const float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged> x(data, count);
+  Kokkos::parallel_for(
+      "fp_norm", range(b0, b1), KOKKOS_LAMBDA(const std::uint64_t b) {
+        const std::uint64_t begin = b * kBlock - first;
+        const std::uint64_t end = begin + kBlock < count ? begin + kBlock : count;
+        double s = 0;
+        for (std::uint64_t i = begin; i < end; ++i) s += static_cast<double>(x(i)) * static_cast<double>(x(i));
+        partial(b - b0) = s;
+      });
+  const auto host = to_host(partial);
+  std::vector<double> blocks(blocks_, 0.0);
+  for (std::uint64_t b = b0; b < b1; ++b) blocks[b] = host(b - b0);
+  if (sliced) comm_.allreduce_sum(blocks.data(), blocks.size());
+  double s = 0;
+  for (const double v : blocks) s += v;
+  return std::sqrt(s);
+}
+
+}  // namespace hpct
