@@ -1,4 +1,4 @@
-// The fixed-point sum of chunk gradients that makes training independent of the rank count (see
+// The fixed-order sums of chunk gradients that make training independent of the rank count (see
 // rank_invariant.hpp).
 #include "train/rank_invariant.hpp"
 
@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/log.hpp"
+#include "optim/optimizer.hpp"
 
 namespace hpct {
 
@@ -19,7 +20,15 @@ namespace hpct {
 //   k x ranks + r). A chunk's forward and backward are the same kernels on the same C rows with the
 //   same threads on any rank, so its gradient g_j has the same bits wherever it runs (per-sample
 //   randomness is keyed by sample id and epoch, never the rank; batch norm normalises over the chunk).
-// - Exact sum. The gradient buffer is cut into blocks of kBlock elements. Per block b, the largest
+// - Fixed tree (a power of two of chunks a step, T <= 64: the default chunk G / 4 gives 4). The sum
+//   over chunks is the tree whose node "chunks j = a mod 2^i" is the node "j = a mod 2^(i+1)" plus the
+//   node "j = a + 2^i mod 2^(i+1)". Rank r's chunks (j = r mod P; P divides T, so P is a power of two)
+//   are one node: the rank adds its slots k and k + w for w = S/2, ..., 1 (S = T/P slots), then rank r
+//   and rank r ^ d exchange their nodes and each adds the other's for d = P/2, ..., 1 (a + b == b + a
+//   in IEEE arithmetic, so both hold the same bits). Every float addition is then fixed by the chunk
+//   indices alone, whatever P. With one chunk per rank this is the cost of the default all-reduce
+//   (one full exchange at 2 ranks, log2 P at P); the error is that of any float sum (T - 1 roundings).
+// - Exact sum (any other chunk count, e.g. 3 ranks). The gradient buffer is cut into blocks of kBlock elements. Per block b, the largest
 //   |g_j| over all chunks of the step gives an exponent e_b with |g_j| < 2^e_b (one MPI_MAX of one int
 //   per block; NaN/Inf is a reserved exponent, so every rank sees a non-finite step alike). Every
 //   g_j is converted to the int64 q_j = trunc(g_j 2^(62 - L - e_b)), L = ceil(log2(chunks per step)),
@@ -39,8 +48,9 @@ namespace hpct {
 //   The gradient norm (clipping, log) is summed per block, then over blocks in order, so a ZeRO-1
 //   slice (block-aligned) gives the unsharded bits. The update, the EMA, the loss scaler: elementwise
 //   or on agreed values.
-// The gradient all-reduce is then this int64 MPI sum whatever comm_backend, hierarchical_allreduce,
-// bucket_mb and overlap_allreduce say (the log says so); ZeRO-1 reduce-scatters the ints.
+// The gradient all-reduce is then these MPI exchanges whatever comm_backend, hierarchical_allreduce,
+// bucket_mb and overlap_allreduce say (the log says so); ZeRO-1 reduce-scatters the ints (the tree
+// sums whole, then each rank keeps its slice).
 namespace {
 constexpr int kZero = std::numeric_limits<int>::min() / 2;       // an all-zero block
 constexpr int kNonfinite = std::numeric_limits<int>::max() / 2;  // a block holding NaN/Inf
@@ -95,22 +105,41 @@ MicroBatching resolve_micro_batching(const deck::Deck& deck, TrainConfig& c, int
   return {chunk, static_cast<int>(c.batch_size * static_cast<std::uint64_t>(c.accumulation_steps) / chunk)};
 }
 
-FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots)
+FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots, double watchdog_timeout)
     : comm_(comm),
       store_(store),
       slots_(slots),
       n_(store.count()),
       blocks_((store.count() + kBlock - 1) / kBlock),
-      grads_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "chunk_grads"), static_cast<std::size_t>(slots),
+      grads_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "chunk_grads"), static_cast<std::size_t>(slots - 1),
              store.count()),
       used_(static_cast<std::size_t>(slots)),
       losses_(static_cast<std::size_t>(slots)),
       sums_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "chunk_sums"), store.count()),
       exponents_("chunk_exponents", blocks_) {
+  const int total = slots * comm.size();
+  tree_ = total <= kMaxTreeSlots && (total & (total - 1)) == 0;
+  if (tree_)  // the tree's pairs of ranks {r, r ^ d}, d = ranks / 2, ..., 1
+    for (int d = comm.size() / 2; d >= 1; d /= 2) {
+      Pair pair;
+      MPI_Comm_split(comm.raw(), comm.rank() & ~d, comm.rank(), &pair.raw);
+      pair.comm = std::make_unique<Comm>(pair.raw);
+      pair.sum = std::make_unique<WatchedAllreduce>(*pair.comm, watchdog_timeout);
+      pair.sum->reserve(2);
+      pairs_.push_back(std::move(pair));
+    }
   for (const auto& t : store.tensors())
     if (!t.trainable) state_.emplace_back(t.offset, t.size), state_count_ += t.size;
   state0_.resize(state_count_);
   state_slots_.resize(state_count_ * static_cast<std::size_t>(slots));
+}
+
+FixedPointSum::~FixedPointSum() {
+  for (Pair& pair : pairs_) {
+    pair.sum.reset();
+    pair.comm.reset();
+    MPI_Comm_free(&pair.raw);
+  }
 }
 
 ParameterShard FixedPointSum::aligned_shard(const Comm& comm, std::uint64_t n) {
@@ -147,13 +176,14 @@ void copy_state(const View1<float>& params, const std::vector<std::pair<std::uin
 }  // namespace
 
 void FixedPointSum::begin_step() {
+  dirty_ = false;  // the step runner zeroed the gradients
   std::fill(used_.begin(), used_.end(), false);
   std::fill(losses_.begin(), losses_.end(), 0.0);
   if (state_count_ > 0) copy_state(store_.params(), state_, state0_.data(), false);
 }
 
 void FixedPointSum::before_chunk() {
-  store_.zero_grads();
+  if (dirty_) store_.zero_grads();
   if (state_count_ > 0) copy_state(store_.params(), state_, state0_.data(), true);
 }
 
@@ -161,12 +191,14 @@ void FixedPointSum::after_chunk(int slot, double loss_sum) {
   const auto k = static_cast<std::size_t>(slot);
   used_[k] = true;
   losses_[k] = loss_sum;
-  Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), store_.grads());
+  dirty_ = true;
+  // The last slot's gradient stays in the store's buffer (with one slot a step copies nothing).
+  if (slot + 1 < slots_) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), store_.grads());
   if (state_count_ > 0) copy_state(store_.params(), state_, state_slots_.data() + k * state_count_, false);
 }
 
 FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* shard, int chunks, bool stop,
-                                             bool checkpoint_due) {
+                                             bool checkpoint_due, std::uint64_t step) {
   Outcome o;
   const int ranks = comm_.size(), rank = comm_.rank();
   const int total = slots_ * ranks;
@@ -182,7 +214,9 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
   }
   control[static_cast<std::size_t>(total)] = stop ? 1 : 0;
   control[static_cast<std::size_t>(total) + 1] = checkpoint_due ? 1 : 0;
-  comm_.allreduce_sum(control.data(), control.size());
+  // The tree exchanges the control values with the gradients (one synchronisation a step).
+  if (tree_) o.finite = tree_sum(out, shard, control, step);
+  else comm_.allreduce_sum(control.data(), control.size());
   for (int j = 0; j < total; ++j) o.loss_sum += control[static_cast<std::size_t>(j)];
   o.control[0] = control[static_cast<std::size_t>(total)];
   o.control[1] = control[static_cast<std::size_t>(total) + 1];
@@ -197,19 +231,23 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
     copy_state(store_.params(), state_, mean.data(), true);
   }
 
+  if (tree_) return o;
   // Slots that ran no chunk (the tail of an epoch) add zeros.
-  for (int k = 0; k < slots_; ++k)
+  for (int k = 0; k + 1 < slots_; ++k)
     if (!used_[static_cast<std::size_t>(k)]) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), 0.0f);
+  if (!used_.back() && dirty_) store_.zero_grads();  // it holds a copied slot's gradient
   const auto g = grads_;
+  const auto last = store_.grads();
   const auto ex = exponents_;
   const std::uint64_t n = n_;
-  const int slots = slots_;
+  const int copied = slots_ - 1;
   Kokkos::parallel_for(
       "fp_exponents", range(std::uint64_t(0), blocks_), KOKKOS_LAMBDA(const std::uint64_t b) {
         std::uint32_t top = 0;
         const std::uint64_t end = b * kBlock + kBlock < n ? b * kBlock + kBlock : n;
-        for (int k = 0; k < slots; ++k)
+        for (int k = 0; k < copied; ++k)
           for (std::uint64_t i = b * kBlock; i < end; ++i) top = kmax(top, magnitude_bits(g(k, i)));
+        for (std::uint64_t i = b * kBlock; i < end; ++i) top = kmax(top, magnitude_bits(last(i)));
         const int field = static_cast<int>(top >> 23);
         ex(b) = top >= 0x7f800000u ? kNonfinite : top == 0 ? kZero : (field == 0 ? -126 : field - 126);
       });
@@ -236,8 +274,8 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
   Kokkos::parallel_for(
       "fp_to_int", range(std::uint64_t(0), n), KOKKOS_LAMBDA(const std::uint64_t i) {
         const double s = scale(i / kBlock);
-        std::int64_t acc = 0;
-        for (int k = 0; k < slots; ++k) acc += static_cast<std::int64_t>(static_cast<double>(g(k, i)) * s);
+        auto acc = static_cast<std::int64_t>(static_cast<double>(last(i)) * s);
+        for (int k = 0; k < copied; ++k) acc += static_cast<std::int64_t>(static_cast<double>(g(k, i)) * s);
         sums(i) = acc;
       });
   fence();
@@ -261,6 +299,51 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
       });
   fence();
   return o;
+}
+
+bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vector<double>& control,
+                             std::uint64_t step) {
+  for (int k = 0; k + 1 < slots_; ++k)
+    if (!used_[static_cast<std::size_t>(k)]) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), 0.0f);
+  if (!used_.back() && dirty_) store_.zero_grads();
+  // This rank's node of the tree: its slots k (chunks rank + k ranks), pairs k, k + w for w = slots / 2,
+  // slots / 4, ..., 1 -- chunk j with chunk j + chunks / 2 first. In place in the store's buffer.
+  // One streaming add per pair (row k < S - 1 is grads_'s, row S - 1 the store's buffer).
+  const auto full = store_.grads();
+  using Row = Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
+  const auto row = [&](int k) {
+    return k + 1 < slots_ ? Row(grads_.data() + static_cast<std::uint64_t>(k) * n_, n_) : Row(full.data(), n_);
+  };
+  for (int w = slots_ / 2; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) {
+      const Row a = row(k), b = row(k + w);
+      Kokkos::parallel_for(
+          "tree_add", range(std::uint64_t(0), n_), KOKKOS_LAMBDA(const std::uint64_t i) { a(i) = a(i) + b(i); });
+    }
+  if (slots_ > 1) Kokkos::deep_copy(full, row(0));
+  fence();
+  // Across ranks: rank r and r ^ d hold the two halves of one node for d = ranks / 2, ..., 1; each adds
+  // the other's (a + b == b + a, so both get the same bits).
+  if (!pairs_.empty()) {
+    auto host = Kokkos::create_mirror_view(full);
+    Kokkos::deep_copy(host, full);
+    // A sum over two ranks is one addition per element, whichever rank computes it (under the watchdog).
+    for (Pair& pair : pairs_) {
+      pair.sum->start(host.data(), n_);
+      pair.sum->start(control.data(), control.size());
+      pair.sum->wait(step);
+    }
+    Kokkos::deep_copy(full, host);
+  }
+  // Every rank holds the whole sum: the verdict on NaN/Inf is the same everywhere.
+  const bool finite = optim::all_finite<float>(optim::Optimizer<float>::Vector(full.data(), n_));
+  const bool sliced = shard && !shard->counts.empty();
+  if (sliced || out != full.data())
+    Kokkos::deep_copy(Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>(
+                          out, sliced ? shard->count : n_),
+                      Kokkos::subview(full, std::make_pair(sliced ? shard->offset : 0,
+                                                           sliced ? shard->offset + shard->count : n_)));
+  return finite;
 }
 
 double FixedPointSum::norm(const float* data, const ParameterShard* shard) const {

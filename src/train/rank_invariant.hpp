@@ -1,13 +1,15 @@
 // Training whose weights do not depend on the rank count (`rank_invariant true`): the step's samples
-// in fixed chunks, each chunk's gradient summed over the chunks in a fixed-point int64 format, so
-// the sum is exact and its order free (Note [rank invariance] in rank_invariant.cpp).
+// in fixed chunks, the chunks' gradients summed in a fixed float tree or, exactly, in a fixed-point
+// int64 format (Note [rank invariance] in rank_invariant.cpp).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "comm/comm.hpp"
 #include "comm/gradient_collective.hpp"
+#include "comm/watchdog.hpp"
 #include "deck/deck.hpp"
 #include "nn/parameters.hpp"
 #include "train/config.hpp"
@@ -25,14 +27,18 @@ struct MicroBatching {
 // arithmetic fixed; deck errors name the key.
 MicroBatching resolve_micro_batching(const deck::Deck& deck, TrainConfig& config, int ranks);
 
-// The exact cross-chunk sum of one step. The step runner calls before_chunk / after_chunk around
+// The cross-chunk sum of one step, in an order fixed by the chunks alone. The step runner calls before_chunk / after_chunk around
 // each of this rank's chunks (slot k of the step holds global chunk k * ranks + rank), then reduce.
 class FixedPointSum {
  public:
   static constexpr std::uint64_t kBlock = 1024;  // elements sharing one fixed-point exponent
+  static constexpr int kMaxTreeSlots = 64;       // chunks per step summed in a fixed tree, at most
 
   // `slots`: chunks per rank and step.
-  FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots);
+  FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots, double watchdog_timeout);
+  ~FixedPointSum();
+  FixedPointSum(const FixedPointSum&) = delete;
+  FixedPointSum& operator=(const FixedPointSum&) = delete;
   // A ZeRO-1 slice that starts and ends on block boundaries (the last one at the buffer's end).
   static ParameterShard aligned_shard(const Comm& comm, std::uint64_t n);
 
@@ -51,17 +57,32 @@ class FixedPointSum {
   // Sums the chunks over ranks into out (the whole buffer, or with `shard` this rank's slice, at
   // out[0]); the state becomes the mean of the chunks' in chunk order. `chunks`: chunks with rows in
   // the step (all ranks).
-  Outcome reduce(float* out, const ParameterShard* shard, int chunks, bool stop, bool checkpoint_due);
+  Outcome reduce(float* out, const ParameterShard* shard, int chunks, bool stop, bool checkpoint_due,
+                 std::uint64_t step);
   // The L2 norm of data (the whole buffer, or this rank's slice of it with `shard`), the same bits
   // for any slicing: per block in order, then over blocks in order.
   double norm(const float* data, const ParameterShard* shard) const;
+  // Whether the step's chunks are summed in a fixed float tree (a power of two of them, at most
+  // kMaxTreeSlots) rather than in fixed point.
+  bool tree() const { return tree_; }
 
  private:
   const Comm& comm_;
   nn::ParameterStore<float>& store_;
   int slots_;
   std::uint64_t n_, blocks_;
-  View2<float> grads_;          // [slot, element]: each slot's chunk gradient
+  View2<float> grads_;  // [slot, element]: the chunk gradients of every slot but the last
+  // The tree sum into out (Note [rank invariance]); false when a gradient is NaN/Inf.
+  // `control` (the per-chunk values and flags) is summed along.
+  bool tree_sum(float* out, const ParameterShard* shard, std::vector<double>& control, std::uint64_t step);
+  bool tree_ = false;
+  struct Pair {  // tree: one exchange across ranks
+    MPI_Comm raw = MPI_COMM_NULL;
+    std::unique_ptr<Comm> comm;
+    std::unique_ptr<WatchedAllreduce> sum;
+  };
+  std::vector<Pair> pairs_;
+  bool dirty_ = false;          // the store's gradient buffer holds a chunk's gradient
   std::vector<bool> used_;      // slot ran a chunk this step
   std::vector<double> losses_;  // per slot
   // State tensors (trainable false): (offset, size), the step's starting values, per slot values.

@@ -102,9 +102,13 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
   CollectiveOptions o = config.collective_options();
   if (config.rank_invariant) {  // the gradients go through FixedPointSum; the collective all-gathers only
     chunk_ = config.rank_invariant_chunk;
+    if (chunk_ == 0)  // only NetworkTrainer cuts the steps into chunks (resolve_micro_batching)
+      throw Error("rank_invariant: network training by `train` only (not the in-situ library)",
+                  ExitCode::bad_input);
     invariant_ = std::make_unique<FixedPointSum>(
         comm, store,
-        static_cast<int>(config.batch_size * static_cast<std::uint64_t>(config.accumulation_steps) / chunk_));
+        static_cast<int>(config.batch_size * static_cast<std::uint64_t>(config.accumulation_steps) / chunk_),
+        config.watchdog_timeout);
     o.backend = "mpi", o.hierarchical = false, o.overlap = false;
   }
   // Buckets need a plan and more than one rank; sharding exchanges slices instead (Note [optimizer sharding]).
@@ -245,16 +249,16 @@ StepOutcome StepRunner::finish_invariant(StepOutcome r, std::uint64_t global_ste
   {
     ScopedTime t(time.comm, "allreduce");
     o = invariant_->reduce(out, shard, static_cast<int>((step_samples + chunk_ - 1) / chunk_),
-                           control.stop_requested, control.time_checkpoint_due);
+                           control.stop_requested, control.time_checkpoint_due, global_step);
   }
   ScopedTime t(time.compute, "optimizer");
   control_ = {o.loss_sum, o.control[0], o.control[1]};
   decode_control(r, step_samples);
-  r.grad_norm = std::numeric_limits<double>::quiet_NaN();
-  if (o.finite) {
-    if (scaler_.enabled()) optim::scale_values<float>(grads, 1.0 / r.loss_scale);
+  r.grad_norm = o.finite ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  if (o.finite && scaler_.enabled()) optim::scale_values<float>(grads, 1.0 / r.loss_scale);
+  // Note [norm only when wanted]; the exponents found NaN/Inf already.
+  if (o.finite && (clip_ > 0 || step_is_logged(global_step + 1, log_every_, total_steps_)))
     r.grad_norm = invariant_->norm(out, shard);
-  }
   r.nonfinite = !std::isfinite(r.loss) || !std::isfinite(r.grad_norm);
   if (!scaler_.update(r.nonfinite)) {
     r.applied = false;

@@ -3,7 +3,8 @@
 # network family's scaled-down quickstart keeps the global batch and trains on 1, 2 and 4 ranks
 # (and 3 where the batch allows), and the weights files hold the same bytes in every dataset (the
 # files' deck attribute names the per-rank batch, so the datasets are dumped and compared with cmp).
-# mlp also with gradient accumulation, ZeRO-1, clipping and an EMA, and a run resumed on another
+# mlp also with gradient accumulation, ZeRO-1, clipping and an EMA, in both sums (12 chunks a step:
+# fixed point; 4: the float tree), and a run resumed on another
 # rank count from a mid-epoch checkpoint of a 4-rank run equals the uninterrupted 1-rank run.
 # usage: rank_invariant.sh BUILD_DIR MPIEXEC WORKDIR SOURCE_DIR PYTHON [FAMILY...]
 # (no FAMILY: all of them; PYTHON: the reference venv's, for the digits and token data)
@@ -63,6 +64,11 @@ for family in $families; do
     train mlp2zero 2 "${m[@]}" --set batch_size=24 --set optimizer_sharding=true
     train mlp4zero 4 "${m[@]}" --set batch_size=12 --set optimizer_sharding=true
     same mlp1 mlp2 mlp3 mlp4 mlp2acc mlp2zero mlp4zero
+    # The default chunk (48 / 4): 4 chunks a step, summed in the fixed float tree.
+    train tree1 1 "${m[@]}" --set rank_invariant_chunk=0 --set batch_size=48
+    train tree2 2 "${m[@]}" --set rank_invariant_chunk=0 --set batch_size=24 --set optimizer_sharding=true
+    train tree4 4 "${m[@]}" --set rank_invariant_chunk=0 --set batch_size=12
+    same tree1 tree2 tree4
     grep -q "rank_invariant: chunks of 4 samples" "$work/mlp2.log" || fail "no rank_invariant log line"
     # Resume across rank counts: a 4-rank ZeRO-1 run's checkpoint after step 7 (mid-epoch), resumed
     # on 2 ranks and on 1, continues the uninterrupted run bit for bit.
