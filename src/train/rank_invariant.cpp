@@ -96,17 +96,19 @@ MicroBatching resolve_micro_batching(const deck::Deck& deck, TrainConfig& c, int
     deck.fail("rank_invariant",
               "not with conv_algorithm auto unless conv_deterministic true: timed choices "
               "may differ between runs");
-  if (ranks > 1 && (c.hierarchical_allreduce || c.comm_backend == "shm" || c.comm_backend == "nccl"))
-    Log::info("  rank_invariant: the gradients are summed as int64 over MPI (comm_backend " + c.comm_backend +
-              (c.hierarchical_allreduce ? ", hierarchical_allreduce" : "") + " apply to the default path only)");
+  if (ranks > 2 && (c.hierarchical_allreduce || c.comm_backend == "shm" || c.comm_backend == "nccl"))
+    Log::info("  rank_invariant: beyond 2 ranks the chunk sums run over MPI (comm_backend " + c.comm_backend +
+              (c.hierarchical_allreduce ? ", hierarchical_allreduce" : "") + " apply at 2 ranks)");
   c.rank_invariant_chunk = chunk;
   Log::info(strf("  rank_invariant: chunks of %llu samples, summed in int64 fixed point",
                  (unsigned long long)chunk));
   return {chunk, static_cast<int>(c.batch_size * static_cast<std::uint64_t>(c.accumulation_steps) / chunk)};
 }
 
-FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots, double watchdog_timeout)
+FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots, double watchdog_timeout,
+                             GradientCollective* whole)
     : comm_(comm),
+      whole_(comm.size() == 2 ? whole : nullptr),
       store_(store),
       slots_(slots),
       n_(store.count()),
@@ -119,7 +121,7 @@ FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store,
       exponents_("chunk_exponents", blocks_) {
   const int total = slots * comm.size();
   tree_ = total <= kMaxTreeSlots && (total & (total - 1)) == 0;
-  if (tree_)  // the tree's pairs of ranks {r, r ^ d}, d = ranks / 2, ..., 1
+  if (tree_ && !whole_)  // the tree's pairs of ranks {r, r ^ d}, d = ranks / 2, ..., 1
     for (int d = comm.size() / 2; d >= 1; d /= 2) {
       Pair pair;
       MPI_Comm_split(comm.raw(), comm.rank() & ~d, comm.rank(), &pair.raw);
@@ -324,7 +326,14 @@ bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vecto
   fence();
   // Across ranks: rank r and r ^ d hold the two halves of one node for d = ranks / 2, ..., 1; each adds
   // the other's (a + b == b + a, so both get the same bits).
-  if (!pairs_.empty()) {
+  if (whole_) {  // 2 ranks: the run's own all-reduce (shm, NCCL or MPI) adds a + b, the tree's root
+    const float* summed = whole_->all_reduce(full.data(), n_, control.data(), static_cast<int>(control.size()),
+                                             step);
+    if (summed != full.data())
+      Kokkos::deep_copy(full,
+                        Kokkos::View<const float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>(summed,
+                                                                                                           n_));
+  } else if (!pairs_.empty()) {
     auto host = Kokkos::create_mirror_view(full);
     Kokkos::deep_copy(host, full);
     // A sum over two ranks is one addition per element, whichever rank computes it (under the watchdog).
