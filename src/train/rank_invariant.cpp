@@ -26,8 +26,10 @@ namespace hpct {
 //   are one node: the rank adds its slots k and k + w for w = S/2, ..., 1 (S = T/P slots), then rank r
 //   and rank r ^ d exchange their nodes and each adds the other's for d = P/2, ..., 1 (a + b == b + a
 //   in IEEE arithmetic, so both hold the same bits). Every float addition is then fixed by the chunk
-//   indices alone, whatever P. With one chunk per rank this is the cost of the default all-reduce
-//   (one full exchange at 2 ranks, log2 P at P); the error is that of any float sum (T - 1 roundings).
+//   indices alone, whatever P. At 2 ranks the one exchange is the run's own all-reduce (shm, NCCL or
+//   MPI: any sum of two values is a + b), so with one chunk per rank the step costs what the default
+//   step costs; beyond, log2 P watched all-reduces over pairs of ranks. The error is that of any float
+//   sum (T - 1 roundings).
 // - Exact sum (any other chunk count, e.g. 3 ranks). The gradient buffer is cut into blocks of kBlock elements. Per block b, the largest
 //   |g_j| over all chunks of the step gives an exponent e_b with |g_j| < 2^e_b (one MPI_MAX of one int
 //   per block; NaN/Inf is a reserved exponent, so every rank sees a non-finite step alike). Every
@@ -48,9 +50,9 @@ namespace hpct {
 //   The gradient norm (clipping, log) is summed per block, then over blocks in order, so a ZeRO-1
 //   slice (block-aligned) gives the unsharded bits. The update, the EMA, the loss scaler: elementwise
 //   or on agreed values.
-// The gradient all-reduce is then these MPI exchanges whatever comm_backend, hierarchical_allreduce,
-// bucket_mb and overlap_allreduce say (the log says so); ZeRO-1 reduce-scatters the ints (the tree
-// sums whole, then each rank keeps its slice).
+// Beyond the tree's 2-rank exchange the sums run over MPI whatever comm_backend and
+// hierarchical_allreduce say (the log says so); no buckets, no overlap; ZeRO-1 reduce-scatters the
+// ints (the tree sums whole over MPI, then each rank keeps its slice).
 namespace {
 constexpr int kZero = std::numeric_limits<int>::min() / 2;       // an all-zero block
 constexpr int kNonfinite = std::numeric_limits<int>::max() / 2;  // a block holding NaN/Inf
