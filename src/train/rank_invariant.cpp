@@ -329,8 +329,9 @@ bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vecto
   // Across ranks: rank r and r ^ d hold the two halves of one node for d = ranks / 2, ..., 1; each adds
   // the other's (a + b == b + a, so both get the same bits).
   if (whole_) {  // 2 ranks: the run's own all-reduce (shm, NCCL or MPI) adds a + b, the tree's root
-    const float* summed = whole_->all_reduce(full.data(), n_, control.data(), static_cast<int>(control.size()),
-                                             step);
+    // The control values (more than the run's collective carries: shm takes 4) over MPI.
+    const float* summed = whole_->all_reduce(full.data(), n_, control.data(), 0, step);
+    comm_.allreduce_sum(control.data(), control.size());
     if (summed != full.data())
       Kokkos::deep_copy(full,
                         Kokkos::View<const float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>(summed,
