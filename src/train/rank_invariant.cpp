@@ -206,8 +206,32 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
   Outcome o;
   const int ranks = comm_.size(), rank = comm_.rank();
   const int total = slots_ * ranks;
-  // Losses, flags and state: one slot per chunk, filled by the rank that ran it.
   const std::size_t m = state_count_;
+  if (tree_) {  // losses and states summed in the gradients' tree: [loss, state..., stop, checkpoint]
+    std::vector<std::vector<double>> node(static_cast<std::size_t>(slots_), std::vector<double>(1 + m, 0.0));
+    for (std::size_t k = 0; k < node.size(); ++k) {
+      if (!used_[k]) continue;
+      node[k][0] = losses_[k];
+      for (std::size_t t = 0; t < m; ++t) node[k][1 + t] = state_slots_[k * m + t];
+    }
+    for (std::size_t w = node.size() / 2; w >= 1; w /= 2)
+      for (std::size_t k = 0; k < w; ++k)
+        for (std::size_t t = 0; t <= m; ++t) node[k][t] = node[k][t] + node[k + w][t];
+    std::vector<double> control = node[0];
+    control.push_back(stop ? 1 : 0);
+    control.push_back(checkpoint_due ? 1 : 0);
+    o.finite = tree_sum(out, shard, control, step);
+    o.loss_sum = control[0];
+    o.control[0] = control[m + 1];
+    o.control[1] = control[m + 2];
+    if (m > 0 && chunks > 0) {
+      std::vector<float> mean(m);
+      for (std::size_t t = 0; t < m; ++t) mean[t] = static_cast<float>(control[1 + t] / chunks);
+      copy_state(store_.params(), state_, mean.data(), true);
+    }
+    return o;
+  }
+  // Losses, flags and state: one slot per chunk, filled by the rank that ran it.
   std::vector<double> control(static_cast<std::size_t>(total) * (1 + m) + 2, 0.0);
   for (int k = 0; k < slots_; ++k) {
     const auto j = static_cast<std::size_t>(k * ranks + rank), kk = static_cast<std::size_t>(k);
@@ -218,9 +242,7 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
   }
   control[static_cast<std::size_t>(total)] = stop ? 1 : 0;
   control[static_cast<std::size_t>(total) + 1] = checkpoint_due ? 1 : 0;
-  // The tree exchanges the control values with the gradients (one synchronisation a step).
-  if (tree_) o.finite = tree_sum(out, shard, control, step);
-  else comm_.allreduce_sum(control.data(), control.size());
+  comm_.allreduce_sum(control.data(), control.size());
   for (int j = 0; j < total; ++j) o.loss_sum += control[static_cast<std::size_t>(j)];
   o.control[0] = control[static_cast<std::size_t>(total)];
   o.control[1] = control[static_cast<std::size_t>(total) + 1];
@@ -235,7 +257,6 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
     copy_state(store_.params(), state_, mean.data(), true);
   }
 
-  if (tree_) return o;
   // Slots that ran no chunk (the tail of an epoch) add zeros.
   for (int k = 0; k + 1 < slots_; ++k)
     if (!used_[static_cast<std::size_t>(k)]) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), 0.0f);
@@ -329,9 +350,11 @@ bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vecto
   // Across ranks: rank r and r ^ d hold the two halves of one node for d = ranks / 2, ..., 1; each adds
   // the other's (a + b == b + a, so both get the same bits).
   if (whole_) {  // 2 ranks: the run's own all-reduce (shm, NCCL or MPI) adds a + b, the tree's root
-    // The control values (more than the run's collective carries: shm takes 4) over MPI.
-    const float* summed = whole_->all_reduce(full.data(), n_, control.data(), 0, step);
-    comm_.allreduce_sum(control.data(), control.size());
+    // The control values ride along when the collective carries them all (shm: 4), else over MPI.
+    const bool along = control.size() <= 4;
+    const float* summed = whole_->all_reduce(full.data(), n_, control.data(),
+                                             along ? static_cast<int>(control.size()) : 0, step);
+    if (!along) comm_.allreduce_sum(control.data(), control.size());
     if (summed != full.data())
       Kokkos::deep_copy(full,
                         Kokkos::View<const float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>(summed,
