@@ -14,6 +14,7 @@
 #include <string>
 
 #include "comm/comm.hpp"
+#include "core/blas_kernels.hpp"
 #include "core/error.hpp"
 #include "core/gpu_fallback.hpp"
 #include "core/log.hpp"
@@ -75,7 +76,8 @@ TableOptions parse_table_options(int argc, char** argv) {
 }
 
 // The rows of the data file, `num_features` wide, read through the data-source registry.
-hpct::gbdt::Data load_table(const TableOptions& o, long long num_features, const hpct::Comm& comm) {
+hpct::gbdt::Data load_table(const TableOptions& o, long long num_features, const hpct::gbdt::Categories& cats,
+                            const hpct::Comm& comm) {
   using namespace hpct;
   deck::Deck d;
   comm.run_agreed([&] {
@@ -84,7 +86,7 @@ hpct::gbdt::Data load_table(const TableOptions& o, long long num_features, const
     declare_data_source_keys(s);
     d = deck::Deck::parse(o.settings, "predict's command line", s);
   });
-  return gbdt::load_data(d, "data_file", "data", comm, num_features);
+  return gbdt::load_data(d, "data_file", "data", comm, num_features, &cats, "the model");
 }
 
 // Rank 0 gathers the blocks in rank order (= file order) and writes K values per line.
@@ -110,7 +112,7 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
   const bool margin = opt.margin, labelled = opt.labelled;
   gbdt::Model model;
   comm.run_agreed([&] { model = read_model(model_path); });
-  const Data d = load_table(opt, model.num_features, comm);
+  const Data d = load_table(opt, model.num_features, model.categories, comm);
   check_column_names(model.feature_names, d, "the model");
   std::vector<double> m = predict_margins(model, d.x, d.rows);
   const int K = model.num_outputs();
@@ -137,7 +139,7 @@ int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
       throw Error("predict: --margin is for GBDT models; an ensemble writes its scores", ExitCode::bad_input);
     e = ensemble::read_ensemble(argv[1]);
   });
-  const gbdt::Data d = load_table(opt, e.spec.num_features, comm);
+  const gbdt::Data d = load_table(opt, e.spec.num_features, gbdt::Categories{}, comm);  // members: numeric
   std::vector<double> s;
   comm.run_agreed([&] { s = ensemble::ensemble_scores(e, d.x, d.rows, d.cols, d.first_row); });
   if (opt.labelled) {
@@ -161,13 +163,15 @@ int predict_main(int argc, char** argv, const hpct::Comm& comm) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  hpct::exec_host_twin_without_gpu(argv);  // GPU build, no GPU: the host build's predict
+  hpct::exec_host_twin_without_gpu(argv);                         // GPU build, no GPU: the host build's predict
+  const std::string blas_note = hpct::choose_openblas_kernels();  // Note [OpenBLAS on unknown CPU models]
   MPI_Init(&argc, &argv);
   int code = 0;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     const hpct::Comm comm;
     hpct::Log::set_rank(comm.rank());
+    if (!blas_note.empty()) hpct::Log::info(blas_note);
     try {
       code = predict_main(argc, argv, comm);
     } catch (const hpct::Error& e) {

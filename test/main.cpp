@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/blas_kernels.hpp"
 #include "core/gpu_fallback.hpp"
 #include "core/log.hpp"
 
@@ -38,6 +39,9 @@ int main(int argc, char** argv) {
     }
   }
   hpct::exec_host_twin_without_gpu(argv);  // a GPU build's test without a GPU runs its host twin
+  // The kernels the programs use (Note [OpenBLAS on unknown CPU models]), so that tests comparing
+  // with a program's output see the same GEMM bits.
+  hpct::choose_openblas_kernels();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0;

@@ -18,13 +18,14 @@
 #include "data/batch.hpp"
 #include "data/dataset.hpp"
 #include "data/epoch_order.hpp"
+#include "data/epoch_rows.hpp"
 #include "data/epoch_stager.hpp"
 #include "data/loader_thread.hpp"
 #include "data/shard_options.hpp"
 
 namespace hpct {
 
-class EpochShard {
+class EpochShard : public EpochRows {
  public:
   // `specs`: the data set's fields with the checks the model asks for (Model::constrain_fields);
   // without it, data->fields().
@@ -34,22 +35,23 @@ class EpochShard {
              const ShardOptions& options = {})
       : EpochShard(data, data->fields(), sampler, rank, options) {}
   // Stops a running prefetch (between two reads) and waits for it.
-  ~EpochShard();
+  ~EpochShard() override;
   EpochShard(const EpochShard&) = delete;
   EpochShard& operator=(const EpochShard&) = delete;
 
   // Makes this rank's rows of `epoch` what fill() and ids() show. Returns the bad-value code
   // (field.hpp) of the first bad value among the rows it validated (all of the part when it is
   // held, else this rank's rows of the epoch); the caller agrees over ranks.
-  long long load(std::uint64_t epoch);
+  long long load(std::uint64_t epoch) override;
 
   // Rows [first, first + count) of the device buffers hold micro-batch (step, micro).
   std::uint64_t first(std::uint64_t step, int micro) const { return offsets_[index(step, micro)]; }
-  std::uint64_t count(std::uint64_t step, int micro) const {
+  std::uint64_t count(std::uint64_t step, int micro) const override {
     return offsets_[index(step, micro) + 1] - offsets_[index(step, micro)];
   }
   // Sets every field of micro-batch (step, micro), its ids and its row count in `b` (no allocation).
-  void fill(Batch& b, std::uint64_t step, int micro) const;
+  void fill(Batch& b, std::uint64_t step, int micro) const override;
+  std::string describe_bad(long long code) const override { return describe_bad_value(*data_, specs_, code); }
   // Rows [first, first + n) of a fixed float32 field as a matrix (tests, checks).
   Tensor<float>::Matrix float_rows(const char* name, std::uint64_t first, std::uint64_t n) const;
   Tensor<float>::Matrix inputs() const { return float_rows(Batch::kInputs, 0, rows_); }

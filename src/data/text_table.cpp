@@ -28,6 +28,14 @@ long long TextTableDataset::read_block(std::uint64_t first, std::uint64_t count,
   return read_rows(rows, out);
 }
 
+void TextTableDataset::read_block_strings(std::uint64_t first, std::uint64_t count, float* x, float* y,
+                                          io::TextStrings& strings) const {
+  std::vector<std::uint64_t> rows(count);
+  for (std::uint64_t i = 0; i < count; ++i) rows[i] = first + i;
+  io::read_text_rows(t_, rows.data(), rows.size(), x, labelled() ? y : nullptr,
+                     t_.opt.format == io::TextFormat::libsvm ? nullptr : &strings);
+}
+
 std::string TextTableDataset::describe_row(std::uint64_t row, int field) const {
   const std::string what = field == 0 ? "features" : "label";
   return t_.file + ":" + std::to_string(t_.line.at(row)) + ": " + what;

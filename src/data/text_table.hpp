@@ -27,6 +27,10 @@ class TextTableDataset : public Dataset {
   std::vector<std::string> value_names(int field) const override;
   long long file_line(std::uint64_t row) const override { return t_.line.at(row); }
   const io::TextLayout& layout() const { return t_; }
+  // CSV/TSV: rows [first, first + count) as read_block, with the feature fields that are not
+  // numbers in `strings` (NaN in x) instead of an error: the trees' categorical columns.
+  void read_block_strings(std::uint64_t first, std::uint64_t count, float* x, float* y,
+                          io::TextStrings& strings) const;
 
  private:
   bool labelled() const { return t_.opt.label_column >= 0 || t_.opt.format == io::TextFormat::libsvm; }

@@ -115,7 +115,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   gbdt::Data train = gbdt::load_data(deck, "data_file", "train", comm);
   gbdt::Data valid;
   if (!deck.get_string("validation_file").empty()) {
-    valid = gbdt::load_data(deck, "validation_file", "valid", comm, train.cols);
+    valid = gbdt::load_data(deck, "validation_file", "valid", comm, train.cols, &train.categories);
   } else {
     const double frac = deck.get_real("validation_fraction");
     if (frac <= 0) deck.fail("validation_fraction", "an ensemble is evaluated on a held-out part; set it above 0");
@@ -126,7 +126,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   std::vector<const gbdt::Data*> sets{&valid};
   gbdt::Data test;
   if (!deck.get_string("test_file").empty()) {
-    test = gbdt::load_data(deck, "test_file", "test", comm, train.cols);
+    test = gbdt::load_data(deck, "test_file", "test", comm, train.cols, &train.categories);
     sets.push_back(&test);
   }
   // Multiclass: K from num_class, else the highest training label + 1 (over all ranks); every label

@@ -57,6 +57,8 @@ void sort_floats(std::vector<float>& v) {
 std::uint8_t BinCuts::bin_of(int f, float x) const {
   const auto& u = upper[static_cast<std::size_t>(f)];
   if (std::isnan(x)) return static_cast<std::uint8_t>(u.size());
+  if (is_categorical(f))  // a code: its own bin, or the NaN bin past the last one (as bin_matrix)
+    return static_cast<std::uint8_t>(x >= 0 && x <= u.back() ? static_cast<int>(x) : static_cast<int>(u.size()));
   return static_cast<std::uint8_t>(lower_bin(u.data(), static_cast<int>(u.size()), clamp_inf(x)));
 }
 
@@ -146,6 +148,20 @@ BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long 
   fence();
   cuts.finish();
   return cuts;
+}
+
+void set_categorical(BinCuts& cuts, const std::vector<int>& num_categories, int max_bin) {
+  const int F = cuts.num_features();
+  cuts.categorical.assign(static_cast<std::size_t>(F), 0);
+  for (int f = 0; f < F && f < static_cast<int>(num_categories.size()); ++f) {
+    const int n = num_categories[static_cast<std::size_t>(f)];
+    if (n < 0) continue;
+    auto& u = cuts.upper[static_cast<std::size_t>(f)];
+    u.resize(static_cast<std::size_t>(kmax(1, kmin(n, max_bin))));
+    for (std::size_t b = 0; b < u.size(); ++b) u[b] = static_cast<float>(b);
+    cuts.categorical[static_cast<std::size_t>(f)] = 1;
+  }
+  cuts.finish();
 }
 
 View2<std::uint8_t> bin_matrix(const BinCuts& cuts, const std::vector<float>& x, long long n) {

@@ -32,10 +32,16 @@ struct BinCuts {
   // upper bound is FLT_MAX. The NaN bin of feature f is number upper[f].size().
   std::vector<std::vector<float>> upper;
   std::vector<int> offset;  // first histogram slot of each feature; offset[F] = total bins
+  // categorical[f] != 0: feature f holds category codes and bin b is code b (upper[f][b] = b), codes
+  // past the last bin share the NaN bin (Note [categorical splits]); empty: none is.
+  std::vector<char> categorical;
 
   int num_features() const { return static_cast<int>(upper.size()); }
   int nan_bin(int f) const { return static_cast<int>(upper[static_cast<std::size_t>(f)].size()); }
   int total_bins() const { return offset.back(); }
+  bool is_categorical(int f) const {
+    return static_cast<std::size_t>(f) < categorical.size() && categorical[static_cast<std::size_t>(f)] != 0;
+  }
   std::uint8_t bin_of(int f, float x) const;
   void finish();  // fills offset from upper
 };
@@ -52,6 +58,11 @@ std::vector<float> cuts_from_sorted(const std::vector<float>& sorted, int max_bi
 // sample (hence the cuts) does not depend on how rows are split over ranks.
 BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long first_row, long long global_rows,
                      int max_bin, long long sample_rows, std::uint64_t seed, const Comm& comm);
+
+// Makes the features with num_categories[f] >= 0 categorical: bin b holds code b for the first
+// min(num_categories[f], max_bin) codes (at least one bin), the rest share the NaN bin. Codes are
+// ordered by frequency (gbdt/categories.hpp), so the rarest categories are the ones merged.
+void set_categorical(BinCuts& cuts, const std::vector<int>& num_categories, int max_bin);
 
 // Bins a host matrix into a device matrix [n, F] of uint8.
 View2<std::uint8_t> bin_matrix(const BinCuts& cuts, const std::vector<float>& x, long long n);

@@ -90,6 +90,7 @@ struct Booster::State {
     model.num_class = p.objective == Objective::multiclass ? p.num_class : 1;
     model.num_features = static_cast<int>(tr.cols);
     model.feature_names = tr.feature_names;
+    model.categories = tr.categories;
     K = model.num_outputs();
     metrics = p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)} : p.metrics;
     if (resume) model.base_margin = resume->base_margin;
@@ -99,8 +100,10 @@ struct Booster::State {
 
     cuts = [&] {  // a trace phase of its own (the global quantiles: an all-gather)
       trace::Scope t("binning");
-      return compute_cuts(tr.x, tr.rows, static_cast<int>(tr.cols), tr.first_row, tr.global_rows, p.max_bin,
-                          p.bin_sample_rows, p.seed, comm);
+      BinCuts c = compute_cuts(tr.x, tr.rows, static_cast<int>(tr.cols), tr.first_row, tr.global_rows, p.max_bin,
+                               p.bin_sample_rows, p.seed, comm);
+      if (tr.categories.any()) set_categorical(c, tr.categories.counts(static_cast<int>(tr.cols)), p.max_bin);
+      return c;
     }();
     bins = [&] {
       trace::Scope t("binning");

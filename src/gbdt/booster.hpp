@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/comm.hpp"
+#include "gbdt/categories.hpp"
 #include "gbdt/grow.hpp"
 #include "gbdt/model.hpp"
 
@@ -48,6 +49,7 @@ struct Data {
   std::vector<float> w;                    // empty: unit weights
   std::vector<int> line;                   // file line (or row) of each local row, for messages
   std::vector<std::string> feature_names;  // the header's names of the cols features; empty: unnamed
+  Categories categories;                   // categorical features: x holds their codes
 };
 
 struct EvalResult {

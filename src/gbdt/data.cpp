@@ -36,8 +36,12 @@ void check_table(const Dataset& ds, const std::vector<FieldSpec>& f) {
 
 }  // namespace
 
-Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, long long num_features) {
+Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, long long num_features,
+               const Categories* given, const std::string& whose, const std::string& categorical_columns) {
   Data d;
+  io::TextStrings strings;
+  std::vector<char> declared;
+  const auto* text = dynamic_cast<const TextTableDataset*>(&ds);
   comm.run_agreed([&] {
     const std::vector<FieldSpec> f = ds.fields();
     check_table(ds, f);
@@ -46,8 +50,7 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
     d.cols = static_cast<long long>(f[0].width());
     const long long width = num_features >= 0 ? num_features : d.cols;
     // A LibSVM file only knows its highest id: a narrower one is padded with missing values.
-    const bool pad = d.cols < width && dynamic_cast<const TextTableDataset*>(&ds) &&
-                     static_cast<const TextTableDataset&>(ds).layout().opt.format == io::TextFormat::libsvm;
+    const bool pad = d.cols < width && text && text->layout().opt.format == io::TextFormat::libsvm;
     if (d.cols != width && !pad)
       throw Error(ds.description() + ": has " + std::to_string(d.cols) + " features, expected " +
                       std::to_string(width),
@@ -58,7 +61,11 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
     d.y.resize(f.size() == 2 ? static_cast<std::size_t>(d.rows) : 0);
     std::vector<FieldBuffer> out{{x.data(), nullptr}, {d.y.data(), nullptr}};
     out.resize(f.size());
-    if (d.rows > 0) ds.read_block(static_cast<std::uint64_t>(d.first_row), static_cast<std::uint64_t>(d.rows), out);
+    if (text)  // text fields are kept: categorical columns (agreed below)
+      text->read_block_strings(static_cast<std::uint64_t>(d.first_row), static_cast<std::uint64_t>(d.rows),
+                               x.data(), d.y.data(), strings);
+    else if (d.rows > 0)
+      ds.read_block(static_cast<std::uint64_t>(d.first_row), static_cast<std::uint64_t>(d.rows), out);
     if (pad) {
       d.x.assign(static_cast<std::size_t>(d.rows * width), std::numeric_limits<float>::quiet_NaN());
       for (long long r = 0; r < d.rows; ++r)
@@ -72,18 +79,29 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
       d.line[static_cast<std::size_t>(i)] = static_cast<int>(ds.file_line(static_cast<std::uint64_t>(d.first_row +
                                                                                                      i)));
     d.feature_names = ds.value_names(0);
+    if (!given)
+      declared = declared_categorical(categorical_columns, d.feature_names, d.cols,
+                                      text && text->layout().opt.format != io::TextFormat::libsvm
+                                          ? text->layout().opt.label_column
+                                          : -1,
+                                      d.file);
   });
   d.name = name;
+  d.categories = agree_categories({&d.x, d.rows, d.cols, text ? &strings : nullptr, &d.feature_names, &d.line,
+                                   d.file},
+                                  declared, given, whose, comm);
   // Infinities become +-FLT_MAX here, as in prediction (see binning.hpp).
   for (float& v : d.x) v = clamp_inf(v);
   return d;
 }
 
 Data load_data(const deck::Deck& deck, const std::string& file_key, const std::string& name, const Comm& comm,
-               long long num_features) {
+               long long num_features, const Categories* given, const std::string& whose) {
   std::shared_ptr<const Dataset> ds;
   comm.run_agreed([&] { ds = open_data_source(deck, deck.get_string(file_key), file_key.c_str()); });
-  Data d = read_data(*ds, name, comm, num_features);
+  const std::string cat_key = deck.schema().find("categorical_columns") ? deck.get_string("categorical_columns")
+                                                                        : "";
+  Data d = read_data(*ds, name, comm, num_features, given, whose, cat_key);
   // weight_file weighs data_file's rows (a deck without the gbdt keys, as predict's, has none).
   const bool weighted = file_key == "data_file" && deck.schema().find("weight_file");
   const std::string weight_file = weighted ? deck.get_string("weight_file") : "";
@@ -115,6 +133,7 @@ Data split_tail(Data& d, long long cut, const std::string& name) {
   v.file = d.file;
   v.cols = d.cols;
   v.feature_names = d.feature_names;
+  v.categories = d.categories;
   v.global_rows = d.global_rows - cut;
   const long long keep = std::max(0LL, std::min(d.rows, cut - d.first_row));
   v.first_row = std::max(0LL, d.first_row - cut);

@@ -16,11 +16,17 @@ namespace hpct::gbdt {
 // Collective. Opens the file of deck key `file_key` with the source data_format names and reads
 // this rank's contiguous block of rows (see docs/gbdt.md); data_file takes weight_file's weights.
 // `num_features` >= 0: the width the data must have (a LibSVM file with fewer ids is padded).
+// Categorical features (docs/tables.md): text columns and the deck's categorical_columns, or with
+// `given` (the training data's or the model's, named by `whose`) those and their category codes.
 Data load_data(const deck::Deck& deck, const std::string& file_key, const std::string& name, const Comm& comm,
-               long long num_features = -1);
+               long long num_features = -1, const Categories* given = nullptr,
+               const std::string& whose = "data_file");
 
-// Collective. The same from an open data set (fields inputs [F] and, labelled, targets [1]).
-Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, long long num_features = -1);
+// Collective. The same from an open data set (fields inputs [F] and, labelled, targets [1]);
+// `categorical_columns` as the deck key.
+Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, long long num_features = -1,
+               const Categories* given = nullptr, const std::string& whose = "data_file",
+               const std::string& categorical_columns = "");
 
 // Both named (a header): throws naming the first feature column of `d` whose name is not the one in
 // `names` (`whose`: "the model", "data_file"). Unnamed data or names are not checked.

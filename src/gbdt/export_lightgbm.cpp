@@ -1,6 +1,7 @@
 // The GBDT model as LightGBM's text model (the layout LightGBM 4 writes: header, Tree= blocks).
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -52,6 +53,10 @@ std::string tree_block(const Tree& t, int index, double base) {
   }
   std::vector<int> split_feature, decision_type, left, right;
   std::vector<std::string> threshold;
+  // Categorical splits: LightGBM's threshold is the split's number among them, its categories a
+  // bitset of 32-bit words (cat_threshold) from cat_boundaries[i] to cat_boundaries[i + 1].
+  std::vector<long long> cat_boundaries{0};
+  std::vector<std::uint32_t> cat_threshold;
   std::vector<double> split_gain, leaf_value, leaf_weight, internal_value, internal_weight;
   std::vector<long long> leaf_count, internal_count;
   for (int i = 0; i < n; ++i) {
@@ -64,9 +69,20 @@ std::string tree_block(const Tree& t, int index, double base) {
     }
     split_feature.push_back(t.feature[u]);
     split_gain.push_back(t.gain[u]);
-    threshold.push_back(lightgbm_threshold(t.threshold[u]));
-    // decision_type bits: 1 categorical (no), 2 default left, (missing type << 2) with 2 = NaN.
-    decision_type.push_back((t.default_left[u] ? 2 : 0) | (2 << 2));
+    if (t.is_categorical(i)) {
+      // The categories going left as a bitset; missing type NaN: NaN, unseen and negative go right.
+      threshold.push_back(std::to_string(cat_boundaries.size() - 1));
+      const int words = t.cats[u].back() / 32 + 1;
+      std::vector<std::uint32_t> bits(static_cast<std::size_t>(words), 0);
+      for (const int c : t.cats[u]) bits[static_cast<std::size_t>(c / 32)] |= 1u << (c % 32);
+      cat_threshold.insert(cat_threshold.end(), bits.begin(), bits.end());
+      cat_boundaries.push_back(static_cast<long long>(cat_threshold.size()));
+      decision_type.push_back(1 | (2 << 2));
+    } else {
+      threshold.push_back(lightgbm_threshold(t.threshold[u]));
+      // decision_type bits: 1 categorical (no), 2 default left, (missing type << 2) with 2 = NaN.
+      decision_type.push_back((t.default_left[u] ? 2 : 0) | (2 << 2));
+    }
     left.push_back(ref(t.left[u]));
     right.push_back(ref(t.right[u]));
     internal_value.push_back(h[u] > 0 ? vh[u] / h[u] : 0.0);
@@ -79,14 +95,17 @@ std::string tree_block(const Tree& t, int index, double base) {
   std::ostringstream o;
   o << "Tree=" << index << "\n"
     << "num_leaves=" << leaves << "\n"
-    << "num_cat=0\n"
+    << "num_cat=" << cat_boundaries.size() - 1 << "\n"
     << "split_feature=" << joined(split_feature, num) << "\n"
     << "split_gain=" << joined(split_gain, dbl) << "\n"
     << "threshold=" << joined(threshold, str) << "\n"
     << "decision_type=" << joined(decision_type, num) << "\n"
     << "left_child=" << joined(left, num) << "\n"
-    << "right_child=" << joined(right, num) << "\n"
-    << "leaf_value=" << joined(leaf_value, dbl) << "\n"
+    << "right_child=" << joined(right, num) << "\n";
+  if (cat_boundaries.size() > 1)
+    o << "cat_boundaries=" << joined(cat_boundaries, num) << "\n"
+      << "cat_threshold=" << joined(cat_threshold, num) << "\n";
+  o << "leaf_value=" << joined(leaf_value, dbl) << "\n"
     << "leaf_weight=" << joined(leaf_weight, dbl) << "\n"
     << "leaf_count=" << joined(leaf_count, num) << "\n"
     << "internal_value=" << joined(internal_value, dbl) << "\n"
@@ -95,6 +114,17 @@ std::string tree_block(const Tree& t, int index, double base) {
     << "is_linear=0\n"
     << "shrinkage=1\n\n\n";  // leaf values already carry the learning rate
   return o.str();
+}
+
+// A JSON string literal (pandas_categorical is JSON).
+std::string json_string(const std::string& s) {
+  std::string o = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) o += strf("\\u%04x", c);
+    else o += c;
+  }
+  return o + "\"";
 }
 
 // The model's name of feature f, or LightGBM's own Column_<f>; the line is space-separated, so
@@ -142,7 +172,7 @@ std::string to_lightgbm_text(const Model& m) {
   std::vector<double> lo(static_cast<std::size_t>(F), INFINITY), hi(static_cast<std::size_t>(F), -INFINITY);
   for (const Tree& t : trees)
     for (int i = 0; i < t.num_nodes(); ++i)
-      if (!t.is_leaf(i)) {
+      if (!t.is_leaf(i) && !t.is_categorical(i)) {
         const auto f = static_cast<std::size_t>(t.feature[static_cast<std::size_t>(i)]);
         const double v = t.threshold[static_cast<std::size_t>(i)];
         lo[f] = std::fmin(lo[f], v);
@@ -152,7 +182,29 @@ std::string to_lightgbm_text(const Model& m) {
   for (int f = 0; f < F; ++f) {
     const auto u = static_cast<std::size_t>(f);
     names += (f ? " " : "") + lightgbm_name(m, f);
-    infos += (f ? " " : "") + (lo[u] <= hi[u] ? "[" + d17(lo[u]) + ":" + d17(hi[u]) + "]" : std::string("none"));
+    std::string info = lo[u] <= hi[u] ? "[" + d17(lo[u]) + ":" + d17(hi[u]) + "]" : std::string("none");
+    if (m.categories.of(f)) {  // a categorical feature's info lists its values: our codes
+      info.clear();
+      for (std::size_t c = 0; c < m.categories.names[u].size(); ++c) info += (c ? ":" : "") + std::to_string(c);
+      if (info.empty()) info = "none";
+    }
+    infos += (f ? " " : "") + info;
+  }
+  // pandas_categorical: the categories of each categorical feature, in code order (LightGBM's
+  // Python package codes a pandas DataFrame's category columns with it).
+  std::string pandas = "null";
+  if (m.categories.any()) {
+    pandas = "[";
+    bool first = true;
+    for (int f = 0; f < F; ++f) {
+      if (!m.categories.of(f)) continue;
+      pandas += std::string(first ? "" : ", ") + "[";
+      first = false;
+      const auto& names_f = m.categories.names[static_cast<std::size_t>(f)];
+      for (std::size_t c = 0; c < names_f.size(); ++c) pandas += (c ? ", " : "") + json_string(names_f[c]);
+      pandas += "]";
+    }
+    pandas += "]";
   }
   for (std::size_t t = 0; t < blocks.size(); ++t) sizes += (t ? " " : "") + std::to_string(blocks[t].size());
   std::string objective;
@@ -173,7 +225,7 @@ std::string to_lightgbm_text(const Model& m) {
     << "feature_infos=" << infos << "\n"
     << "tree_sizes=" << sizes << "\n\n";
   for (const std::string& b : blocks) o << b;
-  o << "end of trees\n\npandas_categorical:null\n";
+  o << "end of trees\n\npandas_categorical:" << pandas << "\n";
   return o.str();
 }
 

@@ -35,6 +35,17 @@ void declare_keys(deck::Schema& s) {
   s.add_real("min_split_gain", 0.0, 0.0, 1e30, "a split must reduce the loss by more than this (gamma)");
   s.add_real("min_child_weight", 1.0, 0.0, 1e30, "minimum hessian sum in each child");
   s.add_int("min_data_in_leaf", 0, 0, 1ll << 40, "minimum rows in each child");
+  s.add_string("categorical_columns", "",
+               "features read as categories besides the text columns (which always are): comma-separated header "
+               "names or 0-based file column indices (docs/tables.md)");
+  s.add_int("max_cat_to_onehot", 4, 1, 1 << 20,
+            "categorical: a feature with at most this many categories splits one category against the rest");
+  s.add_real("cat_smooth", 10.0, 0.0, 1e12,
+             "categorical: categories are sorted by G / (H + cat_smooth); those with fewer rows stay right");
+  s.add_real("cat_l2", 10.0, 0.0, 1e12, "categorical: L2 added to lambda_l2 in many-category splits");
+  s.add_int("max_cat_threshold", 32, 1, 255, "categorical: at most this many categories sent left by a split");
+  s.add_int("min_data_per_group", 100, 1, 1ll << 40,
+            "categorical: minimum rows on each side of a many-category split");
   s.add_bool("quantized_gradients", false,
              "8-byte histogram bins: gradients and hessians at about 10 bits, row counts estimated from "
              "hessians (faster; below 2^24 rows, else ignored)");
@@ -72,6 +83,11 @@ BoostParams params_from_deck(const deck::Deck& d) {
   p.grow.split.min_split_gain = d.get_real("min_split_gain");
   p.grow.split.min_child_weight = d.get_real("min_child_weight");
   p.grow.split.min_data_in_leaf = d.get_int("min_data_in_leaf");
+  p.grow.split.max_cat_to_onehot = static_cast<int>(d.get_int("max_cat_to_onehot"));
+  p.grow.split.cat_smooth = d.get_real("cat_smooth");
+  p.grow.split.cat_l2 = d.get_real("cat_l2");
+  p.grow.split.max_cat_threshold = static_cast<int>(d.get_int("max_cat_threshold"));
+  p.grow.split.min_data_per_group = d.get_int("min_data_per_group");
   p.quantized_gradients = d.get_bool("quantized_gradients");
   p.max_bin = static_cast<int>(d.get_int("max_bin"));
   p.bin_sample_rows = d.get_int("bin_sample_rows");

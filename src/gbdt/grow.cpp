@@ -73,7 +73,12 @@ struct Grower {
     const auto n = static_cast<std::size_t>(node);
     tree.feature[n] = c.feature;
     tree.bin[n] = c.bin;
-    tree.threshold[n] = cuts.upper[static_cast<std::size_t>(c.feature)][static_cast<std::size_t>(c.bin)];
+    if (c.categorical) {  // bin b of a categorical feature is code b
+      for (int b = 0; b < 256; ++b)
+        if ((c.cat[b >> 5] >> (b & 31)) & 1u) tree.cats[n].push_back(b);
+    } else {
+      tree.threshold[n] = cuts.upper[static_cast<std::size_t>(c.feature)][static_cast<std::size_t>(c.bin)];
+    }
     tree.default_left[n] = c.default_left ? 1 : 0;
     tree.gain[n] = c.gain;
     tree.left[n] = l;
@@ -84,7 +89,10 @@ struct Grower {
   }
   SplitRule rule_of(int node) const {
     const SplitCandidate& c = cand[static_cast<std::size_t>(node)];
-    return SplitRule{c.feature, c.bin, cuts.nan_bin(c.feature), c.default_left};
+    SplitRule r{c.feature, c.bin, cuts.nan_bin(c.feature), c.default_left};
+    r.categorical = c.categorical;
+    std::copy(c.cat, c.cat + 8, r.cat);
+    return r;
   }
   // The child whose histogram is built (by global in-bag count, ties: left); the other is
   // parent - built.

@@ -24,6 +24,7 @@ std::vector<double> predict_margins(const Model& m, const std::vector<float>& x,
   std::vector<char> dl;
   std::vector<float> thr;
   std::vector<double> val;
+  std::vector<std::uint32_t> cat;  // per node: 1 for a categorical split, then 8 words of its set
   for (std::size_t t = 0; t < ntrees; ++t) {
     const Tree& tr = m.trees[t];
     const int base = static_cast<int>(feat.size());
@@ -37,6 +38,9 @@ std::vector<double> predict_margins(const Model& m, const std::vector<float>& x,
       dl.push_back(tr.default_left[u]);
       thr.push_back(tr.threshold[u]);
       val.push_back(tr.value[u]);
+      const SplitRule cr = categorical_rule(0, -1, tr.is_categorical(i) ? tr.cats[u] : std::vector<int>{});
+      cat.push_back(tr.is_categorical(i) ? 1u : 0u);
+      cat.insert(cat.end(), cr.cat, cr.cat + 8);
     }
   }
   auto dev = [](const auto& v, const char* name) {
@@ -52,6 +56,7 @@ std::vector<double> predict_margins(const Model& m, const std::vector<float>& x,
   auto d_dl = dev(dl, "dl");
   auto d_thr = dev(thr, "thr");
   auto d_val = dev(val, "val");
+  auto d_cat = dev(cat, "cat");
   auto d_base = dev(m.base_margin, "base");
   auto d_x = dev(x, "x");
   View2<double> margin("gbdt::margin", static_cast<std::size_t>(n), static_cast<std::size_t>(K));
@@ -64,7 +69,11 @@ std::vector<double> predict_margins(const Model& m, const std::vector<float>& x,
           while (d_left(node) >= 0) {
             float v = d_x(r * F + d_feat(node));
             v = v > 3.402823466e38f ? 3.402823466e38f : (v < -3.402823466e38f ? -3.402823466e38f : v);
-            const bool go_left = v != v ? d_dl(node) != 0 : v <= d_thr(node);  // v != v: NaN
+            bool go_left = v != v ? d_dl(node) != 0 : v <= d_thr(node);  // v != v: NaN
+            if (d_cat(9 * node) != 0) {  // a category code: left when in the set; NaN, unseen: right
+              const int c = v >= 0.0f && v < 256.0f ? static_cast<int>(v) : -1;
+              go_left = c >= 0 && static_cast<float>(c) == v && ((d_cat(9 * node + 1 + (c >> 5)) >> (c & 31)) & 1u);
+            }
             node = go_left ? d_left(node) : d_right(node);
           }
           margin(r, d_out(t)) += d_val(node);
@@ -76,7 +85,8 @@ std::vector<double> predict_margins(const Model& m, const std::vector<float>& x,
 
 namespace {
 // A tree in device arrays for walking binned rows: per node feature, bin, NaN bin, default_left,
-// left child, right child (-1: leaf); and the node values.
+// left child, right child (-1: leaf), categorical, the 8 words of a categorical split's set; and
+// the node values.
 struct BinnedTree {
   View2<int> nodes;
   View1<double> value;
@@ -84,7 +94,7 @@ struct BinnedTree {
 
 BinnedTree flatten_binned(const Tree& t, const BinCuts& cuts) {
   const int nn = t.num_nodes();
-  BinnedTree bt{View2<int>("gbdt::tree_nodes", static_cast<std::size_t>(nn), 6),
+  BinnedTree bt{View2<int>("gbdt::tree_nodes", static_cast<std::size_t>(nn), 15),
                 View1<double>("gbdt::tree_values", static_cast<std::size_t>(nn))};
   auto h = Kokkos::create_mirror_view(bt.nodes);
   auto hv = Kokkos::create_mirror_view(bt.value);
@@ -96,6 +106,9 @@ BinnedTree flatten_binned(const Tree& t, const BinCuts& cuts) {
     h(i, 3) = t.default_left[u] != 0 ? 1 : 0;
     h(i, 4) = t.left[u];
     h(i, 5) = t.right[u];
+    const SplitRule cr = categorical_rule(0, -1, t.is_categorical(i) ? t.cats[u] : std::vector<int>{});
+    h(i, 6) = t.is_categorical(i) ? 1 : 0;
+    for (int w = 0; w < 8; ++w) h(i, 7 + w) = static_cast<int>(cr.cat[w]);
     hv(i) = t.value[u];
   }
   Kokkos::deep_copy(bt.nodes, h);
@@ -106,7 +119,11 @@ BinnedTree flatten_binned(const Tree& t, const BinCuts& cuts) {
 KOKKOS_INLINE_FUNCTION int leaf_of(const View2<int>& nodes, const View2<std::uint8_t>& bins, long long r) {
   int node = 0;
   while (nodes(node, 4) >= 0) {
-    const SplitRule s{nodes(node, 0), nodes(node, 1), nodes(node, 2), nodes(node, 3) != 0};
+    SplitRule s{nodes(node, 0), nodes(node, 1), nodes(node, 2), nodes(node, 3) != 0};
+    if (nodes(node, 6) != 0) {
+      s.categorical = true;
+      for (int w = 0; w < 8; ++w) s.cat[w] = static_cast<std::uint32_t>(nodes(node, 7 + w));
+    }
     node = s.goes_left(bins(r, s.feature)) ? nodes(node, 4) : nodes(node, 5);
   }
   return node;
@@ -154,7 +171,7 @@ HostWalk host_walk(const Tree& t, const BinCuts& cuts) {
 
 void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
                      const View2<double>& margin, int k) {
-  if (kHostBackend) {
+  if (kHostBackend && !t.has_categorical()) {  // categorical sets: the generic walk below
     const HostWalk hw = host_walk(t, cuts);
     const long long n = static_cast<long long>(bins.extent(0));
     const long long F = static_cast<long long>(bins.extent(1));
@@ -274,7 +291,9 @@ void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8
     const double* lr = vlr.data();
     double* mg = margin.data();
     const long long K = static_cast<long long>(margin.extent(1));
-    if (n == part.rows() && 2 * L <= 256) {
+    bool numeric_rules = true;
+    for (const SplitRule& r : rule) numeric_rules = numeric_rules && !r.categorical;
+    if (n == part.rows() && 2 * L <= 256 && numeric_rules) {
       // Note [leaf codes]: every row's leaf as a byte, then the margins in row order. Code 2i is
       // slice i's leaf (or the left leaf of its deferred split), 2i + 1 that split's right leaf.
       std::vector<double> table(2 * static_cast<std::size_t>(L));

@@ -8,6 +8,7 @@
 
 #include "core/kokkos_compat.hpp"
 #include "gbdt/binning.hpp"
+#include "gbdt/categories.hpp"
 #include "gbdt/objective.hpp"
 #include "gbdt/partition.hpp"
 #include "gbdt/tree.hpp"
@@ -19,6 +20,7 @@ struct Model {
   int num_class = 1;  // classes (multiclass) or 1
   int num_features = 0;
   std::vector<std::string> feature_names;  // the training table's column names; empty: unnamed (f0, f1, ...)
+  Categories categories;                   // the categorical features and their categories by code
   std::vector<double> base_margin;         // one per output
   std::vector<Tree> trees;                 // round-major: trees of round r are r*K .. r*K+K-1
   std::vector<int> tree_output;            // output (class) each tree adds to

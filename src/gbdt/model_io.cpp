@@ -109,11 +109,20 @@ std::string to_json(const Model& m) {
   doc["num_class"] = m.num_class;
   doc["num_features"] = m.num_features;
   if (!m.feature_names.empty()) doc["feature_names"] = m.feature_names;  // unnamed models keep their bytes
+  if (m.categories.any()) {  // per feature: its categories by code, null for a numeric feature
+    json c = json::array();
+    for (int f = 0; f < m.num_features; ++f)
+      c.push_back(m.categories.of(f) ? json(m.categories.names[static_cast<std::size_t>(f)]) : json(nullptr));
+    doc["categories"] = std::move(c);
+  }
   doc["num_outputs"] = m.num_outputs();
   doc["rounds"] = m.rounds();
   doc["split_rule"] =
       "go left when value <= threshold (float32 compare); NaN goes left when default_left; +-inf count as "
-      "+-FLT_MAX";
+      "+-FLT_MAX" +
+      std::string(m.categories.any() ? "; a node with categories (codes into the feature's categories) sends "
+                                       "those left and every other category, missing or unseen, right"
+                                     : "");
   doc["prediction"] =
       "margin[k] = base_margin[k] + sum of leaf values of trees with output k; binary: sigmoid, multiclass: "
       "softmax";
@@ -134,6 +143,11 @@ std::string to_json(const Model& m) {
     o["gain"] = array_of(tr.gain);
     o["cover"] = array_of(tr.hess);
     o["count"] = array_of(tr.count);
+    if (tr.has_categorical()) {
+      json c = json::array();
+      for (const auto& codes : tr.cats) c.push_back(codes);
+      o["categories"] = std::move(c);
+    }
     trees.push_back(std::move(o));
   }
   doc["trees"] = std::move(trees);
@@ -166,6 +180,23 @@ Model from_json(const std::string& text_in, const std::string& src) {
       m.feature_names.push_back(n.get<std::string>());
     }
   }
+  if (v.contains("categories")) {
+    const json& c = v["categories"];
+    if (!c.is_array() || c.size() != static_cast<std::size_t>(m.num_features))
+      input_error(src, 0, "categories", "model file: 'categories' must hold num_features entries");
+    m.categories.is.assign(c.size(), 0);
+    m.categories.names.resize(c.size());
+    for (std::size_t f = 0; f < c.size(); ++f) {
+      if (c[f].is_null()) continue;
+      if (!c[f].is_array())
+        input_error(src, 0, "categories", "model file: 'categories' holds lists of strings or null");
+      m.categories.is[f] = 1;
+      for (const json& n : c[f]) {
+        if (!n.is_string()) input_error(src, 0, "categories", "model file: 'categories' holds lists of strings");
+        m.categories.names[f].push_back(n.get<std::string>());
+      }
+    }
+  }
   m.base_margin = nums<double>(v, "base_margin", src);
   if (static_cast<int>(m.base_margin.size()) != m.num_outputs())
     input_error(src, 0, "base_margin", "model file: base_margin has the wrong length");
@@ -186,6 +217,25 @@ Model from_json(const std::string& text_in, const std::string& src) {
     const int nn = tr.num_nodes();
     tr.bin.assign(static_cast<std::size_t>(nn), -1);
     tr.depth.assign(static_cast<std::size_t>(nn), 0);
+    tr.cats.assign(static_cast<std::size_t>(nn), {});
+    if (t.contains("categories")) {
+      const json& c = t["categories"];
+      if (!c.is_array() || c.size() != static_cast<std::size_t>(nn))
+        input_error(src, 0, "categories", "model file: a tree's 'categories' must hold one list per node");
+      for (std::size_t k = 0; k < c.size(); ++k) {
+        if (!c[k].is_array()) input_error(src, 0, "categories", "model file: a tree's 'categories' holds lists");
+        for (const json& code : c[k]) {
+          if (!code.is_number_integer() || code.get<long long>() < 0 || code.get<long long>() > 255)
+            input_error(src, 0, "categories", "model file: a category code must be an integer in 0..255");
+          tr.cats[k].push_back(code.get<int>());
+        }
+        const int f = k < tr.feature.size() ? tr.feature[k] : -1;
+        if (!tr.cats[k].empty() && !m.categories.of(f))
+          input_error(src, 0, "categories",
+                      strf("model file: tree %zu node %zu splits on categories of a numeric feature",
+                           m.trees.size(), k));
+      }
+    }
     for (const auto* a : {&tr.left, &tr.right})
       if (static_cast<int>(a->size()) != nn) input_error(src, 0, "trees", "model file: ragged tree arrays");
     if (tr.threshold.size() != tr.feature.size() || tr.value.size() != tr.feature.size() ||

@@ -115,6 +115,15 @@ long long RowPartition::split_scan(long long b, long long n, const SplitRule& ru
   return nl;
 }
 
+SplitRule categorical_rule(int feature, int nan_bin, const std::vector<int>& codes) {
+  SplitRule s;
+  s.feature = feature;
+  s.nan_bin = nan_bin;
+  s.categorical = true;
+  for (const int c : codes) s.cat[c >> 5] |= 1u << (c & 31);
+  return s;
+}
+
 namespace {
 // One row of a piece, branch-free: a split sends rows either way unpredictably. Both slots are
 // written (in place on the left: a row is never written ahead of where it was read); the counter
@@ -136,6 +145,18 @@ void place_row(int* idx, int* tmp, long long& l, long long& r, int row, int b, i
 // rows are compressed in registers and stored whole (a compressing store to memory is slow on
 // AMD Zen 4). Left rows keep their order and the counts are the scalar loop's: the same index.
 long long partition_piece(int* idx, int* tmp, long long m, const std::uint8_t* col, const SplitRule& rule) {
+  if (rule.categorical) {  // a set of bins: the plain loop (categorical splits are the rarer kind)
+    long long l = 0, r = 0;
+    for (long long i = 0; i < m; ++i) {
+      const int row = idx[i];
+      const int left = rule.goes_left(col[row]) ? 1 : 0;
+      idx[l] = row;
+      tmp[r] = row;
+      l += left;
+      r += 1 - left;
+    }
+    return l;
+  }
   // The rule as plain locals: kept in registers while the loop stores to idx.
   const int bin = rule.bin, nan_bin = rule.nan_bin;
   // The NaN bin is above every value bin, so `b <= bin` says right for it; flipped when NaN goes left.

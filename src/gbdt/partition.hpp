@@ -11,12 +11,22 @@
 
 namespace hpct::gbdt {
 
-// Where a split node's rows go: bin <= bin goes left; the NaN bin goes left iff default_left.
+// Where a split node's rows go: bin <= bin goes left; the NaN bin goes left iff default_left. A
+// categorical split sends the bins set in `cat` left (a categorical feature's bin is its category
+// code; the NaN bin, never set, goes right).
 struct SplitRule {
   int feature = -1, bin = -1, nan_bin = -1;
   bool default_left = false;
-  KOKKOS_INLINE_FUNCTION bool goes_left(int b) const { return b == nan_bin ? default_left : b <= bin; }
+  bool categorical = false;
+  std::uint32_t cat[8] = {};  // 256 bits: bins going left of a categorical split
+  KOKKOS_INLINE_FUNCTION bool goes_left(int b) const {
+    if (categorical) return ((cat[b >> 5] >> (b & 31)) & 1u) != 0;
+    return b == nan_bin ? default_left : b <= bin;
+  }
 };
+
+// The rule of a categorical split sending `codes` (each < 256) left.
+SplitRule categorical_rule(int feature, int nan_bin, const std::vector<int>& codes);
 
 // The bins feature-major: columns(f, r) = bins(r, f).
 View2<std::uint8_t> transpose_bins(const View2<std::uint8_t>& bins);

@@ -67,6 +67,7 @@ int first_largest(const double* gain, int m) {
 // scanned (Note [split scan in two passes]).
 SplitCandidate best_of_feature(const Hist& hist, const BinCuts& cuts, int f, const Stats& parent, double sg,
                                double sh, int cb, const SplitParams& p, double parent_score) {
+  if (cuts.is_categorical(f)) return best_of_categorical(hist, cuts, f, parent, sg, sh, cb, p);
   // The scales are powers of two: multiplying by their inverses is exact, and cheaper than dividing.
   const double ig = 1.0 / sg, ih = 1.0 / sh;
   const int base = cuts.offset[static_cast<std::size_t>(f)];

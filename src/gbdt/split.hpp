@@ -2,6 +2,7 @@
 // default direction for NaN, and the min_split_gain / min_child_weight / min_data_in_leaf limits.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "gbdt/binning.hpp"
@@ -15,6 +16,12 @@ struct SplitParams {
   double min_split_gain = 0.0;     // a split must gain strictly more than this
   double min_child_weight = 1.0;   // minimum hessian sum of each child
   long long min_data_in_leaf = 0;  // minimum (in-bag) row count of each child
+  // Categorical features (Note [categorical splits] in gbdt/split_categorical.cpp).
+  int max_cat_to_onehot = 4;           // features with at most this many categories: one vs the rest
+  double cat_smooth = 10;              // sort key G / (H + cat_smooth); rarer categories stay right
+  double cat_l2 = 10;                  // extra L2 in the gains of many-category splits
+  int max_cat_threshold = 32;          // at most this many categories on the left
+  long long min_data_per_group = 100;  // rows on each side of a many-category split
 };
 
 // sign(G) * max(|G| - alpha, 0)
@@ -37,8 +44,14 @@ struct SplitCandidate {
   int feature = -1;
   int bin = -1;               // value bins 0..bin go left
   bool default_left = false;  // where the NaN bin goes
+  bool categorical = false;   // a set of categories goes left (bins set in `cat`); NaN goes right
+  std::uint32_t cat[8] = {};
   Stats left, right;
 };
+
+// Best split of categorical feature f (see best_split; Note [categorical splits]).
+SplitCandidate best_of_categorical(const Hist& hist, const BinCuts& cuts, int f, const Stats& parent, double sg,
+                                   double sh, int count_bits, const SplitParams& p);
 
 // Node statistics from its histogram: every row lies in exactly one bin of feature 0.
 // `count_bits`: QuantGrad::count_bits (Note [packed hessian and count]).

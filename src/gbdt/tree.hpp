@@ -1,5 +1,7 @@
 // One regression tree in flat arrays (node 0 is the root; leaves have left == -1). The split rule,
-// also the model file's: a row goes left when value <= threshold, NaN goes left iff default_left.
+// also the model file's: a row goes left when value <= threshold, NaN goes left iff default_left;
+// on a categorical feature a row goes left when its category code is in the node's `cats`, and
+// missing or unseen categories go right (Note [categorical splits] in gbdt/split_categorical.cpp).
 #pragma once
 
 #include <vector>
@@ -15,9 +17,18 @@ struct Tree {
   std::vector<double> hess;      // hessian sum ("cover") of the node's in-bag rows
   std::vector<long long> count;  // in-bag rows of the node
   std::vector<int> depth;
+  std::vector<std::vector<int>> cats;  // categorical split: codes going left, ascending; else empty
 
   int num_nodes() const { return static_cast<int>(feature.size()); }
   bool is_leaf(int i) const { return left[static_cast<std::size_t>(i)] < 0; }
+  bool is_categorical(int i) const {
+    return static_cast<std::size_t>(i) < cats.size() && !cats[static_cast<std::size_t>(i)].empty();
+  }
+  bool has_categorical() const {
+    for (const auto& c : cats)
+      if (!c.empty()) return true;
+    return false;
+  }
   int num_leaves() const {
     int n = 0;
     for (int i = 0; i < num_nodes(); ++i) n += is_leaf(i) ? 1 : 0;
@@ -35,6 +46,7 @@ struct Tree {
     hess.push_back(node_hess);
     count.push_back(node_count);
     depth.push_back(node_depth);
+    cats.emplace_back();
     return num_nodes() - 1;
   }
 };

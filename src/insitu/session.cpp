@@ -8,6 +8,7 @@
 #include "core/timer.hpp"
 #include "data/epoch_order.hpp"
 #include "hpctrain/version.hpp"
+#include "insitu/buffer_shard.hpp"
 #include "insitu/device_arrays.hpp"
 #include "insitu/layout.hpp"
 #include "insitu/session_rows.hpp"
@@ -66,9 +67,18 @@ InsituModel::InsituModel(const std::string& name, const deck::Deck& deck, MPI_Co
                                           comm_->size());
   steps_ = std::make_unique<StepRunner>(cfg_.train, *comm_, *model_,
                                         full.steps_per_epoch() * cfg_.session_epochs * cfg_.planned_sessions);
+  // A session is a pass of the loop: checkpoints every checkpoint_every_sessions passes (0: only
+  // when the caller saves).
+  loop_ = std::make_unique<RunLoop>(*comm_,
+                                    Cadence(cfg_.train.checkpoint_dir, 0, cfg_.checkpoint_every_sessions, 0));
+  loop_->set_polls_stop_signal(false);
+  loop_->set_log([this](const std::string& line) { log_.line(line); });
+  epochs_ = std::make_unique<EpochSteps>(*comm_, cfg_.train, *steps_, *model_, *loop_, time_);
 }
 
 InsituModel::~InsituModel() {
+  epochs_.reset();
+  loop_.reset();
   steps_.reset();
   model_.reset();
   comm_.reset();
@@ -140,7 +150,7 @@ void InsituModel::update_stats(const Numbering& numbering) {
 double InsituModel::train_session(const std::string& time) {
   const std::uint64_t session = counters_.sessions + 1;
   const Stopwatch clock;
-  const double step_seconds_before = time_.total();
+  const double step_seconds_before = time_.compute + time_.comm;
   last_session_staged_rows_ = 0;
   const Numbering numbering = Numbering::of(buffer_, *comm_);
   if (numbering.rows == 0)
@@ -151,106 +161,53 @@ double InsituModel::train_session(const std::string& time) {
                  (unsigned long long)numbering.rows));
   update_stats(numbering);
   keep_good_state();
+  const EpochOrder sampler = session_sampler(cfg_, numbering.rows, comm_->size());
+  BufferShard rows(buffer_, numbering, *comm_, sampler);
+  const EpochHooks hooks = session_hooks(session);
+  EpochTally tally;
+  tally.global_step = counters_.global_step;
+  TrainSummary summary;  // steps and samples of this session
   double loss = std::numeric_limits<double>::quiet_NaN();
   for (std::uint64_t e = 0; e < cfg_.session_epochs; ++e) {
-    std::uint64_t batches = 0;
-    loss = run_epoch(numbering, counters_.epochs, batches);
-    if (std::isnan(loss) && batches > 0 && !cfg_.train.skip_nonfinite && !steps_->scaler().enabled()) {
-      const std::uint64_t step = counters_.global_step;
-      roll_back();
-      const std::string what = strf(
-          "training session %llu: loss is NaN/Inf at step %llu; the model is rolled back to its state before "
-          "the session (lower lr or set clip_grad_norm)",
-          (unsigned long long)session, (unsigned long long)step);
-      log_.line("  " + what);
-      throw InsituError(Status::nonfinite, what);
-    }
+    const std::uint64_t steps_before = summary.steps;
+    tally.start_epoch();
+    epochs_->stage(rows, counters_.epochs);
+    epochs_->run(rows, sampler, counters_.epochs, 0, tally, summary, hooks);  // never stops: no signals polled
+    counters_.global_step = tally.global_step;
+    loss = tally.mean_loss();
     ++counters_.epochs;
     log_.line(strf("    Epoch %llu/%llu: avg loss = %.6f (%llu batches)", (unsigned long long)e + 1,
-                   (unsigned long long)cfg_.session_epochs, loss, (unsigned long long)batches));
+                   (unsigned long long)cfg_.session_epochs, loss,
+                   (unsigned long long)(summary.steps - steps_before)));
   }
+  last_session_staged_rows_ = std::max(last_session_staged_rows_, rows.staged_rows());
   counters_.sessions = session;
   pushes_since_session_ = 0;
-  last_session_step_seconds_ = time_.total() - step_seconds_before;
+  last_session_step_seconds_ = time_.compute + time_.comm - step_seconds_before;
   last_session_seconds_ = clock.seconds();
   log_.line(strf("  Training session %llu complete: final loss = %.6f", (unsigned long long)session, loss));
-  if (cfg_.checkpoint_every_sessions > 0 && session % cfg_.checkpoint_every_sessions == 0)
-    log_.line("  checkpoint " + save(cfg_.train.checkpoint_dir));
+  if (loop_->checkpoint_due_after_pass(session - 1, counters_.global_step, false))
+    write_checkpoint_to(cfg_.train.checkpoint_dir, true);
   return loss;
 }
 
-double InsituModel::run_epoch(const Numbering& numbering, std::uint64_t epoch, std::uint64_t& batches) {
-  // Each rank's slots of the epoch's global order, laid out as EpochShard lays out a file's rows;
-  // every rank computes every rank's list, so the owners know where their rows go (session_rows.hpp).
-  const EpochOrder sampler = session_sampler(cfg_, numbering.rows, comm_->size());
-  const int accumulation = sampler.accumulation();
-  const std::vector<std::uint64_t> perm = sampler.permutation(epoch);
-  const WantedBy shard = [&](int q) {
-    std::vector<std::uint64_t> ids;
-    ids.reserve(sampler.rows_per_epoch(q));
-    for (std::uint64_t s = 0; s < sampler.steps_per_epoch(); ++s)
-      for (int k = 0; k < accumulation; ++k) {
-        const auto r = sampler.slice(s, k, q);
-        for (std::uint64_t p = r.first; p < r.second; ++p) ids.push_back(perm[p]);
-      }
-    return ids;
+EpochHooks InsituModel::session_hooks(std::uint64_t session) {
+  EpochHooks h;
+  // Only a stop or a step cadence asks for one mid-epoch, and a session has neither; here for
+  // completeness.
+  h.checkpoint = [this](std::uint64_t, std::uint64_t) {
+    return write_checkpoint_to(cfg_.train.checkpoint_dir, true);
   };
-  std::vector<std::uint64_t> offsets{0};
-  for (std::uint64_t s = 0; s < sampler.steps_per_epoch(); ++s)
-    for (int k = 0; k < accumulation; ++k) {
-      const auto r = sampler.slice(s, k, comm_->rank());
-      offsets.push_back(offsets.back() + (r.second - r.first));
-    }
-  const std::vector<std::uint64_t> mine = shard(comm_->rank());
-  const auto dx = static_cast<std::uint64_t>(cfg_.input_width), dy = static_cast<std::uint64_t>(cfg_.target_width);
-  const std::uint64_t rows = std::max<std::uint64_t>(mine.size(), 1);
-  View2<float> x("insitu_x", rows, dx), y("insitu_y", rows, dy);
-  View1<std::uint64_t> ids("insitu_ids", rows);
-  auto hx = Kokkos::create_mirror_view(x);
-  auto hy = Kokkos::create_mirror_view(y);
-  auto hids = Kokkos::create_mirror_view(ids);
-  std::copy(mine.begin(), mine.end(), hids.data());
-  last_session_staged_rows_ = std::max(last_session_staged_rows_,
-                                       stage_rows(buffer_, numbering, *comm_, shard, hx.data(), hy.data()));
-  Kokkos::deep_copy(x, hx);
-  Kokkos::deep_copy(y, hy);
-  Kokkos::deep_copy(ids, hids);
-
-  double loss_sum = 0;
-  std::uint64_t loss_count = 0;
-  bool nonfinite = false;
-  for (std::uint64_t step = 0; step < sampler.steps_per_epoch(); ++step) {
-    auto micro_batch = [&](int k, Batch& b) {
-      const std::size_t idx = static_cast<std::size_t>(step) * static_cast<std::size_t>(accumulation) +
-                              static_cast<std::size_t>(k);
-      const std::uint64_t first = offsets[idx], n = offsets[idx + 1] - first;
-      if (n == 0) return false;
-      b.set(Batch::kInputs, Tensor<float>(x.data() + first * dx,
-                                          Shape{static_cast<std::int64_t>(n), static_cast<std::int64_t>(dx)}));
-      b.set(Batch::kTargets, Tensor<float>(y.data() + first * dy,
-                                           Shape{static_cast<std::int64_t>(n), static_cast<std::int64_t>(dy)}));
-      b.ids = Kokkos::subview(ids, Kokkos::make_pair(first, first + n));
-      b.epoch = epoch;
-      b.n = static_cast<int>(n);
-      return true;
-    };
-    const StepOutcome r = steps_->run(counters_.global_step, sampler.step_samples(step), accumulation,
-                                      StepControl{}, micro_batch, time_);
-    ++counters_.global_step;
-    ++batches;
-    if (r.applied) {
-      loss_sum += r.loss;
-      ++loss_count;
-    } else if (steps_->scaler().enabled() || cfg_.train.skip_nonfinite) {
-      log_.line(strf("    step %llu: loss or gradient NaN/Inf, step skipped",
-                     (unsigned long long)counters_.global_step));
-    } else {
-      nonfinite = true;  // every rank sees the same reduced outcome: all stop here together
-      break;
-    }
-  }
-  if (nonfinite || loss_count == 0) return std::numeric_limits<double>::quiet_NaN();
-  return loss_sum / static_cast<double>(loss_count);
+  h.nonfinite_stop = [this, session](const std::string& what, std::uint64_t, std::uint64_t) {
+    roll_back();
+    const std::string message = strf("training session %llu: ", (unsigned long long)session) + what +
+                                "; the model is rolled back to its state before the session (lower lr or set "
+                                "clip_grad_norm)";
+    log_.line("  " + message);
+    throw InsituError(Status::nonfinite, message);
+  };
+  h.log = [this](const std::string& line) { log_.line("    " + line); };
+  return h;
 }
 
 void InsituModel::keep_good_state() {

@@ -1,10 +1,14 @@
 // A model trained inside a running simulation: the deck's model family, optimizer and step runner
 // (the same pieces as `train`), a rolling buffer the simulation pushes into, and training sessions.
 // Note [a session is an epoch]: a session numbers every rank's buffered samples (session_rows.hpp,
-// Note [global numbering]) and runs session_epochs epochs over them exactly as NetworkTrainer runs
-// an epoch over a file: EpochOrder(seed) order of epoch e, where e counts the epochs of all sessions so
-// far, the same step runner, batch ids and noise keys. So one session equals `train` on a file of
-// those samples. Each epoch stages on each rank only the rows of its shard (Note [staged shard]).
+// Note [global numbering]) and runs session_epochs epochs over them through the epoch loop that
+// NetworkTrainer runs over a file (train/epoch_steps.hpp: the same staging, steps, loss average and
+// nan_policy) in EpochOrder(seed) order of epoch e, where e counts the epochs of all sessions so
+// far, with the same step runner, batch ids and noise keys. So one session equals `train` on a file
+// of those samples. Each epoch stages on each rank only the rows of its shard (buffer_shard.hpp,
+// Note [staged shard]). Sessions are the passes of a run loop (train/run_loop.hpp): its cadence
+// (checkpoint_every_sessions) and its checkpoint write-and-agree; the loop never stops on a signal
+// (the simulation owns them).
 // Calls marked collective must be made by every rank of the model's communicator.
 #pragma once
 
@@ -20,6 +24,8 @@
 #include "insitu/session_rows.hpp"
 #include "insitu/stats.hpp"
 #include "models/model.hpp"
+#include "train/epoch_steps.hpp"
+#include "train/run_loop.hpp"
 #include "train/step.hpp"
 
 namespace hpct::insitu {
@@ -81,8 +87,11 @@ class InsituModel {
   std::uint64_t last_session_staged_rows() const { return last_session_staged_rows_; }
 
  private:
-  // One epoch over the session's samples; returns its mean loss and adds its steps to `batches`.
-  double run_epoch(const Numbering& numbering, std::uint64_t epoch, std::uint64_t& batches);
+  // The shared epoch loop's hooks for session `session`: a nan_policy stop rolls the session back.
+  EpochHooks session_hooks(std::uint64_t session);
+  // Collective: rank 0 writes a checkpoint into `dir` through the run loop; `scheduled`: the
+  // cadence's (logged, restarts its clock), else the caller's save.
+  std::string write_checkpoint_to(const std::string& dir, bool scheduled);
   void update_stats(const Numbering& numbering);
   template <class T>
   void push_from_device(const T* x, const T* y, std::uint64_t n, Order order);
@@ -102,6 +111,8 @@ class InsituModel {
   bool stats_set_ = false;
   std::unique_ptr<Model> model_;
   std::unique_ptr<StepRunner> steps_;
+  std::unique_ptr<RunLoop> loop_;
+  std::unique_ptr<EpochSteps> epochs_;
   Counters counters_;
   std::uint64_t pushes_since_session_ = 0;
   TimeSplit time_;

@@ -23,7 +23,9 @@ constexpr const char* kStats[] = {"insitu/stats/x_mean", "insitu/stats/x_std", "
 
 }  // namespace
 
-std::string InsituModel::save(const std::string& dir) {
+std::string InsituModel::save(const std::string& dir) { return write_checkpoint_to(dir, false); }
+
+std::string InsituModel::write_checkpoint_to(const std::string& dir, bool scheduled) {
   if (dir.empty())
     throw InsituError(Status::argument, "save: no directory given and the deck has no checkpoint_dir");
   CheckpointState st = run_state(deck_, *model_, steps_->scaler(), cfg_.train.seed, comm_->size(), global_batch());
@@ -39,10 +41,11 @@ std::string InsituModel::save(const std::string& dir) {
   online_.merged(*comm_).save(st.extra, kOnline);
   st.ema = steps_->ema_values();
   st.ema_updates = steps_->ema() ? steps_->ema()->updates() : 0;
+  auto write = [&] {
+    return write_checkpoint(dir, cfg_.train.checkpoint_keep, st, model_->store(), steps_->optimizer());
+  };
   try {  // Note [rank 0 writes, all agree] (train/run_loop.hpp)
-    return write_checkpoint_agreed(*comm_, [&] {
-      return write_checkpoint(dir, cfg_.train.checkpoint_keep, st, model_->store(), steps_->optimizer());
-    });
+    return scheduled ? loop_->checkpoint(write) : loop_->write(write);
   } catch (const Error& e) {  // agreed: every rank has the same message
     throw InsituError(Status::io, e.what());
   }

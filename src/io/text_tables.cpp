@@ -12,6 +12,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -131,7 +132,46 @@ const char* parse_problem(Parsed p) {
   return p == Parsed::infinite ? "is infinite (or beyond float's range)" : "is not a number";
 }
 
-std::vector<std::string> split_fields(const Line& l, char delim) {
+// Note [quoted fields]
+// pandas, R and spreadsheets quote a CSV field that holds the delimiter or a quote ("Craftsmen,
+// Foremen", "say ""hi"""). A line with a quote is split field by field, the quotes removed and a
+// doubled quote read as one; blanks around an unquoted field are dropped, a quoted field keeps its
+// own. A quoted field may not span lines (every line is a row: Note [streaming text]). Lines
+// without a quote, nearly all of them, keep the fast path.
+bool has_quote(const Line& l) {
+  return std::memchr(l.begin, '"', static_cast<std::size_t>(l.end - l.begin)) != nullptr;
+}
+
+std::vector<std::string> split_quoted(const Line& l, char delim, const std::string& file) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool in_quotes = false, quoted = false;
+  const auto finish = [&] {
+    out.push_back(quoted ? cur : trim(cur.data(), cur.data() + cur.size()));
+    cur.clear();
+    quoted = false;
+  };
+  for (const char* p = l.begin; p < l.end; ++p) {
+    if (in_quotes) {
+      if (*p != '"') cur += *p;
+      else if (p + 1 < l.end && p[1] == '"') cur += *++p;
+      else in_quotes = false;
+    } else if (*p == '"') {
+      in_quotes = quoted = true;
+      cur = trim(cur.data(), cur.data() + cur.size());  // blanks before the opening quote
+    } else if (*p == delim) {
+      finish();
+    } else if (!quoted || (*p != ' ' && *p != '\t')) {  // blanks after the closing quote dropped
+      cur += *p;
+    }
+  }
+  if (in_quotes) input_error(file, l.number, "", "unbalanced quote (a quoted field may not span lines)");
+  finish();
+  return out;
+}
+
+std::vector<std::string> split_fields(const Line& l, char delim, const std::string& file) {
+  if (has_quote(l)) return split_quoted(l, delim, file);
   std::vector<std::string> f;
   const char* s = l.begin;
   while (true) {
@@ -146,7 +186,8 @@ std::vector<std::string> split_fields(const Line& l, char delim) {
 
 // Fields of a delimited line, counted without copying (a ragged row says so before any of its
 // values is judged).
-std::size_t count_fields(const Line& l, char delim) {
+std::size_t count_fields(const Line& l, char delim, const std::string& file) {
+  if (has_quote(l)) return split_quoted(l, delim, file).size();
   std::size_t n = 1;
   for (const char* q = l.begin;
        (q = static_cast<const char*>(std::memchr(q, delim, static_cast<std::size_t>(l.end - q)))) != nullptr; ++q)
@@ -154,12 +195,43 @@ std::size_t count_fields(const Line& l, char delim) {
   return n;
 }
 
-// One CSV/TSV data line into a row of t.cols features (and its label), fields read in place.
-void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y) {
+// Collects the non-numeric feature fields of a read (TextStrings) with a lookup per column.
+struct StringSink {
+  TextStrings* out;
+  std::vector<std::unordered_map<std::string, std::uint32_t>> index;
+  void add(long long col, std::uint32_t row, const char* b, const char* e) {
+    const auto c = static_cast<std::size_t>(col);
+    if (index.empty()) {
+      index.resize(out->dict.size());
+      for (std::size_t k = 0; k < out->dict.size(); ++k)
+        for (std::size_t j = 0; j < out->dict[k].size(); ++j) index[k].emplace(out->dict[k][j], j);
+    }
+    const auto [it, fresh] = index[c].emplace(std::string(b, e), static_cast<std::uint32_t>(out->dict[c].size()));
+    if (fresh) out->dict[c].push_back(it->first);
+    out->cells[c].emplace_back(row, it->second);
+  }
+};
+
+// "field 3 (column 'cut')": a field of a delimited line, by its header name when there is one.
+std::string field_name(const TextLayout& t, std::size_t k) {
+  std::string s = "field " + std::to_string(k + 1);
+  const long long label = t.opt.label_column;
+  if (static_cast<long long>(k) == label && !t.label_name.empty()) return s + " (column '" + t.label_name + "')";
+  const std::size_t f = k - (label >= 0 && static_cast<long long>(k) > label ? 1 : 0);
+  if (static_cast<long long>(k) != label && f < t.names.size()) s += " (column '" + t.names[f] + "')";
+  return s;
+}
+
+// One CSV/TSV data line into a row of t.cols features (and its label), fields read in place; with
+// `sink`, non-numeric feature fields go there (as row `row`).
+void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y, StringSink* sink = nullptr,
+                     std::uint32_t row = 0) {
   const char delim = t.opt.format == TextFormat::csv ? ',' : '\t';
   const long long label = t.opt.label_column;
   const auto ncols = static_cast<std::size_t>(t.cols + (label >= 0 ? 1 : 0));
-  const std::size_t nfields = count_fields(l, delim);
+  const bool quotes = has_quote(l);
+  const std::vector<std::string> quoted = quotes ? split_quoted(l, delim, t.file) : std::vector<std::string>{};
+  const std::size_t nfields = quotes ? quoted.size() : count_fields(l, delim, t.file);
   if (nfields != ncols)
     input_error(t.file, l.number, "",
                 "ragged row: " + std::to_string(nfields) + " fields, expected " + std::to_string(ncols) +
@@ -167,18 +239,32 @@ void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y) {
   long long c = 0;
   const char* fs = l.begin;
   for (std::size_t k = 0; k < ncols; ++k) {
-    const char* d = static_cast<const char*>(std::memchr(fs, delim, static_cast<std::size_t>(l.end - fs)));
-    const char* fe = d ? d : l.end;
     const char* b = fs;
-    const char* e = fe;
-    while (b < e && (*b == ' ' || *b == '\t')) ++b;
-    while (e > b && (e[-1] == ' ' || e[-1] == '\t')) --e;
-    fs = fe + 1;
+    const char* e = fs;
+    if (quotes) {  // Note [quoted fields]
+      b = quoted[k].data();
+      e = b + quoted[k].size();
+    } else {
+      const char* d = static_cast<const char*>(std::memchr(fs, delim, static_cast<std::size_t>(l.end - fs)));
+      const char* fe = d ? d : l.end;
+      e = fe;
+      while (b < e && (*b == ' ' || *b == '\t')) ++b;
+      while (e > b && (e[-1] == ' ' || e[-1] == '\t')) --e;
+      fs = fe + 1;
+    }
     float v = 0;
     const Parsed pv = parse_float(b, e, v, t.opt.allow_infinite && static_cast<long long>(k) != label);
+    if (pv == Parsed::not_a_number && sink && static_cast<long long>(k) != label) {
+      sink->add(c, row, b, e);
+      x[c++] = kNaN;
+      continue;
+    }
     if (pv != Parsed::number)
       input_error(t.file, l.number, "",
-                  "field " + std::to_string(k + 1) + " '" + std::string(b, e) + "' " + parse_problem(pv));
+                  field_name(t, k) + " '" + std::string(b, e) + "' " + parse_problem(pv) +
+                      (pv == Parsed::not_a_number && static_cast<long long>(k) != label
+                           ? " (text columns are categorical features for the gbdt family only)"
+                           : ""));
     if (static_cast<long long>(k) == label) {
       if (std::isnan(v)) input_error(t.file, l.number, "", "missing label");
       if (y) *y = v;
@@ -250,7 +336,7 @@ long long parse_libsvm(const TextLayout& t, const Line& l, float* x, float* y) {
 // CSV/TSV: the header's names, the first data row's field count, the label column.
 void delimited_columns(const std::vector<std::string>& header, int header_line, const Line& first, TextLayout& t) {
   const char delim = t.opt.format == TextFormat::csv ? ',' : '\t';
-  const std::size_t ncols = count_fields(first, delim);
+  const std::size_t ncols = count_fields(first, delim, t.file);
   if (!header.empty() && header.size() != ncols)
     input_error(t.file, first.number, "",
                 "the header names " + std::to_string(header.size()) + " columns, the first data row has " +
@@ -301,7 +387,7 @@ TextLayout scan_text(const std::string& path, const TextOptions& opt) {
   std::vector<std::string> header;
   int header_line = 0;
   if (delimited && opt.header && lines.next(l)) {
-    header = split_fields(l, opt.format == TextFormat::csv ? ',' : '\t');
+    header = split_fields(l, opt.format == TextFormat::csv ? ',' : '\t', path);
     header_line = l.number;
   }
   long long max_col = -1;
@@ -317,7 +403,13 @@ TextLayout scan_text(const std::string& path, const TextOptions& opt) {
   return t;
 }
 
-void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t n, float* x, float* y) {
+void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t n, float* x, float* y,
+                    TextStrings* strings) {
+  StringSink sink{strings, {}};
+  if (strings) {
+    strings->dict.resize(static_cast<std::size_t>(t.cols));
+    strings->cells.resize(static_cast<std::size_t>(t.cols));
+  }
   if (n == 0) return;
   DataLines lines(t.file);
   Line l{};
@@ -329,7 +421,7 @@ void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t 
     lines.next(l);
     float* yr = y ? y + i : &dummy;
     if (t.opt.format == TextFormat::libsvm) parse_libsvm(t, l, x + i * cols, yr);
-    else parse_delimited(t, l, x + i * cols, yr);
+    else parse_delimited(t, l, x + i * cols, yr, strings ? &sink : nullptr, static_cast<std::uint32_t>(i));
   }
 }
 

@@ -58,9 +58,18 @@ struct TextLayout {
 // One pass over the file; checks the header against the first data row and the label column.
 TextLayout scan_text(const std::string& path, const TextOptions& opt);
 
+// CSV/TSV feature fields that are not numbers, kept (as categories) instead of refused.
+struct TextStrings {
+  std::vector<std::vector<std::string>> dict;  // per feature: the distinct strings, first seen first
+  // per feature: (row i of the read, index into dict) of every such field; x holds NaN there
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cells;
+};
+
 // Parses the data rows `rows[0..n)` (ascending) into x [n, cols] and, with a label column, y [n].
-// Errors name the file, line and field.
-void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t n, float* x, float* y);
+// Errors name the file, line, field and column. With `strings`, a CSV/TSV feature field that is
+// not a number goes there instead of being an error.
+void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t n, float* x, float* y,
+                    TextStrings* strings = nullptr);
 
 // "csv", "tsv", "libsvm" from a file name's extension (.csv, .tsv/.txt/.train/.test, .svm/.libsvm).
 // Returns false when the extension says nothing.

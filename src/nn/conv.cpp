@@ -1,6 +1,7 @@
 // Convolution kernels: im2col + GEMM and direct (see conv.hpp, Note [convolution without atomics]).
 #include "nn/conv.hpp"
 
+#include "core/blas_kernels.hpp"
 #include "core/error.hpp"
 #include "core/kokkos_compat.hpp"
 #include "nn/conv_cudnn.hpp"
@@ -68,6 +69,8 @@ std::string math_libraries_line() {
       "  math: GEMM cuBLAS (KokkosBlas fp32; Linear bf16/fp16 on tensor cores: cublasGemmEx, fp32 accumulation)";
 #else
   std::string s = std::string("  math: GEMM ") + HPCTRAIN_BLAS_NAME;
+  // OpenBLAS's kernel set for this CPU (Note [OpenBLAS on unknown CPU models]).
+  if (!openblas_core_name().empty()) s += " (" + openblas_core_name() + " kernels)";
   if (!libxsmm_version().empty()) s += " + " + libxsmm_version() + " (small GEMMs, 1 thread)";
   s += " (fp32; bf16/fp16 emulated by rounding)";
 #endif

@@ -62,6 +62,12 @@ CheckpointState gbdt_checkpoint_state(const deck::Deck& deck, const gbdt::Model&
       auto& out = st.extra[array_name(a)];
       out.insert(out.end(), v.begin(), v.end());
     });
+    // Categorical splits: per node the number of its categories, then their codes.
+    auto& cats = st.extra["gbdt_cats"];
+    for (const auto& c : tree.cats) {
+      cats.push_back(static_cast<double>(c.size()));
+      cats.insert(cats.end(), c.begin(), c.end());
+    }
   }
   return st;
 }
@@ -93,7 +99,10 @@ gbdt::BoostResume gbdt_resume_state(const CheckpointState& st, const std::string
     fail("gbdt checkpoint datasets disagree (tree counts, outputs and rounds)");
   std::vector<const std::vector<double>*> arrays;
   for (int a = 0; a < kNumArrays; ++a) arrays.push_back(&get(array_name(a)));
-  std::size_t at = 0;
+  const auto cats_it = st.extra.find("gbdt_cats");  // absent in checkpoints of older versions
+  const std::vector<double> no_cats;
+  const std::vector<double>& cats = cats_it == st.extra.end() ? no_cats : cats_it->second;
+  std::size_t at = 0, cat_at = 0;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const auto n = static_cast<std::size_t>(nodes[i]);
     gbdt::Tree t;
@@ -103,6 +112,14 @@ gbdt::BoostResume gbdt_resume_state(const CheckpointState& st, const std::string
       using T = typename std::decay_t<decltype(v)>::value_type;
       for (std::size_t j = 0; j < n; ++j) v.push_back(static_cast<T>(src[at + j]));
     });
+    t.cats.resize(static_cast<std::size_t>(t.num_nodes()));
+    for (auto& c : t.cats) {
+      if (cats.empty()) break;
+      if (cat_at >= cats.size()) fail("extra/gbdt_cats is shorter than its trees");
+      const auto k = static_cast<std::size_t>(cats[cat_at++]);
+      if (cat_at + k > cats.size()) fail("extra/gbdt_cats is shorter than its trees");
+      for (std::size_t j = 0; j < k; ++j) c.push_back(static_cast<int>(cats[cat_at++]));
+    }
     for (int j = 0; j < t.num_nodes(); ++j) {
       const int f = t.feature[static_cast<std::size_t>(j)];
       if (!t.is_leaf(j) && (f < 0 || f >= num_features || t.left[static_cast<std::size_t>(j)] >= t.num_nodes() ||

@@ -54,7 +54,7 @@ RunData load_run_data(const deck::Deck& deck, const Comm& comm) {
   // A validation set: validation_file, or the tail of data_file only when validation_fraction is
   // set in the deck (its default serves the network trainer; trees evaluate on test_file instead).
   if (!deck.get_string("validation_file").empty()) {
-    d.valid = gbdt::load_data(deck, "validation_file", "valid", comm, F);
+    d.valid = gbdt::load_data(deck, "validation_file", "valid", comm, F, &d.train.categories);
     gbdt::check_column_names(d.train.feature_names, d.valid, "data_file");
     d.has_valid = true;
   } else if (deck.is_set("validation_fraction") && deck.get_real("validation_fraction") > 0) {
@@ -66,7 +66,7 @@ RunData load_run_data(const deck::Deck& deck, const Comm& comm) {
   }
   d.has_test = !deck.get_string("test_file").empty();
   if (d.has_test) {
-    d.test = gbdt::load_data(deck, "test_file", "test", comm, F);
+    d.test = gbdt::load_data(deck, "test_file", "test", comm, F, &d.train.categories);
     gbdt::check_column_names(d.train.feature_names, d.test, "data_file");
   }
   return d;

@@ -34,7 +34,7 @@ RunGuard::RunGuard(const Comm& comm, double watchdog_timeout)
 }
 
 RoundFlags RunLoop::local_flags() const {
-  return RoundFlags{stop_signal() != 0, cadence_.time_due_local(comm_.rank())};
+  return RoundFlags{polls_stop_ && stop_signal() != 0, cadence_.time_due_local(comm_.rank())};
 }
 
 RoundFlags RunLoop::agree_flags(RoundFlags local, WatchedAllreduce& agreement, std::uint64_t round) const {
@@ -43,9 +43,21 @@ RoundFlags RunLoop::agree_flags(RoundFlags local, WatchedAllreduce& agreement, s
   return RoundFlags{flags[0] > 0, flags[1] > 0};
 }
 
-std::string RunLoop::checkpoint(const std::function<std::string()>& write) {
+bool RunLoop::checkpoint_due_after_pass(std::uint64_t pass, std::uint64_t rounds, bool last_pass) const {
+  if (!cadence_.checkpoints()) return false;  // the same on every rank: no clock to agree
+  const bool time_due = cadence_.time_elapsed(comm_.max(cadence_.seconds_since_checkpoint()));
+  return cadence_.after_epoch(pass, rounds, time_due, last_pass);
+}
+
+std::string RunLoop::write(const std::function<std::string()>& write) {
   last_ = write_checkpoint_agreed(comm_, write);
-  Log::info("  checkpoint " + last_);
+  return last_;
+}
+
+std::string RunLoop::checkpoint(const std::function<std::string()>& write_file) {
+  write(write_file);
+  if (log_) log_("  checkpoint " + last_);
+  else Log::info("  checkpoint " + last_);
   cadence_.checkpoint_written();
   trace::write();  // a job killed later keeps its timeline up to here
   return last_;

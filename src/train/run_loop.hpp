@@ -1,5 +1,6 @@
-// The run loop: what every run shares, written once. A network's optimizer steps, GBDT's boosting
-// rounds and an in-situ session's epochs are the work of one round; around each round the loop
+// The run loop: what every run shares, written once. A network's optimizer steps (and an in-situ
+// session's, through the same epochs: epoch_steps.hpp) and GBDT's boosting rounds are the work of
+// one round, epochs and sessions the passes; around each round and pass the loop
 // owns the checkpoint cadence (cadence.hpp), the stop agreement, the write-and-agree of a
 // checkpoint, the heartbeat, and at the end the "stopped by signal" line. A program that runs the
 // loop (not a library embedding it) also keeps the signal handlers and the heartbeat (RunGuard).
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "comm/comm.hpp"
 #include "comm/progress_board.hpp"
@@ -51,6 +53,12 @@ class RunLoop {
   RunLoop(const Comm& comm, const Cadence& cadence) : comm_(comm), cadence_(cadence) {}
   // Beaten at every round and phase; none: no heartbeat.
   void set_heartbeat(Heartbeat* heartbeat) { heartbeat_ = heartbeat; }
+  // Where the checkpoint lines go (default: Log::info). A library embedded in another program logs
+  // to its own sink.
+  void set_log(std::function<void(const std::string&)> log) { log_ = std::move(log); }
+  // Whether the stop signal counts (default). A library embedded in another program (the in-situ
+  // sessions) installs no handlers and leaves signals to that program: its rounds never stop.
+  void set_polls_stop_signal(bool polls) { polls_stop_ = polls; }
   void beat(const char* where) const {
     if (heartbeat_) heartbeat_->beat(where);
   }
@@ -68,9 +76,17 @@ class RunLoop {
     return cadence_.checkpoints() && (agreed.stop || cadence_.after_step(rounds, agreed.time_due, last_of_pass));
   }
 
+  // At the end of pass `pass` (0-based; an epoch) after `rounds` rounds in all: whether the cadence
+  // asks for a checkpoint. Collective when the loop checkpoints: the minutes clock is agreed (max
+  // over ranks).
+  bool checkpoint_due_after_pass(std::uint64_t pass, std::uint64_t rounds, bool last_pass) const;
+
   // Collective: writes a checkpoint through write_checkpoint_agreed, logs its path, keeps the
   // timeline written so far (a job killed later keeps it) and restarts the minutes clock.
   std::string checkpoint(const std::function<std::string()>& write);
+  // Collective: a checkpoint the caller asked for outside the cadence (the in-situ library's
+  // save): the same write-and-agree, without the log line or the clock restart.
+  std::string write(const std::function<std::string()>& write);
   // The newest checkpoint this loop wrote ("" when none).
   const std::string& last_checkpoint() const { return last_; }
 
@@ -84,6 +100,8 @@ class RunLoop {
   const Comm& comm_;
   Cadence cadence_;
   Heartbeat* heartbeat_ = nullptr;
+  std::function<void(const std::string&)> log_;
+  bool polls_stop_ = true;
   std::string last_;
 };
 

@@ -1,5 +1,5 @@
-// The epoch loop of network training and the pieces only it composes: data, model, checkpoints,
-// outputs (see trainer.hpp).
+// Network training around the shared epochs (epoch_steps.hpp) and the pieces only it composes:
+// data, model, checkpoints, outputs (see trainer.hpp).
 #include "train/trainer.hpp"
 
 #include <cmath>
@@ -76,6 +76,7 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
     steps_ = std::make_unique<StepRunner>(config_, comm, *model_, sampler_->steps_per_epoch() * config_.epochs);
   });
   shard_ = std::make_unique<EpochShard>(train_data_, specs_, *sampler_, comm.rank(), shard_options(deck));
+  epochs_ = std::make_unique<EpochSteps>(comm, config_, *steps_, *model_, loop_, time_);
   evaluator_ = std::make_unique<Evaluator>(val_data_, comm, micro_batch_, config_.top_k, specs_);
   if (model_->classifies()) {
     const int classes = static_cast<int>(deck_.get_int("num_classes"));
@@ -199,10 +200,10 @@ void NetworkTrainer::restore(const std::string& path) {
   resumed_from_ = path;
   start_epoch_ = p.epoch;
   start_step_ = p.step;
-  epoch_loss_sum_ = p.epoch_loss_sum;
-  epoch_loss_count_ = p.epoch_loss_count;
-  global_step_ = st.global_step;
-  skipped_steps_ = st.skipped_steps;
+  tally_.loss_sum = p.epoch_loss_sum;
+  tally_.loss_count = p.epoch_loss_count;
+  tally_.global_step = st.global_step;
+  tally_.skipped_steps = st.skipped_steps;
   best_val_loss_ = st.best_val_loss;
   steps_->scaler().restore(st.loss_scale, st.loss_scale_growth_tracker);
   const std::uint64_t g = sampler_->global_batch();
@@ -217,95 +218,46 @@ void NetworkTrainer::restore(const std::string& path) {
            (unsigned long long)st.epoch_samples, (unsigned long long)st.ranks, st.backend.c_str()));
 }
 
-bool NetworkTrainer::train_epoch(std::uint64_t epoch, std::uint64_t first_step, TrainSummary& s,
-                                 Reporter& reporter) {
-  const std::uint64_t steps = sampler_->steps_per_epoch();
-  for (std::uint64_t step = first_step; step < steps; ++step) {
-    trace::Scope step_trace("step");
-    beat("a training step");
-    const RoundFlags flags = loop_.local_flags();  // agreed in the step's control reduction
-    const StepControl control{flags.stop, flags.time_due};
-    const std::uint64_t n_step = sampler_->step_samples(step);
-    auto micro_batch = [&](int k, Batch& b) {
-      if (shard_->count(step, k) == 0) return false;
-      shard_->fill(b, step, k);
-      b.epoch = epoch;
-      // The micro-batch after this one, in this epoch, for the model's loader thread.
-      const bool same_step = k + 1 < sampler_->accumulation() && shard_->count(step, k + 1) > 0;
-      if (same_step || (step + 1 < steps && shard_->count(step + 1, 0) > 0)) {
-        Batch next;
-        shard_->fill(next, same_step ? step : step + 1, same_step ? k + 1 : 0);
-        next.epoch = epoch;
-        model_->prefetch(next);
-      }
-      return true;
-    };
-    const StepOutcome r = steps_->run(global_step_, n_step, sampler_->accumulation(), control, micro_batch, time_);
-    if (!r.applied) {
-      const std::string what = strf("%s at step %llu (epoch %llu)",
-                                    std::isfinite(r.loss) ? "gradient norm is NaN/Inf" : "loss is NaN/Inf",
-                                    (unsigned long long)global_step_ + 1, (unsigned long long)epoch + 1);
-      if (steps_->scaler().enabled()) {
-        Log::info(what + strf(": step skipped, fp16 loss scale lowered to %g", steps_->scaler().scale()));
-      } else if (!config_.skip_nonfinite) {
-        // The parameters are still the last good ones: save them before stopping.
-        const std::string saved = loop_.checkpoints() ? "; last good state saved in " + checkpoint(epoch, step)
-                                                      : std::string();
-        comm_.agree(what + saved + " (nan_policy stop; lower lr or set clip_grad_norm)", ExitCode::failure);
-      } else {
-        Log::info(what + strf(": step skipped (nan_policy skip; %llu skipped so far)",
-                              (unsigned long long)skipped_steps_ + 1));
-      }
-      ++skipped_steps_;
-    } else {
-      epoch_loss_sum_ += r.loss;
-      ++epoch_loss_count_;
-    }
-    ++global_step_;
-    s.samples += n_step;
-    ++s.steps;
-    if (step_hook_) step_hook_(global_step_);
-    reporter.step(global_step_, epoch, r, steps_->lr(global_step_ - 1), n_step);
-    if (r.stop) {
-      s.stop_signal = RunLoop::stop_signal_seen();
-      if (loop_.checkpoints()) s.last_checkpoint = checkpoint(epoch, step + 1);
-      return false;
-    }
-    if (loop_.checkpoint_due(global_step_, RoundFlags{false, r.checkpoint_due}, step + 1 == steps))
-      s.last_checkpoint = checkpoint(epoch, step + 1);
-  }
-  return true;
+EpochHooks NetworkTrainer::epoch_hooks(Reporter& reporter) {
+  EpochHooks h;
+  h.after_step = [this, &reporter](std::uint64_t global_step, std::uint64_t epoch, const StepOutcome& r,
+                                   std::uint64_t step_samples) {
+    if (step_hook_) step_hook_(global_step);
+    reporter.step(global_step, epoch, r, steps_->lr(global_step - 1), step_samples);
+  };
+  h.checkpoint = [this](std::uint64_t epoch, std::uint64_t steps) { return checkpoint(epoch, steps); };
+  h.nonfinite_stop = [this](const std::string& what, std::uint64_t epoch, std::uint64_t step) {
+    // The parameters are still the last good ones: save them before stopping.
+    const std::string saved = loop_.checkpoints() ? "; last good state saved in " + checkpoint(epoch, step)
+                                                  : std::string();
+    comm_.agree(what + saved + " (nan_policy stop; lower lr or set clip_grad_norm)", ExitCode::failure);
+  };
+  h.log = [](const std::string& line) { Log::info(line); };
+  return h;
 }
 
 TrainSummary NetworkTrainer::run() {
   const std::uint64_t steps = sampler_->steps_per_epoch();
-  Reporter reporter(config_, comm_, !resumed_from_.empty(), steps * config_.epochs, global_step_);
+  Reporter reporter(config_, comm_, !resumed_from_.empty(), steps * config_.epochs, tally_.global_step);
+  const EpochHooks hooks = epoch_hooks(reporter);
   TrainSummary s;
   Stopwatch run_clock;
   const double cpu_start = process_cpu_seconds();
   for (std::uint64_t epoch = start_epoch_; epoch < config_.epochs; ++epoch) {
     trace::Scope epoch_trace("epoch");
     Stopwatch epoch_clock;
-    beat("loading the epoch's data");
-    long long bad = kNoBadValue;
-    {
-      ScopedTime t(time_.io, "data");
-      comm_.run_agreed([&] { bad = shard_->load(epoch); });
-      bad = comm_.min(bad);
-    }
-    if (bad != kNoBadValue) comm_.agree(describe_bad_value(*train_data_, specs_, bad), ExitCode::bad_input);
+    epochs_->stage(*shard_, epoch);
     if (epoch == start_epoch_ && model_->classifies()) check_labels();
-    if (epoch != start_epoch_) epoch_loss_sum_ = 0, epoch_loss_count_ = 0;
+    if (epoch != start_epoch_) tally_.start_epoch();
     const std::uint64_t samples_before = s.samples;
-    if (!train_epoch(epoch, epoch == start_epoch_ ? start_step_ : 0, s, reporter)) {
+    if (!epochs_->run(*shard_, *sampler_, epoch, epoch == start_epoch_ ? start_step_ : 0, tally_, s, hooks)) {
       s.seconds = run_clock.seconds();
       s.cpu_seconds = process_cpu_seconds() - cpu_start;
       s.time = time_;
-      s.skipped_steps = skipped_steps_;
+      s.skipped_steps = tally_.skipped_steps;
       return s;
     }
-    s.last_epoch_loss = epoch_loss_count_ > 0 ? epoch_loss_sum_ / static_cast<double>(epoch_loss_count_)
-                                              : std::numeric_limits<double>::quiet_NaN();
+    s.last_epoch_loss = tally_.mean_loss();
     beat("validation and the end of the epoch");
     {
       ScopedTime t(time_.compute, "validation");
@@ -313,16 +265,14 @@ TrainSummary NetworkTrainer::run() {
       s.val_loss = s.val.loss;
     }
     if (std::isfinite(s.val_loss) && !(s.val_loss >= best_val_loss_)) best_val_loss_ = s.val_loss;
-    reporter.epoch(epoch, global_step_, steps, s.last_epoch_loss, evaluator_->rows() > 0, s.val,
+    reporter.epoch(epoch, tally_.global_step, steps, s.last_epoch_loss, evaluator_->rows() > 0, s.val,
                    s.samples - samples_before, epoch_clock.seconds(), time_);
-    const Cadence& cadence = loop_.cadence();
-    const bool time_due = cadence.time_elapsed(comm_.max(cadence.seconds_since_checkpoint()));
-    if (cadence.after_epoch(epoch, global_step_, time_due, epoch + 1 == config_.epochs))
+    if (loop_.checkpoint_due_after_pass(epoch, tally_.global_step, epoch + 1 == config_.epochs))
       s.last_checkpoint = checkpoint(epoch, steps);
   }
   s.seconds = run_clock.seconds();
   s.cpu_seconds = process_cpu_seconds() - cpu_start;
-  s.skipped_steps = skipped_steps_;
+  s.skipped_steps = tally_.skipped_steps;
   {
     ScopedTime t(time_.io, "output");
     write_outputs();
@@ -345,12 +295,12 @@ TrainSummary NetworkTrainer::run() {
 std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_steps) {
   CheckpointState st = run_state(deck_, *model_, steps_->scaler(), config_.seed, comm_.size(),
                                  sampler_->global_batch());
-  st.global_step = global_step_;
+  st.global_step = tally_.global_step;
   st.epoch = epoch;
   st.epoch_samples = std::min(sampler_->size(), epoch_steps * sampler_->global_batch());
-  st.epoch_steps = epoch_loss_count_;
-  st.epoch_loss_sum = epoch_loss_sum_;
-  st.skipped_steps = skipped_steps_;
+  st.epoch_steps = tally_.loss_count;
+  st.epoch_loss_sum = tally_.loss_sum;
+  st.skipped_steps = tally_.skipped_steps;
   st.best_val_loss = best_val_loss_;
   st.ema = steps_->ema_values();  // on rank 0, which writes (gathered there when sharded)
   st.ema_updates = steps_->ema() ? steps_->ema()->updates() : 0;

@@ -1,7 +1,8 @@
 // Data-parallel training of the network model families: composes the concepts of src/train --
 // the configuration (config.hpp), the data of each epoch (data/epoch_shard.hpp), the step runner
 // (step.hpp), the run loop (run_loop.hpp: cadence, stop agreement, checkpoint write-and-agree),
-// validation (evaluator.hpp) and the reporter (reporter.hpp) -- into the epoch loop, plus resume.
+// validation (evaluator.hpp) and the reporter (reporter.hpp) -- around the epochs of
+// epoch_steps.hpp (shared with the in-situ sessions), plus resume.
 // Signal handlers and the heartbeat belong to the program that runs the trainer
 // (run_network_training keeps a RunGuard for `train`); the trainer only polls stop_signal() and
 // beats a heartbeat it is given.
@@ -19,6 +20,7 @@
 #include "deck/deck.hpp"
 #include "models/model.hpp"
 #include "train/config.hpp"
+#include "train/epoch_steps.hpp"
 #include "train/evaluator.hpp"
 #include "train/reporter.hpp"
 #include "train/run_loop.hpp"
@@ -61,8 +63,9 @@ class NetworkTrainer {
   void restore(const std::string& path);
   // Classifiers: every training target is an integer class index (an agreed error otherwise).
   void check_labels();
-  // Trains one epoch from `first_step`; returns false when a stop signal ended it.
-  bool train_epoch(std::uint64_t epoch, std::uint64_t first_step, TrainSummary& s, Reporter& reporter);
+  // The hooks of the shared epoch loop (epoch_steps.hpp): progress through `reporter`,
+  // checkpoints of this run's state, nan_policy stop saving the last good state.
+  EpochHooks epoch_hooks(Reporter& reporter);
   // Writes a checkpoint after `epoch_steps` steps of `epoch`; returns its path (agreed on all ranks).
   std::string checkpoint(std::uint64_t epoch, std::uint64_t epoch_steps);
   // The validation part's loss and metrics, with the weights validation_weights names.
@@ -84,10 +87,10 @@ class NetworkTrainer {
   std::unique_ptr<EpochShard> shard_;
   RunLoop loop_;
   TimeSplit time_;
+  std::unique_ptr<EpochSteps> epochs_;
   // Position (restored from a checkpoint) and the running epoch's loss.
-  std::uint64_t global_step_ = 0, start_epoch_ = 0, start_step_ = 0, skipped_steps_ = 0;
-  double epoch_loss_sum_ = 0;
-  std::uint64_t epoch_loss_count_ = 0;
+  EpochTally tally_;
+  std::uint64_t start_epoch_ = 0, start_step_ = 0;
   double best_val_loss_ = std::numeric_limits<double>::quiet_NaN();
   std::string resumed_from_;
   std::function<void(std::uint64_t)> step_hook_;

@@ -196,6 +196,14 @@ TEST(Era5Sources, ZarrErrorsNameTheStoreTheVariableAndTheChunk) {
             bad + ": variable 'z': no level 700 in 'pressure_level' (850, 500)");
   EXPECT_EQ(error_message([&] { open_as("state_variables expver\n", bad); }),
             bad + ": variable 'expver' must be float32, float64 or int16 packed with scale_factor/add_offset");
+  // A stray NaN (the packed store's time 4, y 2, x 3): named by variable and index, as in NetCDF.
+  const std::string packed = kDir + "era5_packed_zlib.zarr";
+  EXPECT_EQ(train_error("model gnn\ngnn_latent 4\ngnn_layers 1\nboundary_width 1\nstate_variables t2m\n"
+                        "missing_data mask\nbatch_size 2\nepochs 1\ndata_file " +
+                        packed + "\n"),
+            packed +
+                ": variable 't2m': index (time 4, y 2, x 3) (sample 2, field 'targets') holds a NaN or Inf (first "
+                "bad row)");
   const std::string v3 = kDir + "era5_v3.zarr";
   EXPECT_EQ(error_message([&] { open_as("state_variables t2m\n", v3); }),
             v3 + ": a Zarr v3 store (zarr.json); the zarr source reads Zarr v2 (.zgroup, .zarray): write it with "

@@ -46,8 +46,8 @@ std::string load_error(const std::string& name, const std::string& text, const s
 TEST(GbdtInput, ErrorsNameFileAndLine) {
   EXPECT_CONTAINS(load_error("g_ragged.csv", "1,2,3\n0,4,5\n1,6\n0,7,8\n", "objective binary\n"),
                   "g_ragged.csv:3: ragged row");
-  EXPECT_CONTAINS(load_error("g_text.tsv", "1\t2\n0\tx7\n1\t3\n0\t1\n", "objective binary\n"),
-                  "g_text.tsv:2: field 2 'x7' is not a number");
+  EXPECT_CONTAINS(load_error("g_text.tsv", "1\t2\nx7\t4\n1\t3\n0\t1\n", "objective binary\n"),
+                  "g_text.tsv:2: field 1 'x7' is not a number");
   EXPECT_CONTAINS(load_error("g_label.csv", "1,2\n0,4\n# comment\n2,6\n0,7\n", "objective binary\n"),
                   "g_label.csv:4: objective: label 2 is outside");
   EXPECT_CONTAINS(load_error("g_class.csv", "1,2\n0,4\n3,6\n4,7\n", "objective multiclass\nnum_class 3\n"),
@@ -59,6 +59,49 @@ TEST(GbdtInput, ErrorsNameFileAndLine) {
                   "g_ids0.svm:2: value 'abc' of feature 1 is not a number");
   EXPECT_EQ(load_error("g_ok.svm", "1 0:1 2:1\n0 1:2\n1 3:1\n0 2:4\n", "objective binary\nlibsvm_base 0\n"), "");
   EXPECT_CONTAINS(load_error("g_fmt.dat", "1,2\n", "objective binary\n"), "data_format");
+}
+
+// Note [category codes]: text columns and categorical_columns become codes numbered by global
+// count (ties by bytes), the same on 1 and 2 ranks; validation data takes the training codes
+// (unseen: missing) and text in a numeric column is an error naming file, line and column.
+TEST(GbdtInput, TextColumnsAreCategoriesAgreedOverRanks) {
+  const Comm comm;
+  const std::string file = gbdt_test::write_file(
+      "g_cat.csv", "y,color,n,size\n1,red,1,3\n0,blue,2,3.0\n1,red,,1\n0,green,4,\"2\"\n1,red,5,NA\n0,blue,6,1\n");
+  const auto deck = gbdt_test::deck("data_file " + file +
+                                    "\ntext_header true\nlabel_column y\ncategorical_columns size\n");
+  const Data d = load_data(deck, "data_file", "train", comm);
+  ASSERT_EQ(d.cols, 3);
+  EXPECT_TRUE(d.categories.of(0));
+  EXPECT_FALSE(d.categories.of(1));
+  EXPECT_TRUE(d.categories.of(2));
+  EXPECT_EQ(d.categories.names[0], (std::vector<std::string>{"red", "blue", "green"}));
+  EXPECT_EQ(d.categories.names[2], (std::vector<std::string>{"1", "3", "2"}));  // 2, 2 and 1 rows
+  const float nan = std::nanf("");
+  const float want[6][3] = {{0, 1, 1}, {1, 2, 1}, {0, nan, 0}, {2, 4, 2}, {0, 5, nan}, {1, 6, 0}};
+  for (long long r = 0; r < d.rows; ++r)
+    for (int f = 0; f < 3; ++f) {
+      const float got = d.x[static_cast<std::size_t>(r * 3 + f)], w = want[d.first_row + r][f];
+      EXPECT_TRUE(got == w || (std::isnan(got) && std::isnan(w))) << "row " << d.first_row + r << " feature " << f;
+    }
+  const std::string valid = gbdt_test::write_file("g_cat_valid.csv", "y,color,n,size\n1,purple,1,3\n0,red,2,9\n");
+  const Data v = load_data(gbdt_test::deck("data_file " + file + "\nvalidation_file " + valid +
+                                           "\ntext_header true\nlabel_column y\n"),
+                           "validation_file", "valid", comm, 3, &d.categories);
+  for (long long r = 0; r < v.rows; ++r) {
+    const float* x = &v.x[static_cast<std::size_t>(r * 3)];
+    EXPECT_TRUE(v.first_row + r == 0 ? std::isnan(x[0]) && x[2] == 1 : x[0] == 0 && std::isnan(x[2]));
+  }
+  const std::string bad = gbdt_test::write_file("g_cat_bad.csv", "y,color,n,size\n1,red,1,3\n0,red,x,2\n");
+  try {
+    load_data(gbdt_test::deck("data_file " + file + "\nvalidation_file " + bad +
+                              "\ntext_header true\nlabel_column y\n"),
+              "validation_file", "valid", comm, 3, &d.categories);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(),
+                    "g_cat_bad.csv:3: column 'n' holds 'x', not a number, but data_file reads it as numbers");
+  }
 }
 
 // LibSVM: absent entries are missing (NaN), ids 0- or 1-based; the width is the global maximum.

@@ -360,6 +360,57 @@ TEST(GbdtHistogram, PackedKernelsEqualSerialSum) {
   }
 }
 
+// Note [categorical splits]: with few categories, one against the rest; with many, the best prefix
+// of the G / (H + cat_smooth) order, which for these stats is the best of all 2^k subsets (checked
+// by brute force). Missing rows stay right.
+TEST(GbdtSplit, CategoricalSetsAreTheBestPartition) {
+  BinCuts cuts;
+  cuts.upper = {{0, 0, 0, 0, 0, 0}};  // six categories (set_categorical's layout), then the NaN bin
+  set_categorical(cuts, {6}, 255);
+  ASSERT_TRUE(cuts.is_categorical(0));
+  ASSERT_EQ(cuts.nan_bin(0), 6);
+  // g, (h << 8) + count per category; the positive-gradient ones are 0, 2, 5 (not a threshold set).
+  const long long g[7] = {30, -20, 25, -30, -15, 20, 5}, c[7] = {20, 20, 20, 20, 20, 20, 10};
+  Hist hist;
+  for (int b = 0; b < 7; ++b) {
+    hist.push_back(g[b]);
+    hist.push_back((c[b] << 8) + c[b]);  // h = count
+  }
+  const Stats parent = node_stats(hist, cuts, 8);
+  SplitParams p;
+  p.lambda = 1;
+  p.min_data_per_group = 20;
+  p.max_cat_to_onehot = 4;
+  const SplitCandidate s = best_split(hist, cuts, {1}, parent, 1.0, 1.0, 8, p);
+  ASSERT_TRUE(s.valid);
+  ASSERT_TRUE(s.categorical);
+  // Brute force over every non-empty proper subset of the six categories (NaN right), with cat_l2.
+  SplitParams q = p;
+  q.lambda += p.cat_l2;
+  double best = -1;
+  unsigned best_set = 0;
+  for (unsigned set = 1; set < 63; ++set) {
+    Stats l;
+    for (int b = 0; b < 6; ++b)
+      if (set >> b & 1) l += Stats{g[b], c[b], c[b]};
+    if (l.c < 20 || parent.c - l.c < 20 || __builtin_popcount(set) > 3) continue;  // max_left = (6 + 1) / 2
+    const double v = node_score(l.g, l.h, q) + node_score(parent.g - l.g, parent.h - l.h, q) -
+                     node_score(parent.g, parent.h, q);
+    if (v > best) best = v, best_set = set;
+  }
+  EXPECT_EQ(s.cat[0], best_set);
+  EXPECT_DOUBLE_EQ(s.gain, best);
+  EXPECT_EQ(s.right.c, parent.c - s.left.c);
+  // Few categories: one against the rest, at lambda alone.
+  p.max_cat_to_onehot = 6;
+  const SplitCandidate o = best_split(hist, cuts, {1}, parent, 1.0, 1.0, 8, p);
+  ASSERT_TRUE(o.valid);
+  EXPECT_EQ(__builtin_popcount(o.cat[0]), 1);
+  // The rule sends exactly the set left; the NaN bin right.
+  const SplitRule r = categorical_rule(0, 6, {0, 2, 5});
+  for (int b = 0; b < 7; ++b) EXPECT_EQ(r.goes_left(b), b == 0 || b == 2 || b == 5) << b;
+}
+
 TEST(GbdtSplit, GainFormulaAndLearnedNanDirection) {
   // One feature, two value bins and the NaN bin. Scales of 1: stats are G and H directly.
   BinCuts cuts;

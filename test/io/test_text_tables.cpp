@@ -96,6 +96,45 @@ TEST(TextTables, LibsvmBlocksAndErrorsNameTheLine) {
   }
 }
 
+// Note [quoted fields]: pandas quotes a field holding the delimiter or a quote; text fields are
+// kept for categorical columns (TextStrings) or refused with the file, line and column named.
+TEST(TextTables, QuotedFieldsAndTextColumns) {
+  const std::string path = write("quoted.csv",
+                                 "y,job,\"x, scaled\"\n"
+                                 "1,\"Craftsmen, Foremen\",0.5\n"
+                                 "0, plain ,\"2\"\n"
+                                 "1,\"say \"\"hi\"\"\",\"\"\n");
+  TextOptions opt;
+  opt.header = true;
+  const TextLayout t = scan_text(path, opt);
+  EXPECT_EQ(t.names, (std::vector<std::string>{"job", "x, scaled"}));
+  const std::uint64_t rows[] = {0, 1, 2};
+  std::vector<float> x(6), y(3);
+  TextStrings s;
+  read_text_rows(t, rows, 3, x.data(), y.data(), &s);
+  EXPECT_EQ(y, (std::vector<float>{1, 0, 1}));
+  EXPECT_EQ(s.dict[0], (std::vector<std::string>{"Craftsmen, Foremen", "plain", "say \"hi\""}));
+  EXPECT_EQ(s.cells[0].size(), 3u);
+  EXPECT_TRUE(s.cells[1].empty());
+  EXPECT_EQ(x[1], 0.5f);
+  EXPECT_EQ(x[3], 2.0f);
+  EXPECT_TRUE(std::isnan(x[5]));  // a quoted empty field is missing
+  try {
+    read_text_rows(t, rows, 3, x.data(), y.data());  // no TextStrings: text is an error
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("quoted.csv:2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("column 'job'"), std::string::npos) << e.what();
+  }
+  const std::string open = write("open.csv", "1,\"never closed,2\n");
+  try {
+    scan_text(open, TextOptions{});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unbalanced quote"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TextTables, WeightsAreCountedToTheLastLine) {
   const std::string path = write("w.weight", "1\n2\n\n3\n");
   EXPECT_EQ(read_column_block(path, 1, 2, 3), (std::vector<float>{2, 3}));

@@ -140,3 +140,25 @@ TEST(Registry, FamilyToolsAreReachedThroughTheirEntry) {
   EXPECT_EQ(run_family_tool("mlp", FamilyTool::evaluate, 1, argv), 1);  // mlp has no evaluate tool
   EXPECT_EQ(run_family_tool("no_such_family", FamilyTool::generate, 1, argv), 1);
 }
+
+// The in-situ library's buffer holds rows of float32 inputs and targets and nothing else, so the
+// families that run in situ (ModelFamily::runs_in_situ) are exactly those whose entry builds a model
+// from such rows; every other family refuses them with a deck error naming the data it reads.
+TEST(Registry, InSituFamiliesAreThoseThatBuildFromRows) {
+  int in_situ = 0;
+  for (const ModelFamily& f : model_families()) {
+    const deck::Deck deck = hpct::test::make_deck(std::string("model ") + f.name +
+                                                  "\ndata_file unused.h5\nhidden_sizes 5,4\n"
+                                                  "diffusion_hidden 6\ntime_embedding_dim 4\nloss mse\n");
+    const std::string error = hpct::test::error_message([&] {
+      make_model(ModelBuildContext{deck, 3, 2, 4, nn::Precision::fp32});
+    });
+    if (f.runs_in_situ) {
+      EXPECT_EQ(error, "") << f.name << " runs in situ but does not build from rows";
+      ++in_situ;
+    } else {
+      EXPECT_NE(error.find("data_file"), std::string::npos) << f.name << " builds from rows: " << error;
+    }
+  }
+  EXPECT_GE(in_situ, 2);  // mlp and diffusion
+}

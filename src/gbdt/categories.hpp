@@ -1,0 +1,50 @@
+// Categorical features of a table: which features hold categories and the categories' names in
+// code order, agreed over ranks before binning (Note [category codes]).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "comm/comm.hpp"
+#include "io/text_tables.hpp"
+
+namespace hpct::gbdt {
+
+struct Categories {
+  std::vector<char> is;                         // per feature; empty: no categorical feature
+  std::vector<std::vector<std::string>> names;  // per feature: the categories by code
+  bool any() const;
+  bool of(int f) const { return static_cast<std::size_t>(f) < is.size() && is[static_cast<std::size_t>(f)] != 0; }
+  // Per feature: the number of categories, -1 for a numeric feature (set_categorical's argument).
+  std::vector<int> counts(int num_features) const;
+};
+
+// The name of a numeric value in a categorical column: "3" for 3.0, else its 9 significant digits.
+std::string category_of_number(float v);
+
+// What a table's reader hands over: the rows' values [rows, cols] (NaN where `strings` holds a
+// text field), those text fields (may be null: a source without text), the file's lines and the
+// feature names for messages.
+struct RawColumns {
+  std::vector<float>* x;
+  long long rows, cols;
+  const io::TextStrings* strings;
+  const std::vector<std::string>* feature_names;
+  const std::vector<int>* line;
+  std::string file;
+};
+
+// Collective. Replaces the values of the categorical features in *in.x by category codes (NaN
+// stays missing) and returns the categories. With `given` (the training data's or a model's), its
+// features are the categorical ones and its names the codes: a category it does not know becomes
+// missing, text in a feature it reads as numbers is an error naming file, line and column. Without,
+// the `declared` features (categorical_columns) and every feature holding text are categorical.
+Categories agree_categories(const RawColumns& in, const std::vector<char>& declared, const Categories* given,
+                            const std::string& whose, const Comm& comm);
+
+// categorical_columns (comma-separated names or 0-based file column indices) as a flag per
+// feature; `label_column`: the file's label column (-1: none), which shifts the columns after it.
+std::vector<char> declared_categorical(const std::string& list, const std::vector<std::string>& feature_names,
+                                       long long cols, long long label_column, const std::string& file);
+
+}  // namespace hpct::gbdt
