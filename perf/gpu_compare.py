@@ -217,8 +217,8 @@ def main():
             traceback.print_exc()
         print(json.dumps(row), flush=True)
         result["cases"].append(row)
-    with open(a.out, "w") as f:
-        json.dump(result, f, indent=1)
+        with open(a.out, "w") as f:  # after each case: a stage stopped by its time limit keeps the rest
+            json.dump(result, f, indent=1)
     return 1 if any("error" in r for r in result["cases"]) else 0
 
 

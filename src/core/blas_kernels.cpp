@@ -7,13 +7,13 @@
 // its kernels at load time from the CPU's family and model numbers. A model newer than the library
 // is not in its table, and 0.3.21 (Debian 12) then takes its generic SSE3 kernels ("Prescott")
 // whatever the CPU can do: on an Intel Xeon of family 6 model 207 (AVX-512, KVM guest) sgemm ran
-// at a third of the SkylakeX kernels' rate. Every GEMM with more than one host thread goes to
-// OpenBLAS (LIBXSMM and oneDNN serve one thread only, Note [small GEMM thresholds]), so there 2
-// threads trained slower than 1 (gnn 12.7 -> 7.2 samples/s; docs/perf-log/performance.md).
+// at a fifth of the SkylakeX kernels' rate (1024^3: 32 against 152 GFLOP/s). With more than one
+// host thread nearly every GEMM goes to OpenBLAS (LIBXSMM and oneDNN serve one thread, Note [small
+// GEMM thresholds]), so there 2 threads trained slower than 1 (gnn 12.7 -> 7.2 samples/s).
 // OpenBLAS reads OPENBLAS_CORETYPE only in its load-time constructor, before main(); its exported
 // gotoblas_dynamic_quit/gotoblas_dynamic_init (DYNAMIC_ARCH builds only) run that selection again,
-// which is safe before the first BLAS call allocates its buffers or starts threads. So the fix is
-// taken only where OpenBLAS fell back to Prescott, the CPU has AVX2 or AVX-512 and the user did
+// which is safe before the first BLAS call allocates its buffers or starts threads. That is done
+// only where OpenBLAS fell back to Prescott, the CPU has AVX2 or AVX-512 and the user did
 // not choose a kernel set: then the kernel set its vector units allow is forced. The symbols are
 // weak: with another BLAS, or a static OpenBLAS build without them, nothing happens. A GEMM's bits
 // depend on the kernels that compute it, so on such a CPU results change against the fallback

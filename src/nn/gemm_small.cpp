@@ -268,6 +268,17 @@ void transpose(float* out, const float* in, int m, int n, int ldi, int ldo) {
   f(in, &li, out, &lo);
 }
 
+// Note [small forward GEMMs at several threads]: with more than one host thread every GEMM went to
+// OpenBLAS, which threads any GEMM over 256K multiply-adds; below a few million the forks and its
+// packing copies cost more than the second thread gives: the denoiser at batch 16 (256-wide layers)
+// ran 13% slower on 2 threads than on 1 (docs/perf-log/performance.md). So Linear's forward (C = A^T
+// B here) under kSerialForwardMaxMacs takes the route above at any thread count. Its shapes pass
+// Note [batch-invariant small kernels], each element one fma chain over k in order, which is how
+// OpenBLAS's kernels sum C = A^T B for two or more batch columns (checked bit for bit on its
+// SkylakeX kernels; for one column OpenBLAS takes another path and differs, the route does not), so
+// the bits of a row at 2 threads are those of OpenBLAS's, and the same for every batch size.
+constexpr double kSerialForwardMaxMacs = 4.0 * 1024 * 1024;
+
 bool transposed_a_sgemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
   if (!k_order_verdict(m, k, lda)) return false;
 #if defined(HPCTRAIN_HAVE_ONEDNN)
@@ -317,7 +328,12 @@ bool small_sgemm(char ta, char tb, int m, int n, int k, float alpha, const float
   if (g_enabled && weight_gradient_dnnl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return true;
 #endif
   if (!g_enabled || k > kSmallGemmMaxK || m > kSmallGemmMaxMN) return false;
-  if (HostExecSpace().concurrency() != 1) return false;
+  if (HostExecSpace().concurrency() != 1) {
+    // Note [small forward GEMMs at several threads]
+    const bool small_forward = ta == 'T' && tb == 'N' && alpha == 1.0f && beta == 0.0f &&
+                               static_cast<double>(m) * n * k < kSerialForwardMaxMacs;
+    return small_forward && transposed_a_sgemm(m, n, k, a, lda, b, ldb, c, ldc);
+  }
 #if defined(HPCTRAIN_HAVE_ONEDNN)
   // Linear's data gradient over more rows than LIBXSMM takes (assigned, not accumulated: beta 0),
   // where OpenBLAS summed in k order too (Note [oneDNN for many rows]).

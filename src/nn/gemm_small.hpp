@@ -6,7 +6,8 @@
 // (nn::Linear's forward x W^T) only with beta 0 and op(B) not transposed, with no bound on N (the
 // batch), through Note [transposed-A small GEMMs], and only for shapes whose kernels pass Note
 // [batch-invariant small kernels]; and only with one host thread
-// (BLAS threads larger GEMMs; LIBXSMM's kernels are serial). The bound is on K, the summed
+// (BLAS threads larger GEMMs; LIBXSMM's kernels are serial), except the transposed-A route for
+// GEMMs too small for BLAS's threads to pay (Note [small forward GEMMs at several threads]). The bound is on K, the summed
 // dimension, and not on M x N x K: the batch is M or N, so a bound on the product would send one
 // rank's batch of 32 to BLAS and two ranks' batches of 16 to LIBXSMM, whose sums may round
 // differently, and synchronised batch norm's 1 rank == N ranks held only to 4e-3 after one digits

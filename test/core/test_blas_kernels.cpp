@@ -9,6 +9,9 @@
 
 #include "core/blas_kernels.hpp"
 #include "core/kokkos_compat.hpp"
+#if !defined(KOKKOS_ENABLE_CUDA)
+#include "nn/gemm_small.hpp"
+#endif
 
 #if !defined(KOKKOS_ENABLE_CUDA)
 extern "C" void sgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const float* alpha,
@@ -61,6 +64,30 @@ TEST(BlasKernels, ProductsAfterReselection) {
       wrong += c[j * n + i] != static_cast<float>(s);
     }
   EXPECT_EQ(wrong, 0);
+}
+
+// Note [small forward GEMMs at several threads]: Linear's forward C = A^T B (column-major, the batch
+// as C's columns) takes LIBXSMM for a small batch and, with several threads, OpenBLAS for a large
+// one; a sample's column must have the same bits in both, and alone (one column).
+TEST(BlasKernels, ForwardColumnsSameBitsOnEveryRoute) {
+  const int m = 256, k = 256, large = 512;
+  std::vector<float> a(static_cast<std::size_t>(k) * m), b(static_cast<std::size_t>(k) * large);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37f * static_cast<float>(i)) * 0.5f;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.11f * static_cast<float>(i)) * 0.5f;
+  const auto forward = [&](int n) {  // as nn::gemm makes the call
+    std::vector<float> c(static_cast<std::size_t>(m) * n);
+    const float one = 1.0f, zero = 0.0f;
+    if (!hpct::nn::small_sgemm('T', 'N', m, n, k, one, a.data(), k, b.data(), k, zero, c.data(), m))
+      sgemm_("T", "N", &m, &n, &k, &one, a.data(), &k, b.data(), &k, &zero, c.data(), &m);
+    return c;
+  };
+  const std::vector<float> all = forward(large);
+  for (const int n : {1, 2, 16}) {
+    const std::vector<float> part = forward(n);
+    int differ = 0;
+    for (std::size_t i = 0; i < part.size(); ++i) differ += part[i] != all[i];
+    EXPECT_EQ(differ, 0) << n << " column(s) against " << large;
+  }
 }
 #endif
 
