@@ -26,8 +26,10 @@ namespace hpct {
 //   are one node: the rank adds its slots k and k + w for w = S/2, ..., 1 (S = T/P slots), then rank r
 //   and rank r ^ d exchange their nodes and each adds the other's for d = P/2, ..., 1 (a + b == b + a
 //   in IEEE arithmetic, so both hold the same bits). Every float addition is then fixed by the chunk
-//   indices alone, whatever P. With one chunk per rank this is the cost of the default all-reduce
-//   (one full exchange at 2 ranks, log2 P at P); the error is that of any float sum (T - 1 roundings).
+//   indices alone, whatever P. At 2 ranks the one exchange is the run's own all-reduce (shm, NCCL or
+//   MPI: any sum of two values is a + b), so with one chunk per rank the step costs what the default
+//   step costs; beyond, log2 P watched all-reduces over pairs of ranks. The error is that of any float
+//   sum (T - 1 roundings).
 // - Exact sum (any other chunk count, e.g. 3 ranks). The gradient buffer is cut into blocks of kBlock elements. Per block b, the largest
 //   |g_j| over all chunks of the step gives an exponent e_b with |g_j| < 2^e_b (one MPI_MAX of one int
 //   per block; NaN/Inf is a reserved exponent, so every rank sees a non-finite step alike). Every
@@ -48,9 +50,9 @@ namespace hpct {
 //   The gradient norm (clipping, log) is summed per block, then over blocks in order, so a ZeRO-1
 //   slice (block-aligned) gives the unsharded bits. The update, the EMA, the loss scaler: elementwise
 //   or on agreed values.
-// The gradient all-reduce is then these MPI exchanges whatever comm_backend, hierarchical_allreduce,
-// bucket_mb and overlap_allreduce say (the log says so); ZeRO-1 reduce-scatters the ints (the tree
-// sums whole, then each rank keeps its slice).
+// Beyond the tree's 2-rank exchange the sums run over MPI whatever comm_backend and
+// hierarchical_allreduce say (the log says so); no buckets, no overlap; ZeRO-1 reduce-scatters the
+// ints (the tree sums whole over MPI, then each rank keeps its slice).
 namespace {
 constexpr int kZero = std::numeric_limits<int>::min() / 2;       // an all-zero block
 constexpr int kNonfinite = std::numeric_limits<int>::max() / 2;  // a block holding NaN/Inf
@@ -96,17 +98,19 @@ MicroBatching resolve_micro_batching(const deck::Deck& deck, TrainConfig& c, int
     deck.fail("rank_invariant",
               "not with conv_algorithm auto unless conv_deterministic true: timed choices "
               "may differ between runs");
-  if (ranks > 1 && (c.hierarchical_allreduce || c.comm_backend == "shm" || c.comm_backend == "nccl"))
-    Log::info("  rank_invariant: the gradients are summed as int64 over MPI (comm_backend " + c.comm_backend +
-              (c.hierarchical_allreduce ? ", hierarchical_allreduce" : "") + " apply to the default path only)");
+  if (ranks > 2 && (c.hierarchical_allreduce || c.comm_backend == "shm" || c.comm_backend == "nccl"))
+    Log::info("  rank_invariant: beyond 2 ranks the chunk sums run over MPI (comm_backend " + c.comm_backend +
+              (c.hierarchical_allreduce ? ", hierarchical_allreduce" : "") + " apply at 2 ranks)");
   c.rank_invariant_chunk = chunk;
   Log::info(strf("  rank_invariant: chunks of %llu samples, summed in int64 fixed point",
                  (unsigned long long)chunk));
   return {chunk, static_cast<int>(c.batch_size * static_cast<std::uint64_t>(c.accumulation_steps) / chunk)};
 }
 
-FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots, double watchdog_timeout)
+FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots, double watchdog_timeout,
+                             GradientCollective* whole)
     : comm_(comm),
+      whole_(comm.size() == 2 ? whole : nullptr),
       store_(store),
       slots_(slots),
       n_(store.count()),
@@ -119,7 +123,7 @@ FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store,
       exponents_("chunk_exponents", blocks_) {
   const int total = slots * comm.size();
   tree_ = total <= kMaxTreeSlots && (total & (total - 1)) == 0;
-  if (tree_)  // the tree's pairs of ranks {r, r ^ d}, d = ranks / 2, ..., 1
+  if (tree_ && !whole_)  // the tree's pairs of ranks {r, r ^ d}, d = ranks / 2, ..., 1
     for (int d = comm.size() / 2; d >= 1; d /= 2) {
       Pair pair;
       MPI_Comm_split(comm.raw(), comm.rank() & ~d, comm.rank(), &pair.raw);
@@ -202,8 +206,32 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
   Outcome o;
   const int ranks = comm_.size(), rank = comm_.rank();
   const int total = slots_ * ranks;
-  // Losses, flags and state: one slot per chunk, filled by the rank that ran it.
   const std::size_t m = state_count_;
+  if (tree_) {  // losses and states summed in the gradients' tree: [loss, state..., stop, checkpoint]
+    std::vector<std::vector<double>> node(static_cast<std::size_t>(slots_), std::vector<double>(1 + m, 0.0));
+    for (std::size_t k = 0; k < node.size(); ++k) {
+      if (!used_[k]) continue;
+      node[k][0] = losses_[k];
+      for (std::size_t t = 0; t < m; ++t) node[k][1 + t] = state_slots_[k * m + t];
+    }
+    for (std::size_t w = node.size() / 2; w >= 1; w /= 2)
+      for (std::size_t k = 0; k < w; ++k)
+        for (std::size_t t = 0; t <= m; ++t) node[k][t] = node[k][t] + node[k + w][t];
+    std::vector<double> control = node[0];
+    control.push_back(stop ? 1 : 0);
+    control.push_back(checkpoint_due ? 1 : 0);
+    o.finite = tree_sum(out, shard, control, step);
+    o.loss_sum = control[0];
+    o.control[0] = control[m + 1];
+    o.control[1] = control[m + 2];
+    if (m > 0 && chunks > 0) {
+      std::vector<float> mean(m);
+      for (std::size_t t = 0; t < m; ++t) mean[t] = static_cast<float>(control[1 + t] / chunks);
+      copy_state(store_.params(), state_, mean.data(), true);
+    }
+    return o;
+  }
+  // Losses, flags and state: one slot per chunk, filled by the rank that ran it.
   std::vector<double> control(static_cast<std::size_t>(total) * (1 + m) + 2, 0.0);
   for (int k = 0; k < slots_; ++k) {
     const auto j = static_cast<std::size_t>(k * ranks + rank), kk = static_cast<std::size_t>(k);
@@ -214,9 +242,7 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
   }
   control[static_cast<std::size_t>(total)] = stop ? 1 : 0;
   control[static_cast<std::size_t>(total) + 1] = checkpoint_due ? 1 : 0;
-  // The tree exchanges the control values with the gradients (one synchronisation a step).
-  if (tree_) o.finite = tree_sum(out, shard, control, step);
-  else comm_.allreduce_sum(control.data(), control.size());
+  comm_.allreduce_sum(control.data(), control.size());
   for (int j = 0; j < total; ++j) o.loss_sum += control[static_cast<std::size_t>(j)];
   o.control[0] = control[static_cast<std::size_t>(total)];
   o.control[1] = control[static_cast<std::size_t>(total) + 1];
@@ -231,7 +257,6 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
     copy_state(store_.params(), state_, mean.data(), true);
   }
 
-  if (tree_) return o;
   // Slots that ran no chunk (the tail of an epoch) add zeros.
   for (int k = 0; k + 1 < slots_; ++k)
     if (!used_[static_cast<std::size_t>(k)]) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), 0.0f);
@@ -324,7 +349,17 @@ bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vecto
   fence();
   // Across ranks: rank r and r ^ d hold the two halves of one node for d = ranks / 2, ..., 1; each adds
   // the other's (a + b == b + a, so both get the same bits).
-  if (!pairs_.empty()) {
+  if (whole_) {  // 2 ranks: the run's own all-reduce (shm, NCCL or MPI) adds a + b, the tree's root
+    // The control values ride along when the collective carries them all (shm: 4), else over MPI.
+    const bool along = control.size() <= 4;
+    const float* summed = whole_->all_reduce(full.data(), n_, control.data(),
+                                             along ? static_cast<int>(control.size()) : 0, step);
+    if (!along) comm_.allreduce_sum(control.data(), control.size());
+    if (summed != full.data())
+      Kokkos::deep_copy(full,
+                        Kokkos::View<const float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>(summed,
+                                                                                                           n_));
+  } else if (!pairs_.empty()) {
     auto host = Kokkos::create_mirror_view(full);
     Kokkos::deep_copy(host, full);
     // A sum over two ranks is one addition per element, whichever rank computes it (under the watchdog).

@@ -35,7 +35,9 @@ class FixedPointSum {
   static constexpr int kMaxTreeSlots = 64;       // chunks per step summed in a fixed tree, at most
 
   // `slots`: chunks per rank and step.
-  FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots, double watchdog_timeout);
+  // `whole`: the run's gradient all-reduce, used for the tree's one exchange at 2 ranks (null: MPI).
+  FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots, double watchdog_timeout,
+                GradientCollective* whole);
   ~FixedPointSum();
   FixedPointSum(const FixedPointSum&) = delete;
   FixedPointSum& operator=(const FixedPointSum&) = delete;
@@ -68,6 +70,7 @@ class FixedPointSum {
 
  private:
   const Comm& comm_;
+  GradientCollective* whole_;  // 2 ranks, tree: the run's all-reduce
   nn::ParameterStore<float>& store_;
   int slots_;
   std::uint64_t n_, blocks_;

@@ -105,14 +105,12 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
     if (chunk_ == 0)  // only NetworkTrainer cuts the steps into chunks (resolve_micro_batching)
       throw Error("rank_invariant: network training by `train` only (not the in-situ library)",
                   ExitCode::bad_input);
-    invariant_ = std::make_unique<FixedPointSum>(
-        comm, store,
-        static_cast<int>(config.batch_size * static_cast<std::uint64_t>(config.accumulation_steps) / chunk_),
-        config.watchdog_timeout);
-    o.backend = "mpi", o.hierarchical = false, o.overlap = false;
+    o.overlap = false;
+    if (sharded()) o.backend = "mpi", o.hierarchical = false;
   }
   // Buckets need a plan and more than one rank; sharding exchanges slices instead (Note [optimizer sharding]).
-  if (comm.size() > 1 && config.bucket_mb > 0 && !sharded() && !invariant_) o.buckets = buckets_of(config, store);
+  if (comm.size() > 1 && config.bucket_mb > 0 && !sharded() && !config.rank_invariant)
+    o.buckets = buckets_of(config, store);
   o.grads = store.grads().data();
   o.params = store.params().data();
   o.count = store.count();
@@ -120,6 +118,11 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
   o.shard = sharded() ? &shard_ : nullptr;
   o.slice = shard_grads_.data();
   collective_ = make_gradient_collective(comm, o);
+  if (config.rank_invariant)
+    invariant_ = std::make_unique<FixedPointSum>(
+        comm, store,
+        static_cast<int>(config.batch_size * static_cast<std::uint64_t>(config.accumulation_steps) / chunk_),
+        config.watchdog_timeout, sharded() ? nullptr : collective_.get());
   if (config.ema.on()) {  // started at the initial weights (a resume replaces them: ema_loaded)
     ema_ = std::make_unique<optim::WeightEma>(config.ema, shard_.count);
     ema_->reset(optim::WeightEma::Vector(store.params().data() + shard_.offset, shard_.count));
