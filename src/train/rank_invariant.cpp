@@ -68,6 +68,15 @@ int chunk_bits(int chunks) {
   while ((1 << l) < chunks) ++l;
   return l;
 }
+
+using GradRow = Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
+
+// a += b, element by element: one node of the tree. A free function because nvcc refuses an
+// extended lambda inside a private member function (FixedPointSum::tree_sum).
+void add_into(const GradRow& a, const GradRow& b, std::uint64_t n) {
+  Kokkos::parallel_for(
+      "tree_add", range(std::uint64_t(0), n), KOKKOS_LAMBDA(const std::uint64_t i) { a(i) = a(i) + b(i); });
+}
 }  // namespace
 
 MicroBatching resolve_micro_batching(const deck::Deck& deck, TrainConfig& c, int ranks) {
@@ -335,16 +344,12 @@ bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vecto
   // slots / 4, ..., 1 -- chunk j with chunk j + chunks / 2 first. In place in the store's buffer.
   // One streaming add per pair (row k < S - 1 is grads_'s, row S - 1 the store's buffer).
   const auto full = store_.grads();
-  using Row = Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
   const auto row = [&](int k) {
-    return k + 1 < slots_ ? Row(grads_.data() + static_cast<std::uint64_t>(k) * n_, n_) : Row(full.data(), n_);
+    return k + 1 < slots_ ? GradRow(grads_.data() + static_cast<std::uint64_t>(k) * n_, n_)
+                          : GradRow(full.data(), n_);
   };
   for (int w = slots_ / 2; w >= 1; w /= 2)
-    for (int k = 0; k < w; ++k) {
-      const Row a = row(k), b = row(k + w);
-      Kokkos::parallel_for(
-          "tree_add", range(std::uint64_t(0), n_), KOKKOS_LAMBDA(const std::uint64_t i) { a(i) = a(i) + b(i); });
-    }
+    for (int k = 0; k < w; ++k) add_into(row(k), row(k + w), n_);
   if (slots_ > 1) Kokkos::deep_copy(full, row(0));
   fence();
   // Across ranks: rank r and r ^ d hold the two halves of one node for d = ranks / 2, ..., 1; each adds
