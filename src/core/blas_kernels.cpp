@@ -27,6 +27,12 @@ void gotoblas_dynamic_quit(void) __attribute__((weak));
 
 namespace hpct {
 
+namespace {
+std::string replaced_core;  // set once, before any thread starts
+}  // namespace
+
+std::string openblas_replaced_core() { return replaced_core; }
+
 std::string openblas_core_for(const std::string& detected, const CpuVectorUnits& cpu) {
   if (detected != "Prescott") return "";  // a kernel set chosen for this model, or not x86-64
   if (cpu.avx512) return "SkylakeX";
@@ -62,6 +68,7 @@ std::string choose_openblas_kernels() {
   gotoblas_dynamic_quit();
   gotoblas_dynamic_init();
   const std::string now = openblas_core_name();
+  if (now != detected) replaced_core = detected;
   // openblas_get_config: "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Prescott MAX_THREADS=64"; its
   // first two words name the library.
   std::string library = openblas_get_config != nullptr ? std::string(openblas_get_config()) : "OpenBLAS";

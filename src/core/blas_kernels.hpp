@@ -30,4 +30,8 @@ std::string choose_openblas_kernels();
 // OpenBLAS's kernel set ("SkylakeX", "Haswell", ...) or "" where the BLAS is not OpenBLAS.
 std::string openblas_core_name();
 
+// The kernel set OpenBLAS chose by itself when choose_openblas_kernels replaced it ("Prescott"), else
+// empty: the banner's math line names both, so the switch is visible without a start-up line.
+std::string openblas_replaced_core();
+
 }  // namespace hpct

@@ -60,8 +60,9 @@ int affinity_core_count() {
 
 Runtime::Runtime(int& argc, char**& argv) {
   exec_host_twin_without_gpu(argv);  // before MPI starts: the twin initialises MPI itself
-  // Before any BLAS call or thread (Note [OpenBLAS on unknown CPU models]); said once MPI has ranks.
-  const std::string blas_note = choose_openblas_kernels();
+  // Before any BLAS call or thread (Note [OpenBLAS on unknown CPU models]); the banner's math line
+  // says which kernels run (no line here: `train --help` prints its usage first).
+  (void)choose_openblas_kernels();
   // Note [file-size limit]: under a file-size limit (`ulimit -f`, which SLURM propagates from the
   // submitting shell) a write past it raises SIGXFSZ, whose default action kills the rank mid-write:
   // no error message, and the other ranks wait for the watchdog. Ignored, the write fails with EFBIG
@@ -81,7 +82,6 @@ Runtime::Runtime(int& argc, char**& argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   topo_ = query_topology(MPI_COMM_WORLD);
   Log::set_rank(topo_.rank);
-  if (!blas_note.empty()) Log::info(blas_note);
 
   // Note [help options]: Kokkos prints its 40-line argument help on `--help` too, before the
   // program's own usage. `--help`/`-h` are the program's; Kokkos sees them only as

@@ -70,7 +70,12 @@ std::string math_libraries_line() {
 #else
   std::string s = std::string("  math: GEMM ") + HPCTRAIN_BLAS_NAME;
   // OpenBLAS's kernel set for this CPU (Note [OpenBLAS on unknown CPU models]).
-  if (!openblas_core_name().empty()) s += " (" + openblas_core_name() + " kernels)";
+  if (!openblas_core_name().empty()) {
+    s += " (" + openblas_core_name() + " kernels";
+    if (!openblas_replaced_core().empty())
+      s += ", in place of its generic " + openblas_replaced_core() + " ones for this CPU model";
+    s += ")";
+  }
   if (!libxsmm_version().empty()) s += " + " + libxsmm_version() + " (small GEMMs, 1 thread)";
   s += " (fp32; bf16/fp16 emulated by rounding)";
 #endif

