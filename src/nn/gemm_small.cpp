@@ -271,7 +271,7 @@ void transpose(float* out, const float* in, int m, int n, int ldi, int ldo) {
 // Note [small forward GEMMs at several threads]: with more than one host thread every GEMM went to
 // OpenBLAS, which threads any GEMM over 256K multiply-adds; below a few million the forks and its
 // packing copies cost more than the second thread gives: the denoiser at batch 16 (256-wide layers)
-// ran 13% slower on 2 threads than on 1 (docs/perf-log/performance.md). So Linear's forward (C = A^T
+// ran 13% slower on 2 threads than on 1 (docs/perf-log/machines.md). So Linear's forward (C = A^T
 // B here) under kSerialForwardMaxMacs takes the route above at any thread count. Its shapes pass
 // Note [batch-invariant small kernels], each element one fma chain over k in order, which is how
 // OpenBLAS's kernels sum C = A^T B for two or more batch columns (checked bit for bit on its
