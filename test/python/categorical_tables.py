@@ -20,6 +20,8 @@ import shutil
 import subprocess
 import sys
 
+from tool_run import run_ok
+
 try:
     import lightgbm as lgb
     import numpy as np
@@ -36,11 +38,7 @@ failures = []
 
 
 def run(*args):
-    r = subprocess.run([str(a) for a in args], capture_output=True, text=True)
-    if r.returncode != 0:
-        print(r.stdout, r.stderr)
-        raise SystemExit(f"FAILED: {' '.join(map(str, args))} exited {r.returncode}")
-    return r.stdout + r.stderr
+    return run_ok(*args, stderr_too=True)
 
 
 def train(name, lines, ranks=1):

@@ -21,6 +21,8 @@ import shutil
 import subprocess
 import sys
 
+from tool_run import run_ok
+
 try:
     import h5py
     import lightgbm as lgb
@@ -38,12 +40,7 @@ tool = {name: os.path.join(build, "apps", name) for name in ("train", "predict",
 failures = []
 
 
-def run(*args):
-    r = subprocess.run([str(a) for a in args], capture_output=True, text=True)
-    if r.returncode != 0:
-        print(r.stdout, r.stderr)
-        raise SystemExit(f"FAILED: {' '.join(map(str, args))} exited {r.returncode}")
-    return r.stdout
+run = run_ok
 
 
 def mpirun(*args):
