@@ -49,6 +49,15 @@ same() {
   echo "bitwise: $ref == $*"
 }
 
+# on_1_2_4 NAME GLOBAL DECK ARGS...: NAME1, NAME2 and NAME4 on 1, 2 and 4 ranks with the global batch
+# GLOBAL split over them, the same weights bit for bit.
+on_1_2_4() {
+  local name=$1 global=$2 r
+  shift 2
+  for r in 1 2 4; do train "$name$r" "$r" "$@" --set batch_size=$((global / r)); done
+  same "${name}1" "${name}2" "${name}4"
+}
+
 for family in $families; do
   case $family in
   mlp)
@@ -92,45 +101,30 @@ for family in $families; do
     "$apps/diffgen" "$work/diff.h5" --rows 200 --seed 1 >/dev/null || fail "diffgen"
     d=(diffusion_quickstart.in --set data_file="$work/diff.h5" --set diffusion_hidden=32 --set epochs=1
        --set warmup_steps=2)
-    train diff1 1 "${d[@]}" --set batch_size=32
-    train diff2 2 "${d[@]}" --set batch_size=16
-    train diff4 4 "${d[@]}" --set batch_size=8
-    same diff1 diff2 diff4
+    on_1_2_4 diff 32 "${d[@]}"
     ;;
   gnn)
     "$apps/wxgen" "$work/wx.nc" --nx 10 --ny 8 --margin 4 --hours 40 >/dev/null || fail "wxgen"
     g=(gnn_quickstart.in --set data_file="$work/wx.nc" --set gnn_latent=8 --set gnn_layers=2 --set epochs=1)
-    train gnn1 1 "${g[@]}" --set batch_size=8
-    train gnn2 2 "${g[@]}" --set batch_size=4
-    train gnn4 4 "${g[@]}" --set batch_size=2
-    same gnn1 gnn2 gnn4
+    on_1_2_4 gnn 8 "${g[@]}"
     ;;
   smart)
     "$apps/trajgen" "$work/scenes.h5" --scenes 40 --seed 1 >/dev/null || fail "trajgen"
     s=(smart_quickstart.in --set data_file="$work/scenes.h5" --set smart_hidden=16 --set motion_vocab=512
        --set epochs=1 --set warmup_steps=2)
-    train smart1 1 "${s[@]}" --set batch_size=8
-    train smart2 2 "${s[@]}" --set batch_size=4
-    train smart4 4 "${s[@]}" --set batch_size=2
-    same smart1 smart2 smart4
+    on_1_2_4 smart 8 "${s[@]}"
     ;;
   transformer)
     "$python" "$src/scripts/make-tokens" "$work/tokens.h5" --max-rows 120 >/dev/null || fail "make-tokens"
     t=(lm_quickstart.in --set data_file="$work/tokens.h5" --set transformer_dim=16 --set transformer_layers=1
        --set epochs=1 --set warmup_steps=2)
-    train lm1 1 "${t[@]}" --set batch_size=16
-    train lm2 2 "${t[@]}" --set batch_size=8
-    train lm4 4 "${t[@]}" --set batch_size=4
-    same lm1 lm2 lm4
+    on_1_2_4 lm 16 "${t[@]}"
     ;;
   resnet)
     "$python" "$src/scripts/make-digits" "$work" >/dev/null || fail "make-digits"
     r=(resnet_digits.in --set data_file="$work/digits_train.h5" --set validation_file="$work/digits_test.h5"
        --set resnet_width=4 --set epochs=1 --set warmup_steps=2)
-    train resnet1 1 "${r[@]}" --set batch_size=64
-    train resnet2 2 "${r[@]}" --set batch_size=32
-    train resnet4 4 "${r[@]}" --set batch_size=16
-    same resnet1 resnet2 resnet4
+    on_1_2_4 resnet 64 "${r[@]}"
     ;;
   cape)
     "$apps/posegen" "$work/pose.h5" "$work/pose_test.h5" --categories 8 --test-categories 3 --rows 32 \
@@ -138,10 +132,7 @@ for family in $families; do
     c=(cape_quickstart.in --set data_file="$work/pose.h5" --set validation_file="$work/pose_test.h5"
        --set sync_batch_norm=false --set conv_algorithm=gemm --set resnet_width=4 --set cape_dim=16 --set epochs=1
        --set warmup_steps=2)
-    train cape1 1 "${c[@]}" --set batch_size=16
-    train cape2 2 "${c[@]}" --set batch_size=8
-    train cape4 4 "${c[@]}" --set batch_size=4
-    same cape1 cape2 cape4
+    on_1_2_4 cape 16 "${c[@]}"
     ;;
   *) fail "unknown family $family" ;;
   esac
