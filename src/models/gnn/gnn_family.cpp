@@ -120,8 +120,10 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   check_rollout_schedule(ctx.deck, "ar_steps_schedule", c.ar_schedule, c.ar_steps, epochs);
   if (!c.ar_schedule.empty()) {
     std::string stages;
-    for (const RolloutStage& st : c.ar_schedule) stages += strf(", from epoch %d %d", st.first_epoch, st.steps);
-    Log::info("gnn: rollout steps (ar_steps_schedule)" + stages + "; validation through all " +
+    for (const RolloutStage& st : c.ar_schedule)
+      stages += strf("%s%d step%s from epoch %d", stages.empty() ? "" : ", ", st.steps, st.steps > 1 ? "s" : "",
+                     st.first_epoch);
+    Log::info("gnn: rollout curriculum (ar_steps_schedule): " + stages + "; validation through all " +
               std::to_string(c.ar_steps));
   }
   return std::make_unique<GnnModel>(c, ctx.capacity, ctx.precision);
