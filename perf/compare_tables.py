@@ -134,8 +134,8 @@ def run_xgb(tr, ytr, te, task, k, trees, more=None):
            "multiclass": dict(objective="multi:softprob", num_class=k)}[task]
     t0 = time.time()
     dtr = xgb.DMatrix(tr, ytr, enable_categorical=True)
-    b = xgb.train(dict(obj, tree_method="hist", eta=0.1, max_bin=255, nthread=1, reg_lambda=1, min_child_weight=1,
-                       grow_policy="lossguide", max_leaves=31, max_depth=0, **(more or {})), dtr, trees)
+    b = xgb.train(dict(dict(obj, tree_method="hist", eta=0.1, max_bin=255, nthread=1, reg_lambda=1, min_child_weight=1,
+                            grow_policy="lossguide", max_leaves=31, max_depth=0), **(more or {})), dtr, trees)
     t = time.time() - t0
     return t, b.predict(xgb.DMatrix(te, enable_categorical=True))
 
@@ -146,8 +146,8 @@ def run_lgb(tr, ytr, te, task, k, trees, more=None):
            "multiclass": dict(objective="multiclass", num_class=k)}[task]
     t0 = time.time()
     ds = lgb.Dataset(tr, ytr, params=dict(max_bin=255, verbose=-1), categorical_feature="auto")
-    b = lgb.train(dict(obj, learning_rate=0.1, num_leaves=31, max_depth=-1, min_data_in_leaf=20, lambda_l2=1,
-                       max_bin=255, num_threads=1, verbose=-1, **(more or {})), ds, trees)
+    b = lgb.train(dict(dict(obj, learning_rate=0.1, num_leaves=31, max_depth=-1, min_data_in_leaf=20, lambda_l2=1,
+                            max_bin=255, num_threads=1, verbose=-1), **(more or {})), ds, trees)
     t = time.time() - t0
     return t, b.predict(te)
 

@@ -16,15 +16,15 @@ namespace hpct::gbdt {
 // A feature with few categories (fewer than max_cat_to_onehot, counted over the feature, not in the
 // node) has each category tried alone against the rest: with at most 3 categories these are all the
 // partitions there are. Fewer, not at most: that is what both reference tools do (LightGBM compares
-// its bin count, which counts a NaN bin besides the categories; XGBoost compares the categories with
-// '<'); at most would send a 4-category feature one-vs-rest, which never tries its three 2-vs-2
-// partitions (the benefits table of docs/tables.md lost 0.007 AUC over five splits that way). With more, the categories
-// holding at least cat_smooth rows are sorted by G / (H + cat_smooth) (smoothed towards 0 for small
-// categories), and the prefixes of that order, from either end, are tried as the left set: for a convex loss the best partition of the categories is such a prefix
-// (Fisher 1958, used by LightGBM), so one sort and one scan replace 2^k subsets. Limits as
-// LightGBM's: at most max_cat_threshold categories (and half of those sorted) on the left, at
-// least min_data_per_group rows on each side, and cat_l2 added to lambda in these gains, which
-// otherwise overfit small categories. The sums are the histograms' integers and ties keep the
+// its bin count, which counts a NaN bin besides the categories; XGBoost compares the categories
+// with '<'); at most would send a 4-category feature one-vs-rest, which never tries its three
+// 2-vs-2 partitions. With more, the categories holding at least cat_smooth rows are sorted by G /
+// (H + cat_smooth) (smoothed towards 0 for small categories), and the prefixes of that order, from
+// either end, are tried as the left set: for a convex loss the best partition of the categories is
+// such a prefix (Fisher 1958, used by LightGBM), so one sort and one scan replace 2^k subsets.
+// Limits as LightGBM's: at most max_cat_threshold categories (and half of those sorted) on the
+// left, at least min_data_per_group rows on each side, and cat_l2 added to lambda in these gains,
+// which otherwise overfit small categories. The sums are the histograms' integers and ties keep the
 // first candidate (ascending order first, then the shorter prefix), so the split is the same on
 // every rank and thread count.
 
