@@ -61,6 +61,35 @@ TEST(ExportXgboost, ThresholdsAreTheNextFloatAndLeavesKeepTheirValues) {
   EXPECT_EQ(j["learner"]["objective"]["name"], "reg:squarederror");
 }
 
+// Note [categorical splits in XGBoost]: our set goes left, XGBoost's listed categories go right, so
+// the children swap, missing values go (XGBoost's) left, and the nodes are renumbered breadth first.
+TEST(ExportXgboost, CategoricalSplitsSwapTheChildren) {
+  Model m = sample_model(Objective::regression, 1);
+  m.categories.is = {1, 0};
+  m.categories.names = {{"a", "b", "c", "d"}, {}};
+  Tree& t = m.trees[0];  // root: codes {1, 3} left (leaf 0.5), the rest right (node 2)
+  t.cats[0] = {1, 3};
+  const auto j = nlohmann::json::parse(to_xgboost_json(m));
+  const auto& t0 = j["learner"]["gradient_booster"]["model"]["trees"][0];
+  EXPECT_EQ(t0["split_type"], nlohmann::json({1, 0, 0, 0, 0}));
+  EXPECT_EQ(t0["categories"], nlohmann::json({1, 3}));
+  EXPECT_EQ(t0["categories_nodes"], nlohmann::json({0}));
+  EXPECT_EQ(t0["categories_segments"], nlohmann::json({0}));
+  EXPECT_EQ(t0["categories_sizes"], nlohmann::json({2}));
+  EXPECT_EQ(t0["default_left"][0], 1);  // missing: our right = XGBoost's left
+  // XGBoost's left (id 1) is our node 2, its right (id 2) our leaf 1; node 2's children follow.
+  EXPECT_EQ(t0["left_children"], nlohmann::json({1, 3, -1, -1, -1}));
+  EXPECT_EQ(t0["right_children"], nlohmann::json({2, 4, -1, -1, -1}));
+  EXPECT_EQ(t0["parents"], nlohmann::json({2147483647, 0, 0, 1, 1}));
+  EXPECT_EQ(t0["split_indices"], nlohmann::json({0, 1, 0, 0, 0}));
+  EXPECT_EQ(t0["split_conditions"][2].get<double>(), 0.5);  // our leaf 1
+  EXPECT_EQ(j["learner"]["feature_types"], nlohmann::json({"c", "float"}));
+  // The second tree has no categorical split: as before.
+  const auto& t1 = j["learner"]["gradient_booster"]["model"]["trees"][1];
+  EXPECT_EQ(t1["left_children"], nlohmann::json({1, -1, 3, -1, -1}));
+  EXPECT_EQ(t1["categories_nodes"], nlohmann::json::array());
+}
+
 TEST(ExportXgboost, BinaryBaseScoreIsAProbabilityAndMulticlassHasOnePerClass) {
   const auto b = nlohmann::json::parse(to_xgboost_json(sample_model(Objective::binary, 1)));
   EXPECT_EQ(b["learner"]["objective"]["name"], "binary:logistic");
