@@ -9,6 +9,11 @@
 
 namespace hpct {
 
+void Model::accumulate_chunk_gradients(const Batch& b, double normaliser, int rows, double* losses) {
+  (void)b, (void)normaliser, (void)rows, (void)losses;
+  throw Error("internal: " + family() + ": accumulate_chunk_gradients on a model whose rows are not independent");
+}
+
 Batch prediction_batch(const Tensor<float>& inputs, int n, const View1<std::uint64_t>& ids) {
   Batch b;
   b.set(Batch::kInputs, inputs);

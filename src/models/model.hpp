@@ -105,6 +105,14 @@ class Model {
   // over micro-batches and ranks is the gradient of the step's mean loss, whatever the rank count
   // or accumulation (Note [the gradient rule] in nn/layer.hpp).
   virtual double accumulate_gradients(const Batch& b, double normaliser) = 0;
+  // Note [fused chunks] (train/rank_invariant.cpp): true when a row's forward and backward depend
+  // on that row alone (no batch norm, no attention across rows, randomness keyed by sample id) and
+  // every layer with parameters sums chunk gradients (Note [chunk gradients] in nn/parameters.hpp).
+  virtual bool rows_independent() const { return false; }
+  // Only where rows_independent(): accumulate_gradients over b.n = chunks x `rows` rows while the
+  // store's chunk slots are set (chunk k's parameter gradients go to slot k); chunk k's loss sum
+  // into losses[k], summed as accumulate_gradients sums a batch of that chunk alone.
+  virtual void accumulate_chunk_gradients(const Batch& b, double normaliser, int rows, double* losses);
   // Sum of per-sample losses (evaluation; no gradients).
   virtual double loss_sum(const Batch& b) = 0;
   // The micro-batch the trainer trains after the next one (same epoch; its rows stay in place until

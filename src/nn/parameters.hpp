@@ -81,6 +81,18 @@ class ParameterStore {
   // range is reduced before its last contribution.
   void hold_ready(bool hold) { hold_ready_ = hold; }
 
+  // Note [chunk gradients]: under rank_invariant a model whose rows are independent
+  // (Model::rows_independent) runs several chunks of `rows` rows as one micro-batch; the layers that
+  // write parameter gradients (nn::Linear) then sum each chunk's rows on their own, into slot k's
+  // buffer (bases[k], the store's layout), with the same GEMM calls as a micro-batch of that chunk
+  // alone. Empty bases: off, gradients go to grads().
+  struct ChunkGradients {
+    int rows = 0;
+    std::vector<Scalar*> bases;
+  };
+  void set_chunk_gradients(ChunkGradients c) { chunks_ = std::move(c); }
+  const ChunkGradients& chunk_gradients() const { return chunks_; }
+
   // Note [gradient bounds] (nn/gradient_bounds.hpp): per tensor, a bound on the magnitudes of its
   // gradients' partial sums since they were last zeroed, +Inf when unknown. The writer of a tensor
   // declares it (at bind) when its backward records bounds; while tracking is on, each backward
@@ -120,6 +132,7 @@ class ParameterStore {
   std::shared_ptr<PageBuffer> grad_pages_;  // host builds: the memory grads_ views
   ReadyHook ready_hook_;
   bool hold_ready_ = false;
+  ChunkGradients chunks_;
   // Note [gradient bounds]: recorded from backward, which sees the store as const.
   mutable std::vector<std::uint8_t> bounded_;
   mutable std::vector<double> bounds_;

@@ -90,6 +90,9 @@ void declare_network_keys(deck::Schema& s) {
              "(docs/data-parallel.md)");
   s.add_int("rank_invariant_chunk", 0, 0, 1 << 24,
             "rank_invariant: samples per chunk (it must divide batch_size); 0: the global batch / 4");
+  s.add_bool("rank_invariant_fuse", true,
+             "rank_invariant: a rank's chunks run as one micro-batch of batch_size rows where the model's rows are "
+             "independent (diffusion, host builds); false: one micro-batch per chunk (the same weights)");
 }
 
 TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
@@ -141,6 +144,7 @@ TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
   c.hierarchical_allreduce = d.get_bool("hierarchical_allreduce");
   c.rank_invariant = d.get_bool("rank_invariant");
   c.rank_invariant_chunk = static_cast<std::uint64_t>(d.get_int("rank_invariant_chunk"));
+  c.rank_invariant_fuse = d.get_bool("rank_invariant_fuse");
   c.output = d.get_string("output");
   c.metrics_file = d.get_string("metrics_file");
   c.tensorboard_dir = d.get_string("tensorboard_dir");

@@ -56,6 +56,8 @@ struct TrainConfig {
   bool optimizer_sharding = false;         // ZeRO stage 1 (Note [optimizer sharding] in train/step.cpp)
   bool rank_invariant = false;             // weights independent of the rank count (train/rank_invariant.hpp)
   std::uint64_t rank_invariant_chunk = 0;  // samples per chunk; 0: global batch / 4 (resolved by the trainer)
+  bool rank_invariant_fuse = true;         // chunks as one micro-batch where the model's rows are independent
+  int rank_invariant_fused = 1;            // chunks per micro-batch the trainer chose (Note [fused chunks])
   // outputs
   std::string output, metrics_file, tensorboard_dir;
   std::uint64_t log_every = 50;

@@ -2,6 +2,7 @@
 // rank_invariant.hpp).
 #include "train/rank_invariant.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -50,6 +51,24 @@ namespace hpct {
 //   The gradient norm (clipping, log) is summed per block, then over blocks in order, so a ZeRO-1
 //   slice (block-aligned) gives the unsharded bits. The update, the EMA, the loss scaler: elementwise
 //   or on agreed values.
+// Note [overlapped tree]: at 2 ranks (unsharded) the tree's root is the run's own all-reduce, and a
+// gradient range the model reports final during backward of the step's last micro-batch is final in
+// every slot of the rank: on_ready sums the rank's node over that range right away and hands it to
+// the all-reduce, which starts on it while backward goes on (overlap_allreduce; bucket_mb on MPI), as
+// in the default step. The additions are the tree's, range by range, so the bits are unchanged.
+// Note [fused chunks]: a rank's chunks as micro-batches of C rows cost most on small models: each
+// micro-batch pays the per-call costs of every GEMM and kernel again (the seed-000 denoiser, 16
+// rows a rank in chunks of 8: 1.6-1.9x the default step). Where every row's forward and data
+// gradient depend on that row alone (Model::rows_independent: the denoiser's Linear layers, SiLU,
+// sums, time embedding, noise keyed by sample id) and a GEMM gives a row the same bits in a batch
+// of any size (host builds: Note [batch-invariant small kernels] in nn/gemm_small.cpp; not promised
+// by cuBLAS, so GPU builds keep one micro-batch per chunk), the rank runs batch_size / C of its
+// chunks as ONE micro-batch (they lie back to back in the epoch's buffers: EpochShard), and only
+// the sums over rows are cut by chunk: each Linear's weight and bias gradients (Note [chunk
+// gradients] in nn/parameters.hpp: per chunk the GEMM calls a micro-batch of that chunk makes, into
+// the chunk's slot) and the loss sums. Every value then has the bits of the unfused path; the cmp
+// tests at 1, 2 and 4 ranks (whose batches differ in size) check it, and rank_invariant_fuse false
+// keeps one micro-batch per chunk. Models with batch norm or attention across rows do not fuse.
 // Beyond the tree's 2-rank exchange the sums run over MPI whatever comm_backend and
 // hierarchical_allreduce say (the log says so); no buckets, no overlap; ZeRO-1 reduce-scatters the
 // ints (the tree sums whole over MPI, then each rank keeps its slice).
@@ -71,13 +90,46 @@ int chunk_bits(int chunks) {
 
 using GradRow = Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
 
-// a += b, element by element: one node of the tree. A free function because nvcc refuses an
-// extended lambda inside a private member function (FixedPointSum::tree_sum).
-void add_into(const GradRow& a, const GradRow& b, std::uint64_t n) {
+// dst = a + b, element by element: one node of the tree. A free function because nvcc refuses an
+// extended lambda inside a private member function (FixedPointSum::local_tree).
+void add_into(const GradRow& dst, const GradRow& a, const GradRow& b, std::uint64_t n) {
   Kokkos::parallel_for(
-      "tree_add", range(std::uint64_t(0), n), KOKKOS_LAMBDA(const std::uint64_t i) { a(i) = a(i) + b(i); });
+      "tree_add", range(std::uint64_t(0), n), KOKKOS_LAMBDA(const std::uint64_t i) { dst(i) = a(i) + b(i); });
+}
+
+std::size_t dtype_bytes(DType d) {
+  switch (d) {
+    case DType::f64:
+    case DType::i64: return 8;
+    case DType::bf16:
+    case DType::f16: return 2;
+    default: return 4;
+  }
 }
 }  // namespace
+
+bool append_chunk(Batch& joined, const Batch& next, std::uint64_t rows) {
+  const auto have = static_cast<std::uint64_t>(joined.n);
+  if (static_cast<std::uint64_t>(next.n) != rows || next.field_count != joined.field_count ||
+      next.epoch != joined.epoch || next.ids.data() != joined.ids.data() + have)
+    return false;
+  for (int f = 0; f < joined.field_count; ++f) {
+    Batch::Field& a = joined.fields[static_cast<std::size_t>(f)];
+    const Batch::Field& b = next.fields[static_cast<std::size_t>(f)];
+    const auto row_bytes = static_cast<std::uint64_t>(a.shape.row_size()) * dtype_bytes(a.dtype);
+    if (a.offsets || b.offsets || std::strcmp(a.name, b.name) != 0 || a.dtype != b.dtype ||
+        b.shape != a.shape.with_rows(static_cast<std::int64_t>(rows)) ||
+        static_cast<const char*>(b.data) != static_cast<const char*>(a.data) + have * row_bytes)
+      return false;
+  }
+  for (int f = 0; f < joined.field_count; ++f) {
+    Batch::Field& a = joined.fields[static_cast<std::size_t>(f)];
+    a.shape = a.shape.with_rows(static_cast<std::int64_t>(have + rows));
+  }
+  joined.ids = View1<std::uint64_t>(joined.ids.data(), have + rows);  // unmanaged: the shard keeps them
+  joined.n = static_cast<int>(have + rows);
+  return true;
+}
 
 MicroBatching resolve_micro_batching(const deck::Deck& deck, TrainConfig& c, int ranks) {
   if (!c.rank_invariant) return {c.batch_size, c.accumulation_steps};
@@ -111,17 +163,20 @@ MicroBatching resolve_micro_batching(const deck::Deck& deck, TrainConfig& c, int
     Log::info("  rank_invariant: beyond 2 ranks the chunk sums run over MPI (comm_backend " + c.comm_backend +
               (c.hierarchical_allreduce ? ", hierarchical_allreduce" : "") + " apply at 2 ranks)");
   c.rank_invariant_chunk = chunk;
-  Log::info(strf("  rank_invariant: chunks of %llu samples, summed in int64 fixed point",
-                 (unsigned long long)chunk));
+  const std::uint64_t chunks = g / chunk;
+  Log::info(strf("  rank_invariant: chunks of %llu samples, summed in %s", (unsigned long long)chunk,
+                 chunks <= FixedPointSum::kMaxTreeSlots && (chunks & (chunks - 1)) == 0 ? "a fixed float tree"
+                                                                                        : "int64 fixed point"));
   return {chunk, static_cast<int>(c.batch_size * static_cast<std::uint64_t>(c.accumulation_steps) / chunk)};
 }
 
-FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots, double watchdog_timeout,
-                             GradientCollective* whole)
+FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots, int fused,
+                             double watchdog_timeout, GradientCollective* whole)
     : comm_(comm),
       whole_(comm.size() == 2 ? whole : nullptr),
       store_(store),
       slots_(slots),
+      fused_(fused > 1 ? fused : 1),
       n_(store.count()),
       blocks_((store.count() + kBlock - 1) / kBlock),
       grads_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "chunk_grads"), static_cast<std::size_t>(slots - 1),
@@ -132,6 +187,7 @@ FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store,
       exponents_("chunk_exponents", blocks_) {
   const int total = slots * comm.size();
   tree_ = total <= kMaxTreeSlots && (total & (total - 1)) == 0;
+  overlap_ = tree_ && whole_ && whole_->overlaps();
   if (tree_ && !whole_)  // the tree's pairs of ranks {r, r ^ d}, d = ranks / 2, ..., 1
     for (int d = comm.size() / 2; d >= 1; d /= 2) {
       Pair pair;
@@ -190,6 +246,7 @@ void copy_state(const View1<float>& params, const std::vector<std::pair<std::uin
 
 void FixedPointSum::begin_step() {
   dirty_ = false;  // the step runner zeroed the gradients
+  treed_ = n_;
   std::fill(used_.begin(), used_.end(), false);
   std::fill(losses_.begin(), losses_.end(), 0.0);
   if (state_count_ > 0) copy_state(store_.params(), state_, state0_.data(), false);
@@ -208,6 +265,57 @@ void FixedPointSum::after_chunk(int slot, double loss_sum) {
   // The last slot's gradient stays in the store's buffer (with one slot a step copies nothing).
   if (slot + 1 < slots_) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), store_.grads());
   if (state_count_ > 0) copy_state(store_.params(), state_, state_slots_.data() + k * state_count_, false);
+}
+
+void FixedPointSum::before_fused(int slot, int count, int rows) {
+  const int end = slot + count;
+  // Rows below the last slot in grads_; the last slot is the store's buffer, zero unless a chunk ran there.
+  if (std::min(end, slots_ - 1) > slot)
+    Kokkos::deep_copy(Kokkos::subview(grads_, std::make_pair(slot, std::min(end, slots_ - 1)), Kokkos::ALL), 0.0f);
+  if (end == slots_ && dirty_) store_.zero_grads();
+  nn::ParameterStore<float>::ChunkGradients chunks;
+  chunks.rows = rows;
+  for (int k = slot; k < end; ++k)
+    chunks.bases.push_back(k + 1 < slots_ ? grads_.data() + static_cast<std::uint64_t>(k) * n_
+                                          : store_.grads().data());
+  store_.set_chunk_gradients(std::move(chunks));
+}
+
+void FixedPointSum::after_fused(int slot, int count, const double* losses) {
+  store_.set_chunk_gradients({});
+  for (int k = slot; k < slot + count; ++k) {
+    used_[static_cast<std::size_t>(k)] = true;
+    losses_[static_cast<std::size_t>(k)] = losses[k - slot];
+  }
+  if (slot + count == slots_) dirty_ = true;
+}
+
+void FixedPointSum::arm(bool on) {
+  if (!overlap_) return;
+  armed_ = on;
+  if (on) whole_->arm(store_.grads().data());
+  else whole_->disarm();
+}
+
+void FixedPointSum::on_ready(std::uint64_t offset, std::uint64_t count) {
+  // Ranges arrive from the buffer's end down (Note [registration order]); another is left to reduce().
+  if (!armed_ || offset + count != treed_) return;
+  local_tree(offset, count);
+  treed_ = offset;
+  whole_->on_ready(offset, count);
+}
+
+void FixedPointSum::local_tree(std::uint64_t first, std::uint64_t count) {
+  if (count == 0 || slots_ == 1) return;
+  // Slots k and k + w for w = slots / 2, ..., 1 (chunk j with chunk j + chunks / 2 first), each
+  // pair's sum in row k; the root in the store's buffer (row S - 1 is the store's buffer).
+  const auto full = store_.grads();
+  const auto row = [&](int k) {
+    return GradRow((k + 1 < slots_ ? grads_.data() + static_cast<std::uint64_t>(k) * n_ : full.data()) + first,
+                   count);
+  };
+  for (int w = slots_ / 2; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) add_into(w == 1 ? row(slots_ - 1) : row(k), row(k), row(k + w), count);
 }
 
 FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* shard, int chunks, bool stop,
@@ -340,17 +448,10 @@ bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vecto
   for (int k = 0; k + 1 < slots_; ++k)
     if (!used_[static_cast<std::size_t>(k)]) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), 0.0f);
   if (!used_.back() && dirty_) store_.zero_grads();
-  // This rank's node of the tree: its slots k (chunks rank + k ranks), pairs k, k + w for w = slots / 2,
-  // slots / 4, ..., 1 -- chunk j with chunk j + chunks / 2 first. In place in the store's buffer.
-  // One streaming add per pair (row k < S - 1 is grads_'s, row S - 1 the store's buffer).
+  // This rank's node of the tree (its slots k: chunks rank + k ranks), where the overlap has not
+  // summed it already.
   const auto full = store_.grads();
-  const auto row = [&](int k) {
-    return k + 1 < slots_ ? GradRow(grads_.data() + static_cast<std::uint64_t>(k) * n_, n_)
-                          : GradRow(full.data(), n_);
-  };
-  for (int w = slots_ / 2; w >= 1; w /= 2)
-    for (int k = 0; k < w; ++k) add_into(row(k), row(k + w), n_);
-  if (slots_ > 1) Kokkos::deep_copy(full, row(0));
+  local_tree(0, treed_);
   fence();
   // Across ranks: rank r and r ^ d hold the two halves of one node for d = ranks / 2, ..., 1; each adds
   // the other's (a + b == b + a, so both get the same bits).

@@ -10,6 +10,7 @@
 #include "comm/comm.hpp"
 #include "comm/gradient_collective.hpp"
 #include "comm/watchdog.hpp"
+#include "data/batch.hpp"
 #include "deck/deck.hpp"
 #include "nn/parameters.hpp"
 #include "train/config.hpp"
@@ -27,6 +28,21 @@ struct MicroBatching {
 // arithmetic fixed; deck errors name the key.
 MicroBatching resolve_micro_batching(const deck::Deck& deck, TrainConfig& config, int ranks);
 
+// Note [fused chunks] (rank_invariant.cpp): micro-batches k, ..., k + count - 1 of a step as one
+// batch `joined` when each holds `rows` rows and they lie back to back in memory (fixed-width
+// fields, as EpochShard lays them out); false otherwise, and the caller runs them one by one.
+// micro_batch(k, b) as StepRunner::run takes it.
+bool append_chunk(Batch& joined, const Batch& next, std::uint64_t rows);
+template <class MicroBatch>
+bool join_chunks(MicroBatch&& micro_batch, int k, int count, std::uint64_t rows, Batch& joined) {
+  if (!micro_batch(k, joined) || static_cast<std::uint64_t>(joined.n) != rows) return false;
+  for (int i = 1; i < count; ++i) {
+    Batch next;
+    if (!micro_batch(k + i, next) || !append_chunk(joined, next, rows)) return false;
+  }
+  return true;
+}
+
 // The cross-chunk sum of one step, in an order fixed by the chunks alone. The step runner calls before_chunk / after_chunk around
 // each of this rank's chunks (slot k of the step holds global chunk k * ranks + rank), then reduce.
 class FixedPointSum {
@@ -34,9 +50,10 @@ class FixedPointSum {
   static constexpr std::uint64_t kBlock = 1024;  // elements sharing one fixed-point exponent
   static constexpr int kMaxTreeSlots = 64;       // chunks per step summed in a fixed tree, at most
 
-  // `slots`: chunks per rank and step.
-  // `whole`: the run's gradient all-reduce, used for the tree's one exchange at 2 ranks (null: MPI).
-  FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots, double watchdog_timeout,
+  // `slots`: chunks per rank and step. `fused`: chunks per fused micro-batch (Note [fused chunks];
+  // 1: one micro-batch per chunk). `whole`: the run's gradient all-reduce, used for the tree's one
+  // exchange at 2 ranks (null: MPI).
+  FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots, int fused, double watchdog_timeout,
                 GradientCollective* whole);
   ~FixedPointSum();
   FixedPointSum(const FixedPointSum&) = delete;
@@ -50,6 +67,17 @@ class FixedPointSum {
   void before_chunk();
   // After chunk `slot` ran: keeps its gradients, its loss sum and its state.
   void after_chunk(int slot, double loss_sum);
+  // Chunks per fused micro-batch (1: none).
+  int fused() const { return fused_; }
+  // Around a fused micro-batch of slots [slot, slot + count), chunks of `rows` rows: their gradient
+  // buffers zeroed and set as the store's chunk slots; then off again, with the chunks' loss sums.
+  void before_fused(int slot, int count, int rows);
+  void after_fused(int slot, int count, const double* losses);
+  // Note [overlapped tree]: brackets the step's last micro-batch; while armed, a gradient range the
+  // model reports final is summed over this rank's slots and handed to the run's all-reduce.
+  bool overlaps() const { return overlap_; }
+  void arm(bool on);
+  void on_ready(std::uint64_t offset, std::uint64_t count);
 
   struct Outcome {
     bool finite = true;          // no gradient was NaN/Inf (then nothing was written)
@@ -72,8 +100,12 @@ class FixedPointSum {
   const Comm& comm_;
   GradientCollective* whole_;  // 2 ranks, tree: the run's all-reduce
   nn::ParameterStore<float>& store_;
-  int slots_;
+  int slots_, fused_;
   std::uint64_t n_, blocks_;
+  bool overlap_ = false, armed_ = false;
+  std::uint64_t treed_ = 0;  // [treed_, n) of the store's buffer holds this rank's node already
+  // This rank's node of the tree over elements [first, first + count), into the store's buffer.
+  void local_tree(std::uint64_t first, std::uint64_t count);
   View2<float> grads_;  // [slot, element]: the chunk gradients of every slot but the last
   // The tree sum into out (Note [rank invariance]); false when a gradient is NaN/Inf.
   // `control` (the per-chunk values and flags) is summed along.

@@ -100,16 +100,19 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
                   !config.rank_invariant;
   auto& store = model.store();
   CollectiveOptions o = config.collective_options();
-  if (config.rank_invariant) {  // the gradients go through FixedPointSum; the collective all-gathers only
+  // rank_invariant: the gradients go through FixedPointSum; the collective is the tree's one exchange
+  // at 2 ranks (unsharded; Note [overlapped tree]), else it all-gathers only.
+  const bool tree_exchange = comm.size() == 2 && !sharded();
+  if (config.rank_invariant) {
     chunk_ = config.rank_invariant_chunk;
     if (chunk_ == 0)  // only NetworkTrainer cuts the steps into chunks (resolve_micro_batching)
       throw Error("rank_invariant: network training by `train` only (not the in-situ library)",
                   ExitCode::bad_input);
-    o.overlap = false;
+    if (!tree_exchange) o.overlap = false;
     if (sharded()) o.backend = "mpi", o.hierarchical = false;
   }
   // Buckets need a plan and more than one rank; sharding exchanges slices instead (Note [optimizer sharding]).
-  if (comm.size() > 1 && config.bucket_mb > 0 && !sharded() && !config.rank_invariant)
+  if (comm.size() > 1 && config.bucket_mb > 0 && !sharded() && (!config.rank_invariant || tree_exchange))
     o.buckets = buckets_of(config, store);
   o.grads = store.grads().data();
   o.params = store.params().data();
@@ -118,24 +121,29 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
   o.shard = sharded() ? &shard_ : nullptr;
   o.slice = shard_grads_.data();
   collective_ = make_gradient_collective(comm, o);
-  if (config.rank_invariant)
+  if (config.rank_invariant) {
     invariant_ = std::make_unique<FixedPointSum>(
         comm, store,
         static_cast<int>(config.batch_size * static_cast<std::uint64_t>(config.accumulation_steps) / chunk_),
-        config.watchdog_timeout, sharded() ? nullptr : collective_.get());
+        config.rank_invariant_fused, config.watchdog_timeout, sharded() ? nullptr : collective_.get());
+    chunk_losses_.resize(static_cast<std::size_t>(invariant_->fused()));
+  }
   if (config.ema.on()) {  // started at the initial weights (a resume replaces them: ema_loaded)
     ema_ = std::make_unique<optim::WeightEma>(config.ema, shard_.count);
     ema_->reset(optim::WeightEma::Vector(store.params().data() + shard_.offset, shard_.count));
   }
   // Installed once: the hook is called from the layers every step and must not allocate.
-  if (collective_->overlaps()) {
+  if (invariant_ && invariant_->overlaps()) {  // the node of this rank's chunks first (Note [overlapped tree])
+    FixedPointSum* f = invariant_.get();
+    model_.set_gradient_ready_hook([f](std::uint64_t offset, std::uint64_t count) { f->on_ready(offset, count); });
+  } else if (collective_->overlaps() && !invariant_) {
     GradientCollective* c = collective_.get();
     model_.set_gradient_ready_hook([c](std::uint64_t offset, std::uint64_t count) { c->on_ready(offset, count); });
   }
 }
 
 StepRunner::~StepRunner() {
-  if (collective_->overlaps()) model_.set_gradient_ready_hook(nullptr);
+  if (collective_->overlaps() || (invariant_ && invariant_->overlaps())) model_.set_gradient_ready_hook(nullptr);
 }
 
 void StepRunner::arm_reducers(bool on) {

@@ -11,6 +11,7 @@
 // reach it without further communication.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -79,15 +80,9 @@ class StepRunner {
       model_.store().track_gradient_bounds(bounds_armed_);
       if (bounds_armed_) model_.store().reset_gradient_bounds();
       const double normaliser = static_cast<double>(step_samples) / scaler_.scale();
-      if (invariant_) invariant_->begin_step();
-      for (int k = 0; k < micro_steps; ++k) {
+      if (invariant_) run_chunks(micro_steps, normaliser, micro_batch);
+      for (int k = 0; k < micro_steps && !invariant_; ++k) {
         Batch b;
-        if (invariant_) {  // one chunk per micro-step (Note [rank invariance] in train/rank_invariant.cpp)
-          if (!micro_batch(k, b)) continue;
-          invariant_->before_chunk();
-          invariant_->after_chunk(k, model_.accumulate_gradients(b, normaliser));
-          continue;
-        }
         if (!micro_batch(k, b)) {
           if (model_.collective_step()) loss_sum += model_.accumulate_gradients(Batch{}, normaliser);
           continue;
@@ -133,6 +128,34 @@ class StepRunner {
   const char* comm_backend() const { return collective_->backend(); }
 
  private:
+  // rank_invariant: the step's chunks (micro-step k is chunk k), fused where the model allows
+  // (Note [rank invariance] and Note [fused chunks] in train/rank_invariant.cpp).
+  template <class MicroBatch>
+  void run_chunks(int micro_steps, double normaliser, MicroBatch& micro_batch) {
+    invariant_->begin_step();
+    const int fuse = invariant_->fused();
+    for (int k = 0; k < micro_steps; k += fuse) {
+      const int count = std::min(fuse, micro_steps - k);
+      Batch b;
+      if (count > 1 && join_chunks(micro_batch, k, count, chunk_, b)) {
+        invariant_->before_fused(k, count, static_cast<int>(chunk_));
+        invariant_->arm(k + count == micro_steps);
+        model_.accumulate_chunk_gradients(b, normaliser, static_cast<int>(chunk_), chunk_losses_.data());
+        invariant_->arm(false);
+        invariant_->after_fused(k, count, chunk_losses_.data());
+        continue;
+      }
+      for (int i = k; i < k + count; ++i) {  // one micro-batch per chunk
+        if (!micro_batch(i, b)) continue;
+        invariant_->before_chunk();
+        invariant_->arm(i + 1 == micro_steps);
+        const double loss = model_.accumulate_gradients(b, normaliser);
+        invariant_->arm(false);
+        invariant_->after_chunk(i, loss);
+      }
+    }
+  }
+
   // Brackets backward of the last micro-step: the overlapped reducers act on ready reports only then.
   void arm_reducers(bool on);
   StepOutcome finish(double loss_sum, std::uint64_t global_step, std::uint64_t step_samples,
@@ -166,6 +189,7 @@ class StepRunner {
   View1<float> trained_params_;                          // the trained weights while the EMA's are in the store
   std::unique_ptr<FixedPointSum> invariant_;             // rank_invariant only
   std::uint64_t chunk_ = 0;                              // rank_invariant: samples per chunk
+  std::vector<double> chunk_losses_;                     // rank_invariant: a fused micro-batch's chunks
 };
 
 }  // namespace hpct

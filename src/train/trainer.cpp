@@ -147,6 +147,16 @@ void NetworkTrainer::build_model() {
     ModelBuildContext ctx(deck_, specs_, static_cast<int>(micro_batch_), config_.precision);
     ctx.allreduce_sum = [this](double* v, int count) { comm_.allreduce_sum(v, static_cast<std::size_t>(count)); };
     model_ = make_model(ctx);
+    // Note [fused chunks] in train/rank_invariant.cpp: rows a GEMM gives the same bits in any batch
+    // (host builds), a model whose rows are independent: its chunks run as micro-batches of batch_size.
+    if (config_.rank_invariant && config_.rank_invariant_fuse && kHostBackend && model_->rows_independent() &&
+        config_.batch_size > micro_batch_) {
+      ctx.capacity = static_cast<int>(config_.batch_size);
+      model_ = make_model(ctx);
+      config_.rank_invariant_fused = static_cast<int>(config_.batch_size / micro_batch_);
+      Log::info(strf("  rank_invariant: %d chunks per micro-batch (the model's rows are independent)",
+                     config_.rank_invariant_fused));
+    }
     model_->constrain_fields(specs_);
   });
   // Models that normalise their data get the training part's statistics (reduced over ranks).

@@ -6,6 +6,8 @@
 # mlp also with gradient accumulation, ZeRO-1, clipping and an EMA, in both sums (12 chunks a step:
 # fixed point; 4: the float tree), and a run resumed on another
 # rank count from a mid-epoch checkpoint of a 4-rank run equals the uninterrupted 1-rank run.
+# diffusion also with its chunks fused (Note [fused chunks]) and not, accumulation, MPI's buckets,
+# and 3 ranks (the fixed-point sum).
 # usage: rank_invariant.sh BUILD_DIR MPIEXEC WORKDIR SOURCE_DIR PYTHON [FAMILY...]
 # (no FAMILY: all of them; PYTHON: the reference venv's, for the digits and token data)
 set -u
@@ -28,7 +30,7 @@ train() {
 }
 # dump NAME: every dataset of NAME.h5, in name order, as raw little-endian bytes, into NAME.bin.
 dump() {
-  local f=$work/$1.h5 out=$work/$1.bin i=0
+  local f=$work/$1.h5 out=$work/$1.bin i=0 d
   : >"$out"
   for d in $(h5ls -r "$f" | awk '$2 == "Dataset" { print $1 }' | sort); do
     h5dump -b LE -d "$d" -o "$work/part.bin" "$f" >/dev/null || fail "h5dump $f $d"
@@ -101,7 +103,23 @@ for family in $families; do
     "$apps/diffgen" "$work/diff.h5" --rows 200 --seed 1 >/dev/null || fail "diffgen"
     d=(diffusion_quickstart.in --set data_file="$work/diff.h5" --set diffusion_hidden=32 --set epochs=1
        --set warmup_steps=2)
+    # Note [fused chunks]: 1 rank runs its 4 chunks as one micro-batch, 2 ranks 2 (the exchange
+    # overlapped with backward), 4 ranks one; fused false and MPI's buckets give the same bits.
     on_1_2_4 diff 32 "${d[@]}"
+    grep -q "rank_invariant: 2 chunks per micro-batch" "$work/diff2.log" || fail "diff2: chunks not fused"
+    train diff2u 2 "${d[@]}" --set batch_size=16 --set rank_invariant_fuse=false
+    train diff2mpi 2 "${d[@]}" --set batch_size=16 --set comm_backend=mpi --set bucket_mb=0.01
+    same diff1 diff2u diff2mpi
+    # Chunks of 4: 8 fused on 1 rank, 2 micro-batches of 2 with accumulation on 2, 2 on 4.
+    train dc1 1 "${d[@]}" --set rank_invariant_chunk=4 --set batch_size=32
+    train dc2 2 "${d[@]}" --set rank_invariant_chunk=4 --set batch_size=8 --set accumulation_steps=2
+    train dc4 4 "${d[@]}" --set rank_invariant_chunk=4 --set batch_size=8
+    same dc1 dc2 dc4
+    # 6 chunks a step (the fixed-point sum) on 1, 2 and 3 ranks, fused 6, 3 and 2.
+    train dq1 1 "${d[@]}" --set rank_invariant_chunk=4 --set batch_size=24
+    train dq2 2 "${d[@]}" --set rank_invariant_chunk=4 --set batch_size=12
+    train dq3 3 "${d[@]}" --set rank_invariant_chunk=4 --set batch_size=8
+    same dq1 dq2 dq3
     ;;
   gnn)
     "$apps/wxgen" "$work/wx.nc" --nx 10 --ny 8 --margin 4 --hours 40 >/dev/null || fail "wxgen"

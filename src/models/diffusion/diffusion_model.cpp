@@ -123,6 +123,16 @@ double DiffusionModel::accumulate_gradients(const Batch& b, double normaliser) {
   return sum;
 }
 
+void DiffusionModel::accumulate_chunk_gradients(const Batch& b, double normaliser, int rows, double* losses) {
+  prepare(b);
+  const Tensor<float> out(net_.forward(x_t_, c_, t_, b.n));
+  const Tensor<float>& d_out = net_.output_grad_tensor();
+  for (int k = 0; k * rows < b.n; ++k)  // each chunk's loss sum as accumulate_gradients sums it alone
+    losses[k] = loss_.forward_backward(out.row_range(k * rows, rows), Tensor<float>(eps_).row_range(k * rows, rows),
+                                       d_out.row_range(k * rows, rows), nn::GradMode::assign, rows, normaliser);
+  net_.backward(x_t_, c_, b.n);
+}
+
 double DiffusionModel::loss_sum(const Batch& b) {
   if (b.n == 0) return 0.0;
   prepare(b);

@@ -29,6 +29,9 @@ class DiffusionModel : public Model {
   nn::ParameterStore<float>& store() override { return net_.store(); }
   double accumulate_gradients(const Batch& b, double normaliser) override;
   double loss_sum(const Batch& b) override;
+  // Every step of a sample (noising, embedding, Linear, SiLU, the loss) is per row.
+  bool rows_independent() const override { return true; }
+  void accumulate_chunk_gradients(const Batch& b, double normaliser, int rows, double* losses) override;
   std::vector<StatsRequest> data_stats_request() const override { return {{"inputs", {}}, {"targets", {}}}; }
   void set_data_stats(const DataStats& stats) override { norm_.set(stats); }
   ExtraDatasets extra_datasets() const override { return norm_.datasets(); }

@@ -4,6 +4,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/error.hpp"
+#include "core/log.hpp"
 #include "nn/elementwise.hpp"
 #include "nn/gemm.hpp"
 #include "nn/gradient_bounds.hpp"
@@ -167,6 +169,30 @@ void Linear<Scalar>::forward(const T& x, int n) {
 }
 
 template <class Scalar>
+void Linear<Scalar>::chunk_parameter_gradients(const T& x, const typename T::Matrix& dz, int n) const {
+  const auto& chunks = store_->chunk_gradients();
+  const int rows = chunks.rows, slots = static_cast<int>(chunks.bases.size());
+  if (half_ || rows * slots != n)
+    throw Error(strf("internal: nn::Linear: chunk gradients of %d x %d rows over a batch of %d", slots, rows, n));
+  const auto& tensors = store_->tensors();
+  const std::uint64_t w_offset = tensors[w_index_].offset, b_offset = tensors[b_index_].offset;
+  const auto out = static_cast<std::size_t>(out_), in = static_cast<std::size_t>(in_),
+             r = static_cast<std::size_t>(rows);
+  const typename Store::Matrix ones_row(ones_->data(), 1, r);
+  const typename T::Matrix xs = x.rows(n);
+  // Chunk k's rows alone, with the calls (shapes, beta 1 on a zeroed slot) of the branch without
+  // chunks in a micro-batch of those rows: the same bits (Note [chunk gradients] in nn/parameters.hpp).
+  for (int k = 0; k < slots; ++k) {
+    Scalar* base = chunks.bases[static_cast<std::size_t>(k)];
+    const std::size_t first = static_cast<std::size_t>(k) * r;
+    const typename T::Matrix dz_k(dz.data() + first * out, r, out), x_k(xs.data() + first * in, r, in);
+    if (has_bias_)
+      gemm('N', 'N', Scalar(1), ones_row, dz_k, Scalar(1), typename Store::Matrix(base + b_offset, 1, out));
+    gemm('T', 'N', Scalar(1), dz_k, x_k, Scalar(1), typename Store::Matrix(base + w_offset, out, in));
+  }
+}
+
+template <class Scalar>
 void Linear<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) {
   if (n > 0) {
     const int out = out_;
@@ -192,14 +218,16 @@ void Linear<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mod
     // db [1, out] += 1 [1, n] dz [n, out]: a GEMM, so it reaches the BLAS library (KokkosBlas'
     // transposed gemv on LayoutRight does not); fixed summation order, so deterministic.
     if (store_->tracking_gradient_bounds()) record_gradient_bounds(x, dz, n);
-    if (has_bias_) {
+    if (!store_->chunk_gradients().bases.empty()) {
+      chunk_parameter_gradients(x, dz, n);
+    } else if (has_bias_) {
       const typename Store::Matrix db_row(db_.data(), 1, static_cast<std::size_t>(out));
       const typename Store::Matrix ones_row(ones_->data(), 1, static_cast<std::size_t>(n));
       gemm('N', 'N', Scalar(1), ones_row, dz, Scalar(1), db_row);
     }
     if (half_) {
       backward_half(x, dz, dx, mode, n);
-    } else {
+    } else if (store_->chunk_gradients().bases.empty()) {
       gemm('T', 'N', Scalar(1), dz, x.rows(n), Scalar(1), dw_);  // dW += dz^T x
     }
     if (!half_ && !dx.empty()) {

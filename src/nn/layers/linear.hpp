@@ -53,6 +53,8 @@ class Linear : public Layer<Scalar> {
   // converted per GEMM into the two other buffers.
   void forward_half(const T& x, int n, const T& target);
   void backward_half(const T& x, const typename T::Matrix& dz, const T& dx, GradMode mode, int n);
+  // Note [chunk gradients] (nn/parameters.hpp): dW and db of each chunk's rows into its slot.
+  void chunk_parameter_gradients(const T& x, const typename T::Matrix& dz, int n) const;
   // Note [gradient bounds]: this backward's bound on dW and db, from max |dz| and max |x|.
   void record_gradient_bounds(const T& x, const typename T::Matrix& dz, int n) const;
   bool bounds_recorded_ = false;  // host builds, float-operand GEMMs: the store's bounds come from here
