@@ -195,7 +195,22 @@ class CocoKeypoints : public Dataset {
     if (annotations_.empty()) bad(file, "annotations", "no annotation has a labelled keypoint");
     if (unlabelled > 0)
       Log::info(strf("  %s: %zu annotations without a labelled keypoint left out", file.c_str(), unlabelled));
-    store_ = std::make_unique<ImageStore>(std::move(files), o.channels, cache);
+    // Each JPEG decoded at the reduction its closest view allows (Note [reduced decoding]): the
+    // fewest file pixels per output pixel over its annotations, at the largest zoom of the jitter.
+    std::vector<double> detail(files.size(), 1e300);
+    for (const Annotation& a : annotations_) {
+      double w, h;
+      crop(a, w, h);
+      detail[a.image] = std::min(detail[a.image], (1 - o.scale) * std::min(w / o.width, h / o.height));
+    }
+    std::vector<int> reduce(files.size());
+    std::size_t reduced = 0;
+    for (std::size_t i = 0; i < files.size(); ++i) reduced += (reduce[i] = decode_reduction(detail[i])) > 1;
+    if (reduced > 0)
+      Log::info(
+          strf("  %s: %zu of %zu images shown at under half their size: JPEGs among them decode at 1/2 to 1/8",
+               file.c_str(), reduced, files.size()));
+    store_ = std::make_unique<ImageStore>(std::move(files), o.channels, cache, std::move(reduce));
     FieldSpec images, keypoints, category;
     images.name = "images";
     images.row_shape = Shape{views_ * o.channels, o.height, o.width};
@@ -241,6 +256,14 @@ class CocoKeypoints : public Dataset {
     const std::size_t i = static_cast<std::size_t>(pick % (n - 1));
     return cat.rows[i < self ? i : i + 1];
   }
+  // The size of annotation a's view in its image's pixels: the bbox with the margin, widened to the
+  // output's aspect (before the scale jitter).
+  void crop(const Annotation& a, double& w, double& h) const {
+    w = a.box[2] * (1 + margin_), h = a.box[3] * (1 + margin_);
+    const double aspect = static_cast<double>(o_.width) / o_.height;
+    if (w < h * aspect) w = h * aspect;
+    else h = w / aspect;
+  }
   // Row `row` at `epoch` (kUnaugmented: no jitter) into slot `slot` of `out`.
   void put(std::uint64_t row, std::size_t slot, std::uint64_t epoch, const std::vector<FieldBuffer>& out) const {
     const Annotation& first = annotations_.at(row);
@@ -260,11 +283,8 @@ class CocoKeypoints : public Dataset {
         throw Error(std::string(e.what()) + " (" + file_ + ": annotations[" + std::to_string(a.index) + "])",
                     e.code());
       }
-      // The bbox with the margin, widened to the output's aspect.
-      double w = a.box[2] * (1 + margin_), h = a.box[3] * (1 + margin_);
-      const double aspect = static_cast<double>(o_.width) / o_.height;
-      if (w < h * aspect) w = h * aspect;
-      else h = w / aspect;
+      double w, h;
+      crop(a, w, h);
       const Affine map = view_map(a.box[0] + 0.5 * a.box[2], a.box[1] + 0.5 * a.box[3], w, h, o_.width, o_.height,
                                   j);
       render(*im, map, o_, pixels + static_cast<std::size_t>(v) * image);

@@ -23,7 +23,8 @@ void GridSamples::declare_keys(deck::Schema& s) {
                "netcdf: forcings computed from the time and lat/lon coordinates, appended to field forcing: "
                "toa_radiation (J m-2 over the step ending at the time, as ERA5's tisr), time_of_day (sin, cos "
                "of local solar time), day_of_year (sin, cos), state_day_before (each state variable one day "
-               "before the target time; ar_steps up to a day)");
+               "before the target time; ar_steps up to a day), lead_time (days from the initial time to the "
+               "target)");
   s.add_string("derived_statics", "",
                "netcdf: static inputs computed from the lat/lon coordinates, appended to field static: lat_lon "
                "(sin, cos of latitude and of longitude)");
@@ -50,8 +51,11 @@ GridSamples::GridSamples(const std::string& file, const deck::Deck& deck)
   const auto day_before = std::find(derived_forcing_names_.begin(), derived_forcing_names_.end(),
                                     "state_day_before");
   day_before_ = day_before != derived_forcing_names_.end();
+  lead_ = std::find(derived_forcing_names_.begin(), derived_forcing_names_.end(), "lead_time") !=
+          derived_forcing_names_.end();
   std::vector<std::string> computed = derived_forcing_names_;
-  computed.erase(std::remove(computed.begin(), computed.end(), "state_day_before"), computed.end());
+  for (const char* sample_relative : {"state_day_before", "lead_time"})
+    computed.erase(std::remove(computed.begin(), computed.end(), sample_relative), computed.end());
   derived_forcings_ = derived_forcing_channels(computed, file + ": derived_forcings");
   derived_statics_ = derived_static_channels(derived_static_names_, file + ": derived_statics");
 }
@@ -67,7 +71,7 @@ void GridSamples::finish(Layout layout) {
                     ": derived_forcings/derived_statics need latitude and longitude coordinates (y named "
                     "lat/latitude or with units degrees_north, x lon/longitude or degrees_east)",
                 ExitCode::bad_input);
-  if ((!derived_forcings_.empty() || day_before_) && g.time_s.empty())
+  if ((!derived_forcings_.empty() || day_before_ || lead_) && g.time_s.empty())
     throw Error(file_ + ": derived_forcings need a time coordinate with CF units ('hours since ...')",
                 ExitCode::bad_input);
   // Without a time coordinate the times are taken as consecutive steps.
@@ -115,7 +119,7 @@ void GridSamples::finish(Layout layout) {
   const auto S = static_cast<std::int64_t>(state_.size()), N = static_cast<std::int64_t>(n),
              A = static_cast<std::int64_t>(ar_);
   const auto F = static_cast<std::int64_t>(forcing_.size() + derived_forcings_.size() +
-                                           (day_before_ ? state_.size() : 0));
+                                           (day_before_ ? state_.size() : 0) + (lead_ ? 1 : 0));
   const auto K = static_cast<std::int64_t>(static_.size() + derived_statics_.size());
   specs_.push_back(spec("state", {S, 2, N}));
   specs_.push_back(spec("targets", {S, A, N}));
@@ -221,7 +225,7 @@ long long GridSamples::read_block(std::uint64_t first, std::uint64_t count,
 void GridSamples::fill(Reader& in, std::size_t t0, std::uint64_t count, const std::vector<FieldBuffer>& out,
                        std::size_t at, std::vector<float>& window) const {
   const std::size_t n = layout_.ny * layout_.nx, S = state_.size(), F0 = forcing_.size(), A = ar_;
-  const std::size_t D = derived_forcings_.size(), F = F0 + D + (day_before_ ? S : 0);
+  const std::size_t D = derived_forcings_.size(), F = F0 + D + (day_before_ ? S : 0) + (lead_ ? 1 : 0);
   const std::size_t nt = count + 1 + A + back_;  // times t0 - back_ .. t0 + count + ar_
   const std::size_t first = t0 - back_;
   window.resize((S + F0 + D) * nt * n);
@@ -257,9 +261,17 @@ void GridSamples::fill(Reader& in, std::size_t t0, std::uint64_t count, const st
       const float* next_state = at_time(s, r + 2);
       for (std::size_t p = 0; p < n; ++p) diff[(row * S + s) * n + p] = next_state[p] - now[p];
     }
-    for (std::size_t f = 0; f < F; ++f)
+    for (std::size_t f = 0; f < F - (lead_ ? 1 : 0); ++f)
       for (std::size_t k = 0; k < A; ++k)
         std::copy_n(forcing_at(f, r, k), n, forcing + ((row * F + f) * A + k) * n);
+    // Note [lead time]: lead_time is the time from the initial time t to target k, in days, at
+    // every point: (k + 1) steps. A rolled-out model can then weigh what it carries from the initial
+    // state against the slower signals (the state a day before, the diurnal cycle) by how far
+    // ahead it is, which the states alone do not tell it.
+    if (lead_)
+      for (std::size_t k = 0; k < A; ++k)
+        std::fill_n(forcing + ((row * F + F - 1) * A + k) * n, n,
+                    static_cast<float>(static_cast<double>(k + 1) * axis_.step_s / 86400.0));
     if (statics) std::copy(statics_.begin(), statics_.end(), statics + row * statics_.size());
     if (mask) std::copy(valid_.begin(), valid_.end(), mask + row * n);
     for (std::size_t p = 0; p < n; ++p) {

@@ -68,6 +68,7 @@ class GridSamples : public Dataset {
   bool day_before_ = false;  // derived forcing state_day_before (Note [the state a day before])
   std::size_t lag_ = 0;      // its lag in steps (one day)
   std::size_t back_ = 0;     // the steps a sample reads before its t - 1 for it
+  bool lead_ = false;        // derived forcing lead_time (Note [lead time]): the last channel
   TimeAxis axis_;
   std::vector<float> statics_;       // [K + derived][ny nx]
   bool masking_ = false;             // missing_data mask

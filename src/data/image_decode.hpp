@@ -12,8 +12,12 @@
 namespace hpct {
 
 // Pixels row by row, channels interleaved (height x width x channels), 1 (grey) or 3 (RGB).
+// `reduce` > 1: a JPEG decoded at 1/reduce of its size (Note [reduced decoding]); pixel (i, j)
+// covers the file's pixels [i * reduce, (i + 1) * reduce) x [j * reduce, (j + 1) * reduce).
 struct Image {
   int width = 0, height = 0, channels = 0;
+  int file_width = 0, file_height = 0;  // the file's own size
+  int reduce = 1;
   std::vector<std::uint8_t> pixels;
   std::uint8_t at(int x, int y, int c) const {
     return pixels[(static_cast<std::size_t>(y) * width + x) * channels + c];
@@ -23,17 +27,24 @@ struct Image {
 // Decodes `file` (PNG or JPEG, told by its first bytes, not its name) as `channels` channels
 // (1: grey, 3: RGB; the decoder converts). Throws a bad_input Error naming the file for a missing,
 // unreadable, truncated or corrupt file.
-Image decode_image(const std::string& file, int channels);
+//
+// Note [reduced decoding]: `reduce` 2, 4 or 8 decodes a JPEG at that fraction of its size through
+// libjpeg's scaled inverse DCT (each output pixel from its share of an 8x8 block: the block's
+// average at 1/8), several times faster than the full decode and a 1/reduce^2 of its memory. A
+// data source asks for it where every view of the file shows at least `reduce` file pixels per
+// output pixel (a 3000-pixel photograph seen as a 64-pixel crop of a face): the pixels the view
+// gets are then averages over the same areas either way. PNGs decode whole (libpng cannot scale).
+Image decode_image(const std::string& file, int channels, int reduce = 1);
 
 // Width and height from the file's header, without decoding the pixels.
 void image_size(const std::string& file, int& width, int& height);
 
-// The image files of a data set: get(i) decodes file i, or returns the copy kept from an earlier
-// call while the kept images take at most `cache_bytes` (0: nothing kept). Safe to call from the
-// loader thread and the main thread at once.
+// The image files of a data set: get(i) decodes file i (at 1/reduce[i] where given: Note [reduced
+// decoding]), or returns the copy kept from an earlier call while the kept images take at most
+// `cache_bytes` (0: nothing kept). Safe to call from the loader thread and the main thread at once.
 class ImageStore {
  public:
-  ImageStore(std::vector<std::string> files, int channels, std::uint64_t cache_bytes);
+  ImageStore(std::vector<std::string> files, int channels, std::uint64_t cache_bytes, std::vector<int> reduce = {});
   std::size_t size() const { return files_.size(); }
   const std::string& file(std::size_t i) const { return files_.at(i); }
   std::shared_ptr<const Image> get(std::size_t i) const;
@@ -42,6 +53,7 @@ class ImageStore {
  private:
   std::vector<std::string> files_;
   int channels_;
+  std::vector<int> reduce_;
   std::uint64_t budget_;
   mutable std::mutex mutex_;
   mutable std::vector<std::shared_ptr<const Image>> cache_;

@@ -117,7 +117,8 @@ class ImageFolder : public Dataset {
     } catch (const Error& e) {
       throw Error(std::string(e.what()) + " (row " + std::to_string(row) + " of " + root_ + ")", e.code());
     }
-    const Affine a = view_map(0.5 * im->width, 0.5 * im->height, im->width, im->height, o_.width, o_.height, j);
+    const Affine a = view_map(0.5 * im->file_width, 0.5 * im->file_height, im->file_width, im->file_height,
+                              o_.width, o_.height, j);
     render(*im, a, o_, static_cast<float*>(out.at(0).values) + slot * specs_[0].width());
     static_cast<long long*>(out.at(1).values)[slot] = labels_[row];
   }

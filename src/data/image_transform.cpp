@@ -100,7 +100,18 @@ Affine view_map(double cx, double cy, double w, double h, int width, int height,
   return a;
 }
 
-void render(const Image& im, const Affine& a, const ImageOptions& o, float* out) {
+int decode_reduction(double file_pixels_per_output_pixel) {
+  int reduce = 1;
+  while (reduce < 8 && 2 * reduce <= file_pixels_per_output_pixel) reduce *= 2;
+  return reduce;
+}
+
+void render(const Image& im, const Affine& to_file, const ImageOptions& o, float* out) {
+  // The map is in the file's pixels; a reduced decode's pixel covers `reduce` of them on each side.
+  Affine a = to_file;
+  const double r = 1.0 / im.reduce;
+  for (double& m : a.m) m *= r;
+  a.t[0] *= r, a.t[1] *= r;
   const int C = o.channels, H = o.height, W = o.width;
   // Shrinking by more than 1.5x: n x n samples per output pixel (at most 4 x 4), so small
   // features are averaged rather than skipped (aliasing).

@@ -53,8 +53,13 @@ struct Affine {
 // (width x height), flipped, scaled and rotated about the region's centre by `j`.
 Affine view_map(double cx, double cy, double w, double h, int width, int height, const Jitter& j);
 
-// Renders `im` through `a` into out [channels, height, width] float32, normalised by o.mean and
-// o.std; source pixels outside the image count as 0.
-void render(const Image& im, const Affine& a, const ImageOptions& o, float* out);
+// Renders `im` through `to_file` (output pixels to the file's pixels, whatever size `im` was
+// decoded at) into out [channels, height, width] float32, normalised by o.mean and o.std; source
+// pixels outside the image count as 0.
+void render(const Image& im, const Affine& to_file, const ImageOptions& o, float* out);
+
+// The reduction (1, 2, 4 or 8) at which a JPEG may be decoded when its views show at least
+// `file_pixels_per_output_pixel` of its pixels per output pixel (Note [reduced decoding]).
+int decode_reduction(double file_pixels_per_output_pixel);
 
 }  // namespace hpct

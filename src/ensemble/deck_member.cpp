@@ -1,4 +1,4 @@
-// Training ensemble members from their decks (see deck_member.hpp).
+// Ensemble member decks and the rows their trainings see (see deck_member.hpp).
 #include "ensemble/deck_member.hpp"
 
 #include <filesystem>
@@ -11,12 +11,7 @@
 
 namespace hpct::ensemble {
 
-namespace {
-
-// The kept rows of d as a data set of their own, with global indices counted over the ranks in
-// rank order (the boosting's random streams are keyed by them, so the member is the same for any
-// rank count).
-gbdt::Data subset(const gbdt::Data& d, const std::vector<char>& keep, const Comm& comm) {
+gbdt::Data kept_rows(const gbdt::Data& d, const std::vector<char>& keep, const Comm& comm) {
   gbdt::Data s;
   s.name = "train";
   s.file = d.file;
@@ -35,8 +30,6 @@ gbdt::Data subset(const gbdt::Data& d, const std::vector<char>& keep, const Comm
   return s;
 }
 
-// The kept rows of every rank, in global order, as a data set every rank holds (what the network
-// trainer reads: any rank may read any row of the epoch's order).
 std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::string& name, const Comm& comm) {
   std::vector<float> x = comm.gather_to_root(s.x), y = comm.gather_to_root(s.y);
   auto n = static_cast<std::uint64_t>(y.size());
@@ -47,8 +40,6 @@ std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::st
   comm.broadcast(y.data(), y.size(), 0);
   return std::make_shared<MemoryTable>(name, std::move(x), std::move(y), static_cast<std::uint64_t>(s.cols), 1);
 }
-
-}  // namespace
 
 std::string MemberDeck::name() const { return std::filesystem::path(path).stem().string(); }
 
@@ -87,23 +78,10 @@ MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm
   return m;
 }
 
-Member train_member_deck(const MemberDeck& m, Task task, const gbdt::Data& d, const std::vector<char>& keep,
-                         const std::string& output, const Comm& comm, const RunServices& services, int num_class) {
-  const gbdt::Data s = subset(d, keep, comm);
-  if (m.trees) {
-    gbdt::BoostParams p = gbdt::params_from_deck(m.deck);
-    // Every fold predicts the ensemble's classes, even one whose rows lack the highest label.
-    if (task == Task::multiclass && p.num_class <= 0) p.num_class = num_class;
-    gbdt::Model model = gbdt::train(p, s, {}, comm).model;
-    comm.run_agreed([&] {
-      if (comm.rank() == 0) gbdt::write_file_atomic(output, gbdt::to_json(model));
-    });
-    return gbdt_member(std::move(model), output, task);
-  }
-  services.train_network(m.deck, rows_in_memory(s, d.file + ": the rows of member " + m.name(), comm), output);
-  Member loaded;
-  comm.run_agreed([&] { loaded = load_member(output, task); });
-  return loaded;
+gbdt::BoostParams member_params(const MemberDeck& m, Task task, int num_class) {
+  gbdt::BoostParams p = gbdt::params_from_deck(m.deck);
+  if (task == Task::multiclass && p.num_class <= 0) p.num_class = num_class;
+  return p;
 }
 
 }  // namespace hpct::ensemble

@@ -1,14 +1,17 @@
-// Ensemble members given as decks: trained by the ensemble run itself on a subset of its training
-// rows (each fold of the out-of-fold predictions, then all of them), in memory. GBDT decks train on
-// the rows; network decks (any registered family) train through the program's network trainer
-// (RunServices::train_network) on the same rows as a MemoryTable, with the member deck's own
-// model, training and optimizer settings (the ensemble owns the data and where the member goes).
+// Ensemble members given as decks: read and checked against the ensemble's task, and the rows each
+// of their trainings sees (member_passes.hpp trains them): a subset of the training part, in
+// memory. GBDT decks train on the rows; network decks (any registered family) through the
+// program's network trainer (RunServices::train_network) on the same rows as a MemoryTable, with
+// the member deck's own model, training and optimizer settings (the ensemble owns the data and
+// where the member goes).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "comm/comm.hpp"
+#include "data/dataset.hpp"
 #include "deck/deck.hpp"
 #include "ensemble/member.hpp"
 #include "gbdt/booster.hpp"
@@ -27,11 +30,18 @@ struct MemberDeck {
 // Collective. Errors name the deck (file:line:key) and say why it cannot be a member of `task`.
 MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm, const RunServices& services);
 
-// Collective. Trains the member on this rank's rows of `d` whose keep flag is set, writes it to
-// `output` (GBDT: JSON; networks: HDF5 weights) and loads it back as a member. `num_class`:
-// multiclass, the classes of a GBDT deck that leaves num_class at 0.
-Member train_member_deck(const MemberDeck& m, Task task, const gbdt::Data& d, const std::vector<char>& keep,
-                         const std::string& output, const Comm& comm, const RunServices& services,
-                         int num_class = 0);
+// Collective: this rank's rows of `d` whose keep flag is set, as a data set of their own with global
+// indices counted over the ranks in rank order (the boosting's random streams are keyed by them,
+// so a member is the same for any rank count).
+gbdt::Data kept_rows(const gbdt::Data& d, const std::vector<char>& keep, const Comm& comm);
+
+// Collective: the rows of every rank in global order as a data set every rank holds (what the
+// network trainer reads: any rank may read any row of the epoch's order).
+std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::string& name, const Comm& comm);
+
+// A tree member's booster parameters: its deck's, and for a multiclass ensemble `num_class`
+// classes when the deck leaves num_class at 0 (every fold predicts the ensemble's classes, even one
+// whose rows lack the highest label).
+gbdt::BoostParams member_params(const MemberDeck& m, Task task, int num_class);
 
 }  // namespace hpct::ensemble

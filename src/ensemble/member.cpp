@@ -132,17 +132,22 @@ std::vector<double> member_scores(const Member& m, Task task, const std::vector<
   return s;
 }
 
+std::uint64_t fnv1a64(const char* data, std::size_t n, std::uint64_t h) {
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
 std::string file_checksum(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(path + ": cannot open", ExitCode::bad_input);
-  std::uint64_t h = 1469598103934665603ull;
+  std::uint64_t h = kFnvOffset;
   char buf[1 << 16];
   while (f) {
     f.read(buf, sizeof buf);
-    for (std::streamsize i = 0; i < f.gcount(); ++i) {
-      h ^= static_cast<unsigned char>(buf[i]);
-      h *= 1099511628211ull;
-    }
+    h = fnv1a64(buf, static_cast<std::size_t>(f.gcount()), h);
   }
   return strf("%016llx", static_cast<unsigned long long>(h));
 }

@@ -44,6 +44,10 @@ Member gbdt_member(gbdt::Model model, const std::string& path, Task task);
 std::vector<double> member_scores(const Member& m, Task task, const std::vector<float>& x, long long n,
                                   long long cols, long long first_row);
 
+// FNV-1a (64 bit) of n bytes, continuing from `h`.
+constexpr std::uint64_t kFnvOffset = 1469598103934665603ull;
+std::uint64_t fnv1a64(const char* data, std::size_t n, std::uint64_t h = kFnvOffset);
+
 // FNV-1a (64 bit) of the file's bytes as 16 hex digits: recorded with each member so that an
 // ensemble refuses a member file that changed after it was fitted.
 std::string file_checksum(const std::string& path);

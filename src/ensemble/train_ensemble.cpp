@@ -11,6 +11,7 @@
 #include "data/validation_split.hpp"
 #include "ensemble/deck_member.hpp"
 #include "ensemble/ensemble_file.hpp"
+#include "ensemble/member_passes.hpp"
 #include "ensemble/report.hpp"
 #include "gbdt/data.hpp"
 #include "gbdt/gbdt.hpp"
@@ -23,28 +24,6 @@ namespace {
 bool is_deck(const std::string& path) {
   const std::string ext = std::filesystem::path(path).extension().string();
   return ext == ".in" || ext == ".deck";
-}
-
-// A member as the run holds it: where it came from, the model scored on the held-out sets, and its
-// scores on the training part (out-of-fold for deck members).
-struct Entry {
-  std::string name, source;
-  Member model;
-  std::vector<double> fit_scores;
-};
-
-// The output path with `suffix` in place of its extension: runs/ens.json -> runs/ens<suffix>.
-std::string beside(const std::string& output, const std::string& suffix) {
-  std::filesystem::path p(output);
-  return (p.parent_path() / (p.stem().string() + suffix)).string();
-}
-
-// Multiclass: every member predicts the ensemble's K classes.
-void check_classes(const Member& m, int K) {
-  if (m.num_class != K)
-    throw Error(strf("ensemble: member %s predicts %d class(es); the ensemble has %d (num_class)", m.path.c_str(),
-                     m.num_class, K),
-                ExitCode::bad_input);
 }
 
 std::vector<double> scores_on(const Member& m, Task task, const gbdt::Data& d, const Comm& comm) {
@@ -153,55 +132,49 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
                  paths.size(), train.global_rows, valid.global_rows,
                  sets.size() > 1 ? strf(", %lld test rows", test.global_rows).c_str() : ""));
 
-  // Members. Deck members train K times (each fold on the others) for their out-of-fold scores,
-  // then once on the whole training part: that model is the one the ensemble keeps.
-  const bool fit = given.empty();
-  std::vector<int> fold(static_cast<std::size_t>(train.rows));
+  // Members: files loaded (and scored) here; decks read here and trained K times (each fold on the
+  // others) for their out-of-fold scores, then once on the whole training part (the model the
+  // ensemble keeps), as the passes of the program's run loop (member_passes.hpp).
+  MemberRun mr;
+  mr.task = task;
+  mr.train = &train;
+  mr.folds = folds;
+  mr.num_class = K;
+  mr.fit = given.empty();
+  mr.output = output;
+  mr.work_dir = beside(output, ".work");
+  mr.fold.resize(static_cast<std::size_t>(train.rows));
   for (long long i = 0; i < train.rows; ++i)
-    fold[static_cast<std::size_t>(i)] = fold_of(seed, train.first_row + i, folds);
-  const std::string work = beside(output, ".work");
+    mr.fold[static_cast<std::size_t>(i)] = fold_of(seed, train.first_row + i, folds);
   comm.run_agreed([&] {
-    if (comm.rank() == 0) std::filesystem::create_directories(work);
+    if (comm.rank() == 0) std::filesystem::create_directories(mr.work_dir);
   });
-  std::vector<Entry> entries;
-  for (const std::string& path : paths) {
-    Entry e;
-    e.source = path;
-    if (is_deck(path)) {
-      const MemberDeck md = read_member_deck(path, task, comm, services);
-      e.name = md.name();
-      const std::string ext = md.trees ? ".json" : ".h5";
-      if (fit) {
-        e.fit_scores.assign(fold.size() * static_cast<std::size_t>(K), 0.0);
-        for (int k = 0; k < folds; ++k) {
-          std::vector<char> keep(fold.size());
-          for (std::size_t i = 0; i < fold.size(); ++i) keep[i] = fold[i] != k;
-          const std::string out =
-              (std::filesystem::path(work) / strf("%s.fold%d%s", e.name.c_str(), k, ext.c_str())).string();
-          const Member mk = train_member_deck(md, task, train, keep, out, comm, services, K);
-          comm.run_agreed([&] { check_classes(mk, K); });
-          const std::vector<double> s = scores_on(mk, task, train, comm);
-          const auto kk = static_cast<std::size_t>(K);
-          for (std::size_t i = 0; i < fold.size(); ++i)
-            if (fold[i] == k)
-              std::copy(s.begin() + i * kk, s.begin() + (i + 1) * kk, e.fit_scores.begin() + i * kk);
-          Log::info(strf("ensemble: member %s, fold %d/%d trained", e.name.c_str(), k + 1, folds));
-        }
-      }
-      e.model = train_member_deck(md, task, train, std::vector<char>(fold.size(), 1),
-                                  beside(output, "." + e.name + ext), comm, services, K);
-      comm.run_agreed([&] { check_classes(e.model, K); });
-    } else {
-      comm.run_agreed([&] {
-        e.model = load_member(path, task);
-        check_classes(e.model, K);
-      });
-      e.name = std::filesystem::path(path).stem().string();
-      if (fit) e.fit_scores = scores_on(e.model, task, train, comm);
+  std::vector<Entry> entries(paths.size());
+  std::vector<MemberDeck> decks(paths.size());
+  for (std::size_t j = 0; j < paths.size(); ++j) {
+    Entry& e = entries[j];
+    e.source = paths[j];
+    if (is_deck(paths[j])) {
+      decks[j] = read_member_deck(paths[j], task, comm, services);
+      e.name = decks[j].name();
+      continue;
     }
-    Log::info(strf("ensemble: member %s (%s) from %s", e.name.c_str(), e.model.kind.c_str(), path.c_str()));
-    entries.push_back(std::move(e));
+    comm.run_agreed([&] {
+      e.model = load_member(paths[j], task);
+      check_classes(e.model, K);
+    });
+    e.name = std::filesystem::path(paths[j]).stem().string();
+    if (mr.fit) e.fit_scores = scores_on(e.model, task, train, comm);
+    Log::info(strf("ensemble: member %s (%s) from %s", e.name.c_str(), e.model.kind.c_str(), paths[j].c_str()));
   }
+  MemberPasses work(mr, entries, decks, comm, services);
+  // Note [ensemble cadence]: checkpoint_every_trees counts a tree member's rounds, and
+  // checkpoint_every_epochs the passes (member trainings); checkpoint_every_minutes, checkpoint_keep,
+  // resume and stop signals apply as for every run.
+  const PassCadence cadence{static_cast<std::uint64_t>(deck.get_int("checkpoint_every_trees")),
+                            static_cast<std::uint64_t>(deck.get_int("checkpoint_every_epochs"))};
+  if (const int code = services.run_passes(deck, work, cadence); code != 0) return code;
+  const bool fit = mr.fit;
 
   // The combiner, fitted on rank 0 over every rank's training rows, then the same on every rank.
   EnsembleSpec spec;
@@ -273,6 +246,8 @@ RunFamily run_family() {
   f.summary = "members combined, docs/ensembles.md";
   f.declare_keys = declare_keys;
   f.run = run;
+  // The combiner's keys and the table may change on resume; the members and their folds may not.
+  f.resume_free_keys = {"combine", "meta_l2", "table_file"};
   return f;
 }
 

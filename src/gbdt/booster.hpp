@@ -90,7 +90,8 @@ class Booster {
  public:
   // Collective: base margins, global bins of `train` and of `evals` (which must have train.cols
   // features), and with `resume` its trees' margins replayed (so the run continues bitwise).
-  // `release`: train.x itself, freed once binned (Note [binned rows only]), or null.
+  // `release`: train.x itself, freed once binned (Note [binned rows only]), or null. The booster
+  // refers to `p` and `train`, which must outlive it.
   Booster(const BoostParams& p, const Data& train, std::vector<float>* release,
           const std::vector<const Data*>& evals, const Comm& comm, const RoundCallback& cb = {},
           const BoostResume* resume = nullptr);

@@ -247,7 +247,11 @@ void write(const File& f, const std::string& name, const std::vector<std::uint64
   std::vector<hsize_t> hd(dims.begin(), dims.end());
   Handle space(H5Screate_simple(static_cast<int>(hd.size()), hd.data(), nullptr), H5Sclose);
   Handle lcpl = detail::link_creation_with_parents();
-  hid_t d = H5Dcreate2(f.id(), name.c_str(), native_type<T>(), space.id(), lcpl.id(), H5P_DEFAULT, H5P_DEFAULT);
+  // No modification times in the dataset's header: the same data gives the same file, byte for byte
+  // (an ensemble records its members' checksums; a resumed run must reproduce them).
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_obj_track_times(dcpl.id(), 0);
+  hid_t d = H5Dcreate2(f.id(), name.c_str(), native_type<T>(), space.id(), lcpl.id(), dcpl.id(), H5P_DEFAULT);
   if (d < 0) throw Error(f.path() + ": cannot create dataset '" + name + "'");
   Handle dh(d, H5Dclose);
   if (H5Dwrite(d, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)

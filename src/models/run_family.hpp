@@ -3,7 +3,7 @@
 // program composes them (apps/train.cpp registers each with one line): the deck's `model` choices
 // are the network families and these, and the driver hands such a deck to the family's run.
 // What a run needs from the program (reading member decks, training a network on rows held in
-// memory) comes as RunServices, so a family never includes the trainer and the trainer never
+// memory, running its work as the passes of the program's run loop) comes as RunServices, so a family never includes the trainer and the trainer never
 // includes a family.
 #pragma once
 
@@ -16,6 +16,7 @@
 #include "data/dataset.hpp"
 #include "deck/deck.hpp"
 #include "deck/schema.hpp"
+#include "models/pass_work.hpp"
 
 namespace hpct {
 
@@ -27,9 +28,16 @@ struct RunServices {
   // Collective: trains the network family of `deck` on `rows` (every rank holds the same rows; no
   // validation part) and writes its weights to `output`. The deck's model, training and optimizer
   // keys apply; its data, validation, output, checkpoint, resume and metrics keys do not (the run
-  // that holds the network owns those).
-  std::function<void(const deck::Deck& deck, std::shared_ptr<const Dataset> rows, const std::string& output)>
+  // that holds the network owns those). Its steps beat `heartbeat` (may be null) and agree on stop
+  // signals: returns the signal that stopped it (no weights written), 0 when it trained to the end.
+  std::function<int(const deck::Deck& deck, std::shared_ptr<const Dataset> rows, const std::string& output,
+                    Heartbeat* heartbeat)>
       train_network;
+  // Collective: runs `work` as the passes of the program's run loop (models/pass_work.hpp) under the
+  // deck's checkpoint_dir, checkpoint_every_minutes, checkpoint_keep, resume and watchdog_timeout,
+  // with `cadence`. Returns 0 when every pass is done, or the exit code of a stop signal (a
+  // checkpoint written when checkpoint_dir is set); throws an agreed hpct::Error.
+  std::function<int(const deck::Deck& deck, PassWork& work, const PassCadence& cadence)> run_passes;
 };
 
 struct RunFamily {

@@ -76,7 +76,7 @@ std::string math_libraries_line() {
       s += ", in place of its generic " + openblas_replaced_core() + " ones for this CPU model";
     s += ")";
   }
-  if (!libxsmm_version().empty()) s += " + " + libxsmm_version() + " (small GEMMs, 1 thread)";
+  if (!libxsmm_version().empty()) s += " + " + libxsmm_version() + " (small GEMMs)";
   s += " (fp32; bf16/fp16 emulated by rounding)";
 #endif
   s += "; convolutions gemm, direct";

@@ -268,20 +268,27 @@ std::vector<std::string> checkpoint_candidates(const std::string& dir) {
   return out;
 }
 
-CheckpointState run_state(const deck::Deck& deck, const Model& model, const optim::LossScaler& scaler,
-                          std::uint64_t seed, int ranks, std::uint64_t global_batch) {
+CheckpointState run_state(const deck::Deck& deck, int ranks) {
   CheckpointState st;
-  st.seed = seed;
+  st.seed = static_cast<std::uint64_t>(deck.get_int("seed"));
   st.ranks = static_cast<std::uint64_t>(ranks);
-  st.global_batch = global_batch;
-  st.loss_scale = scaler.scale();
-  st.loss_scale_growth_tracker = scaler.growth_tracker();
   st.deck = deck.resolved();
-  st.model_family = model.family();
-  st.model_config = model.config_string();
+  st.model_family = deck.get_string("model");
   st.version = kVersion;
   st.git_hash = kGitHash;
   st.backend = ExecSpace::name();
+  return st;
+}
+
+CheckpointState run_state(const deck::Deck& deck, const Model& model, const optim::LossScaler& scaler,
+                          std::uint64_t seed, int ranks, std::uint64_t global_batch) {
+  CheckpointState st = run_state(deck, ranks);
+  st.seed = seed;
+  st.global_batch = global_batch;
+  st.loss_scale = scaler.scale();
+  st.loss_scale_growth_tracker = scaler.growth_tracker();
+  st.model_family = model.family();
+  st.model_config = model.config_string();
   return st;
 }
 

@@ -46,6 +46,10 @@ struct CheckpointState {
   std::uint64_t ema_updates = 0;
 };
 
+// What every checkpoint records of a family that runs itself: seed, ranks, resolved deck, the
+// deck's `model`, version, git hash and backend. The caller adds the position and its state.
+CheckpointState run_state(const deck::Deck& deck, int ranks);
+
 // A state carrying what every checkpoint records about its run: seed, ranks, global batch, loss
 // scale, resolved deck, model family and configuration, version, git hash and backend. The caller
 // adds the position (step, epoch, samples) and any extra datasets.

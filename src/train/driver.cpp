@@ -12,6 +12,7 @@
 #include "models/run_family.hpp"
 #include "nn/conv.hpp"
 #include "train/output_paths.hpp"
+#include "train/pass_loop.hpp"
 #include "train/trainer.hpp"
 
 namespace hpct {
@@ -61,10 +62,14 @@ RunServices program_services(const Comm& comm) {
   s.parse_deck = [](const std::string& text, const std::string& path) {
     return deck::Deck::parse(text, path, full_schema());
   };
-  s.train_network = [&comm](const deck::Deck& deck, std::shared_ptr<const Dataset> rows,
-                            const std::string& output) {
+  s.train_network = [&comm](const deck::Deck& deck, std::shared_ptr<const Dataset> rows, const std::string& output,
+                            Heartbeat* heartbeat) {
     NetworkTrainer trainer(deck, comm, std::move(rows), output);
-    trainer.run();
+    trainer.set_heartbeat(heartbeat);
+    return trainer.run().stop_signal;
+  };
+  s.run_passes = [&comm](const deck::Deck& deck, PassWork& work, const PassCadence& cadence) {
+    return run_passes(deck, comm, work, cadence);
   };
   return s;
 }

@@ -1,6 +1,6 @@
 // The run loop: what every run shares, written once. A network's optimizer steps (and an in-situ
-// session's, through the same epochs: epoch_steps.hpp) and GBDT's boosting rounds are the work of
-// one round, epochs and sessions the passes; around each round and pass the loop
+// session's, through the same epochs: epoch_steps.hpp), GBDT's boosting rounds and an ensemble
+// member's (pass_loop.hpp) are the work of one round, epochs, sessions and members the passes; around each round and pass the loop
 // owns the checkpoint cadence (cadence.hpp), the stop agreement, the write-and-agree of a
 // checkpoint, the heartbeat, and at the end the "stopped by signal" line. A program that runs the
 // loop (not a library embedding it) also keeps the signal handlers and the heartbeat (RunGuard).
@@ -80,6 +80,12 @@ class RunLoop {
   // asks for a checkpoint. Collective when the loop checkpoints: the minutes clock is agreed (max
   // over ranks).
   bool checkpoint_due_after_pass(std::uint64_t pass, std::uint64_t rounds, bool last_pass) const;
+  // The same when the pass's end has its own stop agreement (`agreed`, the clock's test with it).
+  bool checkpoint_due_after_pass(std::uint64_t pass, std::uint64_t rounds, const RoundFlags& agreed,
+                                 bool last_pass) const {
+    return cadence_.checkpoints() &&
+           (agreed.stop || cadence_.after_epoch(pass, rounds, agreed.time_due, last_pass));
+  }
 
   // Collective: writes a checkpoint through write_checkpoint_agreed, logs its path, keeps the
   // timeline written so far (a job killed later keeps it) and restarts the minutes clock.

@@ -246,6 +246,19 @@ TEST(Era5Sources, StateADayBeforeTheTargets) {
                 "day before a target is not known at the initial time");
 }
 
+// lead_time: the last forcing channel, (k + 1) steps of 3 hours in days at target k, every point.
+TEST(Era5Sources, LeadTimeOfEachTarget) {
+  const auto data = open_as("state_variables t2m\nderived_forcings lead_time, state_day_before\nar_steps 2\n",
+                            kDir + "era5_3h.nc");
+  ASSERT_EQ(data->fields()[4].row_shape, Shape({2, 2, static_cast<std::int64_t>(kN)}));
+  const Read r = read(*data, {0});
+  for (std::size_t p = 0; p < kN; ++p) {
+    EXPECT_EQ(r.at(4)[p], t2m(0, p));        // t2m a day before target 8 comes first
+    EXPECT_EQ(r.at(4)[2 * kN + p], 0.125f);  // 3 h ahead
+    EXPECT_EQ(r.at(4)[3 * kN + p], 0.25f);   // 6 h ahead
+  }
+}
+
 TEST(Era5Sources, PackedInt16WithMissingValues) {
   const auto data = open_as("data_format netcdf\nstate_variables t2m\nar_steps 1\n", kDir + "era5_packed.nc");
   const Read r = read(*data, {0, 2});

@@ -6,7 +6,8 @@
 // keypoint moves with the flip, rotation, scale and crop as the pixels do); errors naming the file
 // and the row for a truncated JPEG and a file that is not an image. coco_keypoints: each view shows
 // its keypoints on the dots drawn there, unaugmented and through flips (left/right pairs swapped),
-// rotations and scales; visibility 0 and padding masked; rows rendered alone or together alike.
+// rotations and scales; visibility 0 and padding masked; rows rendered alone or together alike;
+// large photographs decoded at 1/8 render as decoded whole.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 
 #include "data/data_sources_support.hpp"
 #include "data/epoch_shard.hpp"
+#include "data/image_decode.hpp"
 #include "data/image_transform.hpp"
 #include "data/source_registry.hpp"
 #include "support/test_support.hpp"
@@ -344,6 +346,70 @@ TEST(CocoKeypoints, AugmentedKeypointsMoveWithThePixelsAndFlipsSwapPairs) {
   const auto* x = static_cast<const float*>(one.buffers()[0].values);
   EXPECT_EQ(std::vector<float>(x, x + specs[0].width()),
             std::vector<float>(all.begin() + 5 * specs[0].width(), all.begin() + 6 * specs[0].width()));
+}
+
+// Note [reduced decoding]: photographs far larger than their views (a 300 x 200 keypoint box in a
+// 1600 x 1200 JPEG, seen at 32 x 32) decode at 1/8 and show the same: the keypoints on their dots
+// unaugmented and augmented, and the view's pixels as the full decode renders them.
+TEST(CocoKeypoints, LargePhotosDecodeReducedAndRenderAsWhole) {
+  const std::string file = kDir + "coco/images/large0.jpg";
+  const Image full = decode_image(file, 3), eighth = decode_image(file, 3, 8);
+  EXPECT_EQ(full.width, 1600);
+  EXPECT_EQ(full.reduce, 1);
+  EXPECT_EQ(eighth.width, 200);
+  EXPECT_EQ(eighth.height, 150);
+  EXPECT_EQ(eighth.file_width, 1600);
+  EXPECT_EQ(eighth.file_height, 1200);
+  EXPECT_EQ(eighth.reduce, 8);
+  // At least `reduce` file pixels per output pixel on every view, at most 8.
+  EXPECT_EQ(decode_reduction(0.5), 1);
+  EXPECT_EQ(decode_reduction(1.99), 1);
+  EXPECT_EQ(decode_reduction(2.0), 2);
+  EXPECT_EQ(decode_reduction(7.9), 4);
+  EXPECT_EQ(decode_reduction(23.4), 8);
+  ImageStore store({file}, 3, 1 << 30, {8});
+  EXPECT_EQ(store.get(0)->width, 200);
+  EXPECT_EQ(store.cached_bytes(), 200u * 150 * 3);
+  // The source's view of the face (its bbox with bbox_margin 0.25), plain and jittered, rendered from
+  // either decode: the same pixels but for the filtering (the 8 x 8 blocks' averages against
+  // supersampling) at the disks' edges, and each disk's centre of colour within a tenth of a pixel
+  // (a map off by half a decoded pixel moves it by a sixth).
+  ImageOptions o;
+  o.height = o.width = kSize;
+  o.mean.assign(3, 0.0), o.std.assign(3, 1.0);
+  for (const Jitter& j : {Jitter{}, Jitter{true, 0.8, 0.4}}) {
+    const Affine a = view_map(300 + 300, 370 + 250, 750, 750, kSize, kSize, j);
+    std::vector<float> x(3 * kSize * kSize), y(x.size());
+    render(full, a, o, x.data());
+    render(eighth, a, o, y.data());
+    double sum = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) sum += std::fabs(x[i] - y[i]);
+    EXPECT_LT(sum / x.size() * 255, 1.0) << "flip " << j.flip;
+    for (int c = 0; c < 3; ++c) {
+      double cx[2] = {0, 0}, cy[2] = {0, 0}, mass[2] = {0, 0};
+      for (int p = 0; p < kSize * kSize; ++p)
+        for (int d = 0; d < 2; ++d) {
+          const float* v = d ? y.data() : x.data();
+          const double w = std::max(0.0, static_cast<double>(v[c * kSize * kSize + p]) -
+                                             std::max(v[(c + 1) % 3 * kSize * kSize + p],
+                                                      v[(c + 2) % 3 * kSize * kSize + p]) -
+                                             0.3);
+          cx[d] += w * (p % kSize), cy[d] += w * (p / kSize), mass[d] += w;
+        }
+      ASSERT_GT(mass[1], 1.0) << "colour " << c;
+      EXPECT_NEAR(cx[0] / mass[0], cx[1] / mass[1], 0.1) << "colour " << c << " flip " << j.flip;
+      EXPECT_NEAR(cy[0] / mass[0], cy[1] / mass[1], 0.1) << "colour " << c << " flip " << j.flip;
+    }
+  }
+  int views = 0;
+  const auto data = open_as(kCoco, kDir + "coco/large.json");
+  EXPECT_EQ(check_dots(*data, ~std::uint64_t(0), views), 0);
+  EXPECT_EQ(views, 4);
+  const auto jittered = open_as(kCoco + "augment_flip true\naugment_rotate 30\naugment_scale 0.25\nseed 9\n",
+                                kDir + "coco/large.json");
+  int flipped = 0;
+  for (std::uint64_t epoch = 0; epoch < 4; ++epoch) flipped += check_dots(*jittered, epoch, views);
+  EXPECT_GT(flipped, 0);
 }
 
 }  // namespace

@@ -120,4 +120,36 @@ json.dump(bad, open(os.path.join(coco, "outside.json"), "w"))
 bad = json.loads(json.dumps(good))
 bad["images"][4]["file_name"] = "images/gone.jpg"
 json.dump(bad, open(os.path.join(coco, "missing_file.json"), "w"))
+
+
+def large_photos(root):
+    """coco/large.json: two photographs of 1600 x 1200 and 1200 x 1600 pixels (JPEG, no chroma
+    subsampling) with a face of disks of 40 pixels' radius (left_eye red, right_eye green, nose
+    blue) over a gradient; its bbox is 600 x 500 pixels (the keypoints' box and 150 around), so a
+    32-pixel view shows about 23 file pixels per pixel and the source may decode them at 1/8
+    (Note [reduced decoding])."""
+    images, annotations = [], []
+    for n, (w, h) in enumerate([(1600, 1200), (1200, 1600)]):
+        im = Image.new("RGB", (w, h))
+        im.putdata([(60 + (x * 120) // w, 90 + (y * 90) // h, 110) for y in range(h) for x in range(w)])
+        draw = ImageDraw.Draw(im)
+        cx, cy = 450 + 100 * n, 520 + 60 * n  # the left eye
+        pts = [(cx, cy), (cx + 300, cy), (cx + 150, cy + 200)]
+        kp = []
+        for (x, y), colour in zip(pts, [(255, 0, 0), (0, 255, 0), (0, 0, 255)]):
+            draw.ellipse((x - 40, y - 40, x + 40, y + 40), fill=colour)
+            kp += [x, y, 2]
+        name = f"images/large{n}.jpg"
+        im.save(os.path.join(root, name), quality=95, subsampling=0)
+        images.append({"id": n + 1, "file_name": name, "width": w, "height": h})
+        annotations.append({"id": n + 1, "image_id": n + 1, "category_id": 1, "keypoints": kp,
+                            "num_keypoints": 3, "iscrowd": 0, "bbox": [cx - 150, cy - 150, 600, 500],
+                            "area": 300000})
+    categories = [{"id": 1, "name": "face", "supercategory": "face",
+                   "keypoints": ["left_eye", "right_eye", "nose"], "skeleton": [[1, 3], [2, 3]]}]
+    json.dump({"images": images, "annotations": annotations, "categories": categories},
+              open(os.path.join(root, "large.json"), "w"))
+
+
+large_photos(coco)
 print(f"make_image_files: wrote {out}")

@@ -1,18 +1,26 @@
 // The run loop's shared parts: the checkpoint write-and-agree (one verdict on every rank), the
-// cadence decisions after a round, the families that run themselves, and a network trained on
-// rows held in memory (an ensemble's member) equal to the same rows trained from their file.
+// cadence decisions after a round, the families that run themselves, the pass loop's stop and
+// resume mid-pass, and a network trained on rows held in memory (an ensemble's member) equal to the
+// same rows trained from their file.
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <filesystem>
+
+#include "core/log.hpp"
+#include "core/signals.hpp"
 #include "data/hdf5_tabular.hpp"
 #include "data/memory_table.hpp"
 #include "models/run_family.hpp"
 #include "support/test_support.hpp"
+#include "train/pass_loop.hpp"
 #include "train/run_loop.hpp"
 #include "train/trainer.hpp"
 
 using namespace hpct;
 using hpct::test::error_message;
 using hpct::test::make_deck;
+using hpct::test::scratch;
 
 TEST(RunLoop, CheckpointWriteIsRankZerosAndItsVerdictIsEveryRanks) {
   const Comm comm;
@@ -61,7 +69,64 @@ TEST(RunLoop, RunFamiliesAreFoundByNameAndRegisteredOnce) {
   EXPECT_NE(error_message([&] { register_run_family(f); }).find("'test_run_family' twice"), std::string::npos);
 }
 
-// Note: the ensemble trains its network members this way (ensemble/deck_member.cpp).
+// Three passes of four rounds that record what the loop asks of them; rank 0 raises SIGUSR1 after
+// round `stop_at` of pass 1 (0: never), a signal the other ranks learn through the agreement.
+class CountingPasses final : public PassWork {
+ public:
+  explicit CountingPasses(const Comm& comm, std::uint64_t stop_at = 0) : comm_(comm), stop_at_(stop_at) {}
+  std::vector<std::string> calls;
+  std::uint64_t passes() const override { return 3; }
+  std::string pass_name(std::uint64_t pass) const override { return "pass " + std::to_string(pass); }
+  void begin(std::uint64_t pass, const StateArrays* mid) override {
+    pass_ = pass;
+    rounds_ = mid ? static_cast<std::uint64_t>(mid->at("test_rounds").at(0)) : 0;
+    calls.push_back(strf("begin %llu at %llu", (unsigned long long)pass, (unsigned long long)rounds_));
+  }
+  bool more() const override { return rounds_ < 4; }
+  std::uint64_t rounds() const override { return rounds_; }
+  int round(Heartbeat*) override {
+    ++rounds_;
+    if (pass_ == 1 && rounds_ == stop_at_ && comm_.rank() == 0) std::raise(SIGUSR1);
+    return 0;
+  }
+  void end() override { calls.push_back("end " + std::to_string(pass_)); }
+  bool resumable_mid_pass() const override { return true; }
+  StateArrays state(std::uint64_t finished) const override {
+    return {{"test_finished", {static_cast<double>(finished)}}};
+  }
+  StateArrays mid_state() const override { return {{"test_rounds", {static_cast<double>(rounds_)}}}; }
+  void restore(std::uint64_t finished, const StateArrays& state, const std::string&) override {
+    EXPECT_EQ(state.at("test_finished").at(0), static_cast<double>(finished));
+    calls.push_back("restore " + std::to_string(finished));
+  }
+
+ private:
+  const Comm& comm_;
+  std::uint64_t stop_at_, pass_ = 0, rounds_ = 0;
+};
+
+TEST(PassLoop, StopsInsideAPassAndResumesItMidWay) {
+  const Comm comm;
+  const std::string dir = scratch("pass_loop_checkpoints");
+  if (comm.rank() == 0) std::filesystem::remove_all(dir);
+  comm.barrier();
+  const std::string text = "data_file unused.h5\ncheckpoint_dir " + dir + "\nwatchdog_timeout 0\n";
+  CountingPasses stopped(comm, 3);
+  // Checkpoints after rounds 2 and 3 (the stop) of pass 1: the newest holds 3 rounds.
+  EXPECT_EQ(run_passes(make_deck(text), comm, stopped, PassCadence{2, 0}), static_cast<int>(ExitCode::requeue));
+  clear_stop_signal();
+  EXPECT_EQ(stopped.calls, (std::vector<std::string>{"begin 0 at 0", "end 0", "begin 1 at 0"}));
+  CountingPasses resumed(comm);
+  EXPECT_EQ(run_passes(make_deck(text, {"resume=auto"}), comm, resumed, PassCadence{2, 0}), 0);
+  EXPECT_EQ(resumed.calls,
+            (std::vector<std::string>{"restore 1", "begin 1 at 3", "end 1", "begin 2 at 0", "end 2"}));
+  // Every pass done: a run resumed from the last checkpoint has nothing left to run.
+  CountingPasses done(comm);
+  EXPECT_EQ(run_passes(make_deck(text, {"resume=auto"}), comm, done, PassCadence{2, 0}), 0);
+  EXPECT_EQ(done.calls, (std::vector<std::string>{"restore 3"}));
+}
+
+// Note: the ensemble trains its network members this way (ensemble/member_passes.cpp).
 TEST(RunLoop, NetworkOnRowsInMemoryEqualsTheSameRowsFromTheirFile) {
   const Comm comm;
   const std::string file = hpct::test::friedman_file(comm, "run_loop_rows", 600);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "models/gnn/gnn_model.hpp"
 #include "models/registry.hpp"
 
@@ -23,6 +24,10 @@ void declare(deck::Schema& s) {
                "latitudes and longitudes (sphere: the data's y and x coordinates in degrees)");
   s.add_int("boundary_width", 2, 0, 1 << 16,
             "gnn: grid points along each edge of the region forced by the true state (left out of the loss)");
+  s.add_string("ar_steps_schedule", "",
+               "gnn: rollout curriculum, comma-separated EPOCH:STEPS stages (1:1, 5:6, 9:24: epochs 1-4 train "
+               "one step, 5-8 six-step rollouts, 9 on 24); every stage within ar_steps, the samples' targets "
+               "(empty: every epoch ar_steps)");
 }
 
 void declare_config(deck::Schema& s) {
@@ -86,6 +91,7 @@ GnnModelConfig config_from(const deck::Deck& d, int ny, int nx, int S, int F, in
   c.derived_statics = split(d.get_string("derived_statics"));
   c.sphere_edges = d.get_string("gnn_edge_distances") == "sphere";
   c.masked = d.get_string("missing_data") == "mask";
+  c.ar_schedule = parse_rollout_schedule(d, "ar_steps_schedule");
   if (static_cast<int>(names.size()) != S) {  // the data's names are unknown: s0, s1, ...
     c.state_names.clear();
     for (int s = 0; s < S; ++s) c.state_names.push_back("s" + std::to_string(s));
@@ -109,6 +115,17 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
                                  split(ctx.deck.get_string("forcing_variables")),
                                  split(ctx.deck.get_string("static_variables")));
   c.ar_steps = static_cast<int>(ctx.field("targets").row_shape.dim[1]);  // trains through the rollout
+  // The run's epochs (an in-situ session's deck has none: its stages are not checked against them).
+  const long long epochs = ctx.deck.schema().find("epochs") ? ctx.deck.get_int("epochs") : 0;
+  check_rollout_schedule(ctx.deck, "ar_steps_schedule", c.ar_schedule, c.ar_steps, epochs);
+  if (!c.ar_schedule.empty()) {
+    std::string stages;
+    for (const RolloutStage& st : c.ar_schedule)
+      stages += strf("%s%d step%s from epoch %d", stages.empty() ? "" : ", ", st.steps, st.steps > 1 ? "s" : "",
+                     st.first_epoch);
+    Log::info("gnn: rollout curriculum (ar_steps_schedule): " + stages + "; validation through all " +
+              std::to_string(c.ar_steps));
+  }
   return std::make_unique<GnnModel>(c, ctx.capacity, ctx.precision);
 }
 

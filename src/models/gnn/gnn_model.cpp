@@ -163,6 +163,7 @@ std::string GnnModel::config_string() const {
   s += " derived_forcings=" + join(c_.derived_forcings) + " derived_statics=" + join(c_.derived_statics);
   s += std::string(" gnn_edge_distances=") + (c_.sphere_edges ? "sphere" : "grid");
   s += std::string(" missing_data=") + (c_.masked ? "mask" : "error");
+  s += " ar_steps_schedule=" + rollout_schedule_text(c_.ar_schedule);
   return s;
 }
 
@@ -192,7 +193,9 @@ double GnnModel::loss_and_grad(const Batch& b, const Tensor<float>& out, bool gr
 
 double GnnModel::accumulate_gradients(const Batch& b, double normaliser) {
   if (b.n == 0) return 0.0;
-  if (c_.ar_steps > 1) return rollout_loss(b, true, normaliser);
+  // The epoch's stage of ar_steps_schedule (Note [rollout curriculum]); without one, every target.
+  const int steps = rollout_steps_at(c_.ar_schedule, b.epoch, c_.ar_steps);
+  if (steps > 1) return rollout_loss(b, steps, true, normaliser);
   const Tensor<float>& x = inputs(b);
   const Tensor<float>& y = net_.forward(x, b.n);
   const double sum = loss_and_grad(b, y, true, normaliser);
@@ -202,7 +205,7 @@ double GnnModel::accumulate_gradients(const Batch& b, double normaliser) {
 
 double GnnModel::loss_sum(const Batch& b) {
   if (b.n == 0) return 0.0;
-  if (c_.ar_steps > 1) return rollout_loss(b, false, 1.0);
+  if (c_.ar_steps > 1) return rollout_loss(b, c_.ar_steps, false, 1.0);
   return loss_and_grad(b, net_.forward(inputs(b), b.n), false, 1.0);
 }
 
@@ -221,8 +224,9 @@ std::vector<MetricSpec> GnnModel::metrics(const EvalOptions& o) const {
 void GnnModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) {
   (void)o;
   if (b.n == 0) return;
-  // The loss is the training loss (over the rollout when ar_steps > 1); the RMSEs are of one step.
-  const double rollout = c_.ar_steps > 1 ? rollout_loss(b, false, 1.0) : 0.0;
+  // The loss is the rollout's over every target when ar_steps > 1 (whatever the schedule's stage);
+  // the RMSEs are of one step.
+  const double rollout = c_.ar_steps > 1 ? rollout_loss(b, c_.ar_steps, false, 1.0) : 0.0;
   const Tensor<float>& y = net_.forward(inputs(b), b.n);
   const double one_step = loss_and_grad(b, y, false, 1.0);
   sums[0] += c_.ar_steps > 1 ? rollout : one_step;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/gnn/gnn_net.hpp"
+#include "models/gnn/rollout_schedule.hpp"
 #include "models/model.hpp"
 
 namespace hpct {
@@ -19,9 +20,10 @@ struct GnnModelConfig {
   GnnConfig net;
   int states = 0, forcings = 0, statics = 0;  // S, F, K
   int boundary_width = 2;
-  int ar_steps = 1;
-  std::vector<double>
-      variable_weights;  // loss weight per state variable (gnn_variable_weights)                      // predicted steps per training sample (the targets' second dimension)
+  int ar_steps = 1;  // predicted steps per sample (the targets' second dimension)
+  // ar_steps_schedule: the steps each epoch trains through (empty: ar_steps; Note [rollout curriculum]).
+  std::vector<RolloutStage> ar_schedule;
+  std::vector<double> variable_weights;                  // loss weight per state variable (gnn_variable_weights)
   std::vector<std::string> state_names;                  // for metric names (s0, s1, ... when unknown)
   std::vector<std::string> forcing_names, static_names;  // the data's variables (rollout evaluation)
   // The source's derived inputs (derived_forcings, derived_statics: their channels follow the file's).
@@ -75,9 +77,10 @@ class GnnModel : public Model {
   // Squared errors of the last forward's output against the batch's truth: per-sample loss sum
   // (returned), and d(loss)/d(output) / normaliser into the net's output gradient when `grad`.
   double loss_and_grad(const Batch& b, const Tensor<float>& out, bool grad, double normaliser);
-  // ar_steps > 1: the rollout loss (mean over the steps of the one-step loss of each predicted
-  // state), and with `grad` its gradient through every step (gnn_rollout.cpp).
-  double rollout_loss(const Batch& b, bool grad, double normaliser);
+  // The rollout loss through the first `steps` (> 1) of the batch's targets (mean over the steps of
+  // the one-step loss of each predicted state), and with `grad` its gradient through every step
+  // (gnn_rollout.cpp).
+  double rollout_loss(const Batch& b, int steps, bool grad, double normaliser);
   void set_sphere_positions(const std::vector<double>& lat, const std::vector<double>& lon);
   void set_point_mask(const std::vector<double>& valid);  // masked: the data's field mask (1 kept, 0 missing)
   void set_normalisation(const std::vector<double>& in_mean, const std::vector<double>& in_std,

@@ -2,6 +2,8 @@
 // boundary strip forced by the truth at every step, errors against the truth and persistence.
 #include <utility>
 
+#include "core/error.hpp"
+#include "core/log.hpp"
 #include "models/gnn/gnn_model.hpp"
 
 namespace hpct {
@@ -157,8 +159,9 @@ void rollout_propagate(const View2<float>& g_cur, const View2<float>& g_prev, co
 // not A), and carries dL/ds_k through the residual and through both input slots of the next two
 // steps. Parameter gradients add up over the steps; the gradient-ready reports wait for the last
 // pass (Note [repeated backward] in nn/parameters.hpp). With ar_steps 1 this is the one-step loss.
-double GnnModel::rollout_loss(const Batch& b, bool grad, double normaliser) {
-  const int N = c_.net.ny * c_.net.nx, S = c_.states, F = c_.forcings, K = c_.statics, n = b.n, A = c_.ar_steps;
+// `steps` may be fewer than the batch's targets (a stage of ar_steps_schedule): the first `steps`.
+double GnnModel::rollout_loss(const Batch& b, int steps, bool grad, double normaliser) {
+  const int N = c_.net.ny * c_.net.nx, S = c_.states, F = c_.forcings, K = c_.statics, n = b.n;
   const auto slot = static_cast<std::size_t>(net_.capacity()) * static_cast<std::size_t>(N);
   const auto states = [&](int k) {  // s_{k-1}
     return View2<float>(train_states_.data() + static_cast<std::size_t>(k) * slot * S,
@@ -173,14 +176,17 @@ double GnnModel::rollout_loss(const Batch& b, bool grad, double normaliser) {
                          Shape{static_cast<std::int64_t>(slot), c_.net.d_in});
   };
   const Tensor<float> targets = b.get("targets");
+  const int A = static_cast<int>(targets.shape().dim[2]);  // the targets' (and forcing's) steps per sample
+  if (steps > A || steps > c_.ar_steps)
+    throw Error(strf("internal: a %d-step rollout over %d targets (buffers for %d)", steps, A, c_.ar_steps));
   const float* state = b.get("state").data();
   const float* forcing = F ? b.get("forcing").data() : nullptr;
   const float* statics = K ? b.get("static").data() : nullptr;
-  const double w = 1.0 / (static_cast<double>(interior_) * S * A);
+  const double w = 1.0 / (static_cast<double>(interior_) * S * steps);
   gnn_kernels::states_from_batch(states(0), state, 0, n, N, S);
   gnn_kernels::states_from_batch(states(1), state, 1, n, N, S);
   double loss = 0;
-  for (int k = 0; k < A; ++k) {
+  for (int k = 0; k < steps; ++k) {
     const Tensor<float> x = inputs_of(k);
     gnn_kernels::inputs_from_states(x.matrix(), states(k), states(k + 1), forcing, statics, k, in_mean_,
                                     in_inv_std_, n, N, S, F, K, A);
@@ -191,9 +197,9 @@ double GnnModel::rollout_loss(const Batch& b, bool grad, double normaliser) {
                                            grad, w, normaliser, k, n, N, S, A);
   }
   if (!grad) return loss;
-  for (int k = A - 1; k >= 0; --k) {
+  for (int k = steps - 1; k >= 0; --k) {
     const Tensor<float> x = inputs_of(k);
-    if (k < A - 1) net_.forward(x, n);  // the last step's activations are still there
+    if (k < steps - 1) net_.forward(x, n);  // the last step's activations are still there
     gnn_kernels::rollout_out_grad(net_.output_grad().matrix(), grads(k + 2), mask_, diff_std_, n, N, S);
     net_.store().hold_ready(k > 0);
     net_.backward(x, n, k > 0);

@@ -145,8 +145,10 @@ void roll(SmartModel& model, RolloutBatch& b, std::size_t S, const RolloutOption
     batch.set<std::int64_t>("map_type", Tensor<std::int64_t>(d_mt.data(), Shape{M}), d_mo.data());
     if (incremental) model.rollout_window(k == g.history ? 0 : k - 1, k - 1);  // Note [incremental rollouts]
     model.forward(batch, false);
-    // Rollouts number nodes time-major: node (a, t) = t A + a (Note [incremental rollouts]).
-    const auto nodes = static_cast<std::size_t>(model.graph().agents);
+    // Rollouts number nodes time-major: node (a, t) = t A + a, and the logits hold the window's
+    // nodes from `first_node` (Note [incremental rollouts]).
+    const auto first_node = static_cast<std::size_t>(model.logits_first_node());
+    const auto nodes = static_cast<std::size_t>(model.graph().agents) - first_node;
     logits.resize(nodes * static_cast<std::size_t>(V));
     Kokkos::deep_copy(Kokkos::View<float*, HostSpace, Kokkos::MemoryUnmanaged>(logits.data(), logits.size()),
                       Kokkos::View<const float*, MemSpace, Kokkos::MemoryUnmanaged>(model.logits().data(),
@@ -162,7 +164,8 @@ void roll(SmartModel& model, RolloutBatch& b, std::size_t S, const RolloutOption
                                              : a * static_cast<std::size_t>(T) + static_cast<std::size_t>(k - 1);
         // Keyed by the agent's place among the scene's R copies, as when a scene was a batch.
         const double u = rng::uniform(rng::hash(o.seed, s, a - first, static_cast<std::uint64_t>(k)));
-        const int pick = sample_top_k(&logits[node * static_cast<std::size_t>(V)], V, o.top_k, u, order);
+        const int pick = sample_top_k(&logits[(node - first_node) * static_cast<std::size_t>(V)], V, o.top_k, u,
+                                      order);
         // From the pose the tokens so far reconstruct (Note [drift-free tokens] in scene_graph.cpp).
         const double* p = &model.graph().agent_pose[node * 3];
         double x = p[0], y = p[1], h = p[2];

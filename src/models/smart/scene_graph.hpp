@@ -66,9 +66,9 @@ struct SceneGraph {
 struct SceneRows {
   int n = 0, steps = kTokenSteps * kShift + 1;
   // Edges only into agent nodes of token steps [edges_from, edges_to] (Note [incremental rollouts]
-  // in smart_model.cpp); training: all of them.
+  // in smart_model.hpp); training: all of them.
   int edges_from = 0, edges_to = 1 << 30;
-  bool map_edges = true;    // map -> map edges (false: the map's encoding is cached)
+  bool map_edges = true;    // map -> map edges (false: the map's keys and values are cached)
   bool time_major = false;  // nodes numbered step by step (rollouts), not agent by agent
   std::uint64_t epoch = 0;
   const float* state = nullptr;

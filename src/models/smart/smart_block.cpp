@@ -84,6 +84,23 @@ void SmartBlock::add(const T& a, const T& b, const T& y, int n, bool accumulate)
       });
 }
 
+const SmartBlock::T& SmartBlock::edge_input(const T& r, int edges) {
+  if (shared_norm_) return r;  // r: the kind's xhat
+  ln_r_->forward(r, edges);
+  return ln_r_->output();
+}
+
+void SmartBlock::feed_forward(const T& x_dst, int nd) {
+  ln_post_->forward(attn_->output(), nd);
+  add(x_dst, ln_post_->output(), *h_, nd, false);
+  ln_ff_pre_->forward(*h_, nd);
+  ff1_->forward(ln_ff_pre_->output(), nd);
+  drop_->forward(ff1_->output(), nd);
+  ff2_->forward(drop_->output(), nd);
+  ln_ff_post_->forward(ff2_->output(), nd);
+  add(*h_, ln_ff_post_->output(), *y_, nd, false);
+}
+
 void SmartBlock::forward(const T& x_src, const T& x_dst, const T& r) {
   const int nd = static_cast<int>(n_dst_), ne = static_cast<int>(attn_->core().edges());
   ln_dst_->forward(x_dst, nd);
@@ -93,20 +110,23 @@ void SmartBlock::forward(const T& x_src, const T& x_dst, const T& r) {
     ln_src_->forward(x_src, static_cast<int>(n_src_));
     xs = &ln_src_->output();
   }
-  if (shared_norm_) {
-    attn_->forward(*xs, xd, r);  // r: the kind's xhat
-  } else {
-    ln_r_->forward(r, ne);
-    attn_->forward(*xs, xd, ln_r_->output());
+  attn_->forward(*xs, xd, edge_input(r, ne));
+  feed_forward(x_dst, nd);
+}
+
+void SmartBlock::forward_cached(const T& x_src, const T& x_dst, const T& r, const T& k, const T& v,
+                                std::int64_t row0, bool new_sources) {
+  const int nd = static_cast<int>(n_dst_), ne = static_cast<int>(attn_->core().edges());
+  ln_dst_->forward(x_dst, nd);
+  const T& xd = ln_dst_->output();
+  if (!c_.bipartite) {
+    attn_->project_sources(xd, nd, k, v, row0);
+  } else if (new_sources) {
+    ln_src_->forward(x_src, static_cast<int>(n_src_));
+    attn_->project_sources(ln_src_->output(), static_cast<int>(n_src_), k, v, 0);
   }
-  ln_post_->forward(attn_->output(), nd);
-  add(x_dst, ln_post_->output(), *h_, nd, false);
-  ln_ff_pre_->forward(*h_, nd);
-  ff1_->forward(ln_ff_pre_->output(), nd);
-  drop_->forward(ff1_->output(), nd);
-  ff2_->forward(drop_->output(), nd);
-  ln_ff_post_->forward(ff2_->output(), nd);
-  add(*h_, ln_ff_post_->output(), *y_, nd, false);
+  attn_->forward_cached(k, v, xd, edge_input(r, ne));
+  feed_forward(x_dst, nd);
 }
 
 void SmartBlock::backward(const T& x_src, const T& x_dst, const T& r, const T& dy, const T& dx_src,

@@ -41,6 +41,12 @@ class SmartBlock {
   void set_batch(std::uint64_t epoch, const View1<std::uint64_t>& dst_keys, bool training);
   // y rows [0, n_dst). Self-attention: x_src is x_dst.
   void forward(const T& x_src, const T& x_dst, const T& r);
+  // Note [key/value cache] (nn/layers/edge_attention.hpp): forward() over the new destination rows
+  // alone, with every source's key and value in k and v. Self-attention: the new rows are new
+  // sources too, projected into rows [row0, row0 + n_dst) first (x_src is not read). Bipartite:
+  // x_src's rows are projected into rows [0, n_src) when new_sources, else k and v hold them.
+  void forward_cached(const T& x_src, const T& x_dst, const T& r, const T& k, const T& v, std::int64_t row0,
+                      bool new_sources);
   // dx_dst assigned; dx_src (bipartite) and dr accumulated or assigned as asked.
   void backward(const T& x_src, const T& x_dst, const T& r, const T& dy, const T& dx_src, GradMode mode_src,
                 const T& dx_dst, const T& dr, GradMode mode_r);
@@ -53,6 +59,8 @@ class SmartBlock {
   static void add(const T& a, const T& b, const T& y, int n, bool accumulate);
 
  private:
+  const T& edge_input(const T& r, int edges);  // what the attention takes as r
+  void feed_forward(const T& x_dst, int n);    // the residuals, norms and feed-forward after the attention
   Config c_;
   bool shared_norm_ = false;
   std::size_t ln_r_w_ = 0, ln_r_b_ = 0;  // ln_r's parameter indices (shared norm)

@@ -24,7 +24,8 @@ const char* kUsage =
     "  --scenes N: the first N scenes only (default all). --batch B: scenes per forward (B x rollouts\n"
     "  rows). Under mpirun the ranks split the scenes (the scores do not depend on B or the ranks).\n"
     "  --incremental 0: recompute every layer of every node for each token (the reference; 1, the\n"
-    "  default, computes only the new token's nodes and reuses the earlier ones' layer outputs).\n"
+    "  default, computes only the new token's nodes, attending over the earlier ones' cached keys\n"
+    "  and values).\n"
     "  --scene-out: scene K's (default 0) map, true paths and rollouts, for scripts/plot-scene.\n"
     "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
 }  // namespace

@@ -1,5 +1,6 @@
-// `model smart`: construction, the forward over a batch's token graph, the backward, the loss
-// (see smart_model.hpp).
+// `model smart`: construction, configuration, and a batch's token graph built and uploaded (see
+// smart_model.hpp; the forward, loss and backward in smart_forward.cpp, rollouts' windowed forwards
+// in smart_window.cpp).
 #include "models/smart/smart_model.hpp"
 
 #include <algorithm>
@@ -40,24 +41,6 @@ std::string real_string(double v) {
   char b[40];
   std::snprintf(b, sizeof(b), "%.17g", v);
   return b;
-}
-
-// Note [incremental rollouts]: rows of `out` whose token step (node / per_step, time-major) lies in
-// [from, to] go into the cache; the cache is then the next layer's input.
-void keep_rows(const Tensor<float>& out, const View2<float>& cache, int nodes, int per_step, int from, int to) {
-  const auto o = out.matrix();
-  const int H = static_cast<int>(cache.extent(1));
-  Kokkos::parallel_for(
-      "smart_rollout_cache", range(0, nodes), KOKKOS_LAMBDA(const int i) {
-        const int t = i / per_step;
-        if (t < from || t > to) return;
-        for (int h = 0; h < H; ++h) cache(i, h) = o(i, h);
-      });
-}
-
-Tensor<float> rows_of(const View2<float>& v) {
-  return Tensor<float>(v.data(),
-                       Shape{static_cast<std::int64_t>(v.extent(0)), static_cast<std::int64_t>(v.extent(1))});
 }
 
 }  // namespace
@@ -280,10 +263,21 @@ void SmartModel::upload(const Batch& b) {
   upload_prefix(g.agent_agent.rel, static_cast<std::size_t>(g.agent_agent.count) * 3, rel_aa_);
   for (auto& blk : map_blocks_)
     blk->set_edges(g.map_map.src.data(), g.map_map.dst.data(), g.map_map.count, g.maps, g.maps);
-  for (std::size_t k = 0; k < agent_blocks_.size(); ++k) {
-    const EdgeList& e = k % 3 == 0 ? g.temporal : k % 3 == 1 ? g.map_agent : g.agent_agent;
-    agent_blocks_[k]->set_edges(e.src.data(), e.dst.data(), e.count, k % 3 == 1 ? g.maps : g.agents, g.agents);
+  // Note [incremental rollouts]: destinations numbered from the window's first row.
+  window_row0_ = rollout_from_ > 0 ? static_cast<std::int64_t>(rollout_from_) * g.time_major_agents : 0;
+  const EdgeList* kinds[3] = {&g.temporal, &g.map_agent, &g.agent_agent};
+  const int* dst[3];
+  for (std::size_t i = 0; i < 3; ++i) {
+    dst[i] = kinds[i]->dst.data();
+    if (window_row0_ == 0) continue;
+    std::vector<int>& local = window_dst_[i];
+    local.resize(static_cast<std::size_t>(kinds[i]->count));
+    for (std::size_t e = 0; e < local.size(); ++e) local[e] = kinds[i]->dst[e] - static_cast<int>(window_row0_);
+    dst[i] = local.data();
   }
+  for (std::size_t k = 0; k < agent_blocks_.size(); ++k)
+    agent_blocks_[k]->set_edges(kinds[k % 3]->src.data(), dst[k % 3], kinds[k % 3]->count,
+                                k % 3 == 1 ? g.maps : g.agents, g.agents - window_row0_);
 }
 
 const Tensor<float>& SmartModel::edge_input(int kind) const {
@@ -303,178 +297,5 @@ void SmartModel::prefetch(const Batch& b) {
   graphs_.prefetch(rows);
 }
 
-double SmartModel::forward(const Batch& b, bool training) {
-  upload(b);
-  epoch_ = b.epoch;
-  const SceneGraph& g = *graph_;
-  const int na = static_cast<int>(g.agents), nm = static_cast<int>(g.maps);
-  for (auto& blk : map_blocks_) blk->set_batch(epoch_, map_key_, training);
-  for (auto& blk : agent_blocks_) blk->set_batch(epoch_, agent_key_, training);
-  const Tensor<float>* xm = nullptr;
-  Tensor<float> map_cached;
-  if (rollout_from_ > 0) {  // Note [incremental rollouts]: the map's encoding is the first step's
-    map_cached = rows_of(map_cache_);
-    xm = &map_cached;
-  } else {
-    map_in1_->forward(rows_of(map_feat_), nm);
-    map_in2_->forward(map_in1_->output(), nm);
-    r_mm_->forward(rows_of(rel_mm_), static_cast<int>(g.map_map.count));
-    xm = &map_in2_->output();
-    if (shared_norm_ && !map_blocks_.empty())
-      normalize_edges(r_mm_->output(), *xhat_[0], *rstd_[0], static_cast<int>(g.map_map.count));
-    for (auto& blk : map_blocks_) {
-      blk->forward(*xm, *xm, edge_input(0));
-      xm = &blk->output();
-    }
-    if (rollout_from_ == 0) {
-      keep_rows(*xm, map_cache_, nm, std::max(nm, 1), 0, 0);
-      map_cached = rows_of(map_cache_);
-      xm = &map_cached;
-    }
-  }
-  embed_->forward(Tensor<float>(token_in_.data(), Shape{static_cast<std::int64_t>(token_in_.extent(0))}), na);
-  // Each embedding normalised right after it: its output is scratch (Note [scratch units]).
-  const bool norm = shared_norm_ && !agent_blocks_.empty();
-  r_t_->forward(rows_of(rel_t_), static_cast<int>(g.temporal.count));
-  if (norm) normalize_edges(r_t_->output(), *xhat_[1], *rstd_[1], static_cast<int>(g.temporal.count));
-  r_ma_->forward(rows_of(rel_ma_), static_cast<int>(g.map_agent.count));
-  if (norm) normalize_edges(r_ma_->output(), *xhat_[2], *rstd_[2], static_cast<int>(g.map_agent.count));
-  r_aa_->forward(rows_of(rel_aa_), static_cast<int>(g.agent_agent.count));
-  if (norm) normalize_edges(r_aa_->output(), *xhat_[3], *rstd_[3], static_cast<int>(g.agent_agent.count));
-  const Tensor<float>* xa = &embed_->output();
-  std::vector<Tensor<float>> cached;  // Note [incremental rollouts]
-  for (std::size_t k = 0; k < agent_blocks_.size(); ++k) {
-    SmartBlock& blk = *agent_blocks_[k];
-    if (k % 3 == 1) blk.forward(*xm, *xa, edge_input(2));
-    else blk.forward(*xa, *xa, edge_input(k % 3 == 0 ? 1 : 3));
-    xa = &blk.output();
-    if (rollout_from_ >= 0) {
-      keep_rows(*xa, layer_cache_[k], na, static_cast<int>(g.time_major_agents), rollout_from_, rollout_to_);
-      cached.push_back(rows_of(layer_cache_[k]));
-      xa = &cached.back();
-    }
-  }
-  head1_->forward(*xa, na);
-  head2_->forward(head1_->output(), na);
-  return 0.0;
-}
-
-void SmartModel::rollout_window(int from, int to) {
-  if (layer_cache_.empty())
-    for (std::size_t k = 0; k < agent_blocks_.size(); ++k)
-      layer_cache_.emplace_back("smart_rollout_cache", token_in_.extent(0),
-                                static_cast<std::size_t>(config_.hidden));
-  if (map_cache_.extent(0) == 0)
-    map_cache_ = View2<float>("smart_rollout_map_cache", map_feat_.extent(0),
-                              static_cast<std::size_t>(config_.hidden));
-  rollout_from_ = from, rollout_to_ = to;
-}
-
-void SmartModel::token_loss(const Tensor<float>& dlogits, double scale) {
-  const int na = static_cast<int>(graph_->agents), V = config_.vocab;
-  const auto z = head2_->output().matrix(), d = dlogits.matrix();
-  const bool grad = !dlogits.empty();
-  const auto target = target_, weight = weight_, loss = node_loss_;
-  const double eps = config_.label_smoothing;
-  Kokkos::parallel_for(
-      "smart_loss", range(0, na), KOKKOS_LAMBDA(const int i) {
-        double m = z(i, 0), mean = 0;
-        for (int k = 0; k < V; ++k) m = z(i, k) > m ? z(i, k) : m, mean += z(i, k);
-        double s = 0;
-        for (int k = 0; k < V; ++k) s += kmath::exp(z(i, k) - m);
-        const double lse = m + kmath::log(s);
-        const int y = static_cast<int>(target(i));
-        loss(i) = static_cast<float>(weight(i) * ((1 - eps) * (lse - z(i, y)) + eps * (lse - mean / V)));
-        if (grad) {
-          const double w = weight(i) * scale;
-          for (int k = 0; k < V; ++k) {
-            const double q = (k == y ? 1 - eps : 0.0) + eps / V;
-            d(i, k) = static_cast<float>(w * (kmath::exp(z(i, k) - lse) - q));
-          }
-        }
-      });
-}
-
-namespace {
-double host_sum(const View1<float>& v, const HostView1<float>& h, std::int64_t n) {
-  if (n <= 0) return 0.0;
-  const auto r = Kokkos::make_pair(std::size_t(0), static_cast<std::size_t>(n));
-  Kokkos::deep_copy(Kokkos::subview(h, r), Kokkos::subview(v, r));
-  double s = 0;  // in node order: the same sum on every thread count
-  for (std::int64_t i = 0; i < n; ++i) s += h(static_cast<std::size_t>(i));
-  return s;
-}
-}  // namespace
-
-double SmartModel::loss_sum(const Batch& b) {
-  if (b.n == 0) return 0.0;
-  forward(b, false);
-  token_loss(Tensor<float>(), 0.0);
-  return host_sum(node_loss_, host_loss_, graph_->agents);
-}
-
-double SmartModel::accumulate_gradients(const Batch& b, double normaliser) {
-  if (b.n == 0) return 0.0;
-  forward(b, true);
-  token_loss(*dlogits_, 1.0 / normaliser);
-  backward();
-  return host_sum(node_loss_, host_loss_, graph_->agents);
-}
-
-void SmartModel::backward() {
-  const SceneGraph& g = *graph_;
-  const int na = static_cast<int>(g.agents), nm = static_cast<int>(g.maps);
-  const GradMode assign = GradMode::assign, acc = GradMode::accumulate;
-  const Tensor<float> none;
-  const std::size_t L = agent_blocks_.size();
-  auto agent_input = [&](std::size_t k) -> const Tensor<float>& {
-    return k == 0 ? embed_->output() : agent_blocks_[k - 1]->output();
-  };
-  const Tensor<float>& xm = map_blocks_.empty() ? map_in2_->output() : map_blocks_.back()->output();
-  head2_->backward(head1_->output(), *dlogits_, *dh1_, assign, na);
-  head1_->backward(agent_blocks_.back()->output(), *dh1_, *da_, assign, na);
-  Tensor<float>*cur = da_, *other = db_;
-  bool first_t = true, first_ma = true, first_aa = true;
-  for (std::size_t k = L; k-- > 0;) {
-    SmartBlock& blk = *agent_blocks_[k];
-    const Tensor<float>& x = agent_input(k);
-    if (k % 3 == 1) {
-      blk.backward(xm, x, edge_input(2), *cur, *dm_, first_ma ? assign : acc, *other, *dr_ma_,
-                   first_ma ? assign : acc);
-      first_ma = false;
-    } else if (k % 3 == 0) {
-      blk.backward(x, x, edge_input(1), *cur, none, assign, *other, *dr_t_, first_t ? assign : acc);
-      first_t = false;
-    } else {
-      blk.backward(x, x, edge_input(3), *cur, none, assign, *other, *dr_aa_, first_aa ? assign : acc);
-      first_aa = false;
-    }
-    std::swap(cur, other);
-  }
-  if (shared_norm_ && L > 0) {  // d xhat -> d r (Note [shared edge normalisation])
-    normalize_edges_backward(*dr_aa_, *xhat_[3], *rstd_[3], static_cast<int>(g.agent_agent.count));
-    normalize_edges_backward(*dr_ma_, *xhat_[2], *rstd_[2], static_cast<int>(g.map_agent.count));
-    normalize_edges_backward(*dr_t_, *xhat_[1], *rstd_[1], static_cast<int>(g.temporal.count));
-  }
-  r_aa_->backward(rows_of(rel_aa_), *dr_aa_, none, assign, static_cast<int>(g.agent_agent.count));
-  r_ma_->backward(rows_of(rel_ma_), *dr_ma_, none, assign, static_cast<int>(g.map_agent.count));
-  r_t_->backward(rows_of(rel_t_), *dr_t_, none, assign, static_cast<int>(g.temporal.count));
-  embed_->backward(Tensor<float>(token_in_.data(), Shape{static_cast<std::int64_t>(token_in_.extent(0))}), *cur,
-                   none, assign, na);
-  // The map: dm holds what the map -> agent blocks sent back.
-  Tensor<float>*mcur = dm_, *mother = dm2_;
-  for (std::size_t k = map_blocks_.size(); k-- > 0;) {
-    const Tensor<float>& x = k == 0 ? map_in2_->output() : map_blocks_[k - 1]->output();
-    map_blocks_[k]->backward(x, x, edge_input(0), *mcur, none, assign, *mother, *dr_mm_,
-                             k + 1 == map_blocks_.size() ? assign : acc);
-    std::swap(mcur, mother);
-  }
-  if (shared_norm_ && !map_blocks_.empty())
-    normalize_edges_backward(*dr_mm_, *xhat_[0], *rstd_[0], static_cast<int>(g.map_map.count));
-  if (!map_blocks_.empty())
-    r_mm_->backward(rows_of(rel_mm_), *dr_mm_, none, assign, static_cast<int>(g.map_map.count));
-  map_in2_->backward(map_in1_->output(), *mcur, *mother, assign, nm);
-  map_in1_->backward(rows_of(map_feat_), *mother, none, assign, nm);
-}
 
 }  // namespace hpct::smart

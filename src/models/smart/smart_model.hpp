@@ -57,14 +57,17 @@ class SmartModel : public Model {
 
   // Note [incremental rollouts]: in a rollout, the nodes of a token step depend only on earlier
   // steps (temporal edges reach back, agent edges stay within a step). So the next forwards number
-  // nodes time-major (node (a, t) = t A + a) and compute only steps up to `to` (a prefix of the rows);
-  // edges are built into steps [from, to] alone, and in every agent layer the outputs of earlier
-  // steps come from the cache the previous forwards filled; the map's encoding is the first
-  // forward's (a rollout batch's map does not change). The scores equal full forwards'. A rollout
-  // calls it with [0, k - 1] for its first token k and [k - 1, k - 1] after; end_rollout() returns
-  // to full, agent-major forwards.
+  // nodes time-major (node (a, t) = t A + a) and compute the rows of steps [from, to] alone: edges
+  // are built into those steps only (their destinations numbered from the window's first row), and
+  // every agent block attends over the keys and values that earlier forwards left in its cache
+  // (Note [key/value cache], nn/layers/edge_attention.hpp); the map is encoded, and its keys and
+  // values projected, by the first forward only (a rollout batch's map does not change). The scores
+  // equal full forwards' to rounding. A rollout calls it with [0, k - 1] for its first token k and
+  // [k - 1, k - 1] after (each window starts where the last ended); logits() then holds the window's
+  // rows, from node logits_first_node(); end_rollout() returns to full, agent-major forwards.
   void rollout_window(int from, int to);
-  void end_rollout() { rollout_from_ = -1; }
+  void end_rollout() { rollout_from_ = -1, rollout_next_ = 0; }
+  std::int64_t logits_first_node() const { return window_row0_; }
 
   // Label-smoothed cross-entropy per agent node: loss(i) and, when dlogits is given, its gradient
   // times weight(i) * scale. Public only because nvcc allows no device lambda in a private member.
@@ -76,6 +79,9 @@ class SmartModel : public Model {
   // What blocks of edge kind `kind` (0 map-map, 1 temporal, 2 map-agent, 3 agent-agent) take as r:
   // the shared xhat, or the embedding (Note [shared edge normalisation]).
   const Tensor<float>& edge_input(int kind) const;
+  const Tensor<float>& encode_map();  // the map blocks' output (or the map's input projection)
+  void embed_edges();                 // the agent edges' relative embeddings (and their shared norms)
+  void forward_window();              // Note [incremental rollouts]
   void backward();
   SmartConfig config_;
   MotionVocab vocab_;
@@ -102,9 +108,12 @@ class SmartModel : public Model {
   HostView1<float> host_loss_;
   Tensor<float>*dlogits_, *dh1_, *da_, *db_, *dm_, *dm2_, *dr_mm_, *dr_t_, *dr_ma_, *dr_aa_;
   std::uint64_t epoch_ = 0;
-  int rollout_from_ = -1, rollout_to_ = -1;  // -1: full forwards
-  std::vector<View2<float>> layer_cache_;    // per agent block: its outputs [agent nodes, H]
-  View2<float> map_cache_;                   // the map's encoding [map nodes, H]
+  // Note [incremental rollouts]: the window, the row its destinations are numbered from, and per
+  // agent block the keys and values of every node so far ([agent or map nodes, H] each).
+  int rollout_from_ = -1, rollout_to_ = -1, rollout_next_ = 0;  // -1: full forwards
+  std::int64_t window_row0_ = 0;
+  std::vector<View2<float>> keys_, values_;
+  std::array<std::vector<int>, 3> window_dst_;  // per agent edge kind: destinations within the window
   // Host staging of the batch's fields (device builds; host builds read them in place).
   HostView1<float> h_state_, h_poly_;
   HostView1<std::int64_t> h_type_, h_map_type_;
@@ -113,5 +122,8 @@ class SmartModel : public Model {
 };
 
 ModelFamily smart_family();
+
+// A [rows, cols] view as a tensor over the same memory.
+inline Tensor<float> rows_of(const View2<float>& v) { return Tensor<float>(v); }
 
 }  // namespace hpct::smart

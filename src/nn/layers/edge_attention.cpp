@@ -7,6 +7,16 @@ namespace hpct::nn {
 
 namespace {
 int cap(std::int64_t rows) { return static_cast<int>(rows); }  // Linear's capacity argument
+
+// Rows [0, n) of `from` into rows [row0, row0 + n) of `to` (Note [key/value cache]).
+template <class Scalar>
+void copy_rows(const Tensor<Scalar>& from, const Tensor<Scalar>& to, int n, std::int64_t row0) {
+  const auto f = from.matrix(), t = to.matrix();
+  const auto r0 = static_cast<int>(row0);
+  for_each_cell(
+      "edge_kv_rows", n, static_cast<int>(t.extent(1)),
+      KOKKOS_LAMBDA(const int i, const int j) { t(r0 + i, j) = f(i, j); });
+}
 }  // namespace
 
 // Registration in forward order, source side first (Note [registration order], nn/parameters.hpp),
@@ -101,17 +111,30 @@ void EdgeAttention<Scalar>::blend_forward(int n) {
 
 template <class Scalar>
 void EdgeAttention<Scalar>::forward(const T& x_src, const T& x_dst, const T& r) {
+  n_src_ = static_cast<int>(core_.sources());
+  to_k_.forward(x_src, n_src_), to_v_.forward(x_src, n_src_);
+  forward_cached(to_k_.output(), to_v_.output(), x_dst, r);
+}
+
+template <class Scalar>
+void EdgeAttention<Scalar>::project_sources(const T& x_src, int n, const T& k, const T& v, std::int64_t row0) {
+  if (n <= 0) return;
+  to_k_.forward(x_src, n), to_v_.forward(x_src, n);
+  copy_rows(to_k_.output(), k, n, row0), copy_rows(to_v_.output(), v, n, row0);
+}
+
+template <class Scalar>
+void EdgeAttention<Scalar>::forward_cached(const T& k, const T& v, const T& x_dst, const T& r) {
   n_src_ = static_cast<int>(core_.sources()), n_dst_ = static_cast<int>(core_.destinations());
   const int n_edges = static_cast<int>(core_.edges());
-  to_k_.forward(x_src, n_src_), to_v_.forward(x_src, n_src_);
   T kr, vr;
   if (to_k_r_) {
     to_k_r_->forward(r, n_edges), to_v_r_->forward(r, n_edges);
     kr = to_k_r_->output(), vr = to_v_r_->output();
   }
   to_q_.forward(x_dst, n_dst_);
-  if (fold_) core_.forward_rel(to_q_.output(), to_k_.output(), to_v_.output(), r, wk_, wv_, bv_, *scratch_, norm_);
-  else core_.forward(to_q_.output(), to_k_.output(), to_v_.output(), kr, vr);
+  if (fold_) core_.forward_rel(to_q_.output(), k, v, r, wk_, wv_, bv_, *scratch_, norm_);
+  else core_.forward(to_q_.output(), k, v, kr, vr);
   to_s_.forward(x_dst, n_dst_);
   cat_.forward(core_.output(), x_dst, n_dst_);
   to_g_.forward(cat_.output(), n_dst_);

@@ -15,6 +15,14 @@
 // over edges (their kernels are one work item per destination and head), and bf16/fp16 keep them
 // for the rounding points of Note [low precision on host builds].
 //
+// Note [key/value cache]: an autoregressive caller (SMART's rollouts) whose sources keep their
+// values from one forward to the next keeps their keys and values: project_sources writes the keys
+// and values of new source rows into its own k and v tensors at a row offset, and forward_cached
+// attends from new destination rows over all of them; with the edges' destinations numbered among the
+// new rows only, each forward then projects and attends for the new rows alone. forward() is
+// forward_cached over the layer's own projections of every source (the same kernels, so the same
+// numbers row by row). Inference only: the backward reads the last forward()'s projections.
+//
 // Note [self-attention gradients]: backward writes every destination gradient (gate, to_s, to_q)
 // before any source gradient (to_k, to_v). Self-attention (x_src == x_dst) may therefore pass the
 // same tensor as dx_dst and dx_src with mode_src = accumulate.
@@ -68,6 +76,10 @@ class EdgeAttention {
   void forward(const T& x_src, const T& x_dst, const T& r);
   void backward(const T& x_src, const T& x_dst, const T& r, const T& dy, const T& dx_src, GradMode mode_src,
                 const T& dx_dst, GradMode mode_dst, const T& dr, GradMode mode_r);
+  // Note [key/value cache]: keys and values of x_src's rows [0, n) into rows [row0, row0 + n) of k and v.
+  void project_sources(const T& x_src, int n, const T& k, const T& v, std::int64_t row0);
+  // forward() with every source's key and value read from k and v (rows [0, sources)).
+  void forward_cached(const T& k, const T& v, const T& x_dst, const T& r);
   const T& output() const { return to_out_.output(); }
   const EdgeSoftmax<Scalar>& core() const { return core_; }
   const Config& config() const { return config_; }

@@ -14,6 +14,7 @@
 #include "models/smart/scene_graph.hpp"
 #include "models/smart/smart_model.hpp"
 #include "models/smart/traffic_sim.hpp"
+#include "smart_tiny.hpp"
 #include "support/allocation_counter.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"
@@ -23,31 +24,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string scenes_file(const Comm& comm, const std::string& name, std::uint64_t scenes, double churn = 0) {
-  const std::string path = test::scratch(name + ".h5");
-  scenes::SceneOptions options;
-  options.churn = churn;
-  if (comm.rank() == 0) scenes::write_scenes(path, 7, scenes, options);
-  comm.barrier();
-  return path;
-}
-
-const char* kTiny =
-    "model smart\ndata_format hdf5_fields\nfields agent_state, agent_type, map_polyline, map_type\n"
-    "smart_hidden 16\nsmart_heads 2\nsmart_map_layers 1\nsmart_agent_layers 1\nmotion_vocab 64\nsmart_freqs 4\n"
-    "smart_map_neighbours 4\nsmart_agent_neighbours 4\nsmart_time_span 3\nlr 0.003\nvalidation_fraction 0.25\n"
-    "log_every 1000\n";
-
 struct TrainRun {
   std::vector<float> params;
   TrainSummary summary;
 };
 
-// Masked variants (Note [validity masks]) read agent_valid too.
-const char* kMaskedFields = "fields=agent_state, agent_type, map_polyline, map_type, agent_valid";
-
 TrainRun train(const Comm& comm, const std::string& data, const std::vector<std::string>& overrides) {
-  const deck::Deck deck = test::make_deck(std::string(kTiny) + "data_file " + data + "\n", overrides);
+  const deck::Deck deck = test::make_deck(std::string(test::kSmartTiny) + "data_file " + data + "\n", overrides);
   NetworkTrainer t(deck, comm);
   TrainRun r;
   r.summary = t.run();
@@ -247,7 +230,7 @@ TEST(Smart, MaskedStepsLeaveTheGraphAndTheLoss) {
 
 TEST(Smart, DataParallelEqualsOneRankAndLearns) {
   const Comm world;
-  const std::string data = scenes_file(world, "smart_equiv", 24);
+  const std::string data = test::smart_scenes_file(world, "smart_equiv", 24);
   const int p = world.size();
   test::SelfComm self;
   const Comm one(self.raw);
@@ -258,21 +241,22 @@ TEST(Smart, DataParallelEqualsOneRankAndLearns) {
   EXPECT_GT(test::relative_difference(reference.params, untrained.params), 1e-3);
   EXPECT_LT(reference.summary.val_loss, untrained.summary.val_loss);
   // trajgen's all-ones agent_valid read as a mask trains bit for bit as without it.
-  const TrainRun ones = train(one, data, {"batch_size=16", "epochs=2", kMaskedFields});
+  const TrainRun ones = train(one, data, {"batch_size=16", "epochs=2", test::kSmartMaskedFields});
   EXPECT_EQ(ones.params, reference.params);
 }
 
 // The same with agents that come and go (Note [validity masks]).
 TEST(Smart, MaskedScenesTrainDataParallel) {
   const Comm world;
-  const std::string data = scenes_file(world, "smart_equiv_masked", 24, 0.5);
+  const std::string data = test::smart_scenes_file(world, "smart_equiv_masked", 24, 0.5);
   const int p = world.size();
   test::SelfComm self;
   const Comm one(self.raw);
-  const TrainRun reference = train(one, data, {"batch_size=16", "epochs=2", kMaskedFields});
-  const TrainRun parallel = train(world, data, {"batch_size=" + std::to_string(16 / p), "epochs=2", kMaskedFields});
+  const TrainRun reference = train(one, data, {"batch_size=16", "epochs=2", test::kSmartMaskedFields});
+  const TrainRun parallel = train(world, data,
+                                  {"batch_size=" + std::to_string(16 / p), "epochs=2", test::kSmartMaskedFields});
   EXPECT_LT(test::relative_difference(reference.params, parallel.params), 1e-6);
-  const TrainRun untrained = train(one, data, {"batch_size=16", "epochs=2", "lr=0", kMaskedFields});
+  const TrainRun untrained = train(one, data, {"batch_size=16", "epochs=2", "lr=0", test::kSmartMaskedFields});
   EXPECT_LT(reference.summary.val_loss, untrained.summary.val_loss);
   ASSERT_TRUE(std::isfinite(reference.summary.val_loss));
 }
@@ -282,7 +266,8 @@ class SmartResume : public ::testing::TestWithParam<bool> {};
 TEST_P(SmartResume, IsBitwiseAndTheWeightsRebuildTheModel) {
   const Comm comm;
   const bool masked = GetParam();
-  const std::string data = scenes_file(comm, masked ? "smart_resume_masked" : "smart_resume", 24, masked ? 0.5 : 0);
+  const std::string data = test::smart_scenes_file(comm, masked ? "smart_resume_masked" : "smart_resume", 24,
+                                                   masked ? 0.5 : 0);
 
   const std::string dir = test::scratch(std::string(masked ? "smart_ckpt_masked_np" : "smart_ckpt_np") +
                                         std::to_string(comm.size()));
@@ -297,7 +282,7 @@ TEST_P(SmartResume, IsBitwiseAndTheWeightsRebuildTheModel) {
                                  "checkpoint_keep=100",
                                  "output=" + weights},
       second{bs, "epochs=2", "resume=" + dir + "/ckpt-000000002.h5"};
-  if (masked) first.emplace_back(kMaskedFields), second.emplace_back(kMaskedFields);
+  if (masked) first.emplace_back(test::kSmartMaskedFields), second.emplace_back(test::kSmartMaskedFields);
   const TrainRun full = train(comm, data, first);
   const TrainRun resumed = train(comm, data, second);
   ASSERT_EQ(resumed.params, full.params);
@@ -315,8 +300,8 @@ INSTANTIATE_TEST_SUITE_P(Smart, SmartResume, ::testing::Values(false, true), [](
 // allocates nothing (heap or Kokkos views), as in every family.
 TEST(Smart, AStepAllocatesNothing) {
   const Comm comm;
-  const std::string data = scenes_file(comm, "smart_noalloc", 40);
-  const deck::Deck deck = test::make_deck(std::string(kTiny) + "data_file " + data + "\n",
+  const std::string data = test::smart_scenes_file(comm, "smart_noalloc", 40);
+  const deck::Deck deck = test::make_deck(std::string(test::kSmartTiny) + "data_file " + data + "\n",
                                           {"batch_size=2", "epochs=1", "log_every=100000"});
   NetworkTrainer t(deck, comm);
   long heap = -1, views = -1;
@@ -341,7 +326,7 @@ TEST(Smart, AStepAllocatesNothing) {
 // softmax and loss), so the run trains to a loss near fp32's, yet on other numbers than fp32's.
 TEST(Smart, LowPrecisionTrainsNearFp32) {
   const Comm comm;
-  const std::string data = scenes_file(comm, "smart_lowp", 12);
+  const std::string data = test::smart_scenes_file(comm, "smart_lowp", 12);
   const std::vector<std::string> common{"batch_size=" + std::to_string(4 / comm.size()), "epochs=1"};
   auto with = [&](const char* p) {
     std::vector<std::string> o = common;

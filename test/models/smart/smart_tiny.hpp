@@ -1,0 +1,32 @@
+// The tiny `model smart` deck and scene files the smart tests share (test_smart, test_smart_windows).
+#pragma once
+
+#include <string>
+
+#include "comm/comm.hpp"
+#include "models/smart/traffic_sim.hpp"
+#include "support/test_support.hpp"
+
+namespace hpct::test {
+
+// trajgen scenes (seed 7) written by rank 0 under the build tree; churn > 0: agents come and go.
+inline std::string smart_scenes_file(const Comm& comm, const std::string& name, std::uint64_t scenes,
+                                     double churn = 0) {
+  const std::string path = scratch(name + ".h5");
+  scenes::SceneOptions options;
+  options.churn = churn;
+  if (comm.rank() == 0) scenes::write_scenes(path, 7, scenes, options);
+  comm.barrier();
+  return path;
+}
+
+inline const char* const kSmartTiny =
+    "model smart\ndata_format hdf5_fields\nfields agent_state, agent_type, map_polyline, map_type\n"
+    "smart_hidden 16\nsmart_heads 2\nsmart_map_layers 1\nsmart_agent_layers 1\nmotion_vocab 64\nsmart_freqs 4\n"
+    "smart_map_neighbours 4\nsmart_agent_neighbours 4\nsmart_time_span 3\nlr 0.003\nvalidation_fraction 0.25\n"
+    "log_every 1000\n";
+
+// Masked variants (Note [validity masks]) read agent_valid too.
+inline const char* const kSmartMaskedFields = "fields=agent_state, agent_type, map_polyline, map_type, agent_valid";
+
+}  // namespace hpct::test

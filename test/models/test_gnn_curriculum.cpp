@@ -1,0 +1,108 @@
+// The gnn's rollout curriculum (`ar_steps_schedule`, Note [rollout curriculum]) through the
+// trainer on the wxgen file of fixture gnn_wx_data: a one-stage schedule of all the targets is the
+// plain rollout training bit for bit, a growing schedule trains differently, 1 rank x batch 8 ==
+// world x batch 8 / ranks, a checkpoint taken inside the middle stage resumes bitwise, and the
+// key's errors name file:line:key.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <utility>
+
+#include "core/log.hpp"
+
+#include "io/hdf5.hpp"
+#include "support/test_support.hpp"
+#include "train/trainer.hpp"
+
+using namespace hpct;
+using hpct::test::make_deck;
+using hpct::test::relative_difference;
+using hpct::test::SelfComm;
+
+namespace {
+
+const std::string kData = "scratch_gnn_wx.nc";  // written by the fixture (wxgen, 12 x 9, 61 hours)
+const std::string kDeck =
+    "model gnn\ndata_format netcdf\nstate_variables h, u, v, q\nforcing_variables sun\nstatic_variables orog\n"
+    "gnn_latent 8\ngnn_layers 2\nboundary_width 1\nlr 0.003\noptimizer adamw\nvalidation_fraction 0.2\n"
+    "log_every 100000\nar_steps 3\nepochs 3\n";
+
+std::vector<float> train(const Comm& comm, const std::vector<std::string>& overrides) {
+  NetworkTrainer t(make_deck(kDeck + "data_file " + kData + "\n", overrides), comm);
+  t.run();
+  auto h = to_host(t.model().store().params());
+  return std::vector<float>(h.data(), h.data() + h.extent(0));
+}
+
+}  // namespace
+
+TEST(GnnCurriculum, StagesTrainTheirStepsAndMatchAcrossRanks) {
+  const Comm world;
+  SelfComm self;
+  const Comm one(self.raw);
+  // A schedule of every target from epoch 1 is the plain ar_steps 3 training, bit for bit.
+  const auto plain = train(one, {"batch_size=8"});
+  EXPECT_EQ(train(one, {"batch_size=8", "ar_steps_schedule=1:3"}), plain);
+  // Growing stages train another model; so does each stage when it differs (1 step, then 2, 3).
+  const std::string grow = "ar_steps_schedule=1:1,2:2,3:3";
+  const auto reference = train(one, {"batch_size=8", grow});
+  EXPECT_GT(relative_difference(plain, reference), 1e-3);
+  EXPECT_GT(relative_difference(reference, train(one, {"batch_size=8", "ar_steps_schedule=1:1,2:3"})), 1e-4);
+  const auto world_run = train(world, {"batch_size=" + std::to_string(8 / world.size()), grow});
+  EXPECT_LT(relative_difference(reference, world_run), 1e-6);
+}
+
+TEST(GnnCurriculum, ACheckpointInsideAStageResumesBitwise) {
+  const Comm world;
+  const std::string dir = hpct::test::scratch("gnn_curriculum_ckpt_np" + std::to_string(world.size()));
+  if (world.rank() == 0) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+  world.barrier();
+  const std::string bs = "batch_size=" + std::to_string(4 / world.size());
+  const std::string grow = "ar_steps_schedule=1:1, 2:2, 3:3";
+  const auto full = train(world,
+                          {bs, grow, "checkpoint_dir=" + dir, "checkpoint_every_steps=3", "checkpoint_keep=100"});
+  // A checkpoint inside epoch 2 (the 2-step stage): some of its steps done, and the next
+  // checkpoint still in epoch 2.
+  const auto position = [&](int step) {  // (0-based epoch, steps done in it); (-1, 0) when absent
+    const std::string path = dir + "/ckpt-" + strf("%09d", step) + ".h5";
+    if (!std::filesystem::exists(path)) return std::make_pair(-1LL, 0LL);
+    const h5::File f = h5::File::open_read(path);
+    return std::make_pair(static_cast<long long>(h5::read_attr_int(f, "/", "epoch")),
+                          static_cast<long long>(h5::read_attr_int(f, "/", "epoch_steps")));
+  };
+  std::string middle;
+  for (int step = 3; step < 60 && middle.empty(); step += 3) {
+    const auto here = position(step), next = position(step + 3);
+    if (here.first == 1 && here.second > 0 && next.first == 1) middle = dir + "/ckpt-" + strf("%09d", step) + ".h5";
+  }
+  ASSERT_FALSE(middle.empty()) << "no checkpoint inside epoch 2 in " << dir;
+  EXPECT_EQ(train(world, {bs, grow, "resume=" + middle}), full);
+}
+
+TEST(GnnCurriculum, ScheduleErrorsNameFileLineAndKey) {
+  const Comm comm;
+  const auto error = [&](const std::string& schedule, const std::string& extra = "") {
+    return hpct::test::error_message([&] {
+      NetworkTrainer t(make_deck(kDeck + "data_file " + kData + "\n" + extra + "ar_steps_schedule " + schedule +
+                                     "\n",
+                                 {"batch_size=4"}),
+                       comm);
+    });
+  };
+  const std::string at = "test.in:16: ar_steps_schedule";  // the schedule's line in the deck
+  for (const auto& [schedule, says] : std::vector<std::pair<std::string, std::string>>{
+           {"1:1, 2", "'2' is not EPOCH:STEPS"},
+           {"1:0", "'1:0' is not EPOCH:STEPS"},
+           {"1:x", "'1:x' is not EPOCH:STEPS"},
+           {"2:1, 3:3", "starts at epoch 2; it must start at epoch 1"},
+           {"1:1, 3:2, 3:3", "the epochs must increase"},
+           {"1:1, 2:6", "stage 2:6 rolls out 6 steps, but the samples hold ar_steps 3 targets; set ar_steps 6"},
+           {"1:1, 4:3", "stage 4:3 starts after the run's last epoch (epochs 3)"}}) {
+    const std::string e = error(schedule);
+    EXPECT_NE(e.find(at), std::string::npos) << schedule << ": " << e;
+    EXPECT_NE(e.find(says), std::string::npos) << schedule << ": " << e;
+  }
+}
