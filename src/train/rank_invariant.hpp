@@ -107,6 +107,8 @@ class FixedPointSum {
   bool layer_tree_ = false;  // this step's fused micro-batch summed it so
   int fused_first_ = 0;      // the running fused micro-batch's first slot
   nn::ParameterStore<float>::ChunkGradients chunk_slots_;
+  View2<float> scratch_;  // in_layers_: a layer's slots below the last, zero between uses
+  std::uint64_t scratch_cap_ = 0;
   // The store's chunk slots (Note [chunk gradients] in nn/parameters.hpp).
   float* chunk_slot(int k, std::uint64_t first, std::uint64_t count);
   void chunk_written(std::uint64_t first, std::uint64_t count);
