@@ -120,6 +120,8 @@ for family in $families; do
     train dq2 2 "${d[@]}" --set rank_invariant_chunk=4 --set batch_size=12
     train dq3 3 "${d[@]}" --set rank_invariant_chunk=4 --set batch_size=8
     same dq1 dq2 dq3
+    # The seed-000 widths (hidden 256: other GEMM kernels), fused 4, 2 and 1 chunks a rank.
+    on_1_2_4 dwide 32 "${d[@]}" --set diffusion_hidden=256
     ;;
   gnn)
     "$apps/wxgen" "$work/wx.nc" --nx 10 --ny 8 --margin 4 --hours 40 >/dev/null || fail "wxgen"
