@@ -203,14 +203,16 @@ class CocoKeypoints : public Dataset {
       crop(a, w, h);
       detail[a.image] = std::min(detail[a.image], (1 - o.scale) * std::min(w / o.width, h / o.height));
     }
-    std::vector<int> reduce(files.size());
     std::size_t reduced = 0;
-    for (std::size_t i = 0; i < files.size(); ++i) reduced += (reduce[i] = decode_reduction(detail[i])) > 1;
+    for (const double d : detail) reduced += decode_reduction(d) > 1;
     if (reduced > 0)
       Log::info(
           strf("  %s: %zu of %zu images shown at under half their size: JPEGs among them decode at 1/2 to 1/8",
                file.c_str(), reduced, files.size()));
-    store_ = std::make_unique<ImageStore>(std::move(files), o.channels, cache, std::move(reduce));
+    store_ = std::make_unique<ImageStore>(std::move(files), o.channels, cache,
+                                          [detail = std::move(detail)](std::size_t i, int, int) {
+                                            return decode_reduction(detail[i]);
+                                          });
     FieldSpec images, keypoints, category;
     images.name = "images";
     images.row_shape = Shape{views_ * o.channels, o.height, o.width};

@@ -78,7 +78,7 @@ void jpeg_emit(j_common_ptr cinfo, int level) {
 
 // Note [jpeg and setjmp]: everything the jump must not skip a destructor of lives outside this
 // function; it only fills `out`, whose buffer is sized before the reading starts.
-bool read_jpeg(std::FILE* f, int channels, int reduce, bool header_only, Image& out, JpegErrors& errors) {
+bool read_jpeg(std::FILE* f, int channels, const ReduceRule* reduce, Image& out, JpegErrors& errors) {
   jpeg_decompress_struct cinfo;
   cinfo.err = jpeg_std_error(&errors.mgr);
   errors.mgr.error_exit = jpeg_error_exit;
@@ -93,12 +93,13 @@ bool read_jpeg(std::FILE* f, int channels, int reduce, bool header_only, Image& 
   out.width = out.file_width = static_cast<int>(cinfo.image_width);
   out.height = out.file_height = static_cast<int>(cinfo.image_height);
   out.channels = channels;
-  if (!header_only) {
+  if (reduce != nullptr) {  // nullptr: the header only
+    const int r = *reduce ? (*reduce)(out.width, out.height) : 1;
+    out.reduce = r == 2 || r == 4 || r == 8 ? r : 1;
     cinfo.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
-    cinfo.scale_num = 1, cinfo.scale_denom = static_cast<unsigned>(reduce);
+    cinfo.scale_num = 1, cinfo.scale_denom = static_cast<unsigned>(out.reduce);
     jpeg_start_decompress(&cinfo);
     out.width = static_cast<int>(cinfo.output_width), out.height = static_cast<int>(cinfo.output_height);
-    out.reduce = reduce;
     const std::size_t stride = static_cast<std::size_t>(cinfo.output_width) * channels;
     out.pixels.resize(stride * cinfo.output_height);
     while (cinfo.output_scanline < cinfo.output_height) {
@@ -111,12 +112,12 @@ bool read_jpeg(std::FILE* f, int channels, int reduce, bool header_only, Image& 
   return !errors.warned;
 }
 
-Image decode_jpeg(const std::string& file, int channels, int reduce, bool header_only) {
+Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduce) {
   std::FILE* f = std::fopen(file.c_str(), "rb");
   if (!f) fail(file, std::string("cannot open the image: ") + std::strerror(errno));
   Image out;
   JpegErrors errors;
-  const bool ok = read_jpeg(f, channels, reduce, header_only, out, errors);
+  const bool ok = read_jpeg(f, channels, reduce, out, errors);
   std::fclose(f);
   if (!ok)
     fail(file, std::string("JPEG: ") + errors.message + (errors.warned ? " (truncated or corrupt file)" : ""));
@@ -125,27 +126,22 @@ Image decode_jpeg(const std::string& file, int channels, int reduce, bool header
 
 }  // namespace
 
-Image decode_image(const std::string& file, int channels, int reduce) {
+Image decode_image(const std::string& file, int channels, const ReduceRule& reduce) {
   if (channels != 1 && channels != 3) fail(file, "internal: images decode as 1 or 3 channels");
-  if (reduce != 1 && reduce != 2 && reduce != 4 && reduce != 8) fail(file, "internal: reduce is 1, 2, 4 or 8");
-  return kind_of(file) == Kind::png ? decode_png(file, channels, false)
-                                    : decode_jpeg(file, channels, reduce, false);
+  return kind_of(file) == Kind::png ? decode_png(file, channels, false) : decode_jpeg(file, channels, &reduce);
 }
 
 void image_size(const std::string& file, int& width, int& height) {
-  const Image im = kind_of(file) == Kind::png ? decode_png(file, 1, true) : decode_jpeg(file, 1, 1, true);
+  const Image im = kind_of(file) == Kind::png ? decode_png(file, 1, true) : decode_jpeg(file, 1, nullptr);
   width = im.width, height = im.height;
 }
 
-ImageStore::ImageStore(std::vector<std::string> files, int channels, std::uint64_t cache_bytes,
-                       std::vector<int> reduce)
+ImageStore::ImageStore(std::vector<std::string> files, int channels, std::uint64_t cache_bytes, Rule reduce)
     : files_(std::move(files)),
       channels_(channels),
       reduce_(std::move(reduce)),
       budget_(cache_bytes),
-      cache_(files_.size()) {
-  reduce_.resize(files_.size(), 1);
-}
+      cache_(files_.size()) {}
 
 std::shared_ptr<const Image> ImageStore::get(std::size_t i) const {
   {
@@ -153,7 +149,9 @@ std::shared_ptr<const Image> ImageStore::get(std::size_t i) const {
     if (cache_.at(i)) return cache_[i];
   }
   // Decoded outside the lock: the main thread may decode validation images meanwhile.
-  auto im = std::make_shared<const Image>(decode_image(files_[i], channels_, reduce_[i]));
+  ReduceRule rule;
+  if (reduce_) rule = [&](int width, int height) { return reduce_(i, width, height); };
+  auto im = std::make_shared<const Image>(decode_image(files_[i], channels_, rule));
   const std::lock_guard<std::mutex> lock(mutex_);
   if (!cache_[i] && used_ + im->pixels.size() <= budget_) {
     cache_[i] = im;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,23 +29,28 @@ struct Image {
 // (1: grey, 3: RGB; the decoder converts). Throws a bad_input Error naming the file for a missing,
 // unreadable, truncated or corrupt file.
 //
-// Note [reduced decoding]: `reduce` 2, 4 or 8 decodes a JPEG at that fraction of its size through
-// libjpeg's scaled inverse DCT (each output pixel from its share of an 8x8 block: the block's
-// average at 1/8), several times faster than the full decode and a 1/reduce^2 of its memory. A
-// data source asks for it where every view of the file shows at least `reduce` file pixels per
-// output pixel (a 3000-pixel photograph seen as a 64-pixel crop of a face): the pixels the view
-// gets are then averages over the same areas either way. PNGs decode whole (libpng cannot scale).
-Image decode_image(const std::string& file, int channels, int reduce = 1);
+// Note [reduced decoding]: `reduce` (given the file's width and height, read from its header)
+// 2, 4 or 8 decodes a JPEG at that fraction of its size through libjpeg's scaled inverse DCT (each
+// output pixel from its share of an 8x8 block: the block's average at 1/8), several times faster
+// than the full decode and a 1/reduce^2 of its memory. A data source asks for it where every view
+// of the file shows at least `reduce` file pixels per output pixel (decode_reduction in
+// image_transform.hpp; a 3000-pixel photograph seen as a 64-pixel crop of a face): the pixels the
+// view gets are then averages over the same areas either way. PNGs decode whole (libpng cannot
+// scale). Anything but 2, 4 or 8 decodes whole.
+using ReduceRule = std::function<int(int width, int height)>;
+Image decode_image(const std::string& file, int channels, const ReduceRule& reduce = {});
 
 // Width and height from the file's header, without decoding the pixels.
 void image_size(const std::string& file, int& width, int& height);
 
-// The image files of a data set: get(i) decodes file i (at 1/reduce[i] where given: Note [reduced
-// decoding]), or returns the copy kept from an earlier call while the kept images take at most
-// `cache_bytes` (0: nothing kept). Safe to call from the loader thread and the main thread at once.
+// The image files of a data set: get(i) decodes file i (at 1/reduce(i, width, height) where given:
+// Note [reduced decoding]), or returns the copy kept from an earlier call while the kept images take
+// at most `cache_bytes` (0: nothing kept). Safe to call from the loader thread and the main thread at
+// once (so `reduce` must be too).
 class ImageStore {
  public:
-  ImageStore(std::vector<std::string> files, int channels, std::uint64_t cache_bytes, std::vector<int> reduce = {});
+  using Rule = std::function<int(std::size_t file, int width, int height)>;
+  ImageStore(std::vector<std::string> files, int channels, std::uint64_t cache_bytes, Rule reduce = {});
   std::size_t size() const { return files_.size(); }
   const std::string& file(std::size_t i) const { return files_.at(i); }
   std::shared_ptr<const Image> get(std::size_t i) const;
@@ -53,7 +59,7 @@ class ImageStore {
  private:
   std::vector<std::string> files_;
   int channels_;
-  std::vector<int> reduce_;
+  Rule reduce_;
   std::uint64_t budget_;
   mutable std::mutex mutex_;
   mutable std::vector<std::shared_ptr<const Image>> cache_;

@@ -9,7 +9,8 @@
 #  - a truncated JPEG and a file that is not an image, at 2 ranks: exit 2 on every rank, one error
 #    line naming the file and its row; no weights file written;
 #  - cape_coco.in on coco/train.json (2 categories, 6 photos, flips by left/right names) for 2
-#    epochs at 2 ranks, then cape_eval on the same JSON through the deck: the PCK table and CSV;
+#    epochs at 2 ranks, then cape_eval on the same JSON through the deck: the PCK table and CSV, and
+#    the episodes with the deck's image_mean and image_std (scripts/plot-cape undoes them);
 #  - COCO files with an annotation naming a missing image, a keypoint outside its image, an image
 #    file that is not there: exit 2, one error line naming the JSON, the annotation or image index.
 # usage: image_decks.sh TRAIN CAPE_EVAL PYTHON MPIEXEC SCRATCH_DIR SOURCE_DIR
@@ -66,7 +67,7 @@ coco=(--set data_file="$f/coco/train.json" --set validation_file="$f/coco/train.
       --set conv_algorithm=gemm)
 run cape 2 cape_coco.in "${coco[@]}" --set epochs=2
 "$cape_eval" "$dir/cape.h5" "$f/coco/train.json" --deck "$src/inputs/cape_coco.in" --csv "$dir/pck.csv" \
-  > "$dir/cape_eval.log"
+  --episodes "$dir/episodes.h5" > "$dir/cape_eval.log"
 cat "$dir/cape_eval.log"
 broken no_image "^error: .*coco/no_image.json: annotations\[3\] \(id 4\): image_id 999 is not among the images" \
   "$src/inputs/cape_coco.in" "${coco[@]}" --set data_file="$f/coco/no_image.json" --set validation_file= --set epochs=1
@@ -96,4 +97,12 @@ rows = list(csv.DictReader(open(f"{d}/pck.csv")))
 assert [r["category"] for r in rows] == ["0", "1", "all"], rows
 assert abs(float(rows[-1]["pck"]) - epochs[-1]["val_pck"]) < 1e-6, (rows[-1], epochs[-1])
 print(f"image_decks: cape_coco: val PCK {epochs[-1]['val_pck']:.4f}, cape_eval agrees")
+# The episodes say how the deck normalised (ImageNet's mean and std); undone, the grey background
+# of the photos (128) comes back.
+with h5py.File(f"{d}/episodes.h5") as e:
+    mean, std = e["image_mean"][()], e["image_std"][()]
+    assert np.allclose(mean, [0.485, 0.456, 0.406]) and np.allclose(std, [0.229, 0.224, 0.225]), (mean, std)
+    pixels = e["images"][()] * std[:, None, None] + mean[:, None, None]
+    assert abs(float(np.median(pixels)) * 255 - 128) < 2, float(np.median(pixels)) * 255
+print("image_decks: cape_eval's episodes carry the deck's image_mean and image_std")
 PY

@@ -7,7 +7,7 @@
 // and the row for a truncated JPEG and a file that is not an image. coco_keypoints: each view shows
 // its keypoints on the dots drawn there, unaugmented and through flips (left/right pairs swapped),
 // rotations and scales; visibility 0 and padding masked; rows rendered alone or together alike;
-// large photographs decoded at 1/8 render as decoded whole.
+// large photographs decoded at 1/8 (both sources) render as decoded whole.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -348,12 +348,36 @@ TEST(CocoKeypoints, AugmentedKeypointsMoveWithThePixelsAndFlipsSwapPairs) {
             std::vector<float>(all.begin() + 5 * specs[0].width(), all.begin() + 6 * specs[0].width()));
 }
 
-// Note [reduced decoding]: photographs far larger than their views (a 300 x 200 keypoint box in a
-// 1600 x 1200 JPEG, seen at 32 x 32) decode at 1/8 and show the same: the keypoints on their dots
-// unaugmented and augmented, and the view's pixels as the full decode renders them.
-TEST(CocoKeypoints, LargePhotosDecodeReducedAndRenderAsWhole) {
+// Two renders of one view, from the full decode (x) and a reduced one (y): the same pixels but for
+// the filtering at the disks' edges (the 8 x 8 blocks' averages against supersampling), and each
+// colour's centre within a tenth of a pixel (a map off by half a decoded pixel moves it by a sixth).
+void expect_same_view(const std::vector<float>& x, const std::vector<float>& y, const std::string& where) {
+  double sum = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) sum += std::fabs(x[i] - y[i]);
+  EXPECT_LT(sum / x.size() * 255, 1.0) << where;
+  const int n = kSize * kSize;
+  for (int c = 0; c < 3; ++c) {
+    double cx[2] = {0, 0}, cy[2] = {0, 0}, mass[2] = {0, 0};
+    for (int p = 0; p < n; ++p)
+      for (int d = 0; d < 2; ++d) {
+        const float* v = d ? y.data() : x.data();
+        const double w = std::max(0.0, static_cast<double>(v[c * n + p]) -
+                                           std::max(v[(c + 1) % 3 * n + p], v[(c + 2) % 3 * n + p]) - 0.3);
+        cx[d] += w * (p % kSize), cy[d] += w * (p / kSize), mass[d] += w;
+      }
+    ASSERT_GT(mass[1], 1.0) << where << " colour " << c;
+    EXPECT_NEAR(cx[0] / mass[0], cx[1] / mass[1], 0.1) << where << " colour " << c;
+    EXPECT_NEAR(cy[0] / mass[0], cy[1] / mass[1], 0.1) << where << " colour " << c;
+  }
+}
+
+// Note [reduced decoding]: photographs far larger than their views (a 600 x 500 bbox in a
+// 1600 x 1200 JPEG, or the whole photograph, seen at 32 x 32) decode at 1/8 and show the same: each
+// source's view is the render of the 1/8 decode, which is the full decode's but for the filtering;
+// the keypoints sit on their dots, unaugmented and augmented.
+TEST(ImageFiles, LargePhotosDecodeReducedAndRenderAsWhole) {
   const std::string file = kDir + "coco/images/large0.jpg";
-  const Image full = decode_image(file, 3), eighth = decode_image(file, 3, 8);
+  const Image full = decode_image(file, 3), eighth = decode_image(file, 3, [](int, int) { return 8; });
   EXPECT_EQ(full.width, 1600);
   EXPECT_EQ(full.reduce, 1);
   EXPECT_EQ(eighth.width, 200);
@@ -361,49 +385,54 @@ TEST(CocoKeypoints, LargePhotosDecodeReducedAndRenderAsWhole) {
   EXPECT_EQ(eighth.file_width, 1600);
   EXPECT_EQ(eighth.file_height, 1200);
   EXPECT_EQ(eighth.reduce, 8);
+  EXPECT_EQ(decode_image(file, 3, [](int, int) { return 3; }).reduce, 1) << "2, 4 or 8, else whole";
   // At least `reduce` file pixels per output pixel on every view, at most 8.
   EXPECT_EQ(decode_reduction(0.5), 1);
   EXPECT_EQ(decode_reduction(1.99), 1);
   EXPECT_EQ(decode_reduction(2.0), 2);
   EXPECT_EQ(decode_reduction(7.9), 4);
   EXPECT_EQ(decode_reduction(23.4), 8);
-  ImageStore store({file}, 3, 1 << 30, {8});
-  EXPECT_EQ(store.get(0)->width, 200);
-  EXPECT_EQ(store.cached_bytes(), 200u * 150 * 3);
-  // The source's view of the face (its bbox with bbox_margin 0.25), plain and jittered, rendered from
-  // either decode: the same pixels but for the filtering (the 8 x 8 blocks' averages against
-  // supersampling) at the disks' edges, and each disk's centre of colour within a tenth of a pixel
-  // (a map off by half a decoded pixel moves it by a sixth).
+  ImageStore store({file}, 3, 1 << 30, [](std::size_t, int w, int) { return w / 400; });
+  EXPECT_EQ(store.get(0)->width, 400);
+  EXPECT_EQ(store.cached_bytes(), 400u * 300 * 3);
   ImageOptions o;
   o.height = o.width = kSize;
   o.mean.assign(3, 0.0), o.std.assign(3, 1.0);
-  for (const Jitter& j : {Jitter{}, Jitter{true, 0.8, 0.4}}) {
-    const Affine a = view_map(300 + 300, 370 + 250, 750, 750, kSize, kSize, j);
-    std::vector<float> x(3 * kSize * kSize), y(x.size());
+  const auto render_both = [&](const Affine& a, std::vector<float>& x, std::vector<float>& y) {
+    x.assign(3 * kSize * kSize, 0.0f), y.assign(x.size(), 0.0f);
     render(full, a, o, x.data());
     render(eighth, a, o, y.data());
-    double sum = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) sum += std::fabs(x[i] - y[i]);
-    EXPECT_LT(sum / x.size() * 255, 1.0) << "flip " << j.flip;
-    for (int c = 0; c < 3; ++c) {
-      double cx[2] = {0, 0}, cy[2] = {0, 0}, mass[2] = {0, 0};
-      for (int p = 0; p < kSize * kSize; ++p)
-        for (int d = 0; d < 2; ++d) {
-          const float* v = d ? y.data() : x.data();
-          const double w = std::max(0.0, static_cast<double>(v[c * kSize * kSize + p]) -
-                                             std::max(v[(c + 1) % 3 * kSize * kSize + p],
-                                                      v[(c + 2) % 3 * kSize * kSize + p]) -
-                                             0.3);
-          cx[d] += w * (p % kSize), cy[d] += w * (p / kSize), mass[d] += w;
-        }
-      ASSERT_GT(mass[1], 1.0) << "colour " << c;
-      EXPECT_NEAR(cx[0] / mass[0], cx[1] / mass[1], 0.1) << "colour " << c << " flip " << j.flip;
-      EXPECT_NEAR(cy[0] / mass[0], cy[1] / mass[1], 0.1) << "colour " << c << " flip " << j.flip;
-    }
+  };
+  std::vector<float> x, y;
+  // coco_keypoints: the face's bbox with bbox_margin 0.25 (750 x 625, widened to 750 x 750).
+  for (const Jitter& j : {Jitter{}, Jitter{true, 0.8, 0.4}}) {
+    render_both(view_map(300 + 300, 370 + 250, 750, 750, kSize, kSize, j), x, y);
+    expect_same_view(x, y, std::string("coco view, flip ") + (j.flip ? "yes" : "no"));
+    if (j.flip) continue;
+    std::vector<float> kp;
+    std::vector<long long> category;
+    const std::vector<float> rows = coco_rows(*open_as(kCoco, kDir + "coco/large.json"), ~std::uint64_t(0), kp,
+                                              category);
+    EXPECT_EQ(std::vector<float>(rows.begin(), rows.begin() + static_cast<long>(y.size())), y)
+        << "coco_keypoints renders row 0's view 0 from the 1/8 decode";
   }
+  // image_folder: the whole photograph (its JPEG among the small ones of coco/images).
+  render_both(view_map(800, 600, 1600, 1200, kSize, kSize, Jitter{}), x, y);
+  expect_same_view(x, y, "image_folder");
+  const auto folder = open_as("data_format image_folder\nimage_height 32\nimage_width 32\n", kDir + "coco");
+  bool seen = false;
+  const Rows r = read_all(*folder);
+  for (std::uint64_t row = 0; row < folder->rows(); ++row) {
+    if (file_of(*folder, row).find("large0.jpg") == std::string::npos) continue;
+    seen = true;
+    EXPECT_EQ(std::vector<float>(r.x.begin() + static_cast<long>(row * y.size()),
+                                 r.x.begin() + static_cast<long>((row + 1) * y.size())),
+              y)
+        << "image_folder renders the photograph from the 1/8 decode";
+  }
+  EXPECT_TRUE(seen);
   int views = 0;
-  const auto data = open_as(kCoco, kDir + "coco/large.json");
-  EXPECT_EQ(check_dots(*data, ~std::uint64_t(0), views), 0);
+  EXPECT_EQ(check_dots(*open_as(kCoco, kDir + "coco/large.json"), ~std::uint64_t(0), views), 0);
   EXPECT_EQ(views, 4);
   const auto jittered = open_as(kCoco + "augment_flip true\naugment_rotate 30\naugment_scale 0.25\nseed 9\n",
                                 kDir + "coco/large.json");

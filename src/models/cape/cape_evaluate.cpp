@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/runtime.hpp"
+#include "data/image_transform.hpp"
 #include "data/source_registry.hpp"
 #include "io/hdf5.hpp"
 #include "models/cape/cape_model.hpp"
@@ -39,7 +40,7 @@ const char* kUsage =
 // tool's.
 std::shared_ptr<const hpct::Dataset> open_test_data(const std::string& data, const std::string& deck_file,
                                                     const std::vector<std::string>& sets,
-                                                    const hpct::cape::CapeConfig& c) {
+                                                    const hpct::cape::CapeConfig& c, hpct::ImageOptions& shown) {
   hpct::deck::Schema s;
   s.add_string("data_file", "", "the test file");
   s.add_string("validation_file", "", "unused");
@@ -75,6 +76,7 @@ std::shared_ptr<const hpct::Dataset> open_test_data(const std::string& data, con
     overrides.push_back(o);
   const hpct::deck::Deck deck = hpct::deck::Deck::parse(text, deck_file.empty() ? "cape_eval" : deck_file, s,
                                                         overrides);
+  shown = hpct::image_options(deck);  // image_mean, image_std: the episodes file says how to undo them
   return hpct::open_data_source(deck, data, "data_file");
 }
 
@@ -124,7 +126,8 @@ int cape_evaluate_main(int argc, char** argv) {
     if (!model) throw hpct::Error(weights + ": not a cape model", hpct::ExitCode::bad_input);
     const hpct::cape::CapeConfig& c = model->config();
     // The test rows through a data source (posegen's HDF5: hdf5_fields), at the model's shape.
-    const std::shared_ptr<const hpct::Dataset> source = open_test_data(data, deck_file, sets, c);
+    hpct::ImageOptions shown;
+    const std::shared_ptr<const hpct::Dataset> source = open_test_data(data, deck_file, sets, c, shown);
     const std::vector<hpct::FieldSpec> specs = source->fields();
     const std::uint64_t rows = max_rows >= 0
                                    ? std::min<std::uint64_t>(source->rows(), static_cast<std::uint64_t>(max_rows))
@@ -223,6 +226,9 @@ int cape_evaluate_main(int argc, char** argv) {
       hpct::h5::write(o, "copy_pck", {E}, first.copy_pck.data());
       hpct::h5::write(o, "category", {E}, first_category.data());
       hpct::h5::write_attr(o, "/", "pck_threshold", c.pck_threshold);
+      // Per channel: the images are (pixel / 255 - image_mean) / image_std (both from the deck).
+      hpct::h5::write(o, "image_mean", {shown.mean.size()}, shown.mean.data());
+      hpct::h5::write(o, "image_std", {shown.std.size()}, shown.std.data());
       std::printf("cape_eval: wrote %s (%llu episodes)\n", episodes_out.c_str(),
                   static_cast<unsigned long long>(E));
     }
