@@ -12,7 +12,7 @@
 # min-max. A benchmark, never a test.
 # usage: perf/compare_rank_invariant.sh [BUILD_DIR] [REPEATS] [EPOCHS]   (from the repository root)
 set -euo pipefail
-build=${1:-build} repeats=${2:-5} epochs=${3:-6}
+build=${1:-build} repeats=${2:-5} epochs=${3:-10}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=1

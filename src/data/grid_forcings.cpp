@@ -42,13 +42,15 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& static_tabl
 }
 
 std::vector<std::string> expand(const std::vector<std::pair<std::string, std::vector<std::string>>>& table,
-                                const std::vector<std::string>& names, const std::string& key) {
+                                const std::vector<std::string>& names, const std::string& key,
+                                const std::string& also_known = "") {
   std::vector<std::string> out;
   for (const std::string& n : names) {
     const auto it = std::find_if(table.begin(), table.end(), [&](const auto& e) { return e.first == n; });
     if (it == table.end()) {
       std::string known;
       for (const auto& e : table) known += (known.empty() ? "" : ", ") + e.first;
+      known += also_known;
       throw Error(key + ": unknown derived input '" + n + "' (known: " + known + ")", ExitCode::bad_input);
     }
     out.insert(out.end(), it->second.begin(), it->second.end());
@@ -96,7 +98,8 @@ double toa_incident_solar(double lat_deg, double lon_deg, double unix_seconds, d
 }
 
 std::vector<std::string> derived_forcing_channels(const std::vector<std::string>& names, const std::string& key) {
-  return expand(forcing_table(), names, key);
+  // The sample-relative forcings the grid sources fill themselves (grid_samples.cpp) are known too.
+  return expand(forcing_table(), names, key, ", state_day_before, lead_time");
 }
 
 std::vector<std::string> derived_static_channels(const std::vector<std::string>& names, const std::string& key) {

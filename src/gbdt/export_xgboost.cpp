@@ -9,6 +9,15 @@
 
 namespace hpct::gbdt {
 
+// Note [categorical splits in XGBoost]
+// XGBoost's categorical split (split_type 1) sends the categories listed for the node
+// (categories_nodes: the nodes, categories_segments / categories_sizes: each node's slice of
+// `categories`) to the RIGHT child and every other value, unseen categories included, to the left;
+// missing values take the default child. Ours sends its set left and the rest, missing included,
+// right. So the export lists our set, swaps the children and sends missing values left: every
+// category, missing or unseen value reaches the same leaf in both. The inputs are the model's
+// category codes (`categories` in the model file; feature_types "c").
+
 namespace {
 
 using json = nlohmann::json;
@@ -29,24 +38,53 @@ json tree_json(const Tree& t, int id, int num_features) {
   json split_indices = json::array(), split_conditions = json::array(), default_left = json::array(),
        left = json::array(), right = json::array(), base_weights = json::array(), loss_changes = json::array(),
        sum_hessian = json::array(), split_type = json::array();
-  for (int i = 0; i < n; ++i) {
+  json cat_values = json::array(), cat_nodes = json::array(), cat_segments = json::array(),
+       cat_sizes = json::array();
+  // Nodes renumbered breadth first, each node's (XGBoost) left and right child at consecutive ids:
+  // XGBoost's numeric branch takes the right child as the left one + 1.
+  std::vector<int> order{0}, at(static_cast<std::size_t>(n), -1);
+  at[0] = 0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const int i = order[k];
+    if (t.is_leaf(i)) continue;
+    const auto u = static_cast<std::size_t>(i);
+    // Note [categorical splits in XGBoost]: the listed categories go right there, left here.
+    const bool swap = t.is_categorical(i);
+    for (const int c : {swap ? t.right[u] : t.left[u], swap ? t.left[u] : t.right[u]}) {
+      at[static_cast<std::size_t>(c)] = static_cast<int>(order.size());
+      order.push_back(c);
+    }
+  }
+  if (static_cast<int>(order.size()) != n) throw Error("tree " + std::to_string(id) + " has unreachable nodes");
+  for (int k = 0; k < n; ++k) {
+    const int i = order[static_cast<std::size_t>(k)];
     const auto u = static_cast<std::size_t>(i);
     const bool leaf = t.is_leaf(i);
+    const bool cat = !leaf && t.is_categorical(i);
+    const int go_left = leaf ? -1 : at[static_cast<std::size_t>(cat ? t.right[u] : t.left[u])];
+    const int go_right = leaf ? -1 : go_left + 1;
     if (!leaf) {
-      parents[static_cast<std::size_t>(t.left[u])] = i;
-      parents[static_cast<std::size_t>(t.right[u])] = i;
+      parents[static_cast<std::size_t>(go_left)] = k;
+      parents[static_cast<std::size_t>(go_right)] = k;
     }
     split_indices.push_back(leaf ? 0 : t.feature[u]);
-    // A leaf's condition is its value (XGBoost reads leaf values from split_conditions).
+    // A leaf's condition is its value (XGBoost reads leaf values from split_conditions); a
+    // categorical split's is not read.
     const double leaf_value = static_cast<float>(t.value[u]);  // XGBoost keeps float32 leaves
-    split_conditions.push_back(leaf ? leaf_value : xgboost_condition(t.threshold[u]));
-    default_left.push_back(leaf ? 0 : static_cast<int>(t.default_left[u] != 0));
-    left.push_back(leaf ? -1 : t.left[u]);
-    right.push_back(leaf ? -1 : t.right[u]);
+    split_conditions.push_back(leaf ? leaf_value : (cat ? 0.0 : xgboost_condition(t.threshold[u])));
+    default_left.push_back(leaf ? 0 : (cat ? 1 : static_cast<int>(t.default_left[u] != 0)));
+    left.push_back(go_left);
+    right.push_back(go_right);
     base_weights.push_back(leaf_value);
     loss_changes.push_back(static_cast<double>(static_cast<float>(t.gain[u])));
     sum_hessian.push_back(static_cast<double>(static_cast<float>(t.hess[u])));
-    split_type.push_back(0);  // numerical
+    split_type.push_back(cat ? 1 : 0);  // 1: categorical
+    if (cat) {
+      cat_nodes.push_back(k);
+      cat_segments.push_back(cat_values.size());
+      cat_sizes.push_back(t.cats[u].size());
+      for (const int c : t.cats[u]) cat_values.push_back(c);
+    }
   }
   json tree;
   tree["id"] = id;
@@ -64,22 +102,16 @@ json tree_json(const Tree& t, int id, int num_features) {
   tree["loss_changes"] = std::move(loss_changes);
   tree["sum_hessian"] = std::move(sum_hessian);
   tree["split_type"] = std::move(split_type);
-  for (const char* k : {"categories", "categories_nodes", "categories_segments", "categories_sizes"})
-    tree[k] = json::array();
+  tree["categories"] = std::move(cat_values);
+  tree["categories_nodes"] = std::move(cat_nodes);
+  tree["categories_segments"] = std::move(cat_segments);
+  tree["categories_sizes"] = std::move(cat_sizes);
   return tree;
 }
 
 }  // namespace
 
 std::string to_xgboost_json(const Model& m) {
-  // Partition splits written in XGBoost's layout (split_type 1, categories*) load, but XGBoost 3.2's
-  // predict aborts on some of them: refused until that is understood (docs/tables.md).
-  for (const Tree& t : m.trees)
-    if (t.has_categorical())
-      throw Error(
-          "the model splits on categories, which the XGBoost export does not write yet; "
-          "convert --to lightgbm writes them",
-          ExitCode::bad_input);
   const int K = m.num_outputs();
   if (m.trees.size() % static_cast<std::size_t>(K) != 0)
     throw Error(strf("model has %zu trees, not a whole number of rounds of %d", m.trees.size(), K),
@@ -134,7 +166,10 @@ std::string to_xgboost_json(const Model& m) {
       if (c == '[' || c == ']' || c == '<') c = '_';
     learner["feature_names"].push_back(n);
   }
+  // "c" marks a categorical feature (its codes are the inputs), as XGBoost writes them.
   learner["feature_types"] = json::array();
+  if (m.categories.any())
+    for (int f = 0; f < m.num_features; ++f) learner["feature_types"].push_back(m.categories.of(f) ? "c" : "float");
   learner["gradient_booster"] = std::move(booster);
   const int num_class = m.objective == Objective::multiclass ? m.num_class : 0;
   learner["learner_model_param"] = {{"base_score", base},

@@ -39,7 +39,7 @@ void declare_keys(deck::Schema& s) {
                "features read as categories besides the text columns (which always are): comma-separated header "
                "names or 0-based file column indices (docs/tables.md)");
   s.add_int("max_cat_to_onehot", 4, 1, 1 << 20,
-            "categorical: a feature with at most this many categories splits one category against the rest");
+            "categorical: a feature with fewer categories than this splits one category against the rest");
   s.add_real("cat_smooth", 10.0, 0.0, 1e12,
              "categorical: categories are sorted by G / (H + cat_smooth); those with fewer rows stay right");
   s.add_real("cat_l2", 10.0, 0.0, 1e12, "categorical: L2 added to lambda_l2 in many-category splits");

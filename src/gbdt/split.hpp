@@ -17,7 +17,7 @@ struct SplitParams {
   double min_child_weight = 1.0;   // minimum hessian sum of each child
   long long min_data_in_leaf = 0;  // minimum (in-bag) row count of each child
   // Categorical features (Note [categorical splits] in gbdt/split_categorical.cpp).
-  int max_cat_to_onehot = 4;           // features with at most this many categories: one vs the rest
+  int max_cat_to_onehot = 4;           // features with fewer categories: one vs the rest
   double cat_smooth = 10;              // sort key G / (H + cat_smooth); rarer categories stay right
   double cat_l2 = 10;                  // extra L2 in the gains of many-category splits
   int max_cat_threshold = 32;          // at most this many categories on the left

@@ -13,14 +13,18 @@ namespace hpct::gbdt {
 // the training rows never showed (seen only in validation data or at prediction time). Rows with a
 // missing or unseen category thus meet the same branch, which is also what LightGBM does; XGBoost's
 // partition splits send missing values by a learned direction, which would need a second scan.
-// A feature with few categories (<= max_cat_to_onehot, counted over the feature as LightGBM does,
-// not in the node) has each category tried alone against the rest. With more, the categories
-// holding at least cat_smooth rows are sorted by G / (H + cat_smooth) (smoothed towards 0 for small
-// categories), and the prefixes of that order, from either end, are tried as the left set: for a convex loss the best partition of the categories is such a prefix
-// (Fisher 1958, used by LightGBM), so one sort and one scan replace 2^k subsets. Limits as
-// LightGBM's: at most max_cat_threshold categories (and half of those sorted) on the left, at
-// least min_data_per_group rows on each side, and cat_l2 added to lambda in these gains, which
-// otherwise overfit small categories. The sums are the histograms' integers and ties keep the
+// A feature with few categories (fewer than max_cat_to_onehot, counted over the feature, not in the
+// node) has each category tried alone against the rest: with at most 3 categories these are all the
+// partitions there are. Fewer, not at most: that is what both reference tools do (LightGBM compares
+// its bin count, which counts a NaN bin besides the categories; XGBoost compares the categories
+// with '<'); at most would send a 4-category feature one-vs-rest, which never tries its three
+// 2-vs-2 partitions. With more, the categories holding at least cat_smooth rows are sorted by G /
+// (H + cat_smooth) (smoothed towards 0 for small categories), and the prefixes of that order, from
+// either end, are tried as the left set: for a convex loss the best partition of the categories is
+// such a prefix (Fisher 1958, used by LightGBM), so one sort and one scan replace 2^k subsets.
+// Limits as LightGBM's: at most max_cat_threshold categories (and half of those sorted) on the
+// left, at least min_data_per_group rows on each side, and cat_l2 added to lambda in these gains,
+// which otherwise overfit small categories. The sums are the histograms' integers and ties keep the
 // first candidate (ascending order first, then the shorter prefix), so the split is the same on
 // every rank and thread count.
 
@@ -53,7 +57,7 @@ SplitCandidate best_of_categorical(const Hist& hist, const BinCuts& cuts, int f,
   const long long min_rows = std::max(1LL, p.min_data_in_leaf);
   std::vector<int> order;  // the categories of the best left set so far
   Stats best_left;
-  if (k <= p.max_cat_to_onehot) {  // the feature's categories, as LightGBM counts them
+  if (k < p.max_cat_to_onehot) {  // the feature's categories, as both reference tools count them
     const double parent_score = node_score(static_cast<double>(parent.g) * ig, static_cast<double>(parent.h) * ih,
                                            p);
     for (const int b : used) {

@@ -83,12 +83,14 @@ class ParameterStore {
 
   // Note [chunk gradients]: under rank_invariant a model whose rows are independent
   // (Model::rows_independent) runs several chunks of `rows` rows as one micro-batch; the layers that
-  // write parameter gradients (nn::Linear) then sum each chunk's rows on their own, into slot k's
-  // buffer (bases[k], the store's layout), with the same GEMM calls as a micro-batch of that chunk
-  // alone. Empty bases: off, gradients go to grads().
+  // write parameter gradients (nn::Linear) then sum each chunk's rows on their own, with the same
+  // GEMM calls as a micro-batch of that chunk alone: for the elements [first, first + count) of
+  // their tensors, into slot(k, first, count) (zeroed, `count` floats) for k < slots, then call
+  // written(first, count), where the owner (train/rank_invariant.cpp) sums the slots. slots 0: off.
   struct ChunkGradients {
-    int rows = 0;
-    std::vector<Scalar*> bases;
+    int rows = 0, slots = 0;
+    std::function<Scalar*(int slot, std::uint64_t first, std::uint64_t count)> slot;
+    std::function<void(std::uint64_t first, std::uint64_t count)> written;
   };
   void set_chunk_gradients(ChunkGradients c) { chunks_ = std::move(c); }
   const ChunkGradients& chunk_gradients() const { return chunks_; }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/error.hpp"
 #include "core/log.hpp"
 #include "optim/optimizer.hpp"
 
@@ -66,9 +67,14 @@ namespace hpct {
 // chunks as ONE micro-batch (they lie back to back in the epoch's buffers: EpochShard), and only
 // the sums over rows are cut by chunk: each Linear's weight and bias gradients (Note [chunk
 // gradients] in nn/parameters.hpp: per chunk the GEMM calls a micro-batch of that chunk makes, into
-// the chunk's slot) and the loss sums. Every value then has the bits of the unfused path; the cmp
-// tests at 1, 2 and 4 ranks (whose batches differ in size) check it, and rank_invariant_fuse false
-// keeps one micro-batch per chunk. Models with batch norm or attention across rows do not fuse.
+// the chunk's slot) and the loss sums. When the micro-batch holds all the rank's chunks of a tree
+// step, a layer's slots but the last are scratch of the layer's size (the last is the store's
+// buffer), and the layer's node of the tree is summed right after its GEMMs, while they are in
+// cache, zeroing the scratch as it is read: full-size slot buffers cost a zeroing pass and a
+// summing pass over the whole gradient each step. Every value has the bits of the unfused path;
+// the cmp tests at 1, 2 and 4 ranks (whose batches differ in size) check it, and
+// rank_invariant_fuse false keeps one micro-batch per chunk. Models with batch norm or attention
+// across rows do not fuse.
 // Beyond the tree's 2-rank exchange the sums run over MPI whatever comm_backend and
 // hierarchical_allreduce say (the log says so); no buckets, no overlap; ZeRO-1 reduce-scatters the
 // ints (the tree sums whole over MPI, then each rank keeps its slice).
@@ -90,11 +96,69 @@ int chunk_bits(int chunks) {
 
 using GradRow = Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
 
-// dst = a + b, element by element: one node of the tree. A free function because nvcc refuses an
-// extended lambda inside a private member function (FixedPointSum::local_tree).
-void add_into(const GradRow& dst, const GradRow& a, const GradRow& b, std::uint64_t n) {
-  Kokkos::parallel_for(
-      "tree_add", range(std::uint64_t(0), n), KOKKOS_LAMBDA(const std::uint64_t i) { dst(i) = a(i) + b(i); });
+// The streaming loops of the tree on host builds: blocks over the host threads, each a loop over
+// distinct (restrict) arrays that the compiler vectorises (views that may alias kept it scalar, 3x
+// slower). x = x + y, then y = 0 when kClear.
+template <bool kClear>
+void add_block(float* __restrict__ x, float* __restrict__ y, std::uint64_t begin, std::uint64_t end) {
+  for (std::uint64_t i = begin; i < end; ++i) {
+    x[i] = x[i] + y[i];
+    if (kClear) y[i] = 0.0f;
+  }
+}
+// dst = a + b, then a = b = 0 when kClear.
+template <bool kClear>
+void add_block(float* __restrict__ dst, float* __restrict__ a, float* __restrict__ b, std::uint64_t begin,
+               std::uint64_t end) {
+  for (std::uint64_t i = begin; i < end; ++i) {
+    dst[i] = a[i] + b[i];
+    if (kClear) a[i] = 0.0f, b[i] = 0.0f;
+  }
+}
+constexpr std::uint64_t kAddBlock = 4096;
+
+// One node of the tree: dst = a + b, element by element, where dst is a, b or neither (a + b == b + a
+// in IEEE arithmetic: the same bits whichever operand is the destination); a and b below the root
+// are set to 0 after the read when `clear` (scratch that must be zero at its next use; never dst).
+// A free function because nvcc refuses an extended lambda inside a private member function.
+void add_into(float* dst, float* a, float* b, std::uint64_t n, bool clear) {
+  if (n == 0) return;
+  if constexpr (kHostBackend) {
+    float* const x = dst;  // the operand that is not dst, or both (three distinct arrays)
+    float* const y = dst == a ? b : a;
+    const std::uint64_t blocks = (n + kAddBlock - 1) / kAddBlock;
+    Kokkos::parallel_for("tree_add", host_range(std::uint64_t(0), blocks), [=](const std::uint64_t blk) {
+      const std::uint64_t begin = blk * kAddBlock, end = std::min(n, begin + kAddBlock);
+      if (dst != a && dst != b) {
+        if (clear) add_block<true>(x, a, b, begin, end);
+        else add_block<false>(x, a, b, begin, end);
+      } else if (clear) {
+        add_block<true>(x, y, begin, end);
+      } else {
+        add_block<false>(x, y, begin, end);
+      }
+    });
+  } else {
+    const GradRow d(dst, n), u(a, n), v(b, n);
+    const bool clear_a = clear && dst != a, clear_b = clear && dst != b;
+    Kokkos::parallel_for(
+        "tree_add", range(std::uint64_t(0), n), KOKKOS_LAMBDA(const std::uint64_t i) {
+          const float sum = u(i) + v(i);
+          if (clear_a) u(i) = 0.0f;
+          if (clear_b) v(i) = 0.0f;
+          d(i) = sum;
+        });
+  }
+}
+
+// This rank's node of the tree (Note [rank invariance]) over `count` elements whose slot k starts at
+// row(k): slots k and k + w for w = S / 2, ..., 1, each pair's sum into slot k, the root into slot
+// S - 1 (the store's buffer). `clear`: slots below S - 1 are zeroed as they are read the last time.
+template <class Row>
+void node_of_slots(int slots, std::uint64_t count, const Row& row, bool clear = false) {
+  for (int w = slots / 2; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k)
+      add_into(w == 1 ? row(slots - 1) : row(k), row(k), row(k + w), count, clear && (w == 1 || k + w < slots - 1));
 }
 
 std::size_t dtype_bytes(DType d) {
@@ -188,6 +252,18 @@ FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store,
   const int total = slots * comm.size();
   tree_ = total <= kMaxTreeSlots && (total & (total - 1)) == 0;
   overlap_ = tree_ && whole_ && whole_->overlaps();
+  in_layers_ = tree_ && fused_ == slots_ && slots_ > 1;
+  if (in_layers_) {  // zero from here on: each use clears what it summed
+    const auto& t = store.tensors();
+    for (std::size_t i = 0; i < t.size(); ++i)  // a layer's range: its weight and bias
+      scratch_cap_ = std::max(scratch_cap_, t[i].size + (i + 1 < t.size() ? t[i + 1].size : 0));
+    scratch_ = View2<float>("chunk_scratch", static_cast<std::size_t>(slots - 1), scratch_cap_);
+  }
+  // Built once: copying these into the store does not allocate (one pointer each).
+  chunk_slots_.slot = [this](int k, std::uint64_t first, std::uint64_t count) {
+    return chunk_slot(k, first, count);
+  };
+  chunk_slots_.written = [this](std::uint64_t first, std::uint64_t count) { chunk_written(first, count); };
   if (tree_ && !whole_)  // the tree's pairs of ranks {r, r ^ d}, d = ranks / 2, ..., 1
     for (int d = comm.size() / 2; d >= 1; d /= 2) {
       Pair pair;
@@ -247,6 +323,7 @@ void copy_state(const View1<float>& params, const std::vector<std::pair<std::uin
 void FixedPointSum::begin_step() {
   dirty_ = false;  // the step runner zeroed the gradients
   treed_ = n_;
+  layer_tree_ = false;
   std::fill(used_.begin(), used_.end(), false);
   std::fill(losses_.begin(), losses_.end(), 0.0);
   if (state_count_ > 0) copy_state(store_.params(), state_, state0_.data(), false);
@@ -269,16 +346,35 @@ void FixedPointSum::after_chunk(int slot, double loss_sum) {
 
 void FixedPointSum::before_fused(int slot, int count, int rows) {
   const int end = slot + count;
-  // Rows below the last slot in grads_; the last slot is the store's buffer, zero unless a chunk ran there.
-  if (std::min(end, slots_ - 1) > slot)
+  // Layer by layer when the micro-batch holds all the rank's chunks of a tree step: each layer's
+  // slots below the last are scratch rows (zero, cache-warm), the last is the store's buffer, and
+  // the layer's node is summed as soon as it is written.
+  layer_tree_ = in_layers_ && slot == 0 && count == slots_;
+  if (!layer_tree_ && std::min(end, slots_ - 1) > slot)  // whole rows below the last slot, zeroed
     Kokkos::deep_copy(Kokkos::subview(grads_, std::make_pair(slot, std::min(end, slots_ - 1)), Kokkos::ALL), 0.0f);
   if (end == slots_ && dirty_) store_.zero_grads();
-  nn::ParameterStore<float>::ChunkGradients chunks;
+  fused_first_ = slot;
+  auto chunks = chunk_slots_;
   chunks.rows = rows;
-  for (int k = slot; k < end; ++k)
-    chunks.bases.push_back(k + 1 < slots_ ? grads_.data() + static_cast<std::uint64_t>(k) * n_
-                                          : store_.grads().data());
+  chunks.slots = count;
   store_.set_chunk_gradients(std::move(chunks));
+}
+
+float* FixedPointSum::chunk_slot(int k, std::uint64_t first, std::uint64_t count) {
+  const int s = fused_first_ + k;
+  if (s + 1 == slots_) return store_.grads().data() + first;
+  if (!layer_tree_) return grads_.data() + static_cast<std::uint64_t>(s) * n_ + first;
+  if (count > scratch_cap_) throw Error("internal: rank_invariant: a layer's gradients exceed the chunk scratch");
+  return scratch_.data() + static_cast<std::uint64_t>(s) * scratch_cap_;
+}
+
+void FixedPointSum::chunk_written(std::uint64_t first, std::uint64_t count) {
+  if (!layer_tree_) return;
+  float* last = store_.grads().data() + first;
+  node_of_slots(
+      slots_, count,
+      [&](int k) { return k + 1 < slots_ ? scratch_.data() + static_cast<std::uint64_t>(k) * scratch_cap_ : last; },
+      true);
 }
 
 void FixedPointSum::after_fused(int slot, int count, const double* losses) {
@@ -300,22 +396,18 @@ void FixedPointSum::arm(bool on) {
 void FixedPointSum::on_ready(std::uint64_t offset, std::uint64_t count) {
   // Ranges arrive from the buffer's end down (Note [registration order]); another is left to reduce().
   if (!armed_ || offset + count != treed_) return;
-  local_tree(offset, count);
+  if (!layer_tree_) local_tree(offset, count);
   treed_ = offset;
   whole_->on_ready(offset, count);
 }
 
 void FixedPointSum::local_tree(std::uint64_t first, std::uint64_t count) {
-  if (count == 0 || slots_ == 1) return;
-  // Slots k and k + w for w = slots / 2, ..., 1 (chunk j with chunk j + chunks / 2 first), each
-  // pair's sum in row k; the root in the store's buffer (row S - 1 is the store's buffer).
+  if (count == 0) return;
+  // Row S - 1 is the store's buffer, the others grads_'s.
   const auto full = store_.grads();
-  const auto row = [&](int k) {
-    return GradRow((k + 1 < slots_ ? grads_.data() + static_cast<std::uint64_t>(k) * n_ : full.data()) + first,
-                   count);
-  };
-  for (int w = slots_ / 2; w >= 1; w /= 2)
-    for (int k = 0; k < w; ++k) add_into(w == 1 ? row(slots_ - 1) : row(k), row(k), row(k + w), count);
+  node_of_slots(slots_, count, [&](int k) {
+    return (k + 1 < slots_ ? grads_.data() + static_cast<std::uint64_t>(k) * n_ : full.data()) + first;
+  });
 }
 
 FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* shard, int chunks, bool stop,
@@ -451,7 +543,7 @@ bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vecto
   // This rank's node of the tree (its slots k: chunks rank + k ranks), where the overlap has not
   // summed it already.
   const auto full = store_.grads();
-  local_tree(0, treed_);
+  local_tree(0, layer_tree_ ? 0 : treed_);
   fence();
   // Across ranks: rank r and r ^ d hold the two halves of one node for d = ranks / 2, ..., 1; each adds
   // the other's (a + b == b + a, so both get the same bits).

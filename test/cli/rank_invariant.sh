@@ -7,7 +7,7 @@
 # fixed point; 4: the float tree), and a run resumed on another
 # rank count from a mid-epoch checkpoint of a 4-rank run equals the uninterrupted 1-rank run.
 # diffusion also with its chunks fused (Note [fused chunks]) and not, accumulation, MPI's buckets,
-# and 3 ranks (the fixed-point sum).
+# and 3 ranks (the fixed-point sum); gnn and smart on 3 ranks too.
 # usage: rank_invariant.sh BUILD_DIR MPIEXEC WORKDIR SOURCE_DIR PYTHON [FAMILY...]
 # (no FAMILY: all of them; PYTHON: the reference venv's, for the digits and token data)
 set -u
@@ -120,17 +120,26 @@ for family in $families; do
     train dq2 2 "${d[@]}" --set rank_invariant_chunk=4 --set batch_size=12
     train dq3 3 "${d[@]}" --set rank_invariant_chunk=4 --set batch_size=8
     same dq1 dq2 dq3
+    # The seed-000 widths (hidden 256: other GEMM kernels), fused 4, 2 and 1 chunks a rank.
+    on_1_2_4 dwide 32 "${d[@]}" --set diffusion_hidden=256
     ;;
   gnn)
     "$apps/wxgen" "$work/wx.nc" --nx 10 --ny 8 --margin 4 --hours 40 >/dev/null || fail "wxgen"
     g=(gnn_quickstart.in --set data_file="$work/wx.nc" --set gnn_latent=8 --set gnn_layers=2 --set epochs=1)
     on_1_2_4 gnn 8 "${g[@]}"
+    # 3 chunks of 4 a step (the fixed-point sum) on 1 and 3 ranks.
+    train gnnq1 1 "${g[@]}" --set rank_invariant_chunk=4 --set batch_size=12
+    train gnnq3 3 "${g[@]}" --set rank_invariant_chunk=4 --set batch_size=4
+    same gnnq1 gnnq3
     ;;
   smart)
     "$apps/trajgen" "$work/scenes.h5" --scenes 40 --seed 1 >/dev/null || fail "trajgen"
     s=(smart_quickstart.in --set data_file="$work/scenes.h5" --set smart_hidden=16 --set motion_vocab=512
        --set epochs=1 --set warmup_steps=2)
     on_1_2_4 smart 8 "${s[@]}"
+    train smartq1 1 "${s[@]}" --set rank_invariant_chunk=2 --set batch_size=6
+    train smartq3 3 "${s[@]}" --set rank_invariant_chunk=2 --set batch_size=2
+    same smartq1 smartq3
     ;;
   transformer)
     "$python" "$src/scripts/make-tokens" "$work/tokens.h5" --max-rows 120 >/dev/null || fail "make-tokens"

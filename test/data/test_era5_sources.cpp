@@ -324,9 +324,12 @@ TEST(Era5Sources, ErrorsNameTheFileTheVariableAndTheLevel) {
             file + ": variable 'z': no level 700 in 'pressure_level' (850, 500)");
   EXPECT_EQ(error_message([&] { open_as("data_format netcdf\nstate_variables t2m@500\n", file); }),
             file + ": variable 't2m' has no level dimension for 't2m@500'");
-  EXPECT_EQ(
-      error_message([&] { open_as("data_format netcdf\nstate_variables t2m\nderived_forcings sun\n", file); }),
-      file + ": derived_forcings: unknown derived input 'sun' (known: toa_radiation, time_of_day, day_of_year)");
+  EXPECT_EQ(error_message([&] {
+              open_as("data_format netcdf\nstate_variables t2m\nderived_forcings sun\n", file);
+            }),
+            file +
+                ": derived_forcings: unknown derived input 'sun' (known: toa_radiation, time_of_day, day_of_year, "
+                "state_day_before, lead_time)");
   EXPECT_EQ(error_message([&] {
               open_as("data_format netcdf\nstate_variables t2m\nstatic_variables t2m\n", file);
             }),

@@ -401,8 +401,12 @@ TEST(GbdtSplit, CategoricalSetsAreTheBestPartition) {
   EXPECT_EQ(s.cat[0], best_set);
   EXPECT_DOUBLE_EQ(s.gain, best);
   EXPECT_EQ(s.right.c, parent.c - s.left.c);
-  // Few categories: one against the rest, at lambda alone.
+  // Six categories and max_cat_to_onehot 6 still sort (one-vs-rest needs fewer, as in LightGBM and
+  // XGBoost): the same partition.
   p.max_cat_to_onehot = 6;
+  EXPECT_EQ(best_split(hist, cuts, {1}, parent, 1.0, 1.0, 8, p).cat[0], best_set);
+  // Fewer categories than max_cat_to_onehot: one against the rest, at lambda alone.
+  p.max_cat_to_onehot = 7;
   const SplitCandidate o = best_split(hist, cuts, {1}, parent, 1.0, 1.0, 8, p);
   ASSERT_TRUE(o.valid);
   EXPECT_EQ(__builtin_popcount(o.cat[0]), 1);

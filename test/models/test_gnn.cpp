@@ -13,6 +13,7 @@
 #include "io/hdf5.hpp"
 #include "models/gnn/gnn_model.hpp"
 #include "models/gnn/gnn_net.hpp"
+#include "models/gnn_training.hpp"
 #include "models/registry.hpp"
 #include "nn/layer_check.hpp"
 #include "support/allocation_counter.hpp"
@@ -20,30 +21,12 @@
 #include "train/trainer.hpp"
 
 using namespace hpct;
+using hpct::test::kGnnDeck;
 using hpct::test::make_deck;
+using hpct::test::params_of;
 using hpct::test::relative_difference;
 using hpct::test::SelfComm;
-
-namespace {
-
-const std::string kData = "scratch_gnn_wx.nc";  // written by the fixture (wxgen, 12 x 9, 61 hours)
-const std::string kDeck =
-    "model gnn\ndata_format netcdf\nstate_variables h, u, v, q\nforcing_variables sun\nstatic_variables orog\n"
-    "gnn_latent 8\ngnn_layers 2\nboundary_width 1\nepochs 2\nlr 0.003\noptimizer adamw\nvalidation_fraction 0.2\n"
-    "log_every 100000\n";
-
-std::vector<float> params_of(NetworkTrainer& t) {
-  auto h = to_host(t.model().store().params());
-  return std::vector<float>(h.data(), h.data() + h.extent(0));
-}
-
-std::vector<float> train(const Comm& comm, const std::vector<std::string>& overrides) {
-  NetworkTrainer t(make_deck(kDeck + "data_file " + kData + "\n", overrides), comm);
-  t.run();
-  return params_of(t);
-}
-
-}  // namespace
+using hpct::test::train_gnn;
 
 TEST(GnnGraph, MeshLevelsRadiusEdgesAndFourNearest) {
   const MeshGraph g = build_mesh_graph(9, 12);
@@ -126,10 +109,10 @@ TEST(GnnTraining, WorldRanksMatchOneRankWithTheSameGlobalBatch) {
   SelfComm self;
   const Comm one(self.raw);
   const int p = world.size();
-  const auto reference = train(one, {"batch_size=8"});
-  const auto world_run = train(world, {"batch_size=" + std::to_string(8 / p)});
+  const auto reference = train_gnn(one, {"batch_size=8"});
+  const auto world_run = train_gnn(world, {"batch_size=" + std::to_string(8 / p)});
   EXPECT_LT(relative_difference(reference, world_run), 1e-6);
-  const auto untrained = train(one, {"batch_size=8", "lr=0"});
+  const auto untrained = train_gnn(one, {"batch_size=8", "lr=0"});
   EXPECT_GT(relative_difference(reference, untrained), 1e-3);
 }
 
@@ -145,7 +128,7 @@ TEST(GnnTraining, ResumeIsBitwiseAndTheStepAllocatesNothing) {
   long heap = -1, views = -1;
   std::vector<float> full;
   {
-    NetworkTrainer t(make_deck(kDeck + "data_file " + kData + "\n",
+    NetworkTrainer t(make_deck(kGnnDeck,
                                {bs, "checkpoint_dir=" + dir, "checkpoint_every_steps=5", "checkpoint_keep=100"}),
                      comm);
     t.set_step_hook([&](std::uint64_t step) {
@@ -160,7 +143,7 @@ TEST(GnnTraining, ResumeIsBitwiseAndTheStepAllocatesNothing) {
   }
   EXPECT_EQ(heap, 0);
   EXPECT_EQ(views, 0);
-  const auto resumed = train(comm, {bs, "resume=" + dir + "/ckpt-000000005.h5"});
+  const auto resumed = train_gnn(comm, {bs, "resume=" + dir + "/ckpt-000000005.h5"});
   ASSERT_EQ(resumed.size(), full.size());
   for (std::size_t i = 0; i < full.size(); ++i) ASSERT_EQ(resumed[i], full[i]) << i;
 }
@@ -171,7 +154,7 @@ TEST(GnnTraining, WeightsFileRebuildsTheModelWithItsNormalisation) {
   std::vector<float> trained;
   double diff_std_h = 0;
   {
-    NetworkTrainer t(make_deck(kDeck + "data_file " + kData + "\noutput " + out + "\n", {"batch_size=4"}), comm);
+    NetworkTrainer t(make_deck(kGnnDeck + "output " + out + "\n", {"batch_size=4"}), comm);
     t.run();
     trained = params_of(t);
     diff_std_h = t.model().extra_datasets().at("normalisation/diff_std").at(0);
@@ -250,10 +233,10 @@ TEST(GnnRollout, RolloutTrainingMatchesAcrossRanksAndResumesBitwise) {
   const Comm world;
   SelfComm self;
   const Comm one(self.raw);
-  const auto reference = train(one, {"batch_size=8", "ar_steps=3"});
-  const auto world_run = train(world, {"batch_size=" + std::to_string(8 / world.size()), "ar_steps=3"});
+  const auto reference = train_gnn(one, {"batch_size=8", "ar_steps=3"});
+  const auto world_run = train_gnn(world, {"batch_size=" + std::to_string(8 / world.size()), "ar_steps=3"});
   EXPECT_LT(relative_difference(reference, world_run), 1e-6);
-  EXPECT_GT(relative_difference(reference, train(one, {"batch_size=8"})), 1e-3);  // not the one-step training
+  EXPECT_GT(relative_difference(reference, train_gnn(one, {"batch_size=8"})), 1e-3);  // not the one-step training
   const std::string dir = hpct::test::scratch("gnn_roll_ckpt_np" + std::to_string(world.size()));
   if (world.rank() == 0) {
     std::filesystem::remove_all(dir);
@@ -264,9 +247,8 @@ TEST(GnnRollout, RolloutTrainingMatchesAcrossRanksAndResumesBitwise) {
   std::vector<float> full;
   long heap = -1, views = -1;
   {
-    NetworkTrainer t(make_deck(kDeck + "data_file " + kData + "\n",
-                               {bs, "ar_steps=3", "checkpoint_dir=" + dir, "checkpoint_every_steps=4",
-                                "checkpoint_keep=100"}),
+    NetworkTrainer t(make_deck(kGnnDeck, {bs, "ar_steps=3", "checkpoint_dir=" + dir, "checkpoint_every_steps=4",
+                                          "checkpoint_keep=100"}),
                      world);
     t.set_step_hook([&](std::uint64_t step) {  // a rollout step allocates nothing either
       if (step == 5) hpct::test::start_counting_allocations();
@@ -280,7 +262,7 @@ TEST(GnnRollout, RolloutTrainingMatchesAcrossRanksAndResumesBitwise) {
   }
   EXPECT_EQ(heap, 0);
   EXPECT_EQ(views, 0);
-  const auto resumed = train(world, {bs, "ar_steps=3", "resume=" + dir + "/ckpt-000000004.h5"});
+  const auto resumed = train_gnn(world, {bs, "ar_steps=3", "resume=" + dir + "/ckpt-000000004.h5"});
   EXPECT_EQ(resumed, full);
 }
 

@@ -9,31 +9,23 @@
 #include <utility>
 
 #include "core/log.hpp"
-
 #include "io/hdf5.hpp"
+#include "models/gnn_training.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"
 
 using namespace hpct;
-using hpct::test::make_deck;
 using hpct::test::relative_difference;
 using hpct::test::SelfComm;
 
 namespace {
+// The gnn training tests' deck (models/gnn_training.hpp) through 3-step rollouts over 3 epochs.
+const std::vector<std::string> kRollout = {"ar_steps=3", "epochs=3"};
 
-const std::string kData = "scratch_gnn_wx.nc";  // written by the fixture (wxgen, 12 x 9, 61 hours)
-const std::string kDeck =
-    "model gnn\ndata_format netcdf\nstate_variables h, u, v, q\nforcing_variables sun\nstatic_variables orog\n"
-    "gnn_latent 8\ngnn_layers 2\nboundary_width 1\nlr 0.003\noptimizer adamw\nvalidation_fraction 0.2\n"
-    "log_every 100000\nar_steps 3\nepochs 3\n";
-
-std::vector<float> train(const Comm& comm, const std::vector<std::string>& overrides) {
-  NetworkTrainer t(make_deck(kDeck + "data_file " + kData + "\n", overrides), comm);
-  t.run();
-  auto h = to_host(t.model().store().params());
-  return std::vector<float>(h.data(), h.data() + h.extent(0));
+std::vector<float> train(const Comm& comm, std::vector<std::string> overrides) {
+  overrides.insert(overrides.begin(), kRollout.begin(), kRollout.end());
+  return hpct::test::train_gnn(comm, overrides);
 }
-
 }  // namespace
 
 TEST(GnnCurriculum, StagesTrainTheirStepsAndMatchAcrossRanks) {
@@ -84,15 +76,16 @@ TEST(GnnCurriculum, ACheckpointInsideAStageResumesBitwise) {
 
 TEST(GnnCurriculum, ScheduleErrorsNameFileLineAndKey) {
   const Comm comm;
-  const auto error = [&](const std::string& schedule, const std::string& extra = "") {
+  const auto error = [&](const std::string& schedule) {
     return hpct::test::error_message([&] {
-      NetworkTrainer t(make_deck(kDeck + "data_file " + kData + "\n" + extra + "ar_steps_schedule " + schedule +
-                                     "\n",
-                                 {"batch_size=4"}),
+      std::vector<std::string> overrides = kRollout;
+      overrides.push_back("batch_size=4");
+      NetworkTrainer t(hpct::test::make_deck(hpct::test::kGnnDeck + "ar_steps_schedule " + schedule + "\n",
+                                             overrides),
                        comm);
     });
   };
-  const std::string at = "test.in:16: ar_steps_schedule";  // the schedule's line in the deck
+  const std::string at = "test.in:15: ar_steps_schedule";  // the schedule's line in the deck
   for (const auto& [schedule, says] : std::vector<std::pair<std::string, std::string>>{
            {"1:1, 2", "'2' is not EPOCH:STEPS"},
            {"1:0", "'1:0' is not EPOCH:STEPS"},

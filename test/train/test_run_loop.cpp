@@ -70,10 +70,13 @@ TEST(RunLoop, RunFamiliesAreFoundByNameAndRegisteredOnce) {
 }
 
 // Three passes of four rounds that record what the loop asks of them; rank 0 raises SIGUSR1 after
-// round `stop_at` of pass 1 (0: never), a signal the other ranks learn through the agreement.
+// round `stop_at` of pass 1 (0: never), a signal the other ranks learn through the agreement. With
+// `in_round`, that round itself ends with the (agreed) signal and its pass cannot continue mid-way,
+// as a network member's training.
 class CountingPasses final : public PassWork {
  public:
-  explicit CountingPasses(const Comm& comm, std::uint64_t stop_at = 0) : comm_(comm), stop_at_(stop_at) {}
+  explicit CountingPasses(const Comm& comm, std::uint64_t stop_at = 0, bool in_round = false)
+      : comm_(comm), stop_at_(stop_at), in_round_(in_round) {}
   std::vector<std::string> calls;
   std::uint64_t passes() const override { return 3; }
   std::string pass_name(std::uint64_t pass) const override { return "pass " + std::to_string(pass); }
@@ -85,12 +88,13 @@ class CountingPasses final : public PassWork {
   bool more() const override { return rounds_ < 4; }
   std::uint64_t rounds() const override { return rounds_; }
   int round(Heartbeat*) override {
+    if (pass_ == 1 && rounds_ + 1 == stop_at_ && in_round_) return SIGUSR1;
     ++rounds_;
     if (pass_ == 1 && rounds_ == stop_at_ && comm_.rank() == 0) std::raise(SIGUSR1);
     return 0;
   }
   void end() override { calls.push_back("end " + std::to_string(pass_)); }
-  bool resumable_mid_pass() const override { return true; }
+  bool resumable_mid_pass() const override { return !in_round_; }
   StateArrays state(std::uint64_t finished) const override {
     return {{"test_finished", {static_cast<double>(finished)}}};
   }
@@ -103,6 +107,7 @@ class CountingPasses final : public PassWork {
  private:
   const Comm& comm_;
   std::uint64_t stop_at_, pass_ = 0, rounds_ = 0;
+  bool in_round_;
 };
 
 TEST(PassLoop, StopsInsideAPassAndResumesItMidWay) {
@@ -124,6 +129,20 @@ TEST(PassLoop, StopsInsideAPassAndResumesItMidWay) {
   CountingPasses done(comm);
   EXPECT_EQ(run_passes(make_deck(text, {"resume=auto"}), comm, done, PassCadence{2, 0}), 0);
   EXPECT_EQ(done.calls, (std::vector<std::string>{"restore 3"}));
+}
+
+TEST(PassLoop, APassStoppedInsideARoundStartsOverOnResume) {
+  const Comm comm;
+  const std::string dir = scratch("pass_loop_in_round");
+  if (comm.rank() == 0) std::filesystem::remove_all(dir);
+  comm.barrier();
+  const std::string text = "data_file unused.h5\ncheckpoint_dir " + dir + "\nwatchdog_timeout 0\n";
+  CountingPasses stopped(comm, 3, true);
+  EXPECT_EQ(run_passes(make_deck(text), comm, stopped, PassCadence{2, 0}), static_cast<int>(ExitCode::requeue));
+  CountingPasses resumed(comm, 0, true);
+  EXPECT_EQ(run_passes(make_deck(text, {"resume=auto"}), comm, resumed, PassCadence{2, 0}), 0);
+  EXPECT_EQ(resumed.calls,
+            (std::vector<std::string>{"restore 1", "begin 1 at 0", "end 1", "begin 2 at 0", "end 2"}));
 }
 
 // Note: the ensemble trains its network members this way (ensemble/member_passes.cpp).

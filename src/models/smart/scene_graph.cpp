@@ -48,6 +48,13 @@ std::int64_t SceneGraphBuilder::agent_agent_capacity() const {
 
 namespace {
 
+// The neighbour searches rank candidates by squared distance (radius tests squared too): the order
+// of distances without a square root per candidate, the largest cost of a rollout step's graph.
+double squared_distance(const double* p, const double* q) {
+  const double dx = p[0] - q[0], dy = p[1] - q[1];
+  return dx * dx + dy * dy;
+}
+
 // Relative features of an edge from pose s to pose d.
 void relative(const double* s, const double* d, float* out) {
   const double dx = s[0] - d[0], dy = s[1] - d[1];
@@ -173,8 +180,9 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
       const double* pd = &map_pose_[static_cast<std::size_t>(map_base + d) * 3];
       for (std::int64_t m = 0; m < nm; ++m) {
         const double* pm = &map_pose_[static_cast<std::size_t>(map_base + m) * 3];
-        const double dist = std::hypot(pm[0] - pd[0], pm[1] - pd[1]);
-        if (m != d && dist < limits_.map_radius) candidates_.emplace_back(dist, static_cast<int>(m));
+        const double dist2 = squared_distance(pm, pd);
+        if (m != d && dist2 < limits_.map_radius * limits_.map_radius)
+          candidates_.emplace_back(dist2, static_cast<int>(m));
       }
       const std::size_t k = std::min(candidates_.size(), static_cast<std::size_t>(limits_.map_neighbours));
       std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),
@@ -201,8 +209,9 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
         candidates_.clear();
         for (std::int64_t m = 0; m < nm; ++m) {
           const double* pm = &map_pose_[static_cast<std::size_t>(map_base + m) * 3];
-          const double dist = std::hypot(pm[0] - pd[0], pm[1] - pd[1]);
-          if (dist < limits_.map_agent_radius) candidates_.emplace_back(dist, static_cast<int>(m));
+          const double dist2 = squared_distance(pm, pd);
+          if (dist2 < limits_.map_agent_radius * limits_.map_agent_radius)
+            candidates_.emplace_back(dist2, static_cast<int>(m));
         }
         std::size_t k = std::min(candidates_.size(), static_cast<std::size_t>(limits_.map_neighbours));
         std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),
@@ -216,9 +225,10 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
         candidates_.clear();
         for (std::int64_t b = 0; b < na; ++b) {
           const double* pb = &g.agent_pose[static_cast<std::size_t>(node_of(g0 + b, t)) * 3];
-          const double dist = std::hypot(pb[0] - pd[0], pb[1] - pd[1]);
-          if (b != a && g.node_valid[static_cast<std::size_t>(node_of(g0 + b, t))] && dist < limits_.agent_radius)
-            candidates_.emplace_back(dist, static_cast<int>(b));
+          const double dist2 = squared_distance(pb, pd);
+          if (b != a && g.node_valid[static_cast<std::size_t>(node_of(g0 + b, t))] &&
+              dist2 < limits_.agent_radius * limits_.agent_radius)
+            candidates_.emplace_back(dist2, static_cast<int>(b));
         }
         k = std::min(candidates_.size(), static_cast<std::size_t>(limits_.agent_neighbours));
         std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),

@@ -1,6 +1,7 @@
 // Linear layer kernels (see linear.hpp).
 #include "nn/layers/linear.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <type_traits>
 
@@ -171,25 +172,30 @@ void Linear<Scalar>::forward(const T& x, int n) {
 template <class Scalar>
 void Linear<Scalar>::chunk_parameter_gradients(const T& x, const typename T::Matrix& dz, int n) const {
   const auto& chunks = store_->chunk_gradients();
-  const int rows = chunks.rows, slots = static_cast<int>(chunks.bases.size());
-  if (half_ || rows * slots != n)
-    throw Error(strf("internal: nn::Linear: chunk gradients of %d x %d rows over a batch of %d", slots, rows, n));
-  const auto& tensors = store_->tensors();
-  const std::uint64_t w_offset = tensors[w_index_].offset, b_offset = tensors[b_index_].offset;
+  const int rows = chunks.rows;
+  if (half_ || rows * chunks.slots != n)
+    throw Error(strf("internal: nn::Linear: chunk gradients of %d x %d rows over a batch of %d", chunks.slots, rows,
+                     n));
+  const auto& w = store_->tensors()[w_index_];
+  const auto& b = store_->tensors()[b_index_];
+  const std::uint64_t first = std::min(w.offset, b.offset),
+                      count = std::max(w.offset + w.size, b.offset + b.size) - first;
   const auto out = static_cast<std::size_t>(out_), in = static_cast<std::size_t>(in_),
              r = static_cast<std::size_t>(rows);
   const typename Store::Matrix ones_row(ones_->data(), 1, r);
   const typename T::Matrix xs = x.rows(n);
   // Chunk k's rows alone, with the calls (shapes, beta 1 on a zeroed slot) of the branch without
   // chunks in a micro-batch of those rows: the same bits (Note [chunk gradients] in nn/parameters.hpp).
-  for (int k = 0; k < slots; ++k) {
-    Scalar* base = chunks.bases[static_cast<std::size_t>(k)];
-    const std::size_t first = static_cast<std::size_t>(k) * r;
-    const typename T::Matrix dz_k(dz.data() + first * out, r, out), x_k(xs.data() + first * in, r, in);
+  for (int k = 0; k < chunks.slots; ++k) {
+    Scalar* slot = chunks.slot(k, first, count);
+    const std::size_t row0 = static_cast<std::size_t>(k) * r;
+    const typename T::Matrix dz_k(dz.data() + row0 * out, r, out), x_k(xs.data() + row0 * in, r, in);
     if (has_bias_)
-      gemm('N', 'N', Scalar(1), ones_row, dz_k, Scalar(1), typename Store::Matrix(base + b_offset, 1, out));
-    gemm('T', 'N', Scalar(1), dz_k, x_k, Scalar(1), typename Store::Matrix(base + w_offset, out, in));
+      gemm('N', 'N', Scalar(1), ones_row, dz_k, Scalar(1),
+           typename Store::Matrix(slot + (b.offset - first), 1, out));
+    gemm('T', 'N', Scalar(1), dz_k, x_k, Scalar(1), typename Store::Matrix(slot + (w.offset - first), out, in));
   }
+  chunks.written(first, count);
 }
 
 template <class Scalar>
@@ -218,7 +224,7 @@ void Linear<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mod
     // db [1, out] += 1 [1, n] dz [n, out]: a GEMM, so it reaches the BLAS library (KokkosBlas'
     // transposed gemv on LayoutRight does not); fixed summation order, so deterministic.
     if (store_->tracking_gradient_bounds()) record_gradient_bounds(x, dz, n);
-    if (!store_->chunk_gradients().bases.empty()) {
+    if (store_->chunk_gradients().slots > 0) {
       chunk_parameter_gradients(x, dz, n);
     } else if (has_bias_) {
       const typename Store::Matrix db_row(db_.data(), 1, static_cast<std::size_t>(out));
@@ -227,7 +233,7 @@ void Linear<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mod
     }
     if (half_) {
       backward_half(x, dz, dx, mode, n);
-    } else if (store_->chunk_gradients().bases.empty()) {
+    } else if (store_->chunk_gradients().slots == 0) {
       gemm('T', 'N', Scalar(1), dz, x.rows(n), Scalar(1), dw_);  // dW += dz^T x
     }
     if (!half_ && !dx.empty()) {
