@@ -94,145 +94,7 @@ int chunk_bits(int chunks) {
   return l;
 }
 
-using GradRow = Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
-
-// The streaming loops of the tree on host builds: blocks over the host threads, each a loop over
-// distinct (restrict) arrays that the compiler vectorises (views that may alias kept it scalar, 3x
-// slower). x = x + y, then y = 0 when kClear.
-template <bool kClear>
-void add_block(float* __restrict__ x, float* __restrict__ y, std::uint64_t begin, std::uint64_t end) {
-  for (std::uint64_t i = begin; i < end; ++i) {
-    x[i] = x[i] + y[i];
-    if (kClear) y[i] = 0.0f;
-  }
-}
-// dst = a + b, then a = b = 0 when kClear.
-template <bool kClear>
-void add_block(float* __restrict__ dst, float* __restrict__ a, float* __restrict__ b, std::uint64_t begin,
-               std::uint64_t end) {
-  for (std::uint64_t i = begin; i < end; ++i) {
-    dst[i] = a[i] + b[i];
-    if (kClear) a[i] = 0.0f, b[i] = 0.0f;
-  }
-}
-constexpr std::uint64_t kAddBlock = 4096;
-
-// One node of the tree: dst = a + b, element by element, where dst is a, b or neither (a + b == b + a
-// in IEEE arithmetic: the same bits whichever operand is the destination); a and b below the root
-// are set to 0 after the read when `clear` (scratch that must be zero at its next use; never dst).
-// A free function because nvcc refuses an extended lambda inside a private member function.
-void add_into(float* dst, float* a, float* b, std::uint64_t n, bool clear) {
-  if (n == 0) return;
-  if constexpr (kHostBackend) {
-    float* const x = dst;  // the operand that is not dst, or both (three distinct arrays)
-    float* const y = dst == a ? b : a;
-    const std::uint64_t blocks = (n + kAddBlock - 1) / kAddBlock;
-    Kokkos::parallel_for("tree_add", host_range(std::uint64_t(0), blocks), [=](const std::uint64_t blk) {
-      const std::uint64_t begin = blk * kAddBlock, end = std::min(n, begin + kAddBlock);
-      if (dst != a && dst != b) {
-        if (clear) add_block<true>(x, a, b, begin, end);
-        else add_block<false>(x, a, b, begin, end);
-      } else if (clear) {
-        add_block<true>(x, y, begin, end);
-      } else {
-        add_block<false>(x, y, begin, end);
-      }
-    });
-  } else {
-    const GradRow d(dst, n), u(a, n), v(b, n);
-    const bool clear_a = clear && dst != a, clear_b = clear && dst != b;
-    Kokkos::parallel_for(
-        "tree_add", range(std::uint64_t(0), n), KOKKOS_LAMBDA(const std::uint64_t i) {
-          const float sum = u(i) + v(i);
-          if (clear_a) u(i) = 0.0f;
-          if (clear_b) v(i) = 0.0f;
-          d(i) = sum;
-        });
-  }
-}
-
-// This rank's node of the tree (Note [rank invariance]) over `count` elements whose slot k starts at
-// row(k): slots k and k + w for w = S / 2, ..., 1, each pair's sum into slot k, the root into slot
-// S - 1 (the store's buffer). `clear`: slots below S - 1 are zeroed as they are read the last time.
-template <class Row>
-void node_of_slots(int slots, std::uint64_t count, const Row& row, bool clear = false) {
-  for (int w = slots / 2; w >= 1; w /= 2)
-    for (int k = 0; k < w; ++k)
-      add_into(w == 1 ? row(slots - 1) : row(k), row(k), row(k + w), count, clear && (w == 1 || k + w < slots - 1));
-}
-
-std::size_t dtype_bytes(DType d) {
-  switch (d) {
-    case DType::f64:
-    case DType::i64: return 8;
-    case DType::bf16:
-    case DType::f16: return 2;
-    default: return 4;
-  }
-}
 }  // namespace
-
-bool append_chunk(Batch& joined, const Batch& next, std::uint64_t rows) {
-  const auto have = static_cast<std::uint64_t>(joined.n);
-  if (static_cast<std::uint64_t>(next.n) != rows || next.field_count != joined.field_count ||
-      next.epoch != joined.epoch || next.ids.data() != joined.ids.data() + have)
-    return false;
-  for (int f = 0; f < joined.field_count; ++f) {
-    Batch::Field& a = joined.fields[static_cast<std::size_t>(f)];
-    const Batch::Field& b = next.fields[static_cast<std::size_t>(f)];
-    const auto row_bytes = static_cast<std::uint64_t>(a.shape.row_size()) * dtype_bytes(a.dtype);
-    if (a.offsets || b.offsets || std::strcmp(a.name, b.name) != 0 || a.dtype != b.dtype ||
-        b.shape != a.shape.with_rows(static_cast<std::int64_t>(rows)) ||
-        static_cast<const char*>(b.data) != static_cast<const char*>(a.data) + have * row_bytes)
-      return false;
-  }
-  for (int f = 0; f < joined.field_count; ++f) {
-    Batch::Field& a = joined.fields[static_cast<std::size_t>(f)];
-    a.shape = a.shape.with_rows(static_cast<std::int64_t>(have + rows));
-  }
-  joined.ids = View1<std::uint64_t>(joined.ids.data(), have + rows);  // unmanaged: the shard keeps them
-  joined.n = static_cast<int>(have + rows);
-  return true;
-}
-
-MicroBatching resolve_micro_batching(const deck::Deck& deck, TrainConfig& c, int ranks) {
-  if (!c.rank_invariant) return {c.batch_size, c.accumulation_steps};
-  const std::uint64_t g = c.batch_size * static_cast<std::uint64_t>(ranks) *
-                          static_cast<std::uint64_t>(c.accumulation_steps);
-  std::uint64_t chunk = c.rank_invariant_chunk;
-  if (chunk == 0) {
-    if (g % 4 != 0)
-      deck.fail("rank_invariant_chunk",
-                strf("is needed: the global batch %llu (batch_size x ranks x accumulation_steps) is not a "
-                     "multiple of 4, the default chunk's divisor",
-                     (unsigned long long)g));
-    chunk = g / 4;
-  }
-  if (c.batch_size % chunk != 0)
-    deck.fail("rank_invariant_chunk",
-              strf("%llu%s does not divide batch_size %llu: every rank's micro-batch must hold whole chunks "
-                   "(rank counts whose batch_size is a multiple of the chunk keep the weights)",
-                   (unsigned long long)chunk, c.rank_invariant_chunk == 0 ? " (the global batch / 4)" : "",
-                   (unsigned long long)c.batch_size));
-  if (deck.get_bool("sync_batch_norm") && (c.model == "resnet" || c.model == "cape"))
-    deck.fail("rank_invariant",
-              "not with sync_batch_norm true: statistics over ranks depend on the rank count "
-              "(under rank_invariant batch norm normalises over each chunk)");
-  if (deck.get_string("conv_algorithm") == "auto" && !deck.get_bool("conv_deterministic") &&
-      (c.model == "resnet" || c.model == "cape"))
-    deck.fail("rank_invariant",
-              "not with conv_algorithm auto unless conv_deterministic true: timed choices "
-              "may differ between runs");
-  if (ranks > 2 && (c.hierarchical_allreduce || c.comm_backend == "shm" || c.comm_backend == "nccl"))
-    Log::info("  rank_invariant: beyond 2 ranks the chunk sums run over MPI (comm_backend " + c.comm_backend +
-              (c.hierarchical_allreduce ? ", hierarchical_allreduce" : "") + " apply at 2 ranks)");
-  c.rank_invariant_chunk = chunk;
-  const std::uint64_t chunks = g / chunk;
-  Log::info(strf("  rank_invariant: chunks of %llu samples, summed in %s", (unsigned long long)chunk,
-                 chunks <= FixedPointSum::kMaxTreeSlots && (chunks & (chunks - 1)) == 0 ? "a fixed float tree"
-                                                                                        : "int64 fixed point"));
-  return {chunk, static_cast<int>(c.batch_size * static_cast<std::uint64_t>(c.accumulation_steps) / chunk)};
-}
 
 FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store, int slots, int fused,
                              double watchdog_timeout, GradientCollective* whole)
@@ -285,23 +147,6 @@ FixedPointSum::~FixedPointSum() {
     pair.comm.reset();
     MPI_Comm_free(&pair.raw);
   }
-}
-
-ParameterShard FixedPointSum::aligned_shard(const Comm& comm, std::uint64_t n) {
-  ParameterShard s;
-  s.count = n;
-  if (comm.size() == 1) return s;
-  const auto p = static_cast<std::uint64_t>(comm.size());
-  const std::uint64_t blocks = (n + kBlock - 1) / kBlock;
-  std::uint64_t offset = 0;
-  for (std::uint64_t r = 0; r < p; ++r) {
-    const std::uint64_t end = std::min(n, offset + (blocks / p + (r < blocks % p ? 1 : 0)) * kBlock);
-    s.counts.push_back(static_cast<int>(end - offset));
-    s.displs.push_back(static_cast<int>(offset));
-    if (r == static_cast<std::uint64_t>(comm.rank())) s.offset = offset, s.count = end - offset;
-    offset = end;
-  }
-  return s;
 }
 
 namespace {
@@ -368,15 +213,6 @@ float* FixedPointSum::chunk_slot(int k, std::uint64_t first, std::uint64_t count
   return scratch_.data() + static_cast<std::uint64_t>(s) * scratch_cap_;
 }
 
-void FixedPointSum::chunk_written(std::uint64_t first, std::uint64_t count) {
-  if (!layer_tree_) return;
-  float* last = store_.grads().data() + first;
-  node_of_slots(
-      slots_, count,
-      [&](int k) { return k + 1 < slots_ ? scratch_.data() + static_cast<std::uint64_t>(k) * scratch_cap_ : last; },
-      true);
-}
-
 void FixedPointSum::after_fused(int slot, int count, const double* losses) {
   store_.set_chunk_gradients({});
   for (int k = slot; k < slot + count; ++k) {
@@ -399,15 +235,6 @@ void FixedPointSum::on_ready(std::uint64_t offset, std::uint64_t count) {
   if (!layer_tree_) local_tree(offset, count);
   treed_ = offset;
   whole_->on_ready(offset, count);
-}
-
-void FixedPointSum::local_tree(std::uint64_t first, std::uint64_t count) {
-  if (count == 0) return;
-  // Row S - 1 is the store's buffer, the others grads_'s.
-  const auto full = store_.grads();
-  node_of_slots(slots_, count, [&](int k) {
-    return (k + 1 < slots_ ? grads_.data() + static_cast<std::uint64_t>(k) * n_ : full.data()) + first;
-  });
 }
 
 FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* shard, int chunks, bool stop,
@@ -533,50 +360,6 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
       });
   fence();
   return o;
-}
-
-bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vector<double>& control,
-                             std::uint64_t step) {
-  for (int k = 0; k + 1 < slots_; ++k)
-    if (!used_[static_cast<std::size_t>(k)]) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), 0.0f);
-  if (!used_.back() && dirty_) store_.zero_grads();
-  // This rank's node of the tree (its slots k: chunks rank + k ranks), where the overlap has not
-  // summed it already.
-  const auto full = store_.grads();
-  local_tree(0, layer_tree_ ? 0 : treed_);
-  fence();
-  // Across ranks: rank r and r ^ d hold the two halves of one node for d = ranks / 2, ..., 1; each adds
-  // the other's (a + b == b + a, so both get the same bits).
-  if (whole_) {  // 2 ranks: the run's own all-reduce (shm, NCCL or MPI) adds a + b, the tree's root
-    // The control values ride along when the collective carries them all (shm: 4), else over MPI.
-    const bool along = control.size() <= 4;
-    const float* summed = whole_->all_reduce(full.data(), n_, control.data(),
-                                             along ? static_cast<int>(control.size()) : 0, step);
-    if (!along) comm_.allreduce_sum(control.data(), control.size());
-    if (summed != full.data())
-      Kokkos::deep_copy(full,
-                        Kokkos::View<const float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>(summed,
-                                                                                                           n_));
-  } else if (!pairs_.empty()) {
-    auto host = Kokkos::create_mirror_view(full);
-    Kokkos::deep_copy(host, full);
-    // A sum over two ranks is one addition per element, whichever rank computes it (under the watchdog).
-    for (Pair& pair : pairs_) {
-      pair.sum->start(host.data(), n_);
-      pair.sum->start(control.data(), control.size());
-      pair.sum->wait(step);
-    }
-    Kokkos::deep_copy(full, host);
-  }
-  // Every rank holds the whole sum: the verdict on NaN/Inf is the same everywhere.
-  const bool finite = optim::all_finite<float>(optim::Optimizer<float>::Vector(full.data(), n_));
-  const bool sliced = shard && !shard->counts.empty();
-  if (sliced || out != full.data())
-    Kokkos::deep_copy(Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>(
-                          out, sliced ? shard->count : n_),
-                      Kokkos::subview(full, std::make_pair(sliced ? shard->offset : 0,
-                                                           sliced ? shard->offset + shard->count : n_)));
-  return finite;
 }
 
 double FixedPointSum::norm(const float* data, const ParameterShard* shard) const {

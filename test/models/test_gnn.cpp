@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <set>
 
 #include "core/rng.hpp"
@@ -118,12 +117,7 @@ TEST(GnnTraining, WorldRanksMatchOneRankWithTheSameGlobalBatch) {
 
 TEST(GnnTraining, ResumeIsBitwiseAndTheStepAllocatesNothing) {
   const Comm comm;
-  const std::string dir = hpct::test::scratch("gnn_ckpt_np" + std::to_string(comm.size()));
-  if (comm.rank() == 0) {
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-  }
-  comm.barrier();
+  const std::string dir = hpct::test::empty_scratch_dir(comm, "gnn_ckpt_np" + std::to_string(comm.size()));
   const std::string bs = "batch_size=" + std::to_string(4 / comm.size());
   long heap = -1, views = -1;
   std::vector<float> full;
@@ -237,12 +231,7 @@ TEST(GnnRollout, RolloutTrainingMatchesAcrossRanksAndResumesBitwise) {
   const auto world_run = train_gnn(world, {"batch_size=" + std::to_string(8 / world.size()), "ar_steps=3"});
   EXPECT_LT(relative_difference(reference, world_run), 1e-6);
   EXPECT_GT(relative_difference(reference, train_gnn(one, {"batch_size=8"})), 1e-3);  // not the one-step training
-  const std::string dir = hpct::test::scratch("gnn_roll_ckpt_np" + std::to_string(world.size()));
-  if (world.rank() == 0) {
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-  }
-  world.barrier();
+  const std::string dir = hpct::test::empty_scratch_dir(world, "gnn_roll_ckpt_np" + std::to_string(world.size()));
   const std::string bs = "batch_size=" + std::to_string(4 / world.size());
   std::vector<float> full;
   long heap = -1, views = -1;

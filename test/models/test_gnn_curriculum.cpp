@@ -46,12 +46,8 @@ TEST(GnnCurriculum, StagesTrainTheirStepsAndMatchAcrossRanks) {
 
 TEST(GnnCurriculum, ACheckpointInsideAStageResumesBitwise) {
   const Comm world;
-  const std::string dir = hpct::test::scratch("gnn_curriculum_ckpt_np" + std::to_string(world.size()));
-  if (world.rank() == 0) {
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-  }
-  world.barrier();
+  const std::string dir = hpct::test::empty_scratch_dir(world,
+                                                        "gnn_curriculum_ckpt_np" + std::to_string(world.size()));
   const std::string bs = "batch_size=" + std::to_string(4 / world.size());
   const std::string grow = "ar_steps_schedule=1:1, 2:2, 3:3";
   const auto full = train(world,

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "comm/comm.hpp"
@@ -18,6 +19,18 @@ namespace hpct::test {
 
 // A path in the test's working directory (the build tree), unique per test binary and name.
 inline std::string scratch(const std::string& name) { return "scratch_" + name; }
+
+// Collective: scratch(name) as an empty directory (rank 0 clears and creates it; every rank returns
+// after it exists).
+inline std::string empty_scratch_dir(const Comm& comm, const std::string& name) {
+  const std::string dir = scratch(name);
+  if (comm.rank() == 0) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+  comm.barrier();
+  return dir;
+}
 
 inline deck::Deck make_deck(const std::string& text, const std::vector<std::string>& overrides = {}) {
   static const deck::Schema schema = full_schema();

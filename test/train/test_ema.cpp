@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
 #include "io/hdf5.hpp"
 #include "models/registry.hpp"
@@ -20,7 +19,6 @@ using hpct::test::error_message;
 using hpct::test::make_deck;
 using hpct::test::relative_difference;
 using hpct::test::SelfComm;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -79,13 +77,7 @@ std::vector<float> reference_ema(const EmaRun& r, double decay, bool warmup) {
 }
 
 std::string fresh_dir(const Comm& comm, const std::string& name) {
-  const std::string dir = hpct::test::scratch("ema_" + name + "_np" + std::to_string(comm.size()));
-  if (comm.rank() == 0) {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  comm.barrier();
-  return dir;
+  return hpct::test::empty_scratch_dir(comm, "ema_" + name + "_np" + std::to_string(comm.size()));
 }
 
 }  // namespace

@@ -18,9 +18,9 @@
 #include "train/trainer.hpp"
 
 using namespace hpct;
+using hpct::test::empty_scratch_dir;
 using hpct::test::error_message;
 using hpct::test::make_deck;
-using hpct::test::scratch;
 
 TEST(RunLoop, CheckpointWriteIsRankZerosAndItsVerdictIsEveryRanks) {
   const Comm comm;
@@ -112,9 +112,7 @@ class CountingPasses final : public PassWork {
 
 TEST(PassLoop, StopsInsideAPassAndResumesItMidWay) {
   const Comm comm;
-  const std::string dir = scratch("pass_loop_checkpoints");
-  if (comm.rank() == 0) std::filesystem::remove_all(dir);
-  comm.barrier();
+  const std::string dir = empty_scratch_dir(comm, "pass_loop_checkpoints");
   const std::string text = "data_file unused.h5\ncheckpoint_dir " + dir + "\nwatchdog_timeout 0\n";
   CountingPasses stopped(comm, 3);
   // Checkpoints after rounds 2 and 3 (the stop) of pass 1: the newest holds 3 rounds.
@@ -133,9 +131,7 @@ TEST(PassLoop, StopsInsideAPassAndResumesItMidWay) {
 
 TEST(PassLoop, APassStoppedInsideARoundStartsOverOnResume) {
   const Comm comm;
-  const std::string dir = scratch("pass_loop_in_round");
-  if (comm.rank() == 0) std::filesystem::remove_all(dir);
-  comm.barrier();
+  const std::string dir = empty_scratch_dir(comm, "pass_loop_in_round");
   const std::string text = "data_file unused.h5\ncheckpoint_dir " + dir + "\nwatchdog_timeout 0\n";
   CountingPasses stopped(comm, 3, true);
   EXPECT_EQ(run_passes(make_deck(text), comm, stopped, PassCadence{2, 0}), static_cast<int>(ExitCode::requeue));
