@@ -77,6 +77,12 @@ Runtime::Runtime(int& argc, char**& argv) {
   // libraries ignore the variable. The per-element sum order is that of any all-reduce algorithm:
   // exact at 2 ranks (Note [buckets are exact]).
   setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", /*overwrite=*/0);
+  // Note [singleton start]: a process started without a launcher (a tool on one core: smart_eval,
+  // trajgen, a test) is an Open MPI singleton, which forks a supporting daemon (orted) and waits for
+  // its handshake inside MPI_Init: about half of a tool's start-up wall time. The daemon serves only
+  // dynamic process management (MPI_Comm_spawn, ports), which nothing here uses, so unless the user
+  // chose otherwise the singleton runs without it. Ranks started by mpirun or srun ignore the variable.
+  setenv("OMPI_MCA_ess_singleton_isolated", "1", /*overwrite=*/0);
   int provided = 0;
   // FUNNELED: only the main thread calls MPI (a later prefetch thread does file I/O, not MPI).
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);

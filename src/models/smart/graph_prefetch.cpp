@@ -9,10 +9,12 @@ namespace hpct::smart {
 // worker builds it into the back builder while the step runs on the front one; take() of exactly
 // those rows swaps the two. Anything else (validation, evaluation, a first step) is built on the
 // caller's thread into the front builder, which the worker never touches, so a graph is the same
-// wherever it was built and results do not depend on the prefetch. Both builders are sized in the
-// constructor and the worker waits on a condition variable: nothing is allocated per step.
+// wherever it was built and results do not depend on the prefetch. The front builder is sized in
+// the constructor, the back one by the first prefetch (a training's first step; an evaluation, which
+// never prefetches, never fills a second builder's buffers), and the worker waits on a condition
+// variable: nothing is allocated per step after the first.
 GraphPrefetcher::GraphPrefetcher(const GraphLimits& limits, const MotionVocab& vocab)
-    : a_(limits, vocab), b_(limits, vocab), worker_([this] { run(); }) {}
+    : limits_(limits), vocab_(vocab), a_(limits, vocab), worker_([this] { run(); }) {}
 
 GraphPrefetcher::~GraphPrefetcher() {
   {
@@ -53,6 +55,7 @@ void GraphPrefetcher::start_pending() {
 void GraphPrefetcher::prefetch(const SceneRows& next) {
   std::lock_guard<std::mutex> lock(mu_);
   if (has_job_ && job_.same(next)) return;
+  if (!b_) b_ = std::make_unique<SceneGraphBuilder>(limits_, vocab_), back_ = b_.get();
   pending_ = next, has_pending_ = true;
   start_pending();
 }

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -33,8 +34,11 @@ class GraphPrefetcher {
  private:
   void run();
   void start_pending();  // with mu_ held
-  SceneGraphBuilder a_, b_;
-  SceneGraphBuilder *front_ = &a_, *back_ = &b_;  // front: the graph in use; back: the worker's
+  const GraphLimits limits_;
+  const MotionVocab& vocab_;
+  SceneGraphBuilder a_;
+  std::unique_ptr<SceneGraphBuilder> b_;              // made by the first prefetch (evaluations never make it)
+  SceneGraphBuilder *front_ = &a_, *back_ = nullptr;  // front: the graph in use; back: the worker's
   std::mutex mu_;
   std::condition_variable cv_;
   SceneRows job_, pending_;

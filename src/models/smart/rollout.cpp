@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <numeric>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -102,27 +101,29 @@ RolloutBatch gather(const SceneData& d, const std::vector<std::uint64_t>& scenes
   return b;
 }
 
-// The token sampled among the top k of logits z (V of them) with uniform u in [0, 1).
-int sample_top_k(const float* z, int V, int top_k, double u, std::vector<int>& order) {
+// The token sampled among the top k of logits z (V of them) with uniform u in [0, 1): the k largest
+// (ties: the lower id first) kept sorted in one pass over the logits.
+int sample_top_k(const float* z, int V, int top_k, double u) {
   const int K = std::min({top_k, V, 16});
-  order.resize(static_cast<std::size_t>(V));
-  std::iota(order.begin(), order.end(), 0);
-  std::partial_sort(order.begin(), order.begin() + K, order.end(),
-                    [&](int x, int y) { return z[x] > z[y] || (z[x] == z[y] && x < y); });
+  int best[16], n = 0;
+  for (int v = 0; v < V; ++v) {
+    if (n == K && !(z[v] > z[best[K - 1]])) continue;  // a tie ranks below the earlier id
+    int i = n < K ? n++ : K - 1;
+    for (; i > 0 && z[v] > z[best[i - 1]]; --i) best[i] = best[i - 1];
+    best[i] = v;
+  }
   double w[16], sum = 0;
-  for (int i = 0; i < K; ++i)
-    w[i] = std::exp(double(z[order[static_cast<std::size_t>(i)]] - z[order[0]])), sum += w[i];
+  for (int i = 0; i < K; ++i) w[i] = std::exp(double(z[best[i]] - z[best[0]])), sum += w[i];
   u *= sum;
   for (int i = 0; i < K; ++i) {
-    if (u < w[i]) return order[static_cast<std::size_t>(i)];
+    if (u < w[i]) return best[i];
     u -= w[i];
   }
-  return order[static_cast<std::size_t>(K - 1)];
+  return best[K - 1];
 }
 
 // Runs the rollouts of one batch in place (b.st's future time points).
-void roll(SmartModel& model, RolloutBatch& b, std::size_t S, const RolloutOptions& o, std::vector<float>& logits,
-          std::vector<int>& order) {
+void roll(SmartModel& model, RolloutBatch& b, std::size_t S, const RolloutOptions& o, std::vector<float>& logits) {
   const bool incremental = o.incremental;
   const TokenGrid& g = model.config().limits.grid;
   const MotionVocab& vocab = model.vocab();
@@ -135,10 +136,13 @@ void roll(SmartModel& model, RolloutBatch& b, std::size_t S, const RolloutOption
   const auto d_valid = device_view(b.valid, "rollout_valid");
   const auto A = static_cast<std::int64_t>(b.aoff.back()), M = static_cast<std::int64_t>(b.moff.back());
   const auto steps = static_cast<std::int64_t>(S);
-  View1<float> d_st("rollout_state", std::max<std::size_t>(b.st.size(), 1));
+  // Host builds read the states where the rollout writes them; device builds copy them per token.
+  View1<float> d_st = kHostBackend ? View1<float>(b.st.data(), b.st.size())
+                                   : View1<float>("rollout_state", std::max<std::size_t>(b.st.size(), 1));
   for (int k = g.history; k < g.tokens; ++k) {
-    Kokkos::deep_copy(Kokkos::subview(d_st, Kokkos::make_pair(std::size_t(0), b.st.size())),
-                      Kokkos::View<const float*, HostSpace, Kokkos::MemoryUnmanaged>(b.st.data(), b.st.size()));
+    if (!kHostBackend)
+      Kokkos::deep_copy(Kokkos::subview(d_st, Kokkos::make_pair(std::size_t(0), b.st.size())),
+                        Kokkos::View<const float*, HostSpace, Kokkos::MemoryUnmanaged>(b.st.data(), b.st.size()));
     Batch batch;
     batch.n = rows, batch.ids = d_ids;
     batch.set<float>("agent_state", Tensor<float>(d_st.data(), Shape{A, steps, 5}), d_ao.data());
@@ -167,8 +171,7 @@ void roll(SmartModel& model, RolloutBatch& b, std::size_t S, const RolloutOption
                                              : a * static_cast<std::size_t>(T) + static_cast<std::size_t>(k - 1);
         // Keyed by the agent's place among the scene's R copies, as when a scene was a batch.
         const double u = rng::uniform(rng::hash(o.seed, s, a - first, static_cast<std::uint64_t>(k)));
-        const int pick = sample_top_k(&logits[(node - first_node) * static_cast<std::size_t>(V)], V, o.top_k, u,
-                                      order);
+        const int pick = sample_top_k(&logits[(node - first_node) * static_cast<std::size_t>(V)], V, o.top_k, u);
         // From the pose the tokens so far reconstruct (Note [drift-free tokens] in scene_graph.cpp).
         const double* p = &model.graph().agent_pose[node * 3];
         double x = p[0], y = p[1], h = p[2];
@@ -283,14 +286,13 @@ RolloutReport evaluate_rollouts(Model& any, const std::string& path, const Rollo
   for (std::uint64_t s = static_cast<std::uint64_t>(o.rank); s < scenes; s += static_cast<std::uint64_t>(o.ranks))
     if (d.ao[s + 1] > d.ao[s]) mine.push_back(s);
   std::vector<float> logits;
-  std::vector<int> order;
   for (std::size_t c = 0; c < mine.size(); c += static_cast<std::size_t>(o.scenes_per_batch)) {
     const std::vector<std::uint64_t> chunk(
         mine.begin() + static_cast<std::ptrdiff_t>(c),
         mine.begin() +
             static_cast<std::ptrdiff_t>(std::min(mine.size(), c + static_cast<std::size_t>(o.scenes_per_batch))));
     RolloutBatch b = gather(d, chunk, o.rollouts, g, o.incremental);
-    roll(model, b, d.steps, o, logits, order);
+    roll(model, b, d.steps, o, logits);
     for (std::size_t i = 0; i < chunk.size(); ++i) {
       const std::size_t first = b.first[i * static_cast<std::size_t>(o.rollouts)];
       score(d, b, chunk[i], first, g, model.config().step, o.rollouts, rep);

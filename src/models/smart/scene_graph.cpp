@@ -11,9 +11,9 @@ namespace hpct::smart {
 
 void EdgeList::reserve(std::int64_t capacity, int f) {
   features = f;
-  src.assign(static_cast<std::size_t>(capacity), 0);
-  dst.assign(static_cast<std::size_t>(capacity), 0);
-  rel.assign(static_cast<std::size_t>(capacity * f), 0.0f);
+  src.reserve(static_cast<std::size_t>(capacity));
+  dst.reserve(static_cast<std::size_t>(capacity));
+  rel.reserve(static_cast<std::size_t>(capacity * f));
 }
 
 SceneGraphBuilder::SceneGraphBuilder(const GraphLimits& l, const MotionVocab& vocab) : limits_(l), vocab_(vocab) {
@@ -64,10 +64,12 @@ void relative(const double* s, const double* d, float* out) {
 }
 
 void push(EdgeList& e, int src, int dst, const double* ps, const double* pd, double dt = 0) {
-  const auto k = static_cast<std::size_t>(e.count++);
-  e.src[k] = src, e.dst[k] = dst;
-  relative(ps, pd, &e.rel[k * static_cast<std::size_t>(e.features)]);
-  if (e.features == 4) e.rel[k * 4 + 3] = static_cast<float>(dt);
+  ++e.count;
+  e.src.push_back(src), e.dst.push_back(dst);
+  float r[3];
+  relative(ps, pd, r);
+  e.rel.insert(e.rel.end(), r, r + 3);
+  if (e.features == 4) e.rel.push_back(static_cast<float>(dt));
 }
 
 }  // namespace
@@ -100,7 +102,7 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
     throw Error("internal: smart: an appended graph must continue the last build's window");
   built_ = false;  // until this build is complete
   SceneGraph& g = g_;
-  for (EdgeList* e : {&g.map_map, &g.temporal, &g.map_agent, &g.agent_agent}) e->count = 0;
+  for (EdgeList* e : {&g.map_map, &g.temporal, &g.map_agent, &g.agent_agent}) e->clear();
   const int T = grid.inputs(), S = grid.shift, steps = r.steps;
   const int V = vocab_.size();
   // Node of agent `ga` (counted from the batch's first) at token step t: agent-major, or time-major

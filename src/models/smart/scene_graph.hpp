@@ -39,12 +39,15 @@ struct GraphLimits {
   double map_radius = 20.0, map_agent_radius = 30.0, agent_radius = 60.0;
 };
 
+// A build's edges of one kind: count of them in src, dst and rel ([count, features]), appended within
+// the capacity reserve() sets (no allocation, and only the pages a batch's edges need are touched).
 struct EdgeList {
   int features = 3;
   std::int64_t count = 0;
   std::vector<int> src, dst;
-  std::vector<float> rel;  // [capacity, features]
+  std::vector<float> rel;
   void reserve(std::int64_t capacity, int f);
+  void clear() { count = 0, src.clear(), dst.clear(), rel.clear(); }
 };
 
 struct SceneGraph {

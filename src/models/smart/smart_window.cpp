@@ -16,7 +16,9 @@ void SmartModel::rollout_window(int from, int to, int copies) {
     const auto H = static_cast<std::size_t>(config_.hidden);
     for (std::size_t k = 0; k < agent_blocks_.size(); ++k) {
       const std::size_t rows = k % 3 == 1 ? map_feat_.extent(0) : token_in_.extent(0);  // sources
-      keys_.emplace_back("smart_rollout_keys", rows, H), values_.emplace_back("smart_rollout_values", rows, H);
+      // Not zero-filled: a window reads only the rows earlier windows (or its own) projected.
+      keys_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "smart_rollout_keys"), rows, H);
+      values_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "smart_rollout_values"), rows, H);
     }
   }
   rollout_from_ = from, rollout_to_ = to, rollout_next_ = to + 1;

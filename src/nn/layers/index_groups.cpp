@@ -7,11 +7,17 @@
 
 namespace hpct::nn {
 
+// Without a zero fill: a build writes every element its users read (the first m keys and order
+// entries, num_keys + 1 offsets, touched_count keys), and only the pages a batch needs are touched.
 IndexGroups::IndexGroups(const std::string& name, std::int64_t max_positions, std::int64_t max_keys)
-    : keys_(name + "/keys", static_cast<std::size_t>(max_positions)),
-      offsets_(name + "/offsets", static_cast<std::size_t>(max_keys + 1)),
-      order_(name + "/order", static_cast<std::size_t>(max_positions)),
-      touched_(name + "/touched", static_cast<std::size_t>(max_positions)) {
+    : keys_(Kokkos::view_alloc(Kokkos::WithoutInitializing, name + "/keys"),
+            static_cast<std::size_t>(max_positions)),
+      offsets_(Kokkos::view_alloc(Kokkos::WithoutInitializing, name + "/offsets"),
+               static_cast<std::size_t>(max_keys + 1)),
+      order_(Kokkos::view_alloc(Kokkos::WithoutInitializing, name + "/order"),
+             static_cast<std::size_t>(max_positions)),
+      touched_(Kokkos::view_alloc(Kokkos::WithoutInitializing, name + "/touched"),
+               static_cast<std::size_t>(max_positions)) {
   h_keys_ = Kokkos::create_mirror_view(keys_);
   h_offsets_ = Kokkos::create_mirror_view(offsets_);
   h_order_ = Kokkos::create_mirror_view(order_);

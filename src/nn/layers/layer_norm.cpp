@@ -77,7 +77,9 @@ LayerNorm<Scalar>::LayerNorm(Store& store, Workspace<Scalar>& ws, const std::str
   rstd_ = &ws.request(name + "/rstd", shape.rows(), rows_per_sample_);
   const std::int64_t max_rows = static_cast<std::int64_t>(shape.rows()) * rows_per_sample_;
   const auto blocks = static_cast<std::size_t>((max_rows + kRowsPerBlock - 1) / kRowsPerBlock);
-  partial_ = decltype(partial_)(name + "/partial", blocks > 0 ? blocks : 1, 2 * d);
+  // Every partial the backward reads it writes first: no zero fill (an inference never touches it).
+  partial_ = decltype(partial_)(Kokkos::view_alloc(Kokkos::WithoutInitializing, name + "/partial"),
+                                blocks > 0 ? blocks : 1, 2 * d);
 }
 
 template <class Scalar>

@@ -60,9 +60,6 @@ void Linear<Scalar>::bind(const Store& store) {
     b_ = store.vector(b_index_);
     db_ = store.grad_vector(b_index_);
   }
-  const auto ones = ones_->flat();
-  Kokkos::parallel_for(
-      "linear_ones", range(0, ones.extent(0)), KOKKOS_LAMBDA(const std::size_t i) { ones(i) = Scalar(1); });
   half_ = std::is_same_v<Scalar, float> && precision_ != Precision::fp32 && half_gemm_native();
   if (half_) {
     w_generation_ = 0;  // the generation starts above 0: the first forward converts
@@ -200,6 +197,14 @@ void Linear<Scalar>::chunk_parameter_gradients(const T& x, const typename T::Mat
 
 template <class Scalar>
 void Linear<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) {
+  if (n > 0 && has_bias_ && !ones_filled_) {
+    // Filled by the first backward, not at bind: a model that only infers (smart_eval) never
+    // touches the capacity's pages.
+    const auto ones = ones_->flat();
+    Kokkos::parallel_for(
+        "linear_ones", range(0, ones.extent(0)), KOKKOS_LAMBDA(const std::size_t i) { ones(i) = Scalar(1); });
+    ones_filled_ = true;
+  }
   if (n > 0) {
     const int out = out_;
     typename T::Matrix dz = dy.rows(n);

@@ -45,8 +45,9 @@ class Linear : public Layer<Scalar> {
   // What backward needs of the pre-activation z: z itself, or sigmoid(z) for silu (silu' = s + y (1 - s)).
   T* z_ = nullptr;
   T* y_ = nullptr;
-  T* dz_ = nullptr;       // dL/dz, so that dy stays untouched
-  T* ones_ = nullptr;     // [capacity] of 1: the bias gradient as a GEMM
+  T* dz_ = nullptr;    // dL/dz, so that dy stays untouched
+  T* ones_ = nullptr;  // [capacity] of 1: the bias gradient as a GEMM (filled by the first backward)
+  bool ones_filled_ = false;
   View2<Scalar> w_lowp_;  // the weights rounded to the compute precision (bf16/fp16 host emulation)
   // Note [half GEMMs] on GPU builds: the weights as bf16/fp16 bit patterns, refreshed when the
   // parameter generation moves (once per optimizer step, nn/parameter_generation.hpp); x and dz are
