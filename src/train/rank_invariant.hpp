@@ -103,15 +103,12 @@ class FixedPointSum {
   int slots_, fused_;
   std::uint64_t n_, blocks_;
   bool overlap_ = false, armed_ = false;
-  bool in_layers_ = false;   // the node may be summed layer by layer (before_fused)
+  bool in_layers_ = false;   // the node may be summed in the layers' kernels (before_fused)
   bool layer_tree_ = false;  // this step's fused micro-batch summed it so
   int fused_first_ = 0;      // the running fused micro-batch's first slot
   nn::ParameterStore<float>::ChunkGradients chunk_slots_;
-  View2<float> scratch_;  // in_layers_: a layer's slots below the last, zero between uses
-  std::uint64_t scratch_cap_ = 0;
   // The store's chunk slots (Note [chunk gradients] in nn/parameters.hpp).
-  float* chunk_slot(int k, std::uint64_t first, std::uint64_t count);
-  void chunk_written(std::uint64_t first, std::uint64_t count);
+  float* chunk_slot(int k, std::uint64_t first);
   std::uint64_t treed_ = 0;  // [treed_, n) of the store's buffer holds this rank's node already
   // This rank's node of the tree over elements [first, first + count), into the store's buffer.
   void local_tree(std::uint64_t first, std::uint64_t count);

@@ -122,6 +122,8 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
   o.slice = shard_grads_.data();
   collective_ = make_gradient_collective(comm, o);
   if (config.rank_invariant) {
+    // Note [fused chunks]: a chunk's parameter gradients in one fixed order, fused or not.
+    if (model.rows_independent()) store.set_fixed_order_gradients(true);
     invariant_ = std::make_unique<FixedPointSum>(
         comm, store,
         static_cast<int>(config.batch_size * static_cast<std::uint64_t>(config.accumulation_steps) / chunk_),
