@@ -2,6 +2,7 @@
 #include "nn/layers/linear_chunk_sums.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -33,7 +34,7 @@ namespace hpct::nn {
 namespace {
 
 constexpr int kPending = 7;  // log2(kMaxChunkTree) + 1
-constexpr int kRows = 4, kCols = 32;
+constexpr int kRows = 8, kCols = 32;
 
 template <class Scalar>
 struct Sums {
@@ -45,20 +46,27 @@ struct Sums {
   Scalar* bias[kMaxChunkTree];
 };
 
-// d x rounded to Scalar: device compilers would contract `acc + d * x` into an FMA (nvcc's --fmad);
-// the _rn intrinsics round the product as the host does.
-KOKKOS_INLINE_FUNCTION float product(const float d, const float x) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __fmul_rn(d, x);
+// acc + d x: one fused multiply-add (rounded once) on devices and on hosts whose build has FMA
+// (x86-64 -march=native since Haswell, AArch64), else the product rounded, then the sum.
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+constexpr bool kHostFma = true;
 #else
-  return d * x;
+constexpr bool kHostFma = false;
+#endif
+KOKKOS_INLINE_FUNCTION float madd(const float d, const float x, const float acc) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __fmaf_rn(d, x, acc);
+#else
+  if constexpr (kHostFma) return std::fma(d, x, acc);
+  return acc + d * x;
 #endif
 }
-KOKKOS_INLINE_FUNCTION double product(const double d, const double x) {
+KOKKOS_INLINE_FUNCTION double madd(const double d, const double x, const double acc) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __dmul_rn(d, x);
+  return __fma_rn(d, x, acc);
 #else
-  return d * x;
+  if constexpr (kHostFma) return std::fma(d, x, acc);
+  return acc + d * x;
 #endif
 }
 
@@ -86,7 +94,7 @@ KOKKOS_INLINE_FUNCTION void sum_tile(const Sums<Scalar>& s, const int o0, const 
       const Scalar* const xr = s.x + row * s.in + i0;
       for (int a = 0; a < R; ++a) {
         const Scalar da = d[a];
-        for (int b = 0; b < C; ++b) acc[a][b] = acc[a][b] + (kBias ? da : product(da, xr[b]));
+        for (int b = 0; b < C; ++b) acc[a][b] = kBias ? acc[a][b] + da : madd(da, xr[b], acc[a][b]);
       }
     }
     if (tree) {  // the nodes this chunk completes: pending node + the newer one, as node_of_slots adds them
@@ -109,7 +117,9 @@ KOKKOS_INLINE_FUNCTION void sum_tile(const Sums<Scalar>& s, const int o0, const 
   }
 }
 
-// Output rows [o0, o1): full tiles where they fit, single elements at the edges (the same sums).
+// Output rows [o0, o1): full tiles where they fit; the columns past the last full tile (narrow
+// layers: all of them) and the bias as columns of kRows rows, vectorised along the rows; single
+// elements at the bottom edge. Every element's sums are the same whichever tile computes them.
 template <class Scalar>
 void host_rows(const Sums<Scalar>& s, const int o0, const int o1) {
   const bool bias = s.bias[0] != nullptr;
@@ -149,6 +159,8 @@ void run_sums(const Sums<Scalar>& s) {
 }
 
 }  // namespace
+
+bool linear_chunk_sums_fma() { return !kHostBackend || kHostFma; }
 
 template <class Scalar>
 void linear_chunk_sums(const Scalar* dz, const Scalar* x, int out, int in, int rows, int chunks, bool tree,

@@ -15,7 +15,8 @@ inline constexpr int kMaxChunkTree = 64;
 // memory the kernels read. Chunk c's sums are, per weight element (o, i) and bias element o,
 //   s_c(o, i) = (((0 + dz(cR, o) x(cR, i)) + dz(cR + 1, o) x(cR + 1, i)) + ...), R = rows,
 //   s_c(o)    = (((0 + dz(cR, o)) + dz(cR + 1, o)) + ...),
-// every product and sum rounded to Scalar (no FMA contraction).
+// each step `s = s + d x` one fused multiply-add where linear_chunk_sums_fma() (the product rounded
+// on its own otherwise).
 // - tree false: weight[c][o in + i] += s_c(o, i) and bias[c][o] += s_c(o) for every chunk c.
 // - tree true (chunks a power of two, at most kMaxChunkTree): weight[0] and bias[0] get the root of
 //   the tree over the chunks whose node "c = a mod 2^j" is node "c = a mod 2^(j+1)" plus node
@@ -25,5 +26,8 @@ inline constexpr int kMaxChunkTree = 64;
 template <class Scalar>
 void linear_chunk_sums(const Scalar* dz, const Scalar* x, int out, int in, int rows, int chunks, bool tree,
                        Scalar* const* weight, Scalar* const* bias);
+
+// Whether the sums above are fused multiply-adds in this build (devices, and hosts built with FMA).
+bool linear_chunk_sums_fma();
 
 }  // namespace hpct::nn
