@@ -117,18 +117,89 @@ KOKKOS_INLINE_FUNCTION void sum_tile(const Sums<Scalar>& s, const int o0, const 
   }
 }
 
-// Output rows [o0, o1): full tiles where they fit; the columns past the last full tile (narrow
-// layers: all of them) and the bias as columns of kRows rows, vectorised along the rows; single
-// elements at the bottom edge. Every element's sums are the same whichever tile computes them.
+// Host tiles. One chunk's sums of a tile of n elements into `leaf` (memory, n <= kTile), with the
+// running sums in vector registers: kind kWeight, kRows x kCols weight elements (vectorised along
+// the columns: one load of x a row serves kRows rows of dz); kColumn, column i of kColumnRows rows
+// (vectorised along the rows: narrow layers and the columns past the last full tile); kBias, the
+// bias of kColumnRows rows. The same arithmetic per element as sum_tile.
+enum class Tile { kWeight, kColumn, kBias };
+constexpr int kColumnRows = 16, kTile = kRows * kCols;
+
+// One row's step of host_leaf: acc = madd(d, x, acc), or from a literal 0 for the first row (a
+// zeroed array there cost a memset of the tile per chunk, an eighth of the kernel).
+template <Tile kKind, int R, int C, bool kFirst, class Scalar>
+inline void host_step(const Sums<Scalar>& s, const std::int64_t row, const int o0, const int i0,
+                      Scalar* __restrict__ acc) {
+  const Scalar* __restrict__ const d = s.dz + row * s.out + o0;
+  const Scalar* __restrict__ const xr = s.x + row * s.in + i0;
+  if constexpr (kKind == Tile::kWeight) {
+    for (int a = 0; a < R; ++a)
+      for (int b = 0; b < C; ++b) acc[a * C + b] = madd(d[a], xr[b], kFirst ? Scalar(0) : acc[a * C + b]);
+  } else if constexpr (kKind == Tile::kColumn) {
+    const Scalar xv = xr[0];
+    for (int a = 0; a < R; ++a) acc[a] = madd(d[a], xv, kFirst ? Scalar(0) : acc[a]);
+  } else {
+    for (int a = 0; a < R; ++a) acc[a] = (kFirst ? Scalar(0) : acc[a]) + d[a];
+  }
+}
+
+template <Tile kKind, class Scalar>
+inline void host_leaf(const Sums<Scalar>& s, const int c, const int o0, const int i0, Scalar* __restrict__ leaf) {
+  constexpr int R = kKind == Tile::kWeight ? kRows : kColumnRows, C = kKind == Tile::kWeight ? kCols : 1;
+  Scalar acc[R * C];
+  const std::int64_t row0 = static_cast<std::int64_t>(c) * s.rows;
+  host_step<kKind, R, C, true>(s, row0, o0, i0, acc);
+  for (int r = 1; r < s.rows; ++r) host_step<kKind, R, C, false>(s, row0 + r, o0, i0, acc);
+  for (int e = 0; e < R * C; ++e) leaf[e] = acc[e];
+}
+
+// The tile at (o0, i0) for every chunk: leaves into the pending nodes, the tree as sum_tile does it,
+// then the targets.
+template <Tile kKind, class Scalar>
+void host_tile(const Sums<Scalar>& s, const int o0, const int i0) {
+  constexpr int R = kKind == Tile::kWeight ? kRows : kColumnRows, C = kKind == Tile::kWeight ? kCols : 1;
+  constexpr int n = R * C;
+  alignas(64) Scalar node[kPending + 1][n];
+  const bool tree = s.bits >= 0;
+  const auto add = [&](const Scalar* __restrict__ v, const int target) {
+    for (int a = 0; a < R; ++a) {
+      Scalar* __restrict__ const dst = kKind == Tile::kBias
+                                           ? s.bias[target] + o0 + a
+                                           : s.weight[target] + static_cast<std::int64_t>(o0 + a) * s.in + i0;
+      for (int b = 0; b < C; ++b) dst[b] = dst[b] + v[a * C + b];
+    }
+  };
+  int top = 0;
+  for (int t = 0; t < s.chunks; ++t) {
+    const int c = tree ? bit_reversed(t, s.bits) : t;
+    host_leaf<kKind>(s, c, o0, i0, node[top]);
+    if (!tree) {
+      add(node[top], c);
+      continue;
+    }
+    for (int u = t; u & 1; u >>= 1) {  // pending node + the newer one
+      --top;
+      Scalar* __restrict__ const older = node[top];
+      const Scalar* __restrict__ const newer = node[top + 1];
+      for (int e = 0; e < n; ++e) older[e] = older[e] + newer[e];
+    }
+    ++top;
+  }
+  if (tree) add(node[0], 0);
+}
+
+// Output rows [o0, o1): full tiles where they fit, columns of kColumnRows rows past the last full
+// tile (narrow layers: all columns) and for the bias, single elements at the bottom edge.
 template <class Scalar>
 void host_rows(const Sums<Scalar>& s, const int o0, const int o1) {
   const bool bias = s.bias[0] != nullptr;
   int o = o0;
-  for (; o + kRows <= o1; o += kRows) {
+  for (; o + kColumnRows <= o1; o += kColumnRows) {
     int i = 0;
-    for (; i + kCols <= s.in; i += kCols) sum_tile<kRows, kCols, false>(s, o, i);
-    for (; i < s.in; ++i) sum_tile<kRows, 1, false>(s, o, i);
-    if (bias) sum_tile<kRows, 1, true>(s, o, 0);
+    for (; i + kCols <= s.in; i += kCols)
+      for (int a = 0; a < kColumnRows; a += kRows) host_tile<Tile::kWeight>(s, o + a, i);
+    for (; i < s.in; ++i) host_tile<Tile::kColumn>(s, o, i);
+    if (bias) host_tile<Tile::kBias>(s, o, 0);
   }
   for (; o < o1; ++o) {
     for (int i = 0; i < s.in; ++i) sum_tile<1, 1, false>(s, o, i);
@@ -139,11 +210,11 @@ void host_rows(const Sums<Scalar>& s, const int o0, const int o1) {
 template <class Scalar>
 void run_sums(const Sums<Scalar>& s) {
   if constexpr (kHostBackend) {
-    const int tiles = (s.out + kRows - 1) / kRows;
-    const long long parts = host_chunks(tiles, 4);
+    const int tiles = (s.out + kColumnRows - 1) / kColumnRows;
+    const long long parts = host_chunks(tiles, 2);
     for_each_host_chunk("chunk_sums", parts, [&s, tiles, parts](const int p) {
-      const int o0 = static_cast<int>(tiles * p / parts) * kRows;
-      const int o1 = std::min(s.out, static_cast<int>(tiles * (p + 1) / parts) * kRows);
+      const int o0 = static_cast<int>(tiles * p / parts) * kColumnRows;
+      const int o1 = std::min(s.out, static_cast<int>(tiles * (p + 1) / parts) * kColumnRows);
       host_rows(s, o0, o1);
     });
   } else {
