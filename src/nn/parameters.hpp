@@ -86,8 +86,8 @@ class ParameterStore {
   // write parameter gradients (nn::Linear) then sum each chunk's rows on their own (Note
   // [fixed-order chunk sums] in nn/layers/linear_chunk_sums.cpp): for the elements [first, first +
   // count) of their tensors, chunk k's sums are added into slot(k, first, count) for k < slots; with
-  // `tree`, only slot(slots - 1, ...) is asked for and gets the root of the slots' tree (Note [rank
-  // invariance] in train/rank_invariant.cpp). slots 0: off.
+  // `tree`, only slot(slots - 1, ...) is asked for, holds zeros, and gets the root of the slots' tree
+  // (Note [rank invariance] in train/rank_invariant.cpp). slots 0: off.
   struct ChunkGradients {
     int rows = 0, slots = 0;
     bool tree = false;

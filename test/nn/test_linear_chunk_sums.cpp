@@ -74,13 +74,19 @@ bool same_bits(Scalar a, Scalar b) {
 }
 
 // Runs the kernel on random data into targets that start non-zero, and compares with the definition.
+// `scale` multiplies dz and x: 1e-25 makes every product underflow to +-0, so a tree's root may be
+// -0, which the target receives as +0 (adding it to the zeroed target would give that).
 template <class Scalar>
-void check(int out, int in, int rows, int chunks, bool tree, bool bias) {
+void check(int out, int in, int rows, int chunks, bool tree, bool bias, Scalar scale = 1) {
   SCOPED_TRACE(::testing::Message() << out << "x" << in << ", " << chunks << " chunks of " << rows
-                                    << (tree ? " rows, tree" : " rows") << (bias ? ", bias" : ""));
+                                    << (tree ? " rows, tree" : " rows") << (bias ? ", bias" : "") << ", scale "
+                                    << scale);
   const auto n = static_cast<std::size_t>(rows) * chunks;
-  const std::vector<Scalar> dz = normals<Scalar>(n * out, 1), x = normals<Scalar>(n * in, 2);
+  std::vector<Scalar> dz = normals<Scalar>(n * out, 1), x = normals<Scalar>(n * in, 2);
+  for (Scalar& v : dz) v *= scale;
+  for (Scalar& v : x) v *= scale;
   const int targets = tree ? 1 : chunks;
+  int negative_zero_roots = 0;
   std::vector<std::vector<Scalar>> w0, b0;
   std::vector<View1<Scalar>> w, b;
   std::vector<Scalar*> wp, bp;
@@ -105,17 +111,23 @@ void check(int out, int in, int rows, int chunks, bool tree, bool bias) {
           std::vector<Scalar> leaves;
           for (int c = 0; c < chunks; ++c) leaves.push_back(chunk_sum(dz, x, out, in, rows, c, o, i));
           expected = tree_root(leaves);
+          if (expected == 0 && std::signbit(expected)) ++negative_zero_roots;
         } else {
           expected = chunk_sum(dz, x, out, in, rows, t, o, i);
         }
+        // Tree: the targets are set to 0 + root (whatever they held); else root is added to them.
         const auto tt = static_cast<std::size_t>(t);
         const std::size_t e = static_cast<std::size_t>(o) * in + i;
-        if (i < 0) expected = bias ? b0[tt][o] + expected : b0[tt][o];
-        else expected = w0[tt][e] + expected;
+        const Scalar before = i < 0 ? b0[tt][static_cast<std::size_t>(o)] : w0[tt][e];
+        if (i < 0 && !bias) expected = before;
+        else expected = (tree ? Scalar(0) : before) + expected;
         const Scalar got = i < 0 ? bh[static_cast<std::size_t>(o)] : wh[e];
         ASSERT_TRUE(same_bits(got, expected))
             << "target " << t << ", element (" << o << ", " << i << "): " << got << " != " << expected;
       }
+  }
+  if (tree && scale < Scalar(1e-20)) {
+    EXPECT_GT(negative_zero_roots, 0) << "no root of -0 was tried";
   }
 }
 
@@ -136,6 +148,7 @@ TEST(LinearChunkSums, TreeIsRankInvariantNodeOfTheChunkSums) {
   check<float>(5, 17, 2, 64, true, true);
   check<float>(9, 40, 4, 4, true, false);
   check<double>(6, 21, 5, 4, true, true);
+  check<float>(64, 40, 1, 2, true, true, 1e-25f);  // roots of -0
 }
 
 // A chunk's sums do not depend on the chunks beside it: chunk c of a call over all chunks equals a

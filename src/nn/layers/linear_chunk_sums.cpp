@@ -112,7 +112,7 @@ KOKKOS_INLINE_FUNCTION void sum_tile(const Sums<Scalar>& s, const int o0, const 
     for (int a = 0; a < R; ++a) {
       Scalar* const dst = kBias ? s.bias[target] + o0 + a
                                 : s.weight[target] + static_cast<std::int64_t>(o0 + a) * s.in + i0;
-      for (int b = 0; b < C; ++b) dst[b] = dst[b] + acc[a][b];
+      for (int b = 0; b < C; ++b) dst[b] = (tree ? Scalar(0) : dst[b]) + acc[a][b];
     }
   }
 }
@@ -161,12 +161,17 @@ void host_tile(const Sums<Scalar>& s, const int o0, const int i0) {
   constexpr int n = R * C;
   alignas(64) Scalar node[kPending + 1][n];
   const bool tree = s.bits >= 0;
-  const auto add = [&](const Scalar* __restrict__ v, const int target) {
+  // Per chunk: target += sums. Tree: target = root + 0, the bits of adding it to the zeroed target
+  // (a -0 root becomes +0) without reading the target.
+  const auto put = [&](const Scalar* __restrict__ v, const int target, const bool onto_zero) {
     for (int a = 0; a < R; ++a) {
       Scalar* __restrict__ const dst = kKind == Tile::kBias
                                            ? s.bias[target] + o0 + a
                                            : s.weight[target] + static_cast<std::int64_t>(o0 + a) * s.in + i0;
-      for (int b = 0; b < C; ++b) dst[b] = dst[b] + v[a * C + b];
+      if (onto_zero)
+        for (int b = 0; b < C; ++b) dst[b] = v[a * C + b] + Scalar(0);
+      else
+        for (int b = 0; b < C; ++b) dst[b] = dst[b] + v[a * C + b];
     }
   };
   int top = 0;
@@ -174,7 +179,7 @@ void host_tile(const Sums<Scalar>& s, const int o0, const int i0) {
     const int c = tree ? bit_reversed(t, s.bits) : t;
     host_leaf<kKind>(s, c, o0, i0, node[top]);
     if (!tree) {
-      add(node[top], c);
+      put(node[top], c, false);
       continue;
     }
     for (int u = t; u & 1; u >>= 1) {  // pending node + the newer one
@@ -185,7 +190,7 @@ void host_tile(const Sums<Scalar>& s, const int o0, const int i0) {
     }
     ++top;
   }
-  if (tree) add(node[0], 0);
+  if (tree) put(node[0], 0, true);
 }
 
 // Output rows [o0, o1): full tiles where they fit, columns of kColumnRows rows past the last full

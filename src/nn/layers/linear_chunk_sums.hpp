@@ -18,9 +18,10 @@ inline constexpr int kMaxChunkTree = 64;
 // each step `s = s + d x` one fused multiply-add where linear_chunk_sums_fma() (the product rounded
 // on its own otherwise).
 // - tree false: weight[c][o in + i] += s_c(o, i) and bias[c][o] += s_c(o) for every chunk c.
-// - tree true (chunks a power of two, at most kMaxChunkTree): weight[0] and bias[0] get the root of
-//   the tree over the chunks whose node "c = a mod 2^j" is node "c = a mod 2^(j+1)" plus node
-//   "c = a + 2^j mod 2^(j+1)" (rank_invariant's node of one rank's slots), added as above.
+// - tree true (chunks a power of two, at most kMaxChunkTree): weight[0] and bias[0] are SET to
+//   0 + the root of the tree over the chunks whose node "c = a mod 2^j" is node "c = a mod 2^(j+1)"
+//   plus node "c = a + 2^j mod 2^(j+1)" (rank_invariant's node of one rank's slots): what adding
+//   it to zeroed targets gives, without reading them.
 // bias may be null (no bias); weight and bias are host arrays of device pointers, `chunks` of them
 // (tree false) or one (tree true). chunks <= kMaxChunkTree.
 template <class Scalar>
