@@ -230,6 +230,7 @@ void FixedPointSum::on_ready(std::uint64_t offset, std::uint64_t count) {
 FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* shard, int chunks, bool stop,
                                              bool checkpoint_due, std::uint64_t step) {
   Outcome o;
+  o.sum = out;
   const int ranks = comm_.size(), rank = comm_.rank();
   const int total = slots_ * ranks;
   const std::size_t m = state_count_;
@@ -246,7 +247,7 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
     std::vector<double> control = node[0];
     control.push_back(stop ? 1 : 0);
     control.push_back(checkpoint_due ? 1 : 0);
-    o.finite = tree_sum(out, shard, control, step);
+    o.finite = tree_sum(out, shard, control, step, o.sum);
     o.loss_sum = control[0];
     o.control[0] = control[m + 1];
     o.control[1] = control[m + 2];

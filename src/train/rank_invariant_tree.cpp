@@ -65,7 +65,7 @@ void FixedPointSum::local_tree(std::uint64_t first, std::uint64_t count) {
 }
 
 bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vector<double>& control,
-                             std::uint64_t step) {
+                             std::uint64_t step, float*& sum) {
   for (int k = 0; k + 1 < slots_; ++k)
     if (!used_[static_cast<std::size_t>(k)]) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), 0.0f);
   if (!used_.back() && dirty_) store_.zero_grads();
@@ -76,16 +76,12 @@ bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vecto
   fence();
   // Across ranks: rank r and r ^ d hold the two halves of one node for d = ranks / 2, ..., 1; each adds
   // the other's (a + b == b + a, so both get the same bits).
+  float* whole = full.data();
   if (whole_) {  // 2 ranks: the run's own all-reduce (shm, NCCL or MPI) adds a + b, the tree's root
     // The control values ride along when the collective carries them all (shm: 4), else over MPI.
     const bool along = control.size() <= 4;
-    const float* summed = whole_->all_reduce(full.data(), n_, control.data(),
-                                             along ? static_cast<int>(control.size()) : 0, step);
+    whole = whole_->all_reduce(full.data(), n_, control.data(), along ? static_cast<int>(control.size()) : 0, step);
     if (!along) comm_.allreduce_sum(control.data(), control.size());
-    if (summed != full.data())
-      Kokkos::deep_copy(full,
-                        Kokkos::View<const float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>(summed,
-                                                                                                           n_));
   } else if (!pairs_.empty()) {
     auto host = Kokkos::create_mirror_view(full);
     Kokkos::deep_copy(host, full);
@@ -98,13 +94,15 @@ bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vecto
     Kokkos::deep_copy(full, host);
   }
   // Every rank holds the whole sum: the verdict on NaN/Inf is the same everywhere.
-  const bool finite = optim::all_finite<float>(optim::Optimizer<float>::Vector(full.data(), n_));
+  const bool finite = optim::all_finite<float>(optim::Optimizer<float>::Vector(whole, n_));
   const bool sliced = shard && !shard->counts.empty();
-  if (sliced || out != full.data())
-    Kokkos::deep_copy(Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>(
-                          out, sliced ? shard->count : n_),
-                      Kokkos::subview(full, std::make_pair(sliced ? shard->offset : 0,
-                                                           sliced ? shard->offset + shard->count : n_)));
+  using Floats = Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
+  if (sliced) {  // this rank's slice into out
+    Kokkos::deep_copy(Floats(out, shard->count), Floats(whole + shard->offset, shard->count));
+    sum = out;
+  } else {  // where the exchange left it (the optimizer reads shared memory's window as the default step does)
+    sum = whole;
+  }
   return finite;
 }
 
