@@ -29,12 +29,13 @@ namespace hpct::nn {
 // Error bound: a sum of R products in float, |s - exact| <= (R + 1) 2^-24 sum_r |dz_r x_r| (R roundings
 // of the sum, one per product; the GEMM's bound is the same with R its own depth), then the tree's
 // log2(chunks) levels as in Note [rank invariance].
-// Speed: host tiles of kRows output rows x kCols columns keep the running sums in vector registers
-// (one load of x a row serves kRows rows of dz); the weight gradient is read and written once.
+// Speed: host tiles of kRows output rows x kCols columns keep two chunks' running sums in vector
+// registers (one load of x a row serves kRows rows of dz), a tree's first level is added there, and
+// the weight gradient is written once, not read.
 namespace {
 
 constexpr int kPending = 7;  // log2(kMaxChunkTree) + 1
-constexpr int kRows = 8, kCols = 32;
+constexpr int kRows = 4, kCols = 32;
 
 template <class Scalar>
 struct Sums {
@@ -117,15 +118,14 @@ KOKKOS_INLINE_FUNCTION void sum_tile(const Sums<Scalar>& s, const int o0, const 
   }
 }
 
-// Host tiles. One chunk's sums of a tile of n elements into `leaf` (memory, n <= kTile), with the
-// running sums in vector registers: kind kWeight, kRows x kCols weight elements (vectorised along
+// Host tiles, the running sums in vector registers: kind kWeight, kRows x kCols weight elements (vectorised along
 // the columns: one load of x a row serves kRows rows of dz); kColumn, column i of kColumnRows rows
 // (vectorised along the rows: narrow layers and the columns past the last full tile); kBias, the
 // bias of kColumnRows rows. The same arithmetic per element as sum_tile.
 enum class Tile { kWeight, kColumn, kBias };
-constexpr int kColumnRows = 16, kTile = kRows * kCols;
+constexpr int kColumnRows = 16;
 
-// One row's step of host_leaf: acc = madd(d, x, acc), or from a literal 0 for the first row (a
+// One row's step of a chunk's sums: acc = madd(d, x, acc), or from a literal 0 for the first row (a
 // zeroed array there cost a memset of the tile per chunk, an eighth of the kernel).
 template <Tile kKind, int R, int C, bool kFirst, class Scalar>
 inline void host_step(const Sums<Scalar>& s, const std::int64_t row, const int o0, const int i0,
@@ -143,18 +143,33 @@ inline void host_step(const Sums<Scalar>& s, const std::int64_t row, const int o
   }
 }
 
-template <Tile kKind, class Scalar>
-inline void host_leaf(const Sums<Scalar>& s, const int c, const int o0, const int i0, Scalar* __restrict__ leaf) {
+// Chunks c0 and, when kPair, c1 of a tile, their running sums side by side in registers (twice the
+// independent chains, and a tree step's first level never leaves them): into out0 and out1, or
+// with `combine` their node, sums(c0) + sums(c1), into out0.
+template <Tile kKind, bool kPair, class Scalar>
+inline void host_pair(const Sums<Scalar>& s, const int c0, const int c1, const bool combine, const int o0,
+                      const int i0, Scalar* __restrict__ out0, Scalar* __restrict__ out1) {
   constexpr int R = kKind == Tile::kWeight ? kRows : kColumnRows, C = kKind == Tile::kWeight ? kCols : 1;
-  Scalar acc[R * C];
-  const std::int64_t row0 = static_cast<std::int64_t>(c) * s.rows;
-  host_step<kKind, R, C, true>(s, row0, o0, i0, acc);
-  for (int r = 1; r < s.rows; ++r) host_step<kKind, R, C, false>(s, row0 + r, o0, i0, acc);
-  for (int e = 0; e < R * C; ++e) leaf[e] = acc[e];
+  Scalar acc0[R * C], acc1[R * C];
+  const std::int64_t row0 = static_cast<std::int64_t>(c0) * s.rows, row1 = static_cast<std::int64_t>(c1) * s.rows;
+  host_step<kKind, R, C, true>(s, row0, o0, i0, acc0);
+  if constexpr (kPair) host_step<kKind, R, C, true>(s, row1, o0, i0, acc1);
+  for (int r = 1; r < s.rows; ++r) {
+    host_step<kKind, R, C, false>(s, row0 + r, o0, i0, acc0);
+    if constexpr (kPair) host_step<kKind, R, C, false>(s, row1 + r, o0, i0, acc1);
+  }
+  if (kPair && combine) {
+    for (int e = 0; e < R * C; ++e) out0[e] = acc0[e] + acc1[e];
+    return;
+  }
+  for (int e = 0; e < R * C; ++e) out0[e] = acc0[e];
+  if constexpr (kPair)
+    for (int e = 0; e < R * C; ++e) out1[e] = acc1[e];
 }
 
-// The tile at (o0, i0) for every chunk: leaves into the pending nodes, the tree as sum_tile does it,
-// then the targets.
+// The tile at (o0, i0) for every chunk, two at a time: a tree's chunks t and t + 1 (t even) are the
+// two halves of a first-level node (bit-reversed: c and c + chunks / 2), whose nodes then go through
+// the pending nodes as sum_tile's leaves do; then the targets.
 template <Tile kKind, class Scalar>
 void host_tile(const Sums<Scalar>& s, const int o0, const int i0) {
   constexpr int R = kKind == Tile::kWeight ? kRows : kColumnRows, C = kKind == Tile::kWeight ? kCols : 1;
@@ -174,15 +189,29 @@ void host_tile(const Sums<Scalar>& s, const int o0, const int i0) {
         for (int b = 0; b < C; ++b) dst[b] = dst[b] + v[a * C + b];
     }
   };
-  int top = 0;
-  for (int t = 0; t < s.chunks; ++t) {
-    const int c = tree ? bit_reversed(t, s.bits) : t;
-    host_leaf<kKind>(s, c, o0, i0, node[top]);
-    if (!tree) {
-      put(node[top], c, false);
-      continue;
+  if (s.chunks == 1) {
+    host_pair<kKind, false>(s, 0, 0, false, o0, i0, node[0], node[1]);
+    put(node[0], 0, tree);
+    return;
+  }
+  if (!tree) {
+    int c = 0;
+    for (; c + 1 < s.chunks; c += 2) {
+      host_pair<kKind, true>(s, c, c + 1, false, o0, i0, node[0], node[1]);
+      put(node[0], c, false);
+      put(node[1], c + 1, false);
     }
-    for (int u = t; u & 1; u >>= 1) {  // pending node + the newer one
+    if (c < s.chunks) {
+      host_pair<kKind, false>(s, c, c, false, o0, i0, node[0], node[1]);
+      put(node[0], c, false);
+    }
+    return;
+  }
+  int top = 0;
+  for (int t = 0; t < s.chunks; t += 2) {
+    const int c = bit_reversed(t, s.bits);
+    host_pair<kKind, true>(s, c, c + s.chunks / 2, true, o0, i0, node[top], node[top + 1]);
+    for (int u = t / 2; u & 1; u >>= 1) {  // pending node + the newer one
       --top;
       Scalar* __restrict__ const older = node[top];
       const Scalar* __restrict__ const newer = node[top + 1];
@@ -190,7 +219,7 @@ void host_tile(const Sums<Scalar>& s, const int o0, const int i0) {
     }
     ++top;
   }
-  if (tree) put(node[0], 0, true);
+  put(node[0], 0, true);
 }
 
 // Output rows [o0, o1): full tiles where they fit, columns of kColumnRows rows past the last full
