@@ -18,8 +18,8 @@ standard error above the tolerance (docs/tables.md); larger tables on the first 
 runs N splits for every table instead. Times are training seconds on the first split (ours: the run
 summary's `seconds`, CSV reading and binning included; LightGBM: Dataset construction included;
 XGBoost: DMatrix construction and xgb.train), the tools in turn, --repeats times, min-max; the ratio
-column is ours / the faster tool. Load averages are printed before and after: compare ratios from one
-run on a quiet machine.
+column is ours / the faster tool, median and min-max over the repeats. Load averages are printed
+before and after: compare ratios from one run on a quiet machine.
 
 usage: perf/compare_tables.py [--ours build/apps/train] [--repeats 3] [--splits N] [--trees 200] [--tables a,b]
                               [--workdir DIR] [--list] [--ours-keys 'k v;k v'] [--xgb-params k=v,..] [--lgb-params k=v,..]
@@ -201,7 +201,7 @@ def main():
     print("load before: %.2f %.2f %.2f" % os.getloadavg())
     print(f"{'table':11} {'task':10} {'rows':>6} {'feat':>4} {'cat':>3} {'metric':>6} {'ours':>9} {'xgboost':>9} "
           f"{'lightgbm':>9} {'ok1':>3} {'splits':>6} {'mean ours':>9} {'xgboost':>9} {'lightgbm':>9} {'ok':>3} "
-          f"{'ours s':>12} {'xgb s':>12} {'lgb s':>12} {'ours/faster':>12}")
+          f"{'ours s':>12} {'xgb s':>12} {'lgb s':>12} {'ours/faster median (min-max)':>28}")
     ok_count, first_ok_count, ratios, multi_ratios = 0, 0, [], []
     names = args.tables.split(",")
     for name in names:
@@ -251,7 +251,7 @@ def main():
         print(f"{name:11} {task:10} {rows:6d} {tr.shape[1]:4d} {ncat:3d} {metric:>6} {q['ours']:9.4g} "
               f"{q['xgboost']:9.4g} {q['lightgbm']:9.4g} {'yes' if first_ok else 'NO':>3} {splits:6d} "
               f"{mq['ours']:9.4g} {mq['xgboost']:9.4g} {mq['lightgbm']:9.4g} {'yes' if ok else 'NO':>3} "
-              f"{span['ours']:>12} {span['xgboost']:>12} {span['lightgbm']:>12} {min(r):5.2f}-{max(r):<6.2f}",
+              f"{span['ours']:>12} {span['xgboost']:>12} {span['lightgbm']:>12} {np.median(r):5.2f} ({min(r):.2f}-{max(r):.2f})",
               flush=True)
     if not args.list:
         print(f"\nwithin tolerance: {ok_count} of {len(names)} tables (each on its splits' mean; on the first split "
