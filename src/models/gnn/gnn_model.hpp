@@ -47,6 +47,10 @@ class GnnModel : public Model {
   ExtraDatasets extra_datasets() const override;
   void load_extra_datasets(const std::string& weights_file) override;
   double train_flops_per_sample() const override { return 3.0 * net_.forward_flops_per_sample(); }
+  // A step of a k-step rollout stage runs k forwards and backwards.
+  double step_cost(std::uint64_t epoch) const override {
+    return rollout_steps_at(c_.ar_schedule, epoch, c_.ar_steps);
+  }
   // The one-step forecast "forecast" [S, N]: the state at t + 1 in data units from the batch's
   // "state" [S, 2, N] (t - 1 and t), "forcing" [F, 1, N] (t + 1) and "static" [K, N], the model's
   // prediction at every point (no truth for the boundary strip here: roll out with the boundary
