@@ -134,8 +134,9 @@ void check(int out, int in, int rows, int chunks, bool tree, bool bias, Scalar s
 }  // namespace
 
 TEST(LinearChunkSums, PerChunkSumsAreTheDefinitionBitForBit) {
-  // Widths and heights around the host tiles (8 rows x 32 columns), the denoiser's shapes.
-  for (const auto& [out, in] : std::vector<std::pair<int, int>>{{256, 256}, {256, 7}, {13, 70}, {7, 33}, {3, 1}})
+  // Widths and heights around the host tiles (blocks of 64 and 4 rows, 32 columns), the denoiser's shapes.
+  for (const auto& [out, in] :
+       std::vector<std::pair<int, int>>{{256, 256}, {256, 7}, {100, 40}, {13, 70}, {7, 33}, {3, 1}})
     for (const int rows : {1, 3, 8})
       for (const int chunks : {1, 3, 5}) check<float>(out, in, rows, chunks, false, true);
   check<float>(9, 40, 4, 2, false, false);

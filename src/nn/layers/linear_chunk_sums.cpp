@@ -121,9 +121,9 @@ KOKKOS_INLINE_FUNCTION void sum_tile(const Sums<Scalar>& s, const int o0, const 
 // Host tiles, the running sums in vector registers: kind kWeight, kRows x kCols weight elements (vectorised along
 // the columns: one load of x a row serves kRows rows of dz); kColumn, column i of kColumnRows rows
 // (vectorised along the rows: narrow layers and the columns past the last full tile); kBias, the
-// bias of kColumnRows rows. The same arithmetic per element as sum_tile.
+// bias of kColumnRows rows (kBlock rows at the bottom edge). The same arithmetic per element as sum_tile.
 enum class Tile { kWeight, kColumn, kBias };
-constexpr int kColumnRows = 16;
+constexpr int kColumnRows = 64;
 
 // One row's step of a chunk's sums: acc = madd(d, x, acc), or from a literal 0 for the first row (a
 // zeroed array there cost a memset of the tile per chunk, an eighth of the kernel).
@@ -146,10 +146,10 @@ inline void host_step(const Sums<Scalar>& s, const std::int64_t row, const int o
 // Chunks c0 and, when kPair, c1 of a tile, their running sums side by side in registers (twice the
 // independent chains, and a tree step's first level never leaves them): into out0 and out1, or
 // with `combine` their node, sums(c0) + sums(c1), into out0.
-template <Tile kKind, bool kPair, class Scalar>
+template <Tile kKind, int kBlock, bool kPair, class Scalar>
 inline void host_pair(const Sums<Scalar>& s, const int c0, const int c1, const bool combine, const int o0,
                       const int i0, Scalar* __restrict__ out0, Scalar* __restrict__ out1) {
-  constexpr int R = kKind == Tile::kWeight ? kRows : kColumnRows, C = kKind == Tile::kWeight ? kCols : 1;
+  constexpr int R = kKind == Tile::kWeight ? kRows : kBlock, C = kKind == Tile::kWeight ? kCols : 1;
   Scalar acc0[R * C], acc1[R * C];
   const std::int64_t row0 = static_cast<std::int64_t>(c0) * s.rows, row1 = static_cast<std::int64_t>(c1) * s.rows;
   host_step<kKind, R, C, true>(s, row0, o0, i0, acc0);
@@ -170,9 +170,9 @@ inline void host_pair(const Sums<Scalar>& s, const int c0, const int c1, const b
 // The tile at (o0, i0) for every chunk, two at a time: a tree's chunks t and t + 1 (t even) are the
 // two halves of a first-level node (bit-reversed: c and c + chunks / 2), whose nodes then go through
 // the pending nodes as sum_tile's leaves do; then the targets.
-template <Tile kKind, class Scalar>
+template <Tile kKind, int kBlock, class Scalar>
 void host_tile(const Sums<Scalar>& s, const int o0, const int i0) {
-  constexpr int R = kKind == Tile::kWeight ? kRows : kColumnRows, C = kKind == Tile::kWeight ? kCols : 1;
+  constexpr int R = kKind == Tile::kWeight ? kRows : kBlock, C = kKind == Tile::kWeight ? kCols : 1;
   constexpr int n = R * C;
   alignas(64) Scalar node[kPending + 1][n];
   const bool tree = s.bits >= 0;
@@ -190,19 +190,19 @@ void host_tile(const Sums<Scalar>& s, const int o0, const int i0) {
     }
   };
   if (s.chunks == 1) {
-    host_pair<kKind, false>(s, 0, 0, false, o0, i0, node[0], node[1]);
+    host_pair<kKind, kBlock, false>(s, 0, 0, false, o0, i0, node[0], node[1]);
     put(node[0], 0, tree);
     return;
   }
   if (!tree) {
     int c = 0;
     for (; c + 1 < s.chunks; c += 2) {
-      host_pair<kKind, true>(s, c, c + 1, false, o0, i0, node[0], node[1]);
+      host_pair<kKind, kBlock, true>(s, c, c + 1, false, o0, i0, node[0], node[1]);
       put(node[0], c, false);
       put(node[1], c + 1, false);
     }
     if (c < s.chunks) {
-      host_pair<kKind, false>(s, c, c, false, o0, i0, node[0], node[1]);
+      host_pair<kKind, kBlock, false>(s, c, c, false, o0, i0, node[0], node[1]);
       put(node[0], c, false);
     }
     return;
@@ -210,7 +210,7 @@ void host_tile(const Sums<Scalar>& s, const int o0, const int i0) {
   int top = 0;
   for (int t = 0; t < s.chunks; t += 2) {
     const int c = bit_reversed(t, s.bits);
-    host_pair<kKind, true>(s, c, c + s.chunks / 2, true, o0, i0, node[top], node[top + 1]);
+    host_pair<kKind, kBlock, true>(s, c, c + s.chunks / 2, true, o0, i0, node[top], node[top + 1]);
     for (int u = t / 2; u & 1; u >>= 1) {  // pending node + the newer one
       --top;
       Scalar* __restrict__ const older = node[top];
@@ -222,22 +222,26 @@ void host_tile(const Sums<Scalar>& s, const int o0, const int i0) {
   put(node[0], 0, true);
 }
 
-// Output rows [o0, o1): full tiles where they fit, columns of kColumnRows rows past the last full
-// tile (narrow layers: all columns) and for the bias, single elements at the bottom edge.
+// Output rows [o0, o1) of one block of kBlock rows: full weight tiles, then the columns past the
+// last full tile (narrow layers: all columns) and the bias as columns of kBlock rows.
+template <int kBlock, class Scalar>
+void host_block(const Sums<Scalar>& s, const int o) {
+  int i = 0;
+  for (; i + kCols <= s.in; i += kCols)
+    for (int a = 0; a < kBlock; a += kRows) host_tile<Tile::kWeight, kRows>(s, o + a, i);
+  for (; i < s.in; ++i) host_tile<Tile::kColumn, kBlock>(s, o, i);
+  if (s.bias[0]) host_tile<Tile::kBias, kBlock>(s, o, 0);
+}
+
+// Output rows [o0, o1): blocks of kColumnRows rows, then of kRows, then single elements.
 template <class Scalar>
 void host_rows(const Sums<Scalar>& s, const int o0, const int o1) {
-  const bool bias = s.bias[0] != nullptr;
   int o = o0;
-  for (; o + kColumnRows <= o1; o += kColumnRows) {
-    int i = 0;
-    for (; i + kCols <= s.in; i += kCols)
-      for (int a = 0; a < kColumnRows; a += kRows) host_tile<Tile::kWeight>(s, o + a, i);
-    for (; i < s.in; ++i) host_tile<Tile::kColumn>(s, o, i);
-    if (bias) host_tile<Tile::kBias>(s, o, 0);
-  }
+  for (; o + kColumnRows <= o1; o += kColumnRows) host_block<kColumnRows>(s, o);
+  for (; o + kRows <= o1; o += kRows) host_block<kRows>(s, o);
   for (; o < o1; ++o) {
     for (int i = 0; i < s.in; ++i) sum_tile<1, 1, false>(s, o, i);
-    if (bias) sum_tile<1, 1, true>(s, o, 0);
+    if (s.bias[0]) sum_tile<1, 1, true>(s, o, 0);
   }
 }
 
