@@ -70,14 +70,17 @@ struct RolloutBatch {
   std::vector<char> rolled;        // [agents of the batch]: rolled out
 };
 
-RolloutBatch gather(const SceneData& d, const std::vector<std::uint64_t>& scenes, int R, const TokenGrid& g) {
+// shared_map: a scene's map in its first copy only (Note [rollout graphs] in scene_graph.cpp).
+RolloutBatch gather(const SceneData& d, const std::vector<std::uint64_t>& scenes, int R, const TokenGrid& g,
+                    bool shared_map) {
   RolloutBatch b;
   b.scenes = scenes;
   const std::size_t S = d.steps, now = static_cast<std::size_t>(g.history * g.shift);
   for (const std::uint64_t s : scenes) {
     const auto a0 = static_cast<std::size_t>(d.ao[s]), na = static_cast<std::size_t>(d.ao[s + 1] - d.ao[s]);
-    const auto m0 = static_cast<std::size_t>(d.mo[s]), nm = static_cast<std::size_t>(d.mo[s + 1] - d.mo[s]);
+    const auto m0 = static_cast<std::size_t>(d.mo[s]);
     for (int r = 0; r < R; ++r) {
+      const auto nm = r > 0 && shared_map ? 0 : static_cast<std::size_t>(d.mo[s + 1] - d.mo[s]);
       b.first.push_back(b.ty.size());
       b.st.insert(b.st.end(), d.state.begin() + static_cast<std::ptrdiff_t>(a0 * S * 5),
                   d.state.begin() + static_cast<std::ptrdiff_t>((a0 + na) * S * 5));
@@ -143,7 +146,7 @@ void roll(SmartModel& model, RolloutBatch& b, std::size_t S, const RolloutOption
     batch.set<std::int64_t>("agent_type", Tensor<std::int64_t>(d_ty.data(), Shape{A}), d_ao.data());
     batch.set<float>("map_polyline", Tensor<float>(d_pl.data(), Shape{M, 11, 2}), d_mo.data());
     batch.set<std::int64_t>("map_type", Tensor<std::int64_t>(d_mt.data(), Shape{M}), d_mo.data());
-    if (incremental) model.rollout_window(k == g.history ? 0 : k - 1, k - 1);  // Note [incremental rollouts]
+    if (incremental) model.rollout_window(k == g.history ? 0 : k - 1, k - 1, R);  // Note [incremental rollouts]
     model.forward(batch, false);
     // Rollouts number nodes time-major: node (a, t) = t A + a, and the logits hold the window's
     // nodes from `first_node` (Note [incremental rollouts]).
@@ -286,7 +289,7 @@ RolloutReport evaluate_rollouts(Model& any, const std::string& path, const Rollo
         mine.begin() + static_cast<std::ptrdiff_t>(c),
         mine.begin() +
             static_cast<std::ptrdiff_t>(std::min(mine.size(), c + static_cast<std::size_t>(o.scenes_per_batch))));
-    RolloutBatch b = gather(d, chunk, o.rollouts, g);
+    RolloutBatch b = gather(d, chunk, o.rollouts, g, o.incremental);
     roll(model, b, d.steps, o, logits, order);
     for (std::size_t i = 0; i < chunk.size(); ++i) {
       const std::size_t first = b.first[i * static_cast<std::size_t>(o.rollouts)];

@@ -72,6 +72,14 @@ void push(EdgeList& e, int src, int dst, const double* ps, const double* pd, dou
 
 }  // namespace
 
+// Note [rollout graphs]: a rollout batch holds `map_copies` copies of each scene (its rollouts); they
+// share the group's first row's map nodes (map -> agent edges of every copy lead to them), so the
+// map is encoded once per scene, not once per rollout. A window that continues the last build
+// (append) keeps the map nodes, the map poses and every earlier node as they are, and only tokenises
+// the window's steps: each agent's chain of reconstructed poses continues from the pose of its node
+// before the window (Note [drift-free tokens]), which is where a full build's chain stands there, so
+// the window's nodes and edges are the full build's. The loss weights are not kept (a rollout trains
+// nothing).
 const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
   const int n = r.n;
   const float* state = r.state;
@@ -85,8 +93,13 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
                     std::to_string(grid.tokens) + " tokens of " + std::to_string(grid.shift) + " steps) needs " +
                     std::to_string(grid.steps()),
                 ExitCode::bad_input);
+  const int copies = std::max(1, r.map_copies);
+  if (n % copies != 0) throw Error("internal: smart: a batch of map copies must hold whole groups");
+  const bool append = r.append;
+  if (append && !(built_ && r.time_major && r.same_rows(last_) && r.edges_from == last_.edges_to + 1))
+    throw Error("internal: smart: an appended graph must continue the last build's window");
+  built_ = false;  // until this build is complete
   SceneGraph& g = g_;
-  g.agents = g.maps = 0;
   for (EdgeList* e : {&g.map_map, &g.temporal, &g.map_agent, &g.agent_agent}) e->count = 0;
   const int T = grid.inputs(), S = grid.shift, steps = r.steps;
   const int V = vocab_.size();
@@ -97,20 +110,29 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
     return r.time_major ? static_cast<std::int64_t>(t) * all + ga : ga * T + t;
   };
   g.time_major_agents = r.time_major ? all : 0;
+  // Token steps tokenised: all, or the window's (and the next, the targets of its last step).
+  const int k_first = append ? r.edges_from : 0;
+  const int k_last = append ? std::min(r.edges_to + 1, grid.tokens - 1) : grid.tokens - 1;
+  // Agent nodes whose edges are built: steps [t_first, t_last].
+  const int t_first = std::max(r.edges_from, 0), t_last = std::min(r.edges_to, T - 1);
+  std::int64_t maps = 0, map_base = 0;  // map nodes so far; the scene's first
+  std::int64_t agents = 0;
   for (int s = 0; s < n; ++s) {
     const auto a0 = static_cast<std::int64_t>(ao[s]), na = static_cast<std::int64_t>(ao[s + 1] - ao[s]);
-    const auto m0 = static_cast<std::int64_t>(mo[s]), nm = static_cast<std::int64_t>(mo[s + 1] - mo[s]);
+    const int ms = s - s % copies;  // the row whose map the scene uses
+    const auto m0 = static_cast<std::int64_t>(mo[ms]), nm = static_cast<std::int64_t>(mo[ms + 1] - mo[ms]);
     if (na > limits_.max_agents || nm > limits_.max_segments)
       throw Error("smart: a scene with " + std::to_string(na) + " agents and " + std::to_string(nm) +
                       " map segments exceeds the training data's largest (" + std::to_string(limits_.max_agents) +
                       ", " + std::to_string(limits_.max_segments) + ")",
                   ExitCode::bad_input);
+    const bool own_map = s == ms;
+    if (own_map) map_base = maps, maps += nm;
     // Map nodes: points in the segment's frame (origin at its first point, x along first -> last).
-    const std::int64_t map_base = g.maps;
-    for (std::int64_t m = 0; m < nm; ++m) {
+    for (std::int64_t m = 0; m < (own_map && !append ? nm : 0); ++m) {
       const float* p = poly + (m0 + m) * kSegmentPoints * 2;
       const double h = std::atan2(p[21] - p[1], p[20] - p[0]), c = std::cos(h), sn = std::sin(h);
-      const auto node = static_cast<std::size_t>(g.maps++);
+      const auto node = static_cast<std::size_t>(map_base + m);
       float* f = &g.map_feat[node * kMapFeatures];
       for (int i = 0; i < kSegmentPoints; ++i) {
         const double dx = p[2 * i] - p[0], dy = p[2 * i + 1] - p[1];
@@ -127,7 +149,7 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
     for (std::int64_t a = 0; a < na; ++a) {
       const float* st = state + (a0 + a) * steps * 5;
       const std::int32_t* vd = r.valid ? r.valid + (a0 + a) * steps : nullptr;
-      for (int k = 0; k < grid.tokens; ++k) {
+      for (int k = k_first; k <= k_last; ++k) {
         bool ok = true;
         for (int i = k * S; vd && ok && i <= (k + 1) * S; ++i) ok = vd[i] != 0;
         token_ok_[static_cast<std::size_t>(k)] = ok;
@@ -139,7 +161,12 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
       // tokens, sees the poses training saw. Node poses are the reconstructed ones.
       double x = 0, y = 0, h = 0;
       bool known = false;  // the chain restarts from the truth after a gap
-      for (int k = 0; k < grid.tokens; ++k) {
+      if (k_first > 0) {   // append: the chain as it stands after the node before the window
+        const auto prev = static_cast<std::size_t>(node_of(g0 + a, k_first - 1));
+        known = g.node_valid[prev] != 0;
+        x = g.agent_pose[prev * 3], y = g.agent_pose[prev * 3 + 1], h = g.agent_pose[prev * 3 + 2];
+      }
+      for (int k = k_first; k <= k_last; ++k) {
         const bool ok = token_ok_[static_cast<std::size_t>(k)];
         int tok = 0;
         if (ok) {
@@ -150,7 +177,7 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
         } else {
           known = false;
         }
-        if (k < T) {
+        if (k < T && !(append && k > t_last)) {
           const auto node = static_cast<std::size_t>(node_of(g0 + a, k));
           g.token_in[node] = static_cast<float>(ty * V + tok);
           g.agent_type[node] = ty;
@@ -162,20 +189,20 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
         if (k > 0) {
           const auto prev = static_cast<std::size_t>(node_of(g0 + a, k - 1));
           g.target[prev] = static_cast<float>(tok);
-          if (ok && g.node_valid[prev]) g.weight[prev] = 1.0f, ++counted;
+          if (ok && g.node_valid[prev] && !append) g.weight[prev] = 1.0f, ++counted;
         }
       }
     }
     // The scene's loss is the mean over its counted nodes (all na T of them without a mask).
     const float weight = counted > 0 ? 1.0f / static_cast<float>(counted) : 0.0f;
-    for (std::int64_t a = 0; a < na; ++a)
+    for (std::int64_t a = 0; a < (append ? 0 : na); ++a)
       for (int t = 0; t < T; ++t) {
         float& w = g.weight[static_cast<std::size_t>(node_of(g0 + a, t))];
         if (w != 0.0f) w = weight;
       }
-    g.agents += na * T;
+    agents += na * T;
     // map -> map: the nearest within map_radius.
-    for (std::int64_t d = 0; d < (r.map_edges ? nm : 0); ++d) {
+    for (std::int64_t d = 0; d < (r.map_edges && own_map ? nm : 0); ++d) {
       candidates_.clear();
       const double* pd = &map_pose_[static_cast<std::size_t>(map_base + d) * 3];
       for (std::int64_t m = 0; m < nm; ++m) {
@@ -194,11 +221,9 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
       }
     }
     for (std::int64_t a = 0; a < na; ++a)
-      for (int t = 0; t < T; ++t) {
+      for (int t = t_first; t <= t_last; ++t) {
         const std::int64_t node = node_of(g0 + a, t);
         if (!g.node_valid[static_cast<std::size_t>(node)]) continue;  // Note [validity masks]
-        if (t < r.edges_from || t > r.edges_to) continue;
-
         const double* pd = &g.agent_pose[static_cast<std::size_t>(node) * 3];
         // temporal: the same agent's earlier valid steps within time_span.
         for (int t2 = std::max(0, t - limits_.time_span); t2 < t; ++t2)
@@ -240,8 +265,10 @@ const SceneGraph& SceneGraphBuilder::build(const SceneRows& r) {
         }
       }
   }
+  g.maps = maps, g.agents = agents;
   // Rollouts: the nodes past edges_to are not computed (the time-major prefix).
   if (r.time_major && r.edges_to < T - 1) g.agents = static_cast<std::int64_t>(r.edges_to + 1) * all;
+  last_ = r, built_ = true;
   return g;
 }
 

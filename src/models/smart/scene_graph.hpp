@@ -70,6 +70,11 @@ struct SceneRows {
   int edges_from = 0, edges_to = 1 << 30;
   bool map_edges = true;    // map -> map edges (false: the map's keys and values are cached)
   bool time_major = false;  // nodes numbered step by step (rollouts), not agent by agent
+  // Note [rollout graphs]: rows come in groups of map_copies copies of one scene that share the
+  // group's first row's map (the other rows' maps are not read). append: the last build's rows,
+  // whose points up to its edges_to + 1 are unchanged, continued by the window that follows its own.
+  int map_copies = 1;
+  bool append = false;
   std::uint64_t epoch = 0;
   const float* state = nullptr;
   const std::int32_t* valid = nullptr;
@@ -79,11 +84,16 @@ struct SceneRows {
   const std::uint64_t* map_offsets = nullptr;
   const std::int64_t* map_type = nullptr;
   const std::uint64_t* ids = nullptr;
+  // The same batch rows (what a graph is built from), in any window.
+  bool same_rows(const SceneRows& o) const {
+    return n == o.n && steps == o.steps && time_major == o.time_major && map_copies == o.map_copies &&
+           epoch == o.epoch && state == o.state && valid == o.valid && agent_offsets == o.agent_offsets &&
+           type == o.type && poly == o.poly && map_offsets == o.map_offsets && map_type == o.map_type &&
+           ids == o.ids;
+  }
   bool same(const SceneRows& o) const {
-    return n == o.n && steps == o.steps && edges_from == o.edges_from && edges_to == o.edges_to &&
-           map_edges == o.map_edges && time_major == o.time_major && epoch == o.epoch && state == o.state &&
-           valid == o.valid && agent_offsets == o.agent_offsets && type == o.type && poly == o.poly &&
-           map_offsets == o.map_offsets && map_type == o.map_type && ids == o.ids;
+    return same_rows(o) && edges_from == o.edges_from && edges_to == o.edges_to && map_edges == o.map_edges &&
+           append == o.append;
   }
 };
 
@@ -108,6 +118,8 @@ class SceneGraphBuilder {
   std::vector<double> map_pose_;                    // [map nodes, 3]: x, y, heading
   std::vector<std::pair<double, int>> candidates_;  // neighbour search scratch
   std::vector<char> token_ok_;                      // [tokens] of one agent
+  SceneRows last_;                                  // the last build's rows (append checks them)
+  bool built_ = false;
 };
 
 }  // namespace hpct::smart

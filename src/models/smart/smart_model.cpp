@@ -26,14 +26,14 @@ const T* on_host(const T* device, std::size_t count, const HostView1<T>& staging
   return staging.data();
 }
 
-// Host vector prefix -> device view prefix.
+// Host vector elements [first, end) -> the same elements of a device view.
 template <class T, class V>
-void upload_prefix(const std::vector<T>& host, std::size_t count, const V& device) {
-  if (count == 0) return;
-  Kokkos::deep_copy(Kokkos::subview(Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged>(device.data(),
-                                                                                        device.span()),
-                                    Kokkos::make_pair(std::size_t(0), count)),
-                    Kokkos::View<const T*, HostSpace, Kokkos::MemoryUnmanaged>(host.data(), count));
+void upload_rows(const std::vector<T>& host, std::size_t first, std::size_t end, const V& device) {
+  if (end <= first) return;
+  const auto r = Kokkos::make_pair(first, end);
+  Kokkos::deep_copy(
+      Kokkos::subview(Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged>(device.data(), device.span()), r),
+      Kokkos::subview(Kokkos::View<const T*, HostSpace, Kokkos::MemoryUnmanaged>(host.data(), host.size()), r));
 }
 
 // A real that reads back exactly (%.17g).
@@ -249,18 +249,21 @@ void SmartModel::upload(const Batch& b) {
   if (rollout_from_ >= 0) {  // Note [incremental rollouts]
     rows.edges_from = rollout_from_, rows.edges_to = rollout_to_;
     rows.map_edges = rollout_from_ == 0, rows.time_major = true;
+    rows.map_copies = rollout_copies_, rows.append = rollout_from_ > 0;  // Note [rollout graphs]
   }
   graph_ = &graphs_.take(rows);
   const SceneGraph& g = *graph_;
-  const auto na = static_cast<std::size_t>(g.agents), nm = static_cast<std::size_t>(g.maps);
-  upload_prefix(g.token_in, na, token_in_), upload_prefix(g.target, na, target_),
-      upload_prefix(g.weight, na, weight_);
-  upload_prefix(g.agent_key, na, agent_key_), upload_prefix(g.map_key, nm, map_key_);
-  upload_prefix(g.map_feat, nm * kMapFeatures, map_feat_);
-  upload_prefix(g.map_map.rel, static_cast<std::size_t>(g.map_map.count) * 3, rel_mm_);
-  upload_prefix(g.temporal.rel, static_cast<std::size_t>(g.temporal.count) * 4, rel_t_);
-  upload_prefix(g.map_agent.rel, static_cast<std::size_t>(g.map_agent.count) * 3, rel_ma_);
-  upload_prefix(g.agent_agent.rel, static_cast<std::size_t>(g.agent_agent.count) * 3, rel_aa_);
+  // A window that continues a rollout uploads its own rows alone: the map is encoded already.
+  const std::size_t first = rows.append ? static_cast<std::size_t>(rollout_from_ * g.time_major_agents) : 0;
+  const auto na = static_cast<std::size_t>(g.agents), nm = rows.append ? 0 : static_cast<std::size_t>(g.maps);
+  upload_rows(g.token_in, first, na, token_in_), upload_rows(g.target, first, na, target_),
+      upload_rows(g.weight, first, na, weight_);
+  upload_rows(g.agent_key, first, na, agent_key_), upload_rows(g.map_key, 0, nm, map_key_);
+  upload_rows(g.map_feat, 0, nm * kMapFeatures, map_feat_);
+  upload_rows(g.map_map.rel, 0, static_cast<std::size_t>(g.map_map.count) * 3, rel_mm_);
+  upload_rows(g.temporal.rel, 0, static_cast<std::size_t>(g.temporal.count) * 4, rel_t_);
+  upload_rows(g.map_agent.rel, 0, static_cast<std::size_t>(g.map_agent.count) * 3, rel_ma_);
+  upload_rows(g.agent_agent.rel, 0, static_cast<std::size_t>(g.agent_agent.count) * 3, rel_aa_);
   for (auto& blk : map_blocks_)
     blk->set_edges(g.map_map.src.data(), g.map_map.dst.data(), g.map_map.count, g.maps, g.maps);
   // Note [incremental rollouts]: destinations numbered from the window's first row.

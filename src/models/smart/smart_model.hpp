@@ -65,7 +65,9 @@ class SmartModel : public Model {
   // equal full forwards' to rounding. A rollout calls it with [0, k - 1] for its first token k and
   // [k - 1, k - 1] after (each window starts where the last ended); logits() then holds the window's
   // rows, from node logits_first_node(); end_rollout() returns to full, agent-major forwards.
-  void rollout_window(int from, int to);
+  // copies > 1: the batch's rows are groups of that many rollouts of one scene, whose first row
+  // alone carries the map (Note [rollout graphs], scene_graph.cpp); the same for the whole rollout.
+  void rollout_window(int from, int to, int copies = 1);
   void end_rollout() { rollout_from_ = -1, rollout_next_ = 0; }
   std::int64_t logits_first_node() const { return window_row0_; }
 
@@ -111,6 +113,7 @@ class SmartModel : public Model {
   // Note [incremental rollouts]: the window, the row its destinations are numbered from, and per
   // agent block the keys and values of every node so far ([agent or map nodes, H] each).
   int rollout_from_ = -1, rollout_to_ = -1, rollout_next_ = 0;  // -1: full forwards
+  int rollout_copies_ = 1;
   std::int64_t window_row0_ = 0;
   std::vector<View2<float>> keys_, values_;
   std::array<std::vector<int>, 3> window_dst_;  // per agent edge kind: destinations within the window

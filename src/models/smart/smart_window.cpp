@@ -5,10 +5,13 @@
 
 namespace hpct::smart {
 
-void SmartModel::rollout_window(int from, int to) {
+void SmartModel::rollout_window(int from, int to, int copies) {
   if (from != 0 && from != rollout_next_)
     throw Error("internal: smart: a rollout window must start at 0 or where the last ended", ExitCode::failure);
   if (to < from) throw Error("internal: smart: an empty rollout window", ExitCode::failure);
+  if (copies < 1 || (from != 0 && copies != rollout_copies_))
+    throw Error("internal: smart: a rollout keeps its number of copies per scene", ExitCode::failure);
+  rollout_copies_ = copies;
   if (keys_.empty()) {
     const auto H = static_cast<std::size_t>(config_.hidden);
     for (std::size_t k = 0; k < agent_blocks_.size(); ++k) {
