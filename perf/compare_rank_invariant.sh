@@ -4,8 +4,9 @@
 # 32 and the default chunk 8, two chunks a rank; 3840 rows, EPOCHS epochs) and SMART
 # (inputs/smart_quickstart.in on a trajgen set, batch 8 a rank, default chunk 4). Settings per model:
 # default, rank_invariant (the default chunk: the float tree; the denoiser's chunks fused, Note
-# [fused chunks]), and for the denoiser also rank_invariant_fuse false (one micro-batch per chunk)
-# and a global batch of 24 in chunks of 4 (6 a step: the fixed-point sum) against its own default.
+# [fused chunks]), and for the denoiser also rank_invariant_fuse false (one micro-batch per chunk),
+# rank_invariant_chunk 16 (one chunk a rank) and a global batch of 24 in chunks of 4 (6 a step: the
+# fixed-point sum) against its own default.
 # The runs are interleaved over repeats (a shared machine drifts: compare runs taken side by side).
 # Prints one line per run (model, setting, repeat, samples/s from the metrics file's summary), then
 # per model and setting the time ratio to the default of the same batch in the same repeat: median,
@@ -21,6 +22,7 @@ export OMP_NUM_THREADS=1
 declare -A deck=([diffusion]="inputs/diffusion_seed000.in --set data_file=$work/diff.h5 --set epochs=$epochs"
                  [smart]="inputs/smart_quickstart.in --set data_file=$work/scenes.h5 --set epochs=1 --set batch_size=8")
 declare -A settings=([diffusion]="rank_invariant=false rank_invariant=true rank_invariant=true,rank_invariant_fuse=false
+                                  rank_invariant=true,rank_invariant_chunk=16
                                   batch_size=12,rank_invariant=false batch_size=12,rank_invariant=true,rank_invariant_chunk=4"
                      [smart]="rank_invariant=false rank_invariant=true")
 echo "model setting repeat samples_per_s" | tee "$work/runs"

@@ -42,8 +42,11 @@ void write_rows_collective(const File& f, const std::string& name, const std::ve
   std::vector<hsize_t> hd(dims.begin(), dims.end());
   Handle fspace(H5Screate_simple(rank, hd.data(), nullptr), H5Sclose);
   Handle lcpl = detail::link_creation_with_parents();
-  // The same creation properties as write(): contiguous, no filters, so the file looks the same.
-  hid_t d = H5Dcreate2(f.id(), name.c_str(), native_type<T>(), fspace.id(), lcpl.id(), H5P_DEFAULT, H5P_DEFAULT);
+  // The same creation properties as write(): contiguous, no filters, no modification times, so the
+  // file looks the same byte for byte whichever path wrote it.
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_obj_track_times(dcpl.id(), 0);
+  hid_t d = H5Dcreate2(f.id(), name.c_str(), native_type<T>(), fspace.id(), lcpl.id(), dcpl.id(), H5P_DEFAULT);
   if (d < 0) throw Error(f.path() + ": cannot create dataset '" + name + "'");
   Handle dh(d, H5Dclose);
   std::vector<hsize_t> start(hd.size(), 0), count = hd;

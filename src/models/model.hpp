@@ -177,6 +177,12 @@ class Model {
   virtual void constrain_fields(std::vector<FieldSpec>& fields) const { (void)fields; }
   // Training FLOPs per sample (forward + backward, the GEMMs), for the MFU in the summary.
   virtual double train_flops_per_sample() const { return 0; }
+  // The cost of a training step in 0-based `epoch` relative to other epochs' steps (the progress
+  // line's ETA weighs the steps left by it): a rollout curriculum's later stages cost more a step.
+  virtual double step_cost(std::uint64_t epoch) const {
+    (void)epoch;
+    return 1;
+  }
   // accumulate_gradients holds collectives (synchronised batch norm): the trainer calls it with an
   // empty batch (n = 0) on a rank that has no rows in a micro-step, so every rank joins them.
   virtual bool collective_step() const { return false; }

@@ -83,17 +83,23 @@ class ParameterStore {
 
   // Note [chunk gradients]: under rank_invariant a model whose rows are independent
   // (Model::rows_independent) runs several chunks of `rows` rows as one micro-batch; the layers that
-  // write parameter gradients (nn::Linear) then sum each chunk's rows on their own, with the same
-  // GEMM calls as a micro-batch of that chunk alone: for the elements [first, first + count) of
-  // their tensors, into slot(k, first, count) (zeroed, `count` floats) for k < slots, then call
-  // written(first, count), where the owner (train/rank_invariant.cpp) sums the slots. slots 0: off.
+  // write parameter gradients (nn::Linear) then sum each chunk's rows on their own (Note
+  // [fixed-order chunk sums] in nn/layers/linear_chunk_sums.cpp): for the elements [first, first +
+  // count) of their tensors, chunk k's sums are added into slot(k, first, count) for k < slots; with
+  // `tree`, only slot(slots - 1, ...) is asked for, holds zeros, and gets the root of the slots' tree
+  // (Note [rank invariance] in train/rank_invariant.cpp). slots 0: off.
   struct ChunkGradients {
     int rows = 0, slots = 0;
+    bool tree = false;
     std::function<Scalar*(int slot, std::uint64_t first, std::uint64_t count)> slot;
-    std::function<void(std::uint64_t first, std::uint64_t count)> written;
   };
   void set_chunk_gradients(ChunkGradients c) { chunks_ = std::move(c); }
   const ChunkGradients& chunk_gradients() const { return chunks_; }
+  // Such a model under rank_invariant: every micro-batch's parameter gradients are summed in that
+  // fixed order (a micro-batch without chunk slots is one chunk), so fused or not, a chunk has the
+  // same bits.
+  void set_fixed_order_gradients(bool on) { fixed_order_ = on; }
+  bool fixed_order_gradients() const { return fixed_order_; }
 
   // Note [gradient bounds] (nn/gradient_bounds.hpp): per tensor, a bound on the magnitudes of its
   // gradients' partial sums since they were last zeroed, +Inf when unknown. The writer of a tensor
@@ -135,6 +141,7 @@ class ParameterStore {
   ReadyHook ready_hook_;
   bool hold_ready_ = false;
   ChunkGradients chunks_;
+  bool fixed_order_ = false;
   // Note [gradient bounds]: recorded from backward, which sees the store as const.
   mutable std::vector<std::uint8_t> bounded_;
   mutable std::vector<double> bounds_;

@@ -65,16 +65,16 @@ namespace hpct {
 // of any size (host builds: Note [batch-invariant small kernels] in nn/gemm_small.cpp; not promised
 // by cuBLAS, so GPU builds keep one micro-batch per chunk), the rank runs batch_size / C of its
 // chunks as ONE micro-batch (they lie back to back in the epoch's buffers: EpochShard), and only
-// the sums over rows are cut by chunk: each Linear's weight and bias gradients (Note [chunk
-// gradients] in nn/parameters.hpp: per chunk the GEMM calls a micro-batch of that chunk makes, into
-// the chunk's slot) and the loss sums. When the micro-batch holds all the rank's chunks of a tree
-// step, a layer's slots but the last are scratch of the layer's size (the last is the store's
-// buffer), and the layer's node of the tree is summed right after its GEMMs, while they are in
-// cache, zeroing the scratch as it is read: full-size slot buffers cost a zeroing pass and a
-// summing pass over the whole gradient each step. Every value has the bits of the unfused path;
-// the cmp tests at 1, 2 and 4 ranks (whose batches differ in size) check it, and
-// rank_invariant_fuse false keeps one micro-batch per chunk. Models with batch norm or attention
-// across rows do not fuse.
+// the sums over rows are cut by chunk: the loss sums, and each Linear's weight and bias gradients,
+// which such a model sums in one fixed order per chunk in every micro-batch, fused or not (Note
+// [fixed-order chunk sums] in nn/layers/linear_chunk_sums.cpp; ParameterStore::
+// fixed_order_gradients, set by the step runner). When the micro-batch holds all the rank's chunks
+// of a tree step, that kernel also sums the rank's node of the tree, in registers, and writes it
+// into the store's buffer once per layer: no slot buffers and no summing pass (the step then costs
+// about the default step). Otherwise each chunk's sums go to its slot (Note [chunk gradients] in
+// nn/parameters.hpp). The cmp tests at 1, 2 and 4 ranks (whose batches differ in size) check the
+// bits, and rank_invariant_fuse false keeps one micro-batch per chunk. Models with batch norm or
+// attention across rows do not fuse.
 // Beyond the tree's 2-rank exchange the sums run over MPI whatever comm_backend and
 // hierarchical_allreduce say (the log says so); no buckets, no overlap; ZeRO-1 reduce-scatters the
 // ints (the tree sums whole over MPI, then each rank keeps its slice).
@@ -115,17 +115,8 @@ FixedPointSum::FixedPointSum(const Comm& comm, nn::ParameterStore<float>& store,
   tree_ = total <= kMaxTreeSlots && (total & (total - 1)) == 0;
   overlap_ = tree_ && whole_ && whole_->overlaps();
   in_layers_ = tree_ && fused_ == slots_ && slots_ > 1;
-  if (in_layers_) {  // zero from here on: each use clears what it summed
-    const auto& t = store.tensors();
-    for (std::size_t i = 0; i < t.size(); ++i)  // a layer's range: its weight and bias
-      scratch_cap_ = std::max(scratch_cap_, t[i].size + (i + 1 < t.size() ? t[i + 1].size : 0));
-    scratch_ = View2<float>("chunk_scratch", static_cast<std::size_t>(slots - 1), scratch_cap_);
-  }
-  // Built once: copying these into the store does not allocate (one pointer each).
-  chunk_slots_.slot = [this](int k, std::uint64_t first, std::uint64_t count) {
-    return chunk_slot(k, first, count);
-  };
-  chunk_slots_.written = [this](std::uint64_t first, std::uint64_t count) { chunk_written(first, count); };
+  // Built once: copying it into the store does not allocate (one pointer).
+  chunk_slots_.slot = [this](int k, std::uint64_t first, std::uint64_t) { return chunk_slot(k, first); };
   if (tree_ && !whole_)  // the tree's pairs of ranks {r, r ^ d}, d = ranks / 2, ..., 1
     for (int d = comm.size() / 2; d >= 1; d /= 2) {
       Pair pair;
@@ -191,9 +182,9 @@ void FixedPointSum::after_chunk(int slot, double loss_sum) {
 
 void FixedPointSum::before_fused(int slot, int count, int rows) {
   const int end = slot + count;
-  // Layer by layer when the micro-batch holds all the rank's chunks of a tree step: each layer's
-  // slots below the last are scratch rows (zero, cache-warm), the last is the store's buffer, and
-  // the layer's node is summed as soon as it is written.
+  // When the micro-batch holds all the rank's chunks of a tree step, each layer's kernel sums the
+  // rank's node of the tree in registers and writes it into the store's buffer (Note [fixed-order
+  // chunk sums] in nn/layers/linear_chunk_sums.cpp): no slot buffers, no pass to sum them.
   layer_tree_ = in_layers_ && slot == 0 && count == slots_;
   if (!layer_tree_ && std::min(end, slots_ - 1) > slot)  // whole rows below the last slot, zeroed
     Kokkos::deep_copy(Kokkos::subview(grads_, std::make_pair(slot, std::min(end, slots_ - 1)), Kokkos::ALL), 0.0f);
@@ -202,15 +193,14 @@ void FixedPointSum::before_fused(int slot, int count, int rows) {
   auto chunks = chunk_slots_;
   chunks.rows = rows;
   chunks.slots = count;
+  chunks.tree = layer_tree_;
   store_.set_chunk_gradients(std::move(chunks));
 }
 
-float* FixedPointSum::chunk_slot(int k, std::uint64_t first, std::uint64_t count) {
+float* FixedPointSum::chunk_slot(int k, std::uint64_t first) {
   const int s = fused_first_ + k;
   if (s + 1 == slots_) return store_.grads().data() + first;
-  if (!layer_tree_) return grads_.data() + static_cast<std::uint64_t>(s) * n_ + first;
-  if (count > scratch_cap_) throw Error("internal: rank_invariant: a layer's gradients exceed the chunk scratch");
-  return scratch_.data() + static_cast<std::uint64_t>(s) * scratch_cap_;
+  return grads_.data() + static_cast<std::uint64_t>(s) * n_ + first;
 }
 
 void FixedPointSum::after_fused(int slot, int count, const double* losses) {
@@ -240,6 +230,7 @@ void FixedPointSum::on_ready(std::uint64_t offset, std::uint64_t count) {
 FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* shard, int chunks, bool stop,
                                              bool checkpoint_due, std::uint64_t step) {
   Outcome o;
+  o.sum = out;
   const int ranks = comm_.size(), rank = comm_.rank();
   const int total = slots_ * ranks;
   const std::size_t m = state_count_;
@@ -256,7 +247,7 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
     std::vector<double> control = node[0];
     control.push_back(stop ? 1 : 0);
     control.push_back(checkpoint_due ? 1 : 0);
-    o.finite = tree_sum(out, shard, control, step);
+    o.finite = tree_sum(out, shard, control, step, o.sum);
     o.loss_sum = control[0];
     o.control[0] = control[m + 1];
     o.control[1] = control[m + 2];

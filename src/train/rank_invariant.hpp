@@ -81,11 +81,13 @@ class FixedPointSum {
 
   struct Outcome {
     bool finite = true;          // no gradient was NaN/Inf (then nothing was written)
+    float* sum = nullptr;        // the summed gradients: `out`, or unsharded the collective's result
+                                 // (the store's buffer, or shared memory's window: no copy)
     double loss_sum = 0;         // over the step's chunks, in chunk order
     double control[2] = {0, 0};  // stop, time checkpoint: summed over ranks
   };
   // Sums the chunks over ranks into out (the whole buffer, or with `shard` this rank's slice, at
-  // out[0]); the state becomes the mean of the chunks' in chunk order. `chunks`: chunks with rows in
+  // out[0]; unsharded, the tree may leave it where its exchange put it: Outcome::sum); the state becomes the mean of the chunks' in chunk order. `chunks`: chunks with rows in
   // the step (all ranks).
   Outcome reduce(float* out, const ParameterShard* shard, int chunks, bool stop, bool checkpoint_due,
                  std::uint64_t step);
@@ -103,22 +105,20 @@ class FixedPointSum {
   int slots_, fused_;
   std::uint64_t n_, blocks_;
   bool overlap_ = false, armed_ = false;
-  bool in_layers_ = false;   // the node may be summed layer by layer (before_fused)
+  bool in_layers_ = false;   // the node may be summed in the layers' kernels (before_fused)
   bool layer_tree_ = false;  // this step's fused micro-batch summed it so
   int fused_first_ = 0;      // the running fused micro-batch's first slot
   nn::ParameterStore<float>::ChunkGradients chunk_slots_;
-  View2<float> scratch_;  // in_layers_: a layer's slots below the last, zero between uses
-  std::uint64_t scratch_cap_ = 0;
   // The store's chunk slots (Note [chunk gradients] in nn/parameters.hpp).
-  float* chunk_slot(int k, std::uint64_t first, std::uint64_t count);
-  void chunk_written(std::uint64_t first, std::uint64_t count);
+  float* chunk_slot(int k, std::uint64_t first);
   std::uint64_t treed_ = 0;  // [treed_, n) of the store's buffer holds this rank's node already
   // This rank's node of the tree over elements [first, first + count), into the store's buffer.
   void local_tree(std::uint64_t first, std::uint64_t count);
   View2<float> grads_;  // [slot, element]: the chunk gradients of every slot but the last
   // The tree sum into out (Note [rank invariance]); false when a gradient is NaN/Inf.
   // `control` (the per-chunk values and flags) is summed along.
-  bool tree_sum(float* out, const ParameterShard* shard, std::vector<double>& control, std::uint64_t step);
+  bool tree_sum(float* out, const ParameterShard* shard, std::vector<double>& control, std::uint64_t step,
+                float*& sum);
   bool tree_ = false;
   struct Pair {  // tree: one exchange across ranks
     MPI_Comm raw = MPI_COMM_NULL;

@@ -12,79 +12,48 @@ using GradRow = Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::Memo
 
 // The streaming loops of the tree on host builds: blocks over the host threads, each a loop over
 // distinct (restrict) arrays that the compiler vectorises (views that may alias kept it scalar, 3x
-// slower). x = x + y, then y = 0 when kClear.
-template <bool kClear>
-void add_block(float* __restrict__ x, float* __restrict__ y, std::uint64_t begin, std::uint64_t end) {
-  for (std::uint64_t i = begin; i < end; ++i) {
-    x[i] = x[i] + y[i];
-    if (kClear) y[i] = 0.0f;
-  }
+// slower). x = x + y.
+void add_block(float* __restrict__ x, const float* __restrict__ y, std::uint64_t begin, std::uint64_t end) {
+  for (std::uint64_t i = begin; i < end; ++i) x[i] = x[i] + y[i];
 }
-// dst = a + b, then a = b = 0 when kClear.
-template <bool kClear>
-void add_block(float* __restrict__ dst, float* __restrict__ a, float* __restrict__ b, std::uint64_t begin,
-               std::uint64_t end) {
-  for (std::uint64_t i = begin; i < end; ++i) {
-    dst[i] = a[i] + b[i];
-    if (kClear) a[i] = 0.0f, b[i] = 0.0f;
-  }
+// dst = a + b.
+void add_block(float* __restrict__ dst, const float* __restrict__ a, const float* __restrict__ b,
+               std::uint64_t begin, std::uint64_t end) {
+  for (std::uint64_t i = begin; i < end; ++i) dst[i] = a[i] + b[i];
 }
 constexpr std::uint64_t kAddBlock = 4096;
 
 // One node of the tree: dst = a + b, element by element, where dst is a, b or neither (a + b == b + a
-// in IEEE arithmetic: the same bits whichever operand is the destination); a and b below the root
-// are set to 0 after the read when `clear` (scratch that must be zero at its next use; never dst).
+// in IEEE arithmetic: the same bits whichever operand is the destination).
 // A free function because nvcc refuses an extended lambda inside a private member function.
-void add_into(float* dst, float* a, float* b, std::uint64_t n, bool clear) {
+void add_into(float* dst, const float* a, const float* b, std::uint64_t n) {
   if (n == 0) return;
   if constexpr (kHostBackend) {
-    float* const x = dst;  // the operand that is not dst, or both (three distinct arrays)
-    float* const y = dst == a ? b : a;
+    const float* const y = dst == a ? b : a;  // the operand that is not dst (dst == b: a)
     const std::uint64_t blocks = (n + kAddBlock - 1) / kAddBlock;
     Kokkos::parallel_for("tree_add", host_range(std::uint64_t(0), blocks), [=](const std::uint64_t blk) {
       const std::uint64_t begin = blk * kAddBlock, end = std::min(n, begin + kAddBlock);
-      if (dst != a && dst != b) {
-        if (clear) add_block<true>(x, a, b, begin, end);
-        else add_block<false>(x, a, b, begin, end);
-      } else if (clear) {
-        add_block<true>(x, y, begin, end);
-      } else {
-        add_block<false>(x, y, begin, end);
-      }
+      if (dst != a && dst != b) add_block(dst, a, b, begin, end);
+      else add_block(dst, y, begin, end);
     });
   } else {
-    const GradRow d(dst, n), u(a, n), v(b, n);
-    const bool clear_a = clear && dst != a, clear_b = clear && dst != b;
+    const GradRow d(dst, n);
+    const Kokkos::View<const float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged> u(a, n), v(b, n);
     Kokkos::parallel_for(
-        "tree_add", range(std::uint64_t(0), n), KOKKOS_LAMBDA(const std::uint64_t i) {
-          const float sum = u(i) + v(i);
-          if (clear_a) u(i) = 0.0f;
-          if (clear_b) v(i) = 0.0f;
-          d(i) = sum;
-        });
+        "tree_add", range(std::uint64_t(0), n), KOKKOS_LAMBDA(const std::uint64_t i) { d(i) = u(i) + v(i); });
   }
 }
 
 // This rank's node of the tree (Note [rank invariance]) over `count` elements whose slot k starts at
 // row(k): slots k and k + w for w = S / 2, ..., 1, each pair's sum into slot k, the root into slot
-// S - 1 (the store's buffer). `clear`: slots below S - 1 are zeroed as they are read the last time.
+// S - 1 (the store's buffer). nn/layers/linear_chunk_sums.cpp computes the same node in registers.
 template <class Row>
-void node_of_slots(int slots, std::uint64_t count, const Row& row, bool clear = false) {
+void node_of_slots(int slots, std::uint64_t count, const Row& row) {
   for (int w = slots / 2; w >= 1; w /= 2)
-    for (int k = 0; k < w; ++k)
-      add_into(w == 1 ? row(slots - 1) : row(k), row(k), row(k + w), count, clear && (w == 1 || k + w < slots - 1));
+    for (int k = 0; k < w; ++k) add_into(w == 1 ? row(slots - 1) : row(k), row(k), row(k + w), count);
 }
 
 }  // namespace
-
-void FixedPointSum::chunk_written(std::uint64_t first, std::uint64_t count) {
-  if (!layer_tree_) return;
-  float* last = store_.grads().data() + first;
-  node_of_slots(
-      slots_, count,
-      [&](int k) { return k + 1 < slots_ ? scratch_.data() + static_cast<std::uint64_t>(k) * scratch_cap_ : last; },
-      true);
-}
 
 void FixedPointSum::local_tree(std::uint64_t first, std::uint64_t count) {
   if (count == 0) return;
@@ -96,7 +65,7 @@ void FixedPointSum::local_tree(std::uint64_t first, std::uint64_t count) {
 }
 
 bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vector<double>& control,
-                             std::uint64_t step) {
+                             std::uint64_t step, float*& sum) {
   for (int k = 0; k + 1 < slots_; ++k)
     if (!used_[static_cast<std::size_t>(k)]) Kokkos::deep_copy(Kokkos::subview(grads_, k, Kokkos::ALL), 0.0f);
   if (!used_.back() && dirty_) store_.zero_grads();
@@ -107,16 +76,12 @@ bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vecto
   fence();
   // Across ranks: rank r and r ^ d hold the two halves of one node for d = ranks / 2, ..., 1; each adds
   // the other's (a + b == b + a, so both get the same bits).
+  float* whole = full.data();
   if (whole_) {  // 2 ranks: the run's own all-reduce (shm, NCCL or MPI) adds a + b, the tree's root
     // The control values ride along when the collective carries them all (shm: 4), else over MPI.
     const bool along = control.size() <= 4;
-    const float* summed = whole_->all_reduce(full.data(), n_, control.data(),
-                                             along ? static_cast<int>(control.size()) : 0, step);
+    whole = whole_->all_reduce(full.data(), n_, control.data(), along ? static_cast<int>(control.size()) : 0, step);
     if (!along) comm_.allreduce_sum(control.data(), control.size());
-    if (summed != full.data())
-      Kokkos::deep_copy(full,
-                        Kokkos::View<const float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>(summed,
-                                                                                                           n_));
   } else if (!pairs_.empty()) {
     auto host = Kokkos::create_mirror_view(full);
     Kokkos::deep_copy(host, full);
@@ -129,13 +94,15 @@ bool FixedPointSum::tree_sum(float* out, const ParameterShard* shard, std::vecto
     Kokkos::deep_copy(full, host);
   }
   // Every rank holds the whole sum: the verdict on NaN/Inf is the same everywhere.
-  const bool finite = optim::all_finite<float>(optim::Optimizer<float>::Vector(full.data(), n_));
+  const bool finite = optim::all_finite<float>(optim::Optimizer<float>::Vector(whole, n_));
   const bool sliced = shard && !shard->counts.empty();
-  if (sliced || out != full.data())
-    Kokkos::deep_copy(Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>(
-                          out, sliced ? shard->count : n_),
-                      Kokkos::subview(full, std::make_pair(sliced ? shard->offset : 0,
-                                                           sliced ? shard->offset + shard->count : n_)));
+  using Floats = Kokkos::View<float*, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
+  if (sliced) {  // this rank's slice into out
+    Kokkos::deep_copy(Floats(out, shard->count), Floats(whole + shard->offset, shard->count));
+    sum = out;
+  } else {  // where the exchange left it (the optimizer reads shared memory's window as the default step does)
+    sum = whole;
+  }
   return finite;
 }
 

@@ -1,7 +1,9 @@
 // Progress lines, epoch lines, the summary and the metrics records (see reporter.hpp).
 #include "train/reporter.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/log.hpp"
 
@@ -14,11 +16,27 @@ std::string hms(double seconds) {
 }
 
 Reporter::Reporter(const TrainConfig& config, const Comm& comm, bool resumed, std::uint64_t total_steps,
-                   std::uint64_t first_global_step)
-    : config_(config), total_steps_(total_steps), first_global_step_(first_global_step) {
+                   std::uint64_t first_global_step, std::vector<double> epoch_cost)
+    : config_(config),
+      total_steps_(total_steps),
+      first_global_step_(first_global_step),
+      epoch_cost_(std::move(epoch_cost)) {
   comm.run_agreed([&] {
     metrics_ = std::make_unique<MetricsSink>(config.metrics_file, comm.rank(), resumed, config.tensorboard_dir);
   });
+}
+
+double steps_work(const std::vector<double>& epoch_cost, std::uint64_t steps_per_epoch, std::uint64_t step) {
+  if (epoch_cost.empty()) return static_cast<double>(step);
+  double work = 0;
+  for (std::uint64_t e = 0; e < epoch_cost.size() && e * steps_per_epoch < step; ++e)
+    work += epoch_cost[e] * static_cast<double>(std::min(step - e * steps_per_epoch, steps_per_epoch));
+  return work;
+}
+
+double Reporter::work_before(std::uint64_t step) const {
+  const std::uint64_t per_epoch = epoch_cost_.empty() ? 1 : total_steps_ / epoch_cost_.size();
+  return steps_work(epoch_cost_, per_epoch, step);
 }
 
 void Reporter::step(std::uint64_t global_step, std::uint64_t epoch, const StepOutcome& r, double lr,
@@ -28,8 +46,8 @@ void Reporter::step(std::uint64_t global_step, std::uint64_t epoch, const StepOu
   if (!step_is_logged(global_step, config_.log_every, total_steps_)) return;  // the step runner's rule too
   sample_device_memory();
   const double rate = static_cast<double>(window_samples_) / window_.seconds();
-  const double eta = run_clock_.seconds() / static_cast<double>(global_step - first_global_step_) *
-                     static_cast<double>(total_steps_ - global_step);
+  const double eta = run_clock_.seconds() / (work_before(global_step) - work_before(first_global_step_)) *
+                     (work_before(total_steps_) - work_before(global_step));
   const std::string scale = config_.precision == nn::Precision::fp16 ? strf("  scale %.0f", r.loss_scale) : "";
   Log::progress(strf("step %llu/%llu  epoch %llu/%llu  loss %.6f  lr %.3e%s  %.0f samples/s  ETA %s",
                      (unsigned long long)global_step, (unsigned long long)total_steps_,

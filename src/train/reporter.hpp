@@ -37,8 +37,9 @@ struct TrainSummary {
 class Reporter {
  public:
   // Opens the metrics file (rank 0; appending when resumed). Errors are agreed over ranks.
+  // epoch_cost: each epoch's cost a step (Model::step_cost; empty: all alike), for the ETA.
   Reporter(const TrainConfig& config, const Comm& comm, bool resumed, std::uint64_t total_steps,
-           std::uint64_t first_global_step);
+           std::uint64_t first_global_step, std::vector<double> epoch_cost = {});
   // After every optimizer step; global_step counts the steps taken so far.
   void step(std::uint64_t global_step, std::uint64_t epoch, const StepOutcome& r, double lr,
             std::uint64_t step_samples);
@@ -54,7 +55,13 @@ class Reporter {
   std::unique_ptr<MetricsSink> metrics_;
   Stopwatch run_clock_, window_;
   std::uint64_t window_samples_ = 0;
+  std::vector<double> epoch_cost_;
+  double work_before(std::uint64_t step) const;
 };
+
+// The work of global steps [0, step) of a run of epoch_cost.size() epochs of steps_per_epoch
+// steps: each step weighted by its epoch's cost (all 1 when epoch_cost is empty: `step`).
+double steps_work(const std::vector<double>& epoch_cost, std::uint64_t steps_per_epoch, std::uint64_t step);
 
 // "h:mm:ss", or "?" for a negative or non-finite number of seconds.
 std::string hms(double seconds);

@@ -122,6 +122,8 @@ StepRunner::StepRunner(const TrainConfig& config, const Comm& comm, Model& model
   o.slice = shard_grads_.data();
   collective_ = make_gradient_collective(comm, o);
   if (config.rank_invariant) {
+    // Note [fused chunks]: a chunk's parameter gradients in one fixed order, fused or not.
+    if (model.rows_independent()) store.set_fixed_order_gradients(true);
     invariant_ = std::make_unique<FixedPointSum>(
         comm, store,
         static_cast<int>(config.batch_size * static_cast<std::uint64_t>(config.accumulation_steps) / chunk_),
@@ -255,13 +257,14 @@ StepOutcome StepRunner::finish_invariant(StepOutcome r, std::uint64_t global_ste
   auto& store = model_.store();
   const ParameterShard* shard = sharded() ? &shard_ : nullptr;
   float* out = sharded() ? shard_grads_.data() : store.grads().data();
-  const optim::Optimizer<float>::Vector grads(out, shard_.count);
   FixedPointSum::Outcome o;
   {
     ScopedTime t(time.comm, "allreduce");
     o = invariant_->reduce(out, shard, static_cast<int>((step_samples + chunk_ - 1) / chunk_),
                            control.stop_requested, control.time_checkpoint_due, global_step);
   }
+  // The summed gradients: out, or unsharded (2 ranks, shared memory) the window's slot, as in finish().
+  const optim::Optimizer<float>::Vector grads(o.sum, shard_.count);
   ScopedTime t(time.compute, "optimizer");
   control_ = {o.loss_sum, o.control[0], o.control[1]};
   decode_control(r, step_samples);
@@ -269,7 +272,7 @@ StepOutcome StepRunner::finish_invariant(StepOutcome r, std::uint64_t global_ste
   if (o.finite && scaler_.enabled()) optim::scale_values<float>(grads, 1.0 / r.loss_scale);
   // Note [norm only when wanted]; the exponents found NaN/Inf already.
   if (o.finite && (clip_ > 0 || step_is_logged(global_step + 1, log_every_, total_steps_)))
-    r.grad_norm = invariant_->norm(out, shard);
+    r.grad_norm = invariant_->norm(o.sum, shard);
   r.nonfinite = !std::isfinite(r.loss) || !std::isfinite(r.grad_norm);
   if (!scaler_.update(r.nonfinite)) {
     r.applied = false;
@@ -279,8 +282,10 @@ StepOutcome StepRunner::finish_invariant(StepOutcome r, std::uint64_t global_ste
   const double coef = clip_ / (r.grad_norm + 1e-6);  // clip_grad_norm's rule, with the agreed norm
   if (clip_ > 0 && coef < 1.0) optim::scale_values<float>(grads, coef);
   const optim::Optimizer<float>::Vector params(store.params().data() + shard_.offset, shard_.count);
-  optimizer_.step(params, grads, schedule_.at(global_step), !sharded());
-  grads_zeroed_ = !sharded();
+  // Note [gradient zeroing in the update]: only the store's own buffer.
+  const bool zero_in_update = o.sum == store.grads().data();
+  optimizer_.step(params, grads, schedule_.at(global_step), zero_in_update);
+  grads_zeroed_ = zero_in_update;
   if (ema_) ema_->update(params);
   fence();
   if (sharded()) {

@@ -248,7 +248,10 @@ EpochHooks NetworkTrainer::epoch_hooks(Reporter& reporter) {
 
 TrainSummary NetworkTrainer::run() {
   const std::uint64_t steps = sampler_->steps_per_epoch();
-  Reporter reporter(config_, comm_, !resumed_from_.empty(), steps * config_.epochs, tally_.global_step);
+  std::vector<double> epoch_cost(config_.epochs);
+  for (std::uint64_t e = 0; e < config_.epochs; ++e) epoch_cost[e] = model_->step_cost(e);
+  Reporter reporter(config_, comm_, !resumed_from_.empty(), steps * config_.epochs, tally_.global_step,
+                    std::move(epoch_cost));
   const EpochHooks hooks = epoch_hooks(reporter);
   TrainSummary s;
   Stopwatch run_clock;

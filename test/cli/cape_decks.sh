@@ -11,6 +11,7 @@
 #    (2.0e-8 measured), so the checks run on them rather than on the deck's timed choice (auto);
 #  - the same 2-rank run for 2 epochs, and again as 1 epoch + checkpoint + resume: weights bitwise
 #    equal; its loss is finite and cape_eval prints the PCK table and writes the CSV and episodes;
+#    at --pck 0.05 both the model's and the copy's PCK are lower (a bad --pck is refused);
 #  - the seed-004 deck (ResNet-50 bottlenecks, fp16 loss scaling, clipping) for one epoch (one step)
 #    at width 4.
 # (scripts/plot-cape is not run here: matplotlib's import alone costs seconds.)
@@ -49,6 +50,10 @@ run seed004 2 cape_seed004.in --set resnet_width=4 --set cape_stages=2 --set cap
   --set epochs=1 --set checkpoint_dir= --set checkpoint_every_epochs=0
 grep -q "precision fp16 keeps the loss scaling" "$dir/seed004.log" || { cat "$dir/seed004.log"; exit 1; }
 "$cape_eval" "$dir/straight.h5" "$dir/test.h5" --csv "$dir/pck.csv" --episodes "$dir/episodes.h5" --plot-episodes 3
+"$cape_eval" "$dir/straight.h5" "$dir/test.h5" --csv "$dir/pck_strict.csv" --pck 0.05 >"$dir/strict.log"
+grep -q "PCK@0.05" "$dir/strict.log" || { cat "$dir/strict.log"; exit 1; }
+"$cape_eval" "$dir/straight.h5" "$dir/test.h5" --pck 0 >"$dir/bad_pck.log" 2>&1 && { echo "accepted --pck 0"; exit 1; }
+grep -q "cape_eval: --pck 0: a threshold" "$dir/bad_pck.log" || { cat "$dir/bad_pck.log"; exit 1; }
 "$python" - "$dir" <<'PY'
 import csv, json, sys, h5py, numpy as np
 d = sys.argv[1]
@@ -69,4 +74,10 @@ assert epochs and all(np.isfinite(r["val_loss"]) for r in epochs), epochs
 rows = list(csv.DictReader(open(f"{d}/pck.csv")))
 assert rows[-1]["category"] == "all" and len(rows) == 4, rows  # 3 test categories + all
 assert abs(float(rows[-1]["pck"]) - epochs[-1]["val_pck"]) < 1e-6, (rows[-1], epochs[-1])
+strict = list(csv.DictReader(open(f"{d}/pck_strict.csv")))
+for a, b in zip(strict, rows):  # a smaller radius: never more keypoints within it, and some fewer
+    assert a["category"] == b["category"] and float(a["pck"]) <= float(b["pck"]), (a, b)
+    assert float(a["copy_pck"]) <= float(b["copy_pck"]), (a, b)
+assert float(strict[-1]["pck"]) < float(rows[-1]["pck"]) and float(strict[-1]["copy_pck"]) < float(rows[-1]["copy_pck"]), (strict[-1], rows[-1])
+print(f"cape_decks: --pck 0.05 {float(strict[-1]['pck']):.4f} (copy {float(strict[-1]['copy_pck']):.4f}) <= PCK@0.2 {float(rows[-1]['pck']):.4f}")
 PY

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A CSV table with a header, as users hold one, through the data-source registry (csv source): an
-# mlp trains from it (its loss falls), the trees train from it with the label named, keep the
+# mlp trains from it (its loss falls; from the same rows as TSV and LibSVM it logs the same losses), the trees train from it with the label named, keep the
 # header's names in the model, the feature importance and both exports, give the same model on 1
 # and 2 ranks, and predict reads it back; a file whose header differs from the model's is refused
 # naming the column.
@@ -40,6 +40,19 @@ first=$(grep -m1 -o 'avg loss = [0-9.e+-]*' "$work/mlp.log" | awk '{print $4}')
 last=$(grep -o 'avg loss = [0-9.e+-]*' "$work/mlp.log" | tail -1 | awk '{print $4}')
 awk -v a="$last" -v b="$first" 'BEGIN { exit !(a < b / 4) }' || fail "mlp loss $first -> $last did not fall 4x"
 echo "mlp on table.csv: loss $first -> $last"
+
+# The same rows as TSV (header, label named) and LibSVM (label first, 1-based ids): the tsv and libsvm
+# sources give the mlp the same values, so it logs the same losses as from the CSV.
+tr ',' '\t' <"$work/table.csv" >"$work/table.tsv"
+awk -F, 'NR > 1 { printf "%s 1:%s 2:%s 3:%s\n", $4, $1, $2, $3 }' "$work/table.csv" >"$work/table.svm"
+for f in table.tsv table.svm; do
+  sed -e "s|$work/table.csv|$work/$f|" -e "s|mlp\.|mlp_$f.|g" "$work/mlp.in" >"$work/mlp_$f.in"
+  [ $f = table.svm ] && sed -i -e '/^text_header/d' -e '/^label_column/d' "$work/mlp_$f.in"
+  "$train" "$work/mlp_$f.in" >"$work/mlp_$f.log" 2>&1 || { cat "$work/mlp_$f.log"; fail "mlp on $f"; }
+  [ "$(grep -o 'avg loss = [0-9.e+-]*' "$work/mlp_$f.log")" = "$(grep -o 'avg loss = [0-9.e+-]*' "$work/mlp.log")" ] ||
+    fail "mlp on $f: losses differ from the CSV's"
+done
+echo "mlp on table.tsv and table.svm: the CSV's losses"
 
 # Trees with the label named; 2 ranks and 1 rank write the same model.
 cat >"$work/gbdt.in" <<IN

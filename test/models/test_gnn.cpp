@@ -168,58 +168,65 @@ TEST(GnnTraining, WeightsFileRebuildsTheModelWithItsNormalisation) {
 // Training through a 3-step rollout: the gradient (through the residuals and both input slots of
 // the later steps, activations recomputed) against central differences of the rollout loss along
 // random directions and along the gradient itself (float: a directional check, 1e-2 relative).
+// Also with gnn_output day_before_blend (Note [day-before blend]: the gate's gradient and the
+// residual's 1 - gate), through 3 steps and one.
 TEST(GnnRollout, TheGradientThroughTheStepsMatchesFiniteDifferences) {
-  GnnModelConfig c;
-  c.net.ny = 6, c.net.nx = 7, c.net.latent = 8, c.net.layers = 2;
-  c.states = 2, c.forcings = 1, c.statics = 1, c.ar_steps = 3, c.boundary_width = 1;
-  c.net.d_in = 2 * c.states + c.forcings + c.statics, c.net.d_out = c.states;
-  const int n = 2, N = c.net.ny * c.net.nx, A = c.ar_steps;
-  GnnModel model(c, n, nn::Precision::fp32);
-  model.store().initialize(9);
-  // Fields of 2 samples as the netcdf source lays them out; targets drift smoothly from the state.
-  std::vector<View1<float>> keep;
-  const auto field = [&](std::int64_t width, std::uint64_t key, double scale) {
-    keep.emplace_back("f", static_cast<std::size_t>(n * width));
-    auto h = Kokkos::create_mirror_view(keep.back());
-    for (std::size_t i = 0; i < h.extent(0); ++i) h(i) = static_cast<float>(scale * rng::normal(rng::hash(key, i)));
-    Kokkos::deep_copy(keep.back(), h);
-    return keep.back().data();
-  };
-  Batch b;
-  b.n = n;
-  b.set("state", Tensor<float>(field(2 * 2 * N, 1, 1.0), Shape{n, 2, 2, N}));
-  b.set("targets", Tensor<float>(field(2 * A * N, 2, 1.0), Shape{n, 2, A, N}));
-  b.set("forcing", Tensor<float>(field(A * N, 3, 1.0), Shape{n, 1, A, N}));
-  b.set("static", Tensor<float>(field(N, 4, 1.0), Shape{n, 1, N}));
-  model.store().zero_grads();
-  const double loss = model.accumulate_gradients(b, 1.0);
-  EXPECT_NEAR(loss, model.loss_sum(b), 1e-9 * loss);
-  // Copies (to_host may be the buffer itself on a host build).
-  const auto gh = to_host(model.store().grads());
-  const auto ph = to_host(model.store().params());
-  const std::vector<double> g(gh.data(), gh.data() + gh.extent(0)), p0(ph.data(), ph.data() + ph.extent(0));
-  const std::size_t P = g.size();
-  double gnorm = 0;
-  for (std::size_t i = 0; i < P; ++i) gnorm += double(g[i]) * g[i];
-  gnorm = std::sqrt(gnorm);
-  for (int d = 0; d < 4; ++d) {
-    std::vector<double> v(P);
-    double vnorm = 0;
-    for (std::size_t i = 0; i < P; ++i) {
-      v[i] = d == 0 ? g[i] / gnorm : rng::normal(rng::hash(40 + d, i));
-      vnorm += v[i] * v[i];
-    }
-    double slope = 0;
-    for (std::size_t i = 0; i < P; ++i) slope += g[i] * v[i] / std::sqrt(vnorm);
-    const double eps = 2e-3;
-    const auto loss_at = [&](double t) {
-      auto h = Kokkos::create_mirror_view(model.store().params());
-      for (std::size_t i = 0; i < P; ++i) h(i) = static_cast<float>(p0[i] + t * v[i] / std::sqrt(vnorm));
-      Kokkos::deep_copy(model.store().params(), h);
-      return model.loss_sum(b);
+  for (const auto& [blend, ar] : std::vector<std::pair<bool, int>>{{false, 3}, {true, 3}, {true, 1}}) {
+    SCOPED_TRACE(std::string(blend ? "day_before_blend" : "increment") + ", ar_steps " + std::to_string(ar));
+    GnnModelConfig c;
+    c.net.ny = 6, c.net.nx = 7, c.net.latent = 8, c.net.layers = 2;
+    c.states = 2, c.forcings = blend ? 3 : 1, c.statics = 1, c.ar_steps = ar, c.boundary_width = 1;
+    c.day_before = blend ? 1 : -1;  // forcing channels: one of its own, then the 2 states a day before
+    c.net.d_in = 2 * c.states + c.forcings + c.statics, c.net.d_out = blend ? 2 * c.states : c.states;
+    const int n = 2, N = c.net.ny * c.net.nx, A = c.ar_steps, F = c.forcings;
+    GnnModel model(c, n, nn::Precision::fp32);
+    model.store().initialize(9);
+    // Fields of 2 samples as the netcdf source lays them out; targets drift smoothly from the state.
+    std::vector<View1<float>> keep;
+    const auto field = [&](std::int64_t width, std::uint64_t key, double scale) {
+      keep.emplace_back("f", static_cast<std::size_t>(n * width));
+      auto h = Kokkos::create_mirror_view(keep.back());
+      for (std::size_t i = 0; i < h.extent(0); ++i)
+        h(i) = static_cast<float>(scale * rng::normal(rng::hash(key, i)));
+      Kokkos::deep_copy(keep.back(), h);
+      return keep.back().data();
     };
-    const double numeric = (loss_at(eps) - loss_at(-eps)) / (2 * eps);
-    EXPECT_NEAR(slope, numeric, 1e-2 * std::max(std::abs(numeric), 1e-2 * gnorm)) << "direction " << d;
+    Batch b;
+    b.n = n;
+    b.set("state", Tensor<float>(field(2 * 2 * N, 1, 1.0), Shape{n, 2, 2, N}));
+    b.set("targets", Tensor<float>(field(2 * A * N, 2, 1.0), Shape{n, 2, A, N}));
+    b.set("forcing", Tensor<float>(field(F * A * N, 3, 1.0), Shape{n, F, A, N}));
+    b.set("static", Tensor<float>(field(N, 4, 1.0), Shape{n, 1, N}));
+    model.store().zero_grads();
+    const double loss = model.accumulate_gradients(b, 1.0);
+    EXPECT_NEAR(loss, model.loss_sum(b), 1e-9 * loss);
+    // Copies (to_host may be the buffer itself on a host build).
+    const auto gh = to_host(model.store().grads());
+    const auto ph = to_host(model.store().params());
+    const std::vector<double> g(gh.data(), gh.data() + gh.extent(0)), p0(ph.data(), ph.data() + ph.extent(0));
+    const std::size_t P = g.size();
+    double gnorm = 0;
+    for (std::size_t i = 0; i < P; ++i) gnorm += double(g[i]) * g[i];
+    gnorm = std::sqrt(gnorm);
+    for (int d = 0; d < 4; ++d) {
+      std::vector<double> v(P);
+      double vnorm = 0;
+      for (std::size_t i = 0; i < P; ++i) {
+        v[i] = d == 0 ? g[i] / gnorm : rng::normal(rng::hash(40 + d, i));
+        vnorm += v[i] * v[i];
+      }
+      double slope = 0;
+      for (std::size_t i = 0; i < P; ++i) slope += g[i] * v[i] / std::sqrt(vnorm);
+      const double eps = 2e-3;
+      const auto loss_at = [&](double t) {
+        auto h = Kokkos::create_mirror_view(model.store().params());
+        for (std::size_t i = 0; i < P; ++i) h(i) = static_cast<float>(p0[i] + t * v[i] / std::sqrt(vnorm));
+        Kokkos::deep_copy(model.store().params(), h);
+        return model.loss_sum(b);
+      };
+      const double numeric = (loss_at(eps) - loss_at(-eps)) / (2 * eps);
+      EXPECT_NEAR(slope, numeric, 1e-2 * std::max(std::abs(numeric), 1e-2 * gnorm)) << "direction " << d;
+    }
   }
 }
 
@@ -297,48 +304,56 @@ TEST(GnnModel, VariableWeightsScaleEachVariablesLoss) {
 }
 
 // predict's "forecast" is the rollout's first step: chunk by chunk, its interior squared errors
-// against the targets add up to what rollout_errors reports for lead 1.
+// against the targets add up to what rollout_errors reports for lead 1, and to the validation's
+// one-step RMSE sums; with gnn_output day_before_blend too (the outputs taken as increments).
 TEST(GnnModel, PredictForecastIsTheRolloutsFirstStep) {
-  std::vector<View1<float>> keep;
-  const int n = 3, N = 6 * 7, S = 2;
-  const auto field = [&](std::int64_t width, std::uint64_t key) {
-    keep.emplace_back("f", static_cast<std::size_t>(n * width));
-    auto h = Kokkos::create_mirror_view(keep.back());
-    for (std::size_t i = 0; i < h.extent(0); ++i) h(i) = static_cast<float>(rng::normal(rng::hash(key, i)));
-    Kokkos::deep_copy(keep.back(), h);
-    return keep.back().data();
-  };
-  Batch b;
-  b.n = n;
-  b.set("state", Tensor<float>(field(S * 2 * N, 1), Shape{n, S, 2, N}));
-  b.set("targets", Tensor<float>(field(S * N, 2), Shape{n, S, 1, N}));
-  b.set("forcing", Tensor<float>(field(N, 3), Shape{n, 1, 1, N}));
-  b.set("static", Tensor<float>(field(N, 4), Shape{n, 1, N}));
-  GnnModelConfig c;
-  c.net.ny = 6, c.net.nx = 7, c.net.latent = 8, c.net.layers = 2, c.net.d_in = 2 * S + 2, c.net.d_out = S;
-  c.states = S, c.forcings = 1, c.statics = 1, c.boundary_width = 1;
-  GnnModel m(c, n, nn::Precision::fp32);
-  m.store().initialize(5);
-  ASSERT_EQ(m.predict_inputs().size(), 3u);
-  PredictOptions o;
-  o.chunk = 2;  // two chunks: 2 + 1 samples
-  const Predictions p = m.predict(b, o);
-  ASSERT_EQ(p.size(), 1u);
-  EXPECT_EQ(p[0].name, "forecast");
-  EXPECT_EQ(p[0].shape, (std::vector<std::int64_t>{n, S, N}));
-  std::vector<double> model, persistence;
-  m.rollout_errors(b, model, persistence);
-  const auto y = to_host(p[0].values);
-  const auto t = to_host(View1<float>(keep[1].data(), static_cast<std::size_t>(n * S * N)));
-  for (int s = 0; s < S; ++s) {
-    double sse = 0;
-    for (int r = 0; r < n; ++r)
-      for (int q = 0; q < N; ++q) {
-        const int i = q % 7, j = q / 7;
-        if (i < 1 || j < 1 || i >= 6 || j >= 5) continue;
-        const std::size_t at = (static_cast<std::size_t>(r) * S + s) * N + q;
-        sse += (double(y(at)) - t(at)) * (double(y(at)) - t(at));
-      }
-    EXPECT_NEAR(sse, model[static_cast<std::size_t>(s)], 1e-5 * sse) << "variable " << s;
+  for (const bool blend : {false, true}) {
+    SCOPED_TRACE(blend ? "day_before_blend" : "increment");
+    std::vector<View1<float>> keep;
+    const int n = 3, N = 6 * 7, S = 2, F = blend ? 1 + S : 1;
+    const auto field = [&](std::int64_t width, std::uint64_t key) {
+      keep.emplace_back("f", static_cast<std::size_t>(n * width));
+      auto h = Kokkos::create_mirror_view(keep.back());
+      for (std::size_t i = 0; i < h.extent(0); ++i) h(i) = static_cast<float>(rng::normal(rng::hash(key, i)));
+      Kokkos::deep_copy(keep.back(), h);
+      return keep.back().data();
+    };
+    Batch b;
+    b.n = n;
+    b.set("state", Tensor<float>(field(S * 2 * N, 1), Shape{n, S, 2, N}));
+    b.set("targets", Tensor<float>(field(S * N, 2), Shape{n, S, 1, N}));
+    b.set("forcing", Tensor<float>(field(F * N, 3), Shape{n, F, 1, N}));
+    b.set("static", Tensor<float>(field(N, 4), Shape{n, 1, N}));
+    GnnModelConfig c;
+    c.net.ny = 6, c.net.nx = 7, c.net.latent = 8, c.net.layers = 2, c.net.d_in = 2 * S + F + 1;
+    c.net.d_out = blend ? 2 * S : S, c.day_before = blend ? 1 : -1;
+    c.states = S, c.forcings = F, c.statics = 1, c.boundary_width = 1;
+    GnnModel m(c, n, nn::Precision::fp32);
+    m.store().initialize(5);
+    ASSERT_EQ(m.predict_inputs().size(), 3u);
+    PredictOptions o;
+    o.chunk = 2;  // two chunks: 2 + 1 samples
+    const Predictions p = m.predict(b, o);
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_EQ(p[0].name, "forecast");
+    EXPECT_EQ(p[0].shape, (std::vector<std::int64_t>{n, S, N}));
+    std::vector<double> model, persistence;
+    m.rollout_errors(b, model, persistence);
+    std::vector<double> sums(1 + 2 * S, 0.0);
+    m.evaluate(b, EvalOptions{}, sums);
+    const auto y = to_host(p[0].values);
+    const auto t = to_host(View1<float>(keep[1].data(), static_cast<std::size_t>(n * S * N)));
+    for (int s = 0; s < S; ++s) {
+      double sse = 0;
+      for (int r = 0; r < n; ++r)
+        for (int q = 0; q < N; ++q) {
+          const int i = q % 7, j = q / 7;
+          if (i < 1 || j < 1 || i >= 6 || j >= 5) continue;
+          const std::size_t at = (static_cast<std::size_t>(r) * S + s) * N + q;
+          sse += (double(y(at)) - t(at)) * (double(y(at)) - t(at));
+        }
+      EXPECT_NEAR(sse, model[static_cast<std::size_t>(s)], 1e-5 * sse) << "variable " << s;
+      EXPECT_NEAR(sse, sums[static_cast<std::size_t>(1 + s)], 1e-4 * sse) << "variable " << s;
+    }
   }
 }

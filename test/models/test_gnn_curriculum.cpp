@@ -2,7 +2,7 @@
 // trainer on the wxgen file of fixture gnn_wx_data: a one-stage schedule of all the targets is the
 // plain rollout training bit for bit, a growing schedule trains differently, 1 rank x batch 8 ==
 // world x batch 8 / ranks, a checkpoint taken inside the middle stage resumes bitwise, and the
-// key's errors name file:line:key.
+// key's errors name file:line:key; the same with gnn_output day_before_blend.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,6 +11,7 @@
 #include "core/log.hpp"
 #include "io/hdf5.hpp"
 #include "models/gnn_training.hpp"
+#include "models/registry.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"
 
@@ -94,4 +95,46 @@ TEST(GnnCurriculum, ScheduleErrorsNameFileLineAndKey) {
     EXPECT_NE(e.find(at), std::string::npos) << schedule << ": " << e;
     EXPECT_NE(e.find(says), std::string::npos) << schedule << ": " << e;
   }
+}
+
+// gnn_output day_before_blend (Note [day-before blend]) through the trainer on the wxgen file, with
+// the state a day before derived: the curriculum trains another model than the increment output,
+// resumes bitwise from a checkpoint inside the 3-step stage, and its weights file rebuilds the
+// model (the stored gnn_output and the 2 outputs per state variable). Without state_day_before
+// among the derived forcings the key's error names file:line:key.
+TEST(GnnCurriculum, DayBeforeBlendTrainsResumesAndReloads) {
+  const Comm world;
+  const std::string dir = hpct::test::empty_scratch_dir(world, "gnn_blend_ckpt_np" + std::to_string(world.size()));
+  const std::string out = dir + "/weights.h5";
+  const std::vector<std::string> blend = {"batch_size=" + std::to_string(4 / world.size()),
+                                          "derived_forcings=state_day_before", "ar_steps_schedule=1:1, 2:3",
+                                          "gnn_output=day_before_blend"};
+  const auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), blend.begin(), blend.end());
+    return more;
+  };
+  const auto full = train(world, with({"checkpoint_dir=" + dir, "checkpoint_every_steps=2", "checkpoint_keep=100",
+                                       "output=" + out}));
+  std::vector<std::string> increment = blend;
+  increment.back() = "gnn_output=increment";
+  EXPECT_NE(train(world, increment).size(), full.size());  // the gate's outputs: more read-out parameters
+  std::string middle;
+  for (int step = 2; step < 40 && middle.empty(); step += 2) {
+    const std::string path = dir + "/ckpt-" + strf("%09d", step) + ".h5";
+    if (!std::filesystem::exists(path)) continue;
+    const h5::File f = h5::File::open_read(path);
+    if (h5::read_attr_int(f, "/", "epoch") == 1 && h5::read_attr_int(f, "/", "epoch_steps") > 0) middle = path;
+  }
+  ASSERT_FALSE(middle.empty()) << "no checkpoint inside epoch 2 in " << dir;
+  EXPECT_EQ(train(world, with({"resume=" + middle})), full);
+  const std::unique_ptr<Model> m = load_model(out, 4);
+  EXPECT_NE(m->config_string().find("gnn_output=day_before_blend"), std::string::npos) << m->config_string();
+  const auto h = to_host(m->store().params());
+  EXPECT_EQ(std::vector<float>(h.data(), h.data() + h.extent(0)), full);
+  const std::string e = hpct::test::error_message([&] {
+    NetworkTrainer t(hpct::test::make_deck(hpct::test::kGnnDeck + "gnn_output day_before_blend\n", {"ar_steps=3"}),
+                     world);
+  });
+  EXPECT_NE(e.find("test.in:15: gnn_output"), std::string::npos) << e;
+  EXPECT_NE(e.find("add state_day_before to derived_forcings"), std::string::npos) << e;
 }

@@ -2,10 +2,10 @@
 """apps/scenes_import on track tables written by pandas, as users write theirs (issue 35): a 2.5 Hz
 pedestrian recording (frame, id, x, y; tracks that enter late, leave early and are lost for a while;
 no map) resampled to 10 Hz; an Argoverse 2-style table (string ids, a quoted scenario id, AV2 type
-names, headings with empty cells, velocities) with a map table; and bad tables, each refused with
-an error naming file, line and column, leaving no output. Checks the HDF5 written with h5py:
-positions linear between samples, validity where samples bracket a step, heading from the motion,
-types mapped, the grid attributes.
+names, headings with empty cells, velocities) with a map table; an Argoverse 2 scenario's length cut
+with --align end and start; and bad tables, each refused with an error naming file, line and column,
+leaving no output. Checks the HDF5 written with h5py: positions linear between samples, validity
+where samples bracket a step, heading from the motion, types mapped, the grid attributes.
 usage: track_tables.py SCENES_IMPORT SCRATCH_DIR"""
 import math
 import os
@@ -104,7 +104,38 @@ with h5py.File(out, "r") as h:
     check(h["map_polyline"].shape == (6, 11, 2), f"two 25 m polylines -> 3 pieces each: {h['map_polyline'].shape}")
     check(list(h["map_type"][()]) == [0, 0, 0, 2, 2, 2], "map types")
 
-# 3. Bad tables: an error naming file, line and column; no output.
+# 2b. An Argoverse 2 scenario's length (110 steps at 10 Hz: 4.9 s observed, the current step the 50th,
+# 6 s predicted): a 10.5 s window with a 4.5 s history, aligned to the end, puts the current step at
+# AV2's; from the start it would be 0.4 s early. A car throughout (x = 2 t) and one entering at 7 s.
+rows = [("av2", "car", k, 0.2 * k, 0.0, "vehicle") for k in range(110)]
+rows += [("av2", "late", k, 50.0, 0.1 * k, "vehicle") for k in range(70, 110)]
+scen = pd.DataFrame(rows, columns=["scenario_id", "track_id", "timestep", "position_x", "position_y", "object_type"])
+scen_csv = os.path.join(scratch, "av2_scenario.csv")
+scen.to_csv(scen_csv, index=False)
+for align, first in (("end", 0.4), ("start", 0.0)):
+    out = os.path.join(scratch, f"av2_{align}.h5")
+    r = run(scen_csv, out, "--history", "4.5", "--window", "10.5", "--stride", "11", "--align", align)
+    print(r.stdout, r.stderr)
+    check(r.returncode == 0, f"--align {align} import succeeds")
+    with h5py.File(out, "r") as h:
+        st, valid, hs = h["agent_state"][()], h["agent_valid"][()], int(h.attrs["history_steps"])
+        check(len(h["agent_state_offsets"][()]) == 2 and st.shape[1] == 106, f"--align {align}: one scene of 106 steps")
+        t = first + np.arange(106) * 0.1
+        check(np.allclose(st[0, :, 0], 2 * t, atol=1e-4), f"--align {align}: the scene starts at {first} s")
+        check(hs == 46 and abs(t[hs - 1] - (4.9 if align == "end" else 4.5)) < 1e-9,
+              f"--align {align}: the current step at {t[hs - 1]:.1f} s")
+        check(np.array_equal(valid[1].astype(bool), t >= 7 - 1e-9), f"--align {align}: the late car from 7 s")
+r = run(scen_csv, os.path.join(scratch, "x.h5"), "--history", "4.5", "--window", "10.5", "--align", "middle")
+check(r.returncode == 2 and "--align expects start or end" in r.stderr, f"--align middle refused: {r.stderr.strip()}")
+stride_ends = []
+for align in ("start", "end"):  # 16 s of pedestrians, 8 s windows every 3 s: 0, 3, 6 s or 2, 5, 8 s
+    out = os.path.join(scratch, f"ped_{align}.h5")
+    r = run(ped_csv, out, "--rate", "2.5", "--history", "3", "--window", "8", "--stride", "3", "--align", align)
+    with h5py.File(out, "r") as h:
+        off, st = h["agent_state_offsets"][()], h["agent_state"][()]
+        stride_ends.append([round(float(st[off[k], 0, 0]) / 1.2, 4) for k in range(len(off) - 1)])
+check(stride_ends == [[0.0, 3.0, 6.0], [2.0, 5.0, 8.0]], f"window starts by alignment: {stride_ends}")
+
 bad = [
     ("missing_column.csv", "scenario_id,track_id,position_x,position_y\na,1,0,0\n", ":1: timestep: missing column"),
     ("not_a_number.csv", "scenario_id,track_id,timestep,position_x,position_y\na,1,0,0,0\na,1,1,abc,0\n",

@@ -6,6 +6,7 @@
 // (Note [cape episodes]): the same as train's validation reports for the same file.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -25,13 +26,15 @@
 namespace {
 const char* kUsage =
     "usage: cape_eval WEIGHTS.h5 TEST [--deck DECK] [--set KEY=VALUE]... [--csv OUT.csv] [--episodes OUT.h5]\n"
-    "                 [--plot-episodes 6] [--rows N]\n"
+    "                 [--plot-episodes 6] [--rows N] [--pck THRESHOLD]\n"
     "  PCK@threshold (the model's cape_pck_threshold) per test category, model vs copy baseline.\n"
     "  TEST: posegen's HDF5, or a file read as the training deck's data keys say (--deck, e.g.\n"
     "  inputs/cape_coco.in: a COCO keypoint JSON with its image_mean, image_std, bbox_margin,\n"
     "  image_dir, seed; --set overrides them). The image size and views are the model's.\n"
     "  --episodes: the first --plot-episodes episodes' images and keypoints for scripts/plot-cape.\n"
     "  --rows N: the first N rows only (default all).\n"
+    "  --pck THRESHOLD: score at this fraction of the keypoints' box side instead of the model's\n"
+    "    cape_pck_threshold (e.g. 0.1 or 0.05 for faces, where 0.2 is lenient).\n"
     "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
 
 // `data` opened as the deck's data keys say (posegen's HDF5 without a deck), at the model's image
@@ -98,6 +101,7 @@ int cape_evaluate_main(int argc, char** argv) {
   std::string csv, episodes_out, deck_file, weight_set;
   std::vector<std::string> sets;
   long long max_rows = -1, plot = 6;
+  double pck_threshold = -1;  // the model's
   for (int i = 3; i < argc; i += 2) {
     const std::string a = argv[i];
     if (i + 1 >= argc) {
@@ -110,7 +114,15 @@ int cape_evaluate_main(int argc, char** argv) {
     else if (a == "--set") sets.push_back(v);
     else if (a == "--episodes") episodes_out = v;
     else if (a == "--weights") weight_set = v;
-    else if (a == "--rows" || a == "--plot-episodes") (a == "--rows" ? max_rows : plot) = std::stoll(v);
+    else if (a == "--pck") {
+      char* end = nullptr;
+      pck_threshold = std::strtod(v.c_str(), &end);
+      if (end == v.c_str() || *end != '\0' || !(pck_threshold > 0 && pck_threshold <= 10)) {
+        std::fprintf(stderr, "cape_eval: --pck %s: a threshold in (0, 10] (a fraction of the box side)\n",
+                     v.c_str());
+        return 2;
+      }
+    } else if (a == "--rows" || a == "--plot-episodes") (a == "--rows" ? max_rows : plot) = std::stoll(v);
     else {
       std::fprintf(stderr, "cape_eval: unknown option %s\n%s", a.c_str(), kUsage);
       return 2;
@@ -124,6 +136,7 @@ int cape_evaluate_main(int argc, char** argv) {
     std::unique_ptr<hpct::Model> loaded = hpct::load_model(weights, chunk, choice);
     auto* model = dynamic_cast<hpct::cape::CapeModel*>(loaded.get());
     if (!model) throw hpct::Error(weights + ": not a cape model", hpct::ExitCode::bad_input);
+    if (pck_threshold > 0) model->set_pck_threshold(pck_threshold);
     const hpct::cape::CapeConfig& c = model->config();
     // The test rows through a data source (posegen's HDF5: hdf5_fields), at the model's shape.
     hpct::ImageOptions shown;

@@ -52,6 +52,8 @@ class CapeModel : public Model {
   std::vector<nn::ConvAlgorithm> conv_algorithms() const { return tuning_.algorithms(); }
   void set_conv_precision(nn::Precision p) { tuning_.set_precision(p); }  // after set_conv_algorithm
   const CapeConfig& config() const { return c_; }
+  // Scores (PCK, copy baseline) at another radius than the trained one: cape_eval --pck.
+  void set_pck_threshold(double t) { c_.pck_threshold = t; }
   Backbone& backbone() { return backbone_; }
   MatchingHead& head() { return head_; }
 

@@ -1,5 +1,6 @@
 // The gnn family's registry entry: its deck keys, how it is built from the netcdf source's fields,
 // and its stored configuration (see models/registry.hpp).
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -28,6 +29,10 @@ void declare(deck::Schema& s) {
                "gnn: rollout curriculum, comma-separated EPOCH:STEPS stages (1:1, 5:6, 9:24: epochs 1-4 train "
                "one step, 5-8 six-step rollouts, 9 on 24); every stage within ar_steps, the samples' targets "
                "(empty: every epoch ar_steps)");
+  s.add_choice("gnn_output", "increment", {"increment", "day_before_blend"},
+               "gnn: the next state from the network's outputs: increment (the state plus the predicted change) "
+               "or day_before_blend (also a gate per state variable that moves it toward the state a day before; "
+               "needs derived_forcings state_day_before; docs/gnn.md)");
 }
 
 void declare_config(deck::Schema& s) {
@@ -92,6 +97,18 @@ GnnModelConfig config_from(const deck::Deck& d, int ny, int nx, int S, int F, in
   c.sphere_edges = d.get_string("gnn_edge_distances") == "sphere";
   c.masked = d.get_string("missing_data") == "mask";
   c.ar_schedule = parse_rollout_schedule(d, "ar_steps_schedule");
+  if (d.get_string("gnn_output") == "day_before_blend") {
+    // The source's forcing channels: the file's, the derived ones, state_day_before (S), lead_time.
+    const auto has = [&](const char* name) {
+      return std::find(c.derived_forcings.begin(), c.derived_forcings.end(), name) != c.derived_forcings.end();
+    };
+    if (!has("state_day_before"))
+      d.fail("gnn_output",
+             "day_before_blend blends toward the state a day before: add state_day_before to "
+             "derived_forcings");
+    c.day_before = F - S - (has("lead_time") ? 1 : 0);
+    c.net.d_out = 2 * S;
+  }
   if (static_cast<int>(names.size()) != S) {  // the data's names are unknown: s0, s1, ...
     c.state_names.clear();
     for (int s = 0; s < S; ++s) c.state_names.push_back("s" + std::to_string(s));

@@ -98,12 +98,28 @@ void forecast_from_increments(const View1<float>& y, const float* state, const V
       });
 }
 
+// Note [day-before blend] (gnn_rollout.cpp) as a normalised increment: y(r, s) = out(r, s) +
+// sigmoid(out(r, S + s)) (day_before - state(t)) / diff_std(s), the day-before state forcing channel
+// db + s of the sample's first target.
+void blend_increments(const View2<float>& y, const View2<float>& out, const float* state, const float* forcing,
+                      const View1<float>& dstd, int db, int n, int N, int S, int F, int A) {
+  nn::for_each_cell(
+      "gnn_blend", n * N, S, KOKKOS_LAMBDA(const int r, const int s) {
+        const int b = r / N, p = r % N;
+        const float cur = state[((b * S + s) * 2 + 1) * N + p];
+        const float before = forcing[((b * F + db + s) * A) * N + p];
+        const float gate = 1.0f / (1.0f + expf(-out(r, S + s)));
+        y(r, s) = out(r, s) + gate * (before - cur) / dstd(s);
+      });
+}
+
 }  // namespace gnn_kernels
 
 GnnModel::GnnModel(const GnnModelConfig& c, int capacity, nn::Precision precision)
     : c_(c), net_(c.net, capacity, precision) {
   const int N = c.net.ny * c.net.nx, S = c.states;
-  if (c.net.d_in != 2 * c.states + c.forcings + c.statics || c.net.d_out != S)
+  if (c.net.d_in != 2 * c.states + c.forcings + c.statics || c.net.d_out != (c.day_before >= 0 ? 2 * S : S) ||
+      (c.day_before >= 0 && c.day_before + S > c.forcings))
     throw Error("internal: gnn input/output widths do not match the variable counts");
   const int bw = c.boundary_width;
   mask_ = View1<float>("gnn_mask", static_cast<std::size_t>(N));
@@ -131,14 +147,17 @@ GnnModel::GnnModel(const GnnModelConfig& c, int capacity, nn::Precision precisio
   x_buf_ = View1<float>("gnn_x", rows * static_cast<std::size_t>(c.net.d_in));
   target_buf_ = View1<float>("gnn_target", rows * static_cast<std::size_t>(S));
   x_ = Tensor<float>(x_buf_.data(), Shape{static_cast<std::int64_t>(rows), c.net.d_in});
-  if (c.ar_steps >
-      1) {  // the rollout's states, their gradients and every step's inputs (no allocation in the step)
-    const auto A = static_cast<std::size_t>(c.ar_steps);
+  if (rolls_out()) {  // the rollout's states, their gradients and every step's inputs (no allocation in the step)
+    const auto A = static_cast<std::size_t>(std::max(c.ar_steps, 1));
     train_states_ = View1<float>("gnn_roll_states", (A + 2) * rows * static_cast<std::size_t>(S));
     train_grads_ = View1<float>("gnn_roll_grads", (A + 2) * rows * static_cast<std::size_t>(S));
     train_x_ = View1<float>("gnn_roll_x", A * rows * static_cast<std::size_t>(c.net.d_in));
   }
   target_ = Tensor<float>(target_buf_.data(), Shape{static_cast<std::int64_t>(rows), S});
+  if (c.day_before >= 0) {
+    blended_buf_ = View1<float>("gnn_blended", rows * static_cast<std::size_t>(S));
+    blended_ = Tensor<float>(blended_buf_.data(), Shape{static_cast<std::int64_t>(rows), S});
+  }
   set_normalisation(std::vector<double>(static_cast<std::size_t>(c.net.d_in), 0.0),
                     std::vector<double>(static_cast<std::size_t>(c.net.d_in), 1.0),
                     std::vector<double>(static_cast<std::size_t>(S), 0.0),
@@ -164,6 +183,7 @@ std::string GnnModel::config_string() const {
   s += std::string(" gnn_edge_distances=") + (c_.sphere_edges ? "sphere" : "grid");
   s += std::string(" missing_data=") + (c_.masked ? "mask" : "error");
   s += " ar_steps_schedule=" + rollout_schedule_text(c_.ar_schedule);
+  s += std::string(" gnn_output=") + (c_.day_before >= 0 ? "day_before_blend" : "increment");
   return s;
 }
 
@@ -195,7 +215,7 @@ double GnnModel::accumulate_gradients(const Batch& b, double normaliser) {
   if (b.n == 0) return 0.0;
   // The epoch's stage of ar_steps_schedule (Note [rollout curriculum]); without one, every target.
   const int steps = rollout_steps_at(c_.ar_schedule, b.epoch, c_.ar_steps);
-  if (steps > 1) return rollout_loss(b, steps, true, normaliser);
+  if (steps > 1 || c_.day_before >= 0) return rollout_loss(b, steps, true, normaliser);
   const Tensor<float>& x = inputs(b);
   const Tensor<float>& y = net_.forward(x, b.n);
   const double sum = loss_and_grad(b, y, true, normaliser);
@@ -205,7 +225,7 @@ double GnnModel::accumulate_gradients(const Batch& b, double normaliser) {
 
 double GnnModel::loss_sum(const Batch& b) {
   if (b.n == 0) return 0.0;
-  if (c_.ar_steps > 1) return rollout_loss(b, c_.ar_steps, false, 1.0);
+  if (rolls_out()) return rollout_loss(b, std::max(c_.ar_steps, 1), false, 1.0);
   return loss_and_grad(b, net_.forward(inputs(b), b.n), false, 1.0);
 }
 
@@ -227,13 +247,23 @@ void GnnModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double
   // The loss is the rollout's over every target when ar_steps > 1 (whatever the schedule's stage);
   // the RMSEs are of one step.
   const double rollout = c_.ar_steps > 1 ? rollout_loss(b, c_.ar_steps, false, 1.0) : 0.0;
-  const Tensor<float>& y = net_.forward(inputs(b), b.n);
+  const Tensor<float>& y = as_increments(net_.forward(inputs(b), b.n), b.get("state").data(),
+                                         c_.forcings ? b.get("forcing").data() : nullptr,
+                                         static_cast<int>(b.get("targets").shape().dim[2]), b.n);
   const double one_step = loss_and_grad(b, y, false, 1.0);
   sums[0] += c_.ar_steps > 1 ? rollout : one_step;
   for (int s = 0; s < c_.states; ++s)
     gnn_kernels::add_rmse_sums(y.matrix(), target_.matrix(), mask_, diff_mean_, diff_std_, b.n,
                                c_.net.ny * c_.net.nx, s, sums[static_cast<std::size_t>(1 + s)],
                                sums[static_cast<std::size_t>(1 + c_.states + s)]);
+}
+
+const Tensor<float>& GnnModel::as_increments(const Tensor<float>& out, const float* state, const float* forcing,
+                                             int A, int n) {
+  if (c_.day_before < 0) return out;
+  gnn_kernels::blend_increments(blended_.matrix(), out.matrix(), state, forcing, diff_std_, c_.day_before, n,
+                                c_.net.ny * c_.net.nx, c_.states, c_.forcings, A);
+  return blended_;
 }
 
 std::vector<NamedShape> GnnModel::predict_inputs() const {
@@ -263,7 +293,10 @@ Predictions GnnModel::predict(const Batch& b, const PredictOptions& o) {
                               forcing ? forcing + static_cast<std::size_t>(first) * F * N : nullptr,
                               statics ? statics + static_cast<std::size_t>(first) * K * N : nullptr, in_mean_,
                               in_inv_std_, rows, N, S, F, K, 1);
-    const Tensor<float>& out = net_.forward(x_, rows);
+    const Tensor<float>& out = as_increments(net_.forward(x_, rows),
+                                             state + static_cast<std::size_t>(first) * S * 2 * N,
+                                             forcing ? forcing + static_cast<std::size_t>(first) * F * N : nullptr,
+                                             1, rows);
     gnn_kernels::forecast_from_increments(y.values, state, out.matrix(), diff_mean_, diff_std_, first, rows, N, S);
   }
   return {y};

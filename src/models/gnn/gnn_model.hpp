@@ -2,7 +2,8 @@
 // grid point: the last step's change state(t) - state(t - 1) scaled as the increments, the normalised
 // state at t, the forcing at t + 1 and the static fields (Note [tendency input] in gnn_model.cpp);
 // output: the normalised one-step increment ((x(t+1) - x(t)) - diff_mean) / diff_std of every state
-// variable. The loss is its mean squared error over the interior points (the strip of
+// variable (with gnn_output day_before_blend also a gate toward the state a day before, Note
+// [day-before blend] in gnn_rollout.cpp). The loss is its mean squared error over the interior points (the strip of
 // `boundary_width` points along the edges is the boundary, forced by the truth) and the variables.
 // Metrics: the loss and, per state variable, the RMSE of the 1-step forecast and of persistence.
 #pragma once
@@ -30,6 +31,9 @@ struct GnnModelConfig {
   std::vector<std::string> derived_forcings, derived_statics;
   bool sphere_edges = false;  // gnn_edge_distances sphere: the grid field holds longitude and latitude
   bool masked = false;        // missing_data mask: the data's field mask leaves points out of the loss
+  // gnn_output day_before_blend: the first forcing channel of state_day_before (its S channels), and
+  // the network's outputs are 2S (Note [day-before blend] in gnn_rollout.cpp); -1: increments only.
+  int day_before = -1;
 };
 
 class GnnModel : public Model {
@@ -47,6 +51,10 @@ class GnnModel : public Model {
   ExtraDatasets extra_datasets() const override;
   void load_extra_datasets(const std::string& weights_file) override;
   double train_flops_per_sample() const override { return 3.0 * net_.forward_flops_per_sample(); }
+  // A step of a k-step rollout stage runs k forwards and backwards.
+  double step_cost(std::uint64_t epoch) const override {
+    return rollout_steps_at(c_.ar_schedule, epoch, c_.ar_steps);
+  }
   // The one-step forecast "forecast" [S, N]: the state at t + 1 in data units from the batch's
   // "state" [S, 2, N] (t - 1 and t), "forcing" [F, 1, N] (t + 1) and "static" [K, N], the model's
   // prediction at every point (no truth for the boundary strip here: roll out with the boundary
@@ -83,6 +91,10 @@ class GnnModel : public Model {
   double rollout_loss(const Batch& b, int steps, bool grad, double normaliser);
   void set_sphere_positions(const std::vector<double>& lat, const std::vector<double>& lon);
   void set_point_mask(const std::vector<double>& valid);  // masked: the data's field mask (1 kept, 0 missing)
+  // The network's outputs `out` as the normalised increments they make (identity without the blend).
+  const Tensor<float>& as_increments(const Tensor<float>& out, const float* state, const float* forcing, int A,
+                                     int n);
+  bool rolls_out() const { return c_.ar_steps > 1 || c_.day_before >= 0; }  // loss through rollout_loss
   void set_normalisation(const std::vector<double>& in_mean, const std::vector<double>& in_std,
                          const std::vector<double>& diff_mean, const std::vector<double>& diff_std);
 
@@ -99,7 +111,9 @@ class GnnModel : public Model {
   Tensor<float> x_, target_;           // [cap N, d_in], [cap N, S]
   View1<float> x_buf_, target_buf_;
   View1<float> train_states_, train_grads_, train_x_;  // ar_steps > 1: [A + 2][cap N, S] x 2, [A][cap N, d_in]
-  View1<float> roll_[3];                               // rollout states [cap N, S]: t - 1, t, t + 1 (rotating)
+  Tensor<float> blended_;                              // day_before_blend: the outputs as increments [cap N, S]
+  View1<float> blended_buf_;
+  View1<float> roll_[3];  // rollout states [cap N, S]: t - 1, t, t + 1 (rotating)
 };
 
 }  // namespace hpct

@@ -1,5 +1,7 @@
 // The gnn model's autoregressive rollout for evaluation (see GnnModel::rollout_errors): the
 // boundary strip forced by the truth at every step, errors against the truth and persistence.
+#include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "core/error.hpp"
@@ -33,14 +35,41 @@ void inputs_from_states(const View2<float>& x, const View2<float>& prev, const V
       });
 }
 
-// next = cur + the predicted increment inside, the truth of step `step` on the boundary strip.
+// Note [day-before blend]: with gnn_output day_before_blend the network has 2S outputs per point, an
+// increment o and a gate q per state variable, and the next state inside the boundary is
+//   next = cur + sigmoid(q) (day_before - cur) + o diff_std + diff_mean,
+// day_before the derived forcing state_day_before of the step (the state one day before the target
+// time, known at the initial time for leads up to a day). At a lead of one day it is the
+// persistence forecast, and through the day the repeat of the last day's cycle: a rolled-out
+// increment model has to rebuild that value from its normalised inputs through every layer, while
+// the gate moves the next state toward it directly, by how much it learns from the lead time, the
+// state and the forcings. The gate multiplies the residual, so d(next)/d(cur) = 1 - sigmoid(q)
+// and d(next)/dq = sigmoid'(q) (day_before - cur); the day-before state is data (no gradient).
+namespace {
+KOKKOS_INLINE_FUNCTION float gate_of(float q) { return 1.0f / (1.0f + expf(-q)); }
+}  // namespace
+
+// The day-before blend's pull at row r, variable s, rollout step `step`: sigmoid(q) (day_before - cur)
+// (0 without the blend: db < 0).
+KOKKOS_INLINE_FUNCTION float blend_pull(const View2<float>& out, float cur, const float* forcing, int db, int r,
+                                        int s, int step, int N, int S, int F, int A) {
+  if (db < 0) return 0.0f;
+  const float before = forcing[((r / N * F + db + s) * A + step) * N + r % N];
+  return gate_of(out(r, S + s)) * (before - cur);
+}
+
+// next = cur + the predicted increment (and the blend's pull) inside, the truth of step `step` on
+// the boundary strip.
 void advance(const View2<float>& next, const View2<float>& cur, const View2<float>& out, const float* targets,
-             const View1<float>& mask, const View1<float>& dmean, const View1<float>& dstd, int step, int n, int N,
-             int S, int A) {
+             const View1<float>& mask, const View1<float>& dmean, const View1<float>& dstd, const float* forcing,
+             int db, int step, int n, int N, int S, int F, int A) {
   nn::for_each_cell(
       "gnn_roll_step", n * N, S, KOKKOS_LAMBDA(const int r, const int s) {
         const float truth = targets[((r / N * S + s) * A + step) * N + r % N];
-        next(r, s) = mask(r % N) > 0 ? cur(r, s) + out(r, s) * dstd(s) + dmean(s) : truth;
+        const float c = cur(r, s);
+        next(r, s) = mask(r % N) > 0 ? c + out(r, s) * dstd(s) + dmean(s) +
+                                           blend_pull(out, c, forcing, db, r, s, step, N, S, F, A)
+                                     : truth;
       });
 }
 
@@ -81,7 +110,7 @@ void GnnModel::rollout_errors(const Batch& b, std::vector<double>& model, std::v
                                     in_inv_std_, n, N, S, F, K, A);
     const Tensor<float>& out = net_.forward(x_, n);
     gnn_kernels::advance(state_of(next), state_of(cur), out.matrix(), targets.data(), mask_, diff_mean_, diff_std_,
-                         k, n, N, S, A);
+                         forcing, c_.day_before, k, n, N, S, F, A);
     for (int s = 0; s < S; ++s) {
       model[static_cast<std::size_t>(k * S + s)] += gnn_kernels::step_sse(state_of(next), state, false,
                                                                           targets.data(), mask_, s, k, n, N, S, A);
@@ -129,23 +158,34 @@ double rollout_step_loss(const View2<float>& next, const float* targets, const V
                  });
 }
 
-// dL/d(out) of a step from dL/d(the state it predicts): interior only (the boundary is the truth).
+// dL/d(out) of a step from dL/d(the state it predicts): interior only (the boundary is the truth);
+// with the blend also dL/dq (Note [day-before blend]).
 void rollout_out_grad(const View2<float>& d_out, const View2<float>& g_next, const View1<float>& mask,
-                      const View1<float>& dstd, int n, int N, int S) {
+                      const View1<float>& dstd, const View2<float>& out, const View2<float>& cur,
+                      const float* forcing, int db, int step, int n, int N, int S, int F, int A) {
   nn::for_each_cell(
-      "gnn_roll_dout", n * N, S,
-      KOKKOS_LAMBDA(const int r, const int s) { d_out(r, s) = mask(r % N) * g_next(r, s) * dstd(s); });
+      "gnn_roll_dout", n * N, S, KOKKOS_LAMBDA(const int r, const int s) {
+        const float g = mask(r % N) * g_next(r, s);
+        d_out(r, s) = g * dstd(s);
+        if (db >= 0) {
+          const float gate = gate_of(out(r, S + s));
+          const float before = forcing[((r / N * F + db + s) * A + step) * N + r % N];
+          d_out(r, S + s) = g * gate * (1.0f - gate) * (before - cur(r, s));
+        }
+      });
 }
 
 // Through step k's input x_k = norm(s_k - s_{k-1}, s_k, ...) and its residual s_{k+1} = s_k + ...:
-// g_cur += mask g_next + dx[:, S + s] / std + dx[:, s] / std, and (with_prev) g_prev -= dx[:, s] / std.
+// g_cur += mask g_next (1 - gate with the blend) + dx[:, S + s] / std + dx[:, s] / std, and
+// (with_prev) g_prev -= dx[:, s] / std.
 void rollout_propagate(const View2<float>& g_cur, const View2<float>& g_prev, const View2<float>& g_next,
                        const View2<float>& dx, const View1<float>& mask, const View1<float>& inv_std,
-                       bool with_prev, int n, int N, int S) {
+                       const View2<float>& out, bool blend, bool with_prev, int n, int N, int S) {
   nn::for_each_cell(
       "gnn_roll_back", n * N, S, KOKKOS_LAMBDA(const int r, const int s) {
         const float d_tendency = dx(r, s) * inv_std(s);
-        g_cur(r, s) += mask(r % N) * g_next(r, s) + dx(r, S + s) * inv_std(S + s) + d_tendency;
+        const float keep = blend ? 1.0f - gate_of(out(r, S + s)) : 1.0f;
+        g_cur(r, s) += mask(r % N) * g_next(r, s) * keep + dx(r, S + s) * inv_std(S + s) + d_tendency;
         if (with_prev) g_prev(r, s) -= d_tendency;
       });
 }
@@ -177,7 +217,7 @@ double GnnModel::rollout_loss(const Batch& b, int steps, bool grad, double norma
   };
   const Tensor<float> targets = b.get("targets");
   const int A = static_cast<int>(targets.shape().dim[2]);  // the targets' (and forcing's) steps per sample
-  if (steps > A || steps > c_.ar_steps)
+  if (steps > A || steps > std::max(c_.ar_steps, 1))
     throw Error(strf("internal: a %d-step rollout over %d targets (buffers for %d)", steps, A, c_.ar_steps));
   const float* state = b.get("state").data();
   const float* forcing = F ? b.get("forcing").data() : nullptr;
@@ -186,26 +226,28 @@ double GnnModel::rollout_loss(const Batch& b, int steps, bool grad, double norma
   gnn_kernels::states_from_batch(states(0), state, 0, n, N, S);
   gnn_kernels::states_from_batch(states(1), state, 1, n, N, S);
   double loss = 0;
+  const Tensor<float>* out = nullptr;  // the net's output buffer (the same every forward)
   for (int k = 0; k < steps; ++k) {
     const Tensor<float> x = inputs_of(k);
     gnn_kernels::inputs_from_states(x.matrix(), states(k), states(k + 1), forcing, statics, k, in_mean_,
                                     in_inv_std_, n, N, S, F, K, A);
-    const Tensor<float>& out = net_.forward(x, n);
-    gnn_kernels::advance(states(k + 2), states(k + 1), out.matrix(), targets.data(), mask_, diff_mean_, diff_std_,
-                         k, n, N, S, A);
+    out = &net_.forward(x, n);
+    gnn_kernels::advance(states(k + 2), states(k + 1), out->matrix(), targets.data(), mask_, diff_mean_, diff_std_,
+                         forcing, c_.day_before, k, n, N, S, F, A);
     loss += gnn_kernels::rollout_step_loss(states(k + 2), targets.data(), mask_, weights_, diff_std_, grads(k + 2),
                                            grad, w, normaliser, k, n, N, S, A);
   }
   if (!grad) return loss;
   for (int k = steps - 1; k >= 0; --k) {
     const Tensor<float> x = inputs_of(k);
-    if (k < steps - 1) net_.forward(x, n);  // the last step's activations are still there
-    gnn_kernels::rollout_out_grad(net_.output_grad().matrix(), grads(k + 2), mask_, diff_std_, n, N, S);
+    if (k < steps - 1) out = &net_.forward(x, n);  // the last step's activations are still there
+    gnn_kernels::rollout_out_grad(net_.output_grad().matrix(), grads(k + 2), mask_, diff_std_, out->matrix(),
+                                  states(k + 1), forcing, c_.day_before, k, n, N, S, F, A);
     net_.store().hold_ready(k > 0);
     net_.backward(x, n, k > 0);
     if (k > 0)  // s_k = states(k + 1) is a prediction; s_{k-1} too when k >= 2
       gnn_kernels::rollout_propagate(grads(k + 1), grads(k), grads(k + 2), net_.input_grad().matrix(), mask_,
-                                     in_inv_std_, k >= 2, n, N, S);
+                                     in_inv_std_, out->matrix(), c_.day_before >= 0, k >= 2, n, N, S);
   }
   net_.store().hold_ready(false);
   return loss;

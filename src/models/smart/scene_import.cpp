@@ -98,7 +98,11 @@ ImportSummary import_scenes(const std::vector<Recording>& recordings, const std:
       ++sum.short_recordings;
       continue;
     }
-    for (double start = t0; start + o.window <= t1 + kTimeEps; start += o.stride) {
+    // Note [window alignment]: from the first sample on, or back from the last.
+    const auto windows = static_cast<std::size_t>(std::floor((t1 - t0 - o.window + kTimeEps) / o.stride)) + 1;
+    for (std::size_t w = 0; w < windows; ++w) {
+      const double k = static_cast<double>(o.align_end ? windows - 1 - w : w);
+      const double start = o.align_end ? t1 - o.window - k * o.stride : t0 + k * o.stride;
       std::vector<float> st;
       std::vector<std::int32_t> vd;
       std::vector<long long> ty;

@@ -5,6 +5,13 @@
 // `max_gap` apart bracket the step; the scenes are written in trajgen's layout (agent_state,
 // agent_valid, agent_type, agent_size, map_polyline, map_type, ragged) with the grid's attributes
 // step_seconds, history_seconds and future_seconds, so `model smart` reads them without deck keys.
+//
+// Note [window alignment]
+// Windows start at a recording's first sample and follow every `stride` seconds, or (align_end) end
+// at its last sample and precede it every `stride` seconds. Benchmarks cut their recordings so that
+// the prediction starts at a fixed step: an Argoverse 2 scenario is 110 steps at 10 Hz, the current
+// step the 50th (4.9 s) and 6 s after it; on the 0.5 s token grid the history is 4.5 s (steps 5-50),
+// so a 10.5 s window must end at the scenario's end to put the current step where AV2's is.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +27,7 @@ struct ImportOptions {
   double history = 1.0;          // seconds observed (a multiple of 0.5)
   double window = 9.0;           // seconds per scene (history + future, a multiple of 0.5)
   double stride = 4.5;           // seconds between scene starts in a recording
+  bool align_end = false;        // windows laid out back from the recording's end (Note [window alignment])
   double max_gap = 0.25;         // seconds between two samples that interpolation bridges
   int other = kOtherType;        // AV2's other objects: dropped (kOtherType) or taken as this type
   std::uint64_t min_agents = 1;  // scenes with fewer agents are left out

@@ -12,7 +12,8 @@
 namespace {
 const char* kUsage =
     "usage: scenes_import TRACKS.csv OUT.h5 [--map MAP.csv] [--rate HZ] [--step S] [--history S]\n"
-    "                     [--window S] [--stride S] [--max-gap S] [--type NAME] [--other NAME]\n"
+    "                     [--window S] [--stride S] [--align start|end] [--max-gap S] [--type NAME]\n"
+    "                     [--other NAME]\n"
     "  TRACKS.csv: a header and one row per (scenario, track, time step) with Argoverse 2's columns\n"
     "    scenario_id, track_id, timestep, position_x, position_y (m)  required\n"
     "    heading (rad), velocity_x, velocity_y (m/s), object_type     optional\n"
@@ -25,6 +26,9 @@ const char* kUsage =
     "    are resampled onto it (linear in position, heading from the motion where the table has none).\n"
     "  --history S (default 1), --window S (default history + 8): seconds observed and per scene,\n"
     "    multiples of 0.5; --stride S: between scene starts (default half the window).\n"
+    "  --align start|end: the first scene starts at a recording's first sample (default), or the\n"
+    "    last ends at its last sample (Argoverse 2's 11 s scenarios: --history 4.5 --window 10.5\n"
+    "    --align end puts the current step at AV2's, the 50th).\n"
     "  --max-gap S: samples further apart are not bridged (default 1.5 / HZ); the steps between are\n"
     "    invalid (agent_valid 0), as before a track starts and after it ends.\n"
     "  --type NAME: every track's type without an object_type column (default vehicle).\n"
@@ -52,7 +56,13 @@ int smart_import_main(int argc, char** argv) {
     if (a == "--map") map = v;
     else if (a == "--type") type_name = v;
     else if (a == "--other") other_name = v;
-    else {
+    else if (a == "--align") {
+      if (v != "start" && v != "end") {
+        std::fprintf(stderr, "scenes_import: --align expects start or end, got '%s'\n", v.c_str());
+        return 2;
+      }
+      o.align_end = v == "end";
+    } else {
       double* target = a == "--rate"      ? &rate
                        : a == "--step"    ? &o.step
                        : a == "--history" ? &o.history

@@ -10,6 +10,7 @@
 #include "nn/elementwise.hpp"
 #include "nn/gemm.hpp"
 #include "nn/gradient_bounds.hpp"
+#include "nn/layers/linear_chunk_sums.hpp"
 #include "nn/parameter_generation.hpp"
 
 namespace hpct::nn {
@@ -169,30 +170,36 @@ void Linear<Scalar>::forward(const T& x, int n) {
 template <class Scalar>
 void Linear<Scalar>::chunk_parameter_gradients(const T& x, const typename T::Matrix& dz, int n) const {
   const auto& chunks = store_->chunk_gradients();
+  if (half_) throw Error("internal: nn::Linear: fixed-order gradients with half-precision GEMMs");
+  Scalar* weight[kMaxChunkTree];
+  Scalar* bias[kMaxChunkTree];
+  if (chunks.slots == 0) {  // the micro-batch is one chunk
+    weight[0] = dw_.data();
+    bias[0] = has_bias_ ? db_.data() : nullptr;
+    linear_chunk_sums(dz.data(), x.data(), out_, in_, n, 1, false, weight, bias);
+    return;
+  }
   const int rows = chunks.rows;
-  if (half_ || rows * chunks.slots != n)
+  if (rows * chunks.slots != n)
     throw Error(strf("internal: nn::Linear: chunk gradients of %d x %d rows over a batch of %d", chunks.slots, rows,
                      n));
   const auto& w = store_->tensors()[w_index_];
   const auto& b = store_->tensors()[b_index_];
   const std::uint64_t first = std::min(w.offset, b.offset),
                       count = std::max(w.offset + w.size, b.offset + b.size) - first;
-  const auto out = static_cast<std::size_t>(out_), in = static_cast<std::size_t>(in_),
-             r = static_cast<std::size_t>(rows);
-  const typename Store::Matrix ones_row(ones_->data(), 1, r);
-  const typename T::Matrix xs = x.rows(n);
-  // Chunk k's rows alone, with the calls (shapes, beta 1 on a zeroed slot) of the branch without
-  // chunks in a micro-batch of those rows: the same bits (Note [chunk gradients] in nn/parameters.hpp).
-  for (int k = 0; k < chunks.slots; ++k) {
-    Scalar* slot = chunks.slot(k, first, count);
-    const std::size_t row0 = static_cast<std::size_t>(k) * r;
-    const typename T::Matrix dz_k(dz.data() + row0 * out, r, out), x_k(xs.data() + row0 * in, r, in);
-    if (has_bias_)
-      gemm('N', 'N', Scalar(1), ones_row, dz_k, Scalar(1),
-           typename Store::Matrix(slot + (b.offset - first), 1, out));
-    gemm('T', 'N', Scalar(1), dz_k, x_k, Scalar(1), typename Store::Matrix(slot + (w.offset - first), out, in));
+  // Tree: all slots in one call, the root into the last slot; else groups of kMaxChunkTree slots.
+  const int targets = chunks.tree ? 1 : chunks.slots;
+  for (int k0 = 0; k0 < targets; k0 += kMaxChunkTree) {
+    const int group = std::min(kMaxChunkTree, targets - k0);
+    for (int k = 0; k < group; ++k) {
+      Scalar* slot = chunks.slot(chunks.tree ? chunks.slots - 1 : k0 + k, first, count);
+      weight[k] = slot + (w.offset - first);
+      bias[k] = slot + (b.offset - first);
+    }
+    const std::size_t row0 = static_cast<std::size_t>(k0) * static_cast<std::size_t>(rows);
+    linear_chunk_sums(dz.data() + row0 * out_, x.data() + row0 * in_, out_, in_, rows,
+                      chunks.tree ? chunks.slots : group, chunks.tree, weight, has_bias_ ? bias : nullptr);
   }
-  chunks.written(first, count);
 }
 
 template <class Scalar>
@@ -229,7 +236,9 @@ void Linear<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mod
     // db [1, out] += 1 [1, n] dz [n, out]: a GEMM, so it reaches the BLAS library (KokkosBlas'
     // transposed gemv on LayoutRight does not); fixed summation order, so deterministic.
     if (store_->tracking_gradient_bounds()) record_gradient_bounds(x, dz, n);
-    if (store_->chunk_gradients().slots > 0) {
+    // Note [fixed-order chunk sums]; the half GEMMs' operands are rounded copies: those layers keep theirs.
+    const bool fixed_order = (store_->fixed_order_gradients() && !half_) || store_->chunk_gradients().slots > 0;
+    if (fixed_order) {
       chunk_parameter_gradients(x, dz, n);
     } else if (has_bias_) {
       const typename Store::Matrix db_row(db_.data(), 1, static_cast<std::size_t>(out));
@@ -238,7 +247,7 @@ void Linear<Scalar>::backward(const T& x, const T& dy, const T& dx, GradMode mod
     }
     if (half_) {
       backward_half(x, dz, dx, mode, n);
-    } else if (store_->chunk_gradients().slots == 0) {
+    } else if (!fixed_order) {
       gemm('T', 'N', Scalar(1), dz, x.rows(n), Scalar(1), dw_);  // dW += dz^T x
     }
     if (!half_ && !dx.empty()) {

@@ -54,7 +54,8 @@ class Linear : public Layer<Scalar> {
   // converted per GEMM into the two other buffers.
   void forward_half(const T& x, int n, const T& target);
   void backward_half(const T& x, const typename T::Matrix& dz, const T& dx, GradMode mode, int n);
-  // Note [chunk gradients] (nn/parameters.hpp): dW and db of each chunk's rows into its slot.
+  // Note [chunk gradients] (nn/parameters.hpp): dW and db of each chunk's rows into its slot, or of
+  // the micro-batch as one chunk (Note [fixed-order chunk sums] in linear_chunk_sums.cpp).
   void chunk_parameter_gradients(const T& x, const typename T::Matrix& dz, int n) const;
   // Note [gradient bounds]: this backward's bound on dW and db, from max |dz| and max |x|.
   void record_gradient_bounds(const T& x, const typename T::Matrix& dz, int n) const;
