@@ -78,11 +78,19 @@ Runtime::Runtime(int& argc, char**& argv) {
   // exact at 2 ranks (Note [buckets are exact]).
   setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", /*overwrite=*/0);
   // Note [singleton start]: a process started without a launcher (a tool on one core: smart_eval,
-  // trajgen, a test) is an Open MPI singleton, which forks a supporting daemon (orted) and waits for
-  // its handshake inside MPI_Init: about half of a tool's start-up wall time. The daemon serves only
-  // dynamic process management (MPI_Comm_spawn, ports), which nothing here uses, so unless the user
-  // chose otherwise the singleton runs without it. Ranks started by mpirun or srun ignore the variable.
-  setenv("OMPI_MCA_ess_singleton_isolated", "1", /*overwrite=*/0);
+  // trajgen, a test) is an Open MPI singleton. By default MPI_Init then forks a supporting daemon
+  // (orted) and waits for its handshake, and loads the network transports (UCX, PSM2, libfabric),
+  // whose start-up calibrates clocks in sleep loops: together 0.2-0.4 s of every tool's start on
+  // the 2-core VM, the largest part of a short evaluation's wall time beyond its CPU time. A
+  // singleton talks to nobody: unless the user chose otherwise, it runs without the daemon (which
+  // serves only MPI_Comm_spawn and ports, unused here) and with ob1 over self and shared memory.
+  // Ranks started by mpirun or srun (their launcher's variables set) are left as they are.
+  if (!std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMIX_RANK") && !std::getenv("PMI_RANK") &&
+      !std::getenv("PMI_SIZE")) {
+    setenv("OMPI_MCA_ess_singleton_isolated", "1", /*overwrite=*/0);
+    setenv("OMPI_MCA_pml", "ob1", /*overwrite=*/0);
+    setenv("OMPI_MCA_btl", "self,vader", /*overwrite=*/0);
+  }
   int provided = 0;
   // FUNNELED: only the main thread calls MPI (a later prefetch thread does file I/O, not MPI).
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
