@@ -83,13 +83,17 @@ Runtime::Runtime(int& argc, char**& argv) {
   // whose start-up calibrates clocks in sleep loops: together 0.2-0.4 s of every tool's start on
   // the 2-core VM, the largest part of a short evaluation's wall time beyond its CPU time. A
   // singleton talks to nobody: unless the user chose otherwise, it runs without the daemon (which
-  // serves only MPI_Comm_spawn and ports, unused here) and with ob1 over self and shared memory.
-  // Ranks started by mpirun or srun (their launcher's variables set) are left as they are.
-  if (!std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMIX_RANK") && !std::getenv("PMI_RANK") &&
-      !std::getenv("PMI_SIZE")) {
+  // serves only MPI_Comm_spawn and ports, unused here) and with ob1 over `self` alone (the one
+  // transport one rank needs, spelled the same in every Open MPI; MPICH ignores these variables).
+  // Ranks started by mpirun or srun (any launcher's variable set) are left as they are.
+  bool launched = false;
+  for (const char* v :
+       {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "PMI_FD", "SLURM_STEP_NUM_TASKS"})
+    launched = launched || std::getenv(v) != nullptr;
+  if (!launched) {
     setenv("OMPI_MCA_ess_singleton_isolated", "1", /*overwrite=*/0);
     setenv("OMPI_MCA_pml", "ob1", /*overwrite=*/0);
-    setenv("OMPI_MCA_btl", "self,vader", /*overwrite=*/0);
+    setenv("OMPI_MCA_btl", "self", /*overwrite=*/0);
   }
   int provided = 0;
   // FUNNELED: only the main thread calls MPI (a later prefetch thread does file I/O, not MPI).
