@@ -27,6 +27,19 @@ using hpct::test::relative_difference;
 using hpct::test::SelfComm;
 using hpct::test::train_gnn;
 
+namespace {
+// A device field of n rows x width standard normal draws (times scale) keyed by `key`, kept alive
+// by `keep` (a batch holds only the pointer).
+float* random_field(std::vector<View1<float>>& keep, int n, std::int64_t width, std::uint64_t key,
+                    double scale = 1.0) {
+  keep.emplace_back("f", static_cast<std::size_t>(n * width));
+  auto h = Kokkos::create_mirror_view(keep.back());
+  for (std::size_t i = 0; i < h.extent(0); ++i) h(i) = static_cast<float>(scale * rng::normal(rng::hash(key, i)));
+  Kokkos::deep_copy(keep.back(), h);
+  return keep.back().data();
+}
+}  // namespace
+
 TEST(GnnGraph, MeshLevelsRadiusEdgesAndFourNearest) {
   const MeshGraph g = build_mesh_graph(9, 12);
   EXPECT_EQ(g.mesh_ny, 3);
@@ -184,12 +197,7 @@ TEST(GnnRollout, TheGradientThroughTheStepsMatchesFiniteDifferences) {
     // Fields of 2 samples as the netcdf source lays them out; targets drift smoothly from the state.
     std::vector<View1<float>> keep;
     const auto field = [&](std::int64_t width, std::uint64_t key, double scale) {
-      keep.emplace_back("f", static_cast<std::size_t>(n * width));
-      auto h = Kokkos::create_mirror_view(keep.back());
-      for (std::size_t i = 0; i < h.extent(0); ++i)
-        h(i) = static_cast<float>(scale * rng::normal(rng::hash(key, i)));
-      Kokkos::deep_copy(keep.back(), h);
-      return keep.back().data();
+      return random_field(keep, n, width, key, scale);
     };
     Batch b;
     b.n = n;
@@ -269,13 +277,7 @@ TEST(GnnModel, VariableWeightsScaleEachVariablesLoss) {
   for (const int ar : {1, 2}) {
     std::vector<View1<float>> keep;
     const int n = 2, N = 6 * 7;
-    const auto field = [&](std::int64_t width, std::uint64_t key) {
-      keep.emplace_back("f", static_cast<std::size_t>(n * width));
-      auto h = Kokkos::create_mirror_view(keep.back());
-      for (std::size_t i = 0; i < h.extent(0); ++i) h(i) = static_cast<float>(rng::normal(rng::hash(key, i)));
-      Kokkos::deep_copy(keep.back(), h);
-      return keep.back().data();
-    };
+    const auto field = [&](std::int64_t width, std::uint64_t key) { return random_field(keep, n, width, key); };
     Batch b;
     b.n = n;
     b.set("state", Tensor<float>(field(2 * 2 * N, 1), Shape{n, 2, 2, N}));
@@ -311,13 +313,7 @@ TEST(GnnModel, PredictForecastIsTheRolloutsFirstStep) {
     SCOPED_TRACE(blend ? "day_before_blend" : "increment");
     std::vector<View1<float>> keep;
     const int n = 3, N = 6 * 7, S = 2, F = blend ? 1 + S : 1;
-    const auto field = [&](std::int64_t width, std::uint64_t key) {
-      keep.emplace_back("f", static_cast<std::size_t>(n * width));
-      auto h = Kokkos::create_mirror_view(keep.back());
-      for (std::size_t i = 0; i < h.extent(0); ++i) h(i) = static_cast<float>(rng::normal(rng::hash(key, i)));
-      Kokkos::deep_copy(keep.back(), h);
-      return keep.back().data();
-    };
+    const auto field = [&](std::int64_t width, std::uint64_t key) { return random_field(keep, n, width, key); };
     Batch b;
     b.n = n;
     b.set("state", Tensor<float>(field(S * 2 * N, 1), Shape{n, S, 2, N}));
