@@ -16,25 +16,15 @@
 #include "nn/layers/linear.hpp"
 #include "nn/parameter_generation.hpp"
 #include "nn/workspace.hpp"
+#include "support/device_copy.hpp"
 
 namespace hpct {
 namespace {
 
 using nn::Precision;
 
-template <class T>
-View1<T> device_copy(const std::vector<T>& h) {
-  View1<T> d("test_copy", h.size());
-  Kokkos::deep_copy(d, Kokkos::View<const T*, HostSpace, Kokkos::MemoryUnmanaged>(h.data(), h.size()));
-  return d;
-}
-
-template <class T>
-std::vector<T> host_copy(const View1<T>& d) {
-  std::vector<T> h(d.extent(0));
-  Kokkos::deep_copy(Kokkos::View<T*, HostSpace, Kokkos::MemoryUnmanaged>(h.data(), h.size()), d);
-  return h;
-}
+using test::device_copy;
+using test::host_copy;
 
 std::vector<float> random_values(std::size_t count, std::uint64_t key, Precision p) {
   std::vector<float> v(count);

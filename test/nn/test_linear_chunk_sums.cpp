@@ -11,6 +11,7 @@
 
 #include "core/rng.hpp"
 #include "nn/layers/linear_chunk_sums.hpp"
+#include "support/device_copy.hpp"
 
 using namespace hpct;
 
@@ -23,19 +24,6 @@ std::vector<Scalar> normals(std::size_t n, std::uint64_t key) {
   return v;
 }
 
-// Device copies of host vectors, and back.
-template <class Scalar>
-View1<Scalar> on_device(const std::vector<Scalar>& h) {
-  View1<Scalar> d("chunk_test", h.size());
-  Kokkos::deep_copy(d, Kokkos::View<const Scalar*, HostSpace, Kokkos::MemoryUnmanaged>(h.data(), h.size()));
-  return d;
-}
-template <class Scalar>
-std::vector<Scalar> on_host(const View1<Scalar>& d) {
-  std::vector<Scalar> h(d.extent(0));
-  Kokkos::deep_copy(Kokkos::View<Scalar*, HostSpace, Kokkos::MemoryUnmanaged>(h.data(), h.size()), d);
-  return h;
-}
 
 // The definition, element by element: chunk c's sum over its rows in row order from +0, each step
 // one fused multiply-add where the build's kernel fuses, else the product rounded on its own
@@ -93,17 +81,17 @@ void check(int out, int in, int rows, int chunks, bool tree, bool bias, Scalar s
   for (int t = 0; t < targets; ++t) {
     w0.push_back(normals<Scalar>(static_cast<std::size_t>(out) * in, 10 + t));
     b0.push_back(normals<Scalar>(static_cast<std::size_t>(out), 100 + t));
-    w.push_back(on_device(w0.back()));
-    b.push_back(on_device(b0.back()));
+    w.push_back(test::device_copy(w0.back()));
+    b.push_back(test::device_copy(b0.back()));
     wp.push_back(w.back().data());
     bp.push_back(b.back().data());
   }
-  const View1<Scalar> dz_d = on_device(dz), x_d = on_device(x);
+  const View1<Scalar> dz_d = test::device_copy(dz), x_d = test::device_copy(x);
   nn::linear_chunk_sums(dz_d.data(), x_d.data(), out, in, rows, chunks, tree, wp.data(),
                         bias ? bp.data() : nullptr);
   for (int t = 0; t < targets; ++t) {
-    const std::vector<Scalar> wh = on_host(w[static_cast<std::size_t>(t)]),
-                              bh = on_host(b[static_cast<std::size_t>(t)]);
+    const std::vector<Scalar> wh = test::host_copy(w[static_cast<std::size_t>(t)]),
+                              bh = test::host_copy(b[static_cast<std::size_t>(t)]);
     for (int o = 0; o < out; ++o)
       for (int i = -1; i < in; ++i) {  // i = -1: the bias
         Scalar expected;
@@ -157,7 +145,8 @@ TEST(LinearChunkSums, TreeIsRankInvariantNodeOfTheChunkSums) {
 TEST(LinearChunkSums, ChunkAloneEqualsChunkAmongOthers) {
   const int out = 37, in = 70, rows = 8, chunks = 4;
   const auto n = static_cast<std::size_t>(rows) * chunks;
-  const View1<float> dz = on_device(normals<float>(n * out, 3)), x = on_device(normals<float>(n * in, 4));
+  const View1<float> dz = test::device_copy(normals<float>(n * out, 3)),
+                     x = test::device_copy(normals<float>(n * in, 4));
   std::vector<View1<float>> together, alone;
   std::vector<float*> wp, bp;
   for (int c = 0; c < chunks; ++c) {
@@ -172,7 +161,8 @@ TEST(LinearChunkSums, ChunkAloneEqualsChunkAmongOthers) {
     float* b1 = w1 + static_cast<std::size_t>(out) * in;
     const auto row0 = static_cast<std::size_t>(c) * rows;
     nn::linear_chunk_sums(dz.data() + row0 * out, x.data() + row0 * in, out, in, rows, 1, true, &w1, &b1);
-    const std::vector<float> got = on_host(alone.back()), want = on_host(together[static_cast<std::size_t>(c)]);
+    const std::vector<float> got = test::host_copy(alone.back()),
+                             want = test::host_copy(together[static_cast<std::size_t>(c)]);
     ASSERT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float))) << "chunk " << c;
   }
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "core/error.hpp"
 
@@ -54,20 +55,15 @@ constexpr bool kHostFma = true;
 #else
 constexpr bool kHostFma = false;
 #endif
-KOKKOS_INLINE_FUNCTION float madd(const float d, const float x, const float acc) {
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION Scalar madd(const Scalar d, const Scalar x, const Scalar acc) {
+  static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>, "float or double");
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __fmaf_rn(d, x, acc);
+  if constexpr (std::is_same_v<Scalar, float>) return __fmaf_rn(d, x, acc);
+  else return __fma_rn(d, x, acc);
 #else
   if constexpr (kHostFma) return std::fma(d, x, acc);
-  return acc + d * x;
-#endif
-}
-KOKKOS_INLINE_FUNCTION double madd(const double d, const double x, const double acc) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __fma_rn(d, x, acc);
-#else
-  if constexpr (kHostFma) return std::fma(d, x, acc);
-  return acc + d * x;
+  else return acc + d * x;
 #endif
 }
 
