@@ -14,7 +14,7 @@ train=$1 mpiexec=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
 export OMP_NUM_THREADS=1
-base=(--set data_file=$work/data.h5 --set epochs=3 --set batch_size=16 --set hidden_sizes=256,256
+base=(--set data_file=$work/data.h5 --set epochs=2 --set batch_size=16 --set hidden_sizes=256,256
       --set log_every=1000000 --set metrics_file= --set checkpoint_every_steps=50 --set checkpoint_keep=100)
 "$(dirname "$train")/datagen" friedman1 "$work/data.h5" --rows 20000 >/dev/null || fail "datagen"
 run() { "$mpiexec" -np 2 --bind-to none "$train" inputs/quickstart.in "${base[@]}" "$@"; }
@@ -75,7 +75,7 @@ done
 dir=$work/usr1
 start --set checkpoint_dir=$dir --set output=$work/usr1.h5 >"$work/usr1.log" 2>&1
 launcher=$!
-# Signal once training is surely under way (2 checkpoints, 100 of ~1690 steps), not after a guess.
+# Signal once training is surely under way (2 checkpoints, 100 of ~1130 steps), not after a guess.
 wait_for_checkpoints "$dir" 2 60 || fail "no checkpoint before the signal"
 kill -USR1 $launcher  # mpirun forwards SIGUSR1 to the ranks, as srun does with --signal
 wait $launcher
