@@ -24,8 +24,7 @@ slurm_pids=()  # slurmctld, slurmd
 munge_pid=
 # Credential lifetime, and so how long Slurm holds a requeued job before starting it again
 # (slurm.conf AuthInfo cred_expire, default 120 s; starting it sooner fails, "Job credential revoked").
-# Slurm takes 5 s at least; 10 leaves a step's launch on a busy machine time within its credential.
-slurm_cred_expire=10
+slurm_cred_expire=20
 
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIPPED: $*"; exit 77; }
