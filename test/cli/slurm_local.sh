@@ -24,7 +24,8 @@ slurm_pids=()  # slurmctld, slurmd
 munge_pid=
 # Credential lifetime, and so how long Slurm holds a requeued job before starting it again
 # (slurm.conf AuthInfo cred_expire, default 120 s; starting it sooner fails, "Job credential revoked").
-slurm_cred_expire=20
+# Slurm takes 5 s at least; 10 leaves a step's launch on a busy machine time within its credential.
+slurm_cred_expire=10
 
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIPPED: $*"; exit 77; }
@@ -80,6 +81,9 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
 SchedulerType=sched/builtin
+# A job whose begin time passes (a requeued one, after cred_expire) starts at the next full
+# scheduling pass: every sched_interval seconds (default 60), so a requeue waited 21-60 s, now 11-15.
+SchedulerParameters=sched_interval=5
 JobRequeue=1
 ReturnToService=2
 AccountingStorageType=accounting_storage/none
