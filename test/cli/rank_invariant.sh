@@ -28,16 +28,16 @@ train() {
     --set metrics_file= --set checkpoint_dir= --set output="$work/$name.h5" "$@" >"$work/$name.log" 2>&1 ||
     { cat "$work/$name.log"; fail "train $name ($np ranks)"; }
 }
-# dump NAME: every dataset of NAME.h5, in name order, as raw little-endian bytes, into NAME.bin.
+# dump NAME: every dataset of NAME.h5, in name order, as raw little-endian bytes, into NAME.bin
+# (one h5dump for all of them: it writes each -d's data after the previous one's).
 dump() {
-  local f=$work/$1.h5 out=$work/$1.bin i=0 d
-  : >"$out"
-  for d in $(h5ls -r "$f" | awk '$2 == "Dataset" { print $1 }' | sort); do
-    h5dump -b LE -d "$d" -o "$work/part.bin" "$f" >/dev/null || fail "h5dump $f $d"
-    cat "$work/part.bin" >>"$out"
-    i=$((i + 1))
-  done
-  [ "$i" -gt 0 ] || fail "$f holds no dataset"
+  local f=$work/$1.h5 out=$work/$1.bin d
+  local args=()
+  for d in $(h5ls -r "$f" | awk '$2 == "Dataset" { print $1 }' | sort); do args+=(-d "$d"); done
+  [ "${#args[@]}" -gt 0 ] || fail "$f holds no dataset"
+  rm -f "$out"
+  h5dump -b LE -o "$out" "${args[@]}" "$f" >/dev/null || fail "h5dump $f"
+  [ -s "$out" ] || fail "h5dump wrote no data from $f"
 }
 # same REF NAME...: the weights of every NAME are those of REF, bit for bit.
 same() {
