@@ -16,6 +16,7 @@
 #include "train/data_stats.hpp"
 #include "train/rank_invariant.hpp"
 #include "train/resume.hpp"
+#include "train/table_inputs.hpp"
 
 namespace hpct {
 
@@ -111,11 +112,16 @@ std::string list_fields(const std::vector<FieldSpec>& fields) {
 }  // namespace
 
 void NetworkTrainer::open_data() {
+  std::shared_ptr<const Dataset> data;
   comm_.run_agreed([&] {
-    const std::shared_ptr<const Dataset> data = open_data_source(deck_, config_.data_file, "data_file");
+    data = open_data_source(deck_, config_.data_file, "data_file");
+    if (!config_.validation_file.empty())
+      val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");
+  });
+  table_ = encode_table_data(deck_, data, val_data_, comm_);  // text columns (Note [table inputs])
+  comm_.run_agreed([&] {
     if (!config_.validation_file.empty()) {
       train_data_ = data;
-      val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");
       const auto a = train_data_->fields(), b = val_data_->fields();
       if (!same_fields(a, b)) {
         if (a.size() == 2 && b.size() == 2)  // the tabular pair: widths in the words users know
@@ -344,6 +350,7 @@ void NetworkTrainer::write_outputs() {
       nn::Attributes attrs = {{"model", model_->family()},    {"config", model_->config_string()},
                               {"hpctrain_version", kVersion}, {"git_hash", kGitHash},
                               {"backend", ExecSpace::name()}, {"deck", deck_.resolved()}};
+      if (!table_.empty()) attrs["table"] = table_;  // Note [table inputs]
       if (const optim::WeightEma* e = steps_->ema())
         attrs["ema"] = strf("decay=%.17g warmup=%s updates=%llu", e->config().decay,
                             e->config().warmup ? "true" : "false", (unsigned long long)e->updates());
