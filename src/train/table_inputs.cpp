@@ -143,8 +143,9 @@ TableEncoding agree_table_encoding(const TextTableDataset& table, const TableEnc
   if (!given)
     comm.run_agreed([&] {
       for (long long f = 0; f < t.cols; ++f) {
+        if (!e.categories.of(static_cast<int>(f))) continue;
         const auto count = static_cast<long long>(e.categories.names[static_cast<std::size_t>(f)].size());
-        if (e.categories.of(static_cast<int>(f)) && count > o.max_categories)
+        if (count > o.max_categories)
           input_error(t.file, 0, "max_categories",
                       column_text(e, f) + " has " + std::to_string(count) +
                           " categories, more than max_categories " + std::to_string(o.max_categories) +

@@ -113,6 +113,12 @@ if r.returncode == 0:
     with h5py.File(out + ".nolabel.h5", "r") as h:
         check(np.array_equal(h["probabilities"][...], prob), "the file without labels: the same probabilities")
 
+# A numeric table with a text label: no one-hot block, classes all the same.
+numeric_csv = os.path.join(scratch, "numeric.csv")
+data[["x", "kind"]].to_csv(numeric_csv, index=False)
+r = run([train, *deck("numeric", "data_file=" + numeric_csv, "epochs=1")])
+check(r.returncode == 0 and "d_in=1 d_out=3 " in r.stdout + r.stderr, "numeric features, text label: " + r.stderr[-300:])
+
 # 2. rank_invariant: 1 rank and 2 ranks (opposite category orders in their blocks), same weights.
 def datasets(path):
     with h5py.File(path, "r") as h:
