@@ -99,7 +99,7 @@ double toa_incident_solar(double lat_deg, double lon_deg, double unix_seconds, d
 
 std::vector<std::string> derived_forcing_channels(const std::vector<std::string>& names, const std::string& key) {
   // The sample-relative forcings the grid sources fill themselves (grid_samples.cpp) are known too.
-  return expand(forcing_table(), names, key, ", state_day_before, lead_time");
+  return expand(forcing_table(), names, key, ", state_day_before, tendency_day_before, lead_time");
 }
 
 std::vector<std::string> derived_static_channels(const std::vector<std::string>& names, const std::string& key) {

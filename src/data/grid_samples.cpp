@@ -23,8 +23,9 @@ void GridSamples::declare_keys(deck::Schema& s) {
                "netcdf: forcings computed from the time and lat/lon coordinates, appended to field forcing: "
                "toa_radiation (J m-2 over the step ending at the time, as ERA5's tisr), time_of_day (sin, cos "
                "of local solar time), day_of_year (sin, cos), state_day_before (each state variable one day "
-               "before the target time; ar_steps up to a day), lead_time (days from the initial time to the "
-               "target)");
+               "before the target time; ar_steps up to a day), tendency_day_before (each state variable's change "
+               "over the step ending one day before the target time), lead_time (days from the initial time to "
+               "the target)");
   s.add_string("derived_statics", "",
                "netcdf: static inputs computed from the lat/lon coordinates, appended to field static: lat_lon "
                "(sin, cos of latitude and of longitude)");
@@ -51,10 +52,12 @@ GridSamples::GridSamples(const std::string& file, const deck::Deck& deck)
   const auto day_before = std::find(derived_forcing_names_.begin(), derived_forcing_names_.end(),
                                     "state_day_before");
   day_before_ = day_before != derived_forcing_names_.end();
+  tendency_ = std::find(derived_forcing_names_.begin(), derived_forcing_names_.end(), "tendency_day_before") !=
+              derived_forcing_names_.end();
   lead_ = std::find(derived_forcing_names_.begin(), derived_forcing_names_.end(), "lead_time") !=
           derived_forcing_names_.end();
   std::vector<std::string> computed = derived_forcing_names_;
-  for (const char* sample_relative : {"state_day_before", "lead_time"})
+  for (const char* sample_relative : {"state_day_before", "tendency_day_before", "lead_time"})
     computed.erase(std::remove(computed.begin(), computed.end(), sample_relative), computed.end());
   derived_forcings_ = derived_forcing_channels(computed, file + ": derived_forcings");
   derived_statics_ = derived_static_channels(derived_static_names_, file + ": derived_statics");
@@ -71,7 +74,7 @@ void GridSamples::finish(Layout layout) {
                     ": derived_forcings/derived_statics need latitude and longitude coordinates (y named "
                     "lat/latitude or with units degrees_north, x lon/longitude or degrees_east)",
                 ExitCode::bad_input);
-  if ((!derived_forcings_.empty() || day_before_ || lead_) && g.time_s.empty())
+  if ((!derived_forcings_.empty() || day_before_ || tendency_ || lead_) && g.time_s.empty())
     throw Error(file_ + ": derived_forcings need a time coordinate with CF units ('hours since ...')",
                 ExitCode::bad_input);
   // Without a time coordinate the times are taken as consecutive steps.
@@ -85,19 +88,22 @@ void GridSamples::finish(Layout layout) {
   // while k <= lag_ (so ar_steps, and wxeval's lead steps, may not exceed a day). It is what 24-hour
   // persistence forecasts with, the diurnal cycle of the day before at each point; a sample then
   // needs the lag_ - 2 steps before its t - 1 too (back_), so the first day's initial times go.
-  if (day_before_) {
+  // tendency_day_before is the change over the step ending a day before the target, state(t + k -
+  // lag_) - state(t + k - 1 - lag_): the day before's hourly course, one more step back.
+  if (day_before_ || tendency_) {
+    const char* name = day_before_ ? "state_day_before" : "tendency_day_before";
     const double lag = 86400.0 / axis_.step_s;
     if (lag != std::floor(lag) || lag < 1)
-      throw Error(file_ + ": derived_forcings state_day_before needs a step that divides a day (the step is " +
+      throw Error(file_ + ": derived_forcings " + name + " needs a step that divides a day (the step is " +
                       std::to_string(axis_.step_s) + " s)",
                   ExitCode::bad_input);
     lag_ = static_cast<std::size_t>(lag);
     if (ar_ > lag_)
-      throw Error(file_ + ": derived_forcings state_day_before: ar_steps " + std::to_string(ar_) +
+      throw Error(file_ + ": derived_forcings " + name + ": ar_steps " + std::to_string(ar_) +
                       " reaches beyond a " + "day (" + std::to_string(lag_) +
                       " steps), where the state a day before a target is not known " + "at the initial time",
                   ExitCode::bad_input);
-    back_ = lag_ >= 2 ? lag_ - 2 : 0;
+    back_ = tendency_ ? lag_ - 1 : (lag_ >= 2 ? lag_ - 2 : 0);
     axis_ = time_axis(times, bad, ar_ + 2 + back_, file_);
   }
   if (axis_.starts.empty())
@@ -119,7 +125,8 @@ void GridSamples::finish(Layout layout) {
   const auto S = static_cast<std::int64_t>(state_.size()), N = static_cast<std::int64_t>(n),
              A = static_cast<std::int64_t>(ar_);
   const auto F = static_cast<std::int64_t>(forcing_.size() + derived_forcings_.size() +
-                                           (day_before_ ? state_.size() : 0) + (lead_ ? 1 : 0));
+                                           (day_before_ ? state_.size() : 0) + (tendency_ ? state_.size() : 0) +
+                                           (lead_ ? 1 : 0));
   const auto K = static_cast<std::int64_t>(static_.size() + derived_statics_.size());
   specs_.push_back(spec("state", {S, 2, N}));
   specs_.push_back(spec("targets", {S, A, N}));
@@ -225,7 +232,8 @@ long long GridSamples::read_block(std::uint64_t first, std::uint64_t count,
 void GridSamples::fill(Reader& in, std::size_t t0, std::uint64_t count, const std::vector<FieldBuffer>& out,
                        std::size_t at, std::vector<float>& window) const {
   const std::size_t n = layout_.ny * layout_.nx, S = state_.size(), F0 = forcing_.size(), A = ar_;
-  const std::size_t D = derived_forcings_.size(), F = F0 + D + (day_before_ ? S : 0) + (lead_ ? 1 : 0);
+  const std::size_t D = derived_forcings_.size(), B = day_before_ ? S : 0, T = tendency_ ? S : 0;
+  const std::size_t F = F0 + D + B + T + (lead_ ? 1 : 0);
   const std::size_t nt = count + 1 + A + back_;  // times t0 - back_ .. t0 + count + ar_
   const std::size_t first = t0 - back_;
   window.resize((S + F0 + D) * nt * n);
@@ -239,7 +247,7 @@ void GridSamples::fill(Reader& in, std::size_t t0, std::uint64_t count, const st
                       &window[((S + F0 + d) * nt + k) * n]);
   // window[v][time - t0 + back_][point]; sample r (initial time t0 + r + 1) takes times r .. r + A + 1.
   const auto at_time = [&](std::size_t v, std::size_t t) { return &window[(v * nt + t + back_) * n]; };
-  // Forcing channel f at target k of sample r: read or computed, or the state a day before.
+  // Forcing channel f < F0 + D + B at target k of sample r: read or computed, or the state a day before.
   const auto forcing_at = [&](std::size_t f, std::size_t r, std::size_t k) {
     return f < F0 + D ? at_time(S + f, r + 2 + k) : at_time(f - F0 - D, r + 2 + k - lag_);
   };
@@ -261,9 +269,16 @@ void GridSamples::fill(Reader& in, std::size_t t0, std::uint64_t count, const st
       const float* next_state = at_time(s, r + 2);
       for (std::size_t p = 0; p < n; ++p) diff[(row * S + s) * n + p] = next_state[p] - now[p];
     }
-    for (std::size_t f = 0; f < F - (lead_ ? 1 : 0); ++f)
+    for (std::size_t f = 0; f < F0 + D + B; ++f)
       for (std::size_t k = 0; k < A; ++k)
         std::copy_n(forcing_at(f, r, k), n, forcing + ((row * F + f) * A + k) * n);
+    for (std::size_t s = 0; s < T; ++s)  // tendency_day_before (Note [the state a day before])
+      for (std::size_t k = 0; k < A; ++k) {
+        const float* end = at_time(s, r + 2 + k - lag_);
+        const float* start = at_time(s, r + 1 + k - lag_);
+        float* to = forcing + ((row * F + F0 + D + B + s) * A + k) * n;
+        for (std::size_t p = 0; p < n; ++p) to[p] = end[p] - start[p];
+      }
     // Note [lead time]: lead_time is the time from the initial time t to target k, in days, at
     // every point: (k + 1) steps. A rolled-out model can then weigh what it carries from the initial
     // state against the slower signals (the state a day before, the diurnal cycle) by how far

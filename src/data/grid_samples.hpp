@@ -66,6 +66,7 @@ class GridSamples : public Dataset {
   std::vector<std::string> derived_forcing_names_, derived_static_names_;  // the deck's lists
   std::vector<std::string> derived_forcings_, derived_statics_;            // their channels
   bool day_before_ = false;  // derived forcing state_day_before (Note [the state a day before])
+  bool tendency_ = false;    // derived forcing tendency_day_before: S channels after state_day_before's
   std::size_t lag_ = 0;      // its lag in steps (one day)
   std::size_t back_ = 0;     // the steps a sample reads before its t - 1 for it
   bool lead_ = false;        // derived forcing lead_time (Note [lead time]): the last channel

@@ -246,6 +246,22 @@ TEST(Era5Sources, StateADayBeforeTheTargets) {
                 "day before a target is not known at the initial time");
 }
 
+// tendency_day_before: after state_day_before's channels, the change of t2m over the step ending a
+// day before the target, so a sample needs 7 steps before its t - 1: one sample (t - 1 = 7, target 9).
+TEST(Era5Sources, TendencyADayBeforeTheTargets) {
+  const auto data = open_as(
+      "state_variables t2m\nderived_forcings tendency_day_before, state_day_before\nar_steps 1\n",
+      kDir + "era5_3h.nc");
+  ASSERT_EQ(data->rows(), 1u);
+  ASSERT_EQ(data->fields()[4].row_shape, Shape({2, 1, static_cast<std::int64_t>(kN)}));
+  const Read r = read(*data, {0});
+  for (std::size_t p = 0; p < kN; ++p) {
+    EXPECT_EQ(r.at(0)[p], t2m(7, p));                   // state at t - 1
+    EXPECT_EQ(r.at(4)[p], t2m(1, p));                   // t2m a day before target 9
+    EXPECT_EQ(r.at(4)[kN + p], t2m(1, p) - t2m(0, p));  // its change over the step before
+  }
+}
+
 // lead_time: the last forcing channel, (k + 1) steps of 3 hours in days at target k, every point.
 TEST(Era5Sources, LeadTimeOfEachTarget) {
   const auto data = open_as("state_variables t2m\nderived_forcings lead_time, state_day_before\nar_steps 2\n",
@@ -329,7 +345,7 @@ TEST(Era5Sources, ErrorsNameTheFileTheVariableAndTheLevel) {
             }),
             file +
                 ": derived_forcings: unknown derived input 'sun' (known: toa_radiation, time_of_day, day_of_year, "
-                "state_day_before, lead_time)");
+                "state_day_before, tendency_day_before, lead_time)");
   EXPECT_EQ(error_message([&] {
               open_as("data_format netcdf\nstate_variables t2m\nstatic_variables t2m\n", file);
             }),

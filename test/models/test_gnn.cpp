@@ -182,15 +182,25 @@ TEST(GnnTraining, WeightsFileRebuildsTheModelWithItsNormalisation) {
 // the later steps, activations recomputed) against central differences of the rollout loss along
 // random directions and along the gradient itself (float: a directional check, 1e-2 relative).
 // Also with gnn_output day_before_blend (Note [day-before blend]: the gate's gradient and the
-// residual's 1 - gate), through 3 steps and one.
+// residual's 1 - gate), through 3 steps and one, and day_before_anomaly (Note [day-before anomaly]:
+// the gate's gradient from the day-before state at the step's start) through 3 steps.
 TEST(GnnRollout, TheGradientThroughTheStepsMatchesFiniteDifferences) {
-  for (const auto& [blend, ar] : std::vector<std::pair<bool, int>>{{false, 3}, {true, 3}, {true, 1}}) {
-    SCOPED_TRACE(std::string(blend ? "day_before_blend" : "increment") + ", ar_steps " + std::to_string(ar));
+  enum Output { increment, blend, anomaly };
+  for (const auto& [output, ar] :
+       std::vector<std::pair<Output, int>>{{increment, 3}, {blend, 3}, {blend, 1}, {anomaly, 3}}) {
+    SCOPED_TRACE(std::string(output == increment ? "increment"
+                             : output == blend   ? "day_before_blend"
+                                                 : "day_before_anomaly") +
+                 ", ar_steps " + std::to_string(ar));
     GnnModelConfig c;
     c.net.ny = 6, c.net.nx = 7, c.net.latent = 8, c.net.layers = 2;
-    c.states = 2, c.forcings = blend ? 3 : 1, c.statics = 1, c.ar_steps = ar, c.boundary_width = 1;
-    c.day_before = blend ? 1 : -1;  // forcing channels: one of its own, then the 2 states a day before
-    c.net.d_in = 2 * c.states + c.forcings + c.statics, c.net.d_out = blend ? 2 * c.states : c.states;
+    c.states = 2, c.forcings = 1 + (output != increment ? 2 : 0) + (output == anomaly ? 2 : 0), c.statics = 1;
+    c.ar_steps = ar, c.boundary_width = 1;
+    // Forcing channels: one of its own, then the 2 states a day before (and their 2 tendencies).
+    c.day_before = output != increment ? 1 : -1;
+    c.day_tendency = output == anomaly ? 3 : -1;
+    const bool gated = output != increment;
+    c.net.d_in = 2 * c.states + c.forcings + c.statics, c.net.d_out = gated ? 2 * c.states : c.states;
     const int n = 2, N = c.net.ny * c.net.nx, A = c.ar_steps, F = c.forcings;
     GnnModel model(c, n, nn::Precision::fp32);
     model.store().initialize(9);
@@ -307,12 +317,14 @@ TEST(GnnModel, VariableWeightsScaleEachVariablesLoss) {
 
 // predict's "forecast" is the rollout's first step: chunk by chunk, its interior squared errors
 // against the targets add up to what rollout_errors reports for lead 1, and to the validation's
-// one-step RMSE sums; with gnn_output day_before_blend too (the outputs taken as increments).
+// one-step RMSE sums; with gnn_output day_before_blend and day_before_anomaly too (the outputs
+// taken as increments).
 TEST(GnnModel, PredictForecastIsTheRolloutsFirstStep) {
-  for (const bool blend : {false, true}) {
-    SCOPED_TRACE(blend ? "day_before_blend" : "increment");
+  for (const int output : {0, 1, 2}) {  // increment, day_before_blend, day_before_anomaly
+    SCOPED_TRACE(output == 0 ? "increment" : output == 1 ? "day_before_blend" : "day_before_anomaly");
+    const bool blend = output > 0;
     std::vector<View1<float>> keep;
-    const int n = 3, N = 6 * 7, S = 2, F = blend ? 1 + S : 1;
+    const int n = 3, N = 6 * 7, S = 2, F = 1 + (blend ? S : 0) + (output == 2 ? S : 0);
     const auto field = [&](std::int64_t width, std::uint64_t key) { return random_field(keep, n, width, key); };
     Batch b;
     b.n = n;
@@ -322,7 +334,7 @@ TEST(GnnModel, PredictForecastIsTheRolloutsFirstStep) {
     b.set("static", Tensor<float>(field(N, 4), Shape{n, 1, N}));
     GnnModelConfig c;
     c.net.ny = 6, c.net.nx = 7, c.net.latent = 8, c.net.layers = 2, c.net.d_in = 2 * S + F + 1;
-    c.net.d_out = blend ? 2 * S : S, c.day_before = blend ? 1 : -1;
+    c.net.d_out = blend ? 2 * S : S, c.day_before = blend ? 1 : -1, c.day_tendency = output == 2 ? 1 + S : -1;
     c.states = S, c.forcings = F, c.statics = 1, c.boundary_width = 1;
     GnnModel m(c, n, nn::Precision::fp32);
     m.store().initialize(5);

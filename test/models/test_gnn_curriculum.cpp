@@ -138,3 +138,33 @@ TEST(GnnCurriculum, DayBeforeBlendTrainsResumesAndReloads) {
   EXPECT_NE(e.find("test.in:15: gnn_output"), std::string::npos) << e;
   EXPECT_NE(e.find("add state_day_before to derived_forcings"), std::string::npos) << e;
 }
+
+// gnn_output day_before_anomaly (Note [day-before anomaly]) through the trainer with both derived
+// day-before forcings: it trains another model than the blend on the same inputs, its weights file
+// rebuilds it (the stored gnn_output), and without tendency_day_before the key's error names
+// file:line:key.
+TEST(GnnCurriculum, DayBeforeAnomalyTrainsAndReloads) {
+  const Comm world;
+  const std::string dir = hpct::test::empty_scratch_dir(world, "gnn_anomaly_np" + std::to_string(world.size()));
+  const std::string out = dir + "/weights.h5";
+  std::vector<std::string> keys = {"batch_size=" + std::to_string(4 / world.size()),
+                                   "derived_forcings=state_day_before, tendency_day_before",
+                                   "ar_steps_schedule=1:1, 2:3", "gnn_output=day_before_blend"};
+  const auto blend = train(world, keys);
+  keys.back() = "gnn_output=day_before_anomaly";
+  keys.push_back("output=" + out);
+  const auto anomaly = train(world, keys);
+  ASSERT_EQ(anomaly.size(), blend.size());  // the same network, another output
+  EXPECT_NE(anomaly, blend);
+  const std::unique_ptr<Model> m = load_model(out, 4);
+  EXPECT_NE(m->config_string().find("gnn_output=day_before_anomaly"), std::string::npos) << m->config_string();
+  const auto h = to_host(m->store().params());
+  EXPECT_EQ(std::vector<float>(h.data(), h.data() + h.extent(0)), anomaly);
+  const std::string e = hpct::test::error_message([&] {
+    NetworkTrainer t(hpct::test::make_deck(hpct::test::kGnnDeck + "gnn_output day_before_anomaly\n",
+                                           {"ar_steps=3", "derived_forcings=state_day_before"}),
+                     world);
+  });
+  EXPECT_NE(e.find("test.in:15: gnn_output"), std::string::npos) << e;
+  EXPECT_NE(e.find("add tendency_day_before to derived_forcings"), std::string::npos) << e;
+}

@@ -29,10 +29,11 @@ void declare(deck::Schema& s) {
                "gnn: rollout curriculum, comma-separated EPOCH:STEPS stages (1:1, 5:6, 9:24: epochs 1-4 train "
                "one step, 5-8 six-step rollouts, 9 on 24); every stage within ar_steps, the samples' targets "
                "(empty: every epoch ar_steps)");
-  s.add_choice("gnn_output", "increment", {"increment", "day_before_blend"},
-               "gnn: the next state from the network's outputs: increment (the state plus the predicted change) "
-               "or day_before_blend (also a gate per state variable that moves it toward the state a day before; "
-               "needs derived_forcings state_day_before; docs/gnn.md)");
+  s.add_choice("gnn_output", "increment", {"increment", "day_before_blend", "day_before_anomaly"},
+               "gnn: the next state from the network's outputs: increment (the state plus the predicted change), "
+               "day_before_blend (also a gate per state variable that moves it toward the state a day before; "
+               "needs derived_forcings state_day_before) or day_before_anomaly (the state a day before plus the "
+               "gated departure from it; needs state_day_before and tendency_day_before; docs/gnn.md)");
 }
 
 void declare_config(deck::Schema& s) {
@@ -97,16 +98,23 @@ GnnModelConfig config_from(const deck::Deck& d, int ny, int nx, int S, int F, in
   c.sphere_edges = d.get_string("gnn_edge_distances") == "sphere";
   c.masked = d.get_string("missing_data") == "mask";
   c.ar_schedule = parse_rollout_schedule(d, "ar_steps_schedule");
-  if (d.get_string("gnn_output") == "day_before_blend") {
-    // The source's forcing channels: the file's, the derived ones, state_day_before (S), lead_time.
+  const std::string output = d.get_string("gnn_output");
+  if (output != "increment") {
+    // The source's forcing channels: the file's, the derived ones, state_day_before (S),
+    // tendency_day_before (S), lead_time.
     const auto has = [&](const char* name) {
       return std::find(c.derived_forcings.begin(), c.derived_forcings.end(), name) != c.derived_forcings.end();
     };
     if (!has("state_day_before"))
-      d.fail("gnn_output",
-             "day_before_blend blends toward the state a day before: add state_day_before to "
-             "derived_forcings");
-    c.day_before = F - S - (has("lead_time") ? 1 : 0);
+      d.fail("gnn_output", output + " needs the state a day before: add state_day_before to derived_forcings");
+    const bool anomaly = output == "day_before_anomaly";
+    if (anomaly && !has("tendency_day_before"))
+      d.fail("gnn_output", output +
+                               " needs the day before's change over each step: add tendency_day_before to "
+                               "derived_forcings");
+    const int tendency = has("tendency_day_before") ? S : 0;
+    c.day_before = F - S - tendency - (has("lead_time") ? 1 : 0);
+    if (anomaly) c.day_tendency = c.day_before + S;
     c.net.d_out = 2 * S;
   }
   if (static_cast<int>(names.size()) != S) {  // the data's names are unknown: s0, s1, ...

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "io/hdf5.hpp"
+#include "models/gnn/day_before.hpp"
 
 namespace hpct {
 
@@ -98,18 +99,15 @@ void forecast_from_increments(const View1<float>& y, const float* state, const V
       });
 }
 
-// Note [day-before blend] (gnn_rollout.cpp) as a normalised increment: y(r, s) = out(r, s) +
-// sigmoid(out(r, S + s)) (day_before - state(t)) / diff_std(s), the day-before state forcing channel
-// db + s of the sample's first target.
+// Note [day-before blend] (day_before.hpp) as a normalised increment: y(r, s) = out(r, s) +
+// pull / diff_std(s), the pull of the blend (or of the anomaly) at the sample's first target.
 void blend_increments(const View2<float>& y, const View2<float>& out, const float* state, const float* forcing,
-                      const View1<float>& dstd, int db, int n, int N, int S, int F, int A) {
+                      const View1<float>& dstd, int db, int dt, int n, int N, int S, int F, int A) {
   nn::for_each_cell(
       "gnn_blend", n * N, S, KOKKOS_LAMBDA(const int r, const int s) {
         const int b = r / N, p = r % N;
         const float cur = state[((b * S + s) * 2 + 1) * N + p];
-        const float before = forcing[((b * F + db + s) * A) * N + p];
-        const float gate = 1.0f / (1.0f + expf(-out(r, S + s)));
-        y(r, s) = out(r, s) + gate * (before - cur) / dstd(s);
+        y(r, s) = out(r, s) + blend_pull(out, cur, forcing, db, dt, r, s, 0, N, S, F, A) / dstd(s);
       });
 }
 
@@ -119,7 +117,8 @@ GnnModel::GnnModel(const GnnModelConfig& c, int capacity, nn::Precision precisio
     : c_(c), net_(c.net, capacity, precision) {
   const int N = c.net.ny * c.net.nx, S = c.states;
   if (c.net.d_in != 2 * c.states + c.forcings + c.statics || c.net.d_out != (c.day_before >= 0 ? 2 * S : S) ||
-      (c.day_before >= 0 && c.day_before + S > c.forcings))
+      (c.day_before >= 0 && c.day_before + S > c.forcings) ||
+      (c.day_tendency >= 0 && (c.day_before < 0 || c.day_tendency + S > c.forcings)))
     throw Error("internal: gnn input/output widths do not match the variable counts");
   const int bw = c.boundary_width;
   mask_ = View1<float>("gnn_mask", static_cast<std::size_t>(N));
@@ -183,7 +182,9 @@ std::string GnnModel::config_string() const {
   s += std::string(" gnn_edge_distances=") + (c_.sphere_edges ? "sphere" : "grid");
   s += std::string(" missing_data=") + (c_.masked ? "mask" : "error");
   s += " ar_steps_schedule=" + rollout_schedule_text(c_.ar_schedule);
-  s += std::string(" gnn_output=") + (c_.day_before >= 0 ? "day_before_blend" : "increment");
+  s += std::string(" gnn_output=") + (c_.day_tendency >= 0 ? "day_before_anomaly"
+                                      : c_.day_before >= 0 ? "day_before_blend"
+                                                           : "increment");
   return s;
 }
 
@@ -261,8 +262,8 @@ void GnnModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double
 const Tensor<float>& GnnModel::as_increments(const Tensor<float>& out, const float* state, const float* forcing,
                                              int A, int n) {
   if (c_.day_before < 0) return out;
-  gnn_kernels::blend_increments(blended_.matrix(), out.matrix(), state, forcing, diff_std_, c_.day_before, n,
-                                c_.net.ny * c_.net.nx, c_.states, c_.forcings, A);
+  gnn_kernels::blend_increments(blended_.matrix(), out.matrix(), state, forcing, diff_std_, c_.day_before,
+                                c_.day_tendency, n, c_.net.ny * c_.net.nx, c_.states, c_.forcings, A);
   return blended_;
 }
 

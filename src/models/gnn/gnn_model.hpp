@@ -2,9 +2,10 @@
 // grid point: the last step's change state(t) - state(t - 1) scaled as the increments, the normalised
 // state at t, the forcing at t + 1 and the static fields (Note [tendency input] in gnn_model.cpp);
 // output: the normalised one-step increment ((x(t+1) - x(t)) - diff_mean) / diff_std of every state
-// variable (with gnn_output day_before_blend also a gate toward the state a day before, Note
-// [day-before blend] in gnn_rollout.cpp). The loss is its mean squared error over the interior points (the strip of
-// `boundary_width` points along the edges is the boundary, forced by the truth) and the variables.
+// variable (with gnn_output day_before_blend or day_before_anomaly also a gate toward the state a
+// day before, day_before.hpp). The loss is its mean squared error over the interior points (the
+// strip of `boundary_width` points along the edges is the boundary, forced by the truth) and the
+// variables.
 // Metrics: the loss and, per state variable, the RMSE of the 1-step forecast and of persistence.
 #pragma once
 
@@ -32,8 +33,11 @@ struct GnnModelConfig {
   bool sphere_edges = false;  // gnn_edge_distances sphere: the grid field holds longitude and latitude
   bool masked = false;        // missing_data mask: the data's field mask leaves points out of the loss
   // gnn_output day_before_blend: the first forcing channel of state_day_before (its S channels), and
-  // the network's outputs are 2S (Note [day-before blend] in gnn_rollout.cpp); -1: increments only.
+  // the network's outputs are 2S (Note [day-before blend] in day_before.hpp); -1: increments only.
   int day_before = -1;
+  // gnn_output day_before_anomaly: also the first forcing channel of tendency_day_before (its S
+  // channels; Note [day-before anomaly] in day_before.hpp); -1: day_before_blend or increment.
+  int day_tendency = -1;
 };
 
 class GnnModel : public Model {

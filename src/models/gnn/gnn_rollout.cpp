@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "models/gnn/day_before.hpp"
 #include "models/gnn/gnn_model.hpp"
 
 namespace hpct {
@@ -35,40 +36,17 @@ void inputs_from_states(const View2<float>& x, const View2<float>& prev, const V
       });
 }
 
-// Note [day-before blend]: with gnn_output day_before_blend the network has 2S outputs per point, an
-// increment o and a gate q per state variable, and the next state inside the boundary is
-//   next = cur + sigmoid(q) (day_before - cur) + o diff_std + diff_mean,
-// day_before the derived forcing state_day_before of the step (the state one day before the target
-// time, known at the initial time for leads up to a day). At a lead of one day it is the
-// persistence forecast, and through the day the repeat of the last day's cycle: a rolled-out
-// increment model has to rebuild that value from its normalised inputs through every layer, while
-// the gate moves the next state toward it directly, by how much it learns from the lead time, the
-// state and the forcings. The gate multiplies the residual, so d(next)/d(cur) = 1 - sigmoid(q)
-// and d(next)/dq = sigmoid'(q) (day_before - cur); the day-before state is data (no gradient).
-namespace {
-KOKKOS_INLINE_FUNCTION float gate_of(float q) { return 1.0f / (1.0f + expf(-q)); }
-}  // namespace
-
-// The day-before blend's pull at row r, variable s, rollout step `step`: sigmoid(q) (day_before - cur)
-// (0 without the blend: db < 0).
-KOKKOS_INLINE_FUNCTION float blend_pull(const View2<float>& out, float cur, const float* forcing, int db, int r,
-                                        int s, int step, int N, int S, int F, int A) {
-  if (db < 0) return 0.0f;
-  const float before = forcing[((r / N * F + db + s) * A + step) * N + r % N];
-  return gate_of(out(r, S + s)) * (before - cur);
-}
-
 // next = cur + the predicted increment (and the blend's pull) inside, the truth of step `step` on
 // the boundary strip.
 void advance(const View2<float>& next, const View2<float>& cur, const View2<float>& out, const float* targets,
              const View1<float>& mask, const View1<float>& dmean, const View1<float>& dstd, const float* forcing,
-             int db, int step, int n, int N, int S, int F, int A) {
+             int db, int dt, int step, int n, int N, int S, int F, int A) {
   nn::for_each_cell(
       "gnn_roll_step", n * N, S, KOKKOS_LAMBDA(const int r, const int s) {
         const float truth = targets[((r / N * S + s) * A + step) * N + r % N];
         const float c = cur(r, s);
         next(r, s) = mask(r % N) > 0 ? c + out(r, s) * dstd(s) + dmean(s) +
-                                           blend_pull(out, c, forcing, db, r, s, step, N, S, F, A)
+                                           blend_pull(out, c, forcing, db, dt, r, s, step, N, S, F, A)
                                      : truth;
       });
 }
@@ -110,7 +88,7 @@ void GnnModel::rollout_errors(const Batch& b, std::vector<double>& model, std::v
                                     in_inv_std_, n, N, S, F, K, A);
     const Tensor<float>& out = net_.forward(x_, n);
     gnn_kernels::advance(state_of(next), state_of(cur), out.matrix(), targets.data(), mask_, diff_mean_, diff_std_,
-                         forcing, c_.day_before, k, n, N, S, F, A);
+                         forcing, c_.day_before, c_.day_tendency, k, n, N, S, F, A);
     for (int s = 0; s < S; ++s) {
       model[static_cast<std::size_t>(k * S + s)] += gnn_kernels::step_sse(state_of(next), state, false,
                                                                           targets.data(), mask_, s, k, n, N, S, A);
@@ -159,19 +137,15 @@ double rollout_step_loss(const View2<float>& next, const float* targets, const V
 }
 
 // dL/d(out) of a step from dL/d(the state it predicts): interior only (the boundary is the truth);
-// with the blend also dL/dq (Note [day-before blend]).
+// with the blend also dL/dq (Note [day-before blend], Note [day-before anomaly] in day_before.hpp).
 void rollout_out_grad(const View2<float>& d_out, const View2<float>& g_next, const View1<float>& mask,
                       const View1<float>& dstd, const View2<float>& out, const View2<float>& cur,
-                      const float* forcing, int db, int step, int n, int N, int S, int F, int A) {
+                      const float* forcing, int db, int dt, int step, int n, int N, int S, int F, int A) {
   nn::for_each_cell(
       "gnn_roll_dout", n * N, S, KOKKOS_LAMBDA(const int r, const int s) {
         const float g = mask(r % N) * g_next(r, s);
         d_out(r, s) = g * dstd(s);
-        if (db >= 0) {
-          const float gate = gate_of(out(r, S + s));
-          const float before = forcing[((r / N * F + db + s) * A + step) * N + r % N];
-          d_out(r, S + s) = g * gate * (1.0f - gate) * (before - cur(r, s));
-        }
+        if (db >= 0) d_out(r, S + s) = g * gate_slope(out, cur(r, s), forcing, db, dt, r, s, step, N, S, F, A);
       });
 }
 
@@ -233,7 +207,7 @@ double GnnModel::rollout_loss(const Batch& b, int steps, bool grad, double norma
                                     in_inv_std_, n, N, S, F, K, A);
     out = &net_.forward(x, n);
     gnn_kernels::advance(states(k + 2), states(k + 1), out->matrix(), targets.data(), mask_, diff_mean_, diff_std_,
-                         forcing, c_.day_before, k, n, N, S, F, A);
+                         forcing, c_.day_before, c_.day_tendency, k, n, N, S, F, A);
     loss += gnn_kernels::rollout_step_loss(states(k + 2), targets.data(), mask_, weights_, diff_std_, grads(k + 2),
                                            grad, w, normaliser, k, n, N, S, A);
   }
@@ -242,7 +216,7 @@ double GnnModel::rollout_loss(const Batch& b, int steps, bool grad, double norma
     const Tensor<float> x = inputs_of(k);
     if (k < steps - 1) out = &net_.forward(x, n);  // the last step's activations are still there
     gnn_kernels::rollout_out_grad(net_.output_grad().matrix(), grads(k + 2), mask_, diff_std_, out->matrix(),
-                                  states(k + 1), forcing, c_.day_before, k, n, N, S, F, A);
+                                  states(k + 1), forcing, c_.day_before, c_.day_tendency, k, n, N, S, F, A);
     net_.store().hold_ready(k > 0);
     net_.backward(x, n, k > 0);
     if (k > 0)  // s_k = states(k + 1) is a prediction; s_{k-1} too when k >= 2
