@@ -53,6 +53,7 @@ std::string checksum(const CheckpointState& s, const std::vector<float>& p, cons
     h = fnv1a(h, s.ema.data(), s.ema.size() * sizeof(float));
     h = fnv1a(h, &s.ema_updates, sizeof(s.ema_updates));
   }
+  if (s.best_epoch != 0) h = fnv1a(h, &s.best_epoch, sizeof(s.best_epoch));  // likewise
   return strf("%016llx", (unsigned long long)h);
 }
 
@@ -83,6 +84,7 @@ void write_state(const h5::File& f, const CheckpointState& s) {
   i("global_batch", s.global_batch);
   h5::write_attr(f, "/", "epoch_loss_sum", s.epoch_loss_sum);
   h5::write_attr(f, "/", "best_val_loss", s.best_val_loss);
+  if (s.best_epoch != 0) i("best_epoch", s.best_epoch);
   h5::write_attr(f, "/", "loss_scale", s.loss_scale);
   i("loss_scale_growth_tracker", s.loss_scale_growth_tracker);
   h5::write_attr(f, "/", "deck", s.deck);
@@ -116,6 +118,7 @@ CheckpointState read_state(const h5::File& f) {
   s.global_batch = i("global_batch");
   s.epoch_loss_sum = h5::read_attr_double(f, "/", "epoch_loss_sum");
   s.best_val_loss = h5::read_attr_double(f, "/", "best_val_loss");
+  if (h5::has_attr(f, "/", "best_epoch")) s.best_epoch = i("best_epoch");  // absent before best_output
   if (h5::has_attr(f, "/", "loss_scale")) {  // absent in checkpoints written before precision modes
     s.loss_scale = h5::read_attr_double(f, "/", "loss_scale");
     s.loss_scale_growth_tracker = i("loss_scale_growth_tracker");

@@ -30,6 +30,7 @@ struct CheckpointState {
   std::uint64_t epoch_steps = 0;    // steps of that epoch whose loss counts in epoch_loss_sum
   std::uint64_t skipped_steps = 0;  // steps skipped by nan_policy skip
   double best_val_loss = 0;         // best validation loss so far (NaN when none)
+  std::uint64_t best_epoch = 0;     // its epoch, 1-based (0: none; Note [best epoch] in best_weights.hpp)
   double loss_scale = 1;            // fp16 dynamic loss scale, and clean steps since it changed
   std::uint64_t loss_scale_growth_tracker = 0;
   std::uint64_t seed = 0;

@@ -146,6 +146,7 @@ TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
   c.rank_invariant_chunk = static_cast<std::uint64_t>(d.get_int("rank_invariant_chunk"));
   c.rank_invariant_fuse = d.get_bool("rank_invariant_fuse");
   c.output = d.get_string("output");
+  c.best_output = d.get_string("best_output");
   c.metrics_file = d.get_string("metrics_file");
   c.tensorboard_dir = d.get_string("tensorboard_dir");
   c.log_every = static_cast<std::uint64_t>(d.get_int("log_every"));

@@ -60,6 +60,7 @@ struct TrainConfig {
   int rank_invariant_fused = 1;            // chunks per micro-batch the trainer chose (Note [fused chunks])
   // outputs
   std::string output, metrics_file, tensorboard_dir;
+  std::string best_output;  // the lowest validation loss's epoch (Note [best epoch] in train/best_weights.hpp)
   std::uint64_t log_every = 50;
 
   static TrainConfig from_deck(const deck::Deck& deck);

@@ -24,6 +24,9 @@ deck::Schema full_schema() {
                "GPU is visible (one warning); gpu = a GPU or an error; cpu = the host build");
   s.add_int("seed", 42, 0, (1ll << 62), "seed of every random stream (init, shuffle, noise)");
   s.add_string("output", "", "file the trained model is written to (HDF5 for networks); empty: none");
+  s.add_string("best_output", "",
+               "networks with a validation split: weights file of the epoch with the lowest validation loss "
+               "(ties: the earlier epoch), rewritten whenever it improves; empty: none");
   s.add_string("metrics_file", "", "JSON-lines file with step, epoch and summary metrics; empty: none");
   s.add_string("tensorboard_dir", "",
                "directory of TensorBoard event files (rank 0; the metrics_file values); "

@@ -58,6 +58,7 @@ std::string prepare(const std::string& value, bool is_directory) {
 
 const std::vector<OutputKey>& output_keys() {
   static const std::vector<OutputKey> keys = {{"output", false},
+                                              {"best_output", false},
                                               {"metrics_file", false},
                                               {"checkpoint_dir", true},
                                               {"importance_file", false}};

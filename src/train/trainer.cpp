@@ -9,7 +9,6 @@
 #include "core/trace.hpp"
 #include "data/source_registry.hpp"
 #include "data/validation_split.hpp"
-#include "hpctrain/version.hpp"
 #include "models/registry.hpp"
 #include "nn/loss.hpp"
 #include "nn/weights_io.hpp"
@@ -44,6 +43,7 @@ TrainConfig inner_config(const deck::Deck& deck, const std::string& output) {
   c.metrics_file.clear();
   c.tensorboard_dir.clear();
   c.output = output;
+  c.best_output.clear();
   return c;
 }
 
@@ -111,9 +111,18 @@ std::string list_fields(const std::vector<FieldSpec>& fields) {
 
 }  // namespace
 
+void NetworkTrainer::no_validation_split() const {
+  deck_.fail("best_output",
+             "needs a validation split to choose the epoch by: set validation_file, or "
+             "validation_fraction > 0 (this run holds out no validation rows)");
+}
+
 void NetworkTrainer::open_data() {
   std::shared_ptr<const Dataset> data;
   comm_.run_agreed([&] {
+    // Known from the deck alone: fail before reading any data.
+    if (!config_.best_output.empty() && config_.validation_file.empty() && config_.validation_fraction <= 0)
+      no_validation_split();
     data = open_data_source(deck_, config_.data_file, "data_file");
     if (!config_.validation_file.empty())
       val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");
@@ -141,6 +150,7 @@ void NetworkTrainer::open_data() {
       val_data_ = row_range(data, rows - n_val, n_val);
     }
     if (train_data_->rows() == 0) deck_.fail("validation_fraction", "leaves no training rows");
+    if (!config_.best_output.empty() && val_data_->rows() == 0) no_validation_split();
   });
 }
 
@@ -220,7 +230,9 @@ void NetworkTrainer::restore(const std::string& path) {
   tally_.loss_count = p.epoch_loss_count;
   tally_.global_step = st.global_step;
   tally_.skipped_steps = st.skipped_steps;
-  best_val_loss_ = st.best_val_loss;
+  best_.loss = st.best_val_loss;
+  best_.epoch = st.best_epoch;
+  check_best_output_on_resume(deck_, comm_, path, best_);
   steps_->scaler().restore(st.loss_scale, st.loss_scale_growth_tracker);
   const std::uint64_t g = sampler_->global_batch();
   if (st.global_batch != g)
@@ -283,9 +295,9 @@ TrainSummary NetworkTrainer::run() {
       s.val = validate();
       s.val_loss = s.val.loss;
     }
-    if (std::isfinite(s.val_loss) && !(s.val_loss >= best_val_loss_)) best_val_loss_ = s.val_loss;
     reporter.epoch(epoch, tally_.global_step, steps, s.last_epoch_loss, evaluator_->rows() > 0, s.val,
                    s.samples - samples_before, epoch_clock.seconds(), time_);
+    keep_if_best(epoch, s.val_loss);  // before the epoch's checkpoint (Note [best epoch])
     if (loop_.checkpoint_due_after_pass(epoch, tally_.global_step, epoch + 1 == config_.epochs))
       s.last_checkpoint = checkpoint(epoch, steps);
   }
@@ -320,7 +332,8 @@ std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_
   st.epoch_steps = tally_.loss_count;
   st.epoch_loss_sum = tally_.loss_sum;
   st.skipped_steps = tally_.skipped_steps;
-  st.best_val_loss = best_val_loss_;
+  st.best_val_loss = best_.loss;
+  st.best_epoch = best_.epoch;
   st.ema = steps_->ema_values();  // on rank 0, which writes (gathered there when sharded)
   st.ema_updates = steps_->ema() ? steps_->ema()->updates() : 0;
   ScopedTime t(time_.io, "checkpoint");
@@ -341,27 +354,27 @@ EvalResult NetworkTrainer::validate() {
   return r;
 }
 
+void NetworkTrainer::keep_if_best(std::uint64_t epoch, double val_loss) {
+  if (!best_.improved_by(val_loss)) return;
+  best_ = BestEpoch{epoch + 1, val_loss};
+  if (config_.best_output.empty()) return;
+  ScopedTime t(time_.io, "output");
+  nn::Attributes attrs = best_epoch_attributes(best_);
+  for (const auto& [k, v] : table_attributes()) attrs[k] = v;
+  write_run_weights(comm_, config_.best_output, deck_, *model_, *steps_, attrs);
+  Log::info(strf("  best epoch so far %llu (val loss %.6f): weights written to %s", (unsigned long long)best_.epoch,
+                 best_.loss, config_.best_output.c_str()));
+}
+
 void NetworkTrainer::write_outputs() {
-  if (config_.output.empty()) return;
-  std::string err;
-  const std::vector<float> ema = steps_->ema_values();  // every rank: a collective when sharded
-  if (comm_.rank() == 0) {
-    try {
-      nn::Attributes attrs = {{"model", model_->family()},    {"config", model_->config_string()},
-                              {"hpctrain_version", kVersion}, {"git_hash", kGitHash},
-                              {"backend", ExecSpace::name()}, {"deck", deck_.resolved()}};
-      if (!table_.empty()) attrs["table"] = table_;  // Note [table inputs]
-      if (const optim::WeightEma* e = steps_->ema())
-        attrs["ema"] = strf("decay=%.17g warmup=%s updates=%llu", e->config().decay,
-                            e->config().warmup ? "true" : "false", (unsigned long long)e->updates());
-      nn::write_weights(config_.output, model_->store(), attrs, model_->extra_datasets(),
-                        ema.empty() ? nullptr : ema.data());
-    } catch (const std::exception& e) {
-      err = e.what();
-    }
+  if (!config_.output.empty()) {
+    write_run_weights(comm_, config_.output, deck_, *model_, *steps_, table_attributes());
+    Log::info("  weights written to " + config_.output);
   }
-  comm_.agree(err, ExitCode::failure);
-  Log::info("  weights written to " + config_.output);
+  if (!config_.best_output.empty() && best_.epoch > 0)
+    Log::info(strf("  best epoch %llu of %llu (val loss %.6f): its weights are in %s",
+                   (unsigned long long)best_.epoch, (unsigned long long)config_.epochs, best_.loss,
+                   config_.best_output.c_str()));
 }
 
 int run_network_training(const deck::Deck& deck, const Comm& comm) {

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <functional>
-#include <limits>
 #include <memory>
 #include <string>
 
@@ -19,6 +18,7 @@
 #include "data/epoch_shard.hpp"
 #include "deck/deck.hpp"
 #include "models/model.hpp"
+#include "train/best_weights.hpp"
 #include "train/config.hpp"
 #include "train/epoch_steps.hpp"
 #include "train/evaluator.hpp"
@@ -59,6 +59,7 @@ class NetworkTrainer {
  private:
   NetworkTrainer(const deck::Deck& deck, TrainConfig config, const Comm& comm, std::shared_ptr<const Dataset> rows);
   void open_data();
+  [[noreturn]] void no_validation_split() const;  // best_output's error
   void build_model();
   void restore(const std::string& path);
   // Classifiers: every training target is an integer class index (an agreed error otherwise).
@@ -70,6 +71,9 @@ class NetworkTrainer {
   std::string checkpoint(std::uint64_t epoch, std::uint64_t epoch_steps);
   // The validation part's loss and metrics, with the weights validation_weights names.
   EvalResult validate();
+  // After the validation of `epoch` (0-based): keeps it as the best epoch when its loss is the
+  // lowest so far, and then rewrites best_output.
+  void keep_if_best(std::uint64_t epoch, double val_loss);
   void write_outputs();
   void beat(const char* where) { loop_.beat(where); }
 
@@ -79,6 +83,9 @@ class NetworkTrainer {
   // The parts of the file(s): the split of data_file, or data_file and validation_file.
   std::shared_ptr<const Dataset> train_data_, val_data_;
   std::string table_;  // a CSV/TSV data_file's encoding (train/table_inputs.hpp), stored with the weights
+  nn::Attributes table_attributes() const {
+    return table_.empty() ? nn::Attributes{} : nn::Attributes{{"table", table_}};
+  }
   std::vector<FieldSpec> specs_;   // the data's fields with the checks the model asks for
   std::uint64_t micro_batch_ = 0;  // rows per micro-batch: batch_size, or rank_invariant's chunk
   std::unique_ptr<EpochOrder> sampler_;
@@ -92,7 +99,7 @@ class NetworkTrainer {
   // Position (restored from a checkpoint) and the running epoch's loss.
   EpochTally tally_;
   std::uint64_t start_epoch_ = 0, start_step_ = 0;
-  double best_val_loss_ = std::numeric_limits<double>::quiet_NaN();
+  BestEpoch best_;  // Note [best epoch] in best_weights.hpp
   std::string resumed_from_;
   std::function<void(std::uint64_t)> step_hook_;
 };

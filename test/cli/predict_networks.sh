@@ -29,13 +29,17 @@ shape() {
 # mlp regression (Friedman #1: inputs [600, 10], targets [600, 1]).
 "$apps/datagen" friedman1 "$work/reg.h5" --rows 600 >/dev/null || fail "datagen friedman1"
 run 1 "$work/train_reg.log" "$apps/train" inputs/quickstart.in --set data_file="$work/reg.h5" --set epochs=2 \
-  --set hidden_sizes=16,8 --set output="$work/mlp_reg.h5" --set metrics_file=
+  --set hidden_sizes=16,8 --set output="$work/mlp_reg.h5" --set best_output="$work/mlp_reg_best.h5" \
+  --set metrics_file=
 run 1 "$work/p_reg1.log" "$apps/predict" "$work/mlp_reg.h5" "$work/reg.h5" "$work/p_reg1.h5"
 run 2 "$work/p_reg2.log" "$apps/predict" "$work/mlp_reg.h5" "$work/reg.h5" "$work/p_reg2.h5" --chunk 50
 shape "$work/p_reg1.h5" /outputs "( 600, 1 )"
 h5dump -H "$work/p_reg1.h5" | grep -q probabilities && fail "a regressor wrote probabilities"
 h5diff -d 1e-5 "$work/p_reg1.h5" "$work/p_reg2.h5" /outputs /outputs || fail "mlp outputs differ between 1 and 2 ranks"
 grep -q "wrote .*p_reg1.h5 (outputs \[600, 1\])" "$work/p_reg1.log" || { cat "$work/p_reg1.log"; fail "no wrote line"; }
+# best_output is a weights file like output (the lower validation loss of the two epochs).
+run 1 "$work/p_best.log" "$apps/predict" "$work/mlp_reg_best.h5" "$work/reg.h5" "$work/p_best.h5"
+shape "$work/p_best.h5" /outputs "( 600, 1 )"
 
 # mlp classifier (HIGGS-like: inputs [800, 28], labels 0/1): logits and probabilities.
 "$apps/datagen" higgs "$work/cls.h5" --rows 800 >/dev/null || fail "datagen higgs"
