@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/log.hpp"
 #include "core/timer.hpp"
 #include "data/row_output.hpp"
 #include "deck/deck.hpp"
 #include "io/hdf5.hpp"
 #include "models/registry.hpp"
+#include "train/table_inputs.hpp"
 
 namespace hpct::tools {
 
@@ -30,11 +32,14 @@ const char* const kNetworkUsage =
     "  --rows N                only the first N rows (default: all)\n"
     "  --chunk R               rows per network batch (ensembles: (row, member) pairs; default 2048)\n"
     "  --weights ema|raw       the EMA of the weights (default, when the file has one) or the trained ones\n"
+    "  --no-label              DATA.csv/.tsv has no label column (a model trained on a table: read as training "
+    "read it)\n"
     "  models that generate ensembles (diffusion):\n"
     "  --members M --seed K --method ddpm|ddim --steps S --clip X   as apps/sample (defaults 8, 1, ddpm, all, 6)\n"
     "OUT.h5 gets one float32 dataset per output, rows in data order: mlp `outputs` [N, d_out] (values;\n"
     "logits for classifiers) and for classifiers `probabilities` [N, d_out]; diffusion `ensembles`\n"
-    "[N, members, n_fine].\n";
+    "[N, members, n_fine]. A model trained on a CSV/TSV table also reads DATA.csv or DATA.tsv: the\n"
+    "training file's columns, text columns coded as in training (docs/tables.md).\n";
 
 namespace {
 
@@ -45,6 +50,7 @@ struct NetworkOptions {
   std::vector<std::string> outputs;
   PredictOptions predict;
   long long rows = -1;
+  bool labelled = true;  // a CSV/TSV file holds the training file's label column
 };
 
 NetworkOptions parse(int argc, char** argv) {
@@ -56,6 +62,10 @@ NetworkOptions parse(int argc, char** argv) {
     if (a.rfind("--kokkos-", 0) == 0) continue;
     if (a.rfind("--", 0) != 0) {
       pos.push_back(a);
+      continue;
+    }
+    if (a == "--no-label") {
+      o.labelled = false;
       continue;
     }
     if (i + 1 >= argc) throw Error("predict: " + a + " needs a value\n" + kNetworkUsage, ExitCode::bad_input);
@@ -96,6 +106,35 @@ std::string shape_text(const std::vector<std::uint64_t>& dims) {
   return "[" + s + "]";
 }
 
+// A CSV/TSV data file read as the model's training table was (Note [table inputs] in
+// train/table_inputs.cpp): its columns checked, text columns coded by the model's categories.
+std::shared_ptr<const Dataset> open_table(const NetworkOptions& o, io::TextFormat format, std::uint64_t width,
+                                          const Comm& comm, TableEncoding& encoding) {
+  std::shared_ptr<const TextTableDataset> table;
+  comm.run_agreed([&] {
+    const h5::File f = h5::File::open_read(o.weights);
+    if (!h5::has_attr(f, "/", "table"))
+      throw Error(o.weights + ": the model was not trained on a CSV/TSV table (it has no 'table' attribute); " +
+                      o.data + " must be HDF5",
+                  ExitCode::bad_input);
+    encoding = TableEncoding::from_json(h5::read_attr_string(f, "/", "table"), o.weights + ": attribute 'table'");
+    if (static_cast<std::uint64_t>(encoding.width()) != width)
+      throw Error(o.weights + ": attribute 'table' gives " + std::to_string(encoding.width()) +
+                      " inputs a row, the model reads " + std::to_string(width),
+                  ExitCode::bad_input);
+    io::TextOptions opt;
+    opt.format = format;
+    opt.header = encoding.header;
+    opt.label_column = o.labelled ? encoding.label_column : -1;
+    if (o.labelled && !encoding.label.empty()) opt.label_name = encoding.label;
+    table = std::make_shared<TextTableDataset>(o.data, opt);
+  });
+  TableEncodingOptions check;
+  check.whose = "the model";
+  agree_table_encoding(*table, check, &encoding, comm);
+  return encoded_table(table, encoding);
+}
+
 }  // namespace
 
 int predict_network(int argc, char** argv, const Comm& comm) {
@@ -131,9 +170,19 @@ int predict_network(int argc, char** argv, const Comm& comm) {
   const std::string dataset = o.inputs_dataset.empty() ? input.name : o.inputs_dataset;
   const auto width = static_cast<std::uint64_t>(input.row_size());
 
-  // This rank's block of rows.
+  // This rank's block of rows: of an HDF5 dataset, or of a CSV/TSV table read as in training.
+  io::TextFormat format{};
+  TableEncoding encoding;
+  std::shared_ptr<const Dataset> table;
+  if (io::format_from_extension(o.data, format) && format != io::TextFormat::libsvm)
+    table = open_table(o, format, width, comm, encoding);
   std::uint64_t total = 0;
   comm.run_agreed([&] {
+    if (table) {
+      total = table->rows();
+      if (o.rows >= 0 && static_cast<std::uint64_t>(o.rows) < total) total = static_cast<std::uint64_t>(o.rows);
+      return;
+    }
     const h5::File f = h5::File::open_read(o.data);
     const h5::DatasetInfo di = h5::info(f, dataset);
     std::uint64_t row = 1;
@@ -151,13 +200,18 @@ int predict_network(int argc, char** argv, const Comm& comm) {
     comm.agree("predict: more than 2^31 rows per rank; use more ranks or --rows", ExitCode::bad_input);
   std::vector<float> x(count * width);
   comm.run_agreed([&] {
+    if (table) {
+      std::vector<float> labels(count);  // read, not used: float32 values or int32 class indices
+      if (count > 0) table->read_block(first, count, {{x.data(), nullptr}, {labels.data(), nullptr}});
+      return;
+    }
     const h5::File f = h5::File::open_read(o.data);
     if (count > 0) h5::read_row_range(f, dataset, first, count, width, x.data());
   });
   std::string described;
   for (const auto& [k, v] : facts) described += strf(", %s %lld", k.c_str(), v);
   Log::info(strf("predict: %s model, %llu rows of %s, %d rank(s)%s", model->family().c_str(),
-                 (unsigned long long)total, dataset.c_str(), comm.size(), described.c_str()));
+                 (unsigned long long)total, (table ? o.data : dataset).c_str(), comm.size(), described.c_str()));
 
   Stopwatch clock;
   std::vector<HostOutput> pred;
@@ -182,7 +236,9 @@ int predict_network(int argc, char** argv, const Comm& comm) {
     h5::write_attr(f, "/", "weights", o.weights);
     h5::write_attr(f, "/", "weight_set", o.weight_set);
     h5::write_attr(f, "/", "data", o.data);
-    h5::write_attr(f, "/", "inputs_dataset", dataset);
+    if (!table) h5::write_attr(f, "/", "inputs_dataset", dataset);
+    if (!encoding.classes.empty())  // the class names of the outputs' columns, in order
+      h5::write_attr(f, "/", "classes", json_text::Json(encoding.classes).dump());
     if (model->generates_ensembles()) {
       h5::write_attr(f, "/", "method", po.sampling.method);
       h5::write_attr(f, "/", "members", static_cast<long long>(po.sampling.members));

@@ -54,6 +54,9 @@ void declare_text_table_keys(deck::Schema& s) {
   s.add_bool("text_header", false, "CSV/TSV: the first line holds column names (kept as feature names)");
   s.add_int("libsvm_base", 1, 0, 1, "LibSVM: feature ids start at 0 or 1");
   s.add_int("libsvm_num_features", 0, 0, 1 << 30, "LibSVM: feature count (0: highest id in the file)");
+  s.add_int("max_categories", 1000, 1, 1 << 24,
+            "CSV/TSV for networks: most categories a text column may hold (one input each, docs/tables.md); "
+            "more is an error naming the column");
   s.add_bool("text_allow_infinite", false,
              "CSV/TSV/LibSVM: read inf and values beyond float's range as +-inf (scoring: trees send them one "
              "way) instead of refusing them");

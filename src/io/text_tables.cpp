@@ -88,12 +88,18 @@ void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y, Str
       x[c++] = kNaN;
       continue;
     }
+    if (pv == Parsed::not_a_number && sink && sink->out->keep_label && static_cast<long long>(k) == label) {
+      sink->add(t.cols, row, b, e);  // a class name
+      if (y) *y = kNaN;
+      continue;
+    }
     if (pv != Parsed::number)
       input_error(t.file, l.number, "",
                   field_name(t, k) + " '" + std::string(b, e) + "' " + parse_problem(pv) +
-                      (pv == Parsed::not_a_number && static_cast<long long>(k) != label
-                           ? " (text columns are categorical features for the gbdt family only)"
-                           : ""));
+                      (pv != Parsed::not_a_number ? ""
+                       : static_cast<long long>(k) != label
+                           ? " (text columns are categorical features of the gbdt and mlp families)"
+                           : " (text labels are class names for the mlp with loss cross_entropy)"));
     if (static_cast<long long>(k) == label) {
       if (std::isnan(v)) input_error(t.file, l.number, "", "missing label");
       if (y) *y = v;
@@ -236,8 +242,9 @@ void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t 
                     TextStrings* strings) {
   StringSink sink{strings, {}};
   if (strings) {
-    strings->dict.resize(static_cast<std::size_t>(t.cols));
-    strings->cells.resize(static_cast<std::size_t>(t.cols));
+    const auto entries = static_cast<std::size_t>(t.cols + (strings->keep_label ? 1 : 0));
+    strings->dict.resize(entries);
+    strings->cells.resize(entries);
   }
   if (n == 0) return;
   DataLines lines(t.file);

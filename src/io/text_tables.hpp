@@ -63,6 +63,9 @@ struct TextStrings {
   std::vector<std::vector<std::string>> dict;  // per feature: the distinct strings, first seen first
   // per feature: (row i of the read, index into dict) of every such field; x holds NaN there
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cells;
+  // Set before the read: a label that is not a number is kept too, as entry [cols] of dict and
+  // cells (class names), y holding NaN there, instead of being an error.
+  bool keep_label = false;
 };
 
 // Parses the data rows `rows[0..n)` (ascending) into x [n, cols] and, with a label column, y [n].

@@ -15,6 +15,7 @@
 #include "train/data_stats.hpp"
 #include "train/rank_invariant.hpp"
 #include "train/resume.hpp"
+#include "train/table_inputs.hpp"
 
 namespace hpct {
 
@@ -117,14 +118,19 @@ void NetworkTrainer::no_validation_split() const {
 }
 
 void NetworkTrainer::open_data() {
+  std::shared_ptr<const Dataset> data;
   comm_.run_agreed([&] {
     // Known from the deck alone: fail before reading any data.
     if (!config_.best_output.empty() && config_.validation_file.empty() && config_.validation_fraction <= 0)
       no_validation_split();
-    const std::shared_ptr<const Dataset> data = open_data_source(deck_, config_.data_file, "data_file");
+    data = open_data_source(deck_, config_.data_file, "data_file");
+    if (!config_.validation_file.empty())
+      val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");
+  });
+  table_ = encode_table_data(deck_, data, val_data_, comm_);  // text columns (Note [table inputs])
+  comm_.run_agreed([&] {
     if (!config_.validation_file.empty()) {
       train_data_ = data;
-      val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");
       const auto a = train_data_->fields(), b = val_data_->fields();
       if (!same_fields(a, b)) {
         if (a.size() == 2 && b.size() == 2)  // the tabular pair: widths in the words users know
@@ -353,14 +359,16 @@ void NetworkTrainer::keep_if_best(std::uint64_t epoch, double val_loss) {
   best_ = BestEpoch{epoch + 1, val_loss};
   if (config_.best_output.empty()) return;
   ScopedTime t(time_.io, "output");
-  write_run_weights(comm_, config_.best_output, deck_, *model_, *steps_, best_epoch_attributes(best_));
+  nn::Attributes attrs = best_epoch_attributes(best_);
+  for (const auto& [k, v] : table_attributes()) attrs[k] = v;
+  write_run_weights(comm_, config_.best_output, deck_, *model_, *steps_, attrs);
   Log::info(strf("  best epoch so far %llu (val loss %.6f): weights written to %s", (unsigned long long)best_.epoch,
                  best_.loss, config_.best_output.c_str()));
 }
 
 void NetworkTrainer::write_outputs() {
   if (!config_.output.empty()) {
-    write_run_weights(comm_, config_.output, deck_, *model_, *steps_);
+    write_run_weights(comm_, config_.output, deck_, *model_, *steps_, table_attributes());
     Log::info("  weights written to " + config_.output);
   }
   if (!config_.best_output.empty() && best_.epoch > 0)

@@ -82,6 +82,10 @@ class NetworkTrainer {
   const Comm& comm_;
   // The parts of the file(s): the split of data_file, or data_file and validation_file.
   std::shared_ptr<const Dataset> train_data_, val_data_;
+  std::string table_;  // a CSV/TSV data_file's encoding (train/table_inputs.hpp), stored with the weights
+  nn::Attributes table_attributes() const {
+    return table_.empty() ? nn::Attributes{} : nn::Attributes{{"table", table_}};
+  }
   std::vector<FieldSpec> specs_;   // the data's fields with the checks the model asks for
   std::uint64_t micro_batch_ = 0;  // rows per micro-batch: batch_size, or rank_invariant's chunk
   std::unique_ptr<EpochOrder> sampler_;

@@ -1,6 +1,9 @@
 // The mlp family's registry entry: its deck keys, how to build it, and its stored configuration (see
 // models/registry.hpp).
+#include <algorithm>
+
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "models/mlp/mlp_model.hpp"
 #include "models/registry.hpp"
 
@@ -36,6 +39,15 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
       deck.fail("loss", "cross_entropy needs one target column holding the class index; the targets have " +
                             std::to_string(cfg.d_out));
     cfg.d_out = static_cast<int>(deck.get_int("num_classes"));
+    // Class indices a source coded itself (a table's text labels: train/table_inputs.hpp) bound their
+    // range: the classes' count unless num_classes says more.
+    if (targets.dtype != DType::f32 && targets.max_value < (1ll << 24)) {
+      const int classes = static_cast<int>(targets.max_value) + 1;
+      if (deck.is_set("num_classes") && cfg.d_out < classes)
+        deck.fail("num_classes",
+                  strf("the label column holds %d classes, more than num_classes %d", classes, cfg.d_out));
+      cfg.d_out = std::max(cfg.d_out, classes);
+    }
     if (cfg.d_out < 2) deck.fail("num_classes", "cross_entropy needs num_classes >= 2");
   }
   return std::make_unique<MlpModel>(cfg, ctx.capacity, ctx.precision, loss, deck.get_real("label_smoothing"));

@@ -1,0 +1,327 @@
+// Text tables as network inputs: the encoding agreed over ranks, its JSON form and the data set
+// that reads rows through it (see table_inputs.hpp).
+#include "train/table_inputs.hpp"
+
+#include <cmath>
+#include <numeric>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "core/json_text.hpp"
+#include "io/text_tables.hpp"
+
+namespace hpct {
+
+// Note [table inputs]
+// A network reads numbers, so a CSV/TSV table's categorical columns (the columns holding text, and
+// categorical_columns) become one-hot blocks: a column of K categories is K inputs, 1 at the row's
+// category's code and 0 elsewhere, in the column's place among the inputs. The codes are the trees'
+// (Note [category codes]): agreed over ranks from the whole file's counts, so the inputs of a row do
+// not depend on the rank count or on which rank read which category first. A missing cell and a
+// category the training file never showed (a validation file's, predict's) give a block of zeros:
+// the network sees "none of the known categories", never a wrong one. A text label column of a
+// classifier (loss cross_entropy) is coded the same way into class indices. The weights file keeps
+// the columns, the categories and the class names (attribute "table"), so predict maps a new file's
+// strings to the inputs training used.
+
+long long TableEncoding::width() const {
+  long long w = 0;
+  for (long long f = 0; f < cols; ++f)
+    w += categories.of(static_cast<int>(f))
+             ? static_cast<long long>(categories.names[static_cast<std::size_t>(f)].size())
+             : 1;
+  return w;
+}
+
+std::string TableEncoding::to_json() const {
+  json_text::Json j;
+  j["header"] = header;
+  j["columns"] = columns;
+  j["features"] = cols;
+  j["label_column"] = label_column;
+  j["label"] = label;
+  json_text::Json cats = json_text::Json::array();
+  for (long long f = 0; f < cols; ++f)
+    cats.push_back(categories.of(static_cast<int>(f))
+                       ? json_text::Json(categories.names[static_cast<std::size_t>(f)])
+                       : json_text::Json(nullptr));
+  j["categories"] = cats;
+  j["classes"] = classes;
+  return j.dump();
+}
+
+TableEncoding TableEncoding::from_json(const std::string& text, const std::string& origin) {
+  TableEncoding e;
+  try {
+    const json_text::Json j = json_text::Json::parse(text);
+    e.header = j.at("header").get<bool>();
+    e.columns = j.at("columns").get<std::vector<std::string>>();
+    e.cols = j.at("features").get<long long>();
+    e.label_column = j.at("label_column").get<int>();
+    e.label = j.at("label").get<std::string>();
+    e.classes = j.at("classes").get<std::vector<std::string>>();
+    const json_text::Json& cats = j.at("categories");
+    if (!cats.is_array() || static_cast<long long>(cats.size()) != e.cols)
+      throw Error("'categories' does not list the " + std::to_string(e.cols) + " features");
+    e.categories.is.assign(static_cast<std::size_t>(e.cols), 0);
+    e.categories.names.resize(static_cast<std::size_t>(e.cols));
+    for (std::size_t f = 0; f < cats.size(); ++f) {
+      if (cats[f].is_null()) continue;
+      e.categories.is[f] = 1;
+      e.categories.names[f] = cats[f].get<std::vector<std::string>>();
+    }
+    if (!e.categories.any()) e.categories = gbdt::Categories{};
+  } catch (const std::exception& ex) {
+    throw Error(origin + ": not a table encoding: " + ex.what(), ExitCode::bad_input);
+  }
+  return e;
+}
+
+namespace {
+
+// "column 'cut'" (a header) or "column 3" (the file's 0-based column).
+std::string column_text(const TableEncoding& e, long long f) {
+  if (static_cast<std::size_t>(f) < e.columns.size())
+    return "column '" + e.columns[static_cast<std::size_t>(f)] + "'";
+  return "column " + std::to_string(f + (e.label_column >= 0 && f >= e.label_column ? 1 : 0));
+}
+std::string label_text(const TableEncoding& e) {
+  return e.label.empty() ? "column " + std::to_string(e.label_column) : "column '" + e.label + "'";
+}
+
+// The file's columns against the encoding it must follow (the training data's, the model's).
+void check_columns(const TableEncoding& given, const io::TextLayout& t, const std::string& whose) {
+  if (t.cols != given.cols)
+    input_error(t.file, 0, "",
+                "has " + std::to_string(t.cols) + " feature columns, " + whose + " has " +
+                    std::to_string(given.cols));
+  if (t.names.empty() || given.columns.empty()) return;
+  for (std::size_t f = 0; f < t.names.size(); ++f)
+    if (t.names[f] != given.columns[f])
+      input_error(t.file, 0, "",
+                  "column '" + t.names[f] + "' (feature " + std::to_string(f) + ") where " + whose + " has '" +
+                      given.columns[f] + "'");
+}
+
+std::unordered_map<std::string, int> code_map(const std::vector<std::string>& names) {
+  std::unordered_map<std::string, int> m;
+  for (std::size_t c = 0; c < names.size(); ++c) m.emplace(names[c], static_cast<int>(c));
+  return m;
+}
+
+}  // namespace
+
+TableEncoding agree_table_encoding(const TextTableDataset& table, const TableEncodingOptions& o,
+                                   const TableEncoding* given, const Comm& comm) {
+  const io::TextLayout& t = table.layout();
+  const bool labelled = t.opt.label_column >= 0;
+  const long long first = t.rows * comm.rank() / comm.size();
+  const long long rows = t.rows * (comm.rank() + 1) / comm.size() - first;
+  const auto n = static_cast<std::size_t>(rows);
+  std::vector<float> x(n * static_cast<std::size_t>(t.cols)), y(labelled ? n : 0);
+  std::vector<int> line(n);
+  io::TextStrings strings;
+  strings.keep_label = labelled && (given ? !given->classes.empty() : o.text_labels);
+  std::vector<char> declared;
+  comm.run_agreed([&] {
+    if (given) check_columns(*given, t, o.whose);
+    std::vector<std::uint64_t> ids(n);
+    std::iota(ids.begin(), ids.end(), static_cast<std::uint64_t>(first));
+    io::read_text_rows(t, ids.data(), n, x.data(), labelled ? y.data() : nullptr, &strings);
+    for (std::size_t r = 0; r < n; ++r) line[r] = t.line[static_cast<std::size_t>(first) + r];
+    if (!given)
+      declared = gbdt::declared_categorical(o.categorical_columns, t.names, t.cols, t.opt.label_column, t.file);
+  });
+  TableEncoding e;
+  e.header = t.opt.header;
+  e.columns = t.names;
+  e.cols = t.cols;
+  e.label_column = t.opt.label_column;
+  e.label = t.label_name;
+  e.categories = gbdt::agree_categories({&x, rows, t.cols, &strings, &t.names, &line, t.file}, declared,
+                                        given ? &given->categories : nullptr, o.whose, comm);
+  if (!given)
+    comm.run_agreed([&] {
+      for (long long f = 0; f < t.cols; ++f) {
+        if (!e.categories.of(static_cast<int>(f))) continue;
+        const auto count = static_cast<long long>(e.categories.names[static_cast<std::size_t>(f)].size());
+        if (count > o.max_categories)
+          input_error(t.file, 0, "max_categories",
+                      column_text(e, f) + " has " + std::to_string(count) +
+                          " categories, more than max_categories " + std::to_string(o.max_categories) +
+                          " (one input each): raise it or drop the column");
+      }
+    });
+  if (!strings.keep_label) return given ? *given : e;
+  // The label as a one-column table of its own: text labels are categories too.
+  io::TextStrings label_strings;
+  label_strings.dict.push_back(std::move(strings.dict.back()));
+  label_strings.cells.push_back(std::move(strings.cells.back()));
+  const std::vector<std::string> label_name{t.label_name.empty() ? std::to_string(t.opt.label_column)
+                                                                 : t.label_name};
+  std::vector<float> codes = y;
+  gbdt::Categories known;
+  if (given) {
+    known.is = {1};
+    known.names = {given->classes};
+  }
+  const gbdt::Categories classes = gbdt::agree_categories({&codes, rows, 1, &label_strings, &label_name, &line,
+                                                           t.file},
+                                                          {}, given ? &known : nullptr, o.whose, comm);
+  if (!given) {
+    if (classes.of(0)) e.classes = classes.names[0];
+    return e;
+  }
+  comm.run_agreed([&] {  // a class the training data lacks cannot be scored
+    for (std::size_t r = 0; r < n; ++r) {
+      if (!std::isnan(codes[r])) continue;
+      std::string name = std::isnan(y[r]) ? std::string() : gbdt::category_of_number(y[r]);
+      for (const auto& [row, id] : label_strings.cells[0])
+        if (row == r) name = label_strings.dict[0][id];
+      input_error(t.file, line[r], "",
+                  label_text(*given) + " holds '" + name + "', not a class of " + o.whose + " (" +
+                      std::to_string(given->classes.size()) + " classes)");
+    }
+  });
+  return *given;
+}
+
+namespace {
+
+// Note [table inputs]: rows parsed with their text and written as the encoding's inputs.
+class EncodedTable : public Dataset {
+ public:
+  EncodedTable(std::shared_ptr<const TextTableDataset> table, const TableEncoding& e)
+      : table_(std::move(table)), e_(e), width_(e.width()), classes_(code_map(e.classes)) {
+    const long long cols = e_.cols;
+    offset_.resize(static_cast<std::size_t>(cols));
+    codes_.resize(static_cast<std::size_t>(cols));
+    long long at = 0;
+    for (long long f = 0; f < cols; ++f) {
+      const auto u = static_cast<std::size_t>(f);
+      offset_[u] = at;
+      const bool cat = e_.categories.of(static_cast<int>(f));
+      if (cat) codes_[u] = code_map(e_.categories.names[u]);
+      const std::string name = u < e_.columns.size() ? e_.columns[u] : "x" + std::to_string(f);
+      if (!cat) names_.push_back(name);
+      else
+        for (const std::string& c : e_.categories.names[u]) names_.push_back(name + "=" + c);
+      at += cat ? static_cast<long long>(e_.categories.names[u].size()) : 1;
+    }
+  }
+  std::string description() const override { return table_->description(); }
+  std::uint64_t rows() const override { return table_->rows(); }
+  std::vector<FieldSpec> fields() const override {
+    std::vector<FieldSpec> f = supervised_fields(static_cast<std::uint64_t>(width_), 1);
+    if (!labelled()) f.pop_back();
+    else if (!e_.classes.empty()) {
+      f[1].dtype = DType::i32;
+      f[1].min_value = 0;
+      f[1].max_value = static_cast<std::int64_t>(e_.classes.size()) - 1;
+    }
+    return f;
+  }
+  long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const override;
+  long long read_block(std::uint64_t first, std::uint64_t count,
+                       const std::vector<FieldBuffer>& out) const override {
+    std::vector<std::uint64_t> rows(count);
+    std::iota(rows.begin(), rows.end(), first);
+    return read_rows(rows, out);
+  }
+  std::string describe_row(std::uint64_t row, int field) const override { return table_->describe_row(row, field); }
+  std::vector<std::string> value_names(int field) const override {
+    return field == 0 ? names_ : table_->value_names(field);
+  }
+  long long file_line(std::uint64_t row) const override { return table_->file_line(row); }
+
+ private:
+  bool labelled() const { return table_->layout().opt.label_column >= 0; }
+  int code(const std::unordered_map<std::string, int>& m, const std::string& name) const {
+    const auto it = m.find(name);
+    return it == m.end() ? -1 : it->second;
+  }
+
+  std::shared_ptr<const TextTableDataset> table_;
+  TableEncoding e_;
+  long long width_;
+  std::vector<long long> offset_;                            // per column: its first input
+  std::vector<std::unordered_map<std::string, int>> codes_;  // per categorical column: name -> code
+  std::unordered_map<std::string, int> classes_;             // class name -> index
+  std::vector<std::string> names_;                           // the inputs: "carat", "cut=Ideal", ...
+};
+
+long long EncodedTable::read_rows(const std::vector<std::uint64_t>& rows,
+                                  const std::vector<FieldBuffer>& out) const {
+  const io::TextLayout& t = table_->layout();
+  const std::size_t n = rows.size(), cols = static_cast<std::size_t>(t.cols), w = static_cast<std::size_t>(width_);
+  std::vector<float> x(n * cols), y(labelled() ? n : 0);
+  io::TextStrings s;
+  s.keep_label = labelled() && !e_.classes.empty();
+  io::read_text_rows(t, rows.data(), n, x.data(), labelled() ? y.data() : nullptr, &s);
+  auto* in = static_cast<float*>(out.at(0).values);
+  std::fill(in, in + n * w, 0.0f);
+  const auto line = [&](std::size_t r) { return t.line[rows[r]]; };
+  for (std::size_t f = 0; f < cols; ++f) {
+    const auto off = static_cast<std::size_t>(offset_[f]);
+    if (!e_.categories.of(static_cast<int>(f))) {
+      if (!s.cells[f].empty()) {  // a file checked by agree_table_encoding has none
+        const auto& [row, id] = s.cells[f].front();
+        input_error(t.file, line(row), "",
+                    column_text(e_, static_cast<long long>(f)) + " holds '" + s.dict[f][id] +
+                        "', not a number, but the model reads it as numbers");
+      }
+      for (std::size_t r = 0; r < n; ++r) in[r * w + off] = x[r * cols + f];
+      continue;
+    }
+    for (std::size_t r = 0; r < n; ++r) {  // numbers name categories by their decimal form
+      const float v = x[r * cols + f];
+      const int c = std::isnan(v) ? -1 : code(codes_[f], gbdt::category_of_number(v));
+      if (c >= 0) in[r * w + off + static_cast<std::size_t>(c)] = 1.0f;
+    }
+    std::vector<int> dict_code(s.dict[f].size());
+    for (std::size_t j = 0; j < dict_code.size(); ++j) dict_code[j] = code(codes_[f], s.dict[f][j]);
+    for (const auto& [row, id] : s.cells[f])
+      if (dict_code[id] >= 0) in[row * w + off + static_cast<std::size_t>(dict_code[id])] = 1.0f;
+  }
+  if (!labelled()) return kNoBadValue;
+  if (e_.classes.empty()) {
+    std::copy(y.begin(), y.end(), static_cast<float*>(out.at(1).values));
+    return kNoBadValue;
+  }
+  auto* label = static_cast<std::int32_t*>(out.at(1).values);
+  for (std::size_t r = 0; r < n; ++r)
+    label[r] = std::isnan(y[r]) ? -1 : code(classes_, gbdt::category_of_number(y[r]));
+  for (const auto& [row, id] : s.cells[cols]) label[row] = code(classes_, s.dict[cols][id]);
+  for (std::size_t r = 0; r < n; ++r)
+    if (label[r] < 0) input_error(t.file, line(r), "", label_text(e_) + " holds a class the model does not know");
+  return kNoBadValue;
+}
+
+}  // namespace
+
+std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TextTableDataset> table,
+                                             const TableEncoding& encoding) {
+  return std::make_shared<EncodedTable>(std::move(table), encoding);
+}
+
+std::string encode_table_data(const deck::Deck& deck, std::shared_ptr<const Dataset>& data,
+                              std::shared_ptr<const Dataset>& validation, const Comm& comm) {
+  const auto table = std::dynamic_pointer_cast<const TextTableDataset>(data);
+  if (!table || table->layout().opt.format == io::TextFormat::libsvm) return "";
+  const auto key = [&](const char* name) { return deck.schema().find(name) ? deck.get_string(name) : ""; };
+  TableEncodingOptions o;
+  o.categorical_columns = key("categorical_columns");
+  o.max_categories = deck.schema().find("max_categories") ? deck.get_int("max_categories") : 1000;
+  o.text_labels = key("loss") == "cross_entropy";
+  const TableEncoding e = agree_table_encoding(*table, o, nullptr, comm);
+  if (!e.categorical()) return e.to_json();
+  data = encoded_table(table, e);
+  if (const auto val = std::dynamic_pointer_cast<const TextTableDataset>(validation)) {
+    o.whose = "data_file";
+    agree_table_encoding(*val, o, &e, comm);
+    validation = encoded_table(val, e);
+  }
+  return e.to_json();
+}
+
+}  // namespace hpct
