@@ -1,0 +1,59 @@
+# The data layer: epoch order, the data path and every source (HDF5, images, netCDF, ERA5, CSV) on
+# files written by the tools users use, and the decks that train on them.
+# (Included by test/CMakeLists.txt: paths are relative to test/, tests run in build/test.)
+hpctrain_test(test_epoch_order SOURCES data/test_epoch_order.cpp LIBS hpctrain_data RANKS 1 LABELS unit)
+hpctrain_test(test_data_path SOURCES data/test_data_path.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS mpi)
+hpctrain_test(test_data_sources SOURCES data/test_data_sources.cpp data/test_image_sources.cpp
+              LIBS ${HPCTRAIN_TEST_LIBS} LABELS mpi)
+# The image sources on files written by Pillow (issue 37): image_folder and coco_keypoints.
+add_test(NAME image_files_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/reference_python.sh
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/make_image_files.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_image_files)
+set_tests_properties(image_files_pillow PROPERTIES FIXTURES_SETUP image_files SKIP_RETURN_CODE 77 LABELS "mpi;images")
+hpctrain_test(test_image_files SOURCES data/test_image_files.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images")
+foreach(np 1 2)
+  set_tests_properties(test_image_files_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED image_files)
+endforeach()
+# The netcdf source on files xarray wrote (the fixture runs the reference interpreter, which has it).
+add_test(NAME netcdf_grids_xarray COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/reference_python.sh
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/make_netcdf_grids.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_netcdf_grids)
+set_tests_properties(netcdf_grids_xarray PROPERTIES FIXTURES_SETUP netcdf_grids SKIP_RETURN_CODE 77 LABELS "mpi;gnn")
+hpctrain_test(test_netcdf_source SOURCES data/test_netcdf_source.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;gnn")
+foreach(np 1 2)
+  set_tests_properties(test_netcdf_source_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED netcdf_grids)
+endforeach()
+hpctrain_test(test_grid_forcings SOURCES data/test_grid_forcings.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1 LABELS "unit;gnn")
+add_test(NAME era5_grids_xarray COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/reference_python.sh
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/make_era5_grids.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_era5_grids)
+set_tests_properties(era5_grids_xarray PROPERTIES FIXTURES_SETUP era5_grids SKIP_RETURN_CODE 77 LABELS "mpi;gnn")
+add_test(NAME era5_grids_eccodes COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/make_era5_grib.sh
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_era5_grids)
+set_tests_properties(era5_grids_eccodes PROPERTIES FIXTURES_SETUP era5_grids LABELS "mpi;gnn")
+hpctrain_test(test_era5_sources SOURCES data/test_era5_sources.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;gnn")
+foreach(np 1 2)
+  set_tests_properties(test_era5_sources_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED era5_grids)
+endforeach()
+# A CSV with a header for networks and trees alike (csv source, named columns; see the script).
+add_test(NAME cli_csv_tables COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/csv_tables.sh ${PROJECT_BINARY_DIR}
+         ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_csv_tables)
+set_tests_properties(cli_csv_tables PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
+                     LABELS "cli;gbdt" WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+# An mlp on pandas-written tables with text columns and a text label (docs/tables.md): learns, 1 rank
+# == 2 ranks bitwise (rank_invariant), predict with an unseen category, refusals naming file:line.
+add_test(NAME cli_mlp_tables COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/mlp_tables.py
+         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_mlp_tables)
+set_tests_properties(cli_mlp_tables PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 300 PROCESSORS 2
+                     LABELS "cli;mlp")
+# Real images through the hdf5_images source: inputs/mlp_digits.in on scikit-learn's digits
+# (scripts/make-digits), 2 ranks, at least 95% validation accuracy (skipped without scikit-learn/h5py).
+add_test(NAME cli_mlp_digits COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/mlp_digits.sh $<TARGET_FILE:train>
+         ${HPCTRAIN_REFERENCE_PYTHON} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_mlp_digits
+         ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_mlp_digits PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 120
+                     PROCESSORS 2 SKIP_RETURN_CODE 77 LABELS "cli;integration")
+# inputs/resnet_folder.in and cape_coco.in on Pillow-written files (issue 37): 1 rank == 2 ranks, bitwise
+# resume, broken files stopping every rank with one error line, cape_eval on a COCO file.
+add_test(NAME cli_image_decks COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/image_decks.sh $<TARGET_FILE:train>
+         $<TARGET_FILE:cape_eval> ${HPCTRAIN_REFERENCE_PYTHON} ${MPIEXEC_EXECUTABLE}
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_image_decks ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_image_decks PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 240
+                     PROCESSORS 2 LABELS "cli;images")

@@ -1,0 +1,16 @@
+# Ensembles (docs/ensembles.md): inputs/ensemble_quickstart.in ahead of its best member, and
+# `predict ENSEMBLE` equal to the meta-model over the members' own predict outputs.
+# (Included by test/CMakeLists.txt: paths are relative to test/, tests run in build/test.)
+hpctrain_test(test_ensemble SOURCES ensemble/test_ensemble.cpp LIBS hpctrain_ensemble ${HPCTRAIN_TEST_LIBS}
+              nlohmann_json::nlohmann_json RANKS 1 LABELS unit ensemble)
+add_test(NAME cli_ensemble_quickstart COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/ensemble_quickstart.sh $<TARGET_FILE:train>
+         ${HPCTRAIN_REFERENCE_PYTHON} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_ensemble_quickstart
+         ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_ensemble_quickstart PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 120
+                     PROCESSORS 2 SKIP_RETURN_CODE 77 LABELS "cli;integration;ensemble")
+# An ensemble stopped by a signal between members and inside a tree member's rounds, resumed to
+# the uninterrupted run's ensemble file on 1 and 2 ranks (the run loop's passes).
+add_test(NAME cli_ensemble_resume COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/ensemble_resume.sh $<TARGET_FILE:train>
+         ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_ensemble_resume)
+set_tests_properties(cli_ensemble_resume PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 180
+                     PROCESSORS 2 LABELS "cli;integration;ensemble")

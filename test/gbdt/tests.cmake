@@ -1,0 +1,46 @@
+# The GBDT family: units, input, training against LightGBM, the exports, categorical tables, decks, resume.
+# (Included by test/CMakeLists.txt: paths are relative to test/, tests run in build/test.)
+hpctrain_test(test_gbdt_units SOURCES gbdt/test_gbdt_units.cpp gbdt/test_gbdt_split.cpp gbdt/test_gbdt_metrics.cpp gbdt/test_gbdt_kernels.cpp
+              LIBS hpctrain_gbdt hpctrain_data
+              RANKS 1 2 THREADS 1 2 LABELS unit gbdt TIMEOUT 120)
+hpctrain_test(test_gbdt_input SOURCES gbdt/test_gbdt_input.cpp LIBS hpctrain_gbdt hpctrain_data
+              RANKS 1 2 LABELS unit gbdt TIMEOUT 120)
+hpctrain_test(test_gbdt_train SOURCES gbdt/test_gbdt_train.cpp LIBS hpctrain_gbdt hpctrain_data
+              RANKS 1 2 LABELS gbdt TIMEOUT 180)
+target_compile_definitions(test_gbdt_train PRIVATE HPCTRAIN_REFERENCE_PYTHON="${HPCTRAIN_REFERENCE_PYTHON}")
+
+# Models other tools load (apps/convert): the exports' unit tests, and the networks whose
+# safetensors conversion PyTorch checks (safetensors_parity.py); the GBDT exports in the real
+# xgboost and lightgbm packages against apps/predict (convert_gbdt_parity.py).
+hpctrain_test(test_convert SOURCES gbdt/test_export.cpp gbdt/test_model_io.cpp nn/test_safetensors.cpp
+              LIBS hpctrain_gbdt hpctrain_models nlohmann_json::nlohmann_json RANKS 1 LABELS unit gbdt)
+set_tests_properties(test_convert_np1_nt1 PROPERTIES FIXTURES_SETUP convert_networks)
+add_test(NAME convert_safetensors_torch COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/safetensors_parity.py $<TARGET_FILE:convert> ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(convert_safetensors_torch PROPERTIES FIXTURES_REQUIRED convert_networks SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS parity
+                     WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+add_test(NAME convert_gbdt_parity COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/convert_gbdt_parity.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_convert_gbdt ${PROJECT_SOURCE_DIR}/examples/data)
+set_tests_properties(convert_gbdt_parity PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
+                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity"
+                     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+# Categorical features end to end: a pandas CSV with text columns through train (1 and 2 ranks),
+# predict and convert, against LightGBM and XGBoost (categorical_tables.py).
+add_test(NAME gbdt_categorical_tables COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/categorical_tables.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_categorical_tables)
+set_tests_properties(gbdt_categorical_tables PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 PROCESSORS 2
+                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity"
+                     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+# The GBDT decks as documented, scaled down (see the script's header).
+add_test(NAME cli_gbdt_decks COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gbdt_decks.sh $<TARGET_FILE:train>
+         ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_decks)
+set_tests_properties(cli_gbdt_decks PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
+                     LABELS "cli;gbdt" WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+# GBDT checkpoints: kill -9 and SIGUSR1, resumed on 2 and on 1 rank to the same model file (issue 20).
+add_test(NAME cli_gbdt_resume COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gbdt_resume.sh $<TARGET_FILE:train>
+         ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_resume)
+set_tests_properties(cli_gbdt_resume PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 180 PROCESSORS 2
+                     LABELS "cli;gbdt;checkpoint" WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

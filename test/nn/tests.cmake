@@ -1,0 +1,60 @@
+# The layer library: gradient checks, kernels, allocation, and per-layer PyTorch parity.
+# (Included by test/CMakeLists.txt: paths are relative to test/, tests run in build/test.)
+hpctrain_test(test_gradients SOURCES nn/test_gradients.cpp LIBS hpctrain_test_layer_check hpctrain_models RANKS 1 LABELS unit)
+hpctrain_test(test_gradient_ready SOURCES nn/test_gradient_ready.cpp LIBS hpctrain_models RANKS 1 LABELS unit)
+hpctrain_test(test_linear_chunk_sums SOURCES nn/test_linear_chunk_sums.cpp LIBS hpctrain_nn RANKS 1 THREADS 1 2 LABELS unit)
+hpctrain_test(test_parity_dump SOURCES nn/dump_mlp_parity.cpp LIBS hpctrain_models RANKS 1 LABELS parity)
+set_tests_properties(test_parity_dump_np1_nt1 PROPERTIES FIXTURES_SETUP mlp_parity)
+add_test(NAME parity_mlp_torch COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/mlp_parity.py
+         parity_mlp_relu.h5 parity_mlp_gelu.h5 parity_mlp_silu.h5 parity_mlp_tanh.h5)
+set_tests_properties(parity_mlp_torch PROPERTIES FIXTURES_REQUIRED mlp_parity SKIP_RETURN_CODE 77
+                     LABELS parity WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+# The layer library: every layer and loss through the one finite-difference harness (nn/layer_check),
+# the determinism of index sums, dropout keys; and per-layer PyTorch parity (layer_parity.py).
+hpctrain_test(test_layers SOURCES nn/test_layers.cpp nn/test_layer_rules.cpp LIBS hpctrain_test_layer_check hpctrain_nn
+              RANKS 1 THREADS 1 2 LABELS unit)
+hpctrain_test(test_layer_parity_dump SOURCES nn/dump_layer_parity.cpp LIBS hpctrain_nn RANKS 1 LABELS parity)
+set_tests_properties(test_layer_parity_dump_np1_nt1 PROPERTIES FIXTURES_SETUP layer_parity)
+set(HPCTRAIN_LAYER_PARITY_FILES)
+foreach(case linear_identity linear_relu linear_gelu linear_silu linear_tanh activation_relu activation_gelu
+             activation_silu activation_tanh add_silu layer_norm layer_norm_3d embedding gather scatter_add concat
+             dropout mse cross_entropy cross_entropy_smooth bce)
+  list(APPEND HPCTRAIN_LAYER_PARITY_FILES parity_layer_${case}.h5)
+endforeach()
+add_test(NAME parity_layers_torch COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/layer_parity.py
+         ${HPCTRAIN_LAYER_PARITY_FILES})
+set_tests_properties(parity_layers_torch PROPERTIES FIXTURES_REQUIRED layer_parity SKIP_RETURN_CODE 77
+                     LABELS parity WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+hpctrain_test(test_layer_allocation SOURCES nn/test_layer_allocation.cpp LIBS hpctrain_test_allocation_counter hpctrain_nn RANKS 1 THREADS 1 2 LABELS unit)
+hpctrain_test(test_workspace SOURCES nn/test_workspace.cpp LIBS hpctrain_nn RANKS 1 LABELS unit)
+# The convolutional layers (issue 22): gradient checks, gemm == direct, synchronised batch norm at 1 and 2 ranks.
+hpctrain_test(test_cnn_layers SOURCES nn/test_cnn_layers.cpp LIBS hpctrain_test_layer_check hpctrain_nn RANKS 1 2 LABELS unit)
+hpctrain_test(test_cnn_kernels SOURCES nn/test_cnn_kernels.cpp LIBS hpctrain_nn RANKS 1 LABELS unit)
+# bf16/fp16 GEMMs (Note [half GEMMs]): cuBLAS tensor cores vs a host reference on GPU builds, the emulation on host builds.
+hpctrain_test(test_gemm_half SOURCES nn/test_gemm_half.cpp LIBS hpctrain_nn RANKS 1 LABELS "unit;cuda")
+# cuDNN convolutions (Note [cuDNN plans]) against the gemm path on GPU builds with a GPU; the host's
+# library path (oneDNN / direct, half emulated) against it everywhere else, the GPU build's host twin included.
+hpctrain_test(test_conv_cudnn SOURCES nn/test_conv_cudnn.cpp LIBS hpctrain_nn RANKS 1 LABELS "unit;cuda")
+hpctrain_test(test_cnn_parity_dump SOURCES nn/dump_cnn_parity.cpp LIBS hpctrain_nn RANKS 1 LABELS parity)
+set_tests_properties(test_cnn_parity_dump_np1_nt1 PROPERTIES FIXTURES_SETUP cnn_parity)
+set(HPCTRAIN_CNN_PARITY_FILES)
+foreach(case conv7x7s2 conv3x3 conv3x3s2_direct conv3x3_dilated_grouped conv1x1 conv1x1s2 batch_norm2d max_pool2d
+             global_avg_pool resize_up resize_down
+             conv7x7s2_onednn conv3x3s2_onednn conv3x3_dilated_grouped_onednn conv1x1s2_onednn)  # last: oneDNN's
+  list(APPEND HPCTRAIN_CNN_PARITY_FILES parity_layer_${case}.h5)
+endforeach()
+add_test(NAME parity_cnn_layers_torch COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/layer_parity.py
+         ${HPCTRAIN_CNN_PARITY_FILES})
+set_tests_properties(parity_cnn_layers_torch PROPERTIES FIXTURES_REQUIRED cnn_parity SKIP_RETURN_CODE 77
+                     LABELS parity WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+# The attention layers of the SMART family (issue 19): gradient checks, and their PyTorch parity.
+hpctrain_test(test_attention_layers SOURCES nn/test_attention_layers.cpp nn/test_edge_blocked.cpp LIBS hpctrain_test_layer_check hpctrain_nn
+              RANKS 1 THREADS 1 2 LABELS unit)
+add_test(NAME parity_attention_torch COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/layer_parity.py
+         parity_layer_edge_softmax.h5 parity_layer_edge_attention.h5 parity_layer_edge_attention_self.h5
+         parity_layer_fourier_embedding.h5 parity_layer_causal_attention.h5)
+set_tests_properties(parity_attention_torch PROPERTIES FIXTURES_REQUIRED layer_parity SKIP_RETURN_CODE 77
+                     LABELS parity WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+if(Kokkos_ENABLE_CUDA)
+  hpctrain_gpu_test(test_layer_allocation)  # the GPU build's layers allocate nothing either, on a GPU node
+endif()
