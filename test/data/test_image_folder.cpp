@@ -1,0 +1,202 @@
+// image_folder on files written by Pillow (test/python/make_image_files.py, the ctest fixture
+// image_files): classes, pixel values, sizes, colours and normalisation, a validation folder keeping
+// the training folder's class indices; the augmentation keyed by (seed, epoch, sample id): the same
+// pixels for a sample at 1 rank and at 2 ranks, prefetched or not, cached or not, and different ones
+// in another epoch; the geometry of the pipeline (a keypoint moves with the flip, rotation, scale and
+// crop as the pixels do); errors naming the file and the row for a truncated JPEG and a file that is
+// not an image.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "data/data_sources_support.hpp"
+#include "data/epoch_shard.hpp"
+#include "data/image_decode.hpp"
+#include "data/image_files_support.hpp"
+#include "data/image_transform.hpp"
+#include "data/source_registry.hpp"
+#include "support/test_support.hpp"
+
+using namespace hpct;
+using namespace hpct::test;
+
+namespace {
+
+TEST(ImageFolder, GreyPngsShowTheirPixelsAndClasses) {
+  const auto data = open_as("data_format image_folder\nimage_channels 1\nimage_height 5\nimage_width 6\n",
+                            kImageFiles + "folder/train");
+  ASSERT_EQ(data->rows(), 13u);  // ant 4, bee 4 + j.jpg, cat 4
+  const auto specs = data->fields();
+  EXPECT_EQ(specs[0].name, "inputs");
+  EXPECT_EQ(specs[0].row_shape, Shape({1, 5, 6}));
+  EXPECT_EQ(specs[1].dtype, DType::i64);
+  const Rows r = read_all(*data);
+  std::map<long long, int> per_class;
+  bool rows_mixed = false;
+  for (std::uint64_t row = 0; row < data->rows(); ++row) {
+    const std::string file = file_of(*data, row);
+    const std::string cls = file.substr(file.find("train/") + 6, 3);
+    const long long c = cls == "ant" ? 0 : cls == "bee" ? 1 : 2;
+    EXPECT_EQ(r.y[row], c) << file;
+    ++per_class[c];
+    if (row > 0 && r.y[row] != r.y[row - 1]) rows_mixed = true;
+    const float* px = &r.x[row * 30];
+    if (file.find("j.jpg") != std::string::npos) {
+      // RGB (200, 40, 90) as grey by libjpeg: Y = 0.299 R + 0.587 G + 0.114 B = 93.5; shrunk from
+      // 23 x 17, a flat colour stays flat.
+      for (int p = 0; p < 30; ++p) EXPECT_NEAR(px[p] * 255, 93.5, 2.0) << file << " pixel " << p;
+      continue;
+    }
+    const int i = file[file.size() - 5] - '0';
+    for (int y = 0; y < 5; ++y)
+      for (int x = 0; x < 6; ++x)
+        EXPECT_EQ(px[y * 6 + x], static_cast<float>(((40 * c + 7 * i + 3 * x + 11 * y) % 256) / 255.0))
+            << file << " x " << x << " y " << y;
+  }
+  EXPECT_EQ(per_class, (std::map<long long, int>{{0, 4}, {1, 5}, {2, 4}}));
+  EXPECT_TRUE(rows_mixed) << "the rows are in a shuffled order (Note [image rows])";
+}
+
+TEST(ImageFolder, PhotosOfAnySizeResizedAndNormalised) {
+  const auto data = open_as(
+      "data_format auto\nimage_channels 3\nimage_height 8\nimage_width 7\nimage_mean 0.5, 0.25, 0\n"
+      "image_std 0.5\n",
+      kImageFiles + "photos");
+  ASSERT_EQ(data->rows(), 12u);
+  EXPECT_EQ(data->fields()[0].row_shape, Shape({3, 8, 7}));
+  const Rows r = read_all(*data);
+  const double colours[3][3] = {{220, 30, 30}, {30, 200, 40}, {40, 60, 230}}, mean[3] = {0.5, 0.25, 0};
+  for (std::uint64_t row = 0; row < 12; ++row) {
+    const long long c = r.y[row];
+    ASSERT_GE(c, 0);
+    ASSERT_LT(c, 3);
+    EXPECT_NE(file_of(*data, row).find("cls" + std::to_string(c)), std::string::npos);
+    for (int ch = 0; ch < 3; ++ch)
+      for (int p = 0; p < 56; ++p)
+        EXPECT_NEAR(r.x[row * 168 + ch * 56 + p], (colours[c][ch] / 255 - mean[ch]) / 0.5, 3.0 / 255 / 0.5)
+            << file_of(*data, row) << " channel " << ch << " pixel " << p;
+  }
+}
+
+TEST(ImageFolder, ValidationFolderKeepsTheTrainingClassIndices) {
+  const std::string train = kImageFiles + "folder/train", val = kImageFiles + "folder/val";
+  const deck::Deck deck = make_deck(
+      "data_format image_folder\nimage_channels 1\nimage_height 5\nimage_width 6\n"
+      "data_file " +
+      train + "\nvalidation_file " + val + "\n");
+  const auto data = open_data_source(deck, val, "validation_file");
+  ASSERT_EQ(data->rows(), 2u);
+  const Rows r = read_all(*data);
+  for (std::uint64_t row = 0; row < 2; ++row)
+    EXPECT_EQ(r.y[row], file_of(*data, row).find("/ant/") != std::string::npos ? 0 : 2);
+  // A class the training folder does not have is an error naming both folders.
+  const deck::Deck swapped = make_deck("data_format image_folder\ndata_file " + val + "\n");
+  EXPECT_NE(error_message([&] {
+              open_data_source(swapped, train, "validation_file");
+            }).find("class folder 'bee' is not among " + val + "'s classes"),
+            std::string::npos);
+}
+
+// Per sample id, the inputs a shard shows for `epoch` (every rank's shard of `ranks`).
+std::map<std::uint64_t, std::vector<float>> shown(const std::shared_ptr<const Dataset>& data, int ranks,
+                                                  std::uint64_t epoch, const ShardOptions& o) {
+  std::map<std::uint64_t, std::vector<float>> out;
+  const EpochOrder sampler(data->rows(), 4 / static_cast<std::uint64_t>(ranks), ranks, 1, 5,
+                           true);  // global batch 4
+  const std::uint64_t w = data->fields()[0].width();
+  for (int rank = 0; rank < ranks; ++rank) {
+    EpochShard shard(data, sampler, rank, o);
+    for (std::uint64_t e = 0; e <= epoch; ++e) EXPECT_EQ(shard.load(e), kNoBadValue);  // through the prefetch
+    const auto x = to_host(shard.inputs());
+    const auto ids = to_host(shard.ids());
+    const std::uint64_t rows = shard.first(sampler.steps_per_epoch(), 0);
+    for (std::uint64_t i = 0; i < rows; ++i) out[ids(i)].assign(x.data() + i * w, x.data() + (i + 1) * w);
+  }
+  return out;
+}
+
+TEST(ImageFolder, AugmentationIsKeyedBySeedEpochAndSample) {
+  const std::string keys =
+      "data_format image_folder\nimage_channels 3\nimage_height 9\nimage_width 9\naugment_flip true\n"
+      "augment_rotate 30\naugment_scale 0.3\nseed 11\n";
+  const auto data = open_as(keys, kImageFiles + "folder/train");
+  ASSERT_TRUE(data->varies_by_epoch());
+  const auto one = shown(data, 1, 2, options(DataCache::memory, true));
+  // Another opening (a resumed run), 2 ranks, streamed without a cache and without the prefetch.
+  const auto again = open_as(keys + "data_cache stream\n", kImageFiles + "folder/train");
+  const auto two = shown(again, 2, 2, options(DataCache::stream, false));
+  ASSERT_GE(one.size(), 12u);
+  EXPECT_EQ(one, two);
+  // Another epoch, and the unaugmented rows (validation), differ.
+  const auto other = shown(data, 1, 1, options(DataCache::memory, true));
+  const Rows plain = read_all(*data);
+  int differ = 0, differ_plain = 0;
+  for (const auto& [id, x] : one) {
+    differ += x != other.at(id);
+    differ_plain += x != std::vector<float>(plain.x.begin() + id * x.size(), plain.x.begin() + (id + 1) * x.size());
+  }
+  EXPECT_GE(differ, 10);
+  EXPECT_GE(differ_plain, 10);
+  // No augmentation keys: the rows do not vary, and the held path serves them.
+  EXPECT_FALSE(open_as("data_format image_folder\n", kImageFiles + "folder/train")->varies_by_epoch());
+}
+
+// Note [augmentation keys] and the geometry: one bright pixel in a dark image, its centre as a
+// keypoint; through any flip, rotation, scale and crop the keypoint lands in the brightest output
+// pixel.
+TEST(ImageTransform, AKeypointMovesAsThePixelsDo) {
+  ImageOptions o;
+  o.channels = 1, o.height = 24, o.width = 20, o.mean = {0}, o.std = {1};
+  o.flip = true, o.scale = 0.3, o.rotate = 40, o.seed = 3;
+  Image im;
+  im.width = 37, im.height = 29, im.channels = 1;
+  int checked = 0, flipped = 0;
+  for (std::uint64_t id = 0; id < 40; ++id) {
+    const int px = 10 + static_cast<int>(id % 15), py = 8 + static_cast<int>((id * 7) % 12);
+    im.pixels.assign(37 * 29, 0);
+    // A 3x3 blob, so bilinear sampling at any angle keeps its centre the brightest.
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) im.pixels[(py + dy) * 37 + px + dx] = dx == 0 && dy == 0 ? 255 : 120;
+    const Jitter j = draw_jitter(o, 4, id);
+    flipped += j.flip;
+    // The crop: a box around the blob, as coco_keypoints shows a bounding box.
+    const Affine a = view_map(px + 0.5 + 2, py + 0.5 - 1, 16, 18, o.width, o.height, j);
+    std::vector<float> out(24 * 20);
+    render(im, a, o, out.data());
+    double u, v;
+    a.invert(px + 0.5, py + 0.5, u, v);
+    const auto best = std::max_element(out.begin(), out.end()) - out.begin();
+    const int bu = static_cast<int>(best % 20), bv = static_cast<int>(best / 20);
+    EXPECT_LE(std::fabs(bu + 0.5 - u), 1.0) << "id " << id << " flip " << j.flip << " angle " << j.angle;
+    EXPECT_LE(std::fabs(bv + 0.5 - v), 1.0) << "id " << id << " flip " << j.flip << " angle " << j.angle;
+    // And back: the map sends the keypoint's output position to its source position.
+    double x, y;
+    a.apply(u, v, x, y);
+    EXPECT_NEAR(x, px + 0.5, 1e-9);
+    EXPECT_NEAR(y, py + 0.5, 1e-9);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 40);
+  EXPECT_GT(flipped, 5);
+  EXPECT_LT(flipped, 35);
+}
+
+TEST(ImageFolder, BrokenFilesNameTheFileAndRow) {
+  for (const auto& [folder, what] :
+       std::vector<std::pair<std::string, std::string>>{{"broken/truncated", "cls1/p2.jpg: JPEG: "},
+                                                        {"broken/notimage", "cls0/p1.png: not a PNG or JPEG"}}) {
+    const auto data = open_as("data_format image_folder\n", kImageFiles + folder);
+    const std::string e = error_message([&] { read_all(*data); });
+    EXPECT_NE(e.find(kImageFiles + folder + "/" + what), std::string::npos) << e;
+    EXPECT_NE(e.find("(row "), std::string::npos) << e;
+  }
+  EXPECT_NE(error_message([&] {
+              open_as("data_format image_folder\n", kImageFiles + "folder/train/ant");
+            }).find("no class sub-folders"),
+            std::string::npos);
+}
+
+
+}  // namespace
