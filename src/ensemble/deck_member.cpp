@@ -73,6 +73,7 @@ MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm
                                      task_name(task) + " ensemble");
       if (p.early_stopping_rounds > 0)
         m.deck.fail("early_stopping_rounds", "ensemble members train without a validation set; set it to 0");
+      refuse_best_output(m.deck, model);  // as a `model gbdt` run does, rather than ignoring it
     }
   });
   return m;

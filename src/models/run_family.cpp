@@ -25,4 +25,11 @@ const RunFamily* find_run_family(const std::string& name) {
   return nullptr;
 }
 
+void refuse_best_output(const deck::Deck& deck, const std::string& family) {
+  if (deck.get_string("best_output").empty()) return;
+  deck.fail("best_output", "model " + family +
+                               " trains no epochs with a validation loss to choose from; best_output is for the "
+                               "network families");
+}
+
 }  // namespace hpct

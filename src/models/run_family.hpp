@@ -57,4 +57,9 @@ void register_run_family(const RunFamily& family);
 // The family named `name`, or nullptr (a network family, or an unknown name).
 const RunFamily* find_run_family(const std::string& name);
 
+// best_output keeps the weights of the epoch with the lowest validation loss, which a family that
+// runs itself does not have: a deck of such a `family` that sets it, run as it is or as an ensemble's
+// member, fails at best_output's place in that deck (file:line: best_output).
+void refuse_best_output(const deck::Deck& deck, const std::string& family);
+
 }  // namespace hpct

@@ -134,11 +134,8 @@ int train_main(int argc, char** argv) {
       if (!device.empty()) deck.fail("device", device);
       if (const std::string err = trace::start(deck.get_string("trace_file"), comm.rank()); !err.empty())
         deck.fail("trace_file", err);
-      const RunFamily* family = find_run_family(deck.get_string("model"));
-      if (family && !deck.get_string("best_output").empty())
-        deck.fail("best_output", std::string("model ") + family->name +
-                                     " trains no epochs with a validation loss to choose from; best_output is for "
-                                     "the network families");
+      if (const RunFamily* family = find_run_family(deck.get_string("model")))
+        refuse_best_output(deck, family->name);
     });
 
     // One line for the whole job: every rank of a node without a GPU has the same warning.

@@ -14,3 +14,16 @@ add_test(NAME cli_ensemble_resume COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/ensemb
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_ensemble_resume)
 set_tests_properties(cli_ensemble_resume PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 180
                      PROCESSORS 2 LABELS "cli;integration;ensemble")
+# A GBDT member deck with best_output (which a `model gbdt` run refuses) is refused as a member too,
+# at the member deck's file:line:key, before anything is written (friedman1 rows from the cli fixture).
+set(HPCTRAIN_ENSEMBLE_ERROR_DIR ${CMAKE_CURRENT_BINARY_DIR}/scratch_cli_ensemble_member_error)
+add_test(NAME cli_ensemble_member_best_output COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/ensemble_member_error.sh
+         ${HPCTRAIN_ENSEMBLE_ERROR_DIR} 2
+         "^error: test/cli/gbdt_member_best_output.in:7: best_output: model gbdt trains no epochs"
+         ${HPCTRAIN_MPIRUN} $<TARGET_FILE:train> inputs/ensemble_quickstart.in --set objective=regression
+         --set members=test/cli/gbdt_member_best_output.in --set combine=average --set folds=2
+         --set data_file=${CMAKE_CURRENT_BINARY_DIR}/scratch_cli_no_validation.h5
+         --set output=${HPCTRAIN_ENSEMBLE_ERROR_DIR}/ensemble.json)
+set_tests_properties(cli_ensemble_member_best_output PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1"
+                     TIMEOUT 30 PROCESSORS 2 LABELS "cli;ensemble" WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+                     FIXTURES_REQUIRED cli_no_validation_data)
