@@ -32,6 +32,13 @@ hpctrain_test(test_era5_sources SOURCES data/test_era5_sources.cpp LIBS ${HPCTRA
 foreach(np 1 2)
   set_tests_properties(test_era5_sources_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED era5_grids)
 endforeach()
+add_test(NAME era5_zarr3_xarray COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/make_era5_zarr3.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_era5_zarr3)
+set_tests_properties(era5_zarr3_xarray PROPERTIES FIXTURES_SETUP era5_zarr3 SKIP_RETURN_CODE 77 LABELS "mpi;gnn")
+hpctrain_test(test_zarr_v3 SOURCES data/test_zarr_v3.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;gnn")
+foreach(np 1 2)
+  set_tests_properties(test_zarr_v3_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED "era5_grids;era5_zarr3")
+endforeach()
 # A CSV with a header for networks and trees alike (csv source, named columns; see the script).
 add_test(NAME cli_csv_tables COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/csv_tables.sh ${PROJECT_BINARY_DIR}
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_csv_tables)
