@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include "core/error.hpp"
 #include "data/zarr_array.hpp"
@@ -119,6 +120,23 @@ ZarrCodecs read_v3_codecs(const json& list, const std::string& what, ZarrShards*
   return c;
 }
 
+// numpy's datetime64 (anemoi-datasets' dates: <M8[s]): int64 counts of its unit since 1970, read
+// as a CF time coordinate; units finer than a second are left unread.
+void read_datetime64(ZarrArray& a) {
+  const std::size_t open = a.type_name.find('[');
+  const std::string unit = open == std::string::npos ? ""
+                                                     : a.type_name.substr(open + 1, a.type_name.size() - open - 2);
+  const std::map<std::string, std::string> cf = {{"s", "seconds"}, {"m", "minutes"}, {"h", "hours"}, {"D", "days"}};
+  const auto it = cf.find(unit);
+  if (a.size != 8 || it == cf.end()) {
+    a.kind = '?';
+    return;
+  }
+  a.kind = 'i';
+  a.attrs["units"] = it->second + " since 1970-01-01 00:00:00";
+  a.attrs["calendar"] = "proleptic_gregorian";
+}
+
 }  // namespace
 
 std::string read_zarr_file(const fs::path& file) {
@@ -159,6 +177,7 @@ ZarrArray read_zarr_v2_array(const fs::path& dir, const std::string& what) {
     a.kind = dtype[1];
     a.size = std::stoul(dtype.substr(2));
     a.codecs.big_endian = dtype[0] == '>' && a.size > 1;
+    if (a.kind == 'M') read_datetime64(a);
     const json& c = z.at("compressor");
     const std::string compressor = c.is_null() ? "" : c.at("id").get<std::string>();
     if (!compressor.empty() && compressor != "blosc" && compressor != "zlib" && compressor != "gzip")
@@ -172,7 +191,7 @@ ZarrArray read_zarr_v2_array(const fs::path& dir, const std::string& what) {
     a.missing = a.unwritten;
     a.key_separator = z.value("dimension_separator", ".");
     const fs::path zattrs = dir / ".zattrs";
-    if (fs::exists(zattrs)) a.attrs = json::parse(read_zarr_file(zattrs));
+    if (fs::exists(zattrs)) a.attrs.update(json::parse(read_zarr_file(zattrs)));
     if (a.attrs.contains("_ARRAY_DIMENSIONS"))
       a.dims = a.attrs.at("_ARRAY_DIMENSIONS").get<std::vector<std::string>>();
   } catch (const Error&) {

@@ -1,4 +1,4 @@
-"""Zarr v3 stores as zarr-python 3 and xarray write them by default (test_zarr_v3), from the data sets
+"""Zarr v3 stores as zarr-python 3 and xarray write them by default (test_zarr_stores), from the data sets
 of era5_datasets.py, so that each reads as its NetCDF twin from make_era5_grids.py:
   era5_cds_v3.zarr       era5_cds.nc's data set by to_zarr's defaults (Zarr v3: zarr.json, chunks
                          zstd-compressed under c/...), chunks of 5 times x 3 x 4 points
