@@ -1,6 +1,8 @@
 // The CF conventions of the netcdf and zarr sources (cf_grid.hpp; docs/weather-data.md).
 #include "data/cf_grid.hpp"
 
+#include "data/cf_files.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -89,16 +91,14 @@ std::string CfGridDataset::describe_row(std::uint64_t row, int field) const {
 // Which axis a dimension is: its coordinate variable's `axis` attribute (CF) when it has one, else
 // its name (xarray keeps the names the user gave: time/y/x, time/lat/lon, CDS's valid_time, ...).
 CfGridDataset::Axis CfGridDataset::axis_of(const CfArrays& f, const std::string& dim) const {
+  if (is_time_dimension(f, dim)) return kTime;
   if (f.has(dim)) {
     const std::string axis = f.text(dim, "axis");
-    if (axis == "T") return kTime;
     if (axis == "Y") return kY;
     if (axis == "X") return kX;
     if (axis == "Z") return kOther;
   }
   const std::string n = lower(dim);
-  for (const char* t : {"time", "t", "valid_time"})
-    if (n == t) return kTime;
   for (const char* y : {"y", "lat", "latitude", "rlat", "south_north", "yc"})
     if (n == y) return kY;
   for (const char* x : {"x", "lon", "longitude", "rlon", "west_east", "xc"})

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "data/cf_files.hpp"
 #include "data/cf_grid.hpp"
 #include "data/source_registry.hpp"
 #include "data/zarr_anemoi.hpp"
@@ -173,12 +174,14 @@ class ZarrArrays : public CfArraysReadAs<ZarrArrays> {
 };
 
 std::shared_ptr<const Dataset> open_zarr(const deck::Deck& deck, const std::string& file) {
-  const bool anemoi = is_anemoi_store(file);
-  return std::make_shared<CfGridDataset>(file, deck, [file, anemoi]() -> std::unique_ptr<CfArrays> {
-    auto raw = std::make_unique<ZarrArrays>(file);
-    if (anemoi) return anemoi_arrays(file, std::move(raw));
-    return raw;
-  });
+  return std::make_shared<CfGridDataset>(file, deck,
+                                         cf_files_opener(file,
+                                                         [](const std::string& path) -> std::unique_ptr<CfArrays> {
+                                                           auto raw = std::make_unique<ZarrArrays>(path);
+                                                           if (is_anemoi_store(path))
+                                                             return anemoi_arrays(path, std::move(raw));
+                                                           return raw;
+                                                         }));
 }
 
 bool recognises_zarr(const deck::Deck&, const std::string& file) {
