@@ -5,6 +5,8 @@ Checks, with build/apps/train and predict:
 - multiclass without num_class learns the classes (held-out accuracy from predict's OUTPUT.h5, far
   above the majority class), the model file and OUTPUT.h5's `classes` list them most frequent first,
   and predict's metric is training's on the same test file;
+- apps/convert: XGBoost's model keeps the names (attribute `classes`), and XGBoost and LightGBM
+  give predict's probabilities;
 - the same labels integer-coded in that order train the same trees, byte for byte (binary too: the
   rarer class is the positive one);
 - 1 rank and 2 ranks (whose blocks meet the classes in opposite orders) write the same model file;
@@ -19,11 +21,14 @@ import subprocess
 import sys
 
 import h5py
+import lightgbm as lgb
 import numpy as np
 import pandas as pd
+import xgboost as xgb
 
 build, mpiexec, scratch = sys.argv[1], sys.argv[2], sys.argv[3]
 train, predict = os.path.join(build, "apps", "train"), os.path.join(build, "apps", "predict")
+convert = os.path.join(build, "apps", "convert")
 shutil.rmtree(scratch, ignore_errors=True)
 os.makedirs(scratch)
 env = dict(os.environ, OMP_NUM_THREADS="1")
@@ -108,6 +113,27 @@ trained = [l for l in log.splitlines() if "trees in" in l]
 said = [l for l in (r.stdout + r.stderr).splitlines() if "mlogloss" in l]
 loss = trained[0].split("test-mlogloss")[1].split()[0] if trained else "?"
 check(said and loss in said[0], "predict's mlogloss is training's test-mlogloss %s: %s" % (loss, said))
+
+# The exports: XGBoost keeps the names as the attribute `classes`, LightGBM has no place for them;
+# both give predict's probabilities, class k in column k.
+xgb_file, lgb_file = os.path.join(scratch, "text.xgb.json"), os.path.join(scratch, "text.lgb.txt")
+r1 = run([convert, "--to", "xgboost", os.path.join(scratch, "text.json"), xgb_file])
+r2 = run([convert, "--to", "lightgbm", os.path.join(scratch, "text.json"), lgb_file])
+check(r1.returncode == 0 and r2.returncode == 0, "convert a text-labelled model: " + r1.stderr[-200:] + r2.stderr[-200:])
+if r1.returncode == 0 and r2.returncode == 0:
+    x = test[m["feature_names"]].copy()
+    for f, names in zip(m["feature_names"], m["categories"]):
+        if names is not None:
+            x[f] = x[f].map({n: i for i, n in enumerate(names)}).astype(float)
+    x = x.to_numpy(dtype=float)
+    kinds = ["c" if names is not None else "float" for names in m["categories"]]
+    bst = xgb.Booster(model_file=xgb_file)
+    p_xgb = bst.predict(xgb.DMatrix(x, feature_names=m["feature_names"], feature_types=kinds, enable_categorical=True))
+    p_lgb = lgb.Booster(model_file=lgb_file).predict(x)
+    check(json.loads(bst.attr("classes")) == order, "XGBoost's attribute classes: %s" % bst.attr("classes"))
+    check(np.abs(p_xgb - prob).max() < 1e-6 and np.abs(p_lgb - prob).max() < 1e-6,
+          "XGBoost and LightGBM give predict's probabilities: %.2g, %.2g" % (np.abs(p_xgb - prob).max(),
+                                                                           np.abs(p_lgb - prob).max()))
 
 # 2. The same labels as integers in the coder's order: the same trees.
 code = {c: i for i, c in enumerate(order)}
