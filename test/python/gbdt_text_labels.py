@@ -17,7 +17,6 @@ usage: gbdt_text_labels.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 import h5py
@@ -25,6 +24,7 @@ import lightgbm as lgb
 import numpy as np
 import pandas as pd
 import xgboost as xgb
+from tool_run import Checks, run_ranks
 
 build, mpiexec, scratch = sys.argv[1], sys.argv[2], sys.argv[3]
 train, predict = os.path.join(build, "apps", "train"), os.path.join(build, "apps", "predict")
@@ -32,18 +32,11 @@ convert = os.path.join(build, "apps", "convert")
 shutil.rmtree(scratch, ignore_errors=True)
 os.makedirs(scratch)
 env = dict(os.environ, OMP_NUM_THREADS="1")
-failures = []
-
-
-def check(cond, what):
-    print(("ok: " if cond else "FAILED: ") + what)
-    if not cond:
-        failures.append(what)
+check = Checks()
 
 
 def run(args, ranks=1):
-    cmd = ([mpiexec, "-np", str(ranks), "--oversubscribe", "--bind-to", "none"] if ranks > 1 else []) + args
-    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return run_ranks(mpiexec, args, ranks, env)
 
 
 # Four cover types with uneven counts, decided by elevation and slope with noise, and by the soil
@@ -215,7 +208,4 @@ refused([predict, os.path.join(scratch, "text.json"), bad_csv, os.path.join(scra
          "--label-column", "cover"], expect + "the model (4 classes)", "predict: a class the model lacks",
         os.path.join(scratch, "bad.h5"), 2)
 
-if failures:
-    print("%d check(s) failed" % len(failures))
-    sys.exit(1)
-print("all checks passed")
+check.finish()
