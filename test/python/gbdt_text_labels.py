@@ -93,8 +93,8 @@ check(r.returncode == 0, "multiclass trains on a text label: " + r.stderr[-400:]
 m = json.loads(model("text"))
 check(m["classes"] == order and m["num_class"] == 4, "model classes most frequent first: %s" % m.get("classes"))
 out = os.path.join(scratch, "pred.h5")
-r = run([predict, os.path.join(scratch, "text.json"), test_csv, out, "--header", "--label-column", "cover"])
-check(r.returncode == 0, "predict a text-labelled test file: " + r.stderr[-300:])
+scored = run([predict, os.path.join(scratch, "text.json"), test_csv, out, "--header", "--label-column", "cover"])
+check(scored.returncode == 0, "predict a text-labelled test file: " + scored.stderr[-300:])
 with h5py.File(out, "r") as h:
     prob = h["probabilities"][...]
     classes = json.loads(h.attrs["classes"])
@@ -102,8 +102,19 @@ check(classes == order and prob.shape == (400, 4), "predict's OUTPUT.h5 names th
 acc = float(np.mean(np.array(classes)[prob.argmax(axis=1)] == test["cover"].to_numpy()))
 majority = float(test["cover"].value_counts().max() / len(test))
 check(acc > 0.9 and acc > majority + 0.3, "held-out accuracy %.3f (majority class %.3f)" % (acc, majority))
+r = run([predict, os.path.join(scratch, "text.json"), test_csv, out + ".2.h5", "--header", "--label-column",
+         "cover"], 2)
+check(r.returncode == 0, "predict on 2 ranks: " + r.stderr[-300:])
+no_label = os.path.join(scratch, "test_nolabel.csv")
+test.drop(columns=["cover"]).to_csv(no_label, index=False)
+r = run([predict, os.path.join(scratch, "text.json"), no_label, out + ".nolabel.h5", "--header", "--no-label"])
+check(r.returncode == 0, "predict --no-label: " + r.stderr[-300:])
+if os.path.exists(out + ".2.h5") and os.path.exists(out + ".nolabel.h5"):
+    with h5py.File(out + ".2.h5", "r") as h2, h5py.File(out + ".nolabel.h5", "r") as h3:
+        check(np.array_equal(h2["probabilities"][...], prob) and np.array_equal(h3["probabilities"][...], prob)
+              and json.loads(h3.attrs["classes"]) == order, "2 ranks and a file without labels: the same output")
 trained = [l for l in log.splitlines() if "trees in" in l]
-said = [l for l in (r.stdout + r.stderr).splitlines() if "mlogloss" in l]
+said = [l for l in (scored.stdout + scored.stderr).splitlines() if "mlogloss" in l]
 loss = trained[0].split("test-mlogloss")[1].split()[0] if trained else "?"
 check(said and loss in said[0], "predict's mlogloss is training's test-mlogloss %s: %s" % (loss, said))
 
