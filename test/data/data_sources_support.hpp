@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -83,6 +84,38 @@ inline std::string written(const Comm& comm, const Table& t, const std::string& 
 // `path` opened as the deck lines (data_format and its keys) say.
 inline std::shared_ptr<const Dataset> open_as(const std::string& deck_lines, const std::string& path) {
   return open_data_source(make_deck(deck_lines + "data_file " + path + "\n"), path, "data_file");
+}
+
+// Every row of a data set, read once (read_rows with no bad value).
+struct Read {
+  std::vector<FieldSpec> specs;
+  HostFields host;
+  const float* at(int f) const {
+    return static_cast<const float*>(host.buffers()[static_cast<std::size_t>(f)].values);
+  }
+};
+
+inline Read read(const Dataset& d, const std::vector<std::uint64_t>& rows) {
+  Read r{d.fields(), HostFields(d.fields(), rows.size(), std::vector<std::uint64_t>(d.fields().size(), 0))};
+  EXPECT_EQ(d.read_rows(rows, r.host.buffers()), kNoBadValue);
+  return r;
+}
+
+// `b` holds the same rows as `a`, bit for bit (NaN where a has NaN); `what` names b in failures.
+inline void expect_same_rows(const Dataset& a, const Dataset& b, const std::string& what) {
+  ASSERT_EQ(b.rows(), a.rows()) << what;
+  std::vector<std::uint64_t> rows;
+  for (std::uint64_t r = 0; r < a.rows(); ++r) rows.push_back(r);
+  const Read x = read(a, rows), y = read(b, rows);
+  ASSERT_EQ(x.specs.size(), y.specs.size()) << what;
+  for (std::size_t f = 0; f < x.specs.size(); ++f) {
+    ASSERT_EQ(x.specs[f].row_shape, y.specs[f].row_shape) << what << " " << x.specs[f].name;
+    for (std::size_t i = 0; i < rows.size() * x.specs[f].width(); ++i) {
+      const float u = x.at(int(f))[i], v = y.at(int(f))[i];
+      if (std::isnan(u)) EXPECT_TRUE(std::isnan(v)) << what << " " << x.specs[f].name << " " << i;
+      else EXPECT_EQ(v, u) << what << " " << x.specs[f].name << " " << i;
+    }
+  }
 }
 
 // The epoch shard's options for a data_cache mode.

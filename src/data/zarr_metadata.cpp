@@ -1,0 +1,234 @@
+// The metadata of a Zarr array as the zarr source reads it: v2's .zarray and .zattrs (zarr-python 2,
+// and 3 with zarr_format=2) and v3's zarr.json (zarr-python 3's default), read with nlohmann-json
+// into one ZarrArray (zarr_array.hpp); docs/weather-data.md lists what is read and what refused.
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "core/error.hpp"
+#include "data/zarr_array.hpp"
+
+namespace hpct {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+[[noreturn]] void refuse(const std::string& what, const std::string& why) {
+  throw Error(what + ": " + why, ExitCode::bad_input);
+}
+
+// A fill value as JSON writes it: a number, "NaN", "Infinity", "-Infinity", or (v3) the bits of a
+// float as hex ("0x7fc00000").
+double fill_number(const json& f, const ZarrArray& a) {
+  if (f.is_number()) return f.get<double>();
+  if (f.is_boolean()) return f.get<bool>() ? 1 : 0;
+  const std::string s = f.is_string() ? f.get<std::string>() : "";
+  if (s == "NaN") return NAN;
+  if (s == "Infinity") return INFINITY;
+  if (s == "-Infinity") return -INFINITY;
+  if (s.size() > 2 && s.compare(0, 2, "0x") == 0 && a.kind == 'f') {
+    const std::uint64_t bits = std::stoull(s.substr(2), nullptr, 16);
+    if (a.size == 4) {
+      float v = 0;
+      const auto b32 = static_cast<std::uint32_t>(bits);
+      std::memcpy(&v, &b32, 4);
+      return v;
+    }
+    double v = 0;
+    std::memcpy(&v, &bits, 8);
+    return v;
+  }
+  return NAN;
+}
+
+// Note [v3 _FillValue]: zarr-python 3 keeps its fill_value (what a chunk never written holds) apart
+// from CF's _FillValue, which xarray writes as an attribute: an integer as it is, a float as the
+// base64 of its float64 little-endian bytes ("AAAAAAAA+H8=" is NaN). Values equal to _FillValue are
+// missing; fill_value is not a missing marker (xarray reads a v3 store so). Base64 by OpenSSL.
+void read_v3_missing(ZarrArray& a, const std::string& what) {
+  const auto it = a.attrs.find("_FillValue");
+  if (it == a.attrs.end() || it->is_null()) return;
+  double v = NAN;
+  if (it->is_number()) {
+    v = it->get<double>();
+  } else if (it->is_string()) {
+    const std::string text = it->get<std::string>();
+    std::vector<unsigned char> bytes(text.size() / 4 * 3 + 3);
+    const int n = EVP_DecodeBlock(bytes.data(), reinterpret_cast<const unsigned char*>(text.data()),
+                                  static_cast<int>(text.size()));
+    if (n < 8 || text.size() != 12)
+      refuse(what, "zarr.json: attribute _FillValue '" + text + "' is not base64 of a float64");
+    std::memcpy(&v, bytes.data(), 8);  // little-endian hosts only (x86-64, aarch64)
+  } else {
+    refuse(what, "zarr.json: attribute _FillValue " + it->dump() + " is not a number");
+  }
+  if (!std::isnan(v)) a.has_missing = true, a.missing = v;
+}
+
+// v3 data types: the numeric ones; others (strings, bool) are kept as '?' and refused when read.
+void read_v3_type(ZarrArray& a, const json& t) {
+  a.type_name = t.is_string() ? t.get<std::string>() : t.dump();
+  a.kind = '?';
+  a.size = 0;
+  const std::string& n = a.type_name;
+  for (const char* prefix : {"float", "int", "uint"}) {
+    const std::size_t len = std::strlen(prefix);
+    if (n.compare(0, len, prefix) != 0 || n.size() == len) continue;
+    const std::string bits = n.substr(len);
+    if (bits != "8" && bits != "16" && bits != "32" && bits != "64") continue;
+    if (prefix[0] == 'f' && (bits == "8" || bits == "16")) continue;  // float16: not read
+    a.kind = prefix[0];
+    a.size = std::stoul(bits) / 8;
+  }
+}
+
+// A v3 codec list (or a shard's inner list); sharding is allowed at the top level only.
+ZarrCodecs read_v3_codecs(const json& list, const std::string& what, ZarrShards* shards) {
+  ZarrCodecs c;
+  bool bytes_seen = false;
+  for (const json& codec : list) {
+    const std::string name = codec.at("name").get<std::string>();
+    const json config = codec.value("configuration", json::object());
+    if (name == "bytes") {
+      c.big_endian = config.value("endian", "little") == "big";
+      bytes_seen = true;
+    } else if (name == "sharding_indexed" && shards && !bytes_seen) {
+      shards->inner = config.at("chunk_shape").get<std::vector<std::size_t>>();
+      shards->codecs = read_v3_codecs(config.at("codecs"), what + " (inner chunks)", nullptr);
+      shards->index_codecs = read_v3_codecs(config.at("index_codecs"), what + " (shard index)", nullptr);
+      shards->index_at_end = config.value("index_location", "end") == "end";
+      bytes_seen = true;
+    } else if (bytes_seen && shards && !shards->inner.empty()) {
+      refuse(what, "zarr.json: codec '" + name + "' after sharding_indexed (the zarr source reads none there)");
+    } else if (bytes_seen && (name == "blosc" || name == "gzip" || name == "zstd" || name == "crc32c")) {
+      c.compressors.push_back(name);
+    } else {
+      refuse(what, "zarr.json: codec '" + name +
+                       "' (the zarr source reads bytes, sharding_indexed, blosc, gzip, zstd and crc32c, in "
+                       "zarr-python's order)");
+    }
+  }
+  if (!bytes_seen) refuse(what, "zarr.json: no bytes codec");
+  return c;
+}
+
+}  // namespace
+
+std::string read_zarr_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::size_t ZarrArray::chunk_elements() const {
+  std::size_t n = 1;
+  for (const std::size_t c : chunks) n *= c;
+  return n;
+}
+
+std::string ZarrArray::chunk_key(const std::vector<std::size_t>& at) const {
+  std::string key = key_prefix_c ? "c" : "";
+  for (std::size_t d = 0; d < at.size(); ++d)
+    key += (d || key_prefix_c ? key_separator : "") + std::to_string(at[d]);
+  return key.empty() ? "0" : key;  // v2's key of a 0-d array
+}
+
+ZarrArray read_zarr_v2_array(const fs::path& dir, const std::string& what) {
+  ZarrArray a;
+  a.name = dir.filename().string();
+  try {
+    const json z = json::parse(read_zarr_file(dir / ".zarray"));
+    if (z.at("zarr_format").get<int>() != 2) refuse(what, ".zarray: zarr_format is not 2");
+    a.shape = z.at("shape").get<std::vector<std::size_t>>();
+    a.chunks = z.at("chunks").get<std::vector<std::size_t>>();
+    if (z.value("order", "C") != "C")
+      refuse(what, ".zarray: order '" + z.value("order", "") + "' (the zarr source reads order C)");
+    const json& filters = z.at("filters");
+    if (!filters.is_null() && !filters.empty())
+      refuse(what, ".zarray: filters " + filters.dump() + " (the zarr source reads none)");
+    const std::string dtype = z.at("dtype").is_string() ? z.at("dtype").get<std::string>() : "";
+    if (dtype.size() < 3 || (dtype[0] != '<' && dtype[0] != '>' && dtype[0] != '|'))
+      refuse(what, ".zarray: dtype " + z.at("dtype").dump() + " (a plain numeric dtype is read)");
+    a.type_name = dtype;
+    a.kind = dtype[1];
+    a.size = std::stoul(dtype.substr(2));
+    a.codecs.big_endian = dtype[0] == '>' && a.size > 1;
+    const json& c = z.at("compressor");
+    const std::string compressor = c.is_null() ? "" : c.at("id").get<std::string>();
+    if (!compressor.empty() && compressor != "blosc" && compressor != "zlib" && compressor != "gzip")
+      refuse(what, ".zarray: compressor '" + compressor +
+                       "' (the zarr source reads blosc, xarray's default, zlib, gzip or none)");
+    if (!compressor.empty()) a.codecs.compressors.push_back(compressor);
+    // v2's fill_value is both what a chunk never written holds and xarray's _FillValue.
+    const json& f = z.at("fill_value");
+    a.unwritten = f.is_null() ? NAN : fill_number(f, a);
+    a.has_missing = !f.is_null() && !std::isnan(a.unwritten);
+    a.missing = a.unwritten;
+    a.key_separator = z.value("dimension_separator", ".");
+    const fs::path zattrs = dir / ".zattrs";
+    if (fs::exists(zattrs)) a.attrs = json::parse(read_zarr_file(zattrs));
+    if (a.attrs.contains("_ARRAY_DIMENSIONS"))
+      a.dims = a.attrs.at("_ARRAY_DIMENSIONS").get<std::vector<std::string>>();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {  // JSON syntax, a missing key, a dtype without a size
+    refuse(what, e.what());
+  }
+  if (a.dims.size() != a.shape.size() || a.chunks.size() != a.shape.size())
+    refuse(what, ".zattrs: no _ARRAY_DIMENSIONS of " + std::to_string(a.shape.size()) +
+                     " names (a store xarray wrote has them)");
+  return a;
+}
+
+ZarrArray read_zarr_v3_array(const fs::path& dir, const json& meta, const std::string& what) {
+  ZarrArray a;
+  a.name = dir.filename().string();
+  a.format = 3;
+  try {
+    a.shape = meta.at("shape").get<std::vector<std::size_t>>();
+    const json& grid = meta.at("chunk_grid");
+    if (grid.at("name") != "regular")
+      refuse(what, "zarr.json: chunk_grid " + grid.at("name").dump() + " (the zarr source reads regular)");
+    a.chunks = grid.at("configuration").at("chunk_shape").get<std::vector<std::size_t>>();
+    const json transformers = meta.value("storage_transformers", json::array());
+    if (!transformers.empty())
+      refuse(what, "zarr.json: storage_transformers " + transformers.dump() + " (the zarr source reads none)");
+    a.attrs = meta.value("attributes", json::object());
+    const json names = meta.value("dimension_names", json::array());
+    for (const json& n : names) a.dims.push_back(n.is_string() ? n.get<std::string>() : "");
+    const json& keys = meta.at("chunk_key_encoding");
+    const std::string encoding = keys.at("name").get<std::string>();
+    if (encoding != "default" && encoding != "v2")
+      refuse(what, "zarr.json: chunk_key_encoding '" + encoding + "' (the zarr source reads default and v2)");
+    a.key_prefix_c = encoding == "default";
+    a.key_separator = keys.value("configuration", json::object()).value("separator", encoding == "v2" ? "." : "/");
+    read_v3_type(a, meta.at("data_type"));
+    if (!a.numeric()) return a;  // strings (CDS's expver): kept by name, refused if read
+    a.codecs = read_v3_codecs(meta.at("codecs"), what, &a.shards);
+    a.unwritten = fill_number(meta.at("fill_value"), a);
+    read_v3_missing(a, what);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {  // JSON syntax, a missing key
+    refuse(what, std::string("zarr.json: ") + e.what());
+  }
+  if (a.chunks.size() != a.shape.size()) refuse(what, "zarr.json: chunk_shape and shape differ in rank");
+  if (!a.shards.inner.empty()) {
+    bool whole = a.shards.inner.size() == a.chunks.size();
+    for (std::size_t d = 0; whole && d < a.chunks.size(); ++d)
+      whole = a.shards.inner[d] > 0 && a.chunks[d] % a.shards.inner[d] == 0;
+    if (!whole) refuse(what, "zarr.json: sharding_indexed's chunk_shape does not divide the shard's");
+  }
+  if (a.dims.size() != a.shape.size() || std::find(a.dims.begin(), a.dims.end(), "") != a.dims.end())
+    refuse(what, "zarr.json: no dimension_names of " + std::to_string(a.shape.size()) +
+                     " names (a store xarray wrote has them)");
+  return a;
+}
+
+}  // namespace hpct
