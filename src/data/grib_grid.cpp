@@ -1,15 +1,18 @@
 // The `grib` data source: GRIB 1 or 2 on a regular latitude/longitude grid, as the Copernicus store
-// and ECMWF deliver ERA5 (one message per variable, level and time), read through ecCodes' C API as
-// the same forecasting samples as the netcdf source (grid_samples.hpp; docs/gnn.md, "Data").
+// and ECMWF deliver ERA5 (one message per variable, level and time), in one file or several (their
+// messages taken together), read through ecCodes' C API as the same forecasting samples as the
+// netcdf source (grid_samples.hpp; docs/gnn.md, "Data").
 #include <eccodes.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "core/error.hpp"
+#include "data/cf_files.hpp"
 #include "data/grid_samples.hpp"
 #include "data/source_registry.hpp"
 
@@ -57,6 +60,26 @@ class GribFile {
   codes_handle* h_ = nullptr;
 };
 
+// A message's place: which of data_file's files, and where in it.
+struct Location {
+  std::size_t file = 0;
+  long offset = 0;
+};
+
+// The files of data_file, each opened when first needed.
+class GribFiles {
+ public:
+  explicit GribFiles(const std::vector<std::string>& paths) : paths_(paths), open_(paths.size()) {}
+  codes_handle* at(const Location& l) {
+    if (!open_[l.file]) open_[l.file] = std::make_unique<GribFile>(paths_[l.file]);
+    return open_[l.file]->at(l.offset);
+  }
+
+ private:
+  std::vector<std::string> paths_;
+  std::vector<std::unique_ptr<GribFile>> open_;
+};
+
 std::string get_string(codes_handle* h, const char* key) {
   char buf[256] = {0};
   std::size_t len = sizeof buf;
@@ -83,7 +106,7 @@ double get_double(codes_handle* h, const char* key, const std::string& where) {
 struct Message {
   std::string short_name, cf_name, level_type;
   double level = 0, valid_s = 0;
-  long offset = 0;
+  Location at;
 };
 
 // The regular grid of a message: size, scanning and coordinates.
@@ -124,20 +147,22 @@ double valid_seconds(codes_handle* h, const std::string& where) {
 
 class GribGridDataset : public GridSamples {
  public:
-  GribGridDataset(const std::string& file, const deck::Deck& deck) : GridSamples(file, deck) {
+  GribGridDataset(const std::string& file, const deck::Deck& deck)
+      : GridSamples(file, deck), paths_(data_file_list(file)) {
     const std::lock_guard<std::mutex> lock(grib_mutex());
     std::vector<Message> all;
-    {
-      GribFile f(file);
+    for (std::size_t fi = 0; fi < paths_.size(); ++fi) {
+      GribFile f(paths_[fi]);
+      std::size_t count = 0;
       for (codes_handle* h; (h = f.next()) != nullptr;) {
-        const std::string where = file + ": message " + std::to_string(all.size() + 1);
+        const std::string where = paths_[fi] + ": message " + std::to_string(++count);
         Message m;
         m.short_name = get_string(h, "shortName");
         m.cf_name = get_string(h, "cfVarName");
         m.level_type = get_string(h, "typeOfLevel");
         m.level = get_double(h, "level", where);
         m.valid_s = valid_seconds(h, where);
-        m.offset = get_long(h, "offset", where);
+        m.at = {fi, get_long(h, "offset", where)};
         const Grid g = grid_of(h, where);
         if (all.empty()) grid_ = g;
         else if (!(g == grid_))
@@ -155,15 +180,15 @@ class GribGridDataset : public GridSamples {
     timed.insert(timed.end(), forcing_.begin(), forcing_.end());
     for (const std::string& name : timed) {
       const std::vector<Message> ms = messages(all, name);
-      std::map<double, long> by_time;
+      std::map<double, Location> by_time;
       for (const Message& m : ms)
-        if (!by_time.emplace(m.valid_s, m.offset).second)
+        if (!by_time.emplace(m.valid_s, m.at).second)
           throw Error(file + ": variable '" + name + "' has two messages at one time (" + m.short_name +
                           ", level " + std::to_string(static_cast<long>(m.level)) + ")",
                       ExitCode::bad_input);
       if (g.time_s.empty())
         for (const auto& [t, off] : by_time) g.time_s.push_back(t);
-      std::vector<long> offsets;
+      std::vector<Location> offsets;
       for (const double t : g.time_s) {
         const auto it = by_time.find(t);
         if (it == by_time.end())
@@ -182,9 +207,9 @@ class GribGridDataset : public GridSamples {
     // Static variables: their first message (a land-sea mask is stored at every time, the same).
     const std::size_t n = g.ny * g.nx;
     g.statics.resize(static_.size() * n);
-    GribFile f(file);
+    GribFiles f(paths_);
     for (std::size_t k = 0; k < static_.size(); ++k)
-      decode(f.at(messages(all, static_[k]).front().offset), static_[k], &g.statics[k * n]);
+      decode(f.at(messages(all, static_[k]).front().at), static_[k], &g.statics[k * n]);
     finish(std::move(g));
   }
 
@@ -197,7 +222,7 @@ class GribGridDataset : public GridSamples {
  private:
   class Reader_ : public Reader {
    public:
-    explicit Reader_(const GribGridDataset& d) : d_(d), f_(d.file_) {}
+    explicit Reader_(const GribGridDataset& d) : d_(d), f_(d.paths_) {}
     void read(std::size_t t0, std::size_t nt, float* window) override {
       const std::lock_guard<std::mutex> lock(grib_mutex());
       const std::size_t n = d_.layout_.ny * d_.layout_.nx;
@@ -208,7 +233,7 @@ class GribGridDataset : public GridSamples {
 
    private:
     const GribGridDataset& d_;
-    GribFile f_;
+    GribFiles f_;
   };
   std::unique_ptr<Reader> reader() const override { return std::make_unique<Reader_>(*this); }
 
@@ -269,9 +294,10 @@ class GribGridDataset : public GridSamples {
       }
   }
 
+  std::vector<std::string> paths_;  // data_file's files (cf_files.hpp)
   Grid grid_;
-  std::vector<std::vector<long>> offsets_;  // [timed variable][time]: the message's offset in the file
-  mutable std::vector<double> values_;      // decode's buffer (under grib_mutex)
+  std::vector<std::vector<Location>> offsets_;  // [timed variable][time]: the message's place
+  mutable std::vector<double> values_;          // decode's buffer (under grib_mutex)
 };
 
 std::shared_ptr<const Dataset> open_grib(const deck::Deck& deck, const std::string& file) {

@@ -39,6 +39,9 @@ for t in 0 1 2 3 4 5 7 8 9 10 11 12 13; do
 done
 grib_filter -o "$out/sfc.grib" "$rules_sfc" "$samples/regular_ll_sfc_grib2.tmpl"
 grib_filter -o "$out/pl.grib" "$rules_pl" "$samples/regular_ll_pl_grib1.tmpl"
+# era5.grib: both in one file; the two files also stay as they are (test_grid_file_lists).
 cat "$out/sfc.grib" "$out/pl.grib" > "$out/era5.grib"
-rm -f "$out/sfc.grib" "$out/pl.grib" "$rules_sfc" "$rules_pl"
-echo "wrote $out/era5.grib"
+mv "$out/sfc.grib" "$out/era5_sfc.grib"
+mv "$out/pl.grib" "$out/era5_pl.grib"
+rm -f "$rules_sfc" "$rules_pl"
+echo "wrote $out/era5.grib, era5_sfc.grib, era5_pl.grib"

@@ -42,7 +42,7 @@ cds.to_netcdf(os.path.join(out, "era5_cds.nc"), encoding={"valid_time": CDS_TIME
 three.to_netcdf(os.path.join(out, "era5_3h.nc"))
 packed.to_netcdf(os.path.join(out, "era5_packed.nc"), encoding={"t2m": PACKED_T2M})
 masked.to_netcdf(os.path.join(out, "era5_masked.nc"))
-# The CDS data set as the store delivers it for longer periods (test_cf_files): single levels in two
+# The CDS data set as the store delivers it for longer periods (test_grid_file_lists): single levels in two
 # files split in time (their times in different units), pressure levels in a third; the packed file
 # in two halves packed differently; z over fewer times.
 sfc, pl = cds[["t2m", "lsm"]], cds[["z"]]
