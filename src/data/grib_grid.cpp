@@ -1,7 +1,8 @@
-// The `grib` data source: GRIB 1 or 2 on a regular latitude/longitude grid, as the Copernicus store
-// and ECMWF deliver ERA5 (one message per variable, level and time), in one file or several (their
-// messages taken together), read through ecCodes' C API as the same forecasting samples as the
-// netcdf source (grid_samples.hpp; docs/gnn.md, "Data").
+// The `grib` data source: GRIB 1 or 2 on a regular latitude/longitude grid or a projected one (Note
+// [projected GRIB grids]), as the Copernicus store and ECMWF deliver ERA5 and CERRA (one message per
+// variable, level and time), in one file or several (their messages taken together), read through
+// ecCodes' C API as the same forecasting samples as the netcdf source (grid_samples.hpp; docs/gnn.md,
+// "Data").
 #include <eccodes.h>
 
 #include <algorithm>
@@ -109,19 +110,58 @@ struct Message {
   Location at;
 };
 
-// The regular grid of a message: size, scanning and coordinates.
+// The grid of a message: size, scanning and coordinates.
 struct Grid {
   long ni = 0, nj = 0;
   bool j_consecutive = false;
-  std::vector<double> lat, lon;  // per row j and column i, in the file's scanning order
-  bool operator==(const Grid& o) const { return ni == o.ni && nj == o.nj && lat == o.lat && lon == o.lon; }
+  std::vector<double> lat, lon;              // regular_ll: per row j and column i, in the file's scanning order
+  std::vector<double> point_lat, point_lon;  // another grid: per point j ni + i
+  bool operator==(const Grid& o) const {
+    return ni == o.ni && nj == o.nj && lat == o.lat && lon == o.lon && point_lat == o.point_lat &&
+           point_lon == o.point_lon;
+  }
 };
+
+// Note [projected GRIB grids]: a grid other than regular_ll whose points form ni x nj rows and
+// columns (Lambert conformal as CERRA's, polar stereographic, rotated or regular Gaussian, Mercator)
+// is read with each point's latitude and longitude from ecCodes' geoiterator (the keys latitudes
+// and longitudes, in the order of the values, so placed as the values are); reduced and spectral
+// grids have no rows and columns and are refused.
+void read_points(codes_handle* h, Grid& g, const std::string& where) {
+  const auto n = static_cast<std::size_t>(g.ni * g.nj);
+  std::vector<double> lat(n), lon(n);
+  std::size_t got_lat = n, got_lon = n;
+  if (codes_get_double_array(h, "latitudes", lat.data(), &got_lat) != CODES_SUCCESS ||
+      codes_get_double_array(h, "longitudes", lon.data(), &got_lon) != CODES_SUCCESS || got_lat != n ||
+      got_lon != n)
+    throw Error(where + ": ecCodes gives no latitude and longitude for each of the " + std::to_string(n) +
+                    " points of this grid",
+                ExitCode::bad_input);
+  g.point_lat.resize(n), g.point_lon.resize(n);
+  const auto nx = static_cast<std::size_t>(g.ni), ny = static_cast<std::size_t>(g.nj);
+  for (std::size_t j = 0; j < ny; ++j)
+    for (std::size_t i = 0; i < nx; ++i) {
+      const std::size_t k = g.j_consecutive ? i * ny + j : j * nx + i;
+      g.point_lat[j * nx + i] = lat[k], g.point_lon[j * nx + i] = lon[k];
+    }
+}
 
 Grid grid_of(codes_handle* h, const std::string& where) {
   const std::string type = get_string(h, "gridType");
-  if (type != "regular_ll")
-    throw Error(where + ": gridType '" + type + "'; the grib source reads regular_ll grids", ExitCode::bad_input);
   Grid g;
+  if (type != "regular_ll") {
+    if (type.compare(0, 8, "reduced_") == 0 || type == "sh" || type == "unstructured_grid")
+      throw Error(where + ": gridType '" + type +
+                      "' has no rows and columns; the grib source reads regular_ll and projected grids (lambert, "
+                      "polar_stereographic, rotated_ll, regular_gg, mercator)",
+                  ExitCode::bad_input);
+    long ni = 0, nj = 0;
+    const bool ij = codes_get_long(h, "Ni", &ni) == CODES_SUCCESS && codes_get_long(h, "Nj", &nj) == CODES_SUCCESS;
+    g.ni = ij ? ni : get_long(h, "Nx", where), g.nj = ij ? nj : get_long(h, "Ny", where);
+    g.j_consecutive = get_long(h, "jPointsAreConsecutive", where) != 0;
+    read_points(h, g, where);
+    return g;
+  }
   g.ni = get_long(h, "Ni", where), g.nj = get_long(h, "Nj", where);
   g.j_consecutive = get_long(h, "jPointsAreConsecutive", where) != 0;
   const double lat0 = get_double(h, "latitudeOfFirstGridPointInDegrees", where);
@@ -175,6 +215,12 @@ class GribGridDataset : public GridSamples {
     Layout g;
     g.ny = static_cast<std::size_t>(grid_.nj), g.nx = static_cast<std::size_t>(grid_.ni);
     g.y = grid_.lat, g.x = grid_.lon, g.latlon = true;
+    if (!grid_.point_lat.empty()) {  // a projected grid: rows and columns by index, each point's lat/lon
+      g.y.clear(), g.x.clear();
+      for (long j = 0; j < grid_.nj; ++j) g.y.push_back(static_cast<double>(j));
+      for (long i = 0; i < grid_.ni; ++i) g.x.push_back(static_cast<double>(i));
+      g.lat = grid_.point_lat, g.lon = grid_.point_lon;
+    }
     // The times: those of the first state variable; every timed variable has one message at each.
     std::vector<std::string> timed = state_;
     timed.insert(timed.end(), forcing_.begin(), forcing_.end());
@@ -316,7 +362,8 @@ bool recognises_grib(const deck::Deck&, const std::string& file) {
 
 DataSourceKind grib_grid_source() {
   return {"grib",
-          "GRIB 1/2 messages on a regular lat/lon grid as ECMWF and the Copernicus store deliver them, read with "
+          "GRIB 1/2 messages on a regular lat/lon or projected grid (lambert, ...) as ECMWF and the Copernicus "
+          "store deliver them, read with "
           "ecCodes (the netcdf source's keys and fields; variables by shortName or cfVarName, e.g. 2t or t2m)",
           nullptr, recognises_grib, open_grib};
 }
