@@ -17,13 +17,16 @@
 #include "core/blas_kernels.hpp"
 #include "core/error.hpp"
 #include "core/gpu_fallback.hpp"
+#include "core/json_text.hpp"
 #include "core/log.hpp"
+#include "data/row_output.hpp"
 #include "data/source_registry.hpp"
 #include "ensemble/ensemble_file.hpp"
 #include "ensemble/report.hpp"
 #include "gbdt/data.hpp"
 #include "gbdt/metrics.hpp"
 #include "gbdt/model_io.hpp"
+#include "io/hdf5.hpp"
 #include "predict_network.hpp"
 
 namespace {
@@ -38,7 +41,9 @@ const char* kUsage =
     "  --inputs-dataset NAME / --targets-dataset NAME   HDF5 dataset names\n"
     "  --margin                            write raw margins instead of probabilities\n"
     "OUTPUT gets one line per row: the prediction (binary: P(y=1); multiclass: K tab-separated\n"
-    "class probabilities). With labels, the objective's metric is printed.\n";
+    "class probabilities). With labels, the objective's metric is printed. A GBDT model's OUTPUT.h5\n"
+    "gets float32 datasets instead: `outputs` [N, K] (margins; regression: values) and for classifiers\n"
+    "`probabilities` [N, classes], with the attribute `classes` when the labels were class names.\n";
 
 // The options of the table paths (GBDT models and ensembles): the data options as the deck keys of
 // the data sources (data/source_registry.hpp), so the file is read as `train` reads it.
@@ -77,7 +82,7 @@ TableOptions parse_table_options(int argc, char** argv) {
 
 // The rows of the data file, `num_features` wide, read through the data-source registry.
 hpct::gbdt::Data load_table(const TableOptions& o, long long num_features, const hpct::gbdt::Categories& cats,
-                            const hpct::Comm& comm) {
+                            const hpct::Comm& comm, const hpct::gbdt::TextLabels& labels = {}) {
   using namespace hpct;
   deck::Deck d;
   comm.run_agreed([&] {
@@ -86,7 +91,7 @@ hpct::gbdt::Data load_table(const TableOptions& o, long long num_features, const
     declare_data_source_keys(s);
     d = deck::Deck::parse(o.settings, "predict's command line", s);
   });
-  return gbdt::load_data(d, "data_file", "data", comm, num_features, &cats, "the model");
+  return gbdt::load_data(d, "data_file", "data", comm, num_features, &cats, "the model", labels);
 }
 
 // Rank 0 gathers the blocks in rank order (= file order) and writes K values per line.
@@ -103,6 +108,46 @@ void write_lines(const std::vector<double>& m, int K, const std::string& out_pat
   Log::info("predict: wrote " + out_path);
 }
 
+bool is_hdf5_name(const std::string& path) {
+  for (const char* ext : {".h5", ".hdf5"}) {
+    const std::size_t n = std::strlen(ext);
+    if (path.size() > n && path.compare(path.size() - n, n, ext) == 0) return true;
+  }
+  return false;
+}
+
+// OUTPUT.h5: the margins as `outputs` [N, K] and a classifier's `probabilities` [N, classes] (binary:
+// P(class 0), P(class 1)), float32 rows in data order, the class names as the network's predict
+// writes them (apps/predict_network.cpp).
+void write_hdf5(const hpct::gbdt::Model& model, const std::vector<double>& margins, const hpct::gbdt::Data& d,
+                const std::string& model_path, const std::string& out_path, const hpct::Comm& comm) {
+  using namespace hpct;
+  const auto n = static_cast<std::size_t>(d.rows);
+  const int K = model.num_outputs();
+  const bool classifier = model.objective != gbdt::Objective::regression;
+  const int C = model.objective == gbdt::Objective::binary ? 2 : K;
+  std::vector<double> p = margins;
+  gbdt::transform(model.objective, model.num_class, p);
+  std::vector<float> out(margins.begin(), margins.end()), prob(n * static_cast<std::size_t>(C));
+  for (std::size_t r = 0; r < n; ++r)
+    for (int c = 0; c < C; ++c)
+      prob[r * static_cast<std::size_t>(C) + static_cast<std::size_t>(c)] = static_cast<float>(
+          C == K ? p[r * static_cast<std::size_t>(K) + static_cast<std::size_t>(c)] : (c == 1 ? p[r] : 1.0 - p[r]));
+  const auto total = static_cast<std::uint64_t>(d.global_rows);
+  std::vector<tools::RowDataset> sets{{"outputs", {total, static_cast<std::uint64_t>(K)}, out.data()}};
+  if (classifier) sets.push_back({"probabilities", {total, static_cast<std::uint64_t>(C)}, prob.data()});
+  tools::write_row_datasets(comm, out_path, static_cast<std::uint64_t>(d.first_row), n, sets,
+                            [&](const h5::File& f) {
+                              h5::write_attr(f, "/", "model", std::string("gbdt"));
+                              h5::write_attr(f, "/", "objective", gbdt::objective_name(model.objective));
+                              h5::write_attr(f, "/", "weights", model_path);
+                              h5::write_attr(f, "/", "data", d.file);
+                              if (!model.classes.empty())  // the class of each column of probabilities
+                                h5::write_attr(f, "/", "classes", json_text::Json(model.classes).dump());
+                            });
+  Log::info("predict: wrote " + out_path);
+}
+
 int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
   using namespace hpct;
   using namespace hpct::gbdt;
@@ -112,8 +157,15 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
   const bool margin = opt.margin, labelled = opt.labelled;
   gbdt::Model model;
   comm.run_agreed([&] { model = read_model(model_path); });
-  const Data d = load_table(opt, model.num_features, model.categories, comm);
+  TextLabels classes;  // a model trained on class names reads the label column by them
+  classes.given = &model.classes;
+  const Data d = load_table(opt, model.num_features, model.categories, comm, classes);
   check_column_names(model.feature_names, d, "the model");
+  if (!model.classes.empty()) {
+    std::string names;
+    for (const std::string& c : model.classes) names += (names.empty() ? "" : ", ") + c;
+    Log::info("predict: the classes by index (the columns of OUTPUT): " + names);
+  }
   std::vector<double> m = predict_margins(model, d.x, d.rows);
   const int K = model.num_outputs();
   if (labelled) {
@@ -121,6 +173,10 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
     const std::string metric = default_metric(model.objective);
     Log::info(strf("predict: %lld rows, %s %.6f", d.global_rows, metric.c_str(),
                    evaluate(metric, model.objective, model.num_class, m, d.y, d.w, comm)));
+  }
+  if (is_hdf5_name(out_path)) {
+    write_hdf5(model, m, d, model_path, out_path, comm);
+    return 0;
   }
   if (!margin) transform(model.objective, model.num_class, m);
   write_lines(m, K, out_path, comm);

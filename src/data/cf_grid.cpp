@@ -1,6 +1,8 @@
 // The CF conventions of the netcdf and zarr sources (cf_grid.hpp; docs/weather-data.md).
 #include "data/cf_grid.hpp"
 
+#include "data/cf_files.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -89,16 +91,14 @@ std::string CfGridDataset::describe_row(std::uint64_t row, int field) const {
 // Which axis a dimension is: its coordinate variable's `axis` attribute (CF) when it has one, else
 // its name (xarray keeps the names the user gave: time/y/x, time/lat/lon, CDS's valid_time, ...).
 CfGridDataset::Axis CfGridDataset::axis_of(const CfArrays& f, const std::string& dim) const {
+  if (is_time_dimension(f, dim)) return kTime;
   if (f.has(dim)) {
     const std::string axis = f.text(dim, "axis");
-    if (axis == "T") return kTime;
     if (axis == "Y") return kY;
     if (axis == "X") return kX;
     if (axis == "Z") return kOther;
   }
   const std::string n = lower(dim);
-  for (const char* t : {"time", "t", "valid_time"})
-    if (n == t) return kTime;
   for (const char* y : {"y", "lat", "latitude", "rlat", "south_north", "yc"})
     if (n == y) return kY;
   for (const char* x : {"x", "lon", "longitude", "rlon", "west_east", "xc"})
@@ -274,6 +274,18 @@ void CfGridDataset::read_coordinates(const CfArrays& f, Layout& g) const {
     if (f.has(name) && f.shape(name).size() == 1) f.read(name, {0}, {len}, c.data());
   }
   g.latlon = is_degrees(f, dim_[kY], kY) && is_degrees(f, dim_[kX], kX);
+  // A projected grid (Lambert conformal, rotated pole: CERRA, regional models) has 1-D y/x in its
+  // own units and 2-D latitude and longitude over (y, x), CF's auxiliary coordinates: those.
+  const auto over_grid = [&](const char* name) {
+    return f.has(name) && f.dimensions(name) == std::vector<std::string>{dim_[kY], dim_[kX]};
+  };
+  for (const auto& [lat, lon] : {std::pair{"latitude", "longitude"}, std::pair{"lat", "lon"}}) {
+    if (g.latlon || !over_grid(lat) || !over_grid(lon)) continue;
+    g.lat.resize(g.ny * g.nx), g.lon.resize(g.ny * g.nx);
+    f.read(lat, {0, 0}, {g.ny, g.nx}, g.lat.data());
+    f.read(lon, {0, 0}, {g.ny, g.nx}, g.lon.data());
+    g.latlon = true;
+  }
   const std::string& tname = dim_[kTime];
   if (!f.has(tname)) return;
   const std::string units = f.text(tname, "units");

@@ -37,6 +37,21 @@ class CfArrays {
                     const std::vector<std::size_t>& count, double* out) const = 0;
 };
 
+// CfArrays whose two reads are one member template of `Derived`:
+// `template <typename T> void read_as(var, start, count, T* out) const` (befriend this class).
+template <typename Derived>
+class CfArraysReadAs : public CfArrays {
+ public:
+  void read(const std::string& var, const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
+            float* out) const override {
+    static_cast<const Derived*>(this)->read_as(var, start, count, out);
+  }
+  void read(const std::string& var, const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
+            double* out) const override {
+    static_cast<const Derived*>(this)->read_as(var, start, count, out);
+  }
+};
+
 class CfGridDataset : public GridSamples {
  public:
   using Opener = std::function<std::unique_ptr<CfArrays>()>;

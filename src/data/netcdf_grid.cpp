@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "data/cf_files.hpp"
 #include "data/cf_grid.hpp"
 #include "data/source_registry.hpp"
 #include "io/hdf5_detail.hpp"
@@ -131,7 +132,9 @@ class NcArrays : public CfArrays {
 void declare_netcdf_keys(deck::Schema& s) { GridSamples::declare_keys(s); }
 
 std::shared_ptr<const Dataset> open_netcdf(const deck::Deck& deck, const std::string& file) {
-  return std::make_shared<CfGridDataset>(file, deck, [file] { return std::make_unique<NcArrays>(file); });
+  return std::make_shared<CfGridDataset>(file, deck, cf_files_opener(file, [](const std::string& path) {
+                                           return std::make_unique<NcArrays>(path);
+                                         }));
 }
 
 bool recognises_netcdf(const deck::Deck&, const std::string& file) {

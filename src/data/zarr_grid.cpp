@@ -1,8 +1,9 @@
-// The `zarr` data source: a Zarr store as xarray's `ds.to_zarr` writes it (WeatherBench2,
-// ARCO-ERA5, Anemoi publish theirs so): v2 (.zgroup, .zarray, .zattrs with xarray's
+// The `zarr` data source: a Zarr store as xarray's `ds.to_zarr` writes it (WeatherBench2 and
+// ARCO-ERA5 publish theirs so): v2 (.zgroup, .zarray, .zattrs with xarray's
 // _ARRAY_DIMENSIONS) or v3 (zarr.json, zarr-python 3's default, sharded or not), read as the same
-// forecasting samples as the netcdf source (cf_grid.hpp; docs/weather-data.md). The metadata is
-// read by zarr_metadata.cpp, the chunks decoded by zarr_codecs.cpp.
+// forecasting samples as the netcdf source (cf_grid.hpp; docs/weather-data.md); anemoi-datasets'
+// layout through zarr_anemoi.cpp. The metadata is read by zarr_metadata.cpp, the chunks decoded by
+// zarr_codecs.cpp.
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,8 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "data/cf_files.hpp"
 #include "data/cf_grid.hpp"
 #include "data/source_registry.hpp"
+#include "data/zarr_anemoi.hpp"
 #include "data/zarr_array.hpp"
 
 namespace hpct {
@@ -31,7 +34,7 @@ using json = nlohmann::json;
 // compressed C-order arrays; the binary part, the compression, is decoded by c-blosc (the library
 // numcodecs wraps), zlib and libzstd, and nlohmann-json reads the metadata.
 
-class ZarrArrays : public CfArrays {
+class ZarrArrays : public CfArraysReadAs<ZarrArrays> {
  public:
   explicit ZarrArrays(const std::string& store) : store_(store) {
     std::error_code ec;
@@ -89,16 +92,9 @@ class ZarrArrays : public CfArrays {
     const ZarrArray& a = array(var);
     return (a.kind == 'f' && (a.size == 4 || a.size == 8)) || (a.kind == 'i' && a.size == 2);
   }
-  void read(const std::string& var, const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
-            float* out) const override {
-    read_as(var, start, count, out);
-  }
-  void read(const std::string& var, const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
-            double* out) const override {
-    read_as(var, start, count, out);
-  }
 
  private:
+  friend class CfArraysReadAs<ZarrArrays>;
   std::string where(const std::string& var) const { return store_ + ": variable '" + var + "'"; }
   const ZarrArray& array(const std::string& var) const {
     const auto it = arrays_.find(var);
@@ -178,7 +174,14 @@ class ZarrArrays : public CfArrays {
 };
 
 std::shared_ptr<const Dataset> open_zarr(const deck::Deck& deck, const std::string& file) {
-  return std::make_shared<CfGridDataset>(file, deck, [file] { return std::make_unique<ZarrArrays>(file); });
+  return std::make_shared<CfGridDataset>(file, deck,
+                                         cf_files_opener(file,
+                                                         [](const std::string& path) -> std::unique_ptr<CfArrays> {
+                                                           auto raw = std::make_unique<ZarrArrays>(path);
+                                                           if (is_anemoi_store(path))
+                                                             return anemoi_arrays(path, std::move(raw));
+                                                           return raw;
+                                                         }));
 }
 
 bool recognises_zarr(const deck::Deck&, const std::string& file) {
@@ -196,8 +199,8 @@ bool recognises_zarr(const deck::Deck&, const std::string& file) {
 DataSourceKind zarr_grid_source() {
   return {"zarr",
           "a Zarr store (a directory) as xarray's to_zarr writes it: v2 (Blosc, its default, zlib, gzip or "
-          "uncompressed) or v3 (zstd, its default, Blosc, gzip, crc32c, sharded or not); the netcdf source's keys "
-          "and fields",
+          "uncompressed) or v3 (zstd, its default, Blosc, gzip, crc32c, sharded or not), or an anemoi-datasets "
+          "store on a regular lat/lon grid; the netcdf source's keys and fields",
           nullptr, recognises_zarr, open_zarr};
 }
 

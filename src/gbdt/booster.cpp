@@ -91,6 +91,7 @@ struct Booster::State {
     model.num_features = static_cast<int>(tr.cols);
     model.feature_names = tr.feature_names;
     model.categories = tr.categories;
+    model.classes = tr.classes;
     K = model.num_outputs();
     metrics = p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)} : p.metrics;
     if (resume) model.base_margin = resume->base_margin;

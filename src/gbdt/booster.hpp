@@ -50,6 +50,9 @@ struct Data {
   std::vector<int> line;                   // file line (or row) of each local row, for messages
   std::vector<std::string> feature_names;  // the header's names of the cols features; empty: unnamed
   Categories categories;                   // categorical features: x holds their codes
+  std::vector<std::string> classes;        // text labels: the class names by index (y holds indices);
+                                           // empty: numeric labels (Note [text labels])
+  std::string label;                       // with classes: the label column, "column 'kind'"
 };
 
 struct EvalResult {

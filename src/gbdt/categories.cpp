@@ -151,6 +151,49 @@ Categories agree_categories(const RawColumns& in, const std::vector<char>& decla
   return cat;
 }
 
+// Note [text labels]
+// A classifier's label column may name its classes ("setosa", "versicolor", ...): the label is then
+// one more categorical column, coded by the same agreement (Note [category codes]), so class k is
+// the k-th most frequent class of the training file and the codes -- hence the trees and the
+// weights -- do not depend on the rank count. The mlp (cross_entropy) and the trees (binary,
+// multiclass) both call agree_classes; a binary objective's positive class (1) is therefore the
+// rarer of the two. Validation, test and prediction files take the training data's (the model's)
+// classes; a class it lacks has no output to score it, so it is an error, not a missing value.
+
+std::string label_column_text(const std::string& name, long long column) {
+  return name.empty() ? "column " + std::to_string(column) : "column '" + name + "'";
+}
+
+std::vector<std::string> agree_classes(const LabelColumn& in, const std::vector<std::string>* given,
+                                       const std::string& whose, const Comm& comm) {
+  // The label as a one-column table of its own.
+  io::TextStrings label;
+  label.dict.push_back(std::move(in.strings->dict.at(in.entry)));
+  label.cells.push_back(std::move(in.strings->cells.at(in.entry)));
+  const std::vector<std::string> names{in.name.empty() ? std::to_string(in.column) : in.name};
+  const std::vector<float> read = *in.y;  // for messages: the numbers as written
+  Categories known;
+  if (given) {
+    known.is = {1};
+    known.names = {*given};
+  }
+  const Categories classes = agree_categories({in.y, in.rows, 1, &label, &names, in.line, in.file}, {},
+                                              given ? &known : nullptr, whose, comm);
+  if (!given) return classes.of(0) ? classes.names[0] : std::vector<std::string>{};
+  comm.run_agreed([&] {  // a class the training data lacks cannot be scored
+    for (std::size_t r = 0; r < in.y->size(); ++r) {
+      if (!std::isnan((*in.y)[r])) continue;
+      std::string name = std::isnan(read[r]) ? std::string() : category_of_number(read[r]);
+      for (const auto& [row, id] : label.cells[0])
+        if (row == r) name = label.dict[0][id];
+      input_error(in.file, (*in.line)[r], "",
+                  label_column_text(in.name, in.column) + " holds '" + name + "', not a class of " + whose + " (" +
+                      std::to_string(given->size()) + " classes)");
+    }
+  });
+  return *given;
+}
+
 std::vector<char> declared_categorical(const std::string& list, const std::vector<std::string>& feature_names,
                                        long long cols, long long label_column, const std::string& file) {
   std::vector<char> out(static_cast<std::size_t>(cols), 0);

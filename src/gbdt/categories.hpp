@@ -42,6 +42,31 @@ struct RawColumns {
 Categories agree_categories(const RawColumns& in, const std::vector<char>& declared, const Categories* given,
                             const std::string& whose, const Comm& comm);
 
+// A table's label column as its reader hands it over: the labels y [rows] (NaN where the text holds
+// a class name), the label's text fields (entry `entry` of strings' dict and cells, Note [text labels])
+// and the column's header name (may be empty) and file column for messages.
+struct LabelColumn {
+  std::vector<float>* y;
+  long long rows;
+  io::TextStrings* strings;
+  std::size_t entry;
+  std::string name;
+  long long column;
+  const std::vector<int>* line;
+  std::string file;
+};
+
+// "column 'kind'" (a header name) or "column 3" (the 0-based file column).
+std::string label_column_text(const std::string& name, long long column);
+
+// Collective. A label column of class names: without `given` (the training data's or a model's
+// classes), when some rank's labels hold text, the classes agreed over ranks as categories are
+// (Note [category codes]: most frequent first) and *y replaced by class indices; numeric labels
+// only: empty, y unchanged. With `given`: y coded by those classes, a class they lack an error
+// naming file, line, column and class. Moves the label's entry out of `strings`.
+std::vector<std::string> agree_classes(const LabelColumn& in, const std::vector<std::string>* given,
+                                       const std::string& whose, const Comm& comm);
+
 // categorical_columns (comma-separated names or 0-based file column indices) as a flag per
 // feature; `label_column`: the file's label column (-1: none), which shifts the columns after it.
 std::vector<char> declared_categorical(const std::string& list, const std::vector<std::string>& feature_names,

@@ -37,11 +37,15 @@ void check_table(const Dataset& ds, const std::vector<FieldSpec>& f) {
 }  // namespace
 
 Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, long long num_features,
-               const Categories* given, const std::string& whose, const std::string& categorical_columns) {
+               const Categories* given, const std::string& whose, const std::string& categorical_columns,
+               const TextLabels& labels) {
   Data d;
   io::TextStrings strings;
   std::vector<char> declared;
   const auto* text = dynamic_cast<const TextTableDataset*>(&ds);
+  const bool csv = text && text->layout().opt.format != io::TextFormat::libsvm;
+  strings.keep_label = csv && text->layout().opt.label_column >= 0 &&
+                       (labels.given ? !labels.given->empty() : labels.allowed);
   comm.run_agreed([&] {
     const std::vector<FieldSpec> f = ds.fields();
     check_table(ds, f);
@@ -81,27 +85,32 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
     d.feature_names = ds.value_names(0);
     if (!given)
       declared = declared_categorical(categorical_columns, d.feature_names, d.cols,
-                                      text && text->layout().opt.format != io::TextFormat::libsvm
-                                          ? text->layout().opt.label_column
-                                          : -1,
-                                      d.file);
+                                      csv ? text->layout().opt.label_column : -1, d.file);
   });
   d.name = name;
   d.categories = agree_categories({&d.x, d.rows, d.cols, text ? &strings : nullptr, &d.feature_names, &d.line,
                                    d.file},
                                   declared, given, whose, comm);
+  if (strings.keep_label) {
+    const io::TextLayout& t = text->layout();
+    d.classes = agree_classes({&d.y, d.rows, &strings, static_cast<std::size_t>(d.cols), t.label_name,
+                               t.opt.label_column, &d.line, d.file},
+                              labels.given, whose, comm);
+    d.label = label_column_text(t.label_name, t.opt.label_column);
+  }
   // Infinities become +-FLT_MAX here, as in prediction (see binning.hpp).
   for (float& v : d.x) v = clamp_inf(v);
   return d;
 }
 
 Data load_data(const deck::Deck& deck, const std::string& file_key, const std::string& name, const Comm& comm,
-               long long num_features, const Categories* given, const std::string& whose) {
+               long long num_features, const Categories* given, const std::string& whose,
+               const TextLabels& labels) {
   std::shared_ptr<const Dataset> ds;
   comm.run_agreed([&] { ds = open_data_source(deck, deck.get_string(file_key), file_key.c_str()); });
   const std::string cat_key = deck.schema().find("categorical_columns") ? deck.get_string("categorical_columns")
                                                                         : "";
-  Data d = read_data(*ds, name, comm, num_features, given, whose, cat_key);
+  Data d = read_data(*ds, name, comm, num_features, given, whose, cat_key, labels);
   // weight_file weighs data_file's rows (a deck without the gbdt keys, as predict's, has none).
   const bool weighted = file_key == "data_file" && deck.schema().find("weight_file");
   const std::string weight_file = weighted ? deck.get_string("weight_file") : "";
@@ -134,6 +143,8 @@ Data split_tail(Data& d, long long cut, const std::string& name) {
   v.cols = d.cols;
   v.feature_names = d.feature_names;
   v.categories = d.categories;
+  v.classes = d.classes;
+  v.label = d.label;
   v.global_rows = d.global_rows - cut;
   const long long keep = std::max(0LL, std::min(d.rows, cut - d.first_row));
   v.first_row = std::max(0LL, d.first_row - cut);

@@ -13,20 +13,28 @@
 
 namespace hpct::gbdt {
 
+// A classifier's CSV/TSV label column may hold class names (Note [text labels]).
+struct TextLabels {
+  bool allowed = false;                             // a text label is a class name (the objective classifies)
+  const std::vector<std::string>* given = nullptr;  // the training data's or the model's classes: the
+                                                    // labels must be among them (empty: numeric labels)
+};
+
 // Collective. Opens the file of deck key `file_key` with the source data_format names and reads
 // this rank's contiguous block of rows (see docs/gbdt.md); data_file takes weight_file's weights.
 // `num_features` >= 0: the width the data must have (a LibSVM file with fewer ids is padded).
 // Categorical features (docs/tables.md): text columns and the deck's categorical_columns, or with
 // `given` (the training data's or the model's, named by `whose`) those and their category codes.
+// Text labels (`labels`): Data::classes and y the class indices.
 Data load_data(const deck::Deck& deck, const std::string& file_key, const std::string& name, const Comm& comm,
                long long num_features = -1, const Categories* given = nullptr,
-               const std::string& whose = "data_file");
+               const std::string& whose = "data_file", const TextLabels& labels = {});
 
 // Collective. The same from an open data set (fields inputs [F] and, labelled, targets [1]);
 // `categorical_columns` as the deck key.
 Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, long long num_features = -1,
                const Categories* given = nullptr, const std::string& whose = "data_file",
-               const std::string& categorical_columns = "");
+               const std::string& categorical_columns = "", const TextLabels& labels = {});
 
 // Both named (a header): throws naming the first feature column of `d` whose name is not the one in
 // `names` (`whose`: "the model", "data_file"). Unnamed data or names are not checked.

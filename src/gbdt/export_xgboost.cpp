@@ -159,6 +159,9 @@ std::string to_xgboost_json(const Model& m) {
                       {"trees", std::move(trees)}};
   json learner;
   learner["attributes"] = json::object();
+  // Text labels: XGBoost keeps no class names, but a model's string attributes travel with it
+  // (Booster.attr("classes"), JSON); the outputs are our class indices either way.
+  if (!m.classes.empty()) learner["attributes"]["classes"] = json(m.classes).dump();
   // Unnamed: XGBoost names them f0, f1, ... XGBoost refuses '[', ']' and '<' in names.
   learner["feature_names"] = json::array();
   for (std::string n : m.feature_names) {

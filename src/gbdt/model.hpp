@@ -21,6 +21,7 @@ struct Model {
   int num_features = 0;
   std::vector<std::string> feature_names;  // the training table's column names; empty: unnamed (f0, f1, ...)
   Categories categories;                   // the categorical features and their categories by code
+  std::vector<std::string> classes;        // text labels: the class names by index; empty: numeric labels
   std::vector<double> base_margin;         // one per output
   std::vector<Tree> trees;                 // round-major: trees of round r are r*K .. r*K+K-1
   std::vector<int> tree_output;            // output (class) each tree adds to

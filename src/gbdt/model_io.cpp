@@ -115,6 +115,7 @@ std::string to_json(const Model& m) {
       c.push_back(m.categories.of(f) ? json(m.categories.names[static_cast<std::size_t>(f)]) : json(nullptr));
     doc["categories"] = std::move(c);
   }
+  if (!m.classes.empty()) doc["classes"] = m.classes;  // text labels: class k's name (Note [text labels])
   doc["num_outputs"] = m.num_outputs();
   doc["rounds"] = m.rounds();
   doc["split_rule"] =
@@ -195,6 +196,16 @@ Model from_json(const std::string& text_in, const std::string& src) {
         if (!n.is_string()) input_error(src, 0, "categories", "model file: 'categories' holds lists of strings");
         m.categories.names[f].push_back(n.get<std::string>());
       }
+    }
+  }
+  if (v.contains("classes")) {  // older files and numeric labels have none
+    const json& c = v["classes"];
+    const std::size_t most = m.objective == Objective::binary ? 2 : static_cast<std::size_t>(m.num_class);
+    if (!c.is_array() || m.objective == Objective::regression || c.size() > most)
+      input_error(src, 0, "classes", "model file: 'classes' must hold at most num_class names of a classifier");
+    for (const json& n : c) {
+      if (!n.is_string()) input_error(src, 0, "classes", "model file: 'classes' must hold strings");
+      m.classes.push_back(n.get<std::string>());
     }
   }
   m.base_margin = nums<double>(v, "base_margin", src);

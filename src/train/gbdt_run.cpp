@@ -47,14 +47,18 @@ struct RunData {
   bool has_valid = false, has_test = false;
 };
 
-RunData load_run_data(const deck::Deck& deck, const Comm& comm) {
+RunData load_run_data(const deck::Deck& deck, const gbdt::BoostParams& p, const Comm& comm) {
   RunData d;
-  d.train = gbdt::load_data(deck, "data_file", "train", comm);
+  // A classifier's text label names classes (Note [text labels]); the other files take its classes.
+  gbdt::TextLabels labels;
+  labels.allowed = p.objective != gbdt::Objective::regression;
+  d.train = gbdt::load_data(deck, "data_file", "train", comm, -1, nullptr, "data_file", labels);
+  labels.given = &d.train.classes;
   const long long F = d.train.cols;
   // A validation set: validation_file, or the tail of data_file only when validation_fraction is
   // set in the deck (its default serves the network trainer; trees evaluate on test_file instead).
   if (!deck.get_string("validation_file").empty()) {
-    d.valid = gbdt::load_data(deck, "validation_file", "valid", comm, F, &d.train.categories);
+    d.valid = gbdt::load_data(deck, "validation_file", "valid", comm, F, &d.train.categories, "data_file", labels);
     gbdt::check_column_names(d.train.feature_names, d.valid, "data_file");
     d.has_valid = true;
   } else if (deck.is_set("validation_fraction") && deck.get_real("validation_fraction") > 0) {
@@ -66,16 +70,30 @@ RunData load_run_data(const deck::Deck& deck, const Comm& comm) {
   }
   d.has_test = !deck.get_string("test_file").empty();
   if (d.has_test) {
-    d.test = gbdt::load_data(deck, "test_file", "test", comm, F, &d.train.categories);
+    d.test = gbdt::load_data(deck, "test_file", "test", comm, F, &d.train.categories, "data_file", labels);
     gbdt::check_column_names(d.train.feature_names, d.test, "data_file");
   }
   return d;
 }
 
-// Labels: multiclass without num_class takes the highest label over all ranks; every label is checked.
+// Labels: multiclass without num_class takes the class count of text labels, else the highest label
+// over all ranks; every label is checked.
 void settle_labels(const deck::Deck& deck, gbdt::BoostParams& p, const RunData& d, const Comm& comm) {
   using gbdt::Objective;
-  if (p.objective == Objective::multiclass && !deck.is_set("num_class")) {
+  const auto classes = static_cast<int>(d.train.classes.size());
+  if (classes > 0) {  // the same on every rank (agreed)
+    const std::string held = d.train.label + " of " + d.train.file + " holds " + std::to_string(classes) +
+                             " classes";
+    if (p.objective == Objective::binary && classes > 2)
+      deck.fail("objective", "binary: " + held + "; objective multiclass takes more than two");
+    if (p.objective == Objective::multiclass && !deck.is_set("num_class")) {
+      if (classes < 2) deck.fail("num_class", "the training labels hold one class only");
+      p.num_class = classes;
+    }
+    if (p.objective == Objective::multiclass && p.num_class < classes)
+      deck.fail("num_class", held + ", more than num_class " + std::to_string(p.num_class));
+  }
+  if (p.objective == Objective::multiclass && !deck.is_set("num_class") && classes == 0) {
     float mx = 0;
     for (float v : d.train.y) mx = std::fmax(mx, std::isfinite(v) ? v : 0.0f);
     p.num_class = static_cast<int>(comm.max(static_cast<double>(mx))) + 1;
@@ -168,7 +186,7 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
   RunData d;
   {
     trace::Scope t("data");
-    d = load_run_data(deck, comm);
+    d = load_run_data(deck, p, comm);
   }
   const long long F = d.train.cols;
   if (p.early_stopping_rounds > 0 && !d.has_valid)

@@ -85,9 +85,7 @@ std::string column_text(const TableEncoding& e, long long f) {
     return "column '" + e.columns[static_cast<std::size_t>(f)] + "'";
   return "column " + std::to_string(f + (e.label_column >= 0 && f >= e.label_column ? 1 : 0));
 }
-std::string label_text(const TableEncoding& e) {
-  return e.label.empty() ? "column " + std::to_string(e.label_column) : "column '" + e.label + "'";
-}
+std::string label_text(const TableEncoding& e) { return gbdt::label_column_text(e.label, e.label_column); }
 
 // The file's columns against the encoding it must follow (the training data's, the model's).
 void check_columns(const TableEncoding& given, const io::TextLayout& t, const std::string& whose) {
@@ -153,37 +151,15 @@ TableEncoding agree_table_encoding(const TextTableDataset& table, const TableEnc
       }
     });
   if (!strings.keep_label) return given ? *given : e;
-  // The label as a one-column table of its own: text labels are categories too.
-  io::TextStrings label_strings;
-  label_strings.dict.push_back(std::move(strings.dict.back()));
-  label_strings.cells.push_back(std::move(strings.cells.back()));
-  const std::vector<std::string> label_name{t.label_name.empty() ? std::to_string(t.opt.label_column)
-                                                                 : t.label_name};
+  // Text labels are categories too (Note [text labels]); only their check matters with `given`.
   std::vector<float> codes = y;
-  gbdt::Categories known;
-  if (given) {
-    known.is = {1};
-    known.names = {given->classes};
-  }
-  const gbdt::Categories classes = gbdt::agree_categories({&codes, rows, 1, &label_strings, &label_name, &line,
-                                                           t.file},
-                                                          {}, given ? &known : nullptr, o.whose, comm);
-  if (!given) {
-    if (classes.of(0)) e.classes = classes.names[0];
-    return e;
-  }
-  comm.run_agreed([&] {  // a class the training data lacks cannot be scored
-    for (std::size_t r = 0; r < n; ++r) {
-      if (!std::isnan(codes[r])) continue;
-      std::string name = std::isnan(y[r]) ? std::string() : gbdt::category_of_number(y[r]);
-      for (const auto& [row, id] : label_strings.cells[0])
-        if (row == r) name = label_strings.dict[0][id];
-      input_error(t.file, line[r], "",
-                  label_text(*given) + " holds '" + name + "', not a class of " + o.whose + " (" +
-                      std::to_string(given->classes.size()) + " classes)");
-    }
-  });
-  return *given;
+  const std::vector<std::string> classes = gbdt::agree_classes({&codes, rows, &strings,
+                                                                static_cast<std::size_t>(t.cols), t.label_name,
+                                                                t.opt.label_column, &line, t.file},
+                                                               given ? &given->classes : nullptr, o.whose, comm);
+  if (given) return *given;
+  e.classes = classes;
+  return e;
 }
 
 namespace {

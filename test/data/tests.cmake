@@ -32,12 +32,19 @@ hpctrain_test(test_era5_sources SOURCES data/test_era5_sources.cpp LIBS ${HPCTRA
 foreach(np 1 2)
   set_tests_properties(test_era5_sources_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED era5_grids)
 endforeach()
+hpctrain_test(test_grid_file_lists SOURCES data/test_grid_file_lists.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1
+              LABELS "unit;gnn")
+set_tests_properties(test_grid_file_lists_np1_nt1 PROPERTIES FIXTURES_REQUIRED era5_grids)
+hpctrain_test(test_projected_grids SOURCES data/test_projected_grids.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1
+              LABELS "unit;gnn")
+set_tests_properties(test_projected_grids_np1_nt1 PROPERTIES FIXTURES_REQUIRED era5_grids)
 add_test(NAME era5_zarr3_xarray COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh
          ${CMAKE_CURRENT_SOURCE_DIR}/python/make_era5_zarr3.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_era5_zarr3)
 set_tests_properties(era5_zarr3_xarray PROPERTIES FIXTURES_SETUP era5_zarr3 SKIP_RETURN_CODE 77 LABELS "mpi;gnn")
-hpctrain_test(test_zarr_v3 SOURCES data/test_zarr_v3.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;gnn")
+hpctrain_test(test_zarr_stores SOURCES data/test_zarr_stores.cpp LIBS ${HPCTRAIN_TEST_LIBS} nlohmann_json::nlohmann_json
+              LABELS "mpi;gnn")
 foreach(np 1 2)
-  set_tests_properties(test_zarr_v3_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED "era5_grids;era5_zarr3")
+  set_tests_properties(test_zarr_stores_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED "era5_grids;era5_zarr3")
 endforeach()
 # A CSV with a header for networks and trees alike (csv source, named columns; see the script).
 add_test(NAME cli_csv_tables COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/csv_tables.sh ${PROJECT_BINARY_DIR}

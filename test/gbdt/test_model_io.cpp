@@ -76,5 +76,22 @@ TEST(ModelIo, ErrorsNameTheFileLineAndField) {
       std::string::npos);
 }
 
+// Text labels' class names (Note [text labels]): kept after num_features, read back; a file without
+// them (older ones, numeric labels) has none; a regression model or too many names are refused.
+TEST(ModelIo, ClassNamesRoundTrip) {
+  Model m = small_model();
+  m.classes = {"no", "yes, surely"};
+  const std::string text = to_json(m);
+  EXPECT_NE(text.find("\"classes\": [\"no\",\"yes, surely\"],\n  \"num_outputs\""), std::string::npos) << text;
+  EXPECT_EQ(from_json(text, "m.json").classes, m.classes);
+  EXPECT_TRUE(from_json(to_json(small_model()), "m.json").classes.empty());
+  m.classes.push_back("maybe");
+  EXPECT_NE(error_of(to_json(m)).find("m.json: classes: model file: 'classes' must hold at most num_class names"),
+            std::string::npos);
+  m.classes.pop_back();
+  m.objective = Objective::regression;
+  EXPECT_NE(error_of(to_json(m)).find("m.json: classes:"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hpct::gbdt

@@ -39,6 +39,13 @@ add_test(NAME cli_gbdt_decks COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gbdt_decks.
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_decks)
 set_tests_properties(cli_gbdt_decks PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
                      LABELS "cli;gbdt" WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+# The trees on pandas-written tables with a text label (docs/tables.md): learns, the same model as
+# integer-coded labels, 1 rank == 2 ranks byte for byte, predict's classes, refusals naming file:line.
+add_test(NAME cli_gbdt_text_labels COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/gbdt_text_labels.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_text_labels)
+set_tests_properties(cli_gbdt_text_labels PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
+                     LABELS "cli;gbdt")
 # GBDT checkpoints: kill -9 and SIGUSR1, resumed on 2 and on 1 rank to the same model file (issue 20).
 add_test(NAME cli_gbdt_resume COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gbdt_resume.sh $<TARGET_FILE:train>
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_resume)

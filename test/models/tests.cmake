@@ -104,6 +104,10 @@ set_tests_properties(parity_smart_torch_masked PROPERTIES FIXTURES_REQUIRED smar
 add_test(NAME cli_scenes_import COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/track_tables.py
          $<TARGET_FILE:scenes_import> ${CMAKE_CURRENT_BINARY_DIR}/scratch_scenes_import)
 set_tests_properties(cli_scenes_import PROPERTIES LABELS cli TIMEOUT 60)
+# scenes_import --map on lanelet2 maps written by lanelet2 (PyPI), against lanelet2's own centre lines.
+add_test(NAME cli_lanelet_map COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/lanelet_map.py
+         $<TARGET_FILE:scenes_import> ${CMAKE_CURRENT_BINARY_DIR}/scratch_lanelet_map)
+set_tests_properties(cli_lanelet_map PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
 # inputs/smart_quickstart.in as its header says, scaled down (48 scenes, 2 epochs), then smart_eval.
 add_test(NAME cli_smart_quickstart COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/models/smart/smart_quickstart.sh
          $<TARGET_FILE:train> $<TARGET_FILE:trajgen> $<TARGET_FILE:smart_eval> ${MPIEXEC_EXECUTABLE}

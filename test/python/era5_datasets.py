@@ -49,12 +49,14 @@ cds = xr.Dataset(
     attrs={"GRIB_centre": "ecmf", "Conventions": "CF-1.7", "institution": "European Centre for Medium-Range Weather Forecasts"},
 )
 
-# 3-hourly, -180-180 longitudes, float64.
+# 3-hourly, -180-180 longitudes, float64; z on two pressure levels (test/data/anemoi's source).
 hours3 = list(range(10))
-t2m3, _, _ = fields(hours3)
+t2m3, z3, _ = fields(hours3)
 three = xr.Dataset(
-    {"t2m": (("time", "latitude", "longitude"), t2m3)},
+    {"t2m": (("time", "latitude", "longitude"), t2m3),
+     "z": (("time", "level", "latitude", "longitude"), z3, {"units": "m**2 s**-2"})},
     coords={"time": np.datetime64("2024-03-20T00:00", "ns") + np.array(hours3) * np.timedelta64(3, "h"),
+            "level": ("level", np.array([850, 500]), {"units": "hPa", "positive": "down"}),
             "latitude": lat, "longitude": -1.5 + 0.25 * np.arange(NX)},
 )
 

@@ -8,29 +8,22 @@ without its label; bad files and settings are refused naming file, line and colu
 usage: mlp_tables.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
 import json
 import os
-import subprocess
 import sys
 
 import h5py
 import numpy as np
 import pandas as pd
+from tool_run import Checks, run_ranks
 
 build, mpiexec, scratch = sys.argv[1], sys.argv[2], sys.argv[3]
 train, predict = os.path.join(build, "apps", "train"), os.path.join(build, "apps", "predict")
 os.makedirs(scratch, exist_ok=True)
 env = dict(os.environ, OMP_NUM_THREADS="1")
-failures = []
-
-
-def check(cond, what):
-    print(("ok: " if cond else "FAILED: ") + what)
-    if not cond:
-        failures.append(what)
+check = Checks()
 
 
 def run(args, ranks=1):
-    cmd = ([mpiexec, "-np", str(ranks), "--oversubscribe", "--bind-to", "none"] if ranks > 1 else []) + args
-    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return run_ranks(mpiexec, args, ranks, env)
 
 
 # The colour decides the kind; `x` is noise and `size` carries nothing. "dark, grey" holds the
@@ -131,7 +124,7 @@ for ranks in (1, 2):
     name = "inv%d" % ranks
     r = run([train, *deck(name, "epochs=2", "rank_invariant=true", "batch_size=%d" % (32 // ranks))], ranks)
     check(r.returncode == 0, "rank_invariant training on %d rank(s): %s" % (ranks, r.stderr[-300:]))
-if not failures:
+if not check.failures:
     a, b = datasets(os.path.join(scratch, "inv1.h5")), datasets(os.path.join(scratch, "inv2.h5"))
     check(a[1] == b[1], "1 and 2 ranks agree on the encoding")
     check(a[0].keys() == b[0].keys() and all(a[0][k] == b[0][k] for k in a[0]), "1 and 2 ranks: weights bitwise")
@@ -174,7 +167,4 @@ other.to_csv(other_csv, index=False)
 refused([predict, weights, other_csv, os.path.join(scratch, "other.h5")],
         other_csv + ": column 'grade' (feature 2) where the model has 'size'", "predict: a renamed column")
 
-if failures:
-    print("%d check(s) failed" % len(failures))
-    sys.exit(1)
-print("all checks passed")
+check.finish()

@@ -10,3 +10,28 @@ def run_ok(*args, stderr_too=False):
         print(r.stdout, r.stderr)
         raise SystemExit(f"FAILED: {' '.join(map(str, args))} exited {r.returncode}")
     return r.stdout + r.stderr if stderr_too else r.stdout
+
+
+def run_ranks(mpiexec, args, ranks=1, env=None):
+    """Runs args on `ranks` MPI ranks (1: directly); returns the CompletedProcess, output as text."""
+    cmd = ([mpiexec, "-np", str(ranks), "--oversubscribe", "--bind-to", "none"] if ranks > 1 else []) + list(args)
+    return subprocess.run([str(a) for a in cmd], capture_output=True, text=True, env=env)
+
+
+class Checks:
+    """A script's named checks: check(cond, what) prints ok or FAILED; finish() ends the script,
+    exit status 1 when any failed."""
+
+    def __init__(self):
+        self.failures = []
+
+    def __call__(self, cond, what):
+        print(("ok: " if cond else "FAILED: ") + what)
+        if not cond:
+            self.failures.append(what)
+
+    def finish(self):
+        if self.failures:
+            print("%d check(s) failed" % len(self.failures))
+            raise SystemExit(1)
+        print("all checks passed")

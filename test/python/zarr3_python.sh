@@ -1,5 +1,5 @@
 #!/bin/sh
-# The interpreter of the tests whose files zarr-python 3 writes (test_zarr_v3): the venv
+# The interpreter of the tests whose files zarr-python 3 writes (test_zarr_stores): the venv
 # .deps/zarr3env of `scripts/setup --reference` (zarr 3 needs numpy 2; the reference venv keeps
 # Debian's numpy 1.24 for h5py and torch). Where the reference venv exists this one must too: a
 # missing venv or module is then a failure, not a skip (exit 77).

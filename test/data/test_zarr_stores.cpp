@@ -1,0 +1,111 @@
+// The zarr source on Zarr v3 stores as zarr-python 3 and xarray write them by default
+// (test/python/make_era5_zarr3.py, the fixture era5_zarr3): zstd chunks under c/..., shards of
+// inner chunks with a crc32c-checked index (an all-NaN hour's inner chunks never written), Blosc,
+// gzip, int16 packing, a float _FillValue in base64, v2 chunk keys; and on an anemoi-datasets store
+// (test/data/anemoi, written by anemoi-datasets from make_era5_grids.py's era5_3h.nc). Each store
+// reads as its NetCDF twin (the fixture era5_grids) bit for bit; what is not read is refused by name.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "data/data_sources_support.hpp"
+#include "support/test_support.hpp"
+
+using namespace hpct;
+using namespace hpct::test;
+
+namespace {
+
+const std::string kNc = "scratch_era5_grids/", kV3 = "scratch_era5_zarr3/";
+const std::string kCds =
+    "state_variables t2m, z@500\nstatic_variables lsm\nderived_forcings toa_radiation\nar_steps 2\n";
+
+TEST(ZarrStores, V3StoresReadAsTheirNetcdfTwins) {
+  const std::string packed = "state_variables t2m\nar_steps 1\n";
+  const std::string masked = "state_variables t2m\nmissing_data mask\n";
+  const std::vector<std::array<std::string, 3>> pairs = {{kCds, "era5_cds.nc", "era5_cds_v3.zarr"},
+                                                         {kCds, "era5_cds.nc", "era5_cds_sharded.zarr"},
+                                                         {packed, "era5_packed.nc", "era5_packed_v3.zarr"},
+                                                         {masked, "era5_masked.nc", "era5_masked_v3.zarr"},
+                                                         {masked, "era5_masked.nc", "era5_masked_sharded.zarr"},
+                                                         {"state_variables t2m\nderived_forcings time_of_day\n",
+                                                          "era5_3h.nc", "era5_3h_dates.zarr"}};
+  for (const auto& [deck, nc_file, zarr_file] : pairs) {
+    const auto nc = open_as("data_format netcdf\n" + deck, kNc + nc_file);
+    const auto zarr = open_as(deck, kV3 + zarr_file);  // data_format auto: a .zarr directory
+    EXPECT_EQ(zarr->description().substr(zarr->description().find(" (")),
+              nc->description().substr(nc->description().find(" (")));
+    expect_same_rows(*nc, *zarr, zarr_file);
+  }
+}
+
+TEST(ZarrStores, V3ErrorsNameTheStoreTheVariableAndTheChunk) {
+  const std::string bad = kV3 + "era5_bad_sharded.zarr";
+  // The rank whose rows need the shard names itself ("rank 1: ...") when it is not rank 0.
+  std::string message = train_error(
+      "model gnn\ngnn_latent 4\ngnn_layers 1\nboundary_width 1\nstate_variables t2m\n"
+      "batch_size 2\nepochs 1\ndata_file " +
+      bad + "\n");
+  if (message.rfind("rank ", 0) == 0) message = message.substr(message.find(": ") + 2);
+  EXPECT_EQ(message, bad + ": variable 't2m': chunk c/1/0/0 (" + bad +
+                         "/t2m/c/1/0/0) index: crc32c checksum mismatch (truncated or corrupt)");
+  EXPECT_EQ(error_message([&] { open_as("state_variables expver\n", bad); }),
+            bad + ": variable 'expver' must be float32, float64 or int16 packed with scale_factor/add_offset");
+  const std::string transposed = kV3 + "era5_transposed.zarr";
+  EXPECT_EQ(error_message([&] { open_as("state_variables t2m\n", transposed); }),
+            transposed +
+                ": variable 't2m': zarr.json: codec 'transpose' (the zarr source reads bytes, sharding_indexed, "
+                "blosc, gzip, zstd and crc32c, in zarr-python's order)");
+}
+
+const std::string kAnemoi = HPCTRAIN_SOURCE_DIR "/test/data/anemoi/era5_3h_anemoi.zarr";
+
+// Its variables t2m, z_500, z_850 over (time, cell) as (time, latitude, longitude), the dates as
+// the time coordinate: the same samples as era5_3h.nc's t2m and z@500 (Note [anemoi layout]).
+TEST(ZarrStores, AnemoiStoreReadsAsItsNetcdfSource) {
+  const std::string keys = "derived_forcings toa_radiation, time_of_day\nderived_statics lat_lon\nar_steps 2\n";
+  const auto nc = open_as("data_format netcdf\nstate_variables t2m, z@500\n" + keys, kNc + "era5_3h.nc");
+  const auto anemoi = open_as("state_variables t2m, z_500\n" + keys, kAnemoi);
+  EXPECT_EQ(anemoi->description().substr(anemoi->description().find(" (")),
+            nc->description().substr(nc->description().find(" (")));
+  expect_same_rows(*nc, *anemoi, "era5_3h_anemoi.zarr");
+}
+
+// A copy of the store with its root attributes changed by `edit`, in this rank's scratch directory.
+std::string edited_anemoi(const std::function<void(nlohmann::json&)>& edit) {
+  const Comm comm;
+  const std::string dir = scratch("anemoi_r" + std::to_string(comm.rank())) + "/era5_3h_anemoi.zarr";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy(kAnemoi, dir, std::filesystem::copy_options::recursive);
+  nlohmann::json attrs = nlohmann::json::parse(std::ifstream(dir + "/.zattrs"));
+  edit(attrs);
+  std::ofstream(dir + "/.zattrs") << attrs.dump();
+  return dir;
+}
+
+TEST(ZarrStores, AnemoiErrorsNameTheStore) {
+  const std::string reduced = edited_anemoi([](nlohmann::json& a) { a["field_shape"] = {42}; });
+  EXPECT_EQ(error_message([&] { open_as("state_variables t2m\n", reduced); }),
+            reduced +
+                ": anemoi-datasets store: field_shape [42] (an unstructured or reduced grid; the gridded "
+                "sources read regular latitude-longitude grids)");
+  const std::string turned = edited_anemoi([](nlohmann::json& a) { a["field_shape"] = {7, 6}; });
+  EXPECT_EQ(error_message([&] { open_as("state_variables t2m\n", turned); }),
+            turned +
+                ": anemoi-datasets store: cell 6 breaks the rows of one latitude and columns of one longitude "
+                "of field_shape [7,6] (the gridded sources read regular latitude-longitude grids)");
+  const std::string renamed = edited_anemoi([](nlohmann::json& a) { a["variables"] = {"t2m", "z_500"}; });
+  EXPECT_EQ(error_message([&] { open_as("state_variables t2m\n", renamed); }),
+            renamed +
+                ": anemoi-datasets store: array 'data' of shape [10,3,1,42], not (time, 2 variables, "
+                "ensemble, 42 cells of field_shape)");
+  EXPECT_EQ(error_message([&] { open_as("state_variables z@500\n", kAnemoi); }),
+            kAnemoi + ": variable 'z' is missing");
+}
+
+}  // namespace
