@@ -16,6 +16,8 @@ gbdt::Data kept_rows(const gbdt::Data& d, const std::vector<char>& keep, const C
   s.name = "train";
   s.file = d.file;
   s.cols = d.cols;
+  s.classes = d.classes;  // a tree member's model file keeps the class names
+  s.label = d.label;
   for (long long i = 0; i < d.rows; ++i) {
     if (!keep[static_cast<std::size_t>(i)]) continue;
     s.x.insert(s.x.end(), d.x.begin() + i * d.cols, d.x.begin() + (i + 1) * d.cols);
