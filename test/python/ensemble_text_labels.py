@@ -5,7 +5,7 @@ in src/ensemble/member_passes.cpp), on CSV tables written by pandas, with build/
   classes learns the classes (held-out accuracy from predict's OUTPUT.h5), its file lists them most
   frequent first (`classes`), as do the tree member's file and OUTPUT.h5; 1 rank and 2 ranks write
   the same ensemble, member and table files, byte for byte, and predict the same probabilities;
-- a mixed ensemble (GBDT deck, mlp deck with loss cross_entropy) and a binary one (the rarer class
+- a mixed ensemble (GBDT deck, mlp deck and mlp file with loss cross_entropy) and a binary one (the rarer class
   is 1; OUTPUT.h5 holds P(class 0), P(class 1)) train and predict by the names;
 - refusals name the deck's line and key, or the member and both class lists, or file, line and
   column, and write nothing: a member file trained on the classes in another order or on numeric
@@ -145,10 +145,14 @@ if os.path.exists(path("pred1.h5")) and os.path.exists(path("pred2.h5")):
 r = run([predict, path("r1/ens.json"), path("test.csv"), path("pred.txt"), "--header", "--label-column", "kind"])
 check(r.returncode == 0 and len(read(path("pred.txt")).splitlines()) == 300, "a text OUTPUT: one line per row")
 
-# 2. A mixed ensemble (trees and an mlp) and a binary one, on 2 ranks.
-r = run([train, ensemble("mixed", f"{path('gbm.in')},{path('mlp.in')}")], 2)
-check(r.returncode == 0 and json.loads(read(path("mixed.json"))).get("classes") == order,
-      "a GBDT deck and an mlp deck (cross_entropy) on class names: " + (r.stdout + r.stderr)[-400:])
+# 2. A mixed ensemble (trees, an mlp deck and an mlp file trained on other.csv, whose weights keep
+# the classes in their `table` attribute) and a binary one, on 2 ranks.
+r = run([train, deck("mlpfile", keyed(MLP, f"data_file {path('other.csv')}", f"output {path('mlpfile.h5')}"))])
+check(r.returncode == 0, "an mlp member file on other.csv: " + r.stderr[-300:])
+r = run([train, ensemble("mixed", f"{path('gbm.in')},{path('mlp.in')},{path('mlpfile.h5')}")], 2)
+mixed = json.loads(read(path("mixed.json"))) if r.returncode == 0 else {}
+check(mixed.get("classes") == order and [m["kind"] for m in mixed["members"]] == ["gbdt", "mlp", "mlp"],
+      "a GBDT deck, an mlp deck and an mlp file (cross_entropy) on class names: " + (r.stdout + r.stderr)[-400:])
 two = lambda d: d.assign(kind=np.where(d["kind"] == order[0], order[0], "other"))  # noqa: E731
 two(data).to_csv(path("two.csv"), index=False)
 two(test).to_csv(path("two_test.csv"), index=False)
