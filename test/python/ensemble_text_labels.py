@@ -172,6 +172,33 @@ if r.returncode == 0:
           "binary OUTPUT.h5: P(%s), P(%s); accuracy %.3f" % (names2[0], names2[1], acc2))
 
 
+# The text OUTPUT holds what OUTPUT.h5 does: binary P(class 1); a regression ensemble's `outputs`.
+r = run([predict, path("bin.json"), path("two_test.csv"), path("bin.txt"), "--header", "--label-column", "kind"])
+if r.returncode == 0 and os.path.exists(path("bin.h5")):
+    with h5py.File(path("bin.h5"), "r") as h:
+        check(np.abs(np.loadtxt(path("bin.txt")) - h["probabilities"][:, 1]).max() < 1e-6,
+              "binary: the text lines are OUTPUT.h5's P(class 1)")
+rg = np.random.default_rng(5)
+reg = pd.DataFrame({"x1": rg.uniform(0, 1, 500).round(4), "x2": rg.uniform(0, 1, 500).round(4)})
+reg["y"] = (3 * reg["x1"] + reg["x2"] ** 2).round(4)
+reg.to_csv(path("reg.csv"), index=False)
+REG = ["model gbdt", "objective regression", f"data_file {path('reg.csv')}", "text_header true", "label_column y",
+       "num_trees 8", "log_every 100"]
+deck("greg", REG)
+r = run([train, ensemble("ereg", path("greg.in"), f"data_file {path('reg.csv')}", f"test_file {path('reg.csv')}",
+                         "label_column y", objective="regression")])
+check(r.returncode == 0 and "classes" not in json.loads(read(path("ereg.json"))),
+      "a regression ensemble: no classes: " + r.stderr[-300:])
+r1 = run([predict, path("ereg.json"), path("reg.csv"), path("reg.h5"), "--header", "--label-column", "y"])
+r2 = run([predict, path("ereg.json"), path("reg.csv"), path("reg.txt"), "--header", "--label-column", "y"])
+if r1.returncode == 0 and r2.returncode == 0:
+    with h5py.File(path("reg.h5"), "r") as h:
+        check(h["outputs"].shape == (500, 1) and "probabilities" not in h and "classes" not in h.attrs and
+              np.abs(np.loadtxt(path("reg.txt")) - h["outputs"][:, 0]).max() < 1e-5,
+              "a regression ensemble's OUTPUT.h5: `outputs` [N, 1], the text lines' values")
+else:
+    check(False, "predict a regression ensemble: " + r1.stderr[-300:] + r2.stderr[-300:])
+
 # 3. Refusals: the message, and no output.
 def refused(args, expect, what, output, ranks=1):
     r = run(args, ranks)
