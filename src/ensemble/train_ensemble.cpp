@@ -167,9 +167,6 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   mr.fold.resize(static_cast<std::size_t>(train.rows));
   for (long long i = 0; i < train.rows; ++i)
     mr.fold[static_cast<std::size_t>(i)] = fold_of(seed, train.first_row + i, folds);
-  comm.run_agreed([&] {
-    if (comm.rank() == 0) std::filesystem::create_directories(mr.work_dir);
-  });
   std::vector<Entry> entries(paths.size());
   std::vector<MemberDeck> decks(paths.size());
   for (std::size_t j = 0; j < paths.size(); ++j) {
@@ -189,6 +186,9 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
     if (mr.fit) e.fit_scores = scores_on(e.model, task, train, comm);
     Log::info(strf("ensemble: member %s (%s) from %s", e.name.c_str(), e.model.kind.c_str(), paths[j].c_str()));
   }
+  comm.run_agreed([&] {  // after the members' checks: a refused run leaves nothing behind
+    if (comm.rank() == 0) std::filesystem::create_directories(mr.work_dir);
+  });
   MemberPasses work(mr, entries, decks, comm, services);
   // Note [ensemble cadence]: checkpoint_every_trees counts a tree member's rounds, and
   // checkpoint_every_epochs the passes (member trainings); checkpoint_every_minutes, checkpoint_keep,

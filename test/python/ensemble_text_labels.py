@@ -204,7 +204,9 @@ def refused(args, expect, what, output, ranks=1):
     r = run(args, ranks)
     msg = r.stdout + r.stderr
     said = [l for l in msg.splitlines() if "error" in l] or msg.strip().splitlines() or [""]
-    check(r.returncode != 0 and expect in msg and not os.path.exists(output), what + ": " + said[0])
+    work = output[: -len(".json")] + ".work" if output.endswith(".json") else output  # an ensemble's folder
+    check(r.returncode != 0 and expect in msg and not os.path.exists(output) and not os.path.exists(work),
+          what + ": " + said[0])
 
 
 for name, csv in (("shifted", "shifted.csv"), ("ints", "other_int.csv")):
