@@ -80,6 +80,20 @@ MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm
   return m;
 }
 
+void check_member_class_count(const MemberDeck& m, Task task, int K, const std::string& of, const Comm& comm) {
+  if (task == Task::regression) return;
+  comm.run_agreed([&] {
+    const std::string key = m.trees ? "num_class" : "num_classes";
+    // A tree's num_class is multiclass only; a network's num_classes counts cross_entropy's outputs.
+    const bool counts = m.trees ? task == Task::multiclass
+                                : m.deck.schema().find(key) && m.deck.get_string("loss") == "cross_entropy";
+    const int want = task == Task::binary ? 2 : K;
+    if (counts && m.deck.is_set(key) && m.deck.get_int(key) != want)
+      m.deck.fail(key, strf("the ensemble has %d classes (%s): set %s %d%s", want, of.c_str(), key.c_str(), want,
+                            m.trees ? " or leave it out" : ""));
+  });
+}
+
 gbdt::BoostParams member_params(const MemberDeck& m, Task task, int num_class) {
   gbdt::BoostParams p = gbdt::params_from_deck(m.deck);
   if (task == Task::multiclass && p.num_class <= 0) p.num_class = num_class;

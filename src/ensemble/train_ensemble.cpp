@@ -149,6 +149,9 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
                         ExitCode::bad_input);
     });
   }
+  const std::string class_origin = names > 0                  ? "the class names of " + train.file
+                                   : deck.is_set("num_class") ? "num_class"
+                                                              : "the labels of " + train.file;
   Log::info(strf("ensemble: %s of %zu member(s), %lld training rows, %lld held-out rows%s", method.c_str(),
                  paths.size(), train.global_rows, valid.global_rows,
                  sets.size() > 1 ? strf(", %lld test rows", test.global_rows).c_str() : ""));
@@ -174,6 +177,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
     e.source = paths[j];
     if (is_deck(paths[j])) {
       decks[j] = read_member_deck(paths[j], task, comm, services);
+      check_member_class_count(decks[j], task, K, class_origin, comm);
       e.name = decks[j].name();
       continue;
     }

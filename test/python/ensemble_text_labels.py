@@ -9,7 +9,8 @@ in src/ensemble/member_passes.cpp), on CSV tables written by pandas, with build/
   is 1; OUTPUT.h5 holds P(class 0), P(class 1)) train and predict by the names;
 - refusals name the deck's line and key, or the member and both class lists, or file, line and
   column, and write nothing: a member file trained on the classes in another order or on numeric
-  labels, num_class other than the class count (ensemble, gbdt and mlp alike), binary with three
+  labels, a member deck with another class count, num_class other than the class count (ensemble,
+  gbdt and mlp alike), binary with three
   classes, a text label with objective regression, a validation_file / predict row whose class the
   training file lacks, predict --margin with an OUTPUT.h5 (GBDT model).
 usage: ensemble_text_labels.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
@@ -225,6 +226,14 @@ refused([train, ensemble("e_ints", path("ints.json"))],
 d = ensemble("e_k4", path("gbm.in"), "num_class 4")
 refused([train, d], "%s:%d: num_class: column 'kind' of %s holds 3 classes, not num_class 4" % (
     d, lineno(d, "num_class"), path("train.csv")), "ensemble num_class above the class count", path("e_k4.json"), 2)
+d = deck("gbm4", keyed(GBM, "num_class 4"))
+refused([train, ensemble("e_m4", d)], "%s:%d: num_class: the ensemble has 3 classes (the class names of %s): set "
+        "num_class 3 or leave it out" % (d, lineno(d, "num_class"), path("train.csv")),
+        "a tree member deck with num_class 4, before any training", path("e_m4.json"), 2)
+d = deck("mlp4", keyed(MLP, "num_classes 4"))
+refused([train, ensemble("e_n4", d)], "%s:%d: num_classes: the ensemble has 3 classes (the class names of %s): set "
+        "num_classes 3" % (d, lineno(d, "num_classes"), path("train.csv")),
+        "an mlp member deck with num_classes 4, before any training", path("e_n4.json"))
 d = ensemble("e_bin3", path("gbm2.in"), objective="binary")
 refused([train, d], "%s:%d: objective: binary: column 'kind' of %s holds 3 classes" % (
     d, lineno(d, "objective"), path("train.csv")), "a binary ensemble on three classes", path("e_bin3.json"))
