@@ -80,7 +80,8 @@ MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm
   return m;
 }
 
-void check_member_class_count(const MemberDeck& m, Task task, int K, const std::string& of, const Comm& comm) {
+void settle_member_classes(MemberDeck& m, Task task, int K, const std::string& of, const Comm& comm,
+                           const RunServices& services) {
   if (task == Task::regression) return;
   comm.run_agreed([&] {
     const std::string key = m.trees ? "num_class" : "num_classes";
@@ -89,8 +90,10 @@ void check_member_class_count(const MemberDeck& m, Task task, int K, const std::
                                 : m.deck.schema().find(key) && m.deck.get_string("loss") == "cross_entropy";
     const int want = task == Task::binary ? 2 : K;
     if (counts && m.deck.is_set(key) && m.deck.get_int(key) != want)
-      m.deck.fail(key, strf("the ensemble has %d classes (%s): set %s %d%s", want, of.c_str(), key.c_str(), want,
-                            m.trees ? " or leave it out" : ""));
+      m.deck.fail(key, strf("the ensemble has %d classes (%s): set %s %d or leave it out", want, of.c_str(),
+                            key.c_str(), want));
+    if (counts && !m.trees && !m.deck.is_set(key))  // appended: the deck's own lines keep their numbers
+      m.deck = services.parse_deck(m.text + strf("\nnum_classes %d\n", want), m.path);
   });
 }
 

@@ -177,7 +177,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
     e.source = paths[j];
     if (is_deck(paths[j])) {
       decks[j] = read_member_deck(paths[j], task, comm, services);
-      check_member_class_count(decks[j], task, K, class_origin, comm);
+      settle_member_classes(decks[j], task, K, class_origin, comm, services);
       e.name = decks[j].name();
       continue;
     }

@@ -94,8 +94,8 @@ GBM = ["model gbdt", "objective multiclass", f"data_file {path('train.csv')}", *
 deck("gbm", GBM)
 deck("gbm2", ["model gbdt", "objective binary", f"data_file {path('train.csv')}", *TABLE, "num_trees 8",
               "max_depth 3", "log_every 100"])
-MLP = ["model mlp", f"data_file {path('train.csv')}", *TABLE, "loss cross_entropy", "num_classes 3",
-       "hidden_sizes 16", "batch_size 32", "epochs 4", "lr 1e-2", "log_every 100000"]
+MLP = ["model mlp", f"data_file {path('train.csv')}", *TABLE, "loss cross_entropy", "hidden_sizes 16",
+       "batch_size 32", "epochs 4", "lr 1e-2", "log_every 100000"]  # num_classes: the classes' count
 deck("mlp", MLP)
 deck("bce", ["model mlp", f"data_file {path('train.csv')}", *TABLE, "loss bce", "hidden_sizes 16",
              "batch_size 32", "epochs 4", "lr 1e-2", "log_every 100000"])
@@ -232,7 +232,7 @@ refused([train, ensemble("e_m4", d)], "%s:%d: num_class: the ensemble has 3 clas
         "a tree member deck with num_class 4, before any training", path("e_m4.json"), 2)
 d = deck("mlp4", keyed(MLP, "num_classes 4"))
 refused([train, ensemble("e_n4", d)], "%s:%d: num_classes: the ensemble has 3 classes (the class names of %s): set "
-        "num_classes 3" % (d, lineno(d, "num_classes"), path("train.csv")),
+        "num_classes 3 or leave it out" % (d, lineno(d, "num_classes"), path("train.csv")),
         "an mlp member deck with num_classes 4, before any training", path("e_n4.json"))
 d = ensemble("e_bin3", path("gbm2.in"), objective="binary")
 refused([train, d], "%s:%d: objective: binary: column 'kind' of %s holds 3 classes" % (
