@@ -274,6 +274,18 @@ void CfGridDataset::read_coordinates(const CfArrays& f, Layout& g) const {
     if (f.has(name) && f.shape(name).size() == 1) f.read(name, {0}, {len}, c.data());
   }
   g.latlon = is_degrees(f, dim_[kY], kY) && is_degrees(f, dim_[kX], kX);
+  // A projected grid (Lambert conformal, rotated pole: CERRA, regional models) has 1-D y/x in its
+  // own units and 2-D latitude and longitude over (y, x), CF's auxiliary coordinates: those.
+  const auto over_grid = [&](const char* name) {
+    return f.has(name) && f.dimensions(name) == std::vector<std::string>{dim_[kY], dim_[kX]};
+  };
+  for (const auto& [lat, lon] : {std::pair{"latitude", "longitude"}, std::pair{"lat", "lon"}}) {
+    if (g.latlon || !over_grid(lat) || !over_grid(lon)) continue;
+    g.lat.resize(g.ny * g.nx), g.lon.resize(g.ny * g.nx);
+    f.read(lat, {0, 0}, {g.ny, g.nx}, g.lat.data());
+    f.read(lon, {0, 0}, {g.ny, g.nx}, g.lon.data());
+    g.latlon = true;
+  }
   const std::string& tname = dim_[kTime];
   if (!f.has(tname)) return;
   const std::string units = f.text(tname, "units");

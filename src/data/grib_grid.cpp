@@ -1,15 +1,19 @@
-// The `grib` data source: GRIB 1 or 2 on a regular latitude/longitude grid, as the Copernicus store
-// and ECMWF deliver ERA5 (one message per variable, level and time), read through ecCodes' C API as
-// the same forecasting samples as the netcdf source (grid_samples.hpp; docs/gnn.md, "Data").
+// The `grib` data source: GRIB 1 or 2 on a regular latitude/longitude grid or a projected one (Note
+// [projected GRIB grids]), as the Copernicus store and ECMWF deliver ERA5 and CERRA (one message per
+// variable, level and time), in one file or several (their messages taken together), read through
+// ecCodes' C API as the same forecasting samples as the netcdf source (grid_samples.hpp; docs/gnn.md,
+// "Data").
 #include <eccodes.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "core/error.hpp"
+#include "data/cf_files.hpp"
 #include "data/grid_samples.hpp"
 #include "data/source_registry.hpp"
 
@@ -57,6 +61,26 @@ class GribFile {
   codes_handle* h_ = nullptr;
 };
 
+// A message's place: which of data_file's files, and where in it.
+struct Location {
+  std::size_t file = 0;
+  long offset = 0;
+};
+
+// The files of data_file, each opened when first needed.
+class GribFiles {
+ public:
+  explicit GribFiles(const std::vector<std::string>& paths) : paths_(paths), open_(paths.size()) {}
+  codes_handle* at(const Location& l) {
+    if (!open_[l.file]) open_[l.file] = std::make_unique<GribFile>(paths_[l.file]);
+    return open_[l.file]->at(l.offset);
+  }
+
+ private:
+  std::vector<std::string> paths_;
+  std::vector<std::unique_ptr<GribFile>> open_;
+};
+
 std::string get_string(codes_handle* h, const char* key) {
   char buf[256] = {0};
   std::size_t len = sizeof buf;
@@ -83,22 +107,61 @@ double get_double(codes_handle* h, const char* key, const std::string& where) {
 struct Message {
   std::string short_name, cf_name, level_type;
   double level = 0, valid_s = 0;
-  long offset = 0;
+  Location at;
 };
 
-// The regular grid of a message: size, scanning and coordinates.
+// The grid of a message: size, scanning and coordinates.
 struct Grid {
   long ni = 0, nj = 0;
   bool j_consecutive = false;
-  std::vector<double> lat, lon;  // per row j and column i, in the file's scanning order
-  bool operator==(const Grid& o) const { return ni == o.ni && nj == o.nj && lat == o.lat && lon == o.lon; }
+  std::vector<double> lat, lon;              // regular_ll: per row j and column i, in the file's scanning order
+  std::vector<double> point_lat, point_lon;  // another grid: per point j ni + i
+  bool operator==(const Grid& o) const {
+    return ni == o.ni && nj == o.nj && lat == o.lat && lon == o.lon && point_lat == o.point_lat &&
+           point_lon == o.point_lon;
+  }
 };
+
+// Note [projected GRIB grids]: a grid other than regular_ll whose points form ni x nj rows and
+// columns (Lambert conformal as CERRA's, polar stereographic, rotated or regular Gaussian, Mercator)
+// is read with each point's latitude and longitude from ecCodes' geoiterator (the keys latitudes
+// and longitudes, in the order of the values, so placed as the values are); reduced and spectral
+// grids have no rows and columns and are refused.
+void read_points(codes_handle* h, Grid& g, const std::string& where) {
+  const auto n = static_cast<std::size_t>(g.ni * g.nj);
+  std::vector<double> lat(n), lon(n);
+  std::size_t got_lat = n, got_lon = n;
+  if (codes_get_double_array(h, "latitudes", lat.data(), &got_lat) != CODES_SUCCESS ||
+      codes_get_double_array(h, "longitudes", lon.data(), &got_lon) != CODES_SUCCESS || got_lat != n ||
+      got_lon != n)
+    throw Error(where + ": ecCodes gives no latitude and longitude for each of the " + std::to_string(n) +
+                    " points of this grid",
+                ExitCode::bad_input);
+  g.point_lat.resize(n), g.point_lon.resize(n);
+  const auto nx = static_cast<std::size_t>(g.ni), ny = static_cast<std::size_t>(g.nj);
+  for (std::size_t j = 0; j < ny; ++j)
+    for (std::size_t i = 0; i < nx; ++i) {
+      const std::size_t k = g.j_consecutive ? i * ny + j : j * nx + i;
+      g.point_lat[j * nx + i] = lat[k], g.point_lon[j * nx + i] = lon[k];
+    }
+}
 
 Grid grid_of(codes_handle* h, const std::string& where) {
   const std::string type = get_string(h, "gridType");
-  if (type != "regular_ll")
-    throw Error(where + ": gridType '" + type + "'; the grib source reads regular_ll grids", ExitCode::bad_input);
   Grid g;
+  if (type != "regular_ll") {
+    if (type.compare(0, 8, "reduced_") == 0 || type == "sh" || type == "unstructured_grid")
+      throw Error(where + ": gridType '" + type +
+                      "' has no rows and columns; the grib source reads regular_ll and projected grids (lambert, "
+                      "polar_stereographic, rotated_ll, regular_gg, mercator)",
+                  ExitCode::bad_input);
+    long ni = 0, nj = 0;
+    const bool ij = codes_get_long(h, "Ni", &ni) == CODES_SUCCESS && codes_get_long(h, "Nj", &nj) == CODES_SUCCESS;
+    g.ni = ij ? ni : get_long(h, "Nx", where), g.nj = ij ? nj : get_long(h, "Ny", where);
+    g.j_consecutive = get_long(h, "jPointsAreConsecutive", where) != 0;
+    read_points(h, g, where);
+    return g;
+  }
   g.ni = get_long(h, "Ni", where), g.nj = get_long(h, "Nj", where);
   g.j_consecutive = get_long(h, "jPointsAreConsecutive", where) != 0;
   const double lat0 = get_double(h, "latitudeOfFirstGridPointInDegrees", where);
@@ -124,20 +187,22 @@ double valid_seconds(codes_handle* h, const std::string& where) {
 
 class GribGridDataset : public GridSamples {
  public:
-  GribGridDataset(const std::string& file, const deck::Deck& deck) : GridSamples(file, deck) {
+  GribGridDataset(const std::string& file, const deck::Deck& deck)
+      : GridSamples(file, deck), paths_(data_file_list(file)) {
     const std::lock_guard<std::mutex> lock(grib_mutex());
     std::vector<Message> all;
-    {
-      GribFile f(file);
+    for (std::size_t fi = 0; fi < paths_.size(); ++fi) {
+      GribFile f(paths_[fi]);
+      std::size_t count = 0;
       for (codes_handle* h; (h = f.next()) != nullptr;) {
-        const std::string where = file + ": message " + std::to_string(all.size() + 1);
+        const std::string where = paths_[fi] + ": message " + std::to_string(++count);
         Message m;
         m.short_name = get_string(h, "shortName");
         m.cf_name = get_string(h, "cfVarName");
         m.level_type = get_string(h, "typeOfLevel");
         m.level = get_double(h, "level", where);
         m.valid_s = valid_seconds(h, where);
-        m.offset = get_long(h, "offset", where);
+        m.at = {fi, get_long(h, "offset", where)};
         const Grid g = grid_of(h, where);
         if (all.empty()) grid_ = g;
         else if (!(g == grid_))
@@ -150,20 +215,26 @@ class GribGridDataset : public GridSamples {
     Layout g;
     g.ny = static_cast<std::size_t>(grid_.nj), g.nx = static_cast<std::size_t>(grid_.ni);
     g.y = grid_.lat, g.x = grid_.lon, g.latlon = true;
+    if (!grid_.point_lat.empty()) {  // a projected grid: rows and columns by index, each point's lat/lon
+      g.y.clear(), g.x.clear();
+      for (long j = 0; j < grid_.nj; ++j) g.y.push_back(static_cast<double>(j));
+      for (long i = 0; i < grid_.ni; ++i) g.x.push_back(static_cast<double>(i));
+      g.lat = grid_.point_lat, g.lon = grid_.point_lon;
+    }
     // The times: those of the first state variable; every timed variable has one message at each.
     std::vector<std::string> timed = state_;
     timed.insert(timed.end(), forcing_.begin(), forcing_.end());
     for (const std::string& name : timed) {
       const std::vector<Message> ms = messages(all, name);
-      std::map<double, long> by_time;
+      std::map<double, Location> by_time;
       for (const Message& m : ms)
-        if (!by_time.emplace(m.valid_s, m.offset).second)
+        if (!by_time.emplace(m.valid_s, m.at).second)
           throw Error(file + ": variable '" + name + "' has two messages at one time (" + m.short_name +
                           ", level " + std::to_string(static_cast<long>(m.level)) + ")",
                       ExitCode::bad_input);
       if (g.time_s.empty())
         for (const auto& [t, off] : by_time) g.time_s.push_back(t);
-      std::vector<long> offsets;
+      std::vector<Location> offsets;
       for (const double t : g.time_s) {
         const auto it = by_time.find(t);
         if (it == by_time.end())
@@ -182,9 +253,9 @@ class GribGridDataset : public GridSamples {
     // Static variables: their first message (a land-sea mask is stored at every time, the same).
     const std::size_t n = g.ny * g.nx;
     g.statics.resize(static_.size() * n);
-    GribFile f(file);
+    GribFiles f(paths_);
     for (std::size_t k = 0; k < static_.size(); ++k)
-      decode(f.at(messages(all, static_[k]).front().offset), static_[k], &g.statics[k * n]);
+      decode(f.at(messages(all, static_[k]).front().at), static_[k], &g.statics[k * n]);
     finish(std::move(g));
   }
 
@@ -197,7 +268,7 @@ class GribGridDataset : public GridSamples {
  private:
   class Reader_ : public Reader {
    public:
-    explicit Reader_(const GribGridDataset& d) : d_(d), f_(d.file_) {}
+    explicit Reader_(const GribGridDataset& d) : d_(d), f_(d.paths_) {}
     void read(std::size_t t0, std::size_t nt, float* window) override {
       const std::lock_guard<std::mutex> lock(grib_mutex());
       const std::size_t n = d_.layout_.ny * d_.layout_.nx;
@@ -208,7 +279,7 @@ class GribGridDataset : public GridSamples {
 
    private:
     const GribGridDataset& d_;
-    GribFile f_;
+    GribFiles f_;
   };
   std::unique_ptr<Reader> reader() const override { return std::make_unique<Reader_>(*this); }
 
@@ -269,9 +340,10 @@ class GribGridDataset : public GridSamples {
       }
   }
 
+  std::vector<std::string> paths_;  // data_file's files (cf_files.hpp)
   Grid grid_;
-  std::vector<std::vector<long>> offsets_;  // [timed variable][time]: the message's offset in the file
-  mutable std::vector<double> values_;      // decode's buffer (under grib_mutex)
+  std::vector<std::vector<Location>> offsets_;  // [timed variable][time]: the message's place
+  mutable std::vector<double> values_;          // decode's buffer (under grib_mutex)
 };
 
 std::shared_ptr<const Dataset> open_grib(const deck::Deck& deck, const std::string& file) {
@@ -290,7 +362,8 @@ bool recognises_grib(const deck::Deck&, const std::string& file) {
 
 DataSourceKind grib_grid_source() {
   return {"grib",
-          "GRIB 1/2 messages on a regular lat/lon grid as ECMWF and the Copernicus store deliver them, read with "
+          "GRIB 1/2 messages on a regular lat/lon or projected grid (lambert, ...) as ECMWF and the Copernicus "
+          "store deliver them, read with "
           "ecCodes (the netcdf source's keys and fields; variables by shortName or cfVarName, e.g. 2t or t2m)",
           nullptr, recognises_grib, open_grib};
 }

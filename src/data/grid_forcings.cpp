@@ -106,45 +106,62 @@ std::vector<std::string> derived_static_channels(const std::vector<std::string>&
   return expand(static_table(), names, key);
 }
 
-void derived_forcing(const std::string& channel, double unix_seconds, double step_s, const std::vector<double>& lat,
-                     const std::vector<double>& lon, float* out) {
-  const std::size_t ny = lat.size(), nx = lon.size();
+void derived_forcing_at_points(const std::string& channel, double unix_seconds, double step_s,
+                               const std::vector<double>& lat, const std::vector<double>& lon, float* out) {
+  const std::size_t n = lat.size();
   if (channel == "toa_radiation") {
-    for (std::size_t j = 0; j < ny; ++j)
-      for (std::size_t i = 0; i < nx; ++i)
-        out[j * nx + i] = static_cast<float>(toa_incident_solar(lat[j], lon[i], unix_seconds, step_s));
+    for (std::size_t p = 0; p < n; ++p)
+      out[p] = static_cast<float>(toa_incident_solar(lat[p], lon[p], unix_seconds, step_s));
     return;
   }
   if (channel == "sin_time_of_day" || channel == "cos_time_of_day") {
     // Local mean solar time: UTC + longitude / 15 hours.
     const bool sine = channel[0] == 's';
-    for (std::size_t i = 0; i < nx; ++i) {
-      const double phase = 2.0 * kPi * (std::fmod(unix_seconds, kDay) / kDay + lon[i] / 360.0);
-      const auto v = static_cast<float>(sine ? std::sin(phase) : std::cos(phase));
-      for (std::size_t j = 0; j < ny; ++j) out[j * nx + i] = v;
+    for (std::size_t p = 0; p < n; ++p) {
+      const double phase = 2.0 * kPi * (std::fmod(unix_seconds, kDay) / kDay + lon[p] / 360.0);
+      out[p] = static_cast<float>(sine ? std::sin(phase) : std::cos(phase));
     }
     return;
   }
   if (channel == "sin_day_of_year" || channel == "cos_day_of_year") {
     const double phase = 2.0 * kPi * year_fraction(unix_seconds);
-    std::fill_n(out, ny * nx, static_cast<float>(channel[0] == 's' ? std::sin(phase) : std::cos(phase)));
+    std::fill_n(out, n, static_cast<float>(channel[0] == 's' ? std::sin(phase) : std::cos(phase)));
     return;
   }
   throw Error("internal: no derived forcing '" + channel + "'");
 }
 
-void derived_static(const std::string& channel, const std::vector<double>& lat, const std::vector<double>& lon,
-                    float* out) {
-  const std::size_t ny = lat.size(), nx = lon.size();
+void derived_static_at_points(const std::string& channel, const std::vector<double>& lat,
+                              const std::vector<double>& lon, float* out) {
   const bool sine = channel[0] == 's';
   const bool of_lat = channel.size() > 3 && channel.compare(channel.size() - 3, 3, "lat") == 0;
   if (channel != "sin_lat" && channel != "cos_lat" && channel != "sin_lon" && channel != "cos_lon")
     throw Error("internal: no derived static field '" + channel + "'");
-  for (std::size_t j = 0; j < ny; ++j)
-    for (std::size_t i = 0; i < nx; ++i) {
-      const double angle = (of_lat ? lat[j] : lon[i]) * kDegree;
-      out[j * nx + i] = static_cast<float>(sine ? std::sin(angle) : std::cos(angle));
-    }
+  for (std::size_t p = 0; p < lat.size(); ++p) {
+    const double angle = (of_lat ? lat[p] : lon[p]) * kDegree;
+    out[p] = static_cast<float>(sine ? std::sin(angle) : std::cos(angle));
+  }
+}
+
+void grid_points(const std::vector<double>& lat, const std::vector<double>& lon, std::vector<double>& point_lat,
+                 std::vector<double>& point_lon) {
+  point_lat.clear(), point_lon.clear();
+  for (const double y : lat)
+    for (const double x : lon) point_lat.push_back(y), point_lon.push_back(x);
+}
+
+void derived_forcing(const std::string& channel, double unix_seconds, double step_s, const std::vector<double>& lat,
+                     const std::vector<double>& lon, float* out) {
+  std::vector<double> plat, plon;
+  grid_points(lat, lon, plat, plon);
+  derived_forcing_at_points(channel, unix_seconds, step_s, plat, plon, out);
+}
+
+void derived_static(const std::string& channel, const std::vector<double>& lat, const std::vector<double>& lon,
+                    float* out) {
+  std::vector<double> plat, plon;
+  grid_points(lat, lon, plat, plon);
+  derived_static_at_points(channel, plat, plon, out);
 }
 
 }  // namespace hpct

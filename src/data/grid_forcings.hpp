@@ -42,11 +42,20 @@ std::vector<std::string> derived_forcing_channels(const std::vector<std::string>
 std::vector<std::string> derived_static_channels(const std::vector<std::string>& names, const std::string& key);
 
 // Channel `channel` (one of derived_forcing_channels') at time `unix_seconds` (the end of a step of
-// `step_s` seconds) at every point p = j nx + i with latitude lat[j] and longitude lon[i] (degrees).
+// `step_s` seconds) at every point p with latitude lat[p] and longitude lon[p] (degrees; any grid,
+// a projected one included).
+void derived_forcing_at_points(const std::string& channel, double unix_seconds, double step_s,
+                               const std::vector<double>& lat, const std::vector<double>& lon, float* out);
+// Static channel `channel` at every point, as above.
+void derived_static_at_points(const std::string& channel, const std::vector<double>& lat,
+                              const std::vector<double>& lon, float* out);
+// The same on a regular grid: point p = j nx + i has latitude lat[j] and longitude lon[i].
 void derived_forcing(const std::string& channel, double unix_seconds, double step_s, const std::vector<double>& lat,
                      const std::vector<double>& lon, float* out);
-// Static channel `channel` at every point, as above.
 void derived_static(const std::string& channel, const std::vector<double>& lat, const std::vector<double>& lon,
                     float* out);
+// Each point's latitude and longitude of a regular grid (rows lat, columns lon), p = j nx + i.
+void grid_points(const std::vector<double>& lat, const std::vector<double>& lon, std::vector<double>& point_lat,
+                 std::vector<double>& point_lon);
 
 }  // namespace hpct

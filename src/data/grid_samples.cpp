@@ -65,6 +65,7 @@ GridSamples::GridSamples(const std::string& file, const deck::Deck& deck)
 
 void GridSamples::finish(Layout layout) {
   layout_ = std::move(layout);
+  if (layout_.latlon && layout_.lat.empty()) grid_points(layout_.y, layout_.x, layout_.lat, layout_.lon);
   const Layout& g = layout_;
   const std::size_t n = g.ny * g.nx;
   const bool derived = !derived_forcings_.empty() || !derived_statics_.empty();
@@ -72,7 +73,8 @@ void GridSamples::finish(Layout layout) {
       (!derived_statics_.empty() || derived_forcings_.size() != 2 || derived_forcings_[0] != "sin_day_of_year"))
     throw Error(file_ +
                     ": derived_forcings/derived_statics need latitude and longitude coordinates (y named "
-                    "lat/latitude or with units degrees_north, x lon/longitude or degrees_east)",
+                    "lat/latitude or with units degrees_north, x lon/longitude or degrees_east; or 2-D "
+                    "latitude and longitude over (y, x))",
                 ExitCode::bad_input);
   if ((!derived_forcings_.empty() || day_before_ || tendency_ || lead_) && g.time_s.empty())
     throw Error(file_ + ": derived_forcings need a time coordinate with CF units ('hours since ...')",
@@ -115,7 +117,7 @@ void GridSamples::finish(Layout layout) {
   statics_ = g.statics;
   statics_.resize((static_.size() + derived_statics_.size()) * n);
   for (std::size_t k = 0; k < derived_statics_.size(); ++k)
-    derived_static(derived_statics_[k], g.y, g.x, &statics_[(static_.size() + k) * n]);
+    derived_static_at_points(derived_statics_[k], g.lat, g.lon, &statics_[(static_.size() + k) * n]);
   const auto spec = [](const char* name, std::initializer_list<std::int64_t> dims) {
     FieldSpec s;
     s.name = name;
@@ -243,8 +245,8 @@ void GridSamples::fill(Reader& in, std::size_t t0, std::uint64_t count, const st
       for (const std::size_t p : masked_) window[(v * nt + k) * n + p] = fill_[v];
   for (std::size_t d = 0; d < D; ++d)
     for (std::size_t k = back_ + 2; k < nt; ++k)  // forcings are used from the first target time on
-      derived_forcing(derived_forcings_[d], layout_.time_s[first + k], axis_.step_s, layout_.y, layout_.x,
-                      &window[((S + F0 + d) * nt + k) * n]);
+      derived_forcing_at_points(derived_forcings_[d], layout_.time_s[first + k], axis_.step_s, layout_.lat,
+                                layout_.lon, &window[((S + F0 + d) * nt + k) * n]);
   // window[v][time - t0 + back_][point]; sample r (initial time t0 + r + 1) takes times r .. r + A + 1.
   const auto at_time = [&](std::size_t v, std::size_t t) { return &window[(v * nt + t + back_) * n]; };
   // Forcing channel f < F0 + D + B at target k of sample r: read or computed, or the state a day before.
@@ -289,9 +291,9 @@ void GridSamples::fill(Reader& in, std::size_t t0, std::uint64_t count, const st
                     static_cast<float>(static_cast<double>(k + 1) * axis_.step_s / 86400.0));
     if (statics) std::copy(statics_.begin(), statics_.end(), statics + row * statics_.size());
     if (mask) std::copy(valid_.begin(), valid_.end(), mask + row * n);
-    for (std::size_t p = 0; p < n; ++p) {
-      grid[row * 2 * n + p] = static_cast<float>(layout_.x[p % layout_.nx]);
-      grid[row * 2 * n + n + p] = static_cast<float>(layout_.y[p / layout_.nx]);
+    for (std::size_t p = 0; p < n; ++p) {  // longitude, latitude (or x, y) of each point
+      grid[row * 2 * n + p] = static_cast<float>(layout_.latlon ? layout_.lon[p] : layout_.x[p % layout_.nx]);
+      grid[row * 2 * n + n + p] = static_cast<float>(layout_.latlon ? layout_.lat[p] : layout_.y[p / layout_.nx]);
     }
   }
 }

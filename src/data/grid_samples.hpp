@@ -34,10 +34,11 @@ class GridSamples : public Dataset {
   // What a format found in the file.
   struct Layout {
     std::size_t times = 0, ny = 0, nx = 0;
-    std::vector<double> y, x;    // the coordinates (the indices where the file has none)
-    bool latlon = false;         // y is latitude and x longitude, in degrees
-    std::vector<double> time_s;  // seconds since 1970-01-01 UTC (empty: the file has no time coordinate)
-    std::vector<float> statics;  // [K][ny nx]: the file's static variables
+    std::vector<double> y, x;      // the coordinates (the indices where the file has none)
+    bool latlon = false;           // the points' latitudes and longitudes are known (degrees)
+    std::vector<double> lat, lon;  // each point's (ny nx; latlon): a projected grid's 2-D ones, or y x's
+    std::vector<double> time_s;    // seconds since 1970-01-01 UTC (empty: the file has no time coordinate)
+    std::vector<float> statics;    // [K][ny nx]: the file's static variables
   };
   // Times [t0, t0 + nt) of the timed variables (state, then forcing, in deck order) into
   // window[V][nt][ny nx]; one per read call (a format keeps its file open in it).

@@ -73,11 +73,30 @@ void read_v3_missing(ZarrArray& a, const std::string& what) {
   if (!std::isnan(v)) a.has_missing = true, a.missing = v;
 }
 
+// numpy's datetime64 (anemoi-datasets' dates: v2 <M8[s]; zarr-python 3's numpy.datetime64): int64
+// counts of `unit` since 1970, read as a CF time coordinate; units finer than a second are left
+// unread. Units an attribute already gives are kept.
+void read_datetime64(ZarrArray& a, const std::string& unit) {
+  const std::map<std::string, std::string> cf = {{"s", "seconds"}, {"m", "minutes"}, {"h", "hours"}, {"D", "days"}};
+  const auto it = cf.find(unit);
+  a.kind = '?';
+  if (a.size != 8 || it == cf.end()) return;
+  a.kind = 'i';
+  if (!a.attrs.contains("units")) a.attrs["units"] = it->second + " since 1970-01-01 00:00:00";
+  if (!a.attrs.contains("calendar")) a.attrs["calendar"] = "proleptic_gregorian";
+}
+
 // v3 data types: the numeric ones; others (strings, bool) are kept as '?' and refused when read.
 void read_v3_type(ZarrArray& a, const json& t) {
   a.type_name = t.is_string() ? t.get<std::string>() : t.dump();
   a.kind = '?';
   a.size = 0;
+  if (t.is_object() && t.value("name", "") == "numpy.datetime64") {
+    const json config = t.value("configuration", json::object());
+    a.size = 8;
+    if (config.value("scale_factor", 1) == 1) read_datetime64(a, config.value("unit", ""));
+    return;
+  }
   const std::string& n = a.type_name;
   for (const char* prefix : {"float", "int", "uint"}) {
     const std::size_t len = std::strlen(prefix);
@@ -120,23 +139,6 @@ ZarrCodecs read_v3_codecs(const json& list, const std::string& what, ZarrShards*
   return c;
 }
 
-// numpy's datetime64 (anemoi-datasets' dates: <M8[s]): int64 counts of its unit since 1970, read
-// as a CF time coordinate; units finer than a second are left unread.
-void read_datetime64(ZarrArray& a) {
-  const std::size_t open = a.type_name.find('[');
-  const std::string unit = open == std::string::npos ? ""
-                                                     : a.type_name.substr(open + 1, a.type_name.size() - open - 2);
-  const std::map<std::string, std::string> cf = {{"s", "seconds"}, {"m", "minutes"}, {"h", "hours"}, {"D", "days"}};
-  const auto it = cf.find(unit);
-  if (a.size != 8 || it == cf.end()) {
-    a.kind = '?';
-    return;
-  }
-  a.kind = 'i';
-  a.attrs["units"] = it->second + " since 1970-01-01 00:00:00";
-  a.attrs["calendar"] = "proleptic_gregorian";
-}
-
 }  // namespace
 
 std::string read_zarr_file(const fs::path& file) {
@@ -177,7 +179,10 @@ ZarrArray read_zarr_v2_array(const fs::path& dir, const std::string& what) {
     a.kind = dtype[1];
     a.size = std::stoul(dtype.substr(2));
     a.codecs.big_endian = dtype[0] == '>' && a.size > 1;
-    if (a.kind == 'M') read_datetime64(a);
+    if (a.kind == 'M') {  // <M8[s]
+      const std::size_t open = dtype.find('[');
+      read_datetime64(a, open == std::string::npos ? "" : dtype.substr(open + 1, dtype.size() - open - 2));
+    }
     const json& c = z.at("compressor");
     const std::string compressor = c.is_null() ? "" : c.at("id").get<std::string>();
     if (!compressor.empty() && compressor != "blosc" && compressor != "zlib" && compressor != "gzip")

@@ -31,7 +31,9 @@ TEST(ZarrStores, V3StoresReadAsTheirNetcdfTwins) {
                                                          {kCds, "era5_cds.nc", "era5_cds_sharded.zarr"},
                                                          {packed, "era5_packed.nc", "era5_packed_v3.zarr"},
                                                          {masked, "era5_masked.nc", "era5_masked_v3.zarr"},
-                                                         {masked, "era5_masked.nc", "era5_masked_sharded.zarr"}};
+                                                         {masked, "era5_masked.nc", "era5_masked_sharded.zarr"},
+                                                         {"state_variables t2m\nderived_forcings time_of_day\n",
+                                                          "era5_3h.nc", "era5_3h_dates.zarr"}};
   for (const auto& [deck, nc_file, zarr_file] : pairs) {
     const auto nc = open_as("data_format netcdf\n" + deck, kNc + nc_file);
     const auto zarr = open_as(deck, kV3 + zarr_file);  // data_format auto: a .zarr directory

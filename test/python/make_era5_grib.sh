@@ -39,6 +39,29 @@ for t in 0 1 2 3 4 5 7 8 9 10 11 12 13; do
 done
 grib_filter -o "$out/sfc.grib" "$rules_sfc" "$samples/regular_ll_sfc_grib2.tmpl"
 grib_filter -o "$out/pl.grib" "$rules_pl" "$samples/regular_ll_pl_grib1.tmpl"
+# era5.grib: both in one file; the two files also stay as they are (test_grid_file_lists).
 cat "$out/sfc.grib" "$out/pl.grib" > "$out/era5.grib"
-rm -f "$out/sfc.grib" "$out/pl.grib" "$rules_sfc" "$rules_pl"
-echo "wrote $out/era5.grib"
+mv "$out/sfc.grib" "$out/era5_sfc.grib"
+mv "$out/pl.grib" "$out/era5_pl.grib"
+rm -f "$rules_sfc" "$rules_pl"
+
+# era5_lambert.grib: 2t on a 7 x 6 Lambert conformal grid (CERRA's kind, 20 km, rows south to
+# north) at hours 0..3 of 2024-03-20, each value 270 + hour + 0.5 lat + 0.1 lon of its point: first
+# the grid with zeros, then ecCodes' own grib_get_data gives each point's latitude and longitude,
+# from which the values (test_projected_grids).
+lambert='set gridType = "lambert"; set Nx = 7; set Ny = 6; set jScansPositively = 1;
+set latitudeOfFirstGridPointInDegrees = 50.0; set longitudeOfFirstGridPointInDegrees = 355.0;
+set LaDInDegrees = 50.0; set LoVInDegrees = 0.0; set Latin1InDegrees = 50.0; set Latin2InDegrees = 50.0;
+set DxInMetres = 20000; set DyInMetres = 20000; set shortName = "2t";'
+zeros=$(awk 'BEGIN { for (k = 0; k < 42; k++) printf "%s0", k ? ", " : "" }')
+printf '%s\nset values = {%s};\nwrite;\n' "$lambert" "$zeros" > "$out/lambert0.rules"
+grib_filter -o "$out/lambert0.grib" "$out/lambert0.rules" "$samples/GRIB2.tmpl"
+: > "$out/lambert.rules"
+for t in 0 1 2 3; do
+  values=$(grib_get_data "$out/lambert0.grib" | awk -v t="$t" 'NR > 1 {
+    printf "%s%.4f", n++ ? ", " : "", 270 + t + 0.5 * $1 + 0.1 * ($2 > 180 ? $2 - 360 : $2) }')
+  printf 'set dataDate = 20240320; set dataTime = %02d00;\nset values = {%s};\nwrite;\n' "$t" "$values" >> "$out/lambert.rules"
+done
+grib_filter -o "$out/era5_lambert.grib" "$out/lambert.rules" "$out/lambert0.grib"
+rm -f "$out/lambert0.rules" "$out/lambert.rules" "$out/lambert0.grib"
+echo "wrote $out/era5.grib, era5_sfc.grib, era5_pl.grib, era5_lambert.grib"

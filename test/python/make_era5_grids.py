@@ -16,6 +16,7 @@ The data sets and their values are built in era5_datasets.py (shared with make_e
                   every time ("land") and hour 20 missing at every point
   era5_sfc_a.nc, era5_sfc_b.nc, era5_pl.nc  era5_cds.nc's t2m and lsm split in time (hours since
                   1900 and seconds since 1970), and z; era5_pl_short.nc  z over the first 10 times
+  era5_3h_projected.nc  era5_3h.nc's t2m over (time, y, x) in metres with 2-D latitude/longitude
   era5_packed_a.nc, era5_packed_b.nc  era5_packed.nc's halves, packed with scale 0.01 and 0.25
   era5_cds.zarr   era5_cds.nc's data set by xarray's to_zarr with zarr-python 2's defaults (Zarr v2,
                   Blosc lz4), chunks of 5 times x 3 x 4 points, so that a sample spans several
@@ -28,13 +29,14 @@ import sys
 
 try:
     import numcodecs
-    import xarray as xr  # noqa: F401 (era5_datasets')
+    import numpy as np
+    import xarray as xr
     import zarr  # noqa: F401 (to_zarr's)
 except ImportError as e:
     print(f"make_era5_grids: {e} (python3-xarray, python3-zarr)")
     sys.exit(77)
 
-from era5_datasets import CDS_TIME, PACKED_T2M, ZARR_CHUNKS, cds, masked, packed, three  # noqa: E402
+from era5_datasets import CDS_TIME, NX, NY, PACKED_T2M, ZARR_CHUNKS, cds, masked, packed, three  # noqa: E402
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -42,7 +44,18 @@ cds.to_netcdf(os.path.join(out, "era5_cds.nc"), encoding={"valid_time": CDS_TIME
 three.to_netcdf(os.path.join(out, "era5_3h.nc"))
 packed.to_netcdf(os.path.join(out, "era5_packed.nc"), encoding={"t2m": PACKED_T2M})
 masked.to_netcdf(os.path.join(out, "era5_masked.nc"))
-# The CDS data set as the store delivers it for longer periods (test_cf_files): single levels in two
+# era5_3h.nc's t2m on a "projected" grid as CERRA's NetCDF has it: y and x in metres, latitude and
+# longitude 2-D over (y, x) (here those of the regular grid, so every derived input must agree).
+ys, xs = 5500.0 * np.arange(NY), 5500.0 * np.arange(NX)
+lat2d, lon2d = np.meshgrid(three["latitude"].values, three["longitude"].values, indexing="ij")
+projected = xr.Dataset(
+    {"t2m": (("time", "y", "x"), three["t2m"].values.astype(np.float32))},
+    coords={"time": three["time"].values, "y": ("y", ys, {"units": "m"}), "x": ("x", xs, {"units": "m"}),
+            "latitude": (("y", "x"), lat2d, {"units": "degrees_north"}),
+            "longitude": (("y", "x"), lon2d, {"units": "degrees_east"})},
+)
+projected.to_netcdf(os.path.join(out, "era5_3h_projected.nc"))
+# The CDS data set as the store delivers it for longer periods (test_grid_file_lists): single levels in two
 # files split in time (their times in different units), pressure levels in a third; the packed file
 # in two halves packed differently; z over fewer times.
 sfc, pl = cds[["t2m", "lsm"]], cds[["z"]]

@@ -11,6 +11,7 @@ of era5_datasets.py, so that each reads as its NetCDF twin from make_era5_grids.
                          all-NaN hour's chunks are never written (the index marks them)
   era5_bad_sharded.zarr  era5_cds_sharded.zarr with t2m's shard c/1/0/0 cut short
   era5_transposed.zarr   t2m through a transpose codec (not read: refused by name)
+  era5_3h_dates.zarr     era5_3h.nc's t2m by zarr-python's own API, time as numpy datetime64[s]
 usage: make_era5_zarr3.py OUT_DIR  (run by the zarr-python 3 venv of scripts/setup --reference)
 """
 import os
@@ -24,7 +25,7 @@ except ImportError as e:
     print(f"make_era5_zarr3: {e} (.deps/zarr3env of scripts/setup --reference)")
     sys.exit(77)
 
-from era5_datasets import CDS_TIME, PACKED_T2M, ZARR_CHUNKS, cds, masked, packed  # noqa: E402
+from era5_datasets import CDS_TIME, PACKED_T2M, ZARR_CHUNKS, cds, masked, packed, three  # noqa: E402
 
 if int(zarr.__version__.split(".")[0]) < 3:
     print(f"make_era5_zarr3: zarr-python {zarr.__version__}, not 3 (.deps/zarr3env)")
@@ -54,6 +55,15 @@ masked.to_zarr(path("era5_masked_sharded.zarr"), mode="w",
                encoding={"t2m": {"chunks": (1, 3, 4), "shards": (8, 6, 8)}})
 masked.to_zarr(path("era5_transposed.zarr"), mode="w",
                encoding={"t2m": {"filters": [TransposeCodec(order=(2, 1, 0))]}})
+
+# Written with zarr-python's own API, not xarray: the time as numpy datetime64[s] (no units
+# attribute), as tools that store dates so write it.
+group = zarr.open_group(path("era5_3h_dates.zarr"), mode="w")
+names = {"time": ["time"], "latitude": ["latitude"], "longitude": ["longitude"], "t2m": ["time", "latitude", "longitude"]}
+values = {"time": three["time"].values.astype("datetime64[s]"), "latitude": three["latitude"].values,
+          "longitude": three["longitude"].values, "t2m": three["t2m"].values.astype("float32")}
+for name, v in values.items():
+    group.create_array(name, data=v, dimension_names=names[name])
 
 shard = path("era5_bad_sharded.zarr/t2m/c/1/0/0")
 with open(shard, "rb") as f:

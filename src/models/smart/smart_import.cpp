@@ -2,18 +2,20 @@
 // trajectories (a long track table with Argoverse 2's column names, and an optional map table) ->
 // scenes for `model smart`, in trajgen's layout with validity masks and the time grid as attributes
 // (docs/transformer.md).
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "core/error.hpp"
+#include "models/smart/lanelet_map.hpp"
 #include "models/smart/scene_import.hpp"
 
 namespace {
 const char* kUsage =
-    "usage: scenes_import TRACKS.csv OUT.h5 [--map MAP.csv] [--rate HZ] [--step S] [--history S]\n"
-    "                     [--window S] [--stride S] [--align start|end] [--max-gap S] [--type NAME]\n"
-    "                     [--other NAME]\n"
+    "usage: scenes_import TRACKS.csv OUT.h5 [--map MAP] [--map-origin LAT,LON] [--write-map MAP.csv]\n"
+    "                     [--rate HZ] [--step S] [--history S] [--window S] [--stride S]\n"
+    "                     [--align start|end] [--max-gap S] [--type NAME] [--other NAME]\n"
     "  TRACKS.csv: a header and one row per (scenario, track, time step) with Argoverse 2's columns\n"
     "    scenario_id, track_id, timestep, position_x, position_y (m)  required\n"
     "    heading (rad), velocity_x, velocity_y (m/s), object_type     optional\n"
@@ -21,6 +23,10 @@ const char* kUsage =
     "    cyclist); static, background, construction, riderless_bicycle, unknown are 'other'.\n"
     "  --map MAP.csv: polylines: [scenario_id,] polyline_id, x, y [, type: vehicle_lane, bike_lane,\n"
     "    sidewalk, crosswalk], points in row order; without it the scenes have no map.\n"
+    "  --map MAP.osm | MAP.osm_xy: a lanelet2 map (lanelet2, JOSM, INTERACTION): each lanelet's centre\n"
+    "    line in its driving direction; nodes in x/y (.osm_xy), local_x/local_y tags, or lat/lon with\n"
+    "    --map-origin LAT,LON, the origin lanelet2's UtmProjector wrote it with (INTERACTION: 0,0).\n"
+    "  --write-map MAP.csv: also write the map as read (the first scenario's) as a map table.\n"
     "  --rate HZ: time steps per second of the table (default 10): a row's time is timestep / HZ.\n"
     "  --step S: seconds between the scenes' steps (default 0.1; 0.5 s must be whole steps); tracks\n"
     "    are resampled onto it (linear in position, heading from the motion where the table has none).\n"
@@ -43,7 +49,8 @@ int smart_import_main(int argc, char** argv) {
     return 2;
   }
   const std::string tracks = argv[1], out = argv[2];
-  std::string map, type_name = "vehicle", other_name;
+  std::string map, type_name = "vehicle", other_name, write_map;
+  hpct::smart::MapOrigin origin;
   double rate = 10, window = 0, stride = 0, max_gap = 0;
   hpct::smart::ImportOptions o;
   for (int i = 3; i < argc; i += 2) {
@@ -54,7 +61,18 @@ int smart_import_main(int argc, char** argv) {
     }
     const std::string v = argv[i + 1];
     if (a == "--map") map = v;
-    else if (a == "--type") type_name = v;
+    else if (a == "--write-map") write_map = v;
+    else if (a == "--map-origin") {
+      char* end = nullptr;
+      origin.lat = std::strtod(v.c_str(), &end);
+      const bool comma = end && *end == ',';
+      if (comma) origin.lon = std::strtod(end + 1, &end);
+      if (!comma || !end || *end != '\0' || !(std::fabs(origin.lat) <= 90) || !(std::fabs(origin.lon) <= 180)) {
+        std::fprintf(stderr, "scenes_import: --map-origin expects LAT,LON in degrees, got '%s'\n", v.c_str());
+        return 2;
+      }
+      origin.given = true;
+    } else if (a == "--type") type_name = v;
     else if (a == "--other") other_name = v;
     else if (a == "--align") {
       if (v != "start" && v != "end") {
@@ -93,7 +111,9 @@ int smart_import_main(int argc, char** argv) {
     o.stride = stride > 0 ? stride : o.window / 2;
     o.max_gap = max_gap > 0 ? max_gap : 1.5 / rate;
     std::vector<hpct::smart::Recording> recordings = hpct::smart::read_track_table(tracks, rate, default_type);
-    if (!map.empty()) hpct::smart::read_map_table(map, recordings);
+    if (!map.empty() && hpct::smart::is_lanelet_map(map)) hpct::smart::read_lanelet_map(map, origin, recordings);
+    else if (!map.empty()) hpct::smart::read_map_table(map, recordings);
+    if (!write_map.empty() && !recordings.empty()) hpct::smart::write_map_table(write_map, recordings.front());
     const hpct::smart::ImportSummary s = hpct::smart::import_scenes(recordings, out, o, tracks);
     std::printf(
         "scenes_import: wrote %s (%llu scenes of %g s from %llu recordings, %llu agents, %.1f%% of their steps "

@@ -1,7 +1,8 @@
-// Several NetCDF files read as one data set (data/cf_files.hpp) on ERA5 as the Copernicus store
-// delivers longer periods (test/python/make_era5_grids.py, the fixture era5_grids): single levels
-// split in time with their times in different units, pressure levels in another file, halves packed
-// differently; the same samples as the one-file data set, bit for bit, and the errors.
+// Several files read as one data set (data/cf_files.hpp, the grib source) on ERA5 as the Copernicus
+// store delivers longer periods (test/python/make_era5_grids.py and make_era5_grib.sh, the fixture
+// era5_grids): NetCDF single levels split in time with their times in different units, pressure
+// levels in another file, halves packed differently; GRIB single and pressure levels in two files;
+// the same samples as the one-file data set, bit for bit, and the errors.
 #include <gtest/gtest.h>
 
 #include "data/data_sources_support.hpp"
@@ -17,7 +18,7 @@ const std::string kCds =
     "state_variables t2m, z@500\nstatic_variables lsm\nderived_forcings toa_radiation\n"
     "derived_statics lat_lon\nar_steps 2\n";
 
-TEST(CfFiles, SplitFilesReadAsTheWholeFile) {
+TEST(GridFileLists, SplitNetcdfFilesReadAsTheWholeFile) {
   const auto whole = open_as(kCds, kDir + "era5_cds.nc");
   // A list with a glob pattern: era5_sfc_a.nc, era5_sfc_b.nc (in whichever order), era5_pl.nc.
   const std::string files = kDir + "era5_pl.nc, " + kDir + "era5_sfc_?.nc";
@@ -30,7 +31,13 @@ TEST(CfFiles, SplitFilesReadAsTheWholeFile) {
                    *open_as(packed, kDir + "era5_packed_b.nc," + kDir + "era5_packed_a.nc"), "packed halves");
 }
 
-TEST(CfFiles, ErrorsNameTheFilesAndTheVariable) {
+TEST(GridFileLists, GribSingleAndPressureLevelFilesReadAsTheirConcatenation) {
+  const std::string keys = "data_format grib\n" + kCds;
+  expect_same_rows(*open_as(keys, kDir + "era5.grib"),
+                   *open_as(keys, kDir + "era5_pl.grib, " + kDir + "era5_sfc.grib"), "era5_pl.grib, era5_sfc.grib");
+}
+
+TEST(GridFileLists, ErrorsNameTheFilesAndTheVariable) {
   const std::string shortz = kDir + "era5_sfc_a.nc, " + kDir + "era5_sfc_b.nc, " + kDir + "era5_pl_short.nc";
   const std::string list = kDir + "era5_sfc_a.nc, " + kDir + "era5_sfc_b.nc, " + kDir + "era5_pl_short.nc";
   EXPECT_EQ(error_message([&] { open_as(kCds, shortz); }),
