@@ -31,9 +31,11 @@ json root_attributes(const std::string& store) {
 // [time, variable, ensemble, cell], the variable names in the root attribute `variables` (levels
 // folded into the name: z_500), `dates` as datetime64[s], and the cells' `latitudes` and
 // `longitudes`; `field_shape` [ny, nx] is the grid's shape when the source grid was 2-D. Cells are
-// then in C order over (y, x): a regular latitude-longitude grid has one latitude per row and one
-// longitude per column, which is checked, so the variables read as (time, latitude, longitude)
-// arrays and the rest (CF time, coordinates, samples) is the zarr source's as for any store.
+// then in C order over (y, x). A regular latitude-longitude grid has one latitude per row and one
+// longitude per column: the variables then read as (time, latitude, longitude) arrays. Any other
+// (a projected grid: MEPS's or CERRA's Lambert conformal) reads as (time, y, x) with 2-D latitude
+// and longitude over (y, x), CF's auxiliary coordinates. The rest (CF time, coordinates, samples)
+// is the zarr source's as for any store.
 class AnemoiArrays : public CfArraysReadAs<AnemoiArrays> {
  public:
   AnemoiArrays(const std::string& store, std::unique_ptr<CfArrays> raw, const json& attrs)
@@ -48,7 +50,7 @@ class AnemoiArrays : public CfArraysReadAs<AnemoiArrays> {
     }
     if (field_.size() != 2)
       refuse("field_shape " + json(field_).dump() +
-             " (an unstructured or reduced grid; the gridded sources read regular latitude-longitude grids)");
+             " (an unstructured or reduced grid; the gridded sources read grids of rows and columns)");
     for (const char* a : {"data", "dates", "latitudes", "longitudes"})
       if (!raw_->has(a)) refuse(std::string("no array '") + a + "'");
     const std::vector<std::size_t> shape = raw_->shape("data");
@@ -59,27 +61,31 @@ class AnemoiArrays : public CfArraysReadAs<AnemoiArrays> {
              " variables, ensemble, " + std::to_string(cells) + " cells of field_shape)");
     if (shape[2] != 1) refuse(std::to_string(shape[2]) + " ensemble members (the gridded sources read one)");
     times_ = shape[0];
-    std::vector<double> lat(cells), lon(cells);
-    raw_->read("latitudes", {0}, {cells}, lat.data());
-    raw_->read("longitudes", {0}, {cells}, lon.data());
+    lat_.resize(cells), lon_.resize(cells);
+    raw_->read("latitudes", {0}, {cells}, lat_.data());
+    raw_->read("longitudes", {0}, {cells}, lon_.data());
     for (std::size_t c = 0; c < cells; ++c)
-      if (lat[c] != lat[c - c % nx_] || lon[c] != lon[c % nx_])
-        refuse("cell " + std::to_string(c) + " breaks the rows of one latitude and columns of one longitude of " +
-               "field_shape " + json(field_).dump() +
-               " (the gridded sources read regular latitude-longitude grids)");
-    for (std::size_t y = 0; y < ny_; ++y) lat_.push_back(lat[y * nx_]);
-    lon_.assign(lon.begin(), lon.begin() + static_cast<std::ptrdiff_t>(nx_));
+      regular_ = regular_ && lat_[c] == lat_[c - c % nx_] && lon_[c] == lon_[c % nx_];
+    if (regular_) {  // one latitude per row, one longitude per column
+      std::vector<double> rows, columns(lon_.begin(), lon_.begin() + static_cast<std::ptrdiff_t>(nx_));
+      for (std::size_t y = 0; y < ny_; ++y) rows.push_back(lat_[y * nx_]);
+      lat_ = rows, lon_ = columns;
+    }
+    ydim_ = regular_ ? "latitude" : "y", xdim_ = regular_ ? "longitude" : "x";
   }
 
   bool has(const std::string& var) const override {
     return var == "time" || var == "latitude" || var == "longitude" || index_.count(var) != 0;
   }
   std::vector<std::string> dimensions(const std::string& var) const override {
-    if (var == "time" || var == "latitude" || var == "longitude") return {var};
-    return {"time", "latitude", "longitude"};
+    if (var == "time") return {var};
+    if (var == "latitude" || var == "longitude")
+      return regular_ ? std::vector<std::string>{var} : std::vector<std::string>{ydim_, xdim_};
+    return {"time", ydim_, xdim_};
   }
   std::vector<std::size_t> shape(const std::string& var) const override {
     if (var == "time") return {times_};
+    if (!regular_ && (var == "latitude" || var == "longitude")) return {ny_, nx_};
     if (var == "latitude") return {ny_};
     if (var == "longitude") return {nx_};
     return {times_, ny_, nx_};
@@ -110,9 +116,12 @@ class AnemoiArrays : public CfArraysReadAs<AnemoiArrays> {
   void read_as(const std::string& var, const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
                T* out) const {
     if (var == "time") return raw_->read("dates", start, count, out);
-    if (var == "latitude" || var == "longitude") {
+    if (var == "latitude" || var == "longitude") {  // 1-D (regular) or 2-D over (y, x)
       const std::vector<double>& c = var == "latitude" ? lat_ : lon_;
-      for (std::size_t i = 0; i < count[0]; ++i) out[i] = static_cast<T>(c[start[0] + i]);
+      const std::size_t rows = regular_ ? 1 : count[0], cols = regular_ ? count[0] : count[1];
+      for (std::size_t j = 0; j < rows; ++j)
+        for (std::size_t i = 0; i < cols; ++i)
+          out[j * cols + i] = static_cast<T>(regular_ ? c[start[0] + i] : c[(start[0] + j) * nx_ + start[1] + i]);
       return;
     }
     // The cells of rows start[1] .. + count[1], columns start[2] .. + count[2]: one span of cells
@@ -131,7 +140,9 @@ class AnemoiArrays : public CfArraysReadAs<AnemoiArrays> {
   std::vector<std::size_t> field_;
   json metadata_;
   std::size_t times_ = 0, ny_ = 0, nx_ = 0;
-  std::vector<double> lat_, lon_;
+  bool regular_ = true;
+  std::string ydim_, xdim_;        // latitude, longitude (regular) or y, x
+  std::vector<double> lat_, lon_;  // regular: per row and per column; else per cell
 };
 
 }  // namespace

@@ -173,15 +173,15 @@ class ZarrArrays : public CfArraysReadAs<ZarrArrays> {
   mutable std::size_t cached_bytes_ = 0;
 };
 
+// One store's arrays: anemoi-datasets' layout seen through its variables, any other as it is.
+std::unique_ptr<CfArrays> open_store(const std::string& path) {
+  auto raw = std::make_unique<ZarrArrays>(path);
+  if (is_anemoi_store(path)) return anemoi_arrays(path, std::move(raw));
+  return raw;
+}
+
 std::shared_ptr<const Dataset> open_zarr(const deck::Deck& deck, const std::string& file) {
-  return std::make_shared<CfGridDataset>(file, deck,
-                                         cf_files_opener(file,
-                                                         [](const std::string& path) -> std::unique_ptr<CfArrays> {
-                                                           auto raw = std::make_unique<ZarrArrays>(path);
-                                                           if (is_anemoi_store(path))
-                                                             return anemoi_arrays(path, std::move(raw));
-                                                           return raw;
-                                                         }));
+  return std::make_shared<CfGridDataset>(file, deck, cf_files_opener(file, open_store));
 }
 
 bool recognises_zarr(const deck::Deck&, const std::string& file) {
@@ -200,7 +200,7 @@ DataSourceKind zarr_grid_source() {
   return {"zarr",
           "a Zarr store (a directory) as xarray's to_zarr writes it: v2 (Blosc, its default, zlib, gzip or "
           "uncompressed) or v3 (zstd, its default, Blosc, gzip, crc32c, sharded or not), or an anemoi-datasets "
-          "store on a regular lat/lon grid; the netcdf source's keys and fields",
+          "store of rows and columns; the netcdf source's keys and fields",
           nullptr, recognises_zarr, open_zarr};
 }
 

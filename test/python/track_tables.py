@@ -3,7 +3,7 @@
 pedestrian recording (frame, id, x, y; tracks that enter late, leave early and are lost for a while;
 no map) resampled to 10 Hz; an Argoverse 2-style table (string ids, a quoted scenario id, AV2 type
 names, headings with empty cells, velocities) with a map table; an Argoverse 2 scenario's length cut
-with --align end and start; and bad tables, each refused with an error naming file, line and column,
+with --align end and start; the same tracks in INTERACTION's columns; and bad tables, each refused with an error naming file, line and column,
 leaving no output. Checks the HDF5 written with h5py: positions linear between samples, validity
 where samples bracket a step, heading from the motion, types mapped, the grid attributes.
 usage: track_tables.py SCENES_IMPORT SCRATCH_DIR"""
@@ -103,6 +103,28 @@ with h5py.File(out, "r") as h:
     check(np.allclose(st[2, :, 2], math.pi / 2, atol=1e-5), "pedestrian heading from the motion")
     check(h["map_polyline"].shape == (6, 11, 2), f"two 25 m polylines -> 3 pieces each: {h['map_polyline'].shape}")
     check(list(h["map_type"][()]) == [0, 0, 0, 2, 2, 2], "map types")
+
+# 2c. The same tracks as INTERACTION writes its tables (and SinD its): no scenario_id (the file is
+# one recording), timestamp_ms, x, y, vx, vy, psi_rad, agent_type (car, truck, pedestrian/bicycle,
+# motorcycle); read without conversion, the same scenes as the Argoverse 2 names give.
+names = {"vehicle": "car", "bus": "truck", "pedestrian": "pedestrian/bicycle", "motorcyclist": "motorcycle"}
+inter = av2[av2.object_type != "static"]
+inter = pd.DataFrame({"track_id": inter.track_id, "frame_id": inter.timestep, "timestamp_ms": inter.timestep * 100,
+                      "agent_type": inter.object_type.map(names), "x": inter.position_x, "y": inter.position_y,
+                      "vx": inter.velocity_x, "vy": inter.velocity_y, "psi_rad": inter.heading,
+                      "length": 4.5, "width": 1.8})
+inter_csv = os.path.join(scratch, "vehicle_tracks_000.csv")
+inter.to_csv(inter_csv, index=False)
+common = ["--history", "2", "--window", "5", "--stride", "5"]
+r = run(inter_csv, os.path.join(scratch, "interaction.h5"), *common)
+print(r.stdout, r.stderr)
+r2 = run(av2_csv, os.path.join(scratch, "av2_no_map.h5"), *common)
+check(r.returncode == 0 and r2.returncode == 0, "INTERACTION-style import succeeds")
+with h5py.File(os.path.join(scratch, "interaction.h5"), "r") as h, \
+        h5py.File(os.path.join(scratch, "av2_no_map.h5"), "r") as g:
+    differ = [k for k in g.keys() if k not in h or not np.array_equal(h[k][()], g[k][()])]
+    check(not differ and sorted(h.keys()) == sorted(g.keys()),
+          f"INTERACTION's columns give the Argoverse 2 names' scenes (differ: {differ})")
 
 # 2b. An Argoverse 2 scenario's length (110 steps at 10 Hz: 4.9 s observed, the current step the 50th,
 # 6 s predicted): a 10.5 s window with a 4.5 s history, aligned to the end, puts the current step at

@@ -21,6 +21,8 @@ const char* kUsage =
     "    heading (rad), velocity_x, velocity_y (m/s), object_type     optional\n"
     "    object_type: vehicle, bus, pedestrian, cyclist, motorcyclist (-> vehicle, pedestrian,\n"
     "    cyclist); static, background, construction, riderless_bicycle, unknown are 'other'.\n"
+    "    INTERACTION's columns too: track_id, timestamp_ms (or frame_id), x, y, vx, vy, psi_rad,\n"
+    "    agent_type (car, truck, pedestrian/bicycle), no scenario_id (the file is one recording).\n"
     "  --map MAP.csv: polylines: [scenario_id,] polyline_id, x, y [, type: vehicle_lane, bike_lane,\n"
     "    sidewalk, crosswalk], points in row order; without it the scenes have no map.\n"
     "  --map MAP.osm | MAP.osm_xy: a lanelet2 map (lanelet2, JOSM, INTERACTION): each lanelet's centre\n"

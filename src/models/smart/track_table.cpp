@@ -26,18 +26,36 @@ std::string trim(const std::string& s) {
   input_error(rows.path(), rows.line(), column, message);
 }
 
-// The header's columns: required ones must be there.
+// The header's columns, each by its first name the header has (a name's aliases after a '|');
+// required ones must be there.
 std::vector<int> columns(io::CsvRows& rows, const std::vector<std::string>& header,
                          const std::vector<std::pair<const char*, bool>>& names) {
   std::vector<int> out;
   std::string have;
   for (const std::string& h : header) have += (have.empty() ? "" : ", ") + h;
-  for (const auto& [name, required] : names) {
-    out.push_back(io::column_of(header, name));
-    if (required && out.back() < 0)
-      fail(rows, name, "missing column (the header has: " + have + "; Argoverse 2's names are expected)");
+  for (const auto& [spec, required] : names) {
+    const std::string all = spec;
+    int col = -1;
+    for (std::size_t from = 0; col < 0 && from < all.size();) {
+      const std::size_t bar = std::min(all.find('|', from), all.size());
+      col = io::column_of(header, all.substr(from, bar - from));
+      from = bar + 1;
+    }
+    out.push_back(col);
+    if (required && col < 0)
+      fail(rows, all.substr(0, all.find('|')),
+           "missing column (the header has: " + have +
+               "; Argoverse 2's names, or INTERACTION's track_id, frame_id or timestamp_ms, x, y, are expected)");
   }
   return out;
+}
+
+// The recording a table without scenario_id holds: its file name without directory and extension.
+std::string file_stem(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::size_t dot = name.find_last_of('.');
+  return dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
 }
 
 // Field `col` of the row as a number; `optional`: an empty cell gives false.
@@ -64,8 +82,10 @@ const std::string& text(const io::CsvRows& rows, const std::vector<std::string>&
 bool agent_type_of(const std::string& name, int& type) {
   const std::string n = lower(trim(name));
   if (n == "vehicle" || n == "bus" || n == "car" || n == "truck" || n == "0") type = 0;
-  else if (n == "pedestrian" || n == "1") type = 1;
-  else if (n == "cyclist" || n == "motorcyclist" || n == "bicycle" || n == "2") type = 2;
+  else if (n == "pedestrian" || n == "pedestrian/bicycle" || n == "1") type = 1;
+  else if (n == "cyclist" || n == "motorcyclist" || n == "bicycle" || n == "motorcycle" || n == "tricycle" ||
+           n == "2")
+    type = 2;
   else if (n == "static" || n == "background" || n == "construction" || n == "riderless_bicycle" ||
            n == "unknown" || n == "other")
     type = kOtherType;
@@ -77,41 +97,49 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
   io::CsvRows rows(path);
   std::vector<std::string> f;
   if (!rows.next(f)) throw Error(path + ": empty (a header row and tracks are expected)", ExitCode::bad_input);
+  // Note [track table columns]: Argoverse 2's names, or those of INTERACTION and of the data sets
+  // that share its layout (SinD): no scenario_id (a file is one recording, named by the file),
+  // frame_id (as timestep, over --rate) or timestamp_ms (milliseconds: no rate needed), x, y, vx,
+  // vy, psi_rad or yaw_rad, agent_type (car, truck, pedestrian/bicycle, ...).
   const std::vector<int> c = columns(rows, f,
-                                     {{"scenario_id", true},
+                                     {{"scenario_id", false},
                                       {"track_id", true},
-                                      {"timestep", true},
-                                      {"position_x", true},
-                                      {"position_y", true},
-                                      {"heading", false},
-                                      {"velocity_x", false},
-                                      {"velocity_y", false},
-                                      {"object_type", false}});
+                                      {"timestep|timestamp_ms|frame_id", true},
+                                      {"position_x|x", true},
+                                      {"position_y|y", true},
+                                      {"heading|psi_rad|yaw_rad", false},
+                                      {"velocity_x|vx", false},
+                                      {"velocity_y|vy", false},
+                                      {"object_type|agent_type", false}});
+  std::vector<std::string> name(c.size());  // each column's name in this header (for errors)
+  for (std::size_t k = 0; k < c.size(); ++k) name[k] = c[k] >= 0 ? f[static_cast<std::size_t>(c[k])] : "";
+  const bool milliseconds = name[2] == "timestamp_ms";
+  const std::string whole_file = file_stem(path);
   std::vector<Recording> out;
   std::map<std::string, std::size_t> scenario_index;
   std::vector<std::map<std::string, std::size_t>> track_index;
   std::vector<std::vector<std::vector<int>>> lines;  // per scenario, track, sample: its line
   while (rows.next(f)) {
-    const std::string& scenario = text(rows, f, c[0], "scenario_id");
-    const std::string& id = text(rows, f, c[1], "track_id");
+    const std::string& scenario = c[0] >= 0 ? text(rows, f, c[0], "scenario_id") : whole_file;
+    const std::string& id = text(rows, f, c[1], name[1].c_str());
     TrackSample s;
     double step = 0;
-    number(rows, f, c[2], "timestep", false, step);
-    s.t = step / rate_hz;
-    number(rows, f, c[3], "position_x", false, s.x);
-    number(rows, f, c[4], "position_y", false, s.y);
-    s.has_heading = number(rows, f, c[5], "heading", true, s.heading);
+    number(rows, f, c[2], name[2].c_str(), false, step);
+    s.t = milliseconds ? step / 1000.0 : step / rate_hz;
+    number(rows, f, c[3], name[3].c_str(), false, s.x);
+    number(rows, f, c[4], name[4].c_str(), false, s.y);
+    s.has_heading = number(rows, f, c[5], name[5].c_str(), true, s.heading);
     double vx = 0, vy = 0;
-    const bool hx = number(rows, f, c[6], "velocity_x", true, vx),
-               hy = number(rows, f, c[7], "velocity_y", true, vy);
-    if (hx != hy) fail(rows, hx ? "velocity_y" : "velocity_x", "empty where the other velocity is given");
+    const bool hx = number(rows, f, c[6], name[6].c_str(), true, vx),
+               hy = number(rows, f, c[7], name[7].c_str(), true, vy);
+    if (hx != hy) fail(rows, hx ? name[7] : name[6], "empty where the other velocity is given");
     s.has_velocity = hx, s.vx = vx, s.vy = vy;
     int type = default_type;
-    if (c[8] >= 0 && !agent_type_of(text(rows, f, c[8], "object_type"), type))
-      fail(rows, "object_type",
+    if (c[8] >= 0 && !agent_type_of(text(rows, f, c[8], name[8].c_str()), type))
+      fail(rows, name[8],
            "unknown type '" + f[static_cast<std::size_t>(c[8])] +
                "' (AV2's vehicle, bus, pedestrian, cyclist, motorcyclist, static, background, construction, "
-               "riderless_bicycle, unknown)");
+               "riderless_bicycle, unknown; INTERACTION's car, truck, pedestrian/bicycle)");
     auto [it, fresh] = scenario_index.emplace(scenario, out.size());
     if (fresh) out.push_back({scenario, {}, {}}), track_index.emplace_back(), lines.emplace_back();
     Recording& r = out[it->second];
@@ -119,7 +147,7 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
     if (new_track) r.tracks.push_back({id, type, {}}), lines[it->second].emplace_back();
     Track& tr = r.tracks[tt->second];
     if (tr.type != type)
-      fail(rows, "object_type",
+      fail(rows, name[8],
            "track '" + id + "' changes type (line " + std::to_string(lines[it->second][tt->second].front()) +
                " gave another)");
     tr.samples.push_back(s);
@@ -135,7 +163,7 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
       std::vector<TrackSample> sorted;
       for (std::size_t i = 0; i < order.size(); ++i) {
         if (i > 0 && tr.samples[order[i]].t == tr.samples[order[i - 1]].t)
-          input_error(path, lines[r][k][order[i]], "timestep",
+          input_error(path, lines[r][k][order[i]], name[2],
                       "track '" + tr.id + "' of scenario '" + out[r].scenario + "' repeats the time step of line " +
                           std::to_string(lines[r][k][order[i - 1]]));
         sorted.push_back(tr.samples[order[i]]);

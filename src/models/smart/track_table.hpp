@@ -3,7 +3,8 @@
 //   scenario_id, track_id, timestep, position_x, position_y     required (ids are any text)
 //   heading, velocity_x, velocity_y, object_type               optional (an empty cell: not known)
 // object_type takes AV2's names (vehicle, bus -> vehicle; pedestrian; cyclist, motorcyclist ->
-// cyclist; static, background, construction, riderless_bicycle, unknown -> other) or ours; and a map
+// cyclist; static, background, construction, riderless_bicycle, unknown -> other) or ours; or
+// INTERACTION's columns (Note [track table columns] in track_table.cpp); and a map
 // table of polylines: scenario_id (optional: every scenario), polyline_id, x, y, type (optional:
 // vehicle_lane, bike_lane, sidewalk, crosswalk, or 0..2), the points of a polyline in row order.
 #pragma once
