@@ -2,7 +2,7 @@
 // and scores its own block of rows). A GBDT model (JSON) writes one text line of predictions per
 // row (rank 0 writes); a network weights file (HDF5, any registered family: predict_network.cpp)
 // writes an HDF5 file with one dataset per named output of Model::predict; an ensemble file
-// (docs/ensembles.md) writes one line per row, like a GBDT model.
+// (docs/ensembles.md) writes one line per row, like a GBDT model; OUTPUT.h5 gets datasets for both.
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
@@ -39,11 +39,12 @@ const char* kUsage =
     "  --header                            CSV/TSV: the first line names the columns\n"
     "  --libsvm-base 0|1                   LibSVM feature id base (default 1)\n"
     "  --inputs-dataset NAME / --targets-dataset NAME   HDF5 dataset names\n"
-    "  --margin                            write raw margins instead of probabilities\n"
+    "  --margin                            text OUTPUT: raw margins instead of probabilities\n"
     "OUTPUT gets one line per row: the prediction (binary: P(y=1); multiclass: K tab-separated\n"
     "class probabilities). With labels, the objective's metric is printed. A GBDT model's OUTPUT.h5\n"
     "gets float32 datasets instead: `outputs` [N, K] (margins; regression: values) and for classifiers\n"
-    "`probabilities` [N, classes], with the attribute `classes` when the labels were class names.\n";
+    "`probabilities` [N, classes], with the attribute `classes` when the labels were class names; an\n"
+    "ensemble's OUTPUT.h5 gets `probabilities` (regression: `outputs`) and `classes` likewise.\n";
 
 // The options of the table paths (GBDT models and ensembles): the data options as the deck keys of
 // the data sources (data/source_registry.hpp), so the file is read as `train` reads it.
@@ -148,12 +149,54 @@ void write_hdf5(const hpct::gbdt::Model& model, const std::vector<double>& margi
   Log::info("predict: wrote " + out_path);
 }
 
+void log_classes(const std::vector<std::string>& classes) {
+  if (classes.empty()) return;
+  std::string names;
+  for (const std::string& c : classes) names += (names.empty() ? "" : ", ") + c;
+  hpct::Log::info("predict: the classes by index (the columns of OUTPUT): " + names);
+}
+
+// An ensemble's OUTPUT.h5: its scores as float32 rows in data order, `outputs` [N, 1] (regression)
+// or `probabilities` [N, classes] (binary: P(class 0), P(class 1)), with the attribute `classes`
+// as a GBDT model's OUTPUT.h5 has them. An ensemble has no margins.
+void write_ensemble_hdf5(const hpct::ensemble::Ensemble& e, const std::vector<double>& s, const hpct::gbdt::Data& d,
+                         const std::string& model_path, const std::string& out_path, const hpct::Comm& comm) {
+  using namespace hpct;
+  const auto n = static_cast<std::size_t>(d.rows);
+  const bool binary = e.spec.task == ensemble::Task::binary;
+  const std::size_t C = binary ? 2 : static_cast<std::size_t>(e.spec.num_class);
+  std::vector<float> out(n * C);
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t c = 0; c < C; ++c)
+      out[r * C + c] = static_cast<float>(binary ? (c == 1 ? s[r] : 1.0 - s[r]) : s[r * C + c]);
+  const std::string name = e.spec.task == ensemble::Task::regression ? "outputs" : "probabilities";
+  std::vector<tools::RowDataset> sets{
+      {name, {static_cast<std::uint64_t>(d.global_rows), static_cast<std::uint64_t>(C)}, out.data()}};
+  tools::write_row_datasets(comm, out_path, static_cast<std::uint64_t>(d.first_row), n, sets,
+                            [&](const h5::File& f) {
+                              h5::write_attr(f, "/", "model", std::string("ensemble"));
+                              h5::write_attr(f, "/", "objective", std::string(ensemble::task_name(e.spec.task)));
+                              h5::write_attr(f, "/", "weights", model_path);
+                              h5::write_attr(f, "/", "data", d.file);
+                              if (!e.spec.classes.empty())  // the class of each column of probabilities
+                                h5::write_attr(f, "/", "classes", json_text::Json(e.spec.classes).dump());
+                            });
+  Log::info("predict: wrote " + out_path);
+}
+
 int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
   using namespace hpct;
   using namespace hpct::gbdt;
   const std::string model_path = argv[1], out_path = argv[3];
   TableOptions opt;
-  comm.run_agreed([&] { opt = parse_table_options(argc, argv); });
+  comm.run_agreed([&] {
+    opt = parse_table_options(argc, argv);
+    // OUTPUT.h5 holds the margins (`outputs`) beside the probabilities: the flag would change nothing.
+    if (opt.margin && is_hdf5_name(out_path))
+      throw Error("predict: --margin is for a text OUTPUT; " + out_path +
+                      " gets the margins as `outputs` beside `probabilities` (leave --margin out)",
+                  ExitCode::bad_input);
+  });
   const bool margin = opt.margin, labelled = opt.labelled;
   gbdt::Model model;
   comm.run_agreed([&] { model = read_model(model_path); });
@@ -161,11 +204,7 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
   classes.given = &model.classes;
   const Data d = load_table(opt, model.num_features, model.categories, comm, classes);
   check_column_names(model.feature_names, d, "the model");
-  if (!model.classes.empty()) {
-    std::string names;
-    for (const std::string& c : model.classes) names += (names.empty() ? "" : ", ") + c;
-    Log::info("predict: the classes by index (the columns of OUTPUT): " + names);
-  }
+  log_classes(model.classes);
   std::vector<double> m = predict_margins(model, d.x, d.rows);
   const int K = model.num_outputs();
   if (labelled) {
@@ -184,7 +223,8 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
 }
 
 // An ensemble file: every member scores the rows (as `predict MEMBER` would) and the combiner
-// joins them; one line per row (binary: P(y = 1); multiclass: K tab-separated probabilities).
+// joins them; one line per row (binary: P(y = 1); multiclass: K tab-separated probabilities), or
+// OUTPUT.h5 (write_ensemble_hdf5).
 int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
   using namespace hpct;
   TableOptions opt;
@@ -195,7 +235,10 @@ int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
       throw Error("predict: --margin is for GBDT models; an ensemble writes its scores", ExitCode::bad_input);
     e = ensemble::read_ensemble(argv[1]);
   });
-  const gbdt::Data d = load_table(opt, e.spec.num_features, gbdt::Categories{}, comm);  // members: numeric
+  gbdt::TextLabels classes;  // an ensemble fitted on class names reads the label column by them
+  classes.given = &e.spec.classes;
+  const gbdt::Data d = load_table(opt, e.spec.num_features, gbdt::Categories{}, comm, classes);  // numeric x
+  log_classes(e.spec.classes);
   std::vector<double> s;
   comm.run_agreed([&] { s = ensemble::ensemble_scores(e, d.x, d.rows, d.cols, d.first_row); });
   if (opt.labelled) {
@@ -204,6 +247,10 @@ int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
     std::string line;
     for (std::size_t i = 0; i < names.size(); ++i) line += strf(", %s %.6f", names[i].c_str(), v[i]);
     Log::info(strf("predict: ensemble of %zu members, %lld rows%s", e.members.size(), d.global_rows, line.c_str()));
+  }
+  if (is_hdf5_name(argv[3])) {
+    write_ensemble_hdf5(e, s, d, argv[1], argv[3], comm);
+    return 0;
   }
   write_lines(s, e.spec.num_class, argv[3], comm);  // multiclass: K per line
   return 0;

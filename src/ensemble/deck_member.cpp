@@ -16,6 +16,8 @@ gbdt::Data kept_rows(const gbdt::Data& d, const std::vector<char>& keep, const C
   s.name = "train";
   s.file = d.file;
   s.cols = d.cols;
+  s.classes = d.classes;  // a tree member's model file keeps the class names
+  s.label = d.label;
   for (long long i = 0; i < d.rows; ++i) {
     if (!keep[static_cast<std::size_t>(i)]) continue;
     s.x.insert(s.x.end(), d.x.begin() + i * d.cols, d.x.begin() + (i + 1) * d.cols);
@@ -77,6 +79,23 @@ MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm
     }
   });
   return m;
+}
+
+void settle_member_classes(MemberDeck& m, Task task, int K, const std::string& of, const Comm& comm,
+                           const RunServices& services) {
+  if (task == Task::regression) return;
+  comm.run_agreed([&] {
+    const std::string key = m.trees ? "num_class" : "num_classes";
+    // A tree's num_class is multiclass only; a network's num_classes counts cross_entropy's outputs.
+    const bool counts = m.trees ? task == Task::multiclass
+                                : m.deck.schema().find(key) && m.deck.get_string("loss") == "cross_entropy";
+    const int want = task == Task::binary ? 2 : K;
+    if (counts && m.deck.is_set(key) && m.deck.get_int(key) != want)
+      m.deck.fail(key, strf("the ensemble has %d classes (%s): set %s %d or leave it out", want, of.c_str(),
+                            key.c_str(), want));
+    if (counts && !m.trees && !m.deck.is_set(key))  // appended: the deck's own lines keep their numbers
+      m.deck = services.parse_deck(m.text + strf("\nnum_classes %d\n", want), m.path);
+  });
 }
 
 gbdt::BoostParams member_params(const MemberDeck& m, Task task, int num_class) {

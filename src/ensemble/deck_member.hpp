@@ -30,6 +30,14 @@ struct MemberDeck {
 // Collective. Errors name the deck (file:line:key) and say why it cannot be a member of `task`.
 MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm, const RunServices& services);
 
+// Collective. A member deck that sets its class count (a tree's num_class, a cross_entropy
+// network's num_classes) to other than the ensemble's K classes (binary: 2) is an error naming the
+// deck's line and key, before any of its trainings; `of` says where K comes from, for the message.
+// A cross_entropy network deck that leaves num_classes out gets K, as a tree deck does
+// (member_params); its text, which a resume checks, stays as written.
+void settle_member_classes(MemberDeck& m, Task task, int K, const std::string& of, const Comm& comm,
+                           const RunServices& services);
+
 // Collective: this rank's rows of `d` whose keep flag is set, as a data set of their own with global
 // indices counted over the ranks in rank order (the boosting's random streams are keyed by them,
 // so a member is the same for any rank count).

@@ -54,6 +54,7 @@ std::string to_json(const EnsembleSpec& e) {
   doc["task"] = task_name(e.task);
   doc["num_features"] = e.num_features;
   if (e.task == Task::multiclass) doc["num_class"] = e.num_class;
+  if (!e.classes.empty()) doc["classes"] = e.classes;  // class k's name (Note [ensemble classes])
   doc["combine"] = e.combiner.method;
   json members = json::array();
   for (const MemberRecord& m : e.members)
@@ -112,6 +113,17 @@ EnsembleSpec from_json(const std::string& text, const std::string& source) {
     e.num_class = static_cast<int>(k);
   }
   e.combiner.num_class = e.num_class;
+  if (doc.contains("classes")) {  // text labels: one name per class (binary: class 0, class 1)
+    const json& c = field(doc, "classes", "classes", source, vt::array);
+    const std::size_t want = e.task == Task::binary ? 2 : static_cast<std::size_t>(e.num_class);
+    if (e.task == Task::regression) bad(source, "classes", "a regression ensemble has no classes");
+    if (c.size() != want)
+      bad(source, "classes", strf("has %zu names; the ensemble has %zu classes", c.size(), want));
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      if (!c[i].is_string()) bad(source, strf("classes[%zu]", i), "is not a string");
+      e.classes.push_back(c[i].get<std::string>());
+    }
+  }
   const json& members = field(doc, "members", "members", source, vt::array);
   if (members.empty()) bad(source, "members", "is empty");
   for (std::size_t i = 0; i < members.size(); ++i) {

@@ -21,8 +21,9 @@ struct MemberRecord {
 struct EnsembleSpec {
   Task task = Task::regression;
   int num_features = 0;
-  int num_class = 1;  // multiclass: K (written as "num_class"; every member predicts K classes)
-  int folds = 0;      // stacking: the K of the out-of-fold predictions it was fitted on (0: none)
+  int num_class = 1;                 // multiclass: K (written as "num_class"; every member predicts K classes)
+  int folds = 0;                     // stacking: the K of the out-of-fold predictions it was fitted on (0: none)
+  std::vector<std::string> classes;  // text labels: the class names by index; empty: numeric labels
   Combiner combiner;
   std::vector<MemberRecord> members;
 };

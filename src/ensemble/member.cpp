@@ -3,10 +3,12 @@
 
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "gbdt/model_io.hpp"
+#include "io/hdf5.hpp"
 #include "models/registry.hpp"
 
 namespace hpct::ensemble {
@@ -81,6 +83,7 @@ Member gbdt_member(gbdt::Model model, const std::string& path, Task task) {
   m.kind = "gbdt";
   m.num_features = model.num_features;
   m.num_class = task == Task::multiclass ? model.num_class : 1;
+  m.classes = model.classes;
   m.trees = std::move(model);
   return m;
 }
@@ -101,8 +104,29 @@ Member network_member(std::shared_ptr<Model> model, const std::string& path, Tas
   return m;
 }
 
+namespace {
+
+// The class names a network trained on a CSV/TSV table keeps in its `table` attribute (the JSON of
+// train/table_inputs.hpp's TableEncoding, key "classes"); empty without one.
+std::vector<std::string> network_classes(const std::string& path) {
+  const h5::File f = h5::File::open_read(path);
+  if (!h5::has_attr(f, "/", "table")) return {};
+  try {
+    const nlohmann::json table = nlohmann::json::parse(h5::read_attr_string(f, "/", "table"));
+    return table.value("classes", std::vector<std::string>{});
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": attribute 'table': " + e.what(), ExitCode::bad_input);
+  }
+}
+
+}  // namespace
+
 Member load_member(const std::string& path, Task task) {
-  if (is_hdf5_file(path)) return network_member(std::shared_ptr<Model>(load_model(path, kChunk)), path, task);
+  if (is_hdf5_file(path)) {
+    Member m = network_member(std::shared_ptr<Model>(load_model(path, kChunk)), path, task);
+    m.classes = network_classes(path);
+    return m;
+  }
   return gbdt_member(gbdt::read_model(path), path, task);
 }
 

@@ -27,6 +27,9 @@ struct Member {
   std::shared_ptr<Model> network;  // otherwise
   int num_features = 0;            // the row width it reads
   int num_class = 1;               // scores per row: K for multiclass, else 1
+  // Text labels: the class names by index the model was trained on (a GBDT model's `classes`, a
+  // network's `table` attribute); empty: numeric labels, or a network trained in memory.
+  std::vector<std::string> classes;
 };
 
 // Network weights files are HDF5 (train writes them without a user block, so the signature opens

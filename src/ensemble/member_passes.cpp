@@ -47,6 +47,38 @@ void check_classes(const Member& m, int K) {
                 ExitCode::bad_input);
 }
 
+// Note [ensemble classes]
+// The combiner adds member j's score of class k to every other member's score of class k, so class
+// k must be the same class for every member. Deck members train on the ensemble's own rows, coded
+// once by the shared coder (Note [text labels] in gbdt/categories.cpp), so they agree by
+// construction (a tree member's file keeps the names, a network trained in memory keeps none). A
+// member file was coded by its own training file: the most frequent class first there may be
+// another class here, and a file without class names was trained on numbers whose meaning the
+// ensemble cannot check; both are refused, naming the member and the two lists.
+
+namespace {
+
+std::string list_text(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "'" : ", '") + n + "'";
+  return "[" + s + "]";
+}
+
+}  // namespace
+
+void check_class_names(const Member& m, const gbdt::Data& data) {
+  if (m.classes == data.classes) return;
+  const std::string ours = data.classes.empty() ? "numbers (no class names)"
+                                                : "the classes " + list_text(data.classes);
+  const std::string theirs = m.classes.empty() ? "numeric labels (no class names)"
+                                               : "the classes " + list_text(m.classes);
+  throw Error("ensemble: member " + m.path + " was trained on " + theirs + "; the labels of " + data.file +
+                  (data.label.empty() ? "" : " (" + data.label + ")") + " are " + ours +
+                  ": every member must code class k as the same class (train it on a file with the same "
+                  "classes, or give it as a deck)",
+              ExitCode::bad_input);
+}
+
 MemberPasses::MemberPasses(const MemberRun& run, std::vector<Entry>& entries, const std::vector<MemberDeck>& decks,
                            const Comm& comm, const RunServices& services)
     : run_(run), entries_(entries), decks_(decks), comm_(comm), services_(services) {

@@ -36,6 +36,10 @@ std::string beside(const std::string& output, const std::string& suffix);
 // Multiclass: every member predicts the ensemble's K classes (else a bad-input error naming it).
 void check_classes(const Member& m, int K);
 
+// Text labels (Note [ensemble classes]): a member file codes the classes as `data` does, name for
+// name (else a bad-input error naming the member and both lists).
+void check_class_names(const Member& m, const gbdt::Data& data);
+
 // What the passes share with the ensemble run (which outlives them).
 struct MemberRun {
   Task task = Task::regression;

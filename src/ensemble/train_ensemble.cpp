@@ -91,10 +91,15 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   });
 
   // Data: the training part (members' out-of-fold scores fit the combiner) and the held-out part.
-  gbdt::Data train = gbdt::load_data(deck, "data_file", "train", comm);
+  // A classifier's text label names classes (Note [text labels]); the other files take its classes.
+  gbdt::TextLabels labels;
+  labels.allowed = task != Task::regression;
+  gbdt::Data train = gbdt::load_data(deck, "data_file", "train", comm, -1, nullptr, "data_file", labels);
+  labels.given = &train.classes;
   gbdt::Data valid;
   if (!deck.get_string("validation_file").empty()) {
-    valid = gbdt::load_data(deck, "validation_file", "valid", comm, train.cols, &train.categories);
+    valid = gbdt::load_data(deck, "validation_file", "valid", comm, train.cols, &train.categories, "data_file",
+                            labels);
   } else {
     const double frac = deck.get_real("validation_fraction");
     if (frac <= 0) deck.fail("validation_fraction", "an ensemble is evaluated on a held-out part; set it above 0");
@@ -105,17 +110,33 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   std::vector<const gbdt::Data*> sets{&valid};
   gbdt::Data test;
   if (!deck.get_string("test_file").empty()) {
-    test = gbdt::load_data(deck, "test_file", "test", comm, train.cols, &train.categories);
+    test = gbdt::load_data(deck, "test_file", "test", comm, train.cols, &train.categories, "data_file", labels);
     sets.push_back(&test);
   }
-  // Multiclass: K from num_class, else the highest training label + 1 (over all ranks); every label
-  // of every set must be a class index.
+  // Multiclass: K from text labels' class count (num_class, if set, must equal it), else num_class,
+  // else the highest training label + 1 (over all ranks); every label of every set must be a class
+  // index. Binary text labels: two classes, the rarer one 1.
   int K = 1;
+  const auto names = static_cast<int>(train.classes.size());  // the same on every rank (agreed)
+  if (names > 0) {
+    const std::string held = train.label + " of " + train.file + " holds " + std::to_string(names) + " class" +
+                             (names == 1 ? "" : "es");
+    if (task == Task::binary && names != 2)
+      deck.fail("objective", "binary: " + held + "; a binary ensemble takes two" +
+                                 (names > 2 ? " (objective multiclass takes more)" : ""));
+    if (task == Task::multiclass && deck.is_set("num_class") && deck.get_int("num_class") != names)
+      deck.fail("num_class", held + ", not num_class " + std::to_string(deck.get_int("num_class")) +
+                                 " (class names define the classes: leave num_class out)");
+    std::string list;
+    for (const std::string& c : train.classes) list += (list.empty() ? "" : ", ") + c;
+    Log::info("ensemble: the classes by index: " + list);
+  }
   if (task == Task::multiclass) {
     double top = 0;
     for (const float v : train.y) top = std::max(top, static_cast<double>(v));
-    K = deck.is_set("num_class") ? static_cast<int>(deck.get_int("num_class"))
-                                 : static_cast<int>(comm.max(top)) + 1;
+    K = names > 0                  ? names
+        : deck.is_set("num_class") ? static_cast<int>(deck.get_int("num_class"))
+                                   : static_cast<int>(comm.max(top)) + 1;
     comm.run_agreed([&] {
       if (K < 2) deck.fail("num_class", "a multiclass ensemble needs at least 2 classes");
       for (const gbdt::Data* d : {&train, &valid, &test})
@@ -128,6 +149,9 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
                         ExitCode::bad_input);
     });
   }
+  const std::string class_origin = names > 0                  ? "the class names of " + train.file
+                                   : deck.is_set("num_class") ? "num_class"
+                                                              : "the labels of " + train.file;
   Log::info(strf("ensemble: %s of %zu member(s), %lld training rows, %lld held-out rows%s", method.c_str(),
                  paths.size(), train.global_rows, valid.global_rows,
                  sets.size() > 1 ? strf(", %lld test rows", test.global_rows).c_str() : ""));
@@ -153,19 +177,20 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
     e.source = paths[j];
     if (is_deck(paths[j])) {
       decks[j] = read_member_deck(paths[j], task, comm, services);
+      settle_member_classes(decks[j], task, K, class_origin, comm, services);
       e.name = decks[j].name();
       continue;
     }
     comm.run_agreed([&] {
       e.model = load_member(paths[j], task);
       check_classes(e.model, K);
+      check_class_names(e.model, train);
     });
     e.name = std::filesystem::path(paths[j]).stem().string();
     if (mr.fit) e.fit_scores = scores_on(e.model, task, train, comm);
     Log::info(strf("ensemble: member %s (%s) from %s", e.name.c_str(), e.model.kind.c_str(), paths[j].c_str()));
   }
-  // Only once every member is read and checked: a refused member leaves nothing behind.
-  comm.run_agreed([&] {
+  comm.run_agreed([&] {  // after the members' checks: a refused run leaves nothing behind
     if (comm.rank() == 0) std::filesystem::create_directories(mr.work_dir);
   });
   MemberPasses work(mr, entries, decks, comm, services);
@@ -183,6 +208,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   spec.num_features = static_cast<int>(train.cols);
   spec.num_class = K;
   spec.folds = folds;
+  spec.classes = train.classes;
   for (const Entry& e : entries) spec.members.push_back({e.model.path, e.model.kind, ""});
   if (!fit) {
     spec.combiner = given_average(given, entries.size(), "member_weights");

@@ -99,9 +99,8 @@ void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y, Str
                       (pv != Parsed::not_a_number ? ""
                        : static_cast<long long>(k) != label
                            ? " (text columns are categorical features of the gbdt and mlp families)"
-                           : " (text labels are class names: mlp with loss cross_entropy, gbdt with objective "
-                             "binary or "
-                             "multiclass)"));
+                           : " (text labels are class names: mlp with loss cross_entropy, gbdt and ensemble "
+                             "with objective binary or multiclass)"));
     if (static_cast<long long>(k) == label) {
       if (std::isnan(v)) input_error(t.file, l.number, "", "missing label");
       if (y) *y = v;

@@ -76,8 +76,8 @@ RunData load_run_data(const deck::Deck& deck, const gbdt::BoostParams& p, const 
   return d;
 }
 
-// Labels: multiclass without num_class takes the class count of text labels, else the highest label
-// over all ranks; every label is checked.
+// Labels: multiclass takes the class count of text labels (num_class, if set, must equal it), else
+// num_class or the highest label over all ranks; every label is checked.
 void settle_labels(const deck::Deck& deck, gbdt::BoostParams& p, const RunData& d, const Comm& comm) {
   using gbdt::Objective;
   const auto classes = static_cast<int>(d.train.classes.size());
@@ -92,6 +92,10 @@ void settle_labels(const deck::Deck& deck, gbdt::BoostParams& p, const RunData& 
     }
     if (p.objective == Objective::multiclass && p.num_class < classes)
       deck.fail("num_class", held + ", more than num_class " + std::to_string(p.num_class));
+    // Class names define the classes: an output past them would have no name and no rows.
+    if (p.objective == Objective::multiclass && p.num_class > classes)
+      deck.fail("num_class", held + ", fewer than num_class " + std::to_string(p.num_class) +
+                                 " (class names define the classes: leave num_class out)");
   }
   if (p.objective == Objective::multiclass && !deck.is_set("num_class") && classes == 0) {
     float mx = 0;

@@ -155,6 +155,26 @@ TEST(EnsembleFile, RoundTripsExactly) {
   EXPECT_EQ(from_json(to_json(a), "a.json").combiner.weights, a.combiner.weights);
 }
 
+TEST(EnsembleFile, ClassNamesRoundTripAndAreChecked) {
+  EnsembleSpec e = stacking_spec();
+  EXPECT_EQ(to_json(e).find("classes"), std::string::npos);  // numeric labels: no key
+  e.classes = {"other", "spruce, blue"};
+  EXPECT_EQ(from_json(to_json(e), "e.json").classes, e.classes);
+  nlohmann::json doc = nlohmann::json::parse(to_json(e));
+  doc["classes"] = {"a", "b", "c"};
+  EXPECT_NE(expect_error([&] {
+              from_json(doc.dump(), "e.json");
+            }).find("e.json: key 'classes': has 3 names; the ensemble has 2 classes"),
+            std::string::npos);
+  doc["classes"] = {"a", 2};
+  EXPECT_NE(expect_error([&] { from_json(doc.dump(), "e.json"); }).find("key 'classes[1]': is not a string"),
+            std::string::npos);
+  doc["task"] = "regression";
+  doc["classes"] = {"a", "b"};
+  EXPECT_NE(expect_error([&] { from_json(doc.dump(), "e.json"); }).find("key 'classes': a regression ensemble"),
+            std::string::npos);
+}
+
 TEST(EnsembleFile, ErrorsNameTheFileAndKey) {
   nlohmann::json doc = nlohmann::json::parse(to_json(stacking_spec()));
   doc["meta"]["coef"] = {1.0};

@@ -27,3 +27,11 @@ add_test(NAME cli_ensemble_member_best_output COMMAND ${CMAKE_CURRENT_SOURCE_DIR
 set_tests_properties(cli_ensemble_member_best_output PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1"
                      TIMEOUT 30 PROCESSORS 2 LABELS "cli;ensemble" WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
                      FIXTURES_REQUIRED cli_no_validation_data)
+# Ensembles on a text label (docs/ensembles.md): class names in the ensemble file and predict's
+# OUTPUT.h5, 1 rank == 2 ranks byte for byte, members coding the classes differently refused; the
+# refusals of num_class above the class count (ensemble, gbdt, mlp) and of predict --margin with an .h5.
+add_test(NAME cli_ensemble_text_labels COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/ensemble_text_labels.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_ensemble_text_labels)
+set_tests_properties(cli_ensemble_text_labels PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 180 PROCESSORS 2
+                     LABELS "cli;ensemble")

@@ -16,7 +16,6 @@ Checks, with build/apps/train and predict:
 usage: gbdt_text_labels.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
 import json
 import os
-import shutil
 import sys
 
 import h5py
@@ -24,19 +23,11 @@ import lightgbm as lgb
 import numpy as np
 import pandas as pd
 import xgboost as xgb
-from tool_run import Checks, run_ranks
+from tool_run import Checks, tool_script
 
-build, mpiexec, scratch = sys.argv[1], sys.argv[2], sys.argv[3]
-train, predict = os.path.join(build, "apps", "train"), os.path.join(build, "apps", "predict")
-convert = os.path.join(build, "apps", "convert")
-shutil.rmtree(scratch, ignore_errors=True)
-os.makedirs(scratch)
-env = dict(os.environ, OMP_NUM_THREADS="1")
+apps, scratch, run = tool_script(sys.argv)
+train, predict, convert = apps("train"), apps("predict"), apps("convert")
 check = Checks()
-
-
-def run(args, ranks=1):
-    return run_ranks(mpiexec, args, ranks, env)
 
 
 # Four cover types with uneven counts, decided by elevation and slope with noise, and by the soil

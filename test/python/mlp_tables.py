@@ -13,17 +13,11 @@ import sys
 import h5py
 import numpy as np
 import pandas as pd
-from tool_run import Checks, run_ranks
+from tool_run import Checks, tool_script
 
-build, mpiexec, scratch = sys.argv[1], sys.argv[2], sys.argv[3]
-train, predict = os.path.join(build, "apps", "train"), os.path.join(build, "apps", "predict")
-os.makedirs(scratch, exist_ok=True)
-env = dict(os.environ, OMP_NUM_THREADS="1")
+apps, scratch, run = tool_script(sys.argv)
+train, predict = apps("train"), apps("predict")
 check = Checks()
-
-
-def run(args, ranks=1):
-    return run_ranks(mpiexec, args, ranks, env)
 
 
 # The colour decides the kind; `x` is noise and `size` carries nothing. "dark, grey" holds the

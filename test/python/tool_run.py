@@ -1,5 +1,7 @@
 """The Python test scripts' way of running the project's programs: a command that must succeed, its
 output returned, and on failure its output printed and the script stopped naming the command."""
+import os
+import shutil
 import subprocess
 
 
@@ -16,6 +18,18 @@ def run_ranks(mpiexec, args, ranks=1, env=None):
     """Runs args on `ranks` MPI ranks (1: directly); returns the CompletedProcess, output as text."""
     cmd = ([mpiexec, "-np", str(ranks), "--oversubscribe", "--bind-to", "none"] if ranks > 1 else []) + list(args)
     return subprocess.run([str(a) for a in cmd], capture_output=True, text=True, env=env)
+
+
+def tool_script(argv):
+    """A script run as SCRIPT BUILD MPIEXEC SCRATCH: returns (apps, scratch, run), where apps(name) is
+    BUILD/apps/NAME, scratch a fresh empty folder and run(args, ranks=1) runs args on that many
+    ranks, one thread each (run_ranks)."""
+    build, mpiexec, scratch = argv[1], argv[2], argv[3]
+    shutil.rmtree(scratch, ignore_errors=True)
+    os.makedirs(scratch)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    return (lambda name: os.path.join(build, "apps", name), scratch,
+            lambda args, ranks=1: run_ranks(mpiexec, args, ranks, env))
 
 
 class Checks:

@@ -39,14 +39,19 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
       deck.fail("loss", "cross_entropy needs one target column holding the class index; the targets have " +
                             std::to_string(cfg.d_out));
     cfg.d_out = static_cast<int>(deck.get_int("num_classes"));
-    // Class indices a source coded itself (a table's text labels: train/table_inputs.hpp) bound their
-    // range: the classes' count unless num_classes says more.
+    // Class indices a source coded itself (a table's text labels: train/table_inputs.hpp): their
+    // count is the number of classes (num_classes, if set, must equal it).
     if (targets.dtype != DType::f32 && targets.max_value < (1ll << 24)) {
       const int classes = static_cast<int>(targets.max_value) + 1;
       if (deck.is_set("num_classes") && cfg.d_out < classes)
         deck.fail("num_classes",
                   strf("the label column holds %d classes, more than num_classes %d", classes, cfg.d_out));
-      cfg.d_out = std::max(cfg.d_out, classes);
+      // Class names define the classes: an output past them would have no name and no rows.
+      if (deck.is_set("num_classes") && cfg.d_out > classes)
+        deck.fail("num_classes", strf("the label column holds %d classes, fewer than num_classes %d (class names "
+                                      "define the classes: leave num_classes out)",
+                                      classes, cfg.d_out));
+      cfg.d_out = classes;
     }
     if (cfg.d_out < 2) deck.fail("num_classes", "cross_entropy needs num_classes >= 2");
   }
