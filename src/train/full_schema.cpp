@@ -43,7 +43,8 @@ deck::Schema full_schema() {
   s.section("data");
   s.add_required_string("data_file",
                         "training data (see data_format; e.g. HDF5 with inputs [N, d_in] and targets [N, d_out]; "
-                        "netcdf, zarr and grib: several files, comma-separated paths or glob patterns, read as one)");
+                        "netcdf, zarr and grib: several files, comma-separated paths or glob patterns, read as "
+                        "one)");
   s.add_string("validation_file", "", "validation data (same format and fields); empty: split data_file");
   declare_data_source_keys(s);
   s.add_real("validation_fraction", 0.1, 0.0, 0.9,
