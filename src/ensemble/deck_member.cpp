@@ -76,6 +76,10 @@ MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm
       if (p.early_stopping_rounds > 0)
         m.deck.fail("early_stopping_rounds", "ensemble members train without a validation set; set it to 0");
       refuse_best_output(m.deck, model);  // as a `model gbdt` run does, rather than ignoring it
+    } else if (m.deck.schema().find("best_output") && !m.deck.get_string("best_output").empty()) {
+      m.deck.fail("best_output",
+                  "ensemble members train without a validation set, so no epoch is the best: "
+                  "leave best_output out of a member deck");
     }
   });
   return m;
