@@ -1,5 +1,16 @@
 # The layer library: gradient checks, kernels, allocation, and per-layer PyTorch parity.
 # (Included by test/CMakeLists.txt: paths are relative to test/, tests run in build/test.)
+# A PyTorch parity check of layers (python/layer_parity.py) on the files parity_layer_<case>.h5 of
+# each case given, which the dump program of fixture FIXTURE writes.
+function(hpctrain_layer_parity name fixture)
+  set(files)
+  foreach(case ${ARGN})
+    list(APPEND files parity_layer_${case}.h5)
+  endforeach()
+  add_test(NAME ${name} COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/layer_parity.py ${files})
+  set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED ${fixture} SKIP_RETURN_CODE 77 LABELS parity
+                       WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+endfunction()
 hpctrain_test(test_gradients SOURCES nn/test_gradients.cpp LIBS hpctrain_test_layer_check hpctrain_models RANKS 1 LABELS unit)
 hpctrain_test(test_gradient_ready SOURCES nn/test_gradient_ready.cpp LIBS hpctrain_models RANKS 1 LABELS unit)
 hpctrain_test(test_linear_chunk_sums SOURCES nn/test_linear_chunk_sums.cpp LIBS hpctrain_nn RANKS 1 THREADS 1 2 LABELS unit)
@@ -15,16 +26,10 @@ hpctrain_test(test_layers SOURCES nn/test_layers.cpp nn/test_layer_rules.cpp LIB
               RANKS 1 THREADS 1 2 LABELS unit)
 hpctrain_test(test_layer_parity_dump SOURCES nn/dump_layer_parity.cpp LIBS hpctrain_nn RANKS 1 LABELS parity)
 set_tests_properties(test_layer_parity_dump_np1_nt1 PROPERTIES FIXTURES_SETUP layer_parity)
-set(HPCTRAIN_LAYER_PARITY_FILES)
-foreach(case linear_identity linear_relu linear_gelu linear_silu linear_tanh activation_relu activation_gelu
-             activation_silu activation_tanh add_silu layer_norm layer_norm_3d embedding gather scatter_add concat
-             dropout mse cross_entropy cross_entropy_smooth bce)
-  list(APPEND HPCTRAIN_LAYER_PARITY_FILES parity_layer_${case}.h5)
-endforeach()
-add_test(NAME parity_layers_torch COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/layer_parity.py
-         ${HPCTRAIN_LAYER_PARITY_FILES})
-set_tests_properties(parity_layers_torch PROPERTIES FIXTURES_REQUIRED layer_parity SKIP_RETURN_CODE 77
-                     LABELS parity WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+hpctrain_layer_parity(parity_layers_torch layer_parity
+                      linear_identity linear_relu linear_gelu linear_silu linear_tanh activation_relu activation_gelu
+                      activation_silu activation_tanh add_silu layer_norm layer_norm_3d embedding gather scatter_add
+                      concat dropout mse cross_entropy cross_entropy_smooth bce)
 hpctrain_test(test_layer_allocation SOURCES nn/test_layer_allocation.cpp LIBS hpctrain_test_allocation_counter hpctrain_nn RANKS 1 THREADS 1 2 LABELS unit)
 hpctrain_test(test_workspace SOURCES nn/test_workspace.cpp LIBS hpctrain_nn RANKS 1 LABELS unit)
 # The convolutional layers (issue 22): gradient checks, gemm == direct, synchronised batch norm at 1 and 2 ranks.
@@ -37,24 +42,15 @@ hpctrain_test(test_gemm_half SOURCES nn/test_gemm_half.cpp LIBS hpctrain_nn RANK
 hpctrain_test(test_conv_cudnn SOURCES nn/test_conv_cudnn.cpp LIBS hpctrain_nn RANKS 1 LABELS "unit;cuda")
 hpctrain_test(test_cnn_parity_dump SOURCES nn/dump_cnn_parity.cpp LIBS hpctrain_nn RANKS 1 LABELS parity)
 set_tests_properties(test_cnn_parity_dump_np1_nt1 PROPERTIES FIXTURES_SETUP cnn_parity)
-set(HPCTRAIN_CNN_PARITY_FILES)
-foreach(case conv7x7s2 conv3x3 conv3x3s2_direct conv3x3_dilated_grouped conv1x1 conv1x1s2 batch_norm2d max_pool2d
-             global_avg_pool resize_up resize_down
-             conv7x7s2_onednn conv3x3s2_onednn conv3x3_dilated_grouped_onednn conv1x1s2_onednn)  # last: oneDNN's
-  list(APPEND HPCTRAIN_CNN_PARITY_FILES parity_layer_${case}.h5)
-endforeach()
-add_test(NAME parity_cnn_layers_torch COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/layer_parity.py
-         ${HPCTRAIN_CNN_PARITY_FILES})
-set_tests_properties(parity_cnn_layers_torch PROPERTIES FIXTURES_REQUIRED cnn_parity SKIP_RETURN_CODE 77
-                     LABELS parity WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+hpctrain_layer_parity(parity_cnn_layers_torch cnn_parity
+                      conv7x7s2 conv3x3 conv3x3s2_direct conv3x3_dilated_grouped conv1x1 conv1x1s2 batch_norm2d
+                      max_pool2d global_avg_pool resize_up resize_down
+                      conv7x7s2_onednn conv3x3s2_onednn conv3x3_dilated_grouped_onednn conv1x1s2_onednn)  # last: oneDNN's
 # The attention layers of the SMART family (issue 19): gradient checks, and their PyTorch parity.
 hpctrain_test(test_attention_layers SOURCES nn/test_attention_layers.cpp nn/test_edge_blocked.cpp LIBS hpctrain_test_layer_check hpctrain_nn
               RANKS 1 THREADS 1 2 LABELS unit)
-add_test(NAME parity_attention_torch COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/layer_parity.py
-         parity_layer_edge_softmax.h5 parity_layer_edge_attention.h5 parity_layer_edge_attention_self.h5
-         parity_layer_fourier_embedding.h5 parity_layer_causal_attention.h5)
-set_tests_properties(parity_attention_torch PROPERTIES FIXTURES_REQUIRED layer_parity SKIP_RETURN_CODE 77
-                     LABELS parity WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+hpctrain_layer_parity(parity_attention_torch layer_parity
+                      edge_softmax edge_attention edge_attention_self fourier_embedding causal_attention)
 if(Kokkos_ENABLE_CUDA)
   hpctrain_gpu_test(test_layer_allocation)  # the GPU build's layers allocate nothing either, on a GPU node
 endif()
