@@ -104,6 +104,12 @@ set_tests_properties(parity_smart_torch_masked PROPERTIES FIXTURES_REQUIRED smar
 add_test(NAME cli_scenes_import COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/track_tables.py
          $<TARGET_FILE:scenes_import> ${CMAKE_CURRENT_BINARY_DIR}/scratch_scenes_import)
 set_tests_properties(cli_scenes_import PROPERTIES LABELS cli TIMEOUT 60)
+# Lane centre lines from two bounds by arc length (lanelet2 and Argoverse 2 maps).
+hpctrain_test(test_centre_line SOURCES models/smart/test_centre_line.cpp LIBS hpctrain_models RANKS 1 LABELS unit)
+# scenes_import --map on Argoverse 2 map archives written in AV2's layout by test/python/av2_map.py.
+add_test(NAME cli_av2_map COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/av2_map.py
+         $<TARGET_FILE:scenes_import> ${CMAKE_CURRENT_BINARY_DIR}/scratch_av2_map)
+set_tests_properties(cli_av2_map PROPERTIES LABELS cli TIMEOUT 60)
 # scenes_import --map on lanelet2 maps written by lanelet2 (PyPI), against lanelet2's own centre lines.
 add_test(NAME cli_lanelet_map COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/lanelet_map.py
          $<TARGET_FILE:scenes_import> ${CMAKE_CURRENT_BINARY_DIR}/scratch_lanelet_map)

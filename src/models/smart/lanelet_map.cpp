@@ -14,12 +14,11 @@
 
 #include "core/error.hpp"
 #include "io/atomic_file.hpp"
+#include "models/smart/centre_line.hpp"
 
 namespace hpct::smart {
 
 namespace {
-
-using Points = std::vector<std::array<double, 2>>;
 
 [[noreturn]] void refuse(const std::string& path, const std::string& why) {
   throw Error(path + ": " + why, ExitCode::bad_input);
@@ -77,48 +76,16 @@ class LocalFrame {
   std::array<double, 2> origin_{};
 };
 
-double length(const Points& p) {
-  double l = 0;
-  for (std::size_t i = 1; i < p.size(); ++i) l += std::hypot(p[i][0] - p[i - 1][0], p[i][1] - p[i - 1][1]);
-  return l;
-}
-
-// `p` resampled to n points evenly spaced by arc length (its first and last points kept).
-Points resampled(const Points& p, std::size_t n) {
-  const double total = length(p);
-  Points out;
-  std::size_t seg = 1;
-  double at = 0;  // arc length at p[seg - 1]
-  for (std::size_t k = 0; k < n; ++k) {
-    const double s = total * static_cast<double>(k) / static_cast<double>(n - 1);
-    while (seg + 1 < p.size() && at + std::hypot(p[seg][0] - p[seg - 1][0], p[seg][1] - p[seg - 1][1]) < s)
-      at += std::hypot(p[seg][0] - p[seg - 1][0], p[seg][1] - p[seg - 1][1]), ++seg;
-    const double len = std::hypot(p[seg][0] - p[seg - 1][0], p[seg][1] - p[seg - 1][1]);
-    const double f = len > 0 ? std::min(1.0, std::max(0.0, (s - at) / len)) : 0;
-    out.push_back({p[seg - 1][0] + f * (p[seg][0] - p[seg - 1][0]),
-                   p[seg - 1][1] + f * (p[seg][1] - p[seg - 1][1])});
-  }
-  return out;
-}
-
-double gap(const std::array<double, 2>& a, const std::array<double, 2>& b) {
-  return std::hypot(a[0] - b[0], a[1] - b[1]);
-}
-
 // Note [lanelet centre line]: a lanelet is driven the way that has its left bound on the left, as
 // lanelet2 reads it; the order its ways are stored in does not say (INTERACTION's maps store 28 of
 // the 43 driven lanes of DR_DEU_Roundabout_OF against the traffic). The right bound is first turned
 // to run as the left one (its first point then nearer the left bound's first); the centre line is
-// the mean of the two resampled alike by arc length, a point at most every metre (scene cutting
-// takes 10 m pieces of 11 points), turned where the left bound lies on its right.
-Points centre_line(Points left, Points right) {
-  if (gap(left.front(), right.back()) + gap(left.back(), right.front()) <
-      gap(left.front(), right.front()) + gap(left.back(), right.back()))
-    std::reverse(right.begin(), right.end());
-  const auto n = static_cast<std::size_t>(std::ceil(std::max(length(left), length(right)))) + 1;
-  const Points l = resampled(left, std::max<std::size_t>(n, 2)), r = resampled(right, std::max<std::size_t>(n, 2));
-  Points c(l.size());
-  for (std::size_t k = 0; k < l.size(); ++k) c[k] = {(l[k][0] + r[k][0]) / 2, (l[k][1] + r[k][1]) / 2};
+// the mean of the two resampled alike by arc length (Note [centre line by arc length] in
+// centre_line.hpp), turned where the left bound lies on its right.
+Points centre_line(const Points& left, Points right) {
+  run_alike(left, right);
+  Points c = centre_line_of(left, right);
+  const Points l = resampled_by_arc_length(left, c.size());
   // The left bound on the left: summed over the line, the direction crossed with (left - centre).
   double side = 0;
   for (std::size_t k = 0; k + 1 < c.size(); ++k)

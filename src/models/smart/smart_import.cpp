@@ -1,13 +1,14 @@
 // apps/scenes_import, the smart family's `import_data` tool (ModelFamily::import_data): recorded
-// trajectories (a long track table with Argoverse 2's column names, and an optional map table) ->
-// scenes for `model smart`, in trajgen's layout with validity masks and the time grid as attributes
-// (docs/transformer.md).
+// trajectories (a long track table with Argoverse 2's column names, and an optional map: a map
+// table, a lanelet2 map or Argoverse 2 map archives) -> scenes for `model smart`, in trajgen's
+// layout with validity masks and the time grid as attributes (docs/transformer.md).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "core/error.hpp"
+#include "models/smart/av2_map.hpp"
 #include "models/smart/lanelet_map.hpp"
 #include "models/smart/scene_import.hpp"
 
@@ -28,6 +29,10 @@ const char* kUsage =
     "  --map MAP.osm | MAP.osm_xy: a lanelet2 map (lanelet2, JOSM, INTERACTION): each lanelet's centre\n"
     "    line in its driving direction; nodes in x/y (.osm_xy), local_x/local_y tags, or lat/lon with\n"
     "    --map-origin LAT,LON, the origin lanelet2's UtmProjector wrote it with (INTERACTION: 0,0).\n"
+    "  --map log_map_archive_ID.json | FOLDER: Argoverse 2 maps: each lane segment's centre line\n"
+    "    (VEHICLE, BUS -> vehicle_lane, BIKE -> bike_lane), pedestrian crossings both ways; a file\n"
+    "    named after a scenario of the table is that scenario's map, another file every scenario's;\n"
+    "    a FOLDER gives each scenario FOLDER/[ID/]log_map_archive_ID.json.\n"
     "  --write-map MAP.csv: also write the map as read (the first scenario's) as a map table.\n"
     "  --rate HZ: time steps per second of the table (default 10): a row's time is timestep / HZ.\n"
     "  --step S: seconds between the scenes' steps (default 0.1; 0.5 s must be whole steps); tracks\n"
@@ -114,6 +119,7 @@ int smart_import_main(int argc, char** argv) {
     o.max_gap = max_gap > 0 ? max_gap : 1.5 / rate;
     std::vector<hpct::smart::Recording> recordings = hpct::smart::read_track_table(tracks, rate, default_type);
     if (!map.empty() && hpct::smart::is_lanelet_map(map)) hpct::smart::read_lanelet_map(map, origin, recordings);
+    else if (!map.empty() && hpct::smart::is_av2_map(map)) hpct::smart::read_av2_map(map, recordings);
     else if (!map.empty()) hpct::smart::read_map_table(map, recordings);
     if (!write_map.empty() && !recordings.empty()) hpct::smart::write_map_table(write_map, recordings.front());
     const hpct::smart::ImportSummary s = hpct::smart::import_scenes(recordings, out, o, tracks);
