@@ -127,11 +127,11 @@ check(" 0 map segments" not in said, "the scenes hold map pieces")
 # The same file with S2 first: S2 has no map (--write-map writes the first scenario's: nothing).
 run_ok(tool, tracks21, h5, "--map", map1, "--write-map", got, *common)
 check(read_map(got) == [], "a file named after S1 is not S2's map")
-# A file named after no scenario of the table: every scenario's.
-anymap = os.path.join(out, "area.json")
+# A file named after no scenario of the table (nor .json: known by its '{'): every scenario's.
+anymap = os.path.join(out, "area.map")
 shutil.copy(map1, anymap)
 said = run_ok(tool, tracks21, h5, "--map", anymap, "--write-map", got, *common)
-check("-> every scenario (2)" in said and len(read_map(got)) == 7, "a file named otherwise: every scenario's")
+check("-> every scenario (2)" in said and len(read_map(got)) == 7, "a file named otherwise, without .json: every scenario's")
 # The folder: each scenario its own file (S1 in its own folder, S2's beside it).
 said = run_ok(tool, tracks21, h5, "--map", maps, "--write-map", got, *common)
 only = read_map(got)

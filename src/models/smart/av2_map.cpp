@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -85,7 +86,15 @@ void report(const std::string& file, const Av2Map& m, const std::string& to) {
 
 }  // namespace
 
-bool is_av2_map(const std::string& path) { return fs::path(path).extension() == ".json" || fs::is_directory(path); }
+bool is_av2_map(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".json" || fs::is_directory(path)) return true;
+  // Another name: JSON by its first character (a map table starts with its header's text).
+  std::ifstream in(path);
+  char first = 0;
+  return static_cast<bool>(in >> first) && first == '{';
+}
 
 Av2Map read_av2_map_file(const std::string& path) {
   std::ifstream in(path);

@@ -18,7 +18,7 @@ struct Av2Map {
   std::size_t vehicle_lanes = 0, bike_lanes = 0, crossings = 0, drivable_areas = 0;
 };
 
-// Whether `path` is an AV2 map: a .json file, or a folder holding AV2 maps.
+// Whether `path` is an AV2 map: a .json file (or one that starts with '{'), or a folder of AV2 maps.
 bool is_av2_map(const std::string& path);
 
 // One AV2 map file: every lane segment's centre line in its driving direction (VEHICLE, BUS ->
