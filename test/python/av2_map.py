@@ -160,7 +160,7 @@ refused(["--map", bad], "bad.json: lane_segments['102'].left_lane_boundary: expe
 bad = broken("bad_point.json", lambda m: m["lane_segments"]["101"]["right_lane_boundary"][2].pop("y"))
 refused(["--map", bad], "bad_point.json: lane_segments['101'].right_lane_boundary[2].y: expected a number", "a point without y")
 bad = broken("bad_type.json", lambda m: m["lane_segments"]["104"].update(lane_type="TRAM"))
-refused(["--map", bad], "bad_type.json: lane_segments['104'].lane_type: \"TRAM\" is not VEHICLE, BIKE or BUS", "a lane type")
+refused(["--map", bad], "bad_type.json: lane_segments['104'].lane_type: \"TRAM\" is not (VEHICLE, BIKE or BUS)", "a lane type")
 bad = broken("bad_crossing.json", lambda m: m["pedestrian_crossings"]["900"].pop("edge2"))
 refused(["--map", bad], "bad_crossing.json: pedestrian_crossings['900'].edge2: missing", "a crossing without edge2")
 bad = broken("bad_layer.json", lambda m: m.pop("lane_segments"))

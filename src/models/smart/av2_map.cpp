@@ -4,11 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "core/error.hpp"
 #include "models/smart/centre_line.hpp"
@@ -104,14 +106,12 @@ Av2Map read_av2_map_file(const std::string& path) {
     map = Json::parse(in);
   } catch (const Json::exception& e) {
     const std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 3, ..."
-    refuse(path, "",
-           "not valid JSON: " + what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2));
+    const std::size_t tag = what.find("] ");
+    refuse(path, "", "not valid JSON: " + (tag == std::string::npos ? what : what.substr(tag + 2)));
   }
   if (!map.is_object() || !map.contains("lane_segments"))
     refuse(path, "",
-           "no 'lane_segments': not an Argoverse 2 map (log_map_archive_*.json: lane_segments, "
-           "pedestrian_crossings, "
-           "drivable_areas)");
+           "no 'lane_segments': not an Argoverse 2 map (lane_segments, pedestrian_crossings, drivable_areas)");
   Av2Map out;
   for (const auto& [id, lane] : layer(path, map, "lane_segments")->items()) {
     const std::string where = "lane_segments['" + id + "']";
@@ -120,8 +120,7 @@ Av2Map read_av2_map_file(const std::string& path) {
     // Buses drive in vehicle lanes as lanelet2's bus_lane does here (lanelet_map.cpp).
     if (name != "VEHICLE" && name != "BUS" && name != "BIKE")
       refuse(path, where + ".lane_type",
-             (type == lane.end() ? std::string("missing, not") : type->dump() + " is not") +
-                 " VEHICLE, BIKE or BUS");
+             (type == lane.end() ? std::string("missing") : type->dump() + " is not") + " (VEHICLE, BIKE or BUS)");
     const int kind = name == "BIKE" ? 1 : 0;
     ++(kind == 1 ? out.bike_lanes : out.vehicle_lanes);
     // AV2's bounds both run in the driving direction: the centre line runs as they do.
