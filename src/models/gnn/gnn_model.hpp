@@ -9,6 +9,7 @@
 // Metrics: the loss and, per state variable, the RMSE of the 1-step forecast and of persistence.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,10 @@ struct GnnModelConfig {
   // The source's derived inputs (derived_forcings, derived_statics: their channels follow the file's).
   std::vector<std::string> derived_forcings, derived_statics;
   bool sphere_edges = false;  // gnn_edge_distances sphere: the grid field holds longitude and latitude
-  bool masked = false;        // missing_data mask: the data's field mask leaves points out of the loss
+  // gnn_mesh icosahedral: the graph built from the points' positions (sphere_mesh.hpp; implies sphere_edges).
+  bool icosahedral = false;
+  int mesh_refinements = 5;  // gnn_mesh_refinements
+  bool masked = false;       // missing_data mask: the data's field mask leaves points out of the loss
   // gnn_output day_before_blend: the first forcing channel of state_day_before (its S channels), and
   // the network's outputs are 2S (Note [day-before blend] in day_before.hpp); -1: increments only.
   int day_before = -1;
@@ -45,7 +49,7 @@ class GnnModel : public Model {
   GnnModel(const GnnModelConfig& c, int capacity, nn::Precision precision);
   std::string family() const override { return "gnn"; }
   std::string config_string() const override;
-  nn::ParameterStore<float>& store() override { return net_.store(); }
+  nn::ParameterStore<float>& store() override { return net_->store(); }
   double accumulate_gradients(const Batch& b, double normaliser) override;
   double loss_sum(const Batch& b) override;
   std::vector<MetricSpec> metrics(const EvalOptions& o) const override;
@@ -54,7 +58,7 @@ class GnnModel : public Model {
   void set_data_stats(const DataStats& stats) override;
   ExtraDatasets extra_datasets() const override;
   void load_extra_datasets(const std::string& weights_file) override;
-  double train_flops_per_sample() const override { return 3.0 * net_.forward_flops_per_sample(); }
+  double train_flops_per_sample() const override { return 3.0 * net_->forward_flops_per_sample(); }
   // A step of a k-step rollout stage runs k forwards and backwards.
   double step_cost(std::uint64_t epoch) const override {
     return rollout_steps_at(c_.ar_schedule, epoch, c_.ar_steps);
@@ -67,7 +71,7 @@ class GnnModel : public Model {
   std::vector<NamedShape> predict_inputs() const override;
   std::vector<NamedShape> predict_outputs(const PredictOptions& o) const override;
 
-  GnnNet<float>& net() { return net_; }
+  GnnNet<float>& net() { return *net_; }
   int interior_points() const { return interior_; }
   // 1 at the points the loss and the scores count (inside the boundary strip, not masked), else 0.
   std::vector<float> point_mask() const;
@@ -103,7 +107,9 @@ class GnnModel : public Model {
                          const std::vector<double>& diff_mean, const std::vector<double>& diff_std);
 
   GnnModelConfig c_;
-  GnnNet<float> net_;
+  nn::Precision precision_;
+  // Rebuilt once the points' positions are known with gnn_mesh icosahedral (Note [graph from positions]).
+  std::unique_ptr<GnnNet<float>> net_;
   int interior_ = 0;
   View1<float> mask_;                  // [N]: 1 inside, 0 on the boundary strip
   View1<float> in_mean_, in_inv_std_;  // [d_in]
