@@ -70,8 +70,9 @@ TEST(UnstructuredGrids, ReducedGaussianGribReadsAsOneRowOfPoints) {
 
 // cfgrib names the variable t2m and keeps the cells' dimension `values`: the same samples, bit for bit.
 TEST(UnstructuredGrids, CfgribNetcdfIsTheSameAsTheGrib) {
-  const std::string keys = "state_variables t2m\nderived_forcings toa_radiation, time_of_day\n"
-                           "derived_statics lat_lon\nar_steps 2\n";
+  const std::string keys =
+      "state_variables t2m\nderived_forcings toa_radiation, time_of_day\n"
+      "derived_statics lat_lon\nar_steps 2\n";
   expect_same_rows(*open_as("data_format grib\n" + keys, kDir + "reduced.grib"),
                    *open_as("data_format netcdf\n" + keys, kDir + "reduced.nc"), "reduced.nc");
 }
@@ -85,8 +86,9 @@ TEST(UnstructuredGrids, AnemoiStoreOfReducedGridReadsAsOneRow) {
 
 TEST(UnstructuredGrids, SpectralGribIsRefusedNamingTheMessage) {
   const std::string sample = kDir + "spectral.grib";
-  const std::string message =
-      error_message([&] { open_as(std::string("data_format grib\n") + kKeys, sample)->rows(); });
+  const std::string message = error_message([&] {
+    open_as(std::string("data_format grib\n") + kKeys, sample)->rows();
+  });
   EXPECT_EQ(message.rfind(sample + ": message 1: gridType 'sh' (spherical harmonics) has no grid points", 0), 0u)
       << message;
 }

@@ -45,8 +45,8 @@ void declare(deck::Schema& s) {
 }
 
 void declare_config(deck::Schema& s) {
-  s.add_int("grid_ny", 6, 6, 1 << 20, "grid rows (y) the graph was built for");
-  s.add_int("grid_nx", 6, 6, 1 << 20, "grid columns (x)");
+  s.add_int("grid_ny", 6, 1, 1 << 20, "grid rows (y) the graph was built for (1: one row of points)");
+  s.add_int("grid_nx", 6, 1, 1 << 30, "grid columns (x)");
   s.add_int("states", 1, 1, 1 << 16, "state variables (predicted)");
   s.add_int("forcings", 0, 0, 1 << 16, "forcing variables");
   s.add_int("statics", 0, 0, 1 << 16, "static variables");
