@@ -22,7 +22,8 @@ hpctrain_test(test_sphere_mesh SOURCES models/test_sphere_mesh.cpp LIBS ${HPCTRA
 hpctrain_test(test_gnn_parity_dump SOURCES models/dump_gnn_parity.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1 LABELS "parity;gnn")
 set_tests_properties(test_gnn_parity_dump_np1_nt1 PROPERTIES FIXTURES_SETUP gnn_parity)
 add_test(NAME parity_gnn_torch COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/reference_python.sh
-         ${CMAKE_CURRENT_SOURCE_DIR}/python/gnn_parity.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_parity.h5)
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/gnn_parity.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_parity.h5
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_parity_sphere.h5)
 set_tests_properties(parity_gnn_torch PROPERTIES FIXTURES_REQUIRED gnn_parity SKIP_RETURN_CODE 77 TIMEOUT 60
                      LABELS "parity;gnn")
 add_test(NAME cli_gnn_quickstart COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gnn_quickstart.sh $<TARGET_FILE:wxgen>
