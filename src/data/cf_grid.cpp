@@ -97,6 +97,11 @@ CfGridDataset::Axis CfGridDataset::axis_of(const CfArrays& f, const std::string&
     if (axis == "Y") return kY;
     if (axis == "X") return kX;
     if (axis == "Z") return kOther;
+    // CF: a coordinate in degrees_north is latitude, in degrees_east longitude, whatever its name
+    // (Ferret's FNOCY and FNOCX).
+    const std::string units = lower(f.text(dim, "units"));
+    if (units == "degrees_north" || units == "degree_north") return kY;
+    if (units == "degrees_east" || units == "degree_east") return kX;
   }
   const std::string n = lower(dim);
   for (const char* y : {"y", "lat", "latitude", "rlat", "south_north", "yc"})

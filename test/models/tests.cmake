@@ -31,6 +31,11 @@ add_test(NAME cli_gnn_quickstart COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gnn_qui
          ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli_gnn_quickstart PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 120
                      PROCESSORS 2 LABELS "cli;gnn")
+# inputs/gnn_global.in scaled down: the icosahedral mesh on a reduced Gaussian GRIB (1 rank == 2 ranks).
+add_test(NAME cli_gnn_global COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gnn_global.sh ${PROJECT_BINARY_DIR}
+         ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_global ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_gnn_global PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 180
+                     PROCESSORS 2 LABELS "cli;gnn")
 add_test(NAME cli_gnn_seed001 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gnn_seed001.sh $<TARGET_FILE:wxgen>
          $<TARGET_FILE:train> $<TARGET_FILE:wxeval> ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_seed001
          ${PROJECT_SOURCE_DIR})
