@@ -17,6 +17,8 @@ hpctrain_test(test_gnn_curriculum SOURCES models/test_gnn_curriculum.cpp LIBS ${
 foreach(np 1 2)
   set_tests_properties(test_gnn_np${np}_nt1 test_gnn_curriculum_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED gnn_data)
 endforeach()
+hpctrain_test(test_gnn_point_weights SOURCES models/test_gnn_point_weights.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1
+              LABELS "unit;gnn")
 hpctrain_test(test_sphere_mesh SOURCES models/test_sphere_mesh.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1 LABELS "unit;gnn")
 # The whole gnn against a PyTorch rebuild on the same weights and graph (fp32, 1e-5 relative).
 hpctrain_test(test_gnn_parity_dump SOURCES models/dump_gnn_parity.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1 LABELS "parity;gnn")

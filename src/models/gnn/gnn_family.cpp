@@ -31,6 +31,9 @@ void declare(deck::Schema& s) {
             "gnn: gnn_mesh icosahedral's refinements of the icosahedron (finest edge about 7054 / 2^r km: 5: 220 "
             "km, "
             "6: 110 km)");
+  s.add_choice("gnn_point_weights", "uniform", {"uniform", "latitude"},
+               "gnn: each point's weight in the loss and the scores: uniform, or cos(latitude) (latitude: the cell "
+               "area of a regular latitude-longitude grid; WeatherBench2's latitude-weighted RMSE)");
   s.add_int("boundary_width", 2, 0, 1 << 16,
             "gnn: grid points along each edge of the region forced by the true state (left out of the loss)");
   s.add_string("ar_steps_schedule", "",
@@ -105,6 +108,7 @@ GnnModelConfig config_from(const deck::Deck& d, int ny, int nx, int S, int F, in
   c.derived_statics = split(d.get_string("derived_statics"));
   c.icosahedral = d.get_string("gnn_mesh") == "icosahedral";
   c.mesh_refinements = static_cast<int>(d.get_int("gnn_mesh_refinements"));
+  c.latitude_weights = d.get_string("gnn_point_weights") == "latitude";
   c.sphere_edges = c.icosahedral || d.get_string("gnn_edge_distances") == "sphere";
   c.masked = d.get_string("missing_data") == "mask";
   c.ar_schedule = parse_rollout_schedule(d, "ar_steps_schedule");

@@ -170,6 +170,8 @@ GnnModel::GnnModel(const GnnModelConfig& c, int capacity, nn::Precision precisio
                      c.net.ny < 2 * bw + 1 ? " (boundary_width 0 for a global or unstructured grid)" : ""),
                 ExitCode::bad_input);
   Kokkos::deep_copy(mask_, h);
+  score_ = View1<float>("gnn_point_weights", static_cast<std::size_t>(N));
+  Kokkos::deep_copy(score_, mask_);
   if (c_.variable_weights.empty()) c_.variable_weights.assign(static_cast<std::size_t>(S), 1.0);  // unweighted
   if (static_cast<int>(c_.variable_weights.size()) != S)
     throw Error(strf("gnn: %zu variable weights for %d state variables", c_.variable_weights.size(), S),
@@ -219,6 +221,7 @@ std::string GnnModel::config_string() const {
   s += std::string(" gnn_edge_distances=") + (c_.sphere_edges ? "sphere" : "grid");
   s += std::string(" gnn_mesh=") + (c_.icosahedral ? "icosahedral" : "grid");
   s += " gnn_mesh_refinements=" + std::to_string(c_.mesh_refinements);
+  s += std::string(" gnn_point_weights=") + (c_.latitude_weights ? "latitude" : "uniform");
   s += std::string(" missing_data=") + (c_.masked ? "mask" : "error");
   s += " ar_steps_schedule=" + rollout_schedule_text(c_.ar_schedule);
   s += std::string(" gnn_output=") + (c_.day_tendency >= 0 ? "day_before_anomaly"
@@ -247,7 +250,7 @@ const Tensor<float>& GnnModel::increments(const Batch& b) {
 double GnnModel::loss_and_grad(const Batch& b, const Tensor<float>& out, bool grad, double normaliser) {
   const int N = c_.net.ny * c_.net.nx, S = c_.states;
   const double w = 1.0 / (static_cast<double>(interior_) * S);  // the per-sample mean over points and variables
-  return gnn_kernels::masked_squared_error(out.matrix(), increments(b).matrix(), mask_, weights_,
+  return gnn_kernels::masked_squared_error(out.matrix(), increments(b).matrix(), score_, weights_,
                                            net_->output_grad().matrix(), grad, w, normaliser, b.n, N, S);
 }
 
@@ -293,7 +296,7 @@ void GnnModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double
   const double one_step = loss_and_grad(b, y, false, 1.0);
   sums[0] += c_.ar_steps > 1 ? rollout : one_step;
   for (int s = 0; s < c_.states; ++s)
-    gnn_kernels::add_rmse_sums(y.matrix(), target_.matrix(), mask_, diff_mean_, diff_std_, b.n,
+    gnn_kernels::add_rmse_sums(y.matrix(), target_.matrix(), score_, diff_mean_, diff_std_, b.n,
                                c_.net.ny * c_.net.nx, s, sums[static_cast<std::size_t>(1 + s)],
                                sums[static_cast<std::size_t>(1 + c_.states + s)]);
 }
@@ -347,7 +350,7 @@ std::vector<StatsRequest> GnnModel::data_stats_request() const {
   if (c_.forcings) r.push_back({"forcing", StatsGranularity::channel});
   if (c_.statics) r.push_back({"static", StatsGranularity::channel});
   // The grid's coordinates: the same in every sample, so the column means are the coordinates.
-  if (c_.sphere_edges) r.push_back({"grid", StatsGranularity::column});
+  if (c_.needs_positions()) r.push_back({"grid", StatsGranularity::column});
   if (c_.masked) r.push_back({"mask", StatsGranularity::column});  // the same in every sample, too
   return r;
 }
@@ -363,7 +366,7 @@ void GnnModel::set_data_stats(const DataStats& stats) {
   if (c_.forcings) append(stats.of("forcing"));
   if (c_.statics) append(stats.of("static"));
   set_normalisation(mean, std, stats.of("diff").mean, stats.of("diff").std);
-  if (c_.sphere_edges) {  // field grid [2, ny, nx]: x (longitude), then y (latitude)
+  if (c_.needs_positions()) {  // field grid [2, ny, nx]: x (longitude), then y (latitude)
     const std::vector<double>& g = stats.of("grid").mean;
     const std::size_t N = g.size() / 2;
     set_sphere_positions(std::vector<double>(g.begin() + N, g.end()),
@@ -386,6 +389,43 @@ void GnnModel::set_point_mask(const std::vector<double>& valid) {
   }
   if (interior_ == 0) throw Error("gnn: the data's mask leaves no interior point", ExitCode::bad_input);
   Kokkos::deep_copy(mask_, h);
+  update_point_weights();
+}
+
+// Note [point weights]: the loss, the validation RMSEs and wxeval's scores are sums over the interior
+// points, each point's squared error times its weight, over the interior count. With
+// gnn_point_weights uniform the weight is the mask (1 inside, 0 on the boundary or masked); with
+// latitude it is also cos(latitude), the area of a regular latitude-longitude grid's cell, scaled so
+// that the weights sum to the interior count (the normalisers stay): WeatherBench2's
+// latitude-weighted RMSE, and GraphCast's loss. The mask itself still gates the rollout (the
+// boundary takes the truth, and no gradient).
+void GnnModel::update_point_weights() {
+  auto h = Kokkos::create_mirror(mask_);  // a copy: on a host build a mirror view would be mask_ itself
+  Kokkos::deep_copy(h, mask_);
+  if (c_.latitude_weights && !h_lat_.empty()) {
+    double total = 0;
+    for (std::size_t p = 0; p < h.extent(0); ++p) {
+      if (!(std::fabs(h_lat_[p]) <= 90.0))
+        throw Error(strf("gnn_point_weights latitude: grid point %zu has latitude %g: the data's y must be "
+                         "latitude "
+                         "in degrees",
+                         p, h_lat_[p]),
+                    ExitCode::bad_input);
+      h(p) *= static_cast<float>(std::max(0.0, std::cos(h_lat_[p] * 3.14159265358979323846 / 180.0)));
+      total += h(p);
+    }
+    if (!(total > 0))
+      throw Error("gnn_point_weights latitude: every interior point is at a pole (cos(latitude) 0)",
+                  ExitCode::bad_input);
+    for (std::size_t p = 0; p < h.extent(0); ++p) h(p) = static_cast<float>(h(p) * interior_ / total);
+  }
+  Kokkos::deep_copy(score_, h);
+}
+
+std::vector<float> GnnModel::point_weights() const {
+  auto h = Kokkos::create_mirror_view(score_);
+  Kokkos::deep_copy(h, score_);
+  return std::vector<float>(h.data(), h.data() + h.extent(0));
 }
 
 std::vector<float> GnnModel::point_mask() const {
@@ -402,10 +442,11 @@ void GnnModel::set_sphere_positions(const std::vector<double>& lat, const std::v
     auto net = std::make_unique<GnnNet<float>>(c_.net, std::move(g), net_->capacity(), precision_);
     Kokkos::deep_copy(net->store().params(), net_->store().params());
     net_ = std::move(net);
-  } else {
+  } else if (c_.sphere_edges) {
     net_->set_sphere_positions(lat, lon);
   }
   h_lat_ = lat, h_lon_ = lon;
+  update_point_weights();
 }
 
 void GnnModel::set_normalisation(const std::vector<double>& in_mean, const std::vector<double>& in_std,
@@ -431,7 +472,7 @@ ExtraDatasets GnnModel::extra_datasets() const {
                      {"normalisation/input_std", h_in_std_},
                      {"normalisation/diff_mean", h_diff_mean_},
                      {"normalisation/diff_std", h_diff_std_}};
-  if (c_.sphere_edges) d["graph/latitude"] = h_lat_, d["graph/longitude"] = h_lon_;
+  if (c_.needs_positions()) d["graph/latitude"] = h_lat_, d["graph/longitude"] = h_lon_;
   if (c_.masked) d["graph/valid"] = h_valid_;
   return d;
 }
@@ -447,7 +488,7 @@ void GnnModel::load_extra_datasets(const std::string& weights_file) {
     v.push_back(h5::read_all<double>(f, path));
   }
   set_normalisation(v[0], v[1], v[2], v[3]);
-  if (c_.sphere_edges) {
+  if (c_.needs_positions()) {
     for (const char* path : {"graph/latitude", "graph/longitude"})
       if (!h5::exists(f, path))
         throw Error(weights_file + ": no dataset '" + std::string(path) + "' (the grid positions of its edges)",

@@ -91,9 +91,9 @@ void GnnModel::rollout_errors(const Batch& b, std::vector<double>& model, std::v
                          forcing, c_.day_before, c_.day_tendency, k, n, N, S, F, A);
     for (int s = 0; s < S; ++s) {
       model[static_cast<std::size_t>(k * S + s)] += gnn_kernels::step_sse(state_of(next), state, false,
-                                                                          targets.data(), mask_, s, k, n, N, S, A);
+                                                                          targets.data(), score_, s, k, n, N, S, A);
       persistence[static_cast<std::size_t>(k * S + s)] += gnn_kernels::step_sse(state_of(next), state, true,
-                                                                                targets.data(), mask_, s, k, n, N,
+                                                                                targets.data(), score_, s, k, n, N,
                                                                                 S, A);
     }
     if (forecast) {  // sample 0's rows [0, N) of the new state [n N, S], as [S][N]
@@ -208,7 +208,7 @@ double GnnModel::rollout_loss(const Batch& b, int steps, bool grad, double norma
     out = &net_->forward(x, n);
     gnn_kernels::advance(states(k + 2), states(k + 1), out->matrix(), targets.data(), mask_, diff_mean_, diff_std_,
                          forcing, c_.day_before, c_.day_tendency, k, n, N, S, F, A);
-    loss += gnn_kernels::rollout_step_loss(states(k + 2), targets.data(), mask_, weights_, diff_std_, grads(k + 2),
+    loss += gnn_kernels::rollout_step_loss(states(k + 2), targets.data(), score_, weights_, diff_std_, grads(k + 2),
                                            grad, w, normaliser, k, n, N, S, A);
   }
   if (!grad) return loss;
