@@ -119,7 +119,8 @@ namespace {
 // Note [graph from positions]: the icosahedral mesh's graph depends on where the data's points are,
 // which the model learns after it is built: from the training data's grid field (set_data_stats) or
 // from a weights file's graph/latitude and graph/longitude (load_extra_datasets). Until then the net
-// stands on a provisional graph over N points spread evenly on the sphere (a Fibonacci lattice):
+// stands on a provisional graph over N points spread evenly on the sphere (a Fibonacci lattice) and
+// the icosahedron unrefined (its buffers the smallest):
 // the parameters' shapes do not depend on the graph, so when the positions come the net is rebuilt
 // on their graph and takes the provisional net's parameters (initialised or read) as they are. The
 // trainer and the loaders set the positions before an optimizer or a gradient reducer holds the net.
@@ -131,7 +132,7 @@ MeshGraph provisional_sphere_graph(const GnnModelConfig& c) {
     lat[static_cast<std::size_t>(p)] = std::asin(1.0 - 2.0 * (p + 0.5) / N) * 180.0 / 3.14159265358979323846;
     lon[static_cast<std::size_t>(p)] = std::remainder(golden * p, 360.0);
   }
-  return build_sphere_mesh_graph(lat, lon, c.mesh_refinements);
+  return build_sphere_mesh_graph(lat, lon, 0);  // the icosahedron alone: the smallest net until the positions come
 }
 
 std::unique_ptr<GnnNet<float>> make_net(const GnnModelConfig& c, int capacity, nn::Precision precision) {
