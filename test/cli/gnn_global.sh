@@ -4,7 +4,8 @@
 # icosahedral mesh (3 refinements) trains on 2 ranks and on 1 with rank_invariant, and both write
 # the same bytes in every dataset; the validation loss falls below 0.5 x the first epoch's; wxeval
 # (on 2 ranks and on 1, the same table) beats persistence at every lead to 4 steps; the weights file
-# reloads onto the graph of its points (Note [graph from positions]); plot-forecast draws the points.
+# reloads onto the graph of its points (Note [graph from positions]); plot-forecast draws the points;
+# scripts/wx-climatology scores the daily climatology.
 # usage: gnn_global.sh BUILD_DIR MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 mpiexec=$2 dir=$3 src=$4
@@ -41,3 +42,11 @@ awk '$1 ~ /^[0-9]+$/ && NF == 6 { n++; if (!($6 < 1)) { print "lead " $1 ": RMSE
 cmp <(grep -v "held-out" "$dir/eval1.log") <(grep -v "held-out" "$dir/eval2.log") || fail "1 and 2 ranks print different tables"
 "$src/scripts/plot-forecast" "$dir/fields.h5" "$dir/forecast.png" --leads 1,4
 [ -s "$dir/forecast.png" ] || fail "no forecast.png"
+# The daily climatology of scripts/wx-climatology (cfgrib's NetCDF of the same file): one row per
+# lead, each worse than the model's lead-1 RMSE (the waves travel; the hour of day does not hold them).
+"$src/scripts/wx-climatology" "$dir/reduced.nc" t2m --by hour --lead-steps 4 --weights latitude > "$dir/clim.log" ||
+  { cat "$dir/clim.log"; fail "wx-climatology"; }
+cat "$dir/clim.log"
+model1=$(awk '$1 == 1 && NF == 6 { print $3 }' "$dir/eval2.log")
+awk -v m="$model1" '$1 ~ /^[0-9]+$/ { n++; if (!($3 > m)) bad = 1 } END { if (n != 4 || bad) { print "climatology rows " n; exit 1 } }' \
+  "$dir/clim.log" || fail "wx-climatology's table"
