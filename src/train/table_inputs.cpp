@@ -2,12 +2,14 @@
 // that reads rows through it (see table_inputs.hpp).
 #include "train/table_inputs.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "core/log.hpp"
 #include "io/text_tables.hpp"
 
 namespace hpct {
@@ -24,13 +26,38 @@ namespace hpct {
 // the columns, the categories and the class names (attribute "table"), so predict maps a new file's
 // strings to the inputs training used.
 
+// Note [category embeddings]
+// A one-hot block costs one input (and one column of the first layer's weights) per category and
+// says nothing shared between categories; a column of zip codes or product ids has thousands of them.
+// With `category_embedding D` > 0, each categorical column of more than `onehot_max_categories`
+// categories is instead one input holding its row's code, which the mlp looks up in the column's own
+// table of K + 1 learned rows of D values (models/mlp/table_embedding.hpp), as an nn.Embedding per
+// column concatenated with the other inputs before the first Linear. Row K is the missing row: a
+// missing cell and a category the training file never showed (a validation file's, predict's) read
+// it, so such rows share one learned vector (training trains it on the missing cells) instead of the
+// one-hot path's zeros. The codes are those of Note [category codes], so 1 and N ranks look up the same
+// rows; they are the last inputs of a row, in column order, after the numbers and one-hot blocks.
+// max_categories bounds the one-hot blocks only: an embedding table of 100k rows is one parameter
+// tensor, not 100k inputs. A code is held in a float input, exact below 2^24 categories.
+constexpr long long kMaxEmbeddedCategories = (1LL << 24) - 1;
+
+bool TableEncoding::is_embedded(long long f) const {
+  return std::binary_search(embedded.begin(), embedded.end(), static_cast<int>(f));
+}
+
 long long TableEncoding::width() const {
   long long w = 0;
   for (long long f = 0; f < cols; ++f)
-    w += categories.of(static_cast<int>(f))
+    w += categories.of(static_cast<int>(f)) && !is_embedded(f)
              ? static_cast<long long>(categories.names[static_cast<std::size_t>(f)].size())
              : 1;
   return w;
+}
+
+std::vector<int> TableEncoding::embedding_rows() const {
+  std::vector<int> rows;
+  for (int f : embedded) rows.push_back(static_cast<int>(categories.names[static_cast<std::size_t>(f)].size()) + 1);
+  return rows;
 }
 
 std::string TableEncoding::to_json() const {
@@ -47,6 +74,7 @@ std::string TableEncoding::to_json() const {
                        : json_text::Json(nullptr));
   j["categories"] = cats;
   j["classes"] = classes;
+  if (!embedded.empty()) j["embedded"] = embedded;
   return j.dump();
 }
 
@@ -71,6 +99,10 @@ TableEncoding TableEncoding::from_json(const std::string& text, const std::strin
       e.categories.names[f] = cats[f].get<std::vector<std::string>>();
     }
     if (!e.categories.any()) e.categories = gbdt::Categories{};
+    if (j.contains("embedded")) e.embedded = j.at("embedded").get<std::vector<int>>();  // older files: none
+    for (std::size_t i = 0; i < e.embedded.size(); ++i)
+      if (!e.categories.of(e.embedded[i]) || (i > 0 && e.embedded[i] <= e.embedded[i - 1]))
+        throw Error("'embedded' lists " + std::to_string(e.embedded[i]) + ", not an ascending categorical feature");
   } catch (const std::exception& ex) {
     throw Error(origin + ": not a table encoding: " + ex.what(), ExitCode::bad_input);
   }
@@ -140,15 +172,27 @@ TableEncoding agree_table_encoding(const TextTableDataset& table, const TableEnc
                                         given ? &given->categories : nullptr, o.whose, comm);
   if (!given)
     comm.run_agreed([&] {
+      std::string summary;
       for (long long f = 0; f < t.cols; ++f) {
         if (!e.categories.of(static_cast<int>(f))) continue;
         const auto count = static_cast<long long>(e.categories.names[static_cast<std::size_t>(f)].size());
-        if (count > o.max_categories)
+        if (o.embedding_dim > 0 && count > o.onehot_max) {  // Note [category embeddings]
+          if (count > kMaxEmbeddedCategories)
+            input_error(t.file, 0, "category_embedding",
+                        column_text(e, f) + " has " + std::to_string(count) + " categories, more than the " +
+                            std::to_string(kMaxEmbeddedCategories) + " an embedding's float codes can hold");
+          e.embedded.push_back(static_cast<int>(f));
+          summary += (summary.empty() ? "" : ", ") + column_text(e, f) + " (" + std::to_string(count + 1) + " x " +
+                     std::to_string(o.embedding_dim) + ")";
+        } else if (count > o.max_categories) {
           input_error(t.file, 0, "max_categories",
                       column_text(e, f) + " has " + std::to_string(count) +
                           " categories, more than max_categories " + std::to_string(o.max_categories) +
-                          " (one input each): raise it or drop the column");
+                          " (one input each): raise it, drop the column or give it an embedding "
+                          "(category_embedding)");
+        }
       }
+      if (!summary.empty() && comm.rank() == 0) Log::info(t.file + ": embedded: " + summary);
     });
   if (!strings.keep_label) return given ? *given : e;
   // Text labels are categories too (Note [text labels]); only their check matters with `given`.
@@ -175,14 +219,19 @@ class EncodedTable : public Dataset {
     long long at = 0;
     for (long long f = 0; f < cols; ++f) {
       const auto u = static_cast<std::size_t>(f);
-      offset_[u] = at;
       const bool cat = e_.categories.of(static_cast<int>(f));
       if (cat) codes_[u] = code_map(e_.categories.names[u]);
-      const std::string name = u < e_.columns.size() ? e_.columns[u] : "x" + std::to_string(f);
+      if (e_.is_embedded(f)) continue;  // after the others (Note [category embeddings])
+      offset_[u] = at;
+      const std::string name = column_name(f);
       if (!cat) names_.push_back(name);
       else
         for (const std::string& c : e_.categories.names[u]) names_.push_back(name + "=" + c);
       at += cat ? static_cast<long long>(e_.categories.names[u].size()) : 1;
+    }
+    for (int f : e_.embedded) {
+      offset_[static_cast<std::size_t>(f)] = at++;
+      names_.push_back(column_name(f) + " (code)");
     }
   }
   std::string description() const override { return table_->description(); }
@@ -212,6 +261,10 @@ class EncodedTable : public Dataset {
 
  private:
   bool labelled() const { return table_->layout().opt.label_column >= 0; }
+  std::string column_name(long long f) const {
+    const auto u = static_cast<std::size_t>(f);
+    return u < e_.columns.size() ? e_.columns[u] : "x" + std::to_string(f);
+  }
   int code(const std::unordered_map<std::string, int>& m, const std::string& name) const {
     const auto it = m.find(name);
     return it == m.end() ? -1 : it->second;
@@ -249,15 +302,21 @@ long long EncodedTable::read_rows(const std::vector<std::uint64_t>& rows,
       for (std::size_t r = 0; r < n; ++r) in[r * w + off] = x[r * cols + f];
       continue;
     }
+    // One-hot: a 1 at the code's input. Embedded: the code itself, the missing row K for a missing
+    // or unseen category (Note [category embeddings]).
+    const bool embedded = e_.is_embedded(static_cast<long long>(f));
+    const int missing = static_cast<int>(e_.categories.names[f].size());
+    const auto put = [&](std::size_t r, int c) {
+      if (embedded) in[r * w + off] = static_cast<float>(c >= 0 ? c : missing);
+      else if (c >= 0) in[r * w + off + static_cast<std::size_t>(c)] = 1.0f;
+    };
     for (std::size_t r = 0; r < n; ++r) {  // numbers name categories by their decimal form
       const float v = x[r * cols + f];
-      const int c = std::isnan(v) ? -1 : code(codes_[f], gbdt::category_of_number(v));
-      if (c >= 0) in[r * w + off + static_cast<std::size_t>(c)] = 1.0f;
+      put(r, std::isnan(v) ? -1 : code(codes_[f], gbdt::category_of_number(v)));
     }
     std::vector<int> dict_code(s.dict[f].size());
     for (std::size_t j = 0; j < dict_code.size(); ++j) dict_code[j] = code(codes_[f], s.dict[f][j]);
-    for (const auto& [row, id] : s.cells[f])
-      if (dict_code[id] >= 0) in[row * w + off + static_cast<std::size_t>(dict_code[id])] = 1.0f;
+    for (const auto& [row, id] : s.cells[f]) put(row, dict_code[id]);
   }
   if (!labelled()) return kNoBadValue;
   if (e_.classes.empty()) {
@@ -280,24 +339,31 @@ std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TextTableData
   return std::make_shared<EncodedTable>(std::move(table), encoding);
 }
 
-std::string encode_table_data(const deck::Deck& deck, std::shared_ptr<const Dataset>& data,
-                              std::shared_ptr<const Dataset>& validation, const Comm& comm) {
+std::optional<TableEncoding> encode_table_data(const deck::Deck& deck, std::shared_ptr<const Dataset>& data,
+                                               std::shared_ptr<const Dataset>& validation, const Comm& comm) {
   const auto table = std::dynamic_pointer_cast<const TextTableDataset>(data);
-  if (!table || table->layout().opt.format == io::TextFormat::libsvm) return "";
+  if (!table || table->layout().opt.format == io::TextFormat::libsvm) return std::nullopt;
   const auto key = [&](const char* name) { return deck.schema().find(name) ? deck.get_string(name) : ""; };
   TableEncodingOptions o;
   o.categorical_columns = key("categorical_columns");
   o.max_categories = deck.schema().find("max_categories") ? deck.get_int("max_categories") : 1000;
   o.text_labels = key("loss") == "cross_entropy";
+  if (deck.schema().find("category_embedding")) {
+    o.embedding_dim = deck.get_int("category_embedding");
+    o.onehot_max = deck.get_int("onehot_max_categories");
+    // Only the mlp looks the codes up; another network would read them as numbers.
+    if (o.embedding_dim > 0 && key("model") != "mlp")
+      deck.fail("category_embedding", "embeds table columns for model mlp only, not model " + key("model"));
+  }
   const TableEncoding e = agree_table_encoding(*table, o, nullptr, comm);
-  if (!e.categorical()) return e.to_json();
+  if (!e.categorical()) return e;
   data = encoded_table(table, e);
   if (const auto val = std::dynamic_pointer_cast<const TextTableDataset>(validation)) {
     o.whose = "data_file";
     agree_table_encoding(*val, o, &e, comm);
     validation = encoded_table(val, e);
   }
-  return e.to_json();
+  return e;
 }
 
 }  // namespace hpct

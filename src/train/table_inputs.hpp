@@ -1,9 +1,11 @@
 // A CSV/TSV table as a network's inputs: numeric columns as they are, each categorical column a
-// one-hot block, a text label column class indices; the dictionaries agreed over ranks by the
-// trees' coder (gbdt/categories.hpp) and stored with the weights (Note [table inputs]).
+// one-hot block or a code for an embedding (Note [category embeddings]), a text label column class
+// indices; the dictionaries agreed over ranks by the trees' coder (gbdt/categories.hpp) and stored
+// with the weights (Note [table inputs]).
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,10 +25,17 @@ struct TableEncoding {
   std::string label;                 // its header name, if any
   gbdt::Categories categories;       // per feature column: categorical or not, names by code
   std::vector<std::string> classes;  // text labels: the class names by index; empty: numeric labels
+  // The categorical columns read through an embedding, ascending: their codes are the last inputs
+  // (Note [category embeddings]); the other categorical columns are one-hot blocks.
+  std::vector<int> embedded;
 
   bool categorical() const { return categories.any() || !classes.empty(); }
-  // Inputs per row: one per numeric column, one per category of each categorical column.
+  bool is_embedded(long long f) const;
+  // Inputs per row: one per numeric column, one per category of each one-hot column, one code per
+  // embedded column.
   long long width() const;
+  // Per embedded column: its embedding table's rows, its categories + 1 (the missing row).
+  std::vector<int> embedding_rows() const;
   // The weights file's "table" attribute (JSON) and back; errors name `origin`.
   std::string to_json() const;
   static TableEncoding from_json(const std::string& text, const std::string& origin);
@@ -34,7 +43,9 @@ struct TableEncoding {
 
 struct TableEncodingOptions {
   std::string categorical_columns;  // the deck key: integer-coded columns that are categories too
-  long long max_categories = 0;     // a categorical column with more categories is an error
+  long long max_categories = 0;     // a one-hot column with more categories is an error
+  long long embedding_dim = 0;      // category_embedding: > 0 embeds the columns with more than
+  long long onehot_max = 0;         // onehot_max_categories categories
   bool text_labels = false;         // the loss takes classes (cross_entropy): a text label is a class name
   std::string whose = "data_file";  // for messages: who fixed `given` ("data_file", "the model")
 };
@@ -54,9 +65,9 @@ std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TextTableData
 // Collective. Network training: when `data` is a CSV/TSV table, agrees its encoding (the deck's
 // categorical_columns and max_categories; text labels for loss cross_entropy), checks `validation`
 // (a validation_file's table, or null) against it and, where a column or the label is categorical,
-// replaces both by their encoded reading. Returns the encoding's JSON for the weights file; empty
-// when `data` is not a CSV/TSV table.
-std::string encode_table_data(const deck::Deck& deck, std::shared_ptr<const Dataset>& data,
-                              std::shared_ptr<const Dataset>& validation, const Comm& comm);
+// replaces both by their encoded reading. Returns the encoding (its JSON goes into the weights
+// file); none when `data` is not a CSV/TSV table.
+std::optional<TableEncoding> encode_table_data(const deck::Deck& deck, std::shared_ptr<const Dataset>& data,
+                                               std::shared_ptr<const Dataset>& validation, const Comm& comm);
 
 }  // namespace hpct

@@ -127,7 +127,11 @@ void NetworkTrainer::open_data() {
     if (!config_.validation_file.empty())
       val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");
   });
-  table_ = encode_table_data(deck_, data, val_data_, comm_);  // text columns (Note [table inputs])
+  // Text columns (Note [table inputs]); embedded ones are looked up by the model (build_model).
+  if (const auto e = encode_table_data(deck_, data, val_data_, comm_)) {
+    table_ = e->to_json();
+    embedding_rows_ = e->embedding_rows();
+  }
   comm_.run_agreed([&] {
     if (!config_.validation_file.empty()) {
       train_data_ = data;
@@ -161,6 +165,7 @@ void NetworkTrainer::build_model() {
     for (std::size_t f = 0; f < specs_.size(); ++f)
       specs_[f].max_row_elements = std::max(specs_[f].max_row_elements, val[f].max_row_elements);
     ModelBuildContext ctx(deck_, specs_, static_cast<int>(micro_batch_), config_.precision);
+    ctx.category_rows = embedding_rows_;
     ctx.allreduce_sum = [this](double* v, int count) { comm_.allreduce_sum(v, static_cast<std::size_t>(count)); };
     model_ = make_model(ctx);
     // Note [fused chunks] in train/rank_invariant.cpp: rows a GEMM gives the same bits in any batch
