@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """An mlp with category embeddings on a pandas-written CSV (docs/tables.md, Note [category
 embeddings] in src/train/table_inputs.cpp): a zip column of 1500 categories decides a text label.
-One-hot is refused by max_categories; with category_embedding the zip is one code looked up in a
-learned table and the mlp learns the label (held-out accuracy from predict); PyTorch, given the
-weights file and its stored categories, computes predict's probabilities from the raw CSV (an unseen
-and a missing zip both reading the missing row); 1 rank and 2 ranks write the same weights bit for
-bit with rank_invariant.
+One-hot is refused by max_categories (and embeddings for a model other than the mlp); with
+category_embedding the zip is one code looked up in a learned table and the mlp learns the label
+(held-out accuracy from predict); PyTorch, given the weights file and its stored categories,
+computes predict's probabilities from the raw CSV (an unseen and a missing zip both reading the
+missing row); 1 rank and 2 ranks write the same weights bit for bit with rank_invariant.
 usage: mlp_embeddings.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
 import json
 import os
@@ -80,6 +80,10 @@ def refused(args, expect, what):
 refused([train, *deck("onehot", "category_embedding=0")],
         train_csv + ": max_categories: column 'zip' has 1500 categories, more than max_categories 1000 (one input "
         "each): raise it, drop the column or give it an embedding (category_embedding)", "one-hot zip refused")
+
+refused([train, *deck("diffusion", "model=diffusion")],
+        "category_embedding: embeds table columns for model mlp only, not model diffusion",
+        "another model would read the codes as numbers")
 
 # 2. Embedded: the zip is one code (1501 rows: the last for missing and unseen zips), the colour a block.
 r = run([train, *deck("emb")])
