@@ -16,8 +16,9 @@ namespace hpct {
 
 // Note [table inputs]
 // A network reads numbers, so a CSV/TSV table's categorical columns (the columns holding text, and
-// categorical_columns) become one-hot blocks: a column of K categories is K inputs, 1 at the row's
-// category's code and 0 elsewhere, in the column's place among the inputs. The codes are the trees'
+// categorical_columns) become one-hot blocks (or codes for the mlp's embeddings, Note [category
+// embeddings] below): a column of K categories is K inputs, 1 at the row's category's code and 0
+// elsewhere, in the column's place among the inputs. The codes are the trees'
 // (Note [category codes]): agreed over ranks from the whole file's counts, so the inputs of a row do
 // not depend on the rank count or on which rank read which category first. A missing cell and a
 // category the training file never showed (a validation file's, predict's) give a block of zeros:

@@ -14,7 +14,7 @@ import sys
 import h5py
 import numpy as np
 import pandas as pd
-from tool_run import Checks, tool_script
+from tool_run import Checks, check_table_rank_invariance, deck_args, tool_script
 
 try:
     import torch
@@ -49,9 +49,7 @@ test.to_csv(test_csv, index=False)
 
 def deck(name, *settings):
     """The deck file's path, then `--set key=value` for each of `settings`."""
-    path = os.path.join(scratch, name + ".in")
-    with open(path, "w") as f:
-        f.write(f"""model mlp
+    return deck_args(os.path.join(scratch, name + ".in"), f"""model mlp
 data_file {train_csv}
 text_header true
 label_column region
@@ -65,15 +63,11 @@ category_embedding 4
 onehot_max_categories 10
 log_every 1000
 output {scratch}/{name}.h5
-""")
-    return [path] + [a for kv in settings for a in ("--set", kv)]
+""", settings)
 
 
-def refused(args, expect, what):
-    r = run(args)
-    msg = r.stdout + r.stderr
-    said = [l for l in msg.splitlines() if "error" in l] or msg.strip().splitlines() or [""]
-    check(r.returncode != 0 and expect in msg, what + ": " + said[0])
+def refused(args, expect, what, ranks=1):
+    check.refused(run(args, ranks), expect, what)
 
 
 # 1. One-hot: 1500 inputs for the zip, over max_categories.
@@ -132,20 +126,7 @@ check(err < 1e-5, "PyTorch's probabilities from the CSV and the weights file: ma
 
 
 # 4. rank_invariant: 1 rank and 2 ranks (halves of the file), same weights.
-def datasets(path):
-    with h5py.File(path, "r") as h:
-        out = {}
-        h.visititems(lambda n, o: out.__setitem__(n, o[...].tobytes()) if isinstance(o, h5py.Dataset) else None)
-        return out, h.attrs["table"]
-
-
-for ranks in (1, 2):
-    name = "inv%d" % ranks
-    r = run([train, *deck(name, "epochs=2", "rank_invariant=true", "batch_size=%d" % (64 // ranks))], ranks)
-    check(r.returncode == 0, "rank_invariant training on %d rank(s): %s" % (ranks, r.stderr[-300:]))
-if not check.failures:
-    a, b = datasets(os.path.join(scratch, "inv1.h5")), datasets(os.path.join(scratch, "inv2.h5"))
-    check(a[1] == b[1], "1 and 2 ranks agree on the encoding")
-    check(a[0].keys() == b[0].keys() and all(a[0][k] == b[0][k] for k in a[0]), "1 and 2 ranks: weights bitwise")
+check_table_rank_invariance(check, run, lambda *a: [train, *deck(*a)], 64,
+                            lambda name: os.path.join(scratch, name + ".h5"))
 
 check.finish()
