@@ -1,7 +1,7 @@
-// A CSV/TSV table as a network's inputs: numeric columns as they are, each categorical column a
-// one-hot block or a code for an embedding (Note [category embeddings]), a text label column class
-// indices; the dictionaries agreed over ranks by the trees' coder (gbdt/categories.hpp) and stored
-// with the weights (Note [table inputs]).
+// A CSV/TSV table as a network's inputs (gbdt/table_encoding.hpp): numeric columns as they are, each
+// categorical column a one-hot block or a code for an embedding, a text label column class indices;
+// the dictionaries agreed over ranks by the trees' coder (gbdt/categories.hpp) and stored with the
+// weights (Note [table inputs]).
 #pragma once
 
 #include <memory>
@@ -13,39 +13,13 @@
 #include "data/dataset.hpp"
 #include "data/text_table.hpp"
 #include "deck/deck.hpp"
-#include "gbdt/categories.hpp"
+#include "gbdt/table_encoding.hpp"
 
 namespace hpct {
 
-struct TableEncoding {
-  bool header = false;               // the file names its columns on its first line
-  std::vector<std::string> columns;  // the feature columns' names (header), else empty
-  long long cols = 0;                // feature columns of the file
-  int label_column = -1;             // the label's file column (-1: none)
-  std::string label;                 // its header name, if any
-  gbdt::Categories categories;       // per feature column: categorical or not, names by code
-  std::vector<std::string> classes;  // text labels: the class names by index; empty: numeric labels
-  // The categorical columns read through an embedding, ascending: their codes are the last inputs
-  // (Note [category embeddings]); the other categorical columns are one-hot blocks.
-  std::vector<int> embedded;
-
-  bool categorical() const { return categories.any() || !classes.empty(); }
-  bool is_embedded(long long f) const;
-  // Inputs per row: one per numeric column, one per category of each one-hot column, one code per
-  // embedded column.
-  long long width() const;
-  // Per embedded column: its embedding table's rows, its categories + 1 (the missing row).
-  std::vector<int> embedding_rows() const;
-  // The weights file's "table" attribute (JSON) and back; errors name `origin`.
-  std::string to_json() const;
-  static TableEncoding from_json(const std::string& text, const std::string& origin);
-};
-
 struct TableEncodingOptions {
   std::string categorical_columns;  // the deck key: integer-coded columns that are categories too
-  long long max_categories = 0;     // a one-hot column with more categories is an error
-  long long embedding_dim = 0;      // category_embedding: > 0 embeds the columns with more than
-  long long onehot_max = 0;         // onehot_max_categories categories
+  CategoryInputs inputs;            // one-hot blocks or embeddings (Note [category embeddings])
   bool text_labels = false;         // the loss takes classes (cross_entropy): a text label is a class name
   std::string whose = "data_file";  // for messages: who fixed `given` ("data_file", "the model")
 };
@@ -62,7 +36,12 @@ TableEncoding agree_table_encoding(const TextTableDataset& table, const TableEnc
 std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TextTableDataset> table,
                                              const TableEncoding& encoding);
 
-// Collective. Network training: when `data` is a CSV/TSV table, agrees its encoding (the deck's
+// The deck's one-hot / embedding keys (max_categories, category_embedding, onehot_max_categories);
+// category_embedding for a model other than the mlp is an error at its key.
+CategoryInputs category_inputs(const deck::Deck& deck);
+
+// Collective. Network training: rows already encoded in memory (EncodedMemoryTable) return their
+// encoding; when `data` is a CSV/TSV table, agrees its encoding (the deck's
 // categorical_columns and max_categories; text labels for loss cross_entropy), checks `validation`
 // (a validation_file's table, or null) against it and, where a column or the label is categorical,
 // replaces both by their encoded reading. Returns the encoding (its JSON goes into the weights
