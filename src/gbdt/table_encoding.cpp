@@ -113,6 +113,19 @@ TableEncoding TableEncoding::from_json(const std::string& text, const std::strin
   return e;
 }
 
+CategoryInputs category_inputs(const deck::Deck& deck) {
+  CategoryInputs c;
+  if (deck.schema().find("max_categories")) c.max_categories = deck.get_int("max_categories");
+  if (!deck.schema().find("category_embedding")) return c;
+  c.embedding_dim = deck.get_int("category_embedding");
+  c.onehot_max = deck.get_int("onehot_max_categories");
+  // Only the mlp looks the codes up; another network would read them as numbers.
+  const std::string model = deck.get_string("model");
+  if (c.embedding_dim > 0 && model != "mlp")
+    deck.fail("category_embedding", "embeds table columns for model mlp only, not model " + model);
+  return c;
+}
+
 void choose_category_inputs(TableEncoding& e, const CategoryInputs& c, const std::string& file, bool log) {
   e.embedded.clear();
   std::string summary;

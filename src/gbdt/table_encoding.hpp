@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "data/memory_table.hpp"
+#include "deck/deck.hpp"
 #include "gbdt/categories.hpp"
 
 namespace hpct {
@@ -48,6 +49,10 @@ struct CategoryInputs {
   long long embedding_dim = 0;      // category_embedding: > 0 embeds the columns with more than
   long long onehot_max = 0;         // onehot_max_categories categories
 };
+
+// The deck's one-hot / embedding keys (max_categories, category_embedding, onehot_max_categories);
+// category_embedding for a model other than the mlp is an error at its key.
+CategoryInputs category_inputs(const deck::Deck& deck);
 
 // Sets e.embedded by `c`; a one-hot column over max_categories (or an embedded one over what float
 // codes hold) is an error naming `file` and the column. Rank 0 logs the embedded columns.

@@ -30,7 +30,7 @@ struct ModelBuildContext {
   std::vector<FieldSpec> fields;
   int capacity = 0;  // the largest micro-batch
   nn::Precision precision = nn::Precision::fp32;
-  // A table's categorical columns read as codes (Note [category embeddings] in train/table_inputs.cpp):
+  // A table's categorical columns read as codes (Note [category embeddings] in gbdt/table_encoding.cpp):
   // the last category_rows.size() inputs, each a code below its entry. Empty: every input is a number.
   std::vector<int> category_rows;
   // Sums host doubles over the training ranks in place (synchronised batch norm); empty: one rank.

@@ -17,8 +17,8 @@ namespace hpct {
 // Note [table inputs]
 // A network reads numbers, so a CSV/TSV table's categorical columns (the columns holding text, and
 // categorical_columns) become one-hot blocks (or codes for the mlp's embeddings, Note [category
-// embeddings] below): a column of K categories is K inputs, 1 at the row's category's code and 0
-// elsewhere, in the column's place among the inputs. The codes are the trees'
+// embeddings] in gbdt/table_encoding.cpp): a column of K categories is K inputs, 1 at the row's
+// category's code and 0 elsewhere, in the column's place among the inputs. The codes are the trees'
 // (Note [category codes]): agreed over ranks from the whole file's counts, so the inputs of a row do
 // not depend on the rank count or on which rank read which category first. A missing cell and a
 // category the training file never showed (a validation file's, predict's) give a block of zeros:
@@ -207,19 +207,6 @@ long long EncodedTable::read_rows(const std::vector<std::uint64_t>& rows,
 std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TextTableDataset> table,
                                              const TableEncoding& encoding) {
   return std::make_shared<EncodedTable>(std::move(table), encoding);
-}
-
-CategoryInputs category_inputs(const deck::Deck& deck) {
-  CategoryInputs c;
-  if (deck.schema().find("max_categories")) c.max_categories = deck.get_int("max_categories");
-  if (!deck.schema().find("category_embedding")) return c;
-  c.embedding_dim = deck.get_int("category_embedding");
-  c.onehot_max = deck.get_int("onehot_max_categories");
-  // Only the mlp looks the codes up; another network would read them as numbers.
-  const std::string model = deck.get_string("model");
-  if (c.embedding_dim > 0 && model != "mlp")
-    deck.fail("category_embedding", "embeds table columns for model mlp only, not model " + model);
-  return c;
 }
 
 std::optional<TableEncoding> encode_table_data(const deck::Deck& deck, std::shared_ptr<const Dataset>& data,

@@ -36,10 +36,6 @@ TableEncoding agree_table_encoding(const TextTableDataset& table, const TableEnc
 std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TextTableDataset> table,
                                              const TableEncoding& encoding);
 
-// The deck's one-hot / embedding keys (max_categories, category_embedding, onehot_max_categories);
-// category_embedding for a model other than the mlp is an error at its key.
-CategoryInputs category_inputs(const deck::Deck& deck);
-
 // Collective. Network training: rows already encoded in memory (EncodedMemoryTable) return their
 // encoding; when `data` is a CSV/TSV table, agrees its encoding (the deck's
 // categorical_columns and max_categories; text labels for loss cross_entropy), checks `validation`

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An mlp with category embeddings on a pandas-written CSV (docs/tables.md, Note [category
-embeddings] in src/train/table_inputs.cpp): a zip column of 1500 categories decides a text label.
+embeddings] in src/gbdt/table_encoding.cpp): a zip column of 1500 categories decides a text label.
 One-hot is refused by max_categories (and embeddings for a model other than the mlp); with
 category_embedding the zip is one code looked up in a learned table and the mlp learns the label
 (held-out accuracy from predict); PyTorch, given the weights file and its stored categories,

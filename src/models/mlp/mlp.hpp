@@ -1,7 +1,7 @@
 // The mlp network: Linear layers d_in -> hidden... -> d_out with one activation (fused into each
 // hidden Linear) and a linear output, chained by nn::Sequential. Layers are named fc0, fc1, ... so
 // the weights file maps 1:1 onto a PyTorch module of nn.Linear attributes. With category embeddings
-// (a table's codes, Note [category embeddings] in train/table_inputs.cpp) the last inputs are codes,
+// (a table's codes, Note [category embeddings] in gbdt/table_encoding.cpp) the last inputs are codes,
 // each looked up in its table emb0, emb1, ... (nn.Embedding) before fc0.
 #pragma once
 

@@ -48,7 +48,7 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   cfg.d_out = static_cast<int>(targets.width());
   for (long long h : deck.get_int_list("hidden_sizes")) cfg.hidden.push_back(static_cast<int>(h));
   cfg.activation = nn::activation_from_name(deck.get_string("activation"));
-  // A table's embedded columns (Note [category embeddings] in train/table_inputs.cpp).
+  // A table's embedded columns (Note [category embeddings] in gbdt/table_encoding.cpp).
   cfg.embedding_rows = ctx.category_rows;
   if (!cfg.embedding_rows.empty()) cfg.embedding_dim = static_cast<int>(deck.get_int("category_embedding"));
   const nn::LossKind loss = nn::loss_from_name(deck.get_string("loss"));

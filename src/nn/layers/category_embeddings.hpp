@@ -2,7 +2,7 @@
 // each code's learned row, one nn::Embedding per code column (torch.cat([x_num, emb_0(code_0), ...,
 // emb_{C-1}(code_{C-1})], 1)). Input [n, numbers + C] (the codes held as Scalar values, exact below
 // 2^24, each below its table's rows: the data path writes them, Note [category embeddings] in
-// train/table_inputs.cpp); output [n, numbers + C x dim]. Tables "<name><c>/weight" [rows_c, dim].
+// gbdt/table_encoding.cpp); output [n, numbers + C x dim]. Tables "<name><c>/weight" [rows_c, dim].
 // The codes have no gradient: dx, when given, gets dy's numbers part and zeros (or nothing added) for
 // the codes. Backward runs the embeddings in reverse registration order, so each reports its range
 // ready as Note [registration order] expects. Obeys Note [the gradient rule] (nn/layer.hpp).
