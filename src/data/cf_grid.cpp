@@ -97,13 +97,31 @@ CfGridDataset::Axis CfGridDataset::axis_of(const CfArrays& f, const std::string&
     if (axis == "Y") return kY;
     if (axis == "X") return kX;
     if (axis == "Z") return kOther;
+    // CF: a coordinate in degrees_north is latitude, in degrees_east longitude, whatever its name
+    // (Ferret's FNOCY and FNOCX).
+    const std::string units = lower(f.text(dim, "units"));
+    if (units == "degrees_north" || units == "degree_north") return kY;
+    if (units == "degrees_east" || units == "degree_east") return kX;
   }
   const std::string n = lower(dim);
   for (const char* y : {"y", "lat", "latitude", "rlat", "south_north", "yc"})
     if (n == y) return kY;
   for (const char* x : {"x", "lon", "longitude", "rlon", "west_east", "xc"})
     if (n == x) return kX;
-  return kOther;
+  return cell_coordinates(f, dim).first.empty() ? kOther : kX;
+}
+
+// Note [cells as one row]: an unstructured or reduced grid (cfgrib's `values` of a reduced Gaussian
+// GRIB, ICON's and MPAS's `ncells`) has one dimension of points, with 1-D latitude and longitude over
+// it: the dimension is taken as x, and the grid as one row (y of length 1) of points, each with its
+// position. Returns the names of those coordinates ({} when `dim` is no such dimension).
+std::pair<std::string, std::string> CfGridDataset::cell_coordinates(const CfArrays& f,
+                                                                    const std::string& dim) const {
+  for (const auto& [lat, lon] : {std::pair{"latitude", "longitude"}, std::pair{"lat", "lon"}})
+    if (lat != dim && f.has(lat) && f.has(lon) && f.dimensions(lat) == std::vector<std::string>{dim} &&
+        f.dimensions(lon) == std::vector<std::string>{dim})
+      return {lat, lon};
+  return {};
 }
 
 // Whether a dimension is a vertical level: axis Z, positive up/down, or the names CDS, cfgrib and CF
@@ -177,13 +195,18 @@ CfGridDataset::Variable CfGridDataset::open_variable(const CfArrays& f, const st
       dim_[a] = dims[d];
     }
   }
-  if (v.position[kY] < 0 || v.position[kX] < 0 || (timed && v.position[kTime] < 0)) ok = false;
+  if (v.position[kY] < 0 && v.position[kX] >= 0 &&
+      !cell_coordinates(f, dims[static_cast<std::size_t>(v.position[kX])]).first.empty())
+    lengths[kY] = 1;  // Note [cells as one row]
+  else if (v.position[kY] < 0) ok = false;
+  if (v.position[kX] < 0 || (timed && v.position[kTime] < 0)) ok = false;
   // A static variable over time (ERA5's land-sea mask beside the other variables) is taken at its
   // first time when it does not change.
   if (ok && !timed && v.position[kTime] >= 0 && lengths[kTime] > 1 && !constant_in_time(f, v, lengths)) ok = false;
   if (!ok)
     throw Error(what + " has dimensions (" + have + "); it needs " + (timed ? "(time, y, x)" : "(y, x)") +
-                    " in any order (y/lat and x/lon by name or `axis`), the same as the other variables" +
+                    " in any order (y/lat and x/lon by name or `axis`; or one dimension of cells with 1-D latitude "
+                    "and longitude over it), the same as the other variables" +
                     level_hint,
                 ExitCode::bad_input);
   if (!level_found) throw Error(what + " has no level dimension for '" + name + "'", ExitCode::bad_input);
@@ -233,7 +256,9 @@ void CfGridDataset::read_slab(const CfArrays& f, const Variable& v, std::size_t 
     count[d] = a == kTime ? nt : a == kY ? ny : a == kX ? nx : 1;
     stride[d] = a == kTime ? ny * nx : a == kY ? nx : a == kX ? 1 : 0;
   }
-  const bool natural = v.position[kY] < v.position[kX] && v.position[kTime] < v.position[kY];
+  const int y_or_x = v.position[kY] >= 0 ? v.position[kY]
+                                         : v.position[kX];  // cells: no y (Note [cells as one row])
+  const bool natural = v.position[kY] < v.position[kX] && v.position[kTime] < y_or_x;
   if (natural) {
     f.read(v.base, start, count, dst);
   } else {
@@ -279,6 +304,13 @@ void CfGridDataset::read_coordinates(const CfArrays& f, Layout& g) const {
   const auto over_grid = [&](const char* name) {
     return f.has(name) && f.dimensions(name) == std::vector<std::string>{dim_[kY], dim_[kX]};
   };
+  const auto [cell_lat, cell_lon] = cell_coordinates(f, dim_[kX]);
+  if (dim_[kY].empty() && !cell_lat.empty()) {  // Note [cells as one row]
+    g.lat.resize(g.nx), g.lon.resize(g.nx);
+    f.read(cell_lat, {0}, {g.nx}, g.lat.data());
+    f.read(cell_lon, {0}, {g.nx}, g.lon.data());
+    g.latlon = true;
+  }
   for (const auto& [lat, lon] : {std::pair{"latitude", "longitude"}, std::pair{"lat", "lon"}}) {
     if (g.latlon || !over_grid(lat) || !over_grid(lon)) continue;
     g.lat.resize(g.ny * g.nx), g.lon.resize(g.ny * g.nx);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/grid_samples.hpp"
@@ -77,6 +78,7 @@ class CfGridDataset : public GridSamples {
 
   Variable open_variable(const CfArrays& f, const std::string& name, bool timed, Layout& g);
   Axis axis_of(const CfArrays& f, const std::string& dim) const;
+  std::pair<std::string, std::string> cell_coordinates(const CfArrays& f, const std::string& dim) const;
   bool is_level(const CfArrays& f, const std::string& dim) const;
   bool is_degrees(const CfArrays& f, const std::string& dim, Axis a) const;
   std::size_t level_index(const CfArrays& f, const std::string& dim, std::size_t len, double level,

@@ -125,8 +125,9 @@ struct Grid {
 // Note [projected GRIB grids]: a grid other than regular_ll whose points form ni x nj rows and
 // columns (Lambert conformal as CERRA's, polar stereographic, rotated or regular Gaussian, Mercator)
 // is read with each point's latitude and longitude from ecCodes' geoiterator (the keys latitudes
-// and longitudes, in the order of the values, so placed as the values are); reduced and spectral
-// grids have no rows and columns and are refused.
+// and longitudes, in the order of the values, so placed as the values are). A reduced grid
+// (reduced_gg: ECMWF's octahedral O96, N320, ...), an unstructured or a HEALPix grid has no rows and
+// columns: its points read as one row, each with its position. Spectral fields are refused.
 void read_points(codes_handle* h, Grid& g, const std::string& where) {
   const auto n = static_cast<std::size_t>(g.ni * g.nj);
   std::vector<double> lat(n), lon(n);
@@ -150,11 +151,17 @@ Grid grid_of(codes_handle* h, const std::string& where) {
   const std::string type = get_string(h, "gridType");
   Grid g;
   if (type != "regular_ll") {
-    if (type.compare(0, 8, "reduced_") == 0 || type == "sh" || type == "unstructured_grid")
-      throw Error(where + ": gridType '" + type +
-                      "' has no rows and columns; the grib source reads regular_ll and projected grids (lambert, "
-                      "polar_stereographic, rotated_ll, regular_gg, mercator)",
+    if (type == "sh")
+      throw Error(where +
+                      ": gridType 'sh' (spherical harmonics) has no grid points; the grib source reads "
+                      "regular_ll, projected (lambert, polar_stereographic, rotated_ll, regular_gg, mercator), "
+                      "reduced (reduced_gg: octahedral O96, N320, ...) and unstructured grids",
                   ExitCode::bad_input);
+    if (type.compare(0, 8, "reduced_") == 0 || type == "unstructured_grid" || type == "healpix") {
+      g.ni = get_long(h, "numberOfDataPoints", where), g.nj = 1;  // one row of points
+      read_points(h, g, where);
+      return g;
+    }
     long ni = 0, nj = 0;
     const bool ij = codes_get_long(h, "Ni", &ni) == CODES_SUCCESS && codes_get_long(h, "Nj", &nj) == CODES_SUCCESS;
     g.ni = ij ? ni : get_long(h, "Nx", where), g.nj = ij ? nj : get_long(h, "Ny", where);
@@ -362,7 +369,9 @@ bool recognises_grib(const deck::Deck&, const std::string& file) {
 
 DataSourceKind grib_grid_source() {
   return {"grib",
-          "GRIB 1/2 messages on a regular lat/lon or projected grid (lambert, ...) as ECMWF and the Copernicus "
+          "GRIB 1/2 messages on a regular lat/lon, projected (lambert, ...), reduced Gaussian or unstructured grid "
+          "as "
+          "ECMWF and the Copernicus "
           "store deliver them, read with "
           "ecCodes (the netcdf source's keys and fields; variables by shortName or cfVarName, e.g. 2t or t2m)",
           nullptr, recognises_grib, open_grib};

@@ -34,8 +34,9 @@ json root_attributes(const std::string& store) {
 // then in C order over (y, x). A regular latitude-longitude grid has one latitude per row and one
 // longitude per column: the variables then read as (time, latitude, longitude) arrays. Any other
 // (a projected grid: MEPS's or CERRA's Lambert conformal) reads as (time, y, x) with 2-D latitude
-// and longitude over (y, x), CF's auxiliary coordinates. The rest (CF time, coordinates, samples)
-// is the zarr source's as for any store.
+// and longitude over (y, x), CF's auxiliary coordinates, and a one-dimensional field_shape (an
+// octahedral reduced Gaussian grid such as O96, any list of points) as (time, y, x) of one row
+// (y of length 1). The rest (CF time, coordinates, samples) is the zarr source's as for any store.
 class AnemoiArrays : public CfArraysReadAs<AnemoiArrays> {
  public:
   AnemoiArrays(const std::string& store, std::unique_ptr<CfArrays> raw, const json& attrs)
@@ -48,13 +49,14 @@ class AnemoiArrays : public CfArraysReadAs<AnemoiArrays> {
     } catch (const std::exception& e) {
       refuse(std::string("root attributes: ") + e.what());
     }
-    if (field_.size() != 2)
-      refuse("field_shape " + json(field_).dump() +
-             " (an unstructured or reduced grid; the gridded sources read grids of rows and columns)");
+    if (field_.empty() || field_.size() > 2)
+      refuse("field_shape " + json(field_).dump() + " (one dimension of cells, or two: rows and columns)");
     for (const char* a : {"data", "dates", "latitudes", "longitudes"})
       if (!raw_->has(a)) refuse(std::string("no array '") + a + "'");
     const std::vector<std::size_t> shape = raw_->shape("data");
-    ny_ = field_[0], nx_ = field_[1];
+    // A reduced Gaussian or unstructured grid (field_shape [cells]) reads as one row of cells.
+    ny_ = field_.size() == 2 ? field_[0] : 1, nx_ = field_.back();
+    regular_ = field_.size() == 2;
     const std::size_t cells = ny_ * nx_;
     if (shape.size() != 4 || shape[1] != index_.size() || shape[3] != cells)
       refuse("array 'data' of shape " + json(shape).dump() + ", not (time, " + std::to_string(index_.size()) +

@@ -301,12 +301,13 @@ TEST(Era5Sources, GnnTrainsAndRollsOutWithTheMask) {
 
 TEST(Era5Sources, ErrorsNameTheFileTheVariableAndTheLevel) {
   const std::string file = kDir + "era5_cds.nc";
-  EXPECT_EQ(
-      error_message([&] { open_as("data_format netcdf\nstate_variables z\n", file); }),
-      file +
-          ": variable 'z' has dimensions (valid_time, pressure_level, latitude, longitude); it needs (time, y, "
-          "x) in any order (y/lat and x/lon by name or `axis`), the same as the other variables; pick a level "
-          "of 'pressure_level' with z@LEVEL");
+  EXPECT_EQ(error_message([&] { open_as("data_format netcdf\nstate_variables z\n", file); }),
+            file +
+                ": variable 'z' has dimensions (valid_time, pressure_level, latitude, longitude); it needs (time, "
+                "y, "
+                "x) in any order (y/lat and x/lon by name or `axis`; or one dimension of cells with 1-D latitude "
+                "and longitude over it), the same as the other variables; pick a level "
+                "of 'pressure_level' with z@LEVEL");
   EXPECT_EQ(error_message([&] { open_as("data_format netcdf\nstate_variables z@700\n", file); }),
             file + ": variable 'z': no level 700 in 'pressure_level' (850, 500)");
   EXPECT_EQ(error_message([&] { open_as("data_format netcdf\nstate_variables t2m@500\n", file); }),
@@ -322,7 +323,8 @@ TEST(Era5Sources, ErrorsNameTheFileTheVariableAndTheLevel) {
             }),
             file +
                 ": variable 't2m' has dimensions (valid_time, latitude, longitude); it needs (y, x) in any order "
-                "(y/lat and x/lon by name or `axis`), the same as the other variables");
+                "(y/lat and x/lon by name or `axis`; or one dimension of cells with 1-D latitude and longitude "
+                "over it), the same as the other variables");
 }
 
 }  // namespace

@@ -116,7 +116,9 @@ TEST(NetcdfSource, ErrorsNameTheFileTheVariableAndTheIndex) {
   EXPECT_EQ(error_message([&] { open_as("data_format netcdf\nstate_variables h\nstatic_variables u\n", f32); }),
             f32 +
                 ": variable 'u' has dimensions (time, y, x); it needs (y, x) in any order (y/lat and x/lon by name "
-                "or `axis`), the same as the other variables");
+                "or `axis`; or one dimension of cells with 1-D latitude and longitude over it), the same as the "
+                "other "
+                "variables");
   EXPECT_NE(error_message([&] {
               open_as("data_format netcdf\nstate_variables h4\n", f32);
             }).find(f32 + ": variable 'h4' has dimensions (time, level, y, x); it needs (time, y, x)"),

@@ -38,6 +38,13 @@ set_tests_properties(test_grid_file_lists_np1_nt1 PROPERTIES FIXTURES_REQUIRED e
 hpctrain_test(test_projected_grids SOURCES data/test_projected_grids.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1
               LABELS "unit;gnn")
 set_tests_properties(test_projected_grids_np1_nt1 PROPERTIES FIXTURES_REQUIRED era5_grids)
+# Reduced Gaussian N32 by grib_filter, as NetCDF by cfgrib and xarray, and an anemoi store of it.
+add_test(NAME reduced_grids_eccodes COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/make_reduced_grids.sh
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_reduced_grids 8)
+set_tests_properties(reduced_grids_eccodes PROPERTIES FIXTURES_SETUP reduced_grids LABELS "mpi;gnn")
+hpctrain_test(test_unstructured_grids SOURCES data/test_unstructured_grids.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1
+              LABELS "unit;gnn")
+set_tests_properties(test_unstructured_grids_np1_nt1 PROPERTIES FIXTURES_REQUIRED reduced_grids)
 add_test(NAME era5_zarr3_xarray COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh
          ${CMAKE_CURRENT_SOURCE_DIR}/python/make_era5_zarr3.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_era5_zarr3)
 set_tests_properties(era5_zarr3_xarray PROPERTIES FIXTURES_SETUP era5_zarr3 SKIP_RETURN_CODE 77 LABELS "mpi;gnn")

@@ -17,17 +17,26 @@ hpctrain_test(test_gnn_curriculum SOURCES models/test_gnn_curriculum.cpp LIBS ${
 foreach(np 1 2)
   set_tests_properties(test_gnn_np${np}_nt1 test_gnn_curriculum_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED gnn_data)
 endforeach()
+hpctrain_test(test_gnn_point_weights SOURCES models/test_gnn_point_weights.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1
+              LABELS "unit;gnn")
+hpctrain_test(test_sphere_mesh SOURCES models/test_sphere_mesh.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1 LABELS "unit;gnn")
 # The whole gnn against a PyTorch rebuild on the same weights and graph (fp32, 1e-5 relative).
 hpctrain_test(test_gnn_parity_dump SOURCES models/dump_gnn_parity.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1 LABELS "parity;gnn")
 set_tests_properties(test_gnn_parity_dump_np1_nt1 PROPERTIES FIXTURES_SETUP gnn_parity)
 add_test(NAME parity_gnn_torch COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/reference_python.sh
-         ${CMAKE_CURRENT_SOURCE_DIR}/python/gnn_parity.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_parity.h5)
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/gnn_parity.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_parity.h5
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_parity_sphere.h5)
 set_tests_properties(parity_gnn_torch PROPERTIES FIXTURES_REQUIRED gnn_parity SKIP_RETURN_CODE 77 TIMEOUT 60
                      LABELS "parity;gnn")
 add_test(NAME cli_gnn_quickstart COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gnn_quickstart.sh $<TARGET_FILE:wxgen>
          $<TARGET_FILE:train> $<TARGET_FILE:wxeval> ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_quickstart
          ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli_gnn_quickstart PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 120
+                     PROCESSORS 2 LABELS "cli;gnn")
+# inputs/gnn_global.in scaled down: the icosahedral mesh on a reduced Gaussian GRIB (1 rank == 2 ranks).
+add_test(NAME cli_gnn_global COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gnn_global.sh ${PROJECT_BINARY_DIR}
+         ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_global ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_gnn_global PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 180
                      PROCESSORS 2 LABELS "cli;gnn")
 add_test(NAME cli_gnn_seed001 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gnn_seed001.sh $<TARGET_FILE:wxgen>
          $<TARGET_FILE:train> $<TARGET_FILE:wxeval> ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_seed001

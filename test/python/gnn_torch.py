@@ -132,3 +132,72 @@ def init_params(d_in, d_out, latent, layers, seed=0):
     for p in P.values():
         p.requires_grad_(True)
     return P
+
+
+def build_sphere_mesh_graph(lat, lon, refinements):
+    """gnn_mesh icosahedral's graph over points (lat, lon in degrees), built from the definition in
+    src/models/gnn/sphere_mesh.hpp (Note [icosahedral multi-mesh]) with scipy: each level's triangles
+    are the convex hull of its vertices (not the C++ subdivision's bookkeeping), the next level's
+    vertices their edges' midpoints on the sphere. Returns the kept nodes' unit vectors [M, 3] and, per
+    edge set, (sender, receiver, features [E, 3]) as index arrays over the kept nodes and the points,
+    plus for m2g each point's 4th-nearest node distance (ties) and the g2m radius (both in radians)."""
+    import numpy as np
+    from scipy.spatial import ConvexHull, cKDTree
+
+    def unit(la, lo):
+        la, lo = np.radians(la), np.radians(lo)
+        return np.stack([np.cos(la) * np.cos(lo), np.cos(la) * np.sin(lo), np.sin(la)], axis=-1)
+
+    ring = np.degrees(np.arctan(0.5))
+    vertices = np.concatenate([unit(np.array([90.0]), np.array([0.0])),
+                               unit(np.full(5, ring), 72.0 * np.arange(5)),
+                               unit(np.full(5, -ring), 72.0 * np.arange(5) + 36.0),
+                               unit(np.array([-90.0]), np.array([0.0]))])
+    edges = set()
+    for level in range(refinements + 1):
+        level_edges = set()
+        for tri in ConvexHull(vertices).simplices:
+            for a, b in ((tri[0], tri[1]), (tri[1], tri[2]), (tri[2], tri[0])):
+                level_edges.add((min(a, b), max(a, b)))
+        edges |= level_edges
+        finest = max(np.arccos(np.clip(vertices[a] @ vertices[b], -1, 1)) for a, b in level_edges)
+        if level < refinements:
+            mids = np.array([vertices[a] + vertices[b] for a, b in sorted(level_edges)])
+            vertices = np.concatenate([vertices, mids / np.linalg.norm(mids, axis=1, keepdims=True)])
+    grid = unit(np.asarray(lat, dtype=np.float64), np.asarray(lon, dtype=np.float64))
+    angle = lambda c: 2 * np.arcsin(np.minimum(1.0, c / 2))  # noqa: E731 (chord -> great-circle angle)
+    g2m_radius = 0.6 * finest
+    spacing = angle(cKDTree(grid).query(grid, k=2)[0][:, 1]).max()
+    keep_radius = max(g2m_radius, spacing)
+    dist, near = cKDTree(vertices).query(grid, k=4)
+    dist = angle(dist)
+    keep = np.zeros(len(vertices), dtype=bool)
+    keep[near[:, :3].ravel()] = True
+    keep |= angle(cKDTree(grid).query(vertices, k=1)[0]) <= keep_radius
+    index = -np.ones(len(vertices), dtype=np.int64)
+    index[keep] = np.arange(keep.sum())
+    nodes = vertices[keep]
+
+    def features(ps, pr):
+        d = pr - ps
+        h = np.hypot(pr[:, 0], pr[:, 1])
+        east = np.stack([-pr[:, 1] / h, pr[:, 0] / h, np.zeros_like(h)], axis=1)
+        north = np.stack([-pr[:, 2] * east[:, 1], pr[:, 2] * east[:, 0], h], axis=1)
+        length = 6371.0 * angle(np.linalg.norm(d, axis=1))
+        return np.stack([length, 6371.0 * (d * east).sum(1), 6371.0 * (d * north).sum(1)], axis=1)
+
+    m2m = np.array([(index[a], index[b]) for a, b in edges if keep[a] and keep[b]]
+                   + [(index[b], index[a]) for a, b in edges if keep[a] and keep[b]])
+    g2m = [(p, m) for m in range(len(nodes)) for p in cKDTree(grid).query_ball_point(nodes[m], 2 * np.sin(g2m_radius / 2))]
+    g2m = np.array(sorted(g2m, key=lambda e: (e[1], e[0])))
+    m2g = np.array([(index[near[p, k]], p) for p in range(len(grid)) for k in range(3)])
+    out = {"nodes": nodes, "g2m_radius": g2m_radius, "fourth": dist[:, 3], "third": dist[:, 2]}
+    for name, e, ps, pr in (("m2m", m2m, nodes[m2m[:, 0]], nodes[m2m[:, 1]]),
+                            ("g2m", g2m, grid[g2m[:, 0]], nodes[g2m[:, 1]]),
+                            ("m2g", m2g, nodes[m2g[:, 0]], grid[m2g[:, 1]])):
+        out[name] = (e[:, 0], e[:, 1], features(ps, pr))
+    longest = out["m2m"][2][:, 0].max()
+    for name in ("m2m", "g2m", "m2g"):
+        out[name] = (out[name][0], out[name][1], out[name][2] / longest)
+    out["grid"] = grid
+    return out

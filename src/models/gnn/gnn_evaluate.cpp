@@ -22,7 +22,8 @@ const char* kUsage =
     "  truth, and prints the interior RMSE per lead step and state variable of the model, of\n"
     "  persistence and of climatology (the mean state per point of the samples before F), and writes\n"
     "  them to --csv. Ranks split the initial times (no sample twice); the ratio is model/persistence.\n"
-    "  --fields: the first held-out initial time's truth and forecast [lead, variable, y, x] for\n"
+    "  --fields: the first held-out initial time's truth and forecast [lead, variable, y, x] (and the\n"
+    "    points' latitude and longitude [y, x] when the model has them) for\n"
     "  scripts/plot-forecast. defaults: --lead-steps 24 --from 0.8 --batch 8\n"
     "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
 
@@ -92,6 +93,13 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
     std::string names;
     for (const std::string& n : s.variables) names += (names.empty() ? "" : ",") + n;
     hpct::h5::write_attr(f, "/", "variables", names);
+    // The points' positions when the model has them (gnn_edge_distances sphere, gnn_mesh icosahedral):
+    // scripts/plot-forecast draws a grid of one row of points (a reduced grid) on a map from them.
+    const hpct::h5::File w = hpct::h5::File::open_read(weights);
+    for (const char* c : {"latitude", "longitude"})
+      if (hpct::h5::exists(w, std::string("graph/") + c))
+        hpct::h5::write(f, c, {static_cast<std::uint64_t>(s.ny), static_cast<std::uint64_t>(s.nx)},
+                        hpct::h5::read_all<double>(w, std::string("graph/") + c).data());
   }
   return 0;
 }

@@ -23,6 +23,17 @@ void declare(deck::Schema& s) {
   s.add_choice("gnn_edge_distances", "grid", {"grid", "sphere"},
                "gnn: edge features in grid-index units (grid) or in km on the sphere between the points' "
                "latitudes and longitudes (sphere: the data's y and x coordinates in degrees)");
+  s.add_choice("gnn_mesh", "grid", {"grid", "icosahedral"},
+               "gnn: the mesh over the grid's rows and columns (grid: regional grids) or a refined icosahedron "
+               "over the points' latitudes and longitudes (icosahedral: global, reduced Gaussian and unstructured "
+               "grids; edge features on the sphere)");
+  s.add_int("gnn_mesh_refinements", 5, 0, 9,
+            "gnn: gnn_mesh icosahedral's refinements of the icosahedron (finest edge about 7054 / 2^r km: 5: 220 "
+            "km, "
+            "6: 110 km)");
+  s.add_choice("gnn_point_weights", "uniform", {"uniform", "latitude"},
+               "gnn: each point's weight in the loss and the scores: uniform, or cos(latitude) (latitude: the cell "
+               "area of a regular latitude-longitude grid; WeatherBench2's latitude-weighted RMSE)");
   s.add_int("boundary_width", 2, 0, 1 << 16,
             "gnn: grid points along each edge of the region forced by the true state (left out of the loss)");
   s.add_string("ar_steps_schedule", "",
@@ -37,8 +48,8 @@ void declare(deck::Schema& s) {
 }
 
 void declare_config(deck::Schema& s) {
-  s.add_int("grid_ny", 6, 6, 1 << 20, "grid rows (y) the graph was built for");
-  s.add_int("grid_nx", 6, 6, 1 << 20, "grid columns (x)");
+  s.add_int("grid_ny", 6, 1, 1 << 20, "grid rows (y) the graph was built for (1: one row of points)");
+  s.add_int("grid_nx", 6, 1, 1 << 30, "grid columns (x)");
   s.add_int("states", 1, 1, 1 << 16, "state variables (predicted)");
   s.add_int("forcings", 0, 0, 1 << 16, "forcing variables");
   s.add_int("statics", 0, 0, 1 << 16, "static variables");
@@ -95,7 +106,10 @@ GnnModelConfig config_from(const deck::Deck& d, int ny, int nx, int S, int F, in
   c.forcing_names = forcing_names, c.static_names = static_names;
   c.derived_forcings = split(d.get_string("derived_forcings"));
   c.derived_statics = split(d.get_string("derived_statics"));
-  c.sphere_edges = d.get_string("gnn_edge_distances") == "sphere";
+  c.icosahedral = d.get_string("gnn_mesh") == "icosahedral";
+  c.mesh_refinements = static_cast<int>(d.get_int("gnn_mesh_refinements"));
+  c.latitude_weights = d.get_string("gnn_point_weights") == "latitude";
+  c.sphere_edges = c.icosahedral || d.get_string("gnn_edge_distances") == "sphere";
   c.masked = d.get_string("missing_data") == "mask";
   c.ar_schedule = parse_rollout_schedule(d, "ar_steps_schedule");
   const std::string output = d.get_string("gnn_output");

@@ -8,6 +8,7 @@
 #include "core/log.hpp"
 #include "io/hdf5.hpp"
 #include "models/gnn/day_before.hpp"
+#include "models/gnn/sphere_mesh.hpp"
 
 namespace hpct {
 
@@ -113,8 +114,43 @@ void blend_increments(const View2<float>& y, const View2<float>& out, const floa
 
 }  // namespace gnn_kernels
 
+namespace {
+
+// Note [graph from positions]: the icosahedral mesh's graph depends on where the data's points are,
+// which the model learns after it is built: from the training data's grid field (set_data_stats) or
+// from a weights file's graph/latitude and graph/longitude (load_extra_datasets). Until then the net
+// stands on a provisional graph over N points spread evenly on the sphere (a Fibonacci lattice) and
+// the icosahedron unrefined (its buffers the smallest):
+// the parameters' shapes do not depend on the graph, so when the positions come the net is rebuilt
+// on their graph and takes the provisional net's parameters (initialised or read) as they are. The
+// trainer and the loaders set the positions before an optimizer or a gradient reducer holds the net.
+MeshGraph provisional_sphere_graph(const GnnModelConfig& c) {
+  const int N = c.net.ny * c.net.nx;
+  std::vector<double> lat(static_cast<std::size_t>(N)), lon(lat.size());
+  const double golden = 180.0 * (3.0 - std::sqrt(5.0));  // the golden angle in degrees
+  for (int p = 0; p < N; ++p) {
+    lat[static_cast<std::size_t>(p)] = std::asin(1.0 - 2.0 * (p + 0.5) / N) * 180.0 / 3.14159265358979323846;
+    lon[static_cast<std::size_t>(p)] = std::remainder(golden * p, 360.0);
+  }
+  return build_sphere_mesh_graph(lat, lon, 0);  // the icosahedron alone: the smallest net until the positions come
+}
+
+std::unique_ptr<GnnNet<float>> make_net(const GnnModelConfig& c, int capacity, nn::Precision precision) {
+  if (c.icosahedral)
+    return std::make_unique<GnnNet<float>>(c.net, provisional_sphere_graph(c), capacity, precision);
+  if (c.net.ny < 6 || c.net.nx < 6)
+    throw Error(strf("gnn: the data's grid is %d x %d; the grid's mesh (gnn_mesh grid) needs 6 x 6 or more: "
+                     "gnn_mesh icosahedral builds the mesh from the points' latitudes and longitudes "
+                     "(global, reduced and unstructured grids)",
+                     c.net.ny, c.net.nx),
+                ExitCode::bad_input);
+  return std::make_unique<GnnNet<float>>(c.net, capacity, precision);
+}
+
+}  // namespace
+
 GnnModel::GnnModel(const GnnModelConfig& c, int capacity, nn::Precision precision)
-    : c_(c), net_(c.net, capacity, precision) {
+    : c_(c), precision_(precision), net_(make_net(c, capacity, precision)) {
   const int N = c.net.ny * c.net.nx, S = c.states;
   if (c.net.d_in != 2 * c.states + c.forcings + c.statics || c.net.d_out != (c.day_before >= 0 ? 2 * S : S) ||
       (c.day_before >= 0 && c.day_before + S > c.forcings) ||
@@ -130,9 +166,13 @@ GnnModel::GnnModel(const GnnModelConfig& c, int capacity, nn::Precision precisio
     interior_ += inside ? 1 : 0;
   }
   if (interior_ == 0)
-    throw Error(strf("gnn: boundary_width %d leaves no interior point of the %d x %d grid", bw, c.net.ny, c.net.nx),
+    throw Error(strf("gnn: boundary_width %d leaves no interior point of the %d x %d grid%s", bw, c.net.ny,
+                     c.net.nx,
+                     c.net.ny < 2 * bw + 1 ? " (boundary_width 0 for a global or unstructured grid)" : ""),
                 ExitCode::bad_input);
   Kokkos::deep_copy(mask_, h);
+  score_ = View1<float>("gnn_point_weights", static_cast<std::size_t>(N));
+  Kokkos::deep_copy(score_, mask_);
   if (c_.variable_weights.empty()) c_.variable_weights.assign(static_cast<std::size_t>(S), 1.0);  // unweighted
   if (static_cast<int>(c_.variable_weights.size()) != S)
     throw Error(strf("gnn: %zu variable weights for %d state variables", c_.variable_weights.size(), S),
@@ -180,6 +220,9 @@ std::string GnnModel::config_string() const {
   // existed reads them as their defaults.
   s += " derived_forcings=" + join(c_.derived_forcings) + " derived_statics=" + join(c_.derived_statics);
   s += std::string(" gnn_edge_distances=") + (c_.sphere_edges ? "sphere" : "grid");
+  s += std::string(" gnn_mesh=") + (c_.icosahedral ? "icosahedral" : "grid");
+  s += " gnn_mesh_refinements=" + std::to_string(c_.mesh_refinements);
+  s += std::string(" gnn_point_weights=") + (c_.latitude_weights ? "latitude" : "uniform");
   s += std::string(" missing_data=") + (c_.masked ? "mask" : "error");
   s += " ar_steps_schedule=" + rollout_schedule_text(c_.ar_schedule);
   s += std::string(" gnn_output=") + (c_.day_tendency >= 0 ? "day_before_anomaly"
@@ -208,8 +251,8 @@ const Tensor<float>& GnnModel::increments(const Batch& b) {
 double GnnModel::loss_and_grad(const Batch& b, const Tensor<float>& out, bool grad, double normaliser) {
   const int N = c_.net.ny * c_.net.nx, S = c_.states;
   const double w = 1.0 / (static_cast<double>(interior_) * S);  // the per-sample mean over points and variables
-  return gnn_kernels::masked_squared_error(out.matrix(), increments(b).matrix(), mask_, weights_,
-                                           net_.output_grad().matrix(), grad, w, normaliser, b.n, N, S);
+  return gnn_kernels::masked_squared_error(out.matrix(), increments(b).matrix(), score_, weights_,
+                                           net_->output_grad().matrix(), grad, w, normaliser, b.n, N, S);
 }
 
 double GnnModel::accumulate_gradients(const Batch& b, double normaliser) {
@@ -218,16 +261,16 @@ double GnnModel::accumulate_gradients(const Batch& b, double normaliser) {
   const int steps = rollout_steps_at(c_.ar_schedule, b.epoch, c_.ar_steps);
   if (steps > 1 || c_.day_before >= 0) return rollout_loss(b, steps, true, normaliser);
   const Tensor<float>& x = inputs(b);
-  const Tensor<float>& y = net_.forward(x, b.n);
+  const Tensor<float>& y = net_->forward(x, b.n);
   const double sum = loss_and_grad(b, y, true, normaliser);
-  net_.backward(x, b.n);
+  net_->backward(x, b.n);
   return sum;
 }
 
 double GnnModel::loss_sum(const Batch& b) {
   if (b.n == 0) return 0.0;
   if (rolls_out()) return rollout_loss(b, std::max(c_.ar_steps, 1), false, 1.0);
-  return loss_and_grad(b, net_.forward(inputs(b), b.n), false, 1.0);
+  return loss_and_grad(b, net_->forward(inputs(b), b.n), false, 1.0);
 }
 
 std::vector<MetricSpec> GnnModel::metrics(const EvalOptions& o) const {
@@ -248,13 +291,13 @@ void GnnModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double
   // The loss is the rollout's over every target when ar_steps > 1 (whatever the schedule's stage);
   // the RMSEs are of one step.
   const double rollout = c_.ar_steps > 1 ? rollout_loss(b, c_.ar_steps, false, 1.0) : 0.0;
-  const Tensor<float>& y = as_increments(net_.forward(inputs(b), b.n), b.get("state").data(),
+  const Tensor<float>& y = as_increments(net_->forward(inputs(b), b.n), b.get("state").data(),
                                          c_.forcings ? b.get("forcing").data() : nullptr,
                                          static_cast<int>(b.get("targets").shape().dim[2]), b.n);
   const double one_step = loss_and_grad(b, y, false, 1.0);
   sums[0] += c_.ar_steps > 1 ? rollout : one_step;
   for (int s = 0; s < c_.states; ++s)
-    gnn_kernels::add_rmse_sums(y.matrix(), target_.matrix(), mask_, diff_mean_, diff_std_, b.n,
+    gnn_kernels::add_rmse_sums(y.matrix(), target_.matrix(), score_, diff_mean_, diff_std_, b.n,
                                c_.net.ny * c_.net.nx, s, sums[static_cast<std::size_t>(1 + s)],
                                sums[static_cast<std::size_t>(1 + c_.states + s)]);
 }
@@ -287,14 +330,14 @@ Predictions GnnModel::predict(const Batch& b, const PredictOptions& o) {
   const float* state = b.get("state").data();
   const float* forcing = F ? b.get("forcing").data() : nullptr;
   const float* statics = K ? b.get("static").data() : nullptr;
-  const int chunk = std::max(1, std::min(o.chunk, net_.capacity()));
+  const int chunk = std::max(1, std::min(o.chunk, net_->capacity()));
   for (int first = 0; first < n; first += chunk) {
     const int rows = std::min(chunk, n - first);
     gnn_kernels::build_inputs(x_.matrix(), state + static_cast<std::size_t>(first) * S * 2 * N,
                               forcing ? forcing + static_cast<std::size_t>(first) * F * N : nullptr,
                               statics ? statics + static_cast<std::size_t>(first) * K * N : nullptr, in_mean_,
                               in_inv_std_, rows, N, S, F, K, 1);
-    const Tensor<float>& out = as_increments(net_.forward(x_, rows),
+    const Tensor<float>& out = as_increments(net_->forward(x_, rows),
                                              state + static_cast<std::size_t>(first) * S * 2 * N,
                                              forcing ? forcing + static_cast<std::size_t>(first) * F * N : nullptr,
                                              1, rows);
@@ -308,7 +351,7 @@ std::vector<StatsRequest> GnnModel::data_stats_request() const {
   if (c_.forcings) r.push_back({"forcing", StatsGranularity::channel});
   if (c_.statics) r.push_back({"static", StatsGranularity::channel});
   // The grid's coordinates: the same in every sample, so the column means are the coordinates.
-  if (c_.sphere_edges) r.push_back({"grid", StatsGranularity::column});
+  if (c_.needs_positions()) r.push_back({"grid", StatsGranularity::column});
   if (c_.masked) r.push_back({"mask", StatsGranularity::column});  // the same in every sample, too
   return r;
 }
@@ -324,7 +367,7 @@ void GnnModel::set_data_stats(const DataStats& stats) {
   if (c_.forcings) append(stats.of("forcing"));
   if (c_.statics) append(stats.of("static"));
   set_normalisation(mean, std, stats.of("diff").mean, stats.of("diff").std);
-  if (c_.sphere_edges) {  // field grid [2, ny, nx]: x (longitude), then y (latitude)
+  if (c_.needs_positions()) {  // field grid [2, ny, nx]: x (longitude), then y (latitude)
     const std::vector<double>& g = stats.of("grid").mean;
     const std::size_t N = g.size() / 2;
     set_sphere_positions(std::vector<double>(g.begin() + N, g.end()),
@@ -347,6 +390,43 @@ void GnnModel::set_point_mask(const std::vector<double>& valid) {
   }
   if (interior_ == 0) throw Error("gnn: the data's mask leaves no interior point", ExitCode::bad_input);
   Kokkos::deep_copy(mask_, h);
+  update_point_weights();
+}
+
+// Note [point weights]: the loss, the validation RMSEs and wxeval's scores are sums over the interior
+// points, each point's squared error times its weight, over the interior count. With
+// gnn_point_weights uniform the weight is the mask (1 inside, 0 on the boundary or masked); with
+// latitude it is also cos(latitude), the area of a regular latitude-longitude grid's cell, scaled so
+// that the weights sum to the interior count (the normalisers stay): WeatherBench2's
+// latitude-weighted RMSE, and GraphCast's loss. The mask itself still gates the rollout (the
+// boundary takes the truth, and no gradient).
+void GnnModel::update_point_weights() {
+  auto h = Kokkos::create_mirror(mask_);  // a copy: on a host build a mirror view would be mask_ itself
+  Kokkos::deep_copy(h, mask_);
+  if (c_.latitude_weights && !h_lat_.empty()) {
+    double total = 0;
+    for (std::size_t p = 0; p < h.extent(0); ++p) {
+      if (!(std::fabs(h_lat_[p]) <= 90.0))
+        throw Error(strf("gnn_point_weights latitude: grid point %zu has latitude %g: the data's y must be "
+                         "latitude "
+                         "in degrees",
+                         p, h_lat_[p]),
+                    ExitCode::bad_input);
+      h(p) *= static_cast<float>(std::max(0.0, std::cos(h_lat_[p] * 3.14159265358979323846 / 180.0)));
+      total += h(p);
+    }
+    if (!(total > 0))
+      throw Error("gnn_point_weights latitude: every interior point is at a pole (cos(latitude) 0)",
+                  ExitCode::bad_input);
+    for (std::size_t p = 0; p < h.extent(0); ++p) h(p) = static_cast<float>(h(p) * interior_ / total);
+  }
+  Kokkos::deep_copy(score_, h);
+}
+
+std::vector<float> GnnModel::point_weights() const {
+  auto h = Kokkos::create_mirror_view(score_);
+  Kokkos::deep_copy(h, score_);
+  return std::vector<float>(h.data(), h.data() + h.extent(0));
 }
 
 std::vector<float> GnnModel::point_mask() const {
@@ -356,8 +436,18 @@ std::vector<float> GnnModel::point_mask() const {
 }
 
 void GnnModel::set_sphere_positions(const std::vector<double>& lat, const std::vector<double>& lon) {
+  if (c_.icosahedral) {  // Note [graph from positions]
+    if (net_->graph().sphere_mesh && lat == h_lat_ && lon == h_lon_) return;
+    MeshGraph g = build_sphere_mesh_graph(lat, lon, c_.mesh_refinements);
+    g.ny = c_.net.ny, g.nx = c_.net.nx;
+    auto net = std::make_unique<GnnNet<float>>(c_.net, std::move(g), net_->capacity(), precision_);
+    Kokkos::deep_copy(net->store().params(), net_->store().params());
+    net_ = std::move(net);
+  } else if (c_.sphere_edges) {
+    net_->set_sphere_positions(lat, lon);
+  }
   h_lat_ = lat, h_lon_ = lon;
-  net_.set_sphere_positions(lat, lon);
+  update_point_weights();
 }
 
 void GnnModel::set_normalisation(const std::vector<double>& in_mean, const std::vector<double>& in_std,
@@ -383,7 +473,7 @@ ExtraDatasets GnnModel::extra_datasets() const {
                      {"normalisation/input_std", h_in_std_},
                      {"normalisation/diff_mean", h_diff_mean_},
                      {"normalisation/diff_std", h_diff_std_}};
-  if (c_.sphere_edges) d["graph/latitude"] = h_lat_, d["graph/longitude"] = h_lon_;
+  if (c_.needs_positions()) d["graph/latitude"] = h_lat_, d["graph/longitude"] = h_lon_;
   if (c_.masked) d["graph/valid"] = h_valid_;
   return d;
 }
@@ -399,7 +489,7 @@ void GnnModel::load_extra_datasets(const std::string& weights_file) {
     v.push_back(h5::read_all<double>(f, path));
   }
   set_normalisation(v[0], v[1], v[2], v[3]);
-  if (c_.sphere_edges) {
+  if (c_.needs_positions()) {
     for (const char* path : {"graph/latitude", "graph/longitude"})
       if (!h5::exists(f, path))
         throw Error(weights_file + ": no dataset '" + std::string(path) + "' (the grid positions of its edges)",

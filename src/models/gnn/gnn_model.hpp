@@ -9,6 +9,7 @@
 // Metrics: the loss and, per state variable, the RMSE of the 1-step forecast and of persistence.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,13 @@ struct GnnModelConfig {
   // The source's derived inputs (derived_forcings, derived_statics: their channels follow the file's).
   std::vector<std::string> derived_forcings, derived_statics;
   bool sphere_edges = false;  // gnn_edge_distances sphere: the grid field holds longitude and latitude
-  bool masked = false;        // missing_data mask: the data's field mask leaves points out of the loss
+  // gnn_mesh icosahedral: the graph built from the points' positions (sphere_mesh.hpp; implies sphere_edges).
+  bool icosahedral = false;
+  int mesh_refinements = 5;  // gnn_mesh_refinements
+  // gnn_point_weights latitude: the loss and the scores weight each point by cos(latitude) (Note [point weights]).
+  bool latitude_weights = false;
+  bool needs_positions() const { return sphere_edges || latitude_weights; }
+  bool masked = false;  // missing_data mask: the data's field mask leaves points out of the loss
   // gnn_output day_before_blend: the first forcing channel of state_day_before (its S channels), and
   // the network's outputs are 2S (Note [day-before blend] in day_before.hpp); -1: increments only.
   int day_before = -1;
@@ -45,7 +52,7 @@ class GnnModel : public Model {
   GnnModel(const GnnModelConfig& c, int capacity, nn::Precision precision);
   std::string family() const override { return "gnn"; }
   std::string config_string() const override;
-  nn::ParameterStore<float>& store() override { return net_.store(); }
+  nn::ParameterStore<float>& store() override { return net_->store(); }
   double accumulate_gradients(const Batch& b, double normaliser) override;
   double loss_sum(const Batch& b) override;
   std::vector<MetricSpec> metrics(const EvalOptions& o) const override;
@@ -54,7 +61,7 @@ class GnnModel : public Model {
   void set_data_stats(const DataStats& stats) override;
   ExtraDatasets extra_datasets() const override;
   void load_extra_datasets(const std::string& weights_file) override;
-  double train_flops_per_sample() const override { return 3.0 * net_.forward_flops_per_sample(); }
+  double train_flops_per_sample() const override { return 3.0 * net_->forward_flops_per_sample(); }
   // A step of a k-step rollout stage runs k forwards and backwards.
   double step_cost(std::uint64_t epoch) const override {
     return rollout_steps_at(c_.ar_schedule, epoch, c_.ar_steps);
@@ -67,10 +74,13 @@ class GnnModel : public Model {
   std::vector<NamedShape> predict_inputs() const override;
   std::vector<NamedShape> predict_outputs(const PredictOptions& o) const override;
 
-  GnnNet<float>& net() { return net_; }
+  GnnNet<float>& net() { return *net_; }
   int interior_points() const { return interior_; }
   // 1 at the points the loss and the scores count (inside the boundary strip, not masked), else 0.
   std::vector<float> point_mask() const;
+  // Each point's weight in the loss and the scores: the mask, times cos(latitude) with
+  // gnn_point_weights latitude, scaled to sum to the interior points (Note [point weights]).
+  std::vector<float> point_weights() const;
   // The network input of the batch's samples (normalised), [n N, 2S + F + K] (tests, parity dumps).
   const Tensor<float>& inputs(const Batch& b);
   // The normalised increment the network is trained to predict, [n N, S].
@@ -84,6 +94,10 @@ class GnnModel : public Model {
   void rollout_errors(const Batch& b, std::vector<double>& model, std::vector<double>& persistence,
                       std::vector<float>* forecast = nullptr);
   const GnnModelConfig& config() const { return c_; }
+  // Every grid point's latitude and longitude (degrees), as set_data_stats takes them from the grid
+  // field: the edges' features on the sphere, the icosahedral graph (Note [graph from positions]),
+  // the latitude weights (Note [point weights]).
+  void set_sphere_positions(const std::vector<double>& lat, const std::vector<double>& lon);
 
  private:
   // Squared errors of the last forward's output against the batch's truth: per-sample loss sum
@@ -93,8 +107,8 @@ class GnnModel : public Model {
   // the one-step loss of each predicted state), and with `grad` its gradient through every step
   // (gnn_rollout.cpp).
   double rollout_loss(const Batch& b, int steps, bool grad, double normaliser);
-  void set_sphere_positions(const std::vector<double>& lat, const std::vector<double>& lon);
   void set_point_mask(const std::vector<double>& valid);  // masked: the data's field mask (1 kept, 0 missing)
+  void update_point_weights();                            // score_ from mask_ (and the latitudes)
   // The network's outputs `out` as the normalised increments they make (identity without the blend).
   const Tensor<float>& as_increments(const Tensor<float>& out, const float* state, const float* forcing, int A,
                                      int n);
@@ -103,14 +117,17 @@ class GnnModel : public Model {
                          const std::vector<double>& diff_mean, const std::vector<double>& diff_std);
 
   GnnModelConfig c_;
-  GnnNet<float> net_;
+  nn::Precision precision_;
+  // Rebuilt once the points' positions are known with gnn_mesh icosahedral (Note [graph from positions]).
+  std::unique_ptr<GnnNet<float>> net_;
   int interior_ = 0;
   View1<float> mask_;                  // [N]: 1 inside, 0 on the boundary strip
+  View1<float> score_;                 // [N]: the points' weights in the loss and the scores (point_weights)
   View1<float> in_mean_, in_inv_std_;  // [d_in]
   View1<float> weights_;               // [S]: per-variable loss weights
   View1<float> diff_mean_, diff_std_;  // [S]
   std::vector<double> h_in_mean_, h_in_std_, h_diff_mean_, h_diff_std_;
-  std::vector<double> h_lat_, h_lon_;  // sphere_edges: every grid point's position (degrees)
+  std::vector<double> h_lat_, h_lon_;  // needs_positions(): every grid point's position (degrees)
   std::vector<double> h_valid_;        // masked: the data's mask
   Tensor<float> x_, target_;           // [cap N, d_in], [cap N, S]
   View1<float> x_buf_, target_buf_;

@@ -2,6 +2,7 @@
 #include "models/gnn/gnn_net.hpp"
 
 #include <string>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -44,9 +45,13 @@ using namespace gnn_kernels;
 
 template <class Scalar>
 GnnNet<Scalar>::GnnNet(const GnnConfig& c, int capacity, nn::Precision p)
+    : GnnNet(c, build_mesh_graph(c.ny, c.nx), capacity, p) {}
+
+template <class Scalar>
+GnnNet<Scalar>::GnnNet(const GnnConfig& c, MeshGraph graph, int capacity, nn::Precision p)
     : c_(c),
       capacity_(capacity),
-      graph_(build_mesh_graph(c.ny, c.nx)),
+      graph_(std::move(graph)),
       g2m_(graph_.g2m, "gnn/g2m"),
       m2m_(graph_.m2m, "gnn/m2m"),
       m2g_(graph_.m2g, "gnn/m2g"),
@@ -54,7 +59,7 @@ GnnNet<Scalar>::GnnNet(const GnnConfig& c, int capacity, nn::Precision p)
       M_(graph_.mesh_nodes()),
       grid_embed_(store_, ws_, "grid_embed", c.d_in, c.latent, c.latent, capacity * N_, true, p),
       // One sample's rows: Note [static embeddings once per batch].
-      mesh_embed_(store_, ws_, "mesh_embed", 2, c.latent, c.latent, M_, true, p),
+      mesh_embed_(store_, ws_, "mesh_embed", graph_.mesh_feature_width, c.latent, c.latent, M_, true, p),
       g2m_embed_(store_, ws_, "g2m_embed", 3, c.latent, c.latent, g2m_.edges, true, p),
       m2m_embed_(store_, ws_, "m2m_embed", 3, c.latent, c.latent, m2m_.edges, true, p),
       m2g_embed_(store_, ws_, "m2g_embed", 3, c.latent, c.latent, m2g_.edges, true, p),
@@ -71,7 +76,7 @@ GnnNet<Scalar>::GnnNet(const GnnConfig& c, int capacity, nn::Precision p)
   readout_ = std::make_unique<GnnMlp<Scalar>>(store_, ws_, "readout", c.latent, c.latent, c.d_out, capacity * N_,
                                               false, p);
   const std::int64_t L = c.latent;
-  mesh_x_ = &ws_.request("gnn/mesh_x", M_, 2);
+  mesh_x_ = &ws_.request("gnn/mesh_x", M_, graph_.mesh_feature_width);
   g2m_x_ = &ws_.request("gnn/g2m_x", g2m_.edges, 3);
   m2m_x_ = &ws_.request("gnn/m2m_x", m2m_.edges, 3);
   m2g_x_ = &ws_.request("gnn/m2g_x", m2g_.edges, 3);

@@ -28,7 +28,9 @@ template <class Scalar>
 class GnnNet {
  public:
   using T = Tensor<Scalar>;
+  // On the grid's mesh (build_mesh_graph(ny, nx)), or on a given graph (the icosahedral mesh).
   GnnNet(const GnnConfig& config, int capacity, nn::Precision precision = nn::Precision::fp32);
+  GnnNet(const GnnConfig& config, MeshGraph graph, int capacity, nn::Precision precision = nn::Precision::fp32);
   // x [n N, d_in] -> [n N, d_out].
   const T& forward(const T& x, int n);
   // dL/d(output): fill rows [0, n N) of output_grad(), then backward with the x of the last forward;

@@ -73,7 +73,7 @@ void GnnModel::rollout_errors(const Batch& b, std::vector<double>& model, std::v
   const int A = static_cast<int>(targets.shape().dim[2]);
   model.resize(static_cast<std::size_t>(A * S), 0.0);
   persistence.resize(static_cast<std::size_t>(A * S), 0.0);
-  const auto rows = static_cast<std::size_t>(net_.capacity()) * static_cast<std::size_t>(N);
+  const auto rows = static_cast<std::size_t>(net_->capacity()) * static_cast<std::size_t>(N);
   if (roll_[0].extent(0) == 0)  // evaluation only: allocated at the first rollout, never in a training step
     for (View1<float>& v : roll_) v = View1<float>("gnn_rollout", rows * static_cast<std::size_t>(S));
   const auto state_of = [&](int i) { return View2<float>(roll_[i].data(), static_cast<std::size_t>(n * N), S); };
@@ -86,14 +86,14 @@ void GnnModel::rollout_errors(const Batch& b, std::vector<double>& model, std::v
   for (int k = 0; k < A; ++k) {
     gnn_kernels::inputs_from_states(x_.matrix(), state_of(prev), state_of(cur), forcing, statics, k, in_mean_,
                                     in_inv_std_, n, N, S, F, K, A);
-    const Tensor<float>& out = net_.forward(x_, n);
+    const Tensor<float>& out = net_->forward(x_, n);
     gnn_kernels::advance(state_of(next), state_of(cur), out.matrix(), targets.data(), mask_, diff_mean_, diff_std_,
                          forcing, c_.day_before, c_.day_tendency, k, n, N, S, F, A);
     for (int s = 0; s < S; ++s) {
       model[static_cast<std::size_t>(k * S + s)] += gnn_kernels::step_sse(state_of(next), state, false,
-                                                                          targets.data(), mask_, s, k, n, N, S, A);
+                                                                          targets.data(), score_, s, k, n, N, S, A);
       persistence[static_cast<std::size_t>(k * S + s)] += gnn_kernels::step_sse(state_of(next), state, true,
-                                                                                targets.data(), mask_, s, k, n, N,
+                                                                                targets.data(), score_, s, k, n, N,
                                                                                 S, A);
     }
     if (forecast) {  // sample 0's rows [0, N) of the new state [n N, S], as [S][N]
@@ -176,7 +176,7 @@ void rollout_propagate(const View2<float>& g_cur, const View2<float>& g_prev, co
 // `steps` may be fewer than the batch's targets (a stage of ar_steps_schedule): the first `steps`.
 double GnnModel::rollout_loss(const Batch& b, int steps, bool grad, double normaliser) {
   const int N = c_.net.ny * c_.net.nx, S = c_.states, F = c_.forcings, K = c_.statics, n = b.n;
-  const auto slot = static_cast<std::size_t>(net_.capacity()) * static_cast<std::size_t>(N);
+  const auto slot = static_cast<std::size_t>(net_->capacity()) * static_cast<std::size_t>(N);
   const auto states = [&](int k) {  // s_{k-1}
     return View2<float>(train_states_.data() + static_cast<std::size_t>(k) * slot * S,
                         static_cast<std::size_t>(n * N), S);
@@ -205,25 +205,25 @@ double GnnModel::rollout_loss(const Batch& b, int steps, bool grad, double norma
     const Tensor<float> x = inputs_of(k);
     gnn_kernels::inputs_from_states(x.matrix(), states(k), states(k + 1), forcing, statics, k, in_mean_,
                                     in_inv_std_, n, N, S, F, K, A);
-    out = &net_.forward(x, n);
+    out = &net_->forward(x, n);
     gnn_kernels::advance(states(k + 2), states(k + 1), out->matrix(), targets.data(), mask_, diff_mean_, diff_std_,
                          forcing, c_.day_before, c_.day_tendency, k, n, N, S, F, A);
-    loss += gnn_kernels::rollout_step_loss(states(k + 2), targets.data(), mask_, weights_, diff_std_, grads(k + 2),
+    loss += gnn_kernels::rollout_step_loss(states(k + 2), targets.data(), score_, weights_, diff_std_, grads(k + 2),
                                            grad, w, normaliser, k, n, N, S, A);
   }
   if (!grad) return loss;
   for (int k = steps - 1; k >= 0; --k) {
     const Tensor<float> x = inputs_of(k);
-    if (k < steps - 1) out = &net_.forward(x, n);  // the last step's activations are still there
-    gnn_kernels::rollout_out_grad(net_.output_grad().matrix(), grads(k + 2), mask_, diff_std_, out->matrix(),
+    if (k < steps - 1) out = &net_->forward(x, n);  // the last step's activations are still there
+    gnn_kernels::rollout_out_grad(net_->output_grad().matrix(), grads(k + 2), mask_, diff_std_, out->matrix(),
                                   states(k + 1), forcing, c_.day_before, c_.day_tendency, k, n, N, S, F, A);
-    net_.store().hold_ready(k > 0);
-    net_.backward(x, n, k > 0);
+    net_->store().hold_ready(k > 0);
+    net_->backward(x, n, k > 0);
     if (k > 0)  // s_k = states(k + 1) is a prediction; s_{k-1} too when k >= 2
-      gnn_kernels::rollout_propagate(grads(k + 1), grads(k), grads(k + 2), net_.input_grad().matrix(), mask_,
+      gnn_kernels::rollout_propagate(grads(k + 1), grads(k), grads(k + 2), net_->input_grad().matrix(), mask_,
                                      in_inv_std_, out->matrix(), c_.day_before >= 0, k >= 2, n, N, S);
   }
-  net_.store().hold_ready(false);
+  net_->store().hold_ready(false);
   return loss;
 }
 

@@ -108,6 +108,7 @@ MeshGraph build_mesh_graph(int ny, int nx) {
 }
 
 void set_sphere_edge_features(MeshGraph& g, const std::vector<double>& lat, const std::vector<double>& lon) {
+  if (g.sphere_mesh) throw Error("internal: an icosahedral mesh's edge features are set when it is built");
   const auto N = static_cast<std::size_t>(g.grid_nodes());
   if (lat.size() != N || lon.size() != N)
     throw Error("internal: sphere positions for " + std::to_string(lat.size()) + " of " + std::to_string(N) +

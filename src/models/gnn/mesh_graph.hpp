@@ -21,7 +21,9 @@ struct MeshGraph {
   int ny = 0, nx = 0;                // the grid
   int mesh_ny = 0, mesh_nx = 0;      // the finest mesh level
   int levels = 0;                    // mesh levels joined into m2m
-  std::vector<float> mesh_features;  // [mesh nodes, 2]: x, y over the grid's larger side
+  bool sphere_mesh = false;          // gnn_mesh icosahedral (sphere_mesh.hpp): built from the points' positions
+  int mesh_feature_width = 2;        // the grid's mesh: x, y; the icosahedral mesh: the unit vector x, y, z
+  std::vector<float> mesh_features;  // [mesh nodes, mesh_feature_width]: x, y over the grid's larger side
   EdgeList g2m, m2m, m2g;
   std::int64_t grid_nodes() const { return static_cast<std::int64_t>(ny) * nx; }
   std::int64_t mesh_nodes() const { return static_cast<std::int64_t>(mesh_ny) * mesh_nx; }

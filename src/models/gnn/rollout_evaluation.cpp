@@ -85,7 +85,7 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
     climatology.assign(sums.begin(), sums.end() - 1);
     for (double& v : climatology) v /= std::max(1.0, sums[S * N]);
   }
-  const std::vector<float> inside = model->point_mask();  // the interior, less masked points
+  const std::vector<float> inside = model->point_weights();  // the scores' weights (Note [point weights])
   out.climatology.assign(A * S, 0.0);
   std::vector<View1<float>> device;
   for (const FieldSpec& s : specs)
