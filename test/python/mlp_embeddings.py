@@ -80,6 +80,9 @@ refused([train, *deck("onehot", "category_embedding=0")],
         train_csv + ": max_categories: column 'zip' has 1500 categories, more than max_categories 1000 (one input "
         "each): raise it, drop the column or give it an embedding (category_embedding)", "one-hot zip refused")
 
+refused([train, *deck("onehot_max", "onehot_max_categories=2000")],
+        train_csv + ": max_categories: column 'zip' has 1500 categories, more than max_categories 1000",
+        "max_categories bounds the columns left one-hot")
 refused([train, *deck("diffusion", "model=diffusion")],
         "category_embedding: embeds table columns for model mlp only, not model diffusion",
         "another model would read the codes as numbers")
