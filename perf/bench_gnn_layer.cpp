@@ -1,10 +1,16 @@
 // One gnn processor layer (InteractionNet<float> on the multi-scale mesh of the seed deck's 64 x 48
-// grid, latent 256) forward + backward at batch 1 and 8: the cost that 12 layers multiply.
+// grid, latent 256) forward + backward at batch 1 and 8: the cost that 12 layers multiply. And the
+// icosahedral graph's build (gnn_mesh icosahedral) over O96's count of points (40320), at
+// refinements 4 to 6: what a run and a weights file's load pay once.
 #include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <vector>
 
 #include "core/kokkos_compat.hpp"
 #include "fill.hpp"
 #include "models/gnn/interaction_net.hpp"
+#include "models/gnn/sphere_mesh.hpp"
 
 namespace {
 
@@ -43,5 +49,26 @@ void BM_GnnProcessorLayer(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * batch);
 }
 BENCHMARK(BM_GnnProcessorLayer)->ArgName("batch")->Arg(1)->Arg(8)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_SphereMeshGraph(benchmark::State& state) {
+  const int refinements = static_cast<int>(state.range(0)), points = 40320;
+  std::vector<double> lat, lon;
+  for (int p = 0; p < points; ++p) {  // a Fibonacci lattice: O96's count, evenly spread
+    lat.push_back(std::asin(1.0 - 2.0 * (p + 0.5) / points) * 180.0 / 3.14159265358979323846);
+    lon.push_back(std::fmod(p * 137.50776405003785, 360.0));
+  }
+  std::int64_t edges = 0;
+  for (auto _ : state) {
+    const hpct::MeshGraph g = hpct::build_sphere_mesh_graph(lat, lon, refinements);
+    edges = g.g2m.size() + g.m2m.size() + g.m2g.size();
+    benchmark::DoNotOptimize(edges);
+  }
+  state.counters["edges"] = static_cast<double>(edges);
+}
+BENCHMARK(BM_SphereMeshGraph)
+    ->ArgName("refinements")
+    ->DenseRange(4, 6)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

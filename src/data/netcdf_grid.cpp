@@ -138,8 +138,9 @@ std::shared_ptr<const Dataset> open_netcdf(const deck::Deck& deck, const std::st
 }
 
 bool recognises_netcdf(const deck::Deck&, const std::string& file) {
-  const std::string ext = ".nc";
-  return file.size() > ext.size() && file.compare(file.size() - ext.size(), ext.size(), ext) == 0;
+  for (const std::string ext : {".nc", ".nc4", ".cdf"})  // .cdf: NOAA's and Ferret's classic files
+    if (file.size() > ext.size() && file.compare(file.size() - ext.size(), ext.size(), ext) == 0) return true;
+  return false;
 }
 
 }  // namespace
