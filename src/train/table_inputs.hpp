@@ -27,7 +27,7 @@ struct TableEncodingOptions {
 // Collective. Reads this rank's block of `table`'s rows and agrees the encoding over the ranks (Note
 // [category codes]); with `given` (the training data's or a model's) checks the file against it:
 // text in a column it reads as numbers and a class it does not know are errors naming file, line
-// and column, a category it does not know is an input block of zeros.
+// and column, a category it does not know is an input block of zeros (embedded: the missing row).
 TableEncoding agree_table_encoding(const TextTableDataset& table, const TableEncodingOptions& options,
                                    const TableEncoding* given, const Comm& comm);
 
