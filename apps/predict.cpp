@@ -237,7 +237,12 @@ int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
   });
   gbdt::TextLabels classes;  // an ensemble fitted on class names reads the label column by them
   classes.given = &e.spec.classes;
-  const gbdt::Data d = load_table(opt, e.spec.num_features, gbdt::Categories{}, comm, classes);  // numeric x
+  // Text feature columns: coded as the members read them (a network member's `table` attribute or a
+  // tree model's categories; every member of an ensemble shares its training file's codes).
+  gbdt::Categories categories;
+  for (const ensemble::Member& m : e.members)
+    if (!categories.any()) categories = m.inputs ? m.inputs->categories : m.trees.categories;
+  const gbdt::Data d = load_table(opt, e.spec.num_features, categories, comm, classes);
   log_classes(e.spec.classes);
   std::vector<double> s;
   comm.run_agreed([&] { s = ensemble::ensemble_scores(e, d.x, d.rows, d.cols, d.first_row); });

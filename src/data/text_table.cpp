@@ -55,8 +55,11 @@ void declare_text_table_keys(deck::Schema& s) {
   s.add_int("libsvm_base", 1, 0, 1, "LibSVM: feature ids start at 0 or 1");
   s.add_int("libsvm_num_features", 0, 0, 1 << 30, "LibSVM: feature count (0: highest id in the file)");
   s.add_int("max_categories", 1000, 1, 1 << 24,
-            "CSV/TSV for networks: most categories a text column may hold (one input each, docs/tables.md); "
+            "CSV/TSV for networks: most categories a one-hot column may hold (one input each, docs/tables.md); "
             "more is an error naming the column");
+  s.add_int("onehot_max_categories", 0, 0, 1 << 24,
+            "CSV/TSV for the mlp with category_embedding: columns with at most this many categories stay one-hot "
+            "blocks");
   s.add_bool("text_allow_infinite", false,
              "CSV/TSV/LibSVM: read inf and values beyond float's range as +-inf (scoring: trees send them one "
              "way) instead of refusing them");

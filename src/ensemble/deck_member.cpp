@@ -8,6 +8,7 @@
 #include "data/memory_table.hpp"
 #include "gbdt/gbdt.hpp"
 #include "gbdt/model_io.hpp"
+#include "gbdt/table_encoding.hpp"
 
 namespace hpct::ensemble {
 
@@ -16,7 +17,9 @@ gbdt::Data kept_rows(const gbdt::Data& d, const std::vector<char>& keep, const C
   s.name = "train";
   s.file = d.file;
   s.cols = d.cols;
-  s.classes = d.classes;  // a tree member's model file keeps the class names
+  s.classes = d.classes;        // a tree member's model file keeps the class names
+  s.categories = d.categories;  // categorical splits for trees, one-hot / embedding inputs for networks
+  s.feature_names = d.feature_names;
   s.label = d.label;
   for (long long i = 0; i < d.rows; ++i) {
     if (!keep[static_cast<std::size_t>(i)]) continue;
@@ -32,7 +35,8 @@ gbdt::Data kept_rows(const gbdt::Data& d, const std::vector<char>& keep, const C
   return s;
 }
 
-std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::string& name, const Comm& comm) {
+std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::string& name,
+                                              const deck::Deck& member, const Comm& comm) {
   std::vector<float> x = comm.gather_to_root(s.x), y = comm.gather_to_root(s.y);
   auto n = static_cast<std::uint64_t>(y.size());
   comm.broadcast(&n, 1, 0);
@@ -40,6 +44,15 @@ std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::st
   y.resize(n);
   comm.broadcast(x.data(), x.size(), 0);
   comm.broadcast(y.data(), y.size(), 0);
+  if (s.categories.any()) {
+    TableEncoding e;
+    e.columns = s.feature_names;
+    e.cols = s.cols;
+    e.categories = s.categories;
+    e.classes = s.classes;
+    comm.run_agreed([&] { choose_category_inputs(e, category_inputs(member), s.file, comm.rank() == 0); });
+    return std::make_shared<EncodedMemoryTable>(name, x, std::move(y), 1, std::move(e));
+  }
   return std::make_shared<MemoryTable>(name, std::move(x), std::move(y), static_cast<std::uint64_t>(s.cols), 1);
 }
 

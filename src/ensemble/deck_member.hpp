@@ -44,8 +44,11 @@ void settle_member_classes(MemberDeck& m, Task task, int K, const std::string& o
 gbdt::Data kept_rows(const gbdt::Data& d, const std::vector<char>& keep, const Comm& comm);
 
 // Collective: the rows of every rank in global order as a data set every rank holds (what the
-// network trainer reads: any rank may read any row of the epoch's order).
-std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::string& name, const Comm& comm);
+// network trainer reads: any rank may read any row of the epoch's order). With categorical
+// features, the network's inputs as `model mlp` takes them from a CSV/TSV file (one-hot blocks or
+// embedding codes by the member deck's keys, Note [category embeddings]), which its weights keep.
+std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::string& name,
+                                              const deck::Deck& member, const Comm& comm);
 
 // A tree member's booster parameters: its deck's, and for a multiclass ensemble `num_class`
 // classes when the deck leaves num_class at 0 (every fold predicts the ensemble's classes, even one

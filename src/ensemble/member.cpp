@@ -3,7 +3,6 @@
 
 #include <cstring>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -106,17 +105,24 @@ Member network_member(std::shared_ptr<Model> model, const std::string& path, Tas
 
 namespace {
 
-// The class names a network trained on a CSV/TSV table keeps in its `table` attribute (the JSON of
-// train/table_inputs.hpp's TableEncoding, key "classes"); empty without one.
-std::vector<std::string> network_classes(const std::string& path) {
-  const h5::File f = h5::File::open_read(path);
-  if (!h5::has_attr(f, "/", "table")) return {};
-  try {
-    const nlohmann::json table = nlohmann::json::parse(h5::read_attr_string(f, "/", "table"));
-    return table.value("classes", std::vector<std::string>{});
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": attribute 'table': " + e.what(), ExitCode::bad_input);
+// What a network trained on a table keeps in its `table` attribute (gbdt/table_encoding.hpp): the
+// class names and, with categorical features, how its inputs encode their codes.
+void read_network_table(const std::string& path, Member& m) {
+  std::string text;
+  {
+    const h5::File f = h5::File::open_read(path);
+    if (!h5::has_attr(f, "/", "table")) return;
+    text = h5::read_attr_string(f, "/", "table");
   }
+  TableEncoding e = TableEncoding::from_json(text, path + ": attribute 'table'");
+  m.classes = e.classes;
+  if (!e.categories.any()) return;
+  if (e.width() != m.num_features)
+    throw Error(strf("%s: attribute 'table' gives %lld inputs a row, the model reads %d", path.c_str(), e.width(),
+                     m.num_features),
+                ExitCode::bad_input);
+  m.num_features = static_cast<int>(e.cols);
+  m.inputs = std::make_shared<const TableEncoding>(std::move(e));
 }
 
 }  // namespace
@@ -124,7 +130,7 @@ std::vector<std::string> network_classes(const std::string& path) {
 Member load_member(const std::string& path, Task task) {
   if (is_hdf5_file(path)) {
     Member m = network_member(std::shared_ptr<Model>(load_model(path, kChunk)), path, task);
-    m.classes = network_classes(path);
+    read_network_table(path, m);
     return m;
   }
   return gbdt_member(gbdt::read_model(path), path, task);
@@ -144,8 +150,14 @@ std::vector<double> member_scores(const Member& m, Task task, const std::vector<
   PredictOptions po;
   po.chunk = kChunk;
   po.outputs = {want.name};
-  const std::vector<HostOutput> out = predict_rows(*m.network, x.data(), static_cast<std::uint64_t>(n),
-                                                   static_cast<std::uint64_t>(cols),
+  std::vector<float> encoded;  // the codes as the network's inputs (Note [category embeddings])
+  if (m.inputs) {
+    encoded.resize(static_cast<std::size_t>(n * m.inputs->width()));
+    encode_coded_rows(*m.inputs, x.data(), static_cast<std::size_t>(n), encoded.data());
+  }
+  const std::vector<HostOutput> out = predict_rows(*m.network, m.inputs ? encoded.data() : x.data(),
+                                                   static_cast<std::uint64_t>(n),
+                                                   static_cast<std::uint64_t>(m.inputs ? m.inputs->width() : cols),
                                                    static_cast<std::uint64_t>(first_row), po);
   const HostOutput& o = out.front();
   std::vector<double> s(static_cast<std::size_t>(n) * static_cast<std::size_t>(want.width));

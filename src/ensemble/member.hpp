@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gbdt/model.hpp"
+#include "gbdt/table_encoding.hpp"
 #include "models/model.hpp"
 
 namespace hpct::ensemble {
@@ -30,6 +31,10 @@ struct Member {
   // Text labels: the class names by index the model was trained on (a GBDT model's `classes`, a
   // network's `table` attribute); empty: numeric labels, or a network trained in memory.
   std::vector<std::string> classes;
+  // A network trained on categorical features (the `table` attribute, gbdt/table_encoding.hpp):
+  // rows of category codes are encoded through it (one-hot blocks, embedding codes); null: a row
+  // is the network's inputs as it is.
+  std::shared_ptr<const TableEncoding> inputs;
 };
 
 // Network weights files are HDF5 (train writes them without a user block, so the signature opens

@@ -51,7 +51,8 @@ void check_classes(const Member& m, int K) {
 // The combiner adds member j's score of class k to every other member's score of class k, so class
 // k must be the same class for every member. Deck members train on the ensemble's own rows, coded
 // once by the shared coder (Note [text labels] in gbdt/categories.cpp), so they agree by
-// construction (a tree member's file keeps the names, a network trained in memory keeps none). A
+// construction (a tree member's file keeps the names; a network trained in memory keeps them in its
+// `table` attribute only with categorical features, Note [category embeddings]). A
 // member file was coded by its own training file: the most frequent class first there may be
 // another class here, and a file without class names was trained on numbers whose meaning the
 // ensemble cannot check; both are refused, naming the member and the two lists.
@@ -77,6 +78,23 @@ void check_class_names(const Member& m, const gbdt::Data& data) {
                   ": every member must code class k as the same class (train it on a file with the same "
                   "classes, or give it as a deck)",
               ExitCode::bad_input);
+}
+
+void check_input_categories(const Member& m, const gbdt::Data& data) {
+  if (!m.inputs) return;
+  for (long long f = 0; f < data.cols && f < m.inputs->cols; ++f) {
+    const auto u = static_cast<std::size_t>(f);
+    const bool ours = data.categories.of(static_cast<int>(f)),
+               theirs = m.inputs->categories.of(static_cast<int>(f));
+    if (ours == theirs && (!ours || data.categories.names[u] == m.inputs->categories.names[u])) continue;
+    throw Error("ensemble: member " + m.path + " codes " + m.inputs->column_text(f) + " as " +
+                    (theirs ? "the categories " + list_text(m.inputs->categories.names[u]) : "numbers") + "; " +
+                    data.file + " has " +
+                    (ours ? "the categories " + list_text(data.categories.names[u]) : "numbers") +
+                    ": a network member must read the ensemble's codes (train it on a file with the same "
+                    "categories, or give it as a deck)",
+                ExitCode::bad_input);
+  }
 }
 
 MemberPasses::MemberPasses(const MemberRun& run, std::vector<Entry>& entries, const std::vector<MemberDeck>& decks,
@@ -118,7 +136,7 @@ void MemberPasses::begin(std::uint64_t pass, const StateArrays* mid) {
     for (std::size_t i = 0; i < keep.size(); ++i) keep[i] = run_.fold[i] != p.fold;
   rows_ = kept_rows(*run_.train, keep, comm_);
   if (!md.trees) {
-    memory_ = rows_in_memory(rows_, run_.train->file + ": the rows of member " + md.name(), comm_);
+    memory_ = rows_in_memory(rows_, run_.train->file + ": the rows of member " + md.name(), md.deck, comm_);
     return;
   }
   params_ = member_params(md, run_.task, run_.num_class);

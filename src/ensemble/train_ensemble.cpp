@@ -185,6 +185,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
       e.model = load_member(paths[j], task);
       check_classes(e.model, K);
       check_class_names(e.model, train);
+      check_input_categories(e.model, train);
     });
     e.name = std::filesystem::path(paths[j]).stem().string();
     if (mr.fit) e.fit_scores = scores_on(e.model, task, train, comm);

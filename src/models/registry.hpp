@@ -30,6 +30,9 @@ struct ModelBuildContext {
   std::vector<FieldSpec> fields;
   int capacity = 0;  // the largest micro-batch
   nn::Precision precision = nn::Precision::fp32;
+  // A table's categorical columns read as codes (Note [category embeddings] in gbdt/table_encoding.cpp):
+  // the last category_rows.size() inputs, each a code below its entry. Empty: every input is a number.
+  std::vector<int> category_rows;
   // Sums host doubles over the training ranks in place (synchronised batch norm); empty: one rank.
   std::function<void(double* values, int count)> allreduce_sum;
 

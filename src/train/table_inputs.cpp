@@ -2,19 +2,22 @@
 // that reads rows through it (see table_inputs.hpp).
 #include "train/table_inputs.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "core/log.hpp"
 #include "io/text_tables.hpp"
 
 namespace hpct {
 
 // Note [table inputs]
 // A network reads numbers, so a CSV/TSV table's categorical columns (the columns holding text, and
-// categorical_columns) become one-hot blocks: a column of K categories is K inputs, 1 at the row's
+// categorical_columns) become one-hot blocks (or codes for the mlp's embeddings, Note [category
+// embeddings] in gbdt/table_encoding.cpp): a column of K categories is K inputs, 1 at the row's
 // category's code and 0 elsewhere, in the column's place among the inputs. The codes are the trees'
 // (Note [category codes]): agreed over ranks from the whole file's counts, so the inputs of a row do
 // not depend on the rank count or on which rank read which category first. A missing cell and a
@@ -24,67 +27,9 @@ namespace hpct {
 // the columns, the categories and the class names (attribute "table"), so predict maps a new file's
 // strings to the inputs training used.
 
-long long TableEncoding::width() const {
-  long long w = 0;
-  for (long long f = 0; f < cols; ++f)
-    w += categories.of(static_cast<int>(f))
-             ? static_cast<long long>(categories.names[static_cast<std::size_t>(f)].size())
-             : 1;
-  return w;
-}
-
-std::string TableEncoding::to_json() const {
-  json_text::Json j;
-  j["header"] = header;
-  j["columns"] = columns;
-  j["features"] = cols;
-  j["label_column"] = label_column;
-  j["label"] = label;
-  json_text::Json cats = json_text::Json::array();
-  for (long long f = 0; f < cols; ++f)
-    cats.push_back(categories.of(static_cast<int>(f))
-                       ? json_text::Json(categories.names[static_cast<std::size_t>(f)])
-                       : json_text::Json(nullptr));
-  j["categories"] = cats;
-  j["classes"] = classes;
-  return j.dump();
-}
-
-TableEncoding TableEncoding::from_json(const std::string& text, const std::string& origin) {
-  TableEncoding e;
-  try {
-    const json_text::Json j = json_text::Json::parse(text);
-    e.header = j.at("header").get<bool>();
-    e.columns = j.at("columns").get<std::vector<std::string>>();
-    e.cols = j.at("features").get<long long>();
-    e.label_column = j.at("label_column").get<int>();
-    e.label = j.at("label").get<std::string>();
-    e.classes = j.at("classes").get<std::vector<std::string>>();
-    const json_text::Json& cats = j.at("categories");
-    if (!cats.is_array() || static_cast<long long>(cats.size()) != e.cols)
-      throw Error("'categories' does not list the " + std::to_string(e.cols) + " features");
-    e.categories.is.assign(static_cast<std::size_t>(e.cols), 0);
-    e.categories.names.resize(static_cast<std::size_t>(e.cols));
-    for (std::size_t f = 0; f < cats.size(); ++f) {
-      if (cats[f].is_null()) continue;
-      e.categories.is[f] = 1;
-      e.categories.names[f] = cats[f].get<std::vector<std::string>>();
-    }
-    if (!e.categories.any()) e.categories = gbdt::Categories{};
-  } catch (const std::exception& ex) {
-    throw Error(origin + ": not a table encoding: " + ex.what(), ExitCode::bad_input);
-  }
-  return e;
-}
 
 namespace {
 
-// "column 'cut'" (a header) or "column 3" (the file's 0-based column).
-std::string column_text(const TableEncoding& e, long long f) {
-  if (static_cast<std::size_t>(f) < e.columns.size())
-    return "column '" + e.columns[static_cast<std::size_t>(f)] + "'";
-  return "column " + std::to_string(f + (e.label_column >= 0 && f >= e.label_column ? 1 : 0));
-}
 std::string label_text(const TableEncoding& e) { return gbdt::label_column_text(e.label, e.label_column); }
 
 // The file's columns against the encoding it must follow (the training data's, the model's).
@@ -138,18 +83,7 @@ TableEncoding agree_table_encoding(const TextTableDataset& table, const TableEnc
   e.label = t.label_name;
   e.categories = gbdt::agree_categories({&x, rows, t.cols, &strings, &t.names, &line, t.file}, declared,
                                         given ? &given->categories : nullptr, o.whose, comm);
-  if (!given)
-    comm.run_agreed([&] {
-      for (long long f = 0; f < t.cols; ++f) {
-        if (!e.categories.of(static_cast<int>(f))) continue;
-        const auto count = static_cast<long long>(e.categories.names[static_cast<std::size_t>(f)].size());
-        if (count > o.max_categories)
-          input_error(t.file, 0, "max_categories",
-                      column_text(e, f) + " has " + std::to_string(count) +
-                          " categories, more than max_categories " + std::to_string(o.max_categories) +
-                          " (one input each): raise it or drop the column");
-      }
-    });
+  if (!given) comm.run_agreed([&] { choose_category_inputs(e, o.inputs, t.file, comm.rank() == 0); });
   if (!strings.keep_label) return given ? *given : e;
   // Text labels are categories too (Note [text labels]); only their check matters with `given`.
   std::vector<float> codes = y;
@@ -169,20 +103,19 @@ class EncodedTable : public Dataset {
  public:
   EncodedTable(std::shared_ptr<const TextTableDataset> table, const TableEncoding& e)
       : table_(std::move(table)), e_(e), width_(e.width()), classes_(code_map(e.classes)) {
-    const long long cols = e_.cols;
-    offset_.resize(static_cast<std::size_t>(cols));
-    codes_.resize(static_cast<std::size_t>(cols));
-    long long at = 0;
-    for (long long f = 0; f < cols; ++f) {
-      const auto u = static_cast<std::size_t>(f);
-      offset_[u] = at;
-      const bool cat = e_.categories.of(static_cast<int>(f));
-      if (cat) codes_[u] = code_map(e_.categories.names[u]);
-      const std::string name = u < e_.columns.size() ? e_.columns[u] : "x" + std::to_string(f);
-      if (!cat) names_.push_back(name);
+    const auto cols = static_cast<std::size_t>(e_.cols);
+    codes_.resize(cols);
+    names_.resize(static_cast<std::size_t>(width_));
+    const std::vector<long long> at = e_.offsets();
+    for (std::size_t f = 0; f < cols; ++f) {
+      const auto off = static_cast<std::size_t>(at[f]);
+      const std::string name = f < e_.columns.size() ? e_.columns[f] : "x" + std::to_string(f);
+      if (!e_.categories.of(static_cast<int>(f))) names_[off] = name;
+      else if (e_.is_embedded(static_cast<long long>(f))) names_[off] = name + " (code)";
       else
-        for (const std::string& c : e_.categories.names[u]) names_.push_back(name + "=" + c);
-      at += cat ? static_cast<long long>(e_.categories.names[u].size()) : 1;
+        for (std::size_t c = 0; c < e_.categories.names[f].size(); ++c)
+          names_[off + c] = name + "=" + e_.categories.names[f][c];
+      if (e_.categories.of(static_cast<int>(f))) codes_[f] = code_map(e_.categories.names[f]);
     }
   }
   std::string description() const override { return table_->description(); }
@@ -220,7 +153,6 @@ class EncodedTable : public Dataset {
   std::shared_ptr<const TextTableDataset> table_;
   TableEncoding e_;
   long long width_;
-  std::vector<long long> offset_;                            // per column: its first input
   std::vector<std::unordered_map<std::string, int>> codes_;  // per categorical column: name -> code
   std::unordered_map<std::string, int> classes_;             // class name -> index
   std::vector<std::string> names_;                           // the inputs: "carat", "cut=Ideal", ...
@@ -229,36 +161,33 @@ class EncodedTable : public Dataset {
 long long EncodedTable::read_rows(const std::vector<std::uint64_t>& rows,
                                   const std::vector<FieldBuffer>& out) const {
   const io::TextLayout& t = table_->layout();
-  const std::size_t n = rows.size(), cols = static_cast<std::size_t>(t.cols), w = static_cast<std::size_t>(width_);
+  const std::size_t n = rows.size(), cols = static_cast<std::size_t>(t.cols);
   std::vector<float> x(n * cols), y(labelled() ? n : 0);
   io::TextStrings s;
   s.keep_label = labelled() && !e_.classes.empty();
   io::read_text_rows(t, rows.data(), n, x.data(), labelled() ? y.data() : nullptr, &s);
-  auto* in = static_cast<float*>(out.at(0).values);
-  std::fill(in, in + n * w, 0.0f);
   const auto line = [&](std::size_t r) { return t.line[rows[r]]; };
+  // The categorical columns' cells as codes (NaN: missing or unknown), then the inputs.
   for (std::size_t f = 0; f < cols; ++f) {
-    const auto off = static_cast<std::size_t>(offset_[f]);
     if (!e_.categories.of(static_cast<int>(f))) {
       if (!s.cells[f].empty()) {  // a file checked by agree_table_encoding has none
         const auto& [row, id] = s.cells[f].front();
         input_error(t.file, line(row), "",
-                    column_text(e_, static_cast<long long>(f)) + " holds '" + s.dict[f][id] +
+                    e_.column_text(static_cast<long long>(f)) + " holds '" + s.dict[f][id] +
                         "', not a number, but the model reads it as numbers");
       }
-      for (std::size_t r = 0; r < n; ++r) in[r * w + off] = x[r * cols + f];
       continue;
     }
+    const auto as_float = [](int c) { return c >= 0 ? static_cast<float>(c) : std::nanf(""); };
     for (std::size_t r = 0; r < n; ++r) {  // numbers name categories by their decimal form
-      const float v = x[r * cols + f];
-      const int c = std::isnan(v) ? -1 : code(codes_[f], gbdt::category_of_number(v));
-      if (c >= 0) in[r * w + off + static_cast<std::size_t>(c)] = 1.0f;
+      float& v = x[r * cols + f];
+      if (!std::isnan(v)) v = as_float(code(codes_[f], gbdt::category_of_number(v)));
     }
-    std::vector<int> dict_code(s.dict[f].size());
-    for (std::size_t j = 0; j < dict_code.size(); ++j) dict_code[j] = code(codes_[f], s.dict[f][j]);
-    for (const auto& [row, id] : s.cells[f])
-      if (dict_code[id] >= 0) in[row * w + off + static_cast<std::size_t>(dict_code[id])] = 1.0f;
+    std::vector<float> dict_code(s.dict[f].size());
+    for (std::size_t j = 0; j < dict_code.size(); ++j) dict_code[j] = as_float(code(codes_[f], s.dict[f][j]));
+    for (const auto& [row, id] : s.cells[f]) x[row * cols + f] = dict_code[id];
   }
+  encode_coded_rows(e_, x.data(), n, static_cast<float*>(out.at(0).values));
   if (!labelled()) return kNoBadValue;
   if (e_.classes.empty()) {
     std::copy(y.begin(), y.end(), static_cast<float*>(out.at(1).values));
@@ -280,24 +209,25 @@ std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TextTableData
   return std::make_shared<EncodedTable>(std::move(table), encoding);
 }
 
-std::string encode_table_data(const deck::Deck& deck, std::shared_ptr<const Dataset>& data,
-                              std::shared_ptr<const Dataset>& validation, const Comm& comm) {
+std::optional<TableEncoding> encode_table_data(const deck::Deck& deck, std::shared_ptr<const Dataset>& data,
+                                               std::shared_ptr<const Dataset>& validation, const Comm& comm) {
+  if (const auto rows = std::dynamic_pointer_cast<const EncodedMemoryTable>(data)) return rows->encoding();
   const auto table = std::dynamic_pointer_cast<const TextTableDataset>(data);
-  if (!table || table->layout().opt.format == io::TextFormat::libsvm) return "";
+  if (!table || table->layout().opt.format == io::TextFormat::libsvm) return std::nullopt;
   const auto key = [&](const char* name) { return deck.schema().find(name) ? deck.get_string(name) : ""; };
   TableEncodingOptions o;
   o.categorical_columns = key("categorical_columns");
-  o.max_categories = deck.schema().find("max_categories") ? deck.get_int("max_categories") : 1000;
+  o.inputs = category_inputs(deck);
   o.text_labels = key("loss") == "cross_entropy";
   const TableEncoding e = agree_table_encoding(*table, o, nullptr, comm);
-  if (!e.categorical()) return e.to_json();
+  if (!e.categorical()) return e;
   data = encoded_table(table, e);
   if (const auto val = std::dynamic_pointer_cast<const TextTableDataset>(validation)) {
     o.whose = "data_file";
     agree_table_encoding(*val, o, &e, comm);
     validation = encoded_table(val, e);
   }
-  return e.to_json();
+  return e;
 }
 
 }  // namespace hpct

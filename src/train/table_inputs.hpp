@@ -1,9 +1,11 @@
-// A CSV/TSV table as a network's inputs: numeric columns as they are, each categorical column a
-// one-hot block, a text label column class indices; the dictionaries agreed over ranks by the
-// trees' coder (gbdt/categories.hpp) and stored with the weights (Note [table inputs]).
+// A CSV/TSV table as a network's inputs (gbdt/table_encoding.hpp): numeric columns as they are, each
+// categorical column a one-hot block or a code for an embedding, a text label column class indices;
+// the dictionaries agreed over ranks by the trees' coder (gbdt/categories.hpp) and stored with the
+// weights (Note [table inputs]).
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,30 +13,13 @@
 #include "data/dataset.hpp"
 #include "data/text_table.hpp"
 #include "deck/deck.hpp"
-#include "gbdt/categories.hpp"
+#include "gbdt/table_encoding.hpp"
 
 namespace hpct {
 
-struct TableEncoding {
-  bool header = false;               // the file names its columns on its first line
-  std::vector<std::string> columns;  // the feature columns' names (header), else empty
-  long long cols = 0;                // feature columns of the file
-  int label_column = -1;             // the label's file column (-1: none)
-  std::string label;                 // its header name, if any
-  gbdt::Categories categories;       // per feature column: categorical or not, names by code
-  std::vector<std::string> classes;  // text labels: the class names by index; empty: numeric labels
-
-  bool categorical() const { return categories.any() || !classes.empty(); }
-  // Inputs per row: one per numeric column, one per category of each categorical column.
-  long long width() const;
-  // The weights file's "table" attribute (JSON) and back; errors name `origin`.
-  std::string to_json() const;
-  static TableEncoding from_json(const std::string& text, const std::string& origin);
-};
-
 struct TableEncodingOptions {
   std::string categorical_columns;  // the deck key: integer-coded columns that are categories too
-  long long max_categories = 0;     // a categorical column with more categories is an error
+  CategoryInputs inputs;            // one-hot blocks or embeddings (Note [category embeddings])
   bool text_labels = false;         // the loss takes classes (cross_entropy): a text label is a class name
   std::string whose = "data_file";  // for messages: who fixed `given` ("data_file", "the model")
 };
@@ -42,7 +27,7 @@ struct TableEncodingOptions {
 // Collective. Reads this rank's block of `table`'s rows and agrees the encoding over the ranks (Note
 // [category codes]); with `given` (the training data's or a model's) checks the file against it:
 // text in a column it reads as numbers and a class it does not know are errors naming file, line
-// and column, a category it does not know is an input block of zeros.
+// and column, a category it does not know is an input block of zeros (embedded: the missing row).
 TableEncoding agree_table_encoding(const TextTableDataset& table, const TableEncodingOptions& options,
                                    const TableEncoding* given, const Comm& comm);
 
@@ -51,12 +36,13 @@ TableEncoding agree_table_encoding(const TextTableDataset& table, const TableEnc
 std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TextTableDataset> table,
                                              const TableEncoding& encoding);
 
-// Collective. Network training: when `data` is a CSV/TSV table, agrees its encoding (the deck's
+// Collective. Network training: rows already encoded in memory (EncodedMemoryTable) return their
+// encoding; when `data` is a CSV/TSV table, agrees its encoding (the deck's
 // categorical_columns and max_categories; text labels for loss cross_entropy), checks `validation`
 // (a validation_file's table, or null) against it and, where a column or the label is categorical,
-// replaces both by their encoded reading. Returns the encoding's JSON for the weights file; empty
-// when `data` is not a CSV/TSV table.
-std::string encode_table_data(const deck::Deck& deck, std::shared_ptr<const Dataset>& data,
-                              std::shared_ptr<const Dataset>& validation, const Comm& comm);
+// replaces both by their encoded reading. Returns the encoding (its JSON goes into the weights
+// file); none when `data` is not a CSV/TSV table.
+std::optional<TableEncoding> encode_table_data(const deck::Deck& deck, std::shared_ptr<const Dataset>& data,
+                                               std::shared_ptr<const Dataset>& validation, const Comm& comm);
 
 }  // namespace hpct

@@ -60,6 +60,7 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
                                std::shared_ptr<const Dataset> rows)
     : deck_(deck), config_(std::move(config)), comm_(comm), loop_(comm, Cadence(config_)) {
   if (rows) {
+    remember_table(encode_table_data(deck_, rows, val_data_, comm_));  // rows encoded in memory, if any
     val_data_ = row_range(rows, rows->rows(), 0);
     comm.agree(rows->rows() == 0 ? rows->description() + ": no rows to train on" : "", ExitCode::bad_input);
     train_data_ = std::move(rows);
@@ -117,6 +118,12 @@ void NetworkTrainer::no_validation_split() const {
              "validation_fraction > 0 (this run holds out no validation rows)");
 }
 
+void NetworkTrainer::remember_table(const std::optional<TableEncoding>& e) {
+  if (!e) return;
+  table_ = e->to_json();                  // for the weights file
+  embedding_rows_ = e->embedding_rows();  // embedded columns: the model looks them up (build_model)
+}
+
 void NetworkTrainer::open_data() {
   std::shared_ptr<const Dataset> data;
   comm_.run_agreed([&] {
@@ -127,7 +134,7 @@ void NetworkTrainer::open_data() {
     if (!config_.validation_file.empty())
       val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");
   });
-  table_ = encode_table_data(deck_, data, val_data_, comm_);  // text columns (Note [table inputs])
+  remember_table(encode_table_data(deck_, data, val_data_, comm_));  // text columns (Note [table inputs])
   comm_.run_agreed([&] {
     if (!config_.validation_file.empty()) {
       train_data_ = data;
@@ -161,6 +168,7 @@ void NetworkTrainer::build_model() {
     for (std::size_t f = 0; f < specs_.size(); ++f)
       specs_[f].max_row_elements = std::max(specs_[f].max_row_elements, val[f].max_row_elements);
     ModelBuildContext ctx(deck_, specs_, static_cast<int>(micro_batch_), config_.precision);
+    ctx.category_rows = embedding_rows_;
     ctx.allreduce_sum = [this](double* v, int count) { comm_.allreduce_sum(v, static_cast<std::size_t>(count)); };
     model_ = make_model(ctx);
     // Note [fused chunks] in train/rank_invariant.cpp: rows a GEMM gives the same bits in any batch

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "comm/comm.hpp"
@@ -17,6 +18,7 @@
 #include "data/epoch_order.hpp"
 #include "data/epoch_shard.hpp"
 #include "deck/deck.hpp"
+#include "gbdt/table_encoding.hpp"
 #include "models/model.hpp"
 #include "train/best_weights.hpp"
 #include "train/config.hpp"
@@ -59,6 +61,8 @@ class NetworkTrainer {
  private:
   NetworkTrainer(const deck::Deck& deck, TrainConfig config, const Comm& comm, std::shared_ptr<const Dataset> rows);
   void open_data();
+  // Keeps a table's encoding (train/table_inputs.hpp) for the weights file and the model.
+  void remember_table(const std::optional<TableEncoding>& e);
   [[noreturn]] void no_validation_split() const;  // best_output's error
   void build_model();
   void restore(const std::string& path);
@@ -83,6 +87,7 @@ class NetworkTrainer {
   // The parts of the file(s): the split of data_file, or data_file and validation_file.
   std::shared_ptr<const Dataset> train_data_, val_data_;
   std::string table_;  // a CSV/TSV data_file's encoding (train/table_inputs.hpp), stored with the weights
+  std::vector<int> embedding_rows_;  // its embedded columns' table rows (Note [category embeddings])
   nn::Attributes table_attributes() const {
     return table_.empty() ? nn::Attributes{} : nn::Attributes{{"table", table_}};
   }

@@ -64,6 +64,12 @@ add_test(NAME cli_mlp_tables COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURREN
          ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_mlp_tables)
 set_tests_properties(cli_mlp_tables PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 300 PROCESSORS 2
                      LABELS "cli;mlp")
+# Category embeddings (docs/tables.md): a 1500-category column refused one-hot, learned embedded;
+# PyTorch recomputes predict's probabilities from the CSV and the weights; 1 rank == 2 ranks bitwise.
+add_test(NAME cli_mlp_embeddings COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/mlp_embeddings.py
+         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_mlp_embeddings)
+set_tests_properties(cli_mlp_embeddings PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 300 PROCESSORS 2
+                     LABELS "cli;mlp;parity")
 # Real images through the hdf5_images source: inputs/mlp_digits.in on scikit-learn's digits
 # (scripts/make-digits), 2 ranks, at least 95% validation accuracy (skipped without scikit-learn/h5py).
 add_test(NAME cli_mlp_digits COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/mlp_digits.sh $<TARGET_FILE:train>

@@ -45,3 +45,11 @@ add_test(NAME cli_ensemble_text_labels COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_ensemble_text_labels)
 set_tests_properties(cli_ensemble_text_labels PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 180 PROCESSORS 2
                      LABELS "cli;ensemble")
+# Text feature columns (docs/ensembles.md): network deck members take one-hot blocks or embeddings as
+# `model mlp` does, tree decks categorical splits; predict reads the text; a member file coding the
+# categories otherwise refused.
+add_test(NAME cli_ensemble_text_features COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/ensemble_text_features.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_ensemble_text_features)
+set_tests_properties(cli_ensemble_text_features PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 180
+                     PROCESSORS 2 LABELS "cli;ensemble")

@@ -1,5 +1,6 @@
 // Writes an MLP's weights, a batch, our forward output, MSE loss and every parameter gradient to
-// HDF5, for test/python/mlp_parity.py to recompute in PyTorch on the same weights.
+// HDF5, for test/python/mlp_parity.py to recompute in PyTorch on the same weights; one MLP with
+// category embeddings (its last inputs codes, a code repeated, the tables' last rows used).
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -13,16 +14,22 @@
 using namespace hpct;
 
 namespace {
-void dump(const std::string& path, nn::Activation act) {
+void dump(const std::string& path, nn::Activation act, const std::vector<int>& embedding_rows = {}) {
   const int n = 16, d_in = 10, d_out = 3;
   MlpConfig cfg{d_in, d_out, {32, 24}, act};
+  cfg.embedding_rows = embedding_rows;
+  cfg.embedding_dim = embedding_rows.empty() ? 0 : 5;
+  const int numbers = d_in - static_cast<int>(embedding_rows.size());
   Mlp<float> mlp(cfg, n);
   mlp.store().initialize(2024);
   View2<float> x("x", n, d_in), t("t", n, d_out);
   auto hx = Kokkos::create_mirror_view(x);
   auto ht = Kokkos::create_mirror_view(t);
   for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < d_in; ++j) hx(i, j) = static_cast<float>(rng::normal(rng::hash(1, i, j)));
+    for (int j = 0; j < d_in; ++j)
+      hx(i, j) = j < numbers
+                     ? static_cast<float>(rng::normal(rng::hash(1, i, j)))
+                     : static_cast<float>((i * 7 + j) % embedding_rows[static_cast<std::size_t>(j - numbers)]);
     for (int j = 0; j < d_out; ++j) ht(i, j) = static_cast<float>(rng::normal(rng::hash(2, i, j)));
   }
   Kokkos::deep_copy(x, hx);
@@ -53,4 +60,5 @@ void dump(const std::string& path, nn::Activation act) {
 TEST(MlpParityDump, WritesOneFilePerActivation) {
   for (auto act : {nn::Activation::relu, nn::Activation::gelu, nn::Activation::silu, nn::Activation::tanh})
     dump(std::string("parity_mlp_") + nn::activation_name(act) + ".h5", act);
+  dump("parity_mlp_embeddings.h5", nn::Activation::gelu, {9, 4, 17});
 }

@@ -1,5 +1,6 @@
 // Backward passes against central finite differences in double precision: Dense for every
-// activation, the MSE loss, and a whole MLP (every parameter, every input-independent path).
+// activation, the MSE loss, and a whole MLP (every parameter, every input-independent path), with
+// category embeddings too (their layer alone and inside the MLP).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "models/mlp/mlp.hpp"
 #include "nn/activation.hpp"
 #include "nn/layer_check.hpp"
+#include "nn/layers/category_embeddings.hpp"
 #include "nn/loss.hpp"
 
 using namespace hpct;
@@ -35,13 +37,28 @@ struct ProbeLoss {
   }
 };
 
-// Checks d(loss)/d(param) for every parameter of an MLP against central differences.
-void check_mlp_gradients(nn::Activation act, const std::vector<int>& hidden) {
+// Sets the last codes.size() / n columns of x to the codes, row by row.
+void set_codes(const View2<double>& x, int n, const std::vector<double>& codes) {
+  auto h = to_host(x);
+  const int tables = static_cast<int>(codes.size()) / n, d = static_cast<int>(x.extent(1));
+  for (int i = 0; i < n; ++i)
+    for (int c = 0; c < tables; ++c) h(i, d - tables + c) = codes[static_cast<std::size_t>(i * tables + c)];
+  Kokkos::deep_copy(x, h);
+}
+
+// Checks d(loss)/d(param) for every parameter of an MLP against central differences; with
+// `embedding_rows`, the last inputs are codes into tables of that many rows (a row used by several
+// samples, rows nobody uses, the last (missing) row).
+void check_mlp_gradients(nn::Activation act, const std::vector<int>& hidden,
+                         const std::vector<int>& embedding_rows = {}) {
   const int n = 5, d_in = 4, d_out = 3;
   MlpConfig cfg{d_in, d_out, hidden, act};
+  cfg.embedding_rows = embedding_rows;
+  cfg.embedding_dim = embedding_rows.empty() ? 0 : 3;
   Mlp<double> mlp(cfg, n);
   mlp.store().initialize(11);
   const View2<double> x = random_matrix(n, d_in, 3);
+  if (!embedding_rows.empty()) set_codes(x, n, {1, 0, 1, 2, 3, 0, 1, 2, 0, 2});
   ProbeLoss probe;
   for (int i = 0; i < n * d_out; ++i) probe.w.push_back(rng::normal(rng::hash(99, i)));
 
@@ -72,6 +89,41 @@ TEST(Gradients, MlpGeluMatchesFiniteDifferences) { check_mlp_gradients(nn::Activ
 TEST(Gradients, MlpSiluMatchesFiniteDifferences) { check_mlp_gradients(nn::Activation::silu, {6, 5}); }
 TEST(Gradients, MlpTanhMatchesFiniteDifferences) { check_mlp_gradients(nn::Activation::tanh, {6, 5}); }
 TEST(Gradients, SingleLinearLayerMatchesFiniteDifferences) { check_mlp_gradients(nn::Activation::relu, {}); }
+TEST(Gradients, MlpWithCategoryEmbeddingsMatchesFiniteDifferences) {
+  check_mlp_gradients(nn::Activation::tanh, {6, 5}, {5, 3});  // inputs: 2 numbers, codes into 5 and 3 rows
+}
+
+// The layer alone through the shared harness: every table row (used or not) against central
+// differences, Note [the gradient rule] on the parameters; the codes are indices (not perturbed),
+// and dx, checked apart, is dy's numbers part and zeros for the codes.
+TEST(Gradients, CategoryEmbeddingsMatchFiniteDifferences) {
+  const int n = 4, numbers = 2;
+  nn::ParameterStore<double> store;
+  nn::Workspace<double> ws;
+  nn::CategoryEmbeddings<double> emb(store, ws, "emb", numbers, {4, 2}, 3, n);
+  store.allocate();
+  ws.allocate();
+  emb.bind(store);
+  store.initialize(5);
+  EXPECT_EQ(emb.out_cols(), numbers + 2 * 3);
+  const View2<double> x = random_matrix(n, numbers + 2, 8);
+  set_codes(x, n, {3, 0, 1, 1, 3, 0, 0, 1});
+  test::LayerCase c = test::layer_case(emb, Tensor<double>(x), n, &store);
+  c.inputs_differentiable = false;
+  test::expect_gradients_ok(test::check_gradients(c), "CategoryEmbeddings");
+
+  const View2<double> dy = random_matrix(n, emb.out_cols(), 9), dx = random_matrix(n, numbers + 2, 10);
+  emb.forward(Tensor<double>(x), n);
+  emb.backward(Tensor<double>(x), Tensor<double>(dy), Tensor<double>(dx), nn::GradMode::assign, n);
+  const auto hy = to_host(dy), hdx = to_host(dx), hx = to_host(x), out = to_host(emb.output().matrix());
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < numbers; ++j) {
+      EXPECT_EQ(hdx(i, j), hy(i, j));
+      EXPECT_EQ(out(i, j), hx(i, j));  // the numbers pass through
+    }
+    for (int j = numbers; j < numbers + 2; ++j) EXPECT_EQ(hdx(i, j), 0.0);
+  }
+}
 
 TEST(Gradients, ActivationDerivativesMatchFiniteDifferences) {
   for (auto act : {nn::Activation::relu, nn::Activation::gelu, nn::Activation::silu, nn::Activation::tanh})

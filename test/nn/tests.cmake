@@ -17,7 +17,7 @@ hpctrain_test(test_linear_chunk_sums SOURCES nn/test_linear_chunk_sums.cpp LIBS 
 hpctrain_test(test_parity_dump SOURCES nn/dump_mlp_parity.cpp LIBS hpctrain_models RANKS 1 LABELS parity)
 set_tests_properties(test_parity_dump_np1_nt1 PROPERTIES FIXTURES_SETUP mlp_parity)
 add_test(NAME parity_mlp_torch COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/mlp_parity.py
-         parity_mlp_relu.h5 parity_mlp_gelu.h5 parity_mlp_silu.h5 parity_mlp_tanh.h5)
+         parity_mlp_relu.h5 parity_mlp_gelu.h5 parity_mlp_silu.h5 parity_mlp_tanh.h5 parity_mlp_embeddings.h5)
 set_tests_properties(parity_mlp_torch PROPERTIES FIXTURES_REQUIRED mlp_parity SKIP_RETURN_CODE 77
                      LABELS parity WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 # The layer library: every layer and loss through the one finite-difference harness (nn/layer_check),

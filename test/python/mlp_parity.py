@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """PyTorch parity for the MLP: loads the HDF5 files written by test_parity_dump (our weights in
 PyTorch layout, a batch, our outputs and gradients), rebuilds the same network in torch, and checks
-forward output, loss and every parameter gradient within 1e-5 relative. Exits 77 (ctest: skipped)
+forward output, loss and every parameter gradient within 1e-5 relative; a file with tables emb0,
+emb1, ... has their codes as its last inputs: torch.cat([numbers, emb_c(codes[:, c])...], 1) feeds
+fc0 (Note [category embeddings]). Exits 77 (ctest: skipped)
 with a message when torch or h5py is not installed."""
 import sys
 
@@ -40,9 +42,16 @@ def check(path):
             if i + 1 < len(names):
                 layers.append(ACTIVATIONS[act]())
         model = torch.nn.Sequential(*layers)
+        tables = sorted({k for k in f.keys() if k.startswith("emb")}, key=lambda s: int(s[3:]))
+        embs = [torch.nn.Embedding.from_pretrained(torch.tensor(np.array(f[k]["weight"])), freeze=False)
+                for k in tables]
         x = torch.tensor(np.array(f["batch/x"]))
         t = torch.tensor(np.array(f["batch/t"]))
-        y = model(x)
+        if embs:
+            numbers, codes = x[:, :x.shape[1] - len(embs)], x[:, x.shape[1] - len(embs):].long()
+            y = model(torch.cat([numbers] + [e(codes[:, c]) for c, e in enumerate(embs)], 1))
+        else:
+            y = model(x)
         loss = torch.nn.functional.mse_loss(y, t)
         loss.backward()
         failures = []
@@ -52,6 +61,8 @@ def check(path):
             lin = layers[2 * i]
             errors[f"{name}.weight.grad"] = rel_err(f[f"ours/grad/{name}/weight"], lin.weight.grad.numpy())
             errors[f"{name}.bias.grad"] = rel_err(f[f"ours/grad/{name}/bias"], lin.bias.grad.numpy())
+        for name, e in zip(tables, embs):
+            errors[f"{name}.weight.grad"] = rel_err(f[f"ours/grad/{name}/weight"], e.weight.grad.numpy())
     for k, e in errors.items():
         status = "ok" if e <= RTOL else "FAIL"
         print(f"{path} [{act}] {k}: relative error {e:.2e} {status}")

@@ -13,7 +13,7 @@ import sys
 import h5py
 import numpy as np
 import pandas as pd
-from tool_run import Checks, tool_script
+from tool_run import Checks, check_table_rank_invariance, deck_args, tool_script
 
 apps, scratch, run = tool_script(sys.argv)
 train, predict = apps("train"), apps("predict")
@@ -49,9 +49,7 @@ test.drop(columns=["kind"]).to_csv(os.path.join(scratch, "test_nolabel.csv"), in
 
 def deck(name, *settings):
     """The deck file's path, then `--set key=value` for each of `settings`."""
-    path = os.path.join(scratch, name + ".in")
-    with open(path, "w") as f:
-        f.write(f"""model mlp
+    return deck_args(os.path.join(scratch, name + ".in"), f"""model mlp
 data_file {train_csv}
 text_header true
 label_column kind
@@ -63,8 +61,7 @@ epochs 8
 lr 1e-2
 log_every 1000
 output {scratch}/{name}.h5
-""")
-    return [path] + [a for kv in settings for a in ("--set", kv)]
+""", settings)
 
 
 # 1. The mlp learns the kind from the colour; predict scores held-out rows by class name.
@@ -107,29 +104,13 @@ r = run([train, *deck("numeric", "data_file=" + numeric_csv, "epochs=1")])
 check(r.returncode == 0 and "d_in=1 d_out=3 " in r.stdout + r.stderr, "numeric features, text label: " + r.stderr[-300:])
 
 # 2. rank_invariant: 1 rank and 2 ranks (opposite category orders in their blocks), same weights.
-def datasets(path):
-    with h5py.File(path, "r") as h:
-        out = {}
-        h.visititems(lambda n, o: out.__setitem__(n, o[...].tobytes()) if isinstance(o, h5py.Dataset) else None)
-        return out, h.attrs["table"]
-
-
-for ranks in (1, 2):
-    name = "inv%d" % ranks
-    r = run([train, *deck(name, "epochs=2", "rank_invariant=true", "batch_size=%d" % (32 // ranks))], ranks)
-    check(r.returncode == 0, "rank_invariant training on %d rank(s): %s" % (ranks, r.stderr[-300:]))
-if not check.failures:
-    a, b = datasets(os.path.join(scratch, "inv1.h5")), datasets(os.path.join(scratch, "inv2.h5"))
-    check(a[1] == b[1], "1 and 2 ranks agree on the encoding")
-    check(a[0].keys() == b[0].keys() and all(a[0][k] == b[0][k] for k in a[0]), "1 and 2 ranks: weights bitwise")
+check_table_rank_invariance(check, run, lambda *a: [train, *deck(*a)], 32,
+                            lambda name: os.path.join(scratch, name + ".h5"))
 
 
 # 3. Refusals name file, line and column; nothing is written.
 def refused(args, expect, what, ranks=1):
-    r = run(args, ranks)
-    msg = r.stdout + r.stderr
-    said = [l for l in msg.splitlines() if "error" in l] or msg.strip().splitlines() or [""]
-    check(r.returncode != 0 and expect in msg, what + ": " + said[0])
+    check.refused(run(args, ranks), expect, what)
 
 
 bad = test.copy()

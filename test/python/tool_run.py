@@ -44,8 +44,45 @@ class Checks:
         if not cond:
             self.failures.append(what)
 
+    def refused(self, r, expect, what):
+        """Checks that r (a CompletedProcess) failed saying `expect`; names its first error line."""
+        msg = r.stdout + r.stderr
+        said = [l for l in msg.splitlines() if "error" in l] or msg.strip().splitlines() or [""]
+        self(r.returncode != 0 and expect in msg, what + ": " + said[0])
+
     def finish(self):
         if self.failures:
             print("%d check(s) failed" % len(self.failures))
             raise SystemExit(1)
         print("all checks passed")
+
+
+def deck_args(path, text, settings):
+    """Writes the deck `text` to path; returns [path] then `--set key=value` for each of settings."""
+    with open(path, "w") as f:
+        f.write(text)
+    return [path] + [a for kv in settings for a in ("--set", kv)]
+
+
+def weights_bytes(path):
+    """A weights file's datasets as {name: bytes}, and its "table" attribute (bitwise comparisons)."""
+    import h5py
+    with h5py.File(path, "r") as h:
+        out = {}
+        h.visititems(lambda n, o: out.__setitem__(n, o[...].tobytes()) if isinstance(o, h5py.Dataset) else None)
+        return out, h.attrs["table"]
+
+
+def check_table_rank_invariance(check, run, train_args, batch, weights_of):
+    """rank_invariant training on 1 and 2 ranks (global batch `batch`) gives the same encoding and
+    the same weights bit for bit. train_args(name, *settings): the train command writing
+    weights_of(name)."""
+    for ranks in (1, 2):
+        args = train_args("inv%d" % ranks, "epochs=2", "rank_invariant=true", "batch_size=%d" % (batch // ranks))
+        r = run(args, ranks)
+        check(r.returncode == 0, "rank_invariant training on %d rank(s): %s" % (ranks, r.stderr[-300:]))
+        if r.returncode != 0:
+            return
+    a, b = weights_bytes(weights_of("inv1")), weights_bytes(weights_of("inv2"))
+    check(a[1] == b[1], "1 and 2 ranks agree on the encoding")
+    check(a[0].keys() == b[0].keys() and all(a[0][k] == b[0][k] for k in a[0]), "1 and 2 ranks: weights bitwise")

@@ -1,13 +1,26 @@
 // The mlp network built from nn::Linear layers (see mlp.hpp).
 #include "models/mlp/mlp.hpp"
 
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "nn/layers/category_embeddings.hpp"
+
 namespace hpct {
 
 template <class Scalar>
 Mlp<Scalar>::Mlp(const MlpConfig& config, int capacity, nn::Precision precision)
     : config_(config), capacity_(capacity), net_(ws_) {
+  const int tables = static_cast<int>(config.embedding_rows.size());
+  if (tables > 0) {
+    if (config.embedding_dim < 1 || tables > config.d_in)
+      throw Error(strf("internal: mlp with %d embedded inputs of %d, dim %d", tables, config.d_in,
+                       config.embedding_dim));
+    net_.template emplace<nn::CategoryEmbeddings<Scalar>>(store_, ws_, "emb", config.d_in - tables,
+                                                          config.embedding_rows, config.embedding_dim, capacity,
+                                                          precision);
+  }
   std::vector<int> widths;
-  widths.push_back(config.d_in);
+  widths.push_back(config.fc0_in());
   for (int h : config.hidden) widths.push_back(h);
   widths.push_back(config.d_out);
   const std::size_t n_layers = widths.size() - 1;
@@ -36,7 +49,7 @@ void Mlp<Scalar>::backward(const Tensor<Scalar>& x, int n) {
 template <class Scalar>
 double Mlp<Scalar>::forward_flops() const {
   double f = 0;
-  int in = config_.d_in;
+  int in = config_.fc0_in();
   for (int h : config_.hidden) f += 2.0 * in * h, in = h;
   return f + 2.0 * in * config_.d_out;
 }

@@ -1,6 +1,8 @@
 // The mlp network: Linear layers d_in -> hidden... -> d_out with one activation (fused into each
 // hidden Linear) and a linear output, chained by nn::Sequential. Layers are named fc0, fc1, ... so
-// the weights file maps 1:1 onto a PyTorch module of nn.Linear attributes.
+// the weights file maps 1:1 onto a PyTorch module of nn.Linear attributes. With category embeddings
+// (a table's codes, Note [category embeddings] in gbdt/table_encoding.cpp) the last inputs are codes,
+// each looked up in its table emb0, emb1, ... (nn.Embedding) before fc0.
 #pragma once
 
 #include <string>
@@ -15,6 +17,15 @@ struct MlpConfig {
   int d_in = 0, d_out = 0;
   std::vector<int> hidden;
   nn::Activation activation = nn::Activation::relu;
+  // The last embedding_rows.size() of the d_in inputs are category codes, input d_in - C + c looked
+  // up in table c of embedding_rows[c] rows x embedding_dim; empty: every input is a number.
+  std::vector<int> embedding_rows{};
+  int embedding_dim = 0;
+  // The first Linear's inputs: the numbers and the embedded rows.
+  int fc0_in() const {
+    const int c = static_cast<int>(embedding_rows.size());
+    return d_in - c + c * embedding_dim;
+  }
 };
 
 template <class Scalar>

@@ -1,6 +1,7 @@
 // The mlp family's registry entry: its deck keys, how to build it, and its stored configuration (see
 // models/registry.hpp).
 #include <algorithm>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -15,6 +16,23 @@ void declare(deck::Schema& s) {
   s.section("model (mlp)");
   s.add_int_list("hidden_sizes", "64,64", 1, 1 << 20, "widths of the hidden layers, e.g. 256,256");
   s.add_choice("activation", "relu", {"relu", "gelu", "silu", "tanh"}, "activation of the hidden layers");
+  s.add_int("category_embedding", 0, 0, 1 << 16,
+            "CSV/TSV: width of a learned embedding for each categorical column of more than onehot_max_categories "
+            "categories (0: one-hot blocks; docs/tables.md)");
+}
+
+// "12,7" -> {12, 7} (the stored embedding_rows); "none" -> {}.
+std::vector<int> parse_rows(const deck::Deck& config) {
+  std::vector<int> rows;
+  const std::string& text = config.get_string("embedding_rows");
+  if (text == "none") return rows;
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 9)
+      config.fail("embedding_rows", "'" + item + "' is not a table's row count");
+    rows.push_back(std::stoi(item));
+  }
+  return rows;
 }
 
 std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
@@ -30,6 +48,9 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   cfg.d_out = static_cast<int>(targets.width());
   for (long long h : deck.get_int_list("hidden_sizes")) cfg.hidden.push_back(static_cast<int>(h));
   cfg.activation = nn::activation_from_name(deck.get_string("activation"));
+  // A table's embedded columns (Note [category embeddings] in gbdt/table_encoding.cpp).
+  cfg.embedding_rows = ctx.category_rows;
+  if (!cfg.embedding_rows.empty()) cfg.embedding_dim = static_cast<int>(deck.get_int("category_embedding"));
   const nn::LossKind loss = nn::loss_from_name(deck.get_string("loss"));
   if (targets.ragged || (targets.dtype != DType::f32 && loss != nn::LossKind::cross_entropy))
     deck.fail("loss", std::string(nn::loss_name(loss)) + " needs float32 targets of fixed shape; the data has " +
@@ -63,6 +84,7 @@ void declare_config(deck::Schema& s) {
   s.add_int("d_in", 1, 1, 1 << 30, "values per row of the inputs");
   s.add_int("d_out", 1, 1, 1 << 30, "outputs of the last layer (cross_entropy: the classes)");
   s.add_choice("loss", "mse", {"mse", "cross_entropy", "bce"}, "the loss the model was trained with");
+  s.add_string("embedding_rows", "none", "rows of each category embedding table (the last inputs are their codes)");
 }
 
 std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
@@ -71,6 +93,12 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   cfg.d_out = static_cast<int>(config.get_int("d_out"));
   for (long long h : config.get_int_list("hidden_sizes")) cfg.hidden.push_back(static_cast<int>(h));
   cfg.activation = nn::activation_from_name(config.get_string("activation"));
+  cfg.embedding_rows = parse_rows(config);
+  if (!cfg.embedding_rows.empty()) {
+    cfg.embedding_dim = static_cast<int>(config.get_int("category_embedding"));
+    if (cfg.embedding_dim < 1 || cfg.embedding_rows.size() > static_cast<std::size_t>(cfg.d_in))
+      config.fail("embedding_rows", "does not fit category_embedding and d_in");
+  }
   return std::make_unique<MlpModel>(cfg, capacity, nn::Precision::fp32,
                                     nn::loss_from_name(config.get_string("loss")));
 }

@@ -80,8 +80,11 @@ std::string MlpModel::config_string() const {
   const MlpConfig& c = mlp_.config();
   std::string hidden;
   for (int h : c.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
-  return strf("d_in=%d d_out=%d loss=%s hidden_sizes=%s activation=%s", c.d_in, c.d_out,
-              nn::loss_name(loss_.kind()), hidden.c_str(), nn::activation_name(c.activation));
+  std::string rows;
+  for (int r : c.embedding_rows) rows += (rows.empty() ? "" : ",") + std::to_string(r);
+  return strf("d_in=%d d_out=%d loss=%s hidden_sizes=%s activation=%s category_embedding=%d embedding_rows=%s",
+              c.d_in, c.d_out, nn::loss_name(loss_.kind()), hidden.c_str(), nn::activation_name(c.activation),
+              c.embedding_dim, rows.empty() ? "none" : rows.c_str());
 }
 
 double MlpModel::accumulate_gradients(const Batch& b, double normaliser) {
