@@ -5,7 +5,8 @@
 # the same bytes in every dataset; the validation loss falls below 0.5 x the first epoch's; wxeval
 # (on 2 ranks and on 1, the same table) beats persistence at every lead to 4 steps; the weights file
 # reloads onto the graph of its points (Note [graph from positions]); plot-forecast draws the points;
-# scripts/wx-climatology scores the daily climatology.
+# scripts/wx-climatology scores the daily climatology; cfgrib's NetCDF gives the same table, and its points
+# shifted by one are refused.
 # usage: gnn_global.sh BUILD_DIR MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 mpiexec=$2 dir=$3 src=$4
@@ -50,3 +51,23 @@ cat "$dir/clim.log"
 model1=$(awk '$1 == 1 && NF == 6 { print $3 }' "$dir/eval2.log")
 awk -v m="$model1" '$1 ~ /^[0-9]+$/ { n++; if (!($3 > m)) bad = 1 } END { if (n != 4 || bad) { print "climatology rows " n; exit 1 } }' \
   "$dir/clim.log" || fail "wx-climatology's table"
+# The same points from cfgrib's NetCDF (its t2m named 2t as the GRIB-trained model reads it) roll out
+# to the same table; shifted by one point they are refused, naming the file and the point (the
+# graph knows where each point was in training).
+/usr/bin/python3 - "$dir" <<'EOF2'
+import sys
+import xarray as xr
+
+d = sys.argv[1]
+ds = xr.open_dataset(f"{d}/reduced.nc").rename(t2m="2t")
+ds.to_netcdf(f"{d}/renamed.nc")
+ds.roll(values=1, roll_coords=True).to_netcdf(f"{d}/rolled.nc")
+EOF2
+"$build/apps/wxeval" "$dir/np2.h5" "$dir/renamed.nc" --lead-steps 4 > "$dir/eval_nc.log" 2>&1 ||
+  { cat "$dir/eval_nc.log"; fail "wxeval on the NetCDF"; }
+cmp <(grep -v "held-out" "$dir/eval1.log") <(grep -v "held-out" "$dir/eval_nc.log") || fail "the NetCDF's table differs"
+if "$build/apps/wxeval" "$dir/np2.h5" "$dir/rolled.nc" --lead-steps 1 > "$dir/rolled.log" 2>&1; then
+  fail "wxeval took points in another order"
+fi
+grep -q "rolled.nc: point 0 is at latitude .*np2.h5 was trained with it at" "$dir/rolled.log" ||
+  { cat "$dir/rolled.log"; fail "no error naming the moved point"; }

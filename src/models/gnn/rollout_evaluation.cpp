@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "data/source_registry.hpp"
 #include "models/gnn/gnn_model.hpp"
 #include "models/registry.hpp"
@@ -17,6 +18,30 @@ std::string joined(const std::vector<std::string>& v) {
   for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
   return out;
 }
+// A model that knows its points' positions (edges on the sphere, the icosahedral mesh, latitude
+// weights) rolls out only on data whose points are where they were in training, in the same order:
+// another grid of the same size, or the same points in another order (a store written with its
+// longitudes shifted), would feed each point's data to another point's place in the graph.
+void check_positions(const GnnModel& model, const Dataset& data, const std::vector<FieldSpec>& specs,
+                     const std::string& data_file, const std::string& weights) {
+  const ExtraDatasets stored = model.extra_datasets();
+  const auto lat = stored.find("graph/latitude"), lon = stored.find("graph/longitude");
+  if (lat == stored.end() || lon == stored.end() || data.rows() == 0) return;
+  const HostFields one(specs, 1, std::vector<std::uint64_t>(specs.size(), 0));
+  data.read_block(0, 1, one.buffers());
+  const auto* grid = static_cast<const float*>(one.buffers()[3].values);  // [2][N]: longitude, latitude
+  const std::size_t N = lat->second.size();
+  for (std::size_t p = 0; p < N; ++p) {
+    const double dlon = std::remainder(double(grid[p]) - lon->second[p], 360.0);
+    if (std::fabs(double(grid[N + p]) - lat->second[p]) > 1e-3 || std::fabs(dlon) > 1e-3)
+      throw Error(strf("%s: point %zu is at latitude %g, longitude %g; %s was trained with it at %g, %g (another "
+                       "grid, or its points in another order)",
+                       data_file.c_str(), p, double(grid[N + p]), double(grid[p]), weights.c_str(), lat->second[p],
+                       lon->second[p]),
+                  ExitCode::bad_input);
+  }
+}
+
 }  // namespace
 
 RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data_file, int lead_steps, double from,
@@ -49,6 +74,7 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
                     std::to_string(c.net.ny) + " x " + std::to_string(c.net.nx),
                 ExitCode::bad_input);
   const std::uint64_t rows = data->rows();
+  check_positions(*model, *data, specs, data_file, weights);
   const auto first = static_cast<std::uint64_t>(std::floor(from * static_cast<double>(rows)));
   const std::uint64_t held_out = rows - first;
   const std::uint64_t lo = first + held_out * static_cast<std::uint64_t>(rank) / static_cast<std::uint64_t>(ranks);
