@@ -110,7 +110,8 @@ TEST(ZarrStores, AnemoiStoreOnAnotherGridKeepsEachCellsPlace) {
 TEST(ZarrStores, AnemoiErrorsNameTheStore) {
   const std::string cube = edited_anemoi([](nlohmann::json& a) { a["field_shape"] = {2, 3, 7}; });
   EXPECT_EQ(error_message([&] { open_as("state_variables t2m\n", cube); }),
-            cube + ": anemoi-datasets store: field_shape [2,3,7] (one dimension of cells, or two: rows and columns)");
+            cube +
+                ": anemoi-datasets store: field_shape [2,3,7] (one dimension of cells, or two: rows and columns)");
   const std::string renamed = edited_anemoi([](nlohmann::json& a) { a["variables"] = {"t2m", "z_500"}; });
   EXPECT_EQ(error_message([&] { open_as("state_variables t2m\n", renamed); }),
             renamed +
