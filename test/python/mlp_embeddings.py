@@ -15,7 +15,7 @@ import sys
 import h5py
 import numpy as np
 import pandas as pd
-from tool_run import Checks, check_table_rank_invariance, deck_args, tool_script
+from tool_run import Checks, check_table_rank_invariance, deck_args, table_and_config, tool_script
 
 try:
     import torch
@@ -93,10 +93,8 @@ print(r.stdout[-1200:], r.stderr[-1200:])
 check(r.returncode == 0, "the mlp trains with an embedded zip column")
 check("embedded: column 'zip' (1501 x 4)" in r.stdout + r.stderr, "the log names the embedded column")
 weights = os.path.join(scratch, "emb.h5")
+enc, cfg = table_and_config(weights)
 with h5py.File(weights, "r") as h:
-    enc = json.loads(h.attrs["table"])
-    cfg = h.attrs["config"]
-    cfg = cfg.decode() if isinstance(cfg, bytes) else cfg
     params = {k: np.array(h[k]["weight"]) for k in ("emb0", "fc0", "fc1")}
     params.update({k + ".bias": np.array(h[k]["bias"]) for k in ("fc0", "fc1")})
 check(enc["embedded"] == [1] and len(enc["categories"][1]) == ZIPS, "the weights list the embedded column")

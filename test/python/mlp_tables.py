@@ -13,7 +13,7 @@ import sys
 import h5py
 import numpy as np
 import pandas as pd
-from tool_run import Checks, check_table_rank_invariance, deck_args, tool_script
+from tool_run import Checks, check_table_rank_invariance, deck_args, table_and_config, tool_script
 
 apps, scratch, run = tool_script(sys.argv)
 train, predict = apps("train"), apps("predict")
@@ -70,10 +70,7 @@ print(r.stdout[-1500:], r.stderr[-1500:])
 check(r.returncode == 0, "mlp trains on a table with text columns and a text label")
 check("categorical: column 'colour' (6), column 'size' (3)" in r.stdout + r.stderr, "log names the text columns")
 weights = os.path.join(scratch, "mlp.h5")
-with h5py.File(weights, "r") as h:
-    enc = json.loads(h.attrs["table"])
-    cfg = h.attrs["config"]
-    cfg = cfg.decode() if isinstance(cfg, bytes) else cfg
+enc, cfg = table_and_config(weights)
 check(enc["classes"] == ["alpha", "beta", "gamma"] or sorted(enc["classes"]) == ["alpha", "beta", "gamma"],
       "weights keep the class names: %s" % enc["classes"])
 check(enc["categories"][0] is None and sorted(enc["categories"][1]) == sorted(colours), "weights keep the colours")

@@ -73,6 +73,16 @@ def weights_bytes(path):
         return out, h.attrs["table"]
 
 
+def table_and_config(path):
+    """A weights file's table encoding (its "table" attribute, JSON) and its "config" text."""
+    import json
+
+    import h5py
+    with h5py.File(path, "r") as h:
+        cfg = h.attrs["config"]
+        return json.loads(h.attrs["table"]), cfg.decode() if isinstance(cfg, bytes) else cfg
+
+
 def check_table_rank_invariance(check, run, train_args, batch, weights_of):
     """rank_invariant training on 1 and 2 ranks (global batch `batch`) gives the same encoding and
     the same weights bit for bit. train_args(name, *settings): the train command writing
