@@ -19,6 +19,7 @@
 
 namespace hpct {
 
+class Dataset;
 
 // Extra float64 datasets stored with the weights (e.g. normalisation), by dataset path.
 using ExtraDatasets = std::map<std::string, std::vector<double>>;
@@ -167,6 +168,10 @@ class Model {
   virtual std::vector<StatsRequest> data_stats_request() const { return {}; }
   bool needs_data_stats() const { return !data_stats_request().empty(); }
   virtual void set_data_stats(const DataStats& stats) { (void)stats; }
+  // State a model fits to the training part itself, once before the first step (smart: a motion
+  // vocabulary fitted to the scenes). Every rank passes the whole training part and must fit the
+  // same state at any rank count; the trainer agrees on errors.
+  virtual void fit_to_data(const Dataset& train) { (void)train; }
   // Non-trainable state written next to the parameters in the weights file.
   virtual ExtraDatasets extra_datasets() const { return {}; }
   // Reads them back from a weights file (models without extra datasets ignore it).

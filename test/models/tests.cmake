@@ -94,6 +94,8 @@ hpctrain_test(test_trajgen SOURCES models/smart/test_trajgen.cpp LIBS ${HPCTRAIN
 # `model smart` at a tiny size (issue 19): tokens, graphs, data parallel equivalence, resume.
 hpctrain_test(test_smart SOURCES models/smart/test_smart.cpp LIBS hpctrain_test_allocation_counter ${HPCTRAIN_TEST_LIBS}
               LABELS mpi TIMEOUT 120)
+# The motion vocabulary fitted to the training scenes (k-disks, Note [fitted vocabulary]).
+hpctrain_test(test_vocab_fit SOURCES models/smart/test_vocab_fit.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1 LABELS unit)
 # Rollout windows with key/value caches against full forwards (issue 35).
 hpctrain_test(test_smart_windows SOURCES models/smart/test_smart_windows.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1
               LABELS unit)

@@ -1,8 +1,10 @@
-// The fixed-grid motion vocabulary (see motion_tokens.hpp).
+// The motion vocabulary: a fixed grid or fitted centres (see motion_tokens.hpp).
 #include "models/smart/motion_tokens.hpp"
 
 #include <algorithm>
 #include <cmath>
+
+#include "core/error.hpp"
 
 namespace hpct::smart {
 
@@ -10,6 +12,11 @@ double wrap_angle(double a) {
   while (a > M_PI) a -= 2 * M_PI;
   while (a < -M_PI) a += 2 * M_PI;
   return a;
+}
+
+Motion motion_between(double x0, double y0, double h0, double x1, double y1, double h1) {
+  const double ddx = x1 - x0, ddy = y1 - y0, c = std::cos(h0), s = std::sin(h0);
+  return {c * ddx + s * ddy, -s * ddx + c * ddy, wrap_angle(h1 - h0)};
 }
 
 MotionVocab::MotionVocab(int vocab) : vocab_(vocab) {
@@ -31,15 +38,18 @@ double centre(int c, double lo, double hi, int n) { return lo + (hi - lo) * (c +
 }  // namespace
 
 int MotionVocab::tokenize(int type, double x0, double y0, double h0, double x1, double y1, double h1) const {
+  const Motion m = motion_between(x0, y0, h0, x1, y1, h1);
+  const MotionIndex& index = index_[static_cast<std::size_t>(type)];
+  if (!index.empty()) return index.nearest(m);
   const Range& r = range_[static_cast<std::size_t>(type)];
-  const double ddx = x1 - x0, ddy = y1 - y0, c = std::cos(h0), s = std::sin(h0);
-  const double dx = c * ddx + s * ddy, dy = -s * ddx + c * ddy, dh = wrap_angle(h1 - h0);
-  const int ix = cell(dx, r.lo[0], r.hi[0], nx_), iy = cell(dy, r.lo[1], r.hi[1], n_),
-            ih = cell(dh, r.lo[2], r.hi[2], n_);
+  const int ix = cell(m.dx, r.lo[0], r.hi[0], nx_), iy = cell(m.dy, r.lo[1], r.hi[1], n_),
+            ih = cell(m.dh, r.lo[2], r.hi[2], n_);
   return (ix * n_ + iy) * n_ + ih;
 }
 
 Motion MotionVocab::decode(int type, int token) const {
+  const std::vector<Motion>& fitted = centres_[static_cast<std::size_t>(type)];
+  if (!fitted.empty()) return fitted[static_cast<std::size_t>(std::clamp(token, 0, centres(type) - 1))];
   const Range& r = range_[static_cast<std::size_t>(type)];
   token = std::clamp(token, 0, nx_ * n_ * n_ - 1);
   const int ih = token % n_, iy = (token / n_) % n_, ix = token / (n_ * n_);
@@ -61,6 +71,49 @@ std::vector<double> MotionVocab::table() const {
       t.insert(t.end(), {m.dx, m.dy, m.dh});
     }
   return t;
+}
+
+void MotionVocab::set_centres(int type, const std::vector<Motion>& centres, double radius) {
+  if (static_cast<int>(centres.size()) > vocab_)
+    throw Error("internal: smart: more fitted motion centres than motion_vocab");
+  const auto t = static_cast<std::size_t>(type);
+  centres_[t] = centres, radius_[t] = radius;
+  // Buckets of the radius's side: a motion the k-disks covered finds its centre among the neighbours.
+  index_[t] = centres.empty() ? MotionIndex() : MotionIndex(centres, kHeadingScale[t], radius);
+}
+
+bool MotionVocab::fitted() const {
+  for (int t = 0; t < kAgentTypes; ++t)
+    if (centres(t) > 0) return true;
+  return false;
+}
+
+std::vector<double> MotionVocab::fit_table() const {
+  std::vector<double> f;
+  for (int t = 0; t < kAgentTypes; ++t)
+    f.insert(f.end(), {double(centres(t)), radius_[static_cast<std::size_t>(t)]});
+  return f;
+}
+
+void MotionVocab::set_fit_table(const std::vector<double>& table, const std::vector<double>& fit) {
+  if (table.size() != static_cast<std::size_t>(kAgentTypes * vocab_ * 3) || fit.size() != 2 * kAgentTypes)
+    throw Error("smart: the stored motion vocabulary holds " + std::to_string(table.size()) + " and " +
+                    std::to_string(fit.size()) + " values; motion_vocab " + std::to_string(vocab_) + " needs " +
+                    std::to_string(kAgentTypes * vocab_ * 3) + " and " + std::to_string(2 * kAgentTypes),
+                ExitCode::bad_input);
+  for (int t = 0; t < kAgentTypes; ++t) {
+    const auto count = static_cast<int>(fit[static_cast<std::size_t>(2 * t)]);
+    if (count < 0 || count > vocab_)
+      throw Error("smart: the stored motion vocabulary gives " + std::to_string(count) + " centres to agent type " +
+                      std::to_string(t) + " (motion_vocab " + std::to_string(vocab_) + ")",
+                  ExitCode::bad_input);
+    std::vector<Motion> c(static_cast<std::size_t>(count));
+    for (int k = 0; k < count; ++k) {
+      const double* m = &table[static_cast<std::size_t>((t * vocab_ + k) * 3)];
+      c[static_cast<std::size_t>(k)] = {m[0], m[1], m[2]};
+    }
+    set_centres(t, c, fit[static_cast<std::size_t>(2 * t + 1)]);
+  }
 }
 
 }  // namespace hpct::smart

@@ -1,14 +1,18 @@
-// MotionVocab: SMART's agent motion tokens as a fixed grid (issue 19 allows a grid or k-means): a
-// token is one 0.5 s motion of an agent's box in its own frame at the start of the interval
-// (forward dx, leftward dy, heading change dh), one grid per agent type (vehicle, pedestrian,
-// cyclist) over ranges that cover what trajgen's users do in 0.5 s. `motion_vocab` tokens per type:
-// nx * n * n cells (n = floor(cbrt(vocab / 4)), nx = vocab / n^2; ids past nx n n are unused).
-// The grid is stored with the weights (SmartModel::extra_datasets), so rollouts decode what training saw.
+// MotionVocab: SMART's agent motion tokens: a token is one 0.5 s motion of an agent's box in its own
+// frame at the start of the interval (forward dx, leftward dy, heading change dh), `motion_vocab`
+// tokens per agent type (vehicle, pedestrian, cyclist). By default a fixed grid over ranges that
+// cover what trajgen's users do in 0.5 s: nx * n * n cells (n = floor(cbrt(vocab / 4)),
+// nx = vocab / n^2; ids past nx n n are unused). A type may instead hold centres fitted to the
+// training data (motion_vocab_fit kdisks, Note [fitted vocabulary] in vocab_fit.cpp): a motion's
+// token is then the nearest centre. The vocabulary is stored with the weights
+// (SmartModel::extra_datasets), so rollouts decode what training saw.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <vector>
+
+#include "models/smart/motion_index.hpp"
 
 namespace hpct::smart {
 
@@ -28,9 +32,10 @@ struct TokenGrid {
   int inputs() const { return tokens - 1; }         // agent nodes per agent (token t predicts t + 1)
 };
 
-struct Motion {
-  double dx = 0, dy = 0, dh = 0;
-};
+// Metres per radian of heading change in the fitted vocabulary's distance (Note [fitted
+// vocabulary]): about the half-diagonal of each type's box (4.5 x 2 m, 0.5 x 0.5 m, 2 x 0.8 m),
+// pedestrians' raised to the 0.5 m a walker covers in 0.5 s, which a heading error turns aside.
+constexpr double kHeadingScale[kAgentTypes] = {2.5, 0.5, 1.0};
 
 class MotionVocab {
  public:
@@ -45,9 +50,20 @@ class MotionVocab {
   std::vector<double> table() const;
   int nx() const { return nx_; }
   int n() const { return n_; }
+  // Fitted centres of `type` (at most size(); tokens past them decode to the last) whose k-disks
+  // radius was `radius`; none: the type's grid.
+  void set_centres(int type, const std::vector<Motion>& centres, double radius);
+  int centres(int type) const { return static_cast<int>(centres_[static_cast<std::size_t>(type)].size()); }
+  bool fitted() const;
+  // Per type (centres, radius), 0 centres for a grid: with table(), what rebuilds the vocabulary.
+  std::vector<double> fit_table() const;
+  void set_fit_table(const std::vector<double>& table, const std::vector<double>& fit);
 
  private:
   int vocab_, nx_, n_;
+  std::array<std::vector<Motion>, kAgentTypes> centres_;
+  std::array<double, kAgentTypes> radius_{};
+  std::array<MotionIndex, kAgentTypes> index_;
   struct Range {
     double lo[3], hi[3];
   };
@@ -55,5 +71,7 @@ class MotionVocab {
 };
 
 double wrap_angle(double a);
+// The motion from pose (x0, y0, h0) to (x1, y1, h1), in the frame of the first.
+Motion motion_between(double x0, double y0, double h0, double x1, double y1, double h1);
 
 }  // namespace hpct::smart

@@ -19,6 +19,8 @@ void declare(deck::Schema& s) {
   s.add_int("smart_map_layers", 3, 0, 64, "smart: map -> map attention layers");
   s.add_int("smart_agent_layers", 6, 1, 64, "smart: agent layers (temporal, map -> agent, agent <-> agent each)");
   s.add_int("motion_vocab", 2048, 8, 1 << 16, "smart: motion tokens per agent type (a grid over 0.5 s motions)");
+  s.add_choice("motion_vocab_fit", "grid", {"grid", "kdisks"},
+               "smart: the motion tokens: a fixed grid, or k-disks centres fitted to the training scenes' motions");
   s.add_int("smart_freqs", 64, 1, 1024, "smart: learnable Fourier frequencies per relative feature");
   s.add_real("smart_dropout", 0.1, 0.0, 0.9, "smart: dropout in the feed-forward of every attention layer");
   s.add_real("smart_label_smoothing", 0.1, 0.0, 0.9, "smart: label smoothing of the next-token cross-entropy");
@@ -47,6 +49,7 @@ SmartConfig config_from(const deck::Deck& d) {
   c.map_layers = static_cast<int>(d.get_int("smart_map_layers"));
   c.agent_layers = static_cast<int>(d.get_int("smart_agent_layers"));
   c.vocab = static_cast<int>(d.get_int("motion_vocab"));
+  c.fit_vocab = d.get_string("motion_vocab_fit") == "kdisks";
   c.freqs = static_cast<int>(d.get_int("smart_freqs"));
   c.dropout = d.get_real("smart_dropout");
   c.label_smoothing = d.get_real("smart_label_smoothing");

@@ -8,7 +8,9 @@
 #include <cstdio>
 
 #include "core/error.hpp"
+#include "io/hdf5.hpp"
 #include "models/smart/edge_norm.hpp"
+#include "models/smart/vocab_fit.hpp"
 #include "nn/elementwise.hpp"
 
 namespace hpct::smart {
@@ -181,7 +183,8 @@ std::string SmartModel::config_string() const {
          " smart_agent_neighbours=" + std::to_string(l.agent_neighbours) +
          " smart_max_agents=" + std::to_string(l.max_agents) +
          " smart_max_segments=" + std::to_string(l.max_segments) + " smart_step=" + real_string(c.step) +
-         " smart_history=" + real_string(c.history) + " smart_future=" + real_string(c.future);
+         " smart_history=" + real_string(c.history) + " smart_future=" + real_string(c.future) +
+         " motion_vocab_fit=" + (c.fit_vocab ? "kdisks" : "grid");
 }
 
 void SmartModel::constrain_fields(std::vector<FieldSpec>& fields) const {
@@ -190,7 +193,31 @@ void SmartModel::constrain_fields(std::vector<FieldSpec>& fields) const {
     else if (f.name == "agent_valid") f.min_value = 0, f.max_value = 1;
 }
 
-ExtraDatasets SmartModel::extra_datasets() const { return {{"smart/motion_vocab", vocab_.table()}}; }
+// The vocabulary's tokens [types, vocab, 3] and, when fitted, its (centres, radius) per type.
+ExtraDatasets SmartModel::extra_datasets() const {
+  ExtraDatasets d = {{"smart/motion_vocab", vocab_.table()}};
+  if (config_.fit_vocab) d["smart/motion_vocab_fit"] = vocab_.fit_table();
+  return d;
+}
+
+void SmartModel::load_extra_datasets(const std::string& weights_file) {
+  if (!config_.fit_vocab) return;  // the grid follows from motion_vocab
+  const h5::File f = h5::File::open_read(weights_file);
+  for (const char* name : {"smart/motion_vocab", "smart/motion_vocab_fit"})
+    if (!h5::exists(f, name))
+      throw Error(weights_file + ": no dataset '" + name + "' for its motion_vocab_fit kdisks vocabulary",
+                  ExitCode::bad_input);
+  try {
+    vocab_.set_fit_table(h5::read_all<double>(f, "smart/motion_vocab"),
+                         h5::read_all<double>(f, "smart/motion_vocab_fit"));
+  } catch (const Error& e) {
+    throw Error(weights_file + ": " + e.what(), ExitCode::bad_input);
+  }
+}
+
+void SmartModel::fit_to_data(const Dataset& train) {
+  if (config_.fit_vocab) fit_vocab(vocab_, train, config_.limits.grid, config_.seed);
+}
 
 // The rows of a batch as the graph builder reads them, pointers on the host (rows.steps: 0 when
 // agent_state is not [agents, steps, 5]).

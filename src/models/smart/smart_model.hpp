@@ -30,6 +30,7 @@ struct SmartConfig {
   double dropout = 0.1, label_smoothing = 0.1;
   GraphLimits limits;  // scenes = capacity; max_agents, max_segments from the training data; the grid
   double step = 0.1, history = 1.0, future = 8.0;  // seconds (smart_step, smart_history, smart_future)
+  bool fit_vocab = false;  // motion_vocab_fit kdisks (Note [fitted vocabulary], vocab_fit.cpp)
   std::uint64_t seed = 0;
   nn::Precision precision = nn::Precision::fp32;  // of every layer; the loss and the graphs stay fp32
 };
@@ -47,6 +48,8 @@ class SmartModel : public Model {
   std::uint64_t prefetched_graphs() const { return graphs_.prefetched(); }
   void constrain_fields(std::vector<FieldSpec>& fields) const override;
   ExtraDatasets extra_datasets() const override;
+  void load_extra_datasets(const std::string& weights_file) override;
+  void fit_to_data(const Dataset& train) override;
   const SmartConfig& config() const { return config_; }
   const MotionVocab& vocab() const { return vocab_; }
   // Logits [agent nodes, vocab] of the last forward and the graph it ran on.

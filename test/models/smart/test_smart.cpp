@@ -27,6 +27,7 @@ namespace {
 struct TrainRun {
   std::vector<float> params;
   TrainSummary summary;
+  std::vector<double> vocab;  // the motion vocabulary's table
 };
 
 TrainRun train(const Comm& comm, const std::string& data, const std::vector<std::string>& overrides) {
@@ -36,6 +37,7 @@ TrainRun train(const Comm& comm, const std::string& data, const std::vector<std:
   r.summary = t.run();
   auto h = to_host(t.model().store().params());
   r.params.assign(h.data(), h.data() + h.extent(0));
+  r.vocab = dynamic_cast<smart::SmartModel&>(t.model()).vocab().table();
   return r;
 }
 
@@ -261,15 +263,43 @@ TEST(Smart, MaskedScenesTrainDataParallel) {
   ASSERT_TRUE(std::isfinite(reference.summary.val_loss));
 }
 
-class SmartResume : public ::testing::TestWithParam<bool> {};
+// A vocabulary fitted to the training scenes (Note [fitted vocabulary]): the same on every rank and
+// at every rank count, so training stays data parallel; the weights file rebuilds it exactly.
+TEST(Smart, FittedVocabularyTrainsDataParallelAndReloads) {
+  const Comm world;
+  const std::string data = test::smart_scenes_file(world, "smart_equiv_masked", 24, 0.5);
+  const int p = world.size();
+  test::SelfComm self;
+  const Comm one(self.raw);
+  const std::string weights = test::scratch("smart_fitted_np" + std::to_string(p) + ".h5");
+  const std::string fit = "motion_vocab_fit=kdisks";
+  const TrainRun reference = train(one, data, {"batch_size=16", "epochs=2", test::kSmartMaskedFields, fit});
+  const TrainRun parallel = train(world, data,
+                                  {"batch_size=" + std::to_string(16 / p), "epochs=2", test::kSmartMaskedFields,
+                                   fit, "output=" + weights});
+  EXPECT_EQ(parallel.vocab, reference.vocab);
+  EXPECT_LT(test::relative_difference(reference.params, parallel.params), 1e-6);
+  const TrainRun grid = train(one, data, {"batch_size=16", "epochs=2", test::kSmartMaskedFields});
+  EXPECT_NE(grid.vocab, reference.vocab);
+  std::unique_ptr<Model> loaded = load_model(weights, 4);
+  const auto& model = dynamic_cast<const smart::SmartModel&>(*loaded);
+  EXPECT_TRUE(model.vocab().fitted());
+  EXPECT_GT(model.vocab().centres(0), 0);  // vehicles: enough motions for a fit
+  EXPECT_EQ(model.vocab().table(), reference.vocab);
+}
+
+// 0: plain scenes; 1: masked; 2: masked with a fitted vocabulary (fitted again on resume).
+class SmartResume : public ::testing::TestWithParam<int> {};
 
 TEST_P(SmartResume, IsBitwiseAndTheWeightsRebuildTheModel) {
   const Comm comm;
-  const bool masked = GetParam();
+  const bool masked = GetParam() > 0, fitted = GetParam() == 2;
   const std::string data = test::smart_scenes_file(comm, masked ? "smart_resume_masked" : "smart_resume", 24,
                                                    masked ? 0.5 : 0);
 
-  const std::string dir = test::scratch(std::string(masked ? "smart_ckpt_masked_np" : "smart_ckpt_np") +
+  const std::string dir = test::scratch(std::string(fitted   ? "smart_ckpt_fitted_np"
+                                                    : masked ? "smart_ckpt_masked_np"
+                                                             : "smart_ckpt_np") +
                                         std::to_string(comm.size()));
   if (comm.rank() == 0) fs::remove_all(dir), fs::create_directories(dir);
   comm.barrier();
@@ -283,17 +313,19 @@ TEST_P(SmartResume, IsBitwiseAndTheWeightsRebuildTheModel) {
                                  "output=" + weights},
       second{bs, "epochs=2", "resume=" + dir + "/ckpt-000000002.h5"};
   if (masked) first.emplace_back(test::kSmartMaskedFields), second.emplace_back(test::kSmartMaskedFields);
+  if (fitted) first.emplace_back("motion_vocab_fit=kdisks"), second.emplace_back("motion_vocab_fit=kdisks");
   const TrainRun full = train(comm, data, first);
   const TrainRun resumed = train(comm, data, second);
   ASSERT_EQ(resumed.params, full.params);
+  EXPECT_EQ(resumed.vocab, full.vocab);
   std::unique_ptr<Model> loaded = load_model(weights, 4);
   EXPECT_EQ(loaded->family(), "smart");
   auto a = to_host(loaded->store().params());
   ASSERT_EQ(a.extent(0), full.params.size());
   for (std::size_t i = 0; i < a.extent(0); ++i) ASSERT_EQ(a(i), full.params[i]) << i;
 }
-INSTANTIATE_TEST_SUITE_P(Smart, SmartResume, ::testing::Values(false, true), [](const auto& info) {
-  return info.param ? std::string("Masked") : std::string("Plain");
+INSTANTIATE_TEST_SUITE_P(Smart, SmartResume, ::testing::Values(0, 1, 2), [](const auto& info) {
+  return std::string(info.param == 2 ? "Fitted" : info.param == 1 ? "Masked" : "Plain");
 });
 
 // The graphs are built into buffers sized once and the layers run on the workspace: a training step

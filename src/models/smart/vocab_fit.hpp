@@ -1,0 +1,41 @@
+// A motion vocabulary fitted to the training data (motion_vocab_fit kdisks, SMART's k-disks): the
+// training scenes' 0.5 s motions per agent type, sampled the same way at any rank count, and the
+// greedy disk cover that picks a type's token centres from them (Note [fitted vocabulary]).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "models/smart/motion_tokens.hpp"
+
+namespace hpct {
+class Dataset;
+}
+
+namespace hpct::smart {
+
+struct KDisks {
+  std::vector<Motion> centres;
+  double radius = 0;  // every centre's disk; all but the last picks cover kDiskCover of the motions
+};
+
+constexpr double kDiskCover = 0.99;          // the share of motions the radius is chosen to cover
+constexpr std::uint64_t kFitScenes = 4096;   // the most training scenes read for the fit
+constexpr std::size_t kFitMotions = 100000;  // the most motions per type the fit uses
+
+// K-disks over `motions` (distance of MotionIndex with heading scale `scale`): at most `vocab`
+// centres, each a motion, picked in an order drawn from `seed`.
+KDisks fit_kdisks(const std::vector<Motion>& motions, int vocab, double scale, std::uint64_t seed);
+
+// Up to `per_type` valid motions per agent type from up to `scenes` rows of a data set of scenes
+// (agent_state, agent_type and, when present, agent_valid), on `grid`'s tokens: a uniform sample
+// drawn from `seed`, in an order that depends on the data alone.
+std::array<std::vector<Motion>, kAgentTypes> sample_motions(const Dataset& data, const TokenGrid& grid,
+                                                            std::uint64_t seed, std::uint64_t scenes = kFitScenes,
+                                                            std::size_t per_type = kFitMotions);
+
+// Fits `vocab`'s types to a data set (types with fewer motions than tokens keep their grid).
+void fit_vocab(MotionVocab& vocab, const Dataset& data, const TokenGrid& grid, std::uint64_t seed);
+
+}  // namespace hpct::smart
