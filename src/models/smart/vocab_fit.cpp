@@ -32,10 +32,11 @@ namespace hpct::smart {
 //            motion_vocab centres; the remaining tokens then go on to the motions still uncovered
 //            (the tails: fast vehicles, a walker turning round), until motion_vocab centres or none
 //            is left. Every centre is a motion that occurs, and 99% of the sample lies within r of
-//            one: tokens are dense where motions are.
+//            one: the tokens cover where motions occur and none is spent where none does.
 //   tokens   a motion's token is its nearest centre (the lowest id among equals): bucket search,
-//            exact. A type with fewer motions than motion_vocab keeps its grid; a type whose
-//            motions all fit fewer disks has fewer distinct tokens (ids past them decode to the last).
+//            exact. A type with fewer than kMotionsPerToken motions per token keeps its grid (too
+//            few to learn that many classes from); a type whose motions all fit fewer disks has
+//            fewer distinct tokens (ids past them decode to the last).
 // The centres and radii are stored with the weights (smart/motion_vocab, smart/motion_vocab_fit)
 // and read back by every tool that loads them; a resumed run fits the same vocabulary again.
 
@@ -182,9 +183,10 @@ void fit_vocab(MotionVocab& vocab, const Dataset& data, const TokenGrid& grid, s
   const char* names[kAgentTypes] = {"vehicle", "pedestrian", "cyclist"};
   for (int t = 0; t < kAgentTypes; ++t) {
     const std::vector<Motion>& m = motions[static_cast<std::size_t>(t)];
-    if (m.size() < static_cast<std::size_t>(vocab.size())) {
+    if (m.size() < kMotionsPerToken * static_cast<std::size_t>(vocab.size())) {
       vocab.set_centres(t, {}, 0);
-      Log::info(strf("  motion_vocab_fit: %s: %zu motions, fewer than motion_vocab: the grid", names[t], m.size()));
+      Log::info(strf("  motion_vocab_fit: %s: %zu motions, fewer than %zu per token: the grid", names[t], m.size(),
+                     kMotionsPerToken));
       continue;
     }
     const KDisks k = fit_kdisks(m, vocab.size(), kHeadingScale[t],

@@ -17,12 +17,13 @@ namespace hpct::smart {
 
 struct KDisks {
   std::vector<Motion> centres;
-  double radius = 0;  // every centre's disk; all but the last picks cover kDiskCover of the motions
+  double radius = 0;  // of every disk; the disks that cover kDiskCover of the motions are the first
 };
 
 constexpr double kDiskCover = 0.99;          // the share of motions the radius is chosen to cover
 constexpr std::uint64_t kFitScenes = 4096;   // the most training scenes read for the fit
 constexpr std::size_t kFitMotions = 100000;  // the most motions per type the fit uses
+constexpr std::size_t kMotionsPerToken = 4;  // fewer motions per token: the type keeps its grid
 
 // K-disks over `motions` (distance of MotionIndex with heading scale `scale`): at most `vocab`
 // centres, each a motion, picked in an order drawn from `seed`.
@@ -35,7 +36,8 @@ std::array<std::vector<Motion>, kAgentTypes> sample_motions(const Dataset& data,
                                                             std::uint64_t seed, std::uint64_t scenes = kFitScenes,
                                                             std::size_t per_type = kFitMotions);
 
-// Fits `vocab`'s types to a data set (types with fewer motions than tokens keep their grid).
+// Fits `vocab`'s types to a data set (types with fewer than kMotionsPerToken motions per token keep
+// their grid).
 void fit_vocab(MotionVocab& vocab, const Dataset& data, const TokenGrid& grid, std::uint64_t seed);
 
 }  // namespace hpct::smart
