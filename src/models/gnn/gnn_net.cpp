@@ -18,6 +18,15 @@ namespace hpct {
 // tenth of a step's FLOPs at the seed's settings, where the edge embeddings are 12% of them).
 // train_flops_per_sample still counts the architecture's FLOPs (each sample's embeddings).
 
+// Note [recomputed processor layers]: with gnn_recompute the processor's interaction nets and the
+// decoder are recomputed units of the workspace (Note [recomputed units], nn/workspace.hpp): their
+// activations and gradient temporaries share one block, and only their outputs (each layer's mesh and
+// edge latents, the next layer's inputs) keep places of their own. Backward re-runs each processor
+// layer's forward on its stored inputs right before the layer's backward; the decoder, the last of
+// them in forward, still holds its own. Memory for those activations falls from every layer's to
+// one layer's (at the icosahedral mesh's edge counts the bulk of the network's), at the cost of one
+// more forward of the processor per step. The gradients are the same bits (test_gnn_recompute).
+
 namespace gnn_kernels {
 
 // The first `rows` rows of t, filled with `copies` copies of the host rows `values` ([rows, cols]).
@@ -68,11 +77,28 @@ GnnNet<Scalar>::GnnNet(const GnnConfig& c, MeshGraph graph, int capacity, nn::Pr
       grid_mlp_(store_, ws_, "grid_mlp", c.latent, c.latent, c.latent, capacity * N_, true, p) {
   if (c.layers < 1) throw Error("gnn: gnn_layers must be >= 1", ExitCode::bad_input);
   // In forward order (Note [registration order]): processor, decoder, read-out.
-  for (int l = 0; l < c.layers; ++l)
-    processor_.push_back(std::make_unique<InteractionNet<Scalar>>(store_, ws_, "processor" + std::to_string(l),
-                                                                  m2m_, c.latent, capacity, p, l == 0, true));
-  decoder_ = std::make_unique<InteractionNet<Scalar>>(store_, ws_, "decoder", m2g_, c.latent, capacity, p, true,
-                                                      false);
+  // Note [recomputed processor layers]: each layer a recomputed unit, its outputs kept.
+  const auto unit = [&](const std::string& name, auto make) {
+    std::unique_ptr<InteractionNet<Scalar>> layer;
+    if (!c.recompute) return make();
+    {
+      const typename nn::Workspace<Scalar>::RecomputeScope scope(ws_, name);
+      layer = make();
+    }
+    ws_.keep(layer->receiver_output());
+    if (layer->has_edge_output()) ws_.keep(layer->edge_output());
+    return layer;
+  };
+  for (int l = 0; l < c.layers; ++l) {
+    const std::string name = "processor" + std::to_string(l);
+    processor_.push_back(unit(name, [&] {
+      return std::make_unique<InteractionNet<Scalar>>(store_, ws_, name, m2m_, c.latent, capacity, p, l == 0, true);
+    }));
+  }
+  decoder_ = unit("decoder", [&] {
+    return std::make_unique<InteractionNet<Scalar>>(store_, ws_, "decoder", m2g_, c.latent, capacity, p, true,
+                                                    false);
+  });
   readout_ = std::make_unique<GnnMlp<Scalar>>(store_, ws_, "readout", c.latent, c.latent, c.d_out, capacity * N_,
                                               false, p);
   const std::int64_t L = c.latent;
@@ -161,6 +187,7 @@ void GnnNet<Scalar>::backward(const T& x, int n, bool input_grad) {
     const T& mesh_in = l == 0 ? encoder_.receiver_output()
                               : processor_[static_cast<std::size_t>(l - 1)]->receiver_output();
     const int nxt = 1 - cur;
+    if (c_.recompute) processor_[static_cast<std::size_t>(l)]->forward(edge_in, mesh_in, mesh_in, n);
     // The last layer's edge output is unused; earlier ones feed the next layer (d_edge_[cur]).
     processor_[static_cast<std::size_t>(l)]->backward(edge_in, mesh_in, mesh_in, *d_mesh_[cur],
                                                       l == layers - 1 ? none : *d_edge_[cur], *d_edge_[nxt],

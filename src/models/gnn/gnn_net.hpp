@@ -17,11 +17,12 @@
 namespace hpct {
 
 struct GnnConfig {
-  int ny = 0, nx = 0;  // the grid
-  int d_in = 0;        // input values per grid point
-  int d_out = 0;       // outputs per grid point
-  int latent = 256;    // gnn_latent
-  int layers = 12;     // gnn_layers (processor)
+  int ny = 0, nx = 0;      // the grid
+  int d_in = 0;            // input values per grid point
+  int d_out = 0;           // outputs per grid point
+  int latent = 256;        // gnn_latent
+  int layers = 12;         // gnn_layers (processor)
+  bool recompute = false;  // gnn_recompute: Note [recomputed processor layers]
 };
 
 template <class Scalar>
@@ -46,6 +47,7 @@ class GnnNet {
   // the sphere]); the graph's topology stays.
   void set_sphere_positions(const std::vector<double>& lat, const std::vector<double>& lon);
   int capacity() const { return capacity_; }
+  std::size_t workspace_bytes() const { return ws_.bytes(); }
   double forward_flops_per_sample() const;
 
  private:
