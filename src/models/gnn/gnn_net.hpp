@@ -51,6 +51,10 @@ class GnnNet {
   double forward_flops_per_sample() const;
 
  private:
+  // An interaction net; a recomputed workspace unit with gnn_recompute (Note [recomputed processor layers]).
+  std::unique_ptr<InteractionNet<Scalar>> interaction_net(const std::string& name, const DeviceEdges& g,
+                                                          bool static_edges, bool edge_output, nn::Precision p);
+
   GnnConfig c_;
   int capacity_;
   MeshGraph graph_;
@@ -59,7 +63,7 @@ class GnnNet {
   nn::Workspace<Scalar> ws_;
   std::int64_t N_, M_;
   GnnMlp<Scalar> grid_embed_, mesh_embed_, g2m_embed_, m2m_embed_, m2g_embed_;
-  InteractionNet<Scalar> encoder_;
+  std::unique_ptr<InteractionNet<Scalar>> encoder_;
   GnnMlp<Scalar> grid_mlp_;
   std::vector<std::unique_ptr<InteractionNet<Scalar>>> processor_;
   std::unique_ptr<InteractionNet<Scalar>> decoder_;
