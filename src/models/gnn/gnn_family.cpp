@@ -19,8 +19,8 @@ void declare(deck::Schema& s) {
   s.add_int("gnn_latent", 256, 1, 1 << 16, "gnn: width of every node and edge representation");
   s.add_int("gnn_layers", 12, 1, 1000, "gnn: interaction-network layers on the mesh (processor)");
   s.add_bool("gnn_recompute", false,
-             "gnn: recompute each processor layer's activations in backward (memory: one layer's instead of every "
-             "layer's; one more processor forward per step; the same gradients, bit for bit)");
+             "gnn: recompute the interaction nets' activations in backward (memory: one net's instead of every "
+             "net's; one more encoder and processor forward per step; the same gradients, bit for bit)");
   s.add_string("gnn_variable_weights", "",
                "gnn: comma-separated loss weight per state variable, in state_variables order (empty: 1 each)");
   s.add_choice("gnn_edge_distances", "grid", {"grid", "sphere"},
