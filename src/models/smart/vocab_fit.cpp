@@ -2,6 +2,7 @@
 #include "models/smart/vocab_fit.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <utility>
 
@@ -179,6 +180,7 @@ std::array<std::vector<Motion>, kAgentTypes> sample_motions(const Dataset& data,
 }
 
 void fit_vocab(MotionVocab& vocab, const Dataset& data, const TokenGrid& grid, std::uint64_t seed) {
+  const auto start = std::chrono::steady_clock::now();
   const auto motions = sample_motions(data, grid, rng::hash(seed, 0x766f636162ull));
   const char* names[kAgentTypes] = {"vehicle", "pedestrian", "cyclist"};
   for (int t = 0; t < kAgentTypes; ++t) {
@@ -195,6 +197,8 @@ void fit_vocab(MotionVocab& vocab, const Dataset& data, const TokenGrid& grid, s
     Log::info(strf("  motion_vocab_fit: %s: %zu motions, %zu centres, radius %.4f m", names[t], m.size(),
                    k.centres.size(), k.radius));
   }
+  Log::info(strf("  motion_vocab_fit: %.2f s",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
 }
 
 }  // namespace hpct::smart
