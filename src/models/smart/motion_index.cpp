@@ -42,7 +42,8 @@ MotionIndex::MotionIndex(const std::vector<Motion>& points, double scale, double
 
 int MotionIndex::axis_cell(const Motion& q, int axis) const {
   const double c = std::floor((coordinate(q, axis, scale_) - lo_[axis]) / side_);
-  return static_cast<int>(std::clamp(c, 0.0, static_cast<double>(n_[axis] - 1)));
+  if (!(c >= 0)) return 0;  // below the box, or not a number
+  return static_cast<int>(std::min(c, static_cast<double>(n_[axis] - 1)));
 }
 
 double MotionIndex::distance2(const Motion& a, const Motion& b) const {
