@@ -30,8 +30,7 @@ class GridSamples : public Dataset {
   long long read_block(std::uint64_t first, std::uint64_t count,
                        const std::vector<FieldBuffer>& out) const override;
 
- protected:
-  // What a format found in the file.
+  // What a format found in the file (also what wxeval's forecast file copies: the grid, its times).
   struct Layout {
     std::size_t times = 0, ny = 0, nx = 0;
     std::vector<double> y, x;      // the coordinates (the indices where the file has none)
@@ -40,6 +39,12 @@ class GridSamples : public Dataset {
     std::vector<double> time_s;    // seconds since 1970-01-01 UTC (empty: the file has no time coordinate)
     std::vector<float> statics;    // [K][ny nx]: the file's static variables
   };
+  const Layout& layout() const { return layout_; }
+  double step_seconds() const { return axis_.step_s; }  // the time step (1 without a time coordinate)
+  // The time index in the file of a sample's initial time t (the sample's state is [t - 1, t]).
+  std::size_t initial_time_index(std::uint64_t row) const { return first_time(row) + 1; }
+
+ protected:
   // Times [t0, t0 + nt) of the timed variables (state, then forcing, in deck order) into
   // window[V][nt][ny nx]; one per read call (a format keeps its file open in it).
   class Reader {

@@ -16,10 +16,18 @@ Workspace<Scalar>::ScratchScope::ScratchScope(Workspace& ws, const std::string& 
 }
 
 template <class Scalar>
+Workspace<Scalar>::RecomputeScope::RecomputeScope(Workspace& ws, const std::string& unit) : ws_(ws) {
+  if (ws.unit_ >= 0) throw Error("internal: workspace recomputed unit '" + unit + "' opened inside another");
+  ws.units_.push_back(unit);
+  ws.unit_ = static_cast<int>(ws.units_.size()) - 1;
+  ws.recompute_ = true;
+}
+
+template <class Scalar>
 Tensor<Scalar>& Workspace<Scalar>::request(const std::string& name, const Shape& shape) {
   if (done_) throw Error("internal: workspace tensor '" + name + "' requested after allocate()");
   const std::size_t size = (static_cast<std::size_t>(shape.size()) + kAlign - 1) / kAlign * kAlign;
-  requests_.push_back({name, size, -1});
+  requests_.push_back({name, size, recompute_ ? unit_ : -1, recompute_});
   planned_ += size;
   tensors_.emplace_back(nullptr, shape);
   return tensors_.back();
@@ -28,20 +36,28 @@ Tensor<Scalar>& Workspace<Scalar>::request(const std::string& name, const Shape&
 template <class Scalar>
 Tensor<Scalar>& Workspace<Scalar>::request_scratch(const std::string& name, const Shape& shape) {
   Tensor<Scalar>& t = request(name, shape);
-  if (unit_ >= 0) requests_.back().unit = 2 * unit_ + 1;
+  if (unit_ >= 0 && !recompute_) requests_.back().unit = 2 * unit_ + 1;
   return t;
 }
 
 template <class Scalar>
-void Workspace<Scalar>::to_scratch(const Tensor<Scalar>& t) {
-  if (unit_ < 0) return;
-  if (done_) throw Error("internal: workspace tensor moved to scratch after allocate()");
+typename Workspace<Scalar>::Request& Workspace<Scalar>::request_of(const Tensor<Scalar>& t) {
+  if (done_) throw Error("internal: workspace layout changed after allocate()");
   for (std::size_t i = 0; i < tensors_.size(); ++i)
-    if (&tensors_[i] == &t) {
-      requests_[i].unit = 2 * unit_;
-      return;
-    }
-  throw Error("internal: to_scratch of a tensor not from this workspace");
+    if (&tensors_[i] == &t) return requests_[i];
+  throw Error("internal: a tensor not from this workspace");
+}
+
+template <class Scalar>
+void Workspace<Scalar>::to_scratch(const Tensor<Scalar>& t) {
+  if (unit_ < 0 || recompute_) return;  // a recomputed unit's tensors are all in its block already
+  request_of(t).unit = 2 * unit_;
+}
+
+template <class Scalar>
+void Workspace<Scalar>::keep(const Tensor<Scalar>& t) {
+  Request& r = request_of(t);
+  if (r.recompute) r.unit = -1, r.recompute = false;
 }
 
 template <class Scalar>
@@ -49,21 +65,25 @@ void Workspace<Scalar>::allocate() {
   if (done_) throw Error("internal: workspace allocated twice");
   done_ = true;
   // Note [scratch units]: tensors of their own first, in request order, then the scratch block,
-  // each unit's forward tensors from its start, and its backward tensors from its start again.
-  std::vector<std::size_t> offset(requests_.size()), unit_end(2 * units_.size(), 0);
+  // each unit's forward tensors from its start, and its backward tensors from its start again; then
+  // the recomputed units' block (Note [recomputed units]), each unit's tensors from its start.
+  std::vector<std::size_t> offset(requests_.size()), unit_end(2 * units_.size(), 0), kept_end(units_.size(), 0);
   std::size_t own = 0;
   for (std::size_t i = 0; i < requests_.size(); ++i) {
     const Request& r = requests_[i];
-    std::size_t& end = r.unit < 0 ? own : unit_end[static_cast<std::size_t>(r.unit)];
+    std::size_t& end = r.unit < 0    ? own
+                       : r.recompute ? kept_end[static_cast<std::size_t>(r.unit)]
+                                     : unit_end[static_cast<std::size_t>(r.unit)];
     offset[i] = end;
     end += r.size;
   }
-  std::size_t scratch = 0;
+  std::size_t scratch = 0, recomputed = 0;
   for (const std::size_t e : unit_end) scratch = e > scratch ? e : scratch;
+  for (const std::size_t e : kept_end) recomputed = e > recomputed ? e : recomputed;
   for (std::size_t i = 0; i < requests_.size(); ++i)
-    if (requests_[i].unit >= 0) offset[i] += own;
+    if (requests_[i].unit >= 0) offset[i] += own + (requests_[i].recompute ? scratch : 0);
   // Extra kAlign elements so that the first tensor can start on an aligned address.
-  const std::size_t n = own + scratch + kAlign;
+  const std::size_t n = own + scratch + recomputed + kAlign;
   if (kHostBackend) {
     // Note [lazy zeroed workspace]: a View is zero-filled by a kernel that writes every page of the
     // buffer at once: for SMART-tiny at batch 4 (3.2 GB, sized for the largest scenes' edge

@@ -1,7 +1,8 @@
 // Workspace: every activation, cached intermediate and activation gradient of a model comes from
 // ONE allocation made once for the largest batch. Layers request tensors while the model is built
 // (plan), the model calls allocate() once, and the step itself never allocates (test_no_allocation).
-// Scratch tensors of units that run one at a time share one block (Note [scratch units]).
+// Scratch tensors of units that run one at a time share one block (Note [scratch units]); so do the
+// activations of units recomputed in backward (Note [recomputed units]).
 #pragma once
 
 #include <cstdlib>
@@ -24,6 +25,15 @@ namespace hpct::nn {
 // no zeros (a unit writes before it reads). Nothing moves between tensors, so results are the same
 // bits. Without an open scope request_scratch() is request() and to_scratch() does nothing: every
 // other model, and every layer built alone (the tests), is laid out as before.
+// Note [recomputed units]: a model that recomputes a unit's activations right before the unit's
+// backward (the gnn's interaction nets with gnn_recompute) builds each such unit inside a
+// RecomputeScope. Every tensor the unit requests then lives in a block shared by all recomputed
+// units, each from the block's start, apart within the unit; only what keep() marks (the unit's
+// outputs, which later units read) gets its own place. The contract: a recomputed unit's tensors hold
+// what it wrote only until another recomputed unit runs, so the model re-runs the unit's forward on
+// the same inputs before its backward, unless no recomputed unit ran in between (the last one of a
+// forward). The unit's tensors hold no zeros. The forward is deterministic, so the recomputed values
+// are the same bits and so are the gradients.
 template <class Scalar>
 class Workspace {
  public:
@@ -33,6 +43,16 @@ class Workspace {
     ~ScratchScope() { ws_.unit_ = -1; }
     ScratchScope(const ScratchScope&) = delete;
     ScratchScope& operator=(const ScratchScope&) = delete;
+
+   private:
+    Workspace& ws_;
+  };
+  class RecomputeScope {
+   public:
+    RecomputeScope(Workspace& ws, const std::string& unit);
+    ~RecomputeScope() { ws_.unit_ = -1, ws_.recompute_ = false; }
+    RecomputeScope(const RecomputeScope&) = delete;
+    RecomputeScope& operator=(const RecomputeScope&) = delete;
 
    private:
     Workspace& ws_;
@@ -53,6 +73,9 @@ class Workspace {
   // Moves a tensor requested earlier into the open scope's forward scratch: a layer output that lives
   // within one forward call of the unit (no backward reads it); a no-op when no scope is open.
   void to_scratch(const Tensor<Scalar>& t);
+  // Gives a tensor requested in a RecomputeScope a place of its own (a unit's output that later
+  // units read); a no-op for one that has its own place.
+  void keep(const Tensor<Scalar>& t);
   void allocate();
   bool allocated() const { return buffer_.extent(0) > 0 || (planned_ == 0 && done_); }
   std::size_t bytes() const { return buffer_.extent(0) * sizeof(Scalar); }
@@ -60,16 +83,19 @@ class Workspace {
  private:
   struct Request {
     std::string name;
-    std::size_t size;  // elements, rounded up to kAlign
-    int unit;          // -1: a tensor of its own; else 2 x its scratch unit + (1 backward, 0 forward)
+    std::size_t size;        // elements, rounded up to kAlign
+    int unit;                // -1: a tensor of its own; else 2 x its scratch unit + (1 backward, 0 forward)
+    bool recompute = false;  // in the recomputed units' block (unit: the unit)
   };
+  Request& request_of(const Tensor<Scalar>& t);
   // Tensors start on 64-byte boundaries (vector loads, cache lines).
   static constexpr std::size_t kAlign = 64 / sizeof(Scalar) > 0 ? 64 / sizeof(Scalar) : 1;
   std::deque<Tensor<Scalar>> tensors_;
   std::deque<Request> requests_;
   std::size_t planned_ = 0;  // elements of every request, shared or not (0: nothing to allocate)
   std::vector<std::string> units_;
-  int unit_ = -1;  // the open scope's unit
+  int unit_ = -1;           // the open scope's unit
+  bool recompute_ = false;  // the open scope is a RecomputeScope
   bool done_ = false;
   View1<Scalar> buffer_;  // host builds: an unmanaged view of host_block_ (Note [lazy zeroed workspace])
   struct Free {

@@ -34,12 +34,22 @@ DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<
     total += w / per;
   }
   const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(comm.size());
-  const std::uint64_t first = data.rows() * r / p, count = data.rows() * (r + 1) / p - first, chunk = 4096;
+  const std::uint64_t first = data.rows() * r / p, count = data.rows() * (r + 1) / p - first;
+  // Note [stats chunk]: the rows are read `chunk` at a time into one buffer: 4096, or fewer where a
+  // row is large (a global grid's sample holds megabytes: 4096 of N96's would take 12 GB) so that the
+  // buffer stays within 256 MiB, and it holds no more rows than the data has. The chunk is a function
+  // of the fields alone, so the blocks of fixed_blocks are the same at every rank count; without
+  // fixed_blocks the rows are added one by one in order and the chunk changes no sum.
+  std::uint64_t row_bytes = 1;
+  for (const FieldSpec& s : specs)
+    if (!s.ragged) row_bytes += 4 * s.words();
+  const std::uint64_t chunk = std::clamp<std::uint64_t>((std::uint64_t{256} << 20) / row_bytes, 1, 4096);
+  const std::uint64_t buffer_rows = std::max<std::uint64_t>(1, std::min(chunk, data.rows()));
   // Every field is read, so ragged fields need room for the most elements a chunk can hold.
   std::vector<std::uint64_t> elements(specs.size(), 0);
   for (std::size_t f = 0; f < specs.size(); ++f)
-    if (specs[f].ragged) elements[f] = most_elements(data, static_cast<int>(f), chunk);
-  const HostFields buf(specs, chunk, elements);
+    if (specs[f].ragged) elements[f] = most_elements(data, static_cast<int>(f), buffer_rows);
+  const HostFields buf(specs, buffer_rows, elements);
   // acc = per group: sum x (pass 0) or sum (x - mean)^2 (pass 1)
   std::vector<double> acc(total), mean(total, 0.0);
   const std::uint64_t blocks = (data.rows() + chunk - 1) / chunk;

@@ -34,13 +34,40 @@ for n in np1 np2; do
 done
 cmp "$dir/np1.bin" "$dir/np2.bin" || fail "1 and 2 ranks wrote different weights"
 "$mpiexec" -np 2 --oversubscribe --bind-to none "$build/apps/wxeval" "$dir/np2.h5" "$dir/reduced.grib" --lead-steps 4 \
-  --fields "$dir/fields.h5" > "$dir/eval2.log" 2>&1 || { cat "$dir/eval2.log"; fail "wxeval on 2 ranks"; }
+  --fields "$dir/fields.h5" --forecast "$dir/forecast.nc" > "$dir/eval2.log" 2>&1 ||
+  { cat "$dir/eval2.log"; fail "wxeval on 2 ranks"; }
 "$mpiexec" -np 1 --bind-to none "$build/apps/wxeval" "$dir/np2.h5" "$dir/reduced.grib" --lead-steps 4 \
   > "$dir/eval1.log" 2>&1 || { cat "$dir/eval1.log"; fail "wxeval on 1 rank"; }
 cat "$dir/eval2.log"
-awk '$1 ~ /^[0-9]+$/ && NF == 6 { n++; if (!($6 < 1)) { print "lead " $1 ": RMSE " $6 " x persistence"; bad = 1 } }
+awk '$1 ~ /^[0-9]+$/ && NF == 7 { n++; if (!($6 < 1)) { print "lead " $1 ": RMSE " $6 " x persistence"; bad = 1 } }
      END { if (n != 4) { print n " leads"; bad = 1 } exit bad }' "$dir/eval2.log"
 cmp <(grep -v "held-out" "$dir/eval1.log") <(grep -v "held-out" "$dir/eval2.log") || fail "1 and 2 ranks print different tables"
+# The forecast file (both ranks' initial times, WeatherBench2's layout) scored by xarray against
+# cfgrib's NetCDF of the data gives wxeval's table; its first forecast is --fields'.
+/usr/bin/python3 - "$dir" <<'EOF2' || fail "the forecast file"
+import sys
+import h5py
+import numpy as np
+import xarray as xr
+
+d = sys.argv[1]
+f, truth = xr.open_dataset(f"{d}/forecast.nc"), xr.open_dataset(f"{d}/reduced.nc")
+x = f["2t"]
+assert x.dims == ("time", "prediction_timedelta", "values"), x.dims
+assert list(f.prediction_timedelta.values) == [np.timedelta64(h, "h") for h in (6, 12, 18, 24)]
+assert np.array_equal(f.latitude, truth.latitude) and np.array_equal(f.longitude, truth.longitude)
+held = int(open(f"{d}/eval2.log").read().split(" held-out initial times")[0].split()[-1])
+assert f.sizes["time"] == held, (f.sizes, held)
+table = {int(r.split()[0]): float(r.split()[2]) for r in open(f"{d}/eval2.log") if r.split() and r.split()[0].isdigit()}
+for k, lead in enumerate(f.prediction_timedelta.values):
+    t = truth.t2m.sel(time=f.time.values + lead).values
+    e = x.isel(prediction_timedelta=k).values - t
+    rmse = np.sqrt(np.mean(e * e))  # the deck's gnn_point_weights uniform
+    assert abs(rmse / table[k + 1] - 1) < 1e-4, (k, rmse, table[k + 1])
+with h5py.File(f"{d}/fields.h5") as h:
+    assert np.array_equal(h["forecast"][:, 0, 0, :], x.isel(time=0).values)
+print(f"forecast.nc: {held} initial times x 4 leads, scored by xarray as wxeval scores them")
+EOF2
 "$src/scripts/plot-forecast" "$dir/fields.h5" "$dir/forecast.png" --leads 1,4
 [ -s "$dir/forecast.png" ] || fail "no forecast.png"
 # The daily climatology of scripts/wx-climatology (cfgrib's NetCDF of the same file): one row per
@@ -48,7 +75,7 @@ cmp <(grep -v "held-out" "$dir/eval1.log") <(grep -v "held-out" "$dir/eval2.log"
 "$src/scripts/wx-climatology" "$dir/reduced.nc" t2m --by hour --lead-steps 4 --weights latitude > "$dir/clim.log" ||
   { cat "$dir/clim.log"; fail "wx-climatology"; }
 cat "$dir/clim.log"
-model1=$(awk '$1 == 1 && NF == 6 { print $3 }' "$dir/eval2.log")
+model1=$(awk '$1 == 1 && NF == 7 { print $3 }' "$dir/eval2.log")
 awk -v m="$model1" '$1 ~ /^[0-9]+$/ { n++; if (!($3 > m)) bad = 1 } END { if (n != 4 || bad) { print "climatology rows " n; exit 1 } }' \
   "$dir/clim.log" || fail "wx-climatology's table"
 # The same points from cfgrib's NetCDF (its t2m named 2t as the GRIB-trained model reads it) roll out

@@ -26,10 +26,10 @@ awk -v a="$first" -v b="$last" 'BEGIN { if (!(b < 0.85 * a)) { print "val loss "
   { cat "$dir/eval1.log"; exit 1; }
 cat "$dir/eval2.log"
 grep -q "persistence_rmse" "$dir/eval2.log" || { echo "no table header naming persistence"; exit 1; }
-awk '$1 == 1 && NF == 6 { r += $6; n++ }
+awk '$1 == 1 && NF == 7 { r += $6; n++ }
      END { if (n != 4 || !(r / n < 0.9)) { print "1-hour RMSE / persistence " r / n " over " n " variables"; exit 1 } }' \
   "$dir/eval2.log"
-awk '$1 ~ /^[0-9]+$/ && $1 <= 4 && NF == 6 { n++; if (!($6 < 1)) { print "lead " $1 " h, " $2 ": RMSE " $6 " x persistence"; bad = 1 } }
+awk '$1 ~ /^[0-9]+$/ && $1 <= 4 && NF == 7 { n++; if (!($6 < 1)) { print "lead " $1 " h, " $2 ": RMSE " $6 " x persistence"; bad = 1 } }
      END { if (n != 16) { print n " rows to 4 h"; bad = 1 } exit bad }' "$dir/eval2.log"
 [ "$(wc -l < "$dir/eval.csv")" -eq 25 ] || { echo "eval.csv should hold a header and 24 rows"; exit 1; }
 cmp <(grep -v "^wxeval: .* held-out" "$dir/eval1.log") <(grep -v "^wxeval: .* held-out" "$dir/eval2.log") ||

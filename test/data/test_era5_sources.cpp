@@ -4,6 +4,7 @@
 // by name@level, a land-sea mask stored over time, int16 packing, and the derived forcings and
 // statics at the right times and places; the same data from GRIB and from Zarr stores xarray wrote.
 #include <gtest/gtest.h>
+#include <netcdf.h>
 
 #include <array>
 #include <cmath>
@@ -290,13 +291,44 @@ TEST(Era5Sources, GnnTrainsAndRollsOutWithTheMask) {
                         weights + "\ndata_file " + file + "\n"),
             "");
   const Comm comm;
-  const RolloutSums s = gnn_rollout_sums(weights, file, 3, 0.75, 4, comm.rank(), comm.size(),
-                                         [&](std::vector<double>& v) { comm.allreduce_sum(v.data(), v.size()); });
+  const RolloutSums s = gnn_rollout_sums(weights, file, 3, 0.75, 4, comm);
   // The interior of 6 x 7 less a strip of 1 is 4 x 5 = 20 points; 4 of them are masked.
   EXPECT_EQ(s.interior_points, 16);
   EXPECT_EQ(s.variables, std::vector<std::string>{"t2m"});
   for (double v : s.model) EXPECT_TRUE(std::isfinite(v));
   for (double v : s.climatology) EXPECT_TRUE(std::isfinite(v));
+  // wxeval --forecast on this regular grid: (time, prediction_timedelta, latitude, longitude), every
+  // held-out initial time, the masked points NaN and the others the rollout's forecast; the sums the
+  // same as without the file.
+  const std::string out = kDir + "forecast_masked_np" + std::to_string(comm.size()) + ".nc";
+  const RolloutSums f = gnn_rollout_sums(weights, file, 3, 0.75, 4, comm, nn::WeightsChoice::preferred, out,
+                                         "test");
+  EXPECT_EQ(f.model, s.model);
+  if (comm.rank() != 0) return;
+  int nc = -1, var = -1, dims[4] = {0, 0, 0, 0};
+  ASSERT_EQ(nc_open(out.c_str(), NC_NOWRITE, &nc), NC_NOERR);
+  ASSERT_EQ(nc_inq_varid(nc, "t2m", &var), NC_NOERR);
+  nc_inq_vardimid(nc, var, dims);
+  std::vector<std::string> names;
+  std::size_t times = 0;
+  for (const int d : dims) {
+    char name[NC_MAX_NAME + 1];
+    nc_inq_dimname(nc, d, name);
+    names.emplace_back(name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"time", "prediction_timedelta", "latitude", "longitude"}));
+  nc_inq_dimlen(nc, dims[0], &times);
+  EXPECT_EQ(times, f.total_samples);
+  std::vector<float> first(3 * 42);
+  const std::size_t start[4] = {0, 0, 0, 0}, count[4] = {1, 3, 6, 7};
+  ASSERT_EQ(nc_get_vara_float(nc, var, start, count, first.data()), NC_NOERR);
+  nc_close(nc);
+  for (int k = 0; k < 3; ++k)
+    for (int p = 0; p < 42; ++p) {
+      const bool land = p / 7 >= 2 && p / 7 < 4 && p % 7 >= 3 && p % 7 < 5;  // j 2..3, i 3..4
+      if (land) EXPECT_TRUE(std::isnan(first[k * 42 + p])) << k << " " << p;
+      else EXPECT_EQ(first[k * 42 + p], f.forecast[k * 42 + p]) << k << " " << p;
+    }
 }
 
 TEST(Era5Sources, ErrorsNameTheFileTheVariableAndTheLevel) {

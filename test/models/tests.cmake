@@ -20,6 +20,10 @@ endforeach()
 hpctrain_test(test_gnn_point_weights SOURCES models/test_gnn_point_weights.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1
               LABELS "unit;gnn")
 hpctrain_test(test_sphere_mesh SOURCES models/test_sphere_mesh.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1 LABELS "unit;gnn")
+hpctrain_test(test_gnn_recompute SOURCES models/test_gnn_recompute.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1
+              LABELS "unit;gnn")
+hpctrain_test(test_forecast_file SOURCES models/test_forecast_file.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1
+              LABELS "unit;gnn")
 # The whole gnn against a PyTorch rebuild on the same weights and graph (fp32, 1e-5 relative).
 hpctrain_test(test_gnn_parity_dump SOURCES models/dump_gnn_parity.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1 LABELS "parity;gnn")
 set_tests_properties(test_gnn_parity_dump_np1_nt1 PROPERTIES FIXTURES_SETUP gnn_parity)

@@ -1,5 +1,6 @@
 // Workspace layout: scratch units share one block, tensors within a unit and tensors of their own
-// never overlap, and without an open scope a scratch request is an ordinary one (Note [scratch units]).
+// never overlap, and without an open scope a scratch request is an ordinary one (Note [scratch units]);
+// recomputed units share another (Note [recomputed units]).
 #include <gtest/gtest.h>
 
 #include "nn/workspace.hpp"
@@ -56,10 +57,45 @@ TEST(Workspace, ScratchWithoutScopeIsOrdinary) {
   EXPECT_EQ(a.data()[0], 0.0f);  // an ordinary tensor still starts zeroed
 }
 
+// Note [recomputed units]: every tensor of a recomputed unit in one block shared by all such units,
+// apart within a unit; kept tensors and the scratch units' block apart from it.
+TEST(Workspace, RecomputedUnitsShareOneBlock) {
+  WS ws;
+  Tensor<float>& own = ws.request("own", 10, 10);
+  Tensor<float>*a1, *a2, *a_out, *b1, *s1;
+  {
+    const WS::RecomputeScope unit(ws, "a");
+    a1 = &ws.request("a1", 40, 4);
+    a2 = &ws.request_scratch("a2", 8, 8);
+    a_out = &ws.request("a_out", 3, 3);
+    ws.keep(*a_out);
+    ws.to_scratch(*a1);  // a no-op: a1 stays in the recomputed block
+  }
+  {
+    const WS::RecomputeScope unit(ws, "b");
+    b1 = &ws.request("b1", 100, 2);
+  }
+  {
+    const WS::ScratchScope unit(ws, "c");
+    s1 = &ws.request_scratch("s1", 30, 1);
+  }
+  ws.keep(own);  // a no-op for a tensor of its own
+  ws.allocate();
+  EXPECT_EQ(a1->data(), b1->data());  // every recomputed unit from the block's start
+  EXPECT_FALSE(overlap(*a1, *a2));
+  for (const Tensor<float>* t : {a1, a2, b1})
+    EXPECT_FALSE(overlap(*t, own) || overlap(*t, *a_out) || overlap(*t, *s1)) << t->shape().size();
+  EXPECT_FALSE(overlap(own, *a_out));
+  // Own: 100 and 9 (rounded up to 112, 16); scratch: 32; recomputed: max(160 + 64, 208) = 224; alignment 16.
+  EXPECT_EQ(ws.bytes(), (112 + 16 + 32 + 224 + 16) * sizeof(float));
+  EXPECT_ANY_THROW(ws.keep(own));  // after allocate()
+}
+
 TEST(Workspace, NestedScopesAreRefused) {
   WS ws;
   const WS::ScratchScope outer(ws, "outer");
   EXPECT_ANY_THROW(WS::ScratchScope(ws, "inner"));
+  EXPECT_ANY_THROW(WS::RecomputeScope(ws, "inner"));
 }
 
 }  // namespace

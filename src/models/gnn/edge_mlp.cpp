@@ -84,6 +84,7 @@ EdgeMlp<Scalar>::EdgeMlp(Store& store, nn::Workspace<Scalar>& ws, const std::str
   dh_ = &ws.request(name + "/dh", E, L);
   dnorm_ = &ws.request(name + "/dz", E, L);
   ones_ = &ws.request(name + "/fc1/ones", E, 1);
+  ws.keep(*ones_);  // filled by bind(), read by every backward (Note [recomputed units])
   if (static_edges) {
     ze_ = &ws.request(name + "/fc1/ze", g.edges, L);
     dzs_ = &ws.request(name + "/fc1/dzs", g.edges, L);

@@ -17,6 +17,7 @@
 namespace {
 const char* kUsage =
     "usage: wxeval WEIGHTS.h5 DATA.nc [--lead-steps N] [--from F] [--batch N] [--csv OUT.csv] [--fields OUT.h5]\n"
+    "              [--forecast OUT.nc]\n"
     "  rolls the gnn of WEIGHTS.h5 out from every initial time of DATA.nc's samples from fraction F on\n"
     "  (the held-out part; with the training file, the validation part), the boundary forced by the\n"
     "  truth, and prints the interior RMSE per lead step and state variable of the model, of\n"
@@ -24,7 +25,10 @@ const char* kUsage =
     "  them to --csv. Ranks split the initial times (no sample twice); the ratio is model/persistence.\n"
     "  --fields: the first held-out initial time's truth and forecast [lead, variable, y, x] (and the\n"
     "    points' latitude and longitude [y, x] when the model has them) for\n"
-    "  scripts/plot-forecast. defaults: --lead-steps 24 --from 0.8 --batch 8\n"
+    "  scripts/plot-forecast.\n"
+    "  --forecast: every held-out initial time's forecast as NetCDF in WeatherBench2's layout (variables\n"
+    "    over time, prediction_timedelta and the grid; docs/gnn.md). Memory: --batch x leads x variables x\n"
+    "    points floats per rank. defaults: --lead-steps 24 --from 0.8 --batch 8\n"
     "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
 
 int run(int argc, char** argv, const hpct::Comm& comm) {
@@ -35,7 +39,7 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
   const std::string weights = argv[1], data = argv[2];
   int leads = 24, batch = 8;
   double from = 0.8;
-  std::string csv, fields;
+  std::string csv, fields, forecast;
   hpct::nn::WeightsChoice choice = hpct::nn::WeightsChoice::preferred;
   for (int i = 3; i < argc; i += 2) {
     const std::string a = argv[i];
@@ -46,14 +50,16 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
     else if (a == "--from") from = std::atof(v.c_str());
     else if (a == "--csv") csv = v;
     else if (a == "--fields") fields = v;
+    else if (a == "--forecast") forecast = v;
     else if (a == "--weights") choice = hpct::nn::weights_choice(v, "wxeval: --weights");
     else throw hpct::Error("unknown option " + a + "\n" + kUsage, hpct::ExitCode::bad_input);
   }
   if (leads < 1 || batch < 1 || !(from >= 0 && from < 1))
     throw hpct::Error("--lead-steps and --batch must be >= 1 and --from in [0, 1)", hpct::ExitCode::bad_input);
-  hpct::RolloutSums s = hpct::gnn_rollout_sums(
-      weights, data, leads, from, batch, comm.rank(), comm.size(),
-      [&](std::vector<double>& v) { comm.allreduce_sum(v.data(), v.size()); }, choice);
+  std::string command = "wxeval";
+  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+  hpct::RolloutSums s = hpct::gnn_rollout_sums(weights, data, leads, from, batch, comm, choice, forecast,
+                                               "hpctrain " + command);
   comm.allreduce_sum(s.model.data(), s.model.size());
   comm.allreduce_sum(s.persistence.data(), s.persistence.size());
   comm.allreduce_sum(s.climatology.data(), s.climatology.size());
@@ -63,13 +69,16 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
   const std::size_t V = s.variables.size();
   std::printf("wxeval: %llu held-out initial times of %s, %d lead steps, RMSE over %d interior points\n",
               static_cast<unsigned long long>(s.total_samples), data.c_str(), leads, s.interior_points);
-  std::printf("%5s  %-10s %14s %16s %16s %10s\n", "lead", "variable", "model_rmse", "persistence_rmse",
-              "climatology_rmse", "ratio");
+  // Lead times in hours where the data has a time coordinate (its step), else in steps alone.
+  const auto lead_hours = [&](int k) { return s.step_s > 0 ? hpct::strf("%g", (k + 1) * s.step_s / 3600.0) : ""; };
+  if (s.step_s > 0) std::printf("wxeval: a lead step is %g h (the data's time step)\n", s.step_s / 3600.0);
+  std::printf("%5s  %-10s %14s %16s %16s %10s %7s\n", "lead", "variable", "model_rmse", "persistence_rmse",
+              "climatology_rmse", "ratio", "lead_h");
   std::ofstream out;
   if (!csv.empty()) {
     out.open(csv);
     if (!out) throw hpct::Error(csv + ": cannot write", hpct::ExitCode::bad_input);
-    out << "lead_steps,variable,model_rmse,persistence_rmse,climatology_rmse\n";
+    out << "lead_steps,variable,model_rmse,persistence_rmse,climatology_rmse,lead_hours\n";
   }
   int beaten = 0;
   for (int k = 0; k < leads; ++k)
@@ -78,9 +87,10 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
       const double p = std::sqrt(s.persistence[static_cast<std::size_t>(k) * V + v] / count);
       const double c = std::sqrt(s.climatology[static_cast<std::size_t>(k) * V + v] / count);
       beaten += m < p ? 1 : 0;
-      std::printf("%5d  %-10s %14.6g %16.6g %16.6g %10.3f\n", k + 1, s.variables[v].c_str(), m, p, c,
-                  p > 0 ? m / p : 0.0);
-      if (out) out << k + 1 << "," << s.variables[v] << "," << m << "," << p << "," << c << "\n";
+      std::printf("%5d  %-10s %14.6g %16.6g %16.6g %10.3f %7s\n", k + 1, s.variables[v].c_str(), m, p, c,
+                  p > 0 ? m / p : 0.0, s.step_s > 0 ? lead_hours(k).c_str() : "-");
+      if (out)
+        out << k + 1 << "," << s.variables[v] << "," << m << "," << p << "," << c << "," << lead_hours(k) << "\n";
     }
   std::printf("wxeval: the model beats persistence in %d of %d (lead, variable) pairs\n", beaten,
               leads * static_cast<int>(V));

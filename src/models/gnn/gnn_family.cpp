@@ -18,6 +18,9 @@ void declare(deck::Schema& s) {
   s.section("model (gnn)");
   s.add_int("gnn_latent", 256, 1, 1 << 16, "gnn: width of every node and edge representation");
   s.add_int("gnn_layers", 12, 1, 1000, "gnn: interaction-network layers on the mesh (processor)");
+  s.add_bool("gnn_recompute", false,
+             "gnn: recompute the interaction nets' activations in backward (memory: one net's instead of every "
+             "net's; one more encoder and processor forward per step; the same gradients, bit for bit)");
   s.add_string("gnn_variable_weights", "",
                "gnn: comma-separated loss weight per state variable, in state_variables order (empty: 1 each)");
   s.add_choice("gnn_edge_distances", "grid", {"grid", "sphere"},
@@ -83,6 +86,7 @@ GnnModelConfig config_from(const deck::Deck& d, int ny, int nx, int S, int F, in
   c.net.ny = ny, c.net.nx = nx, c.net.d_in = 2 * S + F + K, c.net.d_out = S;
   c.net.latent = static_cast<int>(d.get_int("gnn_latent"));
   c.net.layers = static_cast<int>(d.get_int("gnn_layers"));
+  c.net.recompute = d.get_bool("gnn_recompute");
   c.states = S, c.forcings = F, c.statics = K;
   c.boundary_width = static_cast<int>(d.get_int("boundary_width"));
   c.state_names = names;

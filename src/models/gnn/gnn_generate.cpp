@@ -6,14 +6,18 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
+#include "models/gnn/netcdf_out.hpp"
 #include "models/gnn/shallow_water.hpp"
 
 namespace {
+using hpct::netcdf_out::check;
+using hpct::netcdf_out::data_variable;
+using hpct::netcdf_out::text;
+
 const char* kUsage =
     "usage: wxgen OUT.nc [--nx N] [--ny N] [--margin N] [--hours N] [--spinup N] [--dx-km N] [--dt N] [--seed K]\n"
     "  shallow water (depth h, velocities u, v, tracer q) on a beta-plane channel of (nx + 2 margin) x\n"
@@ -21,26 +25,6 @@ const char* kUsage =
     "  orography (static variable `orog`); after --spinup hours, the nx x ny region in the middle is\n"
     "  written every hour for --hours hours (--hours + 1 times). Equations: docs/gnn.md.\n"
     "  defaults: --nx 32 --ny 24 --margin 16 --hours 720 --spinup 120 --dx-km 25 --dt 300 --seed 1\n";
-
-void check(int status, const std::string& what) {
-  if (status != NC_NOERR) throw hpct::Error(what + ": " + nc_strerror(status), hpct::ExitCode::bad_input);
-}
-
-void text(int nc, int var, const char* name, const std::string& value) {
-  check(nc_put_att_text(nc, var, name, value.size(), value.c_str()), name);
-}
-
-// A float32 data variable as xarray writes one: NaN as _FillValue, units and a long name.
-int data_variable(int nc, const char* name, const std::vector<int>& dims, const char* units,
-                  const char* long_name) {
-  int id = -1;
-  check(nc_def_var(nc, name, NC_FLOAT, static_cast<int>(dims.size()), dims.data(), &id), name);
-  const float fill = std::numeric_limits<float>::quiet_NaN();
-  check(nc_put_att_float(nc, id, "_FillValue", NC_FLOAT, 1, &fill), name);
-  text(nc, id, "units", units);
-  text(nc, id, "long_name", long_name);
-  return id;
-}
 
 struct Options {
   long long nx = 32, ny = 24, margin = 16, hours = 720, spinup = 120, dx_km = 25, dt = 300, seed = 1;

@@ -225,6 +225,7 @@ std::string GnnModel::config_string() const {
   s += std::string(" gnn_point_weights=") + (c_.latitude_weights ? "latitude" : "uniform");
   s += std::string(" missing_data=") + (c_.masked ? "mask" : "error");
   s += " ar_steps_schedule=" + rollout_schedule_text(c_.ar_schedule);
+  s += std::string(" gnn_recompute=") + (c_.net.recompute ? "true" : "false");
   s += std::string(" gnn_output=") + (c_.day_tendency >= 0 ? "day_before_anomaly"
                                       : c_.day_before >= 0 ? "day_before_blend"
                                                            : "increment");

@@ -90,9 +90,10 @@ class GnnModel : public Model {
   // the boundary strip is overwritten by the truth. Adds the interior sums of squared errors of
   // lead k (1-based k + 1) and variable s at [k S + s] of `model` and of persistence (the state at
   // t held) of `persistence`, in data units.
-  // With `forecast`, the first sample's predicted states are appended to it, [A][S][N] (plots).
+  // With `forecast`, the predicted states of the batch's first `forecast_samples` samples are
+  // written to it, [forecast_samples][A][S][N] (wxeval's plots and forecast files).
   void rollout_errors(const Batch& b, std::vector<double>& model, std::vector<double>& persistence,
-                      std::vector<float>* forecast = nullptr);
+                      std::vector<float>* forecast = nullptr, int forecast_samples = 1);
   const GnnModelConfig& config() const { return c_; }
   // Every grid point's latitude and longitude (degrees), as set_data_stats takes them from the grid
   // field: the edges' features on the sphere, the icosahedral graph (Note [graph from positions]),

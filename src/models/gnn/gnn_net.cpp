@@ -18,6 +18,16 @@ namespace hpct {
 // tenth of a step's FLOPs at the seed's settings, where the edge embeddings are 12% of them).
 // train_flops_per_sample still counts the architecture's FLOPs (each sample's embeddings).
 
+// Note [recomputed processor layers]: with gnn_recompute every interaction net (the encoder, the
+// processor's layers, the decoder) is a recomputed unit of the workspace (Note [recomputed units],
+// nn/workspace.hpp): their activations and gradient temporaries share one block, and only their
+// outputs (the mesh and edge latents the next net reads) keep places of their own. Backward re-runs
+// each processor layer's and the encoder's forward on its stored inputs right before its backward;
+// the decoder, the last of them in forward, still holds its own. Memory for those activations falls
+// from every net's to one net's (at the icosahedral mesh's edge counts the bulk of the network's), at
+// the cost of one more forward of the encoder and the processor per step. The gradients are the same
+// bits (test_gnn_recompute).
+
 namespace gnn_kernels {
 
 // The first `rows` rows of t, filled with `copies` copies of the host rows `values` ([rows, cols]).
@@ -64,15 +74,13 @@ GnnNet<Scalar>::GnnNet(const GnnConfig& c, MeshGraph graph, int capacity, nn::Pr
       m2m_embed_(store_, ws_, "m2m_embed", 3, c.latent, c.latent, m2m_.edges, true, p),
       m2g_embed_(store_, ws_, "m2g_embed", 3, c.latent, c.latent, m2g_.edges, true, p),
       // Note [static edge input]: the encoder's and decoder's edges and the first processor layer's.
-      encoder_(store_, ws_, "encoder", g2m_, c.latent, capacity, p, true, false),
+      encoder_(interaction_net("encoder", g2m_, true, false, p)),
       grid_mlp_(store_, ws_, "grid_mlp", c.latent, c.latent, c.latent, capacity * N_, true, p) {
   if (c.layers < 1) throw Error("gnn: gnn_layers must be >= 1", ExitCode::bad_input);
   // In forward order (Note [registration order]): processor, decoder, read-out.
   for (int l = 0; l < c.layers; ++l)
-    processor_.push_back(std::make_unique<InteractionNet<Scalar>>(store_, ws_, "processor" + std::to_string(l),
-                                                                  m2m_, c.latent, capacity, p, l == 0, true));
-  decoder_ = std::make_unique<InteractionNet<Scalar>>(store_, ws_, "decoder", m2g_, c.latent, capacity, p, true,
-                                                      false);
+    processor_.push_back(interaction_net("processor" + std::to_string(l), m2m_, l == 0, true, p));
+  decoder_ = interaction_net("decoder", m2g_, true, false, p);
   readout_ = std::make_unique<GnnMlp<Scalar>>(store_, ws_, "readout", c.latent, c.latent, c.d_out, capacity * N_,
                                               false, p);
   const std::int64_t L = c.latent;
@@ -100,13 +108,32 @@ GnnNet<Scalar>::GnnNet(const GnnConfig& c, MeshGraph graph, int capacity, nn::Pr
   for (GnnMlp<Scalar>* m :
        {&grid_embed_, &mesh_embed_, &g2m_embed_, &m2m_embed_, &m2g_embed_, &grid_mlp_, readout_.get()})
     m->bind(store_);
-  encoder_.bind(store_);
+  encoder_->bind(store_);
   for (auto& layer : processor_) layer->bind(store_);
   decoder_->bind(store_);
   fill_copies(*mesh_x_, graph_.mesh_features, 1);
   fill_copies(*g2m_x_, graph_.g2m.features, 1);
   fill_copies(*m2m_x_, graph_.m2m.features, 1);
   fill_copies(*m2g_x_, graph_.m2g.features, 1);
+}
+
+template <class Scalar>
+std::unique_ptr<InteractionNet<Scalar>> GnnNet<Scalar>::interaction_net(const std::string& name,
+                                                                        const DeviceEdges& g, bool static_edges,
+                                                                        bool edge_output, nn::Precision p) {
+  const auto make = [&] {
+    return std::make_unique<InteractionNet<Scalar>>(store_, ws_, name, g, c_.latent, capacity_, p, static_edges,
+                                                    edge_output);
+  };
+  if (!c_.recompute) return make();
+  std::unique_ptr<InteractionNet<Scalar>> net;
+  {
+    const typename nn::Workspace<Scalar>::RecomputeScope scope(ws_, name);
+    net = make();
+  }
+  ws_.keep(net->receiver_output());  // the next unit's input
+  if (net->has_edge_output()) ws_.keep(net->edge_output());
+  return net;
 }
 
 template <class Scalar>
@@ -132,9 +159,9 @@ const Tensor<Scalar>& GnnNet<Scalar>::forward(const T& x, int n) {
   const T& eg = g2m_embed_.forward(*g2m_x_, static_cast<int>(g2m_.edges));
   const T& em = embed_static(m2m_embed_, *m2m_x_, m2m_.edges, *m2m_h_);
   const T& ed = m2g_embed_.forward(*m2g_x_, static_cast<int>(m2g_.edges));
-  encoder_.forward(eg, gh, mh, n);
+  encoder_->forward(eg, gh, mh, n);
   add_rows("gnn_grid_res", grid_h1_->matrix(), gh.matrix(), grid_mlp_.forward(gh, rN).matrix(), false, rN);
-  const T* mesh = &encoder_.receiver_output();
+  const T* mesh = &encoder_->receiver_output();
   const T* edge = &em;
   for (auto& layer : processor_) {
     layer->forward(*edge, *mesh, *mesh, n);
@@ -158,9 +185,10 @@ void GnnNet<Scalar>::backward(const T& x, int n, bool input_grad) {
                      *d_mesh_[cur], GradMode::assign, *d_gh1_, GradMode::assign, n);
   for (int l = layers - 1; l >= 0; --l) {
     const T& edge_in = l == 0 ? *m2m_h_ : processor_[static_cast<std::size_t>(l - 1)]->edge_output();
-    const T& mesh_in = l == 0 ? encoder_.receiver_output()
+    const T& mesh_in = l == 0 ? encoder_->receiver_output()
                               : processor_[static_cast<std::size_t>(l - 1)]->receiver_output();
     const int nxt = 1 - cur;
+    if (c_.recompute) processor_[static_cast<std::size_t>(l)]->forward(edge_in, mesh_in, mesh_in, n);
     // The last layer's edge output is unused; earlier ones feed the next layer (d_edge_[cur]).
     processor_[static_cast<std::size_t>(l)]->backward(edge_in, mesh_in, mesh_in, *d_mesh_[cur],
                                                       l == layers - 1 ? none : *d_edge_[cur], *d_edge_[nxt],
@@ -172,8 +200,9 @@ void GnnNet<Scalar>::backward(const T& x, int n, bool input_grad) {
   const T& gh = grid_embed_.output();
   grid_mlp_.backward(gh, *d_gh1_, *d_gh_, GradMode::assign, rN);
   add_rows("gnn_grid_res_bw", d_gh_->matrix(), d_gh_->matrix(), d_gh1_->matrix(), false, rN);
-  encoder_.backward(g2m_embed_.output(), gh, *mesh_h_, *d_mesh_[cur], none, *d_g2m_, GradMode::assign, *d_gh_,
-                    GradMode::accumulate, *d_mh_, GradMode::assign, n);
+  if (c_.recompute) encoder_->forward(g2m_embed_.output(), gh, *mesh_h_, n);
+  encoder_->backward(g2m_embed_.output(), gh, *mesh_h_, *d_mesh_[cur], none, *d_g2m_, GradMode::assign, *d_gh_,
+                     GradMode::accumulate, *d_mh_, GradMode::assign, n);
   // The static embeddings' gradients, summed over the samples (the edge sets' by the interaction
   // nets: Note [static edge input]), then one backward each.
   sum_samples(d_mh_->matrix(), M_, n, d_mh_->matrix(), false);
@@ -190,7 +219,7 @@ double GnnNet<Scalar>::forward_flops_per_sample() const {
              (grid_embed_.flops_per_row() + grid_mlp_.flops_per_row() + readout_->flops_per_row());
   f += static_cast<double>(M_) * mesh_embed_.flops_per_row();
   f += static_cast<double>(g2m_.edges + m2m_.edges + m2g_.edges) * g2m_embed_.flops_per_row();
-  f += encoder_.flops_per_sample() + decoder_->flops_per_sample();
+  f += encoder_->flops_per_sample() + decoder_->flops_per_sample();
   for (const auto& layer : processor_) f += layer->flops_per_sample();
   return f;
 }

@@ -17,11 +17,12 @@
 namespace hpct {
 
 struct GnnConfig {
-  int ny = 0, nx = 0;  // the grid
-  int d_in = 0;        // input values per grid point
-  int d_out = 0;       // outputs per grid point
-  int latent = 256;    // gnn_latent
-  int layers = 12;     // gnn_layers (processor)
+  int ny = 0, nx = 0;      // the grid
+  int d_in = 0;            // input values per grid point
+  int d_out = 0;           // outputs per grid point
+  int latent = 256;        // gnn_latent
+  int layers = 12;         // gnn_layers (processor)
+  bool recompute = false;  // gnn_recompute: Note [recomputed processor layers]
 };
 
 template <class Scalar>
@@ -46,9 +47,14 @@ class GnnNet {
   // the sphere]); the graph's topology stays.
   void set_sphere_positions(const std::vector<double>& lat, const std::vector<double>& lon);
   int capacity() const { return capacity_; }
+  std::size_t workspace_bytes() const { return ws_.bytes(); }
   double forward_flops_per_sample() const;
 
  private:
+  // An interaction net; a recomputed workspace unit with gnn_recompute (Note [recomputed processor layers]).
+  std::unique_ptr<InteractionNet<Scalar>> interaction_net(const std::string& name, const DeviceEdges& g,
+                                                          bool static_edges, bool edge_output, nn::Precision p);
+
   GnnConfig c_;
   int capacity_;
   MeshGraph graph_;
@@ -57,7 +63,7 @@ class GnnNet {
   nn::Workspace<Scalar> ws_;
   std::int64_t N_, M_;
   GnnMlp<Scalar> grid_embed_, mesh_embed_, g2m_embed_, m2m_embed_, m2g_embed_;
-  InteractionNet<Scalar> encoder_;
+  std::unique_ptr<InteractionNet<Scalar>> encoder_;
   GnnMlp<Scalar> grid_mlp_;
   std::vector<std::unique_ptr<InteractionNet<Scalar>>> processor_;
   std::unique_ptr<InteractionNet<Scalar>> decoder_;

@@ -66,7 +66,7 @@ double step_sse(const View2<float>& a, const float* state, bool a_from_batch, co
 }  // namespace gnn_kernels
 
 void GnnModel::rollout_errors(const Batch& b, std::vector<double>& model, std::vector<double>& persistence,
-                              std::vector<float>* forecast) {
+                              std::vector<float>* forecast, int forecast_samples) {
   if (b.n == 0) return;
   const int N = c_.net.ny * c_.net.nx, S = c_.states, F = c_.forcings, K = c_.statics, n = b.n;
   const Tensor<float> targets = b.get("targets");
@@ -80,6 +80,8 @@ void GnnModel::rollout_errors(const Batch& b, std::vector<double>& model, std::v
   const float* state = b.get("state").data();
   const float* forcing = F ? b.get("forcing").data() : nullptr;
   const float* statics = K ? b.get("static").data() : nullptr;
+  const int m = std::min(forecast_samples, n);
+  if (forecast) forecast->assign(static_cast<std::size_t>(m) * A * S * N, 0.0f);
   int prev = 0, cur = 1, next = 2;
   gnn_kernels::states_from_batch(state_of(prev), state, 0, n, N, S);
   gnn_kernels::states_from_batch(state_of(cur), state, 1, n, N, S);
@@ -96,10 +98,12 @@ void GnnModel::rollout_errors(const Batch& b, std::vector<double>& model, std::v
                                                                                 targets.data(), score_, s, k, n, N,
                                                                                 S, A);
     }
-    if (forecast) {  // sample 0's rows [0, N) of the new state [n N, S], as [S][N]
-      const auto h = to_host(Kokkos::subview(state_of(next), std::make_pair(0, N), Kokkos::ALL()));
-      for (int s = 0; s < S; ++s)
-        for (int p = 0; p < N; ++p) forecast->push_back(h(p, s));
+    if (forecast) {  // rows [0, m N) of the new state [n N, S] into [m][A][S][N]
+      const auto h = to_host(Kokkos::subview(state_of(next), std::make_pair(0, m * N), Kokkos::ALL()));
+      for (int r = 0; r < m; ++r)
+        for (int s = 0; s < S; ++s)
+          for (int p = 0; p < N; ++p)
+            (*forecast)[((static_cast<std::size_t>(r) * A + k) * S + s) * N + p] = h(r * N + p, s);
     }
     prev = cur, cur = next, next = 3 - prev - cur;
   }

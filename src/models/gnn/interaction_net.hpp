@@ -32,6 +32,7 @@ class InteractionNet {
   void forward(const T& edge, const T& send, const T& recv, int n);
   const T& receiver_output() const { return *recv_out_; }
   const T& edge_output() const { return *edge_out_; }
+  bool has_edge_output() const { return edge_output_; }
   // From dL/d(receiver_output) and dL/d(edge_output) (empty: the edge output is unused), for the
   // inputs of the last forward: d_edge, d_recv, then d_send, each assigned or accumulated as its
   // mode says (empty: skipped). d_recv is complete before d_send is touched, so when senders and

@@ -1,12 +1,16 @@
 // Rollout evaluation of a trained gnn on a netcdf file (see rollout_evaluation.hpp).
 #include "models/gnn/rollout_evaluation.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "data/grid_samples.hpp"
 #include "data/source_registry.hpp"
+#include "models/gnn/forecast_file.hpp"
 #include "models/gnn/gnn_model.hpp"
 #include "models/registry.hpp"
 
@@ -42,12 +46,33 @@ void check_positions(const GnnModel& model, const Dataset& data, const std::vect
   }
 }
 
+// The forecast file's grid and initial times: the data file's (Note [forecast layout]).
+ForecastGrid forecast_grid(const GridSamples& data, std::uint64_t first, const GnnModelConfig& c, int leads,
+                           const std::string& source) {
+  const GridSamples::Layout& l = data.layout();
+  ForecastGrid g;
+  g.ny = l.ny, g.nx = l.nx, g.y = l.y, g.x = l.x, g.latlon = l.latlon, g.lat = l.lat, g.lon = l.lon;
+  g.timed = !l.time_s.empty();
+  g.step_s = data.step_seconds();
+  for (std::uint64_t row = first; row < data.rows(); ++row) {
+    const std::size_t t = data.initial_time_index(row);
+    g.init_times.push_back(g.timed ? l.time_s.at(t) : static_cast<double>(t));
+  }
+  g.leads = leads, g.variables = c.state_names, g.source = source;
+  return g;
+}
+
+// The first sample of each rank's block of held-out samples [first, first + held_out), and its end.
+std::uint64_t block_start(std::uint64_t first, std::uint64_t held_out, int rank, int ranks) {
+  return first + held_out * static_cast<std::uint64_t>(rank) / static_cast<std::uint64_t>(ranks);
+}
+
 }  // namespace
 
 RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data_file, int lead_steps, double from,
-                             int batch, int rank, int ranks,
-                             const std::function<void(std::vector<double>&)>& sum_over_ranks,
-                             nn::WeightsChoice choice) {
+                             int batch, const Comm& comm, nn::WeightsChoice choice,
+                             const std::string& forecast_file, const std::string& source) {
+  const int rank = comm.rank(), ranks = comm.size();
   const std::unique_ptr<Model> loaded = load_model(weights, batch, choice);
   auto* model = dynamic_cast<GnnModel*>(loaded.get());
   if (!model)
@@ -77,13 +102,14 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
   check_positions(*model, *data, specs, data_file, weights);
   const auto first = static_cast<std::uint64_t>(std::floor(from * static_cast<double>(rows)));
   const std::uint64_t held_out = rows - first;
-  const std::uint64_t lo = first + held_out * static_cast<std::uint64_t>(rank) / static_cast<std::uint64_t>(ranks);
-  const std::uint64_t hi = first +
-                           held_out * static_cast<std::uint64_t>(rank + 1) / static_cast<std::uint64_t>(ranks);
+  const std::uint64_t lo = block_start(first, held_out, rank, ranks),
+                      hi = block_start(first, held_out, rank + 1, ranks);
   RolloutSums out;
   std::vector<double> climatology;  // [S N] mean state
   out.variables = c.state_names, out.leads = lead_steps, out.total_samples = held_out;
   out.ny = c.net.ny, out.nx = c.net.nx;
+  const auto* grid_data = dynamic_cast<const GridSamples*>(data.get());
+  if (grid_data && !grid_data->layout().time_s.empty()) out.step_s = grid_data->step_seconds();
   out.interior_points = model->interior_points();
   out.model.assign(static_cast<std::size_t>(lead_steps) * c.state_names.size(), 0.0);
   out.persistence = out.model;
@@ -107,7 +133,7 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
           for (std::size_t p = 0; p < N; ++p) sums[s * N + p] += state[((r * S + s) * 2 + 1) * N + p];
       sums[S * N] += static_cast<double>(m);
     }
-    sum_over_ranks(sums);
+    comm.allreduce_sum(sums.data(), sums.size());
     climatology.assign(sums.begin(), sums.end() - 1);
     for (double& v : climatology) v /= std::max(1.0, sums[S * N]);
   }
@@ -116,42 +142,88 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
   std::vector<View1<float>> device;
   for (const FieldSpec& s : specs)
     device.emplace_back("wxeval_" + s.name, static_cast<std::size_t>(batch) * s.width());
-  for (std::uint64_t at = lo; at < hi; at += static_cast<std::uint64_t>(batch)) {
-    const std::uint64_t n = std::min<std::uint64_t>(static_cast<std::uint64_t>(batch), hi - at);
-    data->read_block(at, n, host.buffers());
-    const long long bad = first_bad_value(specs, host.buffers(), n, nullptr, at);
-    if (bad != kNoBadValue) throw Error(describe_bad_value(*data, specs, bad), ExitCode::bad_input);
-    Batch b;
-    b.n = static_cast<int>(n);
-    for (std::size_t f = 0; f < specs.size(); ++f) {
-      const std::size_t count = n * specs[f].width();
-      Kokkos::deep_copy(Kokkos::subview(device[f], std::make_pair(std::size_t(0), count)),
-                        Kokkos::View<const float*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                            static_cast<const float*>(host.buffers()[f].values), count));
-      b.set(specs[f].name.c_str(),
-            Tensor<float>(device[f].data(), specs[f].shape_of(static_cast<std::int64_t>(n))));
-    }
-    const bool first_batch = at == lo && rank == 0;
-    model->rollout_errors(b, out.model, out.persistence, first_batch ? &out.forecast : nullptr);
-    if (first_batch) {  // sample 0's targets, [lead][variable][N] like the forecast
-      const auto* t = static_cast<const float*>(host.buffers()[1].values);
-      for (std::size_t k = 0; k < A; ++k)
-        for (std::size_t s = 0; s < S; ++s)
-          for (std::size_t p = 0; p < N; ++p) out.truth.push_back(t[(s * A + k) * N + p]);
-    }
-    const auto* targets = static_cast<const float*>(host.buffers()[1].values);  // [n][S][A][N]
-    for (std::uint64_t r = 0; r < n; ++r)
-      for (std::size_t k = 0; k < A; ++k)
-        for (std::size_t s = 0; s < S; ++s) {
-          double e2 = 0;
-          for (std::size_t p = 0; p < N; ++p) {
-            const double e = targets[((r * S + s) * A + k) * N + p] - climatology[s * N + p];
-            e2 += inside[p] * e * e;
+  std::unique_ptr<ForecastFile> file;  // rank 0's
+  if (!forecast_file.empty())
+    comm.run_agreed([&] {
+      if (!grid_data) throw Error(data_file + ": --forecast needs a gridded data file", ExitCode::bad_input);
+      if (rank == 0)
+        file = std::make_unique<ForecastFile>(forecast_file,
+                                              forecast_grid(*grid_data, first, c, lead_steps, source));
+    });
+  int mask_field = -1;  // missing_data mask: the points the data never has get NaN in the forecast file
+  for (std::size_t f = 0; f < specs.size(); ++f)
+    if (specs[f].name == "mask") mask_field = static_cast<int>(f);
+  // The ranks take their batches in rounds (the forecasts of a round go to rank 0 together).
+  const auto B = static_cast<std::uint64_t>(batch);
+  std::uint64_t rounds = 0;
+  for (int r = 0; r < ranks; ++r)
+    rounds = std::max(
+        rounds, (block_start(first, held_out, r + 1, ranks) - block_start(first, held_out, r, ranks) + B - 1) / B);
+  std::vector<float> forecasts;
+  for (std::uint64_t round = 0; round < rounds; ++round) {
+    const std::uint64_t at = lo + round * B, n = at < hi ? std::min(B, hi - at) : 0;
+    comm.run_agreed([&] {
+      forecasts.clear();
+      if (n == 0) return;
+      data->read_block(at, n, host.buffers());
+      const long long bad = first_bad_value(specs, host.buffers(), n, nullptr, at);
+      if (bad != kNoBadValue) throw Error(describe_bad_value(*data, specs, bad), ExitCode::bad_input);
+      Batch b;
+      b.n = static_cast<int>(n);
+      for (std::size_t f = 0; f < specs.size(); ++f) {
+        const std::size_t count = n * specs[f].width();
+        Kokkos::deep_copy(Kokkos::subview(device[f], std::make_pair(std::size_t(0), count)),
+                          Kokkos::View<const float*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                              static_cast<const float*>(host.buffers()[f].values), count));
+        b.set(specs[f].name.c_str(),
+              Tensor<float>(device[f].data(), specs[f].shape_of(static_cast<std::int64_t>(n))));
+      }
+      const bool plot = round == 0 && rank == 0;  // the first held-out sample: --fields
+      const int keep = forecast_file.empty() ? (plot ? 1 : 0) : static_cast<int>(n);
+      model->rollout_errors(b, out.model, out.persistence, keep > 0 ? &forecasts : nullptr, keep);
+      if (plot) out.forecast.assign(forecasts.begin(), forecasts.begin() + static_cast<std::ptrdiff_t>(A * S * N));
+      if (plot) {  // sample 0's targets, [lead][variable][N] like the forecast
+        const auto* t = static_cast<const float*>(host.buffers()[1].values);
+        for (std::size_t k = 0; k < A; ++k)
+          for (std::size_t s = 0; s < S; ++s)
+            for (std::size_t p = 0; p < N; ++p) out.truth.push_back(t[(s * A + k) * N + p]);
+      }
+      if (mask_field >= 0 && !forecasts.empty()) {
+        const auto* valid = static_cast<const float*>(host.buffers()[static_cast<std::size_t>(mask_field)].values);
+        for (std::size_t i = 0; i < forecasts.size(); ++i)
+          if (valid[i % N] == 0.0f) forecasts[i] = std::numeric_limits<float>::quiet_NaN();
+      }
+      const auto* targets = static_cast<const float*>(host.buffers()[1].values);  // [n][S][A][N]
+      for (std::uint64_t r = 0; r < n; ++r)
+        for (std::size_t k = 0; k < A; ++k)
+          for (std::size_t s = 0; s < S; ++s) {
+            double e2 = 0;
+            for (std::size_t p = 0; p < N; ++p) {
+              const double e = targets[((r * S + s) * A + k) * N + p] - climatology[s * N + p];
+              e2 += inside[p] * e * e;
+            }
+            out.climatology[k * S + s] += e2;
           }
-          out.climatology[k * S + s] += e2;
-        }
-    out.samples += n;
+      out.samples += n;
+    });
+    if (forecast_file.empty()) continue;
+    const std::vector<float> all = comm.gather_to_root(forecasts);  // rank order: each rank's round
+    comm.run_agreed([&] {
+      if (!file) return;
+      std::size_t offset = 0;
+      for (int r = 0; r < ranks; ++r) {
+        const std::uint64_t r_lo = block_start(first, held_out, r, ranks) + round * B;
+        const std::uint64_t r_hi = block_start(first, held_out, r + 1, ranks);
+        const std::uint64_t m = r_lo < r_hi ? std::min(B, r_hi - r_lo) : 0;
+        file->write(r_lo - first, m, all.data() + offset);
+        offset += m * A * S * N;
+      }
+    });
   }
+  if (!forecast_file.empty())
+    comm.run_agreed([&] {
+      if (file) file->commit();
+    });
   return out;
 }
 

@@ -4,10 +4,10 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "comm/comm.hpp"
 #include "nn/weights_io.hpp"
 
 namespace hpct {
@@ -23,16 +23,18 @@ struct RolloutSums {
   // The first held-out initial time (rank 0): truth and forecast [lead][variable][ny][nx].
   std::vector<float> truth, forecast;
   int ny = 0, nx = 0;
+  double step_s = 0;  // the data file's time step in seconds (0: it has no time coordinate)
 };
 
 // Samples [floor(from * rows), rows) of `data_file` opened with the model's variables and
-// ar_steps = lead_steps, split into contiguous blocks over `ranks` (this is `rank`), rolled out in
-// batches of `batch`. The climatology (the mean state of every variable at every point over the
-// samples before `from`, or over all samples when there are none) is summed over ranks with
-// `sum_over_ranks` (in place) before the rollouts. Errors name the files.
+// ar_steps = lead_steps, split into contiguous blocks over the ranks of `comm`, rolled out in
+// batches of `batch` (the ranks take their batches in rounds; an error on one rank stops every rank
+// with it). The climatology is the mean state of every variable at every point over the samples
+// before `from` (over all samples when there are none). With `forecast_file`, rank 0 writes every
+// held-out sample's forecast there (forecast_file.hpp; `source` its global attribute). Errors name
+// the files.
 RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data_file, int lead_steps, double from,
-                             int batch, int rank, int ranks,
-                             const std::function<void(std::vector<double>&)>& sum_over_ranks,
-                             nn::WeightsChoice choice = nn::WeightsChoice::preferred);
+                             int batch, const Comm& comm, nn::WeightsChoice choice = nn::WeightsChoice::preferred,
+                             const std::string& forecast_file = "", const std::string& source = "");
 
 }  // namespace hpct

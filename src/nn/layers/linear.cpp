@@ -50,6 +50,7 @@ Linear<Scalar>::Linear(Store& store, Workspace<Scalar>& ws, const std::string& n
   }
   y_ = &ws.request(name + "/y", capacity, out);
   ones_ = &ws.request(name + "/ones", capacity, 1);
+  ws.keep(*ones_);  // filled once, read by every backward (Note [recomputed units])
 }
 
 template <class Scalar>
