@@ -105,7 +105,7 @@ RolloutBatch gather(const SceneData& d, const std::vector<std::uint64_t>& scenes
 // (ties: the lower id first) kept sorted in one pass over the logits.
 int sample_top_k(const float* z, int V, int top_k, double u) {
   const int K = std::min({top_k, V, 16});
-  int best[16], n = 0;
+  int best[16] = {}, n = 0;  // zeroed: GCC cannot see that V >= K fills the first K
   for (int v = 0; v < V; ++v) {
     if (n == K && !(z[v] > z[best[K - 1]])) continue;  // a tie ranks below the earlier id
     int i = n < K ? n++ : K - 1;
