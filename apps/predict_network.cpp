@@ -1,5 +1,6 @@
 // predict for a network weights file (any registered family, rebuilt by models/registry's
-// load_model): each rank reads its contiguous block of the data file's input rows, runs
+// load_model): each rank reads its contiguous block of the data file's input rows (one dataset per
+// input the model reads: the gnn's state, forcing and static), runs
 // Model::predict on it (models/model.hpp's predict_rows), and the ranks write one HDF5 file with one dataset per named output
 // ([N, ...], rows in data order; row_output.hpp). Per-row randomness (ensembles) is keyed by the
 // global row index, so the values do not depend on the rank count up to the network batches'
@@ -27,7 +28,9 @@ namespace hpct::tools {
 
 const char* const kNetworkUsage =
     "usage: predict WEIGHTS.h5 DATA.h5 OUT.h5 [options]   (a network's weights file written by train)\n"
-    "  --inputs-dataset NAME   the inputs dataset of DATA.h5 (default: inputs)\n"
+    "  --inputs-dataset D      the inputs dataset of DATA.h5 (default: the input's name, e.g. inputs); a model\n"
+    "                          that reads several inputs (gnn: state, forcing, static) reads one dataset each,\n"
+    "                          named as the input unless given as NAME=DATASET[,NAME=DATASET...]\n"
     "  --outputs A,B           only these outputs (default: all the model predicts)\n"
     "  --rows N                only the first N rows (default: all)\n"
     "  --chunk R               rows per network batch (ensembles: (row, member) pairs; default 2048)\n"
@@ -38,8 +41,9 @@ const char* const kNetworkUsage =
     "  --members M --seed K --method ddpm|ddim --steps S --clip X   as apps/sample (defaults 8, 1, ddpm, all, 6)\n"
     "OUT.h5 gets one float32 dataset per output, rows in data order: mlp `outputs` [N, d_out] (values;\n"
     "logits for classifiers) and for classifiers `probabilities` [N, d_out]; diffusion `ensembles`\n"
-    "[N, members, n_fine]. A model trained on a CSV/TSV table also reads DATA.csv or DATA.tsv: the\n"
-    "training file's columns, text columns coded as in training (docs/tables.md).\n";
+    "[N, members, n_fine]; gnn `forecast` [N, S, P] (from the datasets state, forcing, static). A model\n"
+    "trained on a CSV/TSV table also reads DATA.csv or DATA.tsv: the training file's columns, text\n"
+    "columns coded as in training (docs/tables.md).\n";
 
 namespace {
 
@@ -100,10 +104,53 @@ NetworkOptions parse(int argc, char** argv) {
   return o;
 }
 
-std::string shape_text(const std::vector<std::uint64_t>& dims) {
+template <class T>
+std::string shape_text(const std::vector<T>& dims) {
   std::string s;
-  for (const std::uint64_t d : dims) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  for (const T d : dims) s += (s.empty() ? "" : ", ") + std::to_string(d);
   return "[" + s + "]";
+}
+
+std::string names_text(const std::vector<NamedShape>& inputs) {
+  std::string s;
+  for (const NamedShape& in : inputs) s += (s.empty() ? "" : ", ") + in.name;
+  return s;
+}
+
+// The dataset of DATA.h5 each of the model's inputs reads: the input's name, or --inputs-dataset's
+// (a bare DATASET for a one-input model; NAME=DATASET pairs for any).
+std::vector<std::string> input_datasets(const std::string& option, const std::vector<NamedShape>& inputs,
+                                        const std::string& family) {
+  std::vector<std::string> out;
+  for (const NamedShape& in : inputs) out.push_back(in.name);
+  if (option.empty()) return out;
+  if (option.find('=') == std::string::npos) {
+    if (inputs.size() != 1)
+      throw Error("predict: --inputs-dataset " + option + ": the " + family + " model reads " +
+                      std::to_string(inputs.size()) + " inputs (" + names_text(inputs) +
+                      "), one dataset each: give NAME=DATASET pairs (e.g. " + inputs.front().name + "=" + option +
+                      ")",
+                  ExitCode::bad_input);
+    out.front() = option;
+    return out;
+  }
+  std::vector<char> given(inputs.size(), 0);
+  for (const std::string& pair : deck::split_list(option)) {
+    const std::size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size())
+      throw Error("predict: --inputs-dataset: '" + pair + "' is not NAME=DATASET", ExitCode::bad_input);
+    const std::string name = pair.substr(0, eq);
+    std::size_t k = 0;
+    while (k < inputs.size() && inputs[k].name != name) ++k;
+    if (k == inputs.size())
+      throw Error("predict: --inputs-dataset: the " + family + " model has no input '" + name + "' (it reads " +
+                      names_text(inputs) + ")",
+                  ExitCode::bad_input);
+    if (given[k]) throw Error("predict: --inputs-dataset: input '" + name + "' given twice", ExitCode::bad_input);
+    given[k] = 1;
+    out[k] = pair.substr(eq + 1);
+  }
+  return out;
 }
 
 // A CSV/TSV data file read as the model's training table was (Note [table inputs] in
@@ -144,17 +191,15 @@ int predict_network(int argc, char** argv, const Comm& comm) {
 
   // The model, what it reads and what it writes with these options (unknown names are errors).
   std::unique_ptr<Model> model;
-  NamedShape input;
-  std::vector<NamedShape> outputs;
+  std::vector<NamedShape> inputs, outputs;
+  std::vector<std::string> datasets_in;  // the dataset each input reads
   std::vector<std::pair<std::string, long long>> facts;
   comm.run_agreed([&] {
     model = load_model(o.weights, po.chunk, o.weights_choice, &o.weight_set);
-    const std::vector<NamedShape> inputs = model->predict_inputs();
-    if (inputs.size() != 1)
-      throw Error(o.weights + ": the " + model->family() + " model reads " + std::to_string(inputs.size()) +
-                      " fields; predict feeds one dataset",
-                  ExitCode::bad_input);
-    input = inputs.front();
+    inputs = model->predict_inputs();
+    if (inputs.empty())
+      throw Error(o.weights + ": the " + model->family() + " model has no predict", ExitCode::bad_input);
+    datasets_in = input_datasets(o.inputs_dataset, inputs, model->family());
     const std::vector<NamedShape> all = model->predict_outputs(PredictOptions{po.chunk, {}, po.sampling});
     for (const std::string& name : po.outputs)
       if (std::none_of(all.begin(), all.end(), [&](const NamedShape& s) { return s.name == name; })) {
@@ -167,15 +212,19 @@ int predict_network(int argc, char** argv, const Comm& comm) {
     outputs = model->predict_outputs(po);
     facts = model->prediction_facts(po);  // checks the sampling options of models that sample
   });
-  const std::string dataset = o.inputs_dataset.empty() ? input.name : o.inputs_dataset;
-  const auto width = static_cast<std::uint64_t>(input.row_size());
 
-  // This rank's block of rows: of an HDF5 dataset, or of a CSV/TSV table read as in training.
+  // This rank's block of rows: of one HDF5 dataset per input, or of a CSV/TSV table read as in training.
   io::TextFormat format{};
   TableEncoding encoding;
   std::shared_ptr<const Dataset> table;
-  if (io::format_from_extension(o.data, format) && format != io::TextFormat::libsvm)
-    table = open_table(o, format, width, comm, encoding);
+  if (io::format_from_extension(o.data, format) && format != io::TextFormat::libsvm) {
+    if (inputs.size() != 1)
+      comm.agree(o.data + ": the " + model->family() + " model reads " + std::to_string(inputs.size()) +
+                     " inputs (" + names_text(inputs) +
+                     "); a CSV/TSV table gives one: give an HDF5 file with a dataset each",
+                 ExitCode::bad_input);
+    table = open_table(o, format, static_cast<std::uint64_t>(inputs.front().row_size()), comm, encoding);
+  }
   std::uint64_t total = 0;
   comm.run_agreed([&] {
     if (table) {
@@ -184,39 +233,60 @@ int predict_network(int argc, char** argv, const Comm& comm) {
       return;
     }
     const h5::File f = h5::File::open_read(o.data);
-    const h5::DatasetInfo di = h5::info(f, dataset);
-    std::uint64_t row = 1;
-    for (std::size_t i = 1; i < di.dims.size(); ++i) row *= di.dims[i];
-    if (di.dims.size() < 2 || row != width)
-      throw Error(o.data + ": dataset '" + dataset + "' is " + shape_text(di.dims) + "; the " + model->family() +
-                      " model reads rows of " + std::to_string(width) + " values",
-                  ExitCode::bad_input);
-    total = di.dims[0];
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      const std::string& dataset = datasets_in[k];
+      const std::string input = inputs.size() > 1 ? "input '" + inputs[k].name + "'" : "input";
+      if (!h5::exists(f, dataset))
+        throw Error(o.data + ": no dataset '" + dataset + "' (the " + model->family() + " model's " + input +
+                        "; --inputs-dataset " + (inputs.size() > 1 ? inputs[k].name + "=" : std::string()) +
+                        "NAME reads another)",
+                    ExitCode::bad_input);
+      const h5::DatasetInfo di = h5::info(f, dataset);
+      std::uint64_t row = 1;
+      for (std::size_t i = 1; i < di.dims.size(); ++i) row *= di.dims[i];
+      if (di.dims.size() < 2 || row != static_cast<std::uint64_t>(inputs[k].row_size()))
+        throw Error(o.data + ": dataset '" + dataset + "' is " + shape_text(di.dims) + "; the " + model->family() +
+                        " model's " + input + " is rows of " + shape_text(inputs[k].row_shape) + " (" +
+                        std::to_string(inputs[k].row_size()) + " values)",
+                    ExitCode::bad_input);
+      if (k > 0 && di.dims[0] != total)
+        throw Error(o.data + ": dataset '" + dataset + "' has " + std::to_string(di.dims[0]) + " rows, dataset '" +
+                        datasets_in[0] + "' " + std::to_string(total) + "; row i of every input is sample i",
+                    ExitCode::bad_input);
+      total = di.dims[0];
+    }
     if (o.rows >= 0 && static_cast<std::uint64_t>(o.rows) < total) total = static_cast<std::uint64_t>(o.rows);
   });
   const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(comm.size());
   const std::uint64_t first = total * r / p, count = total * (r + 1) / p - first;
   if (comm.max(count) > static_cast<std::uint64_t>(INT_MAX))
     comm.agree("predict: more than 2^31 rows per rank; use more ranks or --rows", ExitCode::bad_input);
-  std::vector<float> x(count * width);
+  std::vector<std::vector<float>> x(inputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    x[k].resize(count * static_cast<std::uint64_t>(inputs[k].row_size()));
   comm.run_agreed([&] {
     if (table) {
       std::vector<float> labels(count);  // read, not used: float32 values or int32 class indices
-      if (count > 0) table->read_block(first, count, {{x.data(), nullptr}, {labels.data(), nullptr}});
+      if (count > 0) table->read_block(first, count, {{x[0].data(), nullptr}, {labels.data(), nullptr}});
       return;
     }
     const h5::File f = h5::File::open_read(o.data);
-    if (count > 0) h5::read_row_range(f, dataset, first, count, width, x.data());
+    for (std::size_t k = 0; k < inputs.size() && count > 0; ++k)
+      h5::read_row_range(f, datasets_in[k], first, count, static_cast<std::uint64_t>(inputs[k].row_size()),
+                         x[k].data());
   });
-  std::string described;
+  std::string described, read_from;
   for (const auto& [k, v] : facts) described += strf(", %s %lld", k.c_str(), v);
+  for (const std::string& d : datasets_in) read_from += (read_from.empty() ? "" : ", ") + d;
   Log::info(strf("predict: %s model, %llu rows of %s, %d rank(s)%s", model->family().c_str(),
-                 (unsigned long long)total, (table ? o.data : dataset).c_str(), comm.size(), described.c_str()));
+                 (unsigned long long)total, (table ? o.data : read_from).c_str(), comm.size(), described.c_str()));
 
   Stopwatch clock;
   std::vector<HostOutput> pred;
   comm.run_agreed([&] {
-    pred = predict_rows(*model, x.data(), count, width, first, po);
+    std::vector<HostInput> in;
+    for (std::size_t k = 0; k < inputs.size(); ++k) in.push_back({&inputs[k], x[k].data()});
+    pred = predict_fields(*model, in, count, first, po);
     if (pred.size() != outputs.size()) throw Error("internal: predict's outputs differ from predict_outputs");
   });
   const double secs = comm.max(clock.seconds());
@@ -236,7 +306,12 @@ int predict_network(int argc, char** argv, const Comm& comm) {
     h5::write_attr(f, "/", "weights", o.weights);
     h5::write_attr(f, "/", "weight_set", o.weight_set);
     h5::write_attr(f, "/", "data", o.data);
-    if (!table) h5::write_attr(f, "/", "inputs_dataset", dataset);
+    if (!table) {  // the dataset, or with several inputs NAME=DATASET for each
+      std::string given;
+      for (std::size_t k = 0; k < inputs.size(); ++k)
+        given += (given.empty() ? "" : ",") + (inputs.size() > 1 ? inputs[k].name + "=" : "") + datasets_in[k];
+      h5::write_attr(f, "/", "inputs_dataset", given);
+    }
     if (!encoding.classes.empty())  // the class names of the outputs' columns, in order
       h5::write_attr(f, "/", "classes", json_text::Json(encoding.classes).dump());
     if (model->generates_ensembles()) {

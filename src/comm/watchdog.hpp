@@ -38,6 +38,7 @@ std::string list(const std::vector<int>& ranks);
 
 class WatchedAllreduce {
  public:
+  static constexpr double kGraceSeconds = 5.0;  // the other ranks' wait beyond rank 0's timeout
   // timeout_seconds <= 0 disables the watchdog (plain blocking all-reduce, no arrival messages).
   // force_staging: stage device buffers even with a CUDA-aware MPI (tests).
   WatchedAllreduce(const Comm& comm, double timeout_seconds, bool force_staging = false);
@@ -85,7 +86,6 @@ class WatchedAllreduce {
   int ranks() const { return comm_.size(); }
 
  private:
-  static constexpr double kGraceSeconds = 5.0;  // the other ranks' wait beyond rank 0's timeout
   [[noreturn]] void abort_job(std::uint64_t step);
   template <class T>
   void reduce(T* data, std::size_t n, std::uint64_t step, MPI_Op op);

@@ -15,10 +15,17 @@ double now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 
 Heartbeat::Heartbeat(double timeout_seconds, int rank) : timeout_(timeout_seconds), rank_(rank) {
   last_ = now();
-  // Tests only: HPCTRAIN_TEST_FREEZE_AT=<rank>:<text> stops that rank (SIGSTOP) at the first beat whose
-  // place starts with <text>, a hang outside the watched collectives (cli_failures).
+  // Tests only: HPCTRAIN_TEST_FREEZE_AT=<rank>:<text>[@<n>] stops that rank (SIGSTOP) at the n-th
+  // (default: first) beat whose place starts with <text>: a rank frozen or killed at a chosen point,
+  // which the test waits for instead of guessing a time (cli_failures).
   if (const char* env = std::getenv("HPCTRAIN_TEST_FREEZE_AT"); env && std::atoi(env) == rank_) {
     if (const char* colon = std::strchr(env, ':')) freeze_at_ = colon + 1;
+    const std::size_t at = freeze_at_.rfind('@');
+    if (at != std::string::npos && at + 1 < freeze_at_.size() &&
+        freeze_at_.find_first_not_of("0123456789", at + 1) == std::string::npos) {
+      freeze_count_ = std::atol(freeze_at_.c_str() + at + 1);
+      freeze_at_.resize(at);
+    }
   }
   if (timeout_ > 0) thread_ = std::thread([this] { watch(); });
 }
@@ -37,7 +44,9 @@ void Heartbeat::beat(const char* where) {
   last_ = now();
   where_ = where;
   if (HeartbeatPeers* p = peers_.load()) p->progress(last_.load(), where);
-  if (!freeze_at_.empty() && std::strncmp(where, freeze_at_.c_str(), freeze_at_.size()) == 0) raise(SIGSTOP);
+  if (!freeze_at_.empty() && std::strncmp(where, freeze_at_.c_str(), freeze_at_.size()) == 0 &&
+      --freeze_count_ == 0)
+    raise(SIGSTOP);
 }
 
 void Heartbeat::watch() {

@@ -40,7 +40,8 @@ class Heartbeat {
   std::atomic<double> last_{0};
   std::atomic<const char*> where_{"start"};
   std::atomic<HeartbeatPeers*> peers_{nullptr};
-  std::string freeze_at_;  // HPCTRAIN_TEST_FREEZE_AT (tests only)
+  std::string freeze_at_;  // HPCTRAIN_TEST_FREEZE_AT (tests only): the place
+  long freeze_count_ = 1;  // and the beats there until the freeze
   std::mutex mutex_;
   std::condition_variable stop_cv_;
   bool stop_ = false;

@@ -80,18 +80,50 @@ void check_class_names(const Member& m, const gbdt::Data& data) {
               ExitCode::bad_input);
 }
 
+namespace {
+
+// "the categories [...]" (the first 10 names) or "numbers".
+std::string coding_text(const gbdt::Categories& c, std::size_t f) {
+  if (!c.of(static_cast<int>(f))) return "numbers";
+  const std::vector<std::string>& names = c.names[f];
+  const std::size_t shown = std::min<std::size_t>(names.size(), 10);
+  std::string s = list_text({names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown)});
+  if (shown < names.size()) s.insert(s.size() - 1, strf(", ... (%zu in all)", names.size()));
+  return "the categories " + s;
+}
+
+// Where two codings of a feature's categories part: "first difference: code 3 is 'a' there, 'b' in F".
+std::string first_difference(const std::vector<std::string>& theirs, const std::vector<std::string>& ours,
+                             const std::string& file) {
+  std::size_t c = 0;
+  while (c < theirs.size() && c < ours.size() && theirs[c] == ours[c]) ++c;
+  auto name = [&](const std::vector<std::string>& v) { return c < v.size() ? "'" + v[c] + "'" : "none"; };
+  return strf("first difference: code %zu is %s there, %s in %s", c, name(theirs).c_str(), name(ours).c_str(),
+              file.c_str());
+}
+
+}  // namespace
+
 void check_input_categories(const Member& m, const gbdt::Data& data) {
-  if (!m.inputs) return;
-  for (long long f = 0; f < data.cols && f < m.inputs->cols; ++f) {
+  // A network keeps its coding in its `table` attribute (none: trained on numbers, read as they
+  // are); a tree model in its `categories`, which its categorical splits go by.
+  const gbdt::Categories* theirs = m.inputs ? &m.inputs->categories : m.network ? nullptr : &m.trees.categories;
+  if (!theirs) return;
+  const long long cols = m.inputs ? m.inputs->cols : m.trees.num_features;
+  for (long long f = 0; f < data.cols && f < cols; ++f) {
     const auto u = static_cast<std::size_t>(f);
-    const bool ours = data.categories.of(static_cast<int>(f)),
-               theirs = m.inputs->categories.of(static_cast<int>(f));
-    if (ours == theirs && (!ours || data.categories.names[u] == m.inputs->categories.names[u])) continue;
-    throw Error("ensemble: member " + m.path + " codes " + m.inputs->column_text(f) + " as " +
-                    (theirs ? "the categories " + list_text(m.inputs->categories.names[u]) : "numbers") + "; " +
-                    data.file + " has " +
-                    (ours ? "the categories " + list_text(data.categories.names[u]) : "numbers") +
-                    ": a network member must read the ensemble's codes (train it on a file with the same "
+    const bool ours_is = data.categories.of(static_cast<int>(f)), theirs_is = theirs->of(static_cast<int>(f));
+    if (ours_is == theirs_is && (!ours_is || data.categories.names[u] == theirs->names[u])) continue;
+    const std::string column = m.inputs                           ? m.inputs->column_text(f)
+                               : u < m.trees.feature_names.size() ? "column '" + m.trees.feature_names[u] + "'"
+                               : u < data.feature_names.size()    ? "column '" + data.feature_names[u] + "'"
+                                                                  : "feature " + std::to_string(f);
+    throw Error("ensemble: member " + m.path + " codes " + column + " as " + coding_text(*theirs, u) + "; " +
+                    data.file + " has " + coding_text(data.categories, u) +
+                    (ours_is && theirs_is
+                         ? " (" + first_difference(theirs->names[u], data.categories.names[u], data.file) + ")"
+                         : std::string()) +
+                    ": every member must read the ensemble's codes (train it on a file with the same "
                     "categories, or give it as a deck)",
                 ExitCode::bad_input);
   }

@@ -39,8 +39,10 @@ void check_classes(const Member& m, int K);
 // Text labels (Note [ensemble classes]): a member file codes the classes as `data` does, name for
 // name (else a bad-input error naming the member and both lists).
 void check_class_names(const Member& m, const gbdt::Data& data);
-// A network member file trained on categorical features (Member::inputs) coded them as `data` does,
-// column by column and category by category (else a bad-input error naming the member and column).
+// A member file coded the categorical features as `data` does, column by column and category by
+// category: a network's `table` attribute (Member::inputs; a network trained on numbers is not
+// checked), a GBDT model's categories (its splits go by their codes). Else a bad-input error naming
+// the member, the column and the first differing category.
 void check_input_categories(const Member& m, const gbdt::Data& data);
 
 // What the passes share with the ensemble run (which outlives them).

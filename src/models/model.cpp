@@ -22,21 +22,35 @@ Batch prediction_batch(const Tensor<float>& inputs, int n, const View1<std::uint
   return b;
 }
 
-std::vector<HostOutput> predict_rows(Model& m, const float* x, std::uint64_t count, std::uint64_t width,
-                                     std::uint64_t first, const PredictOptions& o) {
+std::vector<HostOutput> predict_fields(Model& m, const std::vector<HostInput>& inputs, std::uint64_t count,
+                                       std::uint64_t first, const PredictOptions& o) {
   if (count > static_cast<std::uint64_t>(INT_MAX))
     throw Error("predict: more than 2^31 rows in one call", ExitCode::bad_input);
-  const View2<float> dx("predict_inputs", count, width);
-  const View1<std::uint64_t> ids("predict_ids", count);
-  {
-    auto hx = Kokkos::create_mirror_view(dx);
-    if (count > 0) std::copy(x, x + count * width, hx.data());
-    Kokkos::deep_copy(dx, hx);
-    auto h = Kokkos::create_mirror_view(ids);
-    for (std::uint64_t i = 0; i < count; ++i) h(i) = first + i;
-    Kokkos::deep_copy(ids, h);
+  Batch b;
+  std::vector<View1<float>> fields;  // the batch's memory, alive until predict returns
+  for (const HostInput& in : inputs) {
+    const auto width = static_cast<std::uint64_t>(in.shape->row_size());
+    fields.emplace_back(in.shape->name, count * width);
+    auto h = Kokkos::create_mirror_view(fields.back());
+    if (count > 0) std::copy(in.values, in.values + count * width, h.data());
+    Kokkos::deep_copy(fields.back(), h);
+    // [count, row...] where the tensor's rank allows, else [count, width].
+    const std::vector<std::int64_t>& row = in.shape->row_shape;
+    Shape shape{static_cast<std::int64_t>(count), static_cast<std::int64_t>(width)};
+    if (!row.empty() && row.size() < shape.dim.size()) {
+      shape.rank = static_cast<int>(row.size()) + 1;
+      for (std::size_t d = 0; d < row.size(); ++d) shape.dim[d + 1] = row[d];
+    }
+    b.set(in.shape->name.c_str(), Tensor<float>(fields.back().data(), shape));
   }
-  const Predictions pred = m.predict(prediction_batch(Tensor<float>(dx), static_cast<int>(count), ids), o);
+  b.ids = View1<std::uint64_t>("predict_ids", count);
+  {
+    auto h = Kokkos::create_mirror_view(b.ids);
+    for (std::uint64_t i = 0; i < count; ++i) h(i) = first + i;
+    Kokkos::deep_copy(b.ids, h);
+  }
+  b.n = static_cast<int>(count);
+  const Predictions pred = m.predict(b, o);
   std::vector<HostOutput> out;
   for (const PredictOutput& p : pred) {
     auto h = Kokkos::create_mirror_view(p.values);
@@ -44,6 +58,12 @@ std::vector<HostOutput> predict_rows(Model& m, const float* x, std::uint64_t cou
     out.push_back({p.name, p.row_size(), std::vector<float>(h.data(), h.data() + h.extent(0))});
   }
   return out;
+}
+
+std::vector<HostOutput> predict_rows(Model& m, const float* x, std::uint64_t count, std::uint64_t width,
+                                     std::uint64_t first, const PredictOptions& o) {
+  const NamedShape inputs{Batch::kInputs, {static_cast<std::int64_t>(width)}};
+  return predict_fields(m, {{&inputs, x}}, count, first, o);
 }
 
 Predictions Model::predict(const Batch& b, const PredictOptions& o) {

@@ -205,6 +205,16 @@ struct HostOutput {
 // members both score rows through it.
 std::vector<HostOutput> predict_rows(Model& m, const float* x, std::uint64_t count, std::uint64_t width,
                                      std::uint64_t first, const PredictOptions& o);
+// One batch field of predict_fields: host rows [count, row_shape...] (row-major) of the field
+// `shape.name` (a model's predict_inputs() entry, which must outlive the call).
+struct HostInput {
+  const NamedShape* shape;
+  const float* values;
+};
+// predict_rows for a model that reads several fields (the gnn's state, forcing and static): row i
+// of every field is sample first + i.
+std::vector<HostOutput> predict_fields(Model& m, const std::vector<HostInput>& inputs, std::uint64_t count,
+                                       std::uint64_t first, const PredictOptions& o);
 
 // Whether `name` is among o.outputs (every name is when o.outputs is empty).
 bool output_wanted(const PredictOptions& o, const std::string& name);

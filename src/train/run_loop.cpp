@@ -27,8 +27,14 @@ std::string write_checkpoint_agreed(const Comm& comm, const std::function<std::s
   return path;
 }
 
+double heartbeat_timeout(double watchdog_timeout) {
+  static_assert(WatchedAllreduce::kGraceSeconds > ProgressBoard::kSilentSeconds,
+                "a peer frozen when this rank last progressed must be silent long enough to be named");
+  return watchdog_timeout > 0 ? 2.0 * watchdog_timeout + WatchedAllreduce::kGraceSeconds : 0.0;
+}
+
 RunGuard::RunGuard(const Comm& comm, double watchdog_timeout)
-    : board_(comm), heartbeat_(2.0 * watchdog_timeout, comm.rank()) {
+    : board_(comm), heartbeat_(heartbeat_timeout(watchdog_timeout), comm.rank()) {
   install_stop_handlers();
   heartbeat_.set_peers(&board_);
 }

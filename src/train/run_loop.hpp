@@ -31,9 +31,18 @@ std::string write_checkpoint_agreed(const Comm& comm, const std::function<std::s
 // backstop heartbeat. The all-reduce watchdog names missing ranks inside a collective; the
 // heartbeat covers every other place a dead peer could block us (checkpoint agreement, validation,
 // data loading), and the node's progress board lets it name the rank that stopped.
+// Note [heartbeat after the watchdog]: a stall inside a watched collective is the watchdog's to
+// report, since only its pings reach ranks on other nodes; the heartbeat must not end the rank
+// first. Rank 0's watchdog decides at watchdog_timeout + kGraceSeconds / 2, the others' at
+// watchdog_timeout + kGraceSeconds, and the progress board names a frozen peer only once its ticks
+// are ProgressBoard::kSilentSeconds old. Twice the timeout alone came before these for timeouts of
+// a few seconds (which message a frozen rank got was then a race); twice the timeout plus the grace
+// comes after them at every timeout.
+double heartbeat_timeout(double watchdog_timeout);
+
 class RunGuard {
  public:
-  // Collective. watchdog_timeout <= 0: no heartbeat thread.
+  // Collective. watchdog_timeout <= 0: no heartbeat thread; else heartbeat_timeout(watchdog_timeout).
   RunGuard(const Comm& comm, double watchdog_timeout);
   Heartbeat& heartbeat() { return heartbeat_; }
 

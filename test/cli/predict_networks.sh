@@ -97,9 +97,10 @@ expect_error() {  # regex command...
 }
 expect_error "has no output 'logits' \(it has outputs, probabilities\)" \
   "$apps/predict" "$work/mlp_cls.h5" "$work/cls.h5" "$work/x.h5" --outputs logits
-expect_error "dataset 'inputs' not found" \
+expect_error "no dataset 'inputs' \\(the diffusion model's input; --inputs-dataset NAME reads another\\)" \
   "$apps/predict" "$work/diff.h5" "$work/diff_test.h5" "$work/x.h5"
-expect_error "reads rows of 10 values" "$apps/predict" "$work/mlp_reg.h5" "$work/cls.h5" "$work/x.h5"
+expect_error "dataset 'inputs' is \\[800, 28\\]; the mlp model's input is rows of \\[10\\] \\(10 values\\)" \
+  "$apps/predict" "$work/mlp_reg.h5" "$work/cls.h5" "$work/x.h5"
 expect_error "unknown sampling method 'euler'" \
   "$apps/predict" "$work/diff.h5" "$work/diff_test.h5" "$work/x.h5" --inputs-dataset context --method euler
 expect_error "does not generate ensembles|do not generate ensembles" \

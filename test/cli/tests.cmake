@@ -74,6 +74,11 @@ add_test(NAME predict_mlp_torch COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CUR
          ${HPCTRAIN_PREDICT_DIR})
 set_tests_properties(predict_mlp_torch PROPERTIES FIXTURES_REQUIRED predict_networks SKIP_RETURN_CODE 77
                      LABELS "integration;parity" TIMEOUT 60)
+# apps/predict on a model of several inputs: a tiny gnn's state, forcing and static, one dataset each.
+add_test(NAME cli_predict_gnn COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/predict_gnn.py
+         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_predict_gnn)
+set_tests_properties(cli_predict_gnn PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
+                     LABELS "cli;gnn")
 # The EMA of the weights (issue 39): predict, sample, convert and the evaluation apps read the EMA
 # by default, the trained weights with --weights raw.
 add_test(NAME cli_ema_consumers COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/ema_consumers.sh ${PROJECT_BINARY_DIR}

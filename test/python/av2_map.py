@@ -3,8 +3,8 @@ AV2's layout (the av2 package's ArgoverseStaticMap.from_json schema) with the js
 intersection (straight lanes whose bounds have unequal point counts, a lane stored westwards, a
 quarter turn, a bike lane, a bus lane, a crossing whose edges run opposite ways, a drivable area)
 and an AV2-columns track table of two scenarios. Checks the centre lines and types written back by
---write-map, which scenario a file or a folder's maps go to, and the errors (exit 2, the file and
-the key named, nothing written).
+--write-map, which scenario a file, a folder's maps or several --map files go to, and the errors
+(exit 2, the file and the key named, nothing written).
 usage: av2_map.py SCENES_IMPORT OUT_DIR"""
 import csv
 import json
@@ -137,6 +137,16 @@ said = run_ok(tool, tracks21, h5, "--map", maps, "--write-map", got, *common)
 only = read_map(got)
 check("each scenario its own (2 maps)" in said and len(only) == 1 and all(abs(y - 8.25) < 1e-6 for _, y in only[0][1]),
       "a folder: S2 takes maps/log_map_archive_S2.json (one lane, centre y = 8.25), S1 its folder's")
+# The folder's files given one by one (--map S2's --map S1's), in either table order: each goes to
+# the scenario it is named after, as from the folder.
+map2 = os.path.join(maps, f"log_map_archive_{S2}.json")
+for table, first_map in ((tracks21, map2), (tracks12, map1)):
+    said = run_ok(tool, table, h5, "--map", map2, "--map", map1, "--write-map", got, *common)
+    by_files = read_map(got)
+    run_ok(tool, table, h5, "--map", maps, "--write-map", got, *common)
+    check("2 maps: 6 lanes (5 vehicle, 1 bike)" in said and "-> each its scenario (2 of 2 scenarios)" in said
+          and by_files == read_map(got) and len(by_files) == (1 if first_map == map2 else 7),
+          f"--map twice: each file its scenario's, as from the folder ({os.path.basename(table)})")
 
 
 def refused(args, message, name):
@@ -171,4 +181,21 @@ with open(map1) as f, open(cut, "w") as g:
 refused(["--map", cut], "cut.json: not valid JSON: parse error at line", "a truncated file")
 os.makedirs(os.path.join(out, "empty"), exist_ok=True)
 refused(["--map", os.path.join(out, "empty")], f"empty: scenario '{S1}' has no map", "a folder without a scenario's map")
+# Several --map: a second map for a scenario, a map for none, a file or folder naming no scenario,
+# a map table.
+again = os.path.join(out, "empty", f"log_map_archive_{S1}.json")
+shutil.copy(map1, again)
+refused(["--map", map1, "--map", map2, "--map", again],
+        f"{again}: a second map for scenario '{S1}' (the first: {map1})", "two maps for one scenario")
+S3 = S1[:-1] + "3"
+stray = os.path.join(out, f"log_map_archive_{S3}.json")
+shutil.copy(map1, stray)
+refused(["--map", map1, "--map", stray], f"{stray}: scenario '{S3}' is not in the track table", "a map for no scenario")
+refused(["--map", map1, "--map", anymap], "area.map: names no scenario: with several --map, each is one scenario's map",
+        "an unnamed map among several")
+refused(["--map", map1, "--map", maps], "maps: a folder among several --map", "a folder among several")
+table = os.path.join(out, "table.csv")
+with open(table, "w") as f:
+    f.write("polyline_id,x,y\n0,0,0\n0,1,0\n")
+refused(["--map", map1, "--map", table], "--map " + table + ": --map is given once for a map table", "a map table among several")
 check.finish()

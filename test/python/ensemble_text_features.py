@@ -6,8 +6,9 @@ a shop of 300 categories whose effects have nothing to do with their codes' orde
   category_embedding the shop's code looked up in a learned table; their weights keep the
   ensemble's categories; each learns the effects (test RMSE from the evaluation table, far below
   what the codes read as numbers allow), and predict scores the ensemble on a CSV by its strings;
-- an mlp member file trained on the same file by `model mlp` is a member; one trained on a file
-  whose categories are coded otherwise is refused, naming the member and the column.
+- an mlp member file trained on the same file by `model mlp` is a member, and so is a GBDT model
+  file; either trained on a file whose categories are coded otherwise is refused, naming the member,
+  the column and the first differing category.
 usage: ensemble_text_features.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
 import csv
 import json
@@ -126,5 +127,30 @@ r = run(ensemble("refused", f"{path('onehot.in')},{path('shifted.h5')}"))
 check.refused(r, "ensemble: member " + path("shifted.h5") + " codes column 'colour' as the categories ['c7'",
               "a member file coding the colours otherwise")
 check(not os.path.exists(path("refused.json")), "the refused ensemble wrote nothing")
+
+# 3. GBDT member files: one trained on the same file is a member; one trained on the file whose
+# colours are coded otherwise is refused on 2 ranks (an agreed error: every rank exits, none hangs),
+# naming the file, the column and the first category that differs (its categorical splits would send
+# other colours down each branch).
+GBM_FILE = f"model gbdt\nobjective regression\n{TABLE[0]}\n{TABLE[1]}\nnum_trees 5\nmax_depth 3\nlog_every 100\n"
+for name, csv_file in (("gbm_same", "train.csv"), ("gbm_shifted", "shifted.csv")):
+    r = run([train, *deck_args(path(name + ".in"), GBM_FILE + f"data_file {path(csv_file)}\noutput {path(name + '.json')}\n",
+                               [])])
+    check(r.returncode == 0, "a GBDT member file on %s: %s" % (csv_file, r.stderr[-300:]))
+r = run(ensemble("withgbm", f"{path('gbm.in')},{path('gbm_same.json')}"), 2)
+check(r.returncode == 0, "an ensemble with the GBDT member file: " + (r.stdout + r.stderr)[-300:])
+coded = {}
+for name in ("gbm_same", "gbm_shifted"):
+    with open(path(name + ".json")) as f:
+        coded[name] = json.load(f)["categories"][1]  # the colours by code
+first = next(i for i, (a, b) in enumerate(zip(coded["gbm_shifted"], coded["gbm_same"])) if a != b)
+r = run(ensemble("refused_gbm", f"{path('gbm.in')},{path('gbm_shifted.json')}"), 2)
+said = r.stdout + r.stderr
+check.refused(r, "ensemble: member " + path("gbm_shifted.json") + " codes column 'colour' as the categories ['c7'",
+              "a GBDT member file coding the colours otherwise")
+check(f"first difference: code {first} is '{coded['gbm_shifted'][first]}' there, '{coded['gbm_same'][first]}' in "
+      f"{path('train.csv')}" in said, "the first differing category named")
+check(not os.path.exists(path("refused_gbm.json")) and not os.path.exists(path("refused_gbm.work")),
+      "the refused ensemble wrote nothing")
 
 check.finish()

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "models/smart/centre_line.hpp"
 
 namespace hpct::smart {
@@ -152,6 +153,11 @@ Av2Map read_av2_map_file(const std::string& path) {
 // always has its map, so a missing one is a wrong folder or a table from elsewhere. `--map FILE`: a
 // file named after a scenario of the table is that scenario's map alone; any other (a map of one's
 // own recordings' area) is every scenario's, as a lanelet2 map or a map table without scenario_id.
+// `--map A --map B ...` (read_av2_maps) lists the files a folder would hold: each is named after a
+// scenario of the table and is that scenario's map alone. A file naming no scenario of the table,
+// or a second file for one scenario, is an error naming the files (an unnamed file, every scenario's
+// map on its own, would be added to the named ones'); a scenario left without a map has none, as
+// beside a single named file.
 void read_av2_map(const std::string& path, std::vector<Recording>& recordings) {
   if (!fs::is_directory(path)) {
     const Av2Map m = read_av2_map_file(path);
@@ -178,6 +184,37 @@ void read_av2_map(const std::string& path, std::vector<Recording>& recordings) {
     sum.drivable_areas += m.drivable_areas;
   }
   report(path, sum, "each scenario its own (" + std::to_string(recordings.size()) + " maps)");
+}
+
+void read_av2_maps(const std::vector<std::string>& paths, std::vector<Recording>& recordings) {
+  std::vector<std::string> file_of(recordings.size());  // the map file of each recording, by index
+  for (const std::string& path : paths) {
+    if (fs::is_directory(path))
+      refuse(path, "", "a folder among several --map: give the folder alone (--map FOLDER) or its files");
+    const std::string id = scenario_of(path);
+    if (id.empty())
+      refuse(path, "",
+             "names no scenario: with several --map, each is one scenario's map, named " + std::string(kPrefix) +
+                 "<scenario_id>.json");
+    std::size_t r = 0;
+    while (r < recordings.size() && recordings[r].scenario != id) ++r;
+    if (r == recordings.size()) refuse(path, "", "scenario '" + id + "' is not in the track table");
+    if (!file_of[r].empty())
+      refuse(path, "", "a second map for scenario '" + id + "' (the first: " + file_of[r] + ")");
+    file_of[r] = path;
+  }
+  Av2Map sum;
+  std::size_t mapped = 0;
+  for (std::size_t r = 0; r < recordings.size(); ++r) {
+    if (file_of[r].empty()) continue;
+    const Av2Map m = read_av2_map_file(file_of[r]);
+    recordings[r].map.insert(recordings[r].map.end(), m.lines.begin(), m.lines.end());
+    sum.vehicle_lanes += m.vehicle_lanes, sum.bike_lanes += m.bike_lanes, sum.crossings += m.crossings;
+    sum.drivable_areas += m.drivable_areas;
+    ++mapped;
+  }
+  report(std::to_string(paths.size()) + " maps", sum,
+         strf("each its scenario (%zu of %zu scenarios)", mapped, recordings.size()));
 }
 
 }  // namespace hpct::smart

@@ -29,5 +29,8 @@ Av2Map read_av2_map_file(const std::string& path);
 // Adds AV2 maps to the recordings they belong to (Note [AV2 map per scenario] in av2_map.cpp):
 // `path` a map file or a folder of them.
 void read_av2_map(const std::string& path, std::vector<Recording>& recordings);
+// Several map files (`--map A --map B ...`), each named after the scenario of the table it is the
+// map of (the same note).
+void read_av2_maps(const std::vector<std::string>& paths, std::vector<Recording>& recordings);
 
 }  // namespace hpct::smart

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "models/smart/av2_map.hpp"
@@ -14,7 +15,7 @@
 
 namespace {
 const char* kUsage =
-    "usage: scenes_import TRACKS.csv OUT.h5 [--map MAP] [--map-origin LAT,LON] [--write-map MAP.csv]\n"
+    "usage: scenes_import TRACKS.csv OUT.h5 [--map MAP]... [--map-origin LAT,LON] [--write-map MAP.csv]\n"
     "                     [--rate HZ] [--step S] [--history S] [--window S] [--stride S]\n"
     "                     [--align start|end] [--max-gap S] [--type NAME] [--other NAME]\n"
     "  TRACKS.csv: a header and one row per (scenario, track, time step) with Argoverse 2's columns\n"
@@ -32,7 +33,8 @@ const char* kUsage =
     "  --map log_map_archive_ID.json | FOLDER: Argoverse 2 maps: each lane segment's centre line\n"
     "    (VEHICLE, BUS -> vehicle_lane, BIKE -> bike_lane), pedestrian crossings both ways; a file\n"
     "    named after a scenario of the table is that scenario's map, another file every scenario's;\n"
-    "    a FOLDER gives each scenario FOLDER/[ID/]log_map_archive_ID.json.\n"
+    "    a FOLDER gives each scenario FOLDER/[ID/]log_map_archive_ID.json; --map A.json --map B.json\n"
+    "    (AV2 map files only) gives each named scenario its file.\n"
     "  --write-map MAP.csv: also write the map as read (the first scenario's) as a map table.\n"
     "  --rate HZ: time steps per second of the table (default 10): a row's time is timestep / HZ.\n"
     "  --step S: seconds between the scenes' steps (default 0.1; 0.5 s must be whole steps); tracks\n"
@@ -56,7 +58,8 @@ int smart_import_main(int argc, char** argv) {
     return 2;
   }
   const std::string tracks = argv[1], out = argv[2];
-  std::string map, type_name = "vehicle", other_name, write_map;
+  std::vector<std::string> maps;  // --map, once or (Argoverse 2 map files) once per scenario
+  std::string type_name = "vehicle", other_name, write_map;
   hpct::smart::MapOrigin origin;
   double rate = 10, window = 0, stride = 0, max_gap = 0;
   hpct::smart::ImportOptions o;
@@ -67,7 +70,7 @@ int smart_import_main(int argc, char** argv) {
       return 2;
     }
     const std::string v = argv[i + 1];
-    if (a == "--map") map = v;
+    if (a == "--map") maps.push_back(v);
     else if (a == "--write-map") write_map = v;
     else if (a == "--map-origin") {
       char* end = nullptr;
@@ -118,9 +121,21 @@ int smart_import_main(int argc, char** argv) {
     o.stride = stride > 0 ? stride : o.window / 2;
     o.max_gap = max_gap > 0 ? max_gap : 1.5 / rate;
     std::vector<hpct::smart::Recording> recordings = hpct::smart::read_track_table(tracks, rate, default_type);
-    if (!map.empty() && hpct::smart::is_lanelet_map(map)) hpct::smart::read_lanelet_map(map, origin, recordings);
-    else if (!map.empty() && hpct::smart::is_av2_map(map)) hpct::smart::read_av2_map(map, recordings);
-    else if (!map.empty()) hpct::smart::read_map_table(map, recordings);
+    if (maps.size() > 1) {  // Note [AV2 map per scenario]: only AV2 map files are one scenario's each
+      for (const std::string& m : maps)
+        if (hpct::smart::is_lanelet_map(m) || !hpct::smart::is_av2_map(m))
+          throw hpct::Error("--map " + m +
+                                ": --map is given once for a map table or a lanelet2 map (a map "
+                                "table's scenario_id column gives each scenario its part); several --map are "
+                                "Argoverse 2 map files, one per scenario",
+                            hpct::ExitCode::bad_input);
+      hpct::smart::read_av2_maps(maps, recordings);
+    } else if (!maps.empty()) {
+      const std::string& map = maps.front();
+      if (hpct::smart::is_lanelet_map(map)) hpct::smart::read_lanelet_map(map, origin, recordings);
+      else if (hpct::smart::is_av2_map(map)) hpct::smart::read_av2_map(map, recordings);
+      else hpct::smart::read_map_table(map, recordings);
+    }
     if (!write_map.empty() && !recordings.empty()) hpct::smart::write_map_table(write_map, recordings.front());
     const hpct::smart::ImportSummary s = hpct::smart::import_scenes(recordings, out, o, tracks);
     std::printf(
