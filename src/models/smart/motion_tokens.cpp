@@ -89,9 +89,11 @@ bool MotionVocab::fitted() const {
 }
 
 std::vector<double> MotionVocab::fit_table() const {
-  std::vector<double> f;
-  for (int t = 0; t < kAgentTypes; ++t)
-    f.insert(f.end(), {double(centres(t)), radius_[static_cast<std::size_t>(t)]});
+  std::vector<double> f(2 * kAgentTypes);  // sized first: GCC 12 warns on insert of a list (a false overflow)
+  for (int t = 0; t < kAgentTypes; ++t) {
+    f[2 * static_cast<std::size_t>(t)] = double(centres(t));
+    f[2 * static_cast<std::size_t>(t) + 1] = radius_[static_cast<std::size_t>(t)];
+  }
   return f;
 }
 
