@@ -18,15 +18,12 @@ import sys
 import h5py
 import numpy as np
 import pandas as pd
-from tool_run import Checks, deck_args, tool_script
+from tool_run import Checks, deck_args, in_folder, tool_script
 
 apps, scratch, run = tool_script(sys.argv)
 train, predict = apps("train"), apps("predict")
 check = Checks()
-
-
-def path(name):
-    return os.path.join(scratch, name)
+path = in_folder(scratch)
 
 
 effects = np.random.default_rng(3)

@@ -21,15 +21,12 @@ import sys
 import h5py
 import numpy as np
 import pandas as pd
-from tool_run import Checks, tool_script
+from tool_run import Checks, in_folder, tool_script
 
 apps, scratch, run = tool_script(sys.argv)
 train, predict = apps("train"), apps("predict")
 check = Checks()
-
-
-def path(name):
-    return os.path.join(scratch, name)
+path = in_folder(scratch)
 
 
 # Three kinds of iris-like flowers with uneven counts, decided by two measures with noise; the

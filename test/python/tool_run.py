@@ -32,6 +32,11 @@ def tool_script(argv):
             lambda args, ranks=1: run_ranks(mpiexec, args, ranks, env))
 
 
+def in_folder(folder):
+    """The function name -> folder/name (a script's files in its scratch folder)."""
+    return lambda name: os.path.join(folder, name)
+
+
 class Checks:
     """A script's named checks: check(cond, what) prints ok or FAILED; finish() ends the script,
     exit status 1 when any failed."""
