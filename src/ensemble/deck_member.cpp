@@ -88,11 +88,16 @@ MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm
                                      task_name(task) + " ensemble");
       if (p.early_stopping_rounds > 0)
         m.deck.fail("early_stopping_rounds", "ensemble members train without a validation set; set it to 0");
-      refuse_best_output(m.deck, model);  // as a `model gbdt` run does, rather than ignoring it
+      refuse_epoch_keys(m.deck, model);  // as a `model gbdt` run does, rather than ignoring it
     } else if (m.deck.schema().find("best_output") && !m.deck.get_string("best_output").empty()) {
       m.deck.fail("best_output",
                   "ensemble members train without a validation set, so no epoch is the best: "
                   "leave best_output out of a member deck");
+    } else if (m.deck.schema().find("early_stopping_patience") && m.deck.get_int("early_stopping_patience") > 0) {
+      m.deck.fail("early_stopping_patience", "ensemble members train without a validation set; set it to 0");
+    } else if (m.deck.schema().find("lr_schedule") && m.deck.get_string("lr_schedule") == "plateau") {
+      m.deck.fail("lr_schedule",
+                  "plateau watches the validation loss, and ensemble members train without a validation set");
     }
   });
   return m;

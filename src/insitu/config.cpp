@@ -51,6 +51,13 @@ InsituConfig InsituConfig::from_deck(const deck::Deck& d) {
     d.fail("model", "the in-situ library trains the families that read rows of floats (" + families + "), not " +
                         c.train.model);
   }
+  // A session trains on the buffer and validates on nothing: no loss to watch.
+  if (c.train.schedule.kind == "plateau")
+    d.fail("lr_schedule",
+           "plateau watches a validation loss, which in-situ sessions do not compute (use constant "
+           "or cosine)");
+  if (c.train.early_stopping_patience > 0)
+    d.fail("early_stopping_patience", "in-situ sessions compute no validation loss; set it to 0");
   c.input_width = static_cast<int>(d.get_int("input_width"));
   c.target_width = static_cast<int>(d.get_int("target_width"));
   if (c.input_width < 1) d.fail("input_width", "required by the in-situ library (values per sample of the inputs)");

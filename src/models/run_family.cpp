@@ -25,11 +25,18 @@ const RunFamily* find_run_family(const std::string& name) {
   return nullptr;
 }
 
-void refuse_best_output(const deck::Deck& deck, const std::string& family) {
-  if (deck.get_string("best_output").empty()) return;
-  deck.fail("best_output", "model " + family +
-                               " trains no epochs with a validation loss to choose from; best_output is for the "
-                               "network families");
+void refuse_epoch_keys(const deck::Deck& deck, const std::string& family) {
+  if (!deck.get_string("best_output").empty())
+    deck.fail("best_output", "model " + family +
+                                 " trains no epochs with a validation loss to choose from; best_output is for the "
+                                 "network families");
+  if (deck.schema().find("early_stopping_patience") && deck.get_int("early_stopping_patience") > 0)
+    deck.fail("early_stopping_patience",
+              "model " + family + " trains no epochs; early_stopping_patience is for the " + "network families" +
+                  (family == "gbdt" ? " (gbdt: early_stopping_rounds)" : ""));
+  if (deck.schema().find("lr_schedule") && deck.get_string("lr_schedule") == "plateau")
+    deck.fail("lr_schedule",
+              "model " + family + " trains no epochs; lr_schedule plateau is for the network families");
 }
 
 }  // namespace hpct

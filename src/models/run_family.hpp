@@ -57,9 +57,10 @@ void register_run_family(const RunFamily& family);
 // The family named `name`, or nullptr (a network family, or an unknown name).
 const RunFamily* find_run_family(const std::string& name);
 
-// best_output keeps the weights of the epoch with the lowest validation loss, which a family that
-// runs itself does not have: a deck of such a `family` that sets it, run as it is or as an ensemble's
-// member, fails at best_output's place in that deck (file:line: best_output).
-void refuse_best_output(const deck::Deck& deck, const std::string& family);
+// best_output keeps the weights of the epoch with the lowest validation loss, and early stopping and
+// lr_schedule plateau watch that loss, which a family that runs itself does not have: a deck of such
+// a `family` that sets one of them, run as it is or as an ensemble's member, fails at that key's
+// place in the deck (file:line: best_output).
+void refuse_epoch_keys(const deck::Deck& deck, const std::string& family);
 
 }  // namespace hpct

@@ -39,7 +39,8 @@ struct CheckpointState {
   std::string model_family, model_config;
   std::string version, git_hash, backend;
   // State beyond the trainer's, as float64 datasets `extra/<name>` (the in-situ library keeps its
-  // normalisation statistics and buffer counters here); covered by the checksum when present.
+  // normalisation statistics and buffer counters here, a network run its early-stopping and plateau
+  // state: train/early_stopping.hpp); covered by the checksum when present.
   std::map<std::string, std::vector<double>> extra;
   // The EMA of the weights (flat float32, the ParameterStore order; empty: the run keeps none) and
   // its update count; covered by the checksum when present.

@@ -24,6 +24,13 @@ void declare_network_keys(deck::Schema& s) {
   s.add_int("num_classes", 0, 0, 1 << 24, "cross_entropy: number of classes (the network's output width)");
   s.add_real("label_smoothing", 0.0, 0.0, 1.0, "cross_entropy: label smoothing (PyTorch's label_smoothing)");
   s.add_int("top_k", 5, 1, 1 << 20, "classification: k of the top-k accuracy reported with the validation loss");
+  s.add_int("early_stopping_patience", 0, 0, 1 << 30,
+            "stop the run when the validation loss has not improved for this many epochs (PyTorch Lightning's "
+            "EarlyStopping patience; needs a validation split; 0: off); outputs and the final checkpoint are "
+            "written as at a normal end");
+  s.add_real("early_stopping_min_delta", 0.0, 0.0, 1e30,
+             "early stopping: an epoch improves when its validation loss is below the best so far minus this "
+             "(absolute; Lightning's min_delta); a NaN/Inf loss never improves");
 
   s.section("optimizer");
   s.add_choice("optimizer", "adamw", {"adamw", "sgd"}, "update rule (PyTorch semantics)");
@@ -36,9 +43,23 @@ void declare_network_keys(deck::Schema& s) {
   s.add_real("beta1", 0.9, 0.0, 0.999999, "adamw first-moment decay");
   s.add_real("beta2", 0.999, 0.0, 0.99999999, "adamw second-moment decay");
   s.add_real("adam_eps", 1e-8, 0.0, 1.0, "adamw denominator epsilon");
-  s.add_choice("lr_schedule", "constant", {"constant", "cosine"}, "learning-rate schedule after warmup");
-  s.add_int("warmup_steps", 0, 0, 1ll << 40, "optimizer steps of linear warmup");
+  s.add_choice("lr_schedule", "constant", {"constant", "cosine", "plateau"},
+               "learning-rate schedule after warmup: constant, cosine decay, or plateau (PyTorch's "
+               "ReduceLROnPlateau on each epoch's validation loss; needs a validation split)");
+  s.add_int("warmup_steps", 0, 0, 1ll << 40,
+            "optimizer steps of linear warmup (plateau: a ramp to the rate the plateau schedule holds)");
   s.add_real("min_lr_ratio", 0.0, 0.0, 1.0, "cosine: final rate as a fraction of lr");
+  s.add_real("plateau_factor", 0.1, 1e-12, 1.0, "plateau: the rate is multiplied by this when it drops (below 1)");
+  s.add_int("plateau_patience", 10, 0, 1 << 30,
+            "plateau: epochs without improvement tolerated; the rate drops after the next bad one");
+  s.add_real("plateau_threshold", 1e-4, 0.0, 1e30,
+             "plateau: what counts as an improvement of the validation loss (see plateau_threshold_mode)");
+  s.add_choice("plateau_threshold_mode", "rel", {"rel", "abs"},
+               "plateau: rel: loss < best * (1 - plateau_threshold); abs: loss < best - plateau_threshold");
+  s.add_int("plateau_cooldown", 0, 0, 1 << 30,
+            "plateau: epochs after a drop during which bad epochs are not counted");
+  s.add_real("plateau_min_lr", 0.0, 0.0, 100.0, "plateau: the rate never drops below this");
+  s.add_real("plateau_eps", 1e-8, 0.0, 100.0, "plateau: a drop smaller than this is not made (PyTorch's eps)");
   s.add_real("clip_grad_norm", 0.0, 0.0, 1e12,
              "clip gradients to this global L2 norm (0: off); fp16: after unscaling");
   s.add_choice("nan_policy", "stop", {"stop", "skip"},
@@ -111,6 +132,8 @@ TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
   c.shuffle = d.get_bool("shuffle");
   c.loss = d.get_string("loss");
   c.top_k = static_cast<int>(d.get_int("top_k"));
+  c.early_stopping_patience = static_cast<std::uint64_t>(d.get_int("early_stopping_patience"));
+  c.early_stopping_min_delta = d.get_real("early_stopping_min_delta");
   c.precision = nn::precision_from_name(d.get_string("precision"));
   c.optimizer.kind = d.get_string("optimizer");
   c.optimizer.weight_decay = d.get_real("weight_decay");
@@ -123,6 +146,15 @@ TrainConfig TrainConfig::from_deck(const deck::Deck& d) {
   c.schedule.lr = d.get_real("lr");
   c.schedule.warmup_steps = static_cast<std::uint64_t>(d.get_int("warmup_steps"));
   c.schedule.min_lr_ratio = d.get_real("min_lr_ratio");
+  c.schedule.plateau_lr = c.schedule.lr;
+  c.plateau.factor = d.get_real("plateau_factor");
+  if (!(c.plateau.factor < 1.0)) d.fail("plateau_factor", "must be below 1 (the rate drops by this factor)");
+  c.plateau.patience = static_cast<std::uint64_t>(d.get_int("plateau_patience"));
+  c.plateau.threshold = d.get_real("plateau_threshold");
+  c.plateau.threshold_rel = d.get_string("plateau_threshold_mode") == "rel";
+  c.plateau.cooldown = static_cast<std::uint64_t>(d.get_int("plateau_cooldown"));
+  c.plateau.min_lr = d.get_real("plateau_min_lr");
+  c.plateau.eps = d.get_real("plateau_eps");
   c.clip_grad_norm = d.get_real("clip_grad_norm");
   c.skip_nonfinite = d.get_string("nan_policy") == "skip";
   c.ema.decay = d.get_real("ema_decay");

@@ -12,6 +12,7 @@
 #include "nn/precision.hpp"
 #include "optim/ema.hpp"
 #include "optim/optimizer.hpp"
+#include "optim/plateau.hpp"
 #include "optim/schedule.hpp"
 
 namespace hpct {
@@ -29,10 +30,14 @@ struct TrainConfig {
   bool shuffle = true;
   std::string loss = "mse";
   int top_k = 5;  // classification: the k of the top-k accuracy
+  // early stopping on the validation loss (train/early_stopping.hpp); patience 0: off
+  std::uint64_t early_stopping_patience = 0;
+  double early_stopping_min_delta = 0;
   nn::Precision precision = nn::Precision::fp32;
   // optimizer
   optim::OptimizerConfig optimizer;
-  optim::Schedule schedule;  // total_steps is filled in by the trainer (it depends on the data)
+  optim::Schedule schedule;      // total_steps is filled in by the trainer (it depends on the data)
+  optim::PlateauConfig plateau;  // lr_schedule plateau
   bool decay_all_parameters = false;
   double clip_grad_norm = 0;
   bool skip_nonfinite = false;    // nan_policy skip

@@ -135,7 +135,7 @@ int train_main(int argc, char** argv) {
       if (const std::string err = trace::start(deck.get_string("trace_file"), comm.rank()); !err.empty())
         deck.fail("trace_file", err);
       if (const RunFamily* family = find_run_family(deck.get_string("model")))
-        refuse_best_output(deck, family->name);
+        refuse_epoch_keys(deck, family->name);
     });
 
     // One line for the whole job: every rank of a node without a GPU has the same warning.

@@ -93,6 +93,33 @@ void Reporter::epoch(std::uint64_t epoch, std::uint64_t global_step, std::uint64
   metrics_->write("epoch", fields);
 }
 
+void Reporter::lr_dropped(std::uint64_t epoch, std::uint64_t global_step, double lr_before, double lr,
+                          std::uint64_t patience) {
+  Log::info(strf("  plateau: lr %.6g -> %.6g after epoch %llu (validation loss not improved for %llu epochs)",
+                 lr_before, lr, (unsigned long long)epoch + 1, (unsigned long long)patience + 1));
+  metrics_->write("plateau", {{"epoch", double(epoch + 1)},
+                              {"step", double(global_step)},
+                              {"lr_before", lr_before},
+                              {"lr", lr}});
+}
+
+void Reporter::early_stop(std::uint64_t epoch, std::uint64_t global_step, std::uint64_t best_epoch,
+                          double best_loss, std::uint64_t patience, double min_delta) {
+  const std::string best = best_epoch > 0
+                               ? strf("best epoch %llu (val loss %.6f)", (unsigned long long)best_epoch, best_loss)
+                               : std::string("no epoch had a finite validation loss");
+  Log::info(
+      strf("Early stopping after epoch %llu/%llu: no improvement of the validation loss (min_delta %g) for "
+           "%llu epochs (early_stopping_patience %llu); %s",
+           (unsigned long long)epoch + 1, (unsigned long long)config_.epochs, min_delta,
+           (unsigned long long)patience, (unsigned long long)patience, best.c_str()));
+  metrics_->write("early_stop", {{"epoch", double(epoch + 1)},
+                                 {"step", double(global_step)},
+                                 {"best_epoch", double(best_epoch)},
+                                 {"best_val_loss", best_loss},
+                                 {"patience", double(patience)}});
+}
+
 void Reporter::summary(const TrainSummary& s, bool has_validation, double train_flops_per_sample,
                        const PeakFlops& peak) {
   const double other = std::max(0.0, s.seconds - s.time.total());

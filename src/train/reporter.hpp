@@ -46,6 +46,13 @@ class Reporter {
   void epoch(std::uint64_t epoch, std::uint64_t global_step, std::uint64_t steps, double train_loss,
              bool has_validation, const EvalResult& val, std::uint64_t samples, double seconds,
              const TimeSplit& time);
+  // lr_schedule plateau lowered the rate after `epoch` (0-based): a line and a "plateau" record.
+  void lr_dropped(std::uint64_t epoch, std::uint64_t global_step, double lr_before, double lr,
+                  std::uint64_t patience);
+  // Early stopping ends the run after `epoch` (0-based): a line and an "early_stop" record with the
+  // best epoch (1-based) and its loss.
+  void early_stop(std::uint64_t epoch, std::uint64_t global_step, std::uint64_t best_epoch, double best_loss,
+                  std::uint64_t patience, double min_delta);
   // peak: the sum over ranks of rank_peak_flops (train/peak_flops.hpp); MFU is printed when known.
   void summary(const TrainSummary& s, bool has_validation, double train_flops_per_sample, const PeakFlops& peak);
 

@@ -99,6 +99,8 @@ class StepRunner {
   }
 
   double lr(std::uint64_t global_step) const { return schedule_.at(global_step); }
+  // lr_schedule plateau: the rate after warmup from now on (optim/plateau.hpp).
+  void set_plateau_lr(double lr) { schedule_.plateau_lr = lr; }
   // Over this rank's shard only when the optimizer is sharded.
   optim::Optimizer<float>& optimizer() { return optimizer_; }
   bool sharded() const { return !shard_.counts.empty(); }

@@ -58,8 +58,10 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, const Comm& comm, std::sh
 
 NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const Comm& comm,
                                std::shared_ptr<const Dataset> rows)
-    : deck_(deck), config_(std::move(config)), comm_(comm), loop_(comm, Cadence(config_)) {
+    : deck_(deck), config_(std::move(config)), comm_(comm), loop_(comm, Cadence(config_)), rules_(config_) {
   if (rows) {
+    const std::string key = key_needing_validation();  // a member trains without validation rows
+    if (!key.empty()) comm.run_agreed([&] { no_validation_split(key); });
     remember_table(encode_table_data(deck_, rows, val_data_, comm_));  // rows encoded in memory, if any
     val_data_ = row_range(rows, rows->rows(), 0);
     comm.agree(rows->rows() == 0 ? rows->description() + ": no rows to train on" : "", ExitCode::bad_input);
@@ -112,10 +114,16 @@ std::string list_fields(const std::vector<FieldSpec>& fields) {
 
 }  // namespace
 
-void NetworkTrainer::no_validation_split() const {
-  deck_.fail("best_output",
-             "needs a validation split to choose the epoch by: set validation_file, or "
-             "validation_fraction > 0 (this run holds out no validation rows)");
+std::string NetworkTrainer::key_needing_validation() const {
+  return config_.best_output.empty() ? rules_.key_needing_validation() : "best_output";
+}
+
+void NetworkTrainer::no_validation_split(const std::string& key) const {
+  const char* what = key == "best_output"   ? "needs a validation split to choose the epoch by"
+                     : key == "lr_schedule" ? "plateau needs a validation split to watch the validation loss"
+                                            : "needs a validation split to watch the validation loss";
+  deck_.fail(key, std::string(what) +
+                      ": set validation_file, or validation_fraction > 0 (this run holds out no validation rows)");
 }
 
 void NetworkTrainer::remember_table(const std::optional<TableEncoding>& e) {
@@ -128,8 +136,9 @@ void NetworkTrainer::open_data() {
   std::shared_ptr<const Dataset> data;
   comm_.run_agreed([&] {
     // Known from the deck alone: fail before reading any data.
-    if (!config_.best_output.empty() && config_.validation_file.empty() && config_.validation_fraction <= 0)
-      no_validation_split();
+    const std::string key = key_needing_validation();
+    if (!key.empty() && config_.validation_file.empty() && config_.validation_fraction <= 0)
+      no_validation_split(key);
     data = open_data_source(deck_, config_.data_file, "data_file");
     if (!config_.validation_file.empty())
       val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");
@@ -157,7 +166,7 @@ void NetworkTrainer::open_data() {
       val_data_ = row_range(data, rows - n_val, n_val);
     }
     if (train_data_->rows() == 0) deck_.fail("validation_fraction", "leaves no training rows");
-    if (!config_.best_output.empty() && val_data_->rows() == 0) no_validation_split();
+    if (!key_needing_validation().empty() && val_data_->rows() == 0) no_validation_split(key_needing_validation());
   });
 }
 
@@ -249,7 +258,15 @@ TrainSummary NetworkTrainer::run() {
   TrainSummary s;
   Stopwatch run_clock;
   const double cpu_start = process_cpu_seconds();
-  for (std::uint64_t epoch = start_epoch_; epoch < config_.epochs; ++epoch) {
+  std::uint64_t first_epoch = start_epoch_;
+  if (rules_.early_stopping().stopped()) {  // Note [early stopping]: the checkpoint's run had stopped
+    Log::info(strf(
+        "  early stopping: the checkpoint's run had stopped (%llu epochs without improvement, "
+        "early_stopping_patience %llu): nothing left to train",
+        (unsigned long long)rules_.early_stopping().wait, (unsigned long long)config_.early_stopping_patience));
+    first_epoch = config_.epochs;
+  }
+  for (std::uint64_t epoch = first_epoch; epoch < config_.epochs; ++epoch) {
     trace::Scope epoch_trace("epoch");
     Stopwatch epoch_clock;
     epochs_->stage(*shard_, epoch);
@@ -273,8 +290,10 @@ TrainSummary NetworkTrainer::run() {
     reporter.epoch(epoch, tally_.global_step, steps, s.last_epoch_loss, evaluator_->rows() > 0, s.val,
                    s.samples - samples_before, epoch_clock.seconds(), time_);
     keep_if_best(epoch, s.val_loss);  // before the epoch's checkpoint (Note [best epoch])
-    if (loop_.checkpoint_due_after_pass(epoch, tally_.global_step, epoch + 1 == config_.epochs))
+    const bool stop = apply_validation_rules(epoch, s.val_loss, reporter);
+    if (loop_.checkpoint_due_after_pass(epoch, tally_.global_step, stop || epoch + 1 == config_.epochs))
       s.last_checkpoint = checkpoint(epoch, steps);
+    if (stop) break;
   }
   s.seconds = run_clock.seconds();
   s.cpu_seconds = process_cpu_seconds() - cpu_start;
@@ -317,6 +336,18 @@ void NetworkTrainer::keep_if_best(std::uint64_t epoch, double val_loss) {
   write_run_weights(comm_, config_.best_output, deck_, *model_, *steps_, attrs);
   Log::info(strf("  best epoch so far %llu (val loss %.6f): weights written to %s", (unsigned long long)best_.epoch,
                  best_.loss, config_.best_output.c_str()));
+}
+
+bool NetworkTrainer::apply_validation_rules(std::uint64_t epoch, double val_loss, Reporter& reporter) {
+  const ValidationRules::Verdict v = rules_.after_epoch(val_loss);
+  if (v.lr_dropped) {
+    steps_->set_plateau_lr(rules_.plateau()->lr());
+    reporter.lr_dropped(epoch, tally_.global_step, v.lr_before, rules_.plateau()->lr(), config_.plateau.patience);
+  }
+  if (v.stop)
+    reporter.early_stop(epoch, tally_.global_step, best_.epoch, best_.loss, config_.early_stopping_patience,
+                        config_.early_stopping_min_delta);
+  return v.stop;
 }
 
 void NetworkTrainer::write_outputs() {

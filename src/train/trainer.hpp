@@ -22,6 +22,7 @@
 #include "models/model.hpp"
 #include "train/best_weights.hpp"
 #include "train/config.hpp"
+#include "train/early_stopping.hpp"
 #include "train/epoch_steps.hpp"
 #include "train/evaluator.hpp"
 #include "train/reporter.hpp"
@@ -63,7 +64,10 @@ class NetworkTrainer {
   void open_data();
   // Keeps a table's encoding (train/table_inputs.hpp) for the weights file and the model.
   void remember_table(const std::optional<TableEncoding>& e);
-  [[noreturn]] void no_validation_split() const;  // best_output's error
+  // The key that needs a validation split (best_output, early_stopping_patience, lr_schedule
+  // plateau), "" when none; and its error.
+  std::string key_needing_validation() const;
+  [[noreturn]] void no_validation_split(const std::string& key) const;
   void build_model();
   void restore(const std::string& path);
   // Classifiers: every training target is an integer class index (an agreed error otherwise).
@@ -78,6 +82,9 @@ class NetworkTrainer {
   // After the validation of `epoch` (0-based): keeps it as the best epoch when its loss is the
   // lowest so far, and then rewrites best_output.
   void keep_if_best(std::uint64_t epoch, double val_loss);
+  // After keep_if_best: early stopping and the plateau rate (Note [early stopping]); returns whether
+  // the run stops after `epoch`.
+  bool apply_validation_rules(std::uint64_t epoch, double val_loss, Reporter& reporter);
   void write_outputs();
   void beat(const char* where) { loop_.beat(where); }
 
@@ -104,7 +111,8 @@ class NetworkTrainer {
   // Position (restored from a checkpoint) and the running epoch's loss.
   EpochTally tally_;
   std::uint64_t start_epoch_ = 0, start_step_ = 0;
-  BestEpoch best_;  // Note [best epoch] in best_weights.hpp
+  BestEpoch best_;         // Note [best epoch] in best_weights.hpp
+  ValidationRules rules_;  // early stopping and lr_schedule plateau (early_stopping.hpp)
   std::string resumed_from_;
   std::function<void(std::uint64_t)> step_hook_;
 };

@@ -21,6 +21,7 @@ std::string NetworkTrainer::checkpoint(std::uint64_t epoch, std::uint64_t epoch_
   st.skipped_steps = tally_.skipped_steps;
   st.best_val_loss = best_.loss;
   st.best_epoch = best_.epoch;
+  rules_.save(st);                // early stopping and lr_schedule plateau
   st.ema = steps_->ema_values();  // on rank 0, which writes (gathered there when sharded)
   st.ema_updates = steps_->ema() ? steps_->ema()->updates() : 0;
   ScopedTime t(time_.io, "checkpoint");
@@ -38,7 +39,9 @@ void NetworkTrainer::restore(const std::string& path) {
     check_resume_deck(deck_, inspect_checkpoint(path));  // names the key that changed
     st = read_checkpoint(path, model_->store(), steps_->optimizer_for_load());
     steps_->optimizer_loaded();
+    rules_.restore(st, path);
   });
+  if (rules_.plateau()) steps_->set_plateau_lr(rules_.plateau()->lr());
   const std::string ema_note = steps_->ema_loaded(st.ema, st.ema_updates);
   if (!ema_note.empty()) Log::info(ema_note);
   ResumePoint p;

@@ -31,3 +31,5 @@ endforeach()
 if(Kokkos_ENABLE_CUDA)
   hpctrain_gpu_test(test_no_allocation)  # the GPU build's training step allocates nothing either, on a GPU node
 endif()
+# Early stopping and lr_schedule plateau: stop epoch and rates from the validation losses, resume bitwise, 2 ranks as 1.
+hpctrain_test(test_early_stopping SOURCES train/test_early_stopping.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS mpi)
