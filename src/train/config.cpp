@@ -25,11 +25,12 @@ void declare_network_keys(deck::Schema& s) {
   s.add_real("label_smoothing", 0.0, 0.0, 1.0, "cross_entropy: label smoothing (PyTorch's label_smoothing)");
   s.add_int("top_k", 5, 1, 1 << 20, "classification: k of the top-k accuracy reported with the validation loss");
   s.add_int("early_stopping_patience", 0, 0, 1 << 30,
-            "stop the run when the validation loss has not improved for this many epochs (PyTorch Lightning's "
-            "EarlyStopping patience; needs a validation split; 0: off); outputs and the final checkpoint are "
-            "written as at a normal end");
+            "stop the run after this many epochs in a row without improvement of the validation loss (PyTorch "
+            "Lightning's EarlyStopping patience, mode min; needs a validation split; 0: off); outputs and the "
+            "final checkpoint are written as at a normal end, and a run resumed from a checkpoint that had stopped "
+            "stays stopped (docs/outputs.md)");
   s.add_real("early_stopping_min_delta", 0.0, 0.0, 1e30,
-             "early stopping: an epoch improves when its validation loss is below the best so far minus this "
+             "early stopping: an epoch improves when its validation loss plus this is below the best so far "
              "(absolute; Lightning's min_delta); a NaN/Inf loss never improves");
 
   s.section("optimizer");
