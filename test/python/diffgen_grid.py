@@ -2,8 +2,8 @@
 """diffgen --grid: the diffusion downscaler's samples cut from gridded files that xarray writes as users
 write theirs (NetCDF, and a Zarr store of the same data). Checks every row against numpy's cut of the
 same field (fine P x P block, the seven hexagonal block means, the patch centre's latitude and
-longitude, time_index, corner), the time split (--times), that patches touching a missing value are
-left out and counted (and none other), that NetCDF and Zarr give the same file, the errors (an unknown
+longitude, a static field's fine block with --statics, time_index, corner), the time split (--times),
+that patches touching a missing value (of the field or of a static) are left out and counted (and none other), that NetCDF and Zarr give the same file, the errors (an unknown
 variable, a grid too small for the patch, --times holding no time, --position without coordinates)
 with exit code 2 and no file written, and that inputs/diffusion_grid.in trains on the result,
 apps/sample scores it against the copy baseline and scripts/plot-downscaling draws it.
@@ -34,8 +34,12 @@ field = np.stack([280 + 0.2 * yy + 3 * np.sin(t / 4) + terrain + 0.1 * rng.stand
 times = np.datetime64("2019-03-01T00") + np.arange(T) * np.timedelta64(1, "h")
 
 
-def dataset(values):
-    return xr.Dataset({"t2m": (("time", "latitude", "longitude"), values.astype(np.float32))},
+orog = (200 * np.maximum(terrain, 0) + rng.uniform(0, 5, (NY, NX))).astype(np.float32)  # a static field
+
+
+def dataset(values, statics=orog):
+    return xr.Dataset({"t2m": (("time", "latitude", "longitude"), values.astype(np.float32)),
+                       "orog": (("latitude", "longitude"), statics)},
                       coords={"time": times, "latitude": lat, "longitude": lon})
 
 
@@ -44,32 +48,39 @@ dataset(field).to_zarr(path("grid.zarr"), mode="w")
 holed = field.copy()
 holed[4, 12, 20] = np.nan  # one missing value: the patches whose blocks hold it at time 4 are left out
 dataset(holed).to_netcdf(path("holed.nc"))
+orog_holed = orog.copy()
+orog_holed[20, 9] = np.nan  # a missing static value: its patches are left out at every time
+dataset(field, orog_holed).to_netcdf(path("orog_holed.nc"))
 
 OFFSETS = [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, 1)]  # (di along x, dj along y), in blocks
 
 
-def expected(values, t_lo, t_hi, position):
+def expected(values, t_lo, t_hi, position, statics=None):
     """Rows numpy cuts: (time, y0, x0, context, fine), NaN-touching patches left out."""
     rows, skipped = [], 0
     for t in range(t_lo, t_hi):
         for y0 in range(P, NY - 2 * P + 1, STRIDE):
             for x0 in range(P, NX - 2 * P + 1, STRIDE):
                 means = [values[t, y0 + dj * P:y0 + dj * P + P, x0 + di * P:x0 + di * P + P].mean() for di, dj in OFFSETS]
-                if not np.all(np.isfinite(means)):
+                block = None if statics is None else statics[y0:y0 + P, x0:x0 + P].ravel()
+                if not np.all(np.isfinite(means)) or (block is not None and not np.all(np.isfinite(block))):
                     skipped += 1
                     continue
                 ctx = list(means)
                 if position:
                     ctx += [lat[y0 + (P - 1) // 2:y0 + P // 2 + 1].mean(), lon[x0 + (P - 1) // 2:x0 + P // 2 + 1].mean()]
+                if block is not None:
+                    ctx += list(block)
                 rows.append((t, y0, x0, np.array(ctx), values[t, y0:y0 + P, x0:x0 + P].ravel()))
     return rows, skipped
 
 
-def compare(out, values, t_lo, t_hi, position, what):
-    rows, skipped = expected(values, t_lo, t_hi, position)
+def compare(out, values, t_lo, t_hi, position, what, statics=None):
+    rows, skipped = expected(values, t_lo, t_hi, position, statics)
+    width = (9 if position else 7) + (0 if statics is None else P * P)
     with h5py.File(out, "r") as h:
         ctx, fine, ti, corner = h["context"][...], h["fine"][...], h["time_index"][...], h["corner"][...]
-        check(ctx.shape == (len(rows), 9 if position else 7) and fine.shape == (len(rows), P * P),
+        check(ctx.shape == (len(rows), width) and fine.shape == (len(rows), P * P),
               f"{what}: context {ctx.shape}, fine {fine.shape} for {len(rows)} patches")
         if ctx.shape[0] != len(rows):
             return skipped
@@ -98,6 +109,11 @@ r = run([diffgen, path("holed.h5"), "--grid", path("holed.nc"), "--variable", "t
 skipped = compare(path("holed.h5"), holed, 0, T, False, "a missing value, without --position")
 check(r.returncode == 0 and skipped > 0 and f"{skipped} left out for a missing value" in r.stdout,
       f"{skipped} patches touching the missing value left out and counted: {r.stdout.strip()}")
+r = run([diffgen, path("orog.h5"), "--grid", path("orog_holed.nc"), "--variable", "t2m", "--patch", P, "--stride",
+         STRIDE, "--statics", "orog"])
+skipped = compare(path("orog.h5"), field, 0, T, False, "--statics orog (a missing static value)", orog_holed)
+check(r.returncode == 0 and skipped > 0 and f"{skipped} left out" in r.stdout,
+      f"{skipped} patches touching the missing static value left out: {r.stdout.strip()}")
 
 # Errors: exit code 2, a message naming what is wrong, no file.
 for args, expect, what in [
@@ -106,7 +122,8 @@ for args, expect, what in [
         (["--grid", path("grid.nc"), "--variable", "t2m", "--patch", P, "--times", "0.95:0.99"], "holds none",
          "--times holding no time"),
         (["--grid", path("grid.nc"), "--variable", "t2m", "--times", "0.5"], "A:B", "--times without B"),
-        (["--grid", path("grid.nc")], "--variable", "no --variable")]:
+        (["--grid", path("grid.nc")], "--variable", "no --variable"),
+        (["--grid", path("grid.nc"), "--variable", "t2m", "--statics", "z"], "'z'", "an unknown static")]:
     if os.path.exists(path("bad.h5")):
         os.remove(path("bad.h5"))
     r = run([diffgen, path("bad.h5")] + [str(a) for a in args])

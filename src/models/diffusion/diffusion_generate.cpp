@@ -17,11 +17,13 @@ const char* kUsage =
     "  means of the target cell and its six hexagonal neighbours as `context` [N, 7]\n"
     "  (definition: docs/diffusion.md). Use a different --seed for a held-out test set.\n"
     "  defaults: --rows 20000 --seed 1\n"
-    "usage: diffgen OUT.h5 --grid DATA --variable NAME [--patch P] [--stride S] [--position] [--times A:B]\n"
+    "usage: diffgen OUT.h5 --grid DATA --variable NAME [--patch P] [--stride S] [--position] [--statics A,B]\n"
+    "               [--times A:B]\n"
     "  the same samples from a gridded file (NetCDF, GRIB, Zarr; read as data_format auto reads it):\n"
     "  every P x P block of NAME at each time as `fine` [N, P*P], the means of the block and of its six\n"
     "  hexagonal neighbour blocks as `context` [N, 7] (with --position also the patch centre's latitude\n"
-    "  and longitude: [N, 9]); patches every S points (default P / 2), blocks touching a missing value\n"
+    "  and longitude: [N, 9]; --statics: each static field's P x P block, e.g. orography, after them);\n"
+    "  patches every S points (default P / 2), blocks touching a missing value\n"
     "  left out; the times from fraction A to B of the file's (hold out the last ones for a test file).\n"
     "  defaults: --patch 16 --times 0:1\n";
 
@@ -43,7 +45,13 @@ int grid_main(const std::string& out, int argc, char** argv) {
     char* end = nullptr;
     if (a == "--grid") data = v;
     else if (a == "--variable") o.variable = v;
-    else if (a == "--patch" || a == "--stride") {
+    else if (a == "--statics") {
+      for (std::size_t at = 0; at <= v.size();) {
+        const std::size_t comma = std::min(v.find(',', at), v.size());
+        if (comma > at) o.statics.push_back(v.substr(at, comma - at));
+        at = comma + 1;
+      }
+    } else if (a == "--patch" || a == "--stride") {
       const long n = std::strtol(v.c_str(), &end, 10);
       if (*end != '\0' || n < 1 || n > 4096) {
         std::fprintf(stderr, "diffgen: %s: '%s' is not a count in [1, 4096]\n", a.c_str(), v.c_str());

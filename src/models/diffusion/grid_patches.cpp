@@ -61,7 +61,10 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
   // The file opened as the gridded sources open it for the gnn (formats, coordinates, missing values).
   deck::Schema schema;
   declare_data_source_keys(schema);
-  const std::string text = "data_format auto\nstate_variables " + o.variable + "\nar_steps 1\n";
+  std::string text = "data_format auto\nstate_variables " + o.variable + "\nar_steps 1\n";
+  std::string statics;
+  for (const std::string& s : o.statics) statics += (statics.empty() ? "" : ",") + s;
+  if (!statics.empty()) text += "static_variables " + statics + "\n";
   const std::shared_ptr<const Dataset> data = open_data_source(deck::Deck::parse(text, "diffgen --grid", schema,
                                                                                  {}),
                                                                data_file, "data_file");
@@ -89,7 +92,8 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
 
   GridPatchCounts n;
   n.per_time = corners.size() / 2;
-  n.context = kHexBlocks + (o.position ? 2 : 0);
+  const std::size_t K = o.statics.size();
+  n.context = kHexBlocks + (o.position ? 2 : 0) + static_cast<int>(K * P * P);
   n.fine = static_cast<int>(P * P);
   std::vector<float> context, fine;
   std::vector<long long> time_index, corner;
@@ -111,6 +115,10 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
           means[b] = sums.mean(y0 + kHexOffsets[b][1] * P, x0 + kHexOffsets[b][0] * P, P);
           ok = std::isfinite(means[b]);
         }
+        for (std::size_t s = 0; s < K && ok; ++s)
+          for (std::size_t y = y0; y < y0 + P && ok; ++y)
+            for (std::size_t x = x0; x < x0 + P && ok; ++x)
+              ok = std::isfinite(l.statics[(s * l.ny + y) * l.nx + x]);
         if (!ok) {
           ++n.skipped;
           continue;
@@ -126,6 +134,11 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
           context.push_back(static_cast<float>(lat));
           context.push_back(static_cast<float>(lon0 + dlon));
         }
+        for (std::size_t s = 0; s < K; ++s)
+          for (std::size_t y = y0; y < y0 + P; ++y) {
+            const float* row = &l.statics[(s * l.ny + y) * l.nx + x0];
+            context.insert(context.end(), row, row + P);
+          }
         for (std::size_t y = y0; y < y0 + P; ++y)
           fine.insert(fine.end(), field + y * l.nx + x0, field + y * l.nx + x0 + P);
         time_index.push_back(static_cast<long long>(t0 + k));
@@ -152,7 +165,8 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
     h5::write_attr(f, "/", "stride", static_cast<long long>(S));
     h5::write_attr(f, "/", "context_columns",
                    std::string("block mean, +x, -x, +y, -y, (+x -y), (-x +y)") +
-                       (o.position ? ", latitude, longitude" : ""));
+                       (o.position ? ", latitude, longitude" : "") +
+                       (K > 0 ? ", the P x P blocks of " + statics : std::string()));
   });
   return n;
 }

@@ -5,15 +5,17 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hpct {
 
 struct GridPatchOptions {
-  std::string variable;     // the field to downscale, as the file names it (e.g. t2m)
-  int patch = 16;           // fine patch side P: P x P values, a coarse block of the same extent
-  int stride = 0;           // grid points between neighbouring patches (0: P / 2)
-  bool position = false;    // append the patch centre's latitude and longitude to the context
-  double from = 0, to = 1;  // the fractions of the file's times to take, [from, to)
+  std::string variable;              // the field to downscale, as the file names it (e.g. t2m)
+  int patch = 16;                    // fine patch side P: P x P values, a coarse block of the same extent
+  int stride = 0;                    // grid points between neighbouring patches (0: P / 2)
+  bool position = false;             // append the patch centre's latitude and longitude to the context
+  std::vector<std::string> statics;  // static fields (no time) whose fine P x P blocks join the context
+  double from = 0, to = 1;           // the fractions of the file's times to take, [from, to)
 };
 
 struct GridPatchCounts {
@@ -28,7 +30,9 @@ struct GridPatchCounts {
 // patch's block and its neighbours lie inside the grid (nothing wraps); patches start every
 // `stride` points in y and x. A patch whose blocks hold a missing value (NaN) is left out, and
 // counted. With `position` the context also holds the patch centre's latitude and longitude, so
-// the model can learn where the terrain puts the fine structure. Rows go time by time, patches in
+// the model can learn where the terrain puts the fine structure; each of `statics` (orography, a
+// land-sea mask: fields without time) adds its own P x P block at full resolution, the fine detail
+// a coarse value cannot carry, which also holds where the model never trained. Rows go time by time, patches in
 // row-major order of their first point; `time_index` [N] and `corner` [N, 2] (y, x of the first
 // point) say where each row came from. Written atomically to `out`.
 GridPatchCounts write_grid_patches(const std::string& data_file, const std::string& out,
