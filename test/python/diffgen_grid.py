@@ -129,6 +129,13 @@ for args, expect, what in [
     r = run([diffgen, path("bad.h5")] + [str(a) for a in args])
     check.refused(r, expect, what)
     check(r.returncode == 2 and not os.path.exists(path("bad.h5")), what + ": exit code 2, no file")
+dataset(field, np.full_like(orog, np.nan)).to_netcdf(path("no_orog.nc"))
+if os.path.exists(path("bad.h5")):
+    os.remove(path("bad.h5"))
+r = run([diffgen, path("bad.h5"), "--grid", path("no_orog.nc"), "--variable", "t2m", "--patch", P, "--statics", "orog"])
+check.refused(r, "every patch", "a static missing everywhere: no patch")
+check(r.returncode == 2 and not os.path.exists(path("bad.h5")) and not any(".tmp" in f for f in os.listdir(scratch)),
+      "no patch: exit code 2, no file and no temporary file left")
 xr.Dataset({"t2m": (("time", "y", "x"), field.astype(np.float32))}, coords={"time": times}).to_netcdf(path("plain.nc"))
 r = run([diffgen, path("bad.h5"), "--grid", path("plain.nc"), "--variable", "t2m", "--patch", P, "--position"])
 check.refused(r, "latitudes and longitudes", "--position on a grid without coordinates")

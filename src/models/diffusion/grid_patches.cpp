@@ -12,6 +12,7 @@
 #include "data/source_registry.hpp"
 #include "io/atomic_file.hpp"
 #include "io/hdf5.hpp"
+#include "io/hdf5_rows.hpp"
 
 namespace hpct {
 
@@ -95,70 +96,73 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
   const std::size_t K = o.statics.size();
   n.context = kHexBlocks + (o.position ? 2 : 0) + static_cast<int>(K * P * P);
   n.fine = static_cast<int>(P * P);
-  std::vector<float> context, fine;
-  std::vector<long long> time_index, corner;
   const std::size_t N = l.ny * l.nx, chunk = 32;
-  std::vector<float> window;
-  BlockSums sums;
-  for (std::size_t t0 = t_lo; t0 < t_hi; t0 += chunk) {
-    const std::size_t nt = std::min(chunk, t_hi - t0);
-    window.resize(nt * N);
-    grid->read_times(t0, nt, window.data());
-    for (std::size_t k = 0; k < nt; ++k) {
-      const float* field = &window[k * N];
-      sums.build(field, l.ny, l.nx);
-      for (std::size_t c = 0; c < corners.size(); c += 2) {
-        const std::size_t y0 = corners[c], x0 = corners[c + 1];
-        double means[kHexBlocks];
-        bool ok = true;
-        for (int b = 0; b < kHexBlocks && ok; ++b) {
-          means[b] = sums.mean(y0 + kHexOffsets[b][1] * P, x0 + kHexOffsets[b][0] * P, P);
-          ok = std::isfinite(means[b]);
-        }
-        for (std::size_t s = 0; s < K && ok; ++s)
-          for (std::size_t y = y0; y < y0 + P && ok; ++y)
-            for (std::size_t x = x0; x < x0 + P && ok; ++x)
-              ok = std::isfinite(l.statics[(s * l.ny + y) * l.nx + x]);
-        if (!ok) {
-          ++n.skipped;
-          continue;
-        }
-        for (const double m : means) context.push_back(static_cast<float>(m));
-        if (o.position) {  // the patch centre: the mean of its four middle points' (an odd P: its middle point)
-          const std::size_t ya = y0 + (P - 1) / 2, yb = y0 + P / 2, xa = x0 + (P - 1) / 2, xb = x0 + P / 2;
-          const double lon0 = l.lon[ya * l.nx + xa];
-          double lat = 0, dlon = 0;  // longitudes relative to the first point's: a patch across 180 E stays whole
-          for (const std::size_t y : {ya, yb})
-            for (const std::size_t x : {xa, xb})
-              lat += l.lat[y * l.nx + x] / 4, dlon += std::remainder(l.lon[y * l.nx + x] - lon0, 360.0) / 4;
-          context.push_back(static_cast<float>(lat));
-          context.push_back(static_cast<float>(lon0 + dlon));
-        }
-        for (std::size_t s = 0; s < K; ++s)
-          for (std::size_t y = y0; y < y0 + P; ++y) {
-            const float* row = &l.statics[(s * l.ny + y) * l.nx + x0];
-            context.insert(context.end(), row, row + P);
-          }
-        for (std::size_t y = y0; y < y0 + P; ++y)
-          fine.insert(fine.end(), field + y * l.nx + x0, field + y * l.nx + x0 + P);
-        time_index.push_back(static_cast<long long>(t0 + k));
-        corner.insert(corner.end(), {static_cast<long long>(y0), static_cast<long long>(x0)});
-      }
-    }
-  }
   n.times = t_hi - t_lo;
-  n.samples = time_index.size();
-  if (n.samples == 0)
-    throw Error(strf("%s: every patch of --times %g:%g touches a missing value of '%s'", data_file.c_str(), o.from,
-                     o.to, o.variable.c_str()),
-                ExitCode::bad_input);
+  // Streamed: a block of 32 times is read, cut and appended, so memory does not grow with the output.
   write_atomically(out, [&](const std::string& tmp) {
     const h5::File f = h5::File::create(tmp);
-    const auto rows = static_cast<std::uint64_t>(n.samples);
-    h5::write(f, "context", {rows, static_cast<std::uint64_t>(n.context)}, context.data());
-    h5::write(f, "fine", {rows, static_cast<std::uint64_t>(n.fine)}, fine.data());
-    h5::write(f, "time_index", {rows}, time_index.data());
-    h5::write(f, "corner", {rows, 2}, corner.data());
+    h5::RowAppender<float> context_rows(f, "context", {static_cast<std::uint64_t>(n.context)}),
+        fine_rows(f, "fine", {static_cast<std::uint64_t>(n.fine)});
+    h5::RowAppender<long long> time_rows(f, "time_index", {}), corner_rows(f, "corner", {2});
+    std::vector<float> window, context, fine;
+    std::vector<long long> time_index, corner;
+    BlockSums sums;
+    for (std::size_t t0 = t_lo; t0 < t_hi; t0 += chunk) {
+      const std::size_t nt = std::min(chunk, t_hi - t0);
+      window.resize(nt * N);
+      grid->read_times(t0, nt, window.data());
+      context.clear(), fine.clear(), time_index.clear(), corner.clear();
+      for (std::size_t k = 0; k < nt; ++k) {
+        const float* field = &window[k * N];
+        sums.build(field, l.ny, l.nx);
+        for (std::size_t c = 0; c < corners.size(); c += 2) {
+          const std::size_t y0 = corners[c], x0 = corners[c + 1];
+          double means[kHexBlocks];
+          bool ok = true;
+          for (int b = 0; b < kHexBlocks && ok; ++b) {
+            means[b] = sums.mean(y0 + kHexOffsets[b][1] * P, x0 + kHexOffsets[b][0] * P, P);
+            ok = std::isfinite(means[b]);
+          }
+          for (std::size_t s = 0; s < K && ok; ++s)
+            for (std::size_t y = y0; y < y0 + P && ok; ++y)
+              for (std::size_t x = x0; x < x0 + P && ok; ++x)
+                ok = std::isfinite(l.statics[(s * l.ny + y) * l.nx + x]);
+          if (!ok) {
+            ++n.skipped;
+            continue;
+          }
+          for (const double m : means) context.push_back(static_cast<float>(m));
+          if (o.position) {  // the patch centre: the mean of its four middle points' (an odd P: its middle point)
+            const std::size_t ya = y0 + (P - 1) / 2, yb = y0 + P / 2, xa = x0 + (P - 1) / 2, xb = x0 + P / 2;
+            const double lon0 = l.lon[ya * l.nx + xa];
+            double lat = 0, dlon = 0;  // longitudes relative to the first point's: a patch across 180 E stays whole
+            for (const std::size_t y : {ya, yb})
+              for (const std::size_t x : {xa, xb})
+                lat += l.lat[y * l.nx + x] / 4, dlon += std::remainder(l.lon[y * l.nx + x] - lon0, 360.0) / 4;
+            context.push_back(static_cast<float>(lat));
+            context.push_back(static_cast<float>(lon0 + dlon));
+          }
+          for (std::size_t s = 0; s < K; ++s)
+            for (std::size_t y = y0; y < y0 + P; ++y) {
+              const float* row = &l.statics[(s * l.ny + y) * l.nx + x0];
+              context.insert(context.end(), row, row + P);
+            }
+          for (std::size_t y = y0; y < y0 + P; ++y)
+            fine.insert(fine.end(), field + y * l.nx + x0, field + y * l.nx + x0 + P);
+          time_index.push_back(static_cast<long long>(t0 + k));
+          corner.insert(corner.end(), {static_cast<long long>(y0), static_cast<long long>(x0)});
+        }
+      }
+      context_rows.append(context.data(), time_index.size());
+      fine_rows.append(fine.data(), time_index.size());
+      time_rows.append(time_index.data(), time_index.size());
+      corner_rows.append(corner.data(), time_index.size());
+    }
+    n.samples = time_rows.rows();
+    if (n.samples == 0)
+      throw Error(strf("%s: every patch of --times %g:%g touches a missing value of '%s'%s", data_file.c_str(),
+                       o.from, o.to, o.variable.c_str(), K > 0 ? (" or of " + statics).c_str() : ""),
+                  ExitCode::bad_input);
     h5::write_attr(f, "/", "source", data_file);
     h5::write_attr(f, "/", "variable", o.variable);
     h5::write_attr(f, "/", "patch", static_cast<long long>(P));

@@ -34,7 +34,7 @@ struct GridPatchCounts {
 // land-sea mask: fields without time) adds its own P x P block at full resolution, the fine detail
 // a coarse value cannot carry, which also holds where the model never trained. Rows go time by time, patches in
 // row-major order of their first point; `time_index` [N] and `corner` [N, 2] (y, x of the first
-// point) say where each row came from. Written atomically to `out`.
+// point) say where each row came from. Written atomically to `out`, a block of times at a time.
 GridPatchCounts write_grid_patches(const std::string& data_file, const std::string& out,
                                    const GridPatchOptions& options);
 
