@@ -43,6 +43,10 @@ class GridSamples : public Dataset {
   double step_seconds() const { return axis_.step_s; }  // the time step (1 without a time coordinate)
   // The time index in the file of a sample's initial time t (the sample's state is [t - 1, t]).
   std::size_t initial_time_index(std::uint64_t row) const { return first_time(row) + 1; }
+  // Times [t0, t0 + nt) of the state and forcing variables (deck order) as the file holds them,
+  // missing values NaN: window[V][nt][ny nx]. For tools that take the fields rather than samples
+  // (diffgen --grid).
+  void read_times(std::size_t t0, std::size_t nt, float* window) const { reader()->read(t0, nt, window); }
 
  protected:
   // Times [t0, t0 + nt) of the timed variables (state, then forcing, in deck order) into

@@ -2,7 +2,7 @@
 # The GBDT decks run as their headers document, scaled down to 2 ranks and a few trees (run by ctest
 # from the repository root): inputs/gbdt_cpu64.in on `datagen higgs` data, inputs/gbdt_binary.in on
 # LightGBM's example files (examples/data/lightgbm). Each must exit 0, write its model, and reach a
-# sane AUC.
+# sane AUC; scripts/plot-metrics draws the binary run's metrics per round.
 # usage: gbdt_decks.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
@@ -40,4 +40,7 @@ run inputs/gbdt_binary.in --set num_trees=20 --set output="$work/binary.json" \
 auc=$(final_auc "$work/binary.log" test)
 above "$auc" 0.78 || fail "gbdt_binary.in: test AUC $auc, expected above 0.78"
 echo "gbdt_binary.in: test AUC $auc"
+scripts/plot-metrics "$work/binary.jsonl" "$work/binary.png" || fail "plot-metrics on a GBDT metrics file"
+[ "$(stat -c %s "$work/binary.png")" -gt 10000 ] || fail "plot-metrics: $work/binary.png holds no plot"
+echo "plot-metrics: $(stat -c %s "$work/binary.png") bytes of PNG (AUC and log loss per round)"
 echo "PASS"

@@ -6,7 +6,7 @@
 #  2. SIGUSR1 (as SLURM sends it): checkpoint after the same round on every rank, exit code 3;
 #     `resume auto` on 1 rank (2 -> 1) finishes with the same model file;
 #  3. kill -9 of a 1-rank job: resumed on 1 rank to the same model file;
-#  4. a frozen rank (SIGSTOP) during tree building: the watchdog aborts the job and names it;
+#  4. a rank frozen (SIGSTOP) after its third round: the watchdog aborts the job and names it;
 # and the metrics file holds one `round` record per round and a `summary` (appended on resume).
 # usage: gbdt_resume.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
@@ -106,14 +106,19 @@ run 1 --set checkpoint_dir=$dir --set resume=auto --set output=$work/solo.json -
 cmp "$work/reference.json" "$work/solo.json" || fail "solo: model after kill -9 + resume on 1 rank differs"
 echo "kill -9 at 1 rank: $(grep -o 'resume: from [^ ]* (round [0-9]*' "$work/solo_resume.log")), same model file"
 # 4. Rank 1 frozen mid-training: rank 0 waits in a watched collective (tree building or the per-round agreement).
-start 2 --set checkpoint_dir= --set early_stopping_rounds=0 --set num_trees=100000 --set watchdog_timeout=3 \
-  --set output= --set metrics_file= >"$work/frozen.log" 2>&1
+# Rank 1 stops itself (SIGSTOP) after its third round (HPCTRAIN_TEST_FREEZE_AT, the heartbeat's test
+# hook): the point is chosen, not guessed with a sleep.
+HPCTRAIN_TEST_FREEZE_AT="1:gbdt: after a round@3" start 2 --set checkpoint_dir= --set early_stopping_rounds=0 \
+  --set num_trees=100000 --set watchdog_timeout=3 --set output= --set metrics_file= >"$work/frozen.log" 2>&1
 launcher=$!
-for ((i = 0; i < 100; ++i)); do grep -q "training rows" "$work/frozen.log" && break; sleep 0.1; done
-sleep 1
-victim=$(rank_pid 1)
-[ -n "$victim" ] || fail "frozen: rank 1 not found"
-kill -STOP "$victim"
+victim=""
+for ((i = 0; i < 600; ++i)); do
+  [ -n "$victim" ] || victim=$(rank_pid 1)
+  [ -n "$victim" ] && [ "$(awk '{print $3}' "/proc/$victim/stat" 2>/dev/null)" = T ] && break
+  kill -0 $launcher 2>/dev/null || fail "frozen: the job ended before rank 1 froze: $(tail -3 "$work/frozen.log")"
+  sleep 0.1
+done
+[ "$(awk '{print $3}' "/proc/$victim/stat" 2>/dev/null)" = T ] || fail "frozen: rank 1 did not stop after round 3"
 t0=$SECONDS
 for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
 kill -9 "$victim" 2>/dev/null

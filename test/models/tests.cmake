@@ -88,6 +88,12 @@ add_test(NAME diffusion_tools_smoke
 set_tests_properties(diffusion_tools_smoke PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1"
                      TIMEOUT 120 PROCESSORS 2 LABELS "integration;diffusion")
 
+# diffgen --grid: the downscaler's samples cut from xarray-written NetCDF and Zarr, checked against numpy.
+add_test(NAME cli_diffgen_grid COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/diffgen_grid.py
+         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_diffgen_grid ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_diffgen_grid PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
+                     LABELS "integration;diffusion")
+
 add_test(NAME sample_parallel_write
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/models/sample_parallel_write.sh ${PROJECT_BINARY_DIR}
                  ${PROJECT_SOURCE_DIR} ${MPIEXEC_EXECUTABLE})

@@ -1,0 +1,178 @@
+// Fine patches and their coarse context cut from a gridded file (see grid_patches.hpp).
+#include "models/diffusion/grid_patches.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "data/grid_samples.hpp"
+#include "data/source_registry.hpp"
+#include "io/atomic_file.hpp"
+#include "io/hdf5.hpp"
+#include "io/hdf5_rows.hpp"
+
+namespace hpct {
+
+namespace {
+
+constexpr int kHexBlocks = 7;
+// (di, dj) in blocks, di along x: the target block, then its six hexagonal neighbours (Note [grid patches]).
+constexpr int kHexOffsets[kHexBlocks][2] = {{0, 0}, {1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, -1}, {-1, 1}};
+
+// Summed-area tables of one field: sums of the finite values and counts of the missing ones over
+// [0, y) x [0, x), so a block's mean and whether it misses a value cost four lookups each.
+struct BlockSums {
+  std::size_t nx1 = 0;
+  std::vector<double> sum;
+  std::vector<std::uint32_t> missing;
+  void build(const float* field, std::size_t ny, std::size_t nx) {
+    nx1 = nx + 1;
+    sum.assign((ny + 1) * nx1, 0.0);
+    missing.assign((ny + 1) * nx1, 0);
+    for (std::size_t y = 0; y < ny; ++y)
+      for (std::size_t x = 0; x < nx; ++x) {
+        const float v = field[y * nx + x];
+        const std::size_t at = (y + 1) * nx1 + x + 1;
+        const bool bad = !std::isfinite(v);
+        sum[at] = (bad ? 0.0 : v) + sum[at - 1] + sum[at - nx1] - sum[at - nx1 - 1];
+        missing[at] = (bad ? 1u : 0u) + missing[at - 1] + missing[at - nx1] - missing[at - nx1 - 1];
+      }
+  }
+  // The block [y0, y0 + p) x [x0, x0 + p): its mean, or NaN when it misses a value.
+  double mean(std::size_t y0, std::size_t x0, std::size_t p) const {
+    const std::size_t a = y0 * nx1 + x0, b = y0 * nx1 + x0 + p, c = (y0 + p) * nx1 + x0,
+                      d = (y0 + p) * nx1 + x0 + p;
+    if (missing[d] - missing[b] - missing[c] + missing[a] != 0) return std::nan("");
+    return (sum[d] - sum[b] - sum[c] + sum[a]) / static_cast<double>(p * p);
+  }
+};
+
+}  // namespace
+
+GridPatchCounts write_grid_patches(const std::string& data_file, const std::string& out,
+                                   const GridPatchOptions& o) {
+  if (o.variable.empty()) throw Error("diffgen --grid needs --variable NAME", ExitCode::bad_input);
+  if (o.patch < 2) throw Error("--patch must be >= 2", ExitCode::bad_input);
+  if (o.stride < 0) throw Error("--stride must be >= 1", ExitCode::bad_input);
+  if (!(o.from >= 0 && o.from < o.to && o.to <= 1))
+    throw Error("--times A:B needs 0 <= A < B <= 1 (fractions of the file's times)", ExitCode::bad_input);
+  // The file opened as the gridded sources open it for the gnn (formats, coordinates, missing values).
+  deck::Schema schema;
+  declare_data_source_keys(schema);
+  std::string text = "data_format auto\nstate_variables " + o.variable + "\nar_steps 1\n";
+  std::string statics;
+  for (const std::string& s : o.statics) statics += (statics.empty() ? "" : ",") + s;
+  if (!statics.empty()) text += "static_variables " + statics + "\n";
+  const std::shared_ptr<const Dataset> data = open_data_source(deck::Deck::parse(text, "diffgen --grid", schema,
+                                                                                 {}),
+                                                               data_file, "data_file");
+  const auto* grid = dynamic_cast<const GridSamples*>(data.get());
+  if (!grid) throw Error(data_file + ": not a gridded file (NetCDF, GRIB or Zarr)", ExitCode::bad_input);
+  const GridSamples::Layout& l = grid->layout();
+  const std::size_t P = static_cast<std::size_t>(o.patch),
+                    S = o.stride > 0 ? static_cast<std::size_t>(o.stride) : std::max<std::size_t>(1, P / 2);
+  if (l.ny < 3 * P || l.nx < 3 * P)
+    throw Error(strf("%s: a %zu x %zu grid; --patch %zu needs at least %zu x %zu (a patch's block and its "
+                     "neighbours on each side)",
+                     data_file.c_str(), l.ny, l.nx, P, 3 * P, 3 * P),
+                ExitCode::bad_input);
+  if (o.position && !l.latlon)
+    throw Error(data_file + ": --position needs the points' latitudes and longitudes, which the file does not give",
+                ExitCode::bad_input);
+  std::vector<std::size_t> corners;  // (y0, x0) pairs: every patch position, row-major
+  for (std::size_t y0 = P; y0 + 2 * P <= l.ny; y0 += S)
+    for (std::size_t x0 = P; x0 + 2 * P <= l.nx; x0 += S) corners.insert(corners.end(), {y0, x0});
+  const auto t_lo = static_cast<std::size_t>(std::floor(o.from * static_cast<double>(l.times)));
+  const auto t_hi = static_cast<std::size_t>(std::floor(o.to * static_cast<double>(l.times)));
+  if (t_hi <= t_lo)
+    throw Error(strf("%s: --times %g:%g holds none of its %zu times", data_file.c_str(), o.from, o.to, l.times),
+                ExitCode::bad_input);
+
+  GridPatchCounts n;
+  n.per_time = corners.size() / 2;
+  const std::size_t K = o.statics.size();
+  n.context = kHexBlocks + (o.position ? 2 : 0) + static_cast<int>(K * P * P);
+  n.fine = static_cast<int>(P * P);
+  const std::size_t N = l.ny * l.nx, chunk = 32;
+  n.times = t_hi - t_lo;
+  // Streamed: a block of 32 times is read, cut and appended, so memory does not grow with the output.
+  write_atomically(out, [&](const std::string& tmp) {
+    const h5::File f = h5::File::create(tmp);
+    h5::RowAppender<float> context_rows(f, "context", {static_cast<std::uint64_t>(n.context)}),
+        fine_rows(f, "fine", {static_cast<std::uint64_t>(n.fine)});
+    h5::RowAppender<long long> time_rows(f, "time_index", {}), corner_rows(f, "corner", {2});
+    std::vector<float> window, context, fine;
+    std::vector<long long> time_index, corner;
+    BlockSums sums;
+    for (std::size_t t0 = t_lo; t0 < t_hi; t0 += chunk) {
+      const std::size_t nt = std::min(chunk, t_hi - t0);
+      window.resize(nt * N);
+      grid->read_times(t0, nt, window.data());
+      context.clear(), fine.clear(), time_index.clear(), corner.clear();
+      for (std::size_t k = 0; k < nt; ++k) {
+        const float* field = &window[k * N];
+        sums.build(field, l.ny, l.nx);
+        for (std::size_t c = 0; c < corners.size(); c += 2) {
+          const std::size_t y0 = corners[c], x0 = corners[c + 1];
+          double means[kHexBlocks];
+          bool ok = true;
+          for (int b = 0; b < kHexBlocks && ok; ++b) {
+            means[b] = sums.mean(y0 + kHexOffsets[b][1] * P, x0 + kHexOffsets[b][0] * P, P);
+            ok = std::isfinite(means[b]);
+          }
+          for (std::size_t s = 0; s < K && ok; ++s)
+            for (std::size_t y = y0; y < y0 + P && ok; ++y)
+              for (std::size_t x = x0; x < x0 + P && ok; ++x)
+                ok = std::isfinite(l.statics[(s * l.ny + y) * l.nx + x]);
+          if (!ok) {
+            ++n.skipped;
+            continue;
+          }
+          for (const double m : means) context.push_back(static_cast<float>(m));
+          if (o.position) {  // the patch centre: the mean of its four middle points' (an odd P: its middle point)
+            const std::size_t ya = y0 + (P - 1) / 2, yb = y0 + P / 2, xa = x0 + (P - 1) / 2, xb = x0 + P / 2;
+            const double lon0 = l.lon[ya * l.nx + xa];
+            double lat = 0, dlon = 0;  // longitudes relative to the first point's: a patch across 180 E stays whole
+            for (const std::size_t y : {ya, yb})
+              for (const std::size_t x : {xa, xb})
+                lat += l.lat[y * l.nx + x] / 4, dlon += std::remainder(l.lon[y * l.nx + x] - lon0, 360.0) / 4;
+            context.push_back(static_cast<float>(lat));
+            context.push_back(static_cast<float>(lon0 + dlon));
+          }
+          for (std::size_t s = 0; s < K; ++s)
+            for (std::size_t y = y0; y < y0 + P; ++y) {
+              const float* row = &l.statics[(s * l.ny + y) * l.nx + x0];
+              context.insert(context.end(), row, row + P);
+            }
+          for (std::size_t y = y0; y < y0 + P; ++y)
+            fine.insert(fine.end(), field + y * l.nx + x0, field + y * l.nx + x0 + P);
+          time_index.push_back(static_cast<long long>(t0 + k));
+          corner.insert(corner.end(), {static_cast<long long>(y0), static_cast<long long>(x0)});
+        }
+      }
+      context_rows.append(context.data(), time_index.size());
+      fine_rows.append(fine.data(), time_index.size());
+      time_rows.append(time_index.data(), time_index.size());
+      corner_rows.append(corner.data(), time_index.size());
+    }
+    n.samples = time_rows.rows();
+    if (n.samples == 0)
+      throw Error(strf("%s: every patch of --times %g:%g touches a missing value of '%s'%s", data_file.c_str(),
+                       o.from, o.to, o.variable.c_str(), K > 0 ? (" or of " + statics).c_str() : ""),
+                  ExitCode::bad_input);
+    h5::write_attr(f, "/", "source", data_file);
+    h5::write_attr(f, "/", "variable", o.variable);
+    h5::write_attr(f, "/", "patch", static_cast<long long>(P));
+    h5::write_attr(f, "/", "stride", static_cast<long long>(S));
+    h5::write_attr(f, "/", "context_columns",
+                   std::string("block mean, +x, -x, +y, -y, (+x -y), (-x +y)") +
+                       (o.position ? ", latitude, longitude" : "") +
+                       (K > 0 ? ", the P x P blocks of " + statics : std::string()));
+  });
+  return n;
+}
+
+}  // namespace hpct

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""diffgen --grid: the diffusion downscaler's samples cut from gridded files that xarray writes as users
+write theirs (NetCDF, and a Zarr store of the same data). Checks every row against numpy's cut of the
+same field (fine P x P block, the seven hexagonal block means, the patch centre's latitude and
+longitude, a static field's fine block with --statics, time_index, corner), the time split (--times),
+that patches touching a missing value (of the field or of a static) are left out and counted (and none other), that NetCDF and Zarr give the same file, the errors (an unknown
+variable, a grid too small for the patch, --times holding no time, --position without coordinates)
+with exit code 2 and no file written, and that inputs/diffusion_grid.in trains on the result,
+apps/sample scores it against the copy baseline and scripts/plot-downscaling draws it.
+usage: diffgen_grid.py BUILD_DIR MPIEXEC SCRATCH_DIR SOURCE_DIR"""
+import os
+import sys
+
+import h5py
+import numpy as np
+import xarray as xr
+from tool_run import Checks, in_folder, tool_script
+
+apps, scratch, run = tool_script(sys.argv)
+source = sys.argv[4]
+check = Checks()
+path = in_folder(scratch)
+diffgen = apps("diffgen")
+
+# A field with structure at every scale: a large-scale gradient, a diurnal cycle and a fixed
+# small-scale "terrain" pattern, plus noise; float32 as ERA5's NetCDF holds it.
+T, NY, NX, P, STRIDE = 10, 30, 40, 6, 3
+rng = np.random.default_rng(3)
+lat = np.linspace(60.0, 52.75, NY)
+lon = np.linspace(-10.0, -0.25, NX)
+yy, xx = np.meshgrid(np.arange(NY), np.arange(NX), indexing="ij")
+terrain = np.sin(xx * 1.3) * np.cos(yy * 0.9)
+field = np.stack([280 + 0.2 * yy + 3 * np.sin(t / 4) + terrain + 0.1 * rng.standard_normal((NY, NX)) for t in range(T)])
+times = np.datetime64("2019-03-01T00") + np.arange(T) * np.timedelta64(1, "h")
+
+
+orog = (200 * np.maximum(terrain, 0) + rng.uniform(0, 5, (NY, NX))).astype(np.float32)  # a static field
+
+
+def dataset(values, statics=orog):
+    return xr.Dataset({"t2m": (("time", "latitude", "longitude"), values.astype(np.float32)),
+                       "orog": (("latitude", "longitude"), statics)},
+                      coords={"time": times, "latitude": lat, "longitude": lon})
+
+
+dataset(field).to_netcdf(path("grid.nc"))
+dataset(field).to_zarr(path("grid.zarr"), mode="w")
+holed = field.copy()
+holed[4, 12, 20] = np.nan  # one missing value: the patches whose blocks hold it at time 4 are left out
+dataset(holed).to_netcdf(path("holed.nc"))
+orog_holed = orog.copy()
+orog_holed[20, 9] = np.nan  # a missing static value: its patches are left out at every time
+dataset(field, orog_holed).to_netcdf(path("orog_holed.nc"))
+
+OFFSETS = [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, 1)]  # (di along x, dj along y), in blocks
+
+
+def expected(values, t_lo, t_hi, position, statics=None):
+    """Rows numpy cuts: (time, y0, x0, context, fine), NaN-touching patches left out."""
+    rows, skipped = [], 0
+    for t in range(t_lo, t_hi):
+        for y0 in range(P, NY - 2 * P + 1, STRIDE):
+            for x0 in range(P, NX - 2 * P + 1, STRIDE):
+                means = [values[t, y0 + dj * P:y0 + dj * P + P, x0 + di * P:x0 + di * P + P].mean() for di, dj in OFFSETS]
+                block = None if statics is None else statics[y0:y0 + P, x0:x0 + P].ravel()
+                if not np.all(np.isfinite(means)) or (block is not None and not np.all(np.isfinite(block))):
+                    skipped += 1
+                    continue
+                ctx = list(means)
+                if position:
+                    ctx += [lat[y0 + (P - 1) // 2:y0 + P // 2 + 1].mean(), lon[x0 + (P - 1) // 2:x0 + P // 2 + 1].mean()]
+                if block is not None:
+                    ctx += list(block)
+                rows.append((t, y0, x0, np.array(ctx), values[t, y0:y0 + P, x0:x0 + P].ravel()))
+    return rows, skipped
+
+
+def compare(out, values, t_lo, t_hi, position, what, statics=None):
+    rows, skipped = expected(values, t_lo, t_hi, position, statics)
+    width = (9 if position else 7) + (0 if statics is None else P * P)
+    with h5py.File(out, "r") as h:
+        ctx, fine, ti, corner = h["context"][...], h["fine"][...], h["time_index"][...], h["corner"][...]
+        check(ctx.shape == (len(rows), width) and fine.shape == (len(rows), P * P),
+              f"{what}: context {ctx.shape}, fine {fine.shape} for {len(rows)} patches")
+        if ctx.shape[0] != len(rows):
+            return skipped
+        check(list(ti) == [r[0] for r in rows] and [tuple(c) for c in corner] == [(r[1], r[2]) for r in rows],
+              f"{what}: time_index and corner in time, then row-major order")
+        check(np.array_equal(fine, np.array([r[4] for r in rows], dtype=np.float32)), f"{what}: fine blocks exact")
+        err = np.abs(ctx - np.array([r[3] for r in rows])).max()
+        check(err < 1e-4, f"{what}: block means and position within 1e-4 of numpy's ({err:.2e})")
+    return skipped
+
+
+r = run([diffgen, path("train.h5"), "--grid", path("grid.nc"), "--variable", "t2m", "--patch", P, "--stride", STRIDE,
+         "--times", "0:0.8", "--position"])
+check(r.returncode == 0, "diffgen --grid on NetCDF: " + r.stdout.strip() + r.stderr.strip())
+compare(path("train.h5"), field, 0, 8, True, "NetCDF, times 0:0.8, --position")
+r = run([diffgen, path("test.h5"), "--grid", path("grid.nc"), "--variable", "t2m", "--patch", P, "--stride", STRIDE,
+         "--times", "0.8:1", "--position"])
+check(r.returncode == 0, "the held-out times 0.8:1")
+compare(path("test.h5"), field, 8, 10, True, "NetCDF, times 0.8:1")
+r = run([diffgen, path("zarr.h5"), "--grid", path("grid.zarr"), "--variable", "t2m", "--patch", P, "--stride", STRIDE,
+         "--times", "0:0.8", "--position"])
+with h5py.File(path("train.h5"), "r") as a, h5py.File(path("zarr.h5"), "r") as b:
+    check(r.returncode == 0 and all(np.array_equal(a[k][...], b[k][...]) for k in ("context", "fine", "corner")),
+          "the Zarr store gives the NetCDF file's samples")
+r = run([diffgen, path("holed.h5"), "--grid", path("holed.nc"), "--variable", "t2m", "--patch", P, "--stride", STRIDE])
+skipped = compare(path("holed.h5"), holed, 0, T, False, "a missing value, without --position")
+check(r.returncode == 0 and skipped > 0 and f"{skipped} left out for a missing value" in r.stdout,
+      f"{skipped} patches touching the missing value left out and counted: {r.stdout.strip()}")
+r = run([diffgen, path("orog.h5"), "--grid", path("orog_holed.nc"), "--variable", "t2m", "--patch", P, "--stride",
+         STRIDE, "--statics", "orog"])
+skipped = compare(path("orog.h5"), field, 0, T, False, "--statics orog (a missing static value)", orog_holed)
+check(r.returncode == 0 and skipped > 0 and f"{skipped} left out" in r.stdout,
+      f"{skipped} patches touching the missing static value left out: {r.stdout.strip()}")
+
+# Errors: exit code 2, a message naming what is wrong, no file.
+for args, expect, what in [
+        (["--grid", path("grid.nc"), "--variable", "x2m"], "x2m", "an unknown variable"),
+        (["--grid", path("grid.nc"), "--variable", "t2m", "--patch", "11"], "30 x 40 grid", "a grid too small"),
+        (["--grid", path("grid.nc"), "--variable", "t2m", "--patch", P, "--times", "0.95:0.99"], "holds none",
+         "--times holding no time"),
+        (["--grid", path("grid.nc"), "--variable", "t2m", "--times", "0.5"], "A:B", "--times without B"),
+        (["--grid", path("grid.nc")], "--variable", "no --variable"),
+        (["--grid", path("grid.nc"), "--variable", "t2m", "--statics", "z"], "'z'", "an unknown static")]:
+    if os.path.exists(path("bad.h5")):
+        os.remove(path("bad.h5"))
+    r = run([diffgen, path("bad.h5")] + [str(a) for a in args])
+    check.refused(r, expect, what)
+    check(r.returncode == 2 and not os.path.exists(path("bad.h5")), what + ": exit code 2, no file")
+dataset(field, np.full_like(orog, np.nan)).to_netcdf(path("no_orog.nc"))
+if os.path.exists(path("bad.h5")):
+    os.remove(path("bad.h5"))
+r = run([diffgen, path("bad.h5"), "--grid", path("no_orog.nc"), "--variable", "t2m", "--patch", P, "--statics", "orog"])
+check.refused(r, "every patch", "a static missing everywhere: no patch")
+check(r.returncode == 2 and not os.path.exists(path("bad.h5")) and not any(".tmp" in f for f in os.listdir(scratch)),
+      "no patch: exit code 2, no file and no temporary file left")
+xr.Dataset({"t2m": (("time", "y", "x"), field.astype(np.float32))}, coords={"time": times}).to_netcdf(path("plain.nc"))
+r = run([diffgen, path("bad.h5"), "--grid", path("plain.nc"), "--variable", "t2m", "--patch", P, "--position"])
+check.refused(r, "latitudes and longitudes", "--position on a grid without coordinates")
+
+# The deck for the user's data trains on the result; sample scores it against the copy baseline.
+r = run([apps("train"), os.path.join(source, "inputs", "diffusion_grid.in"), "--set", "data_file=" + path("train.h5"),
+         "--set", "epochs=2", "--set", "batch_size=32", "--set", "output=" + path("w.h5"), "--set", "metrics_file="], 2)
+check(r.returncode == 0 and "final val loss" in r.stdout, "inputs/diffusion_grid.in trains on it (2 ranks)")
+r = run([apps("sample"), path("w.h5"), path("test.h5"), path("ens.h5"), "--members", "4", "--method", "ddim",
+         "--steps", "5"])
+check(r.returncode == 0 and "baseline (coarse mean copied)" in r.stdout, "sample scores the held-out times")
+r = run([os.path.join(source, "scripts", "plot-downscaling"), path("ens.h5"), path("test.h5"), path("ens.png")])
+check(r.returncode == 0 and os.path.getsize(path("ens.png")) > 10000, "scripts/plot-downscaling draws them")
+check.finish()
