@@ -2,6 +2,7 @@
 // insitu/session_rows.hpp): with unequal pushes per rank, the rows a rank holds during a session
 // are its epoch's shard or its statistics block (about N / P), never all N samples, and it still
 // trains bitwise like `train` on an HDF5 file of every rank's samples in rank-major order.
+// And the deck keys that need a validation loss (early stopping, lr_schedule plateau) are refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -94,3 +95,16 @@ TEST(InsituShard, ASessionHoldsOnlyThisRanksShardAndStillTrainsLikeTrain) {
 }
 
 }  // namespace
+
+// Sessions compute no validation loss: the rules that watch one are refused at their deck line.
+TEST(InsituShard, RefusesTheValidationLossRules) {
+  for (const std::string& line : {std::string("lr_schedule plateau"), std::string("early_stopping_patience 2")}) {
+    std::string msg;
+    try {
+      insitu::InsituConfig::from_deck(insitu::parse_insitu_deck(deck_text() + line + "\n", "session.in"));
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    EXPECT_EQ(msg.rfind("session.in:14: " + line.substr(0, line.find(' ')) + ": ", 0), 0u) << msg;
+  }
+}
