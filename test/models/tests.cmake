@@ -104,6 +104,9 @@ hpctrain_test(test_trajgen SOURCES models/smart/test_trajgen.cpp LIBS ${HPCTRAIN
 # `model smart` at a tiny size (issue 19): tokens, graphs, data parallel equivalence, resume.
 hpctrain_test(test_smart SOURCES models/smart/test_smart.cpp LIBS hpctrain_test_allocation_counter ${HPCTRAIN_TEST_LIBS}
               LABELS mpi TIMEOUT 120)
+# Each agent type's own motion tokens (motion_vocab_per_type): deck errors, rollouts, 1 == 2 ranks, resume.
+hpctrain_test(test_smart_types SOURCES models/smart/test_smart_types.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS mpi
+              TIMEOUT 120)
 # The motion vocabulary fitted to the training scenes (k-disks, Note [fitted vocabulary]).
 hpctrain_test(test_vocab_fit SOURCES models/smart/test_vocab_fit.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1 LABELS unit)
 # Rollout windows with key/value caches against full forwards (issue 35).
@@ -120,6 +123,11 @@ set_tests_properties(parity_smart_torch PROPERTIES FIXTURES_REQUIRED smart_parit
 add_test(NAME parity_smart_torch_masked COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
          ${CMAKE_CURRENT_SOURCE_DIR}/python/smart_parity.py parity_smart_masked.h5)
 set_tests_properties(parity_smart_torch_masked PROPERTIES FIXTURES_REQUIRED smart_parity SKIP_RETURN_CODE 77
+                     LABELS parity WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+# The same with fewer tokens for some agent types (Note [tokens per type]: each type's own softmax).
+add_test(NAME parity_smart_torch_types COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/smart_parity.py parity_smart_types.h5)
+set_tests_properties(parity_smart_torch_types PROPERTIES FIXTURES_REQUIRED smart_parity SKIP_RETURN_CODE 77
                      LABELS parity WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 # apps/scenes_import on track tables written by pandas (issue 35): resampling, masks, AV2 names, bad lines.
 add_test(NAME cli_scenes_import COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/track_tables.py

@@ -4,7 +4,8 @@ test_smart_parity_dump (test/models/smart/dump_smart_parity.cpp): our parameters
 a batch of trajgen scenes, our logits, loss and gradients. Rebuilds the same network functionally in
 torch (the segment softmax by scatter ops, smart_torch.edge_softmax), runs the loss
 sum(weight * label-smoothed cross-entropy) / normaliser backward, and checks the logits, the loss and
-every parameter gradient within 1e-5 relative (fp32). Exits 77 (skipped) without torch or h5py."""
+every parameter gradient within 1e-5 relative (fp32); with tokens per agent type (the file's tokens_<type>
+attributes) the softmax of a node runs over its type's first tokens alone. Exits 77 (skipped) without torch or h5py."""
 import math
 import sys
 
@@ -100,8 +101,20 @@ def main():
          for k, v in raw.items()}
     model = Smart(params, int(attrs["hidden"]), int(attrs["heads"]))
     logits = model.logits(g, int(attrs["map_layers"]), int(attrs["agent_layers"]))
-    ce = F.cross_entropy(logits, g["target"].long(), label_smoothing=float(attrs["label_smoothing"]),
-                         reduction="none")
+    # Each type's tokens (Note [tokens per type]): the logits past a node's count are left out of its
+    # softmax and its label smoothing (files without the counts: every type the whole vocabulary).
+    vocab = int(attrs["vocab"])
+    counts = torch.tensor([int(attrs.get("tokens_" + t, vocab)) for t in ("vehicle", "pedestrian", "cyclist")])
+    n = counts[g["token_in"].long() // vocab]
+    keep = torch.arange(vocab).unsqueeze(0) < n.unsqueeze(1)
+    logp = torch.log_softmax(logits.masked_fill(~keep, float("-inf")), dim=-1)
+    eps = float(attrs["label_smoothing"])
+    nll = -logp.gather(1, g["target"].long().unsqueeze(1)).squeeze(1)
+    ce = (1 - eps) * nll - eps * logp.masked_fill(~keep, 0).sum(dim=-1) / n
+    if (counts == vocab).all():  # the plain case also against torch's own label-smoothed cross-entropy
+        plain = F.cross_entropy(logits, g["target"].long(), label_smoothing=eps, reduction="none")
+        assert torch.allclose(ce, plain, rtol=1e-5, atol=1e-6), "the masked loss differs from torch's"
+    print(f"tokens per type {counts.tolist()} of {vocab}")
     loss_sum = (g["weight"] * ce).sum()
     (loss_sum / float(attrs["normaliser"])).backward()
     errors = {"logits": rel_err(ours_logits, logits.detach().numpy()),

@@ -19,9 +19,14 @@ Motion motion_between(double x0, double y0, double h0, double x1, double y1, dou
   return {c * ddx + s * ddy, -s * ddx + c * ddy, wrap_angle(h1 - h0)};
 }
 
-MotionVocab::MotionVocab(int vocab) : vocab_(vocab) {
-  n_ = std::max(1, static_cast<int>(std::floor(std::cbrt(vocab / 4.0) + 1e-9)));
-  nx_ = std::max(1, vocab / (n_ * n_));
+MotionVocab::MotionVocab(int vocab, const std::array<int, kAgentTypes>& counts) : vocab_(vocab) {
+  for (std::size_t t = 0; t < count_.size(); ++t) {
+    const int c = counts[t] > 0 ? counts[t] : vocab;
+    if (c > vocab) throw Error("internal: smart: a type's motion tokens exceed motion_vocab");
+    count_[t] = c;
+    n_[t] = std::max(1, static_cast<int>(std::floor(std::cbrt(c / 4.0) + 1e-9)));
+    nx_[t] = std::max(1, c / (n_[t] * n_[t]));
+  }
   // Ranges of 0.5 s motions (m, m, rad): vehicles up to 14 m/s and turns of ~10 m radius,
   // pedestrians up to 1.6 m/s, cyclists up to 6 m/s.
   range_[0] = {{-0.5, -1.2, -0.5}, {7.5, 1.2, 0.5}};
@@ -41,19 +46,22 @@ int MotionVocab::tokenize(int type, double x0, double y0, double h0, double x1, 
   const Motion m = motion_between(x0, y0, h0, x1, y1, h1);
   const MotionIndex& index = index_[static_cast<std::size_t>(type)];
   if (!index.empty()) return index.nearest(m);
-  const Range& r = range_[static_cast<std::size_t>(type)];
-  const int ix = cell(m.dx, r.lo[0], r.hi[0], nx_), iy = cell(m.dy, r.lo[1], r.hi[1], n_),
-            ih = cell(m.dh, r.lo[2], r.hi[2], n_);
-  return (ix * n_ + iy) * n_ + ih;
+  const auto t = static_cast<std::size_t>(type);
+  const Range& r = range_[t];
+  const int n = n_[t], ix = cell(m.dx, r.lo[0], r.hi[0], nx_[t]), iy = cell(m.dy, r.lo[1], r.hi[1], n),
+            ih = cell(m.dh, r.lo[2], r.hi[2], n);
+  return (ix * n + iy) * n + ih;
 }
 
 Motion MotionVocab::decode(int type, int token) const {
   const std::vector<Motion>& fitted = centres_[static_cast<std::size_t>(type)];
   if (!fitted.empty()) return fitted[static_cast<std::size_t>(std::clamp(token, 0, centres(type) - 1))];
-  const Range& r = range_[static_cast<std::size_t>(type)];
-  token = std::clamp(token, 0, nx_ * n_ * n_ - 1);
-  const int ih = token % n_, iy = (token / n_) % n_, ix = token / (n_ * n_);
-  return {centre(ix, r.lo[0], r.hi[0], nx_), centre(iy, r.lo[1], r.hi[1], n_), centre(ih, r.lo[2], r.hi[2], n_)};
+  const auto t = static_cast<std::size_t>(type);
+  const Range& r = range_[t];
+  const int n = n_[t], nx = nx_[t];
+  token = std::clamp(token, 0, nx * n * n - 1);
+  const int ih = token % n, iy = (token / n) % n, ix = token / (n * n);
+  return {centre(ix, r.lo[0], r.hi[0], nx), centre(iy, r.lo[1], r.hi[1], n), centre(ih, r.lo[2], r.hi[2], n)};
 }
 
 void MotionVocab::apply(int type, int token, double& x, double& y, double& h) const {
@@ -74,8 +82,8 @@ std::vector<double> MotionVocab::table() const {
 }
 
 void MotionVocab::set_centres(int type, const std::vector<Motion>& centres, double radius) {
-  if (static_cast<int>(centres.size()) > vocab_)
-    throw Error("internal: smart: more fitted motion centres than motion_vocab");
+  if (static_cast<int>(centres.size()) > count(type))
+    throw Error("internal: smart: more fitted motion centres than the type's motion tokens");
   const auto t = static_cast<std::size_t>(type);
   centres_[t] = centres, radius_[t] = radius;
   // Buckets of the radius's side: a motion the k-disks covered finds its centre among the neighbours.
@@ -105,9 +113,9 @@ void MotionVocab::set_fit_table(const std::vector<double>& table, const std::vec
                 ExitCode::bad_input);
   for (int t = 0; t < kAgentTypes; ++t) {
     const auto count = static_cast<int>(fit[static_cast<std::size_t>(2 * t)]);
-    if (count < 0 || count > vocab_)
+    if (count < 0 || count > count_[static_cast<std::size_t>(t)])
       throw Error("smart: the stored motion vocabulary gives " + std::to_string(count) + " centres to agent type " +
-                      std::to_string(t) + " (motion_vocab " + std::to_string(vocab_) + ")",
+                      std::to_string(t) + " (" + std::to_string(count_[static_cast<std::size_t>(t)]) + " tokens)",
                   ExitCode::bad_input);
     std::vector<Motion> c(static_cast<std::size_t>(count));
     for (int k = 0; k < count; ++k) {

@@ -23,7 +23,7 @@ View1<T> device_view(const std::vector<T>& v, const char* label) {
   return d;
 }
 
-const char* kTypeNames[kAgentTypes] = {"vehicle", "pedestrian", "cyclist"};
+const char* const* kTypeNames = kAgentTypeNames;
 
 // A scene file in memory (agent_valid absent: every step valid).
 struct SceneData {
@@ -171,11 +171,14 @@ void roll(SmartModel& model, RolloutBatch& b, std::size_t S, const RolloutOption
                                              : a * static_cast<std::size_t>(T) + static_cast<std::size_t>(k - 1);
         // Keyed by the agent's place among the scene's R copies, as when a scene was a batch.
         const double u = rng::uniform(rng::hash(o.seed, s, a - first, static_cast<std::uint64_t>(k)));
-        const int pick = sample_top_k(&logits[(node - first_node) * static_cast<std::size_t>(V)], V, o.top_k, u);
+        // Among the type's own tokens (Note [tokens per type] in smart_forward.cpp).
+        const int type = static_cast<int>(std::clamp<std::int64_t>(b.ty[a], 0, kAgentTypes - 1));
+        const int pick = sample_top_k(&logits[(node - first_node) * static_cast<std::size_t>(V)],
+                                      vocab.tokens(type), o.top_k, u);
         // From the pose the tokens so far reconstruct (Note [drift-free tokens] in scene_graph.cpp).
         const double* p = &model.graph().agent_pose[node * 3];
         double x = p[0], y = p[1], h = p[2];
-        vocab.apply(static_cast<int>(std::clamp<std::int64_t>(b.ty[a], 0, kAgentTypes - 1)), pick, x, y, h);
+        vocab.apply(type, pick, x, y, h);
         float* q = &b.st[(a * S + static_cast<std::size_t>((k + 1) * g.shift)) * 5];
         q[0] = static_cast<float>(x), q[1] = static_cast<float>(y), q[2] = static_cast<float>(h);
       }

@@ -1,6 +1,8 @@
 // The smart family's registry entry: its deck keys, building from the data's fields, and its stored
 // configuration (see models/registry.hpp and smart_model.hpp).
+#include <array>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 
 #include "core/error.hpp"
@@ -19,6 +21,9 @@ void declare(deck::Schema& s) {
   s.add_int("smart_map_layers", 3, 0, 64, "smart: map -> map attention layers");
   s.add_int("smart_agent_layers", 6, 1, 64, "smart: agent layers (temporal, map -> agent, agent <-> agent each)");
   s.add_int("motion_vocab", 2048, 8, 1 << 16, "smart: motion tokens per agent type (a grid over 0.5 s motions)");
+  s.add_string("motion_vocab_per_type", "all",
+               "smart: each agent type's own motion tokens, e.g. vehicle:512,pedestrian:128,cyclist:256 (8 to "
+               "motion_vocab each, the logits' width; a type not named, and `all`: motion_vocab)");
   s.add_choice("motion_vocab_fit", "grid", {"grid", "kdisks"},
                "smart: the motion tokens: a fixed grid, or k-disks centres fitted to the training scenes' motions");
   s.add_int("smart_freqs", 64, 1, 1024, "smart: learnable Fourier frequencies per relative feature");
@@ -42,6 +47,31 @@ void declare_config(deck::Schema& s) {
   s.add_int("smart_max_segments", 1, 1, 1 << 24, "the most map segments one scene of the training data held");
 }
 
+// motion_vocab_per_type: `all`, or type:count pairs (Note [tokens per type] in smart_forward.cpp).
+std::array<int, kAgentTypes> type_vocab(const deck::Deck& d, int vocab) {
+  const char* key = "motion_vocab_per_type";
+  std::array<int, kAgentTypes> counts{};
+  const std::string& value = d.get_string(key);
+  if (value == "all") return counts;
+  for (const std::string& item : deck::split_list(value)) {
+    const auto colon = item.find(':');
+    const std::string name = item.substr(0, colon);
+    int t = 0;
+    while (t < kAgentTypes && name != kAgentTypeNames[t]) ++t;
+    if (colon == std::string::npos || t == kAgentTypes)
+      d.fail(key, "expected type:count pairs of vehicle, pedestrian, cyclist (or `all`), got '" + item + "'");
+    const std::string number = item.substr(colon + 1);
+    char* end = nullptr;
+    const long long n = std::strtoll(number.c_str(), &end, 10);
+    if (number.empty() || *end != '\0' || n < 8 || n > vocab)
+      d.fail(key, "'" + item + "': a type's tokens must be a whole number from 8 to motion_vocab (" +
+                      std::to_string(vocab) + ")");
+    if (counts[static_cast<std::size_t>(t)] != 0) d.fail(key, "'" + name + "' is given twice");
+    counts[static_cast<std::size_t>(t)] = static_cast<int>(n);
+  }
+  return counts;
+}
+
 SmartConfig config_from(const deck::Deck& d) {
   SmartConfig c;
   c.hidden = static_cast<int>(d.get_int("smart_hidden"));
@@ -49,6 +79,7 @@ SmartConfig config_from(const deck::Deck& d) {
   c.map_layers = static_cast<int>(d.get_int("smart_map_layers"));
   c.agent_layers = static_cast<int>(d.get_int("smart_agent_layers"));
   c.vocab = static_cast<int>(d.get_int("motion_vocab"));
+  c.type_vocab = type_vocab(d, c.vocab);
   c.fit_vocab = d.get_string("motion_vocab_fit") == "kdisks";
   c.freqs = static_cast<int>(d.get_int("smart_freqs"));
   c.dropout = d.get_real("smart_dropout");

@@ -63,27 +63,39 @@ double SmartModel::forward(const Batch& b, bool training) {
   return 0.0;
 }
 
+// Note [tokens per type]: motion_vocab is the width of the logits; a type given fewer tokens
+// (motion_vocab_per_type) owns ids [0, count) and no others: its cross-entropy, label smoothing
+// included, runs over its first count logits, so the ids past them carry no probability and get no
+// gradient, and a rollout samples among its first count alone (rollout.cpp). The vocabulary never
+// gives a type a token past its count, so targets and inputs stay inside. A node's type is in its
+// input token (type * vocab + token). With every count motion_vocab the arithmetic is the plain
+// cross-entropy's, bit for bit.
 void SmartModel::token_loss(const Tensor<float>& dlogits, double scale) {
   const int na = static_cast<int>(graph_->agents), V = config_.vocab;
   const auto z = head2_->output().matrix(), d = dlogits.matrix();
   const bool grad = !dlogits.empty();
-  const auto target = target_, weight = weight_, loss = node_loss_;
+  const auto target = target_, weight = weight_, loss = node_loss_, token_in = token_in_;
   const double eps = config_.label_smoothing;
+  const int c0 = vocab_.tokens(0), c1 = vocab_.tokens(1), c2 = vocab_.tokens(2);
+  static_assert(kAgentTypes == 3, "one count per agent type");
   Kokkos::parallel_for(
       "smart_loss", range(0, na), KOKKOS_LAMBDA(const int i) {
+        const int type = static_cast<int>(token_in(i)) / V;
+        const int n = type == 0 ? c0 : type == 1 ? c1 : c2;  // the type's tokens
         double m = z(i, 0), mean = 0;
-        for (int k = 0; k < V; ++k) m = z(i, k) > m ? z(i, k) : m, mean += z(i, k);
+        for (int k = 0; k < n; ++k) m = z(i, k) > m ? z(i, k) : m, mean += z(i, k);
         double s = 0;
-        for (int k = 0; k < V; ++k) s += kmath::exp(z(i, k) - m);
+        for (int k = 0; k < n; ++k) s += kmath::exp(z(i, k) - m);
         const double lse = m + kmath::log(s);
         const int y = static_cast<int>(target(i));
-        loss(i) = static_cast<float>(weight(i) * ((1 - eps) * (lse - z(i, y)) + eps * (lse - mean / V)));
+        loss(i) = static_cast<float>(weight(i) * ((1 - eps) * (lse - z(i, y)) + eps * (lse - mean / n)));
         if (grad) {
           const double w = weight(i) * scale;
-          for (int k = 0; k < V; ++k) {
-            const double q = (k == y ? 1 - eps : 0.0) + eps / V;
+          for (int k = 0; k < n; ++k) {
+            const double q = (k == y ? 1 - eps : 0.0) + eps / n;
             d(i, k) = static_cast<float>(w * (kmath::exp(z(i, k) - lse) - q));
           }
+          for (int k = n; k < V; ++k) d(i, k) = 0.0f;
         }
       });
 }

@@ -49,7 +49,7 @@ std::string real_string(double v) {
 
 SmartModel::SmartModel(const SmartConfig& c, int capacity)
     : config_(c),
-      vocab_(c.vocab),
+      vocab_(c.vocab, c.type_vocab),
       graphs_(
           [&] {
             GraphLimits l = c.limits;
@@ -172,6 +172,12 @@ SmartModel::SmartModel(const SmartConfig& c, int capacity)
 std::string SmartModel::config_string() const {
   const SmartConfig& c = config_;
   const GraphLimits& l = c.limits;
+  std::string per_type;  // `all` when every type has motion_vocab tokens
+  for (int t = 0; t < kAgentTypes; ++t)
+    if (vocab_.count(t) != c.vocab)
+      per_type += (per_type.empty() ? "" : ",") + std::string(kAgentTypeNames[t]) + ":" +
+                  std::to_string(vocab_.count(t));
+  if (per_type.empty()) per_type = "all";
   // Note [stored configuration] in models/registry.hpp.
   return "smart_hidden=" + std::to_string(c.hidden) + " smart_heads=" + std::to_string(c.heads) +
          " smart_map_layers=" + std::to_string(c.map_layers) +
@@ -184,7 +190,7 @@ std::string SmartModel::config_string() const {
          " smart_max_agents=" + std::to_string(l.max_agents) +
          " smart_max_segments=" + std::to_string(l.max_segments) + " smart_step=" + real_string(c.step) +
          " smart_history=" + real_string(c.history) + " smart_future=" + real_string(c.future) +
-         " motion_vocab_fit=" + (c.fit_vocab ? "kdisks" : "grid");
+         " motion_vocab_fit=" + (c.fit_vocab ? "kdisks" : "grid") + " motion_vocab_per_type=" + per_type;
 }
 
 void SmartModel::constrain_fields(std::vector<FieldSpec>& fields) const {

@@ -31,6 +31,8 @@ struct SmartConfig {
   GraphLimits limits;  // scenes = capacity; max_agents, max_segments from the training data; the grid
   double step = 0.1, history = 1.0, future = 8.0;  // seconds (smart_step, smart_history, smart_future)
   bool fit_vocab = false;  // motion_vocab_fit kdisks (Note [fitted vocabulary], vocab_fit.cpp)
+  // motion_vocab_per_type: each type's tokens, 0 for vocab (Note [tokens per type], smart_forward.cpp).
+  std::array<int, kAgentTypes> type_vocab{};
   std::uint64_t seed = 0;
   nn::Precision precision = nn::Precision::fp32;  // of every layer; the loss and the graphs stay fp32
 };

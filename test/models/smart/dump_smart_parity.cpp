@@ -1,10 +1,14 @@
 // The whole SMART model against PyTorch (issue 19): a tiny SmartModel (fp32, dropout 0) runs one
 // training step on a batch of three trajgen scenes (and, in parity_smart_masked.h5, of three scenes
-// whose agents come and go: Note [validity masks]) and writes parity_smart.h5 for
+// whose agents come and go: Note [validity masks]; in parity_smart_types.h5 also with fewer tokens for
+// some agent types: Note [tokens per type]) and writes parity_smart.h5 for
 // test/python/smart_parity.py: every parameter and gradient (params/<name>, grads/<name>), the token
 // graph the model built (graph/...), its logits and the loss sum. The reference rebuilds the
 // network in plain PyTorch (segment softmax by scatter ops) on the same weights and graph.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
 
 #include "io/hdf5.hpp"
 #include "models/smart/smart_model.hpp"
@@ -28,7 +32,8 @@ void write_vec(const h5::File& f, const std::string& name, const std::vector<T>&
   else h5::write(f, name, {static_cast<std::uint64_t>(count), cols}, v.data());
 }
 
-void dump(const std::string& path, double churn) {
+// counts: each agent type's tokens (Note [tokens per type]); 0: the vocabulary's 64.
+void dump(const std::string& path, double churn, const std::array<int, smart::kAgentTypes>& counts = {}) {
   scenes::SceneOptions options;
   options.churn = churn;
   std::vector<float> state, poly;
@@ -51,10 +56,14 @@ void dump(const std::string& path, double churn) {
   }
   smart::SmartConfig c;
   c.hidden = 16, c.heads = 4, c.map_layers = 2, c.agent_layers = 2, c.vocab = 64, c.freqs = 4, c.dropout = 0;
-  c.label_smoothing = 0.1;
+  c.label_smoothing = 0.1, c.type_vocab = counts;
   c.limits.max_agents = max_agents, c.limits.max_segments = max_segs;
   c.limits.time_span = 3, c.limits.map_neighbours = 5, c.limits.agent_neighbours = 4;
   smart::SmartModel model(c, scenes);
+  for (int t = 0; t < smart::kAgentTypes; ++t)  // every type given fewer tokens has agents to check them on
+    if (model.vocab().count(t) < c.vocab) {
+      EXPECT_GT(std::count(type.begin(), type.end(), t), 0) << t;
+    }
   model.store().initialize(3);
   const auto d_state = device_copy(state, "state"), d_poly = device_copy(poly, "poly");
   const auto d_type = device_copy(type, "type"), d_map_type = device_copy(map_type, "map_type");
@@ -83,6 +92,9 @@ void dump(const std::string& path, double churn) {
   h5::write_attr(f, "/", "agent_layers", static_cast<long long>(c.agent_layers));
   h5::write_attr(f, "/", "vocab", static_cast<long long>(c.vocab));
   h5::write_attr(f, "/", "label_smoothing", c.label_smoothing);
+  for (int t = 0; t < smart::kAgentTypes; ++t)
+    h5::write_attr(f, "/", std::string("tokens_") + smart::kAgentTypeNames[t],
+                   static_cast<long long>(model.vocab().count(t)));
   h5::write_attr(f, "/", "normaliser", normaliser);
   h5::write_attr(f, "/", "loss_sum", loss);
   auto p = to_host(model.store().params());
@@ -121,3 +133,6 @@ void dump(const std::string& path, double churn) {
 TEST(SmartParityDump, OneStepOfATinyModel) { dump("parity_smart.h5", 0); }
 
 TEST(SmartParityDump, OneStepOnScenesWithAgentsThatComeAndGo) { dump("parity_smart_masked.h5", 0.5); }
+
+// Each type its own tokens: the loss over the first count logits of a node's type alone.
+TEST(SmartParityDump, OneStepWithTokensPerType) { dump("parity_smart_types.h5", 0.5, {48, 40, 33}); }

@@ -2,10 +2,13 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "comm/comm.hpp"
+#include "models/smart/smart_model.hpp"
 #include "models/smart/traffic_sim.hpp"
 #include "support/test_support.hpp"
+#include "train/trainer.hpp"
 
 namespace hpct::test {
 
@@ -28,5 +31,23 @@ inline const char* const kSmartTiny =
 
 // Masked variants (Note [validity masks]) read agent_valid too.
 inline const char* const kSmartMaskedFields = "fields=agent_state, agent_type, map_polyline, map_type, agent_valid";
+
+// A tiny run through the trainer: its parameters, summary and motion vocabulary.
+struct TrainRun {
+  std::vector<float> params;
+  TrainSummary summary;
+  std::vector<double> vocab;  // the motion vocabulary's table
+};
+
+inline TrainRun train(const Comm& comm, const std::string& data, const std::vector<std::string>& overrides) {
+  const deck::Deck deck = make_deck(std::string(kSmartTiny) + "data_file " + data + "\n", overrides);
+  NetworkTrainer t(deck, comm);
+  TrainRun r;
+  r.summary = t.run();
+  auto h = to_host(t.model().store().params());
+  r.params.assign(h.data(), h.data() + h.extent(0));
+  r.vocab = dynamic_cast<smart::SmartModel&>(t.model()).vocab().table();
+  return r;
+}
 
 }  // namespace hpct::test

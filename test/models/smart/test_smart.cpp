@@ -17,31 +17,11 @@
 #include "smart_tiny.hpp"
 #include "support/allocation_counter.hpp"
 #include "support/test_support.hpp"
-#include "train/trainer.hpp"
 
 using namespace hpct;
 namespace fs = std::filesystem;
-
-namespace {
-
-struct TrainRun {
-  std::vector<float> params;
-  TrainSummary summary;
-  std::vector<double> vocab;  // the motion vocabulary's table
-};
-
-TrainRun train(const Comm& comm, const std::string& data, const std::vector<std::string>& overrides) {
-  const deck::Deck deck = test::make_deck(std::string(test::kSmartTiny) + "data_file " + data + "\n", overrides);
-  NetworkTrainer t(deck, comm);
-  TrainRun r;
-  r.summary = t.run();
-  auto h = to_host(t.model().store().params());
-  r.params.assign(h.data(), h.data() + h.extent(0));
-  r.vocab = dynamic_cast<smart::SmartModel&>(t.model()).vocab().table();
-  return r;
-}
-
-}  // namespace
+using test::train;
+using test::TrainRun;
 
 TEST(Smart, MotionTokensRoundTripWithinTheirGrid) {
   const smart::MotionVocab vocab(2048);
@@ -267,7 +247,8 @@ TEST_F(SmartRanks, MaskedScenesTrainDataParallel) {
 // A vocabulary fitted to the training scenes (Note [fitted vocabulary]): the same on every rank and
 // at every rank count, so training stays data parallel; the weights file rebuilds it exactly.
 TEST_F(SmartRanks, FittedVocabularyTrainsDataParallelAndReloads) {
-  const std::string data = test::smart_scenes_file(world, "smart_equiv_masked", 24, 0.5);
+  // Enough vehicle motions for some fitted tokens (Note [tokens a type can learn]).
+  const std::string data = test::smart_scenes_file(world, "smart_fitted_masked", 40, 0.5);
   const std::string weights = test::scratch("smart_fitted_np" + std::to_string(p) + ".h5");
   const std::string fit = "motion_vocab_fit=kdisks";
   const TrainRun reference = train(one, data, {"batch_size=16", "epochs=2", test::kSmartMaskedFields, fit});
@@ -291,8 +272,11 @@ class SmartResume : public ::testing::TestWithParam<int> {};
 TEST_P(SmartResume, IsBitwiseAndTheWeightsRebuildTheModel) {
   const Comm comm;
   const bool masked = GetParam() > 0, fitted = GetParam() == 2;
-  const std::string data = test::smart_scenes_file(comm, masked ? "smart_resume_masked" : "smart_resume", 24,
-                                                   masked ? 0.5 : 0);
+  const std::string data = test::smart_scenes_file(comm,
+                                                   fitted   ? "smart_resume_fitted"
+                                                   : masked ? "smart_resume_masked"
+                                                            : "smart_resume",
+                                                   fitted ? 48 : 24, masked ? 0.5 : 0);
 
   const std::string dir = test::scratch(std::string(fitted   ? "smart_ckpt_fitted_np"
                                                     : masked ? "smart_ckpt_masked_np"

@@ -1,7 +1,8 @@
 // The fitted motion vocabulary (motion_vocab_fit kdisks, Note [fitted vocabulary]): k-disks covers
 // its share of the motions with at most motion_vocab centres, deterministically; a token is exactly
 // the nearest centre; the stored tables rebuild the vocabulary; masked steps give no motions; and on
-// walkers the fitted vocabulary reconstructs held-out trajectories far better than the grid.
+// walkers the fitted vocabulary reconstructs held-out trajectories far better than the grid; a type
+// gets no more tokens than its motions teach.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -165,6 +166,37 @@ TEST(VocabFit, MaskedStepsGiveNoMotions) {
   EXPECT_EQ(small[0].size(), 50u);
   const auto again = smart::sample_motions(*data, grid, 4, 6, 50);
   for (std::size_t i = 0; i < small[0].size(); ++i) EXPECT_EQ(small[0][i].dx, again[0][i].dx);
+}
+
+// Note [tokens a type can learn]: a type gets at most its motions / kMotionsPerToken centres, and the
+// ids past them are masked (tokens()); too few motions for kMinTokens such tokens: the grid.
+TEST(VocabFit, ATypeGetsNoMoreTokensThanItsMotionsTeach) {
+  const Comm comm;
+  const std::string file = test::smart_scenes_file(comm, "vocab_fit_cap", 40);
+  const deck::Deck deck = test::make_deck(std::string(test::kSmartTiny) + "data_file " + file + "\n", {});
+  const auto data = open_data_source(deck, file, "data_file");
+  const smart::TokenGrid grid;
+  std::array<std::size_t, smart::kAgentTypes> seen{};
+  const auto all = smart::sample_motions(*data, grid, 4, 1 << 20, 1 << 20, &seen);
+  smart::MotionVocab vocab(64);
+  smart::fit_vocab(vocab, *data, grid, 4);
+  int capped = 0, on_grid = 0;
+  for (int t = 0; t < smart::kAgentTypes; ++t) {
+    const std::size_t n = seen[static_cast<std::size_t>(t)];
+    EXPECT_EQ(n, all[static_cast<std::size_t>(t)].size()) << t;  // every motion sampled: the counts agree
+    if (n < smart::kMotionsPerToken * smart::kMinTokens) {
+      EXPECT_EQ(vocab.centres(t), 0) << t;
+      EXPECT_EQ(vocab.tokens(t), 64) << t;
+      ++on_grid;
+    } else {
+      EXPECT_GT(vocab.centres(t), 0) << t;
+      EXPECT_LE(static_cast<std::size_t>(vocab.centres(t)), n / smart::kMotionsPerToken) << t;
+      EXPECT_EQ(vocab.tokens(t), vocab.centres(t)) << t;
+      capped += vocab.centres(t) < 64;
+    }
+  }
+  EXPECT_GT(capped, 0);  // the vehicles: enough motions for some tokens, not for 64
+  EXPECT_GT(on_grid, 0);
 }
 
 TEST(VocabFit, WalkersReconstructFarBetterThanOnTheGrid) {
