@@ -28,8 +28,9 @@ struct TrainSummary {
   double seconds = 0;
   double cpu_seconds = 0;  // this process's CPU time (all threads) over the same span as `seconds`
   TimeSplit time;
-  double read_s = 0, hidden_read_s = 0;  // training-data reads in all, and the part a loader thread hid
-  int stop_signal = 0;                   // SIGUSR1/SIGTERM that ended the run early (0: none)
+  double read_s = 0, hidden_read_s = 0;   // training-data reads in all, and the part a loader thread hid
+  int stop_signal = 0;                    // SIGUSR1/SIGTERM that ended the run early (0: none)
+  std::uint64_t early_stopped_after = 0;  // the epoch (1-based) early stopping ended the run after; 0: none
   std::string last_checkpoint;
   MemoryPeak memory;  // max over ranks (core/runtime.hpp)
 };

@@ -293,7 +293,10 @@ TrainSummary NetworkTrainer::run() {
     const bool stop = apply_validation_rules(epoch, s.val_loss, reporter);
     if (loop_.checkpoint_due_after_pass(epoch, tally_.global_step, stop || epoch + 1 == config_.epochs))
       s.last_checkpoint = checkpoint(epoch, steps);
-    if (stop) break;
+    if (stop) {
+      s.early_stopped_after = epoch + 1;
+      break;
+    }
   }
   s.seconds = run_clock.seconds();
   s.cpu_seconds = process_cpu_seconds() - cpu_start;

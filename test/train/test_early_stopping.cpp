@@ -103,6 +103,7 @@ TEST(EarlyStopping, StopsWhenTheValidationLossStopsImproving) {
                                 "output=" + out, "checkpoint_dir=" + dir + "/ckpt",
                                 "best_output=" + dir + "/best.h5"});
   EXPECT_EQ(s.stop_signal, 0);
+  EXPECT_EQ(s.early_stopped_after, stop);
   EXPECT_EQ(s.steps, stop * steps);
   const std::vector<double> val = field_of(metrics, "epoch", "val_loss");
   EXPECT_EQ(val, std::vector<double>(full.begin(), full.begin() + static_cast<long>(stop)));
@@ -196,6 +197,7 @@ TEST(EarlyStopping, AResumedRunStopsAtTheSameEpochBitwise) {
     const TrainSummary resumed = train(comm, data, resume);
     EXPECT_EQ(resumed.stop_signal, 0);
     EXPECT_EQ(stopped.steps + resumed.steps, full.steps) << "stopped after step " << stop_at;
+    EXPECT_EQ(resumed.early_stopped_after, full.early_stopped_after);
     EXPECT_EQ(tensors(run + "/out.h5"), tensors(dir + "/full.h5")) << "stopped after step " << stop_at;
     // Resumed from the stop epoch's checkpoint with more epochs: the stop stands (Note [early stopping]).
     resume.push_back("epochs=30");
@@ -224,6 +226,8 @@ TEST(EarlyStopping, MultiRank_TwoRanksStopAsOneRank) {
   keys.insert(keys.end(), {batch(world), "output=" + dir + "/world.h5"});
   const TrainSummary world_run = train(world, data, keys);
   EXPECT_EQ(world_run.steps, one_run.steps);  // every rank returned after the same epoch
+  EXPECT_GT(world_run.early_stopped_after, 0u);
+  EXPECT_EQ(world_run.early_stopped_after, one_run.early_stopped_after);
   EXPECT_EQ(world.min(static_cast<double>(world_run.steps)), world.max(static_cast<double>(world_run.steps)));
   EXPECT_EQ(tensors(dir + "/world.h5"), tensors(one_file));
 }
