@@ -45,11 +45,11 @@ namespace hpct::smart {
 // k-disks spends every token it is given: a type with few motions for its tokens spreads them thin.
 // trajgen's cyclists, 12 834 motions in 128 tokens, put 90% of them in 61 tokens (about 190 each;
 // the pedestrians' 18 522 fill 35, the vehicles' 69 786 fill 53): the model learns the cyclists'
-// classes badly and their rollouts wander (minADE 5.2 m, the grid's 2.8 m) although their tokens
+// classes badly and their rollouts wander (minADE 5.2 m, the grid's 2.8-3.1 m) although their tokens
 // reconstruct the paths better than the grid's (0.056 m against 0.087 m at 512 cells). So a type
 // gets at most its motions (in the scenes read) / kMotionsPerToken centres, its other ids masked;
-// at 32 tokens the cyclists reach 2.1 m (docs/transformer.md). With fewer motions than kMinTokens
-// such tokens the type keeps its grid.
+// at 32 tokens the cyclists reach 2.1-3.4 m in three runs, at 16 tokens 2.1 m (docs/transformer.md).
+// With fewer motions than kMinTokens such tokens the type keeps its grid.
 KDisks fit_kdisks(const std::vector<Motion>& motions, int vocab, double scale, std::uint64_t seed) {
   KDisks out;
   const std::size_t n = motions.size();
