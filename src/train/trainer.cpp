@@ -362,9 +362,8 @@ void NetworkTrainer::write_outputs() {
     Log::info("  weights written to " + config_.output);
   }
   if (!config_.best_output.empty() && best_.epoch > 0)
-    Log::info(strf("  best epoch %llu of %llu (val loss %.6f): its weights are in %s",
-                   (unsigned long long)best_.epoch, (unsigned long long)config_.epochs, best_.loss,
-                   config_.best_output.c_str()));
+    Log::info(strf("  best epoch %llu (val loss %.6f): its weights are in %s", (unsigned long long)best_.epoch,
+                   best_.loss, config_.best_output.c_str()));
 }
 
 int run_network_training(const deck::Deck& deck, const Comm& comm) {
