@@ -78,6 +78,7 @@ TEST(BestOutput, HoldsTheEpochOfTheLowestValidationLossBitwise) {
         {batch(comm), "best_output=" + best, "metrics_file=" + metrics, "checkpoint_dir=" + dir + "/ckpt",
          "checkpoint_every_epochs=1", "checkpoint_keep=100"},
         {}, &steps);
+  comm.barrier();  // rank 0 writes the metrics file: every rank reads it once rank 0 is done
   const std::vector<double> val = epoch_val_losses(metrics);
   ASSERT_EQ(val.size(), kEpochs);
   const auto min_at = static_cast<std::uint64_t>(std::min_element(val.begin(), val.end()) - val.begin());
