@@ -172,6 +172,13 @@ class Model {
   // vocabulary fitted to the scenes). Every rank passes the whole training part and must fit the
   // same state at any rank count; the trainer agrees on errors.
   virtual void fit_to_data(const Dataset& train) { (void)train; }
+  // init_weights (fine-tuning): the fitted state the parameters only mean together with (smart: the
+  // motion vocabulary whose token ids the head predicts) is read from that weights file instead of
+  // fitted anew to this run's data. Returns whether the file held it; false: the trainer fits it.
+  virtual bool fitted_state_from(const std::string& weights_file) {
+    (void)weights_file;
+    return false;
+  }
   // Non-trainable state written next to the parameters in the weights file.
   virtual ExtraDatasets extra_datasets() const { return {}; }
   // Reads them back from a weights file (models without extra datasets ignore it).

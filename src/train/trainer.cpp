@@ -196,7 +196,10 @@ void NetworkTrainer::build_model() {
   if (model_->needs_data_stats())
     model_->set_data_stats(compute_data_stats(*train_data_, comm_, model_->data_stats_request(),
                                               config_.rank_invariant));
-  comm_.run_agreed([&] { model_->fit_to_data(*train_data_); });
+  comm_.run_agreed([&] {
+    if (config_.init_weights.empty() || !model_->fitted_state_from(config_.init_weights))
+      model_->fit_to_data(*train_data_);
+  });
   comm_.run_agreed([&] {
     if (config_.init_weights.empty()) model_->store().initialize(config_.seed);
     else nn::read_weights(config_.init_weights, model_->store());
@@ -359,9 +362,8 @@ void NetworkTrainer::write_outputs() {
     Log::info("  weights written to " + config_.output);
   }
   if (!config_.best_output.empty() && best_.epoch > 0)
-    Log::info(strf("  best epoch %llu of %llu (val loss %.6f): its weights are in %s",
-                   (unsigned long long)best_.epoch, (unsigned long long)config_.epochs, best_.loss,
-                   config_.best_output.c_str()));
+    Log::info(strf("  best epoch %llu (val loss %.6f): its weights are in %s", (unsigned long long)best_.epoch,
+                   best_.loss, config_.best_output.c_str()));
 }
 
 int run_network_training(const deck::Deck& deck, const Comm& comm) {

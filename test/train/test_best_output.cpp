@@ -10,6 +10,7 @@
 #include "io/hdf5.hpp"
 #include "support/test_support.hpp"
 #include "train/checkpoint.hpp"
+#include "train/overfit_run.hpp"
 #include "train/trainer.hpp"
 
 using namespace hpct;
@@ -20,28 +21,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// 48 training rows and a wide network at a high rate: the validation loss falls for three epochs,
-// then rises (checked below: the best epoch is neither the first nor the last).
-const char* kDeck = "hidden_sizes 64,64\nactivation relu\nepochs 10\nlr 0.1\nvalidation_fraction 0.4\n";
-constexpr std::uint64_t kEpochs = 10, kRows = 80;
+constexpr std::uint64_t kEpochs = 10, kRows = test::kOverfitRows;
 
-std::string batch(const Comm& comm) { return "batch_size=" + std::to_string(16 / comm.size()); }
+std::string batch(const Comm& comm) { return test::overfit_batch(comm); }
 
-// Runs the deck with `overrides`; returns the summary (a stop signal leaves it with stop_signal set).
 TrainSummary train(const Comm& comm, const std::string& data, const std::vector<std::string>& overrides,
                    std::function<void(std::uint64_t)> hook = {}, std::uint64_t* steps_per_epoch = nullptr) {
-  NetworkTrainer t(make_deck(std::string("data_file ") + data + "\n" + kDeck, overrides), comm);
-  if (hook) t.set_step_hook(hook);
-  if (steps_per_epoch) *steps_per_epoch = t.sampler().steps_per_epoch();
-  return t.run();
-}
-
-// Every dataset of a weights file, by name (the tensors, bit for bit).
-std::map<std::string, std::vector<float>> tensors(const std::string& path) {
-  const h5::File f = h5::File::open_read(path);
-  std::map<std::string, std::vector<float>> out;
-  for (const std::string& name : h5::list_datasets(f)) out[name] = h5::read_all<float>(f, name);
-  return out;
+  return test::overfit_train(comm, data, kEpochs, overrides, std::move(hook), steps_per_epoch);
 }
 
 std::string attribute(const std::string& path, const std::string& key) {
@@ -90,7 +76,7 @@ TEST(BestOutput, HoldsTheEpochOfTheLowestValidationLossBitwise) {
   // and the user's loader (init_weights, predict, the evaluation apps) reads them back unchanged.
   const h5::File c = h5::File::open_read(ckpt(dir + "/ckpt", (min_at + 1) * steps));
   const std::vector<float> want = h5::read_all<float>(c, "params");
-  NetworkTrainer loaded(make_deck(std::string("data_file ") + data + "\n" + kDeck, {"init_weights=" + best}), comm);
+  NetworkTrainer loaded(make_deck(test::overfit_deck(data, kEpochs), {"init_weights=" + best}), comm);
   auto got = to_host(loaded.model().store().params());
   ASSERT_EQ(want.size(), got.extent(0));
   for (std::size_t i = 0; i < want.size(); ++i) ASSERT_EQ(want[i], got(i)) << "parameter " << i;
@@ -105,7 +91,7 @@ TEST(BestOutput, AStoppedAndResumedRunWritesTheSameFile) {
   const std::string dir = hpct::test::empty_scratch_dir(comm, "best_resume");
   std::uint64_t steps = 0;
   train(comm, data, {batch(comm), "best_output=" + dir + "/full.h5"}, {}, &steps);
-  const auto full = tensors(dir + "/full.h5");
+  const auto full = test::weight_tensors(dir + "/full.h5");
   // Stops mid-epoch early in the run and late in it (before and after the best epoch).
   for (const std::uint64_t stop_at : {steps + 1, (kEpochs - 1) * steps + 1}) {
     const std::string run = dir + "/stop" + std::to_string(stop_at), file = run + "/best.h5";
@@ -131,7 +117,7 @@ TEST(BestOutput, AStoppedAndResumedRunWritesTheSameFile) {
     comm.barrier();
     const TrainSummary resumed = train(comm, data, resume);
     EXPECT_EQ(resumed.stop_signal, 0);
-    EXPECT_EQ(tensors(file), full) << "stopped after step " << stop_at;
+    EXPECT_EQ(test::weight_tensors(file), full) << "stopped after step " << stop_at;
     EXPECT_EQ(attribute(file, "best_epoch"), attribute(dir + "/full.h5", "best_epoch"));
   }
 }
@@ -148,7 +134,7 @@ TEST(BestOutput, MultiRank_TwoRanksChooseAndWriteAsOneRank) {
     train(one, data, {"batch_size=16", "rank_invariant=true", "best_output=" + one_file});
   }
   train(world, data, {batch(world), "rank_invariant=true", "best_output=" + dir + "/world.h5"});
-  EXPECT_EQ(tensors(dir + "/world.h5"), tensors(one_file));
+  EXPECT_EQ(test::weight_tensors(dir + "/world.h5"), test::weight_tensors(one_file));
   EXPECT_EQ(attribute(dir + "/world.h5", "best_epoch"), attribute(one_file, "best_epoch"));
 }
 

@@ -14,6 +14,7 @@
 #include "optim/plateau.hpp"
 #include "support/test_support.hpp"
 #include "train/checkpoint.hpp"
+#include "train/overfit_run.hpp"
 #include "train/trainer.hpp"
 
 using namespace hpct;
@@ -24,28 +25,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// test_best_output's deck: 48 training rows, a wide network at a high rate, so the validation loss
-// falls for a few epochs and then rises.
-const char* kDeck = "hidden_sizes 64,64\nactivation relu\nepochs 12\nlr 0.1\nvalidation_fraction 0.4\n";
-constexpr std::uint64_t kEpochs = 12, kRows = 80;
+constexpr std::uint64_t kEpochs = 12, kRows = test::kOverfitRows;
 
-std::string batch(const Comm& comm) { return "batch_size=" + std::to_string(16 / comm.size()); }
+std::string batch(const Comm& comm) { return test::overfit_batch(comm); }
 
 TrainSummary train(const Comm& comm, const std::string& data, const std::vector<std::string>& overrides,
                    std::function<void(std::uint64_t)> hook = {}, std::uint64_t* steps_per_epoch = nullptr) {
-  NetworkTrainer t(make_deck(std::string("data_file ") + data + "\n" + kDeck, overrides), comm);
-  if (hook) t.set_step_hook(hook);
-  if (steps_per_epoch) *steps_per_epoch = t.sampler().steps_per_epoch();
-  const TrainSummary s = t.run();
-  comm.barrier();  // rank 0 has closed the metrics file before any rank reads it
-  return s;
-}
-
-std::map<std::string, std::vector<float>> tensors(const std::string& path) {
-  const h5::File f = h5::File::open_read(path);
-  std::map<std::string, std::vector<float>> out;
-  for (const std::string& name : h5::list_datasets(f)) out[name] = h5::read_all<float>(f, name);
-  return out;
+  return test::overfit_train(comm, data, kEpochs, overrides, std::move(hook), steps_per_epoch);
 }
 
 // The value of `field` in every record of `type` of a metrics file, in order (NaN for null).
@@ -116,7 +102,7 @@ TEST(EarlyStopping, StopsWhenTheValidationLossStopsImproving) {
   EXPECT_EQ(checkpoint_candidates(dir + "/ckpt").front(), ckpt(dir + "/ckpt", stop * steps));
   const std::vector<float> last = h5::read_all<float>(h5::File::open_read(ckpt(dir + "/ckpt", stop * steps)),
                                                       "params");
-  NetworkTrainer loaded(make_deck(std::string("data_file ") + data + "\n" + kDeck, {"init_weights=" + out}), comm);
+  NetworkTrainer loaded(make_deck(test::overfit_deck(data, kEpochs), {"init_weights=" + out}), comm);
   auto got = to_host(loaded.model().store().params());
   ASSERT_EQ(last.size(), got.extent(0));
   for (std::size_t i = 0; i < last.size(); ++i) ASSERT_EQ(last[i], got(i)) << "parameter " << i;
@@ -198,12 +184,13 @@ TEST(EarlyStopping, AResumedRunStopsAtTheSameEpochBitwise) {
     EXPECT_EQ(resumed.stop_signal, 0);
     EXPECT_EQ(stopped.steps + resumed.steps, full.steps) << "stopped after step " << stop_at;
     EXPECT_EQ(resumed.early_stopped_after, full.early_stopped_after);
-    EXPECT_EQ(tensors(run + "/out.h5"), tensors(dir + "/full.h5")) << "stopped after step " << stop_at;
+    EXPECT_EQ(test::weight_tensors(run + "/out.h5"), test::weight_tensors(dir + "/full.h5"))
+        << "stopped after step " << stop_at;
     // Resumed from the stop epoch's checkpoint with more epochs: the stop stands (Note [early stopping]).
     resume.push_back("epochs=30");
     const TrainSummary again = train(comm, data, resume);
     EXPECT_EQ(again.steps, 0u);
-    EXPECT_EQ(tensors(run + "/out.h5"), tensors(dir + "/full.h5"));
+    EXPECT_EQ(test::weight_tensors(run + "/out.h5"), test::weight_tensors(dir + "/full.h5"));
   }
 }
 
@@ -229,7 +216,7 @@ TEST(EarlyStopping, MultiRank_TwoRanksStopAsOneRank) {
   EXPECT_GT(world_run.early_stopped_after, 0u);
   EXPECT_EQ(world_run.early_stopped_after, one_run.early_stopped_after);
   EXPECT_EQ(world.min(static_cast<double>(world_run.steps)), world.max(static_cast<double>(world_run.steps)));
-  EXPECT_EQ(tensors(dir + "/world.h5"), tensors(one_file));
+  EXPECT_EQ(test::weight_tensors(dir + "/world.h5"), test::weight_tensors(one_file));
 }
 
 TEST(EarlyStopping, NeedsAValidationSplit) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "io/hdf5.hpp"
 #include "models/smart/edge_norm.hpp"
 #include "models/smart/vocab_fit.hpp"
@@ -219,6 +220,26 @@ void SmartModel::load_extra_datasets(const std::string& weights_file) {
   } catch (const Error& e) {
     throw Error(weights_file + ": " + e.what(), ExitCode::bad_input);
   }
+}
+
+// Note [fine-tuning keeps the tokens]: the head's logit k means the k-th motion of the vocabulary
+// the weights were trained with; refitting k-disks to new data would give every id another motion.
+// A run from init_weights with a fitted vocabulary therefore takes that file's (and says so); a file
+// without one (a grid model) leaves the fit to this run's data.
+bool SmartModel::fitted_state_from(const std::string& weights_file) {
+  if (!config_.fit_vocab) return false;
+  bool fitted = false;
+  {
+    const h5::File f = h5::File::open_read(weights_file);
+    fitted = h5::exists(f, "smart/motion_vocab_fit");
+  }
+  if (!fitted) {
+    Log::info("  motion_vocab_fit: " + weights_file + " holds no fitted vocabulary: fitting one to this data");
+    return false;
+  }
+  load_extra_datasets(weights_file);
+  Log::info("  motion_vocab_fit: the vocabulary of " + weights_file + " (init_weights), not refitted");
+  return true;
 }
 
 void SmartModel::fit_to_data(const Dataset& train) {

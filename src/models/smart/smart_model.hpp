@@ -51,6 +51,7 @@ class SmartModel : public Model {
   void constrain_fields(std::vector<FieldSpec>& fields) const override;
   ExtraDatasets extra_datasets() const override;
   void load_extra_datasets(const std::string& weights_file) override;
+  bool fitted_state_from(const std::string& weights_file) override;
   void fit_to_data(const Dataset& train) override;
   const SmartConfig& config() const { return config_; }
   const MotionVocab& vocab() const { return vocab_; }

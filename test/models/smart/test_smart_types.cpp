@@ -1,7 +1,8 @@
 // Each agent type's own motion tokens (motion_vocab_per_type, Note [tokens per type]): bad values are
 // deck errors naming the key; the ids past a type's count are never sampled in a rollout (boosting
 // their logits changes nothing, while it does without the counts); training with counts (and a
-// fitted vocabulary) is data parallel and resumes bitwise; the weights file rebuilds the counts.
+// fitted vocabulary) is data parallel and resumes bitwise; the weights file rebuilds the counts; a
+// fine-tuning run keeps the fitted vocabulary of its init_weights.
 // The loss over a type's own tokens is checked against PyTorch by parity_smart_torch_types.
 #include <gtest/gtest.h>
 
@@ -115,4 +116,29 @@ TEST_F(SmartTypesRanks, TrainDataParallelResumeBitwiseAndRebuild) {
     EXPECT_NE(rollout_csv(plain_weights, data, 1e3f), rollout_csv(plain_weights, data, 0));
   }
   world.barrier();
+}
+
+// Note [fine-tuning keeps the tokens]: a run from init_weights takes that file's fitted vocabulary
+// instead of fitting one to its own data (which would give the head's ids other motions); from a
+// grid model's file it fits, as a run from scratch does.
+TEST_F(SmartTypesRanks, FineTuningKeepsTheVocabularyOfItsInitWeights) {
+  const std::string first = test::smart_scenes_file(world, "smart_finetune_a", 48, 0.5);
+  const std::string other = test::smart_scenes_file(world, "smart_finetune_b", 40);
+  const std::string dir = test::scratch("smart_finetune_np" + std::to_string(p));
+  if (world.rank() == 0) fs::remove_all(dir), fs::create_directories(dir);
+  world.barrier();
+  const std::vector<std::string> fitted{"epochs=1", "batch_size=" + std::to_string(16 / p),
+                                        "motion_vocab_fit=kdisks"};
+  auto with = [&](std::vector<std::string> v) {
+    v.insert(v.end(), fitted.begin(), fitted.end());
+    return v;
+  };
+  const TrainRun pretrained = train(world, first, with({"output=" + dir + "/pretrained.h5"}));
+  const TrainRun tuned = train(world, other, with({"init_weights=" + dir + "/pretrained.h5"}));
+  const TrainRun fresh = train(world, other, with({}));
+  EXPECT_EQ(tuned.vocab, pretrained.vocab);
+  EXPECT_NE(fresh.vocab, pretrained.vocab);  // the other data fits other tokens
+  train(world, first, {"epochs=1", "batch_size=" + std::to_string(16 / p), "output=" + dir + "/grid.h5"});
+  const TrainRun from_grid = train(world, other, with({"init_weights=" + dir + "/grid.h5"}));
+  EXPECT_EQ(from_grid.vocab, fresh.vocab);
 }

@@ -1,0 +1,52 @@
+// The run test_best_output and test_early_stopping share: 48 training rows and a wide network at a
+// high rate, so the validation loss falls for a few epochs and then rises; and the weights file's
+// tensors to compare runs bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "io/hdf5.hpp"
+#include "support/test_support.hpp"
+#include "train/trainer.hpp"
+
+namespace hpct::test {
+
+constexpr std::uint64_t kOverfitRows = 80;
+
+// The global batch 16 split over the ranks.
+inline std::string overfit_batch(const Comm& comm) { return "batch_size=" + std::to_string(16 / comm.size()); }
+
+// The deck's text on `data` for `epochs`.
+inline std::string overfit_deck(const std::string& data, std::uint64_t epochs) {
+  return "data_file " + data + "\nhidden_sizes 64,64\nactivation relu\nepochs " + std::to_string(epochs) +
+         "\nlr 0.1\nvalidation_fraction 0.4\n";
+}
+
+// Runs the deck for `epochs` with `overrides` (a step hook, and the steps per epoch, when asked);
+// returns the summary (a stop signal leaves it with stop_signal set). Ends with a barrier: rank 0
+// has closed the metrics file before any rank reads it.
+inline TrainSummary overfit_train(const Comm& comm, const std::string& data, std::uint64_t epochs,
+                                  const std::vector<std::string>& overrides,
+                                  std::function<void(std::uint64_t)> hook = {},
+                                  std::uint64_t* steps_per_epoch = nullptr) {
+  NetworkTrainer t(make_deck(overfit_deck(data, epochs), overrides), comm);
+  if (hook) t.set_step_hook(hook);
+  if (steps_per_epoch) *steps_per_epoch = t.sampler().steps_per_epoch();
+  const TrainSummary s = t.run();
+  comm.barrier();
+  return s;
+}
+
+// Every dataset of a weights file, by name (the tensors, bit for bit).
+inline std::map<std::string, std::vector<float>> weight_tensors(const std::string& path) {
+  const h5::File f = h5::File::open_read(path);
+  std::map<std::string, std::vector<float>> out;
+  for (const std::string& name : h5::list_datasets(f)) out[name] = h5::read_all<float>(f, name);
+  return out;
+}
+
+}  // namespace hpct::test
