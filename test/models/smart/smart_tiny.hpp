@@ -1,5 +1,8 @@
-// The tiny `model smart` deck and scene files the smart tests share (test_smart, test_smart_windows).
+// The tiny `model smart` deck, scene files and rank fixture the smart tests share (test_smart,
+// test_smart_types, test_smart_windows).
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
@@ -49,5 +52,14 @@ inline TrainRun train(const Comm& comm, const std::string& data, const std::vect
   r.vocab = dynamic_cast<smart::SmartModel&>(t.model()).vocab().table();
   return r;
 }
+
+// The world and a communicator of this rank alone: a run on 1 rank against the same on p ranks.
+class SmartRanks : public ::testing::Test {
+ protected:
+  const Comm world;
+  SelfComm self;
+  const Comm one{self.raw};
+  const int p = world.size();
+};
 
 }  // namespace hpct::test

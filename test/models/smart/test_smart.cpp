@@ -210,14 +210,7 @@ TEST(Smart, MaskedStepsLeaveTheGraphAndTheLoss) {
     EXPECT_TRUE(node_ok(g.map_agent.dst[static_cast<std::size_t>(i)]));
 }
 
-// The world and a communicator of this rank alone: a run on 1 rank against the same on p ranks.
-class SmartRanks : public ::testing::Test {
- protected:
-  const Comm world;
-  test::SelfComm self;
-  const Comm one{self.raw};
-  const int p = world.size();
-};
+using test::SmartRanks;
 
 TEST_F(SmartRanks, DataParallelEqualsOneRankAndLearns) {
   const std::string data = test::smart_scenes_file(world, "smart_equiv", 24);

@@ -67,14 +67,8 @@ TEST(SmartTypes, BadCountsAreDeckErrorsNamingTheKey) {
       std::string::npos);
 }
 
-// The world and a communicator of this rank alone: a run on 1 rank against the same on p ranks.
-class SmartTypesRanks : public ::testing::Test {
- protected:
-  const Comm world;
-  test::SelfComm self;
-  const Comm one{self.raw};
-  const int p = world.size();
-};
+// The data-parallel fixture of test_smart (smart_tiny.hpp).
+class SmartTypesRanks : public test::SmartRanks {};
 
 TEST_F(SmartTypesRanks, TrainDataParallelResumeBitwiseAndRebuild) {
   // Enough vehicle motions for some fitted tokens (Note [tokens a type can learn]).
