@@ -112,7 +112,7 @@ hpctrain_test(test_vocab_fit SOURCES models/smart/test_vocab_fit.cpp LIBS ${HPCT
 # Rollout windows with key/value caches against full forwards (issue 35).
 hpctrain_test(test_smart_windows SOURCES models/smart/test_smart_windows.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1
               LABELS unit)
-# The whole SMART model against a plain-PyTorch reference (forward, loss, every gradient within 1e-5).
+# The whole SMART model against a plain-PyTorch reference in float64 (forward, loss, every gradient within 1e-5).
 hpctrain_test(test_smart_parity_dump SOURCES models/smart/dump_smart_parity.cpp LIBS hpctrain_models RANKS 1 LABELS parity)
 set_tests_properties(test_smart_parity_dump_np1_nt1 PROPERTIES FIXTURES_SETUP smart_parity)
 add_test(NAME parity_smart_torch COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/smart_parity.py
@@ -128,6 +128,11 @@ set_tests_properties(parity_smart_torch_masked PROPERTIES FIXTURES_REQUIRED smar
 add_test(NAME parity_smart_torch_types COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
          ${CMAKE_CURRENT_SOURCE_DIR}/python/smart_parity.py parity_smart_types.h5)
 set_tests_properties(parity_smart_torch_types PROPERTIES FIXTURES_REQUIRED smart_parity SKIP_RETURN_CODE 77
+                     LABELS parity WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+# Pedestrians' grid one heading cell: a ReLU input within fp32 rounding of 0 (Note [ReLU kinks]).
+add_test(NAME parity_smart_torch_single_cell COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/smart_parity.py parity_smart_single_cell.h5)
+set_tests_properties(parity_smart_torch_single_cell PROPERTIES FIXTURES_REQUIRED smart_parity SKIP_RETURN_CODE 77
                      LABELS parity WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 # apps/scenes_import on track tables written by pandas (issue 35): resampling, masks, AV2 names, bad lines.
 add_test(NAME cli_scenes_import COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/track_tables.py
