@@ -250,6 +250,10 @@ TEST_F(SmartRanks, FittedVocabularyTrainsDataParallelAndReloads) {
                                    fit, "output=" + weights});
   EXPECT_EQ(parallel.vocab, reference.vocab);
   EXPECT_LT(test::relative_difference(reference.params, parallel.params), 1e-6);
+  // On 1 rank the two are the same run twice in one process: bit for bit, whatever ran before (the
+  // GEMM route is a function of the shape, never of the calls made earlier: Note [small GEMM
+  // thresholds]). Between rank counts the route differs with the rows per rank (docs/data-parallel.md).
+  if (p == 1) EXPECT_EQ(parallel.params, reference.params);
   const TrainRun grid = train(one, data, {"batch_size=16", "epochs=2", test::kSmartMaskedFields});
   EXPECT_NE(grid.vocab, reference.vocab);
   std::unique_ptr<Model> loaded = load_model(weights, 4);
