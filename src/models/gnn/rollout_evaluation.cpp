@@ -61,10 +61,10 @@ std::shared_ptr<const Dataset> open_model_data(const GnnModelConfig& c, const st
     if (!c.derived_statics.empty()) text += "derived_statics " + joined(c.derived_statics) + "\n";
   }
   if (c.masked) text += "missing_data mask\n";
-  const std::shared_ptr<const Dataset> data = open_data_source(deck::Deck::parse(text, weights + " (its variables)",
-                                                                                 schema, {}),
-                                                               data_file, "data_file");
-  const FieldSpec& grid = data->fields().at(3);
+  std::shared_ptr<const Dataset> data = open_data_source(deck::Deck::parse(text, weights + " (its variables)",
+                                                                           schema, {}),
+                                                         data_file, "data_file");
+  const FieldSpec grid = data->fields().at(3);
   if (grid.row_shape.dim[1] != c.net.ny || grid.row_shape.dim[2] != c.net.nx)
     throw Error(data_file + ": a " + std::to_string(grid.row_shape.dim[1]) + " x " +
                     std::to_string(grid.row_shape.dim[2]) + " grid; " + weights + " was trained on " +
