@@ -48,6 +48,20 @@ class GridSamples : public Dataset {
   // (diffgen --grid).
   void read_times(std::size_t t0, std::size_t nt, float* window) const { reader()->read(t0, nt, window); }
 
+  // Forecasts past the file's end (wxeval --init; grid_future.cpp, Note [future forecast]).
+  std::vector<double> times() const;  // the time coordinate in seconds (the indices without one)
+  // The fields of one sample with `leads` steps: fields() with ar_steps = leads.
+  std::vector<FieldSpec> fields_with_leads(std::size_t leads) const;
+  // One row of fields_with_leads(leads) for the initial time of index `init` (state at init - 1,
+  // init), its valid times possibly past the file's end: the targets (the rollout's boundary strip)
+  // are `boundary`'s states at the valid times (NaN without one, the mean at masked points); `truth`
+  // [S][leads][N] the file's state where it holds the valid time (`known`[k]). Errors (exit 2) name
+  // the file, the variable and the first time missing.
+  void read_future(std::size_t init, std::size_t leads, const GridSamples* boundary,
+                   const std::vector<FieldBuffer>& out, std::vector<float>& truth, std::vector<char>& known) const;
+  // Errors unless `other` has this file's grid (size and positions).
+  void check_same_grid(const GridSamples& other) const;
+
  protected:
   // Times [t0, t0 + nt) of the timed variables (state, then forcing, in deck order) into
   // window[V][nt][ny nx]; one per read call (a format keeps its file open in it).
@@ -69,6 +83,7 @@ class GridSamples : public Dataset {
   Layout layout_;
 
  private:
+  std::size_t time_index(double t) const;  // index of a time in the file, or times() size when absent
   void fill(Reader& in, std::size_t t0, std::uint64_t count, const std::vector<FieldBuffer>& out, std::size_t at,
             std::vector<float>& window) const;
   std::vector<char> scan_missing();  // Note [missing data]: the mask and the missing time steps

@@ -138,4 +138,22 @@ TimeAxis time_axis(const std::vector<double>& times, const std::vector<char>& ba
   return a;
 }
 
+std::string iso_time(double seconds) {
+  const double days = std::floor(seconds / 86400);
+  const CivilDate d = civil_from_days(static_cast<long long>(days));
+  const auto s = static_cast<long long>(std::llround(seconds - days * 86400));
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04lld-%02d-%02dT%02lld:%02lld", d.year, d.month, d.day, s / 3600, s / 60 % 60);
+  return buf;
+}
+
+double parse_iso_time(const std::string& text, const std::string& what) {
+  // The reference time of CF units is the same text: parse it there (one parser of dates).
+  try {
+    return parse_time_units("seconds since " + text, what).epoch_seconds;
+  } catch (const Error&) {
+    throw Error(what + ": '" + text + "' is not a time yyyy-mm-dd[Thh[:mm[:ss]]]", ExitCode::bad_input);
+  }
+}
+
 }  // namespace hpct

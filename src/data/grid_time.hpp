@@ -26,6 +26,11 @@ struct TimeUnits {
 };
 TimeUnits parse_time_units(const std::string& units, const std::string& what);
 
+// A time as "yyyy-mm-ddThh:mm" (seconds since 1970 UTC), for messages; and such a text (date, then
+// optionally [ T]hh[:mm[:ss]]) as seconds, an error naming `what` otherwise.
+std::string iso_time(double seconds);
+double parse_iso_time(const std::string& text, const std::string& what);
+
 // Note [time gaps]: the step is the smallest difference between successive times; every other
 // difference must be a whole multiple of it (a gap of missing steps), else the coordinate is
 // irregular (an error naming the index). A sample at initial time t needs times t - 1 .. t + A to

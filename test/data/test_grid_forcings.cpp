@@ -107,6 +107,18 @@ TEST(GridTime, CfUnitsAsXarrayAndCdsWriteThem) {
             "hh:mm:ss]' (UNIT days, hours, minutes or seconds)");
 }
 
+// wxeval --init's times: written as the messages show them, read as the user types them.
+TEST(GridTime, IsoTimesOfInitialTimes) {
+  EXPECT_EQ(iso_time(946728000.0), "2000-01-01T12:00");
+  EXPECT_EQ(iso_time(-2208988800.0 + 3600.0 * 30), "1900-01-02T06:00");
+  EXPECT_EQ(parse_iso_time("2000-01-01T12:00", "--init"), 946728000.0);
+  EXPECT_EQ(parse_iso_time("2000-01-01T12", "--init"), 946728000.0);
+  EXPECT_EQ(parse_iso_time("2000-01-01 12:00:00", "--init"), 946728000.0);
+  EXPECT_EQ(parse_iso_time(iso_time(1553990400.0), "--init"), 1553990400.0);
+  EXPECT_EQ(test::error_message([] { parse_iso_time("yesterday", "--init"); }),
+            "--init: 'yesterday' is not a time yyyy-mm-dd[Thh[:mm[:ss]]]");
+}
+
 TEST(GridTime, TheStepAndItsGaps) {
   // 3-hourly with 6 missing steps between 12 h and 33 h, and one bad time (index 9).
   std::vector<double> t;

@@ -22,6 +22,8 @@ std::string joined(const std::vector<std::string>& v) {
   for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
   return out;
 }
+}  // namespace
+
 // A model that knows its points' positions (edges on the sphere, the icosahedral mesh, latitude
 // weights) rolls out only on data whose points are where they were in training, in the same order:
 // another grid of the same size, or the same points in another order (a store written with its
@@ -46,21 +48,45 @@ void check_positions(const GnnModel& model, const Dataset& data, const std::vect
   }
 }
 
-// The forecast file's grid and initial times: the data file's (Note [forecast layout]).
-ForecastGrid forecast_grid(const GridSamples& data, std::uint64_t first, const GnnModelConfig& c, int leads,
-                           const std::string& source) {
+std::shared_ptr<const Dataset> open_model_data(const GnnModelConfig& c, const std::string& data_file, int ar_steps,
+                                               const std::string& weights, bool states_only) {
+  deck::Schema schema;
+  declare_data_source_keys(schema);
+  std::string text = "data_format auto\nstate_variables " + joined(c.state_names) + "\nar_steps " +
+                     std::to_string(ar_steps) + "\n";
+  if (!states_only) {
+    if (!c.forcing_names.empty()) text += "forcing_variables " + joined(c.forcing_names) + "\n";
+    if (!c.static_names.empty()) text += "static_variables " + joined(c.static_names) + "\n";
+    if (!c.derived_forcings.empty()) text += "derived_forcings " + joined(c.derived_forcings) + "\n";
+    if (!c.derived_statics.empty()) text += "derived_statics " + joined(c.derived_statics) + "\n";
+  }
+  if (c.masked) text += "missing_data mask\n";
+  std::shared_ptr<const Dataset> data = open_data_source(deck::Deck::parse(text, weights + " (its variables)",
+                                                                           schema, {}),
+                                                         data_file, "data_file");
+  const FieldSpec grid = data->fields().at(3);
+  if (grid.row_shape.dim[1] != c.net.ny || grid.row_shape.dim[2] != c.net.nx)
+    throw Error(data_file + ": a " + std::to_string(grid.row_shape.dim[1]) + " x " +
+                    std::to_string(grid.row_shape.dim[2]) + " grid; " + weights + " was trained on " +
+                    std::to_string(c.net.ny) + " x " + std::to_string(c.net.nx),
+                ExitCode::bad_input);
+  return data;
+}
+
+ForecastGrid forecast_grid(const GridSamples& data, const std::vector<std::size_t>& init_indices,
+                           const GnnModelConfig& c, int leads, const std::string& source) {
   const GridSamples::Layout& l = data.layout();
   ForecastGrid g;
   g.ny = l.ny, g.nx = l.nx, g.y = l.y, g.x = l.x, g.latlon = l.latlon, g.lat = l.lat, g.lon = l.lon;
   g.timed = !l.time_s.empty();
   g.step_s = data.step_seconds();
-  for (std::uint64_t row = first; row < data.rows(); ++row) {
-    const std::size_t t = data.initial_time_index(row);
+  for (const std::size_t t : init_indices)
     g.init_times.push_back(g.timed ? l.time_s.at(t) : static_cast<double>(t));
-  }
   g.leads = leads, g.variables = c.state_names, g.source = source;
   return g;
 }
+
+namespace {
 
 // The first sample of each rank's block of held-out samples [first, first + held_out), and its end.
 std::uint64_t block_start(std::uint64_t first, std::uint64_t held_out, int rank, int ranks) {
@@ -79,25 +105,8 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
     throw Error(weights + ": a " + loaded->family() + " model; wxeval evaluates gnn models", ExitCode::bad_input);
   const GnnModelConfig& c = model->config();
   // The data opened as the model was trained on it, with lead_steps targets per sample.
-  deck::Schema schema;
-  declare_data_source_keys(schema);
-  std::string text = "data_format auto\nstate_variables " + joined(c.state_names) + "\nar_steps " +
-                     std::to_string(lead_steps) + "\n";
-  if (!c.forcing_names.empty()) text += "forcing_variables " + joined(c.forcing_names) + "\n";
-  if (!c.static_names.empty()) text += "static_variables " + joined(c.static_names) + "\n";
-  if (!c.derived_forcings.empty()) text += "derived_forcings " + joined(c.derived_forcings) + "\n";
-  if (!c.derived_statics.empty()) text += "derived_statics " + joined(c.derived_statics) + "\n";
-  if (c.masked) text += "missing_data mask\n";
-  const std::shared_ptr<const Dataset> data = open_data_source(deck::Deck::parse(text, weights + " (its variables)",
-                                                                                 schema, {}),
-                                                               data_file, "data_file");
+  const std::shared_ptr<const Dataset> data = open_model_data(c, data_file, lead_steps, weights);
   const std::vector<FieldSpec> specs = data->fields();
-  const FieldSpec& grid = specs.at(3);
-  if (grid.row_shape.dim[1] != c.net.ny || grid.row_shape.dim[2] != c.net.nx)
-    throw Error(data_file + ": a " + std::to_string(grid.row_shape.dim[1]) + " x " +
-                    std::to_string(grid.row_shape.dim[2]) + " grid; " + weights + " was trained on " +
-                    std::to_string(c.net.ny) + " x " + std::to_string(c.net.nx),
-                ExitCode::bad_input);
   const std::uint64_t rows = data->rows();
   check_positions(*model, *data, specs, data_file, weights);
   const auto first = static_cast<std::uint64_t>(std::floor(from * static_cast<double>(rows)));
@@ -146,9 +155,11 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
   if (!forecast_file.empty())
     comm.run_agreed([&] {
       if (!grid_data) throw Error(data_file + ": --forecast needs a gridded data file", ExitCode::bad_input);
+      std::vector<std::size_t> inits;
+      for (std::uint64_t row = first; row < rows; ++row) inits.push_back(grid_data->initial_time_index(row));
       if (rank == 0)
         file = std::make_unique<ForecastFile>(forecast_file,
-                                              forecast_grid(*grid_data, first, c, lead_steps, source));
+                                              forecast_grid(*grid_data, inits, c, lead_steps, source));
     });
   int mask_field = -1;  // missing_data mask: the points the data never has get NaN in the forecast file
   for (std::size_t f = 0; f < specs.size(); ++f)

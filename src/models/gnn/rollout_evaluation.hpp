@@ -4,10 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "comm/comm.hpp"
+#include "data/dataset.hpp"
+#include "data/grid_samples.hpp"
+#include "models/gnn/forecast_file.hpp"
+#include "models/gnn/gnn_model.hpp"
 #include "nn/weights_io.hpp"
 
 namespace hpct {
@@ -36,5 +41,17 @@ struct RolloutSums {
 RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data_file, int lead_steps, double from,
                              int batch, const Comm& comm, nn::WeightsChoice choice = nn::WeightsChoice::preferred,
                              const std::string& forecast_file = "", const std::string& source = "");
+
+// `data_file` opened as the model of `weights` was trained on it (its variables and derived inputs),
+// `ar_steps` targets per sample; states_only: its state variables alone (wxeval --boundary). Errors
+// name the file when its grid is not the model's size.
+std::shared_ptr<const Dataset> open_model_data(const GnnModelConfig& c, const std::string& data_file, int ar_steps,
+                                               const std::string& weights, bool states_only = false);
+// The forecast file's grid and initial times (these time indices of `data`; Note [forecast layout]).
+ForecastGrid forecast_grid(const GridSamples& data, const std::vector<std::size_t>& init_indices,
+                           const GnnModelConfig& c, int leads, const std::string& source);
+// Errors unless the data's points are where the model's were in training (when it knows them).
+void check_positions(const GnnModel& model, const Dataset& data, const std::vector<FieldSpec>& specs,
+                     const std::string& data_file, const std::string& weights);
 
 }  // namespace hpct
