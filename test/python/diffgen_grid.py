@@ -3,8 +3,10 @@
 write theirs (NetCDF, and a Zarr store of the same data). Checks every row against numpy's cut of the
 same field (fine P x P block, the seven hexagonal block means, the patch centre's latitude and
 longitude, a static field's fine block with --statics, time_index, corner), the time split (--times),
+the place split (--region inside and --outside: numpy's own selection, and no fine block shared),
 that patches touching a missing value (of the field or of a static) are left out and counted (and none other), that NetCDF and Zarr give the same file, the errors (an unknown
-variable, a grid too small for the patch, --times holding no time, --position without coordinates)
+variable, a grid too small for the patch, --times holding no time, --position without coordinates,
+a malformed --region or one holding no patch)
 with exit code 2 and no file written, and that inputs/diffusion_grid.in trains on the result,
 apps/sample scores it against the copy baseline and scripts/plot-downscaling draws it.
 usage: diffgen_grid.py BUILD_DIR MPIEXEC SCRATCH_DIR SOURCE_DIR"""
@@ -55,12 +57,25 @@ dataset(field, orog_holed).to_netcdf(path("orog_holed.nc"))
 OFFSETS = [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, 1)]  # (di along x, dj along y), in blocks
 
 
-def expected(values, t_lo, t_hi, position, statics=None):
+def in_region(y0, x0, region):
+    """Whether the patch at (y0, x0) is on the side of --region's box that region = (box, outside) takes."""
+    if region is None:
+        return True
+    (ya, yb, xa, xb), outside = region
+    block = np.zeros((NY, NX), bool)
+    block[y0:y0 + P, x0:x0 + P] = True
+    in_box = block[ya:yb, xa:xb].sum()
+    return in_box == 0 if outside else in_box == P * P
+
+
+def expected(values, t_lo, t_hi, position, statics=None, region=None):
     """Rows numpy cuts: (time, y0, x0, context, fine), NaN-touching patches left out."""
     rows, skipped = [], 0
     for t in range(t_lo, t_hi):
         for y0 in range(P, NY - 2 * P + 1, STRIDE):
             for x0 in range(P, NX - 2 * P + 1, STRIDE):
+                if not in_region(y0, x0, region):
+                    continue
                 means = [values[t, y0 + dj * P:y0 + dj * P + P, x0 + di * P:x0 + di * P + P].mean() for di, dj in OFFSETS]
                 block = None if statics is None else statics[y0:y0 + P, x0:x0 + P].ravel()
                 if not np.all(np.isfinite(means)) or (block is not None and not np.all(np.isfinite(block))):
@@ -75,8 +90,8 @@ def expected(values, t_lo, t_hi, position, statics=None):
     return rows, skipped
 
 
-def compare(out, values, t_lo, t_hi, position, what, statics=None):
-    rows, skipped = expected(values, t_lo, t_hi, position, statics)
+def compare(out, values, t_lo, t_hi, position, what, statics=None, region=None):
+    rows, skipped = expected(values, t_lo, t_hi, position, statics, region)
     width = (9 if position else 7) + (0 if statics is None else P * P)
     with h5py.File(out, "r") as h:
         ctx, fine, ti, corner = h["context"][...], h["fine"][...], h["time_index"][...], h["corner"][...]
@@ -105,6 +120,29 @@ r = run([diffgen, path("zarr.h5"), "--grid", path("grid.zarr"), "--variable", "t
 with h5py.File(path("train.h5"), "r") as a, h5py.File(path("zarr.h5"), "r") as b:
     check(r.returncode == 0 and all(np.array_equal(a[k][...], b[k][...]) for k in ("context", "fine", "corner")),
           "the Zarr store gives the NetCDF file's samples")
+# A held-out place (--region): the box of rows 0.5:1 and columns 0.4:0.75 is [15, 30) x [16, 30) in
+# points (floor of the fractions); inside it the test patches, outside (no shared point) the training ones.
+BOX = (int(np.floor(0.5 * NY)), NY, int(np.floor(0.4 * NX)), int(np.floor(0.75 * NX)))
+for side, times_arg, (t_lo, t_hi) in [("inside", "0.8:1", (8, 10)), ("outside", "0:0.8", (0, 8))]:
+    r = run([diffgen, path(side + ".h5"), "--grid", path("grid.nc"), "--variable", "t2m", "--patch", P, "--stride",
+             STRIDE, "--times", times_arg, "--region", "0.5:1,0.4:0.75", "--statics", "orog"]
+            + (["--outside"] if side == "outside" else []))
+    check(r.returncode == 0 and f"{side} rows [{BOX[0]}, {BOX[1]}) and columns [{BOX[2]}, {BOX[3]})" in r.stdout,
+          f"--region {side}: " + r.stdout.strip() + r.stderr.strip())
+    compare(path(side + ".h5"), field, t_lo, t_hi, False, f"--region 0.5:1,0.4:0.75 {side}, times {times_arg}", orog,
+            (BOX, side == "outside"))
+with h5py.File(path("inside.h5"), "r") as a, h5py.File(path("outside.h5"), "r") as b:
+    covered = {}
+    for name, h in (("inside", a), ("outside", b)):
+        covered[name] = np.zeros((NY, NX), bool)
+        for y0, x0 in h["corner"][...]:
+            covered[name][y0:y0 + P, x0:x0 + P] = True
+    overlap = (covered["inside"] & covered["outside"]).sum()
+    check(a["corner"].shape[0] > 0 and b["corner"].shape[0] > 0 and overlap == 0,
+          f"--region: no fine block of the training (outside) file shares a point with a test (inside) one ({overlap})")
+    check(covered["inside"][:BOX[0]].sum() == 0 and covered["outside"][BOX[0]:, BOX[2]:BOX[3]].sum() == 0,
+          "--region: the inside blocks lie in the box, the outside ones out of it")
+
 r = run([diffgen, path("holed.h5"), "--grid", path("holed.nc"), "--variable", "t2m", "--patch", P, "--stride", STRIDE])
 skipped = compare(path("holed.h5"), holed, 0, T, False, "a missing value, without --position")
 check(r.returncode == 0 and skipped > 0 and f"{skipped} left out for a missing value" in r.stdout,
@@ -122,6 +160,19 @@ for args, expect, what in [
         (["--grid", path("grid.nc"), "--variable", "t2m", "--patch", P, "--times", "0.95:0.99"], "holds none",
          "--times holding no time"),
         (["--grid", path("grid.nc"), "--variable", "t2m", "--times", "0.5"], "A:B", "--times without B"),
+        (["--grid", path("grid.nc"), "--variable", "t2m", "--region", "0:1"], "Y0:Y1,X0:X1", "--region without X"),
+        (["--grid", path("grid.nc"), "--variable", "t2m", "--region", "0:1,0.5:x"], "Y0:Y1,X0:X1",
+         "--region not a number"),
+        (["--grid", path("grid.nc"), "--variable", "t2m", "--region", "0:1,0.6:0.5"], "0 <= X0 < X1 <= 1",
+         "--region X0 > X1"),
+        (["--grid", path("grid.nc"), "--variable", "t2m", "--region", "-0.1:1,0:1"], "0 <= Y0 < Y1 <= 1",
+         "--region below 0"),
+        (["--grid", path("grid.nc"), "--variable", "t2m", "--patch", P, "--region", "0:1,0.4:0.5"], "holds no 6 x 6",
+         "--region too small for a patch"),
+        (["--grid", path("grid.nc"), "--variable", "t2m", "--patch", P, "--region", "0:1,0:1", "--outside"],
+         "leaves outside it no", "--region --outside leaving no patch"),
+        (["--grid", path("grid.nc"), "--variable", "t2m", "--outside"], "--outside needs --region",
+         "--outside without --region"),
         (["--grid", path("grid.nc")], "--variable", "no --variable"),
         (["--grid", path("grid.nc"), "--variable", "t2m", "--statics", "z"], "'z'", "an unknown static")]:
     if os.path.exists(path("bad.h5")):

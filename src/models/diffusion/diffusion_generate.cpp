@@ -18,14 +18,26 @@ const char* kUsage =
     "  (definition: docs/diffusion.md). Use a different --seed for a held-out test set.\n"
     "  defaults: --rows 20000 --seed 1\n"
     "usage: diffgen OUT.h5 --grid DATA --variable NAME [--patch P] [--stride S] [--position] [--statics A,B]\n"
-    "               [--times A:B]\n"
+    "               [--times A:B] [--region Y0:Y1,X0:X1 [--outside]]\n"
     "  the same samples from a gridded file (NetCDF, GRIB, Zarr; read as data_format auto reads it):\n"
     "  every P x P block of NAME at each time as `fine` [N, P*P], the means of the block and of its six\n"
     "  hexagonal neighbour blocks as `context` [N, 7] (with --position also the patch centre's latitude\n"
     "  and longitude: [N, 9]; --statics: each static field's P x P block, e.g. orography, after them);\n"
     "  patches every S points (default P / 2), blocks touching a missing value\n"
-    "  left out; the times from fraction A to B of the file's (hold out the last ones for a test file).\n"
+    "  left out; the times from fraction A to B of the file's (hold out the last ones for a test file);\n"
+    "  --region: only the patches whose block lies inside a box of fractions of the grid's rows Y0 to Y1\n"
+    "  and columns X0 to X1 (a held-out place), with --outside only those whose block shares no point\n"
+    "  with it (the training rest).\n"
     "  defaults: --patch 16 --times 0:1\n";
+
+// A:B, two numbers; false when v is not that.
+bool parse_range(const char* v, double& a, double& b, char** end) {
+  a = std::strtod(v, end);
+  if (*end == v || **end != ':') return false;
+  const char* second = *end + 1;
+  b = std::strtod(second, end);
+  return *end != second;
+}
 
 // diffgen --grid's options.
 int grid_main(const std::string& out, int argc, char** argv) {
@@ -33,8 +45,8 @@ int grid_main(const std::string& out, int argc, char** argv) {
   std::string data;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--position") {
-      o.position = true;
+    if (a == "--position" || a == "--outside") {
+      (a == "--position" ? o.position : o.outside) = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -59,10 +71,17 @@ int grid_main(const std::string& out, int argc, char** argv) {
       }
       (a == "--patch" ? o.patch : o.stride) = static_cast<int>(n);
     } else if (a == "--times") {
-      o.from = std::strtod(v.c_str(), &end);
-      if (*end == ':') o.to = std::strtod(end + 1, &end);
-      if (*end != '\0' || v.find(':') == std::string::npos) {
+      if (!parse_range(v.c_str(), o.from, o.to, &end) || *end != '\0') {
         std::fprintf(stderr, "diffgen: --times: '%s' is not A:B (fractions of the file's times)\n", v.c_str());
+        return 2;
+      }
+    } else if (a == "--region") {
+      o.region = parse_range(v.c_str(), o.y0, o.y1, &end) && *end == ',' &&
+                 parse_range(end + 1, o.x0, o.x1, &end) && *end == '\0';
+      if (!o.region) {
+        std::fprintf(stderr,
+                     "diffgen: --region: '%s' is not Y0:Y1,X0:X1 (fractions of the grid's rows and columns)\n",
+                     v.c_str());
         return 2;
       }
     } else {
@@ -78,6 +97,9 @@ int grid_main(const std::string& out, int argc, char** argv) {
         out.c_str(), static_cast<unsigned long long>(n.samples), static_cast<unsigned long long>(n.times),
         static_cast<unsigned long long>(n.per_time), static_cast<unsigned long long>(n.skipped),
         static_cast<unsigned long long>(n.samples), n.context, static_cast<unsigned long long>(n.samples), n.fine);
+    if (o.region)
+      std::printf("diffgen: the patches %s rows [%zu, %zu) and columns [%zu, %zu) of the grid (--region)\n",
+                  o.outside ? "outside" : "inside", n.box[0], n.box[1], n.box[2], n.box[3]);
     return 0;
   });
 }

@@ -50,6 +50,31 @@ struct BlockSums {
   }
 };
 
+// Every patch position (y0, x0 pairs, row-major) on the grid, those of --region's side of the box
+// only (Note [grid region]); n.box gets the box in points.
+std::vector<std::size_t> patch_corners(const std::string& data_file, const GridSamples::Layout& l, std::size_t P,
+                                       std::size_t S, const GridPatchOptions& o, GridPatchCounts& n) {
+  const auto at = [](double f, std::size_t size) {
+    return static_cast<std::size_t>(std::floor(f * static_cast<double>(size)));
+  };
+  const std::size_t ya = at(o.y0, l.ny), yb = at(o.y1, l.ny), xa = at(o.x0, l.nx), xb = at(o.x1, l.nx);
+  n.box[0] = ya, n.box[1] = yb, n.box[2] = xa, n.box[3] = xb;
+  std::vector<std::size_t> corners;
+  for (std::size_t y0 = P; y0 + 2 * P <= l.ny; y0 += S)
+    for (std::size_t x0 = P; x0 + 2 * P <= l.nx; x0 += S) {
+      const bool inside = y0 >= ya && y0 + P <= yb && x0 >= xa && x0 + P <= xb;
+      const bool apart = y0 + P <= ya || y0 >= yb || x0 + P <= xa || x0 >= xb;
+      if (!o.region || (o.outside ? apart : inside)) corners.insert(corners.end(), {y0, x0});
+    }
+  if (corners.empty())
+    throw Error(strf("%s: --region %g:%g,%g:%g (rows [%zu, %zu), columns [%zu, %zu) of the %zu x %zu grid) %s no "
+                     "%zu x %zu patch whose neighbour blocks lie on the grid",
+                     data_file.c_str(), o.y0, o.y1, o.x0, o.x1, ya, yb, xa, xb, l.ny, l.nx,
+                     o.outside ? "leaves outside it" : "holds", P, P),
+                ExitCode::bad_input);
+  return corners;
+}
+
 }  // namespace
 
 GridPatchCounts write_grid_patches(const std::string& data_file, const std::string& out,
@@ -59,6 +84,12 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
   if (o.stride < 0) throw Error("--stride must be >= 1", ExitCode::bad_input);
   if (!(o.from >= 0 && o.from < o.to && o.to <= 1))
     throw Error("--times A:B needs 0 <= A < B <= 1 (fractions of the file's times)", ExitCode::bad_input);
+  if (o.outside && !o.region) throw Error("--outside needs --region", ExitCode::bad_input);
+  if (o.region && !(o.y0 >= 0 && o.y0 < o.y1 && o.y1 <= 1 && o.x0 >= 0 && o.x0 < o.x1 && o.x1 <= 1))
+    throw Error(
+        "--region Y0:Y1,X0:X1 needs 0 <= Y0 < Y1 <= 1 and 0 <= X0 < X1 <= 1 (fractions of the grid's rows "
+        "and columns)",
+        ExitCode::bad_input);
   // The file opened as the gridded sources open it for the gnn (formats, coordinates, missing values).
   deck::Schema schema;
   declare_data_source_keys(schema);
@@ -79,19 +110,17 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
                      "neighbours on each side)",
                      data_file.c_str(), l.ny, l.nx, P, 3 * P, 3 * P),
                 ExitCode::bad_input);
+  GridPatchCounts n;
   if (o.position && !l.latlon)
     throw Error(data_file + ": --position needs the points' latitudes and longitudes, which the file does not give",
                 ExitCode::bad_input);
-  std::vector<std::size_t> corners;  // (y0, x0) pairs: every patch position, row-major
-  for (std::size_t y0 = P; y0 + 2 * P <= l.ny; y0 += S)
-    for (std::size_t x0 = P; x0 + 2 * P <= l.nx; x0 += S) corners.insert(corners.end(), {y0, x0});
+  const std::vector<std::size_t> corners = patch_corners(data_file, l, P, S, o, n);
   const auto t_lo = static_cast<std::size_t>(std::floor(o.from * static_cast<double>(l.times)));
   const auto t_hi = static_cast<std::size_t>(std::floor(o.to * static_cast<double>(l.times)));
   if (t_hi <= t_lo)
     throw Error(strf("%s: --times %g:%g holds none of its %zu times", data_file.c_str(), o.from, o.to, l.times),
                 ExitCode::bad_input);
 
-  GridPatchCounts n;
   n.per_time = corners.size() / 2;
   const std::size_t K = o.statics.size();
   n.context = kHexBlocks + (o.position ? 2 : 0) + static_cast<int>(K * P * P);
@@ -167,6 +196,10 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
     h5::write_attr(f, "/", "variable", o.variable);
     h5::write_attr(f, "/", "patch", static_cast<long long>(P));
     h5::write_attr(f, "/", "stride", static_cast<long long>(S));
+    if (o.region)
+      h5::write_attr(f, "/", "region",
+                     strf("%s rows [%zu, %zu), columns [%zu, %zu)", o.outside ? "outside" : "inside", n.box[0],
+                          n.box[1], n.box[2], n.box[3]));
     h5::write_attr(f, "/", "context_columns",
                    std::string("block mean, +x, -x, +y, -y, (+x -y), (-x +y)") +
                        (o.position ? ", latitude, longitude" : "") +

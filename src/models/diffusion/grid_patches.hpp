@@ -3,6 +3,7 @@
 // with the coarse context the seed's model takes (docs/diffusion.md, "Your own gridded data").
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,11 +17,17 @@ struct GridPatchOptions {
   bool position = false;             // append the patch centre's latitude and longitude to the context
   std::vector<std::string> statics;  // static fields (no time) whose fine P x P blocks join the context
   double from = 0, to = 1;           // the fractions of the file's times to take, [from, to)
+  // Note [grid region]: a box of fractions of the grid's rows [y0, y1) and columns [x0, x1); with
+  // `region` only the patches whose fine block lies wholly inside it (a held-out place), with
+  // `outside` as well only those whose fine block lies wholly outside it (the training rest).
+  bool region = false, outside = false;
+  double y0 = 0, y1 = 1, x0 = 0, x1 = 1;
 };
 
 struct GridPatchCounts {
   std::uint64_t samples = 0, times = 0, per_time = 0, skipped = 0;  // skipped: patches touching a missing value
   int context = 0, fine = 0;                                        // the widths written
+  std::size_t box[4] = {0, 0, 0, 0};  // with a region: its first and end row, first and end column (points)
 };
 
 // Note [grid patches]: a patch is a P x P block of the grid (its values, row-major, are `fine`); its
@@ -35,6 +42,14 @@ struct GridPatchCounts {
 // a coarse value cannot carry, which also holds where the model never trained. Rows go time by time, patches in
 // row-major order of their first point; `time_index` [N] and `corner` [N, 2] (y, x of the first
 // point) say where each row came from. Written atomically to `out`, a block of times at a time.
+//
+// Note [grid region]: the box [floor(y0 ny), floor(y1 ny)) x [floor(x0 nx), floor(x1 nx)) in grid
+// points (rows in the file's order), rounded as --times rounds its fractions. Inside takes a patch
+// whose P x P block lies in the box, outside one whose block shares no point with it, so no fine
+// value is both a training and a test target. The context is not cut by the box: an outside
+// patch's neighbour blocks (its block means) reach up to P points into the box, and an inside
+// patch's reach out of it, so the coarse means of the box's border strip are shared; a --statics
+// block is the patch's own and is never shared.
 GridPatchCounts write_grid_patches(const std::string& data_file, const std::string& out,
                                    const GridPatchOptions& options);
 
