@@ -39,10 +39,11 @@ const char* kUsage =
     "  --header                            CSV/TSV: the first line names the columns\n"
     "  --libsvm-base 0|1                   LibSVM feature id base (default 1)\n"
     "  --inputs-dataset NAME / --targets-dataset NAME   HDF5 dataset names\n"
-    "  --margin                            text OUTPUT: raw margins instead of probabilities\n"
+    "  --margin                            text OUTPUT: raw margins instead of probabilities (means)\n"
     "OUTPUT gets one line per row: the prediction (binary: P(y=1); multiclass: K tab-separated\n"
-    "class probabilities). With labels, the objective's metric is printed. A GBDT model's OUTPUT.h5\n"
-    "gets float32 datasets instead: `outputs` [N, K] (margins; regression: values) and for classifiers\n"
+    "class probabilities; poisson, gamma, tweedie: the mean e^margin). With labels, the objective's\n"
+    "metric is printed. A GBDT model's OUTPUT.h5 gets float32 datasets instead: `outputs` [N, K]\n"
+    "(margins; regression: values), for poisson, gamma, tweedie `predictions` [N, 1] and for classifiers\n"
     "`probabilities` [N, classes], with the attribute `classes` when the labels were class names; an\n"
     "ensemble's OUTPUT.h5 gets `probabilities` (regression: `outputs`) and `classes` likewise.\n";
 
@@ -117,15 +118,15 @@ bool is_hdf5_name(const std::string& path) {
   return false;
 }
 
-// OUTPUT.h5: the margins as `outputs` [N, K] and a classifier's `probabilities` [N, classes] (binary:
-// P(class 0), P(class 1)), float32 rows in data order, the class names as the network's predict
+// OUTPUT.h5: the margins as `outputs` [N, K], a classifier's `probabilities` [N, classes] (binary:
+// P(class 0), P(class 1)) and a log-link model's `predictions` [N, 1] (e^margin, the mean), float32 rows in data order, the class names as the network's predict
 // writes them (apps/predict_network.cpp).
 void write_hdf5(const hpct::gbdt::Model& model, const std::vector<double>& margins, const hpct::gbdt::Data& d,
                 const std::string& model_path, const std::string& out_path, const hpct::Comm& comm) {
   using namespace hpct;
   const auto n = static_cast<std::size_t>(d.rows);
   const int K = model.num_outputs();
-  const bool classifier = model.objective != gbdt::Objective::regression;
+  const bool classifier = !gbdt::predicts_amount(model.objective);
   const int C = model.objective == gbdt::Objective::binary ? 2 : K;
   std::vector<double> p = margins;
   gbdt::transform(model.objective, model.num_class, p);
@@ -137,6 +138,7 @@ void write_hdf5(const hpct::gbdt::Model& model, const std::vector<double>& margi
   const auto total = static_cast<std::uint64_t>(d.global_rows);
   std::vector<tools::RowDataset> sets{{"outputs", {total, static_cast<std::uint64_t>(K)}, out.data()}};
   if (classifier) sets.push_back({"probabilities", {total, static_cast<std::uint64_t>(C)}, prob.data()});
+  if (gbdt::log_link(model.objective)) sets.push_back({"predictions", {total, 1}, prob.data()});
   tools::write_row_datasets(comm, out_path, static_cast<std::uint64_t>(d.first_row), n, sets,
                             [&](const h5::File& f) {
                               h5::write_attr(f, "/", "model", std::string("gbdt"));
@@ -211,7 +213,7 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
     comm.run_agreed([&] { check_labels(model.objective, model.num_class, d.y, d.line, d.file); });
     const std::string metric = default_metric(model.objective);
     Log::info(strf("predict: %lld rows, %s %.6f", d.global_rows, metric.c_str(),
-                   evaluate(metric, model.objective, model.num_class, m, d.y, d.w, comm)));
+                   evaluate(metric, model.objective, model.num_class, m, d.y, d.w, comm, model.objective_params)));
   }
   if (is_hdf5_name(out_path)) {
     write_hdf5(model, m, d, model_path, out_path, comm);

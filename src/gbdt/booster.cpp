@@ -62,7 +62,8 @@ std::vector<EvalResult> evaluate_model(const Model& m, const std::vector<std::st
   const auto margins = predict_margins(m, d.x, d.rows);
   std::vector<EvalResult> out;
   for (const auto& name : metrics)
-    out.push_back({d.name + "-" + name, evaluate(name, m.objective, m.num_class, margins, d.y, d.w, comm)});
+    out.push_back({d.name + "-" + name,
+                   evaluate(name, m.objective, m.num_class, margins, d.y, d.w, comm, m.objective_params)});
   return out;
 }
 
@@ -87,6 +88,7 @@ struct Booster::State {
       : p(params), tr(train), evals(eval_sets), comm(c), cb(std::move(callback)) {
     Model& model = res.model;
     model.objective = p.objective;
+    model.objective_params = p.objective_params;
     model.num_class = p.objective == Objective::multiclass ? p.num_class : 1;
     model.num_features = static_cast<int>(tr.cols);
     model.feature_names = tr.feature_names;
@@ -205,7 +207,8 @@ void Booster::State::grow_round() {
     range = softmax_gradients(model.num_class, margin, y, w, g_all, h_all);
   } else {
     for (int k = 0; k < K; ++k)
-      range[static_cast<std::size_t>(k)] = gradients(p.objective, model.num_class, k, margin, y, w, g[k], h[k]);
+      range[static_cast<std::size_t>(k)] = gradients(p.objective, model.num_class, k, margin, y, w, g[k], h[k],
+                                                     p.objective_params);
   }
   if (p.subsample < 1.0)
     bag_rows(in_bag, p.subsample, p.seed, tr.first_row, round);  // else every row is in the bag
@@ -238,8 +241,8 @@ void Booster::State::grow_round() {
     for (std::size_t e = 0; e < evals.size(); ++e) {
       const auto m = host_margins(eval_margin[e]);
       for (const auto& name : metrics)
-        results.push_back({evals[e]->name + "-" + name,
-                           evaluate(name, p.objective, model.num_class, m, evals[e]->y, evals[e]->w, comm)});
+        results.push_back({evals[e]->name + "-" + name, evaluate(name, p.objective, model.num_class, m, evals[e]->y,
+                                                                 evals[e]->w, comm, p.objective_params)});
     }
     res.history.push_back(results);
     res.history_round.push_back(round);

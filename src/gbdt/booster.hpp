@@ -18,6 +18,7 @@ namespace hpct::gbdt {
 
 struct BoostParams {
   Objective objective = Objective::regression;
+  ObjectiveParams objective_params;  // poisson's max_delta_step, tweedie's variance power
   int num_class = 1;
   int num_trees = 100;
   GrowParams grow;

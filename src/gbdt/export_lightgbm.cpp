@@ -212,6 +212,10 @@ std::string to_lightgbm_text(const Model& m) {
     case Objective::regression: objective = "regression"; break;
     case Objective::binary: objective = "binary sigmoid:1"; break;
     case Objective::multiclass: objective = "multiclass num_class:" + std::to_string(m.num_class); break;
+    // LightGBM predicts e^margin for these three; their parameters only shape training.
+    case Objective::poisson: objective = "poisson"; break;
+    case Objective::gamma: objective = "gamma"; break;
+    case Objective::tweedie: objective = "tweedie"; break;
   }
 
   std::ostringstream o;

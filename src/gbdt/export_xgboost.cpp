@@ -125,11 +125,13 @@ std::string to_xgboost_json(const Model& m) {
 
   // base_score: XGBoost's intercept, one per output: a margin for regression and multi:softprob
   // (XGBoost >= 3.1 keeps one per class), a probability for binary:logistic (XGBoost takes its
-  // log-odds back).
+  // log-odds back), the mean for the log-link objectives (XGBoost takes its log).
   std::string base = "[";
   for (int k = 0; k < K; ++k) {
     const double b = m.base_margin[static_cast<std::size_t>(k)];
-    base += (k ? "," : "") + f32(m.objective == Objective::binary ? 1.0 / (1.0 + std::exp(-b)) : b);
+    base += (k ? "," : "") + f32(m.objective == Objective::binary ? 1.0 / (1.0 + std::exp(-b))
+                                 : log_link(m.objective)          ? std::exp(b)
+                                                                  : b);
   }
   base += "]";
   json objective;
@@ -143,6 +145,19 @@ std::string to_xgboost_json(const Model& m) {
     case Objective::multiclass:
       objective = {{"name", "multi:softprob"},
                    {"softmax_multiclass_param", {{"num_class", std::to_string(m.num_class)}}}};
+      break;
+    case Objective::poisson:
+      objective = {{"name", "count:poisson"},
+                   {"poisson_regression_param",
+                    {{"max_delta_step", f32(m.objective_params.poisson_max_delta_step)}}}};
+      break;
+    case Objective::gamma:
+      objective = {{"name", "reg:gamma"}, {"reg_loss_param", {{"scale_pos_weight", "1"}}}};
+      break;
+    case Objective::tweedie:
+      objective = {{"name", "reg:tweedie"},
+                   {"tweedie_regression_param",
+                    {{"tweedie_variance_power", f32(m.objective_params.tweedie_variance_power)}}}};
       break;
   }
 

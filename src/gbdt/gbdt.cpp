@@ -19,8 +19,16 @@ void declare_keys(deck::Schema& s) {
   s.add_string("importance_file", "",
                "feature importance written here: tab-separated feature, splits, gain, cover (as XGBoost's "
                "get_score); empty: none");
-  s.add_choice("objective", "regression", {"regression", "squared_error", "binary", "multiclass"},
-               "loss: squared error, binary logistic (labels 0/1), multiclass softmax (labels 0..num_class-1)");
+  s.add_choice("objective", "regression",
+               {"regression", "squared_error", "binary", "multiclass", "poisson", "gamma", "tweedie"},
+               "loss: squared error, binary logistic (labels 0/1), multiclass softmax (labels 0..num_class-1); "
+               "log link, predictions e^margin: poisson (counts >= 0), gamma (amounts > 0), tweedie (amounts >= 0 "
+               "with many zeros), as XGBoost and LightGBM define them");
+  s.add_real("poisson_max_delta_step", 0.7, 0.0, 100.0,
+             "poisson: the hessian is e^(margin + this), damping the first steps (XGBoost's max_delta_step, "
+             "LightGBM's poisson_max_delta_step)");
+  s.add_real("tweedie_variance_power", 1.5, 1.0, 2.0,
+             "tweedie: the power r of Var(y) = phi mu^r, 1 < r < 2 (near 1: Poisson-like, near 2: gamma-like)");
   s.add_int("num_class", 0, 0, 1 << 16, "multiclass: number of classes (0: highest label + 1)");
   s.add_int("num_trees", 100, 1, 1 << 24, "boosting rounds (trees per output)");
   s.add_real("eta", 0.1, 0.0, 1e3, "learning rate (shrinkage of every leaf value)");
@@ -66,6 +74,11 @@ void declare_keys(deck::Schema& s) {
 BoostParams params_from_deck(const deck::Deck& d) {
   BoostParams p;
   p.objective = parse_objective(d.get_string("objective"));
+  p.objective_params.poisson_max_delta_step = d.get_real("poisson_max_delta_step");
+  p.objective_params.tweedie_variance_power = d.get_real("tweedie_variance_power");
+  if (p.objective == Objective::tweedie &&
+      !(p.objective_params.tweedie_variance_power > 1 && p.objective_params.tweedie_variance_power < 2))
+    d.fail("tweedie_variance_power", "must lie strictly between 1 and 2");
   p.num_class = static_cast<int>(d.get_int("num_class"));
   if (p.objective != Objective::multiclass) p.num_class = 1;
   else if (d.is_set("num_class") && p.num_class < 2) d.fail("num_class", "multiclass needs at least 2 classes");
@@ -103,6 +116,8 @@ BoostParams params_from_deck(const deck::Deck& d) {
       d.fail("base_score", "expected auto or a number");
     if (p.objective == Objective::binary && !(p.base_score > 0 && p.base_score < 1))
       d.fail("base_score", "the binary objective needs a probability in (0, 1)");
+    if (log_link(p.objective) && !(p.base_score > 0))
+      d.fail("base_score", "the " + objective_name(p.objective) + " objective needs a mean > 0");
   }
   for (const auto& m : deck::split_list(d.get_string("eval_metric"))) {
     if (!metric_known(m)) d.fail("eval_metric", "unknown metric '" + clip_for_log(m) + "'");

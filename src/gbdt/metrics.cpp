@@ -14,7 +14,10 @@
 namespace hpct::gbdt {
 
 namespace {
-const std::vector<std::string> kMetrics = {"rmse", "mae", "logloss", "error", "auc", "mlogloss", "merror"};
+const std::vector<std::string> kMetrics = {
+    "rmse",           "mae",    "logloss",         "error",         "auc",
+    "mlogloss",       "merror", "poisson_nloglik", "gamma_nloglik", "gamma_deviance",
+    "tweedie_nloglik"};
 }
 
 bool metric_known(const std::string& name) {
@@ -24,13 +27,23 @@ bool metric_known(const std::string& name) {
 bool metric_fits(const std::string& name, Objective o) {
   if (name == "rmse" || name == "mae") return true;
   if (name == "logloss" || name == "error" || name == "auc") return o == Objective::binary;
+  if (name == "poisson_nloglik") return o == Objective::poisson;
+  if (name == "gamma_nloglik" || name == "gamma_deviance") return o == Objective::gamma;
+  if (name == "tweedie_nloglik") return o == Objective::tweedie;
   return o == Objective::multiclass;
 }
 
 bool metric_higher_is_better(const std::string& name) { return name == "auc"; }
 
 std::string default_metric(Objective o) {
-  return o == Objective::regression ? "rmse" : o == Objective::binary ? "logloss" : "mlogloss";
+  switch (o) {
+    case Objective::regression: return "rmse";
+    case Objective::binary: return "logloss";
+    case Objective::poisson: return "poisson_nloglik";
+    case Objective::gamma: return "gamma_deviance";
+    case Objective::tweedie: return "tweedie_nloglik";
+    default: return "mlogloss";
+  }
 }
 
 namespace {
@@ -141,7 +154,8 @@ double auc_global(const std::vector<double>& score, const std::vector<float>& y,
 }  // namespace
 
 double evaluate(const std::string& metric, Objective o, int num_class, const std::vector<double>& margins,
-                const std::vector<float>& y, const std::vector<float>& w, const Comm& comm) {
+                const std::vector<float>& y, const std::vector<float>& w, const Comm& comm,
+                const ObjectiveParams& params) {
   const int K = num_outputs(o, num_class);
   const std::size_t n = y.size();
   if (metric == "auc") {
@@ -168,6 +182,19 @@ double evaluate(const std::string& metric, Objective o, int num_class, const std
       for (int c = 1; c < K; ++c)
         if (p[c] > p[best]) best = c;
       t = best != static_cast<int>(y[i]) ? 1.0 : 0.0;
+    } else if (metric == "poisson_nloglik") {
+      // XGBoost's poisson-nloglik: the full negative log-likelihood, log(y!) included.
+      const double q = std::fmax(p[0], 1e-16);
+      t = std::lgamma(y[i] + 1.0) + q - y[i] * std::log(q);
+    } else if (metric == "gamma_nloglik") {
+      t = y[i] / p[0] + std::log(p[0]);  // XGBoost's gamma-nloglik (dispersion 1)
+    } else if (metric == "gamma_deviance") {
+      // XGBoost's gamma-deviance: 2 (log(p/y) + y/p - 1), both shifted by 1e-6.
+      const double q = p[0] + 1e-6, v = y[i] + 1e-6;
+      t = 2 * (std::log(q / v) + v / q - 1);
+    } else if (metric == "tweedie_nloglik") {
+      const double r = params.tweedie_variance_power, lq = std::log(p[0]);
+      t = -y[i] * std::exp((1 - r) * lq) / (1 - r) + std::exp((2 - r) * lq) / (2 - r);
     } else throw Error("unknown metric '" + metric + "'", ExitCode::bad_input);
     terms[i] = t * wi;
     wts[i] = wi;

@@ -17,7 +17,8 @@ namespace hpct::gbdt {
 
 struct Model {
   Objective objective = Objective::regression;
-  int num_class = 1;  // classes (multiclass) or 1
+  ObjectiveParams objective_params;  // written to the model file for poisson and tweedie
+  int num_class = 1;                 // classes (multiclass) or 1
   int num_features = 0;
   std::vector<std::string> feature_names;  // the training table's column names; empty: unnamed (f0, f1, ...)
   Categories categories;                   // the categorical features and their categories by code

@@ -106,6 +106,9 @@ std::string to_json(const Model& m) {
   doc["format"] = "hpctrain-gbdt";
   doc["version"] = 1;
   doc["objective"] = objective_name(m.objective);
+  // Only the objectives that have a parameter write it: other models keep their bytes.
+  if (m.objective == Objective::poisson) doc["poisson_max_delta_step"] = m.objective_params.poisson_max_delta_step;
+  if (m.objective == Objective::tweedie) doc["tweedie_variance_power"] = m.objective_params.tweedie_variance_power;
   doc["num_class"] = m.num_class;
   doc["num_features"] = m.num_features;
   if (!m.feature_names.empty()) doc["feature_names"] = m.feature_names;  // unnamed models keep their bytes
@@ -170,6 +173,13 @@ Model from_json(const std::string& text_in, const std::string& src) {
     input_error(src, 0, "format", "not an hpctrain-gbdt model file");
   Model m;
   m.objective = parse_objective(text(v, "objective", src));
+  if (m.objective == Objective::poisson)
+    m.objective_params.poisson_max_delta_step = number(v, "poisson_max_delta_step", src);
+  if (m.objective == Objective::tweedie) {
+    m.objective_params.tweedie_variance_power = number(v, "tweedie_variance_power", src);
+    if (!(m.objective_params.tweedie_variance_power > 1 && m.objective_params.tweedie_variance_power < 2))
+      input_error(src, 0, "tweedie_variance_power", "model file: must lie strictly between 1 and 2");
+  }
   m.num_class = static_cast<int>(number(v, "num_class", src));
   m.num_features = static_cast<int>(number(v, "num_features", src));
   if (v.contains("feature_names")) {
@@ -201,7 +211,7 @@ Model from_json(const std::string& text_in, const std::string& src) {
   if (v.contains("classes")) {  // older files and numeric labels have none
     const json& c = v["classes"];
     const std::size_t most = m.objective == Objective::binary ? 2 : static_cast<std::size_t>(m.num_class);
-    if (!c.is_array() || m.objective == Objective::regression || c.size() > most)
+    if (!c.is_array() || predicts_amount(m.objective) || c.size() > most)
       input_error(src, 0, "classes", "model file: 'classes' must hold at most num_class names of a classifier");
     for (const json& n : c) {
       if (!n.is_string()) input_error(src, 0, "classes", "model file: 'classes' must hold strings");

@@ -1,4 +1,5 @@
-// Objectives: squared error, binary logistic, multiclass softmax.
+// Objectives: squared error, binary logistic, multiclass softmax, and the log-link ones (Note
+// [log-link objectives] in objective.hpp).
 #include "gbdt/objective.hpp"
 
 #include "gbdt/packed.hpp"
@@ -16,6 +17,9 @@ Objective parse_objective(const std::string& name) {
   if (name == "regression" || name == "squared_error") return Objective::regression;
   if (name == "binary") return Objective::binary;
   if (name == "multiclass") return Objective::multiclass;
+  if (name == "poisson") return Objective::poisson;
+  if (name == "gamma") return Objective::gamma;
+  if (name == "tweedie") return Objective::tweedie;
   throw Error("unknown objective '" + name + "'", ExitCode::bad_input);
 }
 
@@ -23,6 +27,9 @@ std::string objective_name(Objective o) {
   switch (o) {
     case Objective::regression: return "regression";
     case Objective::binary: return "binary";
+    case Objective::poisson: return "poisson";
+    case Objective::gamma: return "gamma";
+    case Objective::tweedie: return "tweedie";
     default: return "multiclass";
   }
 }
@@ -35,6 +42,12 @@ void check_labels(Objective o, int num_class, const std::vector<float>& y, const
     if (!std::isfinite(v)) input_error(file, ln, "", "label is not a finite number");
     if (o == Objective::binary && v != 0.0f && v != 1.0f)
       input_error(file, ln, "objective", strf("label %g is outside the binary objective's {0, 1}", v));
+    if ((o == Objective::poisson || o == Objective::tweedie) && v < 0)
+      input_error(file, ln, "objective",
+                  strf("label %g is negative; the %s objective models amounts >= 0", v, objective_name(o).c_str()));
+    if (o == Objective::gamma && !(v > 0))
+      input_error(file, ln, "objective",
+                  strf("label %g is not positive; the gamma objective models amounts > 0", v));
     if (o == Objective::multiclass) {
       if (v != std::floor(v) || v < 0)
         input_error(file, ln, "objective", strf("label %g is not a class index (0, 1, ...)", v));
@@ -67,7 +80,12 @@ std::vector<double> base_margins_from_data(Objective o, int num_class, const std
   for (std::size_t i = 0; i < n; ++i) terms[i] = wt(i) * y[i];
   const double mean = exact_sum(comm, terms) / wsum;
   if (o == Objective::regression) base[0] = mean;
-  else {
+  else if (log_link(o)) {
+    if (!(mean > 0))
+      throw Error("every training label is 0: the " + objective_name(o) + " objective's mean would be 0 (log 0)",
+                  ExitCode::bad_input);
+    base[0] = std::log(mean);
+  } else {
     const double p = std::fmin(std::fmax(mean, 1e-12), 1 - 1e-12);
     base[0] = std::log(p / (1 - p));
   }
@@ -80,6 +98,11 @@ std::vector<double> base_margins_from_value(Objective o, int num_class, double v
     if (!(value > 0 && value < 1))
       throw Error("base_score must be a probability in (0, 1) for the binary objective", ExitCode::bad_input);
     return {std::log(value / (1 - value))};
+  }
+  if (log_link(o)) {
+    if (!(value > 0))
+      throw Error("base_score must be a mean > 0 for the " + objective_name(o) + " objective", ExitCode::bad_input);
+    return {std::log(value)};
   }
   return std::vector<double>(static_cast<std::size_t>(K), value);
 }
@@ -99,6 +122,7 @@ struct GradientKernel {
   int K, k;
   bool weighted;
   double mc_factor;
+  double param;  // poisson: max_delta_step; tweedie: the variance power
   KOKKOS_INLINE_FUNCTION void operator()(const int i, Kokkos::MinMaxScalar<double>& r) const {
     double gi = 0, hi = 1;
     if constexpr (O == Objective::regression) {
@@ -108,6 +132,18 @@ struct GradientKernel {
       const double p = 1.0 / (1.0 + kmath::exp(-margin(i, 0)));
       gi = p - y(i);
       hi = kmax(p * (1 - p), kMinHess);
+    } else if constexpr (O == Objective::poisson) {
+      gi = kmath::exp(margin(i, 0)) - y(i);
+      hi = kmath::exp(margin(i, 0) + param);
+    } else if constexpr (O == Objective::gamma) {
+      const double r = y(i) * kmath::exp(-margin(i, 0));
+      gi = 1 - r;
+      hi = kmax(r, kMinHess);
+    } else if constexpr (O == Objective::tweedie) {
+      const double a = y(i) * kmath::exp((1 - param) * margin(i, 0));
+      const double b = kmath::exp((2 - param) * margin(i, 0));
+      gi = b - a;
+      hi = kmax((2 - param) * b - (1 - param) * a, kMinHess);
     } else {
       double mx = margin(i, 0);
       for (int c = 1; c < K; ++c) mx = kmax(mx, margin(i, c));
@@ -136,16 +172,30 @@ GradientRange run_gradients(const GradientKernel<O>& kernel, int n) {
 }  // namespace
 
 GradientRange gradients(Objective o, int num_class, int k, const View2<double>& margin, const View1<float>& y,
-                        const View1<float>& w, const View1<double>& g, const View1<double>& h) {
+                        const View1<float>& w, const View1<double>& g, const View1<double>& h,
+                        const ObjectiveParams& params) {
   const int n = static_cast<int>(margin.extent(0));
   const int K = static_cast<int>(margin.extent(1));
   const bool weighted = w.extent(0) > 0;
-  const double mc_factor = num_class > 1 ? double(num_class) / (num_class - 1) : 1.0;
-  if (o == Objective::regression)
-    return run_gradients(GradientKernel<Objective::regression>{margin, y, w, g, h, K, k, weighted, mc_factor}, n);
-  if (o == Objective::binary)
-    return run_gradients(GradientKernel<Objective::binary>{margin, y, w, g, h, K, k, weighted, mc_factor}, n);
-  return run_gradients(GradientKernel<Objective::multiclass>{margin, y, w, g, h, K, k, weighted, mc_factor}, n);
+  const double mc = num_class > 1 ? double(num_class) / (num_class - 1) : 1.0;
+  switch (o) {
+    case Objective::regression:
+      return run_gradients(GradientKernel<Objective::regression>{margin, y, w, g, h, K, k, weighted, mc, 0.0}, n);
+    case Objective::binary:
+      return run_gradients(GradientKernel<Objective::binary>{margin, y, w, g, h, K, k, weighted, mc, 0.0}, n);
+    case Objective::poisson:
+      return run_gradients(GradientKernel<Objective::poisson>{margin, y, w, g, h, K, k, weighted, mc,
+                                                              params.poisson_max_delta_step},
+                           n);
+    case Objective::gamma:
+      return run_gradients(GradientKernel<Objective::gamma>{margin, y, w, g, h, K, k, weighted, mc, 0.0}, n);
+    case Objective::tweedie:
+      return run_gradients(GradientKernel<Objective::tweedie>{margin, y, w, g, h, K, k, weighted, mc,
+                                                              params.tweedie_variance_power},
+                           n);
+    default:
+      return run_gradients(GradientKernel<Objective::multiclass>{margin, y, w, g, h, K, k, weighted, mc, 0.0}, n);
+  }
 }
 
 std::vector<GradientRange> softmax_gradients(int num_class, const View2<double>& margin, const View1<float>& y,
@@ -235,6 +285,8 @@ void transform(Objective o, int num_class, std::vector<double>& m) {
   const std::size_t n = m.size() / static_cast<std::size_t>(K);
   if (o == Objective::binary) {
     for (double& v : m) v = 1.0 / (1.0 + std::exp(-v));
+  } else if (log_link(o)) {
+    for (double& v : m) v = std::exp(v);
   } else if (o == Objective::multiclass) {
     for (std::size_t i = 0; i < n; ++i) {
       double* r = &m[i * static_cast<std::size_t>(K)];

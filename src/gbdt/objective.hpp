@@ -10,23 +10,45 @@
 
 namespace hpct::gbdt {
 
-enum class Objective { regression, binary, multiclass };
+enum class Objective { regression, binary, multiclass, poisson, gamma, tweedie };
 
-Objective parse_objective(const std::string& name);  // regression|squared_error|binary|multiclass
+// Note [log-link objectives]: poisson (counts), gamma (positive amounts) and tweedie (amounts that
+// are zero or positive, e.g. insurance claims) model log E[y] = margin, with the per-row losses
+// (negative log-likelihoods up to terms free of the margin) and gradients XGBoost and LightGBM use:
+//   poisson  L = e^f - y f                                   g = e^f - y, h = e^(f + max_delta_step)
+//   gamma    L = y e^-f + f                                  g = 1 - y e^-f, h = y e^-f
+//   tweedie  L = -y e^((1-r) f)/(1-r) + e^((2-r) f)/(2-r)     g = dL/df, h = d2L/df2 (1 < r < 2)
+// Poisson's hessian is inflated by e^max_delta_step (0.7 in both tools): early leaves of rare
+// counts would otherwise take huge steps (e^f is tiny where y is mostly 0). The base margin is the
+// log of the weighted mean label, as both tools' boost-from-average; predictions are e^margin.
+struct ObjectiveParams {
+  double poisson_max_delta_step = 0.7;
+  double tweedie_variance_power = 1.5;
+};
+
+Objective parse_objective(const std::string& name);  // regression|squared_error|binary|multiclass|poisson|...
 std::string objective_name(Objective o);
+// True for the objectives whose prediction is a number, not a class (regression and the log-link ones).
+inline bool predicts_amount(Objective o) { return o != Objective::binary && o != Objective::multiclass; }
+inline bool log_link(Objective o) {
+  return o == Objective::poisson || o == Objective::gamma || o == Objective::tweedie;
+}
 // Outputs (margins) per row: num_class for multiclass, else 1.
 inline int num_outputs(Objective o, int num_class) { return o == Objective::multiclass ? num_class : 1; }
 
 // Throws bad_input at file:line for a label outside the objective's range: binary needs 0 or 1,
-// multiclass an integer in [0, num_class). `line[i]` is row i's line (row for HDF5).
+// multiclass an integer in [0, num_class), poisson and tweedie >= 0, gamma > 0. `line[i]` is row i's
+// line (row for HDF5).
 void check_labels(Objective o, int num_class, const std::vector<float>& y, const std::vector<int>& line,
                   const std::string& file);
 
 // Base margins from the data (weighted, exact over ranks): mean (regression), log-odds of the mean
-// label (binary), log class priors (multiclass).
+// label (binary), log class priors (multiclass), log of the mean (log-link objectives; a training
+// set whose labels are all 0 is an error: no log-link model fits it).
 std::vector<double> base_margins_from_data(Objective o, int num_class, const std::vector<float>& y,
                                            const std::vector<float>& w, const Comm& comm);
-// Base margins from a user value: the margin for regression and multiclass, a probability for binary.
+// Base margins from a user value: the margin for regression and multiclass, a probability for
+// binary, the predicted mean (> 0) for the log-link objectives (as XGBoost's base_score).
 std::vector<double> base_margins_from_value(Objective o, int num_class, double value);
 
 // Largest |g| and h of this rank's rows: what fixes the fixed-point scales.
@@ -35,9 +57,10 @@ struct GradientRange {
 };
 
 // g, h of output `k` for every row from margins [n, K]; w may be empty (unit weights). Returns
-// their range, found in the same pass.
+// their range, found in the same pass. `params` matter for poisson and tweedie only.
 GradientRange gradients(Objective o, int num_class, int k, const View2<double>& margin, const View1<float>& y,
-                        const View1<float>& w, const View1<double>& g, const View1<double>& h);
+                        const View1<float>& w, const View1<double>& g, const View1<double>& h,
+                        const ObjectiveParams& params = {});
 
 // Multiclass: g, h [K, n] of every output in one pass over the rows (each row's softmax once, not
 // once per class); the same values as gradients() for each k. Returns the range of each output.
@@ -55,7 +78,7 @@ bool fixed_gradient_bounds(Objective o, double max_weight, double& max_abs_g, do
 void binary_gradients_packed(const View2<double>& margin, const View1<float>& y, const View1<float>& w, double sg,
                              double sh, const View1<long long>& p);
 
-// In place: margins -> predictions (identity, sigmoid, softmax over each row), host arrays [n, K].
+// In place: margins -> predictions (identity, sigmoid, softmax over each row, exp), host arrays [n, K].
 void transform(Objective o, int num_class, std::vector<double>& margins);
 
 }  // namespace hpct::gbdt

@@ -51,7 +51,7 @@ RunData load_run_data(const deck::Deck& deck, const gbdt::BoostParams& p, const 
   RunData d;
   // A classifier's text label names classes (Note [text labels]); the other files take its classes.
   gbdt::TextLabels labels;
-  labels.allowed = p.objective != gbdt::Objective::regression;
+  labels.allowed = !gbdt::predicts_amount(p.objective);
   d.train = gbdt::load_data(deck, "data_file", "train", comm, -1, nullptr, "data_file", labels);
   labels.given = &d.train.classes;
   const long long F = d.train.cols;
@@ -263,7 +263,7 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
   } else {  // no second pass over the training rows: their margins came with the training
     for (const auto& name : metrics)
       final_r.push_back({"train-" + name, gbdt::evaluate(name, model.objective, model.num_class, res.train_margins,
-                                                         d.train.y, d.train.w, comm)});
+                                                         d.train.y, d.train.w, comm, model.objective_params)});
   }
   for (std::size_t i = 0; i < evals.size(); ++i) {
     const Data& e = *evals[i];
@@ -272,8 +272,9 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
       final_r.insert(final_r.end(), r.begin(), r.end());
     } else {
       for (const auto& name : metrics)
-        final_r.push_back({e.name + "-" + name, gbdt::evaluate(name, model.objective, model.num_class,
-                                                               res.eval_margins[i], e.y, e.w, comm)});
+        final_r.push_back({e.name + "-" + name,
+                           gbdt::evaluate(name, model.objective, model.num_class, res.eval_margins[i], e.y, e.w,
+                                          comm, model.objective_params)});
     }
   }
   Log::info(strf("gbdt: %d trees in %.2f s;", static_cast<int>(model.trees.size()), res.seconds) +

@@ -1,6 +1,7 @@
 # The GBDT family: units, input, training against LightGBM, the exports, categorical tables, decks, resume.
 # (Included by test/CMakeLists.txt: paths are relative to test/, tests run in build/test.)
 hpctrain_test(test_gbdt_units SOURCES gbdt/test_gbdt_units.cpp gbdt/test_gbdt_split.cpp gbdt/test_gbdt_metrics.cpp gbdt/test_gbdt_kernels.cpp
+              gbdt/test_log_link.cpp
               LIBS hpctrain_gbdt hpctrain_data
               RANKS 1 2 THREADS 1 2 LABELS unit gbdt TIMEOUT 120)
 hpctrain_test(test_gbdt_input SOURCES gbdt/test_gbdt_input.cpp LIBS hpctrain_gbdt hpctrain_data
@@ -34,6 +35,12 @@ add_test(NAME gbdt_categorical_tables COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
 set_tests_properties(gbdt_categorical_tables PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 PROCESSORS 2
                      ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity"
                      WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+# Counts and positive amounts (objectives poisson, gamma, tweedie) against LightGBM trained alike, and
+# converted into LightGBM and XGBoost (gbdt_log_link.py); 1 and 2 ranks give the same model.
+add_test(NAME gbdt_log_link COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/gbdt_log_link.py
+         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_log_link)
+set_tests_properties(gbdt_log_link PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 PROCESSORS 2
+                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
 # The GBDT decks as documented, scaled down (see the script's header).
 add_test(NAME cli_gbdt_decks COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gbdt_decks.sh $<TARGET_FILE:train>
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_decks)
