@@ -82,7 +82,7 @@ MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm
       const gbdt::BoostParams p = gbdt::params_from_deck(m.deck);
       const bool fits = task == Task::binary       ? p.objective == gbdt::Objective::binary
                         : task == Task::multiclass ? p.objective == gbdt::Objective::multiclass
-                                                   : p.objective == gbdt::Objective::regression;
+                                                   : gbdt::predicts_amount(p.objective);
       if (!fits)
         m.deck.fail("objective", "objective " + gbdt::objective_name(p.objective) + " cannot be a member of a " +
                                      task_name(task) + " ensemble");

@@ -72,7 +72,7 @@ bool is_hdf5_file(const std::string& path) {
 Member gbdt_member(gbdt::Model model, const std::string& path, Task task) {
   const bool fits = task == Task::binary       ? model.objective == gbdt::Objective::binary
                     : task == Task::multiclass ? model.objective == gbdt::Objective::multiclass
-                                               : model.objective == gbdt::Objective::regression;
+                                               : gbdt::predicts_amount(model.objective);  // e^margin too
   if (!fits)
     throw Error(path + ": a GBDT model with objective " + gbdt::objective_name(model.objective) +
                     " cannot be a member of a " + task_name(task) + " ensemble",

@@ -385,5 +385,26 @@ TEST(EnsembleMulticlass, ServesMulticlassGbdtMembers) {
             std::string::npos);
 }
 
+// A regression ensemble takes the log-link GBDT objectives' members; they serve their mean e^margin.
+TEST(EnsembleFile, ServesLogLinkGbdtMembersTheirMean) {
+  gbdt::Model m;
+  m.objective = gbdt::Objective::poisson;
+  m.num_features = 2;
+  m.base_margin = {std::log(2.0)};
+  gbdt::Tree t;
+  for (int i = 0; i < 3; ++i) t.add_node(0, 1, 1);
+  t.feature[0] = 1, t.threshold[0] = 0.5f, t.left[0] = 1, t.right[0] = 2;
+  t.value[1] = 0.0, t.value[2] = 1.0;
+  m.trees.push_back(t);
+  m.tree_output.push_back(0);
+  const Member member = gbdt_member(m, "counts.json", Task::regression);
+  const std::vector<double> s = member_scores(member, Task::regression, {0, 0, 0, 1}, 2, 2, 0);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_NEAR(s[0], 2.0, 1e-12);
+  EXPECT_NEAR(s[1], 2.0 * std::exp(1.0), 1e-12);
+  EXPECT_NE(expect_error([&] { gbdt_member(m, "counts.json", Task::binary); }).find("cannot be a member"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace hpct::ensemble

@@ -10,7 +10,8 @@ docs/gbdt-parity.md), so test predictions are printed, not compared. Our model c
 apps/convert gives our predictions in LightGBM (exactly) and in XGBoost (float32 leaves: 1e-5), and
 XGBoost's own metric of the converted model equals the one apps/predict prints (poisson-nloglik,
 gamma-deviance, tweedie-nloglik@r).
-Bad labels are exit code 2 naming file and line.
+A regression ensemble takes a poisson member (2 ranks). Bad labels are exit code 2 naming file and
+line, also a poisson member's in an ensemble.
 
 usage: gbdt_log_link.py BUILD_DIR MPIEXEC SCRATCH. Exits 77 (skipped) without pandas, lightgbm or
 xgboost."""
@@ -160,6 +161,29 @@ def main():
         print(f"{objective}: {XGB_METRIC[objective]} XGBoost {xgb_metric:.6f}, ours {ours_metric:.6f}")
         check(abs(xgb_metric - ours_metric) <= 1e-5 * max(1.0, abs(xgb_metric)),
                      f"{objective}: our metric is XGBoost's {XGB_METRIC[objective]}")
+    # A regression ensemble with a poisson member (stacked with a squared-error one, K-fold inside the
+    # run), on 2 ranks; and a poisson member refuses a negative label of the ensemble's data.
+    counts = path("poisson_train.csv")
+    for name, objective in (("member_poisson", "poisson"), ("member_squared", "regression")):
+        with open(path(name + ".in"), "w") as f:
+            f.write(f"model gbdt\nobjective {objective}\ndata_file {counts}\nnum_trees 20\ngrowth leafwise\nmax_leaves 15\n"
+                    f"max_depth 0\noutput {path(name + '.json')}\n")
+    ensemble = path("counts_ensemble.json")
+    with open(path("counts_ensemble.in"), "w") as f:
+        f.write(f"model ensemble\nobjective regression\ndata_file {counts}\ntext_header true\nlabel_column y\n"
+                f"validation_fraction 0.2\nmembers {path('member_poisson.in')},{path('member_squared.in')}\n"
+                f"combine average\nfolds 2\noutput {ensemble}\n")
+    r = run([apps("train"), path("counts_ensemble.in")], 2)
+    check(r.returncode == 0 and os.path.exists(ensemble), "a regression ensemble takes a poisson member (2 ranks)",
+          r.stdout[-2000:] + r.stderr[-2000:])
+    bad = frames["poisson"].iloc[:300].copy()
+    bad.loc[5, "y"] = -2.0
+    bad.to_csv(path("counts_bad.csv"), index=False)
+    r = run([apps("train"), path("counts_ensemble.in"), "--set", f"data_file={path('counts_bad.csv')}",
+             "--set", f"output={path('bad_ensemble.json')}"], 2)
+    check(r.returncode == 2 and "counts_bad.csv:7" in r.stdout + r.stderr and not os.path.exists(
+        path("bad_ensemble.json")), "the poisson member refuses a negative label of the ensemble's data: exit 2, "
+          "counts_bad.csv:7", r.stdout[-1000:] + r.stderr[-1000:])
     # Bad labels: exit code 2 with file and line (header is line 1, the third row line 4).
     for objective, bad in (("poisson", -1.0), ("gamma", 0.0)):
         df = frames[objective].iloc[:50].copy()
