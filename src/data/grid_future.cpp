@@ -95,14 +95,7 @@ void GridSamples::read_future(std::size_t init, std::size_t leads, const GridSam
       for (const std::size_t p : masked_) window[(v * nt + k) * n + p] = fill_[v];
   const auto at = [&](std::size_t v, std::size_t t) { return &window[(v * nt + t - lo) * n]; };
   const auto when = [&](double t) { return layout_.time_s.empty() ? "index " + strf("%g", t) : iso_time(t); };
-  auto* state = static_cast<float*>(out[0].values);
-  auto* targets = static_cast<float*>(out[1].values);
-  auto* diff = static_cast<float*>(out[2].values);
-  auto* grid = static_cast<float*>(out[3].values);
-  std::size_t next = 4;
-  float* forcing = F ? static_cast<float*>(out[next++].values) : nullptr;
-  float* statics = statics_.empty() ? nullptr : static_cast<float*>(out[next++].values);
-  float* mask = masking_ ? static_cast<float*>(out[next].values) : nullptr;
+  const auto [state, targets, diff, grid, forcing, statics, mask] = outputs(out, F);
   truth.assign(S * A * n, std::numeric_limits<float>::quiet_NaN());
   known.assign(A, 0);
   for (std::size_t s = 0; s < S; ++s)

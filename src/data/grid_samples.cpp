@@ -207,6 +207,14 @@ std::string GridSamples::description() const {
   return d + ")";
 }
 
+GridSamples::Outputs GridSamples::outputs(const std::vector<FieldBuffer>& out, std::size_t forcings) const {
+  const auto at = [&](std::size_t i) { return static_cast<float*>(out[i].values); };
+  std::size_t next = 4;
+  float* forcing = forcings ? at(next++) : nullptr;
+  float* statics = statics_.empty() ? nullptr : at(next++);
+  return {at(0), at(1), at(2), at(3), forcing, statics, masking_ ? at(next) : nullptr};
+}
+
 long long GridSamples::read_rows(const std::vector<std::uint64_t>& rows,
                                  const std::vector<FieldBuffer>& out) const {
   // Runs of samples at consecutive times share their time slices: one read of the run's times per
@@ -253,14 +261,7 @@ void GridSamples::fill(Reader& in, std::size_t t0, std::uint64_t count, const st
   const auto forcing_at = [&](std::size_t f, std::size_t r, std::size_t k) {
     return f < F0 + D ? at_time(S + f, r + 2 + k) : at_time(f - F0 - D, r + 2 + k - lag_);
   };
-  auto* state = static_cast<float*>(out[0].values);
-  auto* targets = static_cast<float*>(out[1].values);
-  auto* diff = static_cast<float*>(out[2].values);
-  auto* grid = static_cast<float*>(out[3].values);
-  std::size_t next = 4;
-  float* forcing = F ? static_cast<float*>(out[next++].values) : nullptr;
-  float* statics = statics_.empty() ? nullptr : static_cast<float*>(out[next++].values);
-  float* mask = masking_ ? static_cast<float*>(out[next].values) : nullptr;
+  const auto [state, targets, diff, grid, forcing, statics, mask] = outputs(out, F);
   for (std::size_t r = 0; r < count; ++r) {
     const std::size_t row = at + r;
     for (std::size_t s = 0; s < S; ++s) {

@@ -83,6 +83,11 @@ class GridSamples : public Dataset {
   Layout layout_;
 
  private:
+  // The fields' buffers in the order fields() gives them (forcing, statics, mask only when present).
+  struct Outputs {
+    float *state, *targets, *diff, *grid, *forcing, *statics, *mask;
+  };
+  Outputs outputs(const std::vector<FieldBuffer>& out, std::size_t forcings) const;
   std::size_t time_index(double t) const;  // index of a time in the file, or times() size when absent
   void fill(Reader& in, std::size_t t0, std::uint64_t count, const std::vector<FieldBuffer>& out, std::size_t at,
             std::vector<float>& window) const;
