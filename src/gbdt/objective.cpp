@@ -5,6 +5,7 @@
 #include "gbdt/packed.hpp"
 
 #include <cmath>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -178,23 +179,20 @@ GradientRange gradients(Objective o, int num_class, int k, const View2<double>& 
   const int K = static_cast<int>(margin.extent(1));
   const bool weighted = w.extent(0) > 0;
   const double mc = num_class > 1 ? double(num_class) / (num_class - 1) : 1.0;
+  // One kernel per objective (the objective known at compile time); the parameter is the one the
+  // objective reads (poisson: max_delta_step, tweedie: the variance power), else unused.
+  const double param = o == Objective::poisson ? params.poisson_max_delta_step : params.tweedie_variance_power;
+  const auto run = [&](auto objective) {
+    return run_gradients(GradientKernel<decltype(objective)::value>{margin, y, w, g, h, K, k, weighted, mc, param},
+                         n);
+  };
   switch (o) {
-    case Objective::regression:
-      return run_gradients(GradientKernel<Objective::regression>{margin, y, w, g, h, K, k, weighted, mc, 0.0}, n);
-    case Objective::binary:
-      return run_gradients(GradientKernel<Objective::binary>{margin, y, w, g, h, K, k, weighted, mc, 0.0}, n);
-    case Objective::poisson:
-      return run_gradients(GradientKernel<Objective::poisson>{margin, y, w, g, h, K, k, weighted, mc,
-                                                              params.poisson_max_delta_step},
-                           n);
-    case Objective::gamma:
-      return run_gradients(GradientKernel<Objective::gamma>{margin, y, w, g, h, K, k, weighted, mc, 0.0}, n);
-    case Objective::tweedie:
-      return run_gradients(GradientKernel<Objective::tweedie>{margin, y, w, g, h, K, k, weighted, mc,
-                                                              params.tweedie_variance_power},
-                           n);
-    default:
-      return run_gradients(GradientKernel<Objective::multiclass>{margin, y, w, g, h, K, k, weighted, mc, 0.0}, n);
+    case Objective::regression: return run(std::integral_constant<Objective, Objective::regression>{});
+    case Objective::binary: return run(std::integral_constant<Objective, Objective::binary>{});
+    case Objective::poisson: return run(std::integral_constant<Objective, Objective::poisson>{});
+    case Objective::gamma: return run(std::integral_constant<Objective, Objective::gamma>{});
+    case Objective::tweedie: return run(std::integral_constant<Objective, Objective::tweedie>{});
+    default: return run(std::integral_constant<Objective, Objective::multiclass>{});
   }
 }
 
