@@ -43,7 +43,8 @@ const char* kUsage =
     "  --margin                            text OUTPUT: raw margins instead of probabilities (means)\n"
     "OUTPUT gets one line per row: the prediction (binary: P(y=1); multiclass: K tab-separated\n"
     "class probabilities; poisson, gamma, tweedie: the mean e^margin; lambdarank: the score). With labels,\n"
-    "the objective's metric is printed (lambdarank: ndcg@10 over the query groups, docs/ranking.md). A GBDT model's OUTPUT.h5 gets float32 datasets instead: `outputs` [N, K]\n"
+    "the objective's metric is printed (lambdarank: ndcg@10 over the query groups, docs/ranking.md). A GBDT "
+    "model's OUTPUT.h5 gets float32 datasets instead: `outputs` [N, K]\n"
     "(margins; regression: values), for poisson, gamma, tweedie `predictions` [N, 1] and for classifiers\n"
     "`probabilities` [N, classes], with the attribute `classes` when the labels were class names; an\n"
     "ensemble's OUTPUT.h5 gets `probabilities` (regression: `outputs`) and `classes` likewise.\n";

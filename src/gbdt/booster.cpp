@@ -244,9 +244,9 @@ void Booster::State::grow_round() {
     for (std::size_t e = 0; e < evals.size(); ++e) {
       const auto m = host_margins(eval_margin[e]);
       for (const auto& name : metrics)
-        results.push_back({evals[e]->name + "-" + name, evaluate(name, p.objective, model.num_class, m, evals[e]->y,
-                                                                 evals[e]->w, comm, p.objective_params,
-                                                                 evals[e]->query)});
+        results.push_back({evals[e]->name + "-" + name,
+                           evaluate(name, p.objective, model.num_class, m, evals[e]->y, evals[e]->w, comm,
+                                    p.objective_params, evals[e]->query)});
     }
     res.history.push_back(results);
     res.history_round.push_back(round);

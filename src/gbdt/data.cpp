@@ -116,7 +116,7 @@ Data load_data(const deck::Deck& deck, const std::string& file_key, const std::s
   std::shared_ptr<const Dataset> ds;
   std::vector<long long> queries;
   comm.run_agreed([&] {
-    const std::string file = deck.get_string(file_key);
+    const std::string& file = deck.get_string(file_key);
     ds = open_data_source(deck, file, file_key.c_str());
     const auto* text = dynamic_cast<const TextTableDataset*>(ds.get());
     const std::string group_file = file_key == "data_file" && deck.schema().find("group_file")

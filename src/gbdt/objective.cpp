@@ -198,7 +198,8 @@ GradientRange gradients(Objective o, int num_class, int k, const View2<double>& 
     case Objective::poisson: return run(std::integral_constant<Objective, Objective::poisson>{});
     case Objective::gamma: return run(std::integral_constant<Objective, Objective::gamma>{});
     case Objective::tweedie: return run(std::integral_constant<Objective, Objective::tweedie>{});
-    case Objective::lambdarank: throw Error("internal: lambdarank's gradients need the queries (lambdarank_gradients)");
+    case Objective::lambdarank:
+      throw Error("internal: lambdarank's gradients need the queries (lambdarank_gradients)");
     default: return run(std::integral_constant<Objective, Objective::multiclass>{});
   }
 }

@@ -32,7 +32,8 @@ std::vector<long long> read_group_file(const std::string& path, long long rows) 
   }
   if (start.back() != rows)
     input_error(path, line, "group_file",
-                "the counts add up to " + std::to_string(start.back()) + " rows, the data has " + std::to_string(rows));
+                "the counts add up to " + std::to_string(start.back()) + " rows, the data has " +
+                    std::to_string(rows));
   return start;
 }
 

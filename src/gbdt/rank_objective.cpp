@@ -81,8 +81,9 @@ void lambdarank_query(int n, const float* label, const double* score, const Obje
   }
 }
 
-GradientRange lambdarank_gradients(const View2<double>& margin, const View1<float>& y, const std::vector<int>& query,
-                                   const View1<double>& g, const View1<double>& h, const ObjectiveParams& p) {
+GradientRange lambdarank_gradients(const View2<double>& margin, const View1<float>& y,
+                                   const std::vector<int>& query, const View1<double>& g, const View1<double>& h,
+                                   const ObjectiveParams& p) {
   const auto m = to_host(margin);
   const auto yh = to_host(y);
   auto gh = Kokkos::create_mirror_view(g);
@@ -173,9 +174,8 @@ double evaluate_rank(const std::string& metric, const std::vector<double>& margi
   std::vector<double> terms(static_cast<std::size_t>(nq));
   for (long long q = 0; q < nq; ++q) {
     const int b = query[static_cast<std::size_t>(q)], e = query[static_cast<std::size_t>(q) + 1];
-    terms[static_cast<std::size_t>(q)] =
-        ndcg ? ndcg_query(k, e - b, y.data() + b, margins.data() + b) : map_query(k, e - b, y.data() + b,
-                                                                                 margins.data() + b);
+    terms[static_cast<std::size_t>(q)] = ndcg ? ndcg_query(k, e - b, y.data() + b, margins.data() + b)
+                                              : map_query(k, e - b, y.data() + b, margins.data() + b);
   }
   const long long total = comm.sum(nq);
   return total > 0 ? exact_sum(comm, terms) / static_cast<double>(total) : 0.0;

@@ -38,8 +38,9 @@ void lambdarank_query(int n, const float* label, const double* score, const Obje
 
 // Every query's g, h (query: local row offsets of each query's start, then n) from margins [n, 1].
 // Returns their range, as gradients() does.
-GradientRange lambdarank_gradients(const View2<double>& margin, const View1<float>& y, const std::vector<int>& query,
-                                   const View1<double>& g, const View1<double>& h, const ObjectiveParams& p);
+GradientRange lambdarank_gradients(const View2<double>& margin, const View1<float>& y,
+                                   const std::vector<int>& query, const View1<double>& g, const View1<double>& h,
+                                   const ObjectiveParams& p);
 
 // Ranking metric names: "ndcg", "ndcg@K", "map", "map@K" (K >= 1; no K: the whole query).
 bool is_rank_metric(const std::string& name);

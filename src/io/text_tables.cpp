@@ -150,7 +150,7 @@ long long parse_libsvm(const TextLayout& t, const Line& l, float* x, float* y) {
   long long prev = -1;
   bool first = true;
   while (ss >> tok) {
-    if (tok[0] == '#') break;  // trailing comment
+    if (tok[0] == '#') break;                                                     // trailing comment
     if (std::exchange(first, false) && tok.compare(0, 4, "qid:") == 0) continue;  // the query id (scan_text)
     const auto colon = tok.find(':');
     if (colon == std::string::npos) input_error(t.file, l.number, "", "entry '" + tok + "' is not id:value");
@@ -196,8 +196,9 @@ void delimited_columns(const std::vector<std::string>& header, int header_line, 
     const auto it = std::find(header.begin(), header.end(), t.opt.group_name);
     if (it == header.end())
       input_error(t.file, header_line, "group_column",
-                  header.empty() ? "'" + t.opt.group_name + "' names a column, but the file has no header (text_header)"
-                                 : "no column named '" + t.opt.group_name + "' in the header");
+                  header.empty()
+                      ? "'" + t.opt.group_name + "' names a column, but the file has no header (text_header)"
+                      : "no column named '" + t.opt.group_name + "' in the header");
     t.opt.group_column = static_cast<int>(it - header.begin());
   }
   const long long label = t.opt.label_column, group = t.opt.group_column;

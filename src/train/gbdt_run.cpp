@@ -55,7 +55,8 @@ void check_ranking_data(const deck::Deck& deck, const RunData& d, const Comm& co
     if (comm.max(s->query.empty() && s->rows > 0 ? 1 : 0) == 1)
       input_error(s->file, 0, "objective",
                   "lambdarank needs query groups: group_column (CSV/TSV), qid: tokens (LibSVM), group_file or a "
-                  "LightGBM " + s->file + ".query file (docs/ranking.md)");
+                  "LightGBM " +
+                      s->file + ".query file (docs/ranking.md)");
   }
   if (!deck.get_string("weight_file").empty())
     deck.fail("weight_file", "row weights are not supported with objective lambdarank");
@@ -279,9 +280,9 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
     final_r = gbdt::evaluate_model(model, metrics, d.train, comm);
   } else {  // no second pass over the training rows: their margins came with the training
     for (const auto& name : metrics)
-      final_r.push_back({"train-" + name, gbdt::evaluate(name, model.objective, model.num_class, res.train_margins,
-                                                         d.train.y, d.train.w, comm, model.objective_params,
-                                                         d.train.query)});
+      final_r.push_back({"train-" + name,
+                         gbdt::evaluate(name, model.objective, model.num_class, res.train_margins, d.train.y,
+                                        d.train.w, comm, model.objective_params, d.train.query)});
   }
   for (std::size_t i = 0; i < evals.size(); ++i) {
     const Data& e = *evals[i];

@@ -105,8 +105,10 @@ TEST(GbdtRank, LambdasMatchTheDirectFormula) {
         lambdarank_query(n, kLabels.data(), kScores.data(), p, g.data(), h.data());
         direct(kLabels, kScores, p, gd, hd);
         for (int i = 0; i < n; ++i) {
-          EXPECT_NEAR(g[i], gd[i], 1e-12 * (1 + std::fabs(gd[i]))) << "norm " << norm << " trunc " << trunc << " row " << i;
-          EXPECT_NEAR(h[i], hd[i], 1e-12 * (1 + std::fabs(hd[i]))) << "norm " << norm << " trunc " << trunc << " row " << i;
+          EXPECT_NEAR(g[i], gd[i], 1e-12 * (1 + std::fabs(gd[i])))
+              << "norm " << norm << " trunc " << trunc << " row " << i;
+          EXPECT_NEAR(h[i], hd[i], 1e-12 * (1 + std::fabs(hd[i])))
+              << "norm " << norm << " trunc " << trunc << " row " << i;
         }
       }
   // A query whose labels are all equal has no pairs; one of all zeros no ideal DCG either.
@@ -209,14 +211,15 @@ TEST(GbdtRank, QueryIdsLoadWholeQueriesOnEachRank) {
   for (int q = 0; q < 5; ++q)
     for (int i = 0; i < sizes[q]; ++i) {
       const int label = (q + 2 * i) % 4;
-      text += std::to_string(label) + " qid:" + std::to_string(10 + q) + " 1:" + std::to_string(i) + " 2:" +
-              std::to_string(q) + "\n";
+      text += std::to_string(label) + " qid:" + std::to_string(10 + q) + " 1:" + std::to_string(i) +
+              " 2:" + std::to_string(q) + "\n";
       all_y.push_back(static_cast<float>(label));
       all_s.push_back(0.3 * i - 0.1 * q);
     }
   const std::string file = gbdt_test::write_file("rank_qid.svm", text);
   const Comm comm;
-  const Data d = load_data(gbdt_test::deck("data_file " + file + "\nobjective lambdarank\n"), "data_file", "train", comm);
+  const Data d = load_data(gbdt_test::deck("data_file " + file + "\nobjective lambdarank\n"), "data_file", "train",
+                           comm);
   EXPECT_EQ(d.global_rows, 15);
   EXPECT_EQ(d.cols, 2);  // qid is no feature
   const std::vector<long long> starts = {0, 3, 4, 9, 11, 15};
@@ -235,11 +238,13 @@ TEST(GbdtRank, QueryIdsLoadWholeQueriesOnEachRank) {
 }
 
 TEST(GbdtRank, GroupsAndLabelsRefusedWithFileAndLine) {
-  EXPECT_NE(load_error("rank_split.svm", "1 qid:1 1:1\n0 qid:1 1:2\n1 qid:2 1:1\n0 qid:1 1:3\n", "objective lambdarank\n")
+  EXPECT_NE(load_error("rank_split.svm", "1 qid:1 1:1\n0 qid:1 1:2\n1 qid:2 1:1\n0 qid:1 1:3\n",
+                       "objective lambdarank\n")
                 .find("rank_split.svm:4: query 1 again after other queries (it began on line 1"),
             std::string::npos);
-  EXPECT_NE(load_error("rank_mixed.svm", "1 qid:1 1:1\n0 1:2\n", "objective lambdarank\n").find("rank_mixed.svm:2:"),
-            std::string::npos);
+  EXPECT_NE(
+      load_error("rank_mixed.svm", "1 qid:1 1:1\n0 1:2\n", "objective lambdarank\n").find("rank_mixed.svm:2:"),
+      std::string::npos);
   EXPECT_NE(load_error("rank_label.svm", "1 qid:1 1:1\n31 qid:1 1:2\n", "objective lambdarank\n")
                 .find("rank_label.svm:2: objective: label 31 is not a relevance grade"),
             std::string::npos);
@@ -262,7 +267,8 @@ TEST(GbdtRank, GroupsAndLabelsRefusedWithFileAndLine) {
                 .find("rank_bad.query:2: group_file: 'x' is not"),
             std::string::npos);
   gbdt_test::write_file("rank_short.query", "2\n");
-  EXPECT_NE(load_error("rank_q3.svm", "1 1:1\n0 1:2\n1 1:3\n", "objective lambdarank\ngroup_file rank_short.query\n")
+  EXPECT_NE(load_error("rank_q3.svm", "1 1:1\n0 1:2\n1 1:3\n",
+                       "objective lambdarank\ngroup_file rank_short.query\n")
                 .find("add up to 2 rows, the data has 3"),
             std::string::npos);
 }
