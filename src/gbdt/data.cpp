@@ -92,7 +92,8 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
     d.feature_names = ds.value_names(0);
     if (!given)
       declared = declared_categorical(categorical_columns, d.feature_names, d.cols,
-                                      csv ? text->layout().opt.label_column : -1, d.file);
+                                      csv ? text->layout().opt.label_column : -1, d.file,
+                                      csv ? text->layout().opt.group_column : -1);
   });
   d.name = name;
   d.categories = agree_categories({&d.x, d.rows, d.cols, text ? &strings : nullptr, &d.feature_names, &d.line,

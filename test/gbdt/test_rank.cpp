@@ -259,6 +259,16 @@ TEST(GbdtRank, GroupsAndLabelsRefusedWithFileAndLine) {
   EXPECT_EQ(load_error("rank_ok.csv", "y,q,a\n1,7,0.5\n0,7,0.1\n2,8,0.3\n",
                        "objective lambdarank\ntext_header true\nlabel_column y\ngroup_column q\n"),
             "");
+  // categorical_columns by file column: the query column is none, the columns after it shift.
+  EXPECT_NE(load_error("rank_cat.csv", "y,q,a\n1,7,0.5\n0,7,0.1\n2,8,0.3\n",
+                       "objective lambdarank\ntext_header true\nlabel_column y\ngroup_column "
+                       "q\ncategorical_columns 1\n")
+                .find("categorical_columns: column 1 is the query id column"),
+            std::string::npos);
+  EXPECT_EQ(load_error("rank_cat2.csv", "y,q,a\n1,7,0.5\n0,7,0.1\n2,8,0.3\n",
+                       "objective lambdarank\ntext_header true\nlabel_column y\ngroup_column "
+                       "q\ncategorical_columns 2\n"),
+            "");
   // A .query file (LightGBM's) beside the data, and an explicit group_file that does not add up.
   gbdt_test::write_file("rank_q.svm.query", "2\n1\n");
   EXPECT_EQ(load_error("rank_q.svm", "1 1:1\n0 1:2\n1 1:3\n", "objective lambdarank\n"), "");
