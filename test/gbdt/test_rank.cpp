@@ -269,6 +269,12 @@ TEST(GbdtRank, GroupsAndLabelsRefusedWithFileAndLine) {
                        "objective lambdarank\ntext_header true\nlabel_column y\ngroup_column "
                        "q\ncategorical_columns 2\n"),
             "");
+  // A query of more than 10000 rows (LightGBM's limit), named at its first row's line.
+  std::string big = "1 qid:1 1:1\n";
+  for (int i = 0; i < 10001; ++i) big += std::to_string(i % 3) + " qid:2 1:" + std::to_string(i) + "\n";
+  EXPECT_NE(load_error("rank_big.svm", big, "objective lambdarank\n")
+                .find("rank_big.svm:2: the query starting here has 10001"),
+            std::string::npos);
   // A .query file (LightGBM's) beside the data, and an explicit group_file that does not add up.
   gbdt_test::write_file("rank_q.svm.query", "2\n1\n");
   EXPECT_EQ(load_error("rank_q.svm", "1 1:1\n0 1:2\n1 1:3\n", "objective lambdarank\n"), "");
