@@ -3,10 +3,11 @@
 on synthetic queries written here: 150 queries of 4 to 40 rows, integer features (every value its own
 bin in both tools), relevance grades 0..4 from a noisy score. Trained with build/apps/train from a
 LibSVM file with qid: tokens on 1 rank and from the same rows as a CSV with a query column on 2 ranks:
-the same trees (rows split on query boundaries). LightGBM's lambdarank at matched settings reaches a
-test NDCG@k within 0.03 of ours: its sigmoid is a lookup table and its gradients float32, ours exact
-(Note [lambdarank]), so the trees agree in their first splits and drift apart later, and the NDCGs
-are close, not equal. Our model converted with apps/convert predicts our scores in LightGBM (exactly)
+the same trees (rows split on query boundaries). LightGBM's lambdarank at matched settings grows our
+first tree (every score is 0 then, and sigmoid(0) = 1/2 is exact in its lookup table: every training
+row within 1e-5, its gradients being float32); later its table (ours: the exact sigmoid, Note
+[lambdarank]) moves leaf values by about 1e-5 and then splits, so the test NDCG@k is compared within
+0.03 (measured 0.010), not equal. Our model converted with apps/convert predicts our scores in LightGBM (exactly)
 and XGBoost (float32 leaves: 1e-5); LightGBM's own ndcg@k and map@k of our scores equal the ones
 train prints. Early stopping on ndcg keeps the best round. Queries out of order, labels of 31 and
 lambdarank in an ensemble are refused with exit code 2.
@@ -98,6 +99,28 @@ def lightgbm_eval(x, y, sizes, scores):
     return out
 
 
+def same_trees(ours, booster, x):
+    """How many leading trees of our model JSON give every training row the value LightGBM's trees give it
+    (within 1e-5 relative: LightGBM's gradients are float32)."""
+    xf = x.astype(np.float32)
+    for k, tree in enumerate(ours["trees"]):
+        node = np.zeros(len(xf), dtype=np.int64)
+        left, right = np.array(tree["left"]), np.array(tree["right"])
+        for _ in range(len(left)):
+            inner = left[node] >= 0
+            if not inner.any():
+                break
+            f = np.array(tree["feature"])[node]
+            t = np.array(tree["threshold"], dtype=np.float32)[node]
+            go_left = xf[np.arange(len(xf)), np.maximum(f, 0)] <= t
+            node = np.where(inner, np.where(go_left, left[node], right[node]), node)
+        value = np.array(tree["value"])[node]
+        theirs = booster.predict(x, start_iteration=k, num_iteration=1, raw_score=True)
+        if not np.allclose(value, theirs, rtol=1e-5, atol=1e-7):
+            return k
+    return len(ours["trees"])
+
+
 def main():
     x, y, qid, sizes = queries(11, 150)
     cut = int(sizes[:120].sum())
@@ -138,9 +161,11 @@ def main():
     gap = max(abs(lgbm[f"ndcg@{k}"] - ours[f"test-ndcg@{k}"]) for k in KS)
     print("LightGBM lambdarank test:", {k: round(v, 4) for k, v in lgbm.items()})
     check(gap < 0.03, f"test NDCG@1,3,5,10 within 0.03 of LightGBM's lambdarank at matched settings ({gap:.4f})")
-    first = booster.dump_model()["tree_info"][0]["tree_structure"]
-    check(first.get("split_feature") == m1["trees"][0]["feature"][0],
-          "LightGBM's first tree splits its root on our root's feature")
+    # Round 1 has every score 0: sigmoid(0) = 1/2 is exact in LightGBM's table too, so its first tree
+    # must be ours (float32 gradients: 1e-5); later rounds read the table and drift.
+    same = same_trees(m1, booster, x[:cut])
+    print(f"LightGBM grows the same first {same} of {TREES} trees")
+    check(same >= 1, f"LightGBM's first tree is ours (every training row within 1e-5; {same} trees agree)")
 
     # Our model in the other tools.
     lgb_path, xgb_path = one + ".lgb.txt", one + ".xgb.json"
