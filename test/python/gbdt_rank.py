@@ -9,7 +9,8 @@ row within 1e-5, its gradients being float32); later its table (ours: the exact 
 [lambdarank]) moves leaf values by about 1e-5 and then splits, so the test NDCG@k is compared within
 0.03 (measured 0.010), not equal. Our model converted with apps/convert predicts our scores in LightGBM (exactly)
 and XGBoost (float32 leaves: 1e-5); LightGBM's own ndcg@k and map@k of our scores equal the ones
-train prints. Early stopping on ndcg keeps the best round. Queries out of order, labels of 31 and
+train prints. predict reads a CSV's query column (--group-column). Early stopping on ndcg keeps the
+best round. One query on 2 ranks leaves rank 1 without rows, and trains. Queries out of order, labels of 31 and
 lambdarank in an ensemble are refused with exit code 2.
 
 usage: gbdt_rank.py BUILD_DIR MPIEXEC SCRATCH. Exits 77 (skipped) without lightgbm or xgboost."""
@@ -145,6 +146,13 @@ def main():
     r = run([apps("predict"), one, te_svm, pred])
     check(r.returncode == 0 and "ndcg@10" in r.stdout + r.stderr, "predict prints scores and ndcg@10", r.stdout + r.stderr)
     scores = np.loadtxt(pred)
+    pred_csv = path("train_csv.pred")
+    r = run([apps("predict"), one, tr_csv, pred_csv, "--format", "csv", "--label-column", "0", "--group-column", "1"])
+    check(r.returncode == 0, "predict reads a CSV with its query column (--group-column)", r.stdout + r.stderr)
+    pred_svm = path("train_svm.pred")
+    run([apps("predict"), one, tr_svm, pred_svm])
+    if r.returncode == 0:
+        check(np.array_equal(np.loadtxt(pred_csv), np.loadtxt(pred_svm)), "the CSV's scores are the LibSVM file's")
     te_sizes = sizes[120:]
     theirs = lightgbm_eval(x[cut:], y[cut:], te_sizes, scores)
     diff = max(abs(theirs[f"ndcg@{k}"] - ours[f"test-ndcg@{k}"]) for k in KS)
@@ -194,6 +202,13 @@ def main():
         kept = json.load(open(es))["trees"]
         best = int(np.argmax(vals)) + 1  # the first of equal values, as a strict improvement keeps
         check(len(kept) == best, f"early stopping kept the best round by ndcg@1 ({len(kept)} trees, best {best})")
+
+    # One query on 2 ranks: rank 1 holds no rows (the split falls on query boundaries only).
+    one_q = write_svm("one_query.svm", x[:40], y[:40], np.zeros(40, dtype=int))
+    r = run([apps("train"), deck("oneq.in", [l for l in common(path("oneq.json")) if not l.startswith("num_trees")] +
+                                 [f"data_file {one_q}", "num_trees 3"])], 2)
+    check(r.returncode == 0 and "(40 on this rank)" in r.stdout + r.stderr,
+          "one query on 2 ranks: rank 0 holds all 40 rows, rank 1 none", r.stdout[-1500:] + r.stderr[-1500:])
 
     # Refusals: exit code 2 naming file:line.
     bad = path("bad.svm")
