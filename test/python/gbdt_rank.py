@@ -10,7 +10,8 @@ row within 1e-5, its gradients being float32); later its table (ours: the exact 
 0.03 (measured 0.010), not equal. Our model converted with apps/convert predicts our scores in LightGBM (exactly)
 and XGBoost (float32 leaves: 1e-5); LightGBM's own ndcg@k and map@k of our scores equal the ones
 train prints. predict reads a CSV's query column (--group-column). Early stopping on ndcg keeps the
-best round. One query on 2 ranks leaves rank 1 without rows, and trains. Queries out of order, labels of 31 and
+best round. A 1-rank checkpoint resumed on 2 ranks writes the uninterrupted model. One query on 2
+ranks leaves rank 1 without rows, and trains. Queries out of order, labels of 31 and
 lambdarank in an ensemble are refused with exit code 2.
 
 usage: gbdt_rank.py BUILD_DIR MPIEXEC SCRATCH. Exits 77 (skipped) without lightgbm or xgboost."""
@@ -202,6 +203,18 @@ def main():
         kept = json.load(open(es))["trees"]
         best = int(np.argmax(vals)) + 1  # the first of equal values, as a strict improvement keeps
         check(len(kept) == best, f"early stopping kept the best round by ndcg@1 ({len(kept)} trees, best {best})")
+
+    # A checkpoint of 1 rank resumed on 2 (the queries split anew) gives the uninterrupted model's bytes.
+    base = [l for l in common(path("x")) if not l.startswith(("num_trees", "output", "metrics_file"))]
+    base += [f"data_file {tr_svm}", f"checkpoint_dir {path('ck')}", "checkpoint_every_trees 2"]
+    full, part, resumed = path("full.json"), path("part.json"), path("resumed.json")
+    run([apps("train"), deck("full.in", base + ["num_trees 8", f"output {full}"])], 1)
+    run([apps("train"), deck("part.in", base + ["num_trees 4", f"output {part}"])], 1)
+    r = run([apps("train"), deck("res.in", base + ["num_trees 8", f"output {resumed}", "resume auto"])], 2)
+    check(r.returncode == 0 and "resume: from" in r.stdout + r.stderr and os.path.exists(full) and
+          open(full, "rb").read() == open(resumed, "rb").read(),
+          "a 1-rank checkpoint resumed on 2 ranks writes the uninterrupted model byte for byte",
+          r.stdout[-1500:] + r.stderr[-1500:])
 
     # One query on 2 ranks: rank 1 holds no rows (the split falls on query boundaries only).
     one_q = write_svm("one_query.svm", x[:40], y[:40], np.zeros(40, dtype=int))
