@@ -11,6 +11,7 @@
 #include "core/log.hpp"
 #include "gbdt/fixed_point.hpp"
 #include "gbdt/logistic.hpp"
+#include "gbdt/rank_objective.hpp"
 
 namespace hpct::gbdt {
 
@@ -51,7 +52,7 @@ void check_labels(Objective o, int num_class, const std::vector<float>& y, const
     if (o == Objective::gamma && !(v > 0))
       input_error(file, ln, "objective",
                   strf("label %g is not positive; the gamma objective models amounts > 0", v));
-    if (o == Objective::lambdarank && (v != std::floor(v) || v < 0 || v > 30))
+    if (o == Objective::lambdarank && (v != std::floor(v) || v < 0 || v > kMaxRankLabel))
       input_error(file, ln, "objective",
                   strf("label %g is not a relevance grade 0, 1, ..., 30 (lambdarank's gains are 2^label - 1)", v));
     if (o == Objective::multiclass) {

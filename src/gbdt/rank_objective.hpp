@@ -22,7 +22,7 @@ namespace hpct::gbdt {
 //   g_high -= sigma p dNDCG, g_low += sigma p dNDCG, h_both += sigma^2 p (1 - p) dNDCG
 // gain(l) = 2^l - 1 (LightGBM's default label_gain), ranks r from 0. With lambdarank_norm, a query's
 // g and h are scaled by log2(1 + S) / S where S = sum of 2 sigma p dNDCG over its pairs. A query
-// whose labels are all equal (maxDCG 0) gets g = h = 0. Differences from LightGBM, on purpose: the
+// whose labels are all equal has no pairs: g = h = 0. Differences from LightGBM, on purpose: the
 // exact sigmoid instead of its 1M-entry lookup table over [-25/sigma, 25/sigma], and double instead
 // of float gradients; the constant 0.01 is LightGBM's float 0.01f. Trees therefore agree closely,
 // not bitwise. Base margin 0; predictions are the scores (margins).
