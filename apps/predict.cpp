@@ -37,12 +37,14 @@ const char* kUsage =
     "  --label-column N|NAME               CSV/TSV label column: index or header name (default 0)\n"
     "  --no-label                          CSV/TSV: the file has no label column\n"
     "  --header                            CSV/TSV: the first line names the columns\n"
+    "  --group-column N|NAME               CSV/TSV: the query id column of ranking data (not a feature)\n"
     "  --libsvm-base 0|1                   LibSVM feature id base (default 1)\n"
     "  --inputs-dataset NAME / --targets-dataset NAME   HDF5 dataset names\n"
     "  --margin                            text OUTPUT: raw margins instead of probabilities (means)\n"
     "OUTPUT gets one line per row: the prediction (binary: P(y=1); multiclass: K tab-separated\n"
-    "class probabilities; poisson, gamma, tweedie: the mean e^margin). With labels, the objective's\n"
-    "metric is printed. A GBDT model's OUTPUT.h5 gets float32 datasets instead: `outputs` [N, K]\n"
+    "class probabilities; poisson, gamma, tweedie: the mean e^margin; lambdarank: the score). With labels,\n"
+    "the objective's metric is printed (lambdarank: ndcg@10 over the query groups, docs/ranking.md). A GBDT "
+    "model's OUTPUT.h5 gets float32 datasets instead: `outputs` [N, K]\n"
     "(margins; regression: values), for poisson, gamma, tweedie `predictions` [N, 1] and for classifiers\n"
     "`probabilities` [N, classes], with the attribute `classes` when the labels were class names; an\n"
     "ensemble's OUTPUT.h5 gets `probabilities` (regression: `outputs`) and `classes` likewise.\n";
@@ -73,6 +75,7 @@ TableOptions parse_table_options(int argc, char** argv) {
       o.settings += "label_column none\n";
       o.labelled = false;
     } else if (a == "--header") o.settings += "text_header true\n";
+    else if (a == "--group-column") o.settings += "group_column " + next() + "\n";
     else if (a == "--libsvm-base") o.settings += "libsvm_base " + next() + "\n";
     else if (a == "--inputs-dataset") o.settings += "inputs_dataset " + next() + "\n";
     else if (a == "--targets-dataset") o.settings += "targets_dataset " + next() + "\n";
@@ -212,8 +215,12 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
   if (labelled) {
     comm.run_agreed([&] { check_labels(model.objective, model.num_class, d.y, d.line, d.file); });
     const std::string metric = default_metric(model.objective);
-    Log::info(strf("predict: %lld rows, %s %.6f", d.global_rows, metric.c_str(),
-                   evaluate(metric, model.objective, model.num_class, m, d.y, d.w, comm, model.objective_params)));
+    if (model.objective == gbdt::Objective::lambdarank && comm.max(d.query.empty() && d.rows > 0 ? 1 : 0) == 1)
+      Log::info(strf("predict: %lld rows (no query groups: no %s)", d.global_rows, metric.c_str()));
+    else
+      Log::info(strf("predict: %lld rows, %s %.6f", d.global_rows, metric.c_str(),
+                     evaluate(metric, model.objective, model.num_class, m, d.y, d.w, comm, model.objective_params,
+                              d.query)));
   }
   if (is_hdf5_name(out_path)) {
     write_hdf5(model, m, d, model_path, out_path, comm);

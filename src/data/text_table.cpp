@@ -51,6 +51,9 @@ void declare_text_table_keys(deck::Schema& s) {
   s.add_string("label_column", "0",
                "CSV/TSV: the label column, a 0-based index or a header name (text_header); none: no label "
                "(scoring)");
+  s.add_string("group_column", "",
+               "CSV/TSV ranking tables: the column holding the query id, a 0-based index or a header name (not a "
+               "feature; a query's rows contiguous); empty: none (LibSVM: qid: tokens; docs/ranking.md)");
   s.add_bool("text_header", false, "CSV/TSV: the first line holds column names (kept as feature names)");
   s.add_int("libsvm_base", 1, 0, 1, "LibSVM: feature ids start at 0 or 1");
   s.add_int("libsvm_num_features", 0, 0, 1 << 30, "LibSVM: feature count (0: highest id in the file)");
@@ -78,6 +81,13 @@ std::shared_ptr<const Dataset> open_text_table(const deck::Deck& deck, const std
   } else {
     if (label.empty()) deck.fail("label_column", "expected a column index, a header name or none");
     opt.label_name = label;
+  }
+  const std::string& group = deck.get_string("group_column");
+  if (!group.empty() && group.find_first_not_of("0123456789") == std::string::npos) {
+    if (group.size() > 7) deck.fail("group_column", "column index " + group + " is too large");
+    opt.group_column = std::stoi(group);
+  } else {
+    opt.group_name = group;
   }
   opt.header = deck.get_bool("text_header");
   opt.libsvm_base = static_cast<int>(deck.get_int("libsvm_base"));

@@ -83,7 +83,7 @@ MemberDeck read_member_deck(const std::string& path, Task task, const Comm& comm
       const bool fits = task == Task::binary       ? p.objective == gbdt::Objective::binary
                         : task == Task::multiclass ? p.objective == gbdt::Objective::multiclass
                                                    : gbdt::predicts_amount(p.objective);
-      if (!fits)
+      if (!fits || p.objective == gbdt::Objective::lambdarank)  // scores of a query, no amount
         m.deck.fail("objective", "objective " + gbdt::objective_name(p.objective) + " cannot be a member of a " +
                                      task_name(task) + " ensemble");
       if (p.early_stopping_rounds > 0)

@@ -73,7 +73,7 @@ Member gbdt_member(gbdt::Model model, const std::string& path, Task task) {
   const bool fits = task == Task::binary       ? model.objective == gbdt::Objective::binary
                     : task == Task::multiclass ? model.objective == gbdt::Objective::multiclass
                                                : gbdt::predicts_amount(model.objective);  // e^margin too
-  if (!fits)
+  if (!fits || model.objective == gbdt::Objective::lambdarank)  // ranking scores are no amount
     throw Error(path + ": a GBDT model with objective " + gbdt::objective_name(model.objective) +
                     " cannot be a member of a " + task_name(task) + " ensemble",
                 ExitCode::bad_input);

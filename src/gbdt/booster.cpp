@@ -10,6 +10,7 @@
 #include "core/timer.hpp"
 #include "core/trace.hpp"
 #include "gbdt/metrics.hpp"
+#include "gbdt/rank_objective.hpp"
 
 namespace hpct::gbdt {
 
@@ -63,7 +64,7 @@ std::vector<EvalResult> evaluate_model(const Model& m, const std::vector<std::st
   std::vector<EvalResult> out;
   for (const auto& name : metrics)
     out.push_back({d.name + "-" + name,
-                   evaluate(name, m.objective, m.num_class, margins, d.y, d.w, comm, m.objective_params)});
+                   evaluate(name, m.objective, m.num_class, margins, d.y, d.w, comm, m.objective_params, d.query)});
   return out;
 }
 
@@ -205,6 +206,8 @@ void Booster::State::grow_round() {
     binary_gradients_packed(margin, y, w, q.scale_g, q.scale_h, q.p);
   } else if (p.objective == Objective::multiclass) {
     range = softmax_gradients(model.num_class, margin, y, w, g_all, h_all);
+  } else if (p.objective == Objective::lambdarank) {  // over whole queries (Note [queries on ranks])
+    range[0] = lambdarank_gradients(margin, y, tr.query, g[0], h[0], p.objective_params);
   } else {
     for (int k = 0; k < K; ++k)
       range[static_cast<std::size_t>(k)] = gradients(p.objective, model.num_class, k, margin, y, w, g[k], h[k],
@@ -241,8 +244,9 @@ void Booster::State::grow_round() {
     for (std::size_t e = 0; e < evals.size(); ++e) {
       const auto m = host_margins(eval_margin[e]);
       for (const auto& name : metrics)
-        results.push_back({evals[e]->name + "-" + name, evaluate(name, p.objective, model.num_class, m, evals[e]->y,
-                                                                 evals[e]->w, comm, p.objective_params)});
+        results.push_back({evals[e]->name + "-" + name,
+                           evaluate(name, p.objective, model.num_class, m, evals[e]->y, evals[e]->w, comm,
+                                    p.objective_params, evals[e]->query)});
     }
     res.history.push_back(results);
     res.history_round.push_back(round);

@@ -54,6 +54,8 @@ struct Data {
   std::vector<std::string> classes;        // text labels: the class names by index (y holds indices);
                                            // empty: numeric labels (Note [text labels])
   std::string label;                       // with classes: the label column, "column 'kind'"
+  std::vector<int> query;                  // query groups (docs/ranking.md): the local row where each of
+                                           // this rank's queries starts, then rows; empty: no groups
 };
 
 struct EvalResult {

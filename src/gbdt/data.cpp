@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 
 #include "core/error.hpp"
 #include "data/source_registry.hpp"
 #include "data/text_table.hpp"
 #include "gbdt/binning.hpp"
+#include "gbdt/queries.hpp"
 #include "io/text_tables.hpp"
 
 namespace hpct::gbdt {
@@ -38,7 +40,7 @@ void check_table(const Dataset& ds, const std::vector<FieldSpec>& f) {
 
 Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, long long num_features,
                const Categories* given, const std::string& whose, const std::string& categorical_columns,
-               const TextLabels& labels) {
+               const TextLabels& labels, const std::vector<long long>& query_start) {
   Data d;
   io::TextStrings strings;
   std::vector<char> declared;
@@ -59,8 +61,13 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
       throw Error(ds.description() + ": has " + std::to_string(d.cols) + " features, expected " +
                       std::to_string(width),
                   ExitCode::bad_input);
-    d.first_row = d.global_rows * comm.rank() / comm.size();
-    d.rows = d.global_rows * (comm.rank() + 1) / comm.size() - d.first_row;
+    if (query_start.empty()) {
+      d.first_row = d.global_rows * comm.rank() / comm.size();
+      d.rows = d.global_rows * (comm.rank() + 1) / comm.size() - d.first_row;
+    } else {  // Note [queries on ranks]
+      query_block(query_start, comm.rank(), comm.size(), d.first_row, d.rows);
+      d.query = local_queries(query_start, d.first_row, d.rows);
+    }
     std::vector<float> x(static_cast<std::size_t>(d.rows * d.cols));
     d.y.resize(f.size() == 2 ? static_cast<std::size_t>(d.rows) : 0);
     std::vector<FieldBuffer> out{{x.data(), nullptr}, {d.y.data(), nullptr}};
@@ -85,7 +92,8 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
     d.feature_names = ds.value_names(0);
     if (!given)
       declared = declared_categorical(categorical_columns, d.feature_names, d.cols,
-                                      csv ? text->layout().opt.label_column : -1, d.file);
+                                      csv ? text->layout().opt.label_column : -1, d.file,
+                                      csv ? text->layout().opt.group_column : -1);
   });
   d.name = name;
   d.categories = agree_categories({&d.x, d.rows, d.cols, text ? &strings : nullptr, &d.feature_names, &d.line,
@@ -107,10 +115,28 @@ Data load_data(const deck::Deck& deck, const std::string& file_key, const std::s
                long long num_features, const Categories* given, const std::string& whose,
                const TextLabels& labels) {
   std::shared_ptr<const Dataset> ds;
-  comm.run_agreed([&] { ds = open_data_source(deck, deck.get_string(file_key), file_key.c_str()); });
+  std::vector<long long> queries;
+  comm.run_agreed([&] {
+    const std::string& file = deck.get_string(file_key);
+    ds = open_data_source(deck, file, file_key.c_str());
+    const auto* text = dynamic_cast<const TextTableDataset*>(ds.get());
+    const std::string group_file = file_key == "data_file" && deck.schema().find("group_file")
+                                       ? deck.get_string("group_file")
+                                       : "";
+    if (text && !text->layout().query_start.empty()) {
+      if (!group_file.empty())
+        input_error(group_file, 0, "group_file", file + " has query ids of its own (qid: or group_column)");
+      queries = text->layout().query_start;
+    } else if (!group_file.empty()) {
+      queries = read_group_file(group_file, static_cast<long long>(ds->rows()));
+    } else if (std::ifstream(file + ".query").good()) {  // LightGBM's convention
+      queries = read_group_file(file + ".query", static_cast<long long>(ds->rows()));
+    }
+    check_query_sizes(queries, file, text ? text->layout().line : std::vector<int>{});
+  });
   const std::string cat_key = deck.schema().find("categorical_columns") ? deck.get_string("categorical_columns")
                                                                         : "";
-  Data d = read_data(*ds, name, comm, num_features, given, whose, cat_key, labels);
+  Data d = read_data(*ds, name, comm, num_features, given, whose, cat_key, labels, queries);
   // weight_file weighs data_file's rows (a deck without the gbdt keys, as predict's, has none).
   const bool weighted = file_key == "data_file" && deck.schema().find("weight_file");
   const std::string weight_file = weighted ? deck.get_string("weight_file") : "";

@@ -25,16 +25,20 @@ struct TextLabels {
 // `num_features` >= 0: the width the data must have (a LibSVM file with fewer ids is padded).
 // Categorical features (docs/tables.md): text columns and the deck's categorical_columns, or with
 // `given` (the training data's or the model's, named by `whose`) those and their category codes.
-// Text labels (`labels`): Data::classes and y the class indices.
+// Text labels (`labels`): Data::classes and y the class indices. Query groups (docs/ranking.md):
+// the text table's query ids, else data_file's group_file, else a LightGBM "<file>.query" beside
+// the file; rows are then split between ranks on query boundaries (Note [queries on ranks]).
 Data load_data(const deck::Deck& deck, const std::string& file_key, const std::string& name, const Comm& comm,
                long long num_features = -1, const Categories* given = nullptr,
                const std::string& whose = "data_file", const TextLabels& labels = {});
 
 // Collective. The same from an open data set (fields inputs [F] and, labelled, targets [1]);
-// `categorical_columns` as the deck key.
+// `categorical_columns` as the deck key; `query_start` the global query starts (then rows), empty:
+// no groups.
 Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, long long num_features = -1,
                const Categories* given = nullptr, const std::string& whose = "data_file",
-               const std::string& categorical_columns = "", const TextLabels& labels = {});
+               const std::string& categorical_columns = "", const TextLabels& labels = {},
+               const std::vector<long long>& query_start = {});
 
 // Both named (a header): throws naming the first feature column of `d` whose name is not the one in
 // `names` (`whose`: "the model", "data_file"). Unnamed data or names are not checked.

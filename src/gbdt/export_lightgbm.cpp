@@ -216,6 +216,7 @@ std::string to_lightgbm_text(const Model& m) {
     case Objective::poisson: objective = "poisson"; break;
     case Objective::gamma: objective = "gamma"; break;
     case Objective::tweedie: objective = "tweedie"; break;
+    case Objective::lambdarank: objective = "lambdarank"; break;
   }
 
   std::ostringstream o;

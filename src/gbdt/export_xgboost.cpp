@@ -159,6 +159,17 @@ std::string to_xgboost_json(const Model& m) {
                    {"tweedie_regression_param",
                     {{"tweedie_variance_power", f32(m.objective_params.tweedie_variance_power)}}}};
       break;
+    case Objective::lambdarank:  // XGBoost's rank:ndcg as 3.2 writes it; prediction reads none of it
+      objective = {{"name", "rank:ndcg"},
+                   {"lambdarank_param",
+                    {{"lambdarank_bias_norm", "1"},
+                     {"lambdarank_normalization", m.objective_params.lambdarank_norm ? "1" : "0"},
+                     {"lambdarank_num_pair_per_sample", std::to_string(m.objective_params.lambdarank_truncation)},
+                     {"lambdarank_pair_method", "topk"},
+                     {"lambdarank_score_normalization", "1"},
+                     {"lambdarank_unbiased", "0"},
+                     {"ndcg_exp_gain", "1"}}}};
+      break;
   }
 
   json booster;

@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "gbdt/fixed_point.hpp"
+#include "gbdt/rank_objective.hpp"
 
 namespace hpct::gbdt {
 
@@ -21,11 +22,12 @@ const std::vector<std::string> kMetrics = {
 }
 
 bool metric_known(const std::string& name) {
-  return std::find(kMetrics.begin(), kMetrics.end(), name) != kMetrics.end();
+  return std::find(kMetrics.begin(), kMetrics.end(), name) != kMetrics.end() || is_rank_metric(name);
 }
 
 bool metric_fits(const std::string& name, Objective o) {
   if (name == "rmse" || name == "mae") return true;
+  if (is_rank_metric(name)) return o != Objective::multiclass;  // scores of rows in query groups
   if (name == "logloss" || name == "error" || name == "auc") return o == Objective::binary;
   if (name == "poisson_nloglik") return o == Objective::poisson;
   if (name == "gamma_nloglik" || name == "gamma_deviance") return o == Objective::gamma;
@@ -33,7 +35,7 @@ bool metric_fits(const std::string& name, Objective o) {
   return o == Objective::multiclass;
 }
 
-bool metric_higher_is_better(const std::string& name) { return name == "auc"; }
+bool metric_higher_is_better(const std::string& name) { return name == "auc" || is_rank_metric(name); }
 
 std::string default_metric(Objective o) {
   switch (o) {
@@ -42,6 +44,7 @@ std::string default_metric(Objective o) {
     case Objective::poisson: return "poisson_nloglik";
     case Objective::gamma: return "gamma_deviance";
     case Objective::tweedie: return "tweedie_nloglik";
+    case Objective::lambdarank: return "ndcg@10";
     default: return "mlogloss";
   }
 }
@@ -155,7 +158,8 @@ double auc_global(const std::vector<double>& score, const std::vector<float>& y,
 
 double evaluate(const std::string& metric, Objective o, int num_class, const std::vector<double>& margins,
                 const std::vector<float>& y, const std::vector<float>& w, const Comm& comm,
-                const ObjectiveParams& params) {
+                const ObjectiveParams& params, const std::vector<int>& query) {
+  if (is_rank_metric(metric)) return evaluate_rank(metric, margins, y, query, comm);
   const int K = num_outputs(o, num_class);
   const std::size_t n = y.size();
   if (metric == "auc") {

@@ -109,6 +109,11 @@ std::string to_json(const Model& m) {
   // Only the objectives that have a parameter write it: other models keep their bytes.
   if (m.objective == Objective::poisson) doc["poisson_max_delta_step"] = m.objective_params.poisson_max_delta_step;
   if (m.objective == Objective::tweedie) doc["tweedie_variance_power"] = m.objective_params.tweedie_variance_power;
+  if (m.objective == Objective::lambdarank) {  // training's settings, for the exports; scoring reads none
+    doc["lambdarank_sigma"] = m.objective_params.lambdarank_sigma;
+    doc["lambdarank_truncation"] = m.objective_params.lambdarank_truncation;
+    doc["lambdarank_norm"] = m.objective_params.lambdarank_norm;
+  }
   doc["num_class"] = m.num_class;
   doc["num_features"] = m.num_features;
   if (!m.feature_names.empty()) doc["feature_names"] = m.feature_names;  // unnamed models keep their bytes
@@ -179,6 +184,13 @@ Model from_json(const std::string& text_in, const std::string& src) {
     m.objective_params.tweedie_variance_power = number(v, "tweedie_variance_power", src);
     if (!(m.objective_params.tweedie_variance_power > 1 && m.objective_params.tweedie_variance_power < 2))
       input_error(src, 0, "tweedie_variance_power", "model file: must lie strictly between 1 and 2");
+  }
+  if (m.objective == Objective::lambdarank) {
+    m.objective_params.lambdarank_sigma = number(v, "lambdarank_sigma", src);
+    m.objective_params.lambdarank_truncation = static_cast<int>(number(v, "lambdarank_truncation", src));
+    if (!v.contains("lambdarank_norm") || !v.at("lambdarank_norm").is_boolean())
+      input_error(src, 0, "lambdarank_norm", "model file: 'lambdarank_norm' is not true or false");
+    m.objective_params.lambdarank_norm = v.at("lambdarank_norm").get<bool>();
   }
   m.num_class = static_cast<int>(number(v, "num_class", src));
   m.num_features = static_cast<int>(number(v, "num_features", src));

@@ -11,6 +11,7 @@
 #include "core/log.hpp"
 #include "gbdt/fixed_point.hpp"
 #include "gbdt/logistic.hpp"
+#include "gbdt/rank_objective.hpp"
 
 namespace hpct::gbdt {
 
@@ -21,6 +22,7 @@ Objective parse_objective(const std::string& name) {
   if (name == "poisson") return Objective::poisson;
   if (name == "gamma") return Objective::gamma;
   if (name == "tweedie") return Objective::tweedie;
+  if (name == "lambdarank" || name == "rank_ndcg") return Objective::lambdarank;
   throw Error("unknown objective '" + name + "'", ExitCode::bad_input);
 }
 
@@ -31,6 +33,7 @@ std::string objective_name(Objective o) {
     case Objective::poisson: return "poisson";
     case Objective::gamma: return "gamma";
     case Objective::tweedie: return "tweedie";
+    case Objective::lambdarank: return "lambdarank";
     default: return "multiclass";
   }
 }
@@ -49,6 +52,9 @@ void check_labels(Objective o, int num_class, const std::vector<float>& y, const
     if (o == Objective::gamma && !(v > 0))
       input_error(file, ln, "objective",
                   strf("label %g is not positive; the gamma objective models amounts > 0", v));
+    if (o == Objective::lambdarank && (v != std::floor(v) || v < 0 || v > kMaxRankLabel))
+      input_error(file, ln, "objective",
+                  strf("label %g is not a relevance grade 0, 1, ..., 30 (lambdarank's gains are 2^label - 1)", v));
     if (o == Objective::multiclass) {
       if (v != std::floor(v) || v < 0)
         input_error(file, ln, "objective", strf("label %g is not a class index (0, 1, ...)", v));
@@ -69,6 +75,7 @@ std::vector<double> base_margins_from_data(Objective o, int num_class, const std
   if (!(wsum > 0)) throw Error("training data has no rows (or zero total weight)", ExitCode::bad_input);
   const int K = num_outputs(o, num_class);
   std::vector<double> base(static_cast<std::size_t>(K), 0.0);
+  if (o == Objective::lambdarank) return base;  // scores start at 0, as in LightGBM and XGBoost
   if (o == Objective::multiclass) {
     for (int k = 0; k < K; ++k) {
       for (std::size_t i = 0; i < n; ++i) terms[i] = static_cast<int>(y[i]) == k ? wt(i) : 0.0;
@@ -192,6 +199,8 @@ GradientRange gradients(Objective o, int num_class, int k, const View2<double>& 
     case Objective::poisson: return run(std::integral_constant<Objective, Objective::poisson>{});
     case Objective::gamma: return run(std::integral_constant<Objective, Objective::gamma>{});
     case Objective::tweedie: return run(std::integral_constant<Objective, Objective::tweedie>{});
+    case Objective::lambdarank:
+      throw Error("internal: lambdarank's gradients need the queries (lambdarank_gradients)");
     default: return run(std::integral_constant<Objective, Objective::multiclass>{});
   }
 }

@@ -10,7 +10,7 @@
 
 namespace hpct::gbdt {
 
-enum class Objective { regression, binary, multiclass, poisson, gamma, tweedie };
+enum class Objective { regression, binary, multiclass, poisson, gamma, tweedie, lambdarank };
 
 // Note [log-link objectives]: poisson (counts), gamma (positive amounts) and tweedie (amounts that
 // are zero or positive, e.g. insurance claims) model log E[y] = margin, with the per-row losses
@@ -24,9 +24,14 @@ enum class Objective { regression, binary, multiclass, poisson, gamma, tweedie }
 struct ObjectiveParams {
   double poisson_max_delta_step = 0.7;
   double tweedie_variance_power = 1.5;
+  // lambdarank (Note [lambdarank] in gbdt/rank_objective.hpp): LightGBM's sigmoid,
+  // lambdarank_truncation_level and lambdarank_norm, with their defaults.
+  double lambdarank_sigma = 1.0;
+  int lambdarank_truncation = 30;
+  bool lambdarank_norm = true;
 };
 
-Objective parse_objective(const std::string& name);  // regression|squared_error|binary|multiclass|poisson|...
+Objective parse_objective(const std::string& name);  // regression|squared_error|binary|...|lambdarank|rank_ndcg
 std::string objective_name(Objective o);
 // True for the objectives whose prediction is a number, not a class (regression and the log-link ones).
 inline bool predicts_amount(Objective o) { return o != Objective::binary && o != Objective::multiclass; }
@@ -37,14 +42,15 @@ inline bool log_link(Objective o) {
 inline int num_outputs(Objective o, int num_class) { return o == Objective::multiclass ? num_class : 1; }
 
 // Throws bad_input at file:line for a label outside the objective's range: binary needs 0 or 1,
-// multiclass an integer in [0, num_class), poisson and tweedie >= 0, gamma > 0. `line[i]` is row i's
+// multiclass an integer in [0, num_class), poisson and tweedie >= 0, gamma > 0, lambdarank an
+// integer in [0, 30] (LightGBM's gain table). `line[i]` is row i's
 // line (row for HDF5).
 void check_labels(Objective o, int num_class, const std::vector<float>& y, const std::vector<int>& line,
                   const std::string& file);
 
 // Base margins from the data (weighted, exact over ranks): mean (regression), log-odds of the mean
 // label (binary), log class priors (multiclass), log of the mean (log-link objectives; a training
-// set whose labels are all 0 is an error: no log-link model fits it).
+// set whose labels are all 0 is an error: no log-link model fits it), 0 (lambdarank: scores).
 std::vector<double> base_margins_from_data(Objective o, int num_class, const std::vector<float>& y,
                                            const std::vector<float>& w, const Comm& comm);
 // Base margins from a user value: the margin for regression and multiclass, a probability for

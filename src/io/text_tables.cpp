@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -44,10 +45,12 @@ struct StringSink {
 // "field 3 (column 'cut')": a field of a delimited line, by its header name when there is one.
 std::string field_name(const TextLayout& t, std::size_t k) {
   std::string s = "field " + std::to_string(k + 1);
-  const long long label = t.opt.label_column;
-  if (static_cast<long long>(k) == label && !t.label_name.empty()) return s + " (column '" + t.label_name + "')";
-  const std::size_t f = k - (label >= 0 && static_cast<long long>(k) > label ? 1 : 0);
-  if (static_cast<long long>(k) != label && f < t.names.size()) s += " (column '" + t.names[f] + "')";
+  const long long label = t.opt.label_column, group = t.opt.group_column;
+  const auto kk = static_cast<long long>(k);
+  if (kk == label && !t.label_name.empty()) return s + " (column '" + t.label_name + "')";
+  if (kk == group) return s + " (the query id, group_column)";
+  const std::size_t f = k - (label >= 0 && kk > label ? 1 : 0) - (group >= 0 && kk > group ? 1 : 0);
+  if (kk != label && f < t.names.size()) s += " (column '" + t.names[f] + "')";
   return s;
 }
 
@@ -56,8 +59,8 @@ std::string field_name(const TextLayout& t, std::size_t k) {
 void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y, StringSink* sink = nullptr,
                      std::uint32_t row = 0) {
   const char delim = t.opt.format == TextFormat::csv ? ',' : '\t';
-  const long long label = t.opt.label_column;
-  const auto ncols = static_cast<std::size_t>(t.cols + (label >= 0 ? 1 : 0));
+  const long long label = t.opt.label_column, group = t.opt.group_column;
+  const auto ncols = static_cast<std::size_t>(t.cols + (label >= 0 ? 1 : 0) + (group >= 0 ? 1 : 0));
   const bool quotes = has_quote(l);
   const std::vector<std::string> quoted = quotes ? split_quoted(l, delim, t.file) : std::vector<std::string>{};
   const std::size_t nfields = quotes ? quoted.size() : count_fields(l, delim, t.file);
@@ -81,6 +84,7 @@ void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y, Str
       while (e > b && (e[-1] == ' ' || e[-1] == '\t')) --e;
       fs = fe + 1;
     }
+    if (static_cast<long long>(k) == group) continue;  // the query id: read by the scan
     float v = 0;
     const Parsed pv = parse_float(b, e, v, t.opt.allow_infinite && static_cast<long long>(k) != label);
     if (pv == Parsed::not_a_number && sink && static_cast<long long>(k) != label) {
@@ -144,8 +148,10 @@ long long parse_libsvm(const TextLayout& t, const Line& l, float* x, float* y) {
     std::fill(x, x + t.cols, kNaN);
   }
   long long prev = -1;
+  bool first = true;
   while (ss >> tok) {
-    if (tok[0] == '#') break;  // trailing comment
+    if (tok[0] == '#') break;                                                     // trailing comment
+    if (std::exchange(first, false) && tok.compare(0, 4, "qid:") == 0) continue;  // the query id (scan_text)
     const auto colon = tok.find(':');
     if (colon == std::string::npos) input_error(t.file, l.number, "", "entry '" + tok + "' is not id:value");
     const std::string id_s = tok.substr(0, colon);
@@ -186,19 +192,82 @@ void delimited_columns(const std::vector<std::string>& header, int header_line, 
       input_error(t.file, header_line, "label_column", "no column named '" + t.opt.label_name + "' in the header");
     t.opt.label_column = static_cast<int>(it - header.begin());
   }
-  const long long label = t.opt.label_column;
+  if (!t.opt.group_name.empty()) {
+    const auto it = std::find(header.begin(), header.end(), t.opt.group_name);
+    if (it == header.end())
+      input_error(t.file, header_line, "group_column",
+                  header.empty()
+                      ? "'" + t.opt.group_name + "' names a column, but the file has no header (text_header)"
+                      : "no column named '" + t.opt.group_name + "' in the header");
+    t.opt.group_column = static_cast<int>(it - header.begin());
+  }
+  const long long label = t.opt.label_column, group = t.opt.group_column;
   if (label >= static_cast<long long>(ncols))
     input_error(t.file, first.number, "label_column",
                 "column " + std::to_string(label) + " does not exist (the line has " + std::to_string(ncols) +
                     " fields)");
-  t.cols = static_cast<long long>(ncols) - (label >= 0 ? 1 : 0);
+  if (group >= static_cast<long long>(ncols) || (group >= 0 && group == label))
+    input_error(t.file, first.number, "group_column",
+                group == label ? "the query id column is the label column"
+                               : "column " + std::to_string(group) + " does not exist (the line has " +
+                                     std::to_string(ncols) + " fields)");
+  t.cols = static_cast<long long>(ncols) - (label >= 0 ? 1 : 0) - (group >= 0 ? 1 : 0);
   for (std::size_t k = 0; k < header.size(); ++k)
     if (static_cast<long long>(k) == label) t.label_name = header[k];
-    else t.names.push_back(header[k]);
+    else if (static_cast<long long>(k) != group) t.names.push_back(header[k]);
   if (t.opt.num_features >= 0 && t.opt.num_features != t.cols)
     input_error(t.file, first.number, "",
                 "has " + std::to_string(t.cols) + " features, expected " + std::to_string(t.opt.num_features));
 }
+
+// The query id of a data line: CSV/TSV the group column's field, LibSVM a "qid:N" token after the
+// label. False when the line has none (LibSVM without qid, or no group column).
+bool query_id(const TextLayout& t, const Line& l, std::string& id) {
+  if (t.opt.format == TextFormat::libsvm) {
+    const char* p = l.begin;
+    while (p < l.end && *p != ' ' && *p != '\t') ++p;  // the label
+    while (p < l.end && (*p == ' ' || *p == '\t')) ++p;
+    if (l.end - p < 4 || std::strncmp(p, "qid:", 4) != 0) return false;
+    const char* e = p + 4;
+    while (e < l.end && *e != ' ' && *e != '\t') ++e;
+    id.assign(p + 4, e);
+    if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
+      input_error(t.file, l.number, "", "query id '" + std::string(p, e) + "' is not qid:<non-negative integer>");
+    return true;
+  }
+  if (t.opt.group_column < 0) return false;
+  const std::vector<std::string> f = split_fields(l, t.opt.format == TextFormat::csv ? ',' : '\t', t.file);
+  const auto g = static_cast<std::size_t>(t.opt.group_column);
+  id = g < f.size() ? trim(f[g].data(), f[g].data() + f[g].size()) : std::string();
+  if (id.empty() || is_missing(id))
+    input_error(t.file, l.number, "group_column", "field " + std::to_string(g + 1) + ": missing query id");
+  return true;
+}
+
+// Note [contiguous queries]: the rows of one query must follow each other (LightGBM's and XGBoost's
+// layout): a query is then a row range, and ranks can split the rows between queries. A query id
+// met again after another query is an error naming both lines, not a silent second query.
+struct QueryScan {
+  std::string last;
+  std::unordered_map<std::string, int> seen;  // id -> its first line
+  bool any = false;
+  void add(const TextLayout& t, const Line& l, bool has, const std::string& id, std::vector<long long>& start) {
+    const long long row = static_cast<long long>(t.offset.size()) - 1;
+    if (row == 0) any = has;
+    if (has != any)
+      input_error(t.file, l.number, "",
+                  any ? "line has no query id (qid:) while the lines before have one"
+                      : "query id (qid:) on this line but not on line " + std::to_string(t.line.front()));
+    if (!has || (row > 0 && id == last)) return;
+    const auto [it, fresh] = seen.emplace(id, l.number);
+    if (!fresh)
+      input_error(t.file, l.number, t.opt.format == TextFormat::libsvm ? "" : "group_column",
+                  "query " + id + " again after other queries (it began on line " + std::to_string(it->second) +
+                      "; the rows of a query must be contiguous)");
+    start.push_back(row);
+    last = id;
+  }
+};
 
 }  // namespace
 
@@ -227,14 +296,18 @@ TextLayout scan_text(const std::string& path, const TextOptions& opt) {
     header_line = l.number;
   }
   long long max_col = -1;
+  QueryScan queries;
+  std::string id;
   while (lines.next(l)) {
     t.offset.push_back(lines.offset());
     t.line.push_back(l.number);
     if (t.offset.size() == 1 && delimited) delimited_columns(header, header_line, l, t);
     if (!delimited && opt.num_features < 0) max_col = std::max(max_col, parse_libsvm(t, l, nullptr, nullptr));
+    queries.add(t, l, query_id(t, l, id), id, t.query_start);
   }
   t.rows = static_cast<long long>(t.offset.size());
   if (t.rows == 0) input_error(path, 0, "", "no data lines");
+  if (!t.query_start.empty()) t.query_start.push_back(t.rows);
   if (!delimited) t.cols = opt.num_features >= 0 ? opt.num_features : max_col + 1;
   return t;
 }

@@ -23,6 +23,10 @@ struct TextOptions {
   // Infinite values (inf, 1e999) are read as +-inf instead of being an error: scoring a model, where
   // the trees send them one way (LightGBM does the same); training data refuses them, as XGBoost does.
   bool allow_infinite = false;
+  // CSV/TSV: 0-based column holding the query id of a ranking table (not a feature); -1: none.
+  // group_name (a header name) overrides it. LibSVM takes XGBoost's "qid:N" token instead.
+  int group_column = -1;
+  std::string group_name;
 };
 
 // LibSVM rows are held dense (rows x features floats, as the binning reads them), so a feature id
@@ -53,6 +57,9 @@ struct TextLayout {
   std::string label_name;             // the label column's header name, if any
   std::vector<std::uint64_t> offset;  // byte offset of every data row in the file
   std::vector<int> line;              // 1-based line of every data row
+  // Ranking tables (group_column, or LibSVM qid: tokens): the first row of every query, then rows;
+  // empty without query ids. The scan checks that each query's rows are contiguous.
+  std::vector<long long> query_start;
 };
 
 // One pass over the file; checks the header against the first data row and the label column.

@@ -47,6 +47,21 @@ struct RunData {
   bool has_valid = false, has_test = false;
 };
 
+// lambdarank learns from query groups: every set needs them (a rank may hold none of a set's rows);
+// row weights are not taken (LightGBM weighs a query's pairs by them; not offered here).
+void check_ranking_data(const deck::Deck& deck, const RunData& d, const Comm& comm) {
+  for (const Data* s : {&d.train, &d.valid, &d.test}) {
+    if (s->file.empty()) continue;
+    if (comm.max(s->query.empty() && s->rows > 0 ? 1 : 0) == 1)
+      input_error(s->file, 0, "objective",
+                  "lambdarank needs query groups: group_column (CSV/TSV), qid: tokens (LibSVM), group_file or a "
+                  "LightGBM " +
+                      s->file + ".query file (docs/ranking.md)");
+  }
+  if (!deck.get_string("weight_file").empty())
+    deck.fail("weight_file", "row weights are not supported with objective lambdarank");
+}
+
 RunData load_run_data(const deck::Deck& deck, const gbdt::BoostParams& p, const Comm& comm) {
   RunData d;
   // A classifier's text label names classes (Note [text labels]); the other files take its classes.
@@ -62,6 +77,8 @@ RunData load_run_data(const deck::Deck& deck, const gbdt::BoostParams& p, const 
     gbdt::check_column_names(d.train.feature_names, d.valid, "data_file");
     d.has_valid = true;
   } else if (deck.is_set("validation_fraction") && deck.get_real("validation_fraction") > 0) {
+    if (comm.max(d.train.query.empty() ? 0 : 1) == 1)  // the tail's cut would split a query
+      deck.fail("validation_fraction", "ranking data (query groups): give validation_file (with its queries)");
     const auto rows = static_cast<std::uint64_t>(d.train.global_rows);
     const auto cut = static_cast<long long>(rows -
                                             validation_split_rows(rows, deck.get_real("validation_fraction")));
@@ -73,6 +90,7 @@ RunData load_run_data(const deck::Deck& deck, const gbdt::BoostParams& p, const 
     d.test = gbdt::load_data(deck, "test_file", "test", comm, F, &d.train.categories, "data_file", labels);
     gbdt::check_column_names(d.train.feature_names, d.test, "data_file");
   }
+  if (p.objective == gbdt::Objective::lambdarank) check_ranking_data(deck, d, comm);
   return d;
 }
 
@@ -262,8 +280,9 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
     final_r = gbdt::evaluate_model(model, metrics, d.train, comm);
   } else {  // no second pass over the training rows: their margins came with the training
     for (const auto& name : metrics)
-      final_r.push_back({"train-" + name, gbdt::evaluate(name, model.objective, model.num_class, res.train_margins,
-                                                         d.train.y, d.train.w, comm, model.objective_params)});
+      final_r.push_back({"train-" + name,
+                         gbdt::evaluate(name, model.objective, model.num_class, res.train_margins, d.train.y,
+                                        d.train.w, comm, model.objective_params, d.train.query)});
   }
   for (std::size_t i = 0; i < evals.size(); ++i) {
     const Data& e = *evals[i];
@@ -274,7 +293,7 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
       for (const auto& name : metrics)
         final_r.push_back({e.name + "-" + name,
                            gbdt::evaluate(name, model.objective, model.num_class, res.eval_margins[i], e.y, e.w,
-                                          comm, model.objective_params)});
+                                          comm, model.objective_params, e.query)});
     }
   }
   Log::info(strf("gbdt: %d trees in %.2f s;", static_cast<int>(model.trees.size()), res.seconds) +

@@ -1,7 +1,7 @@
 # The GBDT family: units, input, training against LightGBM, the exports, categorical tables, decks, resume.
 # (Included by test/CMakeLists.txt: paths are relative to test/, tests run in build/test.)
 hpctrain_test(test_gbdt_units SOURCES gbdt/test_gbdt_units.cpp gbdt/test_gbdt_split.cpp gbdt/test_gbdt_metrics.cpp gbdt/test_gbdt_kernels.cpp
-              gbdt/test_log_link.cpp
+              gbdt/test_log_link.cpp gbdt/test_rank.cpp
               LIBS hpctrain_gbdt hpctrain_data
               RANKS 1 2 THREADS 1 2 LABELS unit gbdt TIMEOUT 120)
 hpctrain_test(test_gbdt_input SOURCES gbdt/test_gbdt_input.cpp LIBS hpctrain_gbdt hpctrain_data
@@ -58,3 +58,10 @@ add_test(NAME cli_gbdt_resume COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gbdt_resum
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_resume)
 set_tests_properties(cli_gbdt_resume PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 180 PROCESSORS 2
                      LABELS "cli;gbdt;checkpoint" WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+# Learning to rank (objective lambdarank, docs/ranking.md) on synthetic queries: LibSVM qid: on 1 rank
+# = CSV group_column on 2 ranks, test NDCG near LightGBM's lambdarank, converted models in LightGBM
+# (exact) and XGBoost, LightGBM's ndcg/map of our scores = ours, early stopping, refusals (gbdt_rank.py).
+add_test(NAME gbdt_rank COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/gbdt_rank.py
+         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_rank)
+set_tests_properties(gbdt_rank PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 PROCESSORS 2
+                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
