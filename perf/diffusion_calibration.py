@@ -22,8 +22,10 @@ import torch  # noqa: E402
 
 
 def load(path, rows=None):
+    """context and fine; fine as absolute values also for a diffgen --anomaly file (its block mean added)."""
     with h5py.File(path, "r") as f:
-        return f["context"][:rows].astype(np.float64), f["fine"][:rows].astype(np.float64)
+        ctx, fine = f["context"][:rows].astype(np.float64), f["fine"][:rows].astype(np.float64)
+        return ctx, fine + (ctx[:, :1] if "anomaly" in f.attrs else 0)
 
 
 def linear(train, data, columns):
@@ -100,6 +102,8 @@ def main():
         else:
             x = sample(net, cfg, c, a.members, "ddim", int(kind[4:]), float(rest[3:]))
         ens = x.double().numpy().reshape(len(fine), a.members, -1) * fs + fm
+        if cfg.get("anomaly"):  # Note [anomaly targets]: the members' absolute values, as apps/sample's
+            ens += ctx[:, None, :1]
         print("%-14s %d contexts: RMSE %.3f  CRPS %.3f  spread/skill %.2f" % ((v, len(fine)) + scores(ens, fine)),
               flush=True)
 

@@ -48,6 +48,9 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
 void declare_config(deck::Schema& s) {
   s.add_int("n_context", 7, 1, 1 << 30, "values per row of the context (the inputs)");
   s.add_int("n_fine", 256, 1, 1 << 30, "values per row of the fine field (the targets)");
+  s.add_bool("anomaly", false,
+             "trained on diffgen --anomaly data (its file's `anomaly` attribute): fine values relative to "
+             "context column 0, which predict adds back");
 }
 
 DiffusionConfig config_from(const deck::Deck& d) {
@@ -61,6 +64,7 @@ DiffusionConfig config_from(const deck::Deck& d) {
   c.steps = static_cast<int>(d.get_int("diffusion_steps"));
   c.schedule = d.get_string("noise_schedule");
   c.target = d.get_string("diffusion_target");
+  c.anomaly = d.get_bool("anomaly");
   return c;
 }
 
@@ -95,8 +99,8 @@ ModelFamily diffusion_family() {
 std::string DiffusionConfig::to_string() const {
   return strf(
       "n_context=%d n_fine=%d time_embedding_dim=%d diffusion_hidden=%d diffusion_depth=%d "
-      "diffusion_steps=%d noise_schedule=%s diffusion_target=%s",
-      n_context, n_fine, time_dim, hidden, depth, steps, schedule.c_str(), target.c_str());
+      "diffusion_steps=%d noise_schedule=%s diffusion_target=%s anomaly=%s",
+      n_context, n_fine, time_dim, hidden, depth, steps, schedule.c_str(), target.c_str(), anomaly ? "true" : "false");
 }
 
 DiffusionConfig DiffusionConfig::parse(const std::string& text) {

@@ -7,7 +7,10 @@
 #include "core/log.hpp"
 #include "core/rng.hpp"
 #include "core/vector_math.hpp"
+#include "data/dataset.hpp"
+#include "io/hdf5.hpp"
 #include "models/diffusion/ensemble_generator.hpp"
+#include "models/diffusion/grid_patches.hpp"
 #include "nn/elementwise.hpp"
 #include "nn/loss.hpp"
 
@@ -25,7 +28,8 @@ DiffusionModel::DiffusionModel(const DiffusionConfig& config, std::uint64_t seed
       x_t_("diff_x_t", capacity, config.n_fine),
       eps_("diff_eps", capacity, config.n_fine),
       t_("diff_t", capacity),
-      precision_(precision) {
+      precision_(precision),
+      anomaly_(config.anomaly) {
   auto a = Kokkos::create_mirror_view(sqrt_abar_);
   auto b = Kokkos::create_mirror_view(sqrt_one_minus_abar_);
   for (int i = 0; i < config.steps; ++i) {
@@ -34,6 +38,28 @@ DiffusionModel::DiffusionModel(const DiffusionConfig& config, std::uint64_t seed
   }
   Kokkos::deep_copy(sqrt_abar_, a);
   Kokkos::deep_copy(sqrt_one_minus_abar_, b);
+}
+
+std::string DiffusionModel::config_string() const {
+  DiffusionConfig c = net_.config();
+  c.anomaly = anomaly_;
+  return c.to_string();
+}
+
+void DiffusionModel::fit_to_data(const Dataset& train) {
+  anomaly_ = !train.file_attribute(kAnomalyAttribute).empty();
+}
+
+void DiffusionModel::check_data_file(const std::string& data_file) const {
+  const h5::File f = h5::File::open_read(data_file);
+  const bool data_anomaly = h5::has_attr(f, "/", kAnomalyAttribute);
+  if (data_anomaly == anomaly_) return;
+  throw Error(data_file + (data_anomaly ? ": holds anomalies (attribute 'anomaly': diffgen --anomaly), but the model "
+                                          "was trained on absolute values (its configuration's anomaly=false)"
+                                        : ": holds absolute values (no attribute 'anomaly'), but the model was "
+                                          "trained on anomalies (diffgen --anomaly; its configuration's anomaly=true)") +
+                  "; cut the data as its training data was",
+              ExitCode::bad_input);
 }
 
 void DiffusionModel::prepare(const Batch& b) {
@@ -186,6 +212,13 @@ Predictions DiffusionModel::predict(const Batch& b, const PredictOptions& o) {
   EnsembleGenerator sampler(inference_net(rows), schedule_, norm_, s, rows);
   const View2<float> contexts(x.data(), n, static_cast<std::size_t>(c.n_context));  // the batch's memory
   sampler.sample(contexts, ids, n, View2<float>(e.values.data(), n * M, nf));
+  if (anomaly_) {  // Note [anomaly targets]: the members' absolute values, the block's mean added back
+    const auto values = e.values;
+    const std::uint64_t per_context = M * nf;
+    Kokkos::parallel_for(
+        "diffusion_add_level", range(std::uint64_t{0}, n * per_context),
+        KOKKOS_LAMBDA(const std::uint64_t k) { values(k) += contexts(k / per_context, 0); });
+  }
   return {e};
 }
 
