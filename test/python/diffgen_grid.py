@@ -11,7 +11,8 @@ with exit code 2 and no file written, and that inputs/diffusion_grid.in trains o
 apps/sample scores it against the copy baseline and scripts/plot-downscaling draws it. --anomaly:
 every row against numpy's, a model trained on it stores anomaly=true and samples absolute values
 (exactly its anomalies + the block mean; the truth scored absolute), and sample and predict refuse
-an anomaly model on absolute data and the reverse.
+an anomaly model on absolute data and the reverse. diffusion_linear_skip: the stored map is numpy's
+ridge least squares, and the members are those without it plus the map.
 usage: diffgen_grid.py BUILD_DIR MPIEXEC SCRATCH_DIR SOURCE_DIR"""
 import os
 import sys
@@ -271,6 +272,42 @@ with h5py.File(path("ens_a.h5"), "r") as a, h5py.File(path("ens_raw.h5"), "r") a
     check(r.returncode == 0 and np.array_equal(absolute, raw + context0[:, None, None]),
           "the members of an anomaly model: exactly its anomalies + context column 0 "
           f"(max |difference| {np.abs(absolute - (raw + context0[:, None, None])).max():.2e})")
+# diffusion_linear_skip (Note [linear skip]): the stored map is numpy's ridge least squares of the
+# normalised fine values on [1, normalised context] over the training part (the rows before the
+# validation tail), and the members are exactly those of the same weights without the skip plus
+# fine_std x lin(c).
+r = run([apps("train"), os.path.join(source, "inputs", "diffusion_grid.in"), "--set", "data_file=" + path("train.h5"),
+         "--set", "epochs=1", "--set", "batch_size=32", "--set", "output=" + path("w_s.h5"), "--set", "metrics_file=",
+         "--set", "diffusion_linear_skip=true"])
+check(r.returncode == 0, "inputs/diffusion_grid.in with diffusion_linear_skip trains " + r.stderr[-300:])
+with h5py.File(path("w_s.h5"), "r") as h, h5py.File(path("train.h5"), "r") as d:
+    cm, cs, fm, fs = (h["normalisation/" + k][...] for k in ("context_mean", "context_std", "fine_mean", "fine_std"))
+    weight, bias = h["linear_skip/weight"][...].reshape(len(fm), len(cm)), h["linear_skip/bias"][...]
+    config = h.attrs["config"]
+    config = config if isinstance(config, str) else config.decode()
+    n_train = len(d["fine"]) - int(np.floor(0.05 * len(d["fine"])))
+    z = np.hstack([np.ones((n_train, 1)), (d["context"][:n_train].astype(np.float64) - cm) / cs])
+    y = (d["fine"][:n_train].astype(np.float64) - fm) / fs
+ridge = 1e-6 * n_train * np.diag([0.0] + [1.0] * len(cm))
+solution = np.linalg.solve(z.T @ z + ridge, z.T @ y)
+err = max(np.abs(solution[0] - bias).max(), np.abs(solution[1:].T - weight).max())
+check(err < 1e-4 and "diffusion_linear_skip=true" in config,
+      f"the linear skip is numpy's ridge least squares on the training part (max |difference| {err:.2e})")
+r = run([apps("sample"), path("w_s.h5"), path("test.h5"), path("ens_s.h5"), "--members", "3", "--method", "ddim",
+         "--steps", "5"])
+check(r.returncode == 0 and "baseline (coarse mean copied)" in r.stdout, "sample with the linear skip")
+with open(path("w_s.h5"), "rb") as a, open(path("w_noskip.h5"), "wb") as b:
+    b.write(a.read())
+with h5py.File(path("w_noskip.h5"), "r+") as h:
+    h.attrs["config"] = config.replace("diffusion_linear_skip=true", "diffusion_linear_skip=false")
+r = run([apps("sample"), path("w_noskip.h5"), path("test.h5"), path("ens_noskip.h5"), "--members", "3", "--method",
+         "ddim", "--steps", "5"])
+with h5py.File(path("ens_s.h5"), "r") as a, h5py.File(path("ens_noskip.h5"), "r") as b, \
+        h5py.File(path("test.h5"), "r") as d:
+    lin = bias + ((d["context"][...].astype(np.float64) - cm) / cs) @ weight.T
+    err = np.abs(a["ensembles"][...] - b["ensembles"][...] - (fs * lin)[:, None, :]).max()
+    check(r.returncode == 0 and err < 1e-3, f"the members with the skip: those without plus fine_std x lin(c) ({err:.2e})")
+
 # Mixing is refused: an anomaly model on an absolute file, an absolute model on an anomaly file.
 for weights, data, expect, what in [("w_a.h5", "test.h5", "trained on anomalies", "an anomaly model, absolute data"),
                                     ("w.h5", "test_a.h5", "holds anomalies", "an absolute model, anomaly data")]:

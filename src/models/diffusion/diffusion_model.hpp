@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "models/diffusion/diffusion_linear_skip.hpp"
 #include "models/diffusion/diffusion_net.hpp"
 #include "models/diffusion/diffusion_normalisation.hpp"
 #include "models/diffusion/diffusion_schedule.hpp"
@@ -35,9 +36,10 @@ class DiffusionModel : public Model {
   void accumulate_chunk_gradients(const Batch& b, double normaliser, int rows, double* losses) override;
   std::vector<StatsRequest> data_stats_request() const override { return {{"inputs", {}}, {"targets", {}}}; }
   void set_data_stats(const DataStats& stats) override { norm_.set(stats); }
-  ExtraDatasets extra_datasets() const override { return norm_.datasets(); }
-  void load_extra_datasets(const std::string& weights_file) override { norm_.load(weights_file); }
-  // Note [anomaly targets]: whether the training file holds anomalies (its `anomaly` attribute).
+  ExtraDatasets extra_datasets() const override;
+  void load_extra_datasets(const std::string& weights_file) override;
+  // Note [anomaly targets]: whether the training file holds anomalies (its `anomaly` attribute);
+  // with diffusion_linear_skip also the linear map (Note [linear skip]).
   void fit_to_data(const Dataset& train) override;
   void check_data_file(const std::string& data_file) const override;
   bool anomaly() const { return anomaly_; }
@@ -65,9 +67,11 @@ class DiffusionModel : public Model {
   DiffusionNet<float> net_;
   NoiseSchedule schedule_;
   DiffusionNormalisation norm_;
+  DiffusionLinearSkip skip_;
   std::uint64_t seed_;
   View1<float> sqrt_abar_, sqrt_one_minus_abar_;
   View2<float> c_, x_t_, eps_;
+  View2<float> lin_;  // the linear skip's lin(c) [capacity, n_fine]; one row of zeros without the skip
   View1<float> t_;
   nn::Loss<float> loss_{nn::LossKind::mse};
   nn::Precision precision_;

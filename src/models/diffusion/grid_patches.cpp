@@ -213,12 +213,12 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
       h5::write_attr(f, "/", "region",
                      strf("%s rows [%zu, %zu), columns [%zu, %zu)", o.outside ? "outside" : "inside", n.box[0],
                           n.box[1], n.box[2], n.box[3]));
-    const std::string minus = o.anomaly ? " minus the block mean" : "";
-    h5::write_attr(f, "/", "context_columns",
-                   "block mean, +x, -x, +y, -y, (+x -y), (-x +y)" + minus + (o.position ? ", latitude, longitude" : "") +
-                       (K > 0 ? ", the P x P blocks of " + statics + (o.anomaly ? " minus their block means, those means"
-                                                                                : "")
-                              : std::string()));
+    std::string columns = "block mean, +x, -x, +y, -y, (+x -y), (-x +y)";
+    if (o.anomaly) columns += " minus the block mean";
+    if (o.position) columns += ", latitude, longitude";
+    if (K > 0) columns += ", the P x P blocks of " + statics;
+    if (K > 0 && o.anomaly) columns += " minus their block means, then those means";
+    h5::write_attr(f, "/", "context_columns", columns);
     if (o.anomaly)
       h5::write_attr(f, "/", kAnomalyAttribute,
                      std::string("fine = value - context column 0 (the block mean); add it back for the values"));
