@@ -293,6 +293,13 @@ solution = np.linalg.solve(z.T @ z + ridge, z.T @ y)
 err = max(np.abs(solution[0] - bias).max(), np.abs(solution[1:].T - weight).max())
 check(err < 1e-4 and "diffusion_linear_skip=true" in config,
       f"the linear skip is numpy's ridge least squares on the training part (max |difference| {err:.2e})")
+r = run([apps("train"), os.path.join(source, "inputs", "diffusion_grid.in"), "--set", "data_file=" + path("train.h5"),
+         "--set", "epochs=1", "--set", "batch_size=16", "--set", "output=" + path("w_s2.h5"), "--set", "metrics_file=",
+         "--set", "diffusion_linear_skip=true"], 2)
+with h5py.File(path("w_s2.h5"), "r") as h:
+    err = max(np.abs(h["linear_skip/weight"][...].reshape(weight.shape) - weight).max(),
+              np.abs(h["linear_skip/bias"][...] - bias).max())
+check(r.returncode == 0 and err < 1e-5, f"2 ranks fit the linear skip of 1 rank (max |difference| {err:.2e})")
 r = run([apps("sample"), path("w_s.h5"), path("test.h5"), path("ens_s.h5"), "--members", "3", "--method", "ddim",
          "--steps", "5"])
 check(r.returncode == 0 and "baseline (coarse mean copied)" in r.stdout, "sample with the linear skip")
