@@ -94,9 +94,9 @@ def expected(values, t_lo, t_hi, position, statics=None, region=None):
     return rows, skipped
 
 
-def anomalies(rows, position, statics, static_means):
+def anomalies(rows, position, statics):
     """--anomaly (Note [anomaly targets]): neighbour means, the static block and fine minus their block's
-    mean, the block mean kept as context column 0 (--static-means: the static block's mean appended)."""
+    mean, the block mean kept as context column 0 and the static block's mean appended."""
     out = []
     for t, y0, x0, ctx, fine in rows:
         ctx = ctx.copy()
@@ -106,16 +106,16 @@ def anomalies(rows, position, statics, static_means):
             at = 9 if position else 7
             level = ctx[at:at + P * P].mean()
             ctx[at:at + P * P] -= level
-            extra = [level] if static_means else []
+            extra = [level]
         out.append((t, y0, x0, np.concatenate([ctx, extra]), fine - ctx[0]))
     return out
 
 
-def compare(out, values, t_lo, t_hi, position, what, statics=None, region=None, anomaly=False, static_means=False):
+def compare(out, values, t_lo, t_hi, position, what, statics=None, region=None, anomaly=False):
     rows, skipped = expected(values, t_lo, t_hi, position, statics, region)
     if anomaly:
-        rows = anomalies(rows, position, statics, static_means)
-    width = (9 if position else 7) + (0 if statics is None else P * P + static_means)
+        rows = anomalies(rows, position, statics)
+    width = (9 if position else 7) + (0 if statics is None else P * P + anomaly)
     with h5py.File(out, "r") as h:
         ctx, fine, ti, corner = h["context"][...], h["fine"][...], h["time_index"][...], h["corner"][...]
         check(ctx.shape == (len(rows), width) and fine.shape == (len(rows), P * P),
@@ -173,12 +173,10 @@ with h5py.File(path("inside.h5"), "r") as a, h5py.File(path("outside.h5"), "r") 
 
 # --anomaly (Note [anomaly targets]): every row against numpy's, with a static and the position, and the
 # held-out times without the static for the model below.
-for means in ([], ["--static-means"]):
-    r = run([diffgen, path("anomaly.h5"), "--grid", path("grid.nc"), "--variable", "t2m", "--patch", P, "--stride",
-             STRIDE, "--times", "0:0.8", "--position", "--statics", "orog", "--anomaly"] + means)
-    check(r.returncode == 0, "diffgen --anomaly: " + r.stdout.strip() + r.stderr.strip())
-    compare(path("anomaly.h5"), field, 0, 8, True, "--anomaly --position --statics orog " + " ".join(means), orog,
-            anomaly=True, static_means=bool(means))
+r = run([diffgen, path("anomaly.h5"), "--grid", path("grid.nc"), "--variable", "t2m", "--patch", P, "--stride",
+         STRIDE, "--times", "0:0.8", "--position", "--statics", "orog", "--anomaly"])
+check(r.returncode == 0, "diffgen --anomaly: " + r.stdout.strip() + r.stderr.strip())
+compare(path("anomaly.h5"), field, 0, 8, True, "--anomaly --position --statics orog", orog, anomaly=True)
 for name, times_arg, (t_lo, t_hi) in [("train_a", "0:0.8", (0, 8)), ("test_a", "0.8:1", (8, 10))]:
     r = run([diffgen, path(name + ".h5"), "--grid", path("grid.nc"), "--variable", "t2m", "--patch", P, "--stride",
              STRIDE, "--times", times_arg, "--position", "--anomaly"])
@@ -215,8 +213,6 @@ for args, expect, what in [
         (["--grid", path("grid.nc"), "--variable", "t2m", "--outside"], "--outside needs --region",
          "--outside without --region"),
         (["--grid", path("grid.nc")], "--variable", "no --variable"),
-        (["--grid", path("grid.nc"), "--variable", "t2m", "--statics", "orog", "--static-means"],
-         "--static-means needs --anomaly", "--static-means without --anomaly"),
         (["--grid", path("grid.nc"), "--variable", "t2m", "--statics", "z"], "'z'", "an unknown static")]:
     if os.path.exists(path("bad.h5")):
         os.remove(path("bad.h5"))

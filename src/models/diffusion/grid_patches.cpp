@@ -85,8 +85,6 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
   if (!(o.from >= 0 && o.from < o.to && o.to <= 1))
     throw Error("--times A:B needs 0 <= A < B <= 1 (fractions of the file's times)", ExitCode::bad_input);
   if (o.outside && !o.region) throw Error("--outside needs --region", ExitCode::bad_input);
-  if (o.static_means && (!o.anomaly || o.statics.empty()))
-    throw Error("--static-means needs --anomaly and --statics", ExitCode::bad_input);
   if (o.region && !(o.y0 >= 0 && o.y0 < o.y1 && o.y1 <= 1 && o.x0 >= 0 && o.x0 < o.x1 && o.x1 <= 1))
     throw Error(
         "--region Y0:Y1,X0:X1 needs 0 <= Y0 < Y1 <= 1 and 0 <= X0 < X1 <= 1 (fractions of the grid's rows "
@@ -125,7 +123,7 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
 
   n.per_time = corners.size() / 2;
   const std::size_t K = o.statics.size();
-  n.context = kHexBlocks + (o.position ? 2 : 0) + static_cast<int>(K * P * P + (o.static_means ? K : 0));
+  n.context = kHexBlocks + (o.position ? 2 : 0) + static_cast<int>(K * P * P + (o.anomaly ? K : 0));
   n.fine = static_cast<int>(P * P);
   const std::size_t N = l.ny * l.nx, chunk = 32;
   n.times = t_hi - t_lo;
@@ -135,7 +133,7 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
     h5::RowAppender<float> context_rows(f, "context", {static_cast<std::uint64_t>(n.context)}),
         fine_rows(f, "fine", {static_cast<std::uint64_t>(n.fine)});
     h5::RowAppender<long long> time_rows(f, "time_index", {}), corner_rows(f, "corner", {2});
-    std::vector<float> window, context, fine, static_levels(K);
+    std::vector<float> window, context, fine, static_means(K);
     std::vector<long long> time_index, corner;
     BlockSums sums;
     for (std::size_t t0 = t_lo; t0 < t_hi; t0 += chunk) {
@@ -183,13 +181,13 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
               for (std::size_t y = 0; y < P; ++y)
                 for (std::size_t x = 0; x < P; ++x) static_level += block[y * l.nx + x];
               static_level /= static_cast<double>(P * P);
-              static_levels[s] = static_cast<float>(static_level);
+              static_means[s] = static_cast<float>(static_level);
             }
             for (std::size_t y = 0; y < P; ++y)
               for (std::size_t x = 0; x < P; ++x)
                 context.push_back(static_cast<float>(block[y * l.nx + x] - static_level));
           }
-          if (o.static_means) context.insert(context.end(), static_levels.begin(), static_levels.end());
+          if (o.anomaly) context.insert(context.end(), static_means.begin(), static_means.end());
           for (std::size_t y = y0; y < y0 + P; ++y)
             for (std::size_t x = x0; x < x0 + P; ++x)
               fine.push_back(static_cast<float>(field[y * l.nx + x] - level));
@@ -219,8 +217,7 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
     if (o.anomaly) columns += " minus the block mean";
     if (o.position) columns += ", latitude, longitude";
     if (K > 0) columns += ", the P x P blocks of " + statics;
-    if (K > 0 && o.anomaly)
-      columns += o.static_means ? " minus their block means, then those means" : " minus their block means";
+    if (K > 0 && o.anomaly) columns += " minus their block means, then those means";
     h5::write_attr(f, "/", "context_columns", columns);
     if (o.anomaly)
       h5::write_attr(f, "/", kAnomalyAttribute,
