@@ -232,6 +232,7 @@ int predict_network(int argc, char** argv, const Comm& comm) {
       if (o.rows >= 0 && static_cast<std::uint64_t>(o.rows) < total) total = static_cast<std::uint64_t>(o.rows);
       return;
     }
+    model->check_data_file(o.data);  // made as the model's training data was (diffusion: anomalies)
     const h5::File f = h5::File::open_read(o.data);
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       const std::string& dataset = datasets_in[k];

@@ -22,8 +22,10 @@ import torch  # noqa: E402
 
 
 def load(path, rows=None):
+    """context and fine; fine as absolute values also for a diffgen --anomaly file (its block mean added)."""
     with h5py.File(path, "r") as f:
-        return f["context"][:rows].astype(np.float64), f["fine"][:rows].astype(np.float64)
+        ctx, fine = f["context"][:rows].astype(np.float64), f["fine"][:rows].astype(np.float64)
+        return ctx, fine + (ctx[:, :1] if "anomaly" in f.attrs else 0)
 
 
 def linear(train, data, columns):
@@ -91,6 +93,8 @@ def main():
     net, cfg = dt.load(a.weights, torch.float32)
     with h5py.File(a.weights, "r") as f:
         cm, cs, fm, fs = (f["normalisation/" + k][...] for k in ("context_mean", "context_std", "fine_mean", "fine_std"))
+        skip = (f["linear_skip/weight"][...].reshape(len(fm), len(cm)), f["linear_skip/bias"][...]) \
+            if cfg.get("diffusion_linear_skip") else None
     ctx, fine = load(a.data, a.rows)
     c = torch.tensor((ctx - cm) / cs, dtype=torch.float32)
     for v in a.variants:
@@ -100,6 +104,10 @@ def main():
         else:
             x = sample(net, cfg, c, a.members, "ddim", int(kind[4:]), float(rest[3:]))
         ens = x.double().numpy().reshape(len(fine), a.members, -1) * fs + fm
+        if skip is not None:  # Note [linear skip]: the linear map of the context added back
+            ens += (fs * (skip[1] + ((ctx - cm) / cs) @ skip[0].T))[:, None, :]
+        if cfg.get("anomaly"):  # Note [anomaly targets]: the members' absolute values, as apps/sample's
+            ens += ctx[:, None, :1]
         print("%-14s %d contexts: RMSE %.3f  CRPS %.3f  spread/skill %.2f" % ((v, len(fine)) + scores(ens, fine)),
               flush=True)
 

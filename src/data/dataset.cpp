@@ -78,6 +78,7 @@ class RowRange : public Dataset {
   }
   std::vector<std::string> value_names(int field) const override { return data_->value_names(field); }
   long long file_line(std::uint64_t row) const override { return data_->file_line(first_ + row); }
+  std::string file_attribute(const std::string& name) const override { return data_->file_attribute(name); }
 
  private:
   long long shift_code(long long code) const {

@@ -47,6 +47,12 @@ class Dataset {
   virtual std::vector<std::string> value_names(int field) const;
   // The line of the file that holds row `row` (text tables), else row + 1: for messages.
   virtual long long file_line(std::uint64_t row) const { return static_cast<long long>(row) + 1; }
+  // A string attribute of the file's root that says how the data was made (an HDF5 file's; diffgen
+  // --anomaly's Note [anomaly targets]), "" when the file has none or the source keeps no such thing.
+  virtual std::string file_attribute(const std::string& name) const {
+    (void)name;
+    return {};
+  }
 };
 
 // Values per row of fixed field i (the product of its row shape).

@@ -53,6 +53,11 @@ std::string TabularDataset::describe_row(std::uint64_t row, int field) const {
          std::to_string(src_.first_row + row);
 }
 
+std::string TabularDataset::file_attribute(const std::string& name) const {
+  const h5::File f = h5::File::open_read(src_.file);
+  return h5::has_attr(f, "/", name) ? h5::read_attr_string(f, "/", name) : std::string();
+}
+
 long long read_tabular_rows(const TabularSource& src, const std::vector<std::uint64_t>& rows, float* x, float* y) {
   if (rows.empty()) return kNoBadValue;
   const h5::File f = h5::File::open_read(src.file);

@@ -51,6 +51,7 @@ class TabularDataset : public Dataset {
                               static_cast<float*>(out.at(1).values));
   }
   std::string describe_row(std::uint64_t row, int field) const override;
+  std::string file_attribute(const std::string& name) const override;
   const TabularSource& source() const { return src_; }
 
  private:

@@ -179,6 +179,10 @@ class Model {
     (void)weights_file;
     return false;
   }
+  // Refuses (an Error, exit 2) an HDF5 file to predict on that was made differently from the data the
+  // model trained on, where the data file and the model's configuration say how (diffusion: Note
+  // [anomaly targets]); apps/predict and apps/sample call it.
+  virtual void check_data_file(const std::string& data_file) const { (void)data_file; }
   // Non-trainable state written next to the parameters in the weights file.
   virtual ExtraDatasets extra_datasets() const { return {}; }
   // Reads them back from a weights file (models without extra datasets ignore it).

@@ -1,5 +1,5 @@
 // Diffusion denoiser: parameter count, schedule values, sinusoidal embedding, finite-difference
-// gradients of every piece (double), per-sample noise keying and chunk-independent sampling.
+// gradients of every piece (double), per-sample noise keying, the linear skip and chunk-independent sampling.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "data/memory_table.hpp"
 #include "models/diffusion/diffusion_model.hpp"
 #include "models/diffusion/diffusion_net.hpp"
 #include "models/diffusion/diffusion_schedule.hpp"
@@ -239,6 +240,52 @@ TEST(DiffusionModel, VTargetIsSqrtAbarEpsMinusSqrtOneMinusAbarX0) {
       EXPECT_NEAR(vt(i, j), std::sqrt(ab) * eps(i, j) - std::sqrt(1 - ab) * x0, 1e-5);
     }
   EXPECT_NE(DiffusionConfig::parse(cv.to_string()).target, "eps");
+}
+
+// Note [linear skip]: on fine values that are exactly a linear map of the context the skip recovers the
+// map, and training noises the departure from it (here 0): x_t = x_t without the skip - sqrt(abar) x_0.
+TEST(DiffusionModel, LinearSkipFitsTheMapAndNoisesTheDeparture) {
+  DiffusionConfig c;
+  c.n_context = 3, c.n_fine = 4, c.hidden = 8, c.time_dim = 4, c.steps = 20, c.target = "v";
+  DiffusionConfig cs = c;
+  cs.linear_skip = true;
+  const int rows = 64;
+  const double A[4][3] = {{1, -2, 0.5}, {0, 3, 1}, {-1, 0, 0}, {0.25, 0.5, -0.75}}, bias[4] = {1, 0, -2, 0.5};
+  std::vector<float> x(rows * 3), y(rows * 4);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(rng::normal(rng::hash(11, i)));
+  for (int r = 0; r < rows; ++r)
+    for (int j = 0; j < 4; ++j) {
+      double v = bias[j];
+      for (int k = 0; k < 3; ++k) v += A[j][k] * x[static_cast<std::size_t>(r * 3 + k)];
+      y[static_cast<std::size_t>(r * 4 + j)] = static_cast<float>(v);
+    }
+  DiffusionModel plain(c, 7, 4), skip(cs, 7, 4);  // identity normalisation: no data statistics set
+  skip.fit_to_data(MemoryTable("linear.csv", x, y, 3, 4));
+  const ExtraDatasets e = skip.extra_datasets();
+  for (int j = 0; j < 4; ++j) {
+    EXPECT_NEAR(e.at("linear_skip/bias")[static_cast<std::size_t>(j)], bias[j], 1e-4);
+    for (int k = 0; k < 3; ++k)
+      EXPECT_NEAR(e.at("linear_skip/weight")[static_cast<std::size_t>(j * 3 + k)], A[j][k], 1e-4);
+  }
+  View2<float> hx("x", 4, 3), hy("y", 4, 4);
+  auto mx = Kokkos::create_mirror_view(hx);
+  auto my = Kokkos::create_mirror_view(hy);
+  for (int i = 0; i < 4; ++i) {
+    for (int k = 0; k < 3; ++k) mx(i, k) = x[static_cast<std::size_t>(i * 3 + k)];
+    for (int j = 0; j < 4; ++j) my(i, j) = y[static_cast<std::size_t>(i * 4 + j)];
+  }
+  Kokkos::deep_copy(hx, mx), Kokkos::deep_copy(hy, my);
+  const Batch b = make_batch(hx, hy, {3, 9, 27, 81});
+  plain.prepare(b);
+  skip.prepare(b);
+  auto xp = to_host(plain.noisy()), xs = to_host(skip.noisy());
+  auto t = to_host(plain.timesteps());
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      const double ab = plain.schedule().abar[static_cast<std::size_t>(t(i))];
+      EXPECT_NEAR(xs(i, j), xp(i, j) - std::sqrt(ab) * my(i, j), 1e-4);
+    }
+  EXPECT_TRUE(DiffusionConfig::parse(cs.to_string()).linear_skip);
 }
 
 TEST(EnsembleGenerator, EnsemblesDoNotDependOnChunking) {

@@ -119,7 +119,8 @@ TEST(Registry, LegacyConfigurationsLoad) {
   const std::unique_ptr<Model> m = model_from_config("diffusion", old_text, 8, "old.h5");
   EXPECT_EQ(m->config_string(),
             "n_context=7 n_fine=256 time_embedding_dim=16 diffusion_hidden=64 diffusion_depth=3 "
-            "diffusion_steps=20 noise_schedule=linear diffusion_target=v");
+            "diffusion_steps=20 noise_schedule=linear diffusion_target=v diffusion_linear_skip=false "
+            "anomaly=false");
   EXPECT_EQ(normalised_config(diffusion, old_text), normalised_config(diffusion, m->config_string()));
 }
 

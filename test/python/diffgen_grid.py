@@ -8,7 +8,11 @@ that patches touching a missing value (of the field or of a static) are left out
 variable, a grid too small for the patch, --times holding no time, --position without coordinates,
 a malformed --region or one holding no patch)
 with exit code 2 and no file written, and that inputs/diffusion_grid.in trains on the result,
-apps/sample scores it against the copy baseline and scripts/plot-downscaling draws it.
+apps/sample scores it against the copy baseline and scripts/plot-downscaling draws it. --anomaly:
+every row against numpy's, a model trained on it stores anomaly=true and samples absolute values
+(exactly its anomalies + the block mean; the truth scored absolute), and sample and predict refuse
+an anomaly model on absolute data and the reverse. diffusion_linear_skip: the stored map is numpy's
+ridge least squares, and the members are those without it plus the map.
 usage: diffgen_grid.py BUILD_DIR MPIEXEC SCRATCH_DIR SOURCE_DIR"""
 import os
 import sys
@@ -90,9 +94,28 @@ def expected(values, t_lo, t_hi, position, statics=None, region=None):
     return rows, skipped
 
 
-def compare(out, values, t_lo, t_hi, position, what, statics=None, region=None):
+def anomalies(rows, position, statics):
+    """--anomaly (Note [anomaly targets]): neighbour means, the static block and fine minus their block's
+    mean, the block mean kept as context column 0 and the static block's mean appended."""
+    out = []
+    for t, y0, x0, ctx, fine in rows:
+        ctx = ctx.copy()
+        ctx[1:7] -= ctx[0]
+        extra = []
+        if statics is not None:
+            at = 9 if position else 7
+            level = ctx[at:at + P * P].mean()
+            ctx[at:at + P * P] -= level
+            extra = [level]
+        out.append((t, y0, x0, np.concatenate([ctx, extra]), fine - ctx[0]))
+    return out
+
+
+def compare(out, values, t_lo, t_hi, position, what, statics=None, region=None, anomaly=False):
     rows, skipped = expected(values, t_lo, t_hi, position, statics, region)
-    width = (9 if position else 7) + (0 if statics is None else P * P)
+    if anomaly:
+        rows = anomalies(rows, position, statics)
+    width = (9 if position else 7) + (0 if statics is None else P * P + anomaly)
     with h5py.File(out, "r") as h:
         ctx, fine, ti, corner = h["context"][...], h["fine"][...], h["time_index"][...], h["corner"][...]
         check(ctx.shape == (len(rows), width) and fine.shape == (len(rows), P * P),
@@ -101,7 +124,12 @@ def compare(out, values, t_lo, t_hi, position, what, statics=None, region=None):
             return skipped
         check(list(ti) == [r[0] for r in rows] and [tuple(c) for c in corner] == [(r[1], r[2]) for r in rows],
               f"{what}: time_index and corner in time, then row-major order")
-        check(np.array_equal(fine, np.array([r[4] for r in rows], dtype=np.float32)), f"{what}: fine blocks exact")
+        if anomaly:
+            err = np.abs(fine - np.array([r[4] for r in rows])).max()
+            check(err < 1e-4 and "anomaly" in h.attrs, f"{what}: fine anomalies within 1e-4 of numpy's ({err:.2e}), "
+                  "the file marked")
+        else:
+            check(np.array_equal(fine, np.array([r[4] for r in rows], dtype=np.float32)), f"{what}: fine blocks exact")
         err = np.abs(ctx - np.array([r[3] for r in rows])).max()
         check(err < 1e-4, f"{what}: block means and position within 1e-4 of numpy's ({err:.2e})")
     return skipped
@@ -142,6 +170,17 @@ with h5py.File(path("inside.h5"), "r") as a, h5py.File(path("outside.h5"), "r") 
           f"--region: no fine block of the training (outside) file shares a point with a test (inside) one ({overlap})")
     check(covered["inside"][:BOX[0]].sum() == 0 and covered["outside"][BOX[0]:, BOX[2]:BOX[3]].sum() == 0,
           "--region: the inside blocks lie in the box, the outside ones out of it")
+
+# --anomaly (Note [anomaly targets]): every row against numpy's, with a static and the position, and the
+# held-out times without the static for the model below.
+r = run([diffgen, path("anomaly.h5"), "--grid", path("grid.nc"), "--variable", "t2m", "--patch", P, "--stride",
+         STRIDE, "--times", "0:0.8", "--position", "--statics", "orog", "--anomaly"])
+check(r.returncode == 0, "diffgen --anomaly: " + r.stdout.strip() + r.stderr.strip())
+compare(path("anomaly.h5"), field, 0, 8, True, "--anomaly --position --statics orog", orog, anomaly=True)
+for name, times_arg, (t_lo, t_hi) in [("train_a", "0:0.8", (0, 8)), ("test_a", "0.8:1", (8, 10))]:
+    r = run([diffgen, path(name + ".h5"), "--grid", path("grid.nc"), "--variable", "t2m", "--patch", P, "--stride",
+             STRIDE, "--times", times_arg, "--position", "--anomaly"])
+    compare(path(name + ".h5"), field, t_lo, t_hi, True, f"--anomaly --position, times {times_arg}", anomaly=True)
 
 r = run([diffgen, path("holed.h5"), "--grid", path("holed.nc"), "--variable", "t2m", "--patch", P, "--stride", STRIDE])
 skipped = compare(path("holed.h5"), holed, 0, T, False, "a missing value, without --position")
@@ -198,6 +237,90 @@ check(r.returncode == 0 and "final val loss" in r.stdout, "inputs/diffusion_grid
 r = run([apps("sample"), path("w.h5"), path("test.h5"), path("ens.h5"), "--members", "4", "--method", "ddim",
          "--steps", "5"])
 check(r.returncode == 0 and "baseline (coarse mean copied)" in r.stdout, "sample scores the held-out times")
+baseline = [l for l in r.stdout.splitlines() if "baseline (coarse mean copied)" in l]
 r = run([os.path.join(source, "scripts", "plot-downscaling"), path("ens.h5"), path("test.h5"), path("ens.png")])
 check(r.returncode == 0 and os.path.getsize(path("ens.png")) > 10000, "scripts/plot-downscaling draws them")
+
+# A model trained on anomalies stores it, and its members are absolute values: exactly its raw
+# (anomaly) members plus context column 0, which sampling the same weights marked anomaly=false on the same
+# file unmarked gives; the truth is scored absolute (the same copy baseline as the absolute file's).
+r = run([apps("train"), os.path.join(source, "inputs", "diffusion_grid.in"), "--set", "data_file=" + path("train_a.h5"),
+         "--set", "epochs=1", "--set", "batch_size=32", "--set", "output=" + path("w_a.h5"), "--set", "metrics_file="])
+with h5py.File(path("w_a.h5"), "r") as h:
+    config = h.attrs["config"]
+    config = config if isinstance(config, str) else config.decode()
+check(r.returncode == 0 and "anomaly=true" in config, "training on an --anomaly file stores anomaly=true: " + config)
+r = run([apps("sample"), path("w_a.h5"), path("test_a.h5"), path("ens_a.h5"), "--members", "3", "--method", "ddim",
+         "--steps", "5"])
+baseline_a = [l for l in r.stdout.splitlines() if "baseline (coarse mean copied)" in l]
+copy_rmse = [float(b[0].split("RMSE")[2].split("|")[0]) for b in (baseline, baseline_a) if b]
+check(r.returncode == 0 and len(copy_rmse) == 2 and abs(copy_rmse[0] - copy_rmse[1]) < 2e-4 and copy_rmse[0] > 0.1,
+      f"sample on the --anomaly file scores absolute values: the absolute file's copy baseline {copy_rmse} "
+      + ("" if baseline_a else r.stdout + r.stderr))
+for name, source_file in (("raw_w.h5", "w_a.h5"), ("raw_test.h5", "test_a.h5")):
+    with open(path(source_file), "rb") as a, open(path(name), "wb") as b:
+        b.write(a.read())
+with h5py.File(path("raw_w.h5"), "r+") as h:
+    h.attrs["config"] = config.replace("anomaly=true", "anomaly=false")
+with h5py.File(path("raw_test.h5"), "r+") as h:
+    del h.attrs["anomaly"]
+    context0 = h["context"][:, 0]
+r = run([apps("sample"), path("raw_w.h5"), path("raw_test.h5"), path("ens_raw.h5"), "--members", "3", "--method",
+         "ddim", "--steps", "5"])
+with h5py.File(path("ens_a.h5"), "r") as a, h5py.File(path("ens_raw.h5"), "r") as b:
+    absolute, raw = a["ensembles"][...], b["ensembles"][...]
+    check(r.returncode == 0 and np.array_equal(absolute, raw + context0[:, None, None]),
+          "the members of an anomaly model: exactly its anomalies + context column 0 "
+          f"(max |difference| {np.abs(absolute - (raw + context0[:, None, None])).max():.2e})")
+# diffusion_linear_skip (Note [linear skip]): the stored map is numpy's ridge least squares of the
+# normalised fine values on [1, normalised context] over the training part (the rows before the
+# validation tail), and the members are exactly those of the same weights without the skip plus
+# fine_std x lin(c).
+r = run([apps("train"), os.path.join(source, "inputs", "diffusion_grid.in"), "--set", "data_file=" + path("train.h5"),
+         "--set", "epochs=1", "--set", "batch_size=32", "--set", "output=" + path("w_s.h5"), "--set", "metrics_file=",
+         "--set", "diffusion_linear_skip=true"])
+check(r.returncode == 0, "inputs/diffusion_grid.in with diffusion_linear_skip trains " + r.stderr[-300:])
+with h5py.File(path("w_s.h5"), "r") as h, h5py.File(path("train.h5"), "r") as d:
+    cm, cs, fm, fs = (h["normalisation/" + k][...] for k in ("context_mean", "context_std", "fine_mean", "fine_std"))
+    weight, bias = h["linear_skip/weight"][...].reshape(len(fm), len(cm)), h["linear_skip/bias"][...]
+    config = h.attrs["config"]
+    config = config if isinstance(config, str) else config.decode()
+    n_train = len(d["fine"]) - int(np.floor(0.05 * len(d["fine"])))
+    z = np.hstack([np.ones((n_train, 1)), (d["context"][:n_train].astype(np.float64) - cm) / cs])
+    y = (d["fine"][:n_train].astype(np.float64) - fm) / fs
+ridge = 1e-6 * n_train * np.diag([0.0] + [1.0] * len(cm))
+solution = np.linalg.solve(z.T @ z + ridge, z.T @ y)
+err = max(np.abs(solution[0] - bias).max(), np.abs(solution[1:].T - weight).max())
+check(err < 1e-4 and "diffusion_linear_skip=true" in config,
+      f"the linear skip is numpy's ridge least squares on the training part (max |difference| {err:.2e})")
+r = run([apps("train"), os.path.join(source, "inputs", "diffusion_grid.in"), "--set", "data_file=" + path("train.h5"),
+         "--set", "epochs=1", "--set", "batch_size=16", "--set", "output=" + path("w_s2.h5"), "--set", "metrics_file=",
+         "--set", "diffusion_linear_skip=true"], 2)
+with h5py.File(path("w_s2.h5"), "r") as h:
+    err = max(np.abs(h["linear_skip/weight"][...].reshape(weight.shape) - weight).max(),
+              np.abs(h["linear_skip/bias"][...] - bias).max())
+check(r.returncode == 0 and err < 1e-5, f"2 ranks fit the linear skip of 1 rank (max |difference| {err:.2e})")
+r = run([apps("sample"), path("w_s.h5"), path("test.h5"), path("ens_s.h5"), "--members", "3", "--method", "ddim",
+         "--steps", "5"])
+check(r.returncode == 0 and "baseline (coarse mean copied)" in r.stdout, "sample with the linear skip")
+with open(path("w_s.h5"), "rb") as a, open(path("w_noskip.h5"), "wb") as b:
+    b.write(a.read())
+with h5py.File(path("w_noskip.h5"), "r+") as h:
+    h.attrs["config"] = config.replace("diffusion_linear_skip=true", "diffusion_linear_skip=false")
+r = run([apps("sample"), path("w_noskip.h5"), path("test.h5"), path("ens_noskip.h5"), "--members", "3", "--method",
+         "ddim", "--steps", "5"])
+with h5py.File(path("ens_s.h5"), "r") as a, h5py.File(path("ens_noskip.h5"), "r") as b, \
+        h5py.File(path("test.h5"), "r") as d:
+    lin = bias + ((d["context"][...].astype(np.float64) - cm) / cs) @ weight.T
+    err = np.abs(a["ensembles"][...] - b["ensembles"][...] - (fs * lin)[:, None, :]).max()
+    check(r.returncode == 0 and err < 1e-3, f"the members with the skip: those without plus fine_std x lin(c) ({err:.2e})")
+
+# Mixing is refused: an anomaly model on an absolute file, an absolute model on an anomaly file.
+for weights, data, expect, what in [("w_a.h5", "test.h5", "trained on anomalies", "an anomaly model, absolute data"),
+                                    ("w.h5", "test_a.h5", "holds anomalies", "an absolute model, anomaly data")]:
+    for tool in ("sample", "predict"):
+        r = run([apps(tool), path(weights), path(data), path("mixed.h5")]
+                + (["--members", "2"] if tool == "sample" else ["--inputs-dataset", "context", "--members", "2"]))
+        check.refused(r, expect, f"{tool}: {what}")
+        check(r.returncode == 2 and not os.path.exists(path("mixed.h5")), f"{tool}: {what}: exit code 2, no file")
 check.finish()

@@ -51,7 +51,8 @@ CONFIG_KEYS = {"n_context": "n_context", "n_fine": "n_fine", "time_embedding_dim
 def parse_config(text):
     cfg = dict(kv.split("=", 1) for kv in text.split())
     cfg = {CONFIG_KEYS.get(k, k): v for k, v in cfg.items()}  # files from before use our names already
-    return {k: (v if k in ("schedule", "target") else int(v)) for k, v in cfg.items()}
+    flags = {"true": 1, "false": 0}  # boolean keys (anomaly, Note [anomaly targets])
+    return {k: (v if k in ("schedule", "target") else flags[v] if v in flags else int(v)) for k, v in cfg.items()}
 
 
 def load(path, dtype=torch.float64):

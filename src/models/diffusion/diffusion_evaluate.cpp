@@ -21,6 +21,7 @@
 #include "data/row_output.hpp"
 #include "io/hdf5.hpp"
 #include "models/diffusion/diffusion_scores.hpp"
+#include "models/diffusion/grid_patches.hpp"
 #include "models/registry.hpp"
 
 namespace {
@@ -36,7 +37,9 @@ const char* kUsage =
     "  --weights ema|raw  the EMA of the weights (default, when the file has one) or the trained ones\n"
     "  --context NAME / --fine NAME   dataset names (default context / fine)\n"
     "Writes `ensembles` [N, M, n_fine]. When DATA.h5 has the fine dataset, prints ensemble-mean\n"
-    "RMSE, CRPS, spread/skill and the coarse-copy baseline (context column 0 copied to every cell).\n";
+    "RMSE, CRPS, spread/skill and the coarse-copy baseline (context column 0 copied to every cell).\n"
+    "A file of diffgen --anomaly (and its model) holds fine values relative to context column 0: the\n"
+    "members and the truth get it added back, so both are absolute values.\n";
 
 struct Options {
   std::string weights, data, out, context = "context", fine = "fine";
@@ -110,9 +113,11 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
 
   // This rank's block of contexts.
   std::uint64_t total = 0;
-  bool has_fine = false;
+  bool has_fine = false, anomaly = false;
   comm.run_agreed([&] {
+    model->check_data_file(o.data);  // Note [anomaly targets]: made as the training data was
     const h5::File f = h5::File::open_read(o.data);
+    anomaly = h5::has_attr(f, "/", kAnomalyAttribute);
     const h5::DatasetInfo di = h5::info(f, o.context);
     if (di.dims.size() != 2 || di.dims[1] != nc)
       throw Error(o.data + ": dataset '" + o.context + "' must be [N, " + std::to_string(nc) + "]",
@@ -130,6 +135,9 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
     if (count > 0) h5::read_row_range(f, o.context, first, count, nc, ctx.data());
     if (has_fine && count > 0) h5::read_row_range(f, o.fine, first, count, nf, truth.data());
   });
+  if (anomaly && has_fine)  // Note [anomaly targets]: the truth's absolute values, as the model's members are
+    for (std::uint64_t i = 0; i < count; ++i)
+      for (std::uint64_t j = 0; j < nf; ++j) truth[i * nf + j] += ctx[i * nc];
   std::string described;
   for (const auto& [k, v] : facts) described += strf(", %s %lld", k.c_str(), v);
   Log::info(strf("sample: %llu contexts x %d members, %s%s, %d rank(s)", (unsigned long long)total,
@@ -179,6 +187,9 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
                               h5::write_attr(f, "/", "weights", o.weights);
                               h5::write_attr(f, "/", "weight_set", o.weight_set);
                               h5::write_attr(f, "/", "data", o.data);
+                              if (anomaly)
+                                h5::write_attr(f, "/", "values",
+                                               std::string("absolute: the data's anomalies plus context column 0"));
                             });
   Log::info("sample: wrote " + o.out + " (" + po.outputs.front() + " [" + std::to_string(total) + ", " +
             std::to_string(M) + ", " + std::to_string(nf) + "])");

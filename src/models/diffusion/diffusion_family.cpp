@@ -20,6 +20,9 @@ void declare(deck::Schema& s) {
   s.add_choice("diffusion_target", "eps", {"eps", "v"},
                "diffusion: the network predicts the noise eps (the seed's model) or v = sqrt(abar) eps - "
                "sqrt(1-abar) x_0");
+  s.add_bool("diffusion_linear_skip", false,
+             "diffusion: the network generates the departure from a least-squares linear map of the context, "
+             "fitted to the training part before training (docs/diffusion.md)");
 }
 
 std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
@@ -40,6 +43,7 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   cfg.steps = static_cast<int>(deck.get_int("diffusion_steps"));
   cfg.schedule = deck.get_string("noise_schedule");
   cfg.target = deck.get_string("diffusion_target");
+  cfg.linear_skip = deck.get_bool("diffusion_linear_skip");
   return std::make_unique<DiffusionModel>(cfg, static_cast<std::uint64_t>(deck.get_int("seed")), ctx.capacity,
                                           ctx.precision);
 }
@@ -48,6 +52,9 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
 void declare_config(deck::Schema& s) {
   s.add_int("n_context", 7, 1, 1 << 30, "values per row of the context (the inputs)");
   s.add_int("n_fine", 256, 1, 1 << 30, "values per row of the fine field (the targets)");
+  s.add_bool("anomaly", false,
+             "trained on diffgen --anomaly data (its file's `anomaly` attribute): fine values relative to "
+             "context column 0, which predict adds back");
 }
 
 DiffusionConfig config_from(const deck::Deck& d) {
@@ -61,6 +68,8 @@ DiffusionConfig config_from(const deck::Deck& d) {
   c.steps = static_cast<int>(d.get_int("diffusion_steps"));
   c.schedule = d.get_string("noise_schedule");
   c.target = d.get_string("diffusion_target");
+  c.linear_skip = d.get_bool("diffusion_linear_skip");
+  c.anomaly = d.get_bool("anomaly");
   return c;
 }
 
@@ -95,8 +104,9 @@ ModelFamily diffusion_family() {
 std::string DiffusionConfig::to_string() const {
   return strf(
       "n_context=%d n_fine=%d time_embedding_dim=%d diffusion_hidden=%d diffusion_depth=%d "
-      "diffusion_steps=%d noise_schedule=%s diffusion_target=%s",
-      n_context, n_fine, time_dim, hidden, depth, steps, schedule.c_str(), target.c_str());
+      "diffusion_steps=%d noise_schedule=%s diffusion_target=%s diffusion_linear_skip=%s anomaly=%s",
+      n_context, n_fine, time_dim, hidden, depth, steps, schedule.c_str(), target.c_str(),
+      linear_skip ? "true" : "false", anomaly ? "true" : "false");
 }
 
 DiffusionConfig DiffusionConfig::parse(const std::string& text) {

@@ -18,7 +18,7 @@ const char* kUsage =
     "  (definition: docs/diffusion.md). Use a different --seed for a held-out test set.\n"
     "  defaults: --rows 20000 --seed 1\n"
     "usage: diffgen OUT.h5 --grid DATA --variable NAME [--patch P] [--stride S] [--position] [--statics A,B]\n"
-    "               [--times A:B] [--region Y0:Y1,X0:X1 [--outside]]\n"
+    "               [--times A:B] [--region Y0:Y1,X0:X1 [--outside]] [--anomaly]\n"
     "  the same samples from a gridded file (NetCDF, GRIB, Zarr; read as data_format auto reads it):\n"
     "  every P x P block of NAME at each time as `fine` [N, P*P], the means of the block and of its six\n"
     "  hexagonal neighbour blocks as `context` [N, 7] (with --position also the patch centre's latitude\n"
@@ -27,7 +27,9 @@ const char* kUsage =
     "  left out; the times from fraction A to B of the file's (hold out the last ones for a test file);\n"
     "  --region: only the patches whose block lies inside a box of fractions of the grid's rows Y0 to Y1\n"
     "  and columns X0 to X1 (a held-out place), with --outside only those whose block shares no point\n"
-    "  with it (the training rest).\n"
+    "  with it (the training rest). --anomaly: fine, the neighbour means and each static block relative\n"
+    "  to their block's mean (the block mean stays context column 0; each static's block mean follows\n"
+    "  the blocks), so terrain reads alike everywhere; apps/sample adds the block mean back.\n"
     "  defaults: --patch 16 --times 0:1\n";
 
 // A:B, two numbers; false when v is not that.
@@ -45,8 +47,8 @@ int grid_main(const std::string& out, int argc, char** argv) {
   std::string data;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--position" || a == "--outside") {
-      (a == "--position" ? o.position : o.outside) = true;
+    if (a == "--position" || a == "--outside" || a == "--anomaly") {
+      (a == "--position" ? o.position : a == "--outside" ? o.outside : o.anomaly) = true;
       continue;
     }
     if (i + 1 >= argc) {

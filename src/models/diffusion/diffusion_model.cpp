@@ -7,7 +7,10 @@
 #include "core/log.hpp"
 #include "core/rng.hpp"
 #include "core/vector_math.hpp"
+#include "data/dataset.hpp"
+#include "io/hdf5.hpp"
 #include "models/diffusion/ensemble_generator.hpp"
+#include "models/diffusion/grid_patches.hpp"
 #include "nn/elementwise.hpp"
 #include "nn/loss.hpp"
 
@@ -18,14 +21,17 @@ DiffusionModel::DiffusionModel(const DiffusionConfig& config, std::uint64_t seed
     : net_(config, capacity, precision),
       schedule_(NoiseSchedule::make(config.schedule, config.steps)),
       norm_(config.n_context, config.n_fine),
+      skip_(config.n_context, config.n_fine),
       seed_(seed),
       sqrt_abar_("sqrt_abar", static_cast<std::size_t>(config.steps)),
       sqrt_one_minus_abar_("sqrt_one_minus_abar", static_cast<std::size_t>(config.steps)),
       c_("diff_context", capacity, config.n_context),
       x_t_("diff_x_t", capacity, config.n_fine),
       eps_("diff_eps", capacity, config.n_fine),
+      lin_("diff_linear_skip", config.linear_skip ? capacity : 1, config.n_fine),
       t_("diff_t", capacity),
-      precision_(precision) {
+      precision_(precision),
+      anomaly_(config.anomaly) {
   auto a = Kokkos::create_mirror_view(sqrt_abar_);
   auto b = Kokkos::create_mirror_view(sqrt_one_minus_abar_);
   for (int i = 0; i < config.steps; ++i) {
@@ -36,9 +42,48 @@ DiffusionModel::DiffusionModel(const DiffusionConfig& config, std::uint64_t seed
   Kokkos::deep_copy(sqrt_one_minus_abar_, b);
 }
 
+std::string DiffusionModel::config_string() const {
+  DiffusionConfig c = net_.config();
+  c.anomaly = anomaly_;
+  return c.to_string();
+}
+
+void DiffusionModel::fit_to_data(const Dataset& train) {
+  anomaly_ = !train.file_attribute(kAnomalyAttribute).empty();
+  if (net_.config().linear_skip) skip_.fit(train, norm_);  // the normalisation is set before
+}
+
+ExtraDatasets DiffusionModel::extra_datasets() const {
+  ExtraDatasets e = norm_.datasets();
+  if (net_.config().linear_skip)
+    for (auto& [name, values] : skip_.datasets()) e[name] = values;
+  return e;
+}
+
+void DiffusionModel::load_extra_datasets(const std::string& weights_file) {
+  norm_.load(weights_file);
+  if (net_.config().linear_skip) skip_.load(weights_file);
+}
+
+void DiffusionModel::check_data_file(const std::string& data_file) const {
+  const h5::File f = h5::File::open_read(data_file);
+  const bool data_anomaly = h5::has_attr(f, "/", kAnomalyAttribute);
+  if (data_anomaly == anomaly_) return;
+  throw Error(data_file +
+                  (data_anomaly ? ": holds anomalies (attribute 'anomaly': diffgen --anomaly), but the model "
+                                  "was trained on absolute values (its configuration's anomaly=false)"
+                                : ": holds absolute values (no attribute 'anomaly'), but the model was "
+                                  "trained on anomalies (diffgen --anomaly; its configuration's anomaly=true)") +
+                  "; cut the data as its training data was",
+              ExitCode::bad_input);
+}
+
 void DiffusionModel::prepare(const Batch& b) {
   const int n = b.n;
   norm_.normalise_context(View2<float>(b.inputs().matrix()), c_, n);
+  const bool skip = net_.config().linear_skip;  // Note [linear skip]: x_0 is the departure from lin(c)
+  if (skip) skip_.apply(c_, lin_, n);
+  const auto lin = lin_;
   const auto ids = b.ids;
   const auto t = t_;
   const std::uint64_t epoch = b.epoch;
@@ -80,9 +125,10 @@ void DiffusionModel::prepare(const Batch& b) {
     const float* __restrict__ y_row = &y(i, 0);
     float* __restrict__ eps_row = &eps(i, 0);
     float* __restrict__ xt_row = &xt(i, 0);
+    const float* __restrict__ lin_row = &lin(skip ? i : 0, 0);  // zeros without the skip
     const float v_flag = v_target ? 1.0f : 0.0f;  // a float compare in the loop: GCC vectorises that select
     const auto put = [&](const long j, const float e) {
-      const float x0 = (y_row[j] - mean_p[j]) / std_p[j];
+      const float x0 = (y_row[j] - mean_p[j]) / std_p[j] - lin_row[j];
       eps_row[j] = v_flag != 0.0f ? a * e - s * x0 : e;
       xt_row[j] = a * x0 + s * e;
     };
@@ -186,6 +232,27 @@ Predictions DiffusionModel::predict(const Batch& b, const PredictOptions& o) {
   EnsembleGenerator sampler(inference_net(rows), schedule_, norm_, s, rows);
   const View2<float> contexts(x.data(), n, static_cast<std::size_t>(c.n_context));  // the batch's memory
   sampler.sample(contexts, ids, n, View2<float>(e.values.data(), n * M, nf));
+  if (c.linear_skip) {  // Note [linear skip]: lin(c) added back, in data units
+    const View2<float> cn("diffusion_skip_context", n, static_cast<std::size_t>(c.n_context)),
+        lin("diffusion_skip_lin", n, nf);
+    norm_.normalise_context(contexts, cn, b.n);
+    skip_.apply(cn, lin, b.n);
+    const auto values = e.values;
+    const auto sd = norm_.y_std;
+    const std::uint64_t members = M, width = nf;
+    Kokkos::parallel_for(
+        "diffusion_add_skip", range(std::uint64_t{0}, n * M * nf), KOKKOS_LAMBDA(const std::uint64_t k) {
+          const std::uint64_t j = k % width, i = k / (members * width);
+          values(k) += sd(j) * lin(i, j);
+        });
+  }
+  if (anomaly_) {  // Note [anomaly targets]: the members' absolute values, the block's mean added back
+    const auto values = e.values;
+    const std::uint64_t per_context = M * nf;
+    Kokkos::parallel_for(
+        "diffusion_add_level", range(std::uint64_t{0}, n * per_context),
+        KOKKOS_LAMBDA(const std::uint64_t k) { values(k) += contexts(k / per_context, 0); });
+  }
   return {e};
 }
 

@@ -28,6 +28,12 @@ struct DiffusionConfig {
   // What the network's output is trained to predict: "eps" (the noise; the default and the seed's
   // choice) or "v" = sqrt(abar) eps - sqrt(1 - abar) x_0 (Salimans & Ho 2022). Same network either way.
   std::string target = "eps";
+  // The network generates the departure from a least-squares linear map of the context, fitted before
+  // training (Note [linear skip] in diffusion_linear_skip.hpp). Not part of the network.
+  bool linear_skip = false;
+  // Trained on diffgen --anomaly data (Note [anomaly targets] in grid_patches.hpp): set from the
+  // training file, not a deck key; predict adds context column 0 back. Not part of the network.
+  bool anomaly = false;
 
   // The stored configuration (Note [stored configuration] in models/registry.hpp) and back, through
   // the family's config schema (diffusion_family.cpp); unknown keys and bad values are errors.

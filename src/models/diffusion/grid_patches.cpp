@@ -123,7 +123,7 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
 
   n.per_time = corners.size() / 2;
   const std::size_t K = o.statics.size();
-  n.context = kHexBlocks + (o.position ? 2 : 0) + static_cast<int>(K * P * P);
+  n.context = kHexBlocks + (o.position ? 2 : 0) + static_cast<int>(K * P * P + (o.anomaly ? K : 0));
   n.fine = static_cast<int>(P * P);
   const std::size_t N = l.ny * l.nx, chunk = 32;
   n.times = t_hi - t_lo;
@@ -133,7 +133,7 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
     h5::RowAppender<float> context_rows(f, "context", {static_cast<std::uint64_t>(n.context)}),
         fine_rows(f, "fine", {static_cast<std::uint64_t>(n.fine)});
     h5::RowAppender<long long> time_rows(f, "time_index", {}), corner_rows(f, "corner", {2});
-    std::vector<float> window, context, fine;
+    std::vector<float> window, context, fine, static_means(K);
     std::vector<long long> time_index, corner;
     BlockSums sums;
     for (std::size_t t0 = t_lo; t0 < t_hi; t0 += chunk) {
@@ -160,7 +160,10 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
             ++n.skipped;
             continue;
           }
-          for (const double m : means) context.push_back(static_cast<float>(m));
+          // Note [anomaly targets]: the neighbour means (and the fine block, below) relative to the block's mean.
+          const double level = o.anomaly ? means[0] : 0.0;
+          context.push_back(static_cast<float>(means[0]));
+          for (int b = 1; b < kHexBlocks; ++b) context.push_back(static_cast<float>(means[b] - level));
           if (o.position) {  // the patch centre: the mean of its four middle points' (an odd P: its middle point)
             const std::size_t ya = y0 + (P - 1) / 2, yb = y0 + P / 2, xa = x0 + (P - 1) / 2, xb = x0 + P / 2;
             const double lon0 = l.lon[ya * l.nx + xa];
@@ -171,13 +174,23 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
             context.push_back(static_cast<float>(lat));
             context.push_back(static_cast<float>(lon0 + dlon));
           }
-          for (std::size_t s = 0; s < K; ++s)
-            for (std::size_t y = y0; y < y0 + P; ++y) {
-              const float* row = &l.statics[(s * l.ny + y) * l.nx + x0];
-              context.insert(context.end(), row, row + P);
+          for (std::size_t s = 0; s < K; ++s) {
+            const float* block = &l.statics[(s * l.ny + y0) * l.nx + x0];
+            double static_level = 0;
+            if (o.anomaly) {
+              for (std::size_t y = 0; y < P; ++y)
+                for (std::size_t x = 0; x < P; ++x) static_level += block[y * l.nx + x];
+              static_level /= static_cast<double>(P * P);
+              static_means[s] = static_cast<float>(static_level);
             }
+            for (std::size_t y = 0; y < P; ++y)
+              for (std::size_t x = 0; x < P; ++x)
+                context.push_back(static_cast<float>(block[y * l.nx + x] - static_level));
+          }
+          if (o.anomaly) context.insert(context.end(), static_means.begin(), static_means.end());
           for (std::size_t y = y0; y < y0 + P; ++y)
-            fine.insert(fine.end(), field + y * l.nx + x0, field + y * l.nx + x0 + P);
+            for (std::size_t x = x0; x < x0 + P; ++x)
+              fine.push_back(static_cast<float>(field[y * l.nx + x] - level));
           time_index.push_back(static_cast<long long>(t0 + k));
           corner.insert(corner.end(), {static_cast<long long>(y0), static_cast<long long>(x0)});
         }
@@ -200,10 +213,15 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
       h5::write_attr(f, "/", "region",
                      strf("%s rows [%zu, %zu), columns [%zu, %zu)", o.outside ? "outside" : "inside", n.box[0],
                           n.box[1], n.box[2], n.box[3]));
-    h5::write_attr(f, "/", "context_columns",
-                   std::string("block mean, +x, -x, +y, -y, (+x -y), (-x +y)") +
-                       (o.position ? ", latitude, longitude" : "") +
-                       (K > 0 ? ", the P x P blocks of " + statics : std::string()));
+    std::string columns = "block mean, +x, -x, +y, -y, (+x -y), (-x +y)";
+    if (o.anomaly) columns += " minus the block mean";
+    if (o.position) columns += ", latitude, longitude";
+    if (K > 0) columns += ", the P x P blocks of " + statics;
+    if (K > 0 && o.anomaly) columns += " minus their block means, then those means";
+    h5::write_attr(f, "/", "context_columns", columns);
+    if (o.anomaly)
+      h5::write_attr(f, "/", kAnomalyAttribute,
+                     std::string("fine = value - context column 0 (the block mean); add it back for the values"));
   });
   return n;
 }
