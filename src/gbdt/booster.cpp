@@ -10,6 +10,7 @@
 #include "core/timer.hpp"
 #include "core/trace.hpp"
 #include "gbdt/metrics.hpp"
+#include "gbdt/renew.hpp"
 
 namespace hpct::gbdt {
 
@@ -33,6 +34,11 @@ View2<double> base_margins(long long n, const std::vector<double>& base) {
     for (std::size_t k = 0; k < base.size(); ++k) h(i, k) = base[k];
   Kokkos::deep_copy(m, h);
   return m;
+}
+
+std::vector<int> to_host_vector(const View1<int>& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<int>(h.data(), h.data() + h.size());
 }
 
 std::vector<double> host_margins(const View2<double>& m) {
@@ -98,8 +104,9 @@ struct Booster::State {
     metrics = p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)} : p.metrics;
     if (resume) model.base_margin = resume->base_margin;
     else
-      model.base_margin = p.base_score_auto ? base_margins_from_data(p.objective, model.num_class, tr.y, tr.w, comm)
-                                            : base_margins_from_value(p.objective, model.num_class, p.base_score);
+      model.base_margin = p.base_score_auto
+                              ? base_margins_from_data(p.objective, model.num_class, tr.y, tr.w, comm, p.objective_params)
+                              : base_margins_from_value(p.objective, model.num_class, p.base_score);
 
     cuts = [&] {  // a trace phase of its own (the global quantiles: an all-gather)
       trace::Scope t("binning");
@@ -163,6 +170,14 @@ struct Booster::State {
   }
 
   void grow_round();
+  // Note [leaf renewal] (gbdt/renew.hpp): t's leaves become eta times the quantile of their in-bag
+  // rows' residuals, from the margins before t.
+  void renew(Tree& t) {
+    trace::Scope s("leaf_renewal");
+    const std::vector<int> bag = p.subsample < 1.0 ? to_host_vector(in_bag) : std::vector<int>{};
+    renew_leaves(t, leaves_binned(t, cuts, bins), bag, host_margins(margin), tr.y, tr.w,
+                 renewal_alpha(p.objective, p.objective_params), p.grow.eta, comm);
+  }
 
   const BoostParams& p;
   const Data& tr;
@@ -227,6 +242,7 @@ void Booster::State::grow_round() {
     if (p.subsample < 1.0) part->reset(in_bag);
     else part->reset_all();
     Tree t = grow_tree(p.grow, cuts, *hb, columns, q, allowed, *part, *watched, shown_round);
+    if (renews_leaves(p.objective)) renew(t);  // K = 1
     add_tree_trained(t, cuts, bins, columns, *part, margin, k);
     for (std::size_t e = 0; e < evals.size(); ++e) add_tree_binned(t, cuts, eval_bins[e], eval_margin[e], k);
     model.trees.push_back(std::move(t));

@@ -159,6 +159,16 @@ std::string to_xgboost_json(const Model& m) {
                    {"tweedie_regression_param",
                     {{"tweedie_variance_power", f32(m.objective_params.tweedie_variance_power)}}}};
       break;
+    // Identity link: predictions are the margins; the parameters give XGBoost's default metric its own.
+    case Objective::absolute_error: objective = {{"name", "reg:absoluteerror"}}; break;
+    case Objective::quantile:
+      objective = {{"name", "reg:quantileerror"},
+                   {"quantile_loss_param", {{"quantile_alpha", "[" + f32(m.objective_params.quantile_alpha) + "]"}}}};
+      break;
+    case Objective::pseudo_huber:
+      objective = {{"name", "reg:pseudohubererror"},
+                   {"pseudo_huber_param", {{"huber_slope", f32(m.objective_params.huber_slope)}}}};
+      break;
   }
 
   json booster;

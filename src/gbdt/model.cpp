@@ -214,6 +214,17 @@ void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_
       KOKKOS_LAMBDA(const long long r) { margin(r, k) += val(leaf_of(nodes, bins, r)); });
 }
 
+std::vector<int> leaves_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins) {
+  const BinnedTree bt = flatten_binned(t, cuts);
+  const auto nodes = bt.nodes;
+  View1<int> leaf("gbdt::row_leaf", bins.extent(0));
+  Kokkos::parallel_for(
+      "gbdt_row_leaf", range<Kokkos::IndexType<long long>>(0, static_cast<long long>(bins.extent(0))),
+      KOKKOS_LAMBDA(const long long r) { leaf(r) = leaf_of(nodes, bins, r); });
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), leaf);
+  return std::vector<int>(h.data(), h.data() + h.size());
+}
+
 // Note [last split in the margin update]
 // The last level's split nodes need no histograms, only their rows' leaves: on host backends growth
 // does not partition them (RowPartition::defer_split) and this pass, which visits every in-bag row

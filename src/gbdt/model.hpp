@@ -38,6 +38,8 @@ std::vector<double> predict_margins(const Model& m, const std::vector<float>& x,
 // margin(:, k) += tree output for binned rows (validation sets during training).
 void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
                      const View2<double>& margin, int k);
+// Each binned row's leaf (node index) in `t`, on the host.
+std::vector<int> leaves_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins);
 // margin(:, k) += tree output for the training rows of the tree just grown: in-bag rows by the leaf
 // they were partitioned into (or by the deferred last split of their node, read from `columns`,
 // the bins feature-major), out-of-bag rows by walking the tree on their bins. Overwrites part's

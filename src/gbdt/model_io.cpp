@@ -109,6 +109,8 @@ std::string to_json(const Model& m) {
   // Only the objectives that have a parameter write it: other models keep their bytes.
   if (m.objective == Objective::poisson) doc["poisson_max_delta_step"] = m.objective_params.poisson_max_delta_step;
   if (m.objective == Objective::tweedie) doc["tweedie_variance_power"] = m.objective_params.tweedie_variance_power;
+  if (m.objective == Objective::quantile) doc["quantile_alpha"] = m.objective_params.quantile_alpha;
+  if (m.objective == Objective::pseudo_huber) doc["huber_slope"] = m.objective_params.huber_slope;
   doc["num_class"] = m.num_class;
   doc["num_features"] = m.num_features;
   if (!m.feature_names.empty()) doc["feature_names"] = m.feature_names;  // unnamed models keep their bytes
@@ -179,6 +181,15 @@ Model from_json(const std::string& text_in, const std::string& src) {
     m.objective_params.tweedie_variance_power = number(v, "tweedie_variance_power", src);
     if (!(m.objective_params.tweedie_variance_power > 1 && m.objective_params.tweedie_variance_power < 2))
       input_error(src, 0, "tweedie_variance_power", "model file: must lie strictly between 1 and 2");
+  }
+  if (m.objective == Objective::quantile) {
+    m.objective_params.quantile_alpha = number(v, "quantile_alpha", src);
+    if (!(m.objective_params.quantile_alpha > 0 && m.objective_params.quantile_alpha < 1))
+      input_error(src, 0, "quantile_alpha", "model file: must lie strictly between 0 and 1");
+  }
+  if (m.objective == Objective::pseudo_huber) {
+    m.objective_params.huber_slope = number(v, "huber_slope", src);
+    if (!(m.objective_params.huber_slope > 0)) input_error(src, 0, "huber_slope", "model file: must be > 0");
   }
   m.num_class = static_cast<int>(number(v, "num_class", src));
   m.num_features = static_cast<int>(number(v, "num_features", src));
