@@ -104,9 +104,9 @@ struct Booster::State {
     metrics = p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)} : p.metrics;
     if (resume) model.base_margin = resume->base_margin;
     else
-      model.base_margin = p.base_score_auto
-                              ? base_margins_from_data(p.objective, model.num_class, tr.y, tr.w, comm, p.objective_params)
-                              : base_margins_from_value(p.objective, model.num_class, p.base_score);
+      model.base_margin = p.base_score_auto ? base_margins_from_data(p.objective, model.num_class, tr.y, tr.w, comm,
+                                                                     p.objective_params)
+                                            : base_margins_from_value(p.objective, model.num_class, p.base_score);
 
     cuts = [&] {  // a trace phase of its own (the global quantiles: an all-gather)
       trace::Scope t("binning");

@@ -221,9 +221,10 @@ std::string to_lightgbm_text(const Model& m) {
     case Objective::pseudo_huber:
       // LightGBM's huber is Huber's loss, not the pseudo-Huber one: no LightGBM objective predicts alike
       // for training on, so none is written rather than a wrong one.
-      throw Error("the pseudo_huber objective has no LightGBM counterpart (LightGBM's huber is a different "
-                  "loss): convert it --to xgboost (reg:pseudohubererror)",
-                  ExitCode::bad_input);
+      throw Error(
+          "the pseudo_huber objective has no LightGBM counterpart (LightGBM's huber is a different "
+          "loss): convert it --to xgboost (reg:pseudohubererror)",
+          ExitCode::bad_input);
   }
 
   std::ostringstream o;

@@ -163,7 +163,8 @@ std::string to_xgboost_json(const Model& m) {
     case Objective::absolute_error: objective = {{"name", "reg:absoluteerror"}}; break;
     case Objective::quantile:
       objective = {{"name", "reg:quantileerror"},
-                   {"quantile_loss_param", {{"quantile_alpha", "[" + f32(m.objective_params.quantile_alpha) + "]"}}}};
+                   {"quantile_loss_param",
+                    {{"quantile_alpha", "[" + f32(m.objective_params.quantile_alpha) + "]"}}}};
       break;
     case Objective::pseudo_huber:
       objective = {{"name", "reg:pseudohubererror"},

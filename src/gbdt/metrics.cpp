@@ -14,10 +14,19 @@
 namespace hpct::gbdt {
 
 namespace {
-const std::vector<std::string> kMetrics = {
-    "rmse",           "mae",    "logloss",         "error",         "auc",
-    "mlogloss",       "merror", "poisson_nloglik", "gamma_nloglik", "gamma_deviance",
-    "tweedie_nloglik", "quantile", "mphe"};
+const std::vector<std::string> kMetrics = {"rmse",
+                                           "mae",
+                                           "logloss",
+                                           "error",
+                                           "auc",
+                                           "mlogloss",
+                                           "merror",
+                                           "poisson_nloglik",
+                                           "gamma_nloglik",
+                                           "gamma_deviance",
+                                           "tweedie_nloglik",
+                                           "quantile",
+                                           "mphe"};
 }
 
 bool metric_known(const std::string& name) {

@@ -11,8 +11,15 @@
 namespace hpct::gbdt {
 
 enum class Objective {
-  regression, binary, multiclass, poisson, gamma, tweedie,
-  absolute_error, quantile, pseudo_huber,  // Note [robust objectives]
+  regression,
+  binary,
+  multiclass,
+  poisson,
+  gamma,
+  tweedie,
+  absolute_error,
+  quantile,
+  pseudo_huber
 };
 
 // Note [log-link objectives]: poisson (counts), gamma (positive amounts) and tweedie (amounts that

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <utility>
 
 namespace hpct::gbdt {
@@ -11,11 +10,14 @@ namespace hpct::gbdt {
 double quantile_of(std::vector<double>& v, std::vector<double>& w, double alpha) {
   if (w.empty()) {  // position alpha (n - 1), interpolated (LightGBM 4's rule, numpy's "linear")
     if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
     const double pos = alpha * static_cast<double>(v.size() - 1);
     const auto k = static_cast<std::size_t>(pos);
-    if (k + 1 >= v.size()) return v.back();
-    return v[k] + (pos - static_cast<double>(k)) * (v[k + 1] - v[k]);
+    // Selection, not a sort: the k-th smallest, then the smallest of the values above it.
+    const auto kth = v.begin() + static_cast<std::ptrdiff_t>(k);
+    std::nth_element(v.begin(), kth, v.end());
+    if (k + 1 >= v.size()) return *kth;
+    const double next = *std::min_element(kth + 1, v.end());
+    return *kth + (pos - static_cast<double>(k)) * (next - *kth);
   }
   // The first value whose cumulative weight reaches alpha W (XGBoost's weighted rule).
   std::vector<std::pair<double, double>> r;
@@ -54,6 +56,9 @@ void renew_leaves(Tree& t, const std::vector<int>& leaf, const std::vector<int>&
   const bool weighted = !w.empty();
   std::vector<int> lf;
   std::vector<double> res, wt;
+  lf.reserve(leaf.size());
+  res.reserve(leaf.size());
+  if (weighted) wt.reserve(leaf.size());
   for (std::size_t r = 0; r < leaf.size(); ++r) {
     if (!in_bag.empty() && in_bag[r] == 0) continue;
     lf.push_back(leaf[r]);
@@ -68,20 +73,24 @@ void renew_leaves(Tree& t, const std::vector<int>& leaf, const std::vector<int>&
   const auto nodes = static_cast<std::size_t>(t.num_nodes());
   std::vector<double> value(nodes, 0.0);
   if (comm.rank() == 0) {
-    // Each leaf's rows together (a stable order: the quantile sorts them anyway).
-    std::vector<std::size_t> order(lf.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return lf[a] < lf[b]; });
-    std::vector<double> v, ww;
-    for (std::size_t i = 0; i < order.size();) {
-      const int node = lf[order[i]];
-      v.clear();
-      ww.clear();
-      for (; i < order.size() && lf[order[i]] == node; ++i) {
-        v.push_back(res[order[i]]);
-        if (weighted) ww.push_back(wt[order[i]]);
-      }
-      value[static_cast<std::size_t>(node)] = eta * quantile_of(v, ww, alpha);
+    // Each leaf's rows together: a counting sort by leaf (the quantile reorders them anyway).
+    std::vector<std::size_t> start(nodes + 1, 0);
+    for (const int node : lf) ++start[static_cast<std::size_t>(node) + 1];
+    for (std::size_t i = 0; i < nodes; ++i) start[i + 1] += start[i];
+    std::vector<double> v(lf.size()), ww(weighted ? lf.size() : 0);
+    std::vector<std::size_t> at(start.begin(), start.end() - 1);
+    for (std::size_t i = 0; i < lf.size(); ++i) {
+      const std::size_t j = at[static_cast<std::size_t>(lf[i])]++;
+      v[j] = res[i];
+      if (weighted) ww[j] = wt[i];
+    }
+    std::vector<double> lv, lw;
+    for (std::size_t node = 0; node < nodes; ++node) {
+      if (start[node] == start[node + 1]) continue;  // no row: an inner node, or a leaf without one
+      const auto b = static_cast<std::ptrdiff_t>(start[node]), e = static_cast<std::ptrdiff_t>(start[node + 1]);
+      lv.assign(v.begin() + b, v.begin() + e);
+      if (weighted) lw.assign(ww.begin() + b, ww.begin() + e);
+      value[node] = eta * quantile_of(lv, lw, alpha);
     }
   }
   comm.broadcast(value.data(), value.size());

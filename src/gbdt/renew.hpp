@@ -21,7 +21,7 @@ namespace hpct::gbdt {
 // left out, as XGBoost leaves out rows of hessian 0. The rows are sorted by (value, weight), so the
 // result depends only on the multiset of rows, not on their order or rank.
 //
-// Returns the alpha-quantile of v with weights w (empty: unweighted); reorders v. No row (of positive
+// Returns the alpha-quantile of v with weights w (empty: unweighted); reorders v (unweighted: partly). No row (of positive
 // weight): 0.
 double quantile_of(std::vector<double>& v, std::vector<double>& w, double alpha);
 

@@ -121,7 +121,8 @@ TEST(GbdtRobust, GradientsAreTheLossDerivatives) {
           if (o == Objective::pseudo_huber) {
             const double e2 = 1e-4;
             const double d2l = (loss(o, f[i] + e2, y[i], p) - 2 * loss(o, f[i], y[i], p) +
-                                loss(o, f[i] - e2, y[i], p)) / (e2 * e2);
+                                loss(o, f[i] - e2, y[i], p)) /
+                               (e2 * e2);
             EXPECT_NEAR(gr.h[i], wi * d2l, 1e-4 * (1 + std::fabs(d2l))) << "pseudo_huber row " << i;
           } else {
             EXPECT_EQ(gr.h[i], wi) << objective_name(o) << ": hessian 1 times the weight";
@@ -218,7 +219,8 @@ TEST(GbdtRobust, RenewedLeavesAndBaseMarginsAreGlobalQuantiles) {
               if (weighted) w.push_back(w_all[i]);
             }
           EXPECT_EQ(r.value[static_cast<std::size_t>(node)], 0.3 * quantile_of(v, w, alpha))
-              << "leaf " << node << " alpha " << alpha << (weighted ? " weighted" : "") << (bagged ? " bagged" : "");
+              << "leaf " << node << " alpha " << alpha << (weighted ? " weighted" : "")
+              << (bagged ? " bagged" : "");
         }
         EXPECT_EQ(r.value[0], 0.0);
       }
@@ -229,7 +231,8 @@ TEST(GbdtRobust, RenewedLeavesAndBaseMarginsAreGlobalQuantiles) {
   EXPECT_EQ(base_margins_from_data(Objective::quantile, 1, mine(y_all), mine(w_all), comm, p)[0],
             quantile_of(yd, wd, 0.9));
   std::vector<double> yu(y_all.begin(), y_all.end()), nw;
-  EXPECT_EQ(base_margins_from_data(Objective::absolute_error, 1, mine(y_all), {}, comm, p)[0], quantile_of(yu, nw, 0.5));
+  EXPECT_EQ(base_margins_from_data(Objective::absolute_error, 1, mine(y_all), {}, comm, p)[0],
+            quantile_of(yu, nw, 0.5));
   // pseudo_huber: one Newton step from margin 0, -sum g(0) / sum h(0) (XGBoost's intercept).
   p.huber_slope = 2.0;
   double G = 0, H = 0;
