@@ -36,11 +36,6 @@ View2<double> base_margins(long long n, const std::vector<double>& base) {
   return m;
 }
 
-std::vector<int> to_host_vector(const View1<int>& v) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  return std::vector<int>(h.data(), h.data() + h.size());
-}
-
 std::vector<double> host_margins(const View2<double>& m) {
   auto h = to_host(m);
   return std::vector<double>(h.data(), h.data() + h.size());
@@ -174,8 +169,7 @@ struct Booster::State {
   // rows' residuals, from the margins before t.
   void renew(Tree& t) {
     trace::Scope s("leaf_renewal");
-    const std::vector<int> bag = p.subsample < 1.0 ? to_host_vector(in_bag) : std::vector<int>{};
-    renew_leaves(t, leaves_binned(t, cuts, bins), bag, host_margins(margin), tr.y, tr.w,
+    renew_leaves(t, leaves_trained(t, *part, columns), host_margins(margin), tr.y, tr.w,
                  renewal_alpha(p.objective, p.objective_params), p.grow.eta, comm);
   }
 

@@ -214,17 +214,6 @@ void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_
       KOKKOS_LAMBDA(const long long r) { margin(r, k) += val(leaf_of(nodes, bins, r)); });
 }
 
-std::vector<int> leaves_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins) {
-  const BinnedTree bt = flatten_binned(t, cuts);
-  const auto nodes = bt.nodes;
-  View1<int> leaf("gbdt::row_leaf", bins.extent(0));
-  Kokkos::parallel_for(
-      "gbdt_row_leaf", range<Kokkos::IndexType<long long>>(0, static_cast<long long>(bins.extent(0))),
-      KOKKOS_LAMBDA(const long long r) { leaf(r) = leaf_of(nodes, bins, r); });
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), leaf);
-  return std::vector<int>(h.data(), h.data() + h.size());
-}
-
 // Note [last split in the margin update]
 // The last level's split nodes need no histograms, only their rows' leaves: on host backends growth
 // does not partition them (RowPartition::defer_split) and this pass, which visits every in-bag row
@@ -386,6 +375,28 @@ void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8
         const int r = idx(j);
         margin(r, k) += val(leaf_of(nodes, bins, r));
       });
+}
+
+// The partition's leaves (and deferred splits, by the same rule add_tree_trained applies) per row:
+// every in-bag row is visited once, no tree walk.
+std::vector<int> leaves_trained(const Tree& t, const RowPartition& part, const View2<std::uint8_t>& columns) {
+  const auto idx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), part.index());
+  std::vector<int> leaf(static_cast<std::size_t>(part.rows()), -1);
+  for (int i = 0; i < t.num_nodes(); ++i) {
+    if (!t.is_leaf(i)) continue;
+    const long long b = part.begin(i), e = b + part.count(i);
+    for (long long j = b; j < e; ++j) leaf[static_cast<std::size_t>(idx(j))] = i;
+  }
+  for (const auto& d : part.deferred()) {  // host backends only: `columns` is host memory
+    const std::uint8_t* col = columns.data() +
+                              static_cast<long long>(d.rule.feature) * static_cast<long long>(columns.extent(1));
+    const long long b = part.begin(d.node), e = b + part.count(d.node);
+    for (long long j = b; j < e; ++j) {
+      const int r = idx(j);
+      leaf[static_cast<std::size_t>(r)] = d.rule.goes_left(col[r]) ? d.left : d.right;
+    }
+  }
+  return leaf;
 }
 
 }  // namespace hpct::gbdt

@@ -38,13 +38,14 @@ std::vector<double> predict_margins(const Model& m, const std::vector<float>& x,
 // margin(:, k) += tree output for binned rows (validation sets during training).
 void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
                      const View2<double>& margin, int k);
-// Each binned row's leaf (node index) in `t`, on the host.
-std::vector<int> leaves_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins);
 // margin(:, k) += tree output for the training rows of the tree just grown: in-bag rows by the leaf
 // they were partitioned into (or by the deferred last split of their node, read from `columns`,
 // the bins feature-major), out-of-bag rows by walking the tree on their bins. Overwrites part's
 // scratch (Note [leaf codes] in gbdt/model.cpp).
 void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
                       const View2<std::uint8_t>& columns, RowPartition& part, const View2<double>& margin, int k);
+// Each training row's leaf (node index) in the tree `t` just grown, on the host, from the partition
+// growth left (as add_tree_trained reads it, so before it overwrites part's scratch); -1: out of the bag.
+std::vector<int> leaves_trained(const Tree& t, const RowPartition& part, const View2<std::uint8_t>& columns);
 
 }  // namespace hpct::gbdt

@@ -50,9 +50,9 @@ double global_quantile(const std::vector<double>& v, const std::vector<double>& 
   return q;
 }
 
-void renew_leaves(Tree& t, const std::vector<int>& leaf, const std::vector<int>& in_bag,
-                  const std::vector<double>& margin, const std::vector<float>& y, const std::vector<float>& w,
-                  double alpha, double eta, const Comm& comm) {
+void renew_leaves(Tree& t, const std::vector<int>& leaf, const std::vector<double>& margin,
+                  const std::vector<float>& y, const std::vector<float>& w, double alpha, double eta,
+                  const Comm& comm) {
   const bool weighted = !w.empty();
   std::vector<int> lf;
   std::vector<double> res, wt;
@@ -60,7 +60,7 @@ void renew_leaves(Tree& t, const std::vector<int>& leaf, const std::vector<int>&
   res.reserve(leaf.size());
   if (weighted) wt.reserve(leaf.size());
   for (std::size_t r = 0; r < leaf.size(); ++r) {
-    if (!in_bag.empty() && in_bag[r] == 0) continue;
+    if (leaf[r] < 0) continue;  // out of the bag
     lf.push_back(leaf[r]);
     res.push_back(static_cast<double>(y[r]) - margin[r]);
     if (weighted) wt.push_back(static_cast<double>(w[r]));

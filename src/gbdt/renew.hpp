@@ -41,11 +41,10 @@ double global_quantile(const std::vector<double>& v, const std::vector<double>& 
 // (16 to 20 bytes a row) on rank 0, which sorts each leaf's rows (n log n over the training rows) and
 // broadcasts the leaf values while the other ranks wait; 1 rank skips the messages, not the sort.
 //
-// leaf[r]: training row r's leaf in t; in_bag: empty (every row) or per row, nonzero in the bag;
-// margin[r]: row r's margin before t. A leaf without any in-bag row of positive weight gets 0.
-// Collective.
-void renew_leaves(Tree& t, const std::vector<int>& leaf, const std::vector<int>& in_bag,
-                  const std::vector<double>& margin, const std::vector<float>& y, const std::vector<float>& w,
-                  double alpha, double eta, const Comm& comm);
+// leaf[r]: training row r's leaf in t, -1 for a row out of the bag; margin[r]: row r's margin before
+// t. A leaf without any in-bag row of positive weight gets 0. Collective.
+void renew_leaves(Tree& t, const std::vector<int>& leaf, const std::vector<double>& margin,
+                  const std::vector<float>& y, const std::vector<float>& w, double alpha, double eta,
+                  const Comm& comm);
 
 }  // namespace hpct::gbdt

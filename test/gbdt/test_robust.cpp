@@ -209,8 +209,10 @@ TEST(GbdtRobust, RenewedLeavesAndBaseMarginsAreGlobalQuantiles) {
       for (const bool bagged : {false, true}) {
         Tree r = t;
         const std::vector<float> none;
-        renew_leaves(r, mine(leaf_all), bagged ? mine(bag_all) : std::vector<int>{}, mine(margin_all), mine(y_all),
-                     weighted ? mine(w_all) : none, alpha, 0.3, comm);
+        std::vector<int> leaf = leaf_all;  // -1: out of the bag
+        for (std::size_t i = 0; i < leaf.size(); ++i)
+          if (bagged && !bag_all[i]) leaf[i] = -1;
+        renew_leaves(r, mine(leaf), mine(margin_all), mine(y_all), weighted ? mine(w_all) : none, alpha, 0.3, comm);
         for (const int node : {1, 2}) {
           std::vector<double> v, w;
           for (std::size_t i = 0; i < leaf_all.size(); ++i)
