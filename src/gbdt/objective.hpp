@@ -38,7 +38,8 @@ enum class Objective {
 //   quantile        L = (1 - a) r if r >= 0, else -a r     g = 1 - a if r >= 0, else -a, h = 1
 //   pseudo_huber    L = d^2 (sqrt(1 + (r/d)^2) - 1)        g = r / sqrt(1 + (r/d)^2), h = (1 + (r/d)^2)^-1.5
 // with a = quantile_alpha, d = huber_slope, every g and h times the row's weight: XGBoost's
-// reg:absoluteerror, reg:quantileerror and reg:pseudohubererror, LightGBM's l1 and quantile.
+// reg:absoluteerror, reg:quantileerror and reg:pseudohubererror (3.2.0: pseudo_huber's exact hessian,
+// checked on a stump's leaf value), LightGBM's l1 and quantile.
 // absolute_error and quantile then renew the leaves (Note [leaf renewal] in gbdt/renew.hpp): the
 // hessian 1 only shapes the tree. Their base margin is the weighted median / alpha-quantile of the
 // labels (both tools; the rule of Note [quantile rule]); pseudo_huber's is XGBoost's: one Newton step

@@ -38,8 +38,10 @@ double global_quantile(const std::vector<double>& v, const std::vector<double>& 
 // only the in-bag rows when bagging, and both take a mean of per-machine quantiles when distributed;
 // here the quantile is the exact one of all ranks' rows (global_quantile), so N ranks build the model
 // of 1 rank bit for bit. The cost: each tree gathers every in-bag row's leaf, residual and weight
-// (16 to 20 bytes a row) on rank 0, which sorts each leaf's rows (n log n over the training rows) and
-// broadcasts the leaf values while the other ranks wait; 1 rank skips the messages, not the sort.
+// (16 to 20 bytes a row) on rank 0, which selects each leaf's quantile (linear in its rows; weighted:
+// a sort) and broadcasts the leaf values while the other ranks wait; 1 rank skips the messages. (An
+// exact distributed selection, bisecting on allreduced counts below a candidate, would send less but
+// take one allreduce per bisection step and leaf.)
 //
 // leaf[r]: training row r's leaf in t, -1 for a row out of the bag; margin[r]: row r's margin before
 // t. A leaf without any in-bag row of positive weight gets 0. Collective.
