@@ -9,20 +9,20 @@
 
 namespace hpct::gbdt {
 
-// Note [quantile rule]: unweighted rows: LightGBM 4's rule (its l1 and quantile objectives' leaves and
-// boost_from_average; measured on LightGBM 4.7, the rule of numpy's default and R's type 7): the n
-// values sorted ascending, the alpha-quantile is the value at position alpha (n - 1), linearly
-// interpolated between its two neighbours (the median of 4 values is the mean of the middle two; 1
-// value is its own quantile). Weighted rows: XGBoost's rule (WeightedQuantile), the first value, in
-// ascending order, whose cumulative weight reaches alpha W; no interpolation. (LightGBM 4.7's weighted
-// rule, which gives equal weights the unweighted value, is undocumented and not followed; XGBoost's
+// Note [quantile rule]: unweighted rows: LightGBM's rule (its l1 and quantile objectives' leaves and
+// boost_from_average, measured on LightGBM 4.7; numpy's default, R's type 7): the n values sorted
+// ascending, the alpha-quantile is the value at position alpha (n - 1), linearly interpolated between
+// its two neighbours (the median of 4 values is the mean of the middle two; 1 value is its own
+// quantile). Weighted rows: XGBoost's rule (WeightedQuantile), the first value, in ascending order,
+// whose cumulative weight reaches alpha W; no interpolation. (LightGBM 4.7's weighted rule gives equal
+// weights the unweighted value but matched no rule we tried on unequal ones: not followed. XGBoost's
 // unweighted rule interpolates at alpha (n + 1).) So a weight file of ones gives other leaves than no
-// weight file, as in XGBoost. Rows of weight 0 carry no loss and are
-// left out, as XGBoost leaves out rows of hessian 0. The rows are sorted by (value, weight), so the
-// result depends only on the multiset of rows, not on their order or rank.
+// weight file, as in XGBoost. Rows of weight 0 carry no loss and are left out, as XGBoost leaves out
+// rows of hessian 0. The rows are sorted by (value, weight), so the result depends only on the
+// multiset of rows, not on their order or rank.
 //
-// Returns the alpha-quantile of v with weights w (empty: unweighted); reorders v (unweighted: partly). No row (of positive
-// weight): 0.
+// Returns the alpha-quantile of v with weights w (empty: unweighted); reorders v (unweighted: partly).
+// No row (of positive weight): 0.
 double quantile_of(std::vector<double>& v, std::vector<double>& w, double alpha);
 
 // The alpha-quantile of every rank's rows together (each rank passes its own v and w): the rows are
