@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "gbdt/export.hpp"
 #include "gbdt/metrics.hpp"
+#include "gbdt/model.hpp"
 #include "gbdt/model_io.hpp"
 #include "gbdt/objective.hpp"
 #include "gbdt/renew.hpp"
@@ -304,4 +305,35 @@ TEST(GbdtRobust, DeckKeysMetricsModelFileAndExports) {
   ASSERT_NE(at, std::string::npos);
   text.replace(at, text.find(',', at) - at, "\"huber_slope\": -1");
   EXPECT_THROW(from_json(text, "m.json"), Error);
+}
+
+// Each row's leaf from the partition growth left: split rows by their slices, a deferred last split
+// by its rule, and rows out of the bag -1 (so only in-bag rows renew the leaves).
+TEST(GbdtRobust, LeavesOfTheTrainingRowsComeFromThePartition) {
+  const int n = 12;
+  View2<std::uint8_t> columns("columns", 1, n);  // one feature, row r in bin r
+  View1<int> in_bag("in_bag", n);
+  auto hc = Kokkos::create_mirror_view(columns);
+  auto hb = Kokkos::create_mirror_view(in_bag);
+  for (int r = 0; r < n; ++r) {
+    hc(0, r) = static_cast<std::uint8_t>(r);
+    hb(r) = r % 3 != 0;
+  }
+  Kokkos::deep_copy(columns, hc);
+  Kokkos::deep_copy(in_bag, hb);
+  Tree t;
+  for (int i = 0; i < 5; ++i) t.add_node(i == 0 ? 0 : 1, 0, 0);
+  t.left[0] = 1, t.right[0] = 2, t.left[2] = 3, t.right[2] = 4;
+  RowPartition part(n);
+  part.reset(in_bag);
+  const SplitRule root{0, 4, 255, false}, second{0, 7, 255, false};
+  part.split(0, 1, 2, root, columns);
+  if (kHostBackend) part.defer_split(2, 3, 4, second);  // as host growth leaves the last level
+  else part.split(2, 3, 4, second, columns);
+  const std::vector<int> leaf = leaves_trained(t, part, columns);
+  ASSERT_EQ(leaf.size(), static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    const int want = r % 3 == 0 ? -1 : r <= 4 ? 1 : r <= 7 ? 3 : 4;
+    EXPECT_EQ(leaf[static_cast<std::size_t>(r)], want) << "row " << r;
+  }
 }
