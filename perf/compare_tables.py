@@ -12,8 +12,9 @@ leaf limit XGBoost, which cannot count rows, can be given too); categorical limi
 (ours use the same names and defaults).
 
 Quality on the test rows: AUC (binary), accuracy (multiclass), RMSE (regression), mean Poisson deviance
-(count: counts trained with each tool's Poisson objective). "ok" when ours is within tolerance of the
-better tool: AUC 0.005, accuracy 0.01, RMSE and deviance 2%. A table under 8,000 rows is
+(count: counts trained with each tool's Poisson objective), mean pinball loss at alpha (quantile@alpha:
+a regression table trained with each tool's quantile objective at that alpha; "table@0.9"). "ok" when
+ours is within tolerance of the better tool: AUC 0.005, accuracy 0.01, RMSE, deviance and pinball 2%. A table under 8,000 rows is
 judged on the mean over 5 splits (shuffle seeds 7 .. 11): its test set of at most 1,600 rows has a
 standard error above the tolerance (docs/tables.md); larger tables on the first split. --splits N
 runs N splits for every table instead. Times are training seconds on the first split (ours: the run
@@ -72,7 +73,21 @@ TABLES = {
     "medpar": ("COUNT/medpar", "los", "count", ["provnum"], None),
     "biochem": ("pscl/bioChemists", "art", "count", [], None),
 }
-TOLERANCE = {"binary": 0.005, "multiclass": 0.01, "regression": 0.02, "count": 0.02}
+# quantiles (objective quantile at alpha 0.1, 0.5, 0.9) of regression tables with skewed labels: prices,
+# wages, hours, test scores
+for _name in ("diamonds", "computers", "slid", "males", "hi", "star"):
+    for _alpha in ("0.1", "0.5", "0.9"):
+        TABLES[f"{_name}@{_alpha}"] = TABLES[_name][:2] + (f"quantile@{_alpha}",) + TABLES[_name][3:]
+TOLERANCE = {"binary": 0.005, "multiclass": 0.01, "regression": 0.02, "count": 0.02, "quantile": 0.02}
+
+
+def kind(task):
+    """The task without its alpha: quantile@0.9 -> quantile."""
+    return task.split("@")[0]
+
+
+def alpha(task):
+    return float(task.split("@")[1])
 SMALL_ROWS, SMALL_SPLITS = 8000, 5  # tables under SMALL_ROWS rows: judged on the mean over SMALL_SPLITS splits
 
 
@@ -118,6 +133,9 @@ def as_categories(train, test):
 
 
 def quality(task, y, p):
+    if kind(task) == "quantile":  # mean pinball loss: a d if d = y - p >= 0, else (a - 1) d
+        d = y - p
+        return float(np.mean(np.where(d >= 0, alpha(task) * d, (alpha(task) - 1) * d)))
     if task == "count":  # mean Poisson deviance, 2 (y log(y/p) - (y - p)), y log y = 0 at y = 0
         p = np.maximum(p, 1e-12)
         return float(np.mean(2 * (np.where(y > 0, y * np.log(np.maximum(y, 1e-300) / p), 0.0) - (y - p))))
@@ -138,20 +156,21 @@ def quality(task, y, p):
 
 def run_ours(binary, paths, task, k, trees, workdir, keys=""):
     objective = {"regression": "regression", "binary": "binary", "multiclass": f"multiclass\nnum_class {k}",
-                 "count": "poisson"}[task]
+                 "count": "poisson"}.get(task) or f"quantile\nquantile_alpha {alpha(task)}"
     predict = os.path.join(os.path.dirname(binary), "predict")
     return gbdt_runs.train_and_predict(binary, predict, paths[0], paths[1], "target", objective, trees, workdir,
-                                       extra_keys=gbdt_runs.leaf_limits(task, k)[0] + "data_format csv\n" + keys)
+                                       extra_keys=gbdt_runs.leaf_limits(kind(task), k)[0] + "data_format csv\n" + keys)
 
 
 def run_xgb(tr, ytr, te, task, k, trees, more=None):
     import xgboost as xgb
     obj = {"regression": dict(objective="reg:squarederror"), "binary": dict(objective="binary:logistic"),
-           "multiclass": dict(objective="multi:softprob", num_class=k), "count": dict(objective="count:poisson")}[task]
+           "multiclass": dict(objective="multi:softprob", num_class=k), "count": dict(objective="count:poisson")}.get(
+        task) or dict(objective="reg:quantileerror", quantile_alpha=alpha(task))
     t0 = time.time()
     dtr = xgb.DMatrix(tr, ytr, enable_categorical=True)
     base = dict(obj, tree_method="hist", eta=0.1, max_bin=255, nthread=1, reg_lambda=1, grow_policy="lossguide",
-                max_leaves=31, max_depth=0, **gbdt_runs.leaf_limits(task, k)[1])
+                max_leaves=31, max_depth=0, **gbdt_runs.leaf_limits(kind(task), k)[1])
     b = xgb.train(dict(base, **(more or {})), dtr, trees)
     t = time.time() - t0
     return t, b.predict(xgb.DMatrix(te, enable_categorical=True))
@@ -160,11 +179,12 @@ def run_xgb(tr, ytr, te, task, k, trees, more=None):
 def run_lgb(tr, ytr, te, task, k, trees, more=None):
     import lightgbm as lgb
     obj = {"regression": dict(objective="regression"), "binary": dict(objective="binary"),
-           "multiclass": dict(objective="multiclass", num_class=k), "count": dict(objective="poisson")}[task]
+           "multiclass": dict(objective="multiclass", num_class=k), "count": dict(objective="poisson")}.get(
+        task) or dict(objective="quantile", alpha=alpha(task))
     t0 = time.time()
     ds = lgb.Dataset(tr, ytr, params=dict(max_bin=255, verbose=-1), categorical_feature="auto")
     base = dict(obj, learning_rate=0.1, num_leaves=31, max_depth=-1, lambda_l2=1, max_bin=255, num_threads=1,
-                verbose=-1, **gbdt_runs.leaf_limits(task, k)[2])
+                verbose=-1, **gbdt_runs.leaf_limits(kind(task), k)[2])
     b = lgb.train(dict(base, **(more or {})), ds, trees)
     t = time.time() - t0
     return t, b.predict(te)
@@ -187,8 +207,8 @@ def params(text):
 
 def within(task, q):
     """Ours within tolerance of the better tool (q: metric by tool)."""
-    if task in ("regression", "count"):  # lower is better
-        return q["ours"] <= min(q["xgboost"], q["lightgbm"]) * (1 + TOLERANCE[task])
+    if kind(task) in ("regression", "count", "quantile"):  # lower is better
+        return q["ours"] <= min(q["xgboost"], q["lightgbm"]) * (1 + TOLERANCE[kind(task)])
     return q["ours"] >= max(q["xgboost"], q["lightgbm"]) - TOLERANCE[task]
 
 
@@ -258,7 +278,8 @@ def main():
         ratios.append(np.median(r))
         if task == "multiclass":
             multi_ratios.append(np.median(r))
-        metric = {"regression": "rmse", "binary": "auc", "multiclass": "acc", "count": "dev"}[task]
+        metric = {"regression": "rmse", "binary": "auc", "multiclass": "acc", "count": "dev", "quantile": "pinball"}[
+            kind(task)]
         span = {t: f"{min(v):.2f}-{max(v):.2f}" for t, v in times.items()}
         print(f"{name:11} {task:10} {rows:6d} {tr.shape[1]:4d} {ncat:3d} {metric:>6} {q['ours']:9.4g} "
               f"{q['xgboost']:9.4g} {q['lightgbm']:9.4g} {'yes' if first_ok else 'NO':>3} {splits:6d} "

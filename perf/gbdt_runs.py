@@ -19,11 +19,13 @@ def leaf_limits(task, k=1):
     rows, exactly); logistic p(1-p), at most 1/4 (all three); softmax over K classes XGBoost 2p(1-p), at most
     1/2, ours and LightGBM K/(K-1) p(1-p) (the same sum of p(1-p) over the leaf: MIN_ROWS / 4).
     Counts (Poisson, whose hessian e^(margin + 0.7) has no bound): ours and LightGBM MIN_ROWS rows, all
-    three a hessian sum of 1 (XGBoost's default); XGBoost has no row limit there.
+    three a hessian sum of 1 (XGBoost's default); XGBoost has no row limit there. Quantiles (hessian 1 a row,
+    as squared error): "quantile" gets squared error's limits.
     Returns (ours' deck keys, XGBoost's parameters, LightGBM's parameters)."""
     if task == "count":
         return (f"min_data_in_leaf {MIN_ROWS}\nmin_child_weight 1\n", dict(min_child_weight=1),
                 dict(min_data_in_leaf=MIN_ROWS, min_sum_hessian_in_leaf=1))
+    task = "regression" if task == "quantile" else task
     ours_h = {"regression": 1.0, "binary": 0.25, "multiclass": 0.25 * k / max(k - 1, 1)}[task]
     xgb_h = {"regression": 1.0, "binary": 0.25, "multiclass": 0.5}[task]
     return (f"min_data_in_leaf {MIN_ROWS}\nmin_child_weight {MIN_ROWS * ours_h:.17g}\n",

@@ -11,6 +11,7 @@
 #include "core/trace.hpp"
 #include "gbdt/metrics.hpp"
 #include "gbdt/rank_objective.hpp"
+#include "gbdt/renew.hpp"
 
 namespace hpct::gbdt {
 
@@ -99,7 +100,8 @@ struct Booster::State {
     metrics = p.metrics.empty() ? std::vector<std::string>{default_metric(p.objective)} : p.metrics;
     if (resume) model.base_margin = resume->base_margin;
     else
-      model.base_margin = p.base_score_auto ? base_margins_from_data(p.objective, model.num_class, tr.y, tr.w, comm)
+      model.base_margin = p.base_score_auto ? base_margins_from_data(p.objective, model.num_class, tr.y, tr.w, comm,
+                                                                     p.objective_params)
                                             : base_margins_from_value(p.objective, model.num_class, p.base_score);
 
     cuts = [&] {  // a trace phase of its own (the global quantiles: an all-gather)
@@ -164,6 +166,13 @@ struct Booster::State {
   }
 
   void grow_round();
+  // Note [leaf renewal] (gbdt/renew.hpp): t's leaves become eta times the quantile of their in-bag
+  // rows' residuals, from the margins before t.
+  void renew(Tree& t) {
+    trace::Scope s("leaf_renewal");
+    renew_leaves(t, leaves_trained(t, *part, columns), host_margins(margin), tr.y, tr.w,
+                 renewal_alpha(p.objective, p.objective_params), p.grow.eta, comm);
+  }
 
   const BoostParams& p;
   const Data& tr;
@@ -230,6 +239,7 @@ void Booster::State::grow_round() {
     if (p.subsample < 1.0) part->reset(in_bag);
     else part->reset_all();
     Tree t = grow_tree(p.grow, cuts, *hb, columns, q, allowed, *part, *watched, shown_round);
+    if (renews_leaves(p.objective)) renew(t);  // K = 1
     add_tree_trained(t, cuts, bins, columns, *part, margin, k);
     for (std::size_t e = 0; e < evals.size(); ++e) add_tree_binned(t, cuts, eval_bins[e], eval_margin[e], k);
     model.trees.push_back(std::move(t));

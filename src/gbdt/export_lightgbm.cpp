@@ -217,6 +217,15 @@ std::string to_lightgbm_text(const Model& m) {
     case Objective::gamma: objective = "gamma"; break;
     case Objective::tweedie: objective = "tweedie"; break;
     case Objective::lambdarank: objective = "lambdarank"; break;
+    case Objective::absolute_error: objective = "regression_l1"; break;
+    case Objective::quantile: objective = "quantile"; break;  // as LightGBM writes it (alpha shapes training only)
+    case Objective::pseudo_huber:
+      // LightGBM's huber is Huber's loss, not the pseudo-Huber one: no LightGBM objective predicts alike
+      // for training on, so none is written rather than a wrong one.
+      throw Error(
+          "the pseudo_huber objective has no LightGBM counterpart (LightGBM's huber is a different "
+          "loss): convert it --to xgboost (reg:pseudohubererror)",
+          ExitCode::bad_input);
   }
 
   std::ostringstream o;

@@ -170,6 +170,17 @@ std::string to_xgboost_json(const Model& m) {
                      {"lambdarank_unbiased", "0"},
                      {"ndcg_exp_gain", "1"}}}};
       break;
+    // Identity link: predictions are the margins; the parameters give XGBoost's default metric its own.
+    case Objective::absolute_error: objective = {{"name", "reg:absoluteerror"}}; break;
+    case Objective::quantile:
+      objective = {{"name", "reg:quantileerror"},
+                   {"quantile_loss_param",
+                    {{"quantile_alpha", "[" + f32(m.objective_params.quantile_alpha) + "]"}}}};
+      break;
+    case Objective::pseudo_huber:
+      objective = {{"name", "reg:pseudohubererror"},
+                   {"pseudo_huber_param", {{"huber_slope", f32(m.objective_params.huber_slope)}}}};
+      break;
   }
 
   json booster;

@@ -20,12 +20,13 @@ void declare_keys(deck::Schema& s) {
                "feature importance written here: tab-separated feature, splits, gain, cover (as XGBoost's "
                "get_score); empty: none");
   s.add_choice("objective", "regression",
-               {"regression", "squared_error", "binary", "multiclass", "poisson", "gamma", "tweedie", "lambdarank",
-                "rank_ndcg"},
+               {"regression", "squared_error", "binary", "multiclass", "poisson", "gamma", "tweedie",
+                "absolute_error", "quantile", "pseudo_huber", "lambdarank", "rank_ndcg"},
                "loss: squared error, binary logistic (labels 0/1), multiclass softmax (labels 0..num_class-1); "
                "log link, predictions e^margin: poisson (counts >= 0), gamma (amounts > 0), tweedie (amounts >= 0 "
-               "with many zeros), as XGBoost and LightGBM define them; lambdarank (alias rank_ndcg): LambdaMART "
-               "over query groups, labels 0..30, predictions scores (docs/ranking.md)");
+               "with many zeros); absolute_error (median), quantile (quantile_alpha), pseudo_huber (huber_slope); "
+               "as XGBoost and LightGBM define them; lambdarank (alias rank_ndcg): LambdaMART over query groups, "
+               "labels 0..30, predictions scores (docs/ranking.md)");
   s.add_real("poisson_max_delta_step", 0.7, 0.0, 100.0,
              "poisson: the hessian is e^(margin + this), damping the first steps (XGBoost's max_delta_step, "
              "LightGBM's poisson_max_delta_step)");
@@ -38,6 +39,10 @@ void declare_keys(deck::Schema& s) {
   s.add_string("group_file", "",
                "ranking: data_file's query sizes, one count per line (LightGBM's .query file; default: "
                "<data_file>.query when it exists, as for validation_file and test_file)");
+  s.add_real("quantile_alpha", 0.5, 0.0, 1.0,
+             "quantile: the quantile predicted, 0 < alpha < 1 (XGBoost's quantile_alpha, LightGBM's alpha)");
+  s.add_real("huber_slope", 1.0, 0.0, 1e30,
+             "pseudo_huber: d > 0 of d^2 (sqrt(1 + (r/d)^2) - 1), quadratic for |r| << d, linear beyond");
   s.add_int("num_class", 0, 0, 1 << 16, "multiclass: number of classes (0: highest label + 1)");
   s.add_int("num_trees", 100, 1, 1 << 24, "boosting rounds (trees per output)");
   s.add_real("eta", 0.1, 0.0, 1e3, "learning rate (shrinkage of every leaf value)");
@@ -73,7 +78,7 @@ void declare_keys(deck::Schema& s) {
                "(a probability for binary)");
   s.add_string("eval_metric", "",
                "metrics, comma-separated: rmse mae logloss error auc mlogloss merror poisson_nloglik gamma_nloglik "
-               "gamma_deviance tweedie_nloglik ndcg ndcg@k map map@k (empty: the objective's)");
+               "gamma_deviance tweedie_nloglik quantile mphe ndcg ndcg@k map map@k (empty: the objective's)");
   s.add_int("early_stopping_rounds", 0, 0, 1 << 24,
             "stop when the first metric on the validation set has not improved for this many rounds (0: off)");
   s.add_int("checkpoint_every_trees", 0, 0, 1 << 24,
@@ -92,6 +97,13 @@ BoostParams params_from_deck(const deck::Deck& d) {
   p.objective_params.lambdarank_sigma = d.get_real("lambdarank_sigma");
   p.objective_params.lambdarank_truncation = static_cast<int>(d.get_int("lambdarank_truncation"));
   p.objective_params.lambdarank_norm = d.get_bool("lambdarank_norm");
+  p.objective_params.quantile_alpha = d.get_real("quantile_alpha");
+  if (p.objective == Objective::quantile &&
+      !(p.objective_params.quantile_alpha > 0 && p.objective_params.quantile_alpha < 1))
+    d.fail("quantile_alpha", "must lie strictly between 0 and 1");
+  p.objective_params.huber_slope = d.get_real("huber_slope");
+  if (p.objective == Objective::pseudo_huber && !(p.objective_params.huber_slope > 0))
+    d.fail("huber_slope", "must be > 0");
   p.num_class = static_cast<int>(d.get_int("num_class"));
   if (p.objective != Objective::multiclass) p.num_class = 1;
   else if (d.is_set("num_class") && p.num_class < 2) d.fail("num_class", "multiclass needs at least 2 classes");

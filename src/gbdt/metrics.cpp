@@ -15,10 +15,19 @@
 namespace hpct::gbdt {
 
 namespace {
-const std::vector<std::string> kMetrics = {
-    "rmse",           "mae",    "logloss",         "error",         "auc",
-    "mlogloss",       "merror", "poisson_nloglik", "gamma_nloglik", "gamma_deviance",
-    "tweedie_nloglik"};
+const std::vector<std::string> kMetrics = {"rmse",
+                                           "mae",
+                                           "logloss",
+                                           "error",
+                                           "auc",
+                                           "mlogloss",
+                                           "merror",
+                                           "poisson_nloglik",
+                                           "gamma_nloglik",
+                                           "gamma_deviance",
+                                           "tweedie_nloglik",
+                                           "quantile",
+                                           "mphe"};
 }
 
 bool metric_known(const std::string& name) {
@@ -32,6 +41,7 @@ bool metric_fits(const std::string& name, Objective o) {
   if (name == "poisson_nloglik") return o == Objective::poisson;
   if (name == "gamma_nloglik" || name == "gamma_deviance") return o == Objective::gamma;
   if (name == "tweedie_nloglik") return o == Objective::tweedie;
+  if (name == "quantile" || name == "mphe") return predicts_amount(o);  // of the predictions, any amount
   return o == Objective::multiclass;
 }
 
@@ -45,6 +55,9 @@ std::string default_metric(Objective o) {
     case Objective::gamma: return "gamma_deviance";
     case Objective::tweedie: return "tweedie_nloglik";
     case Objective::lambdarank: return "ndcg@10";
+    case Objective::absolute_error: return "mae";
+    case Objective::quantile: return "quantile";
+    case Objective::pseudo_huber: return "mphe";
     default: return "mlogloss";
   }
 }
@@ -199,6 +212,14 @@ double evaluate(const std::string& metric, Objective o, int num_class, const std
     } else if (metric == "tweedie_nloglik") {
       const double r = params.tweedie_variance_power, lq = std::log(p[0]);
       t = -y[i] * std::exp((1 - r) * lq) / (1 - r) + std::exp((2 - r) * lq) / (2 - r);
+    } else if (metric == "quantile") {
+      // XGBoost's quantile (pinball loss) at quantile_alpha: a d if d = y - p >= 0, else (a - 1) d.
+      const double d = y[i] - p[0], a = params.quantile_alpha;
+      t = d >= 0 ? a * d : (a - 1) * d;
+    } else if (metric == "mphe") {
+      // XGBoost's mphe (mean pseudo-Huber error) at huber_slope d: d^2 (sqrt(1 + ((y - p)/d)^2) - 1).
+      const double d = params.huber_slope, z = (y[i] - p[0]) / d;
+      t = d * d * (std::sqrt(1 + z * z) - 1);
     } else throw Error("unknown metric '" + metric + "'", ExitCode::bad_input);
     terms[i] = t * wi;
     wts[i] = wi;

@@ -377,4 +377,26 @@ void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8
       });
 }
 
+// The partition's leaves (and deferred splits, by the same rule add_tree_trained applies) per row:
+// every in-bag row is visited once, no tree walk.
+std::vector<int> leaves_trained(const Tree& t, const RowPartition& part, const View2<std::uint8_t>& columns) {
+  const auto idx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), part.index());
+  std::vector<int> leaf(static_cast<std::size_t>(part.rows()), -1);
+  for (int i = 0; i < t.num_nodes(); ++i) {
+    if (!t.is_leaf(i)) continue;
+    const long long b = part.begin(i), e = b + part.count(i);
+    for (long long j = b; j < e; ++j) leaf[static_cast<std::size_t>(idx(j))] = i;
+  }
+  for (const auto& d : part.deferred()) {  // host backends only: `columns` is host memory
+    const std::uint8_t* col = columns.data() +
+                              static_cast<long long>(d.rule.feature) * static_cast<long long>(columns.extent(1));
+    const long long b = part.begin(d.node), e = b + part.count(d.node);
+    for (long long j = b; j < e; ++j) {
+      const int r = idx(j);
+      leaf[static_cast<std::size_t>(r)] = d.rule.goes_left(col[r]) ? d.left : d.right;
+    }
+  }
+  return leaf;
+}
+
 }  // namespace hpct::gbdt

@@ -44,5 +44,8 @@ void add_tree_binned(const Tree& t, const BinCuts& cuts, const View2<std::uint8_
 // scratch (Note [leaf codes] in gbdt/model.cpp).
 void add_tree_trained(const Tree& t, const BinCuts& cuts, const View2<std::uint8_t>& bins,
                       const View2<std::uint8_t>& columns, RowPartition& part, const View2<double>& margin, int k);
+// Each training row's leaf (node index) in the tree `t` just grown, on the host, from the partition
+// growth left (as add_tree_trained reads it, so before it overwrites part's scratch); -1: out of the bag.
+std::vector<int> leaves_trained(const Tree& t, const RowPartition& part, const View2<std::uint8_t>& columns);
 
 }  // namespace hpct::gbdt

@@ -114,6 +114,8 @@ std::string to_json(const Model& m) {
     doc["lambdarank_truncation"] = m.objective_params.lambdarank_truncation;
     doc["lambdarank_norm"] = m.objective_params.lambdarank_norm;
   }
+  if (m.objective == Objective::quantile) doc["quantile_alpha"] = m.objective_params.quantile_alpha;
+  if (m.objective == Objective::pseudo_huber) doc["huber_slope"] = m.objective_params.huber_slope;
   doc["num_class"] = m.num_class;
   doc["num_features"] = m.num_features;
   if (!m.feature_names.empty()) doc["feature_names"] = m.feature_names;  // unnamed models keep their bytes
@@ -191,6 +193,15 @@ Model from_json(const std::string& text_in, const std::string& src) {
     if (!v.contains("lambdarank_norm") || !v.at("lambdarank_norm").is_boolean())
       input_error(src, 0, "lambdarank_norm", "model file: 'lambdarank_norm' is not true or false");
     m.objective_params.lambdarank_norm = v.at("lambdarank_norm").get<bool>();
+  }
+  if (m.objective == Objective::quantile) {
+    m.objective_params.quantile_alpha = number(v, "quantile_alpha", src);
+    if (!(m.objective_params.quantile_alpha > 0 && m.objective_params.quantile_alpha < 1))
+      input_error(src, 0, "quantile_alpha", "model file: must lie strictly between 0 and 1");
+  }
+  if (m.objective == Objective::pseudo_huber) {
+    m.objective_params.huber_slope = number(v, "huber_slope", src);
+    if (!(m.objective_params.huber_slope > 0)) input_error(src, 0, "huber_slope", "model file: must be > 0");
   }
   m.num_class = static_cast<int>(number(v, "num_class", src));
   m.num_features = static_cast<int>(number(v, "num_features", src));

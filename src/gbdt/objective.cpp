@@ -1,5 +1,5 @@
-// Objectives: squared error, binary logistic, multiclass softmax, and the log-link ones (Note
-// [log-link objectives] in objective.hpp).
+// Objectives: squared error, binary logistic, multiclass softmax, the log-link ones (Note [log-link
+// objectives] in objective.hpp) and the robust ones (Note [robust objectives]).
 #include "gbdt/objective.hpp"
 
 #include "gbdt/packed.hpp"
@@ -12,6 +12,7 @@
 #include "gbdt/fixed_point.hpp"
 #include "gbdt/logistic.hpp"
 #include "gbdt/rank_objective.hpp"
+#include "gbdt/renew.hpp"
 
 namespace hpct::gbdt {
 
@@ -23,6 +24,9 @@ Objective parse_objective(const std::string& name) {
   if (name == "gamma") return Objective::gamma;
   if (name == "tweedie") return Objective::tweedie;
   if (name == "lambdarank" || name == "rank_ndcg") return Objective::lambdarank;
+  if (name == "absolute_error") return Objective::absolute_error;
+  if (name == "quantile") return Objective::quantile;
+  if (name == "pseudo_huber") return Objective::pseudo_huber;
   throw Error("unknown objective '" + name + "'", ExitCode::bad_input);
 }
 
@@ -34,6 +38,9 @@ std::string objective_name(Objective o) {
     case Objective::gamma: return "gamma";
     case Objective::tweedie: return "tweedie";
     case Objective::lambdarank: return "lambdarank";
+    case Objective::absolute_error: return "absolute_error";
+    case Objective::quantile: return "quantile";
+    case Objective::pseudo_huber: return "pseudo_huber";
     default: return "multiclass";
   }
 }
@@ -66,7 +73,8 @@ void check_labels(Objective o, int num_class, const std::vector<float>& y, const
 }
 
 std::vector<double> base_margins_from_data(Objective o, int num_class, const std::vector<float>& y,
-                                           const std::vector<float>& w, const Comm& comm) {
+                                           const std::vector<float>& w, const Comm& comm,
+                                           const ObjectiveParams& params) {
   const std::size_t n = y.size();
   auto wt = [&](std::size_t i) { return w.empty() ? 1.0 : static_cast<double>(w[i]); };
   std::vector<double> terms(n);
@@ -84,6 +92,19 @@ std::vector<double> base_margins_from_data(Objective o, int num_class, const std
       base[static_cast<std::size_t>(k)] = std::log(p);
     }
     return base;
+  }
+  if (renews_leaves(o)) {  // the labels' median / alpha-quantile (Note [quantile rule])
+    const std::vector<double> v(y.begin(), y.end()), ww(w.begin(), w.end());
+    return {global_quantile(v, ww, renewal_alpha(o, params), comm)};
+  }
+  if (o == Objective::pseudo_huber) {  // -G/H at margin 0, as XGBoost's intercept (Note [robust objectives])
+    std::vector<double> hs(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double r = -static_cast<double>(y[i]) / params.huber_slope, s = 1 + r * r;
+      terms[i] = wt(i) * -static_cast<double>(y[i]) / std::sqrt(s);
+      hs[i] = wt(i) / (s * std::sqrt(s));
+    }
+    return {-exact_sum(comm, terms) / exact_sum(comm, hs)};
   }
   for (std::size_t i = 0; i < n; ++i) terms[i] = wt(i) * y[i];
   const double mean = exact_sum(comm, terms) / wsum;
@@ -130,7 +151,7 @@ struct GradientKernel {
   int K, k;
   bool weighted;
   double mc_factor;
-  double param;  // poisson: max_delta_step; tweedie: the variance power
+  double param;  // poisson: max_delta_step; tweedie: the variance power; quantile: alpha; pseudo_huber: slope
   KOKKOS_INLINE_FUNCTION void operator()(const int i, Kokkos::MinMaxScalar<double>& r) const {
     double gi = 0, hi = 1;
     if constexpr (O == Objective::regression) {
@@ -152,6 +173,17 @@ struct GradientKernel {
       const double b = kmath::exp((2 - param) * margin(i, 0));
       gi = b - a;
       hi = kmax((2 - param) * b - (1 - param) * a, kMinHess);
+    } else if constexpr (O == Objective::absolute_error) {
+      const double r = margin(i, 0) - y(i);
+      gi = r > 0 ? 1.0 : r < 0 ? -1.0 : 0.0;
+      hi = 1;
+    } else if constexpr (O == Objective::quantile) {
+      gi = margin(i, 0) - y(i) >= 0 ? 1 - param : -param;
+      hi = 1;
+    } else if constexpr (O == Objective::pseudo_huber) {
+      const double r = margin(i, 0) - y(i), z = r / param, s = 1 + z * z, rs = kmath::sqrt(s);
+      gi = r / rs;
+      hi = 1 / (s * rs);
     } else {
       double mx = margin(i, 0);
       for (int c = 1; c < K; ++c) mx = kmax(mx, margin(i, c));
@@ -187,8 +219,12 @@ GradientRange gradients(Objective o, int num_class, int k, const View2<double>& 
   const bool weighted = w.extent(0) > 0;
   const double mc = num_class > 1 ? double(num_class) / (num_class - 1) : 1.0;
   // One kernel per objective (the objective known at compile time); the parameter is the one the
-  // objective reads (poisson: max_delta_step, tweedie: the variance power), else unused.
-  const double param = o == Objective::poisson ? params.poisson_max_delta_step : params.tweedie_variance_power;
+  // objective reads (poisson: max_delta_step, tweedie: the variance power, quantile: alpha,
+  // pseudo_huber: the slope), else unused.
+  const double param = o == Objective::poisson        ? params.poisson_max_delta_step
+                       : o == Objective::quantile     ? params.quantile_alpha
+                       : o == Objective::pseudo_huber ? params.huber_slope
+                                                      : params.tweedie_variance_power;
   const auto run = [&](auto objective) {
     return run_gradients(GradientKernel<decltype(objective)::value>{margin, y, w, g, h, K, k, weighted, mc, param},
                          n);
@@ -201,6 +237,9 @@ GradientRange gradients(Objective o, int num_class, int k, const View2<double>& 
     case Objective::tweedie: return run(std::integral_constant<Objective, Objective::tweedie>{});
     case Objective::lambdarank:
       throw Error("internal: lambdarank's gradients need the queries (lambdarank_gradients)");
+    case Objective::absolute_error: return run(std::integral_constant<Objective, Objective::absolute_error>{});
+    case Objective::quantile: return run(std::integral_constant<Objective, Objective::quantile>{});
+    case Objective::pseudo_huber: return run(std::integral_constant<Objective, Objective::pseudo_huber>{});
     default: return run(std::integral_constant<Objective, Objective::multiclass>{});
   }
 }

@@ -10,7 +10,18 @@
 
 namespace hpct::gbdt {
 
-enum class Objective { regression, binary, multiclass, poisson, gamma, tweedie, lambdarank };
+enum class Objective {
+  regression,
+  binary,
+  multiclass,
+  poisson,
+  gamma,
+  tweedie,
+  absolute_error,
+  quantile,
+  pseudo_huber,
+  lambdarank
+};
 
 // Note [log-link objectives]: poisson (counts), gamma (positive amounts) and tweedie (amounts that
 // are zero or positive, e.g. insurance claims) model log E[y] = margin, with the per-row losses
@@ -21,6 +32,19 @@ enum class Objective { regression, binary, multiclass, poisson, gamma, tweedie, 
 // Poisson's hessian is inflated by e^max_delta_step (0.7 in both tools): early leaves of rare
 // counts would otherwise take huge steps (e^f is tiny where y is mostly 0). The base margin is the
 // log of the weighted mean label, as both tools' boost-from-average; predictions are e^margin.
+//
+// Note [robust objectives]: where squared error is wrong (heavy tails, medians, intervals), with r =
+// margin - label and the predictions the margins:
+//   absolute_error  L = |r|                                g = sign(r) (0 at r = 0), h = 1
+//   quantile        L = (1 - a) r if r >= 0, else -a r     g = 1 - a if r >= 0, else -a, h = 1
+//   pseudo_huber    L = d^2 (sqrt(1 + (r/d)^2) - 1)        g = r / sqrt(1 + (r/d)^2), h = (1 + (r/d)^2)^-1.5
+// with a = quantile_alpha, d = huber_slope, every g and h times the row's weight: XGBoost's
+// reg:absoluteerror, reg:quantileerror and reg:pseudohubererror (3.2.0: pseudo_huber's exact hessian,
+// checked on a stump's leaf value), LightGBM's l1 and quantile.
+// absolute_error and quantile then renew the leaves (Note [leaf renewal] in gbdt/renew.hpp): the
+// hessian 1 only shapes the tree. Their base margin is the weighted median / alpha-quantile of the
+// labels (both tools; the rule of Note [quantile rule]); pseudo_huber's is XGBoost's: one Newton step
+// from margin 0, -sum g(0) / sum h(0).
 struct ObjectiveParams {
   double poisson_max_delta_step = 0.7;
   double tweedie_variance_power = 1.5;
@@ -29,6 +53,8 @@ struct ObjectiveParams {
   double lambdarank_sigma = 1.0;
   int lambdarank_truncation = 30;
   bool lambdarank_norm = true;
+  double quantile_alpha = 0.5;
+  double huber_slope = 1.0;
 };
 
 Objective parse_objective(const std::string& name);  // regression|squared_error|binary|...|lambdarank|rank_ndcg
@@ -37,6 +63,12 @@ std::string objective_name(Objective o);
 inline bool predicts_amount(Objective o) { return o != Objective::binary && o != Objective::multiclass; }
 inline bool log_link(Objective o) {
   return o == Objective::poisson || o == Objective::gamma || o == Objective::tweedie;
+}
+// The objectives whose leaves are renewed to a quantile of the residuals (Note [leaf renewal]), and
+// that quantile's alpha.
+inline bool renews_leaves(Objective o) { return o == Objective::absolute_error || o == Objective::quantile; }
+inline double renewal_alpha(Objective o, const ObjectiveParams& p) {
+  return o == Objective::quantile ? p.quantile_alpha : 0.5;
 }
 // Outputs (margins) per row: num_class for multiclass, else 1.
 inline int num_outputs(Objective o, int num_class) { return o == Objective::multiclass ? num_class : 1; }
@@ -50,9 +82,12 @@ void check_labels(Objective o, int num_class, const std::vector<float>& y, const
 
 // Base margins from the data (weighted, exact over ranks): mean (regression), log-odds of the mean
 // label (binary), log class priors (multiclass), log of the mean (log-link objectives; a training
-// set whose labels are all 0 is an error: no log-link model fits it), 0 (lambdarank: scores).
+// set whose labels are all 0 is an error: no log-link model fits it), the median or alpha-quantile
+// (absolute_error, quantile), one Newton step from 0 (pseudo_huber): Note [robust objectives];
+// 0 (lambdarank: scores).
 std::vector<double> base_margins_from_data(Objective o, int num_class, const std::vector<float>& y,
-                                           const std::vector<float>& w, const Comm& comm);
+                                           const std::vector<float>& w, const Comm& comm,
+                                           const ObjectiveParams& params = {});
 // Base margins from a user value: the margin for regression and multiclass, a probability for
 // binary, the predicted mean (> 0) for the log-link objectives (as XGBoost's base_score).
 std::vector<double> base_margins_from_value(Objective o, int num_class, double value);
@@ -63,7 +98,7 @@ struct GradientRange {
 };
 
 // g, h of output `k` for every row from margins [n, K]; w may be empty (unit weights). Returns
-// their range, found in the same pass. `params` matter for poisson and tweedie only.
+// their range, found in the same pass. `params` matter for poisson, tweedie, quantile, pseudo_huber.
 GradientRange gradients(Objective o, int num_class, int k, const View2<double>& margin, const View1<float>& y,
                         const View1<float>& w, const View1<double>& g, const View1<double>& h,
                         const ObjectiveParams& params = {});

@@ -1,7 +1,7 @@
 # The GBDT family: units, input, training against LightGBM, the exports, categorical tables, decks, resume.
 # (Included by test/CMakeLists.txt: paths are relative to test/, tests run in build/test.)
 hpctrain_test(test_gbdt_units SOURCES gbdt/test_gbdt_units.cpp gbdt/test_gbdt_split.cpp gbdt/test_gbdt_metrics.cpp gbdt/test_gbdt_kernels.cpp
-              gbdt/test_log_link.cpp gbdt/test_rank.cpp
+              gbdt/test_log_link.cpp gbdt/test_rank.cpp gbdt/test_robust.cpp
               LIBS hpctrain_gbdt hpctrain_data
               RANKS 1 2 THREADS 1 2 LABELS unit gbdt TIMEOUT 120)
 hpctrain_test(test_gbdt_input SOURCES gbdt/test_gbdt_input.cpp LIBS hpctrain_gbdt hpctrain_data
@@ -40,6 +40,12 @@ set_tests_properties(gbdt_categorical_tables PROPERTIES SKIP_RETURN_CODE 77 TIME
 add_test(NAME gbdt_log_link COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/gbdt_log_link.py
          ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_log_link)
 set_tests_properties(gbdt_log_link PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 PROCESSORS 2
+                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
+# Medians, quantiles and robust regression (absolute_error, quantile, pseudo_huber) against LightGBM
+# trained alike and converted into LightGBM and XGBoost (gbdt_robust.py); 1 and 2 ranks give the same model.
+add_test(NAME gbdt_robust COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/gbdt_robust.py
+         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_robust)
+set_tests_properties(gbdt_robust PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 PROCESSORS 2
                      ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
 # The GBDT decks as documented, scaled down (see the script's header).
 add_test(NAME cli_gbdt_decks COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gbdt_decks.sh $<TARGET_FILE:train>
