@@ -52,6 +52,11 @@ ConvAlgorithm conv_algorithm_deterministic() {
   return cudnn::available() ? ConvAlgorithm::cudnn : ConvAlgorithm::gemm;
 }
 
+ConvAlgorithm conv_algorithm_library() {
+  if (cudnn::available()) return ConvAlgorithm::cudnn;
+  return conv_algorithm_available(ConvAlgorithm::onednn) ? ConvAlgorithm::onednn : ConvAlgorithm::gemm;
+}
+
 void set_conv_search(bool benchmark, bool deterministic) { cudnn::set_search(benchmark, deterministic); }
 
 std::string gemm_library_name() {

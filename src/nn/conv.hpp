@@ -42,6 +42,10 @@ bool conv_algorithm_available(ConvAlgorithm a);
 // conv_algorithm auto with conv_deterministic: cudnn (cuDNN's heuristic choice among deterministic
 // algorithms) on CUDA builds with cuDNN, gemm elsewhere.
 ConvAlgorithm conv_algorithm_deterministic();
+// conv_algorithm library (the default): the build's convolution library by a fixed rule, no timing:
+// cudnn (cuDNN's heuristic choice) on CUDA builds with cuDNN, onednn on host builds with oneDNN,
+// gemm elsewhere. Note [the library by default] in nn/conv_tuning.hpp.
+ConvAlgorithm conv_algorithm_library();
 // How library algorithms choose theirs from now on (cudnn: benchmark mode or the heuristic, and
 // deterministic algorithms only); conv_algorithm auto sets benchmark unless conv_deterministic.
 void set_conv_search(bool benchmark, bool deterministic);

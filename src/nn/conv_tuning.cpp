@@ -20,8 +20,9 @@ void ConvTuning::configure(const std::vector<nn::Conv2d<float>*>& convs, const s
   convs_ = &convs, names_ = &names;
   choice_ = choice, deterministic_ = deterministic;
   const bool autotune = choice == "auto";
-  const nn::ConvAlgorithm fixed = autotune ? nn::conv_algorithm_deterministic()
-                                           : nn::conv_algorithm_from_name(choice);
+  const nn::ConvAlgorithm fixed = autotune              ? nn::conv_algorithm_deterministic()
+                                  : choice == "library" ? nn::conv_algorithm_library()
+                                                        : nn::conv_algorithm_from_name(choice);
   nn::set_conv_search(autotune && !deterministic, deterministic);  // cuDNN: benchmark mode under auto
   for (auto* c : convs) c->set_algorithm(fixed);
   pass_ = autotune && !deterministic ? 0 : -1;
@@ -40,6 +41,8 @@ void ConvTuning::configure(const std::vector<nn::Conv2d<float>*>& convs, const s
     for (std::size_t c = 0; c < convs.size(); ++c) any = any || times(candidates_[i], c);
     if (any) passes_.push_back({candidates_[i], static_cast<int>(i)});
   }
+  if (choice == "library")
+    Log::info(strf("  conv_algorithm library: %s for every convolution", nn::conv_algorithm_name(fixed)));
   if (autotune && deterministic)
     Log::info(
         strf("  conv_algorithm auto with conv_deterministic: %s for every convolution (a fixed rule, no timing)",
@@ -64,7 +67,7 @@ void ConvTuning::set_precision(nn::Precision p) {
   for (auto* c : *convs_) c->set_precision(p);
   if (p == nn::Precision::fp32) return;
   const bool library = nn::conv_algorithm_available(nn::ConvAlgorithm::cudnn) &&
-                       (choice_ == "auto" || choice_ == "cudnn");
+                       (choice_ == "auto" || choice_ == "cudnn" || choice_ == "library");
   Log::info(library ? strf("  convolutions in %s: cuDNN on tensor cores, fp32 accumulation", nn::precision_name(p))
                     : strf("  convolutions in fp32 (precision %s is computed by conv_algorithm cudnn/auto on CUDA "
                            "builds with cuDNN only)",

@@ -11,6 +11,12 @@
 
 namespace hpct {
 
+// Note [the library by default]: conv_algorithm defaults to `library`, the build's convolution
+// library chosen by a fixed rule (oneDNN on host builds, cuDNN's heuristic on CUDA builds, gemm
+// where neither was found). im2col + BLAS runs the small convolutions of image networks at 5-30
+// GFLOP/s where oneDNN runs them at 50-160 (build/perf/bench_conv2d), so a gemm default made every
+// CNN run several times slower than PyTorch's own default (oneDNN). A fixed rule, unlike `auto`'s
+// timings, gives the same choice in every run, so resume stays bitwise and rank_invariant accepts it.
 // A stored model's conv_algorithm as this build runs it: a model trained with oneDNN or cuDNN loads
 // in a build without that library, where the convolutions compute the same function by gemm.
 std::string stored_conv_algorithm(const std::string& stored);

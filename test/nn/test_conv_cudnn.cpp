@@ -208,6 +208,7 @@ TEST(CudnnConvolutions, BuildReportsTheLibraryPath) {
     EXPECT_EQ(candidates[0], ConvAlgorithm::cudnn);
     EXPECT_EQ(nn::conv_algorithm_deterministic(), ConvAlgorithm::cudnn);
     EXPECT_EQ(nn::conv_algorithm_from_name("cudnn"), ConvAlgorithm::cudnn);
+    EXPECT_EQ(nn::conv_algorithm_library(), ConvAlgorithm::cudnn);  // conv_algorithm library, the default
   } else {
     EXPECT_EQ(line.find("cudnn"), std::string::npos) << line;
     EXPECT_EQ(candidates[0], ConvAlgorithm::gemm);
@@ -215,6 +216,9 @@ TEST(CudnnConvolutions, BuildReportsTheLibraryPath) {
     EXPECT_EQ(nn::conv_algorithm_deterministic(), ConvAlgorithm::gemm);
     EXPECT_THROW(nn::conv_algorithm_from_name("cudnn"), std::exception);
     EXPECT_TRUE(nn::cudnn::version().empty());
+    // conv_algorithm library, the default: oneDNN where this build found it, else gemm (not direct).
+    EXPECT_EQ(nn::conv_algorithm_library(),
+              nn::conv_algorithm_available(ConvAlgorithm::onednn) ? ConvAlgorithm::onednn : ConvAlgorithm::gemm);
   }
 }
 

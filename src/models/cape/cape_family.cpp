@@ -84,7 +84,8 @@ void declare_config(deck::Schema& s) {
   s.add_int("resnet_depth", 18, 18, 50, "ResNet depth");
   s.add_int("resnet_width", 64, 1, 4096, "channels of the first stage");
   s.add_choice("resnet_stem", "imagenet", {"imagenet", "small"}, "the ResNet stem");
-  s.add_choice("conv_algorithm", "gemm", {"gemm", "direct", "onednn", "cudnn", "auto"}, "convolution algorithm");
+  s.add_choice("conv_algorithm", "gemm", {"library", "gemm", "direct", "onednn", "cudnn", "auto"},
+               "convolution algorithm (files written before `library` existed ran gemm)");
   s.add_bool("conv_deterministic", false, "with conv_algorithm auto: gemm by a fixed rule");
 }
 
