@@ -20,6 +20,7 @@ import os
 import re
 import sys
 
+from lightgbm_trees import same_trees
 from tool_run import Checks, tool_script
 
 try:
@@ -91,29 +92,6 @@ def lightgbm_model(objective, df):
     x, y = df.drop(columns="y").to_numpy(), df["y"].to_numpy()
     return lgb.train(params, lgb.Dataset(x, y), TREES)
 
-
-def same_trees(ours, booster, x):
-    """How many leading trees of our model JSON and LightGBM's booster give every training row the same
-    value (within 1e-5): the same partition of the rows and the same leaf values. (Where a node has no
-    rows between two cuts, LightGBM puts the threshold at the higher, we at the lower: the same
-    partition. Its first tree holds the base margin in every leaf.)"""
-    xf = x.astype(np.float32)
-    for k, tree in enumerate(ours["trees"]):
-        node = np.zeros(len(xf), dtype=np.int64)
-        left = np.array(tree["left"])
-        for _ in range(len(left)):
-            inner = left[node] >= 0
-            if not inner.any():
-                break
-            f = np.array(tree["feature"])[node]
-            t = np.array(tree["threshold"], dtype=np.float32)[node]
-            go_left = xf[np.arange(len(xf)), np.maximum(f, 0)] <= t
-            node = np.where(inner, np.where(go_left, left[node], np.array(tree["right"])[node]), node)
-        value = np.array(tree["value"])[node] + (ours["base_margin"][0] if k == 0 else 0.0)
-        theirs = booster.predict(x, start_iteration=k, num_iteration=1, raw_score=True)
-        if not np.allclose(value, theirs, rtol=1e-5, atol=1e-7):
-            return k
-    return len(ours["trees"])
 
 
 def relative(a, b):

@@ -22,6 +22,7 @@ import os
 import re
 import sys
 
+from lightgbm_trees import same_trees
 from tool_run import Checks, tool_script
 
 try:
@@ -103,27 +104,6 @@ def lightgbm_eval(x, y, sizes, scores):
             out[name] = value
     return out
 
-
-def same_trees(ours, booster, x):
-    """How many leading trees of our model JSON give every training row the value LightGBM's trees give it
-    (within 1e-5 relative: LightGBM's gradients are float32)."""
-    xf = x.astype(np.float32)
-    for k, tree in enumerate(ours["trees"]):
-        node = np.zeros(len(xf), dtype=np.int64)
-        left, right = np.array(tree["left"]), np.array(tree["right"])
-        for _ in range(len(left)):
-            inner = left[node] >= 0
-            if not inner.any():
-                break
-            f = np.array(tree["feature"])[node]
-            t = np.array(tree["threshold"], dtype=np.float32)[node]
-            go_left = xf[np.arange(len(xf)), np.maximum(f, 0)] <= t
-            node = np.where(inner, np.where(go_left, left[node], right[node]), node)
-        value = np.array(tree["value"])[node]
-        theirs = booster.predict(x, start_iteration=k, num_iteration=1, raw_score=True)
-        if not np.allclose(value, theirs, rtol=1e-5, atol=1e-7):
-            return k
-    return len(ours["trees"])
 
 
 def main():
