@@ -10,9 +10,12 @@
 #include <string>
 
 #include "comm/comm.hpp"
+#include "core/error.hpp"
 #include "data/source_registry.hpp"
 #include "deck/deck.hpp"
+#include "gbdt/data.hpp"
 #include "gbdt/gbdt.hpp"
+#include "gbdt/objective.hpp"
 
 namespace gbdt_test {
 
@@ -54,6 +57,23 @@ inline std::string write_file(const std::string& name, const std::string& text) 
   if (rank == 0) std::ofstream(name, std::ios::binary) << text;
   MPI_Barrier(MPI_COMM_WORLD);
   return name;
+}
+
+// Loads `text` as file `name` through the trainer's path (deck keys `extra`) and returns the error
+// message every rank agreed on, "" when none; an error must be bad input (exit code 2).
+inline std::string load_error(const std::string& name, const std::string& text, const std::string& extra) {
+  const std::string file = write_file(name, text);
+  const hpct::Comm comm;
+  try {
+    const auto d = deck("data_file " + file + "\n" + extra);
+    const hpct::gbdt::BoostParams p = hpct::gbdt::params_from_deck(d);
+    hpct::gbdt::Data data = hpct::gbdt::load_data(d, "data_file", "train", comm);
+    comm.run_agreed([&] { hpct::gbdt::check_labels(p.objective, p.num_class, data.y, data.line, data.file); });
+  } catch (const hpct::Error& e) {
+    EXPECT_EQ(e.code(), hpct::ExitCode::bad_input) << e.what();
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace gbdt_test
