@@ -44,8 +44,9 @@ int static_columns_of(const deck::Deck& deck, int n_context) {
     deck.fail(key, file + ": cannot read its attribute 'static_columns': " + e.what());
   }
   if (k < 1)
-    deck.fail(key, file + " has no static context columns (no attribute 'static_columns': cut it with diffgen "
-                          "--grid ... --statics NAMES)");
+    deck.fail(key, file +
+                       " has no static context columns (no attribute 'static_columns': cut it with diffgen "
+                       "--grid ... --statics NAMES)");
   if (k >= n_context)
     deck.fail(key, strf("%s: attribute 'static_columns' %lld leaves none of its %d context columns to the network",
                         file.c_str(), k, n_context));
@@ -101,7 +102,8 @@ DiffusionConfig config_from(const deck::Deck& d) {
   c.target = d.get_string("diffusion_target");
   c.linear_skip = d.get_bool("diffusion_linear_skip");
   c.anomaly = d.get_bool("anomaly");
-  c.static_columns = d.get_bool("diffusion_statics_linear_only") ? static_cast<int>(d.get_int("static_columns")) : 0;
+  c.static_columns = d.get_bool("diffusion_statics_linear_only") ? static_cast<int>(d.get_int("static_columns"))
+                                                                 : 0;
   if (c.static_columns > 0 && !c.linear_skip)
     d.fail("diffusion_statics_linear_only", "needs diffusion_linear_skip=true in the stored configuration");
   return c;
@@ -141,7 +143,8 @@ std::string DiffusionConfig::to_string() const {
       "diffusion_steps=%d noise_schedule=%s diffusion_target=%s diffusion_linear_skip=%s anomaly=%s%s",
       n_context, n_fine, time_dim, hidden, depth, steps, schedule.c_str(), target.c_str(),
       linear_skip ? "true" : "false", anomaly ? "true" : "false",
-      static_columns > 0 ? strf(" diffusion_statics_linear_only=true static_columns=%d", static_columns).c_str() : "");
+      static_columns > 0 ? strf(" diffusion_statics_linear_only=true static_columns=%d", static_columns).c_str()
+                         : "");
 }
 
 DiffusionConfig DiffusionConfig::parse(const std::string& text) {

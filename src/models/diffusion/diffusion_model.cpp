@@ -26,9 +26,9 @@ DiffusionModel::DiffusionModel(const DiffusionConfig& config, std::uint64_t seed
       sqrt_abar_("sqrt_abar", static_cast<std::size_t>(config.steps)),
       sqrt_one_minus_abar_("sqrt_one_minus_abar", static_cast<std::size_t>(config.steps)),
       c_("diff_context", capacity, config.n_context),
-      c_net_(config.static_columns > 0 ? View2<float>("diff_net_context", capacity, config.net_context()) : c_),
       x_t_("diff_x_t", capacity, config.n_fine),
       eps_("diff_eps", capacity, config.n_fine),
+      c_net_(config.static_columns > 0 ? View2<float>("diff_net_context", capacity, config.net_context()) : c_),
       lin_("diff_linear_skip", config.linear_skip ? capacity : 1, config.n_fine),
       t_("diff_t", capacity),
       precision_(precision),
@@ -69,8 +69,8 @@ void DiffusionModel::load_extra_datasets(const std::string& weights_file) {
 void DiffusionModel::check_data_file(const std::string& data_file) const {
   const h5::File f = h5::File::open_read(data_file);
   const int k = net_.config().static_columns;  // Note [statics to the linear skip only]: split alike
-  if (k > 0 && (!h5::has_attr(f, "/", kStaticColumnsAttribute) ||
-                h5::read_attr_int(f, "/", kStaticColumnsAttribute) != k))
+  if (k > 0 &&
+      (!h5::has_attr(f, "/", kStaticColumnsAttribute) || h5::read_attr_int(f, "/", kStaticColumnsAttribute) != k))
     throw Error(strf("%s: the model (diffusion_statics_linear_only) takes its context's last %d columns as the "
                      "static blocks; the file's attribute 'static_columns' is %s; cut the data as its training "
                      "data was",

@@ -89,7 +89,8 @@ void check_config(const DiffusionConfig& c) {
   if (c.hidden < 1 || c.depth < 0 || c.n_context < 1 || c.n_fine < 1)
     throw Error("diffusion: sizes must be positive", ExitCode::bad_input);
   if (c.static_columns < 0 || c.net_context() < 1)
-    throw Error("diffusion: static_columns must leave the network at least one context column", ExitCode::bad_input);
+    throw Error("diffusion: static_columns must leave the network at least one context column",
+                ExitCode::bad_input);
 }
 }  // namespace
 
