@@ -97,12 +97,13 @@ def main():
             if cfg.get("diffusion_linear_skip") else None
     ctx, fine = load(a.data, a.rows)
     c = torch.tensor((ctx - cm) / cs, dtype=torch.float32)
+    c_net = c[:, :c.shape[1] - cfg.get("static_columns", 0)]  # Note [statics to the linear skip only]
     for v in a.variants:
         kind, rest = v.split("-", 1)
         if kind == "ddpm":
-            x = sample(net, cfg, c, a.members, "ddpm", 0, rest)
+            x = sample(net, cfg, c_net, a.members, "ddpm", 0, rest)
         else:
-            x = sample(net, cfg, c, a.members, "ddim", int(kind[4:]), float(rest[3:]))
+            x = sample(net, cfg, c_net, a.members, "ddim", int(kind[4:]), float(rest[3:]))
         ens = x.double().numpy().reshape(len(fine), a.members, -1) * fs + fm
         if skip is not None:  # Note [linear skip]: the linear map of the context added back
             ens += (fs * (skip[1] + ((ctx - cm) / cs) @ skip[0].T))[:, None, :]

@@ -12,7 +12,9 @@ apps/sample scores it against the copy baseline and scripts/plot-downscaling dra
 every row against numpy's, a model trained on it stores anomaly=true and samples absolute values
 (exactly its anomalies + the block mean; the truth scored absolute), and sample and predict refuse
 an anomaly model on absolute data and the reverse. diffusion_linear_skip: the stored map is numpy's
-ridge least squares, and the members are those without it plus the map.
+ridge least squares, and the members are those without it plus the map. diffusion_statics_linear_only:
+the network without the static columns, the skip with them, the members those of the cut network plus
+the map, 1 rank = 2 ranks, and its refusals.
 usage: diffgen_grid.py BUILD_DIR MPIEXEC SCRATCH_DIR SOURCE_DIR"""
 import os
 import sys
@@ -314,6 +316,90 @@ with h5py.File(path("ens_s.h5"), "r") as a, h5py.File(path("ens_noskip.h5"), "r"
     lin = bias + ((d["context"][...].astype(np.float64) - cm) / cs) @ weight.T
     err = np.abs(a["ensembles"][...] - b["ensembles"][...] - (fs * lin)[:, None, :]).max()
     check(r.returncode == 0 and err < 1e-3, f"the members with the skip: those without plus fine_std x lin(c) ({err:.2e})")
+
+# diffusion_statics_linear_only (Note [statics to the linear skip only]): diffgen counts the static
+# columns; the network's context_mlp reads the context without them, the linear skip (numpy's ridge
+# fit on the whole context) with them; the members are exactly those of a model without the skip on
+# the context cut to the network's columns plus fine_std x lin(c), predict's are sample's; 2 ranks
+# train what 1 rank trains; it is refused without the skip, on a file without statics and (sample,
+# predict) on data whose static columns differ.
+with h5py.File(path("outside.h5"), "r") as a, h5py.File(path("anomaly.h5"), "r") as b:
+    check(a.attrs.get("static_columns") == P * P and b.attrs.get("static_columns") == P * P + 1
+          and "static_columns" not in h5py.File(path("train.h5"), "r").attrs,
+          "diffgen stores the count of static context columns (P^2, + 1 with --anomaly; none without --statics)")
+split = ["--set", "diffusion_linear_skip=true", "--set", "diffusion_statics_linear_only=true"]
+for name, ranks, batch in (("w_o.h5", 1, 32), ("w_o2.h5", 2, 16)):
+    r = run([apps("train"), os.path.join(source, "inputs", "diffusion_grid.in"),
+             "--set", "data_file=" + path("outside.h5"), "--set", "epochs=1", "--set", "batch_size=%d" % batch, "--set", "output=" + path(name),
+             "--set", "metrics_file="] + split, ranks)
+    check(r.returncode == 0, f"diffusion_statics_linear_only trains ({ranks} rank(s)) " + r.stderr[-300:])
+with h5py.File(path("w_o.h5"), "r") as h, h5py.File(path("outside.h5"), "r") as d, \
+        h5py.File(path("w_o2.h5"), "r") as h2:
+    config = h.attrs["config"]
+    config = config if isinstance(config, str) else config.decode()
+    n_context = d["context"].shape[1]
+    cm, cs, fm, fs = (h["normalisation/" + k][...] for k in ("context_mean", "context_std", "fine_mean", "fine_std"))
+    weight, bias = h["linear_skip/weight"][...].reshape(len(fm), len(cm)), h["linear_skip/bias"][...]
+    n_train = len(d["fine"]) - int(np.floor(0.05 * len(d["fine"])))
+    z = np.hstack([np.ones((n_train, 1)), (d["context"][:n_train].astype(np.float64) - cm) / cs])
+    y = (d["fine"][:n_train].astype(np.float64) - fm) / fs
+    params = {k: h[k][...] for k in ("context_mlp/weight", "input_proj/weight", "output/weight", "output/bias")}
+    ranks_err = max(np.abs(h2[k][...] - v).max() for k, v in params.items())
+ridge = 1e-6 * n_train * np.diag([0.0] + [1.0] * len(cm))
+solution = np.linalg.solve(z.T @ z + ridge, z.T @ y)
+err = max(np.abs(solution[0] - bias).max(), np.abs(solution[1:].T - weight).max())
+check(params["context_mlp/weight"].shape[1] == n_context - P * P == 7 and weight.shape == (P * P, n_context)
+      and err < 1e-4 and "static_columns=%d" % (P * P) in config,
+      f"the network reads {params['context_mlp/weight'].shape[1]} of {n_context} context columns, the linear skip "
+      f"all (numpy's ridge fit: max |difference| {err:.2e}): {config}")
+check(ranks_err < 1e-4, f"2 ranks train the model of 1 rank (max |parameter difference| {ranks_err:.2e})")
+r = run([apps("sample"), path("w_o.h5"), path("inside.h5"), path("ens_o.h5"), "--members", "3", "--method", "ddim",
+         "--steps", "5"])
+check(r.returncode == 0 and "baseline (coarse mean copied)" in r.stdout, "sample with the statics in the skip only")
+r = run([apps("predict"), path("w_o.h5"), path("inside.h5"), path("pred_o.h5"), "--inputs-dataset", "context",
+         "--members", "3", "--method", "ddim", "--steps", "5"])
+with h5py.File(path("ens_o.h5"), "r") as a, h5py.File(path("pred_o.h5"), "r") as b:
+    check(r.returncode == 0 and np.array_equal(a["ensembles"][...], b["ensembles"][...]),
+          "predict writes sample's members " + r.stderr[-300:])
+# The same network as a model without the skip on the context's first 7 columns.
+with open(path("w_o.h5"), "rb") as a, open(path("w_cut.h5"), "wb") as b:
+    b.write(a.read())
+with h5py.File(path("w_cut.h5"), "r+") as h:
+    h.attrs["config"] = config.replace("n_context=%d" % n_context, "n_context=7").replace(
+        "diffusion_linear_skip=true", "diffusion_linear_skip=false").replace(
+        " diffusion_statics_linear_only=true static_columns=%d" % (P * P), "")
+    for k in ("context_mean", "context_std"):
+        v = h["normalisation/" + k][:7]
+        del h["normalisation/" + k]
+        h["normalisation/" + k] = v
+with h5py.File(path("inside.h5"), "r") as d, h5py.File(path("inside_cut.h5"), "w") as o:
+    for k in d:
+        o[k] = d[k][...][:, :7] if k == "context" else d[k][...]
+    contexts = d["context"][...].astype(np.float64)
+r = run([apps("sample"), path("w_cut.h5"), path("inside_cut.h5"), path("ens_cut.h5"), "--members", "3", "--method",
+         "ddim", "--steps", "5"])
+with h5py.File(path("ens_o.h5"), "r") as a, h5py.File(path("ens_cut.h5"), "r") as b:
+    lin = bias + ((contexts - cm) / cs) @ weight.T
+    err = np.abs(a["ensembles"][...] - b["ensembles"][...] - (fs * lin)[:, None, :]).max()
+    check(r.returncode == 0 and err < 1e-3, "the members: the network's on the 7 block means plus fine_std x lin(c) of "
+          f"the whole context ({err:.2e}) " + r.stderr[-300:])
+for data, extra, expect, what in [("outside.h5", [], "diffusion_linear_skip", "without diffusion_linear_skip"),
+                                  ("train.h5", split[:2], "static_columns", "on a file without statics")]:
+    r = run([apps("train"), os.path.join(source, "inputs", "diffusion_grid.in"), "--set", "data_file=" + path(data),
+             "--set", "epochs=1", "--set", "output=" + path("w_bad.h5"), "--set", "metrics_file=",
+             "--set", "diffusion_statics_linear_only=true"] + extra)
+    check.refused(r, "diffusion_statics_linear_only", f"diffusion_statics_linear_only {what}")
+    check(r.returncode == 2 and expect in r.stdout + r.stderr and not os.path.exists(path("w_bad.h5")),
+          f"diffusion_statics_linear_only {what}: exit code 2, no weights")
+with open(path("inside.h5"), "rb") as a, open(path("inside_nostat.h5"), "wb") as b:
+    b.write(a.read())
+with h5py.File(path("inside_nostat.h5"), "r+") as h:
+    del h.attrs["static_columns"]
+for tool in ("sample", "predict"):
+    r = run([apps(tool), path("w_o.h5"), path("inside_nostat.h5"), path("mixed.h5")]
+            + (["--members", "2"] if tool == "sample" else ["--inputs-dataset", "context", "--members", "2"]))
+    check.refused(r, "static_columns", f"{tool}: a statics-in-the-skip model on data without the count")
+    check(r.returncode == 2 and not os.path.exists(path("mixed.h5")), f"{tool}: no statics count: exit code 2, no file")
 
 # Mixing is refused: an anomaly model on an absolute file, an absolute model on an anomaly file.
 for weights, data, expect, what in [("w_a.h5", "test.h5", "trained on anomalies", "an anomaly model, absolute data"),

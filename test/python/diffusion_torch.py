@@ -60,7 +60,8 @@ def load(path, dtype=torch.float64):
     import h5py
     with h5py.File(path, "r") as f:
         cfg = parse_config(f.attrs["config"] if isinstance(f.attrs["config"], str) else f.attrs["config"].decode())
-        net = Denoiser(cfg["n_context"], cfg["n_fine"], cfg["time_dim"], cfg["hidden"], cfg["depth"]).to(dtype)
+        n_net = cfg["n_context"] - cfg.get("static_columns", 0)  # Note [statics to the linear skip only]
+        net = Denoiser(n_net, cfg["n_fine"], cfg["time_dim"], cfg["hidden"], cfg["depth"]).to(dtype)
         state = {}
         for name, _ in net.named_parameters():
             state[name] = torch.tensor(f[name.replace(".", "/")][...], dtype=dtype)

@@ -2,7 +2,9 @@
 // (see models/registry.hpp).
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "io/hdf5.hpp"
 #include "models/diffusion/diffusion_model.hpp"
+#include "models/diffusion/grid_patches.hpp"
 #include "models/registry.hpp"
 
 namespace hpct {
@@ -23,6 +25,32 @@ void declare(deck::Schema& s) {
   s.add_bool("diffusion_linear_skip", false,
              "diffusion: the network generates the departure from a least-squares linear map of the context, "
              "fitted to the training part before training (docs/diffusion.md)");
+  s.add_bool("diffusion_statics_linear_only", false,
+             "diffusion: the static blocks of diffgen --statics (the file's static_columns last context columns) "
+             "reach only the linear skip, the network sees the rest; needs diffusion_linear_skip");
+}
+
+// Note [statics to the linear skip only]: the count of the training file's static context columns.
+int static_columns_of(const deck::Deck& deck, int n_context) {
+  const std::string key = "diffusion_statics_linear_only";
+  if (!deck.get_bool("diffusion_linear_skip"))
+    deck.fail(key, "gives the static blocks to the linear skip alone: set diffusion_linear_skip true as well");
+  const std::string file = deck.get_string("data_file");
+  long long k = 0;
+  try {
+    const h5::File f = h5::File::open_read(file);
+    if (h5::has_attr(f, "/", kStaticColumnsAttribute)) k = h5::read_attr_int(f, "/", kStaticColumnsAttribute);
+  } catch (const Error& e) {
+    deck.fail(key, file + ": cannot read its attribute 'static_columns': " + e.what());
+  }
+  if (k < 1)
+    deck.fail(key, file +
+                       " has no static context columns (no attribute 'static_columns': cut it with diffgen "
+                       "--grid ... --statics NAMES)");
+  if (k >= n_context)
+    deck.fail(key, strf("%s: attribute 'static_columns' %lld leaves none of its %d context columns to the network",
+                        file.c_str(), k, n_context));
+  return static_cast<int>(k);
 }
 
 std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
@@ -44,6 +72,7 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   cfg.schedule = deck.get_string("noise_schedule");
   cfg.target = deck.get_string("diffusion_target");
   cfg.linear_skip = deck.get_bool("diffusion_linear_skip");
+  if (deck.get_bool("diffusion_statics_linear_only")) cfg.static_columns = static_columns_of(deck, cfg.n_context);
   return std::make_unique<DiffusionModel>(cfg, static_cast<std::uint64_t>(deck.get_int("seed")), ctx.capacity,
                                           ctx.precision);
 }
@@ -55,6 +84,9 @@ void declare_config(deck::Schema& s) {
   s.add_bool("anomaly", false,
              "trained on diffgen --anomaly data (its file's `anomaly` attribute): fine values relative to "
              "context column 0, which predict adds back");
+  s.add_int("static_columns", 0, 0, 1 << 30,
+            "with diffusion_statics_linear_only: the last context columns (the static blocks) that only the "
+            "linear skip sees");
 }
 
 DiffusionConfig config_from(const deck::Deck& d) {
@@ -70,6 +102,10 @@ DiffusionConfig config_from(const deck::Deck& d) {
   c.target = d.get_string("diffusion_target");
   c.linear_skip = d.get_bool("diffusion_linear_skip");
   c.anomaly = d.get_bool("anomaly");
+  c.static_columns = d.get_bool("diffusion_statics_linear_only") ? static_cast<int>(d.get_int("static_columns"))
+                                                                 : 0;
+  if (c.static_columns > 0 && !c.linear_skip)
+    d.fail("diffusion_statics_linear_only", "needs diffusion_linear_skip=true in the stored configuration");
   return c;
 }
 
@@ -104,9 +140,11 @@ ModelFamily diffusion_family() {
 std::string DiffusionConfig::to_string() const {
   return strf(
       "n_context=%d n_fine=%d time_embedding_dim=%d diffusion_hidden=%d diffusion_depth=%d "
-      "diffusion_steps=%d noise_schedule=%s diffusion_target=%s diffusion_linear_skip=%s anomaly=%s",
+      "diffusion_steps=%d noise_schedule=%s diffusion_target=%s diffusion_linear_skip=%s anomaly=%s%s",
       n_context, n_fine, time_dim, hidden, depth, steps, schedule.c_str(), target.c_str(),
-      linear_skip ? "true" : "false", anomaly ? "true" : "false");
+      linear_skip ? "true" : "false", anomaly ? "true" : "false",
+      static_columns > 0 ? strf(" diffusion_statics_linear_only=true static_columns=%d", static_columns).c_str()
+                         : "");
 }
 
 DiffusionConfig DiffusionConfig::parse(const std::string& text) {

@@ -23,6 +23,13 @@ namespace hpct {
 // enough to make collinear columns (an anomaly block sums to 0) solvable, far below the data's own
 // weight. Every rank reads the whole training part in the same order, so any rank count fits the
 // same map. Stored as `linear_skip/weight` [n_fine x n_context, row-major] and `linear_skip/bias`.
+// Note [statics to the linear skip only]: `diffusion_statics_linear_only` (with the skip) gives the
+// static blocks (diffgen --statics: the last `static_columns` context columns, the file's attribute of
+// that name) to lin(c) alone; the network's context is the rest (the 7 block means, the position):
+// without the blocks it cannot use them as labels of the training places, while the linear map, which
+// carries the orography to an unseen place, still sees them. The count is read from the training file
+// when the model is built (its parameters depend on it) and stored in the configuration, so sample and
+// predict split a context the same way.
 struct DiffusionLinearSkip {
   View2<float> weight;  // [n_fine, n_context]
   View1<float> bias;    // [n_fine]
@@ -36,5 +43,9 @@ struct DiffusionLinearSkip {
   // out(i, j) = b(j) + sum_k W(j, k) c(i, k) for rows [0, n) of the normalised contexts c.
   void apply(const View2<float>& c, const View2<float>& out, int n) const;
 };
+
+// out(i, k) = c(i, k) for rows [0, n) and the first out.extent(1) columns: the network's part of the
+// context (Note [statics to the linear skip only]).
+void take_first_columns(const View2<float>& c, const View2<float>& out, int n);
 
 }  // namespace hpct

@@ -28,6 +28,7 @@ DiffusionModel::DiffusionModel(const DiffusionConfig& config, std::uint64_t seed
       c_("diff_context", capacity, config.n_context),
       x_t_("diff_x_t", capacity, config.n_fine),
       eps_("diff_eps", capacity, config.n_fine),
+      c_net_(config.static_columns > 0 ? View2<float>("diff_net_context", capacity, config.net_context()) : c_),
       lin_("diff_linear_skip", config.linear_skip ? capacity : 1, config.n_fine),
       t_("diff_t", capacity),
       precision_(precision),
@@ -67,6 +68,17 @@ void DiffusionModel::load_extra_datasets(const std::string& weights_file) {
 
 void DiffusionModel::check_data_file(const std::string& data_file) const {
   const h5::File f = h5::File::open_read(data_file);
+  const int k = net_.config().static_columns;  // Note [statics to the linear skip only]: split alike
+  if (k > 0 &&
+      (!h5::has_attr(f, "/", kStaticColumnsAttribute) || h5::read_attr_int(f, "/", kStaticColumnsAttribute) != k))
+    throw Error(strf("%s: the model (diffusion_statics_linear_only) takes its context's last %d columns as the "
+                     "static blocks; the file's attribute 'static_columns' is %s; cut the data as its training "
+                     "data was",
+                     data_file.c_str(), k,
+                     h5::has_attr(f, "/", kStaticColumnsAttribute)
+                         ? std::to_string(h5::read_attr_int(f, "/", kStaticColumnsAttribute)).c_str()
+                         : "absent"),
+                ExitCode::bad_input);
   const bool data_anomaly = h5::has_attr(f, "/", kAnomalyAttribute);
   if (data_anomaly == anomaly_) return;
   throw Error(data_file +
@@ -83,6 +95,7 @@ void DiffusionModel::prepare(const Batch& b) {
   norm_.normalise_context(View2<float>(b.inputs().matrix()), c_, n);
   const bool skip = net_.config().linear_skip;  // Note [linear skip]: x_0 is the departure from lin(c)
   if (skip) skip_.apply(c_, lin_, n);
+  if (c_net_.data() != c_.data()) take_first_columns(c_, c_net_, n);  // Note [statics to the linear skip only]
   const auto lin = lin_;
   const auto ids = b.ids;
   const auto t = t_;
@@ -162,27 +175,27 @@ void DiffusionModel::prepare(const Batch& b) {
 double DiffusionModel::accumulate_gradients(const Batch& b, double normaliser) {
   if (b.n == 0) return 0.0;
   prepare(b);
-  const Tensor<float> out(net_.forward(x_t_, c_, t_, b.n));
+  const Tensor<float> out(net_.forward(x_t_, c_net_, t_, b.n));
   const double sum = loss_.forward_backward(out, eps_, net_.output_grad_tensor(), nn::GradMode::assign, b.n,
                                             normaliser);
-  net_.backward(x_t_, c_, b.n);
+  net_.backward(x_t_, c_net_, b.n);
   return sum;
 }
 
 void DiffusionModel::accumulate_chunk_gradients(const Batch& b, double normaliser, int rows, double* losses) {
   prepare(b);
-  const Tensor<float> out(net_.forward(x_t_, c_, t_, b.n));
+  const Tensor<float> out(net_.forward(x_t_, c_net_, t_, b.n));
   const Tensor<float>& d_out = net_.output_grad_tensor();
   for (int k = 0; k * rows < b.n; ++k)  // each chunk's loss sum as accumulate_gradients sums it alone
     losses[k] = loss_.forward_backward(out.row_range(k * rows, rows), Tensor<float>(eps_).row_range(k * rows, rows),
                                        d_out.row_range(k * rows, rows), nn::GradMode::assign, rows, normaliser);
-  net_.backward(x_t_, c_, b.n);
+  net_.backward(x_t_, c_net_, b.n);
 }
 
 double DiffusionModel::loss_sum(const Batch& b) {
   if (b.n == 0) return 0.0;
   prepare(b);
-  return loss_.forward(Tensor<float>(net_.forward(x_t_, c_, t_, b.n)), eps_, b.n);
+  return loss_.forward(Tensor<float>(net_.forward(x_t_, c_net_, t_, b.n)), eps_, b.n);
 }
 
 DiffusionNet<float>& DiffusionModel::inference_net(int rows) {

@@ -71,7 +71,8 @@ class DiffusionModel : public Model {
   std::uint64_t seed_;
   View1<float> sqrt_abar_, sqrt_one_minus_abar_;
   View2<float> c_, x_t_, eps_;
-  View2<float> lin_;  // the linear skip's lin(c) [capacity, n_fine]; one row of zeros without the skip
+  View2<float> c_net_;  // the network's part of c_ (Note [statics to the linear skip only]), else c_
+  View2<float> lin_;    // the linear skip's lin(c) [capacity, n_fine]; one row of zeros without the skip
   View1<float> t_;
   nn::Loss<float> loss_{nn::LossKind::mse};
   nn::Precision precision_;

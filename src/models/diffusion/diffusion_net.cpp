@@ -11,7 +11,7 @@ namespace hpct {
 std::uint64_t DiffusionConfig::parameter_count() const {
   auto lin = [](std::uint64_t in, std::uint64_t out) { return in * out + out; };
   const std::uint64_t H = static_cast<std::uint64_t>(hidden);
-  return lin(static_cast<std::uint64_t>(time_dim), H) + lin(static_cast<std::uint64_t>(n_context), H) +
+  return lin(static_cast<std::uint64_t>(time_dim), H) + lin(static_cast<std::uint64_t>(net_context()), H) +
          lin(static_cast<std::uint64_t>(n_fine), H) + static_cast<std::uint64_t>(depth) * lin(H, H) +
          lin(H, static_cast<std::uint64_t>(n_fine));
 }
@@ -88,6 +88,9 @@ void check_config(const DiffusionConfig& c) {
     throw Error("diffusion: prediction target must be eps or v, not '" + c.target + "'", ExitCode::bad_input);
   if (c.hidden < 1 || c.depth < 0 || c.n_context < 1 || c.n_fine < 1)
     throw Error("diffusion: sizes must be positive", ExitCode::bad_input);
+  if (c.static_columns < 0 || c.net_context() < 1)
+    throw Error("diffusion: static_columns must leave the network at least one context column",
+                ExitCode::bad_input);
 }
 }  // namespace
 
@@ -96,7 +99,7 @@ DiffusionNet<Scalar>::DiffusionNet(const DiffusionConfig& config, int capacity, 
     : config_((check_config(config), config)),
       capacity_(capacity),
       time_mlp_(store_, ws_, "time_mlp", config.time_dim, config.hidden, capacity, nn::Activation::silu, precision),
-      context_mlp_(store_, ws_, "context_mlp", config.n_context, config.hidden, capacity, nn::Activation::silu,
+      context_mlp_(store_, ws_, "context_mlp", config.net_context(), config.hidden, capacity, nn::Activation::silu,
                    precision),
       input_proj_(store_, ws_, "input_proj", config.n_fine, config.hidden, capacity, nn::Activation::identity,
                   precision),
@@ -147,7 +150,7 @@ void DiffusionNet<Scalar>::backward(const Tensor<Scalar>& x_t, const Tensor<Scal
 template <class Scalar>
 double DiffusionNet<Scalar>::forward_flops() const {
   const double H = config_.hidden;
-  return 2.0 * H * (config_.time_dim + config_.n_context + config_.n_fine + config_.depth * H + config_.n_fine);
+  return 2.0 * H * (config_.time_dim + config_.net_context() + config_.n_fine + config_.depth * H + config_.n_fine);
 }
 
 template void sinusoidal_embedding<float>(const View1<float>&, const View2<float>&, int);

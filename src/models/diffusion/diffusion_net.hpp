@@ -31,6 +31,10 @@ struct DiffusionConfig {
   // The network generates the departure from a least-squares linear map of the context, fitted before
   // training (Note [linear skip] in diffusion_linear_skip.hpp). Not part of the network.
   bool linear_skip = false;
+  // `diffusion_statics_linear_only` (Note [statics to the linear skip only] in diffusion_linear_skip.hpp):
+  // the last static_columns context columns (diffgen --statics blocks) reach only the linear skip; the
+  // network's context is the first net_context() columns. 0: the network sees the whole context.
+  int static_columns = 0;
   // Trained on diffgen --anomaly data (Note [anomaly targets] in grid_patches.hpp): set from the
   // training file, not a deck key; predict adds context column 0 back. Not part of the network.
   bool anomaly = false;
@@ -40,6 +44,7 @@ struct DiffusionConfig {
   std::string to_string() const;
   static DiffusionConfig parse(const std::string& text);
   std::uint64_t parameter_count() const;
+  int net_context() const { return n_context - static_columns; }  // the network's context width
 };
 
 // Writes the sinusoidal embedding of the timesteps t [n] into emb [n, E].
@@ -58,7 +63,7 @@ class DiffusionNet {
 
   DiffusionNet(const DiffusionConfig& config, int capacity, nn::Precision precision = nn::Precision::fp32);
 
-  // Rows [0, n): x_t [*, n_fine], c [*, n_context], t [*] (timestep index as a Scalar) -> eps_hat.
+  // Rows [0, n): x_t [*, n_fine], c [*, net_context()], t [*] (timestep index as a Scalar) -> eps_hat.
   Matrix forward(const Tensor<Scalar>& x_t, const Tensor<Scalar>& c, const Vector& t, int n);
   // dL/d(eps_hat): fill rows [0, n), then call backward with the inputs of the last forward.
   Matrix output_grad() const { return d_out_->matrix(); }

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "models/diffusion/diffusion_linear_skip.hpp"
 
 namespace hpct {
 
@@ -43,6 +44,8 @@ EnsembleGenerator::EnsembleGenerator(DiffusionNet<float>& net, const NoiseSchedu
   const int nc = net.config().n_context, nf = net.config().n_fine;
   c_raw_ = View2<float>("sample_c_raw", cap, nc);
   c_ = View2<float>("sample_c", cap, nc);
+  const int nn_c = net.config().net_context();
+  c_net_ = nn_c < nc ? View2<float>("sample_c_net", cap, nn_c) : c_;
   x_ = View2<float>("sample_x", cap, nf);
   t_ = View1<float>("sample_t", cap);
   pair_ids_ = View1<std::uint64_t>("sample_pair_ids", cap);
@@ -64,11 +67,12 @@ void EnsembleGenerator::run_chunk(int rows) {
         x(i, j) = static_cast<float>(rng::normal(rng::hash(key, ids(i), T64, static_cast<std::uint64_t>(j))));
       });
   norm_.normalise_context(c_raw_, c_, rows);
+  if (c_net_.data() != c_.data()) take_first_columns(c_, c_net_, rows);
   const bool ddpm = opt_.method == "ddpm";
   for (std::size_t k = 0; k < visit_.size(); ++k) {
     const int ti = visit_[k];
     Kokkos::deep_copy(Kokkos::subview(t_, Kokkos::make_pair(0, rows)), static_cast<float>(ti));
-    const auto& eps = net_.forward(x_, c_, t_, rows);
+    const auto& eps = net_.forward(x_, c_net_, t_, rows);
     const double abar = schedule_.abar[static_cast<std::size_t>(ti)];
     const double abar_prev = ddpm ? (ti > 0 ? schedule_.abar[static_cast<std::size_t>(ti - 1)] : 1.0)
                                   : (k + 1 < visit_.size() ? schedule_.abar[static_cast<std::size_t>(visit_[k + 1])]

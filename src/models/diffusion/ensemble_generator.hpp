@@ -61,6 +61,7 @@ class EnsembleGenerator {
   std::vector<int> visit_;
   int contexts_per_chunk_;
   View2<float> c_raw_, c_, x_;
+  View2<float> c_net_;  // the network's part of c_ (Note [statics to the linear skip only]), else c_ itself
   View1<float> t_;
   View1<std::uint64_t> pair_ids_;
   typename View2<float>::host_mirror_type h_c_raw_, h_x_;

@@ -219,6 +219,8 @@ GridPatchCounts write_grid_patches(const std::string& data_file, const std::stri
     if (K > 0) columns += ", the P x P blocks of " + statics;
     if (K > 0 && o.anomaly) columns += " minus their block means, then those means";
     h5::write_attr(f, "/", "context_columns", columns);
+    if (K > 0)
+      h5::write_attr(f, "/", kStaticColumnsAttribute, static_cast<long long>(K * P * P + (o.anomaly ? K : 0)));
     if (o.anomaly)
       h5::write_attr(f, "/", kAnomalyAttribute,
                      std::string("fine = value - context column 0 (the block mean); add it back for the values"));

@@ -65,6 +65,9 @@ struct GridPatchCounts {
 // block is the patch's own and is never shared.
 // The root attribute of an --anomaly file (Note [anomaly targets]); its text says how to undo it.
 constexpr const char* kAnomalyAttribute = "anomaly";
+// The root attribute counting the context's last columns that come from --statics (K P^2, + K with
+// --anomaly; absent without --statics): Note [statics to the linear skip only] in diffusion_linear_skip.hpp.
+constexpr const char* kStaticColumnsAttribute = "static_columns";
 
 GridPatchCounts write_grid_patches(const std::string& data_file, const std::string& out,
                                    const GridPatchOptions& options);
