@@ -120,7 +120,7 @@ TEST(Registry, LegacyConfigurationsLoad) {
   EXPECT_EQ(m->config_string(),
             "n_context=7 n_fine=256 time_embedding_dim=16 diffusion_hidden=64 diffusion_depth=3 "
             "diffusion_steps=20 noise_schedule=linear diffusion_target=v diffusion_linear_skip=false "
-            "anomaly=false");
+            "anomaly=false diffusion_statics_linear_only=false static_columns=0");
   EXPECT_EQ(normalised_config(diffusion, old_text), normalised_config(diffusion, m->config_string()));
 }
 

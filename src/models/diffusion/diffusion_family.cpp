@@ -140,11 +140,11 @@ ModelFamily diffusion_family() {
 std::string DiffusionConfig::to_string() const {
   return strf(
       "n_context=%d n_fine=%d time_embedding_dim=%d diffusion_hidden=%d diffusion_depth=%d "
-      "diffusion_steps=%d noise_schedule=%s diffusion_target=%s diffusion_linear_skip=%s anomaly=%s%s",
+      "diffusion_steps=%d noise_schedule=%s diffusion_target=%s diffusion_linear_skip=%s anomaly=%s "
+      "diffusion_statics_linear_only=%s static_columns=%d",
       n_context, n_fine, time_dim, hidden, depth, steps, schedule.c_str(), target.c_str(),
-      linear_skip ? "true" : "false", anomaly ? "true" : "false",
-      static_columns > 0 ? strf(" diffusion_statics_linear_only=true static_columns=%d", static_columns).c_str()
-                         : "");
+      linear_skip ? "true" : "false", anomaly ? "true" : "false", static_columns > 0 ? "true" : "false",
+      static_columns);
 }
 
 DiffusionConfig DiffusionConfig::parse(const std::string& text) {
