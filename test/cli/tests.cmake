@@ -159,5 +159,5 @@ endforeach()
 # lr_schedule plateau and early stopping in a `train` run: the rate drops, the run stops with exit 0 (see the script's header).
 add_test(NAME cli_plateau_run COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/plateau_run.sh $<TARGET_FILE:train>
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_plateau_run)
-set_tests_properties(cli_plateau_run PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
+set_tests_properties(cli_plateau_run PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 120 PROCESSORS 2
                      LABELS cli WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
