@@ -67,7 +67,7 @@ set_tests_properties(cli_help_kokkos PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV
 set(HPCTRAIN_PREDICT_DIR ${CMAKE_CURRENT_BINARY_DIR}/scratch_predict)
 add_test(NAME predict_networks COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/predict_networks.sh ${PROJECT_BINARY_DIR}
          ${MPIEXEC_EXECUTABLE} ${HPCTRAIN_PREDICT_DIR})
-set_tests_properties(predict_networks PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 180 PROCESSORS 2
+set_tests_properties(predict_networks PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 180 PROCESSORS 2
                      FIXTURES_SETUP predict_networks LABELS "integration;diffusion;cli"
                      WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 add_test(NAME predict_mlp_torch COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/predict_outputs.py
@@ -83,7 +83,7 @@ set_tests_properties(cli_predict_gnn PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV
 # by default, the trained weights with --weights raw.
 add_test(NAME cli_ema_consumers COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/ema_consumers.sh ${PROJECT_BINARY_DIR}
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_ema_consumers ${HPCTRAIN_REFERENCE_PYTHON})
-set_tests_properties(cli_ema_consumers PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 1
+set_tests_properties(cli_ema_consumers PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 120 PROCESSORS 1
                      SKIP_RETURN_CODE 77 LABELS "integration;cli" WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 # kill -9, SIGUSR1 and a frozen rank against the real program (see the script's header).
 add_test(NAME cli_failures COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/failures.sh $<TARGET_FILE:train>
@@ -93,12 +93,12 @@ set_tests_properties(cli_failures PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" 
 # Output paths readied before any work, for every model family (see the script's header).
 add_test(NAME cli_output_paths COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/output_paths.sh $<TARGET_FILE:train>
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_output_paths)
-set_tests_properties(cli_output_paths PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
+set_tests_properties(cli_output_paths PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 120 PROCESSORS 2
                      LABELS cli WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 # Hostile deck text: very long keys and values, NUL and non-UTF-8 bytes (see the script's header).
 add_test(NAME cli_deck_bytes COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/deck_bytes.sh $<TARGET_FILE:train>
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_deck_bytes)
-set_tests_properties(cli_deck_bytes PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 60 PROCESSORS 2
+set_tests_properties(cli_deck_bytes PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 60 PROCESSORS 2
                      LABELS cli WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 # The shared-memory gradient window does not fit in /dev/shm (see the script's header).
 add_test(NAME cli_shm_window_full COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/shm_window_full.sh $<TARGET_FILE:train>
@@ -159,5 +159,5 @@ endforeach()
 # lr_schedule plateau and early stopping in a `train` run: the rate drops, the run stops with exit 0 (see the script's header).
 add_test(NAME cli_plateau_run COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/plateau_run.sh $<TARGET_FILE:train>
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_plateau_run)
-set_tests_properties(cli_plateau_run PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
+set_tests_properties(cli_plateau_run PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 120 PROCESSORS 2
                      LABELS cli WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

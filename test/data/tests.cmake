@@ -82,5 +82,5 @@ set_tests_properties(cli_mlp_digits PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}
 add_test(NAME cli_image_decks COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/image_decks.sh $<TARGET_FILE:train>
          $<TARGET_FILE:cape_eval> ${HPCTRAIN_REFERENCE_PYTHON} ${MPIEXEC_EXECUTABLE}
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_image_decks ${PROJECT_SOURCE_DIR})
-set_tests_properties(cli_image_decks PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 240
+set_tests_properties(cli_image_decks PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1" TIMEOUT 240
                      PROCESSORS 2 LABELS "cli;images")

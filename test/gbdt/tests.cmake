@@ -46,7 +46,7 @@ set_tests_properties(gbdt_log_link PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 PR
 add_test(NAME gbdt_robust COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/gbdt_robust.py
          ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_robust)
 set_tests_properties(gbdt_robust PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 PROCESSORS 2
-                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
+                     ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
 # The GBDT decks as documented, scaled down (see the script's header).
 add_test(NAME cli_gbdt_decks COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gbdt_decks.sh $<TARGET_FILE:train>
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_decks)

@@ -46,7 +46,7 @@ set_tests_properties(cli_gnn_global PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}
 # after it, and refuse what they lack (regional and global, 1 and 2 ranks).
 add_test(NAME cli_gnn_future COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gnn_future.sh ${PROJECT_BINARY_DIR}
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_future ${PROJECT_SOURCE_DIR})
-set_tests_properties(cli_gnn_future PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 180
+set_tests_properties(cli_gnn_future PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1" TIMEOUT 180
                      PROCESSORS 2 LABELS "cli;gnn")
 add_test(NAME cli_gnn_seed001 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gnn_seed001.sh $<TARGET_FILE:wxgen>
          $<TARGET_FILE:train> $<TARGET_FILE:wxeval> ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_seed001
