@@ -32,14 +32,17 @@ TEST(GbdtInput, ErrorsNameFileAndLine) {
                   "g_text.tsv:2: field 1 'x7' is not a number");
   EXPECT_CONTAINS(gbdt_test::load_error("g_label.csv", "1,2\n0,4\n# comment\n2,6\n0,7\n", "objective binary\n"),
                   "g_label.csv:4: objective: label 2 is outside");
-  EXPECT_CONTAINS(gbdt_test::load_error("g_class.csv", "1,2\n0,4\n3,6\n4,7\n", "objective multiclass\nnum_class 3\n"),
+  EXPECT_CONTAINS(gbdt_test::load_error("g_class.csv", "1,2\n0,4\n3,6\n4,7\n",
+                                        "objective multiclass\nnum_class 3\n"),
                   "g_class.csv:3: num_class: label 3 needs at least 4 classes");
   EXPECT_CONTAINS(gbdt_test::load_error("g_ids.svm", "1 1:1 2:1\n0 0:1\n1 3:1\n0 2:4\n", "objective binary\n"),
                   "g_ids.svm:2: feature id 0 below the base 1");
   EXPECT_CONTAINS(gbdt_test::load_error("g_ids0.svm", "1 0:1 2:1\n0 1:abc\n1 3:1\n0 2:4\n",
-                             "objective binary\nlibsvm_base 0\n"),
+                                        "objective binary\nlibsvm_base 0\n"),
                   "g_ids0.svm:2: value 'abc' of feature 1 is not a number");
-  EXPECT_EQ(gbdt_test::load_error("g_ok.svm", "1 0:1 2:1\n0 1:2\n1 3:1\n0 2:4\n", "objective binary\nlibsvm_base 0\n"), "");
+  EXPECT_EQ(gbdt_test::load_error("g_ok.svm", "1 0:1 2:1\n0 1:2\n1 3:1\n0 2:4\n",
+                                  "objective binary\nlibsvm_base 0\n"),
+            "");
   EXPECT_CONTAINS(gbdt_test::load_error("g_fmt.dat", "1,2\n", "objective binary\n"), "data_format");
 }
 
@@ -122,11 +125,12 @@ TEST(GbdtInput, InfinitiesByteOrderMarksAndHugeFeatureIds) {
   EXPECT_CONTAINS(gbdt_test::load_error("g_inf.svm", "1 1:1\n0 2:1e999\n1 1:3\n0 2:1\n", "objective binary\n"),
                   "g_inf.svm:2: value '1e999' of feature 2 is infinite");
   EXPECT_EQ(gbdt_test::load_error("g_bom.csv",
-                       "\xEF\xBB\xBF"
-                       "0,1\n1,2\n0,1\n1,3\n",
-                       "objective binary\n"),
+                                  "\xEF\xBB\xBF"
+                                  "0,1\n1,2\n0,1\n1,3\n",
+                                  "objective binary\n"),
             "");
-  EXPECT_CONTAINS(gbdt_test::load_error("g_huge.svm", "1 1:1\n0 2000000000:1\n1 1:3\n0 2:1\n", "objective binary\n"),
+  EXPECT_CONTAINS(gbdt_test::load_error("g_huge.svm", "1 1:1\n0 2000000000:1\n1 1:3\n0 2:1\n",
+                                        "objective binary\n"),
                   "g_huge.svm:2: feature id 2000000000 is beyond the limit of 16777216 features");
 }
 
@@ -159,14 +163,14 @@ TEST(GbdtInput, CsvSourceNamesRowsAndLines) {
 
 TEST(GbdtInput, HeaderErrorsNameTheColumn) {
   EXPECT_CONTAINS(gbdt_test::load_error("g_noname.csv", "a,y\n1,0\n2,1\n",
-                             "objective binary\ntext_header true\nlabel_column z\n"),
+                                        "objective binary\ntext_header true\nlabel_column z\n"),
                   "g_noname.csv:1: label_column: no column named 'z' in the header");
   EXPECT_CONTAINS(gbdt_test::load_error("g_nohdr.csv", "1,0\n2,1\n", "objective binary\nlabel_column y\n"),
                   "names a column, but the file has no header");
   EXPECT_CONTAINS(gbdt_test::load_error("g_hdr3.csv", "a,b,y\n1,0\n2,1\n", "objective binary\ntext_header true\n"),
                   "g_hdr3.csv:2: the header names 3 columns, the first data row has 2 fields");
   EXPECT_EQ(gbdt_test::load_error("g_label2.csv", "a,b,y\n1,5,0\n2,6,1\n",
-                       "objective binary\ntext_header true\nlabel_column 2\n"),
+                                  "objective binary\ntext_header true\nlabel_column 2\n"),
             "");
 }
 

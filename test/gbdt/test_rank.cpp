@@ -225,12 +225,12 @@ TEST(GbdtRank, QueryIdsLoadWholeQueriesOnEachRank) {
 
 TEST(GbdtRank, GroupsAndLabelsRefusedWithFileAndLine) {
   EXPECT_NE(gbdt_test::load_error("rank_split.svm", "1 qid:1 1:1\n0 qid:1 1:2\n1 qid:2 1:1\n0 qid:1 1:3\n",
-                       "objective lambdarank\n")
+                                  "objective lambdarank\n")
                 .find("rank_split.svm:4: query 1 again after other queries (it began on line 1"),
             std::string::npos);
-  EXPECT_NE(
-      gbdt_test::load_error("rank_mixed.svm", "1 qid:1 1:1\n0 1:2\n", "objective lambdarank\n").find("rank_mixed.svm:2:"),
-      std::string::npos);
+  EXPECT_NE(gbdt_test::load_error("rank_mixed.svm", "1 qid:1 1:1\n0 1:2\n", "objective lambdarank\n")
+                .find("rank_mixed.svm:2:"),
+            std::string::npos);
   EXPECT_NE(gbdt_test::load_error("rank_label.svm", "1 qid:1 1:1\n31 qid:1 1:2\n", "objective lambdarank\n")
                 .find("rank_label.svm:2: objective: label 31 is not a relevance grade"),
             std::string::npos);
@@ -239,21 +239,21 @@ TEST(GbdtRank, GroupsAndLabelsRefusedWithFileAndLine) {
             std::string::npos);
   // CSV: the query column by header name, not a feature; out of order is an error on its line.
   EXPECT_NE(gbdt_test::load_error("rank_split.csv", "y,q,a\n1,7,0.5\n0,8,0.1\n2,7,0.3\n",
-                       "objective lambdarank\ntext_header true\nlabel_column y\ngroup_column q\n")
+                                  "objective lambdarank\ntext_header true\nlabel_column y\ngroup_column q\n")
                 .find("rank_split.csv:4: group_column: query 7 again"),
             std::string::npos);
   EXPECT_EQ(gbdt_test::load_error("rank_ok.csv", "y,q,a\n1,7,0.5\n0,7,0.1\n2,8,0.3\n",
-                       "objective lambdarank\ntext_header true\nlabel_column y\ngroup_column q\n"),
+                                  "objective lambdarank\ntext_header true\nlabel_column y\ngroup_column q\n"),
             "");
   // categorical_columns by file column: the query column is none, the columns after it shift.
   EXPECT_NE(gbdt_test::load_error("rank_cat.csv", "y,q,a\n1,7,0.5\n0,7,0.1\n2,8,0.3\n",
-                       "objective lambdarank\ntext_header true\nlabel_column y\ngroup_column "
-                       "q\ncategorical_columns 1\n")
+                                  "objective lambdarank\ntext_header true\nlabel_column y\ngroup_column "
+                                  "q\ncategorical_columns 1\n")
                 .find("categorical_columns: column 1 is the query id column"),
             std::string::npos);
   EXPECT_EQ(gbdt_test::load_error("rank_cat2.csv", "y,q,a\n1,7,0.5\n0,7,0.1\n2,8,0.3\n",
-                       "objective lambdarank\ntext_header true\nlabel_column y\ngroup_column "
-                       "q\ncategorical_columns 2\n"),
+                                  "objective lambdarank\ntext_header true\nlabel_column y\ngroup_column "
+                                  "q\ncategorical_columns 2\n"),
             "");
   // A query of more than 10000 rows (LightGBM's limit), named at its first row's line.
   std::string big = "1 qid:1 1:1\n";
@@ -265,12 +265,13 @@ TEST(GbdtRank, GroupsAndLabelsRefusedWithFileAndLine) {
   gbdt_test::write_file("rank_q.svm.query", "2\n1\n");
   EXPECT_EQ(gbdt_test::load_error("rank_q.svm", "1 1:1\n0 1:2\n1 1:3\n", "objective lambdarank\n"), "");
   gbdt_test::write_file("rank_bad.query", "2\nx\n");
-  EXPECT_NE(gbdt_test::load_error("rank_q2.svm", "1 1:1\n0 1:2\n1 1:3\n", "objective lambdarank\ngroup_file rank_bad.query\n")
+  EXPECT_NE(gbdt_test::load_error("rank_q2.svm", "1 1:1\n0 1:2\n1 1:3\n",
+                                  "objective lambdarank\ngroup_file rank_bad.query\n")
                 .find("rank_bad.query:2: group_file: 'x' is not"),
             std::string::npos);
   gbdt_test::write_file("rank_short.query", "2\n");
   EXPECT_NE(gbdt_test::load_error("rank_q3.svm", "1 1:1\n0 1:2\n1 1:3\n",
-                       "objective lambdarank\ngroup_file rank_short.query\n")
+                                  "objective lambdarank\ngroup_file rank_short.query\n")
                 .find("add up to 2 rows, the data has 3"),
             std::string::npos);
 }
