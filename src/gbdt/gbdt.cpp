@@ -91,19 +91,13 @@ BoostParams params_from_deck(const deck::Deck& d) {
   p.objective = parse_objective(d.get_string("objective"));
   p.objective_params.poisson_max_delta_step = d.get_real("poisson_max_delta_step");
   p.objective_params.tweedie_variance_power = d.get_real("tweedie_variance_power");
-  if (p.objective == Objective::tweedie &&
-      !(p.objective_params.tweedie_variance_power > 1 && p.objective_params.tweedie_variance_power < 2))
-    d.fail("tweedie_variance_power", "must lie strictly between 1 and 2");
   p.objective_params.lambdarank_sigma = d.get_real("lambdarank_sigma");
   p.objective_params.lambdarank_truncation = static_cast<int>(d.get_int("lambdarank_truncation"));
   p.objective_params.lambdarank_norm = d.get_bool("lambdarank_norm");
   p.objective_params.quantile_alpha = d.get_real("quantile_alpha");
-  if (p.objective == Objective::quantile &&
-      !(p.objective_params.quantile_alpha > 0 && p.objective_params.quantile_alpha < 1))
-    d.fail("quantile_alpha", "must lie strictly between 0 and 1");
   p.objective_params.huber_slope = d.get_real("huber_slope");
-  if (p.objective == Objective::pseudo_huber && !(p.objective_params.huber_slope > 0))
-    d.fail("huber_slope", "must be > 0");
+  const auto bad = objective_param_error(p.objective, p.objective_params);
+  if (!bad.first.empty()) d.fail(bad.first, bad.second);
   p.num_class = static_cast<int>(d.get_int("num_class"));
   if (p.objective != Objective::multiclass) p.num_class = 1;
   else if (d.is_set("num_class") && p.num_class < 2) d.fail("num_class", "multiclass needs at least 2 classes");

@@ -182,11 +182,8 @@ Model from_json(const std::string& text_in, const std::string& src) {
   m.objective = parse_objective(text(v, "objective", src));
   if (m.objective == Objective::poisson)
     m.objective_params.poisson_max_delta_step = number(v, "poisson_max_delta_step", src);
-  if (m.objective == Objective::tweedie) {
+  if (m.objective == Objective::tweedie)
     m.objective_params.tweedie_variance_power = number(v, "tweedie_variance_power", src);
-    if (!(m.objective_params.tweedie_variance_power > 1 && m.objective_params.tweedie_variance_power < 2))
-      input_error(src, 0, "tweedie_variance_power", "model file: must lie strictly between 1 and 2");
-  }
   if (m.objective == Objective::lambdarank) {
     m.objective_params.lambdarank_sigma = number(v, "lambdarank_sigma", src);
     m.objective_params.lambdarank_truncation = static_cast<int>(number(v, "lambdarank_truncation", src));
@@ -194,15 +191,10 @@ Model from_json(const std::string& text_in, const std::string& src) {
       input_error(src, 0, "lambdarank_norm", "model file: 'lambdarank_norm' is not true or false");
     m.objective_params.lambdarank_norm = v.at("lambdarank_norm").get<bool>();
   }
-  if (m.objective == Objective::quantile) {
-    m.objective_params.quantile_alpha = number(v, "quantile_alpha", src);
-    if (!(m.objective_params.quantile_alpha > 0 && m.objective_params.quantile_alpha < 1))
-      input_error(src, 0, "quantile_alpha", "model file: must lie strictly between 0 and 1");
-  }
-  if (m.objective == Objective::pseudo_huber) {
-    m.objective_params.huber_slope = number(v, "huber_slope", src);
-    if (!(m.objective_params.huber_slope > 0)) input_error(src, 0, "huber_slope", "model file: must be > 0");
-  }
+  if (m.objective == Objective::quantile) m.objective_params.quantile_alpha = number(v, "quantile_alpha", src);
+  if (m.objective == Objective::pseudo_huber) m.objective_params.huber_slope = number(v, "huber_slope", src);
+  const auto bad = objective_param_error(m.objective, m.objective_params);
+  if (!bad.first.empty()) input_error(src, 0, bad.first, "model file: " + bad.second);
   m.num_class = static_cast<int>(number(v, "num_class", src));
   m.num_features = static_cast<int>(number(v, "num_features", src));
   if (v.contains("feature_names")) {

@@ -16,6 +16,15 @@
 
 namespace hpct::gbdt {
 
+std::pair<std::string, std::string> objective_param_error(Objective o, const ObjectiveParams& p) {
+  if (o == Objective::tweedie && !(p.tweedie_variance_power > 1 && p.tweedie_variance_power < 2))
+    return {"tweedie_variance_power", "must lie strictly between 1 and 2"};
+  if (o == Objective::quantile && !(p.quantile_alpha > 0 && p.quantile_alpha < 1))
+    return {"quantile_alpha", "must lie strictly between 0 and 1"};
+  if (o == Objective::pseudo_huber && !(p.huber_slope > 0)) return {"huber_slope", "must be > 0"};
+  return {};
+}
+
 Objective parse_objective(const std::string& name) {
   if (name == "regression" || name == "squared_error") return Objective::regression;
   if (name == "binary") return Objective::binary;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/comm.hpp"
@@ -85,6 +86,10 @@ void check_labels(Objective o, int num_class, const std::vector<float>& y, const
 // set whose labels are all 0 is an error: no log-link model fits it), the median or alpha-quantile
 // (absolute_error, quantile), one Newton step from 0 (pseudo_huber): Note [robust objectives];
 // 0 (lambdarank: scores).
+// The objective's parameter outside its range as {key, reason}, {"", ""} when valid: one rule for the
+// deck (gbdt.cpp) and for a model file (model_io.cpp).
+std::pair<std::string, std::string> objective_param_error(Objective o, const ObjectiveParams& p);
+
 std::vector<double> base_margins_from_data(Objective o, int num_class, const std::vector<float>& y,
                                            const std::vector<float>& w, const Comm& comm,
                                            const ObjectiveParams& params = {});
