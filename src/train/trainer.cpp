@@ -199,6 +199,14 @@ void NetworkTrainer::build_model() {
   comm_.run_agreed([&] {
     if (config_.init_weights.empty() || !model_->fitted_state_from(config_.init_weights))
       model_->fit_to_data(*train_data_);
+    // The validation rows must be made as the training rows were (diffusion: Note [anomaly targets]).
+    if (!config_.validation_file.empty()) {
+      try {
+        model_->check_data_file(config_.validation_file);
+      } catch (const Error& e) {
+        throw Error(std::string("validation_file ") + e.what(), e.code());
+      }
+    }
   });
   comm_.run_agreed([&] {
     if (config_.init_weights.empty()) model_->store().initialize(config_.seed);

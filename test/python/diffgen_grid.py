@@ -409,4 +409,8 @@ for weights, data, expect, what in [("w_a.h5", "test.h5", "trained on anomalies"
                 + (["--members", "2"] if tool == "sample" else ["--inputs-dataset", "context", "--members", "2"]))
         check.refused(r, expect, f"{tool}: {what}")
         check(r.returncode == 2 and not os.path.exists(path("mixed.h5")), f"{tool}: {what}: exit code 2, no file")
+r = run([apps("train"), os.path.join(source, "inputs", "diffusion_grid.in"), "--set", "data_file=" + path("train_a.h5"),
+         "--set", "validation_file=" + path("test.h5"), "--set", "output=" + path("w_bad.h5"), "--set", "metrics_file="])
+check.refused(r, "validation_file " + path("test.h5") + ": holds absolute values", "train: an absolute validation_file")
+check(r.returncode == 2 and not os.path.exists(path("w_bad.h5")), "train: an absolute validation_file: exit 2, no file")
 check.finish()
