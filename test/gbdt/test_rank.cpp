@@ -342,7 +342,9 @@ TEST(GbdtRank, WeightedMetricsWeighQueriesByTheirMeanRowWeight) {
   const double ideal = 6 + 5 / std::log2(3.0) + 1 / 2.0;  // grades 3, 2, 1 at ranks 0, 1, 2
   EXPECT_NEAR(ndcg_query(3, 4, all_y.data(), s.data(), gains), (5 + 0 + 1 / 2.0) / ideal, 1e-15);
   EXPECT_NEAR(evaluate_rank("ndcg@3", s, y, {}, query, comm, gains),
-              (ndcg_query(3, 4, all_y.data(), s.data(), gains) + ndcg_query(3, 3, all_y.data() + 4, s.data() + 4, gains) + 1) / 3,
+              (ndcg_query(3, 4, all_y.data(), s.data(), gains) +
+               ndcg_query(3, 3, all_y.data() + 4, s.data() + 4, gains) + 1) /
+                  3,
               1e-15);
   EXPECT_THROW(evaluate_rank("ndcg@3", s, y, {}, query, comm, {0, 1, 3}), Error);
   EXPECT_NO_THROW(evaluate_rank("map@3", s, y, {}, query, comm, {0, 1, 3}));  // map reads no gains
@@ -352,7 +354,8 @@ TEST(GbdtRank, WeightedMetricsWeighQueriesByTheirMeanRowWeight) {
 TEST(GbdtRank, LabelGainKeyModelFileAndRefusals) {
   const auto p = params_from_deck(gbdt_test::deck("data_file x\nobjective lambdarank\nlabel_gain 0, 1,2.5 ,7\n"));
   EXPECT_EQ(p.objective_params.label_gain, (std::vector<double>{0, 1, 2.5, 7}));
-  EXPECT_TRUE(params_from_deck(gbdt_test::deck("data_file x\nobjective lambdarank\n")).objective_params.label_gain.empty());
+  EXPECT_TRUE(
+      params_from_deck(gbdt_test::deck("data_file x\nobjective lambdarank\n")).objective_params.label_gain.empty());
   for (const char* bad : {"0,1,-3", "0,x,3", "0,,3", "0,1,nan"}) {
     try {
       params_from_deck(gbdt_test::deck(std::string("data_file x\nobjective lambdarank\nlabel_gain ") + bad + "\n"));
@@ -362,10 +365,12 @@ TEST(GbdtRank, LabelGainKeyModelFileAndRefusals) {
       EXPECT_EQ(e.code(), ExitCode::bad_input);
     }
   }
-  EXPECT_NE(gbdt_test::load_error("rank_gain.svm", "1 qid:1 1:1\n4 qid:1 1:2\n", "objective lambdarank\nlabel_gain 0,1,3,7\n")
+  EXPECT_NE(gbdt_test::load_error("rank_gain.svm", "1 qid:1 1:1\n4 qid:1 1:2\n",
+                                  "objective lambdarank\nlabel_gain 0,1,3,7\n")
                 .find("rank_gain.svm:2: label_gain: label 4 has no gain: label_gain lists 4"),
             std::string::npos);
-  EXPECT_EQ(gbdt_test::load_error("rank_gain2.svm", "1 qid:1 1:1\n4 qid:1 1:2\n", "objective lambdarank\nlabel_gain 0,1,3,7,9\n"),
+  EXPECT_EQ(gbdt_test::load_error("rank_gain2.svm", "1 qid:1 1:1\n4 qid:1 1:2\n",
+                                  "objective lambdarank\nlabel_gain 0,1,3,7,9\n"),
             "");
   std::string forty = "0";  // 40 gains: grades past LightGBM's default 30 too
   for (int l = 1; l < 40; ++l) forty += "," + std::to_string(l);

@@ -161,7 +161,8 @@ def main():
         tpred = path("gain_test.pred")
         r = run([apps("predict"), lg, te_svm, tpred])
         said = re.search(r"ndcg@10 (-?[0-9.]+)", r.stdout + r.stderr)
-        check(r.returncode == 0 and said is not None, "predict prints ndcg@10 of the label_gain model", r.stdout + r.stderr)
+        check(r.returncode == 0 and said is not None, "predict prints ndcg@10 of the label_gain model",
+              r.stdout + r.stderr)
         if said:
             theirs = lightgbm_eval(x[cut:], y[cut:], sizes[320:], np.loadtxt(tpred), label_gain=GAINS)["ndcg@10"]
             default = lightgbm_eval(x[cut:], y[cut:], sizes[320:], np.loadtxt(tpred))["ndcg@10"]
@@ -173,7 +174,8 @@ def main():
     first3 = int(np.argmax(yt >= 3)) + 1  # the first training line with grade 3 or more
     r = run([apps("train"), deck("short.in", common(path("short.json")) + data + ["label_gain 0,1,3"])], 2)
     check(r.returncode == 2 and f"train.svm:{first3}: label_gain: label" in r.stdout + r.stderr,
-          f"a grade beyond label_gain: exit 2 naming train.svm:{first3} and label_gain", r.stdout[-1500:] + r.stderr[-1500:])
+          f"a grade beyond label_gain: exit 2 naming train.svm:{first3} and label_gain",
+          r.stdout[-1500:] + r.stderr[-1500:])
     r = run([apps("train"), deck("neg.in", common(path("neg.json")) + data + ["label_gain 0,1,-3,7,15"])], 1)
     check(r.returncode == 2 and "label_gain" in r.stdout + r.stderr and "label 2" in r.stdout + r.stderr,
           "a negative gain: exit 2 naming label_gain", r.stdout[-1500:] + r.stderr[-1500:])
@@ -181,7 +183,8 @@ def main():
     with open(high, "w") as f:
         f.write("1 qid:1 1:1\n0 qid:1 1:2\n5 qid:1 1:3\n")
     r = run([apps("predict"), lg, high, path("high.pred")])
-    check(r.returncode == 2 and "high.svm:3: label_gain" in r.stdout + r.stderr and not os.path.exists(path("high.pred")),
+    said = r.stdout + r.stderr
+    check(r.returncode == 2 and "high.svm:3: label_gain" in said and not os.path.exists(path("high.pred")),
           "predict: a grade beyond the model's label_gain is exit 2 naming high.svm:3, no output",
           r.stdout[-1500:] + r.stderr[-1500:])
 
