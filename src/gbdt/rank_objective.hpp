@@ -26,11 +26,10 @@ namespace hpct::gbdt {
 // negative), and the ideal DCG ranks the labels, not the gains, in descending order, as LightGBM's
 // CalMaxDCGAtK does. With lambdarank_norm, a query's g and h are scaled by log2(1 + S) / S where S =
 // sum of 2 sigma p dNDCG over its pairs. Then each row's g and h are multiplied by its weight (Note
-// [rank weights]). A query whose labels are all equal has no pairs: g = h = 0. Differences from
-// LightGBM, on purpose: the
-// exact sigmoid instead of its 1M-entry lookup table over [-25/sigma, 25/sigma], and double instead
-// of float gradients; the constant 0.01 is LightGBM's float 0.01f. Trees therefore agree closely,
-// not bitwise. Base margin 0; predictions are the scores (margins).
+// [rank weights]). A query whose labels are all equal, or whose gains are all 0, gets g = h = 0.
+// Differences from LightGBM, on purpose: the exact sigmoid instead of its 1M-entry lookup table over
+// [-25/sigma, 25/sigma], and double instead of float gradients; the constant 0.01 is LightGBM's float
+// 0.01f. Trees therefore agree closely, not bitwise. Base margin 0; predictions are the scores.
 
 // Note [rank weights]: LightGBM 4.7's rules for row weights in ranking, followed here.
 //  - lambdarank: a query's lambdas are computed without weights (normalisation included), then every
@@ -40,8 +39,8 @@ namespace hpct::gbdt {
 //    the metric is sum_q w_q m_q / sum_q w_q. One exception, kept as LightGBM (and XGBoost 3.2) has it:
 //    a query whose ideal DCG is 0 adds 1 to the ndcg numerator unweighted, while its w_q still counts
 //    in the denominator, so weighted ndcg is no plain weighted mean (map weighs such queries by w_q).
-// XGBoost 3.2 differs: it takes one weight per query (rank:ndcg refuses row weights) and scales the
-// gradients by w_q * (queries / sum of w_q).
+// XGBoost 3.2 differs: it takes one weight per query (rank:ndcg refuses row weights: "Size of weight
+// must equal to the number of query groups") and scales the gradients by w_q * (queries / sum w_q).
 
 // LightGBM: labels index a gain table, by default of 31 entries (2^i - 1 for i < 31); queries of more
 // than kMaxQueryRows rows are refused (its kMaxPosition).
