@@ -213,7 +213,9 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
   std::vector<double> m = predict_margins(model, d.x, d.rows);
   const int K = model.num_outputs();
   if (labelled) {
-    comm.run_agreed([&] { check_labels(model.objective, model.num_class, d.y, d.line, d.file); });
+    comm.run_agreed([&] {
+      check_labels(model.objective, model.num_class, d.y, d.line, d.file, model.objective_params);
+    });
     const std::string metric = default_metric(model.objective);
     if (model.objective == gbdt::Objective::lambdarank && comm.max(d.query.empty() && d.rows > 0 ? 1 : 0) == 1)
       Log::info(strf("predict: %lld rows (no query groups: no %s)", d.global_rows, metric.c_str()));

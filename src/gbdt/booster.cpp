@@ -216,7 +216,7 @@ void Booster::State::grow_round() {
   } else if (p.objective == Objective::multiclass) {
     range = softmax_gradients(model.num_class, margin, y, w, g_all, h_all);
   } else if (p.objective == Objective::lambdarank) {  // over whole queries (Note [queries on ranks])
-    range[0] = lambdarank_gradients(margin, y, tr.query, g[0], h[0], p.objective_params);
+    range[0] = lambdarank_gradients(margin, y, w, tr.query, g[0], h[0], p.objective_params);
   } else {
     for (int k = 0; k < K; ++k)
       range[static_cast<std::size_t>(k)] = gradients(p.objective, model.num_class, k, margin, y, w, g[k], h[k],

@@ -3,6 +3,7 @@
 #include "gbdt/gbdt.hpp"
 
 #include <cmath>
+#include <cstdlib>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -36,6 +37,9 @@ void declare_keys(deck::Schema& s) {
   s.add_int("lambdarank_truncation", 30, 1, 10000,
             "lambdarank: pairs need one row ranked above this (LightGBM's lambdarank_truncation_level)");
   s.add_bool("lambdarank_norm", true, "lambdarank: LightGBM's normalisation of each query's lambdas");
+  s.add_string("label_gain", "",
+               "lambdarank and ndcg: the gain of each relevance grade 0, 1, ..., comma-separated (LightGBM's "
+               "label_gain); empty: 2^label - 1 for the grades 0 to 30");
   s.add_string("group_file", "",
                "ranking: data_file's query sizes, one count per line (LightGBM's .query file; default: "
                "<data_file>.query when it exists, as for validation_file and test_file)");
@@ -86,6 +90,29 @@ void declare_keys(deck::Schema& s) {
             "checkpoint_keep, resume and stop signals apply as for networks)");
 }
 
+namespace {
+
+// label_gain's comma-separated numbers (checked for >= 0 by objective_param_error); "" gives none.
+std::vector<double> parse_label_gain(const deck::Deck& d) {
+  const std::string& text = d.get_string("label_gain");
+  std::vector<double> gains;
+  if (text.find_first_not_of(" \t") == std::string::npos) return gains;
+  std::size_t at = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', at);
+    const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    char* end = nullptr;
+    const double v = std::strtod(item.c_str(), &end);
+    if (end == item.c_str() || std::string(end).find_first_not_of(" \t") != std::string::npos)
+      d.fail("label_gain", "'" + item + "' (entry " + std::to_string(gains.size()) + ") is not a number");
+    gains.push_back(v);
+    if (comma == std::string::npos) return gains;
+    at = comma + 1;
+  }
+}
+
+}  // namespace
+
 BoostParams params_from_deck(const deck::Deck& d) {
   BoostParams p;
   p.objective = parse_objective(d.get_string("objective"));
@@ -94,6 +121,7 @@ BoostParams params_from_deck(const deck::Deck& d) {
   p.objective_params.lambdarank_sigma = d.get_real("lambdarank_sigma");
   p.objective_params.lambdarank_truncation = static_cast<int>(d.get_int("lambdarank_truncation"));
   p.objective_params.lambdarank_norm = d.get_bool("lambdarank_norm");
+  p.objective_params.label_gain = parse_label_gain(d);
   p.objective_params.quantile_alpha = d.get_real("quantile_alpha");
   p.objective_params.huber_slope = d.get_real("huber_slope");
   const auto bad = objective_param_error(p.objective, p.objective_params);

@@ -172,7 +172,7 @@ double auc_global(const std::vector<double>& score, const std::vector<float>& y,
 double evaluate(const std::string& metric, Objective o, int num_class, const std::vector<double>& margins,
                 const std::vector<float>& y, const std::vector<float>& w, const Comm& comm,
                 const ObjectiveParams& params, const std::vector<int>& query) {
-  if (is_rank_metric(metric)) return evaluate_rank(metric, margins, y, query, comm);
+  if (is_rank_metric(metric)) return evaluate_rank(metric, margins, y, w, query, comm, params.label_gain);
   const int K = num_outputs(o, num_class);
   const std::size_t n = y.size();
   if (metric == "auc") {

@@ -116,6 +116,8 @@ std::string to_json(const Model& m) {
   }
   if (m.objective == Objective::quantile) doc["quantile_alpha"] = m.objective_params.quantile_alpha;
   if (m.objective == Objective::pseudo_huber) doc["huber_slope"] = m.objective_params.huber_slope;
+  // Set only by label_gain (any objective: the ndcg metrics of predict read it); default models keep their bytes.
+  if (!m.objective_params.label_gain.empty()) doc["label_gain"] = m.objective_params.label_gain;
   doc["num_class"] = m.num_class;
   doc["num_features"] = m.num_features;
   if (!m.feature_names.empty()) doc["feature_names"] = m.feature_names;  // unnamed models keep their bytes
@@ -193,6 +195,15 @@ Model from_json(const std::string& text_in, const std::string& src) {
   }
   if (m.objective == Objective::quantile) m.objective_params.quantile_alpha = number(v, "quantile_alpha", src);
   if (m.objective == Objective::pseudo_huber) m.objective_params.huber_slope = number(v, "huber_slope", src);
+  if (v.contains("label_gain")) {
+    const json& gains = v["label_gain"];
+    if (!gains.is_array() || gains.empty())
+      input_error(src, 0, "label_gain", "model file: 'label_gain' is not a list of numbers");
+    for (const json& x : gains) {
+      if (!x.is_number()) input_error(src, 0, "label_gain", "model file: 'label_gain' holds a non-number");
+      m.objective_params.label_gain.push_back(x.get<double>());
+    }
+  }
   const auto bad = objective_param_error(m.objective, m.objective_params);
   if (!bad.first.empty()) input_error(src, 0, bad.first, "model file: " + bad.second);
   m.num_class = static_cast<int>(number(v, "num_class", src));

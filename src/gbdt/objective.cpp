@@ -22,6 +22,9 @@ std::pair<std::string, std::string> objective_param_error(Objective o, const Obj
   if (o == Objective::quantile && !(p.quantile_alpha > 0 && p.quantile_alpha < 1))
     return {"quantile_alpha", "must lie strictly between 0 and 1"};
   if (o == Objective::pseudo_huber && !(p.huber_slope > 0)) return {"huber_slope", "must be > 0"};
+  for (std::size_t l = 0; l < p.label_gain.size(); ++l)  // every objective: the ndcg metrics read it too
+    if (!(p.label_gain[l] >= 0) || !std::isfinite(p.label_gain[l]))
+      return {"label_gain", strf("the gain of label %zu, %g, is not a number >= 0", l, p.label_gain[l])};
   return {};
 }
 
@@ -55,7 +58,8 @@ std::string objective_name(Objective o) {
 }
 
 void check_labels(Objective o, int num_class, const std::vector<float>& y, const std::vector<int>& line,
-                  const std::string& file) {
+                  const std::string& file, const ObjectiveParams& params) {
+  if (o == Objective::lambdarank) check_rank_labels(params.label_gain, y, line, file);
   for (std::size_t i = 0; i < y.size(); ++i) {
     const float v = y[i];
     const int ln = i < line.size() ? line[i] : 0;
@@ -68,9 +72,6 @@ void check_labels(Objective o, int num_class, const std::vector<float>& y, const
     if (o == Objective::gamma && !(v > 0))
       input_error(file, ln, "objective",
                   strf("label %g is not positive; the gamma objective models amounts > 0", v));
-    if (o == Objective::lambdarank && (v != std::floor(v) || v < 0 || v > kMaxRankLabel))
-      input_error(file, ln, "objective",
-                  strf("label %g is not a relevance grade 0, 1, ..., 30 (lambdarank's gains are 2^label - 1)", v));
     if (o == Objective::multiclass) {
       if (v != std::floor(v) || v < 0)
         input_error(file, ln, "objective", strf("label %g is not a class index (0, 1, ...)", v));

@@ -54,6 +54,9 @@ struct ObjectiveParams {
   double lambdarank_sigma = 1.0;
   int lambdarank_truncation = 30;
   bool lambdarank_norm = true;
+  // lambdarank and the ndcg metrics: the gain of grade l is label_gain[l] (LightGBM's label_gain);
+  // empty: LightGBM's default 2^l - 1 for the grades 0 to 30 (rank_gain in gbdt/rank_objective.hpp).
+  std::vector<double> label_gain;
   double quantile_alpha = 0.5;
   double huber_slope = 1.0;
 };
@@ -75,11 +78,11 @@ inline double renewal_alpha(Objective o, const ObjectiveParams& p) {
 inline int num_outputs(Objective o, int num_class) { return o == Objective::multiclass ? num_class : 1; }
 
 // Throws bad_input at file:line for a label outside the objective's range: binary needs 0 or 1,
-// multiclass an integer in [0, num_class), poisson and tweedie >= 0, gamma > 0, lambdarank an
-// integer in [0, 30] (LightGBM's gain table). `line[i]` is row i's
-// line (row for HDF5).
+// multiclass an integer in [0, num_class), poisson and tweedie >= 0, gamma > 0, lambdarank a grade
+// with a gain (an integer in [0, 30], or below the size of params.label_gain: check_rank_labels).
+// `line[i]` is row i's line (row for HDF5).
 void check_labels(Objective o, int num_class, const std::vector<float>& y, const std::vector<int>& line,
-                  const std::string& file);
+                  const std::string& file, const ObjectiveParams& params = {});
 
 // Base margins from the data (weighted, exact over ranks): mean (regression), log-odds of the mean
 // label (binary), log class priors (multiclass), log of the mean (log-link objectives; a training

@@ -47,9 +47,9 @@ struct RunData {
   bool has_valid = false, has_test = false;
 };
 
-// lambdarank learns from query groups: every set needs them (a rank may hold none of a set's rows);
-// row weights are not taken (LightGBM weighs a query's pairs by them; not offered here).
-void check_ranking_data(const deck::Deck& deck, const RunData& d, const Comm& comm) {
+// lambdarank learns from query groups: every set needs them (a rank may hold none of a set's rows).
+// Row weights weigh each row's lambdas and each query's metric terms (Note [rank weights]).
+void check_ranking_data(const RunData& d, const Comm& comm) {
   for (const Data* s : {&d.train, &d.valid, &d.test}) {
     if (s->file.empty()) continue;
     if (comm.max(s->query.empty() && s->rows > 0 ? 1 : 0) == 1)
@@ -58,8 +58,6 @@ void check_ranking_data(const deck::Deck& deck, const RunData& d, const Comm& co
                   "LightGBM " +
                       s->file + ".query file (docs/ranking.md)");
   }
-  if (!deck.get_string("weight_file").empty())
-    deck.fail("weight_file", "row weights are not supported with objective lambdarank");
 }
 
 RunData load_run_data(const deck::Deck& deck, const gbdt::BoostParams& p, const Comm& comm) {
@@ -90,7 +88,7 @@ RunData load_run_data(const deck::Deck& deck, const gbdt::BoostParams& p, const 
     d.test = gbdt::load_data(deck, "test_file", "test", comm, F, &d.train.categories, "data_file", labels);
     gbdt::check_column_names(d.train.feature_names, d.test, "data_file");
   }
-  if (p.objective == gbdt::Objective::lambdarank) check_ranking_data(deck, d, comm);
+  if (p.objective == gbdt::Objective::lambdarank) check_ranking_data(d, comm);
   return d;
 }
 
@@ -122,9 +120,10 @@ void settle_labels(const deck::Deck& deck, gbdt::BoostParams& p, const RunData& 
     if (p.num_class < 2) deck.fail("num_class", "the training labels hold one class only");
   }
   comm.run_agreed([&] {
-    gbdt::check_labels(p.objective, p.num_class, d.train.y, d.train.line, d.train.file);
-    if (d.has_valid) gbdt::check_labels(p.objective, p.num_class, d.valid.y, d.valid.line, d.valid.file);
-    if (d.has_test) gbdt::check_labels(p.objective, p.num_class, d.test.y, d.test.line, d.test.file);
+    const auto& op = p.objective_params;
+    gbdt::check_labels(p.objective, p.num_class, d.train.y, d.train.line, d.train.file, op);
+    if (d.has_valid) gbdt::check_labels(p.objective, p.num_class, d.valid.y, d.valid.line, d.valid.file, op);
+    if (d.has_test) gbdt::check_labels(p.objective, p.num_class, d.test.y, d.test.line, d.test.file, op);
   });
   if (p.objective == Objective::binary) {
     // Labels all of one class train a constant model; XGBoost and LightGBM warn, so do we (the

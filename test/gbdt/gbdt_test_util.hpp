@@ -68,7 +68,9 @@ inline std::string load_error(const std::string& name, const std::string& text, 
     const auto d = deck("data_file " + file + "\n" + extra);
     const hpct::gbdt::BoostParams p = hpct::gbdt::params_from_deck(d);
     hpct::gbdt::Data data = hpct::gbdt::load_data(d, "data_file", "train", comm);
-    comm.run_agreed([&] { hpct::gbdt::check_labels(p.objective, p.num_class, data.y, data.line, data.file); });
+    comm.run_agreed([&] {
+      hpct::gbdt::check_labels(p.objective, p.num_class, data.y, data.line, data.file, p.objective_params);
+    });
   } catch (const hpct::Error& e) {
     EXPECT_EQ(e.code(), hpct::ExitCode::bad_input) << e.what();
     return e.what();

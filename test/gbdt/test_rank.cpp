@@ -1,7 +1,9 @@
 // Learning to rank (Note [lambdarank], Note [queries on ranks]): the lambdas of small queries against
 // a direct O(n^2) formula written here and against finite differences of the pairwise logistic loss;
 // NDCG and MAP on hand-worked queries; query ids and .query files read, split on query boundaries
-// over the ranks, and refused with file:line; the labels lambdarank refuses.
+// over the ranks, and refused with file:line; the labels lambdarank refuses; row weights (Note [rank
+// weights]) in the lambdas and the metrics; label_gain in the lambdas, the metrics, the deck and the
+// model file.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +16,8 @@
 #include "core/error.hpp"
 #include "gbdt/data.hpp"
 #include "gbdt/metrics.hpp"
+#include "gbdt/model.hpp"
+#include "gbdt/model_io.hpp"
 #include "gbdt/objective.hpp"
 #include "gbdt/queries.hpp"
 #include "gbdt/rank_objective.hpp"
@@ -31,14 +35,21 @@ int rank_of(const std::vector<double>& s, int i) {
   return r;
 }
 
-// |delta NDCG| of swapping rows i and j (before LightGBM's score-distance normalisation).
-double delta_ndcg(const std::vector<float>& l, const std::vector<double>& s, int i, int j, int trunc) {
+// A grade's gain: gains[l], 2^l - 1 without gains.
+double gain_of(const std::vector<double>& gains, float l) {
+  return gains.empty() ? std::pow(2.0, l) - 1 : gains[static_cast<std::size_t>(l)];
+}
+
+// |delta NDCG| of swapping rows i and j (before LightGBM's score-distance normalisation); gains that
+// grow with the grade.
+double delta_ndcg(const std::vector<float>& l, const std::vector<double>& s, int i, int j, int trunc,
+                  const std::vector<double>& gains = {}) {
   std::vector<float> sorted(l);
   std::sort(sorted.begin(), sorted.end(), std::greater<float>());
   double ideal = 0;
   for (int r = 0; r < std::min<int>(trunc, static_cast<int>(l.size())); ++r)
-    ideal += (std::pow(2.0, sorted[r]) - 1) / std::log2(r + 2.0);
-  const double gi = std::pow(2.0, l[i]) - 1, gj = std::pow(2.0, l[j]) - 1;
+    ideal += gain_of(gains, sorted[r]) / std::log2(r + 2.0);
+  const double gi = gain_of(gains, l[i]), gj = gain_of(gains, l[j]);
   const double di = 1 / std::log2(rank_of(s, i) + 2.0), dj = 1 / std::log2(rank_of(s, j) + 2.0);
   return std::fabs((gi - gj) * (di - dj)) / ideal;
 }
@@ -56,7 +67,7 @@ void direct(const std::vector<float>& l, const std::vector<double>& s, const Obj
     for (int j = 0; j < n; ++j) {
       if (!(l[i] > l[j])) continue;  // i is the higher label
       if (std::min(rank_of(s, i), rank_of(s, j)) >= p.lambdarank_truncation) continue;
-      double w = delta_ndcg(l, s, i, j, p.lambdarank_truncation);
+      double w = delta_ndcg(l, s, i, j, p.lambdarank_truncation, p.label_gain);
       if (p.lambdarank_norm && smax != smin) w /= 0.01f + std::fabs(s[i] - s[j]);
       const double sig = p.lambdarank_sigma, q = 1 / (1 + std::exp(sig * (s[i] - s[j])));
       g[i] -= sig * q * w;
@@ -86,6 +97,7 @@ TEST(GbdtRank, LambdasMatchTheDirectFormula) {
         p.lambdarank_norm = norm;
         p.lambdarank_truncation = trunc;
         p.lambdarank_sigma = sigma;
+        if (sigma > 1) p.label_gain = {0, 0.5, 2, 2.5, 11};  // label_gain: grades 0 to 4
         const int n = static_cast<int>(kLabels.size());
         std::vector<double> g(n), h(n), gd, hd;
         lambdarank_query(n, kLabels.data(), kScores.data(), p, g.data(), h.data());
@@ -274,4 +286,118 @@ TEST(GbdtRank, GroupsAndLabelsRefusedWithFileAndLine) {
                                   "objective lambdarank\ngroup_file rank_short.query\n")
                 .find("add up to 2 rows, the data has 3"),
             std::string::npos);
+}
+
+// Note [rank weights]: each row's g and h times its weight, after the query's normalisation.
+TEST(GbdtRank, WeightsScaleEachRowsLambdas) {
+  const int n = static_cast<int>(kLabels.size());
+  const std::vector<float> w = {0.5f, 2.0f, 1.0f, 0.0f, 3.25f, 1.5f, 0.75f, 2.0f, 1.0f};
+  const std::vector<int> query = {0, 4, n};  // two queries: rows 0-3 and 4-8
+  View2<double> margin("m", n, 1);
+  auto mh = Kokkos::create_mirror_view(margin);
+  for (int i = 0; i < n; ++i) mh(i, 0) = kScores[static_cast<std::size_t>(i)];
+  Kokkos::deep_copy(margin, mh);
+  const View1<float> y("y", n), wd("w", n), none("none", 0);
+  Kokkos::deep_copy(y, Kokkos::View<const float*, Kokkos::HostSpace>(kLabels.data(), n));
+  Kokkos::deep_copy(wd, Kokkos::View<const float*, Kokkos::HostSpace>(w.data(), n));
+  View1<double> g("g", n), h("h", n), g1("g1", n), h1("h1", n);
+  const ObjectiveParams p;
+  const GradientRange r = lambdarank_gradients(margin, y, wd, query, g, h, p);
+  lambdarank_gradients(margin, y, none, query, g1, h1, p);
+  const auto gh = to_host(g), hh = to_host(h), g1h = to_host(g1), h1h = to_host(h1);
+  std::vector<double> gq(n), hq(n);
+  for (std::size_t q = 0; q + 1 < query.size(); ++q)
+    lambdarank_query(query[q + 1] - query[q], kLabels.data() + query[q], kScores.data() + query[q], p,
+                     gq.data() + query[q], hq.data() + query[q]);
+  double max_g = 0;
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(g1h(i), gq[i]) << i;  // no weights: the queries' own lambdas
+    EXPECT_EQ(h1h(i), hq[i]) << i;
+    EXPECT_EQ(gh(i), gq[i] * w[i]) << i;
+    EXPECT_EQ(hh(i), hq[i] * w[i]) << i;
+    max_g = std::fmax(max_g, std::fabs(gh(i)));
+  }
+  EXPECT_NE(gq[3], 0.0);  // the zero weight removes a row that has lambdas
+  EXPECT_EQ(r.max_abs_g, max_g);
+}
+
+// Note [rank weights]: a query weighs its rows' mean weight; an ndcg query without ideal DCG adds 1
+// unweighted (LightGBM's and XGBoost's count); map weighs every query.
+TEST(GbdtRank, WeightedMetricsWeighQueriesByTheirMeanRowWeight) {
+  const Comm comm;
+  const std::vector<float> all_y = {3, 2, 0, 1, 0, 1, 2, 0, 0}, all_w = {1, 2, 3, 2, 0.5, 1.5, 1, 4, 2};
+  const std::vector<double> s = {0.1, 0.9, 0.5, 0.3, 0.2, 0.4, -0.1, 0.3, 0.8};
+  const double w0 = 2, w1 = 1, w2 = 3;  // mean weights of rows 0-3, 4-6, 7-8 (all 0: no ideal DCG)
+  const double n0 = ndcg_query(3, 4, all_y.data(), s.data()), n1 = ndcg_query(3, 3, all_y.data() + 4, s.data() + 4);
+  const double a0 = map_query(3, 4, all_y.data(), s.data()), a1 = map_query(3, 3, all_y.data() + 4, s.data() + 4);
+  // The queries on rank 0; other ranks hold none (and still take part in the sums).
+  const bool mine = comm.rank() == 0;
+  const std::vector<float> y = mine ? all_y : std::vector<float>{}, w = mine ? all_w : std::vector<float>{};
+  const std::vector<int> query = mine ? std::vector<int>{0, 4, 7, 9} : std::vector<int>{};
+  EXPECT_NEAR(evaluate_rank("ndcg@3", s, y, w, query, comm), (w0 * n0 + w1 * n1 + 1) / (w0 + w1 + w2), 1e-15);
+  EXPECT_NEAR(evaluate_rank("map@3", s, y, w, query, comm), (w0 * a0 + w1 * a1 + w2) / (w0 + w1 + w2), 1e-15);
+  EXPECT_NEAR(evaluate_rank("ndcg@3", s, y, {}, query, comm), (n0 + n1 + 1) / 3, 1e-15);
+  // label_gain: the ideal DCG and the DCG take its gains; a grade past it is refused on every rank.
+  const std::vector<double> gains = {0, 1, 5, 6};
+  const double ideal = 6 + 5 / std::log2(3.0) + 1 / 2.0;  // grades 3, 2, 1 at ranks 0, 1, 2
+  EXPECT_NEAR(ndcg_query(3, 4, all_y.data(), s.data(), gains), (5 + 0 + 1 / 2.0) / ideal, 1e-15);
+  EXPECT_NEAR(evaluate_rank("ndcg@3", s, y, {}, query, comm, gains),
+              (ndcg_query(3, 4, all_y.data(), s.data(), gains) +
+               ndcg_query(3, 3, all_y.data() + 4, s.data() + 4, gains) + 1) /
+                  3,
+              1e-15);
+  EXPECT_THROW(evaluate_rank("ndcg@3", s, y, {}, query, comm, {0, 1, 3}), Error);
+  EXPECT_NO_THROW(evaluate_rank("map@3", s, y, {}, query, comm, {0, 1, 3}));  // map reads no gains
+}
+
+// label_gain: the deck key and the model file; labels past it and negative gains refused with the key.
+TEST(GbdtRank, LabelGainKeyModelFileAndRefusals) {
+  const auto p = params_from_deck(gbdt_test::deck("data_file x\nobjective lambdarank\nlabel_gain 0, 1,2.5 ,7\n"));
+  EXPECT_EQ(p.objective_params.label_gain, (std::vector<double>{0, 1, 2.5, 7}));
+  EXPECT_TRUE(
+      params_from_deck(gbdt_test::deck("data_file x\nobjective lambdarank\n")).objective_params.label_gain.empty());
+  for (const char* bad : {"0,1,-3", "0,x,3", "0,,3", "0,1,nan"}) {
+    try {
+      params_from_deck(gbdt_test::deck(std::string("data_file x\nobjective lambdarank\nlabel_gain ") + bad + "\n"));
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("label_gain"), std::string::npos) << e.what();
+      EXPECT_EQ(e.code(), ExitCode::bad_input);
+    }
+  }
+  EXPECT_NE(gbdt_test::load_error("rank_gain.svm", "1 qid:1 1:1\n4 qid:1 1:2\n",
+                                  "objective lambdarank\nlabel_gain 0,1,3,7\n")
+                .find("rank_gain.svm:2: label_gain: label 4 has no gain: label_gain lists 4"),
+            std::string::npos);
+  EXPECT_EQ(gbdt_test::load_error("rank_gain2.svm", "1 qid:1 1:1\n4 qid:1 1:2\n",
+                                  "objective lambdarank\nlabel_gain 0,1,3,7,9\n"),
+            "");
+  std::string forty = "0";  // 40 gains: grades past LightGBM's default 30 too
+  for (int l = 1; l < 40; ++l) forty += "," + std::to_string(l);
+  EXPECT_EQ(gbdt_test::load_error("rank_gain3.svm", "1 qid:1 1:1\n39 qid:1 1:2\n",
+                                  "objective lambdarank\nlabel_gain " + forty + "\n"),
+            "");
+  EXPECT_NE(gbdt_test::load_error("rank_gain4.svm", "1 qid:1 1:1\n40 qid:1 1:2\n",
+                                  "objective lambdarank\nlabel_gain " + forty + "\n")
+                .find("rank_gain4.svm:2: label_gain: label 40 has no gain"),
+            std::string::npos);
+  // The model file keeps the gains (predict's ndcg reads them); a default model writes none.
+  Model m;
+  m.objective = Objective::lambdarank;
+  m.num_features = 1;
+  m.base_margin = {0.0};
+  const std::string plain = to_json(m);
+  EXPECT_EQ(plain.find("label_gain"), std::string::npos);
+  m.objective_params.label_gain = {0, 1, 2.5};
+  const Model back = from_json(to_json(m), "m.json");
+  EXPECT_EQ(back.objective_params.label_gain, m.objective_params.label_gain);
+  EXPECT_TRUE(from_json(plain, "m.json").objective_params.label_gain.empty());
+  std::string neg = to_json(m);
+  neg.replace(neg.find("2.5"), 3, "-2.5");
+  try {
+    from_json(neg, "neg.json");
+    ADD_FAILURE() << "a negative gain in a model file accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("label_gain"), std::string::npos) << e.what();
+  }
 }

@@ -71,3 +71,10 @@ add_test(NAME gbdt_rank COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOU
          ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_rank)
 set_tests_properties(gbdt_rank PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 PROCESSORS 2
                      ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
+# Ranking with row weights and label_gain (Note [rank weights]): LightGBM's first tree = ours, its weighted
+# ndcg/map of our scores = ours, 1 = 2 ranks, label_gain in the model file and predict, refusals.
+add_test(NAME gbdt_rank_weights COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/gbdt_rank_weights.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_rank_weights)
+set_tests_properties(gbdt_rank_weights PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 PROCESSORS 2
+                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
