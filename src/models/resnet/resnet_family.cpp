@@ -1,9 +1,9 @@
 // The resnet family's registry entry: its deck keys, how to build it, and its stored configuration
 // (see models/registry.hpp).
 #include "core/error.hpp"
+#include "models/conv_keys.hpp"
 #include "models/registry.hpp"
 #include "models/resnet/resnet_model.hpp"
-#include "nn/conv_tuning.hpp"
 
 namespace hpct {
 
@@ -32,10 +32,7 @@ void declare(deck::Schema& s) {
 
 ResNetConfig config_from(const deck::Deck& deck) {
   ResNetConfig c;
-  c.depth = static_cast<int>(deck.get_int("resnet_depth"));
-  if (c.depth != 18 && c.depth != 34 && c.depth != 50) deck.fail("resnet_depth", "must be 18, 34 or 50");
-  c.base_width = static_cast<int>(deck.get_int("resnet_width"));
-  c.small_stem = deck.get_string("resnet_stem") == "small";
+  read_resnet_shape(deck, c);
   c.classes = static_cast<int>(deck.get_int("num_classes"));
   return c;
 }
@@ -57,10 +54,7 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   c.height = static_cast<int>(inputs.row_shape.dim[1]);
   c.width = static_cast<int>(inputs.row_shape.dim[2]);
   auto model = std::make_unique<ResNetModel>(c, ctx.capacity, deck.get_real("label_smoothing"));
-  model->set_reducer(ctx.allreduce_sum);
-  if (deck.get_bool("sync_batch_norm")) model->synchronise_batch_norm();
-  model->set_conv_algorithm(deck.get_string("conv_algorithm"), deck.get_bool("conv_deterministic"));
-  model->set_conv_precision(ctx.precision);
+  apply_conv_keys(*model, ctx);
   return model;
 }
 
@@ -78,8 +72,7 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   c.height = static_cast<int>(config.get_int("height"));
   c.width = static_cast<int>(config.get_int("width"));
   auto model = std::make_unique<ResNetModel>(c, capacity);
-  model->set_conv_algorithm(stored_conv_algorithm(config.get_string("conv_algorithm")),
-                            config.get_bool("conv_deterministic"));
+  apply_stored_conv_keys(*model, config);
   return model;
 }
 

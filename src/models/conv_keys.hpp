@@ -1,0 +1,42 @@
+// The deck keys the families of batch-normalised convolutional networks share (resnet, and cape,
+// whose backbone is a ResNet's stages): the ResNet shape keys, and the batch-norm and convolution
+// settings applied to a model once built. Templates over the config and model types, which carry
+// the same members in both families (depth, base_width, small_stem; set_reducer,
+// synchronise_batch_norm, set_conv_algorithm, set_conv_precision).
+#pragma once
+
+#include "deck/deck.hpp"
+#include "models/registry.hpp"
+#include "nn/conv_tuning.hpp"
+
+namespace hpct {
+
+// resnet_depth (18, 34 or 50), resnet_width and resnet_stem into `c`, from a deck or a stored
+// configuration alike.
+template <class ResNetShape>
+void read_resnet_shape(const deck::Deck& d, ResNetShape& c) {
+  c.depth = static_cast<int>(d.get_int("resnet_depth"));
+  if (c.depth != 18 && c.depth != 34 && c.depth != 50) d.fail("resnet_depth", "must be 18, 34 or 50");
+  c.base_width = static_cast<int>(d.get_int("resnet_width"));
+  c.small_stem = d.get_string("resnet_stem") == "small";
+}
+
+// A model built for training: the ranks' reducer, sync_batch_norm, conv_algorithm and
+// conv_deterministic of the deck, and the run's precision for the convolutions.
+template <class ConvModel>
+void apply_conv_keys(ConvModel& model, const ModelBuildContext& ctx) {
+  model.set_reducer(ctx.allreduce_sum);
+  if (ctx.deck.get_bool("sync_batch_norm")) model.synchronise_batch_norm();
+  model.set_conv_algorithm(ctx.deck.get_string("conv_algorithm"), ctx.deck.get_bool("conv_deterministic"));
+  model.set_conv_precision(ctx.precision);
+}
+
+// A model rebuilt from its stored configuration: conv_algorithm as this build runs it (a model
+// trained with oneDNN or cuDNN loads in a build without it, by gemm) and conv_deterministic.
+template <class ConvModel>
+void apply_stored_conv_keys(ConvModel& model, const deck::Deck& config) {
+  model.set_conv_algorithm(stored_conv_algorithm(config.get_string("conv_algorithm")),
+                           config.get_bool("conv_deterministic"));
+}
+
+}  // namespace hpct
