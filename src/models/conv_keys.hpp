@@ -1,8 +1,9 @@
 // The deck keys the families of batch-normalised convolutional networks share (resnet, and cape,
-// whose backbone is a ResNet's stages): the ResNet shape keys, and the batch-norm and convolution
-// settings applied to a model once built. Templates over the config and model types, which carry
-// the same members in both families (depth, base_width, small_stem; set_reducer,
-// synchronise_batch_norm, set_conv_algorithm, set_conv_precision).
+// whose backbone is a ResNet's stages): the ResNet shape keys, the stored image shape, and the
+// batch-norm and convolution settings applied to a model once built. Templates over the config and
+// model types, which carry the same members in both families (depth, base_width, small_stem,
+// channels, height, width; set_reducer, synchronise_batch_norm, set_conv_algorithm,
+// set_conv_precision).
 #pragma once
 
 #include "deck/deck.hpp"
@@ -19,6 +20,20 @@ void read_resnet_shape(const deck::Deck& d, ResNetShape& c) {
   if (c.depth != 18 && c.depth != 34 && c.depth != 50) d.fail("resnet_depth", "must be 18, 34 or 50");
   c.base_width = static_cast<int>(d.get_int("resnet_width"));
   c.small_stem = d.get_string("resnet_stem") == "small";
+}
+
+// Note [stored configuration] (models/registry.hpp): the image shape the model was built for, square
+// images of `side` pixels by default.
+inline void declare_image_keys(deck::Schema& s, int side) {
+  s.add_int("channels", 3, 1, 1 << 20, "image channels");
+  s.add_int("height", side, 1, 1 << 20, "image height");
+  s.add_int("width", side, 1, 1 << 20, "image width");
+}
+template <class ImageShape>
+void read_image_shape(const deck::Deck& config, ImageShape& c) {
+  c.channels = static_cast<int>(config.get_int("channels"));
+  c.height = static_cast<int>(config.get_int("height"));
+  c.width = static_cast<int>(config.get_int("width"));
 }
 
 // A model built for training: the ranks' reducer, sync_batch_norm, conv_algorithm and

@@ -69,9 +69,7 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
 }
 
 void declare_config(deck::Schema& s) {
-  s.add_int("channels", 3, 1, 1 << 20, "image channels");
-  s.add_int("height", 64, 1, 1 << 20, "image height");
-  s.add_int("width", 64, 1, 1 << 20, "image width");
+  declare_image_keys(s, 64);
   s.add_int("views", 2, 2, 1 << 10, "views per data row");
   s.add_int("keypoints", 10, 1, 1 << 10, "keypoint slots per image");
   s.add_int("resnet_depth", 18, 18, 50, "ResNet depth");
@@ -84,9 +82,7 @@ void declare_config(deck::Schema& s) {
 
 std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   CapeConfig c = config_from(config);
-  c.backbone.channels = static_cast<int>(config.get_int("channels"));
-  c.backbone.height = static_cast<int>(config.get_int("height"));
-  c.backbone.width = static_cast<int>(config.get_int("width"));
+  read_image_shape(config, c.backbone);
   c.views = static_cast<int>(config.get_int("views"));
   c.head.keypoints = static_cast<int>(config.get_int("keypoints"));
   auto model = std::make_unique<CapeModel>(c, capacity);

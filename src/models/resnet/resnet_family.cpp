@@ -60,17 +60,13 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
 
 // Note [stored configuration] in models/registry.hpp: the image shape besides the deck keys.
 void declare_config(deck::Schema& s) {
-  s.add_int("channels", 3, 1, 1 << 20, "image channels");
-  s.add_int("height", 32, 1, 1 << 20, "image height");
-  s.add_int("width", 32, 1, 1 << 20, "image width");
+  declare_image_keys(s, 32);
   s.add_int("num_classes", 10, 2, 1 << 24, "classes");
 }
 
 std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   ResNetConfig c = config_from(config);
-  c.channels = static_cast<int>(config.get_int("channels"));
-  c.height = static_cast<int>(config.get_int("height"));
-  c.width = static_cast<int>(config.get_int("width"));
+  read_image_shape(config, c);
   auto model = std::make_unique<ResNetModel>(c, capacity);
   apply_stored_conv_keys(*model, config);
   return model;
