@@ -295,18 +295,11 @@ TEST(Smart, AStepAllocatesNothing) {
                                           {"batch_size=2", "epochs=1", "log_every=100000"});
   NetworkTrainer(deck, comm).run();  // the GEMM shapes' kernels
   NetworkTrainer t(deck, comm);
-  long heap = -1, views = -1;
-  t.set_step_hook([&](std::uint64_t step) {
-    if (step == 2) {
-      test::start_counting_allocations();
-    } else if (step == 5) {
-      const test::AllocationCounts c = test::stop_counting_allocations();
-      heap = c.heap, views = c.views;
-    }
-  });
+  test::AllocationCounts counts;
+  t.set_step_hook(test::count_allocations_between(2, 5, counts));
   t.run();
-  EXPECT_EQ(heap, 0);
-  EXPECT_EQ(views, 0);
+  EXPECT_EQ(counts.heap, 0);
+  EXPECT_EQ(counts.views, 0);
   // The training steps' graphs after the first of each epoch came from the loader thread.
   const auto* m = dynamic_cast<const smart::SmartModel*>(&t.model());
   ASSERT_NE(m, nullptr);
