@@ -1,10 +1,12 @@
-// The deck keys the families of batch-normalised convolutional networks share (resnet, and cape,
-// whose backbone is a ResNet's stages): the ResNet shape keys, the stored image shape, and the
-// batch-norm and convolution settings applied to a model once built. Templates over the config and
-// model types, which carry the same members in both families (depth, base_width, small_stem,
-// channels, height, width; set_reducer, synchronise_batch_norm, set_conv_algorithm,
-// set_conv_precision).
+// What the families of batch-normalised convolutional networks share (resnet, and cape, whose
+// backbone is a ResNet's stages): the check of the image field, the ResNet shape keys, the stored
+// image shape, and the batch-norm and convolution settings applied to a model once built.
+// Templates over the config and model types, which carry the same members in both families
+// (depth, base_width, small_stem, channels, height, width; set_reducer, synchronise_batch_norm,
+// set_conv_algorithm, set_conv_precision).
 #pragma once
+
+#include <string>
 
 #include "deck/deck.hpp"
 #include "models/registry.hpp"
@@ -20,6 +22,13 @@ void read_resnet_shape(const deck::Deck& d, ResNetShape& c) {
   if (c.depth != 18 && c.depth != 34 && c.depth != 50) d.fail("resnet_depth", "must be 18, 34 or 50");
   c.base_width = static_cast<int>(d.get_int("resnet_width"));
   c.small_stem = d.get_string("resnet_stem") == "small";
+}
+
+// A deck error at data_file unless `images` holds float32 images of rank 3 (a fixed [C, H, W] per
+// row); `reads` says what the family reads, the message adds what the data has.
+inline void require_float_images(const deck::Deck& deck, const FieldSpec& images, const std::string& reads) {
+  if (images.dtype != DType::f32 || images.ragged || images.row_shape.rank != 3)
+    deck.fail("data_file", reads + "; the data has " + images.describe());
 }
 
 // Note [stored configuration] (models/registry.hpp): the image shape the model was built for, square

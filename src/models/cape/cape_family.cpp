@@ -43,9 +43,7 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   const deck::Deck& deck = ctx.deck;
   const FieldSpec& images = ctx.field("images");
   const FieldSpec& keypoints = ctx.field("keypoints");
-  if (images.dtype != DType::f32 || images.ragged || images.row_shape.rank != 3)
-    deck.fail("data_file",
-              "model cape reads float32 images [V*C, H, W] (apps/posegen); the data has " + images.describe());
+  require_float_images(deck, images, "model cape reads float32 images [V*C, H, W] (apps/posegen)");
   if (keypoints.dtype != DType::f32 || keypoints.ragged || keypoints.row_shape.rank != 3 ||
       keypoints.row_shape.dim[2] != 3)
     deck.fail("data_file",

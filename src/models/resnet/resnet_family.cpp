@@ -41,9 +41,7 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   const deck::Deck& deck = ctx.deck;
   const FieldSpec& inputs = ctx.field("inputs");
   const FieldSpec& targets = ctx.field("targets");
-  if (inputs.dtype != DType::f32 || inputs.ragged || inputs.row_shape.rank != 3)
-    deck.fail("data_file", "the resnet reads float32 images [C, H, W] (data_format hdf5_images); the data has " +
-                               inputs.describe());
+  require_float_images(deck, inputs, "the resnet reads float32 images [C, H, W] (data_format hdf5_images)");
   if (deck.get_string("loss") != "cross_entropy")
     deck.fail("loss", "the resnet classifies images: loss cross_entropy");
   if (targets.ragged || targets.width() != 1)
