@@ -222,6 +222,27 @@ void col2im_gather(const Dims d, const Scalar* col, int samples, int c0, std::in
       });
 }
 
+// The GEMM's column matrix [col_rows, sc * oh * ow] of group grp for the chunk of sc samples at xs:
+// a pointwise convolution of one sample reads its input block as it is, any other chunk im2col's
+// copy in col.
+template <class Scalar>
+const Scalar* group_columns(const ConvGeometry& g, const Dims d, const Scalar* xs, std::int64_t in_size, int sc,
+                            int grp, Scalar* col) {
+  if (g.pointwise() && sc == 1) return xs + static_cast<std::int64_t>(grp) * d.cin_g * g.in_pixels();
+  im2col(d, xs, in_size, sc, grp * d.cin_g, col);
+  return col;
+}
+
+// dy of group grp for the chunk of sc samples at dys in the GEMM's layout [cout_g, sc * oh * ow]:
+// one sample's block as it is, a longer chunk gathered into tmp.
+template <class Scalar>
+const Scalar* group_dy(const Dims d, const Scalar* dys, std::int64_t out_size, int sc, int grp, Scalar* tmp) {
+  const std::int64_t pixels = static_cast<std::int64_t>(d.oh) * d.ow;
+  if (sc == 1) return dys + grp * d.cout_g * pixels;
+  chunk_from_nchw(d, dys, sc, grp * d.cout_g, out_size, tmp);
+  return tmp;
+}
+
 }  // namespace conv_detail
 
 using namespace conv_detail;  // NOLINT(google-build-using-namespace): this file's own helpers
@@ -269,11 +290,7 @@ void conv2d_forward(const ConvGeometry& g, ConvAlgorithm alg, const Scalar* x, c
     const int sc = n - s0 < g.batch_chunk ? n - s0 : g.batch_chunk;
     const Scalar* xs = x + s0 * in_size;
     for (int grp = 0; grp < g.groups; ++grp) {
-      const Scalar* b = xs + static_cast<std::int64_t>(grp) * d.cin_g * g.in_pixels();
-      if (!(g.pointwise() && sc == 1)) {
-        im2col(d, xs, in_size, sc, grp * d.cin_g, col);
-        b = col;
-      }
+      const Scalar* b = group_columns(g, d, xs, in_size, sc, grp, col);
       const auto wg = mat(w + static_cast<std::int64_t>(grp) * d.cout_g * rows, d.cout_g, rows);
       if (sc == 1) {
         gemm('N', 'N', Scalar(1), wg, mat(b, rows, pixels), Scalar(0),
@@ -328,11 +345,7 @@ void conv2d_backward_data(const ConvGeometry& g, ConvAlgorithm alg, const Scalar
     Scalar* dxs = dx + s0 * in_size;
     for (int grp = 0; grp < g.groups; ++grp) {
       const auto wg = mat(w + static_cast<std::int64_t>(grp) * d.cout_g * rows, d.cout_g, rows);
-      const Scalar* dyg = dy + s0 * out_size + grp * d.cout_g * pixels;
-      if (sc > 1) {
-        chunk_from_nchw(d, dy + s0 * out_size, sc, grp * d.cout_g, out_size, tmp);
-        dyg = tmp;
-      }
+      const Scalar* dyg = group_dy(d, dy + s0 * out_size, out_size, sc, grp, tmp);
       if (g.pointwise() && sc == 1) {
         gemm('T', 'N', Scalar(1), wg, mat(dyg, d.cout_g, pixels), accumulate ? Scalar(1) : Scalar(0),
              mat(dxs + static_cast<std::int64_t>(grp) * d.cin_g * in_pixels, rows, pixels));
@@ -386,16 +399,8 @@ void conv2d_backward_weights(const ConvGeometry& g, ConvAlgorithm alg, const Sca
     const int sc = n - s0 < g.batch_chunk ? n - s0 : g.batch_chunk;
     const Scalar* xs = x + s0 * in_size;
     for (int grp = 0; grp < g.groups; ++grp) {
-      const Scalar* b = xs + static_cast<std::int64_t>(grp) * d.cin_g * g.in_pixels();
-      if (!(g.pointwise() && sc == 1)) {
-        im2col(d, xs, in_size, sc, grp * d.cin_g, col);
-        b = col;
-      }
-      const Scalar* dyg = dy + s0 * out_size + grp * d.cout_g * pixels;
-      if (sc > 1) {
-        chunk_from_nchw(d, dy + s0 * out_size, sc, grp * d.cout_g, out_size, tmp);
-        dyg = tmp;
-      }
+      const Scalar* b = group_columns(g, d, xs, in_size, sc, grp, col);
+      const Scalar* dyg = group_dy(d, dy + s0 * out_size, out_size, sc, grp, tmp);
       gemm('N', 'T', Scalar(1), mat(dyg, d.cout_g, sc * pixels), mat(b, rows, sc * pixels), Scalar(1),
            mat(dw + static_cast<std::int64_t>(grp) * d.cout_g * rows, d.cout_g, rows));
     }

@@ -289,4 +289,11 @@ inline ModelFamily probe_family() {
   return f;
 }
 
+// Registers probe_family; returns true, for a namespace-scope constant that registers it before
+// main, so the deck schema (built on the first make_deck) lists it.
+inline bool register_probe_family() {
+  register_model_family(probe_family());
+  return true;
+}
+
 }  // namespace hpct::test

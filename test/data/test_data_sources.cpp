@@ -23,11 +23,7 @@ using namespace hpct::test;
 
 namespace {
 
-// Registered before main: the deck schema (built on the first make_deck) lists it.
-const bool kProbeRegistered = [] {
-  register_model_family(probe_family());
-  return true;
-}();
+const bool kProbeRegistered = register_probe_family();
 
 // Row r (values shifted by `base`): "tokens" int64 ragged, r % 5 elements (empty rows too) of [2],
 // element k = (1000 r + 10 k, 1000 r + 10 k + 1); "label" int32 = 7 r - 300; "grid" float32 [2, 3]

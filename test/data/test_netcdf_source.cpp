@@ -16,10 +16,7 @@ using namespace hpct::test;
 
 namespace {
 
-const bool kProbeRegistered = [] {
-  register_model_family(probe_family());
-  return true;
-}();
+const bool kProbeRegistered = register_probe_family();
 
 constexpr std::uint64_t kT = 12, kNy = 4, kNx = 5, kN = kNy * kNx;
 const std::string kDir = "scratch_netcdf_grids/";

@@ -132,24 +132,18 @@ TEST(GnnTraining, ResumeIsBitwiseAndTheStepAllocatesNothing) {
   const Comm comm;
   const std::string dir = hpct::test::empty_scratch_dir(comm, "gnn_ckpt_np" + std::to_string(comm.size()));
   const std::string bs = "batch_size=" + std::to_string(4 / comm.size());
-  long heap = -1, views = -1;
+  hpct::test::AllocationCounts counts;
   std::vector<float> full;
   {
     NetworkTrainer t(make_deck(kGnnDeck,
                                {bs, "checkpoint_dir=" + dir, "checkpoint_every_steps=5", "checkpoint_keep=100"}),
                      comm);
-    t.set_step_hook([&](std::uint64_t step) {
-      if (step == 3) hpct::test::start_counting_allocations();
-      if (step == 4) {
-        const auto c = hpct::test::stop_counting_allocations();
-        heap = c.heap, views = c.views;
-      }
-    });
+    t.set_step_hook(hpct::test::count_allocations_between(3, 4, counts));
     t.run();
     full = params_of(t);
   }
-  EXPECT_EQ(heap, 0);
-  EXPECT_EQ(views, 0);
+  EXPECT_EQ(counts.heap, 0);
+  EXPECT_EQ(counts.views, 0);
   const auto resumed = train_gnn(comm, {bs, "resume=" + dir + "/ckpt-000000005.h5"});
   ASSERT_EQ(resumed.size(), full.size());
   for (std::size_t i = 0; i < full.size(); ++i) ASSERT_EQ(resumed[i], full[i]) << i;
@@ -259,23 +253,18 @@ TEST(GnnRollout, RolloutTrainingMatchesAcrossRanksAndResumesBitwise) {
   const std::string dir = hpct::test::empty_scratch_dir(world, "gnn_roll_ckpt_np" + std::to_string(world.size()));
   const std::string bs = "batch_size=" + std::to_string(4 / world.size());
   std::vector<float> full;
-  long heap = -1, views = -1;
+  hpct::test::AllocationCounts counts;
   {
     NetworkTrainer t(make_deck(kGnnDeck, {bs, "ar_steps=3", "checkpoint_dir=" + dir, "checkpoint_every_steps=4",
                                           "checkpoint_keep=100"}),
                      world);
-    t.set_step_hook([&](std::uint64_t step) {  // a rollout step allocates nothing either
-      if (step == 5) hpct::test::start_counting_allocations();
-      if (step == 7) {
-        const auto c = hpct::test::stop_counting_allocations();
-        heap = c.heap, views = c.views;
-      }
-    });
+    t.set_step_hook(hpct::test::count_allocations_between(5, 7,
+                                                          counts));  // a rollout step allocates nothing either
     t.run();
     full = params_of(t);
   }
-  EXPECT_EQ(heap, 0);
-  EXPECT_EQ(views, 0);
+  EXPECT_EQ(counts.heap, 0);
+  EXPECT_EQ(counts.views, 0);
   const auto resumed = train_gnn(world, {bs, "ar_steps=3", "resume=" + dir + "/ckpt-000000004.h5"});
   EXPECT_EQ(resumed, full);
 }

@@ -45,6 +45,20 @@ void set_values(const DTensor& t, const std::vector<double>& values);
 std::vector<double> numeric_gradient(double* data, std::size_t count, const std::function<double()>& loss,
                                      double h = 1e-6);
 
+// A store and a workspace that the layers of one test register into, then allocate and bind.
+struct LayerNet {
+  nn::ParameterStore<double> store;
+  nn::Workspace<double> ws;
+  void allocate(std::vector<nn::Layer<double>*> layers, std::uint64_t seed = 7) {
+    store.allocate();
+    ws.allocate();
+    for (auto* l : layers) l->bind(store);
+    store.initialize(seed);
+  }
+  // Parameters away from their init (LayerNorm's ones and zeros would hide a swapped w and b).
+  void randomize(std::uint64_t key) { fill_normal(store.params(), key); }
+};
+
 struct LayerCase {
   // The rows of each input that the layer reads (their shapes size the input gradients).
   std::vector<DTensor> inputs;

@@ -36,32 +36,48 @@ const std::vector<int> kSrc = {0, 1, 1, 3, 2, 0, 3, 1, 2};
 const std::vector<int> kDst = {0, 0, 0, 1, 1, 3, 3, 3, 3};
 constexpr int kNSrc = 5, kNDst = 4, kEdges = 9;
 
-TEST(AttentionGradients, EdgeSoftmaxWithRelativeTerms) {
-  for (const bool with_r : {true, false}) {
-    nn::Workspace<double> ws;
-    const int H = 2, D = 3, W = H * D;
-    nn::EdgeSoftmax<double> core(ws, "core", H, D, 12, 6, 5);
+// An EdgeSoftmax (2 heads of 3) on the graph above as a LayerCase: inputs q, k, v and, with_r, the
+// per-edge kr and vr; dk and dv, the source gradients its backward sums into, reach the harness
+// through put().
+struct SoftmaxCase {
+  static constexpr int H = 2, D = 3, W = H * D;
+  nn::Workspace<double> ws;
+  nn::EdgeSoftmax<double> core{ws, "core", H, D, 12, 6, 5};
+  const View2<double> q = test::random_matrix(kNDst, W, 1), k = test::random_matrix(kNSrc, W, 2),
+                      v = test::random_matrix(kNSrc, W, 3), kr = test::random_matrix(kEdges, W, 4),
+                      vr = test::random_matrix(kEdges, W, 5);
+  View2<double> dk{"dk", kNSrc, W}, dv{"dv", kNSrc, W};
+  test::LayerCase c;
+
+  explicit SoftmaxCase(bool with_r) {
     ws.allocate();
     core.set_edges(kSrc, kDst, kNSrc, kNDst);
-    const View2<double> q = test::random_matrix(kNDst, W, 1), k = test::random_matrix(kNSrc, W, 2),
-                        v = test::random_matrix(kNSrc, W, 3), kr = test::random_matrix(kEdges, W, 4),
-                        vr = test::random_matrix(kEdges, W, 5);
-    View2<double> dk("dk", kNSrc, W), dv("dv", kNSrc, W);
-    test::LayerCase c;
     c.inputs = {DTensor(q), DTensor(k), DTensor(v)};
     if (with_r) c.inputs.push_back(DTensor(kr)), c.inputs.push_back(DTensor(vr));
-    const DTensor no_r;
-    c.forward = [&]() {
-      core.forward(c.inputs[0], c.inputs[1], c.inputs[2], with_r ? c.inputs[3] : no_r, with_r ? c.inputs[4] : no_r);
+    c.forward = [this, with_r]() {
+      core.forward(c.inputs[0], c.inputs[1], c.inputs[2], r(with_r, 3), r(with_r, 4));
       return core.output().first_rows(kNDst);
     };
-    c.backward = [&](const DTensor& dy, const std::vector<DTensor>& dx, const std::vector<GradMode>& modes) {
-      core.backward(c.inputs[0], c.inputs[1], c.inputs[2], with_r ? c.inputs[3] : no_r, with_r ? c.inputs[4] : no_r,
-                    dy, dx[0], modes[0], dx[1].empty() ? DTensor() : DTensor(dk),
-                    dx[2].empty() ? DTensor() : DTensor(dv));
+    c.backward = [this, with_r](const DTensor& dy, const std::vector<DTensor>& dx,
+                                const std::vector<GradMode>& modes) {
+      core.backward(c.inputs[0], c.inputs[1], c.inputs[2], r(with_r, 3), r(with_r, 4), dy, dx[0], modes[0],
+                    dx[1].empty() ? DTensor() : DTensor(dk), dx[2].empty() ? DTensor() : DTensor(dv));
       put(DTensor(dk), dx[1], modes[1]), put(DTensor(dv), dx[2], modes[2]);
       if (with_r) put(core.dk_edge(), dx[3], modes[3]), put(core.dv_edge(), dx[4], modes[4]);
     };
+  }
+  SoftmaxCase(const SoftmaxCase&) = delete;  // the lambdas hold `this`
+  SoftmaxCase& operator=(const SoftmaxCase&) = delete;
+  // Input i (kr or vr) when the case has the relative terms, else the empty tensor.
+  DTensor r(bool with_r, std::size_t i) const { return with_r ? c.inputs[i] : DTensor(); }
+};
+
+TEST(AttentionGradients, EdgeSoftmaxWithRelativeTerms) {
+  for (const bool with_r : {true, false}) {
+    SoftmaxCase sc(with_r);
+    nn::EdgeSoftmax<double>& core = sc.core;
+    test::LayerCase& c = sc.c;
+    const int H = SoftmaxCase::H, W = SoftmaxCase::W;
     test::expect_gradients_ok(test::check_gradients(c), with_r ? "EdgeSoftmax (kr, vr)" : "EdgeSoftmax");
 
     // Weights sum to 1 per destination and head; the isolated destination's output is 0.
@@ -82,31 +98,13 @@ TEST(AttentionGradients, EdgeSoftmaxWithRelativeTerms) {
 // Attention-weight dropout (Note [attention-weight dropout]): the gradients are those of the dropped
 // weights, the mask is the same on every call, keyed by the destinations' keys, and p = 0 is off.
 TEST(AttentionGradients, EdgeSoftmaxWithAttentionDropout) {
-  nn::Workspace<double> ws;
-  const int H = 2, D = 3, W = H * D;
-  nn::EdgeSoftmax<double> core(ws, "core", H, D, 12, 6, 5);
-  ws.allocate();
-  core.set_edges(kSrc, kDst, kNSrc, kNDst);
-  const View2<double> q = test::random_matrix(kNDst, W, 1), k = test::random_matrix(kNSrc, W, 2),
-                      v = test::random_matrix(kNSrc, W, 3), kr = test::random_matrix(kEdges, W, 4),
-                      vr = test::random_matrix(kEdges, W, 5);
-  View2<double> dk("dk", kNSrc, W), dv("dv", kNSrc, W);
+  SoftmaxCase sc(true);
+  nn::EdgeSoftmax<double>& core = sc.core;
+  test::LayerCase& c = sc.c;
   View1<std::uint64_t> keys("keys", kNDst);
   auto hk = Kokkos::create_mirror_view(keys);
   for (int i = 0; i < kNDst; ++i) hk(static_cast<std::size_t>(i)) = 100 + static_cast<std::uint64_t>(i);
   Kokkos::deep_copy(keys, hk);
-  test::LayerCase c;
-  c.inputs = {DTensor(q), DTensor(k), DTensor(v), DTensor(kr), DTensor(vr)};
-  c.forward = [&]() {
-    core.forward(c.inputs[0], c.inputs[1], c.inputs[2], c.inputs[3], c.inputs[4]);
-    return core.output().first_rows(kNDst);
-  };
-  c.backward = [&](const DTensor& dy, const std::vector<DTensor>& dx, const std::vector<GradMode>& modes) {
-    core.backward(c.inputs[0], c.inputs[1], c.inputs[2], c.inputs[3], c.inputs[4], dy, dx[0], modes[0],
-                  dx[1].empty() ? DTensor() : DTensor(dk), dx[2].empty() ? DTensor() : DTensor(dv));
-    put(DTensor(dk), dx[1], modes[1]), put(DTensor(dv), dx[2], modes[2]);
-    put(core.dk_edge(), dx[3], modes[3]), put(core.dv_edge(), dx[4], modes[4]);
-  };
   core.set_dropout(0.0, 7, keys);
   const std::vector<double> plain = test::host_values(c.forward());
   core.set_dropout(0.4, 7, keys);

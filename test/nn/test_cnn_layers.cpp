@@ -25,16 +25,7 @@ namespace {
 using nn::GradMode;
 using test::DTensor;
 
-struct Net {
-  nn::ParameterStore<double> store;
-  nn::Workspace<double> ws;
-  void allocate(std::vector<nn::Layer<double>*> layers, std::uint64_t seed = 7) {
-    store.allocate();
-    ws.allocate();
-    for (auto* l : layers) l->bind(store);
-    store.initialize(seed);
-  }
-};
+using Net = test::LayerNet;
 
 // An input of `shape` with N(0, scale^2) values (kept alive by the returned view).
 struct Input {

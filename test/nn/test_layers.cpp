@@ -29,19 +29,7 @@ using test::DTensor;
 const nn::Activation kActivations[] = {nn::Activation::identity, nn::Activation::relu, nn::Activation::gelu,
                                        nn::Activation::silu, nn::Activation::tanh};
 
-// A store and a workspace that the layers of one test register into, then allocate and bind.
-struct Net {
-  nn::ParameterStore<double> store;
-  nn::Workspace<double> ws;
-  void allocate(std::vector<nn::Layer<double>*> layers, std::uint64_t seed = 7) {
-    store.allocate();
-    ws.allocate();
-    for (auto* l : layers) l->bind(store);
-    store.initialize(seed);
-  }
-  // Parameters away from their init (LayerNorm's ones and zeros would hide a swapped w and b).
-  void randomize(std::uint64_t key) { test::fill_normal(store.params(), key); }
-};
+using Net = test::LayerNet;
 
 // dx_k (=|+=) g for every input k: Add hands back one shared gradient (Note [shared input gradient]).
 void spread(const DTensor& g, const std::vector<DTensor>& dx, const std::vector<GradMode>& modes) {

@@ -19,16 +19,9 @@ except Exception as e:
     sys.exit(77)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gnn_torch  # noqa: E402
+from parity_report import rel_err  # noqa: E402
 
 RTOL = 1e-5
-
-
-def rel_err(ours, ref):
-    ours = np.asarray(ours, dtype=np.float64).ravel()
-    ref = np.asarray(ref, dtype=np.float64).ravel()
-    if ours.shape != ref.shape:
-        return float("inf")
-    return float(np.linalg.norm(ours - ref) / max(np.linalg.norm(ref), 1e-30))
 
 
 def sphere_graph_failures(f):

@@ -17,16 +17,10 @@ except Exception as e:  # ImportError, or a numpy ABI mismatch (ValueError) in a
           "install them with scripts/setup --reference")
     sys.exit(77)
 
+from parity_report import check_files, rel_err  # noqa: E402
+
 RTOL = 1e-5
 ACTIVATIONS = {"identity": lambda z: z, "relu": F.relu, "gelu": F.gelu, "silu": F.silu, "tanh": torch.tanh}
-
-
-def rel_err(ours, ref):
-    ours = np.asarray(ours, dtype=np.float64).ravel()
-    ref = np.asarray(ref, dtype=np.float64).ravel()
-    if ours.shape != ref.shape:
-        return float("inf")
-    return float(np.linalg.norm(ours - ref) / max(np.linalg.norm(ref), 1e-30))
 
 
 def text(f, key):
@@ -138,13 +132,9 @@ def main():
     if len(sys.argv) < 2:
         print("usage: layer_parity.py parity_layer_*.h5")
         sys.exit(2)
-    failed = []
-    for path in sys.argv[1:]:
-        failed += check(path)
-    if failed:
-        print(f"FAILED: {len(failed)} quantities differ from PyTorch by more than {RTOL}: {', '.join(failed)}")
-        sys.exit(1)
-    print(f"PyTorch {torch.__version__}: {len(sys.argv) - 1} layers, forward and all gradients agree within {RTOL}")
+    check_files(check, sys.argv[1:], RTOL,
+                f"PyTorch {torch.__version__}: {len(sys.argv) - 1} layers, forward and all gradients agree "
+                f"within {RTOL}")
 
 
 if __name__ == "__main__":

@@ -16,14 +16,10 @@ except Exception as e:  # ImportError, or a numpy ABI mismatch (ValueError) in a
           "install them with scripts/setup --reference")
     sys.exit(77)
 
+from parity_report import check_files, rel_err  # noqa: E402
+
 ACTIVATIONS = {"relu": torch.nn.ReLU, "gelu": torch.nn.GELU, "silu": torch.nn.SiLU, "tanh": torch.nn.Tanh}
 RTOL = 1e-5
-
-
-def rel_err(ours, ref):
-    ref = np.asarray(ref, dtype=np.float64)
-    ours = np.asarray(ours, dtype=np.float64)
-    return float(np.linalg.norm(ours - ref) / max(np.linalg.norm(ref), 1e-30))
 
 
 def check(path):
@@ -72,13 +68,8 @@ def check(path):
 
 
 def main():
-    failed = []
-    for path in sys.argv[1:]:
-        failed += check(path)
-    if failed:
-        print(f"FAILED: {len(failed)} quantities differ from PyTorch by more than {RTOL}")
-        sys.exit(1)
-    print(f"PyTorch {torch.__version__}: forward, loss and all gradients agree within {RTOL}")
+    check_files(check, sys.argv[1:], RTOL,
+                f"PyTorch {torch.__version__}: forward, loss and all gradients agree within {RTOL}")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ except Exception as e:
     print(f"SKIPPED: ResNet parity needs torch and h5py ({type(e).__name__}: {e})")
     sys.exit(77)
 
+from parity_report import check_files, rel_err  # noqa: E402
+
 RTOL = 1e-4
 
 
@@ -89,14 +91,6 @@ class ResNet(nn.Module):
         return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
-def rel_err(ours, ref):
-    ours = np.asarray(ours, dtype=np.float64).ravel()
-    ref = np.asarray(ref, dtype=np.float64).ravel()
-    if ours.shape != ref.shape:
-        return float("inf")
-    return float(np.linalg.norm(ours - ref) / max(np.linalg.norm(ref), 1e-30))
-
-
 def names(group, prefix=""):
     out = []
     for k, v in group.items():
@@ -153,13 +147,9 @@ def check(path):
 
 
 def main():
-    failed = []
-    for path in sys.argv[1:]:
-        failed += check(path)
-    if failed:
-        print(f"FAILED: {len(failed)} quantities differ from PyTorch by more than {RTOL}: {', '.join(failed[:10])}")
-        sys.exit(1)
-    print(f"PyTorch {torch.__version__}: {len(sys.argv) - 1} ResNets, forward and all gradients agree within {RTOL}")
+    check_files(check, sys.argv[1:], RTOL,
+                f"PyTorch {torch.__version__}: {len(sys.argv) - 1} ResNets, forward and all gradients agree "
+                f"within {RTOL}")
 
 
 if __name__ == "__main__":

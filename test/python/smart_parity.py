@@ -29,16 +29,10 @@ except Exception as e:  # ImportError, or a numpy ABI mismatch in a broken insta
     print(f"SKIPPED: SMART parity needs torch and h5py ({type(e).__name__}: {e}); run scripts/setup --reference")
     sys.exit(77)
 
+from parity_report import rel_err  # noqa: E402
+
 RTOL = 1e-5
 KINK = 1e-6  # a ReLU input this close to 0 may take either side in fp32 (Note [ReLU kinks])
-
-
-def rel_err(ours, ref):
-    ours = np.asarray(ours, dtype=np.float64).ravel()
-    ref = np.asarray(ref, dtype=np.float64).ravel()
-    if ours.shape != ref.shape:
-        return float("inf")
-    return float(np.linalg.norm(ours - ref) / max(np.linalg.norm(ref), 1e-30))
 
 
 def datasets(group):

@@ -3,6 +3,9 @@
 // allocation between start_counting_allocations() and stop_counting_allocations().
 #pragma once
 
+#include <cstdint>
+#include <functional>
+
 namespace hpct::test {
 
 struct AllocationCounts {
@@ -11,5 +14,18 @@ struct AllocationCounts {
 
 void start_counting_allocations();
 AllocationCounts stop_counting_allocations();
+
+// A trainer step hook (NetworkTrainer::set_step_hook) that counts the allocations from the end of
+// step `from` to the end of step `to` into `counts` (left at -1 when step `to` never ends).
+inline std::function<void(std::uint64_t)> count_allocations_between(std::uint64_t from, std::uint64_t to,
+                                                                    AllocationCounts& counts) {
+  return [from, to, &counts](std::uint64_t step) {
+    if (step == from) {
+      start_counting_allocations();
+    } else if (step == to) {
+      counts = stop_counting_allocations();
+    }
+  };
+}
 
 }  // namespace hpct::test

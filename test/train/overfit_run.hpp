@@ -1,9 +1,12 @@
 // The run test_best_output and test_early_stopping share: 48 training rows and a wide network at a
-// high rate, so the validation loss falls for a few epochs and then rises; and the weights file's
-// tensors to compare runs bit for bit.
+// high rate, so the validation loss falls for a few epochs and then rises; and what both read back
+// (the weights file's tensors to compare runs bit for bit, metrics records, checkpoint paths).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <string>
@@ -47,6 +50,28 @@ inline std::map<std::string, std::vector<float>> weight_tensors(const std::strin
   std::map<std::string, std::vector<float>> out;
   for (const std::string& name : h5::list_datasets(f)) out[name] = h5::read_all<float>(f, name);
   return out;
+}
+
+// The value of `field` in every record of `type` of a metrics file, in order (NaN for null).
+inline std::vector<double> metrics_field(const std::string& path, const std::string& type,
+                                         const std::string& field) {
+  std::ifstream in(path);
+  std::vector<double> out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"type\": \"" + type + "\"") == std::string::npos) continue;
+    const auto at = line.find("\"" + field + "\": ");
+    if (at == std::string::npos) continue;
+    const std::string v = line.substr(at + field.size() + 4);
+    out.push_back(v.rfind("null", 0) == 0 ? std::nan("") : std::stod(v));
+  }
+  return out;
+}
+
+// The checkpoint of optimizer step `step` in `dir` (train/checkpoint.hpp's file names).
+inline std::string checkpoint_path(const std::string& dir, std::uint64_t step) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "/ckpt-%09llu.h5", (unsigned long long)step);
+  return dir + name;
 }
 
 }  // namespace hpct::test

@@ -4,7 +4,6 @@
 
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 
 #include "core/signals.hpp"
 #include "io/hdf5.hpp"
@@ -14,8 +13,10 @@
 #include "train/trainer.hpp"
 
 using namespace hpct;
+using hpct::test::checkpoint_path;
 using hpct::test::error_message;
 using hpct::test::make_deck;
+using hpct::test::metrics_field;
 using hpct::test::SelfComm;
 namespace fs = std::filesystem;
 
@@ -34,24 +35,6 @@ std::string attribute(const std::string& path, const std::string& key) {
   return h5::read_attr_string(h5::File::open_read(path), "/", key);
 }
 
-// The val_loss of every epoch record of a metrics file, in order.
-std::vector<double> epoch_val_losses(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<double> out;
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("\"type\": \"epoch\"") == std::string::npos) continue;
-    const auto at = line.find("\"val_loss\": ");
-    if (at != std::string::npos) out.push_back(std::stod(line.substr(at + 12)));
-  }
-  return out;
-}
-
-std::string ckpt(const std::string& dir, std::uint64_t step) {
-  char name[64];
-  std::snprintf(name, sizeof(name), "/ckpt-%09llu.h5", (unsigned long long)step);
-  return dir + name;
-}
-
 }  // namespace
 
 TEST(BestOutput, HoldsTheEpochOfTheLowestValidationLossBitwise) {
@@ -64,7 +47,7 @@ TEST(BestOutput, HoldsTheEpochOfTheLowestValidationLossBitwise) {
         {batch(comm), "best_output=" + best, "metrics_file=" + metrics, "checkpoint_dir=" + dir + "/ckpt",
          "checkpoint_every_epochs=1", "checkpoint_keep=100"},
         {}, &steps);
-  const std::vector<double> val = epoch_val_losses(metrics);
+  const std::vector<double> val = metrics_field(metrics, "epoch", "val_loss");
   ASSERT_EQ(val.size(), kEpochs);
   const auto min_at = static_cast<std::uint64_t>(std::min_element(val.begin(), val.end()) - val.begin());
   // The deck really overfits: the choice is not simply the last (or the first) epoch.
@@ -74,14 +57,14 @@ TEST(BestOutput, HoldsTheEpochOfTheLowestValidationLossBitwise) {
   EXPECT_NEAR(std::stod(attribute(best, "best_val_loss")), val[min_at], 1e-8 * std::abs(val[min_at]));
   // The file holds that epoch's weights: those of the checkpoint written at its end, bit for bit,
   // and the user's loader (init_weights, predict, the evaluation apps) reads them back unchanged.
-  const h5::File c = h5::File::open_read(ckpt(dir + "/ckpt", (min_at + 1) * steps));
+  const h5::File c = h5::File::open_read(checkpoint_path(dir + "/ckpt", (min_at + 1) * steps));
   const std::vector<float> want = h5::read_all<float>(c, "params");
   NetworkTrainer loaded(make_deck(test::overfit_deck(data, kEpochs), {"init_weights=" + best}), comm);
   auto got = to_host(loaded.model().store().params());
   ASSERT_EQ(want.size(), got.extent(0));
   for (std::size_t i = 0; i < want.size(); ++i) ASSERT_EQ(want[i], got(i)) << "parameter " << i;
   // The checkpoint after the last epoch records the same choice.
-  const CheckpointState last = inspect_checkpoint(ckpt(dir + "/ckpt", kEpochs * steps));
+  const CheckpointState last = inspect_checkpoint(checkpoint_path(dir + "/ckpt", kEpochs * steps));
   EXPECT_EQ(last.best_epoch, min_at + 1);
 }
 

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 
 #include "core/signals.hpp"
 #include "io/hdf5.hpp"
@@ -18,8 +17,10 @@
 #include "train/trainer.hpp"
 
 using namespace hpct;
+using hpct::test::checkpoint_path;
 using hpct::test::error_message;
 using hpct::test::make_deck;
+using hpct::test::metrics_field;
 using hpct::test::SelfComm;
 namespace fs = std::filesystem;
 
@@ -32,26 +33,6 @@ std::string batch(const Comm& comm) { return test::overfit_batch(comm); }
 TrainSummary train(const Comm& comm, const std::string& data, const std::vector<std::string>& overrides,
                    std::function<void(std::uint64_t)> hook = {}, std::uint64_t* steps_per_epoch = nullptr) {
   return test::overfit_train(comm, data, kEpochs, overrides, std::move(hook), steps_per_epoch);
-}
-
-// The value of `field` in every record of `type` of a metrics file, in order (NaN for null).
-std::vector<double> field_of(const std::string& path, const std::string& type, const std::string& field) {
-  std::ifstream in(path);
-  std::vector<double> out;
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("\"type\": \"" + type + "\"") == std::string::npos) continue;
-    const auto at = line.find("\"" + field + "\": ");
-    if (at == std::string::npos) continue;
-    const std::string v = line.substr(at + field.size() + 4);
-    out.push_back(v.rfind("null", 0) == 0 ? std::nan("") : std::stod(v));
-  }
-  return out;
-}
-
-std::string ckpt(const std::string& dir, std::uint64_t step) {
-  char name[64];
-  std::snprintf(name, sizeof(name), "/ckpt-%09llu.h5", (unsigned long long)step);
-  return dir + name;
 }
 
 // Lightning's EarlyStopping (mode min, check_finite off) over a series: the 1-based epoch it stops
@@ -78,7 +59,7 @@ TEST(EarlyStopping, StopsWhenTheValidationLossStopsImproving) {
   const std::string dir = hpct::test::empty_scratch_dir(comm, "es_stop");
   std::uint64_t steps = 0;
   train(comm, data, {batch(comm), "metrics_file=" + dir + "/full.jsonl"}, {}, &steps);
-  const std::vector<double> full = field_of(dir + "/full.jsonl", "epoch", "val_loss");
+  const std::vector<double> full = metrics_field(dir + "/full.jsonl", "epoch", "val_loss");
   ASSERT_EQ(full.size(), kEpochs);
   const std::uint64_t stop = lightning_stop(full, 2, 0.0);
   ASSERT_GT(stop, 2u);
@@ -91,17 +72,17 @@ TEST(EarlyStopping, StopsWhenTheValidationLossStopsImproving) {
   EXPECT_EQ(s.stop_signal, 0);
   EXPECT_EQ(s.early_stopped_after, stop);
   EXPECT_EQ(s.steps, stop * steps);
-  const std::vector<double> val = field_of(metrics, "epoch", "val_loss");
+  const std::vector<double> val = metrics_field(metrics, "epoch", "val_loss");
   EXPECT_EQ(val, std::vector<double>(full.begin(), full.begin() + static_cast<long>(stop)));
   // The record of the stop, with the best epoch best_output holds.
   const auto min_at = static_cast<std::uint64_t>(std::min_element(val.begin(), val.end()) - val.begin());
-  EXPECT_EQ(field_of(metrics, "early_stop", "epoch"), std::vector<double>{double(stop)});
-  EXPECT_EQ(field_of(metrics, "early_stop", "best_epoch"), std::vector<double>{double(min_at + 1)});
-  EXPECT_EQ(field_of(metrics, "summary", "steps").size(), 1u);
+  EXPECT_EQ(metrics_field(metrics, "early_stop", "epoch"), std::vector<double>{double(stop)});
+  EXPECT_EQ(metrics_field(metrics, "early_stop", "best_epoch"), std::vector<double>{double(min_at + 1)});
+  EXPECT_EQ(metrics_field(metrics, "summary", "steps").size(), 1u);
   // The final checkpoint is the stop epoch's, and `output` holds its weights.
-  EXPECT_EQ(checkpoint_candidates(dir + "/ckpt").front(), ckpt(dir + "/ckpt", stop * steps));
-  const std::vector<float> last = h5::read_all<float>(h5::File::open_read(ckpt(dir + "/ckpt", stop * steps)),
-                                                      "params");
+  const std::string final_checkpoint = checkpoint_path(dir + "/ckpt", stop * steps);
+  EXPECT_EQ(checkpoint_candidates(dir + "/ckpt").front(), final_checkpoint);
+  const std::vector<float> last = h5::read_all<float>(h5::File::open_read(final_checkpoint), "params");
   NetworkTrainer loaded(make_deck(test::overfit_deck(data, kEpochs), {"init_weights=" + out}), comm);
   auto got = to_host(loaded.model().store().params());
   ASSERT_EQ(last.size(), got.extent(0));
@@ -111,7 +92,7 @@ TEST(EarlyStopping, StopsWhenTheValidationLossStopsImproving) {
   train(comm, data,
         {batch(comm), "early_stopping_patience=2", "early_stopping_min_delta=1e6",
          "metrics_file=" + dir + "/delta.jsonl"});
-  EXPECT_EQ(field_of(dir + "/delta.jsonl", "epoch", "val_loss").size(), 3u);
+  EXPECT_EQ(metrics_field(dir + "/delta.jsonl", "epoch", "val_loss").size(), 3u);
 }
 
 TEST(Plateau, TheRateDropsWithTheValidationLoss) {
@@ -124,8 +105,8 @@ TEST(Plateau, TheRateDropsWithTheValidationLoss) {
         {batch(comm), "lr_schedule=plateau", "plateau_patience=0", "plateau_factor=0.5", "plateau_threshold=0.01",
          "warmup_steps=3", "log_every=1", "metrics_file=" + metrics},
         {}, &steps);
-  const std::vector<double> val = field_of(metrics, "epoch", "val_loss");
-  const std::vector<double> lr = field_of(metrics, "step", "lr");
+  const std::vector<double> val = metrics_field(metrics, "epoch", "val_loss");
+  const std::vector<double> lr = metrics_field(metrics, "step", "lr");
   ASSERT_EQ(val.size(), kEpochs);
   ASSERT_EQ(lr.size(), kEpochs * steps);
   // Replays the schedule on the recorded losses (rel threshold 1%: 9 digits decide as the run did).
@@ -144,8 +125,8 @@ TEST(Plateau, TheRateDropsWithTheValidationLoss) {
     drops += p.step(val[e]) ? 1 : 0;
   }
   EXPECT_GE(drops, 2);
-  EXPECT_EQ(field_of(metrics, "plateau", "lr").size(), static_cast<std::size_t>(drops));
-  EXPECT_EQ(field_of(metrics, "plateau", "lr").back(), p.lr());
+  EXPECT_EQ(metrics_field(metrics, "plateau", "lr").size(), static_cast<std::size_t>(drops));
+  EXPECT_EQ(metrics_field(metrics, "plateau", "lr").back(), p.lr());
 }
 
 // Both rules on: a stop signal before the first drop and one in the epoch before the stop (the
@@ -165,7 +146,7 @@ TEST(EarlyStopping, AResumedRunStopsAtTheSameEpochBitwise) {
                                   with({"output=" + dir + "/full.h5", "metrics_file=" + dir + "/full.jsonl"}), {},
                                   &steps);
   ASSERT_LT(full.steps, kEpochs * steps) << "early stopping never triggered";
-  ASSERT_FALSE(field_of(dir + "/full.jsonl", "plateau", "lr").empty()) << "the rate never dropped";
+  ASSERT_FALSE(metrics_field(dir + "/full.jsonl", "plateau", "lr").empty()) << "the rate never dropped";
   const std::uint64_t stop_epoch = full.steps / steps;
   for (const std::uint64_t stop_at : {steps + 1, (stop_epoch - 1) * steps + 1}) {
     const std::string run = dir + "/stop" + std::to_string(stop_at);

@@ -17,18 +17,11 @@ namespace {
 void expect_no_allocation(const deck::Deck& deck, const Comm& comm, std::uint64_t from, std::uint64_t to) {
   NetworkTrainer t(deck, comm);
   ASSERT_GT(t.sampler().steps_per_epoch(), to) << "the counted steps must lie inside one epoch";
-  long heap = -1, views = -1;
-  t.set_step_hook([&](std::uint64_t step) {
-    if (step == from) {
-      hpct::test::start_counting_allocations();
-    } else if (step == to) {
-      const hpct::test::AllocationCounts c = hpct::test::stop_counting_allocations();
-      heap = c.heap, views = c.views;
-    }
-  });
+  hpct::test::AllocationCounts counts;
+  t.set_step_hook(hpct::test::count_allocations_between(from, to, counts));
   t.run();
-  EXPECT_EQ(heap, 0) << "heap allocations in steps " << from + 1 << ".." << to;
-  EXPECT_EQ(views, 0) << "Kokkos View allocations in steps " << from + 1 << ".." << to;
+  EXPECT_EQ(counts.heap, 0) << "heap allocations in steps " << from + 1 << ".." << to;
+  EXPECT_EQ(counts.views, 0) << "Kokkos View allocations in steps " << from + 1 << ".." << to;
 }
 
 // The 32,32 mlp on 2000 Friedman rows (its own file per case), 2 micro-steps, clipping, plus `extra`.

@@ -4,8 +4,8 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "models/cape/cape_model.hpp"
+#include "models/conv_keys.hpp"
 #include "models/registry.hpp"
-#include "nn/conv_tuning.hpp"
 
 namespace hpct::cape {
 
@@ -29,11 +29,7 @@ void declare(deck::Schema& s) {
 // Keys read from a deck and from a stored configuration alike.
 CapeConfig config_from(const deck::Deck& d) {
   CapeConfig c;
-  c.backbone.depth = static_cast<int>(d.get_int("resnet_depth"));
-  if (c.backbone.depth != 18 && c.backbone.depth != 34 && c.backbone.depth != 50)
-    d.fail("resnet_depth", "must be 18, 34 or 50");
-  c.backbone.base_width = static_cast<int>(d.get_int("resnet_width"));
-  c.backbone.small_stem = d.get_string("resnet_stem") == "small";
+  read_resnet_shape(d, c.backbone);
   c.backbone.stages = static_cast<int>(d.get_int("cape_stages"));
   c.backbone.dim = static_cast<int>(d.get_int("cape_dim"));
   c.head.sigma = d.get_real("cape_sigma");
@@ -47,9 +43,7 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   const deck::Deck& deck = ctx.deck;
   const FieldSpec& images = ctx.field("images");
   const FieldSpec& keypoints = ctx.field("keypoints");
-  if (images.dtype != DType::f32 || images.ragged || images.row_shape.rank != 3)
-    deck.fail("data_file",
-              "model cape reads float32 images [V*C, H, W] (apps/posegen); the data has " + images.describe());
+  require_float_images(deck, images, "model cape reads float32 images [V*C, H, W] (apps/posegen)");
   if (keypoints.dtype != DType::f32 || keypoints.ragged || keypoints.row_shape.rank != 3 ||
       keypoints.row_shape.dim[2] != 3)
     deck.fail("data_file",
@@ -68,17 +62,12 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
               " keeps the loss scaling and master weights; the head computes in fp32, the convolutions as logged "
               "next");
   auto model = std::make_unique<CapeModel>(c, ctx.capacity);
-  model->set_reducer(ctx.allreduce_sum);
-  if (deck.get_bool("sync_batch_norm")) model->synchronise_batch_norm();
-  model->set_conv_algorithm(deck.get_string("conv_algorithm"), deck.get_bool("conv_deterministic"));
-  model->set_conv_precision(ctx.precision);
+  apply_conv_keys(*model, ctx);
   return model;
 }
 
 void declare_config(deck::Schema& s) {
-  s.add_int("channels", 3, 1, 1 << 20, "image channels");
-  s.add_int("height", 64, 1, 1 << 20, "image height");
-  s.add_int("width", 64, 1, 1 << 20, "image width");
+  declare_image_keys(s, 64);
   s.add_int("views", 2, 2, 1 << 10, "views per data row");
   s.add_int("keypoints", 10, 1, 1 << 10, "keypoint slots per image");
   s.add_int("resnet_depth", 18, 18, 50, "ResNet depth");
@@ -91,15 +80,11 @@ void declare_config(deck::Schema& s) {
 
 std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   CapeConfig c = config_from(config);
-  c.backbone.channels = static_cast<int>(config.get_int("channels"));
-  c.backbone.height = static_cast<int>(config.get_int("height"));
-  c.backbone.width = static_cast<int>(config.get_int("width"));
+  read_image_shape(config, c.backbone);
   c.views = static_cast<int>(config.get_int("views"));
   c.head.keypoints = static_cast<int>(config.get_int("keypoints"));
   auto model = std::make_unique<CapeModel>(c, capacity);
-  // A model trained with oneDNN or cuDNN loads in a build without it (by gemm).
-  model->set_conv_algorithm(stored_conv_algorithm(config.get_string("conv_algorithm")),
-                            config.get_bool("conv_deterministic"));
+  apply_stored_conv_keys(*model, config);
   return model;
 }
 

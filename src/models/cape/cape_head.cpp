@@ -89,14 +89,16 @@ void cape_maps(const View1<float>& a, const View1<float>& h, const float* kps, c
       });
 }
 
-// f [n, K, D] = sum_p a [n, K, P] fs [n, D, P].
-void cape_pool(const View1<float>& f, const View1<float>& a, const float* fs, int n, int K, int D, int P) {
+// out [n, K, D] = sum_p w [n, K, P] x [n, D, P]: the support features pooled by the keypoint maps
+// (forward, "cape_pool") and their gradient dL/df from ds and the query map (backward, "cape_dfeat").
+void cape_keypoint_dots(const char* label, const View1<float>& out, const View1<float>& w, const float* x, int n,
+                        int K, int D, int P) {
   Kokkos::parallel_for(
-      "cape_pool", range(0, n * K * D), KOKKOS_LAMBDA(const int ikc) {
+      label, range(0, n * K * D), KOKKOS_LAMBDA(const int ikc) {
         const int c = ikc % D, ik = ikc / D, i = ik / K;
-        const float* w = a.data() + static_cast<std::size_t>(ik) * P;
-        const float* x = fs + (static_cast<std::size_t>(i) * D + c) * P;
-        f(ikc) = static_cast<float>(dot_cells(w, x, P));
+        const float* wk = w.data() + static_cast<std::size_t>(ik) * P;
+        const float* xc = x + (static_cast<std::size_t>(i) * D + c) * P;
+        out(ikc) = static_cast<float>(dot_cells(wk, xc, P));
       });
 }
 
@@ -161,36 +163,17 @@ void cape_episode_loss(const View1<double>& loss, const View1<double>& lossk, in
       });
 }
 
-// dfq [n, D, P] = sum_k ds [n, K, P] f [n, K, D] (ds holds dL/dS times the scale already).
-void cape_dquery(float* dfq, const View1<float>& ds, const View1<float>& f, int n, int K, int D, int P) {
-  const float *dsp = ds.data(), *fp = f.data();
+// out [n, D, P] = sum_k w [n, K, P] f [n, K, D]: the backward's map gradients, dfq from ds (which
+// holds dL/dS times the scale already) and f ("cape_dquery"), dfs from the keypoint maps and df
+// ("cape_dsupport").
+void cape_keypoint_maps(const char* label, float* out, const View1<float>& w, const View1<float>& f, int n, int K,
+                        int D, int P) {
+  const float *wp = w.data(), *fp = f.data();
   nn::for_each_plane(
-      "cape_dquery", static_cast<std::int64_t>(n) * D, P,
+      label, static_cast<std::int64_t>(n) * D, P,
       KOKKOS_LAMBDA(const std::int64_t ic, const std::int64_t p0, const std::int64_t p1) {
         const std::int64_t i = ic / D, c = ic % D;
-        sum_over_keypoints(dfq + ic * P, dsp + i * K * P, fp + i * K * D + c, K, P, D, p0, p1);
-      });
-}
-
-// df [n, K, D] = sum_p ds [n, K, P] fq [n, D, P].
-void cape_dfeature(const View1<float>& df, const View1<float>& ds, const float* fq, int n, int K, int D, int P) {
-  Kokkos::parallel_for(
-      "cape_dfeat", range(0, n * K * D), KOKKOS_LAMBDA(const int ikc) {
-        const int c = ikc % D, ik = ikc / D, i = ik / K;
-        const float* d = ds.data() + static_cast<std::size_t>(ik) * P;
-        const float* x = fq + (static_cast<std::size_t>(i) * D + c) * P;
-        df(ikc) = static_cast<float>(dot_cells(d, x, P));
-      });
-}
-
-// dfs [n, D, P] = sum_k a [n, K, P] df [n, K, D].
-void cape_dsupport(float* dfs, const View1<float>& a, const View1<float>& df, int n, int K, int D, int P) {
-  const float *ap = a.data(), *dfp = df.data();
-  nn::for_each_plane(
-      "cape_dsupport", static_cast<std::int64_t>(n) * D, P,
-      KOKKOS_LAMBDA(const std::int64_t ic, const std::int64_t p0, const std::int64_t p1) {
-        const std::int64_t i = ic / D, c = ic % D;
-        sum_over_keypoints(dfs + ic * P, ap + i * K * P, dfp + i * K * D + c, K, P, D, p0, p1);
+        sum_over_keypoints(out + ic * P, wp + i * K * P, fp + i * K * D + c, K, P, D, p0, p1);
       });
 }
 
@@ -213,7 +196,7 @@ double MatchingHead::forward(const float* fs, const float* fq, const float* kp_s
   if (n == 0) return 0.0;
   const int K = c_.keypoints, D = c_.dim, P = c_.height * c_.width;
   cape_maps(weights_, heat_, kp_support, kp_query, n, K, c_.height, c_.width, c_.sigma);
-  cape_pool(f_, weights_, fs, n, K, D, P);
+  cape_keypoint_dots("cape_pool", f_, weights_, fs, n, K, D, P);
   cape_match(prob_, ds_, pred_, lossk_, f_, heat_, fq, kp_support, kp_query, n, K, D, c_.height, c_.width, c_.scale,
              c_.heatmap_weight, gradients, normaliser);
   cape_episode_loss(loss_, lossk_, n, K);
@@ -227,9 +210,9 @@ void MatchingHead::backward(const float* fs, const float* fq, float* dfs, float*
   (void)fs;
   if (n == 0) return;
   const int K = c_.keypoints, D = c_.dim, P = c_.height * c_.width;
-  cape_dquery(dfq, ds_, f_, n, K, D, P);
-  cape_dfeature(df_, ds_, fq, n, K, D, P);
-  cape_dsupport(dfs, weights_, df_, n, K, D, P);
+  cape_keypoint_maps("cape_dquery", dfq, ds_, f_, n, K, D, P);
+  cape_keypoint_dots("cape_dfeat", df_, ds_, fq, n, K, D, P);
+  cape_keypoint_maps("cape_dsupport", dfs, weights_, df_, n, K, D, P);
 }
 
 }  // namespace hpct::cape

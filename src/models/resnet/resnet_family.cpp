@@ -1,9 +1,9 @@
 // The resnet family's registry entry: its deck keys, how to build it, and its stored configuration
 // (see models/registry.hpp).
 #include "core/error.hpp"
+#include "models/conv_keys.hpp"
 #include "models/registry.hpp"
 #include "models/resnet/resnet_model.hpp"
-#include "nn/conv_tuning.hpp"
 
 namespace hpct {
 
@@ -32,10 +32,7 @@ void declare(deck::Schema& s) {
 
 ResNetConfig config_from(const deck::Deck& deck) {
   ResNetConfig c;
-  c.depth = static_cast<int>(deck.get_int("resnet_depth"));
-  if (c.depth != 18 && c.depth != 34 && c.depth != 50) deck.fail("resnet_depth", "must be 18, 34 or 50");
-  c.base_width = static_cast<int>(deck.get_int("resnet_width"));
-  c.small_stem = deck.get_string("resnet_stem") == "small";
+  read_resnet_shape(deck, c);
   c.classes = static_cast<int>(deck.get_int("num_classes"));
   return c;
 }
@@ -44,9 +41,7 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   const deck::Deck& deck = ctx.deck;
   const FieldSpec& inputs = ctx.field("inputs");
   const FieldSpec& targets = ctx.field("targets");
-  if (inputs.dtype != DType::f32 || inputs.ragged || inputs.row_shape.rank != 3)
-    deck.fail("data_file", "the resnet reads float32 images [C, H, W] (data_format hdf5_images); the data has " +
-                               inputs.describe());
+  require_float_images(deck, inputs, "the resnet reads float32 images [C, H, W] (data_format hdf5_images)");
   if (deck.get_string("loss") != "cross_entropy")
     deck.fail("loss", "the resnet classifies images: loss cross_entropy");
   if (targets.ragged || targets.width() != 1)
@@ -57,29 +52,21 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   c.height = static_cast<int>(inputs.row_shape.dim[1]);
   c.width = static_cast<int>(inputs.row_shape.dim[2]);
   auto model = std::make_unique<ResNetModel>(c, ctx.capacity, deck.get_real("label_smoothing"));
-  model->set_reducer(ctx.allreduce_sum);
-  if (deck.get_bool("sync_batch_norm")) model->synchronise_batch_norm();
-  model->set_conv_algorithm(deck.get_string("conv_algorithm"), deck.get_bool("conv_deterministic"));
-  model->set_conv_precision(ctx.precision);
+  apply_conv_keys(*model, ctx);
   return model;
 }
 
 // Note [stored configuration] in models/registry.hpp: the image shape besides the deck keys.
 void declare_config(deck::Schema& s) {
-  s.add_int("channels", 3, 1, 1 << 20, "image channels");
-  s.add_int("height", 32, 1, 1 << 20, "image height");
-  s.add_int("width", 32, 1, 1 << 20, "image width");
+  declare_image_keys(s, 32);
   s.add_int("num_classes", 10, 2, 1 << 24, "classes");
 }
 
 std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   ResNetConfig c = config_from(config);
-  c.channels = static_cast<int>(config.get_int("channels"));
-  c.height = static_cast<int>(config.get_int("height"));
-  c.width = static_cast<int>(config.get_int("width"));
+  read_image_shape(config, c);
   auto model = std::make_unique<ResNetModel>(c, capacity);
-  model->set_conv_algorithm(stored_conv_algorithm(config.get_string("conv_algorithm")),
-                            config.get_bool("conv_deterministic"));
+  apply_stored_conv_keys(*model, config);
   return model;
 }
 

@@ -5,10 +5,14 @@
 #include <cmath>
 
 #include "core/error.hpp"
-#include "core/rng.hpp"
 #include "nn/elementwise.hpp"
+#include "nn/layers/edge_softmax_detail.hpp"
 
 namespace hpct::nn {
+
+// Note [attention-weight dropout]'s draw, the one the folded kernels (edge_softmax_rel.cpp) take.
+using edge_detail::drop_draw;
+using edge_detail::DropDraw;
 
 template <class Scalar>
 EdgeSoftmax<Scalar>::EdgeSoftmax(Workspace<Scalar>& ws, const std::string& name, int heads, int head_dim,
@@ -68,14 +72,9 @@ void EdgeSoftmax<Scalar>::forward(const T& q, const T& k, const T& v, const T& k
   const auto offsets = by_dst_.offsets(), order = by_dst_.order(), src = by_src_.keys();
   const int D = head_dim_;
   const Scalar scale = Scalar(1) / static_cast<Scalar>(std::sqrt(static_cast<double>(D)));
-  const bool drop = drop_p_ > 0;
-  const double p_drop = drop_p_;
-  const std::uint64_t drop_key = drop_key_;
-  const auto keys = drop_keys_;
+  const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, destinations(), name_);
+  const bool drop = dd.on;
   const int H = heads_;
-  const Scalar inv_keep = drop && p_drop < 1 ? static_cast<Scalar>(1.0 / (1.0 - p_drop)) : Scalar(drop ? 0 : 1);
-  if (drop && static_cast<std::int64_t>(keys.extent(0)) < destinations())
-    throw Error("internal: " + name_ + ": attention dropout holds fewer keys than destinations");
   // One work item per (destination, head): Note [segment softmax without atomics].
   for_each_cell(
       "edge_softmax_fw", static_cast<int>(destinations()), heads_, KOKKOS_LAMBDA(const int i, const int h) {
@@ -101,11 +100,7 @@ void EdgeSoftmax<Scalar>::forward(const T& q, const T& k, const T& v, const T& k
           const int e = order(o), j = src(e);
           const Scalar p = a(e, h) / sum;
           a(e, h) = p;
-          const auto element = static_cast<std::uint64_t>(o - begin) * static_cast<std::uint64_t>(H) +
-                               static_cast<std::uint64_t>(h);
-          const Scalar w = !drop                                                           ? p
-                           : rng::uniform(rng::hash(drop_key, keys(i), element)) >= p_drop ? p * inv_keep
-                                                                                           : Scalar(0);
+          const Scalar w = drop ? p * dd.factor(i, o - begin, h, H) : p;
           for (int d = 0; d < D; ++d) out(i, c0 + d) += w * (vm(j, c0 + d) + (has_vr ? vrm(e, c0 + d) : Scalar(0)));
         }
       });
@@ -125,12 +120,9 @@ void EdgeSoftmax<Scalar>::backward(const T& q, const T& k, const T& v, const T& 
   const Scalar scale = Scalar(1) / static_cast<Scalar>(std::sqrt(static_cast<double>(D)));
   const bool want_dq = !dq.empty(), acc_q = mode_q == GradMode::accumulate;
   const M dqm = want_dq ? dq.matrix() : qm;
-  const bool drop = drop_p_ > 0;
-  const double p_drop = drop_p_;
-  const std::uint64_t drop_key = drop_key_;
-  const auto keys = drop_keys_;
+  const DropDraw<Scalar> dd = drop_draw<Scalar>(drop_p_, drop_key_, drop_keys_, destinations(), name_);
+  const bool drop = dd.on;
   const int H = heads_;
-  const Scalar inv_keep = drop && p_drop < 1 ? static_cast<Scalar>(1.0 / (1.0 - p_drop)) : Scalar(drop ? 0 : 1);
   const M dve = dv_edge_->matrix();
   // Per (destination, head): da(e) = dout . (v + vr) (times the dropout mask), dscore =
   // scale * a (da - sum a da), then dq; with dropout also the value gradients, a keep g.
@@ -143,10 +135,7 @@ void EdgeSoftmax<Scalar>::backward(const T& q, const T& k, const T& v, const T& 
           Scalar da = Scalar(0);
           for (int d = 0; d < D; ++d) da += g(i, c0 + d) * (vm(j, c0 + d) + (has_vr ? vrm(e, c0 + d) : Scalar(0)));
           if (drop) {
-            const auto element = static_cast<std::uint64_t>(o - begin) * static_cast<std::uint64_t>(H) +
-                                 static_cast<std::uint64_t>(h);
-            const Scalar keep = rng::uniform(rng::hash(drop_key, keys(i), element)) >= p_drop ? inv_keep
-                                                                                              : Scalar(0);
+            const Scalar keep = dd.factor(i, o - begin, h, H);
             da *= keep;
             for (int d = 0; d < D; ++d) dve(e, c0 + d) = a(e, h) * keep * g(i, c0 + d);
           }

@@ -1,6 +1,6 @@
 // Device-callable pieces shared by EdgeSoftmax's folded kernels (edge_softmax_rel.cpp) and their
 // register-blocked host versions (edge_softmax_blocked.cpp): fixed-order dot products and axpys,
-// and the attention-weight dropout draw.
+// and the attention-weight dropout draw (which the plain kernels, edge_softmax.cpp, take too).
 #pragma once
 
 #include <cmath>

@@ -7,37 +7,25 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
-#include "nn/layer.hpp"
-#include "nn/layers/index_groups.hpp"
-#include "nn/precision.hpp"
+#include "nn/layers/index_layer.hpp"
 
 namespace hpct::nn {
 
 template <class Scalar>
-class ScatterAdd {
+class ScatterAdd : public IndexLayer<Scalar> {
  public:
   using T = Tensor<Scalar>;
   // Up to `max_indices` input rows of `cols` features, summed into up to `max_targets` rows.
   ScatterAdd(Workspace<Scalar>& ws, const std::string& name, int cols, std::int64_t max_indices,
              std::int64_t max_targets, Precision precision = Precision::fp32);
-  // index[e] in [0, targets) for e in [0, index.size()). Outside the step: it groups on the host.
-  void set_indices(const std::vector<int>& index, std::int64_t targets);
 
   // Rows [0, targets()) of output() from rows [0, indices()) of x.
   void forward(const T& x);
   // dx rows [0, indices()) assigned or accumulated from dy rows [0, targets()).
   void backward(const T& dy, const T& dx, GradMode mode);
-  const T& output() const { return *y_; }
-  std::int64_t indices() const { return groups_.positions(); }
-  std::int64_t targets() const { return groups_.num_keys(); }
-
- private:
-  std::string name_;
-  Precision precision_;
-  IndexGroups groups_;
-  T* y_ = nullptr;
+  // set_indices(index, targets), output() and indices(): IndexLayer.
+  std::int64_t targets() const { return this->groups_.num_keys(); }
 };
 
 }  // namespace hpct::nn

@@ -14,6 +14,7 @@
 #include "io/hdf5.hpp"
 #include "models/smart/smart_model.hpp"
 #include "models/smart/traffic_sim.hpp"
+#include "scene_set.hpp"
 
 using namespace hpct;
 
@@ -37,43 +38,28 @@ void write_vec(const h5::File& f, const std::string& name, const std::vector<T>&
 void dump(const std::string& path, double churn, const std::array<int, smart::kAgentTypes>& counts = {}) {
   scenes::SceneOptions options;
   options.churn = churn;
-  std::vector<float> state, poly;
-  std::vector<std::int32_t> valid;
-  std::vector<std::int64_t> type, map_type;
-  std::vector<std::uint64_t> ao{0}, mo{0};
-  int max_agents = 0, max_segs = 0;
+  test::SceneSet set;
   const int scenes = 3;
-  for (int i = 0; i < scenes; ++i) {
-    const scenes::Scene sc = scenes::simulate_scene(11, static_cast<std::uint64_t>(i), options);
-    valid.insert(valid.end(), sc.valid.begin(), sc.valid.end());
-    std::vector<long long> kinds;
-    scenes::map_segments(sc.net, 10.0, 11, poly, kinds);
-    state.insert(state.end(), sc.state.begin(), sc.state.end());
-    type.insert(type.end(), sc.type.begin(), sc.type.end());
-    map_type.insert(map_type.end(), kinds.begin(), kinds.end());
-    ao.push_back(ao.back() + sc.type.size()), mo.push_back(map_type.size());
-    max_agents = std::max(max_agents, static_cast<int>(sc.type.size()));
-    max_segs = std::max(max_segs, static_cast<int>(kinds.size()));
-  }
+  for (int i = 0; i < scenes; ++i) set.add(scenes::simulate_scene(11, static_cast<std::uint64_t>(i), options));
   smart::SmartConfig c;
   c.hidden = 16, c.heads = 4, c.map_layers = 2, c.agent_layers = 2, c.vocab = 64, c.freqs = 4, c.dropout = 0;
   c.label_smoothing = 0.1, c.type_vocab = counts;
-  c.limits.max_agents = max_agents, c.limits.max_segments = max_segs;
+  c.limits.max_agents = set.max_agents, c.limits.max_segments = set.max_segs;
   c.limits.time_span = 3, c.limits.map_neighbours = 5, c.limits.agent_neighbours = 4;
   smart::SmartModel model(c, scenes);
   for (int t = 0; t < smart::kAgentTypes; ++t)  // every type given fewer tokens has agents to check them on
     if (model.vocab().count(t) < c.vocab) {
-      EXPECT_GT(std::count(type.begin(), type.end(), t), 0) << t;
+      EXPECT_GT(std::count(set.type.begin(), set.type.end(), t), 0) << t;
     }
   model.store().initialize(3);
-  const auto d_state = device_copy(state, "state"), d_poly = device_copy(poly, "poly");
-  const auto d_type = device_copy(type, "type"), d_map_type = device_copy(map_type, "map_type");
-  const auto d_ao = device_copy(ao, "ao"), d_mo = device_copy(mo, "mo");
-  const auto d_valid = device_copy(valid, "valid");
+  const auto d_state = device_copy(set.state, "state"), d_poly = device_copy(set.poly, "poly");
+  const auto d_type = device_copy(set.type, "type"), d_map_type = device_copy(set.map_type, "map_type");
+  const auto d_ao = device_copy(set.ao, "ao"), d_mo = device_copy(set.mo, "mo");
+  const auto d_valid = device_copy(set.valid, "valid");
   const auto ids = device_copy(std::vector<std::uint64_t>{5, 6, 7}, "ids");
   Batch b;
   b.n = scenes, b.ids = ids;
-  const auto agents = static_cast<std::int64_t>(ao.back()), segs = static_cast<std::int64_t>(mo.back());
+  const auto agents = static_cast<std::int64_t>(set.ao.back()), segs = static_cast<std::int64_t>(set.mo.back());
   b.set<float>("agent_state", Tensor<float>(d_state.data(), Shape{agents, 91, 5}), d_ao.data());
   b.set<std::int64_t>("agent_type", Tensor<std::int64_t>(d_type.data(), Shape{agents}), d_ao.data());
   if (churn > 0)

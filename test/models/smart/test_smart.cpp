@@ -14,6 +14,7 @@
 #include "models/smart/scene_graph.hpp"
 #include "models/smart/smart_model.hpp"
 #include "models/smart/traffic_sim.hpp"
+#include "scene_set.hpp"
 #include "smart_tiny.hpp"
 #include "support/allocation_counter.hpp"
 #include "support/test_support.hpp"
@@ -40,38 +41,27 @@ TEST(Smart, MotionTokensRoundTripWithinTheirGrid) {
 TEST(Smart, TheTokenGraphIsCausalAndStaysInsideScenes) {
   const Comm comm;
   if (comm.rank() != 0) return;
-  std::vector<float> state, poly;
-  std::vector<std::int64_t> type, map_type;
-  std::vector<std::uint64_t> ao{0}, mo{0}, ids{40, 41, 42};
-  int max_agents = 0, max_segs = 0;
-  for (std::uint64_t i = 0; i < 3; ++i) {
-    const scenes::Scene sc = scenes::simulate_scene(9, i);
-    std::vector<long long> kinds;
-    scenes::map_segments(sc.net, 10.0, 11, poly, kinds);
-    state.insert(state.end(), sc.state.begin(), sc.state.end());
-    type.insert(type.end(), sc.type.begin(), sc.type.end());
-    map_type.insert(map_type.end(), kinds.begin(), kinds.end());
-    ao.push_back(ao.back() + sc.type.size()), mo.push_back(map_type.size());
-    max_agents = std::max(max_agents, static_cast<int>(sc.type.size()));
-    max_segs = std::max(max_segs, static_cast<int>(kinds.size()));
-  }
+  std::vector<std::uint64_t> ids{40, 41, 42};
+  test::SceneSet set;
+  for (std::uint64_t i = 0; i < 3; ++i) set.add(scenes::simulate_scene(9, i));
   smart::GraphLimits l;
-  l.scenes = 3, l.max_agents = max_agents, l.max_segments = max_segs, l.time_span = 4;
+  l.scenes = 3, l.max_agents = set.max_agents, l.max_segments = set.max_segs, l.time_span = 4;
   const smart::MotionVocab vocab(256);
   smart::SceneGraphBuilder builder(l, vocab);
   smart::SceneRows rows;
-  rows.n = 3, rows.state = state.data(), rows.agent_offsets = ao.data(), rows.type = type.data();
-  rows.poly = poly.data(), rows.map_offsets = mo.data(), rows.map_type = map_type.data(), rows.ids = ids.data();
+  rows.n = 3, rows.state = set.state.data(), rows.agent_offsets = set.ao.data(), rows.type = set.type.data();
+  rows.poly = set.poly.data(), rows.map_offsets = set.mo.data(), rows.map_type = set.map_type.data();
+  rows.ids = ids.data();
   const smart::SceneGraph& g = builder.build(rows);
-  ASSERT_EQ(g.agents, static_cast<std::int64_t>(ao.back()) * smart::kInputTokens);
+  ASSERT_EQ(g.agents, static_cast<std::int64_t>(set.ao.back()) * smart::kInputTokens);
   // Scene of an agent node / a map node.
   auto scene_of_agent = [&](int node) {
     const auto agent = static_cast<std::uint64_t>(node / smart::kInputTokens);
-    return agent < ao[1] ? 0 : agent < ao[2] ? 1 : 2;
+    return agent < set.ao[1] ? 0 : agent < set.ao[2] ? 1 : 2;
   };
   auto scene_of_map = [&](int node) {
     const auto m = static_cast<std::uint64_t>(node);
-    return m < mo[1] ? 0 : m < mo[2] ? 1 : 2;
+    return m < set.mo[1] ? 0 : m < set.mo[2] ? 1 : 2;
   };
   ASSERT_GT(g.temporal.count, 0);
   for (std::int64_t e = 0; e < g.temporal.count; ++e) {
@@ -96,7 +86,7 @@ TEST(Smart, TheTokenGraphIsCausalAndStaysInsideScenes) {
     EXPECT_EQ(scene_of_map(g.map_map.src[static_cast<std::size_t>(e)]),
               scene_of_map(g.map_map.dst[static_cast<std::size_t>(e)]));
   // Targets are the next step's input tokens.
-  for (std::int64_t a = 0; a < static_cast<std::int64_t>(ao.back()); ++a)
+  for (std::int64_t a = 0; a < static_cast<std::int64_t>(set.ao.back()); ++a)
     for (int t = 0; t + 1 < smart::kInputTokens; ++t) {
       const auto node = static_cast<std::size_t>(a * smart::kInputTokens + t);
       EXPECT_EQ(g.target[node], std::fmod(g.token_in[node + 1], 256.0f));
@@ -118,7 +108,7 @@ TEST(Smart, TheTokenGraphIsCausalAndStaysInsideScenes) {
   smart::SceneRows two = rows;
   two.n = 2;
   graphs.prefetch(rows);
-  EXPECT_EQ(graphs.take(two).agents, static_cast<std::int64_t>(ao[2]) * smart::kInputTokens);
+  EXPECT_EQ(graphs.take(two).agents, static_cast<std::int64_t>(set.ao[2]) * smart::kInputTokens);
   EXPECT_EQ(graphs.prefetched(), 1u);
 }
 
@@ -131,36 +121,24 @@ TEST(Smart, MaskedStepsLeaveTheGraphAndTheLoss) {
   if (comm.rank() != 0) return;
   scenes::SceneOptions churn;
   churn.churn = 0.6;
-  std::vector<float> state, poly, masked_state;
-  std::vector<std::int32_t> ones, valid;
-  std::vector<std::int64_t> type, map_type;
-  std::vector<std::uint64_t> ao{0}, mo{0}, ids{3, 4};
-  int max_agents = 0, max_segs = 0;
+  std::vector<std::uint64_t> ids{3, 4};
+  test::SceneSet full, churned;  // every agent valid throughout; agents that come and go
   for (std::uint64_t i = 0; i < 2; ++i) {
     const scenes::Scene sc = scenes::simulate_scene(9, i), m = scenes::simulate_scene(9, i, churn);
     ASSERT_EQ(sc.type, m.type);  // the mask changes nothing else
-    std::vector<long long> kinds;
-    scenes::map_segments(sc.net, 10.0, 11, poly, kinds);
-    state.insert(state.end(), sc.state.begin(), sc.state.end());
-    masked_state.insert(masked_state.end(), m.state.begin(), m.state.end());
-    ones.insert(ones.end(), sc.valid.begin(), sc.valid.end());
-    valid.insert(valid.end(), m.valid.begin(), m.valid.end());
-    type.insert(type.end(), sc.type.begin(), sc.type.end());
-    map_type.insert(map_type.end(), kinds.begin(), kinds.end());
-    ao.push_back(ao.back() + sc.type.size()), mo.push_back(map_type.size());
-    max_agents = std::max(max_agents, static_cast<int>(sc.type.size()));
-    max_segs = std::max(max_segs, static_cast<int>(kinds.size()));
+    full.add(sc), churned.add(m);
   }
-  ASSERT_NE(std::count(valid.begin(), valid.end(), 0), 0);
+  ASSERT_NE(std::count(churned.valid.begin(), churned.valid.end(), 0), 0);
   smart::GraphLimits l;
-  l.scenes = 2, l.max_agents = max_agents, l.max_segments = max_segs, l.time_span = 4;
+  l.scenes = 2, l.max_agents = full.max_agents, l.max_segments = full.max_segs, l.time_span = 4;
   const smart::MotionVocab vocab(256);
   smart::SceneGraphBuilder plain(l, vocab), with_ones(l, vocab), masked(l, vocab);
   smart::SceneRows rows;
-  rows.n = 2, rows.state = state.data(), rows.agent_offsets = ao.data(), rows.type = type.data();
-  rows.poly = poly.data(), rows.map_offsets = mo.data(), rows.map_type = map_type.data(), rows.ids = ids.data();
+  rows.n = 2, rows.state = full.state.data(), rows.agent_offsets = full.ao.data(), rows.type = full.type.data();
+  rows.poly = full.poly.data(), rows.map_offsets = full.mo.data(), rows.map_type = full.map_type.data();
+  rows.ids = ids.data();
   const smart::SceneGraph& a = plain.build(rows);
-  rows.valid = ones.data();
+  rows.valid = full.valid.data();
   const smart::SceneGraph& b = with_ones.build(rows);
   EXPECT_EQ(a.token_in, b.token_in);
   EXPECT_EQ(a.weight, b.weight);
@@ -169,18 +147,18 @@ TEST(Smart, MaskedStepsLeaveTheGraphAndTheLoss) {
     EXPECT_EQ((a.*kind).src, (b.*kind).src);
     EXPECT_EQ((a.*kind).rel, (b.*kind).rel);
   }
-  rows.valid = valid.data(), rows.state = masked_state.data();
+  rows.valid = churned.valid.data(), rows.state = churned.state.data();
   const smart::SceneGraph& g = masked.build(rows);
   constexpr int T = smart::kInputTokens, S = smart::kShift, steps = 91;
   auto window_ok = [&](std::size_t agent, int k) {
     for (int i = k * S; i <= (k + 1) * S; ++i)
-      if (!valid[agent * steps + static_cast<std::size_t>(i)]) return false;
+      if (!churned.valid[agent * steps + static_cast<std::size_t>(i)]) return false;
     return true;
   };
   double weights[2] = {0, 0};
   int late_starters = 0;
-  for (std::size_t agent = 0; agent < ao.back(); ++agent) {
-    const int scene = agent < ao[1] ? 0 : 1;
+  for (std::size_t agent = 0; agent < full.ao.back(); ++agent) {
+    const int scene = agent < full.ao[1] ? 0 : 1;
     for (int t = 0; t < T; ++t) {
       const std::size_t node = agent * T + static_cast<std::size_t>(t);
       EXPECT_EQ(g.node_valid[node] != 0, window_ok(agent, t)) << agent << " " << t;
@@ -193,7 +171,7 @@ TEST(Smart, MaskedStepsLeaveTheGraphAndTheLoss) {
     if (first > 0 && first < T) {  // appears mid-scene (or after a gap at the start): learnt from then on
       ++late_starters;
       const double* p = &g.agent_pose[(agent * T + static_cast<std::size_t>(first)) * 3];
-      const float* truth = &masked_state[(agent * steps + static_cast<std::size_t>((first + 1) * S)) * 5];
+      const float* truth = &churned.state[(agent * steps + static_cast<std::size_t>((first + 1) * S)) * 5];
       EXPECT_LT(std::hypot(p[0] - truth[0], p[1] - truth[1]), 0.5);
     }
   }
@@ -317,18 +295,11 @@ TEST(Smart, AStepAllocatesNothing) {
                                           {"batch_size=2", "epochs=1", "log_every=100000"});
   NetworkTrainer(deck, comm).run();  // the GEMM shapes' kernels
   NetworkTrainer t(deck, comm);
-  long heap = -1, views = -1;
-  t.set_step_hook([&](std::uint64_t step) {
-    if (step == 2) {
-      test::start_counting_allocations();
-    } else if (step == 5) {
-      const test::AllocationCounts c = test::stop_counting_allocations();
-      heap = c.heap, views = c.views;
-    }
-  });
+  test::AllocationCounts counts;
+  t.set_step_hook(test::count_allocations_between(2, 5, counts));
   t.run();
-  EXPECT_EQ(heap, 0);
-  EXPECT_EQ(views, 0);
+  EXPECT_EQ(counts.heap, 0);
+  EXPECT_EQ(counts.views, 0);
   // The training steps' graphs after the first of each epoch came from the loader thread.
   const auto* m = dynamic_cast<const smart::SmartModel*>(&t.model());
   ASSERT_NE(m, nullptr);

@@ -115,17 +115,10 @@ TEST_F(TokenBag, ARaggedStepAllocatesNothing) {
                                                       cache + "\n",
                                                   {"epochs=1"});
     NetworkTrainer t(deck, comm);
-    long heap = -1, views = -1;
-    t.set_step_hook([&](std::uint64_t step) {
-      if (step == 5) {
-        hpct::test::start_counting_allocations();
-      } else if (step == 25) {
-        const hpct::test::AllocationCounts c = hpct::test::stop_counting_allocations();
-        heap = c.heap, views = c.views;
-      }
-    });
+    hpct::test::AllocationCounts counts;
+    t.set_step_hook(hpct::test::count_allocations_between(5, 25, counts));
     t.run();
-    EXPECT_EQ(heap, 0) << cache;
-    EXPECT_EQ(views, 0) << cache;
+    EXPECT_EQ(counts.heap, 0) << cache;
+    EXPECT_EQ(counts.views, 0) << cache;
   }
 }
