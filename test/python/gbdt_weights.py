@@ -225,8 +225,8 @@ def main():
         bad["w"] = bad["w"].astype(object)
         bad.loc[line - 2, "w"] = value  # the header is line 1
         bad.to_csv(path(f"{name}.csv"), index=False)
-        refused(name, [f"data_file {path(name + '.csv')}", "weight_column w"],
-                f"{name}.csv:{line}: weight_column", f"a weight '{value}' names {name}.csv:{line}", 2)
+        refused(name, [f"data_file {path(name + '.csv')}", "weight_column w"], f"{name}.csv:{line}: weight_column",
+                f"a weight '{value}' names {name}.csv:{line}", 2 if name == "negative" else 1)
     bad = va.copy()
     bad.loc[0, "w"] = float("nan")
     bad.to_csv(path("nan.csv"), index=False)
