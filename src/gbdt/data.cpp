@@ -173,8 +173,7 @@ Data load_data(const deck::Deck& deck, const std::string& file_key, const std::s
                       "weight of row " + std::to_string(d.first_row + static_cast<long long>(i) + 1) +
                           " is negative or not finite");
     });
-  } else if (!column && has_key && comm.rank() == 0 &&
-             std::ifstream(d.file + ".weight").good()) {
+  } else if (!column && has_key && comm.rank() == 0 && std::ifstream(d.file + ".weight").good()) {
     Log::info("gbdt: " + d.file + ".weight is not used: name it in " + weight_key + " to weigh " + file_key +
               "'s rows (LightGBM reads it unasked)");
   }

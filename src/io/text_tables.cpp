@@ -260,7 +260,8 @@ void delimited_columns(const std::vector<std::string>& header, int header_line, 
   t.cols = static_cast<long long>(ncols) - (label >= 0 ? 1 : 0) - (group >= 0 ? 1 : 0) - (weight >= 0 ? 1 : 0);
   for (std::size_t k = 0; k < header.size(); ++k)
     if (static_cast<long long>(k) == label) t.label_name = header[k];
-    else if (static_cast<long long>(k) != group && static_cast<long long>(k) != weight) t.names.push_back(header[k]);
+    else if (static_cast<long long>(k) != group && static_cast<long long>(k) != weight)
+      t.names.push_back(header[k]);
   if (t.opt.num_features >= 0 && t.opt.num_features != t.cols)
     input_error(t.file, first.number, "",
                 "has " + std::to_string(t.cols) + " features, expected " + std::to_string(t.opt.num_features));
