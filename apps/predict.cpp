@@ -38,6 +38,7 @@ const char* kUsage =
     "  --no-label                          CSV/TSV: the file has no label column\n"
     "  --header                            CSV/TSV: the first line names the columns\n"
     "  --group-column N|NAME               CSV/TSV: the query id column of ranking data (not a feature)\n"
+    "  --weight-column N|NAME              CSV/TSV: the row weight column (not a feature): a weighted metric\n"
     "  --libsvm-base 0|1                   LibSVM feature id base (default 1)\n"
     "  --inputs-dataset NAME / --targets-dataset NAME   HDF5 dataset names\n"
     "  --margin                            text OUTPUT: raw margins instead of probabilities (means)\n"
@@ -76,6 +77,7 @@ TableOptions parse_table_options(int argc, char** argv) {
       o.labelled = false;
     } else if (a == "--header") o.settings += "text_header true\n";
     else if (a == "--group-column") o.settings += "group_column " + next() + "\n";
+    else if (a == "--weight-column") o.settings += "weight_column " + next() + "\n";
     else if (a == "--libsvm-base") o.settings += "libsvm_base " + next() + "\n";
     else if (a == "--inputs-dataset") o.settings += "inputs_dataset " + next() + "\n";
     else if (a == "--targets-dataset") o.settings += "targets_dataset " + next() + "\n";
@@ -220,7 +222,8 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
     if (model.objective == gbdt::Objective::lambdarank && comm.max(d.query.empty() && d.rows > 0 ? 1 : 0) == 1)
       Log::info(strf("predict: %lld rows (no query groups: no %s)", d.global_rows, metric.c_str()));
     else
-      Log::info(strf("predict: %lld rows, %s %.6f", d.global_rows, metric.c_str(),
+      Log::info(strf("predict: %lld rows, %s%s %.6f", d.global_rows,
+                     comm.max(d.w.empty() ? 0 : 1) == 1 ? "weighted " : "", metric.c_str(),
                      evaluate(metric, model.objective, model.num_class, m, d.y, d.w, comm, model.objective_params,
                               d.query)));
   }

@@ -29,11 +29,11 @@ long long TextTableDataset::read_block(std::uint64_t first, std::uint64_t count,
 }
 
 void TextTableDataset::read_block_strings(std::uint64_t first, std::uint64_t count, float* x, float* y,
-                                          io::TextStrings& strings) const {
+                                          io::TextStrings& strings, float* w) const {
   std::vector<std::uint64_t> rows(count);
   for (std::uint64_t i = 0; i < count; ++i) rows[i] = first + i;
   io::read_text_rows(t_, rows.data(), rows.size(), x, labelled() ? y : nullptr,
-                     t_.opt.format == io::TextFormat::libsvm ? nullptr : &strings);
+                     t_.opt.format == io::TextFormat::libsvm ? nullptr : &strings, w);
 }
 
 std::string TextTableDataset::describe_row(std::uint64_t row, int field) const {
@@ -54,6 +54,9 @@ void declare_text_table_keys(deck::Schema& s) {
   s.add_string("group_column", "",
                "CSV/TSV ranking tables: the column holding the query id, a 0-based index or a header name (not a "
                "feature; a query's rows contiguous); empty: none (LibSVM: qid: tokens; docs/ranking.md)");
+  s.add_string("weight_column", "",
+               "CSV/TSV for the trees: the column holding each row's weight (>= 0), a 0-based index or a header "
+               "name (not a feature; LightGBM's weight_column); empty: none (weight_file; docs/gbdt.md)");
   s.add_bool("text_header", false, "CSV/TSV: the first line holds column names (kept as feature names)");
   s.add_int("libsvm_base", 1, 0, 1, "LibSVM: feature ids start at 0 or 1");
   s.add_int("libsvm_num_features", 0, 0, 1 << 30, "LibSVM: feature count (0: highest id in the file)");
@@ -88,6 +91,15 @@ std::shared_ptr<const Dataset> open_text_table(const deck::Deck& deck, const std
     opt.group_column = std::stoi(group);
   } else {
     opt.group_name = group;
+  }
+  const std::string& weight = deck.get_string("weight_column");
+  if (!weight.empty() && format == io::TextFormat::libsvm)
+    deck.fail("weight_column", file + " is LibSVM: its weights go in weight_file (one number per line)");
+  if (!weight.empty() && weight.find_first_not_of("0123456789") == std::string::npos) {
+    if (weight.size() > 7) deck.fail("weight_column", "column index " + weight + " is too large");
+    opt.weight_column = std::stoi(weight);
+  } else {
+    opt.weight_name = weight;
   }
   opt.header = deck.get_bool("text_header");
   opt.libsvm_base = static_cast<int>(deck.get_int("libsvm_base"));

@@ -28,17 +28,19 @@ class TextTableDataset : public Dataset {
   long long file_line(std::uint64_t row) const override { return t_.line.at(row); }
   const io::TextLayout& layout() const { return t_; }
   // CSV/TSV: rows [first, first + count) as read_block, with the feature fields that are not
-  // numbers in `strings` (NaN in x) instead of an error: the trees' categorical columns.
-  void read_block_strings(std::uint64_t first, std::uint64_t count, float* x, float* y,
-                          io::TextStrings& strings) const;
+  // numbers in `strings` (NaN in x) instead of an error: the trees' categorical columns. With a
+  // weight column (weight_column), `w` [count] gets the row weights.
+  void read_block_strings(std::uint64_t first, std::uint64_t count, float* x, float* y, io::TextStrings& strings,
+                          float* w = nullptr) const;
 
  private:
   bool labelled() const { return t_.opt.label_column >= 0 || t_.opt.format == io::TextFormat::libsvm; }
   io::TextLayout t_;
 };
 
-// The deck keys of the text sources (label_column, text_header, libsvm_base, libsvm_num_features,
-// max_categories, text_allow_infinite), declared once by the csv source for all three.
+// The deck keys of the text sources (label_column, group_column, weight_column, text_header,
+// libsvm_base, libsvm_num_features, max_categories, text_allow_infinite), declared once by the csv
+// source for all three.
 void declare_text_table_keys(deck::Schema& s);
 
 // Opens `file` as `format` with the options the deck's text keys give.

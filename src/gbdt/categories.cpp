@@ -196,7 +196,7 @@ std::vector<std::string> agree_classes(const LabelColumn& in, const std::vector<
 
 std::vector<char> declared_categorical(const std::string& list, const std::vector<std::string>& feature_names,
                                        long long cols, long long label_column, const std::string& file,
-                                       long long group_column) {
+                                       long long group_column, long long weight_column) {
   std::vector<char> out(static_cast<std::size_t>(cols), 0);
   for (const std::string& item : deck::split_list(list)) {
     long long f = -1;
@@ -205,7 +205,11 @@ std::vector<char> declared_categorical(const std::string& list, const std::vecto
       if (c == label_column) input_error(file, 0, "categorical_columns", "column " + item + " is the label column");
       if (c == group_column)
         input_error(file, 0, "categorical_columns", "column " + item + " is the query id column (group_column)");
-      f = c - (label_column >= 0 && c > label_column ? 1 : 0) - (group_column >= 0 && c > group_column ? 1 : 0);
+      if (c == weight_column)
+        input_error(file, 0, "categorical_columns", "column " + item + " is the row weight column (weight_column)");
+      f = c;
+      for (const long long other : {label_column, group_column, weight_column})
+        if (other >= 0 && c > other) --f;
     } else {
       const auto it = std::find(feature_names.begin(), feature_names.end(), item);
       if (it == feature_names.end())

@@ -68,10 +68,10 @@ std::vector<std::string> agree_classes(const LabelColumn& in, const std::vector<
                                        const std::string& whose, const Comm& comm);
 
 // categorical_columns (comma-separated names or 0-based file column indices) as a flag per
-// feature; `label_column` and `group_column` (a ranking table's query ids): the file's label and
-// query columns (-1: none), which shift the columns after them.
+// feature; `label_column`, `group_column` (a ranking table's query ids) and `weight_column`: the
+// file's label, query and row weight columns (-1: none), which shift the columns after them.
 std::vector<char> declared_categorical(const std::string& list, const std::vector<std::string>& feature_names,
                                        long long cols, long long label_column, const std::string& file,
-                                       long long group_column = -1);
+                                       long long group_column = -1, long long weight_column = -1);
 
 }  // namespace hpct::gbdt

@@ -21,7 +21,9 @@ struct TextLabels {
 };
 
 // Collective. Opens the file of deck key `file_key` with the source data_format names and reads
-// this rank's contiguous block of rows (see docs/gbdt.md); data_file takes weight_file's weights.
+// this rank's contiguous block of rows (see docs/gbdt.md). Row weights: the CSV/TSV weight_column,
+// or the file's weights key (data_file: weight_file, validation_file: validation_weight_file,
+// test_file: test_weight_file), not both (Note [weight files] in data.cpp).
 // `num_features` >= 0: the width the data must have (a LibSVM file with fewer ids is padded).
 // Categorical features (docs/tables.md): text columns and the deck's categorical_columns, or with
 // `given` (the training data's or the model's, named by `whose`) those and their category codes.

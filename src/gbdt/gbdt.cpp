@@ -15,8 +15,13 @@ void declare_keys(deck::Schema& s) {
   s.section(kFamilyName);
   // data_format and the text tables' keys (label_column, text_header, ...) are declared with the
   // data sources (data/source_registry.cpp): hdf5, csv, tsv, libsvm.
-  s.add_string("weight_file", "", "row weights of data_file, one number per line; empty: unit weights");
+  s.add_string("weight_file", "",
+               "row weights of data_file, one number per line; empty: unit weights, or the CSV/TSV weight_column");
+  s.add_string("validation_weight_file", "",
+               "row weights of validation_file, one number per line (its metrics and early stopping weigh "
+               "rows as LightGBM's); empty: unit weights, or validation_file's weight_column");
   s.add_string("test_file", "", "data evaluated with the final model (same format); empty: none");
+  s.add_string("test_weight_file", "", "row weights of test_file, one number per line; empty: unit weights");
   s.add_string("importance_file", "",
                "feature importance written here: tab-separated feature, splits, gain, cover (as XGBoost's "
                "get_score); empty: none");

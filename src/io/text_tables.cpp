@@ -42,6 +42,17 @@ struct StringSink {
   }
 };
 
+// The feature index of file column k of a delimited line: the label, query id and weight columns
+// before it are not features.
+std::size_t feature_of(const TextLayout& t, std::size_t k) {
+  const auto kk = static_cast<long long>(k);
+  std::size_t f = k;
+  for (const long long c : {static_cast<long long>(t.opt.label_column), static_cast<long long>(t.opt.group_column),
+                            static_cast<long long>(t.opt.weight_column)})
+    if (c >= 0 && kk > c) --f;
+  return f;
+}
+
 // "field 3 (column 'cut')": a field of a delimited line, by its header name when there is one.
 std::string field_name(const TextLayout& t, std::size_t k) {
   std::string s = "field " + std::to_string(k + 1);
@@ -49,18 +60,34 @@ std::string field_name(const TextLayout& t, std::size_t k) {
   const auto kk = static_cast<long long>(k);
   if (kk == label && !t.label_name.empty()) return s + " (column '" + t.label_name + "')";
   if (kk == group) return s + " (the query id, group_column)";
-  const std::size_t f = k - (label >= 0 && kk > label ? 1 : 0) - (group >= 0 && kk > group ? 1 : 0);
+  if (kk == t.opt.weight_column) return s + " (the row weight, weight_column)";
+  const std::size_t f = feature_of(t, k);
   if (kk != label && f < t.names.size()) s += " (column '" + t.names[f] + "')";
   return s;
 }
 
-// One CSV/TSV data line into a row of t.cols features (and its label), fields read in place; with
-// `sink`, non-numeric feature fields go there (as row `row`).
-void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y, StringSink* sink = nullptr,
-                     std::uint32_t row = 0) {
+// A row's weight (field k): a number >= 0 (LightGBM's and XGBoost's rule); a missing, negative or
+// infinite one is an error naming the line and weight_column, not a row silently dropped or kept.
+void read_weight(const TextLayout& t, const Line& l, std::size_t k, const char* b, const char* e, float* w) {
+  float v = 0;
+  const Parsed pv = parse_float(b, e, v, false);
+  if (pv != Parsed::number || !(v >= 0))
+    input_error(t.file, l.number, "weight_column",
+                field_name(t, k) + " '" + std::string(b, e) + "' " +
+                    (pv != Parsed::number ? std::string(parse_problem(pv))
+                     : std::isnan(v)      ? std::string("is missing (a row weight is a number >= 0)")
+                                          : std::string("is negative (a row weight is a number >= 0)")));
+  if (w) *w = v;
+}
+
+// One CSV/TSV data line into a row of t.cols features (and its label and weight), fields read in
+// place; with `sink`, non-numeric feature fields go there (as row `row`).
+void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y, float* w, StringSink* sink,
+                     std::uint32_t row) {
   const char delim = t.opt.format == TextFormat::csv ? ',' : '\t';
-  const long long label = t.opt.label_column, group = t.opt.group_column;
-  const auto ncols = static_cast<std::size_t>(t.cols + (label >= 0 ? 1 : 0) + (group >= 0 ? 1 : 0));
+  const long long label = t.opt.label_column, group = t.opt.group_column, weight = t.opt.weight_column;
+  const auto ncols = static_cast<std::size_t>(t.cols + (label >= 0 ? 1 : 0) + (group >= 0 ? 1 : 0) +
+                                              (weight >= 0 ? 1 : 0));
   const bool quotes = has_quote(l);
   const std::vector<std::string> quoted = quotes ? split_quoted(l, delim, t.file) : std::vector<std::string>{};
   const std::size_t nfields = quotes ? quoted.size() : count_fields(l, delim, t.file);
@@ -85,6 +112,10 @@ void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y, Str
       fs = fe + 1;
     }
     if (static_cast<long long>(k) == group) continue;  // the query id: read by the scan
+    if (static_cast<long long>(k) == weight) {
+      read_weight(t, l, k, b, e, w);
+      continue;
+    }
     float v = 0;
     const Parsed pv = parse_float(b, e, v, t.opt.allow_infinite && static_cast<long long>(k) != label);
     if (pv == Parsed::not_a_number && sink && static_cast<long long>(k) != label) {
@@ -201,7 +232,16 @@ void delimited_columns(const std::vector<std::string>& header, int header_line, 
                       : "no column named '" + t.opt.group_name + "' in the header");
     t.opt.group_column = static_cast<int>(it - header.begin());
   }
-  const long long label = t.opt.label_column, group = t.opt.group_column;
+  if (!t.opt.weight_name.empty()) {
+    const auto it = std::find(header.begin(), header.end(), t.opt.weight_name);
+    if (it == header.end())
+      input_error(t.file, header_line, "weight_column",
+                  header.empty()
+                      ? "'" + t.opt.weight_name + "' names a column, but the file has no header (text_header)"
+                      : "no column named '" + t.opt.weight_name + "' in the header");
+    t.opt.weight_column = static_cast<int>(it - header.begin());
+  }
+  const long long label = t.opt.label_column, group = t.opt.group_column, weight = t.opt.weight_column;
   if (label >= static_cast<long long>(ncols))
     input_error(t.file, first.number, "label_column",
                 "column " + std::to_string(label) + " does not exist (the line has " + std::to_string(ncols) +
@@ -211,10 +251,17 @@ void delimited_columns(const std::vector<std::string>& header, int header_line, 
                 group == label ? "the query id column is the label column"
                                : "column " + std::to_string(group) + " does not exist (the line has " +
                                      std::to_string(ncols) + " fields)");
-  t.cols = static_cast<long long>(ncols) - (label >= 0 ? 1 : 0) - (group >= 0 ? 1 : 0);
+  if (weight >= static_cast<long long>(ncols) || (weight >= 0 && (weight == label || weight == group)))
+    input_error(t.file, first.number, "weight_column",
+                weight == label   ? "the weight column is the label column"
+                : weight == group ? "the weight column is the query id column (group_column)"
+                                  : "column " + std::to_string(weight) + " does not exist (the line has " +
+                                        std::to_string(ncols) + " fields)");
+  t.cols = static_cast<long long>(ncols) - (label >= 0 ? 1 : 0) - (group >= 0 ? 1 : 0) - (weight >= 0 ? 1 : 0);
   for (std::size_t k = 0; k < header.size(); ++k)
     if (static_cast<long long>(k) == label) t.label_name = header[k];
-    else if (static_cast<long long>(k) != group) t.names.push_back(header[k]);
+    else if (static_cast<long long>(k) != group && static_cast<long long>(k) != weight)
+      t.names.push_back(header[k]);
   if (t.opt.num_features >= 0 && t.opt.num_features != t.cols)
     input_error(t.file, first.number, "",
                 "has " + std::to_string(t.cols) + " features, expected " + std::to_string(t.opt.num_features));
@@ -313,7 +360,7 @@ TextLayout scan_text(const std::string& path, const TextOptions& opt) {
 }
 
 void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t n, float* x, float* y,
-                    TextStrings* strings) {
+                    TextStrings* strings, float* w) {
   StringSink sink{strings, {}};
   if (strings) {
     const auto entries = static_cast<std::size_t>(t.cols + (strings->keep_label ? 1 : 0));
@@ -331,7 +378,9 @@ void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t 
     lines.next(l);
     float* yr = y ? y + i : &dummy;
     if (t.opt.format == TextFormat::libsvm) parse_libsvm(t, l, x + i * cols, yr);
-    else parse_delimited(t, l, x + i * cols, yr, strings ? &sink : nullptr, static_cast<std::uint32_t>(i));
+    else
+      parse_delimited(t, l, x + i * cols, yr, w ? w + i : nullptr, strings ? &sink : nullptr,
+                      static_cast<std::uint32_t>(i));
   }
 }
 

@@ -27,6 +27,10 @@ struct TextOptions {
   // group_name (a header name) overrides it. LibSVM takes XGBoost's "qid:N" token instead.
   int group_column = -1;
   std::string group_name;
+  // CSV/TSV: 0-based column holding each row's weight (not a feature; LightGBM's weight_column);
+  // -1: none. weight_name (a header name) overrides it.
+  int weight_column = -1;
+  std::string weight_name;
 };
 
 // LibSVM rows are held dense (rows x features floats, as the binning reads them), so a feature id
@@ -77,9 +81,10 @@ struct TextStrings {
 
 // Parses the data rows `rows[0..n)` (ascending) into x [n, cols] and, with a label column, y [n].
 // Errors name the file, line, field and column. With `strings`, a CSV/TSV feature field that is
-// not a number goes there instead of being an error.
+// not a number goes there instead of being an error. With a weight column, `w` [n] (when not null)
+// gets the weights; a missing, negative or non-finite one is an error naming weight_column.
 void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t n, float* x, float* y,
-                    TextStrings* strings = nullptr);
+                    TextStrings* strings = nullptr, float* w = nullptr);
 
 // "csv", "tsv", "libsvm" from a file name's extension (.csv, .tsv/.txt/.train/.test, .svm/.libsvm).
 // Returns false when the extension says nothing.

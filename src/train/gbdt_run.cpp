@@ -332,7 +332,7 @@ RunFamily gbdt_run_family() {
     return run_gbdt_training(deck, comm);
   };
   // A booster's keys shape every tree; the number of rounds and the test set may change.
-  f.resume_free_keys = {"num_trees", "test_file", "checkpoint_every_trees"};
+  f.resume_free_keys = {"num_trees", "test_file", "test_weight_file", "checkpoint_every_trees"};
   return f;
 }
 

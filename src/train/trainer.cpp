@@ -139,6 +139,10 @@ void NetworkTrainer::open_data() {
     const std::string key = key_needing_validation();
     if (!key.empty() && config_.validation_file.empty() && config_.validation_fraction <= 0)
       no_validation_split(key);
+    // A network weighs every row alike: a weight column taken out of the features and then ignored
+    // would change the model silently.
+    if (deck_.schema().find("weight_column") && !deck_.get_string("weight_column").empty())
+      deck_.fail("weight_column", "row weights are read by the trees (model gbdt); networks weigh rows alike");
     data = open_data_source(deck_, config_.data_file, "data_file");
     if (!config_.validation_file.empty())
       val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");

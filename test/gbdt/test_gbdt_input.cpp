@@ -1,6 +1,6 @@
 // Unit tests of the GBDT text inputs (the csv, tsv and libsvm sources): errors naming file:line,
 // sparse rows and their width, infinities, byte-order marks and huge feature ids; header names into
-// the model, its importance and exports.
+// the model, its importance and exports; a weight column.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -86,6 +86,38 @@ TEST(GbdtInput, TextColumnsAreCategoriesAgreedOverRanks) {
   } catch (const Error& e) {
     EXPECT_CONTAINS(e.what(),
                     "g_cat_bad.csv:3: column 'n' holds 'x', not a number, but data_file reads it as numbers");
+  }
+}
+
+// weight_column: the weights reach Data::w on every rank count, the column is no feature, and a
+// categorical_columns index past it counts it as a file column (as the label's); weight_file too is
+// refused, and so is an index naming the weight column.
+TEST(GbdtInput, WeightColumnGivesRowWeights) {
+  const Comm comm;
+  const std::string file = gbdt_test::write_file("g_wcol.csv",
+                                                 "y,w,a,code\n1,0.5,1,3\n0,2,2,4\n1,0,3,3\n0,1.25,4,5\n");
+  const std::string keys = "data_file " + file + "\ntext_header true\nlabel_column y\nweight_column w\n";
+  const Data d = load_data(gbdt_test::deck(keys + "categorical_columns 3\n"), "data_file", "train", comm);
+  ASSERT_EQ(d.cols, 2);
+  EXPECT_EQ(d.feature_names, (std::vector<std::string>{"a", "code"}));
+  EXPECT_FALSE(d.categories.of(0));
+  EXPECT_TRUE(d.categories.of(1));
+  const float want[4] = {0.5f, 2, 0, 1.25f};
+  ASSERT_EQ(d.w.size(), static_cast<std::size_t>(d.rows));
+  for (long long r = 0; r < d.rows; ++r) EXPECT_EQ(d.w[static_cast<std::size_t>(r)], want[d.first_row + r]);
+  try {
+    load_data(gbdt_test::deck(keys + "categorical_columns 1\n"), "data_file", "train", comm);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "categorical_columns: column 1 is the row weight column");
+  }
+  const std::string wf = gbdt_test::write_file("g_wcol.weight", "1\n1\n1\n1\n");
+  try {
+    load_data(gbdt_test::deck(keys + "weight_file " + wf + "\n"), "data_file", "train", comm);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    EXPECT_CONTAINS(e.what(), "weight_file: weight_column gives data_file's weights already");
   }
 }
 

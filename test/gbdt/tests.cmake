@@ -78,3 +78,9 @@ add_test(NAME gbdt_rank_weights COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_rank_weights)
 set_tests_properties(gbdt_rank_weights PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 PROCESSORS 2
                      ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
+# Row weights as users hold them (weight_column, validation_weight_file): LightGBM's first trees, its and
+# XGBoost's weighted validation metrics of every round, early stopping, 1 = 2 ranks, refusals (gbdt_weights.py).
+add_test(NAME gbdt_weights COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/gbdt_weights.py
+         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_weights)
+set_tests_properties(gbdt_weights PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 PROCESSORS 2
+                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")

@@ -1,7 +1,7 @@
 // The streaming text readers (Note [streaming text] in io/text_tables.cpp): rank blocks over a file
 // with a header, comments, blank lines, CRLF ends and a byte-order mark come out as the whole file
 // read at once would give them, with the right line numbers; fields read as strtof reads them;
-// LibSVM blocks; the weight reader's count check names the last line.
+// LibSVM blocks; the weight reader's count check names the last line; a weight column.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -144,6 +144,60 @@ TEST(TextTables, WeightsAreCountedToTheLastLine) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("w.weight:4"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("has 3 values, the data has 4 rows"), std::string::npos) << e.what();
+  }
+}
+
+// weight_column: the weight is read apart and shifts the features after it (as the label and the query id
+// columns do); header names skip it; a bad weight names the line, the column and weight_column.
+TEST(TextTables, WeightColumnIsReadApartFromTheFeatures) {
+  const std::string path = write("wcol.csv",
+                                 "q,a,w,y,b\n"
+                                 "1,0.5,2,1,x\n"
+                                 "1,1.5,0,0,y\n");
+  TextOptions opt;
+  opt.header = true;
+  opt.label_name = "y";
+  opt.weight_name = "w";
+  opt.group_column = 0;
+  const TextLayout t = scan_text(path, opt);
+  EXPECT_EQ(t.opt.weight_column, 2);
+  EXPECT_EQ(t.cols, 2);
+  EXPECT_EQ(t.names, (std::vector<std::string>{"a", "b"}));
+  const std::uint64_t rows[] = {0, 1};
+  std::vector<float> x(4), y(2), w(2);
+  TextStrings s;
+  read_text_rows(t, rows, 2, x.data(), y.data(), &s, w.data());
+  EXPECT_EQ(w, (std::vector<float>{2, 0}));
+  EXPECT_EQ(y, (std::vector<float>{1, 0}));
+  EXPECT_EQ(x[0], 0.5f);
+  EXPECT_EQ(x[2], 1.5f);
+  EXPECT_EQ(s.dict[1], (std::vector<std::string>{"x", "y"}));
+  for (const char* bad : {"-1", "", "NA", "heavy", "inf"}) {
+    const std::string p = write("wbad.csv", std::string("q,a,w,y,b\n1,0.5,2,1,x\n1,1.5,") + bad + ",0,y\n");
+    const TextLayout tb = scan_text(p, opt);
+    try {
+      read_text_rows(tb, rows, 2, x.data(), y.data(), &s, w.data());
+      FAIL() << "no error for weight '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("wbad.csv:3: weight_column"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("field 3 (the row weight"), std::string::npos) << e.what();
+    }
+  }
+  opt.weight_name = "weight";
+  try {
+    scan_text(path, opt);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("wcol.csv:1: weight_column: no column named 'weight'"), std::string::npos)
+        << e.what();
+  }
+  opt.weight_name.clear();
+  opt.weight_column = 3;  // the label's column
+  try {
+    scan_text(path, opt);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the weight column is the label column"), std::string::npos) << e.what();
   }
 }
 
