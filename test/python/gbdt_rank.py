@@ -19,7 +19,6 @@ are refused with exit code 2.
 usage: gbdt_rank.py BUILD_DIR MPIEXEC SCRATCH. Exits 77 (skipped) without lightgbm or xgboost."""
 import json
 import os
-import re
 import sys
 
 from lightgbm_trees import same_trees
@@ -28,6 +27,7 @@ from tool_run import Checks, tool_script
 try:
     import lightgbm as lgb
     import numpy as np
+    from rank_queries import deck_lines, final_metrics, lightgbm_eval, queries, write_svm
     import xgboost as xgb
 except Exception as e:  # ImportError, or a numpy ABI mismatch in a broken install
     print(f"SKIPPED: needs lightgbm and xgboost ({type(e).__name__}: {e}); run scripts/setup --reference")
@@ -46,26 +46,6 @@ def check(cond, what, detail=""):
     checks(cond, what)
 
 
-def queries(seed, nq):
-    """Rows of nq queries: integer features 0..15, grades 0..4 (queries 5 and 350 all 0), sizes 4..40."""
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(4, 41, size=nq)
-    n = int(sizes.sum())
-    x = rng.integers(0, 16, size=(n, 6)).astype(np.float64)
-    qid = np.repeat(np.arange(nq), sizes)
-    s = 0.3 * x[:, 0] - 0.2 * x[:, 1] + 0.15 * x[:, 2] * (x[:, 3] > 7) + rng.normal(0, 1.0, n)
-    y = np.clip(np.floor((s - s.mean()) / s.std() * 1.2 + 1.5), 0, 4)
-    y[np.isin(qid, (5, 350))] = 0  # a training and a test query without relevant rows (ideal DCG 0)
-    return x, y, qid, sizes
-
-
-def write_svm(name, x, y, qid):
-    with open(path(name), "w") as f:
-        for i in range(len(y)):
-            f.write(f"{int(y[i])} qid:{qid[i]} " + " ".join(f"{j + 1}:{int(v)}" for j, v in enumerate(x[i])) + "\n")
-    return path(name)
-
-
 def write_csv(name, x, y, qid):
     with open(path(name), "w") as f:
         for i in range(len(y)):
@@ -80,37 +60,14 @@ def deck(name, lines):
 
 
 def common(model):
-    return ["model gbdt", "objective lambdarank", f"num_trees {TREES}", "growth leafwise", f"max_leaves {LEAVES}",
-            "max_depth 0", f"eta {ETA}", "lambda_l2 0", "min_child_weight 0.001", "min_data_in_leaf 20",
-            "eval_metric " + ",".join(f"ndcg@{k}" for k in KS) + ",map@5", f"output {model}",
-            f"metrics_file {model}.jsonl"]
-
-
-def final_metrics(log):
-    """The metrics of train's final line: {'test-ndcg@1': value, ...}."""
-    line = [l for l in log.splitlines() if re.search(r"gbdt: \d+ trees in", l)][-1]
-    return {m.group(1): float(m.group(2)) for m in re.finditer(r"(\S+-\S+) (-?[0-9.]+)", line)}
-
-
-def lightgbm_eval(x, y, sizes, scores):
-    """LightGBM's own ndcg@k and map@5 of given scores (the metrics of a booster before any tree, with the
-    scores as init_score)."""
-    out = {}
-    for metric in ("ndcg", "map"):
-        ds = lgb.Dataset(x, y, group=sizes, init_score=scores, free_raw_data=False)
-        b = lgb.Booster({"objective": "lambdarank", "metric": metric, "eval_at": list(KS) if metric == "ndcg" else [5],
-                         "verbose": -1, "num_threads": 1}, ds)
-        for _, name, value, _ in b.eval_train():
-            out[name] = value
-    return out
-
+    return deck_lines(model, TREES, LEAVES, ETA, KS) + [f"metrics_file {model}.jsonl"]
 
 
 def main():
-    x, y, qid, sizes = queries(11, 400)
+    x, y, qid, sizes = queries(11, 400, 40, (5, 350))
     cut = int(sizes[:320].sum())
-    tr_svm = write_svm("train.svm", x[:cut], y[:cut], qid[:cut])
-    te_svm = write_svm("test.svm", x[cut:], y[cut:], qid[cut:])
+    tr_svm = write_svm(path("train.svm"), x[:cut], y[:cut], qid[:cut])
+    te_svm = write_svm(path("test.svm"), x[cut:], y[cut:], qid[cut:])
     tr_csv = write_csv("train.csv", x[:cut], y[:cut], qid[:cut])
     one, two = path("rank_np1.json"), path("rank_np2.json")
     r1 = run([apps("train"), deck("np1.in", common(one) + [f"data_file {tr_svm}", f"test_file {te_svm}"])], 1)
@@ -138,7 +95,7 @@ def main():
     if r.returncode == 0:
         check(np.array_equal(np.loadtxt(pred_csv), np.loadtxt(pred_svm)), "the CSV's scores are the LibSVM file's")
     te_sizes = sizes[320:]
-    theirs = lightgbm_eval(x[cut:], y[cut:], te_sizes, scores)
+    theirs = lightgbm_eval(x[cut:], y[cut:], te_sizes, scores, KS)
     diff = max(abs(theirs[f"ndcg@{k}"] - ours[f"test-ndcg@{k}"]) for k in KS)
     check(diff < 2e-6 and abs(theirs["map@5"] - ours["test-map@5"]) < 2e-6,
           f"LightGBM's ndcg@1,3,5,10 and map@5 of our scores equal ours (largest difference {diff:.1e}, "
@@ -149,7 +106,7 @@ def main():
               "min_sum_hessian_in_leaf": 1e-3, "min_data_in_leaf": 20, "min_data_in_bin": 1, "max_bin": 255,
               "deterministic": True, "num_threads": 1, "verbose": -1, "feature_pre_filter": False}
     booster = lgb.train(params, lgb.Dataset(x[:cut], y[:cut], group=sizes[:320]), TREES)
-    lgbm = lightgbm_eval(x[cut:], y[cut:], te_sizes, booster.predict(x[cut:]))
+    lgbm = lightgbm_eval(x[cut:], y[cut:], te_sizes, booster.predict(x[cut:]), KS)
     gap = max(abs(lgbm[f"ndcg@{k}"] - ours[f"test-ndcg@{k}"]) for k in KS)
     print("LightGBM lambdarank test:", {k: round(v, 4) for k, v in lgbm.items()})
     check(gap < 0.03, f"test NDCG@1,3,5,10 within 0.03 of LightGBM's lambdarank at matched settings ({gap:.4f})")
@@ -200,7 +157,7 @@ def main():
           r.stdout[-1500:] + r.stderr[-1500:])
 
     # One query on 2 ranks: rank 1 holds no rows (the split falls on query boundaries only).
-    one_q = write_svm("one_query.svm", x[:40], y[:40], np.zeros(40, dtype=int))
+    one_q = write_svm(path("one_query.svm"), x[:40], y[:40], np.zeros(40, dtype=int))
     r = run([apps("train"), deck("oneq.in", [l for l in common(path("oneq.json")) if not l.startswith("num_trees")] +
                                  [f"data_file {one_q}", "num_trees 3"])], 2)
     check(r.returncode == 0 and "(40 on this rank)" in r.stdout + r.stderr,

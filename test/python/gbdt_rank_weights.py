@@ -25,6 +25,7 @@ from tool_run import Checks, tool_script
 try:
     import lightgbm as lgb
     import numpy as np
+    from rank_queries import deck_lines, final_metrics, lightgbm_eval, queries, write_svm
 except Exception as e:  # ImportError, or a numpy ABI mismatch in a broken install
     print(f"SKIPPED: needs lightgbm ({type(e).__name__}: {e}); run scripts/setup --reference")
     sys.exit(77)
@@ -43,27 +44,6 @@ def check(cond, what, detail=""):
     checks(cond, what)
 
 
-def queries(seed, nq):
-    """Rows of nq queries: integer features 0..15, grades 0..4 (query 3 all 0), sizes 4..30, weights."""
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(4, 31, size=nq)
-    n = int(sizes.sum())
-    x = rng.integers(0, 16, size=(n, 6)).astype(np.float64)
-    qid = np.repeat(np.arange(nq), sizes)
-    s = 0.3 * x[:, 0] - 0.2 * x[:, 1] + 0.15 * x[:, 2] * (x[:, 3] > 7) + rng.normal(0, 1.0, n)
-    y = np.clip(np.floor((s - s.mean()) / s.std() * 1.2 + 1.5), 0, 4)
-    y[qid == 3] = 0  # no relevant row: ideal DCG 0
-    w = np.round(rng.uniform(0.2, 3.0, size=n), 3)  # written exactly as text
-    return x, y, qid, sizes, w
-
-
-def write_svm(name, x, y, qid):
-    with open(path(name), "w") as f:
-        for i in range(len(y)):
-            f.write(f"{int(y[i])} qid:{qid[i]} " + " ".join(f"{j + 1}:{int(v)}" for j, v in enumerate(x[i])) + "\n")
-    return path(name)
-
-
 def deck(name, lines):
     with open(path(name), "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -71,28 +51,7 @@ def deck(name, lines):
 
 
 def common(model):
-    return ["model gbdt", "objective lambdarank", f"num_trees {TREES}", "growth leafwise", f"max_leaves {LEAVES}",
-            "max_depth 0", f"eta {ETA}", "lambda_l2 0", "min_child_weight 0.001", "min_data_in_leaf 20",
-            "eval_metric " + ",".join(f"ndcg@{k}" for k in KS) + ",map@5", f"output {model}"]
-
-
-def final_metrics(log):
-    """The metrics of train's final line: {'train-ndcg@1': value, 'test-ndcg@1': ...}."""
-    line = [l for l in log.splitlines() if re.search(r"gbdt: \d+ trees in", l)][-1]
-    return {m.group(1): float(m.group(2)) for m in re.finditer(r"(\S+-\S+) (-?[0-9.]+)", line)}
-
-
-def lightgbm_eval(x, y, sizes, scores, weight=None, label_gain=None):
-    """LightGBM's own ndcg@k and map@5 of given scores (a booster before any tree, scores as init_score)."""
-    out = {}
-    extra = {"label_gain": label_gain} if label_gain else {}
-    for metric in ("ndcg", "map"):
-        ds = lgb.Dataset(x, y, group=sizes, weight=weight, init_score=scores, free_raw_data=False)
-        b = lgb.Booster({"objective": "lambdarank", "metric": metric, "eval_at": list(KS) if metric == "ndcg" else [5],
-                         "verbose": -1, "num_threads": 1, **extra}, ds)
-        for _, name, value, _ in b.eval_train():
-            out[name] = value
-    return out
+    return deck_lines(model, TREES, LEAVES, ETA, KS)
 
 
 def lightgbm(x, y, sizes, weight, trees, label_gain=None):
@@ -105,11 +64,11 @@ def lightgbm(x, y, sizes, weight, trees, label_gain=None):
 
 
 def main():
-    x, y, qid, sizes, w = queries(7, 400)
+    x, y, qid, sizes, w = queries(7, 400, 30, (3,), weights=True)
     cut = int(sizes[:320].sum())
     xt, yt, st = x[:cut], y[:cut], sizes[:320]
-    tr_svm = write_svm("train.svm", xt, yt, qid[:cut])
-    te_svm = write_svm("test.svm", x[cut:], y[cut:], qid[cut:])
+    tr_svm = write_svm(path("train.svm"), xt, yt, qid[:cut])
+    te_svm = write_svm(path("test.svm"), x[cut:], y[cut:], qid[cut:])
     wfile = path("train.weights")
     np.savetxt(wfile, w[:cut], fmt="%.3f")
     wt = np.loadtxt(wfile)
@@ -130,18 +89,18 @@ def main():
     pred = path("train.pred")
     r = run([apps("predict"), one, tr_svm, pred])
     check(r.returncode == 0, "predict scores the training rows", r.stdout + r.stderr)
-    theirs = lightgbm_eval(xt, yt, st, np.loadtxt(pred), weight=wt)
+    theirs = lightgbm_eval(xt, yt, st, np.loadtxt(pred), KS, weight=wt)
     keys = [f"ndcg@{k}" for k in KS] + ["map@5"]
     diff = max(abs(theirs[k] - ours["train-" + k]) for k in keys)
     check(diff < 2e-6, f"LightGBM's weighted ndcg@1,3,5,10 and map@5 of our training scores equal train's ({diff:.1e})")
-    plain = lightgbm_eval(xt, yt, st, np.loadtxt(pred))
+    plain = lightgbm_eval(xt, yt, st, np.loadtxt(pred), KS)
     check(max(abs(plain[k] - ours["train-" + k]) for k in keys) > 1e-4, "the weights change the training metrics")
     booster = lightgbm(xt, yt, st, wt, TREES)
     same = same_trees(m1, booster, xt)
     print(f"LightGBM grows the same first {same} of {TREES} weighted trees")
     check(same >= 1, f"LightGBM with the weights grows our first tree ({same} trees agree)")
     check(same_trees(m1, lightgbm(xt, yt, st, None, 1), xt) == 0, "LightGBM without the weights does not")
-    lgbm = lightgbm_eval(x[cut:], y[cut:], sizes[320:], booster.predict(x[cut:]))
+    lgbm = lightgbm_eval(x[cut:], y[cut:], sizes[320:], booster.predict(x[cut:]), KS)
     gap = max(abs(lgbm[f"ndcg@{k}"] - ours[f"test-ndcg@{k}"]) for k in KS)
     check(gap < 0.03, f"test NDCG@1,3,5,10 within 0.03 of LightGBM's weighted lambdarank ({gap:.4f})")
 
@@ -164,8 +123,8 @@ def main():
         check(r.returncode == 0 and said is not None, "predict prints ndcg@10 of the label_gain model",
               r.stdout + r.stderr)
         if said:
-            theirs = lightgbm_eval(x[cut:], y[cut:], sizes[320:], np.loadtxt(tpred), label_gain=GAINS)["ndcg@10"]
-            default = lightgbm_eval(x[cut:], y[cut:], sizes[320:], np.loadtxt(tpred))["ndcg@10"]
+            theirs = lightgbm_eval(x[cut:], y[cut:], sizes[320:], np.loadtxt(tpred), KS, label_gain=GAINS)["ndcg@10"]
+            default = lightgbm_eval(x[cut:], y[cut:], sizes[320:], np.loadtxt(tpred), KS)["ndcg@10"]
             check(abs(theirs - float(said.group(1))) < 2e-6 and abs(default - theirs) > 1e-4,
                   f"predict's ndcg@10 {said.group(1)} is LightGBM's with label_gain {theirs:.6f} (default gains: "
                   f"{default:.6f})")
