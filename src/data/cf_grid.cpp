@@ -175,8 +175,8 @@ CfGridDataset::Variable CfGridDataset::open_variable(const CfArrays& f, const st
     Axis a = dims[d] == kLeadDim ? kTime : axis_of(f, dims[d]);
     if (forecast && a == kTime && dims[d] != kLeadDim) {  // Note [a forecast as data]: its initial time
       if (len != 1)
-        throw Error(what + " is a forecast from " + std::to_string(len) + " initial times (dimensions '" + dims[d] + "' and " +
-                        kLeadDim + "): as data it is read as one forecast, its valid times '" + dims[d] +
+        throw Error(what + " is a forecast from " + std::to_string(len) + " initial times (dimensions '" + dims[d] +
+                        "' and " + kLeadDim + "): as data it is read as one forecast, its valid times '" + dims[d] +
                         "' + " + kLeadDim + "; give one initial time (xarray: ds.isel(" + dims[d] + "=[-1]))",
                     ExitCode::bad_input);
       init_dim_ = dims[d];
@@ -355,11 +355,13 @@ void CfGridDataset::forecast_times(const CfArrays& f, Layout& g) const {
   const std::string units = f.has(init_dim_) ? f.text(init_dim_, "units") : "";
   const std::string lead_units = f.has(kLeadDim) ? lower(f.text(kLeadDim, "units")) : "";
   if (units.find(" since ") == std::string::npos || lead_units.empty() || lead_units.find(' ') != std::string::npos)
-    throw Error(what + ": a forecast is read as data with its initial time in CF time units ('hours since ...') "
-                       "and its leads in a unit of time ('hours'); they have '" +
+    throw Error(what +
+                    ": a forecast is read as data with its initial time in CF time units ('hours since ...') "
+                    "and its leads in a unit of time ('hours'); they have '" +
                     units + "' and '" + lead_units + "'",
                 ExitCode::bad_input);
-  const TimeUnits u = parse_time_units(units, what), lead = parse_time_units(lead_units + " since 1970-01-01", what);
+  const TimeUnits u = parse_time_units(units, what),
+                  lead = parse_time_units(lead_units + " since 1970-01-01", what);
   double init = 0;
   f.read(init_dim_, {0}, {1}, &init);
   g.time_s.resize(g.times);

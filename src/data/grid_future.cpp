@@ -59,6 +59,14 @@ void GridSamples::check_same_grid(const GridSamples& other) const {
 // the boundary strip at v_k: another file's (a global forecast's) states, as the hindcast takes the
 // truth's. The file's own states after t are read only as `truth` for scores; the rollout sees none
 // of them, so a file truncated at t and the full file give the same forecast.
+//
+// Note [future inputs]: the file of the latest analysis holds what the forecast reads and no more:
+// the states at t - 1 and t (and back to a day before the first valid time for state_day_before,
+// one step more for tendency_day_before), forcing variables at the valid times, a --boundary the
+// valid times alone. wxeval opens both with forecast_inputs (a key only its opener declares), so
+// they need no complete training sample (ar_steps + 2 times); the times are checked here instead,
+// where the initial time and the lead count are known: the error names the first one missing with
+// every time the forecast needs (exit 2, before anything is written).
 void GridSamples::read_future(std::size_t init, std::size_t leads, const GridSamples* boundary,
                               const std::vector<FieldBuffer>& out, std::vector<float>& truth,
                               std::vector<char>& known) const {
@@ -79,8 +87,7 @@ void GridSamples::read_future(std::size_t init, std::size_t leads, const GridSam
   if (init >= all.size())
     throw Error(strf("%s: no initial time index %zu (times 0 .. %zu)", file_.c_str(), init, all.size() - 1),
                 ExitCode::bad_input);
-  // Note [future inputs]: the file need hold no training sample, only these times; the first one
-  // it lacks is named with all of them (the initial time and the lead count decide them).
+  // The times the forecast reads (Note [future inputs]): the first one missing is named with all of them.
   const double t0 = all[init], first_valid = t0 + step, last_valid = t0 + static_cast<double>(A) * step;
   const std::string needs =
       strf("a forecast from %s with %zu lead steps needs the states at ", when(t0).c_str(), A) +

@@ -45,7 +45,7 @@ for name, T, states in (("wx", 40, ["h", "u", "v", "q"]), ("g/reduced", 11, ["t2
     for v in states:
         ds[v][T + 1:] = ds[v][T + 1:] * 1.5 + 7.0
     ds.to_netcdf(f"{d}/{name}_pert.nc")
-# Note [future inputs]: files of exactly what a forecast from T reads, no training sample in them: the
+# Files of exactly what a forecast from T reads, no training sample in them (Note [future inputs]): the
 # regional model's states T - 23 .. T (state_day_before) and its boundary at the valid times alone; the
 # global model's T - 1 and T. One time less of each is refused.
 wx, g = xr.load_dataset(f"{d}/wx.nc"), xr.load_dataset(f"{d}/g/reduced.nc")
@@ -54,6 +54,7 @@ wx.isel(time=slice(18, 41)).to_netcdf(f"{d}/wx_short.nc")
 wx.isel(time=slice(41, 47)).to_netcdf(f"{d}/wx_valid.nc")
 g.isel(time=slice(10, 12)).to_netcdf(f"{d}/g/init.nc")
 g.isel(time=[11]).to_netcdf(f"{d}/g/one.nc")
+g.isel(time=slice(10, 12), values=list(range(1, g.sizes["values"])) + [0]).to_netcdf(f"{d}/g/rolled.nc")
 EOF
 # The hindcasts on the full files (--from 0.5 holds T).
 wxeval 1 "$dir/regional.h5" "$dir/wx.nc" --lead-steps 6 --from 0.5 --forecast "$dir/hind.nc" > "$dir/hind.log" 2>&1 ||
@@ -180,6 +181,8 @@ refused "a short file" "wx_short.nc: a forecast from 2026-01-02T16:00 with 2 lea
 refused "one time" "one.nc: a forecast from 2024-01-03T18:00 with 4 lead steps needs the states at \
 2024-01-03T18:00 and the step before it; the file holds 2024-01-03T18:00" "$dir/global.h5" "$dir/g/one.nc" \
   --init last --lead-steps 4
+refused "points in another order" "rolled.nc: point 0 is at latitude" "$dir/global.h5" "$dir/g/rolled.nc" \
+  --init last --lead-steps 2
 refused "a boundary from an earlier time" "hind_early.nc: --boundary has no time 2026-01-02T22:00 (lead 6 .*\
 2026-01-02T17:00 .. 2026-01-02T22:00 (its times: 2026-01-02T16:00 .. 2026-01-02T21:00)" "${R[@]}" --init last \
   --boundary "$dir/hind_early.nc" --lead-steps 6

@@ -56,8 +56,7 @@ void check_point_positions(const GnnModel& model, const float* grid, const std::
 }
 
 std::shared_ptr<const Dataset> open_model_data(const GnnModelConfig& c, const std::string& data_file, int ar_steps,
-                                               const std::string& weights, bool states_only,
-                                               bool forecast_inputs) {
+                                               const std::string& weights, bool states_only, bool forecast_inputs) {
   deck::Schema schema;
   declare_data_source_keys(schema);
   if (forecast_inputs) GridSamples::declare_forecast_inputs_key(schema);
