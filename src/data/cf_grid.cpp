@@ -168,12 +168,23 @@ CfGridDataset::Variable CfGridDataset::open_variable(const CfArrays& f, const st
   std::string have, level_hint;
   bool ok = true, level_found = at == std::string::npos;
   std::size_t lengths[3] = {0, 0, 0};
+  const bool forecast = std::find(dims.begin(), dims.end(), kLeadDim) != dims.end();
   for (std::size_t d = 0; d < dims.size(); ++d) {
     const std::size_t len = shape[d];
     have += (d ? ", " : "") + dims[d];
-    const Axis a = axis_of(f, dims[d]);
+    Axis a = dims[d] == kLeadDim ? kTime : axis_of(f, dims[d]);
+    if (forecast && a == kTime && dims[d] != kLeadDim) {  // Note [a forecast as data]: its initial time
+      if (len != 1)
+        throw Error(what + " is a forecast from " + std::to_string(len) + " initial times (dimensions '" + dims[d] +
+                        "' and " + kLeadDim + "): as data it is read as one forecast, its valid times '" + dims[d] +
+                        "' + " + kLeadDim + "; give one initial time (xarray: ds.isel(" + dims[d] + "=[-1]))",
+                    ExitCode::bad_input);
+      init_dim_ = dims[d];
+      a = kOther;
+    }
     v.axis.push_back(a);
     v.index.push_back(0);
+    if (a == kOther && dims[d] == init_dim_) continue;
     if (a == kOther) {
       // A level dimension needs name@level; another of one value (CDS's number, expver) is read at 0.
       const bool levels = is_level(f, dims[d]);
@@ -318,6 +329,7 @@ void CfGridDataset::read_coordinates(const CfArrays& f, Layout& g) const {
     f.read(lon, {0, 0}, {g.ny, g.nx}, g.lon.data());
     g.latlon = true;
   }
+  if (!init_dim_.empty()) return forecast_times(f, g);
   const std::string& tname = dim_[kTime];
   if (!f.has(tname)) return;
   const std::string units = f.text(tname, "units");
@@ -331,6 +343,30 @@ void CfGridDataset::read_coordinates(const CfArrays& f, Layout& g) const {
   g.time_s.resize(g.times);
   f.read(tname, {0}, {g.times}, g.time_s.data());
   for (double& t : g.time_s) t = u.epoch_seconds + t * u.seconds_per_unit;
+}
+
+// Note [a forecast as data]: a forecast file in WeatherBench2's layout (wxeval --forecast's, a global
+// model's from WeatherBench2), variables over (time, prediction_timedelta, grid), is read as data when
+// it holds one initial time: its times are the valid times time + prediction_timedelta, as a limited-
+// area model's --boundary takes a global forecast. Several initial times are refused: their valid
+// times overlap, and which forecast holds a given valid time is the user's choice, not the reader's.
+void CfGridDataset::forecast_times(const CfArrays& f, Layout& g) const {
+  const std::string what = file_ + ": coordinates '" + init_dim_ + "' and '" + kLeadDim + "'";
+  const std::string units = f.has(init_dim_) ? f.text(init_dim_, "units") : "";
+  const std::string lead_units = f.has(kLeadDim) ? lower(f.text(kLeadDim, "units")) : "";
+  if (units.find(" since ") == std::string::npos || lead_units.empty() || lead_units.find(' ') != std::string::npos)
+    throw Error(what +
+                    ": a forecast is read as data with its initial time in CF time units ('hours since ...') "
+                    "and its leads in a unit of time ('hours'); they have '" +
+                    units + "' and '" + lead_units + "'",
+                ExitCode::bad_input);
+  const TimeUnits u = parse_time_units(units, what),
+                  lead = parse_time_units(lead_units + " since 1970-01-01", what);
+  double init = 0;
+  f.read(init_dim_, {0}, {1}, &init);
+  g.time_s.resize(g.times);
+  f.read(kLeadDim, {0}, {g.times}, g.time_s.data());
+  for (double& t : g.time_s) t = u.epoch_seconds + init * u.seconds_per_unit + t * lead.seconds_per_unit;
 }
 
 }  // namespace hpct

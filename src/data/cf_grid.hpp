@@ -87,12 +87,16 @@ class CfGridDataset : public GridSamples {
   void read_slab(const CfArrays& f, const Variable& v, std::size_t t0, std::size_t nt, std::size_t ny,
                  std::size_t nx, float* dst) const;
   void read_coordinates(const CfArrays& f, Layout& g) const;
+  void forecast_times(const CfArrays& f, Layout& g) const;  // Note [a forecast as data]
+
+  static constexpr const char* kLeadDim = "prediction_timedelta";  // WeatherBench2's lead dimension
 
   Opener open_;
   std::vector<Variable> vars_;     // state, forcing, in deck order
   std::vector<Variable> statics_;  // the file's static variables
   std::array<std::string, 3> dim_;
   std::size_t times_ = 0;
+  std::string init_dim_;  // a forecast's initial-time dimension, of one value (Note [a forecast as data])
 };
 
 }  // namespace hpct

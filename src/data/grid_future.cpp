@@ -59,6 +59,14 @@ void GridSamples::check_same_grid(const GridSamples& other) const {
 // the boundary strip at v_k: another file's (a global forecast's) states, as the hindcast takes the
 // truth's. The file's own states after t are read only as `truth` for scores; the rollout sees none
 // of them, so a file truncated at t and the full file give the same forecast.
+//
+// Note [future inputs]: the file of the latest analysis holds what the forecast reads and no more:
+// the states at t - 1 and t (and back to a day before the first valid time for state_day_before,
+// one step more for tendency_day_before), forcing variables at the valid times, a --boundary the
+// valid times alone. wxeval opens both with forecast_inputs (a key only its opener declares), so
+// they need no complete training sample (ar_steps + 2 times); the times are checked here instead,
+// where the initial time and the lead count are known: the error names the first one missing with
+// every time the forecast needs (exit 2, before anything is written).
 void GridSamples::read_future(std::size_t init, std::size_t leads, const GridSamples* boundary,
                               const std::vector<FieldBuffer>& out, std::vector<float>& truth,
                               std::vector<char>& known) const {
@@ -74,19 +82,28 @@ void GridSamples::read_future(std::size_t init, std::size_t leads, const GridSam
                      file_.c_str(), day_before_ ? "state_day_before" : "tendency_day_before", A, lag_),
                 ExitCode::bad_input);
   const std::size_t back = (day_before_ || tendency_) ? back_ : 0;
-  if (init < 1 + back || init >= all.size())
-    throw Error(strf("%s: initial time index %zu: a forecast needs the states at the %zu steps before it (times 0 "
-                     ".. "
-                     "%zu hold %zu of them)",
-                     file_.c_str(), init, 1 + back, all.size() - 1, init),
+  const auto when = [&](double t) { return layout_.time_s.empty() ? "index " + strf("%g", t) : iso_time(t); };
+  const auto span = [&](double a, double b) { return a == b ? when(a) : when(a) + " .. " + when(b); };
+  if (init >= all.size())
+    throw Error(strf("%s: no initial time index %zu (times 0 .. %zu)", file_.c_str(), init, all.size() - 1),
                 ExitCode::bad_input);
-  const std::size_t lo = init - 1 - back;  // the first time read
-  for (std::size_t t = lo + 1; t <= init; ++t)
-    if (std::fabs(all[t] - all[lo] - static_cast<double>(t - lo) * step) > 0.5)
-      throw Error(file_ + ": the initial time " +
-                      (layout_.time_s.empty() ? std::to_string(init) : iso_time(all[init])) +
-                      " needs consecutive steps before it; time " + std::to_string(t) + " follows a gap",
+  // The times the forecast reads (Note [future inputs]): the first one missing is named with all of them.
+  const double t0 = all[init], first_valid = t0 + step, last_valid = t0 + static_cast<double>(A) * step;
+  const std::string needs =
+      strf("a forecast from %s with %zu lead steps needs the states at ", when(t0).c_str(), A) +
+      (step > 0 ? span(t0 - static_cast<double>(1 + back) * step, t0) : when(t0) + " and the step before it") +
+      (back ? strf(" (%zu steps before the initial time for %s)", 1 + back,
+                   day_before_ ? "state_day_before" : "tendency_day_before")
+            : std::string(step > 0 ? " (the initial time and the step before it)" : "")) +
+      (F0 && step > 0 ? ", and forcing variables at the valid times " + span(first_valid, last_valid) : "");
+  for (std::size_t j = 1 + back; j >= 1 && step > 0; --j)
+    if (time_index(t0 - static_cast<double>(j) * step) >= all.size())
+      throw Error(file_ + ": " + needs + "; the file has no time " + when(t0 - static_cast<double>(j) * step) +
+                      " (its times: " + span(all.front(), all.back()) + ")",
                   ExitCode::bad_input);
+  if (step <= 0 || init < 1 + back)  // one time: the step before it is unknown
+    throw Error(file_ + ": " + needs + "; the file holds " + span(all.front(), all.back()), ExitCode::bad_input);
+  const std::size_t lo = init - 1 - back;  // the first time read: consecutive steps to init (all held)
   const std::size_t hi = std::min(init + A, all.size() - 1), nt = hi - lo + 1;
   std::vector<float> window((S + F0) * nt * n);
   reader()->read(lo, nt, window.data());
@@ -94,7 +111,6 @@ void GridSamples::read_future(std::size_t init, std::size_t leads, const GridSam
     for (std::size_t k = 0; k < nt; ++k)
       for (const std::size_t p : masked_) window[(v * nt + k) * n + p] = fill_[v];
   const auto at = [&](std::size_t v, std::size_t t) { return &window[(v * nt + t - lo) * n]; };
-  const auto when = [&](double t) { return layout_.time_s.empty() ? "index " + strf("%g", t) : iso_time(t); };
   const auto [state, targets, diff, grid, forcing, statics, mask] = outputs(out, F);
   truth.assign(S * A * n, std::numeric_limits<float>::quiet_NaN());
   known.assign(A, 0);
@@ -111,7 +127,7 @@ void GridSamples::read_future(std::size_t init, std::size_t leads, const GridSam
       if (!known[k])
         throw Error(file_ + ": forcing variable '" + forcing_[f] + "' has no time " + when(valid) + " (lead " +
                         std::to_string(k + 1) + " from " + when(all[init]) + ", the file ends at " +
-                        when(all.back()) + "): a forecast needs its forcings at every valid time",
+                        when(all.back()) + "): " + needs,
                     ExitCode::bad_input);
       std::copy_n(at(S + f, j), n, forcing + (f * A + k) * n);
     }
@@ -134,8 +150,11 @@ void GridSamples::read_future(std::size_t init, std::size_t leads, const GridSam
       const std::size_t b = boundary->time_index(valid);
       if (b >= boundary->layout_.times)
         throw Error(boundary->file_ + ": --boundary has no time " + when(valid) + " (lead " +
-                        std::to_string(k + 1) + " from " + when(all[init]) +
-                        "): the boundary must cover every valid time",
+                        std::to_string(k + 1) + " from " + when(all[init]) + "): the boundary must hold the " +
+                        "states at every valid time, " + span(first_valid, last_valid) + " (its times: " +
+                        (boundary->times().empty() ? std::string("none")
+                                                   : span(boundary->times().front(), boundary->times().back())) +
+                        ")",
                     ExitCode::bad_input);
       std::vector<float> one(boundary->state_.size() + boundary->forcing_.size());
       one.resize(one.size() * n);

@@ -36,6 +36,12 @@ void GridSamples::declare_keys(deck::Schema& s) {
                "are skipped as initial times; any other NaN is still an error");
 }
 
+void GridSamples::declare_forecast_inputs_key(deck::Schema& s) {
+  s.add_bool("forecast_inputs", false,
+             "wxeval --init: the file holds the inputs of one forecast (the states at t - 1 and t, the "
+             "forcings or boundary at the valid times), not a complete training sample");
+}
+
 GridSamples::GridSamples(const std::string& file, const deck::Deck& deck)
     : file_(file),
       state_(deck::split_list(deck.get_string("state_variables"))),
@@ -44,7 +50,8 @@ GridSamples::GridSamples(const std::string& file, const deck::Deck& deck)
       ar_(static_cast<std::size_t>(deck.get_int("ar_steps"))),
       derived_forcing_names_(deck::split_list(deck.get_string("derived_forcings"))),
       derived_static_names_(deck::split_list(deck.get_string("derived_statics"))),
-      masking_(deck.get_string("missing_data") == "mask") {
+      masking_(deck.get_string("missing_data") == "mask"),
+      inputs_only_(deck.schema().find("forecast_inputs") != nullptr && deck.get_bool("forecast_inputs")) {
   if (state_.empty())
     throw Error(file + ": the " + deck.get_string("data_format") +
                     " source needs the deck key `state_variables` (the predicted variables)",
@@ -94,6 +101,9 @@ void GridSamples::finish(Layout layout) {
   // lag_) - state(t + k - 1 - lag_): the day before's hourly course, one more step back.
   if (day_before_ || tendency_) {
     const char* name = day_before_ ? "state_day_before" : "tendency_day_before";
+    if (axis_.step_s <= 0)  // one time: no step to count a day in
+      throw Error(file_ + ": one time step; derived_forcings " + name + " needs the states of the day before",
+                  ExitCode::bad_input);
     const double lag = 86400.0 / axis_.step_s;
     if (lag != std::floor(lag) || lag < 1)
       throw Error(file_ + ": derived_forcings " + name + " needs a step that divides a day (the step is " +
@@ -108,7 +118,7 @@ void GridSamples::finish(Layout layout) {
     back_ = tendency_ ? lag_ - 1 : (lag_ >= 2 ? lag_ - 2 : 0);
     axis_ = time_axis(times, bad, ar_ + 2 + back_, file_);
   }
-  if (axis_.starts.empty())
+  if (axis_.starts.empty() && !inputs_only_)  // Note [future inputs]: read_future checks its own times
     throw Error(file_ + ": " + std::to_string(g.times) + " time steps" +
                     (axis_.gaps ? " with " + std::to_string(axis_.gaps) + " gaps" : std::string()) +
                     "; a sample needs ar_steps + 2 = " + std::to_string(ar_ + 2) +

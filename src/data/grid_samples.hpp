@@ -22,6 +22,9 @@ class GridSamples : public Dataset {
   // state_variables, forcing_variables, static_variables, derived_forcings, derived_statics, ar_steps,
   // missing_data.
   static void declare_keys(deck::Schema& s);
+  // forecast_inputs: declared only by wxeval --init's opener (open_model_data), never in a user's
+  // deck: the file needs to hold no complete sample, only what read_future reads (Note [future inputs]).
+  static void declare_forecast_inputs_key(deck::Schema& s);
 
   std::string description() const override;
   std::uint64_t rows() const override { return axis_.starts.size(); }
@@ -103,6 +106,7 @@ class GridSamples : public Dataset {
   TimeAxis axis_;
   std::vector<float> statics_;       // [K + derived][ny nx]
   bool masking_ = false;             // missing_data mask
+  bool inputs_only_ = false;         // forecast_inputs: no complete sample needed (Note [future inputs])
   std::vector<float> valid_;         // [ny nx]: 1, or 0 where a point is always missing (masking_)
   std::vector<std::size_t> masked_;  // the points that are 0 in valid_
   std::vector<float> fill_;          // per timed variable: the value a masked point is given (its mean)

@@ -4,9 +4,11 @@
 # make_reduced_grids.sh), each trained for one epoch: from the last time of a file truncated at T
 # (the full file as the regional model's --boundary) the forecast equals the hindcast's from T on the
 # full file at every lead (float32); the states after T perturbed change nothing (the boundary aside);
-# 1 rank == 2 ranks; xarray decodes valid times past the file's end; and the errors (no --boundary, a
-# boundary or a forcing variable that does not cover the valid times, bad --init, leads past a day
-# with state_day_before) exit 2 naming what is missing, on 1 and 2 ranks, leaving no file.
+# 1 rank == 2 ranks; xarray decodes valid times past the file's end; files holding only the forecast's
+# inputs give the same forecast, and so does a forecast file (one initial time) as the boundary; and the
+# errors (no --boundary, a boundary or a forcing variable that does not cover the valid times, a file
+# short of the states before T, a forecast file of several initial times as boundary, bad --init,
+# leads past a day with state_day_before) exit 2 naming what is missing, on 1 and 2 ranks, no file.
 # usage: gnn_future.sh BUILD_DIR MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 mpiexec=$2 dir=$3 src=$4
@@ -43,6 +45,16 @@ for name, T, states in (("wx", 40, ["h", "u", "v", "q"]), ("g/reduced", 11, ["t2
     for v in states:
         ds[v][T + 1:] = ds[v][T + 1:] * 1.5 + 7.0
     ds.to_netcdf(f"{d}/{name}_pert.nc")
+# Files of exactly what a forecast from T reads, no training sample in them (Note [future inputs]): the
+# regional model's states T - 23 .. T (state_day_before) and its boundary at the valid times alone; the
+# global model's T - 1 and T. One time less of each is refused.
+wx, g = xr.load_dataset(f"{d}/wx.nc"), xr.load_dataset(f"{d}/g/reduced.nc")
+wx.isel(time=slice(17, 41)).to_netcdf(f"{d}/wx_init.nc")
+wx.isel(time=slice(18, 41)).to_netcdf(f"{d}/wx_short.nc")
+wx.isel(time=slice(41, 47)).to_netcdf(f"{d}/wx_valid.nc")
+g.isel(time=slice(10, 12)).to_netcdf(f"{d}/g/init.nc")
+g.isel(time=[11]).to_netcdf(f"{d}/g/one.nc")
+g.isel(time=slice(10, 12), values=list(range(1, g.sizes["values"])) + [0]).to_netcdf(f"{d}/g/rolled.nc")
 EOF
 # The hindcasts on the full files (--from 0.5 holds T).
 wxeval 1 "$dir/regional.h5" "$dir/wx.nc" --lead-steps 6 --from 0.5 --forecast "$dir/hind.nc" > "$dir/hind.log" 2>&1 ||
@@ -71,6 +83,24 @@ run pert.log wxeval 2 "$dir/regional.h5" "$dir/wx_pert.nc" --init 2026-01-02T16:
 run bpert.log wxeval 1 "$dir/regional.h5" "$dir/wx_trunc.nc" --init 40 --boundary "$dir/wx_pert.nc" --lead-steps 6 \
   --forecast "$dir/bpert.nc"
 run gpert.log wxeval 1 "$dir/global.h5" "$dir/g/reduced_pert.nc" --init 11 --lead-steps 4 --forecast "$dir/gpert.nc"
+# Exactly the inputs; a forecast file as the boundary (Note [a forecast as data]): --forecast's own
+# output, and one initial time of the hindcast's written back by xarray.
+run init.log wxeval 1 "$dir/regional.h5" "$dir/wx_init.nc" --init last --boundary "$dir/wx_valid.nc" --lead-steps 6 \
+  --forecast "$dir/init.nc"
+run ginit.log wxeval 2 "$dir/global.h5" "$dir/g/init.nc" --init last --lead-steps 4 --forecast "$dir/ginit.nc"
+/usr/bin/python3 - "$dir" <<'EOF'
+import sys
+import xarray as xr
+
+d = sys.argv[1]
+h, T = xr.load_dataset(f"{d}/hind.nc"), xr.open_dataset(f"{d}/wx_trunc.nc").time.values[-1]
+h.sel(time=[T]).to_netcdf(f"{d}/hind_T.nc")
+h.sel(time=[T - (h.time.values[1] - h.time.values[0])]).to_netcdf(f"{d}/hind_early.nc")
+EOF
+for b in fut1 hind_T; do
+  run chain_$b.log wxeval 1 "$dir/regional.h5" "$dir/wx_init.nc" --init last --boundary "$dir/$b.nc" --lead-steps 6 \
+    --forecast "$dir/chain_$b.nc"
+done
 run glong.log wxeval 1 "$dir/global.h5" "$dir/g/reduced.nc" --init last --lead-steps 8 --forecast "$dir/glong.nc"
 cat "$dir/glong.log"
 grep -q "^wxeval: forecast from 2026-01-02T16:00 (time 40 of 41 .*0 scored .* 6 past its end" "$dir/fut1.log" ||
@@ -104,6 +134,10 @@ for v in ["h", "u", "v", "q"]:
     assert same(f"{d}/fut1.nc", f"{d}/pert.nc", v), "the states after T reached the regional forecast"
 assert not same(f"{d}/fut1.nc", f"{d}/bpert.nc", "h"), "the regional forecast ignores --boundary"
 assert same(f"{d}/gfut1.nc", f"{d}/gfut2.nc", "t2m") and same(f"{d}/gfut1.nc", f"{d}/gpert.nc", "t2m"), "global"
+assert same(f"{d}/gfut1.nc", f"{d}/ginit.nc", "t2m"), "the global forecast from a file of T - 1 and T alone"
+for v in ["h", "u", "v", "q"]:  # the strip is the boundary's, and a forecast file's valid times are its times
+    for f in ["init", "chain_fut1", "chain_hind_T"]:
+        assert same(f"{d}/fut1.nc", f"{d}/{f}.nc", v), (f, v)
 g = xr.open_dataset(f"{d}/glong.nc")
 last = xr.open_dataset(f"{d}/g/reduced.nc").time.values[-1]
 assert g.time.values[0] == last and g.prediction_timedelta.values[-1] == np.timedelta64(48, "h")
@@ -140,5 +174,19 @@ refused "not a time" "'yesterday' is not a time" "${R[@]}" --init yesterday --bo
 refused "past a day" "25 lead steps reach beyond a day" "${R[@]}" --init last --boundary "$dir/wx.nc" --lead-steps 25
 refused "a global boundary" "takes no --boundary" "$dir/global.h5" "$dir/g/reduced_trunc.nc" --init last \
   --boundary "$dir/g/reduced.nc"
+refused "a short file" "wx_short.nc: a forecast from 2026-01-02T16:00 with 2 lead steps needs the states at \
+2026-01-01T17:00 .. 2026-01-02T16:00 (23 steps before the initial time for state_day_before); the file has no time \
+2026-01-01T17:00 (its times: 2026-01-01T18:00 .. 2026-01-02T16:00)" "$dir/regional.h5" "$dir/wx_short.nc" \
+  --init last --boundary "$dir/wx.nc" --lead-steps 2
+refused "one time" "one.nc: a forecast from 2024-01-03T18:00 with 4 lead steps needs the states at \
+2024-01-03T18:00 and the step before it; the file holds 2024-01-03T18:00" "$dir/global.h5" "$dir/g/one.nc" \
+  --init last --lead-steps 4
+refused "points in another order" "rolled.nc: point 0 is at latitude" "$dir/global.h5" "$dir/g/rolled.nc" \
+  --init last --lead-steps 2
+refused "a boundary from an earlier time" "hind_early.nc: --boundary has no time 2026-01-02T22:00 (lead 6 .*\
+2026-01-02T17:00 .. 2026-01-02T22:00 (its times: 2026-01-02T16:00 .. 2026-01-02T21:00)" "${R[@]}" --init last \
+  --boundary "$dir/hind_early.nc" --lead-steps 6
+refused "a boundary of many forecasts" "hind.nc: variable 'h' is a forecast from 16 initial times .*\
+give one initial time" "${R[@]}" --init last --boundary "$dir/hind.nc" --lead-steps 2
 refused "--from" "--from is for the hindcast" "${R[@]}" --init last --boundary "$dir/wx.nc" --from 0.5
 echo "gnn_future: ok"

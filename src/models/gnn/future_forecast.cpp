@@ -64,15 +64,15 @@ FutureForecast gnn_future_forecast(const std::string& weights, const std::string
   if (c.boundary_width == 0 && !boundary_file.empty())
     throw Error(weights + ": a model without a boundary strip (boundary_width 0) takes no --boundary",
                 ExitCode::bad_input);
-  // One sample's worth of the file (ar_steps 1): the leads are the sample's own (read_future).
-  const std::shared_ptr<const Dataset> opened = open_model_data(c, data_file, 1, weights);
+  // The file as the forecast's inputs, no training sample needed (Note [future inputs]): the leads
+  // are read_future's own, and so is the check that the file holds the times they need.
+  const std::shared_ptr<const Dataset> opened = open_model_data(c, data_file, 1, weights, false, true);
   const auto* data = dynamic_cast<const GridSamples*>(opened.get());
   if (!data) throw Error(data_file + ": --init needs a gridded data file", ExitCode::bad_input);
-  check_positions(*model, *data, data->fields(), data_file, weights);
   std::shared_ptr<const Dataset> boundary_data;
   const GridSamples* boundary = nullptr;
   if (!boundary_file.empty()) {
-    boundary_data = open_model_data(c, boundary_file, 1, weights, true);
+    boundary_data = open_model_data(c, boundary_file, 1, weights, true, true);
     boundary = dynamic_cast<const GridSamples*>(boundary_data.get());
     if (!boundary) throw Error(boundary_file + ": --boundary needs a gridded data file", ExitCode::bad_input);
     data->check_same_grid(*boundary);
@@ -95,6 +95,7 @@ FutureForecast gnn_future_forecast(const std::string& weights, const std::string
     std::vector<float> truth;
     std::vector<char> holds;
     data->read_future(init_index, A, boundary, host.buffers(), truth, holds);
+    check_point_positions(*model, static_cast<const float*>(host.buffers()[3].values), data_file, weights);
     std::vector<View1<float>> device;
     Batch b;
     b.n = 1;

@@ -35,7 +35,14 @@ void check_positions(const GnnModel& model, const Dataset& data, const std::vect
   if (lat == stored.end() || lon == stored.end() || data.rows() == 0) return;
   const HostFields one(specs, 1, std::vector<std::uint64_t>(specs.size(), 0));
   data.read_block(0, 1, one.buffers());
-  const auto* grid = static_cast<const float*>(one.buffers()[3].values);  // [2][N]: longitude, latitude
+  check_point_positions(model, static_cast<const float*>(one.buffers()[3].values), data_file, weights);
+}
+
+void check_point_positions(const GnnModel& model, const float* grid, const std::string& data_file,
+                           const std::string& weights) {
+  const ExtraDatasets stored = model.extra_datasets();
+  const auto lat = stored.find("graph/latitude"), lon = stored.find("graph/longitude");
+  if (lat == stored.end() || lon == stored.end()) return;
   const std::size_t N = lat->second.size();
   for (std::size_t p = 0; p < N; ++p) {
     const double dlon = std::remainder(double(grid[p]) - lon->second[p], 360.0);
@@ -49,11 +56,12 @@ void check_positions(const GnnModel& model, const Dataset& data, const std::vect
 }
 
 std::shared_ptr<const Dataset> open_model_data(const GnnModelConfig& c, const std::string& data_file, int ar_steps,
-                                               const std::string& weights, bool states_only) {
+                                               const std::string& weights, bool states_only, bool forecast_inputs) {
   deck::Schema schema;
   declare_data_source_keys(schema);
+  if (forecast_inputs) GridSamples::declare_forecast_inputs_key(schema);
   std::string text = "data_format auto\nstate_variables " + joined(c.state_names) + "\nar_steps " +
-                     std::to_string(ar_steps) + "\n";
+                     std::to_string(ar_steps) + "\n" + (forecast_inputs ? "forecast_inputs true\n" : "");
   if (!states_only) {
     if (!c.forcing_names.empty()) text += "forcing_variables " + joined(c.forcing_names) + "\n";
     if (!c.static_names.empty()) text += "static_variables " + joined(c.static_names) + "\n";

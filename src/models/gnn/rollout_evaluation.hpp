@@ -43,14 +43,19 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
                              const std::string& forecast_file = "", const std::string& source = "");
 
 // `data_file` opened as the model of `weights` was trained on it (its variables and derived inputs),
-// `ar_steps` targets per sample; states_only: its state variables alone (wxeval --boundary). Errors
-// name the file when its grid is not the model's size.
+// `ar_steps` targets per sample; states_only: its state variables alone (wxeval --boundary);
+// forecast_inputs: the file need not hold a complete sample (wxeval --init, Note [future inputs]).
+// Errors name the file when its grid is not the model's size.
 std::shared_ptr<const Dataset> open_model_data(const GnnModelConfig& c, const std::string& data_file, int ar_steps,
-                                               const std::string& weights, bool states_only = false);
+                                               const std::string& weights, bool states_only = false,
+                                               bool forecast_inputs = false);
 // The forecast file's grid and initial times (these time indices of `data`; Note [forecast layout]).
 ForecastGrid forecast_grid(const GridSamples& data, const std::vector<std::size_t>& init_indices,
                            const GnnModelConfig& c, int leads, const std::string& source);
 // Errors unless the data's points are where the model's were in training (when it knows them).
+// `grid` [2][N]: each point's longitude, then latitude (field grid of one sample).
+void check_point_positions(const GnnModel& model, const float* grid, const std::string& data_file,
+                           const std::string& weights);
 void check_positions(const GnnModel& model, const Dataset& data, const std::vector<FieldSpec>& specs,
                      const std::string& data_file, const std::string& weights);
 
