@@ -12,6 +12,10 @@
 # itself (HPCTRAIN_TEST_FREEZE_AT, HPCTRAIN_TEST_FREEZE_IN_SUM) at a given step or place, and the
 # test waits for what it needs (the rank stopped, a signal pending in it, the job ended). The time
 # limits below are hang guards only, far above what any step takes on a loaded machine.
+# Note [frozen jobs side by side]: the 7 jobs of 3. and 4. spend their time waiting with rank 1
+# stopped (rank 0's watchdog decides 1 s + half its grace after the freeze, the heartbeat 7 s after
+# the last sign of life), so they run at once: the wait of the longest instead of the sum of all
+# (33 s one after another). Each job has its own checkpoint_dir, which rank_pid tells them by.
 # usage: failures.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
@@ -26,19 +30,21 @@ run() { "$mpiexec" -np 2 --bind-to none "$train" inputs/quickstart.in "${base[@]
 start() { (exec "$mpiexec" -np 2 --bind-to none "$train" inputs/quickstart.in "${base[@]}" "$@") & }
 guard=120  # seconds: a hang guard for each wait (the test's TIMEOUT is 300)
 
-# The pid of rank N of the running job (a train process of this test whose MPI rank is N).
+# The pid of rank N of the running job (a train process of this test whose MPI rank is N); with
+# MARK, of the job whose checkpoint_dir is $work/MARK (the jobs of 3. and 4. run side by side).
 rank_pid() {
   local p
-  for p in $(pgrep -f "$train inputs/quickstart.in --set data_file=$work/data.h5"); do
+  for p in $(pgrep -f "$train inputs/quickstart.in --set data_file=$work/data.h5 .*${2:+--set checkpoint_dir=$work/$2 }"); do
     if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then echo "$p"; return; fi
   done
 }
 # On exit, whatever happened: no launcher or (stopped) rank of this test is left behind.
 cleanup() {
   local p
-  kill -9 "${launcher:-}" 2>/dev/null
-  for p in $(rank_pid 0) $(rank_pid 1); do kill -9 "$p" 2>/dev/null; done
+  for p in "${launcher:-}" "${launchers[@]}"; do kill -9 "$p" 2>/dev/null; done
+  for p in $(pgrep -f "$train inputs/quickstart.in --set data_file=$work/data.h5"); do kill -9 "$p" 2>/dev/null; done
 }
+declare -A launchers=() started=()
 trap cleanup EXIT
 rank_stopped() {  # rank N of the job is stopped (state T): it reached its freeze point
   local p
@@ -62,8 +68,8 @@ until_job() {
     sleep 0.1
   done
 }
-# job_exit WHAT: waits for the job ($launcher) to end and returns its exit status; a rank it left
-# behind (frozen) is killed.
+# job_exit WHAT [MARK]: waits for the job ($launcher) to end and returns its exit status; a rank it
+# left behind (frozen) is killed.
 job_exit() {
   local end=$((SECONDS + guard)) rc p
   while kill -0 "$launcher" 2>/dev/null; do
@@ -72,7 +78,7 @@ job_exit() {
   done
   wait "$launcher"
   rc=$?
-  for p in $(rank_pid 0) $(rank_pid 1); do kill -9 "$p" 2>/dev/null; done
+  for p in $(rank_pid 0 "${2:-}") $(rank_pid 1 "${2:-}"); do kill -9 "$p" 2>/dev/null; done
   return $rc
 }
 # Weight datasets equal bit for bit (attributes differ on purpose: they hold each run's deck).
@@ -135,20 +141,31 @@ run --set checkpoint_dir=$dir --set resume=auto --set output=$work/usr1.h5 \
 same_weights "$work/reference.h5" "$work/usr1.h5" || fail "weights after SIGUSR1 + resume differ"
 echo "SIGUSR1: exit 3, $(grep -o 'checkpoint [^ ]*ckpt[^ ]*' "$work/usr1.log" | tail -1), resumed to the same weights"
 
+# 3. and 4. run side by side (Note [frozen jobs side by side]): each job has rank 1 stopped and waits
+# seconds for the watchdog or the heartbeat; every job is told apart by its checkpoint_dir ($work/NAME,
+# never written to: checkpoint_every_steps 0), so its waits and checks are its own.
+# hang_start NAME ARGS...: starts job NAME (the freeze point is set in the caller's environment).
+hang_start() {
+  local name=$1; shift
+  start --set checkpoint_dir=$work/$name --set checkpoint_every_steps=0 --set watchdog_timeout=1 --set output= "$@" \
+    >"$work/$name.log" 2>&1
+  launchers[$name]=$!
+  started[$name]=$SECONDS
+}
+# hang_exit NAME: waits for job NAME to end; it must fail.
+hang_exit() {
+  launcher=${launchers[$1]}
+  job_exit "$1" "$1" && fail "$1: job with a frozen rank exited 0"
+  launcher=
+}
+
 # 3. Rank 1 frozen at the start of its second step: rank 0 waits in that step's all-reduce, which
 # the watchdog covers and names the rank in; with the single all-reduce, small buckets started during
 # backward (several outstanding requests under the watchdog), the sharded optimizer and the
 # shared-memory reducer. The heartbeat (Note [heartbeat after the watchdog]) comes later.
 frozen_rank() {  # name, extra --set arguments
   local name=$1; shift
-  HPCTRAIN_TEST_FREEZE_AT="1:a training step@2" start --set checkpoint_dir=$work/$name --set checkpoint_every_steps=0 \
-    --set watchdog_timeout=1 --set validation_fraction=0 --set output= "$@" >"$work/$name.log" 2>&1
-  launcher=$!
-  local start=$SECONDS
-  job_exit "$name" && fail "$name: job with a frozen rank exited 0"
-  grep -q "watchdog: .*rank(s) 1 not responding" "$work/$name.log" ||
-    fail "$name: watchdog did not name rank 1: $(grep -i watchdog "$work/$name.log")"
-  echo "frozen rank ($name): job aborted after $((SECONDS - start)) s: $(grep -o 'rank(s) 1 not responding[^;]*' "$work/$name.log")"
+  HPCTRAIN_TEST_FREEZE_AT="1:a training step@2" hang_start "$name" --set validation_fraction=0 "$@"
 }
 frozen_rank hang --set bucket_mb=0 --set comm_backend=mpi
 frozen_rank hang_buckets --set bucket_mb=0.001 --set comm_backend=mpi  # 3 buckets of the 256,256 mlp
@@ -157,20 +174,22 @@ frozen_rank hang_shm --set comm_backend=shm  # names the rank that did not publi
 frozen_rank hang_shm_sharded --set comm_backend=shm --set optimizer_sharding=true
 # Frozen inside the sum: rank 1 stops itself once it holds a claimed chunk (HPCTRAIN_TEST_FREEZE_IN_SUM),
 # after publishing everything, so only the claim's owner record can name it (Note [claim owner]).
-HPCTRAIN_TEST_FREEZE_IN_SUM=1 start --set checkpoint_every_steps=0 --set watchdog_timeout=1 \
-  --set validation_fraction=0 --set output= --set comm_backend=shm >"$work/hang_in_sum.log" 2>&1
-launcher=$!
-job_exit hang_in_sum && fail "hang_in_sum: job with a frozen rank exited 0"
+HPCTRAIN_TEST_FREEZE_IN_SUM=1 hang_start hang_in_sum --set validation_fraction=0 --set comm_backend=shm
+# 4. Frozen at validation (HPCTRAIN_TEST_FREEZE_AT): rank 0 waits in a collective the watchdog does not
+# cover; its heartbeat ends the job and names rank 1, whose signs of life stopped (Note [progress board]).
+HPCTRAIN_TEST_FREEZE_AT=1:validation hang_start hang_validation --set epochs=1
+
+for name in hang hang_buckets hang_sharded hang_shm hang_shm_sharded; do
+  hang_exit "$name"
+  grep -q "watchdog: .*rank(s) 1 not responding" "$work/$name.log" ||
+    fail "$name: watchdog did not name rank 1: $(grep -i watchdog "$work/$name.log")"
+  echo "frozen rank ($name): job aborted after $((SECONDS - started[$name])) s: $(grep -o 'rank(s) 1 not responding[^;]*' "$work/$name.log")"
+done
+hang_exit hang_in_sum
 grep -q "watchdog: .*rank(s) 1 not responding: stopped while summing a chunk" "$work/hang_in_sum.log" ||
   fail "hang_in_sum: watchdog did not name rank 1: $(grep -i watchdog "$work/hang_in_sum.log")"
 echo "frozen rank inside the shm sum: $(grep -o 'rank(s) 1 not responding[^;]*' "$work/hang_in_sum.log")"
-
-# 4. Frozen at validation (HPCTRAIN_TEST_FREEZE_AT): rank 0 waits in a collective the watchdog does not
-# cover; its heartbeat ends the job and names rank 1, whose signs of life stopped (Note [progress board]).
-HPCTRAIN_TEST_FREEZE_AT=1:validation start --set checkpoint_every_steps=0 --set watchdog_timeout=1 --set epochs=1 \
-  --set output= >"$work/hang_validation.log" 2>&1
-launcher=$!
-job_exit hang_validation && fail "hang_validation: job with a frozen rank exited 0"
+hang_exit hang_validation
 grep -q "\[rank 0\] watchdog: no progress .*rank 1 stopped (dead or frozen" "$work/hang_validation.log" ||
   fail "hang_validation: the heartbeat did not name rank 1: $(grep -i watchdog "$work/hang_validation.log")"
 echo "frozen rank at validation: $(grep -o 'rank 1 stopped[^)]*)' "$work/hang_validation.log" | head -1)"

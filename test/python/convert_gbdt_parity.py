@@ -113,14 +113,15 @@ def with_infinities(x, seed):
     return x
 
 
-def ours(model_path, data_path, K, fmt_args):
-    """apps/predict's margins and predictions, [n, K]."""
-    res = []
-    for extra in (["--margin"], []):
+def ours(model_path, data_path, K, fmt_args, predictions):
+    """apps/predict's margins and (predictions true) predictions, [n, K]; else None for the latter
+    (a regression's predictions are its margins: only the margins are compared)."""
+    res = [None, None]
+    for i, extra in enumerate((["--margin"], []) if predictions else (["--margin"],)):
         # Outputs go to the work folder, never beside the data (examples/data is part of the source).
         out = os.path.join(work, os.path.basename(data_path) + (".margin" if extra else ".pred"))
         mpirun(tool["predict"], model_path, data_path, out, *fmt_args, *extra)
-        res.append(np.loadtxt(out, dtype=np.float64, ndmin=2).reshape(-1, K))
+        res[i] = np.loadtxt(out, dtype=np.float64, ndmin=2).reshape(-1, K)
     return res
 
 
@@ -158,16 +159,23 @@ def check_case(case, deck_lines, nfeat, sets, fmt_args=(), cwd=None):
     bl = lgb.Booster(model_file=lgb_path)
     regression = m["objective"] == "regression"
     base_rows = sets[0][2]
-    sets = list(sets) + [("boundary", None, boundary_rows(m, base_rows, 7), True),
-                         ("infinities", None, with_infinities(base_rows, 8), False)]
-    for name, path, x, xgb_too in sets:
-        if path is None:  # generated rows: a TSV with label 0 (valid for every objective)
-            path = os.path.join(work, f"{case}.{name}.tsv")
-            write_tsv(path, np.zeros(len(x)), x)
-            args = ["--format", "tsv"]
-        else:
-            args = list(fmt_args)
-        margin, pred = ours(model, path, K, args)
+    scored = [(name, x, xgb_too) + tuple(ours(model, path, K, list(fmt_args), not regression))
+              for name, path, x, xgb_too in sets]
+    # The generated rows go through apps/predict as one TSV with label 0 (valid for every objective),
+    # cut back into their sets by row: 2 runs of predict instead of 4.
+    generated = [("boundary", boundary_rows(m, base_rows, 7), True),
+                 ("infinities", with_infinities(base_rows, 8), False)]
+    gx = np.concatenate([x for _, x, _ in generated])
+    path = os.path.join(work, f"{case}.generated.tsv")
+    write_tsv(path, np.zeros(len(gx)), gx)
+    margins, preds = ours(model, path, K, ["--format", "tsv"], not regression)
+    first = 0
+    for name, x, xgb_too in generated:
+        rows = slice(first, first + len(x))
+        scored.append((name, x, xgb_too, margins[rows], None if regression else preds[rows]))
+        first += len(x)
+    assert first == len(margins), (first, len(margins))
+    for name, x, xgb_too, margin, pred in scored:
         label = f"{case}/{name} ({len(x)} rows)"
         compare(label, "lightgbm margin", bl.predict(x, raw_score=True), margin, False)
         if not regression:
