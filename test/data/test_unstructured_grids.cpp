@@ -10,6 +10,7 @@
 
 #include "data/data_sources_support.hpp"
 #include "support/test_support.hpp"
+#include "test_paths.hpp"
 
 using namespace hpct;
 using namespace hpct::test;
@@ -80,7 +81,7 @@ TEST(UnstructuredGrids, CfgribNetcdfIsTheSameAsTheGrib) {
 // anemoi-datasets wrote the first 4 steps as a store of field_shape [6114] (test/data/anemoi/README.md).
 TEST(UnstructuredGrids, AnemoiStoreOfReducedGridReadsAsOneRow) {
   expect_written_field(*open_as(std::string("data_format zarr\n") + kKeys,
-                                std::string(HPCTRAIN_SOURCE_DIR) + "/test/data/anemoi/reduced_6h_anemoi.zarr"),
+                                hpct::test::source_dir() + "/test/data/anemoi/reduced_6h_anemoi.zarr"),
                        2);
 }
 

@@ -14,6 +14,7 @@
 
 #include "data/data_sources_support.hpp"
 #include "support/test_support.hpp"
+#include "test_paths.hpp"
 
 using namespace hpct;
 using namespace hpct::test;
@@ -62,7 +63,7 @@ TEST(ZarrStores, V3ErrorsNameTheStoreTheVariableAndTheChunk) {
                 "blosc, gzip, zstd and crc32c, in zarr-python's order)");
 }
 
-const std::string kAnemoi = HPCTRAIN_SOURCE_DIR "/test/data/anemoi/era5_3h_anemoi.zarr";
+const std::string kAnemoi = hpct::test::source_dir() + "/test/data/anemoi/era5_3h_anemoi.zarr";
 
 // Its variables t2m, z_500, z_850 over (time, cell) as (time, latitude, longitude), the dates as
 // the time coordinate: the same samples as era5_3h.nc's t2m and z@500 (Note [anemoi layout]).

@@ -15,6 +15,7 @@
 #include "ensemble/ensemble_file.hpp"
 #include "ensemble/train_ensemble.hpp"
 #include "gbdt/model_io.hpp"
+#include "test_paths.hpp"
 
 namespace hpct::ensemble {
 namespace {
@@ -205,7 +206,8 @@ gbdt::Model stump(double left, double right) {
 }
 
 TEST(EnsembleFile, ServesItsMembersAndRefusesAChangedOne) {
-  const std::filesystem::path dir = std::filesystem::path(HPCTRAIN_BINARY_DIR) / "test" / "scratch_test_ensemble";
+  const std::filesystem::path dir = std::filesystem::path(hpct::test::binary_dir()) / "test" /
+                                    "scratch_test_ensemble";
   std::filesystem::create_directories(dir / "members");
   const std::string a = (dir / "members" / "a.json").string(), b = (dir / "members" / "b.json").string();
   gbdt::write_file_atomic(a, gbdt::to_json(stump(1, 2)));
@@ -356,7 +358,8 @@ TEST(EnsembleMulticlass, ServesMulticlassGbdtMembers) {
     }
     return m;
   };
-  const std::filesystem::path dir = std::filesystem::path(HPCTRAIN_BINARY_DIR) / "test" / "scratch_test_ensemble";
+  const std::filesystem::path dir = std::filesystem::path(hpct::test::binary_dir()) / "test" /
+                                    "scratch_test_ensemble";
   std::filesystem::create_directories(dir);
   const std::string a = (dir / "mc_a.json").string(), b = (dir / "mc_b.json").string();
   gbdt::write_file_atomic(a, gbdt::to_json(model(1.0)));

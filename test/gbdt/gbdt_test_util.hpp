@@ -16,6 +16,7 @@
 #include "gbdt/data.hpp"
 #include "gbdt/gbdt.hpp"
 #include "gbdt/objective.hpp"
+#include "test_paths.hpp"
 
 namespace gbdt_test {
 
@@ -41,7 +42,7 @@ inline hpct::deck::Deck deck(const std::string& text) {
 }
 
 // LightGBM's and XGBoost's example sets ship in the repository (examples/data, with their licences).
-inline std::string data_dir() { return std::string(HPCTRAIN_SOURCE_DIR) + "/examples/data"; }
+inline std::string data_dir() { return hpct::test::source_dir() + "/examples/data"; }
 inline bool have(const std::string& rel) {
   struct stat st;
   return ::stat((data_dir() + "/" + rel).c_str(), &st) == 0;

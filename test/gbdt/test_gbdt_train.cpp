@@ -11,6 +11,7 @@
 #include "gbdt/metrics.hpp"
 #include "gbdt/model_io.hpp"
 #include "gbdt_test_util.hpp"
+#include "test_paths.hpp"
 
 using namespace hpct;
 using namespace hpct::gbdt;
@@ -245,9 +246,9 @@ TEST(GbdtTrain, BinaryAucMatchesLightGBM) {
   // rows gathered in rank order (the shards are contiguous); the verdict is shared so that every
   // rank asserts the same.
   const std::vector<float> all_y = comm.gather_to_root(r.test.y), all_w = comm.gather_to_root(r.test.w);
-  const std::string cmd = std::string(HPCTRAIN_REFERENCE_PYTHON) +
-                          " " HPCTRAIN_SOURCE_DIR "/test/python/lightgbm_binary.py " + spec_file + " " + dir +
-                          "binary.train " + dir + "binary.test";
+  const std::string cmd = std::string(HPCTRAIN_REFERENCE_PYTHON) + " " + hpct::test::source_dir() +
+                          "/test/python/lightgbm_binary.py " + spec_file + " " + dir + "binary.train " + dir +
+                          "binary.test";
   // outcome: 0 ran, 77 LightGBM not importable, 1 failed; stray: thresholds not among our cuts.
   double outcome[4] = {1, -1, -1, -1};  // outcome, stray, margins, LightGBM's AUC
   if (comm.rank() == 0) {

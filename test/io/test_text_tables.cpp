@@ -13,12 +13,14 @@
 
 #include "core/error.hpp"
 #include "io/text_tables.hpp"
+#include "test_paths.hpp"
 
 namespace hpct::io {
 namespace {
 
 std::string write(const std::string& name, const std::string& text) {
-  const std::filesystem::path dir = std::filesystem::path(HPCTRAIN_BINARY_DIR) / "test" / "scratch_text_tables";
+  const std::filesystem::path dir = std::filesystem::path(hpct::test::binary_dir()) / "test" /
+                                    "scratch_text_tables";
   std::filesystem::create_directories(dir);
   const std::string path = (dir / name).string();
   std::ofstream(path, std::ios::binary) << text;

@@ -15,6 +15,7 @@
 #include "models/diffusion/diffusion_net.hpp"
 #include "nn/loss.hpp"
 #include "nn/weights_io.hpp"
+#include "test_paths.hpp"
 
 namespace hpct {
 namespace {
@@ -30,7 +31,7 @@ TEST(DiffusionParity, MatchesPyTorchForwardLossAndGradients) {
   if (access(python, X_OK) != 0) GTEST_SKIP() << python << " not found: PyTorch parity not checked";
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const std::string dir = HPCTRAIN_BINARY_DIR "/test";
+  const std::string dir = hpct::test::binary_dir() + "/test";
   const std::string weights = dir + "/diffusion_parity_weights_r" + std::to_string(rank) + ".h5";
   const std::string batch = dir + "/diffusion_parity_batch_r" + std::to_string(rank) + ".h5";
 
@@ -76,8 +77,8 @@ TEST(DiffusionParity, MatchesPyTorchForwardLossAndGradients) {
       h5::write(f, "grad/" + tensor.name, tensor.shape, grads.data() + tensor.offset);
     f.flush();
   }
-  const std::string cmd = std::string(python) + " " HPCTRAIN_SOURCE_DIR "/test/python/diffusion_parity.py " +
-                          weights + " " + batch + " 2>&1";
+  const std::string cmd = std::string(python) + " " + hpct::test::source_dir() +
+                          "/test/python/diffusion_parity.py " + weights + " " + batch + " 2>&1";
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status)) << cmd;
   const int code = WEXITSTATUS(status);

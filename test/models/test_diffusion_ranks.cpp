@@ -11,6 +11,7 @@
 #include "comm/comm.hpp"
 #include "data/hdf5_tabular.hpp"
 #include "models/diffusion/downscaling.hpp"
+#include "test_paths.hpp"
 #include "train/data_stats.hpp"
 #include "train/driver.hpp"
 #include "train/trainer.hpp"
@@ -26,7 +27,7 @@ struct Outcome {
 
 std::string data_file() {
   static const std::string path = [] {
-    const std::string p = HPCTRAIN_BINARY_DIR "/test/diffusion_ranks_data.h5";
+    const std::string p = hpct::test::binary_dir() + "/test/diffusion_ranks_data.h5";
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) write_downscaling(p, 104, 7);
