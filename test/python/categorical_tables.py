@@ -20,16 +20,9 @@ import os
 import shutil
 import sys
 
-from tool_run import run_ok
+from tool_run import import_or_skip, run_ok
 
-try:
-    import lightgbm as lgb
-    import numpy as np
-    import pandas as pd
-    import xgboost as xgb
-except Exception as e:  # ImportError, or a numpy ABI mismatch in a broken install
-    print(f"SKIPPED: needs pandas, lightgbm and xgboost ({type(e).__name__}: {e})")
-    sys.exit(77)
+lgb, np, pd, xgb = import_or_skip("lightgbm", "numpy", "pandas", "xgboost")
 
 build, mpiexec, work = sys.argv[1], sys.argv[2], sys.argv[3]
 tool = {name: os.path.join(build, "apps", name) for name in ("train", "predict", "convert")}

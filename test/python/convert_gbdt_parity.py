@@ -21,17 +21,9 @@ import shutil
 import subprocess
 import sys
 
-from tool_run import run_ok
+from tool_run import import_or_skip, run_ok
 
-try:
-    import h5py
-    import lightgbm as lgb
-    import numpy as np
-    import xgboost as xgb
-except Exception as e:  # ImportError, or a numpy ABI mismatch in a broken install
-    print(f"SKIPPED: needs xgboost, lightgbm and h5py ({type(e).__name__}: {e}); "
-          "install them with scripts/setup --reference")
-    sys.exit(77)
+h5py, lgb, np, xgb = import_or_skip("h5py", "lightgbm", "numpy", "xgboost")
 
 TOL = 1e-6
 build, mpiexec, work = sys.argv[1], sys.argv[2], sys.argv[3]

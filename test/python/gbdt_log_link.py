@@ -21,16 +21,9 @@ import re
 import sys
 
 from lightgbm_trees import same_trees
-from tool_run import Checks, tool_script
+from tool_run import Checks, import_or_skip, tool_script
 
-try:
-    import lightgbm as lgb
-    import numpy as np
-    import pandas as pd
-    import xgboost as xgb
-except Exception as e:  # ImportError, or a numpy ABI mismatch in a broken install
-    print(f"SKIPPED: needs pandas, lightgbm and xgboost ({type(e).__name__}: {e}); run scripts/setup --reference")
-    sys.exit(77)
+lgb, np, pd, xgb = import_or_skip("lightgbm", "numpy", "pandas", "xgboost")
 
 apps, scratch, run = tool_script(sys.argv)
 checks = Checks()

@@ -22,16 +22,10 @@ import os
 import sys
 
 from lightgbm_trees import same_trees
-from tool_run import Checks, tool_script
+from tool_run import Checks, import_or_skip, tool_script
 
-try:
-    import lightgbm as lgb
-    import numpy as np
-    from rank_queries import deck_lines, final_metrics, lightgbm_eval, queries, write_svm
-    import xgboost as xgb
-except Exception as e:  # ImportError, or a numpy ABI mismatch in a broken install
-    print(f"SKIPPED: needs lightgbm and xgboost ({type(e).__name__}: {e}); run scripts/setup --reference")
-    sys.exit(77)
+lgb, np, xgb = import_or_skip("lightgbm", "numpy", "xgboost")
+from rank_queries import deck_lines, final_metrics, lightgbm_eval, queries, write_svm
 
 apps, scratch, run = tool_script(sys.argv)
 checks = Checks()

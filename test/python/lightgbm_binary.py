@@ -21,12 +21,9 @@ import os
 import sys
 import tempfile
 
-try:
-    import lightgbm
-    import numpy as np
-except Exception as e:  # ImportError, or a numpy ABI mismatch in a broken install
-    print(f"SKIPPED: needs lightgbm and numpy ({type(e).__name__}: {e})", file=sys.stderr)
-    sys.exit(77)
+from tool_run import import_or_skip
+
+lightgbm, np = import_or_skip("lightgbm", "numpy")
 
 
 def main(spec_path, train_path, test_path):

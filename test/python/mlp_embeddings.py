@@ -15,13 +15,9 @@ import sys
 import h5py
 import numpy as np
 import pandas as pd
-from tool_run import Checks, check_table_rank_invariance, deck_args, table_and_config, tool_script
+from tool_run import Checks, check_table_rank_invariance, deck_args, import_or_skip, table_and_config, tool_script
 
-try:
-    import torch
-except Exception as e:  # ImportError, or a broken install
-    print(f"SKIPPED: needs torch ({type(e).__name__}: {e}); install it with scripts/setup --reference")
-    sys.exit(77)
+[torch] = import_or_skip("torch")
 
 apps, scratch, run = tool_script(sys.argv)
 train, predict = apps("train"), apps("predict")

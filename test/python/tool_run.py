@@ -1,8 +1,21 @@
 """The Python test scripts' way of running the project's programs: a command that must succeed, its
 output returned, and on failure its output printed and the script stopped naming the command."""
+import importlib
 import os
 import shutil
 import subprocess
+import sys
+
+
+def import_or_skip(*modules):
+    """The named modules (as `import` names them), or the script skipped (exit 77) naming the missing
+    one: the reference libraries come from scripts/setup --reference, and scripts/test fails a skip
+    where that environment exists."""
+    try:
+        return [importlib.import_module(m) for m in modules]
+    except Exception as e:  # ImportError, or a numpy ABI mismatch in a broken install
+        print(f"SKIPPED: needs {', '.join(modules)} ({type(e).__name__}: {e}); run scripts/setup --reference")
+        sys.exit(77)
 
 
 def run_ok(*args, stderr_too=False):
