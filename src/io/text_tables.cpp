@@ -206,6 +206,16 @@ long long parse_libsvm(const TextLayout& t, const Line& l, float* x, float* y) {
   return prev;
 }
 
+// The column a key (label_column, group_column, weight_column) names by its header name.
+int named_column(const TextLayout& t, const std::vector<std::string>& header, int header_line, const char* key,
+                 const std::string& name) {
+  if (header.empty())
+    input_error(t.file, 0, key, "'" + name + "' names a column, but the file has no header (text_header)");
+  const auto it = std::find(header.begin(), header.end(), name);
+  if (it == header.end()) input_error(t.file, header_line, key, "no column named '" + name + "' in the header");
+  return static_cast<int>(it - header.begin());
+}
+
 // CSV/TSV: the header's names, the first data row's field count, the label column.
 void delimited_columns(const std::vector<std::string>& header, int header_line, const Line& first, TextLayout& t) {
   const char delim = t.opt.format == TextFormat::csv ? ',' : '\t';
@@ -214,33 +224,12 @@ void delimited_columns(const std::vector<std::string>& header, int header_line, 
     input_error(t.file, first.number, "",
                 "the header names " + std::to_string(header.size()) + " columns, the first data row has " +
                     std::to_string(ncols) + " fields");
-  if (!t.opt.label_name.empty()) {
-    if (header.empty())
-      input_error(t.file, 0, "label_column",
-                  "'" + t.opt.label_name + "' names a column, but the file has no header (text_header)");
-    const auto it = std::find(header.begin(), header.end(), t.opt.label_name);
-    if (it == header.end())
-      input_error(t.file, header_line, "label_column", "no column named '" + t.opt.label_name + "' in the header");
-    t.opt.label_column = static_cast<int>(it - header.begin());
-  }
-  if (!t.opt.group_name.empty()) {
-    const auto it = std::find(header.begin(), header.end(), t.opt.group_name);
-    if (it == header.end())
-      input_error(t.file, header_line, "group_column",
-                  header.empty()
-                      ? "'" + t.opt.group_name + "' names a column, but the file has no header (text_header)"
-                      : "no column named '" + t.opt.group_name + "' in the header");
-    t.opt.group_column = static_cast<int>(it - header.begin());
-  }
-  if (!t.opt.weight_name.empty()) {
-    const auto it = std::find(header.begin(), header.end(), t.opt.weight_name);
-    if (it == header.end())
-      input_error(t.file, header_line, "weight_column",
-                  header.empty()
-                      ? "'" + t.opt.weight_name + "' names a column, but the file has no header (text_header)"
-                      : "no column named '" + t.opt.weight_name + "' in the header");
-    t.opt.weight_column = static_cast<int>(it - header.begin());
-  }
+  if (!t.opt.label_name.empty())
+    t.opt.label_column = named_column(t, header, header_line, "label_column", t.opt.label_name);
+  if (!t.opt.group_name.empty())
+    t.opt.group_column = named_column(t, header, header_line, "group_column", t.opt.group_name);
+  if (!t.opt.weight_name.empty())
+    t.opt.weight_column = named_column(t, header, header_line, "weight_column", t.opt.weight_name);
   const long long label = t.opt.label_column, group = t.opt.group_column, weight = t.opt.weight_column;
   if (label >= static_cast<long long>(ncols))
     input_error(t.file, first.number, "label_column",

@@ -1,5 +1,14 @@
 # The GBDT family: units, input, training against LightGBM, the exports, categorical tables, decks, resume.
 # (Included by test/CMakeLists.txt: paths are relative to test/, tests run in build/test.)
+# A script test against the reference libraries: python/NAME.py BUILD MPIEXEC SCRATCH with one thread a
+# rank on 2 cores, skipped (77) where LightGBM or XGBoost cannot be imported; ENV the test environment.
+function(gbdt_reference_test name timeout env)
+  add_test(NAME ${name} COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/${name}.py
+           ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_${name})
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${timeout} PROCESSORS 2
+                       ENVIRONMENT "${env};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
+endfunction()
+
 hpctrain_test(test_gbdt_units SOURCES gbdt/test_gbdt_units.cpp gbdt/test_gbdt_split.cpp gbdt/test_gbdt_metrics.cpp gbdt/test_gbdt_kernels.cpp
               gbdt/test_log_link.cpp gbdt/test_rank.cpp gbdt/test_robust.cpp
               LIBS hpctrain_gbdt hpctrain_data
@@ -37,16 +46,10 @@ set_tests_properties(gbdt_categorical_tables PROPERTIES SKIP_RETURN_CODE 77 TIME
                      WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 # Counts and positive amounts (objectives poisson, gamma, tweedie) against LightGBM trained alike, and
 # converted into LightGBM and XGBoost (gbdt_log_link.py); 1 and 2 ranks give the same model.
-add_test(NAME gbdt_log_link COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/gbdt_log_link.py
-         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_log_link)
-set_tests_properties(gbdt_log_link PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 PROCESSORS 2
-                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
+gbdt_reference_test(gbdt_log_link 180 "${HPCTRAIN_TEST_ENV}")
 # Medians, quantiles and robust regression (absolute_error, quantile, pseudo_huber) against LightGBM
 # trained alike and converted into LightGBM and XGBoost (gbdt_robust.py); 1 and 2 ranks give the same model.
-add_test(NAME gbdt_robust COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/gbdt_robust.py
-         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_robust)
-set_tests_properties(gbdt_robust PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 PROCESSORS 2
-                     ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
+gbdt_reference_test(gbdt_robust 180 "${HPCTRAIN_REFUSAL_ENV}")
 # The GBDT decks as documented, scaled down (see the script's header).
 add_test(NAME cli_gbdt_decks COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gbdt_decks.sh $<TARGET_FILE:train>
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_decks)
@@ -67,20 +70,10 @@ set_tests_properties(cli_gbdt_resume PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV
 # Learning to rank (objective lambdarank, docs/ranking.md) on synthetic queries: LibSVM qid: on 1 rank
 # = CSV group_column on 2 ranks, test NDCG near LightGBM's lambdarank, converted models in LightGBM
 # (exact) and XGBoost, LightGBM's ndcg/map of our scores = ours, early stopping, refusals (gbdt_rank.py).
-add_test(NAME gbdt_rank COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/gbdt_rank.py
-         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_rank)
-set_tests_properties(gbdt_rank PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 PROCESSORS 2
-                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
+gbdt_reference_test(gbdt_rank 120 "${HPCTRAIN_TEST_ENV}")
 # Ranking with row weights and label_gain (Note [rank weights]): LightGBM's first tree = ours, its weighted
 # ndcg/map of our scores = ours, 1 = 2 ranks, label_gain in the model file and predict, refusals.
-add_test(NAME gbdt_rank_weights COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
-         ${CMAKE_CURRENT_SOURCE_DIR}/python/gbdt_rank_weights.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
-         ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_rank_weights)
-set_tests_properties(gbdt_rank_weights PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 PROCESSORS 2
-                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
+gbdt_reference_test(gbdt_rank_weights 120 "${HPCTRAIN_TEST_ENV}")
 # Row weights as users hold them (weight_column, validation_weight_file): LightGBM's first trees, its and
 # XGBoost's weighted validation metrics of every round, early stopping, 1 = 2 ranks, refusals (gbdt_weights.py).
-add_test(NAME gbdt_weights COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/gbdt_weights.py
-         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_weights)
-set_tests_properties(gbdt_weights PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 PROCESSORS 2
-                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity")
+gbdt_reference_test(gbdt_weights 120 "${HPCTRAIN_TEST_ENV}")
