@@ -39,6 +39,7 @@ const char* kUsage =
     "  --header                            CSV/TSV: the first line names the columns\n"
     "  --group-column N|NAME               CSV/TSV: the query id column of ranking data (not a feature)\n"
     "  --weight-column N|NAME              CSV/TSV: the row weight column (not a feature): a weighted metric\n"
+    "  --weight-file FILE                  one weight per row of DATA (as train's weight_file): a weighted metric\n"
     "  --libsvm-base 0|1                   LibSVM feature id base (default 1)\n"
     "  --inputs-dataset NAME / --targets-dataset NAME   HDF5 dataset names\n"
     "  --margin                            text OUTPUT: raw margins instead of probabilities (means)\n"
@@ -54,7 +55,9 @@ const char* kUsage =
 // the data sources (data/source_registry.hpp), so the file is read as `train` reads it.
 struct TableOptions {
   std::string file;
-  std::string settings;  // deck lines: data_format, label_column, ...
+  std::string settings;     // deck lines: data_format, label_column, ...
+  std::string weight_file;  // --weight-file
+  bool weight_column = false;
   bool margin = false, labelled = true;
 };
 
@@ -77,13 +80,21 @@ TableOptions parse_table_options(int argc, char** argv) {
       o.labelled = false;
     } else if (a == "--header") o.settings += "text_header true\n";
     else if (a == "--group-column") o.settings += "group_column " + next() + "\n";
-    else if (a == "--weight-column") o.settings += "weight_column " + next() + "\n";
-    else if (a == "--libsvm-base") o.settings += "libsvm_base " + next() + "\n";
+    else if (a == "--weight-column") {
+      o.settings += "weight_column " + next() + "\n";
+      o.weight_column = true;
+    } else if (a == "--weight-file") {
+      o.weight_file = next();
+      o.settings += "weight_file " + o.weight_file + "\n";
+    } else if (a == "--libsvm-base") o.settings += "libsvm_base " + next() + "\n";
     else if (a == "--inputs-dataset") o.settings += "inputs_dataset " + next() + "\n";
     else if (a == "--targets-dataset") o.settings += "targets_dataset " + next() + "\n";
     else if (a == "--margin") o.margin = true;
     else throw Error("predict: unknown option " + a + "\n" + kUsage, ExitCode::bad_input);
   }
+  if (!o.weight_file.empty() && o.weight_column)
+    throw Error("predict: --weight-column and --weight-file both give the rows' weights: give one",
+                ExitCode::bad_input);
   return o;
 }
 
@@ -96,6 +107,10 @@ hpct::gbdt::Data load_table(const TableOptions& o, long long num_features, const
     deck::Schema s;
     s.add_required_string("data_file", "the data to score");
     declare_data_source_keys(s);
+    // train's key for data_file's weights, so load_data reads and checks them as train does (Note
+    // [weight files]); declared only when given, as its log line about a <DATA>.weight beside the
+    // file names this key, which predict's user does not write.
+    if (!o.weight_file.empty()) s.add_string("weight_file", "", "row weights of data_file, one number per line");
     d = deck::Deck::parse(o.settings, "predict's command line", s);
   });
   return gbdt::load_data(d, "data_file", "data", comm, num_features, &cats, "the model", labels);

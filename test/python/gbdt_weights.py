@@ -12,10 +12,13 @@ rows whose city is "b", so weighting changes the trees and every metric).
   and auc of the converted model's margins after that round (1e-6), and XGBoost's weighted logloss and
   auc of the converted XGBoost model (float32 leaves: 2e-6); the unweighted ones differ;
 - early stopping keeps the round LightGBM's rule (first metric only) picks on that metric path;
-- predict --weight-column prints the weighted logloss; a `<file>.weight` beside validation_file is
-  logged as not used and changes nothing (Note [weight files]);
+- predict --weight-column prints the weighted logloss; predict --weight-file (2 ranks) prints the
+  weighted logloss train's test_file / test_weight_file gave, the unweighted one differs; a
+  `<file>.weight` beside validation_file is logged as not used and changes nothing (Note [weight files]);
 - a missing weight column, a weight that is not a number, missing, negative, or a weight column
-  with weight_file too: exit 2 naming file:line and the key, no model file.
+  with weight_file too: exit 2 naming file:line and the key, no model file; predict with
+  --weight-column and --weight-file, or a weight file of another row count (naming it and both
+  counts): exit 2, no OUTPUT.
 
 usage: gbdt_weights.py BUILD_DIR MPIEXEC SCRATCH. Exits 77 (skipped) without pandas, lightgbm, xgboost."""
 import json
@@ -117,7 +120,8 @@ def main():
     m2, _ = train("column2", cols, 2)
     files = [f"data_file {tr_plain}", f"validation_file {va_plain}", f"weight_file {tr_plain}.weight",
              f"validation_weight_file {va_plain}.weight"]
-    mf, _ = train("files", files)
+    # The same rows as test_file with test_weight_file: the weighted test metric predict --weight-file repeats.
+    mf, _ = train("files", files + [f"test_file {va_plain}", f"test_weight_file {va_plain}.weight"])
     mu, log_u = train("unweighted_valid", files[:3])
     if not all(os.path.exists(m) for m in (m1, m2, mf, mu)):
         return
@@ -202,6 +206,18 @@ def main():
     said = re.search(r"weighted logloss (-?[0-9.]+)", r.stdout + r.stderr)
     check(r.returncode == 0 and said is not None and abs(float(said.group(1)) - r1[-1, 0]) < 1e-6,
           "predict --weight-column prints the weighted logloss train logged", r.stdout[-1500:] + r.stderr[-1500:])
+    test_logloss = [rec["test-logloss"] for rec in map(json.loads, open(mf + "l")) if "test-logloss" in rec][-1]
+    r = run([apps("predict"), mf, va_plain, pred, "--header", "--label-column", "target", "--weight-file",
+             va_plain + ".weight"], 2)
+    said = re.search(r"weighted logloss (-?[0-9.]+)", r.stdout + r.stderr)
+    check(r.returncode == 0 and said is not None and abs(float(said.group(1)) - test_logloss) < 1e-6,
+          f"predict --weight-file on 2 ranks prints train's weighted test logloss ({test_logloss:.6f})",
+          r.stdout[-1500:] + r.stderr[-1500:])
+    r = run([apps("predict"), mf, va_plain, pred, "--header", "--label-column", "target"])
+    plain = re.search(r"rows, logloss (-?[0-9.]+)", r.stdout + r.stderr)
+    check(r.returncode == 0 and plain is not None and abs(float(plain.group(1)) - test_logloss) > 1e-3,
+          f"without --weight-file the logloss differs ({plain.group(1) if plain else None})",
+          r.stdout[-1500:] + r.stderr[-1500:])
 
     # Refusals: exit 2 naming file:line and the key, no model file.
     def refused(name, lines, expect, what, ranks=1):
@@ -231,6 +247,15 @@ def main():
     check(r.returncode == 2 and "negative.csv:2900: weight_column" in r.stdout + r.stderr and
           not os.path.exists(path("neg.pred")), "predict: a negative weight is exit 2 naming negative.csv:2900",
           r.stdout[-1500:] + r.stderr[-1500:])
+    for args, expect, what in (
+            ([va_csv, "--weight-column", "w", "--weight-file", va_plain + ".weight"],
+             "--weight-column and --weight-file both give the rows' weights", "--weight-column with --weight-file"),
+            ([va_plain, "--weight-file", tr_plain + ".weight"],
+             tr_plain + ".weight:3000: has 3000 values, the data has 1500 rows", "a weight file of 3000 rows")):
+        r = run([apps("predict"), m1, args[0], path("refused.pred"), "--header", "--label-column", "target",
+                 *args[1:]])
+        check(r.returncode == 2 and expect in r.stdout + r.stderr and not os.path.exists(path("refused.pred")),
+              f"predict: {what} is exit 2 naming it", r.stdout[-1500:] + r.stderr[-1500:])
 
 
 main()
