@@ -12,10 +12,15 @@ in src/ensemble/member_passes.cpp), on CSV tables written by pandas, with build/
   labels, a member deck with another class count, num_class other than the class count (ensemble,
   gbdt and mlp alike), binary with three
   classes, a text label with objective regression, a validation_file / predict row whose class the
-  training file lacks, predict --margin with an OUTPUT.h5 (GBDT model).
+  training file lacks, predict --margin with an OUTPUT.h5 (GBDT model);
+- row weights (weight_column) on a regression ensemble of two GBDT member files: weights 0 on some
+  rows give the ensemble and table files of the file without them, byte for byte (stacking and a
+  fitted average), unweighted ones differ; predict --weight-file gives the table's weighted metrics;
+  a network deck in a weighted ensemble is refused naming weight_column and the member.
 usage: ensemble_text_labels.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
 import json
 import os
+import re
 import sys
 
 import h5py
@@ -189,6 +194,53 @@ if r1.returncode == 0 and r2.returncode == 0:
 else:
     check(False, "predict a regression ensemble: " + r1.stderr[-300:] + r2.stderr[-300:])
 
+# 2b. Row weights (Note [ensemble row weights]): weight_column weighs the combiner's fit and the table,
+# so weights 0 on every fourth row give, to the last bit, the ensemble and table of the file without
+# those rows; the unweighted run differs. Two GBDT member files trained on other rows (a deck's folds
+# hash the row index, which dropping rows shifts). Stacking (ridge) and a fitted average. A network
+# deck, which would train unweighted, is refused (in 3.).
+rw = np.random.default_rng(7)
+for name, n in (("w_other", 400), ("w_train", 600), ("w_valid", 300)):
+    t = pd.DataFrame({"x1": rw.uniform(0, 1, n).round(4), "x2": rw.uniform(0, 1, n).round(4)})
+    t["y"] = (3 * t["x1"] + t["x2"] ** 2 + 0.3 * rw.normal(size=n)).round(4)
+    t["w"] = np.where(np.arange(n) % 4 == 3, 0.0, rw.uniform(0.2, 3, n).round(3)) if name == "w_train" else \
+        rw.uniform(0.2, 3, n).round(3)
+    t.to_csv(path(name + ".csv"), index=False)
+    t.drop(columns="w").to_csv(path(name + "_plain.csv"), index=False)
+    if name == "w_train":
+        t[t["w"] > 0].to_csv(path("w_kept.csv"), index=False)
+    if name == "w_other":  # members biased up and down: the fitted average mixes them
+        t.drop(columns="w").assign(y=t["y"] + 0.5).to_csv(path("wm1.csv"), index=False)
+        t.drop(columns="w").assign(y=t["y"] - 0.5).to_csv(path("wm2.csv"), index=False)
+for m in ("wm1", "wm2"):
+    r = run([train, deck(m, keyed(REG, f"data_file {path(m + '.csv')}", "max_depth 3", f"output {path(m + '.json')}"))])
+    check(r.returncode == 0, f"a regression member file {m}: " + r.stderr[-300:])
+WREG = ["label_column y", f"members {path('wm1.json')},{path('wm2.json')}"]
+for combine in ("stacking", "average"):
+    runs = {}
+    for name, data, valid, weighted in (("full", "w_train", "w_valid", True), ("kept", "w_kept", "w_valid", True),
+                                        ("plain", "w_train_plain", "w_valid_plain", False)):
+        ens_name = f"w_{combine}_{name}"
+        r = run([train, ensemble(ens_name, "", *WREG, f"combine {combine}", f"data_file {path(data + '.csv')}",
+                                 f"validation_file {path(valid + '.csv')}", f"test_file {path(valid + '.csv')}",
+                                 *(["weight_column w"] if weighted else []), objective="regression")])
+        check(r.returncode == 0, f"{combine}, {name}: " + (r.stdout + r.stderr)[-300:])
+        runs[name] = (read(path(ens_name + ".json")), read(path(ens_name + ".table.csv"))) if r.returncode == 0 else ()
+    full, kept, plain = runs["full"], runs["kept"], runs["plain"]
+    check(full and full == kept, f"{combine}: weights 0 = those rows left out (the ensemble and table files, "
+          "byte for byte)")
+    check(full and plain and full[0] != plain[0] and full[1] != plain[1],
+          f"{combine}: the unweighted combiner and table differ")
+np.savetxt(path("w_valid.weight"), pd.read_csv(path("w_valid.csv"))["w"], fmt="%.3f")
+r = run([predict, path("w_stacking_full.json"), path("w_valid_plain.csv"), path("w.txt"), "--header", "--label-column",
+         "y", "--weight-file", path("w_valid.weight")], 2)
+said = [float(v) for v in re.findall(r"rows, rmse (-?[0-9.]+), mae (-?[0-9.]+)", r.stdout + r.stderr)[0]] \
+    if r.returncode == 0 else []
+table = [l.split(",") for l in read(path("w_stacking_full.table.csv")).splitlines() if l.startswith("ensemble,")]
+check(said and table and np.allclose(said, [float(v) for v in table[0][2:4]], rtol=0, atol=1e-6),
+      f"predict --weight-file on 2 ranks: the table's weighted valid rmse, mae ({said})")
+
+
 # 3. Refusals: the message, and no output.
 def refused(args, expect, what, output, ranks=1):
     r = run(args, ranks)
@@ -244,6 +296,13 @@ refused([train, d], "%s:%d: num_class: column 'kind' of %s holds 3 classes, fewe
 d = deck("mlp5", keyed(MLP, "num_classes 5", f"output {path('mlp5.h5')}"))
 refused([train, d], "%s:%d: num_classes: the label column holds 3 classes, fewer than num_classes 5" % (
     d, lineno(d, "num_classes")), "mlp num_classes above the class count", path("mlp5.h5"))
+deck("mlp_mse", keyed(MLP, "loss mse", "label_column y", f"data_file {path('w_train_plain.csv')}"))
+refused([train, ensemble("e_wmlp", f"{path('wm1.json')},{path('mlp_mse.in')}", "label_column y", "weight_column w",
+                         f"data_file {path('w_train.csv')}", f"test_file {path('w_valid.csv')}",
+                         objective="regression")],
+        "weight_column: member %s (model mlp) is a network deck, and networks train with every row weighing alike" %
+        path("mlp_mse.in"),
+        "a weighted ensemble with a network deck (it would train unweighted)", path("e_wmlp.json"))
 refused([predict, path("file.json"), path("test.csv"), path("margin.h5"), "--header", "--label-column", "kind",
          "--margin"], "predict: --margin is for a text OUTPUT; %s gets the margins as `outputs` beside "
         "`probabilities`" % path("margin.h5"), "predict --margin with OUTPUT.h5", path("margin.h5"), 2)
