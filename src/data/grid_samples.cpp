@@ -42,6 +42,14 @@ void GridSamples::declare_forecast_inputs_key(deck::Schema& s) {
              "forcings or boundary at the valid times), not a complete training sample");
 }
 
+void GridSamples::declare_steps_option_key(deck::Schema& s) {
+  s.add_string("steps_option", "", "wxeval: the option that sets ar_steps, named in errors instead of ar_steps");
+}
+
+std::string GridSamples::steps_text() const {
+  return (steps_option_.empty() ? "ar_steps" : steps_option_) + " " + std::to_string(ar_);
+}
+
 GridSamples::GridSamples(const std::string& file, const deck::Deck& deck)
     : file_(file),
       state_(deck::split_list(deck.get_string("state_variables"))),
@@ -51,7 +59,8 @@ GridSamples::GridSamples(const std::string& file, const deck::Deck& deck)
       derived_forcing_names_(deck::split_list(deck.get_string("derived_forcings"))),
       derived_static_names_(deck::split_list(deck.get_string("derived_statics"))),
       masking_(deck.get_string("missing_data") == "mask"),
-      inputs_only_(deck.schema().find("forecast_inputs") != nullptr && deck.get_bool("forecast_inputs")) {
+      inputs_only_(deck.schema().find("forecast_inputs") != nullptr && deck.get_bool("forecast_inputs")),
+      steps_option_(deck.schema().find("steps_option") != nullptr ? deck.get_string("steps_option") : "") {
   if (state_.empty())
     throw Error(file + ": the " + deck.get_string("data_format") +
                     " source needs the deck key `state_variables` (the predicted variables)",
@@ -111,19 +120,33 @@ void GridSamples::finish(Layout layout) {
                   ExitCode::bad_input);
     lag_ = static_cast<std::size_t>(lag);
     if (ar_ > lag_)
-      throw Error(file_ + ": derived_forcings " + name + ": ar_steps " + std::to_string(ar_) +
-                      " reaches beyond a " + "day (" + std::to_string(lag_) +
-                      " steps), where the state a day before a target is not known " + "at the initial time",
+      throw Error(file_ + ": derived_forcings " + name + ": " + steps_text() + " reaches beyond a " + "day (" +
+                      std::to_string(lag_) + " steps), where the state a day before a target is not known " +
+                      "at the initial time",
                   ExitCode::bad_input);
     back_ = tendency_ ? lag_ - 1 : (lag_ >= 2 ? lag_ - 2 : 0);
     axis_ = time_axis(times, bad, ar_ + 2 + back_, file_);
   }
-  if (axis_.starts.empty() && !inputs_only_)  // Note [future inputs]: read_future checks its own times
-    throw Error(file_ + ": " + std::to_string(g.times) + " time steps" +
-                    (axis_.gaps ? " with " + std::to_string(axis_.gaps) + " gaps" : std::string()) +
-                    "; a sample needs ar_steps + 2 = " + std::to_string(ar_ + 2) +
-                    (axis_.gaps ? " consecutive steps" : ""),
+  if (axis_.starts.empty() && !inputs_only_) {  // Note [future inputs]: read_future checks its own times
+    const std::string held = file_ + ": " + std::to_string(g.times) + " time steps" +
+                             (axis_.gaps ? " with " + std::to_string(axis_.gaps) + " gaps" : std::string());
+    if (steps_option_.empty())
+      throw Error(held + "; a sample needs ar_steps + 2 = " + std::to_string(ar_ + 2) +
+                      (axis_.gaps ? " consecutive steps" : ""),
+                  ExitCode::bad_input);
+    // wxeval: the times one initial time needs, and the most its option may ask of this file.
+    const std::size_t need = ar_ + 2 + back_, fits = g.times > back_ + 2 ? g.times - back_ - 2 : 0;
+    const std::string option = steps_option_.substr(steps_option_.rfind(' ') + 1);
+    throw Error(held + "; " + steps_text() + " needs " + std::to_string(need) + (axis_.gaps ? " consecutive" : "") +
+                    " times from an initial time t (t - 1, t, the " + std::to_string(ar_) + " leads" +
+                    (back_ ? " and the " + std::to_string(back_) + " steps before t - 1 that " +
+                                 (day_before_ ? "state_day_before" : "tendency_day_before") + " reads"
+                           : std::string()) +
+                    ")" +
+                    (fits > 0 && !axis_.gaps ? ": at most " + std::to_string(fits) + " fit here" : std::string()) +
+                    "; lower " + option + " or give a file with more times",
                 ExitCode::bad_input);
+  }
   statics_ = g.statics;
   statics_.resize((static_.size() + derived_statics_.size()) * n);
   for (std::size_t k = 0; k < derived_statics_.size(); ++k)

@@ -25,6 +25,9 @@ class GridSamples : public Dataset {
   // forecast_inputs: declared only by wxeval --init's opener (open_model_data), never in a user's
   // deck: the file needs to hold no complete sample, only what read_future reads (Note [future inputs]).
   static void declare_forecast_inputs_key(deck::Schema& s);
+  // steps_option: declared only by wxeval's opener (open_model_data), never in a user's deck: the
+  // option that set ar_steps there ("wxeval --lead-steps"), which errors name instead of ar_steps.
+  static void declare_steps_option_key(deck::Schema& s);
 
   std::string description() const override;
   std::uint64_t rows() const override { return axis_.starts.size(); }
@@ -107,10 +110,12 @@ class GridSamples : public Dataset {
   std::vector<float> statics_;       // [K + derived][ny nx]
   bool masking_ = false;             // missing_data mask
   bool inputs_only_ = false;         // forecast_inputs: no complete sample needed (Note [future inputs])
+  std::string steps_option_;         // steps_option: what set ar_ (empty: the deck's ar_steps)
   std::vector<float> valid_;         // [ny nx]: 1, or 0 where a point is always missing (masking_)
   std::vector<std::size_t> masked_;  // the points that are 0 in valid_
   std::vector<float> fill_;          // per timed variable: the value a masked point is given (its mean)
   std::size_t missing_times_ = 0;
+  std::string steps_text() const;  // "ar_steps 3", or the option that set it ("wxeval --lead-steps 3")
   std::vector<FieldSpec> specs_;
 };
 

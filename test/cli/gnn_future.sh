@@ -8,7 +8,8 @@
 # inputs give the same forecast, and so does a forecast file (one initial time) as the boundary; and the
 # errors (no --boundary, a boundary or a forcing variable that does not cover the valid times, a file
 # short of the states before T, a forecast file of several initial times as boundary, bad --init,
-# leads past a day with state_day_before) exit 2 naming what is missing, on 1 and 2 ranks, no file.
+# leads past a day with state_day_before; a hindcast file too short for --lead-steps) exit 2 naming
+# what is missing, on 1 and 2 ranks, no file.
 # usage: gnn_future.sh BUILD_DIR MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 mpiexec=$2 dir=$3 src=$4
@@ -189,4 +190,15 @@ refused "a boundary from an earlier time" "hind_early.nc: --boundary has no time
 refused "a boundary of many forecasts" "hind.nc: variable 'h' is a forecast from 16 initial times .*\
 give one initial time" "${R[@]}" --init last --boundary "$dir/hind.nc" --lead-steps 2
 refused "--from" "--from is for the hindcast" "${R[@]}" --init last --boundary "$dir/wx.nc" --from 0.5
+# The hindcast on a file too short for its leads names the file, its times, the times needed and
+# --lead-steps (not the deck key ar_steps that wxeval sets from it).
+refused "a hindcast past the file" "wx_trunc.nc: 41 time steps; wxeval --lead-steps 24 needs 48 times from an \
+initial time t (t - 1, t, the 24 leads and the 22 steps before t - 1 that state_day_before reads): at most 17 fit \
+here; lower --lead-steps or give a file with more times" "${R[@]}" --lead-steps 24
+! grep -q ar_steps "$dir/err.log" || fail "the hindcast's refusal speaks of ar_steps"
+refused "a global hindcast past the file" "reduced_trunc.nc: 12 time steps; wxeval --lead-steps 40 needs 42 times \
+from an initial time t (t - 1, t, the 40 leads): at most 10 fit here; lower --lead-steps" "$dir/global.h5" \
+  "$dir/g/reduced_trunc.nc" --lead-steps 40
+refused "a hindcast past a day" "wx_trunc.nc: derived_forcings state_day_before: wxeval --lead-steps 25 reaches \
+beyond a day" "${R[@]}" --lead-steps 25
 echo "gnn_future: ok"

@@ -60,8 +60,10 @@ std::shared_ptr<const Dataset> open_model_data(const GnnModelConfig& c, const st
   deck::Schema schema;
   declare_data_source_keys(schema);
   if (forecast_inputs) GridSamples::declare_forecast_inputs_key(schema);
+  GridSamples::declare_steps_option_key(schema);  // the file's errors name --lead-steps, not ar_steps
   std::string text = "data_format auto\nstate_variables " + joined(c.state_names) + "\nar_steps " +
-                     std::to_string(ar_steps) + "\n" + (forecast_inputs ? "forecast_inputs true\n" : "");
+                     std::to_string(ar_steps) + "\nsteps_option wxeval --lead-steps\n" +
+                     (forecast_inputs ? "forecast_inputs true\n" : "");
   if (!states_only) {
     if (!c.forcing_names.empty()) text += "forcing_variables " + joined(c.forcing_names) + "\n";
     if (!c.static_names.empty()) text += "static_variables " + joined(c.static_names) + "\n";
