@@ -1,6 +1,7 @@
 // The lines and fields of a text table (CSV, TSV, LibSVM): data lines streamed from the file,
-// fields split (quoted ones as pandas writes them) and parsed as floats. The readers of
-// text_tables.cpp build on these; nothing else includes this header.
+// fields split (quoted ones as pandas writes them) and parsed as floats. The text table readers
+// (text_tables.cpp, text_rows.cpp, libsvm_line.cpp, text_column.cpp) build on these; nothing else
+// includes this header.
 #pragma once
 
 #include <cerrno>

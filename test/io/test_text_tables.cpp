@@ -1,4 +1,4 @@
-// The streaming text readers (Note [streaming text] in io/text_tables.cpp): rank blocks over a file
+// The streaming text readers (Note [streaming text] in io/text_lines.hpp): rank blocks over a file
 // with a header, comments, blank lines, CRLF ends and a byte-order mark come out as the whole file
 // read at once would give them, with the right line numbers; fields read as strtof reads them;
 // LibSVM blocks; the weight reader's count check names the last line; a weight column.
