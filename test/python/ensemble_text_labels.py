@@ -234,10 +234,10 @@ for combine in ("stacking", "average"):
 np.savetxt(path("w_valid.weight"), pd.read_csv(path("w_valid.csv"))["w"], fmt="%.3f")
 r = run([predict, path("w_stacking_full.json"), path("w_valid_plain.csv"), path("w.txt"), "--header", "--label-column",
          "y", "--weight-file", path("w_valid.weight")], 2)
-said = [float(v) for v in re.findall(r"rows, rmse (-?[0-9.]+), mae (-?[0-9.]+)", r.stdout + r.stderr)[0]] \
-    if r.returncode == 0 else []
-table = [l.split(",") for l in read(path("w_stacking_full.table.csv")).splitlines() if l.startswith("ensemble,")]
-check(said and table and np.allclose(said, [float(v) for v in table[0][2:4]], rtol=0, atol=1e-6),
+m = re.search(r"rows, rmse (-?[0-9.]+), mae (-?[0-9.]+)", r.stdout + r.stderr)
+said = [float(m.group(1)), float(m.group(2))] if r.returncode == 0 and m else []
+row = [l.split(",") for l in read(path("w_stacking_full.table.csv")).splitlines() if l.startswith("ensemble,")]
+check(said and row and np.allclose(said, [float(v) for v in row[0][2:4]], rtol=0, atol=1e-6),
       f"predict --weight-file on 2 ranks: the table's weighted valid rmse, mae ({said})")
 
 
