@@ -16,13 +16,17 @@ per query); test NDCG is unweighted. A single draw on 50 test queries is no figu
 moves NDCG@1 by up to 0.02): the weighted rows give the mean and min-max over the draws, and the last
 table ours minus LightGBM, draw by draw.
 
-MIN_ROWS (min_data_in_leaf, default 50 as train.conf) 1 takes away the one deliberate difference in
+--min-rows (min_data_in_leaf, default 50 as train.conf) 1 takes away the one deliberate difference in
 how the tools grow a tree from the same gradients: LightGBM checks min_data_in_leaf against a row
 count estimated from the hessians (docs/ranking.md); what is left between ours and LightGBM is its
-float32 sigmoid table, growing apart over the rounds.
+float32 sigmoid table, growing apart over the rounds. --trees-from-our-scores: for the first weight
+draw, how many of our trees LightGBM grows from our scores before each (its init_score; its bins made
+ours: min_data_in_bin 1), as the test gbdt_rank_weights checks on synthetic queries.
 
-usage: compare_ranking.py BUILD_DIR LAMBDARANK_DIR SCRATCH [SEEDS (10)] [REPEATS (3)] [MIN_ROWS (50)]
-       (run with .deps/refenv/bin/python)"""
+usage: compare_ranking.py BUILD_DIR LAMBDARANK_DIR SCRATCH [--seeds 10] [--repeats 3] [--min-rows 50]
+       [--trees-from-our-scores]   (run with .deps/refenv/bin/python)"""
+import argparse
+import json
 import os
 import re
 import subprocess
@@ -34,10 +38,20 @@ import numpy as np
 import xgboost as xgb
 from sklearn.datasets import load_svmlight_file
 
-build, src, scratch = sys.argv[1:4]
-SEEDS = int(sys.argv[4]) if len(sys.argv) > 4 else 10
-REPEATS = int(sys.argv[5]) if len(sys.argv) > 5 else 3
-MIN_ROWS = int(sys.argv[6]) if len(sys.argv) > 6 else 50
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "python"))
+from lightgbm_trees import trees_from_our_scores  # noqa: E402
+
+ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
+ap.add_argument("build")
+ap.add_argument("src")
+ap.add_argument("scratch")
+ap.add_argument("--seeds", type=int, default=10)
+ap.add_argument("--repeats", type=int, default=3)
+ap.add_argument("--min-rows", type=int, default=50)
+ap.add_argument("--trees-from-our-scores", action="store_true")
+args = ap.parse_args()
+build, src, scratch = args.build, args.src, args.scratch
+SEEDS, REPEATS, MIN_ROWS = args.seeds, args.repeats, args.min_rows
 os.makedirs(scratch, exist_ok=True)
 TREES, LEAVES, ETA, MIN_HESS = 100, 31, 0.1, 5.0
 KS = (1, 3, 5, 10)
@@ -89,9 +103,9 @@ def run_all(data, w, weight_file):
     """{tool: (test NDCG by k, train seconds)} for one weighting (w: row weights or None)."""
     xtr, ytr, qtr, xte, yte, qte, width, csv_tr, csv_te = data
     test_set = (xte, yte, qte)
-    out = {TOOLS[0]: ours(csv_tr, csv_te, width, weight_file, test_set),
-           TOOLS[1]: ours(os.path.join(src, "rank.train"), os.path.join(src, "rank.test"), width, weight_file,
-                          test_set)}
+    out = {TOOLS[1]: ours(os.path.join(src, "rank.train"), os.path.join(src, "rank.test"), width, weight_file,
+                          test_set),
+           TOOLS[0]: ours(csv_tr, csv_te, width, weight_file, test_set)}  # last: its model stays for tree_check
     params = {"objective": "lambdarank", "num_leaves": LEAVES, "learning_rate": ETA, "lambda_l2": 0.0,
               "min_sum_hessian_in_leaf": MIN_HESS, "min_data_in_leaf": MIN_ROWS, "max_bin": 255,
               "num_threads": 1, "verbose": -1, "deterministic": True}
@@ -109,6 +123,22 @@ def run_all(data, w, weight_file):
     xgb_s = time.perf_counter() - t
     out[TOOLS[3]] = ndcg(*test_set, xb.predict(xgb.DMatrix(xte, qid=np.repeat(np.arange(len(qte)), qte)))), xgb_s
     return out
+
+
+def tree_check(data, w):
+    """How many of our trees (our last run: the CSV, weights w) LightGBM grows from our scores before each."""
+    xtr, ytr, qtr = data[:3]
+    params = {"objective": "lambdarank", "num_leaves": LEAVES, "learning_rate": ETA, "lambda_l2": 0.0,
+              "min_sum_hessian_in_leaf": MIN_HESS, "min_data_in_leaf": MIN_ROWS, "max_bin": 255,
+              "min_data_in_bin": 1, "feature_pre_filter": False, "num_threads": 1, "verbose": -1,
+              "deterministic": True}
+    ends = np.cumsum(qtr)
+    varied = np.repeat([ytr[e - n:e].min() < ytr[e - n:e].max() for n, e in zip(qtr, ends)], qtr)
+    grow = lambda s: lgb.train(params, lgb.Dataset(xtr, ytr, group=qtr, weight=w, init_score=s), 1)  # noqa: E731
+    agree = trees_from_our_scores(json.load(open(os.path.join(scratch, "rank.json"))), grow, xtr, varied)
+    first = next((k for k in range(TREES) if k not in agree), None)
+    print(f"\nfrom our scores before it, LightGBM grows {len(agree)} of our {TREES} trees (weights: draw 0, "
+          f"min_data_in_leaf {MIN_ROWS}); the first other: {first}")
 
 
 def seconds(ts):
@@ -140,6 +170,8 @@ def main():
     for seed in range(SEEDS):
         np.savetxt(weight_file, np.random.default_rng(seed).uniform(0.5, 2.0, size=len(ytr)), fmt="%.3f")
         draws.append(run_all(data, np.loadtxt(weight_file), weight_file))
+        if seed == 0 and args.trees_from_our_scores:
+            tree_check(data, np.loadtxt(weight_file))
     print(f"\nweighted rows, {SEEDS} draws: mean (min-max) over the draws; train s: median (range)")
     print("| tool | " + " | ".join(f"NDCG@{k}" for k in KS) + " | train s |")
     print("|---|" + "---|" * (len(KS) + 1))
