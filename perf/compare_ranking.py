@@ -9,8 +9,8 @@ the training times (one thread each; ours: the train process's "gbdt: N trees in
 Every tool reads the same matrix: the LibSVM files with absent entries 0, as LightGBM reads its own
 example (ours gets it as SCRATCH/rank.*.csv, label and query id in columns 0 and 1). Our LibSVM reader
 takes absent entries as missing, XGBoost's reading (docs/gbdt.md): that run is shown apart, as
-"hpctrain, LibSVM file". Unweighted: one run for the NDCGs (deterministic), REPEATS for the times.
-Weighted: SEEDS draws of row weights uniform in [0.5, 2] (seed s: numpy default_rng(s)); ours gets
+"hpctrain, LibSVM file". Unweighted: one run for the NDCGs (deterministic), --repeats for the times.
+Weighted: --seeds draws of row weights uniform in [0.5, 2] (seed s: numpy default_rng(s)); ours gets
 weight_file, LightGBM the row weights, XGBoost each query's mean weight (rank:ndcg takes one weight
 per query); test NDCG is unweighted. A single draw on 50 test queries is no figure (one query's top row
 moves NDCG@1 by up to 0.02): the weighted rows give the mean and min-max over the draws, and the last
