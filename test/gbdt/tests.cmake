@@ -71,8 +71,9 @@ set_tests_properties(cli_gbdt_resume PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV
 # = CSV group_column on 2 ranks, test NDCG near LightGBM's lambdarank, converted models in LightGBM
 # (exact) and XGBoost, LightGBM's ndcg/map of our scores = ours, early stopping, refusals (gbdt_rank.py).
 gbdt_reference_test(gbdt_rank 120 "${HPCTRAIN_TEST_ENV}")
-# Ranking with row weights and label_gain (Note [rank weights]): LightGBM's first tree = ours, its weighted
-# ndcg/map of our scores = ours, 1 = 2 ranks, label_gain in the model file and predict, refusals.
+# Ranking with row weights and label_gain (Note [rank weights]): LightGBM's first tree = ours, and from our
+# scores before each, every weighted tree; its weighted ndcg/map of our scores = ours, 1 = 2 ranks,
+# label_gain in the model file and predict, refusals.
 gbdt_reference_test(gbdt_rank_weights 120 "${HPCTRAIN_TEST_ENV}")
 # Row weights as users hold them (weight_column, validation_weight_file): LightGBM's first trees, its and
 # XGBoost's weighted validation metrics of every round, early stopping, 1 = 2 ranks, refusals (gbdt_weights.py).
