@@ -5,13 +5,13 @@
 // (docs/ensembles.md) writes one line per row, like a GBDT model; OUTPUT.h5 gets datasets for both.
 #include <mpi.h>
 
-#include <Kokkos_Core.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "comm/comm.hpp"
 #include "core/blas_kernels.hpp"
@@ -19,6 +19,7 @@
 #include "core/gpu_fallback.hpp"
 #include "core/json_text.hpp"
 #include "core/log.hpp"
+#include "core/runtime.hpp"
 #include "data/row_output.hpp"
 #include "data/source_registry.hpp"
 #include "ensemble/ensemble_file.hpp"
@@ -302,15 +303,23 @@ int predict_main(int argc, char** argv, const hpct::Comm& comm) {
 int main(int argc, char** argv) {
   hpct::exec_host_twin_without_gpu(argv);                         // GPU build, no GPU: the host build's predict
   const std::string blas_note = hpct::choose_openblas_kernels();  // Note [OpenBLAS on unknown CPU models]
-  MPI_Init(&argc, &argv);
   int code = 0;
   {
-    Kokkos::ScopeGuard kokkos(argc, argv);
+    // MPI and Kokkos as in the other tools: a predict started without mpirun runs as a singleton
+    // without Open MPI's daemon (Note [singleton start]: 0.2-0.4 s of every start), each rank with
+    // its share of the cores, OpenMP threads bound. The note above is taken first: Runtime's own
+    // call then finds OPENBLAS_CORETYPE set and does nothing.
+    hpct::Runtime runtime(argc, argv);
+    // Kokkos's options (--kokkos-*, anywhere on the line) went to Kokkos; predict reads the rest.
+    std::vector<char*> args;
+    for (int i = 0; i < argc; ++i)
+      if (std::strncmp(argv[i], "--kokkos-", 9) != 0) args.push_back(argv[i]);
+    const int nargs = static_cast<int>(args.size());
+    args.push_back(nullptr);
     const hpct::Comm comm;
-    hpct::Log::set_rank(comm.rank());
     if (!blas_note.empty()) hpct::Log::info(blas_note);
     try {
-      code = predict_main(argc, argv, comm);
+      code = predict_main(nargs, args.data(), comm);
     } catch (const hpct::Error& e) {
       // Errors after agree() are the same on every rank: rank 0 reports. Others (usage) too.
       if (comm.rank() == 0 || !e.collective()) std::fprintf(stderr, "predict: error: %s\n", e.what());
@@ -318,6 +327,5 @@ int main(int argc, char** argv) {
       if (!e.collective() && comm.size() > 1) MPI_Abort(MPI_COMM_WORLD, code);
     }
   }
-  MPI_Finalize();
   return code;
 }

@@ -18,6 +18,7 @@
 
 #include "core/kokkos_compat.hpp"
 #include "core/log.hpp"
+#include "nn/conv_arena.hpp"
 #include "nn/gemm.hpp"
 #endif
 
@@ -92,24 +93,24 @@ cudnnHandle_t handle() {
   return h;
 }
 
-// The shared device arena of Note [cuDNN plans]; grown (after a fence, since queued work may still
-// read the old one) only while a plan is built. Never freed, as the handle.
-struct Arena {
-  char* data = nullptr;
-  std::size_t size = 0;
-};
-Arena& arena() {
-  static Arena a;
+// The shared device arena of Note [cuDNN plans]; grown only while a plan is built, the old buffer
+// freed after a fence, since queued work may still read it.
+ConvArena& arena() {
+  static ConvArena a;
   return a;
 }
 void reserve_arena(std::size_t bytes) {
-  Arena& a = arena();
-  if (bytes <= a.size) return;
-  fence();
-  if (a.data) check_cuda(cudaFree(a.data), "cudaFree (cuDNN arena)");
-  a.data = nullptr, a.size = 0;
-  check_cuda(cudaMalloc(reinterpret_cast<void**>(&a.data), bytes), "cudaMalloc (cuDNN arena)");
-  a.size = bytes;
+  arena().reserve(
+      bytes,
+      [](char* old) {
+        fence();
+        check_cuda(cudaFree(old), "cudaFree (cuDNN arena)");
+      },
+      [](std::size_t n) {
+        char* p = nullptr;
+        check_cuda(cudaMalloc(reinterpret_cast<void**>(&p), n), "cudaMalloc (cuDNN arena)");
+        return p;
+      });
 }
 std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 

@@ -13,6 +13,8 @@
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <vector>
+
+#include "nn/conv_arena.hpp"
 #endif
 
 namespace hpct::nn::onednn {
@@ -75,21 +77,18 @@ struct Plan {
 // executes, and plans execute one at a time, so all plans share one arena sized for the largest
 // (grown, 64-byte aligned, when a plan is built; each call points its memory objects into it). Per
 // plan buffers would hold about six copies of every convolution's activations for the process.
-struct Arena {
-  char* data = nullptr;
-  std::size_t size = 0;
-};
-Arena& arena() {
-  static Arena a;
+ConvArena& arena() {
+  static ConvArena a;
   return a;
 }
 void reserve_arena(std::size_t bytes) {
-  Arena& a = arena();
-  if (bytes <= a.size) return;
-  std::free(a.data);
-  a.data = static_cast<char*>(std::aligned_alloc(64, bytes));
-  if (!a.data) throw Error("oneDNN convolutions: out of memory for a " + std::to_string(bytes) + "-byte arena");
-  a.size = bytes;
+  arena().reserve(
+      bytes, [](char* old) { std::free(old); },
+      [](std::size_t n) {
+        auto* p = static_cast<char*>(std::aligned_alloc(64, n));
+        if (!p) throw Error("oneDNN convolutions: out of memory for a " + std::to_string(n) + "-byte arena");
+        return p;
+      });
 }
 std::size_t aligned_bytes(const memory::desc& md) { return (md.get_size() + 63) / 64 * 64; }
 

@@ -1,17 +1,21 @@
 // The run test_best_output and test_early_stopping share: 48 training rows and a wide network at a
-// high rate, so the validation loss falls for a few epochs and then rises; and what both read back
-// (the weights file's tensors to compare runs bit for bit, metrics records, checkpoint paths).
+// high rate, so the validation loss falls for a few epochs and then rises; its stop by a signal
+// before a resume; and what both read back (the weights file's tensors to compare runs bit for bit,
+// metrics records, checkpoint paths).
 #pragma once
 
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/signals.hpp"
 #include "io/hdf5.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"
@@ -41,6 +45,23 @@ inline TrainSummary overfit_train(const Comm& comm, const std::string& data, std
   if (steps_per_epoch) *steps_per_epoch = t.sampler().steps_per_epoch();
   const TrainSummary s = t.run();
   comm.barrier();
+  return s;
+}
+
+// overfit_train stopped by SIGUSR1 at optimizer step `stop_at`, raised on the last rank only (a
+// scheduler's signal may reach one rank), with the stop handlers the train driver installs; `run`,
+// the directory of its outputs and checkpoints, is created first (as the driver's
+// prepare_output_paths would). The caller checks stop_signal: a run that ends first has none.
+inline TrainSummary overfit_train_stopped(const Comm& comm, const std::string& data, std::uint64_t epochs,
+                                          const std::vector<std::string>& overrides, const std::string& run,
+                                          std::uint64_t stop_at) {
+  if (comm.rank() == 0) std::filesystem::create_directories(run);
+  comm.barrier();
+  install_stop_handlers();
+  const TrainSummary s = overfit_train(comm, data, epochs, overrides, [&](std::uint64_t step) {
+    if (step == stop_at && comm.rank() == comm.size() - 1) std::raise(SIGUSR1);
+  });
+  clear_stop_signal();
   return s;
 }
 

@@ -5,7 +5,6 @@
 #include <csignal>
 #include <filesystem>
 
-#include "core/signals.hpp"
 #include "io/hdf5.hpp"
 #include "support/test_support.hpp"
 #include "train/checkpoint.hpp"
@@ -79,13 +78,7 @@ TEST(BestOutput, AStoppedAndResumedRunWritesTheSameFile) {
   for (const std::uint64_t stop_at : {steps + 1, (kEpochs - 1) * steps + 1}) {
     const std::string run = dir + "/stop" + std::to_string(stop_at), file = run + "/best.h5";
     const std::vector<std::string> keys = {batch(comm), "best_output=" + file, "checkpoint_dir=" + run};
-    if (comm.rank() == 0) fs::create_directories(run);  // the driver's prepare_output_paths would
-    comm.barrier();
-    install_stop_handlers();  // the embedding program's job (the train driver does it)
-    const TrainSummary stopped = train(comm, data, keys, [&](std::uint64_t step) {
-      if (step == stop_at && comm.rank() == comm.size() - 1) std::raise(SIGUSR1);
-    });
-    clear_stop_signal();
+    const TrainSummary stopped = test::overfit_train_stopped(comm, data, kEpochs, keys, run, stop_at);
     ASSERT_EQ(stopped.stop_signal, SIGUSR1);
     std::vector<std::string> resume = keys;
     resume.push_back("resume=auto");

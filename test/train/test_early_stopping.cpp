@@ -6,9 +6,7 @@
 
 #include <cmath>
 #include <csignal>
-#include <filesystem>
 
-#include "core/signals.hpp"
 #include "io/hdf5.hpp"
 #include "optim/plateau.hpp"
 #include "support/test_support.hpp"
@@ -22,7 +20,6 @@ using hpct::test::error_message;
 using hpct::test::make_deck;
 using hpct::test::metrics_field;
 using hpct::test::SelfComm;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -151,13 +148,7 @@ TEST(EarlyStopping, AResumedRunStopsAtTheSameEpochBitwise) {
   for (const std::uint64_t stop_at : {steps + 1, (stop_epoch - 1) * steps + 1}) {
     const std::string run = dir + "/stop" + std::to_string(stop_at);
     const std::vector<std::string> keys = with({"output=" + run + "/out.h5", "checkpoint_dir=" + run});
-    if (comm.rank() == 0) fs::create_directories(run);
-    comm.barrier();
-    install_stop_handlers();
-    const TrainSummary stopped = train(comm, data, keys, [&](std::uint64_t step) {
-      if (step == stop_at && comm.rank() == comm.size() - 1) std::raise(SIGUSR1);
-    });
-    clear_stop_signal();
+    const TrainSummary stopped = test::overfit_train_stopped(comm, data, kEpochs, keys, run, stop_at);
     ASSERT_EQ(stopped.stop_signal, SIGUSR1);
     std::vector<std::string> resume = keys;
     resume.push_back("resume=auto");

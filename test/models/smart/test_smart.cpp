@@ -190,7 +190,9 @@ TEST(Smart, MaskedStepsLeaveTheGraphAndTheLoss) {
 
 using test::SmartRanks;
 
-TEST_F(SmartRanks, DataParallelEqualsOneRankAndLearns) {
+// MultiRank_: on 1 rank the world's run would be the reference run again; the 2-rank run holds every
+// check (each rank trains the 1-rank reference and the lr 0 and all-ones runs on `one` too).
+TEST_F(SmartRanks, MultiRank_DataParallelEqualsOneRankAndLearns) {
   const std::string data = test::smart_scenes_file(world, "smart_equiv", 24);
   const TrainRun reference = train(one, data, {"batch_size=16", "epochs=2"});
   const TrainRun parallel = train(world, data, {"batch_size=" + std::to_string(16 / p), "epochs=2"});
@@ -204,7 +206,7 @@ TEST_F(SmartRanks, DataParallelEqualsOneRankAndLearns) {
 }
 
 // The same with agents that come and go (Note [validity masks]).
-TEST_F(SmartRanks, MaskedScenesTrainDataParallel) {
+TEST_F(SmartRanks, MultiRank_MaskedScenesTrainDataParallel) {
   const std::string data = test::smart_scenes_file(world, "smart_equiv_masked", 24, 0.5);
   const TrainRun reference = train(one, data, {"batch_size=16", "epochs=2", test::kSmartMaskedFields});
   const TrainRun parallel = train(world, data,
@@ -231,7 +233,9 @@ TEST_F(SmartRanks, FittedVocabularyTrainsDataParallelAndReloads) {
   // On 1 rank the two are the same run twice in one process: bit for bit, whatever ran before (the
   // GEMM route is a function of the shape, never of the calls made earlier: Note [small GEMM
   // thresholds]). Between rank counts the route differs with the rows per rank (docs/data-parallel.md).
-  if (p == 1) EXPECT_EQ(parallel.params, reference.params);
+  if (p == 1) {
+    EXPECT_EQ(parallel.params, reference.params);
+  }
   const TrainRun grid = train(one, data, {"batch_size=16", "epochs=2", test::kSmartMaskedFields});
   EXPECT_NE(grid.vocab, reference.vocab);
   std::unique_ptr<Model> loaded = load_model(weights, 4);
