@@ -13,7 +13,8 @@
 # or `gpu` label (hpctrain_test, hpctrain_program_test, hpctrain_gpu_test): no hand-kept list. A
 # `cuda`-labelled test whose program is left out fails `ctest -L cuda` with the missing executable,
 # and scripts/gpu-bundle stops on a missing GPU test program, so a wrong label cannot pass silently.
-# The library, the apps and the examples are always built whole for CUDA.
+# The library, the apps and the examples are always built whole for CUDA. Default OFF: whoever builds
+# for a GPU node wants `train` and the GPU proof, not ~110 test programs the host build runs already.
 if(Kokkos_ENABLE_CUDA)
   option(HPCTRAIN_CUDA_ALL_TESTS
          "CUDA builds: also build every test program and benchmark (OFF: only those of the cuda/gpu ctest labels)" OFF)
