@@ -8,8 +8,9 @@
 # source's #include lines through the project's headers and keeps a file only when it reaches no
 # Kokkos, Kokkos Kernels or CUDA library header and never names __CUDACC__, __NVCC__, __CUDA_ARCH__ or
 # a KOKKOS_ macro (anything conditional counts as included, so a doubt always means nvcc). Every file
-# that verdict read is a configure dependency, so an edit that brings Kokkos into a host-only file
-# re-runs the scan. Should a host-only file reach Kokkos all the same, its compile stops at once:
+# the host-only verdicts read is a configure dependency, so an edit that brings Kokkos into a
+# host-only file re-runs the scan; a file that drops its last Kokkos include stays on nvcc until the
+# next configure (slower only; CI's fresh clones always configure). Should a host-only file reach Kokkos all the same, its compile stops at once:
 # Kokkos' Kokkos_Setup_Cuda.hpp fails with "KOKKOS_ENABLE_CUDA defined but the compiler is not
 # defining the __CUDACC__ macro". Off with -DHPCTRAIN_CUDA_HOST_ONLY=OFF, and skipped when the
 # compiler is not an nvcc_wrapper that knows --host-only or no Python 3 is found.
