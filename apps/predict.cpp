@@ -56,8 +56,8 @@ const char* kUsage =
 // the data sources (data/source_registry.hpp), so the file is read as `train` reads it.
 struct TableOptions {
   std::string file;
-  std::string settings;     // deck lines: data_format, label_column, ...
-  std::string weight_file;  // --weight-file
+  std::string settings;       // deck lines: data_format, label_column, ...
+  std::string weight_file;    // --weight-file
   std::string libsvm_absent;  // --libsvm-absent; empty: the model's (Note [absent LibSVM entries])
   bool weight_column = false;
   bool margin = false, labelled = true;
@@ -92,8 +92,7 @@ TableOptions parse_table_options(int argc, char** argv) {
     else if (a == "--libsvm-absent") {
       o.libsvm_absent = next();
       o.settings += "libsvm_absent " + o.libsvm_absent + "\n";
-    }
-    else if (a == "--inputs-dataset") o.settings += "inputs_dataset " + next() + "\n";
+    } else if (a == "--inputs-dataset") o.settings += "inputs_dataset " + next() + "\n";
     else if (a == "--targets-dataset") o.settings += "targets_dataset " + next() + "\n";
     else if (a == "--margin") o.margin = true;
     else throw Error("predict: unknown option " + a + "\n" + kUsage, ExitCode::bad_input);

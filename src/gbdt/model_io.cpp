@@ -127,7 +127,7 @@ std::string to_json(const Model& m) {
       c.push_back(m.categories.of(f) ? json(m.categories.names[static_cast<std::size_t>(f)]) : json(nullptr));
     doc["categories"] = std::move(c);
   }
-  if (!m.classes.empty()) doc["classes"] = m.classes;  // text labels: class k's name (Note [text labels])
+  if (!m.classes.empty()) doc["classes"] = m.classes;       // text labels: class k's name (Note [text labels])
   if (m.libsvm_absent_zero) doc["libsvm_absent"] = "zero";  // others keep their bytes: missing
   doc["num_outputs"] = m.num_outputs();
   doc["rounds"] = m.rounds();
