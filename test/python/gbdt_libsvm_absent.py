@@ -8,7 +8,7 @@ the model file says "libsvm_absent": "zero" and predict reads the file as traini
 train's, its scores the trees' on the zero-filled rows; --libsvm-absent missing changes them); the
 LightGBM export scores LightGBM's own reading of the file as predict does, the XGBoost export the
 zero-filled rows. By default the trees are those of a CSV whose absent fields are empty (missing), and
-not LightGBM's. A bad value of the key or of --libsvm-absent is exit 2 naming it.
+not LightGBM's. A bad value of the key, of --libsvm-absent or in a model file is exit 2 naming it.
 
 usage: gbdt_libsvm_absent.py BUILD_DIR MPIEXEC SCRATCH. Exits 77 (skipped) without lightgbm/xgboost."""
 import json
@@ -55,7 +55,8 @@ def write_csv(name, x, y, qid):
 def train(name, data, key=None, ranks=1, extra=()):
     model = path(name + ".json")
     # min_data_in_leaf 1: LightGBM checks it against a row count estimated from the hessians (docs/ranking.md).
-    lines = [l.replace("min_data_in_leaf 20", "min_data_in_leaf 1") for l in deck_lines(model, TREES, LEAVES, ETA, (10,))]
+    lines = [l.replace("min_data_in_leaf 20", "min_data_in_leaf 1")
+             for l in deck_lines(model, TREES, LEAVES, ETA, (10,))]
     lines += [f"data_file {data}", "libsvm_base 0", *extra]
     if key:
         lines.append(f"libsvm_absent {key}")
@@ -101,8 +102,8 @@ def main():
     # same leaves and values (within 1e-4: its sigmoid table); rows of equal-label queries left out.
     ends = np.cumsum(sizes)
     varied = np.repeat([y[e - n:e].min() < y[e - n:e].max() for n, e in zip(sizes, ends)], sizes)
-    agree = trees_from_our_scores(zero, lambda s: lgb.train(params, lgb.Dataset(sparse, params=params, init_score=s), 1),
-                                  x, varied)
+    grow = lambda s: lgb.train(params, lgb.Dataset(sparse, params=params, init_score=s), 1)  # noqa: E731
+    agree = trees_from_our_scores(zero, grow, x, varied)
     check(len(agree) == TREES, f"from our scores before it, LightGBM reading the file grows each of our {TREES} "
           f"trees ({len(agree)} agree)")
 
@@ -130,6 +131,8 @@ def main():
     r1 = run([apps("convert"), "--to", "lightgbm", path("zero.json"), lgb_model])
     r2 = run([apps("convert"), "--to", "xgboost", path("zero.json"), xgb_model])
     check(r1.returncode == 0 and r2.returncode == 0, "convert exports the zero model", r1.stderr + r2.stderr)
+    check("libsvm_absent zero" in r2.stdout + r2.stderr and "libsvm_absent zero" not in r1.stdout + r1.stderr,
+          "convert --to xgboost says XGBoost reads absent entries otherwise (--to lightgbm need not)")
     if r1.returncode == 0 and r2.returncode == 0:
         theirs = lgb.Booster(model_file=lgb_model).predict(sparse)
         check(np.allclose(theirs, s, rtol=1e-12, atol=1e-12),
@@ -146,11 +149,18 @@ def main():
     with open(path("bad.in"), "w") as f:
         f.write(f"model gbdt\nobjective lambdarank\ndata_file {sparse}\nlibsvm_absent none\n")
     r = run([apps("train"), path("bad.in")])
-    check(r.returncode == 2 and "libsvm_absent" in r.stdout + r.stderr, "libsvm_absent none: exit 2 naming the key",
+    check(r.returncode == 2 and "bad.in:4: libsvm_absent: 'none'" in r.stdout + r.stderr,
+          "libsvm_absent none: exit 2 naming bad.in:4 and the key",
           r.stdout[-1500:] + r.stderr[-1500:])
     r = run([apps("predict"), path("zero.json"), sparse, path("bad.pred"), "--libsvm-absent", "0"])
-    check(r.returncode == 2 and "libsvm_absent" in r.stdout + r.stderr and not os.path.exists(path("bad.pred")),
+    check(r.returncode == 2 and "libsvm_absent: '0'" in r.stdout + r.stderr and not os.path.exists(path("bad.pred")),
           "predict --libsvm-absent 0: exit 2 naming libsvm_absent, no output", r.stdout[-1500:] + r.stderr[-1500:])
+    with open(path("odd.json"), "w") as f:
+        json.dump(dict(zero, libsvm_absent="sometimes"), f)
+    r = run([apps("predict"), path("odd.json"), sparse, path("odd.pred"), "--libsvm-base", "0"])
+    check(r.returncode == 2 and "odd.json" in r.stdout + r.stderr and "'libsvm_absent' must be" in r.stdout + r.stderr
+          and not os.path.exists(path("odd.pred")), "a model file's libsvm_absent of another value: exit 2 naming it",
+          r.stdout[-1500:] + r.stderr[-1500:])
 
 
 main()
