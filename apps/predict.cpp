@@ -41,8 +41,7 @@ const char* kUsage =
     "  --weight-column N|NAME              CSV/TSV: the row weight column (not a feature): a weighted metric\n"
     "  --weight-file FILE                  one weight per row of DATA (as train's weight_file): a weighted metric\n"
     "  --libsvm-base 0|1                   LibSVM feature id base (default 1)\n"
-    "  --libsvm-absent missing|zero        LibSVM absent entries (default: as the GBDT model was trained;\n"
-    "                                      an ensemble: missing)\n"
+    "  --libsvm-absent missing|zero        LibSVM absent entries (default: as the model was trained)\n"
     "  --inputs-dataset NAME / --targets-dataset NAME   HDF5 dataset names\n"
     "  --margin                            text OUTPUT: raw margins instead of probabilities (means)\n"
     "OUTPUT gets one line per row: the prediction (binary: P(y=1); multiclass: K tab-separated\n"
@@ -273,6 +272,7 @@ int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
       throw Error("predict: --margin is for GBDT models; an ensemble writes its scores", ExitCode::bad_input);
     e = ensemble::read_ensemble(argv[1]);
   });
+  if (opt.libsvm_absent.empty() && e.spec.libsvm_absent_zero) opt.settings += "libsvm_absent zero\n";  // as fitted
   gbdt::TextLabels classes;  // an ensemble fitted on class names reads the label column by them
   classes.given = &e.spec.classes;
   // Text feature columns: coded as the members read them (a network member's `table` attribute or a

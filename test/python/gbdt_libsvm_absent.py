@@ -3,12 +3,14 @@
 LightGBM's reading, or missing, XGBoost's and the default. On synthetic lambdarank queries (integer
 features 0..15, 40% zeros, written as LightGBM writes sparse rows: no zero entries, ids from 0, the
 groups in LightGBM's <file>.query): with libsvm_absent zero our trees are those of the file with every
-zero written out, LightGBM reading the file itself grows our first tree, 2 ranks grow the 1-rank trees,
-the model file says "libsvm_absent": "zero" and predict reads the file as training did (its ndcg@10 is
-train's, its scores the trees' on the zero-filled rows; --libsvm-absent missing changes them); the
-LightGBM export scores LightGBM's own reading of the file as predict does, the XGBoost export the
-zero-filled rows. By default the trees are those of a CSV whose absent fields are empty (missing), and
-not LightGBM's. A bad value of the key, of --libsvm-absent or in a model file is exit 2 naming it.
+zero written out, LightGBM reading the file itself grows our first tree and, from our scores before
+each, every later one; 2 ranks grow the 1-rank trees; the model file says "libsvm_absent": "zero" and
+predict reads the file as training did (its ndcg@10 is train's, its scores the trees' on the
+zero-filled rows; --libsvm-absent missing changes them); the LightGBM export scores LightGBM's own
+reading of the file as predict does, the XGBoost export the zero-filled rows; an ensemble file and its
+GBDT members keep the reading for predict too. By default the trees are those of a CSV whose absent
+fields are empty (missing), and not LightGBM's. A bad value of the key, of --libsvm-absent or in a
+model file is exit 2 naming it.
 
 usage: gbdt_libsvm_absent.py BUILD_DIR MPIEXEC SCRATCH. Exits 77 (skipped) without lightgbm/xgboost."""
 import json
@@ -144,6 +146,38 @@ def main():
         from_file = b.predict(xgb.DMatrix(sparse + "?format=libsvm"), output_margin=True)
         check(not np.allclose(from_file, s, rtol=1e-5, atol=1e-5),
               "XGBoost reading the LibSVM file itself (absent = missing) scores it otherwise (docs/gbdt.md)")
+
+    # An ensemble keeps the reading too (its file and its GBDT members' files), for predict.
+    ens_svm, ens_dense = write_svm("ens.svm", x, y, sizes, zeros=False), write_svm("ens_dense.svm", x, y, sizes, True)
+    for f in (ens_svm, ens_dense):
+        os.remove(f + ".query")  # a regression ensemble: no queries
+    members = []
+    for leaves in (4, 8):
+        members.append(path(f"m{leaves}.in"))
+        with open(members[-1], "w") as f:
+            f.write(f"model gbdt\nobjective regression\ndata_file {ens_svm}\nnum_trees 5\nmax_leaves {leaves}\n"
+                    "growth leafwise\nmax_depth 0\n")  # data_file: the ensemble's, required
+    with open(path("ens.in"), "w") as f:
+        f.write(f"model ensemble\nobjective regression\ndata_file {ens_svm}\nlibsvm_base 0\nlibsvm_absent zero\n"
+                f"members {','.join(members)}\noutput {path('ens.json')}\n")
+    r = run([apps("train"), path("ens.in")])
+    check(r.returncode == 0, "an ensemble of two GBDT decks trains with libsvm_absent zero",
+          r.stdout[-3000:] + r.stderr[-3000:])
+    if r.returncode == 0:
+        member = json.load(open(path("ens.m4.json")))
+        ens = json.load(open(path("ens.json")))
+        check(ens.get("libsvm_absent") == "zero" and member.get("libsvm_absent") == "zero",
+              "the ensemble file and its GBDT member's file keep libsvm_absent zero")
+        outs = {}
+        for name, data, extra in (("sparse", ens_svm, []), ("dense", ens_dense, []),
+                                  ("missing", ens_svm, ["--libsvm-absent", "missing"])):
+            r = run([apps("predict"), path("ens.json"), data, path(f"ens_{name}.pred"), "--libsvm-base", "0", *extra])
+            check(r.returncode == 0, f"predict scores {name} with the ensemble", r.stdout + r.stderr)
+            outs[name] = np.loadtxt(path(f"ens_{name}.pred")) if r.returncode == 0 else None
+        if all(v is not None for v in outs.values()):
+            check(np.array_equal(outs["sparse"], outs["dense"]) and not np.allclose(outs["missing"], outs["sparse"]),
+                  "predict ENSEMBLE reads absent entries as 0 as fitted (= the zeros written; --libsvm-absent missing "
+                  "differs)")
 
     # Refusals name the key or option, exit 2, no output.
     with open(path("bad.in"), "w") as f:
