@@ -75,7 +75,7 @@ def main():
     sparse = write_svm("sparse.svm", x, y, sizes, zeros=False)
     dense = write_svm("dense.svm", x, y, sizes, zeros=True)
 
-    zero, log0 = train("zero", sparse, "zero")
+    zero, log0 = train("zero", sparse, "zero", extra=[f"test_file {sparse}"])  # the test file read alike
     zero2, _ = train("zero_np2", sparse, "zero", ranks=2)
     written, _ = train("written", dense)
     missing, _ = train("missing", sparse)
@@ -86,6 +86,8 @@ def main():
     check(zero2["trees"] == zero["trees"], "libsvm_absent zero: 2 ranks grow the 1-rank trees")
     check(missing["trees"] == csv["trees"], "default: the trees of a CSV whose absent fields are empty (missing)")
     check(missing["trees"] != zero["trees"], "the two readings grow different trees on this file")
+    m0 = final_metrics(log0)
+    check(m0["test-ndcg@10"] == m0["train-ndcg@10"], f"the test file (the same file) is read alike: {m0}")
     check(zero.get("libsvm_absent") == "zero" and "libsvm_absent" not in missing,
           f"the model file keeps libsvm_absent zero, the default model has no such key ({zero.get('libsvm_absent')})")
 
@@ -116,7 +118,7 @@ def main():
     check(r.returncode == 0 and said is not None, "predict scores the file with the zero model", r.stdout + r.stderr)
     if not said:
         return
-    ours = final_metrics(log0)["train-ndcg@10"]
+    ours = m0["train-ndcg@10"]
     check(abs(float(said.group(1)) - ours) < 2e-6, f"predict's ndcg@10 {said.group(1)} is train's {ours:.6f}")
     s = np.loadtxt(pred)
     xf = x.astype(np.float32)
