@@ -81,6 +81,11 @@ int convert_main(int argc, char** argv) {
     const gbdt::Model m = gbdt::read_model(in);
     gbdt::write_file_atomic(out, to == "xgboost" ? gbdt::to_xgboost_json(m) : gbdt::to_lightgbm_text(m));
     Log::info(strf("convert: %zu trees -> %s (%s)", m.trees.size(), out.c_str(), to.c_str()));
+    // Note [absent LibSVM entries]: the trees are the same; only XGBoost reads a LibSVM file otherwise.
+    if (m.libsvm_absent_zero && to == "xgboost")
+      Log::info(
+          "convert: the model was trained with absent LibSVM entries as 0 (libsvm_absent zero); XGBoost "
+          "reads a LibSVM file's absent entries as missing: give it the rows with their zeros written");
   } else if (to == "safetensors") {
     weights_to_safetensors(in, out, choice);
   } else {

@@ -42,6 +42,7 @@ const char* kUsage =
     "  --weight-column N|NAME              CSV/TSV: the row weight column (not a feature): a weighted metric\n"
     "  --weight-file FILE                  one weight per row of DATA (as train's weight_file): a weighted metric\n"
     "  --libsvm-base 0|1                   LibSVM feature id base (default 1)\n"
+    "  --libsvm-absent missing|zero        LibSVM absent entries (default: as the model was trained)\n"
     "  --inputs-dataset NAME / --targets-dataset NAME   HDF5 dataset names\n"
     "  --margin                            text OUTPUT: raw margins instead of probabilities (means)\n"
     "OUTPUT gets one line per row: the prediction (binary: P(y=1); multiclass: K tab-separated\n"
@@ -56,8 +57,9 @@ const char* kUsage =
 // the data sources (data/source_registry.hpp), so the file is read as `train` reads it.
 struct TableOptions {
   std::string file;
-  std::string settings;     // deck lines: data_format, label_column, ...
-  std::string weight_file;  // --weight-file
+  std::string settings;       // deck lines: data_format, label_column, ...
+  std::string weight_file;    // --weight-file
+  std::string libsvm_absent;  // --libsvm-absent; empty: the model's (Note [absent LibSVM entries])
   bool weight_column = false;
   bool margin = false, labelled = true;
 };
@@ -88,7 +90,10 @@ TableOptions parse_table_options(int argc, char** argv) {
       o.weight_file = next();
       o.settings += "weight_file " + o.weight_file + "\n";
     } else if (a == "--libsvm-base") o.settings += "libsvm_base " + next() + "\n";
-    else if (a == "--inputs-dataset") o.settings += "inputs_dataset " + next() + "\n";
+    else if (a == "--libsvm-absent") {
+      o.libsvm_absent = next();
+      o.settings += "libsvm_absent " + o.libsvm_absent + "\n";
+    } else if (a == "--inputs-dataset") o.settings += "inputs_dataset " + next() + "\n";
     else if (a == "--targets-dataset") o.settings += "targets_dataset " + next() + "\n";
     else if (a == "--margin") o.margin = true;
     else throw Error("predict: unknown option " + a + "\n" + kUsage, ExitCode::bad_input);
@@ -223,6 +228,9 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
   const bool margin = opt.margin, labelled = opt.labelled;
   gbdt::Model model;
   comm.run_agreed([&] { model = read_model(model_path); });
+  // A LibSVM file is read as the model's training files were (Note [absent LibSVM entries] in
+  // io/libsvm_line.cpp): a model trained with absent entries as 0 scores its own file as trained.
+  if (opt.libsvm_absent.empty() && model.libsvm_absent_zero) opt.settings += "libsvm_absent zero\n";
   TextLabels classes;  // a model trained on class names reads the label column by them
   classes.given = &model.classes;
   const Data d = load_table(opt, model.num_features, model.categories, comm, classes);
@@ -265,6 +273,7 @@ int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
       throw Error("predict: --margin is for GBDT models; an ensemble writes its scores", ExitCode::bad_input);
     e = ensemble::read_ensemble(argv[1]);
   });
+  if (opt.libsvm_absent.empty() && e.spec.libsvm_absent_zero) opt.settings += "libsvm_absent zero\n";  // as fitted
   gbdt::TextLabels classes;  // an ensemble fitted on class names reads the label column by them
   classes.given = &e.spec.classes;
   // Text feature columns: coded as the members read them (a network member's `table` attribute or a

@@ -7,9 +7,9 @@ and hessian 5 per leaf, 255 bins), each tool's NDCG computed by LightGBM's metri
 the training times (one thread each; ours: the train process's "gbdt: N trees in S s").
 
 Every tool reads the same matrix: the LibSVM files with absent entries 0, as LightGBM reads its own
-example (ours gets it as SCRATCH/rank.*.csv, label and query id in columns 0 and 1). Our LibSVM reader
-takes absent entries as missing, XGBoost's reading (docs/gbdt.md): that run is shown apart, as
-"hpctrain, LibSVM file". Unweighted: one run for the NDCGs (deterministic), --repeats for the times.
+example (ours: libsvm_absent zero, its model file keeps it for predict). Our default reading takes
+absent entries as missing, XGBoost's (docs/gbdt.md): that run is shown apart, as "hpctrain, absent
+missing". Unweighted: one run for the NDCGs (deterministic), --repeats for the times.
 Weighted: --seeds draws of row weights uniform in [0.5, 2] (seed s: numpy default_rng(s)); ours gets
 weight_file, LightGBM the row weights, XGBoost each query's mean weight (rank:ndcg takes one weight
 per query); test NDCG is unweighted. A single draw on 50 test queries is no figure (one query's top row
@@ -55,7 +55,7 @@ SEEDS, REPEATS, MIN_ROWS = args.seeds, args.repeats, args.min_rows
 os.makedirs(scratch, exist_ok=True)
 TREES, LEAVES, ETA, MIN_HESS = 100, 31, 0.1, 5.0
 KS = (1, 3, 5, 10)
-TOOLS = ("hpctrain lambdarank", "hpctrain, LibSVM file", "LightGBM lambdarank", "XGBoost rank:ndcg")
+TOOLS = ("hpctrain lambdarank", "hpctrain, absent missing", "LightGBM lambdarank", "XGBoost rank:ndcg")
 ENV = dict(os.environ, OMP_NUM_THREADS="1")
 
 
@@ -71,18 +71,12 @@ def ndcg(x, y, sizes, scores):
     return {int(name.split("@")[1]): value for _, name, value, _ in b.eval_train()}
 
 
-def write_csv(file, x, y, sizes):
-    """The dense rows as ours reads them: label, query id, the features (absent LibSVM entries 0)."""
-    qid = np.repeat(np.arange(len(sizes)), sizes)
-    np.savetxt(file, np.column_stack([y, qid, x]), fmt="%.10g", delimiter=",")
-    return file
-
-
-def ours(train, test, width, weight_file, test_set):
-    """build/apps/train then predict on `train` / `test` (CSV or LibSVM): test NDCG and train seconds."""
+def ours(absent, width, weight_file, test_set):
+    """build/apps/train then predict on the example's LibSVM files, absent entries `absent` (zero or
+    missing; predict reads as the model file says): test NDCG and train seconds."""
     model, deck, pred = (os.path.join(scratch, f) for f in ("rank.json", "rank.in", "rank.pred"))
-    fmt = (["data_format csv", "group_column 1"] if train.endswith(".csv") else
-           ["data_format libsvm", "libsvm_base 0", f"libsvm_num_features {width}"])
+    train, test = os.path.join(src, "rank.train"), os.path.join(src, "rank.test")
+    fmt = ["data_format libsvm", "libsvm_base 0", f"libsvm_num_features {width}", f"libsvm_absent {absent}"]
     with open(deck, "w") as f:
         f.write("\n".join([
             "model gbdt", "objective lambdarank", f"data_file {train}", *fmt, f"num_trees {TREES}",
@@ -93,7 +87,7 @@ def ours(train, test, width, weight_file, test_set):
     if r.returncode:
         sys.exit(r.stdout + r.stderr)
     seconds = float(re.search(r"gbdt: \d+ trees in ([0-9.]+) s", r.stdout + r.stderr).group(1))
-    opts = ["--group-column", "1"] if test.endswith(".csv") else ["--format", "libsvm", "--libsvm-base", "0"]
+    opts = ["--format", "libsvm", "--libsvm-base", "0"]
     subprocess.run([os.path.join(build, "apps", "predict"), model, test, pred, *opts], check=True,
                    capture_output=True, env=ENV)
     return ndcg(*test_set, np.loadtxt(pred)), seconds
@@ -101,11 +95,10 @@ def ours(train, test, width, weight_file, test_set):
 
 def run_all(data, w, weight_file):
     """{tool: (test NDCG by k, train seconds)} for one weighting (w: row weights or None)."""
-    xtr, ytr, qtr, xte, yte, qte, width, csv_tr, csv_te = data
+    xtr, ytr, qtr, xte, yte, qte, width = data
     test_set = (xte, yte, qte)
-    out = {TOOLS[1]: ours(os.path.join(src, "rank.train"), os.path.join(src, "rank.test"), width, weight_file,
-                          test_set),
-           TOOLS[0]: ours(csv_tr, csv_te, width, weight_file, test_set)}  # last: its model stays for tree_check
+    out = {TOOLS[1]: ours("missing", width, weight_file, test_set),
+           TOOLS[0]: ours("zero", width, weight_file, test_set)}  # last: its model stays for tree_check
     params = {"objective": "lambdarank", "num_leaves": LEAVES, "learning_rate": ETA, "lambda_l2": 0.0,
               "min_sum_hessian_in_leaf": MIN_HESS, "min_data_in_leaf": MIN_ROWS, "max_bin": 255,
               "num_threads": 1, "verbose": -1, "deterministic": True}
@@ -126,7 +119,7 @@ def run_all(data, w, weight_file):
 
 
 def tree_check(data, w):
-    """How many of our trees (our last run: the CSV, weights w) LightGBM grows from our scores before each."""
+    """How many of our trees (our last run: absent 0, weights w) LightGBM grows from our scores before each."""
     xtr, ytr, qtr = data[:3]
     params = {"objective": "lambdarank", "num_leaves": LEAVES, "learning_rate": ETA, "lambda_l2": 0.0,
               "min_sum_hessian_in_leaf": MIN_HESS, "min_data_in_leaf": MIN_ROWS, "max_bin": 255,
@@ -151,8 +144,7 @@ def main():
     width = max(xtr.shape[1], xte.shape[1])
     xtr = np.pad(xtr, ((0, 0), (0, width - xtr.shape[1])))
     xte = np.pad(xte, ((0, 0), (0, width - xte.shape[1])))
-    data = (xtr, ytr, qtr, xte, yte, qte, width, write_csv(os.path.join(scratch, "rank.train.csv"), xtr, ytr, qtr),
-            write_csv(os.path.join(scratch, "rank.test.csv"), xte, yte, qte))
+    data = (xtr, ytr, qtr, xte, yte, qte, width)
     print(f"rank.train {len(ytr)} rows / {len(qtr)} queries, rank.test {len(yte)} rows / {len(qte)} queries, "
           f"{width} features; lightgbm {lgb.__version__}, xgboost {xgb.__version__}; {SEEDS} weight draws, "
           f"min_data_in_leaf {MIN_ROWS}")

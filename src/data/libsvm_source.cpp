@@ -1,4 +1,4 @@
-// The `libsvm` data source: "label id:value ..." lines, absent ids missing, held dense
+// The `libsvm` data source: "label id:value ..." lines, absent ids missing (or 0: libsvm_absent), held dense
 // (data/text_table.hpp); libsvm_base and libsvm_num_features are declared with the csv source's keys.
 #include "data/source_registry.hpp"
 #include "data/text_table.hpp"

@@ -60,6 +60,9 @@ void declare_text_table_keys(deck::Schema& s) {
   s.add_bool("text_header", false, "CSV/TSV: the first line holds column names (kept as feature names)");
   s.add_int("libsvm_base", 1, 0, 1, "LibSVM: feature ids start at 0 or 1");
   s.add_int("libsvm_num_features", 0, 0, 1 << 30, "LibSVM: feature count (0: highest id in the file)");
+  s.add_choice("libsvm_absent", "missing", {"missing", "zero"},
+               "LibSVM: what an absent id:value entry is: missing (XGBoost's reading) or zero (LightGBM's); "
+               "kept in a GBDT model file, so predict reads as training did");
   s.add_int("max_categories", 1000, 1, 1 << 24,
             "CSV/TSV for networks: most categories a one-hot column may hold (one input each, docs/tables.md); "
             "more is an error naming the column");
@@ -103,6 +106,7 @@ std::shared_ptr<const Dataset> open_text_table(const deck::Deck& deck, const std
   }
   opt.header = deck.get_bool("text_header");
   opt.libsvm_base = static_cast<int>(deck.get_int("libsvm_base"));
+  opt.absent_zero = deck.get_string("libsvm_absent") == "zero";
   if (format == io::TextFormat::libsvm && deck.get_int("libsvm_num_features") > 0)
     opt.num_features = deck.get_int("libsvm_num_features");
   opt.allow_infinite = deck.get_bool("text_allow_infinite");

@@ -39,8 +39,8 @@ class TextTableDataset : public Dataset {
 };
 
 // The deck keys of the text sources (label_column, group_column, weight_column, text_header,
-// libsvm_base, libsvm_num_features, max_categories, text_allow_infinite), declared once by the csv
-// source for all three.
+// libsvm_base, libsvm_num_features, libsvm_absent, max_categories, text_allow_infinite), declared
+// once by the csv source for all three.
 void declare_text_table_keys(deck::Schema& s);
 
 // Opens `file` as `format` with the options the deck's text keys give.

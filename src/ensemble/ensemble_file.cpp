@@ -54,7 +54,8 @@ std::string to_json(const EnsembleSpec& e) {
   doc["task"] = task_name(e.task);
   doc["num_features"] = e.num_features;
   if (e.task == Task::multiclass) doc["num_class"] = e.num_class;
-  if (!e.classes.empty()) doc["classes"] = e.classes;  // class k's name (Note [ensemble classes])
+  if (!e.classes.empty()) doc["classes"] = e.classes;       // class k's name (Note [ensemble classes])
+  if (e.libsvm_absent_zero) doc["libsvm_absent"] = "zero";  // others keep their bytes: missing
   doc["combine"] = e.combiner.method;
   json members = json::array();
   for (const MemberRecord& m : e.members)
@@ -123,6 +124,11 @@ EnsembleSpec from_json(const std::string& text, const std::string& source) {
       if (!c[i].is_string()) bad(source, strf("classes[%zu]", i), "is not a string");
       e.classes.push_back(c[i].get<std::string>());
     }
+  }
+  if (doc.contains("libsvm_absent")) {  // absent: missing
+    const std::string a = field(doc, "libsvm_absent", "libsvm_absent", source, vt::string).get<std::string>();
+    if (a != "zero" && a != "missing") bad(source, "libsvm_absent", "must be \"zero\" or \"missing\"");
+    e.libsvm_absent_zero = a == "zero";
   }
   const json& members = field(doc, "members", "members", source, vt::array);
   if (members.empty()) bad(source, "members", "is empty");

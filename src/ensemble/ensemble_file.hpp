@@ -24,6 +24,9 @@ struct EnsembleSpec {
   int num_class = 1;                 // multiclass: K (written as "num_class"; every member predicts K classes)
   int folds = 0;                     // stacking: the K of the out-of-fold predictions it was fitted on (0: none)
   std::vector<std::string> classes;  // text labels: the class names by index; empty: numeric labels
+  // libsvm_absent zero: predict reads absent LibSVM entries as 0, as the fit did (Note [absent
+  // LibSVM entries] in io/libsvm_line.cpp); false: missing.
+  bool libsvm_absent_zero = false;
   Combiner combiner;
   std::vector<MemberRecord> members;
 };

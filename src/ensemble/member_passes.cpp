@@ -207,7 +207,8 @@ int MemberPasses::round(Heartbeat* heartbeat) {
 void MemberPasses::end() {
   const Pass& p = passes_[pass_];
   if (booster_) {
-    const gbdt::Model model = booster_->finish(false).model;
+    gbdt::Model model = booster_->finish(false).model;
+    model.libsvm_absent_zero = run_.libsvm_absent_zero;  // `predict MEMBER` reads as the ensemble did
     booster_.reset();
     comm_.run_agreed([&] {
       if (comm_.rank() == 0) gbdt::write_file_atomic(p.output, gbdt::to_json(model));

@@ -51,8 +51,9 @@ struct MemberRun {
   const gbdt::Data* train = nullptr;  // the training part (this rank's rows)
   std::vector<int> fold;              // the fold of each of its rows
   int folds = 0;
-  int num_class = 1;  // scores per row
-  bool fit = true;    // out-of-fold scores wanted (the combiner is fitted)
+  int num_class = 1;                // scores per row
+  bool fit = true;                  // out-of-fold scores wanted (the combiner is fitted)
+  bool libsvm_absent_zero = false;  // the rows' reading, kept in GBDT member files for predict
   std::string work_dir, output;
 };
 

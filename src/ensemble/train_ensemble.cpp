@@ -165,6 +165,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   mr.folds = folds;
   mr.num_class = K;
   mr.fit = given.empty();
+  mr.libsvm_absent_zero = deck.get_string("libsvm_absent") == "zero";
   mr.output = output;
   mr.work_dir = beside(output, ".work");
   mr.fold.resize(static_cast<std::size_t>(train.rows));
@@ -222,6 +223,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   spec.num_class = K;
   spec.folds = folds;
   spec.classes = train.classes;
+  spec.libsvm_absent_zero = deck.get_string("libsvm_absent") == "zero";  // for predict
   for (const Entry& e : entries) spec.members.push_back({e.model.path, e.model.kind, ""});
   if (!fit) {
     spec.combiner = given_average(given, entries.size(), "member_weights");

@@ -69,7 +69,8 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
     d.global_rows = static_cast<long long>(ds.rows());
     d.cols = static_cast<long long>(f[0].width());
     const long long width = num_features >= 0 ? num_features : d.cols;
-    // A LibSVM file only knows its highest id: a narrower one is padded with missing values.
+    // A LibSVM file only knows its highest id: a narrower one is padded with absent entries (missing,
+    // or 0 with libsvm_absent zero: Note [absent LibSVM entries] in io/libsvm_line.cpp).
     const bool pad = d.cols < width && text && text->layout().opt.format == io::TextFormat::libsvm;
     if (d.cols != width && !pad)
       throw Error(ds.description() + ": has " + std::to_string(d.cols) + " features, expected " +
@@ -93,7 +94,8 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
     else if (d.rows > 0)
       ds.read_block(static_cast<std::uint64_t>(d.first_row), static_cast<std::uint64_t>(d.rows), out);
     if (pad) {
-      d.x.assign(static_cast<std::size_t>(d.rows * width), std::numeric_limits<float>::quiet_NaN());
+      d.x.assign(static_cast<std::size_t>(d.rows * width),
+                 text->layout().opt.absent_zero ? 0.0F : std::numeric_limits<float>::quiet_NaN());
       for (long long r = 0; r < d.rows; ++r)
         std::copy(x.begin() + r * d.cols, x.begin() + (r + 1) * d.cols, d.x.begin() + r * width);
       d.cols = width;

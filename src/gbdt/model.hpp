@@ -26,6 +26,9 @@ struct Model {
   std::vector<double> base_margin;         // one per output
   std::vector<Tree> trees;                 // round-major: trees of round r are r*K .. r*K+K-1
   std::vector<int> tree_output;            // output (class) each tree adds to
+  // Training's libsvm_absent zero: predict reads absent LibSVM entries as 0, as training did
+  // (Note [absent LibSVM entries] in io/libsvm_line.cpp); false: missing, XGBoost's reading.
+  bool libsvm_absent_zero = false;
   int num_outputs() const { return gbdt::num_outputs(objective, num_class); }
   int rounds() const { return static_cast<int>(trees.size()) / num_outputs(); }
   void truncate(int rounds);  // keeps the first `rounds` rounds (early stopping)

@@ -127,7 +127,8 @@ std::string to_json(const Model& m) {
       c.push_back(m.categories.of(f) ? json(m.categories.names[static_cast<std::size_t>(f)]) : json(nullptr));
     doc["categories"] = std::move(c);
   }
-  if (!m.classes.empty()) doc["classes"] = m.classes;  // text labels: class k's name (Note [text labels])
+  if (!m.classes.empty()) doc["classes"] = m.classes;       // text labels: class k's name (Note [text labels])
+  if (m.libsvm_absent_zero) doc["libsvm_absent"] = "zero";  // others keep their bytes: missing
   doc["num_outputs"] = m.num_outputs();
   doc["rounds"] = m.rounds();
   doc["split_rule"] =
@@ -233,6 +234,12 @@ Model from_json(const std::string& text_in, const std::string& src) {
         m.categories.names[f].push_back(n.get<std::string>());
       }
     }
+  }
+  if (v.contains("libsvm_absent")) {  // absent: missing, as before the key
+    const json& a = v["libsvm_absent"];
+    if (!a.is_string() || (a != "zero" && a != "missing"))
+      input_error(src, 0, "libsvm_absent", "model file: 'libsvm_absent' must be \"zero\" or \"missing\"");
+    m.libsvm_absent_zero = a == "zero";
   }
   if (v.contains("classes")) {  // older files and numeric labels have none
     const json& c = v["classes"];

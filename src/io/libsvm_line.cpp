@@ -37,6 +37,14 @@ long long libsvm_id(const TextLayout& t, const Line& l, const std::string& id_s)
 
 }  // namespace
 
+// Note [absent LibSVM entries]
+// A LibSVM line lists only some ids; what the others hold is the reader's choice. XGBoost (its
+// DMatrix from a LibSVM/CSR file) takes them as missing: the trees send them their default way.
+// LightGBM takes them as 0 (unless zero_as_missing): the trees compare 0 with the threshold. Files
+// written from sparse matrices (LightGBM's lambdarank example, scikit-learn's dump_svmlight_file)
+// drop their zeros, so the two readings train on different data. libsvm_absent picks (missing by
+// default); the model file keeps the choice so that predict reads a file as training did.
+
 long long parse_libsvm(const TextLayout& t, const Line& l, float* x, float* y) {
   std::istringstream ss(std::string(l.begin, l.end));
   std::string tok;
@@ -48,7 +56,7 @@ long long parse_libsvm(const TextLayout& t, const Line& l, float* x, float* y) {
       input_error(t.file, l.number, "",
                   "label '" + tok + "' " + parse_problem(py == Parsed::number ? Parsed::not_a_number : py));
     *y = v;
-    std::fill(x, x + t.cols, kNaN);
+    std::fill(x, x + t.cols, t.opt.absent_zero ? 0.0F : kNaN);  // Note [absent LibSVM entries]
   }
   long long prev = -1;
   bool first = true;

@@ -17,6 +17,9 @@ struct TextOptions {
   std::string label_name;
   bool header = false;  // CSV/TSV: the first non-empty line names the columns and is skipped
   int libsvm_base = 1;  // LibSVM: feature ids start at 0 or 1
+  // LibSVM: an absent entry is 0 (LightGBM's reading) instead of missing (XGBoost's, the default);
+  // a written `nan` stays missing either way (Note [absent LibSVM entries] in libsvm_line.cpp).
+  bool absent_zero = false;
   // LibSVM: the feature count the caller expects (e.g. the model's); -1: whatever the block shows.
   // CSV/TSV: checked against the file's column count when >= 0.
   long long num_features = -1;
@@ -38,7 +41,8 @@ struct TextOptions {
 // that fails.
 constexpr long long kMaxLibsvmFeatures = 1ll << 24;
 
-// One rank's block of rows. Missing values (empty field, NA, nan, absent LibSVM entry) are NaN.
+// One rank's block of rows. Missing values (empty field, NA, nan, absent LibSVM entry unless
+// absent_zero) are NaN.
 struct Table {
   std::string file;
   long long global_rows = 0;  // data lines in the whole file

@@ -266,6 +266,8 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
     }
     res = booster.finish(stopped);
   }
+  // How the LibSVM files were read, for predict (Note [absent LibSVM entries] in io/libsvm_line.cpp).
+  res.model.libsvm_absent_zero = deck.get_string("libsvm_absent") == "zero";
   const gbdt::Model& model = res.model;
   if (res.stopped)
     return RunLoop::stopped(rounds.signal(), strf("after round %d", model.rounds()), loop.last_checkpoint());

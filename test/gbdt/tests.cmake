@@ -75,6 +75,10 @@ gbdt_reference_test(gbdt_rank 120 "${HPCTRAIN_TEST_ENV}")
 # scores before each, every weighted tree; its weighted ndcg/map of our scores = ours, 1 = 2 ranks,
 # label_gain in the model file and predict, refusals.
 gbdt_reference_test(gbdt_rank_weights 120 "${HPCTRAIN_TEST_ENV}")
+# Absent LibSVM entries as 0 (libsvm_absent zero, LightGBM's reading) or missing (the default, XGBoost's):
+# the trees of the zeros written out, LightGBM reading the file grows our first tree, 1 = 2 ranks, the
+# model file and predict read as training did, the LightGBM and XGBoost exports (gbdt_libsvm_absent.py).
+gbdt_reference_test(gbdt_libsvm_absent 120 "${HPCTRAIN_TEST_ENV}")
 # Row weights as users hold them (weight_column, validation_weight_file): LightGBM's first trees, its and
 # XGBoost's weighted validation metrics of every round, early stopping, 1 = 2 ranks, refusals (gbdt_weights.py).
 gbdt_reference_test(gbdt_weights 120 "${HPCTRAIN_TEST_ENV}")

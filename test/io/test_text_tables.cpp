@@ -98,6 +98,27 @@ TEST(TextTables, LibsvmBlocksAndErrorsNameTheLine) {
   }
 }
 
+// Note [absent LibSVM entries]: absent_zero reads an absent id as 0 (LightGBM), a written nan stays
+// missing; without it an absent id is missing (XGBoost).
+TEST(TextTables, LibsvmAbsentEntriesZeroOrMissing) {
+  const std::string path = write("absent.svm", "1 2:0.5 3:nan\n0 1:2\n");
+  TextOptions opt;
+  opt.format = TextFormat::libsvm;
+  opt.absent_zero = true;
+  const Table z = read_text_block(path, opt, 0, 1);  // rank 0 of 1: both rows
+  ASSERT_EQ(z.cols, 3);
+  EXPECT_EQ(z.x[0], 0.0f);
+  EXPECT_EQ(z.x[1], 0.5f);
+  EXPECT_TRUE(std::isnan(z.x[2]));
+  EXPECT_EQ(z.x[3], 2.0f);
+  EXPECT_EQ(z.x[4], 0.0f);
+  EXPECT_EQ(z.x[5], 0.0f);
+  opt.absent_zero = false;
+  const Table m = read_text_block(path, opt, 0, 1);
+  EXPECT_TRUE(std::isnan(m.x[0]));
+  EXPECT_TRUE(std::isnan(m.x[4]) && std::isnan(m.x[5]));
+}
+
 // Note [quoted fields]: pandas quotes a field holding the delimiter or a quote; text fields are
 // kept for categorical columns (TextStrings) or refused with the file, line and column named.
 TEST(TextTables, QuotedFieldsAndTextColumns) {
