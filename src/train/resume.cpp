@@ -63,9 +63,13 @@ std::map<std::string, std::string> resolved_values(const std::string& text) {
 }  // namespace
 
 void check_resume_deck(const deck::Deck& deck, const CheckpointState& state) {
-  // Model shape, loss, optimizer kind and the seed (which fixes the sample order and noise).
-  static const std::set<std::string> fixed_keys = {"model",   "seed",           "optimizer",      "loss",
-                                                   "shuffle", "inputs_dataset", "targets_dataset"};
+  // Model shape, loss, optimizer kind, the seed (which fixes the sample order and noise) and how a
+  // LibSVM file's entries read (the trees so far saw them one way; the model file keeps libsvm_absent).
+  static const std::set<std::string> fixed_keys = {"model",           "seed",
+                                                   "optimizer",       "loss",
+                                                   "shuffle",         "inputs_dataset",
+                                                   "targets_dataset", "libsvm_base",
+                                                   "libsvm_absent"};
   const auto old = resolved_values(state.deck);
   const RunFamily* run = find_run_family(deck.get_string("model"));
   for (const auto& key : deck.schema().keys()) {

@@ -2,7 +2,7 @@
 # GBDT on the run machinery (run by ctest from the repository root): a boosting job on 2 ranks with
 # checkpoints every 3 rounds and early stopping
 #  1. kill -9 of a rank: the job ends; `resume auto` on 2 ranks finishes with the model file of an
-#     uninterrupted run, byte for byte, and refuses to resume with another max_depth;
+#     uninterrupted run, byte for byte, and refuses to resume with another max_depth or libsvm_absent;
 #  2. SIGUSR1 (as SLURM sends it): checkpoint after the same round on every rank, exit code 3;
 #     `resume auto` on 1 rank (2 -> 1) finishes with the same model file;
 #  3. kill -9 of a 1-rank job: resumed on 1 rank to the same model file;
@@ -87,6 +87,12 @@ run 2 --set checkpoint_dir=$dir --set resume=auto --set max_depth=6 --set output
 rc=$?
 [ $rc -eq 2 ] && grep -q "max_depth: cannot change on resume" "$work/kill_changed.log" ||
   fail "kill: resume with another max_depth: exit $rc, $(grep error "$work/kill_changed.log")"
+# Nor how a LibSVM file reads (the model file keeps libsvm_absent; the trees so far saw the other reading).
+run 2 --set checkpoint_dir=$dir --set resume=auto --set libsvm_absent=zero --set output= --set metrics_file= \
+  >"$work/kill_absent.log" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "libsvm_absent: cannot change on resume" "$work/kill_absent.log" ||
+  fail "kill: resume with another libsvm_absent: exit $rc, $(grep error "$work/kill_absent.log")"
 run 2 --set checkpoint_dir=$dir --set resume=auto --set output=$work/kill.json --set metrics_file= \
   >"$work/kill_resume.log" 2>&1 || fail "kill: resume failed: $(tail -3 "$work/kill_resume.log")"
 grep -q "resume: from $dir/ckpt-" "$work/kill_resume.log" || fail "kill: the run did not resume"
