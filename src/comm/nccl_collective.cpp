@@ -140,3 +140,4 @@ void NcclCollective::sum(float*, std::size_t, std::uint64_t) {}
 #endif
 
 }  // namespace hpct
+#undef HPCTRAIN_NCCL  // a CUDA batch goes on with other files (Note [CUDA batches])

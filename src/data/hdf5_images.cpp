@@ -88,7 +88,7 @@ class ImageDataset : public Dataset {
   std::vector<FieldSpec> specs_;
 };
 
-void declare_image_keys(deck::Schema& s) {
+void declare_hdf5_image_keys(deck::Schema& s) {
   s.add_string("images_dataset", "images",
                "hdf5_images: the images [N, C, H, W] (float or uint8, scaled to [0, 1])");
   s.add_string("labels_dataset", "labels", "hdf5_images: the integer class labels [N]");
@@ -114,7 +114,7 @@ bool recognises_images(const deck::Deck& deck, const std::string& file) {
 
 DataSourceKind hdf5_images_source() {
   return {"hdf5_images", "HDF5 images [N, C, H, W] (float or uint8) and labels [N] (fields inputs, targets: int64)",
-          declare_image_keys, recognises_images, open_images};
+          declare_hdf5_image_keys, recognises_images, open_images};
 }
 
 }  // namespace hpct

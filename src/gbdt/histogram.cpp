@@ -19,7 +19,7 @@ namespace {
 KOKKOS_INLINE_FUNCTION long long round_ll(double x) { return static_cast<long long>(x + (x < 0 ? -0.5 : 0.5)); }
 
 // A chunk below this many rows costs more to zero and sum than it saves.
-constexpr long long kMinChunkRows = 2048;
+constexpr long long kMinHistogramChunkRows = 2048;
 constexpr long long kPrefetchRows = 16;
 // Partial histograms of at most this many int64 in all are added up on the calling thread: a few
 // microseconds, less than a parallel region costs when its threads sleep between regions
@@ -200,7 +200,7 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
         });
     return;
   }
-  const long long chunks = kmin(static_cast<long long>(partial.extent(0)), host_chunks(count, kMinChunkRows));
+  const long long chunks = kmin(static_cast<long long>(partial.extent(0)), host_chunks(count, kMinHistogramChunkRows));
   const long long per_chunk = (count + chunks - 1) / chunks;
   // Packed: the sums fill only the first half of hist (expanded afterwards), and of the partials.
   const long long size = static_cast<long long>(hist.extent(0)) / (packed ? kHistStride : 1);
@@ -245,7 +245,7 @@ void accumulate_histogram_by_feature(const View2<std::uint8_t>& columns, const s
   const long long* gh = packed ? q.p.data() : q.gh.data();
   long long* og = ordered.data();
   if (!all_rows) {
-    const long long chunks = host_chunks(count, kMinChunkRows);
+    const long long chunks = host_chunks(count, kMinHistogramChunkRows);
     const long long per = (count + chunks - 1) / chunks;
     for_each_host_chunk("gbdt::order_gh", chunks, [=](const int c) {
       for (long long i = c * per, hi = kmin(count, i + per); i < hi; ++i)

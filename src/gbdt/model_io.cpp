@@ -19,7 +19,7 @@ namespace hpct::gbdt {
 
 namespace {
 
-using json = nlohmann::ordered_json;  // keeps the documented key order
+using OrderedJson = nlohmann::ordered_json;  // keeps the documented key order
 
 // A float32 threshold as the double nearest its 9-digit decimal: the JSON shows those 9 digits, and
 // the decimal reads back to the same float (the double is within 1e-9 relative of it, far from the
@@ -27,19 +27,19 @@ using json = nlohmann::ordered_json;  // keeps the documented key order
 double f9(float v) { return std::strtod(strf("%.9g", static_cast<double>(v)).c_str(), nullptr); }
 
 template <class T>
-json array_of(const std::vector<T>& v) {
-  json a = json::array();
+OrderedJson array_of(const std::vector<T>& v) {
+  OrderedJson a = OrderedJson::array();
   for (const T& x : v) a.push_back(x);
   return a;
 }
 
 // The layout: one line per top-level field and per node array, a tree as a block. nlohmann-json
 // writes every key and value (shortest round-trip forms for doubles); only the line breaks are ours.
-std::string layout(const json& doc) {
+std::string layout(const OrderedJson& doc) {
   std::string o = "{";
   bool first = true;
   for (const auto& kv : doc.items()) {
-    o += std::string(first ? "\n  " : ",\n  ") + json(kv.key()).dump() + ": ";
+    o += std::string(first ? "\n  " : ",\n  ") + OrderedJson(kv.key()).dump() + ": ";
     first = false;
     if (kv.key() != "trees") {
       o += kv.value().dump();
@@ -50,7 +50,7 @@ std::string layout(const json& doc) {
       o += t ? ",\n    {" : "\n    {";
       bool first_array = true;
       for (const auto& node_array : kv.value()[t].items()) {
-        o += std::string(first_array ? "" : ",\n     ") + json(node_array.key()).dump() + ": " +
+        o += std::string(first_array ? "" : ",\n     ") + OrderedJson(node_array.key()).dump() + ": " +
              node_array.value().dump();
         first_array = false;
       }
@@ -61,32 +61,32 @@ std::string layout(const json& doc) {
   return o + "\n}\n";
 }
 
-const json& field(const json& o, const std::string& k, const std::string& src) {
+const OrderedJson& field(const OrderedJson& o, const std::string& k, const std::string& src) {
   auto it = o.is_object() ? o.find(k) : o.end();
   if (it == o.end()) input_error(src, 0, k, "model file lacks the field '" + k + "'");
   return *it;
 }
 
-double number(const json& o, const std::string& k, const std::string& src) {
-  const json& v = field(o, k, src);
+double number(const OrderedJson& o, const std::string& k, const std::string& src) {
+  const OrderedJson& v = field(o, k, src);
   if (!v.is_number()) input_error(src, 0, k, "model file: '" + k + "' is not a number");
   return v.get<double>();
 }
 
-std::string text(const json& o, const std::string& k, const std::string& src) {
-  const json& v = field(o, k, src);
+std::string text(const OrderedJson& o, const std::string& k, const std::string& src) {
+  const OrderedJson& v = field(o, k, src);
   if (!v.is_string()) input_error(src, 0, k, "model file: '" + k + "' is not a string");
   return v.get<std::string>();
 }
 
 // null reads as NaN: nlohmann-json writes a non-finite double as null.
 template <class T>
-std::vector<T> nums(const json& o, const std::string& k, const std::string& src) {
-  const json& a = field(o, k, src);
+std::vector<T> nums(const OrderedJson& o, const std::string& k, const std::string& src) {
+  const OrderedJson& a = field(o, k, src);
   if (!a.is_array()) input_error(src, 0, k, "model file: '" + k + "' is not an array");
   std::vector<T> out;
   out.reserve(a.size());
-  for (const json& x : a) {
+  for (const OrderedJson& x : a) {
     if constexpr (std::numeric_limits<T>::has_quiet_NaN) {
       if (x.is_null()) {
         out.push_back(std::numeric_limits<T>::quiet_NaN());
@@ -102,7 +102,7 @@ std::vector<T> nums(const json& o, const std::string& k, const std::string& src)
 }  // namespace
 
 std::string to_json(const Model& m) {
-  json doc;
+  OrderedJson doc;
   doc["format"] = "hpctrain-gbdt";
   doc["version"] = 1;
   doc["objective"] = objective_name(m.objective);
@@ -122,9 +122,9 @@ std::string to_json(const Model& m) {
   doc["num_features"] = m.num_features;
   if (!m.feature_names.empty()) doc["feature_names"] = m.feature_names;  // unnamed models keep their bytes
   if (m.categories.any()) {  // per feature: its categories by code, null for a numeric feature
-    json c = json::array();
+    OrderedJson c = OrderedJson::array();
     for (int f = 0; f < m.num_features; ++f)
-      c.push_back(m.categories.of(f) ? json(m.categories.names[static_cast<std::size_t>(f)]) : json(nullptr));
+      c.push_back(m.categories.of(f) ? OrderedJson(m.categories.names[static_cast<std::size_t>(f)]) : OrderedJson(nullptr));
     doc["categories"] = std::move(c);
   }
   if (!m.classes.empty()) doc["classes"] = m.classes;       // text labels: class k's name (Note [text labels])
@@ -141,12 +141,12 @@ std::string to_json(const Model& m) {
       "margin[k] = base_margin[k] + sum of leaf values of trees with output k; binary: sigmoid, multiclass: "
       "softmax";
   doc["base_margin"] = array_of(m.base_margin);
-  json trees = json::array();
+  OrderedJson trees = OrderedJson::array();
   for (std::size_t t = 0; t < m.trees.size(); ++t) {
     const Tree& tr = m.trees[t];
     std::vector<double> thr;
     for (float v : tr.threshold) thr.push_back(f9(v));
-    json o;
+    OrderedJson o;
     o["output"] = m.tree_output[t];
     o["feature"] = array_of(tr.feature);
     o["threshold"] = array_of(thr);
@@ -158,7 +158,7 @@ std::string to_json(const Model& m) {
     o["cover"] = array_of(tr.hess);
     o["count"] = array_of(tr.count);
     if (tr.has_categorical()) {
-      json c = json::array();
+      OrderedJson c = OrderedJson::array();
       for (const auto& codes : tr.cats) c.push_back(codes);
       o["categories"] = std::move(c);
     }
@@ -169,10 +169,10 @@ std::string to_json(const Model& m) {
 }
 
 Model from_json(const std::string& text_in, const std::string& src) {
-  json v;
+  OrderedJson v;
   try {
-    v = json::parse(text_in);
-  } catch (const json::parse_error& e) {
+    v = OrderedJson::parse(text_in);
+  } catch (const OrderedJson::parse_error& e) {
     int line = 1;
     for (std::size_t k = 0; k + 1 < e.byte && k < text_in.size(); ++k) line += text_in[k] == '\n';
     std::string msg = e.what();  // "[json.exception.parse_error.101] parse error at line 2, ..."
@@ -197,10 +197,10 @@ Model from_json(const std::string& text_in, const std::string& src) {
   if (m.objective == Objective::quantile) m.objective_params.quantile_alpha = number(v, "quantile_alpha", src);
   if (m.objective == Objective::pseudo_huber) m.objective_params.huber_slope = number(v, "huber_slope", src);
   if (v.contains("label_gain")) {
-    const json& gains = v["label_gain"];
+    const OrderedJson& gains = v["label_gain"];
     if (!gains.is_array() || gains.empty())
       input_error(src, 0, "label_gain", "model file: 'label_gain' is not a list of numbers");
-    for (const json& x : gains) {
+    for (const OrderedJson& x : gains) {
       if (!x.is_number()) input_error(src, 0, "label_gain", "model file: 'label_gain' holds a non-number");
       m.objective_params.label_gain.push_back(x.get<double>());
     }
@@ -210,16 +210,16 @@ Model from_json(const std::string& text_in, const std::string& src) {
   m.num_class = static_cast<int>(number(v, "num_class", src));
   m.num_features = static_cast<int>(number(v, "num_features", src));
   if (v.contains("feature_names")) {
-    const json& names = v["feature_names"];
+    const OrderedJson& names = v["feature_names"];
     if (!names.is_array() || names.size() != static_cast<std::size_t>(m.num_features))
       input_error(src, 0, "feature_names", "model file: 'feature_names' must hold num_features strings");
-    for (const json& n : names) {
+    for (const OrderedJson& n : names) {
       if (!n.is_string()) input_error(src, 0, "feature_names", "model file: 'feature_names' must hold strings");
       m.feature_names.push_back(n.get<std::string>());
     }
   }
   if (v.contains("categories")) {
-    const json& c = v["categories"];
+    const OrderedJson& c = v["categories"];
     if (!c.is_array() || c.size() != static_cast<std::size_t>(m.num_features))
       input_error(src, 0, "categories", "model file: 'categories' must hold num_features entries");
     m.categories.is.assign(c.size(), 0);
@@ -229,24 +229,24 @@ Model from_json(const std::string& text_in, const std::string& src) {
       if (!c[f].is_array())
         input_error(src, 0, "categories", "model file: 'categories' holds lists of strings or null");
       m.categories.is[f] = 1;
-      for (const json& n : c[f]) {
+      for (const OrderedJson& n : c[f]) {
         if (!n.is_string()) input_error(src, 0, "categories", "model file: 'categories' holds lists of strings");
         m.categories.names[f].push_back(n.get<std::string>());
       }
     }
   }
   if (v.contains("libsvm_absent")) {  // absent: missing, as before the key
-    const json& a = v["libsvm_absent"];
+    const OrderedJson& a = v["libsvm_absent"];
     if (!a.is_string() || (a != "zero" && a != "missing"))
       input_error(src, 0, "libsvm_absent", "model file: 'libsvm_absent' must be \"zero\" or \"missing\"");
     m.libsvm_absent_zero = a == "zero";
   }
   if (v.contains("classes")) {  // older files and numeric labels have none
-    const json& c = v["classes"];
+    const OrderedJson& c = v["classes"];
     const std::size_t most = m.objective == Objective::binary ? 2 : static_cast<std::size_t>(m.num_class);
     if (!c.is_array() || predicts_amount(m.objective) || c.size() > most)
       input_error(src, 0, "classes", "model file: 'classes' must hold at most num_class names of a classifier");
-    for (const json& n : c) {
+    for (const OrderedJson& n : c) {
       if (!n.is_string()) input_error(src, 0, "classes", "model file: 'classes' must hold strings");
       m.classes.push_back(n.get<std::string>());
     }
@@ -254,9 +254,9 @@ Model from_json(const std::string& text_in, const std::string& src) {
   m.base_margin = nums<double>(v, "base_margin", src);
   if (static_cast<int>(m.base_margin.size()) != m.num_outputs())
     input_error(src, 0, "base_margin", "model file: base_margin has the wrong length");
-  const json& trees = field(v, "trees", src);
+  const OrderedJson& trees = field(v, "trees", src);
   if (!trees.is_array()) input_error(src, 0, "trees", "model file: 'trees' is not an array");
-  for (const json& t : trees) {
+  for (const OrderedJson& t : trees) {
     Tree tr;
     tr.feature = nums<int>(t, "feature", src);
     tr.threshold = nums<float>(t, "threshold", src);
@@ -273,12 +273,12 @@ Model from_json(const std::string& text_in, const std::string& src) {
     tr.depth.assign(static_cast<std::size_t>(nn), 0);
     tr.cats.assign(static_cast<std::size_t>(nn), {});
     if (t.contains("categories")) {
-      const json& c = t["categories"];
+      const OrderedJson& c = t["categories"];
       if (!c.is_array() || c.size() != static_cast<std::size_t>(nn))
         input_error(src, 0, "categories", "model file: a tree's 'categories' must hold one list per node");
       for (std::size_t k = 0; k < c.size(); ++k) {
         if (!c[k].is_array()) input_error(src, 0, "categories", "model file: a tree's 'categories' holds lists");
-        for (const json& code : c[k]) {
+        for (const OrderedJson& code : c[k]) {
           if (!code.is_number_integer() || code.get<long long>() < 0 || code.get<long long>() > 255)
             input_error(src, 0, "categories", "model file: a category code must be an integer in 0..255");
           tr.cats[k].push_back(code.get<int>());

@@ -11,7 +11,7 @@ namespace hpct::gbdt {
 
 namespace {
 // Below this many rows per chunk a thread costs more than it saves.
-constexpr long long kMinChunkRows = 4096;
+constexpr long long kMinPartitionChunkRows = 4096;
 // Right pieces of fewer rows than this in all are placed on the calling thread: a memmove of at
 // most 256 KiB costs less than a parallel region whose threads sleep between regions
 // (OMP_WAIT_POLICY=passive, or cores shared with other processes).
@@ -213,7 +213,7 @@ long long partition_piece(int* idx, int* tmp, long long m, const std::uint8_t* c
 // to the same part of scratch; the chunks' pieces are then moved to their final places.
 long long RowPartition::split_host(long long b, long long n, const SplitRule& rule,
                                    const View2<std::uint8_t>& columns) {
-  const long long chunks = kmin(static_cast<long long>(counts_.size()) / 2, host_chunks(n, kMinChunkRows));
+  const long long chunks = kmin(static_cast<long long>(counts_.size()) / 2, host_chunks(n, kMinPartitionChunkRows));
   const long long per = (n + chunks - 1) / chunks;
   int* idx = index_.data() + b;
   int* tmp = scratch_.data() + b;

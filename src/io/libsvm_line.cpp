@@ -15,7 +15,7 @@
 namespace hpct::io {
 namespace {
 
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const float kAbsentNaN = std::numeric_limits<float>::quiet_NaN();
 
 // A LibSVM entry's feature id (as written, base included); errors name the line.
 long long libsvm_id(const TextLayout& t, const Line& l, const std::string& id_s) {
@@ -56,7 +56,7 @@ long long parse_libsvm(const TextLayout& t, const Line& l, float* x, float* y) {
       input_error(t.file, l.number, "",
                   "label '" + tok + "' " + parse_problem(py == Parsed::number ? Parsed::not_a_number : py));
     *y = v;
-    std::fill(x, x + t.cols, t.opt.absent_zero ? 0.0F : kNaN);  // Note [absent LibSVM entries]
+    std::fill(x, x + t.cols, t.opt.absent_zero ? 0.0F : kAbsentNaN);  // Note [absent LibSVM entries]
   }
   long long prev = -1;
   bool first = true;

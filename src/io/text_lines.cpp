@@ -12,7 +12,7 @@
 
 namespace hpct::io {
 namespace {
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const float kLineNaN = std::numeric_limits<float>::quiet_NaN();
 }  // namespace
 
 std::string trim(const char* b, const char* e) {
@@ -30,7 +30,7 @@ bool is_missing(const std::string& s) {
 // Underflow to 0 is fine.
 Parsed parse_float(const std::string& s, float& out, bool allow_infinite) {
   if (is_missing(s)) {
-    out = kNaN;
+    out = kLineNaN;
     return Parsed::number;
   }
   char* end = nullptr;
@@ -51,7 +51,7 @@ Parsed parse_float(const char* b, const char* e, float& out, bool allow_infinite
   for (const char* m : {"NA", "na", "N/A", "?", "nan", "NaN"})  // as is_missing
     missing = missing || (std::strlen(m) == n && std::memcmp(b, m, n) == 0);
   if (missing) {
-    out = kNaN;
+    out = kLineNaN;
     return Parsed::number;
   }
   float v = 0;

@@ -16,7 +16,7 @@
 namespace hpct::io {
 namespace {
 
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const float kRowNaN = std::numeric_limits<float>::quiet_NaN();
 
 // Collects the non-numeric feature fields of a read (TextStrings) with a lookup per column.
 struct StringSink {
@@ -113,12 +113,12 @@ void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y, flo
     const Parsed pv = parse_float(b, e, v, t.opt.allow_infinite && static_cast<long long>(k) != label);
     if (pv == Parsed::not_a_number && sink && static_cast<long long>(k) != label) {
       sink->add(c, row, b, e);
-      x[c++] = kNaN;
+      x[c++] = kRowNaN;
       continue;
     }
     if (pv == Parsed::not_a_number && sink && sink->out->keep_label && static_cast<long long>(k) == label) {
       sink->add(t.cols, row, b, e);  // a class name
-      if (y) *y = kNaN;
+      if (y) *y = kRowNaN;
       continue;
     }
     if (pv != Parsed::number)

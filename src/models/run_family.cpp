@@ -6,21 +6,21 @@
 namespace hpct {
 
 namespace {
-std::vector<RunFamily>& registered() {
+std::vector<RunFamily>& registered_run_families() {
   static std::vector<RunFamily> families;
   return families;
 }
 }  // namespace
 
-const std::vector<RunFamily>& run_families() { return registered(); }
+const std::vector<RunFamily>& run_families() { return registered_run_families(); }
 
 void register_run_family(const RunFamily& family) {
   if (find_run_family(family.name)) throw Error(std::string("internal: run family '") + family.name + "' twice");
-  registered().push_back(family);
+  registered_run_families().push_back(family);
 }
 
 const RunFamily* find_run_family(const std::string& name) {
-  for (const RunFamily& f : registered())
+  for (const RunFamily& f : registered_run_families())
     if (name == f.name) return &f;
   return nullptr;
 }

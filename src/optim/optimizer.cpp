@@ -282,3 +282,4 @@ template void scale_values<float>(const Optimizer<float>::Vector&, double);
 template void scale_values<double>(const Optimizer<double>::Vector&, double);
 
 }  // namespace hpct::optim
+#undef HPCT_VECTOR_WIDTH_256  // a CUDA batch goes on with other files (Note [CUDA batches])

@@ -37,7 +37,7 @@ nn::Attributes best_epoch_attributes(const BestEpoch& best) {
 
 namespace {
 
-constexpr std::size_t kShownPathBytes = 200;  // real cluster paths, bounded for generated ones
+constexpr std::size_t kShownWeightsPathBytes = 200;  // real cluster paths, bounded for generated ones
 
 // Why `path` does not hold `best` (or a later epoch); "" when it does.
 std::string best_file_problem(const std::string& path, const BestEpoch& best) {
@@ -47,7 +47,7 @@ std::string best_file_problem(const std::string& path, const BestEpoch& best) {
                                 (unsigned long long)best.epoch, best.loss);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
-    return "'" + clip_for_log(path, kShownPathBytes) + "' is missing; it should hold " + want;
+    return "'" + clip_for_log(path, kShownWeightsPathBytes) + "' is missing; it should hold " + want;
   try {
     const h5::File f = h5::File::open_read(path);
     if (h5::has_attr(f, "/", "best_epoch") && h5::has_attr(f, "/", "best_val_loss")) {
@@ -60,10 +60,10 @@ std::string best_file_problem(const std::string& path, const BestEpoch& best) {
         return {};
     }
   } catch (const std::exception& e) {
-    return "'" + clip_for_log(path, kShownPathBytes) + "' cannot be read (" + e.what() + "); it should hold " +
+    return "'" + clip_for_log(path, kShownWeightsPathBytes) + "' cannot be read (" + e.what() + "); it should hold " +
            want;
   }
-  return "'" + clip_for_log(path, kShownPathBytes) + "' does not hold " + want + " (another run's file?)";
+  return "'" + clip_for_log(path, kShownWeightsPathBytes) + "' does not hold " + want + " (another run's file?)";
 }
 
 }  // namespace

@@ -27,15 +27,15 @@ namespace hpct {
 namespace {
 
 using gbdt::Data;
-using gbdt::EvalResult;
+using GbdtEvalResult = gbdt::EvalResult;  // not EvalResult: hpct has its own (train/evaluator.hpp)
 
-std::string line_of(int round, const std::vector<EvalResult>& r) {
+std::string line_of(int round, const std::vector<GbdtEvalResult>& r) {
   std::string s = strf("[%d]", round + 1);
   for (const auto& e : r) s += strf("  %s %.6f", e.name.c_str(), e.value);
   return s;
 }
 
-std::vector<MetricsSink::Field> fields_of(const std::vector<EvalResult>& r) {
+std::vector<MetricsSink::Field> fields_of(const std::vector<GbdtEvalResult>& r) {
   std::vector<MetricsSink::Field> f;
   for (const auto& e : r) f.emplace_back(e.name, e.value);
   return f;
@@ -243,7 +243,7 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
   gbdt::TrainResult res;
   {
     trace::Scope t("boosting");
-    const gbdt::RoundCallback progress = [&](int round, const std::vector<EvalResult>& r) {
+    const gbdt::RoundCallback progress = [&](int round, const std::vector<GbdtEvalResult>& r) {
       sample_device_memory();  // mid-training, while the round's buffers exist
       if ((round + 1) % log_every == 0 || round + 1 == p.num_trees) Log::info(line_of(round, r));
       std::vector<MetricsSink::Field> f = {{"round", round + 1}};
@@ -276,7 +276,7 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
   const std::vector<std::string> metrics = p.metrics.empty()
                                                ? std::vector<std::string>{gbdt::default_metric(p.objective)}
                                                : p.metrics;
-  std::vector<EvalResult> final_r;
+  std::vector<GbdtEvalResult> final_r;
   if (res.train_margins.empty()) {
     final_r = gbdt::evaluate_model(model, metrics, d.train, comm);
   } else {  // no second pass over the training rows: their margins came with the training

@@ -18,9 +18,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // Paths quoted in messages: long enough for real cluster paths, bounded for generated ones.
-constexpr std::size_t kShownPathBytes = 200;
+constexpr std::size_t kShownOutputPathBytes = 200;
 
-std::string quoted(const fs::path& p) { return "'" + clip_for_log(p.string(), kShownPathBytes) + "'"; }
+std::string quoted(const fs::path& p) { return "'" + clip_for_log(p.string(), kShownOutputPathBytes) + "'"; }
 
 // Creates a file that no writer uses in `dir` and removes it: what a write into `dir` needs
 // (outputs are written to a temporary name there and renamed). Returns an error text or "".

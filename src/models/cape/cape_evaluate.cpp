@@ -24,7 +24,7 @@
 #include "models/registry.hpp"
 
 namespace {
-const char* kUsage =
+const char* kCapeEvalUsage =
     "usage: cape_eval WEIGHTS.h5 TEST [--deck DECK] [--set KEY=VALUE]... [--csv OUT.csv] [--episodes OUT.h5]\n"
     "                 [--plot-episodes 6] [--rows N] [--pck THRESHOLD]\n"
     "  PCK@threshold (the model's cape_pck_threshold) per test category, model vs copy baseline.\n"
@@ -94,7 +94,7 @@ namespace hpct::cape {
 int cape_evaluate_main(int argc, char** argv) {
   hpct::Runtime runtime(argc, argv);
   if (argc < 3 || argv[1][0] == '-') {
-    std::fputs(kUsage, stderr);
+    std::fputs(kCapeEvalUsage, stderr);
     return 2;
   }
   const std::string weights = argv[1], data = argv[2];
@@ -105,7 +105,7 @@ int cape_evaluate_main(int argc, char** argv) {
   for (int i = 3; i < argc; i += 2) {
     const std::string a = argv[i];
     if (i + 1 >= argc) {
-      std::fprintf(stderr, "cape_eval: %s needs a value\n%s", a.c_str(), kUsage);
+      std::fprintf(stderr, "cape_eval: %s needs a value\n%s", a.c_str(), kCapeEvalUsage);
       return 2;
     }
     const std::string v = argv[i + 1];
@@ -124,7 +124,7 @@ int cape_evaluate_main(int argc, char** argv) {
       }
     } else if (a == "--rows" || a == "--plot-episodes") (a == "--rows" ? max_rows : plot) = std::stoll(v);
     else {
-      std::fprintf(stderr, "cape_eval: unknown option %s\n%s", a.c_str(), kUsage);
+      std::fprintf(stderr, "cape_eval: unknown option %s\n%s", a.c_str(), kCapeEvalUsage);
       return 2;
     }
   }

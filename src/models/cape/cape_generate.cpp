@@ -18,7 +18,7 @@
 
 namespace {
 
-const char* kUsage =
+const char* kPosegenUsage =
     "usage: posegen TRAIN.h5 TEST.h5 [--categories N] [--test-categories M] [--rows R] [--test-rows T]\n"
     "               [--size S] [--views V] [--max-keypoints K] [--seed SEED]\n"
     "  categories 0..N-M-1 go to TRAIN.h5, the last M to TEST.h5. One row = V images of one category\n"
@@ -210,12 +210,12 @@ namespace hpct::cape {
 
 int cape_generate_main(int argc, char** argv) {
   if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') {
-    std::fputs(kUsage, stderr);
+    std::fputs(kPosegenUsage, stderr);
     return 2;
   }
   long long categories = 40, test_categories = 10, rows = 2000, test_rows = 400, size = 64, views = 2,
             max_keypoints = 10, seed = 1;
-  if (const int bad = hpct::parse_count_options("posegen", argc, argv, 3, kUsage,
+  if (const int bad = hpct::parse_count_options("posegen", argc, argv, 3, kPosegenUsage,
                                                 {{"--categories", &categories},
                                                  {"--test-categories", &test_categories},
                                                  {"--rows", &rows},

@@ -25,7 +25,7 @@
 #include "models/registry.hpp"
 
 namespace {
-const char* kUsage =
+const char* kDiffusionEvalUsage =
     "usage: sample WEIGHTS.h5 DATA.h5 OUT.h5 [options]\n"
     "  --members M      ensemble size (default 8)\n"
     "  --method NAME    ddpm (ancestral, all T steps; default) or ddim (eta = 0)\n"
@@ -59,7 +59,7 @@ Options parse(int argc, char** argv) {
       pos.push_back(a);
       continue;
     }
-    if (i + 1 >= argc) throw hpct::Error(a + " needs a value\n" + kUsage, hpct::ExitCode::bad_input);
+    if (i + 1 >= argc) throw hpct::Error(a + " needs a value\n" + kDiffusionEvalUsage, hpct::ExitCode::bad_input);
     const std::string v = argv[++i];
     auto number = [&]() {
       char* end = nullptr;
@@ -78,10 +78,10 @@ Options parse(int argc, char** argv) {
     else if (a == "--weights") o.weights_choice = hpct::nn::weights_choice(v, "sample: --weights");
     else if (a == "--context") o.context = v;
     else if (a == "--fine") o.fine = v;
-    else throw hpct::Error("unknown option " + a + "\n" + kUsage, hpct::ExitCode::bad_input);
+    else throw hpct::Error("unknown option " + a + "\n" + kDiffusionEvalUsage, hpct::ExitCode::bad_input);
   }
   if (pos.size() != 3)
-    throw hpct::Error(std::string("expected WEIGHTS DATA OUT\n") + kUsage, hpct::ExitCode::bad_input);
+    throw hpct::Error(std::string("expected WEIGHTS DATA OUT\n") + kDiffusionEvalUsage, hpct::ExitCode::bad_input);
   o.weights = pos[0], o.data = pos[1], o.out = pos[2];
   if (o.sampler.members < 1 || o.chunk < o.sampler.members)
     throw hpct::Error("--members must be >= 1 and --chunk >= --members", hpct::ExitCode::bad_input);

@@ -11,7 +11,7 @@
 #include "models/diffusion/grid_patches.hpp"
 
 namespace {
-const char* kUsage =
+const char* kDiffgenUsage =
     "usage: diffgen OUT.h5 [--rows N] [--seed K]\n"
     "  fine 16x16 fields (power-law random field + fixed terrain) as `fine` [N, 256] and the coarse\n"
     "  means of the target cell and its six hexagonal neighbours as `context` [N, 7]\n"
@@ -52,7 +52,7 @@ int grid_main(const std::string& out, int argc, char** argv) {
       continue;
     }
     if (i + 1 >= argc) {
-      std::fprintf(stderr, "diffgen: %s needs a value\n%s", a.c_str(), kUsage);
+      std::fprintf(stderr, "diffgen: %s needs a value\n%s", a.c_str(), kDiffgenUsage);
       return 2;
     }
     const std::string v = argv[++i];
@@ -87,7 +87,7 @@ int grid_main(const std::string& out, int argc, char** argv) {
         return 2;
       }
     } else {
-      std::fprintf(stderr, "diffgen: unknown option %s\n%s", a.c_str(), kUsage);
+      std::fprintf(stderr, "diffgen: unknown option %s\n%s", a.c_str(), kDiffgenUsage);
       return 2;
     }
   }
@@ -111,14 +111,14 @@ namespace hpct {
 
 int diffusion_generate_main(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') {
-    std::fputs(kUsage, stderr);
+    std::fputs(kDiffgenUsage, stderr);
     return 2;
   }
   const std::string out = argv[1];
   for (int i = 2; i < argc; ++i)
     if (std::string(argv[i]) == "--grid") return grid_main(out, argc, argv);
   long long rows = 20000, seed = 1;
-  if (const int bad = hpct::parse_count_options("diffgen", argc, argv, 2, kUsage,
+  if (const int bad = hpct::parse_count_options("diffgen", argc, argv, 2, kDiffgenUsage,
                                                 {{"--rows", &rows}, {"--seed", &seed}}))
     return bad;
   if (rows < 1) {

@@ -19,7 +19,7 @@
 #include "models/gnn/rollout_evaluation.hpp"
 
 namespace {
-const char* kUsage =
+const char* kGnnEvalUsage =
     "usage: wxeval WEIGHTS.h5 DATA.nc [--lead-steps N] [--from F] [--batch N] [--csv OUT.csv] [--fields OUT.h5]\n"
     "              [--forecast OUT.nc]\n"
     "       wxeval WEIGHTS.h5 DATA.nc --init last|INDEX|TIME [--boundary FILE] [--lead-steps N]\n"
@@ -80,7 +80,7 @@ void print_future(const hpct::FutureForecast& f, const std::string& data, const 
 
 int run(int argc, char** argv, const hpct::Comm& comm) {
   if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') {
-    if (comm.rank() == 0) std::fputs(kUsage, stderr);
+    if (comm.rank() == 0) std::fputs(kGnnEvalUsage, stderr);
     return 2;
   }
   const std::string weights = argv[1], data = argv[2];
@@ -103,7 +103,7 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
     else if (a == "--boundary") boundary = v;
     else if (a == "--forecast") forecast = v;
     else if (a == "--weights") choice = hpct::nn::weights_choice(v, "wxeval: --weights");
-    else throw hpct::Error("unknown option " + a + "\n" + kUsage, hpct::ExitCode::bad_input);
+    else throw hpct::Error("unknown option " + a + "\n" + kGnnEvalUsage, hpct::ExitCode::bad_input);
   }
   if (leads < 1 || batch < 1 || !(from >= 0 && from < 1))
     throw hpct::Error("--lead-steps and --batch must be >= 1 and --from in [0, 1)", hpct::ExitCode::bad_input);

@@ -18,7 +18,7 @@ using hpct::netcdf_out::check;
 using hpct::netcdf_out::data_variable;
 using hpct::netcdf_out::text;
 
-const char* kUsage =
+const char* kWxgenUsage =
     "usage: wxgen OUT.nc [--nx N] [--ny N] [--margin N] [--hours N] [--spinup N] [--dx-km N] [--dt N] [--seed K]\n"
     "  shallow water (depth h, velocities u, v, tracer q) on a beta-plane channel of (nx + 2 margin) x\n"
     "  (ny + 2 margin) cells, forced by a jet and a diurnal heating (forcing variable `sun`), over\n"
@@ -121,7 +121,7 @@ namespace hpct {
 
 int gnn_generate_main(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') {
-    std::fputs(kUsage, stderr);
+    std::fputs(kWxgenUsage, stderr);
     return 2;
   }
   const std::string out = argv[1];
@@ -131,7 +131,7 @@ int gnn_generate_main(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) {
-      std::fprintf(stderr, "wxgen: %s needs a value\n%s", a.c_str(), kUsage);
+      std::fprintf(stderr, "wxgen: %s needs a value\n%s", a.c_str(), kWxgenUsage);
       return 2;
     }
     char* end = nullptr;
@@ -150,7 +150,7 @@ int gnn_generate_main(int argc, char** argv) {
                       : a == "--seed"   ? &o.seed
                                         : nullptr;
     if (!slot) {
-      std::fprintf(stderr, "wxgen: unknown option %s\n%s", a.c_str(), kUsage);
+      std::fprintf(stderr, "wxgen: unknown option %s\n%s", a.c_str(), kWxgenUsage);
       return 2;
     }
     *slot = v;

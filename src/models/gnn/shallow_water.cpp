@@ -12,7 +12,7 @@
 namespace hpct {
 
 namespace {
-constexpr double kPi = 3.141592653589793;
+constexpr double kPiShallowWater = 3.141592653589793;
 constexpr double kDay = 86400;
 }  // namespace
 
@@ -52,7 +52,7 @@ ShallowWater::ShallowWater(const ShallowWaterConfig& c) : c_(c) {
 double ShallowWater::sun(int i, int j, double t) const {
   // The sub-solar longitude moves westward once a day across the (periodic) domain; stronger at
   // the equatorward (low y) side.
-  const double phase = 2 * kPi * (t / kDay + static_cast<double>(i) / c_.nx);
+  const double phase = 2 * kPiShallowWater * (t / kDay + static_cast<double>(i) / c_.nx);
   const double lat = static_cast<double>(j) / (c_.ny - 1);
   return std::max(0.0, std::cos(phase)) * (1.0 - 0.5 * lat);
 }
@@ -83,7 +83,7 @@ double ShallowWater::storms(int i, int j, double t) const {
     double dx = std::fmod(std::abs(x - x0), Lx);
     dx = std::min(dx, Lx - dx);  // periodic in x
     const double r2 = (dx * dx + (y - y0) * (y - y0)) / (c_.storm_radius * c_.storm_radius);
-    sum += depth * std::sin(kPi * age / c_.storm_life) * std::exp(-0.5 * r2);
+    sum += depth * std::sin(kPiShallowWater * age / c_.storm_life) * std::exp(-0.5 * r2);
   }
   return sum;
 }

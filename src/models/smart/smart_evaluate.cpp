@@ -15,7 +15,7 @@
 #include "models/smart/rollout.hpp"
 
 namespace {
-const char* kUsage =
+const char* kSmartEvalUsage =
     "usage: smart_eval WEIGHTS.h5 SCENES.h5 [--rollouts 6] [--top-k 5] [--scenes N] [--seed K] [--csv OUT.csv]\n"
     "                  [--batch 8] [--incremental 1] [--weights ema|raw] [--scene-out SCENE.h5 [--scene K]]\n"
     "  From each scene's history (the model's grid; trajgen: 1 s), --rollouts futures to the model's\n"
@@ -35,7 +35,7 @@ namespace hpct::smart {
 int smart_evaluate_main(int argc, char** argv) {
   hpct::Runtime runtime(argc, argv);
   if (argc < 3 || argv[1][0] == '-') {
-    std::fputs(kUsage, stderr);
+    std::fputs(kSmartEvalUsage, stderr);
     return 2;
   }
   const std::string weights = argv[1], scenes = argv[2];
@@ -44,7 +44,7 @@ int smart_evaluate_main(int argc, char** argv) {
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) {
-      std::fprintf(stderr, "smart_eval: %s needs a value\n%s", a.c_str(), kUsage);
+      std::fprintf(stderr, "smart_eval: %s needs a value\n%s", a.c_str(), kSmartEvalUsage);
       return 2;
     }
     const std::string v = argv[++i];
@@ -70,7 +70,7 @@ int smart_evaluate_main(int argc, char** argv) {
     else if (a == "--batch") o.scenes_per_batch = static_cast<int>(n);
     else if (a == "--incremental") o.incremental = n != 0;
     else {
-      std::fprintf(stderr, "smart_eval: unknown option %s\n%s", a.c_str(), kUsage);
+      std::fprintf(stderr, "smart_eval: unknown option %s\n%s", a.c_str(), kSmartEvalUsage);
       return 2;
     }
   }

@@ -10,7 +10,7 @@
 #include "models/smart/traffic_sim.hpp"
 
 namespace {
-const char* kUsage =
+const char* kTrajgenUsage =
     "usage: trajgen OUT.h5 [--scenes N] [--seed K] [--churn F]\n"
     "  one row per scene, every field ragged (name + name_offsets [N + 1]):\n"
     "    agent_state [agents, 91, 5] float32  x, y (m), heading (rad), vx, vy (m/s) at 10 Hz\n"
@@ -31,14 +31,14 @@ namespace hpct::smart {
 
 int smart_generate_main(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') {
-    std::fputs(kUsage, stderr);
+    std::fputs(kTrajgenUsage, stderr);
     return 2;
   }
   const std::string out = argv[1];
   long long scenes = 200, seed = 1;
   hpct::scenes::SceneOptions options;
   if (const int bad = hpct::parse_count_options(
-          "trajgen", argc, argv, 2, kUsage,
+          "trajgen", argc, argv, 2, kTrajgenUsage,
           {{"--scenes", &scenes}, {"--seed", &seed}, {"--churn", &options.churn}}))
     return bad;
   if (options.churn > 1) {

@@ -14,7 +14,7 @@
 #include "models/smart/scene_import.hpp"
 
 namespace {
-const char* kUsage =
+const char* kScenesImportUsage =
     "usage: scenes_import TRACKS.csv OUT.h5 [--map MAP]... [--map-origin LAT,LON] [--write-map MAP.csv]\n"
     "                     [--rate HZ] [--step S] [--history S] [--window S] [--stride S]\n"
     "                     [--align start|end] [--max-gap S] [--type NAME] [--other NAME]\n"
@@ -54,7 +54,7 @@ namespace hpct::smart {
 
 int smart_import_main(int argc, char** argv) {
   if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') {
-    std::fputs(kUsage, stderr);
+    std::fputs(kScenesImportUsage, stderr);
     return 2;
   }
   const std::string tracks = argv[1], out = argv[2];
@@ -66,7 +66,7 @@ int smart_import_main(int argc, char** argv) {
   for (int i = 3; i < argc; i += 2) {
     const std::string a = argv[i];
     if (i + 1 >= argc) {
-      std::fprintf(stderr, "scenes_import: %s needs a value\n%s", a.c_str(), kUsage);
+      std::fprintf(stderr, "scenes_import: %s needs a value\n%s", a.c_str(), kScenesImportUsage);
       return 2;
     }
     const std::string v = argv[i + 1];
@@ -99,7 +99,7 @@ int smart_import_main(int argc, char** argv) {
                        : a == "--max-gap" ? &max_gap
                                           : nullptr;
       if (!target) {
-        std::fprintf(stderr, "scenes_import: unknown option %s\n%s", a.c_str(), kUsage);
+        std::fprintf(stderr, "scenes_import: unknown option %s\n%s", a.c_str(), kScenesImportUsage);
         return 2;
       }
       char* end = nullptr;

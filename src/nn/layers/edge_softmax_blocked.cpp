@@ -351,3 +351,4 @@ void backward(int, int, const BwArgs&, const edge_detail::DropDraw<float>&) {
 #endif
 
 }  // namespace hpct::nn::edge_blocked
+#undef HPCT_EDGE_BLOCKED  // a CUDA batch goes on with other files (Note [CUDA batches])

@@ -1,0 +1,125 @@
+# CUDA builds: the library's Kokkos sources are compiled in batches, one translation unit including
+# several .cpp files of one library target, so nvcc parses Kokkos_Core.hpp once per batch.
+#
+# Note [CUDA batches]: under nvcc every translation unit pays 5-9 s of CPU for Kokkos_Core.hpp alone,
+# most of a typical library file's compile (docs/perf-log/build-times.md). CMake's UNITY_BUILD would
+# batch them, but its batch files #include the sources by absolute path, so a fresh clone in another
+# folder (CI's) would miss ccache on every batch of every run. Ours name each source by its path under
+# src/ (`#include "nn/conv.cpp"`, found through the layers' -I src), so a batch's text is the same in
+# every clone and ccache's relative keys (CCACHE_BASEDIR = the clone, scripts/setup) hit across clones.
+# A batch file is rewritten only when its text changes (file(CONFIGURE)), so a reconfigure rebuilds
+# nothing. A batch is up to HPCTRAIN_CUDA_BATCH_SIZE files of one target in path order (an edit
+# recompiles its batch). Stay alone: the host-only sources (Note [host-only sources]: they skip nvcc,
+# so batching would only put them back under it), sources with flags, definitions or include
+# directories of their own, and sources outside src/. The host build (clang-tidy, the tests' compile
+# commands) keeps one file per translation unit. Files of one batch share one translation unit: two
+# files of one target must not define the same name in an anonymous namespace or as `static`, and a
+# .cpp #undefs the macros it defines and puts no `using namespace` at file scope. Nothing lists the
+# files that break this: a clash is a compile error of the CUDA build, which CI runs. On in CUDA builds
+# through nvcc_wrapper (-DHPCTRAIN_CUDA_BATCH=OFF for one file per unit); a host build may turn it on
+# to look for clashes with g++.
+
+# hpctrain_cuda_batch(DIR...): applies Note [CUDA batches] to the library targets of the source
+# directories DIR (after they were added, and after hpctrain_cuda_host_only).
+function(hpctrain_cuda_batch)
+  set(default OFF)
+  if(Kokkos_ENABLE_CUDA AND CMAKE_CXX_COMPILER MATCHES "nvcc_wrapper$")
+    set(default ON)
+  endif()
+  option(HPCTRAIN_CUDA_BATCH "Compile the library's sources in batches of HPCTRAIN_CUDA_BATCH_SIZE (Note [CUDA batches])"
+         ${default})
+  set(HPCTRAIN_CUDA_BATCH_SIZE 8 CACHE STRING "Library files per translation unit when HPCTRAIN_CUDA_BATCH is on")
+  if(NOT HPCTRAIN_CUDA_BATCH)
+    return()
+  endif()
+  set(src_dir ${PROJECT_SOURCE_DIR}/src)
+  set(out_dir ${PROJECT_BINARY_DIR}/cuda_batch)
+  set(own_properties COMPILE_OPTIONS COMPILE_DEFINITIONS COMPILE_FLAGS INCLUDE_DIRECTORIES GENERATED
+                     HEADER_FILE_ONLY SKIP_UNITY_BUILD_INCLUSION SKIP_PRECOMPILE_HEADERS)
+  set(batched 0)
+  set(batches 0)
+  foreach(dir ${ARGN})
+    get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+    foreach(target ${targets})
+      get_target_property(type ${target} TYPE)
+      get_target_property(includes ${target} INCLUDE_DIRECTORIES)
+      if(NOT type MATCHES "^(STATIC|SHARED|OBJECT)_LIBRARY$" OR NOT src_dir IN_LIST includes)
+        continue()
+      endif()
+      get_target_property(target_sources ${target} SOURCES)
+      get_target_property(target_dir ${target} SOURCE_DIR)
+      set(members "")
+      foreach(source ${target_sources})
+        if(NOT source MATCHES "\\.cpp$" OR source MATCHES "^\\$<")
+          continue()
+        endif()
+        cmake_path(ABSOLUTE_PATH source BASE_DIRECTORY ${target_dir} NORMALIZE OUTPUT_VARIABLE path)
+        cmake_path(IS_PREFIX src_dir ${path} NORMALIZE under_src)
+        set(alone ON)
+        if(under_src)
+          set(alone OFF)
+        endif()
+        foreach(property ${own_properties})
+          get_source_file_property(value ${path} TARGET_DIRECTORY ${target} ${property})
+          if(value)
+            set(alone ON)
+          endif()
+        endforeach()
+        if(NOT alone)
+          cmake_path(RELATIVE_PATH path BASE_DIRECTORY ${src_dir} OUTPUT_VARIABLE relative)
+          list(APPEND members ${relative})
+        endif()
+      endforeach()
+      list(SORT members)
+      # One folder's files at a time (a family, a layer's kernels): related files share a batch, and
+      # a file added to a folder moves the batches of that folder only.
+      set(folders "")
+      foreach(relative ${members})
+        cmake_path(GET relative PARENT_PATH folder)
+        list(APPEND folders "${folder}")
+      endforeach()
+      list(REMOVE_DUPLICATES folders)
+      set(index 0)
+      foreach(folder ${folders})
+        set(group "")
+        foreach(relative ${members})
+          cmake_path(GET relative PARENT_PATH parent)
+          if(parent STREQUAL folder)
+            list(APPEND group ${relative})
+          endif()
+        endforeach()
+        list(LENGTH group size)
+        if(size LESS 2)
+          continue()  # a single file compiles as before
+        endif()
+        set(start 0)
+        set(part 0)
+        while(start LESS size)
+          math(EXPR stop "${start} + ${HPCTRAIN_CUDA_BATCH_SIZE} - 1")
+          if(stop GREATER_EQUAL size)
+            math(EXPR stop "${size} - 1")
+          endif()
+          if(stop EQUAL start)
+            break()  # the last file of a folder alone
+          endif()
+          set(text "// Generated by cmake/CudaBatch.cmake (Note [CUDA batches]): one translation unit, several sources.\n")
+          foreach(i RANGE ${start} ${stop})
+            list(GET group ${i} relative)
+            string(APPEND text "#include \"${relative}\"\n")
+            set_source_files_properties(${src_dir}/${relative} TARGET_DIRECTORY ${target} PROPERTIES HEADER_FILE_ONLY ON)
+            math(EXPR batched "${batched} + 1")
+          endforeach()
+          string(REPLACE "/" "_" stem "${folder}")
+          set(batch ${out_dir}/${target}/${stem}_${part}.cpp)
+          file(CONFIGURE OUTPUT ${batch} CONTENT "${text}" @ONLY)
+          target_sources(${target} PRIVATE ${batch})
+          math(EXPR index "${index} + 1")
+          math(EXPR part "${part} + 1")
+          math(EXPR start "${stop} + 1")
+        endwhile()
+      endforeach()
+      math(EXPR batches "${batches} + ${index}")
+    endforeach()
+  endforeach()
+  message(STATUS "hpctrain: ${batched} library sources compiled in ${batches} batches (Note [CUDA batches])")
+endfunction()
