@@ -200,7 +200,8 @@ void accumulate_histogram(const View2<std::uint8_t>& bins, const View1<int>& off
         });
     return;
   }
-  const long long chunks = kmin(static_cast<long long>(partial.extent(0)), host_chunks(count, kMinHistogramChunkRows));
+  const long long chunks = kmin(static_cast<long long>(partial.extent(0)),
+                                host_chunks(count, kMinHistogramChunkRows));
   const long long per_chunk = (count + chunks - 1) / chunks;
   // Packed: the sums fill only the first half of hist (expanded afterwards), and of the partials.
   const long long size = static_cast<long long>(hist.extent(0)) / (packed ? kHistStride : 1);

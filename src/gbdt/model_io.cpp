@@ -124,7 +124,8 @@ std::string to_json(const Model& m) {
   if (m.categories.any()) {  // per feature: its categories by code, null for a numeric feature
     OrderedJson c = OrderedJson::array();
     for (int f = 0; f < m.num_features; ++f)
-      c.push_back(m.categories.of(f) ? OrderedJson(m.categories.names[static_cast<std::size_t>(f)]) : OrderedJson(nullptr));
+      c.push_back(m.categories.of(f) ? OrderedJson(m.categories.names[static_cast<std::size_t>(f)])
+                                     : OrderedJson(nullptr));
     doc["categories"] = std::move(c);
   }
   if (!m.classes.empty()) doc["classes"] = m.classes;       // text labels: class k's name (Note [text labels])

@@ -60,8 +60,8 @@ std::string best_file_problem(const std::string& path, const BestEpoch& best) {
         return {};
     }
   } catch (const std::exception& e) {
-    return "'" + clip_for_log(path, kShownWeightsPathBytes) + "' cannot be read (" + e.what() + "); it should hold " +
-           want;
+    return "'" + clip_for_log(path, kShownWeightsPathBytes) + "' cannot be read (" + e.what() +
+           "); it should hold " + want;
   }
   return "'" + clip_for_log(path, kShownWeightsPathBytes) + "' does not hold " + want + " (another run's file?)";
 }
