@@ -8,14 +8,20 @@
 # src/ (`#include "nn/conv.cpp"`, found through the layers' -I src), so a batch's text is the same in
 # every clone and ccache's relative keys (CCACHE_BASEDIR = the clone, scripts/setup) hit across clones.
 # A batch file is rewritten only when its text changes (file(CONFIGURE)), so a reconfigure rebuilds
-# nothing. A batch is up to HPCTRAIN_CUDA_BATCH_SIZE files of one target in path order (an edit
-# recompiles its batch). Stay alone: the host-only sources (Note [host-only sources]: they skip nvcc,
-# so batching would only put them back under it), sources with flags, definitions or include
-# directories of their own, and sources outside src/. The host build (clang-tidy, the tests' compile
+# nothing. A batch is up to HPCTRAIN_CUDA_BATCH_SIZE files (8: a batch of 8 took a third of the CPU
+# of its files alone, docs/perf-log/build-times.md) of one folder of one target, in path order (an
+# edit recompiles its batch; a file added moves only its folder's batches). Stay alone: the host-only
+# sources (Note [host-only sources]: they skip nvcc, so batching would only put them back under it),
+# sources with flags, definitions or include directories of their own or marked
+# SKIP_UNITY_BUILD_INCLUSION (with the reason, in src/CMakeLists.txt), a folder's last file when
+# it is left over, and sources outside src/. The host build (clang-tidy, the tests' compile
 # commands) keeps one file per translation unit. Files of one batch share one translation unit: two
-# files of one target must not define the same name in an anonymous namespace or as `static`, and a
+# files of one folder must not define the same name in an anonymous namespace or as `static`, and a
 # .cpp #undefs the macros it defines and puts no `using namespace` at file scope. Nothing lists the
-# files that break this: a clash is a compile error of the CUDA build, which CI runs. On in CUDA builds
+# files that break this: a clash is a compile error of the CUDA build (a redefinition or an ambiguous
+# call), which CI runs; a file-local helper of the same name but another signature would overload
+# silently, so such helpers get names of their own (a host build with the option on and
+# -DHPCTRAIN_CUDA_BATCH_SIZE=1000 puts every folder in one batch to check). On in CUDA builds
 # through nvcc_wrapper (-DHPCTRAIN_CUDA_BATCH=OFF for one file per unit); a host build may turn it on
 # to look for clashes with g++.
 

@@ -136,7 +136,7 @@ class PointBuckets {
 };
 
 // [great-circle length km, east, north] of the displacement receiver - sender in the receiver's frame.
-void add_edge(EdgeList& e, int s, int r, const Vec& ps, const Vec& pr) {
+void add_sphere_edge(EdgeList& e, int s, int r, const Vec& ps, const Vec& pr) {
   e.sender.push_back(s);
   e.receiver.push_back(r);
   const Vec d = {pr[0] - ps[0], pr[1] - ps[1], pr[2] - ps[2]};
@@ -244,7 +244,7 @@ MeshGraph build_sphere_mesh_graph(const std::vector<double>& lat, const std::vec
   for (const auto& [a, b] : s.edges) {
     const int ia = index[static_cast<std::size_t>(a)], ib = index[static_cast<std::size_t>(b)];
     if (ia >= 0 && ib >= 0)
-      add_edge(g.m2m, ia, ib, node[static_cast<std::size_t>(ia)], node[static_cast<std::size_t>(ib)]);
+      add_sphere_edge(g.m2m, ia, ib, node[static_cast<std::size_t>(ia)], node[static_cast<std::size_t>(ib)]);
   }
   g.m2m.senders = g.m2m.receivers = M;
   {
@@ -255,14 +255,14 @@ MeshGraph build_sphere_mesh_graph(const std::vector<double>& lat, const std::vec
       points.within(node[static_cast<std::size_t>(m)], g2m_radius, [&](int p, double) { senders.push_back(p); });
       std::sort(senders.begin(), senders.end());
       for (int p : senders)
-        add_edge(g.g2m, p, m, grid[static_cast<std::size_t>(p)], node[static_cast<std::size_t>(m)]);
+        add_sphere_edge(g.g2m, p, m, grid[static_cast<std::size_t>(p)], node[static_cast<std::size_t>(m)]);
     }
   }
   g.g2m.senders = static_cast<std::int64_t>(N), g.g2m.receivers = M;
   for (std::size_t p = 0; p < N; ++p)
     for (int k : nearest3[p]) {
       const int m = index[static_cast<std::size_t>(k)];
-      add_edge(g.m2g, m, static_cast<int>(p), node[static_cast<std::size_t>(m)], grid[p]);
+      add_sphere_edge(g.m2g, m, static_cast<int>(p), node[static_cast<std::size_t>(m)], grid[p]);
     }
   g.m2g.senders = M, g.m2g.receivers = static_cast<std::int64_t>(N);
   double longest = 0;
