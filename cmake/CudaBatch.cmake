@@ -13,8 +13,9 @@
 # edit recompiles its batch; a file added moves only its folder's batches). Stay alone: the host-only
 # sources (Note [host-only sources]: they skip nvcc, so batching would only put them back under it),
 # sources with flags, definitions or include directories of their own or marked
-# SKIP_UNITY_BUILD_INCLUSION (with the reason, in src/CMakeLists.txt), a folder's last file when
-# it is left over, and sources outside src/. The host build (clang-tidy, the tests' compile
+# SKIP_UNITY_BUILD_INCLUSION (with the reason, in src/CMakeLists.txt), the files that include
+# hpctrain/version.hpp (the commit's hash: they miss ccache at every commit and would take their
+# batch along), a folder's last file when it is left over, and sources outside src/. The host build (clang-tidy, the tests' compile
 # commands) keeps one file per translation unit. Files of one batch share one translation unit: two
 # files of one folder must not define the same name in an anonymous namespace or as `static`, and a
 # .cpp #undefs the macros it defines and puts no `using namespace` at file scope. Nothing lists the
@@ -71,6 +72,13 @@ function(hpctrain_cuda_batch)
             set(alone ON)
           endif()
         endforeach()
+        if(NOT alone)
+          # The commit's hash changes with every commit: its file recompiles in every CI run, alone.
+          file(STRINGS ${path} version_include REGEX "^#include \"hpctrain/version.hpp\"")
+          if(version_include)
+            set(alone ON)
+          endif()
+        endif()
         if(NOT alone)
           cmake_path(RELATIVE_PATH path BASE_DIRECTORY ${src_dir} OUTPUT_VARIABLE relative)
           list(APPEND members ${relative})
