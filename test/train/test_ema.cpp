@@ -125,7 +125,7 @@ TEST(Ema, OffByDefaultAndTheTrainedWeightsDoNotDependOnIt) {
 }
 
 // fp16 steps whose gradients overflow are skipped: the EMA does not move on them.
-TEST(Ema, SkippedFp16StepsDoNotUpdateIt) {
+TEST(Ema, Fp16OverflowStepsLeaveItUnchanged) {
   const Comm comm;
   const std::string data = hpct::test::friedman_file(comm, "ema_fp16", 403);
   const EmaRun r = train(comm, data,
