@@ -55,7 +55,6 @@ void silu_grad(const Matrix& s, const Matrix& y, const Matrix& dy, const Matrix&
 }
 
 }  // namespace gnn_kernels
-using namespace gnn_kernels;
 
 template <class Scalar>
 EdgeMlp<Scalar>::EdgeMlp(Store& store, nn::Workspace<Scalar>& ws, const std::string& name, const DeviceEdges& g,
@@ -116,14 +115,14 @@ const Tensor<Scalar>& EdgeMlp<Scalar>::forward(const T& edge, const T& send, con
   const int L = latent_, E = n * static_cast<int>(g_.edges);
   const int S = n * static_cast<int>(g_.senders), R = n * static_cast<int>(g_.receivers);
   const bool lowp = precision_ != nn::Precision::fp32;
-  split_blocks(typename T::Matrix(w_), wb_->matrix(), L);
+  gnn_kernels::split_blocks(typename T::Matrix(w_), wb_->matrix(), L);
   if (lowp) nn::round_values(precision_, wb_->data(), std::int64_t{3} * L * L);
   const int Ee = static_edges_ ? static_cast<int>(g_.edges) : E;  // edge rows multiplied
   const T& ze = static_edges_ ? *ze_ : *z_;
   nn::gemm('N', 'T', Scalar(1), edge.rows(Ee), block(*wb_, 0), Scalar(0), ze.rows(Ee));
   nn::gemm('N', 'T', Scalar(1), send.rows(S), block(*wb_, 1), Scalar(0), ps_->rows(S));
   nn::gemm('N', 'T', Scalar(1), recv.rows(R), block(*wb_, 2), Scalar(0), pr_->rows(R));
-  edge_silu(g_, ze.matrix(), Ee, z_->matrix(), ps_->matrix(), pr_->matrix(), b_, y_->matrix(), n, L);
+  gnn_kernels::edge_silu(g_, ze.matrix(), Ee, z_->matrix(), ps_->matrix(), pr_->matrix(), b_, y_->matrix(), n, L);
   if (lowp) {
     nn::round_values(precision_, y_->data(), static_cast<std::int64_t>(E) * L);
     nn::round_values(precision_, z_->data(), static_cast<std::int64_t>(E) * L);
@@ -141,7 +140,7 @@ void EdgeMlp<Scalar>::backward(const T& edge, const T& send, const T& recv, cons
   const bool lowp = precision_ != nn::Precision::fp32;
   norm_->backward(fc2_.output(), dy, *dnorm_, nn::GradMode::assign, E);
   fc2_.backward(*y_, *dnorm_, *dh_, nn::GradMode::assign, E);
-  silu_grad(z_->matrix(), y_->matrix(), dh_->matrix(), dz_->matrix(), E, L);
+  gnn_kernels::silu_grad(z_->matrix(), y_->matrix(), dh_->matrix(), dz_->matrix(), E, L);
   if (lowp) nn::round_values(precision_, dz_->data(), static_cast<std::int64_t>(E) * L);
   // The node products' gradients: dz summed over each node's edges (fixed order, no atomics).
   sum_edges_into_nodes(g_.by_sender, g_.edges, dz_->matrix(), 0, dps_->rows(S), n, false);
@@ -157,7 +156,7 @@ void EdgeMlp<Scalar>::backward(const T& edge, const T& send, const T& recv, cons
   nn::gemm('T', 'N', Scalar(1), dze.rows(Ee), edge.rows(Ee), Scalar(0), block(*dwb_, 0));
   nn::gemm('T', 'N', Scalar(1), dps_->rows(S), send.rows(S), Scalar(0), block(*dwb_, 1));
   nn::gemm('T', 'N', Scalar(1), dpr_->rows(R), recv.rows(R), Scalar(0), block(*dwb_, 2));
-  add_blocks(dwb_->matrix(), typename T::Matrix(dw_), L);
+  gnn_kernels::add_blocks(dwb_->matrix(), typename T::Matrix(dw_), L);
   store_->report_ready(w_index_, b_index_);
   // The inputs' gradients, d_recv before d_send (they may be one tensor).
   const auto input_grad = [&](const T& d, bool acc, const T& dp, int rows, int k) {

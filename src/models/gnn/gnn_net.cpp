@@ -51,7 +51,6 @@ void add_rows(const char* label, const Matrix& out, const Matrix& a, const Matri
 }
 
 }  // namespace gnn_kernels
-using namespace gnn_kernels;
 
 template <class Scalar>
 GnnNet<Scalar>::GnnNet(const GnnConfig& c, int capacity, nn::Precision p)
@@ -111,10 +110,10 @@ GnnNet<Scalar>::GnnNet(const GnnConfig& c, MeshGraph graph, int capacity, nn::Pr
   encoder_->bind(store_);
   for (auto& layer : processor_) layer->bind(store_);
   decoder_->bind(store_);
-  fill_copies(*mesh_x_, graph_.mesh_features, 1);
-  fill_copies(*g2m_x_, graph_.g2m.features, 1);
-  fill_copies(*m2m_x_, graph_.m2m.features, 1);
-  fill_copies(*m2g_x_, graph_.m2g.features, 1);
+  gnn_kernels::fill_copies(*mesh_x_, graph_.mesh_features, 1);
+  gnn_kernels::fill_copies(*g2m_x_, graph_.g2m.features, 1);
+  gnn_kernels::fill_copies(*m2m_x_, graph_.m2m.features, 1);
+  gnn_kernels::fill_copies(*m2g_x_, graph_.m2g.features, 1);
 }
 
 template <class Scalar>
@@ -139,9 +138,9 @@ std::unique_ptr<InteractionNet<Scalar>> GnnNet<Scalar>::interaction_net(const st
 template <class Scalar>
 void GnnNet<Scalar>::set_sphere_positions(const std::vector<double>& lat, const std::vector<double>& lon) {
   set_sphere_edge_features(graph_, lat, lon);
-  fill_copies(*g2m_x_, graph_.g2m.features, 1);
-  fill_copies(*m2m_x_, graph_.m2m.features, 1);
-  fill_copies(*m2g_x_, graph_.m2g.features, 1);
+  gnn_kernels::fill_copies(*g2m_x_, graph_.g2m.features, 1);
+  gnn_kernels::fill_copies(*m2m_x_, graph_.m2m.features, 1);
+  gnn_kernels::fill_copies(*m2g_x_, graph_.m2g.features, 1);
 }
 
 template <class Scalar>
@@ -160,7 +159,8 @@ const Tensor<Scalar>& GnnNet<Scalar>::forward(const T& x, int n) {
   const T& em = embed_static(m2m_embed_, *m2m_x_, m2m_.edges, *m2m_h_);
   const T& ed = m2g_embed_.forward(*m2g_x_, static_cast<int>(m2g_.edges));
   encoder_->forward(eg, gh, mh, n);
-  add_rows("gnn_grid_res", grid_h1_->matrix(), gh.matrix(), grid_mlp_.forward(gh, rN).matrix(), false, rN);
+  gnn_kernels::add_rows("gnn_grid_res", grid_h1_->matrix(), gh.matrix(), grid_mlp_.forward(gh, rN).matrix(), false,
+                        rN);
   const T* mesh = &encoder_->receiver_output();
   const T* edge = &em;
   for (auto& layer : processor_) {
@@ -199,7 +199,7 @@ void GnnNet<Scalar>::backward(const T& x, int n, bool input_grad) {
   // d_edge_[cur] now holds dL/d(m2m embedding), d_mesh_[cur] dL/d(encoder output).
   const T& gh = grid_embed_.output();
   grid_mlp_.backward(gh, *d_gh1_, *d_gh_, GradMode::assign, rN);
-  add_rows("gnn_grid_res_bw", d_gh_->matrix(), d_gh_->matrix(), d_gh1_->matrix(), false, rN);
+  gnn_kernels::add_rows("gnn_grid_res_bw", d_gh_->matrix(), d_gh_->matrix(), d_gh1_->matrix(), false, rN);
   if (c_.recompute) encoder_->forward(g2m_embed_.output(), gh, *mesh_h_, n);
   encoder_->backward(g2m_embed_.output(), gh, *mesh_h_, *d_mesh_[cur], none, *d_g2m_, GradMode::assign, *d_gh_,
                      GradMode::accumulate, *d_mh_, GradMode::assign, n);

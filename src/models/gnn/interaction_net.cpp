@@ -33,7 +33,6 @@ void add_into(const char* label, const Matrix& out, bool accumulate, const Matri
 }
 
 }  // namespace gnn_kernels
-using namespace gnn_kernels;
 
 template <class Scalar>
 InteractionNet<Scalar>::InteractionNet(nn::ParameterStore<Scalar>& store, nn::Workspace<Scalar>& ws,
@@ -63,6 +62,7 @@ void InteractionNet<Scalar>::bind(const nn::ParameterStore<Scalar>& store) {
 
 template <class Scalar>
 void InteractionNet<Scalar>::forward(const T& edge, const T& send, const T& recv, int n) {
+  using gnn_kernels::add_into;
   const int L = latent_, E = n * static_cast<int>(g_.edges), R = n * static_cast<int>(g_.receivers);
   const T& msg = edge_mlp_.forward(edge, send, recv, n);
   sum_edges_into_nodes(g_.by_receiver, g_.edges, msg.matrix(), 0, agg_->matrix(), n, false);
@@ -78,6 +78,7 @@ template <class Scalar>
 void InteractionNet<Scalar>::backward(const T& edge, const T& send, const T& recv, const T& d_recv_out,
                                       const T& d_edge_out, const T& d_edge, nn::GradMode edge_mode, const T& d_send,
                                       nn::GradMode send_mode, const T& d_recv, nn::GradMode recv_mode, int n) {
+  using gnn_kernels::add_into;
   const int L = latent_, E = n * static_cast<int>(g_.edges), R = n * static_cast<int>(g_.receivers);
   const bool edge_out_used = !d_edge_out.empty();
   const auto none = d_msg_->matrix();
