@@ -21,7 +21,8 @@ import sys
 from lightgbm_trees import same_trees, tree_values, trees_from_our_scores
 from tool_run import Checks, import_or_skip, tool_script
 
-lgb, np, xgb = import_or_skip("lightgbm", "numpy", "xgboost")
+lgb, np, xgb, sk_datasets = import_or_skip("lightgbm", "numpy", "xgboost", "sklearn.datasets")
+load_svmlight_file = sk_datasets.load_svmlight_file
 from rank_queries import deck_lines, final_metrics, queries
 
 apps, scratch, run = tool_script(sys.argv)
@@ -145,9 +146,15 @@ def main():
         dense_scores = b.predict(xgb.DMatrix(x.astype(np.float32)), output_margin=True)
         check(np.allclose(dense_scores, s, rtol=1e-5, atol=1e-5),
               f"XGBoost scores the zero-filled rows as predict ({np.max(np.abs(dense_scores - s)):.1e})")
-        from_file = b.predict(xgb.DMatrix(sparse + "?format=libsvm"), output_margin=True)
-        check(not np.allclose(from_file, s, rtol=1e-5, atol=1e-5),
-              "XGBoost reading the LibSVM file itself (absent = missing) scores it otherwise (docs/gbdt.md)")
+        # The file as XGBoost takes a LibSVM file (a CSR matrix: an absent entry is missing), read by
+        # scikit-learn: XGBoost 3.1 deprecates its own text reader (DMatrix("file?format=libsvm")).
+        csr, _ = load_svmlight_file(sparse, n_features=x.shape[1], dtype=np.float32, zero_based=True)
+        from_file = b.predict(xgb.DMatrix(csr), output_margin=True)
+        as_missing = b.predict(xgb.DMatrix(np.where(x == 0, np.nan, x).astype(np.float32)), output_margin=True)
+        check(np.allclose(from_file, as_missing, rtol=1e-6, atol=1e-6) and
+              not np.allclose(from_file, s, rtol=1e-5, atol=1e-5),
+              "XGBoost reading the LibSVM file itself takes absent entries as missing: the scores of the rows "
+              "with NaN for 0, not the zero-filled rows' (docs/gbdt.md)")
 
     # An ensemble keeps the reading too (its file and its GBDT members' files), for predict.
     ens_svm, ens_dense = write_svm("ens.svm", x, y, sizes, zeros=False), write_svm("ens_dense.svm", x, y, sizes, True)
