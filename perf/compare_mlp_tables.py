@@ -21,7 +21,8 @@ Two more runs per table (seed 1, not timed) show what scaling is worth: "PyTorch
 PyTorch network trained as users write it, numeric columns standardised with the training part's mean
 and population standard deviation (StandardScaler), a regression label too (predictions mapped
 back); "ours std", ours on CSVs that pandas standardised the same way (what a user of ours must do
-today: ours trains on a table's numbers as they are).
+today: ours trains on a table's numbers as they are); on regression tables also "ours x-std", the
+numbers standardised and the label as it is (which of the two scalings a table needs).
 
 Per repeat r (seed r for both tools' initialisation and shuffling), ours then PyTorch, alternating:
 ours' time is the train process's wall time (process start, CSV reading, training, weights written)
@@ -71,17 +72,18 @@ def write_csvs(name, workdir, archive):
     return paths, task, k, yte, filled
 
 
-def standardised_csvs(paths, task):
+def standardised_csvs(paths, task, label=True):
     """The CSVs as a user standardises them for ours: numeric columns (x - mean) / std with the training
-    part's statistics (as encode), a regression label too. Returns the paths and the label's (mean, std)."""
+    part's statistics (as encode), a regression label too unless not `label`. Returns the paths and the
+    label's (mean, std)."""
     tr, te = pd.read_csv(paths[0]), pd.read_csv(paths[1])
     scale = {}
     for c in tr.columns:
         if pd.api.types.is_numeric_dtype(tr[c]) and not pd.api.types.is_bool_dtype(tr[c]) and \
-                (c != "target" or task == "regression"):
+                (c != "target" or (task == "regression" and label)):
             scale[c] = (tr[c].mean(), tr[c].std(ddof=0) or 1.0)
             tr[c], te[c] = (tr[c] - scale[c][0]) / scale[c][1], (te[c] - scale[c][0]) / scale[c][1]
-    out = [p.replace(".csv", ".std.csv") for p in paths]
+    out = [p.replace(".csv", ".std.csv" if label else ".xstd.csv") for p in paths]
     tr.to_csv(out[0], index=False), te.to_csv(out[1], index=False)
     return out, scale.get("target", (0.0, 1.0))
 
@@ -212,9 +214,9 @@ def main():
     print("load before: %.2f %.2f %.2f" % os.getloadavg())
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread; {a.epochs} epochs, batch {BATCH}, hidden "
           f"{HIDDEN}, AdamW lr {LR} wd {WD}; {repeats} repeat(s); medians (min-max)")
-    print("| table | task | rows | inputs | metric | ours | PyTorch | ours std | PyTorch std | ours wall s | ours samples/s "
+    print("| table | task | rows | inputs | metric | ours | PyTorch | ours x-std | ours std | PyTorch std | ours wall s | ours samples/s "
           "| PyTorch loop s | PyTorch script s | PyTorch samples/s | ours/PyTorch time |")
-    print("| --- " * 15 + "|")
+    print("| --- " * 16 + "|")
     for name in names:
         paths, task, k, yte, filled = write_csvs(name, workdir, archive)
         rows = len(yte) + len(pd.read_csv(paths[0], usecols=["target"]))
@@ -236,11 +238,15 @@ def main():
         std_paths, (y_mean, y_std) = standardised_csvs(paths, task)
         p = run_ours(train_bin, std_paths, task, k, a.epochs, 1, workdir)[-1]
         q_std["ours"] = compare_tables.quality(task, yte, np.asarray(p, np.float64) * y_std + y_mean)
+        x_std = "="  # classification: the label is a class either way
+        if task == "regression":
+            p = run_ours(train_bin, standardised_csvs(paths, task, label=False)[0], task, k, a.epochs, 1, workdir)[-1]
+            x_std = f"{compare_tables.quality(task, yte, np.asarray(p, np.float64)):.4g}"
         metric = {"regression": "rmse", "binary": "auc", "multiclass": "acc"}[task]
         ratio = [w / s for w, s in zip(t["wall"], t["script"])]
         print(f"| {name}{'*' if filled else ''} | {task} | {rows} | {d_in.pop()} | {metric} | "
-              f"{statistics.median(q['ours']):.4g} | {statistics.median(q['torch']):.4g} | {q_std['ours']:.4g} | "
-              f"{q_std['torch']:.4g} | "
+              f"{statistics.median(q['ours']):.4g} | {statistics.median(q['torch']):.4g} | {x_std} | "
+              f"{q_std['ours']:.4g} | {q_std['torch']:.4g} | "
               f"{span(t['wall'])} | {statistics.median(t['sps']):,.0f} | {span(t['loop'])} | {span(t['script'])} | "
               f"{statistics.median(t['tsps']):,.0f} | {span(ratio)} |", flush=True)
     print("load after: %.2f %.2f %.2f" % os.getloadavg())
