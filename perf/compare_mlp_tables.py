@@ -83,7 +83,7 @@ def standardised_csvs(paths, task, label=True):
                 (c != "target" or (task == "regression" and label)):
             scale[c] = (tr[c].mean(), tr[c].std(ddof=0) or 1.0)
             tr[c], te[c] = (tr[c] - scale[c][0]) / scale[c][1], (te[c] - scale[c][0]) / scale[c][1]
-    out = [p.replace(".csv", ".std.csv" if label else ".xstd.csv") for p in paths]
+    out = [p[:-len(".csv")] + (".std.csv" if label else ".xstd.csv") for p in paths]
     tr.to_csv(out[0], index=False), te.to_csv(out[1], index=False)
     return out, scale.get("target", (0.0, 1.0))
 
