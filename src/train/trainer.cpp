@@ -15,6 +15,7 @@
 #include "train/data_stats.hpp"
 #include "train/rank_invariant.hpp"
 #include "train/resume.hpp"
+#include "train/row_weights.hpp"
 #include "train/table_inputs.hpp"
 
 namespace hpct {
@@ -69,6 +70,7 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
   } else {
     open_data();
   }
+  weigh_classes();
   // rank_invariant: micro-batches of one chunk each (Note [rank invariance] in train/rank_invariant.cpp).
   MicroBatching batching;
   comm.run_agreed([&] { batching = resolve_micro_batching(deck_, config_, comm.size()); });
@@ -129,6 +131,7 @@ void NetworkTrainer::no_validation_split(const std::string& key) const {
 void NetworkTrainer::remember_table(const std::optional<TableEncoding>& e) {
   if (!e) return;
   table_ = e->to_json();                  // for the weights file
+  class_names_ = e->classes;              // class_weights' log line
   embedding_rows_ = e->embedding_rows();  // embedded columns: the model looks them up (build_model)
 }
 
@@ -139,15 +142,18 @@ void NetworkTrainer::open_data() {
     const std::string key = key_needing_validation();
     if (!key.empty() && config_.validation_file.empty() && config_.validation_fraction <= 0)
       no_validation_split(key);
-    // A network weighs every row alike: a weight column taken out of the features and then ignored
-    // would change the model silently.
-    if (deck_.schema().find("weight_column") && !deck_.get_string("weight_column").empty())
-      deck_.fail("weight_column", "row weights are read by the trees (model gbdt); networks weigh rows alike");
+    check_weighable();
     data = open_data_source(deck_, config_.data_file, "data_file");
     if (!config_.validation_file.empty())
       val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");
   });
+  const auto text = std::dynamic_pointer_cast<const TextTableDataset>(data);
+  const auto val_text = std::dynamic_pointer_cast<const TextTableDataset>(val_data_);
   remember_table(encode_table_data(deck_, data, val_data_, comm_));  // text columns (Note [table inputs])
+  if (!row_weight_key(deck_).empty()) {  // Note [network row weights]: both parts weighted, 1 where unset
+    weigh_file_rows(data, text, "data_file");
+    if (val_data_) weigh_file_rows(val_data_, val_text, "validation_file");
+  }
   comm_.run_agreed([&] {
     if (!config_.validation_file.empty()) {
       train_data_ = data;
@@ -172,6 +178,39 @@ void NetworkTrainer::open_data() {
     if (train_data_->rows() == 0) deck_.fail("validation_fraction", "leaves no training rows");
     if (!key_needing_validation().empty() && val_data_->rows() == 0) no_validation_split(key_needing_validation());
   });
+}
+
+void NetworkTrainer::check_weighable() const {
+  const std::string key = row_weight_key(deck_);
+  if (key.empty()) return;
+  const std::string& model = deck_.get_string("model");
+  if (model != "mlp")  // a weights field the model never reads would train it unweighted silently
+    deck_.fail(key, "row and class weights train model mlp; model " + model + " weighs every row alike");
+}
+
+void NetworkTrainer::weigh_file_rows(std::shared_ptr<const Dataset>& data,
+                                     const std::shared_ptr<const TextTableDataset>& text, const char* file_key) {
+  std::vector<float> file = network_weight_file(deck_, file_key, data->rows(), comm_);
+  comm_.run_agreed([&] {
+    const bool column = text && text->layout().opt.weight_column >= 0;
+    if (!deck_.get_string("weight_column").empty() && !column)
+      deck_.fail("weight_column", data->description() + " is not a CSV/TSV table: give its weights in weight_file");
+    data = with_row_weights(data, column ? text : nullptr, std::move(file));
+  });
+}
+
+void NetworkTrainer::weigh_classes() {
+  if (deck_.get_string("class_weights").empty()) return;
+  int classes = 0;
+  for (const FieldSpec& f : train_data_->fields())
+    if (f.name == Batch::kTargets) {
+      if (deck_.get_string("loss") == "bce") classes = f.width() == 1 ? 2 : 0;
+      else if (f.dtype != DType::f32 && f.max_value < (1ll << 24)) classes = static_cast<int>(f.max_value) + 1;
+      else classes = static_cast<int>(deck_.get_int("num_classes"));
+    }
+  const std::vector<float> c = choose_class_weights(deck_, *train_data_, classes, class_names_, comm_);
+  train_data_ = with_class_weights(train_data_, c);
+  val_data_ = with_class_weights(val_data_, c);
 }
 
 void NetworkTrainer::build_model() {

@@ -1,0 +1,251 @@
+// Row and class weights for networks: the weights field's data set, the class_weights key and
+// balanced weights counted over ranks (see row_weights.hpp).
+#include "train/row_weights.hpp"
+
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "io/text_tables.hpp"
+
+namespace hpct {
+
+// Note [network row weights]
+// A network weighs rows as PyTorch's `(w * loss(out, y, reduction="none")).mean()` and Keras's
+// sample_weight do: the step's loss is sum_i w_i l_i / B over the B rows of the global batch, so
+// the normaliser stays the sample count of the step (nn/loss.hpp), no extra collective is needed,
+// N ranks give 1 rank's step, and weights all 1 give the unweighted loss and gradients bit for bit
+// (x 1 is exact). A weight scales its row's contribution; it does not renormalise the batch: a batch
+// of small weights takes a small step, as in PyTorch. Validation reports sum w l / sum w (and
+// weighted accuracy, RMSE), the trees' weighted metrics (docs/gbdt.md), which early stopping,
+// plateau and best_output watch. Class weights (class_weights) multiply the row weight by c[class]:
+// PyTorch's CrossEntropyLoss(weight=c) in validation, where its mean divides by sum w too, and the
+// row idiom above in training (the step divides by B, not by sum w: a weight applies the same
+// whatever its batch holds). The weights travel with the rows as a field "weights" [1], so the
+// shard, the sampler, rank_invariant and the validation blocks treat them as any other field.
+
+bool has_row_weights(const Dataset& data) {
+  for (const FieldSpec& f : data.fields())
+    if (f.name == kRowWeightsField) return true;
+  return false;
+}
+
+namespace {
+
+// Rows of `inner` with their weights: `table`'s weight column, given per-row weights, or 1, times
+// class weights c[label] (when c is not empty). Replaces the weights field `inner` may have.
+class WeightedRows : public Dataset {
+ public:
+  WeightedRows(std::shared_ptr<const Dataset> inner, std::shared_ptr<const TextTableDataset> table,
+               std::vector<float> file_weights, std::vector<float> c)
+      : inner_(std::move(inner)), table_(std::move(table)), file_(std::move(file_weights)), c_(std::move(c)) {
+    specs_ = inner_->fields();
+    for (std::size_t f = 0; f < specs_.size(); ++f) {
+      if (specs_[f].name == kRowWeightsField) weights_at_ = static_cast<int>(f);
+      if (specs_[f].name == "targets") targets_at_ = static_cast<int>(f);
+    }
+    if (weights_at_ < 0) {
+      FieldSpec w;
+      w.name = kRowWeightsField;
+      w.row_shape = Shape{1};
+      specs_.push_back(w);
+    }
+  }
+  std::string description() const override { return inner_->description(); }
+  std::uint64_t rows() const override { return inner_->rows(); }
+  std::vector<FieldSpec> fields() const override { return specs_; }
+  const std::vector<std::uint64_t>& ragged_offsets(int field) const override { return inner_->ragged_offsets(field); }
+  long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const override {
+    const long long bad = inner_->read_rows(rows, inner_buffers(out));
+    weigh(rows, out);
+    return bad;
+  }
+  long long read_block(std::uint64_t first, std::uint64_t count,
+                       const std::vector<FieldBuffer>& out) const override {
+    std::vector<std::uint64_t> rows(count);
+    std::iota(rows.begin(), rows.end(), first);
+    return read_rows(rows, out);
+  }
+  std::string describe_row(std::uint64_t row, int field) const override {
+    return field < static_cast<int>(inner_->fields().size()) ? inner_->describe_row(row, field)
+                                                             : inner_->describe_row(row, 0);
+  }
+  std::vector<std::string> value_names(int field) const override {
+    return field < static_cast<int>(inner_->fields().size()) ? inner_->value_names(field)
+                                                             : std::vector<std::string>{};
+  }
+  long long file_line(std::uint64_t row) const override { return inner_->file_line(row); }
+  std::string file_attribute(const std::string& name) const override { return inner_->file_attribute(name); }
+
+ private:
+  std::vector<FieldBuffer> inner_buffers(const std::vector<FieldBuffer>& out) const {
+    std::vector<FieldBuffer> b = out;
+    if (weights_at_ < 0) b.pop_back();
+    return b;
+  }
+  void weigh(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const {
+    const std::size_t n = rows.size();
+    auto* w = static_cast<float*>(out.at(weights_at_ < 0 ? specs_.size() - 1 : static_cast<std::size_t>(weights_at_))
+                                      .values);
+    if (table_) {  // the weight column (io::read_text_rows checks each: >= 0, finite, a number)
+      const io::TextLayout& t = table_->layout();
+      std::vector<float> x(n * static_cast<std::size_t>(t.cols)), y(n);
+      io::TextStrings s;
+      s.keep_label = true;
+      io::read_text_rows(t, rows.data(), n, x.data(), t.opt.label_column >= 0 ? y.data() : nullptr, &s, w);
+    } else if (!file_.empty()) {
+      for (std::size_t r = 0; r < n; ++r) w[r] = file_[rows[r]];
+    } else if (weights_at_ < 0) {
+      std::fill(w, w + n, 1.0F);
+    }
+    if (c_.empty()) return;
+    const FieldSpec& t = specs_.at(static_cast<std::size_t>(targets_at_));
+    const void* v = out.at(static_cast<std::size_t>(targets_at_)).values;
+    const long long k = static_cast<long long>(c_.size());
+    for (std::size_t r = 0; r < n; ++r) {
+      double label = t.dtype == DType::f32   ? static_cast<const float*>(v)[r]
+                     : t.dtype == DType::i32 ? static_cast<const std::int32_t*>(v)[r]
+                                             : static_cast<double>(static_cast<const std::int64_t*>(v)[r]);
+      if (!(label >= 0 && label < static_cast<double>(k) && label == std::floor(label)))
+        throw Error(inner_->describe_row(rows[r], targets_at_) + strf(" %g is not a class in [0, %lld): class_weights "
+                                                                      "weighs rows by their class",
+                                                                      label, k),
+                    ExitCode::bad_input);
+      w[r] *= c_[static_cast<std::size_t>(label)];
+    }
+  }
+
+  std::shared_ptr<const Dataset> inner_;
+  std::shared_ptr<const TextTableDataset> table_;
+  std::vector<float> file_, c_;
+  std::vector<FieldSpec> specs_;
+  int weights_at_ = -1, targets_at_ = -1;
+};
+
+std::string deck_string(const deck::Deck& deck, const char* key) {
+  return deck.schema().find(key) ? deck.get_string(key) : std::string();
+}
+
+}  // namespace
+
+std::shared_ptr<const Dataset> with_row_weights(std::shared_ptr<const Dataset> data,
+                                                std::shared_ptr<const TextTableDataset> table,
+                                                std::vector<float> file_weights) {
+  return std::make_shared<WeightedRows>(std::move(data), std::move(table), std::move(file_weights),
+                                        std::vector<float>{});
+}
+
+std::shared_ptr<const Dataset> with_class_weights(std::shared_ptr<const Dataset> data, std::vector<float> c) {
+  return std::make_shared<WeightedRows>(std::move(data), nullptr, std::vector<float>{}, std::move(c));
+}
+
+void declare_row_weight_keys(deck::Schema& s) {
+  s.add_string("class_weights", "",
+               "networks, cross_entropy and bce (one output): weights of the classes, multiplying each row's weight "
+               "(docs/row_weights.md): balanced (n_rows / (classes x rows of the class), scikit-learn's) or a "
+               "comma list, one number >= 0 per class in class order; empty: none");
+}
+
+std::string row_weight_key(const deck::Deck& deck) {
+  for (const char* key : {"weight_column", "weight_file", "validation_weight_file", "class_weights"})
+    if (!deck_string(deck, key).empty()) return key;
+  return "";
+}
+
+std::vector<float> choose_class_weights(const deck::Deck& deck, const Dataset& train, int classes,
+                                        const std::vector<std::string>& names, const Comm& comm) {
+  const std::string text = deck_string(deck, "class_weights");
+  if (text.empty()) return {};
+  std::vector<float> c;
+  std::vector<double> count(static_cast<std::size_t>(classes), 0.0);
+  comm.run_agreed([&] {
+    const std::string loss = deck.get_string("loss");
+    if (loss != "cross_entropy" && loss != "bce")
+      deck.fail("class_weights", "weighs the classes of loss cross_entropy or bce, not loss " + loss);
+    if (classes < 2)
+      deck.fail("class_weights", loss + " here has no classes to weigh (bce: one target column of 0 and 1)");
+    if (text == "balanced") {  // this rank's block of the training rows, counted by class
+      const std::vector<FieldSpec> f = train.fields();
+      const std::uint64_t first = train.rows() * static_cast<std::uint64_t>(comm.rank()) / comm.size();
+      const std::uint64_t n = train.rows() * static_cast<std::uint64_t>(comm.rank() + 1) / comm.size() - first;
+      std::vector<std::vector<std::uint32_t>> words(f.size());
+      std::vector<FieldBuffer> out(f.size());
+      int targets = -1;
+      for (std::size_t i = 0; i < f.size(); ++i) {
+        words[i].resize(std::max<std::uint64_t>(n * f[i].words(), 1));
+        out[i].values = words[i].data();
+        if (f[i].name == "targets") targets = static_cast<int>(i);
+      }
+      if (n > 0) train.read_block(first, n, out);
+      const FieldSpec& t = f.at(static_cast<std::size_t>(targets));
+      for (std::uint64_t r = 0; r < n; ++r) {
+        const void* v = out[static_cast<std::size_t>(targets)].values;
+        const double label = t.dtype == DType::f32 ? static_cast<const float*>(v)[r]
+                             : t.dtype == DType::i32
+                                 ? static_cast<const std::int32_t*>(v)[r]
+                                 : static_cast<double>(static_cast<const std::int64_t*>(v)[r]);
+        if (!(label >= 0 && label < classes && label == std::floor(label)))
+          throw Error(train.describe_row(first + r, targets) +
+                          strf(" %g is not a class in [0, %d): class_weights balanced counts rows by class", label,
+                               classes),
+                      ExitCode::bad_input);
+        count[static_cast<std::size_t>(label)] += 1;
+      }
+    } else {
+      std::istringstream in(text);
+      for (std::string item; std::getline(in, item, ',');) {
+        char* end = nullptr;
+        const double v = std::strtod(item.c_str(), &end);
+        if (item.empty() || *end != '\0' || !(v >= 0) || !std::isfinite(v))
+          deck.fail("class_weights", "'" + item + "' is not a weight (a number >= 0)");
+        c.push_back(static_cast<float>(v));
+      }
+      if (c.size() != static_cast<std::size_t>(classes))
+        deck.fail("class_weights", strf("gives %d weights for %d classes (balanced, or one weight per class in "
+                                        "class order)",
+                                        static_cast<int>(c.size()), classes));
+    }
+  });
+  const auto name = [&](int k) { return k < static_cast<int>(names.size()) ? names[k] : std::to_string(k); };
+  if (text == "balanced") {
+    comm.allreduce_sum(count.data(), count.size());  // whole numbers: exact, the same on any rank count
+    const double rows = std::accumulate(count.begin(), count.end(), 0.0);
+    comm.run_agreed([&] {
+      for (int k = 0; k < classes; ++k)
+        if (count[static_cast<std::size_t>(k)] == 0)
+          deck.fail("class_weights", "balanced: class " + name(k) +
+                                         " has no training rows (its weight n / (classes x 0) is infinite): give the "
+                                         "weights as a list");
+    });
+    for (int k = 0; k < classes; ++k)
+      c.push_back(static_cast<float>(rows / (classes * count[static_cast<std::size_t>(k)])));
+  }
+  std::string list;
+  for (int k = 0; k < classes; ++k)
+    list += (k ? ", " : "") + name(k) + " " + strf("%.6g", static_cast<double>(c[static_cast<std::size_t>(k)]));
+  Log::info("  class_weights " + text + ": " + list);
+  return c;
+}
+
+std::vector<float> network_weight_file(const deck::Deck& deck, const std::string& file_key, std::uint64_t rows,
+                                       const Comm& comm) {
+  const std::string key = file_key == "data_file" ? "weight_file" : "validation_weight_file";
+  const std::string file = deck_string(deck, key.c_str());
+  if (file.empty()) return {};
+  std::vector<float> w;
+  comm.run_agreed([&] {
+    if (!deck_string(deck, "weight_column").empty())
+      deck.fail(key, "weight_column gives " + file_key + "'s weights already: give them one way");
+    const auto n = static_cast<long long>(rows);
+    w = io::read_column_block(file, 0, n, n);
+    for (std::size_t i = 0; i < w.size(); ++i)
+      if (!(w[i] >= 0) || !std::isfinite(w[i]))
+        input_error(file, 0, key,
+                    "weight of row " + std::to_string(i + 1) + " is negative or not finite");
+  });
+  return w;
+}
+
+}  // namespace hpct
