@@ -3,10 +3,10 @@
 row weights] in src/train/row_weights.cpp): PyTorch, from the CSV, the stored categories and the
 initial weights, takes the same SGD steps with (w * loss(reduction="none")).sum() / B for mse,
 cross_entropy (label smoothing) and bce, and agrees on the first step's loss and gradient norm, the
-trained weights and the weighted validation loss sum w l / sum w; weights all 1 train the unweighted
-model bit for bit; 2 ranks train 1 rank's weights bit for bit (rank_invariant); weight_file is the
-weight column; class_weights balanced is the explicit column n / (K count_k); bad weights and
-settings exit 2 naming file, line and key.
+trained weights and the weighted validation loss sum w l / sum w; predict --weight-column reports that
+loss on 1 and 2 ranks; weights all 1 train the unweighted model bit for bit; 2 ranks train 1 rank's
+weights bit for bit (rank_invariant); weight_file is the weight column; class_weights balanced is the
+explicit column n / (K count_k); bad weights and settings exit 2 naming file, line and key.
 usage: mlp_weights.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
 import json
 import os
@@ -132,6 +132,16 @@ for loss, smoothing in (("cross_entropy", 0.1), ("mse", 0.0), ("bce", 0.0)):
         ref = float((wv * losses(loss, net(inputs(val, enc)), val, enc, smoothing)).sum() / wv.sum())
     check(abs(summary["val_loss"] - ref) <= 1e-5 * abs(ref),
           f"{loss}: validation loss sum w l / sum w {summary['val_loss']:.7g}, PyTorch {ref:.7g}")
+
+# predict --weight-column: train's weighted validation loss, on 1 and 2 ranks (the mse model: no smoothing).
+summary = [json.loads(line) for line in open(path("mse.jsonl"))][-1]
+for ranks in (1, 2):
+    r = run([apps("predict"), path("mse.h5"), path("mse_val.csv"), path("pred%d.h5" % ranks), "--weight-column", "w"],
+            ranks)
+    said = "weighted (sum w l / sum w) metrics, loss %.6f, rmse %.6f" % (summary["val_loss"],
+                                                                        np.sqrt(summary["val_loss"]))
+    check(r.returncode == 0 and said in r.stdout + r.stderr,
+          "predict --weight-column on %d rank(s): %s" % (ranks, (r.stdout + r.stderr)[-400:]))
 
 # 2. Weights all 1: the unweighted model bit for bit.
 ones = data.assign(w=1.0)
