@@ -1,6 +1,6 @@
-// Row weights for networks (Note [network row weights] in row_weights.cpp): a data set whose rows
-// carry a "weights" field [1] float32, from a CSV/TSV weight_column, a weight file, the deck's
-// class_weights, or 1; the loss multiplies each row's loss and gradient by it.
+// Row weights for networks (Note [network row weights] in row_weights.cpp): the deck keys that ask
+// for them (weight_column, weight_file, validation_weight_file, class_weights), weight files and the
+// class weights; the rows carry them as a field (data/weighted_rows.hpp).
 #pragma once
 
 #include <memory>
@@ -8,29 +8,11 @@
 #include <vector>
 
 #include "comm/comm.hpp"
-#include "data/batch.hpp"
 #include "data/dataset.hpp"
-#include "data/text_table.hpp"
+#include "data/weighted_rows.hpp"
 #include "deck/deck.hpp"
 
 namespace hpct {
-
-// The name of the weights field (Batch::field, Dataset::fields).
-inline constexpr const char* kRowWeightsField = Batch::kWeights;
-
-// Whether `data` has a weights field.
-bool has_row_weights(const Dataset& data);
-
-// `data` (a text table or its encoded reading) with a weights field: row r's weight is `table`'s
-// weight_column value (table not null), else file_weights[r] (not empty), else 1.
-std::shared_ptr<const Dataset> with_row_weights(std::shared_ptr<const Dataset> data,
-                                                std::shared_ptr<const TextTableDataset> table,
-                                                std::vector<float> file_weights);
-
-// `data` whose weights (1 without a weights field) are multiplied by c[class of the row]: the
-// targets' class index (cross_entropy), or the 0/1 target (bce, one output). A target that names
-// no class is an error naming the file, line and class_weights.
-std::shared_ptr<const Dataset> with_class_weights(std::shared_ptr<const Dataset> data, std::vector<float> c);
 
 // The deck keys: class_weights.
 void declare_row_weight_keys(deck::Schema& s);
