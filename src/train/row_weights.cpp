@@ -52,6 +52,9 @@ std::vector<float> choose_class_weights(const deck::Deck& deck, const Dataset& t
                                         const std::vector<std::string>& names, const Comm& comm) {
   const std::string text = deck_string(deck, "class_weights");
   if (text.empty()) return {};
+  const auto name = [&](int k) {
+    return k < static_cast<int>(names.size()) ? names[static_cast<std::size_t>(k)] : std::to_string(k);
+  };
   std::vector<float> c;
   std::vector<double> count(static_cast<std::size_t>(classes), 0.0);
   comm.run_agreed([&] {
@@ -96,13 +99,15 @@ std::vector<float> choose_class_weights(const deck::Deck& deck, const Dataset& t
           deck.fail("class_weights", "'" + item + "' is not a weight (a number >= 0)");
         c.push_back(static_cast<float>(v));
       }
-      if (c.size() != static_cast<std::size_t>(classes))
-        deck.fail("class_weights", strf("gives %d weights for %d classes (balanced, or one weight per class in "
-                                        "class order)",
-                                        static_cast<int>(c.size()), classes));
+      if (c.size() != static_cast<std::size_t>(classes)) {
+        std::string order;  // the class order a list follows
+        for (int k = 0; k < classes; ++k) order += (k ? ", " : "") + name(k);
+        deck.fail("class_weights", strf("gives %d weights for %d classes (%s): balanced, or one weight per class "
+                                        "in this order",
+                                        static_cast<int>(c.size()), classes, order.c_str()));
+      }
     }
   });
-  const auto name = [&](int k) { return k < static_cast<int>(names.size()) ? names[k] : std::to_string(k); };
   if (text == "balanced") {
     comm.allreduce_sum(count.data(), count.size());  // whole numbers: exact, the same on any rank count
     const double rows = std::accumulate(count.begin(), count.end(), 0.0);

@@ -193,6 +193,16 @@ if r.returncode == 0 and rb.returncode == 0:
     check(line in rb.stdout + rb.stderr, "the log names each class's weight: " + line)
 
 
+# bce with one 0/1 target: class_weights a,b = the column a (target 0), b (target 1).
+bw = data.assign(w=np.where(data["hit"] == 1, 2.5, 0.5))
+r = run([train, *deck("bce_col", "bce", write("bce_cw.csv", bw, "hit"), "epochs=2")])
+rb = run([train, *deck("bce_cls", "bce", write("bce_none.csv", data, "hit", weights=False), "class_weights=0.5,2.5",
+                       "epochs=2", weight="")])
+check(r.returncode == 0 and rb.returncode == 0, "bce class_weights: " + rb.stderr[-300:])
+if r.returncode == 0 and rb.returncode == 0:
+    a, b = params("bce_col"), params("bce_cls")
+    check(all(a[k].tobytes() == b[k].tobytes() for k in a), "bce class_weights 0.5,2.5 = the column, bit for bit")
+
 # 5. Refusals: exit 2, naming file, line and key.
 def refused(args, expect, what, ranks=1):
     r = run(args, ranks)
@@ -206,8 +216,10 @@ for name, value, problem in (("neg", "-1", "is negative"), ("nan", "nan", "is mi
     refused([train, *deck("bad_" + name, "cross_entropy", write(name + ".csv", bad, "kind"))],
             path(name + ".csv") + ":8: weight_column: field 4 (the row weight, weight_column) '" + value + "'",
             "a weight " + value + " " + problem, 2)
+enc, _ = table_and_config(path("cross_entropy.h5"))
 refused([train, *deck("cw_len", "cross_entropy", csv, "class_weights=1,2")],
-        "class_weights: gives 2 weights for 3 classes", "a class_weights list of the wrong length")
+        "class_weights: gives 2 weights for 3 classes (%s)" % ", ".join(enc["classes"]),
+        "a class_weights list of the wrong length names the class order")
 refused([train, *deck("cw_mse", "mse", path("mse.csv"), "class_weights=balanced")],
         "class_weights: weighs the classes of loss cross_entropy or bce, not loss mse", "class_weights with mse")
 refused([train, *deck("cw_neg", "cross_entropy", csv, "class_weights=1,-2,1")],
