@@ -147,4 +147,20 @@ std::vector<float> network_weight_file(const deck::Deck& deck, const std::string
   return w;
 }
 
+void weigh_by_class(const deck::Deck& deck, std::shared_ptr<const Dataset>& train,
+                    std::shared_ptr<const Dataset>& validation, const std::vector<std::string>& names,
+                    const Comm& comm) {
+  int classes = 0;  // cross_entropy: a text label's classes, else num_classes; bce: 0 and 1
+  for (const FieldSpec& f : train->fields())
+    if (f.name == "targets") {
+      if (deck.get_string("loss") == "bce") classes = f.width() == 1 ? 2 : 0;
+      else if (f.dtype != DType::f32 && f.max_value < (1ll << 24)) classes = static_cast<int>(f.max_value) + 1;
+      else classes = static_cast<int>(deck.get_int("num_classes"));
+    }
+  const std::vector<float> c = choose_class_weights(deck, *train, classes, names, comm);
+  if (c.empty()) return;
+  train = with_class_weights(train, c);
+  validation = with_class_weights(validation, c);
+}
+
 }  // namespace hpct

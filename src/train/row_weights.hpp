@@ -27,6 +27,12 @@ std::string row_weight_key(const deck::Deck& deck);
 std::vector<float> choose_class_weights(const deck::Deck& deck, const Dataset& train, int classes,
                                         const std::vector<std::string>& names, const Comm& comm);
 
+// Collective. With class_weights: `train` and `validation` weighted by choose_class_weights's
+// weights for the loss's classes (a table's text label's, num_classes, bce's 0 and 1).
+void weigh_by_class(const deck::Deck& deck, std::shared_ptr<const Dataset>& train,
+                    std::shared_ptr<const Dataset>& validation, const std::vector<std::string>& names,
+                    const Comm& comm);
+
 // Collective. The row weights of the deck's file under `file_key` (data_file, validation_file):
 // its weight file (weight_file, validation_weight_file), one number per data line, each >= 0 and
 // finite; empty when the deck names none. `rows`: the file's row count.

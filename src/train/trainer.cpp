@@ -203,17 +203,8 @@ void NetworkTrainer::weigh_file_rows(std::shared_ptr<const Dataset>& data,
 }
 
 void NetworkTrainer::weigh_classes() {
-  if (deck_.get_string("class_weights").empty()) return;
-  int classes = 0;
-  for (const FieldSpec& f : train_data_->fields())
-    if (f.name == Batch::kTargets) {
-      if (deck_.get_string("loss") == "bce") classes = f.width() == 1 ? 2 : 0;
-      else if (f.dtype != DType::f32 && f.max_value < (1ll << 24)) classes = static_cast<int>(f.max_value) + 1;
-      else classes = static_cast<int>(deck_.get_int("num_classes"));
-    }
-  const std::vector<float> c = choose_class_weights(deck_, *train_data_, classes, class_names_, comm_);
-  train_data_ = with_class_weights(train_data_, c);
-  val_data_ = with_class_weights(val_data_, c);
+  if (!deck_.get_string("class_weights").empty())
+    weigh_by_class(deck_, train_data_, val_data_, class_names_, comm_);
 }
 
 void NetworkTrainer::build_model() {
