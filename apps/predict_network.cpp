@@ -60,7 +60,7 @@ struct NetworkOptions {
   std::vector<std::string> outputs;
   PredictOptions predict;
   long long rows = -1;
-  bool labelled = true;  // a CSV/TSV file holds the training file's label column
+  bool labelled = true;                    // a CSV/TSV file holds the training file's label column
   std::string weight_column, weight_file;  // a labelled table's row weights: weighted metrics
 };
 
@@ -114,7 +114,8 @@ NetworkOptions parse(int argc, char** argv) {
     throw Error("predict: --weight-column and --weight-file both give the rows' weights: give one",
                 ExitCode::bad_input);
   if ((!o.weight_column.empty() || !o.weight_file.empty()) && !o.labelled)
-    throw Error("predict: row weights weigh the metrics of labelled rows; --no-label has none", ExitCode::bad_input);
+    throw Error("predict: row weights weigh the metrics of labelled rows; --no-label has none",
+                ExitCode::bad_input);
   return o;
 }
 
@@ -192,8 +193,7 @@ std::shared_ptr<const Dataset> open_table(const NetworkOptions& o, io::TextForma
     const std::string& w = o.weight_column;  // as train's weight_column: an index or a header name
     if (!w.empty() && w.find_first_not_of("0123456789") == std::string::npos && w.size() <= 7)
       opt.weight_column = std::stoi(w);
-    else
-      opt.weight_name = w;
+    else opt.weight_name = w;
     table = std::make_shared<TextTableDataset>(o.data, opt);
   });
   TableEncodingOptions check;
@@ -221,7 +221,9 @@ void log_table_metrics(const NetworkOptions& o, Model& model, std::shared_ptr<co
   });
   if (weighted) table = with_row_weights(table, o.weight_file.empty() ? text : nullptr, std::move(file));
   std::unique_ptr<Evaluator> eval;
-  comm.run_agreed([&] { eval = std::make_unique<Evaluator>(row_range(table, 0, total), comm, o.predict.chunk, 5); });
+  comm.run_agreed([&] {
+    eval = std::make_unique<Evaluator>(row_range(table, 0, total), comm, o.predict.chunk, 5);
+  });
   const EvalResult r = eval->evaluate(model);
   std::string line;
   for (const auto& [spec, v] : r.metrics) line += strf(", %s %.6f", spec.name.c_str(), v);

@@ -18,6 +18,12 @@ bool has_row_weights(const Dataset& data) {
   return false;
 }
 
+double target_value(const FieldSpec& spec, const void* values, std::size_t r) {
+  if (spec.dtype == DType::i32) return static_cast<const std::int32_t*>(values)[r];
+  if (spec.dtype == DType::i64) return static_cast<double>(static_cast<const std::int64_t*>(values)[r]);
+  return static_cast<const float*>(values)[r];
+}
+
 namespace {
 
 // Rows of `inner` with their weights: `table`'s weight column, given per-row weights, or 1, times
@@ -43,7 +49,9 @@ class WeightedRows : public Dataset {
   std::string description() const override { return inner_->description(); }
   std::uint64_t rows() const override { return inner_->rows(); }
   std::vector<FieldSpec> fields() const override { return specs_; }
-  const std::vector<std::uint64_t>& ragged_offsets(int field) const override { return inner_->ragged_offsets(field); }
+  const std::vector<std::uint64_t>& ragged_offsets(int field) const override {
+    return inner_->ragged_offsets(field);
+  }
   long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const override {
     const long long bad = inner_->read_rows(rows, inner_buffers(out));
     weigh(rows, out);
@@ -74,8 +82,8 @@ class WeightedRows : public Dataset {
   }
   void weigh(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const {
     const std::size_t n = rows.size();
-    auto* w = static_cast<float*>(out.at(weights_at_ < 0 ? specs_.size() - 1 : static_cast<std::size_t>(weights_at_))
-                                      .values);
+    auto* w = static_cast<float*>(
+        out.at(weights_at_ < 0 ? specs_.size() - 1 : static_cast<std::size_t>(weights_at_)).values);
     if (table_) {  // the weight column (io::read_text_rows checks each: >= 0, finite, a number)
       const io::TextLayout& t = table_->layout();
       std::vector<float> x(n * static_cast<std::size_t>(t.cols)), y(n);
@@ -92,13 +100,12 @@ class WeightedRows : public Dataset {
     const void* v = out.at(static_cast<std::size_t>(targets_at_)).values;
     const long long k = static_cast<long long>(c_.size());
     for (std::size_t r = 0; r < n; ++r) {
-      double label = t.dtype == DType::f32   ? static_cast<const float*>(v)[r]
-                     : t.dtype == DType::i32 ? static_cast<const std::int32_t*>(v)[r]
-                                             : static_cast<double>(static_cast<const std::int64_t*>(v)[r]);
+      const double label = target_value(t, v, r);
       if (!(label >= 0 && label < static_cast<double>(k) && label == std::floor(label)))
-        throw Error(inner_->describe_row(rows[r], targets_at_) + strf(" %g is not a class in [0, %lld): class_weights "
-                                                                      "weighs rows by their class",
-                                                                      label, k),
+        throw Error(inner_->describe_row(rows[r], targets_at_) +
+                        strf(" %g is not a class in [0, %lld): class_weights "
+                             "weighs rows by their class",
+                             label, k),
                     ExitCode::bad_input);
       w[r] *= c_[static_cast<std::size_t>(label)];
     }

@@ -30,6 +30,10 @@ std::shared_ptr<const Dataset> with_row_weights(std::shared_ptr<const Dataset> d
 // no class is an error naming the file, line and class_weights.
 std::shared_ptr<const Dataset> with_class_weights(std::shared_ptr<const Dataset> data, std::vector<float> c);
 
+// Value r of a one-value-per-row field's host buffer (float32, int32 or int64), as a double: a
+// row's class.
+double target_value(const FieldSpec& spec, const void* values, std::size_t r);
+
 // The data set under the weights of with_row_weights and with_class_weights (`data` itself when
 // it has none added): what its source was (an encoded table's encoding).
 std::shared_ptr<const Dataset> unweighted(const std::shared_ptr<const Dataset>& data);

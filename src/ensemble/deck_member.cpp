@@ -65,8 +65,8 @@ std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::st
     comm.run_agreed([&] { choose_category_inputs(e, category_inputs(member), s.file, comm.rank() == 0); });
     return weighed(std::make_shared<EncodedMemoryTable>(name, x, std::move(y), 1, std::move(e)));
   }
-  return weighed(
-      std::make_shared<MemoryTable>(name, std::move(x), std::move(y), static_cast<std::uint64_t>(s.cols), 1));
+  return weighed(std::make_shared<MemoryTable>(name, std::move(x), std::move(y), static_cast<std::uint64_t>(s.cols),
+                                               1));
 }
 
 std::string MemberDeck::name() const { return std::filesystem::path(path).stem().string(); }

@@ -196,9 +196,9 @@ double squared_error_sum(const Tensor<double>& y, const Tensor<double>& t, int n
   return sse_and_grad(y, t, Tensor<double>(), n, 1.0);
 }
 
-#define HPCT_LOSS(S)                                                                    \
-  template class Loss<S>;                                                               \
-  template long long count_top_k_hits<S>(const Tensor<S>&, const Tensor<S>&, int, int); \
+#define HPCT_LOSS(S)                                                                               \
+  template class Loss<S>;                                                                          \
+  template long long count_top_k_hits<S>(const Tensor<S>&, const Tensor<S>&, int, int);            \
   template double top_k_hit_weight<S>(const Tensor<S>&, const Tensor<S>&, int, int, const float*); \
   template long long first_bad_label<S>(const Tensor<S>&, int, int);
 HPCT_LOSS(float)

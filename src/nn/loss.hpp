@@ -29,8 +29,8 @@ class Loss {
   Loss(LossKind kind, double label_smoothing = 0.0) : kind_(kind), smoothing_(label_smoothing) {}
   // weights: n row weights on the device (null: every row 1) multiplying each row's loss and its
   // gradient; the normaliser stays the sample count (Note [network row weights]).
-  double forward_backward(const T& pred, const T& target, const T& dpred, GradMode mode, int n,
-                          double normaliser, const float* weights = nullptr) const;
+  double forward_backward(const T& pred, const T& target, const T& dpred, GradMode mode, int n, double normaliser,
+                          const float* weights = nullptr) const;
   // Evaluation: the (weighted) sum only.
   double forward(const T& pred, const T& target, int n, const float* weights = nullptr) const;
   LossKind kind() const { return kind_; }

@@ -37,7 +37,8 @@ std::string deck_string(const deck::Deck& deck, const char* key) {
 
 void declare_row_weight_keys(deck::Schema& s) {
   s.add_string("class_weights", "",
-               "networks, cross_entropy and bce (one output): weights of the classes, multiplying each row's weight "
+               "networks, cross_entropy and bce (one output): weights of the classes, multiplying each row's "
+               "weight "
                "(docs/row_weights.md): balanced (n_rows / (classes x rows of the class), scikit-learn's) or a "
                "comma list, one number >= 0 per class in class order; empty: none");
 }
@@ -79,10 +80,7 @@ std::vector<float> choose_class_weights(const deck::Deck& deck, const Dataset& t
       const FieldSpec& t = f.at(static_cast<std::size_t>(targets));
       for (std::uint64_t r = 0; r < n; ++r) {
         const void* v = out[static_cast<std::size_t>(targets)].values;
-        const double label = t.dtype == DType::f32 ? static_cast<const float*>(v)[r]
-                             : t.dtype == DType::i32
-                                 ? static_cast<const std::int32_t*>(v)[r]
-                                 : static_cast<double>(static_cast<const std::int64_t*>(v)[r]);
+        const double label = target_value(t, v, r);
         if (!(label >= 0 && label < classes && label == std::floor(label)))
           throw Error(train.describe_row(first + r, targets) +
                           strf(" %g is not a class in [0, %d): class_weights balanced counts rows by class", label,
@@ -114,9 +112,10 @@ std::vector<float> choose_class_weights(const deck::Deck& deck, const Dataset& t
     comm.run_agreed([&] {
       for (int k = 0; k < classes; ++k)
         if (count[static_cast<std::size_t>(k)] == 0)
-          deck.fail("class_weights", "balanced: class " + name(k) +
-                                         " has no training rows (its weight n / (classes x 0) is infinite): give the "
-                                         "weights as a list");
+          deck.fail("class_weights",
+                    "balanced: class " + name(k) +
+                        " has no training rows (its weight n / (classes x 0) is infinite): give the "
+                        "weights as a list");
     });
     for (int k = 0; k < classes; ++k)
       c.push_back(static_cast<float>(rows / (classes * count[static_cast<std::size_t>(k)])));
@@ -141,8 +140,7 @@ std::vector<float> network_weight_file(const deck::Deck& deck, const std::string
     w = io::read_column_block(file, 0, n, n);
     for (std::size_t i = 0; i < w.size(); ++i)
       if (!(w[i] >= 0) || !std::isfinite(w[i]))
-        input_error(file, 0, key,
-                    "weight of row " + std::to_string(i + 1) + " is negative or not finite");
+        input_error(file, 0, key, "weight of row " + std::to_string(i + 1) + " is negative or not finite");
   });
   return w;
 }

@@ -64,8 +64,10 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
     const std::string key = key_needing_validation();  // a member trains without validation rows
     if (!key.empty()) comm.run_agreed([&] { no_validation_split(key); });
     if (has_row_weights(*rows) && deck_.get_string("model") != "mlp")  // as check_weighable
-      comm.run_agreed([&] { deck_.fail("model", "weighted rows train model mlp; model " +
-                                                    deck_.get_string("model") + " weighs every row alike"); });
+      comm.run_agreed([&] {
+        deck_.fail("model",
+                   "weighted rows train model mlp; model " + deck_.get_string("model") + " weighs every row alike");
+      });
     remember_table(encode_table_data(deck_, rows, val_data_, comm_));  // rows encoded in memory, if any
     val_data_ = row_range(rows, rows->rows(), 0);
     comm.agree(rows->rows() == 0 ? rows->description() + ": no rows to train on" : "", ExitCode::bad_input);

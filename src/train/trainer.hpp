@@ -101,7 +101,7 @@ class NetworkTrainer {
   // The parts of the file(s): the split of data_file, or data_file and validation_file.
   std::shared_ptr<const Dataset> train_data_, val_data_;
   std::string table_;  // a CSV/TSV data_file's encoding (train/table_inputs.hpp), stored with the weights
-  std::vector<int> embedding_rows_;  // its embedded columns' table rows (Note [category embeddings])
+  std::vector<int> embedding_rows_;       // its embedded columns' table rows (Note [category embeddings])
   std::vector<std::string> class_names_;  // its text label's classes, in class index order
   nn::Attributes table_attributes() const {
     return table_.empty() ? nn::Attributes{} : nn::Attributes{{"table", table_}};

@@ -51,7 +51,8 @@ TEST(NoAllocation, MlpTrainingStepWithRowWeights) {
   if (comm.rank() == 0) {
     std::ofstream f(data);
     f << "a,b,w,y\n";
-    for (int i = 0; i < 2000; ++i) f << i % 13 << "," << (i * 7) % 11 << "," << (i % 5) * 0.25 << "," << i % 3 << "\n";
+    for (int i = 0; i < 2000; ++i)
+      f << i % 13 << "," << (i * 7) % 11 << "," << (i % 5) * 0.25 << "," << i % 3 << "\n";
   }
   comm.barrier();
   expect_no_allocation(hpct::test::make_deck("data_file " + data +

@@ -25,7 +25,9 @@ void add_column_squared_errors(const Tensor<float>& y, const Tensor<float>& t, i
 
 // The batch's row weights on the device (Note [network row weights] in train/row_weights.cpp), or
 // null when its rows weigh alike.
-const float* row_weights(const Batch& b) { return b.has(Batch::kWeights) ? b.get(Batch::kWeights).data() : nullptr; }
+const float* row_weights(const Batch& b) {
+  return b.has(Batch::kWeights) ? b.get(Batch::kWeights).data() : nullptr;
+}
 
 // p = softmax of each row of z (rows [0, n)), max-subtracted.
 void softmax_rows(const View2<float>& z, const View2<float>& p, int n) {
