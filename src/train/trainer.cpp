@@ -76,6 +76,9 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
     open_data();
   }
   weigh_classes();
+  if (has_row_weights(*train_data_))
+    Log::info("  " + train_data_->description() +
+              ": rows weighted (step loss sum w l / B, validation metrics sum w l / sum w)");
   // rank_invariant: micro-batches of one chunk each (Note [rank invariance] in train/rank_invariant.cpp).
   MicroBatching batching;
   comm.run_agreed([&] { batching = resolve_micro_batching(deck_, config_, comm.size()); });

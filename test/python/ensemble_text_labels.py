@@ -301,7 +301,8 @@ deck("mlp_mse", keyed(MLP, "loss mse", "label_column y", f"data_file {path('w_tr
 r = run([train, ensemble("e_wmlp", f"{path('wm1.json')},{path('mlp_mse.in')}", "label_column y", "weight_column w",
                          f"data_file {path('w_train.csv')}", f"test_file {path('w_valid.csv')}",
                          objective="regression")])
-check(r.returncode == 0 and os.path.exists(path("e_wmlp.json")),
+check(r.returncode == 0 and os.path.exists(path("e_wmlp.json")) and
+      "the rows of member mlp_mse: rows weighted (step loss sum w l / B" in r.stdout + r.stderr,
       "a weighted ensemble trains its mlp deck on the weighted rows: " + (r.stdout + r.stderr)[-300:])
 refused([predict, path("file.json"), path("test.csv"), path("margin.h5"), "--header", "--label-column", "kind",
          "--margin"], "predict: --margin is for a text OUTPUT; %s gets the margins as `outputs` beside "
