@@ -212,12 +212,7 @@ void log_table_metrics(const NetworkOptions& o, Model& model, std::shared_ptr<co
   std::vector<float> file;
   comm.run_agreed([&] {
     if (o.weight_file.empty()) return;
-    const auto n = static_cast<long long>(table->rows());
-    file = io::read_column_block(o.weight_file, 0, n, n);
-    for (std::size_t i = 0; i < file.size(); ++i)
-      if (!(file[i] >= 0) || !std::isfinite(file[i]))
-        input_error(o.weight_file, 0, "--weight-file",
-                    "weight of row " + std::to_string(i + 1) + " is negative or not finite");
+    file = read_weight_file(o.weight_file, table->rows(), "--weight-file");
   });
   if (weighted) table = with_row_weights(table, o.weight_file.empty() ? text : nullptr, std::move(file));
   std::unique_ptr<Evaluator> eval;

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "io/text_lines.hpp"
 #include "io/text_tables.hpp"
 
 namespace hpct {
@@ -127,6 +128,27 @@ std::vector<float> choose_class_weights(const deck::Deck& deck, const Dataset& t
   return c;
 }
 
+std::vector<float> read_weight_file(const std::string& file, std::uint64_t rows, const std::string& key) {
+  std::vector<float> w;
+  try {
+    const auto n = static_cast<long long>(rows);
+    w = io::read_column_block(file, 0, n, n);  // a value that is not a number names its line
+  } catch (const Error& e) {
+    throw Error(key + " " + e.what(), e.code());
+  }
+  for (std::size_t i = 0; i < w.size(); ++i)
+    if (!(w[i] >= 0) || !std::isfinite(w[i])) {
+      io::DataLines lines(file);  // the line of data row i (blank and comment lines are not rows)
+      io::Line l{};
+      std::size_t n = 0;
+      while (n <= i && lines.next(l)) ++n;
+      input_error(file, l.number, key,
+                  "weight " + strf("%g", static_cast<double>(w[i])) + " of row " + std::to_string(i + 1) +
+                      " is negative or infinite (a row weight is a number >= 0)");
+    }
+  return w;
+}
+
 std::vector<float> network_weight_file(const deck::Deck& deck, const std::string& file_key, std::uint64_t rows,
                                        const Comm& comm) {
   const std::string key = file_key == "data_file" ? "weight_file" : "validation_weight_file";
@@ -136,11 +158,7 @@ std::vector<float> network_weight_file(const deck::Deck& deck, const std::string
   comm.run_agreed([&] {
     if (!deck_string(deck, "weight_column").empty())
       deck.fail(key, "weight_column gives " + file_key + "'s weights already: give them one way");
-    const auto n = static_cast<long long>(rows);
-    w = io::read_column_block(file, 0, n, n);
-    for (std::size_t i = 0; i < w.size(); ++i)
-      if (!(w[i] >= 0) || !std::isfinite(w[i]))
-        input_error(file, 0, key, "weight of row " + std::to_string(i + 1) + " is negative or not finite");
+    w = read_weight_file(file, rows, key);
   });
   return w;
 }

@@ -33,6 +33,10 @@ void weigh_by_class(const deck::Deck& deck, std::shared_ptr<const Dataset>& trai
                     std::shared_ptr<const Dataset>& validation, const std::vector<std::string>& names,
                     const Comm& comm);
 
+// Not collective. `file`'s weights, one number per data line, `rows` of them, each >= 0 and finite:
+// else an error naming the file, the line and `key` (weight_file, predict's --weight-file).
+std::vector<float> read_weight_file(const std::string& file, std::uint64_t rows, const std::string& key);
+
 // Collective. The row weights of the deck's file under `file_key` (data_file, validation_file):
 // its weight file (weight_file, validation_weight_file), one number per data line, each >= 0 and
 // finite; empty when the deck names none. `rows`: the file's row count.

@@ -215,8 +215,15 @@ for name, value, problem in (("neg", "-1", "is negative"), ("nan", "nan", "is mi
     bad.loc[6, "w"] = value
     refused([train, *deck("bad_" + name, "cross_entropy", write(name + ".csv", bad, "kind"))],
             path(name + ".csv") + ":8: weight_column: field 4 (the row weight, weight_column) '" + value + "'",
-            "a weight " + value + " " + problem, 2)
+            "a weight " + value + " " + problem, 2 if name == "neg" else 1)  # 2 ranks: agreed, no hang
 enc, _ = table_and_config(path("cross_entropy.h5"))
+for name, value, problem in (("neg", "-1", "weight -1 of row 7 is negative or infinite"),
+                             ("text", "heavy", "'heavy' is not a number")):
+    with open(path("w_%s.txt" % name), "w") as f:
+        f.write("\n".join(value if i == 6 else "%g" % v for i, v in enumerate(data["w"])) + "\n")
+    at = path("w_%s.txt" % name) + ":7: " + ("weight_file: " if name == "neg" else "")
+    refused([train, *deck("wf_" + name, "cross_entropy", csv0, "weight_file=" + path("w_%s.txt" % name), weight="")],
+            at + problem, "weight_file: a weight " + value)
 refused([train, *deck("cw_len", "cross_entropy", csv, "class_weights=1,2")],
         "class_weights: gives 2 weights for 3 classes (%s)" % ", ".join(enc["classes"]),
         "a class_weights list of the wrong length names the class order")
