@@ -85,11 +85,7 @@ class WeightedRows : public Dataset {
     auto* w = static_cast<float*>(
         out.at(weights_at_ < 0 ? specs_.size() - 1 : static_cast<std::size_t>(weights_at_)).values);
     if (table_) {  // the weight column (io::read_text_rows checks each: >= 0, finite, a number)
-      const io::TextLayout& t = table_->layout();
-      std::vector<float> x(n * static_cast<std::size_t>(t.cols)), y(n);
-      io::TextStrings s;
-      s.keep_label = true;
-      io::read_text_rows(t, rows.data(), n, x.data(), t.opt.label_column >= 0 ? y.data() : nullptr, &s, w);
+      io::read_text_rows(table_->layout(), rows.data(), n, nullptr, nullptr, nullptr, w);
     } else if (!file_.empty()) {
       for (std::size_t r = 0; r < n; ++r) w[r] = file_[rows[r]];
     } else if (weights_at_ < 0) {
