@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -22,6 +23,8 @@
 #include "deck/deck.hpp"
 #include "io/hdf5.hpp"
 #include "models/registry.hpp"
+#include "train/evaluator.hpp"
+#include "train/row_weights.hpp"
 #include "train/table_inputs.hpp"
 
 namespace hpct::tools {
@@ -37,6 +40,9 @@ const char* const kNetworkUsage =
     "  --weights ema|raw       the EMA of the weights (default, when the file has one) or the trained ones\n"
     "  --no-label              DATA.csv/.tsv has no label column (a model trained on a table: read as training "
     "read it)\n"
+    "  --weight-column N|NAME  DATA.csv/.tsv: the row weight column (not a feature): weighted metrics, as train's\n"
+    "                          weighted validation (sum w l / sum w; docs/row_weights.md)\n"
+    "  --weight-file FILE      one weight per row of DATA.csv/.tsv (as train's weight_file): weighted metrics\n"
     "  models that generate ensembles (diffusion):\n"
     "  --members M --seed K --method ddpm|ddim --steps S --clip X   as apps/sample (defaults 8, 1, ddpm, all, 6)\n"
     "OUT.h5 gets one float32 dataset per output, rows in data order: mlp `outputs` [N, d_out] (values;\n"
@@ -54,7 +60,8 @@ struct NetworkOptions {
   std::vector<std::string> outputs;
   PredictOptions predict;
   long long rows = -1;
-  bool labelled = true;  // a CSV/TSV file holds the training file's label column
+  bool labelled = true;                    // a CSV/TSV file holds the training file's label column
+  std::string weight_column, weight_file;  // a labelled table's row weights: weighted metrics
 };
 
 NetworkOptions parse(int argc, char** argv) {
@@ -89,6 +96,8 @@ NetworkOptions parse(int argc, char** argv) {
     if (a == "--inputs-dataset") o.inputs_dataset = v;
     else if (a == "--outputs") o.predict.outputs = deck::split_list(v);
     else if (a == "--rows") o.rows = number();
+    else if (a == "--weight-column") o.weight_column = v;
+    else if (a == "--weight-file") o.weight_file = v;
     else if (a == "--chunk") o.predict.chunk = positive_int();
     else if (a == "--weights") o.weights_choice = nn::weights_choice(v, "predict: --weights");
     else if (a == "--members") o.predict.sampling.members = positive_int();
@@ -101,6 +110,12 @@ NetworkOptions parse(int argc, char** argv) {
   if (pos.size() != 3)
     throw Error(std::string("predict: expected WEIGHTS DATA OUT\n") + kNetworkUsage, ExitCode::bad_input);
   o.weights = pos[0], o.data = pos[1], o.out = pos[2];
+  if (!o.weight_column.empty() && !o.weight_file.empty())
+    throw Error("predict: --weight-column and --weight-file both give the rows' weights: give one",
+                ExitCode::bad_input);
+  if ((!o.weight_column.empty() || !o.weight_file.empty()) && !o.labelled)
+    throw Error("predict: row weights weigh the metrics of labelled rows; --no-label has none",
+                ExitCode::bad_input);
   return o;
 }
 
@@ -156,7 +171,8 @@ std::vector<std::string> input_datasets(const std::string& option, const std::ve
 // A CSV/TSV data file read as the model's training table was (Note [table inputs] in
 // train/table_inputs.cpp): its columns checked, text columns coded by the model's categories.
 std::shared_ptr<const Dataset> open_table(const NetworkOptions& o, io::TextFormat format, std::uint64_t width,
-                                          const Comm& comm, TableEncoding& encoding) {
+                                          const Comm& comm, TableEncoding& encoding,
+                                          std::shared_ptr<const TextTableDataset>& text) {
   std::shared_ptr<const TextTableDataset> table;
   comm.run_agreed([&] {
     const h5::File f = h5::File::open_read(o.weights);
@@ -174,12 +190,40 @@ std::shared_ptr<const Dataset> open_table(const NetworkOptions& o, io::TextForma
     opt.header = encoding.header;
     opt.label_column = o.labelled ? encoding.label_column : -1;
     if (o.labelled && !encoding.label.empty()) opt.label_name = encoding.label;
+    const std::string& w = o.weight_column;  // as train's weight_column: an index or a header name
+    if (!w.empty() && w.find_first_not_of("0123456789") == std::string::npos && w.size() <= 7)
+      opt.weight_column = std::stoi(w);
+    else opt.weight_name = w;
     table = std::make_shared<TextTableDataset>(o.data, opt);
   });
   TableEncodingOptions check;
   check.whose = "the model";
   agree_table_encoding(*table, check, &encoding, comm);
+  text = table;
   return encoded_table(table, encoding);
+}
+
+// A labelled table's metrics, as train's validation computes them (train/evaluator.hpp): with row
+// weights (--weight-column, --weight-file) each metric's sum weighted and divided by sum w (Note
+// [network row weights] in train/row_weights.cpp). Rows [0, total) of `table`.
+void log_table_metrics(const NetworkOptions& o, Model& model, std::shared_ptr<const Dataset> table,
+                       const std::shared_ptr<const TextTableDataset>& text, std::uint64_t total, const Comm& comm) {
+  const bool weighted = !o.weight_column.empty() || !o.weight_file.empty();
+  std::vector<float> file;
+  comm.run_agreed([&] {
+    if (o.weight_file.empty()) return;
+    file = read_weight_file(o.weight_file, table->rows(), "--weight-file");
+  });
+  if (weighted) table = with_row_weights(table, o.weight_file.empty() ? text : nullptr, std::move(file));
+  std::unique_ptr<Evaluator> eval;
+  comm.run_agreed([&] {
+    eval = std::make_unique<Evaluator>(row_range(table, 0, total), comm, o.predict.chunk, 5);
+  });
+  const EvalResult r = eval->evaluate(model);
+  std::string line;
+  for (const auto& [spec, v] : r.metrics) line += strf(", %s %.6f", spec.name.c_str(), v);
+  Log::info(strf("predict: %llu labelled rows, %s metrics%s", (unsigned long long)total,
+                 weighted ? "weighted (sum w l / sum w)" : "unweighted", line.c_str()));
 }
 
 }  // namespace
@@ -217,14 +261,18 @@ int predict_network(int argc, char** argv, const Comm& comm) {
   io::TextFormat format{};
   TableEncoding encoding;
   std::shared_ptr<const Dataset> table;
+  std::shared_ptr<const TextTableDataset> text;
   if (io::format_from_extension(o.data, format) && format != io::TextFormat::libsvm) {
     if (inputs.size() != 1)
       comm.agree(o.data + ": the " + model->family() + " model reads " + std::to_string(inputs.size()) +
                      " inputs (" + names_text(inputs) +
                      "); a CSV/TSV table gives one: give an HDF5 file with a dataset each",
                  ExitCode::bad_input);
-    table = open_table(o, format, static_cast<std::uint64_t>(inputs.front().row_size()), comm, encoding);
+    table = open_table(o, format, static_cast<std::uint64_t>(inputs.front().row_size()), comm, encoding, text);
   }
+  if (!table && (!o.weight_column.empty() || !o.weight_file.empty()))
+    comm.agree("predict: " + o.data + " is not a CSV/TSV table: row weights weigh a table's metrics",
+               ExitCode::bad_input);
   std::uint64_t total = 0;
   comm.run_agreed([&] {
     if (table) {
@@ -291,6 +339,7 @@ int predict_network(int argc, char** argv, const Comm& comm) {
     if (pred.size() != outputs.size()) throw Error("internal: predict's outputs differ from predict_outputs");
   });
   const double secs = comm.max(clock.seconds());
+  if (table && o.labelled) log_table_metrics(o, *model, table, text, total, comm);
 
   // This rank's rows of every output, then one file from every rank.
   std::vector<RowDataset> datasets;

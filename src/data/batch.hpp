@@ -27,6 +27,8 @@ struct Batch {
   };
   static constexpr const char* kInputs = "inputs";
   static constexpr const char* kTargets = "targets";
+  // Row weights [n, 1] (Note [network row weights] in train/row_weights.cpp); absent: rows weigh alike.
+  static constexpr const char* kWeights = "weights";
 
   std::array<Field, kMaxFields> fields{};
   int field_count = 0;

@@ -55,8 +55,10 @@ void declare_text_table_keys(deck::Schema& s) {
                "CSV/TSV ranking tables: the column holding the query id, a 0-based index or a header name (not a "
                "feature; a query's rows contiguous); empty: none (LibSVM: qid: tokens; docs/ranking.md)");
   s.add_string("weight_column", "",
-               "CSV/TSV for the trees: the column holding each row's weight (>= 0), a 0-based index or a header "
-               "name (not a feature; LightGBM's weight_column); empty: none (weight_file; docs/gbdt.md)");
+               "CSV/TSV for the trees and the mlp: the column holding each row's weight (>= 0), a 0-based index or "
+               "a "
+               "header name (not a feature; LightGBM's weight_column); empty: none (weight_file; docs/gbdt.md, "
+               "docs/row_weights.md)");
   s.add_bool("text_header", false, "CSV/TSV: the first line holds column names (kept as feature names)");
   s.add_int("libsvm_base", 1, 0, 1, "LibSVM: feature ids start at 0 or 1");
   s.add_int("libsvm_num_features", 0, 0, 1 << 30, "LibSVM: feature count (0: highest id in the file)");

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "data/memory_table.hpp"
+#include "data/weighted_rows.hpp"
 #include "gbdt/gbdt.hpp"
 #include "gbdt/model_io.hpp"
 #include "gbdt/table_encoding.hpp"
@@ -44,6 +45,17 @@ std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::st
   y.resize(n);
   comm.broadcast(x.data(), x.size(), 0);
   comm.broadcast(y.data(), y.size(), 0);
+  // Note [ensemble row weights]: a network member trains on its rows' weights (Note [network row
+  // weights] in train/row_weights.cpp), as a tree member does.
+  std::vector<float> w;
+  if (comm.max(s.w.empty() ? 0 : 1) == 1) {
+    w = comm.gather_to_root(s.w);
+    w.resize(n);
+    comm.broadcast(w.data(), w.size(), 0);
+  }
+  const auto weighed = [&](std::shared_ptr<const Dataset> rows) {
+    return w.empty() ? rows : with_row_weights(std::move(rows), nullptr, std::move(w));
+  };
   if (s.categories.any()) {
     TableEncoding e;
     e.columns = s.feature_names;
@@ -51,9 +63,10 @@ std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::st
     e.categories = s.categories;
     e.classes = s.classes;
     comm.run_agreed([&] { choose_category_inputs(e, category_inputs(member), s.file, comm.rank() == 0); });
-    return std::make_shared<EncodedMemoryTable>(name, x, std::move(y), 1, std::move(e));
+    return weighed(std::make_shared<EncodedMemoryTable>(name, x, std::move(y), 1, std::move(e)));
   }
-  return std::make_shared<MemoryTable>(name, std::move(x), std::move(y), static_cast<std::uint64_t>(s.cols), 1);
+  return weighed(std::make_shared<MemoryTable>(name, std::move(x), std::move(y), static_cast<std::uint64_t>(s.cols),
+                                               1));
 }
 
 std::string MemberDeck::name() const { return std::filesystem::path(path).stem().string(); }

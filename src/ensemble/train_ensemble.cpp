@@ -175,8 +175,9 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   std::vector<MemberDeck> decks(paths.size());
   // Note [ensemble row weights]: the training part's weights (weight_column, weight_file) weigh a
   // tree deck's fold and final trainings (kept_rows keeps them), the combiner's fit and the table's
-  // metrics, so a row of weight 0 is a row left out. A network deck would train on its rows
-  // unweighted (the networks weigh every row alike): refused rather than a member that ignores them.
+  // metrics, so a row of weight 0 is a row left out. An mlp deck's fold and final trainings weigh
+  // them too (rows_in_memory: Note [network row weights] in train/row_weights.cpp); another network
+  // family would train on its rows unweighted: refused rather than a member that ignores them.
   const bool weighted = comm.max(train.w.empty() ? 0 : 1) == 1;
   const std::string weight_key = deck.get_string("weight_column").empty() ? "weight_file" : "weight_column";
   for (std::size_t j = 0; j < paths.size(); ++j) {
@@ -184,11 +185,11 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
     e.source = paths[j];
     if (is_deck(paths[j])) {
       decks[j] = read_member_deck(paths[j], task, comm, services);
-      if (weighted && !decks[j].trees)
+      if (weighted && !decks[j].trees && decks[j].deck.get_string("model") != "mlp")
         comm.run_agreed([&] {
           deck.fail(weight_key, "member " + paths[j] + " (model " + decks[j].deck.get_string("model") +
-                                    ") is a network deck, and networks train with every row weighing alike; "
-                                    "weigh rows with tree decks and member files only, or leave the weights out");
+                                    ") is a network deck whose family weighs every row alike; weigh rows with "
+                                    "mlp and tree decks and member files only, or leave the weights out");
         });
       settle_member_classes(decks[j], task, K, class_origin, comm, services);
       e.name = decks[j].name();

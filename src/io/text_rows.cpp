@@ -76,7 +76,7 @@ void read_weight(const TextLayout& t, const Line& l, std::size_t k, const char* 
 // One CSV/TSV data line into a row of t.cols features (and its label and weight), fields read in
 // place; with `sink`, non-numeric feature fields go there (as row `row`).
 void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y, float* w, StringSink* sink,
-                     std::uint32_t row) {
+                     std::uint32_t row, bool weights_only) {
   const char delim = t.opt.format == TextFormat::csv ? ',' : '\t';
   const long long label = t.opt.label_column, group = t.opt.group_column, weight = t.opt.weight_column;
   const auto ncols = static_cast<std::size_t>(t.cols + (label >= 0 ? 1 : 0) + (group >= 0 ? 1 : 0) +
@@ -109,6 +109,7 @@ void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y, flo
       read_weight(t, l, k, b, e, w);
       continue;
     }
+    if (weights_only) continue;  // read_text_rows without x and y
     float v = 0;
     const Parsed pv = parse_float(b, e, v, t.opt.allow_infinite && static_cast<long long>(k) != label);
     if (pv == Parsed::not_a_number && sink && static_cast<long long>(k) != label) {
@@ -153,6 +154,7 @@ void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t 
   Line l{};
   const auto cols = static_cast<std::size_t>(t.cols);
   float dummy = 0;
+  const bool weights_only = !x && !y && w;  // not a table of no feature columns (x may be null there)
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t r = rows[i];
     if (i == 0 || r != rows[i - 1] + 1) lines.seek(t.offset[r], t.line[r]);  // else: the next line
@@ -160,8 +162,8 @@ void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t 
     float* yr = y ? y + i : &dummy;
     if (t.opt.format == TextFormat::libsvm) parse_libsvm(t, l, x + i * cols, yr);
     else
-      parse_delimited(t, l, x + i * cols, yr, w ? w + i : nullptr, strings ? &sink : nullptr,
-                      static_cast<std::uint32_t>(i));
+      parse_delimited(t, l, x ? x + i * cols : nullptr, yr, w ? w + i : nullptr, strings ? &sink : nullptr,
+                      static_cast<std::uint32_t>(i), weights_only);
   }
 }
 

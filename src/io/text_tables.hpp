@@ -86,7 +86,8 @@ struct TextStrings {
 // Parses the data rows `rows[0..n)` (ascending) into x [n, cols] and, with a label column, y [n].
 // Errors name the file, line, field and column. With `strings`, a CSV/TSV feature field that is
 // not a number goes there instead of being an error. With a weight column, `w` [n] (when not null)
-// gets the weights; a missing, negative or non-finite one is an error naming weight_column.
+// gets the weights; a missing, negative or non-finite one is an error naming weight_column. CSV/TSV
+// with x and y null and w given: the weights alone (the other fields split, not parsed).
 void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t n, float* x, float* y,
                     TextStrings* strings = nullptr, float* w = nullptr);
 

@@ -30,28 +30,34 @@ KOKKOS_INLINE_FUNCTION int label_of(Scalar v, int classes) {
 }
 
 // Per-row loss and (if write) gradient for all three kinds. d = columns of pred.
+// Row weights w [n] (null: all 1) scale each row's loss and gradient (Note [network row weights] in
+// train/row_weights.cpp); without them the kernels are the unweighted ones bit for bit.
 template <class Scalar>
 double row_losses(LossKind kind, double smoothing, const Tensor<Scalar>& pred, const Tensor<Scalar>& target,
-                  const Tensor<Scalar>& dpred, bool write, bool acc, int n, double normaliser) {
+                  const Tensor<Scalar>& dpred, bool write, bool acc, int n, double normaliser,
+                  const float* weights) {
   if (n == 0) return 0.0;
   const auto y = pred.rows(n), t = target.rows(n);
   const auto dy = write ? dpred.rows(n) : pred.rows(n);
   const int d = static_cast<int>(y.extent(1));
+  const bool weighted = weights != nullptr;
+  const float* w = weights;
   double sum = 0;
   if (kind == LossKind::mse) {
     const Scalar scale = static_cast<Scalar>(2.0 / (normaliser * d));
     sum = sum_over(
         "loss_mse", 0, n, KOKKOS_LAMBDA(const int i, double& s) {
           double row = 0;
+          const Scalar rs = weighted ? static_cast<Scalar>(w[i]) * scale : scale;
           for (int j = 0; j < d; ++j) {
             // Training takes the difference in Scalar (it is also the gradient); evaluation in double.
             const Scalar diff = y(i, j) - t(i, j);
-            if (write) dy(i, j) = acc ? dy(i, j) + scale * diff : scale * diff;
+            if (write) dy(i, j) = acc ? dy(i, j) + rs * diff : rs * diff;
             const double e = write ? static_cast<double>(diff)
                                    : static_cast<double>(y(i, j)) - static_cast<double>(t(i, j));
             row += e * e;
           }
-          s += row / d;
+          s += weighted ? static_cast<double>(w[i]) * (row / d) : row / d;
         });
   } else if (kind == LossKind::cross_entropy) {
     const double inv = 1.0 / normaliser, off = smoothing / d, on = 1.0 - smoothing + off;
@@ -66,11 +72,13 @@ double row_losses(LossKind kind, double smoothing, const Tensor<Scalar>& pred, c
             qz += (j == c ? on : off) * static_cast<double>(y(i, j));
           }
           const double lse = m + kmath::log(z);
-          s += lse - qz;  // sum_c q_c = 1
+          const double wi = weighted ? static_cast<double>(w[i]) : 1.0;
+          s += weighted ? wi * (lse - qz) : lse - qz;  // sum_c q_c = 1
           if (write)
             for (int j = 0; j < d; ++j) {
               const double p = kmath::exp(static_cast<double>(y(i, j)) - lse);
-              const Scalar g = static_cast<Scalar>((p - (j == c ? on : off)) * inv);
+              const double gi = (p - (j == c ? on : off)) * inv;
+              const Scalar g = static_cast<Scalar>(weighted ? wi * gi : gi);
               dy(i, j) = acc ? dy(i, j) + g : g;
             }
         });
@@ -79,16 +87,17 @@ double row_losses(LossKind kind, double smoothing, const Tensor<Scalar>& pred, c
     sum = sum_over(
         "loss_bce", 0, n, KOKKOS_LAMBDA(const int i, double& s) {
           double row = 0;
+          const double rs = weighted ? static_cast<double>(w[i]) * scale : scale;
           for (int j = 0; j < d; ++j) {
             const double z = static_cast<double>(y(i, j)), tt = static_cast<double>(t(i, j));
             const double az = z < 0 ? -z : z;
             row += (z > 0 ? z : 0.0) - z * tt + kmath::log1p(kmath::exp(-az));
             if (write) {
-              const Scalar g = static_cast<Scalar>((1.0 / (1.0 + kmath::exp(-z)) - tt) * scale);
+              const Scalar g = static_cast<Scalar>((1.0 / (1.0 + kmath::exp(-z)) - tt) * rs);
               dy(i, j) = acc ? dy(i, j) + g : g;
             }
           }
-          s += row / d;
+          s += weighted ? static_cast<double>(w[i]) * (row / d) : row / d;
         });
   }
   return sum;
@@ -98,13 +107,14 @@ double row_losses(LossKind kind, double smoothing, const Tensor<Scalar>& pred, c
 
 template <class Scalar>
 double Loss<Scalar>::forward_backward(const T& pred, const T& target, const T& dpred, GradMode mode, int n,
-                                      double normaliser) const {
-  return row_losses(kind_, smoothing_, pred, target, dpred, true, mode == GradMode::accumulate, n, normaliser);
+                                      double normaliser, const float* weights) const {
+  return row_losses(kind_, smoothing_, pred, target, dpred, true, mode == GradMode::accumulate, n, normaliser,
+                    weights);
 }
 
 template <class Scalar>
-double Loss<Scalar>::forward(const T& pred, const T& target, int n) const {
-  return row_losses(kind_, smoothing_, pred, target, T(), false, false, n, 1.0);
+double Loss<Scalar>::forward(const T& pred, const T& target, int n, const float* weights) const {
+  return row_losses(kind_, smoothing_, pred, target, T(), false, false, n, 1.0, weights);
 }
 
 template <class Scalar>
@@ -124,6 +134,21 @@ long long count_top_k_hits(const Tensor<Scalar>& logits, const Tensor<Scalar>& t
       },
       hits);
   return hits;
+}
+
+template <class Scalar>
+double top_k_hit_weight(const Tensor<Scalar>& logits, const Tensor<Scalar>& target, int n, int k, const float* w) {
+  if (!w) return static_cast<double>(count_top_k_hits(logits, target, n, k));
+  if (n == 0) return 0.0;
+  const auto y = logits.rows(n), t = target.rows(n);
+  const int d = static_cast<int>(y.extent(1));
+  return sum_over(
+      "topk_hit_weight", 0, n, KOKKOS_LAMBDA(const int i, double& h) {
+        const int c = label_of(t(i, 0), d);
+        int better = 0;
+        for (int j = 0; j < d; ++j) better += y(i, j) > y(i, c) ? 1 : 0;
+        h += better < k ? static_cast<double>(w[i]) : 0.0;
+      });
 }
 
 template <class Scalar>
@@ -171,9 +196,10 @@ double squared_error_sum(const Tensor<double>& y, const Tensor<double>& t, int n
   return sse_and_grad(y, t, Tensor<double>(), n, 1.0);
 }
 
-#define HPCT_LOSS(S)                                                                    \
-  template class Loss<S>;                                                               \
-  template long long count_top_k_hits<S>(const Tensor<S>&, const Tensor<S>&, int, int); \
+#define HPCT_LOSS(S)                                                                               \
+  template class Loss<S>;                                                                          \
+  template long long count_top_k_hits<S>(const Tensor<S>&, const Tensor<S>&, int, int);            \
+  template double top_k_hit_weight<S>(const Tensor<S>&, const Tensor<S>&, int, int, const float*); \
   template long long first_bad_label<S>(const Tensor<S>&, int, int);
 HPCT_LOSS(float)
 HPCT_LOSS(double)

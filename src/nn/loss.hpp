@@ -27,9 +27,12 @@ class Loss {
  public:
   using T = Tensor<Scalar>;
   Loss(LossKind kind, double label_smoothing = 0.0) : kind_(kind), smoothing_(label_smoothing) {}
-  double forward_backward(const T& pred, const T& target, const T& dpred, GradMode mode, int n,
-                          double normaliser) const;
-  double forward(const T& pred, const T& target, int n) const;  // evaluation: the sum only
+  // weights: n row weights on the device (null: every row 1) multiplying each row's loss and its
+  // gradient; the normaliser stays the sample count (Note [network row weights]).
+  double forward_backward(const T& pred, const T& target, const T& dpred, GradMode mode, int n, double normaliser,
+                          const float* weights = nullptr) const;
+  // Evaluation: the (weighted) sum only.
+  double forward(const T& pred, const T& target, int n, const float* weights = nullptr) const;
   LossKind kind() const { return kind_; }
   bool classifies() const { return kind_ == LossKind::cross_entropy; }
 
@@ -41,6 +44,9 @@ class Loss {
 // Rows [0, n) whose target class index is among the k largest logits (accuracy for k = 1).
 template <class Scalar>
 long long count_top_k_hits(const Tensor<Scalar>& logits, const Tensor<Scalar>& target, int n, int k);
+// The same hits, each row counting its weight w[i] (device; null: every row 1, the count exactly).
+template <class Scalar>
+double top_k_hit_weight(const Tensor<Scalar>& logits, const Tensor<Scalar>& target, int n, int k, const float* w);
 // Rows [0, n) whose target is not an integer class index in [0, classes): -1 if none, else the first.
 template <class Scalar>
 long long first_bad_label(const Tensor<Scalar>& target, int n, int classes);

@@ -2,6 +2,7 @@
 #include "train/config.hpp"
 
 #include "models/registry.hpp"
+#include "train/row_weights.hpp"
 
 namespace hpct {
 
@@ -23,6 +24,7 @@ void declare_network_keys(deck::Schema& s) {
                "mse (regression), cross_entropy (targets: one column of class indices), bce (logits, 0/1 targets)");
   s.add_int("num_classes", 0, 0, 1 << 24, "cross_entropy: number of classes (the network's output width)");
   s.add_real("label_smoothing", 0.0, 0.0, 1.0, "cross_entropy: label smoothing (PyTorch's label_smoothing)");
+  declare_row_weight_keys(s);
   s.add_int("top_k", 5, 1, 1 << 20, "classification: k of the top-k accuracy reported with the validation loss");
   s.add_int("early_stopping_patience", 0, 0, 1 << 30,
             "stop the run after this many epochs in a row without improvement of the validation loss (PyTorch "

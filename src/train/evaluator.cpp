@@ -46,6 +46,12 @@ Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::
     }
     const HostFields block(specs_, count_, elements);
     bad = val_->read_block(first_, count_, block.buffers());
+    for (std::size_t f = 0; f < fields; ++f)
+      if (specs_[f].name == Batch::kWeights) {  // in row order, in double: the same sum on every run
+        const auto* w = static_cast<const float*>(block.buffers()[f].values);
+        weight_sum_ = 0;
+        for (std::uint64_t r = 0; r < count_; ++r) weight_sum_ += static_cast<double>(w[r]);
+      }
     bad = std::min(bad, first_bad_value(specs_, block.buffers(), count_, nullptr, first_));
     for (std::size_t f = 0; f < fields; ++f) {
       const std::uint64_t n = (specs_[f].ragged ? elements[f] : count_) * specs_[f].words();
@@ -105,8 +111,9 @@ EvalResult Evaluator::evaluate(Model& model) const {
     fill(b, first, n, first / batch_);
     model.evaluate(b, options, sums);
   }
+  if (weight_sum_ >= 0) sums.push_back(weight_sum_);  // reduced with the metrics: no extra collective
   comm_.allreduce_sum(sums.data(), sums.size());
-  const double total = static_cast<double>(val_->rows());
+  const double total = weight_sum_ >= 0 ? sums.back() : static_cast<double>(val_->rows());
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const double mean = sums[i] / (total * specs[i].per_row);
     r.metrics.emplace_back(specs[i], specs[i].root ? std::sqrt(mean) : mean);

@@ -53,6 +53,9 @@ class Evaluator {
 
   std::vector<FieldSpec> specs_;
   std::uint64_t first_ = 0, count_ = 0;
+  // Weighted rows (a weights field): this rank's block's sum of weights, the metrics' denominator
+  // (Note [network row weights] in train/row_weights.cpp); -1: rows weigh alike.
+  double weight_sum_ = -1;
   std::vector<View1<std::uint32_t>> words_;  // per field, this rank's block
   // Ragged fields: where each row of the block starts (host), and each micro-batch's offsets from 0
   // (device; micro-batch k's n + 1 at [first + k, ...), as in the epoch shard).

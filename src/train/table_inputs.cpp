@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "core/log.hpp"
+#include "data/weighted_rows.hpp"
 #include "io/text_tables.hpp"
 
 namespace hpct {
@@ -211,7 +212,8 @@ std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TextTableData
 
 std::optional<TableEncoding> encode_table_data(const deck::Deck& deck, std::shared_ptr<const Dataset>& data,
                                                std::shared_ptr<const Dataset>& validation, const Comm& comm) {
-  if (const auto rows = std::dynamic_pointer_cast<const EncodedMemoryTable>(data)) return rows->encoding();
+  if (const auto rows = std::dynamic_pointer_cast<const EncodedMemoryTable>(unweighted(data)))
+    return rows->encoding();  // an ensemble member's rows (weighted or not)
   const auto table = std::dynamic_pointer_cast<const TextTableDataset>(data);
   if (!table || table->layout().opt.format == io::TextFormat::libsvm) return std::nullopt;
   const auto key = [&](const char* name) { return deck.schema().find(name) ? deck.get_string(name) : ""; };

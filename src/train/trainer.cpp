@@ -15,6 +15,7 @@
 #include "train/data_stats.hpp"
 #include "train/rank_invariant.hpp"
 #include "train/resume.hpp"
+#include "train/row_weights.hpp"
 #include "train/table_inputs.hpp"
 
 namespace hpct {
@@ -62,6 +63,11 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
   if (rows) {
     const std::string key = key_needing_validation();  // a member trains without validation rows
     if (!key.empty()) comm.run_agreed([&] { no_validation_split(key); });
+    if (has_row_weights(*rows) && deck_.get_string("model") != "mlp")  // as check_weighable
+      comm.run_agreed([&] {
+        deck_.fail("model",
+                   "weighted rows train model mlp; model " + deck_.get_string("model") + " weighs every row alike");
+      });
     remember_table(encode_table_data(deck_, rows, val_data_, comm_));  // rows encoded in memory, if any
     val_data_ = row_range(rows, rows->rows(), 0);
     comm.agree(rows->rows() == 0 ? rows->description() + ": no rows to train on" : "", ExitCode::bad_input);
@@ -69,6 +75,10 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
   } else {
     open_data();
   }
+  weigh_classes();
+  if (has_row_weights(*train_data_))
+    Log::info("  " + train_data_->description() +
+              ": rows weighted (step loss sum w l / B, validation metrics sum w l / sum w)");
   // rank_invariant: micro-batches of one chunk each (Note [rank invariance] in train/rank_invariant.cpp).
   MicroBatching batching;
   comm.run_agreed([&] { batching = resolve_micro_batching(deck_, config_, comm.size()); });
@@ -129,6 +139,7 @@ void NetworkTrainer::no_validation_split(const std::string& key) const {
 void NetworkTrainer::remember_table(const std::optional<TableEncoding>& e) {
   if (!e) return;
   table_ = e->to_json();                  // for the weights file
+  class_names_ = e->classes;              // class_weights' log line
   embedding_rows_ = e->embedding_rows();  // embedded columns: the model looks them up (build_model)
 }
 
@@ -139,15 +150,18 @@ void NetworkTrainer::open_data() {
     const std::string key = key_needing_validation();
     if (!key.empty() && config_.validation_file.empty() && config_.validation_fraction <= 0)
       no_validation_split(key);
-    // A network weighs every row alike: a weight column taken out of the features and then ignored
-    // would change the model silently.
-    if (deck_.schema().find("weight_column") && !deck_.get_string("weight_column").empty())
-      deck_.fail("weight_column", "row weights are read by the trees (model gbdt); networks weigh rows alike");
+    check_weighable();
     data = open_data_source(deck_, config_.data_file, "data_file");
     if (!config_.validation_file.empty())
       val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");
   });
+  const auto text = std::dynamic_pointer_cast<const TextTableDataset>(data);
+  const auto val_text = std::dynamic_pointer_cast<const TextTableDataset>(val_data_);
   remember_table(encode_table_data(deck_, data, val_data_, comm_));  // text columns (Note [table inputs])
+  if (!row_weight_key(deck_).empty()) {  // Note [network row weights]: both parts weighted, 1 where unset
+    weigh_file_rows(data, text, "data_file");
+    if (val_data_) weigh_file_rows(val_data_, val_text, "validation_file");
+  }
   comm_.run_agreed([&] {
     if (!config_.validation_file.empty()) {
       train_data_ = data;
@@ -172,6 +186,30 @@ void NetworkTrainer::open_data() {
     if (train_data_->rows() == 0) deck_.fail("validation_fraction", "leaves no training rows");
     if (!key_needing_validation().empty() && val_data_->rows() == 0) no_validation_split(key_needing_validation());
   });
+}
+
+void NetworkTrainer::check_weighable() const {
+  const std::string key = row_weight_key(deck_);
+  if (key.empty()) return;
+  const std::string& model = deck_.get_string("model");
+  if (model != "mlp")  // a weights field the model never reads would train it unweighted silently
+    deck_.fail(key, "row and class weights train model mlp; model " + model + " weighs every row alike");
+}
+
+void NetworkTrainer::weigh_file_rows(std::shared_ptr<const Dataset>& data,
+                                     const std::shared_ptr<const TextTableDataset>& text, const char* file_key) {
+  std::vector<float> file = network_weight_file(deck_, file_key, data->rows(), comm_);
+  comm_.run_agreed([&] {
+    const bool column = text && text->layout().opt.weight_column >= 0;
+    if (!deck_.get_string("weight_column").empty() && !column)
+      deck_.fail("weight_column", data->description() + " is not a CSV/TSV table: give its weights in weight_file");
+    data = with_row_weights(data, column ? text : nullptr, std::move(file));
+  });
+}
+
+void NetworkTrainer::weigh_classes() {
+  if (!deck_.get_string("class_weights").empty())
+    weigh_by_class(deck_, train_data_, val_data_, class_names_, comm_);
 }
 
 void NetworkTrainer::build_model() {

@@ -17,6 +17,7 @@
 #include "core/heartbeat.hpp"
 #include "data/epoch_order.hpp"
 #include "data/epoch_shard.hpp"
+#include "data/text_table.hpp"
 #include "deck/deck.hpp"
 #include "gbdt/table_encoding.hpp"
 #include "models/model.hpp"
@@ -64,6 +65,12 @@ class NetworkTrainer {
   void open_data();
   // Keeps a table's encoding (train/table_inputs.hpp) for the weights file and the model.
   void remember_table(const std::optional<TableEncoding>& e);
+  // Note [network row weights] (row_weights.cpp): the deck's row weights refused for a model that
+  // cannot read them; a file's rows given their weights field; class_weights on both parts.
+  void check_weighable() const;
+  void weigh_file_rows(std::shared_ptr<const Dataset>& data, const std::shared_ptr<const TextTableDataset>& text,
+                       const char* file_key);
+  void weigh_classes();
   // The key that needs a validation split (best_output, early_stopping_patience, lr_schedule
   // plateau), "" when none; and its error.
   std::string key_needing_validation() const;
@@ -94,7 +101,8 @@ class NetworkTrainer {
   // The parts of the file(s): the split of data_file, or data_file and validation_file.
   std::shared_ptr<const Dataset> train_data_, val_data_;
   std::string table_;  // a CSV/TSV data_file's encoding (train/table_inputs.hpp), stored with the weights
-  std::vector<int> embedding_rows_;  // its embedded columns' table rows (Note [category embeddings])
+  std::vector<int> embedding_rows_;       // its embedded columns' table rows (Note [category embeddings])
+  std::vector<std::string> class_names_;  // its text label's classes, in class index order
   nn::Attributes table_attributes() const {
     return table_.empty() ? nn::Attributes{} : nn::Attributes{{"table", table_}};
   }

@@ -70,6 +70,13 @@ add_test(NAME cli_mlp_embeddings COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CU
          ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_mlp_embeddings)
 set_tests_properties(cli_mlp_embeddings PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 300 PROCESSORS 2
                      LABELS "cli;mlp;parity")
+# Row and class weights for the mlp (docs/row_weights.md): PyTorch's weighted SGD steps and validation loss
+# for mse, cross_entropy and bce; weights 1 = unweighted and 1 rank = 2 ranks bitwise; weight_file,
+# class_weights balanced = their explicit columns; bad weights exit 2 naming file, line and key.
+add_test(NAME cli_mlp_weights COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/mlp_weights.py
+         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_mlp_weights)
+set_tests_properties(cli_mlp_weights PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 300 PROCESSORS 2
+                     SKIP_RETURN_CODE 77 LABELS "cli;mlp;parity")
 # Real images through the hdf5_images source: inputs/mlp_digits.in on scikit-learn's digits
 # (scripts/make-digits), 2 ranks, at least 95% validation accuracy (skipped without scikit-learn/h5py).
 add_test(NAME cli_mlp_digits COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/mlp_digits.sh $<TARGET_FILE:train>

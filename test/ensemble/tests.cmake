@@ -49,7 +49,7 @@ endforeach()
 # Ensembles on a text label (docs/ensembles.md): class names in the ensemble file and predict's
 # OUTPUT.h5, 1 rank == 2 ranks byte for byte, members coding the classes differently refused; the
 # refusals of num_class above the class count (ensemble, gbdt, mlp) and of predict --margin with an .h5;
-# row weights (weights 0 = rows left out, byte for byte; a network deck refused; predict --weight-file).
+# row weights (weights 0 = rows left out, byte for byte; an mlp deck trains weighted; predict --weight-file).
 add_test(NAME cli_ensemble_text_labels COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
          ${CMAKE_CURRENT_SOURCE_DIR}/python/ensemble_text_labels.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_ensemble_text_labels)

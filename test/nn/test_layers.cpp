@@ -249,23 +249,24 @@ TEST(LayerGradients, SequentialOfNewAndOldLayers) {
 
 // A loss as a layer with a [1, 1] output, L = sum / normaliser; its backward turns the probe's
 // dL/dy into the normaliser (dpred = d(sum / (normaliser / dy)) / dpred = dy dL/dpred).
+// `w`: row weights (device; null: none), Note [network row weights] in train/row_weights.cpp.
 void check_loss(const nn::Loss<double>& loss, const View2<double>& pred, const View2<double>& target,
-                const std::string& what) {
+                const std::string& what, const float* w = nullptr) {
   const int n = static_cast<int>(pred.extent(0)) - 1;
   const double normaliser = 3.0;
   View2<double> value("loss", 1, 1);
   test::LayerCase c;
   c.inputs = {DTensor(pred).first_rows(n)};
   c.forward = [&]() {
-    const double v = loss.forward(pred, target, n) / normaliser;
+    const double v = loss.forward(pred, target, n, w) / normaliser;
     Kokkos::deep_copy(value, v);
     return DTensor(value);
   };
   c.backward = [&](const DTensor& dy, const std::vector<DTensor>& dx, const std::vector<GradMode>& modes) {
     if (dx[0].empty()) return;  // a loss without parameters has nothing else to do
     const double g = test::host_values(dy)[0];
-    const double sum = loss.forward_backward(pred, target, dx[0], modes[0], n, normaliser / g);
-    EXPECT_NEAR(sum, loss.forward(pred, target, n), 1e-12 * std::abs(sum)) << what;
+    const double sum = loss.forward_backward(pred, target, dx[0], modes[0], n, normaliser / g, w);
+    EXPECT_NEAR(sum, loss.forward(pred, target, n, w), 1e-12 * std::abs(sum)) << what;
   };
   test::expect_gradients_ok(test::check_gradients(c), what);
 }
@@ -287,6 +288,41 @@ TEST(LossGradients, MseCrossEntropyAndBce) {
   check_loss(nn::Loss<double>(nn::LossKind::bce), pred, probs, "bce");
   EXPECT_EQ(nn::first_bad_label(DTensor(labels), 6, 4), -1);
   EXPECT_EQ(nn::first_bad_label(DTensor(labels), 6, 3), 2);  // label 3 at row 2 is outside [0, 3)
+}
+
+// Row weights scale each row's loss and gradient (finite differences), and weights all 1 give the
+// unweighted loss and gradient bit for bit.
+TEST(LossGradients, WeightedRows) {
+  const View2<double> pred = test::random_matrix(6, 4, 70, 2.0);
+  View2<double> labels("labels", 6, 1), probs("probs", 6, 4);
+  View1<float> w("w", 6), ones("ones", 6);
+  auto hl = Kokkos::create_mirror_view(labels);
+  auto hp = Kokkos::create_mirror_view(probs);
+  auto hw = Kokkos::create_mirror_view(w);
+  for (int i = 0; i < 6; ++i) {
+    hl(i, 0) = static_cast<double>((3 * i + 2) % 4);
+    hw(i) = 0.25F * static_cast<float>((5 * i) % 7);  // 0 included: a row that adds nothing
+    for (int j = 0; j < 4; ++j) hp(i, j) = rng::uniform(rng::hash(72, i, j));
+  }
+  Kokkos::deep_copy(labels, hl);
+  Kokkos::deep_copy(probs, hp);
+  Kokkos::deep_copy(w, hw);
+  Kokkos::deep_copy(ones, 1.0F);
+  const View2<double> targets = test::random_matrix(6, 4, 71);
+  const std::vector<std::pair<nn::Loss<double>, View2<double>>> cases{
+      {nn::Loss<double>(nn::LossKind::mse), targets},
+      {nn::Loss<double>(nn::LossKind::cross_entropy), labels},
+      {nn::Loss<double>(nn::LossKind::cross_entropy, 0.1), labels},
+      {nn::Loss<double>(nn::LossKind::bce), probs}};
+  for (const auto& [loss, t] : cases) {
+    const std::string what = std::string("weighted ") + nn::loss_name(loss.kind());
+    check_loss(loss, pred, t, what, w.data());
+    View2<double> g1("g1", 6, 4), g0("g0", 6, 4);
+    const double s1 = loss.forward_backward(pred, t, g1, GradMode::assign, 6, 3.0, ones.data());
+    const double s0 = loss.forward_backward(pred, t, g0, GradMode::assign, 6, 3.0);
+    EXPECT_EQ(s1, s0) << what << ": weights all 1";
+    EXPECT_EQ(test::host_values(DTensor(g1)), test::host_values(DTensor(g0))) << what << ": weights all 1";
+  }
 }
 
 // Note [batch-invariant small kernels]: a row of Linear<float>'s output has the same bits whatever

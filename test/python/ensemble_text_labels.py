@@ -16,7 +16,7 @@ in src/ensemble/member_passes.cpp), on CSV tables written by pandas, with build/
 - row weights (weight_column) on a regression ensemble of two GBDT member files: weights 0 on some
   rows give the ensemble and table files of the file without them, byte for byte (stacking and a
   fitted average), unweighted ones differ; predict --weight-file gives the table's weighted metrics;
-  a network deck in a weighted ensemble is refused naming weight_column and the member.
+  an mlp deck in a weighted ensemble trains on the weighted rows.
 usage: ensemble_text_labels.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
 import json
 import os
@@ -297,12 +297,13 @@ d = deck("mlp5", keyed(MLP, "num_classes 5", f"output {path('mlp5.h5')}"))
 refused([train, d], "%s:%d: num_classes: the label column holds 3 classes, fewer than num_classes 5" % (
     d, lineno(d, "num_classes")), "mlp num_classes above the class count", path("mlp5.h5"))
 deck("mlp_mse", keyed(MLP, "loss mse", "label_column y", f"data_file {path('w_train_plain.csv')}"))
-refused([train, ensemble("e_wmlp", f"{path('wm1.json')},{path('mlp_mse.in')}", "label_column y", "weight_column w",
+# An mlp deck trains on the weighted rows (docs/row_weights.md, Note [ensemble row weights]).
+r = run([train, ensemble("e_wmlp", f"{path('wm1.json')},{path('mlp_mse.in')}", "label_column y", "weight_column w",
                          f"data_file {path('w_train.csv')}", f"test_file {path('w_valid.csv')}",
-                         objective="regression")],
-        "weight_column: member %s (model mlp) is a network deck, and networks train with every row weighing alike" %
-        path("mlp_mse.in"),
-        "a weighted ensemble with a network deck (it would train unweighted)", path("e_wmlp.json"))
+                         objective="regression")])
+check(r.returncode == 0 and os.path.exists(path("e_wmlp.json")) and
+      "the rows of member mlp_mse: rows weighted (step loss sum w l / B" in r.stdout + r.stderr,
+      "a weighted ensemble trains its mlp deck on the weighted rows: " + (r.stdout + r.stderr)[-300:])
 refused([predict, path("file.json"), path("test.csv"), path("margin.h5"), "--header", "--label-column", "kind",
          "--margin"], "predict: --margin is for a text OUTPUT; %s gets the margins as `outputs` beside "
         "`probabilities`" % path("margin.h5"), "predict --margin with OUTPUT.h5", path("margin.h5"), 2)

@@ -1,7 +1,10 @@
 // No memory allocation inside the training step: every global operator new and every Kokkos View
 // allocation is counted between two optimizer steps of a running trainer (after warm-up), for the
-// mlp and the diffusion model. Any allocation there would cost a malloc (or cudaMalloc) per step.
+// mlp (also with row weights) and the diffusion model. Any allocation there would cost a malloc
+// (or cudaMalloc) per step.
 #include <gtest/gtest.h>
+
+#include <fstream>
 
 #include "core/trace.hpp"
 #include "models/diffusion/downscaling.hpp"
@@ -38,6 +41,24 @@ deck::Deck mlp_deck(const Comm& comm, const std::string& name, const std::string
 TEST(NoAllocation, MlpTrainingStep) {
   const Comm comm;
   expect_no_allocation(mlp_deck(comm, "noalloc", ""), comm, 5, 25);
+}
+
+// Row weights (weight_column: a weights field in the batch the loss reads, Note [network row
+// weights] in train/row_weights.cpp) add nothing to allocate.
+TEST(NoAllocation, MlpTrainingStepWithRowWeights) {
+  const Comm comm;
+  const std::string data = hpct::test::scratch("noalloc_weighted.csv");
+  if (comm.rank() == 0) {
+    std::ofstream f(data);
+    f << "a,b,w,y\n";
+    for (int i = 0; i < 2000; ++i)
+      f << i % 13 << "," << (i * 7) % 11 << "," << (i % 5) * 0.25 << "," << i % 3 << "\n";
+  }
+  comm.barrier();
+  expect_no_allocation(hpct::test::make_deck("data_file " + data +
+                                             "\ntext_header true\nlabel_column y\nweight_column w\nhidden_sizes "
+                                             "32,32\nbatch_size 8\nepochs 1\nlog_every 100000\n"),
+                       comm, 5, 25);
 }
 
 // A recorded trace (trace_file) adds events to a buffer allocated up front, never to the heap.

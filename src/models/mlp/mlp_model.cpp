@@ -11,15 +11,22 @@ namespace hpct {
 
 namespace {
 
-// sums[j] += sum over rows [0, n) of (y(i, j) - t(i, j))^2 for every column j.
-void add_column_squared_errors(const Tensor<float>& y, const Tensor<float>& t, int n, double* sums) {
+// sums[j] += sum over rows [0, n) of w_i (y(i, j) - t(i, j))^2 for every column j (w null: 1).
+void add_column_squared_errors(const Tensor<float>& y, const Tensor<float>& t, int n, const float* w,
+                               double* sums) {
   const auto ym = y.rows(n), tm = t.rows(n);
   for (int j = 0; j < static_cast<int>(ym.extent(1)); ++j)
     sums[j] += sum_over(
         "mlp_column_sse", 0, n, KOKKOS_LAMBDA(const int i, double& acc) {
           const double e = static_cast<double>(ym(i, j)) - static_cast<double>(tm(i, j));
-          acc += e * e;
+          acc += w ? static_cast<double>(w[i]) * e * e : e * e;
         });
+}
+
+// The batch's row weights on the device (Note [network row weights] in train/row_weights.cpp), or
+// null when its rows weigh alike.
+const float* row_weights(const Batch& b) {
+  return b.has(Batch::kWeights) ? b.get(Batch::kWeights).data() : nullptr;
 }
 
 // p = softmax of each row of z (rows [0, n)), max-subtracted.
@@ -92,7 +99,7 @@ double MlpModel::accumulate_gradients(const Batch& b, double normaliser) {
   const Tensor<float>& x = b.inputs();
   const Tensor<float> y(mlp_.forward(x, b.n));
   const double sum = loss_.forward_backward(y, targets(b), mlp_.output_grad_tensor(), nn::GradMode::assign, b.n,
-                                            normaliser);
+                                            normaliser, row_weights(b));
   mlp_.backward(x, b.n);
   return sum;
 }
@@ -100,7 +107,7 @@ double MlpModel::accumulate_gradients(const Batch& b, double normaliser) {
 double MlpModel::loss_sum(const Batch& b) {
   if (b.n == 0) return 0.0;
   const auto y = mlp_.forward(b.inputs(), b.n);
-  return loss_.forward(Tensor<float>(y), targets(b), b.n);
+  return loss_.forward(Tensor<float>(y), targets(b), b.n, row_weights(b));
 }
 
 bool MlpModel::rmse_per_output() const {
@@ -127,14 +134,15 @@ void MlpModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double
   if (b.n == 0) return;
   const Tensor<float> y(mlp_.forward(b.inputs(), b.n));
   const Tensor<float> t = targets(b);
-  const double loss = loss_.forward(y, t, b.n);
+  const float* w = row_weights(b);  // weighted rows: each metric's sum weighted, divided by sum w
+  const double loss = loss_.forward(y, t, b.n, w);
   sums[0] += loss;
   if (loss_.classifies()) {
-    sums[1] += static_cast<double>(nn::count_top_k_hits(y, t, b.n, 1));
-    sums[2] += static_cast<double>(nn::count_top_k_hits(y, t, b.n, o.top_k));
+    sums[1] += nn::top_k_hit_weight(y, t, b.n, 1, w);
+    sums[2] += nn::top_k_hit_weight(y, t, b.n, o.top_k, w);
   } else if (loss_.kind() == nn::LossKind::mse) {
     sums[1] += loss;
-    if (rmse_per_output()) add_column_squared_errors(y, t, b.n, &sums[2]);
+    if (rmse_per_output()) add_column_squared_errors(y, t, b.n, w, &sums[2]);
   }
 }
 
