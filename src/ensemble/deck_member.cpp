@@ -44,16 +44,16 @@ std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::st
   y.resize(n);
   comm.broadcast(x.data(), x.size(), 0);
   comm.broadcast(y.data(), y.size(), 0);
-  if (s.categories.any()) {
-    TableEncoding e;
-    e.columns = s.feature_names;
-    e.cols = s.cols;
-    e.categories = s.categories;
-    e.classes = s.classes;
+  // Always a table's rows (an encoding even without categories): the mlp then knows them for a table's,
+  // whose NaN are missing cells (Note [mlp standardisation] in models/mlp/mlp_scaling.cpp).
+  TableEncoding e;
+  e.columns = s.feature_names;
+  e.cols = s.cols;
+  e.categories = s.categories;
+  e.classes = s.classes;
+  if (s.categories.any())
     comm.run_agreed([&] { choose_category_inputs(e, category_inputs(member), s.file, comm.rank() == 0); });
-    return std::make_shared<EncodedMemoryTable>(name, x, std::move(y), 1, std::move(e));
-  }
-  return std::make_shared<MemoryTable>(name, std::move(x), std::move(y), static_cast<std::uint64_t>(s.cols), 1);
+  return std::make_shared<EncodedMemoryTable>(name, x, std::move(y), 1, std::move(e));
 }
 
 std::string MemberDeck::name() const { return std::filesystem::path(path).stem().string(); }
