@@ -159,4 +159,41 @@ ref = forward(path_of("off"), raw_inputs(clean, table_and_config(path_of("off"))
 err = float(np.abs(ref - pred).max() / max(1.0, np.abs(ref).max()))
 check(err < 1e-5, "standardisation off: PyTorch on the raw numbers, max relative difference %.1e" % err)
 
+# 5. An ensemble's mlp deck member standardises its rows too and takes their missing numbers.
+deck_args(os.path.join(scratch, "member.in"), f"""model mlp
+data_file {train_csv}
+text_header true
+label_column y
+loss mse
+hidden_sizes 32
+batch_size 64
+epochs 10
+lr 1e-2
+log_every 100000
+""", [])
+ens = os.path.join(scratch, "ens")
+r = run([train, *deck_args(ens + ".in", f"""model ensemble
+objective regression
+data_file {train_csv}
+text_header true
+label_column y
+validation_fraction 0.2
+members {os.path.join(scratch, "member.in")}
+folds 2
+seed 3
+output {ens}.json
+""", [])])
+check(r.returncode == 0, "an ensemble with an mlp deck member on missing numbers: " + (r.stdout + r.stderr)[-300:])
+if r.returncode == 0:
+    with h5py.File(ens + ".member.h5", "r") as h:
+        check("standardisation/inputs_mean" in h and "standardisation/targets_std" in h,
+              "the member's weights keep its statistics")
+    r = run([predict, ens + ".json", test_csv, os.path.join(scratch, "ens_pred.h5"), "--header", "--label-column", "y"])
+    check(r.returncode == 0, "predict the ensemble on a CSV with missing numbers: " + r.stderr[-300:])
+    if r.returncode == 0:
+        with h5py.File(os.path.join(scratch, "ens_pred.h5"), "r") as h:
+            e = h["outputs"][...].ravel() - test["y"].to_numpy()
+        check(np.all(np.isfinite(e)) and np.sqrt(np.mean(e ** 2)) < 0.35 * test["y"].std(),
+              "the ensemble's held-out RMSE %.1f (label std %.1f)" % (np.sqrt(np.mean(e ** 2)), test["y"].std()))
+
 check.finish()
