@@ -142,8 +142,9 @@ std::vector<MetricSpec> MlpModel::metrics(const EvalOptions& o) const {
     m.push_back({"accuracy", "val acc", 4, 1, false});
     m.push_back({"top_k_accuracy", strf("top-%d", o.top_k), 4, 1, false});
   } else if (loss_.kind() == nn::LossKind::mse) {
-    // The mse loss is the per-sample mean over the outputs, so the overall RMSE is its root: in
-    // the metrics file and TensorBoard in the targets' units, not repeated in the epoch line.
+    // The mse loss is the per-sample mean over the outputs, so the overall RMSE is its root (of
+    // the mapped-back outputs' errors when the label is standardised): in the metrics file and
+    // TensorBoard in the targets' units, not repeated in the epoch line.
     m.push_back({"rmse", "", 6, 1, true});
     if (rmse_per_output())
       for (int j = 0; j < mlp_.config().d_out; ++j) m.push_back({strf("rmse_%d", j), "", 6, 1, true});
