@@ -159,7 +159,15 @@ ref = forward(path_of("off"), raw_inputs(clean, table_and_config(path_of("off"))
 err = float(np.abs(ref - pred).max() / max(1.0, np.abs(ref).max()))
 check(err < 1e-5, "standardisation off: PyTorch on the raw numbers, max relative difference %.1e" % err)
 
-# 5. An ensemble's mlp deck member standardises its rows too and takes their missing numbers.
+# 5. init_weights: fine-tuning on another file keeps the statistics the weights were trained with.
+r = run([train, *deck("tuned", "data_file=" + clean_csv, "init_weights=" + weights, "epochs=1")])
+check(r.returncode == 0, "fine-tunes from the weights: " + r.stderr[-300:])
+if r.returncode == 0:
+    with h5py.File(weights, "r") as a, h5py.File(path_of("tuned"), "r") as b:
+        same = all(np.array_equal(a["standardisation"][k][...], b["standardisation"][k][...]) for k in a["standardisation"])
+    check(same, "init_weights keeps the file's statistics, not the new file's")
+
+# 6. An ensemble's mlp deck member standardises its rows too and takes their missing numbers.
 deck_args(os.path.join(scratch, "member.in"), f"""model mlp
 data_file {train_csv}
 text_header true
