@@ -160,7 +160,7 @@ class EncodedTable : public Dataset {
 };
 
 std::string EncodedTable::describe_row(std::uint64_t row, int field) const {
-  const std::string where = table_->describe_row(row, field);
+  std::string where = table_->describe_row(row, field);
   if (field != 0) return where;
   std::vector<float> x(static_cast<std::size_t>(width_)), y(1);
   try {
