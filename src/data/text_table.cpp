@@ -3,6 +3,7 @@
 #include "data/text_table.hpp"
 
 #include <cctype>
+#include <cmath>
 
 #include "core/error.hpp"
 
@@ -37,8 +38,28 @@ void TextTableDataset::read_block_strings(std::uint64_t first, std::uint64_t cou
 }
 
 std::string TextTableDataset::describe_row(std::uint64_t row, int field) const {
-  const std::string what = field == 0 ? "features" : "label";
-  return t_.file + ":" + std::to_string(t_.line.at(row)) + ": " + what;
+  const std::string where = t_.file + ":" + std::to_string(t_.line.at(row)) + ": ";
+  if (t_.opt.format == io::TextFormat::libsvm) return where + (field == 0 ? "features" : "label");
+  const auto column = [&](long long f, const std::string& name) {
+    return name.empty() ? "column " + std::to_string(f) : "column '" + name + "'";
+  };
+  if (field != 0) return where + "label " + column(t_.opt.label_column, t_.label_name);
+  // A bad value's message names its column (a missing number among many): the row read again, the
+  // first value that is not finite found. Only on this error path, so the second read costs nothing.
+  std::vector<float> x(static_cast<std::size_t>(t_.cols)), y(1);
+  try {
+    io::read_text_rows(t_, &row, 1, x.data(), labelled() ? y.data() : nullptr);
+  } catch (const std::exception&) {
+    return where + "features";
+  }
+  for (long long f = 0; f < t_.cols; ++f) {
+    if (std::isfinite(x[static_cast<std::size_t>(f)])) continue;
+    const long long file_column = f + (t_.opt.label_column >= 0 && f >= t_.opt.label_column ? 1 : 0);
+    return where + column(file_column, static_cast<std::size_t>(f) < t_.names.size()
+                                           ? t_.names[static_cast<std::size_t>(f)]
+                                           : std::string());
+  }
+  return where + "features";
 }
 
 std::vector<std::string> TextTableDataset::value_names(int field) const {

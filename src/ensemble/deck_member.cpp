@@ -53,20 +53,17 @@ std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::st
     w.resize(n);
     comm.broadcast(w.data(), w.size(), 0);
   }
-  const auto weighed = [&](std::shared_ptr<const Dataset> rows) {
-    return w.empty() ? rows : with_row_weights(std::move(rows), nullptr, std::move(w));
-  };
-  if (s.categories.any()) {
-    TableEncoding e;
-    e.columns = s.feature_names;
-    e.cols = s.cols;
-    e.categories = s.categories;
-    e.classes = s.classes;
+  // Always a table's rows (an encoding even without categories): the mlp then knows them for a table's,
+  // whose NaN are missing cells (Note [mlp standardisation] in models/mlp/mlp_scaling.cpp).
+  TableEncoding e;
+  e.columns = s.feature_names;
+  e.cols = s.cols;
+  e.categories = s.categories;
+  e.classes = s.classes;
+  if (s.categories.any())
     comm.run_agreed([&] { choose_category_inputs(e, category_inputs(member), s.file, comm.rank() == 0); });
-    return weighed(std::make_shared<EncodedMemoryTable>(name, x, std::move(y), 1, std::move(e)));
-  }
-  return weighed(std::make_shared<MemoryTable>(name, std::move(x), std::move(y), static_cast<std::uint64_t>(s.cols),
-                                               1));
+  std::shared_ptr<const Dataset> rows = std::make_shared<EncodedMemoryTable>(name, x, std::move(y), 1, std::move(e));
+  return w.empty() ? rows : with_row_weights(std::move(rows), nullptr, std::move(w));
 }
 
 std::string MemberDeck::name() const { return std::filesystem::path(path).stem().string(); }

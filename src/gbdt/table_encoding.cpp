@@ -59,6 +59,14 @@ std::vector<long long> TableEncoding::offsets() const {
   return at;
 }
 
+std::vector<char> TableEncoding::unscaled_inputs() const {
+  std::vector<char> out(static_cast<std::size_t>(width()), 1);
+  const std::vector<long long> at = offsets();
+  for (long long f = 0; f < cols; ++f)
+    if (!categories.of(static_cast<int>(f))) out[static_cast<std::size_t>(at[static_cast<std::size_t>(f)])] = 0;
+  return out;
+}
+
 std::string TableEncoding::column_text(long long f) const {
   if (static_cast<std::size_t>(f) < columns.size()) return "column '" + columns[static_cast<std::size_t>(f)] + "'";
   return "column " + std::to_string(f + (label_column >= 0 && f >= label_column ? 1 : 0));

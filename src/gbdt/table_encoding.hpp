@@ -36,6 +36,8 @@ struct TableEncoding {
   std::vector<int> embedding_rows() const;
   // Per column: its first input (one-hot: its block's; embedded: its code's).
   std::vector<long long> offsets() const;
+  // Per input: 1 where it is a one-hot entry or an embedded code, 0 for a numeric column's value.
+  std::vector<char> unscaled_inputs() const;
   // "column 'cut'" (a header) or "column 3" (the file's 0-based column), for messages.
   std::string column_text(long long f) const;
   // The weights file's "table" attribute (JSON) and back; errors name `origin`.

@@ -159,6 +159,8 @@ double InsituModel::train_session(const std::string& time) {
                                           (unsigned long long)session));
   log_.line(strf("Training session %llu at %s: %llu samples in buffer", (unsigned long long)session, time.c_str(),
                  (unsigned long long)numbering.rows));
+  // The statistics before this session's too: a rolled-back model predicts exactly as before it.
+  good_.stats = stats_, good_.stats_set = stats_set_;
   update_stats(numbering);
   keep_good_state();
   const EpochOrder sampler = session_sampler(cfg_, numbering.rows, comm_->size());
@@ -231,6 +233,10 @@ void InsituModel::roll_back() {
   Kokkos::deep_copy(steps_->optimizer().second_moment(), good_.v);
   steps_->optimizer().set_steps_taken(good_.optimizer_steps);
   counters_ = good_.counters;
+  if (model_->needs_data_stats()) {
+    stats_ = good_.stats, stats_set_ = good_.stats_set;
+    model_->set_data_stats(stats_);
+  }
 }
 
 PredictOptions InsituModel::predict_options(int members, std::uint64_t seed) const {

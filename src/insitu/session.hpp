@@ -123,6 +123,8 @@ class InsituModel {
     View1<float> params, m, v;
     std::uint64_t optimizer_steps = 0;
     Counters counters;
+    DataStats stats;  // the normalisation (a model that normalises: diffusion, mlp)
+    bool stats_set = false;
   } good_;
 };
 

@@ -131,7 +131,7 @@ void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y, flo
                            : " (text labels are class names: mlp with loss cross_entropy, gbdt and ensemble "
                              "with objective binary or multiclass)"));
     if (static_cast<long long>(k) == label) {
-      if (std::isnan(v)) input_error(t.file, l.number, "", "missing label");
+      if (std::isnan(v)) input_error(t.file, l.number, "", "missing label in " + field_name(t, k));
       if (y) *y = v;
     } else {
       x[c++] = v;

@@ -33,6 +33,10 @@ struct ModelBuildContext {
   // A table's categorical columns read as codes (Note [category embeddings] in gbdt/table_encoding.cpp):
   // the last category_rows.size() inputs, each a code below its entry. Empty: every input is a number.
   std::vector<int> category_rows;
+  // A table's inputs that are no numbers (one-hot entries, embedded codes), 1 each (Note [mlp
+  // standardisation]); empty: every input is a number.
+  std::vector<char> unscaled_inputs;
+  bool table_inputs = false;  // the inputs are a CSV/TSV table's (or an ensemble's rows): NaN is a missing cell
   // Sums host doubles over the training ranks in place (synchronised batch norm); empty: one rank.
   std::function<void(double* values, int count)> allreduce_sum;
 

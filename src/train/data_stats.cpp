@@ -6,6 +6,12 @@
 
 namespace hpct {
 
+// Note [missing values in the statistics]
+// A table's missing number is NaN in its column (the mlp reads it as the column's mean, Note [mlp
+// standardisation] in models/mlp/mlp_scaling.cpp), so a group's mean and std are over its values
+// that are not NaN, as numpy's nanmean / nanstd: the NaN are counted beside the sums (whole numbers
+// in doubles, exact in any order) and the divisor is the values less that count. Without NaN the
+// divisor is rows x group as before, the same bits; a group of NaN alone reads mean 0, std 0.
 DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<StatsRequest> requests,
                              bool fixed_blocks) {
   if (requests.empty()) requests = {{"inputs", StatsGranularity::column}, {"targets", StatsGranularity::column}};
@@ -50,10 +56,11 @@ DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<
   for (std::size_t f = 0; f < specs.size(); ++f)
     if (specs[f].ragged) elements[f] = most_elements(data, static_cast<int>(f), buffer_rows);
   const HostFields buf(specs, buffer_rows, elements);
-  // acc = per group: sum x (pass 0) or sum (x - mean)^2 (pass 1)
-  std::vector<double> acc(total), mean(total, 0.0);
+  // acc = per group: sum x (pass 0) or sum (x - mean)^2 (pass 1), then the NaN count (Note [missing
+  // values in the statistics]).
+  std::vector<double> acc(2 * total), mean(total, 0.0), missing(total, 0.0);
   const std::uint64_t blocks = (data.rows() + chunk - 1) / chunk;
-  std::vector<double> per_block(fixed_blocks ? blocks * total : 0);
+  std::vector<double> per_block(fixed_blocks ? blocks * 2 * total : 0);
   for (int pass = 0; pass < 2; ++pass) {
     std::fill(acc.begin(), acc.end(), 0.0);
     std::fill(per_block.begin(), per_block.end(), 0.0);
@@ -65,7 +72,12 @@ DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<
         for (std::uint64_t i = 0; i < n; ++i)
           for (std::uint64_t j = 0; j < q.width; ++j) {
             const std::uint64_t g = q.first + j / q.group;
-            const double v = x[i * q.width + j] - mean[g];
+            const float raw = x[i * q.width + j];
+            if (std::isnan(raw)) {
+              a[total + g] += 1;
+              continue;
+            }
+            const double v = raw - mean[g];
             a[g] += pass == 0 ? v : v * v;
           }
       }
@@ -73,7 +85,7 @@ DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<
     comm.run_agreed([&] {
       if (fixed_blocks) {
         for (std::uint64_t b = r; b < blocks; b += p)
-          add_rows(b * chunk, std::min(chunk, data.rows() - b * chunk), per_block.data() + b * total);
+          add_rows(b * chunk, std::min(chunk, data.rows() - b * chunk), per_block.data() + b * 2 * total);
       } else {
         for (std::uint64_t b = 0; b < count; b += chunk)
           add_rows(first + b, std::min(chunk, count - b), acc.data());
@@ -82,13 +94,15 @@ DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<
     if (fixed_blocks) {  // every block's sums come from one rank: the all-reduce adds zeros only
       comm.allreduce_sum(per_block.data(), per_block.size());
       for (std::uint64_t b = 0; b < blocks; ++b)
-        for (std::uint64_t g = 0; g < total; ++g) acc[g] += per_block[b * total + g];
+        for (std::uint64_t g = 0; g < 2 * total; ++g) acc[g] += per_block[b * 2 * total + g];
     } else {
       comm.allreduce_sum(acc.data(), acc.size());
     }
     for (const Plan& q : plan)
       for (std::uint64_t g = q.first; g < q.first + q.groups(); ++g) {
-        const double m = acc[g] / static_cast<double>(std::max<std::uint64_t>(data.rows() * q.group, 1));
+        if (pass == 0) missing[g] = acc[total + g];
+        const double values = static_cast<double>(data.rows() * q.group) - missing[g];
+        const double m = acc[g] / std::max(values, 1.0);
         if (pass == 0) mean[g] = m;
         else acc[g] = std::sqrt(m);
       }

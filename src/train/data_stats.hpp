@@ -8,7 +8,8 @@
 namespace hpct {
 
 // Mean and population standard deviation of each requested float32 fixed field, per column or per
-// channel. Each rank reads a contiguous block of the part's rows (in chunks); two passes (mean,
+// channel, over the values that are not NaN (a table's missing numbers: Note [missing values in the
+// statistics]). Each rank reads a contiguous block of the part's rows (in chunks); two passes (mean,
 // then the centred sum of squares), each one all-reduce of doubles. Collective over `comm`.
 // Without requests: the columns of "inputs" and "targets". `fixed_blocks` (rank_invariant): the rows
 // are summed per block of 4096 (block b on rank b % P) and the blocks in order, the same bits on any

@@ -138,7 +138,8 @@ class EncodedTable : public Dataset {
     std::iota(rows.begin(), rows.end(), first);
     return read_rows(rows, out);
   }
-  std::string describe_row(std::uint64_t row, int field) const override { return table_->describe_row(row, field); }
+  // The inputs' bad value names its column (Note [mlp standardisation]: a missing number refused).
+  std::string describe_row(std::uint64_t row, int field) const override;
   std::vector<std::string> value_names(int field) const override {
     return field == 0 ? names_ : table_->value_names(field);
   }
@@ -158,6 +159,23 @@ class EncodedTable : public Dataset {
   std::unordered_map<std::string, int> classes_;             // class name -> index
   std::vector<std::string> names_;                           // the inputs: "carat", "cut=Ideal", ...
 };
+
+std::string EncodedTable::describe_row(std::uint64_t row, int field) const {
+  std::string where = table_->describe_row(row, field);
+  if (field != 0) return where;
+  std::vector<float> x(static_cast<std::size_t>(width_)), y(1);
+  try {
+    read_rows({row}, {{x.data(), nullptr}, {y.data(), nullptr}});
+  } catch (const std::exception&) {
+    return where;
+  }
+  const std::vector<long long> at = e_.offsets();
+  for (long long f = 0; f < e_.cols; ++f)
+    if (!e_.categories.of(static_cast<int>(f)) &&
+        !std::isfinite(x[static_cast<std::size_t>(at[static_cast<std::size_t>(f)])]))
+      return table_->layout().file + ":" + std::to_string(file_line(row)) + ": " + e_.column_text(f);
+  return where;
+}
 
 long long EncodedTable::read_rows(const std::vector<std::uint64_t>& rows,
                                   const std::vector<FieldBuffer>& out) const {

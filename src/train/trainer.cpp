@@ -138,9 +138,11 @@ void NetworkTrainer::no_validation_split(const std::string& key) const {
 
 void NetworkTrainer::remember_table(const std::optional<TableEncoding>& e) {
   if (!e) return;
-  table_ = e->to_json();                  // for the weights file
-  class_names_ = e->classes;              // class_weights' log line
-  embedding_rows_ = e->embedding_rows();  // embedded columns: the model looks them up (build_model)
+  table_ = e->to_json();                    // for the weights file
+  class_names_ = e->classes;                // class_weights' log line
+  embedding_rows_ = e->embedding_rows();    // embedded columns: the model looks them up (build_model)
+  unscaled_inputs_ = e->unscaled_inputs();  // one-hot entries and codes stay unscaled
+  table_inputs_ = true;
 }
 
 void NetworkTrainer::open_data() {
@@ -220,6 +222,8 @@ void NetworkTrainer::build_model() {
       specs_[f].max_row_elements = std::max(specs_[f].max_row_elements, val[f].max_row_elements);
     ModelBuildContext ctx(deck_, specs_, static_cast<int>(micro_batch_), config_.precision);
     ctx.category_rows = embedding_rows_;
+    ctx.unscaled_inputs = unscaled_inputs_;
+    ctx.table_inputs = table_inputs_;
     ctx.allreduce_sum = [this](double* v, int count) { comm_.allreduce_sum(v, static_cast<std::size_t>(count)); };
     model_ = make_model(ctx);
     // Note [fused chunks] in train/rank_invariant.cpp: rows a GEMM gives the same bits in any batch

@@ -106,6 +106,9 @@ class NetworkTrainer {
   nn::Attributes table_attributes() const {
     return table_.empty() ? nn::Attributes{} : nn::Attributes{{"table", table_}};
   }
+  // Its inputs that are no numbers, and whether the inputs are a table's (Note [mlp standardisation]).
+  std::vector<char> unscaled_inputs_;
+  bool table_inputs_ = false;
   std::vector<FieldSpec> specs_;   // the data's fields with the checks the model asks for
   std::uint64_t micro_batch_ = 0;  // rows per micro-batch: batch_size, or rank_invariant's chunk
   std::unique_ptr<EpochOrder> sampler_;

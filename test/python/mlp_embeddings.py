@@ -93,6 +93,7 @@ enc, cfg = table_and_config(weights)
 with h5py.File(weights, "r") as h:
     params = {k: np.array(h[k]["weight"]) for k in ("emb0", "fc0", "fc1")}
     params.update({k + ".bias": np.array(h[k]["bias"]) for k in ("fc0", "fc1")})
+    x_mean, x_std = h["standardisation/inputs_mean"][...], h["standardisation/inputs_std"][...]
 check(enc["embedded"] == [1] and len(enc["categories"][1]) == ZIPS, "the weights list the embedded column")
 check("d_in=5 " in cfg and "category_embedding=4 " in cfg and "embedding_rows=1501" in cfg,
       "inputs x + colour (3) + the zip's code: " + cfg)
@@ -109,8 +110,10 @@ acc = float(np.mean(guess[2:] == test["region"].to_numpy()[2:]))
 check(acc > 0.9, "held-out accuracy %.3f (chance 1/3)" % acc)
 check(np.array_equal(prob[0], prob[1]), "an unseen zip reads the missing row, as a missing one does")
 
-# 3. PyTorch from the raw CSV: the stored categories give the codes and the one-hot block, then
+# 3. PyTorch from the raw CSV: the stored statistics standardise x (the one-hot block and the code
+# keep mean 0, std 1), the stored categories give the codes and the one-hot block, then
 # torch.cat([x, onehot(colour), Embedding(zip)]) -> Linear -> ReLU -> Linear -> softmax.
+check(np.all(x_mean[1:] == 0) and np.all(x_std[1:] == 1) and x_std[0] != 1, "only the number is standardised")
 zips, colours = enc["categories"][1], enc["categories"][2]
 code = {z: i for i, z in enumerate(zips)}
 zip_codes = torch.tensor([code.get(z, len(zips)) if isinstance(z, str) else len(zips) for z in test["zip"]])
@@ -121,7 +124,8 @@ with torch.no_grad():
     for lin, k in ((fc0, "fc0"), (fc1, "fc1")):
         lin.weight.copy_(torch.tensor(params[k]))
         lin.bias.copy_(torch.tensor(params[k + ".bias"]))
-    x = torch.cat([torch.tensor(test[["x"]].to_numpy(np.float32)), onehot, emb(zip_codes)], 1)
+    xs = (test[["x"]].to_numpy(np.float32).astype(np.float64) - x_mean[0]) / x_std[0]
+    x = torch.cat([torch.tensor(xs.astype(np.float32)), onehot, emb(zip_codes)], 1)
     ref = torch.softmax(fc1(torch.relu(fc0(x))), 1).numpy()
 err = float(np.abs(ref - prob).max())
 check(err < 1e-5, "PyTorch's probabilities from the CSV and the weights file: max difference %.1e" % err)

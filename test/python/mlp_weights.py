@@ -48,6 +48,7 @@ def write(name, df, label, weights=True):
 
 
 def deck(name, loss, train_csv, *settings, weight="w", val_csv=""):
+    # The raw numbers, as the PyTorch reference takes them (standardisation: cli_mlp_standardize).
     return deck_args(path(name + ".in"), f"""model mlp
 data_file {train_csv}
 {"validation_file " + val_csv if val_csv else "validation_fraction 0.25"}
@@ -55,6 +56,8 @@ text_header true
 label_column {LABELS[loss]}
 {"weight_column " + weight if weight else ""}
 loss {loss}
+standardize_inputs false
+standardize_targets false
 hidden_sizes {H}
 optimizer sgd
 shuffle false

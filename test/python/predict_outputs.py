@@ -1,5 +1,6 @@
-"""apps/predict's mlp outputs against a PyTorch forward pass (float64) of the same weights: the
-regressor's `outputs`, the classifier's logits and their softmax `probabilities`, within 1e-5
+"""apps/predict's mlp outputs against a PyTorch forward pass (float64) of the same weights and stored
+statistics (every input column standardised, the regressor's outputs mapped back: Note [mlp
+standardisation]): the regressor's `outputs`, the classifier's logits and their softmax `probabilities`, within 1e-5
 relative. Reads the files test/cli/predict_networks.sh leaves in WORKDIR. Exits 77 (skipped) when
 torch or h5py is missing.
 
@@ -26,11 +27,15 @@ def text(v):
 
 
 def forward(weights, x):
-    """The mlp of a weights file (layers fc0, fc1, ... as nn.Linear) on x, in float64."""
+    """The mlp of a weights file (layers fc0, fc1, ... as nn.Linear) on x, in float64, with the file's
+    standardisation of the inputs and the outputs where it has one."""
     with h5py.File(weights, "r") as f:
+        stats = {k: np.array(f["standardisation"][k]) for k in f.get("standardisation", {})}
         config = dict(kv.split("=", 1) for kv in text(f.attrs["config"]).split())
         act = ACTIVATIONS[config["activation"]]
         names = sorted((k for k in f.keys() if k.startswith("fc")), key=lambda s: int(s[2:]))
+        if "inputs_mean" in stats:
+            x = (np.asarray(x, np.float64) - stats["inputs_mean"]) / stats["inputs_std"]
         h = torch.tensor(x, dtype=torch.float64)
         for i, name in enumerate(names):
             w = torch.tensor(np.array(f[name]["weight"]), dtype=torch.float64)
@@ -38,6 +43,8 @@ def forward(weights, x):
             h = h @ w.T + b
             if i + 1 < len(names):
                 h = act(h)
+    if "targets_mean" in stats:
+        return h.numpy() * stats["targets_std"] + stats["targets_mean"]
     return h.numpy()
 
 

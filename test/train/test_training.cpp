@@ -16,9 +16,11 @@ TEST(Training, FriedmanMlpReachesStatedValidationLoss) {
   NetworkTrainer t(deck, comm);
   const double before = t.validation_loss();
   const TrainSummary s = t.run();
-  // Predicting the mean gives MSE ~24; the noise floor is 1.0. Stated target: below 2.0 (measured 1.23).
-  EXPECT_GT(before, 15.0);
-  EXPECT_LT(s.val_loss, 2.0);
-  EXPECT_LT(s.last_epoch_loss, 2.5);
+  // The loss is the standardised label's (Note [mlp standardisation]; the label's variance is ~24):
+  // predicting the mean gives ~1, the noise floor (variance 1.0) ~0.042. Stated target: below
+  // 0.083, 2.0 in the label's units (measured 0.044).
+  EXPECT_GT(before, 0.6);
+  EXPECT_LT(s.val_loss, 0.083);
+  EXPECT_LT(s.last_epoch_loss, 0.104);
   RecordProperty("val_loss", std::to_string(s.val_loss));
 }

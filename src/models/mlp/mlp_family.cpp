@@ -19,6 +19,17 @@ void declare(deck::Schema& s) {
   s.add_int("category_embedding", 0, 0, 1 << 16,
             "CSV/TSV: width of a learned embedding for each categorical column of more than onehot_max_categories "
             "categories (0: one-hot blocks; docs/tables.md)");
+  // Note [mlp standardisation] in models/mlp/mlp_scaling.cpp: on by default, as the data users bring
+  // is unscaled and a PyTorch user standardises it before training.
+  s.add_bool("standardize_inputs", true,
+             "standardise each numeric input column with the training file's mean and std (one-hot entries and "
+             "embedded codes as they are; stored with the weights; docs/tables-mlp.md)");
+  s.add_bool("standardize_targets", true,
+             "loss mse: train on (label - mean) / std and map the outputs back (outputs and RMSE in the label's "
+             "units, the loss in standardised ones)");
+  s.add_choice("missing_numbers", "mean", {"mean", "error"},
+               "CSV/TSV: a missing cell of a numeric column reads as the column's mean (with standardize_inputs; "
+               "the statistics skip it) or is an error naming file, line and column");
 }
 
 // "12,7" -> {12, 7} (the stored embedding_rows); "none" -> {}.
@@ -76,7 +87,16 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
     }
     if (cfg.d_out < 2) deck.fail("num_classes", "cross_entropy needs num_classes >= 2");
   }
-  return std::make_unique<MlpModel>(cfg, ctx.capacity, ctx.precision, loss, deck.get_real("label_smoothing"));
+  MlpScalingConfig scaling;
+  scaling.inputs = deck.get_bool("standardize_inputs");
+  scaling.targets = deck.get_bool("standardize_targets") && loss == nn::LossKind::mse;
+  if (ctx.unscaled_inputs.size() == static_cast<std::size_t>(cfg.d_in)) scaling.unscaled = ctx.unscaled_inputs;
+  auto model = std::make_unique<MlpModel>(cfg, ctx.capacity, ctx.precision, loss, deck.get_real("label_smoothing"),
+                                          scaling);
+  // A table's empty cell is NaN; HDF5 inputs keep refusing NaN (there it is no missing cell).
+  if (scaling.inputs && ctx.table_inputs && deck.get_string("missing_numbers") == "mean")
+    model->allow_missing_inputs();
+  return model;
 }
 
 // Note [stored configuration] in models/registry.hpp: the widths and the loss besides the deck keys.
@@ -99,8 +119,14 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
     if (cfg.embedding_dim < 1 || cfg.embedding_rows.size() > static_cast<std::size_t>(cfg.d_in))
       config.fail("embedding_rows", "does not fit category_embedding and d_in");
   }
-  return std::make_unique<MlpModel>(cfg, capacity, nn::Precision::fp32,
-                                    nn::loss_from_name(config.get_string("loss")));
+  const nn::LossKind loss = nn::loss_from_name(config.get_string("loss"));
+  // Files written before Note [mlp standardisation] lack these keys and its datasets: identity.
+  MlpScalingConfig scaling;
+  scaling.inputs = config.get_bool("standardize_inputs");
+  scaling.targets = config.get_bool("standardize_targets") && loss == nn::LossKind::mse;
+  auto model = std::make_unique<MlpModel>(cfg, capacity, nn::Precision::fp32, loss, 0.0, scaling);
+  if (scaling.inputs && config.get_string("missing_numbers") == "mean") model->allow_missing_inputs();
+  return model;
 }
 
 }  // namespace

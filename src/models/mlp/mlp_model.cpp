@@ -53,16 +53,40 @@ void sigmoid(const View1<float>& z, const View1<float>& p) {
 }  // namespace
 
 MlpModel::MlpModel(const MlpConfig& config, int capacity, nn::Precision precision, nn::LossKind loss,
-                   double label_smoothing)
+                   double label_smoothing, const MlpScalingConfig& scaling)
     : mlp_(config, capacity, precision),
       loss_(loss, label_smoothing),
       precision_(precision),
-      labels_("mlp_labels", capacity) {}
+      labels_("mlp_labels", capacity),
+      scaling_(scaling, config.d_in, config.d_out) {}
 
 void MlpModel::constrain_fields(std::vector<FieldSpec>& fields) const {
   for (FieldSpec& f : fields)
     if (f.name == Batch::kTargets && f.dtype != DType::f32 && loss_.classifies())
       f.min_value = 0, f.max_value = mlp_.config().d_out - 1;
+    else if (f.name == Batch::kInputs && missing_inputs_) f.nan_allowed = true;
+}
+
+namespace {
+// `v` with at least `rows` rows of `cols` (reallocated when smaller).
+void ensure_rows(View2<float>& v, const char* label, int rows, int cols) {
+  if (static_cast<int>(v.extent(0)) < rows || static_cast<int>(v.extent(1)) != cols)
+    v = View2<float>(std::string(label), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+}
+}  // namespace
+
+Tensor<float> MlpModel::network_inputs(const Tensor<float>& x, int n) {
+  if (!scaling_.config().inputs) return x;
+  ensure_rows(x_scaled_, "mlp_x_scaled", std::max(n, mlp_.capacity()), mlp_.config().d_in);
+  scaling_.scale_inputs(x, x_scaled_, n);
+  return Tensor<float>(x_scaled_.data(), Shape{n, mlp_.config().d_in});
+}
+
+Tensor<float> MlpModel::loss_targets(const Tensor<float>& t, int n) {
+  if (!scaling_.config().targets) return t;
+  ensure_rows(t_scaled_, "mlp_t_scaled", std::max(n, mlp_.capacity()), static_cast<int>(t.cols()));
+  scaling_.scale_targets(t, t_scaled_, n);
+  return Tensor<float>(t_scaled_.data(), Shape{n, t.cols()});
 }
 
 // Integer labels to float (exact below 2^24, far above any class count). A free function: CUDA's
@@ -89,25 +113,29 @@ std::string MlpModel::config_string() const {
   for (int h : c.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
   std::string rows;
   for (int r : c.embedding_rows) rows += (rows.empty() ? "" : ",") + std::to_string(r);
-  return strf("d_in=%d d_out=%d loss=%s hidden_sizes=%s activation=%s category_embedding=%d embedding_rows=%s",
-              c.d_in, c.d_out, nn::loss_name(loss_.kind()), hidden.c_str(), nn::activation_name(c.activation),
-              c.embedding_dim, rows.empty() ? "none" : rows.c_str());
+  const MlpScalingConfig& z = scaling_.config();
+  return strf(
+      "d_in=%d d_out=%d loss=%s hidden_sizes=%s activation=%s category_embedding=%d embedding_rows=%s "
+      "standardize_inputs=%s standardize_targets=%s missing_numbers=%s",
+      c.d_in, c.d_out, nn::loss_name(loss_.kind()), hidden.c_str(), nn::activation_name(c.activation),
+      c.embedding_dim, rows.empty() ? "none" : rows.c_str(), z.inputs ? "true" : "false",
+      z.targets ? "true" : "false", missing_inputs_ ? "mean" : "error");
 }
 
 double MlpModel::accumulate_gradients(const Batch& b, double normaliser) {
   if (b.n == 0) return 0.0;
-  const Tensor<float>& x = b.inputs();
+  const Tensor<float> x = network_inputs(b.inputs(), b.n);
   const Tensor<float> y(mlp_.forward(x, b.n));
-  const double sum = loss_.forward_backward(y, targets(b), mlp_.output_grad_tensor(), nn::GradMode::assign, b.n,
-                                            normaliser, row_weights(b));
+  const double sum = loss_.forward_backward(y, loss_targets(targets(b), b.n), mlp_.output_grad_tensor(),
+                                            nn::GradMode::assign, b.n, normaliser, row_weights(b));
   mlp_.backward(x, b.n);
   return sum;
 }
 
 double MlpModel::loss_sum(const Batch& b) {
   if (b.n == 0) return 0.0;
-  const auto y = mlp_.forward(b.inputs(), b.n);
-  return loss_.forward(Tensor<float>(y), targets(b), b.n, row_weights(b));
+  const auto y = mlp_.forward(network_inputs(b.inputs(), b.n), b.n);
+  return loss_.forward(Tensor<float>(y), loss_targets(targets(b), b.n), b.n, row_weights(b));
 }
 
 bool MlpModel::rmse_per_output() const {
@@ -121,8 +149,9 @@ std::vector<MetricSpec> MlpModel::metrics(const EvalOptions& o) const {
     m.push_back({"accuracy", "val acc", 4, 1, false});
     m.push_back({"top_k_accuracy", strf("top-%d", o.top_k), 4, 1, false});
   } else if (loss_.kind() == nn::LossKind::mse) {
-    // The mse loss is the per-sample mean over the outputs, so the overall RMSE is its root: in
-    // the metrics file and TensorBoard in the targets' units, not repeated in the epoch line.
+    // The mse loss is the per-sample mean over the outputs, so the overall RMSE is its root (of
+    // the mapped-back outputs' errors when the label is standardised): in the metrics file and
+    // TensorBoard in the targets' units, not repeated in the epoch line.
     m.push_back({"rmse", "", 6, 1, true});
     if (rmse_per_output())
       for (int j = 0; j < mlp_.config().d_out; ++j) m.push_back({strf("rmse_%d", j), "", 6, 1, true});
@@ -132,17 +161,28 @@ std::vector<MetricSpec> MlpModel::metrics(const EvalOptions& o) const {
 
 void MlpModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) {
   if (b.n == 0) return;
-  const Tensor<float> y(mlp_.forward(b.inputs(), b.n));
+  const Tensor<float> y(mlp_.forward(network_inputs(b.inputs(), b.n), b.n));
   const Tensor<float> t = targets(b);
   const float* w = row_weights(b);  // weighted rows: each metric's sum weighted, divided by sum w
-  const double loss = loss_.forward(y, t, b.n, w);
+  const double loss = loss_.forward(y, loss_targets(t, b.n), b.n, w);
   sums[0] += loss;
   if (loss_.classifies()) {
     sums[1] += nn::top_k_hit_weight(y, t, b.n, 1, w);
     sums[2] += nn::top_k_hit_weight(y, t, b.n, o.top_k, w);
-  } else if (loss_.kind() == nn::LossKind::mse) {
+  } else if (loss_.kind() == nn::LossKind::mse && !scaling_.config().targets) {
     sums[1] += loss;
     if (rmse_per_output()) add_column_squared_errors(y, t, b.n, w, &sums[2]);
+  } else if (loss_.kind() == nn::LossKind::mse) {  // the RMSE in the label's units
+    const int d = mlp_.config().d_out;
+    ensure_rows(y_back_, "mlp_y_back", std::max(b.n, mlp_.capacity()), d);
+    const auto back = Kokkos::subview(y_back_, Kokkos::make_pair(0, b.n), Kokkos::ALL());
+    Kokkos::deep_copy(back, y.rows(b.n));
+    scaling_.unscale_outputs(y_back_, b.n);
+    std::vector<double> sse(static_cast<std::size_t>(d), 0.0);
+    add_column_squared_errors(Tensor<float>(y_back_.data(), Shape{b.n, d}), t, b.n, w, sse.data());
+    for (const double v : sse) sums[1] += v / d;
+    if (rmse_per_output())
+      for (int j = 0; j < d; ++j) sums[2 + static_cast<std::size_t>(j)] += sse[static_cast<std::size_t>(j)];
   }
 }
 
@@ -177,10 +217,11 @@ Predictions MlpModel::predict(const Batch& b, const PredictOptions& o) {
   Mlp<float>& net = inference_net(chunk);
   for (int first = 0; first < n; first += chunk) {
     const int rows = std::min(chunk, n - first);
-    const auto out = net.forward(x.row_range(first, rows), rows);
+    const auto out = net.forward(network_inputs(x.row_range(first, rows), rows), rows);
     Kokkos::deep_copy(Kokkos::subview(ym, Kokkos::make_pair(first, first + rows), Kokkos::ALL()),
                       Kokkos::subview(out, Kokkos::make_pair(0, rows), Kokkos::ALL()));
   }
+  if (scaling_.config().targets) scaling_.unscale_outputs(ym, n);
   Predictions p;
   if (output_wanted(o, "outputs")) p.push_back(y);
   if (has_probabilities() && output_wanted(o, "probabilities")) {

@@ -4,11 +4,14 @@
 // RMSE overall and, for 2 to kMaxOutputRmse outputs, per output (rmse_<j>).
 // predict: "outputs" [n, d_out] (regression values; logits for cross_entropy and bce) and, for
 // cross_entropy and bce, "probabilities" [n, d_out] (softmax over the classes; sigmoid per label).
+// Inputs and an mse label are standardised inside the model (Note [mlp standardisation] in
+// mlp_scaling.cpp): outputs and RMSE in the label's units, the loss in standardised ones.
 #pragma once
 
 #include <memory>
 
 #include "models/mlp/mlp.hpp"
+#include "models/mlp/mlp_scaling.hpp"
 #include "models/model.hpp"
 #include "nn/loss.hpp"
 
@@ -19,7 +22,7 @@ class MlpModel : public Model {
   static constexpr int kMaxOutputRmse = 32;
 
   MlpModel(const MlpConfig& config, int capacity, nn::Precision precision, nn::LossKind loss,
-           double label_smoothing = 0.0);
+           double label_smoothing = 0.0, const MlpScalingConfig& scaling = {});
   std::string family() const override { return "mlp"; }
   std::string config_string() const override;
   nn::ParameterStore<float>& store() override { return mlp_.store(); }
@@ -35,10 +38,28 @@ class MlpModel : public Model {
   Mlp<float>& mlp() { return mlp_; }
   // Integer class labels (an image set's int64 targets) must be class indices below num_classes.
   void constrain_fields(std::vector<FieldSpec>& fields) const override;
+  // Note [mlp standardisation]: the training part's statistics, stored with the weights.
+  std::vector<StatsRequest> data_stats_request() const override { return scaling_.request(); }
+  void set_data_stats(const DataStats& stats) override { scaling_.set(stats); }
+  ExtraDatasets extra_datasets() const override { return scaling_.datasets(); }
+  void load_extra_datasets(const std::string& weights_file) override { scaling_.load(weights_file); }
+  // init_weights: the parameters mean something with the statistics they were trained with, so
+  // those of the file (where it has them) replace this training file's.
+  bool fitted_state_from(const std::string& weights_file) override {
+    scaling_.load(weights_file);
+    return false;  // nothing else to fit
+  }
+  const MlpScaling& scaling() const { return scaling_; }
+  // missing_numbers mean: a table's inputs may hold NaN (a missing number, read as the mean).
+  void allow_missing_inputs() { missing_inputs_ = true; }
 
  private:
   // The batch's targets as float32: integer labels are converted into labels_ (no allocation).
   Tensor<float> targets(const Batch& b) const;
+  // The network's view of rows [0, n): x standardised into x_scaled_ (grown to n rows) when
+  // standardize_inputs, else x itself; the loss's targets, standardised into t_scaled_ likewise.
+  Tensor<float> network_inputs(const Tensor<float>& x, int n);
+  Tensor<float> loss_targets(const Tensor<float>& t, int n);
   // Outputs of a probability kind: cross_entropy (softmax) and bce (sigmoid).
   bool has_probabilities() const { return loss_.kind() != nn::LossKind::mse; }
   // Per-output RMSE: regression with 2..kMaxOutputRmse outputs (one output: the overall RMSE).
@@ -53,6 +74,9 @@ class MlpModel : public Model {
   nn::Precision precision_;
   std::unique_ptr<Mlp<float>> inference_;
   View1<float> labels_;  // capacity rows
+  MlpScaling scaling_;
+  bool missing_inputs_ = false;
+  View2<float> x_scaled_, t_scaled_, y_back_;  // allocated on first use
 };
 
 }  // namespace hpct
