@@ -62,7 +62,8 @@ std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::st
   e.classes = s.classes;
   if (s.categories.any())
     comm.run_agreed([&] { choose_category_inputs(e, category_inputs(member), s.file, comm.rank() == 0); });
-  std::shared_ptr<const Dataset> rows = std::make_shared<EncodedMemoryTable>(name, x, std::move(y), 1, std::move(e));
+  std::shared_ptr<const Dataset> rows = std::make_shared<EncodedMemoryTable>(name, x, std::move(y), 1,
+                                                                             std::move(e));
   return w.empty() ? rows : with_row_weights(std::move(rows), nullptr, std::move(w));
 }
 
