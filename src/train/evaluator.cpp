@@ -36,12 +36,13 @@ void fill_consecutive(const View1<std::uint64_t>& ids, std::uint64_t first, std:
 //   all-reduce of partial sums.
 // - Cost: the micro-batches are training's chunks (as the trainer's micro-batch already was under
 //   rank_invariant; chunks are not fused here: a fused batch would need the model's metrics per
-//   chunk) and one all-gather of (metrics + 1) doubles per chunk instead of one all-reduce of the
-//   metrics. The default path (rank_invariant false) is unchanged.
+//   chunk) and one all-gather of each chunk's metric sums (and weight sum), which every rank holds
+//   while it adds them (8 MB for a million rows in chunks of 4, 4 doubles a chunk), instead of one
+//   all-reduce of the metrics. The default path (rank_invariant false) is unchanged.
 // - GPU builds run the same one-chunk micro-batches, so the metrics hold their bits wherever the
 //   kernels of a given shape do, as for training's chunks there; the tests run host builds.
 namespace {
-// Chunk range [first, end) of `rank` among `ranks` for `chunks` chunks.
+// The first of `rank`'s chunks among `ranks` (its chunks end where rank + 1's begin).
 std::uint64_t first_chunk(std::uint64_t chunks, std::uint64_t rank, std::uint64_t ranks) {
   return chunks * rank / ranks;
 }

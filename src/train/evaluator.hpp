@@ -64,7 +64,7 @@ class Evaluator {
   // Weighted rows (a weights field): this rank's block's sum of weights, the metrics' denominator
   // (Note [network row weights] in train/row_weights.cpp); -1: rows weigh alike.
   double weight_sum_ = -1;
-  std::vector<double> chunk_weights_;  // chunked_ and weighted: each chunk's sum of weights, in row order
+  std::vector<double> chunk_weights_;        // chunked_, weighted: each chunk's sum of weights in row order
   std::vector<View1<std::uint32_t>> words_;  // per field, this rank's block
   // Ragged fields: where each row of the block starts (host), and each micro-batch's offsets from 0
   // (device; micro-batch k's n + 1 at [first + k, ...), as in the epoch shard).

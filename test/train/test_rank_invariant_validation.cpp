@@ -46,12 +46,14 @@ Run train_on(int p, const std::string& dir, const std::string& data, const std::
   if (raw != MPI_COMM_NULL) {
     const Comm comm(raw);
     std::vector<std::string> keys = {"batch_size=" + std::to_string(kGlobalBatch / static_cast<std::uint64_t>(p)),
-                                     "metrics_file=" + run.metrics, "output=" + run.output, "best_output=" + run.best};
+                                     "metrics_file=" + run.metrics, "output=" + run.output,
+                                     "best_output=" + run.best};
     keys.insert(keys.end(), extra.begin(), extra.end());
-    const std::string deck = "model mlp\ndata_file " + data + "\nvalidation_file " + val +
-                             "\nloss cross_entropy\nnum_classes 2\nhidden_sizes 64,64\nactivation relu\nepochs 10\nlr 0.05\n"
-                             "rank_invariant true\nrank_invariant_chunk 4\nlr_schedule plateau\nplateau_patience 0\n"
-                             "early_stopping_patience 4\n";
+    const std::string deck =
+        "model mlp\ndata_file " + data + "\nvalidation_file " + val +
+        "\nloss cross_entropy\nnum_classes 2\nhidden_sizes 64,64\nactivation relu\nepochs 10\nlr 0.05\n"
+        "rank_invariant true\nrank_invariant_chunk 4\nlr_schedule plateau\nplateau_patience 0\n"
+        "early_stopping_patience 4\n";
     try {  // an error on the p ranks (agreed among them) must not leave the others waiting
       NetworkTrainer t(make_deck(deck, keys), comm);
       run.summary = t.run();
@@ -109,8 +111,8 @@ void expect_rank_invariant(const std::string& name, bool weighted) {
   if (weighted) {  // weights in [0.1, 2.7], some rows 0
     if (world.rank() == 0) {
       std::ofstream w(dir + "/w.txt"), v(dir + "/v.txt");
-      for (std::uint64_t i = 0; i < kRows; ++i) w << (i % 7 == 3 ? 0.0 : 0.1 + 0.37 * static_cast<double>(i % 8)) << "\n";
-      for (std::uint64_t i = 0; i < kValRows; ++i) v << (i % 5 == 2 ? 0.0 : 0.3 + 0.29 * static_cast<double>(i % 9)) << "\n";
+      for (std::uint64_t i = 0; i < kRows; ++i) w << (i % 7 == 3 ? 0.0 : 0.1 + 0.37 * double(i % 8)) << "\n";
+      for (std::uint64_t i = 0; i < kValRows; ++i) v << (i % 5 == 2 ? 0.0 : 0.3 + 0.29 * double(i % 9)) << "\n";
     }
     world.barrier();
     keys = {"weight_file=" + dir + "/w.txt", "validation_weight_file=" + dir + "/v.txt"};
