@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
+#include "core/error.hpp"
+#include "core/log.hpp"
 #include "data/batch_layout.hpp"
 #include "nn/loss.hpp"
 
@@ -17,18 +20,56 @@ void fill_consecutive(const View1<std::uint64_t>& ids, std::uint64_t first, std:
 }
 }  // namespace
 
+// Note [rank-invariant validation]: under rank_invariant the validation metrics (and so early
+// stopping, lr_schedule plateau and best_output, which compare them) are the same bits at every
+// rank count that training's promise covers (Note [rank invariance] in rank_invariant.cpp):
+// - The validation rows are cut into chunks of C = rank_invariant_chunk consecutive rows (fixed by
+//   the deck: the key, or the global batch / 4); chunk j is rows [jC, min((j + 1)C, rows)) at any
+//   rank count, the last one possibly shorter. Rank r reads and evaluates whole chunks,
+//   [N r / P, N (r + 1) / P) of the N = ceil(rows / C), each as its own micro-batch: the same
+//   kernels on the same rows with the same threads wherever it runs (ids are global row indices,
+//   randomness is keyed by them and kValidationEpoch), so each chunk's metric sums, and its sum of
+//   row weights (in row order), have the same bits on every rank count.
+// - The chunks' sums are kept apart: every rank gathers all of them (MPI_Allgatherv copies, so each
+//   arrives exactly; the blocks are contiguous in chunk order) and adds them over chunks in chunk
+//   order from +0. A partition-dependent step is left nowhere: no sum over a rank's block, no
+//   all-reduce of partial sums.
+// - Cost: the micro-batches are training's chunks (as the trainer's micro-batch already was under
+//   rank_invariant; chunks are not fused here: a fused batch would need the model's metrics per
+//   chunk) and one all-gather of each chunk's metric sums (and weight sum), which every rank holds
+//   while it adds them (8 MB for a million rows in chunks of 4, 4 doubles a chunk), instead of one
+//   all-reduce of the metrics. The default path (rank_invariant false) is unchanged.
+// - GPU builds run the same one-chunk micro-batches, so the metrics hold their bits wherever the
+//   kernels of a given shape do, as for training's chunks there; the tests run host builds.
 namespace {
+// The first of `rank`'s chunks among `ranks` (its chunks end where rank + 1's begin).
+std::uint64_t first_chunk(std::uint64_t chunks, std::uint64_t rank, std::uint64_t ranks) {
+  return chunks * rank / ranks;
+}
+
 template <class T>
 using HostUnmanaged = Kokkos::View<T*, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
 }  // namespace
 
 Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::uint64_t batch, int top_k,
-                     std::vector<FieldSpec> specs)
-    : val_(std::move(val)), comm_(comm), batch_(batch), top_k_(top_k), specs_(std::move(specs)) {
+                     std::vector<FieldSpec> specs, std::uint64_t invariant_chunk)
+    : val_(std::move(val)),
+      comm_(comm),
+      batch_(invariant_chunk > 0 ? invariant_chunk : batch),
+      top_k_(top_k),
+      chunked_(invariant_chunk > 0),
+      specs_(std::move(specs)) {
   if (specs_.empty()) specs_ = val_->fields();
   const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(comm.size());
-  first_ = val_->rows() * r / p;
-  count_ = val_->rows() * (r + 1) / p - first_;
+  const std::uint64_t rows = val_->rows();
+  if (chunked_) {  // whole chunks (Note [rank-invariant validation])
+    const std::uint64_t chunks = (rows + batch_ - 1) / batch_;
+    first_ = first_chunk(chunks, r, p) * batch_;
+    count_ = std::min(rows, first_chunk(chunks, r + 1, p) * batch_) - first_;
+  } else {
+    first_ = rows * r / p;
+    count_ = rows * (r + 1) / p - first_;
+  }
   const std::uint64_t cap = std::max<std::uint64_t>(count_, 1);
   const std::size_t fields = specs_.size();
   ids_ = View1<std::uint64_t>("val_ids", cap);
@@ -51,6 +92,12 @@ Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::
         const auto* w = static_cast<const float*>(block.buffers()[f].values);
         weight_sum_ = 0;
         for (std::uint64_t r = 0; r < count_; ++r) weight_sum_ += static_cast<double>(w[r]);
+        if (chunked_)  // each chunk's from +0, in row order
+          for (std::uint64_t c = 0; c < count_; c += batch_) {
+            double s = 0;
+            for (std::uint64_t r = c; r < std::min(count_, c + batch_); ++r) s += static_cast<double>(w[r]);
+            chunk_weights_.push_back(s);
+          }
       }
     bad = std::min(bad, first_bad_value(specs_, block.buffers(), count_, nullptr, first_));
     for (std::size_t f = 0; f < fields; ++f) {
@@ -105,14 +152,18 @@ EvalResult Evaluator::evaluate(Model& model) const {
   const EvalOptions options{top_k_};
   const std::vector<MetricSpec> specs = model.metrics(options);
   std::vector<double> sums(specs.size(), 0.0);
-  for (std::uint64_t first = 0; first < count_; first += batch_) {
-    const std::uint64_t n = std::min(batch_, count_ - first);
-    Batch b;
-    fill(b, first, n, first / batch_);
-    model.evaluate(b, options, sums);
+  if (chunked_) {
+    chunked_sums(model, specs.size(), sums);
+  } else {
+    for (std::uint64_t first = 0; first < count_; first += batch_) {
+      const std::uint64_t n = std::min(batch_, count_ - first);
+      Batch b;
+      fill(b, first, n, first / batch_);
+      model.evaluate(b, options, sums);
+    }
+    if (weight_sum_ >= 0) sums.push_back(weight_sum_);  // reduced with the metrics: no extra collective
+    comm_.allreduce_sum(sums.data(), sums.size());
   }
-  if (weight_sum_ >= 0) sums.push_back(weight_sum_);  // reduced with the metrics: no extra collective
-  comm_.allreduce_sum(sums.data(), sums.size());
   const double total = weight_sum_ >= 0 ? sums.back() : static_cast<double>(val_->rows());
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const double mean = sums[i] / (total * specs[i].per_row);
@@ -122,6 +173,40 @@ EvalResult Evaluator::evaluate(Model& model) const {
   r.accuracy = r.value("accuracy");
   r.top_k_accuracy = r.value("top_k_accuracy");
   return r;
+}
+
+void Evaluator::chunked_sums(Model& model, std::size_t metrics, std::vector<double>& sums) const {
+  const EvalOptions options{top_k_};
+  const std::size_t width = metrics + (weight_sum_ >= 0 ? 1 : 0);  // a chunk's metrics, then its weights
+  const std::uint64_t local = (count_ + batch_ - 1) / batch_;
+  std::vector<double> mine(local * width), chunk(metrics);
+  for (std::uint64_t k = 0; k < local; ++k) {
+    std::fill(chunk.begin(), chunk.end(), 0.0);
+    Batch b;
+    fill(b, k * batch_, std::min(batch_, count_ - k * batch_), k);
+    model.evaluate(b, options, chunk);
+    std::copy(chunk.begin(), chunk.end(), mine.begin() + static_cast<std::ptrdiff_t>(k * width));
+    if (width > metrics) mine[k * width + metrics] = chunk_weights_[k];
+  }
+  // Every rank's count is known from the chunk count: no collective to agree on them.
+  const std::uint64_t chunks = (val_->rows() + batch_ - 1) / batch_;
+  const auto p = static_cast<std::uint64_t>(comm_.size());
+  if (chunks * width > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+    throw Error(strf("validation under rank_invariant: %llu chunks of %llu rows are too many to gather; raise "
+                     "rank_invariant_chunk",
+                     (unsigned long long)chunks, (unsigned long long)batch_),
+                ExitCode::bad_input);
+  std::vector<int> counts(p), displs(p);
+  for (std::uint64_t r = 0; r < p; ++r) {
+    displs[r] = static_cast<int>(first_chunk(chunks, r, p) * width);
+    counts[r] = static_cast<int>(first_chunk(chunks, r + 1, p) * width) - displs[r];
+  }
+  std::vector<double> all(chunks * width);
+  MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), counts.data(), displs.data(),
+                 MPI_DOUBLE, comm_.raw());
+  sums.assign(width, 0.0);
+  for (std::uint64_t j = 0; j < chunks; ++j)
+    for (std::size_t i = 0; i < width; ++i) sums[i] += all[j * width + i];
 }
 
 }  // namespace hpct

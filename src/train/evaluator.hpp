@@ -1,6 +1,7 @@
 // Validation: each rank evaluates a contiguous block of the validation rows (read once, every
 // field), in micro-batches; the sums of the model's metrics (Model::metrics: the loss, the
-// family's others) are reduced over ranks in one all-reduce.
+// family's others) are reduced over ranks in one all-reduce. Under rank_invariant the rows are cut
+// into fixed chunks and the chunks' sums added in chunk order (Note [rank-invariant validation]).
 // Validation randomness (diffusion noise) uses a fixed epoch value, so every evaluation of the
 // same model gives the same number.
 #pragma once
@@ -32,9 +33,12 @@ struct EvalResult {
 class Evaluator {
  public:
   // Reads this rank's block of `val` (errors agreed over ranks, bad values named).
-  // `specs`: val's fields with the model's checks (empty: val->fields()).
+  // `specs`: val's fields with the model's checks (empty: val->fields()). `invariant_chunk` > 0
+  // (rank_invariant's chunk): micro-batches of one chunk of the global rows, whose sums are added
+  // in chunk order, the same bits at any rank count (Note [rank-invariant validation]); `batch` is
+  // then unused.
   Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::uint64_t batch, int top_k,
-            std::vector<FieldSpec> specs = {});
+            std::vector<FieldSpec> specs = {}, std::uint64_t invariant_chunk = 0);
   std::uint64_t rows() const { return val_->rows(); }
   EvalResult evaluate(Model& model) const;
   // Classifiers: the first row (over all ranks) whose target is not a class index in [0, classes),
@@ -48,6 +52,10 @@ class Evaluator {
   const Comm& comm_;
   std::uint64_t batch_;
   int top_k_;
+  bool chunked_ = false;  // rank_invariant: batch_ is the chunk, first_ and count_ whole chunks
+  // The chunks' metric sums in chunk order (each chunk's from its own micro-batch), gathered from
+  // every rank; then `sums` = their sums over chunks in chunk order.
+  void chunked_sums(Model& model, std::size_t metrics, std::vector<double>& sums) const;
   // Rows [first, first + n) of the block as micro-batch `index` (no allocation).
   void fill(Batch& b, std::uint64_t first, std::uint64_t n, std::uint64_t index) const;
 
@@ -56,6 +64,7 @@ class Evaluator {
   // Weighted rows (a weights field): this rank's block's sum of weights, the metrics' denominator
   // (Note [network row weights] in train/row_weights.cpp); -1: rows weigh alike.
   double weight_sum_ = -1;
+  std::vector<double> chunk_weights_;        // chunked_, weighted: each chunk's sum of weights in row order
   std::vector<View1<std::uint32_t>> words_;  // per field, this rank's block
   // Ragged fields: where each row of the block starts (host), and each micro-batch's offsets from 0
   // (device; micro-batch k's n + 1 at [first + k, ...), as in the epoch shard).

@@ -51,7 +51,7 @@ namespace hpct {
 //   statistics then move once per step, by the momentum, towards the mean of the chunks' statistics).
 //   The gradient norm (clipping, log) is summed per block, then over blocks in order, so a ZeRO-1
 //   slice (block-aligned) gives the unsharded bits. The update, the EMA, the loss scaler: elementwise
-//   or on agreed values.
+//   or on agreed values. Validation, in chunks too: Note [rank-invariant validation] in evaluator.cpp.
 // Note [overlapped tree]: at 2 ranks (unsharded) the tree's root is the run's own all-reduce, and a
 // gradient range the model reports final during backward of the step's last micro-batch is final in
 // every slot of the rank: on_ready sums the rank's node over that range right away and hands it to

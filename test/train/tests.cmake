@@ -33,3 +33,6 @@ if(Kokkos_ENABLE_CUDA)
 endif()
 # Early stopping and lr_schedule plateau: stop epoch and rates from the validation losses, resume bitwise, 2 ranks as 1.
 hpctrain_test(test_early_stopping SOURCES train/test_early_stopping.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS mpi)
+# rank_invariant validation: 1, 2 and 3 ranks (the world's first p) give the same metrics bit for bit.
+hpctrain_test(test_rank_invariant_validation SOURCES train/test_rank_invariant_validation.cpp
+              LIBS ${HPCTRAIN_TEST_LIBS} RANKS 3 LABELS mpi)

@@ -1,0 +1,140 @@
+// rank_invariant validation (Note [rank-invariant validation] in src/train/evaluator.cpp): runs with a
+// validation file, lr_schedule plateau, early stopping and best_output on 1, 2, ... ranks (the
+// world's first p ranks: 1, 2 and 3 under `mpirun -np 3`) give the same validation metrics bit for
+// bit (the last validation's doubles, and the val_ numbers and decisions of the metrics files byte
+// for byte), the same weights and the same best weights; also with weighted rows.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "models/run_family.hpp"
+#include "support/test_support.hpp"
+#include "train/gbdt_run.hpp"
+#include "train/overfit_run.hpp"
+#include "train/trainer.hpp"
+
+using namespace hpct;
+using hpct::test::make_deck;
+
+namespace {
+
+// 600 training rows, global batch 48 in chunks of 4 (1 x 48, 2 x 24, 3 x 16); 101 validation rows:
+// 26 chunks, the last one of a single row, split 13/13 and 8/9/9 over ranks. A classifier: its
+// per-row cross entropies are full doubles, so any other grouping of their sums changes the last
+// bits (a regression's squared errors of floats near 10 are sums that double holds exactly).
+constexpr std::uint64_t kRows = 600, kValRows = 101, kGlobalBatch = 48;
+
+struct Run {
+  TrainSummary summary;
+  std::string metrics, output, best;
+};
+
+// The deck's run on the world's first p ranks (the others wait); files named after p under `dir`.
+Run train_on(int p, const std::string& dir, const std::string& data, const std::string& val,
+             const std::vector<std::string>& extra) {
+  Run run;
+  const std::string tag = dir + "/p" + std::to_string(p);
+  run.metrics = tag + ".jsonl";
+  run.output = tag + ".h5";
+  run.best = tag + "_best.h5";
+  const Comm world;
+  MPI_Comm raw = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, world.rank() < p ? 0 : MPI_UNDEFINED, world.rank(), &raw);
+  if (raw != MPI_COMM_NULL) {
+    const Comm comm(raw);
+    std::vector<std::string> keys = {"batch_size=" + std::to_string(kGlobalBatch / static_cast<std::uint64_t>(p)),
+                                     "metrics_file=" + run.metrics, "output=" + run.output,
+                                     "best_output=" + run.best};
+    keys.insert(keys.end(), extra.begin(), extra.end());
+    const std::string deck =
+        "model mlp\ndata_file " + data + "\nvalidation_file " + val +
+        "\nloss cross_entropy\nnum_classes 2\nhidden_sizes 64,64\nactivation relu\nepochs 10\nlr 0.05\n"
+        "rank_invariant true\nrank_invariant_chunk 4\nlr_schedule plateau\nplateau_patience 0\n"
+        "early_stopping_patience 4\n";
+    try {  // an error on the p ranks (agreed among them) must not leave the others waiting
+      NetworkTrainer t(make_deck(deck, keys), comm);
+      run.summary = t.run();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << p << " ranks: " << e.what();
+    }
+    comm.barrier();
+    MPI_Comm_free(&raw);
+  }
+  world.barrier();  // rank 0 has closed the files
+  return run;
+}
+
+// Every "val_*", "best_*", "lr" and "epoch" field of every record of a metrics file, in order, as
+// written (their decimal text): the validation numbers and what they decided.
+std::string validation_fields(const std::string& path) {
+  std::ifstream in(path);
+  std::string out;
+  const std::regex field("\"(type|epoch|lr|val_[a-z0-9_]*|best_[a-z_]*)\": [^,}]*");
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"type\": \"step\"") != std::string::npos) continue;  // the step lines hold no validation
+    for (std::sregex_iterator m(line.begin(), line.end(), field), end; m != end; ++m) out += m->str() + " ";
+    out += "\n";
+  }
+  return out;
+}
+
+// The doubles' bits (EXPECT_EQ on doubles would take -0 for +0).
+std::vector<std::uint64_t> bits(const EvalResult& r) {
+  std::vector<std::uint64_t> out;
+  for (const auto& [spec, v] : r.metrics) {
+    std::uint64_t u;
+    std::memcpy(&u, &v, sizeof(u));
+    out.push_back(u);
+  }
+  return out;
+}
+
+void expect_rank_invariant(const std::string& name, bool weighted) {
+  // The weight_file keys are gbdt's, which the train program registers (apps/train.cpp).
+  static const bool registered = [] {
+    register_run_family(gbdt_run_family());
+    return true;
+  }();
+  (void)registered;
+  const Comm world;
+  const std::string dir = test::empty_scratch_dir(world, name);
+  const std::string data = test::scratch(name + "_data.h5"), val = test::scratch(name + "_val.h5");
+  if (world.rank() == 0) {
+    write_higgs_like(data, kRows, 5);
+    write_higgs_like(val, kValRows, 11);
+  }
+  world.barrier();
+  std::vector<std::string> keys;
+  if (weighted) {  // weights in [0.1, 2.7], some rows 0
+    if (world.rank() == 0) {
+      std::ofstream w(dir + "/w.txt"), v(dir + "/v.txt");
+      for (std::uint64_t i = 0; i < kRows; ++i) w << (i % 7 == 3 ? 0.0 : 0.1 + 0.37 * double(i % 8)) << "\n";
+      for (std::uint64_t i = 0; i < kValRows; ++i) v << (i % 5 == 2 ? 0.0 : 0.3 + 0.29 * double(i % 9)) << "\n";
+    }
+    world.barrier();
+    keys = {"weight_file=" + dir + "/w.txt", "validation_weight_file=" + dir + "/v.txt"};
+  }
+  const Run one = train_on(1, dir, data, val, keys);
+  if (world.rank() == 0) {  // EXPECT: every rank goes on to the same collectives
+    EXPECT_FALSE(one.summary.val.metrics.empty());
+    EXPECT_FALSE(test::metrics_field(one.metrics, "plateau", "lr").empty()) << "the rate never dropped";
+  }
+  for (int p = 2; p <= world.size(); ++p) {
+    const Run run = train_on(p, dir, data, val, keys);
+    if (world.rank() != 0) continue;
+    EXPECT_EQ(bits(run.summary.val), bits(one.summary.val)) << p << " ranks: the last validation's metrics";
+    EXPECT_EQ(run.summary.early_stopped_after, one.summary.early_stopped_after) << p << " ranks";
+    EXPECT_EQ(validation_fields(run.metrics), validation_fields(one.metrics)) << p << " ranks: " << run.metrics;
+    EXPECT_EQ(test::weight_tensors(run.output), test::weight_tensors(one.output)) << p << " ranks";
+    EXPECT_EQ(test::weight_tensors(run.best), test::weight_tensors(one.best)) << p << " ranks";
+  }
+}
+
+}  // namespace
+
+TEST(RankInvariantValidation, MultiRank_SameMetricsOnEveryRankCount) { expect_rank_invariant("riv", false); }
+
+TEST(RankInvariantValidation, MultiRank_WeightedRows) { expect_rank_invariant("riv_w", true); }
