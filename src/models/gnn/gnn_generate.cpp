@@ -23,7 +23,7 @@ const char* kWxgenUsage =
     "  shallow water (depth h, velocities u, v, tracer q) on a beta-plane channel of (nx + 2 margin) x\n"
     "  (ny + 2 margin) cells, forced by a jet and a diurnal heating (forcing variable `sun`), over\n"
     "  orography (static variable `orog`); after --spinup hours, the nx x ny region in the middle is\n"
-    "  written every hour for --hours hours (--hours + 1 times). Equations: docs/gnn.md.\n"
+    "  written every hour for --hours hours (--hours + 1 times). Equations: docs/wxgen.md.\n"
     "  defaults: --nx 32 --ny 24 --margin 16 --hours 720 --spinup 120 --dx-km 25 --dt 300 --seed 1\n";
 
 struct Options {
