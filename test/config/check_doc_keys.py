@@ -11,10 +11,12 @@ The schema is what `TRAIN --help-deck` prints, plus the in-situ library's own se
     parentheses, e.g. "(2^l - 1)", mean the schema's empty string; text after the value in
     parentheses is a comment; "required" is a required key or one whose 0 / "" the code rejects);
     a row of several keys gives one default for all or one each, split by ", " or " / ";
+  - an inline "`KEY` (default VALUE" or "`KEY VALUE` (the default)" / "(default)" states the schema's
+    default;
   - every `--set KEY=VALUE` names a key;
   - every inputs/NAME.in named exists.
---selftest first proves on planted pages that a wrong default, an unknown key, an unknown --set key
-and a missing deck are each reported.
+--selftest first proves on planted pages that a wrong default (in a table or inline), an unknown
+key, an unknown --set key and a missing deck are each reported.
 """
 import glob
 import os
@@ -27,6 +29,8 @@ SOURCE_KEY = re.compile(r'add_(?:int|real|bool|choice|string)\(\s*"([a-z_0-9]+)"
 TABLE_HEAD = re.compile(r'^\| *key *\| *default *\|', re.IGNORECASE)
 RULE = re.compile(r'^\|[-| :]+\|\s*$')
 SET_KEY = re.compile(r'--set[ =]([a-z_0-9]+)=')
+INLINE_DEFAULT = re.compile(r"`([a-z0-9_]+)`,? \(default:? `?([^ `;,)]+)")  # `bucket_mb` (default 25)
+INLINE_THE_DEFAULT = re.compile(r"`([a-z0-9_]+) ([^ `]+)` \((?:the )?default\)")  # `device auto` (the default)
 DECK = re.compile(r'\binputs/([A-Za-z0-9_-]+\.in)\b')
 DECK_NOT_SHIPPED = {"run.in"}  # running.md's example error messages name a user's deck
 
@@ -61,6 +65,9 @@ def normalise(text):
 
 def same(doc, schema):
     schema = schema.strip('"')
+    fraction = re.fullmatch(r"(\d+)/(\d+)", doc)  # 1/8
+    if fraction:
+        doc = str(int(fraction.group(1)) / int(fraction.group(2)))
     if doc == "required":
         return schema in ("required", "0", "")
     if doc == schema:
@@ -83,6 +90,11 @@ def check_page(path, schema, repo):
         for deck in DECK.findall(line):
             if deck not in DECK_NOT_SHIPPED and not os.path.exists(os.path.join(repo, "inputs", deck)):
                 problems.append(f"{where}: inputs/{deck} does not exist")
+        for key, default in INLINE_DEFAULT.findall(line) + INLINE_THE_DEFAULT.findall(line):
+            if key not in schema:
+                problems.append(f"{where}: {key}: no such deck key")
+            elif not same(normalise(default), schema[key]):
+                problems.append(f"{where}: {key}: the page says default {default}, the schema {schema[key]}")
         if TABLE_HEAD.match(line):
             in_table = True
             continue
@@ -119,10 +131,12 @@ def selftest(scratch, schema, repo):
         "unknown_key": "| key | default | meaning |\n|---|---|---|\n| `num_treez` | 100 | rounds |\n",
         "unknown_set": "mpirun -np 2 build/apps/train inputs/quickstart.in --set epochz=3\n",
         "missing_deck": "mpirun -np 2 build/apps/train inputs/no_such_deck.in\n",
+        "inline_default": "`bucket_mb` (default 26) is the bucket size\n",
+        "inline_the_default": "`comm_backend mpi` (the default) reduces\n",
     }
     good = ("| key | default | meaning |\n|---|---|---|\n| `num_trees` | 100 | rounds |\n"
             "| `lambda_l2`, `alpha_l1` | 1, 0 | L2 / L1 |\n| `test_file` | (none) | test data |\n"
-            "--set epochs=3 inputs/quickstart.in\n")
+            "--set epochs=3 inputs/quickstart.in\n`bucket_mb` (default 25) and `comm_backend auto` (the default)\n")
     for name, text in planted.items():
         path = os.path.join(scratch, name + ".md")
         open(path, "w").write(text)
