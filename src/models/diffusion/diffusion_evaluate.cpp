@@ -59,6 +59,8 @@ Options parse(int argc, char** argv) {
       pos.push_back(a);
       continue;
     }
+    // --help is the one option without a value: the usage alone, as the other tools print it.
+    if (a == "--help") throw hpct::Error(kDiffusionEvalUsage, hpct::ExitCode::bad_input);
     if (i + 1 >= argc) throw hpct::Error(a + " needs a value\n" + kDiffusionEvalUsage, hpct::ExitCode::bad_input);
     const std::string v = argv[++i];
     auto number = [&]() {
