@@ -88,8 +88,7 @@ TEST(Deck, WrongTypes) {
 }
 
 TEST(Deck, OutOfRange) {
-  EXPECT_EQ(error_of("data_file x\nbatch_size 0\n"),
-            "run.in:2: batch_size: value 0 is out of range [1, 1048576]");
+  EXPECT_EQ(error_of("data_file x\nbatch_size 0\n"), "run.in:2: batch_size: value 0 is out of range [1, 1048576]");
   EXPECT_EQ(error_of("data_file x\n\nlr -1\n"), "run.in:3: lr: value -1 is out of range [0, 10]");
   EXPECT_EQ(error_of("data_file x\nhidden_sizes 64,0\n"),
             "run.in:2: hidden_sizes: value 0 is out of range [1, 65536]");
