@@ -331,7 +331,10 @@ int main(int argc, char** argv) {
       code = predict_main(nargs, args.data(), comm);
     } catch (const hpct::Error& e) {
       // Errors after agree() are the same on every rank: rank 0 reports. Others (usage) too.
-      if (comm.rank() == 0 || !e.collective()) std::fprintf(stderr, "predict: error: %s\n", e.what());
+      // Most messages name the program already ("predict: --margin ..."): it is not said twice.
+      const bool named = std::strncmp(e.what(), "predict: ", 9) == 0;
+      if (comm.rank() == 0 || !e.collective())
+        std::fprintf(stderr, "%serror: %s\n", named ? "" : "predict: ", e.what());
       code = static_cast<int>(e.code());
       if (!e.collective() && comm.size() > 1) MPI_Abort(MPI_COMM_WORLD, code);
     }
