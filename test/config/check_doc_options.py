@@ -6,7 +6,8 @@ usage: check_doc_options.py SOURCE_DIR APPS_DIR [--selftest SCRATCH_DIR]
 A command is a program of apps/ (APPS_DIR/NAME, built) named as build/apps/NAME or as NAME where a
 command starts (`wxeval gnn.h5 era5.nc --init last`), up to the end of the line (a trailing
 backslash continues it), a `#` comment, a backtick, `&&`, `|` or `;`. Each `--option` in it must
-appear in what `NAME --help` prints (Kokkos's --kokkos-* pass through every program).
+appear in what `NAME --help` prints (--help itself, and Kokkos's --kokkos-*, which pass through
+every program, aside).
 --selftest first proves on a planted page that an option a program lacks is reported.
 """
 import glob
@@ -45,7 +46,7 @@ def check_page(path, names, usage):
     for m in command.finditer(joined):
         program, rest = m.group(1), m.group(2)
         for option in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", rest):
-            if option.startswith("--kokkos-"):
+            if option.startswith("--kokkos-") or option == "--help":  # every program answers --help
                 continue
             if not re.search(re.escape(option) + r"(?![a-z0-9-])", usage(program)):
                 line = joined[: m.start()].count("\n") + 1
@@ -64,7 +65,7 @@ def main():
         open(bad, "w").write("```\nbuild/apps/sample W.h5 D.h5 O.h5 --members 8 \\\n    --no-such-option 3\n```\n")
         good = os.path.join(sys.argv[4], "good.md")
         open(good, "w").write("`wxeval gnn.h5 era5.nc --init last --lead-steps 24` and "
-                              "`build/apps/datagen friedman1 x.h5 --rows 10 && mpirun -np 2 train d.in --set a=1`\n")
+                              "`build/apps/datagen friedman1 x.h5 --rows 10 && mpirun -np 2 train d.in --set a=1`, `train --help`\n")
         if not check_page(bad, names, usage):
             sys.exit("check_doc_options selftest: the planted --no-such-option was not reported")
         if check_page(good, names, usage):
