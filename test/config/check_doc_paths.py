@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The repository files README.md and docs/*.md name exist (files move; pages keep the old path).
+"""The repository files and Notes README.md and docs/*.md name exist (files move and Notes get
+renamed; pages keep the old name).
 
 usage: check_doc_paths.py SOURCE_DIR [--selftest SCRATCH_DIR]
 
@@ -10,8 +11,10 @@ repository's). It must be a file or folder; with `.*` or `.{a,b}` at least one f
 (src/train/step.*, src/optim/ema.{hpp,cpp}); a program or script may leave out its source's
 extension (apps/train: apps/train.cpp). NOT_OURS lists the few names that are not ours
 (TensorBoard tags, another project's folder).
---selftest first proves on planted pages that a moved file, glob, program, script and folder are
-each reported.
+Every `Note [name]` a page names (across a line break too) is in a source file of src, apps, test,
+perf, scripts, examples or cmake, where comments may wrap it as well.
+--selftest first proves on planted pages that a moved file, glob, program, script and folder and a
+renamed Note are each reported.
 """
 import glob
 import os
@@ -40,6 +43,34 @@ def exists(repo, name):
     return any(os.path.exists(os.path.join(repo, name + e)) for e in ("", ".cpp", ".hpp", ".sh", ".py"))
 
 
+NOTE = re.compile(r"Note\s+\[([^\]]+)\]")
+SOURCE_FOLDERS = ("src", "apps", "test", "perf", "scripts", "examples", "cmake")
+
+
+def source_notes(repo):
+    """The source text, comment markers and line breaks folded to single blanks, for Note lookups."""
+    texts = []
+    for folder in SOURCE_FOLDERS:
+        for root, _, files in os.walk(os.path.join(repo, folder)):
+            for name in files:
+                path = os.path.join(root, name)
+                if os.path.getsize(path) < (1 << 20) and not name.endswith(".md"):
+                    texts.append(open(path, encoding="utf-8", errors="ignore").read())
+    joined = re.sub(r"\n\s*(?://|#|!|\*|--)?\s*", " ", "\n".join(texts))
+    return re.sub(r"[ \t]+", " ", joined)
+
+
+def check_notes(path, source):
+    problems = []
+    text = open(path, encoding="utf-8").read()
+    for m in NOTE.finditer(text):
+        name = re.sub(r"\s+", " ", m.group(1))
+        if f"Note [{name}]" not in source:
+            line = text[: m.start()].count("\n") + 1
+            problems.append(f"{path}:{line}: Note [{name}]: in no source file")
+    return problems
+
+
 def check_page(path, repo, checked=None):
     problems = []
     for number, line in enumerate(open(path, encoding="utf-8"), 1):
@@ -65,6 +96,14 @@ def selftest(scratch, repo):
         open(page, "w").write(text)
         if not check_page(page, repo):
             sys.exit(f"check_doc_paths selftest: the planted page {name} was not reported")
+    source = source_notes(repo)
+    renamed = os.path.join(scratch, "renamed_note.md")
+    open(renamed, "w").write("why: Note [no such\nnote here]\n")
+    if not check_notes(renamed, source):
+        sys.exit("check_doc_paths selftest: the planted page renamed_note was not reported")
+    if check_notes(os.path.join(repo, "docs", "diffusion.md"), source) or not NOTE.search(
+            open(os.path.join(repo, "docs", "diffusion.md")).read()):
+        sys.exit("check_doc_paths selftest: diffusion.md's Notes were not all found (or it has none)")
     good = os.path.join(scratch, "good.md")
     open(good, "w").write("src/optim/ema.{hpp,cpp}, src/train/step.*, `build/apps/train`, apps/train, "
                           "lib/cmake/hpctrain, `perf/samples_per_s`, scripts/make-tokens.\n")
@@ -79,13 +118,14 @@ def main():
     if len(sys.argv) == 4 and sys.argv[2] == "--selftest":
         selftest(sys.argv[3], repo)
     pages = [os.path.join(repo, "README.md")] + sorted(glob.glob(os.path.join(repo, "docs", "*.md")))
-    checked = set()
-    problems = [p for page in pages for p in check_page(page, repo, checked)]
+    checked, source = set(), source_notes(repo)
+    problems = [p for page in pages for p in check_page(page, repo, checked) + check_notes(page, source)]
     for p in problems:
         print(p)
     if problems:
         sys.exit(1)
-    print(f"check_doc_paths: the {len(checked)} repository files {len(pages)} pages name exist")
+    notes = {re.sub(r"\s+", " ", n) for page in pages for n in NOTE.findall(open(page, encoding="utf-8").read())}
+    print(f"check_doc_paths: the {len(checked)} repository files and {len(notes)} Notes {len(pages)} pages name exist")
 
 
 if __name__ == "__main__":
