@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Every option README.md and docs/*.md give one of our programs is one its --help shows.
+"""Every option README.md and docs/*.md give one of our programs is one its --help shows (and
+every program of apps/ answers --help).
 
 usage: check_doc_options.py SOURCE_DIR APPS_DIR [--selftest SCRATCH_DIR]
 
@@ -7,7 +8,7 @@ A command is a program of apps/ (APPS_DIR/NAME, built) named as build/apps/NAME 
 command starts (`wxeval gnn.h5 era5.nc --init last`), up to the end of the line (a trailing
 backslash continues it), a `#` comment, a backtick, `&&`, `|` or `;`. Each `--option` in it must
 appear in what `NAME --help` prints (--help itself, and Kokkos's --kokkos-*, which pass through
-every program, aside).
+every program, aside). `NAME --help` itself must print the usage on stdout and exit 0.
 --selftest first proves on a planted page that an option a program lacks is reported.
 """
 import glob
@@ -27,9 +28,10 @@ class Usage:
         if program not in self.text:
             run = subprocess.run([os.path.join(self.apps_dir, program), "--help"], capture_output=True, text=True,
                                  timeout=60)
-            self.text[program] = run.stdout + run.stderr
-            if "usage" not in self.text[program]:
-                sys.exit(f"check_doc_options: {program} --help printed no usage")
+            self.text[program] = run.stdout
+            if run.returncode != 0 or "usage" not in run.stdout:
+                sys.exit(f"check_doc_options: {program} --help exited {run.returncode} with "
+                         f"{'a' if 'usage' in run.stdout else 'no'} usage on stdout (it should: exit 0, the usage)")
         return self.text[program]
 
 
@@ -59,6 +61,8 @@ def main():
         sys.exit(__doc__)
     source_dir, apps_dir = sys.argv[1], sys.argv[2]
     names, usage = programs(source_dir), Usage(apps_dir)
+    for name in names:  # every program answers --help, named on a page or not
+        usage(name)
     if len(sys.argv) == 5 and sys.argv[3] == "--selftest":
         os.makedirs(sys.argv[4], exist_ok=True)
         bad = os.path.join(sys.argv[4], "bad.md")
@@ -77,7 +81,7 @@ def main():
         print(p)
     if problems:
         sys.exit(1)
-    print(f"check_doc_options: {len(pages)} pages give {len(names)} programs only options their --help shows")
+    print(f"check_doc_options: the {len(names)} programs answer --help; {len(pages)} pages give them only its options")
 
 
 if __name__ == "__main__":

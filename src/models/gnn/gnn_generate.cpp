@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/help_option.hpp"
 #include "models/gnn/netcdf_out.hpp"
 #include "models/gnn/shallow_water.hpp"
 
@@ -120,6 +121,7 @@ void write(const std::string& out, const Options& o, const std::string& command)
 namespace hpct {
 
 int gnn_generate_main(int argc, char** argv) {
+  if (asks_for_help(argc, argv)) return print_usage(kWxgenUsage);
   if (argc < 2 || argv[1][0] == '-') {
     std::fputs(kWxgenUsage, stderr);
     return 2;
