@@ -4,6 +4,7 @@
 
 #include "core/count_options.hpp"
 #include "core/error.hpp"
+#include "core/help_option.hpp"
 #include "data/synthetic.hpp"
 
 namespace {
@@ -18,6 +19,7 @@ const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (hpct::asks_for_help(argc, argv)) return hpct::print_usage(kUsage);
   const std::string kind = argc >= 2 ? argv[1] : "";
   if (argc < 3 || (kind != "friedman1" && kind != "higgs")) {
     std::fputs(kUsage, stderr);

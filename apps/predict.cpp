@@ -17,6 +17,7 @@
 #include "core/blas_kernels.hpp"
 #include "core/error.hpp"
 #include "core/gpu_fallback.hpp"
+#include "core/help_option.hpp"
 #include "core/json_text.hpp"
 #include "core/log.hpp"
 #include "core/runtime.hpp"
@@ -302,6 +303,8 @@ int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
 
 int predict_main(int argc, char** argv, const hpct::Comm& comm) {
   using namespace hpct;
+  if (asks_for_help(argc, argv))
+    return print_usage((std::string(kUsage) + "\n" + tools::kNetworkUsage).c_str(), comm.rank() == 0);
   if (argc < 4) throw Error(std::string(kUsage) + "\n" + tools::kNetworkUsage, ExitCode::bad_input);
   if (ensemble::is_hdf5_file(argv[1])) return tools::predict_network(argc, argv, comm);
   return ensemble::is_ensemble_file(argv[1]) ? predict_ensemble(argc, argv, comm) : predict_gbdt(argc, argv, comm);
@@ -326,12 +329,16 @@ int main(int argc, char** argv) {
     const int nargs = static_cast<int>(args.size());
     args.push_back(nullptr);
     const hpct::Comm comm;
-    if (!blas_note.empty()) hpct::Log::info(blas_note);
+    if (!blas_note.empty() && !hpct::asks_for_help(argc, argv))
+      hpct::Log::info(blas_note);  // --help: the usage alone
     try {
       code = predict_main(nargs, args.data(), comm);
     } catch (const hpct::Error& e) {
       // Errors after agree() are the same on every rank: rank 0 reports. Others (usage) too.
-      if (comm.rank() == 0 || !e.collective()) std::fprintf(stderr, "predict: error: %s\n", e.what());
+      // Most messages name the program already ("predict: --margin ..."): it is not said twice.
+      const bool named = std::strncmp(e.what(), "predict: ", 9) == 0;
+      if (comm.rank() == 0 || !e.collective())
+        std::fprintf(stderr, "%serror: %s\n", named ? "" : "predict: ", e.what());
       code = static_cast<int>(e.code());
       if (!e.collective() && comm.size() > 1) MPI_Abort(MPI_COMM_WORLD, code);
     }

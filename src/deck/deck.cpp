@@ -42,12 +42,6 @@ bool parse_boolean(const std::string& s, bool& out) {
   return false;
 }
 
-std::string range_text(const KeySpec& k) {
-  std::ostringstream s;
-  s << "[" << k.min << ", " << k.max << "]";
-  return s.str();
-}
-
 // Keys and values as error messages quote them: short, printable (see clip_for_log).
 std::string shown(const std::string& s) { return clip_for_log(s); }
 

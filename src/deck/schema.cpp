@@ -2,6 +2,7 @@
 #include "deck/schema.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -24,6 +25,15 @@ static std::string fmt_number(double v) {
   std::ostringstream s;
   s << v;
   return s.str();
+}
+
+std::string range_text(const KeySpec& k) {
+  const bool whole = k.type == KeyType::Int || k.type == KeyType::IntList;
+  auto bound = [&](double v) {
+    if (std::isinf(v)) return std::string(v < 0 ? "-inf" : "inf");
+    return whole ? std::to_string(static_cast<long long>(v)) : fmt_number(v);
+  };
+  return "[" + bound(k.min) + ", " + bound(k.max) + "]";
 }
 
 void Schema::add(KeySpec spec) {
@@ -134,8 +144,7 @@ std::string Schema::help() const {
     } else if (k.type == KeyType::Int || k.type == KeyType::Real || k.type == KeyType::IntList) {
       const bool lo = k.min > -std::numeric_limits<double>::infinity();
       const bool hi = k.max < std::numeric_limits<double>::infinity();
-      if (lo || hi)
-        out << ", range [" << (lo ? fmt_number(k.min) : "-inf") << ", " << (hi ? fmt_number(k.max) : "inf") << "]";
+      if (lo || hi) out << ", range " << range_text(k);
     }
     out << ")\n      " << k.doc << "\n";
   }

@@ -52,5 +52,8 @@ class Schema {
 };
 
 const char* type_name(KeyType t);
+// "[min, max]" of a numeric key as --help-deck and the out-of-range error show it: an int key's
+// bounds as whole numbers (16777216, not 1.67772e+07), "-inf"/"inf" where a side is open.
+std::string range_text(const KeySpec& k);
 
 }  // namespace hpct::deck

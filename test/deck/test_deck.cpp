@@ -88,8 +88,7 @@ TEST(Deck, WrongTypes) {
 }
 
 TEST(Deck, OutOfRange) {
-  EXPECT_EQ(error_of("data_file x\nbatch_size 0\n"),
-            "run.in:2: batch_size: value 0 is out of range [1, 1.04858e+06]");
+  EXPECT_EQ(error_of("data_file x\nbatch_size 0\n"), "run.in:2: batch_size: value 0 is out of range [1, 1048576]");
   EXPECT_EQ(error_of("data_file x\n\nlr -1\n"), "run.in:3: lr: value -1 is out of range [0, 10]");
   EXPECT_EQ(error_of("data_file x\nhidden_sizes 64,0\n"),
             "run.in:2: hidden_sizes: value 0 is out of range [1, 65536]");
@@ -110,7 +109,7 @@ TEST(Deck, OverridesReplaceValuesAndAreChecked) {
   EXPECT_EQ(d.entry("batch_size").file, "--set");
   EXPECT_DOUBLE_EQ(d.get_real("lr"), 0.5);
   EXPECT_EQ(error_of("data_file x\n", {"lr=0.1", "batch_size=0"}),
-            "--set:2: batch_size: value 0 is out of range [1, 1.04858e+06]");
+            "--set:2: batch_size: value 0 is out of range [1, 1048576]");
   EXPECT_EQ(error_of("data_file x\n", {"batchsize=4"}),
             "--set:1: batchsize: unknown key (did you mean batch_size?)");
   EXPECT_EQ(error_of("data_file x\n", {"batch_size"}), "--set:1: batch_size: expected key=value");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/help_option.hpp"
 #include "core/log.hpp"
 #include "core/runtime.hpp"
 #include "data/image_transform.hpp"
@@ -92,6 +93,7 @@ struct Tally {
 namespace hpct::cape {
 
 int cape_evaluate_main(int argc, char** argv) {
+  if (hpct::asks_for_help(argc, argv)) return hpct::print_usage(kCapeEvalUsage);
   hpct::Runtime runtime(argc, argv);
   if (argc < 3 || argv[1][0] == '-') {
     std::fputs(kCapeEvalUsage, stderr);

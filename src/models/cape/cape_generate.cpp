@@ -13,6 +13,7 @@
 
 #include "core/count_options.hpp"
 #include "core/error.hpp"
+#include "core/help_option.hpp"
 #include "core/rng.hpp"
 #include "io/hdf5.hpp"
 
@@ -209,6 +210,7 @@ long long write_split(const std::string& path, std::uint64_t seed, int first, in
 namespace hpct::cape {
 
 int cape_generate_main(int argc, char** argv) {
+  if (hpct::asks_for_help(argc, argv)) return hpct::print_usage(kPosegenUsage);
   if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') {
     std::fputs(kPosegenUsage, stderr);
     return 2;

@@ -15,6 +15,7 @@
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
+#include "core/help_option.hpp"
 #include "core/log.hpp"
 #include "core/runtime.hpp"
 #include "core/timer.hpp"
@@ -90,6 +91,7 @@ Options parse(int argc, char** argv) {
 
 int run(int argc, char** argv, const hpct::Comm& comm) {
   using namespace hpct;
+  if (hpct::asks_for_help(argc, argv)) return hpct::print_usage(kDiffusionEvalUsage, comm.rank() == 0);
   Options o;
   comm.run_agreed([&] { o = parse(argc, argv); });
   // The model (through the registry: its family's stored configuration) and what it samples.

@@ -7,6 +7,7 @@
 
 #include "core/count_options.hpp"
 #include "core/error.hpp"
+#include "core/help_option.hpp"
 #include "models/diffusion/downscaling.hpp"
 #include "models/diffusion/grid_patches.hpp"
 
@@ -110,6 +111,7 @@ int grid_main(const std::string& out, int argc, char** argv) {
 namespace hpct {
 
 int diffusion_generate_main(int argc, char** argv) {
+  if (asks_for_help(argc, argv)) return print_usage(kDiffgenUsage);
   if (argc < 2 || argv[1][0] == '-') {
     std::fputs(kDiffgenUsage, stderr);
     return 2;

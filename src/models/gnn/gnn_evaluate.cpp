@@ -11,6 +11,7 @@
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
+#include "core/help_option.hpp"
 #include "core/log.hpp"
 #include "core/runtime.hpp"
 #include "data/grid_time.hpp"
@@ -79,6 +80,7 @@ void print_future(const hpct::FutureForecast& f, const std::string& data, const 
 }
 
 int run(int argc, char** argv, const hpct::Comm& comm) {
+  if (hpct::asks_for_help(argc, argv)) return hpct::print_usage(kGnnEvalUsage, comm.rank() == 0);
   if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') {
     if (comm.rank() == 0) std::fputs(kGnnEvalUsage, stderr);
     return 2;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/help_option.hpp"
 #include "models/gnn/netcdf_out.hpp"
 #include "models/gnn/shallow_water.hpp"
 
@@ -23,7 +24,7 @@ const char* kWxgenUsage =
     "  shallow water (depth h, velocities u, v, tracer q) on a beta-plane channel of (nx + 2 margin) x\n"
     "  (ny + 2 margin) cells, forced by a jet and a diurnal heating (forcing variable `sun`), over\n"
     "  orography (static variable `orog`); after --spinup hours, the nx x ny region in the middle is\n"
-    "  written every hour for --hours hours (--hours + 1 times). Equations: docs/gnn.md.\n"
+    "  written every hour for --hours hours (--hours + 1 times). Equations: docs/wxgen.md.\n"
     "  defaults: --nx 32 --ny 24 --margin 16 --hours 720 --spinup 120 --dx-km 25 --dt 300 --seed 1\n";
 
 struct Options {
@@ -120,6 +121,7 @@ void write(const std::string& out, const Options& o, const std::string& command)
 namespace hpct {
 
 int gnn_generate_main(int argc, char** argv) {
+  if (asks_for_help(argc, argv)) return print_usage(kWxgenUsage);
   if (argc < 2 || argv[1][0] == '-') {
     std::fputs(kWxgenUsage, stderr);
     return 2;

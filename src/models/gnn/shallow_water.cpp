@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "core/rng.hpp"
 
 namespace hpct {
@@ -151,9 +152,10 @@ void ShallowWater::advance(double seconds) {
     bool finite = s_[0][p] > 0;
     for (int f = 0; f < 4; ++f) finite = finite && std::isfinite(s_[f][p]);
     if (!finite)
-      throw Error("shallow water: the integration became unstable at hour " + std::to_string(time_ / 3600) +
-                      " (cell " + std::to_string(p % static_cast<std::size_t>(c_.nx)) + ", " +
-                      std::to_string(p / static_cast<std::size_t>(c_.nx)) + "): use a smaller time step",
+      throw Error(strf("shallow water: the integration became unstable at hour %g (cell %zu, %zu): use a "
+                       "smaller time step than --dt %g",
+                       time_ / 3600, p % static_cast<std::size_t>(c_.nx), p / static_cast<std::size_t>(c_.nx),
+                       c_.dt),
                   ExitCode::bad_input);
   }
 }

@@ -10,6 +10,7 @@
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
+#include "core/help_option.hpp"
 #include "core/runtime.hpp"
 #include "models/registry.hpp"
 #include "models/smart/rollout.hpp"
@@ -33,6 +34,7 @@ const char* kSmartEvalUsage =
 namespace hpct::smart {
 
 int smart_evaluate_main(int argc, char** argv) {
+  if (hpct::asks_for_help(argc, argv)) return hpct::print_usage(kSmartEvalUsage);
   hpct::Runtime runtime(argc, argv);
   if (argc < 3 || argv[1][0] == '-') {
     std::fputs(kSmartEvalUsage, stderr);

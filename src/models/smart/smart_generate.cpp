@@ -7,6 +7,7 @@
 
 #include "core/count_options.hpp"
 #include "core/error.hpp"
+#include "core/help_option.hpp"
 #include "models/smart/traffic_sim.hpp"
 
 namespace {
@@ -30,6 +31,7 @@ const char* kTrajgenUsage =
 namespace hpct::smart {
 
 int smart_generate_main(int argc, char** argv) {
+  if (hpct::asks_for_help(argc, argv)) return hpct::print_usage(kTrajgenUsage);
   if (argc < 2 || argv[1][0] == '-') {
     std::fputs(kTrajgenUsage, stderr);
     return 2;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/help_option.hpp"
 #include "models/smart/av2_map.hpp"
 #include "models/smart/lanelet_map.hpp"
 #include "models/smart/scene_import.hpp"
@@ -53,6 +54,7 @@ const char* kScenesImportUsage =
 namespace hpct::smart {
 
 int smart_import_main(int argc, char** argv) {
+  if (hpct::asks_for_help(argc, argv)) return hpct::print_usage(kScenesImportUsage);
   if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') {
     std::fputs(kScenesImportUsage, stderr);
     return 2;

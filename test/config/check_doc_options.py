@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Every option README.md and docs/*.md give one of our programs is one its --help shows (and
+every program of apps/ answers --help).
+
+usage: check_doc_options.py SOURCE_DIR APPS_DIR [--selftest SCRATCH_DIR]
+
+A command is a program of apps/ (APPS_DIR/NAME, built) named as build/apps/NAME or as NAME where a
+command starts (`wxeval gnn.h5 era5.nc --init last`), up to the end of the line (a trailing
+backslash continues it), a `#` comment, a backtick, `&&`, `|` or `;`. Each `--option` in it must
+appear in what `NAME --help` prints (--help itself, and Kokkos's --kokkos-*, which pass through
+every program, aside). `NAME --help` itself must print the usage on stdout and exit 0.
+--selftest first proves on a planted page that an option a program lacks is reported.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+
+class Usage:
+    """What each program prints for --help, read once."""
+
+    def __init__(self, apps_dir):
+        self.apps_dir, self.text = apps_dir, {}
+
+    def __call__(self, program):
+        if program not in self.text:
+            run = subprocess.run([os.path.join(self.apps_dir, program), "--help"], capture_output=True, text=True,
+                                 timeout=60)
+            self.text[program] = run.stdout
+            if run.returncode != 0 or "usage" not in run.stdout:
+                sys.exit(f"check_doc_options: {program} --help exited {run.returncode} with "
+                         f"{'a' if 'usage' in run.stdout else 'no'} usage on stdout (it should: exit 0, the usage)")
+        return self.text[program]
+
+
+def programs(source_dir):
+    return sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(source_dir, "apps", "*.cpp"))
+                  if os.path.basename(p) != "predict_network.cpp")
+
+
+def check_page(path, names, usage):
+    text = open(path, encoding="utf-8").read()
+    joined = re.sub(r"\\\n\s*", " ", text)  # continuation lines are one command
+    command = re.compile(r"(?:build/apps/|(?<![\w/.-]))(" + "|".join(names) + r")( (?:[^`\n#&|;])*)")
+    problems = []
+    for m in command.finditer(joined):
+        program, rest = m.group(1), m.group(2)
+        for option in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", rest):
+            if option.startswith("--kokkos-") or option == "--help":  # every program answers --help
+                continue
+            if not re.search(re.escape(option) + r"(?![a-z0-9-])", usage(program)):
+                line = joined[: m.start()].count("\n") + 1
+                problems.append(f"{path}:{line}: {program} {option}: not an option of {program} (see its --help)")
+    return problems
+
+
+def main():
+    if len(sys.argv) not in (3, 5):
+        sys.exit(__doc__)
+    source_dir, apps_dir = sys.argv[1], sys.argv[2]
+    names, usage = programs(source_dir), Usage(apps_dir)
+    for name in names:  # every program answers --help, named on a page or not
+        usage(name)
+    if len(sys.argv) == 5 and sys.argv[3] == "--selftest":
+        os.makedirs(sys.argv[4], exist_ok=True)
+        bad = os.path.join(sys.argv[4], "bad.md")
+        open(bad, "w").write("```\nbuild/apps/sample W.h5 D.h5 O.h5 --members 8 \\\n    --no-such-option 3\n```\n")
+        good = os.path.join(sys.argv[4], "good.md")
+        open(good, "w").write("`wxeval gnn.h5 era5.nc --init last --lead-steps 24` and "
+                              "`build/apps/datagen friedman1 x.h5 --rows 10 && mpirun -np 2 train d.in --set a=1`, `train --help`\n")
+        if not check_page(bad, names, usage):
+            sys.exit("check_doc_options selftest: the planted --no-such-option was not reported")
+        if check_page(good, names, usage):
+            sys.exit("check_doc_options selftest: a correct page was reported: " +
+                     "; ".join(check_page(good, names, usage)))
+    pages = [os.path.join(source_dir, "README.md")] + sorted(glob.glob(os.path.join(source_dir, "docs", "*.md")))
+    problems = [p for page in pages for p in check_page(page, names, usage)]
+    for p in problems:
+        print(p)
+    if problems:
+        sys.exit(1)
+    print(f"check_doc_options: the {len(names)} programs answer --help; {len(pages)} pages give them only its options")
+
+
+if __name__ == "__main__":
+    main()

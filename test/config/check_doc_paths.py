@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""The repository files and Notes README.md and docs/*.md name exist (files move and Notes get
+renamed; pages keep the old name).
+
+usage: check_doc_paths.py SOURCE_DIR [--selftest SCRATCH_DIR]
+
+A name is a path under one of the repository's top folders (src, apps, test, scripts, jobs,
+examples, perf, spack, cmake; the decks of inputs/ are check_doc_keys.py's) that is not part of a
+longer path (build/apps/train, lib/cmake/... and a data set's datasets/hotel/test/... are not the
+repository's). It must be a file or folder; with `.*` or `.{a,b}` at least one file
+(src/train/step.*, src/optim/ema.{hpp,cpp}); a program or script may leave out its source's
+extension (apps/train: apps/train.cpp). NOT_OURS lists the few names that are not ours
+(TensorBoard tags, another project's folder).
+Every `Note [name]` a page names (across a line break too) is in a source file of src, apps, test,
+perf, scripts, examples or cmake, where comments may wrap it as well.
+--selftest first proves on planted pages that a moved file, glob, program, script and folder and a
+renamed Note are each reported.
+"""
+import glob
+import os
+import re
+import sys
+
+TOP = r"(?:src|apps|test|scripts|jobs|examples|perf|spack|cmake)"  # inputs/*.in: check_doc_keys.py
+NAME = re.compile(r"(?<![\w/.~$-])(" + TOP + r"/[A-Za-z0-9_./{},*-]*[A-Za-z0-9_*}])")
+
+
+# Names of the pages that are not files of ours: TensorBoard tags (outputs.md) and LightGBM's own
+# examples folder (ranking.md).
+NOT_OURS = {"perf/samples_per_s", "perf/epoch_samples_per_s", "perf/epoch_seconds", "examples/lambdarank"}
+
+
+def exists(repo, name):
+    """Whether the name matches a file or folder of the repository, or None when it is not checked."""
+    if name in NOT_OURS:
+        return None
+    braces = re.fullmatch(r"(.*)\.\{([^}]*)\}", name)
+    if braces:
+        return any(os.path.exists(os.path.join(repo, f"{braces.group(1)}.{e}")) for e in braces.group(2).split(","))
+    if "*" in name:
+        return bool(glob.glob(os.path.join(repo, name)))
+    # A program or test is named without its source's extension (apps/train, test/cli/wxgen).
+    return any(os.path.exists(os.path.join(repo, name + e)) for e in ("", ".cpp", ".hpp", ".sh", ".py"))
+
+
+NOTE = re.compile(r"Note\s+\[([^\]]+)\]")
+SOURCE_FOLDERS = ("src", "apps", "test", "perf", "scripts", "examples", "cmake")
+
+
+def source_notes(repo):
+    """The source text, comment markers and line breaks folded to single blanks, for Note lookups."""
+    texts = []
+    for folder in SOURCE_FOLDERS:
+        for root, _, files in os.walk(os.path.join(repo, folder)):
+            for name in files:
+                path = os.path.join(root, name)
+                if os.path.getsize(path) < (1 << 20) and not name.endswith(".md"):
+                    texts.append(open(path, encoding="utf-8", errors="ignore").read())
+    joined = re.sub(r"\n\s*(?://|#|!|\*|--)?\s*", " ", "\n".join(texts))
+    return re.sub(r"[ \t]+", " ", joined)
+
+
+def check_notes(path, source):
+    problems = []
+    text = open(path, encoding="utf-8").read()
+    for m in NOTE.finditer(text):
+        name = re.sub(r"\s+", " ", m.group(1))
+        if f"Note [{name}]" not in source:
+            line = text[: m.start()].count("\n") + 1
+            problems.append(f"{path}:{line}: Note [{name}]: in no source file")
+    return problems
+
+
+def check_page(path, repo, checked=None):
+    problems = []
+    for number, line in enumerate(open(path, encoding="utf-8"), 1):
+        for name in NAME.findall(line):
+            name = name.rstrip(".")
+            found = exists(repo, name)
+            if checked is not None and found is not None:
+                checked.add(name)
+            if found is False:
+                problems.append(f"{path}:{number}: {name}: no such file in the repository")
+    return problems
+
+
+def selftest(scratch, repo):
+    os.makedirs(scratch, exist_ok=True)
+    planted = {"moved_file": "the net (src/models/diffusion_net.{hpp,cpp})\n",
+               "moved_glob": "the schedule (src/models/diffusion_schedule.*)\n",
+               "moved_program": "`apps/no_such_tool` writes it\n",
+               "moved_script": "run `scripts/no-such-script`\n",
+               "moved_folder": "the layers (src/no_such_layer/)\n"}
+    for name, text in planted.items():
+        page = os.path.join(scratch, name + ".md")
+        open(page, "w").write(text)
+        if not check_page(page, repo):
+            sys.exit(f"check_doc_paths selftest: the planted page {name} was not reported")
+    source = source_notes(repo)
+    renamed = os.path.join(scratch, "renamed_note.md")
+    open(renamed, "w").write("why: Note [no such\nnote here]\n")
+    if not check_notes(renamed, source):
+        sys.exit("check_doc_paths selftest: the planted page renamed_note was not reported")
+    if check_notes(os.path.join(repo, "docs", "diffusion.md"), source) or not NOTE.search(
+            open(os.path.join(repo, "docs", "diffusion.md")).read()):
+        sys.exit("check_doc_paths selftest: diffusion.md's Notes were not all found (or it has none)")
+    good = os.path.join(scratch, "good.md")
+    open(good, "w").write("src/optim/ema.{hpp,cpp}, src/train/step.*, `build/apps/train`, apps/train, "
+                          "lib/cmake/hpctrain, `perf/samples_per_s`, scripts/make-tokens.\n")
+    if check_page(good, repo):
+        sys.exit("check_doc_paths selftest: a correct page was reported: " + "; ".join(check_page(good, repo)))
+
+
+def main():
+    if len(sys.argv) not in (2, 4):
+        sys.exit(__doc__)
+    repo = sys.argv[1]
+    if len(sys.argv) == 4 and sys.argv[2] == "--selftest":
+        selftest(sys.argv[3], repo)
+    pages = [os.path.join(repo, "README.md")] + sorted(glob.glob(os.path.join(repo, "docs", "*.md")))
+    checked, source = set(), source_notes(repo)
+    problems = [p for page in pages for p in check_page(page, repo, checked) + check_notes(page, source)]
+    for p in problems:
+        print(p)
+    if problems:
+        sys.exit(1)
+    notes = {re.sub(r"\s+", " ", n) for page in pages for n in NOTE.findall(open(page, encoding="utf-8").read())}
+    print(f"check_doc_paths: the {len(checked)} repository files and {len(notes)} Notes {len(pages)} pages name exist")
+
+
+if __name__ == "__main__":
+    main()
