@@ -18,11 +18,12 @@ The schema is what `TRAIN --help-deck` prints, plus the in-situ library's own se
 --selftest first proves on planted pages that a wrong default (in a table or inline), an unknown
 key, an unknown --set key and a missing deck are each reported.
 """
-import glob
 import os
 import re
 import subprocess
 import sys
+
+from doc_pages import pages, report
 
 HELP_LINE = re.compile(r'^  ([a-z_0-9]+) \(([a-z ]+), (required|default ("[^"]*"|[^,)]*))')
 SOURCE_KEY = re.compile(r'add_(?:int|real|bool|choice|string)\(\s*"([a-z_0-9]+)",\s*("[^"]*"|[^,]+),')
@@ -120,10 +121,6 @@ def check_page(path, schema, repo):
     return problems
 
 
-def pages(repo):
-    return [os.path.join(repo, "README.md")] + sorted(glob.glob(os.path.join(repo, "docs", "*.md")))
-
-
 def selftest(scratch, schema, repo):
     os.makedirs(scratch, exist_ok=True)
     planted = {
@@ -156,11 +153,7 @@ def main():
     if len(sys.argv) == 5 and sys.argv[3] == "--selftest":
         selftest(sys.argv[4], schema, repo)
     problems = [p for page in pages(repo) for p in check_page(page, schema, repo)]
-    for p in problems:
-        print(p)
-    if problems:
-        sys.exit(1)
-    print(f"check_doc_keys: {len(pages(repo))} pages agree with the {len(schema)} keys of the schema")
+    report(problems, f"check_doc_keys: {len(pages(repo))} pages agree with the {len(schema)} keys of the schema")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import re
 import subprocess
 import sys
 
+from doc_pages import pages, report
+
 
 class Usage:
     """What each program prints for --help, read once."""
@@ -75,13 +77,10 @@ def main():
         if check_page(good, names, usage):
             sys.exit("check_doc_options selftest: a correct page was reported: " +
                      "; ".join(check_page(good, names, usage)))
-    pages = [os.path.join(source_dir, "README.md")] + sorted(glob.glob(os.path.join(source_dir, "docs", "*.md")))
-    problems = [p for page in pages for p in check_page(page, names, usage)]
-    for p in problems:
-        print(p)
-    if problems:
-        sys.exit(1)
-    print(f"check_doc_options: the {len(names)} programs answer --help; {len(pages)} pages give them only its options")
+    docs = pages(source_dir)
+    problems = [p for page in docs for p in check_page(page, names, usage)]
+    report(problems, f"check_doc_options: the {len(names)} programs answer --help; {len(docs)} pages give them only "
+           "its options")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ import os
 import re
 import sys
 
+from doc_pages import pages, report
+
 TOP = r"(?:src|apps|test|scripts|jobs|examples|perf|spack|cmake)"  # inputs/*.in: check_doc_keys.py
 NAME = re.compile(r"(?<![\w/.~$-])(" + TOP + r"/[A-Za-z0-9_./{},*-]*[A-Za-z0-9_*}])")
 
@@ -51,7 +53,8 @@ def source_notes(repo):
     """The source text, comment markers and line breaks folded to single blanks, for Note lookups."""
     texts = []
     for folder in SOURCE_FOLDERS:
-        for root, _, files in os.walk(os.path.join(repo, folder)):
+        for root, dirs, files in os.walk(os.path.join(repo, folder)):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]  # compiled copies hold the selftest's planted Note
             for name in files:
                 path = os.path.join(root, name)
                 if os.path.getsize(path) < (1 << 20) and not name.endswith(".md"):
@@ -117,15 +120,12 @@ def main():
     repo = sys.argv[1]
     if len(sys.argv) == 4 and sys.argv[2] == "--selftest":
         selftest(sys.argv[3], repo)
-    pages = [os.path.join(repo, "README.md")] + sorted(glob.glob(os.path.join(repo, "docs", "*.md")))
+    docs = pages(repo)
     checked, source = set(), source_notes(repo)
-    problems = [p for page in pages for p in check_page(page, repo, checked) + check_notes(page, source)]
-    for p in problems:
-        print(p)
-    if problems:
-        sys.exit(1)
-    notes = {re.sub(r"\s+", " ", n) for page in pages for n in NOTE.findall(open(page, encoding="utf-8").read())}
-    print(f"check_doc_paths: the {len(checked)} repository files and {len(notes)} Notes {len(pages)} pages name exist")
+    problems = [p for page in docs for p in check_page(page, repo, checked) + check_notes(page, source)]
+    notes = {re.sub(r"\s+", " ", n) for page in docs for n in NOTE.findall(open(page, encoding="utf-8").read())}
+    report(problems, f"check_doc_paths: the {len(checked)} repository files and {len(notes)} Notes {len(docs)} pages "
+           "name exist")
 
 
 if __name__ == "__main__":
