@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The diffusion downscaler's ensemble calibration (docs/diffusion.md, "Ensemble calibration"): the
+"""The diffusion downscaler's ensemble calibration (docs/diffusion-results.md, "Ensemble calibration"): the
 sampler re-implemented in PyTorch on hpctrain's exported weights (test/python/diffusion_torch.py), with
 the variance choices apps/sample does not offer, scored as apps/sample scores (ensemble-mean RMSE, CRPS,
 spread/skill); and (--linear) the least-squares linear regression of fine on context, the reference row

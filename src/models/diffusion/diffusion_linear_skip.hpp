@@ -15,7 +15,7 @@ namespace hpct {
 // Note [linear skip]: the denoiser is an MLP of the context, which on little data (30 or 154 places
 // of a held-out-place split) learns the static fields' blocks as labels of the training places and
 // does not carry them to an unseen place, while a linear regression on the same inputs does (docs/
-// diffusion.md, "A held-out place and days"). With the skip, the fine field in normalised units is
+// diffusion-results.md, "A held-out place and days"). With the skip, the fine field in normalised units is
 // split into lin(c) = b + W c (c: the normalised context) and the rest; the network learns and
 // samples the rest (its x_0 is fine - lin(c), still scaled by the fine field's statistics), and the
 // members get lin(c) added back. W and b solve the ridge normal equations (Z^T Z + lambda D) [b; W^T]
