@@ -1,6 +1,6 @@
 // wxeval's forecast file (--forecast OUT.nc): the model's forecasts from every held-out initial time as
 // a NetCDF-4 file in WeatherBench2's forecast layout, which xarray opens (times and lead times decoded)
-// and WeatherBench2's evaluation scores against the user's own ERA5 (docs/gnn.md, "Forecast files").
+// and WeatherBench2's evaluation scores against the user's own ERA5 (docs/weather-forecasts.md).
 #pragma once
 
 #include <cstddef>
