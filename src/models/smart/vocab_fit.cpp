@@ -48,7 +48,7 @@ namespace hpct::smart {
 // classes badly and their rollouts wander (minADE 5.2 m, the grid's 2.8-3.1 m) although their tokens
 // reconstruct the paths better than the grid's (0.056 m against 0.087 m at 512 cells). So a type
 // gets at most its motions (in the scenes read) / kMotionsPerToken centres, its other ids masked;
-// at 32 tokens the cyclists reach 2.1-3.4 m in three runs, at 16 tokens 2.1 m (docs/transformer.md).
+// at 32 tokens the cyclists reach 2.1-3.4 m in three runs, at 16 tokens 2.1 m (docs/smart-results.md).
 // With fewer motions than kMinTokens such tokens the type keeps its grid.
 KDisks fit_kdisks(const std::vector<Motion>& motions, int vocab, double scale, std::uint64_t seed) {
   KDisks out;

@@ -12,7 +12,7 @@
 // step, and every sum has a fixed order (deterministic). The masked upper triangle is computed by
 // the score GEMM and zeroed, as PyTorch's explicit form does: a GEMM over the full square is faster
 // than an index-addressed walk over the L (L + 1) / 2 causal pairs (the edge-list form this layer
-// had before, over EdgeSoftmax, was 2.5-10x slower than PyTorch at 1 thread; docs/transformer.md).
+// had before, over EdgeSoftmax, was 2.5-10x slower than PyTorch at 1 thread; docs/smart-results.md).
 // Obeys Note [the gradient rule] (nn/layer.hpp).
 #pragma once
 
