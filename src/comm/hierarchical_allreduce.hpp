@@ -2,7 +2,7 @@
 // its ranks' buffers on its leader, the leaders all-reduce among themselves over MPI, and each leader
 // broadcasts the total back to its node, so the network between nodes carries one buffer per node,
 // not one per rank. The node map is MPI_COMM_TYPE_SHARED's, or, for tests on one machine,
-// HPCTRAIN_PRETEND_RANKS_PER_NODE=k (ranks 0..k-1 are node 0, k..2k-1 node 1, ...; docs/cluster.md).
+// HPCTRAIN_PRETEND_RANKS_PER_NODE=k (ranks 0..k-1 are node 0, k..2k-1 node 1, ...; docs/slurm.md).
 #pragma once
 
 #include <mpi.h>

@@ -104,7 +104,7 @@ void declare_network_keys(deck::Schema& s) {
                "build has it, else shm when all ranks share one node, else mpi)");
   s.add_bool("hierarchical_allreduce", false,
              "sum the gradients inside each node first, then among one leader per node, then broadcast back "
-             "(MPI, host builds; bucket_mb does not apply; docs/cluster.md)");
+             "(MPI, host builds; bucket_mb does not apply; docs/slurm.md)");
   s.add_bool("optimizer_sharding", false,
              "ZeRO stage 1: reduce-scatter the gradients, each rank updates its slice of the parameters "
              "(and keeps only that slice's optimizer state), all-gather; checkpoints still hold the whole state");
