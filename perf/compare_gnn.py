@@ -16,7 +16,7 @@ time (ours: the CPU time of the run less that of a one-step run), which a loaded
 far less than the wall time. JAX side: the same, the step jit-compiled in
 its own process (XLA's thread flags). Prints the CPU model and the load average (uptime) before and
 after. Not a pass/fail test: timings depend on the
-machine and its load (say which CPU and when in docs/gnn.md)."""
+machine and its load (say which CPU and when in docs/gnn-results.md)."""
 import argparse
 import json
 import os
@@ -117,7 +117,7 @@ def main():
     ap.add_argument("--omp-wait-policy", choices=("active", "passive"),
                     help="OMP_WAIT_POLICY for ours and PyTorch (both OpenMP; JAX is not): passive stops idle "
                          "threads spinning, which on a machine with more runnable processes than cores takes "
-                         "most of a 2-thread run's CPU time (docs/gnn.md, Speed)")
+                         "most of a 2-thread run's CPU time (docs/gnn-results.md, Speed)")
     a = ap.parse_args()
     if a.omp_wait_policy:
         os.environ["OMP_WAIT_POLICY"] = a.omp_wait_policy  # before torch (and its libgomp) loads

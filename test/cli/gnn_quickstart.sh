@@ -4,7 +4,7 @@
 # wxeval rolls the model out on 2 ranks and on 1. The validation loss must fall (last epoch below
 # 0.85 x the first), the model's 1-hour RMSE must be below 0.9 x persistence's on average over the
 # variables, every variable's RMSE must be below persistence's at every lead up to 4 h (this short
-# run reaches 5 h; the full deck and its rollout fine-tuning reach 24 h: docs/gnn.md), the table's
+# run reaches 5 h; the full deck and its rollout fine-tuning reach 24 h: docs/gnn-results.md), the table's
 # header must name persistence, the CSV must hold every (lead, variable) row, 1 and 2 ranks must
 # print the same table, and scripts/plot-forecast must draw the first held-out forecast that
 # wxeval --fields wrote.

@@ -26,7 +26,7 @@ namespace hpct::gnn_kernels {
 // the blend plus (1 - g) tendency. Without the network's increment, the departure from the day
 // before decays by 1 - g a step: the next hours repeat the last day's course shifted by today's
 // departure, which fades toward the persistence forecast at a lead of one day. That form alone,
-// 1 - g = 0.8, forecasts the ERA5 2 m temperature of docs/gnn.md's training days (scored on their
+// 1 - g = 0.8, forecasts the ERA5 2 m temperature of docs/gnn-results.md's training days (scored on their
 // last 20%) with 1.62 K RMSE at 10 h against persistence's 2.40, and ties persistence at 24 h: the
 // blend has to learn the day's course from its inputs, the anomaly starts from it.
 // d(next)/d(cur) = 1 - g as for the blend, and d(next)/dq = sigmoid'(q) (day_before(t) - cur),

@@ -1,7 +1,7 @@
 // A shallow-water model on a beta-plane channel (fluid depth h, velocities u and v, a passive
 // tracer q, static orography b), forced by a relaxation towards a jet and a moving diurnal heating:
 // the "real dynamics" apps/wxgen samples hourly into a regional NetCDF data set for the gnn model.
-// Equations, parameters and the numerical scheme: docs/gnn.md, "apps/wxgen".
+// Equations, parameters and the numerical scheme: docs/wxgen.md.
 #pragma once
 
 #include <cstdint>
