@@ -1,6 +1,6 @@
 // The time axis of a gridded file: CF time units ("hours since 1900-01-01 00:00:00") decoded to
 // seconds since 1970-01-01 UTC, the time step read from the coordinate and the gaps in it, and the
-// initial times whose samples see only whole steps (docs/weather-data.md, "Time").
+// initial times whose samples see only whole steps (docs/weather-data.md, "What is read").
 #pragma once
 
 #include <cstddef>
