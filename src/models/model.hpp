@@ -131,6 +131,10 @@ class Model {
     (void)o;
     sums[0] += loss_sum(b);
   }
+  // Only where rows_independent() (Note [fused validation] in train/evaluator.cpp): b.n rows in
+  // chunks of `rows` (the last may be shorter); chunk k's metrics into sums[k * metrics().size() + i],
+  // each the bits evaluate() adds to zeros for a batch of that chunk alone.
+  virtual void evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums);
   // The "loss" metric every family reports first.
   static MetricSpec loss_metric() { return {"loss", "val loss", 6, 1, false}; }
   // Trained on class indices (cross_entropy): the trainer checks the labels before training.

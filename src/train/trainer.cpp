@@ -91,9 +91,11 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
   });
   shard_ = std::make_unique<EpochShard>(train_data_, specs_, *sampler_, comm.rank(), shard_options(deck));
   epochs_ = std::make_unique<EpochSteps>(comm, config_, *steps_, *model_, loop_, time_);
-  // rank_invariant: validation in the chunks too (Note [rank-invariant validation] in train/evaluator.cpp).
+  // rank_invariant: validation in the chunks too, fused as training's (Note [rank-invariant validation]
+  // and Note [fused validation] in train/evaluator.cpp).
   evaluator_ = std::make_unique<Evaluator>(val_data_, comm, micro_batch_, config_.top_k, specs_,
-                                           config_.rank_invariant ? config_.rank_invariant_chunk : 0);
+                                           config_.rank_invariant ? config_.rank_invariant_chunk : 0,
+                                           config_.rank_invariant_fused);
   if (model_->classifies()) {
     const int classes = static_cast<int>(deck_.get_int("num_classes"));
     const long long bad = evaluator_->first_bad_label(classes);
