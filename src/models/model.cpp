@@ -16,7 +16,7 @@ void Model::accumulate_chunk_gradients(const Batch& b, double normaliser, int ro
 
 void Model::evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums) {
   (void)b, (void)o, (void)rows, (void)sums;
-  throw Error("internal: " + family() + ": evaluate_chunks on a model whose rows are not independent");
+  throw Error("internal: " + family() + ": evaluate_chunks on a model whose rows are not evaluated alone");
 }
 
 Batch prediction_batch(const Tensor<float>& inputs, int n, const View1<std::uint64_t>& ids) {

@@ -35,22 +35,26 @@ void fill_consecutive(const View1<std::uint64_t>& ids, std::uint64_t first, std:
 //   order from +0. A partition-dependent step is left nowhere: no sum over a rank's block, no
 //   all-reduce of partial sums.
 // - Cost: the micro-batches are training's chunks (as the trainer's micro-batch already was under
-//   rank_invariant; fused where training fuses them: Note [fused validation]) and one all-gather of
+//   rank_invariant; fused where rows are evaluated alone: Note [fused validation]) and one all-gather of
 //   each chunk's metric sums (and weight sum), which every rank holds while it adds them (8 MB for a
 //   million rows in chunks of 4, 4 doubles a chunk), instead of one all-reduce of the metrics. The
 //   default path (rank_invariant false) is unchanged.
 // - GPU builds run the same one-chunk micro-batches, so the metrics hold their bits wherever the
 //   kernels of a given shape do, as for training's chunks there; the tests run host builds.
-// Note [fused validation]: one micro-batch per chunk pays every kernel's per-call cost again (the
-// seed-000 denoiser at batch 16, chunks of 4: validation 4-7x the default path's time). Where training
-// fuses chunks (Note [fused chunks] in rank_invariant.cpp: Model::rows_independent, host builds,
-// rank_invariant_fuse; the model then holds fused x C rows), validation fuses as many: a rank's
-// chunks go fused at a time into one micro-batch (the last may hold fewer, and a short last chunk),
-// and Model::evaluate_chunks returns each chunk's metric sums, each reduced over its chunk's rows
-// alone by the kernel a batch of that chunk alone runs. A row's forward has the same bits in a batch
-// of any size there (the premise training's fusion rests on), so every chunk's sums, and with them
-// everything gathered and added above, are those of one micro-batch per chunk, at every rank count
-// and fused or not (test_rank_invariant_validation compares both).
+// Note [fused validation]: one micro-batch per chunk pays every kernel's per-call cost again (batch
+// 16 in chunks of 4, 1 rank: validation 2-4x the default path's time for the mlp and the seed-000
+// denoiser; perf/compare_rank_invariant_validation.py). Where a row's evaluation depends on that row
+// alone (Model::evaluates_rows_alone: the rows_independent models, whose training fuses chunks too,
+// Note [fused chunks] in rank_invariant.cpp; the mlp, whose training does not) and a GEMM gives a
+// row the same bits in a batch of any size (host builds: Note [batch-invariant small kernels] in
+// nn/gemm_small.cpp), with rank_invariant_fuse, the model holds batch_size rows and validation runs
+// batch_size / C of a rank's chunks as one micro-batch (the last may hold fewer, and a short last
+// chunk). Model::evaluate_chunks returns each chunk's metric sums, each reduced over its chunk's
+// rows alone by the kernel a batch of that chunk alone runs (the mlp's evaluate is its one chunk).
+// So every chunk's sums, and all that is gathered and added from them above, are the bits of one
+// micro-batch per chunk, at every rank count (test_rank_invariant_validation compares both). Batch
+// norm (conv nets: running statistics in evaluation, but oneDNN's kernels may pick another method
+// for another batch size) and attention across rows keep one micro-batch per chunk.
 namespace {
 // The first of `rank`'s chunks among `ranks` (its chunks end where rank + 1's begin).
 std::uint64_t first_chunk(std::uint64_t chunks, std::uint64_t rank, std::uint64_t ranks) {

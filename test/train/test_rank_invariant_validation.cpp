@@ -2,9 +2,9 @@
 // validation file, lr_schedule plateau, early stopping and best_output on 1, 2, ... ranks (the
 // world's first p ranks: 1, 2 and 3 under `mpirun -np 3`) give the same validation metrics bit for
 // bit (the last validation's doubles, and the val_ numbers and decisions of the metrics files byte
-// for byte), the same weights and the same best weights; also with weighted rows. The denoiser,
-// whose chunks are fused (Note [fused validation]), also against one micro-batch per chunk
-// (rank_invariant_fuse false).
+// for byte), the same weights and the same best weights; also with weighted rows. Validation's
+// fused chunks (Note [fused validation]: the mlp classifier, weighted or not, an mlp regression with
+// its RMSE mapped back, the denoiser) also against one micro-batch per chunk (rank_invariant_fuse false).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -13,6 +13,7 @@
 #include <regex>
 
 #include "models/diffusion/downscaling.hpp"
+#include "data/synthetic.hpp"
 #include "models/run_family.hpp"
 #include "support/test_support.hpp"
 #include "train/gbdt_run.hpp"
@@ -126,9 +127,15 @@ void expect_rank_invariant(const std::string& name, bool weighted) {
   }
   const std::string deck = classifier_deck(data, val);
   const Run one = train_on(1, dir, deck, keys);
+  std::vector<std::string> unfused_keys = keys;
+  unfused_keys.push_back("rank_invariant_fuse=false");
+  const Run unfused = train_on(1, dir, deck, unfused_keys, "_unfused");
   if (world.rank() == 0) {  // EXPECT: every rank goes on to the same collectives
     EXPECT_FALSE(one.summary.val.metrics.empty());
     EXPECT_FALSE(test::metrics_field(one.metrics, "plateau", "lr").empty()) << "the rate never dropped";
+    EXPECT_EQ(bits(unfused.summary.val), bits(one.summary.val)) << "one micro-batch per chunk";
+    EXPECT_EQ(validation_fields(unfused.metrics), validation_fields(one.metrics)) << "one micro-batch per chunk";
+    EXPECT_EQ(test::weight_tensors(unfused.best), test::weight_tensors(one.best)) << "one micro-batch per chunk";
   }
   for (int p = 2; p <= world.size(); ++p) {
     const Run run = train_on(p, dir, deck, keys);
@@ -141,22 +148,30 @@ void expect_rank_invariant(const std::string& name, bool weighted) {
   }
 }
 
-// The denoiser (rows_independent): 1 x 48 runs 12 chunks a micro-batch, 2 x 24 six, 3 x 16 four,
-// so a rank's last validation micro-batch holds fewer chunks, and the last of these one row; all
-// against 1 x 48 with one micro-batch per chunk.
-void expect_fused_as_unfused(const std::string& name) {
+// 1 x 48 runs 12 chunks a validation micro-batch, 2 x 24 six, 3 x 16 four, so a rank's last
+// micro-batch holds fewer chunks, and the last of these one row; all against 1 x 48 with one
+// micro-batch per chunk. The denoiser (rows_independent: training fuses too) or an mlp regression
+// (mse on a standardised label, its RMSE mapped back to the label's units).
+void expect_fused_as_unfused(const std::string& name, bool denoiser) {
   const Comm world;
   const std::string dir = test::empty_scratch_dir(world, name);
   const std::string data = test::scratch(name + "_data.h5"), val = test::scratch(name + "_val.h5");
   if (world.rank() == 0) {
-    write_downscaling(data, kRows, 5);
-    write_downscaling(val, kValRows, 11);
+    if (denoiser) {
+      write_downscaling(data, kRows, 5);
+      write_downscaling(val, kValRows, 11);
+    } else {
+      write_friedman1(data, kRows, 6, 1.0, 5);
+      write_friedman1(val, kValRows, 6, 1.0, 11);
+    }
   }
   world.barrier();
-  const std::string deck = "model diffusion\ndata_file " + data + "\nvalidation_file " + val +
-                           "\ninputs_dataset context\ntargets_dataset fine\ndiffusion_hidden 32\n"
-                           "time_embedding_dim 8\ndiffusion_depth 1\ndiffusion_steps 20\nepochs 3\nseed 5\n"
-                           "rank_invariant true\nrank_invariant_chunk 4\n";
+  const std::string model = denoiser ? "model diffusion\ninputs_dataset context\ntargets_dataset fine\n"
+                                       "diffusion_hidden 32\ntime_embedding_dim 8\ndiffusion_depth 1\n"
+                                       "diffusion_steps 20\n"
+                                     : "model mlp\nloss mse\nhidden_sizes 32,32\n";
+  const std::string deck = model + "data_file " + data + "\nvalidation_file " + val +
+                           "\nepochs 3\nseed 5\nrank_invariant true\nrank_invariant_chunk 4\n";
   const Run unfused = train_on(1, dir, deck, {"rank_invariant_fuse=false"}, "_unfused");
   if (world.rank() == 0) {
     EXPECT_FALSE(unfused.summary.val.metrics.empty());
@@ -176,4 +191,6 @@ TEST(RankInvariantValidation, MultiRank_SameMetricsOnEveryRankCount) { expect_ra
 
 TEST(RankInvariantValidation, MultiRank_WeightedRows) { expect_rank_invariant("riv_w", true); }
 
-TEST(RankInvariantValidation, MultiRank_FusedChunksAsUnfused) { expect_fused_as_unfused("riv_fused"); }
+TEST(RankInvariantValidation, MultiRank_FusedDenoiserAsUnfused) { expect_fused_as_unfused("riv_diff", true); }
+
+TEST(RankInvariantValidation, MultiRank_FusedRegressionAsUnfused) { expect_fused_as_unfused("riv_reg", false); }
