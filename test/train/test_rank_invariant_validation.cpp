@@ -12,8 +12,8 @@
 #include <fstream>
 #include <regex>
 
-#include "models/diffusion/downscaling.hpp"
 #include "data/synthetic.hpp"
+#include "models/diffusion/downscaling.hpp"
 #include "models/run_family.hpp"
 #include "support/test_support.hpp"
 #include "train/gbdt_run.hpp"
