@@ -229,16 +229,16 @@ void NetworkTrainer::build_model() {
     ctx.table_inputs = table_inputs_;
     ctx.allreduce_sum = [this](double* v, int count) { comm_.allreduce_sum(v, static_cast<std::size_t>(count)); };
     model_ = make_model(ctx);
-    // Notes [fused chunks] (train/rank_invariant.cpp), [fused validation]: rows a GEMM gives the same bits
-    // in any batch (host builds); chunks as micro-batches of batch_size (training's: rows_independent).
+    // Notes [fused chunks] (rank_invariant.cpp), [fused validation] (evaluator.cpp): chunks of batch_size rows.
     if (config_.rank_invariant && config_.rank_invariant_fuse && kHostBackend && model_->evaluates_rows_alone() &&
         config_.batch_size > micro_batch_) {
       ctx.capacity = static_cast<int>(config_.batch_size);
       model_ = make_model(ctx);
       config_.rank_invariant_val_fused = static_cast<int>(config_.batch_size / micro_batch_);
       if (model_->rows_independent()) config_.rank_invariant_fused = config_.rank_invariant_val_fused;
-      Log::info(strf("  rank_invariant: %d chunks per micro-batch (%s)", config_.rank_invariant_val_fused,
-                     model_->rows_independent() ? "the model's rows are independent" : "validation only"));
+      Log::info(strf("  rank_invariant: %d chunks per %s", config_.rank_invariant_val_fused,
+                     model_->rows_independent() ? "micro-batch (the model's rows are independent)"
+                                                : "validation micro-batch (training: one per chunk)"));
     }
     model_->constrain_fields(specs_);
   });
