@@ -14,6 +14,11 @@ void Model::accumulate_chunk_gradients(const Batch& b, double normaliser, int ro
   throw Error("internal: " + family() + ": accumulate_chunk_gradients on a model whose rows are not independent");
 }
 
+void Model::evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums) {
+  (void)b, (void)o, (void)rows, (void)sums;
+  throw Error("internal: " + family() + ": evaluate_chunks on a model whose rows are not evaluated alone");
+}
+
 Batch prediction_batch(const Tensor<float>& inputs, int n, const View1<std::uint64_t>& ids) {
   Batch b;
   b.set(Batch::kInputs, inputs);

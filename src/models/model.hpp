@@ -131,6 +131,14 @@ class Model {
     (void)o;
     sums[0] += loss_sum(b);
   }
+  // Note [fused validation] (train/evaluator.cpp): true when a row's evaluation (its forward, its
+  // metric terms) depends on that row alone and a fused batch gives a chunk the bits of that chunk
+  // alone; every rows_independent() model, and some whose training does not fuse.
+  virtual bool evaluates_rows_alone() const { return rows_independent(); }
+  // Only where evaluates_rows_alone(): b.n rows in chunks of `rows` (the last may be shorter); chunk
+  // k's metrics into sums[k * metrics().size() + i], each the bits evaluate() adds to zeros for a
+  // batch of that chunk alone.
+  virtual void evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums);
   // The "loss" metric every family reports first.
   static MetricSpec loss_metric() { return {"loss", "val loss", 6, 1, false}; }
   // Trained on class indices (cross_entropy): the trainer checks the labels before training.

@@ -116,7 +116,8 @@ void declare_network_keys(deck::Schema& s) {
             "rank_invariant: samples per chunk (it must divide batch_size); 0: the global batch / 4");
   s.add_bool("rank_invariant_fuse", true,
              "rank_invariant: a rank's chunks run as one micro-batch of batch_size rows where the model's rows are "
-             "independent (diffusion, host builds); false: one micro-batch per chunk (the same weights)");
+             "independent (diffusion, host builds; in validation also mlp); false: one micro-batch per chunk (the "
+             "same weights and validation metrics)");
 }
 
 TrainConfig TrainConfig::from_deck(const deck::Deck& d) {

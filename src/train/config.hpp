@@ -63,6 +63,7 @@ struct TrainConfig {
   std::uint64_t rank_invariant_chunk = 0;  // samples per chunk; 0: global batch / 4 (resolved by the trainer)
   bool rank_invariant_fuse = true;         // chunks as one micro-batch where the model's rows are independent
   int rank_invariant_fused = 1;            // chunks per micro-batch the trainer chose (Note [fused chunks])
+  int rank_invariant_val_fused = 1;        // chunks per validation micro-batch (Note [fused validation])
   // outputs
   std::string output, metrics_file, tensorboard_dir;
   std::string best_output;  // the lowest validation loss's epoch (Note [best epoch] in train/best_weights.hpp)

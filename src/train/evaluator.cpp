@@ -35,12 +35,26 @@ void fill_consecutive(const View1<std::uint64_t>& ids, std::uint64_t first, std:
 //   order from +0. A partition-dependent step is left nowhere: no sum over a rank's block, no
 //   all-reduce of partial sums.
 // - Cost: the micro-batches are training's chunks (as the trainer's micro-batch already was under
-//   rank_invariant; chunks are not fused here: a fused batch would need the model's metrics per
-//   chunk) and one all-gather of each chunk's metric sums (and weight sum), which every rank holds
-//   while it adds them (8 MB for a million rows in chunks of 4, 4 doubles a chunk), instead of one
-//   all-reduce of the metrics. The default path (rank_invariant false) is unchanged.
+//   rank_invariant; fused where rows are evaluated alone: Note [fused validation]) and one all-gather of
+//   each chunk's metric sums (and weight sum), which every rank holds while it adds them (8 MB for a
+//   million rows in chunks of 4, 4 doubles a chunk), instead of one all-reduce of the metrics. The
+//   default path (rank_invariant false) is unchanged.
 // - GPU builds run the same one-chunk micro-batches, so the metrics hold their bits wherever the
 //   kernels of a given shape do, as for training's chunks there; the tests run host builds.
+// Note [fused validation]: one micro-batch per chunk pays every kernel's per-call cost again (batch
+// 16 in chunks of 4, 1 rank: validation 2-4x the default path's time for the mlp and the seed-000
+// denoiser; perf/compare_rank_invariant_validation.py). Where a row's evaluation depends on that row
+// alone (Model::evaluates_rows_alone: the rows_independent models, whose training fuses chunks too,
+// Note [fused chunks] in rank_invariant.cpp; the mlp, whose training does not) and a GEMM gives a
+// row the same bits in a batch of any size (host builds: Note [batch-invariant small kernels] in
+// nn/gemm_small.cpp), with rank_invariant_fuse, the model holds batch_size rows and validation runs
+// batch_size / C of a rank's chunks as one micro-batch (the last may hold fewer, and a short last
+// chunk). Model::evaluate_chunks returns each chunk's metric sums, each reduced over its chunk's
+// rows alone by the kernel a batch of that chunk alone runs (the mlp's evaluate is its one chunk).
+// So every chunk's sums, and all that is gathered and added from them above, are the bits of one
+// micro-batch per chunk, at every rank count (test_rank_invariant_validation compares both). Batch
+// norm (conv nets: running statistics in evaluation, but oneDNN's kernels may pick another method
+// for another batch size) and attention across rows keep one micro-batch per chunk.
 namespace {
 // The first of `rank`'s chunks among `ranks` (its chunks end where rank + 1's begin).
 std::uint64_t first_chunk(std::uint64_t chunks, std::uint64_t rank, std::uint64_t ranks) {
@@ -52,12 +66,13 @@ using HostUnmanaged = Kokkos::View<T*, Kokkos::LayoutRight, Kokkos::HostSpace, K
 }  // namespace
 
 Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::uint64_t batch, int top_k,
-                     std::vector<FieldSpec> specs, std::uint64_t invariant_chunk)
+                     std::vector<FieldSpec> specs, std::uint64_t invariant_chunk, int fused)
     : val_(std::move(val)),
       comm_(comm),
       batch_(invariant_chunk > 0 ? invariant_chunk : batch),
       top_k_(top_k),
       chunked_(invariant_chunk > 0),
+      micro_(invariant_chunk > 0 ? invariant_chunk * static_cast<std::uint64_t>(std::max(fused, 1)) : batch),
       specs_(std::move(specs)) {
   if (specs_.empty()) specs_ = val_->fields();
   const auto r = static_cast<std::uint64_t>(comm.rank()), p = static_cast<std::uint64_t>(comm.size());
@@ -107,9 +122,9 @@ Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::
                         HostUnmanaged<const std::uint32_t>(block.words(f), n));
       if (!specs_[f].ragged) continue;
       starts_[f].assign(block.offsets(f), block.offsets(f) + count_ + 1);
-      // Micro-batch k holds rows [k * batch, ...): its offsets from 0 at [k * batch + k, ...).
+      // Micro-batch k holds rows [k * micro, ...): its offsets from 0 at [k * micro + k, ...).
       std::vector<std::uint64_t> bounds;
-      for (std::uint64_t row = 0; row < count_; row += batch_) bounds.push_back(row);
+      for (std::uint64_t row = 0; row < count_; row += micro_) bounds.push_back(row);
       bounds.push_back(count_);
       batch_offsets_[f] = View1<std::uint64_t>("val_batch_offsets", count_ + bounds.size());
       auto h = Kokkos::create_mirror_view(batch_offsets_[f]);
@@ -155,10 +170,10 @@ EvalResult Evaluator::evaluate(Model& model) const {
   if (chunked_) {
     chunked_sums(model, specs.size(), sums);
   } else {
-    for (std::uint64_t first = 0; first < count_; first += batch_) {
-      const std::uint64_t n = std::min(batch_, count_ - first);
+    for (std::uint64_t first = 0; first < count_; first += micro_) {
+      const std::uint64_t n = std::min(micro_, count_ - first);
       Batch b;
-      fill(b, first, n, first / batch_);
+      fill(b, first, n, first / micro_);
       model.evaluate(b, options, sums);
     }
     if (weight_sum_ >= 0) sums.push_back(weight_sum_);  // reduced with the metrics: no extra collective
@@ -178,15 +193,23 @@ EvalResult Evaluator::evaluate(Model& model) const {
 void Evaluator::chunked_sums(Model& model, std::size_t metrics, std::vector<double>& sums) const {
   const EvalOptions options{top_k_};
   const std::size_t width = metrics + (weight_sum_ >= 0 ? 1 : 0);  // a chunk's metrics, then its weights
-  const std::uint64_t local = (count_ + batch_ - 1) / batch_;
-  std::vector<double> mine(local * width), chunk(metrics);
-  for (std::uint64_t k = 0; k < local; ++k) {
+  const std::uint64_t local = (count_ + batch_ - 1) / batch_, fused = micro_ / batch_;
+  std::vector<double> mine(local * width), chunk(fused * metrics);
+  for (std::uint64_t first = 0; first < local; first += fused) {  // chunks [first, first + fused)
+    const std::uint64_t rows = std::min(micro_, count_ - first * batch_), chunks = (rows + batch_ - 1) / batch_;
     std::fill(chunk.begin(), chunk.end(), 0.0);
     Batch b;
-    fill(b, k * batch_, std::min(batch_, count_ - k * batch_), k);
-    model.evaluate(b, options, chunk);
-    std::copy(chunk.begin(), chunk.end(), mine.begin() + static_cast<std::ptrdiff_t>(k * width));
-    if (width > metrics) mine[k * width + metrics] = chunk_weights_[k];
+    fill(b, first * batch_, rows, first / fused);
+    if (fused > 1) {  // Note [fused validation]
+      model.evaluate_chunks(b, options, static_cast<int>(batch_), chunk.data());
+    } else {
+      model.evaluate(b, options, chunk);
+    }
+    for (std::uint64_t k = first; k < first + chunks; ++k) {
+      std::copy_n(chunk.begin() + static_cast<std::ptrdiff_t>((k - first) * metrics), metrics,
+                  mine.begin() + static_cast<std::ptrdiff_t>(k * width));
+      if (width > metrics) mine[k * width + metrics] = chunk_weights_[k];
+    }
   }
   // Every rank's count is known from the chunk count: no collective to agree on them.
   const std::uint64_t chunks = (val_->rows() + batch_ - 1) / batch_;

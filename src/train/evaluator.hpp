@@ -36,9 +36,10 @@ class Evaluator {
   // `specs`: val's fields with the model's checks (empty: val->fields()). `invariant_chunk` > 0
   // (rank_invariant's chunk): micro-batches of one chunk of the global rows, whose sums are added
   // in chunk order, the same bits at any rank count (Note [rank-invariant validation]); `batch` is
-  // then unused.
+  // then unused. `fused` > 1 (with invariant_chunk; the model's rows_independent and its capacity
+  // fused chunks, as training fuses them): `fused` chunks a micro-batch (Note [fused validation]).
   Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::uint64_t batch, int top_k,
-            std::vector<FieldSpec> specs = {}, std::uint64_t invariant_chunk = 0);
+            std::vector<FieldSpec> specs = {}, std::uint64_t invariant_chunk = 0, int fused = 1);
   std::uint64_t rows() const { return val_->rows(); }
   EvalResult evaluate(Model& model) const;
   // Classifiers: the first row (over all ranks) whose target is not a class index in [0, classes),
@@ -53,6 +54,7 @@ class Evaluator {
   std::uint64_t batch_;
   int top_k_;
   bool chunked_ = false;  // rank_invariant: batch_ is the chunk, first_ and count_ whole chunks
+  std::uint64_t micro_;   // rows a micro-batch: batch_, or fused chunks of batch_ rows
   // The chunks' metric sums in chunk order (each chunk's from its own micro-batch), gathered from
   // every rank; then `sums` = their sums over chunks in chunk order.
   void chunked_sums(Model& model, std::size_t metrics, std::vector<double>& sums) const;

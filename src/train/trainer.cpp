@@ -91,9 +91,10 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
   });
   shard_ = std::make_unique<EpochShard>(train_data_, specs_, *sampler_, comm.rank(), shard_options(deck));
   epochs_ = std::make_unique<EpochSteps>(comm, config_, *steps_, *model_, loop_, time_);
-  // rank_invariant: validation in the chunks too (Note [rank-invariant validation] in train/evaluator.cpp).
+  // rank_invariant: validation in chunks too (Notes [rank-invariant validation], [fused validation]).
   evaluator_ = std::make_unique<Evaluator>(val_data_, comm, micro_batch_, config_.top_k, specs_,
-                                           config_.rank_invariant ? config_.rank_invariant_chunk : 0);
+                                           config_.rank_invariant ? config_.rank_invariant_chunk : 0,
+                                           config_.rank_invariant_val_fused);
   if (model_->classifies()) {
     const int classes = static_cast<int>(deck_.get_int("num_classes"));
     const long long bad = evaluator_->first_bad_label(classes);
@@ -228,15 +229,16 @@ void NetworkTrainer::build_model() {
     ctx.table_inputs = table_inputs_;
     ctx.allreduce_sum = [this](double* v, int count) { comm_.allreduce_sum(v, static_cast<std::size_t>(count)); };
     model_ = make_model(ctx);
-    // Note [fused chunks] in train/rank_invariant.cpp: rows a GEMM gives the same bits in any batch
-    // (host builds), a model whose rows are independent: its chunks run as micro-batches of batch_size.
-    if (config_.rank_invariant && config_.rank_invariant_fuse && kHostBackend && model_->rows_independent() &&
+    // Notes [fused chunks] (rank_invariant.cpp), [fused validation] (evaluator.cpp): chunks of batch_size rows.
+    if (config_.rank_invariant && config_.rank_invariant_fuse && kHostBackend && model_->evaluates_rows_alone() &&
         config_.batch_size > micro_batch_) {
       ctx.capacity = static_cast<int>(config_.batch_size);
       model_ = make_model(ctx);
-      config_.rank_invariant_fused = static_cast<int>(config_.batch_size / micro_batch_);
-      Log::info(strf("  rank_invariant: %d chunks per micro-batch (the model's rows are independent)",
-                     config_.rank_invariant_fused));
+      config_.rank_invariant_val_fused = static_cast<int>(config_.batch_size / micro_batch_);
+      if (model_->rows_independent()) config_.rank_invariant_fused = config_.rank_invariant_val_fused;
+      Log::info(strf("  rank_invariant: %d chunks per %s", config_.rank_invariant_val_fused,
+                     model_->rows_independent() ? "micro-batch (the model's rows are independent)"
+                                                : "validation micro-batch (training: one per chunk)"));
     }
     model_->constrain_fields(specs_);
   });

@@ -2,7 +2,9 @@
 // validation file, lr_schedule plateau, early stopping and best_output on 1, 2, ... ranks (the
 // world's first p ranks: 1, 2 and 3 under `mpirun -np 3`) give the same validation metrics bit for
 // bit (the last validation's doubles, and the val_ numbers and decisions of the metrics files byte
-// for byte), the same weights and the same best weights; also with weighted rows.
+// for byte), the same weights and the same best weights; also with weighted rows. Validation's
+// fused chunks (Note [fused validation]: the mlp classifier, weighted or not, an mlp regression with
+// its RMSE mapped back, the denoiser) also against one micro-batch per chunk (rank_invariant_fuse false).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -10,6 +12,8 @@
 #include <fstream>
 #include <regex>
 
+#include "data/synthetic.hpp"
+#include "models/diffusion/downscaling.hpp"
 #include "models/run_family.hpp"
 #include "support/test_support.hpp"
 #include "train/gbdt_run.hpp"
@@ -32,11 +36,20 @@ struct Run {
   std::string metrics, output, best;
 };
 
-// The deck's run on the world's first p ranks (the others wait); files named after p under `dir`.
-Run train_on(int p, const std::string& dir, const std::string& data, const std::string& val,
-             const std::vector<std::string>& extra) {
+// The classifier's deck (data and validation files `data`, `val`).
+std::string classifier_deck(const std::string& data, const std::string& val) {
+  return "model mlp\ndata_file " + data + "\nvalidation_file " + val +
+         "\nloss cross_entropy\nnum_classes 2\nhidden_sizes 64,64\nactivation relu\nepochs 10\nlr 0.05\n"
+         "rank_invariant true\nrank_invariant_chunk 4\nlr_schedule plateau\nplateau_patience 0\n"
+         "early_stopping_patience 4\n";
+}
+
+// The deck's run on the world's first p ranks (the others wait); files named after p and `name`
+// under `dir`.
+Run train_on(int p, const std::string& dir, const std::string& deck, const std::vector<std::string>& extra,
+             const std::string& name = "") {
   Run run;
-  const std::string tag = dir + "/p" + std::to_string(p);
+  const std::string tag = dir + "/p" + std::to_string(p) + name;
   run.metrics = tag + ".jsonl";
   run.output = tag + ".h5";
   run.best = tag + "_best.h5";
@@ -49,11 +62,6 @@ Run train_on(int p, const std::string& dir, const std::string& data, const std::
                                      "metrics_file=" + run.metrics, "output=" + run.output,
                                      "best_output=" + run.best};
     keys.insert(keys.end(), extra.begin(), extra.end());
-    const std::string deck =
-        "model mlp\ndata_file " + data + "\nvalidation_file " + val +
-        "\nloss cross_entropy\nnum_classes 2\nhidden_sizes 64,64\nactivation relu\nepochs 10\nlr 0.05\n"
-        "rank_invariant true\nrank_invariant_chunk 4\nlr_schedule plateau\nplateau_patience 0\n"
-        "early_stopping_patience 4\n";
     try {  // an error on the p ranks (agreed among them) must not leave the others waiting
       NetworkTrainer t(make_deck(deck, keys), comm);
       run.summary = t.run();
@@ -117,13 +125,20 @@ void expect_rank_invariant(const std::string& name, bool weighted) {
     world.barrier();
     keys = {"weight_file=" + dir + "/w.txt", "validation_weight_file=" + dir + "/v.txt"};
   }
-  const Run one = train_on(1, dir, data, val, keys);
+  const std::string deck = classifier_deck(data, val);
+  const Run one = train_on(1, dir, deck, keys);
+  std::vector<std::string> unfused_keys = keys;
+  unfused_keys.push_back("rank_invariant_fuse=false");
+  const Run unfused = train_on(1, dir, deck, unfused_keys, "_unfused");
   if (world.rank() == 0) {  // EXPECT: every rank goes on to the same collectives
     EXPECT_FALSE(one.summary.val.metrics.empty());
     EXPECT_FALSE(test::metrics_field(one.metrics, "plateau", "lr").empty()) << "the rate never dropped";
+    EXPECT_EQ(bits(unfused.summary.val), bits(one.summary.val)) << "one micro-batch per chunk";
+    EXPECT_EQ(validation_fields(unfused.metrics), validation_fields(one.metrics)) << "one micro-batch per chunk";
+    EXPECT_EQ(test::weight_tensors(unfused.best), test::weight_tensors(one.best)) << "one micro-batch per chunk";
   }
   for (int p = 2; p <= world.size(); ++p) {
-    const Run run = train_on(p, dir, data, val, keys);
+    const Run run = train_on(p, dir, deck, keys);
     if (world.rank() != 0) continue;
     EXPECT_EQ(bits(run.summary.val), bits(one.summary.val)) << p << " ranks: the last validation's metrics";
     EXPECT_EQ(run.summary.early_stopped_after, one.summary.early_stopped_after) << p << " ranks";
@@ -133,8 +148,49 @@ void expect_rank_invariant(const std::string& name, bool weighted) {
   }
 }
 
+// 1 x 48 runs 12 chunks a validation micro-batch, 2 x 24 six, 3 x 16 four, so a rank's last
+// micro-batch holds fewer chunks, and the last of these one row; all against 1 x 48 with one
+// micro-batch per chunk. The denoiser (rows_independent: training fuses too) or an mlp regression
+// (mse on a standardised label, its RMSE mapped back to the label's units).
+void expect_fused_as_unfused(const std::string& name, bool denoiser) {
+  const Comm world;
+  const std::string dir = test::empty_scratch_dir(world, name);
+  const std::string data = test::scratch(name + "_data.h5"), val = test::scratch(name + "_val.h5");
+  if (world.rank() == 0) {
+    if (denoiser) {
+      write_downscaling(data, kRows, 5);
+      write_downscaling(val, kValRows, 11);
+    } else {
+      write_friedman1(data, kRows, 6, 1.0, 5);
+      write_friedman1(val, kValRows, 6, 1.0, 11);
+    }
+  }
+  world.barrier();
+  const std::string model = denoiser ? "model diffusion\ninputs_dataset context\ntargets_dataset fine\n"
+                                       "diffusion_hidden 32\ntime_embedding_dim 8\ndiffusion_depth 1\n"
+                                       "diffusion_steps 20\n"
+                                     : "model mlp\nloss mse\nhidden_sizes 32,32\n";
+  const std::string deck = model + "data_file " + data + "\nvalidation_file " + val +
+                           "\nepochs 3\nseed 5\nrank_invariant true\nrank_invariant_chunk 4\n";
+  const Run unfused = train_on(1, dir, deck, {"rank_invariant_fuse=false"}, "_unfused");
+  if (world.rank() == 0) {
+    EXPECT_FALSE(unfused.summary.val.metrics.empty());
+  }
+  for (int p = 1; p <= world.size(); ++p) {
+    const Run run = train_on(p, dir, deck, {});
+    if (world.rank() != 0) continue;
+    EXPECT_EQ(bits(run.summary.val), bits(unfused.summary.val)) << p << " ranks, fused: the last validation";
+    EXPECT_EQ(validation_fields(run.metrics), validation_fields(unfused.metrics)) << p << " ranks: " << run.metrics;
+    EXPECT_EQ(test::weight_tensors(run.output), test::weight_tensors(unfused.output)) << p << " ranks";
+  }
+}
+
 }  // namespace
 
 TEST(RankInvariantValidation, MultiRank_SameMetricsOnEveryRankCount) { expect_rank_invariant("riv", false); }
 
 TEST(RankInvariantValidation, MultiRank_WeightedRows) { expect_rank_invariant("riv_w", true); }
+
+TEST(RankInvariantValidation, MultiRank_FusedDenoiserAsUnfused) { expect_fused_as_unfused("riv_diff", true); }
+
+TEST(RankInvariantValidation, MultiRank_FusedRegressionAsUnfused) { expect_fused_as_unfused("riv_reg", false); }

@@ -1,6 +1,7 @@
 // Training loss and gradients of the diffusion downscaler (noise prediction, DDPM), and its ensembles.
 #include "models/diffusion/diffusion_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -190,6 +191,17 @@ void DiffusionModel::accumulate_chunk_gradients(const Batch& b, double normalise
     losses[k] = loss_.forward_backward(out.row_range(k * rows, rows), Tensor<float>(eps_).row_range(k * rows, rows),
                                        d_out.row_range(k * rows, rows), nn::GradMode::assign, rows, normaliser);
   net_.backward(x_t_, c_net_, b.n);
+}
+
+void DiffusionModel::evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums) {
+  (void)o;  // one metric, the loss: evaluate() adds loss_sum
+  if (b.n == 0) return;
+  prepare(b);
+  const Tensor<float> out(net_.forward(x_t_, c_net_, t_, b.n)), eps(eps_);
+  for (int k = 0; k * rows < b.n; ++k) {  // each chunk's loss sum as loss_sum sums it alone
+    const int m = std::min(rows, b.n - k * rows);
+    sums[k] = 0.0 + loss_.forward(out.row_range(k * rows, m), eps.row_range(k * rows, m), m);
+  }
 }
 
 double DiffusionModel::loss_sum(const Batch& b) {

@@ -34,6 +34,7 @@ class DiffusionModel : public Model {
   // Every step of a sample (noising, embedding, Linear, SiLU, the loss) is per row.
   bool rows_independent() const override { return true; }
   void accumulate_chunk_gradients(const Batch& b, double normaliser, int rows, double* losses) override;
+  void evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums) override;
   std::vector<StatsRequest> data_stats_request() const override { return {{"inputs", {}}, {"targets", {}}}; }
   void set_data_stats(const DataStats& stats) override { norm_.set(stats); }
   ExtraDatasets extra_datasets() const override;

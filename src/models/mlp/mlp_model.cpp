@@ -160,29 +160,47 @@ std::vector<MetricSpec> MlpModel::metrics(const EvalOptions& o) const {
 }
 
 void MlpModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) {
+  evaluate_chunks(b, o, b.n, sums.data());
+}
+
+// Note [fused validation] (train/evaluator.cpp): one forward of the b.n rows, then each chunk's
+// metrics from its rows alone, by the kernels a batch of that chunk alone runs (evaluate is the one
+// chunk of b.n rows), so a chunk's sums have the same bits fused or not.
+void MlpModel::evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums) {
   if (b.n == 0) return;
+  const std::size_t count = metrics(o).size();
   const Tensor<float> y(mlp_.forward(network_inputs(b.inputs(), b.n), b.n));
-  const Tensor<float> t = targets(b);
+  const Tensor<float> t = targets(b), lt = loss_targets(t, b.n);
   const float* w = row_weights(b);  // weighted rows: each metric's sum weighted, divided by sum w
-  const double loss = loss_.forward(y, loss_targets(t, b.n), b.n, w);
-  sums[0] += loss;
-  if (loss_.classifies()) {
-    sums[1] += nn::top_k_hit_weight(y, t, b.n, 1, w);
-    sums[2] += nn::top_k_hit_weight(y, t, b.n, o.top_k, w);
-  } else if (loss_.kind() == nn::LossKind::mse && !scaling_.config().targets) {
-    sums[1] += loss;
-    if (rmse_per_output()) add_column_squared_errors(y, t, b.n, w, &sums[2]);
-  } else if (loss_.kind() == nn::LossKind::mse) {  // the RMSE in the label's units
-    const int d = mlp_.config().d_out;
+  const bool mapped_back = !loss_.classifies() && loss_.kind() == nn::LossKind::mse && scaling_.config().targets;
+  const int d = mlp_.config().d_out;
+  Tensor<float> back;
+  if (mapped_back) {  // the RMSE in the label's units (elementwise, so per row)
     ensure_rows(y_back_, "mlp_y_back", std::max(b.n, mlp_.capacity()), d);
-    const auto back = Kokkos::subview(y_back_, Kokkos::make_pair(0, b.n), Kokkos::ALL());
-    Kokkos::deep_copy(back, y.rows(b.n));
+    Kokkos::deep_copy(Kokkos::subview(y_back_, Kokkos::make_pair(0, b.n), Kokkos::ALL()), y.rows(b.n));
     scaling_.unscale_outputs(y_back_, b.n);
-    std::vector<double> sse(static_cast<std::size_t>(d), 0.0);
-    add_column_squared_errors(Tensor<float>(y_back_.data(), Shape{b.n, d}), t, b.n, w, sse.data());
-    for (const double v : sse) sums[1] += v / d;
-    if (rmse_per_output())
-      for (int j = 0; j < d; ++j) sums[2 + static_cast<std::size_t>(j)] += sse[static_cast<std::size_t>(j)];
+    back = Tensor<float>(y_back_.data(), Shape{b.n, d});
+  }
+  for (int first = 0; first < b.n; first += rows) {
+    const int n = std::min(rows, b.n - first);
+    const float* wc = w ? w + first : nullptr;
+    double* s = sums + static_cast<std::size_t>(first / rows) * count;
+    const Tensor<float> yc = y.row_range(first, n), tc = t.row_range(first, n);
+    const double loss = loss_.forward(yc, lt.row_range(first, n), n, wc);
+    s[0] += loss;
+    if (loss_.classifies()) {
+      s[1] += nn::top_k_hit_weight(yc, tc, n, 1, wc);
+      s[2] += nn::top_k_hit_weight(yc, tc, n, o.top_k, wc);
+    } else if (loss_.kind() == nn::LossKind::mse && !mapped_back) {
+      s[1] += loss;
+      if (rmse_per_output()) add_column_squared_errors(yc, tc, n, wc, &s[2]);
+    } else if (mapped_back) {
+      std::vector<double> sse(static_cast<std::size_t>(d), 0.0);
+      add_column_squared_errors(back.row_range(first, n), tc, n, wc, sse.data());
+      for (const double v : sse) s[1] += v / d;
+      if (rmse_per_output())
+        for (int j = 0; j < d; ++j) s[2 + static_cast<std::size_t>(j)] += sse[static_cast<std::size_t>(j)];
+    }
   }
 }
 

@@ -30,6 +30,10 @@ class MlpModel : public Model {
   double loss_sum(const Batch& b) override;
   std::vector<MetricSpec> metrics(const EvalOptions& o) const override;
   void evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) override;
+  // A row's forward and metric terms are its own (no batch statistics): validation fuses chunks
+  // (training does not: the layers keep no chunk gradients).
+  bool evaluates_rows_alone() const override { return true; }
+  void evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums) override;
   bool classifies() const override { return loss_.classifies(); }
   Predictions predict(const Batch& b, const PredictOptions& o) override;
   std::vector<NamedShape> predict_inputs() const override;
