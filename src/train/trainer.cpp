@@ -94,6 +94,7 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
   // rank_invariant: validation in the chunks too (Note [rank-invariant validation] in train/evaluator.cpp).
   evaluator_ = std::make_unique<Evaluator>(val_data_, comm, micro_batch_, config_.top_k, specs_,
                                            config_.rank_invariant ? config_.rank_invariant_chunk : 0);
+  check_validation_weight_total(deck_, evaluator_->weight_total(), val_data_->rows(), comm);
   if (model_->classifies()) {
     const int classes = static_cast<int>(deck_.get_int("num_classes"));
     const long long bad = evaluator_->first_bad_label(classes);

@@ -234,6 +234,36 @@ refused([train, *deck("cw_mse", "mse", path("mse.csv"), "class_weights=balanced"
         "class_weights: weighs the classes of loss cross_entropy or bce, not loss mse", "class_weights with mse")
 refused([train, *deck("cw_neg", "cross_entropy", csv, "class_weights=1,-2,1")],
         "class_weights: '-2' is not a weight", "a negative class weight")
+# Note [zero total weight]: validation rows that all weigh 0 are refused at load (2 ranks: agreed),
+# by the validation_file's column, validation_weight_file, weight_file's held-out rows, class_weights.
+zero_val = write("zero_val.csv", val.assign(w=0.0), "kind")
+refused([train, *deck("zero_col", "cross_entropy", csv, val_csv=zero_val)],
+        zero_val + ": weight_column 'w': the weights of the %d validation rows are all 0" % VAL,
+        "a validation weight column of zeros", 2)
+with open(path("w0.txt"), "w") as f:
+    f.write("0\n" * VAL)
+refused([train, *deck("zero_vwf", "cross_entropy", csv0, "weight_file=" + path("w.txt"),
+                      "validation_weight_file=" + path("w0.txt"), weight="", val_csv=path("none_val.csv"))],
+        path("w0.txt") + ": validation_weight_file: the weights of the %d validation rows are all 0" % VAL,
+        "a validation_weight_file of zeros")
+with open(path("w_tail0.txt"), "w") as f:
+    f.write("\n".join("0" if i >= N - N // 4 else "%g" % v for i, v in enumerate(data["w"])) + "\n")
+refused([train, *deck("zero_tail", "cross_entropy", csv0, "weight_file=" + path("w_tail0.txt"), weight="")],
+        path("w_tail0.txt") + ": weight_file: the weights of the %d held-out rows (validation_fraction) are all 0"
+        % (N // 4), "weight_file's held-out rows all 0")
+one_class = val[val["kind"] == "most"]  # validation rows of one class, weighed 0 by class_weights
+zero_cw = write("zero_cw_val.csv", one_class, "kind", weights=False)
+refused([train, *deck("zero_cw", "cross_entropy", csv0, "class_weights=" + ",".join(
+            "0" if k == "most" else "1" for k in enc["classes"]), weight="", val_csv=zero_cw)],
+        zero_cw + ": class_weights: the weights of the %d validation rows are all 0" % len(one_class),
+        "class_weights that weigh every validation row 0")
+for args, at in ((["--weight-column", "w"], zero_val + ": --weight-column w"),
+                 (["--weight-file", path("w0.txt")], path("w0.txt") + ": --weight-file")):
+    out = path("pred_zero.h5")
+    src = zero_val if args[0] == "--weight-column" else path("none_val.csv")
+    refused([apps("predict"), path("cross_entropy.h5"), src, out, *args],
+            at + ": the weights of the %d labelled rows are all 0" % VAL, "predict " + args[0] + " of zeros", 2)
+    check(not os.path.exists(out), "predict " + args[0] + " of zeros writes no file")
 refused([train, *deck("diff", "mse", path("mse.csv"), "model=diffusion")],
         "weight_column: row and class weights train model mlp; model diffusion weighs every row alike",
         "a family that cannot weigh rows")
