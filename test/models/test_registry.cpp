@@ -2,8 +2,10 @@
 // weights file written by training rebuilds the same model (load_model) for the tools.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <vector>
 
+#include "core/real_text.hpp"
 #include "models/registry.hpp"
 #include "nn/weights_io.hpp"
 #include "support/test_support.hpp"
@@ -92,8 +94,11 @@ TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
     const std::string config = model->config_string();
     const deck::Deck parsed = parse_config(f, config, "test");
     const deck::Schema schema = config_schema(f);
-    for (const deck::KeySpec& k : schema.keys())
+    for (const deck::KeySpec& k : schema.keys()) {
       EXPECT_TRUE(parsed.is_set(k.name)) << family << ": '" << config << "' does not store " << k.name;
+      if (k.type == deck::KeyType::Real)  // as written: "0.1", not "0.100000" or "0.10000000000000001"
+        EXPECT_EQ(parsed.entry(k.name).value, real_text(parsed.get_real(k.name))) << family << ": " << config;
+    }
     EXPECT_EQ(normalised_config(f, config), parsed.settings());
     EXPECT_EQ(model_from_config(family, config, 4, "test")->config_string(), config) << family;
     const std::string bad = config + (family == "mlp"      ? " activation=softsign"
@@ -104,6 +109,16 @@ TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
         << family;
     EXPECT_EQ(model->generates_ensembles(), f.generates_ensembles) << family;
   }
+}
+
+// A configuration's reals in the fewest digits that read back as the same double.
+TEST(Registry, RealsReadBackAsWritten) {
+  EXPECT_EQ(real_text(0.1), "0.1");
+  EXPECT_EQ(real_text(1e-5), "1e-05");
+  EXPECT_EQ(real_text(3.0), "3");
+  EXPECT_EQ(real_text(0.123456789), "0.123456789");
+  for (const double v : {0.1, 1.0 / 3.0, 2.5e-7, 1e300, -0.7, 0.30000000000000004})
+    EXPECT_EQ(std::strtod(real_text(v).c_str(), nullptr), v) << real_text(v);
 }
 
 // Weights files written before the schema parsed the configuration still load.
