@@ -128,6 +128,12 @@ TEST(Registry, LegacyConfigurationsLoad) {
             normalised_config(mlp, "d_in=4 d_out=3 loss=cross_entropy hidden_sizes=64,32 activation=gelu"));
   EXPECT_EQ(normalised_config(mlp, "d_in=4 hidden=8 d_out=1 activation=relu"),
             normalised_config(mlp, "d_in=4 d_out=1 loss=mse hidden_sizes=8 activation=relu"));
+  // Reals as older files wrote them (%f, %.17g) normalise to the same configuration.
+  const ModelFamily& transformer = *find_model_family("transformer");
+  EXPECT_EQ(normalised_config(transformer, "transformer_dropout=0.100000"),
+            normalised_config(transformer, "transformer_dropout=0.1"));
+  EXPECT_EQ(normalised_config(transformer, "transformer_dropout=0.10000000000000001"),
+            normalised_config(transformer, "transformer_dropout=0.1"));
   const ModelFamily& diffusion = *find_model_family("diffusion");
   const std::string old_text =
       "n_context=7 n_fine=256 time_dim=16 hidden=64 depth=3 steps=20 schedule=linear target=v";
