@@ -146,6 +146,39 @@ for ranks in (1, 2):
     check(r.returncode == 0 and said in r.stdout + r.stderr,
           "predict --weight-column on %d rank(s): %s" % (ranks, (r.stdout + r.stderr)[-400:]))
 
+# Note [stored label smoothing]: the cross_entropy models trained with label_smoothing 0.1 keep it in
+# their config, so predict's loss is train's validation loss (weights from the column or from a file);
+# a file without the key (written before it was stored) reads 0: the unsmoothed loss.
+def predict_loss(weights, table, *args, ranks=1):
+    r = run([apps("predict"), weights, table, path("pred_ce.h5"), *args], ranks)
+    said = [w for w in (r.stdout + r.stderr).split("metrics, loss ")[1:]]
+    check(r.returncode == 0 and said, "predict %s %s: %s" % (os.path.basename(table), " ".join(args),
+                                                              (r.stdout + r.stderr)[-300:]))
+    return said[0].split(",")[0] if said else None
+
+
+ce_val = [json.loads(line) for line in open(path("cross_entropy.jsonl"))][-1]["val_loss"]
+_, ce_config = table_and_config(path("cross_entropy.h5"))
+check("label_smoothing=0.1 " in ce_config + " ", "the weights file keeps label_smoothing: " + ce_config)
+for ranks in (1, 2):
+    got = predict_loss(path("cross_entropy.h5"), path("cross_entropy_val.csv"), "--weight-column", "w", ranks=ranks)
+    check(got == "%.6f" % ce_val, "predict's weighted cross_entropy on %d rank(s) %s = train's validation loss "
+          "%.6f (label_smoothing 0.1)" % (ranks, got, ce_val))
+with h5py.File(path("cross_entropy.h5"), "r") as h:
+    attrs = {k: h.attrs[k] for k in h.attrs}
+for name, config in (("ce_old", ce_config.replace(" label_smoothing=0.1", "")),
+                     ("ce_zero", ce_config.replace("label_smoothing=0.1", "label_smoothing=0"))):
+    with h5py.File(path("cross_entropy.h5"), "r") as src, h5py.File(path(name + ".h5"), "w") as dst:
+        for k in src:
+            src.copy(k, dst)
+        for k, v in attrs.items():
+            dst.attrs[k] = config if k == "config" else v
+old, zero = (predict_loss(path(n + ".h5"), path("cross_entropy_val.csv"), "--weight-column", "w")
+             for n in ("ce_old", "ce_zero"))
+check(old is not None and old == zero and old != "%.6f" % ce_val,
+      "a weights file without label_smoothing reads 0: loss %s, with label_smoothing=0 %s (smoothed %.6f)"
+      % (old, zero, ce_val))
+
 # 2. Weights all 1: the unweighted model bit for bit.
 ones = data.assign(w=1.0)
 csv1, csv0 = write("ones.csv", ones, "kind"), write("none.csv", ones, "kind", weights=False)
@@ -176,6 +209,9 @@ if r.returncode == 0:
     sa = [json.loads(line) for line in open(path("wfile.jsonl"))][-1]
     sb = [json.loads(line) for line in open(path("cross_entropy.jsonl"))][-1]
     check(sa["val_loss"] == sb["val_loss"], "validation_weight_file: the validation_file column's loss")
+    got = predict_loss(path("wfile.h5"), path("none_val.csv"), "--weight-file", path("wv.txt"))
+    check(got == "%.6f" % sa["val_loss"], "predict --weight-file's smoothed cross_entropy %s = train's %.6f"
+          % (got, sa["val_loss"]))
 
 train_part = data.iloc[: N - N // 4]  # validation_fraction 0.25 holds out the tail
 counts = train_part["kind"].value_counts()
