@@ -163,6 +163,7 @@ void NetworkTrainer::open_data() {
   const auto text = std::dynamic_pointer_cast<const TextTableDataset>(data);
   const auto val_text = std::dynamic_pointer_cast<const TextTableDataset>(val_data_);
   remember_table(encode_table_data(deck_, data, val_data_, comm_));  // text columns (Note [table inputs])
+  table_inputs_ = table_inputs_ || (text && text->layout().opt.format == io::TextFormat::libsvm);  // missing: NaN
   if (!row_weight_key(deck_).empty()) {  // Note [network row weights]: both parts weighted, 1 where unset
     weigh_file_rows(data, text, "data_file");
     if (val_data_) weigh_file_rows(val_data_, val_text, "validation_file");
