@@ -191,8 +191,8 @@ void check_weight_total(const Data& d, const std::string& file, const std::strin
   for (const float w : d.w) largest = std::max(largest, static_cast<double>(w));
   if (d.global_rows > 0 && comm.max(largest) == 0)
     comm.agree(where(file, 0, key) + ": the weights of " + rows +
-                   " are all 0 (their sum w is 0: nothing to learn " +
-                   "from, and the weighted metrics sum w l / sum w would be 0 / 0); give some row a weight > 0",
+                   " are all 0: the weighted metrics sum w l / sum w would be 0 / 0 (and training rows would teach "
+                   "the trees nothing); give some row a weight > 0",
                ExitCode::bad_input);
 }
 

@@ -28,8 +28,9 @@ void declare(deck::Schema& s) {
              "loss mse: train on (label - mean) / std and map the outputs back (outputs and RMSE in the label's "
              "units, the loss in standardised ones)");
   s.add_choice("missing_numbers", "mean", {"mean", "error"},
-               "CSV/TSV: a missing cell of a numeric column reads as the column's mean (with standardize_inputs; "
-               "the statistics skip it) or is an error naming file, line and column");
+               "CSV/TSV (and LibSVM with libsvm_absent missing): a missing cell of a numeric column reads as the "
+               "column's mean (with standardize_inputs; the statistics skip it) or is an error naming file, line "
+               "and column");
 }
 
 // "12,7" -> {12, 7} (the stored embedding_rows); "none" -> {}.
