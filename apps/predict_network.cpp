@@ -223,6 +223,13 @@ void log_table_metrics(const NetworkOptions& o, Model& model, std::shared_ptr<co
   comm.run_agreed([&] {
     eval = std::make_unique<Evaluator>(row_range(table, 0, total), comm, o.predict.chunk, 5, std::move(specs));
   });
+  if (weighted && total > 0 && eval->weight_total() == 0)  // Note [zero total weight] in train/row_weights.cpp
+    comm.agree(where(o.weight_file.empty() ? o.data : o.weight_file, 0,
+                     o.weight_file.empty() ? "--weight-column " + o.weight_column : "--weight-file") +
+                   strf(": the weights of the %llu labelled rows are all 0: the weighted metrics sum w l / sum w "
+                        "would be 0 / 0; give some row a weight > 0",
+                        (unsigned long long)total),
+               ExitCode::bad_input);
   const EvalResult r = eval->evaluate(model);
   std::string line;
   for (const auto& [spec, v] : r.metrics) line += strf(", %s %.6f", spec.name.c_str(), v);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 
 namespace hpct {
 
@@ -39,7 +40,8 @@ void TextTableDataset::read_block_strings(std::uint64_t first, std::uint64_t cou
 
 std::string TextTableDataset::describe_row(std::uint64_t row, int field) const {
   const std::string where = t_.file + ":" + std::to_string(t_.line.at(row)) + ": ";
-  if (t_.opt.format == io::TextFormat::libsvm) return where + (field == 0 ? "features" : "label");
+  const bool libsvm = t_.opt.format == io::TextFormat::libsvm;
+  if (libsvm && field != 0) return where + "label";
   const auto column = [&](long long f, const std::string& name) {
     return name.empty() ? "column " + std::to_string(f) : "column '" + name + "'";
   };
@@ -54,6 +56,9 @@ std::string TextTableDataset::describe_row(std::uint64_t row, int field) const {
   }
   for (long long f = 0; f < t_.cols; ++f) {
     if (std::isfinite(x[static_cast<std::size_t>(f)])) continue;
+    if (libsvm)  // the id as the file writes it; absent or written as nan
+      return where + "feature id " + std::to_string(f + t_.opt.libsvm_base) +
+             (t_.opt.absent_zero ? "" : " (absent or nan: libsvm_absent missing reads an absent entry as missing)");
     const long long file_column = f + (t_.opt.label_column >= 0 && f >= t_.opt.label_column ? 1 : 0);
     return where + column(file_column, static_cast<std::size_t>(f) < t_.names.size()
                                            ? t_.names[static_cast<std::size_t>(f)]
@@ -85,7 +90,8 @@ void declare_text_table_keys(deck::Schema& s) {
   s.add_int("libsvm_num_features", 0, 0, 1 << 30, "LibSVM: feature count (0: highest id in the file)");
   s.add_choice("libsvm_absent", "missing", {"missing", "zero"},
                "LibSVM: what an absent id:value entry is: missing (XGBoost's reading) or zero (LightGBM's); "
-               "kept in a GBDT model file, so predict reads as training did");
+               "kept in a GBDT model file, so predict reads as training did; unset, networks read zero "
+               "(scikit-learn's load_svmlight_file)");
   s.add_int("max_categories", 1000, 1, 1 << 24,
             "CSV/TSV for networks: most categories a one-hot column may hold (one input each, docs/tables.md); "
             "more is an error naming the column");
@@ -134,6 +140,17 @@ std::shared_ptr<const Dataset> open_text_table(const deck::Deck& deck, const std
     opt.num_features = deck.get_int("libsvm_num_features");
   opt.allow_infinite = deck.get_bool("text_allow_infinite");
   return std::make_shared<TextTableDataset>(file, opt);
+}
+
+std::shared_ptr<const Dataset> network_libsvm_reading(const deck::Deck& deck, std::shared_ptr<const Dataset> data) {
+  const auto t = std::dynamic_pointer_cast<const TextTableDataset>(data);
+  if (!t || t->layout().opt.format != io::TextFormat::libsvm || deck.is_set("libsvm_absent")) return data;
+  io::TextLayout layout = t->layout();  // the scan's row index, not the file read again
+  layout.opt.absent_zero = true;
+  Log::info("  " + t->description() +
+            ": LibSVM, absent entries read as 0 (libsvm_absent zero, the networks' default; missing: as missing "
+            "numbers)");
+  return std::make_shared<TextTableDataset>(std::move(layout));
 }
 
 bool text_extension_is(const std::string& file, io::TextFormat format) {

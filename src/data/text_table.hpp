@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/dataset.hpp"
@@ -17,6 +18,8 @@ namespace hpct {
 class TextTableDataset : public Dataset {
  public:
   TextTableDataset(const std::string& file, const io::TextOptions& opt) : t_(io::scan_text(file, opt)) {}
+  // A file scanned already, read with its layout's options (network_libsvm_reading).
+  explicit TextTableDataset(io::TextLayout layout) : t_(std::move(layout)) {}
   std::string description() const override { return t_.file; }
   std::uint64_t rows() const override { return static_cast<std::uint64_t>(t_.rows); }
   std::vector<FieldSpec> fields() const override;
@@ -46,6 +49,11 @@ void declare_text_table_keys(deck::Schema& s);
 // Opens `file` as `format` with the options the deck's text keys give.
 std::shared_ptr<const Dataset> open_text_table(const deck::Deck& deck, const std::string& file,
                                                io::TextFormat format);
+
+// A network's reading of a LibSVM file (Note [absent LibSVM entries] in io/libsvm_line.cpp): with
+// libsvm_absent unset, `data` (a LibSVM table) read with absent entries 0, scikit-learn's
+// load_svmlight_file; `data` itself otherwise (another source, or the key set: missing stays missing).
+std::shared_ptr<const Dataset> network_libsvm_reading(const deck::Deck& deck, std::shared_ptr<const Dataset> data);
 
 // Whether `file`'s extension says `format` (.csv; .tsv/.txt/.train/.test; .svm/.libsvm).
 bool text_extension_is(const std::string& file, io::TextFormat format);

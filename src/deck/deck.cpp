@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/real_text.hpp"
 
 namespace hpct::deck {
 
@@ -247,6 +248,7 @@ std::string Deck::settings() const {
       for (const auto& item : split_list(value)) joined += (joined.empty() ? "" : ",") + item;
       value = joined;
     }
+    if (k.type == KeyType::Real) value = real_text(get_real(k.name));  // configurations written as %f or %.17g
     out += (out.empty() ? "" : " ") + k.name + "=" + value;
   }
   return out;

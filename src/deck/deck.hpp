@@ -43,7 +43,8 @@ class Deck {
 
   // "key value   # origin" for every key, in schema order.
   std::string resolved() const;
-  // "key=value key=value ..." for every key in schema order (lists as "a,b,c"): parse_settings' form.
+  // "key=value key=value ..." for every key in schema order (lists as "a,b,c", reals in their
+  // shortest form: "0.100000" and "0.1" alike as 0.1): parse_settings' form.
   std::string settings() const;
   const std::string& filename() const { return filename_; }
   const Schema& schema() const { return schema_; }

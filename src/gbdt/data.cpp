@@ -168,18 +168,32 @@ Data load_data(const deck::Deck& deck, const std::string& file_key, const std::s
   const bool column = text && text->layout().opt.weight_column >= 0;  // d.w read with the rows
   if (!weight_file.empty()) {
     comm.run_agreed([&] {
-      d.w = io::read_column_block(weight_file, d.first_row, d.rows, d.global_rows);
-      for (std::size_t i = 0; i < d.w.size(); ++i)
-        if (!(d.w[i] >= 0) || !std::isfinite(d.w[i]))
-          input_error(weight_file, 0, weight_key,
-                      "weight of row " + std::to_string(d.first_row + static_cast<long long>(i) + 1) +
-                          " is negative or not finite");
+      d.w = io::read_column_block(weight_file, d.first_row, d.rows, d.global_rows, weight_key);
     });
   } else if (!column && has_key && comm.rank() == 0 && std::ifstream(d.file + ".weight").good()) {
     Log::info("gbdt: " + d.file + ".weight is not used: name it in " + weight_key + " to weigh " + file_key +
               "'s rows (LightGBM reads it unasked)");
   }
+  if (column || !weight_file.empty())
+    check_weight_total(d, column ? d.file : weight_file,
+                       column ? "weight_column '" + deck.get_string("weight_column") + "'" : weight_key,
+                       strf("its %lld rows", d.global_rows), comm);
   return d;
+}
+
+// Note [zero total weight] in train/row_weights.cpp: rows whose weights are all 0 teach the trees
+// nothing (every gradient and hessian sum is 0) and leave the weighted metrics sum w l / sum w at
+// 0 / 0, so they are refused where they are read. Weights are >= 0: their sum is 0 exactly when
+// their largest is, one exact all-reduce.
+void check_weight_total(const Data& d, const std::string& file, const std::string& key, const std::string& rows,
+                        const Comm& comm) {
+  double largest = 0;
+  for (const float w : d.w) largest = std::max(largest, static_cast<double>(w));
+  if (d.global_rows > 0 && comm.max(largest) == 0)
+    comm.agree(where(file, 0, key) + ": the weights of " + rows +
+                   " are all 0: the weighted metrics sum w l / sum w would be 0 / 0 (and training rows would teach "
+                   "the trees nothing); give some row a weight > 0",
+               ExitCode::bad_input);
 }
 
 void check_column_names(const std::vector<std::string>& names, const Data& d, const std::string& whose) {

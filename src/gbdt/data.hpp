@@ -46,6 +46,11 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
 // `names` (`whose`: "the model", "data_file"). Unnamed data or names are not checked.
 void check_column_names(const std::vector<std::string>& names, const Data& d, const std::string& whose);
 
+// Collective. Rows weighted (d.w, from `key` of `file`) all 0 are an error naming file and key
+// (Note [zero total weight] in train/row_weights.cpp); `rows` says which rows ("its 40 rows").
+void check_weight_total(const Data& d, const std::string& file, const std::string& key, const std::string& rows,
+                        const Comm& comm);
+
 // Moves the global rows [cut, global_rows) of `d` into a new data set (the validation hold-out).
 // Not collective: every rank knows the global layout.
 Data split_tail(Data& d, long long cut, const std::string& name);

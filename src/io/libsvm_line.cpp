@@ -43,7 +43,10 @@ long long libsvm_id(const TextLayout& t, const Line& l, const std::string& id_s)
 // LightGBM takes them as 0 (unless zero_as_missing): the trees compare 0 with the threshold. Files
 // written from sparse matrices (LightGBM's lambdarank example, scikit-learn's dump_svmlight_file)
 // drop their zeros, so the two readings train on different data. libsvm_absent picks (missing by
-// default); the model file keeps the choice so that predict reads a file as training did.
+// default); the model file keeps the choice so that predict reads a file as training did. A network
+// (the mlp) reads absent entries as 0 unless libsvm_absent is set (data/text_table.hpp's
+// network_libsvm_reading): scikit-learn's load_svmlight_file and a PyTorch user's dense matrix do,
+// and a network has no default direction for a missing number (missing: the mlp's missing_numbers).
 
 long long parse_libsvm(const TextLayout& t, const Line& l, float* x, float* y) {
   std::istringstream ss(std::string(l.begin, l.end));

@@ -1,5 +1,5 @@
 // Files of one number per data line (a row's weight, as LightGBM's <file>.weight): a rank's block of
-// them, the line count checked against the data's rows.
+// them, the line count checked against the data's rows, each weight checked where it stands.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -11,7 +11,7 @@
 namespace hpct::io {
 
 std::vector<float> read_column_block(const std::string& path, long long first, long long count,
-                                     long long expected_total) {
+                                     long long expected_total, const std::string& weight_key) {
   DataLines lines(path);
   std::vector<float> out(static_cast<std::size_t>(count));
   Line l{};
@@ -26,6 +26,10 @@ std::vector<float> read_column_block(const std::string& path, long long first, l
     if (pv != Parsed::number || std::isnan(v))
       input_error(path, l.number, "",
                   "'" + s + "' " + parse_problem(pv == Parsed::number ? Parsed::not_a_number : pv));
+    if (!weight_key.empty() && (!(v >= 0) || !std::isfinite(v)))
+      input_error(path, l.number, weight_key,
+                  "weight " + s + " of row " + std::to_string(n + 1) +
+                      " is negative or infinite (a row weight is a number >= 0)");
     out[static_cast<std::size_t>(n - first)] = v;
   }
   if (n != expected_total)

@@ -100,8 +100,10 @@ bool format_from_extension(const std::string& path, TextFormat& out);
 Table read_text_block(const std::string& path, const TextOptions& opt, int rank, int size);
 
 // One number per data line (weights, as LightGBM's *.weight files); returns lines
-// [first, first + count) and checks that the file has exactly `expected_total` lines.
+// [first, first + count) and checks that the file has exactly `expected_total` lines. With
+// `weight_key` (weight_file, ...) each value is a row weight: a negative or infinite one is an
+// error naming the file, its line and the key.
 std::vector<float> read_column_block(const std::string& path, long long first, long long count,
-                                     long long expected_total);
+                                     long long expected_total, const std::string& weight_key = "");
 
 }  // namespace hpct::io

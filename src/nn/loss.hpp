@@ -34,6 +34,7 @@ class Loss {
   // Evaluation: the (weighted) sum only.
   double forward(const T& pred, const T& target, int n, const float* weights = nullptr) const;
   LossKind kind() const { return kind_; }
+  double label_smoothing() const { return smoothing_; }
   bool classifies() const { return kind_ == LossKind::cross_entropy; }
 
  private:

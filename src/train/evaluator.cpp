@@ -134,6 +134,7 @@ Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::
   });
   bad = comm.min(bad);
   if (bad != kNoBadValue) comm.agree(describe_bad_value(*val_, specs_, bad), ExitCode::bad_input);
+  if (weight_sum_ >= 0) weight_total_ = comm.sum(weight_sum_);  // every rank has the weights field
 }
 
 void Evaluator::fill(Batch& b, std::uint64_t first, std::uint64_t n, std::uint64_t index) const {

@@ -41,6 +41,9 @@ class Evaluator {
   Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::uint64_t batch, int top_k,
             std::vector<FieldSpec> specs = {}, std::uint64_t invariant_chunk = 0, int fused = 1);
   std::uint64_t rows() const { return val_->rows(); }
+  // Weighted rows: the sum of every rank's row weights, the metrics' denominator (0: every weight
+  // 0, the metrics undefined: Note [zero total weight] in train/row_weights.cpp); -1: unweighted.
+  double weight_total() const { return weight_total_; }
   EvalResult evaluate(Model& model) const;
   // Classifiers: the first row (over all ranks) whose target is not a class index in [0, classes),
   // or -1.
@@ -65,7 +68,7 @@ class Evaluator {
   std::uint64_t first_ = 0, count_ = 0;
   // Weighted rows (a weights field): this rank's block's sum of weights, the metrics' denominator
   // (Note [network row weights] in train/row_weights.cpp); -1: rows weigh alike.
-  double weight_sum_ = -1;
+  double weight_sum_ = -1, weight_total_ = -1;
   std::vector<double> chunk_weights_;        // chunked_, weighted: each chunk's sum of weights in row order
   std::vector<View1<std::uint32_t>> words_;  // per field, this rank's block
   // Ragged fields: where each row of the block starts (host), and each micro-batch's offsets from 0

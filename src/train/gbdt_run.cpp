@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <utility>
 
 #include "comm/watchdog.hpp"
 #include "core/error.hpp"
@@ -82,6 +83,12 @@ RunData load_run_data(const deck::Deck& deck, const gbdt::BoostParams& p, const 
                                             validation_split_rows(rows, deck.get_real("validation_fraction")));
     d.valid = gbdt::split_tail(d.train, cut, "valid");
     d.has_valid = d.valid.global_rows > 0;
+    const std::string column = deck.get_string("weight_column"), file = deck.get_string("weight_file");
+    if (!column.empty() || !file.empty())  // Note [zero total weight] in train/row_weights.cpp: both parts
+      for (const auto& [part, what] : {std::pair{&d.train, "training"}, {&d.valid, "held-out"}})
+        gbdt::check_weight_total(*part, column.empty() ? file : d.train.file,
+                                 column.empty() ? "weight_file" : "weight_column '" + column + "'",
+                                 strf("the %lld %s rows (validation_fraction)", part->global_rows, what), comm);
   }
   d.has_test = !deck.get_string("test_file").empty();
   if (d.has_test) {

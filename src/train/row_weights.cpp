@@ -8,7 +8,6 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
-#include "io/text_lines.hpp"
 #include "io/text_tables.hpp"
 
 namespace hpct {
@@ -129,24 +128,14 @@ std::vector<float> choose_class_weights(const deck::Deck& deck, const Dataset& t
 }
 
 std::vector<float> read_weight_file(const std::string& file, std::uint64_t rows, const std::string& key) {
-  std::vector<float> w;
   try {
     const auto n = static_cast<long long>(rows);
-    w = io::read_column_block(file, 0, n, n);  // a value that is not a number names its line
+    return io::read_column_block(file, 0, n, n, key);  // a bad value names its line
   } catch (const Error& e) {
-    throw Error(key + " " + e.what(), e.code());
+    const std::string what = e.what();  // a value that is not a number: the key goes first
+    if (what.find(": " + key + ": ") != std::string::npos) throw;
+    throw Error(key + " " + what, e.code());
   }
-  for (std::size_t i = 0; i < w.size(); ++i)
-    if (!(w[i] >= 0) || !std::isfinite(w[i])) {
-      io::DataLines lines(file);  // the line of data row i (blank and comment lines are not rows)
-      io::Line l{};
-      std::size_t n = 0;
-      while (n <= i && lines.next(l)) ++n;
-      input_error(file, l.number, key,
-                  "weight " + strf("%g", static_cast<double>(w[i])) + " of row " + std::to_string(i + 1) +
-                      " is negative or infinite (a row weight is a number >= 0)");
-    }
-  return w;
 }
 
 std::vector<float> network_weight_file(const deck::Deck& deck, const std::string& file_key, std::uint64_t rows,
@@ -161,6 +150,31 @@ std::vector<float> network_weight_file(const deck::Deck& deck, const std::string
     w = read_weight_file(file, rows, key);
   });
   return w;
+}
+
+// Note [zero total weight]
+// Validation reports sum w l / sum w: validation rows that all weigh 0 (a weight column, a weight
+// file or class weights that give each of them 0) leave every metric 0 / 0, a NaN that early
+// stopping, the plateau schedule and best_output would then watch. The weights are fixed once the
+// rows are loaded (no later step changes them), so the sum is checked once, when the validation
+// rows are read (Evaluator: their block sums, one all-reduce), and the run refused naming where the
+// weights came from. predict's weighted metrics are refused alike; the trees check their files
+// where they read them (gbdt/data.cpp).
+void check_validation_weight_total(const deck::Deck& deck, double total, std::uint64_t rows, const Comm& comm) {
+  if (total != 0 || rows == 0) return;  // unweighted (-1), or weights to divide by
+  const std::string validation = deck_string(deck, "validation_file"), column = deck_string(deck, "weight_column");
+  const std::string file_key = validation.empty() ? "weight_file" : "validation_weight_file";
+  std::string file = validation.empty() ? deck_string(deck, "data_file") : validation, key = "class_weights";
+  if (!deck_string(deck, file_key.c_str()).empty()) file = deck_string(deck, file_key.c_str()), key = file_key;
+  else if (!column.empty()) key = "weight_column '" + column + "'";
+  const std::string times = key != "class_weights" && !deck_string(deck, "class_weights").empty()
+                                ? " (times class_weights)"
+                                : "";
+  const std::string which = validation.empty() ? "held-out rows (validation_fraction)" : "validation rows";
+  comm.agree(where(file, 0, key) + strf(": the weights of the %llu ", (unsigned long long)rows) + which + times +
+                 " are all 0: the validation metrics sum w l / sum w would be 0 / 0; give some validation row a "
+                 "weight > 0",
+             ExitCode::bad_input);
 }
 
 void weigh_by_class(const deck::Deck& deck, std::shared_ptr<const Dataset>& train,

@@ -43,4 +43,9 @@ std::vector<float> read_weight_file(const std::string& file, std::uint64_t rows,
 std::vector<float> network_weight_file(const deck::Deck& deck, const std::string& file_key, std::uint64_t rows,
                                        const Comm& comm);
 
+// Collective. An error naming the validation rows' weights (validation_weight_file, weight_column,
+// weight_file's held-out rows, class_weights) when `total`, the sum of the `rows` validation rows'
+// weights, is 0 (Note [zero total weight]); nothing when it is not (or -1: unweighted).
+void check_validation_weight_total(const deck::Deck& deck, double total, std::uint64_t rows, const Comm& comm);
+
 }  // namespace hpct

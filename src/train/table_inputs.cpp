@@ -233,7 +233,12 @@ std::optional<TableEncoding> encode_table_data(const deck::Deck& deck, std::shar
   if (const auto rows = std::dynamic_pointer_cast<const EncodedMemoryTable>(unweighted(data)))
     return rows->encoding();  // an ensemble member's rows (weighted or not)
   const auto table = std::dynamic_pointer_cast<const TextTableDataset>(data);
-  if (!table || table->layout().opt.format == io::TextFormat::libsvm) return std::nullopt;
+  if (table && table->layout().opt.format == io::TextFormat::libsvm) {  // numbers only, no encoding
+    data = network_libsvm_reading(deck, data);
+    if (validation) validation = network_libsvm_reading(deck, validation);
+    return std::nullopt;
+  }
+  if (!table) return std::nullopt;
   const auto key = [&](const char* name) { return deck.schema().find(name) ? deck.get_string(name) : ""; };
   TableEncodingOptions o;
   o.categorical_columns = key("categorical_columns");

@@ -41,7 +41,8 @@ std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TextTableData
 // categorical_columns and max_categories; text labels for loss cross_entropy), checks `validation`
 // (a validation_file's table, or null) against it and, where a column or the label is categorical,
 // replaces both by their encoded reading. Returns the encoding (its JSON goes into the weights
-// file); none when `data` is not a CSV/TSV table.
+// file); none when `data` is not a CSV/TSV table. A LibSVM `data` and `validation` are replaced by
+// their network reading (network_libsvm_reading: absent entries 0 unless libsvm_absent says).
 std::optional<TableEncoding> encode_table_data(const deck::Deck& deck, std::shared_ptr<const Dataset>& data,
                                                std::shared_ptr<const Dataset>& validation, const Comm& comm);
 

@@ -95,6 +95,7 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
   evaluator_ = std::make_unique<Evaluator>(val_data_, comm, micro_batch_, config_.top_k, specs_,
                                            config_.rank_invariant ? config_.rank_invariant_chunk : 0,
                                            config_.rank_invariant_val_fused);
+  check_validation_weight_total(deck_, evaluator_->weight_total(), val_data_->rows(), comm);
   if (model_->classifies()) {
     const int classes = static_cast<int>(deck_.get_int("num_classes"));
     const long long bad = evaluator_->first_bad_label(classes);
@@ -163,6 +164,7 @@ void NetworkTrainer::open_data() {
   const auto text = std::dynamic_pointer_cast<const TextTableDataset>(data);
   const auto val_text = std::dynamic_pointer_cast<const TextTableDataset>(val_data_);
   remember_table(encode_table_data(deck_, data, val_data_, comm_));  // text columns (Note [table inputs])
+  table_inputs_ = table_inputs_ || (text && text->layout().opt.format == io::TextFormat::libsvm);  // missing: NaN
   if (!row_weight_key(deck_).empty()) {  // Note [network row weights]: both parts weighted, 1 where unset
     weigh_file_rows(data, text, "data_file");
     if (val_data_) weigh_file_rows(val_data_, val_text, "validation_file");

@@ -77,6 +77,12 @@ add_test(NAME cli_mlp_weights COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRE
          ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_mlp_weights)
 set_tests_properties(cli_mlp_weights PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 300 PROCESSORS 2
                      SKIP_RETURN_CODE 77 LABELS "cli;mlp;parity")
+# The mlp on LibSVM files (Note [absent LibSVM entries]): absent entries 0 by default, bit for bit the CSV of
+# zeros scikit-learn's load_svmlight_file reads; libsvm_absent missing = empty cells; refusals exit 2.
+add_test(NAME cli_mlp_libsvm COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/mlp_libsvm.py
+         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_mlp_libsvm)
+set_tests_properties(cli_mlp_libsvm PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 120 PROCESSORS 2
+                     SKIP_RETURN_CODE 77 LABELS "cli;mlp;parity")
 # Standardised inputs and label, missing numbers (Note [mlp standardisation]): the statistics are
 # numpy's, PyTorch recomputes predict from the raw CSV, 1 rank == 2 ranks bitwise, refusals name the column.
 add_test(NAME cli_mlp_standardize COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/mlp_standardize.py

@@ -2,8 +2,10 @@
 // weights file written by training rebuilds the same model (load_model) for the tools.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <vector>
 
+#include "core/real_text.hpp"
 #include "models/registry.hpp"
 #include "nn/weights_io.hpp"
 #include "support/test_support.hpp"
@@ -92,8 +94,11 @@ TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
     const std::string config = model->config_string();
     const deck::Deck parsed = parse_config(f, config, "test");
     const deck::Schema schema = config_schema(f);
-    for (const deck::KeySpec& k : schema.keys())
+    for (const deck::KeySpec& k : schema.keys()) {
       EXPECT_TRUE(parsed.is_set(k.name)) << family << ": '" << config << "' does not store " << k.name;
+      if (k.type == deck::KeyType::Real)  // as written: "0.1", not "0.100000" or "0.10000000000000001"
+        EXPECT_EQ(parsed.entry(k.name).value, real_text(parsed.get_real(k.name))) << family << ": " << config;
+    }
     EXPECT_EQ(normalised_config(f, config), parsed.settings());
     EXPECT_EQ(model_from_config(family, config, 4, "test")->config_string(), config) << family;
     const std::string bad = config + (family == "mlp"      ? " activation=softsign"
@@ -106,6 +111,16 @@ TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
   }
 }
 
+// A configuration's reals in the fewest digits that read back as the same double.
+TEST(Registry, RealsReadBackAsWritten) {
+  EXPECT_EQ(real_text(0.1), "0.1");
+  EXPECT_EQ(real_text(1e-5), "1e-05");
+  EXPECT_EQ(real_text(3.0), "3");
+  EXPECT_EQ(real_text(0.123456789), "0.123456789");
+  for (const double v : {0.1, 1.0 / 3.0, 2.5e-7, 1e300, -0.7, 0.30000000000000004})
+    EXPECT_EQ(std::strtod(real_text(v).c_str(), nullptr), v) << real_text(v);
+}
+
 // Weights files written before the schema parsed the configuration still load.
 TEST(Registry, LegacyConfigurationsLoad) {
   const ModelFamily& mlp = *find_model_family("mlp");
@@ -113,6 +128,12 @@ TEST(Registry, LegacyConfigurationsLoad) {
             normalised_config(mlp, "d_in=4 d_out=3 loss=cross_entropy hidden_sizes=64,32 activation=gelu"));
   EXPECT_EQ(normalised_config(mlp, "d_in=4 hidden=8 d_out=1 activation=relu"),
             normalised_config(mlp, "d_in=4 d_out=1 loss=mse hidden_sizes=8 activation=relu"));
+  // Reals as older files wrote them (%f, %.17g) normalise to the same configuration.
+  const ModelFamily& transformer = *find_model_family("transformer");
+  EXPECT_EQ(normalised_config(transformer, "transformer_dropout=0.100000"),
+            normalised_config(transformer, "transformer_dropout=0.1"));
+  EXPECT_EQ(normalised_config(transformer, "transformer_dropout=0.10000000000000001"),
+            normalised_config(transformer, "transformer_dropout=0.1"));
   const ModelFamily& diffusion = *find_model_family("diffusion");
   const std::string old_text =
       "n_context=7 n_fine=256 time_dim=16 hidden=64 depth=3 steps=20 schedule=linear target=v";

@@ -242,6 +242,27 @@ def main():
     refused("nan", cols[:1] + [f"validation_file {path('nan.csv')}", "weight_column w"],
             "nan.csv:2: weight_column", "a NaN weight in validation_file names nan.csv:2")
     refused("both", cols + [f"weight_file {tr_plain}.weight"], "weight_file", "weight_column and weight_file")
+    # Note [zero total weight]: rows that all weigh 0 (a set, or validation_fraction's held-out tail) are
+    # refused naming the weights; a negative weight_file value names its line.
+    va.assign(w=0.0).to_csv(path("zero.csv"), index=False)
+    refused("zero", cols[:1] + [f"validation_file {path('zero.csv')}", "weight_column w"],
+            "zero.csv: weight_column 'w': the weights of its 1500 rows are all 0", "a validation set weighing 0", 2)
+    tail = tr["w"].to_numpy().copy()
+    tail[2700:] = 0
+    np.savetxt(path("tail0.weight"), tail, fmt="%.3f")
+    refused("tail0", [f"data_file {tr_plain}", f"weight_file {path('tail0.weight')}", "validation_fraction 0.1"],
+            "tail0.weight: weight_file: the weights of the 300 held-out rows (validation_fraction) are all 0",
+            "validation_fraction's held-out rows weighing 0")
+    tail[5] = -1
+    np.savetxt(path("neg.weight"), tail, fmt="%.3f")
+    refused("neg_file", [f"data_file {tr_plain}", f"weight_file {path('neg.weight')}"],
+            "neg.weight:6: weight_file: weight -1.000 of row 6 is negative", "a negative weight_file value", 2)
+    np.savetxt(path("va0.weight"), np.zeros(len(va)), fmt="%g")
+    r = run([apps("predict"), m1, va_plain, path("zero.pred"), "--header", "--label-column", "target",
+             "--weight-file", path("va0.weight")], 2)
+    check(r.returncode == 2 and "va0.weight: weight_file: the weights of its 1500 rows are all 0" in r.stdout + r.stderr
+          and not os.path.exists(path("zero.pred")), "predict --weight-file of zeros is exit 2 naming it",
+          r.stdout[-1500:] + r.stderr[-1500:])
     r = run([apps("predict"), m1, path("negative.csv"), path("neg.pred"), "--header", "--label-column", "target",
              "--weight-column", "w"])
     check(r.returncode == 2 and "negative.csv:2900: weight_column" in r.stdout + r.stderr and

@@ -146,6 +146,39 @@ for ranks in (1, 2):
     check(r.returncode == 0 and said in r.stdout + r.stderr,
           "predict --weight-column on %d rank(s): %s" % (ranks, (r.stdout + r.stderr)[-400:]))
 
+# Note [stored label smoothing]: the cross_entropy models trained with label_smoothing 0.1 keep it in
+# their config, so predict's loss is train's validation loss (weights from the column or from a file);
+# a file without the key (written before it was stored) reads 0: the unsmoothed loss.
+def predict_loss(weights, table, *args, ranks=1):
+    r = run([apps("predict"), weights, table, path("pred_ce.h5"), *args], ranks)
+    said = [w for w in (r.stdout + r.stderr).split("metrics, loss ")[1:]]
+    check(r.returncode == 0 and said, "predict %s %s: %s" % (os.path.basename(table), " ".join(args),
+                                                              (r.stdout + r.stderr)[-300:]))
+    return said[0].split(",")[0] if said else None
+
+
+ce_val = [json.loads(line) for line in open(path("cross_entropy.jsonl"))][-1]["val_loss"]
+_, ce_config = table_and_config(path("cross_entropy.h5"))
+check("label_smoothing=0.1 " in ce_config + " ", "the weights file keeps label_smoothing: " + ce_config)
+for ranks in (1, 2):
+    got = predict_loss(path("cross_entropy.h5"), path("cross_entropy_val.csv"), "--weight-column", "w", ranks=ranks)
+    check(got == "%.6f" % ce_val, "predict's weighted cross_entropy on %d rank(s) %s = train's validation loss "
+          "%.6f (label_smoothing 0.1)" % (ranks, got, ce_val))
+with h5py.File(path("cross_entropy.h5"), "r") as h:
+    attrs = {k: h.attrs[k] for k in h.attrs}
+for name, config in (("ce_old", ce_config.replace(" label_smoothing=0.1", "")),
+                     ("ce_zero", ce_config.replace("label_smoothing=0.1", "label_smoothing=0"))):
+    with h5py.File(path("cross_entropy.h5"), "r") as src, h5py.File(path(name + ".h5"), "w") as dst:
+        for k in src:
+            src.copy(k, dst)
+        for k, v in attrs.items():
+            dst.attrs[k] = config if k == "config" else v
+old, zero = (predict_loss(path(n + ".h5"), path("cross_entropy_val.csv"), "--weight-column", "w")
+             for n in ("ce_old", "ce_zero"))
+check(old is not None and old == zero and old != "%.6f" % ce_val,
+      "a weights file without label_smoothing reads 0: loss %s, with label_smoothing=0 %s (smoothed %.6f)"
+      % (old, zero, ce_val))
+
 # 2. Weights all 1: the unweighted model bit for bit.
 ones = data.assign(w=1.0)
 csv1, csv0 = write("ones.csv", ones, "kind"), write("none.csv", ones, "kind", weights=False)
@@ -176,6 +209,9 @@ if r.returncode == 0:
     sa = [json.loads(line) for line in open(path("wfile.jsonl"))][-1]
     sb = [json.loads(line) for line in open(path("cross_entropy.jsonl"))][-1]
     check(sa["val_loss"] == sb["val_loss"], "validation_weight_file: the validation_file column's loss")
+    got = predict_loss(path("wfile.h5"), path("none_val.csv"), "--weight-file", path("wv.txt"))
+    check(got == "%.6f" % sa["val_loss"], "predict --weight-file's smoothed cross_entropy %s = train's %.6f"
+          % (got, sa["val_loss"]))
 
 train_part = data.iloc[: N - N // 4]  # validation_fraction 0.25 holds out the tail
 counts = train_part["kind"].value_counts()
@@ -234,6 +270,36 @@ refused([train, *deck("cw_mse", "mse", path("mse.csv"), "class_weights=balanced"
         "class_weights: weighs the classes of loss cross_entropy or bce, not loss mse", "class_weights with mse")
 refused([train, *deck("cw_neg", "cross_entropy", csv, "class_weights=1,-2,1")],
         "class_weights: '-2' is not a weight", "a negative class weight")
+# Note [zero total weight]: validation rows that all weigh 0 are refused at load (2 ranks: agreed),
+# by the validation_file's column, validation_weight_file, weight_file's held-out rows, class_weights.
+zero_val = write("zero_val.csv", val.assign(w=0.0), "kind")
+refused([train, *deck("zero_col", "cross_entropy", csv, val_csv=zero_val)],
+        zero_val + ": weight_column 'w': the weights of the %d validation rows are all 0" % VAL,
+        "a validation weight column of zeros", 2)
+with open(path("w0.txt"), "w") as f:
+    f.write("0\n" * VAL)
+refused([train, *deck("zero_vwf", "cross_entropy", csv0, "weight_file=" + path("w.txt"),
+                      "validation_weight_file=" + path("w0.txt"), weight="", val_csv=path("none_val.csv"))],
+        path("w0.txt") + ": validation_weight_file: the weights of the %d validation rows are all 0" % VAL,
+        "a validation_weight_file of zeros")
+with open(path("w_tail0.txt"), "w") as f:
+    f.write("\n".join("0" if i >= N - N // 4 else "%g" % v for i, v in enumerate(data["w"])) + "\n")
+refused([train, *deck("zero_tail", "cross_entropy", csv0, "weight_file=" + path("w_tail0.txt"), weight="")],
+        path("w_tail0.txt") + ": weight_file: the weights of the %d held-out rows (validation_fraction) are all 0"
+        % (N // 4), "weight_file's held-out rows all 0")
+one_class = val[val["kind"] == "most"]  # validation rows of one class, weighed 0 by class_weights
+zero_cw = write("zero_cw_val.csv", one_class, "kind", weights=False)
+refused([train, *deck("zero_cw", "cross_entropy", csv0, "class_weights=" + ",".join(
+            "0" if k == "most" else "1" for k in enc["classes"]), weight="", val_csv=zero_cw)],
+        zero_cw + ": class_weights: the weights of the %d validation rows are all 0" % len(one_class),
+        "class_weights that weigh every validation row 0")
+for args, at in ((["--weight-column", "w"], zero_val + ": --weight-column w"),
+                 (["--weight-file", path("w0.txt")], path("w0.txt") + ": --weight-file")):
+    out = path("pred_zero.h5")
+    src = zero_val if args[0] == "--weight-column" else path("none_val.csv")
+    refused([apps("predict"), path("cross_entropy.h5"), src, out, *args],
+            at + ": the weights of the %d labelled rows are all 0" % VAL, "predict " + args[0] + " of zeros", 2)
+    check(not os.path.exists(out), "predict " + args[0] + " of zeros writes no file")
 refused([train, *deck("diff", "mse", path("mse.csv"), "model=diffusion")],
         "weight_column: row and class weights train model mlp; model diffusion weighs every row alike",
         "a family that cannot weigh rows")

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/real_text.hpp"
 #include "core/rng.hpp"
 
 namespace hpct::cape {
@@ -78,12 +79,12 @@ std::string CapeModel::config_string() const {
   const BackboneConfig& b = c_.backbone;
   return strf(
       "channels=%d height=%d width=%d views=%d keypoints=%d resnet_depth=%d resnet_width=%d resnet_stem=%s "
-      "conv_algorithm=%s conv_deterministic=%s cape_stages=%d cape_dim=%d cape_sigma=%.17g "
-      "cape_heatmap_weight=%.17g "
-      "cape_similarity_scale=%.17g cape_pck_threshold=%.17g",
+      "conv_algorithm=%s conv_deterministic=%s cape_stages=%d cape_dim=%d cape_sigma=%s cape_heatmap_weight=%s "
+      "cape_similarity_scale=%s cape_pck_threshold=%s",
       b.channels, b.height, b.width, c_.views, c_.head.keypoints, b.depth, b.base_width,
       b.small_stem ? "small" : "imagenet", tuning_.choice().c_str(), tuning_.deterministic() ? "true" : "false",
-      b.stages, b.dim, c_.head.sigma, c_.head.heatmap_weight, c_.head.scale, c_.pck_threshold);
+      b.stages, b.dim, real_text(c_.head.sigma).c_str(), real_text(c_.head.heatmap_weight).c_str(),
+      real_text(c_.head.scale).c_str(), real_text(c_.pck_threshold).c_str());
 }
 
 void CapeModel::form_episodes(const Batch& b, bool training) {

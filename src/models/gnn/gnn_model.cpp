@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/real_text.hpp"
 #include "models/gnn/day_before.hpp"
 #include "models/gnn/sphere_mesh.hpp"
 
@@ -210,7 +211,7 @@ std::string GnnModel::config_string() const {
     return out.empty() ? std::string("none") : out;
   };
   std::string weights;
-  for (const double w : c_.variable_weights) weights += (weights.empty() ? "" : ",") + strf("%.17g", w);
+  for (const double w : c_.variable_weights) weights += (weights.empty() ? "" : ",") + real_text(w);
   std::string s = strf(
       "gnn_latent=%d gnn_layers=%d boundary_width=%d grid_ny=%d grid_nx=%d states=%d forcings=%d statics=%d "
       "state_names=%s forcing_names=%s static_names=%s gnn_variable_weights=%s gnn_inputs=tendency",

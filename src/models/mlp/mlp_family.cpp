@@ -28,8 +28,9 @@ void declare(deck::Schema& s) {
              "loss mse: train on (label - mean) / std and map the outputs back (outputs and RMSE in the label's "
              "units, the loss in standardised ones)");
   s.add_choice("missing_numbers", "mean", {"mean", "error"},
-               "CSV/TSV: a missing cell of a numeric column reads as the column's mean (with standardize_inputs; "
-               "the statistics skip it) or is an error naming file, line and column");
+               "CSV/TSV (and LibSVM with libsvm_absent missing): a missing cell of a numeric column reads as the "
+               "column's mean (with standardize_inputs; the statistics skip it) or is an error naming file, line "
+               "and column");
 }
 
 // "12,7" -> {12, 7} (the stored embedding_rows); "none" -> {}.
@@ -91,8 +92,8 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
   scaling.inputs = deck.get_bool("standardize_inputs");
   scaling.targets = deck.get_bool("standardize_targets") && loss == nn::LossKind::mse;
   if (ctx.unscaled_inputs.size() == static_cast<std::size_t>(cfg.d_in)) scaling.unscaled = ctx.unscaled_inputs;
-  auto model = std::make_unique<MlpModel>(cfg, ctx.capacity, ctx.precision, loss, deck.get_real("label_smoothing"),
-                                          scaling);
+  const double smoothing = loss == nn::LossKind::cross_entropy ? deck.get_real("label_smoothing") : 0.0;
+  auto model = std::make_unique<MlpModel>(cfg, ctx.capacity, ctx.precision, loss, smoothing, scaling);
   // A table's empty cell is NaN; HDF5 inputs keep refusing NaN (there it is no missing cell).
   if (scaling.inputs && ctx.table_inputs && deck.get_string("missing_numbers") == "mean")
     model->allow_missing_inputs();
@@ -105,6 +106,10 @@ void declare_config(deck::Schema& s) {
   s.add_int("d_out", 1, 1, 1 << 30, "outputs of the last layer (cross_entropy: the classes)");
   s.add_choice("loss", "mse", {"mse", "cross_entropy", "bce"}, "the loss the model was trained with");
   s.add_string("embedding_rows", "none", "rows of each category embedding table (the last inputs are their codes)");
+  // Note [stored label smoothing] in models/mlp/mlp_model.cpp.
+  s.add_real("label_smoothing", 0.0, 0.0, 1.0,
+             "cross_entropy: the label smoothing trained with, which predict's loss applies (0: none, and files "
+             "written before it was stored)");
 }
 
 std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
@@ -124,7 +129,8 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   MlpScalingConfig scaling;
   scaling.inputs = config.get_bool("standardize_inputs");
   scaling.targets = config.get_bool("standardize_targets") && loss == nn::LossKind::mse;
-  auto model = std::make_unique<MlpModel>(cfg, capacity, nn::Precision::fp32, loss, 0.0, scaling);
+  auto model = std::make_unique<MlpModel>(cfg, capacity, nn::Precision::fp32, loss,
+                                          config.get_real("label_smoothing"), scaling);
   if (scaling.inputs && config.get_string("missing_numbers") == "mean") model->allow_missing_inputs();
   return model;
 }

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/real_text.hpp"
 
 namespace hpct {
 
@@ -106,6 +107,12 @@ Tensor<float> MlpModel::targets(const Batch& b) const {
   return Tensor<float>(labels_.data(), Shape{b.n, 1});
 }
 
+// Note [stored label smoothing]
+// cross_entropy's label_smoothing changes the loss validation reports, so the weights file keeps it
+// in the model's configuration (label_smoothing=0.1): predict's loss on a labelled table is then
+// train's validation loss on it (cli_mlp_weights). It is a training key, not one of the family's,
+// and only cross_entropy reads it (0 stored for mse and bce). A file written before it was stored
+// reads 0, the unsmoothed loss predict reported then.
 std::string MlpModel::config_string() const {
   // Note [stored configuration] in models/registry.hpp: the keys of the family's config schema.
   const MlpConfig& c = mlp_.config();
@@ -116,10 +123,10 @@ std::string MlpModel::config_string() const {
   const MlpScalingConfig& z = scaling_.config();
   return strf(
       "d_in=%d d_out=%d loss=%s hidden_sizes=%s activation=%s category_embedding=%d embedding_rows=%s "
-      "standardize_inputs=%s standardize_targets=%s missing_numbers=%s",
+      "standardize_inputs=%s standardize_targets=%s missing_numbers=%s label_smoothing=%s",
       c.d_in, c.d_out, nn::loss_name(loss_.kind()), hidden.c_str(), nn::activation_name(c.activation),
       c.embedding_dim, rows.empty() ? "none" : rows.c_str(), z.inputs ? "true" : "false",
-      z.targets ? "true" : "false", missing_inputs_ ? "mean" : "error");
+      z.targets ? "true" : "false", missing_inputs_ ? "mean" : "error", real_text(loss_.label_smoothing()).c_str());
 }
 
 double MlpModel::accumulate_gradients(const Batch& b, double normaliser) {

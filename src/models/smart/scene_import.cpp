@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/real_text.hpp"
 #include "io/atomic_file.hpp"
 #include "io/hdf5.hpp"
 #include "models/smart/motion_tokens.hpp"
@@ -57,8 +58,7 @@ ImportSummary import_scenes(const std::vector<Recording>& recordings, const std:
                             const ImportOptions& o, const std::string& source) {
   const double shift = kTokenSeconds / o.step;
   if (!(o.step > 0) || std::abs(shift - std::round(shift)) > 1e-6)
-    throw Error("--step " + std::to_string(o.step) + " s: 0.5 s must be a whole number of steps",
-                ExitCode::bad_input);
+    throw Error("--step " + real_text(o.step) + " s: 0.5 s must be a whole number of steps", ExitCode::bad_input);
   for (const auto& [v, name] : {std::make_pair(o.history, "--history"), std::make_pair(o.window, "--window")}) {
     const double n = v / kTokenSeconds;
     if (n < 1 - 1e-9 || std::abs(n - std::round(n)) > 1e-6)

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/real_text.hpp"
 #include "io/hdf5.hpp"
 #include "models/smart/edge_norm.hpp"
 #include "models/smart/vocab_fit.hpp"
@@ -37,13 +38,6 @@ void upload_rows(const std::vector<T>& host, std::size_t first, std::size_t end,
   Kokkos::deep_copy(
       Kokkos::subview(Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged>(device.data(), device.span()), r),
       Kokkos::subview(Kokkos::View<const T*, HostSpace, Kokkos::MemoryUnmanaged>(host.data(), host.size()), r));
-}
-
-// A real that reads back exactly (%.17g).
-std::string real_string(double v) {
-  char b[40];
-  std::snprintf(b, sizeof(b), "%.17g", v);
-  return b;
 }
 
 }  // namespace
@@ -183,14 +177,14 @@ std::string SmartModel::config_string() const {
   return "smart_hidden=" + std::to_string(c.hidden) + " smart_heads=" + std::to_string(c.heads) +
          " smart_map_layers=" + std::to_string(c.map_layers) +
          " smart_agent_layers=" + std::to_string(c.agent_layers) + " motion_vocab=" + std::to_string(c.vocab) +
-         " smart_freqs=" + std::to_string(c.freqs) + " smart_dropout=" + std::to_string(c.dropout) +
-         " smart_label_smoothing=" + std::to_string(c.label_smoothing) +
+         " smart_freqs=" + std::to_string(c.freqs) + " smart_dropout=" + real_text(c.dropout) +
+         " smart_label_smoothing=" + real_text(c.label_smoothing) +
          " smart_time_span=" + std::to_string(l.time_span) +
          " smart_map_neighbours=" + std::to_string(l.map_neighbours) +
          " smart_agent_neighbours=" + std::to_string(l.agent_neighbours) +
          " smart_max_agents=" + std::to_string(l.max_agents) +
-         " smart_max_segments=" + std::to_string(l.max_segments) + " smart_step=" + real_string(c.step) +
-         " smart_history=" + real_string(c.history) + " smart_future=" + real_string(c.future) +
+         " smart_max_segments=" + std::to_string(l.max_segments) + " smart_step=" + real_text(c.step) +
+         " smart_history=" + real_text(c.history) + " smart_future=" + real_text(c.future) +
          " motion_vocab_fit=" + (c.fit_vocab ? "kdisks" : "grid") + " motion_vocab_per_type=" + per_type;
 }
 

@@ -2,6 +2,7 @@
 #include "models/transformer/transformer_model.hpp"
 
 #include "core/error.hpp"
+#include "core/real_text.hpp"
 #include "nn/elementwise.hpp"
 
 namespace hpct::lm {
@@ -66,7 +67,7 @@ std::string TransformerModel::config_string() const {
   const TransformerConfig& c = config_;
   return "transformer_vocab=" + std::to_string(c.vocab) + " transformer_dim=" + std::to_string(c.dim) +
          " transformer_heads=" + std::to_string(c.heads) + " transformer_layers=" + std::to_string(c.layers) +
-         " transformer_dropout=" + std::to_string(c.dropout) + " transformer_seq_len=" + std::to_string(c.seq_len);
+         " transformer_dropout=" + real_text(c.dropout) + " transformer_seq_len=" + std::to_string(c.seq_len);
 }
 
 void TransformerModel::constrain_fields(std::vector<FieldSpec>& fields) const {

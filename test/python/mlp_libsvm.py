@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""The mlp on LibSVM files (Note [absent LibSVM entries] in src/io/libsvm_line.cpp): with libsvm_absent
+unset an absent id:value entry is 0, as scikit-learn's load_svmlight_file reads it, so the mlp on a file
+scikit-learn's dump_svmlight_file wrote (zeros dropped) takes the steps of the mlp on the same table as a
+CSV with explicit zeros, bit for bit (losses and weights); libsvm_absent missing with missing_numbers mean
+takes those of the CSV with empty cells; libsvm_absent missing with missing_numbers error exits 2 naming
+the file, line and feature id, on 2 ranks agreed.
+usage: mlp_libsvm.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
+import json
+import os
+import sys
+
+import h5py
+import numpy as np
+from tool_run import Checks, deck_args, import_or_skip, tool_script
+
+[datasets] = import_or_skip("sklearn.datasets")
+
+apps, scratch, run = tool_script(sys.argv)
+check = Checks()
+path = lambda name: os.path.join(scratch, name)  # noqa: E731
+N, F = 160, 6
+
+# A sparse table: about half the entries 0 (dropped by dump_svmlight_file), three decimals, so the
+# LibSVM and CSV files write every value with the same digits.
+rng = np.random.default_rng(5)
+X = np.where(rng.uniform(size=(N, F)) < 0.5, 0.0, rng.normal(size=(N, F)).round(3))
+X[0, F - 1] = 1.5  # the highest id appears: the file's width is F
+y = (X @ rng.normal(size=F) + 0.1 * rng.normal(size=N)).round(3)
+datasets.dump_svmlight_file(X, y, path("t.svm"), zero_based=False)
+Xs, ys = datasets.load_svmlight_file(path("t.svm"), n_features=F, zero_based=False)
+dense = Xs.toarray()
+check(np.array_equal(dense, X) and np.array_equal(ys, y), "scikit-learn reads its file back as the dense table")
+present = sum(line.count(":") for line in open(path("t.svm")))
+check(present < N * F * 0.6, f"the LibSVM file leaves out the zeros ({N * F - present} of {N * F} entries absent)")
+
+
+def write_csv(name, cells):
+    with open(path(name), "w") as f:
+        for label, row in zip(ys, cells):
+            f.write(",".join(["%r" % label] + row) + "\n")
+    return path(name)
+
+
+zeros_csv = write_csv("zeros.csv", [["%r" % v for v in row] for row in dense])  # scikit-learn's matrix
+empty_csv = write_csv("empty.csv", [["%r" % v if v != 0 else "" for v in row] for row in dense])
+
+
+def train(name, data, *settings, ranks=1):
+    args = deck_args(path(name + ".in"), f"""model mlp
+data_file {data}
+label_column 0
+loss mse
+hidden_sizes 8,8
+optimizer adamw
+lr 0.01
+batch_size 16
+epochs 3
+validation_fraction 0.25
+log_every 1
+metrics_file {path(name + ".jsonl")}
+output {path(name + ".h5")}
+""", settings)
+    return run([apps("train"), *args], ranks)
+
+
+def losses(name):
+    recs = [json.loads(line) for line in open(path(name + ".jsonl"))]
+    return [(r.get("type"), r.get("loss"), r.get("val_loss")) for r in recs if r.get("type") in ("step", "epoch")]
+
+
+def params(name):
+    with h5py.File(path(name + ".h5"), "r") as h:
+        out = {}
+        h.visititems(lambda k, v: out.update({k: v[...].tobytes()}) if isinstance(v, h5py.Dataset) else None)
+        return out
+
+
+def same(a, b, what):
+    ra, rb = train(a[0], a[1], *a[2:]), train(b[0], b[1], *b[2:])
+    ok = ra.returncode == 0 and rb.returncode == 0
+    check(ok, what + ": both train: " + (ra.stdout + ra.stderr)[-300:] + (rb.stdout + rb.stderr)[-300:])
+    if ok:
+        la, lb = losses(a[0]), losses(b[0])
+        check(len(la) > 3 and la == lb, f"{what}: the same {len(la)} step and epoch losses, bit for bit")
+        check(params(a[0]) == params(b[0]), what + ": the same weights and statistics, byte for byte")
+    return ra
+
+
+r = same(("svm", path("t.svm")), ("csv", zeros_csv), "libsvm_absent unset = the CSV of zeros")
+check("absent entries read as 0" in r.stdout + r.stderr, "the log says how absent entries read")
+same(("svm_zero", path("t.svm"), "libsvm_absent=zero"), ("csv", zeros_csv), "libsvm_absent zero = the CSV of zeros")
+same(("svm_missing", path("t.svm"), "libsvm_absent=missing"), ("csv_empty", empty_csv),
+     "libsvm_absent missing (missing_numbers mean) = the CSV of empty cells")
+
+# Refused: missing numbers with missing_numbers error, every rank the same one message.
+for ranks in (1, 2):
+    r = train("refused%d" % ranks, path("t.svm"), "libsvm_absent=missing", "missing_numbers=error", ranks=ranks)
+    msg = r.stdout + r.stderr
+    check(r.returncode == 2 and path("t.svm") + ":" in msg and "feature id" in msg and
+          "libsvm_absent missing reads an absent entry as missing" in msg and
+          not os.path.exists(path("refused%d.h5" % ranks)),
+          f"missing_numbers error on {ranks} rank(s): exit {r.returncode}: " +
+          next((line for line in msg.splitlines() if "error" in line), msg[-300:]))
+check.finish()
