@@ -20,6 +20,9 @@ With --cpu-time also CPU seconds per step (user + system, all threads), which a 
 disturbs less than wall time: ours from two more runs, of 1 and 3 epochs (the difference over the
 2 epochs' steps, so start-up, the JIT kernels' generation and the tuning steps cancel), PyTorch's
 from time.process_time() around its timed steps; the ratio PyTorch / ours (above 1: ours needs less).
+With --nchw ours runs a second time per case with HPCTRAIN_NO_BLOCKED=1 (activations in NCHW
+between the layers instead of oneDNN's nChw16c, Note [blocked activations] in nn/conv_onednn.hpp):
+the columns "ours NCHW" and blocked / NCHW (CPU time too with --cpu-time).
 Not a pass/fail test: timings depend on the machine and its load."""
 import argparse
 import json
@@ -77,6 +80,15 @@ def ours_cpu(build, deck, sets, batch, threads, steps_per_epoch):
 
 
 CPU = {}  # the last timed() call's CPU seconds per step
+
+
+def nchw(f, *args):
+    """f(*args) with our activations in NCHW between the layers (HPCTRAIN_NO_BLOCKED=1)."""
+    os.environ["HPCTRAIN_NO_BLOCKED"] = "1"
+    try:
+        return f(*args)
+    finally:
+        os.environ.pop("HPCTRAIN_NO_BLOCKED")
 
 
 def timed(step, steps):
@@ -168,6 +180,7 @@ def main():
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--sizes", default="64", help="comma-separated ResNet-18 image sizes (square), e.g. 64,128,224")
     ap.add_argument("--batch", type=int, default=32, help="images (cape: episodes) per step")
+    ap.add_argument("--nchw", action="store_true", help="also ours with HPCTRAIN_NO_BLOCKED=1 (see above)")
     a = ap.parse_args()
     os.makedirs(os.path.join(ROOT, "runs"), exist_ok=True)
     batch = a.batch
@@ -202,7 +215,7 @@ def main():
     print(f"compare_cnn: {cpu}; {sh('nproc')} cores; torch {torch.__version__}; ours conv_algorithm "
           f"{a.conv_algorithm}; batch {batch}")
     print(f"compare_cnn: load before: {sh('uptime')}")
-    results, cpu = {}, {}
+    results, cpu, flat, flat_cpu = {}, {}, {}, {}
     for r in range(a.repeats):
         for threads in map(int, a.threads.split(",")):
             torch.set_num_threads(threads)
@@ -211,6 +224,9 @@ def main():
                 resnet = case != "cape"
                 deck, sets = ("resnet_digits.in", resnet_sets[case]) if resnet else ("cape_quickstart.in", cape_sets)
                 o = ours(a.build, deck, sets, batch, a.steps, threads, case.replace("@", "_"))
+                if a.nchw:
+                    flat.setdefault((case, threads), []).append(
+                        nchw(ours, a.build, deck, sets, batch, a.steps, threads, case.replace("@", "_")))
                 if resnet:
                     t = torch_resnet(resnet_x[case], yt, batch, a.steps)
                 else:
@@ -223,11 +239,21 @@ def main():
                     oc = ours_cpu(a.build, deck, sets, batch, threads, per_epoch)
                     cpu.setdefault((case, threads), []).append((oc, tc))
                     line += f"; CPU ms/step ours {1e3 * oc:7.1f}, PyTorch {1e3 * tc:7.1f}, ratio {tc / oc:5.2f}"
+                    if a.nchw:
+                        flat_cpu.setdefault((case, threads), []).append(
+                            nchw(ours_cpu, a.build, deck, sets, batch, threads, per_epoch))
+                        line += f", ours NCHW {1e3 * flat_cpu[(case, threads)][-1]:7.1f}"
+                if a.nchw:
+                    line += f"; ours NCHW {flat[(case, threads)][-1]:7.2f} samples/s"
                 print(line, flush=True)
     print(f"compare_cnn: load after: {sh('uptime')}")
     head = "| case | threads | ours samples/s | PyTorch samples/s | ours / PyTorch (min-max) |"
     if a.cpu_time:
         head += " CPU ms/step ours | PyTorch | PyTorch / ours (min-max) |"
+    if a.nchw:
+        head += " ours NCHW samples/s | blocked / NCHW (min-max) |"
+        if a.cpu_time:
+            head += " CPU ms/step ours NCHW | NCHW / blocked (min-max) |"
     print(head)
     print("|---" * (head.count("|") - 1) + "|")
     for (case, threads), v in sorted(results.items(), key=lambda kv: (cases.index(kv[0][0]), kv[0][1])):
@@ -239,6 +265,14 @@ def main():
             cr = [t / o for o, t in c]
             line += (f" {1e3 * statistics.median(o for o, _ in c):.1f} | {1e3 * statistics.median(t for _, t in c):.1f} |"
                      f" {min(cr):.2f}-{max(cr):.2f} |")
+        if a.nchw:
+            f = flat[(case, threads)]
+            fr = [o / n for (o, _), n in zip(v, f)]
+            line += f" {statistics.median(f):.2f} | {min(fr):.2f}-{max(fr):.2f} |"
+            if a.cpu_time:
+                fc = flat_cpu[(case, threads)]
+                fcr = [n / o for (o, _), n in zip(cpu[(case, threads)], fc)]
+                line += f" {1e3 * statistics.median(fc):.1f} | {min(fcr):.2f}-{max(fcr):.2f} |"
         print(line)
 
 

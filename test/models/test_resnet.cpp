@@ -135,7 +135,8 @@ TEST(ResNet, BlockedActivationsMatchNchw) {
           std::vector<float> p = host_floats(net.store().params());
           const std::vector<float> g = host_floats(net.store().grads());
           for (std::size_t i = 0; i < p.size(); ++i) p[i] -= 0.05f * g[i];
-          Kokkos::deep_copy(net.store().params(), Kokkos::View<const float*, Kokkos::HostSpace>(p.data(), p.size()));
+          Kokkos::deep_copy(net.store().params(),
+                            Kokkos::View<const float*, Kokkos::HostSpace>(p.data(), p.size()));
         }
         net.store().zero_grads();
         net.set_training(true);

@@ -256,7 +256,8 @@ void GlobalAvgPool2d<Scalar>::backward(const T& x, const T& dy, const T& dx, Gra
   Scalar* d = dx.data();
   const bool acc = mode == GradMode::accumulate;
   if (blocked_)  // Note [blocked activations] (nn/conv_onednn.hpp)
-    return pool_blocked::avg_backward(g, d, acc, static_cast<std::int64_t>(n) * (c_ / pool_blocked::kLanes), pixels);
+    return pool_blocked::avg_backward(g, d, acc, static_cast<std::int64_t>(n) * (c_ / pool_blocked::kLanes),
+                                      pixels);
   Kokkos::parallel_for(
       "avgpool_bw", range(std::int64_t(0), static_cast<std::int64_t>(n) * c_ * pixels),
       KOKKOS_LAMBDA(const std::int64_t i) {
