@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Training speed of hpctrain's convolutional models vs the same models in PyTorch (oneDNN on the
 CPU), at 1 and 2 threads, in one go: ResNet-18 (torchvision's width 64, imagenet stem, 10 classes)
-on 64x64 images at batch 32, and `model cape` at its default size (inputs/cape_quickstart.in:
-ResNet-18 width 16, 2 stages, 64x64, 1-shot episodes) at batch 32 episodes. Prints samples/s of both
-and the ratio ours / PyTorch per case, repeated --repeats times (min-max of the ratios), with the
-CPU model (lscpu) and the load (uptime) before and after.
+on random square images of each --sizes (default 64x64; photographs: 128, 224) at --batch (default
+32), and `model cape` at its default size (inputs/cape_quickstart.in: ResNet-18 width 16, 2 stages,
+64x64, 1-shot episodes) at --batch episodes. Prints samples/s of both and the ratio ours / PyTorch
+per case, repeated --repeats times (min-max of the ratios; within a repeat each case runs ours then
+PyTorch back to back), with the CPU model (lscpu) and the load (uptime) before and after.
 
   .deps/benchenv/bin/python perf/compare_cnn.py [--build build] [--steps 8] [--repeats 2] [--conv-algorithm onednn]
+      [--cases resnet18,cape] [--threads 1,2] [--sizes 64] [--batch 32] [--cpu-time]
+
+ResNet-18 at 224x224 is about 5.5 GFLOP per sample forward + backward, so a step of batch 32 takes
+seconds on 2 cores: `--sizes 128,224 --steps 3` keeps a repeat to minutes.
 
 Our side: `build/apps/train` on 1 rank (OMP_NUM_THREADS = threads) with the deck's batch set; the
 median of its per-window rates (metrics file `samples_per_s`) after the first window. PyTorch side:
@@ -15,6 +20,9 @@ With --cpu-time also CPU seconds per step (user + system, all threads), which a 
 disturbs less than wall time: ours from two more runs, of 1 and 3 epochs (the difference over the
 2 epochs' steps, so start-up, the JIT kernels' generation and the tuning steps cancel), PyTorch's
 from time.process_time() around its timed steps; the ratio PyTorch / ours (above 1: ours needs less).
+With --nchw ours runs a second time per case with HPCTRAIN_NO_BLOCKED=1 (activations in NCHW
+between the layers instead of oneDNN's nChw16c, Note [blocked activations] in nn/conv_onednn.hpp):
+the columns "ours NCHW" and blocked / NCHW (CPU time too with --cpu-time).
 Not a pass/fail test: timings depend on the machine and its load."""
 import argparse
 import json
@@ -72,6 +80,15 @@ def ours_cpu(build, deck, sets, batch, threads, steps_per_epoch):
 
 
 CPU = {}  # the last timed() call's CPU seconds per step
+
+
+def nchw(f, *args):
+    """f(*args) with our activations in NCHW between the layers (HPCTRAIN_NO_BLOCKED=1)."""
+    os.environ["HPCTRAIN_NO_BLOCKED"] = "1"
+    try:
+        return f(*args)
+    finally:
+        os.environ.pop("HPCTRAIN_NO_BLOCKED")
 
 
 def timed(step, steps):
@@ -161,61 +178,85 @@ def main():
     ap.add_argument("--cpu-time", action="store_true", help="also CPU seconds per step (see above)")
     ap.add_argument("--cases", default="resnet18,cape", help="comma-separated: resnet18, cape")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    ap.add_argument("--sizes", default="64", help="comma-separated ResNet-18 image sizes (square), e.g. 64,128,224")
+    ap.add_argument("--batch", type=int, default=32, help="images (cape: episodes) per step")
+    ap.add_argument("--nchw", action="store_true", help="also ours with HPCTRAIN_NO_BLOCKED=1 (see above)")
     a = ap.parse_args()
     os.makedirs(os.path.join(ROOT, "runs"), exist_ok=True)
-    batch = 32
+    batch = a.batch
     rows = batch * (a.steps + 3)
-    # Random 64x64 images for the ResNet; posegen's data for cape.
-    img = os.path.join(ROOT, "runs", "perf_cnn_images.h5")
+    names = a.cases.split(",")
+    sizes = [int(v) for v in a.sizes.split(",")]
     rs = np.random.default_rng(1)
-    x = rs.integers(0, 256, size=(rows, 3, 64, 64), dtype=np.uint8)
     y = rs.integers(0, 10, size=rows)
-    with h5py.File(img, "w") as f:
-        f["images"], f["labels"] = x, y
-    cape_train, cape_test = (os.path.join(ROOT, "runs", f"perf_cnn_cape_{s}.h5") for s in ("train", "test"))
-    subprocess.run([os.path.join(a.build, "apps", "posegen"), cape_train, cape_test, "--rows", str(rows),
-                    "--test-rows", "8"], check=True, stdout=subprocess.DEVNULL)
-    with h5py.File(cape_train, "r") as f:
-        cim, ckp = torch.tensor(f["images"][()]), torch.tensor(f["keypoints"][()])
-    xt, yt = torch.tensor(x, dtype=torch.float32) / 255, torch.tensor(y)
-    resnet_sets = [f"data_file={img}", "resnet_width=64", "resnet_stem=imagenet",
-                   "data_format=hdf5_images", f"conv_algorithm={a.conv_algorithm}"]
-    cape_sets = [f"data_file={cape_train}", f"conv_algorithm={a.conv_algorithm}"]
-    cases = a.cases.split(",")
+    yt = torch.tensor(y)
+    # Random images of each size for the ResNet (case "resnet18@SIZE"); posegen's data for cape.
+    cases, resnet_sets, resnet_x = [], {}, {}
+    for size in (sizes if "resnet18" in names else []):
+        img = os.path.join(ROOT, "runs", f"perf_cnn_images_{size}.h5")
+        x = rs.integers(0, 256, size=(rows, 3, size, size), dtype=np.uint8)
+        with h5py.File(img, "w") as f:
+            f["images"], f["labels"] = x, y
+        case = f"resnet18@{size}"
+        cases.append(case)
+        resnet_x[case] = torch.tensor(x, dtype=torch.float32) / 255
+        resnet_sets[case] = [f"data_file={img}", "resnet_width=64", "resnet_stem=imagenet",
+                             "data_format=hdf5_images", f"conv_algorithm={a.conv_algorithm}"]
+    if "cape" in names:
+        cases.append("cape")
+        cape_train, cape_test = (os.path.join(ROOT, "runs", f"perf_cnn_cape_{s}.h5") for s in ("train", "test"))
+        subprocess.run([os.path.join(a.build, "apps", "posegen"), cape_train, cape_test, "--rows", str(rows),
+                        "--test-rows", "8"], check=True, stdout=subprocess.DEVNULL)
+        with h5py.File(cape_train, "r") as f:
+            cim, ckp = torch.tensor(f["images"][()]), torch.tensor(f["keypoints"][()])
+        cape_sets = [f"data_file={cape_train}", f"conv_algorithm={a.conv_algorithm}"]
     per_epoch = rows // batch
     cpu = sh("lscpu | grep 'Model name'")
     print(f"compare_cnn: {cpu}; {sh('nproc')} cores; torch {torch.__version__}; ours conv_algorithm "
-          f"{a.conv_algorithm}")
+          f"{a.conv_algorithm}; batch {batch}")
     print(f"compare_cnn: load before: {sh('uptime')}")
-    results, cpu = {}, {}
+    results, cpu, flat, flat_cpu = {}, {}, {}, {}
     for r in range(a.repeats):
         for threads in map(int, a.threads.split(",")):
             torch.set_num_threads(threads)
             torch.manual_seed(0)
             for case in cases:
-                deck, sets = ("resnet_digits.in", resnet_sets) if case == "resnet18" else ("cape_quickstart.in",
-                                                                                            cape_sets)
-                o = ours(a.build, deck, sets, batch, a.steps, threads, case)
-                if case == "resnet18":
-                    t = torch_resnet(xt, yt, batch, a.steps)
+                resnet = case != "cape"
+                deck, sets = ("resnet_digits.in", resnet_sets[case]) if resnet else ("cape_quickstart.in", cape_sets)
+                o = ours(a.build, deck, sets, batch, a.steps, threads, case.replace("@", "_"))
+                if a.nchw:
+                    flat.setdefault((case, threads), []).append(
+                        nchw(ours, a.build, deck, sets, batch, a.steps, threads, case.replace("@", "_")))
+                if resnet:
+                    t = torch_resnet(resnet_x[case], yt, batch, a.steps)
                 else:
                     t = torch_cape(cim, ckp, batch, a.steps)
                 results.setdefault((case, threads), []).append((o, t))
-                line = (f"  repeat {r + 1}: {case:8s} {threads} thread(s): ours {o:7.2f} samples/s, "
+                line = (f"  repeat {r + 1}: {case:12s} {threads} thread(s): ours {o:7.2f} samples/s, "
                         f"PyTorch {t:7.2f} samples/s, ratio {o / t:5.2f}")
                 if a.cpu_time:
                     tc = CPU["torch"]
                     oc = ours_cpu(a.build, deck, sets, batch, threads, per_epoch)
                     cpu.setdefault((case, threads), []).append((oc, tc))
                     line += f"; CPU ms/step ours {1e3 * oc:7.1f}, PyTorch {1e3 * tc:7.1f}, ratio {tc / oc:5.2f}"
+                    if a.nchw:
+                        flat_cpu.setdefault((case, threads), []).append(
+                            nchw(ours_cpu, a.build, deck, sets, batch, threads, per_epoch))
+                        line += f", ours NCHW {1e3 * flat_cpu[(case, threads)][-1]:7.1f}"
+                if a.nchw:
+                    line += f"; ours NCHW {flat[(case, threads)][-1]:7.2f} samples/s"
                 print(line, flush=True)
     print(f"compare_cnn: load after: {sh('uptime')}")
     head = "| case | threads | ours samples/s | PyTorch samples/s | ours / PyTorch (min-max) |"
     if a.cpu_time:
         head += " CPU ms/step ours | PyTorch | PyTorch / ours (min-max) |"
+    if a.nchw:
+        head += " ours NCHW samples/s | blocked / NCHW (min-max) |"
+        if a.cpu_time:
+            head += " CPU ms/step ours NCHW | NCHW / blocked (min-max) |"
     print(head)
     print("|---" * (head.count("|") - 1) + "|")
-    for (case, threads), v in sorted(results.items()):
+    for (case, threads), v in sorted(results.items(), key=lambda kv: (cases.index(kv[0][0]), kv[0][1])):
         ratios = [o / t for o, t in v]
         line = (f"| {case} | {threads} | {statistics.median(o for o, _ in v):.2f} | "
                 f"{statistics.median(t for _, t in v):.2f} | {min(ratios):.2f}-{max(ratios):.2f} |")
@@ -224,6 +265,14 @@ def main():
             cr = [t / o for o, t in c]
             line += (f" {1e3 * statistics.median(o for o, _ in c):.1f} | {1e3 * statistics.median(t for _, t in c):.1f} |"
                      f" {min(cr):.2f}-{max(cr):.2f} |")
+        if a.nchw:
+            f = flat[(case, threads)]
+            fr = [o / n for (o, _), n in zip(v, f)]
+            line += f" {statistics.median(f):.2f} | {min(fr):.2f}-{max(fr):.2f} |"
+            if a.cpu_time:
+                fc = flat_cpu[(case, threads)]
+                fcr = [n / o for (o, _), n in zip(cpu[(case, threads)], fc)]
+                line += f" {1e3 * statistics.median(fc):.1f} | {min(fcr):.2f}-{max(fcr):.2f} |"
         print(line)
 
 

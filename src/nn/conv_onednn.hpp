@@ -18,8 +18,10 @@
 // read and write that layout, so a chain conv -> batch norm -> relu -> max pool -> conv -> add whose
 // other layers work on it (BatchNorm2d::set_blocked, MaxPool2d::set_blocked; residual add and relu
 // are elementwise) runs with no reorder between layers: in a cape step those reorders were 10% of
-// the time (docs/cnn.md). The cape backbone turns it on for conv_algorithm onednn
-// (models/cape/cape_backbone.cpp), reordering only at the stem's input and the projection's output.
+// the time (docs/cnn.md). nn::BlockedLayout (nn/blocked_layout.hpp) turns it on when every
+// convolution runs on oneDNN, for the cape backbone (reordering only at the stem's input and the
+// projection's output) and for model resnet (nn/resnet.cpp: only at the stem's input; the global
+// average pooling reads nChw16c and writes [N, C] for the classifier).
 #pragma once
 
 #include <cstddef>

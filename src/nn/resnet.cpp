@@ -28,8 +28,11 @@ ResNet<Scalar>::ResNet(const ResNetConfig& config, int capacity) : config_(confi
   s = stem.output().shape();
   norms_.push_back(&net_.template emplace<nn::BatchNorm2d<Scalar>>(store_, ws_, "bn1", s));
   norms_.back()->set_relu(true);  // Note [batch norm with relu]
-  if (!config.small_stem)
-    s = net_.template emplace<nn::MaxPool2d<Scalar>>(ws_, "maxpool", s, 3, 2, 1).output().shape();
+  nn::MaxPool2d<Scalar>* pool = nullptr;
+  if (!config.small_stem) {
+    pool = &net_.template emplace<nn::MaxPool2d<Scalar>>(ws_, "maxpool", s, 3, 2, 1);
+    s = pool->output().shape();
+  }
   // Stages.
   for (std::size_t stage = 0; stage < blocks.size(); ++stage) {
     const int planes = config.base_width << stage;
@@ -45,7 +48,8 @@ ResNet<Scalar>::ResNet(const ResNetConfig& config, int capacity) : config_(confi
     }
   }
   // Head.
-  s = net_.template emplace<nn::GlobalAvgPool2d<Scalar>>(ws_, "avgpool", s).output().shape();
+  auto& avg = net_.template emplace<nn::GlobalAvgPool2d<Scalar>>(ws_, "avgpool", s);
+  s = avg.output().shape();
   const int features = static_cast<int>(s.dim[1]);
   net_.template emplace<nn::Linear<Scalar>>(store_, ws_, "fc", features, config.classes, capacity);
   macs_ += static_cast<double>(features) * config.classes;
@@ -53,6 +57,9 @@ ResNet<Scalar>::ResNet(const ResNetConfig& config, int capacity) : config_(confi
   // The convolutions' names, from their weights' names in the store ("layer1/0/conv1/weight").
   for (const auto& t : store_.tensors())
     if (t.shape.size() == 4) conv_names_.push_back(t.name.substr(0, t.name.size() - 7));
+  // Note [blocked activations]: the stem reads the NCHW images, the global pooling reads nChw16c
+  // and writes [N, C] for the classifier.
+  layout_.init(convs_, norms_, pool, &avg);
   store_.allocate();
   ws_.allocate();
   net_.bind(store_);
@@ -60,6 +67,7 @@ ResNet<Scalar>::ResNet(const ResNetConfig& config, int capacity) : config_(confi
 
 template <class Scalar>
 typename ResNet<Scalar>::Matrix ResNet<Scalar>::forward(const Tensor<Scalar>& x, int n) {
+  layout_.sync();
   net_.forward(x, n);
   return net_.output().matrix();
 }

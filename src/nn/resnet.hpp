@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/blocked_layout.hpp"
 #include "nn/layers/linear.hpp"
 #include "nn/resnet_block.hpp"
 
@@ -66,6 +67,10 @@ class ResNet {
   int capacity() const { return capacity_; }
   std::size_t workspace_bytes() const { return ws_.bytes(); }
   double forward_flops() const { return 2.0 * macs_; }  // per sample
+  // Note [blocked activations] (nn/conv_onednn.hpp): whether the last forward kept the activations
+  // between the stem convolution and the global pooling in nChw16c (float, every convolution on
+  // oneDNN, widths multiples of 16, the last stage's map larger than 1x1).
+  bool blocked() const { return layout_.blocked(); }
 
  private:
   ResNetConfig config_;
@@ -78,6 +83,7 @@ class ResNet {
   std::vector<std::string> conv_names_;
   Tensor<Scalar>* dout_ = nullptr;
   double macs_ = 0;
+  nn::BlockedLayout<Scalar> layout_;
 };
 
 }  // namespace hpct

@@ -2,9 +2,12 @@
 // shortcuts) through the finite-difference gradient check and Note [the gradient rule] in double,
 // with batch norm in training mode; the stage layout of each depth; and a collective step on no
 // rows (synchronised batch norm, Model::collective_step) that leaves the parameters and the
-// gradients alone.
+// gradients alone; and the network on oneDNN's blocked activations against NCHW.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "nn/layer_check.hpp"
@@ -97,6 +100,77 @@ TEST(ResNet, AnEmptyCollectiveStepChangesNothing) {
   for (const double g :
        test::host_values(DTensor(net.store().grads().data(), Shape{static_cast<std::int64_t>(before.size())})))
     ASSERT_EQ(g, 0.0);
+}
+
+std::vector<float> host_floats(const View1<float>& v) {
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<float>(h.data(), h.data() + h.extent(0));
+}
+
+// Note [blocked activations] (nn/conv_onednn.hpp): with every convolution on oneDNN and widths that
+// are multiples of 16, the network keeps its activations in nChw16c from the stem convolution to
+// the global pooling. Two training steps (the second after an SGD update by the first's
+// gradients), their logits and gradients, the running statistics and an evaluation's logits equal
+// those of the NCHW layers (HPCTRAIN_NO_BLOCKED=1) up to the order of the batch-norm sums: within
+// 1e-5 of the largest value (+1e-4 relative). The imagenet stem (max pooling blocked) and the small
+// one; with the last stage at 1x1 (a batch norm over one pixel has no blocked pass) it stays NCHW.
+TEST(ResNet, BlockedActivationsMatchNchw) {
+  if (!nn::conv_algorithm_available(nn::ConvAlgorithm::onednn)) GTEST_SKIP() << "no oneDNN in this build";
+  const int n = 3;
+  for (const bool small : {false, true}) {
+    ResNetConfig c;
+    c.channels = 3, c.height = c.width = small ? 16 : 64, c.classes = 5, c.base_width = 16, c.small_stem = small;
+    c.conv_algorithm = nn::ConvAlgorithm::onednn;
+    View1<float> xv("x", static_cast<std::size_t>(n) * c.channels * c.height * c.width);
+    test::fill_normal(xv, 11);
+    const Tensor<float> x(xv.data(), Shape{n, c.channels, c.height, c.width});
+    std::vector<float> out[2], grads[2], params[2];
+    for (int blocked = 0; blocked < 2; ++blocked) {
+      if (!blocked) setenv("HPCTRAIN_NO_BLOCKED", "1", 1);
+      ResNet<float> net(c, n);
+      unsetenv("HPCTRAIN_NO_BLOCKED");
+      net.store().initialize(1);
+      for (int step = 0; step < 2; ++step) {
+        if (step == 1) {  // an SGD step, so the second step's gradients depend on the first's
+          std::vector<float> p = host_floats(net.store().params());
+          const std::vector<float> g = host_floats(net.store().grads());
+          for (std::size_t i = 0; i < p.size(); ++i) p[i] -= 0.05f * g[i];
+          Kokkos::deep_copy(net.store().params(),
+                            Kokkos::View<const float*, Kokkos::HostSpace>(p.data(), p.size()));
+        }
+        net.store().zero_grads();
+        net.set_training(true);
+        const auto y = net.forward(x, n);
+        const std::vector<float> z = host_floats(View1<float>(y.data(), static_cast<std::size_t>(n) * c.classes));
+        out[blocked].insert(out[blocked].end(), z.begin(), z.end());
+        test::fill_normal(net.output_grad_tensor().flat(), 20 + step);
+        net.backward(x, n);
+      }
+      EXPECT_EQ(net.blocked(), blocked == 1) << (small ? "small" : "imagenet") << " stem";
+      net.set_training(false);
+      const auto y = net.forward(x, n);
+      fence();
+      const std::vector<float> z = host_floats(View1<float>(y.data(), static_cast<std::size_t>(n) * c.classes));
+      out[blocked].insert(out[blocked].end(), z.begin(), z.end());
+      grads[blocked] = host_floats(net.store().grads());
+      params[blocked] = host_floats(net.store().params());
+    }
+    for (const auto* v : {out, grads, params}) {
+      double scale = 0;
+      for (const float e : v[0]) scale = std::max(scale, static_cast<double>(std::abs(e)));
+      ASSERT_EQ(v[1].size(), v[0].size());
+      for (std::size_t i = 0; i < v[0].size(); ++i)
+        ASSERT_NEAR(v[1][i], v[0][i], 1e-5 * scale + 1e-4 * std::abs(v[0][i]))
+            << (small ? "small" : "imagenet") << " stem, element " << i << " of " << v[0].size();
+    }
+  }
+  ResNetConfig c;  // 32x32 through the imagenet stem: layer4 is 1x1
+  c.channels = 3, c.height = c.width = 32, c.classes = 5, c.base_width = 16;
+  c.conv_algorithm = nn::ConvAlgorithm::onednn;
+  ResNet<float> net(c, 1);
+  View1<float> xv("x", static_cast<std::size_t>(c.channels) * c.height * c.width);
+  net.forward(Tensor<float>(xv.data(), Shape{1, c.channels, c.height, c.width}), 1);
+  EXPECT_FALSE(net.blocked());
 }
 
 }  // namespace

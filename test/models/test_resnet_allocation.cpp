@@ -2,7 +2,8 @@
 // evaluation forward allocate nothing (Note [the gradient rule], point 3): heap and Kokkos View
 // allocations are counted after one warm-up step, for both convolution algorithms and for image
 // sizes that take one GEMM per chunk of samples and one per sample (Note [convolution chunks]); and
-// for oneDNN's convolutions where the build has them (Note [oneDNN plans]: built in the warm-up).
+// for oneDNN's convolutions where the build has them (Note [oneDNN plans]: built in the warm-up),
+// at width 16 so that the 96x96 network runs on blocked activations (Note [blocked activations]).
 #include <gtest/gtest.h>
 
 #include "nn/conv_onednn.hpp"
@@ -18,7 +19,8 @@ TEST(ResNetAllocation, TrainingAndEvaluationStepsAllocateNothing) {
          {nn::ConvAlgorithm::gemm, nn::ConvAlgorithm::direct, nn::ConvAlgorithm::onednn}) {
       if (!nn::conv_algorithm_available(alg)) continue;  // oneDNN: where the build found it
       ResNetConfig c;
-      c.channels = 2, c.height = c.width = side, c.classes = 4, c.base_width = 8, c.small_stem = side == 8;
+      c.channels = 2, c.height = c.width = side, c.classes = 4, c.small_stem = side == 8;
+      c.base_width = alg == nn::ConvAlgorithm::onednn ? 16 : 8;
       c.conv_algorithm = alg;
       const int n = 3;
       ResNet<float> net(c, n);
@@ -38,6 +40,8 @@ TEST(ResNetAllocation, TrainingAndEvaluationStepsAllocateNothing) {
         fence();
       };
       step();  // warm-up
+      // Blocked on oneDNN at 96x96; at 8x8 layer4 is 1x1, which keeps it NCHW.
+      EXPECT_EQ(net.blocked(), alg == nn::ConvAlgorithm::onednn && side == 96);
       test::start_counting_allocations();
       step();
       const test::AllocationCounts counts = test::stop_counting_allocations();

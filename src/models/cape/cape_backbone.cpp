@@ -1,8 +1,6 @@
 // The CAPE backbone: ResNet stem and stages plus a 1x1 projection (see cape_backbone.hpp).
 #include "models/cape/cape_backbone.hpp"
 
-#include <cstdlib>
-
 #include "core/error.hpp"
 #include "nn/layers/pool2d.hpp"
 #include "nn/resnet.hpp"
@@ -23,9 +21,10 @@ Backbone::Backbone(const BackboneConfig& c, int images) : c_(c), net_(ws_) {
   s = stem.output().shape();
   norms_.push_back(&net_.emplace<nn::BatchNorm2d<float>>(store_, ws_, "bn1", s));
   norms_.back()->set_relu(true);  // Note [batch norm with relu]
+  nn::MaxPool2d<float>* pool = nullptr;
   if (!c.small_stem) {
-    pool_ = &net_.emplace<nn::MaxPool2d<float>>(ws_, "maxpool", s, 3, 2, 1);
-    s = pool_->output().shape();
+    pool = &net_.emplace<nn::MaxPool2d<float>>(ws_, "maxpool", s, 3, 2, 1);
+    s = pool->output().shape();
   }
   for (int stage = 0; stage < c.stages; ++stage) {
     const int planes = c.base_width << stage;
@@ -50,25 +49,10 @@ Backbone::Backbone(const BackboneConfig& c, int images) : c_(c), net_(ws_) {
   // The convolutions' names, from their weights' names in the store ("layer1/0/conv1/weight").
   for (const auto& t : store_.tensors())
     if (t.shape.size() == 4) conv_names_.push_back(t.name.substr(0, t.name.size() - 7));
-  // Note [blocked activations]: every width a multiple of 16 (stages double it; bottlenecks x4).
-  // HPCTRAIN_NO_BLOCKED=1 keeps NCHW throughout (A/B timings, tests of the equivalence).
-  const char* off = std::getenv("HPCTRAIN_NO_BLOCKED");
-  blockable_ = c.base_width % 16 == 0 && !(off && off[0] == '1');
+  layout_.init(convs_, norms_, pool, nullptr);  // Note [blocked activations]: the projection writes NCHW
   store_.allocate();
   ws_.allocate();
   net_.bind(store_);
-}
-
-void Backbone::sync_layout() {
-  bool all = blockable_;
-  for (auto* conv : convs_) all = all && conv->algorithm() == nn::ConvAlgorithm::onednn;
-  if (all == blocked_) return;
-  blocked_ = all;
-  const int b = all ? 16 : 0;  // the stem reads the images and the projection writes NCHW
-  for (std::size_t i = 0; i < convs_.size(); ++i)
-    convs_[i]->set_layout(i == 0 ? 0 : b, i + 1 == convs_.size() ? 0 : b);
-  for (auto* bn : norms_) bn->set_blocked(all);
-  if (pool_) pool_->set_blocked(all);
 }
 
 void Backbone::set_training(bool training) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/layers/pool2d.hpp"
+#include "nn/blocked_layout.hpp"
 #include "nn/resnet_block.hpp"
 
 namespace hpct::cape {
@@ -30,7 +30,7 @@ class Backbone {
   Backbone(const BackboneConfig& c, int images);
   // x [n, C, H, W] -> output() [n, dim, h, w].
   void forward(const Tensor<float>& x, int n) {
-    sync_layout();
+    layout_.sync();
     net_.forward(x, n);
   }
   // Fill rows [0, n) of output_grad() first; the images' gradient is not computed.
@@ -53,7 +53,7 @@ class Backbone {
   double forward_flops() const { return 2.0 * macs_; }  // per image
   // Note [blocked activations] (nn/conv_onednn.hpp): whether the last forward kept the activations
   // between the stem and the projection in nChw16c.
-  bool blocked() const { return blocked_; }
+  bool blocked() const { return layout_.blocked(); }
 
  private:
   BackboneConfig c_;
@@ -65,11 +65,9 @@ class Backbone {
   std::vector<std::string> conv_names_;
   Tensor<float>* dout_ = nullptr;
   double macs_ = 0;
-  nn::MaxPool2d<float>* pool_ = nullptr;
-  bool blockable_ = false, blocked_ = false;
   // Note [blocked activations]: nChw16c between the stem and the projection exactly when every
   // convolution runs on oneDNN (the algorithm may change between steps, Note [convolution autotuning]).
-  void sync_layout();
+  nn::BlockedLayout<float> layout_;
 };
 
 }  // namespace hpct::cape

@@ -38,8 +38,13 @@ void BatchNorm2d<Scalar>::bind(const Store& store) {
 }
 
 template <class Scalar>
+bool BatchNorm2d<Scalar>::can_block() const {
+  return pixels_ > 1 && channels_ % bn_blocked::kLanes == 0;
+}
+
+template <class Scalar>
 void BatchNorm2d<Scalar>::set_blocked(bool on) {
-  if (on && (pixels_ == 1 || channels_ % bn_blocked::kLanes != 0))
+  if (on && !can_block())
     throw Error("internal: BatchNorm2d on nChw16c needs [N, C, H, W] with C a multiple of 16");
   blocked_ = on;
 }

@@ -68,6 +68,7 @@ class BatchNorm2d : public Layer<Scalar> {
   // Note [blocked activations] (nn/conv_onednn.hpp): x, y and their gradients in nChw16c (C a
   // multiple of 16, [N, C, H, W] only); before the first forward.
   void set_blocked(bool on);
+  bool can_block() const;  // whether set_blocked(true) is allowed
   int channels() const { return channels_; }
 
  private:

@@ -226,10 +226,19 @@ GlobalAvgPool2d<Scalar>::GlobalAvgPool2d(Workspace<Scalar>& ws, const std::strin
 }
 
 template <class Scalar>
+void GlobalAvgPool2d<Scalar>::set_blocked(bool on) {
+  if (on && c_ % pool_blocked::kLanes != 0)
+    throw Error("internal: GlobalAvgPool2d on nChw16c needs C a multiple of 16");
+  blocked_ = on;
+}
+
+template <class Scalar>
 void GlobalAvgPool2d<Scalar>::forward(const T& x, int n) {
   const std::int64_t pixels = pixels_;
   const Scalar* xp = x.data();
   Scalar* y = y_->data();
+  if (blocked_)  // Note [blocked activations] (nn/conv_onednn.hpp)
+    return pool_blocked::avg_forward(xp, y, static_cast<std::int64_t>(n) * (c_ / pool_blocked::kLanes), pixels);
   Kokkos::parallel_for(
       "avgpool_fw", range(std::int64_t(0), static_cast<std::int64_t>(n) * c_), KOKKOS_LAMBDA(const std::int64_t i) {
         Scalar s = 0;
@@ -246,6 +255,9 @@ void GlobalAvgPool2d<Scalar>::backward(const T& x, const T& dy, const T& dx, Gra
   const Scalar* g = dy.data();
   Scalar* d = dx.data();
   const bool acc = mode == GradMode::accumulate;
+  if (blocked_)  // Note [blocked activations] (nn/conv_onednn.hpp)
+    return pool_blocked::avg_backward(g, d, acc, static_cast<std::int64_t>(n) * (c_ / pool_blocked::kLanes),
+                                      pixels);
   Kokkos::parallel_for(
       "avgpool_bw", range(std::int64_t(0), static_cast<std::int64_t>(n) * c_ * pixels),
       KOKKOS_LAMBDA(const std::int64_t i) {

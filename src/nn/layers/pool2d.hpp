@@ -44,10 +44,14 @@ class GlobalAvgPool2d : public Layer<Scalar> {
   void forward(const T& x, int n) override;
   void backward(const T& x, const T& dy, const T& dx, GradMode mode, int n) override;
   const T& output() const override { return *y_; }
+  // Note [blocked activations] (nn/conv_onednn.hpp): x and its gradient in nChw16c (C a multiple of
+  // 16), y and its gradient [N, C] as ever; before the first forward.
+  void set_blocked(bool on);
 
  private:
   int c_;
   std::int64_t pixels_;
+  bool blocked_ = false;
   T* y_ = nullptr;
 };
 

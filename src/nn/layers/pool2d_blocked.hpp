@@ -1,7 +1,8 @@
-// MaxPool2d's passes on nChw16c activations (Note [blocked activations] in nn/conv_onednn.hpp): the
-// 16 channels of a block in the vector lanes, each lane taking its window's taps in scan order with
-// the NCHW kernels' rule (ties to the first maximum, NaN taken and kept), so every output and argmax
-// is the NCHW pass's, bitwise. Internal to pool2d.cpp.
+// MaxPool2d's and GlobalAvgPool2d's passes on nChw16c activations (Note [blocked activations] in
+// nn/conv_onednn.hpp): the 16 channels of a block in the vector lanes, each lane taking its window's
+// taps in scan order with the NCHW kernels' rule (ties to the first maximum, NaN taken and kept), so
+// every output and argmax is the NCHW pass's, bitwise; the average sums each channel's pixels in
+// the NCHW kernel's order, so it is bitwise the NCHW pass's too. Internal to pool2d.cpp.
 #pragma once
 
 #include <cstdint>
@@ -96,6 +97,32 @@ void max_backward(const Scalar* g, const int* argmax, Scalar* d, bool acc, std::
             if (argmax[o] == pix) sum += g[o];
           }
         d[i] = acc ? d[i] + sum : sum;
+      });
+}
+
+// Global average: y [N, C] (NC, as the NCHW pass writes it for the classifier) from x in nChw16c,
+// one work item per (sample, block) summing its pixels in order, the 16 channels in the lanes.
+template <class Scalar>
+void avg_forward(const Scalar* xp, Scalar* y, std::int64_t planes, std::int64_t pixels) {
+  Kokkos::parallel_for(
+      "avgpool_fw16", range(std::int64_t(0), planes), KOKKOS_LAMBDA(const std::int64_t plane) {
+        const Scalar* xs = xp + plane * pixels * kLanes;
+        Scalar s[kLanes];
+        for (int l = 0; l < kLanes; ++l) s[l] = 0;
+        for (std::int64_t p = 0; p < pixels; ++p)
+#pragma omp simd
+          for (int l = 0; l < kLanes; ++l) s[l] += xs[p * kLanes + l];
+        for (int l = 0; l < kLanes; ++l) y[plane * kLanes + l] = s[l] / static_cast<Scalar>(pixels);
+      });
+}
+
+// dx in nChw16c from dy [N, C]: every pixel of channel c takes dy(n, c) / pixels.
+template <class Scalar>
+void avg_backward(const Scalar* g, Scalar* d, bool acc, std::int64_t planes, std::int64_t pixels) {
+  Kokkos::parallel_for(
+      "avgpool_bw16", range(std::int64_t(0), planes * pixels * kLanes), KOKKOS_LAMBDA(const std::int64_t i) {
+        const Scalar v = g[i / (pixels * kLanes) * kLanes + i % kLanes] / static_cast<Scalar>(pixels);
+        d[i] = acc ? d[i] + v : v;
       });
 }
 
