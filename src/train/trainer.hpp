@@ -77,8 +77,11 @@ class NetworkTrainer {
   [[noreturn]] void no_validation_split(const std::string& key) const;
   void build_model();
   void restore(const std::string& path);
-  // Classifiers: every training target is an integer class index (an agreed error otherwise).
-  void check_labels();
+  // Agreed errors for loaded rows a step must not see (trainer_data.cpp): the training rows of the
+  // first epoch staged (their weights not all 0; classifiers: every target an integer class index)
+  // and the validation rows (the same checks, at load).
+  void check_training_rows();
+  void check_validation_rows() const;
   // The hooks of the shared epoch loop (epoch_steps.hpp): progress through `reporter`,
   // checkpoints of this run's state, nan_policy stop saving the last good state.
   EpochHooks epoch_hooks(Reporter& reporter);
