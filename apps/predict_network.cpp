@@ -42,14 +42,16 @@ const char* const kNetworkUsage =
     "read it)\n"
     "  --weight-column N|NAME  DATA.csv/.tsv: the row weight column (not a feature): weighted metrics, as train's\n"
     "                          weighted validation (sum w l / sum w; docs/row_weights.md)\n"
-    "  --weight-file FILE      one weight per row of DATA.csv/.tsv (as train's weight_file): weighted metrics\n"
+    "  --weight-file FILE      one weight per row of DATA.csv/.tsv/LibSVM (as train's weight_file): weighted "
+    "metrics\n"
     "  models that generate ensembles (diffusion):\n"
     "  --members M --seed K --method ddpm|ddim --steps S --clip X   as apps/sample (defaults 8, 1, ddpm, all, 6)\n"
     "OUT.h5 gets one float32 dataset per output, rows in data order: mlp `outputs` [N, d_out] (values;\n"
     "logits for classifiers) and for classifiers `probabilities` [N, d_out]; diffusion `ensembles`\n"
     "[N, members, n_fine]; gnn `forecast` [N, S, P] (from the datasets state, forcing, static). A model\n"
     "trained on a CSV/TSV table also reads DATA.csv or DATA.tsv: the training file's columns, text\n"
-    "columns coded as in training (docs/tables.md).\n";
+    "columns coded as in training (docs/tables.md); a network reads DATA.svm/.libsvm as its training\n"
+    "LibSVM file was read (absent entries 0 or missing, as the weights file keeps).\n";
 
 namespace {
 
@@ -203,6 +205,29 @@ std::shared_ptr<const Dataset> open_table(const NetworkOptions& o, io::TextForma
   return encoded_table(table, encoding);
 }
 
+// A LibSVM data file read as the model's training file was (Note [predicting from LibSVM] in
+// train/trainer_data.cpp): the weights file's libsvm_absent and libsvm_base (none: 0 and 1), as many
+// features as the model reads.
+std::shared_ptr<const TextTableDataset> open_libsvm(const NetworkOptions& o, std::uint64_t width,
+                                                    const Comm& comm) {
+  std::shared_ptr<const TextTableDataset> table;
+  comm.run_agreed([&] {
+    if (!o.weight_column.empty())
+      throw Error("predict: --weight-column: " + o.data + " is LibSVM: give its weights in --weight-file",
+                  ExitCode::bad_input);
+    const h5::File f = h5::File::open_read(o.weights);
+    io::TextOptions opt;
+    opt.format = io::TextFormat::libsvm;
+    opt.absent_zero = !h5::has_attr(f, "/", "libsvm_absent") ||
+                      h5::read_attr_string(f, "/", "libsvm_absent") == "zero";
+    if (h5::has_attr(f, "/", "libsvm_base"))
+      opt.libsvm_base = h5::read_attr_string(f, "/", "libsvm_base") == "0" ? 0 : 1;
+    opt.num_features = static_cast<long long>(width);
+    table = std::make_shared<TextTableDataset>(o.data, opt);
+  });
+  return table;
+}
+
 // A labelled table's metrics, as train's validation computes them (train/evaluator.hpp): with row
 // weights (--weight-column, --weight-file) each metric's sum weighted and divided by sum w (Note
 // [network row weights] in train/row_weights.cpp). Rows [0, total) of `table`.
@@ -273,16 +298,18 @@ int predict_network(int argc, char** argv, const Comm& comm) {
   TableEncoding encoding;
   std::shared_ptr<const Dataset> table;
   std::shared_ptr<const TextTableDataset> text;
-  if (io::format_from_extension(o.data, format) && format != io::TextFormat::libsvm) {
+  if (io::format_from_extension(o.data, format)) {
     if (inputs.size() != 1)
       comm.agree(o.data + ": the " + model->family() + " model reads " + std::to_string(inputs.size()) +
                      " inputs (" + names_text(inputs) +
-                     "); a CSV/TSV table gives one: give an HDF5 file with a dataset each",
+                     "); a CSV/TSV/LibSVM table gives one: give an HDF5 file with a dataset each",
                  ExitCode::bad_input);
-    table = open_table(o, format, static_cast<std::uint64_t>(inputs.front().row_size()), comm, encoding, text);
+    const auto width = static_cast<std::uint64_t>(inputs.front().row_size());
+    if (format == io::TextFormat::libsvm) table = open_libsvm(o, width, comm);
+    else table = open_table(o, format, width, comm, encoding, text);
   }
   if (!table && (!o.weight_column.empty() || !o.weight_file.empty()))
-    comm.agree("predict: " + o.data + " is not a CSV/TSV table: row weights weigh a table's metrics",
+    comm.agree("predict: " + o.data + " is not a CSV/TSV/LibSVM table: row weights weigh a table's metrics",
                ExitCode::bad_input);
   std::uint64_t total = 0;
   comm.run_agreed([&] {

@@ -69,6 +69,15 @@ void NetworkTrainer::open_data() {
   const auto val_text = std::dynamic_pointer_cast<const TextTableDataset>(val_data_);
   remember_table(encode_table_data(deck_, data, val_data_, comm_));  // text columns (Note [table inputs])
   table_inputs_ = table_inputs_ || (text && text->layout().opt.format == io::TextFormat::libsvm);  // missing: NaN
+  // Note [predicting from LibSVM]
+  // An absent LibSVM entry reads as 0 or as missing (libsvm_absent; the networks' default 0), and
+  // ids count from libsvm_base: the weights file keeps both, so that predict reads a LibSVM file as
+  // the model's training file was read and reports the same loss (the trees' model file keeps
+  // libsvm_absent alike). A file without them predates the keys: the networks' default, 0, from 1.
+  if (const auto read = std::dynamic_pointer_cast<const TextTableDataset>(data);
+      read && read->layout().opt.format == io::TextFormat::libsvm)
+    libsvm_reading_ = {{"libsvm_absent", read->layout().opt.absent_zero ? "zero" : "missing"},
+                       {"libsvm_base", std::to_string(read->layout().opt.libsvm_base)}};
   if (!row_weight_key(deck_).empty()) {  // Note [network row weights]: both parts weighted, 1 where unset
     weigh_file_rows(data, text, "data_file");
     if (val_data_) weigh_file_rows(val_data_, val_text, "validation_file");

@@ -4,7 +4,8 @@ unset an absent id:value entry is 0, as scikit-learn's load_svmlight_file reads 
 scikit-learn's dump_svmlight_file wrote (zeros dropped) takes the steps of the mlp on the same table as a
 CSV with explicit zeros, bit for bit (losses and weights); libsvm_absent missing with missing_numbers mean
 takes those of the CSV with empty cells; libsvm_absent missing with missing_numbers error exits 2 naming
-the file, line and feature id, on 2 ranks agreed.
+the file, line and feature id, on 2 ranks agreed; predict reads a LibSVM file as training did (the
+weights file keeps libsvm_absent and libsvm_base) and reports train's validation loss.
 usage: mlp_libsvm.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
 import json
 import os
@@ -92,6 +93,44 @@ check("absent entries read as 0" in r.stdout + r.stderr, "the log says how absen
 same(("svm_zero", path("t.svm"), "libsvm_absent=zero"), ("csv", zeros_csv), "libsvm_absent zero = the CSV of zeros")
 same(("svm_missing", path("t.svm"), "libsvm_absent=missing"), ("csv_empty", empty_csv),
      "libsvm_absent missing (missing_numbers mean) = the CSV of empty cells")
+
+# Note [predicting from LibSVM]: the weights file keeps the reading (libsvm_absent, libsvm_base), so
+# predict on the held-out rows as a LibSVM file reports train's validation loss, on 1 and 2 ranks; a
+# file without the keys (written before they were kept) reads absent entries as 0.
+VAL = N // 4  # validation_fraction 0.25: the tail
+datasets.dump_svmlight_file(X[N - VAL:], y[N - VAL:], path("v.svm"), zero_based=False)
+
+
+def predict(weights, *args, ranks=1):
+    r = run([apps("predict"), path(weights + ".h5"), path("v.svm"), path("p_%s.h5" % weights), *args], ranks)
+    said = (r.stdout + r.stderr).split("metrics, loss ")[1:]
+    check(r.returncode == 0 and said, "predict %s on v.svm: %s" % (weights, (r.stdout + r.stderr)[-300:]))
+    return float(said[0].split(",")[0]) if said else float("nan")
+
+
+for name, absent in (("svm", "zero"), ("svm_missing", "missing")):
+    with h5py.File(path(name + ".h5"), "r") as h:
+        kept = tuple(h.attrs[k].decode() if isinstance(h.attrs[k], bytes) else h.attrs[k]
+                     for k in ("libsvm_absent", "libsvm_base") if k in h.attrs)
+    check(kept == (absent, "1"), f"{name}: the weights file keeps libsvm_absent {absent} and libsvm_base 1: {kept}")
+    val_loss = [r[2] for r in losses(name) if r[0] == "epoch"][-1]
+    for ranks in (1, 2):
+        got = predict(name, ranks=ranks)
+        check(abs(got - val_loss) <= 1e-6, f"{name}: predict on v.svm ({ranks} rank(s)) loss {got:.6f} = train's "
+              f"validation loss {val_loss:.6f}")
+    with h5py.File(path(name + ".h5"), "r") as src, h5py.File(path(name + "_old.h5"), "w") as dst:
+        for k in src:
+            src.copy(k, dst)
+        for k, v in src.attrs.items():
+            if k not in ("libsvm_absent", "libsvm_base"):
+                dst.attrs[k] = v
+    old = predict(name + "_old")
+    check((abs(old - val_loss) <= 1e-6) == (absent == "zero"),
+          f"{name}: a weights file without the keys reads absent entries as 0: loss {old:.6f} "
+          f"(trained reading {val_loss:.6f})")
+r = run([apps("predict"), path("svm.h5"), path("v.svm"), path("p_w.h5"), "--weight-column", "1"])
+check(r.returncode == 2 and "is LibSVM: give its weights in --weight-file" in r.stdout + r.stderr
+      and not os.path.exists(path("p_w.h5")), "predict --weight-column on LibSVM: exit %d" % r.returncode)
 
 # Refused: missing numbers with missing_numbers error, every rank the same one message.
 for ranks in (1, 2):
