@@ -5,7 +5,8 @@ scikit-learn's dump_svmlight_file wrote (zeros dropped) takes the steps of the m
 CSV with explicit zeros, bit for bit (losses and weights); libsvm_absent missing with missing_numbers mean
 takes those of the CSV with empty cells; libsvm_absent missing with missing_numbers error exits 2 naming
 the file, line and feature id, on 2 ranks agreed; predict reads a LibSVM file as training did (the
-weights file keeps libsvm_absent and libsvm_base) and reports train's validation loss.
+weights file keeps libsvm_absent and libsvm_base) and reports train's validation loss; an ensemble's
+mlp deck member reads as the ensemble deck says and its file keeps that reading for predict.
 usage: mlp_libsvm.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
 import json
 import os
@@ -131,6 +132,34 @@ for name, absent in (("svm", "zero"), ("svm_missing", "missing")):
 r = run([apps("predict"), path("svm.h5"), path("v.svm"), path("p_w.h5"), "--weight-column", "1"])
 check(r.returncode == 2 and "is LibSVM: give its weights in --weight-file" in r.stdout + r.stderr
       and not os.path.exists(path("p_w.h5")), "predict --weight-column on LibSVM: exit %d" % r.returncode)
+
+# Note [LibSVM members]: an ensemble's mlp deck member reads the rows as the ensemble deck says (default
+# missing, as its trees do) and its file keeps that reading: predict MEMBER on the held-out rows as a
+# LibSVM file gives the member's held-out rmse of the ensemble's table file.
+with open(path("member.in"), "w") as f:
+    f.write("model mlp\ndata_file %s\nlabel_column 0\nloss mse\nhidden_sizes 8\nbatch_size 16\nepochs 2\n"
+            "log_every 100000\n" % path("t.svm"))
+for absent in ("", "zero"):
+    name = "ens_" + (absent or "default")
+    with open(path(name + ".in"), "w") as f:
+        f.write("model ensemble\nobjective regression\ndata_file %s\nvalidation_fraction 0.25\nmembers %s\n"
+                "folds 2\nseed 3\noutput %s\n%s" % (path("t.svm"), path("member.in"), path(name + ".json"),
+                                                     "libsvm_absent zero\n" if absent else ""))
+    r = run([apps("train"), path(name + ".in")])
+    check(r.returncode == 0, name + ": an ensemble with an mlp deck on t.svm: " + (r.stdout + r.stderr)[-300:])
+    if r.returncode != 0:
+        continue
+    member = name + ".member"
+    with h5py.File(path(member + ".h5"), "r") as h:
+        kept = h.attrs["libsvm_absent"]
+    kept = kept.decode() if isinstance(kept, bytes) else kept
+    check(kept == (absent or "missing"), f"{name}: the member file keeps the ensemble's reading: {kept}")
+    table_rmse = float(open(path(name + ".table.csv")).read().splitlines()[1].split(",")[2])
+    got = run([apps("predict"), path(member + ".h5"), path("v.svm"), path("p_" + member + ".h5")])
+    said = (got.stdout + got.stderr).split(", rmse ")[1:]
+    rmse = float(said[0].split()[0].rstrip(",")) if said else float("nan")
+    check(abs(rmse - table_rmse) <= 1e-6, f"{name}: predict MEMBER on v.svm rmse {rmse:.6f} = the table's "
+          f"held-out rmse {table_rmse:.6f}")
 
 # Refused: missing numbers with missing_numbers error, every rank the same one message.
 for ranks in (1, 2):
