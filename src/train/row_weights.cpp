@@ -199,9 +199,10 @@ void check_training_weight_total(const deck::Deck& deck, double largest, std::ui
                                  const std::string& description, const Comm& comm) {
   const double top = comm.max(largest);
   if (top != 0 || rows == 0) return;  // unweighted (-1), or some row that teaches
-  std::string data_file = deck_string(deck, "data_file");
-  if (data_file.empty()) data_file = description;  // an ensemble member's rows: their part's name
-  const std::string origin = weight_origin(deck, data_file, "weight_file");
+  // An ensemble member's rows carry the ensemble's weights, which its deck does not name: the rows do.
+  const std::string origin = row_weight_key(deck).empty()
+                                 ? description
+                                 : weight_origin(deck, deck_string(deck, "data_file"), "weight_file");
   const std::size_t times = origin.find(" (times");
   comm.agree(origin.substr(0, times) + strf(": the weights of the %llu training rows", (unsigned long long)rows) +
                  (times == std::string::npos ? "" : origin.substr(times)) +

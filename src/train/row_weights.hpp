@@ -50,8 +50,8 @@ void check_validation_weight_total(const deck::Deck& deck, double total, std::ui
 
 // Collective. An error naming the training rows' weights (weight_file, weight_column, class_weights)
 // when every rank's `largest` (its largest training row weight; -1: unweighted) is 0 over `rows`
-// training rows (Note [zero total weight]). `description`: the rows' name when the deck has no
-// data_file (an ensemble member's part).
+// training rows (Note [zero total weight]). `description`: the rows' name, for rows whose weights
+// the deck does not give (an ensemble member's part).
 void check_training_weight_total(const deck::Deck& deck, double largest, std::uint64_t rows,
                                  const std::string& description, const Comm& comm);
 

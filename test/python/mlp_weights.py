@@ -314,6 +314,17 @@ refused([train, *deck("zero_tcw", "bce", misses, "class_weights=0,1", weight="",
 one = write("one_train.csv", data.assign(w=[1.0] + [0.0] * (N - 1)), "kind")
 r = run([train, *deck("one_w", "cross_entropy", one, val_csv=val_csv)], 2)
 check(r.returncode == 0, "one training row of weight 1 trains on 2 ranks (one rank's rows all 0): " + r.stderr[-300:])
+# An ensemble's mlp deck member trains on the ensemble's weighted rows: a training part of weights 0
+# is refused naming the member's rows (its deck names no weights).
+ens_csv = write("ens_zero.csv", data.assign(w=[0.0] * (N - N // 4) + [1.0] * (N // 4)), "y")
+with open(path("ens_member.in"), "w") as f:
+    f.write("model mlp\ndata_file %s\ntext_header true\nlabel_column y\nloss mse\nhidden_sizes 4\nepochs 1\n" % ens_csv)
+with open(path("ens_zero.in"), "w") as f:
+    f.write("model ensemble\nobjective regression\ndata_file %s\ntext_header true\nlabel_column y\n"
+            "weight_column w\nvalidation_fraction 0.25\nmembers %s\nfolds 2\noutput %s\n"
+            % (ens_csv, path("ens_member.in"), path("ens_zero.json")))
+refused([train, path("ens_zero.in")], ens_csv + ": the rows of member ens_member: the weights of the",
+        "an ensemble's mlp member on rows that all weigh 0", 2)
 for args, at in ((["--weight-column", "w"], zero_val + ": --weight-column w"),
                  (["--weight-file", path("w0.txt")], path("w0.txt") + ": --weight-file")):
     out = path("pred_zero.h5")
