@@ -7,6 +7,8 @@
 // rounding (--chunk).
 #include "predict_network.hpp"
 
+#include "predict_tables.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -170,64 +172,6 @@ std::vector<std::string> input_datasets(const std::string& option, const std::ve
   return out;
 }
 
-// A CSV/TSV data file read as the model's training table was (Note [table inputs] in
-// train/table_inputs.cpp): its columns checked, text columns coded by the model's categories.
-std::shared_ptr<const Dataset> open_table(const NetworkOptions& o, io::TextFormat format, std::uint64_t width,
-                                          const Comm& comm, TableEncoding& encoding,
-                                          std::shared_ptr<const TextTableDataset>& text) {
-  std::shared_ptr<const TextTableDataset> table;
-  comm.run_agreed([&] {
-    const h5::File f = h5::File::open_read(o.weights);
-    if (!h5::has_attr(f, "/", "table"))
-      throw Error(o.weights + ": the model was not trained on a CSV/TSV table (it has no 'table' attribute); " +
-                      o.data + " must be HDF5",
-                  ExitCode::bad_input);
-    encoding = TableEncoding::from_json(h5::read_attr_string(f, "/", "table"), o.weights + ": attribute 'table'");
-    if (static_cast<std::uint64_t>(encoding.width()) != width)
-      throw Error(o.weights + ": attribute 'table' gives " + std::to_string(encoding.width()) +
-                      " inputs a row, the model reads " + std::to_string(width),
-                  ExitCode::bad_input);
-    io::TextOptions opt;
-    opt.format = format;
-    opt.header = encoding.header;
-    opt.label_column = o.labelled ? encoding.label_column : -1;
-    if (o.labelled && !encoding.label.empty()) opt.label_name = encoding.label;
-    const std::string& w = o.weight_column;  // as train's weight_column: an index or a header name
-    if (!w.empty() && w.find_first_not_of("0123456789") == std::string::npos && w.size() <= 7)
-      opt.weight_column = std::stoi(w);
-    else opt.weight_name = w;
-    table = std::make_shared<TextTableDataset>(o.data, opt);
-  });
-  TableEncodingOptions check;
-  check.whose = "the model";
-  agree_table_encoding(*table, check, &encoding, comm);
-  text = table;
-  return encoded_table(table, encoding);
-}
-
-// A LibSVM data file read as the model's training file was (Note [predicting from LibSVM] in
-// train/trainer_data.cpp): the weights file's libsvm_absent and libsvm_base (none: 0 and 1), as many
-// features as the model reads.
-std::shared_ptr<const TextTableDataset> open_libsvm(const NetworkOptions& o, std::uint64_t width,
-                                                    const Comm& comm) {
-  std::shared_ptr<const TextTableDataset> table;
-  comm.run_agreed([&] {
-    if (!o.weight_column.empty())
-      throw Error("predict: --weight-column: " + o.data + " is LibSVM: give its weights in --weight-file",
-                  ExitCode::bad_input);
-    const h5::File f = h5::File::open_read(o.weights);
-    io::TextOptions opt;
-    opt.format = io::TextFormat::libsvm;
-    opt.absent_zero = !h5::has_attr(f, "/", "libsvm_absent") ||
-                      h5::read_attr_string(f, "/", "libsvm_absent") == "zero";
-    if (h5::has_attr(f, "/", "libsvm_base"))
-      opt.libsvm_base = h5::read_attr_string(f, "/", "libsvm_base") == "0" ? 0 : 1;
-    opt.num_features = static_cast<long long>(width);
-    table = std::make_shared<TextTableDataset>(o.data, opt);
-  });
-  return table;
-}
-
 // A labelled table's metrics, as train's validation computes them (train/evaluator.hpp): with row
 // weights (--weight-column, --weight-file) each metric's sum weighted and divided by sum w (Note
 // [network row weights] in train/row_weights.cpp). Rows [0, total) of `table`.
@@ -304,9 +248,9 @@ int predict_network(int argc, char** argv, const Comm& comm) {
                      " inputs (" + names_text(inputs) +
                      "); a CSV/TSV/LibSVM table gives one: give an HDF5 file with a dataset each",
                  ExitCode::bad_input);
-    const auto width = static_cast<std::uint64_t>(inputs.front().row_size());
-    if (format == io::TextFormat::libsvm) table = open_libsvm(o, width, comm);
-    else table = open_table(o, format, width, comm, encoding, text);
+    const TableRequest request{o.weights, o.data, o.weight_column, o.labelled};
+    table = open_network_table(request, format, static_cast<std::uint64_t>(inputs.front().row_size()), comm,
+                               encoding, text);
   }
   if (!table && (!o.weight_column.empty() || !o.weight_file.empty()))
     comm.agree("predict: " + o.data + " is not a CSV/TSV/LibSVM table: row weights weigh a table's metrics",
