@@ -7,6 +7,8 @@
 // rounding (--chunk).
 #include "predict_network.hpp"
 
+#include "predict_tables.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -42,14 +44,16 @@ const char* const kNetworkUsage =
     "read it)\n"
     "  --weight-column N|NAME  DATA.csv/.tsv: the row weight column (not a feature): weighted metrics, as train's\n"
     "                          weighted validation (sum w l / sum w; docs/row_weights.md)\n"
-    "  --weight-file FILE      one weight per row of DATA.csv/.tsv (as train's weight_file): weighted metrics\n"
+    "  --weight-file FILE      one weight per row of DATA.csv/.tsv/LibSVM (as train's weight_file): weighted "
+    "metrics\n"
     "  models that generate ensembles (diffusion):\n"
     "  --members M --seed K --method ddpm|ddim --steps S --clip X   as apps/sample (defaults 8, 1, ddpm, all, 6)\n"
     "OUT.h5 gets one float32 dataset per output, rows in data order: mlp `outputs` [N, d_out] (values;\n"
     "logits for classifiers) and for classifiers `probabilities` [N, d_out]; diffusion `ensembles`\n"
     "[N, members, n_fine]; gnn `forecast` [N, S, P] (from the datasets state, forcing, static). A model\n"
     "trained on a CSV/TSV table also reads DATA.csv or DATA.tsv: the training file's columns, text\n"
-    "columns coded as in training (docs/tables.md).\n";
+    "columns coded as in training (docs/tables.md); a network reads DATA.svm/.libsvm as its training\n"
+    "LibSVM file was read (absent entries 0 or missing, as the weights file keeps).\n";
 
 namespace {
 
@@ -168,41 +172,6 @@ std::vector<std::string> input_datasets(const std::string& option, const std::ve
   return out;
 }
 
-// A CSV/TSV data file read as the model's training table was (Note [table inputs] in
-// train/table_inputs.cpp): its columns checked, text columns coded by the model's categories.
-std::shared_ptr<const Dataset> open_table(const NetworkOptions& o, io::TextFormat format, std::uint64_t width,
-                                          const Comm& comm, TableEncoding& encoding,
-                                          std::shared_ptr<const TextTableDataset>& text) {
-  std::shared_ptr<const TextTableDataset> table;
-  comm.run_agreed([&] {
-    const h5::File f = h5::File::open_read(o.weights);
-    if (!h5::has_attr(f, "/", "table"))
-      throw Error(o.weights + ": the model was not trained on a CSV/TSV table (it has no 'table' attribute); " +
-                      o.data + " must be HDF5",
-                  ExitCode::bad_input);
-    encoding = TableEncoding::from_json(h5::read_attr_string(f, "/", "table"), o.weights + ": attribute 'table'");
-    if (static_cast<std::uint64_t>(encoding.width()) != width)
-      throw Error(o.weights + ": attribute 'table' gives " + std::to_string(encoding.width()) +
-                      " inputs a row, the model reads " + std::to_string(width),
-                  ExitCode::bad_input);
-    io::TextOptions opt;
-    opt.format = format;
-    opt.header = encoding.header;
-    opt.label_column = o.labelled ? encoding.label_column : -1;
-    if (o.labelled && !encoding.label.empty()) opt.label_name = encoding.label;
-    const std::string& w = o.weight_column;  // as train's weight_column: an index or a header name
-    if (!w.empty() && w.find_first_not_of("0123456789") == std::string::npos && w.size() <= 7)
-      opt.weight_column = std::stoi(w);
-    else opt.weight_name = w;
-    table = std::make_shared<TextTableDataset>(o.data, opt);
-  });
-  TableEncodingOptions check;
-  check.whose = "the model";
-  agree_table_encoding(*table, check, &encoding, comm);
-  text = table;
-  return encoded_table(table, encoding);
-}
-
 // A labelled table's metrics, as train's validation computes them (train/evaluator.hpp): with row
 // weights (--weight-column, --weight-file) each metric's sum weighted and divided by sum w (Note
 // [network row weights] in train/row_weights.cpp). Rows [0, total) of `table`.
@@ -273,16 +242,18 @@ int predict_network(int argc, char** argv, const Comm& comm) {
   TableEncoding encoding;
   std::shared_ptr<const Dataset> table;
   std::shared_ptr<const TextTableDataset> text;
-  if (io::format_from_extension(o.data, format) && format != io::TextFormat::libsvm) {
+  if (io::format_from_extension(o.data, format)) {
     if (inputs.size() != 1)
       comm.agree(o.data + ": the " + model->family() + " model reads " + std::to_string(inputs.size()) +
                      " inputs (" + names_text(inputs) +
-                     "); a CSV/TSV table gives one: give an HDF5 file with a dataset each",
+                     "); a CSV/TSV/LibSVM table gives one: give an HDF5 file with a dataset each",
                  ExitCode::bad_input);
-    table = open_table(o, format, static_cast<std::uint64_t>(inputs.front().row_size()), comm, encoding, text);
+    const TableRequest request{o.weights, o.data, o.weight_column, o.labelled};
+    table = open_network_table(request, format, static_cast<std::uint64_t>(inputs.front().row_size()), comm,
+                               encoding, text);
   }
   if (!table && (!o.weight_column.empty() || !o.weight_file.empty()))
-    comm.agree("predict: " + o.data + " is not a CSV/TSV table: row weights weigh a table's metrics",
+    comm.agree("predict: " + o.data + " is not a CSV/TSV/LibSVM table: row weights weigh a table's metrics",
                ExitCode::bad_input);
   std::uint64_t total = 0;
   comm.run_agreed([&] {

@@ -10,6 +10,7 @@
 #include "gbdt/booster_state.hpp"
 #include "gbdt/gbdt.hpp"
 #include "gbdt/model_io.hpp"
+#include "io/hdf5.hpp"
 
 namespace hpct::ensemble {
 
@@ -212,6 +213,19 @@ void MemberPasses::end() {
     booster_.reset();
     comm_.run_agreed([&] {
       if (comm_.rank() == 0) gbdt::write_file_atomic(p.output, gbdt::to_json(model));
+    });
+  } else if (trained_ && run_.libsvm_base >= 0) {
+    // Note [LibSVM members]
+    // Every member reads the ensemble's rows as the ensemble deck's libsvm_absent says (default
+    // missing: the trees' reading; an mlp member then takes absent entries as missing numbers, not
+    // as the 0 of an mlp deck trained alone). Its file keeps that reading, as a tree member's does,
+    // so `predict MEMBER.h5 data.svm` reads as the member was trained (Note [predicting from
+    // LibSVM] in train/trainer_data.cpp).
+    comm_.run_agreed([&] {
+      if (comm_.rank() != 0) return;
+      const h5::File f = h5::File::open_rw(p.output);
+      h5::write_attr(f, "/", "libsvm_absent", std::string(run_.libsvm_absent_zero ? "zero" : "missing"));
+      h5::write_attr(f, "/", "libsvm_base", std::to_string(run_.libsvm_base));
     });
   }
   memory_.reset();

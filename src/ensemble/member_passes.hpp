@@ -54,6 +54,8 @@ struct MemberRun {
   int num_class = 1;                // scores per row
   bool fit = true;                  // out-of-fold scores wanted (the combiner is fitted)
   bool libsvm_absent_zero = false;  // the rows' reading, kept in GBDT member files for predict
+  int libsvm_base = -1;             // LibSVM rows: their ids' base, kept with the reading in network
+                                    // member files (Note [LibSVM members]); -1: not LibSVM
   std::string work_dir, output;
 };
 

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/timer.hpp"
+#include "data/source_registry.hpp"
 #include "data/validation_split.hpp"
 #include "ensemble/deck_member.hpp"
 #include "ensemble/ensemble_file.hpp"
@@ -166,6 +167,8 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   mr.num_class = K;
   mr.fit = given.empty();
   mr.libsvm_absent_zero = deck.get_string("libsvm_absent") == "zero";
+  if (std::string(data_source_for(deck, train.file, "data_file").name) == "libsvm")
+    mr.libsvm_base = static_cast<int>(deck.get_int("libsvm_base"));
   mr.output = output;
   mr.work_dir = beside(output, ".work");
   mr.fold.resize(static_cast<std::size_t>(train.rows));

@@ -155,25 +155,59 @@ std::vector<float> network_weight_file(const deck::Deck& deck, const std::string
 // Note [zero total weight]
 // Validation reports sum w l / sum w: validation rows that all weigh 0 (a weight column, a weight
 // file or class weights that give each of them 0) leave every metric 0 / 0, a NaN that early
-// stopping, the plateau schedule and best_output would then watch. The weights are fixed once the
-// rows are loaded (no later step changes them), so the sum is checked once, when the validation
-// rows are read (Evaluator: their block sums, one all-reduce), and the run refused naming where the
-// weights came from. predict's weighted metrics are refused alike; the trees check their files
+// stopping, the plateau schedule and best_output would then watch. Training rows that all weigh 0
+// give every step the loss sum w l / B = 0 and a zero gradient: the run would train to the end and
+// write a model that learnt nothing. The weights are fixed once the rows are loaded (no later step
+// changes them), so each part is checked once where its rows load: the validation rows' sum by the
+// Evaluator (their block sums, one all-reduce), the training rows' largest weight over every rank's
+// rows of the first epoch (the shard; each epoch holds every row once). Only the global figure
+// decides: one rank's rows may all weigh 0 when the others' do not. The run is refused naming where
+// the weights came from. predict's weighted metrics are refused alike; the trees check their files
 // where they read them (gbdt/data.cpp).
-void check_validation_weight_total(const deck::Deck& deck, double total, std::uint64_t rows, const Comm& comm) {
-  if (total != 0 || rows == 0) return;  // unweighted (-1), or weights to divide by
-  const std::string validation = deck_string(deck, "validation_file"), column = deck_string(deck, "weight_column");
-  const std::string file_key = validation.empty() ? "weight_file" : "validation_weight_file";
-  std::string file = validation.empty() ? deck_string(deck, "data_file") : validation, key = "class_weights";
+namespace {
+
+// Where `rows` rows' weights came from: "FILE: KEY" and the words for class_weights times a column or file.
+std::string weight_origin(const deck::Deck& deck, const std::string& data_file, const std::string& file_key) {
+  const std::string column = deck_string(deck, "weight_column");
+  std::string file = data_file, key = "class_weights";
   if (!deck_string(deck, file_key.c_str()).empty()) file = deck_string(deck, file_key.c_str()), key = file_key;
   else if (!column.empty()) key = "weight_column '" + column + "'";
   const std::string times = key != "class_weights" && !deck_string(deck, "class_weights").empty()
                                 ? " (times class_weights)"
                                 : "";
+  return where(file, 0, key) + times;
+}
+
+}  // namespace
+
+void check_validation_weight_total(const deck::Deck& deck, double total, std::uint64_t rows, const Comm& comm) {
+  if (total != 0 || rows == 0) return;  // unweighted (-1), or weights to divide by
+  const std::string validation = deck_string(deck, "validation_file");
+  const std::string origin = validation.empty() ? weight_origin(deck, deck_string(deck, "data_file"), "weight_file")
+                                                : weight_origin(deck, validation, "validation_weight_file");
   const std::string which = validation.empty() ? "held-out rows (validation_fraction)" : "validation rows";
-  comm.agree(where(file, 0, key) + strf(": the weights of the %llu ", (unsigned long long)rows) + which + times +
+  // The origin's " (times class_weights)" goes after the rows it weighs.
+  const std::size_t times = origin.find(" (times");
+  comm.agree(origin.substr(0, times) + strf(": the weights of the %llu ", (unsigned long long)rows) + which +
+                 (times == std::string::npos ? "" : origin.substr(times)) +
                  " are all 0: the validation metrics sum w l / sum w would be 0 / 0; give some validation row a "
                  "weight > 0",
+             ExitCode::bad_input);
+}
+
+void check_training_weight_total(const deck::Deck& deck, double largest, std::uint64_t rows,
+                                 const std::string& description, const Comm& comm) {
+  const double top = comm.max(largest);
+  if (top != 0 || rows == 0) return;  // unweighted (-1), or some row that teaches
+  // An ensemble member's rows carry the ensemble's weights, which its deck does not name: the rows do.
+  const std::string origin = row_weight_key(deck).empty()
+                                 ? description
+                                 : weight_origin(deck, deck_string(deck, "data_file"), "weight_file");
+  const std::size_t times = origin.find(" (times");
+  comm.agree(origin.substr(0, times) + strf(": the weights of the %llu training rows", (unsigned long long)rows) +
+                 (times == std::string::npos ? "" : origin.substr(times)) +
+                 " are all 0: every step's loss sum w l / B would be 0 and the model would learn nothing; give "
+                 "some training row a weight > 0",
              ExitCode::bad_input);
 }
 

@@ -48,4 +48,11 @@ std::vector<float> network_weight_file(const deck::Deck& deck, const std::string
 // weights, is 0 (Note [zero total weight]); nothing when it is not (or -1: unweighted).
 void check_validation_weight_total(const deck::Deck& deck, double total, std::uint64_t rows, const Comm& comm);
 
+// Collective. An error naming the training rows' weights (weight_file, weight_column, class_weights)
+// when every rank's `largest` (its largest training row weight; -1: unweighted) is 0 over `rows`
+// training rows (Note [zero total weight]). `description`: the rows' name, for rows whose weights
+// the deck does not give (an ensemble member's part).
+void check_training_weight_total(const deck::Deck& deck, double largest, std::uint64_t rows,
+                                 const std::string& description, const Comm& comm);
+
 }  // namespace hpct

@@ -1,5 +1,6 @@
 // Network training around the shared epochs (epoch_steps.hpp) and the pieces only it composes:
-// data, model, validation, outputs (see trainer.hpp); its checkpoints in trainer_checkpoints.cpp.
+// model, validation, outputs (see trainer.hpp); its rows and their checks in trainer_data.cpp, its
+// checkpoints in trainer_checkpoints.cpp.
 #include "train/trainer.hpp"
 
 #include <cmath>
@@ -7,8 +8,6 @@
 
 #include "core/log.hpp"
 #include "core/trace.hpp"
-#include "data/source_registry.hpp"
-#include "data/validation_split.hpp"
 #include "models/registry.hpp"
 #include "nn/loss.hpp"
 #include "nn/weights_io.hpp"
@@ -95,128 +94,9 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
   evaluator_ = std::make_unique<Evaluator>(val_data_, comm, micro_batch_, config_.top_k, specs_,
                                            config_.rank_invariant ? config_.rank_invariant_chunk : 0,
                                            config_.rank_invariant_val_fused);
-  check_validation_weight_total(deck_, evaluator_->weight_total(), val_data_->rows(), comm);
-  if (model_->classifies()) {
-    const int classes = static_cast<int>(deck_.get_int("num_classes"));
-    const long long bad = evaluator_->first_bad_label(classes);
-    if (bad >= 0)
-      comm.agree(val_data_->describe_row(static_cast<std::uint64_t>(bad), 1) +
-                     strf(" is not a class index in [0, %d) (num_classes); cross_entropy needs integer labels",
-                          classes),
-                 ExitCode::bad_input);
-  }
+  check_validation_rows();
   const std::string path = config_.resume == "none" ? std::string() : choose_checkpoint(deck, comm);
   if (!path.empty()) restore(path);
-}
-
-namespace {
-
-bool same_fields(const std::vector<FieldSpec>& a, const std::vector<FieldSpec>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].name != b[i].name || a[i].dtype != b[i].dtype || a[i].row_shape != b[i].row_shape ||
-        a[i].ragged != b[i].ragged)
-      return false;
-  return true;
-}
-
-std::string list_fields(const std::vector<FieldSpec>& fields) {
-  std::string s;
-  for (const FieldSpec& f : fields) s += (s.empty() ? "" : ", ") + f.describe();
-  return s;
-}
-
-}  // namespace
-
-std::string NetworkTrainer::key_needing_validation() const {
-  return config_.best_output.empty() ? rules_.key_needing_validation() : "best_output";
-}
-
-void NetworkTrainer::no_validation_split(const std::string& key) const {
-  const char* what = key == "best_output"   ? "needs a validation split to choose the epoch by"
-                     : key == "lr_schedule" ? "plateau needs a validation split to watch the validation loss"
-                                            : "needs a validation split to watch the validation loss";
-  deck_.fail(key, std::string(what) +
-                      ": set validation_file, or validation_fraction > 0 (this run holds out no validation rows)");
-}
-
-void NetworkTrainer::remember_table(const std::optional<TableEncoding>& e) {
-  if (!e) return;
-  table_ = e->to_json();                    // for the weights file
-  class_names_ = e->classes;                // class_weights' log line
-  embedding_rows_ = e->embedding_rows();    // embedded columns: the model looks them up (build_model)
-  unscaled_inputs_ = e->unscaled_inputs();  // one-hot entries and codes stay unscaled
-  table_inputs_ = true;
-}
-
-void NetworkTrainer::open_data() {
-  std::shared_ptr<const Dataset> data;
-  comm_.run_agreed([&] {
-    // Known from the deck alone: fail before reading any data.
-    const std::string key = key_needing_validation();
-    if (!key.empty() && config_.validation_file.empty() && config_.validation_fraction <= 0)
-      no_validation_split(key);
-    check_weighable();
-    data = open_data_source(deck_, config_.data_file, "data_file");
-    if (!config_.validation_file.empty())
-      val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");
-  });
-  const auto text = std::dynamic_pointer_cast<const TextTableDataset>(data);
-  const auto val_text = std::dynamic_pointer_cast<const TextTableDataset>(val_data_);
-  remember_table(encode_table_data(deck_, data, val_data_, comm_));  // text columns (Note [table inputs])
-  table_inputs_ = table_inputs_ || (text && text->layout().opt.format == io::TextFormat::libsvm);  // missing: NaN
-  if (!row_weight_key(deck_).empty()) {  // Note [network row weights]: both parts weighted, 1 where unset
-    weigh_file_rows(data, text, "data_file");
-    if (val_data_) weigh_file_rows(val_data_, val_text, "validation_file");
-  }
-  comm_.run_agreed([&] {
-    if (!config_.validation_file.empty()) {
-      train_data_ = data;
-      const auto a = train_data_->fields(), b = val_data_->fields();
-      if (!same_fields(a, b)) {
-        if (a.size() == 2 && b.size() == 2)  // the tabular pair: widths in the words users know
-          deck_.fail("validation_file", strf("%s has %llu inputs and %llu targets per row, %s has %llu and %llu",
-                                             config_.validation_file.c_str(), (unsigned long long)b[0].width(),
-                                             (unsigned long long)b[1].width(), config_.data_file.c_str(),
-                                             (unsigned long long)a[0].width(), (unsigned long long)a[1].width()));
-        deck_.fail("validation_file", config_.validation_file + " has fields " + list_fields(b) + ", " +
-                                          config_.data_file + " has " + list_fields(a));
-      }
-    } else {
-      // The held-out part is the tail of the file: datagen writes shuffled rows; for sorted data,
-      // give a validation_file instead.
-      const std::uint64_t rows = data->rows();
-      const std::uint64_t n_val = validation_split_rows(rows, config_.validation_fraction);
-      train_data_ = row_range(data, 0, rows - n_val);
-      val_data_ = row_range(data, rows - n_val, n_val);
-    }
-    if (train_data_->rows() == 0) deck_.fail("validation_fraction", "leaves no training rows");
-    if (!key_needing_validation().empty() && val_data_->rows() == 0) no_validation_split(key_needing_validation());
-  });
-}
-
-void NetworkTrainer::check_weighable() const {
-  const std::string key = row_weight_key(deck_);
-  if (key.empty()) return;
-  const std::string& model = deck_.get_string("model");
-  if (model != "mlp")  // a weights field the model never reads would train it unweighted silently
-    deck_.fail(key, "row and class weights train model mlp; model " + model + " weighs every row alike");
-}
-
-void NetworkTrainer::weigh_file_rows(std::shared_ptr<const Dataset>& data,
-                                     const std::shared_ptr<const TextTableDataset>& text, const char* file_key) {
-  std::vector<float> file = network_weight_file(deck_, file_key, data->rows(), comm_);
-  comm_.run_agreed([&] {
-    const bool column = text && text->layout().opt.weight_column >= 0;
-    if (!deck_.get_string("weight_column").empty() && !column)
-      deck_.fail("weight_column", data->description() + " is not a CSV/TSV table: give its weights in weight_file");
-    data = with_row_weights(data, column ? text : nullptr, std::move(file));
-  });
-}
-
-void NetworkTrainer::weigh_classes() {
-  if (!deck_.get_string("class_weights").empty())
-    weigh_by_class(deck_, train_data_, val_data_, class_names_, comm_);
 }
 
 void NetworkTrainer::build_model() {
@@ -270,29 +150,6 @@ void NetworkTrainer::build_model() {
               ExitCode::failure);
 }
 
-void NetworkTrainer::check_labels() {
-  // Every epoch holds the same rows (in another order), so one check at the first epoch covers all.
-  const std::uint64_t rows = sampler_->rows_per_epoch(comm_.rank());
-  const int classes = static_cast<int>(deck_.get_int("num_classes"));
-  const FieldSpec* t = nullptr;
-  for (const FieldSpec& f : specs_)
-    if (f.name == Batch::kTargets) t = &f;
-  if (!t || t->dtype != DType::f32) return;  // integer labels: checked against their range as they load
-  const long long bad = nn::first_bad_label(Tensor<float>(shard_->float_rows(Batch::kTargets, 0, rows)),
-                                            static_cast<int>(rows), classes);
-  long long row = 1ll << 62;
-  if (bad >= 0) {
-    auto ids = to_host(Kokkos::subview(shard_->ids(), Kokkos::make_pair(bad, bad + 1)));
-    row = static_cast<long long>(ids(0));
-  }
-  const long long first = comm_.min(row);
-  if (first != (1ll << 62))
-    comm_.agree(train_data_->describe_row(static_cast<std::uint64_t>(first), 1) +
-                    strf(" is not a class index in [0, %d) (num_classes); cross_entropy needs integer labels",
-                         classes),
-                ExitCode::bad_input);
-}
-
 EpochHooks NetworkTrainer::epoch_hooks(Reporter& reporter) {
   EpochHooks h;
   h.after_step = [this, &reporter](std::uint64_t global_step, std::uint64_t epoch, const StepOutcome& r,
@@ -333,7 +190,7 @@ TrainSummary NetworkTrainer::run() {
     trace::Scope epoch_trace("epoch");
     Stopwatch epoch_clock;
     epochs_->stage(*shard_, epoch);
-    if (epoch == start_epoch_ && model_->classifies()) check_labels();
+    if (epoch == start_epoch_) check_training_rows();
     if (epoch != start_epoch_) tally_.start_epoch();
     const std::uint64_t samples_before = s.samples;
     if (!epochs_->run(*shard_, *sampler_, epoch, epoch == start_epoch_ ? start_step_ : 0, tally_, s, hooks)) {

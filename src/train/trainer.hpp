@@ -77,8 +77,11 @@ class NetworkTrainer {
   [[noreturn]] void no_validation_split(const std::string& key) const;
   void build_model();
   void restore(const std::string& path);
-  // Classifiers: every training target is an integer class index (an agreed error otherwise).
-  void check_labels();
+  // Agreed errors for loaded rows a step must not see (trainer_data.cpp): the training rows of the
+  // first epoch staged (their weights not all 0; classifiers: every target an integer class index)
+  // and the validation rows (the same checks, at load).
+  void check_training_rows();
+  void check_validation_rows() const;
   // The hooks of the shared epoch loop (epoch_steps.hpp): progress through `reporter`,
   // checkpoints of this run's state, nan_policy stop saving the last good state.
   EpochHooks epoch_hooks(Reporter& reporter);
@@ -103,8 +106,13 @@ class NetworkTrainer {
   std::string table_;  // a CSV/TSV data_file's encoding (train/table_inputs.hpp), stored with the weights
   std::vector<int> embedding_rows_;       // its embedded columns' table rows (Note [category embeddings])
   std::vector<std::string> class_names_;  // its text label's classes, in class index order
+  // A LibSVM data_file's reading, libsvm_absent and libsvm_base (Note [predicting from LibSVM] in
+  // trainer_data.cpp); empty otherwise.
+  nn::Attributes libsvm_reading_;
   nn::Attributes table_attributes() const {
-    return table_.empty() ? nn::Attributes{} : nn::Attributes{{"table", table_}};
+    nn::Attributes a = libsvm_reading_;
+    if (!table_.empty()) a["table"] = table_;
+    return a;
   }
   // Its inputs that are no numbers, and whether the inputs are a table's (Note [mlp standardisation]).
   std::vector<char> unscaled_inputs_;

@@ -4,7 +4,9 @@ unset an absent id:value entry is 0, as scikit-learn's load_svmlight_file reads 
 scikit-learn's dump_svmlight_file wrote (zeros dropped) takes the steps of the mlp on the same table as a
 CSV with explicit zeros, bit for bit (losses and weights); libsvm_absent missing with missing_numbers mean
 takes those of the CSV with empty cells; libsvm_absent missing with missing_numbers error exits 2 naming
-the file, line and feature id, on 2 ranks agreed.
+the file, line and feature id, on 2 ranks agreed; predict reads a LibSVM file as training did (the
+weights file keeps libsvm_absent and libsvm_base) and reports train's validation loss; an ensemble's
+mlp deck member reads as the ensemble deck says and its file keeps that reading for predict.
 usage: mlp_libsvm.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
 import json
 import os
@@ -92,6 +94,72 @@ check("absent entries read as 0" in r.stdout + r.stderr, "the log says how absen
 same(("svm_zero", path("t.svm"), "libsvm_absent=zero"), ("csv", zeros_csv), "libsvm_absent zero = the CSV of zeros")
 same(("svm_missing", path("t.svm"), "libsvm_absent=missing"), ("csv_empty", empty_csv),
      "libsvm_absent missing (missing_numbers mean) = the CSV of empty cells")
+
+# Note [predicting from LibSVM]: the weights file keeps the reading (libsvm_absent, libsvm_base), so
+# predict on the held-out rows as a LibSVM file reports train's validation loss, on 1 and 2 ranks; a
+# file without the keys (written before they were kept) reads absent entries as 0.
+VAL = N // 4  # validation_fraction 0.25: the tail
+datasets.dump_svmlight_file(X[N - VAL:], y[N - VAL:], path("v.svm"), zero_based=False)
+
+
+def predict(weights, *args, ranks=1):
+    r = run([apps("predict"), path(weights + ".h5"), path("v.svm"), path("p_%s.h5" % weights), *args], ranks)
+    said = (r.stdout + r.stderr).split("metrics, loss ")[1:]
+    check(r.returncode == 0 and said, "predict %s on v.svm: %s" % (weights, (r.stdout + r.stderr)[-300:]))
+    return float(said[0].split(",")[0]) if said else float("nan")
+
+
+for name, absent in (("svm", "zero"), ("svm_missing", "missing")):
+    with h5py.File(path(name + ".h5"), "r") as h:
+        kept = tuple(h.attrs[k].decode() if isinstance(h.attrs[k], bytes) else h.attrs[k]
+                     for k in ("libsvm_absent", "libsvm_base") if k in h.attrs)
+    check(kept == (absent, "1"), f"{name}: the weights file keeps libsvm_absent {absent} and libsvm_base 1: {kept}")
+    val_loss = [r[2] for r in losses(name) if r[0] == "epoch"][-1]
+    for ranks in (1, 2):
+        got = predict(name, ranks=ranks)
+        check(abs(got - val_loss) <= 1e-6, f"{name}: predict on v.svm ({ranks} rank(s)) loss {got:.6f} = train's "
+              f"validation loss {val_loss:.6f}")
+    with h5py.File(path(name + ".h5"), "r") as src, h5py.File(path(name + "_old.h5"), "w") as dst:
+        for k in src:
+            src.copy(k, dst)
+        for k, v in src.attrs.items():
+            if k not in ("libsvm_absent", "libsvm_base"):
+                dst.attrs[k] = v
+    old = predict(name + "_old")
+    check((abs(old - val_loss) <= 1e-6) == (absent == "zero"),
+          f"{name}: a weights file without the keys reads absent entries as 0: loss {old:.6f} "
+          f"(trained reading {val_loss:.6f})")
+r = run([apps("predict"), path("svm.h5"), path("v.svm"), path("p_w.h5"), "--weight-column", "1"])
+check(r.returncode == 2 and "is LibSVM: give its weights in --weight-file" in r.stdout + r.stderr
+      and not os.path.exists(path("p_w.h5")), "predict --weight-column on LibSVM: exit %d" % r.returncode)
+
+# Note [LibSVM members]: an ensemble's mlp deck member reads the rows as the ensemble deck says (default
+# missing, as its trees do) and its file keeps that reading: predict MEMBER on the held-out rows as a
+# LibSVM file gives the member's held-out rmse of the ensemble's table file.
+with open(path("member.in"), "w") as f:
+    f.write("model mlp\ndata_file %s\nlabel_column 0\nloss mse\nhidden_sizes 8\nbatch_size 16\nepochs 2\n"
+            "log_every 100000\n" % path("t.svm"))
+for absent in ("", "zero"):
+    name = "ens_" + (absent or "default")
+    with open(path(name + ".in"), "w") as f:
+        f.write("model ensemble\nobjective regression\ndata_file %s\nvalidation_fraction 0.25\nmembers %s\n"
+                "folds 2\nseed 3\noutput %s\n%s" % (path("t.svm"), path("member.in"), path(name + ".json"),
+                                                     "libsvm_absent zero\n" if absent else ""))
+    r = run([apps("train"), path(name + ".in")])
+    check(r.returncode == 0, name + ": an ensemble with an mlp deck on t.svm: " + (r.stdout + r.stderr)[-300:])
+    if r.returncode != 0:
+        continue
+    member = name + ".member"
+    with h5py.File(path(member + ".h5"), "r") as h:
+        kept = h.attrs["libsvm_absent"]
+    kept = kept.decode() if isinstance(kept, bytes) else kept
+    check(kept == (absent or "missing"), f"{name}: the member file keeps the ensemble's reading: {kept}")
+    table_rmse = float(open(path(name + ".table.csv")).read().splitlines()[1].split(",")[2])
+    got = run([apps("predict"), path(member + ".h5"), path("v.svm"), path("p_" + member + ".h5")])
+    said = (got.stdout + got.stderr).split(", rmse ")[1:]
+    rmse = float(said[0].split()[0].rstrip(",")) if said else float("nan")
+    check(abs(rmse - table_rmse) <= 1e-6, f"{name}: predict MEMBER on v.svm rmse {rmse:.6f} = the table's "
+          f"held-out rmse {table_rmse:.6f}")
 
 # Refused: missing numbers with missing_numbers error, every rank the same one message.
 for ranks in (1, 2):

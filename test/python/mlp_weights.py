@@ -293,6 +293,38 @@ refused([train, *deck("zero_cw", "cross_entropy", csv0, "class_weights=" + ",".j
             "0" if k == "most" else "1" for k in enc["classes"]), weight="", val_csv=zero_cw)],
         zero_cw + ": class_weights: the weights of the %d validation rows are all 0" % len(one_class),
         "class_weights that weigh every validation row 0")
+# Training rows that all weigh 0 (every step's loss 0: nothing learnt) are refused alike, once the
+# first epoch's rows load; 2 ranks: every rank's rows count (one rank's may all weigh 0 and train).
+val_csv = path("cross_entropy_val.csv")
+zero_train = write("zero_train.csv", data.assign(w=0.0), "kind")
+refused([train, *deck("zero_tcol", "cross_entropy", zero_train, val_csv=val_csv)],
+        zero_train + ": weight_column 'w': the weights of the %d training rows are all 0" % N,
+        "a training weight column of zeros", 2)
+with open(path("w0_train.txt"), "w") as f:
+    f.write("0\n" * N)
+refused([train, *deck("zero_twf", "cross_entropy", csv0, "weight_file=" + path("w0_train.txt"),
+                      "validation_weight_file=" + path("wv.txt"), weight="", val_csv=path("none_val.csv"))],
+        path("w0_train.txt") + ": weight_file: the weights of the %d training rows are all 0" % N,
+        "a training weight_file of zeros")
+misses = write("misses.csv", data[data["hit"] == 0], "hit", weights=False)  # bce: every target 0
+refused([train, *deck("zero_tcw", "bce", misses, "class_weights=0,1", weight="",
+                      val_csv=write("bce_none_val.csv", val, "hit", weights=False))],
+        misses + ": class_weights: the weights of the %d training rows are all 0" % (data["hit"] == 0).sum(),
+        "class_weights that weigh every training row 0", 2)
+one = write("one_train.csv", data.assign(w=[1.0] + [0.0] * (N - 1)), "kind")
+r = run([train, *deck("one_w", "cross_entropy", one, val_csv=val_csv)], 2)
+check(r.returncode == 0, "one training row of weight 1 trains on 2 ranks (one rank's rows all 0): " + r.stderr[-300:])
+# An ensemble's mlp deck member trains on the ensemble's weighted rows: a training part of weights 0
+# is refused naming the member's rows (its deck names no weights).
+ens_csv = write("ens_zero.csv", data.assign(w=[0.0] * (N - N // 4) + [1.0] * (N // 4)), "y")
+with open(path("ens_member.in"), "w") as f:
+    f.write("model mlp\ndata_file %s\ntext_header true\nlabel_column y\nloss mse\nhidden_sizes 4\nepochs 1\n" % ens_csv)
+with open(path("ens_zero.in"), "w") as f:
+    f.write("model ensemble\nobjective regression\ndata_file %s\ntext_header true\nlabel_column y\n"
+            "weight_column w\nvalidation_fraction 0.25\nmembers %s\nfolds 2\noutput %s\n"
+            % (ens_csv, path("ens_member.in"), path("ens_zero.json")))
+refused([train, path("ens_zero.in")], ens_csv + ": the rows of member ens_member: the weights of the",
+        "an ensemble's mlp member on rows that all weigh 0", 2)
 for args, at in ((["--weight-column", "w"], zero_val + ": --weight-column w"),
                  (["--weight-file", path("w0.txt")], path("w0.txt") + ": --weight-file")):
     out = path("pred_zero.h5")

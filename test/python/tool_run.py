@@ -33,14 +33,25 @@ def run_ranks(mpiexec, args, ranks=1, env=None):
     return subprocess.run([str(a) for a in cmd], capture_output=True, text=True, env=env)
 
 
+# Note [MPI session directories]
+# Open MPI 4.1 keeps each job's session directory under orte_tmpdir_base (default /tmp), and every
+# program started without mpirun (a singleton: the 1-rank runs here) takes the same one,
+# /tmp/ompi.HOST.UID/jf.0/1/0. Two singletons of two tests starting at once (ctest -j, a loaded
+# machine that stretches the start) race on it: one fails in MPI_Init_thread ("A call to mkdir was
+# unable to create the desired directory ... File exists", orte_session_dir failed), exit 1, and a
+# check that had nothing to do with it fails. Each script's runs are sequential, so a session
+# directory base of its own under its scratch folder (the build tree) keeps the tests apart.
+
+
 def tool_script(argv):
     """A script run as SCRIPT BUILD MPIEXEC SCRATCH: returns (apps, scratch, run), where apps(name) is
     BUILD/apps/NAME, scratch a fresh empty folder and run(args, ranks=1) runs args on that many
-    ranks, one thread each (run_ranks)."""
+    ranks, one thread each (run_ranks), with Open MPI's session directories in SCRATCH/ompi (Note
+    [MPI session directories])."""
     build, mpiexec, scratch = argv[1], argv[2], argv[3]
     shutil.rmtree(scratch, ignore_errors=True)
-    os.makedirs(scratch)
-    env = dict(os.environ, OMP_NUM_THREADS="1")
+    os.makedirs(os.path.join(scratch, "ompi"))
+    env = dict(os.environ, OMP_NUM_THREADS="1", OMPI_MCA_orte_tmpdir_base=os.path.join(scratch, "ompi"))
     return (lambda name: os.path.join(build, "apps", name), scratch,
             lambda args, ranks=1: run_ranks(mpiexec, args, ranks, env))
 
