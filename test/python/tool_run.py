@@ -33,14 +33,9 @@ def run_ranks(mpiexec, args, ranks=1, env=None):
     return subprocess.run([str(a) for a in cmd], capture_output=True, text=True, env=env)
 
 
-# Note [MPI session directories]
-# Open MPI 4.1 keeps each job's session directory under orte_tmpdir_base (default /tmp), and every
-# program started without mpirun (a singleton: the 1-rank runs here) takes the same one,
-# /tmp/ompi.HOST.UID/jf.0/1/0. Two singletons of two tests starting at once (ctest -j, a loaded
-# machine that stretches the start) race on it: one fails in MPI_Init_thread ("A call to mkdir was
-# unable to create the desired directory ... File exists", orte_session_dir failed), exit 1, and a
-# check that had nothing to do with it fails. Each script's runs are sequential, so a session
-# directory base of its own under its scratch folder (the build tree) keeps the tests apart.
+# Each script's runs get Open MPI session directories under its scratch folder (Note [MPI session
+# directories] in cmake/TestSessionDirs.cmake: singletons of two tests starting at once race on one
+# under /tmp); ctest gives every test its own base too, and this keeps a script run by hand apart.
 
 
 def tool_script(argv):
