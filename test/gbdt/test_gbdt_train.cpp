@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <thread>
 
 #include "core/log.hpp"
@@ -65,6 +66,13 @@ std::string agaricus_deck(int trees = 2) {
 namespace {
 std::string lightgbm_dir() { return gbdt_test::data_dir() + "/lightgbm/"; }
 
+// A deck on LightGBM's example `name` (NAME.train, NAME.test, and with `weights` NAME.train.weight) and `settings`.
+std::string lightgbm_example_deck(const std::string& name, const std::string& settings, bool weights = false) {
+  const std::string at = lightgbm_dir() + name;
+  return "data_file " + at + ".train\n" + (weights ? "weight_file " + at + ".train.weight\n" : std::string()) +
+         "test_file " + at + ".test\n" + settings;
+}
+
 // Every rank returns once rank 0 calls it too; until then the others sleep between polls.
 void wait_for_rank0(const Comm& world) {
   MPI_Request req = MPI_REQUEST_NULL;
@@ -94,18 +102,20 @@ std::size_t expect_same_model_on_one_and_all_ranks(const std::string& text) {
   return all.res.model.trees.size();
 }
 
-// On more than one rank (Note [reference figures at one rank]): `text` with `trees` instead of its
-// num_trees 100, the same model on all ranks and on one; true when the caller is done.
-bool one_rank_figures_hold(const Comm& comm, const std::string& text, int trees) {
-  if (comm.size() == 1) return false;
+// The run of `text` (num_trees 100) whose figures a test compares with the reference tool, on one
+// rank. On more ranks (Note [reference figures at one rank]) it checks instead that `text` with 10
+// trees gives the same model on all ranks and on one, and returns nothing: the caller is done.
+std::optional<TrainRun> reference_run(const Comm& comm, const std::string& text) {
+  if (comm.size() == 1) return train_deck(text, comm);
+  const int trees = 10;
   const std::string full = "num_trees 100\n";
   const std::size_t at = text.find(full);
   EXPECT_NE(at, std::string::npos) << text;
-  if (at == std::string::npos) return true;
+  if (at == std::string::npos) return std::nullopt;
   EXPECT_GE(expect_same_model_on_one_and_all_ranks(std::string(text).replace(at, full.size(),
                                                                              strf("num_trees %d\n", trees))),
             static_cast<std::size_t>(trees));
-  return true;
+  return std::nullopt;
 }
 }  // namespace
 
@@ -141,17 +151,16 @@ TEST(GbdtTrain, RawThresholdPredictionEqualsTrainingMargins) {
 TEST(GbdtTrain, BinaryExampleAuc) {
   GBDT_REQUIRE_DATA("lightgbm/binary.train");
   const Comm comm;
-  const std::string dir = lightgbm_dir();
-  const std::string text = "data_file " + dir + "binary.train\nweight_file " + dir +
-                           "binary.train.weight\ntest_file " + dir +
-                           "binary.test\n"
-                           "objective binary\ngrowth leafwise\nmax_leaves 63\nmax_depth 0\neta 0.1\n"
-                           "num_trees 100\nsubsample 0.8\ncolsample 0.8\nmin_data_in_leaf 50\n"
-                           "min_child_weight 5\nlambda_l2 0\neval_metric auc,logloss\n";
-  if (one_rank_figures_hold(comm, text, 10)) return;
-  const TrainRun r = train_deck(text, comm);
-  const double auc = value_of(r.res.history.back(), "test-auc");
-  const double ll = value_of(r.res.history.back(), "test-logloss");
+  const std::string text = lightgbm_example_deck(
+      "binary",
+      "objective binary\ngrowth leafwise\nmax_leaves 63\nmax_depth 0\neta 0.1\n"
+      "num_trees 100\nsubsample 0.8\ncolsample 0.8\nmin_data_in_leaf 50\n"
+      "min_child_weight 5\nlambda_l2 0\neval_metric auc,logloss\n",
+      true);
+  const std::optional<TrainRun> r = reference_run(comm, text);
+  if (!r) return;
+  const double auc = value_of(r->res.history.back(), "test-auc");
+  const double ll = value_of(r->res.history.back(), "test-logloss");
   Log::info(strf("binary.test after 100 trees: auc %.4f logloss %.4f (LightGBM 0.8316 / 0.5031)", auc, ll));
   EXPECT_GE(auc, 0.83);
   EXPECT_LT(ll, 0.52);
@@ -162,13 +171,13 @@ TEST(GbdtTrain, BinaryExampleAuc) {
 // score and metrics are exact global figures). Covers bagging, column sampling and validation.
 namespace {
 void expect_same_model_on_one_and_all_ranks_grown(const std::string& growth) {
-  const std::string dir = lightgbm_dir();
-  EXPECT_EQ(8u, expect_same_model_on_one_and_all_ranks("data_file " + dir + "binary.train\ntest_file " + dir +
-                                                       "binary.test\nweight_file " + dir +
-                                                       "binary.train.weight\nobjective binary\n" + growth +
-                                                       "eta 0.3\nnum_trees 8\nsubsample 0.7\ncolsample "
-                                                       "0.6\nmax_bin 63\n"
-                                                       "bin_sample_rows 3000\neval_metric auc\n"));
+  EXPECT_EQ(8u, expect_same_model_on_one_and_all_ranks(
+                    lightgbm_example_deck("binary",
+                                          "objective binary\n" + growth +
+                                              "eta 0.3\nnum_trees 8\nsubsample 0.7\ncolsample "
+                                              "0.6\nmax_bin 63\n"
+                                              "bin_sample_rows 3000\neval_metric auc\n",
+                                          true)));
 }
 }  // namespace
 
@@ -197,15 +206,14 @@ TEST(GbdtTrain, QuantizedModelIdenticalOnOneAndAllRanks) {
 TEST(GbdtTrain, MulticlassLoglossNearLightGBM) {
   GBDT_REQUIRE_DATA("lightgbm/multiclass.train");
   const Comm comm;
-  const std::string dir = lightgbm_dir();
-  const std::string text = "data_file " + dir + "multiclass.train\ntest_file " + dir +
-                           "multiclass.test\n"
-                           "objective multiclass\nnum_class 5\ngrowth leafwise\nmax_leaves 31\nmax_depth 0\n"
-                           "eta 0.05\nnum_trees 100\nmin_data_in_leaf 20\nmin_child_weight 0.001\n"
-                           "lambda_l2 0\neval_metric mlogloss,merror\n";
-  if (one_rank_figures_hold(comm, text, 10)) return;
-  const TrainRun r = train_deck(text, comm);
-  const double ours = value_of(r.res.history.back(), "test-mlogloss");
+  const std::string text = lightgbm_example_deck(
+      "multiclass",
+      "objective multiclass\nnum_class 5\ngrowth leafwise\nmax_leaves 31\nmax_depth 0\n"
+      "eta 0.05\nnum_trees 100\nmin_data_in_leaf 20\nmin_child_weight 0.001\n"
+      "lambda_l2 0\neval_metric mlogloss,merror\n");
+  const std::optional<TrainRun> r = reference_run(comm, text);
+  if (!r) return;
+  const double ours = value_of(r->res.history.back(), "test-mlogloss");
   // Sane: far below the uniform guess log(5) = 1.609.
   EXPECT_LT(ours, 1.45);
   double lgb = -1;
@@ -214,7 +222,7 @@ TEST(GbdtTrain, MulticlassLoglossNearLightGBM) {
         std::string(HPCTRAIN_REFERENCE_PYTHON) +
         " -c \"import lightgbm as l, numpy as n; "
         "a=n.loadtxt('" +
-        dir + "multiclass.train'); b=n.loadtxt('" + dir +
+        lightgbm_dir() + "multiclass.train'); b=n.loadtxt('" + lightgbm_dir() +
         "multiclass.test'); "
         "m=l.train(dict(objective='multiclass',num_class=5,learning_rate=0.05,num_leaves=31,"
         "min_data_in_leaf=20,verbose=-1,num_threads=1,deterministic=True),l.Dataset(a[:,1:],a[:,0]),100); "
@@ -245,22 +253,21 @@ TEST(GbdtTrain, MulticlassLoglossNearLightGBM) {
 TEST(GbdtTrain, BinaryAucMatchesLightGBM) {
   GBDT_REQUIRE_DATA("lightgbm/binary.train");
   const Comm comm;
-  const std::string dir = lightgbm_dir();
-  const std::string text = "data_file " + dir + "binary.train\ntest_file " + dir +
-                           "binary.test\n"
-                           "objective binary\ngrowth leafwise\nmax_leaves 63\nmax_depth 0\neta 0.1\n"
-                           "num_trees 100\nlambda_l2 0\nalpha_l1 0\nmin_split_gain 0\nmax_bin 255\n"
-                           "min_data_in_leaf 0\nmin_child_weight 5\nsubsample 1\ncolsample 1\n"
-                           "base_score auto\neval_metric auc\n";
-  if (one_rank_figures_hold(comm, text, 10)) return;
-  const TrainRun r = train_deck(text, comm);
-  const double ours = value_of(r.res.history.back(), "test-auc");
+  const std::string text = lightgbm_example_deck(
+      "binary",
+      "objective binary\ngrowth leafwise\nmax_leaves 63\nmax_depth 0\neta 0.1\n"
+      "num_trees 100\nlambda_l2 0\nalpha_l1 0\nmin_split_gain 0\nmax_bin 255\n"
+      "min_data_in_leaf 0\nmin_child_weight 5\nsubsample 1\ncolsample 1\n"
+      "base_score auto\neval_metric auc\n");
+  const std::optional<TrainRun> r = reference_run(comm, text);
+  if (!r) return;
+  const double ours = value_of(r->res.history.back(), "test-auc");
   EXPECT_GE(ours, 0.83);
 
   // Our cut points (the ones train() used: same data, max_bin, sample size and seed).
   const BoostParams p = params_from_deck(gbdt_test::deck(text));
-  const BinCuts cuts = compute_cuts(r.train.x, r.train.rows, static_cast<int>(r.train.cols), r.train.first_row,
-                                    r.train.global_rows, p.max_bin, p.bin_sample_rows, p.seed, comm);
+  const BinCuts cuts = compute_cuts(r->train.x, r->train.rows, static_cast<int>(r->train.cols), r->train.first_row,
+                                    r->train.global_rows, p.max_bin, p.bin_sample_rows, p.seed, comm);
   std::string spec =
       "{\"num_trees\": 100, \"params\": {\"objective\": \"binary\", \"learning_rate\": 0.1, \"num_leaves\": 63, "
       "\"max_depth\": -1, \"lambda_l2\": 0, \"lambda_l1\": 0, \"min_gain_to_split\": 0, \"max_bin\": 255, "
@@ -279,10 +286,10 @@ TEST(GbdtTrain, BinaryAucMatchesLightGBM) {
   // Rank 0 runs LightGBM on the whole test file and scores its margins against every rank's test
   // rows gathered in rank order (the shards are contiguous); the verdict is shared so that every
   // rank asserts the same.
-  const std::vector<float> all_y = comm.gather_to_root(r.test.y), all_w = comm.gather_to_root(r.test.w);
+  const std::vector<float> all_y = comm.gather_to_root(r->test.y), all_w = comm.gather_to_root(r->test.w);
   const std::string cmd = std::string(HPCTRAIN_REFERENCE_PYTHON) + " " + hpct::test::source_dir() +
-                          "/test/python/lightgbm_binary.py " + spec_file + " " + dir + "binary.train " + dir +
-                          "binary.test";
+                          "/test/python/lightgbm_binary.py " + spec_file + " " + lightgbm_dir() + "binary.train " +
+                          lightgbm_dir() + "binary.test";
   // outcome: 0 ran, 77 LightGBM not importable, 1 failed; stray: thresholds not among our cuts.
   double outcome[4] = {1, -1, -1, -1};  // outcome, stray, margins, LightGBM's AUC
   if (comm.rank() == 0) {
@@ -304,7 +311,7 @@ TEST(GbdtTrain, BinaryAucMatchesLightGBM) {
                  << ours << ")";
   ASSERT_EQ(outcome[0], 0) << cmd << " failed";
   EXPECT_EQ(outcome[1], 0) << "LightGBM split at thresholds that are not our cut points: the bins differ";
-  ASSERT_EQ(static_cast<long long>(outcome[2]), comm.sum(static_cast<long long>(r.test.rows)));
+  ASSERT_EQ(static_cast<long long>(outcome[2]), comm.sum(static_cast<long long>(r->test.rows)));
   const double lgb = outcome[3];
   Log::info(strf("binary.test auc at matched settings: ours %.4f, LightGBM %.4f", ours, lgb));
   EXPECT_LE(std::fabs(ours - lgb), 0.002) << "ours " << ours << ", LightGBM " << lgb;

@@ -270,47 +270,55 @@ refused([train, *deck("cw_mse", "mse", path("mse.csv"), "class_weights=balanced"
         "class_weights: weighs the classes of loss cross_entropy or bce, not loss mse", "class_weights with mse")
 refused([train, *deck("cw_neg", "cross_entropy", csv, "class_weights=1,-2,1")],
         "class_weights: '-2' is not a weight", "a negative class weight")
-# Note [zero total weight]: validation rows that all weigh 0 are refused at load (2 ranks: agreed),
-# by the validation_file's column, validation_weight_file, weight_file's held-out rows, class_weights.
+# Note [zero total weight]: rows that all weigh 0 are refused at load (2 ranks: agreed), naming where the
+# weights come from: validation rows by the validation_file's column, validation_weight_file, weight_file's
+# held-out rows or class_weights; training rows (every step's loss 0: nothing learnt) alike, once the first
+# epoch's rows load (every rank's rows count: one rank's may all weigh 0 and train).
+def zeros_file(name, rows):
+    """A weight file of `rows` zeros; its path."""
+    with open(path(name), "w") as f:
+        f.write("0\n" * rows)
+    return path(name)
+
+
+def refused_zero(name, loss, train_csv, settings, source, rows, what, ranks=1, **files):
+    refused([train, *deck(name, loss, train_csv, *settings, **files)],
+            "%s: the weights of the %s are all 0" % (source, rows), what, ranks)
+
+
 zero_val = write("zero_val.csv", val.assign(w=0.0), "kind")
-refused([train, *deck("zero_col", "cross_entropy", csv, val_csv=zero_val)],
-        zero_val + ": weight_column 'w': the weights of the %d validation rows are all 0" % VAL,
-        "a validation weight column of zeros", 2)
-with open(path("w0.txt"), "w") as f:
-    f.write("0\n" * VAL)
-refused([train, *deck("zero_vwf", "cross_entropy", csv0, "weight_file=" + path("w.txt"),
-                      "validation_weight_file=" + path("w0.txt"), weight="", val_csv=path("none_val.csv"))],
-        path("w0.txt") + ": validation_weight_file: the weights of the %d validation rows are all 0" % VAL,
-        "a validation_weight_file of zeros")
+val_csv, none_val = path("cross_entropy_val.csv"), path("none_val.csv")
+zero_train = write("zero_train.csv", data.assign(w=0.0), "kind")
 with open(path("w_tail0.txt"), "w") as f:
     f.write("\n".join("0" if i >= N - N // 4 else "%g" % v for i, v in enumerate(data["w"])) + "\n")
-refused([train, *deck("zero_tail", "cross_entropy", csv0, "weight_file=" + path("w_tail0.txt"), weight="")],
-        path("w_tail0.txt") + ": weight_file: the weights of the %d held-out rows (validation_fraction) are all 0"
-        % (N // 4), "weight_file's held-out rows all 0")
 one_class = val[val["kind"] == "most"]  # validation rows of one class, weighed 0 by class_weights
 zero_cw = write("zero_cw_val.csv", one_class, "kind", weights=False)
-refused([train, *deck("zero_cw", "cross_entropy", csv0, "class_weights=" + ",".join(
-            "0" if k == "most" else "1" for k in enc["classes"]), weight="", val_csv=zero_cw)],
-        zero_cw + ": class_weights: the weights of the %d validation rows are all 0" % len(one_class),
-        "class_weights that weigh every validation row 0")
-# Training rows that all weigh 0 (every step's loss 0: nothing learnt) are refused alike, once the
-# first epoch's rows load; 2 ranks: every rank's rows count (one rank's may all weigh 0 and train).
-val_csv = path("cross_entropy_val.csv")
-zero_train = write("zero_train.csv", data.assign(w=0.0), "kind")
-refused([train, *deck("zero_tcol", "cross_entropy", zero_train, val_csv=val_csv)],
-        zero_train + ": weight_column 'w': the weights of the %d training rows are all 0" % N,
-        "a training weight column of zeros", 2)
-with open(path("w0_train.txt"), "w") as f:
-    f.write("0\n" * N)
-refused([train, *deck("zero_twf", "cross_entropy", csv0, "weight_file=" + path("w0_train.txt"),
-                      "validation_weight_file=" + path("wv.txt"), weight="", val_csv=path("none_val.csv"))],
-        path("w0_train.txt") + ": weight_file: the weights of the %d training rows are all 0" % N,
-        "a training weight_file of zeros")
 misses = write("misses.csv", data[data["hit"] == 0], "hit", weights=False)  # bce: every target 0
-refused([train, *deck("zero_tcw", "bce", misses, "class_weights=0,1", weight="",
-                      val_csv=write("bce_none_val.csv", val, "hit", weights=False))],
-        misses + ": class_weights: the weights of the %d training rows are all 0" % (data["hit"] == 0).sum(),
-        "class_weights that weigh every training row 0", 2)
+no_weights = {"weight": ""}
+for name, loss, train_csv, settings, files, source, rows, what, ranks in (
+        ("zero_col", "cross_entropy", csv, [], {"val_csv": zero_val}, zero_val + ": weight_column 'w'",
+         "%d validation rows" % VAL, "a validation weight column of zeros", 2),
+        ("zero_vwf", "cross_entropy", csv0, ["weight_file=" + path("w.txt"),
+                                             "validation_weight_file=" + zeros_file("w0.txt", VAL)],
+         dict(no_weights, val_csv=none_val), path("w0.txt") + ": validation_weight_file", "%d validation rows" % VAL,
+         "a validation_weight_file of zeros", 1),
+        ("zero_tail", "cross_entropy", csv0, ["weight_file=" + path("w_tail0.txt")], no_weights,
+         path("w_tail0.txt") + ": weight_file", "%d held-out rows (validation_fraction)" % (N // 4),
+         "weight_file's held-out rows all 0", 1),
+        ("zero_cw", "cross_entropy", csv0, ["class_weights=" + ",".join(
+            "0" if k == "most" else "1" for k in enc["classes"])], dict(no_weights, val_csv=zero_cw),
+         zero_cw + ": class_weights", "%d validation rows" % len(one_class),
+         "class_weights that weigh every validation row 0", 1),
+        ("zero_tcol", "cross_entropy", zero_train, [], {"val_csv": val_csv}, zero_train + ": weight_column 'w'",
+         "%d training rows" % N, "a training weight column of zeros", 2),
+        ("zero_twf", "cross_entropy", csv0, ["weight_file=" + zeros_file("w0_train.txt", N),
+                                             "validation_weight_file=" + path("wv.txt")],
+         dict(no_weights, val_csv=none_val), path("w0_train.txt") + ": weight_file", "%d training rows" % N,
+         "a training weight_file of zeros", 1),
+        ("zero_tcw", "bce", misses, ["class_weights=0,1"],
+         dict(no_weights, val_csv=write("bce_none_val.csv", val, "hit", weights=False)), misses + ": class_weights",
+         "%d training rows" % (data["hit"] == 0).sum(), "class_weights that weigh every training row 0", 2)):
+    refused_zero(name, loss, train_csv, settings, source, rows, what, ranks, **files)
 one = write("one_train.csv", data.assign(w=[1.0] + [0.0] * (N - 1)), "kind")
 r = run([train, *deck("one_w", "cross_entropy", one, val_csv=val_csv)], 2)
 check(r.returncode == 0, "one training row of weight 1 trains on 2 ranks (one rank's rows all 0): " + r.stderr[-300:])
