@@ -90,8 +90,15 @@ TableOptions parse_table_options(int argc, char** argv) {
     } else if (a == "--weight-file") {
       o.weight_file = next();
       o.settings += "weight_file " + o.weight_file + "\n";
-    } else if (a == "--libsvm-base") o.settings += "libsvm_base " + next() + "\n";
-    else if (a == "--libsvm-absent") {
+    } else if (a == "--libsvm-base") {
+      // Checked here, not as the deck line it becomes, so that the message names the option.
+      const std::string base = next();
+      if (base != "0" && base != "1")
+        throw Error("predict: --libsvm-base '" + base +
+                        "': must be 0 or 1 (the id of a LibSVM file's first feature)",
+                    ExitCode::bad_input);
+      o.settings += "libsvm_base " + base + "\n";
+    } else if (a == "--libsvm-absent") {
       o.libsvm_absent = next();
       o.settings += "libsvm_absent " + o.libsvm_absent + "\n";
     } else if (a == "--inputs-dataset") o.settings += "inputs_dataset " + next() + "\n";

@@ -1,6 +1,8 @@
 // predict's tables for network weights files (see predict_tables.hpp).
 #include "predict_tables.hpp"
 
+#include <initializer_list>
+
 #include "core/error.hpp"
 #include "io/hdf5.hpp"
 #include "train/table_inputs.hpp"
@@ -44,6 +46,21 @@ std::shared_ptr<const Dataset> open_table(const TableRequest& o, io::TextFormat 
   return encoded_table(table, encoding);
 }
 
+// One of the weights file's LibSVM reading attributes: `absent` when the file has none (it predates
+// the key), else one of `allowed`; any other value is a damaged or foreign file, refused rather than
+// read as some default.
+std::string reading_attr(const h5::File& f, const std::string& file, const std::string& key,
+                         std::initializer_list<const char*> allowed, const char* absent) {
+  if (!h5::has_attr(f, "/", key)) return absent;
+  std::string v = h5::read_attr_string(f, "/", key);
+  std::string list;
+  for (const char* a : allowed) {
+    if (v == a) return v;
+    list += std::string(list.empty() ? "\"" : " or \"") + a + "\"";
+  }
+  throw Error(file + ": attribute '" + key + "' is \"" + v + "\": must be " + list, ExitCode::bad_input);
+}
+
 // A LibSVM data file read as the model's training file was (Note [predicting from LibSVM] in
 // train/trainer_data.cpp): the weights file's libsvm_absent and libsvm_base (none: 0 and 1), as many
 // features as the model reads.
@@ -56,10 +73,8 @@ std::shared_ptr<const TextTableDataset> open_libsvm(const TableRequest& o, std::
     const h5::File f = h5::File::open_read(o.weights);
     io::TextOptions opt;
     opt.format = io::TextFormat::libsvm;
-    opt.absent_zero = !h5::has_attr(f, "/", "libsvm_absent") ||
-                      h5::read_attr_string(f, "/", "libsvm_absent") == "zero";
-    if (h5::has_attr(f, "/", "libsvm_base"))
-      opt.libsvm_base = h5::read_attr_string(f, "/", "libsvm_base") == "0" ? 0 : 1;
+    opt.absent_zero = reading_attr(f, o.weights, "libsvm_absent", {"zero", "missing"}, "zero") == "zero";
+    opt.libsvm_base = reading_attr(f, o.weights, "libsvm_base", {"0", "1"}, "1") == "0" ? 0 : 1;
     opt.num_features = static_cast<long long>(width);
     table = std::make_shared<TextTableDataset>(o.data, opt);
   });

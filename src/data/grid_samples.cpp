@@ -128,23 +128,31 @@ void GridSamples::finish(Layout layout) {
     axis_ = time_axis(times, bad, ar_ + 2 + back_, file_);
   }
   if (axis_.starts.empty() && !inputs_only_) {  // Note [future inputs]: read_future checks its own times
-    const std::string held = file_ + ": " + std::to_string(g.times) + " time steps" +
+    const std::string held = file_ + ": " + std::to_string(g.times) +
+                             (g.times == 1 ? " time step" : " time steps") +
                              (axis_.gaps ? " with " + std::to_string(axis_.gaps) + " gaps" : std::string());
     if (steps_option_.empty())
       throw Error(held + "; a sample needs ar_steps + 2 = " + std::to_string(ar_ + 2) +
                       (axis_.gaps ? " consecutive steps" : ""),
                   ExitCode::bad_input);
-    // wxeval: the times one initial time needs, and the most its option may ask of this file.
+    // wxeval: the times one initial time needs, and the most its option may ask of this file; when
+    // not even one lead fits, lowering the option cannot help, so the message asks only for times.
     const std::size_t need = ar_ + 2 + back_, fits = g.times > back_ + 2 ? g.times - back_ - 2 : 0;
     const std::string option = steps_option_.substr(steps_option_.rfind(' ') + 1);
+    std::string remedy = (ar_ > 1 ? "; even " + option + " 1 needs " + std::to_string(back_ + 3) +
+                                        (axis_.gaps ? " consecutive" : "") + " times"
+                                  : std::string()) +
+                         ": give a file with more times";
+    if (fits > 0)
+      remedy = (axis_.gaps ? std::string() : ": at most " + std::to_string(fits) + " fit here") + "; lower " +
+               option + " or give a file with more times";
     throw Error(held + "; " + steps_text() + " needs " + std::to_string(need) + (axis_.gaps ? " consecutive" : "") +
-                    " times from an initial time t (t - 1, t, the " + std::to_string(ar_) + " leads" +
+                    " times from an initial time t (t - 1, t, " +
+                    (ar_ == 1 ? "the lead" : "the " + std::to_string(ar_) + " leads") +
                     (back_ ? " and the " + std::to_string(back_) + " steps before t - 1 that " +
                                  (day_before_ ? "state_day_before" : "tendency_day_before") + " reads"
                            : std::string()) +
-                    ")" +
-                    (fits > 0 && !axis_.gaps ? ": at most " + std::to_string(fits) + " fit here" : std::string()) +
-                    "; lower " + option + " or give a file with more times",
+                    ")" + remedy,
                 ExitCode::bad_input);
   }
   statics_ = g.statics;

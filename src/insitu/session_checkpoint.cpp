@@ -61,13 +61,16 @@ void InsituModel::load(const std::string& where) {
       path = c.front();
     }
     const CheckpointState head = inspect_checkpoint(path);
-    // Configurations compare in their normalised form: files from before Note [stored
-    // configuration] (models/registry.hpp) stored other key names for the same model.
-    if (head.model_family != model_->family() ||
-        normalised_config(*find_model_family(head.model_family), head.model_config) !=
-            normalised_config(*find_model_family(head.model_family), model_->config_string()))
-      throw InsituError(Status::shape, path + ": holds a " + head.model_family + " model '" +
-                                           clip_for_log(head.model_config, 120) + "', this model is " +
+    // Configurations compare key by key in their normalised form (files from before Note [stored
+    // configuration] stored other key names for the same model), and a key the file lacks is newer
+    // than it: the model's value holds (Note [keys added later] in models/registry.cpp).
+    const std::string differs = head.model_family != model_->family()
+                                    ? "model: '" + head.model_family + "' stored, '" + model_->family() + "' now"
+                                    : config_difference(*find_model_family(head.model_family), head.model_config,
+                                                        model_->config_string());
+    if (!differs.empty())
+      throw InsituError(Status::shape, path + ": holds another model (" + differs + "): a " + head.model_family +
+                                           " model '" + clip_for_log(head.model_config, 120) + "', this model is " +
                                            model_->family() + " '" + clip_for_log(model_->config_string(), 120) +
                                            "'");
     const auto counters = head.extra.find(kCounters);

@@ -120,6 +120,31 @@ std::string normalised_config(const ModelFamily& f, const std::string& config) {
   return parse_config(f, config, "config").settings();
 }
 
+// Note [keys added later]
+// A model's config_string writes every key of its family's config schema, so a key missing from a
+// stored configuration was declared after the file was written (e.g. the mlp's label_smoothing,
+// Note [stored label smoothing]). Read for rebuilding a model it takes its default, the behaviour
+// of the code that wrote the file; compared with a model that takes the file over (an in-situ
+// checkpoint loaded into a model built from today's deck) it is not recorded, and the deck's value
+// holds, the rule of train's resume for deck keys newer than the checkpoint (train/resume.cpp).
+// Comparing defaults instead refused every such file whose deck sets the new key. A new key that
+// changes the parameters' sizes still meets read_checkpoint's check of the stored parameter count.
+std::string config_difference(const ModelFamily& f, const std::string& stored, const std::string& current) {
+  const deck::Deck old = parse_config(f, stored, "stored config");
+  const deck::Deck now = parse_config(f, current, "config");
+  // settings(): every key in schema order as key=value, values in their normalised form, no spaces.
+  std::istringstream a(old.settings()), b(now.settings());
+  std::string sa, sb;
+  for (const deck::KeySpec& k : old.schema().keys()) {
+    a >> sa;
+    b >> sb;
+    if (!old.is_set(k.name) || sa == sb) continue;
+    const std::size_t value = k.name.size() + 1;  // after "key="
+    return k.name + ": '" + sa.substr(value) + "' stored, '" + sb.substr(value) + "' now";
+  }
+  return {};
+}
+
 std::unique_ptr<Model> model_from_config(const std::string& family, const std::string& config, int capacity,
                                          const std::string& origin) {
   const ModelFamily* f = find_model_family(family);

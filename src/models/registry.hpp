@@ -99,6 +99,11 @@ deck::Deck parse_config(const ModelFamily& f, const std::string& config, const s
 // The configuration with today's key names, every key in schema order: two configurations of a
 // family describe the same model exactly when their normalised forms are equal.
 std::string normalised_config(const ModelFamily& f, const std::string& config);
+// Note [keys added later]: "" when the model configured by `current` (a model's config_string)
+// can take over a stored configuration, else the first key that differs ("key: 'stored' stored,
+// 'current' now"). Keys the stored configuration lacks were added after it was written: not
+// recorded, so the current value holds, as train's resume takes a deck key newer than its checkpoint.
+std::string config_difference(const ModelFamily& f, const std::string& stored, const std::string& current);
 // Rebuilds a model of the named family from its stored configuration (parameters uninitialised).
 std::unique_ptr<Model> model_from_config(const std::string& family, const std::string& config, int capacity,
                                          const std::string& origin);

@@ -12,6 +12,9 @@ hpctrain_program_test(test_capi_split RANKS 2 TIMEOUT 60 LABELS "mpi;capi")
 hpctrain_test(test_insitu_equivalence SOURCES capi/test_insitu_equivalence.cpp LIBS hpctrain_capi_static
               LABELS "mpi;capi")
 hpctrain_test(test_insitu_shard SOURCES capi/test_insitu_shard.cpp LIBS hpctrain_capi_static LABELS "mpi;capi")
+# A checkpoint's stored configuration: keys it lacks take the deck's value, recorded ones must match.
+hpctrain_test(test_insitu_checkpoint_config SOURCES capi/test_insitu_checkpoint_config.cpp LIBS hpctrain_capi_static
+              RANKS 1 LABELS "unit;capi")
 hpctrain_test(test_insitu_device_arrays SOURCES capi/test_insitu_device_arrays.cpp LIBS hpctrain_capi_static RANKS 1
               LABELS "unit;capi")
 # Install, then build and run programs against the installed package (CMake config and pkg-config).

@@ -8,8 +8,8 @@
 # inputs give the same forecast, and so does a forecast file (one initial time) as the boundary; and the
 # errors (no --boundary, a boundary or a forcing variable that does not cover the valid times, a file
 # short of the states before T, a forecast file of several initial times as boundary, bad --init,
-# leads past a day with state_day_before; a hindcast file too short for --lead-steps) exit 2 naming
-# what is missing, on 1 and 2 ranks, no file.
+# leads past a day with state_day_before; a hindcast file too short for --lead-steps, or for any lead)
+# exit 2 naming what is missing, on 1 and 2 ranks, no file.
 # usage: gnn_future.sh BUILD_DIR MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 mpiexec=$2 dir=$3 src=$4
@@ -199,6 +199,10 @@ here; lower --lead-steps or give a file with more times" "${R[@]}" --lead-steps 
 refused "a global hindcast past the file" "reduced_trunc.nc: 12 time steps; wxeval --lead-steps 40 needs 42 times \
 from an initial time t (t - 1, t, the 40 leads): at most 10 fit here; lower --lead-steps" "$dir/global.h5" \
   "$dir/g/reduced_trunc.nc" --lead-steps 40
+refused "a hindcast on one time" "one.nc: 1 time step; wxeval --lead-steps 3 needs 5 times from an initial time t \
+(t - 1, t, the 3 leads); even --lead-steps 1 needs 3 times: give a file with more times" "$dir/global.h5" \
+  "$dir/g/one.nc" --lead-steps 3
+! grep -q "lower --lead-steps" "$dir/err.log" || fail "a file too short for any lead asks for fewer leads"
 refused "a hindcast past a day" "wx_trunc.nc: derived_forcings state_day_before: wxeval --lead-steps 25 reaches \
 beyond a day" "${R[@]}" --lead-steps 25
 echo "gnn_future: ok"

@@ -145,6 +145,19 @@ TEST(Registry, LegacyConfigurationsLoad) {
   EXPECT_EQ(normalised_config(diffusion, old_text), normalised_config(diffusion, m->config_string()));
 }
 
+// Note [keys added later]: a key a stored configuration lacks is not compared, one it records is.
+TEST(Registry, KeysAddedLaterTakeTheCurrentValue) {
+  const ModelFamily& mlp = *find_model_family("mlp");
+  const std::string now = "d_in=4 d_out=3 loss=cross_entropy hidden_sizes=8 activation=relu label_smoothing=0.1";
+  EXPECT_EQ(config_difference(mlp, "d_in=4 d_out=3 loss=cross_entropy hidden_sizes=8 activation=relu", now), "");
+  EXPECT_EQ(config_difference(mlp, "d_in=4 hidden=8 d_out=3 activation=relu loss=cross_entropy", now), "");
+  EXPECT_EQ(config_difference(mlp, now, now), "");
+  EXPECT_EQ(config_difference(mlp, "d_in=4 d_out=3 loss=cross_entropy hidden=16 label_smoothing=0.1", now),
+            "hidden_sizes: '16' stored, '8' now");
+  EXPECT_EQ(config_difference(mlp, "d_in=4 d_out=3 loss=cross_entropy label_smoothing=0.30", now),
+            "label_smoothing: '0.3' stored, '0.1' now");
+}
+
 // Note [family tools]: apps/wxgen, wxeval, trajgen, smart_eval, posegen, cape_eval, diffgen and sample
 // are one line each over their family's entry; a family without the tool is an internal error (exit
 // 1 with a message), not a crash.

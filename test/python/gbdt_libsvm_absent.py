@@ -9,8 +9,8 @@ predict reads the file as training did (its ndcg@10 is train's, its scores the t
 zero-filled rows; --libsvm-absent missing changes them); the LightGBM export scores LightGBM's own
 reading of the file as predict does, the XGBoost export the zero-filled rows; an ensemble file and its
 GBDT members keep the reading for predict too. By default the trees are those of a CSV whose absent
-fields are empty (missing), and not LightGBM's. A bad value of the key, of --libsvm-absent or in a
-model file is exit 2 naming it.
+fields are empty (missing), and not LightGBM's. A bad value of the key, of --libsvm-absent or
+--libsvm-base or in a model file is exit 2 naming it.
 
 usage: gbdt_libsvm_absent.py BUILD_DIR MPIEXEC SCRATCH. Exits 77 (skipped) without lightgbm/xgboost."""
 import json
@@ -198,6 +198,11 @@ def main():
     r = run([apps("predict"), path("zero.json"), sparse, path("bad.pred"), "--libsvm-absent", "0"])
     check(r.returncode == 2 and "libsvm_absent: '0'" in r.stdout + r.stderr and not os.path.exists(path("bad.pred")),
           "predict --libsvm-absent 0: exit 2 naming libsvm_absent, no output", r.stdout[-1500:] + r.stderr[-1500:])
+    for base in ("2", "01"):  # checked as the option, not read as the nearest base
+        r = run([apps("predict"), path("zero.json"), sparse, path("bad.pred"), "--libsvm-base", base])
+        check(r.returncode == 2 and f"--libsvm-base '{base}': must be 0 or 1" in r.stdout + r.stderr
+              and not os.path.exists(path("bad.pred")), f"predict --libsvm-base {base}: exit 2 naming the option, "
+              "no output", r.stdout[-1500:] + r.stderr[-1500:])
     with open(path("odd.json"), "w") as f:
         json.dump(dict(zero, libsvm_absent="sometimes"), f)
     r = run([apps("predict"), path("odd.json"), sparse, path("odd.pred"), "--libsvm-base", "0"])

@@ -5,8 +5,9 @@ scikit-learn's dump_svmlight_file wrote (zeros dropped) takes the steps of the m
 CSV with explicit zeros, bit for bit (losses and weights); libsvm_absent missing with missing_numbers mean
 takes those of the CSV with empty cells; libsvm_absent missing with missing_numbers error exits 2 naming
 the file, line and feature id, on 2 ranks agreed; predict reads a LibSVM file as training did (the
-weights file keeps libsvm_absent and libsvm_base) and reports train's validation loss; an ensemble's
-mlp deck member reads as the ensemble deck says and its file keeps that reading for predict.
+weights file keeps libsvm_absent and libsvm_base, another value of either is refused) and reports train's
+validation loss; an ensemble's mlp deck member reads as the ensemble deck says and its file keeps that
+reading for predict.
 usage: mlp_libsvm.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
 import json
 import os
@@ -129,6 +130,21 @@ for name, absent in (("svm", "zero"), ("svm_missing", "missing")):
     check((abs(old - val_loss) <= 1e-6) == (absent == "zero"),
           f"{name}: a weights file without the keys reads absent entries as 0: loss {old:.6f} "
           f"(trained reading {val_loss:.6f})")
+# A weights file's reading attribute of another value is refused naming the file, the attribute and
+# its value (not read as some default), on 2 ranks agreed, with no output.
+for key, value, ranks in (("libsvm_base", "2", 1), ("libsvm_absent", "sometimes", 2)):
+    odd = path(f"odd_{key}.h5")
+    with h5py.File(path("svm.h5"), "r") as src, h5py.File(odd, "w") as dst:
+        for k in src:
+            src.copy(k, dst)
+        for k, v in src.attrs.items():
+            dst.attrs[k] = v
+        dst.attrs[key] = np.bytes_(value)
+    r = run([apps("predict"), odd, path("v.svm"), path("p_odd.h5")], ranks)
+    allowed = '"0" or "1"' if key == "libsvm_base" else '"zero" or "missing"'
+    said = f"{odd}: attribute '{key}' is \"{value}\": must be {allowed}"
+    check(r.returncode == 2 and said in r.stdout + r.stderr and not os.path.exists(path("p_odd.h5")),
+          f"a weights file's {key} {value} ({ranks} rank(s)): exit {r.returncode}: " + (r.stdout + r.stderr)[-300:])
 r = run([apps("predict"), path("svm.h5"), path("v.svm"), path("p_w.h5"), "--weight-column", "1"])
 check(r.returncode == 2 and "is LibSVM: give its weights in --weight-file" in r.stdout + r.stderr
       and not os.path.exists(path("p_w.h5")), "predict --weight-column on LibSVM: exit %d" % r.returncode)
