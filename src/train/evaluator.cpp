@@ -52,9 +52,12 @@ void fill_consecutive(const View1<std::uint64_t>& ids, std::uint64_t first, std:
 // chunk). Model::evaluate_chunks returns each chunk's metric sums, each reduced over its chunk's
 // rows alone by the kernel a batch of that chunk alone runs (the mlp's evaluate is its one chunk).
 // So every chunk's sums, and all that is gathered and added from them above, are the bits of one
-// micro-batch per chunk, at every rank count (test_rank_invariant_validation compares both). Batch
-// norm (conv nets: running statistics in evaluation, but oneDNN's kernels may pick another method
-// for another batch size) and attention across rows keep one micro-batch per chunk.
+// micro-batch per chunk, at every rank count (test_rank_invariant_validation compares both). The
+// conv nets evaluate rows alone too (batch norm on running statistics), but their convolutions'
+// kernels may sum in another order for another batch size: each checks a batch size's logits (cape:
+// features) against its chunks' once and fuses only where they agree (Notes [fused conv
+// validation] in models/resnet/resnet_model.cpp, [fused cape validation] in cape_model.cpp).
+// Attention across rows keeps one micro-batch per chunk.
 namespace {
 // The first of `rank`'s chunks among `ranks` (its chunks end where rank + 1's begin).
 std::uint64_t first_chunk(std::uint64_t chunks, std::uint64_t rank, std::uint64_t ranks) {

@@ -1,11 +1,13 @@
 // model cape (docs/cape.md): a training step and an evaluation allocate nothing; episodes depend only
-// on (seed, epoch, row id); and the matching head's forward and backward on random feature maps are
+// on (seed, epoch, row id); validation's fused chunks (Note [fused cape validation]) have the bits
+// of each chunk alone; and the matching head's forward and backward on random feature maps are
 // written to cape_head_parity.h5 for test/python/cape_head_parity.py (PyTorch on the same inputs).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -162,6 +164,48 @@ TEST(Cape, BlockedActivationsMatchNchw) {
     ASSERT_EQ(v[1].size(), v[0].size());
     for (std::size_t i = 0; i < v[0].size(); ++i)
       ASSERT_NEAR(v[1][i], v[0][i], 1e-5 * scale + 1e-4 * std::abs(v[0][i])) << "element " << i;
+  }
+}
+
+// 14 episodes in chunks of 4 (the last of 2), on gemm (cape's default) and on oneDNN with blocked
+// activations, after two training steps have moved the running statistics: evaluate_chunks gives
+// each chunk's loss, PCK and copy-baseline sums the bits evaluate gives that chunk alone (as another
+// rank, or one micro-batch per chunk, holds it), fused where the backbone allows it (oneDNN here)
+// and chunk by chunk where not.
+TEST(Cape, FusedValidationChunksAsEachChunkAlone) {
+  const int n = 14, rows = 4, views = 3, side = 32, K = 5;
+  const Data d = make_data(n, views, side, K);
+  const std::size_t image = static_cast<std::size_t>(views) * 3 * side * side,
+                    kp = static_cast<std::size_t>(views) * K * 3;
+  for (const char* choice : {"gemm", "onednn"}) {
+    const bool onednn = std::strcmp(choice, "onednn") == 0;
+    if (onednn && !nn::conv_algorithm_available(nn::ConvAlgorithm::onednn)) continue;
+    cape::CapeConfig c = small_config(views, side, K);
+    if (onednn) c.backbone.base_width = 16;
+    cape::CapeModel m(c, n);
+    m.store().initialize(1);
+    m.set_conv_algorithm(choice, false);
+    for (int step = 0; step < 2; ++step) m.accumulate_gradients(d.batch(n, step, views, side, K), n);
+    std::vector<double> fused(static_cast<std::size_t>((n + rows - 1) / rows) * 3, 0.0);
+    m.evaluate_chunks(d.batch(n, 0, views, side, K), EvalOptions{}, rows, fused.data());
+    if (onednn) {
+      EXPECT_TRUE(m.fuses(n, rows)) << "oneDNN: a batch of " << n << " gave other features than its chunks";
+      EXPECT_TRUE(m.backbone().blocked());
+    }
+    for (int first = 0, k = 0; first < n; first += rows, ++k) {
+      const std::size_t f = static_cast<std::size_t>(first),
+                        count = static_cast<std::size_t>(std::min(rows, n - first));
+      Data part = d;
+      part.images = Kokkos::subview(d.images, Kokkos::make_pair(f * image, (f + count) * image));
+      part.keypoints = Kokkos::subview(d.keypoints, Kokkos::make_pair(f * kp, (f + count) * kp));
+      part.ids = Kokkos::subview(d.ids, Kokkos::make_pair(f, f + count));
+      std::vector<double> alone(3, 0.0);
+      m.evaluate(part.batch(static_cast<int>(count), 0, views, side, K), EvalOptions{}, alone);
+      EXPECT_EQ(std::memcmp(alone.data(), fused.data() + 3 * k, 3 * sizeof(double)), 0)
+          << choice << ", chunk " << k << ": loss " << alone[0] << " alone, "
+          << fused[3 * static_cast<std::size_t>(k)] << " fused; PCK " << alone[1] << ", "
+          << fused[3 * static_cast<std::size_t>(k) + 1];
+    }
   }
 }
 

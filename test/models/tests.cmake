@@ -56,10 +56,11 @@ set_tests_properties(cli_gnn_seed001 PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV
 # The resnet family (issue 22): residual blocks through the gradient check; ResNet-18/50 against plain torch.
 hpctrain_test(test_resnet SOURCES models/test_resnet.cpp LIBS hpctrain_test_layer_check hpctrain_models RANKS 1 LABELS unit)
 hpctrain_test(test_resnet_allocation SOURCES models/test_resnet_allocation.cpp LIBS hpctrain_test_allocation_counter hpctrain_models RANKS 1 LABELS unit)
-hpctrain_test(test_resnet_parity_dump SOURCES models/dump_resnet_parity.cpp LIBS hpctrain_models RANKS 1 LABELS parity)
+hpctrain_test(test_resnet_parity_dump SOURCES models/dump_resnet_parity.cpp LIBS hpctrain_models hpctrain_optim RANKS 1
+              LABELS parity)
 set_tests_properties(test_resnet_parity_dump_np1_nt1 PROPERTIES FIXTURES_SETUP resnet_parity)
 add_test(NAME parity_resnet_torch COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/resnet_parity.py
-         parity_resnet18.h5 parity_resnet50.h5)
+         parity_resnet18.h5 parity_resnet50.h5 parity_resnet18_default.h5)
 set_tests_properties(parity_resnet_torch PROPERTIES FIXTURES_REQUIRED resnet_parity SKIP_RETURN_CODE 77
                      LABELS parity WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 # model cape (issue 22): no allocation in the step, episodes keyed by (seed, epoch, row), the matching head vs torch.

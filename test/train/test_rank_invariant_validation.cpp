@@ -4,7 +4,8 @@
 // bit (the last validation's doubles, and the val_ numbers and decisions of the metrics files byte
 // for byte), the same weights and the same best weights; also with weighted rows. Validation's
 // fused chunks (Note [fused validation]: the mlp classifier, weighted or not, an mlp regression with
-// its RMSE mapped back, the denoiser) also against one micro-batch per chunk (rank_invariant_fuse false).
+// its RMSE mapped back, the denoiser, the resnet, cape) also against one micro-batch per chunk
+// (rank_invariant_fuse false).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,7 +13,9 @@
 #include <fstream>
 #include <regex>
 
+#include "core/rng.hpp"
 #include "data/synthetic.hpp"
+#include "io/hdf5.hpp"
 #include "models/diffusion/downscaling.hpp"
 #include "models/run_family.hpp"
 #include "support/test_support.hpp"
@@ -148,30 +151,83 @@ void expect_rank_invariant(const std::string& name, bool weighted) {
   }
 }
 
+// A small image set for the resnet as data_format hdf5_images reads it: images [rows, 3, 16, 16]
+// of full-mantissa normal values (so the kernels' summation orders show in the bits), labels of 5
+// classes.
+void write_images(const std::string& path, std::uint64_t rows, std::uint64_t seed) {
+  std::vector<float> x(rows * 3 * 16 * 16);
+  std::vector<long long> y(rows);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(rng::normal(rng::hash(seed, i)));
+  for (std::uint64_t r = 0; r < rows; ++r) y[r] = static_cast<long long>(rng::hash(seed + 1, r) % 5);
+  const h5::File f = h5::File::create(path);
+  h5::write(f, "images", {rows, 3, 16, 16}, x.data());
+  h5::write(f, "labels", {rows}, y.data());
+}
+
+// Episodes for model cape as data_format hdf5_fields reads them: "images" [rows, 3 views x 3
+// channels, 32, 32] of normal values and "keypoints" [rows, 3, 4, 3] (x, y in (0.05, 0.95), the last
+// slot invisible).
+void write_episodes(const std::string& path, std::uint64_t rows, std::uint64_t seed) {
+  std::vector<float> x(rows * 9 * 32 * 32), kp(rows * 3 * 4 * 3);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(rng::normal(rng::hash(seed, i)));
+  for (std::size_t i = 0; i < kp.size(); ++i)
+    kp[i] = i % 3 == 2 ? ((i / 3) % 4 == 3 ? 0.f : 1.f)
+                       : static_cast<float>(0.05 + 0.9 * rng::uniform(rng::hash(seed + 1, i)));
+  const h5::File f = h5::File::create(path);
+  h5::write(f, "images", {rows, 9, 32, 32}, x.data());
+  h5::write(f, "keypoints", {rows, 3, 4, 3}, kp.data());
+}
+
+enum class Fused { denoiser, regression, resnet, cape };
+
+// The deck's model keys for each kind.
+std::string fused_model_keys(Fused kind) {
+  switch (kind) {
+    case Fused::denoiser:
+      return "model diffusion\ninputs_dataset context\ntargets_dataset fine\ndiffusion_hidden 32\n"
+             "time_embedding_dim 8\ndiffusion_depth 1\ndiffusion_steps 20\nepochs 3\n";
+    case Fused::regression: return "model mlp\nloss mse\nhidden_sizes 32,32\nepochs 3\n";
+    case Fused::resnet:
+      return "model resnet\ndata_format hdf5_images\nloss cross_entropy\nnum_classes 5\ntop_k 2\n"
+             "resnet_width 16\nresnet_stem small\nepochs 2\n";
+    case Fused::cape:
+      return "model cape\ndata_format hdf5_fields\nfields images, keypoints\nresnet_width 4\ncape_dim 16\nepochs "
+             "2\n";
+  }
+  return "";
+}
+
 // 1 x 48 runs 12 chunks a validation micro-batch, 2 x 24 six, 3 x 16 four, so a rank's last
 // micro-batch holds fewer chunks, and the last of these one row; all against 1 x 48 with one
-// micro-batch per chunk. The denoiser (rows_independent: training fuses too) or an mlp regression
-// (mse on a standardised label, its RMSE mapped back to the label's units).
-void expect_fused_as_unfused(const std::string& name, bool denoiser) {
+// micro-batch per chunk. The denoiser (rows_independent: training fuses too), an mlp regression
+// (mse on a standardised label, its RMSE mapped back to the label's units) or a ResNet-18 (its
+// batch norms on running statistics, Note [fused conv validation]; on the default convolutions,
+// oneDNN's with blocked activations where the build has it: width 16, 16x16 images) or cape (its
+// default gemm convolutions, width 4; episodes of 3 views of 32x32); 96 training rows for these two,
+// so the 2 epochs stay short.
+void expect_fused_as_unfused(const std::string& name, Fused kind) {
   const Comm world;
   const std::string dir = test::empty_scratch_dir(world, name);
   const std::string data = test::scratch(name + "_data.h5"), val = test::scratch(name + "_val.h5");
   if (world.rank() == 0) {
-    if (denoiser) {
+    if (kind == Fused::denoiser) {
       write_downscaling(data, kRows, 5);
       write_downscaling(val, kValRows, 11);
-    } else {
+    } else if (kind == Fused::regression) {
       write_friedman1(data, kRows, 6, 1.0, 5);
       write_friedman1(val, kValRows, 6, 1.0, 11);
+    } else if (kind == Fused::resnet) {
+      write_images(data, 96, 5);
+      write_images(val, kValRows, 11);
+    } else {
+      write_episodes(data, 96, 5);
+      write_episodes(val, kValRows, 11);
     }
   }
   world.barrier();
-  const std::string model = denoiser ? "model diffusion\ninputs_dataset context\ntargets_dataset fine\n"
-                                       "diffusion_hidden 32\ntime_embedding_dim 8\ndiffusion_depth 1\n"
-                                       "diffusion_steps 20\n"
-                                     : "model mlp\nloss mse\nhidden_sizes 32,32\n";
+  const std::string model = fused_model_keys(kind);
   const std::string deck = model + "data_file " + data + "\nvalidation_file " + val +
-                           "\nepochs 3\nseed 5\nrank_invariant true\nrank_invariant_chunk 4\n";
+                           "\nseed 5\nrank_invariant true\nrank_invariant_chunk 4\n";
   const Run unfused = train_on(1, dir, deck, {"rank_invariant_fuse=false"}, "_unfused");
   if (world.rank() == 0) {
     EXPECT_FALSE(unfused.summary.val.metrics.empty());
@@ -191,6 +247,16 @@ TEST(RankInvariantValidation, MultiRank_SameMetricsOnEveryRankCount) { expect_ra
 
 TEST(RankInvariantValidation, MultiRank_WeightedRows) { expect_rank_invariant("riv_w", true); }
 
-TEST(RankInvariantValidation, MultiRank_FusedDenoiserAsUnfused) { expect_fused_as_unfused("riv_diff", true); }
+TEST(RankInvariantValidation, MultiRank_FusedDenoiserAsUnfused) {
+  expect_fused_as_unfused("riv_diff", Fused::denoiser);
+}
 
-TEST(RankInvariantValidation, MultiRank_FusedRegressionAsUnfused) { expect_fused_as_unfused("riv_reg", false); }
+TEST(RankInvariantValidation, MultiRank_FusedRegressionAsUnfused) {
+  expect_fused_as_unfused("riv_reg", Fused::regression);
+}
+
+TEST(RankInvariantValidation, MultiRank_FusedResNetAsUnfused) {
+  expect_fused_as_unfused("riv_resnet", Fused::resnet);
+}
+
+TEST(RankInvariantValidation, MultiRank_FusedCapeAsUnfused) { expect_fused_as_unfused("riv_cape", Fused::cape); }

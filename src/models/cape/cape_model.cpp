@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -87,6 +88,25 @@ std::string CapeModel::config_string() const {
       real_text(c_.head.scale).c_str(), real_text(c_.pck_threshold).c_str());
 }
 
+void CapeModel::form_chunk_episodes(const Batch& b, int rows) {
+  form_episodes(b, false);  // the rows' checks (the images' and keypoints' sizes)
+  const BackboneConfig& bc = c_.backbone;
+  const std::size_t image = static_cast<std::size_t>(bc.channels) * bc.height * bc.width;
+  const std::size_t K = static_cast<std::size_t>(c_.head.keypoints), V = static_cast<std::size_t>(c_.views);
+  const float *data = b.get("images").data(), *kp = b.get("keypoints").data();
+  for (int first = 0; first < b.n; first += rows) {
+    const std::size_t m = static_cast<std::size_t>(std::min(rows, b.n - first)),
+                      f = static_cast<std::size_t>(first);
+    const auto part = [](const auto& v, std::size_t at, std::size_t count) {
+      return Kokkos::subview(v, Kokkos::make_pair(at, at + count));
+    };
+    cape_form_episodes(part(images_, 2 * f * image, 2 * m * image), part(kp_support_, f * K * 3, m * K * 3),
+                       part(kp_query_, f * K * 3, m * K * 3), part(views_, 2 * f, 2 * m), data + f * V * image,
+                       kp + f * V * K * 3, part(b.ids, f, m), 0, kEvaluationEpoch, static_cast<int>(m), c_.views,
+                       bc.channels, bc.height * bc.width, c_.head.keypoints);
+  }
+}
+
 void CapeModel::form_episodes(const Batch& b, bool training) {
   const BackboneConfig& bc = c_.backbone;
   const Tensor<float> data = b.get("images"), kp = b.get("keypoints");
@@ -152,14 +172,14 @@ std::vector<MetricSpec> CapeModel::metrics(const EvalOptions& o) const {
 }
 
 void CapeModel::score(int n, double& pck, double& copy_pck, std::vector<double>* each,
-                      std::vector<double>* each_copy) {
+                      std::vector<double>* each_copy, int first) {
   Kokkos::deep_copy(host_pred_, head_.predictions());
   Kokkos::deep_copy(host_support_, kp_support_);
   Kokkos::deep_copy(host_query_, kp_query_);
   const int K = c_.head.keypoints;
   for (int i = 0; i < n; ++i) {
-    const float* q = &host_query_(static_cast<std::size_t>(i) * K * 3);
-    const float* s = &host_support_(static_cast<std::size_t>(i) * K * 3);
+    const float* q = &host_query_(static_cast<std::size_t>(first + i) * K * 3);
+    const float* s = &host_support_(static_cast<std::size_t>(first + i) * K * 3);
     const float* p = &host_pred_(static_cast<std::size_t>(i) * K * 2);
     double lo_x = 1e30, hi_x = -1e30, lo_y = 1e30, hi_y = -1e30;
     int m = 0, hit = 0, copy_hit = 0;
@@ -187,6 +207,80 @@ void CapeModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<doubl
   form_episodes(b, false);
   sums[0] += head_pass(b, false, 1.0);
   score(b.n, sums[1], sums[2]);
+}
+
+// Note [fused cape validation]: Note [fused validation] (train/evaluator.cpp) and, for the
+// backbone, Note [fused conv validation] (models/resnet/resnet_model.cpp). An episode's evaluation
+// depends on its own row alone: its views and keypoints (Note [cape episodes]: keyed by the row id),
+// the backbone on two images (batch norm on running statistics), the head's kernels per episode
+// (cape_head.hpp) and PCK per episode. A fused micro-batch lays its episodes out chunk by chunk
+// (chunk k's m supports, then its m queries), so chunk k's 2m images sit as a batch of that chunk
+// alone would hold them and its features are one block; the head and the scores then run per chunk
+// on m episodes, as evaluate runs a chunk alone, and the loss and PCK sums are its bits. Whether
+// the backbone gives the block those bits in a batch of 2n images is checked on the first batch of
+// each (n, chunk) pair, bitwise against each chunk's 2m images alone; where not, the backbone runs
+// chunk by chunk for that pair.
+void CapeModel::evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums) {
+  (void)o;
+  if (b.n == 0) return;
+  if (b.n <= rows) {  // one chunk: evaluate's own layout
+    form_episodes(b, false);
+    sums[0] += head_pass(b, false, 1.0);
+    score(b.n, sums[1], sums[2]);
+    return;
+  }
+  const BackboneConfig& bc = c_.backbone;
+  const int n = b.n, K = c_.head.keypoints;
+  const std::size_t image = static_cast<std::size_t>(bc.channels) * bc.height * bc.width;
+  const std::size_t map = static_cast<std::size_t>(c_.head.dim) * c_.head.height * c_.head.width;
+  form_chunk_episodes(b, rows);
+  backbone_.set_training(false);
+  auto it = fused_verdicts_.find({n, rows});
+  if (it == fused_verdicts_.end())
+    it = fused_verdicts_.emplace(std::make_pair(n, rows), fused_as_chunks(n, rows)).first;
+  const bool fused = it->second;
+  if (fused)
+    backbone_.forward(Tensor<float>(images_.data(), Shape{2 * n, bc.channels, bc.height, bc.width}), 2 * n);
+  for (int first = 0, k = 0; first < n; first += rows, ++k) {
+    const int m = std::min(rows, n - first);
+    const std::size_t f2 = 2 * static_cast<std::size_t>(first);
+    if (!fused)
+      backbone_.forward(Tensor<float>(images_.data() + f2 * image, Shape{2 * m, bc.channels, bc.height, bc.width}),
+                        2 * m);
+    const float* f = backbone_.output().data() + (fused ? f2 * map : 0);
+    const std::size_t kp = static_cast<std::size_t>(first) * K * 3;
+    double* s = sums + static_cast<std::size_t>(k) * 3;
+    s[0] += head_.forward(f, f + static_cast<std::size_t>(m) * map, kp_support_.data() + kp, kp_query_.data() + kp,
+                          m, false, 1.0);
+    score(m, s[1], s[2], nullptr, nullptr, first);
+  }
+}
+
+bool CapeModel::fused_as_chunks(int n, int rows) {
+  const BackboneConfig& bc = c_.backbone;
+  const std::size_t image = static_cast<std::size_t>(bc.channels) * bc.height * bc.width;
+  const std::size_t map = static_cast<std::size_t>(c_.head.dim) * c_.head.height * c_.head.width;
+  // The features of `count` images from images_ row `at` on, copied to `out`.
+  const auto features = [&](std::size_t at, int count, std::vector<float>& out) {
+    out.resize(static_cast<std::size_t>(count) * map);
+    backbone_.forward(Tensor<float>(images_.data() + at * image, Shape{count, bc.channels, bc.height, bc.width}),
+                      count);
+    Kokkos::deep_copy(Kokkos::View<float*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(out.data(), out.size()),
+                      Kokkos::View<const float*, MemSpace, Kokkos::MemoryUnmanaged>(backbone_.output().data(),
+                                                                                    out.size()));
+  };
+  std::vector<float> fused, chunk;
+  features(0, 2 * n, fused);
+  bool same = true;
+  for (int first = 0; first < n && same; first += rows) {
+    const std::size_t f2 = 2 * static_cast<std::size_t>(first);
+    features(f2, 2 * std::min(rows, n - first), chunk);
+    same = std::memcmp(chunk.data(), fused.data() + f2 * map, chunk.size() * sizeof(float)) == 0;
+  }
+  Log::info(strf("  cape validation: a batch of %d episodes %s chunks of %d alone (Note [fused cape validation])",
+                 n, same ? "gives the features of its" : "does not give the features of its; chunk by chunk as",
+                 rows));
+  return same;
 }
 
 void CapeModel::run_episodes(const Batch& b, Episodes& out) {

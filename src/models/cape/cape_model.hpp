@@ -15,6 +15,9 @@
 // PCK of the copy baseline (the support's keypoints taken as the query's).
 #pragma once
 
+#include <map>
+#include <utility>
+
 #include "models/cape/cape_backbone.hpp"
 #include "models/cape/cape_head.hpp"
 #include "models/model.hpp"
@@ -40,6 +43,16 @@ class CapeModel : public Model {
   double loss_sum(const Batch& b) override;
   std::vector<MetricSpec> metrics(const EvalOptions& o) const override;
   void evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) override;
+  // Note [fused cape validation] (cape_model.cpp): episodes are evaluated alone (batch norm on
+  // running statistics, the head per episode); batch sizes whose backbone gives a chunk other bits
+  // than the chunk alone are found out and run chunk by chunk.
+  bool evaluates_rows_alone() const override { return true; }
+  void evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums) override;
+  // Whether batches of n rows in chunks of `rows` have been found to run fused (tests).
+  bool fuses(int n, int rows) const {
+    const auto it = fused_verdicts_.find({n, rows});
+    return it != fused_verdicts_.end() && it->second;
+  }
   double train_flops_per_sample() const override { return 2 * 3.0 * backbone_.forward_flops(); }
   bool collective_step() const override { return synchronised_ || tuning_.tuning(); }
 
@@ -71,10 +84,17 @@ class CapeModel : public Model {
  private:
   // Fills images_ (supports, then queries) and the keypoints of the batch's episodes.
   void form_episodes(const Batch& b, bool training);
+  // Evaluation episodes chunk by chunk (Note [fused cape validation]): chunk k's m supports then its
+  // m queries at images_ rows [2 first, 2 first + 2m), its keypoints at rows [first, first + m).
+  void form_chunk_episodes(const Batch& b, int rows);
+  // Whether the backbone's features of images_' 2n images in one batch have the bits of each
+  // chunk's 2m alone (after form_chunk_episodes).
+  bool fused_as_chunks(int n, int rows);
   double head_pass(const Batch& b, bool training, double normaliser);
   // Adds to pck and copy_pck each episode's fraction of keypoints within the threshold.
+  // The episodes' keypoints are rows [first, first + n) of kp_support_ and kp_query_.
   void score(int n, double& pck, double& copy_pck, std::vector<double>* each = nullptr,
-             std::vector<double>* each_copy = nullptr);
+             std::vector<double>* each_copy = nullptr, int first = 0);
 
   CapeConfig c_;
   int capacity_;
@@ -87,6 +107,7 @@ class CapeModel : public Model {
   ConvTuning tuning_;
   bool synchronised_ = false;
   nn::BatchNorm2d<float>::Allreduce reducer_;
+  std::map<std::pair<int, int>, bool> fused_verdicts_;  // (batch rows, chunk rows) -> fused_as_chunks
 };
 
 }  // namespace hpct::cape

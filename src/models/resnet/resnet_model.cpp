@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -119,13 +120,65 @@ std::vector<MetricSpec> ResNetModel::metrics(const EvalOptions& o) const {
 }
 
 void ResNetModel::evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) {
+  evaluate_chunks(b, o, b.n, sums.data());
+}
+
+// Note [fused conv validation]: Note [fused validation] (train/evaluator.cpp) for the resnet. In
+// evaluation batch norm normalises by its running statistics, pooling and the classifier work per
+// image, so a row's logits are a function of that row alone; whether a batch of n rows gives them
+// the bits a chunk alone gives is up to the kernels each batch size runs: oneDNN builds one
+// convolution primitive per batch size (Note [oneDNN plans]) and may choose another blocking or
+// method for another one, OpenBLAS another kernel for another GEMM shape, so no rule about the
+// library's choices is assumed. Instead each (batch rows, chunk rows) pair is checked on its first
+// batch: the fused logits against those of every chunk run alone, bitwise. The kernels' summation
+// orders depend on the shapes, not the values (the weights and images have full mantissas, so two
+// orders differ in some bit), so the verdict holds for every later batch of that pair; where it
+// fails, that pair runs chunk by chunk (one micro-batch per chunk, as unfused), and the log says
+// so. Either way each chunk's metrics are reduced over its own rows by the kernels a batch of that
+// chunk alone runs (evaluate is the one chunk of b.n rows): the bits of one micro-batch per chunk.
+void ResNetModel::evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums) {
   if (b.n == 0) return;
   net_.set_training(false);
-  const Tensor<float> y(net_.forward(images(b), b.n));
-  const Tensor<float> t = targets(b);
-  sums[0] += loss_.forward(y, t, b.n);
-  sums[1] += static_cast<double>(nn::count_top_k_hits(y, t, b.n, 1));
-  sums[2] += static_cast<double>(nn::count_top_k_hits(y, t, b.n, o.top_k));
+  const Tensor<float> x = images(b), t = targets(b);
+  bool fused = b.n <= rows;
+  if (!fused) {
+    auto it = fused_verdicts_.find({b.n, rows});
+    if (it == fused_verdicts_.end())
+      it = fused_verdicts_.emplace(std::make_pair(b.n, rows), fused_as_chunks(x, b.n, rows)).first;
+    fused = it->second;
+  }
+  const Tensor<float> all = fused ? Tensor<float>(net_.forward(x, b.n)) : Tensor<float>();
+  for (int first = 0, k = 0; first < b.n; first += rows, ++k) {
+    const int m = std::min(rows, b.n - first);
+    const Tensor<float> y = fused ? all.row_range(first, m) : Tensor<float>(net_.forward(x.row_range(first, m), m));
+    const Tensor<float> tc = t.row_range(first, m);
+    double* s = sums + static_cast<std::size_t>(k) * 3;
+    s[0] += loss_.forward(y, tc, m);
+    s[1] += static_cast<double>(nn::count_top_k_hits(y, tc, m, 1));
+    s[2] += static_cast<double>(nn::count_top_k_hits(y, tc, m, o.top_k));
+  }
+}
+
+bool ResNetModel::fused_as_chunks(const Tensor<float>& x, int n, int rows) {
+  const std::size_t classes = static_cast<std::size_t>(net_.config().classes);
+  // The first `count` rows of the logits (rows x classes, contiguous) copied to `out`.
+  const auto logits = [&](const Tensor<float>& images, int count, std::vector<float>& out) {
+    out.resize(static_cast<std::size_t>(count) * classes);
+    const auto y = net_.forward(images, count);
+    Kokkos::deep_copy(Kokkos::View<float*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(out.data(), out.size()),
+                      Kokkos::View<const float*, MemSpace, Kokkos::MemoryUnmanaged>(y.data(), out.size()));
+  };
+  std::vector<float> fused, chunk;
+  logits(x, n, fused);
+  bool same = true;
+  for (int first = 0; first < n && same; first += rows) {
+    logits(x.row_range(first, std::min(rows, n - first)), std::min(rows, n - first), chunk);
+    same = std::memcmp(chunk.data(), fused.data() + static_cast<std::size_t>(first) * classes,
+                       chunk.size() * sizeof(float)) == 0;
+  }
+  Log::info(strf("  resnet validation: a batch of %d images %s chunks of %d alone (Note [fused conv validation])",
+                 n, same ? "gives the logits of its" : "does not give the logits of its; chunk by chunk as", rows));
+  return same;
 }
 
 std::vector<NamedShape> ResNetModel::predict_inputs() const {

@@ -7,6 +7,9 @@
 // are the tuning steps of conv_algorithm auto (Note [convolution autotuning] in resnet.hpp).
 #pragma once
 
+#include <map>
+#include <utility>
+
 #include "models/model.hpp"
 #include "nn/conv_tuning.hpp"
 #include "nn/loss.hpp"
@@ -24,6 +27,16 @@ class ResNetModel : public Model {
   double loss_sum(const Batch& b) override;
   std::vector<MetricSpec> metrics(const EvalOptions& o) const override;
   void evaluate(const Batch& b, const EvalOptions& o, std::vector<double>& sums) override;
+  // Note [fused conv validation] (resnet_model.cpp): in evaluation a row's logits depend on that row
+  // alone (batch norm on its running statistics), and a batch size whose kernels give a row other
+  // bits than a chunk alone is found out and evaluated chunk by chunk.
+  bool evaluates_rows_alone() const override { return true; }
+  void evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums) override;
+  // Whether batches of n rows in chunks of `rows` have been found to run fused (tests).
+  bool fuses(int n, int rows) const {
+    const auto it = fused_verdicts_.find({n, rows});
+    return it != fused_verdicts_.end() && it->second;
+  }
   bool classifies() const override { return true; }
   Predictions predict(const Batch& b, const PredictOptions& o) override;
   std::vector<NamedShape> predict_inputs() const override;
@@ -48,6 +61,9 @@ class ResNetModel : public Model {
   Tensor<float> targets(const Batch& b) const;
   // The inputs as [n, C, H, W], checked against the configured image shape.
   Tensor<float> images(const Batch& b) const;
+  // Note [fused conv validation]: whether the evaluation-mode logits of x's n rows in one batch
+  // have the bits of its chunks of `rows` rows, each a batch alone.
+  bool fused_as_chunks(const Tensor<float>& x, int n, int rows);
 
 
   ResNet<float> net_;
@@ -56,6 +72,7 @@ class ResNetModel : public Model {
   nn::Loss<float> loss_;
   View1<float> labels_;  // capacity rows
   bool synchronised_ = false;
+  std::map<std::pair<int, int>, bool> fused_verdicts_;  // (batch rows, chunk rows) -> fused_as_chunks
 };
 
 }  // namespace hpct
