@@ -1,6 +1,7 @@
 // What the families of batch-normalised convolutional networks share (resnet, and cape, whose
-// backbone is a ResNet's stages): the check of the image field, the ResNet shape keys, the stored
-// image shape, and the batch-norm and convolution settings applied to a model once built.
+// backbone is a ResNet's stages): the check of the image field, the ResNet shape keys, the
+// convolution keys, the stored image shape, and the batch-norm and convolution settings applied to
+// a model once built.
 // Templates over the config and model types, which carry the same members in both families
 // (depth, base_width, small_stem, channels, height, width; set_reducer, synchronise_batch_norm,
 // set_conv_algorithm, set_conv_precision).
@@ -29,6 +30,25 @@ void read_resnet_shape(const deck::Deck& d, ResNetShape& c) {
 inline void require_float_images(const deck::Deck& deck, const FieldSpec& images, const std::string& reads) {
   if (images.dtype != DType::f32 || images.ragged || images.row_shape.rank != 3)
     deck.fail("data_file", reads + "; the data has " + images.describe());
+}
+
+// conv_algorithm and conv_deterministic: keys of resnet's deck section, which cape's decks read too,
+// and of cape's stored configuration (Note [stored configuration] in models/registry.hpp), declared
+// once so that the two defaults cannot part (Note [the library by default] in nn/conv_tuning.hpp).
+// Every resnet and cape weights file stores conv_algorithm (since each family's first version: the
+// deck's value, gemm by default then), so an old file runs the algorithm it names, whatever the
+// default is now; the default only fills a configuration written without the key.
+inline void declare_conv_keys(deck::Schema& s) {
+  s.add_choice("conv_algorithm", "library", {"library", "gemm", "direct", "onednn", "cudnn", "auto"},
+               "convolution algorithm: library (the build's library by a fixed rule: oneDNN on host builds, "
+               "cuDNN's heuristic on CUDA builds, else gemm), gemm (im2col + BLAS, 1x1 as a plain GEMM), direct "
+               "(Kokkos kernels), onednn "
+               "(oneDNN, host builds that found it), cudnn (cuDNN's heuristic choice, CUDA builds that found it), "
+               "or auto (each convolution times the candidates on the first steps and keeps the fastest; on CUDA "
+               "builds cuDNN's benchmark mode; the log lists the choices)");
+  s.add_bool("conv_deterministic", false,
+             "with conv_algorithm auto: choose by a fixed rule (gemm; CUDA: cuDNN's heuristic) instead of timings, "
+             "so runs repeat bitwise; cuDNN takes deterministic algorithms only");
 }
 
 // Note [stored configuration] (models/registry.hpp): the image shape the model was built for, square

@@ -46,17 +46,22 @@ std::string choose_checkpoint(const deck::Deck& deck, const Comm& comm) {
 }
 
 namespace {
+struct Resolved {
+  std::string value;
+  bool by_default = false;  // the origin "default": the deck did not set it
+};
 // key -> value of a resolved deck ("key value   # origin" lines; values may be empty).
-std::map<std::string, std::string> resolved_values(const std::string& text) {
-  std::map<std::string, std::string> out;
+std::map<std::string, Resolved> resolved_values(const std::string& text) {
+  std::map<std::string, Resolved> out;
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     const auto hash = line.find("   #");
+    const bool by_default = hash != std::string::npos && line.substr(hash + 4) == " default";
     if (hash != std::string::npos) line = line.substr(0, hash);
     const auto space = line.find(' ');
     if (space == std::string::npos) continue;
-    out[line.substr(0, space)] = line.substr(space + 1);
+    out[line.substr(0, space)] = Resolved{line.substr(space + 1), by_default};
   }
   return out;
 }
@@ -75,7 +80,7 @@ void check_resume_deck(const deck::Deck& deck, const CheckpointState& state) {
   for (const auto& key : deck.schema().keys()) {
     const auto it = old.find(key.name);
     if (it == old.end()) continue;  // a key newer than the checkpoint: its default applies
-    const std::string& before = it->second;
+    const std::string& before = it->second.value;
     const std::string& now = deck.get_string(key.name);
     if (before == now || key.name == "resume") continue;
     // A family that runs itself (trees: every key shapes the trees but the number of rounds and the
@@ -84,6 +89,15 @@ void check_resume_deck(const deck::Deck& deck, const CheckpointState& state) {
                            std::find(run->resume_free_keys.begin(), run->resume_free_keys.end(), key.name) ==
                                run->resume_free_keys.end();
     const bool fixed = fixed_keys.count(key.name) || key.section.rfind("model", 0) == 0 || own_fixed;
+    // Note [defaults changed since the checkpoint]: neither deck set the key, the default moved
+    // (conv_algorithm: gemm, then library). The checkpoint's run continues only as it ran, so the
+    // message names the line that says so rather than blaming a deck that did not change.
+    if (fixed && it->second.by_default && !deck.is_set(key.name))
+      deck.fail(key.name, "cannot change on resume: the checkpoint ran the default of its version, '" +
+                              clip_for_log(before) + "', and this version's default is '" + clip_for_log(now) +
+                              "'; set `" + key.name + " " + clip_for_log(before) +
+                              "` in the deck to resume it as it ran, or start a new run with `resume none` or "
+                              "another checkpoint_dir");
     if (fixed)
       deck.fail(key.name, "cannot change on resume (the checkpoint has '" + clip_for_log(before) + "', this run '" +
                               clip_for_log(now) +

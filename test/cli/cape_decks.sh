@@ -6,9 +6,10 @@
 #    batch norm, the same global batches and episodes) with SGD: weights within 1e-6 relative. (With
 #    AdamW the first steps divide gradients by their own magnitude: a bias whose gradient is at the
 #    rounding level moves by +-lr either way, so the ranks' different summation orders show as
-#    ~1e-5 in the weights though the losses agree to 6 digits.) oneDNN convolutions
-#    (gemm in builds without oneDNN, e.g. CUDA ones) give the same weights at both batch sizes
-#    (2.0e-8 measured), so the checks run on them rather than on the deck's timed choice (auto);
+#    ~1e-5 in the weights though the losses agree to 6 digits.) oneDNN convolutions, what the
+#    deck's default (conv_algorithm library) runs on host builds, give the same weights at both
+#    batch sizes (2.0e-8 measured); the checks name them (gemm in builds without oneDNN, e.g. CUDA
+#    ones, where library would be cuDNN);
 #  - the same 2-rank run for 2 epochs, and again as 1 epoch + checkpoint + resume: weights bitwise
 #    equal; its loss is finite and cape_eval prints the PCK table and writes the CSV and episodes;
 #    at --pck 0.05 both the model's and the copy's PCK are lower (a bad --pck is refused);
@@ -26,8 +27,8 @@ rm -rf "$dir" && mkdir -p "$dir"
 "$posegen" "$dir/again.h5" "$dir/again_test.h5" --categories 8 --test-categories 3 --rows 32 --test-rows 12 \
   --size 32 --views 3 --max-keypoints 6 > /dev/null
 h5diff "$dir/train.h5" "$dir/again.h5" && h5diff "$dir/test.h5" "$dir/again_test.h5"
-# The deck's auto chooses by timing; the checks fix the algorithm: oneDNN, or gemm in a build
-# without it (its train not linked to libdnnl).
+# The checks fix the algorithm: oneDNN (the host builds' library), or gemm in a build without it
+# (its train not linked to libdnnl).
 conv=onednn
 ldd "$train" 2>/dev/null | grep -q libdnnl || conv=gemm
 tiny=(--set data_file="$dir/train.h5" --set validation_file="$dir/test.h5" --set lr_schedule=constant

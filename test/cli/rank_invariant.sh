@@ -158,9 +158,11 @@ for family in $families; do
     "$apps/posegen" "$work/pose.h5" "$work/pose_test.h5" --categories 8 --test-categories 3 --rows 32 \
       --test-rows 12 --size 32 --views 3 --max-keypoints 6 >/dev/null || fail "posegen"
     c=(cape_quickstart.in --set data_file="$work/pose.h5" --set validation_file="$work/pose_test.h5"
-       --set sync_batch_norm=false --set conv_algorithm=gemm --set resnet_width=4 --set cape_dim=16 --set epochs=1
-       --set warmup_steps=2)
+       --set sync_batch_norm=false --set resnet_width=16 --set cape_dim=16 --set epochs=1 --set warmup_steps=2)
+    # The deck's default conv_algorithm library (oneDNN on host builds; width 16: channels that block,
+    # Note [blocked activations]), and gemm.
     on_1_2_4 cape 16 "${c[@]}"
+    on_1_2_4 capegemm 16 "${c[@]}" --set conv_algorithm=gemm --set resnet_width=4
     ;;
   *) fail "unknown family $family" ;;
   esac

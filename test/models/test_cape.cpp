@@ -167,11 +167,11 @@ TEST(Cape, BlockedActivationsMatchNchw) {
   }
 }
 
-// 14 episodes in chunks of 4 (the last of 2), on gemm (cape's default) and on oneDNN with blocked
-// activations, after two training steps have moved the running statistics: evaluate_chunks gives
-// each chunk's loss, PCK and copy-baseline sums the bits evaluate gives that chunk alone (as another
-// rank, or one micro-batch per chunk, holds it), fused where the backbone allows it (oneDNN here)
-// and chunk by chunk where not.
+// 14 episodes in chunks of 4 (the last of 2), on gemm and on oneDNN with blocked activations (the
+// default conv_algorithm library on host builds), after two training steps have moved the running
+// statistics: evaluate_chunks gives each chunk's loss, PCK and copy-baseline sums the bits evaluate
+// gives that chunk alone (as another rank, or one micro-batch per chunk, holds it), fused where the
+// backbone allows it (oneDNN here) and chunk by chunk where not.
 TEST(Cape, FusedValidationChunksAsEachChunkAlone) {
   const int n = 14, rows = 4, views = 3, side = 32, K = 5;
   const Data d = make_data(n, views, side, K);

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "core/real_text.hpp"
+#include "models/cape/cape_model.hpp"
 #include "models/registry.hpp"
+#include "nn/conv.hpp"
 #include "nn/weights_io.hpp"
 #include "support/test_support.hpp"
 
@@ -143,6 +145,36 @@ TEST(Registry, LegacyConfigurationsLoad) {
             "diffusion_steps=20 noise_schedule=linear diffusion_target=v diffusion_linear_skip=false "
             "anomaly=false diffusion_statics_linear_only=false static_columns=0");
   EXPECT_EQ(normalised_config(diffusion, old_text), normalised_config(diffusion, m->config_string()));
+}
+
+// Note [the library by default] (nn/conv_tuning.hpp): a resnet or cape deck without conv_algorithm
+// runs the build's library, and so does a stored configuration without it (models/conv_keys.hpp
+// declares the keys once for both). A cape weights file written with the old default stores
+// conv_algorithm=gemm (every version stored the key; the first one's format is below, %.17g reals
+// and no conv_deterministic) and still rebuilds with gemm convolutions, as it trained.
+TEST(Registry, ConvNetsDefaultToTheLibraryAndOldFilesKeepTheirAlgorithm) {
+  for (const std::string family : {"resnet", "cape"}) {
+    const deck::Deck deck = hpct::test::make_deck("model " + family + "\ndata_file unused.h5\n");
+    EXPECT_EQ(deck.get_string("conv_algorithm"), "library") << family;
+    EXPECT_EQ(parse_config(*find_model_family(family), "", "test").get_string("conv_algorithm"), "library")
+        << family;
+  }
+  const std::string first_version =
+      "channels=3 height=16 width=16 views=2 keypoints=4 resnet_depth=18 resnet_width=4 resnet_stem=imagenet "
+      "conv_algorithm=gemm cape_stages=2 cape_dim=8 cape_sigma=1 cape_heatmap_weight=2 "
+      "cape_similarity_scale=0.125 cape_pck_threshold=0.20000000000000001";
+  const auto algorithms = [](const std::string& config) {
+    const std::unique_ptr<Model> m = model_from_config("cape", config, 4, "old.h5");
+    return dynamic_cast<const cape::CapeModel&>(*m).conv_algorithms();
+  };
+  const std::vector<nn::ConvAlgorithm> old = algorithms(first_version);
+  ASSERT_FALSE(old.empty());
+  for (const nn::ConvAlgorithm a : old) EXPECT_EQ(a, nn::ConvAlgorithm::gemm);
+  EXPECT_NE(model_from_config("cape", first_version, 4, "old.h5")->config_string().find("conv_algorithm=gemm "),
+            std::string::npos);
+  std::string unset = first_version;  // a configuration without the key: the deck's default
+  unset.erase(unset.find("conv_algorithm=gemm "), std::string("conv_algorithm=gemm ").size());
+  for (const nn::ConvAlgorithm a : algorithms(unset)) EXPECT_EQ(a, nn::conv_algorithm_library());
 }
 
 // Note [keys added later]: a key a stored configuration lacks is not compared, one it records is.

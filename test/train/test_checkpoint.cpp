@@ -9,6 +9,7 @@
 #include "core/signals.hpp"
 #include "support/test_support.hpp"
 #include "train/checkpoint.hpp"
+#include "train/resume.hpp"
 #include "train/trainer.hpp"
 
 using namespace hpct;
@@ -179,6 +180,31 @@ TEST(Checkpoint, ModelShapeCannotChangeOnResumeButEpochsCan) {
             "start a new run with `resume none` or another checkpoint_dir");
   const RunResult more = train(comm, data, {bs, "resume=" + ckpt(dir, 40), "epochs=3"});
   EXPECT_EQ(more.summary.steps, 69u - 40u);
+}
+
+// Note [defaults changed since the checkpoint] (train/resume.cpp): a cape checkpoint written while
+// conv_algorithm defaulted to gemm, resumed by the same deck (no conv_algorithm) now that it
+// defaults to library: the refusal names the line that resumes it as it ran; with that line set it
+// resumes, and a deck that sets another value gets the usual refusal.
+TEST(Checkpoint, ADefaultChangedSinceTheCheckpointNamesTheLineThatResumesIt) {
+  const std::string deck_text = "model cape\ndata_file unused.h5\n";
+  const deck::Deck now = make_deck(deck_text);
+  CheckpointState old;
+  old.deck = now.resolved();
+  const std::string line = "conv_algorithm library   # default\n";
+  ASSERT_NE(old.deck.find(line), std::string::npos) << old.deck;
+  old.deck.replace(old.deck.find(line), line.size(), "conv_algorithm gemm   # default\n");
+  const std::string msg = error_message([&] { check_resume_deck(now, old); });
+  EXPECT_NE(msg.find("conv_algorithm: cannot change on resume: the checkpoint ran the default of its version, "
+                     "'gemm', and this version's default is 'library'; set `conv_algorithm gemm` in the deck"),
+            std::string::npos)
+      << msg;
+  EXPECT_NO_THROW(check_resume_deck(make_deck(deck_text + "conv_algorithm gemm\n"), old));
+  const deck::Deck other = make_deck(deck_text + "conv_algorithm onednn\n");
+  const std::string set_msg = error_message([&] { check_resume_deck(other, old); });
+  EXPECT_NE(set_msg.find("conv_algorithm: cannot change on resume (the checkpoint has 'gemm', this run 'onednn')"),
+            std::string::npos)
+      << set_msg;
 }
 
 TEST(Checkpoint, FailedWriteIsAnErrorOnEveryRankAndKeepsThePreviousCheckpoint) {

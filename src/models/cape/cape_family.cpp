@@ -73,9 +73,7 @@ void declare_config(deck::Schema& s) {
   s.add_int("resnet_depth", 18, 18, 50, "ResNet depth");
   s.add_int("resnet_width", 64, 1, 4096, "channels of the first stage");
   s.add_choice("resnet_stem", "imagenet", {"imagenet", "small"}, "the ResNet stem");
-  s.add_choice("conv_algorithm", "gemm", {"library", "gemm", "direct", "onednn", "cudnn", "auto"},
-               "convolution algorithm (files written before `library` existed ran gemm)");
-  s.add_bool("conv_deterministic", false, "with conv_algorithm auto: gemm by a fixed rule");
+  declare_conv_keys(s);  // as the deck declares them, the default library (models/conv_keys.hpp)
 }
 
 std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {

@@ -18,16 +18,7 @@ void declare(deck::Schema& s) {
                "pixels");
   s.add_bool("sync_batch_norm", false,
              "batch norm statistics over the global batch (all ranks): 1 rank == N ranks; off: per rank, as DDP");
-  s.add_choice("conv_algorithm", "library", {"library", "gemm", "direct", "onednn", "cudnn", "auto"},
-               "convolution algorithm: library (the build's library by a fixed rule: oneDNN on host builds, "
-               "cuDNN's heuristic on CUDA builds, else gemm), gemm (im2col + BLAS, 1x1 as a plain GEMM), direct "
-               "(Kokkos kernels), onednn "
-               "(oneDNN, host builds that found it), cudnn (cuDNN's heuristic choice, CUDA builds that found it), "
-               "or auto (each convolution times the candidates on the first steps and keeps the fastest; on CUDA "
-               "builds cuDNN's benchmark mode; the log lists the choices)");
-  s.add_bool("conv_deterministic", false,
-             "with conv_algorithm auto: choose by a fixed rule (gemm; CUDA: cuDNN's heuristic) instead of timings, "
-             "so runs repeat bitwise; cuDNN takes deterministic algorithms only");
+  declare_conv_keys(s);  // shared with cape's stored configuration (models/conv_keys.hpp)
 }
 
 ResNetConfig config_from(const deck::Deck& deck) {
