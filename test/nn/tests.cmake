@@ -45,6 +45,11 @@ hpctrain_test(test_conv_cudnn SOURCES nn/test_conv_cudnn.cpp LIBS hpctrain_nn RA
 # API (spack's onednn). Needs HPCTRAIN_ONEDNN3_PREFIX (scripts/setup --reference fetches it).
 if(NOT Kokkos_ENABLE_CUDA)
   set(onednn3 ${HPCTRAIN_ONEDNN3_PREFIX})
+  # Configured again when the prefix appears there (scripts/setup --reference after the first cmake).
+  get_filename_component(onednn3_parent ${onednn3} DIRECTORY)
+  if(IS_DIRECTORY ${onednn3_parent})
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${onednn3_parent})
+  endif()
   if(EXISTS ${onednn3}/include/oneapi/dnnl/dnnl_version.h AND EXISTS ${onednn3}/lib/libdnnl.so.3)
     add_executable(test_conv_onednn3 nn/test_conv_onednn3.cpp ${PROJECT_SOURCE_DIR}/src/nn/conv_onednn.cpp)
     target_include_directories(test_conv_onednn3 PRIVATE ${PROJECT_SOURCE_DIR}/src)
