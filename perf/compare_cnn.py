@@ -8,7 +8,7 @@ per case, repeated --repeats times (min-max of the ratios; within a repeat each 
 PyTorch back to back), with the CPU model (lscpu) and the load (uptime) before and after.
 
   .deps/benchenv/bin/python perf/compare_cnn.py [--build build] [--steps 8] [--repeats 2] [--conv-algorithm onednn]
-      [--cases resnet18,cape] [--threads 1,2] [--sizes 64] [--batch 32] [--cpu-time]
+      [--cases resnet18,cape] [--threads 1,2] [--sizes 64] [--batch 32] [--cpu-time] [--nchw] [--build2 DIR]
 
 ResNet-18 at 224x224 is about 5.5 GFLOP per sample forward + backward, so a step of batch 32 takes
 seconds on 2 cores: `--sizes 128,224 --steps 3` keeps a repeat to minutes.
@@ -23,6 +23,9 @@ from time.process_time() around its timed steps; the ratio PyTorch / ours (above
 With --nchw ours runs a second time per case with HPCTRAIN_NO_BLOCKED=1 (activations in NCHW
 between the layers instead of oneDNN's nChw16c, Note [blocked activations] in nn/conv_onednn.hpp):
 the columns "ours NCHW" and blocked / NCHW (CPU time too with --cpu-time).
+With --build2 DIR ours also runs from a second build right after the first in each case (e.g. one
+against oneDNN 3.2, scripts/setup --onednn3 with BUILD_DIR): the columns "ours 2" and 2 / ours
+(CPU time too: ours / 2, above 1: the second build needs less); each build's libdnnl is printed.
 Not a pass/fail test: timings depend on the machine and its load."""
 import argparse
 import json
@@ -181,6 +184,7 @@ def main():
     ap.add_argument("--sizes", default="64", help="comma-separated ResNet-18 image sizes (square), e.g. 64,128,224")
     ap.add_argument("--batch", type=int, default=32, help="images (cape: episodes) per step")
     ap.add_argument("--nchw", action="store_true", help="also ours with HPCTRAIN_NO_BLOCKED=1 (see above)")
+    ap.add_argument("--build2", help="also ours from this second build (see above)")
     a = ap.parse_args()
     os.makedirs(os.path.join(ROOT, "runs"), exist_ok=True)
     batch = a.batch
@@ -214,8 +218,11 @@ def main():
     cpu = sh("lscpu | grep 'Model name'")
     print(f"compare_cnn: {cpu}; {sh('nproc')} cores; torch {torch.__version__}; ours conv_algorithm "
           f"{a.conv_algorithm}; batch {batch}")
+    for b in [a.build] + ([a.build2] if a.build2 else []):
+        dnnl = sh(f"ldd {b}/apps/train | grep -o 'libdnnl[^ ]* => [^ ]*'") or "no oneDNN"
+        print(f"compare_cnn: {b}: {dnnl}")
     print(f"compare_cnn: load before: {sh('uptime')}")
-    results, cpu, flat, flat_cpu = {}, {}, {}, {}
+    results, cpu, flat, flat_cpu, second, second_cpu = {}, {}, {}, {}, {}, {}
     for r in range(a.repeats):
         for threads in map(int, a.threads.split(",")):
             torch.set_num_threads(threads)
@@ -224,6 +231,9 @@ def main():
                 resnet = case != "cape"
                 deck, sets = ("resnet_digits.in", resnet_sets[case]) if resnet else ("cape_quickstart.in", cape_sets)
                 o = ours(a.build, deck, sets, batch, a.steps, threads, case.replace("@", "_"))
+                if a.build2:
+                    second.setdefault((case, threads), []).append(
+                        ours(a.build2, deck, sets, batch, a.steps, threads, case.replace("@", "_")))
                 if a.nchw:
                     flat.setdefault((case, threads), []).append(
                         nchw(ours, a.build, deck, sets, batch, a.steps, threads, case.replace("@", "_")))
@@ -239,12 +249,18 @@ def main():
                     oc = ours_cpu(a.build, deck, sets, batch, threads, per_epoch)
                     cpu.setdefault((case, threads), []).append((oc, tc))
                     line += f"; CPU ms/step ours {1e3 * oc:7.1f}, PyTorch {1e3 * tc:7.1f}, ratio {tc / oc:5.2f}"
+                    if a.build2:
+                        second_cpu.setdefault((case, threads), []).append(
+                            ours_cpu(a.build2, deck, sets, batch, threads, per_epoch))
+                        line += f", ours 2 {1e3 * second_cpu[(case, threads)][-1]:7.1f}"
                     if a.nchw:
                         flat_cpu.setdefault((case, threads), []).append(
                             nchw(ours_cpu, a.build, deck, sets, batch, threads, per_epoch))
                         line += f", ours NCHW {1e3 * flat_cpu[(case, threads)][-1]:7.1f}"
                 if a.nchw:
                     line += f"; ours NCHW {flat[(case, threads)][-1]:7.2f} samples/s"
+                if a.build2:
+                    line += f"; ours 2 {second[(case, threads)][-1]:7.2f} samples/s"
                 print(line, flush=True)
     print(f"compare_cnn: load after: {sh('uptime')}")
     head = "| case | threads | ours samples/s | PyTorch samples/s | ours / PyTorch (min-max) |"
@@ -254,6 +270,10 @@ def main():
         head += " ours NCHW samples/s | blocked / NCHW (min-max) |"
         if a.cpu_time:
             head += " CPU ms/step ours NCHW | NCHW / blocked (min-max) |"
+    if a.build2:
+        head += " ours 2 samples/s | 2 / ours (min-max) |"
+        if a.cpu_time:
+            head += " CPU ms/step ours 2 | ours / 2 (min-max) |"
     print(head)
     print("|---" * (head.count("|") - 1) + "|")
     for (case, threads), v in sorted(results.items(), key=lambda kv: (cases.index(kv[0][0]), kv[0][1])):
@@ -273,6 +293,14 @@ def main():
                 fc = flat_cpu[(case, threads)]
                 fcr = [n / o for (o, _), n in zip(cpu[(case, threads)], fc)]
                 line += f" {1e3 * statistics.median(fc):.1f} | {min(fcr):.2f}-{max(fcr):.2f} |"
+        if a.build2:
+            b2 = second[(case, threads)]
+            br = [n / o for (o, _), n in zip(v, b2)]
+            line += f" {statistics.median(b2):.2f} | {min(br):.2f}-{max(br):.2f} |"
+            if a.cpu_time:
+                bc = second_cpu[(case, threads)]
+                bcr = [o / n for (o, _), n in zip(cpu[(case, threads)], bc)]
+                line += f" {1e3 * statistics.median(bc):.1f} | {min(bcr):.2f}-{max(bcr):.2f} |"
         print(line)
 
 

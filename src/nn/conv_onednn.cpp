@@ -5,6 +5,7 @@
 #include "nn/conv_plan_key.hpp"
 
 #if defined(HPCTRAIN_HAVE_ONEDNN)
+#include <oneapi/dnnl/dnnl_version.h>
 #include <array>
 #include <cstdlib>
 #include <initializer_list>
@@ -58,6 +59,7 @@ dnnl::stream& stream() {
 // reorder between the two.
 struct Operand {
   memory user, inner;
+  memory::desc inner_md;  // inner's, kept: oneDNN 3's get_desc() clones it on the heap per call
   dnnl::primitive reorder;
   bool reordered = false;
   std::size_t offset = 0;  // of inner in the arena, when reordered
@@ -169,6 +171,7 @@ dnnl::primitive_attr user_scratchpad() {
 void plan_input(Operand& op, const memory::desc& user_md, const memory::desc& want) {
   op.user = memory(user_md, engine(), DNNL_MEMORY_NONE);
   op.reordered = want != user_md;
+  op.inner_md = want;
   if (!op.reordered) {
     op.inner = op.user;
     return;
@@ -196,25 +199,71 @@ void plan_output(Operand& op, const memory::desc& user_md, const memory::desc& h
   op.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), have, engine(), user_md, a));
 }
 
+// A convolution's shape as oneDNN takes it: x, w, y in the layouts it may choose (any), strides,
+// dilations (0: none), the padding before and after.
+struct ConvDescArgs {
+  memory::desc x, w, y;
+  memory::dims strides, dil, pad_l, pad_r;
+};
+
+// Note [oneDNN 2 and 3]: oneDNN 3.0 removed the operation descriptors (convolution_forward::desc,
+// ...) that 2.x builds a primitive_desc from; 3.x builds the primitive_desc from the engine, the
+// memory descs and the attributes directly. Debian 12 ships 2.6.3 (libdnnl-dev) and spack's onednn
+// is 3.x, so the same source takes both: these three functions are the only version switch (the
+// rest, memory descs, reorders, post-ops and the C API's execute, is the same in both). The
+// arguments are the same and so are the primitives chosen: convolution_direct, the forward's
+// layouts as the backward passes' hint.
+using FwdPd = dnnl::convolution_forward::primitive_desc;
+using BwdDataPd = dnnl::convolution_backward_data::primitive_desc;
+using BwdWeightsPd = dnnl::convolution_backward_weights::primitive_desc;
+constexpr auto kDirect = dnnl::algorithm::convolution_direct;  // deterministic; no Winograd
+
+FwdPd forward_pd(const ConvDescArgs& a, const dnnl::primitive_attr& attr) {
+#if DNNL_VERSION_MAJOR >= 3
+  return FwdPd(engine(), dnnl::prop_kind::forward_training, kDirect, a.x, a.w, a.y, a.strides, a.dil, a.pad_l,
+               a.pad_r, attr);
+#else
+  const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, kDirect, a.x, a.w, a.y, a.strides,
+                                          a.dil, a.pad_l, a.pad_r);
+  return FwdPd(d, attr, engine());
+#endif
+}
+
+BwdDataPd backward_data_pd(const ConvDescArgs& a, const dnnl::primitive_attr& attr, const FwdPd& hint) {
+#if DNNL_VERSION_MAJOR >= 3
+  return BwdDataPd(engine(), kDirect, a.x, a.w, a.y, a.strides, a.dil, a.pad_l, a.pad_r, hint, attr);
+#else
+  const dnnl::convolution_backward_data::desc d(kDirect, a.x, a.w, a.y, a.strides, a.dil, a.pad_l, a.pad_r);
+  return BwdDataPd(d, attr, engine(), hint);
+#endif
+}
+
+BwdWeightsPd backward_weights_pd(const ConvDescArgs& a, const dnnl::primitive_attr& attr, const FwdPd& hint) {
+#if DNNL_VERSION_MAJOR >= 3
+  return BwdWeightsPd(engine(), kDirect, a.x, a.w, a.y, a.strides, a.dil, a.pad_l, a.pad_r, hint, attr);
+#else
+  const dnnl::convolution_backward_weights::desc d(kDirect, a.x, a.w, a.y, a.strides, a.dil, a.pad_l, a.pad_r);
+  return BwdWeightsPd(d, attr, engine(), hint);
+#endif
+}
+
 std::unique_ptr<Plan> make_plan(const ConvGeometry& g, Dir dir, bool accumulate, int n) {
-  const memory::dims strides = {g.stride_h, g.stride_w}, dil = {g.dil_h - 1, g.dil_w - 1};
-  const memory::dims pad_l = {g.pad_h, g.pad_w};
-  // The right padding that makes oneDNN's output size PyTorch's (floor), as ideep computes it.
-  const memory::dims pad_r = {(g.oh() - 1) * g.stride_h + (g.kh - 1) * g.dil_h + 1 - g.h - g.pad_h,
-                              (g.ow() - 1) * g.stride_w + (g.kw - 1) * g.dil_w + 1 - g.w - g.pad_w};
   const auto f32 = memory::data_type::f32;
   // Note [blocked activations]: the caller's arrays in nChw16c need no reorder when oneDNN picks it.
   const auto tag_of = [](int layout) { return layout == 16 ? Tag::nChw16c : Tag::nchw; };
   const memory::desc x_user({n, g.c_in, g.h, g.w}, f32, tag_of(g.layout_in)),
       y_user({n, g.c_out, g.oh(), g.ow()}, f32, tag_of(g.layout_out));
-  const memory::desc x_any({n, g.c_in, g.h, g.w}, f32, Tag::any),
-      y_any({n, g.c_out, g.oh(), g.ow()}, f32, Tag::any);
-  const memory::desc w_user = weights_desc(g, false), w_any = weights_desc(g, true);
+  const memory::desc w_user = weights_desc(g, false);
+  ConvDescArgs a;
+  a.x = memory::desc({n, g.c_in, g.h, g.w}, f32, Tag::any);
+  a.w = weights_desc(g, true);
+  a.y = memory::desc({n, g.c_out, g.oh(), g.ow()}, f32, Tag::any);
+  a.strides = {g.stride_h, g.stride_w}, a.dil = {g.dil_h - 1, g.dil_w - 1}, a.pad_l = {g.pad_h, g.pad_w};
+  // The right padding that makes oneDNN's output size PyTorch's (floor), as ideep computes it.
+  a.pad_r = {(g.oh() - 1) * g.stride_h + (g.kh - 1) * g.dil_h + 1 - g.h - g.pad_h,
+             (g.ow() - 1) * g.stride_w + (g.kw - 1) * g.dil_w + 1 - g.w - g.pad_w};
   const dnnl::primitive_attr attr = user_scratchpad();
-  const auto alg = dnnl::algorithm::convolution_direct;  // deterministic; no Winograd
-  const dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, alg, x_any, w_any, y_any, strides,
-                                           dil, pad_l, pad_r);
-  const dnnl::convolution_forward::primitive_desc fpd(fd, attr, engine());
+  const FwdPd fpd = forward_pd(a, attr);
   auto p = std::make_unique<Plan>();
   p->dir = dir;
   memory::desc scratch_md;
@@ -227,8 +276,7 @@ std::unique_ptr<Plan> make_plan(const ConvGeometry& g, Dir dir, bool accumulate,
     scratch_md = fpd.scratchpad_desc();
     arg_in[0] = DNNL_ARG_SRC, arg_in[1] = DNNL_ARG_WEIGHTS, arg_out = DNNL_ARG_DST;
   } else if (dir == Dir::backward_data) {
-    const dnnl::convolution_backward_data::desc bd(alg, x_any, w_any, y_any, strides, dil, pad_l, pad_r);
-    const dnnl::convolution_backward_data::primitive_desc bpd(bd, attr, engine(), fpd);
+    const BwdDataPd bpd = backward_data_pd(a, attr, fpd);
     plan_input(p->in[0], y_user, bpd.diff_dst_desc());
     plan_input(p->in[1], w_user, bpd.weights_desc());
     plan_output(p->out, x_user, bpd.diff_src_desc(), accumulate);
@@ -236,8 +284,7 @@ std::unique_ptr<Plan> make_plan(const ConvGeometry& g, Dir dir, bool accumulate,
     scratch_md = bpd.scratchpad_desc();
     arg_in[0] = DNNL_ARG_DIFF_DST, arg_in[1] = DNNL_ARG_WEIGHTS, arg_out = DNNL_ARG_DIFF_SRC;
   } else {
-    const dnnl::convolution_backward_weights::desc wd(alg, x_any, w_any, y_any, strides, dil, pad_l, pad_r);
-    const dnnl::convolution_backward_weights::primitive_desc wpd(wd, attr, engine(), fpd);
+    const BwdWeightsPd wpd = backward_weights_pd(a, attr, fpd);
     plan_input(p->in[0], x_user, wpd.src_desc());
     plan_input(p->in[1], y_user, wpd.diff_dst_desc());
     plan_output(p->out, w_user, wpd.diff_weights_desc(), true);
@@ -299,7 +346,7 @@ void point(memory& m, const float* data) {
 // the plan's place in the arena (or the buffer to keep it in) and false.
 bool place_input(Plan& p, int i, const float* user, char* base) {
   Operand& op = p.in[i];
-  const memory::desc& md = op.inner.get_desc();
+  const memory::desc& md = op.inner_md;
   const bool is_x = i == 0 && p.dir != Dir::backward_data;
   if (is_x) {
     KeptX* k = find_kept_x(user, md, p.dir == Dir::forward);

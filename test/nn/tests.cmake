@@ -40,6 +40,32 @@ hpctrain_test(test_gemm_half SOURCES nn/test_gemm_half.cpp LIBS hpctrain_nn RANK
 # cuDNN convolutions (Note [cuDNN plans]) against the gemm path on GPU builds with a GPU; the host's
 # library path (oneDNN / direct, half emulated) against it everywhere else, the GPU build's host twin included.
 hpctrain_test(test_conv_cudnn SOURCES nn/test_conv_cudnn.cpp LIBS hpctrain_nn RANKS 1 LABELS "unit;cuda")
+# The oneDNN convolutions compiled against oneDNN 3.2's headers and run on its library alone (Note
+# [oneDNN 2 and 3]), whichever oneDNN this build uses: Debian's 2.6.3 must not hide a break of the 3.x
+# API (spack's onednn). Needs HPCTRAIN_ONEDNN3_PREFIX (scripts/setup --reference fetches it).
+if(NOT Kokkos_ENABLE_CUDA)
+  set(onednn3 ${HPCTRAIN_ONEDNN3_PREFIX})
+  # Configured again when the prefix appears there (scripts/setup --reference after the first cmake).
+  get_filename_component(onednn3_parent ${onednn3} DIRECTORY)
+  if(IS_DIRECTORY ${onednn3_parent})
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${onednn3_parent})
+  endif()
+  if(EXISTS ${onednn3}/include/oneapi/dnnl/dnnl_version.h AND EXISTS ${onednn3}/lib/libdnnl.so.3)
+    add_executable(test_conv_onednn3 nn/test_conv_onednn3.cpp ${PROJECT_SOURCE_DIR}/src/nn/conv_onednn.cpp)
+    target_include_directories(test_conv_onednn3 PRIVATE ${PROJECT_SOURCE_DIR}/src)
+    target_include_directories(test_conv_onednn3 SYSTEM BEFORE PRIVATE ${onednn3}/include)
+    target_compile_definitions(test_conv_onednn3 PRIVATE HPCTRAIN_HAVE_ONEDNN=1)
+    # Kokkos for nn/conv.hpp's headers only; nothing here links the build's own oneDNN.
+    target_link_libraries(test_conv_onednn3 PRIVATE ${onednn3}/lib/libdnnl.so.3 GTest::gtest_main Kokkos::kokkos
+                                                    hpctrain_warnings)
+    add_test(NAME test_conv_onednn3 COMMAND test_conv_onednn3)
+  else()
+    add_test(NAME test_conv_onednn3 COMMAND sh -c "echo 'no oneDNN 3 in ${onednn3}: run scripts/setup \
+--reference (scripts/fetch-onednn3), then cmake again'; exit 77")
+  endif()
+  set_tests_properties(test_conv_onednn3 PROPERTIES SKIP_RETURN_CODE 77 LABELS unit PROCESSORS 1
+                       ENVIRONMENT OMP_NUM_THREADS=1 WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+endif()
 hpctrain_test(test_cnn_parity_dump SOURCES nn/dump_cnn_parity.cpp LIBS hpctrain_nn RANKS 1 LABELS parity)
 set_tests_properties(test_cnn_parity_dump_np1_nt1 PROPERTIES FIXTURES_SETUP cnn_parity)
 hpctrain_layer_parity(parity_cnn_layers_torch cnn_parity
