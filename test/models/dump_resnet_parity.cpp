@@ -51,6 +51,17 @@ void spread_batch_norm(nn::ParameterStore<float>& store) {
   Kokkos::deep_copy(store.params(), p);
 }
 
+// Both dumps' starting point: the same seeded parameters (batch norm spread) and images.
+std::vector<float> initial_parameters(nn::ParameterStore<float>& store) {
+  store.initialize(11);
+  spread_batch_norm(store);
+  return host(store.params().data(), store.count());
+}
+
+View1<float> input_images(const ResNetConfig& c, int n) {
+  return normal_view(static_cast<std::size_t>(n) * c.channels * c.height * c.width, 21);
+}
+
 std::vector<std::uint64_t> dims(std::initializer_list<int> d) {
   std::vector<std::uint64_t> r;
   for (int v : d) r.push_back(static_cast<std::uint64_t>(v));
@@ -67,11 +78,8 @@ void write_network(const h5::File& f, const ResNetConfig& c) {
 void dump(const std::string& file, const ResNetConfig& c, int n) {
   ResNet<float> net(c, n);
   auto& store = net.store();
-  store.initialize(11);
-  spread_batch_norm(store);
-  const std::vector<float> before = host(store.params().data(), store.count());
-  const std::size_t image = static_cast<std::size_t>(c.channels) * c.height * c.width;
-  const View1<float> xv = normal_view(n * image, 21);
+  const std::vector<float> before = initial_parameters(store);
+  const View1<float> xv = input_images(c, n);
   const Tensor<float> x(xv.data(), Shape{n, c.channels, c.height, c.width});
   store.zero_grads();
   net.set_training(true);
@@ -112,11 +120,8 @@ void dump_default_path(const std::string& file, const ResNetConfig& c, int n, in
   ResNetModel model(c, n);
   model.set_conv_algorithm("library", false);  // the deck's default (resnet_family.cpp)
   auto& store = model.store();
-  store.initialize(11);
-  spread_batch_norm(store);
-  const std::vector<float> before = host(store.params().data(), store.count());
-  const std::size_t image = static_cast<std::size_t>(c.channels) * c.height * c.width;
-  const View1<float> xv = normal_view(n * image, 21);
+  const std::vector<float> before = initial_parameters(store);
+  const View1<float> xv = input_images(c, n);
   View1<std::int64_t> labels("labels", static_cast<std::size_t>(n));
   auto lh = Kokkos::create_mirror_view(labels);
   for (int i = 0; i < n; ++i) lh(i) = (3 * i + 1) % c.classes;
