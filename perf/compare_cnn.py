@@ -171,6 +171,20 @@ def torch_cape(images, keypoints, batch, steps):
     return steps * batch / timed(step, steps)
 
 
+def other_columns(rates, cpus, other_rates, other_cpus, ours_over_other):
+    """Table columns for a second run of ours (NCHW, or another build) against the first: its median
+    samples/s and the min-max of the rate ratio, then (with CPU times) its median CPU ms/step and the
+    min-max of the CPU ratio; each ratio oriented so that above 1 favours the side it names first."""
+    def ratio(first, second):
+        return first / second if ours_over_other else second / first
+    rr = [ratio(o, n) for (o, _), n in zip(rates, other_rates)]
+    cols = f" {statistics.median(other_rates):.2f} | {min(rr):.2f}-{max(rr):.2f} |"
+    if other_cpus is not None:
+        cr = [ratio(n, o) for (o, _), n in zip(cpus, other_cpus)]
+        cols += f" {1e3 * statistics.median(other_cpus):.1f} | {min(cr):.2f}-{max(cr):.2f} |"
+    return cols
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -285,22 +299,12 @@ def main():
             cr = [t / o for o, t in c]
             line += (f" {1e3 * statistics.median(o for o, _ in c):.1f} | {1e3 * statistics.median(t for _, t in c):.1f} |"
                      f" {min(cr):.2f}-{max(cr):.2f} |")
-        if a.nchw:
-            f = flat[(case, threads)]
-            fr = [o / n for (o, _), n in zip(v, f)]
-            line += f" {statistics.median(f):.2f} | {min(fr):.2f}-{max(fr):.2f} |"
-            if a.cpu_time:
-                fc = flat_cpu[(case, threads)]
-                fcr = [n / o for (o, _), n in zip(cpu[(case, threads)], fc)]
-                line += f" {1e3 * statistics.median(fc):.1f} | {min(fcr):.2f}-{max(fcr):.2f} |"
-        if a.build2:
-            b2 = second[(case, threads)]
-            br = [n / o for (o, _), n in zip(v, b2)]
-            line += f" {statistics.median(b2):.2f} | {min(br):.2f}-{max(br):.2f} |"
-            if a.cpu_time:
-                bc = second_cpu[(case, threads)]
-                bcr = [o / n for (o, _), n in zip(cpu[(case, threads)], bc)]
-                line += f" {1e3 * statistics.median(bc):.1f} | {min(bcr):.2f}-{max(bcr):.2f} |"
+        if a.nchw:  # blocked / NCHW: above 1, blocked is faster (rates) or needs less CPU
+            line += other_columns(v, cpu.get((case, threads)), flat[(case, threads)],
+                                  flat_cpu.get((case, threads)) if a.cpu_time else None, ours_over_other=True)
+        if a.build2:  # build 2 / ours: above 1, the second build is faster or needs less CPU
+            line += other_columns(v, cpu.get((case, threads)), second[(case, threads)],
+                                  second_cpu.get((case, threads)) if a.cpu_time else None, ours_over_other=False)
         print(line)
 
 

@@ -209,7 +209,7 @@ struct ConvDescArgs {
 // Note [oneDNN 2 and 3]: oneDNN 3.0 removed the operation descriptors (convolution_forward::desc,
 // ...) that 2.x builds a primitive_desc from; 3.x builds the primitive_desc from the engine, the
 // memory descs and the attributes directly. Debian 12 ships 2.6.3 (libdnnl-dev) and spack's onednn
-// is 3.x, so the same source takes both: these three functions are the only version switch (the
+// is 3.x, so the same source takes both: forward_pd and backward_pd are the only version switch (the
 // rest, memory descs, reorders, post-ops and the C API's execute, is the same in both). The
 // arguments are the same and so are the primitives chosen: convolution_direct, the forward's
 // layouts as the backward passes' hint.
@@ -229,21 +229,16 @@ FwdPd forward_pd(const ConvDescArgs& a, const dnnl::primitive_attr& attr) {
 #endif
 }
 
-BwdDataPd backward_data_pd(const ConvDescArgs& a, const dnnl::primitive_attr& attr, const FwdPd& hint) {
+// The two backward passes take the same arguments in either version: P is
+// convolution_backward_data or convolution_backward_weights.
+template <class P>
+typename P::primitive_desc backward_pd(const ConvDescArgs& a, const dnnl::primitive_attr& attr, const FwdPd& hint) {
 #if DNNL_VERSION_MAJOR >= 3
-  return BwdDataPd(engine(), kDirect, a.x, a.w, a.y, a.strides, a.dil, a.pad_l, a.pad_r, hint, attr);
+  return typename P::primitive_desc(engine(), kDirect, a.x, a.w, a.y, a.strides, a.dil, a.pad_l, a.pad_r, hint,
+                                    attr);
 #else
-  const dnnl::convolution_backward_data::desc d(kDirect, a.x, a.w, a.y, a.strides, a.dil, a.pad_l, a.pad_r);
-  return BwdDataPd(d, attr, engine(), hint);
-#endif
-}
-
-BwdWeightsPd backward_weights_pd(const ConvDescArgs& a, const dnnl::primitive_attr& attr, const FwdPd& hint) {
-#if DNNL_VERSION_MAJOR >= 3
-  return BwdWeightsPd(engine(), kDirect, a.x, a.w, a.y, a.strides, a.dil, a.pad_l, a.pad_r, hint, attr);
-#else
-  const dnnl::convolution_backward_weights::desc d(kDirect, a.x, a.w, a.y, a.strides, a.dil, a.pad_l, a.pad_r);
-  return BwdWeightsPd(d, attr, engine(), hint);
+  const typename P::desc d(kDirect, a.x, a.w, a.y, a.strides, a.dil, a.pad_l, a.pad_r);
+  return typename P::primitive_desc(d, attr, engine(), hint);
 #endif
 }
 
@@ -276,7 +271,7 @@ std::unique_ptr<Plan> make_plan(const ConvGeometry& g, Dir dir, bool accumulate,
     scratch_md = fpd.scratchpad_desc();
     arg_in[0] = DNNL_ARG_SRC, arg_in[1] = DNNL_ARG_WEIGHTS, arg_out = DNNL_ARG_DST;
   } else if (dir == Dir::backward_data) {
-    const BwdDataPd bpd = backward_data_pd(a, attr, fpd);
+    const BwdDataPd bpd = backward_pd<dnnl::convolution_backward_data>(a, attr, fpd);
     plan_input(p->in[0], y_user, bpd.diff_dst_desc());
     plan_input(p->in[1], w_user, bpd.weights_desc());
     plan_output(p->out, x_user, bpd.diff_src_desc(), accumulate);
@@ -284,7 +279,7 @@ std::unique_ptr<Plan> make_plan(const ConvGeometry& g, Dir dir, bool accumulate,
     scratch_md = bpd.scratchpad_desc();
     arg_in[0] = DNNL_ARG_DIFF_DST, arg_in[1] = DNNL_ARG_WEIGHTS, arg_out = DNNL_ARG_DIFF_SRC;
   } else {
-    const BwdWeightsPd wpd = backward_weights_pd(a, attr, fpd);
+    const BwdWeightsPd wpd = backward_pd<dnnl::convolution_backward_weights>(a, attr, fpd);
     plan_input(p->in[0], x_user, wpd.src_desc());
     plan_input(p->in[1], y_user, wpd.diff_dst_desc());
     plan_output(p->out, w_user, wpd.diff_weights_desc(), true);
