@@ -234,8 +234,8 @@ FwdPd forward_pd(const ConvDescArgs& a, const dnnl::primitive_attr& attr) {
 template <class P>
 typename P::primitive_desc backward_pd(const ConvDescArgs& a, const dnnl::primitive_attr& attr, const FwdPd& hint) {
 #if DNNL_VERSION_MAJOR >= 3
-  return typename P::primitive_desc(engine(), kDirect, a.x, a.w, a.y, a.strides, a.dil, a.pad_l, a.pad_r, hint,
-                                    attr);
+  return
+      typename P::primitive_desc(engine(), kDirect, a.x, a.w, a.y, a.strides, a.dil, a.pad_l, a.pad_r, hint, attr);
 #else
   const typename P::desc d(kDirect, a.x, a.w, a.y, a.strides, a.dil, a.pad_l, a.pad_r);
   return typename P::primitive_desc(d, attr, engine(), hint);
