@@ -7,7 +7,7 @@ on random square images of each --sizes (default 64x64; photographs: 128, 224) a
 per case, repeated --repeats times (min-max of the ratios; within a repeat each case runs ours then
 PyTorch back to back), with the CPU model (lscpu) and the load (uptime) before and after.
 
-  .deps/benchenv/bin/python perf/compare_cnn.py [--build build] [--steps 8] [--repeats 2] [--conv-algorithm onednn]
+  .deps/benchenv/bin/python perf/compare_cnn.py [--build build] [--steps 8] [--repeats 2] [--conv-algorithm library]
       [--cases resnet18,cape] [--threads 1,2] [--sizes 64] [--batch 32] [--cpu-time] [--nchw] [--build2 DIR]
 
 ResNet-18 at 224x224 is about 5.5 GFLOP per sample forward + backward, so a step of batch 32 takes
@@ -190,8 +190,9 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--conv-algorithm", default="onednn", choices=["gemm", "direct", "onednn"],
-                    help="our convolutions (a fixed one: auto's tuning steps would be timed)")
+    ap.add_argument("--conv-algorithm", default="library", choices=["library", "onednn", "gemm", "direct"],
+                    help="our convolutions: the decks' default `library` (oneDNN on host builds that found it, "
+                         "else gemm) or a fixed one (not auto: its tuning steps would be timed)")
     ap.add_argument("--cpu-time", action="store_true", help="also CPU seconds per step (see above)")
     ap.add_argument("--cases", default="resnet18,cape", help="comma-separated: resnet18, cape")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
