@@ -43,8 +43,10 @@ struct Recording {
 bool agent_type_of(const std::string& name, int& type);
 
 // The scenarios of a track table in order of first appearance; timestep / rate_hz is a sample's time.
-// `default_type` is every track's without an object_type column. Errors name file, line and column.
-std::vector<Recording> read_track_table(const std::string& path, double rate_hz, int default_type);
+// `default_type` is every track's without an object_type column. Errors name file, line and column;
+// a recording none of whose tracks has two samples within `max_gap` seconds is refused (Note [one
+// rate per table] in track_table.cpp).
+std::vector<Recording> read_track_table(const std::string& path, double rate_hz, int default_type, double max_gap);
 
 // Adds a map table's polylines to the recordings (to every one when it has no scenario_id column).
 void read_map_table(const std::string& path, std::vector<Recording>& recordings);
