@@ -140,6 +140,9 @@ TextLayout scan_text(const std::string& path, const TextOptions& opt) {
   if (delimited && opt.header && lines.next(l)) {
     header = split_fields(l, opt.format == TextFormat::csv ? ',' : '\t', path);
     header_line = l.number;
+    for (std::size_t k = 0; k < header.size(); ++k)  // Note [text in UTF-8]
+      require_utf8(path, header_line, "header field " + std::to_string(k + 1), header[k].data(),
+                   header[k].data() + header[k].size());
   }
   long long max_col = -1;
   QueryScan queries;
