@@ -22,7 +22,21 @@ int named_column(const TextLayout& t, const std::vector<std::string>& header, in
   if (header.empty())
     input_error(t.file, 0, key, "'" + name + "' names a column, but the file has no header (text_header)");
   const auto it = std::find(header.begin(), header.end(), name);
-  if (it == header.end()) input_error(t.file, header_line, key, "no column named '" + name + "' in the header");
+  if (it == header.end()) {
+    std::string fields;  // what the header does hold: a ';'-delimited file is one field
+    for (const std::string& h : header) fields += (fields.empty() ? "'" : ", '") + h + "'";
+    const bool one_field = header.size() == 1 && header[0].find_first_of(";|\t,") != std::string::npos;
+    input_error(t.file, header_line, key,
+                "no column named '" + name + "' in the header (" + std::to_string(header.size()) +
+                    (header.size() == 1 ? " field: " : " fields: ") + clip_for_log(fields, 160) + ")" +
+                    (one_field ? "; data_format csv splits at ',', tsv at tabs: is it delimited otherwise?" : ""));
+  }
+  const auto again = std::find(it + 1, header.end(), name);  // pandas reads them as 'x', 'x.1'
+  if (again != header.end())
+    input_error(t.file, header_line, key,
+                "'" + name + "' names two columns of the header (fields " +
+                    std::to_string(it - header.begin() + 1) + " and " + std::to_string(again - header.begin() + 1) +
+                    "): rename one");
   return static_cast<int>(it - header.begin());
 }
 
