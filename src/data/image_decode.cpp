@@ -60,6 +60,7 @@ struct JpegErrors {
   std::jmp_buf jump;
   char message[JMSG_LENGTH_MAX] = {0};
   bool warned = false;
+  bool cmyk = false;  // libjpeg converts CMYK and YCCK to neither RGB nor grey
 };
 
 void jpeg_error_exit(j_common_ptr cinfo) {
@@ -93,6 +94,7 @@ bool read_jpeg(std::FILE* f, int channels, const ReduceRule* reduce, Image& out,
   out.width = out.file_width = static_cast<int>(cinfo.image_width);
   out.height = out.file_height = static_cast<int>(cinfo.image_height);
   out.channels = channels;
+  errors.cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
   if (reduce != nullptr) {  // nullptr: the header only
     const int r = *reduce ? (*reduce)(out.width, out.height) : 1;
     out.reduce = r == 2 || r == 4 || r == 8 ? r : 1;
@@ -120,7 +122,11 @@ Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduc
   const bool ok = read_jpeg(f, channels, reduce, out, errors);
   std::fclose(f);
   if (!ok)
-    fail(file, std::string("JPEG: ") + errors.message + (errors.warned ? " (truncated or corrupt file)" : ""));
+    fail(file, std::string("JPEG: ") + errors.message +
+                   (errors.cmyk     ? " (a CMYK JPEG, as print work saves them: save it as RGB, e.g. PIL's "
+                                      "Image.convert('RGB'))"
+                    : errors.warned ? " (truncated or corrupt file)"
+                                    : ""));
   return out;
 }
 
