@@ -61,7 +61,7 @@ std::unique_ptr<GridSamples::Reader> CfGridDataset::reader() const { return std:
 // Called once, for the first bad value over all ranks: re-reads the sample's times to name the
 // variable and the index (in the file's time, y, x) that holds it.
 std::string CfGridDataset::describe_row(std::uint64_t row, int field) const {
-  const std::string& field_name = fields().at(static_cast<std::size_t>(field)).name;
+  const std::string field_name = fields().at(static_cast<std::size_t>(field)).name;  // fields() is a copy
   const std::size_t t0 = first_time(row);
   try {
     const std::unique_ptr<CfArrays> f = open_();

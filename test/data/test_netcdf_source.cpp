@@ -130,6 +130,14 @@ TEST(NetcdfSource, ErrorsNameTheFileTheVariableAndTheIndex) {
             nan +
                 ": variable 'h': index (time 5, y 2, x 3) (sample 2, field 'targets') holds a NaN or Inf "
                 "(first bad row)");
+  // All of h NaN, found first in the validation rows: the message named its field through a
+  // reference into a copy of fields() already freed (exit 1, basic_string::append or bad_alloc).
+  const std::string all_nan = kDir + "grids_all_nan.nc";
+  EXPECT_EQ(train_error("model field_probe\n" + kKeys + "data_file " + all_nan +
+                        "\nbatch_size 2\nepochs 1\nvalidation_fraction 0.25\n"),
+            all_nan +
+                ": variable 'h': index (time 7, y 0, x 0) (sample 7, field 'state') holds a NaN or Inf (first "
+                "bad row)");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@ sun = t + 0.25 y, orog = 3 y + x (t, y, x: indices).
                  a variable h4 (time, level, y, x) for the wrong-dimensions error
   grids_f64.nc   float64, dims (time, lon, lat): x before y, found by the names lat/lon
   grids_nan.nc   grids_f32.nc with h[time 5, y 2, x 3] = NaN
+  grids_all_nan.nc  grids_f32.nc with h NaN everywhere
 usage: make_netcdf_grids.py OUT_DIR
 """
 import os
@@ -51,6 +52,8 @@ f32(np.float32).to_netcdf(os.path.join(out, "grids_f32.nc"))
 bad = f32(np.float32)
 bad["h"][5, 2, 3] = np.nan
 bad.to_netcdf(os.path.join(out, "grids_nan.nc"))
+bad["h"][:] = np.nan
+bad.to_netcdf(os.path.join(out, "grids_all_nan.nc"))
 f64 = xr.Dataset(
     {
         "h": (("time", "lon", "lat"), h.transpose(0, 2, 1).astype(np.float64)),
