@@ -251,7 +251,13 @@ std::size_t CfGridDataset::level_index(const CfArrays& f, const std::string& dim
     if (std::fabs(c[i] - level) <= 1e-6 * std::max(1.0, std::fabs(level))) return i;
     levels += (i ? ", " : "") + number_text(c[i]);
   }
-  throw Error(what + ": no level " + number_text(level) + " in '" + dim + "' (" + levels + ")",
+  // CMIP's plev and other files give pressure in Pa: z@500 is then z@50000.
+  const std::string units = f.text(dim, "units");
+  bool in_pa = false;
+  for (std::size_t i = 0; i < len && units == "Pa"; ++i) in_pa = in_pa || std::fabs(c[i] - 100 * level) < 1e-3;
+  throw Error(what + ": no level " + number_text(level) + " in '" + dim + "' (" + levels + ")" +
+                  (in_pa ? ": the levels are in Pa, " + number_text(level) + " hPa is @" + number_text(100 * level)
+                         : ""),
               ExitCode::bad_input);
 }
 

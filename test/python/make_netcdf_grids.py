@@ -3,7 +3,7 @@
 Values are exact in float32 and known to the test: h = 100 t + 10 y + x, u = -50 t + y - 2 x,
 sun = t + 0.25 y, orog = 3 y + x (t, y, x: indices).
   grids_f32.nc   float32, dims (time, y, x) with CF `axis` attributes, coordinates, attributes; also
-                 a variable h4 (time, level, y, x) for the wrong-dimensions error
+                 a variable h4 (time, level, y, x) for the wrong-dimensions error, level 50000 Pa
   grids_f64.nc   float64, dims (time, lon, lat): x before y, found by the names lat/lon
   grids_nan.nc   grids_f32.nc with h[time 5, y 2, x 3] = NaN
   grids_all_nan.nc  grids_f32.nc with h NaN everywhere
@@ -40,6 +40,7 @@ def f32(dtype):
             "h4": (("time", "level", "y", "x"), h[:, None].astype(dtype)),
         },
         coords={"time": times, "y": ("y", ycoord, {"axis": "Y", "units": "m"}),
+                "level": ("level", [50000.0], {"units": "Pa"}),  # CMIP's plev: pressure in Pa
                 "x": ("x", xcoord, {"axis": "X", "units": "m"})},
         attrs={"Conventions": "CF-1.8", "title": "test grids"},
     )
