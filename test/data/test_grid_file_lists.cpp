@@ -48,6 +48,14 @@ TEST(GridFileLists, ErrorsNameTheFilesAndTheVariable) {
             kDir + "era5_sfc_a.nc, " + kDir +
                 "era5_sfc_a.nc: variable 't2m' has the time 2024-06-20 00:00 twice or " +
                 "out of order across its files");
+  // GRIB files are one sequence of messages: two valid at one time (here a file given twice; ERA5's
+  // forecast steps of two data times) are named with their data time and step.
+  const std::string sfc = kDir + "era5_sfc.grib";
+  EXPECT_EQ(error_message([&] { open_as("data_format grib\nstate_variables t2m\n", sfc + ", " + sfc); }),
+            sfc + ", " + sfc + ": variable 't2m' (2t, level 2) has two messages valid at 2024-06-20T00:00: " + sfc +
+                ": message 1 (data time 20240620 0000, step 0) and " + sfc +
+                ": message 1 (data time 20240620 0000, step 0); keep one per valid time (e.g. grib_copy -w "
+                "dataTime=...,step=... or one step per data time)");
   EXPECT_EQ(error_message([&] {
               open_as("state_variables t2m\n", kDir + "era5_sfc_*.nc, " + kDir + "nothing_*.nc");
             }),
