@@ -158,7 +158,7 @@ CfGridDataset::Variable CfGridDataset::open_variable(const CfArrays& f, const st
   }
   if (!f.has(v.base)) throw Error(what + " is missing", ExitCode::bad_input);
   if (!f.numeric_data(v.base))
-    throw Error(what + " must be float32, float64 or int16 packed with scale_factor/add_offset",
+    throw Error(what + " must be float32, float64 or an 8- or 16-bit integer (packed with scale_factor/add_offset)",
                 ExitCode::bad_input);
   v.missing = f.missing_values(v.base);
   f.number(v.base, "scale_factor", v.scale);
