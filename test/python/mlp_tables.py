@@ -133,6 +133,10 @@ refused([train, *deck("few", "num_classes=2")], "the label column holds 3 classe
         "num_classes below the classes")
 refused([train, *deck("mse", "loss=mse")], train_csv + ":2: field 4 (column 'kind') 'alpha' is not a number",
         "a text label without a classifier")
+one_csv = os.path.join(scratch, "one_class.csv")  # a filtered export: every row one class
+data.assign(kind="alpha").to_csv(one_csv, index=False)
+refused([train, *deck("one", "data_file=" + one_csv)], "label_column: the label column holds 1 class; "
+        "cross_entropy needs 2 or more", "a label column of one class (was 'num_classes >= 2 (default value 0)')")
 other = data.rename(columns={"size": "grade"})
 other_csv = os.path.join(scratch, "other.csv")
 other.to_csv(other_csv, index=False)
