@@ -37,7 +37,11 @@ bool value_bad(T v, const FieldSpec& s, std::int64_t index_limit, BadKind& kind)
     (void)index_limit;
     kind = BadKind::non_finite;
     if (s.nan_allowed ? std::isinf(v) : !std::isfinite(v)) return true;
-    // A range a model narrowed (binary cross-entropy's targets in [0, 1]); open by default.
+    // A range a model narrowed (binary cross-entropy's targets in [0, 1]); open by default (a float
+    // beyond int64's range, 1e20, is data then).
+    constexpr auto lowest = std::numeric_limits<std::int64_t>::min(),
+                   highest = std::numeric_limits<std::int64_t>::max();
+    if (s.min_value == lowest && s.max_value == highest) return false;
     kind = BadKind::out_of_range;
     return v < static_cast<T>(s.min_value) || v > static_cast<T>(s.max_value);
   } else {
