@@ -183,6 +183,18 @@ TEST(ImageTransform, AKeypointMovesAsThePixelsDo) {
   EXPECT_LT(flipped, 35);
 }
 
+// Note [16-bit PNGs]: a 16-bit grey PNG without gamma decodes as value / 257, the pixels of its
+// 8-bit twin (libpng's simplified API gamma-encoded it: 128 read as 186).
+TEST(ImageDecode, SixteenBitPngsKeepTheirValues) {
+  const Image a = decode_image(kImageFiles + "depth/ramp16.png", 1),
+              b = decode_image(kImageFiles + "depth/ramp8.png", 1);
+  ASSERT_EQ(a.pixels.size(), 52u);
+  EXPECT_EQ(a.pixels, b.pixels);
+  EXPECT_EQ(a.at(12, 1, 0), 125);  // 125 * 257 / 257
+  const Image rgb = decode_image(kImageFiles + "depth/ramp16.png", 3);
+  EXPECT_EQ(rgb.at(12, 1, 1), 125);
+}
+
 TEST(ImageFolder, BrokenFilesNameTheFileAndRow) {
   for (const auto& [folder, what] :
        std::vector<std::pair<std::string, std::string>>{{"broken/truncated", "cls1/p2.jpg: JPEG: "},

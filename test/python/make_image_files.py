@@ -19,9 +19,10 @@ import shutil
 import sys
 
 try:
+    import numpy as np
     from PIL import Image, ImageDraw
 except ImportError as e:  # the runner (reference_python.sh) turns this into a failure where the venv exists
-    print(f"make_image_files: {e} (python3-pil)")
+    print(f"make_image_files: {e} (python3-pil, python3-numpy)")
     sys.exit(77)
 
 out = sys.argv[1]
@@ -63,6 +64,11 @@ data = open(cut, "rb").read()
 open(cut, "wb").write(data[: len(data) // 2])
 photos(os.path.join(out, "broken/notimage"))
 open(os.path.join(out, "broken/notimage/cls0/p1.png"), "w").write("not an image\n")
+# A 16-bit grey PNG (no gAMA chunk, as PIL writes it) and its 8-bit twin (Note [16-bit PNGs]).
+os.makedirs(os.path.join(out, "depth"), exist_ok=True)
+ramp = (np.arange(0, 256, 5, dtype=np.uint16) * 257).reshape(4, 13)
+Image.fromarray(ramp, mode="I;16").save(os.path.join(out, "depth/ramp16.png"))
+Image.fromarray((ramp // 257).astype(np.uint8), mode="L").save(os.path.join(out, "depth/ramp8.png"))
 photos(os.path.join(out, "broken/cmyk"))  # a CMYK JPEG, as print work saves them
 cmyk = os.path.join(out, "broken/cmyk/cls1/p2.jpg")
 Image.open(cmyk).convert("CMYK").save(cmyk)
