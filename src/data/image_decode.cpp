@@ -45,7 +45,11 @@ Image decode_png(const std::string& file, int channels, bool header_only) {
     png_image_free(&im);
     return out;
   }
-  im.format = channels == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
+  // Note [PNG alpha]: without an alpha channel in the output, libpng composites a transparent or
+  // translucent pixel onto black; PIL's convert("RGB"), torchvision and OpenCV drop the alpha and
+  // keep the colour. Read with it, then dropped, so a cut-out's edges keep their colour.
+  const bool alpha = (im.format & PNG_FORMAT_FLAG_ALPHA) != 0;
+  im.format = (channels == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB) | (alpha ? PNG_FORMAT_FLAG_ALPHA : 0);
   // Note [16-bit PNGs]: the simplified API takes a 16-bit file without a gAMA or sRGB chunk (as
   // PIL, OpenCV and scanners write them) as linear light and gamma-encodes it into 8 bits: a grey of
   // 32896 / 65535 came out 186, not 128, every picture brighter than PIL's, OpenCV's or
@@ -55,6 +59,12 @@ Image decode_png(const std::string& file, int channels, bool header_only) {
   out.pixels.resize(PNG_IMAGE_SIZE(im));
   if (!png_image_finish_read(&im, nullptr, out.pixels.data(), 0, nullptr))
     fail(file, std::string("PNG: ") + im.message);
+  if (alpha) {  // [colour..., alpha] per pixel -> [colour...]
+    const auto c = static_cast<std::size_t>(channels), n = static_cast<std::size_t>(out.width) * out.height;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t k = 0; k < c; ++k) out.pixels[i * c + k] = out.pixels[i * (c + 1) + k];
+    out.pixels.resize(n * c);
+  }
   return out;
 }
 

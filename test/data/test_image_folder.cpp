@@ -193,6 +193,12 @@ TEST(ImageDecode, SixteenBitPngsKeepTheirValues) {
   EXPECT_EQ(a.at(12, 1, 0), 125);  // 125 * 257 / 257
   const Image rgb = decode_image(kImageFiles + "depth/ramp16.png", 3);
   EXPECT_EQ(rgb.at(12, 1, 1), 125);
+  // Note [PNG alpha]: the colour kept whatever the alpha, as PIL's convert("RGB") (was composited
+  // onto black: 148, 73, 34 at alpha 128, 0 at alpha 0).
+  const Image rgba = decode_image(kImageFiles + "depth/rgba.png", 3);
+  ASSERT_EQ(rgba.pixels.size(), 12u);
+  for (int x = 0; x < 4; ++x)
+    EXPECT_TRUE(rgba.at(x, 0, 0) == 200 && rgba.at(x, 0, 1) == 100 && rgba.at(x, 0, 2) == 50) << x;
 }
 
 TEST(ImageFolder, BrokenFilesNameTheFileAndRow) {
