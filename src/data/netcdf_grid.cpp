@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 
 #include "core/error.hpp"
@@ -28,12 +29,24 @@ void check(int status, const std::string& what) {
   if (status != NC_NOERR) throw Error(what + ": " + nc_strerror(status), ExitCode::bad_input);
 }
 
+long long file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto n = std::filesystem::file_size(path, ec);
+  return ec ? -1 : static_cast<long long>(n);
+}
+
 // An open file, closed on every path out (errors included), seen as CF arrays (cf_grid.hpp).
 class NcArrays : public CfArrays {
  public:
   explicit NcArrays(const std::string& path) : path_(path) {
     const Lock lock(nc_mutex());
-    check(nc_open(path.c_str(), NC_NOWRITE, &nc_), path);
+    const int status = nc_open(path.c_str(), NC_NOWRITE, &nc_);
+    // netCDF-C says "HDF error" or "Unknown file format" for a file cut short by a download.
+    if (status == NC_EHDFERR || status == NC_ENOTNC)
+      throw Error(path + ": " + nc_strerror(status) +
+                      " (not a NetCDF file, or one cut short: " + std::to_string(file_bytes(path)) + " bytes)",
+                  ExitCode::bad_input);
+    check(status, path);
   }
   ~NcArrays() override {
     const Lock lock(nc_mutex());

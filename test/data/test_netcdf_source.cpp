@@ -122,6 +122,11 @@ TEST(NetcdfSource, ErrorsNameTheFileTheVariableAndTheIndex) {
             std::string::npos);
   EXPECT_EQ(error_message([&] { open_as("data_format netcdf\nstate_variables h4@500\n", f32); }),
             f32 + ": variable 'h4': no level 500 in 'level' (50000): the levels are in Pa, 500 hPa is @50000");
+  const std::string cut = kDir + "grids_cut.nc";
+  EXPECT_NE(error_message([&] {
+              open_as("data_format netcdf\nstate_variables h\n", cut);
+            }).find(cut + ": NetCDF: HDF error (not a NetCDF file, or one cut short: "),
+            std::string::npos);
   EXPECT_EQ(error_message([&] { open_as("data_format netcdf\n", f32); }),
             f32 + ": the netcdf source needs the deck key `state_variables` (the predicted variables)");
   EXPECT_EQ(error_message([&] { open_as("data_format netcdf\nstate_variables h\nar_steps 11\n", f32); }),

@@ -7,6 +7,7 @@ sun = t + 0.25 y, orog = 3 y + x (t, y, x: indices).
   grids_f64.nc   float64, dims (time, lon, lat): x before y, found by the names lat/lon
   grids_nan.nc   grids_f32.nc with h[time 5, y 2, x 3] = NaN
   grids_all_nan.nc  grids_f32.nc with h NaN everywhere
+  grids_cut.nc   the first half of grids_f32.nc
 usage: make_netcdf_grids.py OUT_DIR
 """
 import os
@@ -55,6 +56,10 @@ bad["h"][5, 2, 3] = np.nan
 bad.to_netcdf(os.path.join(out, "grids_nan.nc"))
 bad["h"][:] = np.nan
 bad.to_netcdf(os.path.join(out, "grids_all_nan.nc"))
+with open(os.path.join(out, "grids_f32.nc"), "rb") as f:  # a download cut short
+    data = f.read()
+with open(os.path.join(out, "grids_cut.nc"), "wb") as f:
+    f.write(data[: len(data) // 2])
 f64 = xr.Dataset(
     {
         "h": (("time", "lon", "lat"), h.transpose(0, 2, 1).astype(np.float64)),
