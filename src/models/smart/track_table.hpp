@@ -1,7 +1,8 @@
 // The track tables users hold, read for apps/scenes_import (docs/transformer.md): a long CSV table
 // with Argoverse 2's column names, one row per (scenario, track, time step):
 //   scenario_id, track_id, timestep, position_x, position_y     required (ids are any text)
-//   heading, velocity_x, velocity_y, object_type               optional (an empty cell: not known)
+//   heading, velocity_x, velocity_y, object_type               optional (an empty heading or velocity
+//                                                              cell: not known; an empty type: refused)
 // object_type takes AV2's names (vehicle, bus -> vehicle; pedestrian; cyclist, motorcyclist ->
 // cyclist; static, background, construction, riderless_bicycle, unknown -> other) or ours; or
 // INTERACTION's columns (Note [track table columns] in track_table.cpp); and a map
