@@ -75,6 +75,12 @@ void delimited_columns(const std::vector<std::string>& header, int header_line, 
     if (static_cast<long long>(k) == label) t.label_name = header[k];
     else if (static_cast<long long>(k) != group && static_cast<long long>(k) != weight)
       t.names.push_back(header[k]);
+  // pandas' to_csv writes the row index as a first column with an empty name unless index=False:
+  // a feature of row numbers (a leak where rows are sorted by label). Read as the file says, named.
+  if (!header.empty() && header[0].empty() && label != 0 && group != 0 && weight != 0)
+    Log::info(t.file +
+              ": note: column 1 has no header name (pandas' index, from to_csv without "
+              "index=False?); it is read as a feature");
   if (t.opt.num_features >= 0 && t.opt.num_features != t.cols)
     input_error(t.file, first.number, "",
                 "has " + std::to_string(t.cols) + " features, expected " + std::to_string(t.opt.num_features));
