@@ -122,6 +122,12 @@ TEST(NetcdfSource, ErrorsNameTheFileTheVariableAndTheIndex) {
             std::string::npos);
   EXPECT_EQ(error_message([&] { open_as("data_format netcdf\nstate_variables h4@500\n", f32); }),
             f32 + ": variable 'h4': no level 500 in 'level' (50000): the levels are in Pa, 500 hPa is @50000");
+  const std::string off = kDir + "grids_offgrid.nc";  // the step 30 min, every hour a gap
+  EXPECT_EQ(error_message([&] { open_as("data_format netcdf\nstate_variables h\nar_steps 2\n", off); }),
+            off +
+                ": 12 time steps with 10 gaps; a sample needs ar_steps + 2 = 4 consecutive steps (the step is the "
+                "smallest difference between successive times, 1800 s, from 2026-01-01T06:30 to 2026-01-01T07:00 "
+                "at indices 6 and 7: a time off the grid?)");
   const std::string cut = kDir + "grids_cut.nc";
   EXPECT_NE(error_message([&] {
               open_as("data_format netcdf\nstate_variables h\n", cut);

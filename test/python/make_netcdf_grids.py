@@ -8,6 +8,7 @@ sun = t + 0.25 y, orog = 3 y + x (t, y, x: indices).
   grids_nan.nc   grids_f32.nc with h[time 5, y 2, x 3] = NaN
   grids_all_nan.nc  grids_f32.nc with h NaN everywhere
   grids_cut.nc   the first half of grids_f32.nc
+  grids_offgrid.nc  grids_f32.nc with time 6 at 06:30
 usage: make_netcdf_grids.py OUT_DIR
 """
 import os
@@ -56,6 +57,9 @@ bad["h"][5, 2, 3] = np.nan
 bad.to_netcdf(os.path.join(out, "grids_nan.nc"))
 bad["h"][:] = np.nan
 bad.to_netcdf(os.path.join(out, "grids_all_nan.nc"))
+off = f32(np.float32)  # one time off the hourly grid: 06:30
+off = off.assign_coords(time=off.time.values + np.where(np.arange(T) == 6, np.timedelta64(30, "m"), np.timedelta64(0, "m")))
+off.to_netcdf(os.path.join(out, "grids_offgrid.nc"))
 with open(os.path.join(out, "grids_f32.nc"), "rb") as f:  # a download cut short
     data = f.read()
 with open(os.path.join(out, "grids_cut.nc"), "wb") as f:
