@@ -45,7 +45,12 @@ class GribFile {
     if (h_) codes_handle_delete(h_);
     int err = 0;
     h_ = codes_handle_new_from_file(nullptr, f_, PRODUCT_GRIB, &err);
-    if (err != CODES_SUCCESS) throw Error(path_ + ": " + codes_get_error_message(err), ExitCode::bad_input);
+    if (err != CODES_SUCCESS)
+      throw Error(path_ + ": " + codes_get_error_message(err) +
+                      (err == CODES_END_OF_FILE || err == CODES_PREMATURE_END_OF_FILE
+                           ? " (a message cut short: the file ends inside it; a download cut short?)"
+                           : ""),
+                  ExitCode::bad_input);
     return h_;
   }
   codes_handle* at(long offset) {
