@@ -61,7 +61,7 @@ std::unique_ptr<GridSamples::Reader> CfGridDataset::reader() const { return std:
 // Called once, for the first bad value over all ranks: re-reads the sample's times to name the
 // variable and the index (in the file's time, y, x) that holds it.
 std::string CfGridDataset::describe_row(std::uint64_t row, int field) const {
-  const std::string& field_name = fields().at(static_cast<std::size_t>(field)).name;
+  const std::string field_name = fields().at(static_cast<std::size_t>(field)).name;  // fields() is a copy
   const std::size_t t0 = first_time(row);
   try {
     const std::unique_ptr<CfArrays> f = open_();
@@ -158,7 +158,7 @@ CfGridDataset::Variable CfGridDataset::open_variable(const CfArrays& f, const st
   }
   if (!f.has(v.base)) throw Error(what + " is missing", ExitCode::bad_input);
   if (!f.numeric_data(v.base))
-    throw Error(what + " must be float32, float64 or int16 packed with scale_factor/add_offset",
+    throw Error(what + " must be float32, float64 or an 8- or 16-bit integer (packed with scale_factor/add_offset)",
                 ExitCode::bad_input);
   v.missing = f.missing_values(v.base);
   f.number(v.base, "scale_factor", v.scale);
@@ -251,7 +251,13 @@ std::size_t CfGridDataset::level_index(const CfArrays& f, const std::string& dim
     if (std::fabs(c[i] - level) <= 1e-6 * std::max(1.0, std::fabs(level))) return i;
     levels += (i ? ", " : "") + number_text(c[i]);
   }
-  throw Error(what + ": no level " + number_text(level) + " in '" + dim + "' (" + levels + ")",
+  // CMIP's plev and other files give pressure in Pa: z@500 is then z@50000.
+  const std::string units = f.text(dim, "units");
+  bool in_pa = false;
+  for (std::size_t i = 0; i < len && units == "Pa"; ++i) in_pa = in_pa || std::fabs(c[i] - 100 * level) < 1e-3;
+  throw Error(what + ": no level " + number_text(level) + " in '" + dim + "' (" + levels + ")" +
+                  (in_pa ? ": the levels are in Pa, " + number_text(level) + " hPa is @" + number_text(100 * level)
+                         : ""),
               ExitCode::bad_input);
 }
 

@@ -60,6 +60,15 @@ double number(const json& j, const std::string& file, const std::string& where) 
   return j.get<double>();
 }
 
+// An integer id (`key` of `obj`; -1 when absent). COCO's ids are JSON integers; a string "100" or
+// a float made nlohmann-json stop the run with its type_error (exit 1, no file named).
+long long id_of(const json& obj, const char* key, const std::string& file, const std::string& where) {
+  if (!obj.is_object() || !obj.contains(key)) return -1;
+  const json& v = obj[key];
+  if (!v.is_number_integer()) bad(file, where, std::string(key) + " " + v.dump() + " is not an integer");
+  return v.get<long long>();
+}
+
 // The flip map: `flip_pairs` ([[i, j], ...], 1-based as the skeleton) when the category gives it,
 // else pairs by name (a name with "left" and the same name with "right"); other keypoints keep
 // their index (on the axis of symmetry, or not mirrored: end_a of a bar stays end_a).
@@ -91,7 +100,7 @@ std::vector<int> flip_map(const json& c, const std::vector<std::string>& names, 
 class CocoKeypoints : public Dataset {
  public:
   CocoKeypoints(const std::string& file, const std::string& image_dir, const ImageOptions& o, int views,
-                double margin, std::uint64_t cache)
+                double margin, std::uint64_t cache) try
       : file_(file), o_(o), views_(views), margin_(margin) {
     std::ifstream in(file);
     if (!in) throw Error(file + ": cannot open the COCO keypoint file", ExitCode::bad_input);
@@ -109,8 +118,12 @@ class CocoKeypoints : public Dataset {
     const fs::path base = image_dir.empty() ? fs::path(file).parent_path() : fs::path(image_dir);
     // Categories in id order.
     std::map<long long, const json*> by_id;
-    for (std::size_t i = 0; i < j["categories"].size(); ++i)
-      by_id[j["categories"][i].value("id", -1LL)] = &j["categories"][i];
+    for (std::size_t i = 0; i < j["categories"].size(); ++i) {
+      const std::string where = "categories[" + std::to_string(i) + "]";
+      const long long id = id_of(j["categories"][i], "id", file, where);
+      if (!by_id.emplace(id, &j["categories"][i]).second)
+        bad(file, where, "id " + std::to_string(id) + " again (an earlier category has it)");
+    }
     std::map<long long, int> category_index;
     for (const auto& [id, c] : by_id) {
       const std::string where = "category id " + std::to_string(id);
@@ -137,7 +150,12 @@ class CocoKeypoints : public Dataset {
         bad(file, where + " (id " + im.value("id", json()).dump() + ")", "image file " + path + " not found");
       int w = im.value("width", 0), h = im.value("height", 0);
       if (w <= 0 || h <= 0) image_size(path, w, h);
-      image_index[im.value("id", -1LL)] = files.size();
+      image_where_.push_back(where + " (id " + im.value("id", json()).dump() + ")");
+      const long long id = id_of(im, "id", file, where);
+      if (!image_index.emplace(id, files.size()).second)
+        bad(file, where,
+            "id " + std::to_string(id) + " again (images[" + std::to_string(image_index[id]) +
+                "] has it: its annotations would go to one of the two)");
       files.push_back(path);
       sizes_.push_back({w, h});
     }
@@ -145,11 +163,11 @@ class CocoKeypoints : public Dataset {
     for (std::size_t i = 0; i < j["annotations"].size(); ++i) {
       const json& a = j["annotations"][i];
       const std::string where = "annotations[" + std::to_string(i) + "] (id " + a.value("id", json()).dump() + ")";
-      if (a.value("iscrowd", 0) != 0) continue;
-      const auto im = image_index.find(a.value("image_id", -1LL));
+      if (a.contains("iscrowd") && a["iscrowd"] != 0 && a["iscrowd"] != false) continue;
+      const auto im = image_index.find(id_of(a, "image_id", file, where));
       if (im == image_index.end())
         bad(file, where, "image_id " + a.value("image_id", json()).dump() + " is not among the images");
-      const auto cat = category_index.find(a.value("category_id", -1LL));
+      const auto cat = category_index.find(id_of(a, "category_id", file, where));
       if (cat == category_index.end())
         bad(file, where, "category_id " + a.value("category_id", json()).dump() + " is not among the categories");
       const Category& c = categories_[static_cast<std::size_t>(cat->second)];
@@ -182,12 +200,23 @@ class CocoKeypoints : public Dataset {
         continue;
       }
       // The bbox as given, or the labelled keypoints' box.
-      if (a.contains("bbox") && a["bbox"].is_array() && a["bbox"].size() == 4) {
+      const bool boxed = a.contains("bbox") && a["bbox"].is_array() && a["bbox"].size() == 4;
+      if (boxed) {
         for (int d = 0; d < 4; ++d)
           an.box[d] = number(a["bbox"][static_cast<std::size_t>(d)], file, where + ".bbox");
       } else {
         an.box[0] = lo[0], an.box[1] = lo[1], an.box[2] = hi[0] - lo[0], an.box[3] = hi[1] - lo[1];
       }
+      // Note [boxes]: COCO's bbox is [x, y, width, height]. One of no area, or wholly outside its
+      // image, shows nothing of its object (a view of zeros, every keypoint outside it): refused,
+      // as mmpose's COCO reader drops it. A keypoints' box of one point is widened to a pixel.
+      if (boxed && (!(an.box[2] > 0) || !(an.box[3] > 0) || an.box[0] >= w || an.box[1] >= h ||
+                    an.box[0] + an.box[2] <= 0 || an.box[1] + an.box[3] <= 0))
+        bad(file, where,
+            strf("bbox [%g, %g, %g, %g] %s its image %s (%d x %d) (COCO's bbox is [x, y, width, height])",
+                 an.box[0], an.box[1], an.box[2], an.box[3],
+                 !(an.box[2] > 0) || !(an.box[3] > 0) ? "has no area in" : "lies outside", files[an.image].c_str(),
+                 w, h));
       an.box[2] = std::max(an.box[2], 1.0), an.box[3] = std::max(an.box[3], 1.0);
       categories_[static_cast<std::size_t>(an.category)].rows.push_back(annotations_.size());
       annotations_.push_back(an);
@@ -221,6 +250,9 @@ class CocoKeypoints : public Dataset {
     category.name = "category";
     category.dtype = DType::i64;
     specs_ = {images, keypoints, category};
+  } catch (const json::exception& e) {  // a value of another JSON type than COCO's (width "640")
+    throw Error(file + ": " + e.what() + " (COCO's ids, sizes, boxes and keypoints are numbers)",
+                ExitCode::bad_input);
   }
   std::string description() const override { return file_; }
   std::uint64_t rows() const override { return annotations_.size(); }
@@ -258,6 +290,22 @@ class CocoKeypoints : public Dataset {
     const std::size_t i = static_cast<std::size_t>(pick % (n - 1));
     return cat.rows[i < self ? i : i + 1];
   }
+  // Note [image sizes]: the keypoints and boxes are in the pixels of the image the JSON describes;
+  // a file of another size than its width and height (a photograph resized after annotating, an
+  // EXIF-rotated one annotated as viewers show it upright, another file under the name) puts them
+  // elsewhere on the pixels, with nothing to see. Checked where the file's header is read anyway,
+  // its first decode, not at open (a header read per image and rank would slow MP-100's 18000).
+  void same_size(std::size_t image, const Image& im) const {
+    const auto [w, h] = sizes_[image];
+    if (im.file_width == w && im.file_height == h) return;
+    const bool turned = im.file_width == h && im.file_height == w;
+    bad(file_, image_where_[image],
+        strf("width x height %d x %d, but the file %s is %d x %d: its keypoints would land elsewhere (%s)", w, h,
+             store_->file(image).c_str(), im.file_width, im.file_height,
+             turned ? "an EXIF-rotated photo annotated as shown upright? save its pixels turned, e.g. PIL's "
+                      "ImageOps.exif_transpose, or give its stored size and keypoints"
+                    : "a file resized after annotating? scale its annotations, or give its own size"));
+  }
   // The size of annotation a's view in its image's pixels: the bbox with the margin, widened to the
   // output's aspect (before the scale jitter).
   void crop(const Annotation& a, double& w, double& h) const {
@@ -285,6 +333,7 @@ class CocoKeypoints : public Dataset {
         throw Error(std::string(e.what()) + " (" + file_ + ": annotations[" + std::to_string(a.index) + "])",
                     e.code());
       }
+      same_size(a.image, *im);
       double w, h;
       crop(a, w, h);
       const Affine map = view_map(a.box[0] + 0.5 * a.box[2], a.box[1] + 0.5 * a.box[3], w, h, o_.width, o_.height,
@@ -313,6 +362,7 @@ class CocoKeypoints : public Dataset {
   std::vector<Category> categories_;
   std::vector<Annotation> annotations_;
   std::vector<std::pair<int, int>> sizes_;
+  std::vector<std::string> image_where_;  // "images[i] (id N)", for messages
   std::unique_ptr<ImageStore> store_;
   std::vector<FieldSpec> specs_;
 };

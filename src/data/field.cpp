@@ -36,7 +36,14 @@ bool value_bad(T v, const FieldSpec& s, std::int64_t index_limit, BadKind& kind)
   if constexpr (std::is_floating_point_v<T>) {
     (void)index_limit;
     kind = BadKind::non_finite;
-    return s.nan_allowed ? std::isinf(v) : !std::isfinite(v);
+    if (s.nan_allowed ? std::isinf(v) : !std::isfinite(v)) return true;
+    // A range a model narrowed (binary cross-entropy's targets in [0, 1]); open by default (a float
+    // beyond int64's range, 1e20, is data then).
+    constexpr auto lowest = std::numeric_limits<std::int64_t>::min(),
+                   highest = std::numeric_limits<std::int64_t>::max();
+    if (s.min_value == lowest && s.max_value == highest) return false;
+    kind = BadKind::out_of_range;
+    return v < static_cast<T>(s.min_value) || v > static_cast<T>(s.max_value);
   } else {
     const auto x = static_cast<std::int64_t>(v);
     if (x < s.min_value || x > s.max_value) {

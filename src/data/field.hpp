@@ -21,8 +21,8 @@ struct FieldSpec {
   DType dtype = DType::f32;  // f32, i32 or i64
   Shape row_shape;           // one row (fixed fields) or one element (ragged fields); rank 0: a scalar
   bool ragged = false;
-  // Integer fields: every value must lie in [min_value, max_value] (e.g. a vocabulary); models
-  // narrow the range (Model::constrain_fields), sources leave it open.
+  // Every value must lie in [min_value, max_value] (e.g. a vocabulary; binary cross-entropy's
+  // targets in [0, 1]); models narrow the range (Model::constrain_fields), sources leave it open.
   std::int64_t min_value = std::numeric_limits<std::int64_t>::min();
   std::int64_t max_value = std::numeric_limits<std::int64_t>::max();
   // Float fields: NaN (a missing value the model reads itself, Note [mlp standardisation]) passes

@@ -45,7 +45,12 @@ class GribFile {
     if (h_) codes_handle_delete(h_);
     int err = 0;
     h_ = codes_handle_new_from_file(nullptr, f_, PRODUCT_GRIB, &err);
-    if (err != CODES_SUCCESS) throw Error(path_ + ": " + codes_get_error_message(err), ExitCode::bad_input);
+    if (err != CODES_SUCCESS)
+      throw Error(path_ + ": " + codes_get_error_message(err) +
+                      (err == CODES_END_OF_FILE || err == CODES_PREMATURE_END_OF_FILE
+                           ? " (a message cut short: the file ends inside it; a download cut short?)"
+                           : ""),
+                  ExitCode::bad_input);
     return h_;
   }
   codes_handle* at(long offset) {
@@ -108,6 +113,7 @@ struct Message {
   std::string short_name, cf_name, level_type;
   double level = 0, valid_s = 0;
   Location at;
+  std::string where, run;  // "FILE: message N"; "data time DATE HHMM, step S" (for messages)
 };
 
 // The grid of a message: size, scanning and coordinates.
@@ -210,6 +216,9 @@ class GribGridDataset : public GridSamples {
         m.level = get_double(h, "level", where);
         m.valid_s = valid_seconds(h, where);
         m.at = {fi, get_long(h, "offset", where)};
+        m.where = where;
+        m.run = "data time " + get_string(h, "dataDate") + " " + get_string(h, "dataTime") + ", step " +
+                get_string(h, "stepRange");
         const Grid g = grid_of(h, where);
         if (all.empty()) grid_ = g;
         else if (!(g == grid_))
@@ -234,11 +243,20 @@ class GribGridDataset : public GridSamples {
     for (const std::string& name : timed) {
       const std::vector<Message> ms = messages(all, name);
       std::map<double, Location> by_time;
+      std::map<double, const Message*> first;
       for (const Message& m : ms)
-        if (!by_time.emplace(m.valid_s, m.at).second)
-          throw Error(file + ": variable '" + name + "' has two messages at one time (" + m.short_name +
-                          ", level " + std::to_string(static_cast<long>(m.level)) + ")",
+        if (!by_time.emplace(m.valid_s, m.at).second) {
+          // Forecasts from several data times (ERA5's accumulations, two steps of a run) overlap.
+          const Message& a = *first[m.valid_s];
+          throw Error(file + ": variable '" + name + "' (" + m.short_name + ", level " +
+                          std::to_string(static_cast<long>(m.level)) + ") has two messages valid at " +
+                          iso_time(m.valid_s) + ": " + a.where + " (" + a.run + ") and " + m.where + " (" + m.run +
+                          "); keep one per valid time (e.g. grib_copy -w dataTime=...,step=... or one step per "
+                          "data time)",
                       ExitCode::bad_input);
+        } else {
+          first[m.valid_s] = &m;
+        }
       if (g.time_s.empty())
         for (const auto& [t, off] : by_time) g.time_s.push_back(t);
       std::vector<Location> offsets;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/real_text.hpp"
 #include "data/grid_forcings.hpp"
 
 namespace hpct {
@@ -131,9 +132,18 @@ void GridSamples::finish(Layout layout) {
     const std::string held = file_ + ": " + std::to_string(g.times) +
                              (g.times == 1 ? " time step" : " time steps") +
                              (axis_.gaps ? " with " + std::to_string(axis_.gaps) + " gaps" : std::string());
+    // One time off the grid (06:30 among hours) makes the step 30 min and every hour a gap.
+    const std::string step_note = axis_.gaps && !g.time_s.empty()
+                                      ? " (the step is the smallest difference between successive times, " +
+                                            real_text(axis_.step_s) + " s, from " +
+                                            iso_time(times[axis_.step_at - 1]) + " to " +
+                                            iso_time(times[axis_.step_at]) + " at indices " +
+                                            std::to_string(axis_.step_at - 1) + " and " +
+                                            std::to_string(axis_.step_at) + ": a time off the grid?)"
+                                      : std::string();
     if (steps_option_.empty())
       throw Error(held + "; a sample needs ar_steps + 2 = " + std::to_string(ar_ + 2) +
-                      (axis_.gaps ? " consecutive steps" : ""),
+                      (axis_.gaps ? " consecutive steps" : "") + step_note,
                   ExitCode::bad_input);
     // wxeval: the times one initial time needs, and the most its option may ask of this file; when
     // not even one lead fits, lowering the option cannot help, so the message asks only for times.

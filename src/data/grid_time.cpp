@@ -110,7 +110,7 @@ TimeAxis time_axis(const std::vector<double>& times, const std::vector<char>& ba
     if (!(d > 0))
       throw Error(what + ": the time coordinate does not increase at index " + std::to_string(i),
                   ExitCode::bad_input);
-    if (a.step_s == 0 || d < a.step_s) a.step_s = d;
+    if (a.step_s == 0 || d < a.step_s) a.step_s = d, a.step_at = i;
   }
   // Steps between times i - 1 and i: 1 where they follow each other, 0 at a gap.
   std::vector<char> follows(T, 0);

@@ -36,7 +36,8 @@ double parse_iso_time(const std::string& text, const std::string& what);
 // irregular (an error naming the index). A sample at initial time t needs times t - 1 .. t + A to
 // be consecutive steps; `starts` lists the first time index (t - 1) of every such sample.
 struct TimeAxis {
-  double step_s = 0;                // seconds
+  double step_s = 0;                // seconds: the smallest difference between successive times
+  std::size_t step_at = 0;          // the first index i whose difference from i - 1 is step_s
   std::vector<std::size_t> starts;  // sample -> its first time index
   std::size_t gaps = 0;             // places where steps are missing
   std::size_t missing_steps = 0;    // steps missing over all gaps

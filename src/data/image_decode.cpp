@@ -45,10 +45,26 @@ Image decode_png(const std::string& file, int channels, bool header_only) {
     png_image_free(&im);
     return out;
   }
-  im.format = channels == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
+  // Note [PNG alpha]: without an alpha channel in the output, libpng composites a transparent or
+  // translucent pixel onto black; PIL's convert("RGB"), torchvision and OpenCV drop the alpha and
+  // keep the colour. Read with it, then dropped, so a cut-out's edges keep their colour.
+  const bool alpha = (im.format & PNG_FORMAT_FLAG_ALPHA) != 0;
+  im.format = (channels == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB) | (alpha ? PNG_FORMAT_FLAG_ALPHA : 0);
+  // Note [16-bit PNGs]: the simplified API takes a 16-bit file without a gAMA or sRGB chunk (as
+  // PIL, OpenCV and scanners write them) as linear light and gamma-encodes it into 8 bits: a grey of
+  // 32896 / 65535 came out 186, not 128, every picture brighter than PIL's, OpenCV's or
+  // torchvision's reading. Its values are taken as they are instead (value / 257); a file that
+  // states its gamma keeps libpng's conversion.
+  im.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
   out.pixels.resize(PNG_IMAGE_SIZE(im));
   if (!png_image_finish_read(&im, nullptr, out.pixels.data(), 0, nullptr))
     fail(file, std::string("PNG: ") + im.message);
+  if (alpha) {  // [colour..., alpha] per pixel -> [colour...]
+    const auto c = static_cast<std::size_t>(channels), n = static_cast<std::size_t>(out.width) * out.height;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t k = 0; k < c; ++k) out.pixels[i * c + k] = out.pixels[i * (c + 1) + k];
+    out.pixels.resize(n * c);
+  }
   return out;
 }
 
@@ -60,6 +76,7 @@ struct JpegErrors {
   std::jmp_buf jump;
   char message[JMSG_LENGTH_MAX] = {0};
   bool warned = false;
+  bool cmyk = false;  // libjpeg converts CMYK and YCCK to neither RGB nor grey
 };
 
 void jpeg_error_exit(j_common_ptr cinfo) {
@@ -93,6 +110,7 @@ bool read_jpeg(std::FILE* f, int channels, const ReduceRule* reduce, Image& out,
   out.width = out.file_width = static_cast<int>(cinfo.image_width);
   out.height = out.file_height = static_cast<int>(cinfo.image_height);
   out.channels = channels;
+  errors.cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
   if (reduce != nullptr) {  // nullptr: the header only
     const int r = *reduce ? (*reduce)(out.width, out.height) : 1;
     out.reduce = r == 2 || r == 4 || r == 8 ? r : 1;
@@ -120,7 +138,11 @@ Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduc
   const bool ok = read_jpeg(f, channels, reduce, out, errors);
   std::fclose(f);
   if (!ok)
-    fail(file, std::string("JPEG: ") + errors.message + (errors.warned ? " (truncated or corrupt file)" : ""));
+    fail(file, std::string("JPEG: ") + errors.message +
+                   (errors.cmyk     ? " (a CMYK JPEG, as print work saves them: save it as RGB, e.g. PIL's "
+                                      "Image.convert('RGB'))"
+                    : errors.warned ? " (truncated or corrupt file)"
+                                    : ""));
   return out;
 }
 

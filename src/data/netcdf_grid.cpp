@@ -4,7 +4,9 @@
 // docs/gnn.md, "Data").
 #include <netcdf.h>
 
+#include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 
 #include "core/error.hpp"
@@ -27,12 +29,24 @@ void check(int status, const std::string& what) {
   if (status != NC_NOERR) throw Error(what + ": " + nc_strerror(status), ExitCode::bad_input);
 }
 
+long long file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto n = std::filesystem::file_size(path, ec);
+  return ec ? -1 : static_cast<long long>(n);
+}
+
 // An open file, closed on every path out (errors included), seen as CF arrays (cf_grid.hpp).
 class NcArrays : public CfArrays {
  public:
   explicit NcArrays(const std::string& path) : path_(path) {
     const Lock lock(nc_mutex());
-    check(nc_open(path.c_str(), NC_NOWRITE, &nc_), path);
+    const int status = nc_open(path.c_str(), NC_NOWRITE, &nc_);
+    // netCDF-C says "HDF error" or "Unknown file format" for a file cut short by a download.
+    if (status == NC_EHDFERR || status == NC_ENOTNC)
+      throw Error(path + ": " + nc_strerror(status) +
+                      " (not a NetCDF file, or one cut short: " + std::to_string(file_bytes(path)) + " bytes)",
+                  ExitCode::bad_input);
+    check(status, path);
   }
   ~NcArrays() override {
     const Lock lock(nc_mutex());
@@ -86,30 +100,59 @@ class NcArrays : public CfArrays {
   }
   std::vector<double> missing_values(const std::string& var) const override {
     std::vector<double> out;
+    const double wrap = unsigned_wrap(var);
     for (const char* a : {"_FillValue", "missing_value"}) {
       double m = 0;
-      if (number(var, a, m) && !std::isnan(m)) out.push_back(m);
+      if (number(var, a, m) && !std::isnan(m)) out.push_back(m < 0 ? m + wrap : m);
     }
     return out;
   }
   bool numeric_data(const std::string& var) const override {
-    const Lock lock(nc_mutex());
-    nc_type type = NC_NAT;
-    check(nc_inq_vartype(nc_, id(var), &type), where(var));
-    return type == NC_FLOAT || type == NC_DOUBLE || type == NC_SHORT;
+    const nc_type type = type_of(var);
+    return type == NC_FLOAT || type == NC_DOUBLE || type == NC_SHORT || type == NC_USHORT || type == NC_BYTE ||
+           type == NC_UBYTE;
   }
   void read(const std::string& var, const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
             float* out) const override {
+    const double wrap = unsigned_wrap(var);
     const Lock lock(nc_mutex());
     check(nc_get_vara_float(nc_, id(var), start.data(), count.data(), out), where(var));
+    if (wrap > 0) unwrap(out, count, static_cast<float>(wrap));
   }
   void read(const std::string& var, const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
             double* out) const override {
+    const double wrap = unsigned_wrap(var);
     const Lock lock(nc_mutex());
     check(nc_get_vara_double(nc_, id(var), start.data(), count.data(), out), where(var));
+    if (wrap > 0) unwrap(out, count, wrap);
   }
 
  private:
+  // Note [_Unsigned]: NetCDF-3 has no unsigned integers; netCDF-Java, xarray and the NUG store
+  // uint8/uint16 data (packed satellite and reanalysis fields) as byte/short with _Unsigned "true".
+  // netCDF-C reads them signed: a stored 40000 came back as -25536 (a temperature 65.5 K low),
+  // silently. The stored value and the fill values are read as the unsigned ones, as xarray reads
+  // them; 2^8 or 2^16 to add to a negative one, else 0.
+  double unsigned_wrap(const std::string& var) const {
+    const nc_type type = type_of(var);
+    if (type != NC_BYTE && type != NC_SHORT) return 0;
+    std::string u = text(var, "_Unsigned");
+    for (char& c : u) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return u == "true" ? (type == NC_BYTE ? 256.0 : 65536.0) : 0.0;
+  }
+  template <class T>
+  static void unwrap(T* out, const std::vector<std::size_t>& count, T wrap) {
+    std::size_t n = 1;
+    for (const std::size_t c : count) n *= c;
+    for (std::size_t i = 0; i < n; ++i)
+      if (out[i] < 0) out[i] += wrap;
+  }
+  nc_type type_of(const std::string& var) const {
+    const Lock lock(nc_mutex());
+    nc_type type = NC_NAT;
+    check(nc_inq_vartype(nc_, id(var), &type), where(var));
+    return type;
+  }
   std::string where(const std::string& var) const { return path_ + ": variable '" + var + "'"; }
   int id(const std::string& var) const {
     int v = -1;

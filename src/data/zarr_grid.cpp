@@ -90,7 +90,7 @@ class ZarrArrays : public CfArraysReadAs<ZarrArrays> {
   }
   bool numeric_data(const std::string& var) const override {
     const ZarrArray& a = array(var);
-    return (a.kind == 'f' && (a.size == 4 || a.size == 8)) || (a.kind == 'i' && a.size == 2);
+    return (a.kind == 'f' && (a.size == 4 || a.size == 8)) || ((a.kind == 'i' || a.kind == 'u') && a.size <= 2);
   }
 
  private:

@@ -217,6 +217,9 @@ std::vector<char> declared_categorical(const std::string& list, const std::vecto
                     "no feature column named '" + clip_for_log(item) + "'" +
                         (feature_names.empty() ? " (the file has no header: text_header)" : ""));
       f = it - feature_names.begin();
+      if (std::find(it + 1, feature_names.end(), item) != feature_names.end())
+        input_error(file, 0, "categorical_columns",
+                    "'" + clip_for_log(item) + "' names two feature columns of the header: rename one");
     }
     if (f < 0 || f >= cols) input_error(file, 0, "categorical_columns", "column " + item + " does not exist");
     out[static_cast<std::size_t>(f)] = 1;

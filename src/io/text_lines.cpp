@@ -69,6 +69,22 @@ const char* parse_problem(Parsed p) {
   return p == Parsed::infinite ? "is infinite (or beyond float's range)" : "is not a number";
 }
 
+// Note [text in UTF-8]
+// Excel and older tools save CSV in Latin-1 / Windows-1252 ("caf\xe9") or UTF-16 (bytes FF FE
+// first, a NUL after every ASCII letter). Such bytes passed through to a model's JSON (categories,
+// classes, feature names) stopped the run at the end of training with nlohmann-json's "invalid
+// UTF-8" and exit 1; refused where they are read, the message names the file, line and field.
+void require_utf8(const std::string& file, int line, const std::string& what, const char* b, const char* e) {
+  std::size_t pos = 0;
+  const std::string s(b, e);
+  while (pos < s.size() && s[pos] != '\0' && utf8_length_at(s, pos) > 0) pos += utf8_length_at(s, pos);
+  if (pos == s.size()) return;
+  input_error(file, line, "",
+              what + " '" + clip_for_log(s) + "': byte " + strf("\\x%02x", static_cast<unsigned char>(s[pos])) +
+                  (s[pos] == '\0' ? " (NUL)" : "") +
+                  " is not UTF-8 text (a Latin-1 or UTF-16 file? save it as UTF-8, e.g. iconv -f latin1 -t utf-8)");
+}
+
 // Note [quoted fields]
 // pandas, R and spreadsheets quote a CSV field that holds the delimiter or a quote ("Craftsmen,
 // Foremen", "say ""hi"""). A line with a quote is split field by field, the quotes removed and a

@@ -84,6 +84,11 @@ Parsed parse_float(const char* b, const char* e, float& out, bool allow_infinite
 // "is not a number" or "is infinite (or beyond float's range)", for error messages.
 const char* parse_problem(Parsed p);
 
+// Note [text in UTF-8]: a text field (a category, a class name, a header name) that is not UTF-8
+// is refused naming the file, line, `what` (the field) and the byte; it would be written into
+// the model's JSON, which holds UTF-8 only.
+void require_utf8(const std::string& file, int line, const std::string& what, const char* b, const char* e);
+
 // Whether the line holds a quote: then its fields go through split_quoted (Note [quoted fields]).
 bool has_quote(const Line& l);
 std::vector<std::string> split_quoted(const Line& l, char delim, const std::string& file);

@@ -112,6 +112,7 @@ void parse_delimited(const TextLayout& t, const Line& l, float* x, float* y, flo
     if (weights_only) continue;  // read_text_rows without x and y
     float v = 0;
     const Parsed pv = parse_float(b, e, v, t.opt.allow_infinite && static_cast<long long>(k) != label);
+    if (pv == Parsed::not_a_number && sink) require_utf8(t.file, l.number, field_name(t, k), b, e);
     if (pv == Parsed::not_a_number && sink && static_cast<long long>(k) != label) {
       sink->add(c, row, b, e);
       x[c++] = kRowNaN;

@@ -22,7 +22,21 @@ int named_column(const TextLayout& t, const std::vector<std::string>& header, in
   if (header.empty())
     input_error(t.file, 0, key, "'" + name + "' names a column, but the file has no header (text_header)");
   const auto it = std::find(header.begin(), header.end(), name);
-  if (it == header.end()) input_error(t.file, header_line, key, "no column named '" + name + "' in the header");
+  if (it == header.end()) {
+    std::string fields;  // what the header does hold: a ';'-delimited file is one field
+    for (const std::string& h : header) fields += (fields.empty() ? "'" : ", '") + h + "'";
+    const bool one_field = header.size() == 1 && header[0].find_first_of(";|\t,") != std::string::npos;
+    input_error(t.file, header_line, key,
+                "no column named '" + name + "' in the header (" + std::to_string(header.size()) +
+                    (header.size() == 1 ? " field: " : " fields: ") + clip_for_log(fields, 160) + ")" +
+                    (one_field ? "; data_format csv splits at ',', tsv at tabs: is it delimited otherwise?" : ""));
+  }
+  const auto again = std::find(it + 1, header.end(), name);  // pandas reads them as 'x', 'x.1'
+  if (again != header.end())
+    input_error(t.file, header_line, key,
+                "'" + name + "' names two columns of the header (fields " +
+                    std::to_string(it - header.begin() + 1) + " and " + std::to_string(again - header.begin() + 1) +
+                    "): rename one");
   return static_cast<int>(it - header.begin());
 }
 
@@ -61,6 +75,12 @@ void delimited_columns(const std::vector<std::string>& header, int header_line, 
     if (static_cast<long long>(k) == label) t.label_name = header[k];
     else if (static_cast<long long>(k) != group && static_cast<long long>(k) != weight)
       t.names.push_back(header[k]);
+  // pandas' to_csv writes the row index as a first column with an empty name unless index=False:
+  // a feature of row numbers (a leak where rows are sorted by label). Read as the file says, named.
+  if (!header.empty() && header[0].empty() && label != 0 && group != 0 && weight != 0)
+    Log::info(t.file +
+              ": note: column 1 has no header name (pandas' index, from to_csv without "
+              "index=False?); it is read as a feature");
   if (t.opt.num_features >= 0 && t.opt.num_features != t.cols)
     input_error(t.file, first.number, "",
                 "has " + std::to_string(t.cols) + " features, expected " + std::to_string(t.opt.num_features));
@@ -140,6 +160,9 @@ TextLayout scan_text(const std::string& path, const TextOptions& opt) {
   if (delimited && opt.header && lines.next(l)) {
     header = split_fields(l, opt.format == TextFormat::csv ? ',' : '\t', path);
     header_line = l.number;
+    for (std::size_t k = 0; k < header.size(); ++k)  // Note [text in UTF-8]
+      require_utf8(path, header_line, "header field " + std::to_string(k + 1), header[k].data(),
+                   header[k].data() + header[k].size());
   }
   long long max_col = -1;
   QueryScan queries;

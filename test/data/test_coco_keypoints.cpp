@@ -118,6 +118,54 @@ TEST(CocoKeypoints, ViewsShowTheirKeypointsOnTheirDots) {
   EXPECT_EQ(kp[1 * 18 + 5], 0.0f);
 }
 
+// Note [image sizes]: a file of another size than the JSON's width and height is refused at its
+// first decode, naming the JSON, the image entry, both sizes and the likely cause.
+TEST(CocoKeypoints, AnImageOfAnotherSizeThanItsEntryIsRefused) {
+  for (const auto& [json, expected] :
+       {std::make_pair(std::string("turned.json"),
+                       std::string("turned.json: images[1] (id 101): width x height 48 x 64, but the file ") +
+                           kImageFiles +
+                           "coco/images/img1.jpg is 64 x 48: its keypoints would land elsewhere "
+                           "(an EXIF-rotated photo"),
+        std::make_pair(std::string("resized.json"),
+                       std::string("resized.json: images[2] (id 102): width x height 360 x 520, but the file ") +
+                           kImageFiles +
+                           "coco/images/img2.png is 36 x 52: its keypoints would land elsewhere (a "
+                           "file resized after annotating?")}) {
+    const auto data = open_as(kCoco, kImageFiles + "coco/" + json);
+    std::vector<float> kp;
+    std::vector<long long> category;
+    try {
+      coco_rows(*data, ~std::uint64_t(0), kp, category);
+      ADD_FAILURE() << json << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+      EXPECT_EQ(e.code(), ExitCode::bad_input);
+    }
+  }
+}
+
+// Refused at open, naming the entry: a bbox outside its image or of no area (Note [boxes]), an image
+// id twice, ids and sizes of another JSON type (nlohmann-json's type_error was exit 1, no file).
+TEST(CocoKeypoints, BadBoxesIdsAndTypesAreRefusedAtOpen) {
+  for (const auto& [json, expected] :
+       {std::make_pair("box_outside", "annotations[0] (id 1): bbox [1000, 1000, 10, 10] lies outside its image "),
+        std::make_pair("box_no_area", "annotations[0] (id 1): bbox [5, 5, -10, 8] has no area in its image "),
+        std::make_pair("image_id_twice", "images[1]: id 100 again (images[0] has it"),
+        std::make_pair("id_text", "images[0]: id \"100\" is not an integer"),
+        std::make_pair("width_text",
+                       "[json.exception.type_error.302] type must be number, but is string (COCO's ids, sizes")}) {
+    const std::string path = kImageFiles + "coco/" + json + ".json";
+    try {
+      open_as(kCoco, path);
+      ADD_FAILURE() << json << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ": " + expected), std::string::npos) << e.what();
+      EXPECT_EQ(e.code(), ExitCode::bad_input);
+    }
+  }
+}
+
 TEST(CocoKeypoints, AugmentedKeypointsMoveWithThePixelsAndFlipsSwapPairs) {
   const auto data = open_as(kCoco + "augment_flip true\naugment_rotate 30\naugment_scale 0.25\nseed 9\n",
                             kImageFiles + "coco/train.json");

@@ -171,7 +171,9 @@ TEST(Era5Sources, ZarrErrorsNameTheStoreTheVariableAndTheChunk) {
   EXPECT_EQ(error_message([&] { open_as("state_variables z@700\n", bad); }),
             bad + ": variable 'z': no level 700 in 'pressure_level' (850, 500)");
   EXPECT_EQ(error_message([&] { open_as("state_variables expver\n", bad); }),
-            bad + ": variable 'expver' must be float32, float64 or int16 packed with scale_factor/add_offset");
+            bad +
+                ": variable 'expver' must be float32, float64 or an 8- or 16-bit integer (packed with "
+                "scale_factor/add_offset)");
   // A stray NaN (the packed store's time 4, y 2, x 3): named by variable and index, as in NetCDF.
   const std::string packed = kDir + "era5_packed_zlib.zarr";
   EXPECT_EQ(train_error("model gnn\ngnn_latent 4\ngnn_layers 1\nboundary_width 1\nstate_variables t2m\n"
@@ -255,6 +257,17 @@ TEST(Era5Sources, PackedInt16WithMissingValues) {
   // Row 2's target is time 4, where (j 2, i 3) is missing too.
   EXPECT_TRUE(std::isnan(r.at(1)[kN + 2 * kNx + 3]));
   EXPECT_NEAR(r.at(1)[kN + 2 * kNx + 2], t2m(4, 2 * kNx + 2), 0.006);
+}
+
+// Note [_Unsigned]: t2m packed as uint16 (NetCDF-4) and as NetCDF-3 short with _Unsigned "true"
+// (every stored value above 32767: read signed, 327.68 K low), and uint16 in a Zarr store, read as
+// xarray decodes them, bit for bit, the fill value missing.
+TEST(Era5Sources, UnsignedPackingReadsAsXarrayDecodesIt) {
+  const std::string deck = "data_format netcdf\nstate_variables t2m\nar_steps 1\n";
+  for (const std::string name : {"era5_packed_unsigned", "era5_packed_u16"})
+    expect_same_rows(*open_as(deck, kDir + name + "_decoded.nc"), *open_as(deck, kDir + name + ".nc"), name);
+  expect_same_rows(*open_as(deck, kDir + "era5_packed_u16_decoded.nc"),
+                   *open_as("state_variables t2m\nar_steps 1\n", kDir + "era5_packed_u16.zarr"), "u16 zarr");
 }
 
 TEST(Era5Sources, MissingDataMasked) {

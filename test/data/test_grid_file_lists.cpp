@@ -5,6 +5,10 @@
 // the same samples as the one-file data set, bit for bit, and the errors.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+#include <string>
+
 #include "data/data_sources_support.hpp"
 #include "support/test_support.hpp"
 
@@ -48,6 +52,25 @@ TEST(GridFileLists, ErrorsNameTheFilesAndTheVariable) {
             kDir + "era5_sfc_a.nc, " + kDir +
                 "era5_sfc_a.nc: variable 't2m' has the time 2024-06-20 00:00 twice or " +
                 "out of order across its files");
+  // GRIB files are one sequence of messages: two valid at one time (here a file given twice; ERA5's
+  // forecast steps of two data times) are named with their data time and step.
+  const std::string sfc = kDir + "era5_sfc.grib";
+  EXPECT_EQ(error_message([&] { open_as("data_format grib\nstate_variables t2m\n", sfc + ", " + sfc); }),
+            sfc + ", " + sfc + ": variable 't2m' (2t, level 2) has two messages valid at 2024-06-20T00:00: " + sfc +
+                ": message 1 (data time 20240620 0000, step 0) and " + sfc +
+                ": message 1 (data time 20240620 0000, step 0); keep one per valid time (e.g. grib_copy -w "
+                "dataTime=...,step=... or one step per data time)");
+  // A GRIB file cut short inside a message (a download cut short).
+  const std::string cut = kDir + "era5_sfc_cut.grib";
+  {
+    std::ifstream in(sfc, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2 + 100);
+  }
+  EXPECT_NE(error_message([&] {
+              open_as("data_format grib\nstate_variables t2m\n", cut);
+            }).find(cut + ": End of resource reached when reading message (a message cut short"),
+            std::string::npos);
   EXPECT_EQ(error_message([&] {
               open_as("state_variables t2m\n", kDir + "era5_sfc_*.nc, " + kDir + "nothing_*.nc");
             }),

@@ -183,10 +183,31 @@ TEST(ImageTransform, AKeypointMovesAsThePixelsDo) {
   EXPECT_LT(flipped, 35);
 }
 
+// Note [16-bit PNGs]: a 16-bit grey PNG without gamma decodes as value / 257, the pixels of its
+// 8-bit twin (libpng's simplified API gamma-encoded it: 128 read as 186).
+TEST(ImageDecode, SixteenBitPngsKeepTheirValues) {
+  const Image a = decode_image(kImageFiles + "depth/ramp16.png", 1),
+              b = decode_image(kImageFiles + "depth/ramp8.png", 1);
+  ASSERT_EQ(a.pixels.size(), 52u);
+  EXPECT_EQ(a.pixels, b.pixels);
+  EXPECT_EQ(a.at(12, 1, 0), 125);  // 125 * 257 / 257
+  const Image rgb = decode_image(kImageFiles + "depth/ramp16.png", 3);
+  EXPECT_EQ(rgb.at(12, 1, 1), 125);
+  // Note [PNG alpha]: the colour kept whatever the alpha, as PIL's convert("RGB") (was composited
+  // onto black: 148, 73, 34 at alpha 128, 0 at alpha 0).
+  const Image rgba = decode_image(kImageFiles + "depth/rgba.png", 3);
+  ASSERT_EQ(rgba.pixels.size(), 12u);
+  for (int x = 0; x < 4; ++x)
+    EXPECT_TRUE(rgba.at(x, 0, 0) == 200 && rgba.at(x, 0, 1) == 100 && rgba.at(x, 0, 2) == 50) << x;
+}
+
 TEST(ImageFolder, BrokenFilesNameTheFileAndRow) {
   for (const auto& [folder, what] :
        std::vector<std::pair<std::string, std::string>>{{"broken/truncated", "cls1/p2.jpg: JPEG: "},
-                                                        {"broken/notimage", "cls0/p1.png: not a PNG or JPEG"}}) {
+                                                        {"broken/notimage", "cls0/p1.png: not a PNG or JPEG"},
+                                                        {"broken/cmyk",
+                                                         "cls1/p2.jpg: JPEG: Unsupported color "
+                                                         "conversion request (a CMYK JPEG"}}) {
     const auto data = open_as("data_format image_folder\n", kImageFiles + folder);
     const std::string e = error_message([&] { read_all(*data); });
     EXPECT_NE(e.find(kImageFiles + folder + "/" + what), std::string::npos) << e;

@@ -120,6 +120,19 @@ TEST(NetcdfSource, ErrorsNameTheFileTheVariableAndTheIndex) {
               open_as("data_format netcdf\nstate_variables h4\n", f32);
             }).find(f32 + ": variable 'h4' has dimensions (time, level, y, x); it needs (time, y, x)"),
             std::string::npos);
+  EXPECT_EQ(error_message([&] { open_as("data_format netcdf\nstate_variables h4@500\n", f32); }),
+            f32 + ": variable 'h4': no level 500 in 'level' (50000): the levels are in Pa, 500 hPa is @50000");
+  const std::string off = kDir + "grids_offgrid.nc";  // the step 30 min, every hour a gap
+  EXPECT_EQ(error_message([&] { open_as("data_format netcdf\nstate_variables h\nar_steps 2\n", off); }),
+            off +
+                ": 12 time steps with 10 gaps; a sample needs ar_steps + 2 = 4 consecutive steps (the step is the "
+                "smallest difference between successive times, 1800 s, from 2026-01-01T06:30 to 2026-01-01T07:00 "
+                "at indices 6 and 7: a time off the grid?)");
+  const std::string cut = kDir + "grids_cut.nc";
+  EXPECT_NE(error_message([&] {
+              open_as("data_format netcdf\nstate_variables h\n", cut);
+            }).find(cut + ": NetCDF: HDF error (not a NetCDF file, or one cut short: "),
+            std::string::npos);
   EXPECT_EQ(error_message([&] { open_as("data_format netcdf\n", f32); }),
             f32 + ": the netcdf source needs the deck key `state_variables` (the predicted variables)");
   EXPECT_EQ(error_message([&] { open_as("data_format netcdf\nstate_variables h\nar_steps 11\n", f32); }),
@@ -130,6 +143,14 @@ TEST(NetcdfSource, ErrorsNameTheFileTheVariableAndTheIndex) {
             nan +
                 ": variable 'h': index (time 5, y 2, x 3) (sample 2, field 'targets') holds a NaN or Inf "
                 "(first bad row)");
+  // All of h NaN, found first in the validation rows: the message named its field through a
+  // reference into a copy of fields() already freed (exit 1, basic_string::append or bad_alloc).
+  const std::string all_nan = kDir + "grids_all_nan.nc";
+  EXPECT_EQ(train_error("model field_probe\n" + kKeys + "data_file " + all_nan +
+                        "\nbatch_size 2\nepochs 1\nvalidation_fraction 0.25\n"),
+            all_nan +
+                ": variable 'h': index (time 7, y 0, x 0) (sample 7, field 'state') holds a NaN or Inf (first "
+                "bad row)");
 }
 
 }  // namespace

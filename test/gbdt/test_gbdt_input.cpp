@@ -44,6 +44,19 @@ TEST(GbdtInput, ErrorsNameFileAndLine) {
                                   "objective binary\nlibsvm_base 0\n"),
             "");
   EXPECT_CONTAINS(gbdt_test::load_error("g_fmt.dat", "1,2\n", "objective binary\n"), "data_format");
+  // Header names a key cannot pick one column by (pandas writes duplicates; a ';' file is one field).
+  const std::string header = "objective binary\ntext_header true\nlabel_column y\n";
+  EXPECT_CONTAINS(gbdt_test::load_error("g_dup.csv", "a,y,a\n1,0,2\n3,1,4\n",
+                                        "objective binary\ntext_header "
+                                        "true\nlabel_column a\n"),
+                  "g_dup.csv:1: label_column: 'a' names two columns of the header (fields 1 and 3)");
+  EXPECT_CONTAINS(gbdt_test::load_error("g_dupcat.csv", "a,y,a\nu,0,2\nv,1,4\n",
+                                        header + "categorical_columns a\n"),
+                  "categorical_columns: 'a' names two feature columns of the header");
+  EXPECT_EQ(gbdt_test::load_error("g_dupok.csv", "a,y,a\n1,0,2\n3,1,4\n", header), "");
+  EXPECT_CONTAINS(gbdt_test::load_error("g_semi.csv", "a;y\n1;0\n3;1\n", header),
+                  "g_semi.csv:1: label_column: no column named 'y' in the header (1 field: 'a;y'); data_format csv "
+                  "splits at ','");
 }
 
 // Note [category codes]: text columns and categorical_columns become codes numbered by global

@@ -224,5 +224,43 @@ TEST(TextTables, WeightColumnIsReadApartFromTheFeatures) {
   }
 }
 
+// Note [text in UTF-8]: Latin-1 bytes (Excel's "caf\xe9") in a category, a class name or the
+// header, and a UTF-16 file, are refused where they are read, naming file, line and field (they
+// stopped the run at the model's JSON with exit 1); UTF-8 text is read as it is.
+TEST(TextTables, TextThatIsNotUtf8IsRefusedNamingItsLineAndField) {
+  TextOptions opt;
+  opt.header = true;
+  opt.label_column = 1;
+  const auto error_of = [&](const std::string& path, bool keep_label) {
+    try {
+      const TextLayout t = scan_text(path, opt);
+      const std::uint64_t rows[] = {0, 1};
+      std::vector<float> x(2), y(2);
+      TextStrings s;
+      s.keep_label = keep_label;
+      read_text_rows(t, rows, 2, x.data(), y.data(), &s);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of(write("utf8.csv", "job,y\ncaf\xc3\xa9,1\nbar,0\n"), false), "no error");
+  const std::string latin1 = write("latin1.csv", "job,y\nbar,1\ncaf\xe9,0\n");
+  EXPECT_NE(error_of(latin1, false).find(latin1 + ":3: field 1 (column 'job') 'caf\\xe9': byte \\xe9 is not UTF-8"),
+            std::string::npos)
+      << error_of(latin1, false);
+  const std::string label = write("latin1_label.csv", "job,y\nbar,oui\nbar,d\xe9j\xe0\n");
+  EXPECT_NE(error_of(label, true).find(label + ":3: field 2 (column 'y') 'd\\xe9j\\xe0': byte \\xe9"),
+            std::string::npos)
+      << error_of(label, true);
+  const std::string header = write("latin1_header.csv", "m\xe9tier,y\nbar,1\nbar,0\n");
+  EXPECT_NE(error_of(header, false).find(header + ":1: header field 1 'm\\xe9tier': byte \\xe9"), std::string::npos)
+      << error_of(header, false);
+  const std::string utf16 = write("utf16.csv", std::string("\xff\xfej\0o\0b\0,\0y\0\n\0", 14));
+  EXPECT_NE(error_of(utf16, false).find(utf16 + ":1: header field 1 '\\xff\\xfej\\x00o\\x00b\\x00': byte \\xff"),
+            std::string::npos)
+      << error_of(utf16, false);
+}
+
 }  // namespace
 }  // namespace hpct::io

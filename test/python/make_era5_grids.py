@@ -18,9 +18,12 @@ The data sets and their values are built in era5_datasets.py (shared with make_e
                   1900 and seconds since 1970), and z; era5_pl_short.nc  z over the first 10 times
   era5_3h_projected.nc  era5_3h.nc's t2m over (time, y, x) in metres with 2-D latitude/longitude
   era5_packed_a.nc, era5_packed_b.nc  era5_packed.nc's halves, packed with scale 0.01 and 0.25
+  era5_packed_u16.nc, era5_packed_unsigned.nc  era5_packed.nc's t2m packed as uint16 (NetCDF-4) and
+                  as NetCDF-3 short with _Unsigned "true"; *_decoded.nc: xarray's reading of each
   era5_cds.zarr   era5_cds.nc's data set by xarray's to_zarr with zarr-python 2's defaults (Zarr v2,
                   Blosc lz4), chunks of 5 times x 3 x 4 points, so that a sample spans several
   era5_packed_zlib.zarr  era5_packed.nc's, int16 packed, zlib-compressed chunks
+  era5_packed_u16.zarr   era5_packed_u16.nc's, uint16 packed
   era5_bad.zarr   era5_cds.zarr with t2m's chunk 1.0.0 cut short
 usage: make_era5_grids.py OUT_DIR
 """
@@ -28,12 +31,13 @@ import os
 import sys
 
 try:
+    import netCDF4
     import numcodecs
     import numpy as np
     import xarray as xr
     import zarr  # noqa: F401 (to_zarr's)
 except ImportError as e:
-    print(f"make_era5_grids: {e} (python3-xarray, python3-zarr)")
+    print(f"make_era5_grids: {e} (python3-xarray, python3-zarr, python3-netcdf4)")
     sys.exit(77)
 
 from era5_datasets import CDS_TIME, NX, NY, PACKED_T2M, ZARR_CHUNKS, cds, masked, packed, three  # noqa: E402
@@ -68,10 +72,36 @@ packed.isel(time=slice(0, 5)).to_netcdf(os.path.join(out, "era5_packed_a.nc"), e
 packed.isel(time=slice(5, None)).to_netcdf(os.path.join(out, "era5_packed_b.nc"), encoding={
     "t2m": dict(PACKED_T2M, scale_factor=0.25, add_offset=260.0)})
 
+# Unsigned 16-bit packing (Note [_Unsigned] in netcdf_grid.cpp): NetCDF-4's ushort by xarray, and
+# NetCDF-3's short with _Unsigned "true" (netCDF4-python: the same stored values, all above 32767),
+# each beside xarray's own decoding of it as float32.
+U16 = {"dtype": "uint16", "scale_factor": 0.005, "add_offset": 100.0, "_FillValue": 65535}
+packed.to_netcdf(os.path.join(out, "era5_packed_u16.nc"), encoding={"t2m": U16})
+with netCDF4.Dataset(os.path.join(out, "era5_packed_u16.nc")) as src, \
+        netCDF4.Dataset(os.path.join(out, "era5_packed_unsigned.nc"), "w", format="NETCDF3_64BIT") as dst:
+    for name, dim in src.dimensions.items():
+        dst.createDimension(name, len(dim))
+    for name, var in src.variables.items():
+        var.set_auto_maskandscale(False)
+        raw = var[:]
+        if name == "t2m":
+            v = dst.createVariable(name, "i2", var.dimensions, fill_value=np.int16(-1))  # 65535 unsigned
+            v.setncatts({"scale_factor": var.scale_factor, "add_offset": var.add_offset, "_Unsigned": "true"})
+            v.set_auto_maskandscale(False)
+            v[:] = raw.view(np.int16)
+        else:
+            v = dst.createVariable(name, "f8", var.dimensions)  # NetCDF-3 has no int64 (the time)
+            v.setncatts({a: var.getncattr(a) for a in var.ncattrs() if a != "_FillValue"})
+            v[:] = raw.astype(np.float64)
+for name in ("era5_packed_u16", "era5_packed_unsigned"):
+    with xr.open_dataset(os.path.join(out, name + ".nc")) as ds:
+        ds.astype(np.float32).to_netcdf(os.path.join(out, name + "_decoded.nc"), encoding={"t2m": {"_FillValue": None}})
+
 # Zarr v2 stores as xarray writes them (mode w: the fixture may run again over an old scratch).
 cds.to_zarr(os.path.join(out, "era5_cds.zarr"), mode="w", encoding=dict(ZARR_CHUNKS, valid_time=CDS_TIME))
 packed.to_zarr(os.path.join(out, "era5_packed_zlib.zarr"), mode="w",
                encoding={"t2m": dict(PACKED_T2M, compressor=numcodecs.Zlib(level=4))})
+packed.to_zarr(os.path.join(out, "era5_packed_u16.zarr"), mode="w", encoding={"t2m": U16})
 cds.to_zarr(os.path.join(out, "era5_bad.zarr"), mode="w", encoding=ZARR_CHUNKS)
 chunk = os.path.join(out, "era5_bad.zarr", "t2m", "1.0.0")
 with open(chunk, "rb") as f:

@@ -19,9 +19,10 @@ import shutil
 import sys
 
 try:
+    import numpy as np
     from PIL import Image, ImageDraw
 except ImportError as e:  # the runner (reference_python.sh) turns this into a failure where the venv exists
-    print(f"make_image_files: {e} (python3-pil)")
+    print(f"make_image_files: {e} (python3-pil, python3-numpy)")
     sys.exit(77)
 
 out = sys.argv[1]
@@ -63,6 +64,17 @@ data = open(cut, "rb").read()
 open(cut, "wb").write(data[: len(data) // 2])
 photos(os.path.join(out, "broken/notimage"))
 open(os.path.join(out, "broken/notimage/cls0/p1.png"), "w").write("not an image\n")
+# A 16-bit grey PNG (no gAMA chunk, as PIL writes it) and its 8-bit twin (Note [16-bit PNGs]).
+os.makedirs(os.path.join(out, "depth"), exist_ok=True)
+ramp = (np.arange(0, 256, 5, dtype=np.uint16) * 257).reshape(4, 13)
+Image.fromarray(ramp, mode="I;16").save(os.path.join(out, "depth/ramp16.png"))
+Image.fromarray((ramp // 257).astype(np.uint8), mode="L").save(os.path.join(out, "depth/ramp8.png"))
+rgba = np.zeros((1, 4, 4), np.uint8)  # one colour at alpha 255, 128, 0, 64 (Note [PNG alpha])
+rgba[0, :, :3], rgba[0, :, 3] = (200, 100, 50), (255, 128, 0, 64)
+Image.fromarray(rgba, mode="RGBA").save(os.path.join(out, "depth/rgba.png"))
+photos(os.path.join(out, "broken/cmyk"))  # a CMYK JPEG, as print work saves them
+cmyk = os.path.join(out, "broken/cmyk/cls1/p2.jpg")
+Image.open(cmyk).convert("CMYK").save(cmyk)
 
 
 def coco_files(root):
@@ -120,6 +132,25 @@ json.dump(bad, open(os.path.join(coco, "outside.json"), "w"))
 bad = json.loads(json.dumps(good))
 bad["images"][4]["file_name"] = "images/gone.jpg"
 json.dump(bad, open(os.path.join(coco, "missing_file.json"), "w"))
+# Image sizes other than the files' (Note [image sizes]): img1 (64 x 48) given as 48 x 64, as an
+# EXIF-rotated photo annotated upright is; img2 (36 x 52) given 10 times larger, as a photograph
+# shrunk after annotating is.
+bad = json.loads(json.dumps(good))
+bad["images"][1]["width"], bad["images"][1]["height"] = 48, 64
+json.dump(bad, open(os.path.join(coco, "turned.json"), "w"))
+bad = json.loads(json.dumps(good))
+bad["images"][2]["width"], bad["images"][2]["height"] = 360, 520
+json.dump(bad, open(os.path.join(coco, "resized.json"), "w"))
+# Refused at open (Note [boxes], ids): a bbox wholly outside its image, one of no area, an image id
+# twice, an id as a string, a width as a string.
+for name, change in [("box_outside", lambda b: b["annotations"][0].update(bbox=[1000, 1000, 10, 10])),
+                     ("box_no_area", lambda b: b["annotations"][0].update(bbox=[5, 5, -10, 8])),
+                     ("image_id_twice", lambda b: b["images"][1].update(id=100)),
+                     ("id_text", lambda b: b["images"][0].update(id="100")),
+                     ("width_text", lambda b: b["images"][0].update(width="40"))]:
+    bad = json.loads(json.dumps(good))
+    change(bad)
+    json.dump(bad, open(os.path.join(coco, name + ".json"), "w"))
 
 
 def large_photos(root):

@@ -3,9 +3,12 @@
 Values are exact in float32 and known to the test: h = 100 t + 10 y + x, u = -50 t + y - 2 x,
 sun = t + 0.25 y, orog = 3 y + x (t, y, x: indices).
   grids_f32.nc   float32, dims (time, y, x) with CF `axis` attributes, coordinates, attributes; also
-                 a variable h4 (time, level, y, x) for the wrong-dimensions error
+                 a variable h4 (time, level, y, x) for the wrong-dimensions error, level 50000 Pa
   grids_f64.nc   float64, dims (time, lon, lat): x before y, found by the names lat/lon
   grids_nan.nc   grids_f32.nc with h[time 5, y 2, x 3] = NaN
+  grids_all_nan.nc  grids_f32.nc with h NaN everywhere
+  grids_cut.nc   the first half of grids_f32.nc
+  grids_offgrid.nc  grids_f32.nc with time 6 at 06:30
 usage: make_netcdf_grids.py OUT_DIR
 """
 import os
@@ -39,6 +42,7 @@ def f32(dtype):
             "h4": (("time", "level", "y", "x"), h[:, None].astype(dtype)),
         },
         coords={"time": times, "y": ("y", ycoord, {"axis": "Y", "units": "m"}),
+                "level": ("level", [50000.0], {"units": "Pa"}),  # CMIP's plev: pressure in Pa
                 "x": ("x", xcoord, {"axis": "X", "units": "m"})},
         attrs={"Conventions": "CF-1.8", "title": "test grids"},
     )
@@ -51,6 +55,15 @@ f32(np.float32).to_netcdf(os.path.join(out, "grids_f32.nc"))
 bad = f32(np.float32)
 bad["h"][5, 2, 3] = np.nan
 bad.to_netcdf(os.path.join(out, "grids_nan.nc"))
+bad["h"][:] = np.nan
+bad.to_netcdf(os.path.join(out, "grids_all_nan.nc"))
+off = f32(np.float32)  # one time off the hourly grid: 06:30
+off = off.assign_coords(time=off.time.values + np.where(np.arange(T) == 6, np.timedelta64(30, "m"), np.timedelta64(0, "m")))
+off.to_netcdf(os.path.join(out, "grids_offgrid.nc"))
+with open(os.path.join(out, "grids_f32.nc"), "rb") as f:  # a download cut short
+    data = f.read()
+with open(os.path.join(out, "grids_cut.nc"), "wb") as f:
+    f.write(data[: len(data) // 2])
 f64 = xr.Dataset(
     {
         "h": (("time", "lon", "lat"), h.transpose(0, 2, 1).astype(np.float64)),

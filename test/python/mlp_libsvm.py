@@ -11,6 +11,7 @@ reading for predict.
 usage: mlp_libsvm.py BUILD_DIR MPIEXEC SCRATCH_DIR"""
 import json
 import os
+import re
 import sys
 
 import h5py
@@ -186,4 +187,17 @@ for ranks in (1, 2):
           not os.path.exists(path("refused%d.h5" % ranks)),
           f"missing_numbers error on {ranks} rank(s): exit {r.returncode}: " +
           next((line for line in msg.splitlines() if "error" in line), msg[-300:]))
+# Refused: bce on LibSVM's -1/+1 labels (binary cross-entropy's targets are probabilities in [0, 1];
+# they trained on garbage), every rank the same one message; 0/1 labels train.
+signs = path("signs.svm")
+datasets.dump_svmlight_file(X, np.where(y > 0, 1, -1), signs, zero_based=False)
+for ranks in (1, 2):
+    r = train("bce%d" % ranks, signs, "loss=bce", ranks=ranks)
+    msg = r.stdout + r.stderr
+    check(r.returncode == 2 and re.search(re.escape(signs) + r":\d+: label holds a value outside \[0, 1\]", msg) and
+          not os.path.exists(path("bce%d.h5" % ranks)),
+          f"bce on -1/+1 labels on {ranks} rank(s): exit {r.returncode}: " +
+          next((line for line in msg.splitlines() if "error" in line), msg[-300:]))
+datasets.dump_svmlight_file(X, (y > 0).astype(int), path("bits.svm"), zero_based=False)
+check(train("bce01", path("bits.svm"), "loss=bce").returncode == 0, "bce on 0/1 labels trains")
 check.finish()

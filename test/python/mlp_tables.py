@@ -133,6 +133,15 @@ refused([train, *deck("few", "num_classes=2")], "the label column holds 3 classe
         "num_classes below the classes")
 refused([train, *deck("mse", "loss=mse")], train_csv + ":2: field 4 (column 'kind') 'alpha' is not a number",
         "a text label without a classifier")
+indexed_csv = os.path.join(scratch, "indexed.csv")  # pandas' to_csv with its default index=True
+data.to_csv(indexed_csv)
+r = run([train, *deck("indexed", "data_file=" + indexed_csv, "epochs=1")])
+check(r.returncode == 0 and indexed_csv + ": note: column 1 has no header name (pandas' index" in r.stdout + r.stderr,
+      "a nameless first column (pandas' index) is noted: " + (r.stdout + r.stderr)[-300:])
+one_csv = os.path.join(scratch, "one_class.csv")  # a filtered export: every row one class
+data.assign(kind="alpha").to_csv(one_csv, index=False)
+refused([train, *deck("one", "data_file=" + one_csv)], "label_column: the label column holds 1 class; "
+        "cross_entropy needs 2 or more", "a label column of one class (was 'num_classes >= 2 (default value 0)')")
 other = data.rename(columns={"size": "grade"})
 other_csv = os.path.join(scratch, "other.csv")
 other.to_csv(other_csv, index=False)

@@ -185,6 +185,44 @@ for name, text, expected in bad:
 r = run(ped_csv, os.path.join(scratch, "x.h5"), "--window", "100")
 check(r.returncode != 0 and "shorter than the window" in r.stderr, f"too long a window: {r.stderr.strip()}")
 
+# Time steps not at --rate (Note [one rate per table]): a recording with ETH/UCY's raw frame numbers
+# (25 fps video, every 10th frame annotated) beside one numbered 0, 1, 2, ... at 2.5 Hz; ns time
+# stamps taken as steps (which also spanned ~1e16 windows and ran for ever); a track_id that names
+# rows; and one stray time step, passed over (Note [windows without samples]) or refused when the
+# windows cannot be counted.
+ns = ped.assign(timestep=ped.timestep * 400_000_000 + 1_700_000_000_000_000_000)
+stray = ped.copy()
+stray.loc[stray.index[-1], "timestep"] = 10**16
+rate_cases = [
+    ("mixed_rate.csv", pd.concat([ped, ped.assign(scenario_id="eth", timestep=ped.timestep * 10)]),
+     f":{len(ped) + 3}: timestep: scenario 'eth': no two samples of a track are within --max-gap 0.6 s (the "
+     f"closest: track '1', lines {len(ped) + 2} and {len(ped) + 3}, 4 s apart as timestep / --rate 2.5 Hz)"),
+    ("ns_steps.csv", ns, ":3: timestep: scenario 'zara': no two samples of a track are within --max-gap 0.6 s "
+                         "(the closest: track '1', lines 2 and 3, 1.6e+08 s apart as timestep / --rate 2.5 Hz)"),
+    ("row_ids.csv", ped.assign(track_id=range(len(ped))),
+     f":2: track_id: scenario 'zara': every one of its {len(ped)} tracks has a single sample"),
+    ("stray_huge.csv", stray.assign(timestep=stray.timestep.where(stray.timestep < 10**16, 1e300)),
+     ": scenario 'zara' spans 4e+299 s"),
+]
+for name, table, expected in rate_cases:
+    path, out = os.path.join(scratch, name), os.path.join(scratch, name + ".h5")
+    table.to_csv(path, index=False)
+    r = subprocess.run([tool, path, out, "--rate", "2.5"], capture_output=True, text=True, timeout=20)
+    check(r.returncode == 2 and (path + expected) in r.stderr, f"{name}: expected '{path}{expected}', got "
+                                                                f"rc {r.returncode} '{r.stderr.strip()}'")
+    check(not os.path.exists(out), f"{name}: no output left behind")
+scenes = []
+for name, table in (("stray.csv", stray), ("unstrayed.csv", ped.iloc[:-1])):
+    path = os.path.join(scratch, name)
+    table.to_csv(path, index=False)
+    r = subprocess.run([tool, path, path + ".h5", "--rate", "2.5", "--window", "8", "--stride", "4"],
+                       capture_output=True, text=True, timeout=20)  # ~1e15 windows ran for ever
+    check(r.returncode == 0, f"{name}: rc {r.returncode} {r.stderr.strip()}")
+    with h5py.File(path + ".h5", "r") as h:
+        off = h["agent_state_offsets"][()]
+        scenes.append(h["agent_state"][()][:off[3]])
+check(np.array_equal(scenes[0], scenes[1]), "a stray time step 1e16: the first three scenes as without it")
+
 if failures:
     print(f"track_tables: {len(failures)} checks failed")
     sys.exit(1)

@@ -85,6 +85,8 @@ std::unique_ptr<Model> build(const ModelBuildContext& ctx) {
                                       "define the classes: leave num_classes out)",
                                       classes, cfg.d_out));
       cfg.d_out = classes;
+      if (classes < 2)  // a file of one class (a filtered export): nothing to tell apart
+        deck.fail("label_column", "the label column holds 1 class; cross_entropy needs 2 or more");
     }
     if (cfg.d_out < 2) deck.fail("num_classes", "cross_entropy needs num_classes >= 2");
   }

@@ -65,6 +65,8 @@ void MlpModel::constrain_fields(std::vector<FieldSpec>& fields) const {
   for (FieldSpec& f : fields)
     if (f.name == Batch::kTargets && f.dtype != DType::f32 && loss_.classifies())
       f.min_value = 0, f.max_value = mlp_.config().d_out - 1;
+    else if (f.name == Batch::kTargets && loss_.kind() == nn::LossKind::bce)
+      f.min_value = 0, f.max_value = 1;  // probabilities: LibSVM's -1/+1 labels trained on garbage
     else if (f.name == Batch::kInputs && missing_inputs_) f.nan_allowed = true;
 }
 

@@ -28,8 +28,9 @@ bool state_at(const Track& tr, double t, double max_gap, float* out, bool& has_h
   if (std::abs(s[j].t - t) > kTimeEps) {  // strictly between samples j - 1 and j
     if (j == 0 || s[j].t - s[j - 1].t > max_gap + kTimeEps) return false;
     --j;
-  } else if (j + 1 == s.size() && j > 0 && s[j].t - s[j - 1].t <= max_gap + kTimeEps) {
-    --j;  // the last sample: the motion of the segment ending there
+  } else if ((j + 1 == s.size() || s[j + 1].t - s[j].t > max_gap + kTimeEps) && j > 0 &&
+             s[j].t - s[j - 1].t <= max_gap + kTimeEps) {
+    --j;  // the last sample (of the track, or before a gap): the motion of the segment ending there
   }
   const TrackSample& a = s[j];
   const TrackSample& b = j + 1 < s.size() ? s[j + 1] : s[j];
@@ -99,10 +100,31 @@ ImportSummary import_scenes(const std::vector<Recording>& recordings, const std:
       continue;
     }
     // Note [window alignment]: from the first sample on, or back from the last.
-    const auto windows = static_cast<std::size_t>(std::floor((t1 - t0 - o.window + kTimeEps) / o.stride)) + 1;
+    const double span_windows = std::floor((t1 - t0 - o.window + kTimeEps) / o.stride) + 1;
+    if (!(span_windows < 0x1p53))  // whole numbers of windows stay exact in a double
+      throw Error(source + ": scenario '" + r.scenario + "' spans " + real_text(t1 - t0) + " s (" +
+                      real_text(span_windows) + " windows of --stride " + real_text(o.stride) +
+                      " s): are its time steps at --rate?",
+                  ExitCode::bad_input);
+    const auto windows = static_cast<std::size_t>(span_windows);
+    std::vector<double> times;  // the recording's sample times, to pass over windows without any
+    for (const Track& tr : r.tracks)
+      for (const TrackSample& ts : tr.samples) times.push_back(ts.t);
+    std::sort(times.begin(), times.end());
     for (std::size_t w = 0; w < windows; ++w) {
       const double k = static_cast<double>(o.align_end ? windows - 1 - w : w);
       const double start = o.align_end ? t1 - o.window - k * o.stride : t0 + k * o.stride;
+      // Note [windows without samples]: a window no sample reaches (within max_gap of its ends) has
+      // no valid step and so no agent (min_agents >= 1 leaves it out); a long gap in a recording
+      // (a stray time step) is passed over in one go, not window by window.
+      const double reach_end = start + o.window + o.max_gap + kTimeEps;
+      const auto next = std::lower_bound(times.begin(), times.end(), start - o.max_gap - kTimeEps);
+      if (o.min_agents >= 1 && (next == times.end() || *next > reach_end)) {
+        if (next == times.end()) break;
+        const double skip = std::floor((*next - reach_end) / o.stride);  // windows that end before *next
+        if (skip > 1) w += static_cast<std::size_t>(std::min(skip - 1, static_cast<double>(windows - w)));
+        continue;
+      }
       std::vector<float> st;
       std::vector<std::int32_t> vd;
       std::vector<long long> ty;

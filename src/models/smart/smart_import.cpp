@@ -122,7 +122,8 @@ int smart_import_main(int argc, char** argv) {
     o.window = window > 0 ? window : o.history + 8.0;
     o.stride = stride > 0 ? stride : o.window / 2;
     o.max_gap = max_gap > 0 ? max_gap : 1.5 / rate;
-    std::vector<hpct::smart::Recording> recordings = hpct::smart::read_track_table(tracks, rate, default_type);
+    std::vector<hpct::smart::Recording> recordings = hpct::smart::read_track_table(tracks, rate, default_type,
+                                                                                   o.max_gap);
     if (maps.size() > 1) {  // Note [AV2 map per scenario]: only AV2 map files are one scenario's each
       for (const std::string& m : maps)
         if (hpct::smart::is_lanelet_map(m) || !hpct::smart::is_av2_map(m))

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/real_text.hpp"
 #include "io/csv_rows.hpp"
 
 namespace hpct::smart {
@@ -93,7 +94,7 @@ bool agent_type_of(const std::string& name, int& type) {
   return true;
 }
 
-std::vector<Recording> read_track_table(const std::string& path, double rate_hz, int default_type) {
+std::vector<Recording> read_track_table(const std::string& path, double rate_hz, int default_type, double max_gap) {
   io::CsvRows rows(path);
   std::vector<std::string> f;
   if (!rows.next(f)) throw Error(path + ": empty (a header row and tracks are expected)", ExitCode::bad_input);
@@ -153,7 +154,10 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
     tr.samples.push_back(s);
     lines[it->second][tt->second].push_back(rows.line());
   }
-  for (std::size_t r = 0; r < out.size(); ++r)
+  for (std::size_t r = 0; r < out.size(); ++r) {
+    double closest = HUGE_VAL;  // the recording's two closest successive samples of a track
+    int closest_line[2] = {0, 0};
+    const Track* closest_track = nullptr;
     for (std::size_t k = 0; k < out[r].tracks.size(); ++k) {
       Track& tr = out[r].tracks[k];
       std::vector<std::size_t> order(tr.samples.size());
@@ -166,10 +170,35 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
           input_error(path, lines[r][k][order[i]], name[2],
                       "track '" + tr.id + "' of scenario '" + out[r].scenario + "' repeats the time step of line " +
                           std::to_string(lines[r][k][order[i - 1]]));
+        if (i > 0 && tr.samples[order[i]].t - tr.samples[order[i - 1]].t < closest) {
+          closest = tr.samples[order[i]].t - tr.samples[order[i - 1]].t, closest_track = &tr;
+          closest_line[0] = lines[r][k][order[i - 1]], closest_line[1] = lines[r][k][order[i]];
+        }
         sorted.push_back(tr.samples[order[i]]);
       }
       tr.samples = std::move(sorted);
     }
+    // Note [one rate per table]: a recording none of whose tracks has two samples within max_gap
+    // has no valid step between samples (its agents blink at the sample times). Its time steps are
+    // not at --rate: another rate's recording in the file, or ns/ms time stamps taken as steps
+    // (which would also make its windows countless); or track_id names rows, not tracks.
+    if (!(closest <= max_gap + 1e-6)) {
+      const std::string rate = milliseconds ? "timestamp_ms / 1000"
+                                            : name[2] + " / --rate " + real_text(rate_hz) + " Hz";
+      if (!closest_track)
+        input_error(path, lines[r].front().front(), name[1],
+                    "scenario '" + out[r].scenario + "': every one of its " + std::to_string(out[r].tracks.size()) +
+                        " tracks has a single sample, so none moves (does " + name[1] + " name tracks?)");
+      input_error(path, closest_line[1], name[2],
+                  "scenario '" + out[r].scenario + "': no two samples of a track are within --max-gap " +
+                      real_text(max_gap) + " s (the closest: track '" + closest_track->id + "', lines " +
+                      std::to_string(closest_line[0]) + " and " + std::to_string(closest_line[1]) + ", " +
+                      real_text(std::round(closest * 1e6) / 1e6) + " s apart as " + rate +
+                      "), so no step between samples is valid: a file holds one --rate (a recording at another "
+                      "rate goes in a file of its own); time stamps in ns or ms take --rate 1e9 or 1000 and "
+                      "--max-gap in seconds");
+    }
+  }
   if (out.empty()) throw Error(path + ": no tracks (only a header)", ExitCode::bad_input);
   return out;
 }

@@ -1,7 +1,8 @@
 // The track tables users hold, read for apps/scenes_import (docs/transformer.md): a long CSV table
 // with Argoverse 2's column names, one row per (scenario, track, time step):
 //   scenario_id, track_id, timestep, position_x, position_y     required (ids are any text)
-//   heading, velocity_x, velocity_y, object_type               optional (an empty cell: not known)
+//   heading, velocity_x, velocity_y, object_type               optional (an empty heading or velocity
+//                                                              cell: not known; an empty type: refused)
 // object_type takes AV2's names (vehicle, bus -> vehicle; pedestrian; cyclist, motorcyclist ->
 // cyclist; static, background, construction, riderless_bicycle, unknown -> other) or ours; or
 // INTERACTION's columns (Note [track table columns] in track_table.cpp); and a map
@@ -43,8 +44,10 @@ struct Recording {
 bool agent_type_of(const std::string& name, int& type);
 
 // The scenarios of a track table in order of first appearance; timestep / rate_hz is a sample's time.
-// `default_type` is every track's without an object_type column. Errors name file, line and column.
-std::vector<Recording> read_track_table(const std::string& path, double rate_hz, int default_type);
+// `default_type` is every track's without an object_type column. Errors name file, line and column;
+// a recording none of whose tracks has two samples within `max_gap` seconds is refused (Note [one
+// rate per table] in track_table.cpp).
+std::vector<Recording> read_track_table(const std::string& path, double rate_hz, int default_type, double max_gap);
 
 // Adds a map table's polylines to the recordings (to every one when it has no scenario_id column).
 void read_map_table(const std::string& path, std::vector<Recording>& recordings);
