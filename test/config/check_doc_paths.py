@@ -14,9 +14,10 @@ extension (apps/train: apps/train.cpp). NOT_OURS lists the few names that are no
 Every `Note [name]` a page names (across a line break too) is in a source file of src, apps, test,
 perf, scripts, examples or cmake, where comments may wrap it as well; and a Note the page places in a
 file ("Note [a] in `src/x.cpp`", "Notes [a] and [b] in `x.hpp`": the path as written or its tail,
-`nn/resnet.hpp` for src/nn/resnet.hpp) is in that file.
+`nn/resnet.hpp` for src/nn/resnet.hpp) is in that file. Every HPCTRAIN_* name (an environment
+variable, a CMake option, a C API name) is in those sources or the top CMakeLists.txt.
 --selftest first proves on planted pages that a moved file, glob, program, script and folder, a
-renamed Note and a Note placed in the wrong file are each reported.
+renamed Note, a Note placed in the wrong file and a renamed HPCTRAIN_* name are each reported.
 """
 import glob
 import os
@@ -75,13 +76,19 @@ def source_files(repo):
 
 
 def source_notes(repo):
-    """The source files of source_files and their joined text, for Note lookups."""
+    """The source files of source_files and their joined text (with the top CMakeLists.txt, which
+    declares the build options), for Note and name lookups."""
     files = source_files(repo)
-    return files, " ".join(files.values())
+    top = open(os.path.join(repo, "CMakeLists.txt"), encoding="utf-8").read()
+    joined = " ".join(files.values()) + " " + top
+    return files, joined, set(OUR_NAME.findall(joined))
+
+
+OUR_NAME = re.compile(r"(?:(?<=-D)|(?<!\w))HPCTRAIN_[A-Z0-9_]*[A-Z0-9]\b")  # -DHPCTRAIN_NATIVE=OFF too
 
 
 def check_notes(path, source):
-    files, joined = source
+    files, joined, names = source
     problems = []
     text = open(path, encoding="utf-8").read()
     for m in NOTE.finditer(text):
@@ -89,6 +96,10 @@ def check_notes(path, source):
         if f"Note [{name}]" not in joined:
             line = text[: m.start()].count("\n") + 1
             problems.append(f"{path}:{line}: Note [{name}]: in no source file")
+    for m in OUR_NAME.finditer(text):
+        if m.group(0) not in names:
+            line = text[: m.start()].count("\n") + 1
+            problems.append(f"{path}:{line}: {m.group(0)}: in no source file (renamed or gone?)")
     for m in NOTE_IN.finditer(text):
         line, where = text[: m.start()].count("\n") + 1, m.group(2)
         holders = [f for f in files if f == where or f.endswith("/" + where)]
@@ -133,7 +144,10 @@ def selftest(scratch, repo):
     open(renamed, "w").write("why: Note [no such\nnote here]\n")
     if not check_notes(renamed, source):
         sys.exit("check_doc_paths selftest: the planted page renamed_note was not reported")
-    for name, text in {"note_elsewhere": "(Note [convolution autotuning] in\n`src/gbdt/booster.cpp`)\n",
+    # (the planted name in two parts: this file is one of the sources searched)
+    for name, text in {"renamed_switch": "`HPCTRAIN_NO_BLOCKED" + "_LAYOUT=1` keeps NCHW throughout\n",
+                       "renamed_option": "`cmake -DHPCTRAIN_ENABLE" + "_DNNL=OFF`\n",
+                       "note_elsewhere": "(Note [convolution autotuning] in\n`src/gbdt/booster.cpp`)\n",
                        "note_in_no_file": "(Note [convolution autotuning] in `nn/no_such_file.hpp`)\n"}.items():
         page = os.path.join(scratch, name + ".md")
         open(page, "w").write(text)
@@ -141,7 +155,7 @@ def selftest(scratch, repo):
             sys.exit(f"check_doc_paths selftest: the planted page {name} was not reported")
     placed = os.path.join(scratch, "notes_placed.md")
     open(placed, "w").write("Note [convolution autotuning] in `nn/resnet.hpp`; Notes [no CUDA ETI] and\n"
-                            "[no host ETI] in `scripts/build-kokkos`\n")
+                            "[no host ETI] in `scripts/build-kokkos`; `HPCTRAIN_NO_BLOCKED=1`, -DHPCTRAIN_ENABLE_ONEDNN=ON\n")
     if check_notes(placed, source):
         sys.exit("check_doc_paths selftest: correctly placed Notes were reported: " + "; ".join(check_notes(placed, source)))
     if check_notes(os.path.join(repo, "docs", "diffusion.md"), source) or not NOTE.search(
@@ -166,8 +180,9 @@ def main():
     texts = [open(page, encoding="utf-8").read() for page in docs]
     notes = {re.sub(r"\s+", " ", n) for text in texts for n in NOTE.findall(text)}
     placed = sum(len(re.findall(r"\[", m.group(1))) for text in texts for m in NOTE_IN.finditer(text))
-    report(problems, f"check_doc_paths: the {len(checked)} repository files and {len(notes)} Notes {len(docs)} pages "
-           f"name exist, the {placed} Notes placed in a file are there")
+    ours = {n for text in texts for n in OUR_NAME.findall(text)}
+    report(problems, f"check_doc_paths: the {len(checked)} repository files, {len(notes)} Notes and {len(ours)} "
+           f"HPCTRAIN_* names {len(docs)} pages name exist, the {placed} Notes placed in a file are there")
 
 
 if __name__ == "__main__":
