@@ -50,6 +50,20 @@ void check_table(const Dataset& ds, const std::vector<FieldSpec>& f) {
         ExitCode::bad_input);
 }
 
+// A feature-count mismatch's tail: a table with a header names its feature columns, so a row weight or
+// query id column left among them (predict without --weight-column) shows.
+std::string feature_columns(const Dataset& ds, const std::string& whose) {
+  const std::vector<std::string> names = ds.value_names(0);
+  if (names.empty()) return "";
+  std::string list;
+  for (std::size_t f = 0; f < names.size() && f < 12; ++f) list += (f ? ", " : "") + names[f];
+  if (names.size() > 12) list += ", ...";
+  return " (its feature columns: " + list + ")" +
+         (whose == "the model"
+              ? "; a row weight or query id column is not a feature: --weight-column, --group-column"
+              : "");
+}
+
 }  // namespace
 
 Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, long long num_features,
@@ -74,7 +88,7 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
     const bool pad = d.cols < width && text && text->layout().opt.format == io::TextFormat::libsvm;
     if (d.cols != width && !pad)
       throw Error(ds.description() + ": has " + std::to_string(d.cols) + " features, expected " +
-                      std::to_string(width),
+                      std::to_string(width) + feature_columns(ds, whose),
                   ExitCode::bad_input);
     if (query_start.empty()) {
       d.first_row = d.global_rows * comm.rank() / comm.size();

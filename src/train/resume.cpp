@@ -65,6 +65,30 @@ std::map<std::string, Resolved> resolved_values(const std::string& text) {
   }
   return out;
 }
+
+// Note [keys newer than the checkpoint]: a key the checkpoint's deck lacks was added after the
+// checkpoint was written, and that run ran as the key's value "before it existed". For most keys
+// that is the default (a new option, off), so the deck's value holds. Where the default is not what
+// the run did (model mlp's standardize_inputs and standardize_targets, on by default since they
+// came: the run before them trained on the numbers as they are), resuming by default would train
+// the old weights on standardised numbers, another model; as for Note [defaults changed since the
+// checkpoint], the refusal names the line that resumes the run as it ran.
+struct NewerKey {
+  const char* key;    // a bool key
+  const char* model;  // the checkpoint's `model` it applies to
+  bool before;        // what the run did before the key existed, as the key's value
+};
+constexpr NewerKey kNewerKeys[] = {{"standardize_inputs", "mlp", false}, {"standardize_targets", "mlp", false}};
+
+void check_newer_key(const deck::Deck& deck, const std::string& key, const std::map<std::string, Resolved>& old) {
+  const auto model = old.find("model");
+  for (const NewerKey& k : kNewerKeys)
+    if (key == k.key && model != old.end() && model->second.value == k.model && deck.get_bool(key) != k.before)
+      deck.fail(key, std::string("the checkpoint was written before this key existed, when the run trained as `") +
+                         k.key + (k.before ? " true" : " false") +
+                         "`; set that line in the deck to resume it as it ran, or start a new run with `resume "
+                         "none` or another checkpoint_dir");
+}
 }  // namespace
 
 void check_resume_deck(const deck::Deck& deck, const CheckpointState& state) {
@@ -79,7 +103,10 @@ void check_resume_deck(const deck::Deck& deck, const CheckpointState& state) {
   const RunFamily* run = find_run_family(deck.get_string("model"));
   for (const auto& key : deck.schema().keys()) {
     const auto it = old.find(key.name);
-    if (it == old.end()) continue;  // a key newer than the checkpoint: its default applies
+    if (it == old.end()) {                   // a key newer than the checkpoint: its default applies, but see
+      check_newer_key(deck, key.name, old);  // Note [keys newer than the checkpoint]
+      continue;
+    }
     const std::string& before = it->second.value;
     const std::string& now = deck.get_string(key.name);
     if (before == now || key.name == "resume") continue;

@@ -33,12 +33,29 @@ namespace {
 
 std::string label_text(const TableEncoding& e) { return gbdt::label_column_text(e.label, e.label_column); }
 
+// With a header on both sides, the first column one has and the other lacks, for a count mismatch's
+// message: predict on a table that keeps its row weight column is the usual cause, and the name says so.
+std::string odd_column(const TableEncoding& given, const io::TextLayout& t, const std::string& whose) {
+  if (t.names.empty() || given.columns.empty()) return "";
+  const auto has = [](const std::vector<std::string>& names, const std::string& n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  for (std::size_t f = 0; f < t.names.size(); ++f)
+    if (!has(given.columns, t.names[f]))
+      return ": its column '" + t.names[f] + "' (feature " + std::to_string(f) + ") is not one of " + whose + "'s" +
+             (whose == "the model" ? " (a row weight column is not a feature: --weight-column " + t.names[f] + ")"
+                                   : std::string());
+  for (const std::string& n : given.columns)
+    if (!has(t.names, n)) return ": " + whose + "'s column '" + n + "' is not in it";
+  return "";
+}
+
 // The file's columns against the encoding it must follow (the training data's, the model's).
 void check_columns(const TableEncoding& given, const io::TextLayout& t, const std::string& whose) {
   if (t.cols != given.cols)
     input_error(t.file, 0, "",
                 "has " + std::to_string(t.cols) + " feature columns, " + whose + " has " +
-                    std::to_string(given.cols));
+                    std::to_string(given.cols) + odd_column(given, t, whose));
   if (t.names.empty() || given.columns.empty()) return;
   for (std::size_t f = 0; f < t.names.size(); ++f)
     if (t.names[f] != given.columns[f])

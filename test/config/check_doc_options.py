@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Every option README.md and docs/*.md give one of our programs is one its --help shows (and
-every program of apps/ answers --help).
+every program of apps/ answers --help), and every option a page gives one of our scripts is one the
+script reads.
 
 usage: check_doc_options.py SOURCE_DIR APPS_DIR [--selftest SCRATCH_DIR]
 
@@ -9,7 +10,11 @@ command starts (`wxeval gnn.h5 era5.nc --init last`), up to the end of the line 
 backslash continues it), a `#` comment, a backtick, `&&`, `|` or `;`. Each `--option` in it must
 appear in what `NAME --help` prints (--help itself, and Kokkos's --kokkos-*, which pass through
 every program, aside). `NAME --help` itself must print the usage on stdout and exit 0.
---selftest first proves on a planted page that an option a program lacks is reported.
+A script command is a file of perf/, scripts/, jobs/ or test/python/ named so (`perf/compare_cnn.py
+--sizes 64`, `.deps/benchenv/bin/python perf/...`, `scripts/gpu-proof --budget 480`), up to the same
+ends; each `--option` in it must be in the script's text (argparse's "--option", bash's `--option)`):
+the scripts have no --help that all of them answer alike.
+--selftest first proves on planted pages that an option a program or a script lacks is reported.
 """
 import glob
 import os
@@ -59,6 +64,25 @@ def check_page(path, names, usage):
     return problems
 
 
+SCRIPT = re.compile(r"(?<![\w/.-])((?:perf|scripts|jobs|test/python)/[A-Za-z0-9_.-]*[A-Za-z0-9_])((?: [^`\n#&|;]*)?)")
+
+
+def check_scripts(path, repo):
+    """Each --option a page gives a script of ours is in that script's text."""
+    text = re.sub(r"\\\n\s*", " ", open(path, encoding="utf-8").read())
+    problems = []
+    for m in SCRIPT.finditer(text):
+        script = os.path.join(repo, m.group(1))
+        if not os.path.isfile(script):
+            continue  # a folder, or a name check_doc_paths reports
+        source = open(script, encoding="utf-8", errors="ignore").read()
+        for option in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", m.group(2)):
+            if option != "--help" and not re.search(re.escape(option) + r"(?![a-z0-9-])", source):
+                line = text[: m.start()].count("\n") + 1
+                problems.append(f"{path}:{line}: {m.group(1)} {option}: not an option the script reads")
+    return problems
+
+
 def main():
     if len(sys.argv) not in (3, 5):
         sys.exit(__doc__)
@@ -78,10 +102,18 @@ def main():
         if check_page(good, names, usage):
             sys.exit("check_doc_options selftest: a correct page was reported: " +
                      "; ".join(check_page(good, names, usage)))
+        open(bad, "w").write("`.deps/benchenv/bin/python perf/compare_cnn.py --sizes 64 \\\n    --no-such-option`\n")
+        if not check_scripts(bad, source_dir):
+            sys.exit("check_doc_options selftest: the planted script --no-such-option was not reported")
+        open(good, "w").write("`.deps/benchenv/bin/python perf/compare_cnn.py --sizes 64 --nchw`, "
+                              "`scripts/gpu-proof --dry-run --budget 1500`, `scripts/setup --reference && scripts/test`\n")
+        if check_scripts(good, source_dir):
+            sys.exit("check_doc_options selftest: a correct script page was reported: " +
+                     "; ".join(check_scripts(good, source_dir)))
     docs = pages(source_dir)
-    problems = [p for page in docs for p in check_page(page, names, usage)]
-    report(problems, f"check_doc_options: the {len(names)} programs answer --help; {len(docs)} pages give them only "
-           "its options")
+    problems = [p for page in docs for p in check_page(page, names, usage) + check_scripts(page, source_dir)]
+    report(problems, f"check_doc_options: the {len(names)} programs answer --help; {len(docs)} pages give them and "
+           "the scripts only their options")
 
 
 if __name__ == "__main__":

@@ -268,6 +268,12 @@ def main():
     check(r.returncode == 2 and "negative.csv:2900: weight_column" in r.stdout + r.stderr and
           not os.path.exists(path("neg.pred")), "predict: a negative weight is exit 2 naming negative.csv:2900",
           r.stdout[-1500:] + r.stderr[-1500:])
+    # Its weight column not named, the table has a feature too many: the error lists the columns.
+    r = run([apps("predict"), m1, va_csv, path("unnamed.pred"), "--header", "--label-column", "target"])
+    check(r.returncode == 2 and ", w" in r.stdout + r.stderr and "(its feature columns: " in r.stdout + r.stderr and
+          "a row weight or query id column is not a feature: --weight-column" in r.stdout + r.stderr and
+          not os.path.exists(path("unnamed.pred")), "predict on a table with its weight column not named lists the "
+          "columns", r.stdout[-1500:] + r.stderr[-1500:])
     for args, expect, what in (
             ([va_csv, "--weight-column", "w", "--weight-file", va_plain + ".weight"],
              "--weight-column and --weight-file both give the rows' weights", "--weight-column with --weight-file"),

@@ -340,6 +340,12 @@ for args, at in ((["--weight-column", "w"], zero_val + ": --weight-column w"),
     refused([apps("predict"), path("cross_entropy.h5"), src, out, *args],
             at + ": the weights of the %d labelled rows are all 0" % VAL, "predict " + args[0] + " of zeros", 2)
     check(not os.path.exists(out), "predict " + args[0] + " of zeros writes no file")
+# predict on a table that keeps its weight column but is not told so: the error names the column.
+out = path("pred_unnamed_w.h5")
+r = run([apps("predict"), path("cross_entropy.h5"), val_csv, out], 1)
+check(r.returncode == 2 and not os.path.exists(out) and "its column 'w' (feature " in r.stderr and
+      "is not one of the model's (a row weight column is not a feature: --weight-column w)" in r.stderr,
+      "predict on a table with its weight column not named: exit 2, the column named, no file: " + r.stderr[-300:])
 refused([train, *deck("diff", "mse", path("mse.csv"), "model=diffusion")],
         "weight_column: row and class weights train model mlp; model diffusion weighs every row alike",
         "a family that cannot weigh rows")

@@ -207,6 +207,38 @@ TEST(Checkpoint, ADefaultChangedSinceTheCheckpointNamesTheLineThatResumesIt) {
       << set_msg;
 }
 
+// Note [keys newer than the checkpoint] (train/resume.cpp): an mlp checkpoint written before
+// standardize_inputs / standardize_targets existed (its deck has neither line) trained on the
+// numbers as they are; resumed by a deck that leaves them at their default (true) it is refused,
+// naming the line; with both set false it resumes; another family's checkpoint is not concerned.
+TEST(Checkpoint, AKeyNewerThanTheCheckpointWhoseDefaultChangesTheRunNamesTheLine) {
+  const std::string deck_text = "model mlp\ndata_file unused.h5\n";
+  const auto without = [](std::string text, const std::string& key) {
+    const std::size_t at = text.find("\n" + key + " ");
+    EXPECT_NE(at, std::string::npos) << key << " not in " << text;
+    if (at != std::string::npos) text.erase(at + 1, text.find('\n', at + 1) - at);
+    return text;
+  };
+  CheckpointState old;
+  old.deck = without(without(make_deck(deck_text).resolved(), "standardize_inputs"), "standardize_targets");
+  const std::string msg = error_message([&] { check_resume_deck(make_deck(deck_text), old); });
+  EXPECT_NE(msg.find("standardize_inputs: the checkpoint was written before this key existed, when the run "
+                     "trained as `standardize_inputs false`; set that line in the deck"),
+            std::string::npos)
+      << msg;
+  EXPECT_NO_THROW(check_resume_deck(make_deck(deck_text + "standardize_inputs false\nstandardize_targets false\n"),
+                                    old));
+  EXPECT_NO_THROW(check_resume_deck(make_deck(deck_text + "standardize_inputs no\nstandardize_targets 0\n"), old));
+  const std::string one = error_message([&] {
+    check_resume_deck(make_deck(deck_text + "standardize_inputs false\n"), old);
+  });
+  EXPECT_NE(one.find("standardize_targets: the checkpoint was written before"), std::string::npos) << one;
+  CheckpointState cape;
+  const std::string cape_text = "model cape\ndata_file unused.h5\n";
+  cape.deck = without(make_deck(cape_text).resolved(), "standardize_inputs");
+  EXPECT_NO_THROW(check_resume_deck(make_deck(cape_text), cape));
+}
+
 TEST(Checkpoint, FailedWriteIsAnErrorOnEveryRankAndKeepsThePreviousCheckpoint) {
   const Comm comm;
   const std::string data = hpct::test::friedman_file(comm, "ckpt_data", 403);
