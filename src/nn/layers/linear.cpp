@@ -44,8 +44,8 @@ template <class Scalar>
 double max_magnitude_threads(const Scalar* p, std::uint64_t count) {
   constexpr std::uint64_t kMinPerThread = std::uint64_t(1) << 16;
   constexpr long long kMaxParts = 64;
-  const long long parts =
-      std::min(kMaxParts, host_chunks(static_cast<long long>(count), static_cast<long long>(kMinPerThread)));
+  const long long parts = std::min(kMaxParts, host_chunks(static_cast<long long>(count),
+                                                          static_cast<long long>(kMinPerThread)));
   if (parts <= 1) return gradient_bounds::max_magnitude(p, count);
   double part_max[kMaxParts];
   double* const out = part_max;
