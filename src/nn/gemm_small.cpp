@@ -11,6 +11,10 @@
 
 #include "core/kokkos_compat.hpp"
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 #if defined(HPCTRAIN_HAVE_LIBXSMM)
 #include <libxsmm.h>
 #endif
@@ -296,6 +300,59 @@ bool transposed_a_sgemm(int m, int n, int k, const float* a, int lda, const floa
   }
   return true;
 }
+
+// Note [GEMMs split by rows at several threads]: with two or more host threads, Linear's forward
+// over the Note above's MAC bound and its data gradient dz W went to OpenBLAS, whose threaded GEMM
+// kept under 60% of the rate that the one-thread routes (LIBXSMM chunks, oneDNN) reach on the same
+// shapes: SMART at 2 threads spent 1.75x the CPU time of 1 thread in its GEMMs (perf record, both
+// at its compare settings), the largest reason why 2 threads ran only 1.4x as fast as 1. Here the
+// batch rows (columns of the column-major C) are cut into one contiguous part per host thread, and
+// every thread runs the one-thread route on its part inside one parallel region (oneDNN runs
+// serially inside it). The bits stay those of the OpenBLAS call they replace: the forward's route
+// is the k-order fma chain that OpenBLAS's kernels give for two or more batch columns (Note [small
+// forward GEMMs at several threads]), a part has at least kSplitMinRows rows, and the data gradient
+// takes oneDNN only for shapes that pass the k-order check (Note [oneDNN for many rows]: OpenBLAS
+// summed them in k order as well), both only above kSerialForwardMaxMacs, where OpenBLAS takes
+// its general kernels (not its small-matrix ones, which sum otherwise). The weights after SMART's
+// 6-step compare run at 2 threads are identical to before (all 708 datasets). A call from inside a
+// parallel region (gemm_batched's chunks) stays serial.
+constexpr int kSplitMinRows = 256;
+
+bool in_host_parallel() {
+#if defined(_OPENMP)
+  return omp_in_parallel() != 0;
+#else
+  return false;
+#endif
+}
+
+// The forward C = A^T B (column-major, n batch columns) split by columns over the host threads.
+bool split_forward(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
+  const long long parts = host_chunks(n, kSplitMinRows);
+  if (parts <= 1 || in_host_parallel() || !k_order_verdict(m, k, lda)) return false;
+  for_each_host_chunk("gemm_split_fw", parts, [=](const int p) {
+    const int j0 = static_cast<int>(n * static_cast<long long>(p) / parts);
+    const int j1 = static_cast<int>(n * static_cast<long long>(p + 1) / parts);
+    transposed_a_sgemm(m, j1 - j0, k, a, lda, b + static_cast<std::ptrdiff_t>(j0) * ldb, ldb,
+                       c + static_cast<std::ptrdiff_t>(j0) * ldc, ldc);
+  });
+  return true;
+}
+
+#if defined(HPCTRAIN_HAVE_ONEDNN)
+// The data gradient C = A B (column-major, beta 0, n batch columns) the same way, through oneDNN.
+bool split_data_gradient(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
+  const long long parts = host_chunks(n, kSplitMinRows);
+  if (parts <= 1 || m > kDnnlMaxCols || in_host_parallel() || !dnnl_verdict('N', m, k, lda)) return false;
+  for_each_host_chunk("gemm_split_dx", parts, [=](const int p) {
+    const int j0 = static_cast<int>(n * static_cast<long long>(p) / parts);
+    const int j1 = static_cast<int>(n * static_cast<long long>(p + 1) / parts);
+    dnnl_sgemm('N', 'N', j1 - j0, m, k, 1.0f, b + static_cast<std::ptrdiff_t>(j0) * ldb, ldb, a, lda, 0.0f,
+               c + static_cast<std::ptrdiff_t>(j0) * ldc, ldc);
+  });
+  return true;
+}
+#endif
 #endif
 }  // namespace
 
@@ -330,9 +387,17 @@ bool small_sgemm(char ta, char tb, int m, int n, int k, float alpha, const float
   if (!g_enabled || k > kSmallGemmMaxK || m > kSmallGemmMaxMN) return false;
   if (HostExecSpace().concurrency() != 1) {
     // Note [small forward GEMMs at several threads]
-    const bool small_forward = ta == 'T' && tb == 'N' && alpha == 1.0f && beta == 0.0f &&
-                               static_cast<double>(m) * n * k < kSerialForwardMaxMacs;
-    return small_forward && transposed_a_sgemm(m, n, k, a, lda, b, ldb, c, ldc);
+    const bool forward = ta == 'T' && tb == 'N' && alpha == 1.0f && beta == 0.0f;
+    if (forward && static_cast<double>(m) * n * k < kSerialForwardMaxMacs)
+      return transposed_a_sgemm(m, n, k, a, lda, b, ldb, c, ldc);
+    // Note [GEMMs split by rows at several threads]
+    if (forward) return split_forward(m, n, k, a, lda, b, ldb, c, ldc);
+#if defined(HPCTRAIN_HAVE_ONEDNN)
+    if (ta == 'N' && tb == 'N' && alpha == 1.0f && beta == 0.0f &&
+        static_cast<double>(m) * n * k >= kSerialForwardMaxMacs)
+      return split_data_gradient(m, n, k, a, lda, b, ldb, c, ldc);
+#endif
+    return false;
   }
 #if defined(HPCTRAIN_HAVE_ONEDNN)
   // Linear's data gradient over more rows than LIBXSMM takes (assigned, not accumulated: beta 0),
