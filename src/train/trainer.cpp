@@ -93,7 +93,7 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
   // rank_invariant: validation in chunks too (Notes [rank-invariant validation], [fused validation]).
   evaluator_ = std::make_unique<Evaluator>(val_data_, comm, micro_batch_, config_.top_k, specs_,
                                            config_.rank_invariant ? config_.rank_invariant_chunk : 0,
-                                           config_.rank_invariant_val_fused);
+                                           config_.rank_invariant_val_fused, val_part_);
   check_validation_rows();
   const std::string path = config_.resume == "none" ? std::string() : choose_checkpoint(deck, comm);
   if (!path.empty()) restore(path);

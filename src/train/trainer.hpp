@@ -103,6 +103,9 @@ class NetworkTrainer {
   const Comm& comm_;
   // The parts of the file(s): the split of data_file, or data_file and validation_file.
   std::shared_ptr<const Dataset> train_data_, val_data_;
+  // Which rows validate, for a bad value's message: the validation_file, or data_file's tail (whose
+  // rows a user would otherwise take for training rows: the validation rows are checked first).
+  std::string val_part_;
   std::string table_;  // a CSV/TSV data_file's encoding (train/table_inputs.hpp), stored with the weights
   std::vector<int> embedding_rows_;       // its embedded columns' table rows (Note [category embeddings])
   std::vector<std::string> class_names_;  // its text label's classes, in class index order

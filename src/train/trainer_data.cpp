@@ -85,6 +85,7 @@ void NetworkTrainer::open_data() {
   comm_.run_agreed([&] {
     if (!config_.validation_file.empty()) {
       train_data_ = data;
+      val_part_ = "the validation split: validation_file";
       const auto a = train_data_->fields(), b = val_data_->fields();
       if (!same_fields(a, b)) {
         if (a.size() == 2 && b.size() == 2)  // the tabular pair: widths in the words users know
@@ -102,6 +103,9 @@ void NetworkTrainer::open_data() {
       const std::uint64_t n_val = validation_split_rows(rows, config_.validation_fraction);
       train_data_ = row_range(data, 0, rows - n_val);
       val_data_ = row_range(data, rows - n_val, n_val);
+      val_part_ = strf("the validation split: rows %llu..%llu of data_file, validation_fraction %g",
+                       (unsigned long long)(rows - n_val), (unsigned long long)(rows - 1),
+                       config_.validation_fraction);
     }
     if (train_data_->rows() == 0) deck_.fail("validation_fraction", "leaves no training rows");
     if (!key_needing_validation().empty() && val_data_->rows() == 0) no_validation_split(key_needing_validation());

@@ -230,7 +230,8 @@ TEST(DataSources, BadValuesAreReportedTheSameInEveryMode) {
          const auto first = static_cast<std::size_t>(t["nodes"].offsets[55]) * 3;
          t["nodes"].values[first] = std::numeric_limits<double>::infinity();
        },
-       "dataset 'nodes': row 55 holds a NaN or Inf (first bad row)"}};
+       "dataset 'nodes': row 55 holds a NaN or Inf (first bad row of the validation split: rows 48..59 of "
+       "data_file, validation_fraction 0.2)"}};
   for (const Case& c : cases) {
     Table t = fields_table(60, true);
     c.spoil(t);

@@ -178,7 +178,9 @@ TEST(DataSources, ImageLabelsOutsideTheClassesAreNamedInEveryMode) {
                             "validation_fraction 0.2\ndata_file " +
                             path + "\n" + mode),
                 path + ": dataset 'classes': row " + std::to_string(row) +
-                    " holds a value outside [0, 9] (first bad row)")
+                    " holds a value outside [0, 9] (first bad row" +
+                    (row < 32 ? ")"
+                              : " of the validation split: rows 32..39 of data_file, validation_fraction 0.2)"))
           << mode;
   }
 }

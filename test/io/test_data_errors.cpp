@@ -145,12 +145,23 @@ TEST(DataErrors, NanInTrainingRowsNamesTheFirstBadRow) {
             path + ": dataset 'inputs': row 13 holds a NaN or Inf (first bad row)");
 }
 
-TEST(DataErrors, NanInValidationTargets) {
+// A bad row among the validation rows says so (they are checked first: a user would take it for the
+// data's first bad row), with its row in the file: data_file's tail, or validation_file.
+TEST(DataErrors, NanInValidationTargetsNamesTheValidationSplit) {
   const Comm comm;
   const std::string path = scratch("nan_val.h5");
   write_file(comm, path, {{"inputs", {40, 3}}, {"targets", {40, 1}}}, 38, "targets");
   EXPECT_EQ(train_error("data_file " + path + "\nbatch_size 4\n"),
-            path + ": dataset 'targets': row 38 holds a NaN or Inf (first bad row)");
+            path +
+                ": dataset 'targets': row 38 holds a NaN or Inf (first bad row of the validation split: rows "
+                "36..39 "
+                "of data_file, validation_fraction 0.1)");
+  const std::string train = scratch("clean_train.h5");
+  write_file(comm, train, {{"inputs", {40, 3}}, {"targets", {40, 1}}});
+  EXPECT_EQ(train_error("data_file " + train + "\nvalidation_file " + path + "\nbatch_size 4\n"),
+            path +
+                ": dataset 'targets': row 38 holds a NaN or Inf (first bad row of the validation split: "
+                "validation_file)");
 }
 
 TEST(DataErrors, ValidationFileWithOtherWidths) {
