@@ -61,8 +61,8 @@ inline std::uint64_t field_width(const Dataset& d, int i) {
 }
 
 // The message for a bad-value code of `data` checked against `specs` (its fields, as constrained).
-// `part` names which rows `data` is when that is not plain from the file ("the validation split: rows
-// 36..39 of data_file, validation_fraction 0.1"): "(first bad row of PART)".
+// `part` names which rows `data` is when that is not plain from the file ("the validation split: the
+// last 4 rows of data_file, validation_fraction 0.1"): "(first bad row of PART)".
 std::string describe_bad_value(const Dataset& data, const std::vector<FieldSpec>& specs, long long code,
                                const std::string& part = {});
 

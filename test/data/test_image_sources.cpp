@@ -179,8 +179,8 @@ TEST(DataSources, ImageLabelsOutsideTheClassesAreNamedInEveryMode) {
                             path + "\n" + mode),
                 path + ": dataset 'classes': row " + std::to_string(row) +
                     " holds a value outside [0, 9] (first bad row" +
-                    (row < 32 ? ")"
-                              : " of the validation split: rows 32..39 of data_file, validation_fraction 0.2)"))
+                    (row < 32 ? " of the training split: the first 32 rows of data_file)"
+                              : " of the validation split: the last 8 rows of data_file, validation_fraction 0.2)"))
           << mode;
   }
 }
