@@ -15,21 +15,23 @@ const std::vector<std::uint64_t>& Dataset::ragged_offsets(int field) const {
 
 std::vector<std::string> Dataset::value_names(int) const { return {}; }
 
-std::string describe_bad_value(const Dataset& data, const std::vector<FieldSpec>& specs, long long code) {
+std::string describe_bad_value(const Dataset& data, const std::vector<FieldSpec>& specs, long long code,
+                               const std::string& part) {
   const BadValue b = decode_bad_value(code);
   const std::string where = data.describe_row(b.row, b.field);
   const FieldSpec& s = specs.at(static_cast<std::size_t>(b.field));
+  const std::string first = part.empty() ? " (first bad row)" : " (first bad row of " + part + ")";
   switch (b.kind) {
-    case BadKind::non_finite: return where + " holds a NaN or Inf (first bad row)";
+    case BadKind::non_finite: return where + " holds a NaN or Inf" + first;
     case BadKind::out_of_range:
       return where + " holds a value outside [" + std::to_string(s.min_value) + ", " + std::to_string(s.max_value) +
-             "] (first bad row)";
+             "]" + first;
     case BadKind::bad_offsets:
       return where +
              ": the ragged offsets do not add up (they must start at 0, ascend and end at the element count)";
     case BadKind::bad_index:
       return where + " holds an index outside the row's '" + specs.at(static_cast<std::size_t>(s.index_into)).name +
-             "' elements (first bad row)";
+             "' elements" + first;
   }
   return where + ": bad value";
 }

@@ -61,7 +61,10 @@ inline std::uint64_t field_width(const Dataset& d, int i) {
 }
 
 // The message for a bad-value code of `data` checked against `specs` (its fields, as constrained).
-std::string describe_bad_value(const Dataset& data, const std::vector<FieldSpec>& specs, long long code);
+// `part` names which rows `data` is when that is not plain from the file ("the validation split: the
+// last 4 rows of data_file, validation_fraction 0.1"): "(first bad row of PART)".
+std::string describe_bad_value(const Dataset& data, const std::vector<FieldSpec>& specs, long long code,
+                               const std::string& part = {});
 
 // Rows [first, first + count) of `data` as a data set (the training and validation parts).
 std::shared_ptr<const Dataset> row_range(std::shared_ptr<const Dataset> data, std::uint64_t first,

@@ -62,8 +62,12 @@ void gather_part_rows(const View1<std::uint32_t>& dst, const View1<std::uint32_t
 }
 
 EpochShard::EpochShard(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const EpochOrder& sampler,
-                       int rank, const ShardOptions& options)
-    : data_(std::move(data)), specs_(std::move(specs)), sampler_(sampler), options_(options) {
+                       int rank, const ShardOptions& options, std::string split)
+    : data_(std::move(data)),
+      specs_(std::move(specs)),
+      split_(std::move(split)),
+      sampler_(sampler),
+      options_(options) {
   offsets_.push_back(0);
   for (std::uint64_t s = 0; s < sampler_.steps_per_epoch(); ++s)
     for (int k = 0; k < sampler_.accumulation(); ++k) {

@@ -28,9 +28,10 @@ namespace hpct {
 class EpochShard : public EpochRows {
  public:
   // `specs`: the data set's fields with the checks the model asks for (Model::constrain_fields);
-  // without it, data->fields().
+  // without it, data->fields(). `split`: which rows `data` is, for a bad value's message
+  // (describe_bad_value).
   EpochShard(std::shared_ptr<const Dataset> data, std::vector<FieldSpec> specs, const EpochOrder& sampler, int rank,
-             const ShardOptions& options = {});
+             const ShardOptions& options = {}, std::string split = {});
   EpochShard(const std::shared_ptr<const Dataset>& data, const EpochOrder& sampler, int rank,
              const ShardOptions& options = {})
       : EpochShard(data, data->fields(), sampler, rank, options) {}
@@ -51,7 +52,9 @@ class EpochShard : public EpochRows {
   }
   // Sets every field of micro-batch (step, micro), its ids and its row count in `b` (no allocation).
   void fill(Batch& b, std::uint64_t step, int micro) const override;
-  std::string describe_bad(long long code) const override { return describe_bad_value(*data_, specs_, code); }
+  std::string describe_bad(long long code) const override {
+    return describe_bad_value(*data_, specs_, code, split_);
+  }
   // Rows [first, first + n) of a fixed float32 field as a matrix (tests, checks).
   Tensor<float>::Matrix float_rows(const char* name, std::uint64_t first, std::uint64_t n) const;
   Tensor<float>::Matrix inputs() const { return float_rows(Batch::kInputs, 0, rows_); }
@@ -92,6 +95,7 @@ class EpochShard : public EpochRows {
 
   std::shared_ptr<const Dataset> data_;
   std::vector<FieldSpec> specs_;
+  std::string split_;  // which rows data_ is (describe_bad_value)
   EpochOrder sampler_;
   ShardOptions options_;
   bool hold_ = false;

@@ -66,10 +66,11 @@ class GribFile {
   codes_handle* h_ = nullptr;
 };
 
-// A message's place: which of data_file's files, and where in it.
+// A message's place: which of data_file's files, where in it, and its number there (from 1).
 struct Location {
   std::size_t file = 0;
   long offset = 0;
+  std::size_t number = 0;
 };
 
 // The files of data_file, each opened when first needed.
@@ -120,6 +121,7 @@ struct Message {
 struct Grid {
   long ni = 0, nj = 0;
   bool j_consecutive = false;
+  bool one_row = false;                      // reduced, unstructured, HEALPix: points, no rows and columns
   std::vector<double> lat, lon;              // regular_ll: per row j and column i, in the file's scanning order
   std::vector<double> point_lat, point_lon;  // another grid: per point j ni + i
   bool operator==(const Grid& o) const {
@@ -164,7 +166,7 @@ Grid grid_of(codes_handle* h, const std::string& where) {
                       "reduced (reduced_gg: octahedral O96, N320, ...) and unstructured grids",
                   ExitCode::bad_input);
     if (type.compare(0, 8, "reduced_") == 0 || type == "unstructured_grid" || type == "healpix") {
-      g.ni = get_long(h, "numberOfDataPoints", where), g.nj = 1;  // one row of points
+      g.ni = get_long(h, "numberOfDataPoints", where), g.nj = 1, g.one_row = true;  // one row of points
       read_points(h, g, where);
       return g;
     }
@@ -215,7 +217,7 @@ class GribGridDataset : public GridSamples {
         m.level_type = get_string(h, "typeOfLevel");
         m.level = get_double(h, "level", where);
         m.valid_s = valid_seconds(h, where);
-        m.at = {fi, get_long(h, "offset", where)};
+        m.at = {fi, get_long(h, "offset", where), count};
         m.where = where;
         m.run = "data time " + get_string(h, "dataDate") + " " + get_string(h, "dataTime") + ", step " +
                 get_string(h, "stepRange");
@@ -279,15 +281,34 @@ class GribGridDataset : public GridSamples {
     const std::size_t n = g.ny * g.nx;
     g.statics.resize(static_.size() * n);
     GribFiles f(paths_);
-    for (std::size_t k = 0; k < static_.size(); ++k)
-      decode(f.at(messages(all, static_[k]).front().at), static_[k], &g.statics[k * n]);
+    for (std::size_t k = 0; k < static_.size(); ++k) {
+      static_at_.push_back(messages(all, static_[k]).front().at);
+      decode(f.at(static_at_.back()), static_[k], &g.statics[k * n]);
+    }
     finish(std::move(g));
   }
 
+  // Called once, for the first bad value over all ranks: re-reads the sample's times to name the
+  // variable, the index that holds it (as the netcdf source does) and its message.
   std::string describe_row(std::uint64_t row, int field) const override {
-    const std::size_t t0 = first_time(row);
-    return file_ + ": sample " + std::to_string(row) + " (times " + std::to_string(t0) + ".." +
-           std::to_string(t0 + ar_ + 1) + "), field '" + fields().at(static_cast<std::size_t>(field)).name + "'";
+    const std::string sample = "sample " + std::to_string(row) + ", field '" +
+                               fields().at(static_cast<std::size_t>(field)).name + "'";  // fields() is a copy
+    const std::size_t t0 = first_time(row), nt = ar_ + 2, n = layout_.ny * layout_.nx;
+    try {
+      std::vector<float> window(offsets_.size() * nt * n);
+      reader()->read(t0, nt, window.data());
+      for (std::size_t v = 0; v < offsets_.size(); ++v)
+        for (std::size_t i = 0; i < nt * n; ++i)
+          if (!std::isfinite(window[v * nt * n + i]) && !masked(i % n))
+            return bad_point(name_of(v), offsets_[v][t0 + i / n], "time " + std::to_string(t0 + i / n) + ", ",
+                             i % n, sample);
+      for (std::size_t k = 0; k < static_.size(); ++k)
+        for (std::size_t p = 0; p < n; ++p)
+          if (!std::isfinite(layout_.statics[k * n + p]) && !masked(p))
+            return bad_point(static_[k], static_at_[k], "", p, sample);
+    } catch (const Error&) {
+    }
+    return file_ + ": " + sample + " (times " + std::to_string(t0) + ".." + std::to_string(t0 + ar_ + 1) + ")";
   }
 
  private:
@@ -307,6 +328,26 @@ class GribGridDataset : public GridSamples {
     GribFiles f_;
   };
   std::unique_ptr<Reader> reader() const override { return std::make_unique<Reader_>(*this); }
+
+  // "FILE: variable 'NAME' (shortName S): index (time T, lat J, lon I) (PATH: message M, SAMPLE)": the
+  // index as the grid has it (lat/lon rows and columns, a projected grid's y and x, a reduced grid's
+  // point in the order of the values), a missing point of the bitmap reading as NaN.
+  std::string bad_point(const std::string& name, const Location& at, const std::string& time, std::size_t point,
+                        const std::string& sample) const {
+    std::string short_name;
+    {
+      const std::lock_guard<std::mutex> lock(grib_mutex());
+      GribFiles f(paths_);
+      short_name = get_string(f.at(at), "shortName");
+    }
+    const std::size_t nx = layout_.nx;
+    const std::string index = grid_.one_row ? "point " + std::to_string(point)
+                              : grid_.point_lat.empty()
+                                  ? "lat " + std::to_string(point / nx) + ", lon " + std::to_string(point % nx)
+                                  : "y " + std::to_string(point / nx) + ", x " + std::to_string(point % nx);
+    return file_ + ": variable '" + name + "' (shortName " + short_name + "): index (" + time + index + ") (" +
+           paths_[at.file] + ": message " + std::to_string(at.number) + ", " + sample + ")";
+  }
 
   const std::string& name_of(std::size_t v) const {
     return v < state_.size() ? state_[v] : forcing_[v - state_.size()];
@@ -368,6 +409,7 @@ class GribGridDataset : public GridSamples {
   std::vector<std::string> paths_;  // data_file's files (cf_files.hpp)
   Grid grid_;
   std::vector<std::vector<Location>> offsets_;  // [timed variable][time]: the message's place
+  std::vector<Location> static_at_;             // [static variable]: the message read
   mutable std::vector<double> values_;          // decode's buffer (under grib_mutex)
 };
 

@@ -69,8 +69,9 @@ using HostUnmanaged = Kokkos::View<T*, Kokkos::LayoutRight, Kokkos::HostSpace, K
 }  // namespace
 
 Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::uint64_t batch, int top_k,
-                     std::vector<FieldSpec> specs, std::uint64_t invariant_chunk, int fused)
+                     std::vector<FieldSpec> specs, std::uint64_t invariant_chunk, int fused, std::string part)
     : val_(std::move(val)),
+      part_(std::move(part)),
       comm_(comm),
       batch_(invariant_chunk > 0 ? invariant_chunk : batch),
       top_k_(top_k),
@@ -136,7 +137,7 @@ Evaluator::Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::
     }
   });
   bad = comm.min(bad);
-  if (bad != kNoBadValue) comm.agree(describe_bad_value(*val_, specs_, bad), ExitCode::bad_input);
+  if (bad != kNoBadValue) comm.agree(describe_bad_value(*val_, specs_, bad, part_), ExitCode::bad_input);
   if (weight_sum_ >= 0) weight_total_ = comm.sum(weight_sum_);  // every rank has the weights field
 }
 

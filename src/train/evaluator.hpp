@@ -38,8 +38,10 @@ class Evaluator {
   // in chunk order, the same bits at any rank count (Note [rank-invariant validation]); `batch` is
   // then unused. `fused` > 1 (with invariant_chunk; the model's rows_independent and its capacity
   // fused chunks, as training fuses them): `fused` chunks a micro-batch (Note [fused validation]).
+  // `part`: which rows `val` is, for a bad value's message (describe_bad_value).
   Evaluator(std::shared_ptr<const Dataset> val, const Comm& comm, std::uint64_t batch, int top_k,
-            std::vector<FieldSpec> specs = {}, std::uint64_t invariant_chunk = 0, int fused = 1);
+            std::vector<FieldSpec> specs = {}, std::uint64_t invariant_chunk = 0, int fused = 1,
+            std::string part = {});
   std::uint64_t rows() const { return val_->rows(); }
   // Weighted rows: the sum of every rank's row weights, the metrics' denominator (0: every weight
   // 0, the metrics undefined: Note [zero total weight] in train/row_weights.cpp); -1: unweighted.
@@ -53,6 +55,7 @@ class Evaluator {
 
  private:
   std::shared_ptr<const Dataset> val_;
+  std::string part_;  // which rows val_ is (describe_bad_value)
   const Comm& comm_;
   std::uint64_t batch_;
   int top_k_;

@@ -88,12 +88,13 @@ NetworkTrainer::NetworkTrainer(const deck::Deck& deck, TrainConfig config, const
   comm.run_agreed([&] {
     steps_ = std::make_unique<StepRunner>(config_, comm, *model_, sampler_->steps_per_epoch() * config_.epochs);
   });
-  shard_ = std::make_unique<EpochShard>(train_data_, specs_, *sampler_, comm.rank(), shard_options(deck));
+  shard_ = std::make_unique<EpochShard>(train_data_, specs_, *sampler_, comm.rank(), shard_options(deck),
+                                        train_part_);
   epochs_ = std::make_unique<EpochSteps>(comm, config_, *steps_, *model_, loop_, time_);
   // rank_invariant: validation in chunks too (Notes [rank-invariant validation], [fused validation]).
   evaluator_ = std::make_unique<Evaluator>(val_data_, comm, micro_batch_, config_.top_k, specs_,
                                            config_.rank_invariant ? config_.rank_invariant_chunk : 0,
-                                           config_.rank_invariant_val_fused);
+                                           config_.rank_invariant_val_fused, val_part_);
   check_validation_rows();
   const std::string path = config_.resume == "none" ? std::string() : choose_checkpoint(deck, comm);
   if (!path.empty()) restore(path);

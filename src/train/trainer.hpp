@@ -103,6 +103,10 @@ class NetworkTrainer {
   const Comm& comm_;
   // The parts of the file(s): the split of data_file, or data_file and validation_file.
   std::shared_ptr<const Dataset> train_data_, val_data_;
+  // Which rows train and which validate, for a bad value's message: data_file and validation_file,
+  // or data_file's head and tail (the validation rows are checked first: a row there read as the
+  // data's first bad row). Empty without validation rows.
+  std::string train_part_, val_part_;
   std::string table_;  // a CSV/TSV data_file's encoding (train/table_inputs.hpp), stored with the weights
   std::vector<int> embedding_rows_;       // its embedded columns' table rows (Note [category embeddings])
   std::vector<std::string> class_names_;  // its text label's classes, in class index order

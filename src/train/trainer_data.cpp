@@ -85,6 +85,8 @@ void NetworkTrainer::open_data() {
   comm_.run_agreed([&] {
     if (!config_.validation_file.empty()) {
       train_data_ = data;
+      train_part_ = "the training split: data_file";
+      val_part_ = "the validation split: validation_file";
       const auto a = train_data_->fields(), b = val_data_->fields();
       if (!same_fields(a, b)) {
         if (a.size() == 2 && b.size() == 2)  // the tabular pair: widths in the words users know
@@ -102,6 +104,11 @@ void NetworkTrainer::open_data() {
       const std::uint64_t n_val = validation_split_rows(rows, config_.validation_fraction);
       train_data_ = row_range(data, 0, rows - n_val);
       val_data_ = row_range(data, rows - n_val, n_val);
+      if (n_val > 0)
+        train_part_ = strf("the training split: the first %llu rows of data_file",
+                           (unsigned long long)(rows - n_val));
+      val_part_ = strf("the validation split: the last %llu rows of data_file, validation_fraction %g",
+                       (unsigned long long)n_val, config_.validation_fraction);
     }
     if (train_data_->rows() == 0) deck_.fail("validation_fraction", "leaves no training rows");
     if (!key_needing_validation().empty() && val_data_->rows() == 0) no_validation_split(key_needing_validation());

@@ -201,7 +201,9 @@ TEST(DataPath, BadValueIsReportedTheSameInEveryMode) {
   comm.barrier();
   for (const std::string& mode : kModes)
     EXPECT_EQ(train_error("data_file " + path + "\nbatch_size 4\nepochs 3\n" + mode),
-              path + ": dataset 'inputs': row 13 holds a NaN or Inf (first bad row)")
+              path +
+                  ": dataset 'inputs': row 13 holds a NaN or Inf (first bad row of the training split: the first "
+                  "36 rows of data_file)")
         << mode;
 }
 

@@ -206,16 +206,19 @@ TEST(DataSources, BadValuesAreReportedTheSameInEveryMode) {
          t["grid"].values[13 * 6 + 4] = std::numeric_limits<double>::quiet_NaN();
          t["grid"].values[21 * 6] = std::numeric_limits<double>::infinity();
        },
-       "dataset 'grid': row 13 holds a NaN or Inf (first bad row)"},
+       "dataset 'grid': row 13 holds a NaN or Inf (first bad row of the training split: the first 48 rows of "
+       "data_file)"},
       {"range",
        [](Table& t) {
          t["label"].values[17] = 5000;
          t["label"].values[40] = -301;
        },
-       "dataset 'label': row 17 holds a value outside [-300, 1000] (first bad row)"},
+       "dataset 'label': row 17 holds a value outside [-300, 1000] (first bad row of the training split: the first "
+       "48 rows of data_file)"},
       // Row 9 has one node and one edge (0, 0): node 1 is outside the row's graph.
       {"index", [](Table& t) { t["edges"].values[static_cast<std::size_t>(t["edges"].offsets[9]) * 2 + 1] = 1; },
-       "dataset 'edges': row 9 holds an index outside the row's 'nodes' elements (first bad row)"},
+       "dataset 'edges': row 9 holds an index outside the row's 'nodes' elements (first bad row of the training "
+       "split: the first 48 rows of data_file)"},
       // The first bad row wins, whatever its field and kind.
       {"first",
        [](Table& t) {
@@ -223,14 +226,16 @@ TEST(DataSources, BadValuesAreReportedTheSameInEveryMode) {
          t["label"].values[25] = 1001;
          t["edges"].values[static_cast<std::size_t>(t["edges"].offsets[27]) * 2] = -1;  // row 27: 3 edges
        },
-       "dataset 'label': row 25 holds a value outside [-300, 1000] (first bad row)"},
+       "dataset 'label': row 25 holds a value outside [-300, 1000] (first bad row of the training split: the first "
+       "48 rows of data_file)"},
       // In the validation part: the evaluator reports it, before any training.
       {"validation",
        [](Table& t) {
          const auto first = static_cast<std::size_t>(t["nodes"].offsets[55]) * 3;
          t["nodes"].values[first] = std::numeric_limits<double>::infinity();
        },
-       "dataset 'nodes': row 55 holds a NaN or Inf (first bad row)"}};
+       "dataset 'nodes': row 55 holds a NaN or Inf (first bad row of the validation split: the last 12 rows "
+       "of data_file, validation_fraction 0.2)"}};
   for (const Case& c : cases) {
     Table t = fields_table(60, true);
     c.spoil(t);

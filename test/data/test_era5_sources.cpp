@@ -117,6 +117,14 @@ TEST(Era5Sources, GribGivesTheSameSamplesAsNetcdf) {
             kDir + "era5.grib: variable 'z' has levels 850, 500; pick one with z@LEVEL");
   EXPECT_EQ(error_message([&] { open_as("data_format grib\nstate_variables q\n", kDir + "era5.grib"); }),
             kDir + "era5.grib: variable 'q' is missing");
+  // A point missing in one message (make_era5_grib.sh's era5_nan.grib: 2t at time 4, j 2, i 3), read as
+  // NaN: named by the deck's variable and its shortName, the index as NetCDF's and the message.
+  const std::string nan = kDir + "era5_nan.grib";
+  EXPECT_EQ(train_error("model gnn\ngnn_latent 4\ngnn_layers 1\nboundary_width 1\nstate_variables t2m\n"
+                        "batch_size 2\nepochs 1\ndata_file " +
+                        nan + "\n"),
+            nan + ": variable 't2m' (shortName 2t): index (time 4, lat 2, lon 3) (" + nan +
+                ": message 9, sample 2, field 'targets') holds a NaN or Inf (first bad row)");
 }
 
 // The same data set as a Zarr v2 store by xarray's to_zarr (Blosc, chunks across the time and both

@@ -178,7 +178,9 @@ TEST(DataSources, ImageLabelsOutsideTheClassesAreNamedInEveryMode) {
                             "validation_fraction 0.2\ndata_file " +
                             path + "\n" + mode),
                 path + ": dataset 'classes': row " + std::to_string(row) +
-                    " holds a value outside [0, 9] (first bad row)")
+                    " holds a value outside [0, 9] (first bad row" +
+                    (row < 32 ? " of the training split: the first 32 rows of data_file)"
+                              : " of the validation split: the last 8 rows of data_file, validation_fraction 0.2)"))
           << mode;
   }
 }

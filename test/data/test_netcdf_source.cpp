@@ -150,7 +150,7 @@ TEST(NetcdfSource, ErrorsNameTheFileTheVariableAndTheIndex) {
                         "\nbatch_size 2\nepochs 1\nvalidation_fraction 0.25\n"),
             all_nan +
                 ": variable 'h': index (time 7, y 0, x 0) (sample 7, field 'state') holds a NaN or Inf (first "
-                "bad row)");
+                "bad row of the validation split: the last 2 rows of data_file, validation_fraction 0.25)");
 }
 
 }  // namespace

@@ -69,6 +69,16 @@ TEST(UnstructuredGrids, ReducedGaussianGribReadsAsOneRowOfPoints) {
   expect_written_field(*open_as(std::string("data_format grib\n") + kKeys, kDir + "reduced.grib"), 6);
 }
 
+// A point missing at one step (make_reduced_grids.sh's reduced_nan.grib: step 2, point 1000) is named
+// by its index in the values, as the grid has no rows and columns.
+TEST(UnstructuredGrids, MissingPointIsNamedByItsIndex) {
+  const std::string file = kDir + "reduced_nan.grib";
+  const auto data = open_as(std::string("data_format grib\n") + kKeys, file);
+  EXPECT_TRUE(std::isnan(read(*data, {1}).at(0)[kPoints + 1000]));  // row 1's state at t: step 2
+  EXPECT_EQ(data->describe_row(1, 0), file + ": variable '2t' (shortName 2t): index (time 2, point 1000) (" + file +
+                                          ": message 3, sample 1, field 'state')");
+}
+
 // cfgrib names the variable t2m and keeps the cells' dimension `values`: the same samples, bit for bit.
 TEST(UnstructuredGrids, CfgribNetcdfIsTheSameAsTheGrib) {
   const std::string keys =

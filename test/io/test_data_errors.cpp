@@ -142,15 +142,33 @@ TEST(DataErrors, NanInTrainingRowsNamesTheFirstBadRow) {
   write_file(comm, path, {{"inputs", {40, 3}}, {"targets", {40, 1}}}, 13, "inputs");
   // Rows 0..35 train, 36..39 validate; row 13 is read by whichever rank draws it.
   EXPECT_EQ(train_error("data_file " + path + "\nbatch_size 4\nepochs 1\n"),
-            path + ": dataset 'inputs': row 13 holds a NaN or Inf (first bad row)");
+            path +
+                ": dataset 'inputs': row 13 holds a NaN or Inf (first bad row of the training split: the first 36 "
+                "rows of data_file)");
+  // With a validation_file, data_file is the training split, every row of it.
+  const std::string val = scratch("clean_val.h5");
+  write_file(comm, val, {{"inputs", {8, 3}}, {"targets", {8, 1}}});
+  EXPECT_EQ(train_error("data_file " + path + "\nvalidation_file " + val + "\nbatch_size 4\nepochs 1\n"),
+            path +
+                ": dataset 'inputs': row 13 holds a NaN or Inf (first bad row of the training split: data_file)");
 }
 
-TEST(DataErrors, NanInValidationTargets) {
+// A bad row among the validation rows says so (they are checked first: a user would take it for the
+// data's first bad row), with its row in the file: data_file's tail, or validation_file.
+TEST(DataErrors, NanInValidationTargetsNamesTheValidationSplit) {
   const Comm comm;
   const std::string path = scratch("nan_val.h5");
   write_file(comm, path, {{"inputs", {40, 3}}, {"targets", {40, 1}}}, 38, "targets");
   EXPECT_EQ(train_error("data_file " + path + "\nbatch_size 4\n"),
-            path + ": dataset 'targets': row 38 holds a NaN or Inf (first bad row)");
+            path +
+                ": dataset 'targets': row 38 holds a NaN or Inf (first bad row of the validation split: the "
+                "last 4 rows of data_file, validation_fraction 0.1)");
+  const std::string train = scratch("clean_train.h5");
+  write_file(comm, train, {{"inputs", {40, 3}}, {"targets", {40, 1}}});
+  EXPECT_EQ(train_error("data_file " + train + "\nvalidation_file " + path + "\nbatch_size 4\n"),
+            path +
+                ": dataset 'targets': row 38 holds a NaN or Inf (first bad row of the validation split: "
+                "validation_file)");
 }
 
 TEST(DataErrors, ValidationFileWithOtherWidths) {

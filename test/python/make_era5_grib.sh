@@ -44,6 +44,14 @@ cat "$out/sfc.grib" "$out/pl.grib" > "$out/era5.grib"
 mv "$out/sfc.grib" "$out/era5_sfc.grib"
 mv "$out/pl.grib" "$out/era5_pl.grib"
 rm -f "$rules_sfc" "$rules_pl"
+# era5_nan.grib: era5_sfc.grib with 2t at hour 4 (message 9) missing at j 2, i 3 (a bitmap, as ERA5's
+# sea fields have over land): a value the grib source reads as NaN (test_era5_sources).
+values=$(awk 'BEGIN { for (j = 0; j < 6; j++) for (i = 0; i < 7; i++) {
+  v = j == 2 && i == 3 ? 9999 : 274 + 0.5 * j + 0.25 * i; printf "%s%.2f", (j || i) ? ", " : "", v } }')
+printf 'if (shortName is "2t" && dataTime == 400) {\n  set bitmapPresent = 1; set missingValue = 9999;\n  set values = {%s};\n}\nwrite;\n' \
+  "$values" > "$out/nan.rules"
+grib_filter -o "$out/era5_nan.grib" "$out/nan.rules" "$out/era5_sfc.grib"
+rm -f "$out/nan.rules"
 
 # era5_lambert.grib: 2t on a 7 x 6 Lambert conformal grid (CERRA's kind, 20 km, rows south to
 # north) at hours 0..3 of 2024-03-20, each value 270 + hour + 0.5 lat + 0.1 lon of its point: first
@@ -64,4 +72,4 @@ for t in 0 1 2 3; do
 done
 grib_filter -o "$out/era5_lambert.grib" "$out/lambert.rules" "$out/lambert0.grib"
 rm -f "$out/lambert0.rules" "$out/lambert.rules" "$out/lambert0.grib"
-echo "wrote $out/era5.grib, era5_sfc.grib, era5_pl.grib, era5_lambert.grib"
+echo "wrote $out/era5.grib, era5_sfc.grib, era5_pl.grib, era5_nan.grib, era5_lambert.grib"

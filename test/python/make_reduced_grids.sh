@@ -40,6 +40,26 @@ out = sys.argv[1]
 ds = xr.open_dataset(f"{out}/reduced.grib", engine="cfgrib", backend_kwargs={"indexpath": ""})
 ds.to_netcdf(f"{out}/reduced.nc")
 EOF
+# reduced_nan.grib: reduced.grib with step 2 missing at point 1000 (a bitmap, by ecCodes' Python
+# API): read as NaN, named by its point (test_unstructured_grids).
+/usr/bin/python3 - "$out" <<'EOF3'
+import sys
+import eccodes
+
+out = sys.argv[1]
+with open(f"{out}/reduced.grib", "rb") as f, open(f"{out}/reduced_nan.grib", "wb") as o:
+    count = 0
+    while (h := eccodes.codes_grib_new_from_file(f)) is not None:
+        count += 1
+        if count == 3:  # step 2
+            values = eccodes.codes_get_values(h)
+            values[1000] = 9999.0
+            eccodes.codes_set(h, "bitmapPresent", 1)
+            eccodes.codes_set(h, "missingValue", 9999.0)
+            eccodes.codes_set_values(h, values)
+        eccodes.codes_write(h, o)
+        eccodes.codes_release(h)
+EOF3
 # Refused: a spectral field (ecCodes' sample), and cells without latitude and longitude.
 cp "$samples/sh_ml_grib2.tmpl" "$out/spectral.grib"
 /usr/bin/python3 - "$out" <<'EOF2'

@@ -98,7 +98,9 @@ TEST_F(TokenBag, ATokenOutsideTheVocabularyNamesFileFieldAndRow) {
               NetworkTrainer t(deck, comm);
               t.run();
             }),
-            data + ": dataset 'tokens': row 123 holds a value outside [0, 39] (first bad row)");
+            data +
+                ": dataset 'tokens': row 123 holds a value outside [0, 39] (first bad row of the training split: "
+                "the first 240 rows of data_file)");
 }
 
 // Ragged batches reach the model without an allocation in the step (the shard's offsets per
