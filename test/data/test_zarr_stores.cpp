@@ -55,8 +55,9 @@ TEST(ZarrStores, V3ErrorsNameTheStoreTheVariableAndTheChunk) {
   EXPECT_EQ(message, bad + ": variable 't2m': chunk c/1/0/0 (" + bad +
                          "/t2m/c/1/0/0) index: crc32c checksum mismatch (truncated or corrupt)");
   EXPECT_EQ(error_message([&] { open_as("state_variables expver\n", bad); }),
-            bad + ": variable 'expver' must be float32, float64 or an 8- or 16-bit integer (packed with "
-                  "scale_factor/add_offset)");
+            bad +
+                ": variable 'expver' must be float32, float64 or an 8- or 16-bit integer (packed with "
+                "scale_factor/add_offset)");
   const std::string transposed = kV3 + "era5_transposed.zarr";
   EXPECT_EQ(error_message([&] { open_as("state_variables t2m\n", transposed); }),
             transposed +
