@@ -1,4 +1,6 @@
-// LIBXSMM small GEMMs behind nn/gemm.hpp (see gemm_small.hpp, Note [small GEMM thresholds]).
+// LIBXSMM small GEMMs behind nn/gemm.hpp (see gemm_small.hpp, Note [small GEMM thresholds]): the kernels,
+// their summation-order checks, the chunked transposed-A route, and which route each call takes
+// (the oneDNN routes are in gemm_small_onednn.cpp).
 #include "nn/gemm_small.hpp"
 
 #include <array>
@@ -10,16 +12,10 @@
 #include <vector>
 
 #include "core/kokkos_compat.hpp"
-
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
+#include "nn/gemm_small_onednn.hpp"
 
 #if defined(HPCTRAIN_HAVE_LIBXSMM)
 #include <libxsmm.h>
-#endif
-#if defined(HPCTRAIN_HAVE_LIBXSMM) && defined(HPCTRAIN_HAVE_ONEDNN)
-#include <oneapi/dnnl/dnnl.h>
 #endif
 
 namespace hpct::nn {
@@ -79,7 +75,7 @@ libxsmm_smmfunction dispatch(const KernelKey& key, float beta) {
 // kernel (r x m = r x k times k x m, r <= kRowChunk), the product transposed back into C. A is read
 // in place, so nothing of the size of the weights moves.
 // Note [batch-invariant small kernels]: a one-sample prediction must equal its
-// row of a batch bit for bit (test_fortran; test_layers' LinearRowsIndependentOfBatch). LIBXSMM's NN kernels do
+// row of a batch bit for bit (test_fortran; test_layers' LinearBatchInvariance). LIBXSMM's NN kernels do
 // not all sum in one order: measured on this Zen 4 (perf/bench_gemm), when the last 64-row block of M
 // holds 2..16 rows and N is small (2..11), the kernel splits the k sum over several accumulators,
 // so its result depends on the shape; otherwise each element is one fused multiply-add chain over
@@ -94,22 +90,14 @@ libxsmm_smmfunction dispatch(const KernelKey& key, float beta) {
 // The scratch grows to the largest shape seen (the first step): no allocation in later steps.
 constexpr int kRowChunk = 16;
 
-// Pseudo-random operand values in (-1, 1) with full mantissas, from the index (no state).
-float probe_value(std::uint32_t i) {
-  std::uint32_t h = i * 2654435761u + 0x9e3779b9u;
-  h ^= h >> 15;
-  h *= 0x85ebca6bu;
-  h ^= h >> 13;
-  return static_cast<float>(static_cast<double>(h) / 2147483648.0 - 1.0);
-}
-
 // Whether f (C = A B, r x m, A r x k with leading dimension r, B k x m with lda, C leading dimension
 // r) computes every element as the chain s = fma(A(i, 0), B(0, j), 0), s = fma(A(i, 1), B(1, j), s), ...
 bool sums_in_k_order(libxsmm_smmfunction f, int r, int m, int k, int lda) {
   std::vector<float> a(static_cast<std::size_t>(r) * k), b(static_cast<std::size_t>(lda) * m),
       c(static_cast<std::size_t>(r) * m);
-  for (std::size_t i = 0; i < a.size(); ++i) a[i] = probe_value(static_cast<std::uint32_t>(i));
-  for (std::size_t i = 0; i < b.size(); ++i) b[i] = probe_value(static_cast<std::uint32_t>(i + a.size()));
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = small_gemm::probe_value(static_cast<std::uint32_t>(i));
+  for (std::size_t i = 0; i < b.size(); ++i)
+    b[i] = small_gemm::probe_value(static_cast<std::uint32_t>(i + a.size()));
   f(a.data(), b.data(), c.data());
   for (int j = 0; j < m; ++j)
     for (int i = 0; i < r; ++i) {
@@ -153,89 +141,6 @@ bool k_order_verdict(int m, int k, int lda) {
   if (used < static_cast<int>(known.size())) known[used++] = Verdict{m, k, lda, ok};
   return ok;
 }
-
-#if defined(HPCTRAIN_HAVE_ONEDNN)
-// Note [oneDNN for many rows]: SMART's Linears run over edges (up to 30k rows of 128), where the
-// chunked route above reaches 68 GFLOP/s on this Zen 4 and OpenBLAS 61-75 (each a pass over C much
-// larger than the caches), while oneDNN's dnnl_sgemm reaches 90-93 (perf/bench_gemm_rows). For at least kRowChunk batch rows its kernels sum every element as one
-// fma chain over k in order (below that it takes another path that does not), that is the same
-// bits as the chunk kernels of Note [batch-invariant small kernels]; so a shape takes it only if
-// that holds on pseudo-random operands for a few row counts (the tails of its row blocks), and a
-// row's bits then still do not depend on the batch it came in. The data gradient dz W (NN) over
-// more rows than LIBXSMM takes goes the same way: OpenBLAS summed those in k order as well, so the
-// bits stay those of OpenBLAS, one thread or two.
-constexpr int kDnnlProbeRows[] = {16, 17, 23, 31, 48, 64};
-// Where it pays (perf/bench_gemm_rows): many rows and a narrow output (the vocabulary's 2048-wide
-// logits at 1-2k rows were slower through it: 32 against 44 GFLOP/s).
-constexpr int kDnnlMinRows = 2048, kDnnlMaxCols = 512;
-
-// Whether dnnl_sgemm computes the row-major C [r, m] = B [r, k] op(A) (op(A) = A^T, A [m, k], for
-// ta 'T': Linear's forward; A [k, m] for ta 'N': its data gradient), r rows, in k order.
-bool dnnl_sums_in_k_order(char ta, int r, int m, int k, int lda) {
-  std::vector<float> a(static_cast<std::size_t>(lda) * (ta == 'T' ? m : k)), b(static_cast<std::size_t>(r) * k),
-      c(static_cast<std::size_t>(r) * m);
-  for (std::size_t i = 0; i < a.size(); ++i) a[i] = probe_value(static_cast<std::uint32_t>(i));
-  for (std::size_t i = 0; i < b.size(); ++i) b[i] = probe_value(static_cast<std::uint32_t>(i + a.size()));
-  if (dnnl_sgemm('N', ta, r, m, k, 1.0f, b.data(), k, a.data(), lda, 0.0f, c.data(), m) != dnnl_success)
-    return false;
-  for (int i = 0; i < r; ++i)
-    for (int j = 0; j < m; ++j) {
-      float s = 0.0f;
-      for (int p = 0; p < k; ++p) {
-        const std::size_t at = ta == 'T' ? static_cast<std::size_t>(j) * lda + p
-                                         : static_cast<std::size_t>(p) * lda + j;
-        s = std::fma(b[static_cast<std::size_t>(i) * k + p], a[at], s);
-      }
-      std::uint32_t want, got;
-      std::memcpy(&want, &s, sizeof(float));
-      std::memcpy(&got, &c[static_cast<std::size_t>(i) * m + j], sizeof(float));
-      if (want != got) return false;
-    }
-  return true;
-}
-
-// Whether the shape may take dnnl_sgemm for n >= kRowChunk rows (checked once per shape).
-bool dnnl_verdict(char ta, int m, int k, int lda) {
-  struct Verdict {
-    char ta;
-    int m, k, lda;
-    bool ok;
-  };
-  thread_local std::array<Verdict, 64> known{};
-  thread_local int used = 0;
-  for (int i = 0; i < used; ++i)
-    if (known[i].ta == ta && known[i].m == m && known[i].k == k && known[i].lda == lda) return known[i].ok;
-  bool ok = true;
-  for (const int r : kDnnlProbeRows) ok = ok && dnnl_sums_in_k_order(ta, r, m, k, lda);
-  if (used < static_cast<int>(known.size())) known[used++] = Verdict{ta, m, k, lda, ok};
-  return ok;
-}
-
-// Column-major C (m x n) = op(A) B with op(A) = A^T (k x m, ta 'T') or A (m x k, ta 'N'), B k x n,
-// beta 0, through dnnl_sgemm as the row-major C^T [n, m] = B^T [n, k] op(A)^T; false where the
-// shape is not for it (Note [oneDNN for many rows]).
-bool dnnl_many_rows(char ta, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
-                    int ldc) {
-  if (n < kDnnlMinRows || m > kDnnlMaxCols || !dnnl_verdict(ta, m, k, lda)) return false;
-  return dnnl_sgemm('N', ta, n, m, k, 1.0f, b, ldb, a, lda, 0.0f, c, ldc) == dnnl_success;
-}
-
-// Note [oneDNN for weight gradients]: Linear's weight gradient dW += dz^T x (column-major here:
-// C (in x out) = A B^T with the rows as K) sums over the batch's rows, more than LIBXSMM takes
-// (kSmallGemmMaxK) over SMART's edges, where OpenBLAS took it at 76-80 GFLOP/s; dnnl_sgemm is 10-30%
-// faster there (perf/bench_gemm_rows). It sums the rows in another order than
-// OpenBLAS, so the bits differ from before but stay deterministic (one thread, fixed blocking per
-// shape, no atomics); only with one host thread, so the two-thread path is OpenBLAS's as before.
-// The boundary on K is the one that already split LIBXSMM from OpenBLAS, so no new route appears.
-bool weight_gradient_dnnl(char ta, char tb, int m, int n, int k, float alpha, const float* a, int lda,
-                          const float* b, int ldb, float beta, float* c, int ldc) {
-  if (ta != 'N' || tb != 'T' || alpha != 1.0f || k <= kSmallGemmMaxK || m > kDnnlMaxCols || n > kDnnlMaxCols)
-    return false;
-  if (HostExecSpace().concurrency() != 1) return false;
-  // Column-major C = A B^T is the row-major C^T [n, m] = B^T [n, k] A^T [k, m].
-  return dnnl_sgemm('T', 'N', n, m, k, alpha, b, ldb, a, lda, beta, c, ldc) == dnnl_success;
-}
-#endif
 
 // Note [LIBXSMM transpose cache]: libxsmm_otrans looks its JIT transpose kernel up in LIBXSMM's
 // registry on every call (internal_find_code and libxsmm_diff_n: 0.7% of a batch-16 step of the
@@ -286,7 +191,7 @@ constexpr double kSerialForwardMaxMacs = 4.0 * 1024 * 1024;
 bool transposed_a_sgemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
   if (!k_order_verdict(m, k, lda)) return false;
 #if defined(HPCTRAIN_HAVE_ONEDNN)
-  if (dnnl_many_rows('T', m, n, k, a, lda, b, ldb, c, ldc)) return true;
+  if (small_gemm::dnnl_many_rows('T', m, n, k, a, lda, b, ldb, c, ldc)) return true;
 #endif
   thread_local std::vector<float> s0, s1;
   if (s0.size() < static_cast<std::size_t>(kRowChunk) * k) s0.resize(static_cast<std::size_t>(kRowChunk) * k);
@@ -315,21 +220,13 @@ bool transposed_a_sgemm(int m, int n, int k, const float* a, int lda, const floa
 // summed them in k order as well), both only above kSerialForwardMaxMacs, where OpenBLAS takes
 // its general kernels (not its small-matrix ones, which sum otherwise). The weights after SMART's
 // 6-step compare run at 2 threads are identical to before (all 708 datasets). A call from inside a
-// parallel region (gemm_batched's chunks) stays serial.
-constexpr int kSplitMinRows = 256;
-
-bool in_host_parallel() {
-#if defined(_OPENMP)
-  return omp_in_parallel() != 0;
-#else
-  return false;
-#endif
-}
+// parallel region (gemm_batched's chunks) stays serial. The data gradient's split is in
+// gemm_small_onednn.cpp; kSplitMinRows, which both share, in gemm_small_onednn.hpp.
 
 // The forward C = A^T B (column-major, n batch columns) split by columns over the host threads.
 bool split_forward(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
-  const long long parts = host_chunks(n, kSplitMinRows);
-  if (parts <= 1 || in_host_parallel() || !k_order_verdict(m, k, lda)) return false;
+  const long long parts = host_chunks(n, small_gemm::kSplitMinRows);
+  if (parts <= 1 || small_gemm::in_host_parallel() || !k_order_verdict(m, k, lda)) return false;
   for_each_host_chunk("gemm_split_fw", parts, [=](const int p) {
     const int j0 = static_cast<int>(n * static_cast<long long>(p) / parts);
     const int j1 = static_cast<int>(n * static_cast<long long>(p + 1) / parts);
@@ -339,20 +236,6 @@ bool split_forward(int m, int n, int k, const float* a, int lda, const float* b,
   return true;
 }
 
-#if defined(HPCTRAIN_HAVE_ONEDNN)
-// The data gradient C = A B (column-major, beta 0, n batch columns) the same way, through oneDNN.
-bool split_data_gradient(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
-  const long long parts = host_chunks(n, kSplitMinRows);
-  if (parts <= 1 || m > kDnnlMaxCols || in_host_parallel() || !dnnl_verdict('N', m, k, lda)) return false;
-  for_each_host_chunk("gemm_split_dx", parts, [=](const int p) {
-    const int j0 = static_cast<int>(n * static_cast<long long>(p) / parts);
-    const int j1 = static_cast<int>(n * static_cast<long long>(p + 1) / parts);
-    dnnl_sgemm('N', 'N', j1 - j0, m, k, 1.0f, b + static_cast<std::ptrdiff_t>(j0) * ldb, ldb, a, lda, 0.0f,
-               c + static_cast<std::ptrdiff_t>(j0) * ldc, ldc);
-  });
-  return true;
-}
-#endif
 #endif
 }  // namespace
 
@@ -382,7 +265,8 @@ bool small_sgemm(char ta, char tb, int m, int n, int k, float alpha, const float
   // The transposed-A route has no bound on n (the batch): it cuts it into chunks itself, and a
   // bound there would send large batches to BLAS (Note [transposed-A small GEMMs]).
 #if defined(HPCTRAIN_HAVE_ONEDNN)
-  if (g_enabled && weight_gradient_dnnl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return true;
+  if (g_enabled && small_gemm::weight_gradient_dnnl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+    return true;
 #endif
   if (!g_enabled || k > kSmallGemmMaxK || m > kSmallGemmMaxMN) return false;
   if (HostExecSpace().concurrency() != 1) {
@@ -395,7 +279,7 @@ bool small_sgemm(char ta, char tb, int m, int n, int k, float alpha, const float
 #if defined(HPCTRAIN_HAVE_ONEDNN)
     if (ta == 'N' && tb == 'N' && alpha == 1.0f && beta == 0.0f &&
         static_cast<double>(m) * n * k >= kSerialForwardMaxMacs)
-      return split_data_gradient(m, n, k, a, lda, b, ldb, c, ldc);
+      return small_gemm::split_data_gradient(m, n, k, a, lda, b, ldb, c, ldc);
 #endif
     return false;
   }
@@ -403,7 +287,7 @@ bool small_sgemm(char ta, char tb, int m, int n, int k, float alpha, const float
   // Linear's data gradient over more rows than LIBXSMM takes (assigned, not accumulated: beta 0),
   // where OpenBLAS summed in k order too (Note [oneDNN for many rows]).
   if (ta == 'N' && tb == 'N' && alpha == 1.0f && beta == 0.0f && n > kSmallGemmMaxMN &&
-      dnnl_many_rows('N', m, n, k, a, lda, b, ldb, c, ldc))
+      small_gemm::dnnl_many_rows('N', m, n, k, a, lda, b, ldb, c, ldc))
     return true;
 #endif
   if (ta != 'T' && n > kSmallGemmMaxMN) return false;

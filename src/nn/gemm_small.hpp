@@ -18,7 +18,7 @@
 // ours in the step after the first, and a fixed summation order (deterministic).
 // With oneDNN built in and one host thread, two more routes go to its sgemm: Linear's forward and
 // data gradient over many rows (Note [oneDNN for many rows]) and C = A B^T summing more than 256
-// rows (Note [oneDNN for weight gradients]), both in gemm_small.cpp. With several host threads,
+// rows (Note [oneDNN for weight gradients]), both in gemm_small_onednn.cpp. With several host threads,
 // Linear's larger forwards and data gradients run those one-thread routes on one part of the rows
 // per thread (Note [GEMMs split by rows at several threads]).
 #pragma once
