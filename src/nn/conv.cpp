@@ -1,96 +1,15 @@
-// Convolution kernels: im2col + GEMM and direct (see conv.hpp, Note [convolution without atomics]).
+// Convolution kernels: im2col + GEMM and direct (see conv.hpp, Note [convolution without atomics]),
+// and the hand-over to the libraries' paths (oneDNN, cuDNN); the algorithms a build offers are
+// listed in conv_algorithms.cpp.
 #include "nn/conv.hpp"
 
-#include "core/blas_kernels.hpp"
 #include "core/error.hpp"
 #include "core/kokkos_compat.hpp"
 #include "nn/conv_cudnn.hpp"
 #include "nn/conv_onednn.hpp"
 #include "nn/gemm.hpp"
-#include "nn/gemm_small.hpp"
 
 namespace hpct::nn {
-
-ConvAlgorithm conv_algorithm_from_name(const std::string& name) {
-  if (name == "gemm") return ConvAlgorithm::gemm;
-  if (name == "direct") return ConvAlgorithm::direct;
-  if (name == "onednn") {
-    if (!onednn::available())
-      throw Error("conv_algorithm onednn: this build has no oneDNN (libdnnl-dev / spack onednn)");
-    return ConvAlgorithm::onednn;
-  }
-  if (name == "cudnn") {
-    if (!cudnn::available())
-      throw Error(
-          "conv_algorithm cudnn: this build has no cuDNN (CUDA builds find it in the toolkit, CUDNN_ROOT or spack "
-          "cudnn)");
-    return ConvAlgorithm::cudnn;
-  }
-  throw Error("unknown convolution algorithm '" + name + "' (gemm, direct, onednn, cudnn)");
-}
-
-const char* conv_algorithm_name(ConvAlgorithm a) {
-  return a == ConvAlgorithm::gemm     ? "gemm"
-         : a == ConvAlgorithm::direct ? "direct"
-         : a == ConvAlgorithm::onednn ? "onednn"
-                                      : "cudnn";
-}
-
-const ConvAlgorithm* conv_algorithms_available(int& count) {
-  static const ConvAlgorithm all[] = {ConvAlgorithm::gemm, ConvAlgorithm::direct, ConvAlgorithm::onednn};
-  static const ConvAlgorithm library[] = {ConvAlgorithm::cudnn};
-  if (cudnn::available()) return count = 1, library;
-  count = onednn::available() ? 3 : 2;
-  return all;
-}
-
-bool conv_algorithm_available(ConvAlgorithm a) {
-  return a == ConvAlgorithm::onednn ? onednn::available() : a == ConvAlgorithm::cudnn ? cudnn::available() : true;
-}
-
-ConvAlgorithm conv_algorithm_deterministic() {
-  return cudnn::available() ? ConvAlgorithm::cudnn : ConvAlgorithm::gemm;
-}
-
-ConvAlgorithm conv_algorithm_library() {
-  if (cudnn::available()) return ConvAlgorithm::cudnn;
-  return conv_algorithm_available(ConvAlgorithm::onednn) ? ConvAlgorithm::onednn : ConvAlgorithm::gemm;
-}
-
-void set_conv_search(bool benchmark, bool deterministic) { cudnn::set_search(benchmark, deterministic); }
-
-std::string gemm_library_name() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  return "cuBLAS";
-#else
-  return libxsmm_version().empty() ? HPCTRAIN_BLAS_NAME
-                                   : std::string(HPCTRAIN_BLAS_NAME) + " + " + libxsmm_version();
-#endif
-}
-
-std::string math_libraries_line() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  std::string s =
-      "  math: GEMM cuBLAS (KokkosBlas fp32; Linear bf16/fp16 on tensor cores: cublasGemmEx, fp32 accumulation)";
-#else
-  std::string s = std::string("  math: GEMM ") + HPCTRAIN_BLAS_NAME;
-  // OpenBLAS's kernel set for this CPU (Note [OpenBLAS on unknown CPU models]).
-  if (!openblas_core_name().empty()) {
-    s += " (" + openblas_core_name() + " kernels";
-    if (!openblas_replaced_core().empty())
-      s += ", in place of its generic " + openblas_replaced_core() + " ones for this CPU model";
-    s += ")";
-  }
-  if (!libxsmm_version().empty()) s += " + " + libxsmm_version() + " (small GEMMs)";
-  s += " (fp32; bf16/fp16 emulated by rounding)";
-#endif
-  s += "; convolutions gemm, direct";
-  if (onednn::available()) s += ", onednn (" + onednn::version() + ")";
-  if (cudnn::available())
-    s += ", cudnn (" + cudnn::version() +
-         ": fp32 without TF32, bf16/fp16 on tensor cores with fp32 accumulation; auto = benchmark mode)";
-  return s;
-}
 
 void ConvGeometry::validate(const std::string& what) const {
   const bool ok = c_in > 0 && c_out > 0 && kh > 0 && kw > 0 && stride_h > 0 && stride_w > 0 && pad_h >= 0 &&
@@ -245,8 +164,6 @@ const Scalar* group_dy(const Dims d, const Scalar* dys, std::int64_t out_size, i
 
 }  // namespace conv_detail
 
-using namespace conv_detail;  // NOLINT(google-build-using-namespace): this file's own helpers
-
 template <class Scalar>
 void conv2d_forward(const ConvGeometry& g, ConvAlgorithm alg, const Scalar* x, const Scalar* w, Scalar* y,
                     Scalar* scratch, int n) {
@@ -255,7 +172,7 @@ void conv2d_forward(const ConvGeometry& g, ConvAlgorithm alg, const Scalar* x, c
     if (alg == ConvAlgorithm::onednn) return onednn::forward(g, x, w, y, n);
   if constexpr (std::is_same_v<Scalar, float>)
     if (alg == ConvAlgorithm::cudnn) return cudnn::forward(g, g.precision, x, w, y, n);
-  const Dims d(g);
+  const conv_detail::Dims d(g);
   const std::int64_t in_size = static_cast<std::int64_t>(d.c_in) * d.h * d.w;
   const std::int64_t pixels = g.out_pixels(), out_size = d.c_out * pixels;
   if (alg == ConvAlgorithm::direct) {
@@ -290,14 +207,15 @@ void conv2d_forward(const ConvGeometry& g, ConvAlgorithm alg, const Scalar* x, c
     const int sc = n - s0 < g.batch_chunk ? n - s0 : g.batch_chunk;
     const Scalar* xs = x + s0 * in_size;
     for (int grp = 0; grp < g.groups; ++grp) {
-      const Scalar* b = group_columns(g, d, xs, in_size, sc, grp, col);
-      const auto wg = mat(w + static_cast<std::int64_t>(grp) * d.cout_g * rows, d.cout_g, rows);
+      const Scalar* b = conv_detail::group_columns(g, d, xs, in_size, sc, grp, col);
+      const auto wg = conv_detail::mat(w + static_cast<std::int64_t>(grp) * d.cout_g * rows, d.cout_g, rows);
       if (sc == 1) {
-        gemm('N', 'N', Scalar(1), wg, mat(b, rows, pixels), Scalar(0),
-             mat(y + s0 * out_size + grp * d.cout_g * pixels, d.cout_g, pixels));
+        gemm('N', 'N', Scalar(1), wg, conv_detail::mat(b, rows, pixels), Scalar(0),
+             conv_detail::mat(y + s0 * out_size + grp * d.cout_g * pixels, d.cout_g, pixels));
       } else {
-        gemm('N', 'N', Scalar(1), wg, mat(b, rows, sc * pixels), Scalar(0), mat(tmp, d.cout_g, sc * pixels));
-        chunk_to_nchw(d, tmp, sc, grp * d.cout_g, out_size, y + s0 * out_size);
+        gemm('N', 'N', Scalar(1), wg, conv_detail::mat(b, rows, sc * pixels), Scalar(0),
+             conv_detail::mat(tmp, d.cout_g, sc * pixels));
+        conv_detail::chunk_to_nchw(d, tmp, sc, grp * d.cout_g, out_size, y + s0 * out_size);
       }
     }
   }
@@ -311,7 +229,7 @@ void conv2d_backward_data(const ConvGeometry& g, ConvAlgorithm alg, const Scalar
     if (alg == ConvAlgorithm::onednn) return onednn::backward_data(g, dy, w, dx, accumulate, n);
   if constexpr (std::is_same_v<Scalar, float>)
     if (alg == ConvAlgorithm::cudnn) return cudnn::backward_data(g, g.precision, dy, w, dx, accumulate, n);
-  const Dims d(g);
+  const conv_detail::Dims d(g);
   const std::int64_t in_pixels = g.in_pixels(), in_size = d.c_in * in_pixels;
   const std::int64_t pixels = g.out_pixels(), out_size = d.c_out * pixels;
   if (alg == ConvAlgorithm::direct) {
@@ -327,7 +245,7 @@ void conv2d_backward_data(const ConvGeometry& g, ConvAlgorithm alg, const Scalar
             for (int ky = 0; ky < d.kh; ++ky)
               for (int kx = 0; kx < d.kw; ++kx) {
                 int oy = 0, ox = 0;
-                if (!tap_output(d, iy, ix, ky, kx, oy, ox)) continue;
+                if (!conv_detail::tap_output(d, iy, ix, ky, kx, oy, ox)) continue;
                 acc += dy[s * out_size + (static_cast<std::int64_t>(co) * d.oh + oy) * d.ow + ox] *
                        w[((static_cast<std::int64_t>(co) * d.cin_g + cl) * d.kh + ky) * d.kw + kx];
               }
@@ -344,14 +262,15 @@ void conv2d_backward_data(const ConvGeometry& g, ConvAlgorithm alg, const Scalar
     const int sc = n - s0 < g.batch_chunk ? n - s0 : g.batch_chunk;
     Scalar* dxs = dx + s0 * in_size;
     for (int grp = 0; grp < g.groups; ++grp) {
-      const auto wg = mat(w + static_cast<std::int64_t>(grp) * d.cout_g * rows, d.cout_g, rows);
-      const Scalar* dyg = group_dy(d, dy + s0 * out_size, out_size, sc, grp, tmp);
+      const auto wg = conv_detail::mat(w + static_cast<std::int64_t>(grp) * d.cout_g * rows, d.cout_g, rows);
+      const Scalar* dyg = conv_detail::group_dy(d, dy + s0 * out_size, out_size, sc, grp, tmp);
       if (g.pointwise() && sc == 1) {
-        gemm('T', 'N', Scalar(1), wg, mat(dyg, d.cout_g, pixels), accumulate ? Scalar(1) : Scalar(0),
-             mat(dxs + static_cast<std::int64_t>(grp) * d.cin_g * in_pixels, rows, pixels));
+        gemm('T', 'N', Scalar(1), wg, conv_detail::mat(dyg, d.cout_g, pixels), accumulate ? Scalar(1) : Scalar(0),
+             conv_detail::mat(dxs + static_cast<std::int64_t>(grp) * d.cin_g * in_pixels, rows, pixels));
       } else {
-        gemm('T', 'N', Scalar(1), wg, mat(dyg, d.cout_g, sc * pixels), Scalar(0), mat(col, rows, sc * pixels));
-        col2im_gather(d, col, sc, grp * d.cin_g, in_size, dxs, accumulate);
+        gemm('T', 'N', Scalar(1), wg, conv_detail::mat(dyg, d.cout_g, sc * pixels), Scalar(0),
+             conv_detail::mat(col, rows, sc * pixels));
+        conv_detail::col2im_gather(d, col, sc, grp * d.cin_g, in_size, dxs, accumulate);
       }
     }
   }
@@ -365,7 +284,7 @@ void conv2d_backward_weights(const ConvGeometry& g, ConvAlgorithm alg, const Sca
     if (alg == ConvAlgorithm::onednn) return onednn::backward_weights(g, x, dy, dw, n);
   if constexpr (std::is_same_v<Scalar, float>)
     if (alg == ConvAlgorithm::cudnn) return cudnn::backward_weights(g, g.precision, x, dy, dw, n);
-  const Dims d(g);
+  const conv_detail::Dims d(g);
   const std::int64_t in_size = static_cast<std::int64_t>(d.c_in) * d.h * d.w;
   const std::int64_t pixels = g.out_pixels(), out_size = d.c_out * pixels;
   const int rows = g.col_rows();
@@ -399,10 +318,11 @@ void conv2d_backward_weights(const ConvGeometry& g, ConvAlgorithm alg, const Sca
     const int sc = n - s0 < g.batch_chunk ? n - s0 : g.batch_chunk;
     const Scalar* xs = x + s0 * in_size;
     for (int grp = 0; grp < g.groups; ++grp) {
-      const Scalar* b = group_columns(g, d, xs, in_size, sc, grp, col);
-      const Scalar* dyg = group_dy(d, dy + s0 * out_size, out_size, sc, grp, tmp);
-      gemm('N', 'T', Scalar(1), mat(dyg, d.cout_g, sc * pixels), mat(b, rows, sc * pixels), Scalar(1),
-           mat(dw + static_cast<std::int64_t>(grp) * d.cout_g * rows, d.cout_g, rows));
+      const Scalar* b = conv_detail::group_columns(g, d, xs, in_size, sc, grp, col);
+      const Scalar* dyg = conv_detail::group_dy(d, dy + s0 * out_size, out_size, sc, grp, tmp);
+      gemm('N', 'T', Scalar(1), conv_detail::mat(dyg, d.cout_g, sc * pixels),
+           conv_detail::mat(b, rows, sc * pixels), Scalar(1),
+           conv_detail::mat(dw + static_cast<std::int64_t>(grp) * d.cout_g * rows, d.cout_g, rows));
     }
   }
 }

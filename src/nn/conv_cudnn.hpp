@@ -1,6 +1,7 @@
 // The cuDNN convolution path behind nn/conv.hpp (ConvAlgorithm::cudnn): CUDA builds that found
 // cuDNN (HPCTRAIN_HAVE_CUDNN), float tensors, computed in fp32 or in bf16/fp16 with fp32
-// accumulation. nn/conv.cpp and the Conv2d layer call these; nothing else should.
+// accumulation. nn/conv.cpp, conv_algorithms.cpp and the Conv2d layer call these; nothing else
+// should.
 // Note [cuDNN plans]: a plan (tensor, filter and convolution descriptors, the algorithm, its
 // workspace size and the places of the half-precision copies) is built on the first call for its
 // key (geometry, batch size, direction, precision, search mode) and kept for the process; later

@@ -1,5 +1,6 @@
 // The oneDNN convolution path behind nn/conv.hpp (ConvAlgorithm::onednn), float only, host builds
-// that found oneDNN (HPCTRAIN_HAVE_ONEDNN). nn/conv.cpp calls these; nothing else should.
+// that found oneDNN (HPCTRAIN_HAVE_ONEDNN). nn/conv.cpp and conv_algorithms.cpp call these; nothing
+// else should.
 // Note [oneDNN plans]: a plan (the convolution primitive for one geometry, batch size and
 // direction, the reorders between our NCHW / OIHW tensors and the layouts oneDNN prefers, and the
 // places of their buffers and of a user-owned scratchpad in one shared arena, Note [oneDNN arena]
