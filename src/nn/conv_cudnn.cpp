@@ -1,14 +1,12 @@
-// cuDNN convolutions behind nn/conv.hpp: plans built once per shape, benchmark or heuristic
-// algorithm choice, fp32 and bf16/fp16 (Note [cuDNN plans], Note [cuDNN precision]).
+// cuDNN convolutions behind nn/conv.hpp: plans built once per shape and kept, the calls on the
+// stream, fp32 and bf16/fp16 (Note [cuDNN plans], Note [cuDNN precision]); the algorithm of a plan
+// is chosen in conv_cudnn_search.cpp.
 #include "nn/conv_cudnn.hpp"
 
 #include "core/error.hpp"
 #include "nn/conv_plan_key.hpp"
 
 #if defined(HPCTRAIN_HAVE_CUDNN)
-#include <cuda_runtime.h>
-#include <cudnn.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -19,6 +17,7 @@
 #include "core/kokkos_compat.hpp"
 #include "core/log.hpp"
 #include "nn/conv_arena.hpp"
+#include "nn/conv_cudnn_plan.hpp"
 #include "nn/gemm.hpp"
 #endif
 
@@ -62,27 +61,8 @@ void add_into(float* dst, const float* src, std::int64_t count) {
 }
 }  // namespace cudnn_detail
 
-namespace {
-
-// The largest workspace an algorithm may use (benchmark and heuristic alike): 512 MiB, as a bound
-// that leaves the activations of a large model room on a 40 GB A100. Algorithms that need more are
-// not considered.
-constexpr std::size_t kMaxWorkspaceBytes = std::size_t(512) << 20;
-
-enum class Dir : int { forward, backward_data, backward_weights };
-const char* dir_name(Dir d) {
-  return d == Dir::forward ? "forward" : d == Dir::backward_data ? "backward data" : "backward weights";
-}
-
-void check(cudnnStatus_t s, const char* what) {
-  if (s != CUDNN_STATUS_SUCCESS) throw Error(std::string("cuDNN: ") + what + " failed: " + cudnnGetErrorString(s));
-}
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw Error(std::string("CUDA: ") + what + " failed: " + cudaGetErrorString(e));
-}
-
-// One handle for the process on the one execution space instance's stream (as nn/gemm_half.cpp's
-// cuBLAS handle); never destroyed: tearing it down after Kokkos::finalize would touch a dead context.
+// Never destroyed: tearing it down after Kokkos::finalize would touch a dead context. On the stream
+// of the one execution space instance, as nn/gemm_half.cpp's cuBLAS handle.
 cudnnHandle_t handle() {
   static cudnnHandle_t h = [] {
     cudnnHandle_t created = nullptr;
@@ -91,6 +71,12 @@ cudnnHandle_t handle() {
   }();
   check(cudnnSetStream(h, exec().cuda_stream()), "cudnnSetStream");
   return h;
+}
+
+namespace {
+
+const char* dir_name(Dir d) {
+  return d == Dir::forward ? "forward" : d == Dir::backward_data ? "backward data" : "backward weights";
 }
 
 // The shared device arena of Note [cuDNN plans]; grown only while a plan is built, the old buffer
@@ -113,148 +99,6 @@ void reserve_arena(std::size_t bytes) {
       });
 }
 std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-
-// A temporary device buffer for the benchmark search (plan building only).
-struct Temporary {
-  void* data = nullptr;
-  explicit Temporary(std::size_t bytes) {
-    if (bytes) check_cuda(cudaMalloc(&data, bytes), "cudaMalloc (cuDNN search)");
-  }
-  ~Temporary() {
-    if (data) cudaFree(data);
-  }
-  Temporary(const Temporary&) = delete;
-  Temporary& operator=(const Temporary&) = delete;
-};
-
-struct Plan {
-  Dir dir = Dir::forward;
-  Precision precision = Precision::fp32;
-  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
-  cudnnFilterDescriptor_t w = nullptr;
-  cudnnConvolutionDescriptor_t conv = nullptr;
-  int algo = 0;
-  std::size_t workspace = 0;
-  // Elements of the two inputs and the output, and (half runs) where their copies sit in the arena,
-  // the workspace after them.
-  std::int64_t count[3] = {0, 0, 0};
-  std::size_t offset[4] = {0, 0, 0, 0};  // in0, in1, out (half), out widened (float)
-  std::size_t workspace_offset = 0;
-};
-
-// The fields every cudnnConvolution*AlgoPerf_t has.
-struct Choice {
-  int algo = -1;
-  float time = 0;
-  std::size_t memory = 0;
-  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-  int considered = 0;
-};
-
-template <class Perf>
-Choice pick(const Perf* results, int count, Precision p) {
-  Choice c;
-  c.considered = count;
-  for (int i = 0; i < count; ++i) {
-    const Perf& r = results[i];
-    if (r.status != CUDNN_STATUS_SUCCESS || r.memory > kMaxWorkspaceBytes) continue;
-    if (search_deterministic && r.determinism != CUDNN_DETERMINISTIC) continue;
-    // Note [cuDNN precision]: no tensor-core (TF32) kernels for fp32.
-    if (p == Precision::fp32 &&
-        (r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
-      continue;
-    c.algo = static_cast<int>(r.algo), c.time = r.time, c.memory = r.memory, c.math = r.mathType;
-    return c;
-  }
-  return c;
-}
-
-const char* algo_name(Dir d, int a) {
-  static const char* const fw[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
-                                   "WINOGRAD",      "WINOGRAD_NONFUSED"};
-  static const char* const bd[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
-  static const char* const bw[] = {"ALGO_0",    "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED",
-                                   "FFT_TILING"};
-  if (d == Dir::forward) return a >= 0 && a < 8 ? fw[a] : "?";
-  if (d == Dir::backward_data) return a >= 0 && a < 6 ? bd[a] : "?";
-  return a >= 0 && a < 7 ? bw[a] : "?";
-}
-
-std::size_t workspace_of(const Plan& pl, int algo) {
-  std::size_t bytes = 0;
-  cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
-  if (pl.dir == Dir::forward)
-    s = cudnnGetConvolutionForwardWorkspaceSize(handle(), pl.x, pl.w, pl.conv, pl.y,
-                                                static_cast<cudnnConvolutionFwdAlgo_t>(algo), &bytes);
-  else if (pl.dir == Dir::backward_data)
-    s = cudnnGetConvolutionBackwardDataWorkspaceSize(handle(), pl.w, pl.y, pl.conv, pl.x,
-                                                     static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), &bytes);
-  else
-    s = cudnnGetConvolutionBackwardFilterWorkspaceSize(handle(), pl.x, pl.y, pl.conv, pl.w,
-                                                       static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), &bytes);
-  return s == CUDNN_STATUS_SUCCESS ? bytes : 0;
-}
-
-// cuDNN's ranking without running anything (heuristic mode).
-Choice heuristic(const Plan& pl) {
-  cudnnConvolutionFwdAlgoPerf_t f[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  cudnnConvolutionBwdDataAlgoPerf_t d[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-  cudnnConvolutionBwdFilterAlgoPerf_t w[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-  int got = 0;
-  if (pl.dir == Dir::forward) {
-    check(cudnnGetConvolutionForwardAlgorithm_v7(handle(), pl.x, pl.w, pl.conv, pl.y,
-                                                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, f),
-          "cudnnGetConvolutionForwardAlgorithm_v7");
-    return pick(f, got, pl.precision);
-  }
-  if (pl.dir == Dir::backward_data) {
-    check(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle(), pl.w, pl.y, pl.conv, pl.x,
-                                                      CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, d),
-          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-    return pick(d, got, pl.precision);
-  }
-  check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle(), pl.x, pl.y, pl.conv, pl.w,
-                                                      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, w),
-        "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-  return pick(w, got, pl.precision);
-}
-
-// Benchmark mode: every algorithm timed on the call's own inputs, into a temporary output.
-Choice benchmark_search(const Plan& pl, const void* in0, const void* in1, std::size_t out_bytes) {
-  const int algos = pl.dir == Dir::forward         ? static_cast<int>(CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
-                    : pl.dir == Dir::backward_data ? static_cast<int>(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT)
-                                                   : static_cast<int>(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
-  std::size_t ws_bytes = 0;
-  for (int a = 0; a < algos; ++a) {
-    const std::size_t b = workspace_of(pl, a);
-    if (b <= kMaxWorkspaceBytes && b > ws_bytes) ws_bytes = b;
-  }
-  fence();  // the inputs are ready
-  const Temporary out(out_bytes), ws(ws_bytes);
-  cudnnConvolutionFwdAlgoPerf_t f[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  cudnnConvolutionBwdDataAlgoPerf_t d[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-  cudnnConvolutionBwdFilterAlgoPerf_t w[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-  int got = 0;
-  Choice c;
-  if (pl.dir == Dir::forward) {
-    check(cudnnFindConvolutionForwardAlgorithmEx(handle(), pl.x, in0, pl.w, in1, pl.conv, pl.y, out.data, algos,
-                                                 &got, f, ws.data, ws_bytes),
-          "cudnnFindConvolutionForwardAlgorithmEx");
-    c = pick(f, got, pl.precision);
-  } else if (pl.dir == Dir::backward_data) {
-    check(cudnnFindConvolutionBackwardDataAlgorithmEx(handle(), pl.w, in1, pl.y, in0, pl.conv, pl.x, out.data,
-                                                      algos, &got, d, ws.data, ws_bytes),
-          "cudnnFindConvolutionBackwardDataAlgorithmEx");
-    c = pick(d, got, pl.precision);
-  } else {
-    check(cudnnFindConvolutionBackwardFilterAlgorithmEx(handle(), pl.x, in0, pl.y, in1, pl.conv, pl.w, out.data,
-                                                        algos, &got, w, ws.data, ws_bytes),
-          "cudnnFindConvolutionBackwardFilterAlgorithmEx");
-    c = pick(w, got, pl.precision);
-  }
-  fence();
-  return c;
-}
 
 cudnnDataType_t data_type(Precision p) {
   return p == Precision::bf16 ? CUDNN_DATA_BFLOAT16 : p == Precision::fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
