@@ -21,8 +21,10 @@ add_test(NAME parity_mlp_torch COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURR
 set_tests_properties(parity_mlp_torch PROPERTIES FIXTURES_REQUIRED mlp_parity SKIP_RETURN_CODE 77
                      LABELS parity WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 # The layer library: every layer and loss through the one finite-difference harness (nn/layer_check),
-# the determinism of index sums, dropout keys; and per-layer PyTorch parity (layer_parity.py).
-hpctrain_test(test_layers SOURCES nn/test_layers.cpp nn/test_layer_rules.cpp LIBS hpctrain_test_layer_check hpctrain_nn
+# the determinism of index sums, dropout keys, Linear's GEMM routes batch-invariant; and per-layer PyTorch
+# parity (layer_parity.py).
+hpctrain_test(test_layers SOURCES nn/test_layers.cpp nn/test_layer_rules.cpp nn/test_linear_routes.cpp
+              LIBS hpctrain_test_layer_check hpctrain_nn
               RANKS 1 THREADS 1 2 LABELS unit)
 hpctrain_test(test_layer_parity_dump SOURCES nn/dump_layer_parity.cpp LIBS hpctrain_nn RANKS 1 LABELS parity)
 set_tests_properties(test_layer_parity_dump_np1_nt1 PROPERTIES FIXTURES_SETUP layer_parity)
