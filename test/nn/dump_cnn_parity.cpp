@@ -1,5 +1,5 @@
 // PyTorch parity of the convolutional layers (float32), in the file layout of
-// test/nn/dump_layer_parity.cpp that test/python/layer_parity.py checks: per case one HDF5 file with
+// test/nn/layer_parity_case.hpp that test/python/layer_parity.py checks: per case one HDF5 file with
 // "/" attributes (kind and configuration), layer/<name> (our parameters and running statistics
 // under torch's names; the running statistics AFTER the forward), input/x0, probe (dL/dy),
 // ours/y, ours/dx0, ours/grad/layer/<name>. Cases: Conv2d (7x7/2, 3x3, dilated, grouped, 1x1;

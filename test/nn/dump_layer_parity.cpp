@@ -1,149 +1,25 @@
-// PyTorch parity for every layer and loss (float32): per case, runs our forward and backward on
-// seeded inputs with a random output-gradient probe and writes one HDF5 file that
-// test/python/layer_parity.py rebuilds in torch:
-//   attributes on "/": kind and the layer's configuration (activation, eps, p, ...);
-//   layer/<weight|bias>   our parameters under their PyTorch names (module "layer");
-//   input/x0, input/x1..  differentiable inputs; input/index, input/target, input/mask as needed;
-//   probe                 dL/dy (L = sum(y * probe); a loss's y is its mean, shape [1, 1]);
-//   ours/y, ours/dx<k>, ours/grad/layer/<name>.
+// PyTorch parity for every layer and loss of src/nn but the SMART family's (float32): the cases of
+// the dump that test/python/layer_parity.py rebuilds in torch (the harness and the files it writes:
+// layer_parity_case.hpp; the attention layers: dump_attention_parity.cpp).
 #include <gtest/gtest.h>
 
-#include <functional>
-#include <map>
 #include <vector>
 
 #include "core/rng.hpp"
-#include "io/hdf5.hpp"
+#include "nn/layer_parity_case.hpp"
 #include "nn/layers/activation_layer.hpp"
 #include "nn/layers/add.hpp"
-#include "nn/layers/causal_attention.hpp"
 #include "nn/layers/concat.hpp"
 #include "nn/layers/dropout.hpp"
-#include "nn/layers/edge_attention.hpp"
-#include "nn/layers/edge_softmax.hpp"
 #include "nn/layers/embedding.hpp"
-#include "nn/layers/fourier_embedding.hpp"
 #include "nn/layers/gather.hpp"
 #include "nn/layers/layer_norm.hpp"
 #include "nn/layers/linear.hpp"
 #include "nn/layers/scatter_add.hpp"
 #include "nn/loss.hpp"
 
-namespace hpct {
+namespace hpct::parity {
 namespace {
-
-using FT = Tensor<float>;
-using nn::GradMode;
-
-// Tensors of a case live here (a Workspace-like arena for the test's own inputs and gradients).
-struct Arena {
-  std::vector<View1<float>> views;
-  FT make(const Shape& s) {
-    views.emplace_back("parity", static_cast<std::size_t>(s.size()));
-    return FT(views.back().data(), s);
-  }
-  FT normal(const Shape& s, std::uint64_t key, double scale = 1.0, double offset = 0.0) {
-    const FT t = make(s);
-    auto h = Kokkos::create_mirror_view(views.back());
-    for (std::size_t i = 0; i < h.extent(0); ++i)
-      h(i) = static_cast<float>(offset + scale * rng::normal(rng::hash(key, i)));
-    Kokkos::deep_copy(views.back(), h);
-    return t;
-  }
-  FT values(const Shape& s, const std::vector<float>& v) {
-    const FT t = make(s);
-    auto h = Kokkos::create_mirror_view(views.back());
-    for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
-    Kokkos::deep_copy(views.back(), h);
-    return t;
-  }
-};
-
-struct Case {
-  std::string name, kind;
-  std::map<std::string, std::string> text;
-  std::map<std::string, double> numbers;
-  std::vector<FT> inputs;           // input/x<k>, each gets ours/dx<k>
-  std::map<std::string, FT> extra;  // input/index, input/target, input/mask
-  nn::ParameterStore<float>* store = nullptr;
-  std::function<FT()> forward;  // returns the rows of the output that count
-  std::function<void(const FT& dy, const std::vector<FT>& dx)> backward;  // assigns every dx
-};
-
-std::vector<float> host(const FT& t) {
-  std::vector<float> v(static_cast<std::size_t>(t.shape().size()));
-  Kokkos::deep_copy(Kokkos::View<float*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(v.data(), v.size()), t.flat());
-  return v;
-}
-
-void write(const h5::File& f, const std::string& name, const FT& t) {
-  std::vector<std::uint64_t> dims;
-  for (int i = 0; i < t.shape().rank; ++i)
-    dims.push_back(static_cast<std::uint64_t>(t.shape().dim[static_cast<std::size_t>(i)]));
-  const std::vector<float> v = host(t);
-  h5::write(f, name, dims, v.data());
-}
-
-void dump(const Case& c, Arena& arena) {
-  if (c.store) c.store->zero_grads();
-  const FT y = c.forward();
-  const FT probe = arena.normal(y.shape(), rng::hash(77, c.name.size()));
-  std::vector<FT> dx;
-  for (const FT& x : c.inputs) dx.push_back(arena.make(x.shape()));
-  c.backward(probe, dx);
-  fence();
-  const h5::File f = h5::File::create("parity_layer_" + c.name + ".h5");
-  h5::write_attr(f, "/", "kind", c.kind);
-  for (const auto& [k, v] : c.text) h5::write_attr(f, "/", k, v);
-  for (const auto& [k, v] : c.numbers) h5::write_attr(f, "/", k, v);
-  if (c.store) {
-    auto p = to_host(c.store->params());
-    auto g = to_host(c.store->grads());
-    for (const auto& t : c.store->tensors()) {
-      h5::write(f, t.name, t.shape, p.data() + t.offset);
-      h5::write(f, "ours/grad/" + t.name, t.shape, g.data() + t.offset);
-    }
-  }
-  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
-    write(f, "input/x" + std::to_string(k), c.inputs[k]);
-    write(f, "ours/dx" + std::to_string(k), dx[k]);
-  }
-  for (const auto& [k, t] : c.extra) write(f, "input/" + k, t);
-  write(f, "probe", probe);
-  write(f, "ours/y", y);
-}
-
-// A store and workspace for one case; layers register before allocate().
-struct Net {
-  nn::ParameterStore<float> store;
-  nn::Workspace<float> ws;
-  void allocate(nn::Layer<float>* layer = nullptr, bool random_params = false) {
-    store.allocate(), ws.allocate();
-    if (layer) layer->bind(store);
-    store.initialize(2024);
-    if (random_params) {  // away from LayerNorm's ones and zeros
-      auto h = Kokkos::create_mirror_view(store.params());
-      for (std::size_t i = 0; i < h.extent(0); ++i)
-        h(i) = static_cast<float>(1.0 + 0.5 * rng::normal(rng::hash(5, i)));
-      Kokkos::deep_copy(store.params(), h);
-    }
-  }
-};
-
-// A one-input layer over x: forward rows [0, n), backward assigning dx.
-Case one_input(const std::string& name, const std::string& kind, nn::Layer<float>& layer, const FT& x, int n,
-               nn::ParameterStore<float>* store) {
-  Case c;
-  c.name = name, c.kind = kind, c.store = store, c.inputs = {x.first_rows(n)};
-  c.forward = [&layer, x, n]() {
-    layer.forward(x, n);
-    return layer.output().first_rows(n);
-  };
-  c.backward = [&layer, x, n](const FT& dy, const std::vector<FT>& dx) {
-    layer.backward(x, dy, dx.empty() ? FT() : dx[0], GradMode::assign, n);
-  };
-  return c;
-}
 
 const nn::Activation kActs[] = {nn::Activation::identity, nn::Activation::relu, nn::Activation::gelu,
                                 nn::Activation::silu, nn::Activation::tanh};
@@ -321,107 +197,4 @@ TEST(LayerParityDump, Losses) {
 }
 
 }  // namespace
-}  // namespace hpct
-
-// The SMART family's layers (issue 19): the edge softmax, the gated edge attention (with and
-// without relative positions, self and bipartite) and the Fourier relative-position layers.
-namespace hpct {
-namespace {
-
-const std::vector<int> kAttnSrc = {0, 1, 1, 3, 2, 0, 3, 1, 2, 4, 4};
-const std::vector<int> kAttnDst = {0, 0, 0, 1, 1, 3, 3, 3, 3, 4, 0};  // destination 2: no edge
-
-void edge_extras(Case& c, Arena& a, int heads, int head_dim) {
-  c.extra["src"] = a.values({static_cast<std::int64_t>(kAttnSrc.size())},
-                            std::vector<float>(kAttnSrc.begin(), kAttnSrc.end()));
-  c.extra["dst"] = a.values({static_cast<std::int64_t>(kAttnDst.size())},
-                            std::vector<float>(kAttnDst.begin(), kAttnDst.end()));
-  c.numbers["heads"] = heads, c.numbers["head_dim"] = head_dim;
-}
-
-TEST(LayerParityDump, EdgeSoftmax) {
-  Arena a;
-  nn::Workspace<float> ws;
-  const int H = 2, D = 4, W = H * D, E = static_cast<int>(kAttnSrc.size());
-  nn::EdgeSoftmax<float> core(ws, "core", H, D, E, 6, 5);
-  ws.allocate();
-  core.set_edges(kAttnSrc, kAttnDst, 6, 5);
-  Case c;
-  c.name = c.kind = "edge_softmax";
-  c.inputs = {a.normal({5, W}, 20), a.normal({6, W}, 21), a.normal({6, W}, 22), a.normal({E, W}, 23),
-              a.normal({E, W}, 24)};
-  edge_extras(c, a, H, D);
-  c.numbers["sources"] = 6;
-  c.forward = [&]() {
-    core.forward(c.inputs[0], c.inputs[1], c.inputs[2], c.inputs[3], c.inputs[4]);
-    return core.output().first_rows(5);
-  };
-  c.backward = [&](const FT& dy, const std::vector<FT>& dx) {
-    core.backward(c.inputs[0], c.inputs[1], c.inputs[2], c.inputs[3], c.inputs[4], dy, dx[0], GradMode::assign,
-                  dx[1], dx[2]);
-    Kokkos::deep_copy(dx[3].matrix(), core.dk_edge().rows(E));
-    Kokkos::deep_copy(dx[4].matrix(), core.dv_edge().rows(E));
-  };
-  dump(c, a);
-}
-
-TEST(LayerParityDump, EdgeAttention) {
-  for (const bool bipartite : {true, false}) {
-    Arena a;
-    Net net;
-    nn::EdgeAttention<float>::Config cfg;
-    cfg.hidden = 12, cfg.heads = 3, cfg.head_dim = 4, cfg.has_r = bipartite;
-    cfg.max_edges = static_cast<std::int64_t>(kAttnSrc.size()), cfg.max_src = 6, cfg.max_dst = 6;
-    nn::EdgeAttention<float> attn(net.store, net.ws, "layer", cfg);
-    net.allocate();
-    attn.bind(net.store);
-    const int n_src = bipartite ? 6 : 5, E = static_cast<int>(kAttnSrc.size());
-    attn.set_edges(kAttnSrc, kAttnDst, n_src, 5);
-    Case c;
-    c.name = bipartite ? "edge_attention" : "edge_attention_self";
-    c.kind = "edge_attention";
-    c.store = &net.store;
-    c.inputs = {a.normal({n_src, 12}, 30)};
-    if (bipartite) c.inputs.push_back(a.normal({5, 12}, 31)), c.inputs.push_back(a.normal({E, 12}, 32));
-    edge_extras(c, a, cfg.heads, cfg.head_dim);
-    c.numbers["hidden"] = 12;
-    c.forward = [&]() {
-      if (bipartite) attn.forward(c.inputs[0], c.inputs[1], c.inputs[2]);
-      else attn.forward(c.inputs[0], c.inputs[0], FT());
-      return attn.output().first_rows(5);
-    };
-    c.backward = [&](const FT& dy, const std::vector<FT>& dx) {
-      if (bipartite)
-        attn.backward(c.inputs[0], c.inputs[1], c.inputs[2], dy, dx[0], GradMode::assign, dx[1], GradMode::assign,
-                      dx[2], GradMode::assign);
-      else
-        attn.backward(c.inputs[0], c.inputs[0], FT(), dy, dx[0], GradMode::accumulate, dx[0], GradMode::assign,
-                      FT(), GradMode::assign);
-    };
-    dump(c, a);
-  }
-}
-
-TEST(LayerParityDump, FourierEmbedding) {
-  Arena a;
-  Net net;
-  nn::FourierEmbedding<float> emb(net.store, net.ws, "layer", 3, 16, 8, 10);
-  net.allocate(&emb);
-  // Distances of tens of metres and angles: the angles 2 pi x w reach hundreds of radians.
-  Case c = one_input("fourier_embedding", "fourier_embedding", emb, a.normal({10, 3}, 40, 20.0), 9, &net.store);
-  c.numbers["freqs"] = 8, c.numbers["hidden"] = 16;
-  dump(c, a);
-}
-
-TEST(LayerParityDump, CausalAttention) {
-  Arena a;
-  Net net;
-  nn::CausalAttention<float> attn(net.store, net.ws, "layer", 16, 4, 7, 3);
-  net.allocate(&attn);
-  Case c = one_input("causal_attention", "causal_attention", attn, a.normal({3, 7, 16}, 50), 3, &net.store);
-  c.numbers["heads"] = 4;
-  dump(c, a);
-}
-
-}  // namespace
-}  // namespace hpct
+}  // namespace hpct::parity

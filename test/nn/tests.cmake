@@ -26,7 +26,8 @@ set_tests_properties(parity_mlp_torch PROPERTIES FIXTURES_REQUIRED mlp_parity SK
 hpctrain_test(test_layers SOURCES nn/test_layers.cpp nn/test_layer_rules.cpp nn/test_linear_routes.cpp
               LIBS hpctrain_test_layer_check hpctrain_nn
               RANKS 1 THREADS 1 2 LABELS unit)
-hpctrain_test(test_layer_parity_dump SOURCES nn/dump_layer_parity.cpp LIBS hpctrain_nn RANKS 1 LABELS parity)
+hpctrain_test(test_layer_parity_dump SOURCES nn/dump_layer_parity.cpp nn/dump_attention_parity.cpp nn/layer_parity_case.cpp
+              LIBS hpctrain_nn RANKS 1 LABELS parity)
 set_tests_properties(test_layer_parity_dump_np1_nt1 PROPERTIES FIXTURES_SETUP layer_parity)
 hpctrain_layer_parity(parity_layers_torch layer_parity
                       linear_identity linear_relu linear_gelu linear_silu linear_tanh activation_relu activation_gelu

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch parity for every layer and loss: loads the HDF5 files written by test_layer_parity_dump
-(see test/nn/dump_layer_parity.cpp for the layout), rebuilds each layer in torch on the same
+(see test/nn/layer_parity_case.hpp for the layout), rebuilds each layer in torch on the same
 parameters and inputs, runs L = sum(y * probe) backward, and checks our forward output, input
 gradients and parameter gradients within 1e-5 relative (fp32). Exits 77 (ctest: skipped) with a
 message when torch or h5py is not installed."""
