@@ -2,7 +2,9 @@
 // decks and rebuilding them from weights files (Note [stored configuration]).
 #include "models/registry.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <set>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -101,9 +103,14 @@ deck::Schema config_schema(const ModelFamily& f) {
   return s;
 }
 
-deck::Deck parse_config(const ModelFamily& f, const std::string& config, const std::string& origin) {
+namespace {
+// A stored configuration as config_schema() reads it: today's key names (legacy_config_keys) and,
+// for each of the family's keys_added_later it lacks, `key=value before` (Note [keys added later]);
+// `added`, when given, receives those keys.
+std::string config_settings(const ModelFamily& f, const std::string& config, std::vector<std::string>* added) {
   // Legacy names are renamed setting by setting; the values are checked by the schema as they are.
   std::string line;
+  std::set<std::string> keys;
   std::istringstream settings(config);
   for (std::string s; settings >> s;) {
     for (const auto& [old_key, key] : f.legacy_config_keys)
@@ -111,9 +118,32 @@ deck::Deck parse_config(const ModelFamily& f, const std::string& config, const s
         s = key + s.substr(old_key.size());
         break;
       }
+    keys.insert(s.substr(0, s.find('=')));
     line += (line.empty() ? "" : " ") + s;
   }
-  return deck::Deck::parse_settings(line, origin, config_schema(f));
+  for (const auto& [key, before] : f.keys_added_later)
+    if (!keys.count(key)) {
+      line += (line.empty() ? "" : " ") + key + "=" + before;
+      if (added) added->push_back(key);
+    }
+  return line;
+}
+
+// `key`'s values in two decks whose schemas declare it, compared as its type reads them (a bool's
+// `no` and `false`, a real's `0.10` and `0.1` alike).
+bool same_value(const deck::Deck& a, const deck::Deck& b, const std::string& key) {
+  switch (a.schema().find(key)->type) {
+    case deck::KeyType::Bool: return a.get_bool(key) == b.get_bool(key);
+    case deck::KeyType::Int: return a.get_int(key) == b.get_int(key);
+    case deck::KeyType::Real: return a.get_real(key) == b.get_real(key);
+    case deck::KeyType::IntList: return a.get_int_list(key) == b.get_int_list(key);
+    default: return a.get_string(key) == b.get_string(key);
+  }
+}
+}  // namespace
+
+deck::Deck parse_config(const ModelFamily& f, const std::string& config, const std::string& origin) {
+  return deck::Deck::parse_settings(config_settings(f, config, nullptr), origin, config_schema(f));
 }
 
 std::string normalised_config(const ModelFamily& f, const std::string& config) {
@@ -123,14 +153,25 @@ std::string normalised_config(const ModelFamily& f, const std::string& config) {
 // Note [keys added later]
 // A model's config_string writes every key of its family's config schema, so a key missing from a
 // stored configuration was declared after the file was written (e.g. the mlp's label_smoothing,
-// Note [stored label smoothing]). Read for rebuilding a model it takes its default, the behaviour
-// of the code that wrote the file; compared with a model that takes the file over (an in-situ
-// checkpoint loaded into a model built from today's deck) it is not recorded, and the deck's value
-// holds, the rule of train's resume for deck keys newer than the checkpoint (train/resume.cpp).
-// Comparing defaults instead refused every such file whose deck sets the new key. A new key that
-// changes the parameters' sizes still meets read_checkpoint's check of the stored parameter count.
+// Note [stored label smoothing]). For most keys the code before them ran as their default (a new
+// option, off): read for rebuilding a model, such a key takes its default; compared with a model
+// that takes the file over (an in-situ checkpoint loaded into a model built from today's deck) it
+// is not recorded, and the deck's value holds, the rule of train's resume for deck keys newer than
+// the checkpoint (train/resume.cpp). Comparing defaults instead refused every such file whose deck
+// sets the new key. A few keys came with a default that is not what the code before them did: the
+// mlp's standardize_inputs and standardize_targets, true since they came, while the runs before
+// them trained on the numbers as they are. Taking today's default would rebuild an old weights file
+// with standardisation it never had, and let a deck that leaves them out continue an old checkpoint
+// as another model, silently. So the family lists them with their value from before
+// (ModelFamily::keys_added_later), one table for every reader: a stored configuration without the
+// key reads that value (parse_config), a model taking the file over must have it (here, with a
+// message naming the deck line that resumes the run as it ran), and train's resume asks the same of
+// a checkpoint's deck (Note [keys newer than the checkpoint]). A new key that changes the
+// parameters' sizes still meets read_checkpoint's check of the stored parameter count.
 std::string config_difference(const ModelFamily& f, const std::string& stored, const std::string& current) {
-  const deck::Deck old = parse_config(f, stored, "stored config");
+  std::vector<std::string> added;  // keys_added_later the stored configuration lacks
+  const deck::Deck old = deck::Deck::parse_settings(config_settings(f, stored, &added), "stored config",
+                                                    config_schema(f));
   const deck::Deck now = parse_config(f, current, "config");
   // settings(): every key in schema order as key=value, values in their normalised form, no spaces.
   std::istringstream a(old.settings()), b(now.settings());
@@ -138,10 +179,20 @@ std::string config_difference(const ModelFamily& f, const std::string& stored, c
   for (const deck::KeySpec& k : old.schema().keys()) {
     a >> sa;
     b >> sb;
-    if (!old.is_set(k.name) || sa == sb) continue;
+    if (!old.is_set(k.name) || same_value(old, now, k.name)) continue;
     const std::size_t value = k.name.size() + 1;  // after "key="
+    if (std::find(added.begin(), added.end(), k.name) != added.end())
+      return k.name + ": '" + sb.substr(value) + "' now; " + key_added_later_refusal(f, now, k.name);
     return k.name + ": '" + sa.substr(value) + "' stored, '" + sb.substr(value) + "' now";
   }
+  return {};
+}
+
+std::string key_added_later_refusal(const ModelFamily& f, const deck::Deck& deck, const std::string& key) {
+  for (const auto& [name, before] : f.keys_added_later)
+    if (name == key && !same_value(parse_config(f, key + "=" + before, "keys_added_later"), deck, key))
+      return "the checkpoint was written before this key existed, when the run trained as `" + key + " " + before +
+             "`; set that line in the deck to resume it as it ran";
   return {};
 }
 

@@ -60,6 +60,11 @@ struct ModelFamily {
   std::unique_ptr<Model> (*from_config)(const deck::Deck& config, int capacity) = nullptr;
   // Weights files written before Note [stored configuration] used other key names: old -> today's.
   std::vector<std::pair<std::string, std::string>> legacy_config_keys;
+  // Note [keys added later] in registry.cpp: the family's keys whose value before they existed is
+  // not their default, key -> that value (the mlp's standardize_inputs: `false`, the code before it
+  // trained on the numbers as they are). A stored configuration or checkpoint deck without the key
+  // ran as that value; train's resume and config_difference refuse to take it over with another.
+  std::vector<std::pair<std::string, std::string>> keys_added_later;
   // Its models generate ensembles (Model::generates_ensembles); here for messages that name the
   // families able to do something without building a model.
   bool generates_ensembles = false;
@@ -102,8 +107,16 @@ std::string normalised_config(const ModelFamily& f, const std::string& config);
 // Note [keys added later]: "" when the model configured by `current` (a model's config_string)
 // can take over a stored configuration, else the first key that differs ("key: 'stored' stored,
 // 'current' now"). Keys the stored configuration lacks were added after it was written: not
-// recorded, so the current value holds, as train's resume takes a deck key newer than its checkpoint.
+// recorded, so the current value holds, as train's resume takes a deck key newer than its checkpoint;
+// except the family's keys_added_later, which must have their value from before (the message then
+// says what the stored run did and which deck line takes it over as it ran).
 std::string config_difference(const ModelFamily& f, const std::string& stored, const std::string& current);
+// For a deck taking over a checkpoint of family `f` whose deck or configuration lacks `key`: "" when
+// the deck's value is the one the checkpoint's run had (the key is not among the family's
+// keys_added_later, or the deck has its value from before, `no` and `false` alike), else why not and
+// the deck line that resumes the run as it ran: "the checkpoint was written before this key existed,
+// when the run trained as `key before`; set that line in the deck to resume it as it ran".
+std::string key_added_later_refusal(const ModelFamily& f, const deck::Deck& deck, const std::string& key);
 // Rebuilds a model of the named family from its stored configuration (parameters uninitialised).
 std::unique_ptr<Model> model_from_config(const std::string& family, const std::string& config, int capacity,
                                          const std::string& origin);

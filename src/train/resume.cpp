@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "models/registry.hpp"
 #include "models/run_family.hpp"
 
 namespace hpct {
@@ -72,22 +73,16 @@ std::map<std::string, Resolved> resolved_values(const std::string& text) {
 // the run did (model mlp's standardize_inputs and standardize_targets, on by default since they
 // came: the run before them trained on the numbers as they are), resuming by default would train
 // the old weights on standardised numbers, another model; as for Note [defaults changed since the
-// checkpoint], the refusal names the line that resumes the run as it ran.
-struct NewerKey {
-  const char* key;    // a bool key
-  const char* model;  // the checkpoint's `model` it applies to
-  bool before;        // what the run did before the key existed, as the key's value
-};
-constexpr NewerKey kNewerKeys[] = {{"standardize_inputs", "mlp", false}, {"standardize_targets", "mlp", false}};
-
+// checkpoint], the refusal names the line that resumes the run as it ran. The checkpoint's family
+// lists such keys with their value from before (ModelFamily::keys_added_later), the table the
+// in-situ library's checkpoints and the rebuilding of old weights files read too (Note [keys added
+// later] in models/registry.cpp).
 void check_newer_key(const deck::Deck& deck, const std::string& key, const std::map<std::string, Resolved>& old) {
   const auto model = old.find("model");
-  for (const NewerKey& k : kNewerKeys)
-    if (key == k.key && model != old.end() && model->second.value == k.model && deck.get_bool(key) != k.before)
-      deck.fail(key, std::string("the checkpoint was written before this key existed, when the run trained as `") +
-                         k.key + (k.before ? " true" : " false") +
-                         "`; set that line in the deck to resume it as it ran, or start a new run with `resume "
-                         "none` or another checkpoint_dir");
+  const ModelFamily* family = model == old.end() ? nullptr : find_model_family(model->second.value);
+  const std::string refusal = family ? key_added_later_refusal(*family, deck, key) : std::string();
+  if (!refusal.empty())
+    deck.fail(key, refusal + ", or start a new run with `resume none` or another checkpoint_dir");
 }
 }  // namespace
 

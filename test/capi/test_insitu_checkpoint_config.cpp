@@ -1,7 +1,8 @@
 // An in-situ checkpoint's stored model configuration against the model that loads it (Note [keys
 // added later] in models/registry.cpp): a key the checkpoint lacks (written before the key was
 // stored, as the mlp's label_smoothing once was) takes the deck's value and the checkpoint loads;
-// a key it records with another value is refused, naming the key and both values.
+// a key it records with another value is refused, naming the key and both values; a key whose
+// default is not what the run before it did (the mlp's standardize_inputs) must have that value.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -73,4 +74,57 @@ TEST(InsituCheckpointConfig, AKeyTheCheckpointLacksTakesTheDecksValue) {
   }
   EXPECT_NE(msg.find(other + ": holds another model (label_smoothing: '0.3' stored, '0.1' now)"), std::string::npos)
       << msg;
+}
+
+// An mlp checkpoint written before standardize_inputs and standardize_targets existed (faked: today's
+// checkpoint with the two keys stripped from its configuration) trained on the numbers as they are:
+// a model of today's deck (both true by default) refuses it, naming the deck line that resumes it;
+// a deck with both false loads it and trains on.
+TEST(InsituCheckpointConfig, AnMlpCheckpointFromBeforeStandardisationNeedsItOff) {
+  const Comm world;
+  const std::string deck =
+      "model mlp\nloss mse\nhidden_sizes 4\nbatch_size 4\nlr 0.01\nseed 3\ninput_width 2\n"
+      "target_width 1\nbuffer_capacity 16\n";
+  std::vector<float> x(16), y(8);
+  for (int i = 0; i < 8; ++i) {
+    x[2 * i] = 0.1f * static_cast<float>(i + world.rank());
+    x[2 * i + 1] = -0.3f * static_cast<float>(i);
+    y[i] = 2.0f + 0.5f * static_cast<float>(i);
+  }
+  insitu::InsituModel m("std", insitu::parse_insitu_deck(deck, "(deck text)"), world.raw());
+  m.log().set_file(test::scratch("insitu_ckpt_std_log.txt"), false);
+  m.push(x.data(), y.data(), 8, insitu::Order::row_major);
+  m.train_session("t");
+  const std::string both = " standardize_inputs=true standardize_targets=true";
+  ASSERT_NE(m.model().config_string().find(both), std::string::npos) << m.model().config_string();
+  const std::string dir = test::empty_scratch_dir(world, "insitu_ckpt_std");
+  const std::string saved = m.save(dir);
+  const std::string older = dir + "/older.h5";
+  edited_copy(world, saved, older, [](const std::string& c) {
+    return replaced(c, " standardize_inputs=true standardize_targets=true", "");
+  });
+
+  std::string msg;
+  try {
+    m.load(older);
+  } catch (const insitu::InsituError& e) {
+    EXPECT_EQ(e.status(), insitu::Status::shape);
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find(older + ": holds another model (standardize_inputs: 'true' now; the checkpoint was written "
+                             "before this key existed, when the run trained as `standardize_inputs false`; set "
+                             "that line in the deck to resume it as it ran)"),
+            std::string::npos)
+      << msg;
+
+  insitu::InsituModel raw("raw",
+                          insitu::parse_insitu_deck(deck + "standardize_inputs false\nstandardize_targets false\n",
+                                                    "(deck text)"),
+                          world.raw());
+  raw.log().set_file(test::scratch("insitu_ckpt_raw_log.txt"), false);
+  EXPECT_NO_THROW(raw.load(older));
+  raw.push(x.data(), y.data(), 8, insitu::Order::row_major);
+  EXPECT_NO_THROW(raw.train_session("t"));
+  EXPECT_NE(raw.model().config_string().find(" standardize_inputs=false standardize_targets=false"),
+            std::string::npos);
 }

@@ -190,6 +190,88 @@ TEST(Registry, KeysAddedLaterTakeTheCurrentValue) {
             "label_smoothing: '0.3' stored, '0.1' now");
 }
 
+// Note [keys added later]: a key the family lists among keys_added_later is one whose default is not
+// what the code before it did; each is one of the family's stored keys and its value from before is
+// one the schema takes and differs from the default (else the entry would be a plain new key).
+TEST(Registry, KeysAddedLaterAreTheFamilysKeysWithAnotherValueBefore) {
+  for (const ModelFamily& f : model_families())
+    for (const auto& [key, before] : f.keys_added_later) {
+      const deck::KeySpec* spec = config_schema(f).find(key);
+      ASSERT_NE(spec, nullptr) << f.name << ": " << key << " is not stored";
+      EXPECT_EQ(parse_config(f, key + "=" + before, "test").get_string(key), before) << f.name << ": " << key;
+      EXPECT_NE(spec->default_value, before) << f.name << ": " << key;
+    }
+  const ModelFamily& mlp = *find_model_family("mlp");
+  EXPECT_EQ(mlp.keys_added_later.size(), 2u);
+}
+
+namespace {
+std::string replaced(const std::string& text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from << " not in " << text;
+  return at == std::string::npos ? text : text.substr(0, at) + to + text.substr(at + from.size());
+}
+const char* const kStandardised = " standardize_inputs=true standardize_targets=true";
+const char* const kRaw = " standardize_inputs=false standardize_targets=false";
+}  // namespace
+
+// An mlp configuration stored before standardize_inputs and standardize_targets existed describes a
+// model trained on the numbers as they are: a model built from today's deck (both true by default)
+// cannot take it over, and the difference says what the stored run did and which deck line resumes
+// it; with both false it can. Other keys the stored line lacks still take the current value.
+TEST(Registry, AnOldMlpConfigurationIsNotTakenOverWithStandardisation) {
+  const ModelFamily& mlp = *find_model_family("mlp");
+  const std::string now = std::string("d_in=4 d_out=1 loss=mse hidden_sizes=8 activation=relu label_smoothing=0") +
+                          kStandardised;
+  const std::string old = "d_in=4 d_out=1 loss=mse hidden_sizes=8 activation=relu";
+  EXPECT_EQ(config_difference(mlp, old, now),
+            "standardize_inputs: 'true' now; the checkpoint was written before this key existed, when the run "
+            "trained as `standardize_inputs false`; set that line in the deck to resume it as it ran");
+  const std::string inputs_off = replaced(now, " standardize_inputs=true", " standardize_inputs=false");
+  EXPECT_EQ(config_difference(mlp, old, inputs_off).rfind("standardize_targets: 'true' now; ", 0), 0u)
+      << config_difference(mlp, old, inputs_off);
+  EXPECT_EQ(config_difference(mlp, old, replaced(now, kStandardised, kRaw)), "");
+  EXPECT_EQ(config_difference(mlp, old + kStandardised, now), "");
+  EXPECT_EQ(config_difference(mlp, old + " standardize_inputs=no", replaced(now, kStandardised, kRaw)), "");
+}
+
+// Note [keys added later]: an mlp weights file written before standardize_inputs and
+// standardize_targets existed (faked: today's file with the two keys stripped from its configuration;
+// its statistics datasets are left in, so that a model reading them would show) rebuilds as it
+// trained: its predictions are those of the same file saying both false, not today's default's.
+TEST(Registry, AnOldMlpWeightsFileRebuildsWithoutStandardisation) {
+  const deck::Deck deck = hpct::test::make_deck("model mlp\ndata_file unused.h5\nhidden_sizes 5,4\nloss mse\n");
+  std::unique_ptr<Model> model = make_model(ModelBuildContext{deck, 3, 2, 4, nn::Precision::fp32});
+  model->store().initialize(7);
+  DataStats stats;
+  stats.x_mean = {1.0, -2.0, 3.0}, stats.x_std = {2.0, 0.5, 4.0};
+  stats.y_mean = {10.0, -5.0}, stats.y_std = {3.0, 2.0};
+  model->set_data_stats(stats);
+  const std::string config = model->config_string();
+  const auto write = [&](const std::string& name, const std::string& stored) {
+    const std::string path = hpct::test::scratch("registry_mlp_" + name + ".h5");
+    nn::write_weights(path, model->store(), {{"model", "mlp"}, {"config", stored}}, model->extra_datasets());
+    return path;
+  };
+  const std::string old_file = write("old", replaced(config, kStandardised, ""));
+  const std::string raw_file = write("raw", replaced(config, kStandardised, kRaw));
+  const auto outputs = [](Model& m) {
+    View2<float> x("x", 6, 3);
+    auto h = Kokkos::create_mirror_view(x);
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 3; ++j) h(i, j) = static_cast<float>(i - 2 * j) * 0.75f;
+    Kokkos::deep_copy(x, h);
+    const Predictions p = m.predict(prediction_batch(Tensor<float>(x), 6), PredictOptions{});
+    const auto v = to_host(p.at(0).values);
+    return std::vector<float>(v.data(), v.data() + v.extent(0));
+  };
+  const std::unique_ptr<Model> old = load_model(old_file, 8);
+  EXPECT_EQ(old->config_string(), replaced(config, kStandardised, kRaw));
+  EXPECT_TRUE(old->data_stats_request().empty());
+  EXPECT_EQ(outputs(*old), outputs(*load_model(raw_file, 8)));
+  EXPECT_NE(outputs(*old), outputs(*model)) << "the statistics change nothing: the test cannot tell";
+}
+
 // Note [family tools]: apps/wxgen, wxeval, trajgen, smart_eval, posegen, cape_eval, diffgen and sample
 // are one line each over their family's entry; a family without the tool is an internal error (exit
 // 1 with a message), not a crash.

@@ -127,7 +127,8 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
       config.fail("embedding_rows", "does not fit category_embedding and d_in");
   }
   const nn::LossKind loss = nn::loss_from_name(config.get_string("loss"));
-  // Files written before Note [mlp standardisation] lack these keys and its datasets: identity.
+  // Files written before Note [mlp standardisation] lack these keys and read them false
+  // (keys_added_later below): the model as it trained, on the numbers as they are.
   MlpScalingConfig scaling;
   scaling.inputs = config.get_bool("standardize_inputs");
   scaling.targets = config.get_bool("standardize_targets") && loss == nn::LossKind::mse;
@@ -149,6 +150,9 @@ ModelFamily mlp_family() {
   f.declare_config_keys = declare_config;
   f.from_config = from_config;
   f.legacy_config_keys = {{"hidden", "hidden_sizes"}};  // "d_in=4 hidden=64,64 d_out=1 activation=relu"
+  // Note [keys added later] in models/registry.cpp: the runs before Note [mlp standardisation]
+  // trained on the numbers as they are, not as today's default.
+  f.keys_added_later = {{"standardize_inputs", "false"}, {"standardize_targets", "false"}};
   f.runs_in_situ = true;
   return f;
 }
