@@ -172,8 +172,13 @@ int cape_evaluate_main(int argc, char** argv) {
     for (std::uint64_t r0 = 0; r0 < rows; r0 += chunk) {
       const int n = static_cast<int>(std::min<std::uint64_t>(chunk, rows - r0));
       const long long bad = source->read_block(r0, static_cast<std::uint64_t>(n), host.buffers());
-      if (bad != hpct::kNoBadValue)
-        throw hpct::Error(hpct::describe_bad_value(*source, specs, bad), hpct::ExitCode::bad_input);
+      if (bad != hpct::kNoBadValue)  // the test rows, not train's data_file (the deck's file may differ)
+        throw hpct::Error(hpct::describe_bad_value(*source, specs, bad,
+                                                   max_rows >= 0 ? hpct::strf("the test split: the first %llu rows "
+                                                                              "of cape_eval's TEST (--rows)",
+                                                                              static_cast<unsigned long long>(rows))
+                                                                 : std::string("the test split: cape_eval's TEST")),
+                          hpct::ExitCode::bad_input);
       auto ih = Kokkos::create_mirror_view(ids);
       for (int i = 0; i < n; ++i) ih(i) = r0 + i;
       Kokkos::deep_copy(ids, ih);
