@@ -149,7 +149,7 @@ class CocoKeypoints : public Dataset {
       if (!fs::is_regular_file(path))
         bad(file, where + " (id " + im.value("id", json()).dump() + ")", "image file " + path + " not found");
       int w = im.value("width", 0), h = im.value("height", 0);
-      if (w <= 0 || h <= 0) image_size(path, w, h);
+      if (w <= 0 || h <= 0) image_size(path, w, h, o.exif_orientation);
       image_where_.push_back(where + " (id " + im.value("id", json()).dump() + ")");
       const long long id = id_of(im, "id", file, where);
       if (!image_index.emplace(id, files.size()).second)
@@ -238,10 +238,10 @@ class CocoKeypoints : public Dataset {
       Log::info(
           strf("  %s: %zu of %zu images shown at under half their size: JPEGs among them decode at 1/2 to 1/8",
                file.c_str(), reduced, files.size()));
-    store_ = std::make_unique<ImageStore>(std::move(files), o.channels, cache,
-                                          [detail = std::move(detail)](std::size_t i, int, int) {
-                                            return decode_reduction(detail[i]);
-                                          });
+    store_ = std::make_unique<ImageStore>(
+        std::move(files), o.channels, cache,
+        [detail = std::move(detail)](std::size_t i, int, int) { return decode_reduction(detail[i]); },
+        o.exif_orientation);
     FieldSpec images, keypoints, category;
     images.name = "images";
     images.row_shape = Shape{views_ * o.channels, o.height, o.width};
@@ -302,8 +302,10 @@ class CocoKeypoints : public Dataset {
     bad(file_, image_where_[image],
         strf("width x height %d x %d, but the file %s is %d x %d: its keypoints would land elsewhere (%s)", w, h,
              store_->file(image).c_str(), im.file_width, im.file_height,
-             turned ? "an EXIF-rotated photo annotated as shown upright? save its pixels turned, e.g. PIL's "
-                      "ImageOps.exif_transpose, or give its stored size and keypoints"
+             turned ? (o_.exif_orientation ? "its EXIF orientation applied (exif_orientation apply): annotated "
+                                             "as stored? exif_orientation ignore"
+                                           : "an EXIF-rotated photo annotated as shown upright? exif_orientation "
+                                             "apply, or give its stored size and keypoints")
                     : "a file resized after annotating? scale its annotations, or give its own size"));
   }
   // The size of annotation a's view in its image's pixels: the bbox with the margin, widened to the

@@ -11,6 +11,8 @@
   broken/truncated/<class>/  photos/ with one JPEG cut to half its bytes (cls1/p2.jpg)
   broken/notimage/<class>/   photos/ with one file named .png holding text (cls0/p1.png)
   coco/train.json + coco/images/   COCO keypoints (see coco_files below)
+  exif/o<N>.jpg, exif/o<N>.png  a 24 x 16 RGB JPEG of six 8 x 8 blocks of colour with EXIF
+                          Orientation N (1..8), and Pillow's ImageOps.exif_transpose of it (PNG)
 usage: make_image_files.py OUT_DIR
 """
 import json
@@ -20,7 +22,7 @@ import sys
 
 try:
     import numpy as np
-    from PIL import Image, ImageDraw
+    from PIL import Image, ImageDraw, ImageOps
 except ImportError as e:  # the runner (reference_python.sh) turns this into a failure where the venv exists
     print(f"make_image_files: {e} (python3-pil, python3-numpy)")
     sys.exit(77)
@@ -183,4 +185,16 @@ def large_photos(root):
 
 
 large_photos(coco)
+
+# Note [EXIF orientation] (image_decode.cpp): every Orientation value, and the upright image Pillow makes.
+os.makedirs(os.path.join(out, "exif"))
+blocks = Image.new("RGB", (24, 16))
+blocks.putdata([(40 + 60 * (x // 8), 40 + 150 * (y // 8), 220 - 70 * (x // 8)) for y in range(16) for x in range(24)])
+for o in range(1, 9):
+    exif = Image.Exif()
+    exif[0x0112] = o
+    jpg = os.path.join(out, "exif", f"o{o}.jpg")
+    blocks.save(jpg, quality=95, subsampling=0, exif=exif.tobytes())
+    with Image.open(jpg) as im:
+        ImageOps.exif_transpose(im).convert("RGB").save(os.path.join(out, "exif", f"o{o}.png"))
 print(f"make_image_files: wrote {out}")
