@@ -143,6 +143,14 @@ json.dump(bad, open(os.path.join(coco, "turned.json"), "w"))
 bad = json.loads(json.dumps(good))
 bad["images"][2]["width"], bad["images"][2]["height"] = 360, 520
 json.dump(bad, open(os.path.join(coco, "resized.json"), "w"))
+# A file under an image's name that is no image (a download's error page): refused at open too
+# (beside coco/, whose folders another test reads as an image_folder).
+os.makedirs(os.path.join(out, "coco_broken"))
+with open(os.path.join(out, "coco_broken", "error_page.jpg"), "w") as f:
+    f.write("<html>404 Not Found</html>\n")
+bad = json.loads(json.dumps(good))
+bad["images"][3]["file_name"] = "../coco_broken/error_page.jpg"
+json.dump(bad, open(os.path.join(coco, "not_image.json"), "w"))
 # Refused at open (Note [boxes], ids): a bbox wholly outside its image, one of no area, an image id
 # twice, an id as a string, a width as a string.
 for name, change in [("box_outside", lambda b: b["annotations"][0].update(bbox=[1000, 1000, 10, 10])),
