@@ -165,11 +165,14 @@ class CocoKeypoints : public Dataset {
       sizes_.push_back({w, h});
       same_size(files.size() - 1, path, file_w, file_h);
     }
-    std::size_t unlabelled = 0;
+    std::size_t unlabelled = 0, crowd = 0;
     for (std::size_t i = 0; i < j["annotations"].size(); ++i) {
       const json& a = j["annotations"][i];
       const std::string where = "annotations[" + std::to_string(i) + "] (id " + a.value("id", json()).dump() + ")";
-      if (a.contains("iscrowd") && a["iscrowd"] != 0 && a["iscrowd"] != false) continue;
+      if (a.contains("iscrowd") && a["iscrowd"] != 0 && a["iscrowd"] != false) {
+        ++crowd;  // a region of many people, with no keypoints of one (COCO's crowd RLE masks)
+        continue;
+      }
       const auto im = image_index.find(id_of(a, "image_id", file, where));
       if (im == image_index.end())
         bad(file, where, "image_id " + a.value("image_id", json()).dump() + " is not among the images");
@@ -230,6 +233,8 @@ class CocoKeypoints : public Dataset {
     if (annotations_.empty()) bad(file, "annotations", "no annotation has a labelled keypoint");
     if (unlabelled > 0)
       Log::info(strf("  %s: %zu annotations without a labelled keypoint left out", file.c_str(), unlabelled));
+    if (crowd > 0)  // docs/images.md says they are counted (they were left out without a word)
+      Log::info(strf("  %s: %zu crowd annotations (iscrowd) left out", file.c_str(), crowd));
     // Each JPEG decoded at the reduction its closest view allows (Note [reduced decoding]): the
     // fewest file pixels per output pixel over its annotations, at the largest zoom of the jitter.
     std::vector<double> detail(files.size(), 1e300);
