@@ -235,6 +235,12 @@ TEST(ImageDecode, ExifOrientationAppliedAsPillowDoes) {
     EXPECT_EQ(half.width, want.width / 2) << o;
     EXPECT_EQ(half.file_width, want.width) << o;
   }
+  // Through the deck key, as the image sources read their files (ImageStore).
+  const ImageOptions o = image_options(make_deck("data_format image_folder\nexif_orientation apply\ndata_file " +
+                                                 kImageFiles + "exif\n"));
+  const ImageStore store({kImageFiles + "exif/o6.jpg"}, 3, 0, {}, o.exif_orientation);
+  EXPECT_EQ(store.get(0)->width, 16);
+  EXPECT_FALSE(image_options(make_deck("data_file x\n")).exif_orientation);  // ignore by default
 }
 
 TEST(ImageFolder, BrokenFilesNameTheFileAndRow) {
