@@ -148,7 +148,11 @@ class CocoKeypoints : public Dataset {
       const std::string path = (base / im["file_name"].get<std::string>()).string();
       if (!fs::is_regular_file(path))
         bad(file, where + " (id " + im.value("id", json()).dump() + ")", "image file " + path + " not found");
-      int w = im.value("width", 0), h = im.value("height", 0), file_w = 0, file_h = 0;
+      // A size left out or null (some exporters write null for unknown) is the file's own.
+      const auto given = [&](const char* key) {
+        return im.contains(key) && !im[key].is_null() ? im[key].get<int>() : 0;
+      };
+      int w = given("width"), h = given("height"), file_w = 0, file_h = 0;
       image_where_.push_back(where + " (id " + im.value("id", json()).dump() + ")");
       try {  // Note [image sizes]: every header read at open
         image_size(path, file_w, file_h, o.exif_orientation);

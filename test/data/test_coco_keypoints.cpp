@@ -116,6 +116,13 @@ TEST(CocoKeypoints, ViewsShowTheirKeypointsOnTheirDots) {
   EXPECT_EQ(category, (std::vector<long long>{0, 1, 0, 0, 1, 0, 0, 1, 0}));
   EXPECT_EQ(kp[1 * 18 + 2], 1.0f);
   EXPECT_EQ(kp[1 * 18 + 5], 0.0f);
+  // Sizes null (an exporter's unknown): the files' own, the same rows (it was a json type_error).
+  std::vector<float> kp_null;
+  std::vector<long long> category_null;
+  const auto null_sizes = open_as(kCoco, kImageFiles + "coco/null_sizes.json");
+  EXPECT_EQ(coco_rows(*null_sizes, ~std::uint64_t(0), kp_null, category_null),
+            coco_rows(*data, ~std::uint64_t(0), kp, category));
+  EXPECT_EQ(kp_null, kp);
 }
 
 // Note [image sizes]: a file of another size than the JSON's width and height is refused at open

@@ -156,6 +156,11 @@ with open(os.path.join(out, "coco_broken", "error_page.jpg"), "w") as f:
 bad = json.loads(json.dumps(good))
 bad["images"][3]["file_name"] = "../coco_broken/error_page.jpg"
 json.dump(bad, open(os.path.join(coco, "not_image.json"), "w"))
+# Sizes null, as some exporters write an unknown size: the files' own (read as train.json).
+bad = json.loads(json.dumps(good))
+for im in bad["images"]:
+    im["width"] = im["height"] = None
+json.dump(bad, open(os.path.join(coco, "null_sizes.json"), "w"))
 # Refused at open (Note [boxes], ids): a bbox wholly outside its image, one of no area, an image id
 # twice, an id as a string, a width as a string.
 for name, change in [("box_outside", lambda b: b["annotations"][0].update(bbox=[1000, 1000, 10, 10])),
