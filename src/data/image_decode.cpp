@@ -1,5 +1,6 @@
 // PNG through libpng's simplified API, JPEG through libjpeg-turbo (errors and warnings, such as a
-// truncated file, become an Error naming the file), and the image store's cache.
+// truncated file, become an Error naming the file), a JPEG's EXIF orientation, and the image store's
+// cache.
 #include "data/image_decode.hpp"
 
 #include <csetjmp>
@@ -79,6 +80,38 @@ struct JpegErrors {
   bool cmyk = false;  // libjpeg converts CMYK and YCCK to neither RGB nor grey
 };
 
+// Note [EXIF orientation]: the Orientation tag (0x0112) of the EXIF block (a JPEG's APP1 marker,
+// which libjpeg hands over whole when asked to keep it: jpeg_save_markers) is read from its first
+// directory (IFD0), as Pillow's getexif() reads it. No EXIF library is a dependency of the build
+// (libexif would be one for a single 2-byte value), so the TIFF layout is walked here, every offset
+// bounds-checked: a malformed block reads as orientation 1 (none), as Pillow then takes it.
+int exif_orientation(const unsigned char* d, std::size_t n) {
+  if (n < 14 || std::memcmp(d, "Exif\0\0", 6) != 0) return 1;
+  const unsigned char* t = d + 6;  // the TIFF header: byte order, 42, the offset of IFD0
+  const std::size_t size = n - 6;
+  const bool little = t[0] == 'I' && t[1] == 'I';
+  if (!little && !(t[0] == 'M' && t[1] == 'M')) return 1;
+  const auto u16 = [&](std::size_t at) {
+    return little ? unsigned(t[at]) | unsigned(t[at + 1]) << 8 : unsigned(t[at]) << 8 | unsigned(t[at + 1]);
+  };
+  const auto u32 = [&](std::size_t at) {
+    return little ? std::size_t(u16(at)) | std::size_t(u16(at + 2)) << 16
+                  : std::size_t(u16(at)) << 16 | std::size_t(u16(at + 2));
+  };
+  if (u16(2) != 42) return 1;
+  const std::size_t ifd = u32(4);
+  if (ifd + 2 > size) return 1;
+  const unsigned entries = u16(ifd);
+  for (unsigned e = 0; e < entries; ++e) {
+    const std::size_t at = ifd + 2 + 12 * std::size_t(e);
+    if (at + 12 > size) return 1;
+    if (u16(at) != 0x0112) continue;
+    const unsigned v = u16(at + 8);  // a SHORT, left-justified in the value field
+    return u16(at + 2) == 3 && v >= 1 && v <= 8 ? static_cast<int>(v) : 1;
+  }
+  return 1;
+}
+
 void jpeg_error_exit(j_common_ptr cinfo) {
   auto* e = reinterpret_cast<JpegErrors*>(cinfo->err);
   (*cinfo->err->format_message)(cinfo, e->message);
@@ -95,7 +128,8 @@ void jpeg_emit(j_common_ptr cinfo, int level) {
 
 // Note [jpeg and setjmp]: everything the jump must not skip a destructor of lives outside this
 // function; it only fills `out`, whose buffer is sized before the reading starts.
-bool read_jpeg(std::FILE* f, int channels, const ReduceRule* reduce, Image& out, JpegErrors& errors) {
+bool read_jpeg(std::FILE* f, int channels, const ReduceRule* reduce, bool orient, Image& out, int& orientation,
+               JpegErrors& errors) {
   jpeg_decompress_struct cinfo;
   cinfo.err = jpeg_std_error(&errors.mgr);
   errors.mgr.error_exit = jpeg_error_exit;
@@ -106,13 +140,17 @@ bool read_jpeg(std::FILE* f, int channels, const ReduceRule* reduce, Image& out,
   }
   jpeg_create_decompress(&cinfo);
   jpeg_stdio_src(&cinfo, f);
+  if (orient) jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xFFFF);
   jpeg_read_header(&cinfo, TRUE);
+  for (jpeg_saved_marker_ptr m = orient ? cinfo.marker_list : nullptr; m != nullptr; m = m->next)
+    if (m->marker == JPEG_APP0 + 1 && (orientation = exif_orientation(m->data, m->data_length)) != 1) break;
   out.width = out.file_width = static_cast<int>(cinfo.image_width);
   out.height = out.file_height = static_cast<int>(cinfo.image_height);
   out.channels = channels;
   errors.cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
-  if (reduce != nullptr) {  // nullptr: the header only
-    const int r = *reduce ? (*reduce)(out.width, out.height) : 1;
+  if (reduce != nullptr) {                 // nullptr: the header only
+    const bool turned = orientation >= 5;  // the rule sees the image as it will be shown
+    const int r = *reduce ? (turned ? (*reduce)(out.height, out.width) : (*reduce)(out.width, out.height)) : 1;
     out.reduce = r == 2 || r == 4 || r == 8 ? r : 1;
     cinfo.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
     cinfo.scale_num = 1, cinfo.scale_denom = static_cast<unsigned>(out.reduce);
@@ -130,12 +168,40 @@ bool read_jpeg(std::FILE* f, int channels, const ReduceRule* reduce, Image& out,
   return !errors.warned;
 }
 
-Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduce) {
+// The pixels of `im` turned as EXIF orientation `o` asks (2..8), as Pillow's ImageOps.exif_transpose
+// turns them: output pixel (x, y) is the file's pixel src(x, y); 5..8 swap width and height.
+void apply_orientation(Image& im, int o) {
+  if (o < 2 || o > 8) return;
+  const int W = o >= 5 ? im.height : im.width, H = o >= 5 ? im.width : im.height;  // the output's
+  const int w = im.width, h = im.height;
+  std::vector<std::uint8_t> px(im.pixels.size());
+  const auto c = static_cast<std::size_t>(im.channels);
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) {
+      int sx = x, sy = y;
+      switch (o) {
+        case 2: sx = w - 1 - x; break;                  // mirrored left-right
+        case 3: sx = w - 1 - x, sy = h - 1 - y; break;  // turned 180
+        case 4: sy = h - 1 - y; break;                  // mirrored top-bottom
+        case 5: sx = y, sy = x; break;                  // transposed
+        case 6: sx = y, sy = h - 1 - x; break;          // turned 90 clockwise
+        case 7: sx = w - 1 - y, sy = h - 1 - x; break;  // transversed
+        default: sx = w - 1 - y, sy = x; break;         // 8: turned 90 anticlockwise
+      }
+      std::memcpy(&px[(static_cast<std::size_t>(y) * W + x) * c],
+                  &im.pixels[(static_cast<std::size_t>(sy) * w + sx) * c], c);
+    }
+  im.pixels = std::move(px);
+  if (o >= 5) std::swap(im.width, im.height), std::swap(im.file_width, im.file_height);
+}
+
+Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduce, bool orient) {
   std::FILE* f = std::fopen(file.c_str(), "rb");
   if (!f) fail(file, std::string("cannot open the image: ") + std::strerror(errno));
   Image out;
   JpegErrors errors;
-  const bool ok = read_jpeg(f, channels, reduce, out, errors);
+  int orientation = 1;
+  const bool ok = read_jpeg(f, channels, reduce, orient, out, orientation, errors);
   std::fclose(f);
   if (!ok)
     fail(file, std::string("JPEG: ") + errors.message +
@@ -143,24 +209,30 @@ Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduc
                                       "Image.convert('RGB'))"
                     : errors.warned ? " (truncated or corrupt file)"
                                     : ""));
+  if (reduce != nullptr) apply_orientation(out, orientation);
+  else if (orientation >= 5)  // the header only: the size as shown
+    std::swap(out.width, out.height), std::swap(out.file_width, out.file_height);
   return out;
 }
 
 }  // namespace
 
-Image decode_image(const std::string& file, int channels, const ReduceRule& reduce) {
+Image decode_image(const std::string& file, int channels, const ReduceRule& reduce, bool orient) {
   if (channels != 1 && channels != 3) fail(file, "internal: images decode as 1 or 3 channels");
-  return kind_of(file) == Kind::png ? decode_png(file, channels, false) : decode_jpeg(file, channels, &reduce);
+  return kind_of(file) == Kind::png ? decode_png(file, channels, false)
+                                    : decode_jpeg(file, channels, &reduce, orient);
 }
 
-void image_size(const std::string& file, int& width, int& height) {
-  const Image im = kind_of(file) == Kind::png ? decode_png(file, 1, true) : decode_jpeg(file, 1, nullptr);
+void image_size(const std::string& file, int& width, int& height, bool orient) {
+  const Image im = kind_of(file) == Kind::png ? decode_png(file, 1, true) : decode_jpeg(file, 1, nullptr, orient);
   width = im.width, height = im.height;
 }
 
-ImageStore::ImageStore(std::vector<std::string> files, int channels, std::uint64_t cache_bytes, Rule reduce)
+ImageStore::ImageStore(std::vector<std::string> files, int channels, std::uint64_t cache_bytes, Rule reduce,
+                       bool orient)
     : files_(std::move(files)),
       channels_(channels),
+      orient_(orient),
       reduce_(std::move(reduce)),
       budget_(cache_bytes),
       cache_(files_.size()) {}
@@ -173,7 +245,7 @@ std::shared_ptr<const Image> ImageStore::get(std::size_t i) const {
   // Decoded outside the lock: the main thread may decode validation images meanwhile.
   ReduceRule rule;
   if (reduce_) rule = [&](int width, int height) { return reduce_(i, width, height); };
-  auto im = std::make_shared<const Image>(decode_image(files_[i], channels_, rule));
+  auto im = std::make_shared<const Image>(decode_image(files_[i], channels_, rule, orient_));
   const std::lock_guard<std::mutex> lock(mutex_);
   if (!cache_[i] && used_ + im->pixels.size() <= budget_) {
     cache_[i] = im;

@@ -1,6 +1,7 @@
 // Decoding PNG and JPEG files into 8-bit pixels (libpng's simplified API, libjpeg-turbo), and the
 // store of a data set's image files that keeps what it decoded in memory while it fits
-// (data_cache). Host code only: the loader thread calls it.
+// (data_cache), optionally turned upright by a JPEG's EXIF orientation. Host code only: the loader
+// thread calls it.
 #pragma once
 
 #include <cstdint>
@@ -37,11 +38,15 @@ struct Image {
 // image_transform.hpp; a 3000-pixel photograph seen as a 64-pixel crop of a face): the pixels the
 // view gets are then averages over the same areas either way. PNGs decode whole (libpng cannot
 // scale). Anything but 2, 4 or 8 decodes whole.
+// `orient`: a JPEG's EXIF orientation applied as Pillow's ImageOps.exif_transpose applies it (Note
+// [EXIF orientation] in image_decode.cpp); the Image (and `reduce`'s width and height) are then the
+// image as shown upright. Without it the pixels are the file's, as PIL's Image.open and
+// torchvision's ImageFolder read them.
 using ReduceRule = std::function<int(int width, int height)>;
-Image decode_image(const std::string& file, int channels, const ReduceRule& reduce = {});
+Image decode_image(const std::string& file, int channels, const ReduceRule& reduce = {}, bool orient = false);
 
-// Width and height from the file's header, without decoding the pixels.
-void image_size(const std::string& file, int& width, int& height);
+// Width and height from the file's header, without decoding the pixels (`orient`: as shown upright).
+void image_size(const std::string& file, int& width, int& height, bool orient = false);
 
 // The image files of a data set: get(i) decodes file i (at 1/reduce(i, width, height) where given:
 // Note [reduced decoding]), or returns the copy kept from an earlier call while the kept images take
@@ -50,7 +55,8 @@ void image_size(const std::string& file, int& width, int& height);
 class ImageStore {
  public:
   using Rule = std::function<int(std::size_t file, int width, int height)>;
-  ImageStore(std::vector<std::string> files, int channels, std::uint64_t cache_bytes, Rule reduce = {});
+  ImageStore(std::vector<std::string> files, int channels, std::uint64_t cache_bytes, Rule reduce = {},
+             bool orient = false);
   std::size_t size() const { return files_.size(); }
   const std::string& file(std::size_t i) const { return files_.at(i); }
   std::shared_ptr<const Image> get(std::size_t i) const;
@@ -59,6 +65,7 @@ class ImageStore {
  private:
   std::vector<std::string> files_;
   int channels_;
+  bool orient_;  // EXIF orientation applied (decode_image)
   Rule reduce_;
   std::uint64_t budget_;
   mutable std::mutex mutex_;

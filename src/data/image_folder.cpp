@@ -79,10 +79,13 @@ class ImageFolder : public Dataset {
     for (std::size_t r = 0; r < order.size(); ++r) shuffled[r] = files[order[r]], labels_[r] = labels[order[r]];
     // A JPEG decoded at the reduction its view allows (Note [reduced decoding]): the whole image is
     // shown, so the fewer file pixels per output pixel of the two axes, at the largest zoom.
-    store_ = std::make_unique<ImageStore>(std::move(shuffled), o.channels, cache, [o](std::size_t, int w, int h) {
-      return decode_reduction((1 - o.scale) *
-                              std::min(static_cast<double>(w) / o.width, static_cast<double>(h) / o.height));
-    });
+    store_ = std::make_unique<ImageStore>(
+        std::move(shuffled), o.channels, cache,
+        [o](std::size_t, int w, int h) {
+          return decode_reduction((1 - o.scale) *
+                                  std::min(static_cast<double>(w) / o.width, static_cast<double>(h) / o.height));
+        },
+        o.exif_orientation);
     FieldSpec x, y;
     x.name = "inputs";
     x.row_shape = Shape{o.channels, o.height, o.width};

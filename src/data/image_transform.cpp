@@ -27,6 +27,10 @@ void declare_image_keys(deck::Schema& s) {
              "image_folder, coco_keypoints: training scale jitter: the shown region times [1 - s, 1 + s]");
   s.add_real("augment_rotate", 0.0, 0.0, 180.0,
              "image_folder, coco_keypoints: training rotation jitter in degrees, uniform in [-r, r]");
+  s.add_choice("exif_orientation", "ignore", {"ignore", "apply"},
+               "image_folder, coco_keypoints: a JPEG's EXIF Orientation tag: ignore (the stored pixels, as PIL's "
+               "Image.open and torchvision's ImageFolder read them) or apply (turned upright as PIL's "
+               "ImageOps.exif_transpose does; COCO sizes and keypoints are then the upright image's)");
 }
 
 namespace {
@@ -64,6 +68,7 @@ ImageOptions image_options(const deck::Deck& deck) {
   o.scale = deck.get_real("augment_scale");
   o.rotate = deck.get_real("augment_rotate");
   o.seed = static_cast<std::uint64_t>(deck.get_int("seed"));
+  o.exif_orientation = deck.get_string("exif_orientation") == "apply";
   return o;
 }
 

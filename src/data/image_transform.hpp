@@ -28,6 +28,7 @@ struct ImageOptions {
   double scale = 0;   // box size times a factor uniform in [1 - scale, 1 + scale]
   double rotate = 0;  // degrees, uniform in [-rotate, rotate]
   std::uint64_t seed = 0;
+  bool exif_orientation = false;  // apply: JPEGs turned upright by their EXIF orientation (decode_image)
 };
 
 void declare_image_keys(deck::Schema& s);

@@ -42,10 +42,14 @@ class NcArrays : public CfArrays {
     const Lock lock(nc_mutex());
     const int status = nc_open(path.c_str(), NC_NOWRITE, &nc_);
     // netCDF-C says "HDF error" or "Unknown file format" for a file cut short by a download.
-    if (status == NC_EHDFERR || status == NC_ENOTNC)
+    if (status == NC_EHDFERR || status == NC_ENOTNC) {
+      const std::string zip = zip_archive_hint(path);
       throw Error(path + ": " + nc_strerror(status) +
-                      " (not a NetCDF file, or one cut short: " + std::to_string(file_bytes(path)) + " bytes)",
+                      (zip.empty() ? " (not a NetCDF file, or one cut short: " + std::to_string(file_bytes(path)) +
+                                         " bytes)"
+                                   : zip),
                   ExitCode::bad_input);
+    }
     check(status, path);
   }
   ~NcArrays() override {

@@ -1,6 +1,9 @@
 // The list of data sources (see source_registry.hpp): one line per format.
 #include "data/source_registry.hpp"
 
+#include <cstring>
+#include <fstream>
+
 #include "core/error.hpp"
 
 namespace hpct {
@@ -47,7 +50,17 @@ const DataSourceKind& data_source_for(const deck::Deck& deck, const std::string&
     if (format == k.name) return k;
   for (const DataSourceKind& k : data_sources())
     if (k.recognises(deck, file)) return k;
-  deck.fail(file_key, file + ": data_format auto does not recognise this file; set data_format");
+  deck.fail(file_key, file + ": data_format auto does not recognise this file" +
+                          (zip_archive_hint(file).empty() ? "; set data_format" : zip_archive_hint(file)));
+}
+
+std::string zip_archive_hint(const std::string& file) {
+  char head[4] = {0, 0, 0, 0};
+  std::ifstream in(file, std::ios::binary);
+  if (!in.read(head, 4) || std::memcmp(head, "PK\x03\x04", 4) != 0) return "";
+  return " (a ZIP archive: the CDS delivers one, of NetCDF files one per stepType, when a request mixes "
+         "instantaneous and accumulated variables, whatever name it is saved under; unzip it and list its "
+         "files in data_file, comma-separated)";
 }
 
 std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const std::string& file,

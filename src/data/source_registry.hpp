@@ -32,4 +32,8 @@ const DataSourceKind& data_source_for(const deck::Deck& deck, const std::string&
 std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const std::string& file,
                                                 const char* file_key);
 
+// For the message about a file no source reads: " (a ZIP archive: ...)" when `file` is one (the
+// CDS's download of several NetCDF files, whatever name it was saved under), else "".
+std::string zip_archive_hint(const std::string& file);
+
 }  // namespace hpct

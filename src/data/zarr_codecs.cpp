@@ -188,7 +188,8 @@ void unshard(const ZarrArray& a, const std::string& bytes, double* out, const st
 std::vector<double> decode_zarr_chunk(const ZarrArray& a, const std::string& bytes, const std::string& what) {
   std::vector<double> out(a.chunk_elements());
   if (a.shards.inner.empty()) values(a, a.codecs, bytes, out.size(), out.data(), what);
-  else unshard(a, bytes, out.data(), what);
+  else if (a.codecs.compressors.empty()) unshard(a, bytes, out.data(), what);
+  else unshard(a, undo(a.codecs, bytes, what), out.data(), what);  // codecs after sharding_indexed
   return out;
 }
 

@@ -125,9 +125,9 @@ ZarrCodecs read_v3_codecs(const json& list, const std::string& what, ZarrShards*
       shards->index_codecs = read_v3_codecs(config.at("index_codecs"), what + " (shard index)", nullptr);
       shards->index_at_end = config.value("index_location", "end") == "end";
       bytes_seen = true;
-    } else if (bytes_seen && shards && !shards->inner.empty()) {
-      refuse(what, "zarr.json: codec '" + name + "' after sharding_indexed (the zarr source reads none there)");
     } else if (bytes_seen && (name == "blosc" || name == "gzip" || name == "zstd" || name == "crc32c")) {
+      // After sharding_indexed: the whole shard compressed (zarr-python writes it given a sharding
+      // serializer and its default compressors), undone before the index is read (decode_zarr_chunk).
       c.compressors.push_back(name);
     } else {
       refuse(what, "zarr.json: codec '" + name +

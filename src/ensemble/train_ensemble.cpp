@@ -138,16 +138,17 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
     K = names > 0                  ? names
         : deck.is_set("num_class") ? static_cast<int>(deck.get_int("num_class"))
                                    : static_cast<int>(comm.max(top)) + 1;
+    // A bad label names its file, line and split (a row of data_file's held-out tail is no training row).
+    const gbdt::SplitNames part = gbdt::split_names(deck, train, &valid);
     comm.run_agreed([&] {
       if (K < 2) deck.fail("num_class", "a multiclass ensemble needs at least 2 classes");
-      for (const gbdt::Data* d : {&train, &valid, &test})
+      for (const auto& [d, split] : {std::pair{&train, &part.train}, {&valid, &part.valid}, {&test, &part.test}})
         for (std::size_t i = 0; i < d->y.size(); ++i)
           if (!(d->y[i] >= 0 && d->y[i] < K && d->y[i] == std::floor(d->y[i])))
-            throw Error(strf("ensemble: %s row %lld has label %g; a multiclass ensemble of %d classes needs "
-                             "0 .. %d",
-                             d->name.c_str(), d->first_row + static_cast<long long>(i) + 1,
-                             static_cast<double>(d->y[i]), K, K - 1),
-                        ExitCode::bad_input);
+            input_error(d->file, i < d->line.size() ? d->line[i] : 0, "num_class",
+                        strf("label %g is not a class index of a multiclass ensemble of %d classes (0 .. %d) (a "
+                             "row of %s)",
+                             static_cast<double>(d->y[i]), K, K - 1, split->c_str()));
     });
   }
   const std::string class_origin = names > 0                  ? "the class names of " + train.file

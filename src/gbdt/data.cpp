@@ -249,4 +249,18 @@ Data split_tail(Data& d, long long cut, const std::string& name) {
   return v;
 }
 
+SplitNames split_names(const deck::Deck& deck, const Data& train, const Data* valid) {
+  SplitNames s;
+  s.test = "the test split: test_file";
+  if (valid == nullptr) return s;
+  if (!deck.get_string("validation_file").empty()) {
+    s.train = "the training split: data_file", s.valid = "the validation split: validation_file";
+  } else {
+    s.train = strf("the training split: the first %lld rows of data_file", train.global_rows);
+    s.valid = strf("the validation split: the last %lld rows of data_file, validation_fraction %g",
+                   valid->global_rows, deck.get_real("validation_fraction"));
+  }
+  return s;
+}
+
 }  // namespace hpct::gbdt

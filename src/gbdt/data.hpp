@@ -55,4 +55,13 @@ void check_weight_total(const Data& d, const std::string& file, const std::strin
 // Not collective: every rank knows the global layout.
 Data split_tail(Data& d, long long cut, const std::string& name);
 
+// Which split each data set is, for a bad label's message (check_labels' `part`), as the network
+// trainer says it: "the training split: the first 36 rows of data_file" and "the validation split:
+// the last 4 rows of data_file, validation_fraction 0.1" for a held-out tail, or data_file and
+// validation_file; "the test split: test_file". Empty for a set without a held-out partner.
+struct SplitNames {
+  std::string train, valid, test;
+};
+SplitNames split_names(const deck::Deck& deck, const Data& train, const Data* valid);
+
 }  // namespace hpct::gbdt

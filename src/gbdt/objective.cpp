@@ -58,11 +58,15 @@ std::string objective_name(Objective o) {
 }
 
 void check_labels(Objective o, int num_class, const std::vector<float>& y, const std::vector<int>& line,
-                  const std::string& file, const ObjectiveParams& params) {
+                  const std::string& file, const ObjectiveParams& params, const std::string& part) {
   if (o == Objective::lambdarank) check_rank_labels(params.label_gain, y, line, file);
   for (std::size_t i = 0; i < y.size(); ++i) {
     const float v = y[i];
     const int ln = i < line.size() ? line[i] : 0;
+    // The split the row is in, where the file alone does not say it (data_file's held-out tail).
+    const auto input_error = [&](const std::string& f, int l, const std::string& key, const std::string& what) {
+      hpct::input_error(f, l, key, part.empty() ? what : what + " (a row of " + part + ")");
+    };
     if (!std::isfinite(v)) input_error(file, ln, "", "label is not a finite number");
     if (o == Objective::binary && v != 0.0f && v != 1.0f)
       input_error(file, ln, "objective", strf("label %g is outside the binary objective's {0, 1}", v));

@@ -80,9 +80,10 @@ inline int num_outputs(Objective o, int num_class) { return o == Objective::mult
 // Throws bad_input at file:line for a label outside the objective's range: binary needs 0 or 1,
 // multiclass an integer in [0, num_class), poisson and tweedie >= 0, gamma > 0, lambdarank a grade
 // with a gain (an integer in [0, 30], or below the size of params.label_gain: check_rank_labels).
-// `line[i]` is row i's line (row for HDF5).
+// `line[i]` is row i's line (row for HDF5). `part`: which split the rows are, for the message ("the
+// validation split: the last 10 rows of data_file, validation_fraction 0.2"); empty: not said.
 void check_labels(Objective o, int num_class, const std::vector<float>& y, const std::vector<int>& line,
-                  const std::string& file, const ObjectiveParams& params = {});
+                  const std::string& file, const ObjectiveParams& params = {}, const std::string& part = {});
 
 // Base margins from the data (weighted, exact over ranks): mean (regression), log-odds of the mean
 // label (binary), log class priors (multiclass), log of the mean (log-link objectives; a training

@@ -118,7 +118,12 @@ std::vector<std::string> split_quoted(const Line& l, char delim, const std::stri
       cur += *p;
     }
   }
-  if (in_quotes) input_error(file, l.number, "", "unbalanced quote (a quoted field may not span lines)");
+  if (in_quotes)  // most often a text cell holding a line break, which pandas and spreadsheets quote
+    input_error(file, l.number, "",
+                "field " + std::to_string(out.size() + 1) +
+                    " opens a quote the line does not close: a quoted field may not span lines (a text cell with "
+                    "a line break? replace the breaks, e.g. pandas' df[col].str.replace('\\n', ' '), or drop "
+                    "the column)");
   finish();
   return out;
 }

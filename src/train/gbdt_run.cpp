@@ -126,11 +126,14 @@ void settle_labels(const deck::Deck& deck, gbdt::BoostParams& p, const RunData& 
     p.num_class = static_cast<int>(comm.max(static_cast<double>(mx))) + 1;
     if (p.num_class < 2) deck.fail("num_class", "the training labels hold one class only");
   }
+  // Which split a bad label is in: a row of data_file's held-out tail would read as a training row.
+  const gbdt::SplitNames part = gbdt::split_names(deck, d.train, d.has_valid ? &d.valid : nullptr);
   comm.run_agreed([&] {
     const auto& op = p.objective_params;
-    gbdt::check_labels(p.objective, p.num_class, d.train.y, d.train.line, d.train.file, op);
-    if (d.has_valid) gbdt::check_labels(p.objective, p.num_class, d.valid.y, d.valid.line, d.valid.file, op);
-    if (d.has_test) gbdt::check_labels(p.objective, p.num_class, d.test.y, d.test.line, d.test.file, op);
+    gbdt::check_labels(p.objective, p.num_class, d.train.y, d.train.line, d.train.file, op, part.train);
+    if (d.has_valid)
+      gbdt::check_labels(p.objective, p.num_class, d.valid.y, d.valid.line, d.valid.file, op, part.valid);
+    if (d.has_test) gbdt::check_labels(p.objective, p.num_class, d.test.y, d.test.line, d.test.file, op, part.test);
   });
   if (p.objective == Objective::binary) {
     // Labels all of one class train a constant model; XGBoost and LightGBM warn, so do we (the

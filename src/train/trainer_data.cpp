@@ -30,6 +30,13 @@ std::string list_fields(const std::vector<FieldSpec>& fields) {
   return s;
 }
 
+// The tail of a label that is no class index: which split its row is in (a row of data_file's tail
+// would otherwise read as a training row), as a bad value's message says it (describe_bad_value).
+std::string not_a_class(int classes, const std::string& part) {
+  return strf(" is not a class index in [0, %d) (num_classes; first bad row%s); cross_entropy needs integer labels",
+              classes, part.empty() ? "" : (" of " + part).c_str());
+}
+
 }  // namespace
 
 std::string NetworkTrainer::key_needing_validation() const {
@@ -164,9 +171,7 @@ void NetworkTrainer::check_training_rows() {
   }
   const long long first = comm_.min(row);
   if (first != (1ll << 62))
-    comm_.agree(train_data_->describe_row(static_cast<std::uint64_t>(first), 1) +
-                    strf(" is not a class index in [0, %d) (num_classes); cross_entropy needs integer labels",
-                         classes),
+    comm_.agree(train_data_->describe_row(static_cast<std::uint64_t>(first), 1) + not_a_class(classes, train_part_),
                 ExitCode::bad_input);
 }
 
@@ -176,9 +181,7 @@ void NetworkTrainer::check_validation_rows() const {
     const int classes = static_cast<int>(deck_.get_int("num_classes"));
     const long long bad = evaluator_->first_bad_label(classes);
     if (bad >= 0)
-      comm_.agree(val_data_->describe_row(static_cast<std::uint64_t>(bad), 1) +
-                      strf(" is not a class index in [0, %d) (num_classes); cross_entropy needs integer labels",
-                           classes),
+      comm_.agree(val_data_->describe_row(static_cast<std::uint64_t>(bad), 1) + not_a_class(classes, val_part_),
                   ExitCode::bad_input);
   }
 }

@@ -55,6 +55,13 @@ grep -q "precision fp16 keeps the loss scaling" "$dir/seed004.log" || { cat "$di
 grep -q "PCK@0.05" "$dir/strict.log" || { cat "$dir/strict.log"; exit 1; }
 "$cape_eval" "$dir/straight.h5" "$dir/test.h5" --pck 0 >"$dir/bad_pck.log" 2>&1 && { echo "accepted --pck 0"; exit 1; }
 grep -q "cape_eval: --pck 0: a threshold" "$dir/bad_pck.log" || { cat "$dir/bad_pck.log"; exit 1; }
+# A NaN in the test rows: the message names the row and which rows cape_eval evaluates.
+cp "$dir/test.h5" "$dir/nan_test.h5"
+"$python" -c "import h5py, sys; f = h5py.File(sys.argv[1], 'r+'); k = f['keypoints']; k[5, 0, 0, 0] = float('nan')" \
+  "$dir/nan_test.h5"
+"$cape_eval" "$dir/straight.h5" "$dir/nan_test.h5" >"$dir/nan.log" 2>&1 && { echo "cape_eval accepted a NaN"; exit 1; }
+grep -q "row 5 holds a NaN or Inf (first bad row of the test split: cape_eval's TEST)" "$dir/nan.log" ||
+  { cat "$dir/nan.log"; exit 1; }
 "$python" - "$dir" <<'PY'
 import csv, json, sys, h5py, numpy as np
 d = sys.argv[1]

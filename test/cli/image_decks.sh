@@ -66,6 +66,8 @@ coco=(--set data_file="$f/coco/train.json" --set validation_file="$f/coco/train.
       --set image_width=32 --set resnet_width=4 --set cape_dim=16 --set batch_size=4 --set log_every=1
       --set conv_algorithm=gemm)
 run cape 2 cape_coco.in "${coco[@]}" --set epochs=2
+grep -q "train.json: 1 crowd annotations (iscrowd) left out" "$dir/cape.log" ||
+  { echo "image_decks: the crowd annotation is not counted"; cat "$dir/cape.log"; exit 1; }
 "$cape_eval" "$dir/cape.h5" "$f/coco/train.json" --deck "$src/inputs/cape_coco.in" --csv "$dir/pck.csv" \
   --episodes "$dir/episodes.h5" > "$dir/cape_eval.log"
 cat "$dir/cape_eval.log"
@@ -75,6 +77,10 @@ broken outside "^error: .*coco/outside.json: annotations\[2\] \(id 3\): keypoint
   "$src/inputs/cape_coco.in" "${coco[@]}" --set data_file="$f/coco/outside.json" --set validation_file= --set epochs=1
 broken missing_file "^error: .*coco/missing_file.json: images\[4\] \(id 104\): image file .*images/gone.jpg not found" \
   "$src/inputs/cape_coco.in" "${coco[@]}" --set data_file="$f/coco/missing_file.json" --set validation_file= --set epochs=1
+# Note [image sizes]: refused at open, from the file's header, before any step (was mid-epoch).
+broken resized "^error: .*coco/resized.json: images\[2\] \(id 102\): width x height 360 x 520, but the file .*img2.png is 36 x 52" \
+  "$src/inputs/cape_coco.in" "${coco[@]}" --set data_file="$f/coco/resized.json" --set validation_file= --set epochs=1
+! grep -q "step" "$dir/resized.log" || { echo "image_decks: resized: steps ran before the error"; cat "$dir/resized.log"; exit 1; }
 
 "$python" - "$dir" <<'PY'
 import csv, json, sys, h5py, numpy as np

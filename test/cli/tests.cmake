@@ -20,6 +20,12 @@ hpctrain_cli_error(best_output_no_validation 2 "^error: --set:2: best_output: ne
 hpctrain_cli_error(best_output_gbdt 2 "^error: --set:1: best_output: model gbdt trains no epochs"
                    inputs/gbdt_binary.in --set best_output=${CMAKE_CURRENT_BINARY_DIR}/scratch_cli_best.h5
                    ${HPCTRAIN_NO_OUTPUTS})
+# A bad label in data_file's held-out tail names its split (it read as a training row).
+hpctrain_cli_error(gbdt_bad_label_split 2
+                   "^error: (rank [0-9]+: )?test/cli/bad_class_tail.csv:18: objective: label 2.5 is not a class index \\(0, 1, \\.\\.\\.\\) \\(a row of the validation split: the last 5 rows of data_file, validation_fraction 0.25\\)$"
+                   inputs/gbdt_binary.in --set data_file=test/cli/bad_class_tail.csv --set weight_file= --set test_file=
+                   --set data_format=csv --set objective=multiclass --set num_class=3 --set validation_fraction=0.25
+                   --set num_trees=2 --set eval_metric=mlogloss ${HPCTRAIN_NO_OUTPUTS})
 hpctrain_cli_error(deck_is_directory 2 "^error: inputs: is a directory, not a deck file$" inputs)
 # Without validation rows the summary says so (it printed "final val loss nan").
 add_test(NAME cli_no_validation COMMAND ${HPCTRAIN_MPIRUN} $<TARGET_FILE:train> inputs/quickstart.in

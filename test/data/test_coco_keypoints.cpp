@@ -116,10 +116,18 @@ TEST(CocoKeypoints, ViewsShowTheirKeypointsOnTheirDots) {
   EXPECT_EQ(category, (std::vector<long long>{0, 1, 0, 0, 1, 0, 0, 1, 0}));
   EXPECT_EQ(kp[1 * 18 + 2], 1.0f);
   EXPECT_EQ(kp[1 * 18 + 5], 0.0f);
+  // Sizes null (an exporter's unknown): the files' own, the same rows (it was a json type_error).
+  std::vector<float> kp_null;
+  std::vector<long long> category_null;
+  const auto null_sizes = open_as(kCoco, kImageFiles + "coco/null_sizes.json");
+  EXPECT_EQ(coco_rows(*null_sizes, ~std::uint64_t(0), kp_null, category_null),
+            coco_rows(*data, ~std::uint64_t(0), kp, category));
+  EXPECT_EQ(kp_null, kp);
 }
 
-// Note [image sizes]: a file of another size than the JSON's width and height is refused at its
-// first decode, naming the JSON, the image entry, both sizes and the likely cause.
+// Note [image sizes]: a file of another size than the JSON's width and height is refused at open
+// (it was at its first decode, mid-epoch), naming the JSON, the image entry, both sizes and the
+// likely cause; so is a file that is no image.
 TEST(CocoKeypoints, AnImageOfAnotherSizeThanItsEntryIsRefused) {
   for (const auto& [json, expected] :
        {std::make_pair(std::string("turned.json"),
@@ -131,13 +139,13 @@ TEST(CocoKeypoints, AnImageOfAnotherSizeThanItsEntryIsRefused) {
                        std::string("resized.json: images[2] (id 102): width x height 360 x 520, but the file ") +
                            kImageFiles +
                            "coco/images/img2.png is 36 x 52: its keypoints would land elsewhere (a "
-                           "file resized after annotating?")}) {
-    const auto data = open_as(kCoco, kImageFiles + "coco/" + json);
-    std::vector<float> kp;
-    std::vector<long long> category;
+                           "file resized after annotating?"),
+        std::make_pair(std::string("not_image.json"),
+                       std::string("not_image.json: images[3] (id 103): ") + kImageFiles +
+                           "coco/../coco_broken/error_page.jpg: not a PNG or JPEG file (by its first bytes)")}) {
     try {
-      coco_rows(*data, ~std::uint64_t(0), kp, category);
-      ADD_FAILURE() << json << ": no error";
+      open_as(kCoco, kImageFiles + "coco/" + json);
+      ADD_FAILURE() << json << ": not refused at open";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
       EXPECT_EQ(e.code(), ExitCode::bad_input);

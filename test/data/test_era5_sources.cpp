@@ -352,6 +352,34 @@ TEST(Era5Sources, GnnTrainsAndRollsOutWithTheMask) {
     }
 }
 
+// wxeval over a file with a stray NaN (era5_packed.nc: time 4, y 2, x 3) among its held-out initial
+// times: the message names the variable and index, and which samples wxeval evaluates (--from). The
+// weights: those GnnTrainsAndRollsOutWithTheMask wrote (the same grid).
+TEST(Era5Sources, WxevalNamesTheHeldOutSamplesOfABadValue) {
+  const Comm comm;
+  const std::string weights = kDir + "gnn_masked.h5", file = kDir + "era5_packed.nc";
+  const std::string msg = error_message([&] { gnn_rollout_sums(weights, file, 3, 0.0, 4, comm); });
+  EXPECT_NE(msg.find(file + ": variable 't2m': index (time 4, y 2, x 3)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("holds a NaN or Inf (first bad row of the held-out initial times: the last "),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find(" samples of the data, --from 0)"), std::string::npos) << msg;
+}
+
+// The CDS's ZIP of NetCDF files, under its .zip name or saved as .nc: said to be a ZIP archive and
+// what to do (it read "not a NetCDF file, or one cut short", or "set data_format").
+TEST(Era5Sources, ACdsZipArchiveIsNamedAsOne) {
+  const std::string hint = " (a ZIP archive: the CDS delivers one, of NetCDF files one per stepType";
+  for (const std::string name : {"era5_download.zip", "era5_download.nc"}) {
+    const std::string msg = error_message([&] { open_as("state_variables t2m\n", kDir + name); });
+    EXPECT_NE(msg.find(kDir + name +
+                       (name == "era5_download.zip" ? ": data_format auto does not recognise this file" + hint
+                                                    : ": NetCDF: Unknown file format" + hint)),
+              std::string::npos)
+        << msg;
+  }
+}
+
 TEST(Era5Sources, ErrorsNameTheFileTheVariableAndTheLevel) {
   const std::string file = kDir + "era5_cds.nc";
   EXPECT_EQ(error_message([&] { open_as("data_format netcdf\nstate_variables z\n", file); }),

@@ -3,8 +3,8 @@
 // the training folder's class indices; the augmentation keyed by (seed, epoch, sample id): the same
 // pixels for a sample at 1 rank and at 2 ranks, prefetched or not, cached or not, and different ones
 // in another epoch; the geometry of the pipeline (a keypoint moves with the flip, rotation, scale and
-// crop as the pixels do); errors naming the file and the row for a truncated JPEG and a file that is
-// not an image.
+// crop as the pixels do); a JPEG's EXIF orientation applied as Pillow applies it; errors naming the
+// file and the row for a truncated JPEG and a file that is not an image.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -199,6 +199,48 @@ TEST(ImageDecode, SixteenBitPngsKeepTheirValues) {
   ASSERT_EQ(rgba.pixels.size(), 12u);
   for (int x = 0; x < 4; ++x)
     EXPECT_TRUE(rgba.at(x, 0, 0) == 200 && rgba.at(x, 0, 1) == 100 && rgba.at(x, 0, 2) == 50) << x;
+}
+
+// Note [EXIF orientation]: each of the 8 Orientation values, applied, gives Pillow's
+// ImageOps.exif_transpose of the file (its PNG), width and height swapped for 5..8, the header's
+// size too; ignored (the default), the stored pixels, as PIL's Image.open and torchvision read them.
+// Also at a reduced decode, the rule seeing the upright size.
+TEST(ImageDecode, ExifOrientationAppliedAsPillowDoes) {
+  const Image stored = decode_image(kImageFiles + "exif/o1.png", 3);
+  for (int o = 1; o <= 8; ++o) {
+    const std::string jpg = kImageFiles + "exif/o" + std::to_string(o) + ".jpg";
+    const Image want = decode_image(kImageFiles + "exif/o" + std::to_string(o) + ".png", 3);
+    const Image got = decode_image(jpg, 3, {}, true), plain = decode_image(jpg, 3);
+    ASSERT_EQ(got.width, want.width) << o;
+    ASSERT_EQ(got.height, want.height) << o;
+    EXPECT_EQ(got.file_width, want.width) << o;
+    int worst = 0, worst_plain = 0;
+    for (std::size_t i = 0; i < got.pixels.size(); ++i)
+      worst = std::max(worst, std::abs(got.pixels[i] - want.pixels[i]));
+    for (std::size_t i = 0; i < plain.pixels.size(); ++i)
+      worst_plain = std::max(worst_plain, std::abs(plain.pixels[i] - stored.pixels[i]));
+    EXPECT_LE(worst, 3) << "orientation " << o;  // one JPEG decode against another's: solid blocks
+    EXPECT_LE(worst_plain, 3) << "orientation " << o << " ignored";
+    EXPECT_EQ(plain.width, 24) << o;
+    int w = 0, h = 0;
+    image_size(jpg, w, h, true);
+    EXPECT_EQ(w, want.width) << o;
+    EXPECT_EQ(h, want.height) << o;
+    image_size(jpg, w, h);
+    EXPECT_EQ(w, 24) << o;
+    int rule_w = 0;
+    const Image half = decode_image(
+        jpg, 3, [&](int width, int) { return rule_w = width, 2; }, true);
+    EXPECT_EQ(rule_w, want.width) << o;
+    EXPECT_EQ(half.width, want.width / 2) << o;
+    EXPECT_EQ(half.file_width, want.width) << o;
+  }
+  // Through the deck key, as the image sources read their files (ImageStore).
+  const ImageOptions o = image_options(make_deck("data_format image_folder\nexif_orientation apply\ndata_file " +
+                                                 kImageFiles + "exif\n"));
+  const ImageStore store({kImageFiles + "exif/o6.jpg"}, 3, 0, {}, o.exif_orientation);
+  EXPECT_EQ(store.get(0)->width, 16);
+  EXPECT_FALSE(image_options(make_deck("data_file x\n")).exif_orientation);  // ignore by default
 }
 
 TEST(ImageFolder, BrokenFilesNameTheFileAndRow) {

@@ -1,7 +1,8 @@
 // The zarr source on Zarr v3 stores as zarr-python 3 and xarray write them by default
 // (test/python/make_era5_zarr3.py, the fixture era5_zarr3): zstd chunks under c/..., shards of
-// inner chunks with a crc32c-checked index (an all-NaN hour's inner chunks never written), Blosc,
-// gzip, int16 packing, a float _FillValue in base64, v2 chunk keys; and on an anemoi-datasets store
+// inner chunks with a crc32c-checked index (an all-NaN hour's inner chunks never written; the index
+// at the start and each whole shard zstd-compressed after it), Blosc, gzip, int16 packing, a float
+// _FillValue in base64, v2 chunk keys; and on an anemoi-datasets store
 // (test/data/anemoi, written by anemoi-datasets from make_era5_grids.py's era5_3h.nc). Each store
 // reads as its NetCDF twin (the fixture era5_grids) bit for bit; what is not read is refused by name.
 #include <gtest/gtest.h>
@@ -33,6 +34,7 @@ TEST(ZarrStores, V3StoresReadAsTheirNetcdfTwins) {
                                                          {packed, "era5_packed.nc", "era5_packed_v3.zarr"},
                                                          {masked, "era5_masked.nc", "era5_masked_v3.zarr"},
                                                          {masked, "era5_masked.nc", "era5_masked_sharded.zarr"},
+                                                         {masked, "era5_masked.nc", "era5_masked_outer.zarr"},
                                                          {"state_variables t2m\nderived_forcings time_of_day\n",
                                                           "era5_3h.nc", "era5_3h_dates.zarr"}};
   for (const auto& [deck, nc_file, zarr_file] : pairs) {

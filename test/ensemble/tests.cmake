@@ -63,3 +63,9 @@ add_test(NAME cli_ensemble_text_features COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_ensemble_text_features)
 set_tests_properties(cli_ensemble_text_features PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 180
                      PROCESSORS 2 LABELS "cli;ensemble")
+# A bad label names its file, line and split (it named the set and a row count: "valid row 2").
+hpctrain_cli_error(ensemble_bad_label_split 2
+                   "^error: (rank [0-9]+: )?test/cli/bad_class_tail.csv:18: num_class: label 2.5 is not a class index of a multiclass ensemble of 3 classes \\(0 \\.\\. 2\\) \\(a row of the validation split: the last 4 rows of data_file, validation_fraction 0.2\\)$"
+                   inputs/ensemble_quickstart.in --set data_file=test/cli/bad_class_tail.csv --set data_format=csv
+                   --set label_column=0 --set objective=multiclass --set num_class=3
+                   --set output=${CMAKE_CURRENT_BINARY_DIR}/scratch_cli_ensemble_bad_label.json)

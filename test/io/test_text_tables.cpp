@@ -154,7 +154,24 @@ TEST(TextTables, QuotedFieldsAndTextColumns) {
     scan_text(open, TextOptions{});
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("unbalanced quote"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("open.csv:1: field 2 opens a quote the line does not close"),
+              std::string::npos)
+        << e.what();
+  }
+  // A text cell with a line break, as pandas writes it (quoted over two lines, CRLF, a BOM): the
+  // line, the field and what to do (it said "unbalanced quote").
+  const std::string broken = write("line_break.csv", "\xEF\xBB\xBFx,note,y\r\n1,\"a\nb\",0\r\n2,c,1\r\n");
+  try {
+    TextOptions header;
+    header.header = true;
+    scan_text(broken, header);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("line_break.csv:2: field 2 opens a quote the line does not close: a "
+                                         "quoted "
+                                         "field may not span lines (a text cell with a line break?"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -17,6 +17,7 @@ The data sets and their values are built in era5_datasets.py (shared with make_e
   era5_sfc_a.nc, era5_sfc_b.nc, era5_pl.nc  era5_cds.nc's t2m and lsm split in time (hours since
                   1900 and seconds since 1970), and z; era5_pl_short.nc  z over the first 10 times
   era5_3h_projected.nc  era5_3h.nc's t2m over (time, y, x) in metres with 2-D latitude/longitude
+  era5_download.zip, era5_download.nc  a ZIP of era5_sfc_a.nc, as the CDS delivers mixed stepTypes
   era5_packed_a.nc, era5_packed_b.nc  era5_packed.nc's halves, packed with scale 0.01 and 0.25
   era5_packed_u16.nc, era5_packed_unsigned.nc  era5_packed.nc's t2m packed as uint16 (NetCDF-4) and
                   as NetCDF-3 short with _Unsigned "true"; *_decoded.nc: xarray's reading of each
@@ -29,6 +30,7 @@ usage: make_era5_grids.py OUT_DIR
 """
 import os
 import sys
+import zipfile
 
 try:
     import netCDF4
@@ -68,6 +70,11 @@ sfc.isel(valid_time=slice(0, 6)).to_netcdf(os.path.join(out, "era5_sfc_a.nc"),
 sfc.isel(valid_time=slice(6, None)).to_netcdf(os.path.join(out, "era5_sfc_b.nc"), encoding={"valid_time": CDS_TIME})
 pl.to_netcdf(os.path.join(out, "era5_pl.nc"), encoding={"valid_time": CDS_TIME})
 pl.isel(valid_time=slice(0, 10)).to_netcdf(os.path.join(out, "era5_pl_short.nc"), encoding={"valid_time": CDS_TIME})
+# The CDS's download of a request mixing instantaneous and accumulated variables: a ZIP of NetCDF
+# files, one per stepType, whatever name the user saved it under (cdsapi's target).
+for name in ("era5_download.zip", "era5_download.nc"):
+    with zipfile.ZipFile(os.path.join(out, name), "w") as z:
+        z.write(os.path.join(out, "era5_sfc_a.nc"), "data_stream-oper_stepType-instant.nc")
 packed.isel(time=slice(0, 5)).to_netcdf(os.path.join(out, "era5_packed_a.nc"), encoding={"t2m": PACKED_T2M})
 packed.isel(time=slice(5, None)).to_netcdf(os.path.join(out, "era5_packed_b.nc"), encoding={
     "t2m": dict(PACKED_T2M, scale_factor=0.25, add_offset=260.0)})

@@ -9,6 +9,9 @@ of era5_datasets.py, so that each reads as its NetCDF twin from make_era5_grids.
                          as base64 of its float64 bytes), chunk keys of the v2 encoding (0.0.0), crc32c
   era5_masked_sharded.zarr  era5_masked.nc's t2m, 1 x 3 x 4 chunks in shards of 8 x 6 x 8: the
                          all-NaN hour's chunks are never written (the index marks them)
+  era5_masked_outer.zarr  era5_masked.nc's t2m through a sharding serializer (1 x 3 x 4 inner chunks,
+                         the index at the start) and zstd after it: each whole shard compressed, as
+                         zarr-python writes a sharding serializer with compressors
   era5_bad_sharded.zarr  era5_cds_sharded.zarr with t2m's shard c/1/0/0 cut short
   era5_transposed.zarr   t2m through a transpose codec (not read: refused by name)
   era5_3h_dates.zarr     era5_3h.nc's t2m by zarr-python's own API, time as numpy datetime64[s]
@@ -20,7 +23,7 @@ import sys
 try:
     import xarray as xr  # noqa: F401 (era5_datasets')
     import zarr
-    from zarr.codecs import BloscCodec, Crc32cCodec, GzipCodec, TransposeCodec, ZstdCodec
+    from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec, TransposeCodec, ZstdCodec
 except ImportError as e:
     print(f"make_era5_zarr3: {e} (.deps/zarr3env of scripts/setup --reference)")
     sys.exit(77)
@@ -53,6 +56,10 @@ masked.to_zarr(path("era5_masked_v3.zarr"), mode="w",
                                  "chunk_key_encoding": {"name": "v2", "separator": "."}}})
 masked.to_zarr(path("era5_masked_sharded.zarr"), mode="w",
                encoding={"t2m": {"chunks": (1, 3, 4), "shards": (8, 6, 8)}})
+masked.to_zarr(path("era5_masked_outer.zarr"), mode="w",
+               encoding={"t2m": {"chunks": (8, 6, 8), "compressors": [ZstdCodec(level=3)],
+                                 "serializer": ShardingCodec(chunk_shape=(1, 3, 4), index_location="start",
+                                                             codecs=[BytesCodec(), ZstdCodec()])}})
 masked.to_zarr(path("era5_transposed.zarr"), mode="w",
                encoding={"t2m": {"filters": [TransposeCodec(order=(2, 1, 0))]}})
 

@@ -11,6 +11,8 @@
   broken/truncated/<class>/  photos/ with one JPEG cut to half its bytes (cls1/p2.jpg)
   broken/notimage/<class>/   photos/ with one file named .png holding text (cls0/p1.png)
   coco/train.json + coco/images/   COCO keypoints (see coco_files below)
+  exif/o<N>.jpg, exif/o<N>.png  a 24 x 16 RGB JPEG of six 8 x 8 blocks of colour with EXIF
+                          Orientation N (1..8), and Pillow's ImageOps.exif_transpose of it (PNG)
 usage: make_image_files.py OUT_DIR
 """
 import json
@@ -20,7 +22,7 @@ import sys
 
 try:
     import numpy as np
-    from PIL import Image, ImageDraw
+    from PIL import Image, ImageDraw, ImageOps
 except ImportError as e:  # the runner (reference_python.sh) turns this into a failure where the venv exists
     print(f"make_image_files: {e} (python3-pil, python3-numpy)")
     sys.exit(77)
@@ -120,6 +122,11 @@ def coco_files(root):
 
 coco = os.path.join(out, "coco")
 good = coco_files(coco)
+# A crowd annotation as COCO writes one (RLE mask, keypoints all 0; its image_id need not be among
+# the images): left out and counted in the log (cli_image_decks).
+good["annotations"].append({"id": 900, "image_id": 999, "category_id": 1, "iscrowd": 1, "area": 10,
+                            "segmentation": {"counts": [0, 10, 1190], "size": [30, 40]}, "bbox": [0, 0, 5, 2],
+                            "keypoints": [0] * 9, "num_keypoints": 0})
 json.dump(good, open(os.path.join(coco, "train.json"), "w"))
 # Broken files: an annotation naming an image that is not there, a keypoint outside its image, a
 # file_name whose file is missing.
@@ -141,6 +148,19 @@ json.dump(bad, open(os.path.join(coco, "turned.json"), "w"))
 bad = json.loads(json.dumps(good))
 bad["images"][2]["width"], bad["images"][2]["height"] = 360, 520
 json.dump(bad, open(os.path.join(coco, "resized.json"), "w"))
+# A file under an image's name that is no image (a download's error page): refused at open too
+# (beside coco/, whose folders another test reads as an image_folder).
+os.makedirs(os.path.join(out, "coco_broken"))
+with open(os.path.join(out, "coco_broken", "error_page.jpg"), "w") as f:
+    f.write("<html>404 Not Found</html>\n")
+bad = json.loads(json.dumps(good))
+bad["images"][3]["file_name"] = "../coco_broken/error_page.jpg"
+json.dump(bad, open(os.path.join(coco, "not_image.json"), "w"))
+# Sizes null, as some exporters write an unknown size: the files' own (read as train.json).
+bad = json.loads(json.dumps(good))
+for im in bad["images"]:
+    im["width"] = im["height"] = None
+json.dump(bad, open(os.path.join(coco, "null_sizes.json"), "w"))
 # Refused at open (Note [boxes], ids): a bbox wholly outside its image, one of no area, an image id
 # twice, an id as a string, a width as a string.
 for name, change in [("box_outside", lambda b: b["annotations"][0].update(bbox=[1000, 1000, 10, 10])),
@@ -183,4 +203,16 @@ def large_photos(root):
 
 
 large_photos(coco)
+
+# Note [EXIF orientation] (image_decode.cpp): every Orientation value, and the upright image Pillow makes.
+os.makedirs(os.path.join(out, "exif"))
+blocks = Image.new("RGB", (24, 16))
+blocks.putdata([(40 + 60 * (x // 8), 40 + 150 * (y // 8), 220 - 70 * (x // 8)) for y in range(16) for x in range(24)])
+for o in range(1, 9):
+    exif = Image.Exif()
+    exif[0x0112] = o
+    jpg = os.path.join(out, "exif", f"o{o}.jpg")
+    blocks.save(jpg, quality=95, subsampling=0, exif=exif.tobytes())
+    with Image.open(jpg) as im:
+        ImageOps.exif_transpose(im).convert("RGB").save(os.path.join(out, "exif", f"o{o}.png"))
 print(f"make_image_files: wrote {out}")

@@ -2,7 +2,8 @@
 """apps/scenes_import on track tables written by pandas, as users write theirs (issue 35): a 2.5 Hz
 pedestrian recording (frame, id, x, y; tracks that enter late, leave early and are lost for a while;
 no map) resampled to 10 Hz; an Argoverse 2-style table (string ids, a quoted scenario id, AV2 type
-names, headings with empty cells, velocities) with a map table; an Argoverse 2 scenario's length cut
+names, headings with empty cells, velocities) with a map table; rows whose position is NaN (the agent
+not observed), taken as absent; an Argoverse 2 scenario's length cut
 with --align end and start; the same tracks in INTERACTION's columns; and bad tables, each refused with an error naming file, line and column,
 leaving no output. Checks the HDF5 written with h5py: positions linear between samples, validity
 where samples bracket a step, heading from the motion, types mapped, the grid attributes.
@@ -72,6 +73,27 @@ with h5py.File(out, "r") as h:
     # Scene 1 (4..12 s): B leaves at 12 s, its last sample; valid to the end of the window.
     s1 = slice(off[1], off[2])
     check(valid[s1][1].all(), "B valid in 4..12 s")
+
+# 1b. Note [unobserved positions]: the same recording with C's 2 s gap kept as rows whose position is
+# NaN (Argoverse-style: a row per step, the agent not observed), written by pandas as empty cells and
+# with na_rep "NaN": the scenes as without those rows, and the rows counted in the log.
+lost = pd.DataFrame([(12 + k, 3, np.nan, np.nan) for k in range(4)],
+                    columns=["timestep", "track_id", "position_x", "position_y"])
+lost.insert(0, "scenario_id", "zara")
+with h5py.File(os.path.join(scratch, "pedestrians.h5"), "r") as h:
+    want = {k: h[k][()] for k in ("agent_state", "agent_valid", "agent_state_offsets")}
+for na_rep in ("", "NaN"):
+    nan_csv = os.path.join(scratch, f"pedestrians_nan{na_rep}.csv")
+    pd.concat([ped, lost]).to_csv(nan_csv, index=False, na_rep=na_rep)  # rows in any order: C's at the end
+    out = nan_csv + ".h5"
+    r = run(nan_csv, out, "--rate", "2.5", "--history", "3", "--window", "8", "--stride", "4", "--type", "pedestrian")
+    check(r.returncode == 0, f"NaN positions (na_rep '{na_rep}'): rc {r.returncode} {r.stderr.strip()}")
+    check("4 rows without a position (empty or NaN: the agent not observed at that step) were taken as absent" in
+          r.stdout, f"NaN positions counted in the log: {r.stdout.strip()}")
+    if r.returncode == 0:
+        with h5py.File(out, "r") as h:
+            check(all(np.array_equal(h[k][()], v) for k, v in want.items()),
+                  f"NaN positions (na_rep '{na_rep}'): the scenes as without those rows")
 
 # 2. Argoverse 2-style: string ids, a quoted scenario id, AV2 types, headings with holes, a map.
 rows = []
@@ -170,6 +192,14 @@ bad = [
      ":2: position_y: the row has 4 fields"),
     ("open_quote.csv", "scenario_id,track_id,timestep,position_x,position_y\n\"a,1,0,0,0\n",
      ":2: a quoted field is not closed"),
+    # Note [unobserved positions]: a NaN position is an absence only with both coordinates; a NaN in
+    # another column of an observed row is refused.
+    ("half_nan.csv", "scenario_id,track_id,timestep,position_x,position_y\na,1,0,0,0\na,1,1,NaN,0\n",
+     ":3: position_x: 'NaN' is not a finite number, where position_y is given"),
+    ("nan_heading.csv", "scenario_id,track_id,timestep,position_x,position_y,heading\na,1,0,0,0,0\na,1,1,1,0,nan\n",
+     ":3: heading: 'nan' is not a finite number"),
+    ("all_nan.csv", "scenario_id,track_id,timestep,position_x,position_y\na,1,0,0,0\na,1,1,1,0\nb,1,0,,\n",
+     ":4: position_x: scenario 'b': every one of its 1 rows has no position"),
 ]
 for name, text, expected in bad:
     path = os.path.join(scratch, name)

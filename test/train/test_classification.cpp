@@ -75,7 +75,40 @@ TEST(Classification, LabelsThatAreNotClassIndicesAreAnError) {
                      comm);
     t.run();
   });
-  EXPECT_NE(msg.find("row 17 is not a class index in [0, 2)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("row 17 is not a class index in [0, 2) (num_classes; first bad row)"), std::string::npos)
+      << msg;
+  // With a validation split, the message says which split the row is in (the last 10 rows validate).
+  const std::string train_split = hpct::test::error_message([&] {
+    NetworkTrainer t(hpct::test::make_deck("data_file " + path +
+                                           "\nloss cross_entropy\nnum_classes 2\n"
+                                           "validation_fraction 0.25\nbatch_size 4\nepochs 1\n"),
+                     comm);
+    t.run();
+  });
+  EXPECT_NE(train_split.find("row 17 is not a class index in [0, 2) (num_classes; first bad row of the training "
+                             "split: the first 30 rows of data_file)"),
+            std::string::npos)
+      << train_split;
+  const std::string val_path = hpct::test::scratch("classify_bad_val_np" + std::to_string(comm.size()) + ".h5");
+  if (comm.rank() == 0) {
+    std::vector<float> x(40 * 3, 0.5f), y(40, 1.0f);
+    y[35] = 0.5f;  // in the validation rows 30..39
+    const h5::File f = h5::File::create(val_path);
+    h5::write(f, "inputs", {40, 3}, x.data());
+    h5::write(f, "targets", {40, 1}, y.data());
+  }
+  comm.barrier();
+  const std::string val_split = hpct::test::error_message([&] {
+    NetworkTrainer t(hpct::test::make_deck("data_file " + val_path +
+                                           "\nloss cross_entropy\nnum_classes 2\n"
+                                           "validation_fraction 0.25\nbatch_size 4\nepochs 1\n"),
+                     comm);
+    t.run();
+  });
+  EXPECT_NE(val_split.find("row 35 is not a class index in [0, 2) (num_classes; first bad row of the validation "
+                           "split: the last 10 rows of data_file, validation_fraction 0.25)"),
+            std::string::npos)
+      << val_split;
   const std::string msg2 = hpct::test::error_message([&] {
     NetworkTrainer t(hpct::test::make_deck("data_file " + path + "\nloss cross_entropy\nnum_classes 1\nepochs 1\n"),
                      comm);

@@ -18,6 +18,7 @@
 #include "core/help_option.hpp"
 #include "core/log.hpp"
 #include "core/runtime.hpp"
+#include "data/field.hpp"
 #include "data/image_transform.hpp"
 #include "data/source_registry.hpp"
 #include "io/hdf5.hpp"
@@ -171,9 +172,17 @@ int cape_evaluate_main(int argc, char** argv) {
     const std::uint64_t image = image_row / c.views;
     for (std::uint64_t r0 = 0; r0 < rows; r0 += chunk) {
       const int n = static_cast<int>(std::min<std::uint64_t>(chunk, rows - r0));
-      const long long bad = source->read_block(r0, static_cast<std::uint64_t>(n), host.buffers());
-      if (bad != hpct::kNoBadValue)
-        throw hpct::Error(hpct::describe_bad_value(*source, specs, bad), hpct::ExitCode::bad_input);
+      long long bad = source->read_block(r0, static_cast<std::uint64_t>(n), host.buffers());
+      // A NaN or Inf in the rows just read, as training checks its rows (read_block checks only
+      // what the source itself knows): a NaN keypoint was scored as a miss without a word.
+      if (bad == hpct::kNoBadValue) bad = hpct::first_bad_value(specs, host.buffers(), n, nullptr, r0);
+      if (bad != hpct::kNoBadValue)  // the test rows, not train's data_file (the deck's file may differ)
+        throw hpct::Error(hpct::describe_bad_value(*source, specs, bad,
+                                                   max_rows >= 0 ? hpct::strf("the test split: the first %llu rows "
+                                                                              "of cape_eval's TEST (--rows)",
+                                                                              static_cast<unsigned long long>(rows))
+                                                                 : std::string("the test split: cape_eval's TEST")),
+                          hpct::ExitCode::bad_input);
       auto ih = Kokkos::create_mirror_view(ids);
       for (int i = 0; i < n; ++i) ih(i) = r0 + i;
       Kokkos::deep_copy(ids, ih);

@@ -188,7 +188,12 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
       if (n == 0) return;
       data->read_block(at, n, host.buffers());
       const long long bad = first_bad_value(specs, host.buffers(), n, nullptr, at);
-      if (bad != kNoBadValue) throw Error(describe_bad_value(*data, specs, bad), ExitCode::bad_input);
+      if (bad != kNoBadValue)  // which samples: a NaN there need not stop training on the others
+        throw Error(describe_bad_value(*data, specs, bad,
+                                       strf("the held-out initial times: the last %llu samples of the data, --from "
+                                            "%g",
+                                            static_cast<unsigned long long>(held_out), from)),
+                    ExitCode::bad_input);
       Batch b;
       b.n = static_cast<int>(n);
       for (std::size_t f = 0; f < specs.size(); ++f) {

@@ -148,6 +148,13 @@ int smart_import_main(int argc, char** argv) {
         static_cast<unsigned long long>(s.recordings), static_cast<unsigned long long>(s.agents),
         s.steps ? 100.0 * static_cast<double>(s.valid_steps) / static_cast<double>(s.steps) : 0.0,
         static_cast<unsigned long long>(s.segments), o.history, o.step);
+    std::size_t unobserved = 0;
+    for (const hpct::smart::Recording& r : recordings) unobserved += r.unobserved_rows;
+    if (unobserved > 0)  // Note [unobserved positions] in track_table.cpp
+      std::printf(
+          "scenes_import: %zu rows without a position (empty or NaN: the agent not observed at that "
+          "step) were taken as absent\n",
+          unobserved);
     if (s.short_recordings > 0)
       std::printf("scenes_import: %llu recordings shorter than the window were left out\n",
                   static_cast<unsigned long long>(s.short_recordings));

@@ -71,6 +71,17 @@ bool number(const io::CsvRows& rows, const std::vector<std::string>& f, int col,
   return true;
 }
 
+// Note [unobserved positions]: Argoverse-style tables (and other recorders' exports: pandas writes a
+// NaN as an empty cell, or as "NaN" with na_rep) keep a row for a time step at which the agent was not
+// observed, its position NaN. Such a row is the agent's absence at that step, as a missing row is,
+// and is counted in the import's log; only the position says so (both coordinates missing): a NaN
+// among the other columns of an observed row stays an error.
+bool missing_cell(const std::vector<std::string>& f, int col) {
+  if (col < 0 || static_cast<std::size_t>(col) >= f.size()) return false;
+  const std::string v = lower(trim(f[static_cast<std::size_t>(col)]));
+  return v.empty() || v == "nan" || v == "-nan" || v == "+nan";
+}
+
 const std::string& text(const io::CsvRows& rows, const std::vector<std::string>& f, int col, const char* name) {
   if (static_cast<std::size_t>(col) >= f.size())
     fail(rows, name, "the row has " + std::to_string(f.size()) + " fields; the header names more");
@@ -120,6 +131,14 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
   std::map<std::string, std::size_t> scenario_index;
   std::vector<std::map<std::string, std::size_t>> track_index;
   std::vector<std::vector<std::vector<int>>> lines;  // per scenario, track, sample: its line
+  std::vector<int> first_line;                       // per scenario
+  const auto recording_of = [&](const std::string& scenario) {
+    auto [it, fresh] = scenario_index.emplace(scenario, out.size());
+    if (fresh)
+      out.push_back({scenario, {}, {}, 0}), track_index.emplace_back(), lines.emplace_back(),
+          first_line.push_back(rows.line());
+    return it->second;
+  };
   while (rows.next(f)) {
     const std::string& scenario = c[0] >= 0 ? text(rows, f, c[0], "scenario_id") : whole_file;
     const std::string& id = text(rows, f, c[1], name[1].c_str());
@@ -127,6 +146,16 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
     double step = 0;
     number(rows, f, c[2], name[2].c_str(), false, step);
     s.t = milliseconds ? step / 1000.0 : step / rate_hz;
+    const bool nx = missing_cell(f, c[3]), ny = missing_cell(f, c[4]);
+    if (nx != ny)  // one coordinate without the other: not an absence (Note [unobserved positions])
+      fail(rows, name[nx ? 3 : 4],
+           "'" + f[static_cast<std::size_t>(c[nx ? 3 : 4])] + "' is not a finite number, where " +
+               name[nx ? 4 : 3] +
+               " is given (a row with both positions empty or NaN is the agent not observed at that step)");
+    if (nx) {  // not observed at this step: as if the row were not there
+      ++out[recording_of(scenario)].unobserved_rows;
+      continue;
+    }
     number(rows, f, c[3], name[3].c_str(), false, s.x);
     number(rows, f, c[4], name[4].c_str(), false, s.y);
     s.has_heading = number(rows, f, c[5], name[5].c_str(), true, s.heading);
@@ -141,20 +170,23 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
            "unknown type '" + f[static_cast<std::size_t>(c[8])] +
                "' (AV2's vehicle, bus, pedestrian, cyclist, motorcyclist, static, background, construction, "
                "riderless_bicycle, unknown; INTERACTION's car, truck, pedestrian/bicycle)");
-    auto [it, fresh] = scenario_index.emplace(scenario, out.size());
-    if (fresh) out.push_back({scenario, {}, {}}), track_index.emplace_back(), lines.emplace_back();
-    Recording& r = out[it->second];
-    auto [tt, new_track] = track_index[it->second].emplace(id, r.tracks.size());
-    if (new_track) r.tracks.push_back({id, type, {}}), lines[it->second].emplace_back();
+    const std::size_t ri = recording_of(scenario);
+    Recording& r = out[ri];
+    auto [tt, new_track] = track_index[ri].emplace(id, r.tracks.size());
+    if (new_track) r.tracks.push_back({id, type, {}}), lines[ri].emplace_back();
     Track& tr = r.tracks[tt->second];
     if (tr.type != type)
       fail(rows, name[8],
-           "track '" + id + "' changes type (line " + std::to_string(lines[it->second][tt->second].front()) +
+           "track '" + id + "' changes type (line " + std::to_string(lines[ri][tt->second].front()) +
                " gave another)");
     tr.samples.push_back(s);
-    lines[it->second][tt->second].push_back(rows.line());
+    lines[ri][tt->second].push_back(rows.line());
   }
   for (std::size_t r = 0; r < out.size(); ++r) {
+    if (out[r].tracks.empty())  // every row unobserved (Note [unobserved positions])
+      input_error(path, first_line[r], name[3],
+                  "scenario '" + out[r].scenario + "': every one of its " + std::to_string(out[r].unobserved_rows) +
+                      " rows has no position (empty or NaN: not observed)");
     double closest = HUGE_VAL;  // the recording's two closest successive samples of a track
     int closest_line[2] = {0, 0};
     const Track* closest_track = nullptr;

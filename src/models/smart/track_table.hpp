@@ -3,6 +3,8 @@
 //   scenario_id, track_id, timestep, position_x, position_y     required (ids are any text)
 //   heading, velocity_x, velocity_y, object_type               optional (an empty heading or velocity
 //                                                              cell: not known; an empty type: refused)
+// A row whose position_x and position_y are both empty or NaN is the agent not observed at that step
+// (Note [unobserved positions] in track_table.cpp): left out as a missing row is, and counted.
 // object_type takes AV2's names (vehicle, bus -> vehicle; pedestrian; cyclist, motorcyclist ->
 // cyclist; static, background, construction, riderless_bicycle, unknown -> other) or ours; or
 // INTERACTION's columns (Note [track table columns] in track_table.cpp); and a map
@@ -38,6 +40,7 @@ struct Recording {
   std::string scenario;
   std::vector<Track> tracks;
   std::vector<Polyline> map;
+  std::size_t unobserved_rows = 0;  // rows whose position is NaN: absent (Note [unobserved positions])
 };
 
 // Our type of an object_type name (case-insensitive), or false when unknown.
