@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cli_number.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "core/log.hpp"
@@ -85,13 +86,7 @@ NetworkOptions parse(int argc, char** argv) {
     }
     if (i + 1 >= argc) throw Error("predict: " + a + " needs a value\n" + kNetworkUsage, ExitCode::bad_input);
     const std::string v = argv[++i];
-    auto number = [&]() {
-      char* end = nullptr;
-      const long long x = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || !end || *end != '\0')
-        throw Error("predict: " + a + " expects an integer, got '" + v + "'", ExitCode::bad_input);
-      return x;
-    };
+    auto number = [&]() { return cli_integer("predict: " + a, v); };
     auto positive_int = [&]() {
       const long long x = number();
       if (x < 1 || x > INT_MAX) throw Error("predict: " + a + " must be in [1, 2^31)", ExitCode::bad_input);
@@ -108,7 +103,7 @@ NetworkOptions parse(int argc, char** argv) {
     else if (a == "--seed") o.predict.sampling.seed = static_cast<std::uint64_t>(number());
     else if (a == "--method") o.predict.sampling.method = v;
     else if (a == "--steps") o.predict.sampling.steps = static_cast<int>(number());
-    else if (a == "--clip") o.predict.sampling.clip = std::atof(v.c_str());
+    else if (a == "--clip") o.predict.sampling.clip = cli_real("predict: " + a, v);
     else throw Error("predict: unknown option " + a + "\n" + kNetworkUsage, ExitCode::bad_input);
   }
   if (pos.size() != 3)

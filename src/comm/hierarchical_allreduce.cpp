@@ -3,9 +3,11 @@
 #include "comm/hierarchical_allreduce.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <string>
 
+#include "core/cli_number.hpp"
 #include "core/error.hpp"
 
 namespace hpct {
@@ -15,9 +17,10 @@ std::vector<int> HierarchicalAllreduce::node_map(const Comm& comm) {
   if (const char* env = std::getenv("HPCTRAIN_PRETEND_RANKS_PER_NODE"); env && *env) {
     // Tests only: a one-machine job laid out as several nodes. Every rank reads the same value
     // (mpirun passes the environment), so every rank builds the same map.
-    const int k = std::atoi(env);
-    if (k < 1) throw Error(std::string("HPCTRAIN_PRETEND_RANKS_PER_NODE=") + env + ": expected a positive integer");
-    for (int r = 0; r < comm.size(); ++r) node[static_cast<std::size_t>(r)] = r / k;
+    long long k = 0;
+    if (!leading_integer(env, k) || k < 1 || k > INT_MAX)
+      throw Error(std::string("HPCTRAIN_PRETEND_RANKS_PER_NODE=") + env + ": expected a positive integer");
+    for (int r = 0; r < comm.size(); ++r) node[static_cast<std::size_t>(r)] = static_cast<int>(r / k);
     return node;
   }
   MPI_Comm shared;

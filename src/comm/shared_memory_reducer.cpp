@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "comm/watchdog.hpp"
+#include "core/cli_number.hpp"
 #include "core/log.hpp"
 #include "core/page_buffer.hpp"
 #include "core/timer.hpp"
@@ -128,8 +129,9 @@ SharedMemoryReducer::SharedMemoryReducer(const Comm& comm, std::uint64_t n, doub
   }
   if (rank_ == 0) shm_unlink(name.c_str());  // every rank has it mapped
   // Tests only: this rank stops itself (SIGSTOP) once it holds a claimed chunk (Note [claim owner]).
+  long long frozen_rank = -1;
   if (const char* env = std::getenv("HPCTRAIN_TEST_FREEZE_IN_SUM"); env && *env)
-    freeze_in_sum_ = std::atoi(env) == rank_;
+    freeze_in_sum_ = leading_integer(env, frozen_rank) && frozen_rank == rank_;
   published_ = reinterpret_cast<Counter*>(base_);
   claimed_ = published_ + p;
   done_ = claimed_ + 1;

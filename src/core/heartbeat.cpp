@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/cli_number.hpp"
+
 namespace hpct {
 
 namespace {
@@ -18,12 +20,14 @@ Heartbeat::Heartbeat(double timeout_seconds, int rank) : timeout_(timeout_second
   // Tests only: HPCTRAIN_TEST_FREEZE_AT=<rank>:<text>[@<n>] stops that rank (SIGSTOP) at the n-th
   // (default: first) beat whose place starts with <text>: a rank frozen or killed at a chosen point,
   // which the test waits for instead of guessing a time (cli_failures).
-  if (const char* env = std::getenv("HPCTRAIN_TEST_FREEZE_AT"); env && std::atoi(env) == rank_) {
+  long long frozen_rank = -1;
+  if (const char* env = std::getenv("HPCTRAIN_TEST_FREEZE_AT");
+      env && leading_integer(env, frozen_rank, ':') && frozen_rank == rank_) {
     if (const char* colon = std::strchr(env, ':')) freeze_at_ = colon + 1;
     const std::size_t at = freeze_at_.rfind('@');
     if (at != std::string::npos && at + 1 < freeze_at_.size() &&
         freeze_at_.find_first_not_of("0123456789", at + 1) == std::string::npos) {
-      freeze_count_ = std::atol(freeze_at_.c_str() + at + 1);
+      freeze_count_ = std::strtol(freeze_at_.c_str() + at + 1, nullptr, 10);  // digits only (checked above)
       freeze_at_.resize(at);
     }
   }

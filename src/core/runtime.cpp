@@ -7,15 +7,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/blas_kernels.hpp"
+#include "core/cli_number.hpp"
 #include "core/gpu_fallback.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/log.hpp"
@@ -118,7 +121,8 @@ Runtime::Runtime(int& argc, char**& argv) {
     const std::size_t eq = a.find('=');
     if (a.compare(0, eq, "--kokkos-threads") == 0 || a.compare(0, eq, "--kokkos-num-threads") == 0) {
       const std::string value = eq == std::string::npos ? "" : a.substr(eq + 1);
-      threads_requested = std::atoi(value.c_str());
+      long long n = 0;  // not a whole number: left to Kokkos, which refuses it
+      threads_requested = leading_integer(value.c_str(), n) && n > 0 && n <= INT_MAX ? static_cast<int>(n) : 0;
       threads_arg = (KOKKOS_VERSION >= 40000 ? "--kokkos-num-threads=" : "--kokkos-threads=") + value;
       continue;  // passed on once, after the loop: the last one given wins, as in Kokkos
     }
@@ -129,8 +133,8 @@ Runtime::Runtime(int& argc, char**& argv) {
     args.push_back(argv[i]);
   }
   if (!threads_arg.empty()) args.push_back(threads_arg.data());
-  std::string device_arg;
 #if defined(KOKKOS_ENABLE_CUDA)
+  std::string device_arg;  // args points into it until Kokkos::initialize
   bool has_device_arg = false;
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]).rfind("--kokkos-device", 0) == 0) has_device_arg = true;
@@ -222,7 +226,12 @@ double host_peak_kib() {
     char line[256];
     double kib = -1;
     while (std::fgets(line, sizeof line, f) != nullptr)
-      if (std::sscanf(line, "VmHWM: %lf kB", &kib) == 1) break;
+      if (std::strncmp(line, "VmHWM:", 6) == 0) {
+        char* end = nullptr;
+        const double v = std::strtod(line + 6, &end);
+        if (end != line + 6) kib = v;
+        break;
+      }
     std::fclose(f);
     if (kib >= 0) return kib;
   }

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "core/error.hpp"
+#include "data/index_step.hpp"
 
 namespace hpct {
 
@@ -82,7 +83,8 @@ std::string CfGridDataset::describe_row(std::uint64_t row, int field) const {
                  std::to_string(i % n / layout_.nx) + ", x " + std::to_string(i % layout_.nx) + ") (sample " +
                  std::to_string(row) + ", field '" + field_name + "')";
     }
-  } catch (const Error&) {
+    // NOLINTNEXTLINE(bugprone-empty-catch): a value unreadable here is reported by the read itself;
+  } catch (const Error&) {  // this message then names the sample and field without the index
   }
   return file_ + ": sample " + std::to_string(row) + " (times " + std::to_string(t0) + ".." +
          std::to_string(t0 + ar_ + 1) + "), field '" + field_name + "'";
@@ -287,7 +289,7 @@ void CfGridDataset::read_slab(const CfArrays& f, const Variable& v, std::size_t 
       std::size_t o = 0;
       for (std::size_t d = 0; d < nd; ++d) o += i[d] * stride[d];
       dst[o] = value;
-      for (std::size_t d = nd; d-- > 0 && ++i[d] == count[d];) i[d] = 0;
+      data::step_index(i, count, nd);
     }
   }
   // Note [packed and missing values]: values come as stored. ERA5's older NetCDF (and

@@ -51,6 +51,10 @@ class CfArraysReadAs : public CfArrays {
             double* out) const override {
     static_cast<const Derived*>(this)->read_as(var, start, count, out);
   }
+
+ private:
+  CfArraysReadAs() = default;  // only a Derived is one
+  friend Derived;
 };
 
 class CfGridDataset : public GridSamples {

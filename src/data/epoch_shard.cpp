@@ -152,8 +152,8 @@ void EpochShard::stop_prefetch() {
   cancel_ = true;
   try {
     loader_.wait();
+    // NOLINTNEXTLINE(bugprone-empty-catch): a read that was not going to be used; its error does not matter.
   } catch (...) {
-    // A read that was not going to be used: its error does not matter.
   }
   cancel_ = false;
 }

@@ -22,7 +22,8 @@ json root_attributes(const std::string& store) {
     const fs::path v2 = fs::path(store) / ".zattrs", v3 = fs::path(store) / "zarr.json";
     if (fs::exists(v2)) return json::parse(read_zarr_file(v2));
     if (fs::exists(v3)) return json::parse(read_zarr_file(v3)).value("attributes", json::object());
-  } catch (const std::exception&) {  // the zarr source names a broken metadata file when it opens it
+    // NOLINTNEXTLINE(bugprone-empty-catch): the zarr source names a broken metadata file when it opens it.
+  } catch (const std::exception&) {
   }
   return json::object();
 }

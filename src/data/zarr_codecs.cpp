@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "data/index_step.hpp"
 #include "data/zarr_array.hpp"
 #include "io/crc32c.hpp"
 
@@ -177,9 +178,9 @@ void unshard(const ZarrArray& a, const std::string& bytes, double* out, const st
       std::size_t flat = 0;
       for (std::size_t d = 0; d < nd; ++d) flat = flat * a.chunks[d] + at[d] * s.inner[d] + e[d];
       out[flat] = inner[i];
-      for (std::size_t d = nd; d-- > 0 && ++e[d] == s.inner[d];) e[d] = 0;
+      data::step_index(e, s.inner, nd);
     }
-    for (std::size_t d = nd; d-- > 0 && ++at[d] == grid[d];) at[d] = 0;
+    data::step_index(at, grid, nd);
   }
 }
 

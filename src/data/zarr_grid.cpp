@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "data/cf_files.hpp"
 #include "data/cf_grid.hpp"
+#include "data/index_step.hpp"
 #include "data/source_registry.hpp"
 #include "data/zarr_anemoi.hpp"
 #include "data/zarr_array.hpp"
@@ -163,7 +164,7 @@ class ZarrArrays : public CfArraysReadAs<ZarrArrays> {
         last = at;
       }
       out[k] = static_cast<T>(c->empty() ? a.unwritten : (*c)[within]);
-      for (std::size_t d = nd; d-- > 0 && ++i[d] == count[d];) i[d] = 0;
+      data::step_index(i, count, nd);
     }
   }
 

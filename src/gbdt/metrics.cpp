@@ -15,23 +15,23 @@
 namespace hpct::gbdt {
 
 namespace {
-const std::vector<std::string> kMetrics = {"rmse",
-                                           "mae",
-                                           "logloss",
-                                           "error",
-                                           "auc",
-                                           "mlogloss",
-                                           "merror",
-                                           "poisson_nloglik",
-                                           "gamma_nloglik",
-                                           "gamma_deviance",
-                                           "tweedie_nloglik",
-                                           "quantile",
-                                           "mphe"};
+constexpr const char* kMetrics[] = {"rmse",
+                                    "mae",
+                                    "logloss",
+                                    "error",
+                                    "auc",
+                                    "mlogloss",
+                                    "merror",
+                                    "poisson_nloglik",
+                                    "gamma_nloglik",
+                                    "gamma_deviance",
+                                    "tweedie_nloglik",
+                                    "quantile",
+                                    "mphe"};
 }
 
 bool metric_known(const std::string& name) {
-  return std::find(kMetrics.begin(), kMetrics.end(), name) != kMetrics.end() || is_rank_metric(name);
+  return std::find(std::begin(kMetrics), std::end(kMetrics), name) != std::end(kMetrics) || is_rank_metric(name);
 }
 
 bool metric_fits(const std::string& name, Objective o) {

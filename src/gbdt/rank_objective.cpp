@@ -155,7 +155,7 @@ bool parse_rank_metric(const std::string& name, bool& ndcg, int& k) {
   if (at == std::string::npos) return true;
   const std::string ks = name.substr(at + 1);
   if (ks.empty() || ks.size() > 6 || ks.find_first_not_of("0123456789") != std::string::npos) return false;
-  k = std::atoi(ks.c_str());
+  k = static_cast<int>(std::strtol(ks.c_str(), nullptr, 10));  // at most 6 digits (checked above)
   return k >= 1;
 }
 

@@ -117,7 +117,10 @@ void InsituModel::push_from_device(const T* x, const T* y, std::uint64_t n, Orde
     return -1;
   };
   long long bad = first_bad(x, n * dx);
-  if (bad < 0 && (bad = first_bad(y, n * dy)) >= 0) bad += static_cast<long long>(n * dx);
+  if (bad < 0) {
+    bad = first_bad(y, n * dy);
+    if (bad >= 0) bad += static_cast<long long>(n * dx);
+  }
   if (bad >= 0) reject_nonfinite(static_cast<std::uint64_t>(bad), n, dx);
   // Converted and transposed on the device, then one copy into the host buffer (device_arrays.hpp).
   const auto hx = to_host(rows_in(x, n, dx, order));

@@ -33,7 +33,7 @@ namespace {
 
 // HDF5 prints its own error stack by default; we report errors ourselves.
 struct SilenceHdf5 {
-  SilenceHdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+  SilenceHdf5() noexcept { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 };
 const SilenceHdf5 silence_once;
 
@@ -299,7 +299,7 @@ void write_attr(const File& f, const std::string& object, const std::string& key
     H5Tset_size(type.id(), H5T_VARIABLE);
     H5Tset_cset(type.id(), H5T_CSET_UTF8);
     const char* text = value.c_str();
-    write_attr_raw(f, object, key, type.id(), &text);
+    write_attr_raw(f, object, key, type.id(), static_cast<const void*>(&text));
     return;
   }
   H5Tset_size(type.id(), std::max<std::size_t>(value.size(), 1));
@@ -335,7 +335,7 @@ std::string read_attr_string(const File& f, const std::string& object, const std
     Handle mt(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mt.id(), H5T_VARIABLE);
     H5Tset_cset(mt.id(), H5Tget_cset(type.id()));  // HDF5 converts no text between character sets
-    if (H5Aread(a.id(), mt.id(), &s) < 0) fail(f, "attribute '" + key + "': read failed");
+    if (H5Aread(a.id(), mt.id(), static_cast<void*>(&s)) < 0) fail(f, "attribute '" + key + "': read failed");
     std::string out = s ? s : "";
     H5free_memory(s);
     return out;

@@ -100,7 +100,8 @@ void Workspace<Scalar>::allocate() {
   }
   Scalar* base = buffer_.data();
   const auto misalign = reinterpret_cast<std::uintptr_t>(base) % 64;
-  if (misalign != 0) base += (64 - misalign) / sizeof(Scalar);
+  const std::size_t skip = misalign == 0 ? 0 : (64 - misalign) / sizeof(Scalar);  // bytes to elements
+  base += skip;
   for (std::size_t i = 0; i < tensors_.size(); ++i)
     tensors_[i] = Tensor<Scalar>(base + offset[i], tensors_[i].shape());
 }

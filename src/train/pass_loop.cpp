@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "comm/watchdog.hpp"
+#include "core/cli_number.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/trace.hpp"
@@ -30,7 +31,9 @@ struct TestStop {
   explicit TestStop(int rank) {
     const char* env = std::getenv("HPCTRAIN_TEST_STOP_AT");
     const char* colon = env ? std::strchr(env, ':') : nullptr;
-    if (colon && std::atoi(env) == rank) at = std::atoll(colon + 1);
+    long long stop_rank = -1, stop_at = -1;
+    if (env && leading_integer(env, stop_rank, ':') && stop_rank == rank && leading_integer(colon + 1, stop_at))
+      at = stop_at;
   }
   void reached(std::uint64_t position) const {
     if (at >= 0 && position == static_cast<std::uint64_t>(at)) std::raise(SIGUSR1);

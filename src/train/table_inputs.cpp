@@ -261,7 +261,7 @@ std::optional<TableEncoding> encode_table_data(const deck::Deck& deck, std::shar
   o.categorical_columns = key("categorical_columns");
   o.inputs = category_inputs(deck);
   o.text_labels = key("loss") == "cross_entropy";
-  const TableEncoding e = agree_table_encoding(*table, o, nullptr, comm);
+  TableEncoding e = agree_table_encoding(*table, o, nullptr, comm);  // not const: returned by move
   if (!e.categorical()) return e;
   data = encoded_table(table, e);
   if (const auto val = std::dynamic_pointer_cast<const TextTableDataset>(validation)) {

@@ -25,6 +25,11 @@ awk -v a="$first" -v b="$last" 'BEGIN { if (!(b < 0.85 * a)) { print "val loss "
 "$mpiexec" -np 1 --bind-to none "$wxeval" "$dir/gnn.h5" "$dir/wx.nc" --lead-steps 6 > "$dir/eval1.log" 2>&1 ||
   { cat "$dir/eval1.log"; exit 1; }
 cat "$dir/eval2.log"
+# An option's number is read whole or refused naming the option ("6x" is not 6).
+rc=0
+"$mpiexec" -np 1 --bind-to none "$wxeval" "$dir/gnn.h5" "$dir/wx.nc" --lead-steps 6x > "$dir/bad.log" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -q -- "--lead-steps expects an integer, got '6x'" "$dir/bad.log" ||
+  { echo "wxeval --lead-steps 6x: exit $rc"; cat "$dir/bad.log"; exit 1; }
 grep -q "persistence_rmse" "$dir/eval2.log" || { echo "no table header naming persistence"; exit 1; }
 awk '$1 == 1 && NF == 7 { r += $6; n++ }
      END { if (n != 4 || !(r / n < 0.9)) { print "1-hour RMSE / persistence " r / n " over " n " variables"; exit 1 } }' \

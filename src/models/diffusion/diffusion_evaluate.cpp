@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "comm/comm.hpp"
+#include "core/cli_number.hpp"
 #include "core/error.hpp"
 #include "core/help_option.hpp"
 #include "core/log.hpp"
@@ -62,19 +63,13 @@ Options parse(int argc, char** argv) {
     }
     if (i + 1 >= argc) throw hpct::Error(a + " needs a value\n" + kDiffusionEvalUsage, hpct::ExitCode::bad_input);
     const std::string v = argv[++i];
-    auto number = [&]() {
-      char* end = nullptr;
-      const long long x = std::strtoll(v.c_str(), &end, 10);
-      if (!end || *end != '\0')
-        throw hpct::Error(a + " expects an integer, got '" + v + "'", hpct::ExitCode::bad_input);
-      return x;
-    };
+    auto number = [&]() { return hpct::cli_integer(a, v); };
     if (a == "--members") o.sampler.members = static_cast<int>(number());
     else if (a == "--method") o.sampler.method = v;
     else if (a == "--steps") o.sampler.steps = static_cast<int>(number());
     else if (a == "--seed") o.sampler.seed = static_cast<std::uint64_t>(number());
     else if (a == "--rows") o.rows = number();
-    else if (a == "--clip") o.sampler.clip = std::atof(v.c_str());
+    else if (a == "--clip") o.sampler.clip = hpct::cli_real(a, v);
     else if (a == "--chunk") o.chunk = number();
     else if (a == "--weights") o.weights_choice = hpct::nn::weights_choice(v, "sample: --weights");
     else if (a == "--context") o.context = v;

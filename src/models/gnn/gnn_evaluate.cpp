@@ -10,6 +10,7 @@
 #include <string>
 
 #include "comm/comm.hpp"
+#include "core/cli_number.hpp"
 #include "core/error.hpp"
 #include "core/help_option.hpp"
 #include "core/log.hpp"
@@ -96,9 +97,9 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
     if (i + 1 >= argc) throw hpct::Error(a + " needs a value", hpct::ExitCode::bad_input);
     const std::string v = argv[i + 1];
     if (a == "--batch" || a == "--from" || a == "--fields") hindcast_only.push_back(a);
-    if (a == "--lead-steps") leads = std::atoi(v.c_str());
-    else if (a == "--batch") batch = std::atoi(v.c_str());
-    else if (a == "--from") from = std::atof(v.c_str());
+    if (a == "--lead-steps") leads = static_cast<int>(std::clamp(hpct::cli_integer(a, v), 0LL, 1LL << 30));
+    else if (a == "--batch") batch = static_cast<int>(std::clamp(hpct::cli_integer(a, v), 0LL, 1LL << 30));
+    else if (a == "--from") from = hpct::cli_real(a, v);
     else if (a == "--csv") csv = v;
     else if (a == "--fields") fields = v;
     else if (a == "--init") init = v;
