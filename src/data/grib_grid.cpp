@@ -125,7 +125,8 @@ class GribGridDataset : public GridSamples {
         for (std::size_t p = 0; p < n; ++p)
           if (!std::isfinite(layout_.statics[k * n + p]) && !masked(p))
             return bad_point(static_[k], static_at_[k], "", p, sample);
-    } catch (const Error&) {
+      // NOLINTNEXTLINE(bugprone-empty-catch): a value unreadable here is reported by the read itself;
+    } catch (const Error&) {  // this message then names the sample without the index
     }
     return file_ + ": " + sample + " (times " + std::to_string(t0) + ".." + std::to_string(t0 + ar_ + 1) + ")";
   }

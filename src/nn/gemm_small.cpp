@@ -21,7 +21,7 @@
 namespace hpct::nn {
 
 namespace {
-bool g_enabled = [] {
+bool g_enabled = []() noexcept {
   const char* off = std::getenv("HPCTRAIN_NO_LIBXSMM");
   return !(off && off[0] == '1');
 }();
