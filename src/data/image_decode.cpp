@@ -1,14 +1,16 @@
 // PNG through libpng's simplified API, JPEG through libjpeg-turbo (errors and warnings, such as a
-// truncated file, become an Error naming the file), a JPEG's EXIF orientation, and the image store's
-// cache.
+// truncated file, become an Error naming the file), a JPEG's EXIF orientation through libexif, and
+// the image store's cache.
 #include "data/image_decode.hpp"
 
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 // clang-format off
 #include <jpeglib.h>  // needs <cstdio> first
 // clang-format on
+#include <libexif/exif-data.h>
 #include <png.h>
 
 #include "core/error.hpp"
@@ -81,35 +83,26 @@ struct JpegErrors {
 };
 
 // Note [EXIF orientation]: the Orientation tag (0x0112) of the EXIF block (a JPEG's APP1 marker,
-// which libjpeg hands over whole when asked to keep it: jpeg_save_markers) is read from its first
-// directory (IFD0), as Pillow's getexif() reads it. No EXIF library is a dependency of the build
-// (libexif would be one for a single 2-byte value), so the TIFF layout is walked here, every offset
-// bounds-checked: a malformed block reads as orientation 1 (none), as Pillow then takes it.
+// which libjpeg hands over whole when asked to keep it: jpeg_save_markers) is read by libexif from
+// the first directory (IFD0) only, as Pillow's getexif() and exif_transpose read it; not through
+// exif_data_get_entry, which would also take IFD1's (the thumbnail's). libexif bounds-checks every
+// offset and count: a truncated or malformed block, or an entry whose values lie past its end, loads
+// without that entry. No entry, a value outside 1..8 or one of another type (ASCII) reads as
+// orientation 1 (none): the stored pixels, as Pillow then shows them. libexif's default option
+// EXIF_DATA_OPTION_FOLLOW_SPECIFICATION turns an Orientation written as LONG or BYTE into the SHORT
+// the standard asks for, so such a file is turned, as Pillow turns it
+// (ImageDecode.MalformedExifReadsAsNoOrientation).
 int exif_orientation(const unsigned char* d, std::size_t n) {
-  if (n < 14 || std::memcmp(d, "Exif\0\0", 6) != 0) return 1;
-  const unsigned char* t = d + 6;  // the TIFF header: byte order, 42, the offset of IFD0
-  const std::size_t size = n - 6;
-  const bool little = t[0] == 'I' && t[1] == 'I';
-  if (!little && !(t[0] == 'M' && t[1] == 'M')) return 1;
-  const auto u16 = [&](std::size_t at) {
-    return little ? unsigned(t[at]) | unsigned(t[at + 1]) << 8 : unsigned(t[at]) << 8 | unsigned(t[at + 1]);
-  };
-  const auto u32 = [&](std::size_t at) {
-    return little ? std::size_t(u16(at)) | std::size_t(u16(at + 2)) << 16
-                  : std::size_t(u16(at)) << 16 | std::size_t(u16(at + 2));
-  };
-  if (u16(2) != 42) return 1;
-  const std::size_t ifd = u32(4);
-  if (ifd + 2 > size) return 1;
-  const unsigned entries = u16(ifd);
-  for (unsigned e = 0; e < entries; ++e) {
-    const std::size_t at = ifd + 2 + 12 * std::size_t(e);
-    if (at + 12 > size) return 1;
-    if (u16(at) != 0x0112) continue;
-    const unsigned v = u16(at + 8);  // a SHORT, left-justified in the value field
-    return u16(at + 2) == 3 && v >= 1 && v <= 8 ? static_cast<int>(v) : 1;
-  }
-  return 1;
+  // Only a block that starts with the EXIF header: given other bytes (XMP's APP1), libexif would
+  // look for JPEG markers in them.
+  if (n < 6 || std::memcmp(d, "Exif\0\0", 6) != 0) return 1;
+  const auto size = static_cast<unsigned int>(n);  // an APP1 marker's data: under 64 KiB
+  const std::unique_ptr<ExifData, void (*)(ExifData*)> exif(exif_data_new_from_data(d, size), exif_data_unref);
+  if (!exif) return 1;
+  const ExifEntry* e = exif_content_get_entry(exif->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
+  if (e == nullptr || e->format != EXIF_FORMAT_SHORT || e->size < 2) return 1;
+  const int v = exif_get_short(e->data, exif_data_get_byte_order(exif.get()));
+  return v >= 1 && v <= 8 ? v : 1;
 }
 
 void jpeg_error_exit(j_common_ptr cinfo) {
@@ -142,8 +135,9 @@ bool read_jpeg(std::FILE* f, int channels, const ReduceRule* reduce, bool orient
   jpeg_stdio_src(&cinfo, f);
   if (orient) jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xFFFF);
   jpeg_read_header(&cinfo, TRUE);
-  for (jpeg_saved_marker_ptr m = orient ? cinfo.marker_list : nullptr; m != nullptr; m = m->next)
-    if (m->marker == JPEG_APP0 + 1 && (orientation = exif_orientation(m->data, m->data_length)) != 1) break;
+  for (jpeg_saved_marker_ptr m = orient ? cinfo.marker_list : nullptr; m != nullptr && orientation == 1;
+       m = m->next)
+    if (m->marker == JPEG_APP0 + 1) orientation = exif_orientation(m->data, m->data_length);
   out.width = out.file_width = static_cast<int>(cinfo.image_width);
   out.height = out.file_height = static_cast<int>(cinfo.image_height);
   out.channels = channels;

@@ -3,8 +3,9 @@
 // the training folder's class indices; the augmentation keyed by (seed, epoch, sample id): the same
 // pixels for a sample at 1 rank and at 2 ranks, prefetched or not, cached or not, and different ones
 // in another epoch; the geometry of the pipeline (a keypoint moves with the flip, rotation, scale and
-// crop as the pixels do); a JPEG's EXIF orientation applied as Pillow applies it; errors naming the
-// file and the row for a truncated JPEG and a file that is not an image.
+// crop as the pixels do); a JPEG's EXIF orientation applied as Pillow applies it, a malformed EXIF
+// block read as none; errors naming the file and the row for a truncated JPEG and a file that is not
+// an image.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -241,6 +242,27 @@ TEST(ImageDecode, ExifOrientationAppliedAsPillowDoes) {
   const ImageStore store({kImageFiles + "exif/o6.jpg"}, 3, 0, {}, o.exif_orientation);
   EXPECT_EQ(store.get(0)->width, 16);
   EXPECT_FALSE(image_options(make_deck("data_file x\n")).exif_orientation);  // ignore by default
+}
+
+// Note [EXIF orientation]: EXIF blocks built byte by byte (make_image_files.py's exif_odd): each
+// malformed one (the TIFF header cut, no byte order, a wrong magic number, IFD0 or Orientation's
+// values past the block, the block cut in its entry, 9, ASCII) decodes as orientation 1, the stored
+// pixels, without an error; an Orientation written as LONG, or in Motorola order, is turned as
+// Pillow's exif_transpose turns it.
+TEST(ImageDecode, MalformedExifReadsAsNoOrientation) {
+  const Image stored = decode_image(kImageFiles + "exif/o1.png", 3);
+  for (const std::string name : {"short", "order", "magic", "ifd0_past_end", "cut_entry", "count_past_end",
+                                 "value9", "ascii", "long6", "motorola6"}) {
+    const bool turned = name.back() == '6';
+    const Image want = turned ? decode_image(kImageFiles + "exif_odd/" + name + ".png", 3) : stored;
+    const Image got = decode_image(kImageFiles + "exif_odd/" + name + ".jpg", 3, {}, true);
+    ASSERT_EQ(got.width, want.width) << name;
+    ASSERT_EQ(got.height, want.height) << name;
+    int worst = 0;
+    for (std::size_t i = 0; i < got.pixels.size(); ++i)
+      worst = std::max(worst, std::abs(got.pixels[i] - want.pixels[i]));
+    EXPECT_LE(worst, 3) << name;  // one JPEG decode against another's, as above
+  }
 }
 
 TEST(ImageFolder, BrokenFilesNameTheFileAndRow) {

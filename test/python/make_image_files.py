@@ -13,11 +13,14 @@
   coco/train.json + coco/images/   COCO keypoints (see coco_files below)
   exif/o<N>.jpg, exif/o<N>.png  a 24 x 16 RGB JPEG of six 8 x 8 blocks of colour with EXIF
                           Orientation N (1..8), and Pillow's ImageOps.exif_transpose of it (PNG)
+  exif_odd/<case>.jpg     the same pixels with EXIF blocks built byte by byte: malformed ones (see
+                          exif_odd below) and two valid ones Pillow turns (long6, motorola6: their PNGs)
 usage: make_image_files.py OUT_DIR
 """
 import json
 import os
 import shutil
+import struct
 import sys
 
 try:
@@ -215,4 +218,42 @@ for o in range(1, 9):
     blocks.save(jpg, quality=95, subsampling=0, exif=exif.tobytes())
     with Image.open(jpg) as im:
         ImageOps.exif_transpose(im).convert("RGB").save(os.path.join(out, "exif", f"o{o}.png"))
+
+
+# Note [EXIF orientation]: EXIF blocks as Pillow's writer would not make them, each a TIFF header and
+# an IFD0 holding only Orientation: the malformed ones read as orientation 1 (the stored pixels of
+# exif/o1.png); an Orientation written as LONG or in big-endian (Motorola) order is turned as Pillow
+# turns it (Pillow cannot open `short` and `magic` at all: the test needs no PNG of those).
+def exif_block(entries, order="<", magic=42, ifd0=8):
+    tiff = (b"II" if order == "<" else b"MM") + struct.pack(order + "HI", magic, ifd0)
+    ifd = struct.pack(order + "H", len(entries))
+    for tag, kind, count, value in entries:
+        ifd += struct.pack(order + "HHI", tag, kind, count) + value
+    return b"Exif\0\0" + tiff + ifd + struct.pack(order + "I", 0)  # no IFD1
+
+
+def short(v, order="<"):  # a SHORT, left-justified in the 4-byte value field
+    return struct.pack(order + "HH", v, 0)
+
+
+SHORT, LONG, ASCII = 3, 4, 2
+exif_odd = {
+    "short": b"Exif\0\0II*\0",  # the TIFF header cut after its magic number
+    "order": b"Exif\0\0XX" + exif_block([(0x0112, SHORT, 1, short(6))])[8:],  # no byte order
+    "magic": exif_block([(0x0112, SHORT, 1, short(6))], magic=43),
+    "ifd0_past_end": exif_block([(0x0112, SHORT, 1, short(6))], ifd0=4000),
+    "cut_entry": exif_block([(0x0112, SHORT, 1, short(6))])[:6 + 8 + 2 + 8],  # cut in Orientation's entry
+    "count_past_end": exif_block([(0x0112, SHORT, 0x40000000, short(6))]),  # its values past the block
+    "value9": exif_block([(0x0112, SHORT, 1, short(9))]),
+    "ascii": exif_block([(0x0112, ASCII, 2, b"6\0\0\0")]),
+    "long6": exif_block([(0x0112, LONG, 1, struct.pack("<I", 6))]),
+    "motorola6": exif_block([(0x0112, SHORT, 1, short(6, ">"))], order=">"),
+}
+os.makedirs(os.path.join(out, "exif_odd"))
+for name, block in exif_odd.items():
+    jpg = os.path.join(out, "exif_odd", f"{name}.jpg")
+    blocks.save(jpg, quality=95, subsampling=0, exif=block)
+    if name.endswith("6"):
+        with Image.open(jpg) as im:
+            ImageOps.exif_transpose(im).convert("RGB").save(os.path.join(out, "exif_odd", f"{name}.png"))
 print(f"make_image_files: wrote {out}")
