@@ -116,7 +116,7 @@ TEST(CocoKeypoints, ViewsShowTheirKeypointsOnTheirDots) {
   EXPECT_EQ(category, (std::vector<long long>{0, 1, 0, 0, 1, 0, 0, 1, 0}));
   EXPECT_EQ(kp[1 * 18 + 2], 1.0f);
   EXPECT_EQ(kp[1 * 18 + 5], 0.0f);
-  // Sizes null (an exporter's unknown): the files' own, the same rows (it was a json type_error).
+  // Sizes and num_keypoints null (an exporter's unknown): the files' own sizes, the same rows.
   std::vector<float> kp_null;
   std::vector<long long> category_null;
   const auto null_sizes = open_as(kCoco, kImageFiles + "coco/null_sizes.json");
@@ -154,15 +154,24 @@ TEST(CocoKeypoints, AnImageOfAnotherSizeThanItsEntryIsRefused) {
 }
 
 // Refused at open, naming the entry: a bbox outside its image or of no area (Note [boxes]), an image
-// id twice, ids and sizes of another JSON type (nlohmann-json's type_error was exit 1, no file).
+// id twice, values of another JSON type naming entry, key, value and type (Note [coco types];
+// nlohmann-json's type_error named no entry).
 TEST(CocoKeypoints, BadBoxesIdsAndTypesAreRefusedAtOpen) {
   for (const auto& [json, expected] :
        {std::make_pair("box_outside", "annotations[0] (id 1): bbox [1000, 1000, 10, 10] lies outside its image "),
         std::make_pair("box_no_area", "annotations[0] (id 1): bbox [5, 5, -10, 8] has no area in its image "),
         std::make_pair("image_id_twice", "images[1]: id 100 again (images[0] has it"),
-        std::make_pair("id_text", "images[0]: id \"100\" is not an integer"),
-        std::make_pair("width_text",
-                       "[json.exception.type_error.302] type must be number, but is string (COCO's ids, sizes")}) {
+        std::make_pair("id_text", "images[0]: id \"100\" (string) is not an integer"),
+        std::make_pair("width_text", "images[0] (id 100): width \"40\" (string) is not an integer"),
+        std::make_pair("image_id_text", "annotations[3] (id 4): image_id \"101\" (string) is not an integer"),
+        std::make_pair("keypoints_text",
+                       "annotations[2] (id 3): keypoints \"x\" (string): they must hold 9 numbers"),
+        std::make_pair("keypoint_text", "annotations[2] (id 3): keypoints[4] \"7\" (string) is not a number"),
+        std::make_pair("bbox_null_value", "annotations[1] (id 2): bbox[2] null is not a number"),
+        std::make_pair("height_float", "images[4] (id 104): height 2.5 (number) is not an integer"),
+        std::make_pair("name_number", "categories[0] (id 1): name 7 (number) is not a string"),
+        std::make_pair("flip_text", "categories[0] (id 1): flip_pairs[0][1] \"2\" (string) is not an integer"),
+        std::make_pair("annotation_text", "annotations[1]: \"x\" (string) is not an object")}) {
     const std::string path = kImageFiles + "coco/" + json + ".json";
     try {
       open_as(kCoco, path);

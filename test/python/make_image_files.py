@@ -159,10 +159,13 @@ with open(os.path.join(out, "coco_broken", "error_page.jpg"), "w") as f:
 bad = json.loads(json.dumps(good))
 bad["images"][3]["file_name"] = "../coco_broken/error_page.jpg"
 json.dump(bad, open(os.path.join(coco, "not_image.json"), "w"))
-# Sizes null, as some exporters write an unknown size: the files' own (read as train.json).
+# Sizes null, as some exporters write an unknown size: the files' own (read as train.json);
+# num_keypoints null too (not read: the count is the keypoints' visibilities).
 bad = json.loads(json.dumps(good))
 for im in bad["images"]:
     im["width"] = im["height"] = None
+for a in bad["annotations"]:
+    a["num_keypoints"] = None
 json.dump(bad, open(os.path.join(coco, "null_sizes.json"), "w"))
 # Refused at open (Note [boxes], ids): a bbox wholly outside its image, one of no area, an image id
 # twice, an id as a string, a width as a string.
@@ -170,7 +173,16 @@ for name, change in [("box_outside", lambda b: b["annotations"][0].update(bbox=[
                      ("box_no_area", lambda b: b["annotations"][0].update(bbox=[5, 5, -10, 8])),
                      ("image_id_twice", lambda b: b["images"][1].update(id=100)),
                      ("id_text", lambda b: b["images"][0].update(id="100")),
-                     ("width_text", lambda b: b["images"][0].update(width="40"))]:
+                     ("width_text", lambda b: b["images"][0].update(width="40")),
+                     # Note [coco types]: each value of another JSON type names its entry and key.
+                     ("image_id_text", lambda b: b["annotations"][3].update(image_id="101")),
+                     ("keypoints_text", lambda b: b["annotations"][2].update(keypoints="x")),
+                     ("keypoint_text", lambda b: b["annotations"][2]["keypoints"].__setitem__(4, "7")),
+                     ("bbox_null_value", lambda b: b["annotations"][1]["bbox"].__setitem__(2, None)),
+                     ("height_float", lambda b: b["images"][4].update(height=2.5)),
+                     ("name_number", lambda b: b["categories"][0].update(name=7)),
+                     ("flip_text", lambda b: b["categories"][0].update(flip_pairs=[[1, "2"]])),
+                     ("annotation_text", lambda b: b["annotations"].__setitem__(1, "x"))]:
     bad = json.loads(json.dumps(good))
     change(bad)
     json.dump(bad, open(os.path.join(coco, name + ".json"), "w"))

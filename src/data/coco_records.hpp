@@ -1,0 +1,41 @@
+// Reading a COCO keypoint JSON (`images`, `annotations`, `categories`) into the records the
+// coco_keypoints data source serves: categories in id order with their keypoint names and flip
+// map, annotations with a labelled keypoint, and each image's file and size, every value checked
+// at open (types, ids, boxes, image headers) with errors naming the file, entry and key.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hpct::coco {
+
+struct Annotation {
+  std::size_t image = 0;  // index into Records::files
+  int category = 0;       // index into Records::categories
+  double box[4] = {0, 0, 0, 0};
+  std::vector<float> kp;  // K x 3 (x, y in the image's pixels, labelled 0 or 1), padded to K
+  std::size_t index = 0;  // in the JSON's annotations (for messages)
+};
+
+struct Category {
+  std::string name;
+  std::vector<std::string> keypoints;
+  std::vector<int> flip;          // keypoint k of a flipped view is keypoint flip[k] of the original
+  std::vector<std::size_t> rows;  // rows of this category
+};
+
+struct Records {
+  std::vector<Category> categories;
+  std::vector<Annotation> annotations;     // one per row
+  std::vector<std::string> files;          // the images' paths
+  std::vector<std::pair<int, int>> sizes;  // the images' width, height
+  int keypoints = 0;                       // the most keypoints of a category (K)
+};
+
+// Reads `file` (images relative to `image_dir`, or to the file's folder when empty); throws Error
+// (exit 2) naming the entry and key of the first bad value.
+Records read_records(const std::string& file, const std::string& image_dir, bool exif_orientation);
+
+}  // namespace hpct::coco
