@@ -201,6 +201,46 @@ void log_table_metrics(const NetworkOptions& o, Model& model, std::shared_ptr<co
                  weighted ? "weighted (sum w l / sum w)" : "unweighted", line.c_str()));
 }
 
+// Note [predict non-finite inputs]: training refuses a NaN or Inf among a model's inputs unless
+// the model reads NaN itself (Model::constrain_fields: an mlp trained on a table with
+// missing_numbers mean reads it as the column's mean); predict wrote NaN outputs for such rows
+// without a word. It applies the same check to the rows read (this rank's [first, first + count)):
+// an error naming the file, the first bad row and how many there are, exit 2 on every rank.
+void refuse_non_finite(const Model& model, const std::vector<NamedShape>& inputs,
+                       const std::vector<std::vector<float>>& x, const std::string& data,
+                       const std::vector<std::string>& datasets_in, const Dataset* table, std::uint64_t first,
+                       std::uint64_t count, const Comm& comm) {
+  std::vector<FieldSpec> specs(inputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k) specs[k].name = inputs[k].name;
+  model.constrain_fields(specs);
+  std::uint64_t bad = 0, first_bad = UINT64_MAX;
+  std::size_t field = 0;
+  for (std::uint64_t i = 0; i < count; ++i)
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      const auto w = static_cast<std::uint64_t>(inputs[k].row_size());
+      const float* row = x[k].data() + i * w;
+      if (std::none_of(row, row + w,
+                       [&](float v) { return specs[k].nan_allowed ? std::isinf(v) : !std::isfinite(v); }))
+        continue;
+      if (bad++ == 0) first_bad = first + i, field = k;
+      break;
+    }
+  const std::uint64_t total_bad = comm.sum(bad), global_first = comm.min(first_bad);
+  if (total_bad == 0) return;
+  std::string message;
+  if (first_bad == global_first) {  // the rank holding the first bad row names it
+    const std::string where = table ? table->describe_row(first_bad, 0)
+                                    : data + ": dataset '" + datasets_in[field] + "' row " +
+                                          std::to_string(first_bad);
+    message = strf(
+        "%s holds %s (the first of %llu rows with one): the %s model was trained refusing them, so "
+        "its outputs there would be NaN; leave those rows out",
+        where.c_str(), specs[field].nan_allowed ? "an Inf" : "a NaN or Inf", (unsigned long long)total_bad,
+        model.family().c_str());
+  }
+  comm.agree(message, ExitCode::bad_input);
+}
+
 }  // namespace
 
 int predict_network(int argc, char** argv, const Comm& comm) {
@@ -301,6 +341,7 @@ int predict_network(int argc, char** argv, const Comm& comm) {
       h5::read_row_range(f, datasets_in[k], first, count, static_cast<std::uint64_t>(inputs[k].row_size()),
                          x[k].data());
   });
+  refuse_non_finite(*model, inputs, x, o.data, datasets_in, table.get(), first, count, comm);
   std::string described, read_from;
   for (const auto& [k, v] : facts) described += strf(", %s %lld", k.c_str(), v);
   for (const std::string& d : datasets_in) read_from += (read_from.empty() ? "" : ", ") + d;

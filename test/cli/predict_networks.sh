@@ -11,7 +11,8 @@ set -u
 build=$1 mpiexec=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
-command -v h5diff >/dev/null && command -v h5dump >/dev/null || fail "h5diff/h5dump missing (hdf5-tools)"
+command -v h5diff >/dev/null && command -v h5dump >/dev/null && command -v h5import >/dev/null ||
+  fail "h5diff/h5dump/h5import missing (hdf5-tools)"
 export OMP_NUM_THREADS=1
 apps=$build/apps
 run() {  # ranks log command...
@@ -101,6 +102,15 @@ expect_error "no dataset 'inputs' \\(the diffusion model's input; --inputs-datas
   "$apps/predict" "$work/diff.h5" "$work/diff_test.h5" "$work/x.h5"
 expect_error "dataset 'inputs' is \\[800, 28\\]; the mlp model's input is rows of \\[10\\] \\(10 values\\)" \
   "$apps/predict" "$work/mlp_reg.h5" "$work/cls.h5" "$work/x.h5"
+# Note [predict non-finite inputs]: a NaN or Inf among the inputs is refused as training refuses it
+# (12 rows of 10: a NaN in row 3, rank 0's, an Inf in row 9, rank 1's; h5import reads nan and inf).
+awk 'BEGIN { for (r = 0; r < 12; ++r) for (c = 0; c < 10; ++c)
+  printf "%s%s", (r == 3 && c == 2) ? "nan" : (r == 9 && c == 5) ? "inf" : "0.5", c == 9 ? "\n" : " " }' >"$work/nan.txt"
+printf 'PATH inputs\nINPUT-CLASS TEXTFP\nINPUT-SIZE 32\nRANK 2\nDIMENSION-SIZES 12 10\nOUTPUT-CLASS FP\nOUTPUT-SIZE 32\n' \
+  >"$work/nan.conf"
+h5import "$work/nan.txt" -c "$work/nan.conf" -o "$work/nan.h5" || fail "h5import"
+expect_error "nan.h5: dataset 'inputs' row 3 holds a NaN or Inf \(the first of 2 rows with one\): the mlp model" \
+  "$apps/predict" "$work/mlp_reg.h5" "$work/nan.h5" "$work/x.h5"
 expect_error "unknown sampling method 'euler'" \
   "$apps/predict" "$work/diff.h5" "$work/diff_test.h5" "$work/x.h5" --inputs-dataset context --method euler
 expect_error "does not generate ensembles|do not generate ensembles" \
