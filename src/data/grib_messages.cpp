@@ -54,20 +54,25 @@ std::string get_string(codes_handle* h, const char* key) {
   return codes_get_string(h, key, buf, &len) == CODES_SUCCESS ? std::string(buf) : std::string();
 }
 
-long get_long(codes_handle* h, const char* key, const std::string& where) {
-  long v = 0;
-  const int err = codes_get_long(h, key, &v);
+namespace {
+// A numeric key through ecCodes' getter for its type, or an error naming the message and the key.
+template <class T>
+T get_number(codes_handle* h, const char* key, const std::string& where,
+             int (*get)(const codes_handle*, const char*, T*)) {
+  T v = 0;
+  const int err = get(h, key, &v);
   if (err != CODES_SUCCESS)
     throw Error(where + ": key '" + key + "': " + codes_get_error_message(err), ExitCode::bad_input);
   return v;
 }
+}  // namespace
+
+long get_long(codes_handle* h, const char* key, const std::string& where) {
+  return get_number<long>(h, key, where, codes_get_long);
+}
 
 double get_double(codes_handle* h, const char* key, const std::string& where) {
-  double v = 0;
-  const int err = codes_get_double(h, key, &v);
-  if (err != CODES_SUCCESS)
-    throw Error(where + ": key '" + key + "': " + codes_get_error_message(err), ExitCode::bad_input);
-  return v;
+  return get_number<double>(h, key, where, codes_get_double);
 }
 
 namespace {

@@ -39,6 +39,17 @@ std::string replaced(const std::string& config, const std::string& from, const s
   return at == std::string::npos ? config : config.substr(0, at) + to + config.substr(at + from.size());
 }
 
+// Why `m` refuses to take over the checkpoint `file` ("" when it loads): a refusal is a shape error.
+std::string load_refusal(insitu::InsituModel& m, const std::string& file) {
+  try {
+    m.load(file);
+  } catch (const insitu::InsituError& e) {
+    EXPECT_EQ(e.status(), insitu::Status::shape);
+    return e.what();
+  }
+  return {};
+}
+
 }  // namespace
 
 TEST(InsituCheckpointConfig, AKeyTheCheckpointLacksTakesTheDecksValue) {
@@ -65,13 +76,7 @@ TEST(InsituCheckpointConfig, AKeyTheCheckpointLacksTakesTheDecksValue) {
   const std::string other = dir + "/other.h5";  // recorded, and not the deck's
   edited_copy(world, saved, other,
               [](const std::string& c) { return replaced(c, " label_smoothing=0.1", " label_smoothing=0.3"); });
-  std::string msg;
-  try {
-    m.load(other);
-  } catch (const insitu::InsituError& e) {
-    EXPECT_EQ(e.status(), insitu::Status::shape);
-    msg = e.what();
-  }
+  const std::string msg = load_refusal(m, other);
   EXPECT_NE(msg.find(other + ": holds another model (label_smoothing: '0.3' stored, '0.1' now)"), std::string::npos)
       << msg;
 }
@@ -104,13 +109,7 @@ TEST(InsituCheckpointConfig, AnMlpCheckpointFromBeforeStandardisationNeedsItOff)
     return replaced(c, " standardize_inputs=true standardize_targets=true", "");
   });
 
-  std::string msg;
-  try {
-    m.load(older);
-  } catch (const insitu::InsituError& e) {
-    EXPECT_EQ(e.status(), insitu::Status::shape);
-    msg = e.what();
-  }
+  const std::string msg = load_refusal(m, older);
   EXPECT_NE(msg.find(older + ": holds another model (standardize_inputs: 'true' now; the checkpoint was written "
                              "before this key existed, when the run trained as `standardize_inputs false`; set "
                              "that line in the deck to resume it as it ran)"),

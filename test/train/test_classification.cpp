@@ -26,6 +26,31 @@ std::string deck_text(const std::string& data, const Comm& comm, const std::stri
          std::to_string(64 / comm.size()) + "\nepochs 4\nlr 2e-3\nlog_every 1000000\nloss " + loss + "\n";
 }
 
+// 40 rows of two classes (label 1) with one label `bad` at row `row`, as the scratch file `name`.
+std::string labels_with_one_bad(const Comm& comm, const std::string& name, int row, float bad) {
+  const std::string path = hpct::test::scratch(name + "_np" + std::to_string(comm.size()) + ".h5");
+  if (comm.rank() == 0) {
+    std::vector<float> x(40 * 3, 0.5f), y(40, 1.0f);
+    y[static_cast<std::size_t>(row)] = bad;
+    const h5::File f = h5::File::create(path);
+    h5::write(f, "inputs", {40, 3}, x.data());
+    h5::write(f, "targets", {40, 1}, y.data());
+  }
+  comm.barrier();
+  return path;
+}
+
+// The message a two-class cross_entropy run over `path` stops with.
+std::string two_class_error(const Comm& comm, const std::string& path, const std::string& validation_fraction) {
+  return hpct::test::error_message([&] {
+    NetworkTrainer t(hpct::test::make_deck("data_file " + path + "\nloss cross_entropy\nnum_classes 2\n" +
+                                           "validation_fraction " + validation_fraction +
+                                           "\nbatch_size 4\nepochs 1\n"),
+                     comm);
+    t.run();
+  });
+}
+
 }  // namespace
 
 TEST(Classification, CrossEntropyLearnsHiggsLikeAndReportsAccuracy) {
@@ -59,52 +84,18 @@ TEST(Classification, BceWithLogitsLearnsHiggsLike) {
 
 TEST(Classification, LabelsThatAreNotClassIndicesAreAnError) {
   const Comm comm;
-  const std::string path = hpct::test::scratch("classify_bad_np" + std::to_string(comm.size()) + ".h5");
-  if (comm.rank() == 0) {
-    std::vector<float> x(40 * 3, 0.5f), y(40, 1.0f);
-    y[17] = 2.0f;  // num_classes 2: not a class index
-    const h5::File f = h5::File::create(path);
-    h5::write(f, "inputs", {40, 3}, x.data());
-    h5::write(f, "targets", {40, 1}, y.data());
-  }
-  comm.barrier();
-  const std::string msg = hpct::test::error_message([&] {
-    NetworkTrainer t(hpct::test::make_deck("data_file " + path +
-                                           "\nloss cross_entropy\nnum_classes 2\n"
-                                           "validation_fraction 0\nbatch_size 4\nepochs 1\n"),
-                     comm);
-    t.run();
-  });
+  const std::string path = labels_with_one_bad(comm, "classify_bad", 17, 2.0f);  // num_classes 2: no class index
+  const std::string msg = two_class_error(comm, path, "0");
   EXPECT_NE(msg.find("row 17 is not a class index in [0, 2) (num_classes; first bad row)"), std::string::npos)
       << msg;
   // With a validation split, the message says which split the row is in (the last 10 rows validate).
-  const std::string train_split = hpct::test::error_message([&] {
-    NetworkTrainer t(hpct::test::make_deck("data_file " + path +
-                                           "\nloss cross_entropy\nnum_classes 2\n"
-                                           "validation_fraction 0.25\nbatch_size 4\nepochs 1\n"),
-                     comm);
-    t.run();
-  });
+  const std::string train_split = two_class_error(comm, path, "0.25");
   EXPECT_NE(train_split.find("row 17 is not a class index in [0, 2) (num_classes; first bad row of the training "
                              "split: the first 30 rows of data_file)"),
             std::string::npos)
       << train_split;
-  const std::string val_path = hpct::test::scratch("classify_bad_val_np" + std::to_string(comm.size()) + ".h5");
-  if (comm.rank() == 0) {
-    std::vector<float> x(40 * 3, 0.5f), y(40, 1.0f);
-    y[35] = 0.5f;  // in the validation rows 30..39
-    const h5::File f = h5::File::create(val_path);
-    h5::write(f, "inputs", {40, 3}, x.data());
-    h5::write(f, "targets", {40, 1}, y.data());
-  }
-  comm.barrier();
-  const std::string val_split = hpct::test::error_message([&] {
-    NetworkTrainer t(hpct::test::make_deck("data_file " + val_path +
-                                           "\nloss cross_entropy\nnum_classes 2\n"
-                                           "validation_fraction 0.25\nbatch_size 4\nepochs 1\n"),
-                     comm);
-    t.run();
-  });
+  const std::string val_path = labels_with_one_bad(comm, "classify_bad_val", 35, 0.5f);  // in the rows 30..39
+  const std::string val_split = two_class_error(comm, val_path, "0.25");
   EXPECT_NE(val_split.find("row 35 is not a class index in [0, 2) (num_classes; first bad row of the validation "
                            "split: the last 10 rows of data_file, validation_fraction 0.25)"),
             std::string::npos)
