@@ -6,8 +6,8 @@
 #    batch 4 (synchronised batch norm, SGD, gemm): the same augmented pixels in the same global
 #    batches, so weights within 1e-6 relative; 2 epochs straight == 1 epoch + checkpoint + resume,
 #    bitwise (the second epoch's augmentation is redrawn, not remembered);
-#  - a truncated JPEG and a file that is not an image, at 2 ranks: exit 2 on every rank, one error
-#    line naming the file and its row; no weights file written;
+#  - a truncated JPEG and a file that is not an image, at 2 ranks: refused at open (before any step),
+#    exit 2 on every rank, one error line naming the file and its row; no weights file written;
 #  - cape_coco.in on coco/train.json (2 categories, 6 photos, flips by left/right names) for 2
 #    epochs at 2 ranks, then cape_eval on the same JSON through the deck: the PCK table and CSV, and
 #    the episodes with the deck's image_mean and image_std (scripts/plot-cape undoes them);
@@ -61,6 +61,10 @@ broken truncated "^error: .*broken/truncated/cls1/p2.jpg: JPEG: .*\(row [0-9]+ o
 broken notimage "^error: .*broken/notimage/cls0/p1.png: not a PNG or JPEG file .*\(row [0-9]+ of " \
   "$src/inputs/resnet_folder.in" "${folder[@]}" --set data_file="$f/broken/notimage" --set validation_file= \
   --set epochs=1 --set batch_size=2
+# Note [image checks at open]: both refused at open, each rank checking its share, before any step.
+for name in truncated notimage; do
+  ! grep -q "step" "$dir/$name.log" || { echo "image_decks: $name: steps ran before the error"; cat "$dir/$name.log"; exit 1; }
+done
 
 coco=(--set data_file="$f/coco/train.json" --set validation_file="$f/coco/train.json" --set image_height=32
       --set image_width=32 --set resnet_width=4 --set cape_dim=16 --set batch_size=4 --set log_every=1
