@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "data/coco_json.hpp"
 #include "data/image_decode.hpp"
 
 namespace hpct::coco {
@@ -247,28 +248,6 @@ bool read_keypoints(const json& a, const Category& c, const std::string& file, c
   return true;
 }
 
-// Note [coco parsing]: COCO's keypoint JSONs are mostly what is never read here: an annotation's
-// `segmentation` (polygons of hundreds of numbers, or a crowd's RLE), `area`, `num_keypoints`, and
-// the file's `info` and `licenses`. Held as a DOM they took GBs per rank (person_keypoints_train2017
-// is 238 MB); nlohmann-json's parser callback drops them while parsing, so only the keys below are
-// ever held (every message stays as it was: none names a dropped key). Categories are few: all kept.
-// Depths as nlohmann counts them: 1 the file's keys, 3 the keys of an entry of a list.
-json::parser_callback_t kept_parts() {
-  return [section = std::string()](int depth, json::parse_event_t event, json& parsed) mutable {
-    if (event != json::parse_event_t::key || (depth != 1 && depth != 3)) return true;
-    const std::string& key = parsed.get_ref<const std::string&>();
-    if (depth == 1) {
-      section = key;
-      return key == "images" || key == "annotations" || key == "categories";
-    }
-    if (section == "images") return key == "id" || key == "file_name" || key == "width" || key == "height";
-    if (section == "annotations")
-      return key == "id" || key == "image_id" || key == "category_id" || key == "iscrowd" || key == "keypoints" ||
-             key == "bbox";
-    return true;
-  };
-}
-
 }  // namespace
 
 Records read_records(const std::string& file, const std::string& image_dir, bool exif_orientation) {
@@ -276,7 +255,7 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
   if (!in) throw Error(file + ": cannot open the COCO keypoint file", ExitCode::bad_input);
   json j;
   try {
-    j = json::parse(in, kept_parts());
+    j = parse_read_parts(in);  // Note [coco parsing]
   } catch (const json::exception& e) {
     throw Error(file + ": not valid JSON: " + e.what(), ExitCode::bad_input);
   }

@@ -3,13 +3,15 @@
 // ones with the decoder's message; an image_folder with a truncated JPEG, a file that is no image or
 // a CMYK JPEG is refused at open on every rank, naming the file and its row, whichever rank's share
 // holds it (check_images_at_open false: at its first decode); a COCO JSON's segmentation polygons
-// are not held while it is read (Note [coco parsing]).
+// are not held while it is read, and what is held is what json::parse reads of the kept keys (Note
+// [coco parsing]).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "data/coco_json.hpp"
 #include "data/coco_records.hpp"
 #include "data/data_sources_support.hpp"
 #include "data/image_decode.hpp"
@@ -136,6 +138,45 @@ TEST(CocoParsing, SegmentationsAreDroppedWhileParsing) {
   EXPECT_EQ(r.files.size(), 100u);
   EXPECT_LT(grown, 32 << 10) << "KiB of peak memory reading the JSON";
   std::filesystem::remove(file);
+}
+
+// Note [coco parsing]: the DOM of the read parts is json::parse's less the dropped keys (a key given
+// twice keeps its last value, as json::parse's); other documents and syntax errors as json::parse's.
+TEST(CocoParsing, TheReadPartsAreWhatJsonParseReads) {
+  using nlohmann::json;
+  const std::string text =
+      R"({"info": {"a": [1, {"b": 2}]}, "images": [{"id": 1, "file_name": "a.jpg", "width": 640, "height": 480,)"
+      R"( "coco_url": "u", "extra": {"x": [1, [2]]}}], "annotations": [{"id": 5, "image_id": 1, "category_id": 1,)"
+      R"( "segmentation": [[1.5, 2.5], [3, 4]], "keypoints": [1, 2, 2], "bbox": [0, 0, 1, 1], "iscrowd": false,)"
+      R"( "area": 3.5, "bbox": null}, "x"], "categories": [{"id": 1, "keypoints": ["a"], "skeleton": [[1, 1]],)"
+      R"( "flip_pairs": []}], "licenses": [{"id": 1}]})";
+  json expected = json::parse(text);
+  expected.erase("info"), expected.erase("licenses");
+  expected["images"][0].erase("coco_url"), expected["images"][0].erase("extra");
+  expected["annotations"][0].erase("segmentation"), expected["annotations"][0].erase("area");
+  ASSERT_TRUE(expected["annotations"][0]["bbox"].is_null());
+  std::istringstream in(text);
+  EXPECT_EQ(coco::parse_read_parts(in), expected);
+  for (const char* other : {"[1, {\"images\": [{\"url\": 2}]}]", "3", "\"s\"", "{}"}) {
+    std::istringstream o(other);
+    EXPECT_EQ(coco::parse_read_parts(o), json::parse(other)) << other;
+  }
+  for (const char* bad : {R"({"images": [1, 2,)", R"({"info": {"a": 1}} x)", ""}) {
+    std::string ours, theirs;
+    try {
+      std::istringstream b(bad);
+      coco::parse_read_parts(b);
+    } catch (const json::exception& e) {
+      ours = e.what();
+    }
+    try {
+      theirs = json::parse(bad).dump();  // (it throws)
+    } catch (const json::exception& e) {
+      theirs = e.what();
+    }
+    EXPECT_FALSE(ours.empty()) << bad;
+    EXPECT_EQ(ours, theirs) << bad;
+  }
 }
 
 }  // namespace
