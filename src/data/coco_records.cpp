@@ -88,8 +88,8 @@ std::vector<int> flip_map(const json& c, const std::vector<std::string>& names, 
 // EXIF-rotated one annotated as viewers show it upright, another file under the name) puts them
 // elsewhere on the pixels, with nothing to see. Checked at open from each file's header (a file
 // that is no image, or whose header is corrupt, is refused there too), so that the error comes
-// before training, not at the image's first decode in the middle of an epoch. The header read
-// (one open and a few KiB per image) cost 73 us per 640x480 JPEG from a cold local disk, 5 us warm:
+// before training, not at the image's first decode in the middle of an epoch (check_image: Note
+// [image checks at open]). The header read cost 73 us per 640x480 JPEG from a cold local disk, 5 us warm:
 // about 1.3 s for MP-100's 18000 images on one rank, so each rank checks its share only (Note [file
 // checks over ranks] in dataset.hpp: COCO train2017's 118k images are 118k opens in all, not per
 // rank). An image whose JSON gives no size is read by every rank at open (its size is needed there).
