@@ -254,8 +254,9 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
   std::ifstream in(file);
   if (!in) throw Error(file + ": cannot open the COCO keypoint file", ExitCode::bad_input);
   json j;
+  int lists = 0;  // of annotations
   try {
-    j = parse_read_parts(in);  // Note [coco parsing]
+    j = parse_read_parts(in, lists);  // Note [coco parsing]: the images and categories
   } catch (const json::exception& e) {
     throw Error(file + ": not valid JSON: " + e.what(), ExitCode::bad_input);
   }
@@ -267,14 +268,14 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
   const std::map<long long, int> category_index = read_categories(j["categories"], file, r);
   const std::map<long long, std::size_t> image_index = read_images(j["images"], file, base, exif_orientation, r);
   std::size_t unlabelled = 0, crowd = 0;
-  for (std::size_t i = 0; i < j["annotations"].size(); ++i) {
-    const json& a = j["annotations"][i];
+  j.erase("annotations");                                             // an empty list
+  for_each_annotation(in, lists, [&](std::size_t i, const json& a) {  // each in order, then dropped
     std::string where = "annotations[" + std::to_string(i) + "]";
     if (!a.is_object()) bad(file, where, shown(a) + " is not an object");
     where += " (id " + a.value("id", json()).dump() + ")";
     if (a.contains("iscrowd") && a["iscrowd"] != 0 && a["iscrowd"] != false) {
       ++crowd;  // a region of many people, with no keypoints of one (COCO's crowd RLE masks)
-      continue;
+      return;
     }
     const auto im = image_index.find(id_of(a, "image_id", file, where));
     if (im == image_index.end())
@@ -286,11 +287,11 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
     an.image = im->second, an.category = cat->second, an.index = i;
     if (!read_keypoints(a, r.categories[static_cast<std::size_t>(cat->second)], file, where, r, an)) {
       ++unlabelled;  // nothing to learn or score
-      continue;
+      return;
     }
     r.categories[static_cast<std::size_t>(an.category)].rows.push_back(r.annotations.size());
     r.annotations.push_back(std::move(an));
-  }
+  });
   if (r.annotations.empty()) bad(file, "annotations", "no annotation has a labelled keypoint");
   if (unlabelled > 0)
     Log::info(strf("  %s: %zu annotations without a labelled keypoint left out", file.c_str(), unlabelled));

@@ -112,7 +112,7 @@ long long peak_kib(bool reset) {
 
 // Note [coco parsing]: a JSON of 2000 annotations with a segmentation of 4000 coordinates each (8M
 // numbers, ~40 MB of text; held as a DOM, ~16 bytes a number: over 128 MB) is read holding next to
-// none of them.
+// none of them (and no annotation's DOM beyond its own turn).
 TEST(CocoParsing, SegmentationsAreDroppedWhileParsing) {
   const Comm comm;
   const std::string file = empty_scratch_dir(comm, "coco_parsing") + "/r" + std::to_string(comm.rank()) + ".json";
@@ -140,32 +140,48 @@ TEST(CocoParsing, SegmentationsAreDroppedWhileParsing) {
   std::filesystem::remove(file);
 }
 
-// Note [coco parsing]: the DOM of the read parts is json::parse's less the dropped keys (a key given
-// twice keeps its last value, as json::parse's); other documents and syntax errors as json::parse's.
+// Note [coco parsing]: the two passes give json::parse's DOM less the dropped keys: the images and
+// categories, then each annotation in order (a key given twice keeps its last value, a list given
+// twice its last list, as json::parse keeps them); other documents and syntax errors as json::parse's.
 TEST(CocoParsing, TheReadPartsAreWhatJsonParseReads) {
   using nlohmann::json;
   const std::string text =
-      R"({"info": {"a": [1, {"b": 2}]}, "images": [{"id": 1, "file_name": "a.jpg", "width": 640, "height": 480,)"
-      R"( "coco_url": "u", "extra": {"x": [1, [2]]}}], "annotations": [{"id": 5, "image_id": 1, "category_id": 1,)"
-      R"( "segmentation": [[1.5, 2.5], [3, 4]], "keypoints": [1, 2, 2], "bbox": [0, 0, 1, 1], "iscrowd": false,)"
-      R"( "area": 3.5, "bbox": null}, "x"], "categories": [{"id": 1, "keypoints": ["a"], "skeleton": [[1, 1]],)"
+      R"({"info": {"a": [1, {"b": 2}]}, "annotations": [{"id": 1}], "images": [{"id": 1, "file_name": "a.jpg",)"
+      R"( "width": 640, "height": 480, "coco_url": "u", "extra": {"x": [1, [2]]}}], "annotations": [{"id": 5,)"
+      R"( "image_id": 1, "category_id": 1, "segmentation": [[1.5, 2.5], [3, 4]], "keypoints": [1, 2, 2],)"
+      R"( "bbox": [0, 0, 1, 1], "iscrowd": false, "area": 3.5, "bbox": null}, "x", [1, {"segmentation": 2}],)"
+      R"( {"id": 7, "num_keypoints": 3}], "categories": [{"id": 1, "keypoints": ["a"], "skeleton": [[1, 1]],)"
       R"( "flip_pairs": []}], "licenses": [{"id": 1}]})";
   json expected = json::parse(text);
   expected.erase("info"), expected.erase("licenses");
   expected["images"][0].erase("coco_url"), expected["images"][0].erase("extra");
-  expected["annotations"][0].erase("segmentation"), expected["annotations"][0].erase("area");
-  ASSERT_TRUE(expected["annotations"][0]["bbox"].is_null());
+  json& a = expected["annotations"];
+  ASSERT_EQ(a.size(), 4u);  // the second list
+  a[0].erase("segmentation"), a[0].erase("area"), a[3].erase("num_keypoints");
+  ASSERT_TRUE(a[0]["bbox"].is_null());
   std::istringstream in(text);
-  EXPECT_EQ(coco::parse_read_parts(in), expected);
-  for (const char* other : {"[1, {\"images\": [{\"url\": 2}]}]", "3", "\"s\"", "{}"}) {
+  int lists = 0;
+  json skeleton = coco::parse_read_parts(in, lists);
+  EXPECT_EQ(lists, 2);
+  EXPECT_EQ(skeleton["annotations"], json::array());
+  skeleton["annotations"] = a;
+  EXPECT_EQ(skeleton, expected);
+  json seen = json::array();
+  coco::for_each_annotation(in, lists, [&](std::size_t i, const json& entry) {
+    EXPECT_EQ(i, seen.size());
+    seen.push_back(entry);
+  });
+  EXPECT_EQ(seen, a);
+  for (const char* other :
+       {"[1, {\"images\": [{\"url\": 2}]}]", "3", "\"s\"", "{}", "{\"annotations\": {\"a\": 1}}"}) {
     std::istringstream o(other);
-    EXPECT_EQ(coco::parse_read_parts(o), json::parse(other)) << other;
+    EXPECT_EQ(coco::parse_read_parts(o, lists), json::parse(other)) << other;
   }
   for (const char* bad : {R"({"images": [1, 2,)", R"({"info": {"a": 1}} x)", ""}) {
     std::string ours, theirs;
     try {
       std::istringstream b(bad);
-      coco::parse_read_parts(b);
+      coco::parse_read_parts(b, lists);
     } catch (const json::exception& e) {
       ours = e.what();
     }
