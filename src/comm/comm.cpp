@@ -1,6 +1,8 @@
 // The MPI collectives of Comm and the agreement protocol that raises one rank's error on all (see comm.hpp).
 #include "comm/comm.hpp"
 
+#include <limits>
+
 namespace hpct {
 
 Comm::Comm(MPI_Comm comm) : comm_(comm) {
@@ -31,6 +33,17 @@ void Comm::agree(const std::string& local_error, ExitCode code) const {
   const int min_code = min(failed ? static_cast<int>(code) : 1 << 20);
   if (min_code != worst_code) agreed = ExitCode::failure;
   Error e(message, agreed);
+  throw e.mark_collective();
+}
+
+void Comm::agree_first(long long index, const std::string& message, ExitCode code) const {
+  constexpr long long kNone = std::numeric_limits<long long>::max();
+  const long long first = min(index >= 0 ? index : kNone);
+  if (first == kNone) return;
+  const int owner = min(index == first ? rank_ : size_);  // the lowest rank that found it
+  std::string m = rank_ == owner ? message : std::string();
+  broadcast(m, owner);
+  Error e(m, code);
   throw e.mark_collective();
 }
 

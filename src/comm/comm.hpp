@@ -93,6 +93,12 @@ class Comm {
   // ranks failed) and the most severe exit code.
   void agree(const std::string& local_error, ExitCode code = ExitCode::failure) const;
 
+  // Every rank calls this with the first bad item of its share of a check split over the ranks
+  // (`index` in one order for all ranks, -1 when its share holds none, `message` its error). If any
+  // rank found one, every rank throws the message of the lowest index, with `code`, as one error
+  // (no rank prefix: the message is the same whichever rank checked the item).
+  void agree_first(long long index, const std::string& message, ExitCode code) const;
+
   // Runs f on every rank and agrees on its outcome (see agree). f must not itself call collectives
   // that other ranks could skip by throwing.
   template <class F>

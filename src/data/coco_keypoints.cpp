@@ -44,6 +44,8 @@ class CocoKeypoints : public Dataset {
     keypoints_ = r.keypoints;
     categories_ = std::move(r.categories);
     annotations_ = std::move(r.annotations);
+    sizes_ = std::move(r.sizes);
+    where_ = std::move(r.where);
     // Each JPEG decoded at the reduction its closest view allows (Note [reduced decoding]): the
     // fewest file pixels per output pixel over its annotations, at the largest zoom of the jitter.
     std::vector<double> detail(r.files.size(), 1e300);
@@ -72,6 +74,17 @@ class CocoKeypoints : public Dataset {
     specs_ = {images, keypoints, category};
   }
   std::string description() const override { return file_; }
+  // Note [file checks over ranks]: each image's file (Note [image sizes]), this part's share.
+  FileCheck check_files(int part, int parts) const override {
+    if (!o_.check_at_open) return {};
+    for (auto i = static_cast<std::size_t>(part); i < where_.size(); i += static_cast<std::size_t>(parts)) {
+      if (where_[i].empty()) continue;  // checked at open (its JSON gave no size)
+      auto [w, h] = sizes_[i];
+      const std::string why = coco::check_image(store_->file(i), where_[i], w, h, o_.exif_orientation);
+      if (!why.empty()) return {static_cast<long long>(i), file_ + ": " + why};
+    }
+    return {};
+  }
   std::uint64_t rows() const override { return annotations_.size(); }
   std::vector<FieldSpec> fields() const override { return specs_; }
   long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const override {
@@ -161,6 +174,8 @@ class CocoKeypoints : public Dataset {
   int keypoints_ = 0;
   std::vector<Category> categories_;
   std::vector<Annotation> annotations_;
+  std::vector<std::pair<int, int>> sizes_;  // each image's, as coco::Records
+  std::vector<std::string> where_;
   std::unique_ptr<ImageStore> store_;
   std::vector<FieldSpec> specs_;
 };

@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "data/coco_json.hpp"
 #include "data/image_decode.hpp"
 
 namespace hpct::coco {
@@ -87,23 +88,41 @@ std::vector<int> flip_map(const json& c, const std::vector<std::string>& names, 
 // EXIF-rotated one annotated as viewers show it upright, another file under the name) puts them
 // elsewhere on the pixels, with nothing to see. Checked at open from each file's header (a file
 // that is no image, or whose header is corrupt, is refused there too), so that the error comes
-// before training, not at the image's first decode in the middle of an epoch. The header read
-// (one open and a few KiB per image, every rank) cost 73 us per 640x480 JPEG from a cold local
-// disk, 5 us warm: about 1.3 s for MP-100's 18000 images (more where a parallel file system
-// makes each open slow).
-void same_size(const std::string& file, const std::string& where, const std::string& path, int w, int h, int file_w,
-               int file_h, bool exif_orientation) {
-  if (file_w == w && file_h == h) return;
+// before training, not at the image's first decode in the middle of an epoch (check_image: Note
+// [image checks at open]). The header read cost 73 us per 640x480 JPEG from a cold local disk, 5 us warm:
+// about 1.3 s for MP-100's 18000 images on one rank, so each rank checks its share only (Note [file
+// checks over ranks] in dataset.hpp: COCO train2017's 118k images are 118k opens in all, not per
+// rank). An image whose JSON gives no size is read by every rank at open (its size is needed there).
+std::string same_size(const std::string& path, int w, int h, int file_w, int file_h, bool exif_orientation) {
+  if (file_w == w && file_h == h) return {};
   const bool turned = file_w == h && file_h == w;
-  bad(file, where,
-      strf("width x height %d x %d, but the file %s is %d x %d: its keypoints would land elsewhere (%s)", w, h,
-           path.c_str(), file_w, file_h,
-           turned ? (exif_orientation ? "its EXIF orientation applied (exif_orientation apply): annotated "
-                                        "as stored? exif_orientation ignore"
-                                      : "an EXIF-rotated photo annotated as shown upright? exif_orientation "
-                                        "apply, or give its stored size and keypoints")
-                  : "a file resized after annotating? scale its annotations, or give its own size"));
+  return strf("width x height %d x %d, but the file %s is %d x %d: its keypoints would land elsewhere (%s)", w, h,
+              path.c_str(), file_w, file_h,
+              turned ? (exif_orientation ? "its EXIF orientation applied (exif_orientation apply): annotated "
+                                           "as stored? exif_orientation ignore"
+                                         : "an EXIF-rotated photo annotated as shown upright? exif_orientation "
+                                           "apply, or give its stored size and keypoints")
+                     : "a file resized after annotating? scale its annotations, or give its own size");
 }
+
+}  // namespace
+
+std::string check_image(const std::string& path, const std::string& where, int& width, int& height,
+                        bool exif_orientation) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return where + ": image file " + path + " not found";
+  int file_w = 0, file_h = 0;
+  try {  // Note [image sizes]
+    hpct::check_image(path, file_w, file_h, exif_orientation);
+  } catch (const Error& e) {
+    return where + ": " + e.what();
+  }
+  if (width <= 0 || height <= 0) width = file_w, height = file_h;
+  const std::string why = same_size(path, width, height, file_w, file_h, exif_orientation);
+  return why.empty() ? why : where + ": " + why;
+}
+
+namespace {
 
 // Categories in id order into r.categories; returns the index of each id.
 std::map<long long, int> read_categories(const json& list, const std::string& file, Records& r) {
@@ -136,8 +155,9 @@ std::map<long long, int> read_categories(const json& list, const std::string& fi
   return index;
 }
 
-// Images into r.files and r.sizes; each file must be there, of its size (every rank checks at
-// open, so a bad one stops all). Returns the index of each id.
+// Images into r.files, r.sizes and r.where. Their files are checked by check_image (Note [file
+// checks over ranks]), except one whose JSON gives no size: its header is read here, as the size
+// its keypoints are checked against. Returns the index of each id.
 std::map<long long, std::size_t> read_images(const json& list, const std::string& file, const fs::path& base,
                                              bool exif_orientation, Records& r) {
   std::map<long long, std::size_t> index;
@@ -154,21 +174,19 @@ std::map<long long, std::size_t> read_images(const json& list, const std::string
     if (!im.contains("file_name") || !im["file_name"].is_string())
       bad(file, where, "has no file_name" + (im.contains("file_name") ? ": " + shown(im["file_name"]) : ""));
     const std::string path = (base / im["file_name"].get<std::string>()).string();
-    if (!fs::is_regular_file(path)) bad(file, where, "image file " + path + " not found");
     // A size left out or null (some exporters write null for unknown) is the file's own.
     const auto given = [&](const char* key) {
       return im.contains(key) && !im[key].is_null() ? static_cast<int>(integer(im[key], file, where, key)) : 0;
     };
-    int w = given("width"), h = given("height"), file_w = 0, file_h = 0;
-    try {  // Note [image sizes]: every header read at open
-      image_size(path, file_w, file_h, exif_orientation);
-    } catch (const Error& e) {
-      bad(file, where, e.what());
+    int w = given("width"), h = given("height");
+    const bool sized = w > 0 && h > 0;
+    if (!sized) {
+      const std::string why = check_image(path, where, w, h, exif_orientation);
+      if (!why.empty()) throw Error(file + ": " + why, ExitCode::bad_input);
     }
-    if (w <= 0 || h <= 0) w = file_w, h = file_h;
-    same_size(file, where, path, w, h, file_w, file_h, exif_orientation);
     r.files.push_back(path);
     r.sizes.emplace_back(w, h);
+    r.where.push_back(sized ? where : std::string());
   }
   return index;
 }
@@ -236,8 +254,9 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
   std::ifstream in(file);
   if (!in) throw Error(file + ": cannot open the COCO keypoint file", ExitCode::bad_input);
   json j;
+  int lists = 0;  // of annotations
   try {
-    j = json::parse(in);
+    j = parse_read_parts(in, lists);  // Note [coco parsing]: the images and categories
   } catch (const json::exception& e) {
     throw Error(file + ": not valid JSON: " + e.what(), ExitCode::bad_input);
   }
@@ -249,14 +268,14 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
   const std::map<long long, int> category_index = read_categories(j["categories"], file, r);
   const std::map<long long, std::size_t> image_index = read_images(j["images"], file, base, exif_orientation, r);
   std::size_t unlabelled = 0, crowd = 0;
-  for (std::size_t i = 0; i < j["annotations"].size(); ++i) {
-    const json& a = j["annotations"][i];
+  j.erase("annotations");                                             // an empty list
+  for_each_annotation(in, lists, [&](std::size_t i, const json& a) {  // each in order, then dropped
     std::string where = "annotations[" + std::to_string(i) + "]";
     if (!a.is_object()) bad(file, where, shown(a) + " is not an object");
     where += " (id " + a.value("id", json()).dump() + ")";
     if (a.contains("iscrowd") && a["iscrowd"] != 0 && a["iscrowd"] != false) {
       ++crowd;  // a region of many people, with no keypoints of one (COCO's crowd RLE masks)
-      continue;
+      return;
     }
     const auto im = image_index.find(id_of(a, "image_id", file, where));
     if (im == image_index.end())
@@ -268,11 +287,11 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
     an.image = im->second, an.category = cat->second, an.index = i;
     if (!read_keypoints(a, r.categories[static_cast<std::size_t>(cat->second)], file, where, r, an)) {
       ++unlabelled;  // nothing to learn or score
-      continue;
+      return;
     }
     r.categories[static_cast<std::size_t>(an.category)].rows.push_back(r.annotations.size());
     r.annotations.push_back(std::move(an));
-  }
+  });
   if (r.annotations.empty()) bad(file, "annotations", "no annotation has a labelled keypoint");
   if (unlabelled > 0)
     Log::info(strf("  %s: %zu annotations without a labelled keypoint left out", file.c_str(), unlabelled));

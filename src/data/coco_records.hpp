@@ -1,7 +1,8 @@
 // Reading a COCO keypoint JSON (`images`, `annotations`, `categories`) into the records the
 // coco_keypoints data source serves: categories in id order with their keypoint names and flip
 // map, annotations with a labelled keypoint, and each image's file and size, every value checked
-// at open (types, ids, boxes, image headers) with errors naming the file, entry and key.
+// at open (types, ids, boxes) with errors naming the file, entry and key; the images' files are
+// checked by check_image, each rank its share (Note [file checks over ranks] in dataset.hpp).
 #pragma once
 
 #include <cstddef>
@@ -31,11 +32,23 @@ struct Records {
   std::vector<Annotation> annotations;     // one per row
   std::vector<std::string> files;          // the images' paths
   std::vector<std::pair<int, int>> sizes;  // the images' width, height
-  int keypoints = 0;                       // the most keypoints of a category (K)
+  // "images[4] (id 104)", for the messages of check_image; "" for an image checked at open already
+  // (its JSON gave no size: its header was read for it).
+  std::vector<std::string> where;
+  int keypoints = 0;  // the most keypoints of a category (K)
 };
 
 // Reads `file` (images relative to `image_dir`, or to the file's folder when empty); throws Error
 // (exit 2) naming the entry and key of the first bad value.
+// The images' files are not opened (but those whose JSON gives no size: their header gives it);
+// check_image checks them (Note [image sizes]).
 Records read_records(const std::string& file, const std::string& image_dir, bool exif_orientation);
+
+// Checks an image's file `path` (images[i] of the JSON, `where`): there, a PNG or JPEG whose header
+// and tail read (check_image of image_decode.hpp), of the size given (`width` x `height`; 0 x 0:
+// none given, set to the file's). Returns the error ("images[4] (id 104): image file ... not
+// found", the JSON file's name left for the caller to put first), "" when the file is fine.
+std::string check_image(const std::string& path, const std::string& where, int& width, int& height,
+                        bool exif_orientation);
 
 }  // namespace hpct::coco

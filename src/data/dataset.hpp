@@ -13,6 +13,12 @@
 
 namespace hpct {
 
+// The first bad file a source found in its share of the files it checks at open (check_files).
+struct FileCheck {
+  long long first = -1;  // the file's index in the source's own order (-1: none bad)
+  std::string message;   // the error for it, as the source would give it reading the file
+};
+
 class Dataset {
  public:
   virtual ~Dataset() = default;
@@ -47,6 +53,15 @@ class Dataset {
   virtual std::vector<std::string> value_names(int field) const;
   // The line of the file that holds row `row` (text tables), else row + 1: for messages.
   virtual long long file_line(std::uint64_t row) const { return static_cast<long long>(row) + 1; }
+  // Note [file checks over ranks]: sources of many files (image_folder, coco_keypoints) check each
+  // file once at open, over all ranks: part `part` of `parts` checks files part, part + parts, ...
+  // and returns the first bad one. Whoever opens the data set calls check_data_files
+  // (source_registry.hpp), which agrees on the lowest bad index over the ranks and throws its
+  // message on every rank. Sources with nothing to check return none.
+  virtual FileCheck check_files(int part, int parts) const {
+    (void)part, (void)parts;
+    return {};
+  }
   // A string attribute of the file's root that says how the data was made (an HDF5 file's; diffgen
   // --anomaly's Note [anomaly targets]), "" when the file has none or the source keeps no such thing.
   virtual std::string file_attribute(const std::string& name) const {

@@ -14,6 +14,7 @@
 #include <png.h>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 
 namespace hpct {
 
@@ -25,15 +26,25 @@ namespace {
 
 enum class Kind { png, jpeg };
 
-Kind kind_of(const std::string& file) {
-  std::FILE* f = std::fopen(file.c_str(), "rb");
-  if (!f) fail(file, std::string("cannot open the image: ") + std::strerror(errno));
-  unsigned char head[8] = {0};
-  const std::size_t n = std::fread(head, 1, sizeof(head), f);
-  std::fclose(f);
+// The kind told by the first `n` bytes of `file`, `head`.
+Kind kind_from(const unsigned char* head, std::size_t n, const std::string& file) {
   if (n == 8 && png_sig_cmp(head, 0, 8) == 0) return Kind::png;
   if (n >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF) return Kind::jpeg;
   fail(file, n == 0 ? "the image file is empty" : "not a PNG or JPEG file (by its first bytes)");
+}
+
+std::FILE* open_image(const std::string& file) {
+  std::FILE* f = std::fopen(file.c_str(), "rb");
+  if (!f) fail(file, std::string("cannot open the image: ") + std::strerror(errno));
+  return f;
+}
+
+Kind kind_of(const std::string& file) {
+  std::FILE* f = open_image(file);
+  unsigned char head[8] = {0};
+  const std::size_t n = std::fread(head, 1, sizeof(head), f);
+  std::fclose(f);
+  return kind_from(head, n, file);
 }
 
 Image decode_png(const std::string& file, int channels, bool header_only) {
@@ -189,14 +200,16 @@ void apply_orientation(Image& im, int o) {
   if (o >= 5) std::swap(im.width, im.height), std::swap(im.file_width, im.file_height);
 }
 
-Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduce, bool orient) {
-  std::FILE* f = std::fopen(file.c_str(), "rb");
-  if (!f) fail(file, std::string("cannot open the image: ") + std::strerror(errno));
+// `cmyk`, when given: whether the file is a CMYK or YCCK JPEG (which decode refuses).
+Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduce, bool orient,
+                  bool* cmyk = nullptr) {
+  std::FILE* f = open_image(file);
   Image out;
   JpegErrors errors;
   int orientation = 1;
   const bool ok = read_jpeg(f, channels, reduce, orient, out, orientation, errors);
   std::fclose(f);
+  if (cmyk != nullptr) *cmyk = errors.cmyk;
   if (!ok)
     fail(file, std::string("JPEG: ") + errors.message +
                    (errors.cmyk     ? " (a CMYK JPEG, as print work saves them: save it as RGB, e.g. PIL's "
@@ -220,6 +233,27 @@ Image decode_image(const std::string& file, int channels, const ReduceRule& redu
 void image_size(const std::string& file, int& width, int& height, bool orient) {
   const Image im = kind_of(file) == Kind::png ? decode_png(file, 1, true) : decode_jpeg(file, 1, nullptr, orient);
   width = im.width, height = im.height;
+}
+
+void check_image(const std::string& file, int& width, int& height, bool orient) {
+  // Note [image checks at open]: the first bytes and the last, in one open. A PNG ends with its
+  // IEND chunk (length 0, type, CRC), a JPEG with its end-of-image marker.
+  static const unsigned char kPngEnd[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+  static const unsigned char kJpegEnd[2] = {0xFF, 0xD9};
+  std::FILE* f = open_image(file);
+  unsigned char head[8] = {0}, tail[12] = {0};
+  const std::size_t got = std::fread(head, 1, sizeof(head), f);
+  const Kind kind = got == 8 && png_sig_cmp(head, 0, 8) == 0 ? Kind::png : Kind::jpeg;
+  const std::size_t n = kind == Kind::png ? sizeof(kPngEnd) : sizeof(kJpegEnd);
+  const bool whole = std::fseek(f, -static_cast<long>(n), SEEK_END) == 0 && std::fread(tail, 1, n, f) == n &&
+                     std::memcmp(tail, kind == Kind::png ? kPngEnd : kJpegEnd, n) == 0;
+  std::fclose(f);
+  kind_from(head, got, file);  // throws for a file of neither kind
+  bool cmyk = false;
+  const Image im = kind == Kind::png ? decode_png(file, 1, true) : decode_jpeg(file, 1, nullptr, orient, &cmyk);
+  width = im.width, height = im.height;
+  if (width <= 0 || height <= 0) fail(file, strf("the image is %d x %d pixels", width, height));
+  if (!whole || cmyk) decode_image(file, 1, {}, orient);  // throws for a file the decoder refuses
 }
 
 ImageStore::ImageStore(std::vector<std::string> files, int channels, std::uint64_t cache_bytes, Rule reduce,

@@ -48,6 +48,17 @@ Image decode_image(const std::string& file, int channels, const ReduceRule& redu
 // Width and height from the file's header, without decoding the pixels (`orient`: as shown upright).
 void image_size(const std::string& file, int& width, int& height, bool orient = false);
 
+// Note [image checks at open]: what a data source checks of each image file before training (so
+// that a bad file stops the run at open, naming it, not at its first decode mid-epoch): that the
+// file is a PNG or JPEG whose header decodes, of a nonzero size (its width and height are
+// returned, as image_size gives them), and that it ends as a whole file of its kind ends (a JPEG's
+// end-of-image marker FF D9, a PNG's IEND chunk). A file that ends otherwise (cut short in a copy,
+// or a JPEG with bytes after its end marker, as some cameras append) is decoded whole once, so
+// that only a file the decoder refuses is refused, with the decoder's message; so is a CMYK JPEG
+// (its header says so; decode refuses it). The first and last bytes and the header are two opens
+// and a few KiB per file.
+void check_image(const std::string& file, int& width, int& height, bool orient = false);
+
 // The image files of a data set: get(i) decodes file i (at 1/reduce(i, width, height) where given:
 // Note [reduced decoding]), or returns the copy kept from an earlier call while the kept images take
 // at most `cache_bytes` (0: nothing kept). Safe to call from the loader thread and the main thread at

@@ -94,6 +94,21 @@ class ImageFolder : public Dataset {
     specs_ = {x, y};
   }
   std::string description() const override { return root_; }
+  // Note [file checks over ranks]: each row's file (Note [image checks at open]), this part's
+  // share, refused with the message its first decode would give.
+  FileCheck check_files(int part, int parts) const override {
+    if (!o_.check_at_open) return {};
+    for (auto row = static_cast<std::size_t>(part); row < store_->size(); row += static_cast<std::size_t>(parts)) {
+      int w = 0, h = 0;
+      try {
+        check_image(store_->file(row), w, h, o_.exif_orientation);
+      } catch (const Error& e) {
+        return {static_cast<long long>(row),
+                std::string(e.what()) + " (row " + std::to_string(row) + " of " + root_ + ")"};
+      }
+    }
+    return {};
+  }
   std::uint64_t rows() const override { return store_->size(); }
   std::vector<FieldSpec> fields() const override { return specs_; }
   long long read_rows(const std::vector<std::uint64_t>& rows, const std::vector<FieldBuffer>& out) const override {

@@ -31,6 +31,10 @@ void declare_image_keys(deck::Schema& s) {
                "image_folder, coco_keypoints: a JPEG's EXIF Orientation tag: ignore (the stored pixels, as PIL's "
                "Image.open and torchvision's ImageFolder read them) or apply (turned upright as PIL's "
                "ImageOps.exif_transpose does; COCO sizes and keypoints are then the upright image's)");
+  s.add_bool("check_images_at_open", true,
+             "image_folder, coco_keypoints: check every image file at open, each rank its share (there, its "
+             "header and end read, COCO's size as given), so a bad file stops the run before training; false: "
+             "a bad file stops it at its first decode (Note [image checks at open])");
 }
 
 namespace {
@@ -69,6 +73,7 @@ ImageOptions image_options(const deck::Deck& deck) {
   o.rotate = deck.get_real("augment_rotate");
   o.seed = static_cast<std::uint64_t>(deck.get_int("seed"));
   o.exif_orientation = deck.get_string("exif_orientation") == "apply";
+  o.check_at_open = deck.get_bool("check_images_at_open");
   return o;
 }
 

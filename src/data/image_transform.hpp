@@ -29,6 +29,7 @@ struct ImageOptions {
   double rotate = 0;  // degrees, uniform in [-rotate, rotate]
   std::uint64_t seed = 0;
   bool exif_orientation = false;  // apply: JPEGs turned upright by their EXIF orientation (decode_image)
+  bool check_at_open = true;      // check_images_at_open: each file checked at open (check_image)
 };
 
 void declare_image_keys(deck::Schema& s);

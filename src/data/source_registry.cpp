@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "comm/comm.hpp"
 #include "core/error.hpp"
 
 namespace hpct {
@@ -66,6 +67,12 @@ std::string zip_archive_hint(const std::string& file) {
 std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const std::string& file,
                                                 const char* file_key) {
   return data_source_for(deck, file, file_key).open(deck, file);
+}
+
+void check_data_files(const Dataset& data, const Comm& comm) {
+  FileCheck c;
+  comm.run_agreed([&] { c = data.check_files(comm.rank(), comm.size()); });  // an unforeseen failure: agreed
+  comm.agree_first(c.first, c.message, ExitCode::bad_input);
 }
 
 }  // namespace hpct

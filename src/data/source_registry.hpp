@@ -13,6 +13,8 @@
 
 namespace hpct {
 
+class Comm;  // comm/comm.hpp
+
 struct DataSourceKind {
   const char* name;                       // the deck's data_format value
   const char* summary;                    // one line for --help-deck
@@ -31,6 +33,11 @@ const DataSourceKind& data_source_for(const deck::Deck& deck, const std::string&
 // Opens `file` with that source.
 std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const std::string& file,
                                                 const char* file_key);
+
+// Note [file checks over ranks] (dataset.hpp): checks `data`'s files at open, each rank its share,
+// and throws the first bad file's error (lowest index over all ranks) on every rank (exit 2). A
+// collective: every rank calls it, after an agreed open (Comm::run_agreed).
+void check_data_files(const Dataset& data, const Comm& comm);
 
 // For the message about a file no source reads: " (a ZIP archive: ...)" when `file` is one (the
 // CDS's download of several NetCDF files, whatever name it was saved under), else "".

@@ -72,6 +72,10 @@ void NetworkTrainer::open_data() {
     if (!config_.validation_file.empty())
       val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");
   });
+  // Note [file checks over ranks]: each rank checks its share of the files (a validation_file that
+  // is data_file once).
+  check_data_files(*data, comm_);
+  if (val_data_ && config_.validation_file != config_.data_file) check_data_files(*val_data_, comm_);
   const auto text = std::dynamic_pointer_cast<const TextTableDataset>(data);
   const auto val_text = std::dynamic_pointer_cast<const TextTableDataset>(val_data_);
   remember_table(encode_table_data(deck_, data, val_data_, comm_));  // text columns (Note [table inputs])

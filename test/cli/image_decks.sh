@@ -6,13 +6,14 @@
 #    batch 4 (synchronised batch norm, SGD, gemm): the same augmented pixels in the same global
 #    batches, so weights within 1e-6 relative; 2 epochs straight == 1 epoch + checkpoint + resume,
 #    bitwise (the second epoch's augmentation is redrawn, not remembered);
-#  - a truncated JPEG and a file that is not an image, at 2 ranks: exit 2 on every rank, one error
-#    line naming the file and its row; no weights file written;
+#  - a truncated JPEG and a file that is not an image, at 2 ranks: refused at open (before any step),
+#    exit 2 on every rank, one error line naming the file and its row; no weights file written;
 #  - cape_coco.in on coco/train.json (2 categories, 6 photos, flips by left/right names) for 2
 #    epochs at 2 ranks, then cape_eval on the same JSON through the deck: the PCK table and CSV, and
 #    the episodes with the deck's image_mean and image_std (scripts/plot-cape undoes them);
 #  - COCO files with an annotation naming a missing image, a keypoint outside its image, an image
-#    file that is not there: exit 2, one error line naming the JSON, the annotation or image index.
+#    file that is not there, bad images in both ranks' shares (the first is named): exit 2, one
+#    error line naming the JSON, the annotation or image index; cape_eval refuses a resized image.
 # usage: image_decks.sh TRAIN CAPE_EVAL PYTHON MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 train=$1 cape_eval=$2 python=$3 mpiexec=$4 dir=$5 src=$6
@@ -61,6 +62,12 @@ broken truncated "^error: .*broken/truncated/cls1/p2.jpg: JPEG: .*\(row [0-9]+ o
 broken notimage "^error: .*broken/notimage/cls0/p1.png: not a PNG or JPEG file .*\(row [0-9]+ of " \
   "$src/inputs/resnet_folder.in" "${folder[@]}" --set data_file="$f/broken/notimage" --set validation_file= \
   --set epochs=1 --set batch_size=2
+# Note [image checks at open]: both refused at open, each rank checking its share, before any step.
+# The bad file is row 3 or 7: rank 1's share at 2 ranks; rank 0 prints its message as it is.
+for name in truncated notimage; do
+  ! grep -q "step" "$dir/$name.log" || { echo "image_decks: $name: steps ran before the error"; cat "$dir/$name.log"; exit 1; }
+  ! grep -q "^error: rank" "$dir/$name.err" || { echo "image_decks: $name: a rank prefix"; cat "$dir/$name.err"; exit 1; }
+done
 
 coco=(--set data_file="$f/coco/train.json" --set validation_file="$f/coco/train.json" --set image_height=32
       --set image_width=32 --set resnet_width=4 --set cape_dim=16 --set batch_size=4 --set log_every=1
@@ -81,6 +88,16 @@ broken missing_file "^error: .*coco/missing_file.json: images\[4\] \(id 104\): i
 broken resized "^error: .*coco/resized.json: images\[2\] \(id 102\): width x height 360 x 520, but the file .*img2.png is 36 x 52" \
   "$src/inputs/cape_coco.in" "${coco[@]}" --set data_file="$f/coco/resized.json" --set validation_file= --set epochs=1
 ! grep -q "step" "$dir/resized.log" || { echo "image_decks: resized: steps ran before the error"; cat "$dir/resized.log"; exit 1; }
+# Note [file checks over ranks]: bad images in both ranks' shares: the first (rank 1's) is reported.
+broken two_bad "^error: [^ ]*coco/two_bad.json: images\[1\] \(id 101\): width x height 48 x 64, but the file .*img1.jpg is 64 x 48" \
+  "$src/inputs/cape_coco.in" "${coco[@]}" --set data_file="$f/coco/two_bad.json" --set validation_file= --set epochs=1
+# cape_eval checks the images too (one process: all of them).
+set +e
+"$cape_eval" "$dir/cape.h5" "$f/coco/resized.json" --deck "$src/inputs/cape_coco.in" > "$dir/eval_resized.log" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "resized.json: images\[2\] (id 102): width x height 360 x 520" "$dir/eval_resized.log" ||
+  { echo "image_decks: cape_eval on resized.json: exit $rc"; cat "$dir/eval_resized.log"; exit 1; }
 
 "$python" - "$dir" <<'PY'
 import csv, json, sys, h5py, numpy as np

@@ -1,5 +1,6 @@
-// Collectives and the error agreement protocol: an error on one rank reaches every rank; the watched
-// collectives give the same results when device buffers are staged through host memory.
+// Collectives and the error agreement protocol: an error on one rank reaches every rank, the first bad
+// item of a check split over the ranks too; the watched collectives give the same results when device
+// buffers are staged through host memory.
 #include <gtest/gtest.h>
 
 #include "comm/comm.hpp"
@@ -53,6 +54,27 @@ TEST(Comm, ErrorOnOneRankReachesEveryRank) {
   EXPECT_EQ(msg, "rank 0 says no");
   // Nobody failing: no exception.
   EXPECT_NO_THROW(comm.run_agreed([] {}));
+}
+
+// agree_first: the lowest index over the ranks wins, whichever rank found it, with its message as
+// it is on every rank; none found: no exception.
+TEST(Comm, FirstBadItemOverTheRanksReachesEveryRank) {
+  const Comm comm;
+  const int n = comm.size(), r = comm.rank();
+  // Rank r found item 2n - 1 - r (the last rank the lowest), each rank its own message.
+  const long long mine = 2 * n - 1 - r;
+  try {
+    comm.agree_first(mine, "item " + std::to_string(mine) + " of rank " + std::to_string(r), ExitCode::bad_input);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_TRUE(e.collective());
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    EXPECT_EQ(std::string(e.what()), "item " + std::to_string(n) + " of rank " + std::to_string(n - 1));
+  }
+  // Only rank 0 found one; then nobody.
+  EXPECT_EQ(hpct::test::error_message([&] { comm.agree_first(r == 0 ? 7 : -1, "seven", ExitCode::bad_input); }),
+            "seven");
+  EXPECT_NO_THROW(comm.agree_first(-1, "", ExitCode::bad_input));
 }
 
 namespace {

@@ -1,5 +1,6 @@
 // Helpers of the image-file suites (test_image_folder.cpp, test_coco_keypoints.cpp): where the
-// fixture image_files (test/python/make_image_files.py) writes, and a source's rows read back whole.
+// fixture image_files (test/python/make_image_files.py) writes, a source opened and checked as train
+// does, and a source's rows read back whole.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,9 +9,19 @@
 #include <string>
 #include <vector>
 
+#include "comm/comm.hpp"
 #include "data/data_sources_support.hpp"
+#include "data/source_registry.hpp"
 
 namespace hpct::test {
+
+// `path` opened as open_as opens it, then its files checked as train checks them (Note [file
+// checks over ranks]): each rank of MPI_COMM_WORLD its share, the first bad file's error on all.
+inline std::shared_ptr<const Dataset> open_checked(const std::string& deck_lines, const std::string& path) {
+  auto data = open_as(deck_lines, path);
+  check_data_files(*data, Comm());
+  return data;
+}
 
 // The fixture's files, relative to the tests' working directory (build/test).
 inline const std::string kImageFiles = "scratch_image_files/";

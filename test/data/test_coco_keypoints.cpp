@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "data/data_sources_support.hpp"
 #include "data/image_decode.hpp"
@@ -99,7 +100,7 @@ int check_dots(const Dataset& data, std::uint64_t epoch, int& views) {
 }
 
 TEST(CocoKeypoints, ViewsShowTheirKeypointsOnTheirDots) {
-  const auto data = open_as(kCoco, kImageFiles + "coco/train.json");
+  const auto data = open_checked(kCoco, kImageFiles + "coco/train.json");
   ASSERT_EQ(data->rows(), 9u);  // 6 faces, 3 bars
   const auto specs = data->fields();
   EXPECT_EQ(specs[0].name, "images");
@@ -119,7 +120,7 @@ TEST(CocoKeypoints, ViewsShowTheirKeypointsOnTheirDots) {
   // Sizes and num_keypoints null (an exporter's unknown): the files' own sizes, the same rows.
   std::vector<float> kp_null;
   std::vector<long long> category_null;
-  const auto null_sizes = open_as(kCoco, kImageFiles + "coco/null_sizes.json");
+  const auto null_sizes = open_checked(kCoco, kImageFiles + "coco/null_sizes.json");
   EXPECT_EQ(coco_rows(*null_sizes, ~std::uint64_t(0), kp_null, category_null),
             coco_rows(*data, ~std::uint64_t(0), kp, category));
   EXPECT_EQ(kp_null, kp);
@@ -127,30 +128,46 @@ TEST(CocoKeypoints, ViewsShowTheirKeypointsOnTheirDots) {
 
 // Note [image sizes]: a file of another size than the JSON's width and height is refused at open
 // (it was at its first decode, mid-epoch), naming the JSON, the image entry, both sizes and the
-// likely cause; so is a file that is no image.
+// likely cause; so is a file that is no image. Note [file checks over ranks]: each image is checked
+// by one part (images part, part + parts, ...); at 2 ranks the bad image of turned.json and
+// not_image.json (images[1], images[3]) is rank 1's, so its message reaches rank 0 from there.
 TEST(CocoKeypoints, AnImageOfAnotherSizeThanItsEntryIsRefused) {
-  for (const auto& [json, expected] :
-       {std::make_pair(std::string("turned.json"),
-                       std::string("turned.json: images[1] (id 101): width x height 48 x 64, but the file ") +
-                           kImageFiles +
-                           "coco/images/img1.jpg is 64 x 48: its keypoints would land elsewhere "
-                           "(an EXIF-rotated photo"),
-        std::make_pair(std::string("resized.json"),
-                       std::string("resized.json: images[2] (id 102): width x height 360 x 520, but the file ") +
-                           kImageFiles +
-                           "coco/images/img2.png is 36 x 52: its keypoints would land elsewhere (a "
-                           "file resized after annotating?"),
-        std::make_pair(std::string("not_image.json"),
-                       std::string("not_image.json: images[3] (id 103): ") + kImageFiles +
-                           "coco/../coco_broken/error_page.jpg: not a PNG or JPEG file (by its first bytes)")}) {
+  for (const auto& [json, bad, expected] :
+       {std::make_tuple(std::string("turned.json"), 1,
+                        std::string("turned.json: images[1] (id 101): width x height 48 x 64, but the file ") +
+                            kImageFiles +
+                            "coco/images/img1.jpg is 64 x 48: its keypoints would land elsewhere "
+                            "(an EXIF-rotated photo"),
+        std::make_tuple(std::string("resized.json"), 2,
+                        std::string("resized.json: images[2] (id 102): width x height 360 x 520, but the file ") +
+                            kImageFiles +
+                            "coco/images/img2.png is 36 x 52: its keypoints would land elsewhere (a "
+                            "file resized after annotating?"),
+        std::make_tuple(std::string("not_image.json"), 3,
+                        std::string("not_image.json: images[3] (id 103): ") + kImageFiles +
+                            "coco/../coco_broken/error_page.jpg: not a PNG or JPEG file (by its first bytes)"),
+        // Two bad images, in both parts at 2 ranks: the first over all (rank 1's images[1]) wins.
+        std::make_tuple(std::string("two_bad.json"), 1,
+                        std::string("two_bad.json: images[1] (id 101): width x height 48 x 64"))}) {
+    const std::string path = kImageFiles + "coco/" + json;
+    const auto data = open_as(kCoco, path);  // the JSON alone: its files are checked next
+    const FileCheck own = data->check_files(bad % 2, 2);
+    EXPECT_EQ(own.first, bad) << json;
+    EXPECT_NE(own.message.find(expected), std::string::npos) << own.message;
+    if (json != "two_bad.json") {
+      EXPECT_EQ(data->check_files(1 - bad % 2, 2).first, -1) << json;
+    }
     try {
-      open_as(kCoco, kImageFiles + "coco/" + json);
+      open_checked(kCoco, path);
       ADD_FAILURE() << json << ": not refused at open";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(path, 0), 0u) << e.what();  // no rank prefix
       EXPECT_EQ(e.code(), ExitCode::bad_input);
     }
   }
+  // check_images_at_open false: no file is read at open (a bad one stops the run at its decode).
+  EXPECT_EQ(open_checked(kCoco + "check_images_at_open false\n", kImageFiles + "coco/resized.json")->rows(), 9u);
 }
 
 // Refused at open, naming the entry: a bbox outside its image or of no area (Note [boxes]), an image

@@ -151,6 +151,12 @@ json.dump(bad, open(os.path.join(coco, "turned.json"), "w"))
 bad = json.loads(json.dumps(good))
 bad["images"][2]["width"], bad["images"][2]["height"] = 360, 520
 json.dump(bad, open(os.path.join(coco, "resized.json"), "w"))
+# Two of them (Note [file checks over ranks]): img1 turned (images[1], rank 1's share at 2 ranks)
+# and img2's file gone (images[2], rank 0's): the first over all ranks, images[1], is reported.
+bad = json.loads(json.dumps(good))
+bad["images"][1]["width"], bad["images"][1]["height"] = 48, 64
+bad["images"][2]["file_name"] = "images/gone.png"
+json.dump(bad, open(os.path.join(coco, "two_bad.json"), "w"))
 # A file under an image's name that is no image (a download's error page): refused at open too
 # (beside coco/, whose folders another test reads as an image_folder).
 os.makedirs(os.path.join(out, "coco_broken"))
