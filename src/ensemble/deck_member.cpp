@@ -137,4 +137,14 @@ gbdt::BoostParams member_params(const MemberDeck& m, Task task, int num_class) {
   return p;
 }
 
+void check_member_labels(const MemberDeck& m, Task task, int num_class, const gbdt::Data& train,
+                         const std::string& part, const Comm& comm) {
+  if (!m.trees) return;
+  const gbdt::BoostParams p = member_params(m, task, num_class);
+  comm.run_agreed([&] {
+    gbdt::check_labels(p.objective, p.num_class, train.y, train.line, train.file, p.objective_params,
+                       part + ", which member " + m.path + " trains on");
+  });
+}
+
 }  // namespace hpct::ensemble

@@ -55,4 +55,12 @@ std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::st
 // whose rows lack the highest label).
 gbdt::BoostParams member_params(const MemberDeck& m, Task task, int num_class);
 
+// Collective. A tree member deck's objective takes the labels of the training part `train` (a
+// regression ensemble's poisson, gamma or tweedie trees need them >= 0 or > 0, which the ensemble's
+// own regression labels are not checked for): every row is checked before any training, so a bad
+// label in fold k is not found after the folds before it trained. A bad one is a bad-input error
+// naming the file, line, `part` (which split the training part is: gbdt::split_names) and the member.
+void check_member_labels(const MemberDeck& m, Task task, int num_class, const gbdt::Data& train,
+                         const std::string& part, const Comm& comm);
+
 }  // namespace hpct::ensemble

@@ -173,11 +173,6 @@ void MemberPasses::begin(std::uint64_t pass, const StateArrays* mid) {
     return;
   }
   params_ = member_params(md, run_.task, run_.num_class);
-  // A log-link member (a regression ensemble's poisson, gamma or tweedie trees) needs labels in its
-  // range, which the ensemble's own regression labels are not checked for.
-  comm_.run_agreed([&] {
-    gbdt::check_labels(params_.objective, params_.num_class, rows_.y, rows_.line, rows_.file);
-  });
   gbdt::BoostResume from;
   if (mid)
     comm_.run_agreed([&] {

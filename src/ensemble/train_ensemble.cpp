@@ -118,6 +118,8 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   // else the highest training label + 1 (over all ranks); every label of every set must be a class
   // index. Binary text labels: two classes, the rarer one 1.
   int K = 1;
+  // A bad label names its file, line and split (a row of data_file's held-out tail is no training row).
+  const gbdt::SplitNames part = gbdt::split_names(deck, train, &valid);
   const auto names = static_cast<int>(train.classes.size());  // the same on every rank (agreed)
   if (names > 0) {
     const std::string held = train.label + " of " + train.file + " holds " + std::to_string(names) + " class" +
@@ -138,8 +140,6 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
     K = names > 0                  ? names
         : deck.is_set("num_class") ? static_cast<int>(deck.get_int("num_class"))
                                    : static_cast<int>(comm.max(top)) + 1;
-    // A bad label names its file, line and split (a row of data_file's held-out tail is no training row).
-    const gbdt::SplitNames part = gbdt::split_names(deck, train, &valid);
     comm.run_agreed([&] {
       if (K < 2) deck.fail("num_class", "a multiclass ensemble needs at least 2 classes");
       for (const auto& [d, split] : {std::pair{&train, &part.train}, {&valid, &part.valid}, {&test, &part.test}})
@@ -196,6 +196,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
                                     "mlp and tree decks and member files only, or leave the weights out");
         });
       settle_member_classes(decks[j], task, K, class_origin, comm, services);
+      check_member_labels(decks[j], task, K, train, part.train, comm);
       e.name = decks[j].name();
       continue;
     }
