@@ -24,12 +24,12 @@
 #include "data/row_output.hpp"
 #include "data/source_registry.hpp"
 #include "ensemble/ensemble_file.hpp"
+#include "ensemble/refused_rows.hpp"
 #include "ensemble/report.hpp"
 #include "gbdt/data.hpp"
 #include "gbdt/metrics.hpp"
 #include "gbdt/model_io.hpp"
 #include "io/hdf5.hpp"
-#include "predict_finite.hpp"
 #include "predict_network.hpp"
 
 namespace {
@@ -298,8 +298,10 @@ int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
     if (!categories.any()) categories = m.inputs ? m.inputs->categories : m.trees.categories;
   std::string hdf5_dataset;
   const gbdt::Data d = load_table(opt, e.spec.num_features, categories, comm, classes, &hdf5_dataset);
-  // Note [predict non-finite inputs] in predict_finite.cpp: what the members' trainings refused.
-  tools::refuse_ensemble_non_finite(e, d, hdf5_dataset, comm);
+  // Note [member non-finite inputs] in ensemble/refused_rows.cpp: what the members' trainings refused.
+  std::vector<const ensemble::Member*> members;
+  for (const ensemble::Member& m : e.members) members.push_back(&m);
+  ensemble::refuse_member_rows(members, d, hdf5_dataset, "", comm);
   log_classes(e.spec.classes);
   std::vector<double> s;
   comm.run_agreed([&] { s = ensemble::ensemble_scores(e, d.x, d.rows, d.cols, d.first_row); });

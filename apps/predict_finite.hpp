@@ -1,6 +1,5 @@
-// predict's refusal of input rows a model was trained refusing (Note [predict non-finite inputs]
-// in predict_finite.cpp): a network's rows, and an ensemble's, whose network members keep the rule
-// their trainings applied.
+// predict's refusal of a network's input rows it was trained refusing (Note [predict non-finite
+// inputs] in predict_finite.cpp); an ensemble's rows: ensemble/refused_rows.hpp.
 #pragma once
 
 #include <cstdint>
@@ -9,8 +8,6 @@
 
 #include "comm/comm.hpp"
 #include "data/dataset.hpp"
-#include "ensemble/ensemble_file.hpp"
-#include "gbdt/booster.hpp"
 #include "models/model.hpp"
 
 namespace hpct::tools {
@@ -22,13 +19,5 @@ void refuse_non_finite(const Model& model, const std::vector<NamedShape>& inputs
                        const std::vector<std::vector<float>>& x, const std::string& data,
                        const std::vector<std::string>& datasets_in, const Dataset* table, std::uint64_t first,
                        std::uint64_t count, const Comm& comm);
-
-// Collective. This rank's rows of `d`, as the ensemble `e` scores them: a row holding a value one
-// of its network members was trained refusing is an error (exit 2, every rank) naming the first
-// such row (`hdf5_dataset`: the inputs dataset of an HDF5 file, named with the row; empty: a text
-// file, named by line and column), the member and the count. Tree members read NaN as missing and
-// take an Inf down the tree, as `predict MEMBER.json` does.
-void refuse_ensemble_non_finite(const ensemble::Ensemble& e, const gbdt::Data& d, const std::string& hdf5_dataset,
-                                const Comm& comm);
 
 }  // namespace hpct::tools

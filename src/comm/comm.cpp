@@ -34,4 +34,24 @@ void Comm::agree(const std::string& local_error, ExitCode code) const {
   throw e.mark_collective();
 }
 
+void Comm::agree_on_rows(std::uint64_t bad, std::uint64_t first,
+                         const std::function<std::string(unsigned long long total)>& message_of_first,
+                         ExitCode code) const {
+  const std::uint64_t total = sum(bad);
+  if (total == 0) return;
+  const std::uint64_t global_first = min(first);
+  const int owner = min(bad > 0 && first == global_first ? rank_ : size_);
+  std::string message;
+  if (rank_ == owner) {
+    try {
+      message = message_of_first(static_cast<unsigned long long>(total));
+    } catch (const std::exception& e) {  // still broadcast: the other ranks wait for it
+      message = e.what();
+    }
+  }
+  broadcast(message, owner);
+  Error e(message, code);
+  throw e.mark_collective();
+}
+
 }  // namespace hpct

@@ -1,7 +1,9 @@
 // Ensemble member decks and the rows their trainings see (see deck_member.hpp).
 #include "ensemble/deck_member.hpp"
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -45,6 +47,11 @@ std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::st
   y.resize(n);
   comm.broadcast(x.data(), x.size(), 0);
   comm.broadcast(y.data(), y.size(), 0);
+  // gbdt::load_data keeps an Inf as +-FLT_MAX (the trees' reading): the network gets it back, so
+  // that its training refuses it as `model mlp` does (Note [member non-finite inputs]).
+  for (float& v : x)
+    if (std::fabs(v) == std::numeric_limits<float>::max())
+      v = std::copysign(std::numeric_limits<float>::infinity(), v);
   // Note [ensemble row weights]: a network member trains on its rows' weights (Note [network row
   // weights] in train/row_weights.cpp), as a tree member does.
   std::vector<float> w;

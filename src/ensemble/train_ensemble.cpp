@@ -13,6 +13,7 @@
 #include "ensemble/deck_member.hpp"
 #include "ensemble/ensemble_file.hpp"
 #include "ensemble/member_passes.hpp"
+#include "ensemble/refused_rows.hpp"
 #include "ensemble/report.hpp"
 #include "gbdt/data.hpp"
 #include "gbdt/gbdt.hpp"
@@ -27,7 +28,16 @@ bool is_deck(const std::string& path) {
   return ext == ".in" || ext == ".deck";
 }
 
-std::vector<double> scores_on(const Member& m, Task task, const gbdt::Data& d, const Comm& comm) {
+// Which rows a data set of the run is, for a refused row's message (Note [member non-finite inputs]).
+struct SetWhere {
+  std::string hdf5_dataset;  // the inputs dataset of an HDF5 file; empty: a text file
+  std::string part;          // gbdt::split_names' split
+};
+
+// Collective: member m's scores of `d`, whose rows it must not have been trained refusing.
+std::vector<double> scores_on(const Member& m, Task task, const gbdt::Data& d, const SetWhere& where,
+                              const Comm& comm) {
+  refuse_member_rows({&m}, d, where.hdf5_dataset, where.part, comm);
   std::vector<double> s;
   comm.run_agreed([&] { s = member_scores(m, task, d.x, d.rows, d.cols, d.first_row); });
   return s;
@@ -151,6 +161,16 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
                              static_cast<double>(d->y[i]), K, K - 1, split->c_str()));
     });
   }
+  // Each set's file and split, for a row a network member refuses (Note [member non-finite inputs]).
+  const auto where_of = [&](const gbdt::Data* d) {
+    const char* key = d == &test                                                   ? "test_file"
+                      : d == &valid && !deck.get_string("validation_file").empty() ? "validation_file"
+                                                                                   : "data_file";
+    const bool hdf5 = std::string(data_source_for(deck, d->file, key).name) == "hdf5";
+    return SetWhere{hdf5 ? deck.get_string("inputs_dataset") : std::string(), d == &train   ? part.train
+                                                                              : d == &valid ? part.valid
+                                                                                            : part.test};
+  };
   const std::string class_origin = names > 0                  ? "the class names of " + train.file
                                    : deck.is_set("num_class") ? "num_class"
                                                               : "the labels of " + train.file;
@@ -207,7 +227,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
       check_input_categories(e.model, train);
     });
     e.name = std::filesystem::path(paths[j]).stem().string();
-    if (mr.fit) e.fit_scores = scores_on(e.model, task, train, comm);
+    if (mr.fit) e.fit_scores = scores_on(e.model, task, train, where_of(&train), comm);
     Log::info(strf("ensemble: member %s (%s) from %s", e.name.c_str(), e.model.kind.c_str(), paths[j].c_str()));
   }
   comm.run_agreed([&] {  // after the members' checks: a refused run leaves nothing behind
@@ -262,7 +282,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   for (const gbdt::Data* d : sets) {
     ScoreTable s;
     for (std::size_t j = 0; j < entries.size(); ++j) {
-      s.push_back(scores_on(entries[j].model, task, *d, comm));
+      s.push_back(scores_on(entries[j].model, task, *d, where_of(d), comm));
       const std::vector<double> v = score_metrics(task, s.back(), *d, comm);
       rows[j].values.insert(rows[j].values.end(), v.begin(), v.end());
     }

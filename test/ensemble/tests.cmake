@@ -78,10 +78,11 @@ hpctrain_cli_error(ensemble_log_link_member_label 2
                    --set label_column=0 --set objective=regression --set members=test/cli/poisson_member.in
                    --set combine=average --set folds=2
                    --set output=${CMAKE_CURRENT_BINARY_DIR}/scratch_cli_ensemble_log_link/ensemble.json)
-# `predict ENSEMBLE` refuses the input rows its training refused (Note [predict non-finite inputs] in
-# apps/predict_finite.cpp): a NaN where a network member reads none, an Inf where one reads NaN as
-# missing, naming file, row, member and count on 2 ranks; trees read both (CSV and HDF5 tables).
-add_test(NAME cli_ensemble_predict_non_finite COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/ensemble_predict_non_finite.sh
-         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_ensemble_predict_non_finite)
-set_tests_properties(cli_ensemble_predict_non_finite PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1"
+# An ensemble's run and `predict ENSEMBLE` refuse the input rows its network members were trained
+# refusing (Note [member non-finite inputs] in src/ensemble/refused_rows.cpp): a NaN where a member
+# reads none, an Inf for every network member, naming file, row, split, member and count on 2 ranks;
+# trees read both (CSV and HDF5 tables).
+add_test(NAME cli_ensemble_non_finite COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/ensemble_non_finite.sh
+         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_ensemble_non_finite)
+set_tests_properties(cli_ensemble_non_finite PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1"
                      TIMEOUT 120 PROCESSORS 2 LABELS "cli;ensemble")

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# `predict ENSEMBLE` refuses the input rows the ensemble's training refused (Note [predict non-finite
-# inputs] in apps/predict_finite.cpp), on 2 ranks (exit 2, one error line naming file, row, member
-# and count): ensembles of an mlp deck and a tree deck trained on a clean CSV table and on an HDF5
-# file (datagen friedman1).
+# An ensemble's run and `predict ENSEMBLE` refuse the input rows its network members were trained
+# refusing (Note [member non-finite inputs] in src/ensemble/refused_rows.cpp), on 2 ranks (exit 2,
+# one error line naming file, row, split, member and count): ensembles of an mlp deck and a tree deck
+# trained on a clean CSV table and on an HDF5 file (datagen friedman1).
+# predict:
 # - mlp with missing_numbers error: a NaN (line 5, rank 0's) and an Inf (line 40, rank 1's) refused,
 #   the first named with its column and the count; the HDF5 twin by dataset and row;
 # - mlp with missing_numbers mean (the default): a NaN reads as missing (predicted, finite outputs),
 #   an Inf is refused;
 # - trees only: both read as the trees read them (NaN missing, Inf a value), as `predict MODEL.json`.
-# usage: ensemble_predict_non_finite.sh BUILD_DIR MPIEXEC WORKDIR
+# train:
+# - an mlp file member (missing_numbers error) refuses a NaN of the training split it scores;
+# - an mlp deck member (missing_numbers error) trained on a clean training split refuses a NaN of the
+#   validation split it scores;
+# - an HDF5 Inf (which the trees' reading keeps as FLT_MAX) reaches an mlp deck member as an Inf,
+#   which its training refuses.
+# usage: ensemble_non_finite.sh BUILD_DIR MPIEXEC WORKDIR
 set -u
 build=$1 mpiexec=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
@@ -52,6 +59,15 @@ ensemble() {  # name data members [--set ...]
     "$data" "$members" "$work/ens_$name.json" >"$work/ens_$name.in"
   run "$work/train_$name.log" "$apps/train" "$work/ens_$name.in" "$@"
 }
+ensemble_refused() {  # regex name data members [--set ...]: the run is refused
+  local regex=$1 name=$2 data=$3 members=$4
+  shift 4
+  printf 'model ensemble\ndata_file %s\nvalidation_fraction 0.2\nobjective regression\nmembers %s\ncombine average\nfolds 2\noutput %s\n' \
+    "$data" "$members" "$work/ens_$name.json" >"$work/ens_$name.in"
+  expect_error "$regex" "$apps/train" "$work/ens_$name.in" "$@"
+  [ -e "$work/ens_$name.json" ] && fail "a refused run wrote ens_$name.json"
+  return 0
+}
 ensemble strict "$work/train.csv" "$work/mlp_error.in,$work/trees.in" --set text_header=true --set label_column=y
 ensemble lenient "$work/train.csv" "$work/mlp_mean.in,$work/trees.in" --set text_header=true --set label_column=y
 ensemble trees "$work/train.csv" "$work/trees.in" --set text_header=true --set label_column=y
@@ -81,4 +97,16 @@ h5import "$work/bad.txt" -c "$work/bad.conf" "$work/bad_y.txt" -c "$work/bad_y.c
 ensemble strict_h5 "$work/f1.h5" "$work/mlp_error.in,$work/trees.in"
 expect_error "error: (rank [0-9]+: )?[^ ]*bad.h5: dataset 'inputs' row 3 holds a NaN or Inf \(the first of 2 rows with one\): member [^ ]*ens_strict_h5.mlp_error.h5 \(mlp\)" \
   "$apps/predict" "$work/ens_strict_h5.json" "$work/bad.h5" "$work/x.txt"
+
+# Training refuses what its members refuse. valtail.csv: a NaN in b on line 57, of the validation split.
+awk -F, -v OFS=, 'NR == 57 { $3 = "" } { print }' "$work/train.csv" >"$work/valtail.csv"
+header=(--set text_header=true --set label_column=y)
+run "$work/train_file.log" "$apps/train" "$work/mlp_error.in" --set data_file="$work/train.csv" "${header[@]}" \
+  --set validation_fraction=0 --set output="$work/mlp_file.h5"
+ensemble_refused "error: (rank [0-9]+: )?[^ ]*nan_only.csv:5: column 'b' holds a NaN or Inf \(the only row with one, in the training split: the first [0-9]+ rows of data_file\): member [^ ]*mlp_file.h5 \(mlp\) of the ensemble was trained refusing them" \
+  file_member "$work/nan_only.csv" "$work/mlp_file.h5,$work/trees.in" "${header[@]}"
+ensemble_refused "error: (rank [0-9]+: )?[^ ]*valtail.csv:57: column 'b' holds a NaN or Inf \(the only row with one, in the validation split: the last [0-9]+ rows of data_file, validation_fraction 0.2\): member [^ ]*ens_valtail.mlp_error.h5 \(mlp\)" \
+  valtail "$work/valtail.csv" "$work/mlp_error.in,$work/trees.in" "${header[@]}"
+ensemble_refused "error: (rank [0-9]+: )?[^ ]*bad.h5: the rows of member mlp_mean: inputs of row [0-9]+ holds a NaN or Inf" \
+  inf_h5 "$work/bad.h5" "$work/mlp_mean.in,$work/trees.in"
 echo "PASS"
