@@ -39,7 +39,8 @@ gbdt::Data kept_rows(const gbdt::Data& d, const std::vector<char>& keep, const C
 }
 
 std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::string& name,
-                                              const deck::Deck& member, const Comm& comm) {
+                                              const deck::Deck& member, const std::string& hdf5_dataset,
+                                              const std::string& whose, const Comm& comm) {
   std::vector<float> x = comm.gather_to_root(s.x), y = comm.gather_to_root(s.y);
   auto n = static_cast<std::uint64_t>(y.size());
   comm.broadcast(&n, 1, 0);
@@ -47,6 +48,9 @@ std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::st
   y.resize(n);
   comm.broadcast(x.data(), x.size(), 0);
   comm.broadcast(y.data(), y.size(), 0);
+  RowOrigin origin{s.file, hdf5_dataset, whose, comm.gather_to_root(s.line)};
+  origin.line.resize(n);
+  comm.broadcast(origin.line.data(), origin.line.size(), 0);
   // gbdt::load_data keeps an Inf as +-FLT_MAX (the trees' reading): the network gets it back, so
   // that its training refuses it as `model mlp` does (Note [member non-finite inputs]).
   for (float& v : x)
@@ -69,8 +73,8 @@ std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::st
   e.classes = s.classes;
   if (s.categories.any())
     comm.run_agreed([&] { choose_category_inputs(e, category_inputs(member), s.file, comm.rank() == 0); });
-  std::shared_ptr<const Dataset> rows = std::make_shared<EncodedMemoryTable>(name, x, std::move(y), 1,
-                                                                             std::move(e));
+  std::shared_ptr<const Dataset> rows = std::make_shared<EncodedMemoryTable>(name, x, std::move(y), 1, std::move(e),
+                                                                             std::move(origin));
   return w.empty() ? rows : with_row_weights(std::move(rows), nullptr, std::move(w));
 }
 

@@ -191,6 +191,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   if (std::string(data_source_for(deck, train.file, "data_file").name) == "libsvm")
     mr.libsvm_base = static_cast<int>(deck.get_int("libsvm_base"));
   mr.output = output;
+  mr.hdf5_dataset = where_of(&train).hdf5_dataset;
   mr.work_dir = beside(output, ".work");
   mr.fold.resize(static_cast<std::size_t>(train.rows));
   for (long long i = 0; i < train.rows; ++i)

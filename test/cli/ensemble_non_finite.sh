@@ -12,9 +12,10 @@
 # train:
 # - an mlp file member (missing_numbers error) refuses a NaN of the training split it scores;
 # - an mlp deck member (missing_numbers error) trained on a clean training split refuses a NaN of the
-#   validation split it scores;
+#   validation split it scores, and its training a NaN of the training split (named by file line and
+#   column, not its index among the fold's rows);
 # - an HDF5 Inf (which the trees' reading keeps as FLT_MAX) reaches an mlp deck member as an Inf,
-#   which its training refuses.
+#   which its training refuses, naming the dataset's row.
 # usage: ensemble_non_finite.sh BUILD_DIR MPIEXEC WORKDIR
 set -u
 build=$1 mpiexec=$2 work=$3
@@ -107,6 +108,8 @@ ensemble_refused "error: (rank [0-9]+: )?[^ ]*nan_only.csv:5: column 'b' holds a
   file_member "$work/nan_only.csv" "$work/mlp_file.h5,$work/trees.in" "${header[@]}"
 ensemble_refused "error: (rank [0-9]+: )?[^ ]*valtail.csv:57: column 'b' holds a NaN or Inf \(the only row with one, in the validation split: the last [0-9]+ rows of data_file, validation_fraction 0.2\): member [^ ]*ens_valtail.mlp_error.h5 \(mlp\)" \
   valtail "$work/valtail.csv" "$work/mlp_error.in,$work/trees.in" "${header[@]}"
-ensemble_refused "error: (rank [0-9]+: )?[^ ]*bad.h5: the rows of member mlp_mean: inputs of row [0-9]+ holds a NaN or Inf" \
+ensemble_refused "error: (rank [0-9]+: )?[^ ]*nan_only.csv:5: column 'b' \(a row member mlp_error trains on\) holds a NaN or Inf" \
+  deck_member "$work/nan_only.csv" "$work/mlp_error.in,$work/trees.in" "${header[@]}"
+ensemble_refused "error: (rank [0-9]+: )?[^ ]*bad.h5: dataset 'inputs' row 30 \(a row member mlp_mean trains on\) holds a NaN or Inf" \
   inf_h5 "$work/bad.h5" "$work/mlp_mean.in,$work/trees.in"
 echo "PASS"
