@@ -24,6 +24,7 @@
 #include "data/row_output.hpp"
 #include "data/source_registry.hpp"
 #include "ensemble/ensemble_file.hpp"
+#include "ensemble/refused_rows.hpp"
 #include "ensemble/report.hpp"
 #include "gbdt/data.hpp"
 #include "gbdt/metrics.hpp"
@@ -112,9 +113,11 @@ TableOptions parse_table_options(int argc, char** argv) {
   return o;
 }
 
-// The rows of the data file, `num_features` wide, read through the data-source registry.
+// The rows of the data file, `num_features` wide, read through the data-source registry;
+// `hdf5_dataset`, when given, receives the inputs dataset of an HDF5 file ("" for a text file).
 hpct::gbdt::Data load_table(const TableOptions& o, long long num_features, const hpct::gbdt::Categories& cats,
-                            const hpct::Comm& comm, const hpct::gbdt::TextLabels& labels = {}) {
+                            const hpct::Comm& comm, const hpct::gbdt::TextLabels& labels = {},
+                            std::string* hdf5_dataset = nullptr) {
   using namespace hpct;
   deck::Deck d;
   comm.run_agreed([&] {
@@ -126,6 +129,10 @@ hpct::gbdt::Data load_table(const TableOptions& o, long long num_features, const
     // file names this key, which predict's user does not write.
     if (!o.weight_file.empty()) s.add_string("weight_file", "", "row weights of data_file, one number per line");
     d = deck::Deck::parse(o.settings, "predict's command line", s);
+    if (hdf5_dataset)
+      *hdf5_dataset = std::string(data_source_for(d, o.file, "data_file").name) == "hdf5"
+                          ? d.get_string("inputs_dataset")
+                          : std::string();
   });
   return gbdt::load_data(d, "data_file", "data", comm, num_features, &cats, "the model", labels);
 }
@@ -289,7 +296,12 @@ int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
   gbdt::Categories categories;
   for (const ensemble::Member& m : e.members)
     if (!categories.any()) categories = m.inputs ? m.inputs->categories : m.trees.categories;
-  const gbdt::Data d = load_table(opt, e.spec.num_features, categories, comm, classes);
+  std::string hdf5_dataset;
+  const gbdt::Data d = load_table(opt, e.spec.num_features, categories, comm, classes, &hdf5_dataset);
+  // Note [member non-finite inputs] in ensemble/refused_rows.cpp: what the members' trainings refused.
+  std::vector<const ensemble::Member*> members;
+  for (const ensemble::Member& m : e.members) members.push_back(&m);
+  ensemble::refuse_member_rows(members, d, hdf5_dataset, "", comm);
   log_classes(e.spec.classes);
   std::vector<double> s;
   comm.run_agreed([&] { s = ensemble::ensemble_scores(e, d.x, d.rows, d.cols, d.first_row); });

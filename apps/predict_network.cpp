@@ -1,170 +1,41 @@
 // predict for a network weights file (any registered family, rebuilt by models/registry's
 // load_model): each rank reads its contiguous block of the data file's input rows (one dataset per
 // input the model reads: the gnn's state, forcing and static), runs
-// Model::predict on it (models/model.hpp's predict_rows), and the ranks write one HDF5 file with one dataset per named output
-// ([N, ...], rows in data order; row_output.hpp). Per-row randomness (ensembles) is keyed by the
+// Model::predict on it (models/model.hpp's predict_rows), and the ranks write one HDF5 file with
+// one dataset per named output ([N, ...], rows in data order; row_output.hpp). Per-row randomness (ensembles) is keyed by the
 // global row index, so the values do not depend on the rank count up to the network batches'
 // rounding (--chunk).
 #include "predict_network.hpp"
 
-#include "predict_tables.hpp"
-
 #include <algorithm>
 #include <climits>
-#include <cmath>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "core/cli_number.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "core/log.hpp"
 #include "core/timer.hpp"
 #include "data/row_output.hpp"
-#include "deck/deck.hpp"
 #include "io/hdf5.hpp"
 #include "models/registry.hpp"
+#include "predict_finite.hpp"
+#include "predict_network_options.hpp"
+#include "predict_tables.hpp"
 #include "train/evaluator.hpp"
 #include "train/row_weights.hpp"
 #include "train/table_inputs.hpp"
 
 namespace hpct::tools {
 
-const char* const kNetworkUsage =
-    "usage: predict WEIGHTS.h5 DATA.h5 OUT.h5 [options]   (a network's weights file written by train)\n"
-    "  --inputs-dataset D      the inputs dataset of DATA.h5 (default: the input's name, e.g. inputs); a model\n"
-    "                          that reads several inputs (gnn: state, forcing, static) reads one dataset each,\n"
-    "                          named as the input unless given as NAME=DATASET[,NAME=DATASET...]\n"
-    "  --outputs A,B           only these outputs (default: all the model predicts)\n"
-    "  --rows N                only the first N rows (default: all)\n"
-    "  --chunk R               rows per network batch (ensembles: (row, member) pairs; default 2048)\n"
-    "  --weights ema|raw       the EMA of the weights (default, when the file has one) or the trained ones\n"
-    "  --no-label              DATA.csv/.tsv has no label column (a model trained on a table: read as training "
-    "read it)\n"
-    "  --weight-column N|NAME  DATA.csv/.tsv: the row weight column (not a feature): weighted metrics, as train's\n"
-    "                          weighted validation (sum w l / sum w; docs/row_weights.md)\n"
-    "  --weight-file FILE      one weight per row of DATA.csv/.tsv/LibSVM (as train's weight_file): weighted "
-    "metrics\n"
-    "  models that generate ensembles (diffusion):\n"
-    "  --members M --seed K --method ddpm|ddim --steps S --clip X   as apps/sample (defaults 8, 1, ddpm, all, 6)\n"
-    "OUT.h5 gets one float32 dataset per output, rows in data order: mlp `outputs` [N, d_out] (values;\n"
-    "logits for classifiers) and for classifiers `probabilities` [N, d_out]; diffusion `ensembles`\n"
-    "[N, members, n_fine]; gnn `forecast` [N, S, P] (from the datasets state, forcing, static). A model\n"
-    "trained on a CSV/TSV table also reads DATA.csv or DATA.tsv: the training file's columns, text\n"
-    "columns coded as in training (docs/tables.md); a network reads DATA.svm/.libsvm as its training\n"
-    "LibSVM file was read (absent entries 0 or missing, as the weights file keeps).\n";
-
 namespace {
-
-struct NetworkOptions {
-  std::string weights, data, out, inputs_dataset;
-  nn::WeightsChoice weights_choice = nn::WeightsChoice::preferred;
-  std::string weight_set;  // the set loaded: ema or raw
-  std::vector<std::string> outputs;
-  PredictOptions predict;
-  long long rows = -1;
-  bool labelled = true;                    // a CSV/TSV file holds the training file's label column
-  std::string weight_column, weight_file;  // a labelled table's row weights: weighted metrics
-};
-
-NetworkOptions parse(int argc, char** argv) {
-  NetworkOptions o;
-  o.predict.chunk = 2048;
-  std::vector<std::string> pos;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--kokkos-", 0) == 0) continue;
-    if (a.rfind("--", 0) != 0) {
-      pos.push_back(a);
-      continue;
-    }
-    if (a == "--no-label") {
-      o.labelled = false;
-      continue;
-    }
-    if (i + 1 >= argc) throw Error("predict: " + a + " needs a value\n" + kNetworkUsage, ExitCode::bad_input);
-    const std::string v = argv[++i];
-    auto number = [&]() { return cli_integer("predict: " + a, v); };
-    auto positive_int = [&]() {
-      const long long x = number();
-      if (x < 1 || x > INT_MAX) throw Error("predict: " + a + " must be in [1, 2^31)", ExitCode::bad_input);
-      return static_cast<int>(x);
-    };
-    if (a == "--inputs-dataset") o.inputs_dataset = v;
-    else if (a == "--outputs") o.predict.outputs = deck::split_list(v);
-    else if (a == "--rows") o.rows = number();
-    else if (a == "--weight-column") o.weight_column = v;
-    else if (a == "--weight-file") o.weight_file = v;
-    else if (a == "--chunk") o.predict.chunk = positive_int();
-    else if (a == "--weights") o.weights_choice = nn::weights_choice(v, "predict: --weights");
-    else if (a == "--members") o.predict.sampling.members = positive_int();
-    else if (a == "--seed") o.predict.sampling.seed = static_cast<std::uint64_t>(number());
-    else if (a == "--method") o.predict.sampling.method = v;
-    else if (a == "--steps") o.predict.sampling.steps = static_cast<int>(number());
-    else if (a == "--clip") o.predict.sampling.clip = cli_real("predict: " + a, v);
-    else throw Error("predict: unknown option " + a + "\n" + kNetworkUsage, ExitCode::bad_input);
-  }
-  if (pos.size() != 3)
-    throw Error(std::string("predict: expected WEIGHTS DATA OUT\n") + kNetworkUsage, ExitCode::bad_input);
-  o.weights = pos[0], o.data = pos[1], o.out = pos[2];
-  if (!o.weight_column.empty() && !o.weight_file.empty())
-    throw Error("predict: --weight-column and --weight-file both give the rows' weights: give one",
-                ExitCode::bad_input);
-  if ((!o.weight_column.empty() || !o.weight_file.empty()) && !o.labelled)
-    throw Error("predict: row weights weigh the metrics of labelled rows; --no-label has none",
-                ExitCode::bad_input);
-  return o;
-}
 
 template <class T>
 std::string shape_text(const std::vector<T>& dims) {
   std::string s;
   for (const T d : dims) s += (s.empty() ? "" : ", ") + std::to_string(d);
   return "[" + s + "]";
-}
-
-std::string names_text(const std::vector<NamedShape>& inputs) {
-  std::string s;
-  for (const NamedShape& in : inputs) s += (s.empty() ? "" : ", ") + in.name;
-  return s;
-}
-
-// The dataset of DATA.h5 each of the model's inputs reads: the input's name, or --inputs-dataset's
-// (a bare DATASET for a one-input model; NAME=DATASET pairs for any).
-std::vector<std::string> input_datasets(const std::string& option, const std::vector<NamedShape>& inputs,
-                                        const std::string& family) {
-  std::vector<std::string> out;
-  for (const NamedShape& in : inputs) out.push_back(in.name);
-  if (option.empty()) return out;
-  if (option.find('=') == std::string::npos) {
-    if (inputs.size() != 1)
-      throw Error("predict: --inputs-dataset " + option + ": the " + family + " model reads " +
-                      std::to_string(inputs.size()) + " inputs (" + names_text(inputs) +
-                      "), one dataset each: give NAME=DATASET pairs (e.g. " + inputs.front().name + "=" + option +
-                      ")",
-                  ExitCode::bad_input);
-    out.front() = option;
-    return out;
-  }
-  std::vector<char> given(inputs.size(), 0);
-  for (const std::string& pair : deck::split_list(option)) {
-    const std::size_t eq = pair.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size())
-      throw Error("predict: --inputs-dataset: '" + pair + "' is not NAME=DATASET", ExitCode::bad_input);
-    const std::string name = pair.substr(0, eq);
-    std::size_t k = 0;
-    while (k < inputs.size() && inputs[k].name != name) ++k;
-    if (k == inputs.size())
-      throw Error("predict: --inputs-dataset: the " + family + " model has no input '" + name + "' (it reads " +
-                      names_text(inputs) + ")",
-                  ExitCode::bad_input);
-    if (given[k]) throw Error("predict: --inputs-dataset: input '" + name + "' given twice", ExitCode::bad_input);
-    given[k] = 1;
-    out[k] = pair.substr(eq + 1);
-  }
-  return out;
 }
 
 // A labelled table's metrics, as train's validation computes them (train/evaluator.hpp): with row
@@ -201,51 +72,11 @@ void log_table_metrics(const NetworkOptions& o, Model& model, std::shared_ptr<co
                  weighted ? "weighted (sum w l / sum w)" : "unweighted", line.c_str()));
 }
 
-// Note [predict non-finite inputs]: training refuses a NaN or Inf among a model's inputs unless
-// the model reads NaN itself (Model::constrain_fields: an mlp trained on a table with
-// missing_numbers mean reads it as the column's mean); predict wrote NaN outputs for such rows
-// without a word. It applies the same check to the rows read (this rank's [first, first + count)):
-// an error naming the file, the first bad row and how many there are, exit 2 on every rank.
-void refuse_non_finite(const Model& model, const std::vector<NamedShape>& inputs,
-                       const std::vector<std::vector<float>>& x, const std::string& data,
-                       const std::vector<std::string>& datasets_in, const Dataset* table, std::uint64_t first,
-                       std::uint64_t count, const Comm& comm) {
-  std::vector<FieldSpec> specs(inputs.size());
-  for (std::size_t k = 0; k < inputs.size(); ++k) specs[k].name = inputs[k].name;
-  model.constrain_fields(specs);
-  std::uint64_t bad = 0, first_bad = UINT64_MAX;
-  std::size_t field = 0;
-  for (std::uint64_t i = 0; i < count; ++i)
-    for (std::size_t k = 0; k < inputs.size(); ++k) {
-      const auto w = static_cast<std::uint64_t>(inputs[k].row_size());
-      const float* row = x[k].data() + i * w;
-      if (std::none_of(row, row + w,
-                       [&](float v) { return specs[k].nan_allowed ? std::isinf(v) : !std::isfinite(v); }))
-        continue;
-      if (bad++ == 0) first_bad = first + i, field = k;
-      break;
-    }
-  const std::uint64_t total_bad = comm.sum(bad), global_first = comm.min(first_bad);
-  if (total_bad == 0) return;
-  std::string message;
-  if (first_bad == global_first) {  // the rank holding the first bad row names it
-    const std::string where = table ? table->describe_row(first_bad, 0)
-                                    : data + ": dataset '" + datasets_in[field] + "' row " +
-                                          std::to_string(first_bad);
-    message = strf(
-        "%s holds %s (the first of %llu rows with one): the %s model was trained refusing them, so "
-        "its outputs there would be NaN; leave those rows out",
-        where.c_str(), specs[field].nan_allowed ? "an Inf" : "a NaN or Inf", (unsigned long long)total_bad,
-        model.family().c_str());
-  }
-  comm.agree(message, ExitCode::bad_input);
-}
-
 }  // namespace
 
 int predict_network(int argc, char** argv, const Comm& comm) {
   NetworkOptions o;
-  comm.run_agreed([&] { o = parse(argc, argv); });
+  comm.run_agreed([&] { o = parse_network_options(argc, argv); });
   PredictOptions& po = o.predict;
 
   // The model, what it reads and what it writes with these options (unknown names are errors).

@@ -36,15 +36,31 @@ void Comm::agree(const std::string& local_error, ExitCode code) const {
   throw e.mark_collective();
 }
 
+void Comm::agree_on_rows(std::uint64_t bad, std::uint64_t first,
+                         const std::function<std::string(unsigned long long total)>& message_of_first,
+                         ExitCode code) const {
+  const std::uint64_t total = sum(bad);
+  if (total == 0) return;
+  const std::uint64_t global_first = min(first);
+  const int owner = min(bad > 0 && first == global_first ? rank_ : size_);
+  std::string message;
+  if (rank_ == owner) {
+    try {
+      message = message_of_first(static_cast<unsigned long long>(total));
+    } catch (const std::exception& e) {  // still broadcast: the other ranks wait for it
+      message = e.what();
+    }
+  }
+  broadcast(message, owner);
+  Error e(message, code);
+  throw e.mark_collective();
+}
+
 void Comm::agree_first(long long index, const std::string& message, ExitCode code) const {
   constexpr long long kNone = std::numeric_limits<long long>::max();
-  const long long first = min(index >= 0 ? index : kNone);
-  if (first == kNone) return;
-  const int owner = min(index == first ? rank_ : size_);  // the lowest rank that found it
-  std::string m = rank_ == owner ? message : std::string();
-  broadcast(m, owner);
-  Error e(m, code);
-  throw e.mark_collective();
+  agree_on_rows(
+      index >= 0 ? 1 : 0, static_cast<std::uint64_t>(index >= 0 ? index : kNone),
+      [&](unsigned long long) { return message; }, code);
 }
 
 }  // namespace hpct

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -92,11 +93,19 @@ class Comm {
   // throws the same Error: the lowest failing rank's message (prefixed with its rank when not all
   // ranks failed) and the most severe exit code.
   void agree(const std::string& local_error, ExitCode code = ExitCode::failure) const;
+  // Every rank found `bad` rows of its block breaking a rule of the data, the first at global row
+  // `first` (UINT64_MAX: none). If any rank found one, every rank throws the same Error(code): the
+  // message the rank holding the first such row makes, message_of_first(the count over all ranks),
+  // with no rank prefix (it names the row; predict's Note [predict non-finite inputs]).
+  void agree_on_rows(std::uint64_t bad, std::uint64_t first,
+                     const std::function<std::string(unsigned long long total)>& message_of_first,
+                     ExitCode code = ExitCode::bad_input) const;
 
   // Every rank calls this with the first bad item of its share of a check split over the ranks
   // (`index` in one order for all ranks, -1 when its share holds none, `message` its error). If any
   // rank found one, every rank throws the message of the lowest index, with `code`, as one error
-  // (no rank prefix: the message is the same whichever rank checked the item).
+  // (no rank prefix: the message is the same whichever rank checked the item): agree_on_rows with
+  // one item.
   void agree_first(long long index, const std::string& message, ExitCode code) const;
 
   // Runs f on every rank and agrees on its outcome (see agree). f must not itself call collectives

@@ -24,6 +24,9 @@ class MemoryTable : public Dataset {
                        const std::vector<FieldBuffer>& out) const override;
   std::string describe_row(std::uint64_t row, int field) const override;
 
+ protected:
+  const float* input_row(std::uint64_t row) const { return x_.data() + row * d_in_; }
+
  private:
   std::string name_;
   std::vector<float> x_, y_;

@@ -1,7 +1,9 @@
 // Ensemble member decks and the rows their trainings see (see deck_member.hpp).
 #include "ensemble/deck_member.hpp"
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -37,7 +39,8 @@ gbdt::Data kept_rows(const gbdt::Data& d, const std::vector<char>& keep, const C
 }
 
 std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::string& name,
-                                              const deck::Deck& member, const Comm& comm) {
+                                              const deck::Deck& member, const std::string& hdf5_dataset,
+                                              const std::string& whose, const Comm& comm) {
   std::vector<float> x = comm.gather_to_root(s.x), y = comm.gather_to_root(s.y);
   auto n = static_cast<std::uint64_t>(y.size());
   comm.broadcast(&n, 1, 0);
@@ -45,6 +48,14 @@ std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::st
   y.resize(n);
   comm.broadcast(x.data(), x.size(), 0);
   comm.broadcast(y.data(), y.size(), 0);
+  RowOrigin origin{s.file, hdf5_dataset, whose, comm.gather_to_root(s.line)};
+  origin.line.resize(n);
+  comm.broadcast(origin.line.data(), origin.line.size(), 0);
+  // gbdt::load_data keeps an Inf as +-FLT_MAX (the trees' reading): the network gets it back, so
+  // that its training refuses it as `model mlp` does (Note [member non-finite inputs]).
+  for (float& v : x)
+    if (std::fabs(v) == std::numeric_limits<float>::max())
+      v = std::copysign(std::numeric_limits<float>::infinity(), v);
   // Note [ensemble row weights]: a network member trains on its rows' weights (Note [network row
   // weights] in train/row_weights.cpp), as a tree member does.
   std::vector<float> w;
@@ -62,8 +73,8 @@ std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::st
   e.classes = s.classes;
   if (s.categories.any())
     comm.run_agreed([&] { choose_category_inputs(e, category_inputs(member), s.file, comm.rank() == 0); });
-  std::shared_ptr<const Dataset> rows = std::make_shared<EncodedMemoryTable>(name, x, std::move(y), 1,
-                                                                             std::move(e));
+  std::shared_ptr<const Dataset> rows = std::make_shared<EncodedMemoryTable>(name, x, std::move(y), 1, std::move(e),
+                                                                             std::move(origin));
   return w.empty() ? rows : with_row_weights(std::move(rows), nullptr, std::move(w));
 }
 
@@ -135,6 +146,16 @@ gbdt::BoostParams member_params(const MemberDeck& m, Task task, int num_class) {
   gbdt::BoostParams p = gbdt::params_from_deck(m.deck);
   if (task == Task::multiclass && p.num_class <= 0) p.num_class = num_class;
   return p;
+}
+
+void check_member_labels(const MemberDeck& m, Task task, int num_class, const gbdt::Data& train,
+                         const std::string& part, const Comm& comm) {
+  if (!m.trees) return;
+  const gbdt::BoostParams p = member_params(m, task, num_class);
+  comm.run_agreed([&] {
+    gbdt::check_labels(p.objective, p.num_class, train.y, train.line, train.file, p.objective_params,
+                       part + ", which member " + m.path + " trains on");
+  });
 }
 
 }  // namespace hpct::ensemble

@@ -47,12 +47,23 @@ gbdt::Data kept_rows(const gbdt::Data& d, const std::vector<char>& keep, const C
 // network trainer reads: any rank may read any row of the epoch's order). With categorical
 // features, the network's inputs as `model mlp` takes them from a CSV/TSV file (one-hot blocks or
 // embedding codes by the member deck's keys, Note [category embeddings]), which its weights keep.
+// A bad value's message names the row by its line of s.file (HDF5: its row of `hdf5_dataset`) as a
+// row `whose` ("member m trains on").
 std::shared_ptr<const Dataset> rows_in_memory(const gbdt::Data& s, const std::string& name,
-                                              const deck::Deck& member, const Comm& comm);
+                                              const deck::Deck& member, const std::string& hdf5_dataset,
+                                              const std::string& whose, const Comm& comm);
 
 // A tree member's booster parameters: its deck's, and for a multiclass ensemble `num_class`
 // classes when the deck leaves num_class at 0 (every fold predicts the ensemble's classes, even one
 // whose rows lack the highest label).
 gbdt::BoostParams member_params(const MemberDeck& m, Task task, int num_class);
+
+// Collective. A tree member deck's objective takes the labels of the training part `train` (a
+// regression ensemble's poisson, gamma or tweedie trees need them >= 0 or > 0, which the ensemble's
+// own regression labels are not checked for): every row is checked before any training, so a bad
+// label in fold k is not found after the folds before it trained. A bad one is a bad-input error
+// naming the file, line, `part` (which split the training part is: gbdt::split_names) and the member.
+void check_member_labels(const MemberDeck& m, Task task, int num_class, const gbdt::Data& train,
+                         const std::string& part, const Comm& comm);
 
 }  // namespace hpct::ensemble

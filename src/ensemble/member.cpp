@@ -99,6 +99,10 @@ Member network_member(std::shared_ptr<Model> model, const std::string& path, Tas
   m.path = path;
   m.kind = model->family();
   m.num_features = static_cast<int>(in.front().row_size());
+  std::vector<FieldSpec> rule{FieldSpec{}};
+  rule.front().name = in.front().name;
+  model->constrain_fields(rule);
+  m.reads_nan = rule.front().nan_allowed;
   m.network = std::move(model);
   return m;
 }

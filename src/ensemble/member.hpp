@@ -35,6 +35,9 @@ struct Member {
   // rows of category codes are encoded through it (one-hot blocks, embedding codes); null: a row
   // is the network's inputs as it is.
   std::shared_ptr<const TableEncoding> inputs;
+  // A network that reads a NaN input as a missing number (Model::constrain_fields: an mlp trained
+  // on a table with missing_numbers mean); else it was trained refusing NaN (refused_rows.hpp).
+  bool reads_nan = false;
 };
 
 // Network weights files are HDF5 (train writes them without a user block, so the signature opens

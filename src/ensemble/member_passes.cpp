@@ -169,15 +169,11 @@ void MemberPasses::begin(std::uint64_t pass, const StateArrays* mid) {
     for (std::size_t i = 0; i < keep.size(); ++i) keep[i] = run_.fold[i] != p.fold;
   rows_ = kept_rows(*run_.train, keep, comm_);
   if (!md.trees) {
-    memory_ = rows_in_memory(rows_, run_.train->file + ": the rows of member " + md.name(), md.deck, comm_);
+    memory_ = rows_in_memory(rows_, run_.train->file + ": the rows of member " + md.name(), md.deck,
+                             run_.hdf5_dataset, "member " + md.name() + " trains on", comm_);
     return;
   }
   params_ = member_params(md, run_.task, run_.num_class);
-  // A log-link member (a regression ensemble's poisson, gamma or tweedie trees) needs labels in its
-  // range, which the ensemble's own regression labels are not checked for.
-  comm_.run_agreed([&] {
-    gbdt::check_labels(params_.objective, params_.num_class, rows_.y, rows_.line, rows_.file);
-  });
   gbdt::BoostResume from;
   if (mid)
     comm_.run_agreed([&] {

@@ -57,6 +57,7 @@ struct MemberRun {
   int libsvm_base = -1;             // LibSVM rows: their ids' base, kept with the reading in network
                                     // member files (Note [LibSVM members]); -1: not LibSVM
   std::string work_dir, output;
+  std::string hdf5_dataset;  // data_file's inputs dataset when it is HDF5, for messages; else empty
 };
 
 class MemberPasses final : public PassWork {

@@ -13,6 +13,7 @@
 #include "ensemble/deck_member.hpp"
 #include "ensemble/ensemble_file.hpp"
 #include "ensemble/member_passes.hpp"
+#include "ensemble/refused_rows.hpp"
 #include "ensemble/report.hpp"
 #include "gbdt/data.hpp"
 #include "gbdt/gbdt.hpp"
@@ -27,7 +28,16 @@ bool is_deck(const std::string& path) {
   return ext == ".in" || ext == ".deck";
 }
 
-std::vector<double> scores_on(const Member& m, Task task, const gbdt::Data& d, const Comm& comm) {
+// Which rows a data set of the run is, for a refused row's message (Note [member non-finite inputs]).
+struct SetWhere {
+  std::string hdf5_dataset;  // the inputs dataset of an HDF5 file; empty: a text file
+  std::string part;          // gbdt::split_names' split
+};
+
+// Collective: member m's scores of `d`, whose rows it must not have been trained refusing.
+std::vector<double> scores_on(const Member& m, Task task, const gbdt::Data& d, const SetWhere& where,
+                              const Comm& comm) {
+  refuse_member_rows({&m}, d, where.hdf5_dataset, where.part, comm);
   std::vector<double> s;
   comm.run_agreed([&] { s = member_scores(m, task, d.x, d.rows, d.cols, d.first_row); });
   return s;
@@ -118,6 +128,8 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   // else the highest training label + 1 (over all ranks); every label of every set must be a class
   // index. Binary text labels: two classes, the rarer one 1.
   int K = 1;
+  // A bad label names its file, line and split (a row of data_file's held-out tail is no training row).
+  const gbdt::SplitNames part = gbdt::split_names(deck, train, &valid);
   const auto names = static_cast<int>(train.classes.size());  // the same on every rank (agreed)
   if (names > 0) {
     const std::string held = train.label + " of " + train.file + " holds " + std::to_string(names) + " class" +
@@ -138,8 +150,6 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
     K = names > 0                  ? names
         : deck.is_set("num_class") ? static_cast<int>(deck.get_int("num_class"))
                                    : static_cast<int>(comm.max(top)) + 1;
-    // A bad label names its file, line and split (a row of data_file's held-out tail is no training row).
-    const gbdt::SplitNames part = gbdt::split_names(deck, train, &valid);
     comm.run_agreed([&] {
       if (K < 2) deck.fail("num_class", "a multiclass ensemble needs at least 2 classes");
       for (const auto& [d, split] : {std::pair{&train, &part.train}, {&valid, &part.valid}, {&test, &part.test}})
@@ -151,6 +161,16 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
                              static_cast<double>(d->y[i]), K, K - 1, split->c_str()));
     });
   }
+  // Each set's file and split, for a row a network member refuses (Note [member non-finite inputs]).
+  const auto where_of = [&](const gbdt::Data* d) {
+    const char* key = d == &test                                                   ? "test_file"
+                      : d == &valid && !deck.get_string("validation_file").empty() ? "validation_file"
+                                                                                   : "data_file";
+    const bool hdf5 = std::string(data_source_for(deck, d->file, key).name) == "hdf5";
+    return SetWhere{hdf5 ? deck.get_string("inputs_dataset") : std::string(), d == &train   ? part.train
+                                                                              : d == &valid ? part.valid
+                                                                                            : part.test};
+  };
   const std::string class_origin = names > 0                  ? "the class names of " + train.file
                                    : deck.is_set("num_class") ? "num_class"
                                                               : "the labels of " + train.file;
@@ -171,6 +191,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   if (std::string(data_source_for(deck, train.file, "data_file").name) == "libsvm")
     mr.libsvm_base = static_cast<int>(deck.get_int("libsvm_base"));
   mr.output = output;
+  mr.hdf5_dataset = where_of(&train).hdf5_dataset;
   mr.work_dir = beside(output, ".work");
   mr.fold.resize(static_cast<std::size_t>(train.rows));
   for (long long i = 0; i < train.rows; ++i)
@@ -196,6 +217,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
                                     "mlp and tree decks and member files only, or leave the weights out");
         });
       settle_member_classes(decks[j], task, K, class_origin, comm, services);
+      check_member_labels(decks[j], task, K, train, part.train, comm);
       e.name = decks[j].name();
       continue;
     }
@@ -206,7 +228,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
       check_input_categories(e.model, train);
     });
     e.name = std::filesystem::path(paths[j]).stem().string();
-    if (mr.fit) e.fit_scores = scores_on(e.model, task, train, comm);
+    if (mr.fit) e.fit_scores = scores_on(e.model, task, train, where_of(&train), comm);
     Log::info(strf("ensemble: member %s (%s) from %s", e.name.c_str(), e.model.kind.c_str(), paths[j].c_str()));
   }
   comm.run_agreed([&] {  // after the members' checks: a refused run leaves nothing behind
@@ -261,7 +283,7 @@ int run(const deck::Deck& deck, const Comm& comm, const RunServices& services) {
   for (const gbdt::Data* d : sets) {
     ScoreTable s;
     for (std::size_t j = 0; j < entries.size(); ++j) {
-      s.push_back(scores_on(entries[j].model, task, *d, comm));
+      s.push_back(scores_on(entries[j].model, task, *d, where_of(d), comm));
       const std::vector<double> v = score_metrics(task, s.back(), *d, comm);
       rows[j].values.insert(rows[j].values.end(), v.begin(), v.end());
     }

@@ -186,8 +186,32 @@ std::vector<float> encoded(const std::vector<float>& x, const TableEncoding& e) 
 }  // namespace
 
 EncodedMemoryTable::EncodedMemoryTable(std::string name, const std::vector<float>& x, std::vector<float> y,
-                                       std::uint64_t d_out, TableEncoding e)
+                                       std::uint64_t d_out, TableEncoding e, RowOrigin origin)
     : MemoryTable(std::move(name), encoded(x, e), std::move(y), static_cast<std::uint64_t>(e.width()), d_out),
-      e_(std::move(e)) {}
+      e_(std::move(e)),
+      origin_(std::move(origin)) {}
+
+std::string EncodedMemoryTable::describe_row(std::uint64_t row, int field) const {
+  if (row >= origin_.line.size()) return MemoryTable::describe_row(row, field);
+  const int line = origin_.line[row];
+  const std::string whose = " (a row " + origin_.whose + ")";
+  if (!origin_.hdf5_dataset.empty())
+    return origin_.file + ": dataset '" + (field == 0 ? origin_.hdf5_dataset : std::string("targets")) + "' row " +
+           std::to_string(line - 1) + whose;
+  const std::string where = origin_.file + ":" + std::to_string(line) + ": ";
+  if (field != 0) return where + "label" + whose;
+  // The first numeric column whose input is not finite (a category's inputs always are).
+  const float* in = input_row(row);
+  const std::vector<long long> at = e_.offsets();
+  for (long long f = 0; f < e_.cols; ++f) {
+    if (e_.categories.of(static_cast<int>(f)) || std::isfinite(in[at[static_cast<std::size_t>(f)]])) continue;
+    const auto u = static_cast<std::size_t>(f);
+    return where +
+           (u < e_.columns.size() && !e_.columns[u].empty() ? "column '" + e_.columns[u] + "'"
+                                                            : "feature " + std::to_string(f)) +
+           whose;
+  }
+  return where + "inputs" + whose;
+}
 
 }  // namespace hpct

@@ -66,15 +66,27 @@ void encode_coded_rows(const TableEncoding& e, const float* x, std::size_t n, fl
 
 // Rows already encoded in memory (an ensemble's network members): the trainer stores `encoding()`
 // with the weights and builds the model for its embedded columns, as for a CSV/TSV file.
+// Where the rows came from, for a bad value's message: row i is line line[i] of `file` (an HDF5
+// file's row + 1, named as row line[i] - 1 of `hdf5_dataset`), a row `whose` ("member m trains on").
+struct RowOrigin {
+  std::string file, hdf5_dataset, whose;
+  std::vector<int> line;
+};
+
 class EncodedMemoryTable : public MemoryTable {
  public:
-  // x: coded rows [rows, e.cols] (encoded here), y: rows x d_out.
+  // x: coded rows [rows, e.cols] (encoded here), y: rows x d_out; `origin` names a row by its file's
+  // line and column (empty lines: by its index, MemoryTable's).
   EncodedMemoryTable(std::string name, const std::vector<float>& x, std::vector<float> y, std::uint64_t d_out,
-                     TableEncoding e);
+                     TableEncoding e, RowOrigin origin = {});
   const TableEncoding& encoding() const { return e_; }
+  // "t.csv:12: column 'b' (a row member m trains on)" (no header: "feature 1"), "t.h5: dataset
+  // 'inputs' row 11 (...)".
+  std::string describe_row(std::uint64_t row, int field) const override;
 
  private:
   TableEncoding e_;
+  RowOrigin origin_;
 };
 
 }  // namespace hpct

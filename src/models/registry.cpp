@@ -166,7 +166,9 @@ std::string normalised_config(const ModelFamily& f, const std::string& config) {
 // (ModelFamily::keys_added_later), one table for every reader: a stored configuration without the
 // key reads that value (parse_config), a model taking the file over must have it (here, with a
 // message naming the deck line that resumes the run as it ran), and train's resume asks the same of
-// a checkpoint's deck (Note [keys newer than the checkpoint]). A new key that changes the
+// a checkpoint's deck (Note [keys newer than the checkpoint]). A key the model at hand ignores
+// (ModelFamily::ignores_key: the mlp's standardize_targets when the loss is not mse) is asked for by
+// none of them: its value from before would change nothing. A new key that changes the
 // parameters' sizes still meets read_checkpoint's check of the stored parameter count.
 std::string config_difference(const ModelFamily& f, const std::string& stored, const std::string& current) {
   std::vector<std::string> added;  // keys_added_later the stored configuration lacks
@@ -181,14 +183,18 @@ std::string config_difference(const ModelFamily& f, const std::string& stored, c
     b >> sb;
     if (!old.is_set(k.name) || same_value(old, now, k.name)) continue;
     const std::size_t value = k.name.size() + 1;  // after "key="
-    if (std::find(added.begin(), added.end(), k.name) != added.end())
-      return k.name + ": '" + sb.substr(value) + "' now; " + key_added_later_refusal(f, now, k.name);
+    if (std::find(added.begin(), added.end(), k.name) != added.end()) {
+      const std::string refusal = key_added_later_refusal(f, now, k.name);
+      if (refusal.empty()) continue;  // a key the model ignores
+      return k.name + ": '" + sb.substr(value) + "' now; " + refusal;
+    }
     return k.name + ": '" + sa.substr(value) + "' stored, '" + sb.substr(value) + "' now";
   }
   return {};
 }
 
 std::string key_added_later_refusal(const ModelFamily& f, const deck::Deck& deck, const std::string& key) {
+  if (f.ignores_key && f.ignores_key(deck, key)) return {};  // its value changes nothing
   for (const auto& [name, before] : f.keys_added_later)
     if (name == key && !same_value(parse_config(f, key + "=" + before, "keys_added_later"), deck, key))
       return "the checkpoint was written before this key existed, when the run trained as `" + key + " " + before +

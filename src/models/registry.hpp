@@ -65,6 +65,11 @@ struct ModelFamily {
   // trained on the numbers as they are). A stored configuration or checkpoint deck without the key
   // ran as that value; train's resume and config_difference refuse to take it over with another.
   std::vector<std::pair<std::string, std::string>> keys_added_later;
+  // Whether the model a deck (or stored configuration) describes ignores one of the family's keys
+  // (the mlp's standardize_targets under a loss other than mse): such a key is no difference
+  // between a checkpoint and what takes it over, so a resume never asks for its value from before.
+  // nullptr: the family's models read every key.
+  bool (*ignores_key)(const deck::Deck& deck, const std::string& key) = nullptr;
   // Its models generate ensembles (Model::generates_ensembles); here for messages that name the
   // families able to do something without building a model.
   bool generates_ensembles = false;
@@ -113,7 +118,8 @@ std::string normalised_config(const ModelFamily& f, const std::string& config);
 std::string config_difference(const ModelFamily& f, const std::string& stored, const std::string& current);
 // For a deck taking over a checkpoint of family `f` whose deck or configuration lacks `key`: "" when
 // the deck's value is the one the checkpoint's run had (the key is not among the family's
-// keys_added_later, or the deck has its value from before, `no` and `false` alike), else why not and
+// keys_added_later, the deck has its value from before, `no` and `false` alike, or the model the
+// deck describes ignores the key: ModelFamily::ignores_key), else why not and
 // the deck line that resumes the run as it ran: "the checkpoint was written before this key existed,
 // when the run trained as `key before`; set that line in the deck to resume it as it ran".
 std::string key_added_later_refusal(const ModelFamily& f, const deck::Deck& deck, const std::string& key);

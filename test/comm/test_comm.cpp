@@ -3,6 +3,9 @@
 // buffers are staged through host memory.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+
 #include "comm/comm.hpp"
 #include "comm/watchdog.hpp"
 #include "core/timer.hpp"
@@ -75,6 +78,30 @@ TEST(Comm, FirstBadItemOverTheRanksReachesEveryRank) {
   EXPECT_EQ(hpct::test::error_message([&] { comm.agree_first(r == 0 ? 7 : -1, "seven", ExitCode::bad_input); }),
             "seven");
   EXPECT_NO_THROW(comm.agree_first(-1, "", ExitCode::bad_input));
+}
+
+// Comm::agree_on_rows: rows found bad on several ranks are one error on every rank, the message of the
+// rank holding the globally first (not the lowest rank with one), with the count over the ranks and no
+// rank prefix; no bad row: nothing thrown, the message never made.
+TEST(Comm, BadRowsAreOneMessageFromTheFirstRowsRank) {
+  const Comm comm;
+  const int last = comm.size() - 1;
+  // Every rank two bad rows; the last rank's block holds the first of them (rows are given, not
+  // laid out by rank: the owner is found by the row).
+  const std::uint64_t first = comm.rank() == last ? 5 : 100 + static_cast<std::uint64_t>(comm.rank());
+  const std::string msg = hpct::test::error_message([&] {
+    comm.agree_on_rows(2, first, [&](unsigned long long total) {
+      return "row " + std::to_string(first) + " of rank " + std::to_string(comm.rank()) + ", " +
+             std::to_string(total) + " rows";
+    });
+  });
+  EXPECT_EQ(msg, "row 5 of rank " + std::to_string(last) + ", " + std::to_string(2 * comm.size()) + " rows");
+  bool made = false;
+  EXPECT_NO_THROW(comm.agree_on_rows(0, UINT64_MAX, [&](unsigned long long) {
+    made = true;
+    return std::string("never");
+  }));
+  EXPECT_FALSE(made);
 }
 
 namespace {

@@ -69,3 +69,20 @@ hpctrain_cli_error(ensemble_bad_label_split 2
                    inputs/ensemble_quickstart.in --set data_file=test/cli/bad_class_tail.csv --set data_format=csv
                    --set label_column=0 --set objective=multiclass --set num_class=3
                    --set output=${CMAKE_CURRENT_BINARY_DIR}/scratch_cli_ensemble_bad_label.json)
+# A tree member's objective refuses a label of the ensemble's training rows (a poisson member of a
+# regression ensemble: a negative count) as the ensemble's own checks do: file, line, split and member.
+# (The regex has . for the message's semicolon, which would split the CMake list.)
+hpctrain_cli_error(ensemble_log_link_member_label 2
+                   "^error: (rank [0-9]+: )?test/cli/negative_count.csv:4: objective: label -1 is negative. the poisson objective models amounts >= 0 \\(a row of the training split: the first 16 rows of data_file, which member test/cli/poisson_member.in trains on\\)$"
+                   inputs/ensemble_quickstart.in --set data_file=test/cli/negative_count.csv --set data_format=csv
+                   --set label_column=0 --set objective=regression --set members=test/cli/poisson_member.in
+                   --set combine=average --set folds=2
+                   --set output=${CMAKE_CURRENT_BINARY_DIR}/scratch_cli_ensemble_log_link/ensemble.json)
+# An ensemble's run and `predict ENSEMBLE` refuse the input rows its network members were trained
+# refusing (Note [member non-finite inputs] in src/ensemble/refused_rows.cpp): a NaN where a member
+# reads none, an Inf for every network member, naming file, row, split, member and count on 2 ranks;
+# trees read both (CSV and HDF5 tables).
+add_test(NAME cli_ensemble_non_finite COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/ensemble_non_finite.sh
+         ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_ensemble_non_finite)
+set_tests_properties(cli_ensemble_non_finite PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1"
+                     TIMEOUT 120 PROCESSORS 2 LABELS "cli;ensemble")

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "core/log.hpp"
 #include "core/real_text.hpp"
 #include "models/cape/cape_model.hpp"
 #include "models/registry.hpp"
@@ -98,8 +99,9 @@ TEST(Registry, StoredConfigurationIsTheFamilysSchemaRoundTrip) {
     const deck::Schema schema = config_schema(f);
     for (const deck::KeySpec& k : schema.keys()) {
       EXPECT_TRUE(parsed.is_set(k.name)) << family << ": '" << config << "' does not store " << k.name;
-      if (k.type == deck::KeyType::Real)  // as written: "0.1", not "0.100000" or "0.10000000000000001"
+      if (k.type == deck::KeyType::Real) {  // as written: "0.1", not "0.100000" or "0.10000000000000001"
         EXPECT_EQ(parsed.entry(k.name).value, real_text(parsed.get_real(k.name))) << family << ": " << config;
+      }
     }
     EXPECT_EQ(normalised_config(f, config), parsed.settings());
     EXPECT_EQ(model_from_config(family, config, 4, "test")->config_string(), config) << family;
@@ -270,6 +272,57 @@ TEST(Registry, AnOldMlpWeightsFileRebuildsWithoutStandardisation) {
   EXPECT_TRUE(old->data_stats_request().empty());
   EXPECT_EQ(outputs(*old), outputs(*load_model(raw_file, 8)));
   EXPECT_NE(outputs(*old), outputs(*model)) << "the statistics change nothing: the test cannot tell";
+}
+
+// Note [fine-tuning across standardisation] (models/mlp/mlp_model.cpp): init_weights from an mlp
+// file trained with other standardisation than the run's deck (an old file: the keys stripped from
+// today's configuration, as above) fine-tunes as the deck says, with a note naming the lines that
+// fine-tune it as it trained; only the keys the run's loss reads (cross_entropy: standardize_inputs);
+// a file trained as the deck says gets no note.
+TEST(Registry, InitWeightsFromAnMlpFileOfOtherStandardisationSaysSo) {
+  const auto model_of = [](const std::string& lines) {
+    const deck::Deck deck = hpct::test::make_deck("model mlp\ndata_file unused.h5\nhidden_sizes 4\n" + lines);
+    std::unique_ptr<Model> m = make_model(ModelBuildContext{deck, 3, 1, 4, nn::Precision::fp32});
+    m->store().initialize(3);
+    return m;
+  };
+  const auto file_of = [](Model& m, const std::string& name, const std::string& from, const std::string& to) {
+    const std::string path = hpct::test::scratch("registry_init_" + name + ".h5");
+    nn::write_weights(path, m.store(), {{"model", "mlp"}, {"config", replaced(m.config_string(), from, to)}},
+                      m.extra_datasets());
+    return path;
+  };
+  const auto note_of = [](Model& m, const std::string& file) {
+    Log::set_quiet(false);
+    testing::internal::CaptureStdout();
+    EXPECT_FALSE(m.fitted_state_from(file));
+    const std::string out = testing::internal::GetCapturedStdout();
+    Log::set_quiet(std::getenv("HPCTRAIN_TEST_VERBOSE") == nullptr);
+    return out;
+  };
+  const std::unique_ptr<Model> mse = model_of("loss mse\n");
+  const std::string old = file_of(*mse, "old", kStandardised, "");
+  EXPECT_EQ(
+      note_of(*mse, old),
+      "note: init_weights " + old +
+          " was trained with standardize_inputs false and standardize_targets "
+          "false (written before the keys existed: on the numbers as they are), this run has standardize_inputs "
+          "true and standardize_targets true: its parameters start on numbers scaled otherwise than they were "
+          "trained on; set `standardize_inputs false` and `standardize_targets false` in the deck to fine-tune "
+          "it as it trained\n");
+  const std::unique_ptr<Model> raw = model_of("loss mse\nstandardize_inputs false\nstandardize_targets false\n");
+  EXPECT_EQ(note_of(*raw, old), "");
+  const std::string today = file_of(*mse, "today", "", "");
+  EXPECT_EQ(note_of(*mse, today), "");
+  EXPECT_NE(note_of(*raw, today)
+                .find("was trained with standardize_inputs true and standardize_targets true, "
+                      "this run has"),
+            std::string::npos);
+  const std::unique_ptr<Model> ce = model_of("loss cross_entropy\nnum_classes 3\n");
+  const std::string ce_old = file_of(*ce, "ce_old", " standardize_inputs=true standardize_targets=false", "");
+  const std::string ce_note = note_of(*ce, ce_old);
+  EXPECT_NE(ce_note.find("set `standardize_inputs false` in the deck"), std::string::npos) << ce_note;
+  EXPECT_EQ(ce_note.find("standardize_targets"), std::string::npos) << ce_note;
 }
 
 // Note [family tools]: apps/wxgen, wxeval, trajgen, smart_eval, posegen, cape_eval, diffgen and sample

@@ -210,7 +210,8 @@ TEST(Checkpoint, ADefaultChangedSinceTheCheckpointNamesTheLineThatResumesIt) {
 // Note [keys newer than the checkpoint] (train/resume.cpp): an mlp checkpoint written before
 // standardize_inputs / standardize_targets existed (its deck has neither line) trained on the
 // numbers as they are; resumed by a deck that leaves them at their default (true) it is refused,
-// naming the line; with both set false it resumes; another family's checkpoint is not concerned.
+// naming the line; with both set false it resumes (a classifier's with standardize_inputs false
+// alone: its loss ignores standardize_targets); another family's checkpoint is not concerned.
 TEST(Checkpoint, AKeyNewerThanTheCheckpointWhoseDefaultChangesTheRunNamesTheLine) {
   const std::string deck_text = "model mlp\ndata_file unused.h5\n";
   const auto without = [](std::string text, const std::string& key) {
@@ -233,6 +234,17 @@ TEST(Checkpoint, AKeyNewerThanTheCheckpointWhoseDefaultChangesTheRunNamesTheLine
     check_resume_deck(make_deck(deck_text + "standardize_inputs false\n"), old);
   });
   EXPECT_NE(one.find("standardize_targets: the checkpoint was written before"), std::string::npos) << one;
+  // A loss other than mse ignores standardize_targets (ModelFamily::ignores_key): only
+  // standardize_inputs is asked for, and with it set the checkpoint resumes.
+  for (const char* loss : {"cross_entropy", "bce"}) {
+    const std::string text = deck_text + "loss " + loss + "\n";
+    CheckpointState classifier;
+    classifier.deck = without(without(make_deck(text).resolved(), "standardize_inputs"), "standardize_targets");
+    const std::string asks = error_message([&] { check_resume_deck(make_deck(text), classifier); });
+    EXPECT_NE(asks.find("standardize_inputs: the checkpoint was written before"), std::string::npos) << asks;
+    EXPECT_EQ(asks.find("standardize_targets"), std::string::npos) << asks;
+    EXPECT_NO_THROW(check_resume_deck(make_deck(text + "standardize_inputs false\n"), classifier)) << loss;
+  }
   CheckpointState cape;
   const std::string cape_text = "model cape\ndata_file unused.h5\n";
   cape.deck = without(make_deck(cape_text).resolved(), "standardize_inputs");

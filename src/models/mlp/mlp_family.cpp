@@ -138,6 +138,12 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
   return model;
 }
 
+// standardize_targets standardises the label of loss mse only (build, from_config): cross_entropy's
+// class indices and bce's probabilities stay as they are, whatever the key says.
+bool ignores_key(const deck::Deck& deck, const std::string& key) {
+  return key == "standardize_targets" && deck.get_string("loss") != "mse";
+}
+
 }  // namespace
 
 ModelFamily mlp_family() {
@@ -153,6 +159,7 @@ ModelFamily mlp_family() {
   // Note [keys added later] in models/registry.cpp: the runs before Note [mlp standardisation]
   // trained on the numbers as they are, not as today's default.
   f.keys_added_later = {{"standardize_inputs", "false"}, {"standardize_targets", "false"}};
+  f.ignores_key = ignores_key;
   f.runs_in_situ = true;
   return f;
 }

@@ -7,6 +7,8 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/real_text.hpp"
+#include "io/hdf5.hpp"
+#include "models/registry.hpp"
 
 namespace hpct {
 
@@ -107,6 +109,51 @@ Tensor<float> MlpModel::targets(const Batch& b) const {
   if (t.dtype == DType::i64) labels_to_float(labels_, b.get_as<std::int64_t>(Batch::kTargets).data(), b.n);
   else labels_to_float(labels_, b.get_as<std::int32_t>(Batch::kTargets).data(), b.n);
   return Tensor<float>(labels_.data(), Shape{b.n, 1});
+}
+
+// Note [fine-tuning across standardisation]
+// init_weights' parameters mean something on the numbers they were trained on. A file trained on
+// the numbers as they are (written before Note [mlp standardisation], whose configuration reads
+// standardize_inputs false by Note [keys added later], or of a run with the keys off) fine-tuned by
+// a deck that standardises (the default) starts its first layer on other inputs than it learnt,
+// and a standardised file fine-tuned without standardisation the same the other way; the run said
+// nothing. It is a note, not a refusal: init_weights starts a new run, whose deck decides the model
+// (the file gives starting parameters of the same shapes; moving an old model onto standardised
+// numbers and training it on is a choice a user may make), while a resume continues one run and
+// refuses (Note [keys newer than the checkpoint] in train/resume.cpp). The note names the deck
+// lines that fine-tune the file as it trained; standardize_targets only where this run's loss
+// (mse) reads it.
+bool MlpModel::fitted_state_from(const std::string& weights_file) {
+  scaling_.load(weights_file);
+  std::string config;
+  {
+    const h5::File f = h5::File::open_read(weights_file);
+    const bool mlp = h5::has_attr(f, "/", "model") && h5::read_attr_string(f, "/", "model") == "mlp";
+    if (mlp && h5::has_attr(f, "/", "config")) config = h5::read_attr_string(f, "/", "config");
+  }
+  const ModelFamily* family = find_model_family("mlp");
+  if (config.empty() || !family) return false;  // another file: read_weights says what it lacks
+  const deck::Deck stored = parse_config(*family, config, weights_file + ": config");
+  const MlpScalingConfig& now = scaling_.config();
+  std::vector<std::pair<std::string, bool>> before;  // the keys that differ, with the file's values
+  if (stored.get_bool("standardize_inputs") != now.inputs) before.emplace_back("standardize_inputs", !now.inputs);
+  const bool stored_targets = stored.get_bool("standardize_targets") && stored.get_string("loss") == "mse";
+  if (loss_.kind() == nn::LossKind::mse && stored_targets != now.targets)
+    before.emplace_back("standardize_targets", !now.targets);
+  if (before.empty()) return false;
+  std::string was, is, lines;
+  for (const auto& [key, value] : before) {
+    const std::string sep = was.empty() ? "" : " and ";
+    was += sep + key + " " + (value ? "true" : "false");
+    is += sep + key + " " + (value ? "false" : "true");
+    lines += sep + "`" + key + " " + (value ? "true" : "false") + "`";
+  }
+  const bool older = config.find("standardize_inputs=") == std::string::npos;
+  Log::info("note: init_weights " + weights_file + " was trained with " + was +
+            (older ? " (written before the keys existed: on the numbers as they are)" : "") + ", this run has " +
+            is + ": its parameters start on numbers scaled otherwise than they were trained on; set " + lines +
+            " in the deck to fine-tune it as it trained");
+  return false;
 }
 
 // Note [stored label smoothing]

@@ -48,11 +48,10 @@ class MlpModel : public Model {
   ExtraDatasets extra_datasets() const override { return scaling_.datasets(); }
   void load_extra_datasets(const std::string& weights_file) override { scaling_.load(weights_file); }
   // init_weights: the parameters mean something with the statistics they were trained with, so
-  // those of the file (where it has them) replace this training file's.
-  bool fitted_state_from(const std::string& weights_file) override {
-    scaling_.load(weights_file);
-    return false;  // nothing else to fit
-  }
+  // those of the file (where it has them) replace this training file's; a file trained with other
+  // standardisation than this run's is fine-tuned as the deck says, with a note (Note [fine-tuning
+  // across standardisation] in mlp_model.cpp). Nothing else to fit: false.
+  bool fitted_state_from(const std::string& weights_file) override;
   const MlpScaling& scaling() const { return scaling_; }
   // missing_numbers mean: a table's inputs may hold NaN (a missing number, read as the mean).
   void allow_missing_inputs() { missing_inputs_ = true; }
