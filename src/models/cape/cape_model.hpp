@@ -15,11 +15,9 @@
 // PCK of the copy baseline (the support's keypoints taken as the query's).
 #pragma once
 
-#include <map>
-#include <utility>
-
 #include "models/cape/cape_backbone.hpp"
 #include "models/cape/cape_head.hpp"
+#include "models/fused_verdicts.hpp"
 #include "models/model.hpp"
 #include "nn/conv_tuning.hpp"
 
@@ -49,10 +47,7 @@ class CapeModel : public Model {
   bool evaluates_rows_alone() const override { return true; }
   void evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums) override;
   // Whether batches of n rows in chunks of `rows` have been found to run fused (tests).
-  bool fuses(int n, int rows) const {
-    const auto it = fused_verdicts_.find({n, rows});
-    return it != fused_verdicts_.end() && it->second;
-  }
+  bool fuses(int n, int rows) const { return fused_.fuses(n, rows); }
   double train_flops_per_sample() const override { return 2 * 3.0 * backbone_.forward_flops(); }
   bool collective_step() const override { return synchronised_ || tuning_.tuning(); }
 
@@ -87,9 +82,6 @@ class CapeModel : public Model {
   // Evaluation episodes chunk by chunk (Note [fused cape validation]): chunk k's m supports then its
   // m queries at images_ rows [2 first, 2 first + 2m), its keypoints at rows [first, first + m).
   void form_chunk_episodes(const Batch& b, int rows);
-  // Whether the backbone's features of images_' 2n images in one batch have the bits of each
-  // chunk's 2m alone (after form_chunk_episodes).
-  bool fused_as_chunks(int n, int rows);
   double head_pass(const Batch& b, bool training, double normaliser);
   // Adds to pck and copy_pck each episode's fraction of keypoints within the threshold.
   // The episodes' keypoints are rows [first, first + n) of kp_support_ and kp_query_.
@@ -107,7 +99,7 @@ class CapeModel : public Model {
   ConvTuning tuning_;
   bool synchronised_ = false;
   nn::BatchNorm2d<float>::Allreduce reducer_;
-  std::map<std::pair<int, int>, bool> fused_verdicts_;  // (batch rows, chunk rows) -> fused_as_chunks
+  FusedVerdicts fused_{{"cape", "episodes", "features", "fused cape validation"}};  // Note [fused cape validation]
 };
 
 }  // namespace hpct::cape

@@ -7,9 +7,7 @@
 // are the tuning steps of conv_algorithm auto (Note [convolution autotuning] in resnet.hpp).
 #pragma once
 
-#include <map>
-#include <utility>
-
+#include "models/fused_verdicts.hpp"
 #include "models/model.hpp"
 #include "nn/conv_tuning.hpp"
 #include "nn/loss.hpp"
@@ -33,10 +31,7 @@ class ResNetModel : public Model {
   bool evaluates_rows_alone() const override { return true; }
   void evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums) override;
   // Whether batches of n rows in chunks of `rows` have been found to run fused (tests).
-  bool fuses(int n, int rows) const {
-    const auto it = fused_verdicts_.find({n, rows});
-    return it != fused_verdicts_.end() && it->second;
-  }
+  bool fuses(int n, int rows) const { return fused_.fuses(n, rows); }
   bool classifies() const override { return true; }
   Predictions predict(const Batch& b, const PredictOptions& o) override;
   std::vector<NamedShape> predict_inputs() const override;
@@ -61,10 +56,6 @@ class ResNetModel : public Model {
   Tensor<float> targets(const Batch& b) const;
   // The inputs as [n, C, H, W], checked against the configured image shape.
   Tensor<float> images(const Batch& b) const;
-  // Note [fused conv validation]: whether the evaluation-mode logits of x's n rows in one batch
-  // have the bits of its chunks of `rows` rows, each a batch alone.
-  bool fused_as_chunks(const Tensor<float>& x, int n, int rows);
-
 
   ResNet<float> net_;
   nn::BatchNorm2d<float>::Allreduce reducer_;
@@ -72,7 +63,7 @@ class ResNetModel : public Model {
   nn::Loss<float> loss_;
   View1<float> labels_;  // capacity rows
   bool synchronised_ = false;
-  std::map<std::pair<int, int>, bool> fused_verdicts_;  // (batch rows, chunk rows) -> fused_as_chunks
+  FusedVerdicts fused_{{"resnet", "images", "logits", "fused conv validation"}};  // Note [fused conv validation]
 };
 
 }  // namespace hpct
