@@ -3,8 +3,8 @@
 // convolution keys, the stored image shape, and the batch-norm and convolution settings applied to
 // a model once built.
 // Templates over the config and model types, which carry the same members in both families
-// (depth, base_width, small_stem, channels, height, width; set_reducer, synchronise_batch_norm,
-// set_conv_algorithm, set_conv_precision).
+// (depth, base_width, small_stem, channels, height, width; the models' set_reducer,
+// synchronise_batch_norm, set_conv_algorithm and set_conv_precision are ConvNetModel's).
 #pragma once
 
 #include <string>

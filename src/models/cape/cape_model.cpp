@@ -65,15 +65,6 @@ CapeModel::CapeModel(const CapeConfig& c, int capacity)
   if (c.views < 2) throw Error("cape: the data needs at least 2 views per row (support and query)");
 }
 
-void CapeModel::synchronise_batch_norm() {
-  backbone_.set_allreduce(reducer_);
-  synchronised_ = static_cast<bool>(reducer_);
-}
-
-void CapeModel::set_conv_algorithm(const std::string& choice, bool deterministic) {
-  tuning_.configure(backbone_.convolutions(), backbone_.convolution_names(), choice, deterministic);
-}
-
 std::string CapeModel::config_string() const {
   // Note [stored configuration] in models/registry.hpp.
   const BackboneConfig& b = c_.backbone;
@@ -142,15 +133,8 @@ double CapeModel::head_pass(const Batch& b, bool training, double normaliser) {
 
 double CapeModel::accumulate_gradients(const Batch& b, double normaliser) {
   if (b.n == 0) {
-    // A collective step with no rows here: the batch norms still join the sums over the ranks.
-    if (!collective_step()) return 0.0;
     const BackboneConfig& bc = c_.backbone;
-    const Tensor<float> none(images_.data(), Shape{0, bc.channels, bc.height, bc.width});
-    backbone_.set_training(true);
-    tuning_.before();
-    backbone_.forward(none, 0);
-    backbone_.backward(none, 0);
-    tuning_.after(reducer_);
+    empty_training_step(Tensor<float>(images_.data(), Shape{0, bc.channels, bc.height, bc.width}));
     return 0.0;
   }
   form_episodes(b, true);

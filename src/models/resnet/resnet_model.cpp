@@ -37,17 +37,6 @@ ResNetModel::ResNetModel(const ResNetConfig& config, int capacity, double label_
       loss_(nn::LossKind::cross_entropy, label_smoothing),
       labels_("resnet_labels", static_cast<std::size_t>(std::max(capacity, 1))) {}
 
-void ResNetModel::synchronise_batch_norm() {
-  net_.set_allreduce(reducer_);
-  synchronised_ = static_cast<bool>(reducer_);
-}
-
-void ResNetModel::set_conv_algorithm(const std::string& choice, bool deterministic) {
-  tuning_.configure(net_.convolutions(), net_.convolution_names(), choice, deterministic);
-}
-
-std::vector<nn::ConvAlgorithm> ResNetModel::conv_algorithms() const { return tuning_.algorithms(); }
-
 void ResNetModel::constrain_fields(std::vector<FieldSpec>& fields) const {
   for (FieldSpec& f : fields)
     if (f.name == Batch::kTargets && f.dtype != DType::f32)
@@ -85,14 +74,8 @@ std::string ResNetModel::config_string() const {
 double ResNetModel::accumulate_gradients(const Batch& b, double normaliser) {
   net_.set_training(true);
   if (b.n == 0) {
-    // A collective step with no rows here: the batch norms and the tuning still join the sums over the ranks.
-    if (!collective_step()) return 0.0;
     const ResNetConfig& c = net_.config();
-    const Tensor<float> none(labels_.data(), Shape{0, c.channels, c.height, c.width});
-    tuning_.before();
-    net_.forward(none, 0);
-    net_.backward(none, 0);
-    tuning_.after(reducer_);
+    empty_training_step(Tensor<float>(labels_.data(), Shape{0, c.channels, c.height, c.width}));
     return 0.0;
   }
   const Tensor<float> x = images(b);

@@ -7,15 +7,14 @@
 // are the tuning steps of conv_algorithm auto (Note [convolution autotuning] in resnet.hpp).
 #pragma once
 
+#include "models/conv_net_model.hpp"
 #include "models/fused_verdicts.hpp"
-#include "models/model.hpp"
-#include "nn/conv_tuning.hpp"
 #include "nn/loss.hpp"
 #include "nn/resnet.hpp"
 
 namespace hpct {
 
-class ResNetModel : public Model {
+class ResNetModel : public ConvNetModel<ResNet<float>> {
  public:
   ResNetModel(const ResNetConfig& config, int capacity, double label_smoothing = 0.0);
   std::string family() const override { return "resnet"; }
@@ -38,31 +37,18 @@ class ResNetModel : public Model {
   std::vector<NamedShape> predict_outputs(const PredictOptions& o) const override;
   double train_flops_per_sample() const override { return 3.0 * net_.forward_flops(); }
   void constrain_fields(std::vector<FieldSpec>& fields) const override;
-  bool collective_step() const override { return synchronised_ || tuning_.tuning(); }
-
-  // Sums doubles over the ranks (ModelBuildContext::allreduce_sum); empty on one rank.
-  void set_reducer(const nn::BatchNorm2d<float>::Allreduce& reducer) { reducer_ = reducer; }
-  // Note [synchronised batch norm], through the reducer.
-  void synchronise_batch_norm();
-  // conv_algorithm as the deck says it: gemm, direct, or auto (timed unless `deterministic`).
-  void set_conv_algorithm(const std::string& choice, bool deterministic);
-  // The algorithm each convolution runs (after tuning, its choice).
-  std::vector<nn::ConvAlgorithm> conv_algorithms() const;
-  void set_conv_precision(nn::Precision p) { tuning_.set_precision(p); }  // after set_conv_algorithm
   ResNet<float>& net() { return net_; }
 
  private:
+  ResNet<float>& conv_net() override { return net_; }
   // The batch's labels as float32 (an image set's int64 targets converted into labels_).
   Tensor<float> targets(const Batch& b) const;
   // The inputs as [n, C, H, W], checked against the configured image shape.
   Tensor<float> images(const Batch& b) const;
 
   ResNet<float> net_;
-  nn::BatchNorm2d<float>::Allreduce reducer_;
-  ConvTuning tuning_;  // Note [convolution autotuning]
   nn::Loss<float> loss_;
-  View1<float> labels_;  // capacity rows
-  bool synchronised_ = false;
+  View1<float> labels_;                                                           // capacity rows
   FusedVerdicts fused_{{"resnet", "images", "logits", "fused conv validation"}};  // Note [fused conv validation]
 };
 
