@@ -15,6 +15,16 @@
 
 namespace hpct {
 
+// resnet_depth, resnet_width and resnet_stem: keys of resnet's deck section, which cape's decks read
+// too, and of cape's stored configuration, declared once so that their defaults and ranges cannot part.
+inline void declare_resnet_shape_keys(deck::Schema& s) {
+  s.add_int("resnet_depth", 18, 18, 50, "ResNet depth: 18 or 34 (basic blocks), 50 (bottlenecks)");
+  s.add_int("resnet_width", 64, 1, 4096, "channels of the first stage (torchvision: 64); stages double it");
+  s.add_choice("resnet_stem", "imagenet", {"imagenet", "small"},
+               "imagenet: 7x7/2 conv + 3x3/2 max pool (torchvision); small: one 3x3/1 conv, for images of 8-32 "
+               "pixels");
+}
+
 // resnet_depth (18, 34 or 50), resnet_width and resnet_stem into `c`, from a deck or a stored
 // configuration alike.
 template <class ResNetShape>
