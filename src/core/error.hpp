@@ -22,7 +22,8 @@ class Error : public std::runtime_error {
       : std::runtime_error(message), code_(code) {}
   ExitCode code() const { return code_; }
   // True when every rank holds this same error (raised through Comm::agree): the ranks can then
-  // exit together; otherwise the driver aborts the job so no rank waits in a collective.
+  // exit together; otherwise the program aborts the job so no rank waits in a collective
+  // (run_ending_on_errors, comm/error_exit.hpp).
   bool collective() const { return collective_; }
   Error& mark_collective() {
     collective_ = true;

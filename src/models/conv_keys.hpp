@@ -3,8 +3,8 @@
 // convolution keys, the stored image shape, and the batch-norm and convolution settings applied to
 // a model once built.
 // Templates over the config and model types, which carry the same members in both families
-// (depth, base_width, small_stem, channels, height, width; set_reducer, synchronise_batch_norm,
-// set_conv_algorithm, set_conv_precision).
+// (depth, base_width, small_stem, channels, height, width; the models' set_reducer,
+// synchronise_batch_norm, set_conv_algorithm and set_conv_precision are ConvNetModel's).
 #pragma once
 
 #include <string>
@@ -14,6 +14,16 @@
 #include "nn/conv_tuning.hpp"
 
 namespace hpct {
+
+// resnet_depth, resnet_width and resnet_stem: keys of resnet's deck section, which cape's decks read
+// too, and of cape's stored configuration, declared once so that their defaults and ranges cannot part.
+inline void declare_resnet_shape_keys(deck::Schema& s) {
+  s.add_int("resnet_depth", 18, 18, 50, "ResNet depth: 18 or 34 (basic blocks), 50 (bottlenecks)");
+  s.add_int("resnet_width", 64, 1, 4096, "channels of the first stage (torchvision: 64); stages double it");
+  s.add_choice("resnet_stem", "imagenet", {"imagenet", "small"},
+               "imagenet: 7x7/2 conv + 3x3/2 max pool (torchvision); small: one 3x3/1 conv, for images of 8-32 "
+               "pixels");
+}
 
 // resnet_depth (18, 34 or 50), resnet_width and resnet_stem into `c`, from a deck or a stored
 // configuration alike.

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "comm/error_exit.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/trace.hpp"
@@ -113,7 +114,7 @@ int train_main(int argc, char** argv) {
   Runtime runtime(argc, argv);
   const Comm comm;
   const Topology& topo = runtime.topology();
-  try {
+  return run_ending_on_errors(comm, {"error: ", "internal error: "}, [&]() -> int {
     CommandLine cl;
     comm.run_agreed([&] { cl = parse_command_line(argc, argv); });
     if (cl.help || cl.help_deck || cl.help_kokkos || cl.version) {
@@ -151,19 +152,7 @@ int train_main(int argc, char** argv) {
     if (const RunFamily* family = find_run_family(deck.get_string("model")))
       return family->run(deck, comm, program_services(comm));
     return run_network_training(deck, comm);
-  } catch (const Error& e) {
-    if (e.collective() || comm.size() == 1) {
-      if (comm.rank() == 0) std::fprintf(stderr, "error: %s\n", e.what());
-      return static_cast<int>(e.code());
-    }
-    // Only this rank knows: abort the job so no other rank waits in a collective forever.
-    Log::rank_error(std::string("error: ") + e.what());
-    MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
-  } catch (const std::exception& e) {
-    Log::rank_error(std::string("internal error: ") + e.what());
-    MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::failure));
-  }
-  return static_cast<int>(ExitCode::failure);
+  });
 }
 
 }  // namespace hpct

@@ -70,10 +70,8 @@ void declare_config(deck::Schema& s) {
   declare_image_keys(s, 64);
   s.add_int("views", 2, 2, 1 << 10, "views per data row");
   s.add_int("keypoints", 10, 1, 1 << 10, "keypoint slots per image");
-  s.add_int("resnet_depth", 18, 18, 50, "ResNet depth");
-  s.add_int("resnet_width", 64, 1, 4096, "channels of the first stage");
-  s.add_choice("resnet_stem", "imagenet", {"imagenet", "small"}, "the ResNet stem");
-  declare_conv_keys(s);  // as the deck declares them, the default library (models/conv_keys.hpp)
+  declare_resnet_shape_keys(s);  // as the deck declares them (models/conv_keys.hpp)
+  declare_conv_keys(s);          // as the deck declares them, the default library (models/conv_keys.hpp)
 }
 
 std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {

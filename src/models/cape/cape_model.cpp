@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -64,15 +63,6 @@ CapeModel::CapeModel(const CapeConfig& c, int capacity)
   host_support_ = HostView1<float>("cape_host_kps", kp);
   host_query_ = HostView1<float>("cape_host_kpq", kp);
   if (c.views < 2) throw Error("cape: the data needs at least 2 views per row (support and query)");
-}
-
-void CapeModel::synchronise_batch_norm() {
-  backbone_.set_allreduce(reducer_);
-  synchronised_ = static_cast<bool>(reducer_);
-}
-
-void CapeModel::set_conv_algorithm(const std::string& choice, bool deterministic) {
-  tuning_.configure(backbone_.convolutions(), backbone_.convolution_names(), choice, deterministic);
 }
 
 std::string CapeModel::config_string() const {
@@ -143,15 +133,8 @@ double CapeModel::head_pass(const Batch& b, bool training, double normaliser) {
 
 double CapeModel::accumulate_gradients(const Batch& b, double normaliser) {
   if (b.n == 0) {
-    // A collective step with no rows here: the batch norms still join the sums over the ranks.
-    if (!collective_step()) return 0.0;
     const BackboneConfig& bc = c_.backbone;
-    const Tensor<float> none(images_.data(), Shape{0, bc.channels, bc.height, bc.width});
-    backbone_.set_training(true);
-    tuning_.before();
-    backbone_.forward(none, 0);
-    backbone_.backward(none, 0);
-    tuning_.after(reducer_);
+    empty_training_step(Tensor<float>(images_.data(), Shape{0, bc.channels, bc.height, bc.width}));
     return 0.0;
   }
   form_episodes(b, true);
@@ -235,10 +218,14 @@ void CapeModel::evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, 
   const std::size_t map = static_cast<std::size_t>(c_.head.dim) * c_.head.height * c_.head.width;
   form_chunk_episodes(b, rows);
   backbone_.set_training(false);
-  auto it = fused_verdicts_.find({n, rows});
-  if (it == fused_verdicts_.end())
-    it = fused_verdicts_.emplace(std::make_pair(n, rows), fused_as_chunks(n, rows)).first;
-  const bool fused = it->second;
+  // Whether the backbone's features of images_' 2n images in one batch have the bits of each
+  // chunk's 2m alone (Note [fused verdicts]): an episode's row is its two images' features.
+  const bool fused = fused_.fused(n, rows, 2 * map, [&](int first, int count) {
+    backbone_.forward(Tensor<float>(images_.data() + 2 * static_cast<std::size_t>(first) * image,
+                                    Shape{2 * count, bc.channels, bc.height, bc.width}),
+                      2 * count);
+    return backbone_.output().data();
+  });
   if (fused)
     backbone_.forward(Tensor<float>(images_.data(), Shape{2 * n, bc.channels, bc.height, bc.width}), 2 * n);
   for (int first = 0, k = 0; first < n; first += rows, ++k) {
@@ -254,33 +241,6 @@ void CapeModel::evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, 
                           m, false, 1.0);
     score(m, s[1], s[2], nullptr, nullptr, first);
   }
-}
-
-bool CapeModel::fused_as_chunks(int n, int rows) {
-  const BackboneConfig& bc = c_.backbone;
-  const std::size_t image = static_cast<std::size_t>(bc.channels) * bc.height * bc.width;
-  const std::size_t map = static_cast<std::size_t>(c_.head.dim) * c_.head.height * c_.head.width;
-  // The features of `count` images from images_ row `at` on, copied to `out`.
-  const auto features = [&](std::size_t at, int count, std::vector<float>& out) {
-    out.resize(static_cast<std::size_t>(count) * map);
-    backbone_.forward(Tensor<float>(images_.data() + at * image, Shape{count, bc.channels, bc.height, bc.width}),
-                      count);
-    Kokkos::deep_copy(Kokkos::View<float*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(out.data(), out.size()),
-                      Kokkos::View<const float*, MemSpace, Kokkos::MemoryUnmanaged>(backbone_.output().data(),
-                                                                                    out.size()));
-  };
-  std::vector<float> fused, chunk;
-  features(0, 2 * n, fused);
-  bool same = true;
-  for (int first = 0; first < n && same; first += rows) {
-    const std::size_t f2 = 2 * static_cast<std::size_t>(first);
-    features(f2, 2 * std::min(rows, n - first), chunk);
-    same = std::memcmp(chunk.data(), fused.data() + f2 * map, chunk.size() * sizeof(float)) == 0;
-  }
-  Log::info(strf("  cape validation: a batch of %d episodes %s chunks of %d alone (Note [fused cape validation])",
-                 n, same ? "gives the features of its" : "does not give the features of its; chunk by chunk as",
-                 rows));
-  return same;
 }
 
 void CapeModel::run_episodes(const Batch& b, Episodes& out) {

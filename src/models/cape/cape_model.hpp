@@ -15,13 +15,10 @@
 // PCK of the copy baseline (the support's keypoints taken as the query's).
 #pragma once
 
-#include <map>
-#include <utility>
-
 #include "models/cape/cape_backbone.hpp"
 #include "models/cape/cape_head.hpp"
-#include "models/model.hpp"
-#include "nn/conv_tuning.hpp"
+#include "models/conv_net_model.hpp"
+#include "models/fused_verdicts.hpp"
 
 namespace hpct::cape {
 
@@ -33,7 +30,7 @@ struct CapeConfig {
   std::uint64_t seed = 1;
 };
 
-class CapeModel : public Model {
+class CapeModel : public ConvNetModel<Backbone> {
  public:
   CapeModel(const CapeConfig& c, int capacity);
   std::string family() const override { return "cape"; }
@@ -49,21 +46,9 @@ class CapeModel : public Model {
   bool evaluates_rows_alone() const override { return true; }
   void evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums) override;
   // Whether batches of n rows in chunks of `rows` have been found to run fused (tests).
-  bool fuses(int n, int rows) const {
-    const auto it = fused_verdicts_.find({n, rows});
-    return it != fused_verdicts_.end() && it->second;
-  }
+  bool fuses(int n, int rows) const { return fused_.fuses(n, rows); }
   double train_flops_per_sample() const override { return 2 * 3.0 * backbone_.forward_flops(); }
-  bool collective_step() const override { return synchronised_ || tuning_.tuning(); }
 
-  // Sums doubles over the ranks (ModelBuildContext::allreduce_sum; empty on one rank): conv_algorithm
-  // auto's times always, the batch norms' statistics after synchronise_batch_norm().
-  void set_reducer(const nn::BatchNorm2d<float>::Allreduce& reducer) { reducer_ = reducer; }
-  void synchronise_batch_norm();
-  // conv_algorithm as the deck says it, as the resnet family reads it (Note [convolution autotuning]).
-  void set_conv_algorithm(const std::string& choice, bool deterministic);
-  std::vector<nn::ConvAlgorithm> conv_algorithms() const { return tuning_.algorithms(); }
-  void set_conv_precision(nn::Precision p) { tuning_.set_precision(p); }  // after set_conv_algorithm
   const CapeConfig& config() const { return c_; }
   // Scores (PCK, copy baseline) at another radius than the trained one: cape_eval --pck.
   void set_pck_threshold(double t) { c_.pck_threshold = t; }
@@ -82,14 +67,12 @@ class CapeModel : public Model {
   void run_episodes(const Batch& b, Episodes& out);
 
  private:
+  Backbone& conv_net() override { return backbone_; }
   // Fills images_ (supports, then queries) and the keypoints of the batch's episodes.
   void form_episodes(const Batch& b, bool training);
   // Evaluation episodes chunk by chunk (Note [fused cape validation]): chunk k's m supports then its
   // m queries at images_ rows [2 first, 2 first + 2m), its keypoints at rows [first, first + m).
   void form_chunk_episodes(const Batch& b, int rows);
-  // Whether the backbone's features of images_' 2n images in one batch have the bits of each
-  // chunk's 2m alone (after form_chunk_episodes).
-  bool fused_as_chunks(int n, int rows);
   double head_pass(const Batch& b, bool training, double normaliser);
   // Adds to pck and copy_pck each episode's fraction of keypoints within the threshold.
   // The episodes' keypoints are rows [first, first + n) of kp_support_ and kp_query_.
@@ -104,10 +87,7 @@ class CapeModel : public Model {
   View1<float> kp_support_, kp_query_;  // [capacity, K, 3]
   View1<int> views_;                    // [capacity, 2]: support and query view per episode
   HostView1<float> host_pred_, host_support_, host_query_;
-  ConvTuning tuning_;
-  bool synchronised_ = false;
-  nn::BatchNorm2d<float>::Allreduce reducer_;
-  std::map<std::pair<int, int>, bool> fused_verdicts_;  // (batch rows, chunk rows) -> fused_as_chunks
+  FusedVerdicts fused_{{"cape", "episodes", "features", "fused cape validation"}};  // Note [fused cape validation]
 };
 
 }  // namespace hpct::cape

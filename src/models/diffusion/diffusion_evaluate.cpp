@@ -4,7 +4,6 @@
 // into the one output file with parallel HDF5), with the evaluation against the `fine` dataset when the
 // file has one. apps/predict serves every family, this one included; sample adds the progress lines and the
 // ensemble scores.
-#include <mpi.h>
 
 #include <algorithm>
 #include <climits>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "comm/comm.hpp"
+#include "comm/error_exit.hpp"
 #include "core/cli_number.hpp"
 #include "core/error.hpp"
 #include "core/help_option.hpp"
@@ -212,20 +212,8 @@ namespace hpct {
 int diffusion_evaluate_main(int argc, char** argv) {
   hpct::Runtime runtime(argc, argv);
   const hpct::Comm comm;
-  try {
-    return run(argc, argv, comm);
-  } catch (const hpct::Error& e) {
-    if (e.collective() || comm.size() == 1) {
-      if (comm.rank() == 0) std::fprintf(stderr, "sample: %s\n", e.what());
-      return static_cast<int>(e.code());
-    }
-    hpct::Log::rank_error(std::string("sample: ") + e.what());
-    MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
-  } catch (const std::exception& e) {
-    hpct::Log::rank_error(std::string("sample: internal error: ") + e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  return 1;
+  return run_ending_on_errors(comm, {"sample: ", "sample: internal error: "},
+                              [&] { return run(argc, argv, comm); });
 }
 
 }  // namespace hpct

@@ -11,11 +11,7 @@ namespace {
 
 void declare(deck::Schema& s) {
   s.section("model (resnet)");
-  s.add_int("resnet_depth", 18, 18, 50, "ResNet depth: 18 or 34 (basic blocks), 50 (bottlenecks)");
-  s.add_int("resnet_width", 64, 1, 4096, "channels of the first stage (torchvision: 64); stages double it");
-  s.add_choice("resnet_stem", "imagenet", {"imagenet", "small"},
-               "imagenet: 7x7/2 conv + 3x3/2 max pool (torchvision); small: one 3x3/1 conv, for images of 8-32 "
-               "pixels");
+  declare_resnet_shape_keys(s);  // shared with cape's stored configuration (models/conv_keys.hpp)
   s.add_bool("sync_batch_norm", false,
              "batch norm statistics over the global batch (all ranks): 1 rank == N ranks; off: per rank, as DDP");
   declare_conv_keys(s);  // shared with cape's stored configuration (models/conv_keys.hpp)

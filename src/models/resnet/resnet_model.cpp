@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -37,17 +36,6 @@ ResNetModel::ResNetModel(const ResNetConfig& config, int capacity, double label_
     : net_(config, capacity),
       loss_(nn::LossKind::cross_entropy, label_smoothing),
       labels_("resnet_labels", static_cast<std::size_t>(std::max(capacity, 1))) {}
-
-void ResNetModel::synchronise_batch_norm() {
-  net_.set_allreduce(reducer_);
-  synchronised_ = static_cast<bool>(reducer_);
-}
-
-void ResNetModel::set_conv_algorithm(const std::string& choice, bool deterministic) {
-  tuning_.configure(net_.convolutions(), net_.convolution_names(), choice, deterministic);
-}
-
-std::vector<nn::ConvAlgorithm> ResNetModel::conv_algorithms() const { return tuning_.algorithms(); }
 
 void ResNetModel::constrain_fields(std::vector<FieldSpec>& fields) const {
   for (FieldSpec& f : fields)
@@ -86,14 +74,8 @@ std::string ResNetModel::config_string() const {
 double ResNetModel::accumulate_gradients(const Batch& b, double normaliser) {
   net_.set_training(true);
   if (b.n == 0) {
-    // A collective step with no rows here: the batch norms and the tuning still join the sums over the ranks.
-    if (!collective_step()) return 0.0;
     const ResNetConfig& c = net_.config();
-    const Tensor<float> none(labels_.data(), Shape{0, c.channels, c.height, c.width});
-    tuning_.before();
-    net_.forward(none, 0);
-    net_.backward(none, 0);
-    tuning_.after(reducer_);
+    empty_training_step(Tensor<float>(labels_.data(), Shape{0, c.channels, c.height, c.width}));
     return 0.0;
   }
   const Tensor<float> x = images(b);
@@ -140,13 +122,12 @@ void ResNetModel::evaluate_chunks(const Batch& b, const EvalOptions& o, int rows
   if (b.n == 0) return;
   net_.set_training(false);
   const Tensor<float> x = images(b), t = targets(b);
-  bool fused = b.n <= rows;
-  if (!fused) {
-    auto it = fused_verdicts_.find({b.n, rows});
-    if (it == fused_verdicts_.end())
-      it = fused_verdicts_.emplace(std::make_pair(b.n, rows), fused_as_chunks(x, b.n, rows)).first;
-    fused = it->second;
-  }
+  // Note [fused conv validation]: a pair's first batch checks the evaluation-mode logits of x's
+  // rows in one batch against those of each chunk alone (Note [fused verdicts]).
+  const bool fused = fused_.fused(b.n, rows, static_cast<std::size_t>(net_.config().classes),
+                                  [&](int first, int count) {
+                                    return net_.forward(x.row_range(first, count), count).data();
+                                  });
   const Tensor<float> all = fused ? Tensor<float>(net_.forward(x, b.n)) : Tensor<float>();
   for (int first = 0, k = 0; first < b.n; first += rows, ++k) {
     const int m = std::min(rows, b.n - first);
@@ -157,28 +138,6 @@ void ResNetModel::evaluate_chunks(const Batch& b, const EvalOptions& o, int rows
     s[1] += static_cast<double>(nn::count_top_k_hits(y, tc, m, 1));
     s[2] += static_cast<double>(nn::count_top_k_hits(y, tc, m, o.top_k));
   }
-}
-
-bool ResNetModel::fused_as_chunks(const Tensor<float>& x, int n, int rows) {
-  const std::size_t classes = static_cast<std::size_t>(net_.config().classes);
-  // The first `count` rows of the logits (rows x classes, contiguous) copied to `out`.
-  const auto logits = [&](const Tensor<float>& images, int count, std::vector<float>& out) {
-    out.resize(static_cast<std::size_t>(count) * classes);
-    const auto y = net_.forward(images, count);
-    Kokkos::deep_copy(Kokkos::View<float*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(out.data(), out.size()),
-                      Kokkos::View<const float*, MemSpace, Kokkos::MemoryUnmanaged>(y.data(), out.size()));
-  };
-  std::vector<float> fused, chunk;
-  logits(x, n, fused);
-  bool same = true;
-  for (int first = 0; first < n && same; first += rows) {
-    logits(x.row_range(first, std::min(rows, n - first)), std::min(rows, n - first), chunk);
-    same = std::memcmp(chunk.data(), fused.data() + static_cast<std::size_t>(first) * classes,
-                       chunk.size() * sizeof(float)) == 0;
-  }
-  Log::info(strf("  resnet validation: a batch of %d images %s chunks of %d alone (Note [fused conv validation])",
-                 n, same ? "gives the logits of its" : "does not give the logits of its; chunk by chunk as", rows));
-  return same;
 }
 
 std::vector<NamedShape> ResNetModel::predict_inputs() const {

@@ -7,17 +7,14 @@
 // are the tuning steps of conv_algorithm auto (Note [convolution autotuning] in resnet.hpp).
 #pragma once
 
-#include <map>
-#include <utility>
-
-#include "models/model.hpp"
-#include "nn/conv_tuning.hpp"
+#include "models/conv_net_model.hpp"
+#include "models/fused_verdicts.hpp"
 #include "nn/loss.hpp"
 #include "nn/resnet.hpp"
 
 namespace hpct {
 
-class ResNetModel : public Model {
+class ResNetModel : public ConvNetModel<ResNet<float>> {
  public:
   ResNetModel(const ResNetConfig& config, int capacity, double label_smoothing = 0.0);
   std::string family() const override { return "resnet"; }
@@ -33,46 +30,26 @@ class ResNetModel : public Model {
   bool evaluates_rows_alone() const override { return true; }
   void evaluate_chunks(const Batch& b, const EvalOptions& o, int rows, double* sums) override;
   // Whether batches of n rows in chunks of `rows` have been found to run fused (tests).
-  bool fuses(int n, int rows) const {
-    const auto it = fused_verdicts_.find({n, rows});
-    return it != fused_verdicts_.end() && it->second;
-  }
+  bool fuses(int n, int rows) const { return fused_.fuses(n, rows); }
   bool classifies() const override { return true; }
   Predictions predict(const Batch& b, const PredictOptions& o) override;
   std::vector<NamedShape> predict_inputs() const override;
   std::vector<NamedShape> predict_outputs(const PredictOptions& o) const override;
   double train_flops_per_sample() const override { return 3.0 * net_.forward_flops(); }
   void constrain_fields(std::vector<FieldSpec>& fields) const override;
-  bool collective_step() const override { return synchronised_ || tuning_.tuning(); }
-
-  // Sums doubles over the ranks (ModelBuildContext::allreduce_sum); empty on one rank.
-  void set_reducer(const nn::BatchNorm2d<float>::Allreduce& reducer) { reducer_ = reducer; }
-  // Note [synchronised batch norm], through the reducer.
-  void synchronise_batch_norm();
-  // conv_algorithm as the deck says it: gemm, direct, or auto (timed unless `deterministic`).
-  void set_conv_algorithm(const std::string& choice, bool deterministic);
-  // The algorithm each convolution runs (after tuning, its choice).
-  std::vector<nn::ConvAlgorithm> conv_algorithms() const;
-  void set_conv_precision(nn::Precision p) { tuning_.set_precision(p); }  // after set_conv_algorithm
   ResNet<float>& net() { return net_; }
 
  private:
+  ResNet<float>& conv_net() override { return net_; }
   // The batch's labels as float32 (an image set's int64 targets converted into labels_).
   Tensor<float> targets(const Batch& b) const;
   // The inputs as [n, C, H, W], checked against the configured image shape.
   Tensor<float> images(const Batch& b) const;
-  // Note [fused conv validation]: whether the evaluation-mode logits of x's n rows in one batch
-  // have the bits of its chunks of `rows` rows, each a batch alone.
-  bool fused_as_chunks(const Tensor<float>& x, int n, int rows);
-
 
   ResNet<float> net_;
-  nn::BatchNorm2d<float>::Allreduce reducer_;
-  ConvTuning tuning_;  // Note [convolution autotuning]
   nn::Loss<float> loss_;
-  View1<float> labels_;  // capacity rows
-  bool synchronised_ = false;
-  std::map<std::pair<int, int>, bool> fused_verdicts_;  // (batch rows, chunk rows) -> fused_as_chunks
+  View1<float> labels_;                                                           // capacity rows
+  FusedVerdicts fused_{{"resnet", "images", "logits", "fused conv validation"}};  // Note [fused conv validation]
 };
 
 }  // namespace hpct
