@@ -209,15 +209,18 @@ TEST(ResNet, FusedValidationChunksAsEachChunkAlone) {
     std::vector<double> fused(static_cast<std::size_t>((n + rows - 1) / rows) * metrics, 0.0);
     model.evaluate_chunks(batch(0, n), o, rows, fused.data());
     const bool library = std::strcmp(choice, "library") == 0;
-    if (library && nn::conv_algorithm_available(nn::ConvAlgorithm::onednn))
+    if (library && nn::conv_algorithm_available(nn::ConvAlgorithm::onednn)) {
       EXPECT_TRUE(model.fuses(n, rows)) << "oneDNN: a batch of " << n << " gave other logits than its chunks";
+    }
     for (int first = 0, k = 0; first < n; first += rows, ++k) {
       std::vector<double> alone(metrics, 0.0);
       model.evaluate(batch(first, std::min(rows, n - first)), o, alone);
       EXPECT_EQ(std::memcmp(alone.data(), fused.data() + k * metrics, metrics * sizeof(double)), 0)
           << choice << ", chunk " << k << ": loss " << alone[0] << " alone, " << fused[k * metrics] << " fused";
     }
-    if (library) EXPECT_EQ(model.net().blocked(), nn::conv_algorithm_available(nn::ConvAlgorithm::onednn));
+    if (library) {
+      EXPECT_EQ(model.net().blocked(), nn::conv_algorithm_available(nn::ConvAlgorithm::onednn));
+    }
   }
 }
 
