@@ -357,8 +357,11 @@ TEST(Era5Sources, GnnTrainsAndRollsOutWithTheMask) {
   for (int k = 0; k < 3; ++k)
     for (int p = 0; p < 42; ++p) {
       const bool land = p / 7 >= 2 && p / 7 < 4 && p % 7 >= 3 && p % 7 < 5;  // j 2..3, i 3..4
-      if (land) EXPECT_TRUE(std::isnan(first[k * 42 + p])) << k << " " << p;
-      else EXPECT_EQ(first[k * 42 + p], f.forecast[k * 42 + p]) << k << " " << p;
+      if (land) {
+        EXPECT_TRUE(std::isnan(first[k * 42 + p])) << k << " " << p;
+      } else {
+        EXPECT_EQ(first[k * 42 + p], f.forecast[k * 42 + p]) << k << " " << p;
+      }
     }
 }
 

@@ -93,9 +93,10 @@ TEST(SphereMesh, EdgesAreTheirDefinitionByBruteForce) {
       const double d = great_circle(x, node[m]);
       by_distance.emplace_back(d, static_cast<int>(m));
       const bool within = d <= 0.6 * finest * (1 + 1e-4), outside = d > 0.6 * finest * (1 - 1e-4);
-      if (within != outside)  // not at the radius up to rounding
+      if (within != outside) {  // not at the radius up to rounding
         EXPECT_EQ(g2m.count({static_cast<int>(p), static_cast<int>(m)}) == 1, within)
             << "point " << p << " node " << m;
+      }
     }
     std::sort(by_distance.begin(), by_distance.end());
     for (int k = 0; k < 3; ++k) {
@@ -136,11 +137,14 @@ TEST(SphereMesh, EastAndNorthAreTheReceiversDirections) {
     EXPECT_NEAR(std::hypot(east, north), g.m2m.features[3 * e] * std::sin(angle) / angle, 1e-4) << "edge " << e;
     if (std::fabs(lat_r) > 80 * kDeg || std::fabs(lat_s) > 80 * kDeg) continue;  // a pole's longitude is any
     const double dlon = std::remainder(std::atan2(r[1], r[0]) - std::atan2(s[1], s[0]), 2 * M_PI);
-    if (std::fabs(dlon) > 1e-3) EXPECT_EQ(east > 0, dlon > 0) << "edge " << e;
+    if (std::fabs(dlon) > 1e-3) {
+      EXPECT_EQ(east > 0, dlon > 0) << "edge " << e;
+    }
     // North of the sender along the receiver's meridian: the receiver's latitude is higher for
     // edges within a few degrees of one meridian.
-    if (std::fabs(dlon) < 1e-3 && std::fabs(lat_r - lat_s) > 1e-3)
+    if (std::fabs(dlon) < 1e-3 && std::fabs(lat_r - lat_s) > 1e-3) {
       EXPECT_EQ(north > 0, lat_r > lat_s) << "edge " << e;
+    }
   }
 }
 
@@ -161,8 +165,9 @@ TEST(SphereMesh, LimitedAreaKeepsTheNodesOverIt) {
     double nearest = 10;
     for (std::size_t p = 0; p < lat.size(); ++p)
       nearest = std::min(nearest, great_circle(node[m], unit(lat[p], lon[p])));
-    if (!senders.count(static_cast<int>(m)))
+    if (!senders.count(static_cast<int>(m))) {
       EXPECT_LE(nearest, std::max(0.6 * finest, spacing)) << "node " << m << " kept far from the points";
+    }
   }
   for (std::size_t e = 0; e < g.m2m.sender.size(); ++e) {
     EXPECT_LT(g.m2m.sender[e], g.mesh_nodes());
