@@ -15,7 +15,37 @@ void Comm::broadcast(std::string& s, int root) const {
   long long n = static_cast<long long>(s.size());
   MPI_Bcast(&n, 1, MPI_LONG_LONG, root, comm_);
   s.resize(static_cast<std::size_t>(n));
-  if (n > 0) MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, root, comm_);
+  broadcast(s.data(), s.size(), root);
+}
+
+void Comm::broadcast(std::vector<std::string>& v, int root) const {
+  if (size_ == 1) return;
+  // One buffer of all the strings and one of their lengths: two broadcasts, whatever their number.
+  std::vector<std::uint64_t> lengths;
+  std::string all;
+  if (rank_ == root) {
+    lengths.reserve(v.size());
+    for (const std::string& s : v) lengths.push_back(s.size()), all += s;
+  }
+  broadcast(lengths, root);
+  broadcast(all, root);
+  if (rank_ == root) return;
+  v.resize(lengths.size());
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v[i].assign(all, at, static_cast<std::size_t>(lengths[i]));
+    at += static_cast<std::size_t>(lengths[i]);
+  }
+}
+
+void Comm::agree_root(const std::string& root_error, ExitCode code, int root) const {
+  int failed = rank_ == root && !root_error.empty() ? static_cast<int>(code) : -1;
+  broadcast(&failed, 1, root);
+  if (failed < 0) return;
+  std::string message = root_error;
+  broadcast(message, root);
+  Error e(message, static_cast<ExitCode>(failed));
+  throw e.mark_collective();
 }
 
 void Comm::agree(const std::string& local_error, ExitCode code) const {

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -60,11 +61,35 @@ class Comm {
     return reduce_scalar(v, MPI_MIN);
   }
 
+  // In pieces of at most 2^30 values: MPI counts are int (an ImageNet file list is ~100 MB).
   template <class T>
   void broadcast(T* data, std::size_t n, int root = 0) const {
-    if (size_ > 1 && n > 0) MPI_Bcast(data, static_cast<int>(n), mpi_type<T>(), root, comm_);
+    if (size_ == 1) return;
+    constexpr std::size_t kPiece = std::size_t(1) << 30;
+    for (std::size_t at = 0; at < n; at += kPiece)
+      MPI_Bcast(data + at, static_cast<int>(std::min(kPiece, n - at)), mpi_type<T>(), root, comm_);
   }
   void broadcast(std::string& s, int root = 0) const;
+  // `v` of `root` on every rank (resized there).
+  template <class T>
+  void broadcast(std::vector<T>& v, int root = 0) const {
+    if (size_ == 1) return;
+    std::uint64_t n = v.size();
+    broadcast(&n, 1, root);
+    v.resize(static_cast<std::size_t>(n));
+    broadcast(v.data(), v.size(), root);
+  }
+  void broadcast(std::vector<std::string>& v, int root = 0) const;
+  // A vector of plain structs as their bytes (every rank runs the same build, so the same layout).
+  template <class T>
+  void broadcast_bytes(std::vector<T>& v, int root = 0) const {
+    static_assert(std::is_trivially_copyable_v<T>, "only plain structs travel as bytes");
+    if (size_ == 1) return;
+    std::uint64_t n = v.size();
+    broadcast(&n, 1, root);
+    v.resize(static_cast<std::size_t>(n));
+    broadcast(reinterpret_cast<char*>(v.data()), v.size() * sizeof(T), root);
+  }
   template <class T>
   std::vector<T> allgather(T v) const {
     std::vector<T> out(static_cast<std::size_t>(size_));
@@ -108,12 +133,31 @@ class Comm {
   // one item.
   void agree_first(long long index, const std::string& message, ExitCode code) const;
 
+  // Runs f on `root` only (work done once for all ranks, whose result `root` then broadcasts) and
+  // throws its error on every rank: root's message, unprefixed, and exit code, so that a run of any
+  // size reports it as one rank does. f must not call collectives.
+  template <class F>
+  void run_on_root(F&& f, int root = 0) const {
+    std::string err;
+    ExitCode code = ExitCode::ok;
+    if (rank_ == root) capture(f, err, code);
+    agree_root(err, code, root);
+  }
+
   // Runs f on every rank and agrees on its outcome (see agree). f must not itself call collectives
   // that other ranks could skip by throwing.
   template <class F>
   void run_agreed(F&& f) const {
     std::string err;
     ExitCode code = ExitCode::ok;
+    capture(f, err, code);
+    agree(err, code);
+  }
+
+ private:
+  // f's error into err and code (left as they are when f returns).
+  template <class F>
+  static void capture(F& f, std::string& err, ExitCode& code) {
     try {
       f();
     } catch (const Error& e) {
@@ -123,10 +167,9 @@ class Comm {
       err = e.what();
       code = ExitCode::failure;
     }
-    agree(err, code);
   }
-
- private:
+  // root's error (empty: none) thrown on every rank with root's code (run_on_root).
+  void agree_root(const std::string& root_error, ExitCode code, int root) const;
   template <class T>
   T reduce_scalar(T v, MPI_Op op) const {
     T out = v;

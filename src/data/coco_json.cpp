@@ -44,6 +44,7 @@ class ReadParts : public nlohmann::json_sax<json> {
   ReadParts(json& root, Pass pass, int lists = 0, const Visit* visit = nullptr)
       : root_(root), pass_(pass), lists_wanted_(lists), visit_(visit) {}
   int lists() const { return lists_; }
+  std::size_t entries() const { return entries_; }
   bool null() override { return value(json()); }
   bool boolean(bool v) override { return value(json(v)); }
   bool number_integer(number_integer_t v) override { return value(json(v)); }
@@ -60,6 +61,7 @@ class ReadParts : public nlohmann::json_sax<json> {
     if (open_.size() == 1) {
       section_ = k;
       lists_ += k == "annotations";
+      if (k == "annotations") entries_ = 0;  // json::parse keeps the last list
     }
     if (!kept(open_.size(), section_, k) ||
         (pass_ == Pass::annotations && open_.size() == 1 && (k != "annotations" || lists_ != lists_wanted_)))
@@ -77,6 +79,7 @@ class ReadParts : public nlohmann::json_sax<json> {
   // A scalar: kept, or the dropped key's value.
   bool value(json&& v) {
     if (skipping_ > 0 || drop_next_ || (entry() && pass_ == Pass::skeleton)) {
+      entries_ += skipping_ == 0 && !drop_next_;  // an annotation, passed over
       drop_next_ = false;
       return true;
     }
@@ -87,7 +90,8 @@ class ReadParts : public nlohmann::json_sax<json> {
   }
   bool open(json::value_t t) {
     if (skipping_ > 0 || drop_next_ || (entry() && pass_ == Pass::skeleton)) {
-      drop_next_ = false;  // inside a dropped value, or the start of one
+      entries_ += skipping_ == 0 && !drop_next_;  // an annotation, passed over
+      drop_next_ = false;                         // inside a dropped value, or the start of one
       ++skipping_;
       return true;
     }
@@ -133,19 +137,21 @@ class ReadParts : public nlohmann::json_sax<json> {
   std::vector<json*> open_;  // the open arrays and objects, outermost first
   std::string section_;      // the file's key being read
   std::string key_;
-  bool drop_next_ = false;  // the next value is a dropped key's
-  int skipping_ = 0;        // > 0: inside a dropped array or object, this deep
-  int lists_ = 0;           // the file's annotations lists so far
-  std::size_t index_ = 0;   // the next annotation's index
+  bool drop_next_ = false;   // the next value is a dropped key's
+  int skipping_ = 0;         // > 0: inside a dropped array or object, this deep
+  int lists_ = 0;            // the file's annotations lists so far
+  std::size_t entries_ = 0;  // Pass::skeleton: the entries of the last annotations list so far
+  std::size_t index_ = 0;    // the next annotation's index
 };
 
 }  // namespace
 
-json parse_read_parts(std::istream& in, int& lists) {
+json parse_read_parts(std::istream& in, int& lists, std::size_t& entries) {
   json root;
   ReadParts parts(root, Pass::skeleton);
   json::sax_parse(in, &parts);
   lists = parts.lists();
+  entries = parts.entries();
   return root;
 }
 

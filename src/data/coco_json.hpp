@@ -13,8 +13,9 @@ namespace hpct::coco {
 // The file's `images` and `categories` (of an image its id, file_name, width, height; all of a
 // category), and `annotations` without its entries (an empty array where the file has an array);
 // any other top-level document as json::parse reads it. A syntax error throws nlohmann-json's
-// parse_error, as json::parse does. `lists`: how many times the file gives `annotations`.
-nlohmann::json parse_read_parts(std::istream& in, int& lists);
+// parse_error, as json::parse does. `lists`: how many times the file gives `annotations`;
+// `entries`: how many entries its last list has (what the records reserve).
+nlohmann::json parse_read_parts(std::istream& in, int& lists, std::size_t& entries);
 
 // Calls f(i, entry) for each entry of the file's annotations (the last of `lists` lists, as
 // json::parse keeps the last of a key given twice) in order: an object holds only its id,

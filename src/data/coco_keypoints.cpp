@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/rng.hpp"
@@ -37,13 +38,14 @@ using coco::Category;
 
 class CocoKeypoints : public Dataset {
  public:
-  CocoKeypoints(const std::string& file, const std::string& image_dir, const ImageOptions& o, int views,
-                double margin, std::uint64_t cache)
+  // `r`: `file`'s records (coco::read_records).
+  CocoKeypoints(const std::string& file, coco::Records r, const ImageOptions& o, int views, double margin,
+                std::uint64_t cache)
       : file_(file), o_(o), views_(views), margin_(margin) {
-    coco::Records r = coco::read_records(file, image_dir, o.exif_orientation);
     keypoints_ = r.keypoints;
     categories_ = std::move(r.categories);
     annotations_ = std::move(r.annotations);
+    kp_ = std::move(r.kp);
     sizes_ = std::move(r.sizes);
     where_ = std::move(r.where);
     // Each JPEG decoded at the reduction its closest view allows (Note [reduced decoding]): the
@@ -138,7 +140,9 @@ class CocoKeypoints : public Dataset {
     float* kp = static_cast<float*>(out.at(1).values) + slot * views_ * K * 3;
     for (int v = 0; v < views_; ++v) {
       const std::uint64_t pick = rng::hash(o_.seed, rng::kAugmentStream, epoch, row * 1024 + v);
-      const Annotation& a = v == 0 ? first : annotations_[partner(cat, row, pick)];
+      const std::size_t shown = v == 0 ? static_cast<std::size_t>(row) : partner(cat, row, pick);
+      const Annotation& a = annotations_[shown];
+      const float* a_kp = &kp_[shown * K * 3];
       const Jitter j = epoch == kCocoUnaugmented ? Jitter{} : draw_jitter(o_, epoch, row * 1024 + v);
       std::shared_ptr<const Image> im;
       try {
@@ -156,9 +160,9 @@ class CocoKeypoints : public Dataset {
       for (std::size_t k = 0; k < K; ++k) {
         const std::size_t src = j.flip && k < cat.flip.size() ? static_cast<std::size_t>(cat.flip[k]) : k;
         dst[3 * k] = dst[3 * k + 1] = dst[3 * k + 2] = 0;
-        if (a.kp[3 * src + 2] <= 0) continue;
+        if (a_kp[3 * src + 2] <= 0) continue;
         double u, t;
-        map.invert(a.kp[3 * src], a.kp[3 * src + 1], u, t);
+        map.invert(a_kp[3 * src], a_kp[3 * src + 1], u, t);
         u /= o_.width, t /= o_.height;
         if (u < 0 || u > 1 || t < 0 || t > 1) continue;  // moved out of the view
         dst[3 * k] = static_cast<float>(u), dst[3 * k + 1] = static_cast<float>(t), dst[3 * k + 2] = 1;
@@ -174,6 +178,7 @@ class CocoKeypoints : public Dataset {
   int keypoints_ = 0;
   std::vector<Category> categories_;
   std::vector<Annotation> annotations_;
+  std::vector<float> kp_;                   // as coco::Records::kp
   std::vector<std::pair<int, int>> sizes_;  // each image's, as coco::Records
   std::vector<std::string> where_;
   std::unique_ptr<ImageStore> store_;
@@ -192,14 +197,42 @@ void declare_coco_keys(deck::Schema& s) {
              "image_width : image_height aspect)");
 }
 
+// The source's deck keys, read before the file.
+struct CocoOptions {
+  explicit CocoOptions(const deck::Deck& deck)
+      : image(image_options(deck)),
+        image_dir(deck.get_string("image_dir")),
+        views(static_cast<int>(deck.get_int("keypoint_views"))),
+        margin(deck.get_real("bbox_margin")) {
+    const ShardOptions s = shard_options(deck);
+    cache = s.cache == DataCache::stream ? 0 : s.cache == DataCache::memory ? ~std::uint64_t(0) : s.cache_mb << 20;
+  }
+  ImageOptions image;
+  std::string image_dir;
+  int views;
+  double margin;
+  std::uint64_t cache = 0;
+};
+
 std::shared_ptr<const Dataset> open_coco(const deck::Deck& deck, const std::string& file) {
-  const ShardOptions s = shard_options(deck);
-  const std::uint64_t cache = s.cache == DataCache::stream   ? 0
-                              : s.cache == DataCache::memory ? ~std::uint64_t(0)
-                                                             : s.cache_mb << 20;
-  return std::make_shared<CocoKeypoints>(file, deck.get_string("image_dir"), image_options(deck),
-                                         static_cast<int>(deck.get_int("keypoint_views")),
-                                         deck.get_real("bbox_margin"), cache);
+  const CocoOptions o(deck);
+  return std::make_shared<CocoKeypoints>(file, coco::read_records(file, o.image_dir, o.image.exif_orientation),
+                                         o.image, o.views, o.margin, o.cache);
+}
+
+// Note [open once per job]: rank 0 parses the JSON (the images whose JSON gives no size: their
+// headers too), every rank gets its records.
+std::shared_ptr<const Dataset> open_coco_shared(const deck::Deck& deck, const std::string& file, const Comm& comm) {
+  std::unique_ptr<CocoOptions> o;
+  comm.run_agreed([&] { o = std::make_unique<CocoOptions>(deck); });
+  coco::Records r;
+  comm.run_on_root([&] { r = coco::read_records(file, o->image_dir, o->image.exif_orientation); });
+  coco::broadcast_records(r, comm);
+  std::shared_ptr<const Dataset> data;
+  comm.run_agreed([&] {
+    data = std::make_shared<CocoKeypoints>(file, std::move(r), o->image, o->views, o->margin, o->cache);
+  });
+  return data;
 }
 
 // A .json file whose top level has "annotations" (read only the first 64 KiB to look).
@@ -219,7 +252,10 @@ DataSourceKind coco_keypoints_source() {
   return {"coco_keypoints",
           "a COCO keypoint JSON and its images, for model cape (fields images [V*C, H, W], keypoints [V, K, 3], "
           "category)",
-          declare_coco_keys, recognises_coco, open_coco};
+          declare_coco_keys,
+          recognises_coco,
+          open_coco,
+          open_coco_shared};
 }
 
 }  // namespace hpct

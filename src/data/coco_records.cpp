@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "data/coco_json.hpp"
@@ -191,10 +192,10 @@ std::map<long long, std::size_t> read_images(const json& list, const std::string
   return index;
 }
 
-// Annotation `a` (annotations[i], `where`) of category `c` on image `image` into `an`; false when
-// it has no labelled keypoint.
+// Annotation `a` (annotations[i], `where`) of category `c` on image `image` into `an` and `kp` (its
+// K x 3 values, zero); false when it has no labelled keypoint.
 bool read_keypoints(const json& a, const Category& c, const std::string& file, const std::string& where,
-                    const Records& r, Annotation& an) {
+                    const Records& r, Annotation& an, float* kp) {
   const std::size_t k = c.keypoints.size();
   const std::string need = std::to_string(3 * k) + " numbers (x, y, visibility for each of '" + c.name + "''s " +
                            std::to_string(k) + " keypoints)";
@@ -205,7 +206,6 @@ bool read_keypoints(const json& a, const Category& c, const std::string& file, c
             (a["keypoints"].is_array() ? "of " + std::to_string(a["keypoints"].size()) + " values"
                                        : shown(a["keypoints"])) +
             ": they must hold " + need);
-  an.kp.assign(static_cast<std::size_t>(r.keypoints) * 3, 0.0f);
   const auto [w, h] = r.sizes[an.image];
   double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
   int labelled = 0;
@@ -219,7 +219,7 @@ bool read_keypoints(const json& a, const Category& c, const std::string& file, c
       bad(file, where,
           strf("keypoint %zu (%s) at (%g, %g) is outside its image %s (%d x %d)", m + 1, c.keypoints[m].c_str(), x,
                y, r.files[an.image].c_str(), w, h));
-    an.kp[3 * m] = static_cast<float>(x), an.kp[3 * m + 1] = static_cast<float>(y), an.kp[3 * m + 2] = 1;
+    kp[3 * m] = static_cast<float>(x), kp[3 * m + 1] = static_cast<float>(y), kp[3 * m + 2] = 1;
     lo[0] = std::min(lo[0], x), lo[1] = std::min(lo[1], y), hi[0] = std::max(hi[0], x), hi[1] = std::max(hi[1], y);
     ++labelled;
   }
@@ -254,9 +254,10 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
   std::ifstream in(file);
   if (!in) throw Error(file + ": cannot open the COCO keypoint file", ExitCode::bad_input);
   json j;
-  int lists = 0;  // of annotations
+  int lists = 0;            // of annotations
+  std::size_t entries = 0;  // of the annotations read
   try {
-    j = parse_read_parts(in, lists);  // Note [coco parsing]: the images and categories
+    j = parse_read_parts(in, lists, entries);  // Note [coco parsing]: the images and categories
   } catch (const json::exception& e) {
     throw Error(file + ": not valid JSON: " + e.what(), ExitCode::bad_input);
   }
@@ -267,6 +268,11 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
   Records r;
   const std::map<long long, int> category_index = read_categories(j["categories"], file, r);
   const std::map<long long, std::size_t> image_index = read_images(j["images"], file, base, exif_orientation, r);
+  // Room for every annotation: the pages of those left out (crowds, none labelled) are never
+  // touched, so never resident; growing by doubling instead held up to 1.5x the array at its last
+  // copy (the kp of COCO's 150k annotations: 30 MB).
+  r.annotations.reserve(entries);
+  r.kp.reserve(entries * static_cast<std::size_t>(r.keypoints) * 3);
   std::size_t unlabelled = 0, crowd = 0;
   j.erase("annotations");                                             // an empty list
   for_each_annotation(in, lists, [&](std::size_t i, const json& a) {  // each in order, then dropped
@@ -285,12 +291,15 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
       bad(file, where, "category_id " + a.value("category_id", json()).dump() + " is not among the categories");
     Annotation an;
     an.image = im->second, an.category = cat->second, an.index = i;
-    if (!read_keypoints(a, r.categories[static_cast<std::size_t>(cat->second)], file, where, r, an)) {
+    const std::size_t at = r.kp.size();
+    r.kp.resize(at + static_cast<std::size_t>(r.keypoints) * 3, 0.0f);
+    if (!read_keypoints(a, r.categories[static_cast<std::size_t>(cat->second)], file, where, r, an, &r.kp[at])) {
+      r.kp.resize(at);
       ++unlabelled;  // nothing to learn or score
       return;
     }
     r.categories[static_cast<std::size_t>(an.category)].rows.push_back(r.annotations.size());
-    r.annotations.push_back(std::move(an));
+    r.annotations.push_back(an);
   });
   if (r.annotations.empty()) bad(file, "annotations", "no annotation has a labelled keypoint");
   if (unlabelled > 0)
@@ -298,6 +307,48 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
   if (crowd > 0)  // docs/images.md says they are counted (they were left out without a word)
     Log::info(strf("  %s: %zu crowd annotations (iscrowd) left out", file.c_str(), crowd));
   return r;
+}
+
+void broadcast_records(Records& r, const Comm& comm) {
+  if (comm.size() == 1) return;
+  const bool root = comm.rank() == 0;
+  comm.broadcast_bytes(r.annotations);
+  comm.broadcast(r.kp);
+  comm.broadcast(r.files);
+  comm.broadcast(r.where);
+  std::vector<int> sizes;  // width, height pairs
+  if (root)
+    for (const auto& [w, h] : r.sizes) sizes.push_back(w), sizes.push_back(h);
+  comm.broadcast(sizes);
+  comm.broadcast(&r.keypoints, 1);
+  // The categories (few): their names, and each one's keypoint names and flip map, one after another.
+  std::vector<std::string> names;
+  std::vector<std::uint64_t> counts;  // of each category's keypoints
+  std::vector<int> flip;
+  if (root)
+    for (const Category& c : r.categories) {
+      names.push_back(c.name), counts.push_back(c.keypoints.size());
+      for (std::size_t k = 0; k < c.keypoints.size(); ++k)
+        names.push_back(c.keypoints[k]), flip.push_back(c.flip[k]);
+    }
+  comm.broadcast(names);
+  comm.broadcast(counts);
+  comm.broadcast(flip);
+  if (root) return;
+  r.sizes.clear();
+  for (std::size_t i = 0; i + 1 < sizes.size(); i += 2) r.sizes.emplace_back(sizes[i], sizes[i + 1]);
+  r.categories.assign(counts.size(), Category{});
+  std::size_t name = 0, at = 0;
+  for (std::size_t c = 0; c < counts.size(); ++c) {
+    Category& cat = r.categories[c];
+    cat.name = names.at(name++);
+    for (std::uint64_t k = 0; k < counts[c]; ++k) cat.keypoints.push_back(names.at(name++));
+    cat.flip.assign(flip.begin() + static_cast<std::ptrdiff_t>(at),
+                    flip.begin() + static_cast<std::ptrdiff_t>(at + counts[c]));
+    at += counts[c];
+  }
+  for (std::size_t i = 0; i < r.annotations.size(); ++i)  // in row order, as read_records adds them
+    r.categories.at(static_cast<std::size_t>(r.annotations[i].category)).rows.push_back(i);
 }
 
 }  // namespace hpct::coco

@@ -10,15 +10,18 @@
 #include <utility>
 #include <vector>
 
+namespace hpct {
+class Comm;  // comm/comm.hpp
+}
+
 namespace hpct::coco {
 
 struct Annotation {
   std::size_t image = 0;  // index into Records::files
   int category = 0;       // index into Records::categories
   double box[4] = {0, 0, 0, 0};
-  std::vector<float> kp;  // K x 3 (x, y in the image's pixels, labelled 0 or 1), padded to K
   std::size_t index = 0;  // in the JSON's annotations (for messages)
-};
+};                        // its keypoints: Records::kp (a plain struct: one array of all, broadcast as bytes)
 
 struct Category {
   std::string name;
@@ -29,7 +32,10 @@ struct Category {
 
 struct Records {
   std::vector<Category> categories;
-  std::vector<Annotation> annotations;     // one per row
+  std::vector<Annotation> annotations;  // one per row
+  // Annotation i's keypoints at kp[3K i ..]: K x 3 (x, y in the image's pixels, labelled 0 or 1),
+  // padded to K. One array, not one per annotation: 15 MiB less for COCO's 150k (an allocation each).
+  std::vector<float> kp;
   std::vector<std::string> files;          // the images' paths
   std::vector<std::pair<int, int>> sizes;  // the images' width, height
   // "images[4] (id 104)", for the messages of check_image; "" for an image checked at open already
@@ -43,6 +49,10 @@ struct Records {
 // The images' files are not opened (but those whose JSON gives no size: their header gives it);
 // check_image checks them (Note [image sizes]).
 Records read_records(const std::string& file, const std::string& image_dir, bool exif_orientation);
+
+// Rank 0's records `r` on every rank of `comm` (Note [open once per job] in source_registry.hpp):
+// each part as flat arrays, a category's rows rebuilt from the annotations. A collective.
+void broadcast_records(Records& r, const Comm& comm);
 
 // Checks an image's file `path` (images[i] of the JSON, `where`): there, a PNG or JPEG whose header
 // and tail read (check_image of image_decode.hpp), of the size given (`width` x `height`; 0 x 0:

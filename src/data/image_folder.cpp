@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "data/image_transform.hpp"
@@ -38,6 +39,32 @@ std::vector<std::string> class_names(const std::string& root) {
   return names;
 }
 
+// The listing of an image folder: its classes, and its files class by class in name order with
+// their class index.
+struct Listing {
+  std::vector<std::string> classes;
+  std::vector<std::string> files;
+  std::vector<long long> labels;
+};
+
+// The image files of `root`'s class folders l.classes into l.files and l.labels (a class folder
+// absent from `root`: none).
+void list_files(const std::string& root, Listing& l) {
+  for (std::size_t c = 0; c < l.classes.size(); ++c) {
+    const fs::path dir = fs::path(root) / l.classes[c];
+    std::vector<std::string> here;
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+      if (e.is_regular_file() && image_extension(e.path()) && e.path().filename().string()[0] != '.')
+        here.push_back(e.path().string());
+    std::sort(here.begin(), here.end());
+    l.files.insert(l.files.end(), here.begin(), here.end());
+    l.labels.insert(l.labels.end(), here.size(), static_cast<long long>(c));
+  }
+  if (l.files.empty())
+    throw Error(root + ": no .png, .jpg or .jpeg files in the class folders", ExitCode::bad_input);
+}
+
 // Cache bytes per rank from data_cache and data_cache_mb (stream: decode every epoch).
 std::uint64_t cache_bytes(const deck::Deck& deck) {
   const ShardOptions o = shard_options(deck);
@@ -53,30 +80,17 @@ constexpr std::uint64_t kRowOrderKey = 0x1a6e'f01d'e70b'5eedull;
 
 class ImageFolder : public Dataset {
  public:
-  ImageFolder(const std::string& root, const std::vector<std::string>& classes, const ImageOptions& o,
-              std::uint64_t cache)
-      : root_(root), classes_(classes), o_(o) {
-    std::vector<std::string> files;
-    std::vector<long long> labels;
-    for (std::size_t c = 0; c < classes_.size(); ++c) {
-      const fs::path dir = fs::path(root) / classes_[c];
-      std::vector<std::string> here;
-      std::error_code ec;
-      for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
-        if (e.is_regular_file() && image_extension(e.path()) && e.path().filename().string()[0] != '.')
-          here.push_back(e.path().string());
-      std::sort(here.begin(), here.end());
-      files.insert(files.end(), here.begin(), here.end());
-      labels.insert(labels.end(), here.size(), static_cast<long long>(c));
-    }
-    if (files.empty())
-      throw Error(root + ": no .png, .jpg or .jpeg files in the class folders", ExitCode::bad_input);
+  ImageFolder(const std::string& root, Listing l, const ImageOptions& o, std::uint64_t cache)
+      : root_(root), classes_(std::move(l.classes)), o_(o) {
+    std::vector<std::string>& files = l.files;
+    const std::vector<long long>& labels = l.labels;
     std::vector<std::uint64_t> order(files.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng::hash(kRowOrderKey, i) % i]);
     std::vector<std::string> shuffled(files.size());
     labels_.resize(files.size());
-    for (std::size_t r = 0; r < order.size(); ++r) shuffled[r] = files[order[r]], labels_[r] = labels[order[r]];
+    for (std::size_t r = 0; r < order.size(); ++r)
+      shuffled[r] = std::move(files[order[r]]), labels_[r] = labels[order[r]];
     // A JPEG decoded at the reduction its view allows (Note [reduced decoding]): the whole image is
     // shown, so the fewer file pixels per output pixel of the two axes, at the largest zoom.
     store_ = std::make_unique<ImageStore>(
@@ -153,8 +167,11 @@ class ImageFolder : public Dataset {
   std::vector<FieldSpec> specs_;
 };
 
-std::shared_ptr<const Dataset> open_folder(const deck::Deck& deck, const std::string& root) {
-  std::vector<std::string> classes = class_names(root);
+// The listing of `root`, read as open_folder reads it.
+Listing list_folder(const deck::Deck& deck, const std::string& root) {
+  Listing l;
+  std::vector<std::string>& classes = l.classes;
+  classes = class_names(root);
   // A validation folder's class indices are the training folder's, so a class missing from it does
   // not shift the others.
   const std::string& train = deck.get_string("data_file");
@@ -165,7 +182,29 @@ std::shared_ptr<const Dataset> open_folder(const deck::Deck& deck, const std::st
         throw Error(root + ": class folder '" + c + "' is not among " + train + "'s classes", ExitCode::bad_input);
     classes = known;  // a class folder missing here simply adds no rows
   }
-  return std::make_shared<ImageFolder>(root, classes, image_options(deck), cache_bytes(deck));
+  list_files(root, l);
+  return l;
+}
+
+std::shared_ptr<const Dataset> open_folder(const deck::Deck& deck, const std::string& root) {
+  return std::make_shared<ImageFolder>(root, list_folder(deck, root), image_options(deck), cache_bytes(deck));
+}
+
+// Note [open once per job]: rank 0 lists the folders (and the training folder's classes), every
+// rank gets the listing.
+std::shared_ptr<const Dataset> open_folder_shared(const deck::Deck& deck, const std::string& root,
+                                                  const Comm& comm) {
+  ImageOptions o;
+  std::uint64_t cache = 0;
+  comm.run_agreed([&] { o = image_options(deck), cache = cache_bytes(deck); });
+  Listing l;
+  comm.run_on_root([&] { l = list_folder(deck, root); });
+  comm.broadcast(l.classes);
+  comm.broadcast(l.files);
+  comm.broadcast(l.labels);
+  std::shared_ptr<const Dataset> data;
+  comm.run_agreed([&] { data = std::make_shared<ImageFolder>(root, std::move(l), o, cache); });
+  return data;
 }
 
 // A folder whose sub-folders hold a PNG or JPEG file (the first sub-folder with files decides).
@@ -186,7 +225,10 @@ bool recognises_folder(const deck::Deck& deck, const std::string& file) {
 DataSourceKind image_folder_source() {
   return {"image_folder",
           "a folder of class sub-folders of PNG/JPEG images (fields inputs float32 [C, H, W], targets int64)",
-          declare_image_keys, recognises_folder, open_folder};
+          declare_image_keys,
+          recognises_folder,
+          open_folder,
+          open_folder_shared};
 }
 
 }  // namespace hpct

@@ -69,6 +69,22 @@ std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const st
   return data_source_for(deck, file, file_key).open(deck, file);
 }
 
+std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const std::string& file,
+                                                const char* file_key, const Comm& comm) {
+  // data_format auto looks into the file: once, on rank 0 (Note [open once per job]).
+  int kind = -1;
+  comm.run_on_root([&] {
+    const DataSourceKind& k = data_source_for(deck, file, file_key);
+    kind = static_cast<int>(&k - data_sources().data());
+  });
+  comm.broadcast(&kind, 1);
+  const DataSourceKind& k = data_sources().at(static_cast<std::size_t>(kind));
+  if (k.open_shared) return k.open_shared(deck, file, comm);
+  std::shared_ptr<const Dataset> data;
+  comm.run_agreed([&] { data = k.open(deck, file); });
+  return data;
+}
+
 void check_data_files(const Dataset& data, const Comm& comm) {
   FileCheck c;
   comm.run_agreed([&] { c = data.check_files(comm.rank(), comm.size()); });  // an unforeseen failure: agreed

@@ -23,6 +23,15 @@ struct DataSourceKind {
   bool (*recognises)(const deck::Deck& deck, const std::string& file);
   // Opens `file` (named by deck key `file_key`, for messages) as a data set; errors name the file.
   std::shared_ptr<const Dataset> (*open)(const deck::Deck& deck, const std::string& file);
+  // Note [open once per job]: for a source whose open is mostly metadata that every rank would
+  // repeat on the shared file system (a COCO JSON's parse: 7 s per rank for COCO's train2017; an
+  // image folder's listing: ImageNet's 1.28M entries per rank, 330M lookups on one metadata server
+  // at 256 ranks), open done by rank 0 of `comm` and its result broadcast as flat arrays; the other
+  // ranks never touch the file. A collective, called by every rank: rank 0's error is every rank's,
+  // with its message and exit code as at 1 rank (Comm::run_on_root). nullptr: each rank opens the
+  // file itself (`open`). Figures: docs/images.md, "Opening image data".
+  std::shared_ptr<const Dataset> (*open_shared)(const deck::Deck& deck, const std::string& file,
+                                                const Comm& comm) = nullptr;
 };
 
 const std::vector<DataSourceKind>& data_sources();
@@ -30,9 +39,14 @@ const std::vector<DataSourceKind>& data_sources();
 void declare_data_source_keys(deck::Schema& s);
 // The source the deck's data_format names for `file` (auto: the first that recognises it).
 const DataSourceKind& data_source_for(const deck::Deck& deck, const std::string& file, const char* file_key);
-// Opens `file` with that source.
+// Opens `file` with that source, on this process alone (single-process tools, tests).
 std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const std::string& file,
                                                 const char* file_key);
+// Opens `file` for every rank of `comm`: a collective that throws the same error on every rank
+// (as Comm::run_agreed). Rank 0 picks the source; one with open_shared opens once for all (Note
+// [open once per job]), any other on every rank.
+std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const std::string& file,
+                                                const char* file_key, const Comm& comm);
 
 // Note [file checks over ranks] (dataset.hpp): checks `data`'s files at open, each rank its share,
 // and throws the first bad file's error (lowest index over all ranks) on every rank (exit 2). A

@@ -152,9 +152,10 @@ Data load_data(const deck::Deck& deck, const std::string& file_key, const std::s
   const std::string weight_key = weight_key_of(file_key);
   const bool has_key = !weight_key.empty() && deck.schema().find(weight_key);
   const std::string weight_file = has_key ? deck.get_string(weight_key) : "";
+  std::string file;
+  comm.run_agreed([&] { file = deck.get_string(file_key); });
+  ds = open_data_source(deck, file, file_key.c_str(), comm);  // a collective (Note [open once per job])
   comm.run_agreed([&] {
-    const std::string& file = deck.get_string(file_key);
-    ds = open_data_source(deck, file, file_key.c_str());
     const auto* text = dynamic_cast<const TextTableDataset*>(ds.get());
     if (deck.schema().find("weight_column") && !deck.get_string("weight_column").empty()) {
       if (!text) deck.fail("weight_column", file + " is not a CSV/TSV table: give its weights in a file");

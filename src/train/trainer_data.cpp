@@ -68,10 +68,11 @@ void NetworkTrainer::open_data() {
     if (!key.empty() && config_.validation_file.empty() && config_.validation_fraction <= 0)
       no_validation_split(key);
     check_weighable();
-    data = open_data_source(deck_, config_.data_file, "data_file");
-    if (!config_.validation_file.empty())
-      val_data_ = open_data_source(deck_, config_.validation_file, "validation_file");
   });
+  // Collectives: a COCO JSON or an image folder is read by one rank for all (Note [open once per job]).
+  data = open_data_source(deck_, config_.data_file, "data_file", comm_);
+  if (!config_.validation_file.empty())
+    val_data_ = open_data_source(deck_, config_.validation_file, "validation_file", comm_);
   // Note [file checks over ranks]: each rank checks its share of the files (a validation_file that
   // is data_file once).
   check_data_files(*data, comm_);

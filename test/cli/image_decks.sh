@@ -13,7 +13,8 @@
 #    the episodes with the deck's image_mean and image_std (scripts/plot-cape undoes them);
 #  - COCO files with an annotation naming a missing image, a keypoint outside its image, an image
 #    file that is not there, bad images in both ranks' shares (the first is named): exit 2, one
-#    error line naming the JSON, the annotation or image index; cape_eval refuses a resized image.
+#    error line naming the JSON, the annotation or image index (parsed by rank 0 for both: Note [open
+#    once per job]); a JSON cut short, named with its position; cape_eval refuses a resized image.
 # usage: image_decks.sh TRAIN CAPE_EVAL PYTHON MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 train=$1 cape_eval=$2 python=$3 mpiexec=$4 dir=$5 src=$6
@@ -84,6 +85,9 @@ broken outside "^error: .*coco/outside.json: annotations\[2\] \(id 3\): keypoint
   "$src/inputs/cape_coco.in" "${coco[@]}" --set data_file="$f/coco/outside.json" --set validation_file= --set epochs=1
 broken missing_file "^error: .*coco/missing_file.json: images\[4\] \(id 104\): image file .*images/gone.jpg not found" \
   "$src/inputs/cape_coco.in" "${coco[@]}" --set data_file="$f/coco/missing_file.json" --set validation_file= --set epochs=1
+# Note [open once per job]: rank 0's parse error stops both ranks with its message, unprefixed.
+broken cut "^error: [^ ]*coco/cut.json: not valid JSON: \[json.exception.parse_error.101\] parse error at line 1" \
+  "$src/inputs/cape_coco.in" "${coco[@]}" --set data_file="$f/coco/cut.json" --set validation_file= --set epochs=1
 # Note [image sizes]: refused at open, from the file's header, before any step (was mid-epoch).
 broken resized "^error: .*coco/resized.json: images\[2\] \(id 102\): width x height 360 x 520, but the file .*img2.png is 36 x 52" \
   "$src/inputs/cape_coco.in" "${coco[@]}" --set data_file="$f/coco/resized.json" --set validation_file= --set epochs=1

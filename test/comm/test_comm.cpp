@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "comm/comm.hpp"
 #include "comm/watchdog.hpp"
@@ -34,6 +36,49 @@ TEST(Comm, ScalarsBroadcastAndAllgather) {
   EXPECT_EQ(s, "from rank 0");
   const auto all = comm.allgather(comm.rank() * 10);
   for (int r = 0; r < comm.size(); ++r) EXPECT_EQ(all[r], r * 10);
+}
+
+// Vectors of rank 0 on every rank: numbers, and strings (empty ones and a NUL byte kept).
+TEST(Comm, VectorsBroadcast) {
+  const Comm comm;
+  std::vector<std::uint64_t> numbers;
+  std::vector<std::string> strings;
+  if (comm.rank() == 0) {
+    numbers = {7, 0, ~std::uint64_t(0)};
+    strings = {"ant", "", std::string("b\0e", 3), "cat"};
+  } else {
+    numbers = {1};
+    strings = {"left over"};
+  }
+  comm.broadcast(numbers);
+  comm.broadcast(strings);
+  EXPECT_EQ(numbers, (std::vector<std::uint64_t>{7, 0, ~std::uint64_t(0)}));
+  EXPECT_EQ(strings, (std::vector<std::string>{"ant", "", std::string("b\0e", 3), "cat"}));
+}
+
+// run_on_root: f runs on rank 0 only; its error reaches every rank unprefixed, with its code, as one
+// rank gives it (Note [open once per job]); no error: nothing thrown.
+TEST(Comm, WorkOfRankZeroAndItsErrorReachEveryRank) {
+  const Comm comm;
+  int runs = 0;
+  comm.run_on_root([&] { ++runs; });
+  EXPECT_EQ(comm.sum(runs), 1);
+  EXPECT_EQ(runs, comm.rank() == 0 ? 1 : 0);
+  try {
+    comm.run_on_root([&] { throw Error("data.json: not valid JSON", ExitCode::bad_input); });
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_TRUE(e.collective());
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    EXPECT_EQ(std::string(e.what()), "data.json: not valid JSON");
+  }
+  try {
+    comm.run_on_root([&] { throw std::runtime_error("out of memory"); });
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::failure);
+    EXPECT_EQ(std::string(e.what()), "out of memory");
+  }
 }
 
 TEST(Comm, ErrorOnOneRankReachesEveryRank) {

@@ -1,11 +1,12 @@
 // Helpers of the image-file suites (test_image_folder.cpp, test_coco_keypoints.cpp): where the
 // fixture image_files (test/python/make_image_files.py) writes, a source opened and checked as train
-// does, and a source's rows read back whole.
+// does, a source's rows read back whole, and an error's message as every rank sees it.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,10 +16,11 @@
 
 namespace hpct::test {
 
-// `path` opened as open_as opens it, then its files checked as train checks them (Note [file
-// checks over ranks]): each rank of MPI_COMM_WORLD its share, the first bad file's error on all.
+// `path` opened as train opens it, for all ranks of MPI_COMM_WORLD (a COCO JSON or image folder
+// read by rank 0: Note [open once per job]), then its files checked as train checks them (Note
+// [file checks over ranks]): each rank its share, the first bad file's error on all.
 inline std::shared_ptr<const Dataset> open_checked(const std::string& deck_lines, const std::string& path) {
-  auto data = open_as(deck_lines, path);
+  auto data = open_data_source(make_deck(deck_lines + "data_file " + path + "\n"), path, "data_file", Comm());
   check_data_files(*data, Comm());
   return data;
 }
@@ -47,6 +49,22 @@ inline Rows read_all(const Dataset& data) {
 inline std::string file_of(const Dataset& data, std::uint64_t row) {
   const std::string d = data.describe_row(row, 0);
   return d.substr(0, d.find(" (row"));
+}
+
+// The message of the Error f throws ("" when none) and its code; every rank calls it, and finds
+// that rank 0 got the same message (a collective after f, whatever f did).
+inline std::string agreed_error(const std::function<void()>& f, ExitCode& code) {
+  std::string message;
+  code = ExitCode::ok;
+  try {
+    f();
+  } catch (const Error& e) {
+    message = e.what(), code = e.code();
+  }
+  std::string root = message;
+  Comm().broadcast(root);
+  EXPECT_EQ(message, root) << "rank " << Comm().rank() << "'s message is not rank 0's";
+  return message;
 }
 
 }  // namespace hpct::test

@@ -126,6 +126,52 @@ TEST(CocoKeypoints, ViewsShowTheirKeypointsOnTheirDots) {
   EXPECT_EQ(kp_null, kp);
 }
 
+// Note [open once per job]: rank 0 parses the JSON, the other ranks receive its records: each
+// rank's rows (pixels, keypoints, category), unaugmented and augmented (views drawn among their
+// category's rows, flips by its flip map), their descriptions and the file checks are those of the
+// JSON parsed by that rank itself (at 2 ranks: rank 1's received records against its own parse).
+TEST(CocoKeypoints, OpenedByOneRankForAllAsEachRankOpensIt) {
+  const std::string lines =
+      "data_format coco_keypoints\nimage_channels 3\nimage_height 32\nimage_width 32\nkeypoint_views 3\n"
+      "augment_flip true\naugment_rotate 20\naugment_scale 0.2\n";
+  for (const std::string json : {"train", "null_sizes"}) {
+    const std::string path = kImageFiles + "coco/" + json + ".json";
+    const auto shared = open_checked(lines, path);
+    const auto own = open_as(lines, path);
+    ASSERT_EQ(shared->rows(), own->rows()) << json;
+    for (const std::uint64_t epoch : {~std::uint64_t(0), std::uint64_t(0), std::uint64_t(3)}) {
+      std::vector<float> kp_shared, kp_own;
+      std::vector<long long> category_shared, category_own;
+      EXPECT_EQ(coco_rows(*shared, epoch, kp_shared, category_shared), coco_rows(*own, epoch, kp_own, category_own))
+          << json << " epoch " << epoch;
+      EXPECT_EQ(kp_shared, kp_own) << json << " epoch " << epoch;
+      EXPECT_EQ(category_shared, category_own) << json << " epoch " << epoch;
+    }
+    for (std::uint64_t row = 0; row < own->rows(); ++row)
+      EXPECT_EQ(shared->describe_row(row, 0), own->describe_row(row, 0));
+    EXPECT_EQ(shared->check_files(0, 1).first, -1) << json;
+  }
+  // The checks of a file with a bad image: the same image found, the same message.
+  const std::string resized = kImageFiles + "coco/resized.json";
+  const auto shared = open_data_source(make_deck(lines + "data_file " + resized + "\n"), resized, "data_file",
+                                       Comm());
+  const FileCheck a = shared->check_files(0, 1), b = open_as(lines, resized)->check_files(0, 1);
+  EXPECT_EQ(a.first, 2);
+  EXPECT_EQ(a.first, b.first);
+  EXPECT_EQ(a.message, b.message);
+}
+
+// Note [open once per job]: a syntax error of the JSON rank 0 parses reaches every rank as one rank
+// reports it: the same message, naming the file and the position, without a rank, and exit 2.
+TEST(CocoKeypoints, AnErrorOfTheParseOnRankZeroReachesEveryRank) {
+  const std::string path = kImageFiles + "coco/cut.json";
+  ExitCode code = ExitCode::ok;
+  const std::string message = agreed_error([&] { open_checked(kCoco, path); }, code);
+  EXPECT_EQ(message.rfind(path + ": not valid JSON: [json.exception.parse_error.101] parse error at line 1", 0), 0u)
+      << message;
+  EXPECT_EQ(code, ExitCode::bad_input);
+}
+
 // Note [image sizes]: a file of another size than the JSON's width and height is refused at open
 // (it was at its first decode, mid-epoch), naming the JSON, the image entry, both sizes and the
 // likely cause; so is a file that is no image. Note [file checks over ranks]: each image is checked
@@ -197,6 +243,11 @@ TEST(CocoKeypoints, BadBoxesIdsAndTypesAreRefusedAtOpen) {
       EXPECT_NE(std::string(e.what()).find(path + ": " + expected), std::string::npos) << e.what();
       EXPECT_EQ(e.code(), ExitCode::bad_input);
     }
+    // Parsed by rank 0 for all (Note [open once per job]): the same message on every rank, unprefixed.
+    ExitCode code = ExitCode::ok;
+    const std::string shared = agreed_error([&] { open_checked(kCoco, path); }, code);
+    EXPECT_EQ(shared.rfind(path + ": " + expected, 0), 0u) << shared;
+    EXPECT_EQ(code, ExitCode::bad_input);
   }
 }
 

@@ -161,8 +161,10 @@ TEST(CocoParsing, TheReadPartsAreWhatJsonParseReads) {
   ASSERT_TRUE(a[0]["bbox"].is_null());
   std::istringstream in(text);
   int lists = 0;
-  json skeleton = coco::parse_read_parts(in, lists);
+  std::size_t entries = 0;
+  json skeleton = coco::parse_read_parts(in, lists, entries);
   EXPECT_EQ(lists, 2);
+  EXPECT_EQ(entries, 4u);  // of the last list (the records reserve them), not 5 of both
   EXPECT_EQ(skeleton["annotations"], json::array());
   skeleton["annotations"] = a;
   EXPECT_EQ(skeleton, expected);
@@ -175,13 +177,13 @@ TEST(CocoParsing, TheReadPartsAreWhatJsonParseReads) {
   for (const char* other :
        {"[1, {\"images\": [{\"url\": 2}]}]", "3", "\"s\"", "{}", "{\"annotations\": {\"a\": 1}}"}) {
     std::istringstream o(other);
-    EXPECT_EQ(coco::parse_read_parts(o, lists), json::parse(other)) << other;
+    EXPECT_EQ(coco::parse_read_parts(o, lists, entries), json::parse(other)) << other;
   }
   for (const char* bad : {R"({"images": [1, 2,)", R"({"info": {"a": 1}} x)", ""}) {
     std::string ours, theirs;
     try {
       std::istringstream b(bad);
-      coco::parse_read_parts(b, lists);
+      coco::parse_read_parts(b, lists, entries);
     } catch (const json::exception& e) {
       ours = e.what();
     }

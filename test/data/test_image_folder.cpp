@@ -100,6 +100,33 @@ TEST(ImageFolder, ValidationFolderKeepsTheTrainingClassIndices) {
             std::string::npos);
 }
 
+// Note [open once per job]: rank 0 lists the folders (a validation folder: the training folder's
+// classes too), the other ranks receive the listing: each rank's rows, classes and files are those
+// of its own listing (at 2 ranks: rank 1's received listing against its own). A listing's error
+// reaches every rank as one rank reports it (no rank named, exit 2).
+TEST(ImageFolder, ListedByOneRankForAllAsEachRankListsIt) {
+  const std::string train = kImageFiles + "folder/train", val = kImageFiles + "folder/val";
+  const deck::Deck deck = make_deck(
+      "data_format image_folder\nimage_channels 1\nimage_height 5\nimage_width 6\n"
+      "data_file " +
+      train + "\nvalidation_file " + val + "\n");
+  for (const auto& [root, key] : {std::make_pair(train, "data_file"), std::make_pair(val, "validation_file")}) {
+    const auto shared = open_data_source(deck, root, key, Comm());
+    const auto own = open_data_source(deck, root, key);
+    ASSERT_EQ(shared->rows(), own->rows()) << root;
+    const Rows a = read_all(*shared), b = read_all(*own);
+    EXPECT_EQ(a.x, b.x) << root;
+    EXPECT_EQ(a.y, b.y) << root;
+    for (std::uint64_t row = 0; row < own->rows(); ++row) EXPECT_EQ(file_of(*shared, row), file_of(*own, row));
+  }
+  const deck::Deck swapped = make_deck("data_format image_folder\ndata_file " + val + "\n");
+  ExitCode code = ExitCode::ok;
+  const std::string message = agreed_error([&] { open_data_source(swapped, train, "validation_file", Comm()); },
+                                           code);
+  EXPECT_EQ(message, train + ": class folder 'bee' is not among " + val + "'s classes");
+  EXPECT_EQ(code, ExitCode::bad_input);
+}
+
 // Per sample id, the inputs a shard shows for `epoch` (every rank's shard of `ranks`).
 std::map<std::uint64_t, std::vector<float>> shown(const std::shared_ptr<const Dataset>& data, int ranks,
                                                   std::uint64_t epoch, const ShardOptions& o) {

@@ -173,6 +173,8 @@ for im in bad["images"]:
 for a in bad["annotations"]:
     a["num_keypoints"] = None
 json.dump(bad, open(os.path.join(coco, "null_sizes.json"), "w"))
+# A JSON cut short (a copy interrupted): a syntax error, named with its position.
+open(os.path.join(coco, "cut.json"), "w").write(json.dumps(good)[:300])
 # Refused at open (Note [boxes], ids): a bbox wholly outside its image, one of no area, an image id
 # twice, an id as a string, a width as a string.
 for name, change in [("box_outside", lambda b: b["annotations"][0].update(bbox=[1000, 1000, 10, 10])),
