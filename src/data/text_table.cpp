@@ -100,7 +100,7 @@ void declare_text_table_keys(deck::Schema& s) {
             "blocks");
   s.add_bool("text_allow_infinite", false,
              "CSV/TSV/LibSVM: read inf and values beyond float's range as +-inf (scoring: trees send them one "
-             "way) instead of refusing them");
+             "way) instead of refusing them; an ensemble reads them unless set false (its members' rule decides)");
 }
 
 std::shared_ptr<const Dataset> open_text_table(const deck::Deck& deck, const std::string& file,
@@ -138,7 +138,16 @@ std::shared_ptr<const Dataset> open_text_table(const deck::Deck& deck, const std
   opt.absent_zero = deck.get_string("libsvm_absent") == "zero";
   if (format == io::TextFormat::libsvm && deck.get_int("libsvm_num_features") > 0)
     opt.num_features = deck.get_int("libsvm_num_features");
-  opt.allow_infinite = deck.get_bool("text_allow_infinite");
+  // Note [ensemble infinite numbers]
+  // An ensemble's rule for an Inf is its members' (Note [member non-finite inputs] in
+  // ensemble/refused_rows.cpp): trees read it as a value, a network member refuses it, naming the
+  // row, the split and the member. `predict ENSEMBLE` reads a text table's Inf (predict sets
+  // text_allow_infinite) and applies that rule; the ensemble's run refused it at load, before any
+  // member was asked, so an ensemble of trees trained refusing the rows its predict scores (and an
+  // Inf its HDF5 reader keeps as a value). So an ensemble reads it unless its deck sets
+  // text_allow_infinite false, and its members' rule decides, in training as in predict.
+  const bool ensemble = deck.schema().find("model") && deck.get_string("model") == "ensemble";
+  opt.allow_infinite = deck.is_set("text_allow_infinite") ? deck.get_bool("text_allow_infinite") : ensemble;
   return std::make_shared<TextTableDataset>(file, opt);
 }
 

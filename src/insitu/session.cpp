@@ -44,6 +44,18 @@ EpochOrder session_sampler(const InsituConfig& c, std::uint64_t rows, int ranks)
 
 }  // namespace
 
+// Note [init_weights in situ]
+// init_weights starts the in-situ model as it starts train's run (trainer.cpp's build_model): the
+// model first takes the state its parameters mean something with from the file
+// (Model::fitted_state_from; the mlp: the standardisation statistics it trained with, and Note
+// [fine-tuning across standardisation]'s note where the file trained with other standardisation
+// than the deck's), then the parameters. Those statistics are the session's normalisation from the
+// start, as set (stats_set_), so `stats_update frozen` keeps them where the first session would
+// otherwise have replaced them with the pushed samples' and the fine-tuning would start its first
+// layer on other numbers than it learnt; checkpoints, roll-back and hpctrain_get_stats see them.
+// `stats_update every_session` asks for the pushed samples' statistics at every session, the
+// first included. A file without them (written before standardisation) gives none: the first
+// session's, as train takes its data's.
 InsituModel::InsituModel(const std::string& name, const deck::Deck& deck, MPI_Comm comm)
     : name_(name),
       deck_(deck),
@@ -59,8 +71,14 @@ InsituModel::InsituModel(const std::string& name, const deck::Deck& deck, MPI_Co
     const ModelBuildContext ctx{deck_, cfg_.input_width, cfg_.target_width, static_cast<int>(cfg_.train.batch_size),
                                 cfg_.train.precision};
     model_ = make_model(ctx);
-    if (cfg_.train.init_weights.empty()) model_->store().initialize(cfg_.train.seed);
-    else nn::read_weights(cfg_.train.init_weights, model_->store());
+    if (cfg_.train.init_weights.empty()) {
+      model_->store().initialize(cfg_.train.seed);
+    } else {  // Note [init_weights in situ]
+      model_->fitted_state_from(cfg_.train.init_weights);
+      nn::read_weights(cfg_.train.init_weights, model_->store());
+      DataStats taken;
+      if (model_->fitted_data_stats(taken)) stats_ = taken, stats_set_ = true;
+    }
   });
   // The learning-rate horizon: planned_sessions sessions over full buffers.
   const EpochOrder full = session_sampler(cfg_, cfg_.buffer_capacity * static_cast<std::uint64_t>(comm_->size()),

@@ -187,6 +187,13 @@ class Model {
     (void)weights_file;
     return false;
   }
+  // The normalisation statistics (set_data_stats' kind) fitted_state_from took from its file (mlp:
+  // the standardisation it trained with), for a caller that keeps the statistics in use itself (the
+  // in-situ library: its checkpoints, roll-back and hpctrain_get_stats); false where it took none.
+  virtual bool fitted_data_stats(DataStats& out) const {
+    (void)out;
+    return false;
+  }
   // Refuses (an Error, exit 2) an HDF5 file to predict on that was made differently from the data the
   // model trained on, where the data file and the model's configuration say how (diffusion: Note
   // [anomaly targets]); apps/predict and apps/sample call it.

@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -76,13 +78,39 @@ std::map<std::string, Resolved> resolved_values(const std::string& text) {
 // checkpoint], the refusal names the line that resumes the run as it ran. The checkpoint's family
 // lists such keys with their value from before (ModelFamily::keys_added_later), the table the
 // in-situ library's checkpoints and the rebuilding of old weights files read too (Note [keys added
-// later] in models/registry.cpp).
-void check_newer_key(const deck::Deck& deck, const std::string& key, const std::map<std::string, Resolved>& old) {
+// later] in models/registry.cpp). Every such key the deck lacks is named in one refusal (the mlp's
+// mse checkpoint needs both lines): asked one at a time, a user learnt of the second only after
+// fixing the first.
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+// The keys newer than the checkpoint that the deck must set to resume the run as it ran, with the
+// value the run had (none: empty). Only for a deck of the checkpoint's model: another model is
+// refused as such by check_resume_deck.
+KeyValues newer_keys_to_set(const deck::Deck& deck, const std::map<std::string, Resolved>& old) {
+  KeyValues keys;
   const auto model = old.find("model");
-  const ModelFamily* family = model == old.end() ? nullptr : find_model_family(model->second.value);
-  const std::string refusal = family ? key_added_later_refusal(*family, deck, key) : std::string();
-  if (!refusal.empty())
-    deck.fail(key, refusal + ", or start a new run with `resume none` or another checkpoint_dir");
+  if (model == old.end() || model->second.value != deck.get_string("model")) return keys;
+  const ModelFamily* family = find_model_family(model->second.value);
+  if (!family) return keys;
+  for (const auto& [key, before] : family->keys_added_later)
+    if (deck.schema().find(key) && !old.count(key) && !key_added_later_refusal(*family, deck, key).empty())
+      keys.emplace_back(key, before);
+  return keys;
+}
+
+[[noreturn]] void refuse_newer_keys(const deck::Deck& deck, const KeyValues& keys) {
+  const std::string& first = keys.front().first;
+  const std::string tail = ", or start a new run with `resume none` or another checkpoint_dir";
+  if (keys.size() == 1)
+    deck.fail(first, key_added_later_refusal(*find_model_family(deck.get_string("model")), deck, first) + tail);
+  std::string names, lines;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::string sep = i == 0 ? "" : i + 1 == keys.size() ? " and " : ", ";
+    names += sep + keys[i].first;
+    lines += sep + "`" + keys[i].first + " " + keys[i].second + "`";
+  }
+  deck.fail(first, "the checkpoint was written before " + names + " existed, when the run trained as " + lines +
+                       "; set those lines in the deck to resume it as it ran" + tail);
 }
 }  // namespace
 
@@ -95,13 +123,14 @@ void check_resume_deck(const deck::Deck& deck, const CheckpointState& state) {
                                                    "targets_dataset", "libsvm_base",
                                                    "libsvm_absent"};
   const auto old = resolved_values(state.deck);
+  // Note [keys newer than the checkpoint]: all the lines to set, in one message.
+  const KeyValues newer = newer_keys_to_set(deck, old);
+  if (!newer.empty()) refuse_newer_keys(deck, newer);
   const RunFamily* run = find_run_family(deck.get_string("model"));
   for (const auto& key : deck.schema().keys()) {
     const auto it = old.find(key.name);
-    if (it == old.end()) {                   // a key newer than the checkpoint: its default applies, but see
-      check_newer_key(deck, key.name, old);  // Note [keys newer than the checkpoint]
-      continue;
-    }
+    if (it == old.end())
+      continue;  // a key newer than the checkpoint: its default applies (those that must not: above)
     const std::string& before = it->second.value;
     const std::string& now = deck.get_string(key.name);
     if (before == now || key.name == "resume") continue;

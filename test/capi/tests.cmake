@@ -15,6 +15,9 @@ hpctrain_test(test_insitu_shard SOURCES capi/test_insitu_shard.cpp LIBS hpctrain
 # A checkpoint's stored configuration: keys it lacks take the deck's value, recorded ones must match.
 hpctrain_test(test_insitu_checkpoint_config SOURCES capi/test_insitu_checkpoint_config.cpp LIBS hpctrain_capi_static
               RANKS 1 LABELS "unit;capi")
+# init_weights: the model starts as train's run does (an mlp file's statistics, the fine-tuning note).
+hpctrain_test(test_insitu_init_weights SOURCES capi/test_insitu_init_weights.cpp LIBS hpctrain_capi_static RANKS 1
+              LABELS "unit;capi")
 hpctrain_test(test_insitu_device_arrays SOURCES capi/test_insitu_device_arrays.cpp LIBS hpctrain_capi_static RANKS 1
               LABELS "unit;capi")
 # Install, then build and run programs against the installed package (CMake config and pkg-config).

@@ -15,7 +15,9 @@
 #   validation split it scores, and its training a NaN of the training split (named by file line and
 #   column, not its index among the fold's rows);
 # - an HDF5 Inf (which the trees' reading keeps as FLT_MAX) reaches an mlp deck member as an Inf,
-#   which its training refuses, naming the dataset's row.
+#   which its training refuses, naming the dataset's row;
+# - a CSV's inf reaches the members as in predict: trees-only trains, an mlp deck member refuses it,
+#   text_allow_infinite false refuses it at load.
 # usage: ensemble_non_finite.sh BUILD_DIR MPIEXEC WORKDIR
 set -u
 build=$1 mpiexec=$2 work=$3
@@ -112,4 +114,16 @@ ensemble_refused "error: (rank [0-9]+: )?[^ ]*nan_only.csv:5: column 'b' \(a row
   deck_member "$work/nan_only.csv" "$work/mlp_error.in,$work/trees.in" "${header[@]}"
 ensemble_refused "error: (rank [0-9]+: )?[^ ]*bad.h5: dataset 'inputs' row 30 \(a row member mlp_mean trains on\) holds a NaN or Inf" \
   inf_h5 "$work/bad.h5" "$work/mlp_mean.in,$work/trees.in"
+
+# Note [ensemble infinite numbers] (src/data/text_table.cpp): a CSV's `inf` reaches the members, as in
+# predict: an ensemble of trees trains on bad.csv (NaN missing, Inf a value) and predicts it as a
+# single run would; a network member refuses the Inf of its training rows by its rule (bad.csv's
+# line 40 is in the training split), and `text_allow_infinite false` refuses it at load.
+ensemble trees_inf "$work/bad.csv" "$work/trees.in" "${header[@]}"
+run "$work/p_trees_inf.log" "$apps/predict" "$work/ens_trees_inf.json" "$work/bad.csv" "$work/trees_inf.txt" "${csv[@]}"
+grep -Eiq 'nan|inf' "$work/trees_inf.txt" && fail "the trees' ensemble trained on bad.csv wrote NaN/Inf"
+ensemble_refused "error: (rank [0-9]+: )?[^ ]*bad.csv:40: column 'c' \(a row member mlp_mean trains on\) holds a NaN or Inf" \
+  inf_csv "$work/bad.csv" "$work/mlp_mean.in,$work/trees.in" "${header[@]}"
+ensemble_refused "error: (rank [0-9]+: )?[^ ]*bad.csv:40: field 4 \(column 'c'\) 'inf' is infinite" \
+  inf_refused "$work/bad.csv" "$work/trees.in" "${header[@]}" --set text_allow_infinite=false
 echo "PASS"

@@ -4,7 +4,9 @@ pedestrian recording (frame, id, x, y; tracks that enter late, leave early and a
 no map) resampled to 10 Hz; an Argoverse 2-style table (string ids, a quoted scenario id, AV2 type
 names, headings with empty cells, velocities) with a map table; rows whose position is NaN (the agent
 not observed), taken as absent; an Argoverse 2 scenario's length cut
-with --align end and start; the same tracks in INTERACTION's columns; and bad tables, each refused with an error naming file, line and column,
+with --align end and start; the same tracks in INTERACTION's columns; odd but valid tables (rows
+shuffled, float steps and ids, negative steps, extra columns, an agent seen once, a short recording);
+and bad tables, each refused with an error naming file, line and column,
 leaving no output. Checks the HDF5 written with h5py: positions linear between samples, validity
 where samples bracket a step, heading from the motion, types mapped, the grid attributes.
 usage: track_tables.py SCENES_IMPORT SCRATCH_DIR"""
@@ -179,6 +181,44 @@ for align in ("start", "end"):  # 16 s of pedestrians, 8 s windows every 3 s: 0,
         off, st = h["agent_state_offsets"][()], h["agent_state"][()]
         stride_ends.append([round(float(st[off[k], 0, 0]) / 1.2, 4) for k in range(len(off) - 1)])
 check(stride_ends == [[0.0, 3.0, 6.0], [2.0, 5.0, 8.0]], f"window starts by alignment: {stride_ends}")
+
+# 2d. Odd but valid tables as pandas hands them over (the robust6 sweep): rows shuffled; time steps and
+# track ids written as floats (an int column holding a NaN: 5.0, 17.0); time steps counted from -50
+# (AV2's current step at 0); extra columns (AV2's parquet: observed, city, focal_track_id, ...); an agent
+# seen once; a recording shorter than the window beside the long one (left out, counted). Each gives
+# the scenes of the plain table (the once-seen agent: one valid step more).
+end = ["--history", "4.5", "--window", "10.5", "--stride", "11", "--align", "end"]
+
+
+def scenes_of(name, table):
+    path = os.path.join(scratch, name)
+    table.to_csv(path, index=False)
+    r = run(path, path + ".h5", *end)
+    check(r.returncode == 0, f"{name}: rc {r.returncode} {r.stderr.strip()}")
+    if r.returncode != 0:
+        return None, r
+    with h5py.File(path + ".h5", "r") as h:
+        return {k: h[k][()] for k in h.keys()}, r
+
+
+plain, _ = scenes_of("odd_plain.csv", scen)
+floats = scen.assign(timestep=scen.timestep.astype(float), track_id=scen.track_id.map({"car": 1.0, "late": 2.0}))
+odd = [("odd_shuffled.csv", scen.sample(frac=1, random_state=3)), ("odd_floats.csv", floats),
+       ("odd_negative.csv", scen.assign(timestep=scen.timestep - 50)),
+       ("odd_extra.csv", scen.assign(observed=scen.timestep < 50, city="PIT", focal_track_id="car",
+                                     start_timestamp=315969629019741000))]
+for name, table in odd:
+    got, _ = scenes_of(name, table)
+    check(got is not None and plain is not None and sorted(got) == sorted(plain) and
+          all(np.array_equal(got[k], plain[k]) for k in plain), f"{name}: the plain table's scenes")
+once = pd.DataFrame([("av2", "once", 60, 3.0, 3.0, "pedestrian")], columns=scen.columns)
+short = scen[scen.timestep < 30].assign(scenario_id="short")
+got, r = scenes_of("odd_once_short.csv", pd.concat([scen, once, short]))
+if got is not None:
+    check(len(got["agent_state_offsets"]) == 2 and list(got["agent_type"]) == [0, 0, 1],
+          f"the once-seen pedestrian imported, the short recording left out: {list(got['agent_type'])}")
+    check(int(got["agent_valid"][2].sum()) == 1, "the once-seen agent: valid at its one step")
+    check("1 recordings shorter than the window were left out" in r.stdout, f"short recording counted: {r.stdout}")
 
 bad = [
     ("missing_column.csv", "scenario_id,track_id,position_x,position_y\na,1,0,0\n", ":1: timestep: missing column"),

@@ -210,7 +210,7 @@ TEST(Checkpoint, ADefaultChangedSinceTheCheckpointNamesTheLineThatResumesIt) {
 // Note [keys newer than the checkpoint] (train/resume.cpp): an mlp checkpoint written before
 // standardize_inputs / standardize_targets existed (its deck has neither line) trained on the
 // numbers as they are; resumed by a deck that leaves them at their default (true) it is refused,
-// naming the line; with both set false it resumes (a classifier's with standardize_inputs false
+// naming every line to set in one message; with both set false it resumes (a classifier's with standardize_inputs false
 // alone: its loss ignores standardize_targets); another family's checkpoint is not concerned.
 TEST(Checkpoint, AKeyNewerThanTheCheckpointWhoseDefaultChangesTheRunNamesTheLine) {
   const std::string deck_text = "model mlp\ndata_file unused.h5\n";
@@ -222,9 +222,12 @@ TEST(Checkpoint, AKeyNewerThanTheCheckpointWhoseDefaultChangesTheRunNamesTheLine
   };
   CheckpointState old;
   old.deck = without(without(make_deck(deck_text).resolved(), "standardize_inputs"), "standardize_targets");
+  // Both lines in one refusal (mse reads both), not one refusal per line.
   const std::string msg = error_message([&] { check_resume_deck(make_deck(deck_text), old); });
-  EXPECT_NE(msg.find("standardize_inputs: the checkpoint was written before this key existed, when the run "
-                     "trained as `standardize_inputs false`; set that line in the deck"),
+  EXPECT_NE(msg.find("standardize_inputs: the checkpoint was written before standardize_inputs and "
+                     "standardize_targets existed, when the run trained as `standardize_inputs false` and "
+                     "`standardize_targets false`; set those lines in the deck to resume it as it ran, or start a "
+                     "new run with `resume none` or another checkpoint_dir"),
             std::string::npos)
       << msg;
   EXPECT_NO_THROW(check_resume_deck(make_deck(deck_text + "standardize_inputs false\nstandardize_targets false\n"),

@@ -124,7 +124,8 @@ Tensor<float> MlpModel::targets(const Batch& b) const {
 // lines that fine-tune the file as it trained; standardize_targets only where this run's loss
 // (mse) reads it.
 bool MlpModel::fitted_state_from(const std::string& weights_file) {
-  scaling_.load(weights_file);
+  weights_stats_.reset();
+  if (scaling_.load(weights_file)) weights_stats_ = scaling_.stats();
   std::string config;
   {
     const h5::File f = h5::File::open_read(weights_file);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "models/mlp/mlp.hpp"
 #include "models/mlp/mlp_scaling.hpp"
@@ -52,6 +53,12 @@ class MlpModel : public Model {
   // standardisation than this run's is fine-tuned as the deck says, with a note (Note [fine-tuning
   // across standardisation] in mlp_model.cpp). Nothing else to fit: false.
   bool fitted_state_from(const std::string& weights_file) override;
+  // Those statistics, where the file held all the deck's standardisation uses.
+  bool fitted_data_stats(DataStats& out) const override {
+    if (!weights_stats_) return false;
+    out = *weights_stats_;
+    return true;
+  }
   const MlpScaling& scaling() const { return scaling_; }
   // missing_numbers mean: a table's inputs may hold NaN (a missing number, read as the mean).
   void allow_missing_inputs() { missing_inputs_ = true; }
@@ -78,6 +85,7 @@ class MlpModel : public Model {
   std::unique_ptr<Mlp<float>> inference_;
   View1<float> labels_;  // capacity rows
   MlpScaling scaling_;
+  std::optional<DataStats> weights_stats_;  // what fitted_state_from took, where its file held all
   bool missing_inputs_ = false;
   View2<float> x_scaled_, t_scaled_, y_back_;  // allocated on first use
 };

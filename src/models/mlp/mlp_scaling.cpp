@@ -97,11 +97,15 @@ ExtraDatasets MlpScaling::datasets() const {
   return e;
 }
 
-void MlpScaling::load(const std::string& weights_file) {
-  if (!any()) return;
+bool MlpScaling::load(const std::string& weights_file) {
+  if (!any()) return false;
   const h5::File f = h5::File::open_read(weights_file);
+  bool all = true;
   const auto read = [&](const std::string& name, std::vector<double>& into, bool is_std) {
-    if (!h5::exists(f, name)) return;  // an older file: identity
+    if (!h5::exists(f, name)) {  // an older file: identity
+      all = false;
+      return;
+    }
     std::vector<double> v = h5::read_all<double>(f, name);
     if (v.size() != into.size())
       throw Error(strf("%s: dataset '%s' holds %zu values, the model has %zu columns there", weights_file.c_str(),
@@ -118,6 +122,13 @@ void MlpScaling::load(const std::string& weights_file) {
     read("standardisation/targets_std", y_std_, true);
   }
   upload();
+  return all;
+}
+
+DataStats MlpScaling::stats() const {
+  DataStats s;
+  s.x_mean = x_mean_, s.x_std = x_std_, s.y_mean = y_mean_, s.y_std = y_std_;
+  return s;
 }
 
 void MlpScaling::scale_inputs(const Tensor<float>& x, const View2<float>& out, int n) const {

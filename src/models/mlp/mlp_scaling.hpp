@@ -32,7 +32,11 @@ class MlpScaling {
   void set(const DataStats& stats);
   ExtraDatasets datasets() const;  // "standardisation/{inputs,targets}_{mean,std}"
   // Reads datasets() back; a file without them (written before standardisation) reads as identity.
-  void load(const std::string& weights_file);
+  // True when the file held every statistic this scaling applies (false: none to apply, or some
+  // kept as they were).
+  bool load(const std::string& weights_file);
+  // The statistics in use, as set() takes them (identity where this scaling applies none).
+  DataStats stats() const;
 
   // out rows [0, n) = the standardised x (NaN -> 0); x and out [n, d_in].
   void scale_inputs(const Tensor<float>& x, const View2<float>& out, int n) const;
