@@ -213,12 +213,14 @@ for name, table in odd:
           all(np.array_equal(got[k], plain[k]) for k in plain), f"{name}: the plain table's scenes")
 once = pd.DataFrame([("av2", "once", 60, 3.0, 3.0, "pedestrian")], columns=scen.columns)
 short = scen[scen.timestep < 30].assign(scenario_id="short")
-got, r = scenes_of("odd_once_short.csv", pd.concat([scen, once, short]))
+# A recording of one observation (a snapshot: no span to tell its rate by) is a short one too.
+snapshot = pd.DataFrame([("snap", "a", 7, 1.0, 2.0, "vehicle")], columns=scen.columns)
+got, r = scenes_of("odd_once_short.csv", pd.concat([scen, once, short, snapshot]))
 if got is not None:
     check(len(got["agent_state_offsets"]) == 2 and list(got["agent_type"]) == [0, 0, 1],
           f"the once-seen pedestrian imported, the short recording left out: {list(got['agent_type'])}")
     check(int(got["agent_valid"][2].sum()) == 1, "the once-seen agent: valid at its one step")
-    check("1 recordings shorter than the window were left out" in r.stdout, f"short recording counted: {r.stdout}")
+    check("2 recordings shorter than the window were left out" in r.stdout, f"short recordings counted: {r.stdout}")
 
 bad = [
     ("missing_column.csv", "scenario_id,track_id,position_x,position_y\na,1,0,0\n", ":1: timestep: missing column"),

@@ -214,6 +214,16 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
     // has no valid step between samples (its agents blink at the sample times). Its time steps are
     // not at --rate: another rate's recording in the file, or ns/ms time stamps taken as steps
     // (which would also make its windows countless); or track_id names rows, not tracks.
+    // Note [one rate per table] (the exception): a recording all of whose samples fall at one time
+    // step (a snapshot: one agent seen once, or several at one instant) has no span to tell a rate
+    // by and fills no window; it is left out and counted with the short recordings, not refused.
+    const auto at_one_time = [&](const Recording& rec) {
+      for (const Track& tr : rec.tracks)
+        for (const TrackSample& s : tr.samples)
+          if (s.t != rec.tracks.front().samples.front().t) return false;
+      return true;
+    };
+    if (!closest_track && at_one_time(out[r])) continue;
     if (!(closest <= max_gap + 1e-6)) {
       const std::string rate = milliseconds ? "timestamp_ms / 1000"
                                             : name[2] + " / --rate " + real_text(rate_hz) + " Hz";
