@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "comm/comm.hpp"
+#include "comm/error_exit.hpp"
 #include "core/blas_kernels.hpp"
 #include "core/error.hpp"
 #include "core/gpu_fallback.hpp"
@@ -350,17 +351,11 @@ int main(int argc, char** argv) {
     const hpct::Comm comm;
     if (!blas_note.empty() && !hpct::asks_for_help(argc, argv))
       hpct::Log::info(blas_note);  // --help: the usage alone
-    try {
-      code = predict_main(nargs, args.data(), comm);
-    } catch (const hpct::Error& e) {
-      // Errors after agree() are the same on every rank: rank 0 reports. Others (usage) too.
-      // Most messages name the program already ("predict: --margin ..."): it is not said twice.
-      const bool named = std::strncmp(e.what(), "predict: ", 9) == 0;
-      if (comm.rank() == 0 || !e.collective())
-        std::fprintf(stderr, "%serror: %s\n", named ? "" : "predict: ", e.what());
-      code = static_cast<int>(e.code());
-      if (!e.collective() && comm.size() > 1) MPI_Abort(MPI_COMM_WORLD, code);
-    }
+    // Errors every rank holds: rank 0 reports; one rank's own, or another exception: that rank
+    // reports and the job is aborted (comm/error_exit.hpp). Most messages name the program already
+    // ("predict: --margin ..."): it is not said twice.
+    code = hpct::run_ending_on_errors(comm, {"predict: error: ", "predict: internal error: ", "predict: "},
+                                      [&] { return predict_main(nargs, args.data(), comm); });
   }
   return code;
 }

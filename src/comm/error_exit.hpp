@@ -1,5 +1,5 @@
 // How a program's ranks end on an error: the rule of Error::collective in one place, for the
-// programs that run on several ranks (the training driver, the diffusion sampler).
+// programs that run on several ranks (the training driver, the diffusion sampler, predict).
 #pragma once
 
 #include <mpi.h>
@@ -15,9 +15,13 @@
 namespace hpct {
 
 // The lines an error is reported with: `error` before an Error's message ("error: "), `internal`
-// before any other exception's ("internal error: ").
+// before any other exception's ("internal error: "); a message that starts with `named` (not
+// empty: "predict: ") names the program already, and gets "error: " alone before it.
 struct ErrorLines {
-  std::string error, internal;
+  std::string error, internal, named;
+  std::string before(const std::string& message) const {
+    return !named.empty() && message.compare(0, named.size(), named) == 0 ? "error: " : error;
+  }
 };
 
 // Runs `body` (returning the exit code) and ends on an error as every rank can: an Error every rank
@@ -30,10 +34,10 @@ int run_ending_on_errors(const Comm& comm, const ErrorLines& lines, Body&& body)
     return body();
   } catch (const Error& e) {
     if (e.collective() || comm.size() == 1) {
-      if (comm.rank() == 0) std::fprintf(stderr, "%s%s\n", lines.error.c_str(), e.what());
+      if (comm.rank() == 0) std::fprintf(stderr, "%s%s\n", lines.before(e.what()).c_str(), e.what());
       return static_cast<int>(e.code());
     }
-    Log::rank_error(lines.error + e.what());
+    Log::rank_error(lines.before(e.what()) + e.what());
     MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
   } catch (const std::exception& e) {
     Log::rank_error(lines.internal + e.what());

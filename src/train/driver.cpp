@@ -114,7 +114,7 @@ int train_main(int argc, char** argv) {
   Runtime runtime(argc, argv);
   const Comm comm;
   const Topology& topo = runtime.topology();
-  return run_ending_on_errors(comm, {"error: ", "internal error: "}, [&]() -> int {
+  return run_ending_on_errors(comm, {"error: ", "internal error: ", ""}, [&]() -> int {
     CommandLine cl;
     comm.run_agreed([&] { cl = parse_command_line(argc, argv); });
     if (cl.help || cl.help_deck || cl.help_kokkos || cl.version) {

@@ -212,7 +212,7 @@ namespace hpct {
 int diffusion_evaluate_main(int argc, char** argv) {
   hpct::Runtime runtime(argc, argv);
   const hpct::Comm comm;
-  return run_ending_on_errors(comm, {"sample: ", "sample: internal error: "},
+  return run_ending_on_errors(comm, {"sample: ", "sample: internal error: ", ""},
                               [&] { return run(argc, argv, comm); });
 }
 
