@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/comm.hpp"
@@ -27,6 +28,11 @@ inline std::shared_ptr<const Dataset> open_checked(const std::string& deck_lines
 
 // The fixture's files, relative to the tests' working directory (build/test).
 inline const std::string kImageFiles = "scratch_image_files/";
+// The folders of make_image_files.py holding one bad file, with the start of the message naming it.
+inline const std::vector<std::pair<std::string, std::string>> kBrokenFolders = {
+    {"broken/truncated", "cls1/p2.jpg: JPEG: "},
+    {"broken/notimage", "cls0/p1.png: not a PNG or JPEG"},
+    {"broken/cmyk", "cls1/p2.jpg: JPEG: Unsupported color conversion request (a CMYK JPEG"}};
 
 // Every row of `data` read by read_block: inputs and targets.
 struct Rows {

@@ -71,12 +71,7 @@ TEST(ImageChecks, WholeFilesPassCutOnesAreRefusedWithTheDecodersMessage) {
 TEST(ImageChecks, AFolderWithABrokenFileIsRefusedAtOpenOnEveryRank) {
   const std::string deck = "data_format image_folder\n";
   EXPECT_EQ(open_checked(deck, kImageFiles + "photos")->rows(), 12u);
-  for (const auto& [folder, what] :
-       std::vector<std::pair<std::string, std::string>>{{"broken/truncated", "cls1/p2.jpg: JPEG: "},
-                                                        {"broken/notimage", "cls0/p1.png: not a PNG or JPEG"},
-                                                        {"broken/cmyk",
-                                                         "cls1/p2.jpg: JPEG: Unsupported color "
-                                                         "conversion request (a CMYK JPEG"}}) {
+  for (const auto& [folder, what] : kBrokenFolders) {
     const std::string root = kImageFiles + folder;
     const auto data = open_as(deck, root);
     const FileCheck all = data->check_files(0, 1);
