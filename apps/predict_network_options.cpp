@@ -5,6 +5,7 @@
 
 #include "core/cli_number.hpp"
 #include "core/error.hpp"
+#include "core/tool_options.hpp"
 #include "deck/deck.hpp"
 #include "predict_network.hpp"
 
@@ -37,40 +38,33 @@ const char* const kNetworkUsage =
 NetworkOptions parse_network_options(int argc, char** argv) {
   NetworkOptions o;
   o.predict.chunk = 2048;
-  std::vector<std::string> pos;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--kokkos-", 0) == 0) continue;
-    if (a.rfind("--", 0) != 0) {
-      pos.push_back(a);
-      continue;
-    }
-    if (a == "--no-label") {
-      o.labelled = false;
-      continue;
-    }
-    if (i + 1 >= argc) throw Error("predict: " + a + " needs a value\n" + kNetworkUsage, ExitCode::bad_input);
-    const std::string v = argv[++i];
-    auto number = [&]() { return cli_integer("predict: " + a, v); };
-    auto positive_int = [&]() {
-      const long long x = number();
-      if (x < 1 || x > INT_MAX) throw Error("predict: " + a + " must be in [1, 2^31)", ExitCode::bad_input);
-      return static_cast<int>(x);
-    };
-    if (a == "--inputs-dataset") o.inputs_dataset = v;
-    else if (a == "--outputs") o.predict.outputs = deck::split_list(v);
-    else if (a == "--rows") o.rows = number();
-    else if (a == "--weight-column") o.weight_column = v;
-    else if (a == "--weight-file") o.weight_file = v;
-    else if (a == "--chunk") o.predict.chunk = positive_int();
-    else if (a == "--weights") o.weights_choice = nn::weights_choice(v, "predict: --weights");
-    else if (a == "--members") o.predict.sampling.members = positive_int();
-    else if (a == "--seed") o.predict.sampling.seed = static_cast<std::uint64_t>(number());
-    else if (a == "--method") o.predict.sampling.method = v;
-    else if (a == "--steps") o.predict.sampling.steps = static_cast<int>(number());
-    else if (a == "--clip") o.predict.sampling.clip = cli_real("predict: " + a, v);
-    else throw Error("predict: unknown option " + a + "\n" + kNetworkUsage, ExitCode::bad_input);
-  }
+  const std::vector<std::string> pos = read_tool_options(
+      argc, argv, "predict: ", kNetworkUsage, [&](const std::string& a, const auto& value) {
+        if (a == "--no-label") {
+          o.labelled = false;
+          return;
+        }
+        const std::string v = value();
+        auto number = [&]() { return cli_integer("predict: " + a, v); };
+        auto positive_int = [&]() {
+          const long long x = number();
+          if (x < 1 || x > INT_MAX) throw Error("predict: " + a + " must be in [1, 2^31)", ExitCode::bad_input);
+          return static_cast<int>(x);
+        };
+        if (a == "--inputs-dataset") o.inputs_dataset = v;
+        else if (a == "--outputs") o.predict.outputs = deck::split_list(v);
+        else if (a == "--rows") o.rows = number();
+        else if (a == "--weight-column") o.weight_column = v;
+        else if (a == "--weight-file") o.weight_file = v;
+        else if (a == "--chunk") o.predict.chunk = positive_int();
+        else if (a == "--weights") o.weights_choice = nn::weights_choice(v, "predict: --weights");
+        else if (a == "--members") o.predict.sampling.members = positive_int();
+        else if (a == "--seed") o.predict.sampling.seed = static_cast<std::uint64_t>(number());
+        else if (a == "--method") o.predict.sampling.method = v;
+        else if (a == "--steps") o.predict.sampling.steps = static_cast<int>(number());
+        else if (a == "--clip") o.predict.sampling.clip = cli_real("predict: " + a, v);
+        else throw Error("predict: unknown option " + a + "\n" + kNetworkUsage, ExitCode::bad_input);
+      });
   if (pos.size() != 3)
     throw Error(std::string("predict: expected WEIGHTS DATA OUT\n") + kNetworkUsage, ExitCode::bad_input);
   o.weights = pos[0], o.data = pos[1], o.out = pos[2];

@@ -81,12 +81,15 @@ TEST(ImageFolder, PhotosOfAnySizeResizedAndNormalised) {
   }
 }
 
+// The grey 6 x 5 folders of make_image_files.py: `train` as data_file, `val` as validation_file.
+deck::Deck train_val_deck(const std::string& train, const std::string& val) {
+  return make_deck("data_format image_folder\nimage_channels 1\nimage_height 5\nimage_width 6\ndata_file " + train +
+                   "\nvalidation_file " + val + "\n");
+}
+
 TEST(ImageFolder, ValidationFolderKeepsTheTrainingClassIndices) {
   const std::string train = kImageFiles + "folder/train", val = kImageFiles + "folder/val";
-  const deck::Deck deck = make_deck(
-      "data_format image_folder\nimage_channels 1\nimage_height 5\nimage_width 6\n"
-      "data_file " +
-      train + "\nvalidation_file " + val + "\n");
+  const deck::Deck deck = train_val_deck(train, val);
   const auto data = open_data_source(deck, val, "validation_file");
   ASSERT_EQ(data->rows(), 2u);
   const Rows r = read_all(*data);
@@ -106,10 +109,7 @@ TEST(ImageFolder, ValidationFolderKeepsTheTrainingClassIndices) {
 // reaches every rank as one rank reports it (no rank named, exit 2).
 TEST(ImageFolder, ListedByOneRankForAllAsEachRankListsIt) {
   const std::string train = kImageFiles + "folder/train", val = kImageFiles + "folder/val";
-  const deck::Deck deck = make_deck(
-      "data_format image_folder\nimage_channels 1\nimage_height 5\nimage_width 6\n"
-      "data_file " +
-      train + "\nvalidation_file " + val + "\n");
+  const deck::Deck deck = train_val_deck(train, val);
   for (const auto& [root, key] : {std::make_pair(train, "data_file"), std::make_pair(val, "validation_file")}) {
     const auto shared = open_data_source(deck, root, key, Comm());
     const auto own = open_data_source(deck, root, key);

@@ -20,6 +20,7 @@
 #include "core/log.hpp"
 #include "core/runtime.hpp"
 #include "core/timer.hpp"
+#include "core/tool_options.hpp"
 #include "data/row_output.hpp"
 #include "io/hdf5.hpp"
 #include "models/diffusion/diffusion_scores.hpp"
@@ -53,29 +54,22 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  std::vector<std::string> pos;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--kokkos-", 0) == 0) continue;
-    if (a.rfind("--", 0) != 0) {
-      pos.push_back(a);
-      continue;
-    }
-    if (i + 1 >= argc) throw hpct::Error(a + " needs a value\n" + kDiffusionEvalUsage, hpct::ExitCode::bad_input);
-    const std::string v = argv[++i];
-    auto number = [&]() { return hpct::cli_integer(a, v); };
-    if (a == "--members") o.sampler.members = static_cast<int>(number());
-    else if (a == "--method") o.sampler.method = v;
-    else if (a == "--steps") o.sampler.steps = static_cast<int>(number());
-    else if (a == "--seed") o.sampler.seed = static_cast<std::uint64_t>(number());
-    else if (a == "--rows") o.rows = number();
-    else if (a == "--clip") o.sampler.clip = hpct::cli_real(a, v);
-    else if (a == "--chunk") o.chunk = number();
-    else if (a == "--weights") o.weights_choice = hpct::nn::weights_choice(v, "sample: --weights");
-    else if (a == "--context") o.context = v;
-    else if (a == "--fine") o.fine = v;
-    else throw hpct::Error("unknown option " + a + "\n" + kDiffusionEvalUsage, hpct::ExitCode::bad_input);
-  }
+  const std::vector<std::string> pos = hpct::read_tool_options(
+      argc, argv, "", kDiffusionEvalUsage, [&](const std::string& a, const auto& value) {
+        const std::string v = value();
+        auto number = [&]() { return hpct::cli_integer(a, v); };
+        if (a == "--members") o.sampler.members = static_cast<int>(number());
+        else if (a == "--method") o.sampler.method = v;
+        else if (a == "--steps") o.sampler.steps = static_cast<int>(number());
+        else if (a == "--seed") o.sampler.seed = static_cast<std::uint64_t>(number());
+        else if (a == "--rows") o.rows = number();
+        else if (a == "--clip") o.sampler.clip = hpct::cli_real(a, v);
+        else if (a == "--chunk") o.chunk = number();
+        else if (a == "--weights") o.weights_choice = hpct::nn::weights_choice(v, "sample: --weights");
+        else if (a == "--context") o.context = v;
+        else if (a == "--fine") o.fine = v;
+        else throw hpct::Error("unknown option " + a + "\n" + kDiffusionEvalUsage, hpct::ExitCode::bad_input);
+      });
   if (pos.size() != 3)
     throw hpct::Error(std::string("expected WEIGHTS DATA OUT\n") + kDiffusionEvalUsage, hpct::ExitCode::bad_input);
   o.weights = pos[0], o.data = pos[1], o.out = pos[2];
