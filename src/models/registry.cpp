@@ -177,28 +177,45 @@ std::string config_difference(const ModelFamily& f, const std::string& stored, c
   const deck::Deck now = parse_config(f, current, "config");
   // settings(): every key in schema order as key=value, values in their normalised form, no spaces.
   std::istringstream a(old.settings()), b(now.settings());
-  std::string sa, sb;
+  std::string sa, sb, differences;
+  std::vector<std::pair<std::string, std::string>> to_set;  // keys added later: key, value from before
   for (const deck::KeySpec& k : old.schema().keys()) {
     a >> sa;
     b >> sb;
     if (!old.is_set(k.name) || same_value(old, now, k.name)) continue;
     const std::size_t value = k.name.size() + 1;  // after "key="
-    if (std::find(added.begin(), added.end(), k.name) != added.end()) {
-      const std::string refusal = key_added_later_refusal(f, now, k.name);
-      if (refusal.empty()) continue;  // a key the model ignores
-      return k.name + ": '" + sb.substr(value) + "' now; " + refusal;
+    const std::string sep = differences.empty() ? "" : ", ";
+    if (std::find(added.begin(), added.end(), k.name) == added.end()) {
+      differences += sep + k.name + ": '" + sa.substr(value) + "' stored, '" + sb.substr(value) + "' now";
+      continue;
     }
-    return k.name + ": '" + sa.substr(value) + "' stored, '" + sb.substr(value) + "' now";
+    if (key_added_later_refusal(f, now, k.name).empty()) continue;  // a key the model ignores
+    differences += sep + k.name + ": '" + sb.substr(value) + "' now";
+    for (const auto& [name, before] : f.keys_added_later)
+      if (name == k.name) to_set.emplace_back(name, before);
   }
-  return {};
+  return to_set.empty() ? differences : differences + "; " + keys_added_later_refusal(to_set);
+}
+
+std::string keys_added_later_refusal(const std::vector<std::pair<std::string, std::string>>& keys) {
+  if (keys.size() == 1)
+    return "the checkpoint was written before this key existed, when the run trained as `" + keys[0].first + " " +
+           keys[0].second + "`; set that line in the deck to resume it as it ran";
+  std::string names, lines;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::string sep = i == 0 ? "" : i + 1 == keys.size() ? " and " : ", ";
+    names += sep + keys[i].first;
+    lines += sep + "`" + keys[i].first + " " + keys[i].second + "`";
+  }
+  return "the checkpoint was written before " + names + " existed, when the run trained as " + lines +
+         "; set those lines in the deck to resume it as it ran";
 }
 
 std::string key_added_later_refusal(const ModelFamily& f, const deck::Deck& deck, const std::string& key) {
   if (f.ignores_key && f.ignores_key(deck, key)) return {};  // its value changes nothing
   for (const auto& [name, before] : f.keys_added_later)
     if (name == key && !same_value(parse_config(f, key + "=" + before, "keys_added_later"), deck, key))
-      return "the checkpoint was written before this key existed, when the run trained as `" + key + " " + before +
-             "`; set that line in the deck to resume it as it ran";
+      return keys_added_later_refusal({{key, before}});
   return {};
 }
 

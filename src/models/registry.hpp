@@ -110,11 +110,12 @@ deck::Deck parse_config(const ModelFamily& f, const std::string& config, const s
 // family describe the same model exactly when their normalised forms are equal.
 std::string normalised_config(const ModelFamily& f, const std::string& config);
 // Note [keys added later]: "" when the model configured by `current` (a model's config_string)
-// can take over a stored configuration, else the first key that differs ("key: 'stored' stored,
-// 'current' now"). Keys the stored configuration lacks were added after it was written: not
-// recorded, so the current value holds, as train's resume takes a deck key newer than its checkpoint;
-// except the family's keys_added_later, which must have their value from before (the message then
-// says what the stored run did and which deck line takes it over as it ran).
+// can take over a stored configuration, else every key that differs, in schema order ("key:
+// 'stored' stored, 'current' now", joined by ", "). Keys the stored configuration lacks were added
+// after it was written: not recorded, so the current value holds, as train's resume takes a deck
+// key newer than its checkpoint; except the family's keys_added_later, which must have their value
+// from before (the message then says what the stored run did and, in one sentence for all of them,
+// which deck lines take it over as it ran: keys_added_later_refusal).
 std::string config_difference(const ModelFamily& f, const std::string& stored, const std::string& current);
 // For a deck taking over a checkpoint of family `f` whose deck or configuration lacks `key`: "" when
 // the deck's value is the one the checkpoint's run had (the key is not among the family's
@@ -123,6 +124,10 @@ std::string config_difference(const ModelFamily& f, const std::string& stored, c
 // the deck line that resumes the run as it ran: "the checkpoint was written before this key existed,
 // when the run trained as `key before`; set that line in the deck to resume it as it ran".
 std::string key_added_later_refusal(const ModelFamily& f, const deck::Deck& deck, const std::string& key);
+// The refusal for keys added later that a deck must set to take over a checkpoint (key, value from
+// before; at least one), all in one sentence: "the checkpoint was written before a and b existed,
+// when the run trained as `a x` and `b y`; set those lines in the deck to resume it as it ran".
+std::string keys_added_later_refusal(const std::vector<std::pair<std::string, std::string>>& keys);
 // Rebuilds a model of the named family from its stored configuration (parameters uninitialised).
 std::unique_ptr<Model> model_from_config(const std::string& family, const std::string& config, int capacity,
                                          const std::string& origin);

@@ -99,18 +99,8 @@ KeyValues newer_keys_to_set(const deck::Deck& deck, const std::map<std::string, 
 }
 
 [[noreturn]] void refuse_newer_keys(const deck::Deck& deck, const KeyValues& keys) {
-  const std::string& first = keys.front().first;
-  const std::string tail = ", or start a new run with `resume none` or another checkpoint_dir";
-  if (keys.size() == 1)
-    deck.fail(first, key_added_later_refusal(*find_model_family(deck.get_string("model")), deck, first) + tail);
-  std::string names, lines;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::string sep = i == 0 ? "" : i + 1 == keys.size() ? " and " : ", ";
-    names += sep + keys[i].first;
-    lines += sep + "`" + keys[i].first + " " + keys[i].second + "`";
-  }
-  deck.fail(first, "the checkpoint was written before " + names + " existed, when the run trained as " + lines +
-                       "; set those lines in the deck to resume it as it ran" + tail);
+  deck.fail(keys.front().first,
+            keys_added_later_refusal(keys) + ", or start a new run with `resume none` or another checkpoint_dir");
 }
 }  // namespace
 

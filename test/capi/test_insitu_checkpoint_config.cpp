@@ -83,7 +83,8 @@ TEST(InsituCheckpointConfig, AKeyTheCheckpointLacksTakesTheDecksValue) {
 
 // An mlp checkpoint written before standardize_inputs and standardize_targets existed (faked: today's
 // checkpoint with the two keys stripped from its configuration) trained on the numbers as they are:
-// a model of today's deck (both true by default) refuses it, naming the deck line that resumes it;
+// a model of today's deck (both true by default) refuses it, naming in one message both deck lines
+// that resume it;
 // a deck with both false loads it and trains on.
 TEST(InsituCheckpointConfig, AnMlpCheckpointFromBeforeStandardisationNeedsItOff) {
   const Comm world;
@@ -110,9 +111,10 @@ TEST(InsituCheckpointConfig, AnMlpCheckpointFromBeforeStandardisationNeedsItOff)
   });
 
   const std::string msg = load_refusal(m, older);
-  EXPECT_NE(msg.find(older + ": holds another model (standardize_inputs: 'true' now; the checkpoint was written "
-                             "before this key existed, when the run trained as `standardize_inputs false`; set "
-                             "that line in the deck to resume it as it ran)"),
+  EXPECT_NE(msg.find(older + ": holds another model (standardize_inputs: 'true' now, standardize_targets: 'true' "
+                             "now; the checkpoint was written before standardize_inputs and standardize_targets "
+                             "existed, when the run trained as `standardize_inputs false` and `standardize_targets "
+                             "false`; set those lines in the deck to resume it as it ran)"),
             std::string::npos)
       << msg;
 

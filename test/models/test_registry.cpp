@@ -227,11 +227,19 @@ TEST(Registry, AnOldMlpConfigurationIsNotTakenOverWithStandardisation) {
                           kStandardised;
   const std::string old = "d_in=4 d_out=1 loss=mse hidden_sizes=8 activation=relu";
   EXPECT_EQ(config_difference(mlp, old, now),
-            "standardize_inputs: 'true' now; the checkpoint was written before this key existed, when the run "
-            "trained as `standardize_inputs false`; set that line in the deck to resume it as it ran");
+            "standardize_inputs: 'true' now, standardize_targets: 'true' now; the checkpoint was written before "
+            "standardize_inputs and standardize_targets existed, when the run trained as `standardize_inputs "
+            "false` and `standardize_targets false`; set those lines in the deck to resume it as it ran");
   const std::string inputs_off = replaced(now, " standardize_inputs=true", " standardize_inputs=false");
-  EXPECT_EQ(config_difference(mlp, old, inputs_off).rfind("standardize_targets: 'true' now; ", 0), 0u)
-      << config_difference(mlp, old, inputs_off);
+  EXPECT_EQ(config_difference(mlp, old, inputs_off),
+            "standardize_targets: 'true' now; the checkpoint was written before this key existed, when the run "
+            "trained as `standardize_targets false`; set that line in the deck to resume it as it ran");
+  // Keys the stored line has are named beside them, every one that differs, in the schema's order.
+  EXPECT_EQ(config_difference(mlp, replaced(old, "hidden_sizes=8", "hidden_sizes=16") + " label_smoothing=0.2",
+                              inputs_off),
+            "label_smoothing: '0.2' stored, '0' now, hidden_sizes: '16' stored, '8' now, standardize_targets: "
+            "'true' now; the checkpoint was written before this key existed, when the run trained as "
+            "`standardize_targets false`; set that line in the deck to resume it as it ran");
   EXPECT_EQ(config_difference(mlp, old, replaced(now, kStandardised, kRaw)), "");
   EXPECT_EQ(config_difference(mlp, old + kStandardised, now), "");
   EXPECT_EQ(config_difference(mlp, old + " standardize_inputs=no", replaced(now, kStandardised, kRaw)), "");
