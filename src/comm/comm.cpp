@@ -18,23 +18,35 @@ void Comm::broadcast(std::string& s, int root) const {
   broadcast(s.data(), s.size(), root);
 }
 
-void Comm::broadcast(std::vector<std::string>& v, int root) const {
+// Note [strings in pieces]: the lengths go first, then the strings in pieces of whole strings of
+// about `piece_bytes` (one string longer than that is a piece alone), so a rank holds one piece
+// beside the vector rather than a copy of all the strings: an ImageNet file list is ~100 MB, and
+// one buffer of it doubled every rank's peak while the list travelled. Every rank cuts the same
+// pieces from the lengths; the number of broadcasts grows by one per piece.
+void Comm::broadcast(std::vector<std::string>& v, int root, std::uint64_t piece_bytes) const {
   if (size_ == 1) return;
-  // One buffer of all the strings and one of their lengths: two broadcasts, whatever their number.
   std::vector<std::uint64_t> lengths;
-  std::string all;
   if (rank_ == root) {
     lengths.reserve(v.size());
-    for (const std::string& s : v) lengths.push_back(s.size()), all += s;
+    for (const std::string& s : v) lengths.push_back(s.size());
   }
   broadcast(lengths, root);
-  broadcast(all, root);
-  if (rank_ == root) return;
-  v.resize(lengths.size());
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    v[i].assign(all, at, static_cast<std::size_t>(lengths[i]));
-    at += static_cast<std::size_t>(lengths[i]);
+  if (rank_ != root) v.assign(lengths.size(), std::string());
+  std::string piece;
+  for (std::size_t first = 0, last = 0; first < lengths.size(); first = last) {
+    std::uint64_t bytes = lengths[last++];
+    while (last < lengths.size() && bytes + lengths[last] <= piece_bytes) bytes += lengths[last++];
+    piece.clear();
+    if (rank_ == root)
+      for (std::size_t i = first; i < last; ++i) piece += v[i];
+    piece.resize(static_cast<std::size_t>(bytes));
+    broadcast(piece.data(), piece.size(), root);
+    if (rank_ == root) continue;
+    std::size_t at = 0;
+    for (std::size_t i = first; i < last; ++i) {
+      v[i].assign(piece, at, static_cast<std::size_t>(lengths[i]));
+      at += static_cast<std::size_t>(lengths[i]);
+    }
   }
 }
 

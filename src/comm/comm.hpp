@@ -79,7 +79,8 @@ class Comm {
     v.resize(static_cast<std::size_t>(n));
     broadcast(v.data(), v.size(), root);
   }
-  void broadcast(std::vector<std::string>& v, int root = 0) const;
+  // Strings of `root` on every rank, in pieces of about piece_bytes (Note [strings in pieces]).
+  void broadcast(std::vector<std::string>& v, int root = 0, std::uint64_t piece_bytes = 16 << 20) const;
   // A vector of plain structs as their bytes (every rank runs the same build, so the same layout).
   template <class T>
   void broadcast_bytes(std::vector<T>& v, int root = 0) const {

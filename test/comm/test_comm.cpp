@@ -56,6 +56,21 @@ TEST(Comm, VectorsBroadcast) {
   EXPECT_EQ(strings, (std::vector<std::string>{"ant", "", std::string("b\0e", 3), "cat"}));
 }
 
+// Note [strings in pieces]: pieces of at most 6 bytes of whole strings, a string longer than that
+// a piece alone, empty strings inside and at the ends, and an empty vector.
+TEST(Comm, StringsTravelInPieces) {
+  const Comm comm;
+  const std::vector<std::string> sent = {"", "abc", "de", "f", "a string of 23 bytes...", "", "gh", "ijklmn", "o", ""};
+  for (std::uint64_t piece : {1, 3, 6, 100}) {
+    std::vector<std::string> got = comm.rank() == 0 ? sent : std::vector<std::string>{"left", "over"};
+    comm.broadcast(got, 0, piece);
+    EXPECT_EQ(got, sent) << "pieces of " << piece << " bytes";
+  }
+  std::vector<std::string> none = comm.rank() == 0 ? std::vector<std::string>{} : std::vector<std::string>{"x"};
+  comm.broadcast(none);
+  EXPECT_TRUE(none.empty());
+}
+
 // run_on_root: f runs on rank 0 only; its error reaches every rank unprefixed, with its code, as one
 // rank gives it (Note [open once per job]); no error: nothing thrown.
 TEST(Comm, WorkOfRankZeroAndItsErrorReachEveryRank) {
