@@ -13,6 +13,7 @@
 // The JSON is read and checked into records by data/coco_records.cpp.
 #include <algorithm>
 #include <fstream>
+#include <functional>
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
@@ -48,6 +49,7 @@ class CocoKeypoints : public Dataset {
     kp_ = std::move(r.kp);
     sizes_ = std::move(r.sizes);
     where_ = std::move(r.where);
+    header_read_ = std::move(r.header_read);
     // Each JPEG decoded at the reduction its closest view allows (Note [reduced decoding]): the
     // fewest file pixels per output pixel over its annotations, at the largest zoom of the jitter.
     std::vector<double> detail(r.files.size(), 1e300);
@@ -76,13 +78,17 @@ class CocoKeypoints : public Dataset {
     specs_ = {images, keypoints, category};
   }
   std::string description() const override { return file_; }
-  // Note [file checks over ranks]: each image's file (Note [image sizes]), this part's share.
+  // Note [file checks over ranks]: each image's file (Note [image sizes]; decoded whole with
+  // check_images_at_open decode), this part's share.
   FileCheck check_files(int part, int parts) const override {
-    if (!o_.check_at_open) return {};
+    if (o_.open_check == OpenCheck::none) return {};
+    const bool decode = o_.open_check == OpenCheck::decode;
     for (auto i = static_cast<std::size_t>(part); i < where_.size(); i += static_cast<std::size_t>(parts)) {
-      if (where_[i].empty()) continue;  // checked at open (its JSON gave no size)
+      if (header_read_[i] && !decode) continue;  // checked when the JSON was read (it gave no size)
       auto [w, h] = sizes_[i];
-      const std::string why = coco::check_image(store_->file(i), where_[i], w, h, o_.exif_orientation);
+      const std::string why = coco::check_image(store_->file(i), where_[i], w, h, o_.exif_orientation,
+                                                decode ? std::function<void()>([&] { store_->decode(i); })
+                                                       : std::function<void()>());
       if (!why.empty()) return {static_cast<long long>(i), file_ + ": " + why};
     }
     return {};
@@ -181,6 +187,7 @@ class CocoKeypoints : public Dataset {
   std::vector<float> kp_;                   // as coco::Records::kp
   std::vector<std::pair<int, int>> sizes_;  // each image's, as coco::Records
   std::vector<std::string> where_;
+  std::vector<char> header_read_;  // as coco::Records
   std::unique_ptr<ImageStore> store_;
   std::vector<FieldSpec> specs_;
 };

@@ -109,12 +109,12 @@ std::string same_size(const std::string& path, int w, int h, int file_w, int fil
 }  // namespace
 
 std::string check_image(const std::string& path, const std::string& where, int& width, int& height,
-                        bool exif_orientation) {
+                        bool exif_orientation, const std::function<void()>& whole) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return where + ": image file " + path + " not found";
   int file_w = 0, file_h = 0;
   try {  // Note [image sizes]
-    hpct::check_image(path, file_w, file_h, exif_orientation);
+    hpct::check_image(path, file_w, file_h, exif_orientation, whole);
   } catch (const Error& e) {
     return where + ": " + e.what();
   }
@@ -187,7 +187,8 @@ std::map<long long, std::size_t> read_images(const json& list, const std::string
     }
     r.files.push_back(path);
     r.sizes.emplace_back(w, h);
-    r.where.push_back(sized ? where : std::string());
+    r.where.push_back(where);
+    r.header_read.push_back(sized ? 0 : 1);
   }
   return index;
 }
@@ -316,6 +317,7 @@ void broadcast_records(Records& r, const Comm& comm) {
   comm.broadcast(r.kp);
   comm.broadcast(r.files);
   comm.broadcast(r.where);
+  comm.broadcast(r.header_read);
   std::vector<int> sizes;  // width, height pairs
   if (root)
     for (const auto& [w, h] : r.sizes) sizes.push_back(w), sizes.push_back(h);

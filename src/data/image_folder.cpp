@@ -5,6 +5,7 @@
 // Fields: "inputs" float32 [C, H, W] and "targets" int64 (the class index).
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
@@ -108,14 +109,17 @@ class ImageFolder : public Dataset {
     specs_ = {x, y};
   }
   std::string description() const override { return root_; }
-  // Note [file checks over ranks]: each row's file (Note [image checks at open]), this part's
-  // share, refused with the message its first decode would give.
+  // Note [file checks over ranks]: each row's file (Note [image checks at open]; decoded whole with
+  // check_images_at_open decode), this part's share, refused with the message its first decode
+  // would give.
   FileCheck check_files(int part, int parts) const override {
-    if (!o_.check_at_open) return {};
+    if (o_.open_check == OpenCheck::none) return {};
+    const bool decode = o_.open_check == OpenCheck::decode;
     for (auto row = static_cast<std::size_t>(part); row < store_->size(); row += static_cast<std::size_t>(parts)) {
       int w = 0, h = 0;
       try {
-        check_image(store_->file(row), w, h, o_.exif_orientation);
+        check_image(store_->file(row), w, h, o_.exif_orientation,
+                    decode ? std::function<void()>([&] { store_->decode(row); }) : std::function<void()>());
       } catch (const Error& e) {
         return {static_cast<long long>(row),
                 std::string(e.what()) + " (row " + std::to_string(row) + " of " + root_ + ")"};

@@ -31,10 +31,12 @@ void declare_image_keys(deck::Schema& s) {
                "image_folder, coco_keypoints: a JPEG's EXIF Orientation tag: ignore (the stored pixels, as PIL's "
                "Image.open and torchvision's ImageFolder read them) or apply (turned upright as PIL's "
                "ImageOps.exif_transpose does; COCO sizes and keypoints are then the upright image's)");
-  s.add_bool("check_images_at_open", true,
-             "image_folder, coco_keypoints: check every image file at open, each rank its share (there, its "
-             "header and end read, COCO's size as given), so a bad file stops the run before training; false: "
-             "a bad file stops it at its first decode (Note [image checks at open])");
+  // true and false as they were when the key was a bool (old decks, stored configurations).
+  s.add_choice("check_images_at_open", "true", {"true", "decode", "false"},
+               "image_folder, coco_keypoints: check every image file at open, each rank its share, so a bad file "
+               "stops the run before training: true: its header and end read (COCO's size as given); decode: "
+               "decoded whole as well (a file damaged in its middle); false: none, a bad file stops the run at "
+               "its first decode (Note [image checks at open])");
 }
 
 namespace {
@@ -73,7 +75,8 @@ ImageOptions image_options(const deck::Deck& deck) {
   o.rotate = deck.get_real("augment_rotate");
   o.seed = static_cast<std::uint64_t>(deck.get_int("seed"));
   o.exif_orientation = deck.get_string("exif_orientation") == "apply";
-  o.check_at_open = deck.get_bool("check_images_at_open");
+  const std::string& check = deck.get_string("check_images_at_open");
+  o.open_check = check == "decode" ? OpenCheck::decode : check == "true" ? OpenCheck::header : OpenCheck::none;
   return o;
 }
 

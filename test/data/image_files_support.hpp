@@ -33,6 +33,10 @@ inline const std::vector<std::pair<std::string, std::string>> kBrokenFolders = {
     {"broken/truncated", "cls1/p2.jpg: JPEG: "},
     {"broken/notimage", "cls0/p1.png: not a PNG or JPEG"},
     {"broken/cmyk", "cls1/p2.jpg: JPEG: Unsupported color conversion request (a CMYK JPEG"}};
+// The folders holding one file damaged in its middle but ending well: the header check at open
+// passes them, check_images_at_open decode refuses them (Note [image checks at open]).
+inline const std::vector<std::pair<std::string, std::string>> kMiddleDamagedFolders = {
+    {"broken/middle_jpeg", "cls1/p2.jpg: JPEG: "}, {"broken/middle_png", "cls2/p1.png: PNG: "}};
 
 // Every row of `data` read by read_block: inputs and targets.
 struct Rows {
