@@ -37,6 +37,10 @@ void declare_image_keys(deck::Schema& s) {
                "stops the run before training: true: its header and end read (COCO's size as given); decode: "
                "decoded whole as well (a file damaged in its middle); false: none, a bad file stops the run at "
                "its first decode (Note [image checks at open])");
+  s.add_choice("broken_images", "error", {"error", "skip"},
+               "image_folder, coco_keypoints: a file the check at open refuses stops the run (error) or is left "
+               "out of the data set (skip: a folder's row, a COCO image and its annotations; the log counts them "
+               "and a list is written beside output); skip needs check_images_at_open true or decode");
 }
 
 namespace {
@@ -77,6 +81,13 @@ ImageOptions image_options(const deck::Deck& deck) {
   o.exif_orientation = deck.get_string("exif_orientation") == "apply";
   const std::string& check = deck.get_string("check_images_at_open");
   o.open_check = check == "decode" ? OpenCheck::decode : check == "true" ? OpenCheck::header : OpenCheck::none;
+  o.skip_broken = deck.get_string("broken_images") == "skip";
+  // Note [leaving broken files out]: only the check at open finds the files to leave out; a file
+  // left out at its decode would leave out a row of one rank's batch, not of every rank's.
+  if (o.skip_broken && o.open_check == OpenCheck::none)
+    deck.fail("broken_images",
+              "skip leaves out the files the check at open refuses, and check_images_at_open "
+              "false checks none: set check_images_at_open true or decode");
   return o;
 }
 

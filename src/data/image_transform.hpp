@@ -24,7 +24,8 @@ namespace hpct {
 enum class OpenCheck { none, header, decode };
 
 // The deck's image keys (image_channels, image_height, image_width, image_mean, image_std,
-// augment_flip, augment_scale, augment_rotate, exif_orientation, check_images_at_open) and the seed.
+// augment_flip, augment_scale, augment_rotate, exif_orientation, check_images_at_open,
+// broken_images) and the seed.
 struct ImageOptions {
   int channels = 3, height = 32, width = 32;
   std::vector<double> mean, std;  // per channel, of pixel / 255
@@ -34,6 +35,7 @@ struct ImageOptions {
   std::uint64_t seed = 0;
   bool exif_orientation = false;             // apply: JPEGs turned upright by their EXIF orientation (decode_image)
   OpenCheck open_check = OpenCheck::header;  // check_images_at_open
+  bool skip_broken = false;                  // broken_images skip: files the check refuses are left out
 };
 
 void declare_image_keys(deck::Schema& s);

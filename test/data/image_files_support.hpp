@@ -22,8 +22,7 @@ namespace hpct::test {
 // [file checks over ranks]): each rank its share, the first bad file's error on all.
 inline std::shared_ptr<const Dataset> open_checked(const std::string& deck_lines, const std::string& path) {
   auto data = open_data_source(make_deck(deck_lines + "data_file " + path + "\n"), path, "data_file", Comm());
-  check_data_files(*data, Comm());
-  return data;
+  return check_data_files(data, Comm());
 }
 
 // The fixture's files, relative to the tests' working directory (build/test).

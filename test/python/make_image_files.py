@@ -13,6 +13,9 @@
   broken/middle_jpeg/<class>/, broken/middle_png/<class>/  photos/ with one file damaged in its
                           middle, ending well (cls1/p2.jpg: an end marker in its scan; cls2/p1.png:
                           IDAT bytes flipped): only a whole decode finds them
+  broken/two/<class>/     photos/ with cls1/p2.jpg damaged in its middle and cls0/p3.png no image;
+                          broken/two_removed/<class>/: photos/ without those two files
+  broken/all/<class>/     two files, neither an image
   coco/train.json + coco/images/   COCO keypoints (see coco_files below)
   exif/o<N>.jpg, exif/o<N>.png  a 24 x 16 RGB JPEG of six 8 x 8 blocks of colour with EXIF
                           Orientation N (1..8), and Pillow's ImageOps.exif_transpose of it (PNG)
@@ -95,6 +98,18 @@ def damage_middle(path):
 for name, damaged in (("middle_jpeg", "cls1/p2.jpg"), ("middle_png", "cls2/p1.png")):
     photos(os.path.join(out, "broken", name))
     damage_middle(os.path.join(out, "broken", name, damaged))
+# Two broken files among good ones (broken_images skip): one damaged in its middle, one no image;
+# and the same folder without them.
+photos(os.path.join(out, "broken/two"))
+damage_middle(os.path.join(out, "broken/two/cls1/p2.jpg"))
+open(os.path.join(out, "broken/two/cls0/p3.png"), "w").write("not an image\n")
+photos(os.path.join(out, "broken/two_removed"))
+for name in ("cls1/p2.jpg", "cls0/p3.png"):
+    os.remove(os.path.join(out, "broken/two_removed", name))
+# Nothing but broken files: still an error with broken_images skip.
+for name in ("cls0/a.png", "cls1/b.jpg"):
+    os.makedirs(os.path.dirname(os.path.join(out, "broken/all", name)), exist_ok=True)
+    open(os.path.join(out, "broken/all", name), "w").write("not an image\n")
 # A 16-bit grey PNG (no gAMA chunk, as PIL writes it) and its 8-bit twin (Note [16-bit PNGs]).
 os.makedirs(os.path.join(out, "depth"), exist_ok=True)
 ramp = (np.arange(0, 256, 5, dtype=np.uint16) * 257).reshape(4, 13)
@@ -200,6 +215,11 @@ for n in (1, 2):
     damage_middle(os.path.join(out, "coco_broken", name))
     bad["images"][n]["file_name"] = "../coco_broken/" + name
 json.dump(bad, open(os.path.join(coco, "middle.json"), "w"))
+# The same JSON without those two images and their annotations (broken_images skip reads middle.json so).
+bad = json.loads(json.dumps(good))
+bad["images"] = [im for n, im in enumerate(bad["images"]) if n not in (1, 2)]
+bad["annotations"] = [a for a in bad["annotations"] if a["image_id"] not in (101, 102)]
+json.dump(bad, open(os.path.join(coco, "middle_removed.json"), "w"))
 # Sizes null, as some exporters write an unknown size: the files' own (read as train.json);
 # num_keypoints null too (not read: the count is the keypoints' visibilities).
 bad = json.loads(json.dumps(good))
