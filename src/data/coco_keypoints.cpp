@@ -50,6 +50,7 @@ class CocoKeypoints : public Dataset {
     sizes_ = std::move(r.sizes);
     where_ = std::move(r.where);
     header_read_ = std::move(r.header_read);
+    broken_ = std::move(r.broken);
     // Each JPEG decoded at the reduction its closest view allows (Note [reduced decoding]): the
     // fewest file pixels per output pixel over its annotations, at the largest zoom of the jitter.
     std::vector<double> detail(r.files.size(), 1e300);
@@ -103,6 +104,7 @@ class CocoKeypoints : public Dataset {
       image_of[i] = r.files.size();
       r.files.push_back(store_->file(i)), r.sizes.push_back(sizes_[i]);
       r.where.push_back(where_[i]), r.header_read.push_back(header_read_[i]);
+      if (!broken_.empty()) r.broken.push_back(broken_[i]);  // "" for every image kept
     }
     const std::size_t K = static_cast<std::size_t>(keypoints_);
     for (std::size_t row = 0; row < annotations_.size(); ++row) {
@@ -206,11 +208,15 @@ class CocoKeypoints : public Dataset {
     if (o_.open_check == OpenCheck::none) return bad;
     const bool decode = o_.open_check == OpenCheck::decode;
     for (auto i = static_cast<std::size_t>(part); i < where_.size(); i += static_cast<std::size_t>(parts)) {
-      if (header_read_[i] && !decode) continue;  // checked when the JSON was read (it gave no size)
-      auto [w, h] = sizes_[i];
-      const std::string why = coco::check_image(store_->file(i), where_[i], w, h, o_.exif_orientation,
-                                                decode ? std::function<void()>([&] { store_->decode(i); })
-                                                       : std::function<void()>());
+      std::string why;
+      if (!broken_.empty() && !broken_[i].empty()) why = broken_[i];  // its header, read at the parse, was bad
+      else if (header_read_[i] && !decode) continue;                  // checked when the JSON was read
+      else {
+        auto [w, h] = sizes_[i];
+        why = coco::check_image(store_->file(i), where_[i], w, h, o_.exif_orientation,
+                                decode ? std::function<void()>([&] { store_->decode(i); })
+                                       : std::function<void()>());
+      }
       if (why.empty()) continue;
       // The reason names the entry; the file, named on its own, not again after it.
       const std::string named = where_[i] + ": " + store_->file(i) + ": ";
@@ -232,7 +238,8 @@ class CocoKeypoints : public Dataset {
   std::vector<float> kp_;                   // as coco::Records::kp
   std::vector<std::pair<int, int>> sizes_;  // each image's, as coco::Records
   std::vector<std::string> where_;
-  std::vector<char> header_read_;  // as coco::Records
+  std::vector<char> header_read_;    // as coco::Records
+  std::vector<std::string> broken_;  // as coco::Records
   std::unique_ptr<ImageStore> store_;
   std::vector<FieldSpec> specs_;
 };
@@ -268,7 +275,9 @@ struct CocoOptions {
 
 std::shared_ptr<const Dataset> open_coco(const deck::Deck& deck, const std::string& file) {
   const CocoOptions o(deck);
-  return std::make_shared<CocoKeypoints>(file, coco::read_records(file, o.image_dir, o.image.exif_orientation),
+  return std::make_shared<CocoKeypoints>(file,
+                                         coco::read_records(file, o.image_dir, o.image.exif_orientation,
+                                                            o.image.skip_broken),
                                          o.image, o.views, o.margin, o.cache);
 }
 
@@ -278,7 +287,9 @@ std::shared_ptr<const Dataset> open_coco_shared(const deck::Deck& deck, const st
   std::unique_ptr<CocoOptions> o;
   comm.run_agreed([&] { o = std::make_unique<CocoOptions>(deck); });
   coco::Records r;
-  comm.run_on_root([&] { r = coco::read_records(file, o->image_dir, o->image.exif_orientation); });
+  comm.run_on_root([&] {
+    r = coco::read_records(file, o->image_dir, o->image.exif_orientation, o->image.skip_broken);
+  });
   coco::broadcast_records(r, comm);
   std::shared_ptr<const Dataset> data;
   comm.run_agreed([&] {

@@ -43,14 +43,19 @@ struct Records {
   // 1 for an image whose header read_records checked already (its JSON gave no size: the header
   // gave it), so that only check_images_at_open decode checks it again.
   std::vector<char> header_read;
+  // With broken_images skip, an image whose header read_records found bad: why ("images[3] (id
+  // 103): not a PNG ..."), its annotations left out already; "" for the others (empty: none bad).
+  std::vector<std::string> broken;
   int keypoints = 0;  // the most keypoints of a category (K)
 };
 
 // Reads `file` (images relative to `image_dir`, or to the file's folder when empty); throws Error
 // (exit 2) naming the entry and key of the first bad value.
 // The images' files are not opened (but those whose JSON gives no size: their header gives it);
-// check_image checks them (Note [image sizes]).
-Records read_records(const std::string& file, const std::string& image_dir, bool exif_orientation);
+// check_image checks them (Note [image sizes]). `skip_broken` (broken_images skip): a bad header
+// read here is kept in Records::broken for the check at open to report, not thrown.
+Records read_records(const std::string& file, const std::string& image_dir, bool exif_orientation,
+                     bool skip_broken = false);
 
 // Rank 0's records `r` on every rank of `comm` (Note [open once per job] in source_registry.hpp):
 // each part as flat arrays, a category's rows rebuilt from the annotations. A collective.

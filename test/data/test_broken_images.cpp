@@ -18,6 +18,14 @@ using namespace hpct::test;
 namespace {
 
 const std::string kFolder = "data_format image_folder\nbroken_images skip\n";
+const std::string kCoco = "data_format coco_keypoints\nimage_channels 3\nimage_height 32\nimage_width 32\n";
+
+// `path` opened and checked as train does, the files left out into `left_out`.
+std::shared_ptr<const Dataset> open_skipping(const std::string& deck_lines, const std::string& path,
+                                             std::vector<BadFile>& left_out) {
+  const deck::Deck deck = make_deck(deck_lines + "broken_images skip\ndata_file " + path + "\n");
+  return check_data_files(open_data_source(deck, path, "data_file", Comm()), Comm(), &left_out);
+}
 
 // A row's file less the folder it is in (two rows of two folders show the same file).
 std::string in_folder(const Dataset& data, std::uint64_t row, const std::string& root) {
@@ -33,10 +41,7 @@ TEST(BrokenImages, AFolderLeavesItsBrokenFilesOutAndHasTheRowsOfTheFolderWithout
   const auto clean = open_checked("data_format image_folder\n", removed);
   ASSERT_EQ(clean->rows(), 10u);
   std::vector<BadFile> left_out;
-  const auto data = check_data_files(
-      open_data_source(make_deck(kFolder + "check_images_at_open decode\ndata_file " + two + "\n"), two,
-                       "data_file", Comm()),
-      Comm(), &left_out);
+  const auto data = open_skipping("data_format image_folder\ncheck_images_at_open decode\n", two, left_out);
   ASSERT_EQ(data->rows(), 10u);
   ASSERT_EQ(left_out.size(), 2u);  // on every rank, in the folder's row order
   EXPECT_EQ(left_out[0].file, two + "/cls1/p2.jpg");
@@ -80,15 +85,10 @@ TEST(BrokenImages, AugmentedRowsAreThoseOfTheFolderWithoutThem) {
 // coco/middle.json: images[1] (a JPEG) and images[2] (a PNG) damaged in their middle; left out
 // with their annotations, the rows are middle_removed.json's (the JSON without them).
 TEST(BrokenImages, ACocoJsonLeavesOutTheImageAndItsAnnotations) {
-  const std::string coco = "data_format coco_keypoints\nimage_channels 3\nimage_height 32\nimage_width 32\n";
-  const std::string path = kImageFiles + "coco/middle.json";
   std::vector<BadFile> left_out;
-  const auto data = check_data_files(
-      open_data_source(make_deck(coco + "broken_images skip\ncheck_images_at_open decode\ndata_file " + path +
-                                 "\n"),
-                       path, "data_file", Comm()),
-      Comm(), &left_out);
-  const auto clean = open_checked(coco, kImageFiles + "coco/middle_removed.json");
+  const auto data = open_skipping(kCoco + "check_images_at_open decode\n", kImageFiles + "coco/middle.json",
+                                  left_out);
+  const auto clean = open_checked(kCoco, kImageFiles + "coco/middle_removed.json");
   ASSERT_EQ(left_out.size(), 2u);
   EXPECT_EQ(left_out[0].file, kImageFiles + "coco/../coco_broken/middle_img1.jpg");
   EXPECT_EQ(left_out[0].reason.rfind("images[1] (id 101): JPEG: ", 0), 0u) << left_out[0].reason;
@@ -113,6 +113,24 @@ TEST(BrokenImages, ACocoJsonLeavesOutTheImageAndItsAnnotations) {
     const auto* d = static_cast<const long long*>(y.buffers()[2].values);
     EXPECT_EQ(std::vector<long long>(c, c + rows.size()), std::vector<long long>(d, d + rows.size()));
   }
+}
+
+// An image whose JSON gives no size is read by rank 0 at the parse (for its size): a bad one is left
+// out there as one of a given size is at the check (not_image.json's images[3], sized and not).
+TEST(BrokenImages, ACocoImageOfNoGivenSizeIsLeftOutAlike) {
+  std::vector<BadFile> sized, unsized;
+  const auto a = open_skipping(kCoco, kImageFiles + "coco/not_image.json", sized);
+  const auto b = open_skipping(kCoco, kImageFiles + "coco/not_image_null.json", unsized);
+  ASSERT_EQ(sized.size(), 1u);
+  ASSERT_EQ(unsized.size(), 1u);
+  EXPECT_EQ(unsized[0].file, sized[0].file);
+  EXPECT_EQ(sized[0].reason, "images[3] (id 103): not a PNG or JPEG file (by its first bytes)");
+  EXPECT_EQ(unsized[0].reason, sized[0].reason);
+  EXPECT_EQ(a->rows(), 8u);  // 9 less images[3]'s one annotation
+  expect_same_rows(*a, *b, "not_image_null.json");
+  // broken_images error: the parse stops at it, as before.
+  const std::string e = error_message([&] { open_checked(kCoco, kImageFiles + "coco/not_image_null.json"); });
+  EXPECT_NE(e.find("not_image_null.json: images[3] (id 103): "), std::string::npos) << e;
 }
 
 // Nothing left is an error still; skip without a check at open is refused at the key.

@@ -206,6 +206,8 @@ with open(os.path.join(out, "coco_broken", "error_page.jpg"), "w") as f:
 bad = json.loads(json.dumps(good))
 bad["images"][3]["file_name"] = "../coco_broken/error_page.jpg"
 json.dump(bad, open(os.path.join(coco, "not_image.json"), "w"))
+bad["images"][3]["width"] = bad["images"][3]["height"] = None  # read at the parse (broken_images skip)
+json.dump(bad, open(os.path.join(coco, "not_image_null.json"), "w"))
 # Two images damaged in their middle, ending well (only check_images_at_open decode finds them):
 # images[1] (rank 1's share at 2 ranks, the first) and images[2] (rank 0's).
 bad = json.loads(json.dumps(good))
