@@ -17,7 +17,7 @@
 #    once per job]); a JSON cut short, named with its position; cape_eval refuses a resized image;
 #  - broken_images skip: a folder and a COCO JSON with broken files train as the same files without
 #    them, bitwise, at 1 and 2 ranks, the files listed beside output; refused without a check at
-#    open, and where no file is left.
+#    open, and where no file is left; cape_eval skipping gives the PCK table of the JSON without them.
 # usage: image_decks.sh TRAIN CAPE_EVAL PYTHON MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 train=$1 cape_eval=$2 python=$3 mpiexec=$4 dir=$5 src=$6
@@ -132,6 +132,13 @@ run cape_removed 2 cape_coco.in "${coco[@]}" --set epochs=2 --set data_file="$f/
   --set validation_file="$f/coco/middle_removed.json"
 [ "$(wc -l < "$dir/cape_skip.broken_images.tsv")" -eq 2 ] ||
   { echo "image_decks: cape_skip: the list"; cat "$dir/cape_skip.broken_images.tsv"; exit 1; }
+# cape_eval with broken_images skip from its --set: the episodes of the JSON without them.
+"$cape_eval" "$dir/cape.h5" "$f/coco/middle.json" --deck "$src/inputs/cape_coco.in" --set broken_images=skip \
+  --set check_images_at_open=decode --csv "$dir/pck_skip.csv" > "$dir/eval_skip.log"
+"$cape_eval" "$dir/cape.h5" "$f/coco/middle_removed.json" --deck "$src/inputs/cape_coco.in" \
+  --csv "$dir/pck_removed.csv" > "$dir/eval_removed.log"
+cmp -s "$dir/pck_skip.csv" "$dir/pck_removed.csv" ||
+  { echo "image_decks: cape_eval skipping"; cat "$dir/eval_skip.log" "$dir/eval_removed.log"; exit 1; }
 # cape_eval checks the images too (one process: all of them).
 set +e
 "$cape_eval" "$dir/cape.h5" "$f/coco/resized.json" --deck "$src/inputs/cape_coco.in" > "$dir/eval_resized.log" 2>&1
