@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     else data = hpct::open_data_source(deck, argv[1], "data_file", comm);
     const double open_s = comm.max(MPI_Wtime() - t0);
     t0 = MPI_Wtime();
-    hpct::check_data_files(*data, comm);
+    data = hpct::check_data_files(data, comm);
     const double check_s = comm.max(MPI_Wtime() - t0);
     rusage u{};
     getrusage(RUSAGE_SELF, &u);

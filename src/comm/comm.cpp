@@ -50,6 +50,22 @@ void Comm::broadcast(std::vector<std::string>& v, int root, std::uint64_t piece_
   }
 }
 
+std::vector<std::string> Comm::gather_to_all(const std::vector<std::string>& local) const {
+  // The strings as one buffer and their lengths, gathered as gather_to_all gathers numbers.
+  std::vector<std::uint64_t> lengths;
+  std::vector<char> bytes;
+  for (const std::string& s : local) lengths.push_back(s.size()), bytes.insert(bytes.end(), s.begin(), s.end());
+  lengths = gather_to_all(lengths);
+  bytes = gather_to_all(bytes);
+  std::vector<std::string> all(lengths.size());
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    all[i].assign(bytes.data() + at, static_cast<std::size_t>(lengths[i]));
+    at += static_cast<std::size_t>(lengths[i]);
+  }
+  return all;
+}
+
 void Comm::agree_root(const std::string& root_error, ExitCode code, int root) const {
   int failed = rank_ == root && !root_error.empty() ? static_cast<int>(code) : -1;
   broadcast(&failed, 1, root);

@@ -113,6 +113,14 @@ class Comm {
                 comm_);
     return all;
   }
+  // The same concatenation on every rank (gather_to_root, then broadcast).
+  template <class T>
+  std::vector<T> gather_to_all(const std::vector<T>& local) const {
+    std::vector<T> all = gather_to_root(local);
+    broadcast(all);
+    return all;
+  }
+  std::vector<std::string> gather_to_all(const std::vector<std::string>& local) const;
   void barrier() const { MPI_Barrier(comm_); }
 
   // Every rank calls this with its own outcome (empty = fine). If any rank failed, every rank

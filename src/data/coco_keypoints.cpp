@@ -13,6 +13,7 @@
 // The JSON is read and checked into records by data/coco_records.cpp.
 #include <algorithm>
 #include <fstream>
+#include <functional>
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
@@ -41,13 +42,15 @@ class CocoKeypoints : public Dataset {
   // `r`: `file`'s records (coco::read_records).
   CocoKeypoints(const std::string& file, coco::Records r, const ImageOptions& o, int views, double margin,
                 std::uint64_t cache)
-      : file_(file), o_(o), views_(views), margin_(margin) {
+      : file_(file), o_(o), views_(views), margin_(margin), cache_(cache) {
     keypoints_ = r.keypoints;
     categories_ = std::move(r.categories);
     annotations_ = std::move(r.annotations);
     kp_ = std::move(r.kp);
     sizes_ = std::move(r.sizes);
     where_ = std::move(r.where);
+    header_read_ = std::move(r.header_read);
+    broken_ = std::move(r.broken);
     // Each JPEG decoded at the reduction its closest view allows (Note [reduced decoding]): the
     // fewest file pixels per output pixel over its annotations, at the largest zoom of the jitter.
     std::vector<double> detail(r.files.size(), 1e300);
@@ -76,16 +79,44 @@ class CocoKeypoints : public Dataset {
     specs_ = {images, keypoints, category};
   }
   std::string description() const override { return file_; }
-  // Note [file checks over ranks]: each image's file (Note [image sizes]), this part's share.
+  // Note [file checks over ranks]: each image's file (Note [image sizes]; decoded whole with
+  // check_images_at_open decode), this part's share.
   FileCheck check_files(int part, int parts) const override {
-    if (!o_.check_at_open) return {};
-    for (auto i = static_cast<std::size_t>(part); i < where_.size(); i += static_cast<std::size_t>(parts)) {
-      if (where_[i].empty()) continue;  // checked at open (its JSON gave no size)
-      auto [w, h] = sizes_[i];
-      const std::string why = coco::check_image(store_->file(i), where_[i], w, h, o_.exif_orientation);
-      if (!why.empty()) return {static_cast<long long>(i), file_ + ": " + why};
+    const std::vector<BadFile> bad = scan(part, parts, false);
+    return bad.empty() ? FileCheck{} : FileCheck{bad[0].index, bad[0].message};
+  }
+  bool skips_bad_files() const override { return o_.skip_broken && o_.open_check != OpenCheck::none; }
+  std::vector<BadFile> bad_files(int part, int parts) const override { return scan(part, parts, true); }
+  std::uint64_t file_count() const override { return store_->size(); }
+  // Note [leaving broken files out]: the records less those images and their annotations, as the
+  // JSON without them reads (the same rows in the same order; categories kept, as the JSON lists
+  // them whatever their images).
+  std::shared_ptr<const Dataset> without_files(const std::vector<long long>& files) const override {
+    std::vector<char> left_out(store_->size(), 0);
+    for (const long long i : files) left_out.at(static_cast<std::size_t>(i)) = 1;
+    coco::Records r;
+    r.keypoints = keypoints_;
+    r.categories = categories_;
+    for (Category& c : r.categories) c.rows.clear();
+    std::vector<std::size_t> image_of(store_->size());  // an image's index among those kept
+    for (std::size_t i = 0; i < store_->size(); ++i) {
+      if (left_out[i]) continue;
+      image_of[i] = r.files.size();
+      r.files.push_back(store_->file(i)), r.sizes.push_back(sizes_[i]);
+      r.where.push_back(where_[i]), r.header_read.push_back(header_read_[i]);
+      if (!broken_.empty()) r.broken.push_back(broken_[i]);  // "" for every image kept
     }
-    return {};
+    const std::size_t K = static_cast<std::size_t>(keypoints_);
+    for (std::size_t row = 0; row < annotations_.size(); ++row) {
+      Annotation a = annotations_[row];
+      if (left_out[a.image]) continue;
+      a.image = image_of[a.image];
+      r.categories[static_cast<std::size_t>(a.category)].rows.push_back(r.annotations.size());
+      r.annotations.push_back(a);
+      r.kp.insert(r.kp.end(), kp_.begin() + static_cast<std::ptrdiff_t>(row * K * 3),
+                  kp_.begin() + static_cast<std::ptrdiff_t>((row + 1) * K * 3));
+    }
+    return std::make_shared<CocoKeypoints>(file_, std::move(r), o_, views_, margin_, cache_);
   }
   std::uint64_t rows() const override { return annotations_.size(); }
   std::vector<FieldSpec> fields() const override { return specs_; }
@@ -171,16 +202,44 @@ class CocoKeypoints : public Dataset {
     static_cast<long long*>(out.at(2).values)[slot] = first.category;
   }
 
+  // The bad images of part `part` of `parts` (the first only, unless `all`).
+  std::vector<BadFile> scan(int part, int parts, bool all) const {
+    std::vector<BadFile> bad;
+    if (o_.open_check == OpenCheck::none) return bad;
+    const bool decode = o_.open_check == OpenCheck::decode;
+    for (auto i = static_cast<std::size_t>(part); i < where_.size(); i += static_cast<std::size_t>(parts)) {
+      std::string why;
+      if (!broken_.empty() && !broken_[i].empty()) why = broken_[i];  // its header, read at the parse, was bad
+      else if (header_read_[i] && !decode) continue;                  // checked when the JSON was read
+      else {
+        auto [w, h] = sizes_[i];
+        why = coco::check_image(store_->file(i), where_[i], w, h, o_.exif_orientation,
+                                decode ? std::function<void()>([&] { store_->decode(i); })
+                                       : std::function<void()>());
+      }
+      if (why.empty()) continue;
+      // The reason names the entry; the file, named on its own, not again after it.
+      const std::string named = where_[i] + ": " + store_->file(i) + ": ";
+      const std::string reason = why.rfind(named, 0) == 0 ? where_[i] + ": " + why.substr(named.size()) : why;
+      bad.push_back({static_cast<long long>(i), store_->file(i), reason, file_ + ": " + why});
+      if (!all) break;
+    }
+    return bad;
+  }
+
   std::string file_;
   ImageOptions o_;
   int views_;
   double margin_;
+  std::uint64_t cache_;  // data_cache's bytes (the store's; again for without_files)
   int keypoints_ = 0;
   std::vector<Category> categories_;
   std::vector<Annotation> annotations_;
   std::vector<float> kp_;                   // as coco::Records::kp
   std::vector<std::pair<int, int>> sizes_;  // each image's, as coco::Records
   std::vector<std::string> where_;
+  std::vector<char> header_read_;    // as coco::Records
+  std::vector<std::string> broken_;  // as coco::Records
   std::unique_ptr<ImageStore> store_;
   std::vector<FieldSpec> specs_;
 };
@@ -216,7 +275,9 @@ struct CocoOptions {
 
 std::shared_ptr<const Dataset> open_coco(const deck::Deck& deck, const std::string& file) {
   const CocoOptions o(deck);
-  return std::make_shared<CocoKeypoints>(file, coco::read_records(file, o.image_dir, o.image.exif_orientation),
+  return std::make_shared<CocoKeypoints>(file,
+                                         coco::read_records(file, o.image_dir, o.image.exif_orientation,
+                                                            o.image.skip_broken),
                                          o.image, o.views, o.margin, o.cache);
 }
 
@@ -226,7 +287,9 @@ std::shared_ptr<const Dataset> open_coco_shared(const deck::Deck& deck, const st
   std::unique_ptr<CocoOptions> o;
   comm.run_agreed([&] { o = std::make_unique<CocoOptions>(deck); });
   coco::Records r;
-  comm.run_on_root([&] { r = coco::read_records(file, o->image_dir, o->image.exif_orientation); });
+  comm.run_on_root([&] {
+    r = coco::read_records(file, o->image_dir, o->image.exif_orientation, o->image.skip_broken);
+  });
   coco::broadcast_records(r, comm);
   std::shared_ptr<const Dataset> data;
   comm.run_agreed([&] {

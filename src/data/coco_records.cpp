@@ -109,12 +109,12 @@ std::string same_size(const std::string& path, int w, int h, int file_w, int fil
 }  // namespace
 
 std::string check_image(const std::string& path, const std::string& where, int& width, int& height,
-                        bool exif_orientation) {
+                        bool exif_orientation, const std::function<void()>& whole) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return where + ": image file " + path + " not found";
   int file_w = 0, file_h = 0;
   try {  // Note [image sizes]
-    hpct::check_image(path, file_w, file_h, exif_orientation);
+    hpct::check_image(path, file_w, file_h, exif_orientation, whole);
   } catch (const Error& e) {
     return where + ": " + e.what();
   }
@@ -160,7 +160,7 @@ std::map<long long, int> read_categories(const json& list, const std::string& fi
 // checks over ranks]), except one whose JSON gives no size: its header is read here, as the size
 // its keypoints are checked against. Returns the index of each id.
 std::map<long long, std::size_t> read_images(const json& list, const std::string& file, const fs::path& base,
-                                             bool exif_orientation, Records& r) {
+                                             bool exif_orientation, bool skip_broken, Records& r) {
   std::map<long long, std::size_t> index;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const json& im = list[i];
@@ -183,11 +183,13 @@ std::map<long long, std::size_t> read_images(const json& list, const std::string
     const bool sized = w > 0 && h > 0;
     if (!sized) {
       const std::string why = check_image(path, where, w, h, exif_orientation);
-      if (!why.empty()) throw Error(file + ": " + why, ExitCode::bad_input);
+      if (!why.empty() && !skip_broken) throw Error(file + ": " + why, ExitCode::bad_input);
+      if (!why.empty()) r.broken.resize(list.size()), r.broken[i] = why;  // Note [leaving broken files out]
     }
     r.files.push_back(path);
     r.sizes.emplace_back(w, h);
-    r.where.push_back(sized ? where : std::string());
+    r.where.push_back(where);
+    r.header_read.push_back(sized ? 0 : 1);
   }
   return index;
 }
@@ -250,7 +252,8 @@ bool read_keypoints(const json& a, const Category& c, const std::string& file, c
 
 }  // namespace
 
-Records read_records(const std::string& file, const std::string& image_dir, bool exif_orientation) {
+Records read_records(const std::string& file, const std::string& image_dir, bool exif_orientation,
+                     bool skip_broken) {
   std::ifstream in(file);
   if (!in) throw Error(file + ": cannot open the COCO keypoint file", ExitCode::bad_input);
   json j;
@@ -267,7 +270,8 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
   const fs::path base = image_dir.empty() ? fs::path(file).parent_path() : fs::path(image_dir);
   Records r;
   const std::map<long long, int> category_index = read_categories(j["categories"], file, r);
-  const std::map<long long, std::size_t> image_index = read_images(j["images"], file, base, exif_orientation, r);
+  const std::map<long long, std::size_t> image_index = read_images(j["images"], file, base, exif_orientation,
+                                                                   skip_broken, r);
   // Room for every annotation: the pages of those left out (crowds, none labelled) are never
   // touched, so never resident; growing by doubling instead held up to 1.5x the array at its last
   // copy (the kp of COCO's 150k annotations: 30 MB).
@@ -289,6 +293,8 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
     const auto cat = category_index.find(id_of(a, "category_id", file, where));
     if (cat == category_index.end())
       bad(file, where, "category_id " + a.value("category_id", json()).dump() + " is not among the categories");
+    if (!r.broken.empty() && !r.broken[im->second].empty())
+      return;  // its image is left out: no size to check it by
     Annotation an;
     an.image = im->second, an.category = cat->second, an.index = i;
     const std::size_t at = r.kp.size();
@@ -316,6 +322,8 @@ void broadcast_records(Records& r, const Comm& comm) {
   comm.broadcast(r.kp);
   comm.broadcast(r.files);
   comm.broadcast(r.where);
+  comm.broadcast(r.header_read);
+  comm.broadcast(r.broken);
   std::vector<int> sizes;  // width, height pairs
   if (root)
     for (const auto& [w, h] : r.sizes) sizes.push_back(w), sizes.push_back(h);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,17 +39,23 @@ struct Records {
   std::vector<float> kp;
   std::vector<std::string> files;          // the images' paths
   std::vector<std::pair<int, int>> sizes;  // the images' width, height
-  // "images[4] (id 104)", for the messages of check_image; "" for an image checked at open already
-  // (its JSON gave no size: its header was read for it).
-  std::vector<std::string> where;
+  std::vector<std::string> where;          // "images[4] (id 104)", for the messages of check_image
+  // 1 for an image whose header read_records checked already (its JSON gave no size: the header
+  // gave it), so that only check_images_at_open decode checks it again.
+  std::vector<char> header_read;
+  // With broken_images skip, an image whose header read_records found bad: why ("images[3] (id
+  // 103): not a PNG ..."), its annotations left out already; "" for the others (empty: none bad).
+  std::vector<std::string> broken;
   int keypoints = 0;  // the most keypoints of a category (K)
 };
 
 // Reads `file` (images relative to `image_dir`, or to the file's folder when empty); throws Error
 // (exit 2) naming the entry and key of the first bad value.
 // The images' files are not opened (but those whose JSON gives no size: their header gives it);
-// check_image checks them (Note [image sizes]).
-Records read_records(const std::string& file, const std::string& image_dir, bool exif_orientation);
+// check_image checks them (Note [image sizes]). `skip_broken` (broken_images skip): a bad header
+// read here is kept in Records::broken for the check at open to report, not thrown.
+Records read_records(const std::string& file, const std::string& image_dir, bool exif_orientation,
+                     bool skip_broken = false);
 
 // Rank 0's records `r` on every rank of `comm` (Note [open once per job] in source_registry.hpp):
 // each part as flat arrays, a category's rows rebuilt from the annotations. A collective.
@@ -58,7 +65,8 @@ void broadcast_records(Records& r, const Comm& comm);
 // and tail read (check_image of image_decode.hpp), of the size given (`width` x `height`; 0 x 0:
 // none given, set to the file's). Returns the error ("images[4] (id 104): image file ... not
 // found", the JSON file's name left for the caller to put first), "" when the file is fine.
+// `whole`: as hpct::check_image's (check_images_at_open decode).
 std::string check_image(const std::string& path, const std::string& where, int& width, int& height,
-                        bool exif_orientation);
+                        bool exif_orientation, const std::function<void()>& whole = {});
 
 }  // namespace hpct::coco

@@ -15,6 +15,10 @@ const std::vector<std::uint64_t>& Dataset::ragged_offsets(int field) const {
 
 std::vector<std::string> Dataset::value_names(int) const { return {}; }
 
+std::shared_ptr<const Dataset> Dataset::without_files(const std::vector<long long>&) const {
+  throw Error(description() + ": internal: this source leaves no file out");
+}
+
 std::string describe_bad_value(const Dataset& data, const std::vector<FieldSpec>& specs, long long code,
                                const std::string& part) {
   const BadValue b = decode_bad_value(code);

@@ -19,6 +19,14 @@ struct FileCheck {
   std::string message;   // the error for it, as the source would give it reading the file
 };
 
+// A file a source's check at open refused (broken_images skip: Note [leaving broken files out]).
+struct BadFile {
+  long long index = -1;  // in check_files' order
+  std::string file;      // the file's path
+  std::string reason;    // why, as the check says it (for the list of files left out)
+  std::string message;   // the error check_files gives for it
+};
+
 class Dataset {
  public:
   virtual ~Dataset() = default;
@@ -62,6 +70,19 @@ class Dataset {
     (void)part, (void)parts;
     return {};
   }
+  // A source whose deck says `broken_images skip` says so (Note [leaving broken files out] in
+  // source_registry.cpp); its bad_files gives every bad file of part `part` (as check_files finds
+  // them, not only the first), file_count how many files it checks over all parts, and
+  // without_files the data set as the source opens it where the files of those indices are not
+  // there (the same rows, in the same order, as a folder or JSON without them), the same on every
+  // rank given the same indices. check_data_files (source_registry.hpp) calls them.
+  virtual bool skips_bad_files() const { return false; }
+  virtual std::vector<BadFile> bad_files(int part, int parts) const {
+    (void)part, (void)parts;
+    return {};
+  }
+  virtual std::uint64_t file_count() const { return 0; }
+  virtual std::shared_ptr<const Dataset> without_files(const std::vector<long long>& files) const;
   // A string attribute of the file's root that says how the data was made (an HDF5 file's; diffgen
   // --anomaly's Note [anomaly targets]), "" when the file has none or the source keeps no such thing.
   virtual std::string file_attribute(const std::string& name) const {

@@ -235,7 +235,8 @@ void image_size(const std::string& file, int& width, int& height, bool orient) {
   width = im.width, height = im.height;
 }
 
-void check_image(const std::string& file, int& width, int& height, bool orient) {
+void check_image(const std::string& file, int& width, int& height, bool orient,
+                 const std::function<void()>& whole) {
   // Note [image checks at open]: the first bytes and the last, in one open. A PNG ends with its
   // IEND chunk (length 0, type, CRC), a JPEG with its end-of-image marker.
   static const unsigned char kPngEnd[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
@@ -245,15 +246,16 @@ void check_image(const std::string& file, int& width, int& height, bool orient) 
   const std::size_t got = std::fread(head, 1, sizeof(head), f);
   const Kind kind = got == 8 && png_sig_cmp(head, 0, 8) == 0 ? Kind::png : Kind::jpeg;
   const std::size_t n = kind == Kind::png ? sizeof(kPngEnd) : sizeof(kJpegEnd);
-  const bool whole = std::fseek(f, -static_cast<long>(n), SEEK_END) == 0 && std::fread(tail, 1, n, f) == n &&
-                     std::memcmp(tail, kind == Kind::png ? kPngEnd : kJpegEnd, n) == 0;
+  const bool ends_well = std::fseek(f, -static_cast<long>(n), SEEK_END) == 0 && std::fread(tail, 1, n, f) == n &&
+                         std::memcmp(tail, kind == Kind::png ? kPngEnd : kJpegEnd, n) == 0;
   std::fclose(f);
   kind_from(head, got, file);  // throws for a file of neither kind
   bool cmyk = false;
   const Image im = kind == Kind::png ? decode_png(file, 1, true) : decode_jpeg(file, 1, nullptr, orient, &cmyk);
   width = im.width, height = im.height;
   if (width <= 0 || height <= 0) fail(file, strf("the image is %d x %d pixels", width, height));
-  if (!whole || cmyk) decode_image(file, 1, {}, orient);  // throws for a file the decoder refuses
+  if (whole) whole();
+  else if (!ends_well || cmyk) decode_image(file, 1, {}, orient);  // throws for a file the decoder refuses
 }
 
 ImageStore::ImageStore(std::vector<std::string> files, int channels, std::uint64_t cache_bytes, Rule reduce,
@@ -271,15 +273,19 @@ std::shared_ptr<const Image> ImageStore::get(std::size_t i) const {
     if (cache_.at(i)) return cache_[i];
   }
   // Decoded outside the lock: the main thread may decode validation images meanwhile.
-  ReduceRule rule;
-  if (reduce_) rule = [&](int width, int height) { return reduce_(i, width, height); };
-  auto im = std::make_shared<const Image>(decode_image(files_[i], channels_, rule, orient_));
+  auto im = std::make_shared<const Image>(decode(i));
   const std::lock_guard<std::mutex> lock(mutex_);
   if (!cache_[i] && used_ + im->pixels.size() <= budget_) {
     cache_[i] = im;
     used_ += im->pixels.size();
   }
   return im;
+}
+
+Image ImageStore::decode(std::size_t i) const {
+  ReduceRule rule;
+  if (reduce_) rule = [&](int width, int height) { return reduce_(i, width, height); };
+  return decode_image(files_.at(i), channels_, rule, orient_);
 }
 
 std::uint64_t ImageStore::cached_bytes() const {

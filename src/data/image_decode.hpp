@@ -57,7 +57,12 @@ void image_size(const std::string& file, int& width, int& height, bool orient = 
 // that only a file the decoder refuses is refused, with the decoder's message; so is a CMYK JPEG
 // (its header says so; decode refuses it). The first and last bytes and the header are two opens
 // and a few KiB per file.
-void check_image(const std::string& file, int& width, int& height, bool orient = false);
+// `whole` given (check_images_at_open decode): called after the header's check, in place of the
+// decode of a file that ends oddly, to decode the file whole as training will (ImageStore::decode:
+// the same channels and reduction, so the same message), for a file damaged in its middle that
+// ends well. That costs a decode per file (docs/images.md, "Opening image data").
+void check_image(const std::string& file, int& width, int& height, bool orient = false,
+                 const std::function<void()>& whole = {});
 
 // The image files of a data set: get(i) decodes file i (at 1/reduce(i, width, height) where given:
 // Note [reduced decoding]), or returns the copy kept from an earlier call while the kept images take
@@ -71,6 +76,8 @@ class ImageStore {
   std::size_t size() const { return files_.size(); }
   const std::string& file(std::size_t i) const { return files_.at(i); }
   std::shared_ptr<const Image> get(std::size_t i) const;
+  // File i decoded as get decodes it, not kept (a check at open: check_image's `whole`).
+  Image decode(std::size_t i) const;
   std::uint64_t cached_bytes() const;
 
  private:

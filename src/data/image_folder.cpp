@@ -5,6 +5,7 @@
 // Fields: "inputs" float32 [C, H, W] and "targets" int64 (the class index).
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
@@ -78,15 +79,21 @@ std::uint64_t cache_bytes(const deck::Deck& deck) {
 // whatever the seed; the files are listed class by class in name order before that.
 constexpr std::uint64_t kRowOrderKey = 0x1a6e'f01d'e70b'5eedull;
 
+// Row r is file row_order(n)[r] of a listing of n files.
+std::vector<std::uint64_t> row_order(std::size_t n) {
+  std::vector<std::uint64_t> order(n);
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng::hash(kRowOrderKey, i) % i]);
+  return order;
+}
+
 class ImageFolder : public Dataset {
  public:
   ImageFolder(const std::string& root, Listing l, const ImageOptions& o, std::uint64_t cache)
-      : root_(root), classes_(std::move(l.classes)), o_(o) {
+      : root_(root), classes_(std::move(l.classes)), o_(o), cache_(cache) {
     std::vector<std::string>& files = l.files;
     const std::vector<long long>& labels = l.labels;
-    std::vector<std::uint64_t> order(files.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng::hash(kRowOrderKey, i) % i]);
+    const std::vector<std::uint64_t> order = row_order(files.size());
     std::vector<std::string> shuffled(files.size());
     labels_.resize(files.size());
     for (std::size_t r = 0; r < order.size(); ++r)
@@ -108,20 +115,29 @@ class ImageFolder : public Dataset {
     specs_ = {x, y};
   }
   std::string description() const override { return root_; }
-  // Note [file checks over ranks]: each row's file (Note [image checks at open]), this part's
-  // share, refused with the message its first decode would give.
+  // Note [file checks over ranks]: each row's file (Note [image checks at open]; decoded whole with
+  // check_images_at_open decode), this part's share, refused with the message its first decode
+  // would give.
   FileCheck check_files(int part, int parts) const override {
-    if (!o_.check_at_open) return {};
-    for (auto row = static_cast<std::size_t>(part); row < store_->size(); row += static_cast<std::size_t>(parts)) {
-      int w = 0, h = 0;
-      try {
-        check_image(store_->file(row), w, h, o_.exif_orientation);
-      } catch (const Error& e) {
-        return {static_cast<long long>(row),
-                std::string(e.what()) + " (row " + std::to_string(row) + " of " + root_ + ")"};
-      }
-    }
-    return {};
+    const std::vector<BadFile> bad = scan(part, parts, false);
+    return bad.empty() ? FileCheck{} : FileCheck{bad[0].index, bad[0].message};
+  }
+  bool skips_bad_files() const override { return o_.skip_broken && o_.open_check != OpenCheck::none; }
+  std::vector<BadFile> bad_files(int part, int parts) const override { return scan(part, parts, true); }
+  std::uint64_t file_count() const override { return store_->size(); }
+  // Note [leaving broken files out]: the listing less those rows' files, in its order, shuffled as
+  // a folder without them is (Note [image rows]).
+  std::shared_ptr<const Dataset> without_files(const std::vector<long long>& files) const override {
+    std::vector<char> left_out(store_->size(), 0);
+    for (const long long row : files) left_out.at(static_cast<std::size_t>(row)) = 1;
+    const std::vector<std::uint64_t> order = row_order(store_->size());
+    std::vector<std::size_t> row_of(order.size());  // a file's row, by its place in the listing
+    for (std::size_t r = 0; r < order.size(); ++r) row_of[order[r]] = r;
+    Listing l;
+    l.classes = classes_;
+    for (const std::size_t r : row_of)
+      if (!left_out[r]) l.files.push_back(store_->file(r)), l.labels.push_back(labels_[r]);
+    return std::make_shared<ImageFolder>(root_, std::move(l), o_, cache_);
   }
   std::uint64_t rows() const override { return store_->size(); }
   std::vector<FieldSpec> fields() const override { return specs_; }
@@ -159,9 +175,31 @@ class ImageFolder : public Dataset {
     render(*im, a, o_, static_cast<float*>(out.at(0).values) + slot * specs_[0].width());
     static_cast<long long*>(out.at(1).values)[slot] = labels_[row];
   }
+  // The bad files of part `part` of `parts` (the first only, unless `all`).
+  std::vector<BadFile> scan(int part, int parts, bool all) const {
+    std::vector<BadFile> bad;
+    if (o_.open_check == OpenCheck::none) return bad;
+    const bool decode = o_.open_check == OpenCheck::decode;
+    for (auto row = static_cast<std::size_t>(part); row < store_->size(); row += static_cast<std::size_t>(parts)) {
+      int w = 0, h = 0;
+      const std::string& file = store_->file(row);
+      try {
+        check_image(file, w, h, o_.exif_orientation,
+                    decode ? std::function<void()>([&] { store_->decode(row); }) : std::function<void()>());
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        const bool named = what.rfind(file + ": ", 0) == 0;  // decode's errors name the file first
+        bad.push_back({static_cast<long long>(row), file, named ? what.substr(file.size() + 2) : what,
+                       what + " (row " + std::to_string(row) + " of " + root_ + ")"});
+        if (!all) break;
+      }
+    }
+    return bad;
+  }
   std::string root_;
   std::vector<std::string> classes_;
   ImageOptions o_;
+  std::uint64_t cache_;  // data_cache's bytes (the store's; again for without_files)
   std::unique_ptr<ImageStore> store_;
   std::vector<long long> labels_;
   std::vector<FieldSpec> specs_;

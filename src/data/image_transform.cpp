@@ -31,10 +31,16 @@ void declare_image_keys(deck::Schema& s) {
                "image_folder, coco_keypoints: a JPEG's EXIF Orientation tag: ignore (the stored pixels, as PIL's "
                "Image.open and torchvision's ImageFolder read them) or apply (turned upright as PIL's "
                "ImageOps.exif_transpose does; COCO sizes and keypoints are then the upright image's)");
-  s.add_bool("check_images_at_open", true,
-             "image_folder, coco_keypoints: check every image file at open, each rank its share (there, its "
-             "header and end read, COCO's size as given), so a bad file stops the run before training; false: "
-             "a bad file stops it at its first decode (Note [image checks at open])");
+  // true and false as they were when the key was a bool (old decks, stored configurations).
+  s.add_choice("check_images_at_open", "true", {"true", "decode", "false"},
+               "image_folder, coco_keypoints: check every image file at open, each rank its share, so a bad file "
+               "stops the run before training: true: its header and end read (COCO's size as given); decode: "
+               "decoded whole as well (a file damaged in its middle); false: none, a bad file stops the run at "
+               "its first decode (Note [image checks at open])");
+  s.add_choice("broken_images", "error", {"error", "skip"},
+               "image_folder, coco_keypoints: a file the check at open refuses stops the run (error) or is left "
+               "out of the data set (skip: a folder's row, a COCO image and its annotations; the log counts them "
+               "and a list is written beside output); skip needs check_images_at_open true or decode");
 }
 
 namespace {
@@ -73,7 +79,15 @@ ImageOptions image_options(const deck::Deck& deck) {
   o.rotate = deck.get_real("augment_rotate");
   o.seed = static_cast<std::uint64_t>(deck.get_int("seed"));
   o.exif_orientation = deck.get_string("exif_orientation") == "apply";
-  o.check_at_open = deck.get_bool("check_images_at_open");
+  const std::string& check = deck.get_string("check_images_at_open");
+  o.open_check = check == "decode" ? OpenCheck::decode : check == "true" ? OpenCheck::header : OpenCheck::none;
+  o.skip_broken = deck.get_string("broken_images") == "skip";
+  // Note [leaving broken files out]: only the check at open finds the files to leave out; a file
+  // left out at its decode would leave out a row of one rank's batch, not of every rank's.
+  if (o.skip_broken && o.open_check == OpenCheck::none)
+    deck.fail("broken_images",
+              "skip leaves out the files the check at open refuses, and check_images_at_open "
+              "false checks none: set check_images_at_open true or decode");
   return o;
 }
 

@@ -19,8 +19,13 @@
 
 namespace hpct {
 
+// What the image sources check of each file at open (check_images_at_open: Note [image checks at
+// open] in image_decode.hpp): nothing (false), its header and ends (true), or its whole decode.
+enum class OpenCheck { none, header, decode };
+
 // The deck's image keys (image_channels, image_height, image_width, image_mean, image_std,
-// augment_flip, augment_scale, augment_rotate) and the seed.
+// augment_flip, augment_scale, augment_rotate, exif_orientation, check_images_at_open,
+// broken_images) and the seed.
 struct ImageOptions {
   int channels = 3, height = 32, width = 32;
   std::vector<double> mean, std;  // per channel, of pixel / 255
@@ -28,8 +33,9 @@ struct ImageOptions {
   double scale = 0;   // box size times a factor uniform in [1 - scale, 1 + scale]
   double rotate = 0;  // degrees, uniform in [-rotate, rotate]
   std::uint64_t seed = 0;
-  bool exif_orientation = false;  // apply: JPEGs turned upright by their EXIF orientation (decode_image)
-  bool check_at_open = true;      // check_images_at_open: each file checked at open (check_image)
+  bool exif_orientation = false;             // apply: JPEGs turned upright by their EXIF orientation (decode_image)
+  OpenCheck open_check = OpenCheck::header;  // check_images_at_open
+  bool skip_broken = false;                  // broken_images skip: files the check refuses are left out
 };
 
 void declare_image_keys(deck::Schema& s);

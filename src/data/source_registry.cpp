@@ -1,11 +1,15 @@
-// The list of data sources (see source_registry.hpp): one line per format.
+// The list of data sources (see source_registry.hpp): one line per format; opening a file for every
+// rank, and the check of its files at open over the ranks, leaving broken ones out where asked.
 #include "data/source_registry.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
+#include "io/atomic_file.hpp"
 
 namespace hpct {
 
@@ -85,10 +89,58 @@ std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const st
   return data;
 }
 
-void check_data_files(const Dataset& data, const Comm& comm) {
-  FileCheck c;
-  comm.run_agreed([&] { c = data.check_files(comm.rank(), comm.size()); });  // an unforeseen failure: agreed
-  comm.agree_first(c.first, c.message, ExitCode::bad_input);
+// Note [leaving broken files out]: with broken_images skip, each rank checks its share of the
+// files whole (every bad one, not only the first), the bad ones are gathered to every rank, and each
+// rank makes the data set without them from the same list: the same rows everywhere, as the source
+// opened without those files would give them (so the same batches and losses at any rank count).
+// Only the check at open can leave a file out: one found at its decode mid-epoch is in one rank's
+// batch, and leaving it out there would give that rank a batch of another size.
+std::shared_ptr<const Dataset> check_data_files(std::shared_ptr<const Dataset> data, const Comm& comm,
+                                                std::vector<BadFile>* left_out) {
+  if (!data->skips_bad_files()) {
+    FileCheck c;
+    comm.run_agreed([&] { c = data->check_files(comm.rank(), comm.size()); });  // an unforeseen failure: agreed
+    comm.agree_first(c.first, c.message, ExitCode::bad_input);
+    return data;
+  }
+  std::vector<BadFile> mine;
+  comm.run_agreed([&] { mine = data->bad_files(comm.rank(), comm.size()); });
+  std::vector<long long> index;
+  std::vector<std::string> text;  // file, reason and message of each
+  for (const BadFile& b : mine) index.push_back(b.index), text.insert(text.end(), {b.file, b.reason, b.message});
+  index = comm.gather_to_all(index);
+  text = comm.gather_to_all(text);
+  if (index.empty()) return data;
+  std::vector<BadFile> bad(index.size());
+  for (std::size_t i = 0; i < bad.size(); ++i)
+    bad[i] = {index[i], std::move(text[3 * i]), std::move(text[3 * i + 1]), std::move(text[3 * i + 2])};
+  std::sort(bad.begin(), bad.end(), [](const BadFile& a, const BadFile& b) { return a.index < b.index; });
+  std::vector<long long> files;
+  for (const BadFile& b : bad) files.push_back(b.index);
+  comm.run_agreed([&] {
+    const std::uint64_t all = data->file_count();
+    const std::string name = data->description();
+    data = data->without_files(files);
+    if (data->rows() == 0)
+      throw Error(strf("%s: broken_images skip left out %zu of %llu image files and no row is left; the first: %s",
+                       name.c_str(), bad.size(), static_cast<unsigned long long>(all), bad[0].message.c_str()),
+                  ExitCode::bad_input);
+    std::string named;
+    for (std::size_t i = 0; i < std::min<std::size_t>(bad.size(), 3); ++i)
+      named += (i ? "; " : "") + bad[i].file + ": " + bad[i].reason;
+    Log::info(strf("  %s: %zu of %llu image files left out as broken (broken_images skip): %s%s", name.c_str(),
+                   bad.size(), static_cast<unsigned long long>(all), named.c_str(), bad.size() > 3 ? "; ..." : ""));
+  });
+  if (left_out) left_out->insert(left_out->end(), bad.begin(), bad.end());
+  return data;
+}
+
+void write_left_out_list(const std::string& path, const std::vector<BadFile>& files, const Comm& comm) {
+  comm.run_on_root([&] {
+    std::string text;
+    for (const BadFile& b : files) text += b.file + "\t" + b.reason + "\n";
+    write_file_atomically(path, std::vector<char>(text.begin(), text.end()));
+  });
 }
 
 }  // namespace hpct

@@ -50,8 +50,16 @@ std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const st
 
 // Note [file checks over ranks] (dataset.hpp): checks `data`'s files at open, each rank its share,
 // and throws the first bad file's error (lowest index over all ranks) on every rank (exit 2). A
-// collective: every rank calls it, after an agreed open (Comm::run_agreed).
-void check_data_files(const Dataset& data, const Comm& comm);
+// collective: every rank calls it, after an agreed open (Comm::run_agreed). Returns `data`, or,
+// where its source leaves bad files out (broken_images skip: Note [leaving broken files out]), the
+// data set without them, the same on every rank; those files (over all ranks, in the source's
+// order) are added to `left_out` where given. A data set left with no row is an error still.
+std::shared_ptr<const Dataset> check_data_files(std::shared_ptr<const Dataset> data, const Comm& comm,
+                                                std::vector<BadFile>* left_out = nullptr);
+
+// The files left out as `path`, one a line: the file, a tab, the reason. Written once by rank 0,
+// atomically (a reader sees the whole list or none); a collective, its error agreed.
+void write_left_out_list(const std::string& path, const std::vector<BadFile>& files, const Comm& comm);
 
 // For the message about a file no source reads: " (a ZIP archive: ...)" when `file` is one (the
 // CDS's download of several NetCDF files, whatever name it was saved under), else "".

@@ -96,6 +96,7 @@ class NetworkTrainer {
   // the run stops after `epoch`.
   bool apply_validation_rules(std::uint64_t epoch, double val_loss, Reporter& reporter);
   void write_outputs();
+  void write_left_out(const std::vector<BadFile>& files) const;  // broken_images skip's list
   void beat(const char* where) { loop_.beat(where); }
 
   deck::Deck deck_;  // a copy: the model family's keys and the resolved text stored in files

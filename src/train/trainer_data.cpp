@@ -2,6 +2,7 @@
 // split, their row and class weights, and the checks of the loaded rows that every part must pass
 // before a step (labels in range, weights not all 0). The rest of the trainer: trainer.cpp.
 #include <algorithm>
+#include <filesystem>
 
 #include "core/log.hpp"
 #include "data/source_registry.hpp"
@@ -74,9 +75,13 @@ void NetworkTrainer::open_data() {
   if (!config_.validation_file.empty())
     val_data_ = open_data_source(deck_, config_.validation_file, "validation_file", comm_);
   // Note [file checks over ranks]: each rank checks its share of the files (a validation_file that
-  // is data_file once).
-  check_data_files(*data, comm_);
-  if (val_data_ && config_.validation_file != config_.data_file) check_data_files(*val_data_, comm_);
+  // is data_file once; where files were left out of it, the validation rows are the same rows).
+  std::vector<BadFile> left_out;
+  data = check_data_files(data, comm_, &left_out);
+  if (val_data_ && config_.validation_file != config_.data_file)
+    val_data_ = check_data_files(val_data_, comm_, &left_out);
+  else if (val_data_ && !left_out.empty()) val_data_ = data;
+  write_left_out(left_out);
   const auto text = std::dynamic_pointer_cast<const TextTableDataset>(data);
   const auto val_text = std::dynamic_pointer_cast<const TextTableDataset>(val_data_);
   remember_table(encode_table_data(deck_, data, val_data_, comm_));  // text columns (Note [table inputs])
@@ -125,6 +130,20 @@ void NetworkTrainer::open_data() {
     if (train_data_->rows() == 0) deck_.fail("validation_fraction", "leaves no training rows");
     if (!key_needing_validation().empty() && val_data_->rows() == 0) no_validation_split(key_needing_validation());
   });
+}
+
+// Note [leaving broken files out]: the list of the files left out, beside `output`
+// (runs/x.weights.h5: runs/x.weights.broken_images.tsv), both data sets' in one, written once.
+void NetworkTrainer::write_left_out(const std::vector<BadFile>& files) const {
+  if (files.empty()) return;
+  if (config_.output.empty()) {
+    Log::info("  (broken_images skip: set output to have the files left out listed beside it)");
+    return;
+  }
+  const std::filesystem::path out(config_.output);
+  const std::string list = (out.parent_path() / (out.stem().string() + ".broken_images.tsv")).string();
+  write_left_out_list(list, files, comm_);
+  Log::info(strf("  the %zu image files left out: %s", files.size(), list.c_str()));
 }
 
 void NetworkTrainer::check_weighable() const {

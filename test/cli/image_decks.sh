@@ -14,7 +14,10 @@
 #  - COCO files with an annotation naming a missing image, a keypoint outside its image, an image
 #    file that is not there, bad images in both ranks' shares (the first is named): exit 2, one
 #    error line naming the JSON, the annotation or image index (parsed by rank 0 for both: Note [open
-#    once per job]); a JSON cut short, named with its position; cape_eval refuses a resized image.
+#    once per job]); a JSON cut short, named with its position; cape_eval refuses a resized image;
+#  - broken_images skip: a folder and a COCO JSON with broken files train as the same files without
+#    them, bitwise, at 1 and 2 ranks, the files listed beside output; refused without a check at
+#    open, and where no file is left; cape_eval skipping gives the PCK table of the JSON without them.
 # usage: image_decks.sh TRAIN CAPE_EVAL PYTHON MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 train=$1 cape_eval=$2 python=$3 mpiexec=$4 dir=$5 src=$6
@@ -70,6 +73,32 @@ for name in truncated notimage; do
   ! grep -q "^error: rank" "$dir/$name.err" || { echo "image_decks: $name: a rank prefix"; cat "$dir/$name.err"; exit 1; }
 done
 
+# Note [leaving broken files out]: broken_images skip on broken/two (a JPEG damaged in its middle in
+# rank 1's share, a file that is no image in rank 0's), train and validation: the steps of the folder
+# without them (broken/two_removed), bitwise, at 1 rank x 8 and 2 ranks x 4 (compared below), the
+# log counting them, the list beside output naming both; a validation_file of its own likewise.
+skip=(--set check_images_at_open=decode --set broken_images=skip --set epochs=1 --set optimizer=sgd --set lr=0.05
+      --set sync_batch_norm=true)
+for np in 1 2; do
+  run skip$np $np resnet_folder.in "${folder[@]}" "${skip[@]}" --set data_file="$f/broken/two" \
+    --set validation_file="$f/broken/two" --set batch_size=$((8 / np))
+  run removed$np $np resnet_folder.in "${folder[@]}" "${skip[@]}" --set data_file="$f/broken/two_removed" \
+    --set validation_file="$f/broken/two_removed" --set batch_size=$((8 / np))
+  grep -q "broken/two: 2 of 12 image files left out as broken (broken_images skip): $f/broken/two/cls1/p2.jpg: JPEG: " \
+    "$dir/skip$np.log" || { echo "image_decks: skip$np: no count in the log"; cat "$dir/skip$np.log"; exit 1; }
+  [ "$(cut -f1 "$dir/skip$np.broken_images.tsv" | tr '\n' ' ')" = "$f/broken/two/cls1/p2.jpg $f/broken/two/cls0/p3.png " ] ||
+    { echo "image_decks: skip$np: the list"; cat "$dir/skip$np.broken_images.tsv"; exit 1; }
+done
+run skipval 2 resnet_folder.in "${folder[@]}" "${skip[@]}" --set validation_file="$f/broken/two" --set batch_size=4
+run removedval 2 resnet_folder.in "${folder[@]}" "${skip[@]}" --set validation_file="$f/broken/two_removed" \
+  --set batch_size=4
+broken skip_unchecked "^error: .*broken_images.*check_images_at_open true or decode" "$src/inputs/resnet_folder.in" \
+  "${folder[@]}" --set data_file="$f/broken/two" --set validation_file= --set broken_images=skip \
+  --set check_images_at_open=false
+broken skip_all "^error: .*broken/all: broken_images skip left out 2 of 2 image files and no row is left" \
+  "$src/inputs/resnet_folder.in" "${folder[@]}" --set data_file="$f/broken/all" --set validation_file= \
+  --set broken_images=skip
+
 coco=(--set data_file="$f/coco/train.json" --set validation_file="$f/coco/train.json" --set image_height=32
       --set image_width=32 --set resnet_width=4 --set cape_dim=16 --set batch_size=4 --set log_every=1
       --set conv_algorithm=gemm)
@@ -95,6 +124,21 @@ broken resized "^error: .*coco/resized.json: images\[2\] \(id 102\): width x hei
 # Note [file checks over ranks]: bad images in both ranks' shares: the first (rank 1's) is reported.
 broken two_bad "^error: [^ ]*coco/two_bad.json: images\[1\] \(id 101\): width x height 48 x 64, but the file .*img1.jpg is 64 x 48" \
   "$src/inputs/cape_coco.in" "${coco[@]}" --set data_file="$f/coco/two_bad.json" --set validation_file= --set epochs=1
+# broken_images skip on a COCO JSON: the images damaged in their middle and their annotations left
+# out, train and validation: the steps of the JSON without them (compared below).
+run cape_skip 2 cape_coco.in "${coco[@]}" --set epochs=2 --set data_file="$f/coco/middle.json" \
+  --set validation_file="$f/coco/middle.json" --set check_images_at_open=decode --set broken_images=skip
+run cape_removed 2 cape_coco.in "${coco[@]}" --set epochs=2 --set data_file="$f/coco/middle_removed.json" \
+  --set validation_file="$f/coco/middle_removed.json"
+[ "$(wc -l < "$dir/cape_skip.broken_images.tsv")" -eq 2 ] ||
+  { echo "image_decks: cape_skip: the list"; cat "$dir/cape_skip.broken_images.tsv"; exit 1; }
+# cape_eval with broken_images skip from its --set: the episodes of the JSON without them.
+"$cape_eval" "$dir/cape.h5" "$f/coco/middle.json" --deck "$src/inputs/cape_coco.in" --set broken_images=skip \
+  --set check_images_at_open=decode --csv "$dir/pck_skip.csv" > "$dir/eval_skip.log"
+"$cape_eval" "$dir/cape.h5" "$f/coco/middle_removed.json" --deck "$src/inputs/cape_coco.in" \
+  --csv "$dir/pck_removed.csv" > "$dir/eval_removed.log"
+cmp -s "$dir/pck_skip.csv" "$dir/pck_removed.csv" ||
+  { echo "image_decks: cape_eval skipping"; cat "$dir/eval_skip.log" "$dir/eval_removed.log"; exit 1; }
 # cape_eval checks the images too (one process: all of them).
 set +e
 "$cape_eval" "$dir/cape.h5" "$f/coco/resized.json" --deck "$src/inputs/cape_coco.in" > "$dir/eval_resized.log" 2>&1
@@ -118,6 +162,15 @@ print(f"image_decks: resnet_folder, one epoch at 2 ranks x 4 vs 1 rank x 8 (augm
 assert ranks <= 1e-6, f"2 ranks differ from 1 rank by {ranks}"
 assert np.array_equal(flat(f"{d}/straight.h5"), flat(f"{d}/resumed.h5")), "resume is not bitwise"
 print("image_decks: resnet_folder, 2 epochs straight == 1 epoch + checkpoint + resume, bitwise")
+def losses(path):
+    return [(r["type"], r.get("loss"), r.get("train_loss"), r.get("val_loss"))
+            for r in map(json.loads, open(path)) if r.get("type") in ("step", "epoch")]
+for skipped, removed in (("skip1", "removed1"), ("skip2", "removed2"), ("skipval", "removedval"),
+                         ("cape_skip", "cape_removed")):
+    assert losses(f"{d}/{skipped}.jsonl") == losses(f"{d}/{removed}.jsonl"), (skipped, removed)
+    assert np.array_equal(flat(f"{d}/{skipped}.h5"), flat(f"{d}/{removed}.h5")), (skipped, removed)
+print("image_decks: broken_images skip: the losses and weights of the files without the broken ones, bitwise "
+      "(a folder at 1 rank x 8 and 2 ranks x 4, a validation folder, a COCO JSON)")
 epochs = [r for r in map(json.loads, open(f"{d}/cape.jsonl")) if r.get("type") == "epoch"]
 assert len(epochs) == 2 and all(np.isfinite(r["val_loss"]) for r in epochs), epochs
 rows = list(csv.DictReader(open(f"{d}/pck.csv")))

@@ -71,6 +71,23 @@ TEST(Comm, StringsTravelInPieces) {
   EXPECT_TRUE(none.empty());
 }
 
+// Every rank's vector, concatenated in rank order, on every rank: rank r gives r items (rank 0
+// none), numbers and strings (the first of each rank's empty).
+TEST(Comm, VectorsGatherToAll) {
+  const Comm comm;
+  const auto item = [](int r, int i) {
+    return std::string(static_cast<std::size_t>(i), static_cast<char>('a' + r));
+  };
+  std::vector<long long> numbers, expect_numbers;
+  std::vector<std::string> strings, expect_strings;
+  for (int i = 0; i < comm.rank(); ++i)
+    numbers.push_back(100 * comm.rank() + i), strings.push_back(item(comm.rank(), i));
+  for (int r = 0; r < comm.size(); ++r)
+    for (int i = 0; i < r; ++i) expect_numbers.push_back(100 * r + i), expect_strings.push_back(item(r, i));
+  EXPECT_EQ(comm.gather_to_all(numbers), expect_numbers);
+  EXPECT_EQ(comm.gather_to_all(strings), expect_strings);
+}
+
 // run_on_root: f runs on rank 0 only; its error reaches every rank unprefixed, with its code, as one
 // rank gives it (Note [open once per job]); no error: nothing thrown.
 TEST(Comm, WorkOfRankZeroAndItsErrorReachEveryRank) {

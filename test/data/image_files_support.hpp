@@ -22,8 +22,7 @@ namespace hpct::test {
 // [file checks over ranks]): each rank its share, the first bad file's error on all.
 inline std::shared_ptr<const Dataset> open_checked(const std::string& deck_lines, const std::string& path) {
   auto data = open_data_source(make_deck(deck_lines + "data_file " + path + "\n"), path, "data_file", Comm());
-  check_data_files(*data, Comm());
-  return data;
+  return check_data_files(data, Comm());
 }
 
 // The fixture's files, relative to the tests' working directory (build/test).
@@ -33,6 +32,10 @@ inline const std::vector<std::pair<std::string, std::string>> kBrokenFolders = {
     {"broken/truncated", "cls1/p2.jpg: JPEG: "},
     {"broken/notimage", "cls0/p1.png: not a PNG or JPEG"},
     {"broken/cmyk", "cls1/p2.jpg: JPEG: Unsupported color conversion request (a CMYK JPEG"}};
+// The folders holding one file damaged in its middle but ending well: the header check at open
+// passes them, check_images_at_open decode refuses them (Note [image checks at open]).
+inline const std::vector<std::pair<std::string, std::string>> kMiddleDamagedFolders = {
+    {"broken/middle_jpeg", "cls1/p2.jpg: JPEG: "}, {"broken/middle_png", "cls2/p1.png: PNG: "}};
 
 // Every row of `data` read by read_block: inputs and targets.
 struct Rows {

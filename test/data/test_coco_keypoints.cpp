@@ -216,6 +216,38 @@ TEST(CocoKeypoints, AnImageOfAnotherSizeThanItsEntryIsRefused) {
   EXPECT_EQ(open_checked(kCoco + "check_images_at_open false\n", kImageFiles + "coco/resized.json")->rows(), 9u);
 }
 
+// check_images_at_open decode: middle.json's images[1] (a JPEG; rank 1's share at 2 ranks) and
+// images[2] (a PNG; rank 0's) are damaged in their middle and end well: the header check passes
+// them, decode refuses them at open, the first over all ranks (images[1]) on every rank, with the
+// message of the image's decode in training.
+TEST(CocoKeypoints, ImagesDamagedInTheirMiddleAreRefusedAtOpenByDecode) {
+  const std::string path = kImageFiles + "coco/middle.json", decode = kCoco + "check_images_at_open decode\n";
+  EXPECT_EQ(open_checked(kCoco, path)->rows(), 9u);
+  EXPECT_EQ(open_checked(decode, kImageFiles + "coco/train.json")->rows(), 9u);
+  EXPECT_EQ(open_checked(decode, kImageFiles + "coco/null_sizes.json")->rows(), 9u);
+  const auto data = open_as(decode, path);
+  const FileCheck one = data->check_files(1, 2), zero = data->check_files(0, 2);
+  EXPECT_EQ(one.first, 1);
+  EXPECT_EQ(zero.first, 2);
+  const std::string files = kImageFiles + "coco/../coco_broken/";
+  const std::string jpeg = path + ": images[1] (id 101): " + files + "middle_img1.jpg: JPEG: ";
+  EXPECT_EQ(one.message.rfind(jpeg, 0), 0u) << one.message;
+  EXPECT_EQ(zero.message.rfind(path + ": images[2] (id 102): " + files + "middle_img2.png: PNG: ", 0), 0u)
+      << zero.message;
+  ExitCode code = ExitCode::ok;
+  EXPECT_EQ(agreed_error([&] { open_checked(decode, path); }, code), one.message);
+  EXPECT_EQ(code, ExitCode::bad_input);
+  // Training's decode of the image (unchecked at open) says the same of the file: rows in order, one
+  // view each (a second view could show images[2] first).
+  const std::string decoder = one.message.substr(one.message.find(files));
+  std::string one_view = kCoco;
+  one_view.replace(one_view.find("keypoint_views 2"), 16, "keypoint_views 1");
+  std::vector<float> kp;
+  std::vector<long long> category;
+  const std::string read = error_message([&] { coco_rows(*open_as(one_view, path), 0, kp, category); });
+  EXPECT_EQ(read.rfind(decoder + " (" + path + ": annotations[", 0), 0u) << read;
+}
+
 // Refused at open, naming the entry: a bbox outside its image or of no area (Note [boxes]), an image
 // id twice, values of another JSON type naming entry, key, value and type (Note [coco types];
 // nlohmann-json's type_error named no entry).

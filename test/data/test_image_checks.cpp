@@ -2,7 +2,8 @@
 // check_image passes whole PNGs and JPEGs (one with bytes after its end marker too) and refuses cut
 // ones with the decoder's message; an image_folder with a truncated JPEG, a file that is no image or
 // a CMYK JPEG is refused at open on every rank, naming the file and its row, whichever rank's share
-// holds it (check_images_at_open false: at its first decode); a COCO JSON's segmentation polygons
+// holds it (check_images_at_open false: at its first decode); a JPEG and a PNG damaged in their
+// middle pass the header check and are refused by check_images_at_open decode; a COCO JSON's segmentation polygons
 // are not held while it is read, and what is held is what json::parse reads of the kept keys (Note
 // [coco parsing]).
 #include <gtest/gtest.h>
@@ -89,7 +90,39 @@ TEST(ImageChecks, AFolderWithABrokenFileIsRefusedAtOpenOnEveryRank) {
     // check_images_at_open false: opens; the file stops the run at its decode.
     const auto unchecked = open_checked(deck + "check_images_at_open false\n", root);
     EXPECT_EQ(error_message([&] { read_all(*unchecked); }), all.message);
+    // decode: the same file, the same message (its decode's, as training gives it).
+    EXPECT_EQ(error_message([&] { open_checked(deck + "check_images_at_open decode\n", root); }), all.message);
   }
+}
+
+// check_images_at_open decode: a JPEG and a PNG damaged in their middle but ending well pass the
+// header check (true) and are refused at open by their whole decode, on every rank, with the
+// message their decode gives in training, whichever rank's share holds them (at 2 ranks the two
+// files are in different shares).
+TEST(ImageChecks, FilesDamagedInTheirMiddleAreRefusedAtOpenByDecode) {
+  const std::string deck = "data_format image_folder\n", decode = deck + "check_images_at_open decode\n";
+  EXPECT_EQ(open_checked(decode, kImageFiles + "photos")->rows(), 12u);
+  std::vector<std::uint64_t> rows;
+  for (const auto& [folder, what] : kMiddleDamagedFolders) {
+    const std::string root = kImageFiles + folder;
+    EXPECT_EQ(open_checked(deck, root)->rows(), 12u) << folder << ": refused by the header check";
+    EXPECT_EQ(open_as(deck, root)->check_files(0, 1).first, -1) << folder;
+    const auto data = open_as(decode, root);
+    const FileCheck all = data->check_files(0, 1);
+    ASSERT_GE(all.first, 0) << folder;
+    const auto row = static_cast<std::uint64_t>(all.first);
+    rows.push_back(row);
+    EXPECT_EQ(file_of(*data, row), root + "/" + what.substr(0, what.find(':'))) << folder;
+    EXPECT_EQ(all.message.rfind(root + "/" + what, 0), 0u) << all.message;
+    EXPECT_EQ(data->check_files(static_cast<int>(row % 2), 2).first, all.first) << folder;
+    EXPECT_EQ(data->check_files(static_cast<int>(1 - row % 2), 2).first, -1) << folder;
+    ExitCode code = ExitCode::ok;
+    EXPECT_EQ(agreed_error([&] { open_checked(decode, root); }, code), all.message);
+    EXPECT_EQ(code, ExitCode::bad_input);
+    EXPECT_EQ(error_message([&] { read_all(*open_as(deck, root)); }), all.message);  // training's decode
+  }
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_NE(rows[0] % 2, rows[1] % 2) << "both damaged files in one share at 2 ranks";
 }
 
 // Peak resident memory (VmHWM) after it is reset to the current (Linux's clear_refs 5); -1 where

@@ -10,6 +10,7 @@ add_test(NAME image_files_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/refe
          ${CMAKE_CURRENT_SOURCE_DIR}/python/make_image_files.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_image_files)
 set_tests_properties(image_files_pillow PROPERTIES FIXTURES_SETUP image_files SKIP_RETURN_CODE 77 LABELS "mpi;images")
 hpctrain_test(test_image_files SOURCES data/test_image_folder.cpp data/test_coco_keypoints.cpp data/test_image_checks.cpp
+              data/test_broken_images.cpp
               LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images")
 foreach(np 1 2)
   set_tests_properties(test_image_files_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED image_files)

@@ -10,6 +10,12 @@
                           (for the decks: colour = class; the tests check the sizes and colours)
   broken/truncated/<class>/  photos/ with one JPEG cut to half its bytes (cls1/p2.jpg)
   broken/notimage/<class>/   photos/ with one file named .png holding text (cls0/p1.png)
+  broken/middle_jpeg/<class>/, broken/middle_png/<class>/  photos/ with one file damaged in its
+                          middle, ending well (cls1/p2.jpg: an end marker in its scan; cls2/p1.png:
+                          IDAT bytes flipped): only a whole decode finds them
+  broken/two/<class>/     photos/ with cls1/p2.jpg damaged in its middle and cls0/p3.png no image;
+                          broken/two_removed/<class>/: photos/ without those two files
+  broken/all/<class>/     two files, neither an image
   coco/train.json + coco/images/   COCO keypoints (see coco_files below)
   exif/o<N>.jpg, exif/o<N>.png  a 24 x 16 RGB JPEG of six 8 x 8 blocks of colour with EXIF
                           Orientation N (1..8), and Pillow's ImageOps.exif_transpose of it (PNG)
@@ -69,6 +75,41 @@ data = open(cut, "rb").read()
 open(cut, "wb").write(data[: len(data) // 2])
 photos(os.path.join(out, "broken/notimage"))
 open(os.path.join(out, "broken/notimage/cls0/p1.png"), "w").write("not an image\n")
+
+
+def damage_middle(path):
+    """Overwrites two bytes in the middle of the image data of `path`, leaving its header and its end
+    as they were (a disk or copy error): a JPEG gets an end-of-image marker inside its scan (libjpeg
+    warns of a premature end of the data segment; Pillow shows the image), a PNG's IDAT bytes are
+    flipped (its CRC no longer matches)."""
+    d = bytearray(open(path, "rb").read())
+    if path.endswith(".jpg"):
+        sos = d.index(b"\xff\xda")
+        start = sos + 2 + struct.unpack(">H", d[sos + 2:sos + 4])[0]
+        mid = (start + len(d) - 2) // 2
+        d[mid:mid + 2] = b"\xff\xd9"
+    else:
+        at = d.index(b"IDAT")
+        mid = at + 4 + struct.unpack(">I", d[at - 4:at])[0] // 2
+        d[mid:mid + 2] = bytes([d[mid] ^ 0xFF, d[mid + 1] ^ 0xFF])
+    open(path, "wb").write(d)
+
+
+for name, damaged in (("middle_jpeg", "cls1/p2.jpg"), ("middle_png", "cls2/p1.png")):
+    photos(os.path.join(out, "broken", name))
+    damage_middle(os.path.join(out, "broken", name, damaged))
+# Two broken files among good ones (broken_images skip): one damaged in its middle, one no image;
+# and the same folder without them.
+photos(os.path.join(out, "broken/two"))
+damage_middle(os.path.join(out, "broken/two/cls1/p2.jpg"))
+open(os.path.join(out, "broken/two/cls0/p3.png"), "w").write("not an image\n")
+photos(os.path.join(out, "broken/two_removed"))
+for name in ("cls1/p2.jpg", "cls0/p3.png"):
+    os.remove(os.path.join(out, "broken/two_removed", name))
+# Nothing but broken files: still an error with broken_images skip.
+for name in ("cls0/a.png", "cls1/b.jpg"):
+    os.makedirs(os.path.dirname(os.path.join(out, "broken/all", name)), exist_ok=True)
+    open(os.path.join(out, "broken/all", name), "w").write("not an image\n")
 # A 16-bit grey PNG (no gAMA chunk, as PIL writes it) and its 8-bit twin (Note [16-bit PNGs]).
 os.makedirs(os.path.join(out, "depth"), exist_ok=True)
 ramp = (np.arange(0, 256, 5, dtype=np.uint16) * 257).reshape(4, 13)
@@ -165,6 +206,22 @@ with open(os.path.join(out, "coco_broken", "error_page.jpg"), "w") as f:
 bad = json.loads(json.dumps(good))
 bad["images"][3]["file_name"] = "../coco_broken/error_page.jpg"
 json.dump(bad, open(os.path.join(coco, "not_image.json"), "w"))
+bad["images"][3]["width"] = bad["images"][3]["height"] = None  # read at the parse (broken_images skip)
+json.dump(bad, open(os.path.join(coco, "not_image_null.json"), "w"))
+# Two images damaged in their middle, ending well (only check_images_at_open decode finds them):
+# images[1] (rank 1's share at 2 ranks, the first) and images[2] (rank 0's).
+bad = json.loads(json.dumps(good))
+for n in (1, 2):
+    name = bad["images"][n]["file_name"].replace("images/", "middle_")
+    shutil.copy(os.path.join(coco, bad["images"][n]["file_name"]), os.path.join(out, "coco_broken", name))
+    damage_middle(os.path.join(out, "coco_broken", name))
+    bad["images"][n]["file_name"] = "../coco_broken/" + name
+json.dump(bad, open(os.path.join(coco, "middle.json"), "w"))
+# The same JSON without those two images and their annotations (broken_images skip reads middle.json so).
+bad = json.loads(json.dumps(good))
+bad["images"] = [im for n, im in enumerate(bad["images"]) if n not in (1, 2)]
+bad["annotations"] = [a for a in bad["annotations"] if a["image_id"] not in (101, 102)]
+json.dump(bad, open(os.path.join(coco, "middle_removed.json"), "w"))
 # Sizes null, as some exporters write an unknown size: the files' own (read as train.json);
 # num_keypoints null too (not read: the count is the keypoints' visibilities).
 bad = json.loads(json.dumps(good))

@@ -144,9 +144,11 @@ int cape_evaluate_main(int argc, char** argv) {
     const hpct::cape::CapeConfig& c = model->config();
     // The test rows through a data source (posegen's HDF5: hdf5_fields), at the model's shape.
     hpct::ImageOptions shown;
-    const std::shared_ptr<const hpct::Dataset> source = open_test_data(data, deck_file, sets, c, shown);
-    // Note [file checks over ranks]: one process evaluates the whole file, so it checks every image.
-    hpct::check_data_files(*source, hpct::Comm(MPI_COMM_SELF));
+    // Note [file checks over ranks]: one process evaluates the whole file, so it checks every image
+    // (broken_images skip: those it refuses are left out, as in training's validation).
+    const std::shared_ptr<const hpct::Dataset> source = hpct::check_data_files(open_test_data(data, deck_file, sets,
+                                                                                              c, shown),
+                                                                               hpct::Comm(MPI_COMM_SELF));
     const std::vector<hpct::FieldSpec> specs = source->fields();
     const std::uint64_t rows = max_rows >= 0
                                    ? std::min<std::uint64_t>(source->rows(), static_cast<std::uint64_t>(max_rows))
