@@ -31,7 +31,8 @@ void declare_image_keys(deck::Schema& s) {
                "image_folder, coco_keypoints: a JPEG's EXIF Orientation tag: ignore (the stored pixels, as PIL's "
                "Image.open and torchvision's ImageFolder read them) or apply (turned upright as PIL's "
                "ImageOps.exif_transpose does; COCO sizes and keypoints are then the upright image's)");
-  // true and false as they were when the key was a bool (old decks, stored configurations).
+  // A bool key before decode came: true and false, and their other spellings, read as they did then
+  // (Note [boolean choices] in deck/deck.cpp).
   s.add_choice("check_images_at_open", "true", {"true", "decode", "false"},
                "image_folder, coco_keypoints: check every image file at open, each rank its share, so a bad file "
                "stops the run before training: true: its header and end read (COCO's size as given); decode: "

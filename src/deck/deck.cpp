@@ -1,6 +1,7 @@
 // Parsing a deck and its --set overrides against a Schema, typed access, the resolved echo (see deck.hpp).
 #include "deck/deck.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -41,6 +42,19 @@ bool parse_boolean(const std::string& s, bool& out) {
   if (s == "true" || s == "yes" || s == "on" || s == "1") return out = true, true;
   if (s == "false" || s == "no" || s == "off" || s == "0") return out = false, true;
   return false;
+}
+
+// Note [boolean choices]: a choice key with true and false among its values (a bool key that grew a
+// third value, as check_images_at_open grew decode) takes every spelling a bool key takes (yes, on,
+// 1, ...) and holds it as true or false, so a deck written while the key was a bool reads as it did.
+bool has_boolean_choices(const KeySpec& k) {
+  return k.type == KeyType::Choice && std::count(k.choices.begin(), k.choices.end(), "true") &&
+         std::count(k.choices.begin(), k.choices.end(), "false");
+}
+std::string boolean_choice(const KeySpec& k, const std::string& value) {
+  bool b = false;
+  if (!has_boolean_choices(k) || !parse_boolean(value, b)) return value;
+  return b ? "true" : "false";
 }
 
 // Keys and values as error messages quote them: short, printable (see clip_for_log).
@@ -88,7 +102,7 @@ std::string check_value(const KeySpec& k, const std::string& value) {
       return {};
     case KeyType::Choice: {
       for (const auto& c : k.choices)
-        if (c == value) return {};
+        if (c == boolean_choice(k, value)) return {};
       std::string all;
       for (const auto& c : k.choices) all += (all.empty() ? "" : ", ") + c;
       return "'" + v + "' is not one of: " + all;
@@ -151,7 +165,7 @@ Deck Deck::parse(const std::string& text, const std::string& filename, const Sch
                   "duplicate key (first set at " + where(it->second.file, it->second.line, "") + ")");
     const std::string err = check_value(*spec, value);
     if (!err.empty()) input_error(file, line, key, err);
-    d.entries_[key] = Entry{value, file, line};
+    d.entries_[key] = Entry{boolean_choice(*spec, value), file, line};
   };
 
   std::istringstream in(text);

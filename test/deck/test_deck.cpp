@@ -57,6 +57,30 @@ TEST(Deck, ParsesTypedValuesCommentsAndDefaults) {
   EXPECT_EQ(d.entry("batch_size").line, 4);
 }
 
+// Note [boolean choices]: a choice with true and false among its values takes a bool key's
+// spellings and holds them as true or false; a choice without them takes none of those spellings.
+TEST(Deck, ABoolThatGrewAThirdValueReadsOldDecks) {
+  Schema s = test_schema();
+  s.add_choice("check", "true", {"true", "deep", "false"}, "a bool that grew a third value");
+  const auto check = [&](const std::string& value) {
+    return Deck::parse("data_file x.h5\ncheck " + value + "\n", "run.in", s).get_string("check");
+  };
+  for (const char* yes : {"true", "yes", "on", "1"}) EXPECT_EQ(check(yes), "true") << yes;
+  for (const char* no : {"false", "no", "off", "0"}) EXPECT_EQ(check(no), "false") << no;
+  EXPECT_EQ(check("deep"), "deep");
+  EXPECT_EQ(Deck::parse("data_file x.h5\n", "run.in", s, {"check=off"}).settings().find("check=false") !=
+                std::string::npos,
+            true);
+  try {
+    Deck::parse("data_file x.h5\ncheck maybe\n", "run.in", s);
+    ADD_FAILURE() << "check maybe parsed";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "run.in:2: check: 'maybe' is not one of: true, deep, false");
+  }
+  EXPECT_EQ(error_of("data_file x.h5\nactivation yes\n"),
+            "run.in:2: activation: 'yes' is not one of: relu, gelu, silu, tanh");
+}
+
 TEST(Deck, DefaultsApplyWhenKeysAreAbsent) {
   const Deck d = Deck::parse("data_file x.h5\n", "run.in", test_schema());
   EXPECT_EQ(d.get_int("batch_size"), 16);
