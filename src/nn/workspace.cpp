@@ -93,7 +93,8 @@ void Workspace<Scalar>::allocate() {
     // step touches are ever faulted in and no second zeroing pass runs; small blocks are cleared
     // by calloc itself. Layers may rely on the zeros (as before). GPU builds keep the View.
     host_block_.reset(std::calloc(n, sizeof(Scalar)));
-    if (!host_block_) throw Error("workspace: cannot allocate " + std::to_string(n * sizeof(Scalar)) + " bytes");
+    if (!host_block_)
+      throw WorkspaceAllocationError("workspace: cannot allocate " + std::to_string(n * sizeof(Scalar)) + " bytes");
     buffer_ = View1<Scalar>(static_cast<Scalar*>(host_block_.get()), n);
   } else {
     buffer_ = View1<Scalar>("workspace", n);

@@ -11,9 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/tensor.hpp"
 
 namespace hpct::nn {
+
+// The one allocation failed (the model's rows times its largest tensors are more than the machine
+// gives): a tool that chose the rows (smart_eval's --batch x --rollouts) catches it by type and says
+// which option lowers them.
+class WorkspaceAllocationError : public Error {
+ public:
+  using Error::Error;
+};
 
 // Note [scratch units]: a model whose layers run one unit at a time (SMART: a block, a relative
 // embedding) opens a ScratchScope per unit while it builds the unit. Gradients that live within one

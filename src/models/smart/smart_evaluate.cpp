@@ -14,6 +14,7 @@
 #include "core/runtime.hpp"
 #include "models/registry.hpp"
 #include "models/smart/rollout.hpp"
+#include "nn/workspace.hpp"
 
 namespace {
 const char* kSmartEvalUsage =
@@ -85,8 +86,18 @@ int smart_evaluate_main(int argc, char** argv) {
     const hpct::nn::WeightsChoice choice = weight_set.empty()
                                                ? hpct::nn::WeightsChoice::preferred
                                                : hpct::nn::weights_choice(weight_set, "smart_eval: --weights");
-    std::unique_ptr<hpct::Model> model = hpct::load_model(weights, o.rollouts * o.scenes_per_batch, choice);
-    hpct::smart::RolloutReport r = hpct::smart::evaluate_rollouts(*model, scenes, o);
+    hpct::smart::RolloutReport r;
+    try {
+      std::unique_ptr<hpct::Model> model = hpct::load_model(weights, o.rollouts * o.scenes_per_batch, choice);
+      r = hpct::smart::evaluate_rollouts(*model, scenes, o);
+    } catch (const hpct::nn::WorkspaceAllocationError& e) {
+      // The model is sized for B x R rows (scenes with many agents need much per row): name the knob.
+      throw hpct::Error(std::string(e.what()) + " for --batch " + std::to_string(o.scenes_per_batch) +
+                            " x --rollouts " + std::to_string(o.rollouts) + " = " +
+                            std::to_string(o.scenes_per_batch * o.rollouts) +
+                            " rows per forward: lower --batch (the scores do not depend on it)",
+                        e.code());
+    }
     // The ranks' sums, then the means (rank 0 prints).
     std::vector<double> sums{r.scenes, r.scene.scene >= 0 ? 1.0 : 0.0};
     for (const auto& t : r.types)
