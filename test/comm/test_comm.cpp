@@ -60,7 +60,8 @@ TEST(Comm, VectorsBroadcast) {
 // a piece alone, empty strings inside and at the ends, and an empty vector.
 TEST(Comm, StringsTravelInPieces) {
   const Comm comm;
-  const std::vector<std::string> sent = {"", "abc", "de", "f", "a string of 23 bytes...", "", "gh", "ijklmn", "o", ""};
+  const std::vector<std::string> sent = {"", "abc", "de",     "f", "a string of 23 bytes...",
+                                         "", "gh",  "ijklmn", "o", ""};
   for (std::uint64_t piece : {1, 3, 6, 100}) {
     std::vector<std::string> got = comm.rank() == 0 ? sent : std::vector<std::string>{"left", "over"};
     comm.broadcast(got, 0, piece);
