@@ -40,7 +40,9 @@ int run_ending_on_errors(const Comm& comm, const ErrorLines& lines, Body&& body)
     Log::rank_error(lines.before(e.what()) + e.what());
     MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
   } catch (const std::exception& e) {
-    Log::rank_error(lines.internal + e.what());
+    // An allocation the machine refused is not an internal error: it says so, on one line.
+    Log::rank_error(is_allocation_failure(e) ? lines.before("") + "out of memory: " + first_line(e)
+                                             : lines.internal + first_line(e));
     MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::failure));
   }
   return static_cast<int>(ExitCode::failure);

@@ -48,8 +48,24 @@ inline std::string where(const std::string& file, int line, const std::string& k
   throw Error(where(file, line, key) + ": " + message, ExitCode::bad_input);
 }
 
-// A serial command-line tool's work: an Error becomes one line "tool: message" on stderr and the
-// exit code it carries; otherwise body's own return value.
+// Whether `e` reports an allocation the machine refused: std::bad_alloc (Kokkos 4.x's
+// RawMemoryAllocationFailure is one), or Kokkos 3.4's std::runtime_error "Kokkos failed to allocate
+// memory ..." (core/error.cpp).
+bool is_allocation_failure(const std::exception& e);
+// e.what() up to its first line break, trailing spaces dropped: Kokkos 3.4 appends a traceback
+// paragraph ("Traceback functionality not available") to its messages.
+std::string first_line(const std::exception& e);
+
+// Any other exception out of a tool (run_tool): one line "tool: internal error: message" (for
+// an allocation failure "tool: out of memory: ..."); where the tool runs on several MPI ranks, the job is
+// then aborted with exit code 1, as no other rank can know this one stopped; else returns 1
+// (defined in core/runtime.cpp, which holds MPI).
+int tool_exception(const char* tool, const std::exception& e);
+
+// A command-line tool's work: an Error becomes one line "tool: message" on stderr and the exit code
+// it carries; any other exception (an allocation the machine refused: std::bad_alloc, Kokkos's
+// runtime_error) one line too, not a crash with a backtrace (tool_exception); otherwise body's own
+// return value.
 template <class Body>
 int run_tool(const char* tool, const Body& body) {
   try {
@@ -57,6 +73,8 @@ int run_tool(const char* tool, const Body& body) {
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s\n", tool, e.what());
     return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    return tool_exception(tool, e);
   }
 }
 

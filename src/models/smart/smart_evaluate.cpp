@@ -30,6 +30,14 @@ const char* kSmartEvalUsage =
     "  and values).\n"
     "  --scene-out: scene K's (default 0) map, true paths and rollouts, for scripts/plot-scene.\n"
     "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
+
+// The model is sized for --batch x --rollouts rows (scenes with many agents need much per row): an
+// allocation the machine refuses names that product and the option that lowers it.
+std::string rows_hint(const hpct::smart::RolloutOptions& o) {
+  return " for --batch " + std::to_string(o.scenes_per_batch) + " x --rollouts " + std::to_string(o.rollouts) +
+         " = " + std::to_string(o.scenes_per_batch * o.rollouts) +
+         " rows per forward: lower --batch (the scores do not depend on it)";
+}
 }  // namespace
 
 namespace hpct::smart {
@@ -91,12 +99,10 @@ int smart_evaluate_main(int argc, char** argv) {
       std::unique_ptr<hpct::Model> model = hpct::load_model(weights, o.rollouts * o.scenes_per_batch, choice);
       r = hpct::smart::evaluate_rollouts(*model, scenes, o);
     } catch (const hpct::nn::WorkspaceAllocationError& e) {
-      // The model is sized for B x R rows (scenes with many agents need much per row): name the knob.
-      throw hpct::Error(std::string(e.what()) + " for --batch " + std::to_string(o.scenes_per_batch) +
-                            " x --rollouts " + std::to_string(o.rollouts) + " = " +
-                            std::to_string(o.scenes_per_batch * o.rollouts) +
-                            " rows per forward: lower --batch (the scores do not depend on it)",
-                        e.code());
+      throw hpct::Error(e.what() + rows_hint(o), e.code());
+    } catch (const std::exception& e) {
+      if (!hpct::is_allocation_failure(e)) throw;
+      throw hpct::Error("out of memory: " + hpct::first_line(e) + rows_hint(o), hpct::ExitCode::failure);
     }
     // The ranks' sums, then the means (rank 0 prints).
     std::vector<double> sums{r.scenes, r.scene.scene >= 0 ? 1.0 : 0.0};
