@@ -20,6 +20,7 @@
 #include "core/log.hpp"
 #include "core/rng.hpp"
 #include "data/coco_records.hpp"
+#include "data/image_files_dataset.hpp"
 #include "data/image_transform.hpp"
 #include "data/shard_options.hpp"
 #include "data/source_registry.hpp"
@@ -37,12 +38,12 @@ constexpr std::uint64_t kCocoUnaugmented = ~std::uint64_t(0);
 using coco::Annotation;
 using coco::Category;
 
-class CocoKeypoints : public Dataset {
+class CocoKeypoints : public ImageFilesDataset {
  public:
   // `r`: `file`'s records (coco::read_records).
   CocoKeypoints(const std::string& file, coco::Records r, const ImageOptions& o, int views, double margin,
                 std::uint64_t cache)
-      : file_(file), o_(o), views_(views), margin_(margin), cache_(cache) {
+      : ImageFilesDataset(o), file_(file), views_(views), margin_(margin), cache_(cache) {
     keypoints_ = r.keypoints;
     categories_ = std::move(r.categories);
     annotations_ = std::move(r.annotations);
@@ -79,14 +80,6 @@ class CocoKeypoints : public Dataset {
     specs_ = {images, keypoints, category};
   }
   std::string description() const override { return file_; }
-  // Note [file checks over ranks]: each image's file (Note [image sizes]; decoded whole with
-  // check_images_at_open decode), this part's share.
-  FileCheck check_files(int part, int parts) const override {
-    const std::vector<BadFile> bad = scan(part, parts, false);
-    return bad.empty() ? FileCheck{} : FileCheck{bad[0].index, bad[0].message};
-  }
-  bool skips_bad_files() const override { return o_.skip_broken && o_.open_check != OpenCheck::none; }
-  std::vector<BadFile> bad_files(int part, int parts) const override { return scan(part, parts, true); }
   std::uint64_t file_count() const override { return store_->size(); }
   // Note [leaving broken files out]: the records less those images and their annotations, as the
   // JSON without them reads (the same rows in the same order; categories kept, as the JSON lists
@@ -202,8 +195,9 @@ class CocoKeypoints : public Dataset {
     static_cast<long long*>(out.at(2).values)[slot] = first.category;
   }
 
-  // The bad images of part `part` of `parts` (the first only, unless `all`).
-  std::vector<BadFile> scan(int part, int parts, bool all) const {
+  // Note [file checks over ranks]: each image's file (Note [image sizes]; decoded whole with
+  // check_images_at_open decode), this part's share; the first bad one only, unless `all`.
+  std::vector<BadFile> scan(int part, int parts, bool all) const override {
     std::vector<BadFile> bad;
     if (o_.open_check == OpenCheck::none) return bad;
     const bool decode = o_.open_check == OpenCheck::decode;
@@ -228,7 +222,6 @@ class CocoKeypoints : public Dataset {
   }
 
   std::string file_;
-  ImageOptions o_;
   int views_;
   double margin_;
   std::uint64_t cache_;  // data_cache's bytes (the store's; again for without_files)

@@ -10,6 +10,7 @@
 #include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "data/image_files_dataset.hpp"
 #include "data/image_transform.hpp"
 #include "data/shard_options.hpp"
 #include "data/source_registry.hpp"
@@ -87,10 +88,10 @@ std::vector<std::uint64_t> row_order(std::size_t n) {
   return order;
 }
 
-class ImageFolder : public Dataset {
+class ImageFolder : public ImageFilesDataset {
  public:
   ImageFolder(const std::string& root, Listing l, const ImageOptions& o, std::uint64_t cache)
-      : root_(root), classes_(std::move(l.classes)), o_(o), cache_(cache) {
+      : ImageFilesDataset(o), root_(root), classes_(std::move(l.classes)), cache_(cache) {
     std::vector<std::string>& files = l.files;
     const std::vector<long long>& labels = l.labels;
     const std::vector<std::uint64_t> order = row_order(files.size());
@@ -115,15 +116,6 @@ class ImageFolder : public Dataset {
     specs_ = {x, y};
   }
   std::string description() const override { return root_; }
-  // Note [file checks over ranks]: each row's file (Note [image checks at open]; decoded whole with
-  // check_images_at_open decode), this part's share, refused with the message its first decode
-  // would give.
-  FileCheck check_files(int part, int parts) const override {
-    const std::vector<BadFile> bad = scan(part, parts, false);
-    return bad.empty() ? FileCheck{} : FileCheck{bad[0].index, bad[0].message};
-  }
-  bool skips_bad_files() const override { return o_.skip_broken && o_.open_check != OpenCheck::none; }
-  std::vector<BadFile> bad_files(int part, int parts) const override { return scan(part, parts, true); }
   std::uint64_t file_count() const override { return store_->size(); }
   // Note [leaving broken files out]: the listing less those rows' files, in its order, shuffled as
   // a folder without them is (Note [image rows]).
@@ -175,8 +167,10 @@ class ImageFolder : public Dataset {
     render(*im, a, o_, static_cast<float*>(out.at(0).values) + slot * specs_[0].width());
     static_cast<long long*>(out.at(1).values)[slot] = labels_[row];
   }
-  // The bad files of part `part` of `parts` (the first only, unless `all`).
-  std::vector<BadFile> scan(int part, int parts, bool all) const {
+  // Note [file checks over ranks]: each row's file (Note [image checks at open]; decoded whole with
+  // check_images_at_open decode), this part's share, refused with the message its first decode
+  // would give; the first bad one only, unless `all`.
+  std::vector<BadFile> scan(int part, int parts, bool all) const override {
     std::vector<BadFile> bad;
     if (o_.open_check == OpenCheck::none) return bad;
     const bool decode = o_.open_check == OpenCheck::decode;
@@ -198,7 +192,6 @@ class ImageFolder : public Dataset {
   }
   std::string root_;
   std::vector<std::string> classes_;
-  ImageOptions o_;
   std::uint64_t cache_;  // data_cache's bytes (the store's; again for without_files)
   std::unique_ptr<ImageStore> store_;
   std::vector<long long> labels_;
