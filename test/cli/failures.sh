@@ -15,7 +15,10 @@
 # Note [frozen jobs side by side]: the 7 jobs of 3. and 4. spend their time waiting with rank 1
 # stopped (rank 0's watchdog decides 1 s + half its grace after the freeze, the heartbeat 7 s after
 # the last sign of life), so they run at once: the wait of the longest instead of the sum of all
-# (33 s one after another). Each job has its own checkpoint_dir, which rank_pid tells them by.
+# (33 s one after another). Each job has its own checkpoint_dir, which rank_pid tells them by, and
+# its own Open MPI session folder: mpiruns started at once under one orte_tmpdir_base race to create
+# the same ompi.<host>.<uid> folder, and the loser fails in orte_init ("File exists"). Their names
+# are one digit long, as the session folder holds a socket whose path must stay under 108 bytes.
 # usage: failures.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
@@ -147,8 +150,10 @@ echo "SIGUSR1: exit 3, $(grep -o 'checkpoint [^ ]*ckpt[^ ]*' "$work/usr1.log" | 
 # hang_start NAME ARGS...: starts job NAME (the freeze point is set in the caller's environment).
 hang_start() {
   local name=$1; shift
-  start --set checkpoint_dir=$work/$name --set checkpoint_every_steps=0 --set watchdog_timeout=1 --set output= "$@" \
-    >"$work/$name.log" 2>&1
+  local sessions=${OMPI_MCA_orte_tmpdir_base:-$work/sessions}/${#launchers[@]}
+  mkdir -p "$sessions"
+  OMPI_MCA_orte_tmpdir_base=$sessions start --set checkpoint_dir=$work/$name --set checkpoint_every_steps=0 \
+    --set watchdog_timeout=1 --set output= "$@" >"$work/$name.log" 2>&1
   launchers[$name]=$!
   started[$name]=$SECONDS
 }
