@@ -72,8 +72,14 @@ void NetworkTrainer::open_data() {
   });
   // Collectives: a COCO JSON or an image folder is read by one rank for all (Note [open once per job]).
   data = open_data_source(deck_, config_.data_file, "data_file", comm_);
-  if (!config_.validation_file.empty())
+  if (!config_.validation_file.empty()) {
+    // A validation_file that is data_file is opened again, a data set of its own (sources keep
+    // caches and file handles, and training's loader thread may read data_file's rows while
+    // validation reads), but silently: its open would log what data_file's did (a COCO JSON's crowd
+    // annotations left out, its images shown under half their size) a second time.
+    const LogMuted muted(config_.validation_file == config_.data_file);
     val_data_ = open_data_source(deck_, config_.validation_file, "validation_file", comm_);
+  }
   // Note [file checks over ranks]: each rank checks its share of the files (a validation_file that
   // is data_file once; where files were left out of it, the validation rows are the same rows).
   std::vector<BadFile> left_out;
