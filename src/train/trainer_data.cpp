@@ -2,7 +2,6 @@
 // split, their row and class weights, and the checks of the loaded rows that every part must pass
 // before a step (labels in range, weights not all 0). The rest of the trainer: trainer.cpp.
 #include <algorithm>
-#include <filesystem>
 
 #include "core/log.hpp"
 #include "data/source_registry.hpp"
@@ -146,8 +145,7 @@ void NetworkTrainer::write_left_out(const std::vector<BadFile>& files) const {
     Log::info("  (broken_images skip: set output to have the files left out listed beside it)");
     return;
   }
-  const std::filesystem::path out(config_.output);
-  const std::string list = (out.parent_path() / (out.stem().string() + ".broken_images.tsv")).string();
+  const std::string list = left_out_list_path(config_.output);
   write_left_out_list(list, files, comm_);
   Log::info(strf("  the %zu image files left out: %s", files.size(), list.c_str()));
 }
