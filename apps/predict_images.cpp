@@ -2,6 +2,7 @@
 #include "predict_images.hpp"
 
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -37,11 +38,20 @@ deck::Deck training_deck(const ImageRequest& o) {
                   ExitCode::bad_input);
     text = h5::read_attr_string(f, "/", "deck");
   }
+  // The user's --set first, so that its errors number them as given ("--set:1"); a key it sets is
+  // not overridden below. DATA is the data file, whatever a --set says.
+  std::vector<std::string> sets = o.sets;
+  std::set<std::string> given;
+  for (const std::string& s : o.sets) {
+    const std::string key = s.substr(0, s.find('='));
+    if (key == "data_file" || key == "validation_file")
+      throw Error("predict: --set " + s + ": DATA (" + o.data + ") is the data read", ExitCode::bad_input);
+    given.insert(key);
+  }
   // The attribute is Deck::resolved(): "key value   # origin" for every key. The keys the training
   // set are taken, each as a deck line (one set empty as an override: a deck line needs a value);
   // the others keep their defaults, as they did there.
   std::string lines;
-  std::vector<std::string> sets;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     const std::size_t origin = line.rfind("   # ");
@@ -53,15 +63,14 @@ deck::Deck training_deck(const ImageRequest& o) {
     const std::size_t space = line.find(' ');
     const std::string key = line.substr(0, space);
     if (space == std::string::npos || line.find_first_not_of(' ', space) == std::string::npos) {
-      sets.push_back(key + "=");
+      if (given.count(key) == 0) sets.push_back(key + "=");
       line.clear();
     }
     lines += line + "\n";
   }
-  for (const std::string& s :
-       {"data_file=" + o.data, std::string("validation_file="), std::string("data_cache=stream")})
-    sets.push_back(s);
-  sets.insert(sets.end(), o.sets.begin(), o.sets.end());
+  sets.push_back("data_file=" + o.data);
+  sets.emplace_back("validation_file=");
+  if (given.count("data_cache") == 0) sets.emplace_back("data_cache=stream");
   return deck::Deck::parse(lines, o.weights + ": attribute 'deck'", full_schema(), sets);
 }
 
