@@ -21,6 +21,7 @@
 #include "io/hdf5.hpp"
 #include "models/registry.hpp"
 #include "predict_finite.hpp"
+#include "predict_images.hpp"
 #include "predict_network_options.hpp"
 #include "predict_tables.hpp"
 #include "train/evaluator.hpp"
@@ -121,10 +122,25 @@ int predict_network(int argc, char** argv, const Comm& comm) {
   if (!table && (!o.weight_column.empty() || !o.weight_file.empty()))
     comm.agree("predict: " + o.data + " is not a CSV/TSV/LibSVM table: row weights weigh a table's metrics",
                ExitCode::bad_input);
+  // Image files (a folder, a COCO JSON): read through the training deck (Note [predicting image files]).
+  std::shared_ptr<const Dataset> images;
+  if (!table && is_image_data(o.data)) {
+    if (inputs.size() != 1)
+      comm.agree(o.data + ": the " + model->family() + " model reads " + std::to_string(inputs.size()) +
+                     " inputs (" + names_text(inputs) +
+                     "); image files give one: give an HDF5 file with a dataset each",
+                 ExitCode::bad_input);
+    images = open_network_images({o.weights, o.data, o.out, o.sets}, inputs.front(), model->family(), comm);
+  } else if (!o.sets.empty()) {
+    comm.agree("predict: --set changes the training deck's reading of image data (a folder, a COCO .json); " +
+                   o.data + " is not image data",
+               ExitCode::bad_input);
+  }
+  const Dataset* rows_from = table ? table.get() : images.get();  // null: DATA.h5's datasets
   std::uint64_t total = 0;
   comm.run_agreed([&] {
-    if (table) {
-      total = table->rows();
+    if (rows_from) {
+      total = rows_from->rows();
       if (o.rows >= 0 && static_cast<std::uint64_t>(o.rows) < total) total = static_cast<std::uint64_t>(o.rows);
       return;
     }
@@ -167,17 +183,19 @@ int predict_network(int argc, char** argv, const Comm& comm) {
       if (count > 0) table->read_block(first, count, {{x[0].data(), nullptr}, {labels.data(), nullptr}});
       return;
     }
+    if (images) return read_image_rows(*images, inputs.front(), first, count, x[0].data());
     const h5::File f = h5::File::open_read(o.data);
     for (std::size_t k = 0; k < inputs.size() && count > 0; ++k)
       h5::read_row_range(f, datasets_in[k], first, count, static_cast<std::uint64_t>(inputs[k].row_size()),
                          x[k].data());
   });
-  refuse_non_finite(*model, inputs, x, o.data, datasets_in, table.get(), first, count, comm);
+  refuse_non_finite(*model, inputs, x, o.data, datasets_in, rows_from, first, count, comm);
   std::string described, read_from;
   for (const auto& [k, v] : facts) described += strf(", %s %lld", k.c_str(), v);
   for (const std::string& d : datasets_in) read_from += (read_from.empty() ? "" : ", ") + d;
   Log::info(strf("predict: %s model, %llu rows of %s, %d rank(s)%s", model->family().c_str(),
-                 (unsigned long long)total, (table ? o.data : read_from).c_str(), comm.size(), described.c_str()));
+                 (unsigned long long)total, (rows_from ? o.data : read_from).c_str(), comm.size(),
+                 described.c_str()));
 
   Stopwatch clock;
   std::vector<HostOutput> pred;
@@ -205,7 +223,7 @@ int predict_network(int argc, char** argv, const Comm& comm) {
     h5::write_attr(f, "/", "weights", o.weights);
     h5::write_attr(f, "/", "weight_set", o.weight_set);
     h5::write_attr(f, "/", "data", o.data);
-    if (!table) {  // the dataset, or with several inputs NAME=DATASET for each
+    if (!rows_from) {  // the dataset, or with several inputs NAME=DATASET for each
       std::string given;
       for (std::size_t k = 0; k < inputs.size(); ++k)
         given += (given.empty() ? "" : ",") + (inputs.size() > 1 ? inputs[k].name + "=" : "") + datasets_in[k];

@@ -26,6 +26,8 @@ const char* const kNetworkUsage =
     "                          weighted validation (sum w l / sum w; docs/row_weights.md)\n"
     "  --weight-file FILE      one weight per row of DATA.csv/.tsv/LibSVM (as train's weight_file): weighted "
     "metrics\n"
+    "  --set KEY=VALUE         image data (a folder, a COCO .json): a key of the training deck, which the\n"
+    "                          weights file keeps, changed for DATA (check_images_at_open, broken_images, ...)\n"
     "  models that generate ensembles (diffusion):\n"
     "  --members M --seed K --method ddpm|ddim --steps S --clip X   as apps/sample (defaults 8, 1, ddpm, all, 6)\n"
     "OUT.h5 gets one float32 dataset per output, rows in data order: mlp `outputs` [N, d_out] (values;\n"
@@ -33,7 +35,10 @@ const char* const kNetworkUsage =
     "[N, members, n_fine]; gnn `forecast` [N, S, P] (from the datasets state, forcing, static). A model\n"
     "trained on a CSV/TSV table also reads DATA.csv or DATA.tsv: the training file's columns, text\n"
     "columns coded as in training (docs/tables.md); a network reads DATA.svm/.libsvm as its training\n"
-    "LibSVM file was read (absent entries 0 or missing, as the weights file keeps).\n";
+    "LibSVM file was read (absent entries 0 or missing, as the weights file keeps). A model trained on image\n"
+    "files reads a folder (or a COCO .json) as training read its data, through the training deck: files the\n"
+    "check at open refuses stop it, or with broken_images skip have no row and are listed in\n"
+    "OUT.broken_images.tsv; OUT.files.tsv names the file of each row (docs/images.md).\n";
 
 NetworkOptions parse_network_options(int argc, char** argv) {
   NetworkOptions o;
@@ -56,6 +61,7 @@ NetworkOptions parse_network_options(int argc, char** argv) {
         else if (a == "--rows") o.rows = number();
         else if (a == "--weight-column") o.weight_column = v;
         else if (a == "--weight-file") o.weight_file = v;
+        else if (a == "--set") o.sets.push_back(v);
         else if (a == "--chunk") o.predict.chunk = positive_int();
         else if (a == "--weights") o.weights_choice = nn::weights_choice(v, "predict: --weights");
         else if (a == "--members") o.predict.sampling.members = positive_int();

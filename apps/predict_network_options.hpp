@@ -19,6 +19,7 @@ struct NetworkOptions {
   long long rows = -1;
   bool labelled = true;                    // a CSV/TSV file holds the training file's label column
   std::string weight_column, weight_file;  // a labelled table's row weights: weighted metrics
+  std::vector<std::string> sets;           // --set KEY=VALUE: image data's training deck keys changed
 };
 
 // predict WEIGHTS DATA OUT [options] (argv[0] is the program; --kokkos-* options are skipped).

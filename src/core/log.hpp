@@ -76,6 +76,7 @@ class Log {
   static void set_rank(int rank) { rank_ = rank; }
   // Silences info() and progress() (tests set this; errors still print).
   static void set_quiet(bool quiet) { quiet_ = quiet; }
+  static bool quiet() { return quiet_; }
   static int rank() { return rank_; }
   // Rank 0 only.
   static void info(const std::string& line) {
@@ -116,6 +117,21 @@ class Log {
   static inline bool quiet_ = false;
   static inline int terminal_ = -1;           // -1: not yet asked
   static inline bool progress_open_ = false;  // a progress line waits for its newline
+};
+
+// Silences info() and progress() while it lives, where `mute` (the second opening of a file whose
+// first opening said it all: train's validation_file equal to data_file); as before after it.
+class LogMuted {
+ public:
+  explicit LogMuted(bool mute) : was_(Log::quiet()) {
+    if (mute) Log::set_quiet(true);
+  }
+  ~LogMuted() { Log::set_quiet(was_); }
+  LogMuted(const LogMuted&) = delete;
+  LogMuted& operator=(const LogMuted&) = delete;
+
+ private:
+  bool was_;
 };
 
 }  // namespace hpct

@@ -128,6 +128,7 @@ class CocoKeypoints : public ImageFilesDataset {
     for (std::size_t i = 0; i < rows.size(); ++i) put(rows[i], i, epoch, out);
     return kNoBadValue;
   }
+  const std::string& row_file(std::uint64_t row) const override { return store_->file(annotations_.at(row).image); }
   std::string describe_row(std::uint64_t row, int field) const override {
     (void)field;
     const Annotation& a = annotations_.at(row);

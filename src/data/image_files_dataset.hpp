@@ -3,6 +3,8 @@
 // Note [file checks over ranks]) and every bad one (bad_files: Note [leaving broken files out]).
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "data/dataset.hpp"
@@ -19,6 +21,8 @@ class ImageFilesDataset : public Dataset {
   }
   bool skips_bad_files() const override { return o_.skip_broken && o_.open_check != OpenCheck::none; }
   std::vector<BadFile> bad_files(int part, int parts) const override { return scan(part, parts, true); }
+  // The image file row `row` is made from (predict lists them beside its output).
+  virtual const std::string& row_file(std::uint64_t row) const = 0;
 
  protected:
   // The bad files of part `part` of `parts` (the first only, unless `all`).

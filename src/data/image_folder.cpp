@@ -148,6 +148,7 @@ class ImageFolder : public ImageFilesDataset {
     for (std::size_t i = 0; i < rows.size(); ++i) put(rows[i], i, draw_jitter(o_, epoch, rows[i]), out);
     return kNoBadValue;
   }
+  const std::string& row_file(std::uint64_t row) const override { return store_->file(row); }
   std::string describe_row(std::uint64_t row, int field) const override {
     (void)field;
     return store_->file(row) + " (row " + std::to_string(row) + " of " + root_ + ")";

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "comm/comm.hpp"
@@ -133,6 +134,11 @@ std::shared_ptr<const Dataset> check_data_files(std::shared_ptr<const Dataset> d
   });
   if (left_out) left_out->insert(left_out->end(), bad.begin(), bad.end());
   return data;
+}
+
+std::string left_out_list_path(const std::string& output) {
+  const std::filesystem::path out(output);
+  return (out.parent_path() / (out.stem().string() + ".broken_images.tsv")).string();
 }
 
 void write_left_out_list(const std::string& path, const std::vector<BadFile>& files, const Comm& comm) {

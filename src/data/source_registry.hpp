@@ -57,6 +57,11 @@ std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const st
 std::shared_ptr<const Dataset> check_data_files(std::shared_ptr<const Dataset> data, const Comm& comm,
                                                 std::vector<BadFile>* left_out = nullptr);
 
+// Where the files left out are listed for a run writing `output`: beside it, its stem with
+// ".broken_images.tsv" (runs/x.weights.h5: runs/x.weights.broken_images.tsv; train's output,
+// predict's OUT).
+std::string left_out_list_path(const std::string& output);
+
 // The files left out as `path`, one a line: the file, a tab, the reason. Written once by rank 0,
 // atomically (a reader sees the whole list or none); a collective, its error agreed.
 void write_left_out_list(const std::string& path, const std::vector<BadFile>& files, const Comm& comm);

@@ -2,7 +2,6 @@
 // split, their row and class weights, and the checks of the loaded rows that every part must pass
 // before a step (labels in range, weights not all 0). The rest of the trainer: trainer.cpp.
 #include <algorithm>
-#include <filesystem>
 
 #include "core/log.hpp"
 #include "data/source_registry.hpp"
@@ -72,8 +71,14 @@ void NetworkTrainer::open_data() {
   });
   // Collectives: a COCO JSON or an image folder is read by one rank for all (Note [open once per job]).
   data = open_data_source(deck_, config_.data_file, "data_file", comm_);
-  if (!config_.validation_file.empty())
+  if (!config_.validation_file.empty()) {
+    // A validation_file that is data_file is opened again, a data set of its own (sources keep
+    // caches and file handles, and training's loader thread may read data_file's rows while
+    // validation reads), but silently: its open would log what data_file's did (a COCO JSON's crowd
+    // annotations left out, its images shown under half their size) a second time.
+    const LogMuted muted(config_.validation_file == config_.data_file);
     val_data_ = open_data_source(deck_, config_.validation_file, "validation_file", comm_);
+  }
   // Note [file checks over ranks]: each rank checks its share of the files (a validation_file that
   // is data_file once; where files were left out of it, the validation rows are the same rows).
   std::vector<BadFile> left_out;
@@ -140,8 +145,7 @@ void NetworkTrainer::write_left_out(const std::vector<BadFile>& files) const {
     Log::info("  (broken_images skip: set output to have the files left out listed beside it)");
     return;
   }
-  const std::filesystem::path out(config_.output);
-  const std::string list = (out.parent_path() / (out.stem().string() + ".broken_images.tsv")).string();
+  const std::string list = left_out_list_path(config_.output);
   write_left_out_list(list, files, comm_);
   Log::info(strf("  the %zu image files left out: %s", files.size(), list.c_str()));
 }

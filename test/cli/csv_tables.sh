@@ -8,8 +8,8 @@
 set -u
 build=$1 mpiexec=$2 work=$3
 train=$build/apps/train predict=$build/apps/predict convert=$build/apps/convert
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
 export OMP_NUM_THREADS=1
 
 # price = 3 width + height^2 + a little noise; `noise` carries nothing. Values from a fixed LCG.

@@ -15,8 +15,8 @@
 # usage: cuda_checkpoint_cross.sh CUDA_TRAIN HOST_TRAIN MPIEXEC WORKDIR
 set -u
 cuda_train=$1 host_train=$2 mpiexec=$3 work=$4
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
 export OMP_NUM_THREADS=1
 every=20  # checkpoint cadence in steps; the resumes start from the 2nd checkpoint (mid-epoch)
 base=(--set data_file=$work/data.h5 --set epochs=2 --set batch_size=16 --set hidden_sizes=32,32

@@ -8,7 +8,9 @@
 # usage: cuda_host_fallback.sh CUDA_TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
+# common.sh's fail, with the last run's output under the message.
 fail() { echo "FAIL: $*"; echo "--- stdout"; cat "$work/out" 2>/dev/null; echo "--- stderr"; cat "$work/err" 2>/dev/null; exit 1; }
 export OMP_NUM_THREADS=1 CUDA_VISIBLE_DEVICES=-1
 "$(dirname "$train")/datagen" friedman1 "$work/data.h5" --rows 2000 >/dev/null || fail "datagen"

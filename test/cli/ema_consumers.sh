@@ -9,9 +9,9 @@
 # usage: ema_consumers.sh BUILD_DIR MPIEXEC WORKDIR PYTHON   (exit 77: PYTHON lacks h5py/safetensors)
 set -u
 build=$1 mpiexec=$2 work=$3 python=$4
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
-"$python" -c "import h5py, numpy, safetensors" 2>/dev/null || { echo "SKIPPED: needs h5py, safetensors"; exit 77; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
+"$python" -c "import h5py, numpy, safetensors" 2>/dev/null || skip "needs h5py, safetensors"
 command -v h5diff >/dev/null || fail "h5diff missing (hdf5-tools)"
 export OMP_NUM_THREADS=1
 apps=$build/apps

@@ -21,8 +21,8 @@
 # usage: ensemble_non_finite.sh BUILD_DIR MPIEXEC WORKDIR
 set -u
 build=$1 mpiexec=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
 command -v h5import >/dev/null || fail "h5import missing (hdf5-tools)"
 export OMP_NUM_THREADS=1
 apps=$build/apps

@@ -12,9 +12,9 @@
 set -euo pipefail
 train=$1 python=$2 mpiexec=$3 dir=$4 src=$5
 bin=$(dirname "$train")
-"$python" -c "import h5py, numpy" 2>/dev/null || { echo "ensemble_quickstart: no h5py/numpy in $python"; exit 77; }
-rm -rf "$dir" && mkdir -p "$dir/runs"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+"$python" -c "import h5py, numpy" 2>/dev/null || skip "ensemble_quickstart: no h5py/numpy in $python"
+fresh_dir "$dir" && mkdir -p "$dir/runs"
 export OMP_NUM_THREADS=1
 "$bin/datagen" higgs "$dir/higgs_like.h5" --rows 20000 >/dev/null
 "$bin/datagen" higgs "$dir/higgs_test.h5" --rows 10000 --seed 2 >/dev/null

@@ -12,8 +12,8 @@
 # usage: ensemble_resume.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
 export OMP_NUM_THREADS=1
 "$(dirname "$train")/datagen" higgs "$work/higgs.h5" --rows 3000 >/dev/null || fail "datagen"
 cat >"$work/mlp.in" <<DECK

@@ -22,8 +22,8 @@
 # usage: failures.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
 export OMP_NUM_THREADS=1
 base=(--set data_file=$work/data.h5 --set epochs=2 --set batch_size=16 --set hidden_sizes=256,256
       --set log_every=1000000 --set metrics_file= --set checkpoint_every_steps=25 --set checkpoint_keep=100)

@@ -11,8 +11,8 @@
 # usage: gbdt_resume.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
 export OMP_NUM_THREADS=1
 # inputs/gbdt_cpu64.in scaled down: bagging and column sampling on, early stopping after 8 rounds.
 base=(--set data_file=$work/higgs.h5 --set ranks_per_node=0 --set num_trees=200 --set max_depth=5

@@ -13,8 +13,8 @@
 # usage: gnn_future.sh BUILD_DIR MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 mpiexec=$2 dir=$3 src=$4
-rm -rf "$dir" && mkdir -p "$dir"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$dir"
 wxeval() {  # RANKS ARGS...: wxeval on RANKS ranks
   local np=$1
   shift

@@ -10,8 +10,8 @@
 # usage: gnn_global.sh BUILD_DIR MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 mpiexec=$2 dir=$3 src=$4
-rm -rf "$dir" && mkdir -p "$dir"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$dir"
 "$src/test/python/make_reduced_grids.sh" "$dir" 40 > /dev/null
 train() {  # NAME RANKS: the global batch 4 on either
   "$mpiexec" -np "$2" --oversubscribe --bind-to none "$build/apps/train" "$src/inputs/gnn_global.in" \

@@ -6,8 +6,8 @@
 # usage: hierarchical_train.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
 export OMP_NUM_THREADS=1
 "$(dirname "$train")/datagen" friedman1 "$work/data.h5" --rows 4000 >/dev/null || fail "datagen"
 base=(--set data_file=$work/data.h5 --set epochs=2 --set batch_size=16 --set log_every=1000000

@@ -17,7 +17,9 @@
 #    once per job]); a JSON cut short, named with its position; cape_eval refuses a resized image;
 #  - broken_images skip: a folder and a COCO JSON with broken files train as the same files without
 #    them, bitwise, at 1 and 2 ranks, the files listed beside output; refused without a check at
-#    open, and where no file is left; cape_eval skipping gives the PCK table of the JSON without them.
+#    open, and where no file is left; cape_eval skipping gives the PCK table of the JSON without them;
+#  - predict on a folder checks its files at open as train does: the truncated JPEG refused (exit 2),
+#    with broken_images skip the predictions of the folder without the broken files, bitwise;
 # usage: image_decks.sh TRAIN CAPE_EVAL PYTHON MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 train=$1 cape_eval=$2 python=$3 mpiexec=$4 dir=$5 src=$6
@@ -99,12 +101,42 @@ broken skip_all "^error: .*broken/all: broken_images skip left out 2 of 2 image 
   "$src/inputs/resnet_folder.in" "${folder[@]}" --set data_file="$f/broken/all" --set validation_file= \
   --set broken_images=skip
 
+# Note [predicting image files]: predict reads a folder through the training deck in the weights
+# file, its check at open included: the truncated JPEG stops it before any row (exit 2, one error
+# line naming the file, no OUT); with broken_images skip from --set, broken/two predicts as
+# broken/two_removed (compared below), at 1 and 2 ranks, the files left out and the file of each row
+# listed beside OUT.
+predict=$(dirname "$train")/predict
+set +e
+"$mpiexec" -np 2 --bind-to none "$predict" "$dir/one.h5" "$f/broken/truncated" "$dir/ptrunc.h5" \
+  > "$dir/ptrunc.log" 2> "$dir/ptrunc.err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && [ "$(grep -c 'error: ' "$dir/ptrunc.err")" -eq 1 ] &&
+  grep -Eq "error: .*broken/truncated/cls1/p2.jpg: JPEG: .*\(row [0-9]+ of " "$dir/ptrunc.err" &&
+  [ ! -e "$dir/ptrunc.h5" ] || { echo "image_decks: predict on broken/truncated: exit $rc"; cat "$dir/ptrunc.err"; exit 1; }
+cat "$dir/ptrunc.err"
+for np in 1 2; do
+  for data in two two_removed; do
+    "$mpiexec" -np $np --bind-to none "$predict" "$dir/one.h5" "$f/broken/$data" "$dir/p_${data}_$np.h5" \
+      --set check_images_at_open=decode --set broken_images=skip > "$dir/p_${data}_$np.log" 2>&1 ||
+      { cat "$dir/p_${data}_$np.log"; exit 1; }
+  done
+  [ "$(cut -f1 "$dir/p_two_$np.broken_images.tsv" | tr '\n' ' ')" = "$f/broken/two/cls1/p2.jpg $f/broken/two/cls0/p3.png " ] ||
+    { echo "image_decks: predict skipping at $np: the list"; cat "$dir/p_two_$np.broken_images.tsv"; exit 1; }
+  [ "$(sed 's|/broken/two/|/broken/two_removed/|' "$dir/p_two_$np.files.tsv")" = "$(cat "$dir/p_two_removed_$np.files.tsv")" ] &&
+    [ "$(wc -l < "$dir/p_two_$np.files.tsv")" -eq 10 ] ||
+    { echo "image_decks: predict skipping at $np: the files of the rows"; cat "$dir/p_two_$np.files.tsv"; exit 1; }
+  [ ! -e "$dir/p_two_removed_$np.broken_images.tsv" ] || { echo "image_decks: a list of no files"; exit 1; }
+done
+
 coco=(--set data_file="$f/coco/train.json" --set validation_file="$f/coco/train.json" --set image_height=32
       --set image_width=32 --set resnet_width=4 --set cape_dim=16 --set batch_size=4 --set log_every=1
       --set conv_algorithm=gemm)
 run cape 2 cape_coco.in "${coco[@]}" --set epochs=2
-grep -q "train.json: 1 crowd annotations (iscrowd) left out" "$dir/cape.log" ||
-  { echo "image_decks: the crowd annotation is not counted"; cat "$dir/cape.log"; exit 1; }
+# validation_file is data_file: its second open says nothing (the count once, not twice).
+[ "$(grep -c "train.json: 1 crowd annotations (iscrowd) left out" "$dir/cape.log")" -eq 1 ] ||
+  { echo "image_decks: the crowd annotation is not counted once"; cat "$dir/cape.log"; exit 1; }
 "$cape_eval" "$dir/cape.h5" "$f/coco/train.json" --deck "$src/inputs/cape_coco.in" --csv "$dir/pck.csv" \
   --episodes "$dir/episodes.h5" > "$dir/cape_eval.log"
 cat "$dir/cape_eval.log"
@@ -171,6 +203,13 @@ for skipped, removed in (("skip1", "removed1"), ("skip2", "removed2"), ("skipval
     assert np.array_equal(flat(f"{d}/{skipped}.h5"), flat(f"{d}/{removed}.h5")), (skipped, removed)
 print("image_decks: broken_images skip: the losses and weights of the files without the broken ones, bitwise "
       "(a folder at 1 rank x 8 and 2 ranks x 4, a validation folder, a COCO JSON)")
+for np_ in (1, 2):
+    with h5py.File(f"{d}/p_two_{np_}.h5") as a, h5py.File(f"{d}/p_two_removed_{np_}.h5") as b:
+        assert sorted(a) == sorted(b) and "probabilities" in a and a["probabilities"].shape == (10, 3), list(a)
+        for name in a:
+            assert np.array_equal(a[name][()], b[name][()]), (np_, name)
+print("image_decks: predict with broken_images skip: the predictions of the folder without the broken files, "
+      "bitwise (1 and 2 ranks)")
 epochs = [r for r in map(json.loads, open(f"{d}/cape.jsonl")) if r.get("type") == "epoch"]
 assert len(epochs) == 2 and all(np.isfinite(r["val_loss"]) for r in epochs), epochs
 rows = list(csv.DictReader(open(f"{d}/pck.csv")))

@@ -7,8 +7,8 @@
 # usage: layout_decks.sh TRAIN TRAJGEN MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
 train=$1 trajgen=$2 mpiexec=$3 dir=$4 src=$5
-rm -rf "$dir" && mkdir -p "$dir"
-fail() { echo "layout_decks: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$dir"
 # 65 scenes: 64 training rows (validation_fraction 0.02 keeps 1), one step at 32 per rank x 2 ranks.
 "$trajgen" "$dir/scenes.h5" --scenes 65 --seed 1 > /dev/null
 tiny=(--set data_file="$dir/scenes.h5" --set epochs=1 --set smart_hidden=16 --set smart_heads=2

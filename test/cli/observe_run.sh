@@ -5,8 +5,8 @@
 # usage: observe_run.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
 export OMP_NUM_THREADS=1
 "$(dirname "$train")/datagen" friedman1 "$work/friedman1.h5" --rows 3000 >/dev/null || fail "datagen friedman1"
 "$mpiexec" -np 2 --bind-to none "$train" inputs/quickstart.in --set data_file="$work/friedman1.h5" \

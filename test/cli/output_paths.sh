@@ -7,8 +7,8 @@
 # usage: output_paths.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
 export OMP_NUM_THREADS=1
 run() { "$mpiexec" -np 2 --bind-to none "$train" "$@"; }
 printf 'not a directory\n' >"$work/afile"

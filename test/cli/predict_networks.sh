@@ -9,8 +9,8 @@
 # usage: predict_networks.sh BUILD_DIR MPIEXEC WORKDIR
 set -u
 build=$1 mpiexec=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
 command -v h5diff >/dev/null && command -v h5dump >/dev/null && command -v h5import >/dev/null ||
   fail "h5diff/h5dump/h5import missing (hdf5-tools)"
 export OMP_NUM_THREADS=1

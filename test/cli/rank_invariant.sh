@@ -14,8 +14,8 @@ set -u
 build=$1 mpiexec=$2 work=$3 src=$4 python=$5
 shift 5
 families=${*:-mlp diffusion gnn smart transformer resnet cape}
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
 command -v h5dump >/dev/null && command -v h5ls >/dev/null || fail "h5dump/h5ls missing (hdf5-tools)"
 export OMP_NUM_THREADS=1
 apps=$build/apps

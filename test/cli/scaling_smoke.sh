@@ -4,8 +4,8 @@
 # usage: scaling_smoke.sh TRAIN_BINARY PYTHON WORKDIR
 set -u
 train=$1 python=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
 "$(dirname "$train")/datagen" friedman1 "$work/friedman1.h5" --rows 2000 >/dev/null || fail "datagen friedman1"
 for mode in weak strong; do
   "$python" scripts/scaling inputs/quickstart.in --ranks 1,2 --$mode --train "$train" --out "$work/$mode" \

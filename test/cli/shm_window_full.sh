@@ -6,9 +6,9 @@
 # usage: shm_window_full.sh TRAIN_BINARY MPIEXEC WORKDIR
 set -u
 train=$1 mpiexec=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-unshare -m true 2>/dev/null || { echo "skip: no mount namespaces here (unshare -m)"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fresh_dir "$work"
+unshare -m true 2>/dev/null || skip "no mount namespaces here (unshare -m)"
 small_shm() {  # command... : run with a 2 MiB /dev/shm
   unshare -m sh -c 'mount -t tmpfs -o size=2M tmpfs /dev/shm && exec "$@"' sh "$@"
 }

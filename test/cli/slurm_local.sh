@@ -27,8 +27,7 @@ munge_pid=
 # Slurm takes 5 s at least; 10 leaves a step's launch on a busy machine time within its credential.
 slurm_cred_expire=10
 
-fail() { echo "FAIL: $*"; exit 1; }
-skip() { echo "SKIPPED: $*"; exit 77; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"  # fail, skip
 
 # Seconds left before the test's own deadline (set by slurm_start): every wait is bounded by it, so
 # the EXIT trap always runs before ctest's TIMEOUT would kill the test with its daemons.
