@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "core/gpu_fallback.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/log.hpp"
+#include "core/signals.hpp"
 #include "hpctrain/version.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -71,6 +73,8 @@ Runtime::Runtime(int& argc, char**& argv) {
   // no error message, and the other ranks wait for the watchdog. Ignored, the write fails with EFBIG
   // instead, and every writer reports that as an error naming its file, keeping what it replaces.
   std::signal(SIGXFSZ, SIG_IGN);
+  // Before MPI and Kokkos start their threads, so that each inherits the block.
+  stop_signals_ = std::make_unique<StopSignalThread>();
   // Note [non-blocking all-reduce algorithm]: Open MPI's non-blocking collectives (libnbc) pick a
   // binomial reduce + broadcast for every in-place all-reduce on fewer than 4 ranks, which moves the
   // whole buffer twice: a 1 MiB gradient all-reduce between 2 ranks of a node took 220-260 us

@@ -4,9 +4,12 @@
 
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 
 namespace hpct {
+
+class StopSignalThread;  // core/signals.hpp
 
 struct Topology {
   int rank = 0, size = 1;              // in MPI_COMM_WORLD
@@ -21,6 +24,7 @@ class Runtime {
   // unless the user passed one; command-line arguments Kokkos consumes are left in argv for it.
   // Kokkos never sees `--help`/`-h`; `--help-kokkos` prints its help (Note [help options]).
   // A GPU build on a node without a GPU first hands over to its host twin (core/gpu_fallback.hpp).
+  // SIGUSR1 and SIGTERM go to a thread of their own (Note [stop signals off the compute threads]).
   Runtime(int& argc, char**& argv);
   ~Runtime();
   Runtime(const Runtime&) = delete;
@@ -38,7 +42,8 @@ class Runtime {
 
  private:
   Topology topo_;
-  int gpus_on_node_ = 0;  // GPU builds: devices visible to this rank
+  int gpus_on_node_ = 0;                            // GPU builds: devices visible to this rank
+  std::unique_ptr<StopSignalThread> stop_signals_;  // outlives MPI and Kokkos (members go last)
 };
 
 // Peak memory of this process, for the run's summary. Host: the resident set's high-water mark

@@ -9,6 +9,7 @@
 #include "core/cli_number.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/signals.hpp"
 #include "core/trace.hpp"
 #include "train/checkpoint.hpp"
 #include "train/resume.hpp"
@@ -24,8 +25,9 @@ namespace {
 // checkpoint and the newest is the furthest.
 constexpr const char* kPosition = "pass_position";
 
-// Tests only: HPCTRAIN_TEST_STOP_AT=<rank>:<n> makes that rank raise SIGUSR1 on itself when the
-// position reaches n (after a round or a pass end), a signal only one rank sees (cli_ensemble_resume).
+// Tests only: HPCTRAIN_TEST_STOP_AT=<rank>:<n> makes that rank send SIGUSR1 to itself when the
+// position reaches n (after a round or a pass end), a signal only one rank sees (cli_ensemble_resume);
+// it is seen before the next round (raise_stop_signal waits for the thread that receives it).
 struct TestStop {
   long long at = -1;
   explicit TestStop(int rank) {
@@ -36,7 +38,7 @@ struct TestStop {
       at = stop_at;
   }
   void reached(std::uint64_t position) const {
-    if (at >= 0 && position == static_cast<std::uint64_t>(at)) std::raise(SIGUSR1);
+    if (at >= 0 && position == static_cast<std::uint64_t>(at)) raise_stop_signal(SIGUSR1);
   }
 };
 
