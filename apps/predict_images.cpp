@@ -1,7 +1,9 @@
 // predict's image data for a network weights file (see predict_images.hpp).
 #include "predict_images.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -25,9 +27,10 @@ namespace {
 // each image decoded once (data_cache stream: nothing would read it again). The check at open is
 // train's (check_data_files): a bad file stops predict before any row is predicted, exit 2, naming
 // it; with broken_images skip it is left out, has no row in OUT, and is listed in
-// <OUT stem>.broken_images.tsv. OUT's rows are the data set's rows, in its order (an image folder's
-// is shuffled once by a fixed key, Note [image rows]), so line i + 1 of <OUT stem>.files.tsv names
-// the file of row i.
+// <OUT stem>.broken_images.tsv. OUT's rows are the data set's rows with their files in name order
+// (not the data set's order: a folder's is shuffled once by a fixed key for training, Note [image
+// rows]; a file's rows, a COCO image's annotations, keep theirs), and line i + 1 of
+// <OUT stem>.files.tsv names the file of row i.
 deck::Deck training_deck(const ImageRequest& o) {
   std::string text;
   {
@@ -87,8 +90,8 @@ bool is_image_data(const std::string& data) {
   return data.size() > 5 && data.compare(data.size() - 5, 5, ".json") == 0;
 }
 
-std::shared_ptr<const Dataset> open_network_images(const ImageRequest& o, const NamedShape& input,
-                                                   const std::string& family, const Comm& comm) {
+ImageRows open_network_images(const ImageRequest& o, const NamedShape& input, const std::string& family,
+                              const Comm& comm) {
   deck::Deck deck;
   comm.run_agreed([&] {
     deck = training_deck(o);
@@ -121,31 +124,37 @@ std::shared_ptr<const Dataset> open_network_images(const ImageRequest& o, const 
     throw Error(o.data + ": its rows have no '" + input.name + "', the " + family + " model's input",
                 ExitCode::bad_input);
   });
-  comm.run_on_root([&] {
+  std::vector<std::uint64_t> order(data->rows());
+  comm.run_agreed([&] {
     const auto* files = dynamic_cast<const ImageFilesDataset*>(data.get());
     if (!files) throw Error("internal: " + data->description() + " is not a data set of image files");
+    std::iota(order.begin(), order.end(), std::uint64_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint64_t a, std::uint64_t b) { return files->row_file(a) < files->row_file(b); });
+    if (comm.rank() != 0) return;
     std::string text;
-    for (std::uint64_t r = 0; r < data->rows(); ++r) text += files->row_file(r) + "\n";
+    for (const std::uint64_t r : order) text += files->row_file(r) + "\n";
     write_file_atomically(files_list_path(o.out), std::vector<char>(text.begin(), text.end()));
   });
-  return data;
+  return {data, std::move(order)};
 }
 
-void read_image_rows(const Dataset& images, const NamedShape& input, std::uint64_t first, std::uint64_t count,
+void read_image_rows(const ImageRows& images, const NamedShape& input, std::uint64_t first, std::uint64_t count,
                      float* x) {
-  if (count == 0) return;
-  const std::vector<FieldSpec> fields = images.fields();
+  const std::vector<FieldSpec> fields = images.data->fields();
   std::vector<std::vector<std::uint64_t>> scratch(fields.size());  // 8 bytes a value: any dtype
   std::vector<FieldBuffer> out(fields.size());
-  for (std::size_t f = 0; f < fields.size(); ++f) {
-    if (fields[f].name == input.name) {
-      out[f].values = x;
-      continue;
+  for (std::size_t f = 0; f < fields.size(); ++f)
+    if (fields[f].name != input.name) {
+      scratch[f].resize(fields[f].width());  // the labels: read, not used
+      out[f].values = scratch[f].data();
     }
-    scratch[f].resize(count * fields[f].width());  // the labels: read, not used
-    out[f].values = scratch[f].data();
+  const auto width = static_cast<std::uint64_t>(input.row_size());
+  for (std::uint64_t i = 0; i < count; ++i) {  // one row at a time: OUT's order is not the data set's
+    for (std::size_t f = 0; f < fields.size(); ++f)
+      if (fields[f].name == input.name) out[f].values = x + i * width;
+    images.data->read_block(images.order[first + i], 1, out);
   }
-  images.read_block(first, count, out);
 }
 
 }  // namespace hpct::tools

@@ -23,17 +23,24 @@ struct ImageRequest {
   std::vector<std::string> sets;   // --set KEY=VALUE: the training deck's keys changed for DATA
 };
 
+// The image data predict reads: OUT's row i is `data`'s row order[i], the files in name order (a
+// file's rows, a COCO image's annotations, in the data set's order).
+struct ImageRows {
+  std::shared_ptr<const Dataset> data;
+  std::vector<std::uint64_t> order;
+};
+
 // Collective. `request.data` opened with the weights file's training deck (attribute 'deck'; data_file
 // DATA, no validation_file, data_cache stream, then request.sets) and its files checked at open over
 // the ranks as train checks them (check_images_at_open; with broken_images skip the files refused are
 // left out and listed in <OUT stem>.broken_images.tsv); the file of each row is listed in
-// <OUT stem>.files.tsv (Note [predicting image files]). The rows must hold `input` (the model's one
-// input) as a float32 field of its name and shape. Errors are agreed and name the file.
-std::shared_ptr<const Dataset> open_network_images(const ImageRequest& request, const NamedShape& input,
-                                                   const std::string& family, const Comm& comm);
+// <OUT stem>.files.tsv, in OUT's order (Note [predicting image files]). The rows must hold `input`
+// (the model's one input) as a float32 field of its name and shape. Errors are agreed and name the file.
+ImageRows open_network_images(const ImageRequest& request, const NamedShape& input, const std::string& family,
+                              const Comm& comm);
 
-// Rows [first, first + count) of `images`' field named as `input` into `x` (count x its row size).
-void read_image_rows(const Dataset& images, const NamedShape& input, std::uint64_t first, std::uint64_t count,
+// OUT's rows [first, first + count): `images`' field named as `input` into `x` (count x its row size).
+void read_image_rows(const ImageRows& images, const NamedShape& input, std::uint64_t first, std::uint64_t count,
                      float* x);
 
 }  // namespace hpct::tools

@@ -123,7 +123,7 @@ int predict_network(int argc, char** argv, const Comm& comm) {
     comm.agree("predict: " + o.data + " is not a CSV/TSV/LibSVM table: row weights weigh a table's metrics",
                ExitCode::bad_input);
   // Image files (a folder, a COCO JSON): read through the training deck (Note [predicting image files]).
-  std::shared_ptr<const Dataset> images;
+  ImageRows images;  // data null: not image files
   if (!table && is_image_data(o.data)) {
     if (inputs.size() != 1)
       comm.agree(o.data + ": the " + model->family() + " model reads " + std::to_string(inputs.size()) +
@@ -136,7 +136,7 @@ int predict_network(int argc, char** argv, const Comm& comm) {
                    o.data + " is not image data",
                ExitCode::bad_input);
   }
-  const Dataset* rows_from = table ? table.get() : images.get();  // null: DATA.h5's datasets
+  const Dataset* rows_from = table ? table.get() : images.data.get();  // null: DATA.h5's datasets
   std::uint64_t total = 0;
   comm.run_agreed([&] {
     if (rows_from) {
@@ -183,7 +183,7 @@ int predict_network(int argc, char** argv, const Comm& comm) {
       if (count > 0) table->read_block(first, count, {{x[0].data(), nullptr}, {labels.data(), nullptr}});
       return;
     }
-    if (images) return read_image_rows(*images, inputs.front(), first, count, x[0].data());
+    if (images.data) return read_image_rows(images, inputs.front(), first, count, x[0].data());
     const h5::File f = h5::File::open_read(o.data);
     for (std::size_t k = 0; k < inputs.size() && count > 0; ++k)
       h5::read_row_range(f, datasets_in[k], first, count, static_cast<std::uint64_t>(inputs[k].row_size()),

@@ -38,7 +38,8 @@ const char* const kNetworkUsage =
     "LibSVM file was read (absent entries 0 or missing, as the weights file keeps). A model trained on image\n"
     "files reads a folder (or a COCO .json) as training read its data, through the training deck: files the\n"
     "check at open refuses stop it, or with broken_images skip have no row and are listed in\n"
-    "OUT.broken_images.tsv; OUT.files.tsv names the file of each row (docs/images.md).\n";
+    "OUT.broken_images.tsv; OUT's rows follow the files in name order, OUT.files.tsv names them "
+    "(docs/outputs.md).\n";
 
 NetworkOptions parse_network_options(int argc, char** argv) {
   NetworkOptions o;

@@ -128,7 +128,14 @@ for np in 1 2; do
     [ "$(wc -l < "$dir/p_two_$np.files.tsv")" -eq 10 ] ||
     { echo "image_decks: predict skipping at $np: the files of the rows"; cat "$dir/p_two_$np.files.tsv"; exit 1; }
   [ ! -e "$dir/p_two_removed_$np.broken_images.tsv" ] || { echo "image_decks: a list of no files"; exit 1; }
+  LC_ALL=C sort -c "$dir/p_two_$np.files.tsv" || { echo "image_decks: predict's rows are not in name order"; exit 1; }
 done
+# Row i of OUT is the file on line i + 1 of the list: the 4th file alone predicts as row 3 (checked below).
+one_file=$(sed -n 4p "$dir/p_two_removed_1.files.tsv")
+rm -rf "$dir/single" && mkdir -p "$dir/single/$(basename "$(dirname "$one_file")")"
+cp "$one_file" "$dir/single/$(basename "$(dirname "$one_file")")/"
+"$mpiexec" -np 1 --bind-to none "$predict" "$dir/one.h5" "$dir/single" "$dir/p_single.h5" > "$dir/p_single.log" 2>&1 ||
+  { cat "$dir/p_single.log"; exit 1; }
 
 coco=(--set data_file="$f/coco/train.json" --set validation_file="$f/coco/train.json" --set image_height=32
       --set image_width=32 --set resnet_width=4 --set cape_dim=16 --set batch_size=4 --set log_every=1
@@ -208,8 +215,11 @@ for np_ in (1, 2):
         assert sorted(a) == sorted(b) and "probabilities" in a and a["probabilities"].shape == (10, 3), list(a)
         for name in a:
             assert np.array_equal(a[name][()], b[name][()]), (np_, name)
+        with h5py.File(f"{d}/p_single.h5") as one:
+            alone, row = one["probabilities"][0], b["probabilities"][3]
+            assert np.allclose(alone, row, rtol=1e-5, atol=1e-6), (np_, alone, row)
 print("image_decks: predict with broken_images skip: the predictions of the folder without the broken files, "
-      "bitwise (1 and 2 ranks)")
+      "bitwise (1 and 2 ranks); rows in name order, row 3 that of its file alone")
 epochs = [r for r in map(json.loads, open(f"{d}/cape.jsonl")) if r.get("type") == "epoch"]
 assert len(epochs) == 2 and all(np.isfinite(r["val_loss"]) for r in epochs), epochs
 rows = list(csv.DictReader(open(f"{d}/pck.csv")))
