@@ -18,7 +18,7 @@ namespace hpct::tools {
 void refuse_non_finite(const Model& model, const std::vector<NamedShape>& inputs,
                        const std::vector<std::vector<float>>& x, const std::string& data,
                        const std::vector<std::string>& datasets_in, const Dataset* table, std::uint64_t first,
-                       std::uint64_t count, const Comm& comm) {
+                       std::uint64_t count, const Comm& comm, const std::vector<std::uint64_t>* table_rows) {
   std::vector<FieldSpec> specs(inputs.size());
   for (std::size_t k = 0; k < inputs.size(); ++k) specs[k].name = inputs[k].name;
   model.constrain_fields(specs);
@@ -35,7 +35,7 @@ void refuse_non_finite(const Model& model, const std::vector<NamedShape>& inputs
       break;
     }
   comm.agree_on_rows(bad, first_bad, [&](unsigned long long total) {
-    const std::string where = table ? table->describe_row(first_bad, 0)
+    const std::string where = table ? table->describe_row(table_rows ? (*table_rows)[first_bad] : first_bad, 0)
                                     : data + ": dataset '" + datasets_in[field] + "' row " +
                                           std::to_string(first_bad);
     const std::string rows = total == 1 ? "the only row with one" : strf("the first of %llu rows with one", total);

@@ -30,7 +30,7 @@ namespace {
 // <OUT stem>.broken_images.tsv. OUT's rows are the data set's rows with their files in name order
 // (not the data set's order: a folder's is shuffled once by a fixed key for training, Note [image
 // rows]; a file's rows, a COCO image's annotations, keep theirs), and line i + 1 of
-// <OUT stem>.files.tsv names the file of row i.
+// <OUT stem>.files.tsv, written once OUT is, names the file of row i.
 deck::Deck training_deck(const ImageRequest& o) {
   std::string text;
   {
@@ -131,12 +131,18 @@ ImageRows open_network_images(const ImageRequest& o, const NamedShape& input, co
     std::iota(order.begin(), order.end(), std::uint64_t{0});
     std::stable_sort(order.begin(), order.end(),
                      [&](std::uint64_t a, std::uint64_t b) { return files->row_file(a) < files->row_file(b); });
-    if (comm.rank() != 0) return;
-    std::string text;
-    for (const std::uint64_t r : order) text += files->row_file(r) + "\n";
-    write_file_atomically(files_list_path(o.out), std::vector<char>(text.begin(), text.end()));
   });
   return {data, std::move(order)};
+}
+
+void write_image_files_list(const ImageRows& images, const std::string& out, std::uint64_t rows, const Comm& comm) {
+  comm.run_agreed([&] {
+    if (comm.rank() != 0) return;
+    const auto& files = dynamic_cast<const ImageFilesDataset&>(*images.data);  // checked at open
+    std::string text;
+    for (std::uint64_t i = 0; i < rows; ++i) text += files.row_file(images.order[i]) + "\n";
+    write_file_atomically(files_list_path(out), std::vector<char>(text.begin(), text.end()));
+  });
 }
 
 void read_image_rows(const ImageRows& images, const NamedShape& input, std::uint64_t first, std::uint64_t count,

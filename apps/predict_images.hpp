@@ -33,11 +33,14 @@ struct ImageRows {
 // Collective. `request.data` opened with the weights file's training deck (attribute 'deck'; data_file
 // DATA, no validation_file, data_cache stream, then request.sets) and its files checked at open over
 // the ranks as train checks them (check_images_at_open; with broken_images skip the files refused are
-// left out and listed in <OUT stem>.broken_images.tsv); the file of each row is listed in
-// <OUT stem>.files.tsv, in OUT's order (Note [predicting image files]). The rows must hold `input`
-// (the model's one input) as a float32 field of its name and shape. Errors are agreed and name the file.
+// left out and listed in <OUT stem>.broken_images.tsv); OUT's rows in name order (Note [predicting
+// image files]). The rows must hold `input` (the model's one input) as a float32 field of its name and
+// shape. Errors are agreed and name the file.
 ImageRows open_network_images(const ImageRequest& request, const NamedShape& input, const std::string& family,
                               const Comm& comm);
+
+// Collective, after OUT is written: <OUT stem>.files.tsv, the file of each of OUT's first `rows` rows.
+void write_image_files_list(const ImageRows& images, const std::string& out, std::uint64_t rows, const Comm& comm);
 
 // OUT's rows [first, first + count): `images`' field named as `input` into `x` (count x its row size).
 void read_image_rows(const ImageRows& images, const NamedShape& input, std::uint64_t first, std::uint64_t count,

@@ -189,7 +189,8 @@ int predict_network(int argc, char** argv, const Comm& comm) {
       h5::read_row_range(f, datasets_in[k], first, count, static_cast<std::uint64_t>(inputs[k].row_size()),
                          x[k].data());
   });
-  refuse_non_finite(*model, inputs, x, o.data, datasets_in, rows_from, first, count, comm);
+  refuse_non_finite(*model, inputs, x, o.data, datasets_in, rows_from, first, count, comm,
+                    images.data ? &images.order : nullptr);
   std::string described, read_from;
   for (const auto& [k, v] : facts) described += strf(", %s %lld", k.c_str(), v);
   for (const std::string& d : datasets_in) read_from += (read_from.empty() ? "" : ", ") + d;
@@ -238,6 +239,7 @@ int predict_network(int argc, char** argv, const Comm& comm) {
     }
     for (const auto& [k, v] : facts) h5::write_attr(f, "/", k, v);
   });
+  if (images.data) write_image_files_list(images, o.out, total, comm);
   Log::info(strf("predict: %llu rows in %.2f s; wrote %s (%s)", (unsigned long long)total, secs, o.out.c_str(),
                  written.c_str()));
   return 0;

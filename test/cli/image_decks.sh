@@ -136,6 +136,17 @@ rm -rf "$dir/single" && mkdir -p "$dir/single/$(basename "$(dirname "$one_file")
 cp "$one_file" "$dir/single/$(basename "$(dirname "$one_file")")/"
 "$mpiexec" -np 1 --bind-to none "$predict" "$dir/one.h5" "$dir/single" "$dir/p_single.h5" > "$dir/p_single.log" 2>&1 ||
   { cat "$dir/p_single.log"; exit 1; }
+# A row predict refuses is named by its file, the first in name order (image_std 1e-300 is 0 as a
+# float32: every row non-finite), and nothing is written: no OUT, no list of its files.
+rm -f "$dir/pinf.h5" "$dir/pinf.files.tsv"
+set +e
+"$mpiexec" -np 2 --bind-to none "$predict" "$dir/one.h5" "$f/broken/two_removed" "$dir/pinf.h5" \
+  --set image_std=1e-300 > "$dir/pinf.log" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -qF "error: $(sed -n 1p "$dir/p_two_removed_1.files.tsv") (row " "$dir/pinf.log" &&
+  [ ! -e "$dir/pinf.h5" ] && [ ! -e "$dir/pinf.files.tsv" ] ||
+  { echo "image_decks: predict on non-finite rows: exit $rc"; cat "$dir/pinf.log"; exit 1; }
 
 coco=(--set data_file="$f/coco/train.json" --set validation_file="$f/coco/train.json" --set image_height=32
       --set image_width=32 --set resnet_width=4 --set cape_dim=16 --set batch_size=4 --set log_every=1
