@@ -8,7 +8,7 @@
 
 namespace hpct::io {
 
-CsvRows::CsvRows(const std::string& path) : in_(path, std::ios::binary), path_(path) {
+CsvRows::CsvRows(const std::string& path) : TableRows(path), in_(path, std::ios::binary) {
   if (!in_) throw Error(path + ": cannot open for reading", ExitCode::bad_input);
 }
 
@@ -34,7 +34,7 @@ bool CsvRows::next(std::vector<std::string>& fields) {
       if (!quoted) break;
       // A line break inside quotes belongs to the field.
       if (!read_line(buf_))
-        throw Error(path_ + ":" + std::to_string(row_line_) +
+        throw Error(path() + ":" + std::to_string(row_line_) +
                         ": a quoted field is not closed before the end of the file",
                     ExitCode::bad_input);
       field += '\n', i = 0;

@@ -8,21 +8,24 @@
 #include <string>
 #include <vector>
 
+#include "io/table_rows.hpp"
+
 namespace hpct::io {
 
-class CsvRows {
+class CsvRows : public TableRows {
  public:
   explicit CsvRows(const std::string& path);  // an Error naming the file when it cannot be read
   // The next row's fields; false at the end of the file. Blank lines are skipped. An unterminated
   // quote is an Error naming the line it opened on.
-  bool next(std::vector<std::string>& fields);
+  bool next(std::vector<std::string>& fields) override;
   int line() const { return row_line_; }  // 1-based line where the last row started
-  const std::string& path() const { return path_; }
+  int place() const override { return row_line_; }
+  const char* place_name() const override { return "line"; }
 
  private:
   bool read_line(std::string& out);
   std::ifstream in_;
-  std::string path_, buf_;
+  std::string buf_;
   int row_line_ = 0, lines_read_ = 0;
 };
 

@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <memory>
 
 #include "core/error.hpp"
 #include "core/real_text.hpp"
 #include "io/csv_rows.hpp"
+#include "io/table_rows.hpp"
 
 namespace hpct::smart {
 
@@ -23,13 +25,18 @@ std::string trim(const std::string& s) {
   return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
 }
 
-[[noreturn]] void fail(const io::CsvRows& rows, const std::string& column, const std::string& message) {
-  input_error(rows.path(), rows.line(), column, message);
+[[noreturn]] void fail(const io::TableRows& rows, const std::string& column, const std::string& message) {
+  rows.fail(column, message);
+}
+
+// "line 12" or "row 11": a place in the table, as its format counts.
+std::string at(const io::TableRows& rows, int place) {
+  return std::string(rows.place_name()) + " " + std::to_string(place);
 }
 
 // The header's columns, each by its first name the header has (a name's aliases after a '|');
 // required ones must be there.
-std::vector<int> columns(io::CsvRows& rows, const std::vector<std::string>& header,
+std::vector<int> columns(io::TableRows& rows, const std::vector<std::string>& header,
                          const std::vector<std::pair<const char*, bool>>& names) {
   std::vector<int> out;
   std::string have;
@@ -60,7 +67,7 @@ std::string file_stem(const std::string& path) {
 }
 
 // Field `col` of the row as a number; `optional`: an empty cell gives false.
-bool number(const io::CsvRows& rows, const std::vector<std::string>& f, int col, const char* name, bool optional,
+bool number(const io::TableRows& rows, const std::vector<std::string>& f, int col, const char* name, bool optional,
             double& out) {
   if (col < 0) return false;
   if (static_cast<std::size_t>(col) >= f.size())
@@ -82,7 +89,7 @@ bool missing_cell(const std::vector<std::string>& f, int col) {
   return v.empty() || v == "nan" || v == "-nan" || v == "+nan";
 }
 
-const std::string& text(const io::CsvRows& rows, const std::vector<std::string>& f, int col, const char* name) {
+const std::string& text(const io::TableRows& rows, const std::vector<std::string>& f, int col, const char* name) {
   if (static_cast<std::size_t>(col) >= f.size())
     fail(rows, name, "the row has " + std::to_string(f.size()) + " fields; the header names more");
   if (trim(f[static_cast<std::size_t>(col)]).empty()) fail(rows, name, "empty");
@@ -106,7 +113,8 @@ bool agent_type_of(const std::string& name, int& type) {
 }
 
 std::vector<Recording> read_track_table(const std::string& path, double rate_hz, int default_type, double max_gap) {
-  io::CsvRows rows(path);
+  const std::unique_ptr<io::TableRows> table = io::open_table_rows(path);
+  io::TableRows& rows = *table;
   std::vector<std::string> f;
   if (!rows.next(f)) throw Error(path + ": empty (a header row and tracks are expected)", ExitCode::bad_input);
   // Note [track table columns]: Argoverse 2's names, or those of INTERACTION and of the data sets
@@ -125,6 +133,10 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
                                       {"object_type|agent_type", false}});
   std::vector<std::string> name(c.size());  // each column's name in this header (for errors)
   for (std::size_t k = 0; k < c.size(); ++k) name[k] = c[k] >= 0 ? f[static_cast<std::size_t>(c[k])] : "";
+  std::vector<io::ColumnUse> use;  // ids and types are text, the rest numbers
+  for (std::size_t k = 0; k < c.size(); ++k)
+    if (c[k] >= 0) use.push_back({c[k], k == 0 || k == 1 || k == 8 ? io::CellKind::text : io::CellKind::number});
+  rows.read_columns(use);
   const bool milliseconds = name[2] == "timestamp_ms";
   const std::string whole_file = file_stem(path);
   std::vector<Recording> out;
@@ -136,7 +148,7 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
     auto [it, fresh] = scenario_index.emplace(scenario, out.size());
     if (fresh)
       out.push_back({scenario, {}, {}, 0}), track_index.emplace_back(), lines.emplace_back(),
-          first_line.push_back(rows.line());
+          first_line.push_back(rows.place());
     return it->second;
   };
   while (rows.next(f)) {
@@ -149,8 +161,10 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
     const bool nx = missing_cell(f, c[3]), ny = missing_cell(f, c[4]);
     if (nx != ny)  // one coordinate without the other: not an absence (Note [unobserved positions])
       fail(rows, name[nx ? 3 : 4],
-           "'" + f[static_cast<std::size_t>(c[nx ? 3 : 4])] + "' is not a finite number, where " +
-               name[nx ? 4 : 3] +
+           (f[static_cast<std::size_t>(c[nx ? 3 : 4])].empty()
+                ? std::string("empty (a null in a Parquet file)")
+                : "'" + f[static_cast<std::size_t>(c[nx ? 3 : 4])] + "' is not a finite number") +
+               ", where " + name[nx ? 4 : 3] +
                " is given (a row with both positions empty or NaN is the agent not observed at that step)");
     if (nx) {  // not observed at this step: as if the row were not there
       ++out[recording_of(scenario)].unobserved_rows;
@@ -177,16 +191,15 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
     Track& tr = r.tracks[tt->second];
     if (tr.type != type)
       fail(rows, name[8],
-           "track '" + id + "' changes type (line " + std::to_string(lines[ri][tt->second].front()) +
-               " gave another)");
+           "track '" + id + "' changes type (" + at(rows, lines[ri][tt->second].front()) + " gave another)");
     tr.samples.push_back(s);
-    lines[ri][tt->second].push_back(rows.line());
+    lines[ri][tt->second].push_back(rows.place());
   }
   for (std::size_t r = 0; r < out.size(); ++r) {
     if (out[r].tracks.empty())  // every row unobserved (Note [unobserved positions])
-      input_error(path, first_line[r], name[3],
-                  "scenario '" + out[r].scenario + "': every one of its " + std::to_string(out[r].unobserved_rows) +
-                      " rows has no position (empty or NaN: not observed)");
+      rows.fail(first_line[r], name[3],
+                "scenario '" + out[r].scenario + "': every one of its " + std::to_string(out[r].unobserved_rows) +
+                    " rows has no position (empty or NaN: not observed)");
     double closest = HUGE_VAL;  // the recording's two closest successive samples of a track
     int closest_line[2] = {0, 0};
     const Track* closest_track = nullptr;
@@ -199,9 +212,9 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
       std::vector<TrackSample> sorted;
       for (std::size_t i = 0; i < order.size(); ++i) {
         if (i > 0 && tr.samples[order[i]].t == tr.samples[order[i - 1]].t)
-          input_error(path, lines[r][k][order[i]], name[2],
-                      "track '" + tr.id + "' of scenario '" + out[r].scenario + "' repeats the time step of line " +
-                          std::to_string(lines[r][k][order[i - 1]]));
+          rows.fail(lines[r][k][order[i]], name[2],
+                    "track '" + tr.id + "' of scenario '" + out[r].scenario + "' repeats the time step of " +
+                        at(rows, lines[r][k][order[i - 1]]));
         if (i > 0 && tr.samples[order[i]].t - tr.samples[order[i - 1]].t < closest) {
           closest = tr.samples[order[i]].t - tr.samples[order[i - 1]].t, closest_track = &tr;
           closest_line[0] = lines[r][k][order[i - 1]], closest_line[1] = lines[r][k][order[i]];
@@ -228,17 +241,18 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
       const std::string rate = milliseconds ? "timestamp_ms / 1000"
                                             : name[2] + " / --rate " + real_text(rate_hz) + " Hz";
       if (!closest_track)
-        input_error(path, lines[r].front().front(), name[1],
-                    "scenario '" + out[r].scenario + "': every one of its " + std::to_string(out[r].tracks.size()) +
-                        " tracks has a single sample, so none moves (does " + name[1] + " name tracks?)");
-      input_error(path, closest_line[1], name[2],
-                  "scenario '" + out[r].scenario + "': no two samples of a track are within --max-gap " +
-                      real_text(max_gap) + " s (the closest: track '" + closest_track->id + "', lines " +
-                      std::to_string(closest_line[0]) + " and " + std::to_string(closest_line[1]) + ", " +
-                      real_text(std::round(closest * 1e6) / 1e6) + " s apart as " + rate +
-                      "), so no step between samples is valid: a file holds one --rate (a recording at another "
-                      "rate goes in a file of its own); time stamps in ns or ms take --rate 1e9 or 1000 and "
-                      "--max-gap in seconds");
+        rows.fail(lines[r].front().front(), name[1],
+                  "scenario '" + out[r].scenario + "': every one of its " + std::to_string(out[r].tracks.size()) +
+                      " tracks has a single sample, so none moves (does " + name[1] + " name tracks?)");
+      rows.fail(closest_line[1], name[2],
+                "scenario '" + out[r].scenario + "': no two samples of a track are within --max-gap " +
+                    real_text(max_gap) + " s (the closest: track '" + closest_track->id + "', " +
+                    rows.place_name() + "s " + std::to_string(closest_line[0]) + " and " +
+                    std::to_string(closest_line[1]) + ", " + real_text(std::round(closest * 1e6) / 1e6) +
+                    " s apart as " + rate +
+                    "), so no step between samples is valid: a file holds one --rate (a recording at another "
+                    "rate goes in a file of its own); time stamps in ns or ms take --rate 1e9 or 1000 and "
+                    "--max-gap in seconds");
     }
   }
   if (out.empty()) throw Error(path + ": no tracks (only a header)", ExitCode::bad_input);
@@ -246,12 +260,17 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
 }
 
 void read_map_table(const std::string& path, std::vector<Recording>& recordings) {
-  io::CsvRows rows(path);
+  const std::unique_ptr<io::TableRows> table = io::open_table_rows(path);
+  io::TableRows& rows = *table;
   std::vector<std::string> f;
   if (!rows.next(f))
     throw Error(path + ": empty (a header row and polyline points are expected)", ExitCode::bad_input);
   const std::vector<int> c = columns(
       rows, f, {{"scenario_id", false}, {"polyline_id", true}, {"x", true}, {"y", true}, {"type", false}});
+  std::vector<io::ColumnUse> use;
+  for (std::size_t k = 0; k < c.size(); ++k)
+    if (c[k] >= 0) use.push_back({c[k], k == 2 || k == 3 ? io::CellKind::number : io::CellKind::text});
+  rows.read_columns(use);
   std::map<std::pair<std::string, std::string>, Polyline> lines;
   std::vector<std::pair<std::string, std::string>> order;
   while (rows.next(f)) {

@@ -1,5 +1,6 @@
-// The track tables users hold, read for apps/scenes_import (docs/transformer.md): a long CSV table
-// with Argoverse 2's column names, one row per (scenario, track, time step):
+// The track tables users hold, read for apps/scenes_import (docs/scenes-import.md): a long table (CSV,
+// or Parquet where the program enables it: io/table_rows.hpp) with Argoverse 2's column names, one
+// row per (scenario, track, time step):
 //   scenario_id, track_id, timestep, position_x, position_y     required (ids are any text)
 //   heading, velocity_x, velocity_y, object_type               optional (an empty heading or velocity
 //                                                              cell: not known; an empty type: refused)
@@ -47,7 +48,8 @@ struct Recording {
 bool agent_type_of(const std::string& name, int& type);
 
 // The scenarios of a track table in order of first appearance; timestep / rate_hz is a sample's time.
-// `default_type` is every track's without an object_type column. Errors name file, line and column;
+// `default_type` is every track's without an object_type column. Errors name file, line (a Parquet
+// file's data row) and column;
 // a recording none of whose tracks has two samples within `max_gap` seconds is refused (Note [one
 // rate per table] in track_table.cpp).
 std::vector<Recording> read_track_table(const std::string& path, double rate_hz, int default_type, double max_gap);
