@@ -1,7 +1,10 @@
 // apps/scenes_import, the smart family's `import_data` tool (ModelFamily::import_data): recorded
-// trajectories (a long track table with Argoverse 2's column names, and an optional map: a map
+// trajectories (long track tables with Argoverse 2's column names, CSV or Parquet files or folders of
+// them, and an optional map: a map
 // table, a lanelet2 map or Argoverse 2 map archives) -> scenes for `model smart`, in trajgen's
 // layout with validity masks and the time grid as attributes (docs/transformer.md).
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,13 +16,16 @@
 #include "models/smart/av2_map.hpp"
 #include "models/smart/lanelet_map.hpp"
 #include "models/smart/scene_import.hpp"
+#include "models/smart/track_files.hpp"
 
 namespace {
 const char* kScenesImportUsage =
-    "usage: scenes_import TRACKS.csv OUT.h5 [--map MAP]... [--map-origin LAT,LON] [--write-map MAP.csv]\n"
+    "usage: scenes_import TRACKS... OUT.h5 [--map MAP]... [--map-origin LAT,LON] [--write-map MAP.csv]\n"
     "                     [--rate HZ] [--step S] [--history S] [--window S] [--stride S]\n"
     "                     [--align start|end] [--max-gap S] [--type NAME] [--other NAME]\n"
-    "  TRACKS.csv: a header and one row per (scenario, track, time step) with Argoverse 2's columns\n"
+    "  TRACKS: track tables (CSV, or Parquet: *.parquet) and folders of Parquet files (every *.parquet\n"
+    "    under it, in path order: Argoverse 2's train/<id>/scenario_<id>.parquet); a scenario is in one\n"
+    "    file. A table: a header and one row per (scenario, track, time step) with Argoverse 2's columns\n"
     "    scenario_id, track_id, timestep, position_x, position_y (m)  required\n"
     "    heading (rad), velocity_x, velocity_y (m/s), object_type     optional\n"
     "    object_type: vehicle, bus, pedestrian, cyclist, motorcyclist (-> vehicle, pedestrian,\n"
@@ -55,17 +61,23 @@ namespace hpct::smart {
 
 int smart_import_main(int argc, char** argv) {
   if (hpct::asks_for_help(argc, argv)) return hpct::print_usage(kScenesImportUsage);
-  if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') {
+  std::vector<std::string> inputs;  // TRACKS... OUT, before the options
+  int first_option = 1;
+  while (first_option < argc && argv[first_option][0] != '-') inputs.emplace_back(argv[first_option++]);
+  if (inputs.size() < 2) {
     std::fputs(kScenesImportUsage, stderr);
     return 2;
   }
-  const std::string tracks = argv[1], out = argv[2];
+  const std::string out = inputs.back();
+  inputs.pop_back();
+  std::string tracks;  // the inputs as named, the scenes' `source` attribute
+  for (const std::string& in : inputs) tracks += (tracks.empty() ? "" : " ") + in;
   std::vector<std::string> maps;  // --map, once or (Argoverse 2 map files) once per scenario
   std::string type_name = "vehicle", other_name, write_map;
   hpct::smart::MapOrigin origin;
   double rate = 10, window = 0, stride = 0, max_gap = 0;
   hpct::smart::ImportOptions o;
-  for (int i = 3; i < argc; i += 2) {
+  for (int i = first_option; i < argc; i += 2) {
     const std::string a = argv[i];
     if (i + 1 >= argc) {
       std::fprintf(stderr, "scenes_import: %s needs a value\n%s", a.c_str(), kScenesImportUsage);
@@ -113,6 +125,14 @@ int smart_import_main(int argc, char** argv) {
     }
   }
   return hpct::run_tool("scenes_import", [&] {
+    // A forgotten OUT would make the last table the output: a table's name is refused as OUT.
+    std::string out_ext = out.substr(std::min(out.size(), out.find_last_of('.')));
+    for (char& c : out_ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (out_ext == ".csv" || out_ext == ".parquet")
+      throw hpct::Error(out +
+                            ": the output (the last name before the options) is the scenes' HDF5 file, not a "
+                            "track table",
+                        hpct::ExitCode::bad_input);
     int default_type = 0;
     if (!hpct::smart::agent_type_of(type_name, default_type) || default_type == hpct::smart::kOtherType)
       throw hpct::Error("--type '" + type_name + "': vehicle, pedestrian or cyclist", hpct::ExitCode::bad_input);
@@ -122,8 +142,8 @@ int smart_import_main(int argc, char** argv) {
     o.window = window > 0 ? window : o.history + 8.0;
     o.stride = stride > 0 ? stride : o.window / 2;
     o.max_gap = max_gap > 0 ? max_gap : 1.5 / rate;
-    std::vector<hpct::smart::Recording> recordings = hpct::smart::read_track_table(tracks, rate, default_type,
-                                                                                   o.max_gap);
+    std::vector<hpct::smart::Recording> recordings = hpct::smart::read_track_tables(
+        hpct::smart::track_files(inputs), rate, default_type, o.max_gap);
     if (maps.size() > 1) {  // Note [AV2 map per scenario]: only AV2 map files are one scenario's each
       for (const std::string& m : maps)
         if (hpct::smart::is_lanelet_map(m) || !hpct::smart::is_av2_map(m))
