@@ -151,6 +151,17 @@ hpctrain_test(test_centre_line SOURCES models/smart/test_centre_line.cpp LIBS hp
 add_test(NAME cli_av2_map COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/av2_map.py
          $<TARGET_FILE:scenes_import> ${CMAKE_CURRENT_BINARY_DIR}/scratch_av2_map)
 set_tests_properties(cli_av2_map PROPERTIES LABELS cli TIMEOUT 60)
+# scenes_import on Argoverse 2 scenario files as they ship (Parquet written by pandas + pyarrow, in
+# .deps/zarr3env), against the same tables as CSV; a build without Arrow checks the refusal only.
+if(HPCTRAIN_HAVE_PARQUET)
+  set(HPCTRAIN_TEST_HAVE_PARQUET 1)
+else()
+  set(HPCTRAIN_TEST_HAVE_PARQUET 0)
+endif()
+add_test(NAME cli_av2_parquet COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/av2_parquet.py $<TARGET_FILE:scenes_import>
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_av2_parquet ${HPCTRAIN_TEST_HAVE_PARQUET})
+set_tests_properties(cli_av2_parquet PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
 # scenes_import --map on lanelet2 maps written by lanelet2 (PyPI), against lanelet2's own centre lines.
 add_test(NAME cli_lanelet_map COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/lanelet_map.py
          $<TARGET_FILE:scenes_import> ${CMAKE_CURRENT_BINARY_DIR}/scratch_lanelet_map)
@@ -195,14 +206,3 @@ add_test(NAME cli_token_bag_train COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/models/tok
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_token_bag ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli_token_bag_train PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 120
                      PROCESSORS 2 SKIP_RETURN_CODE 77 LABELS "cli;integration")
-# scenes_import on Argoverse 2 scenario files as they ship (Parquet written by pandas + pyarrow, in
-# .deps/zarr3env), against the same tables as CSV; a build without Arrow checks the refusal only.
-if(HPCTRAIN_HAVE_PARQUET)
-  set(HPCTRAIN_TEST_HAVE_PARQUET 1)
-else()
-  set(HPCTRAIN_TEST_HAVE_PARQUET 0)
-endif()
-add_test(NAME cli_av2_parquet COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh
-         ${CMAKE_CURRENT_SOURCE_DIR}/python/av2_parquet.py $<TARGET_FILE:scenes_import>
-         ${CMAKE_CURRENT_BINARY_DIR}/scratch_av2_parquet ${HPCTRAIN_TEST_HAVE_PARQUET})
-set_tests_properties(cli_av2_parquet PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
