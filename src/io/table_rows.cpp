@@ -10,15 +10,6 @@
 
 namespace hpct::io {
 
-namespace {
-
-// Note [Parquet by registration]: Apache Arrow's libraries are ~60 MB and need C++20, so only the
-// programs that read Parquet (apps/scenes_import) link src/parquet/ and set the opener; every other
-// program, the in-situ library and the GPU bundle's host twins stay without Arrow.
-ParquetOpener parquet_opener = nullptr;
-
-}  // namespace
-
 std::string TableRows::where(int at, const std::string& column) const {
   if (place_name()[0] == 'l') return hpct::where(path_, at, column);
   std::string s = path_;
@@ -42,16 +33,7 @@ bool is_parquet(const std::string& path) {
 
 std::unique_ptr<TableRows> open_table_rows(const std::string& path) {
   if (!is_parquet(path)) return std::make_unique<CsvRows>(path);
-  if (!parquet_opener)
-    throw Error(path +
-                    ": a Parquet file, and this program was built without Apache Arrow's Parquet reader "
-                    "(HPCTRAIN_ENABLE_PARQUET off, or Arrow not found when CMake configured it): build with "
-                    "scripts/setup (pyarrow's libraries in .deps/arrow) or spack's arrow +parquet "
-                    "(docs/scenes-import.md), or convert the file to CSV",
-                ExitCode::bad_input);
-  return parquet_opener(path);
+  return open_parquet_rows(path);
 }
-
-void set_parquet_opener(ParquetOpener opener) { parquet_opener = opener; }
 
 }  // namespace hpct::io

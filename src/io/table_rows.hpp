@@ -1,5 +1,5 @@
 // TableRows: a table file's rows as text fields, whatever its format: CSV (CsvRows) or Parquet
-// (the reader of src/parquet/, in the programs that enable it). The first row is the header; every
+// (parquet_rows.cpp, through the Parquet module: Note [Parquet module] in parquet_module.cpp). The first row is the header; every
 // row knows where it is (a CSV's line, a Parquet file's 1-based data row), for errors naming file,
 // place and column.
 #pragma once
@@ -48,11 +48,11 @@ class TableRows {
 // Whether `path` is a Parquet file: named *.parquet, or starting with Parquet's magic "PAR1".
 bool is_parquet(const std::string& path);
 
-// The rows of `path`: a Parquet file through the opener set by set_parquet_opener (an Error naming
-// the file and how to get a build with Parquet when none is set), anything else as CSV.
+// The rows of `path`: a Parquet file through the Parquet module (an Error naming the file and how
+// to get the module when the program finds none), anything else as CSV.
 std::unique_ptr<TableRows> open_table_rows(const std::string& path);
 
-using ParquetOpener = std::unique_ptr<TableRows> (*)(const std::string& path);
-void set_parquet_opener(ParquetOpener opener);
+// A Parquet file's rows (parquet_rows.cpp).
+std::unique_ptr<TableRows> open_parquet_rows(const std::string& path);
 
 }  // namespace hpct::io

@@ -39,8 +39,8 @@ def refused(args, target, said, what):
 if not have_parquet:
     with open(p("a.parquet"), "w") as f:
         f.write("PAR1")
-    refused([p("a.parquet")], p("a.h5"), [p("a.parquet") + ": a Parquet file, and this program was built without",
-                                           "HPCTRAIN_ENABLE_PARQUET", "scripts/setup"], "no Parquet reader: refused")
+    refused([p("a.parquet")], p("a.h5"), [p("a.parquet") + ": a Parquet file, and this program finds no Parquet module",
+                                           "libhpctrain_parquet.so", "scripts/setup"], "no Parquet module: refused")
     check.finish()
     sys.exit(0)
 
