@@ -43,7 +43,7 @@ std::string shape_text(const std::vector<T>& dims) {
 // weights (--weight-column, --weight-file) each metric's sum weighted and divided by sum w (Note
 // [network row weights] in train/row_weights.cpp). Rows [0, total) of `table`.
 void log_table_metrics(const NetworkOptions& o, Model& model, std::shared_ptr<const Dataset> table,
-                       const std::shared_ptr<const TextTableDataset>& text, std::uint64_t total, const Comm& comm) {
+                       const std::shared_ptr<const TableDataset>& text, std::uint64_t total, const Comm& comm) {
   const bool weighted = !o.weight_column.empty() || !o.weight_file.empty();
   std::vector<float> file;
   comm.run_agreed([&] {
@@ -108,7 +108,7 @@ int predict_network(int argc, char** argv, const Comm& comm) {
   io::TextFormat format{};
   TableEncoding encoding;
   std::shared_ptr<const Dataset> table;
-  std::shared_ptr<const TextTableDataset> text;
+  std::shared_ptr<const TableDataset> text;
   if (io::format_from_extension(o.data, format)) {
     if (inputs.size() != 1)
       comm.agree(o.data + ": the " + model->family() + " model reads " + std::to_string(inputs.size()) +

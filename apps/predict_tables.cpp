@@ -15,8 +15,8 @@ namespace {
 // train/table_inputs.cpp): its columns checked, text columns coded by the model's categories.
 std::shared_ptr<const Dataset> open_table(const TableRequest& o, io::TextFormat format, std::uint64_t width,
                                           const Comm& comm, TableEncoding& encoding,
-                                          std::shared_ptr<const TextTableDataset>& text) {
-  std::shared_ptr<const TextTableDataset> table;
+                                          std::shared_ptr<const TableDataset>& text) {
+  std::shared_ptr<const TableDataset> table;
   comm.run_agreed([&] {
     const h5::File f = h5::File::open_read(o.weights);
     if (!h5::has_attr(f, "/", "table"))
@@ -85,7 +85,7 @@ std::shared_ptr<const TextTableDataset> open_libsvm(const TableRequest& o, std::
 
 std::shared_ptr<const Dataset> open_network_table(const TableRequest& request, io::TextFormat format,
                                                   std::uint64_t width, const Comm& comm, TableEncoding& encoding,
-                                                  std::shared_ptr<const TextTableDataset>& text) {
+                                                  std::shared_ptr<const TableDataset>& text) {
   if (format == io::TextFormat::libsvm) return open_libsvm(request, width, comm);
   return open_table(request, format, width, comm, encoding, text);
 }

@@ -27,6 +27,6 @@ struct TableRequest {
 // are agreed and name the file.
 std::shared_ptr<const Dataset> open_network_table(const TableRequest& request, io::TextFormat format,
                                                   std::uint64_t width, const Comm& comm, TableEncoding& encoding,
-                                                  std::shared_ptr<const TextTableDataset>& text);
+                                                  std::shared_ptr<const TableDataset>& text);
 
 }  // namespace hpct::tools

@@ -10,37 +10,28 @@
 
 namespace hpct {
 
-std::vector<FieldSpec> TextTableDataset::fields() const {
-  std::vector<FieldSpec> f = supervised_fields(static_cast<std::uint64_t>(t_.cols), 1);
-  if (!labelled()) f.pop_back();
-  return f;
+TextTableDataset::TextTableDataset(io::TextLayout layout) : t_(std::move(layout)) {
+  c_.file = t_.file;
+  c_.rows = t_.rows;
+  c_.cols = t_.cols;
+  c_.names = t_.names;
+  c_.label_name = t_.label_name;
+  c_.header = t_.opt.header;
+  c_.libsvm = t_.opt.format == io::TextFormat::libsvm;
+  c_.label_column = c_.libsvm ? -1 : t_.opt.label_column;
+  c_.group_column = t_.opt.group_column;
+  c_.weight_column = t_.opt.weight_column;
+  c_.query_start = t_.query_start;
 }
 
-long long TextTableDataset::read_rows(const std::vector<std::uint64_t>& rows,
-                                      const std::vector<FieldBuffer>& out) const {
-  io::read_text_rows(t_, rows.data(), rows.size(), static_cast<float*>(out.at(0).values),
-                     labelled() ? static_cast<float*>(out.at(1).values) : nullptr);
-  return kNoBadValue;
-}
-
-long long TextTableDataset::read_block(std::uint64_t first, std::uint64_t count,
-                                       const std::vector<FieldBuffer>& out) const {
-  std::vector<std::uint64_t> rows(count);
-  for (std::uint64_t i = 0; i < count; ++i) rows[i] = first + i;
-  return read_rows(rows, out);
-}
-
-void TextTableDataset::read_block_strings(std::uint64_t first, std::uint64_t count, float* x, float* y,
-                                          io::TextStrings& strings, float* w) const {
-  std::vector<std::uint64_t> rows(count);
-  for (std::uint64_t i = 0; i < count; ++i) rows[i] = first + i;
-  io::read_text_rows(t_, rows.data(), rows.size(), x, labelled() ? y : nullptr,
-                     t_.opt.format == io::TextFormat::libsvm ? nullptr : &strings, w);
+const TextTableDataset* libsvm_table(const Dataset* data) {
+  const auto* t = dynamic_cast<const TextTableDataset*>(data);
+  return t && t->columns().libsvm ? t : nullptr;
 }
 
 std::string TextTableDataset::describe_row(std::uint64_t row, int field) const {
   const std::string where = t_.file + ":" + std::to_string(t_.line.at(row)) + ": ";
-  const bool libsvm = t_.opt.format == io::TextFormat::libsvm;
+  const bool libsvm = c_.libsvm;
   if (libsvm && field != 0) return where + "label";
   const auto column = [&](long long f, const std::string& name) {
     return name.empty() ? "column " + std::to_string(f) : "column '" + name + "'";
@@ -65,12 +56,6 @@ std::string TextTableDataset::describe_row(std::uint64_t row, int field) const {
                                            : std::string());
   }
   return where + "features";
-}
-
-std::vector<std::string> TextTableDataset::value_names(int field) const {
-  if (field == 0) return t_.names;
-  if (field == 1 && !t_.label_name.empty()) return {t_.label_name};
-  return {};
 }
 
 void declare_text_table_keys(deck::Schema& s) {
@@ -103,8 +88,7 @@ void declare_text_table_keys(deck::Schema& s) {
              "way) instead of refusing them; an ensemble reads them unless set false (its members' rule decides)");
 }
 
-std::shared_ptr<const Dataset> open_text_table(const deck::Deck& deck, const std::string& file,
-                                               io::TextFormat format) {
+io::TextOptions table_options(const deck::Deck& deck, const std::string& file, io::TextFormat format) {
   io::TextOptions opt;
   opt.format = format;
   const std::string& label = deck.get_string("label_column");
@@ -148,7 +132,12 @@ std::shared_ptr<const Dataset> open_text_table(const deck::Deck& deck, const std
   // text_allow_infinite false, and its members' rule decides, in training as in predict.
   const bool ensemble = deck.schema().find("model") && deck.get_string("model") == "ensemble";
   opt.allow_infinite = deck.is_set("text_allow_infinite") ? deck.get_bool("text_allow_infinite") : ensemble;
-  return std::make_shared<TextTableDataset>(file, opt);
+  return opt;
+}
+
+std::shared_ptr<const Dataset> open_text_table(const deck::Deck& deck, const std::string& file,
+                                               io::TextFormat format) {
+  return std::make_shared<TextTableDataset>(file, table_options(deck, file, format));
 }
 
 std::shared_ptr<const Dataset> network_libsvm_reading(const deck::Deck& deck, std::shared_ptr<const Dataset> data) {

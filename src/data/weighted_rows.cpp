@@ -31,7 +31,7 @@ namespace {
 class WeightedRows : public Dataset {
  public:
   const std::shared_ptr<const Dataset>& inner() const { return inner_; }
-  WeightedRows(std::shared_ptr<const Dataset> inner, std::shared_ptr<const TextTableDataset> table,
+  WeightedRows(std::shared_ptr<const Dataset> inner, std::shared_ptr<const TableDataset> table,
                std::vector<float> file_weights, std::vector<float> c)
       : inner_(std::move(inner)), table_(std::move(table)), file_(std::move(file_weights)), c_(std::move(c)) {
     specs_ = inner_->fields();
@@ -84,8 +84,8 @@ class WeightedRows : public Dataset {
     const std::size_t n = rows.size();
     auto* w = static_cast<float*>(
         out.at(weights_at_ < 0 ? specs_.size() - 1 : static_cast<std::size_t>(weights_at_)).values);
-    if (table_) {  // the weight column (io::read_text_rows checks each: >= 0, finite, a number)
-      io::read_text_rows(table_->layout(), rows.data(), n, nullptr, nullptr, nullptr, w);
+    if (table_) {  // the weight column (read_table_rows checks each: >= 0, finite, a number)
+      table_->read_table_rows(rows.data(), n, nullptr, nullptr, nullptr, w);
     } else if (!file_.empty()) {
       for (std::size_t r = 0; r < n; ++r) w[r] = file_[rows[r]];
     } else if (weights_at_ < 0) {
@@ -108,7 +108,7 @@ class WeightedRows : public Dataset {
   }
 
   std::shared_ptr<const Dataset> inner_;
-  std::shared_ptr<const TextTableDataset> table_;
+  std::shared_ptr<const TableDataset> table_;
   std::vector<float> file_, c_;
   std::vector<FieldSpec> specs_;
   int weights_at_ = -1, targets_at_ = -1;
@@ -117,7 +117,7 @@ class WeightedRows : public Dataset {
 }  // namespace
 
 std::shared_ptr<const Dataset> with_row_weights(std::shared_ptr<const Dataset> data,
-                                                std::shared_ptr<const TextTableDataset> table,
+                                                std::shared_ptr<const TableDataset> table,
                                                 std::vector<float> file_weights) {
   return std::make_shared<WeightedRows>(std::move(data), std::move(table), std::move(file_weights),
                                         std::vector<float>{});

@@ -9,7 +9,7 @@
 
 #include "data/batch.hpp"
 #include "data/dataset.hpp"
-#include "data/text_table.hpp"
+#include "data/table_dataset.hpp"
 
 namespace hpct {
 
@@ -22,7 +22,7 @@ bool has_row_weights(const Dataset& data);
 // `data` with a weights field: row r's weight is `table`'s weight_column value (table not null),
 // else file_weights[r] (not empty), else 1.
 std::shared_ptr<const Dataset> with_row_weights(std::shared_ptr<const Dataset> data,
-                                                std::shared_ptr<const TextTableDataset> table,
+                                                std::shared_ptr<const TableDataset> table,
                                                 std::vector<float> file_weights);
 
 // `data` whose weights (1 without a weights field) are multiplied by c[class of the row]: the

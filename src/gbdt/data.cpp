@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "data/source_registry.hpp"
+#include "data/table_dataset.hpp"
 #include "data/text_table.hpp"
 #include "gbdt/binning.hpp"
 #include "gbdt/queries.hpp"
@@ -72,10 +73,11 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
   Data d;
   io::TextStrings strings;
   std::vector<char> declared;
-  const auto* text = dynamic_cast<const TextTableDataset*>(&ds);
-  const bool csv = text && text->layout().opt.format != io::TextFormat::libsvm;
-  strings.keep_label = csv && text->layout().opt.label_column >= 0 &&
-                       (labels.given ? !labels.given->empty() : labels.allowed);
+  const auto* text = dynamic_cast<const TableDataset*>(&ds);  // CSV, TSV, Parquet, LibSVM
+  const TableColumns* tc = text ? &text->columns() : nullptr;
+  const bool csv = text && !tc->libsvm;  // text cells and named label, query and weight columns
+  const TextTableDataset* libsvm = libsvm_table(&ds);
+  strings.keep_label = csv && tc->label_column >= 0 && (labels.given ? !labels.given->empty() : labels.allowed);
   comm.run_agreed([&] {
     const std::vector<FieldSpec> f = ds.fields();
     check_table(ds, f);
@@ -85,7 +87,7 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
     const long long width = num_features >= 0 ? num_features : d.cols;
     // A LibSVM file only knows its highest id: a narrower one is padded with absent entries (missing,
     // or 0 with libsvm_absent zero: Note [absent LibSVM entries] in io/libsvm_line.cpp).
-    const bool pad = d.cols < width && text && text->layout().opt.format == io::TextFormat::libsvm;
+    const bool pad = d.cols < width && libsvm;
     if (d.cols != width && !pad)
       throw Error(ds.description() + ": has " + std::to_string(d.cols) + " features, expected " +
                       std::to_string(width) + feature_columns(ds, whose),
@@ -101,7 +103,7 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
     d.y.resize(f.size() == 2 ? static_cast<std::size_t>(d.rows) : 0);
     std::vector<FieldBuffer> out{{x.data(), nullptr}, {d.y.data(), nullptr}};
     out.resize(f.size());
-    if (csv && text->layout().opt.weight_column >= 0) d.w.resize(static_cast<std::size_t>(d.rows));
+    if (csv && tc->weight_column >= 0) d.w.resize(static_cast<std::size_t>(d.rows));
     if (text)  // text fields are kept: categorical columns (agreed below)
       text->read_block_strings(static_cast<std::uint64_t>(d.first_row), static_cast<std::uint64_t>(d.rows),
                                x.data(), d.y.data(), strings, d.w.empty() ? nullptr : d.w.data());
@@ -109,7 +111,7 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
       ds.read_block(static_cast<std::uint64_t>(d.first_row), static_cast<std::uint64_t>(d.rows), out);
     if (pad) {
       d.x.assign(static_cast<std::size_t>(d.rows * width),
-                 text->layout().opt.absent_zero ? 0.0F : std::numeric_limits<float>::quiet_NaN());
+                 libsvm->layout().opt.absent_zero ? 0.0F : std::numeric_limits<float>::quiet_NaN());
       for (long long r = 0; r < d.rows; ++r)
         std::copy(x.begin() + r * d.cols, x.begin() + (r + 1) * d.cols, d.x.begin() + r * width);
       d.cols = width;
@@ -122,21 +124,18 @@ Data read_data(const Dataset& ds, const std::string& name, const Comm& comm, lon
                                                                                                      i)));
     d.feature_names = ds.value_names(0);
     if (!given)
-      declared = declared_categorical(categorical_columns, d.feature_names, d.cols,
-                                      csv ? text->layout().opt.label_column : -1, d.file,
-                                      csv ? text->layout().opt.group_column : -1,
-                                      csv ? text->layout().opt.weight_column : -1);
+      declared = declared_categorical(categorical_columns, d.feature_names, d.cols, csv ? tc->label_column : -1,
+                                      d.file, csv ? tc->group_column : -1, csv ? tc->weight_column : -1);
   });
   d.name = name;
   d.categories = agree_categories({&d.x, d.rows, d.cols, text ? &strings : nullptr, &d.feature_names, &d.line,
                                    d.file},
                                   declared, given, whose, comm);
   if (strings.keep_label) {
-    const io::TextLayout& t = text->layout();
-    d.classes = agree_classes({&d.y, d.rows, &strings, static_cast<std::size_t>(d.cols), t.label_name,
-                               t.opt.label_column, &d.line, d.file},
+    d.classes = agree_classes({&d.y, d.rows, &strings, static_cast<std::size_t>(d.cols), tc->label_name,
+                               tc->label_column, &d.line, d.file},
                               labels.given, whose, comm);
-    d.label = label_column_text(t.label_name, t.opt.label_column);
+    d.label = label_column_text(tc->label_name, tc->label_column);
   }
   // Infinities become +-FLT_MAX here, as in prediction (see binning.hpp).
   for (float& v : d.x) v = clamp_inf(v);
@@ -156,31 +155,32 @@ Data load_data(const deck::Deck& deck, const std::string& file_key, const std::s
   comm.run_agreed([&] { file = deck.get_string(file_key); });
   ds = open_data_source(deck, file, file_key.c_str(), comm);  // a collective (Note [open once per job])
   comm.run_agreed([&] {
-    const auto* text = dynamic_cast<const TextTableDataset*>(ds.get());
+    const auto* text = dynamic_cast<const TableDataset*>(ds.get());
     if (deck.schema().find("weight_column") && !deck.get_string("weight_column").empty()) {
-      if (!text) deck.fail("weight_column", file + " is not a CSV/TSV table: give its weights in a file");
+      if (!text) deck.fail("weight_column", file + " is not a CSV/TSV/Parquet table: give its weights in a file");
       if (!weight_file.empty())
         deck.fail(weight_key, "weight_column gives " + file_key + "'s weights already: give them one way");
     }
     const std::string group_file = file_key == "data_file" && deck.schema().find("group_file")
                                        ? deck.get_string("group_file")
                                        : "";
-    if (text && !text->layout().query_start.empty()) {
+    if (text && !text->columns().query_start.empty()) {
       if (!group_file.empty())
         input_error(group_file, 0, "group_file", file + " has query ids of its own (qid: or group_column)");
-      queries = text->layout().query_start;
+      queries = text->columns().query_start;
     } else if (!group_file.empty()) {
       queries = read_group_file(group_file, static_cast<long long>(ds->rows()));
     } else if (std::ifstream(file + ".query").good()) {  // LightGBM's convention
       queries = read_group_file(file + ".query", static_cast<long long>(ds->rows()));
     }
-    check_query_sizes(queries, file, text ? text->layout().line : std::vector<int>{});
+    const auto* lines = dynamic_cast<const TextTableDataset*>(ds.get());  // else rows name themselves
+    check_query_sizes(queries, file, lines ? lines->layout().line : std::vector<int>{});
   });
   const std::string cat_key = deck.schema().find("categorical_columns") ? deck.get_string("categorical_columns")
                                                                         : "";
   Data d = read_data(*ds, name, comm, num_features, given, whose, cat_key, labels, queries);
-  const auto* text = dynamic_cast<const TextTableDataset*>(ds.get());
-  const bool column = text && text->layout().opt.weight_column >= 0;  // d.w read with the rows
+  const auto* text = dynamic_cast<const TableDataset*>(ds.get());
+  const bool column = text && text->columns().weight_column >= 0;  // d.w read with the rows
   if (!weight_file.empty()) {
     comm.run_agreed([&] {
       d.w = io::read_column_block(weight_file, d.first_row, d.rows, d.global_rows, weight_key);

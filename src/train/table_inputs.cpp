@@ -11,7 +11,6 @@
 #include "core/json_text.hpp"
 #include "core/log.hpp"
 #include "data/weighted_rows.hpp"
-#include "io/text_tables.hpp"
 
 namespace hpct {
 
@@ -35,7 +34,7 @@ std::string label_text(const TableEncoding& e) { return gbdt::label_column_text(
 
 // With a header on both sides, the first column one has and the other lacks, for a count mismatch's
 // message: predict on a table that keeps its row weight column is the usual cause, and the name says so.
-std::string odd_column(const TableEncoding& given, const io::TextLayout& t, const std::string& whose) {
+std::string odd_column(const TableEncoding& given, const TableColumns& t, const std::string& whose) {
   if (t.names.empty() || given.columns.empty()) return "";
   const auto has = [](const std::vector<std::string>& names, const std::string& n) {
     return std::find(names.begin(), names.end(), n) != names.end();
@@ -51,7 +50,7 @@ std::string odd_column(const TableEncoding& given, const io::TextLayout& t, cons
 }
 
 // The file's columns against the encoding it must follow (the training data's, the model's).
-void check_columns(const TableEncoding& given, const io::TextLayout& t, const std::string& whose) {
+void check_columns(const TableEncoding& given, const TableColumns& t, const std::string& whose) {
   if (t.cols != given.cols)
     input_error(t.file, 0, "",
                 "has " + std::to_string(t.cols) + " feature columns, " + whose + " has " +
@@ -72,10 +71,10 @@ std::unordered_map<std::string, int> code_map(const std::vector<std::string>& na
 
 }  // namespace
 
-TableEncoding agree_table_encoding(const TextTableDataset& table, const TableEncodingOptions& o,
+TableEncoding agree_table_encoding(const TableDataset& table, const TableEncodingOptions& o,
                                    const TableEncoding* given, const Comm& comm) {
-  const io::TextLayout& t = table.layout();
-  const bool labelled = t.opt.label_column >= 0;
+  const TableColumns& t = table.columns();
+  const bool labelled = t.label_column >= 0;
   const long long first = t.rows * comm.rank() / comm.size();
   const long long rows = t.rows * (comm.rank() + 1) / comm.size() - first;
   const auto n = static_cast<std::size_t>(rows);
@@ -88,16 +87,16 @@ TableEncoding agree_table_encoding(const TextTableDataset& table, const TableEnc
     if (given) check_columns(*given, t, o.whose);
     std::vector<std::uint64_t> ids(n);
     std::iota(ids.begin(), ids.end(), static_cast<std::uint64_t>(first));
-    io::read_text_rows(t, ids.data(), n, x.data(), labelled ? y.data() : nullptr, &strings);
-    for (std::size_t r = 0; r < n; ++r) line[r] = t.line[static_cast<std::size_t>(first) + r];
+    table.read_table_rows(ids.data(), n, x.data(), labelled ? y.data() : nullptr, &strings, nullptr);
+    for (std::size_t r = 0; r < n; ++r) line[r] = static_cast<int>(table.file_line(ids[r]));
     if (!given)
-      declared = gbdt::declared_categorical(o.categorical_columns, t.names, t.cols, t.opt.label_column, t.file);
+      declared = gbdt::declared_categorical(o.categorical_columns, t.names, t.cols, t.label_column, t.file);
   });
   TableEncoding e;
-  e.header = t.opt.header;
+  e.header = t.header;
   e.columns = t.names;
   e.cols = t.cols;
-  e.label_column = t.opt.label_column;
+  e.label_column = t.label_column;
   e.label = t.label_name;
   e.categories = gbdt::agree_categories({&x, rows, t.cols, &strings, &t.names, &line, t.file}, declared,
                                         given ? &given->categories : nullptr, o.whose, comm);
@@ -107,7 +106,7 @@ TableEncoding agree_table_encoding(const TextTableDataset& table, const TableEnc
   std::vector<float> codes = y;
   const std::vector<std::string> classes = gbdt::agree_classes({&codes, rows, &strings,
                                                                 static_cast<std::size_t>(t.cols), t.label_name,
-                                                                t.opt.label_column, &line, t.file},
+                                                                t.label_column, &line, t.file},
                                                                given ? &given->classes : nullptr, o.whose, comm);
   if (given) return *given;
   e.classes = classes;
@@ -119,7 +118,7 @@ namespace {
 // Note [table inputs]: rows parsed with their text and written as the encoding's inputs.
 class EncodedTable : public Dataset {
  public:
-  EncodedTable(std::shared_ptr<const TextTableDataset> table, const TableEncoding& e)
+  EncodedTable(std::shared_ptr<const TableDataset> table, const TableEncoding& e)
       : table_(std::move(table)), e_(e), width_(e.width()), classes_(code_map(e.classes)) {
     const auto cols = static_cast<std::size_t>(e_.cols);
     codes_.resize(cols);
@@ -163,13 +162,13 @@ class EncodedTable : public Dataset {
   long long file_line(std::uint64_t row) const override { return table_->file_line(row); }
 
  private:
-  bool labelled() const { return table_->layout().opt.label_column >= 0; }
+  bool labelled() const { return table_->columns().label_column >= 0; }
   int code(const std::unordered_map<std::string, int>& m, const std::string& name) const {
     const auto it = m.find(name);
     return it == m.end() ? -1 : it->second;
   }
 
-  std::shared_ptr<const TextTableDataset> table_;
+  std::shared_ptr<const TableDataset> table_;
   TableEncoding e_;
   long long width_;
   std::vector<std::unordered_map<std::string, int>> codes_;  // per categorical column: name -> code
@@ -190,19 +189,19 @@ std::string EncodedTable::describe_row(std::uint64_t row, int field) const {
   for (long long f = 0; f < e_.cols; ++f)
     if (!e_.categories.of(static_cast<int>(f)) &&
         !std::isfinite(x[static_cast<std::size_t>(at[static_cast<std::size_t>(f)])]))
-      return table_->layout().file + ":" + std::to_string(file_line(row)) + ": " + e_.column_text(f);
+      return table_->where_row(row, e_.column_text(f));
   return where;
 }
 
 long long EncodedTable::read_rows(const std::vector<std::uint64_t>& rows,
                                   const std::vector<FieldBuffer>& out) const {
-  const io::TextLayout& t = table_->layout();
+  const TableColumns& t = table_->columns();
   const std::size_t n = rows.size(), cols = static_cast<std::size_t>(t.cols);
   std::vector<float> x(n * cols), y(labelled() ? n : 0);
   io::TextStrings s;
   s.keep_label = labelled() && !e_.classes.empty();
-  io::read_text_rows(t, rows.data(), n, x.data(), labelled() ? y.data() : nullptr, &s);
-  const auto line = [&](std::size_t r) { return t.line[rows[r]]; };
+  table_->read_table_rows(rows.data(), n, x.data(), labelled() ? y.data() : nullptr, &s, nullptr);
+  const auto line = [&](std::size_t r) { return static_cast<int>(table_->file_line(rows[r])); };
   // The categorical columns' cells as codes (NaN: missing or unknown), then the inputs.
   for (std::size_t f = 0; f < cols; ++f) {
     if (!e_.categories.of(static_cast<int>(f))) {
@@ -240,7 +239,7 @@ long long EncodedTable::read_rows(const std::vector<std::uint64_t>& rows,
 
 }  // namespace
 
-std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TextTableDataset> table,
+std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TableDataset> table,
                                              const TableEncoding& encoding) {
   return std::make_shared<EncodedTable>(std::move(table), encoding);
 }
@@ -248,13 +247,13 @@ std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TextTableData
 std::optional<TableEncoding> encode_table_data(const deck::Deck& deck, std::shared_ptr<const Dataset>& data,
                                                std::shared_ptr<const Dataset>& validation, const Comm& comm) {
   if (const auto rows = std::dynamic_pointer_cast<const EncodedMemoryTable>(unweighted(data)))
-    return rows->encoding();  // an ensemble member's rows (weighted or not)
-  const auto table = std::dynamic_pointer_cast<const TextTableDataset>(data);
-  if (table && table->layout().opt.format == io::TextFormat::libsvm) {  // numbers only, no encoding
+    return rows->encoding();       // an ensemble member's rows (weighted or not)
+  if (libsvm_table(data.get())) {  // numbers only, no encoding
     data = network_libsvm_reading(deck, data);
     if (validation) validation = network_libsvm_reading(deck, validation);
     return std::nullopt;
   }
+  const auto table = std::dynamic_pointer_cast<const TableDataset>(data);
   if (!table) return std::nullopt;
   const auto key = [&](const char* name) { return deck.schema().find(name) ? deck.get_string(name) : ""; };
   TableEncodingOptions o;
@@ -264,7 +263,7 @@ std::optional<TableEncoding> encode_table_data(const deck::Deck& deck, std::shar
   TableEncoding e = agree_table_encoding(*table, o, nullptr, comm);  // not const: returned by move
   if (!e.categorical()) return e;
   data = encoded_table(table, e);
-  if (const auto val = std::dynamic_pointer_cast<const TextTableDataset>(validation)) {
+  if (const auto val = std::dynamic_pointer_cast<const TableDataset>(validation)) {
     o.whose = "data_file";
     agree_table_encoding(*val, o, &e, comm);
     validation = encoded_table(val, e);

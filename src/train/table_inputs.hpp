@@ -1,4 +1,4 @@
-// A CSV/TSV table as a network's inputs (gbdt/table_encoding.hpp): numeric columns as they are, each
+// A CSV/TSV/Parquet table (data/table_dataset.hpp) as a network's inputs (gbdt/table_encoding.hpp): numeric columns as they are, each
 // categorical column a one-hot block or a code for an embedding, a text label column class indices;
 // the dictionaries agreed over ranks by the trees' coder (gbdt/categories.hpp) and stored with the
 // weights (Note [table inputs]).
@@ -28,12 +28,12 @@ struct TableEncodingOptions {
 // [category codes]); with `given` (the training data's or a model's) checks the file against it:
 // text in a column it reads as numbers and a class it does not know are errors naming file, line
 // and column, a category it does not know is an input block of zeros (embedded: the missing row).
-TableEncoding agree_table_encoding(const TextTableDataset& table, const TableEncodingOptions& options,
+TableEncoding agree_table_encoding(const TableDataset& table, const TableEncodingOptions& options,
                                    const TableEncoding* given, const Comm& comm);
 
 // `table` read through `encoding`: inputs float32 [width()], targets float32 [1] (numeric labels)
 // or int32 [1] class indices in [0, classes) (text labels).
-std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TextTableDataset> table,
+std::shared_ptr<const Dataset> encoded_table(std::shared_ptr<const TableDataset> table,
                                              const TableEncoding& encoding);
 
 // Collective. Network training: rows already encoded in memory (EncodedMemoryTable) return their

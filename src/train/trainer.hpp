@@ -68,7 +68,7 @@ class NetworkTrainer {
   // Note [network row weights] (row_weights.cpp): the deck's row weights refused for a model that
   // cannot read them; a file's rows given their weights field; class_weights on both parts.
   void check_weighable() const;
-  void weigh_file_rows(std::shared_ptr<const Dataset>& data, const std::shared_ptr<const TextTableDataset>& text,
+  void weigh_file_rows(std::shared_ptr<const Dataset>& data, const std::shared_ptr<const TableDataset>& text,
                        const char* file_key);
   void weigh_classes();
   // The key that needs a validation split (best_output, early_stopping_patience, lr_schedule

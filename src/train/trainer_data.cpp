@@ -87,17 +87,16 @@ void NetworkTrainer::open_data() {
     val_data_ = check_data_files(val_data_, comm_, &left_out);
   else if (val_data_ && !left_out.empty()) val_data_ = data;
   write_left_out(left_out);
-  const auto text = std::dynamic_pointer_cast<const TextTableDataset>(data);
-  const auto val_text = std::dynamic_pointer_cast<const TextTableDataset>(val_data_);
-  remember_table(encode_table_data(deck_, data, val_data_, comm_));  // text columns (Note [table inputs])
-  table_inputs_ = table_inputs_ || (text && text->layout().opt.format == io::TextFormat::libsvm);  // missing: NaN
+  const auto text = std::dynamic_pointer_cast<const TableDataset>(data);
+  const auto val_text = std::dynamic_pointer_cast<const TableDataset>(val_data_);
+  remember_table(encode_table_data(deck_, data, val_data_, comm_));   // text columns (Note [table inputs])
+  table_inputs_ = table_inputs_ || (text && text->columns().libsvm);  // missing: NaN
   // Note [predicting from LibSVM]
   // An absent LibSVM entry reads as 0 or as missing (libsvm_absent; the networks' default 0), and
   // ids count from libsvm_base: the weights file keeps both, so that predict reads a LibSVM file as
   // the model's training file was read and reports the same loss (the trees' model file keeps
   // libsvm_absent alike). A file without them predates the keys: the networks' default, 0, from 1.
-  if (const auto read = std::dynamic_pointer_cast<const TextTableDataset>(data);
-      read && read->layout().opt.format == io::TextFormat::libsvm)
+  if (const TextTableDataset* read = libsvm_table(data.get()))
     libsvm_reading_ = {{"libsvm_absent", read->layout().opt.absent_zero ? "zero" : "missing"},
                        {"libsvm_base", std::to_string(read->layout().opt.libsvm_base)}};
   if (!row_weight_key(deck_).empty()) {  // Note [network row weights]: both parts weighted, 1 where unset
@@ -159,12 +158,13 @@ void NetworkTrainer::check_weighable() const {
 }
 
 void NetworkTrainer::weigh_file_rows(std::shared_ptr<const Dataset>& data,
-                                     const std::shared_ptr<const TextTableDataset>& text, const char* file_key) {
+                                     const std::shared_ptr<const TableDataset>& text, const char* file_key) {
   std::vector<float> file = network_weight_file(deck_, file_key, data->rows(), comm_);
   comm_.run_agreed([&] {
-    const bool column = text && text->layout().opt.weight_column >= 0;
+    const bool column = text && text->columns().weight_column >= 0;
     if (!deck_.get_string("weight_column").empty() && !column)
-      deck_.fail("weight_column", data->description() + " is not a CSV/TSV table: give its weights in weight_file");
+      deck_.fail("weight_column",
+                 data->description() + " is not a CSV/TSV/Parquet table: give its weights in weight_file");
     data = with_row_weights(data, column ? text : nullptr, std::move(file));
   });
 }
