@@ -19,6 +19,7 @@
 #include "core/timer.hpp"
 #include "data/row_output.hpp"
 #include "io/hdf5.hpp"
+#include "io/table_rows.hpp"
 #include "models/registry.hpp"
 #include "predict_finite.hpp"
 #include "predict_images.hpp"
@@ -109,7 +110,7 @@ int predict_network(int argc, char** argv, const Comm& comm) {
   TableEncoding encoding;
   std::shared_ptr<const Dataset> table;
   std::shared_ptr<const TableDataset> text;
-  if (io::format_from_extension(o.data, format)) {
+  if (io::format_from_extension(o.data, format) || io::is_parquet(o.data)) {
     if (inputs.size() != 1)
       comm.agree(o.data + ": the " + model->family() + " model reads " + std::to_string(inputs.size()) +
                      " inputs (" + names_text(inputs) +

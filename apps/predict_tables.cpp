@@ -4,14 +4,16 @@
 #include <initializer_list>
 
 #include "core/error.hpp"
+#include "data/parquet_table.hpp"
 #include "io/hdf5.hpp"
+#include "io/table_rows.hpp"
 #include "train/table_inputs.hpp"
 
 namespace hpct::tools {
 
 namespace {
 
-// A CSV/TSV data file read as the model's training table was (Note [table inputs] in
+// A CSV/TSV or Parquet data file read as the model's training table was (Note [table inputs] in
 // train/table_inputs.cpp): its columns checked, text columns coded by the model's categories.
 std::shared_ptr<const Dataset> open_table(const TableRequest& o, io::TextFormat format, std::uint64_t width,
                                           const Comm& comm, TableEncoding& encoding,
@@ -37,7 +39,8 @@ std::shared_ptr<const Dataset> open_table(const TableRequest& o, io::TextFormat 
     if (!w.empty() && w.find_first_not_of("0123456789") == std::string::npos && w.size() <= 7)
       opt.weight_column = std::stoi(w);
     else opt.weight_name = w;
-    table = std::make_shared<TextTableDataset>(o.data, opt);
+    if (io::is_parquet(o.data)) table = std::make_shared<ParquetTable>(o.data, opt);
+    else table = std::make_shared<TextTableDataset>(o.data, opt);
   });
   TableEncodingOptions check;
   check.whose = "the model";

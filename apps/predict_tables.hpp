@@ -1,4 +1,4 @@
-// predict's tables for network weights files: a CSV/TSV or LibSVM data file read as the model's
+// predict's tables for network weights files: a CSV/TSV, Parquet or LibSVM data file read as the model's
 // training file was (predict_network.cpp reads HDF5 itself).
 #pragma once
 
@@ -21,7 +21,8 @@ struct TableRequest {
   bool labelled = true;       // the file holds the training file's label column (--no-label: false)
 };
 
-// Collective. `request.data` of `format` read for a model of `width` inputs a row. CSV/TSV: through
+// Collective. `request.data` of `format` (csv also for a Parquet file: io::is_parquet) read for a
+// model of `width` inputs a row. CSV/TSV/Parquet: through
 // the weights file's `table` encoding (set in `encoding`; `text`: the table under it, for its weight
 // column); LibSVM: with the weights file's libsvm_absent and libsvm_base (`text` left null). Errors
 // are agreed and name the file.

@@ -25,6 +25,7 @@ DataSourceKind coco_keypoints_source();  // data/coco_keypoints.cpp
 DataSourceKind csv_source();             // data/csv_source.cpp
 DataSourceKind tsv_source();             // data/tsv_source.cpp
 DataSourceKind libsvm_source();          // data/libsvm_source.cpp
+DataSourceKind parquet_source();         // data/parquet_table.cpp
 
 const std::vector<DataSourceKind>& data_sources() {
   // Order matters for auto: the more specific formats first, plain tabular HDF5 last; hdf5_fields
@@ -33,7 +34,7 @@ const std::vector<DataSourceKind>& data_sources() {
   static const std::vector<DataSourceKind> sources = {
       hdf5_fields_source(), netcdf_grid_source(),  grib_grid_source(),      zarr_grid_source(),
       hdf5_images_source(), image_folder_source(), coco_keypoints_source(), hdf5_tabular_source(),
-      csv_source(),         tsv_source(),          libsvm_source(),
+      csv_source(),         tsv_source(),          libsvm_source(),         parquet_source(),
   };
   return sources;
 }

@@ -44,6 +44,17 @@ add_test(NAME gbdt_categorical_tables COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
 set_tests_properties(gbdt_categorical_tables PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 PROCESSORS 2
                      ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity"
                      WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+# Parquet tables (data_format parquet, the Parquet module) against the same pandas DataFrame as CSV:
+# gbdt at 1 and 2 ranks, an mlp with one-hot inputs and text classes, predict, auto, the refusals
+# (parquet_tables.py; pandas + pyarrow of .deps/zarr3env, where a skip is a failure). Only where
+# the module is built: a build without Arrow has none to test.
+if(HPCTRAIN_HAVE_PARQUET)
+  add_test(NAME cli_parquet_tables COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh
+           ${CMAKE_CURRENT_SOURCE_DIR}/python/parquet_tables.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
+           ${CMAKE_CURRENT_BINARY_DIR}/scratch_parquet_tables)
+  set_tests_properties(cli_parquet_tables PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 240 PROCESSORS 2
+                       ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "cli;gbdt")
+endif()
 # Counts and positive amounts (objectives poisson, gamma, tweedie) against LightGBM trained alike, and
 # converted into LightGBM and XGBoost (gbdt_log_link.py); 1 and 2 ranks give the same model.
 gbdt_reference_test(gbdt_log_link 180 "${HPCTRAIN_TEST_ENV}")
