@@ -109,7 +109,7 @@ std::unique_ptr<parquet::File> open_parquet(const std::string& path) {
                     m.tried +
                     "): it is built with Apache Arrow (scripts/setup's .deps/arrow, or spack's arrow +parquet; "
                     "not in CUDA builds and the GPU bundle), or set HPCTRAIN_PARQUET_MODULE to one; or convert "
-                    "the file to CSV (docs/tables.md)",
+                    "the file to CSV (docs/parquet.md)",
                 ExitCode::bad_input);
   std::unique_ptr<parquet::File> f;
   try {

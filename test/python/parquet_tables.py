@@ -8,7 +8,8 @@ scores; data_format auto picks parquet. Every number is exact in float32 (quarte
 small integers): Note [Parquet floats], the CSV's text and the Parquet double then give the same
 float. Refusals (exit 2, file, row or column named): a list column, a label column not there
 (naming the columns there are), a truncated file, a null label, a Parquet file where the program
-finds no module.
+finds no module. A weight column and a ranking table's query ids (with bool and int32 features)
+give the trees the CSV's models too.
 usage: parquet_tables.py BUILD MPIEXEC SCRATCH"""
 import os
 import shutil
@@ -122,6 +123,24 @@ same, why = same_datasets(p("t.csv.mlp.h5"), p("t.parquet.mlp.h5"), ["/outputs",
 check(same, f"predict (mlp): the same output from both files {why}")
 
 
+# A weight column and a ranking table's query ids (bool and int32 columns among the features): the
+# trees read both as from the CSV (bool as 0/1: the CSV is written with 0/1, as the Parquet reads it).
+rk = pd.DataFrame({"qid": np.repeat(np.arange(60), 10).astype("int32"), "x": df["x"], "gap": df["gap"],
+                   "colour": df["colour"], "flag": (label % 3 == 0), "w": rng.integers(1, 9, n) / 4,
+                   "rel": (label % 4).astype("int64")})
+rk.assign(flag=rk["flag"].astype(int)).to_csv(p("r.csv"), index=False)
+pq.write_table(pa.Table.from_pandas(rk, preserve_index=False), p("r.parquet"), row_group_size=128)
+for name, extra in [("w", "objective regression\nlabel_column rel\nweight_column w\n"),
+                    ("rank", "objective lambdarank\nlabel_column rel\ngroup_column qid\n")]:
+    got = []
+    for data in ("r.csv", "r.parquet"):
+        d = deck(f"{name}_{data}.in", f"model gbdt\ndata_file {p(data)}\ntext_header true\nnum_trees 4\n"
+                 f"max_depth 3\noutput {p(name + '_' + data + '.json')}\n" + extra)
+        r = train(d, 2)
+        check(r.returncode == 0, f"gbdt {name} from {data} at 2 ranks")
+        got.append(open(p(name + "_" + data + ".json")).read().replace(p(data), "DATA") if r.returncode == 0 else data)
+    check(got[0] == got[1], f"gbdt {name}: the same model from the CSV and the Parquet file")
+
 # model ensemble (a tree and an mlp deck member, stacked) from both files: the same members and metrics.
 member = "data_file {data}\ntext_header true\nlabel_column x\n"
 deck("m_gbdt.in", "model gbdt\nobjective regression\nnum_trees 5\nmax_depth 3\n" + member.format(data=p("t.csv")))
@@ -165,6 +184,7 @@ refused(p("null.parquet"), [p("null.parquet") + ": row 201: column 'kind'", "mis
 os.makedirs(p("alone"))
 shutil.copy(apps("train"), p("alone", "train"))
 r = run([p("alone", "train"), deck("alone.in", gbdt.format(data=p("t.parquet"), label="kind", out=p("alone.json")))])
-check(r.returncode == 2 and "finds no Parquet module" in r.stderr and p("t.parquet") in r.stderr,
+check(r.returncode == 2 and "finds no Parquet module" in r.stderr and p("t.parquet") in r.stderr
+      and "docs/parquet.md" in r.stderr,
       f"no module: refused: {r.stderr.strip()[-300:]}")
 check.finish()
