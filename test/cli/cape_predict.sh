@@ -15,7 +15,7 @@
 #  - refused with exit 2, one line naming the file and annotation, no OUT left: a support id not in
 #    the JSON, a support without a labelled keypoint, a category without keypoint names, a query
 #    photograph that is no image (refused at open) or damaged inside (at its decode), a query box with neither bbox nor keypoints, a weights file of
-#    another family, a query category not there;
+#    another family, a query category not there or of another keypoint count;
 #    apps/predict, given the cape weights, names cape_predict.
 # usage: cape_predict.sh TRAIN CAPE_EVAL CAPE_PREDICT PREDICT PYTHON MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
@@ -95,6 +95,8 @@ refused family "^cape_predict: .*other.h5: the weights of a resnet model; cape_p
   "$dir/files/other.h5" "$c/train.json" "$c/queries.json"
 refused category "^cape_predict: .*queries.json: --query-category 5: no category has this id; its categories: 1 \(face\), 2 \(bar\)" \
   "$dir/cape.h5" "$c/train.json" "$c/queries.json" --query-category 5
+refused count "^cape_predict: .*queries.json: category 2 \(bar\) has 2 keypoints, the support's category 1 \(face\) of .*train.json has 3" \
+  "$dir/cape.h5" "$c/train.json" "$c/queries.json" --query-category 2
 set +e
 "$apps_predict" "$dir/cape.h5" "$c/queries.json" "$dir/rows.h5" > "$dir/rows.log" 2>&1
 rc=$?

@@ -260,8 +260,8 @@ int run(const Options& o, const Comm& comm) {
                   ExitCode::bad_input);
     const coco::Category& q = query.categories[static_cast<std::size_t>(category)];
     if (static_cast<int>(q.keypoints.size()) != K)
-      throw Error(strf("%s: category %lld (%s) has %zu keypoints, the support's category %lld (%s) in %s %d: the "
-                       "results give the support's keypoints for the query's",
+      throw Error(strf("%s: category %lld (%s) has %zu keypoints, the support's category %lld (%s) of %s has %d: "
+                       "the results give the support's keypoints in the query category's places",
                        o.query.c_str(), q.id, q.name.c_str(), q.keypoints.size(), kind.id, kind.name.c_str(),
                        o.support.c_str(), K),
                   ExitCode::bad_input);
