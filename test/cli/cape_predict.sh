@@ -5,7 +5,7 @@
 #  - the face annotation 3 of train.json as the support places its keypoints on every face box of
 #    queries.json (the six photographs' boxes, their keypoints absent, null or all 0; the bar boxes
 #    are another category, left out): COCO keypoint results in queries.json's order, x, y inside
-#    each box's view, checked with json (pycocotools is not in the reference environment);
+#    each box's view, checked with json; pycocotools' COCOeval scores the results on pair.json;
 #  - on those boxes 7 times (42 faces: 2 chunks of 32, a chunk for each rank) 1 rank and 2 ranks
 #    write the same bytes, with the default support (the first labelled annotation) too;
 #  - mapped back into the query's view, the keypoints equal cape_eval's episodes on pair.json (two
@@ -21,7 +21,8 @@
 set -euo pipefail
 train=$1 cape_eval=$2 predict=$3 apps_predict=$4 python=$5 mpiexec=$6 dir=$7 src=$8
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-"$python" -c "import h5py, numpy, PIL" 2>/dev/null || skip "no h5py/numpy/Pillow in $python"
+"$python" -c "import h5py, numpy, PIL, pycocotools" 2>/dev/null ||
+  fail "no h5py/numpy/Pillow/pycocotools in $python (scripts/setup --reference installs them)"
 fresh_dir "$dir"
 "$python" "$src/test/python/make_image_files.py" "$dir/files" > /dev/null
 "$python" "$src/test/python/cape_predict_files.py" write "$dir/files"
@@ -60,6 +61,7 @@ for id in 3 4; do
   "$predict" "$dir/cape.h5" "$c/pair.json" "$c/pair.json" "$dir/pair$id.json" --support-annotation "$id" \
     > "$dir/pair$id.log" 2>&1 || { cat "$dir/pair$id.log"; fail "cape_predict on pair.json, support $id"; }
 done
+"$python" "$src/test/python/cape_predict_files.py" cocoeval "$c/pair.json" "$dir/pair3.json"
 "$python" "$src/test/python/cape_predict_files.py" agree "$dir/episodes.h5" "$c/pair.json" 0.25 32 \
   3="$dir/pair3.json" 4="$dir/pair4.json"
 

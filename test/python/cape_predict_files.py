@@ -6,9 +6,12 @@
                      (its first box taken away too), empty.json (no annotations), no_names.json
                      (the face category without keypoint names), other.h5 (a weights file of a
                      resnet model: its attributes only)
-  check OUT QUERIES  OUT is COCO keypoint results for QUERIES' face boxes in its order (the list
-                     pycocotools' COCO.loadRes reads; pycocotools is not in the reference environment,
-                     so the format is checked here with json)
+  check OUT QUERIES  OUT is COCO keypoint results for QUERIES' face boxes in its order, its fields
+                     checked with json
+  cocoeval GT OUT    pycocotools (the reference environment's) loads OUT as results on GT
+                     (COCO.loadRes) and COCOeval scores them ('keypoints', OKS sigma 0.025 per
+                     keypoint, MP-100's): AP within [0, 1], one OKS per box, the same OKS as computed
+                     here from COCO's formula
   agree EPISODES PAIR MARGIN SIZE ID=OUT ID=OUT
                      each of cape_eval's two episodes of PAIR: its support found among PAIR's two
                      annotations by its keypoints in the view, its predicted query keypoints
@@ -115,11 +118,38 @@ def agree(episodes, pair, margin, size, outs):
               f"within {diff:.2e} pixels of the view")
 
 
+def cocoeval(gt_path, out):
+    import numpy as np
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+    gt = COCO(gt_path)
+    dt = gt.loadRes(out)
+    k = len(gt.loadCats(gt.getCatIds())[0]["keypoints"])
+    e = COCOeval(gt, dt, "keypoints")
+    e.params.kpt_oks_sigmas = np.full(k, 0.025)
+    e.evaluate()
+    e.accumulate()
+    e.summarize()
+    assert 0 <= e.stats[0] <= 1, e.stats  # -1: nothing was scored
+    variance = (2 * 0.025) ** 2
+    for a in gt.loadAnns(gt.getAnnIds()):
+        r, = [r for r in dt.loadAnns(dt.getAnnIds(imgIds=[a["image_id"]]))]
+        g, d = np.array(a["keypoints"], float).reshape(-1, 3), np.array(r["keypoints"], float).reshape(-1, 3)
+        seen = g[:, 2] > 0
+        ours = np.mean(np.exp(-((d[seen, :2] - g[seen, :2]) ** 2).sum(1) / variance / (a["area"] + np.spacing(1)) / 2))
+        theirs = np.asarray(e.ious[(a["image_id"], a["category_id"])])
+        assert theirs.shape == (1, 1) and abs(theirs[0, 0] - ours) < 1e-9, (theirs, ours)
+        print(f"cape_predict: COCOeval: annotation {a['id']}: OKS {ours:.4f}")
+    print(f"cape_predict: {out}: COCOeval keypoint AP {e.stats[0]:.3f} on {gt_path}")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2])
     elif sys.argv[1] == "check":
         check(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "cocoeval":
+        cocoeval(sys.argv[2], sys.argv[3])
     else:
         agree(sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5]),
               {int(a.split("=")[0]): a.split("=", 1)[1] for a in sys.argv[6:]})
