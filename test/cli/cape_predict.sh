@@ -5,7 +5,8 @@
 #  - the face annotation 3 of train.json as the support places its keypoints on every face box of
 #    queries.json (the six photographs' boxes, their keypoints absent, null or all 0; the bar boxes
 #    are another category, left out): COCO keypoint results in queries.json's order, x, y inside
-#    each box's view, checked with json; pycocotools' COCOeval scores the results on pair.json;
+#    each box's view, checked with json; pycocotools' COCOeval scores the results on pair.json, and
+#    scripts/score-keypoints scores the truth itself 1 and copies a support onto its own box unchanged;
 #  - on those boxes 7 times (42 faces: 2 chunks of 32, a chunk for each rank) 1 rank and 2 ranks
 #    write the same bytes, with the default support (the first labelled annotation) too;
 #  - mapped back into the query's view, the keypoints equal cape_eval's episodes on pair.json (two
@@ -62,6 +63,21 @@ for id in 3 4; do
     > "$dir/pair$id.log" 2>&1 || { cat "$dir/pair$id.log"; fail "cape_predict on pair.json, support $id"; }
 done
 "$python" "$src/test/python/cape_predict_files.py" cocoeval "$c/pair.json" "$dir/pair3.json"
+# scripts/score-keypoints: the truth as results scores 1; the copy baseline of a box onto itself is the box.
+"$python" -c 'import json, sys; g = json.load(open(sys.argv[1])); json.dump([{"image_id": a["image_id"],
+  "category_id": 1, "keypoints": a["keypoints"], "score": 1.0} for a in g["annotations"]], open(sys.argv[2], "w"))' \
+  "$c/pair.json" "$dir/perfect.json"
+"$python" "$src/scripts/score-keypoints" "$c/pair.json" "$dir/perfect.json" --copy "$c/pair.json" 3 \
+  --copy-out "$dir/copy3.json" > "$dir/score.log" || { cat "$dir/score.log"; fail "score-keypoints"; }
+cat "$dir/score.log"
+grep -q "perfect.json: keypoint AP 1.000, AP50 1.000, AP75 1.000 (2 boxes, OKS sigma 0.05)" "$dir/score.log" &&
+  grep -q "^copy baseline (support 3 of .*pair.json): keypoint AP [01]\.[0-9]*, AP50" "$dir/score.log" ||
+  fail "score-keypoints' lines"
+"$python" -c 'import json, sys; g = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
+a, = [a for a in g["annotations"] if a["id"] == 3]; r, = [r for r, b in zip(c, g["annotations"]) if b is a]
+assert max(abs(u - v) for u, v in zip(r["keypoints"][0::3] + r["keypoints"][1::3],
+                                      a["keypoints"][0::3] + a["keypoints"][1::3])) < 1e-9, (r, a)' \
+  "$c/pair.json" "$dir/copy3.json" || fail "the copy baseline of annotation 3 onto its own box is not its keypoints"
 "$python" "$src/test/python/cape_predict_files.py" agree "$dir/episodes.h5" "$c/pair.json" 0.25 32 \
   3="$dir/pair3.json" 4="$dir/pair4.json"
 
