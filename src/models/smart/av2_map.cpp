@@ -153,8 +153,8 @@ Av2Map read_av2_map_file(const std::string& path) {
 // always has its map, so a missing one is a wrong folder or a table from elsewhere. `--map FILE`: a
 // file named after a scenario of the table is that scenario's map alone; any other (a map of one's
 // own recordings' area) is every scenario's, as a lanelet2 map or a map table without scenario_id.
-// `--map A --map B ...` (read_av2_maps) lists the files a folder would hold: each is named after a
-// scenario of the table and is that scenario's map alone. A file naming no scenario of the table,
+// `--map A --map B ...` (Av2Maps of several paths) lists the files a folder would hold: each is
+// named after a scenario of the table and is that scenario's map alone. A file naming no scenario of the table,
 // or a second file for one scenario, is an error naming the files (an unnamed file, every scenario's
 // map on its own, would be added to the named ones'); a scenario left without a map has none, as
 // beside a single named file.
