@@ -169,6 +169,12 @@ add_test(NAME cli_av2_parquet COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_p
          ${CMAKE_CURRENT_SOURCE_DIR}/python/av2_parquet.py $<TARGET_FILE:scenes_import>
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_av2_parquet ${HPCTRAIN_TEST_HAVE_PARQUET})
 set_tests_properties(cli_av2_parquet PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
+# scenes_import on 400 AV2 scenario files: peak memory against 40 of them (one file at a time), the
+# scenes equal to the same rows as one file's, a truncated file late among them leaving nothing.
+add_test(NAME cli_av2_stream COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/av2_stream.py $<TARGET_FILE:scenes_import>
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_av2_stream ${HPCTRAIN_TEST_HAVE_PARQUET})
+set_tests_properties(cli_av2_stream PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
 # scenes_import --map on lanelet2 maps written by lanelet2 (PyPI), against lanelet2's own centre lines.
 add_test(NAME cli_lanelet_map COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/lanelet_map.py
          $<TARGET_FILE:scenes_import> ${CMAKE_CURRENT_BINARY_DIR}/scratch_lanelet_map)
