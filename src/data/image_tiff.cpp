@@ -173,6 +173,30 @@ std::vector<std::uint8_t> read_samples(const TiffFile& t, const std::string& fil
   return raw;
 }
 
+// Sample `k` of each of the `w` pixels of a row of samples `step` apart (`bits` each) as 8 bits,
+// into `to`. Note [16-bit TIFFs]: a 16-bit sample v becomes round(v / 257), as a 16-bit PNG's does
+// (Note [16-bit PNGs]): 65535 white, 32896 mid-grey 128. Pillow's convert("L") and convert("RGB")
+// of a 16-bit grey image (mode I;16, PNG or TIFF) clip instead (min(v, 255): 32896 white, a
+// microscope's image all white but its darkest pixels), and its 16-bit RGB reading keeps the high
+// byte (v >> 8, at most 1 below ours).
+void sample_row(const std::uint8_t* r, std::size_t k, std::size_t step, std::size_t w, unsigned bits,
+                std::uint8_t* to) {
+  if (bits == 8) {
+    for (std::size_t x = 0; x < w; ++x) to[x] = r[x * step + k];
+  } else if (bits == 16) {
+    for (std::size_t x = 0; x < w; ++x) {
+      std::uint16_t v;
+      std::memcpy(&v, r + 2 * (x * step + k), 2);  // in the host's byte order (libtiff swaps)
+      to[x] = static_cast<std::uint8_t>((v * 255u + 32767u) / 65535u);
+    }
+  } else {  // 1 bit, the first pixel in the high bit (libtiff turns FillOrder 2 round)
+    for (std::size_t x = 0; x < w; ++x) {
+      const std::size_t i = x * step + k;
+      to[x] = static_cast<std::uint8_t>((r[i >> 3] >> (7 - (i & 7)) & 1u) * 255u);
+    }
+  }
+}
+
 }  // namespace
 
 Image decode_tiff(const std::string& file, int channels, bool header_only, bool* whole) {
@@ -188,47 +212,45 @@ Image decode_tiff(const std::string& file, int channels, bool header_only, bool*
     return out;
   }
   const auto row = static_cast<std::size_t>(TIFFScanlineSize64(t.tif));
-  const std::vector<std::uint8_t> raw = read_samples(t, file, l, row);
+  std::vector<std::uint8_t> raw = read_samples(t, file, l, row);
   const bool planes = l.planar == PLANARCONFIG_SEPARATE;
   const std::size_t plane = static_cast<std::size_t>(l.height) * row, step = planes ? 1 : l.samples;
-  // Sample k of pixel (x, y) as 8 bits. Note [16-bit TIFFs]: a 16-bit sample v becomes round(v / 257),
-  // as a 16-bit PNG's does (Note [16-bit PNGs]): 65535 white, 32896 mid-grey 128. Pillow's
-  // convert("L") and convert("RGB") of a 16-bit grey image (mode I;16, PNG or TIFF) clip instead
-  // (min(v, 255): 32896 white, a microscope's image all white but its darkest pixels), and its
-  // 16-bit RGB reading keeps the high byte (v >> 8, at most 1 below ours).
-  auto sample = [&](std::size_t x, std::size_t y, std::size_t k) -> unsigned {
-    const std::uint8_t* r = raw.data() + (planes ? k : 0) * plane + y * row;
-    const std::size_t i = x * step + (planes ? 0 : k);
-    if (l.bits == 8) return r[i];
-    if (l.bits == 1) return (r[i >> 3] >> (7 - (i & 7)) & 1u) * 255u;  // libtiff gives FillOrder 1
-    std::uint16_t v;
-    std::memcpy(&v, r + 2 * i, 2);  // in the host's byte order (libtiff swaps)
-    return (v * 255u + 32767u) / 65535u;
-  };
   const auto w = static_cast<std::size_t>(l.width), h = static_cast<std::size_t>(l.height);
+  // 8-bit RGB read as RGB, 8-bit grey (black 0) as grey: the samples as stored are the pixels.
+  if (l.bits == 8 && step == static_cast<std::size_t>(channels) && raw.size() == w * h * step &&
+      (channels == 3 ? l.photometric == PHOTOMETRIC_RGB : l.photometric == PHOTOMETRIC_MINISBLACK)) {
+    out.pixels = std::move(raw);
+    return out;
+  }
+  const bool colour = l.photometric == PHOTOMETRIC_RGB || l.photometric == PHOTOMETRIC_PALETTE;
+  // Row by row: each colour sample (one for grey and palettes) as 8 bits into its own row, then the
+  // pixels from those, so that the loops over a row hold no test of the layout.
+  std::vector<std::uint8_t> rows(3 * w);
   out.pixels.resize(w * h * channels);
   std::uint8_t* px = out.pixels.data();
-  for (std::size_t y = 0; y < h; ++y)
-    for (std::size_t x = 0; x < w; ++x) {
-      unsigned c[3];
-      if (l.photometric == PHOTOMETRIC_RGB) {
-        for (std::size_t k = 0; k < 3; ++k) c[k] = sample(x, y, k);
-      } else if (l.photometric == PHOTOMETRIC_PALETTE) {  // 16-bit colours: their high byte, as Pillow reads them
-        const unsigned v = sample(x, y, 0);
-        c[0] = l.red[v] >> 8, c[1] = l.green[v] >> 8, c[2] = l.blue[v] >> 8;
-      } else {
-        const unsigned v = sample(x, y, 0);
-        c[0] = c[1] = c[2] = l.photometric == PHOTOMETRIC_MINISWHITE ? 255 - v : v;
+  for (std::size_t y = 0; y < h; ++y) {
+    std::uint8_t* c[3] = {rows.data(), rows.data() + w, rows.data() + 2 * w};
+    for (std::size_t k = 0; k < (l.photometric == PHOTOMETRIC_RGB ? 3u : 1u); ++k)
+      sample_row(raw.data() + (planes ? k : 0) * plane + y * row, planes ? 0 : k, step, w, l.bits, c[k]);
+    if (l.photometric == PHOTOMETRIC_PALETTE) {  // 16-bit colours: their high byte, as Pillow reads them
+      for (std::size_t x = 0; x < w; ++x) {
+        const std::uint8_t v = c[0][x];
+        c[0][x] = static_cast<std::uint8_t>(l.red[v] >> 8), c[1][x] = static_cast<std::uint8_t>(l.green[v] >> 8);
+        c[2][x] = static_cast<std::uint8_t>(l.blue[v] >> 8);
       }
-      if (channels == 3) {
-        *px++ = static_cast<std::uint8_t>(c[0]), *px++ = static_cast<std::uint8_t>(c[1]);
-        *px++ = static_cast<std::uint8_t>(c[2]);
-      } else {  // grey stays grey; colour as PIL's convert("L") (Note [grey from colour])
-        *px++ = l.photometric == PHOTOMETRIC_RGB || l.photometric == PHOTOMETRIC_PALETTE
-                    ? grey_of(c[0], c[1], c[2])
-                    : static_cast<std::uint8_t>(c[0]);
-      }
+    } else if (l.photometric == PHOTOMETRIC_MINISWHITE) {
+      for (std::size_t x = 0; x < w; ++x) c[0][x] = static_cast<std::uint8_t>(255 - c[0][x]);
     }
+    if (!colour) c[1] = c[2] = c[0];
+    if (channels == 3) {
+      for (std::size_t x = 0; x < w; ++x) px[3 * x] = c[0][x], px[3 * x + 1] = c[1][x], px[3 * x + 2] = c[2][x];
+    } else if (colour) {  // as PIL's convert("L") (Note [grey from colour])
+      for (std::size_t x = 0; x < w; ++x) px[x] = grey_of(c[0][x], c[1][x], c[2][x]);
+    } else {
+      std::memcpy(px, c[0], w);
+    }
+    px += w * channels;
+  }
   return out;
 }
 

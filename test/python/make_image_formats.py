@@ -7,7 +7,8 @@ write, byte by byte), with Pillow's own decode of each, for the image decoder's 
                           TIFF uncompressed, LZW and deflate as RGB, RGBA, grey and 16-bit grey; grey
                           with alpha, 1-bit (CCITT group 4), a palette, JPEG-compressed, two pages,
                           16-bit big-endian (MM), and written by hand: tiles of 16 x 16, planes
-                          (PlanarConfiguration 2), 16-bit RGB
+                          (PlanarConfiguration 2: RGB; grey with alpha, which Pillow cannot read:
+                          its stored grey), 16-bit RGB
   formats/<name>.rgb, .l  Pillow's decode: Image.open(f).convert("RGB") / ("L") as raw bytes; for
                           16-bit files Pillow's 16-bit values as round(v / 257) (Note [16-bit TIFFs])
   formats/index.tsv       name, width, height per file
@@ -52,10 +53,16 @@ grey16 = ((x * 1789 + y * 2711 + rng.integers(0, 300, (H, W))) % 65536).astype(n
 index = []
 
 
-def reference(name, sixteen=None):
+def reference(name, sixteen=None, grey=None):
     """Pillow's decode of formats/<name> beside it (.rgb, .l); `sixteen`: its 16-bit samples (H x W or
-    H x W x 3), scaled as round(v / 257)."""
+    H x W x 3), scaled as round(v / 257); `grey`: its 8-bit grey values, for a layout Pillow cannot
+    read."""
     path = os.path.join(fmt, name)
+    if grey is not None:
+        open(path + ".rgb", "wb").write(np.repeat(grey[..., None], 3, -1).tobytes())
+        open(path + ".l", "wb").write(grey.tobytes())
+        index.append(f"{name}\t{grey.shape[1]}\t{grey.shape[0]}\n")
+        return
     with Image.open(path) as im:
         if sixteen is None:
             c, l = np.asarray(im.convert("RGB")), np.asarray(im.convert("L"))
@@ -97,7 +104,8 @@ Image.fromarray(grey16, "I;16").save(os.path.join(fmt, "grey16.png"))
 
 def tiff_by_hand(name, samples, bits, photometric, tile=None, planar=1, order="<"):
     """An uncompressed TIFF of `samples` (H x W x S) with `bits` per sample: in tiles of `tile` x
-    `tile` pixels (edge tiles padded), or one strip per plane; PlanarConfiguration `planar`."""
+    `tile` pixels (edge tiles padded), or one strip per plane; PlanarConfiguration `planar`; the
+    second or fourth sample an alpha."""
     h, w, s = samples.shape
     dtype = np.dtype(order + ("u1" if bits == 8 else "u2"))
     planes = [samples] if planar == 1 else [samples[..., k:k + 1] for k in range(s)]
@@ -123,9 +131,9 @@ def tiff_by_hand(name, samples, bits, photometric, tile=None, planar=1, order="<
         nonlocal values
         packed = b"".join(struct.pack(order + {3: "H", 4: "I"}[kind], v) for v in items)
         if len(packed) <= 4:
-            entries.append(struct.pack(order + "HHI", tag, kind, len(items)) + packed.ljust(4, b"\0"))
+            entries.append((tag, struct.pack(order + "HHI", tag, kind, len(items)) + packed.ljust(4, b"\0")))
         else:
-            entries.append(struct.pack(order + "HHII", tag, kind, len(items), extra + len(values)))
+            entries.append((tag, struct.pack(order + "HHII", tag, kind, len(items), extra + len(values))))
             values += packed
 
     entry(256, 4, [w]), entry(257, 4, [h]), entry(258, 3, [bits] * s), entry(259, 3, [1]), entry(262, 3, [photometric])
@@ -134,13 +142,15 @@ def tiff_by_hand(name, samples, bits, photometric, tile=None, planar=1, order="<
     else:
         entry(277, 3, [s])
     entry(284, 3, [planar])
+    if s in (2, 4):
+        entry(338, 3, [2])  # ExtraSamples: an alpha, not premultiplied
     if tile is not None:
         entry(322, 4, [tile]), entry(323, 4, [tile]), entry(324, 4, offsets), entry(325, 4, [len(b) for b in blocks])
     ifd = extra + len(values)
     ifd += ifd % 2
     head = (b"II*\0" if order == "<" else b"MM\0*") + struct.pack(order + "I", ifd)
     body = head + data + values + b"\0" * ((extra + len(values)) % 2)
-    body += struct.pack(order + "H", len(entries)) + b"".join(entries) + struct.pack(order + "I", 0)
+    body += struct.pack(order + "H", len(entries)) + b"".join(e for _, e in sorted(entries)) + struct.pack(order + "I", 0)
     open(os.path.join(fmt, name), "wb").write(body)
 
 
@@ -149,6 +159,8 @@ tiff_by_hand("planes.tif", rgb, 8, 2, planar=2)
 tiff_by_hand("tiled_planes_be.tif", rgb, 8, 2, tile=16, planar=2, order=">")
 for name in ("tiled.tif", "planes.tif", "tiled_planes_be.tif"):
     reference(name)
+tiff_by_hand("grey_alpha_planes.tif", np.stack([rgb[..., 0], alpha], -1), 8, 1, planar=2)
+reference("grey_alpha_planes.tif", grey=np.ascontiguousarray(rgb[..., 0]))  # Pillow 9.4: "unknown raw mode"
 rgb16 = np.stack([grey16, 65535 - grey16, grey16 // 3], -1)
 tiff_by_hand("rgb16.tif", rgb16, 16, 2)
 reference("rgb16.tif", rgb16)
