@@ -13,7 +13,9 @@
 #include "core/log.hpp"
 #include "data/image_formats.hpp"
 
-#if !TIFFLIB_AT_LEAST(4, 5, 0)
+#ifndef TIFFLIB_AT_LEAST  // libtiff before 4.5 does not define it
+#error "hpctrain needs libtiff 4.5 or later (TIFFOpenExt: per-file error handlers)"
+#elif !TIFFLIB_AT_LEAST(4, 5, 0)
 #error "hpctrain needs libtiff 4.5 or later (TIFFOpenExt: per-file error handlers)"
 #endif
 
