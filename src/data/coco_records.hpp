@@ -67,7 +67,7 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
 // each part as flat arrays, a category's rows rebuilt from the annotations. A collective.
 void broadcast_records(Records& r, const Comm& comm);
 
-// Checks an image's file `path` (images[i] of the JSON, `where`): there, a PNG or JPEG whose header
+// Checks an image's file `path` (images[i] of the JSON, `where`): there, an image file whose header
 // and tail read (check_image of image_decode.hpp), of the size given (`width` x `height`; 0 x 0:
 // none given, set to the file's). Returns the error ("images[4] (id 104): image file ... not
 // found", the JSON file's name left for the caller to put first), "" when the file is fine.
