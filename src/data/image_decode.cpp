@@ -80,9 +80,10 @@ Image decode_png(const std::string& file, int channels, bool header_only) {
   im.format = (channels == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB) | (alpha ? PNG_FORMAT_FLAG_ALPHA : 0);
   // Note [16-bit PNGs]: the simplified API takes a 16-bit file without a gAMA or sRGB chunk (as
   // PIL, OpenCV and scanners write them) as linear light and gamma-encodes it into 8 bits: a grey of
-  // 32896 / 65535 came out 186, not 128, every picture brighter than PIL's, OpenCV's or
-  // torchvision's reading. Its values are taken as they are instead (value / 257); a file that
-  // states its gamma keeps libpng's conversion.
+  // 32896 / 65535 came out 186, not 128, every picture brighter than OpenCV's or torchvision's
+  // reading. Its values are taken as they are instead (value / 257: 16 bits onto 8; Pillow 9.4's
+  // convert("L") clips 16-bit grey at 255 instead: docs/image-formats.md); a file that states its
+  // gamma keeps libpng's conversion.
   im.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
   out.pixels.resize(PNG_IMAGE_SIZE(im));
   if (!png_image_finish_read(&im, nullptr, out.pixels.data(), 0, nullptr))
