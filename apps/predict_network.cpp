@@ -89,8 +89,14 @@ int predict_network(int argc, char** argv, const Comm& comm) {
   comm.run_agreed([&] {
     model = load_model(o.weights, po.chunk, o.weights_choice, &o.weight_set);
     inputs = model->predict_inputs();
-    if (inputs.empty())
-      throw Error(o.weights + ": the " + model->family() + " model has no predict", ExitCode::bad_input);
+    if (inputs.empty()) {
+      const ModelFamily* f = find_model_family(model->family());  // Note [family tools]: its own predict
+      throw Error(o.weights + ": the " + model->family() + " model has no predict" +
+                      (f && f->predict
+                           ? std::string("; its family's own tool predicts: apps/") + f->name + "_predict"
+                           : std::string()),
+                  ExitCode::bad_input);
+    }
     datasets_in = input_datasets(o.inputs_dataset, inputs, model->family());
     const std::vector<NamedShape> all = model->predict_outputs(PredictOptions{po.chunk, {}, po.sampling});
     for (const std::string& name : po.outputs)

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """An ImageNet-style image folder of small JPEGs for measuring image_folder's check at open
 (docs/images.md, "Opening image data"): --classes sub-folders of --files JPEGs in all, each
---size pixels of a colour gradient (Pillow, quality 90).
-usage: perf/image_folder_like.py OUT_DIR [--files 20000] [--classes 100] [--size 160x120]"""
+--size pixels of a colour gradient (Pillow, quality 90). --format: the same pictures as PNG, WebP
+(lossy, quality 90, or lossless) or TIFF (uncompressed or LZW) instead, to compare their decoding
+(docs/image-formats.md).
+usage: perf/image_folder_like.py OUT_DIR [--files 20000] [--classes 100] [--size 160x120]
+       [--format jpeg|png|webp|webp-lossless|tiff|tiff-lzw]"""
 import argparse
 import os
 
@@ -13,7 +16,12 @@ p.add_argument("out")
 p.add_argument("--files", type=int, default=20000)
 p.add_argument("--classes", type=int, default=100)
 p.add_argument("--size", default="160x120")
+FORMATS = {"jpeg": ("JPEG", {"quality": 90}), "png": ("png", {}), "webp": ("webp", {"quality": 90}),
+           "webp-lossless": ("webp", {"lossless": True}), "tiff": ("tif", {}),
+           "tiff-lzw": ("tif", {"compression": "tiff_lzw"})}
+p.add_argument("--format", choices=sorted(FORMATS), default="jpeg")
 a = p.parse_args()
+ext, options = FORMATS[a.format]
 w, h = (int(v) for v in a.size.split("x"))
 base = Image.linear_gradient("L").resize((w, h))
 for i in range(a.files):
@@ -21,5 +29,5 @@ for i in range(a.files):
     d = os.path.join(a.out, f"n{c:08d}")
     os.makedirs(d, exist_ok=True)
     im = Image.merge("RGB", (base, base.point(lambda v, i=i: (v + i) % 256), base.point(lambda v, c=c: 255 - v)))
-    im.save(os.path.join(d, f"img_{i:07d}.JPEG"), quality=90)
-print(f"{a.out}: {a.files} JPEGs of {w} x {h} in {a.classes} classes")
+    im.save(os.path.join(d, f"img_{i:07d}.{ext}"), **options)
+print(f"{a.out}: {a.files} {a.format} files of {w} x {h} in {a.classes} classes")

@@ -19,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/rng.hpp"
+#include "data/coco_keypoints.hpp"
 #include "data/coco_records.hpp"
 #include "data/image_files_dataset.hpp"
 #include "data/image_transform.hpp"
@@ -37,6 +38,22 @@ constexpr std::uint64_t kCocoUnaugmented = ~std::uint64_t(0);
 
 using coco::Annotation;
 using coco::Category;
+
+// The size of a view of box `box` in its image's pixels: the bbox with the margin, widened to the
+// output's aspect (before the scale jitter).
+void view_size(const double box[4], double margin, const ImageOptions& o, double& w, double& h) {
+  w = box[2] * (1 + margin), h = box[3] * (1 + margin);
+  const double aspect = static_cast<double>(o.width) / o.height;
+  if (w < h * aspect) w = h * aspect;
+  else h = w / aspect;
+}
+
+// The map from the output's pixels to the image's of a view of `box` (Affine).
+Affine box_view(const double box[4], double margin, const ImageOptions& o, const Jitter& j) {
+  double w, h;
+  view_size(box, margin, o, w, h);
+  return view_map(box[0] + 0.5 * box[2], box[1] + 0.5 * box[3], w, h, o.width, o.height, j);
+}
 
 class CocoKeypoints : public ImageFilesDataset {
  public:
@@ -57,11 +74,11 @@ class CocoKeypoints : public ImageFilesDataset {
     std::vector<double> detail(r.files.size(), 1e300);
     for (const Annotation& a : annotations_) {
       double w, h;
-      crop(a, w, h);
+      view_size(a.box, margin, o, w, h);
       detail[a.image] = std::min(detail[a.image], (1 - o.scale) * std::min(w / o.width, h / o.height));
     }
     std::size_t reduced = 0;
-    for (const double d : detail) reduced += decode_reduction(d) > 1;
+    for (const double d : detail) reduced += d < 1e300 && decode_reduction(d) > 1;  // an image no row shows: not
     if (reduced > 0)
       Log::info(
           strf("  %s: %zu of %zu images shown at under half their size: JPEGs among them decode at 1/2 to 1/8",
@@ -147,14 +164,6 @@ class CocoKeypoints : public ImageFilesDataset {
     const std::size_t i = static_cast<std::size_t>(pick % (n - 1));
     return cat.rows[i < self ? i : i + 1];
   }
-  // The size of annotation a's view in its image's pixels: the bbox with the margin, widened to the
-  // output's aspect (before the scale jitter).
-  void crop(const Annotation& a, double& w, double& h) const {
-    w = a.box[2] * (1 + margin_), h = a.box[3] * (1 + margin_);
-    const double aspect = static_cast<double>(o_.width) / o_.height;
-    if (w < h * aspect) w = h * aspect;
-    else h = w / aspect;
-  }
   // Row `row` at `epoch` (kCocoUnaugmented: no jitter) into slot `slot` of `out`.
   void put(std::uint64_t row, std::size_t slot, std::uint64_t epoch, const std::vector<FieldBuffer>& out) const {
     const Annotation& first = annotations_.at(row);
@@ -176,10 +185,7 @@ class CocoKeypoints : public ImageFilesDataset {
         throw Error(std::string(e.what()) + " (" + file_ + ": annotations[" + std::to_string(a.index) + "])",
                     e.code());
       }
-      double w, h;
-      crop(a, w, h);
-      const Affine map = view_map(a.box[0] + 0.5 * a.box[2], a.box[1] + 0.5 * a.box[3], w, h, o_.width, o_.height,
-                                  j);
+      const Affine map = box_view(a.box, margin_, o_, j);
       render(*im, map, o_, pixels + static_cast<std::size_t>(v) * image);
       float* dst = kp + static_cast<std::size_t>(v) * K * 3;
       for (std::size_t k = 0; k < K; ++k) {
@@ -291,6 +297,33 @@ std::shared_ptr<const Dataset> open_coco_shared(const deck::Deck& deck, const st
   });
   return data;
 }
+
+}  // namespace
+
+CocoViews open_coco_views(const deck::Deck& deck, const std::string& file, const Comm& comm) {
+  std::unique_ptr<CocoOptions> o;
+  comm.run_agreed([&] { o = std::make_unique<CocoOptions>(deck); });
+  coco::Records r;
+  comm.run_on_root([&] {
+    r = coco::read_records(file, o->image_dir, o->image.exif_orientation, o->image.skip_broken, true);
+  });
+  coco::broadcast_records(r, comm);
+  CocoViews v;
+  comm.run_agreed([&] {
+    const auto K = static_cast<std::size_t>(r.keypoints);
+    for (std::size_t i = 0; i < r.annotations.size(); ++i) {
+      const Annotation& a = r.annotations[i];
+      int labelled = 0;
+      for (std::size_t k = 0; k < K; ++k) labelled += r.kp[(i * K + k) * 3 + 2] > 0;
+      v.rows.push_back({a.id, a.image_id, a.category, labelled, box_view(a.box, o->margin, o->image, Jitter{})});
+    }
+    v.categories = r.categories;
+    v.data = std::make_shared<CocoKeypoints>(file, std::move(r), o->image, 1, o->margin, o->cache);
+  });
+  return v;
+}
+
+namespace {
 
 // A .json file whose top level has "annotations" (read only the first 64 KiB to look).
 bool recognises_coco(const deck::Deck&, const std::string& file) {

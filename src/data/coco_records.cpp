@@ -142,6 +142,7 @@ std::map<long long, int> read_categories(const json& list, const std::string& fi
     if (!c.contains("keypoints") || !c["keypoints"].is_array() || c["keypoints"].empty())
       bad(file, where, "has no keypoint names");
     Category cat;
+    cat.id = id;
     cat.name = std::to_string(id);
     if (c.contains("name")) {
       if (!c["name"].is_string()) bad(file, where, "name " + shown(c["name"]) + " is not a string");
@@ -195,14 +196,16 @@ std::map<long long, std::size_t> read_images(const json& list, const std::string
 }
 
 // Annotation `a` (annotations[i], `where`) of category `c` on image `image` into `an` and `kp` (its
-// K x 3 values, zero); false when it has no labelled keypoint.
+// K x 3 values, zero); false when it has no labelled keypoint, unless `keep_unlabelled` (then its
+// keypoints may be absent, and its bbox says where its object is).
 bool read_keypoints(const json& a, const Category& c, const std::string& file, const std::string& where,
-                    const Records& r, Annotation& an, float* kp) {
+                    const Records& r, bool keep_unlabelled, Annotation& an, float* kp) {
   const std::size_t k = c.keypoints.size();
   const std::string need = std::to_string(3 * k) + " numbers (x, y, visibility for each of '" + c.name + "''s " +
                            std::to_string(k) + " keypoints)";
-  if (!a.contains("keypoints")) bad(file, where, "has no keypoints: they must hold " + need);
-  if (!a["keypoints"].is_array() || a["keypoints"].size() != 3 * k)
+  const bool given = a.contains("keypoints") && !(keep_unlabelled && a["keypoints"].is_null());
+  if (!given && !keep_unlabelled) bad(file, where, "has no keypoints: they must hold " + need);
+  if (given && (!a["keypoints"].is_array() || a["keypoints"].size() != 3 * k))
     bad(file, where,
         "keypoints " +
             (a["keypoints"].is_array() ? "of " + std::to_string(a["keypoints"].size()) + " values"
@@ -214,7 +217,7 @@ bool read_keypoints(const json& a, const Category& c, const std::string& file, c
   const auto value = [&](std::size_t at) {
     return number(a["keypoints"][at], file, where, "keypoints[" + std::to_string(at) + "]");
   };
-  for (std::size_t m = 0; m < k; ++m) {
+  for (std::size_t m = 0; m < k && given; ++m) {
     const double x = value(3 * m), y = value(3 * m + 1);
     if (value(3 * m + 2) <= 0) continue;
     if (!(x >= 0 && x <= w && y >= 0 && y <= h))
@@ -225,9 +228,11 @@ bool read_keypoints(const json& a, const Category& c, const std::string& file, c
     lo[0] = std::min(lo[0], x), lo[1] = std::min(lo[1], y), hi[0] = std::max(hi[0], x), hi[1] = std::max(hi[1], y);
     ++labelled;
   }
-  if (labelled == 0) return false;
-  // The bbox as given, or the labelled keypoints' box.
   const bool boxed = a.contains("bbox") && !a["bbox"].is_null();
+  if (labelled == 0 && !keep_unlabelled) return false;
+  if (labelled == 0 && !boxed)
+    bad(file, where, "has no bbox and no labelled keypoint: nothing says where its object is");
+  // The bbox as given, or the labelled keypoints' box.
   if (boxed) {
     if (!a["bbox"].is_array() || a["bbox"].size() != 4)
       bad(file, where, "bbox " + shown(a["bbox"]) + " is not [x, y, width, height]");
@@ -252,8 +257,8 @@ bool read_keypoints(const json& a, const Category& c, const std::string& file, c
 
 }  // namespace
 
-Records read_records(const std::string& file, const std::string& image_dir, bool exif_orientation,
-                     bool skip_broken) {
+Records read_records(const std::string& file, const std::string& image_dir, bool exif_orientation, bool skip_broken,
+                     bool keep_unlabelled) {
   std::ifstream in(file);
   if (!in) throw Error(file + ": cannot open the COCO keypoint file", ExitCode::bad_input);
   json j;
@@ -297,9 +302,11 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
       return;  // its image is left out: no size to check it by
     Annotation an;
     an.image = im->second, an.category = cat->second, an.index = i;
+    an.id = id_of(a, "id", file, where), an.image_id = im->first;
     const std::size_t at = r.kp.size();
     r.kp.resize(at + static_cast<std::size_t>(r.keypoints) * 3, 0.0f);
-    if (!read_keypoints(a, r.categories[static_cast<std::size_t>(cat->second)], file, where, r, an, &r.kp[at])) {
+    if (!read_keypoints(a, r.categories[static_cast<std::size_t>(cat->second)], file, where, r, keep_unlabelled, an,
+                        &r.kp[at])) {
       r.kp.resize(at);
       ++unlabelled;  // nothing to learn or score
       return;
@@ -307,7 +314,7 @@ Records read_records(const std::string& file, const std::string& image_dir, bool
     r.categories[static_cast<std::size_t>(an.category)].rows.push_back(r.annotations.size());
     r.annotations.push_back(an);
   });
-  if (r.annotations.empty()) bad(file, "annotations", "no annotation has a labelled keypoint");
+  if (r.annotations.empty() && !keep_unlabelled) bad(file, "annotations", "no annotation has a labelled keypoint");
   if (unlabelled > 0)
     Log::info(strf("  %s: %zu annotations without a labelled keypoint left out", file.c_str(), unlabelled));
   if (crowd > 0)  // docs/images.md says they are counted (they were left out without a word)
@@ -333,15 +340,17 @@ void broadcast_records(Records& r, const Comm& comm) {
   std::vector<std::string> names;
   std::vector<std::uint64_t> counts;  // of each category's keypoints
   std::vector<int> flip;
+  std::vector<long long> ids;
   if (root)
     for (const Category& c : r.categories) {
-      names.push_back(c.name), counts.push_back(c.keypoints.size());
+      names.push_back(c.name), counts.push_back(c.keypoints.size()), ids.push_back(c.id);
       for (std::size_t k = 0; k < c.keypoints.size(); ++k)
         names.push_back(c.keypoints[k]), flip.push_back(c.flip[k]);
     }
   comm.broadcast(names);
   comm.broadcast(counts);
   comm.broadcast(flip);
+  comm.broadcast(ids);
   if (root) return;
   r.sizes.clear();
   for (std::size_t i = 0; i + 1 < sizes.size(); i += 2) r.sizes.emplace_back(sizes[i], sizes[i + 1]);
@@ -350,6 +359,7 @@ void broadcast_records(Records& r, const Comm& comm) {
   for (std::size_t c = 0; c < counts.size(); ++c) {
     Category& cat = r.categories[c];
     cat.name = names.at(name++);
+    cat.id = ids.at(c);
     for (std::uint64_t k = 0; k < counts[c]; ++k) cat.keypoints.push_back(names.at(name++));
     cat.flip.assign(flip.begin() + static_cast<std::ptrdiff_t>(at),
                     flip.begin() + static_cast<std::ptrdiff_t>(at + counts[c]));

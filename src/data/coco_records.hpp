@@ -22,10 +22,13 @@ struct Annotation {
   int category = 0;       // index into Records::categories
   double box[4] = {0, 0, 0, 0};
   std::size_t index = 0;  // in the JSON's annotations (for messages)
-};                        // its keypoints: Records::kp (a plain struct: one array of all, broadcast as bytes)
+  long long id = -1;      // the JSON's ids (-1: none given): of the annotation and of its image
+  long long image_id = -1;
+};  // its keypoints: Records::kp (a plain struct: one array of all, broadcast as bytes)
 
 struct Category {
   std::string name;
+  long long id = -1;  // the JSON's
   std::vector<std::string> keypoints;
   std::vector<int> flip;          // keypoint k of a flipped view is keypoint flip[k] of the original
   std::vector<std::size_t> rows;  // rows of this category
@@ -50,18 +53,21 @@ struct Records {
 };
 
 // Reads `file` (images relative to `image_dir`, or to the file's folder when empty); throws Error
-// (exit 2) naming the entry and key of the first bad value.
+// (exit 2) naming the entry and key of the first bad value. `keep_unlabelled` (the query boxes of
+// cape_predict, Note [cape predict]): an annotation without a labelled keypoint, or with no
+// `keypoints` at all, is a row too, its bbox saying where its object is (required then); otherwise
+// it is left out, as nothing can be learnt or scored from it.
 // The images' files are not opened (but those whose JSON gives no size: their header gives it);
 // check_image checks them (Note [image sizes]). `skip_broken` (broken_images skip): a bad header
 // read here is kept in Records::broken for the check at open to report, not thrown.
 Records read_records(const std::string& file, const std::string& image_dir, bool exif_orientation,
-                     bool skip_broken = false);
+                     bool skip_broken = false, bool keep_unlabelled = false);
 
 // Rank 0's records `r` on every rank of `comm` (Note [open once per job] in source_registry.hpp):
 // each part as flat arrays, a category's rows rebuilt from the annotations. A collective.
 void broadcast_records(Records& r, const Comm& comm);
 
-// Checks an image's file `path` (images[i] of the JSON, `where`): there, a PNG or JPEG whose header
+// Checks an image's file `path` (images[i] of the JSON, `where`): there, an image file whose header
 // and tail read (check_image of image_decode.hpp), of the size given (`width` x `height`; 0 x 0:
 // none given, set to the file's). Returns the error ("images[4] (id 104): image file ... not
 // found", the JSON file's name left for the caller to put first), "" when the file is fine.

@@ -1,6 +1,7 @@
 // PNG through libpng's simplified API, JPEG through libjpeg-turbo (errors and warnings, such as a
-// truncated file, become an Error naming the file), a JPEG's EXIF orientation through libexif, and
-// the image store's cache.
+// truncated file, become an Error naming the file), a JPEG's EXIF orientation through libexif, WebP
+// and TIFF through their own files (image_formats.hpp), each told by its first bytes; and the image
+// store's cache.
 #include "data/image_decode.hpp"
 
 #include <csetjmp>
@@ -15,23 +16,13 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "data/image_formats.hpp"
 
 namespace hpct {
 
-namespace {
+namespace image_formats {
 
-[[noreturn]] void fail(const std::string& file, const std::string& why) {
-  throw Error(file + ": " + why, ExitCode::bad_input);
-}
-
-enum class Kind { png, jpeg };
-
-// The kind told by the first `n` bytes of `file`, `head`.
-Kind kind_from(const unsigned char* head, std::size_t n, const std::string& file) {
-  if (n == 8 && png_sig_cmp(head, 0, 8) == 0) return Kind::png;
-  if (n >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF) return Kind::jpeg;
-  fail(file, n == 0 ? "the image file is empty" : "not a PNG or JPEG file (by its first bytes)");
-}
+void fail(const std::string& file, const std::string& why) { throw Error(file + ": " + why, ExitCode::bad_input); }
 
 std::FILE* open_image(const std::string& file) {
   std::FILE* f = std::fopen(file.c_str(), "rb");
@@ -39,9 +30,32 @@ std::FILE* open_image(const std::string& file) {
   return f;
 }
 
+}  // namespace image_formats
+
+namespace {
+
+using image_formats::fail;
+using image_formats::open_image;
+
+enum class Kind { png, jpeg, webp, tiff };
+
+constexpr std::size_t kHeadBytes = 12;  // enough to tell every kind (WebP's: "RIFF", size, "WEBP")
+
+// The kind told by the first `n` bytes of `file`, `head`: PNG's signature, JPEG's start-of-image
+// marker, a RIFF file of form WEBP, a TIFF's (or BigTIFF's) byte order and magic number.
+Kind kind_from(const unsigned char* head, std::size_t n, const std::string& file) {
+  if (n >= 8 && png_sig_cmp(head, 0, 8) == 0) return Kind::png;
+  if (n >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF) return Kind::jpeg;
+  if (n >= 12 && std::memcmp(head, "RIFF", 4) == 0 && std::memcmp(head + 8, "WEBP", 4) == 0) return Kind::webp;
+  if (n >= 4 && (std::memcmp(head, "II*\0", 4) == 0 || std::memcmp(head, "MM\0*", 4) == 0 ||
+                 std::memcmp(head, "II+\0", 4) == 0 || std::memcmp(head, "MM\0+", 4) == 0))
+    return Kind::tiff;
+  fail(file, n == 0 ? "the image file is empty" : "not a PNG, JPEG, WebP or TIFF file (by its first bytes)");
+}
+
 Kind kind_of(const std::string& file) {
   std::FILE* f = open_image(file);
-  unsigned char head[8] = {0};
+  unsigned char head[kHeadBytes] = {0};
   const std::size_t n = std::fread(head, 1, sizeof(head), f);
   std::fclose(f);
   return kind_from(head, n, file);
@@ -66,9 +80,10 @@ Image decode_png(const std::string& file, int channels, bool header_only) {
   im.format = (channels == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB) | (alpha ? PNG_FORMAT_FLAG_ALPHA : 0);
   // Note [16-bit PNGs]: the simplified API takes a 16-bit file without a gAMA or sRGB chunk (as
   // PIL, OpenCV and scanners write them) as linear light and gamma-encodes it into 8 bits: a grey of
-  // 32896 / 65535 came out 186, not 128, every picture brighter than PIL's, OpenCV's or
-  // torchvision's reading. Its values are taken as they are instead (value / 257); a file that
-  // states its gamma keeps libpng's conversion.
+  // 32896 / 65535 came out 186, not 128, every picture brighter than OpenCV's or torchvision's
+  // reading. Its values are taken as they are instead (value / 257: 16 bits onto 8; Pillow 9.4's
+  // convert("L") clips 16-bit grey at 255 instead: docs/image-formats.md); a file that states its
+  // gamma keeps libpng's conversion.
   im.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
   out.pixels.resize(PNG_IMAGE_SIZE(im));
   if (!png_image_finish_read(&im, nullptr, out.pixels.data(), 0, nullptr))
@@ -226,32 +241,53 @@ Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduc
 
 Image decode_image(const std::string& file, int channels, const ReduceRule& reduce, bool orient) {
   if (channels != 1 && channels != 3) fail(file, "internal: images decode as 1 or 3 channels");
-  return kind_of(file) == Kind::png ? decode_png(file, channels, false)
-                                    : decode_jpeg(file, channels, &reduce, orient);
+  switch (kind_of(file)) {
+    case Kind::png: return decode_png(file, channels, false);
+    case Kind::jpeg: return decode_jpeg(file, channels, &reduce, orient);
+    case Kind::webp: return image_formats::decode_webp(file, channels, false);
+    case Kind::tiff: break;
+  }
+  return image_formats::decode_tiff(file, channels, false);
 }
 
 void image_size(const std::string& file, int& width, int& height, bool orient) {
-  const Image im = kind_of(file) == Kind::png ? decode_png(file, 1, true) : decode_jpeg(file, 1, nullptr, orient);
+  Image im;
+  switch (kind_of(file)) {
+    case Kind::png: im = decode_png(file, 1, true); break;
+    case Kind::jpeg: im = decode_jpeg(file, 1, nullptr, orient); break;
+    case Kind::webp: im = image_formats::decode_webp(file, 1, true); break;
+    case Kind::tiff: im = image_formats::decode_tiff(file, 1, true); break;
+  }
   width = im.width, height = im.height;
 }
 
 void check_image(const std::string& file, int& width, int& height, bool orient,
                  const std::function<void()>& whole) {
   // Note [image checks at open]: the first bytes and the last, in one open. A PNG ends with its
-  // IEND chunk (length 0, type, CRC), a JPEG with its end-of-image marker.
+  // IEND chunk (length 0, type, CRC), a JPEG with its end-of-image marker; a WebP's and a TIFF's
+  // header say where their data ends (decode_webp's and decode_tiff's `whole`: Note [TIFF extent]).
   static const unsigned char kPngEnd[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
   static const unsigned char kJpegEnd[2] = {0xFF, 0xD9};
   std::FILE* f = open_image(file);
-  unsigned char head[8] = {0}, tail[12] = {0};
+  unsigned char head[kHeadBytes] = {0}, tail[12] = {0};
   const std::size_t got = std::fread(head, 1, sizeof(head), f);
-  const Kind kind = got == 8 && png_sig_cmp(head, 0, 8) == 0 ? Kind::png : Kind::jpeg;
-  const std::size_t n = kind == Kind::png ? sizeof(kPngEnd) : sizeof(kJpegEnd);
-  const bool ends_well = std::fseek(f, -static_cast<long>(n), SEEK_END) == 0 && std::fread(tail, 1, n, f) == n &&
-                         std::memcmp(tail, kind == Kind::png ? kPngEnd : kJpegEnd, n) == 0;
+  const bool tail_read = std::fseek(f, -12, SEEK_END) == 0 && std::fread(tail, 1, 12, f) == 12;
   std::fclose(f);
-  kind_from(head, got, file);  // throws for a file of neither kind
-  bool cmyk = false;
-  const Image im = kind == Kind::png ? decode_png(file, 1, true) : decode_jpeg(file, 1, nullptr, orient, &cmyk);
+  const Kind kind = kind_from(head, got, file);  // throws for a file of no kind read
+  bool ends_well = true, cmyk = false;
+  Image im;
+  switch (kind) {
+    case Kind::png:
+      ends_well = tail_read && std::memcmp(tail, kPngEnd, 12) == 0;
+      im = decode_png(file, 1, true);
+      break;
+    case Kind::jpeg:
+      ends_well = tail_read && std::memcmp(tail + 10, kJpegEnd, 2) == 0;
+      im = decode_jpeg(file, 1, nullptr, orient, &cmyk);
+      break;
+    case Kind::webp: im = image_formats::decode_webp(file, 1, true, &ends_well); break;
+    case Kind::tiff: im = image_formats::decode_tiff(file, 1, true, &ends_well); break;
+  }
   width = im.width, height = im.height;
   if (width <= 0 || height <= 0) fail(file, strf("the image is %d x %d pixels", width, height));
   if (whole) whole();

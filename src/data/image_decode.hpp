@@ -1,5 +1,5 @@
-// Decoding PNG and JPEG files into 8-bit pixels (libpng's simplified API, libjpeg-turbo), and the
-// store of a data set's image files that keeps what it decoded in memory while it fits
+// Decoding PNG, JPEG, WebP and TIFF files into 8-bit pixels (libpng's simplified API, libjpeg-turbo,
+// libwebp, libtiff), and the store of a data set's image files that keeps what it decoded in memory while it fits
 // (data_cache), optionally turned upright by a JPEG's EXIF orientation. Host code only: the loader
 // thread calls it.
 #pragma once
@@ -26,9 +26,11 @@ struct Image {
   }
 };
 
-// Decodes `file` (PNG or JPEG, told by its first bytes, not its name) as `channels` channels
-// (1: grey, 3: RGB; the decoder converts). Throws a bad_input Error naming the file for a missing,
-// unreadable, truncated or corrupt file.
+// Decodes `file` (PNG, JPEG, WebP or TIFF, told by its first bytes, not its name; a TIFF's first
+// page, an animated WebP's first frame) as `channels` channels (1: grey, 3: RGB; the decoder
+// converts, an alpha channel dropped: Note [PNG alpha]). Throws a bad_input Error naming the file for
+// a missing, unreadable, truncated or corrupt file, or a layout it does not read (a CMYK JPEG, a
+// floating-point TIFF).
 //
 // Note [reduced decoding]: `reduce` (given the file's width and height, read from its header)
 // 2, 4 or 8 decodes a JPEG at that fraction of its size through libjpeg's scaled inverse DCT (each
@@ -36,9 +38,9 @@ struct Image {
 // than the full decode and a 1/reduce^2 of its memory. A data source asks for it where every view
 // of the file shows at least `reduce` file pixels per output pixel (decode_reduction in
 // image_transform.hpp; a 3000-pixel photograph seen as a 64-pixel crop of a face): the pixels the
-// view gets are then averages over the same areas either way. PNGs decode whole (libpng cannot
-// scale). Anything but 2, 4 or 8 decodes whole.
-// `orient`: a JPEG's EXIF orientation applied as Pillow's ImageOps.exif_transpose applies it (Note
+// view gets are then averages over the same areas either way. PNG, WebP and TIFF files decode whole
+// (only libjpeg scales by averaging blocks). Anything but 2, 4 or 8 decodes whole.
+// `orient`: a JPEG's EXIF orientation applied (a WebP's or TIFF's is not read: their stored pixels) as Pillow's ImageOps.exif_transpose applies it (Note
 // [EXIF orientation] in image_decode.cpp); the Image (and `reduce`'s width and height) are then the
 // image as shown upright. Without it the pixels are the file's, as PIL's Image.open and
 // torchvision's ImageFolder read them.
@@ -50,13 +52,15 @@ void image_size(const std::string& file, int& width, int& height, bool orient = 
 
 // Note [image checks at open]: what a data source checks of each image file before training (so
 // that a bad file stops the run at open, naming it, not at its first decode mid-epoch): that the
-// file is a PNG or JPEG whose header decodes, of a nonzero size (its width and height are
-// returned, as image_size gives them), and that it ends as a whole file of its kind ends (a JPEG's
-// end-of-image marker FF D9, a PNG's IEND chunk). A file that ends otherwise (cut short in a copy,
-// or a JPEG with bytes after its end marker, as some cameras append) is decoded whole once, so
-// that only a file the decoder refuses is refused, with the decoder's message; so is a CMYK JPEG
-// (its header says so; decode refuses it). The first and last bytes and the header are two opens
-// and a few KiB per file.
+// file is a PNG, JPEG, WebP or TIFF whose header decodes, of a nonzero size (its width and height
+// are returned, as image_size gives them), and that it ends as a whole file of its kind ends (a
+// JPEG's end-of-image marker FF D9, a PNG's IEND chunk, a WebP's size as its RIFF header gives it,
+// a TIFF's strips or tiles within the file: Note [TIFF extent] in image_tiff.cpp). A file that
+// ends otherwise (cut short in a copy, or a JPEG with bytes after its end marker, as some cameras
+// append) is decoded whole once, so that only a file the decoder refuses is refused, with the
+// decoder's message; so is a CMYK JPEG (its header says so; decode refuses it). The first and last
+// bytes and the header are two opens and a few KiB per file (a TIFF's directory, its first page's
+// strip offsets among it, may hold more).
 // `whole` given (check_images_at_open decode): called after the header's check, in place of the
 // decode of a file that ends oddly, to decode the file whole as training will (ImageStore::decode:
 // the same channels and reduction, so the same message), for a file damaged in its middle that

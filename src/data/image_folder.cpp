@@ -1,5 +1,5 @@
 // The `image_folder` data source: an ImageNet-style folder (torchvision's ImageFolder), one
-// sub-folder per class holding PNG and JPEG files of any size; classes are the sub-folders in name
+// sub-folder per class holding PNG, JPEG, WebP and TIFF files of any size; classes are the sub-folders in name
 // order. Each row is one file, decoded (data/image_decode.hpp), resized to image_height x
 // image_width and normalised (data/image_transform.hpp); training rows are augmented per epoch.
 // Fields: "inputs" float32 [C, H, W] and "targets" int64 (the class index).
@@ -21,10 +21,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The files listed, by their extension in any case (their first bytes tell the decoder their kind).
 bool image_extension(const fs::path& p) {
   std::string e = p.extension().string();
   std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return e == ".png" || e == ".jpg" || e == ".jpeg";
+  return e == ".png" || e == ".jpg" || e == ".jpeg" || e == ".webp" || e == ".tif" || e == ".tiff";
 }
 
 // The class sub-folders of `root`, in name order (hidden ones left out).
@@ -36,7 +37,7 @@ std::vector<std::string> class_names(const std::string& root) {
   if (ec) throw Error(root + ": cannot list the image folder: " + ec.message(), ExitCode::bad_input);
   std::sort(names.begin(), names.end());
   if (names.empty())
-    throw Error(root + ": no class sub-folders (image_folder reads ROOT/<class>/<image>.png|jpg)",
+    throw Error(root + ": no class sub-folders (image_folder reads ROOT/<class>/<image>.png|jpg|webp|tif)",
                 ExitCode::bad_input);
   return names;
 }
@@ -64,7 +65,8 @@ void list_files(const std::string& root, Listing& l) {
     l.labels.insert(l.labels.end(), here.size(), static_cast<long long>(c));
   }
   if (l.files.empty())
-    throw Error(root + ": no .png, .jpg or .jpeg files in the class folders", ExitCode::bad_input);
+    throw Error(root + ": no .png, .jpg, .jpeg, .webp, .tif or .tiff files in the class folders",
+                ExitCode::bad_input);
 }
 
 // Cache bytes per rank from data_cache and data_cache_mb (stream: decode every epoch).
@@ -239,7 +241,7 @@ std::shared_ptr<const Dataset> open_folder_shared(const deck::Deck& deck, const 
   return data;
 }
 
-// A folder whose sub-folders hold a PNG or JPEG file (the first sub-folder with files decides).
+// A folder whose sub-folders hold an image file (the first sub-folder with files decides).
 bool recognises_folder(const deck::Deck& deck, const std::string& file) {
   (void)deck;
   std::error_code ec;
@@ -256,7 +258,8 @@ bool recognises_folder(const deck::Deck& deck, const std::string& file) {
 
 DataSourceKind image_folder_source() {
   return {"image_folder",
-          "a folder of class sub-folders of PNG/JPEG images (fields inputs float32 [C, H, W], targets int64)",
+          "a folder of class sub-folders of PNG/JPEG/WebP/TIFF images (fields inputs float32 [C, H, W], targets "
+          "int64)",
           declare_image_keys,
           recognises_folder,
           open_folder,

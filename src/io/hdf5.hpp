@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -89,6 +90,15 @@ std::vector<T> read_all(const File& f, const std::string& name);
 // Writes a dataset of the given shape from row-major data; intermediate groups are created.
 template <class T>
 void write(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims, const T* data);
+
+// Writes a dataset of the given shape whose rows (along the first dimension) come in pieces:
+// `fill(out, rows)` puts the next `rows` rows, row-major, into `out`. The file is the same, byte for
+// byte, as write() of the whole array gives (Note [a contiguous dataset in pieces] in
+// hdf5_pieces.cpp); memory holds one piece of about `piece_bytes` (at least one row).
+template <class T>
+void write_in_pieces(const File& f, const std::string& name, const std::vector<std::uint64_t>& dims,
+                     const std::function<void(T* out, std::uint64_t rows)>& fill,
+                     std::size_t piece_bytes = std::size_t{16} << 20);
 
 // A ragged field as data_format hdf5_fields reads it: `name` [elements, element_dims...] and
 // `name_offsets` [rows + 1] (offsets.back() elements).

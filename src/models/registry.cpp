@@ -75,12 +75,16 @@ int run_family_tool(const std::string& family, FamilyTool tool, int argc, char**
   const ModelFamily* f = find_model_family(family);
   int (*main)(int, char**) = nullptr;
   if (f)
-    main = tool == FamilyTool::generate ? f->generate : tool == FamilyTool::evaluate ? f->evaluate : f->import_data;
+    main = tool == FamilyTool::generate      ? f->generate
+           : tool == FamilyTool::evaluate    ? f->evaluate
+           : tool == FamilyTool::import_data ? f->import_data
+                                             : f->predict;
   if (!main) {
     // A build error, not a user's: the app names a family without that tool.
-    const char* what = tool == FamilyTool::generate   ? "generate"
-                       : tool == FamilyTool::evaluate ? "evaluate"
-                                                      : "import";
+    const char* what = tool == FamilyTool::generate      ? "generate"
+                       : tool == FamilyTool::evaluate    ? "evaluate"
+                       : tool == FamilyTool::import_data ? "import"
+                                                         : "predict";
     if (f) std::fprintf(stderr, "internal: the %s family has no %s tool\n", family.c_str(), what);
     else std::fprintf(stderr, "internal: no model family '%s' (its %s tool was asked for)\n", family.c_str(), what);
     return static_cast<int>(ExitCode::failure);

@@ -85,6 +85,10 @@ struct ModelFamily {
   int (*evaluate)(int argc, char** argv) = nullptr;
   // `import_data` turns data as users hold it into the family's data set (apps/scenes_import).
   int (*import_data)(int argc, char** argv) = nullptr;
+  // `predict` runs a trained model on data as users hold it where apps/predict's rows of the model's
+  // inputs do not say it; its program is apps/<name>_predict, which apps/predict names for the
+  // family's weights (apps/cape_predict: a support and query boxes, Note [cape predict]).
+  int (*predict)(int argc, char** argv) = nullptr;
 };
 
 const std::vector<ModelFamily>& model_families();
@@ -97,7 +101,7 @@ const ModelFamily* find_model_family(const std::string& name);
 void declare_model_keys(deck::Schema& s);
 // Runs the named family's `generate` or `evaluate` program (Note [family tools]) on the command
 // line and returns its exit code: the whole main of apps/wxgen, wxeval and the others.
-enum class FamilyTool { generate, evaluate, import_data };
+enum class FamilyTool { generate, evaluate, import_data, predict };
 int run_family_tool(const std::string& family, FamilyTool tool, int argc, char** argv);
 // Builds the deck's model (ctx.deck's `model`).
 std::unique_ptr<Model> make_model(const ModelBuildContext& ctx);

@@ -16,7 +16,8 @@
 #    error line naming the JSON, the annotation or image index (parsed by rank 0 for both: Note [open
 #    once per job]); a JSON cut short, named with its position; cape_eval refuses a resized image;
 #  - broken_images skip: a folder and a COCO JSON with broken files train as the same files without
-#    them, bitwise, at 1 and 2 ranks, the files listed beside output; refused without a check at
+#    them, bitwise, at 1 and 2 ranks, the files listed beside output; so does a folder of PNG, JPEG,
+#    WebP and TIFF files (test/python/make_image_formats.py) with a cut WebP and a cut TIFF; refused without a check at
 #    open, and where no file is left; cape_eval skipping gives the PCK table of the JSON without them;
 #  - predict on a folder checks its files at open as train does: the truncated JPEG refused (exit 2),
 #    with broken_images skip the predictions of the folder without the broken files, bitwise;
@@ -65,7 +66,7 @@ broken() {  # broken NAME REGEX ARGS...: train must stop with exit 2 and one err
 }
 broken truncated "^error: .*broken/truncated/cls1/p2.jpg: JPEG: .*\(row [0-9]+ of " "$src/inputs/resnet_folder.in" \
   "${folder[@]}" --set data_file="$f/broken/truncated" --set validation_file= --set epochs=1 --set batch_size=2
-broken notimage "^error: .*broken/notimage/cls0/p1.png: not a PNG or JPEG file .*\(row [0-9]+ of " \
+broken notimage "^error: .*broken/notimage/cls0/p1.png: not a PNG, JPEG, WebP or TIFF file .*\(row [0-9]+ of " \
   "$src/inputs/resnet_folder.in" "${folder[@]}" --set data_file="$f/broken/notimage" --set validation_file= \
   --set epochs=1 --set batch_size=2
 # Note [image checks at open]: both refused at open, each rank checking its share, before any step.
@@ -94,6 +95,20 @@ done
 run skipval 2 resnet_folder.in "${folder[@]}" "${skip[@]}" --set validation_file="$f/broken/two" --set batch_size=4
 run removedval 2 resnet_folder.in "${folder[@]}" "${skip[@]}" --set validation_file="$f/broken/two_removed" \
   --set batch_size=4
+# WebP and TIFF beside PNG and JPEG (make_image_formats.py's broken/mixed_removed: PNG, JPEG, lossless
+# and lossy WebP, LZW and uncompressed TIFF), 2 ranks; broken/mixed_cut (a cut WebP and a TIFF with
+# its strips cut besides) with broken_images skip trains as it does, bitwise (compared below).
+"$python" "$src/test/python/make_image_formats.py" "$dir/formats" > /dev/null
+g=$dir/formats/broken
+run mixed_skip 2 resnet_folder.in "${folder[@]}" "${skip[@]}" --set data_file="$g/mixed_cut" --set validation_file= \
+  --set batch_size=4
+run mixed_removed 2 resnet_folder.in "${folder[@]}" "${skip[@]}" --set data_file="$g/mixed_removed" \
+  --set validation_file= --set batch_size=4
+grep -q "data $g/mixed_removed: 15 training rows, 1 validation rows" "$dir/mixed_removed.log" &&
+  grep -q "mixed_cut: 2 of 18 image files left out as broken (broken_images skip): " "$dir/mixed_skip.log" &&
+  grep -q "mixed_cut/cls1/p2.webp: WebP: the data ends early (a truncated file)" "$dir/mixed_skip.log" &&
+  grep -q "mixed_cut/cls2/p5.tiff: TIFF: TIFFFillStrip: Read error on strip 0" "$dir/mixed_skip.log" ||
+  { echo "image_decks: mixed formats"; cat "$dir/mixed_removed.log" "$dir/mixed_skip.log"; exit 1; }
 broken skip_unchecked "^error: .*broken_images.*check_images_at_open true or decode" "$src/inputs/resnet_folder.in" \
   "${folder[@]}" --set data_file="$f/broken/two" --set validation_file= --set broken_images=skip \
   --set check_images_at_open=false
@@ -216,11 +231,12 @@ def losses(path):
     return [(r["type"], r.get("loss"), r.get("train_loss"), r.get("val_loss"))
             for r in map(json.loads, open(path)) if r.get("type") in ("step", "epoch")]
 for skipped, removed in (("skip1", "removed1"), ("skip2", "removed2"), ("skipval", "removedval"),
-                         ("cape_skip", "cape_removed")):
+                         ("cape_skip", "cape_removed"), ("mixed_skip", "mixed_removed")):
     assert losses(f"{d}/{skipped}.jsonl") == losses(f"{d}/{removed}.jsonl"), (skipped, removed)
     assert np.array_equal(flat(f"{d}/{skipped}.h5"), flat(f"{d}/{removed}.h5")), (skipped, removed)
 print("image_decks: broken_images skip: the losses and weights of the files without the broken ones, bitwise "
-      "(a folder at 1 rank x 8 and 2 ranks x 4, a validation folder, a COCO JSON)")
+      "(a folder at 1 rank x 8 and 2 ranks x 4, a validation folder, a COCO JSON, a folder of PNG, JPEG, WebP "
+      "and TIFF)")
 for np_ in (1, 2):
     with h5py.File(f"{d}/p_two_{np_}.h5") as a, h5py.File(f"{d}/p_two_removed_{np_}.h5") as b:
         assert sorted(a) == sorted(b) and "probabilities" in a and a["probabilities"].shape == (10, 3), list(a)

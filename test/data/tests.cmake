@@ -15,6 +15,14 @@ hpctrain_test(test_image_files SOURCES data/test_image_folder.cpp data/test_coco
 foreach(np 1 2)
   set_tests_properties(test_image_files_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED image_files)
 endforeach()
+# WebP and TIFF on files written by Pillow, against Pillow's decode of each.
+add_test(NAME image_formats_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/reference_python.sh
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/make_image_formats.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_image_formats)
+set_tests_properties(image_formats_pillow PROPERTIES FIXTURES_SETUP image_formats SKIP_RETURN_CODE 77 LABELS "mpi;images")
+hpctrain_test(test_image_formats SOURCES data/test_image_formats.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images")
+foreach(np 1 2)
+  set_tests_properties(test_image_formats_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED image_formats)
+endforeach()
 # The netcdf source on files xarray wrote (the fixture runs the reference interpreter, which has it).
 add_test(NAME netcdf_grids_xarray COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/reference_python.sh
          ${CMAKE_CURRENT_SOURCE_DIR}/python/make_netcdf_grids.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_netcdf_grids)

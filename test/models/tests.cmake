@@ -76,6 +76,13 @@ add_test(NAME cli_cape_decks COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/cape_decks.
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_cape_decks ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli_cape_decks PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 240
                      PROCESSORS 2 SKIP_RETURN_CODE 77 LABELS "cli;integration")
+# apps/cape_predict on Pillow-written COCO photographs: COCO keypoint results, 1 rank == 2 ranks bytewise,
+# the inverse crop map against cape_eval's episodes within 1e-4 pixels, the refusals; apps/predict names it.
+add_test(NAME cli_cape_predict COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/cape_predict.sh $<TARGET_FILE:train>
+         $<TARGET_FILE:cape_eval> $<TARGET_FILE:cape_predict> $<TARGET_FILE:predict> ${HPCTRAIN_REFERENCE_PYTHON} ${MPIEXEC_EXECUTABLE}
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_cape_predict ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_cape_predict PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1" TIMEOUT 240
+                     PROCESSORS 2 SKIP_RETURN_CODE 77 LABELS "cli;images")
 # inputs/resnet_digits.in (issue 22): ResNet-18 on the digits, at least 97%; synchronised batch norm 1 rank == 2 ranks.
 add_test(NAME cli_resnet_digits COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/resnet_digits.sh $<TARGET_FILE:train>
          ${HPCTRAIN_REFERENCE_PYTHON} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_resnet_digits
@@ -162,6 +169,12 @@ add_test(NAME cli_av2_parquet COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_p
          ${CMAKE_CURRENT_SOURCE_DIR}/python/av2_parquet.py $<TARGET_FILE:scenes_import>
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_av2_parquet ${HPCTRAIN_TEST_HAVE_PARQUET})
 set_tests_properties(cli_av2_parquet PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
+# scenes_import on 400 AV2 scenario files: peak memory against 40 of them (one file at a time), the
+# scenes equal to the same rows as one file's, a truncated file late among them leaving nothing.
+add_test(NAME cli_av2_stream COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/av2_stream.py $<TARGET_FILE:scenes_import>
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_av2_stream ${HPCTRAIN_TEST_HAVE_PARQUET})
+set_tests_properties(cli_av2_stream PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
 # scenes_import --map on lanelet2 maps written by lanelet2 (PyPI), against lanelet2's own centre lines.
 add_test(NAME cli_lanelet_map COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/lanelet_map.py
          $<TARGET_FILE:scenes_import> ${CMAKE_CURRENT_BINARY_DIR}/scratch_lanelet_map)

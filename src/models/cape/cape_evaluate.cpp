@@ -23,6 +23,7 @@
 #include "data/image_transform.hpp"
 #include "data/source_registry.hpp"
 #include "io/hdf5.hpp"
+#include "models/cape/cape_data.hpp"
 #include "models/cape/cape_model.hpp"
 #include "models/registry.hpp"
 
@@ -47,26 +48,14 @@ const char* kCapeEvalUsage =
 std::shared_ptr<const hpct::Dataset> open_test_data(const std::string& data, const std::string& deck_file,
                                                     const std::vector<std::string>& sets,
                                                     const hpct::cape::CapeConfig& c, hpct::ImageOptions& shown) {
-  hpct::deck::Schema s;
-  s.add_string("data_file", "", "the test file");
-  s.add_string("validation_file", "", "unused");
-  hpct::declare_data_source_keys(s);
-  s.add_int("seed", 42, 0, (1ll << 62), "the training deck's seed");
-  s.add_choice("data_cache", "auto", {"auto", "memory", "stream"}, "decoded images kept in memory");
-  s.add_int("data_cache_mb", 2048, 0, 1ll << 40, "at most this many MiB");
-  s.add_bool("prefetch_epoch", true, "unused");
-  s.add_int("epochs", 1, 0, 1ll << 40, "unused");
+  const hpct::deck::Schema s = hpct::cape::data_schema();
   std::string text = "data_format hdf5_fields\nfields images, keypoints, category\n";
   if (!deck_file.empty()) {
     std::ifstream in(deck_file);
     if (!in) throw hpct::Error(deck_file + ": cannot open deck", hpct::ExitCode::bad_input);
-    text.clear();
-    for (std::string line; std::getline(in, line);) {
-      std::istringstream words(line);
-      std::string key;
-      words >> key;
-      text += s.find(key) != nullptr ? line + "\n" : "\n";  // blank lines keep the line numbers
-    }
+    std::ostringstream all;
+    all << in.rdbuf();
+    text = hpct::cape::data_lines(all.str(), s, false);
   } else if (data.size() > 5 && data.compare(data.size() - 5, 5, ".json") == 0) {
     throw hpct::Error(data +
                           ": a COCO keypoint file: give the training deck with --deck (its image_mean, image_std, "

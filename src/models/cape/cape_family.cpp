@@ -88,6 +88,7 @@ std::unique_ptr<Model> from_config(const deck::Deck& config, int capacity) {
 
 int cape_generate_main(int argc, char** argv);  // apps/posegen: models/cape/cape_generate.cpp
 int cape_evaluate_main(int argc, char** argv);  // apps/cape_eval: models/cape/cape_evaluate.cpp
+int cape_predict_main(int argc, char** argv);   // apps/cape_predict: models/cape/cape_predict.cpp
 
 ModelFamily cape_family() {
   ModelFamily f;
@@ -101,6 +102,7 @@ ModelFamily cape_family() {
   f.from_config = from_config;
   f.generate = cape_generate_main;
   f.evaluate = cape_evaluate_main;
+  f.predict = cape_predict_main;
   return f;
 }
 

@@ -40,6 +40,13 @@ void cape_form_episodes(const View1<float>& images, const View1<float>& kps, con
       });
 }
 
+// `count` copies of the `size` values at src (kernel memory) into dst. A free function: as above.
+void cape_repeat(const View1<float>& dst, const float* src, std::size_t size, std::size_t count) {
+  Kokkos::parallel_for(
+      "cape_repeat", range(std::size_t{0}, size * count),
+      KOKKOS_LAMBDA(const std::size_t e) { dst(e) = src[e % size]; });
+}
+
 CapeModel::CapeModel(const CapeConfig& c, int capacity)
     : c_(c),
       capacity_(std::max(capacity, 1)),
@@ -255,6 +262,58 @@ void CapeModel::run_episodes(const Batch& b, Episodes& out) {
   out.kp_support.insert(out.kp_support.end(), host_support_.data(), host_support_.data() + n * K * 3);
   out.kp_query.insert(out.kp_query.end(), host_query_.data(), host_query_.data() + n * K * 3);
   out.predicted.insert(out.predicted.end(), host_pred_.data(), host_pred_.data() + n * K * 2);
+}
+
+// Note [cape prediction]: cape_predict's episodes share one support, so its features are computed
+// once (a batch of one image) and repeated for the head, which pools them per episode as in
+// training; the queries then run through the backbone alone, n at a time. Batch norm runs on its
+// running statistics, so a query's features are those of an evaluation episode holding it. The query
+// keypoints are all unlabelled (nothing to score): the head's loss is 0, its predictions and maps
+// are the model's. A query's result depends on the support and its own chunk of queries only
+// (cape_predict chunks the queries by their index, the same at any rank count).
+void CapeModel::set_support(const float* image, const float* keypoints) {
+  const BackboneConfig& bc = c_.backbone;
+  const std::size_t pixels = static_cast<std::size_t>(bc.channels) * bc.height * bc.width;
+  const std::size_t map = static_cast<std::size_t>(c_.head.dim) * c_.head.height * c_.head.width;
+  const std::size_t K3 = static_cast<std::size_t>(c_.head.keypoints) * 3, cap = static_cast<std::size_t>(capacity_);
+  Kokkos::deep_copy(Kokkos::subview(images_, Kokkos::make_pair(std::size_t{0}, pixels)),
+                    HostView1<float>(const_cast<float*>(image), pixels));
+  backbone_.set_training(false);
+  backbone_.forward(Tensor<float>(images_.data(), Shape{1, bc.channels, bc.height, bc.width}), 1);
+  if (support_maps_.size() != cap * map) support_maps_ = View1<float>("cape_support_maps", cap * map);
+  cape_repeat(support_maps_, backbone_.output().data(), map, cap);
+  std::vector<float> kp(cap * K3);
+  for (std::size_t i = 0; i < cap; ++i)
+    std::copy(keypoints, keypoints + K3, kp.begin() + static_cast<std::ptrdiff_t>(i * K3));
+  Kokkos::deep_copy(kp_support_, HostView1<float>(kp.data(), kp.size()));
+  Kokkos::deep_copy(kp_query_, 0.0f);
+  Kokkos::fence();
+}
+
+void CapeModel::locate(const float* queries, int n, std::vector<float>& xy, std::vector<float>& confidence) {
+  if (n <= 0) return;
+  if (n > capacity_) throw Error(strf("internal: cape locate on %d queries, capacity %d", n, capacity_));
+  if (support_maps_.size() == 0) throw Error("internal: cape locate before set_support");
+  const BackboneConfig& bc = c_.backbone;
+  const std::size_t pixels = static_cast<std::size_t>(bc.channels) * bc.height * bc.width;
+  const auto m = static_cast<std::size_t>(n);
+  Kokkos::deep_copy(Kokkos::subview(images_, Kokkos::make_pair(std::size_t{0}, m * pixels)),
+                    HostView1<float>(const_cast<float*>(queries), m * pixels));
+  backbone_.set_training(false);
+  backbone_.forward(Tensor<float>(images_.data(), Shape{n, bc.channels, bc.height, bc.width}), n);
+  head_.forward(support_maps_.data(), backbone_.output().data(), kp_support_.data(), kp_query_.data(), n, false,
+                1.0);
+  const std::size_t K = static_cast<std::size_t>(c_.head.keypoints),
+                    cells = static_cast<std::size_t>(c_.head.height) * c_.head.width;
+  if (host_prob_.size() != head_.probabilities().size())
+    host_prob_ = HostView1<float>("cape_host_prob", head_.probabilities().size());
+  Kokkos::deep_copy(host_pred_, head_.predictions());
+  Kokkos::deep_copy(host_prob_, head_.probabilities());
+  xy.insert(xy.end(), host_pred_.data(), host_pred_.data() + m * K * 2);
+  for (std::size_t k = 0; k < m * K; ++k) {
+    const float* p = host_prob_.data() + k * cells;
+    confidence.push_back(*std::max_element(p, p + cells));
+  }
 }
 
 }  // namespace hpct::cape

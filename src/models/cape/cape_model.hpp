@@ -66,6 +66,14 @@ class CapeModel : public ConvNetModel<Backbone> {
   };
   void run_episodes(const Batch& b, Episodes& out);
 
+  // Note [cape prediction] (cape_model.cpp): one support for every query that locate() runs: its
+  // image [C, H, W] and keypoints [K, 3] (host; x, y normalised to the view, labelled 1 or 0).
+  void set_support(const float* image, const float* keypoints);
+  // The keypoints of n <= capacity query images [n, C, H, W] (host) as the support shows them:
+  // xy [n, K, 2] normalised to the view and each keypoint's confidence [n, K] (the largest cell of
+  // its softmax over the query map), appended.
+  void locate(const float* queries, int n, std::vector<float>& xy, std::vector<float>& confidence);
+
  private:
   Backbone& conv_net() override { return backbone_; }
   // Fills images_ (supports, then queries) and the keypoints of the batch's episodes.
@@ -87,6 +95,8 @@ class CapeModel : public ConvNetModel<Backbone> {
   View1<float> kp_support_, kp_query_;  // [capacity, K, 3]
   View1<int> views_;                    // [capacity, 2]: support and query view per episode
   HostView1<float> host_pred_, host_support_, host_query_;
+  View1<float> support_maps_;   // set_support's feature map, capacity times (locate)
+  HostView1<float> host_prob_;  // locate's softmax maps
   FusedVerdicts fused_{{"cape", "episodes", "features", "fused cape validation"}};  // Note [fused cape validation]
 };
 

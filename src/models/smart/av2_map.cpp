@@ -153,68 +153,79 @@ Av2Map read_av2_map_file(const std::string& path) {
 // always has its map, so a missing one is a wrong folder or a table from elsewhere. `--map FILE`: a
 // file named after a scenario of the table is that scenario's map alone; any other (a map of one's
 // own recordings' area) is every scenario's, as a lanelet2 map or a map table without scenario_id.
-// `--map A --map B ...` (read_av2_maps) lists the files a folder would hold: each is named after a
-// scenario of the table and is that scenario's map alone. A file naming no scenario of the table,
+// `--map A --map B ...` (Av2Maps of several paths) lists the files a folder would hold: each is
+// named after a scenario of the table and is that scenario's map alone. A file naming no scenario of the table,
 // or a second file for one scenario, is an error naming the files (an unnamed file, every scenario's
 // map on its own, would be added to the named ones'); a scenario left without a map has none, as
 // beside a single named file.
-void read_av2_map(const std::string& path, std::vector<Recording>& recordings) {
-  if (!fs::is_directory(path)) {
-    const Av2Map m = read_av2_map_file(path);
-    const std::string id = scenario_of(path);
-    bool named = false;
-    for (const Recording& r : recordings) named = named || (!id.empty() && r.scenario == id);
-    for (Recording& r : recordings)
-      if (!named || r.scenario == id) r.map.insert(r.map.end(), m.lines.begin(), m.lines.end());
-    report(path, m, named ? "scenario " + id : "every scenario (" + std::to_string(recordings.size()) + ")");
-    return;
+//
+// The track files are read one at a time (Note [one file at a time] in track_files.cpp), so the maps
+// are attached a file's recordings at a time: a folder's map is read when its scenario comes, and
+// a check that needs every scenario (a file among several naming none of them) waits for the end,
+// before anything is written. Only a single file named after a scenario needs to know up front
+// whether the tables hold that scenario: it asks (TrackFiles::holds, a second reading).
+Av2Maps::Av2Maps(const std::vector<std::string>& paths, const std::function<bool(const std::string&)>& holds)
+    : paths_(paths) {
+  if (paths.size() == 1 && fs::is_directory(paths[0])) {
+    folder_ = true;
+  } else if (paths.size() == 1) {
+    one_ = read_av2_map_file(paths[0]);
+    const std::string id = scenario_of(paths[0]);
+    if (!id.empty() && holds(id)) named_ = id;
+  } else {
+    for (const std::string& path : paths) {
+      if (fs::is_directory(path))
+        refuse(path, "", "a folder among several --map: give the folder alone (--map FOLDER) or its files");
+      const std::string id = scenario_of(path);
+      if (id.empty())
+        refuse(path, "",
+               "names no scenario: with several --map, each is one scenario's map, named " + std::string(kPrefix) +
+                   "<scenario_id>.json");
+      const auto [it, fresh] = file_of_.emplace(id, path);
+      if (!fresh) refuse(path, "", "a second map for scenario '" + id + "' (the first: " + it->second + ")");
+    }
   }
-  Av2Map sum;
-  for (Recording& r : recordings) {
-    const std::string name = kPrefix + r.scenario + ".json";
-    fs::path file = fs::path(path) / name;
-    if (!fs::is_regular_file(file)) file = fs::path(path) / r.scenario / name;
-    if (!fs::is_regular_file(file))
-      refuse(path, "",
-             "scenario '" + r.scenario + "' has no map: neither " + name + " nor " + r.scenario + "/" + name +
-                 " is there");
-    const Av2Map m = read_av2_map_file(file.string());
-    r.map.insert(r.map.end(), m.lines.begin(), m.lines.end());
-    sum.vehicle_lanes += m.vehicle_lanes, sum.bike_lanes += m.bike_lanes, sum.crossings += m.crossings;
-    sum.drivable_areas += m.drivable_areas;
-  }
-  report(path, sum, "each scenario its own (" + std::to_string(recordings.size()) + " maps)");
 }
 
-void read_av2_maps(const std::vector<std::string>& paths, std::vector<Recording>& recordings) {
-  std::vector<std::string> file_of(recordings.size());  // the map file of each recording, by index
-  for (const std::string& path : paths) {
-    if (fs::is_directory(path))
-      refuse(path, "", "a folder among several --map: give the folder alone (--map FOLDER) or its files");
-    const std::string id = scenario_of(path);
-    if (id.empty())
-      refuse(path, "",
-             "names no scenario: with several --map, each is one scenario's map, named " + std::string(kPrefix) +
-                 "<scenario_id>.json");
-    std::size_t r = 0;
-    while (r < recordings.size() && recordings[r].scenario != id) ++r;
-    if (r == recordings.size()) refuse(path, "", "scenario '" + id + "' is not in the track table");
-    if (!file_of[r].empty())
-      refuse(path, "", "a second map for scenario '" + id + "' (the first: " + file_of[r] + ")");
-    file_of[r] = path;
+void Av2Maps::attach(std::vector<Recording>& recordings) {
+  const auto add = [this](Recording& r, const Av2Map& m) {
+    r.map.insert(r.map.end(), m.lines.begin(), m.lines.end());
+    sum_.vehicle_lanes += m.vehicle_lanes, sum_.bike_lanes += m.bike_lanes, sum_.crossings += m.crossings;
+    sum_.drivable_areas += m.drivable_areas;
+  };
+  for (Recording& r : recordings) {
+    ++recordings_;
+    if (folder_) {
+      const std::string name = kPrefix + r.scenario + ".json";
+      fs::path file = fs::path(paths_[0]) / name;
+      if (!fs::is_regular_file(file)) file = fs::path(paths_[0]) / r.scenario / name;
+      if (!fs::is_regular_file(file))
+        refuse(paths_[0], "",
+               "scenario '" + r.scenario + "' has no map: neither " + name + " nor " + r.scenario + "/" + name +
+                   " is there");
+      add(r, read_av2_map_file(file.string()));
+    } else if (paths_.size() == 1) {
+      if (named_.empty() || r.scenario == named_) r.map.insert(r.map.end(), one_.lines.begin(), one_.lines.end());
+    } else if (const auto it = file_of_.find(r.scenario); it != file_of_.end()) {
+      add(r, read_av2_map_file(it->second));
+      mapped_.insert(r.scenario);
+    }
   }
-  Av2Map sum;
-  std::size_t mapped = 0;
-  for (std::size_t r = 0; r < recordings.size(); ++r) {
-    if (file_of[r].empty()) continue;
-    const Av2Map m = read_av2_map_file(file_of[r]);
-    recordings[r].map.insert(recordings[r].map.end(), m.lines.begin(), m.lines.end());
-    sum.vehicle_lanes += m.vehicle_lanes, sum.bike_lanes += m.bike_lanes, sum.crossings += m.crossings;
-    sum.drivable_areas += m.drivable_areas;
-    ++mapped;
+}
+
+void Av2Maps::finish() const {
+  if (folder_) {
+    report(paths_[0], sum_, "each scenario its own (" + std::to_string(recordings_) + " maps)");
+  } else if (paths_.size() == 1) {
+    report(paths_[0], one_,
+           named_.empty() ? "every scenario (" + std::to_string(recordings_) + ")" : "scenario " + named_);
+  } else {
+    for (const std::string& path : paths_)  // in the order given, as they were checked before
+      if (mapped_.count(scenario_of(path)) == 0)
+        refuse(path, "", "scenario '" + scenario_of(path) + "' is not in the track table");
+    report(std::to_string(paths_.size()) + " maps", sum_,
+           strf("each its scenario (%zu of %zu scenarios)", mapped_.size(), recordings_));
   }
-  report(std::to_string(paths.size()) + " maps", sum,
-         strf("each its scenario (%zu of %zu scenarios)", mapped, recordings.size()));
 }
 
 }  // namespace hpct::smart

@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,11 +29,28 @@ bool is_av2_map(const std::string& path);
 // areas are counted and left out. Errors name the file and the key.
 Av2Map read_av2_map_file(const std::string& path);
 
-// Adds AV2 maps to the recordings they belong to (Note [AV2 map per scenario] in av2_map.cpp):
-// `path` a map file or a folder of them.
-void read_av2_map(const std::string& path, std::vector<Recording>& recordings);
-// Several map files (`--map A --map B ...`), each named after the scenario of the table it is the
-// map of (the same note).
-void read_av2_maps(const std::vector<std::string>& paths, std::vector<Recording>& recordings);
+// The AV2 maps of --map, given to the recordings a track file's at a time (Note [AV2 map per
+// scenario] in av2_map.cpp): one map file, a folder of them, or several map files.
+class Av2Maps {
+ public:
+  // `holds(id)`: whether the track files hold scenario `id`, asked once, for a single map file
+  // named after a scenario. Several paths: a folder or a file named after no scenario is an Error.
+  Av2Maps(const std::vector<std::string>& paths, const std::function<bool(const std::string&)>& holds);
+  // Adds their maps to the recordings.
+  void attach(std::vector<Recording>& recordings);
+  // After the last track file: one of several files whose scenario was never read is an Error;
+  // prints what was read, as one line.
+  void finish() const;
+
+ private:
+  std::vector<std::string> paths_;
+  bool folder_ = false;
+  std::string named_;                           // one file: the scenario it is the map of ("": every one's)
+  Av2Map one_;                                  // one file, read once
+  std::map<std::string, std::string> file_of_;  // several files: scenario -> file
+  std::set<std::string> mapped_;                // several files: the scenarios given theirs
+  Av2Map sum_;                                  // a folder's or several files' counts
+  std::size_t recordings_ = 0;
+};
 
 }  // namespace hpct::smart

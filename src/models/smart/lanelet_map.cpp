@@ -111,7 +111,7 @@ int lanelet_type(const std::string& subtype, bool& both_ways) {
 
 bool is_lanelet_map(const std::string& path) { return ends_with(path, ".osm") || ends_with(path, ".osm_xy"); }
 
-void read_lanelet_map(const std::string& path, const MapOrigin& origin, std::vector<Recording>& recordings) {
+std::vector<Polyline> read_lanelet_map(const std::string& path, const MapOrigin& origin) {
   pugi::xml_document doc;
   const pugi::xml_parse_result parsed = doc.load_file(path.c_str());
   if (!parsed) refuse(path, "XML error at byte " + std::to_string(parsed.offset) + ": " + parsed.description());
@@ -188,7 +188,7 @@ void read_lanelet_map(const std::string& path, const MapOrigin& origin, std::vec
            "no lanelet of a subtype read here (road, highway, bus_lane, bicycle_lane, crosswalk, walkway, ...)");
   if (left_out > 0)
     std::printf("scenes_import: %s: %zu lanelets of other subtypes left out\n", path.c_str(), left_out);
-  for (Recording& rec : recordings) rec.map.insert(rec.map.end(), lines.begin(), lines.end());
+  return lines;
 }
 
 void write_map_table(const std::string& path, const Recording& recording) {

@@ -19,10 +19,10 @@ struct MapOrigin {
 // Whether `path` is a lanelet2 map by its extension (.osm, .osm_xy).
 bool is_lanelet_map(const std::string& path);
 
-// Adds the map's lanelets to every recording: each lanelet's centre line as a polyline in its
+// The map's lanelets, every recording's map: each lanelet's centre line as a polyline in its
 // driving direction (both directions where it is not one way); lanelets of other subtypes, areas
 // and regulatory elements are left out. Errors name the file and the element.
-void read_lanelet_map(const std::string& path, const MapOrigin& origin, std::vector<Recording>& recordings);
+std::vector<Polyline> read_lanelet_map(const std::string& path, const MapOrigin& origin);
 
 // The polylines a map table or lanelet2 map gave `recording`, as a map table (CSV: polyline_id, x,
 // y, type) that read_map_table reads back (scenes_import --write-map).

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,31 @@ struct ImportSummary {
   std::uint64_t steps = 0, valid_steps = 0;
 };
 
-// Writes the scenes of `recordings` to `out` (atomically: a failed import leaves no file).
-ImportSummary import_scenes(const std::vector<Recording>& recordings, const std::string& out,
-                            const ImportOptions& options, const std::string& source);
+// The scenes of the recordings it is given, a track file's at a time, written to `out` at the end
+// (Note [scenes spooled] in scene_import.cpp): memory holds the scenes of one add() call, the rows
+// wait in spool files beside `out`, and `out` appears only complete (temp + rename), never after an
+// error. The options are checked when it is made.
+class SceneWriter {
+ public:
+  SceneWriter(std::string out, const ImportOptions& options, std::string source);
+  ~SceneWriter();
+  SceneWriter(const SceneWriter&) = delete;
+  SceneWriter& operator=(const SceneWriter&) = delete;
+
+  // Cuts the recordings into scenes and appends them (in order) to the scenes so far.
+  void add(const std::vector<Recording>& recordings);
+  const ImportSummary& summary() const { return sum_; }
+  // Writes `out` (an Error when no scene has an agent) and returns the counts over all recordings.
+  ImportSummary finish();
+
+ private:
+  struct Spools;
+  std::string out_, source_;
+  ImportOptions o_;
+  std::size_t steps_ = 0;  // per scene
+  ImportSummary sum_;
+  std::vector<long long> agents_{0}, segments_{0};  // the ragged offsets: one per scene, kept in memory
+  std::unique_ptr<Spools> spools_;
+};
 
 }  // namespace hpct::smart

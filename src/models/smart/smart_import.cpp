@@ -5,6 +5,7 @@
 // layout with validity masks and the time grid as attributes (docs/transformer.md).
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,9 +14,9 @@
 
 #include "core/error.hpp"
 #include "core/help_option.hpp"
-#include "models/smart/av2_map.hpp"
 #include "models/smart/lanelet_map.hpp"
 #include "models/smart/scene_import.hpp"
+#include "models/smart/scene_maps.hpp"
 #include "models/smart/track_files.hpp"
 
 namespace {
@@ -142,25 +143,37 @@ int smart_import_main(int argc, char** argv) {
     o.window = window > 0 ? window : o.history + 8.0;
     o.stride = stride > 0 ? stride : o.window / 2;
     o.max_gap = max_gap > 0 ? max_gap : 1.5 / rate;
-    std::vector<hpct::smart::Recording> recordings = hpct::smart::read_track_tables(
-        hpct::smart::track_files(inputs), rate, default_type, o.max_gap);
-    if (maps.size() > 1) {  // Note [AV2 map per scenario]: only AV2 map files are one scenario's each
-      for (const std::string& m : maps)
-        if (hpct::smart::is_lanelet_map(m) || !hpct::smart::is_av2_map(m))
-          throw hpct::Error("--map " + m +
-                                ": --map is given once for a map table or a lanelet2 map (a map "
-                                "table's scenario_id column gives each scenario its part); several --map are "
-                                "Argoverse 2 map files, one per scenario",
-                            hpct::ExitCode::bad_input);
-      hpct::smart::read_av2_maps(maps, recordings);
-    } else if (!maps.empty()) {
-      const std::string& map = maps.front();
-      if (hpct::smart::is_lanelet_map(map)) hpct::smart::read_lanelet_map(map, origin, recordings);
-      else if (hpct::smart::is_av2_map(map)) hpct::smart::read_av2_map(map, recordings);
-      else hpct::smart::read_map_table(map, recordings);
+    // Note [one file at a time] (track_files.cpp): read a file, give its recordings their maps, cut
+    // their scenes, drop them.
+    hpct::smart::TrackFiles tables(hpct::smart::track_files(inputs), rate, default_type, o.max_gap);
+    hpct::smart::SceneMaps scene_maps(maps, origin, [&](const std::string& id) { return tables.holds(id); });
+    hpct::smart::SceneWriter writer(out, o, tracks);
+    hpct::smart::Recording first;  // the first scenario's map, for --write-map
+    bool have_first = false;
+    std::size_t unobserved = 0;
+    const auto began = std::chrono::steady_clock::now();
+    auto last_line = began;
+    for (std::size_t i = 0; i < tables.size(); ++i) {
+      std::vector<hpct::smart::Recording> recordings = tables.read(i);
+      scene_maps.attach(recordings);
+      if (!have_first && !recordings.empty())
+        first.scenario = recordings.front().scenario, first.map = recordings.front().map, have_first = true;
+      for (const hpct::smart::Recording& r : recordings) unobserved += r.unobserved_rows;
+      writer.add(recordings);
+      // Note [progress line]: an import of AV2's train split takes hours; a line every ~10 s shows
+      // it is alive (flushed: stdout is a log file's in a batch job). A shorter import prints none.
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_line >= std::chrono::seconds(10) && i + 1 < tables.size()) {
+        std::printf("scenes_import: %zu of %zu files, %llu scenes so far (%.0f s)\n", i + 1, tables.size(),
+                    static_cast<unsigned long long>(writer.summary().scenes),
+                    std::chrono::duration<double>(now - began).count());
+        std::fflush(stdout);
+        last_line = now;
+      }
     }
-    if (!write_map.empty() && !recordings.empty()) hpct::smart::write_map_table(write_map, recordings.front());
-    const hpct::smart::ImportSummary s = hpct::smart::import_scenes(recordings, out, o, tracks);
+    scene_maps.finish();
+    if (!write_map.empty() && have_first) hpct::smart::write_map_table(write_map, first);
+    const hpct::smart::ImportSummary s = writer.finish();
     std::printf(
         "scenes_import: wrote %s (%llu scenes of %g s from %llu recordings, %llu agents, %.1f%% of their steps "
         "valid, %llu map segments; %g s history at %g s steps)\n",
@@ -168,8 +181,6 @@ int smart_import_main(int argc, char** argv) {
         static_cast<unsigned long long>(s.recordings), static_cast<unsigned long long>(s.agents),
         s.steps ? 100.0 * static_cast<double>(s.valid_steps) / static_cast<double>(s.steps) : 0.0,
         static_cast<unsigned long long>(s.segments), o.history, o.step);
-    std::size_t unobserved = 0;
-    for (const hpct::smart::Recording& r : recordings) unobserved += r.unobserved_rows;
     if (unobserved > 0)  // Note [unobserved positions] in track_table.cpp
       std::printf(
           "scenes_import: %zu rows without a position (empty or NaN: the agent not observed at that "

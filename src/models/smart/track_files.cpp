@@ -5,6 +5,7 @@
 #include <cctype>
 #include <filesystem>
 #include <map>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -42,22 +43,31 @@ std::vector<std::string> track_files(const std::vector<std::string>& inputs) {
   return out;
 }
 
-std::vector<Recording> read_track_tables(const std::vector<std::string>& files, double rate_hz, int default_type,
-                                         double max_gap) {
-  std::vector<Recording> out;
-  std::map<std::string, std::size_t> file_of;  // scenario -> index in files
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    std::vector<Recording> r = read_track_table(files[i], rate_hz, default_type, max_gap);
-    for (Recording& rec : r) {
-      const auto [it, fresh] = file_of.emplace(rec.scenario, i);
-      if (!fresh)
-        throw Error(files[i] + ": scenario '" + rec.scenario + "' is also in " + files[it->second] +
-                        " (a scenario's tracks are in one file)",
-                    ExitCode::bad_input);
-      out.push_back(std::move(rec));
-    }
+// Note [one file at a time]
+// Argoverse 2's train split is ~200k scenario files (~1.1e9 rows): their tracks would take tens of
+// GB, so the import reads a file, cuts its scenes (SceneWriter) and drops its tracks before the
+// next. What must span the files is small: the scenario ids seen (for the error naming both files
+// of a scenario) and the running counts.
+TrackFiles::TrackFiles(std::vector<std::string> files, double rate_hz, int default_type, double max_gap)
+    : files_(std::move(files)), rate_hz_(rate_hz), max_gap_(max_gap), default_type_(default_type) {}
+
+std::vector<Recording> TrackFiles::read(std::size_t i) {
+  std::vector<Recording> r = read_track_table(files_[i], rate_hz_, default_type_, max_gap_);
+  for (const Recording& rec : r) {
+    const auto [it, fresh] = file_of_.emplace(rec.scenario, i);
+    if (!fresh)
+      throw Error(files_[i] + ": scenario '" + rec.scenario + "' is also in " + files_[it->second] +
+                      " (a scenario's tracks are in one file)",
+                  ExitCode::bad_input);
   }
-  return out;
+  return r;
+}
+
+bool TrackFiles::holds(const std::string& scenario) const {
+  for (const std::string& f : files_)
+    for (const Recording& rec : read_track_table(f, rate_hz_, default_type_, max_gap_))
+      if (rec.scenario == scenario) return true;
+  return false;
 }
 
 }  // namespace hpct::smart

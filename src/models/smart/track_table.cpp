@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <memory>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/real_text.hpp"
@@ -259,7 +260,7 @@ std::vector<Recording> read_track_table(const std::string& path, double rate_hz,
   return out;
 }
 
-void read_map_table(const std::string& path, std::vector<Recording>& recordings) {
+std::vector<MapTableLine> read_map_table(const std::string& path) {
   const std::unique_ptr<io::TableRows> table = io::open_table_rows(path);
   io::TableRows& rows = *table;
   std::vector<std::string> f;
@@ -291,12 +292,13 @@ void read_map_table(const std::string& path, std::vector<Recording>& recordings)
     if (fresh) order.push_back(it->first);
     it->second.xy.push_back(x), it->second.xy.push_back(y);
   }
+  std::vector<MapTableLine> out;
   for (const auto& key : order) {
-    const Polyline& p = lines[key];
+    Polyline& p = lines[key];
     if (p.xy.size() < 4) continue;  // a single point is no direction
-    for (Recording& r : recordings)
-      if (key.first.empty() || key.first == r.scenario) r.map.push_back(p);
+    out.push_back({key.first, std::move(p)});
   }
+  return out;
 }
 
 }  // namespace hpct::smart

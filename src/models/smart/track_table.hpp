@@ -54,7 +54,14 @@ bool agent_type_of(const std::string& name, int& type);
 // rate per table] in track_table.cpp).
 std::vector<Recording> read_track_table(const std::string& path, double rate_hz, int default_type, double max_gap);
 
-// Adds a map table's polylines to the recordings (to every one when it has no scenario_id column).
-void read_map_table(const std::string& path, std::vector<Recording>& recordings);
+// A map table's polyline and the scenario it belongs to ("": every scenario, the table having no
+// scenario_id column).
+struct MapTableLine {
+  std::string scenario;
+  Polyline line;
+};
+
+// A map table's polylines of two points or more, in the order of their first rows.
+std::vector<MapTableLine> read_map_table(const std::string& path);
 
 }  // namespace hpct::smart

@@ -1,0 +1,222 @@
+// WebP and TIFF through the image decoder, on files written by Pillow (test/python/make_image_formats.py,
+// the ctest fixture image_formats): every file's pixels (lossless and lossy WebP, an animation's
+// first frame; TIFF uncompressed, LZW, deflate, JPEG, CCITT; RGB, RGBA, grey, grey with alpha,
+// 1-bit, palette, 16-bit; tiles, planes, big-endian, two pages) equal Pillow's decode of it exactly,
+// as RGB and as grey; a 16-bit TIFF reads as the same values in a 16-bit PNG; an image folder lists
+// and reads all six kinds; a cut WebP or TIFF is refused at open with the decoder's message and left
+// out by broken_images skip, a TIFF damaged inside its strip by check_images_at_open decode, a
+// floating-point TIFF saying so; libtiff prints nothing; cut and flipped copies of every file read
+// or refused, nothing else; loader threads decode at once.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "data/data_sources_support.hpp"
+#include "data/image_decode.hpp"
+#include "data/image_files_support.hpp"
+#include "data/source_registry.hpp"
+#include "support/test_support.hpp"
+
+using namespace hpct;
+using namespace hpct::test;
+
+namespace {
+
+const std::string kFormats = "scratch_image_formats/";
+
+std::vector<std::uint8_t> bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Listed {
+  std::string name;
+  int width = 0, height = 0;
+};
+
+std::vector<Listed> index_of_formats() {
+  std::vector<Listed> files;
+  std::ifstream in(kFormats + "formats/index.tsv");
+  for (Listed l; in >> l.name >> l.width >> l.height;) files.push_back(l);
+  return files;
+}
+
+TEST(ImageFormats, EveryFileEqualsPillowsDecodeAsRgbAndGrey) {
+  const std::vector<Listed> files = index_of_formats();
+  ASSERT_EQ(files.size(), 28u) << "formats/index.tsv";
+  for (const Listed& l : files) {
+    const std::string path = kFormats + "formats/" + l.name;
+    for (const int channels : {3, 1}) {
+      const Image im = decode_image(path, channels);
+      EXPECT_EQ(im.width, l.width) << l.name;
+      EXPECT_EQ(im.height, l.height) << l.name;
+      EXPECT_EQ(im.channels, channels);
+      EXPECT_EQ(im.reduce, 1) << l.name;  // Note [reduced decoding]: JPEGs only
+      const std::vector<std::uint8_t> want = bytes_of(path + (channels == 3 ? ".rgb" : ".l"));
+      ASSERT_EQ(im.pixels.size(), want.size()) << l.name << " as " << channels << " channels";
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) differ += im.pixels[i] != want[i];
+      EXPECT_EQ(differ, 0u) << l.name << " as " << channels << " channels: values unlike Pillow's";
+    }
+    // A reduction asked for does not apply (full size), and the header gives the size.
+    EXPECT_EQ(decode_image(path, 3, [](int, int) { return 4; }).width, l.width) << l.name;
+    int w = 0, h = 0;
+    image_size(path, w, h);
+    EXPECT_EQ(w, l.width) << l.name;
+    check_image(path, w, h);
+    EXPECT_EQ(h, l.height) << l.name;
+  }
+}
+
+// Note [16-bit TIFFs]: a 16-bit grey TIFF (little- or big-endian) reads as a 16-bit PNG of the same
+// values (Note [16-bit PNGs]).
+TEST(ImageFormats, SixteenBitTiffsReadAsSixteenBitPngs) {
+  for (const int channels : {1, 3}) {
+    const Image png = decode_image(kFormats + "formats/grey16.png", channels);
+    for (const char* tif : {"grey16_raw.tif", "grey16_lzw.tif", "grey16_be.tif"})
+      EXPECT_EQ(decode_image(kFormats + "formats/" + tif, channels).pixels, png.pixels) << tif;
+  }
+}
+
+// Every kind in one folder (.png, .jpg, .webp lossless and lossy, .tif, .tiff): listed, and each row
+// the colour of its class.
+TEST(ImageFormats, AFolderReadsEveryKind) {
+  const auto data = open_checked("data_format auto\nimage_channels 3\nimage_height 6\nimage_width 5\n",
+                                 kFormats + "mixed");
+  ASSERT_EQ(data->rows(), 18u);
+  const Rows r = read_all(*data);
+  const double colours[3][3] = {{220, 30, 30}, {30, 200, 40}, {40, 60, 230}};
+  std::set<std::string> kinds;
+  for (std::uint64_t row = 0; row < 18; ++row) {
+    const std::string file = file_of(*data, row);
+    kinds.insert(file.substr(file.rfind('.')));
+    const long long c = r.y[row];
+    ASSERT_NE(file.find("cls" + std::to_string(c)), std::string::npos) << file;
+    for (int ch = 0; ch < 3; ++ch)
+      for (int p = 0; p < 30; ++p)
+        EXPECT_NEAR(r.x[row * 90 + ch * 30 + p] * 255, colours[c][ch], 3.0) << file << " channel " << ch;
+  }
+  EXPECT_EQ(kinds, (std::set<std::string>{".jpg", ".png", ".tif", ".tiff", ".webp"}));
+}
+
+// A file cut short is refused by the check at open with its decode's message, naming the file;
+// libtiff prints nothing (Note [libtiff messages]).
+TEST(ImageFormats, CutFilesAreRefusedWithTheDecodersMessage) {
+  const std::string b = kFormats + "broken/";
+  for (const auto& [name, why] :
+       {std::make_pair("webp_cut.webp", ": WebP: the data ends early (a truncated file)"),
+        std::make_pair("tiff_lzw_cut.tif", ": TIFF: "),
+        std::make_pair("float.tif", ": TIFF: samples of SampleFormat 3 (floating-point")}) {
+    testing::internal::CaptureStderr();
+    int w = 0, h = 0;
+    const std::string e = error_message([&] { check_image(b + name, w, h); });
+    EXPECT_EQ(e.rfind(b + name + why, 0), 0u) << e;
+    EXPECT_EQ(e, error_message([&] { decode_image(b + name, 3); })) << name;
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), "") << name;
+  }
+  // Damaged inside its strip but whole: the header check passes it, its decode does not.
+  testing::internal::CaptureStderr();
+  int w = 0, h = 0;
+  check_image(b + "tiff_middle.tif", w, h);
+  const std::string e = error_message([&] { decode_image(b + "tiff_middle.tif", 3); });
+  EXPECT_EQ(e.rfind(b + "tiff_middle.tif: TIFF: ", 0), 0u) << e;
+  EXPECT_EQ(error_message([&] {
+              check_image(b + "tiff_middle.tif", w, h, false, [&] { decode_image(b + "tiff_middle.tif", 3); });
+            }),
+            e);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+// broken/mixed_cut (a WebP cut to half, an uncompressed TIFF with its strips cut) with broken_images
+// skip reads as broken/mixed_removed; without skip, the open stops at the first.
+TEST(ImageFormats, BrokenFilesAreLeftOutAsPngsAndJpegsAre) {
+  const std::string cut = kFormats + "broken/mixed_cut", removed = kFormats + "broken/mixed_removed";
+  const auto clean = open_checked("data_format image_folder\n", removed);
+  ASSERT_EQ(clean->rows(), 16u);
+  std::vector<BadFile> left_out;
+  const deck::Deck deck = make_deck("data_format image_folder\nbroken_images skip\ndata_file " + cut + "\n");
+  const auto data = check_data_files(open_data_source(deck, cut, "data_file", Comm()), Comm(), &left_out);
+  ASSERT_EQ(data->rows(), 16u);
+  ASSERT_EQ(left_out.size(), 2u);
+  std::map<std::string, std::string> why;
+  for (const BadFile& f : left_out) why[f.file] = f.reason;
+  EXPECT_EQ(why[cut + "/cls1/p2.webp"], "WebP: the data ends early (a truncated file)");
+  EXPECT_EQ(why[cut + "/cls2/p5.tiff"].rfind("TIFF: ", 0), 0u) << why[cut + "/cls2/p5.tiff"];
+  const Rows a = read_all(*data), c = read_all(*clean);
+  EXPECT_EQ(a.x, c.x);
+  EXPECT_EQ(a.y, c.y);
+  const std::string e = error_message([&] { open_checked("data_format image_folder\n", cut); });
+  EXPECT_TRUE(e.find(cut + "/cls1/p2.webp: WebP: ") != std::string::npos ||
+              e.find(cut + "/cls2/p5.tiff: TIFF: ") != std::string::npos)
+      << e;
+  EXPECT_NE(e.find("(row "), std::string::npos) << e;
+}
+
+// Every file cut at 16 places and with bytes flipped at 16 places: each decodes to its full size or
+// is refused with an Error naming it, never anything else (a crash, another exception, a message
+// on stderr; valgrind finds no error in it either).
+TEST(ImageFormats, CutAndFlippedCopiesAreReadOrRefused) {
+  const Comm comm;
+  const std::string dir = empty_scratch_dir(comm, "image_formats_cuts") + "/r" + std::to_string(comm.rank());
+  int refused = 0, read = 0;
+  testing::internal::CaptureStderr();
+  for (const Listed& l : index_of_formats()) {
+    const std::vector<std::uint8_t> whole = bytes_of(kFormats + "formats/" + l.name);
+    for (int k = 0; k < 32; ++k) {
+      std::vector<std::uint8_t> copy = whole;
+      const std::size_t at = whole.size() * (k % 16) / 16;
+      if (k < 16) copy.resize(std::max<std::size_t>(at, 12));  // the kind still told
+      else
+        for (std::size_t i = std::max<std::size_t>(at, 16); i < std::min(copy.size(), at + 24); ++i)
+          copy[i] ^= 0x5A;
+      const std::string path = dir + "_" + l.name;
+      std::ofstream(path, std::ios::binary)
+          .write(reinterpret_cast<const char*>(copy.data()), static_cast<std::streamsize>(copy.size()));
+      for (const int channels : {3, 1}) {
+        try {
+          const Image im = decode_image(path, channels);
+          EXPECT_EQ(im.pixels.size(), static_cast<std::size_t>(im.width) * im.height * channels) << l.name;
+          ++read;
+        } catch (const Error& e) {
+          EXPECT_EQ(std::string(e.what()).rfind(path + ": ", 0), 0u) << e.what();
+          ++refused;
+        }
+      }
+      int w = 0, h = 0;
+      try {
+        check_image(path, w, h);
+      } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()).rfind(path + ": ", 0), 0u) << e.what();
+      }
+    }
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_GT(refused, 1000);  // of 1792 decodes: 1214 refused, 578 read (2026-12-07)
+  EXPECT_GT(read, 400);
+}
+
+// Note [libtiff messages]: the loader threads decode at once, each file its own message.
+TEST(ImageFormats, ThreadsDecodeAtOnce) {
+  const std::string good = kFormats + "formats/rgb_lzw.tif", bad = kFormats + "broken/tiff_middle.tif",
+                    webp = kFormats + "formats/lossy_rgba.webp";
+  const std::vector<std::uint8_t> want = decode_image(good, 3).pixels, want_webp = decode_image(webp, 3).pixels;
+  const std::string why = error_message([&] { decode_image(bad, 3); });
+  std::vector<int> wrong(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        wrong[t] += decode_image(good, 3).pixels != want;
+        wrong[t] += decode_image(webp, 3).pixels != want_webp;
+        wrong[t] += error_message([&] { decode_image(bad, 3); }) != why;
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong, std::vector<int>(4, 0));
+}
+
+}  // namespace

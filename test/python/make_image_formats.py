@@ -1,0 +1,207 @@
+"""WebP and TIFF files as users hold them, written with Pillow (and a few TIFF layouts Pillow does not
+write, byte by byte), with Pillow's own decode of each, for the image decoder's tests
+(test_image_formats, cli_image_decks).
+
+  formats/<name>.webp|.tif  one 37 x 23 picture (a gradient with noise; with alpha: a ramp through 0)
+                          as lossless and lossy WebP (RGB, RGBA), an animated WebP (its first frame);
+                          TIFF uncompressed, LZW and deflate as RGB, RGBA, grey and 16-bit grey; grey
+                          with alpha, 1-bit (CCITT group 4), a palette, JPEG-compressed, two pages,
+                          16-bit big-endian (MM), and written by hand: tiles of 16 x 16, planes
+                          (PlanarConfiguration 2: RGB; grey with alpha, which Pillow cannot read:
+                          its stored grey), 16-bit RGB
+  formats/<name>.rgb, .l  Pillow's decode: Image.open(f).convert("RGB") / ("L") as raw bytes; for
+                          16-bit files Pillow's 16-bit values as round(v / 257) (Note [16-bit TIFFs])
+  formats/index.tsv       name, width, height per file
+  formats/grey16.png      the 16-bit grey values of grey16_raw.tif as a 16-bit PNG
+  mixed/cls<c>/           3 classes of one colour each: PNG, JPEG, lossless and lossy WebP, LZW and
+                          uncompressed TIFF (.tif, .tiff) of varying size
+  broken/mixed_cut/       mixed/ with cls1/p2.webp cut to half its bytes and cls2/p5.tiff (uncompressed,
+                          its directory first) with its strips cut; broken/mixed_removed/: without them
+  broken/webp_cut.webp, tiff_lzw_cut.tif (its directory, at its end, lost), tiff_middle.tif (deflate,
+                          bytes flipped inside its strip, ending well), float.tif (32-bit floats)
+usage: make_image_formats.py OUT_DIR
+"""
+import os
+import shutil
+import struct
+import sys
+
+try:
+    import numpy as np
+    from PIL import Image, features
+except ImportError as e:  # the runner (reference_python.sh) turns this into a failure where the venv exists
+    print(f"make_image_formats: {e} (python3-pil, python3-numpy)")
+    sys.exit(77)
+for feature in ("webp", "webp_anim", "libtiff"):
+    if not features.check(feature):
+        print(f"make_image_formats: this Pillow lacks {feature}")
+        sys.exit(1)
+
+out = sys.argv[1]
+shutil.rmtree(out, ignore_errors=True)
+fmt = os.path.join(out, "formats")
+os.makedirs(fmt)
+rng = np.random.default_rng(37)
+W, H = 37, 23
+y, x = np.mgrid[0:H, 0:W]
+rgb = np.stack([(7 * x + 3 * y) % 256, (5 * x * y) % 256, 255 - (11 * y) % 256], -1)
+rgb = np.clip(rgb + rng.integers(-20, 21, rgb.shape), 0, 255).astype(np.uint8)
+alpha = ((x * 255) // (W - 1)).astype(np.uint8)  # 0 at the left edge, 255 at the right
+alpha[:, 3] = 128
+rgba = np.concatenate([rgb, alpha[..., None]], -1)
+grey16 = ((x * 1789 + y * 2711 + rng.integers(0, 300, (H, W))) % 65536).astype(np.uint16)
+index = []
+
+
+def reference(name, sixteen=None, grey=None):
+    """Pillow's decode of formats/<name> beside it (.rgb, .l); `sixteen`: its 16-bit samples (H x W or
+    H x W x 3), scaled as round(v / 257); `grey`: its 8-bit grey values, for a layout Pillow cannot
+    read."""
+    path = os.path.join(fmt, name)
+    if grey is not None:
+        open(path + ".rgb", "wb").write(np.repeat(grey[..., None], 3, -1).tobytes())
+        open(path + ".l", "wb").write(grey.tobytes())
+        index.append(f"{name}\t{grey.shape[1]}\t{grey.shape[0]}\n")
+        return
+    with Image.open(path) as im:
+        if sixteen is None:
+            c, l = np.asarray(im.convert("RGB")), np.asarray(im.convert("L"))
+        else:
+            v = np.asarray(im).astype(np.uint32) if sixteen is True else sixteen.astype(np.uint32)
+            v8 = ((v * 255 + 32767) // 65535).astype(np.uint8)
+            c = v8 if v8.ndim == 3 else np.repeat(v8[..., None], 3, -1)
+            l = v8 if v8.ndim == 2 else np.asarray(Image.fromarray(v8, "RGB").convert("L"))
+        size = im.size
+    open(path + ".rgb", "wb").write(np.ascontiguousarray(c).tobytes())
+    open(path + ".l", "wb").write(np.ascontiguousarray(l).tobytes())
+    index.append(f"{name}\t{size[0]}\t{size[1]}\n")
+
+
+def save(im, name, sixteen=None, **kw):
+    im.save(os.path.join(fmt, name), **kw)
+    reference(name, sixteen)
+
+
+save(Image.fromarray(rgb), "lossless_rgb.webp", lossless=True)
+save(Image.fromarray(rgba), "lossless_rgba.webp", lossless=True)
+save(Image.fromarray(rgb), "lossy_rgb.webp", quality=80)
+save(Image.fromarray(rgba), "lossy_rgba.webp", quality=80)
+save(Image.fromarray(rgba), "anim.webp", save_all=True, append_images=[Image.fromarray(255 - rgba)], duration=100)
+for compression in ("raw", "tiff_lzw", "tiff_adobe_deflate"):
+    c = compression.split("_")[-1]
+    save(Image.fromarray(rgb), f"rgb_{c}.tif", compression=compression)
+    save(Image.fromarray(rgba), f"rgba_{c}.tif", compression=compression)
+    save(Image.fromarray(rgb[..., 0]), f"grey_{c}.tif", compression=compression)
+    save(Image.fromarray(grey16, "I;16"), f"grey16_{c}.tif", True, compression=compression)
+save(Image.fromarray(np.stack([rgb[..., 0], alpha], -1), "LA"), "grey_alpha.tif", compression="tiff_lzw")
+save(Image.fromarray(rgb[..., 1] > 128), "bilevel.tif", compression="group4")
+save(Image.fromarray(rgb).quantize(16), "palette.tif", compression="tiff_lzw")
+save(Image.fromarray(rgb), "jpeg.tif", compression="jpeg", quality=90)
+save(Image.fromarray(rgb), "pages.tif", save_all=True, append_images=[Image.fromarray(255 - rgb)])
+save(Image.fromarray(grey16.astype(">u2"), "I;16B"), "grey16_be.tif", True)
+Image.fromarray(grey16, "I;16").save(os.path.join(fmt, "grey16.png"))
+
+
+def tiff_by_hand(name, samples, bits, photometric, tile=None, planar=1, order="<"):
+    """An uncompressed TIFF of `samples` (H x W x S) with `bits` per sample: in tiles of `tile` x
+    `tile` pixels (edge tiles padded), or one strip per plane; PlanarConfiguration `planar`; the
+    second or fourth sample an alpha."""
+    h, w, s = samples.shape
+    dtype = np.dtype(order + ("u1" if bits == 8 else "u2"))
+    planes = [samples] if planar == 1 else [samples[..., k:k + 1] for k in range(s)]
+    blocks = []
+    for p in planes:
+        if tile is None:
+            blocks.append(p.astype(dtype).tobytes())
+            continue
+        for ty in range(0, h, tile):
+            for tx in range(0, w, tile):
+                t = np.zeros((tile, tile, p.shape[2]), dtype)
+                part = p[ty:ty + tile, tx:tx + tile]
+                t[:part.shape[0], :part.shape[1]] = part
+                blocks.append(t.tobytes())
+    data, offsets, at = b"", [], 8
+    for b in blocks:
+        offsets.append(at + len(data))
+        data += b
+    extra = 8 + len(data)  # after the data: the values that do not fit an entry, then the directory
+    values, entries = b"", []
+
+    def entry(tag, kind, items):
+        nonlocal values
+        packed = b"".join(struct.pack(order + {3: "H", 4: "I"}[kind], v) for v in items)
+        if len(packed) <= 4:
+            entries.append((tag, struct.pack(order + "HHI", tag, kind, len(items)) + packed.ljust(4, b"\0")))
+        else:
+            entries.append((tag, struct.pack(order + "HHII", tag, kind, len(items), extra + len(values))))
+            values += packed
+
+    entry(256, 4, [w]), entry(257, 4, [h]), entry(258, 3, [bits] * s), entry(259, 3, [1]), entry(262, 3, [photometric])
+    if tile is None:
+        entry(273, 4, offsets), entry(277, 3, [s]), entry(278, 4, [h]), entry(279, 4, [len(b) for b in blocks])
+    else:
+        entry(277, 3, [s])
+    entry(284, 3, [planar])
+    if s in (2, 4):
+        entry(338, 3, [2])  # ExtraSamples: an alpha, not premultiplied
+    if tile is not None:
+        entry(322, 4, [tile]), entry(323, 4, [tile]), entry(324, 4, offsets), entry(325, 4, [len(b) for b in blocks])
+    ifd = extra + len(values)
+    ifd += ifd % 2
+    head = (b"II*\0" if order == "<" else b"MM\0*") + struct.pack(order + "I", ifd)
+    body = head + data + values + b"\0" * ((extra + len(values)) % 2)
+    body += struct.pack(order + "H", len(entries)) + b"".join(e for _, e in sorted(entries)) + struct.pack(order + "I", 0)
+    open(os.path.join(fmt, name), "wb").write(body)
+
+
+tiff_by_hand("tiled.tif", rgb, 8, 2, tile=16)
+tiff_by_hand("planes.tif", rgb, 8, 2, planar=2)
+tiff_by_hand("tiled_planes_be.tif", rgb, 8, 2, tile=16, planar=2, order=">")
+for name in ("tiled.tif", "planes.tif", "tiled_planes_be.tif"):
+    reference(name)
+tiff_by_hand("grey_alpha_planes.tif", np.stack([rgb[..., 0], alpha], -1), 8, 1, planar=2)
+reference("grey_alpha_planes.tif", grey=np.ascontiguousarray(rgb[..., 0]))  # Pillow 9.4: "unknown raw mode"
+rgb16 = np.stack([grey16, 65535 - grey16, grey16 // 3], -1)
+tiff_by_hand("rgb16.tif", rgb16, 16, 2)
+reference("rgb16.tif", rgb16)
+open(os.path.join(fmt, "index.tsv"), "w").write("".join(index))
+
+COLOURS = [(220, 30, 30), (30, 200, 40), (40, 60, 230)]
+SIZES = [(31, 24), (16, 16), (50, 37), (20, 45), (26, 19), (33, 28)]
+KINDS = [("p0.png", {}), ("p1.jpg", {"quality": 95}), ("p2.webp", {"lossless": True}),
+         ("p3.webp", {"quality": 90}), ("p4.tif", {"compression": "tiff_lzw"}), ("p5.tiff", {})]
+
+
+def mixed(root):
+    for c, colour in enumerate(COLOURS):
+        d = os.path.join(root, f"cls{c}")
+        os.makedirs(d)
+        for (name, kw), size in zip(KINDS, SIZES):
+            Image.new("RGB", size, colour).save(os.path.join(d, name), **kw)
+
+
+def cut(path, keep):
+    data = open(path, "rb").read()
+    open(path, "wb").write(data[: int(len(data) * keep)])
+
+
+mixed(os.path.join(out, "mixed"))
+mixed(os.path.join(out, "broken/mixed_cut"))
+cut(os.path.join(out, "broken/mixed_cut/cls1/p2.webp"), 0.5)
+cut(os.path.join(out, "broken/mixed_cut/cls2/p5.tiff"), 0.6)
+mixed(os.path.join(out, "broken/mixed_removed"))
+for name in ("cls1/p2.webp", "cls2/p5.tiff"):
+    os.remove(os.path.join(out, "broken/mixed_removed", name))
+b = os.path.join(out, "broken")
+shutil.copy(os.path.join(fmt, "lossy_rgb.webp"), os.path.join(b, "webp_cut.webp"))
+cut(os.path.join(b, "webp_cut.webp"), 0.5)
+shutil.copy(os.path.join(fmt, "rgb_lzw.tif"), os.path.join(b, "tiff_lzw_cut.tif"))
+cut(os.path.join(b, "tiff_lzw_cut.tif"), 0.7)
+d = bytearray(open(os.path.join(fmt, "rgb_deflate.tif"), "rb").read())
+with Image.open(os.path.join(fmt, "rgb_deflate.tif")) as im:
+    start, length = im.tag_v2[273][0], im.tag_v2[279][0]
+mid = start + length // 2
+d[mid:mid + 4] = bytes(v ^ 0xFF for v in d[mid:mid + 4])
+open(os.path.join(b, "tiff_middle.tif"), "wb").write(d)
+Image.fromarray(grey16.astype(np.float32), "F").save(os.path.join(b, "float.tif"))
+print(f"make_image_formats: wrote {out}")
