@@ -36,9 +36,12 @@ class Error : public std::runtime_error {
 };
 
 // "file:line: key: message", the form every input error takes so users can jump to the spot.
+// Note [Parquet rows in messages]: a Parquet file has no lines; `line` is then its 1-based data row,
+// named "file: row N" (the tables' shared code passes rows as lines: docs/parquet.md).
 inline std::string where(const std::string& file, int line, const std::string& key) {
   std::string s = file;
-  if (line > 0) s += ":" + std::to_string(line);
+  const bool parquet = file.size() > 8 && file.compare(file.size() - 8, 8, ".parquet") == 0;
+  if (line > 0) s += (parquet ? ": row " : ":") + std::to_string(line);
   if (!key.empty()) s += (s.empty() ? "" : ": ") + key;
   return s;
 }

@@ -180,6 +180,15 @@ nl.loc[200, "kind"] = None
 pq.write_table(pa.Table.from_pandas(nl, preserve_index=False), p("null.parquet"), row_group_size=97)
 refused(p("null.parquet"), [p("null.parquet") + ": row 201: column 'kind'", "missing label"], "a null label")
 
+# A message of the tables' shared code (a class the model does not know, at predict) names the row.
+uk = df.copy()
+uk.loc[4, "kind"] = "zz"
+pq.write_table(pa.Table.from_pandas(uk, preserve_index=False), p("unknown.parquet"), row_group_size=97)
+r = run([apps("predict"), p("gbdt_pq1.json"), p("unknown.parquet"), p("unknown.pred"), "--header",
+         "--label-column", "kind"])
+check(r.returncode == 2 and p("unknown.parquet") + ": row 5: " in r.stderr,
+      f"an unknown class at predict names the Parquet row: exit {r.returncode}: {r.stderr.strip()[-300:]}")
+
 # A program that finds no module (the GPU bundle, a build without Arrow) names the file and the way out.
 os.makedirs(p("alone"))
 shutil.copy(apps("train"), p("alone", "train"))
