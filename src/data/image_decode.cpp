@@ -1,7 +1,7 @@
 // PNG through libpng's simplified API, JPEG through libjpeg-turbo (errors and warnings, such as a
-// truncated file, become an Error naming the file), a JPEG's EXIF orientation through libexif, WebP
-// and TIFF through their own files (image_formats.hpp), each told by its first bytes; and the image
-// store's cache.
+// truncated file, become an Error naming the file), WebP and TIFF through their own files
+// (image_formats.hpp), each told by its first bytes; EXIF orientation (libexif) applied to JPEG, WebP
+// and TIFF; and the image store's cache.
 #include "data/image_decode.hpp"
 
 #include <csetjmp>
@@ -30,10 +30,37 @@ std::FILE* open_image(const std::string& file) {
   return f;
 }
 
+// Note [EXIF orientation]: the Orientation tag (0x0112) of the EXIF block (a JPEG's APP1 marker,
+// which libjpeg hands over whole when asked to keep it: jpeg_save_markers; a WebP's EXIF chunk,
+// image_webp.cpp) is read by libexif from the first directory (IFD0) only, as Pillow's getexif() and
+// exif_transpose read it; not through exif_data_get_entry, which would also take IFD1's (the
+// thumbnail's). libexif bounds-checks every offset and count: a truncated or malformed block, or an
+// entry whose values lie past its end, loads without that entry. No entry, a value outside 1..8 or
+// one of another type (ASCII) reads as orientation 1 (none): the stored pixels, as Pillow then shows
+// them. libexif's default option EXIF_DATA_OPTION_FOLLOW_SPECIFICATION turns an Orientation written
+// as LONG or BYTE into the SHORT the standard asks for, so such a file is turned, as Pillow turns it
+// (ImageDecode.MalformedExifReadsAsNoOrientation). A TIFF's Orientation is a tag of its own first
+// directory (274, the same tag: Pillow's getexif reads that directory), read by libtiff
+// (image_tiff.cpp). apply_orientation turns the pixels of all three alike.
+int exif_orientation(const unsigned char* d, std::size_t n) {
+  // Only a block that starts with the EXIF header: given other bytes (XMP's APP1), libexif would
+  // look for JPEG markers in them.
+  if (n < 6 || std::memcmp(d, "Exif\0\0", 6) != 0) return 1;
+  if (n > 0xFFFFFFFFu) return 1;  // libexif takes an unsigned int (a JPEG's APP1: under 64 KiB)
+  const auto size = static_cast<unsigned int>(n);
+  const std::unique_ptr<ExifData, void (*)(ExifData*)> exif(exif_data_new_from_data(d, size), exif_data_unref);
+  if (!exif) return 1;
+  const ExifEntry* e = exif_content_get_entry(exif->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
+  if (e == nullptr || e->format != EXIF_FORMAT_SHORT || e->size < 2) return 1;
+  const int v = exif_get_short(e->data, exif_data_get_byte_order(exif.get()));
+  return v >= 1 && v <= 8 ? v : 1;
+}
+
 }  // namespace image_formats
 
 namespace {
 
+using image_formats::exif_orientation;
 using image_formats::fail;
 using image_formats::open_image;
 
@@ -107,29 +134,6 @@ struct JpegErrors {
   bool warned = false;
   bool cmyk = false;  // libjpeg converts CMYK and YCCK to neither RGB nor grey
 };
-
-// Note [EXIF orientation]: the Orientation tag (0x0112) of the EXIF block (a JPEG's APP1 marker,
-// which libjpeg hands over whole when asked to keep it: jpeg_save_markers) is read by libexif from
-// the first directory (IFD0) only, as Pillow's getexif() and exif_transpose read it; not through
-// exif_data_get_entry, which would also take IFD1's (the thumbnail's). libexif bounds-checks every
-// offset and count: a truncated or malformed block, or an entry whose values lie past its end, loads
-// without that entry. No entry, a value outside 1..8 or one of another type (ASCII) reads as
-// orientation 1 (none): the stored pixels, as Pillow then shows them. libexif's default option
-// EXIF_DATA_OPTION_FOLLOW_SPECIFICATION turns an Orientation written as LONG or BYTE into the SHORT
-// the standard asks for, so such a file is turned, as Pillow turns it
-// (ImageDecode.MalformedExifReadsAsNoOrientation).
-int exif_orientation(const unsigned char* d, std::size_t n) {
-  // Only a block that starts with the EXIF header: given other bytes (XMP's APP1), libexif would
-  // look for JPEG markers in them.
-  if (n < 6 || std::memcmp(d, "Exif\0\0", 6) != 0) return 1;
-  const auto size = static_cast<unsigned int>(n);  // an APP1 marker's data: under 64 KiB
-  const std::unique_ptr<ExifData, void (*)(ExifData*)> exif(exif_data_new_from_data(d, size), exif_data_unref);
-  if (!exif) return 1;
-  const ExifEntry* e = exif_content_get_entry(exif->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
-  if (e == nullptr || e->format != EXIF_FORMAT_SHORT || e->size < 2) return 1;
-  const int v = exif_get_short(e->data, exif_data_get_byte_order(exif.get()));
-  return v >= 1 && v <= 8 ? v : 1;
-}
 
 void jpeg_error_exit(j_common_ptr cinfo) {
   auto* e = reinterpret_cast<JpegErrors*>(cinfo->err);
@@ -215,6 +219,32 @@ void apply_orientation(Image& im, int o) {
   if (o >= 5) std::swap(im.width, im.height), std::swap(im.file_width, im.file_height);
 }
 
+// `im`, decoded (or only its header read: `header_only`) as stored, as shown upright by orientation
+// `o`: its pixels turned, or its size as shown.
+Image upright(Image im, int o, bool header_only) {
+  if (!header_only) apply_orientation(im, o);
+  else if (o >= 5) std::swap(im.width, im.height), std::swap(im.file_width, im.file_height);
+  return im;
+}
+
+// Note [TIFF orientation]: a TIFF is shown upright by its Orientation tag whatever exif_orientation
+// says, as PIL's Image.open shows it (Pillow turns a TIFF as it loads it, since 6.2: so do
+// torchvision's ImageFolder and viewers); the tag is the TIFF format's own, not EXIF metadata beside
+// the pixels. (Pillow before 10.1 then turns it a second time in ImageOps.exif_transpose,
+// python-pillow/Pillow#7381: its Image.open is the reference, test/python/make_image_formats.py.)
+// A JPEG's or WebP's EXIF orientation is applied only where asked (Note [EXIF orientation]).
+//
+// A WebP or TIFF file as decode_image (`header_only`: image_size) reads it, upright where its
+// orientation applies (`orient`: exif_orientation apply); `whole`: as image_formats' decoders take it.
+Image decode_other(Kind kind, const std::string& file, int channels, bool header_only, bool orient,
+                   bool* whole = nullptr) {
+  int o = 1;
+  int* orientation = orient || kind == Kind::tiff ? &o : nullptr;
+  Image im = kind == Kind::webp ? image_formats::decode_webp(file, channels, header_only, orientation, whole)
+                                : image_formats::decode_tiff(file, channels, header_only, orientation, whole);
+  return upright(std::move(im), o, header_only);
+}
+
 // `cmyk`, when given: whether the file is a CMYK or YCCK JPEG (which decode refuses).
 Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduce, bool orient,
                   bool* cmyk = nullptr) {
@@ -231,32 +261,31 @@ Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduc
                                       "Image.convert('RGB'))"
                     : errors.warned ? " (truncated or corrupt file)"
                                     : ""));
-  if (reduce != nullptr) apply_orientation(out, orientation);
-  else if (orientation >= 5)  // the header only: the size as shown
-    std::swap(out.width, out.height), std::swap(out.file_width, out.file_height);
-  return out;
+  return upright(std::move(out), orientation, reduce == nullptr);  // nullptr: the header only
 }
 
 }  // namespace
 
 Image decode_image(const std::string& file, int channels, const ReduceRule& reduce, bool orient) {
   if (channels != 1 && channels != 3) fail(file, "internal: images decode as 1 or 3 channels");
-  switch (kind_of(file)) {
+  const Kind kind = kind_of(file);
+  switch (kind) {
     case Kind::png: return decode_png(file, channels, false);
     case Kind::jpeg: return decode_jpeg(file, channels, &reduce, orient);
-    case Kind::webp: return image_formats::decode_webp(file, channels, false);
+    case Kind::webp:
     case Kind::tiff: break;
   }
-  return image_formats::decode_tiff(file, channels, false);
+  return decode_other(kind, file, channels, false, orient);
 }
 
 void image_size(const std::string& file, int& width, int& height, bool orient) {
   Image im;
-  switch (kind_of(file)) {
+  const Kind kind = kind_of(file);
+  switch (kind) {
     case Kind::png: im = decode_png(file, 1, true); break;
     case Kind::jpeg: im = decode_jpeg(file, 1, nullptr, orient); break;
-    case Kind::webp: im = image_formats::decode_webp(file, 1, true); break;
-    case Kind::tiff: im = image_formats::decode_tiff(file, 1, true); break;
+    case Kind::webp:
+    case Kind::tiff: im = decode_other(kind, file, 1, true, orient); break;
   }
   width = im.width, height = im.height;
 }
@@ -285,8 +314,8 @@ void check_image(const std::string& file, int& width, int& height, bool orient,
       ends_well = tail_read && std::memcmp(tail + 10, kJpegEnd, 2) == 0;
       im = decode_jpeg(file, 1, nullptr, orient, &cmyk);
       break;
-    case Kind::webp: im = image_formats::decode_webp(file, 1, true, &ends_well); break;
-    case Kind::tiff: im = image_formats::decode_tiff(file, 1, true, &ends_well); break;
+    case Kind::webp:
+    case Kind::tiff: im = decode_other(kind, file, 1, true, orient, &ends_well); break;
   }
   width = im.width, height = im.height;
   if (width <= 0 || height <= 0) fail(file, strf("the image is %d x %d pixels", width, height));

@@ -1,7 +1,7 @@
 // Decoding PNG, JPEG, WebP and TIFF files into 8-bit pixels (libpng's simplified API, libjpeg-turbo,
-// libwebp, libtiff), and the store of a data set's image files that keeps what it decoded in memory while it fits
-// (data_cache), optionally turned upright by a JPEG's EXIF orientation. Host code only: the loader
-// thread calls it.
+// libwebp, libtiff), and the store of a data set's image files that keeps what it decoded in memory
+// while it fits (data_cache), optionally turned upright by a JPEG's or WebP's EXIF orientation (a
+// TIFF always by its Orientation tag). Host code only: the loader thread calls it.
 #pragma once
 
 #include <cstdint>
@@ -40,10 +40,11 @@ struct Image {
 // image_transform.hpp; a 3000-pixel photograph seen as a 64-pixel crop of a face): the pixels the
 // view gets are then averages over the same areas either way. PNG, WebP and TIFF files decode whole
 // (only libjpeg scales by averaging blocks). Anything but 2, 4 or 8 decodes whole.
-// `orient`: a JPEG's EXIF orientation applied (a WebP's or TIFF's is not read: their stored pixels) as Pillow's ImageOps.exif_transpose applies it (Note
-// [EXIF orientation] in image_decode.cpp); the Image (and `reduce`'s width and height) are then the
-// image as shown upright. Without it the pixels are the file's, as PIL's Image.open and
-// torchvision's ImageFolder read them.
+// `orient`: a JPEG's or WebP's EXIF orientation applied as Pillow's ImageOps.exif_transpose applies
+// it (Note [EXIF orientation] in image_decode.cpp); the Image (and `reduce`'s width and height) are
+// then the image as shown upright. Without it a JPEG's or WebP's pixels are the file's, as PIL's
+// Image.open and torchvision's ImageFolder read them. A TIFF is turned by its Orientation tag either
+// way, as PIL's Image.open turns it (Note [TIFF orientation]).
 using ReduceRule = std::function<int(int width, int height)>;
 Image decode_image(const std::string& file, int channels, const ReduceRule& reduce = {}, bool orient = false);
 
@@ -87,7 +88,7 @@ class ImageStore {
  private:
   std::vector<std::string> files_;
   int channels_;
-  bool orient_;  // EXIF orientation applied (decode_image)
+  bool orient_;  // a JPEG's or WebP's EXIF orientation applied (decode_image)
   Rule reduce_;
   std::uint64_t budget_;
   mutable std::mutex mutex_;

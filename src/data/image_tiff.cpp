@@ -201,9 +201,13 @@ void sample_row(const std::uint8_t* r, std::size_t k, std::size_t step, std::siz
 
 }  // namespace
 
-Image decode_tiff(const std::string& file, int channels, bool header_only, bool* whole) {
+Image decode_tiff(const std::string& file, int channels, bool header_only, int* orientation, bool* whole) {
   const TiffFile t(file);
   const Layout l = layout_of(t, file);
+  if (orientation != nullptr) {  // Note [EXIF orientation]: the first page's tag, 1 where none
+    std::uint16_t o = ORIENTATION_TOPLEFT;
+    *orientation = TIFFGetField(t.tif, TIFFTAG_ORIENTATION, &o) && o >= 1 && o <= 8 ? o : 1;
+  }
   Image out;
   out.width = out.file_width = static_cast<int>(l.width);
   out.height = out.file_height = static_cast<int>(l.height);
