@@ -13,10 +13,12 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
 
+#include "core/log.hpp"
 #include "data/data_sources_support.hpp"
 #include "data/image_decode.hpp"
 #include "data/image_files_support.hpp"
@@ -173,11 +175,29 @@ TEST(ImageFormats, CocoKeypointsOnTurnedImagesLandOnTheirDots) {
   EXPECT_NE(e.find("exif_orientation apply"), std::string::npos) << e;
 }
 
+// What `f` prints to stdout through Log::info (rank 0's only; tests are quiet otherwise).
+std::string logged(const std::function<void()>& f) {
+  const bool quiet = Log::quiet();
+  Log::set_quiet(false);
+  testing::internal::CaptureStdout();
+  f();
+  Log::set_quiet(quiet);
+  return testing::internal::GetCapturedStdout();
+}
+
 // Every kind in one folder (.png, .jpg, .webp lossless and lossy, .tif, .tiff): listed, and each row
-// the colour of its class.
+// the colour of its class. Note [image kinds not read]: the .gif, .bmp and .HEIC files beside them
+// are left out and counted in one line at open, by rank 0; README.txt, .DS_Store and labels.csv
+// without a word.
 TEST(ImageFormats, AFolderReadsEveryKind) {
-  const auto data = open_checked("data_format auto\nimage_channels 3\nimage_height 6\nimage_width 5\n",
-                                 kFormats + "mixed");
+  std::shared_ptr<const Dataset> data;
+  const std::string log = logged([&] {
+    data = open_checked("data_format auto\nimage_channels 3\nimage_height 6\nimage_width 5\n", kFormats + "mixed");
+  });
+  const std::string line = "  " + kFormats +
+                           "mixed: 4 image files of kinds not read left out (.gif 2, .bmp 1, "
+                           ".heic 1): convert them to PNG, JPEG, WebP or TIFF (e.g. with Pillow)\n";
+  EXPECT_EQ(log, Comm().rank() == 0 ? line : "");
   ASSERT_EQ(data->rows(), 18u);
   const Rows r = read_all(*data);
   const double colours[3][3] = {{220, 30, 30}, {30, 200, 40}, {40, 60, 230}};
@@ -192,6 +212,20 @@ TEST(ImageFormats, AFolderReadsEveryKind) {
         EXPECT_NEAR(r.x[row * 90 + ch * 30 + p] * 255, colours[c][ch], 3.0) << file << " channel " << ch;
   }
   EXPECT_EQ(kinds, (std::set<std::string>{".jpg", ".png", ".tif", ".tiff", ".webp"}));
+}
+
+// Note [image kinds not read]: a folder of only files of kinds not read (and of no image) is
+// recognised as an image folder and refused naming what it holds.
+TEST(ImageFormats, AFolderOfKindsNotReadIsRefusedNamingThem) {
+  const std::string root = kFormats + "not_read_only";
+  for (const char* format : {"auto", "image_folder"}) {
+    const std::string e = error_message([&] { open_checked(std::string("data_format ") + format + "\n", root); });
+    EXPECT_NE(e.find(root + ": no .png, .jpg, .jpeg, .webp, .tif or .tiff files in the class folders, but 3 "
+                            "image files of kinds not read (.gif 2, .bmp 1): convert them to PNG, JPEG, WebP or "
+                            "TIFF (e.g. with Pillow)"),
+              std::string::npos)
+        << format << ": " << e;
+  }
 }
 
 // A file cut short is refused by the check at open with its decode's message, naming the file;
