@@ -21,7 +21,8 @@ write, byte by byte), with Pillow's own decode of each, for the image decoder's 
   broken/mixed_cut/       mixed/ with cls1/p2.webp cut to half its bytes and cls2/p5.tiff (uncompressed,
                           its directory first) with its strips cut; broken/mixed_removed/: without them
   broken/webp_cut.webp, tiff_lzw_cut.tif (its directory, at its end, lost), tiff_middle.tif (deflate,
-                          bytes flipped inside its strip, ending well), float.tif (32-bit floats)
+                          bytes flipped inside its strip, ending well), float.tif (32-bit floats),
+                          o9_cut.tif (orient/o9.tif, its strip cut)
   orient/<name>.webp|.tif  the picture of formats/ with EXIF Orientation N: o<N>.webp (lossless, the
                           EXIF chunk as Pillow writes it, without "Exif\0\0") and o<N>.tif (Pillow's
                           own writer, tag 274) for N = 1..8, o6_lzw.tif (libtiff's writer), lossy_o5.webp,
@@ -291,6 +292,8 @@ for name, prefixed in (("o6.webp", False), ("anim_o8.webp", True)):  # the EXIF 
     d = open(os.path.join(ori, name), "rb").read()
     assert (d[d.index(b"EXIF") + 8:][:6] == b"Exif\0\0") == prefixed, name
 open(os.path.join(ori, "index.tsv"), "w").write("".join(upright_index))
+shutil.copy(os.path.join(ori, "o9.tif"), os.path.join(b, "o9_cut.tif"))
+cut(os.path.join(b, "o9_cut.tif"), 0.6)  # libtiff complains of the 9 first, then of the strip cut
 
 # COCO faces drawn upright and stored turned back, so that Pillow shows each upright.
 images, annotations = [], []
