@@ -61,7 +61,8 @@ void image_size(const std::string& file, int& width, int& height, bool orient = 
 // append) is decoded whole once, so that only a file the decoder refuses is refused, with the
 // decoder's message; so is a CMYK JPEG (its header says so; decode refuses it). The first and last
 // bytes and the header are two opens and a few KiB per file (a TIFF's directory, its first page's
-// strip offsets among it, may hold more).
+// strip offsets among it, may hold more; with `orient`, a WebP that has an EXIF chunk is read
+// whole: Note [WebP orientation]).
 // `whole` given (check_images_at_open decode): called after the header's check, in place of the
 // decode of a file that ends oddly, to decode the file whole as training will (ImageStore::decode:
 // the same channels and reduction, so the same message), for a file damaged in its middle that
