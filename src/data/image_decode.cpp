@@ -203,7 +203,7 @@ void apply_orientation(Image& im, int o) {
   const std::ptrdiff_t w = im.width, h = im.height, last_row = (h - 1) * w;
   std::ptrdiff_t origin = 0, dx = 1, dy = w;  // 1: as stored
   switch (o) {
-    case 2: origin = w - 1, dx = -1, dy = w; break;             // mirrored left-right
+    case 2: origin = w - 1, dx = -1, dy = w; break;              // mirrored left-right
     case 3: origin = last_row + w - 1, dx = -1, dy = -w; break;  // turned 180
     case 4: origin = last_row, dx = 1, dy = -w; break;           // mirrored top-bottom
     case 5: origin = 0, dx = w, dy = 1; break;                   // transposed
@@ -286,6 +286,14 @@ Image decode_image(const std::string& file, int channels, const ReduceRule& redu
     case Kind::tiff: break;
   }
   return decode_other(kind, file, channels, false, orient);
+}
+
+bool is_tiff(const std::string& file) {
+  try {
+    return kind_of(file) == Kind::tiff;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 void image_size(const std::string& file, int& width, int& height, bool orient) {

@@ -51,6 +51,10 @@ Image decode_image(const std::string& file, int channels, const ReduceRule& redu
 // Width and height from the file's header, without decoding the pixels (`orient`: as shown upright).
 void image_size(const std::string& file, int& width, int& height, bool orient = false);
 
+// Whether `file` is a TIFF (by its first bytes): shown upright by its Orientation tag whatever
+// `orient` says (Note [TIFF orientation]). False for a file that cannot be read.
+bool is_tiff(const std::string& file);
+
 // Note [image checks at open]: what a data source checks of each image file before training (so
 // that a bad file stops the run at open, naming it, not at its first decode mid-epoch): that the
 // file is a PNG, JPEG, WebP or TIFF whose header decodes, of a nonzero size (its width and height

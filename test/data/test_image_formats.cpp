@@ -138,7 +138,8 @@ TEST(ImageFormats, OrientationTurnsWebpsAndTiffsAsPillowShowsThem) {
 // A COCO JSON annotated on the upright images (orient/coco: WebPs with each Orientation, TIFFs with 5
 // and 6): with exif_orientation apply, every view shows each keypoint on its dot (left eye red,
 // right eye green, nose blue), the boxes mapped onto the turned images; ignored, the first WebP whose
-// stored size is not its entry's is refused at open saying so.
+// stored size is not its entry's is refused at open saying so; a TIFF given its stored size is
+// refused either way, the message saying that a TIFF is shown upright by its tag.
 TEST(ImageFormats, CocoKeypointsOnTurnedImagesLandOnTheirDots) {
   const std::string json = kFormats + "orient/coco/train.json";
   const std::string deck =
@@ -173,6 +174,15 @@ TEST(ImageFormats, CocoKeypointsOnTurnedImagesLandOnTheirDots) {
   EXPECT_NE(e.find("images[4] (id 204): width x height 38 x 40, but the file"), std::string::npos) << e;
   EXPECT_NE(e.find("face4_o5.webp is 40 x 38"), std::string::npos) << e;
   EXPECT_NE(e.find("exif_orientation apply"), std::string::npos) << e;
+  // A TIFF annotated at its stored size: exif_orientation would not help, and the message says so.
+  const std::string t = error_message([&] {
+    open_checked(deck + "exif_orientation apply\n", kFormats + "orient/coco/tiff_stored.json");
+  });
+  EXPECT_NE(t.find("images[9] (id 209): width x height 35 x 48, but the file"), std::string::npos) << t;
+  EXPECT_NE(t.find("face9_o6.tif is 48 x 35: its keypoints would land elsewhere (a TIFF is shown upright by its "
+                   "Orientation tag"),
+            std::string::npos)
+      << t;
 }
 
 // What `f` prints to stdout through Log::info (rank 0's only; tests are quiet otherwise).

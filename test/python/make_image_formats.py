@@ -33,7 +33,8 @@ write, byte by byte), with Pillow's own decode of each, for the image decoder's 
   orient/coco/            a COCO keypoints JSON (train.json) of 10 faces, one an image: lossless WebPs
                           with Orientation 1..8 and TIFFs with 5 and 6, each drawn upright (a red, green
                           and blue dot: left eye, right eye, nose) and stored as Pillow turns it back
-                          upright; the JSON's sizes and keypoints are the upright image's
+                          upright; the JSON's sizes and keypoints are the upright image's; tiff_stored.json:
+                          the same with the TIFF of Orientation 6 given its stored size
 usage: make_image_formats.py OUT_DIR
 """
 import json
@@ -323,4 +324,8 @@ categories = [{"id": 1, "name": "face", "supercategory": "face", "keypoints": ["
                "skeleton": [[1, 3], [2, 3]]}]
 json.dump({"images": images, "annotations": annotations, "categories": categories},
           open(os.path.join(ori, "coco", "train.json"), "w"))
+# The TIFF turned by 6 annotated as stored (its stored size): refused whatever exif_orientation says.
+images[9]["width"], images[9]["height"] = images[9]["height"], images[9]["width"]
+json.dump({"images": images, "annotations": annotations, "categories": categories},
+          open(os.path.join(ori, "coco", "tiff_stored.json"), "w"))
 print(f"make_image_formats: wrote {out}")
