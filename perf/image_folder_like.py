@@ -3,9 +3,10 @@
 (docs/images.md, "Opening image data"): --classes sub-folders of --files JPEGs in all, each
 --size pixels of a colour gradient (Pillow, quality 90). --format: the same pictures as PNG, WebP
 (lossy, quality 90, or lossless) or TIFF (uncompressed or LZW) instead, to compare their decoding
-(docs/image-formats.md).
+(docs/image-formats.md). --orientation N: each file with EXIF Orientation N (a JPEG's or WebP's
+EXIF block, a TIFF's tag 274), to time exif_orientation apply.
 usage: perf/image_folder_like.py OUT_DIR [--files 20000] [--classes 100] [--size 160x120]
-       [--format jpeg|png|webp|webp-lossless|tiff|tiff-lzw]"""
+       [--format jpeg|png|webp|webp-lossless|tiff|tiff-lzw] [--orientation 1..8]"""
 import argparse
 import os
 
@@ -20,8 +21,15 @@ FORMATS = {"jpeg": ("JPEG", {"quality": 90}), "png": ("png", {}), "webp": ("webp
            "webp-lossless": ("webp", {"lossless": True}), "tiff": ("tif", {}),
            "tiff-lzw": ("tif", {"compression": "tiff_lzw"})}
 p.add_argument("--format", choices=sorted(FORMATS), default="jpeg")
+p.add_argument("--orientation", type=int, choices=range(1, 9))
 a = p.parse_args()
 ext, options = FORMATS[a.format]
+if a.orientation and ext == "tif":
+    options = dict(options, tiffinfo={274: a.orientation})
+elif a.orientation and ext != "png":
+    exif = Image.Exif()
+    exif[0x0112] = a.orientation
+    options = dict(options, exif=exif.tobytes())
 w, h = (int(v) for v in a.size.split("x"))
 base = Image.linear_gradient("L").resize((w, h))
 for i in range(a.files):

@@ -97,13 +97,20 @@ std::vector<int> flip_map(const json& c, const std::vector<std::string>& names, 
 std::string same_size(const std::string& path, int w, int h, int file_w, int file_h, bool exif_orientation) {
   if (file_w == w && file_h == h) return {};
   const bool turned = file_w == h && file_h == w;
+  // A TIFF is shown upright by its Orientation tag whatever exif_orientation says (Note [TIFF
+  // orientation]): that key would not help.
+  const char* why = !turned ? "a file resized after annotating? scale its annotations, or give its own size"
+                    : is_tiff(path)
+                        ? "a TIFF is shown upright by its Orientation tag, as PIL's Image.open shows it, "
+                          "whatever exif_orientation says: annotated as stored? give its upright size and "
+                          "keypoints"
+                    : exif_orientation
+                        ? "its EXIF orientation applied (exif_orientation apply): annotated as stored? "
+                          "exif_orientation ignore"
+                        : "an EXIF-rotated photo annotated as shown upright? exif_orientation apply, or "
+                          "give its stored size and keypoints";
   return strf("width x height %d x %d, but the file %s is %d x %d: its keypoints would land elsewhere (%s)", w, h,
-              path.c_str(), file_w, file_h,
-              turned ? (exif_orientation ? "its EXIF orientation applied (exif_orientation apply): annotated "
-                                           "as stored? exif_orientation ignore"
-                                         : "an EXIF-rotated photo annotated as shown upright? exif_orientation "
-                                           "apply, or give its stored size and keypoints")
-                     : "a file resized after annotating? scale its annotations, or give its own size");
+              path.c_str(), file_w, file_h, why);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Decoding PNG, JPEG, WebP and TIFF files into 8-bit pixels (libpng's simplified API, libjpeg-turbo,
-// libwebp, libtiff), and the store of a data set's image files that keeps what it decoded in memory while it fits
-// (data_cache), optionally turned upright by a JPEG's EXIF orientation. Host code only: the loader
-// thread calls it.
+// libwebp, libtiff), and the store of a data set's image files that keeps what it decoded in memory
+// while it fits (data_cache), optionally turned upright by a JPEG's or WebP's EXIF orientation (a
+// TIFF always by its Orientation tag). Host code only: the loader thread calls it.
 #pragma once
 
 #include <cstdint>
@@ -40,15 +40,20 @@ struct Image {
 // image_transform.hpp; a 3000-pixel photograph seen as a 64-pixel crop of a face): the pixels the
 // view gets are then averages over the same areas either way. PNG, WebP and TIFF files decode whole
 // (only libjpeg scales by averaging blocks). Anything but 2, 4 or 8 decodes whole.
-// `orient`: a JPEG's EXIF orientation applied (a WebP's or TIFF's is not read: their stored pixels) as Pillow's ImageOps.exif_transpose applies it (Note
-// [EXIF orientation] in image_decode.cpp); the Image (and `reduce`'s width and height) are then the
-// image as shown upright. Without it the pixels are the file's, as PIL's Image.open and
-// torchvision's ImageFolder read them.
+// `orient`: a JPEG's or WebP's EXIF orientation applied as Pillow's ImageOps.exif_transpose applies
+// it (Note [EXIF orientation] in image_decode.cpp); the Image (and `reduce`'s width and height) are
+// then the image as shown upright. Without it a JPEG's or WebP's pixels are the file's, as PIL's
+// Image.open and torchvision's ImageFolder read them. A TIFF is turned by its Orientation tag either
+// way, as PIL's Image.open turns it (Note [TIFF orientation]).
 using ReduceRule = std::function<int(int width, int height)>;
 Image decode_image(const std::string& file, int channels, const ReduceRule& reduce = {}, bool orient = false);
 
 // Width and height from the file's header, without decoding the pixels (`orient`: as shown upright).
 void image_size(const std::string& file, int& width, int& height, bool orient = false);
+
+// Whether `file` is a TIFF (by its first bytes): shown upright by its Orientation tag whatever
+// `orient` says (Note [TIFF orientation]). False for a file that cannot be read.
+bool is_tiff(const std::string& file);
 
 // Note [image checks at open]: what a data source checks of each image file before training (so
 // that a bad file stops the run at open, naming it, not at its first decode mid-epoch): that the
@@ -60,7 +65,8 @@ void image_size(const std::string& file, int& width, int& height, bool orient = 
 // append) is decoded whole once, so that only a file the decoder refuses is refused, with the
 // decoder's message; so is a CMYK JPEG (its header says so; decode refuses it). The first and last
 // bytes and the header are two opens and a few KiB per file (a TIFF's directory, its first page's
-// strip offsets among it, may hold more).
+// strip offsets among it, may hold more; with `orient`, a WebP that has an EXIF chunk is read
+// whole: Note [WebP orientation]).
 // `whole` given (check_images_at_open decode): called after the header's check, in place of the
 // decode of a file that ends oddly, to decode the file whole as training will (ImageStore::decode:
 // the same channels and reduction, so the same message), for a file damaged in its middle that
@@ -87,7 +93,7 @@ class ImageStore {
  private:
   std::vector<std::string> files_;
   int channels_;
-  bool orient_;  // EXIF orientation applied (decode_image)
+  bool orient_;  // a JPEG's or WebP's EXIF orientation applied (decode_image)
   Rule reduce_;
   std::uint64_t budget_;
   mutable std::mutex mutex_;

@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <iterator>
+#include <map>
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "core/rng.hpp"
 #include "data/image_files_dataset.hpp"
 #include "data/image_transform.hpp"
@@ -21,11 +24,46 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The files listed, by their extension in any case (their first bytes tell the decoder their kind).
-bool image_extension(const fs::path& p) {
+// A file's extension in lower case (".JPG": ".jpg").
+std::string extension_of(const fs::path& p) {
   std::string e = p.extension().string();
   std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return e;
+}
+
+// The files listed, by their extension in any case (their first bytes tell the decoder their kind).
+bool image_extension(const fs::path& p) {
+  const std::string e = extension_of(p);
   return e == ".png" || e == ".jpg" || e == ".jpeg" || e == ".webp" || e == ".tif" || e == ".tiff";
+}
+
+// Note [image kinds not read]: a class folder's photographs of a kind the decoder does not read
+// (GIF, BMP, HEIC from a phone, AVIF, JPEG XL, JPEG 2000, Netpbm) are left out of the listing, as
+// torchvision's ImageFolder leaves out what its extension list lacks; but a folder that holds them
+// gets fewer rows than files, so they are counted by extension and named at open (one line per
+// folder, rank 0), and a folder holding only them is refused naming them. Other files (a README,
+// a .csv of labels, hidden ones such as .DS_Store) are no images: left out without a word.
+bool unread_image_extension(const std::string& e) {
+  static const char* const kinds[] = {".avif", ".bmp", ".gif", ".heic", ".heif", ".j2k",
+                                      ".jp2",  ".jxl", ".pbm", ".pgm",  ".pnm",  ".ppm"};
+  return std::any_of(std::begin(kinds), std::end(kinds), [&](const char* k) { return e == k; });
+}
+
+// "N image files of kinds not read" + `left` + " (.gif 10, .heic 2): convert them ..." of the count
+// of each extension in `unread` (most first), or "" where it is empty.
+std::string unread_summary(const std::map<std::string, std::size_t>& unread, const char* left) {
+  std::vector<std::pair<std::size_t, std::string>> by_count;
+  std::size_t all = 0;
+  for (const auto& [e, n] : unread) by_count.emplace_back(n, e), all += n;
+  if (all == 0) return {};
+  std::stable_sort(by_count.begin(), by_count.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string kinds;
+  for (const auto& [n, e] : by_count) kinds += (kinds.empty() ? "" : ", ") + e + " " + std::to_string(n);
+  return strf(
+      "%zu image file%s of kinds not read%s (%s): convert them to PNG, JPEG, WebP or TIFF (e.g. with "
+      "Pillow)",
+      all, all == 1 ? "" : "s", left, kinds.c_str());
 }
 
 // The class sub-folders of `root`, in name order (hidden ones left out).
@@ -51,22 +89,29 @@ struct Listing {
 };
 
 // The image files of `root`'s class folders l.classes into l.files and l.labels (a class folder
-// absent from `root`: none).
+// absent from `root`: none); those of kinds not read named in the log (Note [image kinds not read]).
 void list_files(const std::string& root, Listing& l) {
+  std::map<std::string, std::size_t> unread;  // extension: files
   for (std::size_t c = 0; c < l.classes.size(); ++c) {
     const fs::path dir = fs::path(root) / l.classes[c];
     std::vector<std::string> here;
     std::error_code ec;
-    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
-      if (e.is_regular_file() && image_extension(e.path()) && e.path().filename().string()[0] != '.')
-        here.push_back(e.path().string());
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+      if (!e.is_regular_file() || e.path().filename().string()[0] == '.') continue;
+      if (image_extension(e.path())) here.push_back(e.path().string());
+      else if (unread_image_extension(extension_of(e.path()))) ++unread[extension_of(e.path())];
+    }
     std::sort(here.begin(), here.end());
     l.files.insert(l.files.end(), here.begin(), here.end());
     l.labels.insert(l.labels.end(), here.size(), static_cast<long long>(c));
   }
-  if (l.files.empty())
-    throw Error(root + ": no .png, .jpg, .jpeg, .webp, .tif or .tiff files in the class folders",
+  if (l.files.empty()) {
+    const std::string found = unread_summary(unread, "");
+    throw Error(root + ": no .png, .jpg, .jpeg, .webp, .tif or .tiff files in the class folders" +
+                    (found.empty() ? "" : ", but " + found),
                 ExitCode::bad_input);
+  }
+  if (!unread.empty()) Log::info("  " + root + ": " + unread_summary(unread, " left out"));
 }
 
 // Cache bytes per rank from data_cache and data_cache_mb (stream: decode every epoch).
@@ -241,15 +286,22 @@ std::shared_ptr<const Dataset> open_folder_shared(const deck::Deck& deck, const 
   return data;
 }
 
-// A folder whose sub-folders hold an image file (the first sub-folder with files decides).
+// A folder whose sub-folders hold an image file: the first sub-folder with files (hidden ones aside)
+// decides by whether it holds one, of a kind read or not (Note [image kinds not read]: a folder of
+// GIFs is an image folder, refused naming them).
 bool recognises_folder(const deck::Deck& deck, const std::string& file) {
   (void)deck;
   std::error_code ec;
   if (!fs::is_directory(file, ec)) return false;
   for (const fs::directory_entry& d : fs::directory_iterator(file, ec)) {
     if (!d.is_directory()) continue;
-    for (const fs::directory_entry& e : fs::directory_iterator(d.path(), ec))
-      if (e.is_regular_file()) return image_extension(e.path());
+    bool files = false;
+    for (const fs::directory_entry& e : fs::directory_iterator(d.path(), ec)) {
+      if (!e.is_regular_file() || e.path().filename().string()[0] == '.') continue;
+      if (image_extension(e.path()) || unread_image_extension(extension_of(e.path()))) return true;
+      files = true;
+    }
+    if (files) return false;
   }
   return false;
 }

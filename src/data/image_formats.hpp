@@ -3,6 +3,7 @@
 // first bytes and calls them. Internal to the data layer: users call decode_image.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -25,11 +26,21 @@ inline std::uint8_t grey_of(unsigned r, unsigned g, unsigned b) {
   return static_cast<std::uint8_t>((r * 19595u + g * 38470u + b * 7471u + 0x8000u) >> 16);
 }
 
+// The Orientation (1..8) of the EXIF block `d` of `n` bytes ("Exif\0\0" and a TIFF header, as a
+// JPEG's APP1 marker holds it), read as Pillow's exif_transpose reads it; 1 for none, a malformed
+// block or a value outside 1..8 (Note [EXIF orientation] in image_decode.cpp).
+int exif_orientation(const unsigned char* d, std::size_t n);
+
 // Each decoder: `file` as `channels` channels (1 or 3, alpha dropped: Note [PNG alpha]) at its full
 // size, or with `header_only` its width and height only (no pixels), after checking that decode
-// can read its layout. `whole` (given with header_only): set to whether the file ends as a whole
-// file of its kind ends (Note [image checks at open]: check_image decodes the others once).
-Image decode_webp(const std::string& file, int channels, bool header_only, bool* whole = nullptr);
-Image decode_tiff(const std::string& file, int channels, bool header_only, bool* whole = nullptr);
+// can read its layout; the stored pixels, not turned. `orientation` (given): set to the file's
+// orientation, 1..8 (1: none; a WebP's EXIF chunk, a TIFF's Orientation tag: Note [EXIF
+// orientation]), which decode_image applies. `whole` (given with header_only): set to whether the
+// file ends as a whole file of its kind ends (Note [image checks at open]: check_image decodes the
+// others once).
+Image decode_webp(const std::string& file, int channels, bool header_only, int* orientation = nullptr,
+                  bool* whole = nullptr);
+Image decode_tiff(const std::string& file, int channels, bool header_only, int* orientation = nullptr,
+                  bool* whole = nullptr);
 
 }  // namespace hpct::image_formats

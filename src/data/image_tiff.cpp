@@ -25,10 +25,11 @@ namespace {
 
 // Note [libtiff messages]: libtiff reports through handlers, by default printing to stderr; each
 // file opened gets its own (TIFFOpenExt, libtiff >= 4.5), which keeps the first error (the one
-// that says what is wrong: "Read error on strip 3; got 512 bytes, expected 4096") for our Error and
-// drops the warnings (an unknown tag, an odd but readable field: the pixels decide). Handlers of a
-// file's own are thread-safe, as the loader threads need; the process-wide ones are silenced too
-// (once), for a message libtiff might give without a file.
+// that says what is wrong: "Read error on strip 3; got 512 bytes, expected 4096"; one in the
+// directory only where it stops the open: TiffFile) for our Error and drops the warnings (an
+// unknown tag, an odd but readable field: the pixels decide). Handlers of a file's own are
+// thread-safe, as the loader threads need; the process-wide ones are silenced too (once), for a
+// message libtiff might give without a file.
 int keep_first_error(TIFF*, void* user, const char* module, const char* fmt, va_list ap) {
   auto& first = *static_cast<std::string*>(user);
   if (first.empty()) {
@@ -59,6 +60,10 @@ struct TiffFile {
     tif = TIFFOpenExt(file.c_str(), "r", options);
     TIFFOpenOptionsFree(options);
     if (tif == nullptr) refuse(file, "cannot read the file");
+    // An error in a directory libtiff opened anyway is about a tag it left unset (a value out of
+    // range: Orientation 9, read as none, as Pillow reads it); dropped, so that the message of a
+    // failure later is that failure's, not "Bad value 9 for Orientation".
+    errors.clear();
   }
   ~TiffFile() {
     if (tif != nullptr) TIFFClose(tif);
@@ -201,9 +206,13 @@ void sample_row(const std::uint8_t* r, std::size_t k, std::size_t step, std::siz
 
 }  // namespace
 
-Image decode_tiff(const std::string& file, int channels, bool header_only, bool* whole) {
+Image decode_tiff(const std::string& file, int channels, bool header_only, int* orientation, bool* whole) {
   const TiffFile t(file);
   const Layout l = layout_of(t, file);
+  if (orientation != nullptr) {  // Note [EXIF orientation]: the first page's tag, 1 where none
+    std::uint16_t o = ORIENTATION_TOPLEFT;
+    *orientation = TIFFGetField(t.tif, TIFFTAG_ORIENTATION, &o) && o >= 1 && o <= 8 ? o : 1;
+  }
   Image out;
   out.width = out.file_width = static_cast<int>(l.width);
   out.height = out.file_height = static_cast<int>(l.height);

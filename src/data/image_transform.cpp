@@ -28,9 +28,10 @@ void declare_image_keys(deck::Schema& s) {
   s.add_real("augment_rotate", 0.0, 0.0, 180.0,
              "image_folder, coco_keypoints: training rotation jitter in degrees, uniform in [-r, r]");
   s.add_choice("exif_orientation", "ignore", {"ignore", "apply"},
-               "image_folder, coco_keypoints: a JPEG's EXIF Orientation tag: ignore (the stored pixels, as PIL's "
-               "Image.open and torchvision's ImageFolder read them) or apply (turned upright as PIL's "
-               "ImageOps.exif_transpose does; COCO sizes and keypoints are then the upright image's)");
+               "image_folder, coco_keypoints: a JPEG's or WebP's EXIF Orientation tag: ignore (the stored pixels, "
+               "as PIL's Image.open and torchvision's ImageFolder read them) or apply (turned upright as PIL's "
+               "ImageOps.exif_transpose does; COCO sizes and keypoints are then the upright image's); a TIFF's "
+               "Orientation tag is applied either way, as PIL's Image.open applies it");
   // A bool key before decode came: true and false, and their other spellings, read as they did then
   // (Note [boolean choices] in deck/deck.cpp).
   s.add_choice("check_images_at_open", "true", {"true", "decode", "false"},

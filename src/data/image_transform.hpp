@@ -33,7 +33,7 @@ struct ImageOptions {
   double scale = 0;   // box size times a factor uniform in [1 - scale, 1 + scale]
   double rotate = 0;  // degrees, uniform in [-rotate, rotate]
   std::uint64_t seed = 0;
-  bool exif_orientation = false;             // apply: JPEGs turned upright by their EXIF orientation (decode_image)
+  bool exif_orientation = false;             // apply: JPEGs, WebPs turned by EXIF orientation (decode_image)
   OpenCheck open_check = OpenCheck::header;  // check_images_at_open
   bool skip_broken = false;                  // broken_images skip: files the check refuses are left out
 };

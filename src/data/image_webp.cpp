@@ -1,6 +1,7 @@
 // WebP files through libwebp: a still image (lossy or lossless) by WebPDecode, an animation's
-// first frame by libwebpdemux's WebPAnimDecoder (as PIL's Image.open shows it); a truncated or
-// corrupt file is an Error naming it with libwebp's reason. Called by decode_image.
+// first frame by libwebpdemux's WebPAnimDecoder (as PIL's Image.open shows it), the EXIF chunk's
+// orientation by libwebpdemux; a truncated or corrupt file is an Error naming it with libwebp's
+// reason. Called by decode_image.
 #include <webp/decode.h>
 #include <webp/demux.h>
 
@@ -93,9 +94,36 @@ void decode_first_frame(const std::string& file, const std::vector<std::uint8_t>
   put_pixels(canvas, 4, out);
 }
 
+// Note [WebP orientation]: the Orientation of the EXIF chunk, found by libwebpdemux as Pillow finds
+// it (its WebP reader is built on the same demuxer): only where the VP8X header's flags say the file
+// has one (the demuxer keeps the chunk only then). The chunk holds the TIFF header and directories of
+// an EXIF block without the "Exif\0\0" that starts a JPEG's (Pillow writes it so; its animations and
+// some other writers keep the six bytes): read as the JPEG's block either way (Note [EXIF
+// orientation]). The chunk follows the image data, so where only the file's first bytes were read
+// (`data`, of the file's `size` bytes: the check at open) and the flags name one, the file is read
+// whole. A file the demuxer refuses (truncated: its decode says so) reads as orientation 1.
+int orientation_of(const std::string& file, std::vector<std::uint8_t>& data, std::size_t size) {
+  using Demuxer = std::unique_ptr<WebPDemuxer, void (*)(WebPDemuxer*)>;
+  const WebPData head{data.data(), data.size()};
+  WebPDemuxState state;
+  const Demuxer partial(WebPDemuxPartial(&head, &state), WebPDemuxDelete);
+  if (!partial || (WebPDemuxGetI(partial.get(), WEBP_FF_FORMAT_FLAGS) & EXIF_FLAG) == 0) return 1;
+  if (data.size() < size) data = read_bytes(file, SIZE_MAX, size);
+  const WebPData whole{data.data(), data.size()};
+  const Demuxer demux(WebPDemux(&whole), WebPDemuxDelete);
+  WebPChunkIterator chunk;
+  if (!demux || !WebPDemuxGetChunk(demux.get(), "EXIF", 1, &chunk)) return 1;
+  static const std::uint8_t kExif[6] = {'E', 'x', 'i', 'f', 0, 0};
+  std::vector<std::uint8_t> block;
+  if (chunk.chunk.size < 6 || std::memcmp(chunk.chunk.bytes, kExif, 6) != 0) block.assign(kExif, kExif + 6);
+  block.insert(block.end(), chunk.chunk.bytes, chunk.chunk.bytes + chunk.chunk.size);
+  WebPDemuxReleaseChunkIterator(&chunk);
+  return exif_orientation(block.data(), block.size());
+}
+
 }  // namespace
 
-Image decode_webp(const std::string& file, int channels, bool header_only, bool* whole) {
+Image decode_webp(const std::string& file, int channels, bool header_only, int* orientation, bool* whole) {
   // Note [WebP headers]: the size and the features (alpha, animation) are in the first chunks,
   // read from the first 4 KiB; a file with a larger chunk before them (an ICC profile) is read whole.
   constexpr std::size_t kHead = 4096;
@@ -112,6 +140,7 @@ Image decode_webp(const std::string& file, int channels, bool header_only, bool*
   out.width = out.file_width = features.width;
   out.height = out.file_height = features.height;
   out.channels = channels;
+  if (orientation != nullptr) *orientation = orientation_of(file, data, size);
   if (header_only) {
     // A whole file is its RIFF chunk: 8 bytes of header and the size its header gives (even).
     if (whole != nullptr) {

@@ -14,13 +14,30 @@ write, byte by byte), with Pillow's own decode of each, for the image decoder's 
   formats/index.tsv       name, width, height per file
   formats/grey16.png      the 16-bit grey values of grey16_raw.tif as a 16-bit PNG
   mixed/cls<c>/           3 classes of one colour each: PNG, JPEG, lossless and lossy WebP, LZW and
-                          uncompressed TIFF (.tif, .tiff) of varying size
+                          uncompressed TIFF (.tif, .tiff) of varying size; beside them (as in broken/mixed_*)
+                          image files of kinds not read (.gif 2, .bmp 1, .HEIC 1) and files of no image
+                          (README.txt, .DS_Store, labels.csv)
+  not_read_only/cls<c>/   only files of kinds not read (.gif 2, .bmp 1) and of no image
   broken/mixed_cut/       mixed/ with cls1/p2.webp cut to half its bytes and cls2/p5.tiff (uncompressed,
                           its directory first) with its strips cut; broken/mixed_removed/: without them
   broken/webp_cut.webp, tiff_lzw_cut.tif (its directory, at its end, lost), tiff_middle.tif (deflate,
-                          bytes flipped inside its strip, ending well), float.tif (32-bit floats)
+                          bytes flipped inside its strip, ending well), float.tif (32-bit floats),
+                          o9_cut.tif (orient/o9.tif, its strip cut)
+  orient/<name>.webp|.tif  the picture of formats/ with EXIF Orientation N: o<N>.webp (lossless, the
+                          EXIF chunk as Pillow writes it, without "Exif\0\0") and o<N>.tif (Pillow's
+                          own writer, tag 274) for N = 1..8, o6_lzw.tif (libtiff's writer), lossy_o5.webp,
+                          anim_o8.webp (its chunk with "Exif\0\0"), o9.webp and o9.tif (outside 1..8)
+  orient/<name>.rgb, .l   Pillow's upright image of it (a WebP's ImageOps.exif_transpose; a TIFF as
+                          Image.open reads it, turned), .convert("RGB") / ("L") as raw bytes
+  orient/index.tsv        name, width, height (upright) per file
+  orient/coco/            a COCO keypoints JSON (train.json) of 10 faces, one an image: lossless WebPs
+                          with Orientation 1..8 and TIFFs with 5 and 6, each drawn upright (a red, green
+                          and blue dot: left eye, right eye, nose) and stored as Pillow turns it back
+                          upright; the JSON's sizes and keypoints are the upright image's; tiff_stored.json:
+                          the same with the TIFF of Orientation 6 given its stored size
 usage: make_image_formats.py OUT_DIR
 """
+import json
 import os
 import shutil
 import struct
@@ -28,7 +45,7 @@ import sys
 
 try:
     import numpy as np
-    from PIL import Image, features
+    from PIL import Image, ImageDraw, ImageOps, features
 except ImportError as e:  # the runner (reference_python.sh) turns this into a failure where the venv exists
     print(f"make_image_formats: {e} (python3-pil, python3-numpy)")
     sys.exit(77)
@@ -178,6 +195,22 @@ def mixed(root):
         os.makedirs(d)
         for (name, kw), size in zip(KINDS, SIZES):
             Image.new("RGB", size, colour).save(os.path.join(d, name), **kw)
+    not_read(root)
+
+
+def not_read(root, only=False):
+    """Note [image kinds not read]: image files of kinds not read among the class folders (.gif 2,
+    .bmp 1, .HEIC 1; `only`: .gif 2, .bmp 1 in folders of nothing else) and files that are no image
+    (a README, a hidden .DS_Store, a CSV of labels)."""
+    for c, name in [(0, "g0.gif"), (0, "g1.gif"), (1, "b.bmp")] + ([] if only else [(2, "phone.HEIC")]):
+        d = os.path.join(root, f"cls{c}")
+        os.makedirs(d, exist_ok=True)
+        if name.endswith(".HEIC"):  # Pillow writes no HEIC: the name is what is counted
+            open(os.path.join(d, name), "wb").write(b"\0\0\0\x18ftypheic")
+        else:
+            Image.new("RGB", (8, 8), COLOURS[c]).save(os.path.join(d, name))
+    for c, name in [(0, "README.txt"), (1, ".DS_Store"), (1, "labels.csv")]:
+        open(os.path.join(root, f"cls{c}", name), "w").write("not an image\n")
 
 
 def cut(path, keep):
@@ -186,6 +219,7 @@ def cut(path, keep):
 
 
 mixed(os.path.join(out, "mixed"))
+not_read(os.path.join(out, "not_read_only"), only=True)
 mixed(os.path.join(out, "broken/mixed_cut"))
 cut(os.path.join(out, "broken/mixed_cut/cls1/p2.webp"), 0.5)
 cut(os.path.join(out, "broken/mixed_cut/cls2/p5.tiff"), 0.6)
@@ -204,4 +238,94 @@ mid = start + length // 2
 d[mid:mid + 4] = bytes(v ^ 0xFF for v in d[mid:mid + 4])
 open(os.path.join(b, "tiff_middle.tif"), "wb").write(d)
 Image.fromarray(grey16.astype(np.float32), "F").save(os.path.join(b, "float.tif"))
+
+# Note [EXIF orientation] (image_decode.cpp), Note [WebP orientation] (image_webp.cpp), Note [TIFF
+# orientation]: the picture stored with each Orientation, and the upright image Pillow shows of it.
+ori = os.path.join(out, "orient")
+os.makedirs(os.path.join(ori, "coco"))
+T = Image.Transpose
+# The method exif_transpose turns each Orientation upright with, and the one that undoes it.
+UPRIGHT = {2: T.FLIP_LEFT_RIGHT, 3: T.ROTATE_180, 4: T.FLIP_TOP_BOTTOM, 5: T.TRANSPOSE, 6: T.ROTATE_270,
+           7: T.TRANSVERSE, 8: T.ROTATE_90}
+UNDO = {**UPRIGHT, 6: T.ROTATE_90, 8: T.ROTATE_270}
+
+
+def exif_of(o):
+    exif = Image.Exif()
+    exif[0x0112] = o
+    return exif.tobytes()  # "Exif\0\0" and the TIFF header: Pillow's still WebP drops the six bytes
+
+
+def shown_upright(path):
+    """The file as Pillow shows it upright: a WebP by ImageOps.exif_transpose; a TIFF as Image.open
+    reads it, which turns it by its Orientation tag (Pillow 6.2 and later; Pillow 9.4's exif_transpose
+    would turn it a second time: python-pillow/Pillow#7381)."""
+    with Image.open(path) as im:
+        im.load()
+        return im.copy() if path.endswith(".tif") else ImageOps.exif_transpose(im)
+
+
+upright_index = []
+
+
+def save_turned(im, o, name, **kw):
+    path = os.path.join(ori, name)
+    im.save(path, **kw)
+    up = shown_upright(path)
+    with Image.open(path) as first:  # the stored first frame (an animation's) turned by the table
+        first.load()
+        want = np.asarray(first.convert("RGB")) if name.endswith(".webp") else np.asarray(im.convert("RGB"))
+    want = Image.fromarray(want).transpose(UPRIGHT[o]) if o in UPRIGHT else Image.fromarray(want)
+    assert up.convert("RGB").tobytes() == want.tobytes(), name
+    open(path + ".rgb", "wb").write(up.convert("RGB").tobytes())
+    open(path + ".l", "wb").write(up.convert("L").tobytes())
+    upright_index.append(f"{name}\t{up.size[0]}\t{up.size[1]}\n")
+
+
+for o in range(1, 10):  # 9: outside 1..8, the stored pixels
+    save_turned(Image.fromarray(rgb), o, f"o{o}.webp", lossless=True, exif=exif_of(o))
+    save_turned(Image.fromarray(rgb), o, f"o{o}.tif", tiffinfo={274: o})
+save_turned(Image.fromarray(rgb), 6, "o6_lzw.tif", tiffinfo={274: 6}, compression="tiff_lzw")
+save_turned(Image.fromarray(rgb), 5, "lossy_o5.webp", quality=80, exif=exif_of(5))
+save_turned(Image.fromarray(rgba), 8, "anim_o8.webp", save_all=True, append_images=[Image.fromarray(255 - rgba)],
+            duration=100, lossless=True, exif=exif_of(8))
+for name, prefixed in (("o6.webp", False), ("anim_o8.webp", True)):  # the EXIF chunk's payload, both ways
+    d = open(os.path.join(ori, name), "rb").read()
+    assert (d[d.index(b"EXIF") + 8:][:6] == b"Exif\0\0") == prefixed, name
+open(os.path.join(ori, "index.tsv"), "w").write("".join(upright_index))
+shutil.copy(os.path.join(ori, "o9.tif"), os.path.join(b, "o9_cut.tif"))
+cut(os.path.join(b, "o9_cut.tif"), 0.6)  # libtiff complains of the 9 first, then of the strip cut
+
+# COCO faces drawn upright and stored turned back, so that Pillow shows each upright.
+images, annotations = [], []
+for n, (o, kind) in enumerate([(o, "webp") for o in range(1, 9)] + [(5, "tif"), (6, "tif")]):
+    w, h = 30 + 2 * n, 44 - n  # upright, taller than wide
+    up = Image.new("RGB", (w, h), (128, 128, 128))
+    draw = ImageDraw.Draw(up)
+    pts = [(7 + n, 9), (19 + n // 2, 12), (12, 25 + n)]
+    kp = []
+    for (x, y), colour in zip(pts, [(255, 0, 0), (0, 255, 0), (0, 0, 255)]):
+        draw.rectangle((x - 1, y - 1, x + 1, y + 1), fill=colour)
+        kp += [x + 0.5, y + 0.5, 2]
+    name = f"face{n}_o{o}.{kind}"
+    stored = up.transpose(UNDO[o]) if o in UNDO else up
+    path = os.path.join(ori, "coco", name)
+    if kind == "webp":
+        stored.save(path, lossless=True, exif=exif_of(o))
+    else:
+        stored.save(path, tiffinfo={274: o})
+    assert shown_upright(path).convert("RGB").tobytes() == up.tobytes(), name
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    bbox = [min(xs) - 4, min(ys) - 4, max(xs) - min(xs) + 9, max(ys) - min(ys) + 9]
+    images.append({"id": 200 + n, "file_name": name, "width": w, "height": h})
+    annotations.append({"id": n + 1, "image_id": 200 + n, "category_id": 1, "bbox": bbox, "keypoints": kp,
+                        "num_keypoints": 3, "iscrowd": 0, "area": bbox[2] * bbox[3]})
+categories = [{"id": 1, "name": "face", "supercategory": "face", "keypoints": ["left_eye", "right_eye", "nose"],
+               "skeleton": [[1, 3], [2, 3]]}]
+json.dump({"images": images, "annotations": annotations, "categories": categories},
+          open(os.path.join(ori, "coco", "train.json"), "w"))
+# The TIFF turned by 6 annotated as stored (its stored size): refused whatever exif_orientation says.
+images[9]["width"], images[9]["height"] = images[9]["height"], images[9]["width"]
+json.dump({"images": images, "annotations": annotations, "categories": categories},
+          open(os.path.join(ori, "coco", "tiff_stored.json"), "w"))
 print(f"make_image_formats: wrote {out}")
