@@ -11,26 +11,19 @@ add_test(NAME image_files_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/refe
 set_tests_properties(image_files_pillow PROPERTIES FIXTURES_SETUP image_files SKIP_RETURN_CODE 77 LABELS "mpi;images")
 hpctrain_test(test_image_files SOURCES data/test_image_folder.cpp data/test_coco_keypoints.cpp data/test_image_checks.cpp
               data/test_broken_images.cpp
-              LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images")
-foreach(np 1 2)
-  set_tests_properties(test_image_files_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED image_files)
-endforeach()
+              LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images" FIXTURES image_files)
 # WebP and TIFF on files written by Pillow, against Pillow's decode of each.
 add_test(NAME image_formats_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/reference_python.sh
          ${CMAKE_CURRENT_SOURCE_DIR}/python/make_image_formats.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_image_formats)
 set_tests_properties(image_formats_pillow PROPERTIES FIXTURES_SETUP image_formats SKIP_RETURN_CODE 77 LABELS "mpi;images")
-hpctrain_test(test_image_formats SOURCES data/test_image_formats.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images")
-foreach(np 1 2)
-  set_tests_properties(test_image_formats_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED image_formats)
-endforeach()
+hpctrain_test(test_image_formats SOURCES data/test_image_formats.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images"
+              FIXTURES image_formats)
 # The netcdf source on files xarray wrote (the fixture runs the reference interpreter, which has it).
 add_test(NAME netcdf_grids_xarray COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/reference_python.sh
          ${CMAKE_CURRENT_SOURCE_DIR}/python/make_netcdf_grids.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_netcdf_grids)
 set_tests_properties(netcdf_grids_xarray PROPERTIES FIXTURES_SETUP netcdf_grids SKIP_RETURN_CODE 77 LABELS "mpi;gnn")
-hpctrain_test(test_netcdf_source SOURCES data/test_netcdf_source.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;gnn")
-foreach(np 1 2)
-  set_tests_properties(test_netcdf_source_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED netcdf_grids)
-endforeach()
+hpctrain_test(test_netcdf_source SOURCES data/test_netcdf_source.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;gnn"
+              FIXTURES netcdf_grids)
 hpctrain_test(test_grid_forcings SOURCES data/test_grid_forcings.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1 LABELS "unit;gnn")
 add_test(NAME era5_grids_xarray COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/reference_python.sh
          ${CMAKE_CURRENT_SOURCE_DIR}/python/make_era5_grids.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_era5_grids)
@@ -38,10 +31,8 @@ set_tests_properties(era5_grids_xarray PROPERTIES FIXTURES_SETUP era5_grids SKIP
 add_test(NAME era5_grids_eccodes COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/make_era5_grib.sh
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_era5_grids)
 set_tests_properties(era5_grids_eccodes PROPERTIES FIXTURES_SETUP era5_grids LABELS "mpi;gnn")
-hpctrain_test(test_era5_sources SOURCES data/test_era5_sources.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;gnn")
-foreach(np 1 2)
-  set_tests_properties(test_era5_sources_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED era5_grids)
-endforeach()
+hpctrain_test(test_era5_sources SOURCES data/test_era5_sources.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;gnn"
+              FIXTURES era5_grids)
 hpctrain_test(test_grid_file_lists SOURCES data/test_grid_file_lists.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1
               LABELS "unit;gnn")
 set_tests_properties(test_grid_file_lists_np1_nt1 PROPERTIES FIXTURES_REQUIRED era5_grids)
@@ -59,10 +50,7 @@ add_test(NAME era5_zarr3_xarray COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3
          ${CMAKE_CURRENT_SOURCE_DIR}/python/make_era5_zarr3.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_era5_zarr3)
 set_tests_properties(era5_zarr3_xarray PROPERTIES FIXTURES_SETUP era5_zarr3 SKIP_RETURN_CODE 77 LABELS "mpi;gnn")
 hpctrain_test(test_zarr_stores SOURCES data/test_zarr_stores.cpp LIBS ${HPCTRAIN_TEST_LIBS} nlohmann_json::nlohmann_json
-              LABELS "mpi;gnn")
-foreach(np 1 2)
-  set_tests_properties(test_zarr_stores_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED "era5_grids;era5_zarr3")
-endforeach()
+              LABELS "mpi;gnn" FIXTURES era5_grids era5_zarr3)
 # A CSV with a header for networks and trees alike (csv source, named columns; see the script).
 add_test(NAME cli_csv_tables COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/csv_tables.sh ${PROJECT_BINARY_DIR}
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_csv_tables)

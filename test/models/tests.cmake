@@ -11,12 +11,9 @@ add_test(NAME gnn_wx_data COMMAND $<TARGET_FILE:wxgen> ${CMAKE_CURRENT_BINARY_DI
          --nx 12 --ny 9 --margin 6 --hours 60 --spinup 24)
 set_tests_properties(gnn_wx_data PROPERTIES FIXTURES_SETUP gnn_data LABELS gnn)
 hpctrain_test(test_gnn SOURCES models/test_gnn.cpp LIBS hpctrain_test_layer_check hpctrain_test_allocation_counter
-              ${HPCTRAIN_TEST_LIBS} LABELS "mpi;gnn" TIMEOUT 120)
+              ${HPCTRAIN_TEST_LIBS} LABELS "mpi;gnn" TIMEOUT 120 FIXTURES gnn_data)
 hpctrain_test(test_gnn_curriculum SOURCES models/test_gnn_curriculum.cpp LIBS ${HPCTRAIN_TEST_LIBS}
-              LABELS "mpi;gnn" TIMEOUT 120)
-foreach(np 1 2)
-  set_tests_properties(test_gnn_np${np}_nt1 test_gnn_curriculum_np${np}_nt1 PROPERTIES FIXTURES_REQUIRED gnn_data)
-endforeach()
+              LABELS "mpi;gnn" TIMEOUT 120 FIXTURES gnn_data)
 hpctrain_test(test_gnn_point_weights SOURCES models/test_gnn_point_weights.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1
               LABELS "unit;gnn")
 hpctrain_test(test_sphere_mesh SOURCES models/test_sphere_mesh.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1 LABELS "unit;gnn")
