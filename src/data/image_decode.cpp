@@ -1,6 +1,6 @@
 // PNG through libpng's simplified API, JPEG through libjpeg-turbo (errors and warnings, such as a
-// truncated file, become an Error naming the file), WebP and TIFF through their own files
-// (image_formats.hpp), each told by its first bytes; EXIF orientation (libexif) applied to JPEG, WebP
+// truncated file, become an Error naming the file), WebP, TIFF, HEIF and AVIF through their own
+// files (image_formats.hpp), each told by its first bytes; EXIF orientation (libexif) applied to JPEG, WebP
 // and TIFF; and the image store's cache.
 #include "data/image_decode.hpp"
 
@@ -65,12 +65,24 @@ using image_formats::exif_orientation;
 using image_formats::fail;
 using image_formats::open_image;
 
-enum class Kind { png, jpeg, webp, tiff };
+enum class Kind { png, jpeg, webp, tiff, heif };
 
 constexpr std::size_t kHeadBytes = 12;  // enough to tell every kind (WebP's: "RIFF", size, "WEBP")
 
 // The kind told by the first `n` bytes of `file`, `head`: PNG's signature, JPEG's start-of-image
-// marker, a RIFF file of form WEBP, a TIFF's (or BigTIFF's) byte order and magic number.
+// marker, a RIFF file of form WEBP, a TIFF's (or BigTIFF's) byte order and magic number, an
+// ISO-BMFF file (its first box `ftyp`) whose major brand is HEIF's or AVIF's: HEVC images (heic,
+// heix, heim, heis), sequences (hevc, hevx, hevm, hevs), the generic image and sequence brands (mif1,
+// msf1, mif2: a phone's HEIC may carry mif1 first) and AV1's (avif, avis). A video's (isom, mp42, qt)
+// is none of them.
+bool heif_brand(const unsigned char* b) {
+  static const char kBrands[][5] = {"heic", "heix", "heim", "heis", "hevc", "hevx", "hevm",
+                                    "hevs", "mif1", "msf1", "mif2", "avif", "avis"};
+  for (const char* k : kBrands)
+    if (std::memcmp(b, k, 4) == 0) return true;
+  return false;
+}
+
 Kind kind_from(const unsigned char* head, std::size_t n, const std::string& file) {
   if (n >= 8 && png_sig_cmp(head, 0, 8) == 0) return Kind::png;
   if (n >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF) return Kind::jpeg;
@@ -78,7 +90,9 @@ Kind kind_from(const unsigned char* head, std::size_t n, const std::string& file
   if (n >= 4 && (std::memcmp(head, "II*\0", 4) == 0 || std::memcmp(head, "MM\0*", 4) == 0 ||
                  std::memcmp(head, "II+\0", 4) == 0 || std::memcmp(head, "MM\0+", 4) == 0))
     return Kind::tiff;
-  fail(file, n == 0 ? "the image file is empty" : "not a PNG, JPEG, WebP or TIFF file (by its first bytes)");
+  if (n >= 12 && std::memcmp(head + 4, "ftyp", 4) == 0 && heif_brand(head + 8)) return Kind::heif;
+  fail(file,
+       n == 0 ? "the image file is empty" : "not a PNG, JPEG, WebP, TIFF, HEIF or AVIF file (by its first bytes)");
 }
 
 Kind kind_of(const std::string& file) {
@@ -244,14 +258,15 @@ Image upright(Image im, int o, bool header_only) {
 // python-pillow/Pillow#7381: its Image.open is the reference, test/python/make_image_formats.py.)
 // A JPEG's or WebP's EXIF orientation is applied only where asked (Note [EXIF orientation]).
 //
-// A WebP or TIFF file as decode_image (`header_only`: image_size) reads it, upright where its
+// A WebP, TIFF, HEIF or AVIF file as decode_image (`header_only`: image_size) reads it, upright where its
 // orientation applies (`orient`: exif_orientation apply); `whole`: as image_formats' decoders take it.
 Image decode_other(Kind kind, const std::string& file, int channels, bool header_only, bool orient,
                    bool* whole = nullptr) {
   int o = 1;
   int* orientation = orient || kind == Kind::tiff ? &o : nullptr;
-  Image im = kind == Kind::webp ? image_formats::decode_webp(file, channels, header_only, orientation, whole)
-                                : image_formats::decode_tiff(file, channels, header_only, orientation, whole);
+  Image im = kind == Kind::webp   ? image_formats::decode_webp(file, channels, header_only, orientation, whole)
+             : kind == Kind::tiff ? image_formats::decode_tiff(file, channels, header_only, orientation, whole)
+                                  : image_formats::decode_heif(file, channels, header_only, orientation, whole);
   return upright(std::move(im), o, header_only);
 }
 
@@ -283,7 +298,8 @@ Image decode_image(const std::string& file, int channels, const ReduceRule& redu
     case Kind::png: return decode_png(file, channels, false);
     case Kind::jpeg: return decode_jpeg(file, channels, &reduce, orient);
     case Kind::webp:
-    case Kind::tiff: break;
+    case Kind::tiff:
+    case Kind::heif: break;
   }
   return decode_other(kind, file, channels, false, orient);
 }
@@ -303,7 +319,8 @@ void image_size(const std::string& file, int& width, int& height, bool orient) {
     case Kind::png: im = decode_png(file, 1, true); break;
     case Kind::jpeg: im = decode_jpeg(file, 1, nullptr, orient); break;
     case Kind::webp:
-    case Kind::tiff: im = decode_other(kind, file, 1, true, orient); break;
+    case Kind::tiff:
+    case Kind::heif: im = decode_other(kind, file, 1, true, orient); break;
   }
   width = im.width, height = im.height;
 }
@@ -312,7 +329,8 @@ void check_image(const std::string& file, int& width, int& height, bool orient,
                  const std::function<void()>& whole) {
   // Note [image checks at open]: the first bytes and the last, in one open. A PNG ends with its
   // IEND chunk (length 0, type, CRC), a JPEG with its end-of-image marker; a WebP's and a TIFF's
-  // header say where their data ends (decode_webp's and decode_tiff's `whole`: Note [TIFF extent]).
+  // header say where their data ends (decode_webp's and decode_tiff's `whole`: Note [TIFF extent]),
+  // a HEIF's top-level boxes (decode_heif's).
   static const unsigned char kPngEnd[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
   static const unsigned char kJpegEnd[2] = {0xFF, 0xD9};
   std::FILE* f = open_image(file);
@@ -333,7 +351,8 @@ void check_image(const std::string& file, int& width, int& height, bool orient,
       im = decode_jpeg(file, 1, nullptr, orient, &cmyk);
       break;
     case Kind::webp:
-    case Kind::tiff: im = decode_other(kind, file, 1, true, orient, &ends_well); break;
+    case Kind::tiff:
+    case Kind::heif: im = decode_other(kind, file, 1, true, orient, &ends_well); break;
   }
   width = im.width, height = im.height;
   if (width <= 0 || height <= 0) fail(file, strf("the image is %d x %d pixels", width, height));

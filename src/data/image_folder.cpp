@@ -34,22 +34,22 @@ std::string extension_of(const fs::path& p) {
 // The files listed, by their extension in any case (their first bytes tell the decoder their kind).
 bool image_extension(const fs::path& p) {
   const std::string e = extension_of(p);
-  return e == ".png" || e == ".jpg" || e == ".jpeg" || e == ".webp" || e == ".tif" || e == ".tiff";
+  return e == ".png" || e == ".jpg" || e == ".jpeg" || e == ".webp" || e == ".tif" || e == ".tiff" ||
+         e == ".heic" || e == ".heif" || e == ".avif";
 }
 
 // Note [image kinds not read]: a class folder's photographs of a kind the decoder does not read
-// (GIF, BMP, HEIC from a phone, AVIF, JPEG XL, JPEG 2000, Netpbm) are left out of the listing, as
+// (GIF, BMP, JPEG XL, JPEG 2000, Netpbm) are left out of the listing, as
 // torchvision's ImageFolder leaves out what its extension list lacks; but a folder that holds them
 // gets fewer rows than files, so they are counted by extension and named at open (one line per
 // folder, rank 0), and a folder holding only them is refused naming them. Other files (a README,
 // a .csv of labels, hidden ones such as .DS_Store) are no images: left out without a word.
 bool unread_image_extension(const std::string& e) {
-  static const char* const kinds[] = {".avif", ".bmp", ".gif", ".heic", ".heif", ".j2k",
-                                      ".jp2",  ".jxl", ".pbm", ".pgm",  ".pnm",  ".ppm"};
+  static const char* const kinds[] = {".bmp", ".gif", ".j2k", ".jp2", ".jxl", ".pbm", ".pgm", ".pnm", ".ppm"};
   return std::any_of(std::begin(kinds), std::end(kinds), [&](const char* k) { return e == k; });
 }
 
-// "N image files of kinds not read" + `left` + " (.gif 10, .heic 2): convert them ..." of the count
+// "N image files of kinds not read" + `left` + " (.gif 10, .bmp 2): convert them ..." of the count
 // of each extension in `unread` (most first), or "" where it is empty.
 std::string unread_summary(const std::map<std::string, std::size_t>& unread, const char* left) {
   std::vector<std::pair<std::size_t, std::string>> by_count;
@@ -75,7 +75,8 @@ std::vector<std::string> class_names(const std::string& root) {
   if (ec) throw Error(root + ": cannot list the image folder: " + ec.message(), ExitCode::bad_input);
   std::sort(names.begin(), names.end());
   if (names.empty())
-    throw Error(root + ": no class sub-folders (image_folder reads ROOT/<class>/<image>.png|jpg|webp|tif)",
+    throw Error(root +
+                    ": no class sub-folders (image_folder reads ROOT/<class>/<image>.png|jpg|webp|tif|heic|avif)",
                 ExitCode::bad_input);
   return names;
 }
@@ -107,7 +108,8 @@ void list_files(const std::string& root, Listing& l) {
   }
   if (l.files.empty()) {
     const std::string found = unread_summary(unread, "");
-    throw Error(root + ": no .png, .jpg, .jpeg, .webp, .tif or .tiff files in the class folders" +
+    throw Error(root +
+                    ": no .png, .jpg, .jpeg, .webp, .tif, .tiff, .heic, .heif or .avif files in the class folders" +
                     (found.empty() ? "" : ", but " + found),
                 ExitCode::bad_input);
   }

@@ -1,5 +1,5 @@
 // What the decoders of the formats beside PNG and JPEG (WebP in image_webp.cpp, TIFF in
-// image_tiff.cpp) share with decode_image (image_decode.cpp), which tells a file's format by its
+// image_tiff.cpp, HEIF and AVIF in image_heif.cpp) share with decode_image (image_decode.cpp), which tells a file's format by its
 // first bytes and calls them. Internal to the data layer: users call decode_image.
 #pragma once
 
@@ -41,6 +41,10 @@ int exif_orientation(const unsigned char* d, std::size_t n);
 Image decode_webp(const std::string& file, int channels, bool header_only, int* orientation = nullptr,
                   bool* whole = nullptr);
 Image decode_tiff(const std::string& file, int channels, bool header_only, int* orientation = nullptr,
+                  bool* whole = nullptr);
+// HEIF (HEIC) and AVIF: `orientation` is always 1, the file's own transforms applied by libheif
+// (Note [HEIF orientation] in image_heif.cpp).
+Image decode_heif(const std::string& file, int channels, bool header_only, int* orientation = nullptr,
                   bool* whole = nullptr);
 
 }  // namespace hpct::image_formats

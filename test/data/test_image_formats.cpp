@@ -5,7 +5,7 @@
 // as RGB and as grey; a 16-bit TIFF reads as the same values in a 16-bit PNG; each EXIF orientation
 // of a WebP and Orientation tag of a TIFF turned as Pillow shows them upright, COCO keypoints on
 // such files landing on their dots; an image folder lists
-// and reads all six kinds; a cut WebP or TIFF is refused at open with the decoder's message and left
+// and reads all six extensions; a cut WebP or TIFF is refused at open with the decoder's message and left
 // out by broken_images skip, a TIFF damaged inside its strip by check_images_at_open decode, a
 // floating-point TIFF saying so; libtiff prints nothing; cut and flipped copies of every file read
 // or refused, nothing else; loader threads decode at once.
@@ -196,7 +196,7 @@ std::string logged(const std::function<void()>& f) {
 }
 
 // Every kind in one folder (.png, .jpg, .webp lossless and lossy, .tif, .tiff): listed, and each row
-// the colour of its class. Note [image kinds not read]: the .gif, .bmp and .HEIC files beside them
+// the colour of its class. Note [image kinds not read]: the .gif, .bmp and .JXL files beside them
 // are left out and counted in one line at open, by rank 0; README.txt, .DS_Store and labels.csv
 // without a word.
 TEST(ImageFormats, AFolderReadsEveryKind) {
@@ -206,7 +206,7 @@ TEST(ImageFormats, AFolderReadsEveryKind) {
   });
   const std::string line = "  " + kFormats +
                            "mixed: 4 image files of kinds not read left out (.gif 2, .bmp 1, "
-                           ".heic 1): convert them to PNG, JPEG, WebP or TIFF (e.g. with Pillow)\n";
+                           ".jxl 1): convert them to PNG, JPEG, WebP or TIFF (e.g. with Pillow)\n";
   EXPECT_EQ(log, Comm().rank() == 0 ? line : "");
   ASSERT_EQ(data->rows(), 18u);
   const Rows r = read_all(*data);
@@ -230,7 +230,8 @@ TEST(ImageFormats, AFolderOfKindsNotReadIsRefusedNamingThem) {
   const std::string root = kFormats + "not_read_only";
   for (const char* format : {"auto", "image_folder"}) {
     const std::string e = error_message([&] { open_checked(std::string("data_format ") + format + "\n", root); });
-    EXPECT_NE(e.find(root + ": no .png, .jpg, .jpeg, .webp, .tif or .tiff files in the class folders, but 3 "
+    EXPECT_NE(e.find(root + ": no .png, .jpg, .jpeg, .webp, .tif, .tiff, .heic, .heif or .avif files in the class "
+                            "folders, but 3 "
                             "image files of kinds not read (.gif 2, .bmp 1): convert them to PNG, JPEG, WebP or "
                             "TIFF (e.g. with Pillow)"),
               std::string::npos)

@@ -18,6 +18,19 @@ add_test(NAME image_formats_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/re
 set_tests_properties(image_formats_pillow PROPERTIES FIXTURES_SETUP image_formats SKIP_RETURN_CODE 77 LABELS "mpi;images")
 hpctrain_test(test_image_formats SOURCES data/test_image_formats.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images"
               FIXTURES image_formats)
+# HEIF (HEIC) and AVIF on files written by heif-enc, pillow-heif and Pillow, against pillow-heif's and
+# Pillow's decode (pillow-heif and Pillow >= 11.3 are in .deps/zarr3env).
+add_test(NAME heif_images_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/make_heif_images.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_heif_images)
+set_tests_properties(heif_images_pillow PROPERTIES FIXTURES_SETUP heif_images SKIP_RETURN_CODE 77 LABELS "mpi;images")
+hpctrain_test(test_heif_images SOURCES data/test_heif_images.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images"
+              FIXTURES heif_images)
+# inputs/resnet_folder.in on a folder of HEIC, AVIF, PNG and JPEG files, a cut HEIC and AVIF skipped.
+add_test(NAME cli_heif_decks COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/heif_decks.sh $<TARGET_FILE:train>
+         ${HPCTRAIN_REFERENCE_PYTHON} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_heif_decks
+         ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/scratch_heif_images)
+set_tests_properties(cli_heif_decks PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1" TIMEOUT 120
+                     PROCESSORS 2 FIXTURES_REQUIRED heif_images SKIP_RETURN_CODE 77 LABELS "cli;images")
 # The netcdf source on files xarray wrote (the fixture runs the reference interpreter, which has it).
 add_test(NAME netcdf_grids_xarray COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/reference_python.sh
          ${CMAKE_CURRENT_SOURCE_DIR}/python/make_netcdf_grids.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_netcdf_grids)

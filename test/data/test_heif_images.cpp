@@ -1,0 +1,275 @@
+// HEIF (HEIC) and AVIF through the image decoder, on files written by heif-enc, pillow-heif and
+// Pillow (test/python/make_heif_images.py, the ctest fixture heif_images): every file's pixels
+// against its reference decode (pillow-heif for HEIC, Pillow's own reader for AVIF) as RGB and grey,
+// upright by the file's transforms and never again by its EXIF Orientation; a folder mixing HEIC,
+// AVIF, PNG and JPEG lists and reads them; cut files are refused naming them (libheif prints
+// nothing) and left out by broken_images skip; cut and flipped copies read or are refused; loader
+// threads decode at once.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <thread>
+
+#include "core/log.hpp"
+#include "data/data_sources_support.hpp"
+#include "data/image_decode.hpp"
+#include "data/image_files_support.hpp"
+#include "data/source_registry.hpp"
+#include "support/test_support.hpp"
+
+using namespace hpct;
+using namespace hpct::test;
+
+namespace {
+
+const std::string kHeif = "scratch_heif_images/";
+
+std::vector<std::uint8_t> bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Listed {
+  std::string name;
+  int width = 0, height = 0;
+};
+
+std::vector<Listed> index_of() {
+  std::vector<Listed> files;
+  std::ifstream in(kHeif + "heif/index.tsv");
+  for (Listed l; in >> l.name >> l.width >> l.height;) files.push_back(l);
+  return files;
+}
+
+// Note [HEIF reference tolerance]: the coded samples (YCbCr) are the same in every decoder (HEVC and
+// AV1 decoding is exact), so the values differ only where the YCbCr -> RGB conversion or the 10 to
+// 8 bits differ. Debian's libheif 1.15 against pillow-heif 1.9's libheif 1.23: equal for grey (Y as
+// it is) and lossless files; at most 1 apart for 8-bit colour (their fixed-point rounding); 2 for
+// 10-bit colour (1.15 truncates 10 bits to 8 after the conversion); a file with irot/imir as far as
+// an AVIF: 1.15 turns the RGB picture, 1.23 the YCbCr planes before it upsamples the chroma, so a
+// chroma sample lands on other pixels at the picture's edges. Pillow's AVIF reader converts with
+// libavif (libyuv's filtered chroma upsampling) where libheif repeats each chroma sample. Measured on
+// these files (2026-12-07): 8-bit colour HEIC max 1, mean 0.035; 10-bit max 2, mean 0.56; 10-bit
+// grey max 1, mean 0.22; turned HEIC and AVIF max 14, mean 2.95 (grey: max 3, mean 0.05).
+struct Tolerance {
+  int max_diff;      // no value further from the reference's
+  double mean_diff;  // nor all of them on average
+};
+
+Tolerance tolerance_of(const std::string& name, int channels) {
+  const bool grey = channels == 1;
+  if (name.find("lossless") != std::string::npos || name.find("grey.") != std::string::npos) return {0, 0.0};
+  if (name.find("grey10") != std::string::npos) return {1, 0.3};
+  if (name.find(".avif") != std::string::npos || name.find("_o") != std::string::npos)
+    return grey ? Tolerance{3, 0.1} : Tolerance{16, 3.5};
+  if (name.find("10bit") != std::string::npos) return grey ? Tolerance{1, 0.2} : Tolerance{2, 0.7};
+  return grey ? Tolerance{1, 0.01} : Tolerance{1, 0.05};
+}
+
+// The largest difference of `got` from the raw bytes of `file` and the mean; -1 where their sizes differ.
+std::pair<int, double> diff(const std::vector<std::uint8_t>& got, const std::string& file) {
+  const std::vector<std::uint8_t> want = bytes_of(file);
+  if (got.size() != want.size() || want.empty()) return {-1, 0.0};
+  int most = 0;
+  double sum = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const int d = std::abs(got[i] - want[i]);
+    most = std::max(most, d), sum += d;
+  }
+  return {most, sum / static_cast<double>(want.size())};
+}
+
+TEST(HeifImages, EveryFileMatchesItsReferenceAsRgbAndGrey) {
+  const std::vector<Listed> files = index_of();
+  ASSERT_EQ(files.size(), 18u) << "heif/index.tsv";
+  for (const Listed& l : files) {
+    const std::string path = kHeif + "heif/" + l.name;
+    for (const bool orient : {false, true})  // Note [HEIF orientation]: the same either way
+      for (const int channels : {3, 1}) {
+        const Image im = decode_image(path, channels, {}, orient);
+        EXPECT_EQ(im.width, l.width) << l.name;
+        EXPECT_EQ(im.height, l.height) << l.name;
+        const auto [most, mean] = diff(im.pixels, path + (channels == 3 ? ".rgb" : ".l"));
+        const Tolerance t = tolerance_of(l.name, channels);
+        EXPECT_GE(most, 0) << l.name << " as " << channels << " channels: not the reference's size";
+        EXPECT_LE(most, t.max_diff) << l.name << " as " << channels << " channels";
+        EXPECT_LE(mean, t.mean_diff) << l.name << " as " << channels << " channels";
+      }
+    int w = 0, h = 0;
+    image_size(path, w, h);
+    EXPECT_EQ(w, l.width) << l.name;
+    EXPECT_EQ(h, l.height) << l.name;
+    check_image(path, w, h, true);
+    EXPECT_EQ(w, l.width) << l.name;
+  }
+}
+
+// Note [HEIF orientation]: pillow-heif writes an EXIF Orientation as irot/imir, which turn the
+// picture (ph_o6: 23 x 37); heif-enc keeps a JPEG's EXIF Orientation 6 as metadata, which does not
+// (enc_exif6: 37 x 23, as pillow-heif shows it), with exif_orientation apply as without.
+TEST(HeifImages, TransformsTurnAndExifDoesNotTurnAgain) {
+  for (const bool orient : {false, true}) {
+    int w = 0, h = 0;
+    image_size(kHeif + "heif/ph_o6.heic", w, h, orient);
+    EXPECT_EQ(std::make_pair(w, h), std::make_pair(23, 37));
+    image_size(kHeif + "heif/enc_exif6.heic", w, h, orient);
+    EXPECT_EQ(std::make_pair(w, h), std::make_pair(37, 23));
+    // Turned by 90 degrees (6) and transposed (5): the same picture mirrored left to right.
+    const Image six = decode_image(kHeif + "heif/ph_o6.heic", 1, {}, orient);
+    const Image five = decode_image(kHeif + "heif/ph_o5.heic", 1, {}, orient);
+    ASSERT_EQ(six.pixels.size(), five.pixels.size());
+    long long sum = 0;
+    for (int y = 0; y < 37; ++y)
+      for (int x = 0; x < 23; ++x) sum += std::abs(six.pixels[y * 23 + x] - five.pixels[y * 23 + 22 - x]);
+    EXPECT_LT(static_cast<double>(sum) / (23 * 37), 3.0);
+  }
+}
+
+// What `f` prints to stdout through Log::info (rank 0's only; tests are quiet otherwise).
+std::string logged(const std::function<void()>& f) {
+  const bool quiet = Log::quiet();
+  Log::set_quiet(false);
+  testing::internal::CaptureStdout();
+  f();
+  Log::set_quiet(quiet);
+  return testing::internal::GetCapturedStdout();
+}
+
+// PNG, JPEG, HEIC (heif-enc's and pillow-heif's) and AVIF (heif-enc's and Pillow's) in one folder:
+// all listed (.heic and .avif no longer counted as kinds not read), each row its class's colour.
+TEST(HeifImages, AFolderReadsHeicAndAvifBesidePngAndJpeg) {
+  std::shared_ptr<const Dataset> data;
+  const std::string log = logged([&] {
+    data = open_checked("data_format auto\nimage_channels 3\nimage_height 6\nimage_width 5\n", kHeif + "mixed");
+  });
+  EXPECT_EQ(log.find("kinds not read"), std::string::npos) << log;
+  ASSERT_EQ(data->rows(), 18u);
+  const Rows r = read_all(*data);
+  const double colours[3][3] = {{200, 40, 40}, {40, 160, 60}, {50, 70, 210}};
+  std::set<std::string> kinds;
+  for (std::uint64_t row = 0; row < 18; ++row) {
+    const std::string file = file_of(*data, row);
+    kinds.insert(file.substr(file.rfind('.')));
+    const long long c = r.y[row];
+    ASSERT_NE(file.find("cls" + std::to_string(c)), std::string::npos) << file;
+    for (int ch = 0; ch < 3; ++ch) {
+      double mean = 0;
+      for (int p = 0; p < 30; ++p) mean += r.x[row * 90 + ch * 30 + p] * 255 / 30;
+      EXPECT_NEAR(mean, colours[c][ch], 8.0) << file << " channel " << ch;
+    }
+  }
+  EXPECT_EQ(kinds, (std::set<std::string>{".avif", ".heic", ".jpg", ".png"}));
+}
+
+// A file cut short (inside its coded data, or inside its first box) is refused by the check at open
+// and by its decode, naming it with libheif's reason; libheif and its decoders print nothing.
+TEST(HeifImages, CutFilesAreRefusedNamingThem) {
+  const std::string b = kHeif + "broken/";
+  for (const char* name : {"cut.heic", "cut.avif", "box.heic"}) {
+    testing::internal::CaptureStderr();
+    int w = 0, h = 0;
+    const std::string e = error_message([&] { check_image(b + name, w, h); });
+    EXPECT_EQ(e.rfind(b + name + ": HEIF: ", 0), 0u) << e;
+    EXPECT_NE(e.find("(a truncated or corrupt file)"), std::string::npos) << e;
+    EXPECT_EQ(error_message([&] { decode_image(b + name, 3); }).rfind(b + name + ": HEIF: ", 0), 0u) << name;
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), "") << name;
+  }
+}
+
+// broken/mixed_cut (a HEIC and an AVIF cut to 60%) with broken_images skip reads as
+// broken/mixed_removed; without skip, the open stops at the first, naming it and its row.
+TEST(HeifImages, BrokenFilesAreLeftOutAsOthersAre) {
+  const std::string cut = kHeif + "broken/mixed_cut", removed = kHeif + "broken/mixed_removed";
+  const auto clean = open_checked("data_format image_folder\n", removed);
+  ASSERT_EQ(clean->rows(), 16u);
+  std::vector<BadFile> left_out;
+  const deck::Deck deck = make_deck("data_format image_folder\nbroken_images skip\ndata_file " + cut + "\n");
+  const auto data = check_data_files(open_data_source(deck, cut, "data_file", Comm()), Comm(), &left_out);
+  ASSERT_EQ(data->rows(), 16u);
+  ASSERT_EQ(left_out.size(), 2u);
+  std::set<std::string> files;
+  for (const BadFile& f : left_out) {
+    files.insert(f.file);
+    EXPECT_EQ(f.reason.rfind("HEIF: ", 0), 0u) << f.reason;
+  }
+  EXPECT_EQ(files, (std::set<std::string>{cut + "/cls1/c.heic", cut + "/cls2/d.avif"}));
+  const Rows a = read_all(*data), c = read_all(*clean);
+  EXPECT_EQ(a.x, c.x);
+  EXPECT_EQ(a.y, c.y);
+  const std::string e = error_message([&] { open_checked("data_format image_folder\n", cut); });
+  EXPECT_TRUE(e.find(cut + "/cls1/c.heic: HEIF: ") != std::string::npos ||
+              e.find(cut + "/cls2/d.avif: HEIF: ") != std::string::npos)
+      << e;
+  EXPECT_NE(e.find("(row "), std::string::npos) << e;
+}
+
+// Every file cut at 16 places and with bytes flipped at 16: each decodes to its full size or is
+// refused with an Error naming it, never anything else (a crash, a message on stderr).
+TEST(HeifImages, CutAndFlippedCopiesAreReadOrRefused) {
+  const Comm comm;
+  const std::string dir = empty_scratch_dir(comm, "heif_images_cuts") + "/r" + std::to_string(comm.rank());
+  int refused = 0, read = 0;
+  testing::internal::CaptureStderr();
+  for (const Listed& l : index_of()) {
+    const std::vector<std::uint8_t> whole = bytes_of(kHeif + "heif/" + l.name);
+    for (int k = 0; k < 32; ++k) {
+      std::vector<std::uint8_t> copy = whole;
+      const std::size_t at = whole.size() * (k % 16) / 16;
+      if (k < 16) copy.resize(std::max<std::size_t>(at, 12));  // the kind still told
+      else
+        for (std::size_t i = std::max<std::size_t>(at, 16); i < std::min(copy.size(), at + 24); ++i)
+          copy[i] ^= 0x5A;
+      const std::string path = dir + "_" + l.name;
+      std::ofstream(path, std::ios::binary)
+          .write(reinterpret_cast<const char*>(copy.data()), static_cast<std::streamsize>(copy.size()));
+      try {
+        const Image im = decode_image(path, 3);
+        EXPECT_EQ(im.pixels.size(), static_cast<std::size_t>(im.width) * im.height * 3) << l.name;
+        ++read;
+      } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()).rfind(path + ": ", 0), 0u) << e.what();
+        ++refused;
+      }
+      int w = 0, h = 0;
+      try {
+        check_image(path, w, h, true);
+      } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()).rfind(path + ": ", 0), 0u) << e.what();
+      }
+    }
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_GT(refused, 200) << read;
+  EXPECT_GT(read, 50) << refused;
+}
+
+// Note [libheif loaded]: loader threads decode HEIC and AVIF files, good and cut, at once, the first
+// decodes of the run among them (the library loaded and heif_init run once).
+TEST(HeifImages, ThreadsDecodeAtOnce) {
+  const std::string heic = kHeif + "heif/ph_o6.heic", avif = kHeif + "heif/enc_q90.avif",
+                    bad = kHeif + "broken/cut.heic";
+  std::vector<int> wrong(4, 0);
+  std::vector<std::vector<std::uint8_t>> first(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      first[t] = decode_image(t % 2 ? heic : avif, 3).pixels;
+      for (int i = 0; i < 10; ++i) {
+        wrong[t] += decode_image(heic, 3).pixels.empty();
+        wrong[t] += decode_image(avif, 3).pixels.empty();
+        wrong[t] += error_message([&] { decode_image(bad, 3); }).empty();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong, std::vector<int>(4, 0));
+  EXPECT_EQ(first[1], decode_image(heic, 3).pixels);
+  EXPECT_EQ(first[3], decode_image(heic, 3).pixels);
+  EXPECT_EQ(first[0], decode_image(avif, 3).pixels);
+  EXPECT_EQ(first[2], decode_image(avif, 3).pixels);
+}
+
+}  // namespace
