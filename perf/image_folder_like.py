@@ -5,7 +5,7 @@
 (lossy, quality 90, or lossless), TIFF (uncompressed or LZW), or HEIC or AVIF (libheif's heif-enc,
 quality 90: x265 and aom; a process a file, so seconds a file) instead, to compare their decoding
 (docs/image-formats.md). --orientation N: each file with EXIF Orientation N (a JPEG's or WebP's
-EXIF block, a TIFF's tag 274), to time exif_orientation apply.
+EXIF block, a PNG's eXIf chunk, a TIFF's tag 274), to time exif_orientation apply.
 usage: perf/image_folder_like.py OUT_DIR [--files 20000] [--classes 100] [--size 160x120]
        [--format jpeg|png|webp|webp-lossless|tiff|tiff-lzw|heic|avif] [--orientation 1..8]"""
 import argparse
@@ -31,7 +31,7 @@ if a.orientation and ext in ("heic", "avif"):
     p.error("--orientation: not for HEIC or AVIF (heif-enc writes no EXIF from a PNG)")
 if a.orientation and ext == "tif":
     options = dict(options, tiffinfo={274: a.orientation})
-elif a.orientation and ext != "png":
+elif a.orientation:
     exif = Image.Exif()
     exif[0x0112] = a.orientation
     options = dict(options, exif=exif.tobytes())

@@ -1,7 +1,7 @@
 // PNG through libpng's simplified API, JPEG through libjpeg-turbo (errors and warnings, such as a
 // truncated file, become an Error naming the file), WebP, TIFF, HEIF and AVIF through their own
-// files (image_formats.hpp), each told by its first bytes; EXIF orientation (libexif) applied to JPEG, WebP
-// and TIFF; and the image store's cache.
+// files (image_formats.hpp), each told by its first bytes; EXIF orientation (libexif) applied to JPEG, WebP,
+// PNG and TIFF; and the image store's cache.
 #include "data/image_decode.hpp"
 
 #include <csetjmp>
@@ -33,8 +33,8 @@ std::FILE* open_image(const std::string& file) {
 
 // Note [EXIF orientation]: the Orientation tag (0x0112) of the EXIF block (a JPEG's APP1 marker,
 // which libjpeg hands over whole when asked to keep it: jpeg_save_markers; a WebP's EXIF chunk,
-// image_webp.cpp) is read by libexif from the first directory (IFD0) only, as Pillow's getexif() and
-// exif_transpose read it; not through exif_data_get_entry, which would also take IFD1's (the
+// image_webp.cpp; a PNG's eXIf chunk, image_png_exif.cpp) is read by libexif from the first
+// directory (IFD0) only, as Pillow's getexif() and exif_transpose read it; not through exif_data_get_entry, which would also take IFD1's (the
 // thumbnail's). libexif bounds-checks every offset and count: a truncated or malformed block, or an
 // entry whose values lie past its end, loads without that entry. No entry, a value outside 1..8 or
 // one of another type (ASCII) reads as orientation 1 (none): the stored pixels, as Pillow then shows
@@ -42,7 +42,7 @@ std::FILE* open_image(const std::string& file) {
 // as LONG or BYTE into the SHORT the standard asks for, so such a file is turned, as Pillow turns it
 // (ImageDecode.MalformedExifReadsAsNoOrientation). A TIFF's Orientation is a tag of its own first
 // directory (274, the same tag: Pillow's getexif reads that directory), read by libtiff
-// (image_tiff.cpp). apply_orientation turns the pixels of all three alike.
+// (image_tiff.cpp). apply_orientation turns the pixels of all four alike.
 int exif_orientation(const unsigned char* d, std::size_t n) {
   // Only a block that starts with the EXIF header: given other bytes (XMP's APP1), libexif would
   // look for JPEG markers in them.
@@ -64,6 +64,7 @@ namespace {
 using image_formats::exif_orientation;
 using image_formats::fail;
 using image_formats::open_image;
+using image_formats::png_orientation;
 
 enum class Kind { png, jpeg, webp, tiff, heif };
 
@@ -256,7 +257,7 @@ Image upright(Image im, int o, bool header_only) {
 // torchvision's ImageFolder and viewers); the tag is the TIFF format's own, not EXIF metadata beside
 // the pixels. (Pillow before 10.1 then turns it a second time in ImageOps.exif_transpose,
 // python-pillow/Pillow#7381: its Image.open is the reference, test/python/make_image_formats.py.)
-// A JPEG's or WebP's EXIF orientation is applied only where asked (Note [EXIF orientation]).
+// A JPEG's, WebP's or PNG's EXIF orientation is applied only where asked (Note [EXIF orientation]).
 //
 // A WebP, TIFF, HEIF or AVIF file as decode_image (`header_only`: image_size) reads it, upright where its
 // orientation applies (`orient`: exif_orientation apply); `whole`: as image_formats' decoders take it.
@@ -295,7 +296,7 @@ Image decode_image(const std::string& file, int channels, const ReduceRule& redu
   if (channels != 1 && channels != 3) fail(file, "internal: images decode as 1 or 3 channels");
   const Kind kind = kind_of(file);
   switch (kind) {
-    case Kind::png: return decode_png(file, channels, false);
+    case Kind::png: return upright(decode_png(file, channels, false), orient ? png_orientation(file) : 1, false);
     case Kind::jpeg: return decode_jpeg(file, channels, &reduce, orient);
     case Kind::webp:
     case Kind::tiff:
@@ -316,7 +317,7 @@ void image_size(const std::string& file, int& width, int& height, bool orient) {
   Image im;
   const Kind kind = kind_of(file);
   switch (kind) {
-    case Kind::png: im = decode_png(file, 1, true); break;
+    case Kind::png: im = upright(decode_png(file, 1, true), orient ? png_orientation(file) : 1, true); break;
     case Kind::jpeg: im = decode_jpeg(file, 1, nullptr, orient); break;
     case Kind::webp:
     case Kind::tiff:
@@ -344,7 +345,7 @@ void check_image(const std::string& file, int& width, int& height, bool orient,
   switch (kind) {
     case Kind::png:
       ends_well = tail_read && std::memcmp(tail, kPngEnd, 12) == 0;
-      im = decode_png(file, 1, true);
+      im = upright(decode_png(file, 1, true), orient ? png_orientation(file) : 1, true);
       break;
     case Kind::jpeg:
       ends_well = tail_read && std::memcmp(tail + 10, kJpegEnd, 2) == 0;

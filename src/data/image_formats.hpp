@@ -31,6 +31,10 @@ inline std::uint8_t grey_of(unsigned r, unsigned g, unsigned b) {
 // block or a value outside 1..8 (Note [EXIF orientation] in image_decode.cpp).
 int exif_orientation(const unsigned char* d, std::size_t n);
 
+// The Orientation (1..8) of the eXIf chunk of the PNG `file`, 1 for none (Note [PNG orientation] in
+// image_png_exif.cpp).
+int png_orientation(const std::string& file);
+
 // Each decoder: `file` as `channels` channels (1 or 3, alpha dropped: Note [PNG alpha]) at its full
 // size, or with `header_only` its width and height only (no pixels), after checking that decode
 // can read its layout; the stored pixels, not turned. `orientation` (given): set to the file's

@@ -26,7 +26,10 @@ write, byte by byte), with Pillow's own decode of each, for the image decoder's 
   orient/<name>.webp|.tif  the picture of formats/ with EXIF Orientation N: o<N>.webp (lossless, the
                           EXIF chunk as Pillow writes it, without "Exif\0\0") and o<N>.tif (Pillow's
                           own writer, tag 274) for N = 1..8, o6_lzw.tif (libtiff's writer), lossy_o5.webp,
-                          anim_o8.webp (its chunk with "Exif\0\0"), o9.webp and o9.tif (outside 1..8)
+                          anim_o8.webp (its chunk with "Exif\0\0"), o9.webp and o9.tif (outside 1..8);
+                          o<N>.png (Pillow's eXIf chunk, before the image data) for N = 1..9, and
+                          o6_late.png (the chunk moved after the image data); <name>.png.up.png: the upright
+                          picture as a PNG without EXIF (libpng's grey is not Pillow's)
   orient/<name>.rgb, .l   Pillow's upright image of it (a WebP's ImageOps.exif_transpose; a TIFF as
                           Image.open reads it, turned), .convert("RGB") / ("L") as raw bytes
   orient/index.tsv        name, width, height (upright) per file
@@ -279,12 +282,15 @@ def save_turned(im, o, name, **kw):
     assert up.convert("RGB").tobytes() == want.tobytes(), name
     open(path + ".rgb", "wb").write(up.convert("RGB").tobytes())
     open(path + ".l", "wb").write(up.convert("L").tobytes())
+    if name.endswith(".png"):  # libpng's grey is not Pillow's: the upright picture as a PNG to compare
+        up.convert("RGB").save(path + ".up.png")
     upright_index.append(f"{name}\t{up.size[0]}\t{up.size[1]}\n")
 
 
 for o in range(1, 10):  # 9: outside 1..8, the stored pixels
     save_turned(Image.fromarray(rgb), o, f"o{o}.webp", lossless=True, exif=exif_of(o))
     save_turned(Image.fromarray(rgb), o, f"o{o}.tif", tiffinfo={274: o})
+    save_turned(Image.fromarray(rgb), o, f"o{o}.png", exif=exif_of(o))  # eXIf before IDAT, without "Exif\0\0"
 save_turned(Image.fromarray(rgb), 6, "o6_lzw.tif", tiffinfo={274: 6}, compression="tiff_lzw")
 save_turned(Image.fromarray(rgb), 5, "lossy_o5.webp", quality=80, exif=exif_of(5))
 save_turned(Image.fromarray(rgba), 8, "anim_o8.webp", save_all=True, append_images=[Image.fromarray(255 - rgba)],
@@ -292,6 +298,22 @@ save_turned(Image.fromarray(rgba), 8, "anim_o8.webp", save_all=True, append_imag
 for name, prefixed in (("o6.webp", False), ("anim_o8.webp", True)):  # the EXIF chunk's payload, both ways
     d = open(os.path.join(ori, name), "rb").read()
     assert (d[d.index(b"EXIF") + 8:][:6] == b"Exif\0\0") == prefixed, name
+# Note [PNG orientation]: a PNG's eXIf chunk after its image data (moved there byte by byte; Pillow
+# reads it as it loads the image) turns it too.
+d = open(os.path.join(ori, "o6.png"), "rb").read()
+at = d.index(b"eXIf") - 4
+n = 12 + int.from_bytes(d[at:at + 4], "big")
+late = d[:at] + d[at + n:]
+open(os.path.join(ori, "o6_late.png"), "wb").write(late[:-12] + d[at:at + n] + late[-12:])
+assert late.index(b"IDAT") < len(late) - 12
+with Image.open(os.path.join(ori, "o6_late.png")) as im:
+    im.load()
+    up = ImageOps.exif_transpose(im)
+    assert up.size == (23, 37) and up.tobytes() == open(os.path.join(ori, "o6.png.rgb"), "rb").read()
+    open(os.path.join(ori, "o6_late.png.rgb"), "wb").write(up.convert("RGB").tobytes())
+    open(os.path.join(ori, "o6_late.png.l"), "wb").write(up.convert("L").tobytes())
+    shutil.copy(os.path.join(ori, "o6.png.up.png"), os.path.join(ori, "o6_late.png.up.png"))
+    upright_index.append(f"o6_late.png\t{up.size[0]}\t{up.size[1]}\n")
 open(os.path.join(ori, "index.tsv"), "w").write("".join(upright_index))
 shutil.copy(os.path.join(ori, "o9.tif"), os.path.join(b, "o9_cut.tif"))
 cut(os.path.join(b, "o9_cut.tif"), 0.6)  # libtiff complains of the 9 first, then of the strip cut
