@@ -24,9 +24,9 @@ namespace {
 // compiles against its header and takes the dozen functions it calls from the library with
 // dlopen() at the first HEIF or AVIF file, the path CMake found (HPCTRAIN_LIBHEIF_PATH: spack's
 // prefix, Debian's /usr/lib), else the soname from the system's search path (HPCTRAIN_LIBHEIF, where
-// set, names the one file to load instead). Where there is none
-// (the GPU bundle, a node without libheif1), such a file is refused naming it and how to get the
-// library; every other format reads as before. heif_init runs once, in the function-local static's
+// set, names the one file to load instead). Where there is none (the GPU bundle, a node without
+// libheif1), such a file is refused naming it and how to get the library; every other format reads
+// as before. heif_init runs once, in the function-local static's
 // thread-safe initialisation; libheif 1.15 decodes separate contexts on separate threads (its
 // plugin registry is read-only after heif_init), so loader threads each open their own context.
 struct Libheif {
@@ -215,10 +215,10 @@ Image decode_heif(const std::string& file, int channels, bool header_only, int* 
     if (whole != nullptr) *whole = ends_whole(file);
     return out;
   }
-  // Note [HEIF pixels]: decoded as pillow-heif decodes (its _pillow_heif.c): interleaved 8-bit
-  // RGB, a 10- or 12-bit image brought to 8 bits by libheif itself (convert_hdr_to_8bit, pillow-heif's
-  // default), YCbCr made RGB by libheif's matrices (the file's nclx colour profile; BT.601 where it
-  // has none). The alpha is not asked for: libheif leaves it out, the colour as stored (Note [PNG
+  // Note [HEIF pixels]: decoded as pillow-heif's Pillow plugin decodes: interleaved 8-bit RGB, a
+  // 10- or 12-bit image brought to 8 bits by libheif itself (convert_hdr_to_8bit, the plugin's
+  // default: a 10-bit HEIC opens as mode RGB), YCbCr made RGB by libheif by the file's colour
+  // profile (Note [HEIF reference tolerance] in test_heif_images.cpp: how far the two differ). The alpha is not asked for: libheif leaves it out, the colour as stored (Note [PNG
   // alpha]). A monochrome image comes as R = G = B = Y, whose grey (Note [grey from colour]) is Y.
   const std::unique_ptr<heif_decoding_options, void (*)(heif_decoding_options*)> options(h.options_alloc(),
                                                                                          h.options_free);

@@ -49,12 +49,12 @@ std::vector<Listed> index_of() {
 // AV1 decoding is exact), so the values differ only where the YCbCr -> RGB conversion or the 10 to
 // 8 bits differ. Debian's libheif 1.15 against pillow-heif 1.9's libheif 1.23: equal for grey (Y as
 // it is) and lossless files; at most 1 apart for 8-bit colour (their fixed-point rounding); 2 for
-// 10-bit colour (1.15 truncates 10 bits to 8 after the conversion); a file with irot/imir as far as
-// an AVIF: 1.15 turns the RGB picture, 1.23 the YCbCr planes before it upsamples the chroma, so a
-// chroma sample lands on other pixels at the picture's edges. Pillow's AVIF reader converts with
-// libavif (libyuv's filtered chroma upsampling) where libheif repeats each chroma sample. Measured on
-// these files (2026-12-07): 8-bit colour HEIC max 1, mean 0.035; 10-bit max 2, mean 0.56; 10-bit
-// grey max 1, mean 0.22; turned HEIC and AVIF max 14, mean 2.95 (grey: max 3, mean 0.05).
+// 10-bit colour (their 10-to-8-bit conversions round differently); a file with irot/imir as far as
+// an AVIF, while the same picture without them is 1 apart: the two libheifs turn the picture and
+// upsample its 4:2:0 chroma in another order, so a chroma sample lands on other pixels. Pillow's
+// AVIF reader converts with libavif, another conversion. Measured on these files (2026-12-07):
+// 8-bit colour HEIC max 1, mean 0.035; 10-bit max 2, mean 0.56; 10-bit grey max 1, mean 0.22;
+// turned HEIC and AVIF max 14, mean 2.95 (grey: max 3, mean 0.05).
 struct Tolerance {
   int max_diff;      // no value further from the reference's
   double mean_diff;  // nor all of them on average
@@ -81,6 +81,31 @@ std::pair<int, double> diff(const std::vector<std::uint8_t>& got, const std::str
     most = std::max(most, d), sum += d;
   }
   return {most, sum / static_cast<double>(want.size())};
+}
+
+// Note [libheif loaded]: loader threads decode HEIC and AVIF files, good and cut, at once, the first
+// decodes of the run among them (the library loaded and heif_init run once): the file's first test.
+TEST(HeifImages, ThreadsDecodeAtOnce) {
+  const std::string heic = kHeif + "heif/ph_o6.heic", avif = kHeif + "heif/enc_q90.avif",
+                    bad = kHeif + "broken/cut.heic";
+  std::vector<int> wrong(4, 0);
+  std::vector<std::vector<std::uint8_t>> first(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      first[t] = decode_image(t % 2 ? heic : avif, 3).pixels;
+      for (int i = 0; i < 10; ++i) {
+        wrong[t] += decode_image(heic, 3).pixels.empty();
+        wrong[t] += decode_image(avif, 3).pixels.empty();
+        wrong[t] += error_message([&] { decode_image(bad, 3); }).empty();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong, std::vector<int>(4, 0));
+  EXPECT_EQ(first[1], decode_image(heic, 3).pixels);
+  EXPECT_EQ(first[3], decode_image(heic, 3).pixels);
+  EXPECT_EQ(first[0], decode_image(avif, 3).pixels);
+  EXPECT_EQ(first[2], decode_image(avif, 3).pixels);
 }
 
 TEST(HeifImages, EveryFileMatchesItsReferenceAsRgbAndGrey) {
@@ -245,31 +270,6 @@ TEST(HeifImages, CutAndFlippedCopiesAreReadOrRefused) {
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
   EXPECT_GT(refused, 200) << read;
   EXPECT_GT(read, 50) << refused;
-}
-
-// Note [libheif loaded]: loader threads decode HEIC and AVIF files, good and cut, at once, the first
-// decodes of the run among them (the library loaded and heif_init run once).
-TEST(HeifImages, ThreadsDecodeAtOnce) {
-  const std::string heic = kHeif + "heif/ph_o6.heic", avif = kHeif + "heif/enc_q90.avif",
-                    bad = kHeif + "broken/cut.heic";
-  std::vector<int> wrong(4, 0);
-  std::vector<std::vector<std::uint8_t>> first(4);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      first[t] = decode_image(t % 2 ? heic : avif, 3).pixels;
-      for (int i = 0; i < 10; ++i) {
-        wrong[t] += decode_image(heic, 3).pixels.empty();
-        wrong[t] += decode_image(avif, 3).pixels.empty();
-        wrong[t] += error_message([&] { decode_image(bad, 3); }).empty();
-      }
-    });
-  for (std::thread& t : threads) t.join();
-  EXPECT_EQ(wrong, std::vector<int>(4, 0));
-  EXPECT_EQ(first[1], decode_image(heic, 3).pixels);
-  EXPECT_EQ(first[3], decode_image(heic, 3).pixels);
-  EXPECT_EQ(first[0], decode_image(avif, 3).pixels);
-  EXPECT_EQ(first[2], decode_image(avif, 3).pixels);
 }
 
 }  // namespace
