@@ -7,7 +7,8 @@ reference decode of each, for the image decoder's tests (test_heif_images, cli_i
                           RGBA, grey, a HEIC's 10-bit RGB and grey (from a 16-bit PNG), lossless 4:4:4, and a
                           HEIC of a JPEG with EXIF Orientation 6 (the EXIF kept, no transform);
                           ph_*: pillow-heif's 8-bit RGB, grey, 10-bit, and EXIF Orientation 6 and 5
-                          (which it writes as HEIF transforms, irot and imir); pil_*: Pillow's AVIF with
+                          (which it writes as HEIF transforms, irot and imir), a 150 x 100 grid of
+                          64 x 64 tiles (as a phone's 512) plain and with Orientation 6; pil_*: Pillow's AVIF with
                           Orientation 6 and 2 (the same)
   heif/<name>.rgb, .l     the reference's upright picture, convert("RGB") / ("L") as raw bytes: a
                           HEIC's by pillow-heif (exif_transpose(Image.open(f)), which is Image.open's
@@ -140,6 +141,12 @@ pillow_heif.from_bytes(mode="RGB;16", size=(37, 23), data=deep.astype("<u2").tob
     f"{heif}/ph_10bit.heic", quality=90)
 for o in (6, 5):
     Image.fromarray(odd).save(f"{heif}/ph_o{o}.heic", quality=90, exif=exif(o))
+# A phone's HEIC: a grid of tiles (pillow-heif's tile_size, as Apple's 512), the last row and column
+# cut by the picture's size; and turned by irot as well.
+wide = picture(150, 100)
+Image.fromarray(wide).save(f"{heif}/ph_grid.heic", quality=90, tile_size=64)
+Image.fromarray(wide).save(f"{heif}/ph_grid_o6.heic", quality=90, tile_size=64, exif=exif(6))
+assert open(f"{heif}/ph_grid.heic", "rb").read().count(b"grid") >= 1
 for o in (6, 2):
     Image.fromarray(odd).save(f"{heif}/pil_o{o}.avif", quality=90, exif=exif(o))
 
