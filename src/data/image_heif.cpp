@@ -12,6 +12,7 @@
 #include <string>
 
 #include "data/image_formats.hpp"
+#include "hpctrain/libheif_path.hpp"
 
 namespace hpct::image_formats {
 
