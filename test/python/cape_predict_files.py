@@ -8,6 +8,9 @@
                      resnet model: its attributes only)
   check OUT QUERIES  OUT is COCO keypoint results for QUERIES' face boxes in its order, its fields
                      checked with json
+  several OUT QUERIES FACES
+                     OUT holds a result for every box of QUERIES, faces and bars, in its order,
+                     each of its box's category and keypoint count; its face rows equal FACES's
   cocoeval GT OUT    pycocotools (the reference environment's) loads OUT as results on GT
                      (COCO.loadRes) and COCOeval scores them ('keypoints', OKS sigma 0.025 per
                      keypoint, MP-100's): AP within [0, 1], one OKS per box, the same OKS as computed
@@ -91,6 +94,21 @@ def check(out, queries):
     print(f"cape_predict: {out}: {len(rows)} results in COCO's keypoint results format")
 
 
+def several(out, queries, faces_alone):
+    """OUT: the results of every box of QUERIES, faces (3 keypoints) and bars (2), in its order, each
+    row's category its box's; the face rows equal FACES_ALONE's (a run of the faces alone)."""
+    rows, q, alone = load(out), load(queries), load(faces_alone)
+    assert isinstance(rows, list) and len(rows) == len(q["annotations"]), (len(rows), len(q["annotations"]))
+    assert {a["category_id"] for a in q["annotations"]} == {1, 2}, "queries of both categories"
+    for r, a in zip(rows, q["annotations"]):
+        assert r["image_id"] == a["image_id"] and r["category_id"] == a["category_id"], (r, a)
+        kp = r["keypoints"]
+        assert len(kp) == (9 if a["category_id"] == 1 else 6) and all(0 < s <= 1 for s in kp[2::3]), kp
+    faces = [r for r in rows if r["category_id"] == 1]
+    assert faces == alone, "the face rows differ from a run of the faces alone"
+    print(f"cape_predict: {out}: {len(rows)} results of 2 categories; the faces' equal {faces_alone}'s")
+
+
 def agree(episodes, pair, margin, size, outs):
     import h5py
     import numpy as np
@@ -148,6 +166,8 @@ if __name__ == "__main__":
         write(sys.argv[2])
     elif sys.argv[1] == "check":
         check(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "several":
+        several(sys.argv[2], sys.argv[3], sys.argv[4])
     elif sys.argv[1] == "cocoeval":
         cocoeval(sys.argv[2], sys.argv[3])
     else:
