@@ -15,7 +15,8 @@
 #  - several categories (--query-category all, or a support per category): a result for every box in
 #    queries.json's order, each of its category's keypoint count, the faces' equal to their run alone,
 #    1 rank == 2 ranks, the default supports each category's first; score-keypoints scores results of
-#    two categories a category at a time (a category without results 0, as COCOeval counts it);
+#    two categories a category at a time (a category without results 0, as COCOeval counts it), and
+#    their mean is one COCOeval's where one can run (two categories of 3 keypoints);
 #  - a query file without boxes gives [];
 #  - refused with exit 2, one line naming the file and annotation, no OUT left: a support id not in
 #    the JSON, a support without a labelled keypoint, a category without keypoint names, a query
@@ -114,6 +115,7 @@ grep -q "perfect_all.json: category 2 (bar): keypoint AP 1.000, AP50 1.000, AP75
   grep -q "perfect_faces.json: category 2 (bar): keypoint AP 0.000" "$dir/score.log" &&
   grep -q "perfect_faces.json: keypoint AP 0.500, AP50 0.500, AP75 0.500 (6 boxes, OKS sigma 0.05, the mean of 2 categories)" \
     "$dir/score.log" || fail "score-keypoints' lines for 2 categories"
+"$python" "$src/test/python/cape_predict_files.py" per_category "$c/train.json" "$dir" "$src/scripts/score-keypoints"
 grep -q "perfect.json: keypoint AP 1.000, AP50 1.000, AP75 1.000 (2 boxes, OKS sigma 0.05)" "$dir/score.log" &&
   grep -q "^copy baseline (support 3 of .*pair.json): keypoint AP [01]\.[0-9]*, AP50" "$dir/score.log" ||
   fail "score-keypoints' lines"
