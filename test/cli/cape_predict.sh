@@ -12,8 +12,9 @@
 #  - mapped back into the query's view, the keypoints equal cape_eval's episodes on pair.json (two
 #    face boxes, each the other's support) within 1e-4 pixels: the inverse of the crop-with-margin
 #    is right (off by the margin it would be pixels off);
-#  - several categories (--query-category all, or a support per category): a result for every box in
-#    queries.json's order, each of its category's keypoint count, the faces' equal to their run alone,
+#  - several categories (--query-category all or its ids, or a support per category): a result for
+#    every box in queries.json's order, each of its category's keypoint count, the faces' equal to
+#    their run alone,
 #    1 rank == 2 ranks, the default supports each category's first; score-keypoints scores results of
 #    two categories a category at a time (a category without results 0, as COCOeval counts it), and
 #    their mean is one COCOeval's where one can run (two categories of 3 keypoints);
@@ -68,6 +69,9 @@ grep -q "cape_predict: 3 boxes of category 'bar' in .*queries.json located by .*
 "$predict" "$dir/cape.h5" "$c/train.json" "$c/queries.json" "$dir/by_support.json" --support-annotation 5 \
   --support-annotation 3 > "$dir/by_support.log" 2>&1 || { cat "$dir/by_support.log"; fail "cape_predict, 2 supports"; }
 cmp "$dir/all.json" "$dir/by_support.json" || fail "the supports' categories predicted other results than all"
+"$predict" "$dir/cape.h5" "$c/train.json" "$c/queries.json" "$dir/by_ids.json" --query-category 2 --query-category 1 \
+  --support-annotation 3 --support-annotation 5 > "$dir/by_ids.log" 2>&1 || { cat "$dir/by_ids.log"; fail "cape_predict, 2 ids"; }
+cmp "$dir/all.json" "$dir/by_ids.json" || fail "--query-category 2 and 1 predicted other results than all"
 "$predict" "$dir/cape.h5" "$c/train.json" "$c/repeated.json" "$dir/all_one_r.json" --query-category all \
   > "$dir/all_one_r.log" 2>&1 || { cat "$dir/all_one_r.log"; fail "cape_predict, all, default supports"; }
 "$mpiexec" -np 2 --bind-to none "$predict" "$dir/cape.h5" "$c/train.json" "$c/repeated.json" "$dir/all_two_r.json" \
