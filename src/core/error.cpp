@@ -1,13 +1,41 @@
-// What a tool does with an exception that is not an hpct::Error (core/error.hpp's run_tool): one
-// line instead of a crash, and no rank of an MPI job left waiting for one that stopped.
+// The parts of core/error.hpp that are not inline: what a tool does with an exception that is not an
+// hpct::Error (run_tool: one line instead of a crash, and no rank of an MPI job left waiting for one
+// that stopped), and the files whose messages name rows (Note [Parquet rows in messages]).
 #include "core/error.hpp"
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <set>
 
 namespace hpct {
+
+namespace {
+
+std::mutex row_files_mutex;
+std::set<std::string>& row_files() {
+  static std::set<std::string> files;
+  return files;
+}
+
+}  // namespace
+
+void name_rows_not_lines(const std::string& file) {
+  const std::lock_guard<std::mutex> hold(row_files_mutex);
+  row_files().insert(file);
+}
+
+bool names_rows_not_lines(const std::string& file) {
+  std::string ext = file.size() >= 8 ? file.substr(file.size() - 8) : "";
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (ext == ".parquet") return true;  // as io::is_parquet takes it
+  const std::lock_guard<std::mutex> hold(row_files_mutex);
+  return row_files().count(file) > 0;
+}
 
 bool is_allocation_failure(const std::exception& e) {
   return dynamic_cast<const std::bad_alloc*>(&e) != nullptr ||

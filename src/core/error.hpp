@@ -35,13 +35,19 @@ class Error : public std::runtime_error {
   bool collective_ = false;
 };
 
-// "file:line: key: message", the form every input error takes so users can jump to the spot.
-// Note [Parquet rows in messages]: a Parquet file has no lines; `line` is then its 1-based data row,
-// named "file: row N" (the tables' shared code passes rows as lines: docs/parquet.md).
+// Note [Parquet rows in messages]: a Parquet file has no lines; where the tables' shared code passes
+// a line it is the file's 1-based data row, named "file: row N" (docs/parquet.md). The code that
+// opens a Parquet table says so here (the shared code passes only the file's name, and `data_format
+// auto` takes a file without the .parquet name by its bytes, PAR1); a name ending in .parquet needs
+// no word. For the process's life, from any thread.
+void name_rows_not_lines(const std::string& file);
+bool names_rows_not_lines(const std::string& file);
+
+// "file:line: key: message", the form every input error takes so users can jump to the spot (a
+// Parquet table's "file: row N: key: message", Note [Parquet rows in messages]).
 inline std::string where(const std::string& file, int line, const std::string& key) {
   std::string s = file;
-  const bool parquet = file.size() > 8 && file.compare(file.size() - 8, 8, ".parquet") == 0;
-  if (line > 0) s += (parquet ? ": row " : ":") + std::to_string(line);
+  if (line > 0) s += (names_rows_not_lines(file) ? ": row " : ":") + std::to_string(line);
   if (!key.empty()) s += (s.empty() ? "" : ": ") + key;
   return s;
 }

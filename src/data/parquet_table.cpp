@@ -43,6 +43,7 @@ struct TextCell {
 ParquetTable::ParquetTable(const std::string& file, const io::TextOptions& opt)
     : f_(io::open_parquet(file)), opt_(opt) {
   const auto& info = f_->columns();
+  name_rows_not_lines(file);  // the shared table code's messages name its rows (Note [Parquet rows in messages])
   c_.file = file;
   c_.rows = f_->rows();
   c_.header = true;

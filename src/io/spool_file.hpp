@@ -1,6 +1,8 @@
 // A temporary file that values are appended to and then read back in order, piece by piece: an
 // array too large for memory, built in pieces and written out whole at the end (scenes_import's
-// scenes, h5::write_in_pieces). The file is removed when the spool goes, on success or error.
+// scenes, h5::write_in_pieces). The file has no name in its folder while it lives (Note [nameless
+// spool] in spool_file.cpp), so it goes with the spool, on success, on an error and when the
+// process is killed.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +14,8 @@ namespace hpct::io {
 
 class SpoolFile {
  public:
-  // Creates (truncates) `path`; an Error names it when that fails.
+  // Creates a nameless file in the folder of `path` (which names it in messages); an Error names
+  // `path` when that fails (no such folder, no permission).
   explicit SpoolFile(std::string path);
   ~SpoolFile();
   SpoolFile(const SpoolFile&) = delete;

@@ -12,11 +12,18 @@
 #  - mapped back into the query's view, the keypoints equal cape_eval's episodes on pair.json (two
 #    face boxes, each the other's support) within 1e-4 pixels: the inverse of the crop-with-margin
 #    is right (off by the margin it would be pixels off);
+#  - several categories (--query-category all or its ids, or a support per category): a result for
+#    every box in queries.json's order, each of its category's keypoint count, the faces' equal to
+#    their run alone,
+#    1 rank == 2 ranks, the default supports each category's first; score-keypoints scores results of
+#    two categories a category at a time (a category without results 0, as COCOeval counts it), and
+#    their mean is one COCOeval's where one can run (two categories of 3 keypoints);
 #  - a query file without boxes gives [];
 #  - refused with exit 2, one line naming the file and annotation, no OUT left: a support id not in
 #    the JSON, a support without a labelled keypoint, a category without keypoint names, a query
 #    photograph that is no image (refused at open) or damaged inside (at its decode), a query box with neither bbox nor keypoints, a weights file of
-#    another family, a query category not there or of another keypoint count;
+#    another family, a query category not there or of another keypoint count, a query category
+#    without a support (given or found), two supports of one category;
 #    apps/predict, given the cape weights, names cape_predict.
 # usage: cape_predict.sh TRAIN CAPE_EVAL CAPE_PREDICT PREDICT PYTHON MPIEXEC SCRATCH_DIR SOURCE_DIR
 set -euo pipefail
@@ -50,6 +57,29 @@ done
 "$python" "$src/test/python/cape_predict_files.py" check "$dir/two_r.json" "$c/repeated.json"
 grep -q "42 boxes .* located by .*train.json's annotation id 1 (3 keypoints, 2 rank(s))" "$dir/two_r.log" ||
   { cat "$dir/two_r.log"; fail "the default support"; }
+# Several categories (Note [cape supports per category]): the faces from support 3, the bars from support 5,
+# every box of queries.json in its order, the face rows those of the faces' run alone (one.json); the
+# supports' categories without --query-category give the same; 1 rank == 2 ranks; the default supports
+# are each category's first labelled annotation (face 1, bar 2).
+"$predict" "$dir/cape.h5" "$c/train.json" "$c/queries.json" "$dir/all.json" --query-category all \
+  --support-annotation 3 --support-annotation 5 > "$dir/all.log" 2>&1 || { cat "$dir/all.log"; fail "cape_predict, all"; }
+grep -q "cape_predict: 3 boxes of category 'bar' in .*queries.json located by .*train.json's annotation id 5 (2 keypoints" \
+  "$dir/all.log" || { cat "$dir/all.log"; fail "cape_predict's line for the bars"; }
+"$python" "$src/test/python/cape_predict_files.py" several "$dir/all.json" "$c/queries.json" "$dir/one.json"
+"$predict" "$dir/cape.h5" "$c/train.json" "$c/queries.json" "$dir/by_support.json" --support-annotation 5 \
+  --support-annotation 3 > "$dir/by_support.log" 2>&1 || { cat "$dir/by_support.log"; fail "cape_predict, 2 supports"; }
+cmp "$dir/all.json" "$dir/by_support.json" || fail "the supports' categories predicted other results than all"
+"$predict" "$dir/cape.h5" "$c/train.json" "$c/queries.json" "$dir/by_ids.json" --query-category 2 --query-category 1 \
+  --support-annotation 3 --support-annotation 5 > "$dir/by_ids.log" 2>&1 || { cat "$dir/by_ids.log"; fail "cape_predict, 2 ids"; }
+cmp "$dir/all.json" "$dir/by_ids.json" || fail "--query-category 2 and 1 predicted other results than all"
+"$predict" "$dir/cape.h5" "$c/train.json" "$c/repeated.json" "$dir/all_one_r.json" --query-category all \
+  > "$dir/all_one_r.log" 2>&1 || { cat "$dir/all_one_r.log"; fail "cape_predict, all, default supports"; }
+"$mpiexec" -np 2 --bind-to none "$predict" "$dir/cape.h5" "$c/train.json" "$c/repeated.json" "$dir/all_two_r.json" \
+  --query-category all > "$dir/all_two_r.log" 2>&1 || { cat "$dir/all_two_r.log"; fail "cape_predict, all, 2 ranks"; }
+cmp "$dir/all_one_r.json" "$dir/all_two_r.json" || fail "several categories: 1 rank and 2 ranks wrote different results"
+grep -q "21 boxes of category 'bar' .* annotation id 2 (2 keypoints, 2 rank(s))" "$dir/all_two_r.log" &&
+  grep -q "42 boxes of category 'face' .* annotation id 1 (3 keypoints, 2 rank(s))" "$dir/all_two_r.log" ||
+  { cat "$dir/all_two_r.log"; fail "the default supports of several categories"; }
 # A query file without boxes: an empty list of results.
 "$predict" "$dir/cape.h5" "$c/train.json" "$c/empty.json" "$dir/empty.json" > "$dir/empty.log" 2>&1 ||
   { cat "$dir/empty.log"; fail "cape_predict on a file without boxes"; }
@@ -69,7 +99,27 @@ done
   "$c/pair.json" "$dir/perfect.json"
 "$python" "$src/scripts/score-keypoints" "$c/pair.json" "$dir/perfect.json" --copy "$c/pair.json" 3 \
   --copy-out "$dir/copy3.json" > "$dir/score.log" || { cat "$dir/score.log"; fail "score-keypoints"; }
+# Results of several categories are scored a category at a time (Note [keypoint AP per category]); a
+# category of the truth without results scores 0, as COCOeval counts it.
+"$python" -c 'import json, sys; g = json.load(open(sys.argv[1])); json.dump([{"image_id": a["image_id"],
+  "category_id": a["category_id"], "keypoints": a["keypoints"], "score": 1.0} for a in g["annotations"]
+  if not a["iscrowd"] and a["category_id"] in map(int, sys.argv[3:])], open(sys.argv[2], "w"))' \
+  "$c/train.json" "$dir/perfect_all.json" 1 2
+"$python" -c 'import json, sys; g = json.load(open(sys.argv[1])); json.dump([{"image_id": a["image_id"],
+  "category_id": 1, "keypoints": a["keypoints"], "score": 1.0} for a in g["annotations"]
+  if not a["iscrowd"] and a["category_id"] == 1], open(sys.argv[2], "w"))' "$c/train.json" "$dir/perfect_faces.json"
+"$python" "$src/scripts/score-keypoints" "$c/train.json" "$dir/perfect_all.json" --copy "$c/train.json" 3 \
+  --copy "$c/train.json" 5 >> "$dir/score.log" || { cat "$dir/score.log"; fail "score-keypoints, 2 categories"; }
+"$python" "$src/scripts/score-keypoints" "$c/train.json" "$dir/perfect_faces.json" >> "$dir/score.log" ||
+  { cat "$dir/score.log"; fail "score-keypoints, the faces of 2 categories"; }
 cat "$dir/score.log"
+grep -q "perfect_all.json: category 2 (bar): keypoint AP 1.000, AP50 1.000, AP75 1.000 (3 boxes)" "$dir/score.log" &&
+  grep -q "perfect_all.json: keypoint AP 1.000, AP50 1.000, AP75 1.000 (9 boxes, OKS sigma 0.05, the mean of 2 categories)" \
+    "$dir/score.log" && grep -q "^copy baseline (supports 3, 5 of .*train.json): category 2 (bar): keypoint AP" "$dir/score.log" &&
+  grep -q "perfect_faces.json: category 2 (bar): keypoint AP 0.000" "$dir/score.log" &&
+  grep -q "perfect_faces.json: keypoint AP 0.500, AP50 0.500, AP75 0.500 (6 boxes, OKS sigma 0.05, the mean of 2 categories)" \
+    "$dir/score.log" || fail "score-keypoints' lines for 2 categories"
+"$python" "$src/test/python/cape_predict_files.py" per_category "$c/train.json" "$dir" "$src/scripts/score-keypoints"
 grep -q "perfect.json: keypoint AP 1.000, AP50 1.000, AP75 1.000 (2 boxes, OKS sigma 0.05)" "$dir/score.log" &&
   grep -q "^copy baseline (support 3 of .*pair.json): keypoint AP [01]\.[0-9]*, AP50" "$dir/score.log" ||
   fail "score-keypoints' lines"
@@ -113,6 +163,12 @@ refused family "^cape_predict: .*other.h5: the weights of a resnet model; cape_p
   "$dir/files/other.h5" "$c/train.json" "$c/queries.json"
 refused category "^cape_predict: .*queries.json: --query-category 5: no category has this id; its categories: 1 \(face\), 2 \(bar\)" \
   "$dir/cape.h5" "$c/train.json" "$c/queries.json" --query-category 5
+refused no_support "^cape_predict: .*queries.json: category 2 \(bar\) has no support: no --support-annotation is of a category named 'bar'" \
+  "$dir/cape.h5" "$c/train.json" "$c/queries.json" --query-category all --support-annotation 3
+refused no_default "^cape_predict: .*queries.json: category 2 \(bar\) has no support: .*pair.json has no annotation of a category named 'bar'" \
+  "$dir/cape.h5" "$c/pair.json" "$c/queries.json" --query-category all
+refused two_faces "^cape_predict: .*train.json: --support-annotation 3 and 4 are both of category 'face': one support a category" \
+  "$dir/cape.h5" "$c/train.json" "$c/queries.json" --support-annotation 3 --support-annotation 4
 refused count "^cape_predict: .*queries.json: category 2 \(bar\) has 2 keypoints, the support's category 1 \(face\) of .*train.json has 3" \
   "$dir/cape.h5" "$c/train.json" "$c/queries.json" --query-category 2
 set +e

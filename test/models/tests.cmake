@@ -73,7 +73,8 @@ add_test(NAME cli_cape_decks COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/cape_decks.
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_cape_decks ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli_cape_decks PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 240
                      PROCESSORS 2 SKIP_RETURN_CODE 77 LABELS "cli;integration")
-# apps/cape_predict on Pillow-written COCO photographs: COCO keypoint results, 1 rank == 2 ranks bytewise,
+# apps/cape_predict on Pillow-written COCO photographs: COCO keypoint results (one category or several, a
+# support each), 1 rank == 2 ranks bytewise,
 # the inverse crop map against cape_eval's episodes within 1e-4 pixels, the refusals; apps/predict names it.
 add_test(NAME cli_cape_predict COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/cape_predict.sh $<TARGET_FILE:train>
          $<TARGET_FILE:cape_eval> $<TARGET_FILE:cape_predict> $<TARGET_FILE:predict> ${HPCTRAIN_REFERENCE_PYTHON} ${MPIEXEC_EXECUTABLE}

@@ -4,7 +4,8 @@ at a time and spools its scenes (Note [one file at a time], Note [scenes spooled
 memory must not follow the number of files: 400 files against 40 of them (the bound, 1.5x, is
 generous: holding every file's tracks and scenes took 3.6x here before). The 400 files' scenes
 equal those of the same rows as one Parquet file (h5diff: per-file pieces join into the same
-datasets); a truncated file among them is refused with nothing written, no temporary file left.
+datasets); an import killed mid-way leaves no spool file and its rerun the same bytes; a truncated
+file among them is refused with nothing written, no temporary file left.
 usage: av2_stream.py SCENES_IMPORT OUT_DIR HAVE_PARQUET [FILES]"""
 import json
 import os
@@ -119,6 +120,42 @@ differ = [n for n in names if subprocess.run(["h5diff", p("one.h5"), p("train.h5
                                              capture_output=True).returncode != 0]
 check(len(names) == 12 and datasets(p("train.h5")) == names and not differ,
       f"{n_files} files' scenes equal the same rows as one file's (differ: {differ})")
+
+# Note [nameless spool]: an import killed mid-way (SIGKILL: no destructor runs) leaves nothing beside
+# OUT, and a rerun writes the same bytes. It is killed once a spool (a file of its own open in OUT's
+# folder, /proc/PID/fd) holds a file's scenes.
+def spooled(pid):
+    """whether the process has a file in OUT's folder open that holds bytes."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}").removesuffix(" (deleted)")
+            if os.path.dirname(target) == os.path.realpath(out) and os.stat(f"/proc/{pid}/fd/{fd}").st_size > 0:
+                return True
+        except OSError:
+            pass
+    return False
+
+
+if os.path.isdir("/proc/self/fd"):
+    child = subprocess.Popen([tool, p("train"), p("killed.h5"), *common], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    waited = time.time()
+    while child.poll() is None and not spooled(child.pid) and time.time() - waited < 120:
+        time.sleep(0.01)
+    alive = child.poll() is None
+    child.kill()
+    child.wait()
+    left = sorted(n for n in os.listdir(out) if n.startswith("killed"))
+    check(alive and not left, f"an import killed {time.time() - waited:.1f} s in, spooling (alive then: {alive}), "
+          f"leaves nothing beside OUT (found {left})")
+    rc, said, _, _ = run(p("train"), p("killed.h5"), *common)
+    with open(p("killed.h5"), "rb") as a, open(p("train.h5"), "rb") as b:
+        same = rc == 0 and a.read() == b.read()
+    check(same, f"the rerun after the kill writes the same bytes as the import that was not killed (exit {rc})")
 
 # A truncated file late in the folder: refused naming it, no output, no spool or temporary file.
 late = p("train", ids[-3], f"scenario_{ids[-3]}.parquet")

@@ -8,6 +8,12 @@
                      resnet model: its attributes only)
   check OUT QUERIES  OUT is COCO keypoint results for QUERIES' face boxes in its order, its fields
                      checked with json
+  several OUT QUERIES FACES
+                     OUT holds a result for every box of QUERIES, faces and bars, in its order,
+                     each of its box's category and keypoint count; its face rows equal FACES's
+  per_category TRAIN SCRATCH SCORE_KEYPOINTS
+                     scripts/score-keypoints' mean of per-category AP against one COCOeval over
+                     two categories of 3 keypoints (TRAIN's faces, 4 of them twice; noisy results)
   cocoeval GT OUT    pycocotools (the reference environment's) loads OUT as results on GT
                      (COCO.loadRes) and COCOeval scores them ('keypoints', OKS sigma 0.025 per
                      keypoint, MP-100's): AP within [0, 1], one OKS per box, the same OKS as computed
@@ -91,6 +97,56 @@ def check(out, queries):
     print(f"cape_predict: {out}: {len(rows)} results in COCO's keypoint results format")
 
 
+def several(out, queries, faces_alone):
+    """OUT: the results of every box of QUERIES, faces (3 keypoints) and bars (2), in its order, each
+    row's category its box's; the face rows equal FACES_ALONE's (a run of the faces alone)."""
+    rows, q, alone = load(out), load(queries), load(faces_alone)
+    assert isinstance(rows, list) and len(rows) == len(q["annotations"]), (len(rows), len(q["annotations"]))
+    assert {a["category_id"] for a in q["annotations"]} == {1, 2}, "queries of both categories"
+    for r, a in zip(rows, q["annotations"]):
+        assert r["image_id"] == a["image_id"] and r["category_id"] == a["category_id"], (r, a)
+        kp = r["keypoints"]
+        assert len(kp) == (9 if a["category_id"] == 1 else 6) and all(0 < s <= 1 for s in kp[2::3]), kp
+    faces = [r for r in rows if r["category_id"] == 1]
+    assert faces == alone, "the face rows differ from a run of the faces alone"
+    print(f"cape_predict: {out}: {len(rows)} results of 2 categories; the faces' equal {faces_alone}'s")
+
+
+def per_category(train, scratch, score_keypoints):
+    """score-keypoints' mean of per-category AP equals one COCOeval over the categories, where one can
+    run (the same keypoint count): train's faces, four of them again as a category 2 of 3 keypoints,
+    results of both the truth moved by noise (Note [keypoint AP per category])."""
+    import contextlib
+    import io
+    import subprocess
+    import numpy as np
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+    g = load(train)
+    faces = [a for a in g["annotations"] if a["category_id"] == 1 and not a.get("iscrowd")]
+    g["annotations"] = faces + [dict(a, id=a["id"] + 1000, category_id=2) for a in faces[:4]]  # unlike counts
+    g["categories"][1]["keypoints"] = ["a", "b", "c"]
+    truth, results = f"{scratch}/same_k_truth.json", f"{scratch}/same_k_results.json"
+    json.dump(g, open(truth, "w"))
+    rng = np.random.default_rng(1)
+    rows = [{"image_id": a["image_id"], "category_id": a["category_id"], "score": float(rng.random()),
+             "keypoints": [v + (float(rng.normal(0, 1.5)) if i % 3 < 2 else 0) for i, v in enumerate(a["keypoints"])]}
+            for a in g["annotations"]]
+    json.dump(rows, open(results, "w"))
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(truth)
+        e = COCOeval(gt, gt.loadRes(results), "keypoints")
+        e.params.kpt_oks_sigmas = np.full(3, 0.05)
+        e.evaluate()
+        e.accumulate()
+        e.summarize()
+    said = subprocess.run([sys.executable, score_keypoints, truth, results], capture_output=True, text=True,
+                          check=True).stdout
+    expected = f"keypoint AP {e.stats[0]:.3f}, AP50 {e.stats[1]:.3f}, AP75 {e.stats[2]:.3f} ({len(rows)} boxes"
+    assert expected in said.splitlines()[-1] and "category 2" in said, (expected, said)
+    print(f"cape_predict: score-keypoints' mean over 2 categories = one COCOeval's: {expected})")
+
+
 def agree(episodes, pair, margin, size, outs):
     import h5py
     import numpy as np
@@ -148,6 +204,10 @@ if __name__ == "__main__":
         write(sys.argv[2])
     elif sys.argv[1] == "check":
         check(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "several":
+        several(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif sys.argv[1] == "per_category":
+        per_category(sys.argv[2], sys.argv[3], sys.argv[4])
     elif sys.argv[1] == "cocoeval":
         cocoeval(sys.argv[2], sys.argv[3])
     else:

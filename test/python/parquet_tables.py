@@ -7,8 +7,9 @@ the trees and the mlp; `model ensemble` (a tree and an mlp member) logs the same
 scores; data_format auto picks parquet. Every number is exact in float32 (quarters,
 small integers): Note [Parquet floats], the CSV's text and the Parquet double then give the same
 float. Refusals (exit 2, file, row or column named): a list column, a label column not there
-(naming the columns there are), a truncated file, a null label, a Parquet file where the program
-finds no module. A weight column and a ranking table's query ids (with bool and int32 features)
+(naming the columns there are), a truncated file, a null label, a class the model does not know at
+predict (`file: row N`, a file named without .parquet too), a Parquet file where the program finds
+no module. A weight column and a ranking table's query ids (with bool and int32 features)
 give the trees the CSV's models too.
 usage: parquet_tables.py BUILD MPIEXEC SCRATCH"""
 import os
@@ -188,6 +189,11 @@ r = run([apps("predict"), p("gbdt_pq1.json"), p("unknown.parquet"), p("unknown.p
          "--label-column", "kind"])
 check(r.returncode == 2 and p("unknown.parquet") + ": row 5: " in r.stderr,
       f"an unknown class at predict names the Parquet row: exit {r.returncode}: {r.stderr.strip()[-300:]}")
+shutil.copy(p("unknown.parquet"), p("unknown_noext"))  # found by its bytes (PAR1): its rows all the same
+r = run([apps("predict"), p("gbdt_pq1.json"), p("unknown_noext"), p("unknown.pred"), "--header",
+         "--label-column", "kind"])
+check(r.returncode == 2 and p("unknown_noext") + ": row 5: " in r.stderr,
+      f"the same without .parquet in its name names the row: exit {r.returncode}: {r.stderr.strip()[-300:]}")
 
 # A program that finds no module (the GPU bundle, a build without Arrow) names the file and the way out.
 os.makedirs(p("alone"))

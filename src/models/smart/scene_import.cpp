@@ -63,9 +63,10 @@ float default_width(int type) { return type == 0 ? 1.9f : type == 2 ? 0.7f : 0.6
 // The scenes of Argoverse 2's train split are ~25 GB, so they cannot wait in memory for the end;
 // neither can the output be written as it goes in today's layout, whose contiguous datasets need
 // their sizes when created. Each add() cuts one track file's scenes in memory and appends their
-// rows to one spool file per dataset, beside `out` (the file system that will hold the scenes; the
-// import needs twice their size there until it ends); only the ragged offsets (8 bytes a scene)
-// stay in memory. finish() then writes each dataset from its spool in pieces
+// rows to one spool file per dataset, in `out`'s folder (the file system that will hold the scenes;
+// the import needs twice their size there until it ends) but with no name there, so that a killed
+// import leaves none behind (Note [nameless spool] in io/spool_file.cpp); only the ragged offsets
+// (8 bytes a scene) stay in memory. finish() then writes each dataset from its spool in pieces
 // (h5::write_in_pieces): the file equals, byte for byte, what writing the whole arrays at once
 // gave, for every input. Extendible (chunked) datasets would have saved the second copy on disk but
 // changed the file's layout and bytes for every reader.

@@ -41,8 +41,8 @@ struct ImportSummary {
 
 // The scenes of the recordings it is given, a track file's at a time, written to `out` at the end
 // (Note [scenes spooled] in scene_import.cpp): memory holds the scenes of one add() call, the rows
-// wait in spool files beside `out`, and `out` appears only complete (temp + rename), never after an
-// error. The options are checked when it is made.
+// wait in nameless spool files in `out`'s folder, and `out` appears only complete (temp + rename),
+// never after an error. The options are checked when it is made.
 class SceneWriter {
  public:
   SceneWriter(std::string out, const ImportOptions& options, std::string source);
