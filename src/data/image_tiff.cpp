@@ -77,7 +77,8 @@ struct TiffFile {
 // The layout of the first page, as decode reads it.
 struct Layout {
   std::uint32_t width = 0, height = 0;
-  std::uint16_t bits = 1, samples = 1, photometric = 0, planar = PLANARCONFIG_CONTIG;
+  std::uint16_t bits = 1, samples = 1, photometric = 0, planar = PLANARCONFIG_CONTIG,
+                compression = COMPRESSION_NONE;
   bool tiled = false;
   std::uint16_t *red = nullptr, *green = nullptr, *blue = nullptr;  // a palette's colour map
 };
@@ -86,7 +87,7 @@ struct Layout {
 Layout layout_of(const TiffFile& t, const std::string& file) {
   Layout l;
   TIFF* tif = t.tif;
-  std::uint16_t format = SAMPLEFORMAT_UINT, compression = COMPRESSION_NONE;
+  std::uint16_t format = SAMPLEFORMAT_UINT;
   if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &l.width) || !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &l.height))
     t.refuse(file, "no ImageWidth or ImageLength tag");
   if (!TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &l.photometric))
@@ -95,7 +96,7 @@ Layout layout_of(const TiffFile& t, const std::string& file) {
   TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &l.samples);
   TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &l.planar);
   TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLEFORMAT, &format);
-  TIFFGetFieldDefaulted(tif, TIFFTAG_COMPRESSION, &compression);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_COMPRESSION, &l.compression);
   l.tiled = TIFFIsTiled(tif) != 0;
   const std::string held = strf(" (%u samples of %u bits per pixel, photometric %u)", l.samples, l.bits,
                                 l.photometric);
@@ -104,7 +105,7 @@ Layout layout_of(const TiffFile& t, const std::string& file) {
                         "16-bit unsigned integers",
                         format));
   // A JPEG-compressed YCbCr page: libjpeg converts it to RGB (as Pillow has libtiff do).
-  if (l.photometric == PHOTOMETRIC_YCBCR && compression == COMPRESSION_JPEG && l.planar == PLANARCONFIG_CONTIG) {
+  if (l.photometric == PHOTOMETRIC_YCBCR && l.compression == COMPRESSION_JPEG && l.planar == PLANARCONFIG_CONTIG) {
     TIFFSetField(tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
     l.photometric = PHOTOMETRIC_RGB;
   }
@@ -134,6 +135,27 @@ bool within(TIFF* tif, std::uint64_t size) {
     if (err != 0 || bytes == 0 || at > size || bytes > size - at) return false;
   }
   return true;
+}
+
+// Note [uncompressed TIFF size]: an uncompressed page's samples are in the file as they are, so
+// the file is at least as long as they are (whole tiles). A damaged ImageLength or ImageWidth (one
+// flipped bit: 23 rows read as 2^24 + 23) within a file otherwise whole had decode allocate the
+// samples it claims, gigabytes from a file of a few hundred bytes, before libtiff found the strip
+// short (libtiff replaces a single strip's byte count it finds too small by the one the size
+// implies, so the strips' byte counts cannot tell): refused before that, at the check at open too.
+// Compressed strips can hold any number of pixels; their decoder stops where their data does.
+void check_uncompressed_size(const TiffFile& t, const std::string& file, const Layout& l) {
+  if (l.compression != COMPRESSION_NONE) return;
+  TIFF* tif = t.tif;
+  const std::uint64_t planes = l.planar == PLANARCONFIG_SEPARATE ? l.samples : 1;
+  const std::uint64_t need = l.tiled ? static_cast<std::uint64_t>(TIFFNumberOfTiles(tif)) * TIFFTileSize64(tif)
+                                     : planes * l.height * TIFFScanlineSize64(tif);
+  const auto size = static_cast<std::uint64_t>(TIFFGetSizeProc(tif)(TIFFClientdata(tif)));
+  if (need > size)
+    t.refuse(file,
+             strf("its %u x %u pixels need %llu bytes uncompressed, the file has %llu (a truncated or corrupt "
+                  "file)",
+                  l.width, l.height, static_cast<unsigned long long>(need), static_cast<unsigned long long>(size)));
 }
 
 // The first page's samples as stored (after decompression), plane after plane (one plane unless
@@ -217,6 +239,7 @@ Image decode_tiff(const std::string& file, int channels, bool header_only, int* 
   out.width = out.file_width = static_cast<int>(l.width);
   out.height = out.file_height = static_cast<int>(l.height);
   out.channels = channels;
+  check_uncompressed_size(t, file, l);
   if (header_only) {
     if (whole != nullptr)
       *whole = within(t.tif, static_cast<std::uint64_t>(TIFFGetSizeProc(t.tif)(TIFFClientdata(t.tif))));

@@ -139,6 +139,20 @@ ZarrCodecs read_v3_codecs(const json& list, const std::string& what, ZarrShards*
   return c;
 }
 
+// Whether a numeric kind's element size is one element() reads (a float32 or float64, an integer of
+// 1, 2, 4 or 8 bytes): a v2 dtype spells any size ("<f2", "<i3", "<f16").
+bool numeric_size(const ZarrArray& a) {
+  if (a.kind == 'f') return a.size == 4 || a.size == 8;
+  return (a.kind != 'i' && a.kind != 'u') || a.size == 1 || a.size == 2 || a.size == 4 || a.size == 8;
+}
+
+// Note [chunk extents]: a chunk extent of 0 (in a damaged .zarray or zarr.json) would divide by zero
+// where a value's chunk is found (zarr_grid.cpp's read_as): refused, naming the metadata file.
+void check_chunks(const ZarrArray& a, const std::string& what, const char* file) {
+  if (std::find(a.chunks.begin(), a.chunks.end(), std::size_t{0}) != a.chunks.end())
+    refuse(what, std::string(file) + ": a chunk extent of 0 in " + json(a.chunks).dump());
+}
+
 }  // namespace
 
 std::string read_zarr_file(const fs::path& file) {
@@ -162,6 +176,7 @@ std::string ZarrArray::chunk_key(const std::vector<std::size_t>& at) const {
 ZarrArray read_zarr_v2_array(const fs::path& dir, const std::string& what) {
   ZarrArray a;
   a.name = dir.filename().string();
+  const char* file = ".zarray";  // the one an exception below is about
   try {
     const json z = json::parse(read_zarr_file(dir / ".zarray"));
     if (z.at("zarr_format").get<int>() != 2) refuse(what, ".zarray: zarr_format is not 2");
@@ -178,6 +193,7 @@ ZarrArray read_zarr_v2_array(const fs::path& dir, const std::string& what) {
     a.type_name = dtype;
     a.kind = dtype[1];
     a.size = std::stoul(dtype.substr(2));
+    if (!numeric_size(a)) a.kind = '?';  // float16, <i3, <f16: kept by name, refused if read (as v3's)
     a.codecs.big_endian = dtype[0] == '>' && a.size > 1;
     if (a.kind == 'M') {  // <M8[s]
       const std::size_t open = dtype.find('[');
@@ -196,14 +212,16 @@ ZarrArray read_zarr_v2_array(const fs::path& dir, const std::string& what) {
     a.missing = a.unwritten;
     a.key_separator = z.value("dimension_separator", ".");
     const fs::path zattrs = dir / ".zattrs";
+    file = ".zattrs";
     if (fs::exists(zattrs)) a.attrs.update(json::parse(read_zarr_file(zattrs)));
     if (a.attrs.contains("_ARRAY_DIMENSIONS"))
       a.dims = a.attrs.at("_ARRAY_DIMENSIONS").get<std::vector<std::string>>();
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {  // JSON syntax, a missing key, a dtype without a size
-    refuse(what, e.what());
+    refuse(what, std::string(file) + ": " + e.what());
   }
+  check_chunks(a, what, ".zarray");
   if (a.dims.size() != a.shape.size() || a.chunks.size() != a.shape.size())
     refuse(what, ".zattrs: no _ARRAY_DIMENSIONS of " + std::to_string(a.shape.size()) +
                      " names (a store xarray wrote has them)");
@@ -243,6 +261,7 @@ ZarrArray read_zarr_v3_array(const fs::path& dir, const json& meta, const std::s
     refuse(what, std::string("zarr.json: ") + e.what());
   }
   if (a.chunks.size() != a.shape.size()) refuse(what, "zarr.json: chunk_shape and shape differ in rank");
+  check_chunks(a, what, "zarr.json");
   if (!a.shards.inner.empty()) {
     bool whole = a.shards.inner.size() == a.chunks.size();
     for (std::size_t d = 0; whole && d < a.chunks.size(); ++d)

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -243,14 +244,14 @@ TEST(ImageFormats, AFolderOfKindsNotReadIsRefusedNamingThem) {
 }
 
 // A file cut short is refused by the check at open with its decode's message, naming the file (a
-// TIFF with Orientation 9, of which libtiff complains at its open, with its strip's); libtiff prints
-// nothing (Note [libtiff messages]).
+// TIFF with Orientation 9, of which libtiff complains at its open, with its size's: Note
+// [uncompressed TIFF size]); libtiff prints nothing (Note [libtiff messages]).
 TEST(ImageFormats, CutFilesAreRefusedWithTheDecodersMessage) {
   const std::string b = kFormats + "broken/";
   for (const auto& [name, why] :
        {std::make_pair("webp_cut.webp", ": WebP: the data ends early (a truncated file)"),
         std::make_pair("tiff_lzw_cut.tif", ": TIFF: "),
-        std::make_pair("o9_cut.tif", ": TIFF: TIFFFillStrip: Read error on strip 0"),  // not Orientation 9's
+        std::make_pair("o9_cut.tif", ": TIFF: its 37 x 23 pixels need 2553 bytes uncompressed, the file has 1623"),
         std::make_pair("float.tif", ": TIFF: samples of SampleFormat 3 (floating-point")}) {
     testing::internal::CaptureStderr();
     int w = 0, h = 0;
@@ -269,6 +270,49 @@ TEST(ImageFormats, CutFilesAreRefusedWithTheDecodersMessage) {
               check_image(b + "tiff_middle.tif", w, h, false, [&] { decode_image(b + "tiff_middle.tif", 3); });
             }),
             e);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+// A grey 8-bit TIFF (little-endian) claiming `width` x `height` pixels in one uncompressed strip of
+// `stored` bytes, the strip after its directory.
+std::vector<std::uint8_t> claiming_tiff(std::uint32_t width, std::uint32_t height, std::uint32_t stored) {
+  const std::vector<std::array<std::uint32_t, 3>> tags = {// tag, type (3 SHORT, 4 LONG), value
+                                                          {256, 4, width}, {257, 4, height},
+                                                          {258, 3, 8},     {259, 3, 1},
+                                                          {262, 3, 1},     {273, 4, 8 + 2 + 12 * 9 + 4},
+                                                          {277, 3, 1},     {278, 4, height},
+                                                          {279, 4, stored}};
+  std::vector<std::uint8_t> b = {'I', 'I', 42, 0, 8, 0, 0, 0, 9, 0};
+  const auto put = [&](std::uint32_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  };
+  for (const auto& [tag, type, value] : tags) put(tag, 2), put(type, 2), put(1, 4), put(value, 4);
+  put(0, 4);
+  b.resize(b.size() + stored, 100);
+  return b;
+}
+
+// Note [uncompressed TIFF size]: a damaged ImageLength (40000 rows in a file of 222 bytes) is refused
+// at the check at open and by the decode, before the 1.6 GB it claims are allocated; the same file
+// telling its true size reads.
+TEST(ImageFormats, AnUncompressedTiffClaimingMorePixelsThanItHoldsIsRefused) {
+  const Comm comm;
+  const std::string dir = empty_scratch_dir(comm, "image_formats_claims") + "/r" + std::to_string(comm.rank());
+  const auto write = [&](const std::string& name, const std::vector<std::uint8_t>& b) {
+    std::ofstream(dir + name, std::ios::binary)
+        .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+    return dir + name;
+  };
+  const std::string tall = write("_tall.tif", claiming_tiff(40000, 40000, 100)),
+                    fine = write("_fine.tif", claiming_tiff(10, 10, 100));
+  testing::internal::CaptureStderr();
+  int w = 0, h = 0;
+  const std::string why =
+      ": TIFF: its 40000 x 40000 pixels need 1600000000 bytes uncompressed, the file has 222 "
+      "(a truncated or corrupt file)";
+  EXPECT_EQ(error_message([&] { check_image(tall, w, h); }), tall + why);
+  EXPECT_EQ(error_message([&] { decode_image(tall, 1); }), tall + why);
+  EXPECT_EQ(decode_image(fine, 1).pixels, std::vector<std::uint8_t>(100, 100));
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
 }
 

@@ -80,17 +80,25 @@ TEST(ZarrStores, AnemoiStoreReadsAsItsNetcdfSource) {
   expect_same_rows(*nc, *anemoi, "era5_3h_anemoi.zarr");
 }
 
-// A copy of the store with its root attributes changed by `edit`, in this rank's scratch directory.
-std::string edited_anemoi(const std::function<void(nlohmann::json&)>& edit) {
+// A copy of `store` with its JSON file `file` changed by `edit`, in this rank's scratch directory.
+std::string edited_store(const std::string& store, const std::string& file,
+                         const std::function<void(nlohmann::json&)>& edit) {
   const Comm comm;
-  const std::string dir = scratch("anemoi_r" + std::to_string(comm.rank())) + "/era5_3h_anemoi.zarr";
+  const std::filesystem::path from(store);
+  const std::string dir = scratch(from.stem().string() + "_r" + std::to_string(comm.rank())) + "/" +
+                          from.filename().string();
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  std::filesystem::copy(kAnemoi, dir, std::filesystem::copy_options::recursive);
-  nlohmann::json attrs = nlohmann::json::parse(std::ifstream(dir + "/.zattrs"));
-  edit(attrs);
-  std::ofstream(dir + "/.zattrs") << attrs.dump();
+  std::filesystem::copy(store, dir, std::filesystem::copy_options::recursive);
+  nlohmann::json meta = nlohmann::json::parse(std::ifstream(dir + "/" + file));
+  edit(meta);
+  std::ofstream(dir + "/" + file) << meta.dump();
   return dir;
+}
+
+// The anemoi store with its root attributes changed by `edit`.
+std::string edited_anemoi(const std::function<void(nlohmann::json&)>& edit) {
+  return edited_store(kAnemoi, ".zattrs", edit);
 }
 
 // The same cells as a 7 x 6 field_shape: no longer one latitude per row, so read as a projected
@@ -124,6 +132,34 @@ TEST(ZarrStores, AnemoiErrorsNameTheStore) {
                 "ensemble, 42 cells of field_shape)");
   EXPECT_EQ(error_message([&] { open_as("state_variables z@500\n", kAnemoi); }),
             kAnemoi + ": variable 'z' is missing");
+}
+
+// Damaged metadata (test/python/damaged_files.py): a chunk extent of 0, which divided by zero when a
+// value's chunk was found (SIGFPE), and a float dtype of 16 bytes, whose elements were copied into 8
+// (Note [chunk extents] in zarr_metadata.cpp), are refused naming the variable and its file; so is
+// JSON that does not parse.
+TEST(ZarrStores, DamagedMetadataIsRefusedNamingItsFile) {
+  const std::string v2 = kNc + "era5_cds.zarr", v3 = kV3 + "era5_cds_sharded.zarr";
+  const std::string deck = "state_variables t2m\nar_steps 1\n";
+  const auto refusal = [&](const std::string& store) {
+    return error_message([&] {
+      const auto d = open_as(deck, store);
+      read(*d, {0});
+    });
+  };
+  const std::string flat = edited_store(v2, "t2m/.zarray", [](nlohmann::json& z) { z["chunks"][0] = 0; });
+  EXPECT_EQ(refusal(flat), flat + ": variable 't2m': .zarray: a chunk extent of 0 in [0,3,4]");
+  const std::string shard = edited_store(v3, "t2m/zarr.json", [](nlohmann::json& z) {
+    z["chunk_grid"]["configuration"]["chunk_shape"][1] = 0;
+  });
+  EXPECT_EQ(refusal(shard).substr(shard.size()), ": variable 't2m': zarr.json: a chunk extent of 0 in [10,0,8]");
+  const std::string wide = edited_store(v2, "latitude/.zarray", [](nlohmann::json& z) { z["dtype"] = "<f16"; });
+  EXPECT_EQ(refusal(wide), wide + ": variable 'latitude': data type <f16 (the zarr source reads numbers)");
+  const std::string cut = edited_store(v2, "t2m/.zattrs", [](nlohmann::json&) {});
+  std::ofstream(cut + "/t2m/.zattrs") << "{\"_ARRAY_DIMENSIONS\": [";
+  EXPECT_NE(refusal(cut).find(cut + ": variable 't2m': .zattrs: [json.exception.parse_error.101]"),
+            std::string::npos)
+      << refusal(cut);
 }
 
 }  // namespace
