@@ -32,7 +32,7 @@ set_tests_properties(parity_gnn_torch PROPERTIES FIXTURES_REQUIRED gnn_parity SK
 add_test(NAME cli_gnn_quickstart COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gnn_quickstart.sh $<TARGET_FILE:wxgen>
          $<TARGET_FILE:train> $<TARGET_FILE:wxeval> ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_quickstart
          ${PROJECT_SOURCE_DIR})
-set_tests_properties(cli_gnn_quickstart PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 120
+set_tests_properties(cli_gnn_quickstart PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1" TIMEOUT 120
                      PROCESSORS 2 LABELS "cli;gnn")
 # inputs/gnn_global.in scaled down: the icosahedral mesh on a reduced Gaussian GRIB (1 rank == 2 ranks).
 add_test(NAME cli_gnn_global COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gnn_global.sh ${PROJECT_BINARY_DIR}
@@ -96,13 +96,13 @@ hpctrain_test(test_diffusion_ranks SOURCES models/test_diffusion_ranks.cpp LIBS 
 add_test(NAME diffusion_tools_smoke
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/models/diffusion_tools_smoke.sh ${PROJECT_BINARY_DIR}
                  ${PROJECT_SOURCE_DIR} ${MPIEXEC_EXECUTABLE})
-set_tests_properties(diffusion_tools_smoke PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1"
+set_tests_properties(diffusion_tools_smoke PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1"
                      TIMEOUT 120 PROCESSORS 2 LABELS "integration;diffusion")
 
 # diffgen --grid: the downscaler's samples cut from xarray-written NetCDF and Zarr, checked against numpy.
 add_test(NAME cli_diffgen_grid COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/diffgen_grid.py
          ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_diffgen_grid ${PROJECT_SOURCE_DIR})
-set_tests_properties(cli_diffgen_grid PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
+set_tests_properties(cli_diffgen_grid PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 120 PROCESSORS 2
                      LABELS "integration;diffusion")
 
 add_test(NAME sample_parallel_write
