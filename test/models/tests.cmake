@@ -167,7 +167,7 @@ add_test(NAME cli_av2_parquet COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_p
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_av2_parquet ${HPCTRAIN_TEST_HAVE_PARQUET})
 set_tests_properties(cli_av2_parquet PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
 # scenes_import on 400 AV2 scenario files: peak memory against 40 of them (one file at a time), the
-# scenes equal to the same rows as one file's, a truncated file late among them leaving nothing.
+# scenes equal to the same rows as one file's, a truncated file late among the 40 leaving nothing.
 add_test(NAME cli_av2_stream COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh
          ${CMAKE_CURRENT_SOURCE_DIR}/python/av2_stream.py $<TARGET_FILE:scenes_import>
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_av2_stream ${HPCTRAIN_TEST_HAVE_PARQUET})
