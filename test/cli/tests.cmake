@@ -83,7 +83,7 @@ set_tests_properties(predict_mlp_torch PROPERTIES FIXTURES_REQUIRED predict_netw
 # apps/predict on a model of several inputs: a tiny gnn's state, forcing and static, one dataset each.
 add_test(NAME cli_predict_gnn COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/predict_gnn.py
          ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_predict_gnn)
-set_tests_properties(cli_predict_gnn PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
+set_tests_properties(cli_predict_gnn PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 120 PROCESSORS 2
                      LABELS "cli;gnn")
 # The EMA of the weights (issue 39): predict, sample, convert and the evaluation apps read the EMA
 # by default, the trained weights with --weights raw.
@@ -161,7 +161,7 @@ foreach(part "core;mlp diffusion" "families;gnn smart transformer resnet cape")
   add_test(NAME cli_rank_invariant_${tag} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/rank_invariant.sh ${PROJECT_BINARY_DIR}
            ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_rank_invariant_${tag} ${PROJECT_SOURCE_DIR}
            ${HPCTRAIN_REFERENCE_PYTHON} ${families})
-  set_tests_properties(cli_rank_invariant_${tag} PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 600 PROCESSORS 2
+  set_tests_properties(cli_rank_invariant_${tag} PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 600 PROCESSORS 2
                        LABELS "mpi;integration;cli")
 endforeach()
 # lr_schedule plateau and early stopping in a `train` run: the rate drops, the run stops with exit 0 (see the script's header).

@@ -73,20 +73,20 @@ set_tests_properties(cli_csv_tables PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}
 # == 2 ranks bitwise (rank_invariant), predict with an unseen category, refusals naming file:line.
 add_test(NAME cli_mlp_tables COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/mlp_tables.py
          ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_mlp_tables)
-set_tests_properties(cli_mlp_tables PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 300 PROCESSORS 2
+set_tests_properties(cli_mlp_tables PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 300 PROCESSORS 2
                      LABELS "cli;mlp")
 # Category embeddings (docs/tables.md): a 1500-category column refused one-hot, learned embedded;
 # PyTorch recomputes predict's probabilities from the CSV and the weights; 1 rank == 2 ranks bitwise.
 add_test(NAME cli_mlp_embeddings COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/mlp_embeddings.py
          ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_mlp_embeddings)
-set_tests_properties(cli_mlp_embeddings PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 300 PROCESSORS 2
+set_tests_properties(cli_mlp_embeddings PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 300 PROCESSORS 2
                      LABELS "cli;mlp;parity")
 # Row and class weights for the mlp (docs/row_weights.md): PyTorch's weighted SGD steps and validation loss
 # for mse, cross_entropy and bce; weights 1 = unweighted and 1 rank = 2 ranks bitwise; weight_file,
 # class_weights balanced = their explicit columns; bad weights exit 2 naming file, line and key.
 add_test(NAME cli_mlp_weights COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/mlp_weights.py
          ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_mlp_weights)
-set_tests_properties(cli_mlp_weights PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 300 PROCESSORS 2
+set_tests_properties(cli_mlp_weights PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 300 PROCESSORS 2
                      SKIP_RETURN_CODE 77 LABELS "cli;mlp;parity")
 # The mlp on LibSVM files (Note [absent LibSVM entries]): absent entries 0 by default, bit for bit the CSV of
 # zeros scikit-learn's load_svmlight_file reads; libsvm_absent missing = empty cells; refusals exit 2.
@@ -98,7 +98,7 @@ set_tests_properties(cli_mlp_libsvm PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_E
 # numpy's, PyTorch recomputes predict from the raw CSV, 1 rank == 2 ranks bitwise, refusals name the column.
 add_test(NAME cli_mlp_standardize COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/mlp_standardize.py
          ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_mlp_standardize)
-set_tests_properties(cli_mlp_standardize PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 300 PROCESSORS 2
+set_tests_properties(cli_mlp_standardize PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 300 PROCESSORS 2
                      SKIP_RETURN_CODE 77 LABELS "cli;mlp;parity")
 # Real images through the hdf5_images source: inputs/mlp_digits.in on scikit-learn's digits
 # (scripts/make-digits), 2 ranks, at least 95% validation accuracy (skipped without scikit-learn/h5py).

@@ -24,7 +24,7 @@ add_test(NAME cli_ensemble_member_best_output COMMAND ${CMAKE_CURRENT_SOURCE_DIR
          --set members=test/cli/gbdt_member_best_output.in --set combine=average --set folds=2
          --set data_file=${CMAKE_CURRENT_BINARY_DIR}/scratch_cli_no_validation.h5
          --set output=${HPCTRAIN_ENSEMBLE_ERROR_DIR}/ensemble.json)
-set_tests_properties(cli_ensemble_member_best_output PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1"
+set_tests_properties(cli_ensemble_member_best_output PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1"
                      TIMEOUT 30 PROCESSORS 2 LABELS "cli;ensemble" WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
                      FIXTURES_REQUIRED cli_no_validation_data)
 # A network member deck that asks for what needs a validation set (best_output, early stopping) is
@@ -42,7 +42,7 @@ foreach(case "best_output:best_output:_mlp" "early_stopping:early_stopping_patie
            --set data_file=${CMAKE_CURRENT_BINARY_DIR}/scratch_cli_no_validation.h5
            --set output=${HPCTRAIN_ENSEMBLE_ERROR_DIR}${dir}/ensemble.json)
   set_tests_properties(cli_ensemble_network_member_${name} PROPERTIES
-                       ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 30 PROCESSORS 2
+                       ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1" TIMEOUT 30 PROCESSORS 2
                        LABELS "cli;ensemble" WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
                        FIXTURES_REQUIRED cli_no_validation_data)
 endforeach()
@@ -53,7 +53,7 @@ endforeach()
 add_test(NAME cli_ensemble_text_labels COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
          ${CMAKE_CURRENT_SOURCE_DIR}/python/ensemble_text_labels.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_ensemble_text_labels)
-set_tests_properties(cli_ensemble_text_labels PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 180 PROCESSORS 2
+set_tests_properties(cli_ensemble_text_labels PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 180 PROCESSORS 2
                      LABELS "cli;ensemble")
 # Text feature columns (docs/ensembles.md): network deck members take one-hot blocks or embeddings as
 # `model mlp` does, tree decks categorical splits; predict reads the text; a member file coding the
@@ -61,7 +61,7 @@ set_tests_properties(cli_ensemble_text_labels PROPERTIES ENVIRONMENT "${HPCTRAIN
 add_test(NAME cli_ensemble_text_features COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
          ${CMAKE_CURRENT_SOURCE_DIR}/python/ensemble_text_features.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_ensemble_text_features)
-set_tests_properties(cli_ensemble_text_features PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 180
+set_tests_properties(cli_ensemble_text_features PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 180
                      PROCESSORS 2 LABELS "cli;ensemble")
 # A bad label names its file, line and split (it named the set and a row count: "valid row 2").
 hpctrain_cli_error(ensemble_bad_label_split 2

@@ -34,7 +34,7 @@ add_test(NAME convert_gbdt_parity COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
          ${CMAKE_CURRENT_SOURCE_DIR}/python/convert_gbdt_parity.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_convert_gbdt ${PROJECT_SOURCE_DIR}/examples/data)
 set_tests_properties(convert_gbdt_parity PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
-                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity"
+                     ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity"
                      WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 # Categorical features end to end: a pandas CSV with text columns through train (1 and 2 ranks),
 # predict and convert, against LightGBM and XGBoost (categorical_tables.py).
@@ -42,7 +42,7 @@ add_test(NAME gbdt_categorical_tables COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
          ${CMAKE_CURRENT_SOURCE_DIR}/python/categorical_tables.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_categorical_tables)
 set_tests_properties(gbdt_categorical_tables PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 PROCESSORS 2
-                     ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity"
+                     ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1" LABELS "gbdt;parity"
                      WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 # Parquet tables (data_format parquet, the Parquet module) against the same pandas DataFrame as CSV:
 # gbdt at 1 and 2 ranks, an mlp with one-hot inputs and text classes, predict, auto, the refusals
@@ -53,11 +53,11 @@ if(HPCTRAIN_HAVE_PARQUET)
            ${CMAKE_CURRENT_SOURCE_DIR}/python/parquet_tables.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
            ${CMAKE_CURRENT_BINARY_DIR}/scratch_parquet_tables)
   set_tests_properties(cli_parquet_tables PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 240 PROCESSORS 2
-                       ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" LABELS "cli;gbdt")
+                       ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1" LABELS "cli;gbdt")
 endif()
 # Counts and positive amounts (objectives poisson, gamma, tweedie) against LightGBM trained alike, and
 # converted into LightGBM and XGBoost (gbdt_log_link.py); 1 and 2 ranks give the same model.
-gbdt_reference_test(gbdt_log_link 180 "${HPCTRAIN_TEST_ENV}")
+gbdt_reference_test(gbdt_log_link 180 "${HPCTRAIN_REFUSAL_ENV}")
 # Medians, quantiles and robust regression (absolute_error, quantile, pseudo_huber) against LightGBM
 # trained alike and converted into LightGBM and XGBoost (gbdt_robust.py); 1 and 2 ranks give the same model.
 gbdt_reference_test(gbdt_robust 180 "${HPCTRAIN_REFUSAL_ENV}")
@@ -71,7 +71,7 @@ set_tests_properties(cli_gbdt_decks PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}
 add_test(NAME cli_gbdt_text_labels COMMAND ${HPCTRAIN_REFERENCE_PYTHON}
          ${CMAKE_CURRENT_SOURCE_DIR}/python/gbdt_text_labels.py ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE}
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_gbdt_text_labels)
-set_tests_properties(cli_gbdt_text_labels PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
+set_tests_properties(cli_gbdt_text_labels PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 120 PROCESSORS 2
                      LABELS "cli;gbdt")
 # GBDT checkpoints: kill -9 and SIGUSR1, resumed on 2 and on 1 rank to the same model file (issue 20).
 add_test(NAME cli_gbdt_resume COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gbdt_resume.sh $<TARGET_FILE:train>
@@ -81,15 +81,15 @@ set_tests_properties(cli_gbdt_resume PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV
 # Learning to rank (objective lambdarank, docs/ranking.md) on synthetic queries: LibSVM qid: on 1 rank
 # = CSV group_column on 2 ranks, test NDCG near LightGBM's lambdarank, converted models in LightGBM
 # (exact) and XGBoost, LightGBM's ndcg/map of our scores = ours, early stopping, refusals (gbdt_rank.py).
-gbdt_reference_test(gbdt_rank 120 "${HPCTRAIN_TEST_ENV}")
+gbdt_reference_test(gbdt_rank 120 "${HPCTRAIN_REFUSAL_ENV}")
 # Ranking with row weights and label_gain (Note [rank weights]): LightGBM's first tree = ours, and from our
 # scores before each, every weighted tree; its weighted ndcg/map of our scores = ours, 1 = 2 ranks,
 # label_gain in the model file and predict, refusals.
-gbdt_reference_test(gbdt_rank_weights 120 "${HPCTRAIN_TEST_ENV}")
+gbdt_reference_test(gbdt_rank_weights 120 "${HPCTRAIN_REFUSAL_ENV}")
 # Absent LibSVM entries as 0 (libsvm_absent zero, LightGBM's reading) or missing (the default, XGBoost's):
 # the trees of the zeros written out, LightGBM reading the file grows our first tree, 1 = 2 ranks, the
 # model file and predict read as training did, the LightGBM and XGBoost exports (gbdt_libsvm_absent.py).
-gbdt_reference_test(gbdt_libsvm_absent 120 "${HPCTRAIN_TEST_ENV}")
+gbdt_reference_test(gbdt_libsvm_absent 120 "${HPCTRAIN_REFUSAL_ENV}")
 # Row weights as users hold them (weight_column, validation_weight_file): LightGBM's first trees, its and
 # XGBoost's weighted validation metrics of every round, early stopping, 1 = 2 ranks, refusals (gbdt_weights.py).
-gbdt_reference_test(gbdt_weights 120 "${HPCTRAIN_TEST_ENV}")
+gbdt_reference_test(gbdt_weights 120 "${HPCTRAIN_REFUSAL_ENV}")

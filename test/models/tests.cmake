@@ -32,7 +32,7 @@ set_tests_properties(parity_gnn_torch PROPERTIES FIXTURES_REQUIRED gnn_parity SK
 add_test(NAME cli_gnn_quickstart COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gnn_quickstart.sh $<TARGET_FILE:wxgen>
          $<TARGET_FILE:train> $<TARGET_FILE:wxeval> ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_gnn_quickstart
          ${PROJECT_SOURCE_DIR})
-set_tests_properties(cli_gnn_quickstart PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1" TIMEOUT 120
+set_tests_properties(cli_gnn_quickstart PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1" TIMEOUT 120
                      PROCESSORS 2 LABELS "cli;gnn")
 # inputs/gnn_global.in scaled down: the icosahedral mesh on a reduced Gaussian GRIB (1 rank == 2 ranks).
 add_test(NAME cli_gnn_global COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gnn_global.sh ${PROJECT_BINARY_DIR}
@@ -97,13 +97,13 @@ hpctrain_test(test_diffusion_ranks SOURCES models/test_diffusion_ranks.cpp LIBS 
 add_test(NAME diffusion_tools_smoke
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/models/diffusion_tools_smoke.sh ${PROJECT_BINARY_DIR}
                  ${PROJECT_SOURCE_DIR} ${MPIEXEC_EXECUTABLE})
-set_tests_properties(diffusion_tools_smoke PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV};OMP_NUM_THREADS=1"
+set_tests_properties(diffusion_tools_smoke PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV};OMP_NUM_THREADS=1"
                      TIMEOUT 120 PROCESSORS 2 LABELS "integration;diffusion")
 
 # diffgen --grid: the downscaler's samples cut from xarray-written NetCDF and Zarr, checked against numpy.
 add_test(NAME cli_diffgen_grid COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/diffgen_grid.py
          ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_diffgen_grid ${PROJECT_SOURCE_DIR})
-set_tests_properties(cli_diffgen_grid PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
+set_tests_properties(cli_diffgen_grid PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 120 PROCESSORS 2
                      LABELS "integration;diffusion")
 
 add_test(NAME sample_parallel_write
@@ -168,7 +168,7 @@ add_test(NAME cli_av2_parquet COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_p
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_av2_parquet ${HPCTRAIN_TEST_HAVE_PARQUET})
 set_tests_properties(cli_av2_parquet PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
 # scenes_import on 400 AV2 scenario files: peak memory against 40 of them (one file at a time), the
-# scenes equal to the same rows as one file's, a truncated file late among them leaving nothing.
+# scenes equal to the same rows as one file's, a truncated file late among the 40 leaving nothing.
 add_test(NAME cli_av2_stream COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh
          ${CMAKE_CURRENT_SOURCE_DIR}/python/av2_stream.py $<TARGET_FILE:scenes_import>
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_av2_stream ${HPCTRAIN_TEST_HAVE_PARQUET})
