@@ -4,7 +4,8 @@
 # usage: diffusion_tools_smoke.sh BUILD_DIR SOURCE_DIR MPIEXEC
 set -eu
 build=$1 src=$2 mpiexec=$3
-dir=$(mktemp -d)
+dir=$build/test/scratch_diffusion_tools_smoke  # under the build tree, as every test writes
+rm -rf "$dir" && mkdir -p "$dir"
 trap 'rm -rf "$dir"' EXIT
 run() { "$mpiexec" -n 2 --oversubscribe --bind-to none "$@"; }
 "$build/apps/diffgen" "$dir/train.h5" --rows 400 --seed 1 >/dev/null

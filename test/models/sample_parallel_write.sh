@@ -7,7 +7,8 @@
 set -eu
 build=$1 src=$2 mpiexec=$3
 command -v h5diff >/dev/null && command -v h5dump >/dev/null || { echo "h5diff/h5dump missing: skipped"; exit 77; }
-dir=$(mktemp -d)
+dir=$build/test/scratch_sample_parallel_write  # under the build tree, as every test writes
+rm -rf "$dir" && mkdir -p "$dir"
 trap 'rm -rf "$dir"' EXIT
 "$build/apps/diffgen" "$dir/train.h5" --rows 200 --seed 1 >/dev/null
 "$build/apps/diffgen" "$dir/test.h5" --rows 13 --seed 2 >/dev/null

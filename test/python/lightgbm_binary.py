@@ -17,9 +17,7 @@ Prints one line "bins_not_ours N" (thresholds of the trained model that are not 
 (shifted) cuts; 0 when LightGBM used our bins), then the raw test margins, one per line. Exits 77
 when lightgbm or numpy cannot be imported."""
 import json
-import os
 import sys
-import tempfile
 
 from tool_run import import_or_skip
 
@@ -42,12 +40,11 @@ def main(spec_path, train_path, test_path):
     for f, cuts in enumerate(bins):
         forced.append({"feature": f, "bin_upper_bound": [c + shift[f] for c in cuts]})
         max_bin.append(len(cuts) + 2)
-    with tempfile.TemporaryDirectory() as tmp:
-        forced_path = os.path.join(tmp, "forced_bins.json")
-        with open(forced_path, "w") as f:
-            json.dump(forced, f)
-        params = dict(spec["params"], forcedbins_filename=forced_path, max_bin_by_feature=max_bin)
-        model = lightgbm.train(params, lightgbm.Dataset(x, y), spec["num_trees"])
+    forced_path = spec_path + ".forced_bins.json"  # beside SPEC, under the build tree as tests write
+    with open(forced_path, "w") as f:
+        json.dump(forced, f)
+    params = dict(spec["params"], forcedbins_filename=forced_path, max_bin_by_feature=max_bin)
+    model = lightgbm.train(params, lightgbm.Dataset(x, y), spec["num_trees"])
 
     allowed = [np.array(c["bin_upper_bound"]) for c in forced]
     stray = 0
