@@ -42,19 +42,13 @@ set -e
 [ "$rc" -eq 2 ] && grep -Eq "^error: .*mixed_removed/cls0/(c|e).heic: a HEIF/AVIF image, and libheif cannot be loaded \
 \($dir/no-libheif.so.1: cannot open shared object file: No such file or directory\): install libheif1" "$dir/nolib.err" ||
   { echo "heif_decks: without libheif: exit $rc"; cat "$dir/nolib.err"; exit 1; }
-"$python" - "$dir" <<'PY'
-import json, sys, h5py, numpy as np
+"$python" - "$dir" "$src/test/python" <<'PY'
+import sys, numpy as np
 d = sys.argv[1]
-def flat(path):
-    with h5py.File(path) as f:
-        out = []
-        f.visititems(lambda name, obj: out.append((name, np.array(obj, dtype=np.float64).ravel()))
-                     if isinstance(obj, h5py.Dataset) else None)
-    return np.concatenate([v for _, v in sorted(out)])
-def losses(path):
-    return [(r["type"], r.get("loss"), r.get("train_loss")) for r in map(json.loads, open(path))
-            if r.get("type") in ("step", "epoch")]
-a, b = losses(f"{d}/skip.jsonl"), losses(f"{d}/removed.jsonl")
+sys.path.insert(0, sys.argv[2])
+from tool_run import losses, weights_flat as flat  # noqa: E402
+keys = ("loss", "train_loss")
+a, b = losses(f"{d}/skip.jsonl", keys), losses(f"{d}/removed.jsonl", keys)
 assert a and a == b, (a, b)
 assert all(np.isfinite(l) for t, l, _ in a if t == "step"), a
 assert np.array_equal(flat(f"{d}/skip.h5"), flat(f"{d}/removed.h5")), "weights differ"

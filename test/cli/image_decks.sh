@@ -216,24 +216,17 @@ set -e
 [ "$rc" -eq 2 ] && grep -q "resized.json: images\[2\] (id 102): width x height 360 x 520" "$dir/eval_resized.log" ||
   { echo "image_decks: cape_eval on resized.json: exit $rc"; cat "$dir/eval_resized.log"; exit 1; }
 
-"$python" - "$dir" <<'PY'
+"$python" - "$dir" "$src/test/python" <<'PY'
 import csv, json, sys, h5py, numpy as np
 d = sys.argv[1]
-def flat(path):
-    with h5py.File(path) as f:
-        out = []
-        f.visititems(lambda name, obj: out.append((name, np.array(obj, dtype=np.float64).ravel()))
-                     if isinstance(obj, h5py.Dataset) else None)
-    return np.concatenate([v for _, v in sorted(out)])
+sys.path.insert(0, sys.argv[2])
+from tool_run import losses, weights_flat as flat  # noqa: E402
 ranks = float(np.linalg.norm(flat(f"{d}/two.h5") - flat(f"{d}/one.h5")) / np.linalg.norm(flat(f"{d}/one.h5")))
 print(f"image_decks: resnet_folder, one epoch at 2 ranks x 4 vs 1 rank x 8 (augmented, synchronised batch norm, "
       f"SGD): weights differ by {ranks:.2e}")
 assert ranks <= 1e-6, f"2 ranks differ from 1 rank by {ranks}"
 assert np.array_equal(flat(f"{d}/straight.h5"), flat(f"{d}/resumed.h5")), "resume is not bitwise"
 print("image_decks: resnet_folder, 2 epochs straight == 1 epoch + checkpoint + resume, bitwise")
-def losses(path):
-    return [(r["type"], r.get("loss"), r.get("train_loss"), r.get("val_loss"))
-            for r in map(json.loads, open(path)) if r.get("type") in ("step", "epoch")]
 for skipped, removed in (("skip1", "removed1"), ("skip2", "removed2"), ("skipval", "removedval"),
                          ("cape_skip", "cape_removed"), ("mixed_skip", "mixed_removed")):
     assert losses(f"{d}/{skipped}.jsonl") == losses(f"{d}/{removed}.jsonl"), (skipped, removed)

@@ -10,14 +10,12 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <functional>
-#include <set>
+#include <map>
 #include <thread>
 
-#include "core/log.hpp"
 #include "data/data_sources_support.hpp"
 #include "data/image_decode.hpp"
+#include "data/image_decode_support.hpp"
 #include "data/image_files_support.hpp"
 #include "data/source_registry.hpp"
 #include "support/test_support.hpp"
@@ -29,22 +27,8 @@ namespace {
 
 const std::string kHeif = "scratch_heif_images/";
 
-std::vector<std::uint8_t> bytes_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-struct Listed {
-  std::string name;
-  int width = 0, height = 0;
-};
-
-std::vector<Listed> index_of() {
-  std::vector<Listed> files;
-  std::ifstream in(kHeif + "heif/index.tsv");
-  for (Listed l; in >> l.name >> l.width >> l.height;) files.push_back(l);
-  return files;
-}
+// The files of heif/index.tsv (their size upright).
+std::vector<Listed> index_of() { return hpct::test::index_of(kHeif + "heif/index.tsv"); }
 
 // Note [HEIF reference tolerance]: the coded samples (YCbCr) are the same in every decoder (HEVC and
 // AV1 decoding is exact), so the values differ only where the YCbCr -> RGB conversion or the 10 to
@@ -155,40 +139,20 @@ TEST(HeifImages, TransformsTurnAndExifDoesNotTurnAgain) {
   }
 }
 
-// What `f` prints to stdout through Log::info (rank 0's only; tests are quiet otherwise).
-std::string logged(const std::function<void()>& f) {
-  const bool quiet = Log::quiet();
-  Log::set_quiet(false);
-  testing::internal::CaptureStdout();
-  f();
-  Log::set_quiet(quiet);
-  return testing::internal::GetCapturedStdout();
-}
-
 // PNG, JPEG, HEIC (heif-enc's and pillow-heif's) and AVIF (heif-enc's and Pillow's) in one folder:
 // all listed (.heic and .avif no longer counted as kinds not read), each row its class's colour.
 TEST(HeifImages, AFolderReadsHeicAndAvifBesidePngAndJpeg) {
-  std::shared_ptr<const Dataset> data;
-  const std::string log = logged([&] {
-    data = open_checked("data_format auto\nimage_channels 3\nimage_height 6\nimage_width 5\n", kHeif + "mixed");
-  });
-  EXPECT_EQ(log.find("kinds not read"), std::string::npos) << log;
-  ASSERT_EQ(data->rows(), 18u);
-  const Rows r = read_all(*data);
   const double colours[3][3] = {{200, 40, 40}, {40, 160, 60}, {50, 70, 210}};
-  std::set<std::string> kinds;
-  for (std::uint64_t row = 0; row < 18; ++row) {
-    const std::string file = file_of(*data, row);
-    kinds.insert(file.substr(file.rfind('.')));
-    const long long c = r.y[row];
-    ASSERT_NE(file.find("cls" + std::to_string(c)), std::string::npos) << file;
-    for (int ch = 0; ch < 3; ++ch) {
-      double mean = 0;
-      for (int p = 0; p < 30; ++p) mean += r.x[row * 90 + ch * 30 + p] * 255 / 30;
-      EXPECT_NEAR(mean, colours[c][ch], 8.0) << file << " channel " << ch;
-    }
-  }
-  EXPECT_EQ(kinds, (std::set<std::string>{".avif", ".heic", ".jpg", ".png"}));
+  std::string log;
+  expect_class_colours(
+      kHeif + "mixed", 18, colours, {".avif", ".heic", ".jpg", ".png"},
+      [](const float* values, double colour, const std::string& what) {
+        double mean = 0;
+        for (int p = 0; p < 30; ++p) mean += values[p] * 255 / 30;
+        EXPECT_NEAR(mean, colour, 8.0) << what;
+      },
+      log);
+  EXPECT_EQ(log.find("kinds not read"), std::string::npos) << log;
 }
 
 // A file cut short (inside its coded data, or inside its first box) is refused by the check at open
@@ -210,27 +174,9 @@ TEST(HeifImages, CutFilesAreRefusedNamingThem) {
 // broken/mixed_removed; without skip, the open stops at the first, naming it and its row.
 TEST(HeifImages, BrokenFilesAreLeftOutAsOthersAre) {
   const std::string cut = kHeif + "broken/mixed_cut", removed = kHeif + "broken/mixed_removed";
-  const auto clean = open_checked("data_format image_folder\n", removed);
-  ASSERT_EQ(clean->rows(), 16u);
-  std::vector<BadFile> left_out;
-  const deck::Deck deck = make_deck("data_format image_folder\nbroken_images skip\ndata_file " + cut + "\n");
-  const auto data = check_data_files(open_data_source(deck, cut, "data_file", Comm()), Comm(), &left_out);
-  ASSERT_EQ(data->rows(), 16u);
-  ASSERT_EQ(left_out.size(), 2u);
-  std::set<std::string> files;
-  for (const BadFile& f : left_out) {
-    files.insert(f.file);
-    EXPECT_EQ(f.reason.rfind("HEIF: ", 0), 0u) << f.reason;
-  }
-  EXPECT_EQ(files, (std::set<std::string>{cut + "/cls1/c.heic", cut + "/cls2/d.avif"}));
-  const Rows a = read_all(*data), c = read_all(*clean);
-  EXPECT_EQ(a.x, c.x);
-  EXPECT_EQ(a.y, c.y);
-  const std::string e = error_message([&] { open_checked("data_format image_folder\n", cut); });
-  EXPECT_TRUE(e.find(cut + "/cls1/c.heic: HEIF: ") != std::string::npos ||
-              e.find(cut + "/cls2/d.avif: HEIF: ") != std::string::npos)
-      << e;
-  EXPECT_NE(e.find("(row "), std::string::npos) << e;
+  std::map<std::string, std::string> why;
+  expect_left_out_as_removed(cut, removed, 16, {{cut + "/cls1/c.heic", "HEIF"}, {cut + "/cls2/d.avif", "HEIF"}},
+                             why);
 }
 
 // Every file cut at 16 places and with bytes flipped at 16: each decodes to its full size or is
@@ -238,39 +184,18 @@ TEST(HeifImages, BrokenFilesAreLeftOutAsOthersAre) {
 TEST(HeifImages, CutAndFlippedCopiesAreReadOrRefused) {
   const Comm comm;
   const std::string dir = empty_scratch_dir(comm, "heif_images_cuts") + "/r" + std::to_string(comm.rank());
-  int refused = 0, read = 0;
+  Outcomes n;
   testing::internal::CaptureStderr();
   for (const Listed& l : index_of()) {
-    const std::vector<std::uint8_t> whole = bytes_of(kHeif + "heif/" + l.name);
-    for (int k = 0; k < 32; ++k) {
-      std::vector<std::uint8_t> copy = whole;
-      const std::size_t at = whole.size() * (k % 16) / 16;
-      if (k < 16) copy.resize(std::max<std::size_t>(at, 12));  // the kind still told
-      else
-        for (std::size_t i = std::max<std::size_t>(at, 16); i < std::min(copy.size(), at + 24); ++i)
-          copy[i] ^= 0x5A;
-      const std::string path = dir + "_" + l.name;
-      std::ofstream(path, std::ios::binary)
-          .write(reinterpret_cast<const char*>(copy.data()), static_cast<std::streamsize>(copy.size()));
-      try {
-        const Image im = decode_image(path, 3);
-        EXPECT_EQ(im.pixels.size(), static_cast<std::size_t>(im.width) * im.height * 3) << l.name;
-        ++read;
-      } catch (const Error& e) {
-        EXPECT_EQ(std::string(e.what()).rfind(path + ": ", 0), 0u) << e.what();
-        ++refused;
-      }
-      int w = 0, h = 0;
-      try {
-        check_image(path, w, h, true);
-      } catch (const Error& e) {
-        EXPECT_EQ(std::string(e.what()).rfind(path + ": ", 0), 0u) << e.what();
-      }
-    }
+    const std::string path = dir + "_" + l.name;
+    for_each_damaged_copy(kHeif + "heif/" + l.name, path, [&] {
+      expect_read_or_refused(path, l.name, 3, false, n);
+      expect_checked_or_refused(path, true);
+    });
   }
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
-  EXPECT_GT(refused, 200) << read;
-  EXPECT_GT(read, 50) << refused;
+  EXPECT_GT(n.refused, 200) << n.read;
+  EXPECT_GT(n.read, 50) << n.refused;
 }
 
 }  // namespace

@@ -14,14 +14,12 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
-#include <functional>
 #include <map>
-#include <set>
 #include <thread>
 
-#include "core/log.hpp"
 #include "data/data_sources_support.hpp"
 #include "data/image_decode.hpp"
+#include "data/image_decode_support.hpp"
 #include "data/image_files_support.hpp"
 #include "data/source_registry.hpp"
 #include "support/test_support.hpp"
@@ -33,23 +31,8 @@ namespace {
 
 const std::string kFormats = "scratch_image_formats/";
 
-std::vector<std::uint8_t> bytes_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-struct Listed {
-  std::string name;
-  int width = 0, height = 0;
-};
-
 // The files of `dir`/index.tsv (formats/: their size; orient/: their size upright).
-std::vector<Listed> index_of(const std::string& dir = "formats/") {
-  std::vector<Listed> files;
-  std::ifstream in(kFormats + dir + "index.tsv");
-  for (Listed l; in >> l.name >> l.width >> l.height;) files.push_back(l);
-  return files;
-}
+std::vector<Listed> files_of(const std::string& dir = "formats/") { return index_of(kFormats + dir + "index.tsv"); }
 
 // How many of `got`'s values differ from the raw bytes of `file` (Pillow's decode), or -1 when their
 // sizes differ.
@@ -62,7 +45,7 @@ long long differ(const std::vector<std::uint8_t>& got, const std::string& file) 
 }
 
 TEST(ImageFormats, EveryFileEqualsPillowsDecodeAsRgbAndGrey) {
-  const std::vector<Listed> files = index_of();
+  const std::vector<Listed> files = files_of();
   ASSERT_EQ(files.size(), 28u) << "formats/index.tsv";
   for (const Listed& l : files) {
     const std::string path = kFormats + "formats/" + l.name;
@@ -107,7 +90,7 @@ TEST(ImageFormats, SixteenBitTiffsReadAsSixteenBitPngs) {
 // size (5..8 swap width and height; 9 is none), as the header check and image_size give it too;
 // ignored, a WebP or PNG reads as stored. libtiff's complaint about the value 9 goes nowhere.
 TEST(ImageFormats, OrientationTurnsWebpsPngsAndTiffsAsPillowShowsThem) {
-  const std::vector<Listed> files = index_of("orient/");
+  const std::vector<Listed> files = files_of("orient/");
   ASSERT_EQ(files.size(), 31u) << "orient/index.tsv";
   const std::string stored = kFormats + "formats/lossless_rgb.webp.rgb";  // the picture as stored
   testing::internal::CaptureStderr();
@@ -189,43 +172,23 @@ TEST(ImageFormats, CocoKeypointsOnTurnedImagesLandOnTheirDots) {
       << t;
 }
 
-// What `f` prints to stdout through Log::info (rank 0's only; tests are quiet otherwise).
-std::string logged(const std::function<void()>& f) {
-  const bool quiet = Log::quiet();
-  Log::set_quiet(false);
-  testing::internal::CaptureStdout();
-  f();
-  Log::set_quiet(quiet);
-  return testing::internal::GetCapturedStdout();
-}
-
 // Every kind in one folder (.png, .jpg, .webp lossless and lossy, .tif, .tiff): listed, and each row
 // the colour of its class. Note [image kinds not read]: the .gif, .bmp and .JXL files beside them
 // are left out and counted in one line at open, by rank 0; README.txt, .DS_Store and labels.csv
 // without a word.
 TEST(ImageFormats, AFolderReadsEveryKind) {
-  std::shared_ptr<const Dataset> data;
-  const std::string log = logged([&] {
-    data = open_checked("data_format auto\nimage_channels 3\nimage_height 6\nimage_width 5\n", kFormats + "mixed");
-  });
+  const double colours[3][3] = {{220, 30, 30}, {30, 200, 40}, {40, 60, 230}};
+  std::string log;
+  expect_class_colours(
+      kFormats + "mixed", 18, colours, {".jpg", ".png", ".tif", ".tiff", ".webp"},
+      [](const float* values, double colour, const std::string& what) {
+        for (int p = 0; p < 30; ++p) EXPECT_NEAR(values[p] * 255, colour, 3.0) << what;
+      },
+      log);
   const std::string line = "  " + kFormats +
                            "mixed: 4 image files of kinds not read left out (.gif 2, .bmp 1, "
                            ".jxl 1): convert them to PNG, JPEG, WebP or TIFF (e.g. with Pillow)\n";
   EXPECT_EQ(log, Comm().rank() == 0 ? line : "");
-  ASSERT_EQ(data->rows(), 18u);
-  const Rows r = read_all(*data);
-  const double colours[3][3] = {{220, 30, 30}, {30, 200, 40}, {40, 60, 230}};
-  std::set<std::string> kinds;
-  for (std::uint64_t row = 0; row < 18; ++row) {
-    const std::string file = file_of(*data, row);
-    kinds.insert(file.substr(file.rfind('.')));
-    const long long c = r.y[row];
-    ASSERT_NE(file.find("cls" + std::to_string(c)), std::string::npos) << file;
-    for (int ch = 0; ch < 3; ++ch)
-      for (int p = 0; p < 30; ++p)
-        EXPECT_NEAR(r.x[row * 90 + ch * 30 + p] * 255, colours[c][ch], 3.0) << file << " channel " << ch;
-  }
-  EXPECT_EQ(kinds, (std::set<std::string>{".jpg", ".png", ".tif", ".tiff", ".webp"}));
 }
 
 // Note [image kinds not read]: a folder of only files of kinds not read (and of no image) is
@@ -320,25 +283,10 @@ TEST(ImageFormats, AnUncompressedTiffClaimingMorePixelsThanItHoldsIsRefused) {
 // skip reads as broken/mixed_removed; without skip, the open stops at the first.
 TEST(ImageFormats, BrokenFilesAreLeftOutAsPngsAndJpegsAre) {
   const std::string cut = kFormats + "broken/mixed_cut", removed = kFormats + "broken/mixed_removed";
-  const auto clean = open_checked("data_format image_folder\n", removed);
-  ASSERT_EQ(clean->rows(), 16u);
-  std::vector<BadFile> left_out;
-  const deck::Deck deck = make_deck("data_format image_folder\nbroken_images skip\ndata_file " + cut + "\n");
-  const auto data = check_data_files(open_data_source(deck, cut, "data_file", Comm()), Comm(), &left_out);
-  ASSERT_EQ(data->rows(), 16u);
-  ASSERT_EQ(left_out.size(), 2u);
   std::map<std::string, std::string> why;
-  for (const BadFile& f : left_out) why[f.file] = f.reason;
+  expect_left_out_as_removed(cut, removed, 16, {{cut + "/cls1/p2.webp", "WebP"}, {cut + "/cls2/p5.tiff", "TIFF"}},
+                             why);
   EXPECT_EQ(why[cut + "/cls1/p2.webp"], "WebP: the data ends early (a truncated file)");
-  EXPECT_EQ(why[cut + "/cls2/p5.tiff"].rfind("TIFF: ", 0), 0u) << why[cut + "/cls2/p5.tiff"];
-  const Rows a = read_all(*data), c = read_all(*clean);
-  EXPECT_EQ(a.x, c.x);
-  EXPECT_EQ(a.y, c.y);
-  const std::string e = error_message([&] { open_checked("data_format image_folder\n", cut); });
-  EXPECT_TRUE(e.find(cut + "/cls1/p2.webp: WebP: ") != std::string::npos ||
-              e.find(cut + "/cls2/p5.tiff: TIFF: ") != std::string::npos)
-      << e;
-  EXPECT_NE(e.find("(row "), std::string::npos) << e;
 }
 
 // Every file cut at 16 places and with bytes flipped at 16 places: each decodes to its full size or
@@ -348,45 +296,20 @@ TEST(ImageFormats, BrokenFilesAreLeftOutAsPngsAndJpegsAre) {
 TEST(ImageFormats, CutAndFlippedCopiesAreReadOrRefused) {
   const Comm comm;
   const std::string dir = empty_scratch_dir(comm, "image_formats_cuts") + "/r" + std::to_string(comm.rank());
-  int refused = 0, read = 0;
+  Outcomes n;
   testing::internal::CaptureStderr();
-  std::vector<std::pair<std::string, Listed>> files;
-  for (const std::string d : {"formats/", "orient/"})
-    for (const Listed& l : index_of(d)) files.emplace_back(d, l);
-  for (const auto& [from, l] : files) {
-    const bool orient = from == "orient/";
-    const std::vector<std::uint8_t> whole = bytes_of(kFormats + from + l.name);
-    for (int k = 0; k < 32; ++k) {
-      std::vector<std::uint8_t> copy = whole;
-      const std::size_t at = whole.size() * (k % 16) / 16;
-      if (k < 16) copy.resize(std::max<std::size_t>(at, 12));  // the kind still told
-      else
-        for (std::size_t i = std::max<std::size_t>(at, 16); i < std::min(copy.size(), at + 24); ++i)
-          copy[i] ^= 0x5A;
+  for (const std::string from : {"formats/", "orient/"})
+    for (const Listed& l : files_of(from)) {
+      const bool orient = from == "orient/";
       const std::string path = dir + "_" + l.name;
-      std::ofstream(path, std::ios::binary)
-          .write(reinterpret_cast<const char*>(copy.data()), static_cast<std::streamsize>(copy.size()));
-      for (const int channels : {3, 1}) {
-        try {
-          const Image im = decode_image(path, channels, {}, orient);
-          EXPECT_EQ(im.pixels.size(), static_cast<std::size_t>(im.width) * im.height * channels) << l.name;
-          ++read;
-        } catch (const Error& e) {
-          EXPECT_EQ(std::string(e.what()).rfind(path + ": ", 0), 0u) << e.what();
-          ++refused;
-        }
-      }
-      int w = 0, h = 0;
-      try {
-        check_image(path, w, h, orient);
-      } catch (const Error& e) {
-        EXPECT_EQ(std::string(e.what()).rfind(path + ": ", 0), 0u) << e.what();
-      }
+      for_each_damaged_copy(kFormats + from + l.name, path, [&] {
+        for (const int channels : {3, 1}) expect_read_or_refused(path, l.name, channels, orient, n);
+        expect_checked_or_refused(path, orient);
+      });
     }
-  }
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
-  EXPECT_GT(refused, 1600);  // of 3136 decodes: 1982 refused, 1154 read (2026-12-07)
-  EXPECT_GT(read, 800);
+  EXPECT_GT(n.refused, 1600);  // of 3136 decodes: 1982 refused, 1154 read (2026-12-07)
+  EXPECT_GT(n.read, 800);
 }
 
 // Note [libtiff messages]: the loader threads decode at once, each file its own message.

@@ -31,6 +31,8 @@ import subprocess
 import sys
 import zlib
 
+from image_writers import fresh_output, require
+
 try:
     import numpy as np
     import pillow_heif
@@ -38,17 +40,10 @@ try:
 except ImportError as e:  # the runner turns this into a failure where the venvs exist
     print(f"make_heif_images: {e} (.deps/zarr3env of scripts/setup --reference: pillow-heif)")
     sys.exit(77)
-if not features.check("avif"):
-    print("make_heif_images: this Pillow lacks AVIF (Pillow 11.3 or later)")
-    sys.exit(1)
-if shutil.which("heif-enc") is None:
-    print("make_heif_images: no heif-enc (Debian's libheif-examples: scripts/setup)")
-    sys.exit(1)
-
-out = sys.argv[1]
-shutil.rmtree(out, ignore_errors=True)
-heif = os.path.join(out, "heif")
-os.makedirs(heif)
+require("make_heif_images", [(features.check("avif"), "this Pillow lacks AVIF (Pillow 11.3 or later)"),
+                             (shutil.which("heif-enc") is not None,
+                              "no heif-enc (Debian's libheif-examples: scripts/setup)")])
+out, heif = fresh_output(sys.argv, "heif")
 rng = np.random.default_rng(41)
 
 

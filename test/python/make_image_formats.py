@@ -46,21 +46,17 @@ import shutil
 import struct
 import sys
 
+from image_writers import fresh_output, require
+
 try:
     import numpy as np
     from PIL import Image, ImageDraw, ImageOps, features
 except ImportError as e:  # the runner (reference_python.sh) turns this into a failure where the venv exists
     print(f"make_image_formats: {e} (python3-pil, python3-numpy)")
     sys.exit(77)
-for feature in ("webp", "webp_anim", "libtiff"):
-    if not features.check(feature):
-        print(f"make_image_formats: this Pillow lacks {feature}")
-        sys.exit(1)
-
-out = sys.argv[1]
-shutil.rmtree(out, ignore_errors=True)
-fmt = os.path.join(out, "formats")
-os.makedirs(fmt)
+require("make_image_formats",
+        [(features.check(f), f"this Pillow lacks {f}") for f in ("webp", "webp_anim", "libtiff")])
+out, fmt = fresh_output(sys.argv, "formats")
 rng = np.random.default_rng(37)
 W, H = 37, 23
 y, x = np.mgrid[0:H, 0:W]

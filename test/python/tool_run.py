@@ -97,6 +97,27 @@ def weights_bytes(path):
         return out, h.attrs["table"]
 
 
+def weights_flat(path):
+    """A weights file's datasets in name order as one float64 vector (for np.array_equal, bitwise, or
+    a relative difference)."""
+    import h5py
+    import numpy as np
+    with h5py.File(path, "r") as h:
+        out = []
+        h.visititems(lambda n, o: out.append((n, np.array(o, dtype=np.float64).ravel()))
+                     if isinstance(o, h5py.Dataset) else None)
+    return np.concatenate([v for _, v in sorted(out)])
+
+
+def losses(path, keys=("loss", "train_loss", "val_loss")):
+    """The step and epoch records of a metrics file (JSON lines) as (type, its value of each of keys;
+    None where it has none), for runs that must log the same."""
+    import json
+    with open(path) as f:
+        return [(r["type"],) + tuple(r.get(k) for k in keys) for r in map(json.loads, f)
+                if r.get("type") in ("step", "epoch")]
+
+
 def table_and_config(path):
     """A weights file's table encoding (its "table" attribute, JSON) and its "config" text."""
     import json
