@@ -160,7 +160,7 @@ void put_be(std::string& s, std::size_t at, std::uint32_t v, int bytes) {
 // lossless WebP's 16384 x 16384, a PackBits TIFF's 70000 x 70000), are refused by the check at open
 // and by decode, naming the file, its size and the key, before a pixel is allocated (the peak
 // memory stays small); with the limit off (0) the header check passes them, so the limit is what
-// refuses them.
+// refuses them. In an image folder the PNG stops the run at open, or broken_images skip leaves it out.
 TEST(ImageChecks, HeadersClaimingTooManyPixelsAreRefusedBeforeAllocating) {
   const Comm comm;
   const std::string dir = empty_scratch_dir(comm, "pixel_limit") + "/r" + std::to_string(comm.rank()) + "_";
@@ -214,6 +214,20 @@ TEST(ImageChecks, HeadersClaimingTooManyPixelsAreRefusedBeforeAllocating) {
   if (before >= 0) {
     EXPECT_LT(peak_kib(false) - before, 16 << 10) << "KiB of peak memory refusing the headers";
   }
+  // In a folder: a broken file like any other (Note [pixel limit]): refused at open naming it, or
+  // left out with broken_images skip.
+  const std::string root = scratch("pixel_limit") + "/folder";
+  if (comm.rank() == 0) {
+    std::filesystem::create_directories(root + "/a"), std::filesystem::create_directories(root + "/b");
+    write_bytes(root + "/a/ok.png", bytes_of(kImageFiles + "photos/cls0/p1.png"));
+    write_bytes(root + "/a/big.png", png);
+    write_bytes(root + "/b/ok.png", bytes_of(kImageFiles + "photos/cls0/p1.png"));
+  }
+  comm.barrier();
+  const std::string folder = "data_format image_folder\n";
+  EXPECT_EQ(open_checked(folder + "broken_images skip\n", root)->rows(), 2u);
+  const std::string e = error_message([&] { open_checked(folder, root); });
+  EXPECT_EQ(e.rfind(root + "/a/big.png: the image claims 70000 x 70000", 0), 0u) << e;
   // The deck key sets the limit (image_options) and refuses at open as a broken file.
   EXPECT_EQ(image_options(make_deck("data_file x\nmax_image_pixels 100\n")).channels, 3);
   EXPECT_EQ(max_image_pixels(), 100u);
