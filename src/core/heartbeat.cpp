@@ -41,12 +41,12 @@ Heartbeat::Heartbeat(double timeout_seconds, int rank) : timeout_(timeout_second
     }
   }
   if (timeout_ > 0) thread_ = std::thread([this] { watch(); });
-  current = this;
+  outer_ = current.exchange(this);
 }
 
 Heartbeat::~Heartbeat() {
   Heartbeat* self = this;
-  current.compare_exchange_strong(self, nullptr);
+  current.compare_exchange_strong(self, outer_);
   if (!thread_.joinable()) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -60,6 +60,7 @@ class Heartbeat {
   bool stop_ = false;
   std::thread thread_;
   std::thread::id owner_ = std::this_thread::get_id();
+  Heartbeat* outer_ = nullptr;  // the process's heartbeat before this one (beat_current's again after it)
 };
 
 }  // namespace hpct

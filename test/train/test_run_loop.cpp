@@ -61,7 +61,8 @@ TEST(RunLoop, CheckpointDueFollowsTheCadenceAndTheAgreedFlags) {
 
 // Note [beats from the open], Note [guard before the open]: a reader's beat reaches the newest
 // heartbeat, naming its file, from the thread that made it; a loader thread's beat does nothing
-// (it would hide a main thread that stopped); the run loops use the guard the program made first.
+// (it would hide a main thread that stopped); the run loops use the guard the program made first;
+// a nested guard's heartbeat takes the beats while it lives, the outer one after it.
 TEST(RunLoop, OpenBeatsReachTheProgramsGuardFromItsMainThreadOnly) {
   struct Places final : HeartbeatPeers {
     std::vector<std::string> seen;
@@ -80,8 +81,14 @@ TEST(RunLoop, OpenBeatsReachTheProgramsGuardFromItsMainThreadOnly) {
     ProgramGuard inner(comm, 0);
     EXPECT_EQ(&inner.heartbeat(), &outer.heartbeat());
   }
+  {
+    RunGuard nested(comm, 0);  // its own heartbeat takes the beats while it lives, then the outer again
+    Heartbeat::beat_current("opening data", "nested.nc");
+  }
+  Heartbeat::beat_current("opening data", "after.nc");
   outer.heartbeat().beat("a training step");
-  EXPECT_EQ(places.seen, (std::vector<std::string>{"opening data: era5.nc", "a training step"}));
+  EXPECT_EQ(places.seen,
+            (std::vector<std::string>{"opening data: era5.nc", "opening data: after.nc", "a training step"}));
   outer.heartbeat().set_peers(nullptr);
 }
 
