@@ -36,8 +36,8 @@ class ProgressBoard final : public HeartbeatPeers {
   struct alignas(64) Slot {
     std::atomic<double> tick;
     std::atomic<double> progress;
-    char where[48];
-    int rank;  // in comm
+    char where[176];  // a place and the file it opens (Note [beats from the open])
+    int rank;         // in comm
   };
   Slot* slots_ = nullptr;
   int local_rank_ = 0, local_size_ = 0;

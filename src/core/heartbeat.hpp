@@ -28,8 +28,18 @@ class Heartbeat {
   ~Heartbeat();
   Heartbeat(const Heartbeat&) = delete;
   Heartbeat& operator=(const Heartbeat&) = delete;
-  // The main thread made progress; `where` (a string literal) names what it does next.
-  void beat(const char* where);
+  // The main thread made progress; `where` (a string literal) names what it does next, `what` (may
+  // be empty) the file or item it works on: the timeout's message and the progress board name both.
+  void beat(const char* where, const std::string& what = std::string());
+  // Note [beats from the open]: data is opened before the run loop starts, through readers that know
+  // no heartbeat, and an open can legitimately take long (a million images checked, a 10 GB CSV
+  // scanned) or stall inside a library (HDF5 looping on a damaged file). The heartbeat of the
+  // process (the newest alive; none in a program without one) takes their beats through here, per
+  // file and per item of their long loops, so a long open is never ended and a stalled one is,
+  // named by the file it was opening. Only the thread that made the heartbeat beats it: a call from
+  // a loader thread (the same readers, mid-epoch) does nothing, so it cannot hide a main thread
+  // that stopped.
+  static void beat_current(const char* where, const std::string& what);
   // Optional: shared signs of life (set before training; must outlive the heartbeat's use of it).
   void set_peers(HeartbeatPeers* peers) { peers_ = peers; }
 
@@ -39,13 +49,18 @@ class Heartbeat {
   int rank_;
   std::atomic<double> last_{0};
   std::atomic<const char*> where_{"start"};
+  std::mutex what_mutex_;  // what_: written by beats, read by the thread at its timeout
+  std::string what_;
   std::atomic<HeartbeatPeers*> peers_{nullptr};
-  std::string freeze_at_;  // HPCTRAIN_TEST_FREEZE_AT (tests only): the place
-  long freeze_count_ = 1;  // and the beats there until the freeze
+  std::string freeze_at_;     // HPCTRAIN_TEST_FREEZE_AT (tests only): the place
+  long freeze_count_ = 1;     // and the beats there until the freeze
+  bool freeze_main_ = false;  // "+main": only the main thread stops (a call that never returns)
   std::mutex mutex_;
   std::condition_variable stop_cv_;
   bool stop_ = false;
   std::thread thread_;
+  std::thread::id owner_ = std::this_thread::get_id();
+  Heartbeat* outer_ = nullptr;  // the process's heartbeat before this one (beat_current's again after it)
 };
 
 }  // namespace hpct

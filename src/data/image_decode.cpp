@@ -4,6 +4,7 @@
 // PNG and TIFF; and the image store's cache.
 #include "data/image_decode.hpp"
 
+#include <atomic>
 #include <csetjmp>
 #include <cstddef>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include <png.h>
 
 #include "core/error.hpp"
+#include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "data/image_formats.hpp"
 
@@ -24,6 +26,26 @@ namespace hpct {
 namespace image_formats {
 
 void fail(const std::string& file, const std::string& why) { throw Error(file + ": " + why, ExitCode::bad_input); }
+
+namespace {
+std::atomic<std::uint64_t> pixel_limit{kPillowBombPixels};  // Note [pixel limit]
+}  // namespace
+
+bool too_many_pixels(std::uint64_t width, std::uint64_t height) {
+  const std::uint64_t limit = pixel_limit.load();
+  return limit > 0 && width * height > limit;  // both below 2^32: no overflow
+}
+
+void check_pixel_count(const std::string& file, std::uint64_t width, std::uint64_t height) {
+  if (too_many_pixels(width, height))
+    fail(file,
+         strf("the image claims %llu x %llu = %llu pixels, more than max_image_pixels %llu (Pillow's "
+              "decompression-bomb limit: a damaged or malicious header); raise max_image_pixels, or set it 0, "
+              "for an image this large",
+              static_cast<unsigned long long>(width), static_cast<unsigned long long>(height),
+              static_cast<unsigned long long>(width * height),
+              static_cast<unsigned long long>(pixel_limit.load())));
+}
 
 std::FILE* open_image(const std::string& file) {
   std::FILE* f = std::fopen(file.c_str(), "rb");
@@ -58,6 +80,9 @@ int exif_orientation(const unsigned char* d, std::size_t n) {
 }
 
 }  // namespace image_formats
+
+void set_max_image_pixels(std::uint64_t pixels) { image_formats::pixel_limit = pixels; }
+std::uint64_t max_image_pixels() { return image_formats::pixel_limit.load(); }
 
 namespace {
 
@@ -109,6 +134,10 @@ Image decode_png(const std::string& file, int channels, bool header_only) {
   std::memset(&im, 0, sizeof(im));
   im.version = PNG_IMAGE_VERSION;
   if (!png_image_begin_read_from_file(&im, file.c_str())) fail(file, std::string("PNG: ") + im.message);
+  if (image_formats::too_many_pixels(im.width, im.height)) {
+    png_image_free(&im);
+    image_formats::check_pixel_count(file, im.width, im.height);
+  }
   Image out;
   out.width = static_cast<int>(im.width), out.height = static_cast<int>(im.height), out.channels = channels;
   out.file_width = out.width, out.file_height = out.height;
@@ -148,7 +177,8 @@ struct JpegErrors {
   std::jmp_buf jump;
   char message[JMSG_LENGTH_MAX] = {0};
   bool warned = false;
-  bool cmyk = false;  // libjpeg converts CMYK and YCCK to neither RGB nor grey
+  bool cmyk = false;       // libjpeg converts CMYK and YCCK to neither RGB nor grey
+  bool too_large = false;  // more pixels than max_image_pixels (Note [pixel limit])
 };
 
 void jpeg_error_exit(j_common_ptr cinfo) {
@@ -188,6 +218,11 @@ bool read_jpeg(std::FILE* f, int channels, const ReduceRule* reduce, bool orient
   out.height = out.file_height = static_cast<int>(cinfo.image_height);
   out.channels = channels;
   errors.cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+  if (image_formats::too_many_pixels(cinfo.image_width, cinfo.image_height)) {
+    errors.too_large = true;  // decode_jpeg says so, naming the file
+    jpeg_destroy_decompress(&cinfo);
+    return false;
+  }
   if (reduce != nullptr) {                 // nullptr: the header only
     const bool turned = orientation >= 5;  // the rule sees the image as it will be shown
     const int r = *reduce ? (turned ? (*reduce)(out.height, out.width) : (*reduce)(out.width, out.height)) : 1;
@@ -281,6 +316,7 @@ Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduc
   const bool ok = read_jpeg(f, channels, reduce, orient, out, orientation, errors);
   std::fclose(f);
   if (cmyk != nullptr) *cmyk = errors.cmyk;
+  if (errors.too_large) image_formats::check_pixel_count(file, out.file_width, out.file_height);
   if (!ok)
     fail(file, std::string("JPEG: ") + errors.message +
                    (errors.cmyk     ? " (a CMYK JPEG, as print work saves them: save it as RGB, e.g. PIL's "
@@ -334,6 +370,7 @@ void check_image(const std::string& file, int& width, int& height, bool orient,
   // a HEIF's top-level boxes (decode_heif's).
   static const unsigned char kPngEnd[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
   static const unsigned char kJpegEnd[2] = {0xFF, 0xD9};
+  Heartbeat::beat_current("checking an image", file);  // Note [beats from the open]
   std::FILE* f = open_image(file);
   unsigned char head[kHeadBytes] = {0}, tail[12] = {0};
   const std::size_t got = std::fread(head, 1, sizeof(head), f);

@@ -46,6 +46,20 @@ struct Image {
 // Image.open and torchvision's ImageFolder read them. A TIFF is turned by its Orientation tag either
 // way, as PIL's Image.open turns it (Note [TIFF orientation]).
 using ReduceRule = std::function<int(int width, int height)>;
+
+// Note [pixel limit]: a header can claim any size (a JPEG up to 65500 x 65500, a PNG's IHDR 2^31
+// a side), and a 400-byte file would have decode allocate gigabytes before finding the data short.
+// As Pillow's decompression-bomb guard does (Image.MAX_IMAGE_PIXELS, whose DecompressionBombError
+// comes above twice it, 178,956,970 pixels), every decoder refuses an image whose header claims
+// more than this many pixels (the file's own size, before any reduction), at the check at open
+// (check_image) and at decode alike: a bad_input Error naming the file, its size and the deck key
+// max_image_pixels (image_options sets it, for the process as Pillow's module-wide limit is; 0:
+// none). Such a file is a broken file like any other the check at open refuses, so broken_images
+// skip leaves it out: Pillow raises at Image.open, and a loader that skips the files PIL cannot
+// open skips it too; one that does not (torchvision's) stops, as broken_images error does.
+constexpr std::uint64_t kPillowBombPixels = 178956970;
+void set_max_image_pixels(std::uint64_t pixels);
+std::uint64_t max_image_pixels();
 Image decode_image(const std::string& file, int channels, const ReduceRule& reduce = {}, bool orient = false);
 
 // Width and height from the file's header, without decoding the pixels (`orient`: as shown upright).

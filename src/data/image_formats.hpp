@@ -15,6 +15,12 @@ namespace hpct::image_formats {
 // Throws the bad_input Error "FILE: WHY" that every decoder throws for a file it cannot read.
 [[noreturn]] void fail(const std::string& file, const std::string& why);
 
+// Note [pixel limit]: whether `width` x `height` pixels exceed max_image_pixels (never when it is 0),
+// and a bad_input Error naming the file, its claimed size and the key where they do. Each decoder asks
+// as soon as its header gives the size, before any pixel buffer is allocated.
+bool too_many_pixels(std::uint64_t width, std::uint64_t height);
+void check_pixel_count(const std::string& file, std::uint64_t width, std::uint64_t height);
+
 // `file` opened for reading (fail naming it, with the system's reason, where it cannot be).
 std::FILE* open_image(const std::string& file);
 

@@ -212,6 +212,8 @@ Image decode_heif(const std::string& file, int channels, bool header_only, int* 
   out.width = out.file_width = h.handle_width(handle.get());
   out.height = out.file_height = h.handle_height(handle.get());
   out.channels = channels;
+  check_pixel_count(file, static_cast<std::uint64_t>(std::max(out.width, 0)),
+                    static_cast<std::uint64_t>(std::max(out.height, 0)));  // Note [pixel limit]
   if (header_only) {
     if (whole != nullptr) *whole = ends_whole(file);
     return out;

@@ -231,6 +231,9 @@ void sample_row(const std::uint8_t* r, std::size_t k, std::size_t step, std::siz
 Image decode_tiff(const std::string& file, int channels, bool header_only, int* orientation, bool* whole) {
   const TiffFile t(file);
   const Layout l = layout_of(t, file);
+  // Note [pixel limit], after the more telling message where it applies (an uncompressed page).
+  check_uncompressed_size(t, file, l);
+  check_pixel_count(file, l.width, l.height);
   if (orientation != nullptr) {  // Note [EXIF orientation]: the first page's tag, 1 where none
     std::uint16_t o = ORIENTATION_TOPLEFT;
     *orientation = TIFFGetField(t.tif, TIFFTAG_ORIENTATION, &o) && o >= 1 && o <= 8 ? o : 1;
@@ -239,7 +242,6 @@ Image decode_tiff(const std::string& file, int channels, bool header_only, int* 
   out.width = out.file_width = static_cast<int>(l.width);
   out.height = out.file_height = static_cast<int>(l.height);
   out.channels = channels;
-  check_uncompressed_size(t, file, l);
   if (header_only) {
     if (whole != nullptr)
       *whole = within(t.tif, static_cast<std::uint64_t>(TIFFGetSizeProc(t.tif)(TIFFClientdata(t.tif))));

@@ -43,6 +43,10 @@ void declare_image_keys(deck::Schema& s) {
                "image_folder, coco_keypoints: a file the check at open refuses stops the run (error) or is left "
                "out of the data set (skip: a folder's row, a COCO image and its annotations; the log counts them "
                "and a list is written beside output); skip needs check_images_at_open true or decode");
+  s.add_int("max_image_pixels", static_cast<long long>(kPillowBombPixels), 0, 1LL << 62,
+            "image_folder, coco_keypoints: an image file whose header claims more pixels is refused before "
+            "any is decoded (a broken file: broken_images says what follows); Pillow's decompression-bomb "
+            "limit by default; 0: none (Note [pixel limit])");
 }
 
 namespace {
@@ -84,6 +88,8 @@ ImageOptions image_options(const deck::Deck& deck) {
   const std::string& check = deck.get_string("check_images_at_open");
   o.open_check = check == "decode" ? OpenCheck::decode : check == "true" ? OpenCheck::header : OpenCheck::none;
   o.skip_broken = deck.get_string("broken_images") == "skip";
+  // Note [pixel limit]: the decoders' limit is the process's, as Pillow's is its module's.
+  set_max_image_pixels(static_cast<std::uint64_t>(deck.get_int("max_image_pixels")));
   // Note [leaving broken files out]: only the check at open finds the files to leave out; a file
   // left out at its decode would leave out a row of one rank's batch, not of every rank's.
   if (o.skip_broken && o.open_check == OpenCheck::none)

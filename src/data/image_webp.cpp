@@ -136,6 +136,7 @@ Image decode_webp(const std::string& file, int channels, bool header_only, int* 
     s = WebPGetFeatures(data.data(), data.size(), &features);
   }
   if (s != VP8_STATUS_OK) fail(file, "WebP: " + status_text(s));
+  check_pixel_count(file, static_cast<std::uint64_t>(features.width), static_cast<std::uint64_t>(features.height));
   Image out;
   out.width = out.file_width = features.width;
   out.height = out.file_height = features.height;

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "core/heartbeat.hpp"
 #include "data/cf_files.hpp"
 #include "data/cf_grid.hpp"
 #include "data/source_registry.hpp"
@@ -40,6 +41,8 @@ class NcArrays : public CfArrays {
  public:
   explicit NcArrays(const std::string& path) : path_(path) {
     const Lock lock(nc_mutex());
+    // Note [beats from the open]: HDF5 can loop forever inside nc_open on a damaged file.
+    Heartbeat::beat_current("opening a NetCDF file", path);
     const int status = nc_open(path.c_str(), NC_NOWRITE, &nc_);
     // netCDF-C says "HDF error" or "Unknown file format" for a file cut short by a download.
     if (status == NC_EHDFERR || status == NC_ENOTNC) {

@@ -9,6 +9,7 @@
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
+#include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "io/atomic_file.hpp"
 
@@ -70,13 +71,33 @@ std::string zip_archive_hint(const std::string& file) {
          "files in data_file, comma-separated)";
 }
 
+namespace {
+// Note [out of memory at open]: an allocation refused while a file is opened (a size in a damaged
+// header that no check caught, or data larger than the rank's memory) came out as
+// "std::bad_alloc" or "internal error", naming nothing: it names the file it was opening instead.
+template <class F>
+std::shared_ptr<const Dataset> naming_file(const std::string& file, F&& open) {
+  try {
+    return open();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (!is_allocation_failure(e)) throw;
+    throw Error(file + ": out of memory while opening it (" + first_line(e) +
+                    "): a size in a damaged file, or more data than this rank's memory holds",
+                ExitCode::failure);
+  }
+}
+}  // namespace
+
 std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const std::string& file,
                                                 const char* file_key) {
-  return data_source_for(deck, file, file_key).open(deck, file);
+  return naming_file(file, [&] { return data_source_for(deck, file, file_key).open(deck, file); });
 }
 
 std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const std::string& file,
                                                 const char* file_key, const Comm& comm) {
+  Heartbeat::beat_current("opening data", file);  // Note [beats from the open]
   // data_format auto looks into the file: once, on rank 0 (Note [open once per job]).
   int kind = -1;
   comm.run_on_root([&] {
@@ -85,9 +106,9 @@ std::shared_ptr<const Dataset> open_data_source(const deck::Deck& deck, const st
   });
   comm.broadcast(&kind, 1);
   const DataSourceKind& k = data_sources().at(static_cast<std::size_t>(kind));
-  if (k.open_shared) return k.open_shared(deck, file, comm);
+  if (k.open_shared) return naming_file(file, [&] { return k.open_shared(deck, file, comm); });
   std::shared_ptr<const Dataset> data;
-  comm.run_agreed([&] { data = k.open(deck, file); });
+  comm.run_agreed([&] { data = naming_file(file, [&] { return k.open(deck, file); }); });
   return data;
 }
 

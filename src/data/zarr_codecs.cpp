@@ -24,10 +24,19 @@ namespace {
   throw Error(what + ": " + why, ExitCode::bad_input);
 }
 
-std::string unblosc(const std::string& in, const std::string& what) {
+// Note [decompressed bound]: a compressor's output is bounded by what the chunk's metadata says
+// it holds (`limit` bytes): a blosc or zstd header claiming more, or a zlib stream inflating past
+// it (a damaged size, a decompression bomb), is refused before, not after, the bytes are allocated.
+[[noreturn]] void too_long(const std::string& what, const char* codec, std::size_t limit) {
+  corrupt(what, std::string(codec) + " data that decompresses to more than the " + std::to_string(limit) +
+                    " bytes its chunk holds (corrupt, Note [decompressed bound])");
+}
+
+std::string unblosc(const std::string& in, const std::string& what, std::size_t limit) {
   std::size_t nbytes = 0;
   if (blosc_cbuffer_validate(in.data(), in.size(), &nbytes) != 0)
     corrupt(what, "blosc cannot decompress it (truncated or corrupt)");
+  if (nbytes > limit) too_long(what, "blosc", limit);
   std::string out(nbytes, '\0');
   if (blosc_decompress_ctx(in.data(), out.data(), nbytes, 1) != static_cast<int>(nbytes))
     corrupt(what, "blosc cannot decompress it (truncated or corrupt)");
@@ -35,15 +44,21 @@ std::string unblosc(const std::string& in, const std::string& what) {
 }
 
 // zlib or gzip: inflate detects either header.
-std::string inflate_all(const std::string& in, const std::string& what) {
+std::string inflate_all(const std::string& in, const std::string& what, std::size_t limit) {
   z_stream z{};
   if (inflateInit2(&z, 32 + MAX_WBITS) != Z_OK) corrupt(what, "zlib cannot start");
-  std::string out(std::max<std::size_t>(in.size() * 4, 1024), '\0');
+  std::string out(std::min(std::max<std::size_t>(in.size() * 4, 1024), limit + 1), '\0');
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
   z.avail_in = static_cast<uInt>(in.size());
   int rc = Z_OK;
   while (rc == Z_OK) {
-    if (z.total_out == out.size()) out.resize(out.size() * 2);
+    if (z.total_out == out.size()) {
+      if (out.size() > limit) {
+        inflateEnd(&z);
+        too_long(what, "zlib", limit);
+      }
+      out.resize(std::min(out.size() * 2, limit + 1));
+    }
     z.next_out = reinterpret_cast<Bytef*>(out.data()) + z.total_out;
     z.avail_out = static_cast<uInt>(out.size() - z.total_out);
     rc = inflate(&z, Z_NO_FLUSH);
@@ -56,15 +71,19 @@ std::string inflate_all(const std::string& in, const std::string& what) {
   return out;
 }
 
-std::string unzstd(const std::string& in, const std::string& what) {
+std::string unzstd(const std::string& in, const std::string& what, std::size_t limit) {
   const std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> ctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
   const unsigned long long known = ZSTD_getFrameContentSize(in.data(), in.size());
-  std::string out(known != ZSTD_CONTENTSIZE_ERROR && known != ZSTD_CONTENTSIZE_UNKNOWN ? known : in.size() * 4,
-                  '\0');
+  const bool given = known != ZSTD_CONTENTSIZE_ERROR && known != ZSTD_CONTENTSIZE_UNKNOWN;
+  if (given && known > limit) too_long(what, "zstd", limit);
+  std::string out(given ? known : std::min(in.size() * 4, limit + 1), '\0');
   ZSTD_inBuffer src{in.data(), in.size(), 0};
   std::size_t done = 0, rc = 1;
   while (src.pos < src.size || rc != 0) {
-    if (done == out.size()) out.resize(out.size() * 2 + 1024);
+    if (done == out.size()) {
+      if (out.size() > limit) too_long(what, "zstd", limit);
+      out.resize(std::min(out.size() * 2 + 1024, limit + 1));
+    }
     ZSTD_outBuffer dst{out.data() + done, out.size() - done, 0};
     const std::size_t pos = src.pos;
     rc = ZSTD_decompressStream(ctx.get(), &dst, &src);
@@ -87,12 +106,13 @@ std::string checked(const std::string& in, const std::string& what) {
   return in.substr(0, n);
 }
 
-std::string undo(const ZarrCodecs& c, std::string bytes, const std::string& what) {
+// `limit`: the most bytes any step may give (Note [decompressed bound]).
+std::string undo(const ZarrCodecs& c, std::string bytes, const std::string& what, std::size_t limit) {
   for (auto it = c.compressors.rbegin(); it != c.compressors.rend(); ++it) {
-    if (*it == "blosc") bytes = unblosc(bytes, what);
-    else if (*it == "zstd") bytes = unzstd(bytes, what);
+    if (*it == "blosc") bytes = unblosc(bytes, what, limit);
+    else if (*it == "zstd") bytes = unzstd(bytes, what, limit);
     else if (*it == "crc32c") bytes = checked(bytes, what);
-    else bytes = inflate_all(bytes, what);  // zlib, gzip
+    else bytes = inflate_all(bytes, what, limit);  // zlib, gzip
   }
   return bytes;
 }
@@ -121,7 +141,9 @@ double element(const ZarrArray& a, bool swap, const unsigned char* p) {
 // `bytes` through codecs `c` as n values into out.
 void values(const ZarrArray& a, const ZarrCodecs& c, const std::string& bytes, std::size_t n, double* out,
             const std::string& what) {
-  const std::string raw = undo(c, bytes, what);
+  // A crc32c inside another compressor adds its 4 bytes to what that one gives.
+  const auto crcs = static_cast<std::size_t>(std::count(c.compressors.begin(), c.compressors.end(), "crc32c"));
+  const std::string raw = undo(c, bytes, what, n * a.size + 4 * crcs);
   if (raw.size() != n * a.size)
     corrupt(what, std::to_string(raw.size()) + " bytes, not " + std::to_string(n * a.size));
   const bool swap = c.big_endian && a.size > 1;
@@ -158,7 +180,7 @@ void unshard(const ZarrArray& a, const std::string& bytes, double* out, const st
                       std::to_string(index_bytes) + " bytes; truncated)");
   const std::string index = undo(s.index_codecs,
                                  bytes.substr(s.index_at_end ? bytes.size() - index_bytes : 0, index_bytes),
-                                 what + " index");
+                                 what + " index", index_bytes);
   std::vector<double> inner(inner_n);
   std::vector<std::size_t> at(nd, 0), e(nd, 0);
   for (std::size_t k = 0; k < count; ++k) {
@@ -190,7 +212,8 @@ std::vector<double> decode_zarr_chunk(const ZarrArray& a, const std::string& byt
   std::vector<double> out(a.chunk_elements());
   if (a.shards.inner.empty()) values(a, a.codecs, bytes, out.size(), out.data(), what);
   else if (a.codecs.compressors.empty()) unshard(a, bytes, out.data(), what);
-  else unshard(a, undo(a.codecs, bytes, what), out.data(), what);  // codecs after sharding_indexed
+  else  // codecs after sharding_indexed: inner chunks (each at most its values and a few headers) and the index
+    unshard(a, undo(a.codecs, bytes, what, 2 * out.size() * a.size + (std::size_t{1} << 20)), out.data(), what);
   return out;
 }
 

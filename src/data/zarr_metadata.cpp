@@ -148,9 +148,33 @@ bool numeric_size(const ZarrArray& a) {
 
 // Note [chunk extents]: a chunk extent of 0 (in a damaged .zarray or zarr.json) would divide by zero
 // where a value's chunk is found (zarr_grid.cpp's read_as): refused, naming the metadata file.
+// Note [chunk size]: a chunk is read whole, its chunk_elements() values allocated before its file
+// is decompressed, so a damaged extent (a flipped bit: 2^40 rows) would have a reader allocate
+// terabytes from a metadata file of a few hundred bytes. Zarr allows chunks larger than the array
+// (the edge chunks are padded), so a chunk is refused only where it is both larger than the whole
+// array and above kSmallChunk elements (no sane writer pads that much), or above kMaxChunk elements
+// at all (16 GiB of float64 per chunk: no reader holds that at once), before anything allocates.
+constexpr std::uint64_t kSmallChunk = std::uint64_t{1} << 20, kMaxChunk = std::uint64_t{1} << 31;
+
+// The product of `extents`, or UINT64_MAX where it does not fit.
+std::uint64_t elements_of(const std::vector<std::size_t>& extents) {
+  std::uint64_t n = 1;
+  for (const std::size_t e : extents) {
+    if (e != 0 && n > UINT64_MAX / e) return UINT64_MAX;
+    n *= e;
+  }
+  return n;
+}
+
 void check_chunks(const ZarrArray& a, const std::string& what, const char* file) {
   if (std::find(a.chunks.begin(), a.chunks.end(), std::size_t{0}) != a.chunks.end())
     refuse(what, std::string(file) + ": a chunk extent of 0 in " + json(a.chunks).dump());
+  const std::uint64_t chunk = elements_of(a.chunks), array = elements_of(a.shape);
+  if (chunk > kMaxChunk || (chunk > array && chunk > kSmallChunk))
+    refuse(what, std::string(file) + ": chunks of " + json(a.chunks).dump() + " (" +
+                     (chunk == UINT64_MAX ? std::string("more than 2^64") : std::to_string(chunk)) +
+                     " elements) in an array of shape " + json(a.shape).dump() +
+                     ": a damaged extent? refused before a chunk is allocated (Note [chunk size])");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/heartbeat.hpp"
 #include "core/log.hpp"
 
 namespace hpct::io {
@@ -30,7 +31,7 @@ struct Line {
 // byte-order mark at the start skipped (spreadsheet exports write one; pandas and XGBoost skip it).
 class DataLines {
  public:
-  explicit DataLines(const std::string& path) : in_(path, std::ios::binary) {
+  explicit DataLines(const std::string& path) : in_(path, std::ios::binary), path_(path) {
     if (!in_) {
       const int why = errno;
       input_error(clip_for_log(path, 200), 0, "", "cannot open file (" + std::string(std::strerror(why)) + ")");
@@ -43,6 +44,8 @@ class DataLines {
       if (!std::getline(in_, text_)) return false;
       pos_ += text_.size() + (in_.eof() ? 0 : 1);
       ++number_;
+      if ((number_ & 0xFFFF) == 0)
+        Heartbeat::beat_current("reading text rows", path_);  // Note [beats from the open]
       std::size_t b = 0, e = text_.size();
       if (number_ == 1 && text_.compare(0, 3, "\xEF\xBB\xBF") == 0) b = 3;
       if (e > b && text_[e - 1] == '\r') --e;
@@ -65,6 +68,7 @@ class DataLines {
 
  private:
   std::ifstream in_;
+  std::string path_;
   std::string text_;
   int number_ = 0;
   std::uint64_t pos_ = 0, start_ = 0;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/heartbeat.hpp"
+
 namespace hpct {
 
 // Note [missing values in the statistics]
@@ -16,6 +18,7 @@ DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<
                              bool fixed_blocks) {
   if (requests.empty()) requests = {{"inputs", StatsGranularity::column}, {"targets", StatsGranularity::column}};
   const std::vector<FieldSpec> specs = data.fields();
+  const std::string name = data.description();
   // Per request: the field index, the values per row, and the values per group (column or channel).
   struct Plan {
     std::size_t field;
@@ -66,6 +69,7 @@ DataStats compute_data_stats(const Dataset& data, const Comm& comm, std::vector<
     std::fill(per_block.begin(), per_block.end(), 0.0);
     // Adds rows [row, row + n) to a.
     const auto add_rows = [&](std::uint64_t row, std::uint64_t n, double* a) {
+      Heartbeat::beat_current("data statistics", name);  // a pass over 10 GB is long: Note [beats from the open]
       data.read_block(row, n, buf.buffers());
       for (const Plan& q : plan) {
         const auto* x = reinterpret_cast<const float*>(buf.words(q.field));

@@ -14,6 +14,7 @@
 #include "nn/conv.hpp"
 #include "train/output_paths.hpp"
 #include "train/pass_loop.hpp"
+#include "train/run_loop.hpp"
 #include "train/trainer.hpp"
 
 namespace hpct {
@@ -148,6 +149,8 @@ int train_main(int argc, char** argv) {
     Log::info("  deck " + cl.deck_path);
     prepare_output_paths(deck, comm);
     trace::Scope run_trace("run");
+    // Note [guard before the open]: the heartbeat watches the data's open too.
+    RunGuard guard(comm, deck.get_real("watchdog_timeout"));
     // A family that runs itself (trees, ensembles) takes the deck; the network families train here.
     if (const RunFamily* family = find_run_family(deck.get_string("model")))
       return family->run(deck, comm, program_services(comm));

@@ -237,7 +237,7 @@ int run_gbdt_training(const deck::Deck& deck, const Comm& comm) {
 
   // Stop signals as for networks (SLURM's --signal); the heartbeat ends a rank whose progress stops
   // anywhere outside a watched collective (its all-reduce would otherwise wait forever).
-  RunGuard guard(comm, deck.get_real("watchdog_timeout"));
+  ProgramGuard guard(comm, deck.get_real("watchdog_timeout"));
   RunLoop loop(comm, Cadence(deck.get_string("checkpoint_dir"),
                              static_cast<std::uint64_t>(deck.get_int("checkpoint_every_trees")), 0,
                              deck.get_real("checkpoint_every_minutes")));

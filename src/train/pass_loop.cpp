@@ -78,7 +78,7 @@ Resumed resume(const deck::Deck& deck, const Comm& comm, PassWork& work) {
 
 int run_passes(const deck::Deck& deck, const Comm& comm, PassWork& work, const PassCadence& cadence) {
   const Resumed resumed = resume(deck, comm, work);
-  RunGuard guard(comm, deck.get_real("watchdog_timeout"));
+  ProgramGuard guard(comm, deck.get_real("watchdog_timeout"));
   const std::string dir = deck.get_string("checkpoint_dir");
   RunLoop loop(comm,
                Cadence(dir, cadence.every_rounds, cadence.every_passes, deck.get_real("checkpoint_every_minutes")));

@@ -33,10 +33,28 @@ double heartbeat_timeout(double watchdog_timeout) {
   return watchdog_timeout > 0 ? 2.0 * watchdog_timeout + WatchedAllreduce::kGraceSeconds : 0.0;
 }
 
+namespace {
+RunGuard* current_guard = nullptr;  // main thread only
+}  // namespace
+
 RunGuard::RunGuard(const Comm& comm, double watchdog_timeout)
-    : board_(comm), heartbeat_(heartbeat_timeout(watchdog_timeout), comm.rank()) {
+    : board_(comm), heartbeat_(heartbeat_timeout(watchdog_timeout), comm.rank()), outer_(current_guard) {
   install_stop_handlers();
   heartbeat_.set_peers(&board_);
+  current_guard = this;
+}
+
+RunGuard::~RunGuard() {
+  if (current_guard == this) current_guard = outer_;
+}
+
+RunGuard* RunGuard::current() { return current_guard; }
+
+ProgramGuard::ProgramGuard(const Comm& comm, double watchdog_timeout) : guard_(RunGuard::current()) {
+  if (guard_ == nullptr) {
+    own_ = std::make_unique<RunGuard>(comm, watchdog_timeout);
+    guard_ = own_.get();
+  }
 }
 
 RoundFlags RunLoop::local_flags() const {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -44,11 +45,32 @@ class RunGuard {
  public:
   // Collective. watchdog_timeout <= 0: no heartbeat thread; else heartbeat_timeout(watchdog_timeout).
   RunGuard(const Comm& comm, double watchdog_timeout);
+  ~RunGuard();
+  RunGuard(const RunGuard&) = delete;
+  RunGuard& operator=(const RunGuard&) = delete;
   Heartbeat& heartbeat() { return heartbeat_; }
+  // The guard alive in this process (the newest), or null.
+  static RunGuard* current();
 
  private:
   ProgressBoard board_;
   Heartbeat heartbeat_;
+  RunGuard* outer_ = nullptr;
+};
+
+// Note [guard before the open]: `train` makes its RunGuard before anything opens data (driver.cpp),
+// so that the open's beats (Note [beats from the open]) keep a long open alive and a stalled one is
+// ended, naming its file. The run loops then use that guard; a program that made none (a test, a
+// library) gets one of their own, as before. Collective, like RunGuard (every rank of a program
+// takes the same path).
+class ProgramGuard {
+ public:
+  ProgramGuard(const Comm& comm, double watchdog_timeout);
+  Heartbeat& heartbeat() { return guard_->heartbeat(); }
+
+ private:
+  std::unique_ptr<RunGuard> own_;
+  RunGuard* guard_;
 };
 
 // The flags each rank brings to the stop agreement of a round, reduced (max or sum) over ranks.

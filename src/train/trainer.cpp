@@ -299,7 +299,7 @@ int run_network_training(const deck::Deck& deck, const Comm& comm) {
       (unsigned long long)smp.global_batch(), (unsigned long long)c.batch_size, comm.size(), c.accumulation_steps,
       (unsigned long long)smp.steps_per_epoch(), (unsigned long long)smp.step_samples(smp.steps_per_epoch() - 1)));
   // What a program embedding the trainer would keep for itself (run_loop.hpp).
-  RunGuard guard(comm, c.watchdog_timeout);
+  ProgramGuard guard(comm, c.watchdog_timeout);
   trainer.set_heartbeat(&guard.heartbeat());
   const TrainSummary s = trainer.run();
   if (s.stop_signal != 0)

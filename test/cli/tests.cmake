@@ -96,6 +96,12 @@ add_test(NAME cli_failures COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/failures.sh $
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_failures)
 set_tests_properties(cli_failures PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 300 PROCESSORS 2
                      LABELS "cli;checkpoint" WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+# A rank stalled while opening the data (1 rank, 2 ranks, a frozen rank) ends the job naming the file.
+add_test(NAME cli_open_stall COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/open_stall.sh $<TARGET_FILE:train>
+         ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_open_stall
+         ${CMAKE_CURRENT_BINARY_DIR}/scratch_era5_grids/era5_cds.nc)
+set_tests_properties(cli_open_stall PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 150 PROCESSORS 2
+                     LABELS cli WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} FIXTURES_REQUIRED era5_grids)
 # Output paths readied before any work, for every model family (see the script's header).
 add_test(NAME cli_output_paths COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/output_paths.sh $<TARGET_FILE:train>
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_output_paths)

@@ -1,17 +1,21 @@
 // The data path: every data_cache mode shows the trainer exactly the rows the per-epoch read shows,
 // training gives bitwise the same weights in every mode, a bad value is reported the same way in
-// every mode, and HDF5 calls from the loader thread and the main thread never overlap.
+// every mode, HDF5 calls from the loader thread and the main thread never overlap, and an
+// allocation refused while a file is opened names the file.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <limits>
 #include <thread>
 
 #include "data/epoch_shard.hpp"
 #include "data/hdf5_tabular.hpp"
 #include "data/loader_thread.hpp"
+#include "data/source_registry.hpp"
 #include "io/hdf5.hpp"
 #include "models/diffusion/downscaling.hpp"
+#include "support/allocation_counter.hpp"
 #include "support/test_support.hpp"
 #include "train/trainer.hpp"
 
@@ -258,4 +262,33 @@ TEST(DataPath, Hdf5CallsFromTwoThreadsDoNotOverlap) {
   }
   reader.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+// Note [out of memory at open]: an allocation the machine refuses while a file is opened (here every
+// one above 1 MiB: the CSV's 300,000 row offsets take 3.6 MB) is an error naming the file, on every
+// rank, not "std::bad_alloc".
+TEST(DataPath, AnAllocationRefusedAtOpenNamesTheFile) {
+  const Comm comm;
+  const std::string file = scratch("refused_allocation.csv");
+  if (comm.rank() == 0) {
+    std::ofstream out(file);
+    out << "x,y\n";
+    for (int i = 0; i < 300000; ++i) out << i % 7 << "," << i % 3 << "\n";
+  }
+  comm.barrier();
+  const deck::Deck deck = make_deck("data_file " + file + "\ndata_format csv\ntext_header true\nlabel_column y\n");
+  std::string message;
+  try {
+    test::refuse_allocations_above(std::size_t{1} << 20);
+    open_data_source(deck, file, "data_file", comm);
+    test::refuse_allocations_above(0);
+  } catch (const std::exception& e) {
+    test::refuse_allocations_above(0);
+    message = e.what();
+  }
+  EXPECT_EQ(message.rfind(file + ": out of memory while opening it (std::bad_alloc): a size in a damaged file, or "
+                                 "more data than this rank's memory holds",
+                          0),
+            0u)
+      << message;
 }

@@ -4,7 +4,7 @@
 // against its reference decode (pillow-heif for HEIC, Pillow's own reader for AVIF) as RGB and grey,
 // upright by the file's transforms and never again by its EXIF Orientation; a folder mixing HEIC,
 // AVIF, PNG and JPEG lists and reads them; cut files are refused naming them (libheif prints
-// nothing) and left out by broken_images skip; cut and flipped copies read or are refused; loader
+// nothing) and left out by broken_images skip; a header claiming too many pixels is refused; cut and flipped copies read or are refused; loader
 // threads decode at once.
 #include <gtest/gtest.h>
 
@@ -168,6 +168,29 @@ TEST(HeifImages, CutFilesAreRefusedNamingThem) {
     EXPECT_EQ(error_message([&] { decode_image(b + name, 3); }).rfind(b + name + ": HEIF: ", 0), 0u) << name;
     EXPECT_EQ(testing::internal::GetCapturedStderr(), "") << name;
   }
+}
+
+// Note [pixel limit]: an AVIF whose ispe box claims 20000 x 20000 (below libheif's own limit) is
+// refused by the check at open and by decode, naming it, before libheif decodes a pixel.
+TEST(HeifImages, AHeaderClaimingTooManyPixelsIsRefused) {
+  const Comm comm;
+  const std::string file = empty_scratch_dir(comm, "heif_pixel_limit") + "/r" + std::to_string(comm.rank()) +
+                           ".avif";
+  std::vector<std::uint8_t> d = bytes_of(kHeif + "heif/enc_q90.avif");
+  const auto ispe = std::search(d.begin(), d.end(), std::begin("ispe"), std::end("ispe") - 1);
+  ASSERT_NE(ispe, d.end());
+  for (std::size_t k = 0; k < 2; ++k)  // width, height: big-endian after the box's version and flags
+    for (std::size_t b = 0; b < 4; ++b)
+      ispe[static_cast<std::ptrdiff_t>(8 + 4 * k + b)] = static_cast<std::uint8_t>(20000u >> (8 * (3 - b)));
+  std::ofstream(file, std::ios::binary)
+      .write(reinterpret_cast<const char*>(d.data()), static_cast<std::streamsize>(d.size()));
+  int w = 0, h = 0;
+  const std::string e = error_message([&] { check_image(file, w, h); });
+  EXPECT_EQ(e, file +
+                   ": the image claims 20000 x 20000 = 400000000 pixels, more than max_image_pixels 178956970 "
+                   "(Pillow's decompression-bomb limit: a damaged or malicious header); raise max_image_pixels, or "
+                   "set it 0, for an image this large");
+  EXPECT_EQ(error_message([&] { decode_image(file, 3); }), e);
 }
 
 // broken/mixed_cut (a HEIC and an AVIF cut to 60%) with broken_images skip reads as

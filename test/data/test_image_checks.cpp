@@ -5,7 +5,8 @@
 // holds it (check_images_at_open false: at its first decode); a JPEG and a PNG damaged in their
 // middle pass the header check and are refused by check_images_at_open decode; a COCO JSON's segmentation polygons
 // are not held while it is read, and what is held is what json::parse reads of the kept keys (Note
-// [coco parsing]).
+// [coco parsing]); headers claiming more pixels than max_image_pixels are refused before a pixel
+// is allocated (Note [pixel limit]).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "data/data_sources_support.hpp"
 #include "data/image_decode.hpp"
 #include "data/image_files_support.hpp"
+#include "data/image_transform.hpp"
 #include "support/test_support.hpp"
 
 using namespace hpct;
@@ -136,6 +138,101 @@ long long peak_kib(bool reset) {
   for (std::string line; std::getline(status, line);)
     if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6));
   return -1;
+}
+
+// CRC-32 (PNG's, zlib's polynomial) of `s`, to keep an edited chunk valid.
+std::uint32_t png_crc(const std::string& s) {
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (const char ch : s) {
+    c ^= static_cast<unsigned char>(ch);
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+  }
+  return c ^ 0xFFFFFFFFu;
+}
+
+void put_be(std::string& s, std::size_t at, std::uint32_t v, int bytes) {
+  for (int b = 0; b < bytes; ++b)
+    s[at + static_cast<std::size_t>(b)] = static_cast<char>(v >> (8 * (bytes - 1 - b)));
+}
+
+// Note [pixel limit]: headers claiming more than max_image_pixels, each a few hundred bytes (a
+// valid PNG's IHDR made 70000 x 70000 with its CRC fixed, a JPEG's SOF made 65000 x 65000, a
+// lossless WebP's 16384 x 16384, a PackBits TIFF's 70000 x 70000), are refused by the check at open
+// and by decode, naming the file, its size and the key, before a pixel is allocated (the peak
+// memory stays small); with the limit off (0) the header check passes them, so the limit is what
+// refuses them. In an image folder the PNG stops the run at open, or broken_images skip leaves it out.
+TEST(ImageChecks, HeadersClaimingTooManyPixelsAreRefusedBeforeAllocating) {
+  const Comm comm;
+  const std::string dir = empty_scratch_dir(comm, "pixel_limit") + "/r" + std::to_string(comm.rank()) + "_";
+  std::string png = bytes_of(kImageFiles + "photos/cls0/p1.png");
+  ASSERT_EQ(png.substr(12, 4), "IHDR");
+  put_be(png, 16, 70000, 4), put_be(png, 20, 70000, 4), put_be(png, 29, png_crc(png.substr(12, 17)), 4);
+  write_bytes(dir + "big.png", png);
+  std::string jpeg = bytes_of(kImageFiles + "photos/cls0/p0.jpg");
+  std::size_t sof = 2;  // the frame header: FF C0 (baseline) or FF C2 (progressive)
+  while (sof + 4 < jpeg.size() && !(jpeg[sof] == '\xFF' && (jpeg[sof + 1] == '\xC0' || jpeg[sof + 1] == '\xC2')))
+    sof += 2 + (static_cast<unsigned char>(jpeg[sof + 2]) << 8 | static_cast<unsigned char>(jpeg[sof + 3]));
+  ASSERT_LT(sof + 9, jpeg.size());
+  put_be(jpeg, sof + 5, 65000, 2), put_be(jpeg, sof + 7, 65000, 2);  // height, width
+  write_bytes(dir + "big.jpg", jpeg);
+  // VP8L: signature 0x2F, then width - 1 and height - 1 in 14 bits each, alpha, version 0.
+  std::string vp8l = std::string("\x2F\xFF\xFF\xFF\x0F", 5) + std::string(27, '\0');
+  write_bytes(dir + "big.webp",
+              "RIFF" + std::string("\x2C\0\0\0", 4) + "WEBPVP8L" + std::string("\x20\0\0\0", 4) + vp8l);
+  // Little-endian TIFF, one IFD: width, length, 8 bits, PackBits, grey, strip at 8, 1 sample, 1 row a strip, 2 bytes.
+  std::string tiff("II*\0\x08\0\0\0", 8);
+  const std::uint16_t tags[][2] = {{256, 4}, {257, 4}, {258, 3}, {259, 3}, {262, 3},
+                                   {273, 4}, {277, 3}, {278, 4}, {279, 4}};
+  const std::uint32_t values[] = {70000, 70000, 8, 32773, 1, 8, 1, 1, 2};
+  tiff += std::string("\x09\0", 2);
+  for (int t = 0; t < 9; ++t) {
+    const std::uint32_t le[3] = {static_cast<std::uint32_t>(tags[t][0] | tags[t][1] << 16), 1, values[t]};
+    tiff.append(reinterpret_cast<const char*>(le), 12);
+  }
+  tiff += std::string(4, '\0') + std::string("\x01\0", 2);
+  write_bytes(dir + "big.tif", tiff);
+  const long long before = peak_kib(true);
+  for (const auto& [name, size] : {std::make_pair("big.png", "70000 x 70000 = 4900000000"),
+                                   std::make_pair("big.jpg", "65000 x 65000 = 4225000000"),
+                                   std::make_pair("big.webp", "16384 x 16384 = 268435456"),
+                                   std::make_pair("big.tif", "70000 x 70000 = 4900000000")}) {
+    const std::string want = dir + name + ": the image claims " + size +
+                             " pixels, more than max_image_pixels 178956970 (Pillow's decompression-bomb limit";
+    int w = 0, h = 0;
+    const std::string e = error_message([&] { check_image(dir + name, w, h); });
+    EXPECT_EQ(e.rfind(want, 0), 0u) << e;
+    EXPECT_EQ(error_message([&] { decode_image(dir + name, 3); }), e);
+    set_max_image_pixels(0);
+    // The header only: these end as whole files end. (The TIFF's one strip of its 70000 is not
+    // whole: check_image would decode it, allocating what its header claims.)
+    if (std::string(name) != "big.tif") {
+      check_image(dir + name, w, h);
+      EXPECT_GT(static_cast<long long>(w) * h, 178956970LL) << name;
+    }
+    set_max_image_pixels(kPillowBombPixels);
+  }
+  if (before >= 0) {
+    EXPECT_LT(peak_kib(false) - before, 16 << 10) << "KiB of peak memory refusing the headers";
+  }
+  // In a folder: a broken file like any other (Note [pixel limit]): refused at open naming it, or
+  // left out with broken_images skip.
+  const std::string root = scratch("pixel_limit") + "/folder";
+  if (comm.rank() == 0) {
+    std::filesystem::create_directories(root + "/a"), std::filesystem::create_directories(root + "/b");
+    write_bytes(root + "/a/ok.png", bytes_of(kImageFiles + "photos/cls0/p1.png"));
+    write_bytes(root + "/a/big.png", png);
+    write_bytes(root + "/b/ok.png", bytes_of(kImageFiles + "photos/cls0/p1.png"));
+  }
+  comm.barrier();
+  const std::string folder = "data_format image_folder\n";
+  EXPECT_EQ(open_checked(folder + "broken_images skip\n", root)->rows(), 2u);
+  const std::string e = error_message([&] { open_checked(folder, root); });
+  EXPECT_EQ(e.rfind(root + "/a/big.png: the image claims 70000 x 70000", 0), 0u) << e;
+  // The deck key sets the limit (image_options) and refuses at open as a broken file.
+  EXPECT_EQ(image_options(make_deck("data_file x\nmax_image_pixels 100\n")).channels, 3);
+  EXPECT_EQ(max_image_pixels(), 100u);
+  image_options(make_deck("data_file x\n"));
+  EXPECT_EQ(max_image_pixels(), kPillowBombPixels);
 }
 
 // Note [coco parsing]: a JSON of 2000 annotations with a segmentation of 4000 coordinates each (8M

@@ -153,6 +153,24 @@ TEST(ZarrStores, DamagedMetadataIsRefusedNamingItsFile) {
     z["chunk_grid"]["configuration"]["chunk_shape"][1] = 0;
   });
   EXPECT_EQ(refusal(shard).substr(shard.size()), ": variable 't2m': zarr.json: a chunk extent of 0 in [10,0,8]");
+  // Note [chunk size]: an extent a flipped bit made 2^40 is refused before a chunk is allocated.
+  const std::string huge = edited_store(v2, "t2m/.zarray", [](nlohmann::json& z) { z["chunks"][0] = 1ULL << 40; });
+  EXPECT_EQ(refusal(huge).rfind(huge + ": variable 't2m': .zarray: chunks of [1099511627776,3,4] (13194139533312 "
+                                       "elements) in an array of shape [",
+                                0),
+            0u)
+      << refusal(huge);
+  // Note [decompressed bound]: a blosc header claiming 1 GiB for a chunk of 5 x 3 x 4 float32 is
+  // refused before the 1 GiB is allocated.
+  const std::string claims = edited_store(v2, "t2m/.zarray", [](nlohmann::json&) {});
+  {
+    std::fstream chunk(claims + "/t2m/0.0.0", std::ios::in | std::ios::out | std::ios::binary);
+    chunk.seekp(4);
+    chunk.write("\0\0\0\x40", 4);  // nbytes, little-endian: 2^30
+  }
+  EXPECT_EQ(refusal(claims), claims + ": variable 't2m': chunk 0.0.0 (" + claims +
+                                 "/t2m/0.0.0): blosc data that decompresses to more than the 240 bytes its "
+                                 "chunk holds (corrupt, Note [decompressed bound])");
   const std::string wide = edited_store(v2, "latitude/.zarray", [](nlohmann::json& z) { z["dtype"] = "<f16"; });
   EXPECT_EQ(refusal(wide), wide + ": variable 'latitude': data type <f16 (the zarr source reads numbers)");
   const std::string cut = edited_store(v2, "t2m/.zattrs", [](nlohmann::json&) {});

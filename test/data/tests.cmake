@@ -2,7 +2,8 @@
 # files written by the tools users use, and the decks that train on them.
 # (Included by test/CMakeLists.txt: paths are relative to test/, tests run in build/test.)
 hpctrain_test(test_epoch_order SOURCES data/test_epoch_order.cpp LIBS hpctrain_data RANKS 1 LABELS unit)
-hpctrain_test(test_data_path SOURCES data/test_data_path.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS mpi)
+hpctrain_test(test_data_path SOURCES data/test_data_path.cpp LIBS hpctrain_test_allocation_counter ${HPCTRAIN_TEST_LIBS}
+              LABELS mpi)
 hpctrain_test(test_data_sources SOURCES data/test_data_sources.cpp data/test_image_sources.cpp
               LIBS ${HPCTRAIN_TEST_LIBS} LABELS mpi)
 # The image sources on files written by Pillow (issue 37): image_folder and coco_keypoints.

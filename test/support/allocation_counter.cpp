@@ -9,6 +9,7 @@
 namespace {
 std::atomic<bool> g_counting{false};
 std::atomic<long> g_heap{0}, g_views{0};
+std::atomic<std::size_t> g_refused_above{0};  // refuse_allocations_above
 
 void on_view_allocation(Kokkos::Profiling::SpaceHandle, const char*, const void*, std::uint64_t) {
   if (g_counting) ++g_views;
@@ -23,6 +24,7 @@ void* operator new(std::size_t n) {
   return nullptr;
 #else
   if (g_counting) ++g_heap;
+  if (const std::size_t cap = g_refused_above.load(); cap > 0 && n > cap) throw std::bad_alloc();
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 #endif
@@ -40,6 +42,8 @@ void start_counting_allocations() {
   g_heap = 0, g_views = 0;
   g_counting = true;
 }
+
+void refuse_allocations_above(std::size_t bytes) { g_refused_above = bytes; }
 
 AllocationCounts stop_counting_allocations() {
   g_counting = false;

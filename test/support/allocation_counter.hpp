@@ -3,6 +3,7 @@
 // allocation between start_counting_allocations() and stop_counting_allocations().
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 
@@ -14,6 +15,10 @@ struct AllocationCounts {
 
 void start_counting_allocations();
 AllocationCounts stop_counting_allocations();
+
+// Every global operator new of more than `bytes` throws std::bad_alloc, as a machine out of memory
+// makes it (0: none refused), so that a test can show what an allocation refused becomes.
+void refuse_allocations_above(std::size_t bytes);
 
 // A trainer step hook (NetworkTrainer::set_step_hook) that counts the allocations from the end of
 // step `from` to the end of step `to` into `counts` (left at -1 when step `to` never ends).

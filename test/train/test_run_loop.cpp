@@ -1,11 +1,13 @@
 // The run loop's shared parts: the checkpoint write-and-agree (one verdict on every rank), the
 // cadence decisions after a round, the families that run themselves, the pass loop's stop and
 // resume mid-pass, and a network trained on rows held in memory (an ensemble's member) equal to the
-// same rows trained from their file.
+// same rows trained from their file; the open's beats reaching the program's guard from its main
+// thread only.
 #include <gtest/gtest.h>
 
 #include <csignal>
 #include <filesystem>
+#include <thread>
 
 #include "core/log.hpp"
 #include "core/signals.hpp"
@@ -55,6 +57,39 @@ TEST(RunLoop, CheckpointDueFollowsTheCadenceAndTheAgreedFlags) {
   const RunLoop none(comm, Cadence("", 3, 0, 0));                         // no checkpoint_dir: never
   EXPECT_FALSE(none.checkpoint_due(3, RoundFlags{true, true}, false));
   EXPECT_FALSE(none.local_flags().time_due);
+}
+
+// Note [beats from the open], Note [guard before the open]: a reader's beat reaches the newest
+// heartbeat, naming its file, from the thread that made it; a loader thread's beat does nothing
+// (it would hide a main thread that stopped); the run loops use the guard the program made first;
+// a nested guard's heartbeat takes the beats while it lives, the outer one after it.
+TEST(RunLoop, OpenBeatsReachTheProgramsGuardFromItsMainThreadOnly) {
+  struct Places final : HeartbeatPeers {
+    std::vector<std::string> seen;
+    void tick(double) override {}
+    void progress(double, const char* where) override { seen.emplace_back(where); }
+    std::string stopped(double) const override { return ""; }
+  };
+  const Comm comm;
+  RunGuard outer(comm, 0);  // no thread: beats are recorded all the same
+  ASSERT_EQ(RunGuard::current(), &outer);
+  Places places;
+  outer.heartbeat().set_peers(&places);
+  Heartbeat::beat_current("opening data", "era5.nc");
+  std::thread([] { Heartbeat::beat_current("opening a NetCDF file", "loader.nc"); }).join();
+  {
+    ProgramGuard inner(comm, 0);
+    EXPECT_EQ(&inner.heartbeat(), &outer.heartbeat());
+  }
+  {
+    RunGuard nested(comm, 0);  // its own heartbeat takes the beats while it lives, then the outer again
+    Heartbeat::beat_current("opening data", "nested.nc");
+  }
+  Heartbeat::beat_current("opening data", "after.nc");
+  outer.heartbeat().beat("a training step");
+  EXPECT_EQ(places.seen,
+            (std::vector<std::string>{"opening data: era5.nc", "opening data: after.nc", "a training step"}));
+  outer.heartbeat().set_peers(nullptr);
 }
 
 TEST(RunLoop, RunFamiliesAreFoundByNameAndRegisteredOnce) {
