@@ -62,16 +62,13 @@ cp "$dir/test.h5" "$dir/nan_test.h5"
 "$cape_eval" "$dir/straight.h5" "$dir/nan_test.h5" >"$dir/nan.log" 2>&1 && { echo "cape_eval accepted a NaN"; exit 1; }
 grep -q "row 5 holds a NaN or Inf (first bad row of the test split: cape_eval's TEST)" "$dir/nan.log" ||
   { cat "$dir/nan.log"; exit 1; }
-"$python" - "$dir" <<'PY'
+"$python" - "$dir" "$src" <<'PY'
 import csv, json, sys, h5py, numpy as np
 d = sys.argv[1]
+sys.path.insert(0, f"{sys.argv[2]}/test/python")
+from tool_run import weights_flat  # noqa: E402
 def flat(path):
-    with h5py.File(path) as f:
-        assert f.attrs["model"] in (b"cape", "cape"), f.attrs["model"]
-        out = []
-        f.visititems(lambda name, obj: out.append((name, np.array(obj, dtype=np.float64).ravel()))
-                     if isinstance(obj, h5py.Dataset) else None)
-    return np.concatenate([v for _, v in sorted(out)])
+    return weights_flat(path, "cape")
 ranks = float(np.linalg.norm(flat(f"{d}/two.h5") - flat(f"{d}/one.h5")) / np.linalg.norm(flat(f"{d}/one.h5")))
 print(f"cape_decks: one epoch at 2 ranks x 8 vs 1 rank x 16 (synchronised batch norm, SGD): weights differ by {ranks:.2e}")
 assert ranks <= 1e-6, f"2 ranks differ from 1 rank by {ranks}"

@@ -35,20 +35,17 @@ run sync1 1 --set batch_size=32 --set epochs=1 --set sync_batch_norm=true --set 
 run sync2 2 --set epochs=1 --set sync_batch_norm=true --set conv_algorithm=gemm
 run local1 1 --set batch_size=32 --set epochs=1 --set conv_algorithm=gemm
 run local2 2 --set epochs=1 --set conv_algorithm=auto
-"$python" - "$dir" <<'PY'
+"$python" - "$dir" "$src" <<'PY'
 import json, sys, h5py, numpy as np
 d = sys.argv[1]
 epochs = [r for r in map(json.loads, open(f"{d}/deck.jsonl")) if r.get("type") == "epoch"]
 assert epochs, "no epoch records"
 accuracy = epochs[-1]["val_accuracy"]
 assert accuracy >= 0.97, f"final validation accuracy {accuracy} is below 0.97"
+sys.path.insert(0, f"{sys.argv[2]}/test/python")
+from tool_run import weights_flat  # noqa: E402
 def flat(path):
-    with h5py.File(path) as f:
-        assert f.attrs["model"] in (b"resnet", "resnet"), f.attrs["model"]
-        out = []
-        f.visititems(lambda name, obj: out.append((name, np.array(obj, dtype=np.float64).ravel()))
-                     if isinstance(obj, h5py.Dataset) else None)
-    return np.concatenate([v for _, v in sorted(out)])
+    return weights_flat(path, "resnet")
 def rel(a, b):
     return float(np.linalg.norm(flat(a) - flat(b)) / np.linalg.norm(flat(b)))
 sync, local = rel(f"{d}/sync2.h5", f"{d}/sync1.h5"), rel(f"{d}/local2.h5", f"{d}/local1.h5")

@@ -97,12 +97,16 @@ def weights_bytes(path):
         return out, h.attrs["table"]
 
 
-def weights_flat(path):
+def weights_flat(path, model=None):
     """A weights file's datasets in name order as one float64 vector (for np.array_equal, bitwise, or
-    a relative difference)."""
+    a relative difference); with `model`, the file must be that model's weights."""
     import h5py
     import numpy as np
     with h5py.File(path, "r") as h:
+        if model is not None:
+            found = h.attrs.get("model")
+            found = found.decode() if isinstance(found, bytes) else found
+            assert found == model, f"{path}: model {found!r}, expected {model!r}"
         out = []
         h.visititems(lambda n, o: out.append((n, np.array(o, dtype=np.float64).ravel()))
                      if isinstance(o, h5py.Dataset) else None)
