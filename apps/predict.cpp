@@ -15,9 +15,11 @@
 
 #include "comm/comm.hpp"
 #include "comm/error_exit.hpp"
+#include "comm/run_guard.hpp"
 #include "core/blas_kernels.hpp"
 #include "core/error.hpp"
 #include "core/gpu_fallback.hpp"
+#include "core/heartbeat.hpp"
 #include "core/help_option.hpp"
 #include "core/json_text.hpp"
 #include "core/log.hpp"
@@ -48,6 +50,8 @@ const char* kUsage =
     "  --libsvm-absent missing|zero        LibSVM absent entries (default: as the model was trained)\n"
     "  --inputs-dataset NAME / --targets-dataset NAME   HDF5 dataset names\n"
     "  --margin                            text OUTPUT: raw margins instead of probabilities (means)\n"
+    "  --watchdog-timeout S                end the job when a rank makes no progress for 2 S + 5 s, naming it\n"
+    "                                      and its place (default 600; 0: off; docs/data-parallel.md)\n"
     "OUTPUT gets one line per row: the prediction (binary: P(y=1); multiclass: K tab-separated\n"
     "class probabilities; poisson, gamma, tweedie: the mean e^margin; lambdarank: the score). With labels,\n"
     "the objective's metric is printed (lambdarank: ndcg@10 over the query groups, docs/ranking.md). A GBDT "
@@ -144,6 +148,7 @@ void write_lines(const std::vector<double>& m, int K, const std::string& out_pat
   const std::vector<double> all = comm.gather_to_root(m);
   comm.run_agreed([&] {
     if (comm.rank() != 0) return;
+    Heartbeat::beat_current("writing the output", out_path);
     std::ostringstream o;
     for (std::size_t i = 0; i < all.size(); ++i)
       o << strf("%.17g", all[i]) << ((i + 1) % static_cast<std::size_t>(K) == 0 ? "\n" : "\t");
@@ -243,6 +248,7 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
   });
   const bool margin = opt.margin, labelled = opt.labelled;
   gbdt::Model model;
+  Heartbeat::beat_current("loading the model", model_path);
   comm.run_agreed([&] { model = read_model(model_path); });
   // A LibSVM file is read as the model's training files were (Note [absent LibSVM entries] in
   // io/libsvm_line.cpp): a model trained with absent entries as 0 scores its own file as trained.
@@ -252,6 +258,7 @@ int predict_gbdt(int argc, char** argv, const hpct::Comm& comm) {
   const Data d = load_table(opt, model.num_features, model.categories, comm, classes);
   check_column_names(model.feature_names, d, "the model");
   log_classes(model.classes);
+  Heartbeat::beat_current("predicting the rows", d.file);
   std::vector<double> m = predict_margins(model, d.x, d.rows);
   const int K = model.num_outputs();
   if (labelled) {
@@ -287,6 +294,7 @@ int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
     opt = parse_table_options(argc, argv);
     if (opt.margin)
       throw Error("predict: --margin is for GBDT models; an ensemble writes its scores", ExitCode::bad_input);
+    Heartbeat::beat_current("loading the model", argv[1]);
     e = ensemble::read_ensemble(argv[1]);
   });
   if (opt.libsvm_absent.empty() && e.spec.libsvm_absent_zero) opt.settings += "libsvm_absent zero\n";  // as fitted
@@ -305,6 +313,7 @@ int predict_ensemble(int argc, char** argv, const hpct::Comm& comm) {
   ensemble::refuse_member_rows(members, d, hdf5_dataset, "", comm);
   log_classes(e.spec.classes);
   std::vector<double> s;
+  Heartbeat::beat_current("predicting the rows", d.file);
   comm.run_agreed([&] { s = ensemble::ensemble_scores(e, d.x, d.rows, d.cols, d.first_row); });
   if (opt.labelled) {
     const std::vector<std::string> names = ensemble::metric_names(e.spec.task);
@@ -325,7 +334,11 @@ int predict_main(int argc, char** argv, const hpct::Comm& comm) {
   using namespace hpct;
   if (asks_for_help(argc, argv))
     return print_usage((std::string(kUsage) + "\n" + tools::kNetworkUsage).c_str(), comm.rank() == 0);
+  double watchdog_timeout = 0;
+  comm.run_agreed([&] { watchdog_timeout = take_watchdog_timeout(argc, argv); });
   if (argc < 4) throw Error(std::string(kUsage) + "\n" + tools::kNetworkUsage, ExitCode::bad_input);
+  // Note [the tools' guard]: from before the model and the data are opened to the last write.
+  RunGuard guard(comm, watchdog_timeout, StopSignals::left_alone);
   if (ensemble::is_hdf5_file(argv[1])) return tools::predict_network(argc, argv, comm);
   return ensemble::is_ensemble_file(argv[1]) ? predict_ensemble(argc, argv, comm) : predict_gbdt(argc, argv, comm);
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/heartbeat.hpp"
 #include "core/json_text.hpp"
 #include "core/log.hpp"
 #include "core/timer.hpp"
@@ -86,6 +87,7 @@ int predict_network(int argc, char** argv, const Comm& comm) {
   std::vector<NamedShape> inputs, outputs;
   std::vector<std::string> datasets_in;  // the dataset each input reads
   std::vector<std::pair<std::string, long long>> facts;
+  Heartbeat::beat_current("loading the model", o.weights);  // Note [the tools' guard]
   comm.run_agreed([&] {
     model = load_model(o.weights, po.chunk, o.weights_choice, &o.weight_set);
     inputs = model->predict_inputs();
@@ -112,6 +114,7 @@ int predict_network(int argc, char** argv, const Comm& comm) {
   });
 
   // This rank's block of rows: of one HDF5 dataset per input, or of a CSV/TSV table read as in training.
+  Heartbeat::beat_current("opening data", o.data);
   io::TextFormat format{};
   TableEncoding encoding;
   std::shared_ptr<const Dataset> table;

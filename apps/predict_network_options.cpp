@@ -20,6 +20,8 @@ const char* const kNetworkUsage =
     "  --rows N                only the first N rows (default: all)\n"
     "  --chunk R               rows per network batch (ensembles: (row, member) pairs; default 2048)\n"
     "  --weights ema|raw       the EMA of the weights (default, when the file has one) or the trained ones\n"
+    "  --watchdog-timeout S    end the job when a rank makes no progress for 2 S + 5 s, naming it and its\n"
+    "                          place (default 600; 0: off; docs/data-parallel.md)\n"
     "  --no-label              DATA.csv/.tsv has no label column (a model trained on a table: read as training "
     "read it)\n"
     "  --weight-column N|NAME  DATA.csv/.tsv: the row weight column (not a feature): weighted metrics, as train's\n"

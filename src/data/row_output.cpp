@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "core/error.hpp"
+#include "core/heartbeat.hpp"
 #include "io/atomic_file.hpp"
 
 namespace hpct::tools {
@@ -89,6 +90,7 @@ void gather_and_write(const Comm& comm, const std::string& out, const std::vecto
 
 void write_row_datasets(const Comm& comm, const std::string& out, std::uint64_t first, std::uint64_t count,
                         const std::vector<RowDataset>& datasets, const WriteAttributes& attributes) {
+  Heartbeat::beat_current("writing the output", out);  // Note [the tools' guard] in comm/run_guard.hpp
   if (h5::parallel_available()) write_collectively(comm, out, first, count, datasets, attributes);
   else gather_and_write(comm, out, datasets, count, attributes);
 }

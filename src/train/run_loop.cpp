@@ -1,5 +1,4 @@
-// The run loop's shared parts: checkpoint write-and-agree, stop agreement, guard, stop line (see
-// run_loop.hpp).
+// The run loop's shared parts: checkpoint write-and-agree, stop agreement, stop line (see run_loop.hpp).
 #include "train/run_loop.hpp"
 
 #include <csignal>
@@ -25,36 +24,6 @@ std::string write_checkpoint_agreed(const Comm& comm, const std::function<std::s
   comm.agree(err, ExitCode::failure);
   comm.broadcast(path, 0);
   return path;
-}
-
-double heartbeat_timeout(double watchdog_timeout) {
-  static_assert(WatchedAllreduce::kGraceSeconds > ProgressBoard::kSilentSeconds,
-                "a peer frozen when this rank last progressed must be silent long enough to be named");
-  return watchdog_timeout > 0 ? 2.0 * watchdog_timeout + WatchedAllreduce::kGraceSeconds : 0.0;
-}
-
-namespace {
-RunGuard* current_guard = nullptr;  // main thread only
-}  // namespace
-
-RunGuard::RunGuard(const Comm& comm, double watchdog_timeout)
-    : board_(comm), heartbeat_(heartbeat_timeout(watchdog_timeout), comm.rank()), outer_(current_guard) {
-  install_stop_handlers();
-  heartbeat_.set_peers(&board_);
-  current_guard = this;
-}
-
-RunGuard::~RunGuard() {
-  if (current_guard == this) current_guard = outer_;
-}
-
-RunGuard* RunGuard::current() { return current_guard; }
-
-ProgramGuard::ProgramGuard(const Comm& comm, double watchdog_timeout) : guard_(RunGuard::current()) {
-  if (guard_ == nullptr) {
-    own_ = std::make_unique<RunGuard>(comm, watchdog_timeout);
-    guard_ = own_.get();
-  }
 }
 
 RoundFlags RunLoop::local_flags() const {

@@ -3,17 +3,17 @@
 // member's (pass_loop.hpp) are the work of one round, epochs, sessions and members the passes; around each round and pass the loop
 // owns the checkpoint cadence (cadence.hpp), the stop agreement, the write-and-agree of a
 // checkpoint, the heartbeat, and at the end the "stopped by signal" line. A program that runs the
-// loop (not a library embedding it) also keeps the signal handlers and the heartbeat (RunGuard).
+// loop (not a library embedding it) also keeps the signal handlers and the heartbeat (RunGuard,
+// comm/run_guard.hpp).
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <string>
 #include <utility>
 
 #include "comm/comm.hpp"
-#include "comm/progress_board.hpp"
+#include "comm/run_guard.hpp"
 #include "comm/watchdog.hpp"
 #include "core/heartbeat.hpp"
 #include "train/cadence.hpp"
@@ -27,51 +27,6 @@ namespace hpct {
 // Collective: rank 0 runs `write`, which returns the path written; every rank gets that path, or
 // every rank throws the same Error ("checkpoint write failed: <why>", ExitCode::failure).
 std::string write_checkpoint_agreed(const Comm& comm, const std::function<std::string()>& write);
-
-// What a program running the loop keeps for itself: the SIGUSR1/SIGTERM stop handlers and the
-// backstop heartbeat. The all-reduce watchdog names missing ranks inside a collective; the
-// heartbeat covers every other place a dead peer could block us (checkpoint agreement, validation,
-// data loading), and the node's progress board lets it name the rank that stopped.
-// Note [heartbeat after the watchdog]: a stall inside a watched collective is the watchdog's to
-// report, since only its pings reach ranks on other nodes; the heartbeat must not end the rank
-// first. Rank 0's watchdog decides at watchdog_timeout + kGraceSeconds / 2, the others' at
-// watchdog_timeout + kGraceSeconds, and the progress board names a frozen peer only once its ticks
-// are ProgressBoard::kSilentSeconds old. Twice the timeout alone came before these for timeouts of
-// a few seconds (which message a frozen rank got was then a race); twice the timeout plus the grace
-// comes after them at every timeout.
-double heartbeat_timeout(double watchdog_timeout);
-
-class RunGuard {
- public:
-  // Collective. watchdog_timeout <= 0: no heartbeat thread; else heartbeat_timeout(watchdog_timeout).
-  RunGuard(const Comm& comm, double watchdog_timeout);
-  ~RunGuard();
-  RunGuard(const RunGuard&) = delete;
-  RunGuard& operator=(const RunGuard&) = delete;
-  Heartbeat& heartbeat() { return heartbeat_; }
-  // The guard alive in this process (the newest), or null.
-  static RunGuard* current();
-
- private:
-  ProgressBoard board_;
-  Heartbeat heartbeat_;
-  RunGuard* outer_ = nullptr;
-};
-
-// Note [guard before the open]: `train` makes its RunGuard before anything opens data (driver.cpp),
-// so that the open's beats (Note [beats from the open]) keep a long open alive and a stalled one is
-// ended, naming its file. The run loops then use that guard; a program that made none (a test, a
-// library) gets one of their own, as before. Collective, like RunGuard (every rank of a program
-// takes the same path).
-class ProgramGuard {
- public:
-  ProgramGuard(const Comm& comm, double watchdog_timeout);
-  Heartbeat& heartbeat() { return guard_->heartbeat(); }
-
- private:
-  std::unique_ptr<RunGuard> own_;
-  RunGuard* guard_;
-};
 
 // The flags each rank brings to the stop agreement of a round, reduced (max or sum) over ranks.
 struct RoundFlags {

@@ -11,9 +11,10 @@
 #  4. 1 rank of a GNN on a NetCDF file (the fixture era5_grids'), stopped where nc_open is called
 #     (HPCTRAIN_TEST_FREEZE_AT=0:opening a NetCDF file+main): the place of the hang damaged_files.py
 #     found. Left out, and said so, where the fixture wrote no file (no xarray).
-# Note [no guessed times] (failures.sh): the freeze points are chosen, and the three jobs run side by
-# side (each waits about 2 x watchdog_timeout + 5 s: Note [heartbeat after the watchdog]); the guard
-# below is a hang guard only.
+# Note [no guessed times] (failures.sh): the freeze points are chosen, and the jobs run side by side
+# (each waits about 2 x watchdog_timeout + 5 s: Note [heartbeat after the watchdog]; watchdog_timeout
+# is 1 s, and 3 s on rank 0 of 2: Note [a later rank 0] in tool_stall.sh); the guard below is a hang
+# guard only.
 # usage: open_stall.sh TRAIN_BINARY MPIEXEC WORKDIR NETCDF_FILE
 set -u
 train=$1 mpiexec=$2 work=$3 netcdf=$4
@@ -31,20 +32,17 @@ job() {
   local name=$1 ranks=$2 freeze=$3 sessions=$work/s${#pids[@]}
   shift 3
   [ $# -gt 0 ] || set -- inputs/quickstart.in --set data_file="$work/data.h5"
+  set -- "$train" "$@" --set checkpoint_dir="$work/$name" --set checkpoint_every_steps=0 --set epochs=1 \
+    --set metrics_file= --set output=
+  # Note [a later rank 0] (tool_stall.sh): rank 0 of 2 decides after rank 1 (its own --set is its own).
+  local ranks_run=(-np 1 --bind-to none "$@" --set watchdog_timeout=1)
+  [ "$ranks" -eq 1 ] || ranks_run=(-np 1 --bind-to none "$@" --set watchdog_timeout=3 : "${ranks_run[@]}")
   mkdir -p "$sessions"
-  HPCTRAIN_TEST_FREEZE_AT=$freeze OMPI_MCA_orte_tmpdir_base=$sessions \
-    "$mpiexec" -np "$ranks" --bind-to none "$train" "$@" --set checkpoint_dir="$work/$name" \
-    --set checkpoint_every_steps=0 --set watchdog_timeout=1 --set epochs=1 --set metrics_file= --set output= \
+  HPCTRAIN_TEST_FREEZE_AT=$freeze OMPI_MCA_orte_tmpdir_base=$sessions "$mpiexec" "${ranks_run[@]}" \
     >"$work/$name.log" 2>&1 &
   pids[$name]=$!
 }
-# On exit: no launcher or (stopped) rank of this test's jobs left behind.
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  for p in $(pgrep -f "checkpoint_dir=$work/"); do kill -9 "$p" 2>/dev/null; done
-}
-trap cleanup EXIT
+trap 'kill_jobs "checkpoint_dir=$work/"' EXIT
 
 job stall1 1 "0:opening data+main"
 job stall2 2 "1:opening data+main"
@@ -57,13 +55,8 @@ else
   echo "netcdf: not run: no $netcdf (the fixture era5_grids writes it with xarray)"
 fi
 end=$((SECONDS + guard))
-for name in "${jobs[@]}"; do
-  while kill -0 "${pids[$name]}" 2>/dev/null; do
-    [ "$SECONDS" -lt "$end" ] || fail "$name: job still running after $guard s: $(tail -3 "$work/$name.log")"
-    sleep 0.2
-  done
-  wait "${pids[$name]}" && fail "$name: a job stalled at its open exited 0"
-  for p in $(pgrep -f "checkpoint_dir=$work/$name "); do kill -9 "$p" 2>/dev/null; done  # a frozen rank 1
+for name in "${jobs[@]}"; do  # a frozen rank 1 killed after
+  wait_failed "$name" "${pids[$name]}" "$work/$name.log" "$end" "checkpoint_dir=$work/$name "
 done
 
 file="$work/data.h5"

@@ -102,6 +102,11 @@ add_test(NAME cli_open_stall COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/open_stall.
          ${CMAKE_CURRENT_BINARY_DIR}/scratch_era5_grids/era5_cds.nc)
 set_tests_properties(cli_open_stall PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 150 PROCESSORS 2
                      LABELS cli WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} FIXTURES_REQUIRED era5_grids)
+# A rank of a 2-rank predict or sample stalled at its open or in its loop ends the job, naming it and the place.
+add_test(NAME cli_tool_stall COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/tool_stall.sh $<TARGET_FILE_DIR:predict>
+         ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_tool_stall)
+set_tests_properties(cli_tool_stall PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 120 PROCESSORS 2
+                     LABELS cli WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 # Output paths readied before any work, for every model family (see the script's header).
 add_test(NAME cli_output_paths COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/output_paths.sh $<TARGET_FILE:train>
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_output_paths)

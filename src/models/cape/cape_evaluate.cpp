@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "comm/comm.hpp"
+#include "comm/run_guard.hpp"
 #include "core/error.hpp"
 #include "core/help_option.hpp"
 #include "core/log.hpp"
@@ -39,7 +40,9 @@ const char* kCapeEvalUsage =
     "  --rows N: the first N rows only (default all).\n"
     "  --pck THRESHOLD: score at this fraction of the keypoints' box side instead of the model's\n"
     "    cape_pck_threshold (e.g. 0.1 or 0.05 for faces, where 0.2 is lenient).\n"
-    "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
+    "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n"
+    "  --watchdog-timeout S: end the job when a rank makes no progress for 2 S + 5 s, naming it and its\n"
+    "    place (default 600; 0: off; docs/data-parallel.md).\n";
 
 // `data` opened as the deck's data keys say (posegen's HDF5 without a deck), at the model's image
 // shape and views. Only the deck's data keys are read: data_format, the sources' keys, seed (the
@@ -86,6 +89,8 @@ namespace hpct::cape {
 int cape_evaluate_main(int argc, char** argv) {
   if (hpct::asks_for_help(argc, argv)) return hpct::print_usage(kCapeEvalUsage);
   hpct::Runtime runtime(argc, argv);
+  double watchdog_timeout = 0;
+  if (!hpct::take_watchdog_timeout("cape_eval", argc, argv, watchdog_timeout)) return 2;
   if (argc < 3 || argv[1][0] == '-') {
     std::fputs(kCapeEvalUsage, stderr);
     return 2;
@@ -122,6 +127,11 @@ int cape_evaluate_main(int argc, char** argv) {
     }
   }
   return hpct::run_tool("cape_eval", [&] {
+    // Note [the tools' guard]: from before the model and the data are opened to the last write.
+    const hpct::Comm world;  // each rank evaluates the whole file (MPI_COMM_SELF below); the guard spans all
+    hpct::RunGuard guard(world, watchdog_timeout, hpct::StopSignals::left_alone);
+    hpct::Heartbeat& heartbeat = guard.heartbeat();
+    heartbeat.beat("loading the model", weights);
     const int chunk = 32;
     const hpct::nn::WeightsChoice choice = weight_set.empty()
                                                ? hpct::nn::WeightsChoice::preferred
@@ -133,6 +143,7 @@ int cape_evaluate_main(int argc, char** argv) {
     const hpct::cape::CapeConfig& c = model->config();
     // The test rows through a data source (posegen's HDF5: hdf5_fields), at the model's shape.
     hpct::ImageOptions shown;
+    heartbeat.beat("opening data", data);
     // Note [file checks over ranks]: one process evaluates the whole file, so it checks every image
     // (broken_images skip: those it refuses are left out, as in training's validation).
     const std::shared_ptr<const hpct::Dataset> source = hpct::check_data_files(open_test_data(data, deck_file, sets,
@@ -166,6 +177,7 @@ int cape_evaluate_main(int argc, char** argv) {
     const std::uint64_t image = image_row / c.views;
     for (std::uint64_t r0 = 0; r0 < rows; r0 += chunk) {
       const int n = static_cast<int>(std::min<std::uint64_t>(chunk, rows - r0));
+      heartbeat.beat("evaluating a batch of episodes", data);
       long long bad = source->read_block(r0, static_cast<std::uint64_t>(n), host.buffers());
       // A NaN or Inf in the rows just read, as training checks its rows (read_block checks only
       // what the source itself knows): a NaN keypoint was scored as a miss without a word.
@@ -212,6 +224,7 @@ int cape_evaluate_main(int argc, char** argv) {
         }
       }
     }
+    heartbeat.beat("writing the output", csv.empty() ? episodes_out : csv);
     std::printf("cape_eval: %s on %s: %llu episodes, PCK@%g (per episode, averaged)\n", weights.c_str(),
                 data.c_str(), static_cast<unsigned long long>(rows), c.pck_threshold);
     std::printf("  %-9s %9s %9s %9s %9s %7s\n", "category", "episodes", "keypoints", "model", "copy", "gain");

@@ -38,7 +38,9 @@
 
 #include "comm/comm.hpp"
 #include "comm/error_exit.hpp"
+#include "comm/run_guard.hpp"
 #include "core/error.hpp"
+#include "core/heartbeat.hpp"
 #include "core/help_option.hpp"
 #include "core/json_text.hpp"
 #include "core/log.hpp"
@@ -198,6 +200,8 @@ std::vector<double> locate_category(const Pairing& p, CapeModel& model, const st
     const int W = model.config().backbone.width, H = model.config().backbone.height;
     std::vector<float> images, kp, xy, confidence;
     for (std::uint64_t at = first; at < last; at += kChunk) {
+      // Note [the tools' guard] (comm/run_guard.hpp): a beat per chunk of queries.
+      Heartbeat::beat_current("locating the keypoints of a batch of boxes", std::string());
       const std::vector<std::uint64_t> rows(p.boxes.begin() + static_cast<std::ptrdiff_t>(at),
                                             p.boxes.begin() +
                                                 static_cast<std::ptrdiff_t>(std::min(last, at + kChunk)));
@@ -227,6 +231,7 @@ std::vector<double> locate_category(const Pairing& p, CapeModel& model, const st
 int run(const PredictOptions& o, const Comm& comm) {
   StoredDeck st;
   deck::Deck config;
+  Heartbeat::beat_current("loading the model", o.weights);  // Note [the tools' guard] in comm/run_guard.hpp
   comm.run_agreed([&] {
     st = read_stored_deck(o);
     config = parse_config(*find_model_family("cape"), st.config, o.weights + ": config");
@@ -234,9 +239,11 @@ int run(const PredictOptions& o, const Comm& comm) {
 
   // The supports and the queries: the boxes of the categories predicted, in QUERY.json's order.
   deck::Deck support_deck, query_deck;
+  Heartbeat::beat_current("opening data", o.support);
   comm.run_agreed([&] { support_deck = predict_data_deck(st, o, config, o.support, o.support_images); });
   CocoViews support = open_coco_views(support_deck, o.support, comm);
   support.data = check_data_files(support.data, comm);  // as train checks them: a bad file named, exit 2
+  Heartbeat::beat_current("opening data", o.query);
   comm.run_agreed([&] { query_deck = predict_data_deck(st, o, config, o.query, o.query_images); });
   CocoViews query = open_coco_views(query_deck, o.query, comm);
   query.data = check_data_files(query.data, comm);  // Note [file checks over ranks]: a bad file named, exit 2
@@ -297,6 +304,7 @@ int run(const PredictOptions& o, const Comm& comm) {
       text += (total++ ? ",\n" : "\n") + json_text::line(row);
     }
     text += total ? "\n]\n" : "]\n";
+    Heartbeat::beat_current("writing the output", o.out);
     write_file_atomically(o.out, std::vector<char>(text.begin(), text.end()));
   });
   std::size_t boxes = 0;
@@ -313,8 +321,14 @@ int cape_predict_main(int argc, char** argv) {
   Runtime runtime(argc, argv);
   const Comm comm;
   return run_ending_on_errors(comm, {"cape_predict: ", "cape_predict: internal error: ", ""}, [&] {
+    double watchdog_timeout = 0;
     PredictOptions o;
-    comm.run_agreed([&] { o = parse_predict_options(argc, argv); });
+    comm.run_agreed([&] {
+      watchdog_timeout = take_watchdog_timeout(argc, argv);
+      o = parse_predict_options(argc, argv);
+    });
+    // Note [the tools' guard]: from before the model and the data are opened to the last write.
+    const RunGuard guard(comm, watchdog_timeout, StopSignals::left_alone);
     return run(o, comm);
   });
 }

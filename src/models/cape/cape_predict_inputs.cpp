@@ -34,7 +34,9 @@ const char* const kPredictUsage =
     "  --query-images DIR       the same for QUERY.json\n"
     "  --deck DECK              the training deck's data keys from DECK (a weights file without a deck)\n"
     "  --set KEY=VALUE          a data key changed (e.g. check_images_at_open=decode)\n"
-    "  --weights ema|raw        the EMA of the weights (default, when the file has one) or the trained ones\n";
+    "  --weights ema|raw        the EMA of the weights (default, when the file has one) or the trained ones\n"
+    "  --watchdog-timeout S     end the job when a rank makes no progress for 2 S + 5 s, naming it and its\n"
+    "                           place (default 600; 0: off; docs/data-parallel.md)\n";
 
 namespace {
 

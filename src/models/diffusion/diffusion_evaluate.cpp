@@ -14,8 +14,10 @@
 
 #include "comm/comm.hpp"
 #include "comm/error_exit.hpp"
+#include "comm/run_guard.hpp"
 #include "core/cli_number.hpp"
 #include "core/error.hpp"
+#include "core/heartbeat.hpp"
 #include "core/help_option.hpp"
 #include "core/log.hpp"
 #include "core/runtime.hpp"
@@ -39,6 +41,8 @@ const char* kDiffusionEvalUsage =
     "  --chunk R        (context, member) rows per network batch (default 2048)\n"
     "  --weights ema|raw  the EMA of the weights (default, when the file has one) or the trained ones\n"
     "  --context NAME / --fine NAME   dataset names (default context / fine)\n"
+    "  --watchdog-timeout S   end the job when a rank makes no progress for 2 S + 5 s, naming it and its\n"
+    "                   place (default 600; 0: off; docs/data-parallel.md)\n"
     "Writes `ensembles` [N, M, n_fine]. When DATA.h5 has the fine dataset, prints ensemble-mean\n"
     "RMSE, CRPS, spread/skill and the coarse-copy baseline (context column 0 copied to every cell).\n"
     "A file of diffgen --anomaly (and its model) holds fine values relative to context column 0: the\n"
@@ -81,8 +85,16 @@ Options parse(int argc, char** argv) {
 int run(int argc, char** argv, const hpct::Comm& comm) {
   using namespace hpct;
   if (hpct::asks_for_help(argc, argv)) return hpct::print_usage(kDiffusionEvalUsage, comm.rank() == 0);
+  double watchdog_timeout = 0;
   Options o;
-  comm.run_agreed([&] { o = parse(argc, argv); });
+  comm.run_agreed([&] {
+    watchdog_timeout = take_watchdog_timeout(argc, argv);
+    o = parse(argc, argv);
+  });
+  // Note [the tools' guard]: from before the model and the data are opened to the last write.
+  RunGuard guard(comm, watchdog_timeout, StopSignals::left_alone);
+  Heartbeat& heartbeat = guard.heartbeat();
+  heartbeat.beat("loading the model", o.weights);
   // The model (through the registry: its family's stored configuration) and what it samples.
   std::unique_ptr<Model> model;
   PredictOptions po;
@@ -105,6 +117,7 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
   // This rank's block of contexts.
   std::uint64_t total = 0;
   bool has_fine = false, anomaly = false;
+  heartbeat.beat("opening data", o.data);
   comm.run_agreed([&] {
     model->check_data_file(o.data);  // Note [anomaly targets]: made as the training data was
     const h5::File f = h5::File::open_read(o.data);
@@ -153,6 +166,7 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
   comm.run_agreed([&] {
     for (std::uint64_t done = 0; done < count;) {
       const std::uint64_t k = std::min(block, count - done);
+      heartbeat.beat("sampling a block of contexts", o.data);
       const Shape block_shape{static_cast<std::int64_t>(k), static_cast<std::int64_t>(nc)};
       const Batch b = prediction_batch(Tensor<float>(ctx_dev.data() + done * nc, block_shape), static_cast<int>(k),
                                        Kokkos::subview(ids, Kokkos::make_pair(done, done + k)));

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/heartbeat.hpp"
 #include "core/rng.hpp"
 #include "models/diffusion/diffusion_linear_skip.hpp"
 
@@ -117,6 +118,7 @@ void EnsembleGenerator::sample(const float* contexts, std::uint64_t n, std::uint
   for (std::uint64_t first = 0; first < n; first += static_cast<std::uint64_t>(contexts_per_chunk_)) {
     const std::uint64_t k = std::min<std::uint64_t>(static_cast<std::uint64_t>(contexts_per_chunk_), n - first);
     const auto rows = static_cast<int>(k * M);
+    Heartbeat::beat_current("sampling a batch of members", std::string());  // Note [the tools' guard]
     for (std::uint64_t a = 0; a < k; ++a)
       for (std::uint64_t m = 0; m < M; ++m) {
         const std::uint64_t r = a * M + m;
@@ -163,6 +165,7 @@ void EnsembleGenerator::sample(const View2<float>& contexts, const View1<std::ui
   for (std::uint64_t first = 0; first < n; first += static_cast<std::uint64_t>(contexts_per_chunk_)) {
     const std::uint64_t k = std::min<std::uint64_t>(static_cast<std::uint64_t>(contexts_per_chunk_), n - first);
     const auto rows = static_cast<int>(k * M);
+    Heartbeat::beat_current("sampling a batch of members", std::string());  // Note [the tools' guard]
     stage_chunk(contexts, ids, first, k);
     run_chunk(rows);
     Kokkos::deep_copy(Kokkos::subview(out, Kokkos::make_pair(first * M, first * M + k * M), Kokkos::ALL()),

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "comm/comm.hpp"
+#include "comm/run_guard.hpp"
 #include "core/cli_number.hpp"
 #include "core/error.hpp"
 #include "core/help_option.hpp"
@@ -42,7 +43,9 @@ const char* kGnnEvalUsage =
     "    read from DATA must cover them); leads DATA holds are scored against it, the others are\n"
     "    forecast only. A limited-area model needs --boundary FILE: the state variables on the same grid\n"
     "    at every valid time (e.g. a global forecast) for its boundary strip; a global one takes none.\n"
-    "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
+    "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n"
+    "  --watchdog-timeout S: end the job when a rank makes no progress for 2 S + 5 s, naming it and its\n"
+    "    place (default 600; 0: off; docs/data-parallel.md).\n";
 
 // --init's table: the leads the file holds scored, the others forecast only.
 void print_future(const hpct::FutureForecast& f, const std::string& data, const std::string& csv) {
@@ -82,6 +85,7 @@ void print_future(const hpct::FutureForecast& f, const std::string& data, const 
 
 int run(int argc, char** argv, const hpct::Comm& comm) {
   if (hpct::asks_for_help(argc, argv)) return hpct::print_usage(kGnnEvalUsage, comm.rank() == 0);
+  const double watchdog_timeout = hpct::take_watchdog_timeout(argc, argv);
   if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') {
     if (comm.rank() == 0) std::fputs(kGnnEvalUsage, stderr);
     return 2;
@@ -115,6 +119,9 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
   if (!boundary.empty() && init.empty())
     throw hpct::Error("--boundary is for a forecast from --init (the hindcast's boundary is the truth)",
                       hpct::ExitCode::bad_input);
+  // Note [the tools' guard]: from before the model and the data are opened to the last write.
+  hpct::RunGuard guard(comm, watchdog_timeout, hpct::StopSignals::left_alone);
+  guard.heartbeat().beat("opening data", data);
   if (!init.empty()) {
     if (!hindcast_only.empty())
       throw hpct::Error(hindcast_only.front() + " is for the hindcast over held-out initial times, not --init",
@@ -140,6 +147,7 @@ int run(int argc, char** argv, const hpct::Comm& comm) {
   if (s.step_s > 0) std::printf("wxeval: a lead step is %g h (the data's time step)\n", s.step_s / 3600.0);
   std::printf("%5s  %-10s %14s %16s %16s %10s %7s\n", "lead", "variable", "model_rmse", "persistence_rmse",
               "climatology_rmse", "ratio", "lead_h");
+  guard.heartbeat().beat("writing the output", csv.empty() ? fields : csv);
   std::ofstream out;
   if (!csv.empty()) {
     out.open(csv);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "core/real_text.hpp"
 #include "models/gnn/day_before.hpp"
@@ -334,6 +335,7 @@ Predictions GnnModel::predict(const Batch& b, const PredictOptions& o) {
   const float* statics = K ? b.get("static").data() : nullptr;
   const int chunk = std::max(1, std::min(o.chunk, net_->capacity()));
   for (int first = 0; first < n; first += chunk) {
+    Heartbeat::beat_current("predicting a batch", std::string());  // Note [the tools' guard]
     const int rows = std::min(chunk, n - first);
     gnn_kernels::build_inputs(x_.matrix(), state + static_cast<std::size_t>(first) * S * 2 * N,
                               forcing ? forcing + static_cast<std::size_t>(first) * F * N : nullptr,

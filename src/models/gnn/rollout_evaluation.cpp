@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "data/grid_samples.hpp"
 #include "data/source_registry.hpp"
@@ -183,6 +184,8 @@ RolloutSums gnn_rollout_sums(const std::string& weights, const std::string& data
   std::vector<float> forecasts;
   for (std::uint64_t round = 0; round < rounds; ++round) {
     const std::uint64_t at = lo + round * B, n = at < hi ? std::min(B, hi - at) : 0;
+    // Note [the tools' guard] (comm/run_guard.hpp): a beat per batch, wxeval's progress.
+    Heartbeat::beat_current("rolling out a batch of initial times", data_file);
     comm.run_agreed([&] {
       forecasts.clear();
       if (n == 0) return;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "core/real_text.hpp"
 #include "io/hdf5.hpp"
@@ -291,6 +292,7 @@ Predictions MlpModel::predict(const Batch& b, const PredictOptions& o) {
   const View2<float> ym = y.matrix();
   Mlp<float>& net = inference_net(chunk);
   for (int first = 0; first < n; first += chunk) {
+    Heartbeat::beat_current("predicting a batch", std::string());  // Note [the tools' guard]
     const int rows = std::min(chunk, n - first);
     const auto out = net.forward(network_inputs(x.row_range(first, rows), rows), rows);
     Kokkos::deep_copy(Kokkos::subview(ym, Kokkos::make_pair(first, first + rows), Kokkos::ALL()),

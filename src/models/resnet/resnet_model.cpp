@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/heartbeat.hpp"
 #include "core/log.hpp"
 
 namespace hpct {
@@ -164,6 +165,7 @@ Predictions ResNetModel::predict(const Batch& b, const PredictOptions& o) {
   const View2<float> ym = y.matrix();
   const std::int64_t row = x.cols();
   for (int first = 0; first < n; first += chunk) {
+    Heartbeat::beat_current("predicting a batch", std::string());  // Note [the tools' guard]
     const int rows = std::min(chunk, n - first);
     const Tensor<float> part(x.data() + first * row, Shape{rows, c.channels, c.height, c.width});
     const auto out = net_.forward(part, rows);

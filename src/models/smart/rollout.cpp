@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/heartbeat.hpp"
 #include "core/rng.hpp"
 #include "io/hdf5.hpp"
 
@@ -294,6 +295,7 @@ RolloutReport evaluate_rollouts(Model& any, const std::string& path, const Rollo
         mine.begin() + static_cast<std::ptrdiff_t>(c),
         mine.begin() +
             static_cast<std::ptrdiff_t>(std::min(mine.size(), c + static_cast<std::size_t>(o.scenes_per_batch))));
+    Heartbeat::beat_current("rolling out a batch of scenes", path);  // Note [the tools' guard]
     RolloutBatch b = gather(d, chunk, o.rollouts, g, o.incremental);
     roll(model, b, d.steps, o, logits);
     for (std::size_t i = 0; i < chunk.size(); ++i) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "comm/comm.hpp"
+#include "comm/run_guard.hpp"
 #include "core/error.hpp"
 #include "core/help_option.hpp"
 #include "core/runtime.hpp"
@@ -29,7 +30,9 @@ const char* kSmartEvalUsage =
     "  default, computes only the new token's nodes, attending over the earlier ones' cached keys\n"
     "  and values).\n"
     "  --scene-out: scene K's (default 0) map, true paths and rollouts, for scripts/plot-scene.\n"
-    "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n";
+    "  --weights ema|raw: the EMA of the weights (default, when the file has one) or the trained ones.\n"
+    "  --watchdog-timeout S: end the job when a rank makes no progress for 2 S + 5 s, naming it and its\n"
+    "    place (default 600; 0: off; docs/data-parallel.md).\n";
 
 // The model is sized for --batch x --rollouts rows (scenes with many agents need much per row): an
 // allocation the machine refuses names that product and the option that lowers it.
@@ -45,6 +48,8 @@ namespace hpct::smart {
 int smart_evaluate_main(int argc, char** argv) {
   if (hpct::asks_for_help(argc, argv)) return hpct::print_usage(kSmartEvalUsage);
   hpct::Runtime runtime(argc, argv);
+  double watchdog_timeout = 0;
+  if (!hpct::take_watchdog_timeout("smart_eval", argc, argv, watchdog_timeout)) return 2;
   if (argc < 3 || argv[1][0] == '-') {
     std::fputs(kSmartEvalUsage, stderr);
     return 2;
@@ -88,6 +93,9 @@ int smart_evaluate_main(int argc, char** argv) {
   const hpct::Comm world;
   o.rank = world.rank(), o.ranks = world.size();
   return hpct::run_tool("smart_eval", [&] {
+    // Note [the tools' guard]: from before the model and the data are opened to the last write.
+    hpct::RunGuard guard(world, watchdog_timeout, hpct::StopSignals::left_alone);
+    guard.heartbeat().beat("loading the model", weights);
     if (!scene_out.empty() && o.keep_scene < 0) o.keep_scene = 0;
     if (o.rollouts < 1 || o.scenes_per_batch < 1)
       throw hpct::Error("--rollouts and --batch must be >= 1", hpct::ExitCode::bad_input);
@@ -97,6 +105,7 @@ int smart_evaluate_main(int argc, char** argv) {
     hpct::smart::RolloutReport r;
     try {
       std::unique_ptr<hpct::Model> model = hpct::load_model(weights, o.rollouts * o.scenes_per_batch, choice);
+      guard.heartbeat().beat("opening data", scenes);
       r = hpct::smart::evaluate_rollouts(*model, scenes, o);
     } catch (const hpct::nn::WorkspaceAllocationError& e) {
       throw hpct::Error(e.what() + rows_hint(o), e.code());
@@ -120,6 +129,7 @@ int smart_evaluate_main(int argc, char** argv) {
                             std::to_string(static_cast<long long>(r.scenes)) +
                             " scenes evaluated (or has no agents)",
                         hpct::ExitCode::bad_input);
+    guard.heartbeat().beat("writing the output", csv.empty() ? scene_out : csv);
     if (world.rank() == 0) std::fputs(r.table().c_str(), stdout);
     if (!csv.empty() && world.rank() == 0) {
       std::ofstream out(csv);
