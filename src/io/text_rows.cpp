@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -151,7 +153,18 @@ void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t 
     strings->cells.resize(entries);
   }
   if (n == 0) return;
-  DataLines lines(t.file);
+  // A compressed file's reads continue the table's open reader when no other thread holds it
+  // (Note [compressed text]); a plain file's seeks cost nothing, so each read opens its own.
+  std::unique_lock<std::mutex> hold;
+  std::shared_ptr<DataLines> reader;
+  if (t.compressed) {
+    hold = std::unique_lock<std::mutex>(t.compressed->reader_lock, std::try_to_lock);
+    if (hold.owns_lock() && !t.compressed->reader)
+      t.compressed->reader = std::make_shared<DataLines>(t.file, nullptr, t.compressed.get());
+    if (hold.owns_lock()) reader = t.compressed->reader;
+  }
+  if (!reader) reader = std::make_shared<DataLines>(t.file, nullptr, t.compressed.get());
+  DataLines& lines = *reader;
   Line l{};
   const auto cols = static_cast<std::size_t>(t.cols);
   float dummy = 0;
