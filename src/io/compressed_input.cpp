@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
+#include "io/text_lines.hpp"
 
 namespace hpct::io {
 
@@ -27,16 +28,17 @@ namespace hpct::io {
 //   inflatePrime and inflateSetDictionary: the technique of zlib's examples/zran.c). 8 MiB: a
 //   point costs 32 KiB, HIGGS 900 points (29 MB, a fifth of its row index of 12 bytes a row), and a
 //   read that starts cold decompresses 4 MiB before its first row on average (about 10 ms).
-// - zstd, xz, bzip2: the start of every frame or stream at least 1 MiB after the last point (pzstd,
-//   xz --block-size with several streams, pbzip2 write many); a file of one frame or stream (what the
-//   plain tools write) has none, and reads go forward from where the last one stopped or from the
-//   start.
+// - zstd, xz, bzip2: the start of every frame or stream at least 1 MiB after the last point (pzstd
+//   and pbzip2 write many; `xz -T0` writes blocks inside one stream); a file of one frame or stream
+//   (what the plain tools write) has none, and reads go forward from where a reader stands or from
+//   the start.
 // Reads of a table come in ascending rows (an epoch's windows, a rank's block), so the table keeps
-// one open reader (CompressedText::reader) that each read continues when its first row lies ahead
-// and no restart point between is nearer: an epoch decompresses the file once whatever the number
-// of windows. Damage (a bad code, a failed checksum, a file cut short) is found by the scan, which
+// its open readers (CompressedText::idle): a read takes the one standing nearest before its first
+// row and goes on from there when no restart point between is nearer, so an epoch decompresses the
+// file once whatever the number of windows, and the loader thread's reads and the evaluator's each
+// keep their own. Damage (a bad code, a failed checksum, a file cut short) is found by the scan, which
 // decodes every byte, and is an input error naming the file and the last whole line before it.
-// Figures: docs/tables.md, "Compressed tables".
+// Figures: docs/compressed-tables.md, "Cost".
 
 namespace {
 constexpr std::uint64_t kGzipSpacing = std::uint64_t{8} << 20;
@@ -160,6 +162,30 @@ void ByteInput::seek(std::uint64_t to) {
       Heartbeat::beat_current("reading text rows", "");  // Note [beats from the open]
     }
   }
+}
+
+std::shared_ptr<DataLines> take_reader(CompressedText& c, const std::string& file, std::uint64_t at) {
+  {
+    const std::lock_guard<std::mutex> hold(c.idle_lock);
+    auto best = c.idle.end();
+    for (auto it = c.idle.begin(); it != c.idle.end(); ++it)
+      if ((*it)->reach() <= at && (best == c.idle.end() || (*it)->reach() > (*best)->reach())) best = it;
+    if (best != c.idle.end()) {
+      std::shared_ptr<DataLines> r = std::move(*best);
+      c.idle.erase(best);
+      return r;
+    }
+  }
+  return std::make_shared<DataLines>(file, nullptr, &c);
+}
+
+void give_back_reader(CompressedText& c, std::shared_ptr<DataLines> reader) {
+  // A few: the loader thread's and the evaluator's reads each keep theirs; more would only hold
+  // files open.
+  constexpr std::size_t kIdleReaders = 4;
+  const std::lock_guard<std::mutex> hold(c.idle_lock);
+  if (c.idle.size() >= kIdleReaders) c.idle.erase(c.idle.begin());
+  c.idle.push_back(std::move(reader));
 }
 
 }  // namespace hpct::io

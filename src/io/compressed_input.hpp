@@ -59,13 +59,18 @@ std::unique_ptr<Decoder> xz_decoder(std::FILE* f, std::vector<RestartPoint>* rec
 class DataLines;  // text_lines.hpp
 
 // What the scan of a compressed table keeps for its reads (TextLayout::compressed): the restart
-// points, and one open reader that successive reads continue (Note [compressed text]).
+// points, and the open readers that reads continue (Note [compressed text]).
 struct CompressedText {
   Compression kind = Compression::none;
   std::vector<RestartPoint> points;  // ascending `out`
-  std::mutex reader_lock;            // a read holds it while it uses `reader`
-  std::shared_ptr<DataLines> reader;
+  std::mutex idle_lock;
+  std::vector<std::shared_ptr<DataLines>> idle;  // readers no read holds, oldest first
 };
+
+// A reader of `file` for a read from decompressed offset `at`: the idle one that stands nearest
+// before it, else a new one. Given back after the read (not after an error), it waits for the next.
+std::shared_ptr<DataLines> take_reader(CompressedText& c, const std::string& file, std::uint64_t at);
+void give_back_reader(CompressedText& c, std::shared_ptr<DataLines> reader);
 
 // A file's decompressed bytes from its start, or from any offset (seek). Plain files are read as
 // they are.

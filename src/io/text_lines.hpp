@@ -43,6 +43,8 @@ class DataLines {
   std::uint64_t offset() const { return start_; }
   // Continues at a data line that starts at `offset` and is line `number` (from a scan).
   void seek(std::uint64_t offset, int number);
+  // The lowest offset a seek reaches without going back to a restart point.
+  std::uint64_t reach() const { return base_; }
 
  private:
   // The next line of the file without its '\n' (valid until the next call); false at the end.
