@@ -5,13 +5,16 @@ compression gzip, bz2 and xz, by Python's gzip module as three members (pigz, bg
 command. Checks, with build/apps/train and predict:
 - the mlp (data_cache stream: every epoch reads the file again) and the trees trained from each
   compressed file write the plain file's weights / model bit for bit, on 1 rank and on 2;
-- predict reads a .csv.gz as its plain twin (the same outputs);
+- predict reads a .csv.gz as its plain twin (the same outputs); a LibSVM .bz2 trains the plain
+  file's model; a validation_file as .gz gives the plain file's validation losses;
 - a truncated and a bit-flipped .gz, .zst, .bz2, .xz: train on 2 ranks exits 2 (no crash, no rank
   left waiting) naming the file; a truncated one names the last whole line before the damage.
 
 usage: compressed_tables.py BUILD_DIR MPIEXEC WORKDIR. Exits 77 (skipped) without pandas or h5py."""
+import bz2
 import gzip
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -105,7 +108,30 @@ if all(os.path.exists(path(d + ".pred.h5")) for d in ("t.csv", "t.csv.gz")):
         check(sorted(p.keys()) == sorted(q.keys()) and all(np.array_equal(p[k][...], q[k][...]) for k in p.keys()),
               "predict: the .csv.gz's outputs are the plain file's")
 
-# 3. Damaged files: exit 2 on 2 ranks, naming the file (and the line before a cut).
+# 3. LibSVM as bzip2 (the LIBSVM page's files) trains the plain file's model; a validation_file as
+# .gz gives the plain file's validation losses.
+with open(path("t.svm"), "w") as f:
+    f.writelines(f"{r.y} 1:{r.a} 2:{r.b}\n" for r in df.itertuples())
+with open(path("t.svm"), "rb") as f, open(path("t.svm.bz2"), "wb") as g:
+    g.write(bz2.compress(f.read()))
+models = []
+for data in ("t.svm", "t.svm.bz2"):
+    deck_path = path(data + ".in")
+    with open(deck_path, "w") as f:
+        f.write(f"model gbdt\ndata_file {path(data)}\nobjective regression\nnum_trees 5\noutput {path(data)}.json\n")
+    r = run([train, deck_path])
+    check(r.returncode == 0, f"gbdt on {data}: {r.stderr[-300:]}")
+    models.append(open(path(data) + ".json", "rb").read() if r.returncode == 0 else data)
+check(models[0] == models[1], "gbdt from t.svm.bz2: the plain file's model byte for byte")
+val = []
+for data in ("t.csv", "t.csv.gz"):
+    r = run([train, deck("val_" + data, path("t.csv"), f"model mlp\nvalidation_file {path(data)}\nhidden_sizes 8\n"
+                                                          f"epochs 2\noutput {path('val_' + data)}.h5\n")])
+    check(r.returncode == 0, f"mlp with validation_file {data}: {r.stderr[-300:]}")
+    val.append(re.findall(r"val loss = [0-9.e+-]+", r.stdout + r.stderr))
+check(len(val[0]) == 2 and val[0] == val[1], f"validation_file t.csv.gz: the plain file's losses {val}")
+
+# 4. Damaged files: exit 2 on 2 ranks, naming the file (and the line before a cut).
 env = dict(os.environ, OMP_NUM_THREADS="1", OMPI_MCA_orte_tmpdir_base=os.path.join(scratch, "ompi"))
 for data in [f for f in files if f != "members.csv.gz"]:
     with open(path(data), "rb") as f:
