@@ -75,7 +75,8 @@ std::string without_compression_extension(const std::string& path) {
   return path;
 }
 
-ByteInput::ByteInput(const std::string& path, CompressedText* record, const CompressedText* index) : index_(index) {
+ByteInput::ByteInput(const std::string& path, CompressedText* record, const CompressedText* index)
+    : path_(path), index_(index) {
   file_ = std::fopen(path.c_str(), "rb");
   if (!file_) {
     const int why = errno;
@@ -159,7 +160,7 @@ void ByteInput::seek(std::uint64_t to) {
     since_beat += got;
     if (since_beat >= (std::uint64_t{64} << 20)) {
       since_beat = 0;
-      Heartbeat::beat_current("reading text rows", "");  // Note [beats from the open]
+      Heartbeat::beat_current("reading text rows", path_);  // Note [beats from the open]
     }
   }
 }

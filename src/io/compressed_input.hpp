@@ -90,6 +90,7 @@ class ByteInput {
   void seek(std::uint64_t to);
 
  private:
+  std::string path_;
   std::FILE* file_ = nullptr;
   Compression kind_ = Compression::none;
   std::unique_ptr<Decoder> decoder_;

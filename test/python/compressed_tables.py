@@ -5,10 +5,11 @@ compression gzip, bz2 and xz, by Python's gzip module as three members (pigz, bg
 command. Checks, with build/apps/train and predict:
 - the mlp (data_cache stream: every epoch reads the file again) and the trees trained from each
   compressed file write the plain file's weights / model bit for bit, on 1 rank and on 2;
-- predict reads a .csv.gz as its plain twin (the same outputs); a LibSVM .bz2 trains the plain
-  file's model; a validation_file as .gz gives the plain file's validation losses;
+- predict reads a .csv.gz as its plain twin (the same outputs, mlp and gbdt); a LibSVM .bz2 trains
+  the plain file's model; a validation_file as .gz gives the plain file's validation losses;
 - a truncated and a bit-flipped .gz, .zst, .bz2, .xz: train on 2 ranks exits 2 (no crash, no rank
-  left waiting) naming the file; a truncated one names the last whole line before the damage.
+  left waiting) naming the file; a truncated .gz names the last whole line before the damage (zstd
+  and bzip2 give a block's text whole, and these files are cut in their first block).
 
 usage: compressed_tables.py BUILD_DIR MPIEXEC WORKDIR. Exits 77 (skipped) without pandas or h5py."""
 import bz2
@@ -107,6 +108,13 @@ if all(os.path.exists(path(d + ".pred.h5")) for d in ("t.csv", "t.csv.gz")):
     with h5py.File(path("t.csv.pred.h5"), "r") as p, h5py.File(path("t.csv.gz.pred.h5"), "r") as q:
         check(sorted(p.keys()) == sorted(q.keys()) and all(np.array_equal(p[k][...], q[k][...]) for k in p.keys()),
               "predict: the .csv.gz's outputs are the plain file's")
+
+preds = []
+for data in ("t.csv", "t.csv.gz"):
+    r = run([predict, path("gbdt_plain1.json"), path(data), path(data + ".pred.txt"), "--header", "--label-column", "y"])
+    check(r.returncode == 0, f"predict (gbdt) on {data}: {r.stderr[-300:]}")
+    preds.append(open(path(data + ".pred.txt")).read() if r.returncode == 0 else data)
+check(preds[0] == preds[1], "predict (gbdt): the .csv.gz's predictions are the plain file's")
 
 # 3. LibSVM as bzip2 (the LIBSVM page's files) trains the plain file's model; a validation_file as
 # .gz gives the plain file's validation losses.
