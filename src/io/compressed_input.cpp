@@ -181,9 +181,9 @@ std::shared_ptr<DataLines> take_reader(CompressedText& c, const std::string& fil
 }
 
 void give_back_reader(CompressedText& c, std::shared_ptr<DataLines> reader) {
-  // A few: the loader thread's and the evaluator's reads each keep theirs; more would only hold
-  // files open.
-  constexpr std::size_t kIdleReaders = 4;
+  // Two: the loader thread's reads and the evaluator's each keep theirs. More would hold memory
+  // for nothing: a reader holds 1 MiB of text and its decoder's window (xz -9: 64 MiB).
+  constexpr std::size_t kIdleReaders = 2;
   const std::lock_guard<std::mutex> hold(c.idle_lock);
   if (c.idle.size() >= kIdleReaders) c.idle.erase(c.idle.begin());
   c.idle.push_back(std::move(reader));
