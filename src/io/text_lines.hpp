@@ -7,13 +7,13 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
+#include "io/compressed_input.hpp"
 
 namespace hpct::io {
 
@@ -23,55 +23,45 @@ struct Line {
   int number;  // 1-based
 };
 
-// Note [streaming text]: the data lines of a file, read one at a time through the stream's buffer,
-// so a pass holds one line and never the file: a 252 MB table used to be held twice per rank (the
-// stream's copy and the string) next to its 112 MB of floats. Readers pass over the file twice:
-// scan_text records where each data line starts (12 bytes a row), then a read seeks to its rows and
-// parses only them. Data lines: non-blank, not starting with '#'; CR of CRLF files dropped; a UTF-8
+// Note [streaming text]: the data lines of a file, read one at a time through a buffer, so a pass
+// holds one line and never the file: a 252 MB table used to be held twice per rank (the stream's
+// copy and the string) next to its 112 MB of floats. Readers pass over the file twice: scan_text
+// records where each data line starts (12 bytes a row), then a read seeks to its rows and parses
+// only them. Data lines: non-blank, not starting with '#'; CR of CRLF files dropped; a UTF-8
 // byte-order mark at the start skipped (spreadsheet exports write one; pandas and XGBoost skip it).
+// A compressed file (gzip, zstd, bzip2, xz) is read decompressed, its offsets those of the text
+// (Note [compressed text] in compressed_input.cpp).
 class DataLines {
  public:
-  explicit DataLines(const std::string& path) : in_(path, std::ios::binary), path_(path) {
-    if (!in_) {
-      const int why = errno;
-      input_error(clip_for_log(path, 200), 0, "", "cannot open file (" + std::string(std::strerror(why)) + ")");
-    }
-  }
+  // Opens `path`. The scan passes `record` (it gets the file's compression and restart points); a
+  // read passes the scan's as `index`.
+  explicit DataLines(const std::string& path, CompressedText* record = nullptr,
+                     const CompressedText* index = nullptr);
   // The next data line (valid until the next call); false at the end of the file.
-  bool next(Line& l) {
-    while (true) {
-      start_ = pos_;
-      if (!std::getline(in_, text_)) return false;
-      pos_ += text_.size() + (in_.eof() ? 0 : 1);
-      ++number_;
-      if ((number_ & 0xFFFF) == 0)
-        Heartbeat::beat_current("reading text rows", path_);  // Note [beats from the open]
-      std::size_t b = 0, e = text_.size();
-      if (number_ == 1 && text_.compare(0, 3, "\xEF\xBB\xBF") == 0) b = 3;
-      if (e > b && text_[e - 1] == '\r') --e;
-      std::size_t s = b;
-      while (s < e && (text_[s] == ' ' || text_[s] == '\t')) ++s;
-      if (s == e || text_[s] == '#') continue;
-      l = {text_.data() + b, text_.data() + e, number_};
-      return true;
-    }
-  }
+  bool next(Line& l);
   // Byte offset of the line next() returned last.
   std::uint64_t offset() const { return start_; }
   // Continues at a data line that starts at `offset` and is line `number` (from a scan).
-  void seek(std::uint64_t offset, int number) {
-    in_.clear();
-    in_.seekg(static_cast<std::streamoff>(offset));
-    pos_ = offset;
-    number_ = number - 1;
-  }
+  void seek(std::uint64_t offset, int number);
+  // The lowest offset a seek reaches without going back to a restart point.
+  std::uint64_t reach() const { return base_; }
 
  private:
-  std::ifstream in_;
+  // The next line of the file without its '\n' (valid until the next call); false at the end.
+  bool raw_line(const char*& b, const char*& e);
+  // More of the file into buf_[tail_, ...); false at its end. Damage is an error naming the file
+  // and the last line read.
+  bool refill();
+
+  ByteInput in_;
   std::string path_;
-  std::string text_;
+  std::vector<char> buf_;
+  std::size_t head_ = 0, tail_ = 0;  // unread bytes: buf_[head_, tail_)
+  std::uint64_t base_ = 0;           // the offset of buf_[0] in the (decompressed) file
+  std::size_t chunk_;                // bytes the next refill asks for (plain files: small after a seek)
+  bool end_ = false;
   int number_ = 0;
-  std::uint64_t pos_ = 0, start_ = 0;
+  std::uint64_t start_ = 0;
 };
 
 // [b, e) without blanks at either end.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -151,7 +152,11 @@ void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t 
     strings->cells.resize(entries);
   }
   if (n == 0) return;
-  DataLines lines(t.file);
+  // A compressed file's reads continue its open readers (Note [compressed text]); a plain file's
+  // seeks cost nothing, so each read opens its own.
+  const std::shared_ptr<DataLines> reader = t.compressed ? take_reader(*t.compressed, t.file, t.offset[rows[0]])
+                                                         : std::make_shared<DataLines>(t.file);
+  DataLines& lines = *reader;
   Line l{};
   const auto cols = static_cast<std::size_t>(t.cols);
   float dummy = 0;
@@ -166,6 +171,7 @@ void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t 
       parse_delimited(t, l, x ? x + i * cols : nullptr, yr, w ? w + i : nullptr, strings ? &sink : nullptr,
                       static_cast<std::uint32_t>(i), weights_only);
   }
+  if (t.compressed) give_back_reader(*t.compressed, reader);
 }
 
 Table read_text_block(const std::string& path, const TextOptions& opt, int rank, int size) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -138,9 +139,10 @@ struct QueryScan {
 }  // namespace
 
 bool format_from_extension(const std::string& path, TextFormat& out) {
-  const auto dot = path.find_last_of('.');
-  if (dot == std::string::npos) return false;
-  const std::string ext = path.substr(dot + 1);
+  const std::string name = without_compression_extension(path);
+  const auto dot = name.find_last_of('.');
+  if (dot == std::string::npos || name.find('/', dot) != std::string::npos) return false;
+  const std::string ext = name.substr(dot + 1);
   if (ext == "csv") out = TextFormat::csv;
   else if (ext == "tsv" || ext == "train" || ext == "test") out = TextFormat::tsv;
   else if (ext == "svm" || ext == "libsvm") out = TextFormat::libsvm;
@@ -152,7 +154,8 @@ TextLayout scan_text(const std::string& path, const TextOptions& opt) {
   TextLayout t;
   t.file = path;
   t.opt = opt;
-  DataLines lines(path);
+  auto compressed = std::make_shared<CompressedText>();
+  DataLines lines(path, compressed.get());
   Line l{};
   const bool delimited = opt.format != TextFormat::libsvm;
   std::vector<std::string> header;
@@ -178,6 +181,7 @@ TextLayout scan_text(const std::string& path, const TextOptions& opt) {
   if (t.rows == 0) input_error(path, 0, "", "no data lines");
   if (!t.query_start.empty()) t.query_start.push_back(t.rows);
   if (!delimited) t.cols = opt.num_features >= 0 ? opt.num_features : max_col + 1;
+  if (compressed->kind != Compression::none) t.compressed = std::move(compressed);
   return t;
 }
 

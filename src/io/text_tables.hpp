@@ -3,10 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace hpct::io {
+
+struct CompressedText;  // compressed_input.hpp
 
 enum class TextFormat { csv, tsv, libsvm };
 
@@ -68,6 +71,9 @@ struct TextLayout {
   // Ranking tables (group_column, or LibSVM qid: tokens): the first row of every query, then rows;
   // empty without query ids. The scan checks that each query's rows are contiguous.
   std::vector<long long> query_start;
+  // A compressed file (gzip, zstd, bzip2, xz): its restart points and the reader reads continue
+  // (Note [compressed text] in compressed_input.cpp); null for a plain file.
+  std::shared_ptr<CompressedText> compressed;
 };
 
 // One pass over the file; checks the header against the first data row and the label column.
@@ -91,8 +97,8 @@ struct TextStrings {
 void read_text_rows(const TextLayout& t, const std::uint64_t* rows, std::size_t n, float* x, float* y,
                     TextStrings* strings = nullptr, float* w = nullptr);
 
-// "csv", "tsv", "libsvm" from a file name's extension (.csv, .tsv/.txt/.train/.test, .svm/.libsvm).
-// Returns false when the extension says nothing.
+// "csv", "tsv", "libsvm" from a file name's extension (.csv, .tsv/.txt/.train/.test, .svm/.libsvm),
+// a compressor's after it skipped (higgs.csv.gz: csv). Returns false when the extension says nothing.
 bool format_from_extension(const std::string& path, TextFormat& out);
 
 // Rows [rank * N / size, (rank + 1) * N / size) of the file's data lines (blank lines and lines
