@@ -19,6 +19,12 @@ add_test(NAME image_formats_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/re
 set_tests_properties(image_formats_pillow PROPERTIES FIXTURES_SETUP image_formats SKIP_RETURN_CODE 77 LABELS "mpi;images")
 hpctrain_test(test_image_formats SOURCES data/test_image_formats.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images"
               FIXTURES image_formats)
+# BMP, GIF and PNM on files written by Pillow (and PNM layouts by hand), against Pillow's decode.
+add_test(NAME bitmap_images_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/reference_python.sh
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/make_bitmap_images.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_bitmap_images)
+set_tests_properties(bitmap_images_pillow PROPERTIES FIXTURES_SETUP bitmap_images SKIP_RETURN_CODE 77 LABELS "mpi;images")
+hpctrain_test(test_bitmap_images SOURCES data/test_bitmap_images.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images"
+              FIXTURES bitmap_images)
 # HEIF (HEIC) and AVIF on files written by heif-enc, pillow-heif and Pillow, against pillow-heif's and
 # Pillow's decode (pillow-heif and Pillow >= 11.3 are in .deps/zarr3env).
 add_test(NAME heif_images_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh
