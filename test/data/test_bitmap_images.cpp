@@ -2,7 +2,8 @@
 // (test/python/make_bitmap_images.py, the ctest fixture bitmap_images): every file's pixels (BMP of
 // 24 and 32 bits, grey, a palette, 1 bit; GIF of Pillow's palettes, an animation's first frame; PPM,
 // PGM and PBM binary and plain, 16-bit, maxval 100, a comment) equal Pillow's decode of it exactly,
-// as RGB and as grey, and the header check gives its size; a GTSRB-shaped folder (.ppm files and a
+// as RGB and as grey, and the header check gives its size; a GIF's transparent pixels black; a
+// GTSRB-shaped folder (.ppm files and a
 // GT-*.csv in each class folder) reads, the CSVs left out without a word; a file is read as its
 // first bytes say, not its name (a PNG or PPM named .JPEG); cut files are refused by the check at
 // open and the decode naming them, libnetpbm printing nothing, and left out by broken_images skip;
@@ -56,6 +57,14 @@ void expect_colour_of_class(const Rows& r, std::uint64_t row, const std::string&
   ASSERT_LT(c, 3);
   for (int ch = 0; ch < 3; ++ch)
     for (int p = 0; p < 30; ++p) EXPECT_NEAR(r.x[row * 90 + ch * 30 + p] * 255, kColours[c][ch], 3.0) << file;
+}
+
+// A GIF's transparent pixels read black (stb_image composes the first frame on black), its others
+// as Pillow's convert("RGB") (docs/bitmap-formats.md: Pillow gives the transparent index's palette
+// colour, here (90, 140, 125)).
+TEST(BitmapImages, AGifsTransparentPixelsReadBlack) {
+  const std::string path = kBitmaps + "transparent/t.gif";
+  EXPECT_EQ(decode_image(path, 3).pixels, bytes_of(path + ".rgb"));
 }
 
 // GTSRB's training folders: 000NN/ of .ppm files and GT-000NN.csv (the annotations). The .ppm

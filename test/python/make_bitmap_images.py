@@ -22,6 +22,8 @@ decoder's tests (test_bitmap_images).
                           cls0/b.bmp, cls1/g.gif and cls2/p.ppm cut to 60%; broken/mixed_removed/:
                           without them
   broken/<name>           rgb_cut.bmp, anim_cut.gif, rgb_cut.ppm, plain_cut.pgm (cut short)
+  transparent/t.gif      a GIF of transparent index 3, and t.gif.rgb: Pillow's convert("RGB") of it
+                          with its transparent pixels black, as stb_image reads them
   huge/<name>             headers claiming 70000 x 70000 pixels (a BMP, a PPM) or 65535 x 65535 (a
                           GIF), a few bytes of data after them (Note [pixel limit])
 usage: make_bitmap_images.py OUT_DIR
@@ -158,6 +160,20 @@ for name, src, keep in (("rgb_cut.bmp", "rgb.bmp", 0.7), ("anim_cut.gif", "anim.
                         ("rgb_cut.ppm", "rgb.ppm", 0.9), ("plain_cut.pgm", "plain.pgm", 0.8)):
     open(os.path.join(b, name), "wb").write(open(os.path.join(fmt, src), "rb").read())
     cut(os.path.join(b, name), keep)
+
+# GIF transparency (docs/bitmap-formats.md): stb_image composes the first frame on black, so a
+# transparent pixel reads black where Pillow's convert("RGB") gives its palette colour (90, 140, 125).
+tr = os.path.join(out, "transparent")
+os.makedirs(tr)
+idx = ((x + y) % 8).astype(np.uint8)
+im = Image.fromarray(idx, "P")
+im.putpalette([v for k in range(8) for v in (30 * k, 200 - 20 * k, 50 + 25 * k)])
+im.save(os.path.join(tr, "t.gif"), transparency=3)
+with Image.open(os.path.join(tr, "t.gif")) as g:
+    shown = np.asarray(g.convert("RGB")).copy()
+assert (shown[idx == 3] == (90, 140, 125)).all()
+shown[idx == 3] = 0
+open(os.path.join(tr, "t.gif.rgb"), "wb").write(shown.tobytes())
 
 huge = os.path.join(out, "huge")
 os.makedirs(huge)
