@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "data/image_formats.hpp"
@@ -13,14 +14,16 @@
 // Note [stb_image here]: stb_image is one header (Debian's libstb-dev; nothings/stb elsewhere,
 // STB_ROOT: CMakeLists.txt), its implementation compiled where STB_IMAGE_IMPLEMENTATION is defined:
 // here, static (no symbol of a libstb or another copy in the process clashes), with only its BMP and
-// GIF decoders (PNG, JPEG and PNM have their own libraries), no stdio (the file is read here). Its
-// error text is per thread (stbi_failure_reason: thread_local in C++11), it keeps no other state we
-// touch (the global vertical flip is never set), so the loader threads decode at once.
+// GIF decoders (PNG, JPEG and PNM have their own libraries), no stdio (the file is read here), its
+// errors in words (STBI_FAILURE_USERMSG: "BMP type not supported: RLE"). Its error text is per
+// thread (stbi_failure_reason: thread_local in C++11), it keeps no other state we touch (the global
+// vertical flip is never set), so the loader threads decode at once.
 #define STB_IMAGE_IMPLEMENTATION
 #define STB_IMAGE_STATIC
 #define STBI_ONLY_BMP
 #define STBI_ONLY_GIF
 #define STBI_NO_STDIO
+#define STBI_FAILURE_USERMSG
 #include <stb_image.h>
 
 namespace hpct::image_formats {
@@ -62,6 +65,18 @@ int at_end(void* user) {
 
 const stbi_io_callbacks kCallbacks = {read_bytes, skip_bytes, at_end};
 
+// Why stb_image refuses `bytes`: its decoder's reason. stbi_info tries every decoder and keeps the
+// last one's ("Image not of any known type"), so the refusal is asked of stbi_load, which gives up
+// at the same header before allocating the pixels.
+std::string refusal(const std::vector<unsigned char>& bytes) {
+  Source source{&bytes};
+  int x = 0, y = 0, comp = 0;
+  stbi_uc* px = stbi_load_from_callbacks(&kCallbacks, &source, &x, &y, &comp, 3);
+  if (px == nullptr) return stbi_failure_reason();
+  stbi_image_free(px);
+  return "its header is not read";
+}
+
 // The bytes of `file`: all of them, or (`head`) its first 4 KiB, enough for either header (a BMP's
 // 14 and up to 124, a GIF's 13); `size`: the file's.
 std::vector<unsigned char> read_file(const std::string& file, bool head, std::size_t& size) {
@@ -91,7 +106,7 @@ Image decode_bmp_gif(const std::string& file, int channels, bool header_only, bo
   Source info{&bytes};
   int w = 0, h = 0, comp = 0;
   if (!stbi_info_from_callbacks(&kCallbacks, &info, &w, &h, &comp))
-    fail(file, kind + stbi_failure_reason() + " (a truncated or corrupt file)");
+    fail(file, kind + refusal(bytes) + " (a layout stb_image does not read, or a truncated or corrupt file)");
   check_pixel_count(file, static_cast<std::uint64_t>(w), static_cast<std::uint64_t>(h));  // Note [pixel limit]
   Image out;
   out.width = out.file_width = w, out.height = out.file_height = h, out.channels = channels;
@@ -115,7 +130,9 @@ Image decode_bmp_gif(const std::string& file, int channels, bool header_only, bo
   // Always 3 components (an alpha, a GIF's transparency, dropped: Note [PNG alpha]); grey made of
   // them as Pillow's convert("L") makes it (a grey palette's: the grey itself).
   stbi_uc* px = stbi_load_from_callbacks(&kCallbacks, &source, &x, &y, &comp, 3);
-  if (px == nullptr) fail(file, kind + stbi_failure_reason() + " (a truncated or corrupt file)");
+  if (px == nullptr)
+    fail(file,
+         kind + stbi_failure_reason() + " (a layout stb_image does not read, or a truncated or corrupt file)");
   if (source.past_end || x != w || y != h) {
     stbi_image_free(px);
     fail(file, kind + "the data ends early (a truncated file)");

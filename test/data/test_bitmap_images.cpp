@@ -102,14 +102,16 @@ TEST(BitmapImages, FilesReadAsTheirFirstBytesSayNotTheirNames) {
 }
 
 // A cut file is refused by the check at open (its end is not its kind's: decoded once) and by its
-// decode, naming it, with its decoder's message; libnetpbm prints nothing (Note [libnetpbm errors]).
+// decode, naming it, with its decoder's message, as is a layout not read (an RLE BMP); libnetpbm
+// prints nothing (Note [libnetpbm errors]).
 TEST(BitmapImages, CutFilesAreRefusedNamingThem) {
   const std::string b = kBitmaps + "broken/";
   testing::internal::CaptureStderr();
   for (const auto& [name, why] :
        {std::make_pair("rgb_cut.bmp", ": BMP: the data ends early (a truncated file)"),
         std::make_pair("anim_cut.gif", ": GIF: the data ends early (a truncated file)"),
-        std::make_pair("rgb_cut.ppm", ": PNM: "), std::make_pair("plain_cut.pgm", ": PNM: ")}) {
+        std::make_pair("rgb_cut.ppm", ": PNM: "), std::make_pair("plain_cut.pgm", ": PNM: "),
+        std::make_pair("rle.bmp", ": BMP: BMP type not supported: RLE (a layout stb_image does not read")}) {
     const std::string path = b + name;
     int w = 0, h = 0;
     const std::string at_open = error_message([&] { check_image(path, w, h); });

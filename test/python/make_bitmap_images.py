@@ -21,7 +21,8 @@ decoder's tests (test_bitmap_images).
   broken/mixed_cut/       3 classes of one colour each of BMP, GIF, PPM, PGM and PNG files, with
                           cls0/b.bmp, cls1/g.gif and cls2/p.ppm cut to 60%; broken/mixed_removed/:
                           without them
-  broken/<name>           rgb_cut.bmp, anim_cut.gif, rgb_cut.ppm, plain_cut.pgm (cut short)
+  broken/<name>           rgb_cut.bmp, anim_cut.gif, rgb_cut.ppm, plain_cut.pgm (cut short); rle.bmp
+                          (rgb.bmp saying BI_RLE8: a layout not read)
   transparent/t.gif      a GIF of transparent index 3, and t.gif.rgb: Pillow's convert("RGB") of it
                           with its transparent pixels black, as stb_image reads them
   huge/<name>             headers claiming 70000 x 70000 pixels (a BMP, a PPM) or 65535 x 65535 (a
@@ -174,6 +175,9 @@ with Image.open(os.path.join(tr, "t.gif")) as g:
 assert (shown[idx == 3] == (90, 140, 125)).all()
 shown[idx == 3] = 0
 open(os.path.join(tr, "t.gif.rgb"), "wb").write(shown.tobytes())
+d = bytearray(open(os.path.join(fmt, "rgb.bmp"), "rb").read())
+d[30] = 1  # its compression BI_RLE8, which stb_image does not read (Pillow does)
+open(os.path.join(b, "rle.bmp"), "wb").write(d)
 
 huge = os.path.join(out, "huge")
 os.makedirs(huge)
