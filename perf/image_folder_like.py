@@ -2,12 +2,13 @@
 """An ImageNet-style image folder of small JPEGs for measuring image_folder's check at open
 (docs/images.md, "Opening image data"): --classes sub-folders of --files JPEGs in all, each
 --size pixels of a colour gradient (Pillow, quality 90). --format: the same pictures as PNG, WebP
-(lossy, quality 90, or lossless), TIFF (uncompressed or LZW), or HEIC or AVIF (libheif's heif-enc,
-quality 90: x265 and aom; a process a file, so seconds a file) instead, to compare their decoding
+(lossy, quality 90, or lossless), TIFF (uncompressed or LZW), BMP, GIF (Pillow's palette of the
+picture), PPM, or HEIC or AVIF (libheif's heif-enc, quality 90: x265 and aom; a process a file, so
+seconds a file) instead, to compare their decoding
 (docs/image-formats.md). --orientation N: each file with EXIF Orientation N (a JPEG's or WebP's
 EXIF block, a PNG's eXIf chunk, a TIFF's tag 274), to time exif_orientation apply.
 usage: perf/image_folder_like.py OUT_DIR [--files 20000] [--classes 100] [--size 160x120]
-       [--format jpeg|png|webp|webp-lossless|tiff|tiff-lzw|heic|avif] [--orientation 1..8]"""
+       [--format jpeg|png|webp|webp-lossless|tiff|tiff-lzw|bmp|gif|ppm|heic|avif] [--orientation 1..8]"""
 import argparse
 import os
 import subprocess
@@ -22,13 +23,14 @@ p.add_argument("--classes", type=int, default=100)
 p.add_argument("--size", default="160x120")
 FORMATS = {"jpeg": ("JPEG", {"quality": 90}), "png": ("png", {}), "webp": ("webp", {"quality": 90}),
            "webp-lossless": ("webp", {"lossless": True}), "tiff": ("tif", {}),
-           "tiff-lzw": ("tif", {"compression": "tiff_lzw"}), "heic": ("heic", {}), "avif": ("avif", {})}
+           "tiff-lzw": ("tif", {"compression": "tiff_lzw"}), "bmp": ("bmp", {}), "gif": ("gif", {}),
+           "ppm": ("ppm", {}), "heic": ("heic", {}), "avif": ("avif", {})}
 p.add_argument("--format", choices=sorted(FORMATS), default="jpeg")
 p.add_argument("--orientation", type=int, choices=range(1, 9))
 a = p.parse_args()
 ext, options = FORMATS[a.format]
-if a.orientation and ext in ("heic", "avif"):
-    p.error("--orientation: not for HEIC or AVIF (heif-enc writes no EXIF from a PNG)")
+if a.orientation and ext in ("heic", "avif", "bmp", "gif", "ppm"):
+    p.error("--orientation: not for HEIC, AVIF, BMP, GIF or PPM (no EXIF block Pillow writes or reads)")
 if a.orientation and ext == "tif":
     options = dict(options, tiffinfo={274: a.orientation})
 elif a.orientation:

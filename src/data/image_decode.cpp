@@ -1,7 +1,7 @@
 // PNG through libpng's simplified API, JPEG through libjpeg-turbo (errors and warnings, such as a
-// truncated file, become an Error naming the file), WebP, TIFF, HEIF and AVIF through their own
-// files (image_formats.hpp), each told by its first bytes; EXIF orientation (libexif) applied to JPEG, WebP,
-// PNG and TIFF; and the image store's cache.
+// truncated file, become an Error naming the file), WebP, TIFF, HEIF, AVIF, BMP, GIF and PNM through
+// their own files (image_formats.hpp), each told by its first bytes; EXIF orientation
+// (image_orientation.cpp) applied to JPEG, WebP, PNG and TIFF; and the image store's cache.
 #include "data/image_decode.hpp"
 
 #include <atomic>
@@ -9,11 +9,9 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 // clang-format off
 #include <jpeglib.h>  // needs <cstdio> first
 // clang-format on
-#include <libexif/exif-data.h>
 #include <png.h>
 
 #include "core/error.hpp"
@@ -53,32 +51,6 @@ std::FILE* open_image(const std::string& file) {
   return f;
 }
 
-// Note [EXIF orientation]: the Orientation tag (0x0112) of the EXIF block (a JPEG's APP1 marker,
-// which libjpeg hands over whole when asked to keep it: jpeg_save_markers; a WebP's EXIF chunk,
-// image_webp.cpp; a PNG's eXIf chunk, image_png_exif.cpp) is read by libexif from the first
-// directory (IFD0) only, as Pillow's getexif() and exif_transpose read it; not through exif_data_get_entry, which would also take IFD1's (the
-// thumbnail's). libexif bounds-checks every offset and count: a truncated or malformed block, or an
-// entry whose values lie past its end, loads without that entry. No entry, a value outside 1..8 or
-// one of another type (ASCII) reads as orientation 1 (none): the stored pixels, as Pillow then shows
-// them. libexif's default option EXIF_DATA_OPTION_FOLLOW_SPECIFICATION turns an Orientation written
-// as LONG or BYTE into the SHORT the standard asks for, so such a file is turned, as Pillow turns it
-// (ImageDecode.MalformedExifReadsAsNoOrientation). A TIFF's Orientation is a tag of its own first
-// directory (274, the same tag: Pillow's getexif reads that directory), read by libtiff
-// (image_tiff.cpp). apply_orientation turns the pixels of all four alike.
-int exif_orientation(const unsigned char* d, std::size_t n) {
-  // Only a block that starts with the EXIF header: given other bytes (XMP's APP1), libexif would
-  // look for JPEG markers in them.
-  if (n < 6 || std::memcmp(d, "Exif\0\0", 6) != 0) return 1;
-  if (n > 0xFFFFFFFFu) return 1;  // libexif takes an unsigned int (a JPEG's APP1: under 64 KiB)
-  const auto size = static_cast<unsigned int>(n);
-  const std::unique_ptr<ExifData, void (*)(ExifData*)> exif(exif_data_new_from_data(d, size), exif_data_unref);
-  if (!exif) return 1;
-  const ExifEntry* e = exif_content_get_entry(exif->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
-  if (e == nullptr || e->format != EXIF_FORMAT_SHORT || e->size < 2) return 1;
-  const int v = exif_get_short(e->data, exif_data_get_byte_order(exif.get()));
-  return v >= 1 && v <= 8 ? v : 1;
-}
-
 }  // namespace image_formats
 
 void set_max_image_pixels(std::uint64_t pixels) { image_formats::pixel_limit = pixels; }
@@ -90,8 +62,9 @@ using image_formats::exif_orientation;
 using image_formats::fail;
 using image_formats::open_image;
 using image_formats::png_orientation;
+using image_formats::upright;
 
-enum class Kind { png, jpeg, webp, tiff, heif };
+enum class Kind { png, jpeg, webp, tiff, heif, bmp, gif, pnm };
 
 constexpr std::size_t kHeadBytes = 12;  // enough to tell every kind (WebP's: "RIFF", size, "WEBP")
 
@@ -100,7 +73,8 @@ constexpr std::size_t kHeadBytes = 12;  // enough to tell every kind (WebP's: "R
 // ISO-BMFF file (its first box `ftyp`) whose major brand is HEIF's or AVIF's: HEVC images (heic,
 // heix, heim, heis), sequences (hevc, hevx, hevm, hevs), the generic image and sequence brands (mif1,
 // msf1, mif2: a phone's HEIC may carry mif1 first) and AV1's (avif, avis). A video's (isom, mp42, qt)
-// is none of them.
+// is none of them; a BMP's "BM", a GIF's "GIF87a" or "GIF89a", a PNM's "P1" to "P6" and a white
+// space (PBM, PGM, PPM: plain, then binary; Pillow reads these six).
 bool heif_brand(const unsigned char* b) {
   static const char kBrands[][5] = {"heic", "heix", "heim", "heis", "hevc", "hevx", "hevm",
                                     "hevs", "mif1", "msf1", "mif2", "avif", "avis"};
@@ -117,8 +91,13 @@ Kind kind_from(const unsigned char* head, std::size_t n, const std::string& file
                  std::memcmp(head, "II+\0", 4) == 0 || std::memcmp(head, "MM\0+", 4) == 0))
     return Kind::tiff;
   if (n >= 12 && std::memcmp(head + 4, "ftyp", 4) == 0 && heif_brand(head + 8)) return Kind::heif;
-  fail(file,
-       n == 0 ? "the image file is empty" : "not a PNG, JPEG, WebP, TIFF, HEIF or AVIF file (by its first bytes)");
+  if (n >= 2 && head[0] == 'B' && head[1] == 'M') return Kind::bmp;
+  if (n >= 6 && (std::memcmp(head, "GIF87a", 6) == 0 || std::memcmp(head, "GIF89a", 6) == 0)) return Kind::gif;
+  if (n >= 3 && head[0] == 'P' && head[1] >= '1' && head[1] <= '6' &&
+      (head[2] == ' ' || head[2] == '\t' || head[2] == '\r' || head[2] == '\n'))
+    return Kind::pnm;
+  fail(file, n == 0 ? "the image file is empty"
+                    : "not a PNG, JPEG, WebP, TIFF, HEIF, AVIF, BMP, GIF or PNM file (by its first bytes)");
 }
 
 Kind kind_of(const std::string& file) {
@@ -243,50 +222,6 @@ bool read_jpeg(std::FILE* f, int channels, const ReduceRule* reduce, bool orient
   return !errors.warned;
 }
 
-// The pixels of `im` turned as EXIF orientation `o` asks (2..8), as Pillow's ImageOps.exif_transpose
-// turns them; 5..8 swap width and height. Output pixel (x, y) is the file's pixel at index
-// origin + x * dx + y * dy (pixels, row by row): a walk, not a case per pixel (a 640 x 480 RGB
-// image, orientation 6: 0.7 ms less a file than with the switch in the loop; in blocks of 32 x 32
-// pixels, no faster).
-void apply_orientation(Image& im, int o) {
-  if (o < 2 || o > 8) return;
-  const std::ptrdiff_t w = im.width, h = im.height, last_row = (h - 1) * w;
-  std::ptrdiff_t origin = 0, dx = 1, dy = w;  // 1: as stored
-  switch (o) {
-    case 2: origin = w - 1, dx = -1, dy = w; break;              // mirrored left-right
-    case 3: origin = last_row + w - 1, dx = -1, dy = -w; break;  // turned 180
-    case 4: origin = last_row, dx = 1, dy = -w; break;           // mirrored top-bottom
-    case 5: origin = 0, dx = w, dy = 1; break;                   // transposed
-    case 6: origin = last_row, dx = -w, dy = 1; break;           // turned 90 clockwise
-    case 7: origin = last_row + w - 1, dx = -w, dy = -1; break;  // transversed
-    default: origin = w - 1, dx = w, dy = -1; break;             // 8: turned 90 anticlockwise
-  }
-  const std::ptrdiff_t W = o >= 5 ? h : w, H = o >= 5 ? w : h;  // the output's
-  const auto c = static_cast<std::ptrdiff_t>(im.channels);
-  std::vector<std::uint8_t> px(im.pixels.size());
-  std::uint8_t* to = px.data();
-  const std::uint8_t* from = im.pixels.data();
-  for (std::ptrdiff_t y = 0; y < H; ++y) {
-    std::ptrdiff_t at = origin + y * dy;
-    if (c == 3) {
-      for (std::ptrdiff_t x = 0; x < W; ++x, at += dx, to += 3)
-        to[0] = from[3 * at], to[1] = from[3 * at + 1], to[2] = from[3 * at + 2];
-    } else {
-      for (std::ptrdiff_t x = 0; x < W; ++x, at += dx, to += c) std::memcpy(to, from + at * c, c);
-    }
-  }
-  im.pixels = std::move(px);
-  if (o >= 5) std::swap(im.width, im.height), std::swap(im.file_width, im.file_height);
-}
-
-// `im`, decoded (or only its header read: `header_only`) as stored, as shown upright by orientation
-// `o`: its pixels turned, or its size as shown.
-Image upright(Image im, int o, bool header_only) {
-  if (!header_only) apply_orientation(im, o);
-  else if (o >= 5) std::swap(im.width, im.height), std::swap(im.file_width, im.file_height);
-  return im;
-}
-
 // Note [TIFF orientation]: a TIFF is shown upright by its Orientation tag whatever exif_orientation
 // says, as PIL's Image.open shows it (Pillow turns a TIFF as it loads it, since 6.2: so do
 // torchvision's ImageFolder and viewers); the tag is the TIFF format's own, not EXIF metadata beside
@@ -294,10 +229,14 @@ Image upright(Image im, int o, bool header_only) {
 // python-pillow/Pillow#7381: its Image.open is the reference, test/python/make_image_formats.py.)
 // A JPEG's, WebP's or PNG's EXIF orientation is applied only where asked (Note [EXIF orientation]).
 //
-// A WebP, TIFF, HEIF or AVIF file as decode_image (`header_only`: image_size) reads it, upright where its
-// orientation applies (`orient`: exif_orientation apply); `whole`: as image_formats' decoders take it.
+// A WebP, TIFF, HEIF, AVIF, BMP, GIF or PNM file as decode_image (`header_only`: image_size) reads
+// it, upright where its orientation applies (`orient`: exif_orientation apply); `whole`: as
+// image_formats' decoders take it.
 Image decode_other(Kind kind, const std::string& file, int channels, bool header_only, bool orient,
                    bool* whole = nullptr) {
+  if (kind == Kind::bmp || kind == Kind::gif)
+    return image_formats::decode_bmp_gif(file, channels, header_only, whole);
+  if (kind == Kind::pnm) return image_formats::decode_pnm(file, channels, header_only, whole);
   int o = 1;
   int* orientation = orient || kind == Kind::tiff ? &o : nullptr;
   Image im = kind == Kind::webp   ? image_formats::decode_webp(file, channels, header_only, orientation, whole)
@@ -334,9 +273,7 @@ Image decode_image(const std::string& file, int channels, const ReduceRule& redu
   switch (kind) {
     case Kind::png: return upright(decode_png(file, channels, false), orient ? png_orientation(file) : 1, false);
     case Kind::jpeg: return decode_jpeg(file, channels, &reduce, orient);
-    case Kind::webp:
-    case Kind::tiff:
-    case Kind::heif: break;
+    default: break;
   }
   return decode_other(kind, file, channels, false, orient);
 }
@@ -355,9 +292,7 @@ void image_size(const std::string& file, int& width, int& height, bool orient) {
   switch (kind) {
     case Kind::png: im = upright(decode_png(file, 1, true), orient ? png_orientation(file) : 1, true); break;
     case Kind::jpeg: im = decode_jpeg(file, 1, nullptr, orient); break;
-    case Kind::webp:
-    case Kind::tiff:
-    case Kind::heif: im = decode_other(kind, file, 1, true, orient); break;
+    default: im = decode_other(kind, file, 1, true, orient); break;
   }
   width = im.width, height = im.height;
 }
@@ -367,7 +302,8 @@ void check_image(const std::string& file, int& width, int& height, bool orient,
   // Note [image checks at open]: the first bytes and the last, in one open. A PNG ends with its
   // IEND chunk (length 0, type, CRC), a JPEG with its end-of-image marker; a WebP's and a TIFF's
   // header say where their data ends (decode_webp's and decode_tiff's `whole`: Note [TIFF extent]),
-  // a HEIF's top-level boxes (decode_heif's).
+  // a HEIF's top-level boxes (decode_heif's), a BMP's, GIF's and PNM's: decode_bmp_gif's and
+  // decode_pnm's.
   static const unsigned char kPngEnd[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
   static const unsigned char kJpegEnd[2] = {0xFF, 0xD9};
   Heartbeat::beat_current("checking an image", file);  // Note [beats from the open]
@@ -388,9 +324,7 @@ void check_image(const std::string& file, int& width, int& height, bool orient,
       ends_well = tail_read && std::memcmp(tail + 10, kJpegEnd, 2) == 0;
       im = decode_jpeg(file, 1, nullptr, orient, &cmyk);
       break;
-    case Kind::webp:
-    case Kind::tiff:
-    case Kind::heif: im = decode_other(kind, file, 1, true, orient, &ends_well); break;
+    default: im = decode_other(kind, file, 1, true, orient, &ends_well); break;
   }
   width = im.width, height = im.height;
   if (width <= 0 || height <= 0) fail(file, strf("the image is %d x %d pixels", width, height));

@@ -1,7 +1,8 @@
-// Decoding PNG, JPEG, WebP and TIFF files into 8-bit pixels (libpng's simplified API, libjpeg-turbo,
-// libwebp, libtiff), and the store of a data set's image files that keeps what it decoded in memory
-// while it fits (data_cache), optionally turned upright by a JPEG's or WebP's EXIF orientation (a
-// TIFF always by its Orientation tag). Host code only: the loader thread calls it.
+// Decoding PNG, JPEG, WebP, TIFF, HEIF/AVIF, BMP, GIF and PNM files into 8-bit pixels (libpng's
+// simplified API, libjpeg-turbo, libwebp, libtiff, libheif, stb_image, libnetpbm), and the store of
+// a data set's image files that keeps what it decoded in memory while it fits (data_cache),
+// optionally turned upright by a JPEG's or WebP's EXIF orientation (a TIFF always by its Orientation
+// tag). Host code only: the loader thread calls it.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +27,8 @@ struct Image {
   }
 };
 
-// Decodes `file` (PNG, JPEG, WebP or TIFF, told by its first bytes, not its name; a TIFF's first
-// page, an animated WebP's first frame) as `channels` channels (1: grey, 3: RGB; the decoder
+// Decodes `file` (PNG, JPEG, WebP, TIFF, HEIF, AVIF, BMP, GIF or PNM, told by its first bytes, not
+// its name; a TIFF's first page, an animated WebP's or GIF's first frame) as `channels` channels (1: grey, 3: RGB; the decoder
 // converts, an alpha channel dropped: Note [PNG alpha]). Throws a bad_input Error naming the file for
 // a missing, unreadable, truncated or corrupt file, or a layout it does not read (a CMYK JPEG, a
 // floating-point TIFF).

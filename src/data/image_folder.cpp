@@ -1,5 +1,5 @@
 // The `image_folder` data source: an ImageNet-style folder (torchvision's ImageFolder), one
-// sub-folder per class holding PNG, JPEG, WebP and TIFF files of any size; classes are the sub-folders in name
+// sub-folder per class holding PNG, JPEG, WebP, TIFF, HEIF, AVIF, BMP, GIF and PNM files of any size; classes are the sub-folders in name
 // order. Each row is one file, decoded (data/image_decode.hpp), resized to image_height x
 // image_width and normalised (data/image_transform.hpp); training rows are augmented per epoch.
 // Fields: "inputs" float32 [C, H, W] and "targets" int64 (the class index).
@@ -34,22 +34,24 @@ std::string extension_of(const fs::path& p) {
 // The files listed, by their extension in any case (their first bytes tell the decoder their kind).
 bool image_extension(const fs::path& p) {
   const std::string e = extension_of(p);
-  return e == ".png" || e == ".jpg" || e == ".jpeg" || e == ".webp" || e == ".tif" || e == ".tiff" ||
-         e == ".heic" || e == ".heif" || e == ".avif";
-}
-
-// Note [image kinds not read]: a class folder's photographs of a kind the decoder does not read
-// (GIF, BMP, JPEG XL, JPEG 2000, Netpbm) are left out of the listing, as
-// torchvision's ImageFolder leaves out what its extension list lacks; but a folder that holds them
-// gets fewer rows than files, so they are counted by extension and named at open (one line per
-// folder, rank 0), and a folder holding only them is refused naming them. Other files (a README,
-// a .csv of labels, hidden ones such as .DS_Store) are no images: left out without a word.
-bool unread_image_extension(const std::string& e) {
-  static const char* const kinds[] = {".bmp", ".gif", ".j2k", ".jp2", ".jxl", ".pbm", ".pgm", ".pnm", ".ppm"};
+  static const char* const kinds[] = {".png",  ".jpg", ".jpeg", ".webp", ".tif", ".tiff", ".heic", ".heif",
+                                      ".avif", ".bmp", ".gif",  ".ppm",  ".pgm", ".pbm",  ".pnm"};
   return std::any_of(std::begin(kinds), std::end(kinds), [&](const char* k) { return e == k; });
 }
 
-// "N image files of kinds not read" + `left` + " (.gif 10, .bmp 2): convert them ..." of the count
+// Note [image kinds not read]: a class folder's photographs of a kind the decoder does not read
+// (JPEG XL, JPEG 2000) are left out of the listing, as
+// torchvision's ImageFolder leaves out what its extension list lacks; but a folder that holds them
+// gets fewer rows than files, so they are counted by extension and named at open (one line per
+// folder, rank 0), and a folder holding only them is refused naming them. Other files (a README,
+// a .csv of labels such as GTSRB's GT-00000.csv beside its .ppm files, hidden ones such as .DS_Store)
+// are no images: left out without a word.
+bool unread_image_extension(const std::string& e) {
+  static const char* const kinds[] = {".j2k", ".jp2", ".jxl"};
+  return std::any_of(std::begin(kinds), std::end(kinds), [&](const char* k) { return e == k; });
+}
+
+// "N image files of kinds not read" + `left` + " (.jxl 10, .jp2 2): convert them ..." of the count
 // of each extension in `unread` (most first), or "" where it is empty.
 std::string unread_summary(const std::map<std::string, std::size_t>& unread, const char* left) {
   std::vector<std::pair<std::size_t, std::string>> by_count;
@@ -76,7 +78,8 @@ std::vector<std::string> class_names(const std::string& root) {
   std::sort(names.begin(), names.end());
   if (names.empty())
     throw Error(root +
-                    ": no class sub-folders (image_folder reads ROOT/<class>/<image>.png|jpg|webp|tif|heic|avif)",
+                    ": no class sub-folders (image_folder reads "
+                    "ROOT/<class>/<image>.png|jpg|webp|tif|heic|avif|bmp|gif|ppm|pgm)",
                 ExitCode::bad_input);
   return names;
 }
@@ -109,7 +112,9 @@ void list_files(const std::string& root, Listing& l) {
   if (l.files.empty()) {
     const std::string found = unread_summary(unread, "");
     throw Error(root +
-                    ": no .png, .jpg, .jpeg, .webp, .tif, .tiff, .heic, .heif or .avif files in the class folders" +
+                    ": no .png, .jpg, .jpeg, .webp, .tif, .tiff, .heic, .heif, .avif, .bmp, .gif, .ppm, .pgm, .pbm "
+                    "or "
+                    ".pnm files in the class folders" +
                     (found.empty() ? "" : ", but " + found),
                 ExitCode::bad_input);
   }
@@ -290,7 +295,7 @@ std::shared_ptr<const Dataset> open_folder_shared(const deck::Deck& deck, const 
 
 // A folder whose sub-folders hold an image file: the first sub-folder with files (hidden ones aside)
 // decides by whether it holds one, of a kind read or not (Note [image kinds not read]: a folder of
-// GIFs is an image folder, refused naming them).
+// JPEG XL files is an image folder, refused naming them).
 bool recognises_folder(const deck::Deck& deck, const std::string& file) {
   (void)deck;
   std::error_code ec;
@@ -312,7 +317,8 @@ bool recognises_folder(const deck::Deck& deck, const std::string& file) {
 
 DataSourceKind image_folder_source() {
   return {"image_folder",
-          "a folder of class sub-folders of PNG/JPEG/WebP/TIFF images (fields inputs float32 [C, H, W], targets "
+          "a folder of class sub-folders of PNG/JPEG/WebP/TIFF/HEIF/AVIF/BMP/GIF/PNM images (fields inputs float32 "
+          "[C, H, W], targets "
           "int64)",
           declare_image_keys,
           recognises_folder,

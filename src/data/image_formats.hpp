@@ -1,6 +1,8 @@
 // What the decoders of the formats beside PNG and JPEG (WebP in image_webp.cpp, TIFF in
-// image_tiff.cpp, HEIF and AVIF in image_heif.cpp) share with decode_image (image_decode.cpp), which tells a file's format by its
-// first bytes and calls them. Internal to the data layer: users call decode_image.
+// image_tiff.cpp, HEIF and AVIF in image_heif.cpp, BMP and GIF in image_stb.cpp, PNM in
+// image_pnm.cpp) and the EXIF orientation (image_orientation.cpp) share with decode_image
+// (image_decode.cpp), which tells a file's format by its first bytes and calls them. Internal to the
+// data layer: users call decode_image.
 #pragma once
 
 #include <cstddef>
@@ -37,6 +39,14 @@ inline std::uint8_t grey_of(unsigned r, unsigned g, unsigned b) {
 // block or a value outside 1..8 (Note [EXIF orientation] in image_decode.cpp).
 int exif_orientation(const unsigned char* d, std::size_t n);
 
+// The pixels of `im` turned as EXIF orientation `o` asks (2..8; others: as stored), as Pillow's
+// ImageOps.exif_transpose turns them; 5..8 swap width and height.
+void apply_orientation(Image& im, int o);
+
+// `im`, decoded (or only its header read: `header_only`) as stored, as shown upright by orientation
+// `o`: its pixels turned, or its size as shown.
+Image upright(Image im, int o, bool header_only);
+
 // The Orientation (1..8) of the eXIf chunk of the PNG `file`, 1 for none (Note [PNG orientation] in
 // image_png_exif.cpp).
 int png_orientation(const std::string& file);
@@ -56,5 +66,10 @@ Image decode_tiff(const std::string& file, int channels, bool header_only, int* 
 // (Note [HEIF orientation] in image_heif.cpp).
 Image decode_heif(const std::string& file, int channels, bool header_only, int* orientation = nullptr,
                   bool* whole = nullptr);
+
+// BMP and GIF (a GIF's first frame) through stb_image, PNM (PBM, PGM, PPM, binary or plain) through
+// libnetpbm: `orientation` is always 1 (none of the three carries one that Pillow applies).
+Image decode_bmp_gif(const std::string& file, int channels, bool header_only, bool* whole = nullptr);
+Image decode_pnm(const std::string& file, int channels, bool header_only, bool* whole = nullptr);
 
 }  // namespace hpct::image_formats

@@ -67,7 +67,7 @@ broken() {  # broken NAME REGEX ARGS...: train must stop with exit 2 and one err
 }
 broken truncated "^error: .*broken/truncated/cls1/p2.jpg: JPEG: .*\(row [0-9]+ of " "$src/inputs/resnet_folder.in" \
   "${folder[@]}" --set data_file="$f/broken/truncated" --set validation_file= --set epochs=1 --set batch_size=2
-broken notimage "^error: .*broken/notimage/cls0/p1.png: not a PNG, JPEG, WebP, TIFF, HEIF or AVIF file .*\(row [0-9]+ of " \
+broken notimage "^error: .*broken/notimage/cls0/p1.png: not a PNG, JPEG, WebP, TIFF, HEIF, AVIF, BMP, GIF or PNM file .*\(row [0-9]+ of " \
   "$src/inputs/resnet_folder.in" "${folder[@]}" --set data_file="$f/broken/notimage" --set validation_file= \
   --set epochs=1 --set batch_size=2
 # Note [image checks at open]: both refused at open, each rank checking its share, before any step.
@@ -99,7 +99,7 @@ run removedval 2 resnet_folder.in "${folder[@]}" "${skip[@]}" --set validation_f
 # WebP and TIFF beside PNG and JPEG (make_image_formats.py's broken/mixed_removed: PNG, JPEG, lossless
 # and lossy WebP, LZW and uncompressed TIFF), 2 ranks; broken/mixed_cut (a cut WebP and a TIFF with
 # its strips cut besides) with broken_images skip trains as it does, bitwise (compared below). The
-# .gif, .bmp and .JXL files beside them are named in one line of the log (Note [image kinds not read]).
+# .jp2, .j2k and .JXL files beside them are named in one line of the log (Note [image kinds not read]).
 "$python" "$src/test/python/make_image_formats.py" "$dir/formats" > /dev/null
 g=$dir/formats/broken
 run mixed_skip 2 resnet_folder.in "${folder[@]}" "${skip[@]}" --set data_file="$g/mixed_cut" --set validation_file= \
@@ -110,7 +110,7 @@ grep -q "data $g/mixed_removed: 15 training rows, 1 validation rows" "$dir/mixed
   grep -q "mixed_cut: 2 of 18 image files left out as broken (broken_images skip): " "$dir/mixed_skip.log" &&
   grep -q "mixed_cut/cls1/p2.webp: WebP: the data ends early (a truncated file)" "$dir/mixed_skip.log" &&
   grep -q "mixed_cut/cls2/p5.tiff: TIFF: its 33 x 28 pixels need 2772 bytes uncompressed" "$dir/mixed_skip.log" &&
-  [ "$(grep -cF "$g/mixed_cut: 4 image files of kinds not read left out (.gif 2, .bmp 1, .jxl 1): convert them to \
+  [ "$(grep -cF "$g/mixed_cut: 4 image files of kinds not read left out (.jp2 2, .j2k 1, .jxl 1): convert them to \
 PNG, JPEG, WebP or TIFF (e.g. with Pillow)" "$dir/mixed_skip.log")" = 1 ] ||
   { echo "image_decks: mixed formats"; cat "$dir/mixed_removed.log" "$dir/mixed_skip.log"; exit 1; }
 broken skip_unchecked "^error: .*broken_images.*check_images_at_open true or decode" "$src/inputs/resnet_folder.in" \

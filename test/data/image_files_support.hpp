@@ -30,7 +30,7 @@ inline const std::string kImageFiles = "scratch_image_files/";
 // The folders of make_image_files.py holding one bad file, with the start of the message naming it.
 inline const std::vector<std::pair<std::string, std::string>> kBrokenFolders = {
     {"broken/truncated", "cls1/p2.jpg: JPEG: "},
-    {"broken/notimage", "cls0/p1.png: not a PNG, JPEG, WebP, TIFF, HEIF or AVIF"},
+    {"broken/notimage", "cls0/p1.png: not a PNG, JPEG, WebP, TIFF, HEIF, AVIF, BMP, GIF or PNM"},
     {"broken/cmyk", "cls1/p2.jpg: JPEG: Unsupported color conversion request (a CMYK JPEG"}};
 // The folders holding one file damaged in its middle but ending well: the header check at open
 // passes them, check_images_at_open decode refuses them (Note [image checks at open]).

@@ -47,7 +47,9 @@ TEST(BrokenImages, AFolderLeavesItsBrokenFilesOutAndHasTheRowsOfTheFolderWithout
   EXPECT_EQ(left_out[0].file, two + "/cls1/p2.jpg");
   EXPECT_EQ(left_out[0].reason.rfind("JPEG: ", 0), 0u) << left_out[0].reason;
   EXPECT_EQ(left_out[1].file, two + "/cls0/p3.png");
-  EXPECT_EQ(left_out[1].reason.rfind("not a PNG, JPEG, WebP, TIFF, HEIF or AVIF file (by its first bytes)", 0), 0u)
+  EXPECT_EQ(left_out[1].reason.rfind(
+                "not a PNG, JPEG, WebP, TIFF, HEIF, AVIF, BMP, GIF or PNM file (by its first bytes)", 0),
+            0u)
       << left_out[1].reason;
   for (std::uint64_t r = 0; r < data->rows(); ++r)
     EXPECT_EQ(in_folder(*data, r, two), in_folder(*clean, r, removed)) << "row " << r;
@@ -126,7 +128,8 @@ TEST(BrokenImages, ACocoImageOfNoGivenSizeIsLeftOutAlike) {
   ASSERT_EQ(unsized.size(), 1u);
   EXPECT_EQ(unsized[0].file, sized[0].file);
   EXPECT_EQ(sized[0].reason,
-            "images[3] (id 103): not a PNG, JPEG, WebP, TIFF, HEIF or AVIF file (by its first bytes)");
+            "images[3] (id 103): not a PNG, JPEG, WebP, TIFF, HEIF, AVIF, BMP, GIF or PNM file (by its first "
+            "bytes)");
   EXPECT_EQ(unsized[0].reason, sized[0].reason);
   EXPECT_EQ(a->rows(), 8u);  // 9 less images[3]'s one annotation
   expect_same_rows(*a, *b, "not_image_null.json");

@@ -191,7 +191,8 @@ TEST(CocoKeypoints, AnImageOfAnotherSizeThanItsEntryIsRefused) {
                             "file resized after annotating?"),
         std::make_tuple(std::string("not_image.json"), 3,
                         std::string("not_image.json: images[3] (id 103): ") + kImageFiles +
-                            "coco/../coco_broken/error_page.jpg: not a PNG, JPEG, WebP, TIFF, HEIF or AVIF file "
+                            "coco/../coco_broken/error_page.jpg: not a PNG, JPEG, WebP, TIFF, HEIF, AVIF, BMP, GIF "
+                            "or PNM file "
                             "(by its first "
                             "bytes)"),
         // Two bad images, in both parts at 2 ranks: the first over all (rank 1's images[1]) wins.

@@ -173,7 +173,7 @@ TEST(ImageFormats, CocoKeypointsOnTurnedImagesLandOnTheirDots) {
 }
 
 // Every kind in one folder (.png, .jpg, .webp lossless and lossy, .tif, .tiff): listed, and each row
-// the colour of its class. Note [image kinds not read]: the .gif, .bmp and .JXL files beside them
+// the colour of its class. Note [image kinds not read]: the .jp2, .j2k and .JXL files beside them
 // are left out and counted in one line at open, by rank 0; README.txt, .DS_Store and labels.csv
 // without a word.
 TEST(ImageFormats, AFolderReadsEveryKind) {
@@ -186,7 +186,7 @@ TEST(ImageFormats, AFolderReadsEveryKind) {
       },
       log);
   const std::string line = "  " + kFormats +
-                           "mixed: 4 image files of kinds not read left out (.gif 2, .bmp 1, "
+                           "mixed: 4 image files of kinds not read left out (.jp2 2, .j2k 1, "
                            ".jxl 1): convert them to PNG, JPEG, WebP or TIFF (e.g. with Pillow)\n";
   EXPECT_EQ(log, Comm().rank() == 0 ? line : "");
 }
@@ -197,10 +197,9 @@ TEST(ImageFormats, AFolderOfKindsNotReadIsRefusedNamingThem) {
   const std::string root = kFormats + "not_read_only";
   for (const char* format : {"auto", "image_folder"}) {
     const std::string e = error_message([&] { open_checked(std::string("data_format ") + format + "\n", root); });
-    EXPECT_NE(e.find(root + ": no .png, .jpg, .jpeg, .webp, .tif, .tiff, .heic, .heif or .avif files in the class "
-                            "folders, but 3 "
-                            "image files of kinds not read (.gif 2, .bmp 1): convert them to PNG, JPEG, WebP or "
-                            "TIFF (e.g. with Pillow)"),
+    EXPECT_NE(e.find(root + ": no .png, .jpg, .jpeg, .webp, .tif, .tiff, .heic, .heif, .avif, .bmp, .gif, .ppm, "
+                            ".pgm, .pbm or .pnm files in the class folders, but 3 image files of kinds not read "
+                            "(.jp2 2, .j2k 1): convert them to PNG, JPEG, WebP or TIFF (e.g. with Pillow)"),
               std::string::npos)
         << format << ": " << e;
   }

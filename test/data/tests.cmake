@@ -19,6 +19,12 @@ add_test(NAME image_formats_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/re
 set_tests_properties(image_formats_pillow PROPERTIES FIXTURES_SETUP image_formats SKIP_RETURN_CODE 77 LABELS "mpi;images")
 hpctrain_test(test_image_formats SOURCES data/test_image_formats.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images"
               FIXTURES image_formats)
+# BMP, GIF and PNM on files written by Pillow (and PNM layouts by hand), against Pillow's decode.
+add_test(NAME bitmap_images_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/reference_python.sh
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/make_bitmap_images.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_bitmap_images)
+set_tests_properties(bitmap_images_pillow PROPERTIES FIXTURES_SETUP bitmap_images SKIP_RETURN_CODE 77 LABELS "mpi;images")
+hpctrain_test(test_bitmap_images SOURCES data/test_bitmap_images.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images"
+              FIXTURES bitmap_images)
 # HEIF (HEIC) and AVIF on files written by heif-enc, pillow-heif and Pillow, against pillow-heif's and
 # Pillow's decode (pillow-heif and Pillow >= 11.3 are in .deps/zarr3env).
 add_test(NAME heif_images_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh
@@ -126,10 +132,11 @@ set_tests_properties(cli_image_decks PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_
 # delimiter or line dropped or doubled; each read by train or scenes_import decodes or is refused with
 # one error line naming it, never a crash, hang or output left. 3 mutations of each file the script
 # writes (CSV, TSV, LibSVM, HDF5, PNG, TIFF, NetCDF, track CSV) and of some of the fixtures' (JPEG,
-# WebP, tiled and palette TIFF, COCO JSON, GRIB, Zarr v2 and v3; Parquet with the zarr3env), one
-# mutation of six on 2 ranks. The full sweep (all 36 cases, under AddressSanitizer): the script's usage.
-set(HPCTRAIN_DAMAGED_CASES csv tsv libsvm hdf5 png tiff netcdf tracks_csv jpeg webp coco tiff_tiled tiff_palette grib
-    zarr2_chunk zarr2_meta zarr3_shard parquet tracks_parquet)
+# WebP, tiled and palette TIFF, BMP, GIF, PPM, COCO JSON, GRIB, Zarr v2 and v3; Parquet with the
+# zarr3env), one mutation of six on 2 ranks. The full sweep (all 46 cases, under AddressSanitizer):
+# the script's usage.
+set(HPCTRAIN_DAMAGED_CASES csv tsv libsvm hdf5 png tiff netcdf tracks_csv jpeg webp coco tiff_tiled tiff_palette bmp
+    gif ppm grib zarr2_chunk zarr2_meta zarr3_shard parquet tracks_parquet)
 string(JOIN "," HPCTRAIN_DAMAGED_CASES ${HPCTRAIN_DAMAGED_CASES})
 add_test(NAME damaged_files COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/damaged_files.py
          ${PROJECT_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/scratch_damaged_files --mutations 3 --jobs 2
@@ -138,4 +145,4 @@ add_test(NAME damaged_files COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT
          --timeout 60 --mpiexec ${MPIEXEC_EXECUTABLE} --fixtures ${CMAKE_CURRENT_BINARY_DIR}
          --parquet-python ${PROJECT_SOURCE_DIR}/.deps/zarr3env/bin/python)
 set_tests_properties(damaged_files PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 180 PROCESSORS 2
-                     LABELS "cli;images;gnn" FIXTURES_REQUIRED "image_files;image_formats;era5_grids;era5_zarr3")
+                     LABELS "cli;images;gnn" FIXTURES_REQUIRED "image_files;image_formats;bitmap_images;era5_grids;era5_zarr3")

@@ -15,9 +15,9 @@ write, byte by byte), with Pillow's own decode of each, for the image decoder's 
   formats/grey16.png      the 16-bit grey values of grey16_raw.tif as a 16-bit PNG
   mixed/cls<c>/           3 classes of one colour each: PNG, JPEG, lossless and lossy WebP, LZW and
                           uncompressed TIFF (.tif, .tiff) of varying size; beside them (as in broken/mixed_*)
-                          image files of kinds not read (.gif 2, .bmp 1, .JXL 1) and files of no image
+                          image files of kinds not read (.jp2 2, .j2k 1, .JXL 1) and files of no image
                           (README.txt, .DS_Store, labels.csv)
-  not_read_only/cls<c>/   only files of kinds not read (.gif 2, .bmp 1) and of no image
+  not_read_only/cls<c>/   only files of kinds not read (.jp2 2, .j2k 1) and of no image
   broken/mixed_cut/       mixed/ with cls1/p2.webp cut to half its bytes and cls2/p5.tiff (uncompressed,
                           its directory first) with its strips cut; broken/mixed_removed/: without them
   broken/webp_cut.webp, tiff_lzw_cut.tif (its directory, at its end, lost), tiff_middle.tif (deflate,
@@ -198,16 +198,14 @@ def mixed(root):
 
 
 def not_read(root, only=False):
-    """Note [image kinds not read]: image files of kinds not read among the class folders (.gif 2,
-    .bmp 1, .JXL 1; `only`: .gif 2, .bmp 1 in folders of nothing else) and files that are no image
-    (a README, a hidden .DS_Store, a CSV of labels)."""
-    for c, name in [(0, "g0.gif"), (0, "g1.gif"), (1, "b.bmp")] + ([] if only else [(2, "scan.JXL")]):
+    """Note [image kinds not read]: image files of kinds not read among the class folders (.jp2 2,
+    .j2k 1, .JXL 1; `only`: .jp2 2, .j2k 1 in folders of nothing else) and files that are no image
+    (a README, a hidden .DS_Store, a CSV of labels). Their first bytes only: the name is what is
+    counted (Debian's Pillow writes no JPEG XL)."""
+    for c, name in [(0, "g0.jp2"), (0, "g1.jp2"), (1, "b.j2k")] + ([] if only else [(2, "scan.JXL")]):
         d = os.path.join(root, f"cls{c}")
         os.makedirs(d, exist_ok=True)
-        if name.endswith(".JXL"):  # Debian's Pillow writes no JPEG XL: the name is what is counted
-            open(os.path.join(d, name), "wb").write(b"\xff\x0a")
-        else:
-            Image.new("RGB", (8, 8), COLOURS[c]).save(os.path.join(d, name))
+        open(os.path.join(d, name), "wb").write(b"\xff\x0a" if name.endswith(".JXL") else b"\0\0\0\x0cjP  ")
     for c, name in [(0, "README.txt"), (1, ".DS_Store"), (1, "labels.csv")]:
         open(os.path.join(root, f"cls{c}", name), "w").write("not an image\n")
 

@@ -1,0 +1,197 @@
+// BMP, GIF and PNM through the image decoder, on files written by Pillow and by hand
+// (test/python/make_bitmap_images.py, the ctest fixture bitmap_images): every file's pixels (BMP of
+// 24 and 32 bits, grey, a palette, 1 bit; GIF of Pillow's palettes, an animation's first frame; PPM,
+// PGM and PBM binary and plain, 16-bit, maxval 100, a comment) equal Pillow's decode of it exactly,
+// as RGB and as grey, and the header check gives its size; a GIF's transparent pixels black; a
+// GTSRB-shaped folder (.ppm files and a
+// GT-*.csv in each class folder) reads, the CSVs left out without a word; a file is read as its
+// first bytes say, not its name (a PNG or PPM named .JPEG); cut files are refused by the check at
+// open and the decode naming them, libnetpbm printing nothing, and left out by broken_images skip;
+// headers claiming too many pixels are refused before any pixel is allocated; cut and flipped
+// copies of every file read or refused, nothing else; loader threads decode at once.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <thread>
+
+#include "data/data_sources_support.hpp"
+#include "data/image_decode.hpp"
+#include "data/image_decode_support.hpp"
+#include "data/image_files_support.hpp"
+#include "support/test_support.hpp"
+
+using namespace hpct;
+using namespace hpct::test;
+
+namespace {
+
+const std::string kBitmaps = "scratch_bitmap_images/";
+const double kColours[3][3] = {{220, 30, 30}, {30, 200, 40}, {40, 60, 230}};
+
+TEST(BitmapImages, EveryFileEqualsPillowsDecodeAsRgbAndGrey) {
+  const std::vector<Listed> files = index_of(kBitmaps + "formats/index.tsv");
+  ASSERT_EQ(files.size(), 20u) << "formats/index.tsv";
+  for (const Listed& l : files) {
+    const std::string path = kBitmaps + "formats/" + l.name;
+    for (const int channels : {3, 1}) {
+      const Image im = decode_image(path, channels);
+      EXPECT_EQ(im.width, l.width) << l.name;
+      EXPECT_EQ(im.height, l.height) << l.name;
+      const std::vector<std::uint8_t> want = bytes_of(path + (channels == 3 ? ".rgb" : ".l"));
+      ASSERT_EQ(im.pixels.size(), want.size()) << l.name << " as " << channels << " channels";
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) differ += im.pixels[i] != want[i];
+      EXPECT_EQ(differ, 0u) << l.name << " as " << channels << " channels";
+    }
+    int w = 0, h = 0;
+    check_image(path, w, h);
+    EXPECT_EQ(w, l.width) << l.name;
+    EXPECT_EQ(h, l.height) << l.name;
+  }
+}
+
+// The values of row `row` of `data` (5 x 6 RGB) each within 3 of its class's colour.
+void expect_colour_of_class(const Rows& r, std::uint64_t row, const std::string& file) {
+  const long long c = r.y[row];
+  ASSERT_GE(c, 0);
+  ASSERT_LT(c, 3);
+  for (int ch = 0; ch < 3; ++ch)
+    for (int p = 0; p < 30; ++p) EXPECT_NEAR(r.x[row * 90 + ch * 30 + p] * 255, kColours[c][ch], 3.0) << file;
+}
+
+// A GIF's transparent pixels read black (stb_image composes the first frame on black), its others
+// as Pillow's convert("RGB") (docs/bitmap-formats.md: Pillow gives the transparent index's palette
+// colour, here (90, 140, 125)).
+TEST(BitmapImages, AGifsTransparentPixelsReadBlack) {
+  const std::string path = kBitmaps + "transparent/t.gif";
+  EXPECT_EQ(decode_image(path, 3).pixels, bytes_of(path + ".rgb"));
+}
+
+// GTSRB's training folders: 000NN/ of .ppm files and GT-000NN.csv (the annotations). The .ppm
+// files are the rows, each of its class's colour; the CSVs are no images: left out without a word
+// (Note [image kinds not read]), as torchvision's ImageFolder leaves them out.
+TEST(BitmapImages, AGtsrbFolderReadsItsPpmFilesAndLeavesItsCsvsOut) {
+  std::shared_ptr<const Dataset> data;
+  const std::string log = logged([&] {
+    data = open_checked("data_format auto\nimage_channels 3\nimage_height 6\nimage_width 5\n", kBitmaps + "gtsrb");
+  });
+  EXPECT_EQ(log, "");
+  ASSERT_EQ(data->rows(), 10u);
+  const Rows r = read_all(*data);
+  for (std::uint64_t row = 0; row < data->rows(); ++row) {
+    const std::string file = file_of(*data, row);
+    EXPECT_EQ(file.substr(file.size() - 4), ".ppm") << file;
+    EXPECT_NE(file.find("gtsrb/0000" + std::to_string(r.y[row]) + "/"), std::string::npos) << file;
+    expect_colour_of_class(r, row, file);
+  }
+}
+
+// A file reads as its first bytes say, whatever its name: ImageNet's PNGs named .JPEG (read so
+// before BMP, GIF and PNM were), a PPM named .JPEG, a GIF named .png, beside real JPEGs.
+TEST(BitmapImages, FilesReadAsTheirFirstBytesSayNotTheirNames) {
+  const std::string named = kBitmaps + "named/";
+  for (const char* f : {"cls0/png_named.JPEG", "cls1/ppm_named.JPEG", "cls2/gif_named.png"}) {
+    const Image im = decode_image(named + f, 3);
+    EXPECT_EQ(im.width, 20) << f;
+    EXPECT_EQ(im.height, 14) << f;
+  }
+  const auto data = open_checked("data_format auto\nimage_channels 3\nimage_height 6\nimage_width 5\n", named);
+  ASSERT_EQ(data->rows(), 6u);
+  const Rows r = read_all(*data);
+  for (std::uint64_t row = 0; row < data->rows(); ++row) expect_colour_of_class(r, row, file_of(*data, row));
+}
+
+// A cut file is refused by the check at open (its end is not its kind's: decoded once) and by its
+// decode, naming it, with its decoder's message, as is a layout not read (an RLE BMP); libnetpbm
+// prints nothing (Note [libnetpbm errors]).
+TEST(BitmapImages, CutFilesAreRefusedNamingThem) {
+  const std::string b = kBitmaps + "broken/";
+  testing::internal::CaptureStderr();
+  for (const auto& [name, why] :
+       {std::make_pair("rgb_cut.bmp", ": BMP: the data ends early (a truncated file)"),
+        std::make_pair("anim_cut.gif", ": GIF: the data ends early (a truncated file)"),
+        std::make_pair("rgb_cut.ppm", ": PNM: "), std::make_pair("plain_cut.pgm", ": PNM: "),
+        std::make_pair("rle.bmp", ": BMP: BMP type not supported: RLE (a layout stb_image does not read")}) {
+    const std::string path = b + name;
+    int w = 0, h = 0;
+    const std::string at_open = error_message([&] { check_image(path, w, h); });
+    EXPECT_EQ(at_open.rfind(path + why, 0), 0u) << at_open;
+    for (const int channels : {3, 1}) EXPECT_EQ(error_message([&] { decode_image(path, channels); }), at_open);
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+// broken/mixed_cut (a BMP, a GIF and a PPM cut) with broken_images skip reads as
+// broken/mixed_removed; without skip, the open stops at one of them.
+TEST(BitmapImages, BrokenFilesAreLeftOutAsPngsAndJpegsAre) {
+  const std::string cut = kBitmaps + "broken/mixed_cut", removed = kBitmaps + "broken/mixed_removed";
+  std::map<std::string, std::string> why;
+  expect_left_out_as_removed(
+      cut, removed, 12, {{cut + "/cls0/b.bmp", "BMP"}, {cut + "/cls1/g.gif", "GIF"}, {cut + "/cls2/p.ppm", "PNM"}},
+      why);
+}
+
+// Note [pixel limit]: a header claiming 70000 x 70000 (BMP, PPM) or 65535 x 65535 pixels (GIF) is
+// refused by the check at open and the decode alike, naming the file and max_image_pixels; with
+// max_image_pixels 0 the header check passes it.
+TEST(BitmapImages, HeadersClaimingTooManyPixelsAreRefused) {
+  for (const char* name : {"huge.bmp", "huge.gif", "huge.ppm"}) {
+    const std::string path = kBitmaps + "huge/" + name;
+    int w = 0, h = 0;
+    const std::string e = error_message([&] { check_image(path, w, h); });
+    EXPECT_EQ(e.rfind(path + ": the image claims ", 0), 0u) << e;
+    EXPECT_NE(e.find("more than max_image_pixels 178956970"), std::string::npos) << e;
+    EXPECT_EQ(error_message([&] { decode_image(path, 3); }), e);
+    set_max_image_pixels(0);
+    image_size(path, w, h);
+    set_max_image_pixels(kPillowBombPixels);
+    EXPECT_GE(w, 65535) << name;
+    EXPECT_GE(h, 65535) << name;
+  }
+}
+
+// Every file cut at 16 places and with bytes flipped at 16 places: each decodes to its full size or
+// is refused with an Error naming it, never anything else (a crash, another exception, a message on
+// stderr).
+TEST(BitmapImages, CutAndFlippedCopiesAreReadOrRefused) {
+  const Comm comm;
+  const std::string dir = empty_scratch_dir(comm, "bitmap_images_cuts") + "/r" + std::to_string(comm.rank());
+  Outcomes n;
+  testing::internal::CaptureStderr();
+  for (const Listed& l : index_of(kBitmaps + "formats/index.tsv")) {
+    const std::string path = dir + "_" + l.name;
+    for_each_damaged_copy(kBitmaps + "formats/" + l.name, path, [&] {
+      for (const int channels : {3, 1}) expect_read_or_refused(path, l.name, channels, false, n);
+      expect_checked_or_refused(path, false);
+    });
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_GT(n.refused, 600);  // of 1280 decodes: 840 refused, 440 read (2026-12-07)
+  EXPECT_GT(n.read, 300);
+}
+
+// Note [libnetpbm errors]: the loader threads decode at once (PNM files one at a time inside
+// libnetpbm), each file its own message.
+TEST(BitmapImages, ThreadsDecodeAtOnce) {
+  const std::string f = kBitmaps + "formats/";
+  const std::vector<std::string> good = {f + "rgb16.ppm", f + "plain.pgm", f + "anim.gif", f + "palette.bmp"};
+  const std::vector<std::string> bad = {kBitmaps + "broken/rgb_cut.ppm", kBitmaps + "broken/anim_cut.gif"};
+  std::vector<std::vector<std::uint8_t>> want;
+  std::vector<std::string> why;
+  for (const std::string& g : good) want.push_back(decode_image(g, 3).pixels);
+  for (const std::string& b : bad) why.push_back(error_message([&] { decode_image(b, 3); }));
+  std::vector<int> wrong(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i) {
+        for (std::size_t k = 0; k < good.size(); ++k) wrong[t] += decode_image(good[k], 3).pixels != want[k];
+        for (std::size_t k = 0; k < bad.size(); ++k)
+          wrong[t] += error_message([&] { decode_image(bad[k], 3); }) != why[k];
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong, std::vector<int>(4, 0));
+}
+
+}  // namespace

@@ -1,0 +1,192 @@
+"""BMP, GIF and PNM (PBM, PGM, PPM) files as users hold them, written with Pillow (and the PNM
+layouts Pillow does not write, byte by byte), with Pillow's own decode of each, for the image
+decoder's tests (test_bitmap_images).
+
+  formats/<name>          one 37 x 23 picture (a gradient with noise) as BMP (24-bit RGB, 32-bit
+                          RGBA, 8-bit grey, a 16-colour palette, 1-bit), GIF (RGB through Pillow's
+                          palette, grey, a palette, a two-frame animation: its first frame), PPM, PGM
+                          and PBM as Pillow writes them (binary), a 16-bit PGM, and by hand: a 16-bit
+                          PPM, a PPM and PGM of maxval 100, a PGM with a comment in its header, plain
+                          (text) PBM, PGM and PPM
+  formats/<name>.rgb, .l  Pillow's decode: Image.open(f).convert("RGB") / ("L") as raw bytes; for
+                          the 16-bit PGM Pillow's 16-bit values as round(v / 257) (its convert("L")
+                          clips them: docs/image-formats.md)
+  formats/index.tsv       name, width, height per file
+  gtsrb/000NN/            GTSRB's layout (the German traffic sign benchmark): 3 class folders of
+                          .ppm files of varying size, each of its class's colour, and GT-000NN.csv,
+                          the annotations, beside them
+  named/cls<c>/           files named for another kind, as ImageNet holds PNGs named .JPEG: a PNG
+                          and a PPM named .JPEG, a GIF named .png, a JPEG named .JPEG; each of its
+                          class's colour
+  broken/mixed_cut/       3 classes of one colour each of BMP, GIF, PPM, PGM and PNG files, with
+                          cls0/b.bmp, cls1/g.gif and cls2/p.ppm cut to 60%; broken/mixed_removed/:
+                          without them
+  broken/<name>           rgb_cut.bmp, anim_cut.gif, rgb_cut.ppm, plain_cut.pgm (cut short); rle.bmp
+                          (rgb.bmp saying BI_RLE8: a layout not read)
+  transparent/t.gif      a GIF of transparent index 3, and t.gif.rgb: Pillow's convert("RGB") of it
+                          with its transparent pixels black, as stb_image reads them
+  huge/<name>             headers claiming 70000 x 70000 pixels (a BMP, a PPM) or 65535 x 65535 (a
+                          GIF), a few bytes of data after them (Note [pixel limit])
+usage: make_bitmap_images.py OUT_DIR
+"""
+import os
+import struct
+import sys
+
+from image_writers import fresh_output, require
+
+try:
+    import numpy as np
+    from PIL import Image
+except ImportError as e:  # the runner (reference_python.sh) turns this into a failure where the venv exists
+    print(f"make_bitmap_images: {e} (python3-pil, python3-numpy)")
+    sys.exit(77)
+require("make_bitmap_images", [(hasattr(Image, "open"), "no PIL.Image")])
+out, fmt = fresh_output(sys.argv, "formats")
+rng = np.random.default_rng(41)
+W, H = 37, 23
+y, x = np.mgrid[0:H, 0:W]
+rgb = np.stack([(7 * x + 3 * y) % 256, (5 * x * y) % 256, 255 - (11 * y) % 256], -1)
+rgb = np.clip(rgb + rng.integers(-20, 21, rgb.shape), 0, 255).astype(np.uint8)
+alpha = ((x * 255) // (W - 1)).astype(np.uint8)
+rgba = np.concatenate([rgb, alpha[..., None]], -1)
+grey16 = ((x * 1789 + y * 2711 + rng.integers(0, 300, (H, W))) % 65536).astype(np.uint16)
+index = []
+
+
+def reference(name, sixteen=None):
+    """Pillow's decode of formats/<name> beside it (.rgb, .l); `sixteen`: read as 16-bit grey (mode
+    I), its values as round(v / 257)."""
+    path = os.path.join(fmt, name)
+    with Image.open(path) as im:
+        if sixteen:
+            v8 = ((np.asarray(im).astype(np.uint32) * 255 + 32767) // 65535).astype(np.uint8)
+            c, l = np.repeat(v8[..., None], 3, -1), v8
+        else:
+            c, l = np.asarray(im.convert("RGB")), np.asarray(im.convert("L"))
+        size = im.size
+    open(path + ".rgb", "wb").write(np.ascontiguousarray(c).tobytes())
+    open(path + ".l", "wb").write(np.ascontiguousarray(l).tobytes())
+    index.append(f"{name}\t{size[0]}\t{size[1]}\n")
+
+
+def save(im, name, sixteen=None, **kw):
+    im.save(os.path.join(fmt, name), **kw)
+    reference(name, sixteen)
+
+
+def write(name, data, sixteen=None):
+    open(os.path.join(fmt, name), "wb").write(data)
+    reference(name, sixteen)
+
+
+save(Image.fromarray(rgb), "rgb.bmp")
+save(Image.fromarray(rgba), "rgba.bmp")
+save(Image.fromarray(rgb[..., 0]), "grey.bmp")
+save(Image.fromarray(rgb).quantize(16), "palette.bmp")
+save(Image.fromarray(rgb[..., 1] > 128), "bilevel.bmp")
+save(Image.fromarray(rgb), "rgb.gif")
+save(Image.fromarray(rgb[..., 0]), "grey.gif")
+save(Image.fromarray(rgb).quantize(16), "palette.gif")
+save(Image.fromarray(rgb), "anim.gif", save_all=True, append_images=[Image.fromarray(255 - rgb)], duration=100)
+save(Image.fromarray(rgb), "rgb.ppm")
+save(Image.fromarray(rgb[..., 0]), "grey.pgm")
+save(Image.fromarray(rgb[..., 1] > 128), "bilevel.pbm")
+save(Image.fromarray(grey16.astype(np.int32), "I"), "grey16.pgm", True)
+rgb16 = np.stack([grey16, 65535 - grey16, grey16 // 3], -1)
+write("rgb16.ppm", f"P6\n{W} {H}\n65535\n".encode() + rgb16.astype(">u2").tobytes())
+hundred = (rgb.astype(np.uint32) * 100 // 255).astype(np.uint8)
+write("rgb_max100.ppm", f"P6 {W} {H} 100\n".encode() + hundred.tobytes())
+write("grey_max100.pgm", f"P5\n{W} {H}\n100\n".encode() + hundred[..., 0].tobytes())
+write("comment.pgm", f"P5\n# written by hand\n{W} {H}\n255\n".encode() + rgb[..., 2].tobytes())
+
+
+def text(rows):
+    """A plain PNM's samples: a line of decimal numbers a row."""
+    return ("\n".join(" ".join(map(str, row)) for row in rows) + "\n").encode()
+
+
+write("plain.ppm", f"P3\n{W} {H}\n255\n".encode() + text(rgb.reshape(H, -1)))
+write("plain.pgm", f"P2\n{W} {H}\n255\n".encode() + text(rgb[..., 0]))
+write("plain.pbm", f"P1\n{W} {H}\n".encode() + text((rgb[..., 1] <= 128).astype(np.uint8)))  # PBM: 1 is black
+open(os.path.join(fmt, "index.tsv"), "w").write("".join(index))
+
+COLOURS = [(220, 30, 30), (30, 200, 40), (40, 60, 230)]
+
+
+def gtsrb(root):
+    """GTSRB's training layout: Final_Training/Images/000NN/000SS_000FF.ppm and GT-000NN.csv."""
+    for c, colour in enumerate(COLOURS):
+        d = os.path.join(root, f"{c:05d}")
+        os.makedirs(d)
+        rows = ["Filename;Width;Height;Roi.X1;Roi.Y1;Roi.X2;Roi.Y2;ClassId"]
+        for k, (w, h) in enumerate([(29, 30), (31, 33), (35, 34), (30, 29)][: 3 + (c == 1)]):
+            name = f"00000_{k:05d}.ppm"
+            Image.new("RGB", (w, h), colour).save(os.path.join(d, name))
+            rows.append(f"{name};{w};{h};5;5;{w - 5};{h - 5};{c}")
+        open(os.path.join(d, f"GT-{c:05d}.csv"), "w").write("\n".join(rows) + "\n")
+
+
+gtsrb(os.path.join(out, "gtsrb"))
+named = os.path.join(out, "named")
+for c, (name, kind) in enumerate([("png_named.JPEG", "PNG"), ("ppm_named.JPEG", "PPM"), ("gif_named.png", "GIF")]):
+    d = os.path.join(named, f"cls{c}")
+    os.makedirs(d)
+    Image.new("RGB", (20, 14), COLOURS[c]).save(os.path.join(d, name), format=kind)
+    Image.new("RGB", (18, 16), COLOURS[c]).save(os.path.join(d, "real.JPEG"), format="JPEG", quality=95)
+
+
+def mixed(root):
+    for c, colour in enumerate(COLOURS):
+        d = os.path.join(root, f"cls{c}")
+        os.makedirs(d)
+        for (name, size) in [("b.bmp", (31, 24)), ("g.gif", (16, 16)), ("p.ppm", (50, 37)), ("q.pgm", (20, 45)),
+                             ("r.png", (26, 19))]:
+            im = Image.new("RGB", size, colour)
+            (im.convert("L") if name.endswith(".pgm") else im).save(os.path.join(d, name))
+
+
+def cut(path, keep):
+    data = open(path, "rb").read()
+    open(path, "wb").write(data[: int(len(data) * keep)])
+
+
+b = os.path.join(out, "broken")
+mixed(os.path.join(b, "mixed_cut"))
+mixed(os.path.join(b, "mixed_removed"))
+for name in ("cls0/b.bmp", "cls1/g.gif", "cls2/p.ppm"):
+    cut(os.path.join(b, "mixed_cut", name), 0.6)
+    os.remove(os.path.join(b, "mixed_removed", name))
+for name, src, keep in (("rgb_cut.bmp", "rgb.bmp", 0.7), ("anim_cut.gif", "anim.gif", 0.3),
+                        ("rgb_cut.ppm", "rgb.ppm", 0.9), ("plain_cut.pgm", "plain.pgm", 0.8)):
+    open(os.path.join(b, name), "wb").write(open(os.path.join(fmt, src), "rb").read())
+    cut(os.path.join(b, name), keep)
+
+# GIF transparency (docs/bitmap-formats.md): stb_image composes the first frame on black, so a
+# transparent pixel reads black where Pillow's convert("RGB") gives its palette colour (90, 140, 125).
+tr = os.path.join(out, "transparent")
+os.makedirs(tr)
+idx = ((x + y) % 8).astype(np.uint8)
+im = Image.fromarray(idx, "P")
+im.putpalette([v for k in range(8) for v in (30 * k, 200 - 20 * k, 50 + 25 * k)])
+im.save(os.path.join(tr, "t.gif"), transparency=3)
+with Image.open(os.path.join(tr, "t.gif")) as g:
+    shown = np.asarray(g.convert("RGB")).copy()
+assert (shown[idx == 3] == (90, 140, 125)).all()
+shown[idx == 3] = 0
+open(os.path.join(tr, "t.gif.rgb"), "wb").write(shown.tobytes())
+d = bytearray(open(os.path.join(fmt, "rgb.bmp"), "rb").read())
+d[30] = 1  # its compression BI_RLE8, which stb_image does not read (Pillow does)
+open(os.path.join(b, "rle.bmp"), "wb").write(d)
+
+huge = os.path.join(out, "huge")
+os.makedirs(huge)
+n = 70000
+open(os.path.join(huge, "huge.bmp"), "wb").write(
+    b"BM" + struct.pack("<IHHI", 54 + 64, 0, 0, 54) + struct.pack("<IiiHHIIiiII", 40, n, n, 1, 24, 0, 0, 0, 0, 0, 0)
+    + b"\0" * 64)
+screen = struct.pack("<HHBBB", 65535, 65535, 0, 0, 0)  # no palette
+frame = b",\0\0\0\0" + struct.pack("<HH", 65535, 65535) + b"\0\x08\x02\x4c\x01\0;"
+open(os.path.join(huge, "huge.gif"), "wb").write(b"GIF89a" + screen + frame)
+open(os.path.join(huge, "huge.ppm"), "wb").write(f"P6\n{n} {n}\n255\n".encode() + b"\0" * 64)
+print(f"make_bitmap_images: wrote {out}")
