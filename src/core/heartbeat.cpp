@@ -86,8 +86,10 @@ void Heartbeat::watch() {
     if (peers) peers->tick(t);
     const double idle = t - last_.load();
     if (idle > timeout_) {
-      // A peer whose heartbeat thread stopped too is dead or frozen: the rank to name.
-      const std::string who = peers ? peers->stopped(t) : std::string();
+      // A peer whose heartbeat thread stopped too is dead or frozen: the rank to name. Without one,
+      // the peers alive but as stuck as this rank (Note [stalled peers] in comm/progress_board.hpp).
+      std::string who = peers ? peers->stopped(t) : std::string();
+      if (who.empty() && peers) who = peers->stalled(t, idle);
       std::string what;
       {
         std::lock_guard<std::mutex> what_lock(what_mutex_);

@@ -12,13 +12,17 @@
 namespace hpct {
 
 // The other ranks' signs of life, where the heartbeat can see them (comm/progress_board.hpp: the
-// ranks of this node, through shared memory), so that its message names the rank that stopped.
+// ranks of this node, through shared memory), so that its message names the rank that stopped, or
+// the one alive but stuck (Note [stalled peers] in comm/progress_board.hpp).
 class HeartbeatPeers {
  public:
   virtual ~HeartbeatPeers() = default;
   virtual void tick(double now) = 0;                         // the heartbeat thread, about every second
   virtual void progress(double now, const char* where) = 0;  // the main thread's beat
-  virtual std::string stopped(double now) const = 0;         // "rank(s) 1 ..." or "" when none stopped
+  virtual std::string stopped(double now) const = 0;         // "rank 1 stopped ..." or "" when none stopped
+  // The peers alive but with no progress for more than half of `idle` (this rank's own time without
+  // progress): "rank 1 is alive but has made no progress for 41 s (...)", or "" when none.
+  virtual std::string stalled(double now, double idle) const = 0;
 };
 
 class Heartbeat {

@@ -69,6 +69,7 @@ TEST(RunLoop, OpenBeatsReachTheProgramsGuardFromItsMainThreadOnly) {
     void tick(double) override {}
     void progress(double, const char* where) override { seen.emplace_back(where); }
     std::string stopped(double) const override { return ""; }
+    std::string stalled(double, double) const override { return ""; }
   };
   const Comm comm;
   RunGuard outer(comm, 0);  // no thread: beats are recorded all the same
