@@ -74,6 +74,10 @@ void ProgressBoard::progress(double now, const char* where) {
   s.progress.store(now, std::memory_order_release);
 }
 
+void ProgressBoard::waiting(double since) {
+  if (slots_) slots_[local_rank_].waiting.store(since, std::memory_order_release);
+}
+
 std::string ProgressBoard::where(int r) const {
   const Slot& s = slots_[r];
   char text[sizeof(s.where)];
@@ -101,19 +105,27 @@ std::string ProgressBoard::stalled(double now, double idle) const {
   if (!slots_) return {};
   std::string out;
   int named = 0, more = 0;
-  for (int r = 0; r < local_size_; ++r) {
-    if (r == local_rank_) continue;
-    const Slot& s = slots_[r];
-    if (now - s.tick.load(std::memory_order_acquire) > kSilentSeconds) continue;  // stopped(): not alive
-    const double quiet = now - s.progress.load(std::memory_order_acquire);
-    if (quiet <= idle / 2) continue;  // progressing
-    if (named == kNamedPeers) {
-      ++more;
-      continue;
+  // Those stuck outside a collective first, then those waiting in one (Note [stalled peers]).
+  for (const bool in_collective : {false, true}) {
+    for (int r = 0; r < local_size_; ++r) {
+      if (r == local_rank_) continue;
+      const Slot& s = slots_[r];
+      if (now - s.tick.load(std::memory_order_acquire) > kSilentSeconds) continue;  // stopped(): not alive
+      const double quiet = now - s.progress.load(std::memory_order_acquire);
+      const double since = s.waiting.load(std::memory_order_acquire);
+      if (quiet <= idle / 2 || (since > 0) != in_collective) continue;  // progressing, or the other group
+      if (named == kNamedPeers) {
+        ++more;
+        continue;
+      }
+      out += out.empty() ? "" : "; ";
+      out += in_collective
+                 ? strf("rank %d is waiting in a collective (for %.0f s; its last progress: %s, %.0f s ago)",
+                        s.rank, now - since, where(r).c_str(), quiet)
+                 : strf("rank %d is alive but has made no progress for %.0f s (its last progress: %s)", s.rank,
+                        quiet, where(r).c_str());
+      ++named;
     }
-    out += strf("%srank %d is alive but has made no progress for %.0f s (its last progress: %s)",
-                out.empty() ? "" : "; ", s.rank, quiet, where(r).c_str());
-    ++named;
   }
   if (more > 0) out += strf("; and %d more rank(s) of this node alike", more);
   return out;

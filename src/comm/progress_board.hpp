@@ -25,8 +25,10 @@ namespace hpct {
 // without progress, each with its last place: the stuck rank (the call that never returned) and those
 // waiting beside it (where they last progressed before the collective). Half, not "older than this
 // rank's": the stuck rank may have beaten a moment or a step after this rank reached the collective;
-// a peer that is progressing beats far more often than half a heartbeat timeout (>= 2.5 s). Only
-// kNamedPeers are named, the rest counted, so a node of many waiting ranks keeps the line short.
+// a peer that is progressing beats far more often than half a heartbeat timeout (>= 2.5 s). The
+// peers stuck outside a collective come first, then those waiting in one (Note [waiting in a
+// collective] in core/heartbeat.hpp). Only kNamedPeers are named, the rest counted, so a node of
+// many waiting ranks keeps the line short.
 class ProgressBoard final : public HeartbeatPeers {
  public:
   // Collective over comm. Without a usable shared page (no /dev/shm) the board stays empty and
@@ -38,6 +40,7 @@ class ProgressBoard final : public HeartbeatPeers {
 
   void tick(double now) override;
   void progress(double now, const char* where) override;
+  void waiting(double since) override;
   std::string stopped(double now) const override;
   std::string stalled(double now, double idle) const override;  // Note [stalled peers]
 
@@ -48,8 +51,9 @@ class ProgressBoard final : public HeartbeatPeers {
   struct alignas(64) Slot {
     std::atomic<double> tick;
     std::atomic<double> progress;
-    char where[176];  // a place and the file it opens (Note [beats from the open])
-    int rank;         // in comm
+    std::atomic<double> waiting;  // since when in a collective (0: not): Note [waiting in a collective]
+    char where[176];              // a place and the file it opens (Note [beats from the open])
+    int rank;                     // in comm
   };
   // Slot r's place, copied out (a reader may see a half-copied text: diagnostics only).
   std::string where(int r) const;

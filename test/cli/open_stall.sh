@@ -7,8 +7,9 @@
 #     its own heartbeat ends it.
 #  2. 2 ranks, rank 1's main thread stopped there: the job ends naming rank 1 and the file, whichever
 #     rank's heartbeat decides (rank 0 waits for rank 1 in a collective, its last beat about as old):
-#     rank 1's own, or rank 0's naming rank 1 alive but stalled (Note [stalled peers] in
-#     src/comm/progress_board.hpp).
+#     rank 1's own, naming rank 0 as waiting in a collective, or rank 0's, saying it waits and naming
+#     rank 1 alive but stalled (Note [stalled peers] in src/comm/progress_board.hpp, Note [waiting in
+#     a collective] in src/core/heartbeat.hpp).
 #  3. 2 ranks, rank 1 frozen whole there (SIGSTOP): rank 0's heartbeat names rank 1 and the file
 #     from the progress board (Note [progress board]).
 #  4. 1 rank of a GNN on a NetCDF file (the fixture era5_grids'), stopped where nc_open is called
@@ -60,9 +61,10 @@ done
 file="$work/data.h5"
 grep -q "^error: \[rank 0\] watchdog: no progress for [0-9]* s (last: opening data: $file)" "$work/stall1.log" ||
   fail "stall1: no message naming the file: $(grep -i error "$work/stall1.log")"
-grep -Eq "^error: \[rank 1\] watchdog: no progress for [0-9]+ s \(last: opening data: $file\)|^error: \[rank 0\] \
-watchdog: no progress .*; rank 1 is alive but has made no progress for [0-9]+ s \(its last progress: opening data: \
-$file\)" "$work/stall2.log" || fail "stall2: rank 1 and the file not named: $(grep -i error "$work/stall2.log")"
+grep -Eq "^error: \[rank 1\] watchdog: no progress for [0-9]+ s \(last: opening data: $file\); rank 0 is waiting \
+in a collective |^error: \[rank 0\] watchdog: no progress for [0-9]+ s \(last: [^;]*; since then waiting in a \
+collective\); rank 1 is alive but has made no progress for [0-9]+ s \(its last progress: opening data: $file\)" \
+  "$work/stall2.log" || fail "stall2: rank 1 and the file not named: $(grep -i error "$work/stall2.log")"
 grep -q "\[rank 0\] watchdog: no progress .*rank 1 stopped (dead or frozen: .*its last progress: opening data: $file" \
   "$work/frozen2.log" || fail "frozen2: rank 0 did not name rank 1 and the file: $(grep -i error "$work/frozen2.log")"
 if [ -f "$netcdf" ]; then

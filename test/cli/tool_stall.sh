@@ -6,8 +6,9 @@
 #     returns) where it opens its data, and at its first batch (predict) or block of contexts
 #     (sample): the job ends naming rank 1 and the place, whichever rank's heartbeat decides. Rank 0
 #     waits for rank 1 in a collective, its last beat about as old as rank 1's, and both run with the
-#     same timeout, as a user's job does: rank 1's heartbeat names itself, or rank 0's names rank 1 as
-#     alive but stalled from the progress board (Note [stalled peers] in src/comm/progress_board.hpp).
+#     same timeout, as a user's job does: rank 1's heartbeat names itself and rank 0 as waiting in a
+#     collective, or rank 0's says it waits and names rank 1 as alive but stalled, from the progress
+#     board (Notes [stalled peers] in src/comm/progress_board.hpp, [waiting in a collective]).
 #  2. rank 1 frozen whole (SIGSTOP) at its open: rank 0's heartbeat names rank 1 and its place from
 #     the progress board.
 # Also: every multi-rank tool's --help says the option, and a bad value is refused, naming it.
@@ -66,10 +67,11 @@ expect() {
   grep -Eq "$2" "$work/$1.log" || fail "$1: $3: $(grep -i error "$work/$1.log")"
   echo "$1: $(grep -Eo '\[rank [0-9]+\] watchdog: no progress.*' "$work/$1.log" | head -1)"
 }
-# stalled PLACE: rank 1 named with PLACE, by its own heartbeat or by rank 0's (1. above).
+# stalled PLACE: rank 1 named with PLACE, by its own heartbeat or by rank 0's, rank 0 as waiting (1. above).
 stalled() {
-  echo "^error: \[rank 1\] watchdog: no progress for [0-9]+ s \(last: $1\)|^error: \[rank 0\] watchdog: no \
-progress .*; rank 1 is alive but has made no progress for [0-9]+ s \(its last progress: $1\)"
+  echo "^error: \[rank 1\] watchdog: no progress for [0-9]+ s \(last: $1\); rank 0 is waiting in a collective \
+|^error: \[rank 0\] watchdog: no progress for [0-9]+ s \(last: [^;]*; since then waiting in a collective\); rank 1 \
+is alive but has made no progress for [0-9]+ s \(its last progress: $1\)"
 }
 expect predict_open "$(stalled "opening data: $work/data.h5")" "rank 1 and its open not named"
 expect predict_batch "$(stalled "predicting a batch")" "rank 1 and its batch not named"

@@ -1,6 +1,7 @@
 // The node's progress board (comm/progress_board.hpp): a peer whose heartbeat thread went silent is
-// named as stopped, one alive but without progress for long as stalled (Note [stalled peers]), each
-// with its last place; a peer progressing, or this rank itself, is never named.
+// named as stopped, one alive but without progress for long as stalled (Note [stalled peers]), or
+// as waiting when it waits in a collective (Note [waiting in a collective]), each with its last
+// place; a peer progressing, or this rank itself, is never named.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -14,10 +15,13 @@ using namespace hpct;
 
 namespace {
 // What board.stalled / board.stopped should say of every rank but this one (all on this node).
+// (of_rank: "" leaves a rank out.)
 std::string expected(const Comm& comm, const std::function<std::string(int)>& of_rank) {
   std::string out;
-  for (int r = 0; r < comm.size(); ++r)
-    if (r != comm.rank()) out += (out.empty() ? "" : "; ") + of_rank(r);
+  for (int r = 0; r < comm.size(); ++r) {
+    const std::string said = r != comm.rank() ? of_rank(r) : std::string();
+    if (!said.empty()) out += (out.empty() ? "" : "; ") + said;
+  }
   return out;
 }
 }  // namespace
@@ -47,5 +51,22 @@ TEST(ProgressBoard, NamesThePeersAliveButStalledAndThoseStopped) {
                   r, r);
             }));
   EXPECT_EQ(board.stalled(110.0, 60.0), "");
+  // Rank 1 waits in a collective since 70 s: said so, after the ranks stuck elsewhere.
+  comm.barrier();  // every rank has read the board above
+  if (comm.rank() == 1) board.waiting(70.0);
+  comm.barrier();
+  std::string stuck_then_waiting = expected(comm, [](int r) {
+    return r == 1
+               ? std::string()
+               : strf(
+                     "rank %d is alive but has made no progress for 41 s (its last progress: opening data: r%d.nc)",
+                     r, r);
+  });
+  if (comm.size() > 1 && comm.rank() != 1) {
+    stuck_then_waiting += stuck_then_waiting.empty() ? "" : "; ";
+    stuck_then_waiting +=
+        "rank 1 is waiting in a collective (for 31 s; its last progress: opening data: r1.nc, 41 s ago)";
+  }
+  EXPECT_EQ(board.stalled(101.0, 60.0), stuck_then_waiting);
   comm.barrier();  // no rank unmaps its board while another still reads
 }
