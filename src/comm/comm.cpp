@@ -3,7 +3,12 @@
 
 #include <limits>
 
+#include "core/heartbeat.hpp"
+
 namespace hpct {
+
+Comm::Waiting::Waiting() { Heartbeat::waiting_current(true); }
+Comm::Waiting::~Waiting() { Heartbeat::waiting_current(false); }
 
 Comm::Comm(MPI_Comm comm) : comm_(comm) {
   MPI_Comm_rank(comm_, &rank_);
@@ -12,6 +17,7 @@ Comm::Comm(MPI_Comm comm) : comm_(comm) {
 
 void Comm::broadcast(std::string& s, int root) const {
   if (size_ == 1) return;
+  const Waiting waiting;
   long long n = static_cast<long long>(s.size());
   MPI_Bcast(&n, 1, MPI_LONG_LONG, root, comm_);
   s.resize(static_cast<std::size_t>(n));

@@ -41,6 +41,7 @@ class Comm {
   template <class T>
   void allreduce_sum(T* data, std::size_t n) const {
     if (size_ == 1 || n == 0) return;
+    const Waiting waiting;
     MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), mpi_type<T>(), MPI_SUM, comm_);
   }
   template <class V>
@@ -65,6 +66,7 @@ class Comm {
   template <class T>
   void broadcast(T* data, std::size_t n, int root = 0) const {
     if (size_ == 1) return;
+    const Waiting waiting;
     constexpr std::size_t kPiece = std::size_t(1) << 30;
     for (std::size_t at = 0; at < n; at += kPiece)
       MPI_Bcast(data + at, static_cast<int>(std::min(kPiece, n - at)), mpi_type<T>(), root, comm_);
@@ -94,12 +96,14 @@ class Comm {
   template <class T>
   std::vector<T> allgather(T v) const {
     std::vector<T> out(static_cast<std::size_t>(size_));
+    const Waiting waiting;
     MPI_Allgather(&v, 1, mpi_type<T>(), out.data(), 1, mpi_type<T>(), comm_);
     return out;
   }
   // Concatenation of every rank's vector in rank order, on `root` (empty elsewhere).
   template <class T>
   std::vector<T> gather_to_root(const std::vector<T>& local, int root = 0) const {
+    const Waiting waiting;
     const int n = static_cast<int>(local.size());
     std::vector<int> counts(static_cast<std::size_t>(size_)), displs(counts.size());
     MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm_);
@@ -121,7 +125,10 @@ class Comm {
     return all;
   }
   std::vector<std::string> gather_to_all(const std::vector<std::string>& local) const;
-  void barrier() const { MPI_Barrier(comm_); }
+  void barrier() const {
+    const Waiting waiting;
+    MPI_Barrier(comm_);
+  }
 
   // Every rank calls this with its own outcome (empty = fine). If any rank failed, every rank
   // throws the same Error: the lowest failing rank's message (prefixed with its rank when not all
@@ -164,6 +171,14 @@ class Comm {
   }
 
  private:
+  // This rank waits in a collective while one lives (Note [waiting in a collective] in
+  // core/heartbeat.hpp): the progress board says so of it.
+  struct Waiting {
+    Waiting();
+    ~Waiting();
+    Waiting(const Waiting&) = delete;
+    Waiting& operator=(const Waiting&) = delete;
+  };
   // f's error into err and code (left as they are when f returns).
   template <class F>
   static void capture(F& f, std::string& err, ExitCode& code) {
@@ -182,7 +197,9 @@ class Comm {
   template <class T>
   T reduce_scalar(T v, MPI_Op op) const {
     T out = v;
-    if (size_ > 1) MPI_Allreduce(&v, &out, 1, mpi_type<T>(), op, comm_);
+    if (size_ == 1) return out;
+    const Waiting waiting;
+    MPI_Allreduce(&v, &out, 1, mpi_type<T>(), op, comm_);
     return out;
   }
   MPI_Comm comm_;

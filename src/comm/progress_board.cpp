@@ -50,7 +50,9 @@ ProgressBoard::ProgressBoard(const Comm& comm) {
   Slot* mine = new (&slots_[local_rank_]) Slot{};
   mine->rank = comm.rank();
   // The heartbeat's clock (steady_clock: CLOCK_MONOTONIC, the same in every process of the node).
-  mine->tick.store(std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count());
+  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  mine->tick.store(now);
+  mine->progress.store(now);  // a rank stuck before its first beat: "its last progress: start"
   std::strcpy(mine->where, "start");
   MPI_Barrier(node);  // every slot initialised before any is read
   MPI_Comm_free(&node);
@@ -72,6 +74,18 @@ void ProgressBoard::progress(double now, const char* where) {
   s.progress.store(now, std::memory_order_release);
 }
 
+void ProgressBoard::waiting(double since) {
+  if (slots_) slots_[local_rank_].waiting.store(since, std::memory_order_release);
+}
+
+std::string ProgressBoard::where(int r) const {
+  const Slot& s = slots_[r];
+  char text[sizeof(s.where)];
+  std::memcpy(text, s.where, sizeof(text));
+  text[sizeof(text) - 1] = '\0';
+  return text;
+}
+
 std::string ProgressBoard::stopped(double now) const {
   if (!slots_) return {};
   std::string out;
@@ -81,12 +95,39 @@ std::string ProgressBoard::stopped(double now) const {
     const double tick = s.tick.load(std::memory_order_acquire);
     if (now - tick <= kSilentSeconds) continue;
     const double progress = s.progress.load(std::memory_order_acquire);
-    char where[sizeof(s.where)];
-    std::memcpy(where, s.where, sizeof(where));
-    where[sizeof(where) - 1] = '\0';
     out += strf("%srank %d stopped (dead or frozen: no sign of life for %.0f s; its last progress: %s, %.0f s ago)",
-                out.empty() ? "" : "; ", s.rank, now - tick, where, progress > 0 ? now - progress : 0.0);
+                out.empty() ? "" : "; ", s.rank, now - tick, where(r).c_str(), now - progress);
   }
+  return out;
+}
+
+std::string ProgressBoard::stalled(double now, double idle) const {
+  if (!slots_) return {};
+  std::string out;
+  int named = 0, more = 0;
+  // Those stuck outside a collective first, then those waiting in one (Note [stalled peers]).
+  for (const bool in_collective : {false, true}) {
+    for (int r = 0; r < local_size_; ++r) {
+      if (r == local_rank_) continue;
+      const Slot& s = slots_[r];
+      if (now - s.tick.load(std::memory_order_acquire) > kSilentSeconds) continue;  // stopped(): not alive
+      const double quiet = now - s.progress.load(std::memory_order_acquire);
+      const double since = s.waiting.load(std::memory_order_acquire);
+      if (quiet <= idle / 2 || (since > 0) != in_collective) continue;  // progressing, or the other group
+      if (named == kNamedPeers) {
+        ++more;
+        continue;
+      }
+      out += out.empty() ? "" : "; ";
+      out += in_collective
+                 ? strf("rank %d is waiting in a collective (for %.0f s; its last progress: %s, %.0f s ago)",
+                        s.rank, now - since, where(r).c_str(), quiet)
+                 : strf("rank %d is alive but has made no progress for %.0f s (its last progress: %s)", s.rank,
+                        quiet, where(r).c_str());
+      ++named;
+    }
+  }
+  if (more > 0) out += strf("; and %d more rank(s) of this node alike", more);
   return out;
 }
 

@@ -78,6 +78,14 @@ void Heartbeat::beat_current(const char* where, const std::string& what) {
   if (Heartbeat* h = current.load(); h != nullptr && h->owner_ == std::this_thread::get_id()) h->beat(where, what);
 }
 
+void Heartbeat::waiting_current(bool waiting) {
+  Heartbeat* h = current.load();
+  if (h == nullptr || h->owner_ != std::this_thread::get_id()) return;
+  if (waiting ? h->wait_depth_++ > 0 : --h->wait_depth_ > 0) return;  // a collective inside one
+  h->waiting_ = waiting;
+  if (HeartbeatPeers* p = h->peers_.load()) p->waiting(waiting ? now() : 0.0);
+}
+
 void Heartbeat::watch() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stop_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; })) {
@@ -86,17 +94,21 @@ void Heartbeat::watch() {
     if (peers) peers->tick(t);
     const double idle = t - last_.load();
     if (idle > timeout_) {
-      // A peer whose heartbeat thread stopped too is dead or frozen: the rank to name.
-      const std::string who = peers ? peers->stopped(t) : std::string();
+      // A peer whose heartbeat thread stopped too is dead or frozen: the rank to name. Without one,
+      // the peers alive but as stuck as this rank (Note [stalled peers] in comm/progress_board.hpp).
+      std::string who = peers ? peers->stopped(t) : std::string();
+      if (who.empty() && peers) who = peers->stalled(t, idle);
       std::string what;
       {
         std::lock_guard<std::mutex> what_lock(what_mutex_);
         what = what_;
       }
       std::fprintf(stderr,
-                   "error: [rank %d] watchdog: no progress for %.0f s (last: %s%s%s); %s: ending this rank so the "
+                   "error: [rank %d] watchdog: no progress for %.0f s (last: %s%s%s%s); %s: ending this rank so "
+                   "the "
                    "launcher stops the job\n",
                    rank_, idle, where_.load(), what.empty() ? "" : ": ", what.c_str(),
+                   waiting_.load() ? "; since then waiting in a collective" : "",
                    who.empty() ? "another rank is dead or hung, or this rank is stuck in a call" : who.c_str());
       std::fflush(stderr);
       std::_Exit(1);

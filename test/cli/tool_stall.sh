@@ -4,13 +4,13 @@
 # naming the rank and the place, instead of hanging the other rank until the job's time limit.
 #  1. rank 1's main thread stopped (HPCTRAIN_TEST_FREEZE_AT=1:<place>+main, a library call that never
 #     returns) where it opens its data, and at its first batch (predict) or block of contexts
-#     (sample): rank 1's own heartbeat ends it, naming itself and the place.
+#     (sample): the job ends naming rank 1 and the place, whichever rank's heartbeat decides. Rank 0
+#     waits for rank 1 in a collective, its last beat about as old as rank 1's, and both run with the
+#     same timeout, as a user's job does: rank 1's heartbeat names itself and rank 0 as waiting in a
+#     collective, or rank 0's says it waits and names rank 1 as alive but stalled, from the progress
+#     board (Notes [stalled peers] in src/comm/progress_board.hpp, [waiting in a collective]).
 #  2. rank 1 frozen whole (SIGSTOP) at its open: rank 0's heartbeat names rank 1 and its place from
 #     the progress board.
-# Note [a later rank 0]: in 1., rank 0 waits for rank 1 in a collective, its last beat as old as rank
-# 1's, so either heartbeat could end the job first, rank 0's naming no one. Rank 0 runs with a
-# longer timeout (3 s: 11 s, against rank 1's 1 s: 7 s), so rank 1's message comes first; in 2., the
-# same timeouts have rank 0 decide after rank 1 has been silent long enough to be named.
 # Also: every multi-rank tool's --help says the option, and a bad value is refused, naming it.
 # Note [no guessed times] (failures.sh): the freeze points are chosen and the jobs run side by side
 # (Note [frozen jobs side by side]); the guard below is a hang guard only.
@@ -37,17 +37,15 @@ done
   >"$work/train_diff.log" 2>&1 || fail "train diffusion: $(tail -3 "$work/train_diff.log")"
 
 declare -A pids=()
-# job NAME FREEZE TOOL ARGS...: TOOL on 2 ranks in the background, rank 1 stopped at FREEZE (rank 0 with
-# the longer timeout: Note [a later rank 0]), its output file $work/NAME.out.h5 (how its ranks are
-# told apart) and its own Open MPI session folder (Note [frozen jobs side by side]).
+# job NAME FREEZE TOOL ARGS...: TOOL on 2 ranks in the background, rank 1 stopped at FREEZE, its
+# output file $work/NAME.out.h5 (how its ranks are told apart) and its own Open MPI session folder
+# (Note [frozen jobs side by side]).
 job() {
   local name=$1 freeze=$2 tool=$3 sessions=$work/s${#pids[@]}
   shift 3
   mkdir -p "$sessions"
-  HPCTRAIN_TEST_FREEZE_AT=$freeze OMPI_MCA_orte_tmpdir_base=$sessions "$mpiexec" \
-    -np 1 --bind-to none "$apps/$tool" "$@" "$work/$name.out.h5" "${opts[@]}" --watchdog-timeout 3 : \
-    -np 1 --bind-to none "$apps/$tool" "$@" "$work/$name.out.h5" "${opts[@]}" --watchdog-timeout 1 \
-    >"$work/$name.log" 2>&1 &
+  HPCTRAIN_TEST_FREEZE_AT=$freeze OMPI_MCA_orte_tmpdir_base=$sessions "$mpiexec" -np 2 --bind-to none \
+    "$apps/$tool" "$@" "$work/$name.out.h5" "${opts[@]}" --watchdog-timeout 1 >"$work/$name.log" 2>&1 &
   pids[$name]=$!
 }
 trap 'kill_jobs "$work/[a-z_]*\.out\.h5"' EXIT
@@ -67,13 +65,18 @@ done
 # expect NAME PATTERN WHAT: the job's log holds a line matching PATTERN (grep -E).
 expect() {
   grep -Eq "$2" "$work/$1.log" || fail "$1: $3: $(grep -i error "$work/$1.log")"
-  echo "$1: $(grep -Eo '\[rank [0-9]+\] watchdog: no progress[^;]*' "$work/$1.log" | head -1)"
+  echo "$1: $(grep -Eo '\[rank [0-9]+\] watchdog: no progress.*' "$work/$1.log" | head -1)"
 }
-stalled='^error: \[rank 1\] watchdog: no progress for [0-9]+ s \(last: '
-expect predict_open "$stalled""opening data: $work/data.h5\)" "rank 1 and its open not named"
-expect predict_batch "$stalled""predicting a batch\)" "rank 1 and its batch not named"
+# stalled PLACE: rank 1 named with PLACE, by its own heartbeat or by rank 0's, rank 0 as waiting (1. above).
+stalled() {
+  echo "^error: \[rank 1\] watchdog: no progress for [0-9]+ s \(last: $1\); rank 0 is waiting in a collective \
+|^error: \[rank 0\] watchdog: no progress for [0-9]+ s \(last: [^;]*; since then waiting in a collective\); rank 1 \
+is alive but has made no progress for [0-9]+ s \(its last progress: $1\)"
+}
+expect predict_open "$(stalled "opening data: $work/data.h5")" "rank 1 and its open not named"
+expect predict_batch "$(stalled "predicting a batch")" "rank 1 and its batch not named"
 expect predict_frozen "^error: \[rank 0\] watchdog: no progress .*rank 1 stopped \(dead or frozen: .*its last progress: \
 opening data: $work/data.h5" "rank 0 did not name rank 1 and its open"
-expect sample_open "$stalled""opening data: $work/diff_test.h5\)" "rank 1 and its open not named"
-expect sample_block "$stalled""sampling a block of contexts: $work/diff_test.h5\)" "rank 1 and its block not named"
+expect sample_open "$(stalled "opening data: $work/diff_test.h5")" "rank 1 and its open not named"
+expect sample_block "$(stalled "sampling a block of contexts: $work/diff_test.h5")" "rank 1 and its block not named"
 echo "every stalled tool ended, naming the rank and its place"

@@ -11,3 +11,6 @@ add_test(NAME cli_hierarchical_train COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/hie
          ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_hierarchical_train)
 set_tests_properties(cli_hierarchical_train PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
                      LABELS "cli;mpi" WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+# The progress board of the heartbeat (Note [stalled peers]): 3 ranks, so that two peers are named.
+hpctrain_test(test_progress_board SOURCES comm/test_progress_board.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1 2 3
+              LABELS mpi TIMEOUT 60)

@@ -67,8 +67,10 @@ TEST(RunLoop, OpenBeatsReachTheProgramsGuardFromItsMainThreadOnly) {
   struct Places final : HeartbeatPeers {
     std::vector<std::string> seen;
     void tick(double) override {}
+    void waiting(double) override {}
     void progress(double, const char* where) override { seen.emplace_back(where); }
     std::string stopped(double) const override { return ""; }
+    std::string stalled(double, double) const override { return ""; }
   };
   const Comm comm;
   RunGuard outer(comm, 0);  // no thread: beats are recorded all the same
