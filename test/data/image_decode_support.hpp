@@ -1,7 +1,8 @@
-// Helpers of the decoder suites (test_image_formats.cpp, test_heif_images.cpp), whose fixtures write
-// files of one kind with the reference's decode of each: a file's bytes, a fixture's index of files,
-// what Log::info prints, a folder of a colour a class read, cut and flipped copies of a file, and a
-// folder with broken files read with broken_images skip against the same folder without them.
+// Helpers of the decoder suites (test_image_formats.cpp, test_heif_images.cpp, test_bitmap_images.cpp),
+// whose fixtures write files of one kind with the reference's decode of each: a file's bytes, a
+// fixture's index of files, what Log::info prints, a folder of a colour a class read, cut and flipped
+// copies of a file (each decoded and checked), and a folder with broken files read with broken_images
+// skip against the same folder without them.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -97,6 +98,22 @@ inline void for_each_damaged_copy(const std::string& whole, const std::string& c
   }
 }
 
+// `path` (the fixture's file `l`) decoded as `channels`: of its listed size, every value equal to the
+// reference's decode beside it (<path>.rgb or <path>.l). The image, for a suite's own checks.
+inline Image expect_reference_decode(const std::string& path, const Listed& l, int channels) {
+  const Image im = decode_image(path, channels);
+  EXPECT_EQ(im.width, l.width) << l.name;
+  EXPECT_EQ(im.height, l.height) << l.name;
+  const std::vector<std::uint8_t> want = bytes_of(path + (channels == 3 ? ".rgb" : ".l"));
+  EXPECT_EQ(im.pixels.size(), want.size()) << l.name << " as " << channels << " channels";
+  if (im.pixels.size() == want.size()) {
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) differ += im.pixels[i] != want[i];
+    EXPECT_EQ(differ, 0u) << l.name << " as " << channels << " channels: values unlike the reference's";
+  }
+  return im;
+}
+
 // How a damaged copy's decodes ended.
 struct Outcomes {
   int read = 0, refused = 0;
@@ -123,6 +140,21 @@ inline void expect_checked_or_refused(const std::string& path, bool orient) {
     check_image(path, w, h, orient);
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()).rfind(path + ": ", 0), 0u) << e.what();
+  }
+}
+
+// Each of `files` (in the folder `from`) damaged 32 ways into `dir`_<name> (for_each_damaged_copy),
+// every copy decoded as each of `channels` (expect_read_or_refused, `orient` its orientation) and
+// header-checked (`check_orient`): read to its full size or refused naming it, counted in `n`.
+inline void expect_damaged_copies_read_or_refused(const std::string& from, const std::vector<Listed>& files,
+                                                  const std::string& dir, const std::vector<int>& channels,
+                                                  bool orient, bool check_orient, Outcomes& n) {
+  for (const Listed& l : files) {
+    const std::string path = dir + "_" + l.name;
+    for_each_damaged_copy(from + l.name, path, [&] {
+      for (const int c : channels) expect_read_or_refused(path, l.name, c, orient, n);
+      expect_checked_or_refused(path, check_orient);
+    });
   }
 }
 

@@ -209,13 +209,7 @@ TEST(HeifImages, CutAndFlippedCopiesAreReadOrRefused) {
   const std::string dir = empty_scratch_dir(comm, "heif_images_cuts") + "/r" + std::to_string(comm.rank());
   Outcomes n;
   testing::internal::CaptureStderr();
-  for (const Listed& l : index_of()) {
-    const std::string path = dir + "_" + l.name;
-    for_each_damaged_copy(kHeif + "heif/" + l.name, path, [&] {
-      expect_read_or_refused(path, l.name, 3, false, n);
-      expect_checked_or_refused(path, true);
-    });
-  }
+  expect_damaged_copies_read_or_refused(kHeif + "heif/", index_of(), dir, {3}, false, true, n);
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
   EXPECT_GT(n.refused, 200) << n.read;
   EXPECT_GT(n.read, 50) << n.refused;

@@ -152,48 +152,56 @@ void expect_same_table(const std::string& path, const TextLayout& plain, std::si
   EXPECT_EQ(read(t, one).x, read(plain, one).x);
 }
 
+// `text` written as the plain file `name` (a header line first) and scanned: what its compressed
+// copies must read as.
+TextLayout plain_table(const std::string& name, const std::string& text) {
+  write_bytes(scratch(name), text);
+  TextOptions opt;
+  opt.header = true;
+  return scan_text(scratch(name), opt);
+}
+
+// A compressed copy of a plain table: its file name, its bytes, the restart points it has at least.
+struct Copy {
+  std::string name, bytes;
+  std::size_t min_points;
+};
+
+void expect_copies_read_as(const TextLayout& plain, const std::vector<Copy>& copies) {
+  for (const Copy& c : copies) {
+    write_bytes(scratch(c.name), c.bytes);
+    expect_same_table(scratch(c.name), plain, c.min_points);
+  }
+}
+
 TEST(CompressedText, EveryFormatReadsAsThePlainFile) {
   const std::string text = table_text(260000);  // 20 MB: gzip's points every 8 MiB
   ASSERT_GT(text.size(), 18u << 20);
-  const std::string plain_path = scratch("t.csv");
-  write_bytes(plain_path, text);
-  TextOptions opt;
-  opt.header = true;
-  const TextLayout plain = scan_text(plain_path, opt);
+  const TextLayout plain = plain_table("t.csv", text);
   EXPECT_FALSE(plain.compressed);
   EXPECT_EQ(plain.rows, 260000);
-
-  write_bytes(scratch("t.csv.gz"), gzip_member(text));
-  expect_same_table(scratch("t.csv.gz"), plain, 2);
-  // Three members; restart points inside the second and third.
-  write_bytes(scratch("members.csv.gz"), in_parts(text, 3, gzip_member));
-  expect_same_table(scratch("members.csv.gz"), plain, 2);
-  // gzip data under a plain name: told by its first bytes.
-  write_bytes(scratch("gzip_named.csv"), gzip_member(text));
-  expect_same_table(scratch("gzip_named.csv"), plain, 2);
-  // One zstd frame: no point; read forward from the reader or the start.
-  write_bytes(scratch("t.csv.zst"), zstd_frame(text));
-  expect_same_table(scratch("t.csv.zst"), plain, 0);
-  write_bytes(scratch("frames.csv.zst"), in_parts(text, 8, zstd_frame));
-  expect_same_table(scratch("frames.csv.zst"), plain, 7);
+  expect_copies_read_as(plain, {
+                                   {"t.csv.gz", gzip_member(text), 2},
+                                   // Three members; restart points inside the second and third.
+                                   {"members.csv.gz", in_parts(text, 3, gzip_member), 2},
+                                   // gzip data under a plain name: told by its first bytes.
+                                   {"gzip_named.csv", gzip_member(text), 2},
+                                   // One zstd frame: no point; read forward from the reader or the start.
+                                   {"t.csv.zst", zstd_frame(text), 0},
+                                   {"frames.csv.zst", in_parts(text, 8, zstd_frame), 7},
+                               });
 }
 
 TEST(CompressedText, Bzip2AndXzStreams) {
   // Smaller: bzip2 and xz compress slowly. Streams of 1.2 MB, a point at each.
   const std::string text = table_text(48000);
-  const std::string plain_path = scratch("s.csv");
-  write_bytes(plain_path, text);
-  TextOptions opt;
-  opt.header = true;
-  const TextLayout plain = scan_text(plain_path, opt);
-  write_bytes(scratch("s.csv.bz2"), bzip2_stream(text));
-  expect_same_table(scratch("s.csv.bz2"), plain, 0);
-  write_bytes(scratch("streams.csv.bz2"), in_parts(text, 3, bzip2_stream));
-  expect_same_table(scratch("streams.csv.bz2"), plain, 2);
-  write_bytes(scratch("s.csv.xz"), xz_stream(text));
-  expect_same_table(scratch("s.csv.xz"), plain, 0);
-  write_bytes(scratch("streams.csv.xz"), in_parts(text, 3, xz_stream));
-  expect_same_table(scratch("streams.csv.xz"), plain, 2);
+  const TextLayout plain = plain_table("s.csv", text);
+  expect_copies_read_as(plain, {
+                                   {"s.csv.bz2", bzip2_stream(text), 0},
+                                   {"streams.csv.bz2", in_parts(text, 3, bzip2_stream), 2},
+                                   {"s.csv.xz", xz_stream(text), 0},
+                                   {"streams.csv.xz", in_parts(text, 3, xz_stream), 2},
+                               });
 }
 
 TEST(CompressedText, NamesSayTheFormatThroughTheCompressorsExtension) {

@@ -33,7 +33,7 @@ import os
 import struct
 import sys
 
-from image_writers import fresh_output, require
+from image_writers import References, fresh_output, pictures, require
 
 try:
     import numpy as np
@@ -43,42 +43,10 @@ except ImportError as e:  # the runner (reference_python.sh) turns this into a f
     sys.exit(77)
 require("make_bitmap_images", [(hasattr(Image, "open"), "no PIL.Image")])
 out, fmt = fresh_output(sys.argv, "formats")
-rng = np.random.default_rng(41)
-W, H = 37, 23
-y, x = np.mgrid[0:H, 0:W]
-rgb = np.stack([(7 * x + 3 * y) % 256, (5 * x * y) % 256, 255 - (11 * y) % 256], -1)
-rgb = np.clip(rgb + rng.integers(-20, 21, rgb.shape), 0, 255).astype(np.uint8)
-alpha = ((x * 255) // (W - 1)).astype(np.uint8)
+W, H, x, y, rgb, alpha, grey16 = pictures(41)
 rgba = np.concatenate([rgb, alpha[..., None]], -1)
-grey16 = ((x * 1789 + y * 2711 + rng.integers(0, 300, (H, W))) % 65536).astype(np.uint16)
-index = []
-
-
-def reference(name, sixteen=None):
-    """Pillow's decode of formats/<name> beside it (.rgb, .l); `sixteen`: read as 16-bit grey (mode
-    I), its values as round(v / 257)."""
-    path = os.path.join(fmt, name)
-    with Image.open(path) as im:
-        if sixteen:
-            v8 = ((np.asarray(im).astype(np.uint32) * 255 + 32767) // 65535).astype(np.uint8)
-            c, l = np.repeat(v8[..., None], 3, -1), v8
-        else:
-            c, l = np.asarray(im.convert("RGB")), np.asarray(im.convert("L"))
-        size = im.size
-    open(path + ".rgb", "wb").write(np.ascontiguousarray(c).tobytes())
-    open(path + ".l", "wb").write(np.ascontiguousarray(l).tobytes())
-    index.append(f"{name}\t{size[0]}\t{size[1]}\n")
-
-
-def save(im, name, sixteen=None, **kw):
-    im.save(os.path.join(fmt, name), **kw)
-    reference(name, sixteen)
-
-
-def write(name, data, sixteen=None):
-    open(os.path.join(fmt, name), "wb").write(data)
-    reference(name, sixteen)
-
+refs = References(fmt)
+save, write = refs.save, refs.write
 
 save(Image.fromarray(rgb), "rgb.bmp")
 save(Image.fromarray(rgba), "rgba.bmp")
@@ -109,7 +77,7 @@ def text(rows):
 write("plain.ppm", f"P3\n{W} {H}\n255\n".encode() + text(rgb.reshape(H, -1)))
 write("plain.pgm", f"P2\n{W} {H}\n255\n".encode() + text(rgb[..., 0]))
 write("plain.pbm", f"P1\n{W} {H}\n".encode() + text((rgb[..., 1] <= 128).astype(np.uint8)))  # PBM: 1 is black
-open(os.path.join(fmt, "index.tsv"), "w").write("".join(index))
+refs.write_index()
 
 COLOURS = [(220, 30, 30), (30, 200, 40), (40, 60, 230)]
 

@@ -46,7 +46,7 @@ import shutil
 import struct
 import sys
 
-from image_writers import fresh_output, require
+from image_writers import References, fresh_output, pictures, require
 
 try:
     import numpy as np
@@ -57,46 +57,11 @@ except ImportError as e:  # the runner (reference_python.sh) turns this into a f
 require("make_image_formats",
         [(features.check(f), f"this Pillow lacks {f}") for f in ("webp", "webp_anim", "libtiff")])
 out, fmt = fresh_output(sys.argv, "formats")
-rng = np.random.default_rng(37)
-W, H = 37, 23
-y, x = np.mgrid[0:H, 0:W]
-rgb = np.stack([(7 * x + 3 * y) % 256, (5 * x * y) % 256, 255 - (11 * y) % 256], -1)
-rgb = np.clip(rgb + rng.integers(-20, 21, rgb.shape), 0, 255).astype(np.uint8)
-alpha = ((x * 255) // (W - 1)).astype(np.uint8)  # 0 at the left edge, 255 at the right
+W, H, x, y, rgb, alpha, grey16 = pictures(37)
 alpha[:, 3] = 128
 rgba = np.concatenate([rgb, alpha[..., None]], -1)
-grey16 = ((x * 1789 + y * 2711 + rng.integers(0, 300, (H, W))) % 65536).astype(np.uint16)
-index = []
-
-
-def reference(name, sixteen=None, grey=None):
-    """Pillow's decode of formats/<name> beside it (.rgb, .l); `sixteen`: its 16-bit samples (H x W or
-    H x W x 3), scaled as round(v / 257); `grey`: its 8-bit grey values, for a layout Pillow cannot
-    read."""
-    path = os.path.join(fmt, name)
-    if grey is not None:
-        open(path + ".rgb", "wb").write(np.repeat(grey[..., None], 3, -1).tobytes())
-        open(path + ".l", "wb").write(grey.tobytes())
-        index.append(f"{name}\t{grey.shape[1]}\t{grey.shape[0]}\n")
-        return
-    with Image.open(path) as im:
-        if sixteen is None:
-            c, l = np.asarray(im.convert("RGB")), np.asarray(im.convert("L"))
-        else:
-            v = np.asarray(im).astype(np.uint32) if sixteen is True else sixteen.astype(np.uint32)
-            v8 = ((v * 255 + 32767) // 65535).astype(np.uint8)
-            c = v8 if v8.ndim == 3 else np.repeat(v8[..., None], 3, -1)
-            l = v8 if v8.ndim == 2 else np.asarray(Image.fromarray(v8, "RGB").convert("L"))
-        size = im.size
-    open(path + ".rgb", "wb").write(np.ascontiguousarray(c).tobytes())
-    open(path + ".l", "wb").write(np.ascontiguousarray(l).tobytes())
-    index.append(f"{name}\t{size[0]}\t{size[1]}\n")
-
-
-def save(im, name, sixteen=None, **kw):
-    im.save(os.path.join(fmt, name), **kw)
-    reference(name, sixteen)
-
+refs = References(fmt)
+save, reference = refs.save, refs.reference
 
 save(Image.fromarray(rgb), "lossless_rgb.webp", lossless=True)
 save(Image.fromarray(rgba), "lossless_rgba.webp", lossless=True)
@@ -180,7 +145,7 @@ reference("grey_alpha_planes.tif", grey=np.ascontiguousarray(rgb[..., 0]))  # Pi
 rgb16 = np.stack([grey16, 65535 - grey16, grey16 // 3], -1)
 tiff_by_hand("rgb16.tif", rgb16, 16, 2)
 reference("rgb16.tif", rgb16)
-open(os.path.join(fmt, "index.tsv"), "w").write("".join(index))
+refs.write_index()
 
 COLOURS = [(220, 30, 30), (30, 200, 40), (40, 60, 230)]
 SIZES = [(31, 24), (16, 16), (50, 37), (20, 45), (26, 19), (33, 28)]
