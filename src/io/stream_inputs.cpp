@@ -5,6 +5,7 @@
 #include <lzma.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -114,52 +115,103 @@ class ZstdDecoder : public Decoder {
   bool frame_done_ = true;  // between frames: the file may end here
 };
 
-class Bzip2Decoder : public Decoder {
+// Note [one stream decoder]: libbz2 and liblzma take input and output the same way (next_in /
+// avail_in, next_out / avail_out, one call a step), so one decoder drives both; what differs - the
+// stream type, a step, its errors in words, what may follow a stream's end - is each library's
+// traits below.
+enum class Step { more, stream_end };
+
+struct Bzip2 {
+  using Stream = bz_stream;
+  static constexpr const char* name = "bzip2";
+  static void init(Stream& s) {
+    if (BZ2_bzDecompressInit(&s, 0, 0) != BZ_OK) throw std::bad_alloc();
+  }
+  static void end(Stream& s) { BZ2_bzDecompressEnd(&s); }
+  static Step step(Stream& s, bool /*at_end*/) {
+    const int r = BZ2_bzDecompress(&s);
+    if (r == BZ_STREAM_END) return Step::stream_end;
+    if (r == BZ_OK) return Step::more;
+    throw DamagedData(std::string("the bzip2 data is damaged (libbz2: ") +
+                      (r == BZ_DATA_ERROR_MAGIC ? "not bzip2 data"
+                       : r == BZ_MEM_ERROR      ? "out of memory"
+                                                : "a block fails its check") +
+                      ")");
+  }
+  // Another stream after this one (pbzip2 writes many): its "BZh"; anything else is ignored, as
+  // bzip2 -d does.
+  static bool another_stream(FileBytes& in) {
+    unsigned char c = 0;
+    return in.peek(c) && c == 'B';
+  }
+};
+
+struct Xz {
+  using Stream = lzma_stream;
+  static constexpr const char* name = "xz";
+  static void init(Stream& s) {
+    if (lzma_stream_decoder(&s, UINT64_MAX, 0) != LZMA_OK) throw std::bad_alloc();
+  }
+  static void end(Stream& s) { lzma_end(&s); }
+  static Step step(Stream& s, bool at_end) {
+    const lzma_ret r = lzma_code(&s, at_end ? LZMA_FINISH : LZMA_RUN);
+    if (r == LZMA_STREAM_END) return Step::stream_end;
+    if (r == LZMA_OK) return Step::more;
+    if (r == LZMA_BUF_ERROR) throw truncated(name);
+    throw DamagedData(std::string("the xz data is damaged (liblzma: ") +
+                      (r == LZMA_DATA_ERROR     ? "corrupt data"
+                       : r == LZMA_FORMAT_ERROR ? "not xz data"
+                       : r == LZMA_MEM_ERROR    ? "out of memory"
+                                                : "unsupported options or a failed check") +
+                      ")");
+  }
+  // After a stream's end: its padding (zero bytes), then another stream's header or the end; other
+  // bytes are ignored.
+  static bool another_stream(FileBytes& in) {
+    unsigned char c = 0;
+    while (in.peek(c) && c == 0) in.consumed(1);
+    return in.peek(c) && c == 0xfd;
+  }
+};
+
+template <class Lib>
+class StreamDecoder : public Decoder {
  public:
-  Bzip2Decoder(std::FILE* f, std::vector<RestartPoint>* record, std::uint64_t spacing) : in_(f, record, spacing) {
+  StreamDecoder(std::FILE* f, std::vector<RestartPoint>* record, std::uint64_t spacing) : in_(f, record, spacing) {
     start();
   }
-  ~Bzip2Decoder() override { BZ2_bzDecompressEnd(&s_); }
-  Bzip2Decoder(const Bzip2Decoder&) = delete;
-  Bzip2Decoder& operator=(const Bzip2Decoder&) = delete;
+  ~StreamDecoder() override { Lib::end(s_); }
+  StreamDecoder(const StreamDecoder&) = delete;
+  StreamDecoder& operator=(const StreamDecoder&) = delete;
 
   std::size_t read(char* out, std::size_t n) override {
-    const auto size = static_cast<unsigned>(std::min<std::size_t>(n, 1u << 30));
-    s_.next_out = out;
-    s_.avail_out = size;
-    while (s_.avail_out == size && !done_) {
-      const bool end = in_.left() == 0 && !in_.fill();  // libbz2 may still hold a block's output
-      s_.next_in = reinterpret_cast<char*>(in_.next());
-      s_.avail_in = static_cast<unsigned>(std::min<std::size_t>(in_.left(), 1u << 30));
-      const unsigned before_in = s_.avail_in, before_out = s_.avail_out;
-      const int r = BZ2_bzDecompress(&s_);
+    const std::size_t size = std::min<std::size_t>(n, 1u << 30);  // libbz2 counts in unsigned
+    s_.next_out = reinterpret_cast<decltype(s_.next_out)>(out);
+    s_.avail_out = static_cast<decltype(s_.avail_out)>(size);
+    while (s_.avail_out == size && size > 0 && !done_) {
+      const bool end = in_.left() == 0 && !in_.fill();  // the library may still hold a block's output
+      s_.next_in = reinterpret_cast<decltype(s_.next_in)>(in_.next());
+      s_.avail_in = static_cast<decltype(s_.avail_in)>(std::min<std::size_t>(in_.left(), 1u << 30));
+      const std::size_t before_in = s_.avail_in, before_out = s_.avail_out;
+      const Step r = Lib::step(s_, end);
       in_.consumed(before_in - s_.avail_in);
       in_.out += before_out - s_.avail_out;
-      if (r == BZ_STREAM_END) {
-        // Another stream after this one (pbzip2 writes many): its "BZh"; anything else is ignored,
-        // as bzip2 -d does.
-        unsigned char c = 0;
-        done_ = !in_.peek(c) || c != 'B';
+      if (r == Step::stream_end) {
+        done_ = !Lib::another_stream(in_);
         if (!done_) {
-          BZ2_bzDecompressEnd(&s_);
+          Lib::end(s_);
           start();
           in_.boundary();
         }
-      } else if (r == BZ_OK && end && s_.avail_out == before_out) {
-        throw truncated("bzip2");
-      } else if (r != BZ_OK) {
-        throw DamagedData(std::string("the bzip2 data is damaged (libbz2: ") +
-                          (r == BZ_DATA_ERROR_MAGIC ? "not bzip2 data"
-                           : r == BZ_MEM_ERROR      ? "out of memory"
-                                                    : "a block fails its check") +
-                          ")");
+      } else if (end && s_.avail_out == before_out) {
+        throw truncated(Lib::name);
       }
     }
     return size - s_.avail_out;
   }
   void restart(const RestartPoint& p) override {
     in_.seek(p);
-    BZ2_bzDecompressEnd(&s_);
+    Lib::end(s_);
     start();
     done_ = false;
   }
@@ -167,83 +219,15 @@ class Bzip2Decoder : public Decoder {
  private:
   // A fresh decoder; the output buffer of a read under way kept.
   void start() {
-    char* out = s_.next_out;
-    const unsigned room = s_.avail_out;
-    s_ = bz_stream{};
-    if (BZ2_bzDecompressInit(&s_, 0, 0) != BZ_OK) throw std::bad_alloc();
+    auto* out = s_.next_out;
+    const auto room = s_.avail_out;
+    s_ = typename Lib::Stream{};
+    Lib::init(s_);
     s_.next_out = out;
     s_.avail_out = room;
   }
   FileBytes in_;
-  bz_stream s_{};
-  bool done_ = false;
-};
-
-class XzDecoder : public Decoder {
- public:
-  XzDecoder(std::FILE* f, std::vector<RestartPoint>* record, std::uint64_t spacing) : in_(f, record, spacing) {
-    start();
-  }
-  ~XzDecoder() override { lzma_end(&s_); }
-  XzDecoder(const XzDecoder&) = delete;
-  XzDecoder& operator=(const XzDecoder&) = delete;
-
-  std::size_t read(char* out, std::size_t n) override {
-    s_.next_out = reinterpret_cast<std::uint8_t*>(out);
-    s_.avail_out = n;
-    while (s_.avail_out == n && n > 0 && !done_) {
-      const bool end = in_.left() == 0 && !in_.fill();
-      s_.next_in = in_.next();
-      s_.avail_in = in_.left();
-      const std::size_t before_in = s_.avail_in, before_out = s_.avail_out;
-      const lzma_ret r = lzma_code(&s_, end ? LZMA_FINISH : LZMA_RUN);
-      in_.consumed(before_in - s_.avail_in);
-      in_.out += before_out - s_.avail_out;
-      if (r == LZMA_STREAM_END) {
-        next_stream();
-      } else if (r == LZMA_BUF_ERROR || (end && r == LZMA_OK && s_.avail_out == before_out)) {
-        throw truncated("xz");
-      } else if (r != LZMA_OK) {
-        throw DamagedData(std::string("the xz data is damaged (liblzma: ") +
-                          (r == LZMA_DATA_ERROR     ? "corrupt data"
-                           : r == LZMA_FORMAT_ERROR ? "not xz data"
-                           : r == LZMA_MEM_ERROR    ? "out of memory"
-                                                    : "unsupported options or a failed check") +
-                          ")");
-      }
-    }
-    return n - s_.avail_out;
-  }
-  void restart(const RestartPoint& p) override {
-    in_.seek(p);
-    lzma_end(&s_);
-    start();
-    done_ = false;
-  }
-
- private:
-  // A fresh decoder; the output buffer of a read under way kept.
-  void start() {
-    std::uint8_t* out = s_.next_out;
-    const std::size_t room = s_.avail_out;
-    s_ = LZMA_STREAM_INIT;
-    if (lzma_stream_decoder(&s_, UINT64_MAX, 0) != LZMA_OK) throw std::bad_alloc();
-    s_.next_out = out;
-    s_.avail_out = room;
-  }
-  // After a stream's end: its padding (zero bytes), then another stream's header or the end; other
-  // bytes are ignored.
-  void next_stream() {
-    unsigned char c = 0;
-    while (in_.peek(c) && c == 0) in_.consumed(1);
-    done_ = !in_.peek(c) || c != 0xfd;
-    if (done_) return;
-    lzma_end(&s_);
-    start();
-    in_.boundary();
-  }
-  FileBytes in_;
-  lzma_stream s_ = LZMA_STREAM_INIT;
+  typename Lib::Stream s_{};
   bool done_ = false;
 };
 
@@ -253,10 +237,10 @@ std::unique_ptr<Decoder> zstd_decoder(std::FILE* f, std::vector<RestartPoint>* r
   return std::make_unique<ZstdDecoder>(f, record, spacing);
 }
 std::unique_ptr<Decoder> bzip2_decoder(std::FILE* f, std::vector<RestartPoint>* record, std::uint64_t spacing) {
-  return std::make_unique<Bzip2Decoder>(f, record, spacing);
+  return std::make_unique<StreamDecoder<Bzip2>>(f, record, spacing);
 }
 std::unique_ptr<Decoder> xz_decoder(std::FILE* f, std::vector<RestartPoint>* record, std::uint64_t spacing) {
-  return std::make_unique<XzDecoder>(f, record, spacing);
+  return std::make_unique<StreamDecoder<Xz>>(f, record, spacing);
 }
 
 }  // namespace hpct::io
