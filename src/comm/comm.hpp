@@ -36,6 +36,16 @@ class Comm {
   int size() const { return size_; }
   MPI_Comm raw() const { return comm_; }
 
+  // This rank waits in a collective while one lives (Note [waiting in a collective] in
+  // core/heartbeat.hpp): the progress board says so of it. Every collective below holds one; a raw
+  // MPI collective on raw() (a gather of variable counts, an all-to-all of rows) holds one too.
+  struct Waiting {
+    Waiting();
+    ~Waiting();
+    Waiting(const Waiting&) = delete;
+    Waiting& operator=(const Waiting&) = delete;
+  };
+
   // In-place sum over ranks of a contiguous buffer. Views must be contiguous (LayoutRight/Left);
   // device buffers need a GPU-aware MPI (the NCCL communicator replaces this on GPUs).
   template <class T>
@@ -171,14 +181,6 @@ class Comm {
   }
 
  private:
-  // This rank waits in a collective while one lives (Note [waiting in a collective] in
-  // core/heartbeat.hpp): the progress board says so of it.
-  struct Waiting {
-    Waiting();
-    ~Waiting();
-    Waiting(const Waiting&) = delete;
-    Waiting& operator=(const Waiting&) = delete;
-  };
   // f's error into err and code (left as they are when f returns).
   template <class F>
   static void capture(F& f, std::string& err, ExitCode& code) {

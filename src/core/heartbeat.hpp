@@ -51,9 +51,8 @@ class Heartbeat {
   // need not differ (all beat "opening data" before the open's agreement). Comm's collectives mark
   // the wait (nested calls once) on the heartbeat of the process, from the thread that made it, as
   // beat_current does: a peer named from the board is then either waiting in a collective or
-  // stuck elsewhere, and the deciding rank says which it is itself. The collectives outside Comm
-  // (the watched all-reduce, which the watchdog covers; a few raw MPI calls) are not marked: a
-  // rank waiting there reads as stalled, with its place.
+  // stuck elsewhere, and the deciding rank says which it is itself. Raw MPI collectives on
+  // Comm::raw() hold a Comm::Waiting too; the watched all-reduce, which the watchdog covers, does not.
   static void waiting_current(bool waiting);
   // Optional: shared signs of life (set before training; must outlive the heartbeat's use of it).
   void set_peers(HeartbeatPeers* peers) { peers_ = peers; }

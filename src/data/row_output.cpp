@@ -66,6 +66,7 @@ void gather_and_write(const Comm& comm, const std::string& out, const std::vecto
       displs[q] = static_cast<int>(f0 * per);
     }
     if (comm.rank() == 0) all[k].resize(total * per);
+    const Comm::Waiting waiting;
     MPI_Gatherv(d.rows, static_cast<int>(count * per), MPI_FLOAT, all[k].data(), counts.data(), displs.data(),
                 MPI_FLOAT, 0, comm.raw());
   }

@@ -118,7 +118,10 @@ BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long 
   // once, not twice, at the point where the run's raw rows are still in memory too (its peak).
   const int cnt = static_cast<int>(mine_rows * F);
   std::vector<int> counts(static_cast<std::size_t>(comm.size())), displs(counts.size());
-  MPI_Allgather(&cnt, 1, MPI_INT, counts.data(), 1, MPI_INT, comm.raw());
+  {
+    const Comm::Waiting waiting;
+    MPI_Allgather(&cnt, 1, MPI_INT, counts.data(), 1, MPI_INT, comm.raw());
+  }
   long long total = 0;
   for (std::size_t r = 0; r < counts.size(); ++r) {
     displs[r] = static_cast<int>(total);
@@ -129,8 +132,11 @@ BinCuts compute_cuts(const std::vector<float>& x, long long n, int F, long long 
   float* at = all.data() + displs[static_cast<std::size_t>(comm.rank())];
   for (long long r = 0; r < n; ++r)
     if (sampled(r)) at = std::copy(x.begin() + r * F, x.begin() + (r + 1) * F, at);
-  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all.data(), counts.data(), displs.data(), MPI_FLOAT,
-                 comm.raw());
+  {
+    const Comm::Waiting waiting;
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all.data(), counts.data(), displs.data(), MPI_FLOAT,
+                   comm.raw());
+  }
   const long long rows = total / (F > 0 ? F : 1);
   BinCuts cuts;
   cuts.upper.resize(static_cast<std::size_t>(F));

@@ -95,8 +95,12 @@ std::uint64_t stage_rows(const RollingBuffer& buffer, const Numbering& numbering
   MPI_Datatype row = MPI_DATATYPE_NULL;
   MPI_Type_contiguous(static_cast<int>(d), MPI_FLOAT, &row);
   MPI_Type_commit(&row);
-  const int rc = MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), row, recv.data(),
-                               recv_counts.data(), recv_displs.data(), row, comm.raw());
+  int rc = MPI_SUCCESS;
+  {
+    const Comm::Waiting waiting;
+    rc = MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), row, recv.data(), recv_counts.data(),
+                       recv_displs.data(), row, comm.raw());
+  }
   MPI_Type_free(&row);
   if (rc != MPI_SUCCESS) throw Error("in-situ session: MPI_Alltoallv of the session's rows failed");
 

@@ -31,6 +31,7 @@ OnlineStats OnlineStats::merged(const Comm& comm) const {
   std::copy(mean_.begin(), mean_.end(), mine.begin() + 1);
   std::copy(m2_.begin(), m2_.end(), mine.begin() + 1 + static_cast<long>(d));
   std::vector<double> all(mine.size() * static_cast<std::size_t>(comm.size()));
+  const Comm::Waiting waiting;
   MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), static_cast<int>(mine.size()),
                 MPI_DOUBLE, comm.raw());
   OnlineStats out(d_in_, d_out_);

@@ -230,6 +230,7 @@ void Evaluator::chunked_sums(Model& model, std::size_t metrics, std::vector<doub
     counts[r] = static_cast<int>(first_chunk(chunks, r + 1, p) * width) - displs[r];
   }
   std::vector<double> all(chunks * width);
+  const Comm::Waiting waiting;
   MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), counts.data(), displs.data(),
                  MPI_DOUBLE, comm_.raw());
   sums.assign(width, 0.0);

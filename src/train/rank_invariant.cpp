@@ -305,8 +305,10 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
       });
   auto ex_host = Kokkos::create_mirror_view(ex);
   Kokkos::deep_copy(ex_host, ex);
-  if (ranks > 1)
+  if (ranks > 1) {
+    const Comm::Waiting waiting;
     MPI_Allreduce(MPI_IN_PLACE, ex_host.data(), static_cast<int>(blocks_), MPI_INT, MPI_MAX, comm_.raw());
+  }
   for (std::uint64_t b = 0; b < blocks_; ++b)
     if (ex_host(b) == kNonfinite) o.finite = false;
   if (!o.finite) return o;
@@ -337,9 +339,11 @@ FixedPointSum::Outcome FixedPointSum::reduce(float* out, const ParameterShard* s
   const std::uint64_t first = shard ? shard->offset : 0, count = shard ? shard->count : n;
   if (shard && !shard->counts.empty()) {
     std::vector<std::int64_t> slice(count);
+    const Comm::Waiting waiting;
     MPI_Reduce_scatter(sums_host.data(), slice.data(), shard->counts.data(), MPI_INT64_T, MPI_SUM, comm_.raw());
     std::copy(slice.begin(), slice.end(), sums_host.data() + first);
   } else if (ranks > 1) {
+    const Comm::Waiting waiting;
     MPI_Allreduce(MPI_IN_PLACE, sums_host.data(), static_cast<int>(n), MPI_INT64_T, MPI_SUM, comm_.raw());
   }
   Kokkos::deep_copy(sums, sums_host);
