@@ -87,10 +87,17 @@ void apply_conv_keys(ConvModel& model, const ModelBuildContext& ctx) {
 
 // A model rebuilt from its stored configuration: conv_algorithm as this build runs it (a model
 // trained with oneDNN or cuDNN loads in a build without it, by gemm) and conv_deterministic.
+// Note [auto in a rebuilt model]: auto times its candidates on training steps, and a model rebuilt
+// from its file (predict, cape_eval, cape_predict, convert, an ensemble's member: load_model) takes
+// none, so it stayed on gemm, auto's untimed start: cape_predict ran inputs/cape_coco.in's model
+// 20x slower than on oneDNN (7 ms a box, 90% of it in im2col). It runs library's choice instead,
+// what auto's timings pick on host builds with oneDNN (docs/cape.md); its configuration still says
+// auto, and with conv_deterministic auto's fixed rule stays (gemm).
 template <class ConvModel>
 void apply_stored_conv_keys(ConvModel& model, const deck::Deck& config) {
   model.set_conv_algorithm(stored_conv_algorithm(config.get_string("conv_algorithm")),
                            config.get_bool("conv_deterministic"));
+  model.untimed_auto();
 }
 
 }  // namespace hpct

@@ -34,6 +34,9 @@ class ConvNetModel : public Model {
   void set_conv_algorithm(const std::string& choice, bool deterministic) {
     tuning_.configure(conv_net().convolutions(), conv_net().convolution_names(), choice, deterministic);
   }
+  // A model that takes no training step: auto runs library's choice (Note [auto in a rebuilt model]
+  // in models/conv_keys.hpp).
+  void untimed_auto() { tuning_.untimed_auto(); }
   // The algorithm each convolution runs (after tuning, its choice).
   std::vector<nn::ConvAlgorithm> conv_algorithms() const { return tuning_.algorithms(); }
   void set_conv_precision(nn::Precision p) { tuning_.set_precision(p); }  // after set_conv_algorithm

@@ -49,6 +49,12 @@ void ConvTuning::configure(const std::vector<nn::Conv2d<float>*>& convs, const s
              nn::conv_algorithm_name(fixed)));
 }
 
+void ConvTuning::untimed_auto() {
+  if (choice_ != "auto" || deterministic_ || !convs_) return;
+  for (auto* c : *convs_) c->set_algorithm(nn::conv_algorithm_library());
+  pass_ = -1;
+}
+
 bool ConvTuning::times(nn::ConvAlgorithm a, std::size_t i) const {
   if (a != nn::ConvAlgorithm::direct) return true;
   const nn::Conv2d<float>& c = *(*convs_)[i];

@@ -28,6 +28,9 @@ class ConvTuning {
   // auto (timed on the first training steps unless `deterministic`).
   void configure(const std::vector<nn::Conv2d<float>*>& convs, const std::vector<std::string>& names,
                  const std::string& choice, bool deterministic);
+  // After configure, for a model that takes no training step: auto runs library's choice, untimed
+  // (Note [auto in a rebuilt model] in models/conv_keys.hpp); choice() still says auto.
+  void untimed_auto();
   // Whether the next training step is a tuning step (a collective one when a reducer is set).
   bool tuning() const { return pass_ >= 0 && pass_ < static_cast<int>(passes_.size()); }
   // Around every training step's forward and backward: the algorithm and timing of the pass, and

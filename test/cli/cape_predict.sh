@@ -120,6 +120,14 @@ grep -q "perfect_all.json: category 2 (bar): keypoint AP 1.000, AP50 1.000, AP75
   grep -q "perfect_faces.json: keypoint AP 0.500, AP50 0.500, AP75 0.500 (6 boxes, OKS sigma 0.05, the mean of 2 categories)" \
     "$dir/score.log" || fail "score-keypoints' lines for 2 categories"
 "$python" "$src/test/python/cape_predict_files.py" per_category "$c/train.json" "$dir" "$src/scripts/score-keypoints"
+# As the pages run it, by its first line: from Debian's python3 without pycocotools it re-runs itself
+# with the reference venv's python, a link to that same python3 (their real paths are equal).
+if [ -x "$src/.deps/refenv/bin/python" ] && [ -x /usr/bin/python3 ] &&
+  ! /usr/bin/python3 -c "import pycocotools" 2>/dev/null; then
+  /usr/bin/python3 "$src/scripts/score-keypoints" "$c/pair.json" "$dir/perfect.json" > "$dir/score_debian.log" 2>&1 &&
+    grep -q "perfect.json: keypoint AP 1.000" "$dir/score_debian.log" ||
+    { cat "$dir/score_debian.log"; fail "score-keypoints from /usr/bin/python3 did not re-run with .deps/refenv's python"; }
+fi
 grep -q "perfect.json: keypoint AP 1.000, AP50 1.000, AP75 1.000 (2 boxes, OKS sigma 0.05)" "$dir/score.log" &&
   grep -q "^copy baseline (support 3 of .*pair.json): keypoint AP [01]\.[0-9]*, AP50" "$dir/score.log" ||
   fail "score-keypoints' lines"

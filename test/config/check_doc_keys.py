@@ -5,7 +5,8 @@ usage: check_doc_keys.py SOURCE_DIR TRAIN [--selftest SCRATCH_DIR]
 
 The schema is what `TRAIN --help-deck` prints, plus the in-situ library's own section
 (src/insitu/config.cpp, which has no program to print it). Checked in README.md and docs/*.md
-(docs/perf-log/ is history, not reference):
+(docs/perf-log/ is history, not reference) and in the decks' comment lines (inputs/*.in: the
+commands that run them):
   - every row of a table headed `| key | default | ... |`: each backticked key exists, and the
     default matches the schema's (numbers by value; "", (none), (empty) and a default given only in
     parentheses, e.g. "(2^l - 1)", mean the schema's empty string; text after the value in
@@ -16,14 +17,14 @@ The schema is what `TRAIN --help-deck` prints, plus the in-situ library's own se
   - every `--set KEY=VALUE` names a key;
   - every inputs/NAME.in named exists.
 --selftest first proves on planted pages that a wrong default (in a table or inline), an unknown
-key, an unknown --set key and a missing deck are each reported.
+key, an unknown --set key (also on a deck's continued usage line) and a missing deck are each reported.
 """
 import os
 import re
 import subprocess
 import sys
 
-from doc_pages import pages, report
+from doc_pages import decks, pages, read_page, report
 
 HELP_LINE = re.compile(r'^  ([a-z_0-9]+) \(([a-z ]+), (required|default ("[^"]*"|[^,)]*))')
 SOURCE_KEY = re.compile(r'add_(?:int|real|bool|choice|string)\(\s*"([a-z_0-9]+)",\s*("[^"]*"|[^,]+),')
@@ -81,7 +82,7 @@ def same(doc, schema):
 
 def check_page(path, schema, repo):
     problems = []
-    lines = open(path, encoding="utf-8").read().split("\n")
+    lines = read_page(path).split("\n")
     in_table = False
     for number, line in enumerate(lines, 1):
         where = f"{path}:{number}"
@@ -128,6 +129,7 @@ def selftest(scratch, schema, repo):
         "unknown_key": "| key | default | meaning |\n|---|---|---|\n| `num_treez` | 100 | rounds |\n",
         "unknown_set": "mpirun -np 2 build/apps/train inputs/quickstart.in --set epochz=3\n",
         "missing_deck": "mpirun -np 2 build/apps/train inputs/no_such_deck.in\n",
+        "deck_header": "# usage:\n#   mpirun -np 2 build/apps/train inputs/quickstart.in \\\n#     --set epochz=3\nmodel mlp\n",
         "inline_default": "`bucket_mb` (default 26) is the bucket size\n",
         "inline_the_default": "`comm_backend mpi` (the default) reduces\n",
     }
@@ -135,7 +137,7 @@ def selftest(scratch, schema, repo):
             "| `lambda_l2`, `alpha_l1` | 1, 0 | L2 / L1 |\n| `test_file` | (none) | test data |\n"
             "--set epochs=3 inputs/quickstart.in\n`bucket_mb` (default 25) and `comm_backend auto` (the default)\n")
     for name, text in planted.items():
-        path = os.path.join(scratch, name + ".md")
+        path = os.path.join(scratch, name + (".in" if name == "deck_header" else ".md"))
         open(path, "w").write(text)
         if not check_page(path, schema, repo):
             sys.exit(f"check_doc_keys selftest: the planted page {name} was not reported")
@@ -152,8 +154,9 @@ def main():
     schema = schema_of(repo, train)
     if len(sys.argv) == 5 and sys.argv[3] == "--selftest":
         selftest(sys.argv[4], schema, repo)
-    problems = [p for page in pages(repo) for p in check_page(page, schema, repo)]
-    report(problems, f"check_doc_keys: {len(pages(repo))} pages agree with the {len(schema)} keys of the schema")
+    docs = pages(repo) + decks(repo)
+    problems = [p for page in docs for p in check_page(page, schema, repo)]
+    report(problems, f"check_doc_keys: {len(docs)} pages and decks agree with the {len(schema)} keys of the schema")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Every option README.md and docs/*.md give one of our programs is one its --help shows (and
-every program of apps/ answers --help), and every option a page gives one of our scripts is one the
-script reads.
+"""Every option README.md, docs/*.md and the decks' comment lines (inputs/*.in: the commands that run
+them) give one of our programs is one its --help shows (and every program of apps/ answers --help),
+and every option a page gives one of our scripts is one the script reads.
 
 usage: check_doc_options.py SOURCE_DIR APPS_DIR [--selftest SCRATCH_DIR]
 
@@ -22,7 +22,7 @@ import re
 import subprocess
 import sys
 
-from doc_pages import pages, report
+from doc_pages import decks, pages, read_page, report
 
 
 class Usage:
@@ -49,8 +49,7 @@ def programs(source_dir):
 
 
 def check_page(path, names, usage):
-    text = open(path, encoding="utf-8").read()
-    joined = re.sub(r"\\\n\s*", " ", text)  # continuation lines are one command
+    joined = re.sub(r"\\\n\s*", " ", read_page(path))  # continuation lines are one command
     command = re.compile(r"(?:build/apps/|(?<![\w/.-]))(" + "|".join(names) + r")( (?:[^`\n#&|;])*)")
     problems = []
     for m in command.finditer(joined):
@@ -69,7 +68,7 @@ SCRIPT = re.compile(r"(?<![\w/.-])((?:perf|scripts|jobs|test/python)/[A-Za-z0-9_
 
 def check_scripts(path, repo):
     """Each --option a page gives a script of ours is in that script's text."""
-    text = re.sub(r"\\\n\s*", " ", open(path, encoding="utf-8").read())
+    text = re.sub(r"\\\n\s*", " ", read_page(path))
     problems = []
     for m in SCRIPT.finditer(text):
         script = os.path.join(repo, m.group(1))
@@ -102,6 +101,13 @@ def main():
         if check_page(good, names, usage):
             sys.exit("check_doc_options selftest: a correct page was reported: " +
                      "; ".join(check_page(good, names, usage)))
+        deck = os.path.join(sys.argv[4], "bad.in")
+        open(deck, "w").write("# usage:\n#   mpirun -np 2 build/apps/wxeval W.h5 D.nc --lead-steps 6 \\\n"
+                              "#       --no-such-option 3\nmodel gnn\n")
+        found = [p[len(deck):] for p in check_page(deck, names, usage)]
+        if found != [":2: wxeval --no-such-option: not an option of wxeval (see its --help)"]:
+            sys.exit(f"check_doc_options selftest: the planted deck's --no-such-option gave {found}, not its "
+                     "command's line")
         open(bad, "w").write("`.deps/benchenv/bin/python perf/compare_cnn.py --sizes 64 \\\n    --no-such-option`\n")
         if not check_scripts(bad, source_dir):
             sys.exit("check_doc_options selftest: the planted script --no-such-option was not reported")
@@ -110,10 +116,10 @@ def main():
         if check_scripts(good, source_dir):
             sys.exit("check_doc_options selftest: a correct script page was reported: " +
                      "; ".join(check_scripts(good, source_dir)))
-    docs = pages(source_dir)
+    docs = pages(source_dir) + decks(source_dir)
     problems = [p for page in docs for p in check_page(page, names, usage) + check_scripts(page, source_dir)]
-    report(problems, f"check_doc_options: the {len(names)} programs answer --help; {len(docs)} pages give them and "
-           "the scripts only their options")
+    report(problems, f"check_doc_options: the {len(names)} programs answer --help; {len(docs)} pages and decks give "
+           "them and the scripts only their options")
 
 
 if __name__ == "__main__":

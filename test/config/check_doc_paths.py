@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The repository files and Notes README.md and docs/*.md name exist (files move and Notes get
-renamed; pages keep the old name).
+"""The repository files and Notes README.md, docs/*.md and the decks' comment lines (inputs/*.in)
+name exist (files move and Notes get renamed; pages keep the old name).
 
 usage: check_doc_paths.py SOURCE_DIR [--selftest SCRATCH_DIR]
 
@@ -16,23 +16,25 @@ perf, scripts, examples or cmake, where comments may wrap it as well; and a Note
 file ("Note [a] in `src/x.cpp`", "Notes [a] and [b] in `x.hpp`": the path as written or its tail,
 `nn/resnet.hpp` for src/nn/resnet.hpp) is in that file. Every HPCTRAIN_* name (an environment
 variable, a CMake option, a C API name) is in those sources or the top CMakeLists.txt.
---selftest first proves on planted pages that a moved file, glob, program, script and folder, a
-renamed Note, a Note placed in the wrong file and a renamed HPCTRAIN_* name are each reported.
+--selftest first proves on planted pages that a moved file, glob, program, script and folder (also
+in a deck's comment), a renamed Note, a Note placed in the wrong file and a renamed HPCTRAIN_* name
+are each reported.
 """
 import glob
 import os
 import re
 import sys
 
-from doc_pages import pages, report
+from doc_pages import decks, pages, read_page, report
 
 TOP = r"(?:src|apps|test|scripts|jobs|examples|perf|spack|cmake)"  # inputs/*.in: check_doc_keys.py
 NAME = re.compile(r"(?<![\w/.~$-])(" + TOP + r"/[A-Za-z0-9_./{},*-]*[A-Za-z0-9_*}])")
 
 
 # Names of the pages that are not files of ours: TensorBoard tags (outputs.md) and LightGBM's own
-# examples folder (ranking.md).
-NOT_OURS = {"perf/samples_per_s", "perf/epoch_samples_per_s", "perf/epoch_seconds", "examples/lambdarank"}
+# examples (ranking.md, inputs/gbdt_binary.in).
+NOT_OURS = {"perf/samples_per_s", "perf/epoch_samples_per_s", "perf/epoch_seconds", "examples/lambdarank",
+            "examples/binary_classification/train.conf"}
 
 
 def exists(repo, name):
@@ -90,7 +92,7 @@ OUR_NAME = re.compile(r"(?:(?<=-D)|(?<!\w))HPCTRAIN_[A-Z0-9_]*[A-Z0-9]\b")  # -D
 def check_notes(path, source):
     files, joined, names = source
     problems = []
-    text = open(path, encoding="utf-8").read()
+    text = read_page(path)
     for m in NOTE.finditer(text):
         name = re.sub(r"\s+", " ", m.group(1))
         if f"Note [{name}]" not in joined:
@@ -116,7 +118,7 @@ def check_notes(path, source):
 
 def check_page(path, repo, checked=None):
     problems = []
-    for number, line in enumerate(open(path, encoding="utf-8"), 1):
+    for number, line in enumerate(read_page(path).split("\n"), 1):
         for name in NAME.findall(line):
             name = name.rstrip(".")
             found = exists(repo, name)
@@ -133,9 +135,10 @@ def selftest(scratch, repo):
                "moved_glob": "the schedule (src/models/diffusion_schedule.*)\n",
                "moved_program": "`apps/no_such_tool` writes it\n",
                "moved_script": "run `scripts/no-such-script`\n",
-               "moved_folder": "the layers (src/no_such_layer/)\n"}
+               "moved_folder": "the layers (src/no_such_layer/)\n",
+               "deck_header": "# ctest runs it scaled down (test/cli/no_such_check.sh)\nmodel mlp\n"}
     for name, text in planted.items():
-        page = os.path.join(scratch, name + ".md")
+        page = os.path.join(scratch, name + (".in" if name == "deck_header" else ".md"))
         open(page, "w").write(text)
         if not check_page(page, repo):
             sys.exit(f"check_doc_paths selftest: the planted page {name} was not reported")
@@ -174,15 +177,15 @@ def main():
     repo = sys.argv[1]
     if len(sys.argv) == 4 and sys.argv[2] == "--selftest":
         selftest(sys.argv[3], repo)
-    docs = pages(repo)
+    docs = pages(repo) + decks(repo)
     checked, source = set(), source_notes(repo)
     problems = [p for page in docs for p in check_page(page, repo, checked) + check_notes(page, source)]
-    texts = [open(page, encoding="utf-8").read() for page in docs]
+    texts = [read_page(page) for page in docs]
     notes = {re.sub(r"\s+", " ", n) for text in texts for n in NOTE.findall(text)}
     placed = sum(len(re.findall(r"\[", m.group(1))) for text in texts for m in NOTE_IN.finditer(text))
     ours = {n for text in texts for n in OUR_NAME.findall(text)}
     report(problems, f"check_doc_paths: the {len(checked)} repository files, {len(notes)} Notes and {len(ours)} "
-           f"HPCTRAIN_* names {len(docs)} pages name exist, the {placed} Notes placed in a file are there")
+           f"HPCTRAIN_* names {len(docs)} pages and decks name exist, the {placed} Notes placed in a file are there")
 
 
 if __name__ == "__main__":

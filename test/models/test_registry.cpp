@@ -177,6 +177,17 @@ TEST(Registry, ConvNetsDefaultToTheLibraryAndOldFilesKeepTheirAlgorithm) {
   std::string unset = first_version;  // a configuration without the key: the deck's default
   unset.erase(unset.find("conv_algorithm=gemm "), std::string("conv_algorithm=gemm ").size());
   for (const nn::ConvAlgorithm a : algorithms(unset)) EXPECT_EQ(a, nn::conv_algorithm_library());
+  // Note [auto in a rebuilt model] (models/conv_keys.hpp): auto, which times on training steps a
+  // rebuilt model never takes, runs library's choice (it ran gemm); its configuration says auto still;
+  // with conv_deterministic, auto's fixed rule.
+  std::string tuned = first_version;
+  tuned.replace(tuned.find("conv_algorithm=gemm"), std::string("conv_algorithm=gemm").size(),
+                "conv_algorithm=auto");
+  for (const nn::ConvAlgorithm a : algorithms(tuned)) EXPECT_EQ(a, nn::conv_algorithm_library());
+  EXPECT_NE(model_from_config("cape", tuned, 4, "t.h5")->config_string().find("conv_algorithm=auto "),
+            std::string::npos);
+  for (const nn::ConvAlgorithm a : algorithms(tuned + " conv_deterministic=true"))
+    EXPECT_EQ(a, nn::conv_algorithm_deterministic());
 }
 
 // Note [keys added later]: a key a stored configuration lacks is not compared, one it records is.
