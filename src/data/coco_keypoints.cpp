@@ -214,9 +214,13 @@ class CocoKeypoints : public ImageFilesDataset {
       else if (header_read_[i] && !decode) continue;                  // checked when the JSON was read
       else {
         auto [w, h] = sizes_[i];
-        why = coco::check_image(store_->file(i), where_[i], w, h, o_.exif_orientation,
-                                decode ? std::function<void()>([&] { store_->decode(i); })
-                                       : std::function<void()>());
+        try {  // coco::check_image gives a bad file's reason; anything else comes out here
+          why = coco::check_image(store_->file(i), where_[i], w, h, o_.exif_orientation,
+                                  decode ? std::function<void()>([&] { store_->decode(i); })
+                                         : std::function<void()>());
+        } catch (const std::exception& e) {  // Note [out of memory at the image check]: never a bad file
+          rethrow_image_check(e, file_ + ": " + where_[i] + ": " + store_->file(i) + ": ", "");
+        }
       }
       if (why.empty()) continue;
       // The reason names the entry; the file, named on its own, not again after it.

@@ -234,8 +234,8 @@ bool read_jpeg(std::FILE* f, int channels, const ReduceRule* reduce, bool orient
 // image_formats' decoders take it.
 Image decode_other(Kind kind, const std::string& file, int channels, bool header_only, bool orient,
                    bool* whole = nullptr) {
-  if (kind == Kind::bmp || kind == Kind::gif)
-    return image_formats::decode_bmp_gif(file, channels, header_only, whole);
+  if (kind == Kind::bmp) return image_formats::decode_bmp(file, channels, header_only, whole);
+  if (kind == Kind::gif) return image_formats::decode_gif(file, channels, header_only, whole);
   if (kind == Kind::pnm) return image_formats::decode_pnm(file, channels, header_only, whole);
   int o = 1;
   int* orientation = orient || kind == Kind::tiff ? &o : nullptr;
@@ -302,8 +302,8 @@ void check_image(const std::string& file, int& width, int& height, bool orient,
   // Note [image checks at open]: the first bytes and the last, in one open. A PNG ends with its
   // IEND chunk (length 0, type, CRC), a JPEG with its end-of-image marker; a WebP's and a TIFF's
   // header say where their data ends (decode_webp's and decode_tiff's `whole`: Note [TIFF extent]),
-  // a HEIF's top-level boxes (decode_heif's), a BMP's, GIF's and PNM's: decode_bmp_gif's and
-  // decode_pnm's.
+  // a HEIF's top-level boxes (decode_heif's), a BMP's, GIF's and PNM's: decode_bmp's, decode_gif's
+  // and decode_pnm's.
   static const unsigned char kPngEnd[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
   static const unsigned char kJpegEnd[2] = {0xFF, 0xD9};
   Heartbeat::beat_current("checking an image", file);  // Note [beats from the open]

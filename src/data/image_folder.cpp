@@ -241,6 +241,8 @@ class ImageFolder : public ImageFilesDataset {
         bad.push_back({static_cast<long long>(row), file, named ? what.substr(file.size() + 2) : what,
                        what + " (row " + std::to_string(row) + " of " + root_ + ")"});
         if (!all) break;
+      } catch (const std::exception& e) {  // Note [out of memory at the image check]: never a bad file
+        rethrow_image_check(e, file + ": ", " (row " + std::to_string(row) + " of " + root_ + ")");
       }
     }
     return bad;
