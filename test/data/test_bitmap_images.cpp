@@ -4,14 +4,18 @@
 // interlaced or not, a transparent index, a local colour table, a frame inside or past its screen,
 // indices past the table, no table; PPM, PGM and PBM binary and plain, 16-bit, maxval 100, a comment)
 // equal Pillow's decode of it exactly, as RGB and as grey, and the header check gives its size; a
-// GTSRB-shaped folder (.ppm files and a
-// GT-*.csv in each class folder) reads, the CSVs left out without a word; a file is read as its
-// first bytes say, not its name (a PNG or PPM named .JPEG); cut files are refused by the check at
-// open and the decode naming them, libnetpbm printing nothing, and left out by broken_images skip;
-// headers claiming too many pixels are refused before any pixel is allocated; cut and flipped
-// copies of every file read or refused, nothing else; loader threads decode at once.
+// GTSRB-shaped folder (.ppm files and a GT-*.csv in each class folder) reads, the CSVs left out
+// without a word; a file is read as its first bytes say, not its name (a PNG or PPM named .JPEG);
+// cut files are refused by the check at open and the decode naming them, libnetpbm printing
+// nothing, and left out by broken_images skip; headers claiming too many pixels are refused before
+// any pixel is allocated; an allocation refused at the check at open (ours or stb_image's) stops
+// the open naming the image, never left out; cut and flipped copies of every file read or refused,
+// nothing else; loader threads decode at once.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -185,6 +189,51 @@ TEST(BitmapImages, AnAllocationRefusedAtTheImageCheckNamesTheImage) {
       }
     }
   EXPECT_EQ(open_checked("data_format image_folder\ncheck_images_at_open decode\n", oom)->rows(), 3u);
+}
+
+// While it lives, this process may map at most `extra` bytes more than it has mapped now
+// (RLIMIT_AS): a large malloc then fails as it does on a rank out of memory.
+class AddressSpaceLimit {
+ public:
+  explicit AddressSpaceLimit(std::size_t extra) {
+    getrlimit(RLIMIT_AS, &old_);
+    std::size_t pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;  // its first field: the pages mapped now
+    rlimit tight = old_;
+    tight.rlim_cur = pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)) + extra;
+    setrlimit(RLIMIT_AS, &tight);
+  }
+  ~AddressSpaceLimit() { setrlimit(RLIMIT_AS, &old_); }
+  AddressSpaceLimit(const AddressSpaceLimit&) = delete;
+  AddressSpaceLimit& operator=(const AddressSpaceLimit&) = delete;
+
+ private:
+  rlimit old_{};
+};
+
+// Note [out of memory at the image check]: a decoder's own buffer refused (stb_image's 432 MB for
+// oom_bmp/cls1/tall.bmp's claimed 12000 x 12000 pixels, which max_image_pixels allows, the process
+// held to 256 MiB more than it maps) is no bad file either: the open stops naming the image, with
+// broken_images skip. (With memory to spare the same file is a cut file, left out.)
+TEST(BitmapImages, ADecodersAllocationRefusedNamesTheImage) {
+  const std::string folder = kBitmaps + "oom_bmp", tall = folder + "/cls1/tall.bmp";
+  const std::string deck = "data_format image_folder\ncheck_images_at_open decode\nbroken_images skip\n";
+  std::string message;
+  try {
+    const AddressSpaceLimit limit(std::size_t{256} << 20);
+    open_checked(deck, folder);
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find(tall + ": out of memory while checking the image (std::bad_alloc)"), std::string::npos)
+      << message;
+  std::vector<BadFile> left_out;
+  const auto data = check_data_files(
+      open_data_source(make_deck(deck + "data_file " + folder + "\n"), folder, "data_file", Comm()), Comm(),
+      &left_out);
+  EXPECT_EQ(data->rows(), 1u);
+  ASSERT_EQ(left_out.size(), 1u);
+  EXPECT_EQ(left_out[0].reason, "BMP: the data ends early (a truncated file)");
 }
 
 // Every file cut at 16 places and with bytes flipped at 16 places: each decodes to its full size or

@@ -33,7 +33,8 @@ decoder's tests (test_bitmap_images).
                           GIF), a few bytes of data after them (Note [pixel limit])
   oom/                    cls0/ (two small PPMs) and cls1/big.gif (800 x 600), and coco.json of one
                           annotation on a.ppm and one on big.gif (Note [out of memory at the image
-                          check])
+                          check]); oom_bmp/: cls0/a.ppm and cls1/tall.bmp, a header claiming 12000 x
+                          12000 pixels, under max_image_pixels, and a few bytes of data
 usage: make_bitmap_images.py OUT_DIR
 """
 import json
@@ -232,4 +233,14 @@ annotations = [{"id": k + 1, "image_id": k + 1, "category_id": 1, "bbox": [1, 1,
 categories = [{"id": 1, "name": "dot", "supercategory": "dot", "keypoints": ["centre"], "skeleton": []}]
 json.dump({"images": images, "annotations": annotations, "categories": categories},
           open(os.path.join(oom, "coco.json"), "w"))
+# oom_bmp/: cls0/a.ppm and cls1/tall.bmp, whose header claims 12000 x 12000 pixels (under
+# max_image_pixels; stb_image's buffer for them 432 MB), a few bytes of data after it.
+ob = os.path.join(out, "oom_bmp")
+for c in ("cls0", "cls1"):
+    os.makedirs(os.path.join(ob, c))
+Image.new("RGB", (12, 10), COLOURS[0]).save(os.path.join(ob, "cls0", "a.ppm"))
+n = 12000
+open(os.path.join(ob, "cls1", "tall.bmp"), "wb").write(
+    b"BM" + struct.pack("<IHHI", 54 + 64, 0, 0, 54) + struct.pack("<IiiHHIIiiII", 40, n, n, 1, 24, 0, 0, 0, 0, 0, 0)
+    + b"\0" * 64)
 print(f"make_bitmap_images: wrote {out}")
