@@ -82,9 +82,9 @@ Frame first_frame(GifFileType* gif, const std::string& file, const Input& in) {
     GifByteType* block = nullptr;
     if (DGifGetExtension(gif, &code, &block) == GIF_ERROR) refuse(file, in, gif->Error);
     // A graphic control extension: block[0] its length, block[1] its flags (bit 0: a transparent
-    // index is given), block[4] that index.
-    if (code == GRAPHICS_EXT_FUNC_CODE && block != nullptr && block[0] >= 4)
-      fr.transparent = (block[1] & 1) != 0 ? block[4] : -1;
+    // index is given), block[4] that index; one without the flag keeps an earlier one's, as Pillow.
+    if (code == GRAPHICS_EXT_FUNC_CODE && block != nullptr && block[0] >= 4 && (block[1] & 1) != 0)
+      fr.transparent = block[4];
     while (block != nullptr)
       if (DGifGetExtensionNext(gif, &block) == GIF_ERROR) refuse(file, in, gif->Error);
   }

@@ -8,7 +8,8 @@ decoder's tests (test_bitmap_images).
                           interlaced as Pillow writes them; not interlaced; a transparent index), PPM,
                           PGM and PBM as Pillow writes them (binary), a 16-bit PGM, and by hand: GIFs
                           of a local colour table over another global one, a frame inside a larger
-                          screen with a transparent index, a frame reaching past its screen with
+                          screen with a transparent index (and again with a second graphic control
+                          extension that gives none), a frame reaching past its screen with
                           indices past its 16-colour table, no colour table; a 16-bit PPM, a PPM and
                           PGM of maxval 100, a PGM with a comment in its header, plain (text) PBM, PGM
                           and PPM
@@ -89,8 +90,9 @@ def lzw(idx, bits):
                                     for i in range(0, len(data), 255)) + b"\0"
 
 
-def gif(screen, at, idx, glob=None, local=None, transparent=None, interlace=False):
+def gif(screen, at, idx, glob=None, local=None, transparent=(), interlace=False):
     """A GIF written by hand: a screen of size `screen`, its tables (lists of colours: 2, 4, ... 256),
+    a graphic control extension for each of `transparent` (a transparent index, or None: none given),
     one frame of indices `idx` at `at`."""
     def table(colours):
         return bytes(v for c in colours for v in c)
@@ -102,8 +104,8 @@ def gif(screen, at, idx, glob=None, local=None, transparent=None, interlace=Fals
     if interlace:  # the rows in the file's order: every 8th from 0, 8th from 4, 4th from 2, 2nd from 1
         rows = idx[list(range(0, h, 8)) + list(range(4, h, 8)) + list(range(2, h, 4)) + list(range(1, h, 2))]
     data = b"GIF89a" + struct.pack("<HHBBB", *screen, flags(glob), 0, 0) + (table(glob) if glob else b"")
-    if transparent is not None:
-        data += b"!\xf9\x04" + bytes([1, 0, 0, transparent]) + b"\0"
+    for t in transparent:
+        data += b"!\xf9\x04" + bytes([t is not None, 0, 0, t or 7]) + b"\0"
     data += b"," + struct.pack("<HHHHB", *at, w, h, flags(local) | (0x40 if interlace else 0))
     return data + (table(local) if local else b"") + lzw(rows, 8) + b";"
 
@@ -111,7 +113,9 @@ def gif(screen, at, idx, glob=None, local=None, transparent=None, interlace=Fals
 q = Image.fromarray(rgb).quantize(64)
 qi, qp = np.asarray(q), [tuple(q.getpalette()[3 * k:3 * k + 3]) for k in range(64)]
 write("local.gif", gif((W, H), (0, 0), qi, glob=qp[::-1], local=qp, interlace=True))
-write("offset.gif", gif((W + 6, H + 4), (3, 2), qi, glob=qp, transparent=5))
+write("offset.gif", gif((W + 6, H + 4), (3, 2), qi, glob=qp, transparent=(5,)))
+# Two graphic control extensions, the second giving no transparent index: the first's holds.
+write("two_controls.gif", gif((W + 6, H + 4), (3, 2), qi, glob=qp, transparent=(5, None)))
 write("nopalette.gif", gif((W, H), (0, 0), qi))
 # A frame reaching past its screen (Pillow grows the picture to hold it), indices up to 63 in a table
 # of 16: Pillow 13 shows the indices past the table black, Pillow 9.4 as grey (i, i, i).
