@@ -9,8 +9,10 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <new>
 // clang-format off
 #include <jpeglib.h>  // needs <cstdio> first
+#include <jerror.h>   // JERR_OUT_OF_MEMORY
 // clang-format on
 #include <png.h>
 
@@ -158,11 +160,13 @@ struct JpegErrors {
   bool warned = false;
   bool cmyk = false;       // libjpeg converts CMYK and YCCK to neither RGB nor grey
   bool too_large = false;  // more pixels than max_image_pixels (Note [pixel limit])
+  bool no_memory = false;  // libjpeg's allocation refused (Note [out of memory at the image check])
 };
 
 void jpeg_error_exit(j_common_ptr cinfo) {
   auto* e = reinterpret_cast<JpegErrors*>(cinfo->err);
   (*cinfo->err->format_message)(cinfo, e->message);
+  e->no_memory = cinfo->err->msg_code == JERR_OUT_OF_MEMORY;
   std::longjmp(e->jump, 1);
 }
 
@@ -256,6 +260,7 @@ Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduc
   std::fclose(f);
   if (cmyk != nullptr) *cmyk = errors.cmyk;
   if (errors.too_large) image_formats::check_pixel_count(file, out.file_width, out.file_height);
+  if (errors.no_memory) throw std::bad_alloc();  // no bad file (Note [out of memory at the image check])
   if (!ok)
     fail(file, std::string("JPEG: ") + errors.message +
                    (errors.cmyk     ? " (a CMYK JPEG, as print work saves them: save it as RGB, e.g. PIL's "

@@ -8,7 +8,7 @@
 // without a word; a file is read as its first bytes say, not its name (a PNG or PPM named .JPEG);
 // cut files are refused by the check at open and the decode naming them, libnetpbm printing
 // nothing, and left out by broken_images skip; headers claiming too many pixels are refused before
-// any pixel is allocated; an allocation refused at the check at open (ours or stb_image's) stops
+// any pixel is allocated; an allocation refused at the check at open (ours, stb_image's, libjpeg's) stops
 // the open naming the image, never left out; cut and flipped copies of every file read or refused,
 // nothing else; loader threads decode at once.
 #include <gtest/gtest.h>
@@ -212,25 +212,28 @@ class AddressSpaceLimit {
 };
 
 // Note [out of memory at the image check]: a decoder's own buffer refused (stb_image's 432 MB for
-// oom_bmp/cls1/tall.bmp's claimed 12000 x 12000 pixels, which max_image_pixels allows, the process
+// oom_bmp/cls1/tall.bmp's claimed 12000 x 12000 pixels, which max_image_pixels allows; libjpeg's
+// coefficient buffers for oom_jpeg/cls1/tall.jpg's, a progressive JPEG claiming as many; the process
 // held to 256 MiB more than it maps) is no bad file either: the open stops naming the image, with
-// broken_images skip. (With memory to spare the same file is a cut file, left out.)
+// broken_images skip. (With memory to spare the BMP is a cut file, left out.)
 TEST(BitmapImages, ADecodersAllocationRefusedNamesTheImage) {
-  const std::string folder = kBitmaps + "oom_bmp", tall = folder + "/cls1/tall.bmp";
   const std::string deck = "data_format image_folder\ncheck_images_at_open decode\nbroken_images skip\n";
-  std::string message;
-  try {
-    const AddressSpaceLimit limit(std::size_t{256} << 20);
-    open_checked(deck, folder);
-  } catch (const std::exception& e) {
-    message = e.what();
+  for (const char* name : {"oom_bmp/cls1/tall.bmp", "oom_jpeg/cls1/tall.jpg"}) {
+    const std::string folder = kBitmaps + std::string(name).substr(0, 8), file = kBitmaps + name;
+    std::string message;
+    try {
+      const AddressSpaceLimit limit(std::size_t{256} << 20);
+      open_checked(deck, folder);
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
+    EXPECT_NE(message.find(file + ": out of memory while checking the image (std::bad_alloc)"), std::string::npos)
+        << message;
   }
-  EXPECT_NE(message.find(tall + ": out of memory while checking the image (std::bad_alloc)"), std::string::npos)
-      << message;
   std::vector<BadFile> left_out;
+  const std::string bmp = kBitmaps + "oom_bmp";
   const auto data = check_data_files(
-      open_data_source(make_deck(deck + "data_file " + folder + "\n"), folder, "data_file", Comm()), Comm(),
-      &left_out);
+      open_data_source(make_deck(deck + "data_file " + bmp + "\n"), bmp, "data_file", Comm()), Comm(), &left_out);
   EXPECT_EQ(data->rows(), 1u);
   ASSERT_EQ(left_out.size(), 1u);
   EXPECT_EQ(left_out[0].reason, "BMP: the data ends early (a truncated file)");

@@ -35,9 +35,11 @@ decoder's tests (test_bitmap_images).
   oom/                    cls0/ (two small PPMs) and cls1/big.gif (800 x 600), and coco.json of one
                           annotation on a.ppm and one on big.gif (Note [out of memory at the image
                           check]); oom_bmp/: cls0/a.ppm and cls1/tall.bmp, a header claiming 12000 x
-                          12000 pixels, under max_image_pixels, and a few bytes of data
+                          12000 pixels, under max_image_pixels, and a few bytes of data; oom_jpeg/:
+                          the same with cls1/tall.jpg, a progressive JPEG claiming 12000 x 12000
 usage: make_bitmap_images.py OUT_DIR
 """
+import io
 import json
 import os
 import struct
@@ -247,4 +249,16 @@ n = 12000
 open(os.path.join(ob, "cls1", "tall.bmp"), "wb").write(
     b"BM" + struct.pack("<IHHI", 54 + 64, 0, 0, 54) + struct.pack("<IiiHHIIiiII", 40, n, n, 1, 24, 0, 0, 0, 0, 0, 0)
     + b"\0" * 64)
+# oom_jpeg/: the same with cls1/tall.jpg, a progressive JPEG whose frame header claims 12000 x 12000
+# pixels (libjpeg's coefficient buffers for them 432 MB).
+oj = os.path.join(out, "oom_jpeg")
+for c in ("cls0", "cls1"):
+    os.makedirs(os.path.join(oj, c))
+Image.new("RGB", (12, 10), COLOURS[0]).save(os.path.join(oj, "cls0", "a.ppm"))
+buf = io.BytesIO()
+Image.fromarray(rgb).save(buf, "JPEG", progressive=True, quality=90)
+d = bytearray(buf.getvalue())
+sof = d.index(b"\xff\xc2")  # SOF2: length, precision, height, width
+d[sof + 5:sof + 9] = struct.pack(">HH", n, n)
+open(os.path.join(oj, "cls1", "tall.jpg"), "wb").write(d)
 print(f"make_bitmap_images: wrote {out}")
