@@ -184,6 +184,9 @@ class CocoKeypoints : public ImageFilesDataset {
       } catch (const Error& e) {
         throw Error(std::string(e.what()) + " (" + file_ + ": annotations[" + std::to_string(a.index) + "])",
                     e.code());
+      } catch (const std::exception& e) {  // Note [out of memory at the image check]
+        rethrow_image_failure(e, store_->file(a.image) + ": ", "decoding",
+                              " (" + file_ + ": annotations[" + std::to_string(a.index) + "])");
       }
       const Affine map = box_view(a.box, margin_, o_, j);
       render(*im, map, o_, pixels + static_cast<std::size_t>(v) * image);
@@ -219,7 +222,7 @@ class CocoKeypoints : public ImageFilesDataset {
                                   decode ? std::function<void()>([&] { store_->decode(i); })
                                          : std::function<void()>());
         } catch (const std::exception& e) {  // Note [out of memory at the image check]: never a bad file
-          rethrow_image_check(e, file_ + ": " + where_[i] + ": " + store_->file(i) + ": ", "");
+          rethrow_image_failure(e, file_ + ": " + where_[i] + ": " + store_->file(i) + ": ", "checking", "");
         }
       }
       if (why.empty()) continue;

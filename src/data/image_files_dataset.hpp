@@ -21,11 +21,12 @@ namespace hpct {
 // it, and the ranks' rows would differ), and the open must not stop on "std::bad_alloc" naming
 // nothing. The scans take an Error as a bad file and hand any other exception here, which throws
 // an allocation failure as an Error naming the image (`named`: the text before the reason, `after`:
-// after it) and rethrows the rest as they are.
-[[noreturn]] inline void rethrow_image_check(const std::exception& e, const std::string& named,
-                                             const std::string& after) {
+// after it; `doing`: "checking", or "decoding" for a row's decode in an epoch) and rethrows the rest
+// as they are.
+[[noreturn]] inline void rethrow_image_failure(const std::exception& e, const std::string& named, const char* doing,
+                                               const std::string& after) {
   if (!is_allocation_failure(e)) throw;  // the exception being handled, as it is
-  throw Error(named + "out of memory while checking the image (" + first_line(e) +
+  throw Error(named + "out of memory while " + doing + " the image (" + first_line(e) +
                   "): more than this rank's memory holds, or a size in a damaged file" + after,
               ExitCode::failure);
 }

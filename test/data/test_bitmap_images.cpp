@@ -189,6 +189,27 @@ TEST(BitmapImages, AnAllocationRefusedAtTheImageCheckNamesTheImage) {
       }
     }
   EXPECT_EQ(open_checked("data_format image_folder\ncheck_images_at_open decode\n", oom)->rows(), 3u);
+  // Unchecked at open, the same image's decode in an epoch names it likewise (its row; its annotation).
+  for (const std::string& deck : {std::string("data_format image_folder\nimage_height 8\nimage_width 8\n"), coco}) {
+    const std::string path = deck == coco ? oom + "/coco.json" : oom;
+    const auto data = open_checked(deck + "check_images_at_open false\n", path);
+    const auto specs = data->fields();
+    const std::vector<std::uint64_t> rows = {0, 1, 2};
+    const std::size_t n = deck == coco ? 2 : 3;
+    const HostFields host(specs, n, std::vector<std::uint64_t>(specs.size(), 0));
+    std::string message;
+    test::refuse_allocations_above(std::size_t{1} << 20);
+    try {
+      data->read_epoch_rows(0, std::vector<std::uint64_t>(rows.begin(), rows.begin() + n), host.buffers());
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
+    test::refuse_allocations_above(0);
+    EXPECT_EQ(message.rfind(big + ": out of memory while decoding the image (std::bad_alloc)", 0), 0u) << message;
+    EXPECT_NE(message.find(deck == coco ? " (" + path + ": annotations[1])" : " (row 2 of " + oom + ")"),
+              std::string::npos)
+        << message;
+  }
 }
 
 // While it lives, this process may map at most `extra` bytes more than it has mapped now
