@@ -23,11 +23,12 @@ namespace {
 // the canvas outside the frame holds palette index 0, or the transparent index where the frame's
 // graphic control extension names one; each index shows the colour the frame's table (its local one,
 // else the global one) holds, an index past the table's end black; with no table, or a table that is
-// the grey ramp (entry i is (i, i, i): Pillow reads the frame as mode L then), the index itself as grey. convert("RGB") keeps a transparent pixel's colour as its table stores it (it
-// drops transparency, as PNG alpha: Note [PNG alpha]). So does this, from giflib's indices, value for
-// value (test_bitmap_images against Pillow's decode). stb_image, which read GIFs before, composed the
-// frame onto black: a transparent pixel read black (docs/bitmap-formats.md). Pillow 9.4 shows an index
-// past the table's end as its own grey, (i, i, i); Pillow 13 black, as here.
+// the grey ramp (entry i is (i, i, i): Pillow reads the frame as mode L then), the index itself as
+// grey. convert("RGB") keeps a transparent pixel's colour as its table stores it (it drops the
+// transparency, as a PNG's alpha: Note [PNG alpha]), not black. So does this, from giflib's indices,
+// value for value (test_bitmap_images against Pillow's decode; bitmap_images_pillow13). Pillow 9.4
+// shows an index past the table's end as its own grey, (i, i, i); Pillow 13 black, as here. giflib's
+// DGifGetLine gives an interlaced frame's rows in the file's order: they are put in place here.
 
 // The file giflib reads, through a FILE*; `cut`: a read asked for bytes past its end.
 struct Input {
