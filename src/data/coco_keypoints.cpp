@@ -184,6 +184,9 @@ class CocoKeypoints : public ImageFilesDataset {
       } catch (const Error& e) {
         throw Error(std::string(e.what()) + " (" + file_ + ": annotations[" + std::to_string(a.index) + "])",
                     e.code());
+      } catch (const std::exception& e) {  // Note [out of memory at the image check]
+        rethrow_image_failure(e, store_->file(a.image) + ": ", "decoding",
+                              " (" + file_ + ": annotations[" + std::to_string(a.index) + "])");
       }
       const Affine map = box_view(a.box, margin_, o_, j);
       render(*im, map, o_, pixels + static_cast<std::size_t>(v) * image);
@@ -214,9 +217,13 @@ class CocoKeypoints : public ImageFilesDataset {
       else if (header_read_[i] && !decode) continue;                  // checked when the JSON was read
       else {
         auto [w, h] = sizes_[i];
-        why = coco::check_image(store_->file(i), where_[i], w, h, o_.exif_orientation,
-                                decode ? std::function<void()>([&] { store_->decode(i); })
-                                       : std::function<void()>());
+        try {  // coco::check_image gives a bad file's reason; anything else comes out here
+          why = coco::check_image(store_->file(i), where_[i], w, h, o_.exif_orientation,
+                                  decode ? std::function<void()>([&] { store_->decode(i); })
+                                         : std::function<void()>());
+        } catch (const std::exception& e) {  // Note [out of memory at the image check]: never a bad file
+          rethrow_image_failure(e, file_ + ": " + where_[i] + ": " + store_->file(i) + ": ", "checking", "");
+        }
       }
       if (why.empty()) continue;
       // The reason names the entry; the file, named on its own, not again after it.

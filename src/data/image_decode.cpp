@@ -9,8 +9,10 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <new>
 // clang-format off
 #include <jpeglib.h>  // needs <cstdio> first
+#include <jerror.h>   // JERR_OUT_OF_MEMORY
 // clang-format on
 #include <png.h>
 
@@ -158,11 +160,13 @@ struct JpegErrors {
   bool warned = false;
   bool cmyk = false;       // libjpeg converts CMYK and YCCK to neither RGB nor grey
   bool too_large = false;  // more pixels than max_image_pixels (Note [pixel limit])
+  bool no_memory = false;  // libjpeg's allocation refused (Note [out of memory at the image check])
 };
 
 void jpeg_error_exit(j_common_ptr cinfo) {
   auto* e = reinterpret_cast<JpegErrors*>(cinfo->err);
   (*cinfo->err->format_message)(cinfo, e->message);
+  e->no_memory = cinfo->err->msg_code == JERR_OUT_OF_MEMORY;
   std::longjmp(e->jump, 1);
 }
 
@@ -234,8 +238,8 @@ bool read_jpeg(std::FILE* f, int channels, const ReduceRule* reduce, bool orient
 // image_formats' decoders take it.
 Image decode_other(Kind kind, const std::string& file, int channels, bool header_only, bool orient,
                    bool* whole = nullptr) {
-  if (kind == Kind::bmp || kind == Kind::gif)
-    return image_formats::decode_bmp_gif(file, channels, header_only, whole);
+  if (kind == Kind::bmp) return image_formats::decode_bmp(file, channels, header_only, whole);
+  if (kind == Kind::gif) return image_formats::decode_gif(file, channels, header_only, whole);
   if (kind == Kind::pnm) return image_formats::decode_pnm(file, channels, header_only, whole);
   int o = 1;
   int* orientation = orient || kind == Kind::tiff ? &o : nullptr;
@@ -256,6 +260,7 @@ Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduc
   std::fclose(f);
   if (cmyk != nullptr) *cmyk = errors.cmyk;
   if (errors.too_large) image_formats::check_pixel_count(file, out.file_width, out.file_height);
+  if (errors.no_memory) throw std::bad_alloc();  // no bad file (Note [out of memory at the image check])
   if (!ok)
     fail(file, std::string("JPEG: ") + errors.message +
                    (errors.cmyk     ? " (a CMYK JPEG, as print work saves them: save it as RGB, e.g. PIL's "
@@ -302,8 +307,8 @@ void check_image(const std::string& file, int& width, int& height, bool orient,
   // Note [image checks at open]: the first bytes and the last, in one open. A PNG ends with its
   // IEND chunk (length 0, type, CRC), a JPEG with its end-of-image marker; a WebP's and a TIFF's
   // header say where their data ends (decode_webp's and decode_tiff's `whole`: Note [TIFF extent]),
-  // a HEIF's top-level boxes (decode_heif's), a BMP's, GIF's and PNM's: decode_bmp_gif's and
-  // decode_pnm's.
+  // a HEIF's top-level boxes (decode_heif's), a BMP's, GIF's and PNM's: decode_bmp's, decode_gif's
+  // and decode_pnm's.
   static const unsigned char kPngEnd[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
   static const unsigned char kJpegEnd[2] = {0xFF, 0xD9};
   Heartbeat::beat_current("checking an image", file);  // Note [beats from the open]

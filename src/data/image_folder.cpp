@@ -216,6 +216,9 @@ class ImageFolder : public ImageFilesDataset {
       im = store_->get(row);
     } catch (const Error& e) {
       throw Error(std::string(e.what()) + " (row " + std::to_string(row) + " of " + root_ + ")", e.code());
+    } catch (const std::exception& e) {  // Note [out of memory at the image check]
+      rethrow_image_failure(e, store_->file(row) + ": ", "decoding",
+                            " (row " + std::to_string(row) + " of " + root_ + ")");
     }
     const Affine a = view_map(0.5 * im->file_width, 0.5 * im->file_height, im->file_width, im->file_height,
                               o_.width, o_.height, j);
@@ -241,6 +244,8 @@ class ImageFolder : public ImageFilesDataset {
         bad.push_back({static_cast<long long>(row), file, named ? what.substr(file.size() + 2) : what,
                        what + " (row " + std::to_string(row) + " of " + root_ + ")"});
         if (!all) break;
+      } catch (const std::exception& e) {  // Note [out of memory at the image check]: never a bad file
+        rethrow_image_failure(e, file + ": ", "checking", " (row " + std::to_string(row) + " of " + root_ + ")");
       }
     }
     return bad;

@@ -1,6 +1,6 @@
 // What the decoders of the formats beside PNG and JPEG (WebP in image_webp.cpp, TIFF in
-// image_tiff.cpp, HEIF and AVIF in image_heif.cpp, BMP and GIF in image_stb.cpp, PNM in
-// image_pnm.cpp) and the EXIF orientation (image_orientation.cpp) share with decode_image
+// image_tiff.cpp, HEIF and AVIF in image_heif.cpp, BMP in image_stb.cpp, GIF in image_gif.cpp, PNM
+// in image_pnm.cpp) and the EXIF orientation (image_orientation.cpp) share with decode_image
 // (image_decode.cpp), which tells a file's format by its first bytes and calls them. Internal to the
 // data layer: users call decode_image.
 #pragma once
@@ -67,9 +67,12 @@ Image decode_tiff(const std::string& file, int channels, bool header_only, int* 
 Image decode_heif(const std::string& file, int channels, bool header_only, int* orientation = nullptr,
                   bool* whole = nullptr);
 
-// BMP and GIF (a GIF's first frame) through stb_image, PNM (PBM, PGM, PPM, binary or plain) through
-// libnetpbm: `orientation` is always 1 (none of the three carries one that Pillow applies).
-Image decode_bmp_gif(const std::string& file, int channels, bool header_only, bool* whole = nullptr);
+// BMP through stb_image, GIF (its first frame) through giflib, PNM (PBM, PGM, PPM, binary or plain)
+// through libnetpbm: `orientation` is always 1 (none of the three carries one that Pillow applies).
+// A refused allocation is thrown as std::bad_alloc, not as a bad file (Note [out of memory at the
+// image check] in image_folder.cpp).
+Image decode_bmp(const std::string& file, int channels, bool header_only, bool* whole = nullptr);
+Image decode_gif(const std::string& file, int channels, bool header_only, bool* whole = nullptr);
 Image decode_pnm(const std::string& file, int channels, bool header_only, bool* whole = nullptr);
 
 }  // namespace hpct::image_formats

@@ -1,11 +1,11 @@
-// BMP and GIF files (a GIF's first frame) through stb_image, whose BMP and GIF decoders are compiled
-// into this file (Note [stb_image here]); a file cut short refused (Note [stb_image and the file's
-// end]).
+// BMP files through stb_image, whose BMP decoder is compiled into this file (Note [stb_image here]);
+// a file cut short refused (Note [stb_image and the file's end]). GIF: image_gif.cpp (giflib).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -13,15 +13,14 @@
 
 // Note [stb_image here]: stb_image is one header (Debian's libstb-dev; nothings/stb elsewhere,
 // STB_ROOT: CMakeLists.txt), its implementation compiled where STB_IMAGE_IMPLEMENTATION is defined:
-// here, static (no symbol of a libstb or another copy in the process clashes), with only its BMP and
-// GIF decoders (PNG, JPEG and PNM have their own libraries), no stdio (the file is read here), its
+// here, static (no symbol of a libstb or another copy in the process clashes), with only its BMP
+// decoder (PNG, JPEG, GIF and PNM have their own libraries), no stdio (the file is read here), its
 // errors in words (STBI_FAILURE_USERMSG: "BMP type not supported: RLE"). Its error text is per
 // thread (stbi_failure_reason: thread_local in C++11), it keeps no other state we touch (the global
 // vertical flip is never set), so the loader threads decode at once.
 #define STB_IMAGE_IMPLEMENTATION
 #define STB_IMAGE_STATIC
 #define STBI_ONLY_BMP
-#define STBI_ONLY_GIF
 #define STBI_NO_STDIO
 #define STBI_FAILURE_USERMSG
 #include <stb_image.h>
@@ -31,7 +30,7 @@ namespace hpct::image_formats {
 namespace {
 
 // Note [stb_image and the file's end]: stb_image reads past the end of its data as zero bytes (a cut
-// BMP's rows, a cut GIF's LZW codes) and returns the image, the missing part black, where Pillow
+// BMP's rows) and returns the image, the missing part black, where Pillow
 // raises "image file is truncated". So it reads the file through callbacks, and a request for bytes
 // when none are left (stb_image refills its buffer only when it needs another byte; a skip past the
 // end alike) marks the file cut: refused, as Pillow refuses it.
@@ -77,8 +76,8 @@ std::string refusal(const std::vector<unsigned char>& bytes) {
   return "its header is not read";
 }
 
-// The bytes of `file`: all of them, or (`head`) its first 4 KiB, enough for either header (a BMP's
-// 14 and up to 124, a GIF's 13); `size`: the file's.
+// The bytes of `file`: all of them, or (`head`) its first 4 KiB, enough for its headers (14 bytes and
+// up to 124); `size`: the file's.
 std::vector<unsigned char> read_file(const std::string& file, bool head, std::size_t& size) {
   std::FILE* f = open_image(file);
   std::vector<unsigned char> bytes;
@@ -98,11 +97,10 @@ std::vector<unsigned char> read_file(const std::string& file, bool head, std::si
 
 }  // namespace
 
-Image decode_bmp_gif(const std::string& file, int channels, bool header_only, bool* whole) {
+Image decode_bmp(const std::string& file, int channels, bool header_only, bool* whole) {
   std::size_t size = 0;
   const std::vector<unsigned char> bytes = read_file(file, header_only, size);
-  const bool gif = bytes.size() >= 3 && std::memcmp(bytes.data(), "GIF", 3) == 0;
-  const std::string kind = gif ? "GIF: " : "BMP: ";
+  const std::string kind = "BMP: ";
   Source info{&bytes};
   int w = 0, h = 0, comp = 0;
   if (!stbi_info_from_callbacks(&kCallbacks, &info, &w, &h, &comp))
@@ -111,25 +109,23 @@ Image decode_bmp_gif(const std::string& file, int channels, bool header_only, bo
   Image out;
   out.width = out.file_width = w, out.height = out.file_height = h, out.channels = channels;
   if (header_only) {
-    // Note [image checks at open]: a GIF ends with its trailer, 0x3B; a BMP's file header gives its
-    // size (bfSize, bytes 2-5, little-endian). Others are decoded once by check_image.
+    // Note [image checks at open]: a BMP's file header gives its size (bfSize, bytes 2-5,
+    // little-endian). Others are decoded once by check_image.
     if (whole != nullptr) {
       std::uint32_t stated = 0;
       for (int k = 0; k < 4 && bytes.size() >= 6; ++k)
         stated |= static_cast<std::uint32_t>(bytes[2 + k]) << (8 * k);
-      unsigned char last = 0;
-      std::FILE* f = open_image(file);
-      const bool read = std::fseek(f, -1, SEEK_END) == 0 && std::fread(&last, 1, 1, f) == 1;
-      std::fclose(f);
-      *whole = gif ? read && last == 0x3B : stated == size;
+      *whole = stated == size;
     }
     return out;
   }
   Source source{&bytes};
   int x = 0, y = 0;
-  // Always 3 components (an alpha, a GIF's transparency, dropped: Note [PNG alpha]); grey made of
-  // them as Pillow's convert("L") makes it (a grey palette's: the grey itself).
+  // Always 3 components (an alpha dropped: Note [PNG alpha]); grey made of them as Pillow's
+  // convert("L") makes it (a grey palette's: the grey itself).
   stbi_uc* px = stbi_load_from_callbacks(&kCallbacks, &source, &x, &y, &comp, 3);
+  // Running out of memory is no bad file (Note [out of memory at the image check]).
+  if (px == nullptr && std::strcmp(stbi_failure_reason(), "Out of memory") == 0) throw std::bad_alloc();
   if (px == nullptr)
     fail(file,
          kind + stbi_failure_reason() + " (a layout stb_image does not read, or a truncated or corrupt file)");

@@ -1,16 +1,21 @@
 // BMP, GIF and PNM through the image decoder, on files written by Pillow and by hand
 // (test/python/make_bitmap_images.py, the ctest fixture bitmap_images): every file's pixels (BMP of
-// 24 and 32 bits, grey, a palette, 1 bit; GIF of Pillow's palettes, an animation's first frame; PPM,
-// PGM and PBM binary and plain, 16-bit, maxval 100, a comment) equal Pillow's decode of it exactly,
-// as RGB and as grey, and the header check gives its size; a GIF's transparent pixels black; a
-// GTSRB-shaped folder (.ppm files and a
-// GT-*.csv in each class folder) reads, the CSVs left out without a word; a file is read as its
-// first bytes say, not its name (a PNG or PPM named .JPEG); cut files are refused by the check at
-// open and the decode naming them, libnetpbm printing nothing, and left out by broken_images skip;
-// headers claiming too many pixels are refused before any pixel is allocated; cut and flipped
-// copies of every file read or refused, nothing else; loader threads decode at once.
+// 24 and 32 bits, grey, a palette, 1 bit; GIF of Pillow's palettes, an animation's first frame,
+// interlaced or not, a transparent index, a local colour table, a frame inside or past its screen,
+// indices past the table, no table; PPM, PGM and PBM binary and plain, 16-bit, maxval 100, a comment)
+// equal Pillow's decode of it exactly, as RGB and as grey, and the header check gives its size; a
+// GTSRB-shaped folder (.ppm files and a GT-*.csv in each class folder) reads, the CSVs left out
+// without a word; a file is read as its first bytes say, not its name (a PNG or PPM named .JPEG);
+// cut files are refused by the check at open and the decode naming them, libnetpbm printing
+// nothing, and left out by broken_images skip; headers claiming too many pixels are refused before
+// any pixel is allocated; an allocation refused at the check at open (ours, stb_image's, libjpeg's) stops
+// the open naming the image, never left out; cut and flipped copies of every file read or refused,
+// nothing else; loader threads decode at once.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -18,6 +23,7 @@
 #include "data/image_decode.hpp"
 #include "data/image_decode_support.hpp"
 #include "data/image_files_support.hpp"
+#include "support/allocation_counter.hpp"
 #include "support/test_support.hpp"
 
 using namespace hpct;
@@ -30,7 +36,7 @@ const double kColours[3][3] = {{220, 30, 30}, {30, 200, 40}, {40, 60, 230}};
 
 TEST(BitmapImages, EveryFileEqualsPillowsDecodeAsRgbAndGrey) {
   const std::vector<Listed> files = index_of(kBitmaps + "formats/index.tsv");
-  ASSERT_EQ(files.size(), 20u) << "formats/index.tsv";
+  ASSERT_EQ(files.size(), 27u) << "formats/index.tsv";
   for (const Listed& l : files) {
     const std::string path = kBitmaps + "formats/" + l.name;
     for (const int channels : {3, 1}) expect_reference_decode(path, l, channels);
@@ -50,12 +56,25 @@ void expect_colour_of_class(const Rows& r, std::uint64_t row, const std::string&
     for (int p = 0; p < 30; ++p) EXPECT_NEAR(r.x[row * 90 + ch * 30 + p] * 255, kColours[c][ch], 3.0) << file;
 }
 
-// A GIF's transparent pixels read black (stb_image composes the first frame on black), its others
-// as Pillow's convert("RGB") (docs/bitmap-formats.md: Pillow gives the transparent index's palette
-// colour, here (90, 140, 125)).
-TEST(BitmapImages, AGifsTransparentPixelsReadBlack) {
-  const std::string path = kBitmaps + "transparent/t.gif";
-  EXPECT_EQ(decode_image(path, 3).pixels, bytes_of(path + ".rgb"));
+// Note [GIF pixels as Pillow's]: a GIF's transparent pixels read as the colour its table holds at
+// the transparent index, (90, 140, 125) here, as Pillow's convert("RGB") gives them (stb_image,
+// which read GIFs before giflib, gave black); a screen larger than the frame shows the transparent
+// index around it.
+TEST(BitmapImages, AGifsTransparentPixelsReadAsItsTableHoldsThem) {
+  for (const char* name : {"transparent.gif", "offset.gif"}) {
+    const std::string path = kBitmaps + "formats/" + name;
+    const Image im = decode_image(path, 3);
+    EXPECT_EQ(im.pixels, bytes_of(path + ".rgb")) << name;
+    int black = 0, table = 0;
+    for (std::size_t i = 0; i + 2 < im.pixels.size(); i += 3) {
+      black += im.pixels[i] == 0 && im.pixels[i + 1] == 0 && im.pixels[i + 2] == 0;
+      table += name[0] == 't' && im.pixels[i] == 90 && im.pixels[i + 1] == 140 && im.pixels[i + 2] == 125;
+    }
+    EXPECT_EQ(black, 0) << name;
+    if (name[0] == 't') {
+      EXPECT_GT(table, 100) << name;
+    }
+  }
 }
 
 // GTSRB's training folders: 000NN/ of .ppm files and GT-000NN.csv (the annotations). The .ppm
@@ -141,6 +160,106 @@ TEST(BitmapImages, HeadersClaimingTooManyPixelsAreRefused) {
   }
 }
 
+// Note [out of memory at the image check]: an allocation refused while the check at open decodes an
+// image (here every one above 1 MiB: oom/cls1/big.gif's 1.44 MB of pixels) stops the open with an
+// error naming the image (its row; a COCO JSON's entry), on every rank, with broken_images skip as
+// without: the image is no bad file to leave out.
+TEST(BitmapImages, AnAllocationRefusedAtTheImageCheckNamesTheImage) {
+  const std::string oom = kBitmaps + "oom", big = oom + "/cls1/big.gif";
+  const std::string coco = "data_format coco_keypoints\nimage_channels 3\nimage_height 8\nimage_width 8\n";
+  for (const std::string& deck : {std::string("data_format image_folder\n"), coco})
+    for (const char* skip : {"", "broken_images skip\n"}) {
+      const std::string path = deck == coco ? oom + "/coco.json" : oom;
+      std::string message;
+      test::refuse_allocations_above(std::size_t{1} << 20);
+      try {
+        open_checked(deck + "check_images_at_open decode\n" + skip, path);
+      } catch (const std::exception& e) {
+        message = e.what();
+      }
+      test::refuse_allocations_above(0);
+      const std::string named = deck == coco ? path + ": images[1] (id 2): " + big + ": " : big + ": ";
+      // On 2 ranks the error is the agreed one, "rank N: " before it.
+      EXPECT_NE(message.find(named + "out of memory while checking the image (std::bad_alloc): more than this "
+                                     "rank's memory holds, or a size in a damaged file"),
+                std::string::npos)
+          << message;
+      if (deck != coco) {
+        EXPECT_NE(message.find("(row 2 of " + oom + ")"), std::string::npos) << message;
+      }
+    }
+  EXPECT_EQ(open_checked("data_format image_folder\ncheck_images_at_open decode\n", oom)->rows(), 3u);
+  // Unchecked at open, the same image's decode in an epoch names it likewise (its row; its annotation).
+  for (const std::string& deck : {std::string("data_format image_folder\nimage_height 8\nimage_width 8\n"), coco}) {
+    const std::string path = deck == coco ? oom + "/coco.json" : oom;
+    const auto data = open_checked(deck + "check_images_at_open false\n", path);
+    const auto specs = data->fields();
+    const std::vector<std::uint64_t> rows = {0, 1, 2};
+    const std::size_t n = deck == coco ? 2 : 3;
+    const HostFields host(specs, n, std::vector<std::uint64_t>(specs.size(), 0));
+    std::string message;
+    test::refuse_allocations_above(std::size_t{1} << 20);
+    try {
+      data->read_epoch_rows(0, std::vector<std::uint64_t>(rows.begin(), rows.begin() + n), host.buffers());
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
+    test::refuse_allocations_above(0);
+    EXPECT_EQ(message.rfind(big + ": out of memory while decoding the image (std::bad_alloc)", 0), 0u) << message;
+    EXPECT_NE(message.find(deck == coco ? " (" + path + ": annotations[1])" : " (row 2 of " + oom + ")"),
+              std::string::npos)
+        << message;
+  }
+}
+
+// While it lives, this process may map at most `extra` bytes more than it has mapped now
+// (RLIMIT_AS): a large malloc then fails as it does on a rank out of memory.
+class AddressSpaceLimit {
+ public:
+  explicit AddressSpaceLimit(std::size_t extra) {
+    getrlimit(RLIMIT_AS, &old_);
+    std::size_t pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;  // its first field: the pages mapped now
+    rlimit tight = old_;
+    tight.rlim_cur = pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)) + extra;
+    setrlimit(RLIMIT_AS, &tight);
+  }
+  ~AddressSpaceLimit() { setrlimit(RLIMIT_AS, &old_); }
+  AddressSpaceLimit(const AddressSpaceLimit&) = delete;
+  AddressSpaceLimit& operator=(const AddressSpaceLimit&) = delete;
+
+ private:
+  rlimit old_{};
+};
+
+// Note [out of memory at the image check]: a decoder's own buffer refused (stb_image's 432 MB for
+// oom_bmp/cls1/tall.bmp's claimed 12000 x 12000 pixels, which max_image_pixels allows; libjpeg's
+// coefficient buffers for oom_jpeg/cls1/tall.jpg's, a progressive JPEG claiming as many; the process
+// held to 256 MiB more than it maps) is no bad file either: the open stops naming the image, with
+// broken_images skip. (With memory to spare the BMP is a cut file, left out.)
+TEST(BitmapImages, ADecodersAllocationRefusedNamesTheImage) {
+  const std::string deck = "data_format image_folder\ncheck_images_at_open decode\nbroken_images skip\n";
+  for (const char* name : {"oom_bmp/cls1/tall.bmp", "oom_jpeg/cls1/tall.jpg"}) {
+    const std::string folder = kBitmaps + std::string(name).substr(0, 8), file = kBitmaps + name;
+    std::string message;
+    try {
+      const AddressSpaceLimit limit(std::size_t{256} << 20);
+      open_checked(deck, folder);
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
+    EXPECT_NE(message.find(file + ": out of memory while checking the image (std::bad_alloc)"), std::string::npos)
+        << message;
+  }
+  std::vector<BadFile> left_out;
+  const std::string bmp = kBitmaps + "oom_bmp";
+  const auto data = check_data_files(
+      open_data_source(make_deck(deck + "data_file " + bmp + "\n"), bmp, "data_file", Comm()), Comm(), &left_out);
+  EXPECT_EQ(data->rows(), 1u);
+  ASSERT_EQ(left_out.size(), 1u);
+  EXPECT_EQ(left_out[0].reason, "BMP: the data ends early (a truncated file)");
+}
+
 // Every file cut at 16 places and with bytes flipped at 16 places: each decodes to its full size or
 // is refused with an Error naming it, never anything else (a crash, another exception, a message on
 // stderr).
@@ -152,8 +271,8 @@ TEST(BitmapImages, CutAndFlippedCopiesAreReadOrRefused) {
   expect_damaged_copies_read_or_refused(kBitmaps + "formats/", index_of(kBitmaps + "formats/index.tsv"), dir,
                                         {3, 1}, false, false, n);
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
-  EXPECT_GT(n.refused, 600);  // of 1280 decodes: 840 refused, 440 read (2026-12-07)
-  EXPECT_GT(n.read, 300);
+  EXPECT_GT(n.refused, 800);  // of 1728 decodes: 1166 refused, 562 read (2026-12-07)
+  EXPECT_GT(n.read, 400);
 }
 
 // Note [libnetpbm errors]: the loader threads decode at once (PNM files one at a time inside

@@ -23,8 +23,13 @@ hpctrain_test(test_image_formats SOURCES data/test_image_formats.cpp LIBS ${HPCT
 add_test(NAME bitmap_images_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/reference_python.sh
          ${CMAKE_CURRENT_SOURCE_DIR}/python/make_bitmap_images.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_bitmap_images)
 set_tests_properties(bitmap_images_pillow PROPERTIES FIXTURES_SETUP bitmap_images SKIP_RETURN_CODE 77 LABELS "mpi;images")
-hpctrain_test(test_bitmap_images SOURCES data/test_bitmap_images.cpp LIBS ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images"
-              FIXTURES bitmap_images)
+hpctrain_test(test_bitmap_images SOURCES data/test_bitmap_images.cpp LIBS hpctrain_test_allocation_counter
+              ${HPCTRAIN_TEST_LIBS} LABELS "mpi;images" FIXTURES bitmap_images)
+# The same files' references against Pillow 13 (.deps/zarr3env), the Pillow a user installs today.
+add_test(NAME bitmap_images_pillow13 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh
+         ${CMAKE_CURRENT_SOURCE_DIR}/python/bitmap_images_pillow13.py ${CMAKE_CURRENT_BINARY_DIR}/scratch_bitmap_images)
+set_tests_properties(bitmap_images_pillow13 PROPERTIES FIXTURES_REQUIRED bitmap_images SKIP_RETURN_CODE 77
+                     LABELS "mpi;images")
 # HEIF (HEIC) and AVIF on files written by heif-enc, pillow-heif and Pillow, against pillow-heif's and
 # Pillow's decode (pillow-heif and Pillow >= 11.3 are in .deps/zarr3env).
 add_test(NAME heif_images_pillow COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/zarr3_python.sh

@@ -31,14 +31,17 @@ class References:
     def __init__(self, folder):
         self.folder, self.index = folder, []
 
-    def reference(self, name, sixteen=None, grey=None):
+    def reference(self, name, sixteen=None, grey=None, rgb=None):
         """Pillow's decode of <folder>/<name> beside it; `sixteen`: True (read it as 16-bit samples) or
-        its 16-bit samples (H x W or H x W x 3), scaled as round(v / 257); `grey`: its 8-bit grey
-        values, for a layout Pillow cannot read."""
+        its 16-bit samples (H x W or H x W x 3), scaled as round(v / 257); `grey` or `rgb`: its 8-bit
+        grey values or RGB pixels, for a layout Pillow cannot read or reads otherwise than its current
+        release (the grey of `rgb` as Pillow's convert("L") makes it)."""
         import numpy as np
         from PIL import Image
         path = os.path.join(self.folder, name)
-        if grey is not None:
+        if rgb is not None:
+            c, l, size = rgb, np.asarray(Image.fromarray(rgb, "RGB").convert("L")), (rgb.shape[1], rgb.shape[0])
+        elif grey is not None:
             c, l, size = np.repeat(grey[..., None], 3, -1), grey, (grey.shape[1], grey.shape[0])
         else:
             with Image.open(path) as im:
