@@ -101,6 +101,11 @@ ByteInput::ByteInput(const std::string& path, CompressedText* record, const Comp
   std::vector<RestartPoint>* points = record ? &record->points : nullptr;
   if (record) record->kind = kind_;
   try {
+    // The scan says so once (zstd's checksum is optional; the other formats' are not).
+    if (record && kind_ == Compression::zstd && zstd_without_checksum(file_))
+      Log::info(path +
+                ": note: the zstd data has no checksum (written with zstd --no-check, or by Python's "
+                "zstandard without write_checksum=True): a damaged byte may pass unseen");
     switch (kind_) {
       case Compression::gzip: decoder_ = gzip_decoder(file_, points, kGzipSpacing); break;
       case Compression::zstd: decoder_ = zstd_decoder(file_, points, kStreamSpacing); break;
@@ -108,7 +113,7 @@ ByteInput::ByteInput(const std::string& path, CompressedText* record, const Comp
       case Compression::xz: decoder_ = xz_decoder(file_, points, kStreamSpacing); break;
       case Compression::none: break;
     }
-  } catch (const DamagedData& e) {  // xz's decoder reads the file's indexes at the scan's open
+  } catch (const DamagedData& e) {  // the scan's open reads zstd's first header, xz's indexes
     std::fclose(file_);
     input_error(path, 0, "", e.what());
   } catch (...) {

@@ -57,6 +57,10 @@ std::unique_ptr<Decoder> zstd_decoder(std::FILE* f, std::vector<RestartPoint>* r
 std::unique_ptr<Decoder> bzip2_decoder(std::FILE* f, std::vector<RestartPoint>* record, std::uint64_t spacing);
 std::unique_ptr<Decoder> xz_decoder(std::FILE* f, std::vector<RestartPoint>* record, std::uint64_t spacing);
 
+// Whether the zstd frame at the start of `f` carries no checksum of its content (`zstd --no-check`,
+// Python's zstandard by default): damage inside it may then pass unseen. `f` is left at its start.
+bool zstd_without_checksum(std::FILE* f);
+
 class DataLines;  // text_lines.hpp
 
 // What the scan of a compressed table keeps for its reads (TextLayout::compressed): the restart

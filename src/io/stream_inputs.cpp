@@ -2,8 +2,11 @@
 // (bzip2) one after another, a restart point at the start of each (Note [compressed text] in
 // compressed_input.cpp); xz's is xz_input.cpp.
 #include <bzlib.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getFrameHeader, ZSTD_FRAMEHEADERSIZE_MAX
 #include <zstd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -87,6 +90,15 @@ struct Bzip2 {
 };
 
 }  // namespace
+
+bool zstd_without_checksum(std::FILE* f) {
+  unsigned char head[ZSTD_FRAMEHEADERSIZE_MAX];
+  const std::size_t n = std::fread(head, 1, sizeof head, f);
+  if (std::fseek(f, 0, SEEK_SET) != 0)
+    throw DamagedData(std::string("cannot seek back to the start of the file (") + std::strerror(errno) + ")");
+  ZSTD_frameHeader h{};
+  return ZSTD_getFrameHeader(&h, head, n) == 0 && h.frameType == ZSTD_frame && h.checksumFlag == 0;
+}
 
 std::unique_ptr<Decoder> zstd_decoder(std::FILE* f, std::vector<RestartPoint>* record, std::uint64_t spacing) {
   return std::make_unique<ZstdDecoder>(f, record, spacing);

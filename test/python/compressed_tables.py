@@ -10,6 +10,7 @@ command. Checks, with build/apps/train and predict:
   read from a block in the middle);
 - predict reads a .csv.gz as its plain twin (the same outputs, mlp and gbdt); a LibSVM .bz2 trains
   the plain file's model; a validation_file as .gz gives the plain file's validation losses;
+- a .zst without a checksum (zstd --no-check) trains saying so, a checked one says nothing;
 - a truncated and a bit-flipped .gz, .zst, .bz2, .xz: train on 2 ranks exits 2 (no crash, no rank
   left waiting) naming the file; a truncated .gz names the last whole line before the damage (zstd
   and bzip2 give a block's text whole, and these files are cut in their first block).
@@ -164,6 +165,17 @@ for data in ("t.csv", "t.csv.gz"):
     check(r.returncode == 0, f"mlp with validation_file {data}: {r.stderr[-300:]}")
     val.append(re.findall(r"val loss = [0-9.e+-]+", r.stdout + r.stderr))
 check(len(val[0]) == 2 and val[0] == val[1], f"validation_file t.csv.gz: the plain file's losses {val}")
+
+# 3b. zstd's checksum is optional: a file without one is read, saying a damaged byte may pass unseen.
+if shutil.which("zstd"):
+    subprocess.run(["zstd", "-q", "-f", "--no-check", path("t.csv"), "-o", path("nocheck.csv.zst")], check=True)
+    said = {}
+    for data in ("t.csv.zst", "nocheck.csv.zst"):
+        r = run([train, deck("note_" + data, path(data), f"model gbdt\nnum_trees 1\noutput {path(data)}.note.json\n")])
+        check(r.returncode == 0, f"gbdt on {data}: {r.stderr[-300:]}")
+        said[data] = "has no checksum" in r.stdout + r.stderr
+    check(said == {"t.csv.zst": False, "nocheck.csv.zst": True},
+          f"a .zst without a checksum is noted, one with a checksum not: {said}")
 
 # 4. Damaged files: exit 2 on 2 ranks, naming the file (and the line before a cut).
 env = dict(os.environ, OMP_NUM_THREADS="1", OMPI_MCA_orte_tmpdir_base=os.path.join(scratch, "ompi"))
