@@ -1,6 +1,6 @@
 // A text table's bytes, plain or decompressed, read forward and from any offset through the restart
-// points the scan recorded (see compressed_input.hpp); the codecs are gzip_input.cpp and
-// stream_inputs.cpp.
+// points the scan recorded (see compressed_input.hpp); the codecs are gzip_input.cpp,
+// stream_inputs.cpp (zstd, bzip2) and xz_input.cpp.
 #include "io/compressed_input.hpp"
 
 #include <algorithm>
@@ -28,10 +28,12 @@ namespace hpct::io {
 //   inflatePrime and inflateSetDictionary: the technique of zlib's examples/zran.c). 8 MiB: a
 //   point costs 32 KiB, HIGGS 900 points (29 MB, a fifth of its row index of 12 bytes a row), and a
 //   read that starts cold decompresses 4 MiB before its first row on average (about 10 ms).
-// - zstd, xz, bzip2: the start of every frame or stream at least 1 MiB after the last point (pzstd
-//   and pbzip2 write many; `xz -T0` writes blocks inside one stream); a file of one frame or stream
-//   (what the plain tools write) has none, and reads go forward from where a reader stands or from
-//   the start.
+// - zstd, bzip2: the start of every frame or stream at least 1 MiB after the last point (pzstd and
+//   pbzip2 write many); a file of one frame or stream (what the plain tools write) has none, and
+//   reads go forward from where a reader stands or from the start.
+// - xz: the start of every block at least 1 MiB after the last point, from the file's indexes
+//   (`xz -T2`, pixz and xz >= 5.6 write a block every 24 MiB of text at -6; Note [xz blocks] in
+//   xz_input.cpp); a file of one block (xz 5.4's default) has none.
 // Reads of a table come in ascending rows (an epoch's windows, a rank's block), so the table keeps
 // its open readers (CompressedText::idle): a read takes the one standing nearest before its first
 // row and goes on from there when no restart point between is nearer, so an epoch decompresses the
@@ -99,6 +101,11 @@ ByteInput::ByteInput(const std::string& path, CompressedText* record, const Comp
   std::vector<RestartPoint>* points = record ? &record->points : nullptr;
   if (record) record->kind = kind_;
   try {
+    // The scan says so once (zstd's checksum is optional; the other formats' are not).
+    if (record && kind_ == Compression::zstd && zstd_without_checksum(file_))
+      Log::info(path +
+                ": note: the zstd data has no checksum (written with zstd --no-check, or by Python's "
+                "zstandard without write_checksum=True): a damaged byte may pass unseen");
     switch (kind_) {
       case Compression::gzip: decoder_ = gzip_decoder(file_, points, kGzipSpacing); break;
       case Compression::zstd: decoder_ = zstd_decoder(file_, points, kStreamSpacing); break;
@@ -106,6 +113,9 @@ ByteInput::ByteInput(const std::string& path, CompressedText* record, const Comp
       case Compression::xz: decoder_ = xz_decoder(file_, points, kStreamSpacing); break;
       case Compression::none: break;
     }
+  } catch (const DamagedData& e) {  // the scan's open reads zstd's first header, xz's indexes
+    std::fclose(file_);
+    input_error(path, 0, "", e.what());
   } catch (...) {
     std::fclose(file_);
     throw;
@@ -124,6 +134,7 @@ std::size_t ByteInput::read(char* out, std::size_t n) {
     if (got == 0 && std::ferror(file_)) throw DamagedData(std::string("read error: ") + std::strerror(errno));
   } else {
     got = decoder_->read(out, n);
+    decoded_ += got;
   }
   pos_ += got;
   return got;
@@ -157,6 +168,7 @@ void ByteInput::seek(std::uint64_t to) {
     const std::size_t got = decoder_->read(skip.data(), want);
     if (got == 0) throw DamagedData("the data ends before rows the scan found there (the file changed since?)");
     pos_ += got;
+    decoded_ += got;
     since_beat += got;
     if (since_beat >= (std::uint64_t{64} << 20)) {
       since_beat = 0;

@@ -24,8 +24,9 @@ std::string without_compression_extension(const std::string& path);
 
 // Where decoding can start again: at decompressed offset `out`, the decoder reads from compressed
 // byte `in`. gzip's points are inside a deflate stream (zlib's examples/zran.c technique): `bits` of
-// byte in - 1 are still unread and `window` holds the 32 KiB of output before `out`; the other
-// formats' points are at the start of a frame (zstd), stream (bzip2, xz), where nothing is needed.
+// byte in - 1 are still unread and `window` holds the 32 KiB of output before `out`; zstd's and
+// bzip2's are at the start of a frame or stream, where nothing is needed; xz's at the start of a
+// block, `bits` the check its stream uses (an lzma_check: Note [xz blocks] in xz_input.cpp).
 struct RestartPoint {
   std::uint64_t out = 0;
   std::uint64_t in = 0;
@@ -55,6 +56,10 @@ std::unique_ptr<Decoder> gzip_decoder(std::FILE* f, std::vector<RestartPoint>* r
 std::unique_ptr<Decoder> zstd_decoder(std::FILE* f, std::vector<RestartPoint>* record, std::uint64_t spacing);
 std::unique_ptr<Decoder> bzip2_decoder(std::FILE* f, std::vector<RestartPoint>* record, std::uint64_t spacing);
 std::unique_ptr<Decoder> xz_decoder(std::FILE* f, std::vector<RestartPoint>* record, std::uint64_t spacing);
+
+// Whether the zstd frame at the start of `f` carries no checksum of its content (`zstd --no-check`,
+// Python's zstandard by default): damage inside it may then pass unseen. `f` is left at its start.
+bool zstd_without_checksum(std::FILE* f);
 
 class DataLines;  // text_lines.hpp
 
@@ -88,6 +93,9 @@ class ByteInput {
   std::size_t read(char* out, std::size_t n);
   // The next read starts at decompressed offset `to`.
   void seek(std::uint64_t to);
+  // The decompressed bytes decoded so far, those a seek passed over included: what a read from
+  // the middle cost (tests count it to see a read did not start from the top).
+  std::uint64_t decoded() const { return decoded_; }
 
  private:
   std::string path_;
@@ -96,6 +104,7 @@ class ByteInput {
   std::unique_ptr<Decoder> decoder_;
   const CompressedText* index_ = nullptr;
   std::uint64_t pos_ = 0;  // decompressed offset of the next read
+  std::uint64_t decoded_ = 0;
 };
 
 }  // namespace hpct::io

@@ -82,8 +82,8 @@ add_test(NAME cli_csv_tables COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/csv_tables.
 set_tests_properties(cli_csv_tables PROPERTIES ENVIRONMENT "${HPCTRAIN_TEST_ENV}" TIMEOUT 120 PROCESSORS 2
                      LABELS "cli;gbdt" WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 # Compressed CSV tables (docs/compressed-tables.md): pandas' gzip/bz2/xz, gzip members, zstd train the plain file's
-# mlp weights and gbdt model bit for bit on 1 and 2 ranks, predict reads .csv.gz, LibSVM .bz2, validation_file
-# .gz; damaged files exit 2.
+# mlp weights and gbdt model bit for bit on 1 and 2 ranks, and a .xz of many blocks (xz -T2) on 2 ranks; predict
+# reads .csv.gz, LibSVM .bz2, validation_file .gz; damaged files exit 2.
 add_test(NAME cli_compressed_tables COMMAND ${HPCTRAIN_REFERENCE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/compressed_tables.py
          ${PROJECT_BINARY_DIR} ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/scratch_compressed_tables)
 set_tests_properties(cli_compressed_tables PROPERTIES ENVIRONMENT "${HPCTRAIN_REFUSAL_ENV}" TIMEOUT 300 PROCESSORS 2

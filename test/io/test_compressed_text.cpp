@@ -1,21 +1,28 @@
 // Compressed text tables (Note [compressed text] in io/compressed_input.cpp): gzip (one member and
 // several), zstd (several frames), bzip2 and xz (several streams) scan to the plain file's rows,
 // lines and offsets; reads of sorted rows anywhere in the file, forward, backward and again, give
-// the plain file's values, through restart points (gzip's inside a deflate stream) and the reader
-// they continue; a file named .csv holding gzip is read as gzip; names say csv through .gz.
+// the plain file's values, through restart points (gzip's inside a deflate stream, xz's at blocks)
+// and the reader they continue; a read from the middle of a multi-block .xz decodes from a block near
+// it, not from the top; a damaged block is refused at the scan naming the file and line, a bad
+// block check at a read; a file named .csv holding gzip is read as gzip; names say csv through .gz.
 #include <bzlib.h>
 #include <gtest/gtest.h>
 #include <lzma.h>
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "io/compressed_input.hpp"
 #include "io/text_tables.hpp"
 #include "test_paths.hpp"
@@ -86,6 +93,29 @@ std::string xz_stream(const std::string& text) {
                                     text.size(), reinterpret_cast<uint8_t*>(out.data()), &n, out.size()),
             LZMA_OK);
   out.resize(n);
+  return out;
+}
+
+// One xz stream of blocks of `block_size` text bytes, as `xz -T2` writes (liblzma's threaded
+// encoder: the same code).
+std::string xz_blocks(const std::string& text, std::uint64_t block_size, lzma_check check) {
+  lzma_mt mt{};
+  mt.threads = 2;
+  mt.block_size = block_size;
+  mt.preset = 0;
+  mt.check = check;
+  lzma_stream s = LZMA_STREAM_INIT;
+  EXPECT_EQ(lzma_stream_encoder_mt(&s, &mt), LZMA_OK);
+  std::string out(lzma_stream_buffer_bound(text.size()), '\0');
+  s.next_in = reinterpret_cast<const uint8_t*>(text.data());
+  s.avail_in = text.size();
+  s.next_out = reinterpret_cast<uint8_t*>(out.data());
+  s.avail_out = out.size();
+  lzma_ret r = LZMA_OK;
+  while (r == LZMA_OK) r = lzma_code(&s, LZMA_FINISH);
+  EXPECT_EQ(r, LZMA_STREAM_END);
+  out.resize(s.total_out);
+  lzma_end(&s);
   return out;
 }
 
@@ -202,6 +232,109 @@ TEST(CompressedText, Bzip2AndXzStreams) {
                                    {"s.csv.xz", xz_stream(text), 0},
                                    {"streams.csv.xz", in_parts(text, 3, xz_stream), 2},
                                });
+}
+
+// The bytes of `path` as a string.
+std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// The decompressed bytes a fresh reader of `path` decodes to give the `n` bytes at `at` (checked
+// against `text`), with the restart points of `scan` (Note [xz blocks]).
+std::uint64_t decoded_for(const std::string& path, const CompressedText& scan, const std::string& text,
+                          std::uint64_t at, std::size_t n) {
+  ByteInput in(path, nullptr, &scan);
+  in.seek(at);
+  std::string got(n, '\0');
+  std::size_t have = 0;
+  while (have < n) {
+    const std::size_t k = in.read(got.data() + have, n - have);
+    if (k == 0) break;
+    have += k;
+  }
+  EXPECT_EQ(got, text.substr(at, n)) << path << " at " << at;
+  return in.decoded();
+}
+
+// Scans `path` as the text sources do: the restart points.
+void scan_bytes(const std::string& path, CompressedText& scan) {
+  ByteInput in(path, &scan, nullptr);
+  std::vector<char> buf(1 << 20);
+  while (in.read(buf.data(), buf.size()) > 0) {
+  }
+}
+
+TEST(CompressedText, XzBlocksAreRestartPoints) {
+  const std::string text = table_text(48000);  // 3.7 MB
+  const TextLayout plain = plain_table("b.csv", text);
+  // Blocks of 256 KiB (a point every 4th: 1 MiB apart); two streams, CRC32 and SHA-256 (the check
+  // a block's header does not say), 8 bytes of stream padding between (`cat a.xz b.xz`, pixz).
+  const std::size_t half = text.find('\n', text.size() / 2) + 1;
+  const std::string blocks = xz_blocks(text, 256 << 10, LZMA_CHECK_CRC64),
+                    two_streams = xz_blocks(text.substr(0, half), 256 << 10, LZMA_CHECK_CRC32) +
+                                  std::string(8, '\0') + xz_blocks(text.substr(half), 256 << 10, LZMA_CHECK_SHA256);
+  std::vector<Copy> copies = {{"blocks.csv.xz", blocks, 3}, {"two_streams.csv.xz", two_streams, 3}};
+  // The real xz's -T2 --block-size, where the command is here.
+  const std::string by_xz = scratch("by_xz.csv.xz");
+  if (std::system(("xz -T2 --block-size=300KiB -c " + scratch("b.csv") + " > " + by_xz).c_str()) == 0)
+    copies.push_back({"by_xz.csv.xz", file_bytes(by_xz), 3});
+  else std::printf("note: no xz command; the threaded encoder's blocks alone\n");
+  copies.push_back({"one_block.csv.xz", xz_stream(text), 0});
+  expect_copies_read_as(plain, copies);
+
+  // A read three quarters in decodes from the block point before it, not from the top; a file of
+  // one block decodes everything before it.
+  const std::uint64_t at = text.size() * 3 / 4;
+  for (const Copy& c : copies) {
+    CompressedText scan;
+    scan_bytes(scratch(c.name), scan);
+    const std::uint64_t cost = decoded_for(scratch(c.name), scan, text, at, 5000);
+    if (c.min_points > 0) EXPECT_LT(cost, (std::uint64_t{1} << 20) + (300 << 10) + 5000) << c.name;
+    else EXPECT_GE(cost, at + 5000) << c.name;
+  }
+}
+
+TEST(CompressedText, DamagedXzBlocks) {
+  const std::string text = table_text(48000);
+  write_bytes(scratch("d.csv"), text);
+  const std::string good = xz_blocks(text, 256 << 10, LZMA_CHECK_CRC64);
+  write_bytes(scratch("d.csv.xz"), good);
+  CompressedText scan;
+  scan_bytes(scratch("d.csv.xz"), scan);
+  ASSERT_GE(scan.points.size(), 3u);
+  TextOptions opt;
+  opt.header = true;
+  {
+    // A byte flipped inside a middle block: the scan refuses the file, naming it and the last
+    // whole line before the block (the block decoded whole before its check fails, or earlier).
+    std::string bad = good;
+    const RestartPoint& p = scan.points[1];
+    bad[(p.in + scan.points[2].in) / 2] ^= 0x10;
+    write_bytes(scratch("flipped.csv.xz"), bad);
+    try {
+      scan_text(scratch("flipped.csv.xz"), opt);
+      ADD_FAILURE() << "a damaged block passed the scan";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind(scratch("flipped.csv.xz") + ":", 0), 0u) << what;
+      EXPECT_NE(what.find("the xz data is damaged"), std::string::npos) << what;
+      const int line = std::atoi(what.c_str() + scratch("flipped.csv.xz").size() + 1);
+      const int lines_before = static_cast<int>(std::count(text.begin(), text.begin() + p.out, '\n'));
+      EXPECT_GT(line, lines_before / 2) << what;  // named in the middle of the file
+      EXPECT_LE(line, static_cast<int>(std::count(text.begin(), text.begin() + scan.points[2].out, '\n'))) << what;
+    }
+  }
+  {
+    // The file changed after the scan, a block's check flipped: a read through the block from the
+    // point before it throws (the block decoder checks as the stream decoder does).
+    std::string bad = good;
+    bad[scan.points[2].in - 1] ^= 0x01;  // the last byte of the check of the block before point 2
+    write_bytes(scratch("d.csv.xz"), bad);
+    EXPECT_THROW(decoded_for(scratch("d.csv.xz"), scan, text, scan.points[1].out,
+                             scan.points[2].out - scan.points[1].out + 1),  // past the check
+                 DamagedData);
+  }
 }
 
 TEST(CompressedText, NamesSayTheFormatThroughTheCompressorsExtension) {

@@ -4,7 +4,8 @@ hpctrain_test(test_data_errors SOURCES io/test_data_errors.cpp LIBS ${HPCTRAIN_T
 hpctrain_test(test_long_attributes SOURCES io/test_long_attributes.cpp LIBS ${HPCTRAIN_TEST_LIBS} RANKS 1 LABELS unit)
 hpctrain_test(test_text_tables SOURCES io/test_text_tables.cpp LIBS hpctrain_io RANKS 1 LABELS unit gbdt)
 # Compressed text tables (Note [compressed text]): gzip, zstd, bzip2, xz read as the plain file, rows
-# from anywhere through the restart points; names say the format through .gz/.zst/.bz2/.xz.
+# from anywhere through the restart points (xz's at blocks: a read from the middle does not decode from
+# the top); damaged xz blocks refused; names say the format through .gz/.zst/.bz2/.xz.
 hpctrain_test(test_compressed_text SOURCES io/test_compressed_text.cpp LIBS hpctrain_io hpctrain_compression RANKS 1
               LABELS unit)
 # A contiguous dataset written in pieces equals one write byte for byte; the spool files behind it.

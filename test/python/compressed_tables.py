@@ -5,8 +5,12 @@ compression gzip, bz2 and xz, by Python's gzip module as three members (pigz, bg
 command. Checks, with build/apps/train and predict:
 - the mlp (data_cache stream: every epoch reads the file again) and the trees trained from each
   compressed file write the plain file's weights / model bit for bit, on 1 rank and on 2;
+- a 3 MB table written by `xz -T2 --block-size=256KiB` (blocks inside one stream: restart points,
+  Note [xz blocks]) trains the plain file's mlp weights and gbdt model on 2 ranks (rank 1's rows
+  read from a block in the middle);
 - predict reads a .csv.gz as its plain twin (the same outputs, mlp and gbdt); a LibSVM .bz2 trains
   the plain file's model; a validation_file as .gz gives the plain file's validation losses;
+- a .zst without a checksum (zstd --no-check) trains saying so, a checked one says nothing;
 - a truncated and a bit-flipped .gz, .zst, .bz2, .xz: train on 2 ranks exits 2 (no crash, no rank
   left waiting) naming the file; a truncated .gz names the last whole line before the damage (zstd
   and bzip2 give a block's text whole, and these files are cut in their first block).
@@ -100,6 +104,29 @@ for ranks in (1, 2):
         check(train_gbdt(data, "gbdt_" + tag, ranks) == gbdt_plain,
               f"gbdt from {data} on {ranks} rank(s): the plain file's model byte for byte")
 
+# 1b. A table of many xz blocks (xz -T2, pixz, xz >= 5.6's default) on 2 ranks: rank 1 reads from
+# a block in the middle; the plain file's weights and model.
+if shutil.which("xz"):
+    m = 100_000
+    big = pd.DataFrame({"a": rng.normal(size=m).round(5), "b": rng.normal(size=m).round(5),
+                        "colour": rng.choice(["red", "green", "blue"], size=m)})
+    big["y"] = (2 * big.a - big.b + big.colour.map({"red": 1.0, "green": 0.0, "blue": -1.0})).round(5)
+    big.to_csv(path("big.csv"), index=False)
+    with open(path("big.csv.xz"), "wb") as f:
+        subprocess.run(["xz", "-T2", "--block-size=256KiB", "-c", path("big.csv")], stdout=f, check=True)
+    listing = subprocess.run(["xz", "--robot", "-l", path("big.csv.xz")], capture_output=True, text=True).stdout
+    blocks = int(next((line.split("\t")[2] for line in listing.splitlines() if line.startswith("file")), "0"))
+    check(blocks >= 8, f"big.csv.xz: {blocks} xz blocks (8 or more wanted)")
+    mlp_plain, gbdt_plain = train_mlp("big.csv", "mlp_big_plain", 2), train_gbdt("big.csv", "gbdt_big_plain", 2)
+    a = train_mlp("big.csv.xz", "mlp_big_xz", 2)
+    check(a is not None and mlp_plain is not None and a[1] == mlp_plain[1] and a[0].keys() == mlp_plain[0].keys()
+          and all(a[0][k] == mlp_plain[0][k] for k in a[0]),
+          "mlp from big.csv.xz (xz blocks) on 2 ranks: the plain file's weights bit for bit")
+    check(train_gbdt("big.csv.xz", "gbdt_big_xz", 2) == gbdt_plain,
+          "gbdt from big.csv.xz (xz blocks) on 2 ranks: the plain file's model byte for byte")
+else:
+    print("note: no xz command; a .xz of many blocks not tested")
+
 # 2. predict reads a .csv.gz as the plain file.
 for data in ("t.csv", "t.csv.gz"):
     r = run([predict, path("mlp_plain1.h5"), path(data), path(data + ".pred.h5")], 2)
@@ -138,6 +165,17 @@ for data in ("t.csv", "t.csv.gz"):
     check(r.returncode == 0, f"mlp with validation_file {data}: {r.stderr[-300:]}")
     val.append(re.findall(r"val loss = [0-9.e+-]+", r.stdout + r.stderr))
 check(len(val[0]) == 2 and val[0] == val[1], f"validation_file t.csv.gz: the plain file's losses {val}")
+
+# 3b. zstd's checksum is optional: a file without one is read, saying a damaged byte may pass unseen.
+if shutil.which("zstd"):
+    subprocess.run(["zstd", "-q", "-f", "--no-check", path("t.csv"), "-o", path("nocheck.csv.zst")], check=True)
+    said = {}
+    for data in ("t.csv.zst", "nocheck.csv.zst"):
+        r = run([train, deck("note_" + data, path(data), f"model gbdt\nnum_trees 1\noutput {path(data)}.note.json\n")])
+        check(r.returncode == 0, f"gbdt on {data}: {r.stderr[-300:]}")
+        said[data] = "has no checksum" in r.stdout + r.stderr
+    check(said == {"t.csv.zst": False, "nocheck.csv.zst": True},
+          f"a .zst without a checksum is noted, one with a checksum not: {said}")
 
 # 4. Damaged files: exit 2 on 2 ranks, naming the file (and the line before a cut).
 env = dict(os.environ, OMP_NUM_THREADS="1", OMPI_MCA_orte_tmpdir_base=os.path.join(scratch, "ompi"))
