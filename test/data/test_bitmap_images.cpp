@@ -253,8 +253,9 @@ TEST(BitmapImages, ADecodersAllocationRefusedNamesTheImage) {
   }
   std::vector<BadFile> left_out;
   const std::string bmp = kBitmaps + "oom_bmp";
-  const auto data = check_data_files(
-      open_data_source(make_deck(deck + "data_file " + bmp + "\n"), bmp, "data_file", Comm()), Comm(), &left_out);
+  const auto data = check_data_files(open_data_source(make_deck(deck + "data_file " + bmp + "\n"), bmp, "data_file",
+                                                      Comm()),
+                                     Comm(), &left_out);
   EXPECT_EQ(data->rows(), 1u);
   ASSERT_EQ(left_out.size(), 1u);
   EXPECT_EQ(left_out[0].reason, "BMP: the data ends early (a truncated file)");
