@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <new>
 // clang-format off
 #include <jpeglib.h>  // needs <cstdio> first
@@ -110,22 +111,35 @@ Kind kind_of(const std::string& file) {
   return kind_from(head, n, file);
 }
 
-Image decode_png(const std::string& file, int channels, bool header_only) {
+// A libpng failure of `file` with the simplified API's `message`: an allocation refused as
+// std::bad_alloc (Note [decoders' out of memory]), else a bad file.
+[[noreturn]] void png_failed(const std::string& file, const char* message) {
+  if (image_formats::says_out_of_memory(message)) throw std::bad_alloc();
+  fail(file, std::string("PNG: ") + message);
+}
+
+// libpng's read state, freed when it goes (png_image_free: after png_image_finish_read, or its error,
+// freed it already, a no-op): also where our pixel buffer is refused between begin and finish.
+struct PngRead {
   png_image im;
-  std::memset(&im, 0, sizeof(im));
-  im.version = PNG_IMAGE_VERSION;
-  if (!png_image_begin_read_from_file(&im, file.c_str())) fail(file, std::string("PNG: ") + im.message);
-  if (image_formats::too_many_pixels(im.width, im.height)) {
-    png_image_free(&im);
-    image_formats::check_pixel_count(file, im.width, im.height);
+  PngRead() {
+    std::memset(&im, 0, sizeof(im));
+    im.version = PNG_IMAGE_VERSION;
   }
+  ~PngRead() { png_image_free(&im); }
+  PngRead(const PngRead&) = delete;
+  PngRead& operator=(const PngRead&) = delete;
+};
+
+Image decode_png(const std::string& file, int channels, bool header_only) {
+  PngRead read;
+  png_image& im = read.im;
+  if (!png_image_begin_read_from_file(&im, file.c_str())) png_failed(file, im.message);
+  image_formats::check_pixel_count(file, im.width, im.height);
   Image out;
   out.width = static_cast<int>(im.width), out.height = static_cast<int>(im.height), out.channels = channels;
   out.file_width = out.width, out.file_height = out.height;
-  if (header_only) {
-    png_image_free(&im);
-    return out;
-  }
+  if (header_only) return out;
   // Note [PNG alpha]: without an alpha channel in the output, libpng composites a transparent or
   // translucent pixel onto black; PIL's convert("RGB"), torchvision and OpenCV drop the alpha and
   // keep the colour. Read with it, then dropped, so a cut-out's edges keep their colour.
@@ -139,8 +153,7 @@ Image decode_png(const std::string& file, int channels, bool header_only) {
   // gamma keeps libpng's conversion.
   im.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
   out.pixels.resize(PNG_IMAGE_SIZE(im));
-  if (!png_image_finish_read(&im, nullptr, out.pixels.data(), 0, nullptr))
-    fail(file, std::string("PNG: ") + im.message);
+  if (!png_image_finish_read(&im, nullptr, out.pixels.data(), 0, nullptr)) png_failed(file, im.message);
   if (alpha) {  // [colour..., alpha] per pixel -> [colour...]
     const auto c = static_cast<std::size_t>(channels), n = static_cast<std::size_t>(out.width) * out.height;
     for (std::size_t i = 0; i < n; ++i)
@@ -178,18 +191,27 @@ void jpeg_emit(j_common_ptr cinfo, int level) {
   }
 }
 
+// libjpeg's decompressor, destroyed when it goes (jpeg_destroy_decompress: a no-op where it was
+// destroyed, or never created: the struct starts zeroed): also where our pixel buffer is refused
+// inside the decode (a C++ exception, which passes read_jpeg's frame without its setjmp).
+struct JpegDecoder {
+  jpeg_decompress_struct cinfo{};
+  JpegDecoder() = default;
+  ~JpegDecoder() { jpeg_destroy_decompress(&cinfo); }
+  JpegDecoder(const JpegDecoder&) = delete;
+  JpegDecoder& operator=(const JpegDecoder&) = delete;
+};
+
 // Note [jpeg and setjmp]: everything the jump must not skip a destructor of lives outside this
-// function; it only fills `out`, whose buffer is sized before the reading starts.
+// function (the decompressor in `decoder`); it only fills `out`, whose buffer is sized before the
+// reading starts.
 bool read_jpeg(std::FILE* f, int channels, const ReduceRule* reduce, bool orient, Image& out, int& orientation,
-               JpegErrors& errors) {
-  jpeg_decompress_struct cinfo;
+               JpegErrors& errors, JpegDecoder& decoder) {
+  jpeg_decompress_struct& cinfo = decoder.cinfo;
   cinfo.err = jpeg_std_error(&errors.mgr);
   errors.mgr.error_exit = jpeg_error_exit;
   errors.mgr.emit_message = jpeg_emit;
-  if (setjmp(errors.jump)) {
-    jpeg_destroy_decompress(&cinfo);
-    return false;
-  }
+  if (setjmp(errors.jump)) return false;  // `decoder` destroys the decompressor
   jpeg_create_decompress(&cinfo);
   jpeg_stdio_src(&cinfo, f);
   if (orient) jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xFFFF);
@@ -252,12 +274,15 @@ Image decode_other(Kind kind, const std::string& file, int channels, bool header
 // `cmyk`, when given: whether the file is a CMYK or YCCK JPEG (which decode refuses).
 Image decode_jpeg(const std::string& file, int channels, const ReduceRule* reduce, bool orient,
                   bool* cmyk = nullptr) {
-  std::FILE* f = open_image(file);
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(open_image(file), std::fclose);
   Image out;
   JpegErrors errors;
   int orientation = 1;
-  const bool ok = read_jpeg(f, channels, reduce, orient, out, orientation, errors);
-  std::fclose(f);
+  bool ok = false;
+  {
+    JpegDecoder decoder;  // destroyed before the file is closed
+    ok = read_jpeg(f.get(), channels, reduce, orient, out, orientation, errors, decoder);
+  }
   if (cmyk != nullptr) *cmyk = errors.cmyk;
   if (errors.too_large) image_formats::check_pixel_count(file, out.file_width, out.file_height);
   if (errors.no_memory) throw std::bad_alloc();  // no bad file (Note [out of memory at the image check])

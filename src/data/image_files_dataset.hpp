@@ -16,10 +16,10 @@ namespace hpct {
 
 // Note [out of memory at the image check]: an allocation refused while the check at open reads an
 // image (its pixels, decoded whole with check_images_at_open decode, or a decoder's buffers; a
-// decoder throws its library's "out of memory" as std::bad_alloc: image_formats.hpp) is no bad file:
-// broken_images skip must not leave the image out for it (a rank with memory to spare would keep
-// it, and the ranks' rows would differ), and the open must not stop on "std::bad_alloc" naming
-// nothing. The scans take an Error as a bad file and hand any other exception here, which throws
+// decoder throws its library's "out of memory" as std::bad_alloc: Note [decoders' out of memory] in
+// image_formats.hpp) is no bad file: broken_images skip must not leave the image out for it (a
+// rank with memory to spare would keep it, and the ranks' rows would differ), and the open must not
+// stop on "std::bad_alloc" naming nothing. The scans take an Error as a bad file and hand any other exception here, which throws
 // an allocation failure as an Error naming the image (`named`: the text before the reason, `after`:
 // after it; `doing`: "checking", or "decoding" for a row's decode in an epoch) and rethrows the rest
 // as they are.

@@ -5,6 +5,7 @@
 // data layer: users call decode_image.
 #pragma once
 
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +23,26 @@ namespace hpct::image_formats {
 // as soon as its header gives the size, before any pixel buffer is allocated.
 bool too_many_pixels(std::uint64_t width, std::uint64_t height);
 void check_pixel_count(const std::string& file, std::uint64_t width, std::uint64_t height);
+
+// Note [decoders' out of memory]: a library's own "out of memory" is thrown as std::bad_alloc, never
+// as a bad file (Note [out of memory at the image check] in image_files_dataset.hpp), and only where
+// the library says so: giflib's D_GIF_ERR_NOT_ENOUGH_MEM, stb_image's "Out of memory", libjpeg's
+// JERR_OUT_OF_MEMORY, libwebp's VP8_STATUS_OUT_OF_MEMORY, libheif's heif_error_Memory_allocation_error
+// (not its security limits, a file's claim refused: heif_suberror_Security_limit_exceeded). libpng's
+// simplified API, libtiff and libnetpbm say it only in their messages' text (png_malloc's "Out of
+// memory", png_image_read's "out of memory", zlib's "insufficient memory"; libtiff's "No space for
+// data buffer", "Out of memory", libjpeg's "Insufficient memory" in a JPEG-compressed TIFF;
+// libtiff's _TIFFCheckMalloc "Failed to allocate memory"; pnm_allocpamrow's "Out of memory allocating
+// ..."): says_out_of_memory reads those. libwebpdemux's
+// WebPAnimDecoderNew and GetNext (an animation's first frame) give no reason at all: a refused
+// allocation there reads as a bad file.
+inline bool says_out_of_memory(std::string message) {
+  for (char& c : message) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* said :
+       {"out of memory", "insufficient memory", "no space for data buffer", "failed to allocate memory"})
+    if (message.find(said) != std::string::npos) return true;
+  return false;
+}
 
 // `file` opened for reading (fail naming it, with the system's reason, where it cannot be).
 std::FILE* open_image(const std::string& file);
@@ -69,8 +90,8 @@ Image decode_heif(const std::string& file, int channels, bool header_only, int* 
 
 // BMP through stb_image, GIF (its first frame) through giflib, PNM (PBM, PGM, PPM, binary or plain)
 // through libnetpbm: `orientation` is always 1 (none of the three carries one that Pillow applies).
-// A refused allocation is thrown as std::bad_alloc, not as a bad file (Note [out of memory at the
-// image check] in image_folder.cpp).
+// A refused allocation is thrown as std::bad_alloc, not as a bad file (Note [decoders' out of
+// memory]).
 Image decode_bmp(const std::string& file, int channels, bool header_only, bool* whole = nullptr);
 Image decode_gif(const std::string& file, int channels, bool header_only, bool* whole = nullptr);
 Image decode_pnm(const std::string& file, int channels, bool header_only, bool* whole = nullptr);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "data/image_formats.hpp"
@@ -126,6 +127,15 @@ const Libheif& libheif() {
   return lib;
 }
 
+// Fails naming `file` for libheif's error `e` (its reason: `why`), or throws std::bad_alloc where
+// libheif could not allocate (not where its security limits refuse a file's claim: Note [decoders'
+// out of memory]).
+[[noreturn]] void heif_failed(const std::string& file, const heif_error& e, const std::string& why) {
+  if (e.code == heif_error_Memory_allocation_error && e.subcode != heif_suberror_Security_limit_exceeded)
+    throw std::bad_alloc();
+  fail(file, why);
+}
+
 // What a failed read or decode of `e` says about the file: libheif without the decoder it needs
 // (spack's recipe builds it with neither libde265 nor an AV1 decoder), or a damaged file.
 std::string reason(const heif_error& e) {
@@ -189,16 +199,16 @@ Image decode_heif(const std::string& file, int channels, bool header_only, int* 
                    ": install libheif1 (Debian; spack's libheif), or convert the file to PNG or JPEG "
                    "(docs/image-formats.md)");
   const std::unique_ptr<heif_context, void (*)(heif_context*)> ctx(h.context_alloc(), h.context_free);
-  if (!ctx) fail(file, "HEIF: out of memory");
+  if (!ctx) throw std::bad_alloc();  // Note [decoders' out of memory]
   // The loader thread decodes: a grid image's tiles (a phone's HEIC) one after another, not on
   // libheif's own threads (as decode_webp's use_threads = 0).
   h.set_max_threads(ctx.get(), 0);
   heif_error e = h.read_from_file(ctx.get(), file.c_str(), nullptr);
-  if (e.code != heif_error_Ok) fail(file, reason(e));
+  if (e.code != heif_error_Ok) heif_failed(file, e, reason(e));
   heif_image_handle* handle_ptr = nullptr;
   e = h.primary_handle(ctx.get(), &handle_ptr);
   const std::unique_ptr<heif_image_handle, void (*)(const heif_image_handle*)> handle(handle_ptr, h.handle_release);
-  if (e.code != heif_error_Ok) fail(file, "HEIF: " + text(e));
+  if (e.code != heif_error_Ok) heif_failed(file, e, "HEIF: " + text(e));
   // Note [HEIF orientation]: the size and pixels are those after the file's own transforms (clap
   // crop, irot rotation, imir mirror: the format's, not metadata), which libheif applies unless
   // told not to, as pillow-heif's Image.open and phones' viewers show the picture. pillow-heif then
@@ -225,13 +235,13 @@ Image decode_heif(const std::string& file, int channels, bool header_only, int* 
   // alpha]). A monochrome image comes as R = G = B = Y, whose grey (Note [grey from colour]) is Y.
   const std::unique_ptr<heif_decoding_options, void (*)(heif_decoding_options*)> options(h.options_alloc(),
                                                                                          h.options_free);
-  if (!options) fail(file, "HEIF: out of memory");
+  if (!options) throw std::bad_alloc();
   options->convert_hdr_to_8bit = 1;
   if (h.av1_decoder != nullptr && options->version >= 4 && av1_brand(file)) options->decoder_id = h.av1_decoder;
   heif_image* image_ptr = nullptr;
   e = h.decode(handle.get(), &image_ptr, heif_colorspace_RGB, heif_chroma_interleaved_RGB, options.get());
   const std::unique_ptr<heif_image, void (*)(const heif_image*)> image(image_ptr, h.image_release);
-  if (e.code != heif_error_Ok) fail(file, reason(e));
+  if (e.code != heif_error_Ok) heif_failed(file, e, reason(e));
   int stride = 0;
   const std::uint8_t* px = h.plane(image.get(), heif_channel_interleaved, &stride);
   if (px == nullptr || h.image_width(image.get(), heif_channel_interleaved) != out.width ||

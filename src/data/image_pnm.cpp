@@ -5,7 +5,9 @@
 #include <csetjmp>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 
 #include <netpbm/pam.h>
@@ -45,9 +47,12 @@ std::uint8_t eight_bits(sample s, sample m) {
   return static_cast<std::uint8_t>(v > 255.0 ? 255.0 : v);
 }
 
-// Note [pnm and setjmp]: as Note [jpeg and setjmp]: what a jump must not skip the destructor of lives
-// outside this function (`out`'s pixels are sized before libnetpbm reads a row into them).
-bool read_pnm(std::FILE* f, int channels, bool header_only, PnmRead& r, Image& out) {
+// Note [pnm and setjmp]: as Note [jpeg and setjmp]: `step` (libnetpbm's calls, and our loops over
+// what they give) holds nothing whose destructor a jump would skip, and allocates nothing of ours
+// (`out`'s pixels are sized between the steps, where a refused allocation throws as any other).
+// Whether `step` ran without a libnetpbm error; its row buffer is freed after a jump too.
+template <typename Step>
+bool netpbm_step(PnmRead& r, const Step& step) {
   std::jmp_buf jump;
   std::jmp_buf* saved = nullptr;
   pm_setjmpbufsave(&jump, &saved);
@@ -57,45 +62,57 @@ bool read_pnm(std::FILE* f, int channels, bool header_only, PnmRead& r, Image& o
     r.row = nullptr;
     return false;
   }
-  pnm_readpaminit(f, &r.pam, PAM_STRUCT_SIZE(tuple_type));
+  step();
+  pm_setjmpbuf(saved);
+  return true;
+}
+
+// The rows of the image whose header `r` holds, into `out`'s pixels (sized for them).
+void read_rows(PnmRead& r, int channels, Image& out) {
+  const auto w = static_cast<std::size_t>(r.pam.width);
+  r.row = pnm_allocpamrow(&r.pam);
+  const bool colour = r.pam.depth >= 3;  // PPM (a PAM's RGB and RGB_ALPHA); alpha dropped
+  const sample m = r.pam.maxval;
+  std::uint8_t* to = out.pixels.data();
+  for (int y = 0; y < r.pam.height; ++y) {
+    pnm_readpamrow(&r.pam, r.row);
+    for (std::size_t x = 0; x < w; ++x) {
+      const tuple t = r.row[x];
+      const std::uint8_t a = eight_bits(t[0], m);
+      if (!colour) {
+        for (int c = 0; c < channels; ++c) *to++ = a;
+        continue;
+      }
+      const std::uint8_t g = eight_bits(t[1], m), b = eight_bits(t[2], m);
+      if (channels == 3) *to++ = a, *to++ = g, *to++ = b;
+      else *to++ = grey_of(a, g, b);  // Note [grey from colour]
+    }
+  }
+  pnm_freepamrow(r.row);
+  r.row = nullptr;
+}
+
+bool read_pnm(std::FILE* f, int channels, bool header_only, PnmRead& r, Image& out) {
+  if (!netpbm_step(r, [&] { pnm_readpaminit(f, &r.pam, PAM_STRUCT_SIZE(tuple_type)); })) return false;
   out.width = out.file_width = r.pam.width;
   out.height = out.file_height = r.pam.height;
   out.channels = channels;
   r.data_at = std::ftell(f);
   if (too_many_pixels(static_cast<std::uint64_t>(r.pam.width), static_cast<std::uint64_t>(r.pam.height))) {
     r.too_large = true;  // decode_pnm says so, naming the file
-  } else if (!header_only) {
-    const auto w = static_cast<std::size_t>(r.pam.width);
-    out.pixels.resize(w * static_cast<std::size_t>(r.pam.height) * static_cast<std::size_t>(channels));
-    r.row = pnm_allocpamrow(&r.pam);
-    const bool colour = r.pam.depth >= 3;  // PPM (a PAM's RGB and RGB_ALPHA); alpha dropped
-    const sample m = r.pam.maxval;
-    std::uint8_t* to = out.pixels.data();
-    for (int y = 0; y < r.pam.height; ++y) {
-      pnm_readpamrow(&r.pam, r.row);
-      for (std::size_t x = 0; x < w; ++x) {
-        const tuple t = r.row[x];
-        const std::uint8_t a = eight_bits(t[0], m);
-        if (!colour) {
-          for (int c = 0; c < channels; ++c) *to++ = a;
-          continue;
-        }
-        const std::uint8_t g = eight_bits(t[1], m), b = eight_bits(t[2], m);
-        if (channels == 3) *to++ = a, *to++ = g, *to++ = b;
-        else *to++ = grey_of(a, g, b);  // Note [grey from colour]
-      }
-    }
-    pnm_freepamrow(r.row);
-    r.row = nullptr;
+    return true;
   }
-  pm_setjmpbuf(saved);
-  return true;
+  if (header_only) return true;
+  out.pixels.resize(static_cast<std::size_t>(r.pam.width) * static_cast<std::size_t>(r.pam.height) *
+                    static_cast<std::size_t>(channels));
+  return netpbm_step(r, [&] { read_rows(r, channels, out); });
 }
 
 }  // namespace
 
 Image decode_pnm(const std::string& file, int channels, bool header_only, bool* whole) {
-  std::FILE* f = open_image(file);
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_closed(open_image(file), std::fclose);
+  std::FILE* f = file_closed.get();
   Image out;
   PnmRead r;
   bool ok = false;
@@ -113,8 +130,8 @@ Image decode_pnm(const std::string& file, int channels, bool header_only, bool* 
   }
   long end = -1;
   if (ok && whole != nullptr && std::fseek(f, 0, SEEK_END) == 0) end = std::ftell(f);
-  std::fclose(f);
   if (r.too_large) check_pixel_count(file, out.file_width, out.file_height);
+  if (!ok && says_out_of_memory(why)) throw std::bad_alloc();  // Note [decoders' out of memory]
   if (!ok) fail(file, "PNM: " + why + " (a truncated or corrupt file)");
   if (whole != nullptr) {
     // Note [image checks at open]: a binary file ends where its header and rows do (a PBM's rows of

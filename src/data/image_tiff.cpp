@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "core/log.hpp"
@@ -68,8 +69,10 @@ struct TiffFile {
   ~TiffFile() {
     if (tif != nullptr) TIFFClose(tif);
   }
-  // Fails naming `file`: libtiff's first error, else `why`.
+  // Fails naming `file`: libtiff's first error, else `why`; throws std::bad_alloc where that error
+  // says libtiff's allocation was refused (Note [decoders' out of memory]).
   [[noreturn]] void refuse(const std::string& file, const std::string& why) const {
+    if (says_out_of_memory(errors)) throw std::bad_alloc();
     fail(file, "TIFF: " + (errors.empty() ? why : errors + " (a truncated or corrupt file)"));
   }
 };

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "data/image_formats.hpp"
@@ -70,6 +71,7 @@ void decode_still(const std::string& file, const std::vector<std::uint8_t>& data
   config.output.u.RGBA.size = rgb.size();
   const VP8StatusCode s = WebPDecode(data.data(), data.size(), &config);
   WebPFreeDecBuffer(&config.output);
+  if (s == VP8_STATUS_OUT_OF_MEMORY) throw std::bad_alloc();  // Note [decoders' out of memory]
   if (s != VP8_STATUS_OK) fail(file, "WebP: " + status_text(s));
   if (out.channels == 3) out.pixels = std::move(rgb);
   else put_pixels(rgb.data(), 3, out);
@@ -89,6 +91,7 @@ void decode_first_frame(const std::string& file, const std::vector<std::uint8_t>
                                                                          WebPAnimDecoderDelete);
   std::uint8_t* canvas = nullptr;
   int timestamp = 0;
+  // No reason is given: a refused allocation reads as a bad file (Note [decoders' out of memory]).
   if (!dec || !WebPAnimDecoderGetNext(dec.get(), &canvas, &timestamp))
     fail(file, "WebP: the animation's first frame cannot be read (a truncated or corrupt file)");
   put_pixels(canvas, 4, out);

@@ -8,10 +8,12 @@
 // without a word; a file is read as its first bytes say, not its name (a PNG or PPM named .JPEG);
 // cut files are refused by the check at open and the decode naming them, libnetpbm printing
 // nothing, and left out by broken_images skip; headers claiming too many pixels are refused before
-// any pixel is allocated; an allocation refused at the check at open (ours, stb_image's, libjpeg's) stops
-// the open naming the image, never left out; cut and flipped copies of every file read or refused,
+// any pixel is allocated; an allocation refused at the check at open (ours, stb_image's, libjpeg's,
+// libnetpbm's, libwebp's) stops the open naming the image, never left out, and one inside libpng's or
+// libjpeg's decode frees the decoder; cut and flipped copies of every file read or refused,
 // nothing else; loader threads decode at once.
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -232,33 +234,71 @@ class AddressSpaceLimit {
   rlimit old_{};
 };
 
-// Note [out of memory at the image check]: a decoder's own buffer refused (stb_image's 432 MB for
-// oom_bmp/cls1/tall.bmp's claimed 12000 x 12000 pixels, which max_image_pixels allows; libjpeg's
-// coefficient buffers for oom_jpeg/cls1/tall.jpg's, a progressive JPEG claiming as many; the process
-// held to 256 MiB more than it maps) is no bad file either: the open stops naming the image, with
-// broken_images skip. (With memory to spare the BMP is a cut file, left out.)
+// Note [out of memory at the image check], Note [decoders' out of memory]: a decoder's own buffer
+// refused is no bad file either: the open stops naming the image, with broken_images skip as
+// without. The process is held to `slack` bytes more than it maps, enough for our pixels, not for the
+// library's buffer: stb_image's 432 MB for oom_bmp/cls1/tall.bmp's claimed 12000 x 12000 pixels
+// (which max_image_pixels allows); libjpeg's coefficient buffers for oom_jpeg/cls1/tall.jpg's, a
+// progressive JPEG claiming as many; libnetpbm's 512 MB row for oom_pnm/cls1/wide.ppm's 16000000 x 1
+// (our pixels 48 MB); libwebp's 256 MB of ARGB for oom_webp/cls1/wide.webp's 8000 x 8000 lossless
+// pixels, after our 192 MB of RGB. (With memory to spare the BMP and the PPM are cut files, left out;
+// the WebP reads.)
 TEST(BitmapImages, ADecodersAllocationRefusedNamesTheImage) {
-  const std::string deck = "data_format image_folder\ncheck_images_at_open decode\nbroken_images skip\n";
-  for (const char* name : {"oom_bmp/cls1/tall.bmp", "oom_jpeg/cls1/tall.jpg"}) {
-    const std::string folder = kBitmaps + std::string(name).substr(0, 8), file = kBitmaps + name;
-    std::string message;
-    try {
-      const AddressSpaceLimit limit(std::size_t{256} << 20);
-      open_checked(deck, folder);
-    } catch (const std::exception& e) {
-      message = e.what();
+  const std::string deck = "data_format image_folder\ncheck_images_at_open decode\n";
+  struct Case {
+    const char *folder, *file;
+    std::size_t slack_mib;
+  };
+  for (const Case& c : {Case{"oom_bmp", "/cls1/tall.bmp", 256}, Case{"oom_jpeg", "/cls1/tall.jpg", 256},
+                        Case{"oom_pnm", "/cls1/wide.ppm", 256}, Case{"oom_webp", "/cls1/wide.webp", 320}})
+    for (const char* skip : {"", "broken_images skip\n"}) {
+      const std::string folder = kBitmaps + c.folder, file = folder + c.file;
+      std::string message;
+      try {
+        const AddressSpaceLimit limit(c.slack_mib << 20);
+        open_checked(deck + skip, folder);
+      } catch (const std::exception& e) {
+        message = e.what();
+      }
+      EXPECT_NE(message.find(file + ": out of memory while checking the image (std::bad_alloc)"), std::string::npos)
+          << skip << message;
     }
-    EXPECT_NE(message.find(file + ": out of memory while checking the image (std::bad_alloc)"), std::string::npos)
-        << message;
+  for (const char* folder : {"oom_bmp", "oom_pnm"}) {
+    std::vector<BadFile> left_out;
+    const std::string dir = kBitmaps + folder, skip = deck + "broken_images skip\ndata_file " + dir + "\n";
+    const auto data = check_data_files(open_data_source(make_deck(skip), dir, "data_file", Comm()), Comm(),
+                                       &left_out);
+    EXPECT_EQ(data->rows(), 1u) << folder;
+    ASSERT_EQ(left_out.size(), 1u) << folder;
+    EXPECT_EQ(left_out[0].reason.substr(0, 4), std::string(folder) == "oom_bmp" ? "BMP:" : "PNM:")
+        << left_out[0].reason;
   }
-  std::vector<BadFile> left_out;
-  const std::string bmp = kBitmaps + "oom_bmp";
-  const auto data = check_data_files(open_data_source(make_deck(deck + "data_file " + bmp + "\n"), bmp, "data_file",
-                                                      Comm()),
-                                     Comm(), &left_out);
-  EXPECT_EQ(data->rows(), 1u);
-  ASSERT_EQ(left_out.size(), 1u);
-  EXPECT_EQ(left_out[0].reason, "BMP: the data ends early (a truncated file)");
+  EXPECT_EQ(open_checked(deck, kBitmaps + "oom_webp")->rows(), 2u);
+}
+
+// Our pixel buffer refused inside libpng's or libjpeg's decode frees the library's state and closes
+// the file: 20 such decodes of oom_leak's 800 x 600 PNG and JPEG (every allocation above 1 MiB
+// refused) leave the heap in use (mallinfo2) as it was; each left libpng's structs, or libjpeg's
+// pools, and a FILE (some KB) before.
+TEST(BitmapImages, APixelBufferRefusedInsideADecodeFreesTheDecoder) {
+  for (const char* name : {"big.png", "big.jpg"}) {
+    const std::string file = kBitmaps + "oom_leak/" + name;
+    const auto refused = [&] {
+      test::refuse_allocations_above(std::size_t{1} << 20);
+      bool thrown = false;
+      try {
+        decode_image(file, 3);
+      } catch (const std::bad_alloc&) {
+        thrown = true;
+      }
+      test::refuse_allocations_above(0);
+      return thrown;
+    };
+    ASSERT_TRUE(refused()) << file;  // the first: libraries' one-time allocations
+    const auto before = static_cast<long long>(mallinfo2().uordblks);
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(refused()) << file;
+    EXPECT_LT(static_cast<long long>(mallinfo2().uordblks) - before, 4096) << file;
+  }
 }
 
 // Every file cut at 16 places and with bytes flipped at 16 places: each decodes to its full size or

@@ -36,7 +36,10 @@ decoder's tests (test_bitmap_images).
                           annotation on a.ppm and one on big.gif (Note [out of memory at the image
                           check]); oom_bmp/: cls0/a.ppm and cls1/tall.bmp, a header claiming 12000 x
                           12000 pixels, under max_image_pixels, and a few bytes of data; oom_jpeg/:
-                          the same with cls1/tall.jpg, a progressive JPEG claiming 12000 x 12000
+                          the same with cls1/tall.jpg, a progressive JPEG claiming 12000 x 12000;
+                          oom_pnm/: with cls1/wide.ppm claiming 16000000 x 1; oom_webp/: with
+                          cls1/wide.webp, a lossless 8000 x 8000 whose pixels take no bits;
+                          oom_leak/: big.png and big.jpg, 800 x 600
 usage: make_bitmap_images.py OUT_DIR
 """
 import io
@@ -261,4 +264,32 @@ d = bytearray(buf.getvalue())
 sof = d.index(b"\xff\xc2")  # SOF2: length, precision, height, width
 d[sof + 5:sof + 9] = struct.pack(">HH", n, n)
 open(os.path.join(oj, "cls1", "tall.jpg"), "wb").write(d)
+# Note [decoders' out of memory]: oom_pnm/cls1/wide.ppm, a header claiming 16000000 x 1 pixels and a
+# few bytes of data (libnetpbm's row buffer for it 512 MB, our pixels 16-48 MB); oom_webp/cls1/
+# wide.webp, a lossless WebP of 8000 x 8000 pixels whose five Huffman codes each hold one symbol, so
+# that no pixel takes a bit (libwebp's own ARGB buffer for it 256 MB, our RGB 192 MB).
+pnm = os.path.join(out, "oom_pnm")
+for c in ("cls0", "cls1"):
+    os.makedirs(os.path.join(pnm, c))
+Image.new("RGB", (12, 10), COLOURS[0]).save(os.path.join(pnm, "cls0", "a.ppm"))
+open(os.path.join(pnm, "cls1", "wide.ppm"), "wb").write(b"P6\n16000000 1\n255\n" + b"\0" * 64)
+ow = os.path.join(out, "oom_webp")
+for c in ("cls0", "cls1"):
+    os.makedirs(os.path.join(ow, c))
+Image.new("RGB", (12, 10), COLOURS[0]).save(os.path.join(ow, "cls0", "a.ppm"))
+bits = [(0x2F, 8), (8000 - 1, 14), (8000 - 1, 14), (0, 1), (0, 3), (0, 1), (0, 1), (0, 1)]  # VP8L header:
+# no transform, no colour cache, no meta Huffman codes; then green, red, blue, alpha and distance codes,
+# each a simple code of one 1-bit symbol (0)
+bits += [(1, 1), (0, 1), (0, 1), (0, 1)] * 5
+value = sum(v << sum(n for _, n in bits[:k]) for k, (v, _) in enumerate(bits))
+vp8l = value.to_bytes((sum(n for _, n in bits) + 7) // 8, "little")
+vp8l += b"\0" * (len(vp8l) % 2)
+chunk = b"VP8L" + struct.pack("<I", len(vp8l)) + vp8l
+open(os.path.join(ow, "cls1", "wide.webp"), "wb").write(b"RIFF" + struct.pack("<I", 4 + len(chunk)) + b"WEBP" + chunk)
+# oom_leak/: big.png and big.jpg of 800 x 600 pixels (1.44 MB as RGB), whose pixel buffer the test
+# refuses inside libpng's and libjpeg's decode.
+ol = os.path.join(out, "oom_leak")
+os.makedirs(ol)
+Image.new("RGB", (800, 600), COLOURS[2]).save(os.path.join(ol, "big.png"))
+Image.new("RGB", (800, 600), COLOURS[2]).save(os.path.join(ol, "big.jpg"))
 print(f"make_bitmap_images: wrote {out}")
