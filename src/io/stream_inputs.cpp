@@ -16,10 +16,7 @@
 namespace hpct::io {
 namespace {
 
-using detail::FileBytes;
-using detail::Step;
-using detail::StreamDecoder;
-using detail::truncated;
+using namespace detail;  // stream_decoder.hpp: FileBytes, Step, StreamDecoder, truncated
 
 class ZstdDecoder : public Decoder {
  public:

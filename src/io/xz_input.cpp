@@ -13,10 +13,7 @@
 namespace hpct::io {
 namespace {
 
-using detail::FileBytes;
-using detail::Step;
-using detail::StreamDecoder;
-using detail::truncated;
+using namespace detail;  // stream_decoder.hpp: FileBytes, Step, StreamDecoder, truncated
 
 // Note [xz blocks]
 // An xz file is streams one after another (`cat a.xz b.xz`, pixz's), each blocks then an index of
